@@ -97,7 +97,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace, launches)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
     if structure is None and trace.snapshot is not None:
-        structure = _snapshot_structure(trace)
+        structure = snapshot_iterations(trace)
     if structure is None and kind.kind == "training":
         structure = step_end_steps(trace, fw)
         if structure is None and not kind.from_ranges:
@@ -128,15 +128,6 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)
-
-
-def _snapshot_structure(trace: Trace) -> SpanSteps | None:
-    """A memory snapshot's iterations (:func:`~tb_gpu_advisor.job.iterations.snapshot_iterations`) as its steps."""
-    got = snapshot_iterations(trace)
-    if got is None:
-        return None
-    start, end, note, name = got
-    return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", note)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -42,7 +42,15 @@ Two more causes (``tests/memory/test_snapshot_passes_and_accumulation.py``, trut
   history never falls below again count (:func:`_at_floor`), made outside the model's forward (the input: a deep
   model dumped with its input still live repeats its blocks at a level never fallen below, but inside its forward),
   and every pass -- the first too -- holds as many allocations as the others: a warm-up call on other inputs before
-  the loop is no pass of it.
+  the loop is no pass of it.  Where no pass makes anything outside the forward (its input reused in place), the
+  forward's repeats at that level open the passes when each pass has freed what it made by the next
+  (:func:`_leaves_nothing`): a block opens with the block before's output live.
+
+And three more (h37-left32): gradient accumulation with an optimizer that allocates on its first step only is told
+by the gradients a group's first backward makes and ``zero_grad()`` frees (:func:`_group_starts`); the first
+iteration is warm-up where it makes allocations no later one makes (:func:`first_call_work`: an optimizer's state, a
+library's workspace -- left out of the steps' averages by the step detection); a history without times (PyTorch 2.0)
+is cut by its events' order and never timed (:func:`_untimed`).
 """
 
 from __future__ import annotations
@@ -51,6 +59,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
 
 #: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
@@ -91,21 +100,90 @@ class _Extrema:
         return min(parts_lo), max(parts_hi)
 
 
-def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    """(starts, ends, in words, what one is) of the iterations of a snapshot that marks none, in ps on its events'
-    clock; None where the trace is no such snapshot or its history holds fewer than two whole iterations.  Of several
-    GPUs, the one with the most allocations (one process's devices run the same loop)."""
+def snapshot_iterations(trace: Trace) -> SpanSteps | None:
+    """The iterations of a snapshot as its steps, on its events' clock (ps): marked by its annotations, else read from
+    its allocations; None where the trace is no such snapshot or its history holds fewer than two whole iterations.
+    Of several GPUs, the one with the most allocations (one process's devices run the same loop).  A history without
+    times (PyTorch 2.0: one entry a microsecond) is cut by its events' order, its steps untimed (:func:`_untimed`)."""
     snap = trace.snapshot
     if snap is None or len(trace.h) or any(len(d) for d in trace.devices):
-        return None
-    if trace.span_ps is None:  # PyTorch 2.0's history has no times (one entry a microsecond): no step time to give
         return None
     if not trace.memory:
         return None
     me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
-    if snap.iteration_ends_ps:
-        return marked_iterations(me, snap.iteration_ends_ps)
-    return _iterations(me)
+    got = marked_iterations(me, snap.iteration_ends_ps) if snap.iteration_ends_ps else _iterations(me)
+    if got is None:
+        return None
+    start, end, note, name = got
+    if trace.span_ps is None:
+        return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", _untimed(me, start, end, note),
+                         timed=False)
+    return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", note,
+                     warmup_first=first_call_work(me, start, end))
+
+
+def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) -> str:
+    """The words for iterations cut by the order of a history that records no times: their count and peaks, no time.
+
+    Why: PyTorch 2.0's snapshot (and its drawn ``trace_plot`` page) keeps each allocation's size, stack and order,
+    not when it happened; the reader places one entry a microsecond, so a window's length there is a count of
+    events, not a duration -- the iterations are real, their times would be invented."""
+    peaks = [int(me.allocated[(me.t >= a) & (me.t <= b)].max()) for a, b in zip(starts.tolist(), ends.tolist())]
+    each = (f"each peaks at {_mib(peaks[0])}" if len(set(peaks)) == 1 else
+            "they peak at " + ", ".join(_mib(p) for p in peaks))
+    return (f"{note}; {each}. The history records no times (a PyTorch 2.0 snapshot): cut by its events' order, "
+            f"no step is timed")
+
+
+def first_call_work(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray) -> str:
+    """Why the first of the iterations ``[starts, ends]`` (ps) is warm-up, in words, or "" where it is like the others.
+
+    Why: a loop's first call does work no later one does -- an optimizer makes its state (Adam's moments), a library
+    its handle's workspace (cuBLAS: 8 MiB per handle, the forward's and autograd's thread each), an autotuner its
+    trial buffers -- and each of those is an allocation the later iterations do not make.  Its time holds that work
+    (snapshot_adam_iterations: 437 ms against 59.6 ms), so the steady state is the iterations after it.  Told by the
+    allocations (site and size, counted) the first makes beyond what any later one makes of the same, where the later
+    ones differ among themselves by fewer (each against the rest) and by at most ``job.snapshot_iteration_alike`` of
+    what one makes: iterations of data-dependent sizes differ each from each, and then no one of them is the odd one.
+    At least two iterations must remain: one is no steady state."""
+    if starts.size < 3:
+        return ""
+    counts = [_site_counts(me, int(a), int(b), last=i == starts.size - 1)
+              for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist()))]
+    later = counts[1:]
+    extra = _beyond(counts[0], later)
+    noise = max(_beyond(c, later[:j] + later[j + 1:]) for j, c in enumerate(later))
+    typical = float(np.median([sum(c.values()) for c in later]))
+    if extra[0] <= noise[0] or noise[0] > T("job.snapshot_iteration_alike") * typical:
+        return ""
+    n, size, sites = extra
+    names = ", ".join(me.op_names[o].rsplit("/", 1)[-1] if 0 <= o < len(me.op_names) else "an unnamed site"
+                      for o in sites[:2])
+    return (f"its first calls' one-time work ({plural(n, 'allocation')}, {_mib(size)}, at {names}"
+            f"{', ...' if len(sites) > 2 else ''}, that no later iteration makes: state or workspace made once)")
+
+
+def _site_counts(me: MemoryEvents, a: int, b: int, last: bool) -> dict[tuple[int, int], int]:
+    """How many allocations of each (site, size) the events from ``a`` to ``b`` (ps; ``b`` itself only for the
+    ``last``: the next iteration's first allocation is made at the time one ends) make."""
+    lo = int(np.searchsorted(me.t, a, "left"))
+    hi = int(np.searchsorted(me.t, b, "right" if last else "left"))
+    sel = np.flatnonzero(me.delta[lo:hi] > 0) + lo
+    keys, n = np.unique(np.stack([me.op[sel].astype(np.int64), me.delta[sel]], axis=1), axis=0, return_counts=True)
+    return {(int(k[0]), int(k[1])): int(c) for k, c in zip(keys, n)}
+
+
+def _beyond(mine: dict[tuple[int, int], int], others: list[dict[tuple[int, int], int]]) -> tuple[int, int, list[int]]:
+    """(allocations, bytes, their sites by bytes) that ``mine`` makes beyond the most any of ``others`` makes of the
+    same site and size."""
+    out: dict[int, int] = {}
+    n = 0
+    for (site, size), c in mine.items():
+        more = c - max((o.get((site, size), 0) for o in others), default=0)
+        if more > 0:
+            n += more
+            out[site] = out.get(site, 0) + more * size
+    return n, sum(out.values()), sorted(out, key=lambda k: -out[k])
 
 
 def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:
@@ -176,16 +254,18 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     else:
         # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
         # block's allocations are the forward's own
-        keep = micro = _at_floor(pos, ident, pre, ext) & (me.phase[pos] != MEMORY_PHASES.index("forward"))
-    kp, kg = pos[keep], ident[keep]
-    best: tuple[float, int, int, list[int], bool] | None = None
-    for g in _candidates(kp, kg, counts.size, n_alloc, pre, len(me)).tolist():
-        starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
-        if not training and not _same_opening(starts, alloc, inv):
-            continue
-        got = _check(starts, len(me), pre, ext, need, n_alloc, training)
-        if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
-            best = (got[0], starts[0], g, starts, got[1])
+        floor = _at_floor(pos, ident, pre, ext)
+        forward = me.phase[pos] == MEMORY_PHASES.index("forward")
+        keep = micro = floor & ~forward
+    # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
+    # makes are live at its later micro-batches' starts, not at the next group's
+    held = _backward_held(me) if training and len(need) == 2 else None
+    best = _best(pos[keep], ident[keep], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None)
+    if best is None and not training:
+        # no pass makes anything outside the model's forward (its input reused in place): a pass opens with the
+        # forward's first allocation, where nothing the forward made before is live any more
+        best = _best(pos[floor & forward], ident[floor & forward], counts.size, n_alloc, pre, ext, need, training,
+                     None, alloc, inv, (me, me.frees()))
     if best is None:
         return None
     _, _, g, starts, tail = best
@@ -221,6 +301,106 @@ def _optimizer_steps(me: MemoryEvents) -> int:
     an optimizer that allocates only on its first step (its state, then fused in place) marks no later one."""
     phase = me.phase[me.delta > 0] == MEMORY_PHASES.index("optimizer")
     return int(np.count_nonzero(phase[1:] & ~phase[:-1]) + (phase.size > 0 and phase[0]))
+
+
+def _best(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, ext: _Extrema,
+          need: list[np.ndarray], training: bool, held: np.ndarray | None, alloc: np.ndarray, inv: np.ndarray,
+          forward: "tuple[MemoryEvents, np.ndarray] | None") -> tuple[float, int, int, list[int], bool] | None:
+    """(dip, first start, site, starts, whether the rest is one more) of the candidate site whose repeats (``kp``,
+    ``kg``) open iterations or passes with the least dip, the earlier on a tie; None where none does.  ``forward``
+    (the history and each allocation's free, :meth:`MemoryEvents.frees`): the repeats are the forward's own, and
+    each pass must leave nothing it made live (:func:`_leaves_nothing`)."""
+    best: tuple[float, int, int, list[int], bool] | None = None
+    for g, starts in _candidate_starts(kp, kg, groups, n_alloc, pre, ext.level.size, held):
+        if not training and not _same_opening(starts, alloc, inv):
+            continue
+        if forward is not None and not _leaves_nothing(starts, *forward, pre, ext):
+            continue
+        got = _check(starts, ext.level.size, pre, ext, need, n_alloc, training)
+        if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
+            best = (got[0], starts[0], g, starts, got[1])
+    return best
+
+
+def _leaves_nothing(starts: list[int], me: MemoryEvents, frees: np.ndarray, pre: np.ndarray, ext: _Extrema) -> bool:
+    """Whether each pass opening at event indices ``starts`` has freed what it allocated by the next one's start --
+    but for at most ``job.snapshot_trough_dip`` of its climb (an output the loop holds until the next pass's is made),
+    and the first for what it never frees (a cache it makes for the others).
+
+    Why: a loop's passes each free their tensors, so the next opens with nothing of them live; a deep model's blocks
+    repeat the same allocation inside one pass, each opening with the block before's output live (its input) --
+    alike in site and level, but not free of what came before."""
+    dip = T("job.snapshot_trough_dip")
+    n = len(me)
+    for i, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
+        made = np.flatnonzero(me.delta[a:b] > 0) + a
+        live = (frees[made] > b) & ((frees[made] < n) if i == 0 else True)
+        left = int(me.delta[made[live]].sum())
+        if left > dip * (ext.range(a, b)[1] - int(pre[a])):
+            return False
+    return True
+
+
+def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, n: int,
+                      held: np.ndarray | None) -> list[tuple[int, list[int]]]:
+    """(site, the event indices its iterations would open at) of every candidate site (:func:`_candidates`): its
+    repeats, grouped into iterations where the gradients held at them tell micro-batches apart (``held``, per event,
+    :func:`_group_starts`).  A site whose repeats are micro-batches is a candidate by its group starts too: the first
+    group's optimizer state makes one of its micro-batch rounds larger than the others."""
+    out: list[tuple[int, list[int]]] = []
+    pools = [(kp, kg)]
+    if held is not None:
+        at = held[kp]
+        lo = np.full(groups, np.iinfo(np.int64).max)
+        hi = np.zeros(groups, np.int64)
+        np.minimum.at(lo, kg, at)
+        np.maximum.at(hi, kg, at)
+        low = (hi[kg] > lo[kg]) & (at == lo[kg])  # of sites whose repeats hold gradients at some, those that hold least
+        if low.any():
+            pools.append((kp[low], kg[low]))
+    seen: set[int] = set()
+    for p_kp, p_kg in pools:
+        for g in _candidates(p_kp, p_kg, groups, n_alloc, pre, n).tolist():
+            if g in seen:
+                continue
+            seen.add(g)
+            starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
+            out.append((g, _group_starts(starts, held) if held is not None else starts))
+    return out
+
+
+def _backward_held(me: MemoryEvents) -> np.ndarray:
+    """Per event: the bytes live just before it that a backward allocated (the gradients ``.grad`` holds)."""
+    made = np.flatnonzero((me.delta > 0) & (me.phase == MEMORY_PHASES.index("backward")))
+    step = np.zeros(len(me) + 1, np.int64)
+    step[made + 1] += me.delta[made]
+    freed = me.frees()[made]
+    gone = freed < len(me)
+    step[freed[gone] + 1] -= me.delta[made[gone]]
+    return np.cumsum(step)[:-1]
+
+
+def _group_starts(starts: list[int], held: np.ndarray) -> list[int]:
+    """Of the rounds of forward and backward opening at event indices ``starts``, those that open an iteration, where
+    the gradients tell micro-batches apart; else ``starts``.
+
+    Why: with gradient accumulation the first backward of an iteration makes the gradients (autograd hands its
+    buffers to ``.grad``), the later micro-batches add to them in place, and ``zero_grad()`` (``set_to_none``, the
+    default) frees them after the optimizer step -- so the backward's bytes live at a round's start are the held
+    gradients inside an iteration, and only what the loop keeps across iterations (none, or gradients zeroed in place)
+    at an iteration's start.  Where that is the case every k-th round (k >= 2, the same k throughout, the first such
+    round within the first k: a history may begin inside a group), those rounds open the iterations.  A loop without
+    accumulation holds the same at every round's start: every round is one."""
+    if len(starts) < 3:
+        return starts
+    at = held[np.asarray(starts)]
+    low = np.flatnonzero(at == at.min())
+    if low.size < 2 or low.size == at.size:
+        return starts
+    k = np.diff(low)
+    if k.min() != k.max() or int(k[0]) < 2 or int(low[0]) >= int(k[0]):
+        return starts
+    return [starts[i] for i in low.tolist()]
 
 
 def _after_all(pos: np.ndarray, marks: list[np.ndarray]) -> np.ndarray:

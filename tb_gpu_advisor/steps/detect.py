@@ -393,6 +393,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 launches = device_launches(h, devs)
             marked = _nvtx_steps(trace, launches) if xla is None else None
             own = job.structure if job is not None else None
+            if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
+                whole_note, own = own.note, None
             trained = _training_range_steps(trace, job) if marked is None and own is None else None
             framed = (_framed_bursts(trace, active) if xla is None and marked is None and own is None
                       and trained is None else None)
@@ -500,6 +502,12 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         ids, hs, he = ids[:-1], hs[:-1], he[:-1]
         gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
         note += "; dropped the last step: it holds only the rest of the loop's last iteration"
+    first = own.warmup_first if own is not None and source == own.source else ""
+    if first and ids.size > 2 and int(ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
+        dropped.append(DroppedStep(int(ids[0]), f"warm-up: {first}"))
+        ids, hs, he = ids[1:], hs[1:], he[1:]
+        gpu_windows = {g: w[1:] for g, w in gpu_windows.items()}
+        note += f"; dropped the first step as warm-up: {first}"
     if job is not None and ids.size > 1 and job.phase.start.size:
         cold = _cold_steps(hs, he, gpu_windows, job)
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs

@@ -105,6 +105,8 @@ class Loop:
     #: the fix for reading values mid-loop, where its substance differs from the loop's composed one (a forward pass
     #: returns its outputs: read them once, after the batch)
     no_sync: Action | None = None
+    #: the step is a training step: its mixed-precision fixes show the loss, its backward and (float16) its scaler
+    training: bool = False
 
     def step(self, args: str | None = None) -> str:
         """The step called on ``args`` (the loop's own batch by default)."""
@@ -113,7 +115,7 @@ class Loop:
 
 TRAINING_LOOP = Loop(capture_header="for step, (x, y) in enumerate(loader):", capture_step="train_step(x, y)",
                      header="for step, (x, y) in enumerate(loader):", call="train_step({})", args="x, y",
-                     batch="x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()", value="loss")
+                     batch="x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()", value="loss", training=True)
 #: GPU work of no known kind (a Triton kernel's test, a low-confidence forward): a step of its own, not train_step
 ANY_LOOP = Loop(capture_header="for step in range(10):",
                 capture_step="run_one_step()             # a training step or a forward pass",
@@ -227,6 +229,31 @@ AUTOCAST_FP16 = action(
     "scaler.scale(loss).backward()\n"
     "scaler.step(optimizer)\n"
     "scaler.update()")
+#: Autocast around a step that is not known to train: no loss, backward or optimizer to show; a training step's
+#: float16 loss scaling said in words.
+_STEP_AUTOCAST = ("Run the step under autocast in {dtype}: matmuls and convolutions then use the Tensor Cores, "
+                  "parameters stay float32{why}.")
+
+
+def autocast(loop: Loop) -> Action:
+    """bfloat16 autocast around the loop's step (a training step: its forward and loss, then its backward)."""
+    if loop.training:
+        return AUTOCAST
+    return action(_STEP_AUTOCAST.format(dtype="bfloat16", why=" (bfloat16 needs no loss scaling in training)"),
+                  "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+                  f"    {loop.value} = {loop.step()}")
+
+
+def autocast_fp16(loop: Loop) -> Action:
+    """float16 autocast around the loop's step, on GPUs without bf16 Tensor Cores."""
+    if loop.training:
+        return AUTOCAST_FP16
+    return action(_STEP_AUTOCAST.format(dtype="float16 ({gpu_fp16})", why="; a training step also scales its loss "
+                                        "(torch.amp's gradient scaler), float16's range being small"),
+                  "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+                  f"    {loop.value} = {loop.step()}")
+
+
 TF32 = action(
     "On Ampere and newer, let float32 matmuls and convolutions use TF32 Tensor Cores (off by default for "
     "matmuls in PyTorch) where full fp32 accuracy is not needed.",
@@ -374,8 +401,6 @@ FIXES = {
         action("Let torch.compile fuse the copies that remain (layout changes, concatenations) into the kernels "
                "around them.", "model = torch.compile(model)")),
     "step_gaps:creation": (MADE_ON_GPU,),
-    "mixed_precision_off": (AUTOCAST,),
-    "mixed_precision_off:fp16": (AUTOCAST_FP16,),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -383,8 +408,6 @@ FIXES = {
         "with torch.autocast('cuda', dtype=torch.float16):\n"
         "    loss = loss_fn(model(x), y)\n"
         "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
-    "tensor_core_unused": (AUTOCAST,),
-    "tensor_core_unused:fp16": (AUTOCAST_FP16,),
     "tensor_core_unused:conv": (CHANNELS_LAST,),  # only where the run has convolutions
     "tensor_core_unused:tf32": (TF32,),
     "xla_not_used": (COMPILE,),
@@ -468,6 +491,20 @@ AUTOCAST_LEGACY = action(
     "scaler.scale(loss).backward()\n"
     "scaler.step(optimizer)\n"
     "scaler.update()")
+
+
+def autocast_legacy(loop: Loop) -> Action:
+    """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``)."""
+    if loop.training:
+        return AUTOCAST_LEGACY
+    return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp; bfloat16 autocast "
+                                              "on the GPU needs 1.10 or newer)",
+                                        why="; a training step also scales its loss (torch.cuda.amp's gradient "
+                                            "scaler)"),
+                  "with torch.cuda.amp.autocast():\n"
+                  f"    {loop.value} = {loop.step()}")
+
+
 SCRIPT_LEGACY = action(
     "torch.compile needs PyTorch 2.0 or newer (this trace was written by PyTorch 1.8-1.10): upgrade, or script the "
     "model meanwhile so its element-wise chains are fused.",
@@ -709,8 +746,6 @@ JOB_FIXES = {
     # the warm-up's own fix (the cold start's, and unsteady steps'); the capture's other findings keep theirs
     "capture_quality:unsteady@cold": (action("Skip the first calls: profile with a schedule whose wait and warmup "
                                              "steps cover the one-time start-up.", CAPTURE_COLD),),
-    "mixed_precision_off@legacy": (AUTOCAST_LEGACY,),
-    "tensor_core_unused@legacy": (AUTOCAST_LEGACY,),
     "loss_scaling_gaps@legacy": (AUTOCAST_LEGACY,),
     "launch_bound@legacy": (SCRIPT_LEGACY, action("Or raise the batch size, so each launch does more GPU work.")),
     "xla_not_used@legacy": (SCRIPT_LEGACY,),
@@ -760,6 +795,12 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
                                             "(schedule's wait/warmup).", advice),),
         "capture_quality:long": (action(LONG_WORDS.format(steps="steps"), short_capture(advice)),),
+        "mixed_precision_off": (autocast(loop),),
+        "mixed_precision_off:fp16": (autocast_fp16(loop),),
+        "tensor_core_unused": (autocast(loop),),
+        "tensor_core_unused:fp16": (autocast_fp16(loop),),
+        "mixed_precision_off@legacy": (autocast_legacy(loop),),
+        "tensor_core_unused@legacy": (autocast_legacy(loop),),
     }
 
 

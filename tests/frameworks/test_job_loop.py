@@ -43,6 +43,17 @@ def test_work_of_no_known_kind_reads_its_own_step_in_the_sync_fix():
     assert pytorch.NO_ITEM.text in [a.text for a in _fixes(r, "host_sync")]
 
 
+def test_an_old_pytorchs_work_of_no_known_kind_is_told_autocast_around_its_step():
+    """tests/fixtures/gaps/inference_rank_1 (HTA's rank 1 of an *inference* job, PyTorch 1.8-1.10; unknown kind to the
+    report) was told ``scaler.scale(loss).backward()`` and ``scaler.step(optimizer)`` under its Tensor Core note."""
+    (s,) = discover(str(FIXTURES / "gaps" / "inference_rank_1"))
+    r = analyze_session(s.run, s.session, s.hosts)
+    assert r.hosts[0].job["kind"] == "unknown" and "legacy" in r.hosts[0].job["tags"]
+    code = " ".join(a.snippet or "" for a in _fixes(r, "tensor_core_unused"))
+    assert "torch.cuda.amp.autocast()" in code and "run_one_step(batch)" in code
+    assert "GradScaler" not in code and ".backward(" not in code and "optimizer" not in code
+
+
 def test_a_training_rank_keeps_its_training_loop_and_its_ranks():
     """Control (passes on main too): a DDP rank is told its training step and to trace every rank."""
     r = _report("ddp_a100_nccl")
@@ -53,7 +64,8 @@ def test_a_training_rank_keeps_its_training_loop_and_its_ranks():
 #: the fixes whose code runs the step of the job's loop (or a capture schedule's loop)
 LOOPED = ("input_bound", "input_bound:parallel", "host_op_placement", "host_sync", "host_sync:read_in_op",
           "excessive_memcpy", "excessive_memcpy:host_device", "step_gaps", "step_gaps:host_work", "capture_quality",
-          "capture_quality:unseen", "capture_quality:long", "capture_quality:few_steps")
+          "capture_quality:unseen", "capture_quality:long", "capture_quality:few_steps", "mixed_precision_off",
+          "mixed_precision_off:fp16", "tensor_core_unused", "tensor_core_unused:fp16")
 
 
 @pytest.mark.parametrize("tags", [("any_work",), ("inference",), ("inference", "legacy"), ("any_work", "legacy")])

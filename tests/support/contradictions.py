@@ -287,6 +287,11 @@ def _code_of(f: Finding) -> str:
 
 #: A training step's words in code: the loop's step, autograd's backward, an optimizer's update, loss scaling.
 _TRAINING_CODE = re.compile(r"\btrain_step\b|\.backward\(|\boptimizer\b|\bopt\.step\b|GradScaler")
+#: The checks whose fixes run the job's own step in their code (PyTorch's ``looped_fixes``: a loop, a sync read, an
+#: input check, autocast around the step).  Not yet the others: TensorFlow's ``def train_step`` under compile fixes,
+#: the job rules' DDP overlap (h37-left29's Left).
+_STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_memcpy", "step_gaps", "capture_quality",
+                    "mixed_precision_off", "tensor_core_unused")
 #: PyTorch's capture advice, as its snippet opens (the schedule's steps after warm-up).
 _CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
 
@@ -303,12 +308,15 @@ def job_words_problems(report: Report) -> list[str]:
                 t.title + " " + " ".join(map(str, t.columns)) for t in f.evidence)
             if (m := _RANK_WORD.search(words)) is not None:
                 out.append(f"{f.id}: 'rank' said to a one-process job: '{words[max(0, m.start() - 40):m.end() + 20]}'")
+        view = report.ranks
+        if view is not None and _RANK_WORD.search(" ".join([view.title, *map(str, view.columns)])):
+            out.append(f"ranks view: one process's GPUs in a table of ranks: {view.title!r} {view.columns}")
     for h in report.hosts:
         kind = (h.job or {}).get("kind")
         cap = h.capture if isinstance(h.capture, dict) else {}
         mine = list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]
         if kind in ("inference", "serving", "unknown"):
-            for f in mine:
+            for f in (f for f in mine if f.rule in _STEP_CODE_RULES):
                 for a in f.actions:
                     if (m := _TRAINING_CODE.search(a.snippet or "")) is not None:
                         out.append(f"{h.host}/{f.id}: a training step's code to {kind} work: '{m.group(0)}'")

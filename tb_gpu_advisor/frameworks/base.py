@@ -185,7 +185,8 @@ class Framework:
         own ``rule:variant@tag`` keys beside it are kept).  A ``rule:variant@tag`` key alone replaces that variant
         only: a cold start's "skip the first calls" answers the warm-up, not every capture finding (h37-review2:
         ``cold_a100_alexnet`` printed it under three findings, one of them "The capture is long").  Tags are applied
-        in order; a later one wins."""
+        in order; a later one wins.  Before them, ``looped`` composes the advice and the fixes that run the job's
+        own loop for all the tags (a ``rule@tag`` key among them is the tag's, as any other)."""
         tags = tuple(tags)
         fixes = dict(self.fixes)
         snippet = self.capture_snippet

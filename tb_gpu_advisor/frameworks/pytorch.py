@@ -804,7 +804,7 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
     }
 
 
-def for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
+def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): a forward pass's loop for an
     inference job, a step of its own for work of no known kind (``any_work``), else the training loop; per-rank
     words unless the job is one process (``alone``)."""
@@ -1140,7 +1140,7 @@ FRAMEWORK = Framework(
             "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
                             "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
-    looped=for_job,
+    looped=loop_for_job,
     job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",

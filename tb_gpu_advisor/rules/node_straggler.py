@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Action, Finding
-from tb_gpu_advisor.rules._job import straggler_meaning, job_finding, ranks_table, slow_node, vendor_fixes
+from tb_gpu_advisor.rules._job import job_finding, ranks_table, slow_node, straggler_meaning, vendor_fixes
 from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import straggler_meaning, fixes, job_finding, med, ranks_table, slow_node
+from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node, straggler_meaning
 from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 

@@ -10,13 +10,6 @@ from tb_gpu_advisor.model.schema import Action
 NamePredicate = Callable[[str], bool]
 
 
-def _reworded(text: str, words: "list[tuple[str, str]]") -> str:
-    """``text`` with each (old, new) pair of ``words`` replaced, in order (``Framework.capture_words``)."""
-    for old, new in words:
-        text = text.replace(old, new)
-    return text
-
-
 def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
     """A fix: what to change, and code (or an environment variable) to copy; the language is guessed if not given."""
     if snippet is not None and lang is None:
@@ -154,11 +147,11 @@ class Framework:
     cast_ops: tuple[str, ...] = ()
     #: capture advice for a kind of job (``inference``, ``serving``, ``cold``): replaces ``capture_snippet`` for it
     job_captures: Mapping[str, str] = field(default_factory=dict)
-    #: words of the capture advice rewritten for a job with a tag, wherever the advice is quoted (the snippet and
-    #: every fix that quotes it): tag -> (old, new) pairs.  The advice is written for the common job (a training
-    #: loop, one trace per rank); a one-process job (``alone``) has no ranks, work of no known kind (``any_work``)
-    #: no known training step
-    capture_words: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: the capture advice and the fixes whose code runs the job's own loop, composed for a job's tags (PyTorch: the
+    #: loop of a training step, a forward pass or work of no known kind (``any_work``); "one trace per rank" unless
+    #: the job is one process (``alone``)): tags -> (advice, fixes), in place of ``capture_snippet`` and those keys
+    #: of ``fixes`` before the tags' own fixes are chosen.  None: one text serves every job
+    looped: "Callable[[tuple[str, ...]], tuple[str, Mapping[str, tuple[Action, ...]]]] | None" = None
     #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step
     #: holds whole model calls, so a span repeated inside one model call is the model's own structure (its layers)
     model_call: NamePredicate = never
@@ -192,11 +185,17 @@ class Framework:
         own ``rule:variant@tag`` keys beside it are kept).  A ``rule:variant@tag`` key alone replaces that variant
         only: a cold start's "skip the first calls" answers the warm-up, not every capture finding (h37-review2:
         ``cold_a100_alexnet`` printed it under three findings, one of them "The capture is long").  Tags are applied
-        in order; a later one wins."""
+        in order; a later one wins.  Before them, ``looped`` composes the advice and the fixes that run the job's
+        own loop for all the tags (a ``rule@tag`` key among them is the tag's, as any other)."""
+        tags = tuple(tags)
         fixes = dict(self.fixes)
         snippet = self.capture_snippet
+        if self.looped is not None:  # composed for this job, never reworded after the fact (h37-left29)
+            snippet, looped = self.looped(tags)
+            fixes.update(looped)
+        composed = dict(fixes)
         for tag in tags:
-            mine = {k[: -len(tag) - 1]: v for k, v in self.fixes.items() if k.endswith("@" + tag)}
+            mine = {k[: -len(tag) - 1]: v for k, v in composed.items() if k.endswith("@" + tag)}
             if not mine:
                 continue
             rules = {k for k in mine if ":" not in k}  # whole rules the tag rewrites; a variant alone stays one
@@ -204,11 +203,6 @@ class Framework:
             fixes.update(mine)
             snippet = self.job_captures.get(tag, snippet)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
-        words = [pair for tag in tags for pair in self.capture_words.get(tag, ())]
-        if words:
-            snippet = _reworded(snippet, words)
-            fixes = {k: tuple(replace(a, snippet=_reworded(a.snippet, words)) if a.snippet else a for a in v)
-                     for k, v in fixes.items()}
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:

@@ -10,6 +10,7 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks.base import Framework, action, never
@@ -83,25 +84,69 @@ def is_background_line(name: str) -> bool:
     return name.startswith(_BACKGROUND_THREADS)
 
 
+@dataclass(frozen=True)
+class Loop:
+    """The loop a fix's code runs, in the words of the job's kind: a training step over a DataLoader's batches, a
+    forward pass over inputs, or a step of work of no known kind (``for_job`` picks one by the job's tags).  The
+    capture advice and every fix that runs the step are composed from it, so none is written for a training loop
+    and reworded afterwards (h37-left29; h37-left28's ``capture_words`` replaced finished text)."""
+
+    #: the profiled loop of the capture advice: its header and its step line (comment included)
+    capture_header: str
+    capture_step: str
+    #: the loop over a run's batches, and the step on its batch: ``call`` with ``{}`` for its arguments
+    header: str
+    call: str
+    args: str
+    #: one batch fetched and kept on the GPU (confirming an input-bound step)
+    batch: str
+    #: the name of a step's result the host reads
+    value: str
+    #: the fix for reading values mid-loop, where its substance differs from the loop's composed one (a forward pass
+    #: returns its outputs: read them once, after the batch)
+    no_sync: Action | None = None
+    #: the step is a training step: its mixed-precision fixes show the loss, its backward and (float16) its scaler
+    training: bool = False
+
+    def step(self, args: str | None = None) -> str:
+        """The step called on ``args`` (the loop's own batch by default)."""
+        return self.call.format(self.args if args is None else args)
+
+
+TRAINING_LOOP = Loop(capture_header="for step, (x, y) in enumerate(loader):", capture_step="train_step(x, y)",
+                     header="for step, (x, y) in enumerate(loader):", call="train_step({})", args="x, y",
+                     batch="x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()", value="loss", training=True)
+#: GPU work of no known kind (a Triton kernel's test, a low-confidence forward): a step of its own, not train_step
+ANY_LOOP = Loop(capture_header="for step in range(10):",
+                capture_step="run_one_step()             # a training step or a forward pass",
+                header="for step, batch in enumerate(loader):", call="run_one_step({})", args="batch",
+                batch="batch = next(iter(loader)).cuda()", value="out")
+
+
 LOADER = action(
     "Load batches in DataLoader worker processes, into pinned memory, with workers kept alive between "
     "epochs and a few batches prefetched each, so the loop never waits for the next batch.",
     "loader = torch.utils.data.DataLoader(\n"
     "    dataset, batch_size=bs, shuffle=True,\n"
     "    num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)")
-LOADER_WORKERS_SLOW = action(
-    "The DataLoader already makes batches in worker processes (`_MultiProcessingDataLoaderIter`), and the loop still "
-    "waits for them: its workers make batches more slowly than the step uses them. Give it more workers (up to the "
-    "CPU cores the job may use) and more batches in flight, and make each sample cheaper: decode and transform once "
-    "and cache the result, batch the per-sample transforms, or move them to the GPU. A dataset that fits in GPU "
-    "memory needs no loader at all: keep it on the GPU and index its batches there.",
-    "loader = torch.utils.data.DataLoader(\n"
-    "    dataset, batch_size=bs, shuffle=True, num_workers=len(os.sched_getaffinity(0)),\n"
-    "    pin_memory=True, persistent_workers=True, prefetch_factor=4)\n"
-    "# a dataset that fits on the GPU (MNIST-sized): no loader, no copy per step\n"
-    "X = torch.stack([x for x, _ in dataset]).cuda(); Y = torch.tensor([y for _, y in dataset]).cuda()\n"
-    "for idx in torch.randperm(len(X), device='cuda').split(bs):\n"
-    "    train_step(X[idx], Y[idx])")
+def loader_workers_slow(loop: Loop) -> Action:
+    """More loader workers, or no loader at all for a dataset that fits the GPU: the loop's step on its slices."""
+    return action(
+        "The DataLoader already makes batches in worker processes (`_MultiProcessingDataLoaderIter`), and the loop "
+        "still waits for them: its workers make batches more slowly than the step uses them. Give it more workers (up "
+        "to the CPU cores the job may use) and more batches in flight, and make each sample cheaper: decode and "
+        "transform once and cache the result, batch the per-sample transforms, or move them to the GPU. A dataset that "
+        "fits in GPU memory needs no loader at all: keep it on the GPU and index its batches there.",
+        "loader = torch.utils.data.DataLoader(\n"
+        "    dataset, batch_size=bs, shuffle=True, num_workers=len(os.sched_getaffinity(0)),\n"
+        "    pin_memory=True, persistent_workers=True, prefetch_factor=4)\n"
+        "# a dataset that fits on the GPU (MNIST-sized): no loader, no copy per step\n"
+        "X = torch.stack([x for x, _ in dataset]).cuda(); Y = torch.tensor([y for _, y in dataset]).cuda()\n"
+        "for idx in torch.randperm(len(X), device='cuda').split(bs):\n"
+        "    " + loop.step("X[idx], Y[idx]"))
+
+
+LOADER_WORKERS_SLOW = loader_workers_slow(TRAINING_LOOP)
 NON_BLOCKING = action(
     "Copy batches to the GPU asynchronously from pinned memory, so the copy overlaps with compute instead "
     "of stalling the step.",
@@ -117,13 +162,18 @@ PIN_MEMORY = action(
     "    x = x.to('cuda', non_blocking=True)\n"
     "    y = y.to('cuda', non_blocking=True)\n"
     "# a tensor of your own: x = x.pin_memory(); x.to('cuda', non_blocking=True)")
-CONFIRM_INPUT = action(
-    "Confirm: run the same step on one batch kept on the GPU; if it is much faster, loading the data is the "
-    "bottleneck.",
-    "x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()\n"
-    "for _ in range(100):\n"
-    "    train_step(x, y)          # no loading, no host->device copy\n"
-    "torch.cuda.synchronize()")
+def confirm_input(loop: Loop) -> Action:
+    """Confirming an input-bound step: the loop's step, 100 times on one batch kept on the GPU."""
+    return action(
+        "Confirm: run the same step on one batch kept on the GPU; if it is much faster, loading the data is the "
+        "bottleneck.",
+        loop.batch + "\n"
+        "for _ in range(100):\n"
+        f"    {loop.step():<26}# no loading, no host->device copy\n"
+        "torch.cuda.synchronize()")
+
+
+CONFIRM_INPUT = confirm_input(TRAINING_LOOP)
 COMPILE = action(
     "Compile the model (or the whole step) with torch.compile: Inductor fuses chains of small ops into "
     "Triton kernels, so far fewer kernels are launched.",
@@ -135,17 +185,24 @@ CUDA_GRAPHS = action(
 FUSED_OPTIMIZER = action(
     "Use the fused (or foreach) optimizer: one kernel for all parameters instead of several per parameter.",
     "opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)")
-NO_ITEM = action(
-    "Keep .item(), .cpu(), print(loss) and Python control flow on tensor values out of the step: each one waits "
-    "for the GPU to finish (aten::_local_scalar_dense + a device-to-host copy). Accumulate on the GPU and read "
-    "values every N steps.",
-    "running = torch.zeros((), device='cuda')\n"
-    "for step, (x, y) in enumerate(loader):\n"
-    "    loss = train_step(x, y)\n"
-    "    running += loss.detach()           # stays on the GPU\n"
-    "    if step % 100 == 0:\n"
-    "        print(running.item() / 100)    # one sync per 100 steps\n"
-    "        running.zero_()")
+def no_item(loop: Loop) -> Action:
+    """Reading values every N steps, not every step: the loop's step and the value it returns."""
+    if loop.no_sync is not None:
+        return loop.no_sync
+    return action(
+        "Keep .item(), .cpu(), print(loss) and Python control flow on tensor values out of the step: each one waits "
+        "for the GPU to finish (aten::_local_scalar_dense + a device-to-host copy). Accumulate on the GPU and read "
+        "values every N steps.",
+        "running = torch.zeros((), device='cuda')\n"
+        + loop.header + "\n"
+        f"    {loop.value} = {loop.step()}\n"
+        f"    running += {loop.value + '.detach()':<24}# stays on the GPU\n"
+        "    if step % 100 == 0:\n"
+        "        print(running.item() / 100)    # one sync per 100 steps\n"
+        "        running.zero_()")
+
+
+NO_ITEM = no_item(TRAINING_LOOP)
 #: A sync inside an op that reads a GPU value back to size its output (``aten::bincount``'s max): the user wrote no
 #: ``.item()``, so the fix is to give the size the op would compute (``host_sync:read_in_op``).
 OUTPUT_SIZE_READ = action(
@@ -172,6 +229,31 @@ AUTOCAST_FP16 = action(
     "scaler.scale(loss).backward()\n"
     "scaler.step(optimizer)\n"
     "scaler.update()")
+#: Autocast around a step that is not known to train: no loss, backward or optimizer to show; a training step's
+#: float16 loss scaling said in words.
+_STEP_AUTOCAST = ("Run the step under autocast in {dtype}: matmuls and convolutions then use the Tensor Cores, "
+                  "parameters stay float32{why}.")
+
+
+def autocast(loop: Loop) -> Action:
+    """bfloat16 autocast around the loop's step (a training step: its forward and loss, then its backward)."""
+    if loop.training:
+        return AUTOCAST
+    return action(_STEP_AUTOCAST.format(dtype="bfloat16", why=" (bfloat16 needs no loss scaling in training)"),
+                  "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+                  f"    {loop.value} = {loop.step()}")
+
+
+def autocast_fp16(loop: Loop) -> Action:
+    """float16 autocast around the loop's step, on GPUs without bf16 Tensor Cores."""
+    if loop.training:
+        return AUTOCAST_FP16
+    return action(_STEP_AUTOCAST.format(dtype="float16 ({gpu_fp16})", why="; a training step also scales its loss "
+                                        "(torch.amp's gradient scaler), float16's range being small"),
+                  "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+                  f"    {loop.value} = {loop.step()}")
+
+
 TF32 = action(
     "On Ampere and newer, let float32 matmuls and convolutions use TF32 Tensor Cores (off by default for "
     "matmuls in PyTorch) where full fp32 accuracy is not needed.",
@@ -187,20 +269,28 @@ DDP_BUCKETS = action(
     "gradient copy into the buckets.",
     "model = torch.nn.parallel.DistributedDataParallel(\n"
     "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)")
-_PER_RANK = ", one trace per rank:"
-_TRAIN_LOOP = ("    for step, (x, y) in enumerate(loader):\n"
-               "        train_step(x, y)\n")
-_ANY_LOOP = ("    for step in range(10):\n"
-             "        run_one_step()             # a training step or a forward pass\n")
-#: the capture advice's words for a job it was not written for (``Framework.capture_words``): a one-process job has
-#: no ranks; GPU work of no known kind (a Triton kernel's test, a low-confidence forward) no training step to loop
-CAPTURE_WORDS = {"alone": ((_PER_RANK, ":"),), "any_work": ((_TRAIN_LOOP, _ANY_LOOP),)}
-CAPTURE = ("# capture a few steady-state steps after warm-up" + _PER_RANK + "\n"
-           "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
-           "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
-           "             schedule=schedule(wait=5, warmup=2, active=10, repeat=1),\n"
-           "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-           + _TRAIN_LOOP + "        prof.step()")
+
+
+def capture(loop: Loop, per_rank: bool) -> str:
+    """PyTorch's capture advice for a job: a few steady-state steps of its loop after warm-up; "one trace per rank"
+    only to a job of several processes (a one-process job has no rank to trace: mi210_gpu_only, h37-left28)."""
+    return ("# capture a few steady-state steps after warm-up" + (", one trace per rank:" if per_rank else ":") + "\n"
+            "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+            "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+            "             schedule=schedule(wait=5, warmup=2, active=10, repeat=1),\n"
+            "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
+            f"    {loop.capture_header}\n"
+            f"        {loop.capture_step}\n"
+            "        prof.step()")
+
+
+def short_capture(advice: str) -> str:
+    """A long capture's advice: the same schedule, said as the short window it records."""
+    return ("# record 10 steps, not the whole run: skip 5, warm up 2, record 10, then stop (repeat=1)\n"
+            + advice.split("\n", 1)[1])
+
+
+CAPTURE = capture(TRAINING_LOOP, per_rank=True)
 _BALANCE = action(
     "Give every rank the same work: a DistributedSampler over the dataset (drop_last=True), the same batch size "
     "per rank, and no extra work (evaluation, logging, checkpointing) on {gpu} inside the step.",
@@ -273,8 +363,6 @@ FIXES = {
         "aux_loss = num_experts * (tokens_per_expert_fraction * router_prob_mean).sum()  # Switch Transformer\n"
         "loss = task_loss + 0.01 * aux_loss"),),
     "rank_straggler": (_BALANCE,),
-    "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
-    "input_bound:parallel": (LOADER_WORKERS_SLOW, CONFIRM_INPUT),
     "input_bound:creation": (MADE_ON_GPU,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
@@ -285,17 +373,10 @@ FIXES = {
         "torch._foreach_mul_(exp_avgs, beta1)\n"
         "torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)   # every parameter in one launch\n"
         "opt.step = torch.compile(opt.step)                       # or let Inductor fuse the update"), COMPILE),
-    "host_op_placement": (NO_ITEM,),
-    "host_sync": (NO_ITEM, action(
-        "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
-        "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")),
-    "host_sync:read_in_op": (OUTPUT_SIZE_READ, NO_ITEM),
     "host_sync:unrecorded": (RECORD_PYTHON,),
     # the step's host time no event covers (between batches, or inside a one-pass step): the same Python tracing
     "step_gaps:unrecorded": (RECORD_PYTHON,),
-    "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
-    "excessive_memcpy:host_device": (NO_ITEM,),
     # the copies to the GPU are FSDP's uploads of offloaded parameters, launched in its pre-forward/backward hooks
     "excessive_memcpy:param_upload": (action(
         "The copies to the GPU are FSDP's uploads of parameters offloaded to host memory: every layer's parameters "
@@ -319,13 +400,7 @@ FIXES = {
         "x = x.to(memory_format=torch.channels_last)     # one layout: no copy between layers"),
         action("Let torch.compile fuse the copies that remain (layout changes, concatenations) into the kernels "
                "around them.", "model = torch.compile(model)")),
-    "step_gaps": (NO_ITEM, LOADER),
-    "step_gaps:host_work": (NO_ITEM,),
     "step_gaps:creation": (MADE_ON_GPU,),
-    "step_gaps:private_threads": (NO_ITEM,),
-    "step_gaps:shared_threads": (NO_ITEM,),
-    "mixed_precision_off": (AUTOCAST,),
-    "mixed_precision_off:fp16": (AUTOCAST_FP16,),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -333,8 +408,6 @@ FIXES = {
         "with torch.autocast('cuda', dtype=torch.float16):\n"
         "    loss = loss_fn(model(x), y)\n"
         "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
-    "tensor_core_unused": (AUTOCAST,),
-    "tensor_core_unused:fp16": (AUTOCAST_FP16,),
     "tensor_core_unused:conv": (CHANNELS_LAST,),  # only where the run has convolutions
     "tensor_core_unused:tf32": (TF32,),
     "xla_not_used": (COMPILE,),
@@ -352,25 +425,12 @@ FIXES = {
         "step, and the same data loading on every rank.", "if step % log_every == 0 and rank == 0:\n    log(...)  # outside the timed step"),),
     "launch_skew:private_threads": (DDP_BUCKETS,),
     "launch_skew:shared_threads": (DDP_BUCKETS,),
-    "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
-    "capture_quality:unseen": (action(
-        "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: CUDA activity "
-        "on, the profiler started before a step's first launch and stepped at each step's end (prof.step()); if the "
-        "GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
-    "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
-                                      "profile steady-state steps.",
-                                      "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + CAPTURE),),
     "capture_quality:lost_records": (action(
         "Record the GPU's activity and wait for the GPU before the profile ends: kernels still running when the "
         "profiler stops leave no record.",
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
         "    run_steps()\n"
         "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
-    "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): let "
-                                      "torch.profiler's schedule skip start-up (wait), warm up (warmup) and record "
-                                      "a few steps (active), with CUDA activity on.", CAPTURE),),
-    "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
-                                         "once per step (ProfilerStep#N marks).", CAPTURE),),
     "capture_quality:history_cut": (action(
         "Record the snapshot's history with room for every event of the steps it should show: max_entries is the "
         "number of allocator events kept (the oldest are dropped first), so size it to a few steps' allocations, or "
@@ -378,27 +438,33 @@ FIXES = {
         "torch.cuda.memory._record_memory_history(max_entries=1_000_000)\n"
         "run_steps(2)   # the steps to see, after warm-up\n"
         "torch.cuda.memory._dump_snapshot('snapshot.pickle')"),),
-    "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
-                                        "(schedule's wait/warmup).", CAPTURE),),
 }
 
 # ---- the job: inference and serving (no training loop), and old PyTorch versions ----------------------------------
 
+NO_SYNC_INFERENCE = action(
+    "Keep .item(), .cpu(), .tolist() and Python branches on tensor values out of the forward pass: each one waits for "
+    "the GPU to finish. Return tensors and read them once, after the batch.",
+    "with torch.inference_mode():\n"
+    "    outs = [model(x) for x in batches]   # no .item() inside\n"
+    "results = torch.stack(outs).cpu()       # one sync at the end")
+#: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
+FORWARD_LOOP = Loop(capture_header="for batch in batches:          # 8 or more inputs", capture_step="model(batch)",
+                    header="for step, batch in enumerate(batches):", call="model({})", args="batch",
+                    batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE)
 CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.step() after each:\n"
                      "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
                      "with torch.inference_mode(), profile(\n"
                      "        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                      "        schedule=schedule(wait=1, warmup=2, active=5, repeat=1),\n"
                      "        on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-                     "    for batch in batches:          # 8 or more inputs\n"
-                     "        model(batch)\n"
+                     f"    {FORWARD_LOOP.capture_header}\n"
+                     f"        {FORWARD_LOOP.capture_step}\n"
                      "        prof.step()")
 #: A long capture's fix: how torch.profiler records a short window rather than the whole run (its schedule).
 LONG_WORDS = ("Record a short window, not the whole run: torch.profiler's schedule(wait, warmup, active, repeat=1) "
               "skips `wait` {steps}, warms up over `warmup` and records only the `active` ones, then stops: a few "
               "seconds of steady {steps} are enough.")
-CAPTURE_SHORT = ("# record 10 steps, not the whole run: skip 5, warm up 2, record 10, then stop (repeat=1)\n"
-                 + CAPTURE.split("\n", 1)[1])
 CAPTURE_SHORT_INFERENCE = ("# record 5 forward passes, not the whole run: skip 1, warm up 2, record 5, then stop "
                            "(repeat=1)\n" + CAPTURE_INFERENCE.split("\n", 1)[1])
 CAPTURE_SERVING = ("# vLLM: profile a running server between two requests to its profiler routes\n"
@@ -411,8 +477,8 @@ CAPTURE_COLD = ("# skip the first calls (module loading, library and allocator s
                 "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                 "             schedule=schedule(wait=2, warmup=3, active=5, repeat=1),\n"
                 "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-                "    for step in range(10):\n"
-                "        run_one_step()             # a training step or a forward pass\n"
+                f"    {ANY_LOOP.capture_header}\n"
+                f"        {ANY_LOOP.capture_step}\n"
                 "        prof.step()")
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only.
 AUTOCAST_LEGACY = action(
@@ -425,6 +491,20 @@ AUTOCAST_LEGACY = action(
     "scaler.scale(loss).backward()\n"
     "scaler.step(optimizer)\n"
     "scaler.update()")
+
+
+def autocast_legacy(loop: Loop) -> Action:
+    """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``)."""
+    if loop.training:
+        return AUTOCAST_LEGACY
+    return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp; bfloat16 autocast "
+                                              "on the GPU needs 1.10 or newer)",
+                                        why="; a training step also scales its loss (torch.cuda.amp's gradient "
+                                            "scaler)"),
+                  "with torch.cuda.amp.autocast():\n"
+                  f"    {loop.value} = {loop.step()}")
+
+
 SCRIPT_LEGACY = action(
     "torch.compile needs PyTorch 2.0 or newer (this trace was written by PyTorch 1.8-1.10): upgrade, or script the "
     "model meanwhile so its element-wise chains are fused.",
@@ -450,12 +530,6 @@ HALF_INFERENCE_FP16 = action(
     "model = model.half().eval()\n"
     "with torch.inference_mode():\n"
     "    out = model(x.half())")
-NO_SYNC_INFERENCE = action(
-    "Keep .item(), .cpu(), .tolist() and Python branches on tensor values out of the forward pass: each one waits for "
-    "the GPU to finish. Return tensors and read them once, after the batch.",
-    "with torch.inference_mode():\n"
-    "    outs = [model(x) for x in batches]   # no .item() inside\n"
-    "results = torch.stack(outs).cpu()       # one sync at the end")
 GRAPHS_INFERENCE = action(
     "Capture the forward pass as CUDA graphs so the host launches it in one call: torch.compile with "
     "mode=\"reduce-overhead\" (fixed input shapes, or a few padded sizes).",
@@ -668,21 +742,78 @@ JOB_FIXES = {
                                          CAPTURE_INFERENCE),),
     "capture_quality@serving": (action("Profile the running server under a steady load through its profiler routes, "
                                        "not its start-up.", CAPTURE_SERVING),),
-    "capture_quality:long": (action(LONG_WORDS.format(steps="steps"), CAPTURE_SHORT),),
     "capture_quality:long@inference": (action(LONG_WORDS.format(steps="forward passes"), CAPTURE_SHORT_INFERENCE),),
     # the warm-up's own fix (the cold start's, and unsteady steps'); the capture's other findings keep theirs
     "capture_quality:unsteady@cold": (action("Skip the first calls: profile with a schedule whose wait and warmup "
                                              "steps cover the one-time start-up.", CAPTURE_COLD),),
-    "mixed_precision_off@legacy": (AUTOCAST_LEGACY,),
-    "tensor_core_unused@legacy": (AUTOCAST_LEGACY,),
     "loss_scaling_gaps@legacy": (AUTOCAST_LEGACY,),
     "launch_bound@legacy": (SCRIPT_LEGACY, action("Or raise the batch size, so each launch does more GPU work.")),
     "xla_not_used@legacy": (SCRIPT_LEGACY,),
     "eager_execution@legacy": (SCRIPT_LEGACY,),
-    "host_sync@legacy": (NO_ITEM,),
     "comm_exposed@legacy": (DDP_OVERLAP_LEGACY,),
 }
 FIXES.update(JOB_FIXES)
+
+#: Finding every sync: PyTorch's sync debug mode.
+SYNC_DEBUG = action(
+    "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
+    "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")
+
+
+def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
+    """The fixes whose code runs the job's own loop or quotes the capture advice, composed for one job
+    (``Framework.looped``): its loop by its kind, "one trace per rank" only where it has ranks."""
+    advice = capture(loop, per_rank)
+    reads, confirm = no_item(loop), confirm_input(loop)
+    return {
+        "input_bound": (LOADER, NON_BLOCKING, confirm),
+        "input_bound:parallel": (loader_workers_slow(loop), confirm),
+        "host_op_placement": (reads,),
+        "host_sync": (reads, SYNC_DEBUG),
+        "host_sync:read_in_op": (OUTPUT_SIZE_READ, reads),
+        "host_sync@legacy": (reads,),
+        "excessive_memcpy": (reads, NON_BLOCKING),
+        "excessive_memcpy:host_device": (reads,),
+        "step_gaps": (reads, LOADER),
+        "step_gaps:host_work": (reads,),
+        "step_gaps:private_threads": (reads,),
+        "step_gaps:shared_threads": (reads,),
+        "capture_quality": (action("Profile a short steady-state window instead of the whole run.", advice),),
+        "capture_quality:unseen": (action(
+            "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: CUDA "
+            "activity on, the profiler started before a step's first launch and stepped at each step's end "
+            "(prof.step()); if the GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's "
+            "processes).", advice),),
+        "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
+                                          "profile steady-state steps.",
+                                          "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + advice),),
+        "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): "
+                                          "let torch.profiler's schedule skip start-up (wait), warm up (warmup) and "
+                                          "record a few steps (active), with CUDA activity on.", advice),),
+        "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
+                                             "once per step (ProfilerStep#N marks).", advice),),
+        "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
+                                            "(schedule's wait/warmup).", advice),),
+        "capture_quality:long": (action(LONG_WORDS.format(steps="steps"), short_capture(advice)),),
+        "mixed_precision_off": (autocast(loop),),
+        "mixed_precision_off:fp16": (autocast_fp16(loop),),
+        "tensor_core_unused": (autocast(loop),),
+        "tensor_core_unused:fp16": (autocast_fp16(loop),),
+        "mixed_precision_off@legacy": (autocast_legacy(loop),),
+        "tensor_core_unused@legacy": (autocast_legacy(loop),),
+    }
+
+
+def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
+    """The capture advice and looped fixes for a job's tags (``Framework.looped``): a forward pass's loop for an
+    inference job, a step of its own for work of no known kind (``any_work``), else the training loop; per-rank
+    words unless the job is one process (``alone``)."""
+    loop = FORWARD_LOOP if "inference" in tags else ANY_LOOP if "any_work" in tags else TRAINING_LOOP
+    per_rank = "alone" not in tags
+    return capture(loop, per_rank), looped_fixes(loop, per_rank)
+
+
+FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))
 
 #: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
 #: gradient accumulation (PyTorch 1.8 to 2.x spellings).
@@ -1009,7 +1140,7 @@ FRAMEWORK = Framework(
             "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
                             "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
-    capture_words=CAPTURE_WORDS,
+    looped=loop_for_job,
     job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",

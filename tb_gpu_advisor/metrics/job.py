@@ -94,6 +94,12 @@ class JobView:
         TensorFlow process driving 8 GPUs under MirroredStrategy is one worker, not 8 ranks)."""
         return "GPU" if self.processes is not None and self.processes < len(self.ranks) else "rank"
 
+    @property
+    def units(self) -> str:
+        """:attr:`unit` in the plural ("ranks", "GPUs"): a job rule composes its sentences from the two, so no
+        finished text is reworded after the fact (h37-left29)."""
+        return self.unit + "s"
+
     def transfer_ms(self, typ: str) -> float:
         """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
         rank leaves a collective together, so the one that enters it last waits least; the others' extra time is

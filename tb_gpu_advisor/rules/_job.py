@@ -3,7 +3,6 @@ in the framework's and the GPU vendor's words, and the ranks table they show."""
 
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
@@ -13,7 +12,18 @@ from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
 from tb_gpu_advisor.rules.registry import REGISTRY
 from tb_gpu_advisor.rules.savings import parts
 
-RANK_COLUMNS = ["rank", "step ms", "compute ms", "exposed comm ms", "other ms", "step less comm ms"]
+
+def rank_columns(unit: str) -> list[str]:
+    """The ranks table's columns, the first naming a row in the job's unit (``JobView.unit``: "rank" or "GPU")."""
+    return [unit, "step ms", "compute ms", "exposed comm ms", "other ms", "step less comm ms"]
+
+
+RANK_COLUMNS = rank_columns("rank")
+
+
+def capital(word: str) -> str:
+    """``word`` with its first letter a capital, the rest as written ("GPUs" stays "GPUs", not "Gpus")."""
+    return word[:1].upper() + word[1:]
 
 
 def rank_rows(ranks: Sequence[RankRow], mark: RankRow | None = None) -> list[list]:
@@ -21,27 +31,31 @@ def rank_rows(ranks: Sequence[RankRow], mark: RankRow | None = None) -> list[lis
              round(r.comm_ms, 3), round(r.other_ms, 3), round(r.busy_ms, 3)] for r in ranks]
 
 
-def ranks_table(job: JobView, title: str = "Ranks (mean per step)", mark: RankRow | None = None) -> Table:
-    """Every rank, the most before its collectives first; a marked straggler leads."""
-    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: (r is not mark, -r.busy_ms)), mark))
+def ranks_table(job: JobView, title: str | None = None, mark: RankRow | None = None) -> Table:
+    """Every rank, the most before its collectives first; a marked straggler leads.  Title and columns in the job's
+    unit ("Ranks (mean per step)", "GPUs (mean per step)")."""
+    return Table(title or f"{capital(job.units)} (mean per step)", rank_columns(job.unit),
+                 rank_rows(sorted(job.ranks, key=lambda r: (r is not mark, -r.busy_ms)), mark))
 
 
 def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metric: Metric, saving_ms: float,
                 assumption: str, evidence: list[Table], actions: list[Action], host: str | None,
-                gpu: int | None = None, pool: str = "gpu_wait") -> Finding:
-    """A finding over the whole job: id ``<rule>`` (one per session), prose in the vendor's words."""
+                gpu: int | None = None, pool: str = "gpu_wait", title: str | None = None) -> Finding:
+    """A finding over the whole job: id ``<rule>`` (one per session), prose in the vendor's words.  Each rule writes
+    its rows in the job's unit itself (``JobView.unit`` / ``units``; ``title``: the rule's title in that unit, else
+    the registered one)."""
     reg = REGISTRY[rule_id]
     step = job.step_ms
     v = max(0.0, min(saving_ms, step))
 
     def words(text: str) -> str:
-        return devices.words(job.gpu_names, unit_words(job, text))
+        return devices.words(job.gpu_names, text)
 
     evidence = [Table(words(t.title), [words(c) for c in t.columns], t.rows) for t in evidence]
     metric.label, metric.meaning = words(metric.label), words(metric.meaning)
 
     return Finding(
-        id=rule_id, rule=rule_id, severity=severity, title=words(reg.title), summary=words(summary),  # type: ignore[arg-type]
+        id=rule_id, rule=rule_id, severity=severity, title=words(title or reg.title), summary=words(summary),  # type: ignore[arg-type]
         guide_section=reg.section, metric=metric,
         saving=Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / step, 2) if step else 0.0,
                       assumption=words(assumption), recovers=parts(v, [("collectives", pool, v)])),
@@ -51,18 +65,10 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     )
 
 
-#: "rank" as a job rule's sentence says it, not a row's label naming the trace's own rank ("rank 11 (node1/GPU3)")
-_RANK = re.compile(r"\b([Rr])ank(s?)\b(?! \d)")
-
-
-def unit_words(job: JobView, text: str) -> str:
-    """A job rule's words in the job's unit (``JobView.unit``): where one process drives several GPUs (TF
-    MirroredStrategy, a JAX process's devices) a row is a GPU, not a rank -- "the other GPUs wait", "a straggler GPU"
-    (h37-left20: v100_bert_8gpu_tf24's two GPUs of one process were "2 ranks").  Each rule writes "rank" once, in
-    its own sentence; this is the one place that asks the job what a row is."""
-    if job.unit == "rank":
-        return text
-    return _RANK.sub(lambda found: "GPU" + found.group(2), text)
+def straggler_meaning(job: JobView) -> str:
+    """What the straggler metrics measure (``rank_straggler.warning``'s meaning), in the job's unit."""
+    return (f"a {job.unit}'s (or a whole node's) extra time before the collectives, above the other {job.units}' "
+            "median, per step")
 
 
 def _framework(job: JobView) -> frameworks.Framework:

@@ -17,9 +17,11 @@ from tb_gpu_advisor.rules.base import grade, ms
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "alltoall_imbalance"
+#: the title in the job's unit (``JobView.unit``)
+TITLE = "All-to-all splits are skewed: every {unit} waits for the one that sends the most"
 
 
-@rule(ID, "§2 item 5", "All-to-all splits are skewed: every rank waits for the one that sends the most",
+@rule(ID, "§2 item 5", TITLE.format(unit="rank"),
       thresholds=("alltoall_imbalance.warning", "alltoall_imbalance.critical", "comm_bandwidth_low.min_share"),
       scope="job")
 def check(job: JobView) -> list[Finding]:
@@ -37,18 +39,19 @@ def check(job: JobView) -> list[Finding]:
                    for r in job.ranks if "AllToAll" in r.messages), key=lambda x: -x[1])[:16]
     return [job_finding(
         job, ID, sev,
-        f"{rank.label} sends {biggest / 2**20:.1f} MiB per all-to-all, {ratio:.1f}x the median rank's "
+        f"{rank.label} sends {biggest / 2**20:.1f} MiB per all-to-all, {ratio:.1f}x the median {job.unit}'s "
         f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's {ms(paid)} of exposed "
         f"transfer per {ms(job.step_ms)} step is set by its splits.",
         metric=Metric(id="alltoall_skew", label="Largest / median all-to-all message", value=round(ratio, 3),
                       unit="ratio", display=f"{ratio:.1f}x", good_direction="lower", status=sev,
-                      meaning="the largest rank's all-to-all message per call / the median rank's",
+                      meaning=f"the largest {job.unit}'s all-to-all message per call / the median {job.unit}'s",
                       threshold=T("alltoall_imbalance.warning"),
                       detail={"rank": rank.label, "largest_bytes": biggest, "median_bytes": median,
                               "threshold_name": "alltoall_imbalance.warning"}),
         saving_ms=save, pool="gpu_wait",
-        assumption="balanced splits: every rank moves the median rank's message, and the exchange takes that "
-                   "much less",
-        evidence=[Table("All-to-all message per rank (largest first)", ["rank", "bytes per call", "exposed ms"], rows)],
-        actions=fixes(job, ID), host=rank.host, gpu=rank.gpu,
+        assumption=f"balanced splits: every {job.unit} moves the median {job.unit}'s message, and the exchange takes "
+                   "that much less",
+        evidence=[Table(f"All-to-all message per {job.unit} (largest first)", [job.unit, "bytes per call", "exposed ms"],
+                        rows)],
+        actions=fixes(job, ID), host=rank.host, gpu=rank.gpu, title=TITLE.format(unit=job.unit),
     )]

@@ -477,10 +477,13 @@ def framework(m: HostMetrics) -> Framework:
     the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
     fw = frameworks.get(m.capture.framework)
     # one GPU process that runs no collective talks to no other rank (a CPU-only capture counts no GPU process: a
-    # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words) -- unless its own header names a larger job
-    # (``distributedInfo.world_size``): a DDP rank whose window ran no collective is still one rank of N
+    # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words); one process driving several GPUs
+    # (DataParallel, TF MirroredStrategy) runs its collectives among its own GPUs: no rank either (h37-left29) --
+    # unless its own header names a larger job (``distributedInfo.world_size``): a DDP rank whose window ran no
+    # collective is still one rank of N (h37-left33)
     mg = m.multi_gpu
-    alone = mg.processes == 1 and not mg.collective_calls_per_gpu_step and not (mg.job_ranks or 0) > 1
+    alone = (mg.processes == 1 and not (mg.job_ranks or 0) > 1
+             and (not mg.collective_calls_per_gpu_step or len(mg.active_gpus) > 1))
     return m.job.framework(fw, alone=alone) if m.job is not None else fw
 
 

@@ -70,7 +70,7 @@ def check(job: JobView) -> list[Finding]:
         saving_ms=save, pool="exposed_comm",
         assumption=f"the collective reaches half the link's bandwidth ({link / 2e9:.0f} GB/s), as NCCL does on a "
                    f"healthy fabric for messages this size",
-        evidence=[Table("Collectives with message sizes (median rank)", ["collective", "bytes per call", "bus GB/s",
+        evidence=[Table(f"Collectives with message sizes (median {job.unit})", ["collective", "bytes per call", "bus GB/s",
                                                                           "of link", "exposed transfer ms"], rows)],
         actions=vendor_fixes(job, *_FIXES), host=None,
     )]

@@ -62,17 +62,17 @@ def check(job: JobView) -> list[Finding]:
         job, ID, sev,
         f"Collectives take {ms(total)} of each {ms(job.step_ms)} step ({scope}), and {ms(exposed)} of it runs with no "
         f"compute to overlap it"
-        + _wait_clause(exposed, paid)
+        + _wait_clause(exposed, paid, job.unit)
         + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed per step{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
-        + (" One rank's trace cannot tell the transfer from waiting for the other ranks: profile every rank to "
-           "separate them." if n == 1 else ""),
+        + (f" One {job.unit}'s trace cannot tell the transfer from waiting for the other {job.units}: profile every "
+           f"{job.unit} to separate them." if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n}),
         saving_ms=save, pool="exposed_comm",
         assumption="the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
-                   "each rank's compute time to hide behind; AllReduce at most its expected transfer time when "
+                   f"each {job.unit}'s compute time to hide behind; AllReduce at most its expected transfer time when "
                    "the parameter count is given",
         evidence=[Table(f"Collectives per step (median {job.unit})", ["collective", "calls", "ms", "exposed ms",
                                                                "transfer ms", "paid ms", "bytes per call",
@@ -81,15 +81,16 @@ def check(job: JobView) -> list[Finding]:
     )]
 
 
-def _wait_clause(exposed: float, paid: float) -> str:
+def _wait_clause(exposed: float, paid: float, unit: str) -> str:
     """The part of the exposed time that is waiting for the last rank, said wherever the two printed numbers differ:
     "528.0 ms of it runs with no compute to overlap it: 505.3 ms of communication the step pays for" read as one
     quantity with two values (tp_rtx4090_two_ranks, h37-review3: its 22.7 ms wait was under the 5% that points to the
-    straggler findings, so it went unsaid).  The pointer to those findings stays for a wait large enough to be one."""
+    straggler findings, so it went unsaid).  The pointer to those findings stays for a wait large enough to be one.
+    ``unit``: what enters the collective, ``JobView.unit``."""
     wait = max(0.0, exposed - paid)
     if ms(exposed) == ms(paid):
         return ""
-    return (f", of which {ms(wait)} is waiting for the rank that enters the collective last"
+    return (f", of which {ms(wait)} is waiting for the {unit} that enters the collective last"
             + (" (see the straggler findings)" if wait >= 0.05 * max(exposed, 1e-9) else ""))
 
 

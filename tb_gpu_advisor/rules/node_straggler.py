@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Action, Finding
-from tb_gpu_advisor.rules._job import job_finding, ranks_table, slow_node, vendor_fixes
+from tb_gpu_advisor.rules._job import job_finding, ranks_table, slow_node, straggler_meaning, vendor_fixes
 from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "node_straggler"
+#: the title in the job's unit (``JobView.units``): "all its GPUs" where one process drives several GPUs
+TITLE = "A straggler node: all its {units} are slower, and the other nodes wait for them"
 
 _NODE_FIXES = [
     Action(text="Compare its host: CPU contention from data-loader workers or other jobs, the NIC and the file "
@@ -24,7 +26,7 @@ _NODE_FIXES = [
 ]
 
 
-@rule(ID, "§2 item 5", "A straggler node: all its ranks are slower, and the other nodes wait for them",
+@rule(ID, "§2 item 5", TITLE.format(units="ranks"),
       thresholds=("rank_straggler.warning", "rank_straggler.critical"), scope="job")
 def check(job: JobView) -> list[Finding]:
     found = slow_node(job)
@@ -38,12 +40,13 @@ def check(job: JobView) -> list[Finding]:
     n = len(job.by_host()[host])
     return [job_finding(
         job, ID, sev,
-        f"The other nodes' ranks wait {ms(others_comm)} per step in exposed collectives (median); every one of the {n} "
-        f"ranks on {host} waits at most {ms(comm)}: they enter the collectives last, and the job runs at {host}'s "
+        f"The other nodes' {job.units} wait {ms(others_comm)} per step in exposed collectives (median); every one of the {n} "
+        f"{job.units} on {host} waits at most {ms(comm)}: they enter the collectives last, and the job runs at {host}'s "
         f"pace, {ms(extra)} ({pct(share)} of the {ms(job.step_ms)} step) per step.",
         metric=share_metric("node_extra_share", "Slow node's extra time, share of step", share, "rank_straggler.warning",
-                            severity=sev, detail={"node": host, "extra_ms_per_step": extra, "node_comm_ms": comm,
+                            meaning=straggler_meaning(job), severity=sev, detail={"node": host, "extra_ms_per_step": extra, "node_comm_ms": comm,
                                                   "others_comm_ms": others_comm, "nodes": len(job.hosts)}),
-        saving_ms=extra, assumption=f"{host} runs as fast as the other nodes: their ranks stop waiting for it",
+        saving_ms=extra, assumption=f"{host} runs as fast as the other nodes: their {job.units} stop waiting for it",
         evidence=[ranks_table(job)], actions=vendor_fixes(job, "clocks") + list(_NODE_FIXES), host=host,
+        title=TITLE.format(units=job.units),
     )]

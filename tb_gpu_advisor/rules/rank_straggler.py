@@ -13,14 +13,16 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node
+from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node, straggler_meaning
 from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "rank_straggler"
+#: the title in the job's unit (``JobView.unit``): "A straggler GPU" where one process drives several GPUs
+TITLE = "A straggler {unit}: every other {unit} waits for it in the collectives"
 
 
-@rule(ID, "§2 item 5", "A straggler rank: every other rank waits for it in the collectives",
+@rule(ID, "§2 item 5", TITLE.format(unit="rank"),
       thresholds=("rank_straggler.warning", "rank_straggler.critical", "rank_straggler.min_steps"), scope="job")
 def check(job: JobView) -> list[Finding]:
     if len(job.hosts) < 2 or len(job.ranks) < 3 or not job.step_ms:
@@ -47,7 +49,7 @@ def check(job: JobView) -> list[Finding]:
     save = min(extra, busy_extra)
     rest = (f" Its lead explains {ms(save)} of that wait; the other {ms(extra - save)} is the collective itself "
             f"(its transfer, skewed splits: see the collectives table and the all-to-all splits finding), which balancing the "
-            f"ranks does not remove." if extra - save > 0.05 * extra else "")
+            f"{job.units} does not remove." if extra - save > 0.05 * extra else "")
     weak = len(per_step) < T("rank_straggler.min_steps")
     if weak:
         sev = "warning" if sev == "critical" else sev
@@ -55,20 +57,20 @@ def check(job: JobView) -> list[Finding]:
                     f"profile at least {T('rank_straggler.min_steps'):g} steps to tell a straggler from one slow step.")
     f = job_finding(
         job, ID, sev,
-        f"The other {n_of(len(others), 'rank')} wait {ms(waits)} per step in exposed collectives (median){where}: "
+        f"The other {n_of(len(others), job.unit)} wait {ms(waits)} per step in exposed collectives (median){where}: "
         f"{ms(extra)}, {pct(share)} of the {ms(job.step_ms)} step, longer than {s.label}, which enters them last. It "
-        f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median rank, "
+        f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median {job.unit}, "
         f"mostly {why}.{rest}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,
-                            "rank_straggler.warning", severity=sev,
+                            "rank_straggler.warning", meaning=straggler_meaning(job), severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
                                     "straggler_busy_extra_ms": busy_extra, "last_in_steps": last_in,
                                     "steps_aligned": len(per_step),
                                     "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
-        saving_ms=save, assumption="the straggler keeps pace (balanced work or a healthy GPU): the other ranks stop "
-                                   "waiting for it, at most as long as it is behind them",
-        evidence=[ranks_table(job, mark=s), _steps_table(per_step)], actions=fixes(job, ID, gpu=s.label),
-        host=s.host, gpu=s.gpu,
+        saving_ms=save, assumption=f"the straggler keeps pace (balanced work or a healthy GPU): the other {job.units} "
+                                   "stop waiting for it, at most as long as it is behind them",
+        evidence=[ranks_table(job, mark=s), _steps_table(per_step, job.unit)], actions=fixes(job, ID, gpu=s.label),
+        host=s.host, gpu=s.gpu, title=TITLE.format(unit=job.unit),
     )
     if weak:
         f.confidence = "low"
@@ -87,7 +89,8 @@ def _most_waited(s, others) -> str:  # noqa: ANN001 - RankRows
     return f", mostly in {t}" if extra[t] > 0.5 * sum(v for v in extra.values() if v > 0) else ""
 
 
-def _steps_table(per_step) -> Table:  # noqa: ANN001 - JobView.last_per_step()
-    """The ranks aligned by step number: who entered the collectives last in each step, and by how much."""
-    return Table("Per step: the rank that enters the collectives last", ["step", "rank", "waits less than the median ms"],
+def _steps_table(per_step, unit: str) -> Table:  # noqa: ANN001 - JobView.last_per_step()
+    """The ranks aligned by step number: who entered the collectives last in each step, and by how much (``unit``:
+    what a row is, ``JobView.unit``)."""
+    return Table(f"Per step: the {unit} that enters the collectives last", ["step", unit, "waits less than the median ms"],
                  [[step, r.label, round(d, 3)] for step, r, d in per_step[:50]])

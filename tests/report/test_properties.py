@@ -115,6 +115,18 @@ def test_every_text_report_says_one_value_per_quantity(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
+def test_every_report_speaks_to_its_job(reports):
+    """The words a job is told fit the job the report knows (issue #37, h37-left29;
+    ``tests/support/contradictions.job_words_problems``): no "rank" to a job of one process, no training step's code
+    to forward passes, a serving engine or work of no known kind, and "one trace per rank" kept for a rank of a job of
+    several processes.  On main wild/gpu_events_stripped and wild/scattermoe_h200_item_sync (work of no known kind)
+    were told to ``loss = train_step(x, y)`` in their host-sync fix."""
+    from tests.support.contradictions import job_words_problems
+
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := job_words_problems(r))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
 def test_every_related_diff_holds_its_properties(reports):
     pairs = [p for p in PAIRS if (p[0], p[1]) in reports and (p[0], p[2]) in reports]
     pairs += [("corpus_tf", run[:-6], run) for (s, run) in reports if s == "corpus_tf" and run.endswith("_fixed")]

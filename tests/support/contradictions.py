@@ -263,6 +263,74 @@ def _one_process_ranks(h: HostReport, findings: list[Finding]) -> list[str]:
     return out
 
 
+def _one_process_job(report: Report) -> bool:
+    """The whole job is one process: one host file whose one process drives every GPU of the job -- several GPUs
+    (DataParallel, TF MirroredStrategy: its collectives are among its own GPUs), or one GPU that talks to no other
+    process.  A DDP rank's file is one process too, but its collectives talk to the job's other processes, and an
+    MPI rank's calls of its communication library show in the gaps' evidence."""
+    if len(report.hosts) != 1:
+        return False
+    h = report.hosts[0]
+    cap = h.capture if isinstance(h.capture, dict) else {}
+    collectives = h.communication is not None and bool(h.communication.rows)
+    library = any(t.title.startswith("Communication libraries'") for f in _all_findings(report) for t in f.evidence)
+    return cap.get("processes") == 1 and (len({g.gpu for g in h.gpus}) > 1 or not (collectives or library))
+
+
+def _all_findings(report: Report) -> list[Finding]:
+    return list(report.findings) + [f for h in report.hosts for f in h.findings]
+
+
+def _code_of(f: Finding) -> str:
+    return " ".join(a.snippet or "" for a in f.actions)
+
+
+#: A training step's words in code: the loop's step, autograd's backward, an optimizer's update, loss scaling.
+_TRAINING_CODE = re.compile(r"\btrain_step\b|\.backward\(|\boptimizer\b|\bopt\.step\b|GradScaler")
+#: The checks whose fixes run the job's own step in their code (PyTorch's ``looped_fixes``: a loop, a sync read, an
+#: input check, autocast around the step).  Not yet the others: TensorFlow's ``def train_step`` under compile fixes,
+#: the job rules' DDP overlap (h37-left29's Left).
+_STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_memcpy", "step_gaps", "capture_quality",
+                    "mixed_precision_off", "tensor_core_unused")
+#: PyTorch's capture advice, as its snippet opens (the schedule's steps after warm-up).
+_CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
+
+
+def job_words_problems(report: Report) -> list[str]:
+    """Words and code a finding gives that the job the report knows does not fit (issue #37, h37-left29): "rank" to a
+    job of one process (prose and code; a row's label naming its own rank is a name), a training step's code to
+    forward passes, a serving engine or GPU work of no known kind, and the per-rank capture advice lost by a job of
+    several processes that each trace themselves."""
+    out: list[str] = []
+    if _one_process_job(report):
+        for f in _all_findings(report):
+            words = _prose_of(f) + " " + _code_of(f) + " " + " ".join(
+                t.title + " " + " ".join(map(str, t.columns)) for t in f.evidence)
+            if (m := _RANK_WORD.search(words)) is not None:
+                out.append(f"{f.id}: 'rank' said to a one-process job: '{words[max(0, m.start() - 40):m.end() + 20]}'")
+        view = report.ranks
+        if view is not None and _RANK_WORD.search(" ".join([view.title, *map(str, view.columns)])):
+            out.append(f"ranks view: one process's GPUs in a table of ranks: {view.title!r} {view.columns}")
+    for h in report.hosts:
+        kind = (h.job or {}).get("kind")
+        cap = h.capture if isinstance(h.capture, dict) else {}
+        mine = list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]
+        if kind in ("inference", "serving", "unknown"):
+            for f in (f for f in mine if f.rule in _STEP_CODE_RULES):
+                for a in f.actions:
+                    if (m := _TRAINING_CODE.search(a.snippet or "")) is not None:
+                        out.append(f"{h.host}/{f.id}: a training step's code to {kind} work: '{m.group(0)}'")
+        ranks = (h.communication is not None and bool(h.communication.rows) and cap.get("processes") is not None
+                 and cap["processes"] >= len({g.gpu for g in h.gpus}) >= 1)
+        if ranks and cap.get("framework") == "pytorch":
+            for f in mine:
+                for a in f.actions:
+                    if a.snippet and _CAPTURE_ADVICE in a.snippet and "one trace per rank" not in a.snippet:
+                        out.append(f"{h.host}/{f.id}: the capture advice to a rank of a job of several processes "
+                                   f"does not say to trace every rank")
+    return sorted(set(out))
+
+
 def context_problems(report: Report) -> list[str]:
     """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
     whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""

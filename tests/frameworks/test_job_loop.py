@@ -1,0 +1,107 @@
+"""PyTorch's fixes run the job's own loop (issue #37, h37-left29): the capture advice and every fix whose code loops
+the step are composed from the parts the job chooses (``frameworks.pytorch.Loop``), not written for a training loop
+and reworded for the two tags h37-left28 knew -- its other fixes (host_sync's, input_bound's) kept
+``train_step(x, y)`` for every job.
+
+Truth of the kept wild captures (tests/fixtures/wild/PROVENANCE.md): scattermoe_h200_item_sync is the ScatterMoE
+*forward* (``sonicmoe/run.py``; no backward, no optimizer) whose host waits in ``aten::item`` -- the report calls it
+GPU work of an unknown kind; ddp_a100_nccl a DDP training rank (NCCL AllReduces)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tb_gpu_advisor import rules
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+PER_RANK = "one trace per rank"
+TRAINING = "train_step("
+
+
+def _report(run: str) -> Report:
+    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def _fixes(report: Report, rule: str) -> list:
+    return [a for h in report.hosts for f in h.findings if f.rule == rule for a in f.actions]
+
+
+def test_work_of_no_known_kind_reads_its_own_step_in_the_sync_fix():
+    """scattermoe's forward (unknown kind to the report) was told ``loss = train_step(x, y)`` under its host-sync
+    finding; it reads its own step now, the fix's words (text) unchanged."""
+    r = _report("scattermoe_h200_item_sync")
+    assert r.hosts[0].job["kind"] == "unknown"
+    code = " ".join(a.snippet or "" for a in _fixes(r, "host_sync"))
+    assert "run_one_step(batch)" in code and TRAINING not in code
+    assert pytorch.NO_ITEM.text in [a.text for a in _fixes(r, "host_sync")]
+
+
+def test_an_old_pytorchs_work_of_no_known_kind_is_told_autocast_around_its_step():
+    """tests/fixtures/gaps/inference_rank_1 (HTA's rank 1 of an *inference* job, PyTorch 1.8-1.10; unknown kind to the
+    report) was told ``scaler.scale(loss).backward()`` and ``scaler.step(optimizer)`` under its Tensor Core note."""
+    (s,) = discover(str(FIXTURES / "gaps" / "inference_rank_1"))
+    r = analyze_session(s.run, s.session, s.hosts)
+    assert r.hosts[0].job["kind"] == "unknown" and "legacy" in r.hosts[0].job["tags"]
+    code = " ".join(a.snippet or "" for a in _fixes(r, "tensor_core_unused"))
+    assert "torch.cuda.amp.autocast()" in code and "run_one_step(batch)" in code
+    assert "GradScaler" not in code and ".backward(" not in code and "optimizer" not in code
+
+
+def test_a_training_rank_keeps_its_training_loop_and_its_ranks():
+    """Control (passes on main too): a DDP rank is told its training step and to trace every rank."""
+    r = _report("ddp_a100_nccl")
+    code = " ".join(a.snippet or "" for h in r.hosts for f in h.findings for a in f.actions)
+    assert TRAINING in code and PER_RANK in code
+
+
+#: the fixes whose code runs the step of the job's loop (or a capture schedule's loop)
+LOOPED = ("input_bound", "input_bound:parallel", "host_op_placement", "host_sync", "host_sync:read_in_op",
+          "excessive_memcpy", "excessive_memcpy:host_device", "step_gaps", "step_gaps:host_work", "capture_quality",
+          "capture_quality:unseen", "capture_quality:long", "capture_quality:few_steps", "mixed_precision_off",
+          "mixed_precision_off:fp16", "tensor_core_unused", "tensor_core_unused:fp16")
+
+
+@pytest.mark.parametrize("tags", [("any_work",), ("inference",), ("inference", "legacy"), ("any_work", "legacy")])
+def test_no_training_code_in_the_looped_fixes_of_work_that_is_not_training(tags):
+    """Every fix composed from the job's loop, for every rule: an old PyTorch's forward passes were told the training
+    loop's sync fix (``host_sync@legacy`` won over the inference one)."""
+    fw = pytorch.FRAMEWORK.for_job(tags)
+    code = {k: a.snippet for k in LOOPED if k in fw.fixes for a in fw.fixes[k] if a.snippet}
+    assert code and not {k: c for k, c in code.items() if TRAINING in c or ".backward(" in c}
+
+
+def test_the_general_fixes_are_the_training_loop():
+    """The framework's own fixes (docs, a job with no tag) are the training loop's, "one trace per rank" included."""
+    fw = pytorch.FRAMEWORK
+    assert fw.capture_snippet == pytorch.capture(pytorch.TRAINING_LOOP, per_rank=True)
+    assert PER_RANK in fw.capture_snippet and fw.fixes["host_sync"][0] == pytorch.NO_ITEM
+    assert fw.for_job(()).fixes == {k: v for k, v in fw.fixes.items() if "@" not in k}
+
+
+def _metrics(processes: int, gpus: int, collectives: float) -> SimpleNamespace:
+    """What ``rules.base.framework`` reads of a host's metrics: its framework, processes, GPUs and collectives."""
+    job = SimpleNamespace(framework=lambda fw, alone=False: fw.for_job(("alone",) if alone else ()))
+    return SimpleNamespace(capture=SimpleNamespace(framework="pytorch"), job=job,
+                           multi_gpu=SimpleNamespace(processes=processes, active_gpus=list(range(gpus)),
+                                                     collective_calls_per_gpu_step=collectives))
+
+
+@pytest.mark.parametrize("processes, gpus, collectives, per_rank", [
+    (1, 2, 4.0, False),   # DataParallel / a MirroredStrategy worker: its collectives are among its own GPUs
+    (1, 1, 0.0, False),   # one process, one GPU, no collective (mi210_gpu_only)
+    (1, 1, 4.0, True),    # a DDP rank's file: its collectives talk to the other ranks
+    (2, 2, 4.0, True),    # two processes on one host
+    (0, 0, 0.0, True),    # a CPU-only capture counts no GPU process (cpu_only_gloo, a gloo rank of 300)
+])
+def test_one_process_driving_several_gpus_is_told_nothing_of_ranks(processes, gpus, collectives, per_rank):
+    """h37-left28 left: one process that drives several GPUs and runs collectives among them read "one trace per
+    rank" (``alone`` asked for no collective at all)."""
+    fw = rules.base.framework(_metrics(processes, gpus, collectives))  # type: ignore[arg-type]
+    assert (PER_RANK in fw.capture_snippet) is per_rank

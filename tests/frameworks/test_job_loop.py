@@ -85,23 +85,27 @@ def test_the_general_fixes_are_the_training_loop():
     assert fw.for_job(()).fixes == {k: v for k, v in fw.fixes.items() if "@" not in k}
 
 
-def _metrics(processes: int, gpus: int, collectives: float) -> SimpleNamespace:
-    """What ``rules.base.framework`` reads of a host's metrics: its framework, processes, GPUs and collectives."""
+def _metrics(processes: int, gpus: int, collectives: float, job_ranks: int | None = None) -> SimpleNamespace:
+    """What ``rules.base.framework`` reads of a host's metrics: its framework, processes, GPUs, collectives and the
+    job size its header names."""
     job = SimpleNamespace(framework=lambda fw, alone=False: fw.for_job(("alone",) if alone else ()))
     return SimpleNamespace(capture=SimpleNamespace(framework="pytorch"), job=job,
                            multi_gpu=SimpleNamespace(processes=processes, active_gpus=list(range(gpus)),
-                                                     collective_calls_per_gpu_step=collectives))
+                                                     collective_calls_per_gpu_step=collectives,
+                                                     job_ranks=job_ranks))
 
 
-@pytest.mark.parametrize("processes, gpus, collectives, per_rank", [
-    (1, 2, 4.0, False),   # DataParallel / a MirroredStrategy worker: its collectives are among its own GPUs
-    (1, 1, 0.0, False),   # one process, one GPU, no collective (mi210_gpu_only)
-    (1, 1, 4.0, True),    # a DDP rank's file: its collectives talk to the other ranks
-    (2, 2, 4.0, True),    # two processes on one host
-    (0, 0, 0.0, True),    # a CPU-only capture counts no GPU process (cpu_only_gloo, a gloo rank of 300)
+@pytest.mark.parametrize("processes, gpus, collectives, job_ranks, per_rank", [
+    (1, 2, 4.0, None, False),  # DataParallel / a MirroredStrategy worker: its collectives are among its own GPUs
+    (1, 1, 0.0, None, False),  # one process, one GPU, no collective (mi210_gpu_only)
+    (1, 1, 0.0, 8, True),      # a DDP rank whose window ran no collective: its header names a job of 8 (h37-left33)
+    (1, 1, 4.0, None, True),   # a DDP rank's file: its collectives talk to the other ranks
+    (2, 2, 4.0, None, True),   # two processes on one host
+    (0, 0, 0.0, None, True),   # a CPU-only capture counts no GPU process (cpu_only_gloo, a gloo rank of 300)
 ])
-def test_one_process_driving_several_gpus_is_told_nothing_of_ranks(processes, gpus, collectives, per_rank):
+def test_one_process_driving_several_gpus_is_told_nothing_of_ranks(processes, gpus, collectives, job_ranks,
+                                                                   per_rank):
     """h37-left28 left: one process that drives several GPUs and runs collectives among them read "one trace per
     rank" (``alone`` asked for no collective at all)."""
-    fw = rules.base.framework(_metrics(processes, gpus, collectives))  # type: ignore[arg-type]
+    fw = rules.base.framework(_metrics(processes, gpus, collectives, job_ranks))  # type: ignore[arg-type]
     assert (PER_RANK in fw.capture_snippet) is per_rank

@@ -610,9 +610,39 @@ def _profiler_steps(kt: KinetoTrace, h: HostEvents) -> StepMarkers | None:
     if not m.any():
         return None
     note = "`ProfilerStep#N` annotations (one per prof.step())"
+    ids = n[m]
     if len(kt.workers) > 1:
         note += f" of {len(kt.workers)} ranks ({', '.join(kt.workers)}), each step from its earliest start to its latest end"
-    return StepMarkers("profiler_step", note, n[m], h.start[m], h.end[m])
+    else:
+        ids, restarted = _restarted_counts(ids, h.start[m])
+        note += restarted
+    return StepMarkers("profiler_step", note, ids, h.start[m], h.end[m])
+
+
+def _restarted_counts(ids: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, str]:
+    """One process's ``ProfilerStep`` numbers, numbered on where its count restarts, and that in words ("" if never).
+
+    Why: one profiler's count only grows, so a number lower than the one before it in time opens a new count in the
+    same file -- Lightning's ``PyTorchProfiler`` writes ``#1`` for the fit's start, then ``#0, #1, #2, #3`` for the
+    training iterations (survey h37-survey22, BjarkeErichsen/Twitter_sentiment_MLOPS).  Kept as written, the two
+    ``#1`` marks would be read as one step and the iteration between them merged into its neighbour; numbered on
+    (``#0`` after ``#1`` becomes 2), each mark stays its own window.  Equal numbers are left equal (one step's marks);
+    several ranks are not renumbered: their counts interleave in time without restarting."""
+    order = np.argsort(start, kind="stable")
+    seq = ids[order]
+    if seq.size < 2 or not (np.diff(seq) < 0).any():
+        return ids, ""
+    out = seq.copy()
+    offset, first = 0, None
+    for k in range(1, seq.size):
+        if seq[k] < seq[k - 1]:  # the count went back: a new count, numbered on from the last step's number
+            offset = int(out[k - 1]) + 1 - int(seq[k])
+            first = first if first is not None else (int(seq[k - 1]), int(seq[k]))
+        out[k] = seq[k] + offset
+    renumbered = np.empty_like(ids)
+    renumbered[order] = out
+    return renumbered, (f"; the count restarted (`ProfilerStep#{first[1]}` after `#{first[0]}`): later steps are "
+                        "numbered on from there")
 
 
 def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.ndarray,

@@ -11,7 +11,7 @@ error quoted); launches the CUDA runtime refused, their kernels never run (criti
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), capture longer than ``capture.max_seconds`` (info), step times
-varying more than ``capture.max_step_cv`` (info), GPU work recorded as starting more than ``capture.clock_skew_us``
+varying more than ``capture.max_step_cv`` (info; not where the window holds no GPU work: it times no step), GPU work recorded as starting more than ``capture.clock_skew_us``
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
 host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning where the lead is longer than the step:
 then the findings that measure the GPU's idle against the host's work are not given, and the note names them --

@@ -629,20 +629,18 @@ def _restarted_counts(ids: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, s
     (``#0`` after ``#1`` becomes 2), each mark stays its own window.  Equal numbers are left equal (one step's marks);
     several ranks are not renumbered: their counts interleave in time without restarting."""
     order = np.argsort(start, kind="stable")
-    seq = ids[order]
-    if seq.size < 2 or not (np.diff(seq) < 0).any():
+    seq = ids[order].astype(np.int64, copy=False)
+    back = np.flatnonzero(np.diff(seq) < 0) + 1  # where the count went back: a new count begins
+    if not back.size:
         return ids, ""
-    out = seq.copy()
-    offset, first = 0, None
-    for k in range(1, seq.size):
-        if seq[k] < seq[k - 1]:  # the count went back: a new count, numbered on from the last step's number
-            offset = int(out[k - 1]) + 1 - int(seq[k])
-            first = first if first is not None else (int(seq[k - 1]), int(seq[k]))
-        out[k] = seq[k] + offset
+    # each new count continues from the number before it: the shift grows by (previous + 1 - first of the new count)
+    shift = np.zeros(seq.size, dtype=np.int64)
+    shift[back] = seq[back - 1] + 1 - seq[back]
     renumbered = np.empty_like(ids)
-    renumbered[order] = out
-    return renumbered, (f"; the count restarted (`ProfilerStep#{first[1]}` after `#{first[0]}`): later steps are "
-                        "numbered on from there")
+    renumbered[order] = seq + np.cumsum(shift)
+    k = int(back[0])
+    return renumbered, (f"; the count restarted (`ProfilerStep#{int(seq[k])}` after `#{int(seq[k - 1])}`): later "
+                        "steps are numbered on from there")
 
 
 def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.ndarray,

@@ -11,7 +11,7 @@ error quoted); launches the CUDA runtime refused, their kernels never run (criti
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), capture longer than ``capture.max_seconds`` (info), step times
-varying more than ``capture.max_step_cv`` (info), GPU work recorded as starting more than ``capture.clock_skew_us``
+varying more than ``capture.max_step_cv`` (info; not where the window holds no GPU work: it times no step), GPU work recorded as starting more than ``capture.clock_skew_us``
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
 host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning where the lead is longer than the step:
 then the findings that measure the GPU's idle against the host's work are not given, and the note names them --
@@ -100,7 +100,9 @@ def check(m: HostMetrics) -> list[Finding]:
                               f"ten seconds of steady-state steps is enough.", "The capture is long",
                          ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
                          ctx.fw.fix(f"{ID}:long")))
-    if c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
+    # no GPU work: the report times no step (its header says so), so none is judged unsteady (a CPU-only fit's
+    # start-up window beside its iterations, wild/lightning_cpu_fit)
+    if gpu_work and c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
         out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {_n(s.count, 'step')}): the "
                               f"window is not steady state, so per-step averages hide outliers.",
                          "Step times are not steady",

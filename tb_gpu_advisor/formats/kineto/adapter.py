@@ -607,9 +607,37 @@ def _profiler_steps(kt: KinetoTrace, h: HostEvents) -> StepMarkers | None:
     if not m.any():
         return None
     note = "`ProfilerStep#N` annotations (one per prof.step())"
+    ids = n[m]
     if len(kt.workers) > 1:
         note += f" of {len(kt.workers)} ranks ({', '.join(kt.workers)}), each step from its earliest start to its latest end"
-    return StepMarkers("profiler_step", note, n[m], h.start[m], h.end[m])
+    else:
+        ids, restarted = _restarted_counts(ids, h.start[m])
+        note += restarted
+    return StepMarkers("profiler_step", note, ids, h.start[m], h.end[m])
+
+
+def _restarted_counts(ids: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, str]:
+    """One process's ``ProfilerStep`` numbers, numbered on where its count restarts, and that in words ("" if never).
+
+    Why: one profiler's count only grows, so a number lower than the one before it in time opens a new count in the
+    same file -- Lightning's ``PyTorchProfiler`` writes ``#1`` for the fit's start, then ``#0, #1, #2, #3`` for the
+    training iterations (survey h37-survey22, BjarkeErichsen/Twitter_sentiment_MLOPS).  Kept as written, the two
+    ``#1`` marks would be read as one step and the iteration between them merged into its neighbour; numbered on
+    (``#0`` after ``#1`` becomes 2), each mark stays its own window.  Equal numbers are left equal (one step's marks);
+    several ranks are not renumbered: their counts interleave in time without restarting."""
+    order = np.argsort(start, kind="stable")
+    seq = ids[order].astype(np.int64, copy=False)
+    back = np.flatnonzero(np.diff(seq) < 0) + 1  # where the count went back: a new count begins
+    if not back.size:
+        return ids, ""
+    # each new count continues from the number before it: the shift grows by (previous + 1 - first of the new count)
+    shift = np.zeros(seq.size, dtype=np.int64)
+    shift[back] = seq[back - 1] + 1 - seq[back]
+    renumbered = np.empty_like(ids)
+    renumbered[order] = seq + np.cumsum(shift)
+    k = int(back[0])
+    return renumbered, (f"; the count restarted (`ProfilerStep#{int(seq[k])}` after `#{int(seq[k - 1])}`): later "
+                        "steps are numbered on from there")
 
 
 def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.ndarray,

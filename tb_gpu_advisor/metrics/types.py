@@ -1025,6 +1025,12 @@ class HostMetrics:
     #: GPU's idle time inside the steps, outermost ranges of one thread, longest first: where in the user's code the
     #: host holds the GPU idle (``metrics/breakdown.ranges_in_idle``)
     idle_in_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: range -> ledger category (``metrics/breakdown.HOST_IDLE``) -> ms per step and active GPU of the GPU's idle the
+    #: range spans and the step ledger books there: where one finding's own time lies, each instant in one category
+    #: (``metrics/breakdown.ranges_in_host_idle``; the top ranges of each category)
+    idle_in_ranges_by: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: of those ranges, the ones inside which the host launched GPU work in the steps: a launch fix fits their time only
+    ranges_launching: list[str] = field(default_factory=list)
     #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU
     #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
     #: (``metrics/breakdown.os_waits_in_idle``)

@@ -78,10 +78,20 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
         out["launch_wait"], out["held"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern)
-        # the GPU idle while holding a kernel launched and submitted: work it could run, outside the capture's
-        out["unseen"] = _cat2(out["unseen"], out["held"])  # no category of PRIORITY: painted as unseen, measured apart
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
+    # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
+    # measures the launch wait, a call that returned has handed its work over
+    if h.end.size and len(d):
+        if lend_all is None:
+            lend_all = launch_ends(ctx, g)
+        lead, first = _leading_held(d, g.step, g.launch, lend_all, g.windows)
+        out["held"] = _cat2(out.get("held", (d.start[:0], d.start[:0])), lead)
+        out["queued_first"] = first
+    for k in ("held", "queued_first"):
+        if k in out and out[k][0].size:
+            # the GPU idle while holding work launched and submitted: work it could run, outside the capture's
+            out["unseen"] = _cat2(out["unseen"], out[k])  # no category of PRIORITY: painted as unseen, measured apart
     # the launching thread waiting in the OS (off the CPU, or blocked in a read or a poll) dispatches nothing: that
     # stretch of a late launch is a wait for something outside the capture, not launch overhead (h37-paced)
     waiting = _launchers_waits(ctx, g)
@@ -123,6 +133,17 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
+def queued_first_ms(g: GpuCtx, iv: dict) -> float:
+    """ms of GPU ``g``'s idle inside its kept steps before the capture's first GPU work, that work already launched
+    (``queued_first`` of :func:`category_intervals`, booked as ``unseen``): the GPU may have run work the capture
+    began too late to hold, so no finding says it held its work idle."""
+    q = iv.get("queued_first")
+    if q is None or not q[0].size:
+        return 0.0
+    a, b = _inside_steps(g, q[0].astype(np.int64), q[1].astype(np.int64))
+    return float((b - a).sum()) / PS_PER_MS
+
+
 def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
     """Where the GPU's wait for a late launch ends: the kernel's start, or its launch call's return and the driver's
     submission (:data:`LAUNCH_START_PS`) where the kernel starts later than that.
@@ -161,6 +182,38 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
     late = same & (idle_e > held_s)
     return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
+
+
+def _leading_held(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
+                  windows: np.ndarray | None) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The GPU idle before each step's first device work (by start; a collective, which waits for its peers, or work
+    of no known launch aside) after that work's launch call returned and the driver submitted it
+    (:data:`LAUNCH_START_PS`), each (starts, ends): ``(held, queued_first)`` -- held like the same idle between
+    kernels (:func:`_launch_waits`) where GPU work of the capture ran before it, else ``queued_first``: before the
+    capture's first GPU work the GPU may still run work launched before the capture began (vLLM's engine launches
+    step N+1 while the GPU runs step N), which no event shows -- booked apart from the host's time all the same.
+
+    Why: between kernels the ledger books such idle as held, but a step's first work has no kernel before it in its
+    step, so its wait fell to ``other`` -- time no host event covers, which the unrecorded-host-time finding claims.
+    vllm_mi300x_decode replays its step as one graph: ``hipGraphLaunch`` returned at 1.5 ms, the graph ran from
+    8.4 ms, and 6 ms of the 19 ms step were booked as unrecorded host time though the host had handed the GPU its
+    work (h37-left26's left)."""
+    empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
+    if lend_all is None or windows is None or not windows.shape[0] or not len(d):
+        return empty, empty
+    ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
+    if not ok.size:
+        return empty, empty
+    _, at = np.unique(step[ok], return_index=True)
+    first = ok[at]  # the earliest such event of each step (device events are sorted by start)
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+    before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
+    w0 = windows[np.clip(step[first], 0, windows.shape[0] - 1), 0].astype(np.int64)
+    held_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
+    held_e = d.start[first].astype(np.int64)
+    keep = held_e > held_s
+    lone = first == 0  # no GPU work of the capture before it
+    return (held_s[keep & ~lone], held_e[keep & ~lone]), (held_s[keep & lone], held_e[keep & lone])
 
 
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.
@@ -764,7 +817,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       if marked is not None and marked.size else {},
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
-                      **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))))
+                      **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
+                      held_ms=mat[:, ci["unseen"]])
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -1241,6 +1295,8 @@ class GapColumns:
     #: gap (:func:`os_waits_in`)
     os_ms: dict[str, float] = field(default_factory=dict)
     os_max_ms: dict[str, float] = field(default_factory=dict)
+    #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time)
+    held_ms: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1320,6 +1376,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
+        avg_held_ms=_running_sum(np.concatenate([c.held_ms if c.held_ms is not None else np.zeros(len(c))
+                                                 for c in gaps])) / k,
         top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
         top_comm_ranges=_top_ops(gaps, k, "comm_ms"), top_os_waits=_top_waits(gaps, k),
     )

@@ -101,3 +101,32 @@ def test_vllms_queued_graph_is_no_host_time():
     assert m.breakdown.other < 0.1
     findings = evaluate(m)
     assert not [f for f in findings if f.severity in ("critical", "warning")], [(f.rule, f.summary) for f in findings]
+
+
+def _wild(name: str, host: str = "h"):
+    (path,) = (FIXTURES / "wild" / name).glob("*.json.gz")
+    m = host_metrics(read(SimpleNamespace(host=host, path=str(path), format="kineto")))
+    return m, evaluate(m)
+
+
+def test_where_the_clocks_disagree_nothing_is_read_as_held():
+    """Control (main too; a first version booked 4.0 ms of it held): ``wild/gpt2_b200_clock_skew``'s first 30 kernels,
+    launched over 4 ms, all start at 5.1 ms and later ones up to 200 us before their own calls -- the GPU's and the
+    host's clocks disagree, so a launch's return against its kernel's start measures nothing.  Its truth is host-bound:
+    the host-bound time keeps the GPU's whole idle but the launch wait."""
+    m, findings = _wild("gpt2_b200_clock_skew")
+    assert m.capture.clock_skew.max_lead_us > 10.0
+    assert m.breakdown.unseen == 0.0 and m.idle_held == 0.0
+    (f,) = [f for f in findings if f.rule == "unexplained_idle"]
+    idle = m.headline.avg_step_ms - m.breakdown.device_compute - m.breakdown.launch_wait
+    assert f.saving.ms_per_step == pytest.approx(idle, rel=0.01)
+
+
+def test_a_host_waiting_in_a_sync_on_work_the_file_lacks_is_said_so_not_held():
+    """Control (main too; a first version called it held work): ``wild/sglang_mi300x_decode`` is a window cut from a
+    longer trace, the host waiting 463 ms in a sync for a prefill the file does not hold -- the host's wait on unseen
+    work is the better-known cause of that idle, and it keeps its words."""
+    m, findings = _wild("sglang_mi300x_decode", "TP-0")
+    assert m.breakdown.unseen > 400.0 and m.idle_held < 0.01 * m.breakdown.unseen
+    assert any(f.title == "The host waits for GPU work the capture does not show" for f in findings)
+    assert not any(f.title == "The GPU holds work it was given, idle" for f in findings)

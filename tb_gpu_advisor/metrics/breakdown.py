@@ -832,7 +832,19 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
-                      held_ms=mat[:, ci["unseen"]])
+                      held_ms=_held_in(iv, win))
+
+
+def _held_in(iv: dict, win: np.ndarray) -> np.ndarray:
+    """ms of each window of ``win`` (disjoint, sorted) in which the GPU held work already launched (``held`` and
+    ``queued_first`` of :func:`category_intervals`): not the host's time, whatever the host ran meanwhile."""
+    parts = [iv[k] for k in ("held", "queued_first") if k in iv and iv[k][0].size]
+    if not parts or not win.size:
+        return np.zeros(win.shape[0])
+    s, e = union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64),
+                           np.concatenate([p[1] for p in parts]).astype(np.int64))
+    s, e = np.asarray(s, np.int64), np.asarray(e, np.int64)
+    return _covered(s, e, win[:, 0].astype(np.int64), win[:, 1].astype(np.int64)) / PS_PER_MS
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -909,8 +921,8 @@ def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> 
 
     Why: a finding that claims one category of the idle (the host's own work, the launch wait) names the ranges
     holding *its* time, not the whole idle -- cold_a100_alexnet's host-bound finding (42.8 ms) placed "the GPU's idle
-    time" in ``clear_cache`` 43.1 ms, of which 31.5 ms is the allocator finding's (h37-review3), so one microsecond was
-    said twice.  The categories are disjoint (one per instant), so a range's parts add up to its idle."""
+    time" in ``clear_cache`` 43.1 ms and the forward 31.1 ms, the whole 74.2 ms idle with the allocator finding's
+    31.5 ms in it (h37-review3), so one microsecond was said twice.  The categories are disjoint (one per instant), so a range's parts add up to its idle."""
     w = _step_windows(g)
     if not cand.size or not w.size:
         return {}
@@ -1309,7 +1321,8 @@ class GapColumns:
     #: gap (:func:`os_waits_in`)
     os_ms: dict[str, float] = field(default_factory=dict)
     os_max_ms: dict[str, float] = field(default_factory=dict)
-    #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time)
+    #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
+    #: :func:`_held_in`)
     held_ms: np.ndarray | None = None
 
     def __len__(self) -> int:

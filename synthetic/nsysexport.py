@@ -156,6 +156,13 @@ class NsysJob:
     #: a range around each step's copy to the GPU (``FSDP::pre_forward (block.0)``: the copy is then a data-parallel
     #: wrapper's upload of offloaded parameters, not the batch); None: the batch's copy, under ``aten::to`` only
     copy_range: str | None = None
+    #: the GPU starts each step's work this long after the batch copy's call returned (the work queued, the GPU idle:
+    #: vllm_mi300x_decode's graph, launched at 1.5 ms and run from 8.4 ms); the host meanwhile launches the rest and
+    #: waits in its sync.  0: the copy starts 2 us after its call returns
+    queued_ms: float = 0.0
+    #: after its sync, inside its step range, the host runs code no event records this long (untraced Python: Keras's
+    #: own between batches), the GPU idle
+    untraced_ms: float = 0.0
 
 
 @dataclass
@@ -271,7 +278,7 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         stream_free = t
     else:
         c, t = call("cudaMemcpyAsync_v3020", t + 1 * us, int(job.launch_us * us))
-        cs = max(t + 2 * us, stream_free)
+        cs = max(t + 2 * us + int(job.queued_ms * 1e6), stream_free)
         stream_free = cs + int(job.h2d_us * us)
         ev["memcpy"].append((cs, stream_free, c, job.h2d_bytes, 1, 1 if job.pinned else 0, 2))
     t += 1 * us
@@ -320,6 +327,7 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
             ev["osrt"].append((a + 2 * us, t - 1 * us, strings("ioctl"), 0))
         t += 1 * us
         op_range("aten::item", a, t, 100)
+    t += int(job.untraced_ms * 1e6)
     t += 10 * us
     ranges_at.append(t)
     for j, name in enumerate(job.extra_ranges[:len(ranges_at) - 1]):

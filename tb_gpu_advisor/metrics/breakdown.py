@@ -78,10 +78,22 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
         out["launch_wait"], out["held"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern)
-        # the GPU idle while holding a kernel launched and submitted: work it could run, outside the capture's
-        out["unseen"] = _cat2(out["unseen"], out["held"])  # no category of PRIORITY: painted as unseen, measured apart
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
+    # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
+    # measures the launch wait, a call that returned has handed its work over
+    if h.end.size and len(d) and not _clocks_disagree(ctx, g):
+        if lend_all is None:
+            lend_all = launch_ends(ctx, g)
+        lead, first = _leading_held(d, g.step, g.launch, lend_all, g.windows)
+        if ctx.unseen_spans:  # the host waiting in a sync on GPU work the file lacks says more: a window cut short
+            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)
+        out["held"] = _cat2(out.get("held", (d.start[:0], d.start[:0])), lead)
+        out["queued_first"] = first
+    for k in ("held", "queued_first"):
+        if k in out and out[k][0].size:
+            # the GPU idle while holding work launched and submitted: work it could run, outside the capture's
+            out["unseen"] = _cat2(out["unseen"], out[k])  # no category of PRIORITY: painted as unseen, measured apart
     # the launching thread waiting in the OS (off the CPU, or blocked in a read or a poll) dispatches nothing: that
     # stretch of a late launch is a wait for something outside the capture, not launch overhead (h37-paced)
     waiting = _launchers_waits(ctx, g)
@@ -123,6 +135,17 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
+def queued_first_ms(g: GpuCtx, iv: dict) -> float:
+    """ms of GPU ``g``'s idle inside its kept steps before the capture's first GPU work, that work already launched
+    (``queued_first`` of :func:`category_intervals`, booked as ``unseen``): the GPU may have run work the capture
+    began too late to hold, so no finding says it held its work idle."""
+    q = iv.get("queued_first")
+    if q is None or not q[0].size:
+        return 0.0
+    a, b = _inside_steps(g, q[0].astype(np.int64), q[1].astype(np.int64))
+    return float((b - a).sum()) / PS_PER_MS
+
+
 def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
     """Where the GPU's wait for a late launch ends: the kernel's start, or its launch call's return and the driver's
     submission (:data:`LAUNCH_START_PS`) where the kernel starts later than that.
@@ -161,6 +184,50 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
     late = same & (idle_e > held_s)
     return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
+
+
+def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
+    """Whether some of GPU ``g``'s work starts before the host call that launched it by more than
+    ``capture.clock_skew_us``: the two clocks disagree (``metrics.capture._clock_skew``), so a launch's return read
+    against its work's start says nothing of what the GPU held (gpt2_b200_clock_skew: the step's first 30 kernels
+    launched over 4 ms all start at 5.1 ms, later ones up to 200 us before their calls)."""
+    has = np.flatnonzero(g.launch >= 0)
+    if not has.size or not ctx.h.start.size:
+        return False
+    lead = ctx.h.start[g.launch[has]].astype(np.int64) - g.d.start[has].astype(np.int64)
+    return bool(lead.max() > T("capture.clock_skew_us") * PS_PER_US)
+
+
+def _leading_held(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
+                  windows: np.ndarray | None) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The GPU idle before each step's first device work (by start; a collective, which waits for its peers, or work
+    of no known launch aside) after that work's launch call returned and the driver submitted it
+    (:data:`LAUNCH_START_PS`), each (starts, ends): ``(held, queued_first)`` -- held like the same idle between
+    kernels (:func:`_launch_waits`) where GPU work of the capture ran before it, else ``queued_first``: before the
+    capture's first GPU work the GPU may still run work launched before the capture began (vLLM's engine launches
+    step N+1 while the GPU runs step N), which no event shows -- booked apart from the host's time all the same.
+
+    Why: between kernels the ledger books such idle as held, but a step's first work has no kernel before it in its
+    step, so its wait fell to ``other`` -- time no host event covers, which the unrecorded-host-time finding claims.
+    vllm_mi300x_decode replays its step as one graph: ``hipGraphLaunch`` returned at 1.5 ms, the graph ran from
+    8.4 ms, and 6 ms of the 19 ms step were booked as unrecorded host time though the host had handed the GPU its
+    work (h37-left26's left)."""
+    empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
+    if lend_all is None or windows is None or not windows.shape[0] or not len(d):
+        return empty, empty
+    ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
+    if not ok.size:
+        return empty, empty
+    _, at = np.unique(step[ok], return_index=True)
+    first = ok[at]  # the earliest such event of each step (device events are sorted by start)
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+    before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
+    w0 = windows[np.clip(step[first], 0, windows.shape[0] - 1), 0].astype(np.int64)
+    held_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
+    held_e = d.start[first].astype(np.int64)
+    keep = held_e > held_s
+    lone = first == 0  # no GPU work of the capture before it
+    return (held_s[keep & ~lone], held_e[keep & ~lone]), (held_s[keep & lone], held_e[keep & lone])
 
 
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.
@@ -764,7 +831,20 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       if marked is not None and marked.size else {},
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
-                      **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))))
+                      **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
+                      held_ms=_held_in(iv, win))
+
+
+def _held_in(iv: dict, win: np.ndarray) -> np.ndarray:
+    """ms of each window of ``win`` (disjoint, sorted) in which the GPU held work already launched (``held`` and
+    ``queued_first`` of :func:`category_intervals`): not the host's time, whatever the host ran meanwhile."""
+    parts = [iv[k] for k in ("held", "queued_first") if k in iv and iv[k][0].size]
+    if not parts or not win.size:
+        return np.zeros(win.shape[0])
+    s, e = union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64),
+                           np.concatenate([p[1] for p in parts]).astype(np.int64))
+    s, e = np.asarray(s, np.int64), np.asarray(e, np.int64)
+    return _covered(s, e, win[:, 0].astype(np.int64), win[:, 1].astype(np.int64)) / PS_PER_MS
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -835,6 +915,50 @@ def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] 
     return range_time(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64), cand, w)
 
 
+def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> dict[str, dict[str, float]]:
+    """Range name -> ledger category of :data:`HOST_IDLE` -> ms of this GPU's idle inside its kept steps that the
+    range spans and the step ledger books in that category (painted as :func:`attribute` paints the steps).
+
+    Why: a finding that claims one category of the idle (the host's own work, the launch wait) names the ranges
+    holding *its* time, not the whole idle -- cold_a100_alexnet's host-bound finding (42.8 ms) placed "the GPU's idle
+    time" in ``clear_cache`` 43.1 ms and the forward 31.1 ms, the whole 74.2 ms idle with the allocator finding's
+    31.5 ms in it (h37-review3), so one microsecond was said twice.  The categories are disjoint (one per instant), so a range's parts add up to its idle."""
+    w = _step_windows(g)
+    if not cand.size or not w.size:
+        return {}
+    a, b, cats = painted_segments(iv, int(w[0, 0]), int(w[:, 1].max()))
+    if not a.size:
+        return {}
+    names = np.asarray(cats, dtype=object)
+    parts = {}
+    for c in HOST_IDLE:
+        m = names == c
+        if m.any():
+            parts[c] = _inside_steps(g, a[m].astype(np.int64), b[m].astype(np.int64))
+    return range_time_by(ctx, g, parts, cand, w) if parts else {}
+
+
+def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray) -> list[str]:
+    """Of the range ``names``, those inside which the host launched some of this GPU's work in its kept steps.
+
+    Why: a fix that cuts launch overhead (CUDA graphs, compiling) fits the host time in ranges that launch kernels;
+    time in a range that launches nothing (a cache release, a host-side loop) is no launch's and no graph removes it."""
+    h = ctx.h
+    inside = (g.step >= 0) & (g.launch >= 0)
+    if not names or not inside.any() or not cand.size:
+        return []
+    if g.host_mask is not None:
+        cand = cand[g.host_mask[cand]]
+    ls = np.sort(h.start[g.launch[inside]].astype(np.int64, copy=False))
+    named = set(names)
+    want = np.array([i for i, n in enumerate(h.names) if n in named], dtype=np.int64)
+    cand = cand[np.isin(h.name[cand], want)]
+    lo = np.searchsorted(ls, h.start[cand].astype(np.int64, copy=False))
+    hi = np.searchsorted(ls, h.end[cand].astype(np.int64, copy=False))
+    out = {h.names[int(i)] for i in h.name[cand[hi > lo]].tolist()}
+    return [n for n in names if n in out]
+
+
 def _step_windows(g: GpuCtx) -> np.ndarray:
     """This GPU's kept steps' windows (ps, int64), non-empty ones, by start."""
     w = g.windows[g.windows[:, 1] > g.windows[:, 0]].astype(np.int64)
@@ -882,10 +1006,21 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
     """Range name -> ms of the stretches ``(i0, i1)`` (sorted, disjoint: the GPU's idle in its steps, or its gaps
     between steps) that the user's ranges ``cand`` span, the outermost ranges on the one thread spanning the most,
     leaving out ranges that span a whole step window of ``w`` (see :func:`ranges_in_idle`)."""
+    if not i0.size:
+        return {}
+    by = range_time_by(ctx, g, {"idle": (i0, i1)}, cand, w)
+    return {name: parts["idle"] for name, parts in by.items()}
+
+
+def range_time_by(ctx: Context, g: GpuCtx, parts: dict[str, tuple[np.ndarray, np.ndarray]], cand: np.ndarray,
+                  w: np.ndarray) -> dict[str, dict[str, float]]:
+    """Range name -> part -> ms of each set of stretches in ``parts`` (each sorted and disjoint, the sets disjoint
+    from one another) that the user's ranges ``cand`` span, as :func:`range_time` counts one set: the outermost
+    ranges of the one thread spanning the most of all the parts, so a range's parts add up to what it spans."""
     h = ctx.h
     if g.host_mask is not None:
         cand = cand[g.host_mask[cand]]
-    if not cand.size or not i0.size or not w.size:
+    if not cand.size or not w.size or not any(a.size for a, _ in parts.values()):
         return {}
     s, e = h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False)
     # a range spanning a whole step, on the host or on this GPU, is the step's (its marker) or the loop's, not a part
@@ -909,13 +1044,16 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
         run_end = np.maximum.accumulate(e[a:b])
         outer[a + 1:b] = s[a + 1:b] >= run_end[:-1]
     cand, s, e, line = cand[outer], s[outer], e[outer], line[outer]
-    ms_each = _covered(i0, i1, s, e) / PS_PER_MS
+    each = {k: (_covered(a, b, s, e) / PS_PER_MS if a.size else np.zeros(s.size)) for k, (a, b) in parts.items()}
+    ms_each = sum(each.values())
     if not (ms_each > 0).any():
         return {}
     busiest = int(np.argmax(np.bincount(line - line.min(), weights=ms_each))) + int(line.min())
     mine = (line == busiest) & (ms_each > 0)
-    totals = np.bincount(h.name[cand[mine]].astype(np.int64, copy=False), weights=ms_each[mine])
-    return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+    names = h.name[cand[mine]].astype(np.int64, copy=False)
+    totals = np.bincount(names, weights=ms_each[mine])
+    per = {k: np.bincount(names, weights=v[mine], minlength=totals.size) for k, v in each.items()}
+    return {h.names[i]: {k: float(v[i]) for k, v in per.items()} for i in np.flatnonzero(totals > 0).tolist()}
 
 
 def _covered(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -1132,6 +1270,25 @@ def top_ranges(per_gpu: list[dict[str, float]], steps: int) -> list[tuple[str, f
     return [(name, round(v / (steps * len(per_gpu)), 4)) for name, v in top]
 
 
+def top_ranges_by(per_gpu: list[dict[str, dict[str, float]]], steps: int) -> dict[str, dict[str, float]]:
+    """Range -> ledger category -> ms per step and active GPU (:func:`ranges_in_host_idle` over every GPU), for the
+    :data:`RANGE_NAMES` ranges holding the most of each category."""
+    if not per_gpu or steps <= 0:
+        return {}
+    total: dict[str, dict[str, float]] = {}
+    for d in per_gpu:
+        for name, parts in d.items():
+            mine = total.setdefault(name, {})
+            for c, v in parts.items():
+                mine[c] = mine.get(c, 0.0) + v
+    keep: set[str] = set()
+    for c in HOST_IDLE:
+        ranked = sorted(((-p.get(c, 0.0), n) for n, p in total.items() if p.get(c, 0.0) > 0))
+        keep.update(n for _, n in ranked[:RANGE_NAMES])
+    k = steps * len(per_gpu)
+    return {n: {c: round(v / k, 4) for c, v in total[n].items() if v > 0} for n in sorted(keep)}
+
+
 def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
     """(start, end) of each run of equal values of a sorted ``keys``."""
     if not keys.size:
@@ -1164,6 +1321,9 @@ class GapColumns:
     #: gap (:func:`os_waits_in`)
     os_ms: dict[str, float] = field(default_factory=dict)
     os_max_ms: dict[str, float] = field(default_factory=dict)
+    #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
+    #: :func:`_held_in`)
+    held_ms: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1243,6 +1403,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
+        avg_held_ms=_running_sum(np.concatenate([c.held_ms if c.held_ms is not None else np.zeros(len(c))
+                                                 for c in gaps])) / k,
         top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
         top_comm_ranges=_top_ops(gaps, k, "comm_ms"), top_os_waits=_top_waits(gaps, k),
     )

@@ -36,16 +36,22 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps: list[bd.GapColumns | None] = []
     in_ranges: list[dict[str, float]] = []
+    in_host_idle: list[dict[str, dict[str, float]]] = []  # each range's idle per ledger category, per active GPU
+    launching: set[str] = set()  # the ranges inside which some GPU's work was launched
     in_waits: list[dict[str, float]] = []
     tail_waits: list[float] = []  # ms of OS waits after each step's last GPU work, per active GPU
     held: list[float] = []  # ms of idle holding launched work, per active GPU
+    queued: list[float] = []  # ms of idle before the capture's first GPU work, that work launched, per active GPU
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
             held.append(bd.held_ms(g, iv))
+            queued.append(bd.queued_first_ms(g, iv))
             gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
+            in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
+            launching.update(bd.ranges_launching(ctx, g, sorted(in_host_idle[-1]), marked))
             in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
             tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
         del iv, painted, busy
@@ -125,10 +131,13 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
+        idle_in_ranges_by=(by := bd.top_ranges_by(in_host_idle, ctx.steps.count)),
+        ranges_launching=sorted(launching & set(by)),
         idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=uf,
         idle_in_os_waits_after_work=(sum(tail_waits) / (ctx.steps.count * len(tail_waits))
                                      if tail_waits and ctx.steps.count else 0.0),
         idle_held=sum(held) / (ctx.steps.count * len(held)) if held and ctx.steps.count else 0.0,
+        idle_queued_first=sum(queued) / (ctx.steps.count * len(queued)) if queued and ctx.steps.count else 0.0,
         scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made

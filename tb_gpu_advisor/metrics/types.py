@@ -555,6 +555,9 @@ class Gaps:
     #: (OS call, average ms of a gap, the most ms in one gap) the thread launching the GPU's next work spent blocked
     #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
     top_os_waits: list[tuple[str, float, float]] = field(default_factory=list)
+    #: average ms of a gap the GPU idled holding the next step's work, its launch returned (booked ``unseen``): the
+    #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._leading_held``)
+    avg_held_ms: float = 0.0
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -1028,6 +1031,12 @@ class HostMetrics:
     #: GPU's idle time inside the steps, outermost ranges of one thread, longest first: where in the user's code the
     #: host holds the GPU idle (``metrics/breakdown.ranges_in_idle``)
     idle_in_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: range -> ledger category (``metrics/breakdown.HOST_IDLE``) -> ms per step and active GPU of the GPU's idle the
+    #: range spans and the step ledger books there: where one finding's own time lies, each instant in one category
+    #: (``metrics/breakdown.ranges_in_host_idle``; the top ranges of each category)
+    idle_in_ranges_by: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: of those ranges, the ones inside which the host launched GPU work in the steps: a launch fix fits their time only
+    ranges_launching: list[str] = field(default_factory=list)
     #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU
     #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
     #: (``metrics/breakdown.os_waits_in_idle``)
@@ -1038,6 +1047,10 @@ class HostMetrics:
     #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
     #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
     idle_held: float = 0.0
+    #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
+    #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
+    #: (``metrics/breakdown.queued_first_ms``)
+    idle_queued_first: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

@@ -23,6 +23,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Action, Finding, Metric
 from tb_gpu_advisor.rules.base import (
     Ctx,
+    action,
     finding,
     grade,
     in_os_waits,
@@ -30,6 +31,7 @@ from tb_gpu_advisor.rules.base import (
     ms,
     os_waits_table,
     pct,
+    ranges_part,
     ranges_table,
     saving,
     step_windows,
@@ -489,21 +491,26 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
 
 
 def _unrecorded_named(left_ms: float, step_ms: float, dev: float | None, steady: bool = True) -> bool:
-    """Whether the step's unrecorded host time (``left_ms``, what no other finding claims) is worth a finding, where
-    the GPU idles an amber or red share of the step: half that idle, or a large share of the step itself
-    (``step_gaps.unrecorded_share``, the stock overview's high "all others").
+    """Whether the step's unrecorded host time (``left_ms``, what no other finding claims) is worth a finding: half
+    the GPU's idle where the GPU idles an amber or red share of the step, or a large share of the step itself
+    (``step_gaps.unrecorded_share``, the stock overview's high "all others") whatever the GPU's share.
 
-    Why: survey h37-survey18's Keras sessions on a V100 (one profiled batch each) left 13-26 ms of 87-104 ms steps
-    (15-25%), under half the idle, booked to nothing recorded and named by no finding.  The GPU's share still gates
-    it: a GPU busy over half the step may idle after the host's last launch with that work queued (vllm_mi300x_decode:
-    its graph launched at 1.5 ms, run from 8.4 ms), which no event of the host would show.  Nor in a lone first call
-    (``steady`` False, :func:`first_call_why`): a share of its step may be one-time costs (wild/compiled_a100_triton:
-    285 us of a 1.67 ms first compiled call), which the host-time note says already; half the idle is named there."""
-    graded = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical") is not None
-    if left_ms <= 0 or not graded:
+    Why: survey h37-survey18's Keras sessions on a V100 (one profiled batch each) left 13-34 ms of 87-132 ms steps
+    (15-26%), under half the idle, booked to nothing recorded and named by no finding -- three of them with the GPU
+    52-54% busy, which an amber gate kept unnamed (h37-left26).  That gate stood for the GPU idling after the host's
+    last launch with its work queued (vllm_mi300x_decode: its graph launched at 1.5 ms, run from 8.4 ms), which the
+    ledger now books apart from the host's time (``metrics.breakdown._leading_held``), so ``left_ms`` no longer holds
+    it.  Not in a lone first call (``steady`` False, :func:`first_call_why`): a share of its step may be one-time
+    costs (wild/compiled_a100_triton: 285 us of a 1.67 ms first compiled call), which the host-time note says
+    already; half the idle is named there, the GPU idling an amber share."""
+    if left_ms <= 0:
         return False
+    graded = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical") is not None
+    share = T("step_gaps.unrecorded_share") * step_ms
+    if not graded:
+        return steady and left_ms >= share
     half_idle = 0.5 * step_ms * (1 - (dev or 0.0))
-    return left_ms >= (min(T("step_gaps.unrecorded_share") * step_ms, half_idle) if steady else half_idle)
+    return left_ms >= (min(share, half_idle) if steady else half_idle)
 
 
 def unclaimed_wait_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
@@ -597,22 +604,38 @@ def _output_tail_ms(metrics: HostMetrics, wait: float) -> float:
     return tail if metrics.steps.source in _ONE_PASS_SOURCES and wait > 0 and tail >= 0.5 * wait else 0.0
 
 
+#: The ledger's categories the host-bound finding claims: the host's own work and the idle no event explains.
+_HOST_OWN = ("host_compute", "other")
+
+
 def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorded_ms: float = 0.0) -> Finding:
     """The GPU idles most of the step while the host runs its own code (Python, framework work: each eager op's
     dispatch), inside the step, where no between-step or launch check looks -- an eager serving engine's, a forward
     pass's, or a training step whose host is slower than its GPU.  Saving: that host time (kept out of the step by
     compiling the work into fewer, larger launches or graphs), in a pool of its own: it is what the other findings
     leave of the host's time.  The fix is the job's own for host overhead per op (its launch fixes: compile, CUDA
-    graphs, a serving engine's graph mode)."""
+    graphs, a serving engine's graph mode) -- where the time lies in the program's ranges, only for the part in ranges
+    that launch GPU work (:func:`_unlaunched`): a graph removes launches, not a range's host work that launches none."""
     unseen = unrecorded_ms >= 0.5 * host_ms  # mostly code no event records: not the dispatch of launches
-    what = "" if unseen else " (Python, the framework's own work before each launch)"
-    how = ("moved out of the step, onto the GPU, or overlapped with the GPU's work" if unseen else
+    idle, no_launch = _unlaunched(ctx, host_ms)
+    elsewhere = not unseen and no_launch >= 0.5 * host_ms  # mostly in ranges that launch nothing
+    what = "" if unseen or elsewhere else " (Python, the framework's own work before each launch)"
+    alone = (f"; {_names(idle)} {'launches' if len(idle) == 1 else 'launch'} no GPU work" if no_launch > 0 and
+             not unseen else "")
+    how = ("moved out of the step, onto the GPU, or overlapped with the GPU's work" if unseen or elsewhere else
            "fewer, larger launches or graphs, or overlapped with the GPU")
+    if unseen:
+        actions = ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST]
+    elif no_launch >= 0.1 * host_ms:
+        launch = ctx.fw.fix("launch_bound") if host_ms - no_launch >= 0.1 * host_ms else []
+        actions = [_move_host_work(idle, launch)] + launch
+    else:
+        actions = ctx.fw.fix("launch_bound")
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
-        f"accounts for: the step is host-bound{in_ranges(ctx, host_ms)}"
+        f"accounts for: the step is host-bound{in_ranges(ctx, host_ms, _HOST_OWN, 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(unrecorded_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
@@ -621,10 +644,39 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         evidence=ranges_table(ctx) + os_waits_table(ctx),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute + st.breakdown.other, label="host work"),
         # the code the capture did not record is seen first where it is most of the time
-        actions=(ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST]) if unseen else ctx.fw.fix("launch_bound"),
+        actions=actions,
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _unlaunched(ctx: Ctx, host_ms: float) -> tuple[list[tuple[str, float]], float]:
+    """The program's ranges holding the host-bound time (``_HOST_OWN``, at least a tenth of ``host_ms`` each) that
+    launch no GPU work in the steps (``HostMetrics.ranges_launching``), and their ms per step (at most ``host_ms``).
+
+    Why: cold_a100_alexnet's host-bound 42.8 ms lies in its ``clear_cache`` range (41.9 ms: a cache flush on the host,
+    no kernel launched), yet the fix was CUDA graphs for the forward pass -- which holds 0.8 ms of it (h37-review3)."""
+    launching = set(ctx.m.ranges_launching)
+    idle = [(n, v) for n, v in ranges_part(ctx, _HOST_OWN) if v >= 0.1 * host_ms and n not in launching]
+    return idle, min(host_ms, sum(v for _, v in idle))
+
+
+def _move_host_work(idle: list[tuple[str, float]], launch: list[Action]) -> Action:
+    """The fix for host work in ranges that launch nothing: out of the step or overlapped -- no launch fix reaches it;
+    ``launch``: the launch fixes that follow it, for the rest."""
+    names = ", ".join(f"`{n}` ({ms(v)})" for n, v in idle)
+    one = len(idle) == 1
+    rest = (" The launch fixes below fit only the rest, the host's time in ranges that launch the GPU's work."
+            if launch else "")
+    return action(f"Move the host's own work in {names} out of the timed step, or overlap it with the GPU's work (a "
+                  f"thread of its own, or done on the GPU): {'that range launches' if one else 'those ranges launch'} no GPU "
+                  f"work, so fewer launches, compiling or graphs do not shorten it.{rest}")
+
+
+def _names(ranges: list[tuple[str, float]]) -> str:
+    """The ranges' names, quoted, in words."""
+    q = [f"`{n}`" for n, _ in ranges]
+    return q[0] if len(q) == 1 else f"{', '.join(q[:-1])} and {q[-1]}"
 
 
 def _unrecorded_words(unrecorded_ms: float) -> str:

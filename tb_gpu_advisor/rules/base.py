@@ -261,12 +261,27 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
     return Table(title=title, columns=list(columns), rows=[[_scalar(v) for v in row] for row in rows])
 
 
-def in_ranges(ctx: Ctx, host_ms: float) -> str:
+def in_ranges(ctx: Ctx, host_ms: float, cats: tuple[str, ...] | None = None, what: str = "the GPU's idle time") -> str:
     """Where in the program's code the host holds the GPU idle: its own ranges (NVTX, ``record_function``) spanning at
     least a tenth of ``host_ms`` (``HostMetrics.idle_in_ranges``), so the user knows where to look (issue #37); ""
-    where the capture marks none or none stands out."""
-    named = [f"`{n}` {ms(v)}" for n, v in ctx.m.idle_in_ranges if v >= 0.1 * host_ms]
-    return f"; the GPU's idle time lies in the program's own ranges {', '.join(named)} a step" if named else ""
+    where the capture marks none or none stands out.
+
+    ``cats``: the ledger categories the finding claims -- then each range is given only its idle booked there
+    (:func:`ranges_part`), so a microsecond another finding claims (the allocator's) is not said again here."""
+    parts = ranges_part(ctx, cats) if cats else list(ctx.m.idle_in_ranges)
+    named = [f"`{n}` {ms(v)}" for n, v in parts if v >= 0.1 * host_ms]
+    if not named:
+        return ""
+    over = cats and sum(v for _, v in parts if v >= 0.1 * host_ms) > host_ms * 1.001
+    extra = " (with what other findings claim there)" if over else ""
+    return f"; {what} lies in the program's own ranges {', '.join(named)} a step{extra}"
+
+
+def ranges_part(ctx: Ctx, cats: tuple[str, ...]) -> list[tuple[str, float]]:
+    """(range, ms per step) of the GPU's idle each of the program's ranges spans that the step ledger books in the
+    categories ``cats`` (``HostMetrics.idle_in_ranges_by``), longest first."""
+    out = [(n, sum(parts.get(c, 0.0) for c in cats)) for n, parts in ctx.m.idle_in_ranges_by.items()]
+    return sorted(((n, v) for n, v in out if v > 0), key=lambda nv: (-nv[1], nv[0]))
 
 
 def ranges_table(ctx: Ctx) -> list[Table]:

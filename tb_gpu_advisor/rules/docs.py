@@ -64,9 +64,13 @@ findings' claims on the host group) fills at least half of the GPU's idle,
 found across the job's ranks does not hide it.  Where the capture marks the
 program's own ranges (Nsight NVTX, Kineto `user_annotation` from
 `record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),
-it names those holding the GPU's idle time in the step
-(`HostMetrics.idle_in_ranges`; `launch_bound` does too, and `step_gaps` the
-ranges in its gaps); where it traced the OS runtime (Nsight `-t osrt`), the
+it names those holding its own time in the step -- the idle the ledger books
+as the host's work or unrecorded, not another finding's (the allocator's):
+`HostMetrics.idle_in_ranges_by`; `launch_bound` names its launch wait's the
+same way, and `step_gaps` the ranges in its gaps -- and where most of that
+time lies in ranges that launch no GPU work (`HostMetrics.ranges_launching`)
+its fix moves that work out of the step, the launch fixes kept only for the
+rest; where it traced the OS runtime (Nsight `-t osrt`), the
 blocking OS calls the thread launching the GPU's work sat in while the GPU
 idled (`HostMetrics.idle_in_os_waits`; `step_gaps` in its gaps).  Where it
 traced context switches (Nsight `SCHED_EVENTS`, `--cpuctxsw`), a stretch the
@@ -90,7 +94,8 @@ claims, so it never overlaps the gaps' wait between steps and "if every fix
 lands" counts both); `step_gaps` names such a wait in its gaps the same way.  A range or op around a wait runs no code there.  Without a
 scheduler trace, time nothing covers is code or a wait (`step_gaps`: "likely"
 a wait where the gaps are as regular as a clock, never critical), and where it
-fills most of the GPU's idle inside the step,
+fills half of the GPU's idle inside the step, or 15% of the step whatever the
+GPU's share,
 `unexplained_idle:<host>#unrecorded` says so with no saving
 (`rules.unrecorded_idle_finding`): a one-pass window analysed whole has no gap
 to hold it.

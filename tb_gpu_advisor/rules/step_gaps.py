@@ -67,7 +67,9 @@ def check(m: HostMetrics) -> list[Finding]:
     input_ms = g.avg_input_wait_ms or 0.0
     launch_ms = g.avg_launch_ms or 0.0
     other_ms = g.avg_host_other_ms or 0.0
-    unexplained = max(0.0, g.avg_gap_ms - input_ms - launch_ms - other_ms)
+    # the GPU holding the next step's work, its launch returned, is no host's time (metrics' ``avg_held_ms``)
+    held_ms = g.avg_held_ms
+    unexplained = max(0.0, g.avg_gap_ms - input_ms - launch_ms - other_ms - held_ms)
     # Dynamic loss scaling shows up as gaps too; its own rule reports it.
     ls = m.loss_scaling
     loss_ms = (ls.gap_ms_per_step or 0.0) if (ls.present and ls.dynamic) else 0.0
@@ -77,7 +79,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # Where the framework dispatches compiled work (JAX), the host inside dispatch during a gap is the step's
     # dispatch cost: launch_bound reports it (step-level when the step is a few small calls).
     dispatch_ms = launch_ms if ctx.fw.has_dispatch else 0.0
-    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms)
+    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms)
     # of the time the gaps sit in (a step's start to the next's: the step, and the gap where it lies outside the
     # steps), never of the mean step -- a part never above its whole (issue #37 survey: "176.3% of the 815 us step"
     # on two steps guessed from GPU bursts, the 1.45 ms gap inside the first)
@@ -96,7 +98,7 @@ def check(m: HostMetrics) -> list[Finding]:
               ctx.fw.label("step_gaps:launch"): launch_ms - dispatch_ms}
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(other_ms + unexplained, launch_ms, private))
-    unrecorded = cause == host_work and unexplained >= 0.5 * g.avg_gap_ms
+    unrecorded = cause == host_work and unexplained >= 0.5 * (g.avg_gap_ms - held_ms)
     # a smaller part of the gaps, yet a large share of the step: named beside the host work, with the way to see it
     unseen = cause == host_work and not unrecorded and unexplained >= T("step_gaps.unrecorded_share") * cycle_ms
     # a thread off its CPU runs no code, whatever op or range spans it: that part of the host's time is a wait
@@ -152,7 +154,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                       gpu=x.gpu, step=x.after_step))
     return [finding(
         ctx, ID, sev,
-        f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
+        f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}){_held_part(held_ms, g)}, "
+        f"{pct(share)} of "
         f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}"
         f"{_named(g, cause == host_work and not waited)}"
         f"{_waited(g, 'named by the trace' if waited else '')}"
@@ -170,6 +173,8 @@ def check(m: HostMetrics) -> list[Finding]:
                    *([["of the host's time: communication (waiting on other processes)", round(comm_ms, 4)]]
                      if comm_ms else []),
                    ["dynamic loss scaling", loss_ms], ["late start of a GPU (launch skew)", skew_ms],
+                   *([["the GPU holding the next step's work, its launch returned", round(held_ms, 4)]]
+                     if held_ms else []),
                    ["unexplained", unexplained]]),
             table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
                                    "unexplained ms"], rows),
@@ -298,6 +303,16 @@ def _covered(other_ms: float, unexplained_ms: float) -> str:
     """What the capture recorded around a wait, in words: nothing, or the host's ops and ranges around it."""
     return (", where no runtime call, op or range of the capture covers it" if unexplained_ms >= other_ms else
             ", inside the program's own ops or ranges (they span the wait; no code of theirs ran)")
+
+
+def _held_part(held_ms: float, g) -> str:  # noqa: ANN001 - Gaps
+    """The part of the mean gap the GPU held the next step's work, its launch returned (``Gaps.avg_held_ms``), where
+    it is a twentieth of the gap or more: the GPU idles there, but the host had handed it its work, so the shares and
+    causes that follow are of the rest ("" otherwise)."""
+    if not g.avg_gap_ms or held_ms < 0.05 * g.avg_gap_ms:
+        return ""
+    return (f" ({ms(min(held_ms, g.avg_gap_ms))} of it holding the next step's work, whose launch had returned: no "
+            f"host's time)")
 
 
 def _unseen_part(unexplained_ms: float, cycle_ms: float) -> str:

@@ -23,7 +23,7 @@ from synthetic.nsysexport import NsysJob
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tests.support.intervals import union
+from tests.support.intervals import idle_within, union
 from tests.support.paths import FIXTURES
 
 DDP = FIXTURES / "wild" / "ddp_a100_nccl"
@@ -52,14 +52,7 @@ def _truth() -> dict[str, float]:
     total: dict[str, float] = {}
     for st in steps:
         a, b = st["ts"], st["ts"] + st["dur"]
-        idle, t = [], a
-        for s, e in busy:
-            if e > a and s < b:
-                if s > t:
-                    idle.append((t, s))
-                t = max(t, e)
-        if t < b:
-            idle.append((t, b))
+        idle = idle_within(busy, a, b)
         for s, e, name in outer:
             ov = sum(max(0.0, min(e, y) - max(s, x)) for x, y in idle)
             total[name] = total.get(name, 0.0) + ov / 1e3 / len(steps)

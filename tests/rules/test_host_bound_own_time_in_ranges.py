@@ -22,7 +22,7 @@ import pytest
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tests.support.intervals import union
+from tests.support.intervals import idle_within, union
 from tests.support.paths import FIXTURES
 
 ALEXNET = FIXTURES / "wild" / "cold_a100_alexnet"
@@ -47,14 +47,7 @@ def _truth() -> dict[str, tuple[float, bool]]:
     step = max((e for e in ev if e["name"].endswith("measure|forward]") and e.get("cat") == "user_annotation"),
                key=lambda e: e["dur"])
     a, b = step["ts"], step["ts"] + step["dur"]
-    idle, t = [], a
-    for s, e in busy:
-        if e > a and s < b:
-            if s > t:
-                idle.append((t, s))
-            t = max(t, e)
-    if t < b:
-        idle.append((t, b))
+    idle = idle_within(busy, a, b)
     alloc = union([(e["ts"], e["ts"] + e["dur"]) for e in ev if e["name"] in ("cudaMalloc", "cudaFree")])
     launches = [e["ts"] for e in ev if e.get("cat") == "cuda_runtime" and "Launch" in e["name"]]
     out: dict[str, tuple[float, bool]] = {}

@@ -21,8 +21,6 @@ the framework's managed-memory fix first (``:managed``: prefetch, or explicit de
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).
-Copies that block the host (pageable or synchronous) in steps guessed from GPU bursts that are mostly a stretch with
-nothing recorded are judged against the steps' recorded time: that stretch may belong to no step (h37-left27).
 Saving: the blocking copy time and the idle after it (copies overlapped with
 compute from pinned memory, or gone).
 """
@@ -35,7 +33,6 @@ from tb_gpu_advisor.rules.base import (Ctx, T, action, count, n_of, finding, gra
                                        step_windows, table)
 from tb_gpu_advisor.rules.host_op_placement import host_op_time
 from tb_gpu_advisor.rules.savings import idle_claims
-from tb_gpu_advisor.steps.detect import SOURCE_LABEL
 
 ID = "excessive_memcpy"
 _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}
@@ -58,11 +55,6 @@ def check(m: HostMetrics) -> list[Finding]:
     sync_ms = sum(c.ms_per_step * (c.sync_share or 0.0) for c in copies)
     share = ctx.share(blocking)
     sync_share = ctx.share(sync_ms) or 0.0
-    # a copy that blocks the host, in steps guessed around a stretch with nothing recorded: judged on what was recorded
-    recorded = _recorded_step_ms(m, ctx.step_ms) if _blocks_host(m, copies) else None
-    if recorded is not None:
-        share = blocking / recorded
-        sync_share = sync_ms / recorded
     sev = grade(share, "excessive_memcpy.warning", "excessive_memcpy.critical")
     if sev is None and sync_share >= T("excessive_memcpy.sync_share"):
         sev = "warning"
@@ -145,14 +137,13 @@ def check(m: HostMetrics) -> list[Finding]:
                                      "or ops pinned to one GPU) — guide §2 item 4."))
     return [finding(
         ctx, ID, sev,
-        f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({_of_what(share, recorded, m.steps.source)}), "
+        f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({pct(share)}), "
         f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst)}){sync_txt}{rec_txt}"
         f"{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
-                                    "sync_share_of_step": sync_share}
-                            | ({} if recorded is None else {"recorded_step_ms": recorded})),
+                                    "sync_share_of_step": sync_share}),
         saving=saving(ctx, max(blocking - asked, sync_ms),
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else _ASSUMPTION,
                       [("copies", "copies", max(blocking - waits - paging - asked, sync_ms)),
@@ -175,45 +166,6 @@ _ASSUMPTION_UPLOADS = ("the parameters' uploads leave the step (offload off) or 
 _ASSUMPTION_MANAGED = ("the page migrations are prefetched before the kernels and the host touch the pages, so no "
                        "kernel waits on them and no copy runs with the GPU idle; a lower bound: a kernel that faults "
                        "its pages in also waits for each fault to be handled, beyond the copies' own time")
-
-
-def _blocks_host(m: HostMetrics, copies: list) -> bool:
-    """Whether copies that block the host carry time: from or to pageable memory (the driver stages them, the host
-    waits in the call), synchronous ones, or copies the host waits for its stream to drain after.  Their cost and fix
-    (pinned memory, ``non_blocking``) do not depend on where the steps' boundaries fall: the host's record of the
-    call spans the copy (31.4 ms around a 31.3 ms pageable batch copy, ``wild/vit_a4000_pageable_batch``)."""
-    pageable = T("excessive_memcpy.pageable_share")
-    return bool(m.syncs.copy_calls_per_step) or any(
-        c.blocking_ms_per_step > 0 and ((c.pageable_share or 0.0) >= pageable or (c.sync_share or 0.0) > 0)
-        for c in copies if c.direction in ("h2d", "d2h"))
-
-
-def _recorded_step_ms(m: HostMetrics, step_ms: float) -> float | None:
-    """The mean step's recorded time where the steps are a guess (GPU bursts) and the gaps between them hold time
-    nothing recorded (no runtime call, op or range): None where the steps are known or no such time lies in them.
-    Why: a guessed step's window runs to the next burst, so a stretch the capture did not record -- 3.78 s before
-    the one iteration of ``wild/vit_a4000_pageable_batch`` -- sits inside a "step" it may not belong to, and shrank a
-    copy holding the host for a third of the iteration to 1.6% of it; the recorded rest is what the step is known
-    to hold (the unrecorded stretch is named by the gap finding).  Only where that stretch is most of the step: a
-    smaller one leaves the step's size mostly known.  Time the launching thread spent in a recorded OS wait (a
-    benchmark blocked 4.65 s in ``getc`` on its standard input, ``wild/mordred_rtx6000_hashjoin``) was recorded: the
-    gap finding names that wait, and the step keeps it."""
-    g = m.gaps
-    if m.steps.confidence != "low" or m.steps.source == "whole_capture" or not g.avg_gap_ms:
-        return None
-    os_waits = min(1.0, sum(avg for _, avg, _ in g.top_os_waits) / g.avg_gap_ms)
-    unrecorded = float(g.ledger_ms_per_step.get("other", 0.0)) * (1.0 - os_waits)
-    left = step_ms - unrecorded
-    return left if unrecorded >= 0.5 * step_ms and left > 0 else None
-
-
-def _of_what(share: float, recorded: float | None, source: str | None) -> str:
-    """The share's whole in words: the step, or the part of it the capture recorded (and why)."""
-    if recorded is None:
-        return pct(share)
-    guess = SOURCE_LABEL.get(source or "", "an unnamed source").split(",")[0]
-    return (f"{pct(share)} of the {ms(recorded)} of it the capture recorded; the steps are a guess from {guess}, and "
-            f"the rest of each is a stretch with nothing recorded")
 
 
 def _param_uploads(copies: list) -> float | None:

@@ -145,12 +145,14 @@ def check(m: HostMetrics) -> list[Finding]:
         if k is not None:
             w = order[k]
             # a gap ends where the next step's work begins: no later than that step's end (a guessed step's window
-            # runs start to start and holds its gap, so step end + gap would point past the next step)
-            end = w.end_ms + x.gap_ms
+            # runs start to start and holds its gap, so step end + gap would point past the next step); a gap cut out
+            # of the steps (nothing recorded in it) ends at the next step's start, not at this one's end
+            anchor = max(w.end_ms, order[k + 1].start_ms) if k + 1 < len(order) else w.end_ms
+            end = anchor + x.gap_ms
             if k + 1 < len(order):
-                end = min(end, max(order[k + 1].end_ms, w.end_ms))
+                end = min(end, max(order[k + 1].end_ms, anchor))
             windows.append(TimeWindow(host=ctx.host, label=f"gap after step {x.after_step} ({ms(x.gap_ms)})",
-                                      start_ms=round(w.end_ms - x.gap_ms, 3), end_ms=round(end, 3),
+                                      start_ms=round(anchor - x.gap_ms, 3), end_ms=round(end, 3),
                                       gpu=x.gpu, step=x.after_step))
     return [finding(
         ctx, ID, sev,

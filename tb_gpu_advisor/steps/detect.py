@@ -326,6 +326,40 @@ def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts
     return (n, int(starts.size)) if 0 < n and 2 * n < starts.size else None
 
 
+def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
+                      ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+    """((starts, ends), bursts joined) of a training job's GPU bursts with each burst that holds no kernel (copies or
+    memsets alone) joined to the next burst, the last such to the one before it; the bursts unchanged elsewhere.
+
+    Why: every training iteration runs kernels (its forward, backward and update), so a burst of copies alone is no
+    iteration but part of one: the batch's upload before its compute (a ViT's 154 MB pageable copy, then 14 ms of the
+    host's own code, then 585 kernels: one iteration read as two "steps" of 58 ms, the copy's name -- a direction
+    and memory kinds, the same for the labels' 2 kB -- taken for repeated work), or the results' read-back after it.
+    Other jobs keep their bursts: a program of copies and kernels that is no training loop may repeat either."""
+    if job is None or job.kind.kind != "training" or starts.size < 2:
+        return (starts, ends), 0
+    held = np.zeros(starts.size, bool)
+    for d in active:
+        work = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+        k = np.searchsorted(starts, d.start[work], side="right") - 1
+        held[k[k >= 0]] = True
+    if held.all() or not held.any():
+        return (starts, ends), 0
+    out_s: list[int] = []
+    out_e: list[int] = []
+    pending: int | None = None  # the start of the copies' bursts waiting for the kernels they feed
+    for s, e, h in zip(starts.tolist(), ends.tolist(), held.tolist()):
+        if not h:
+            pending = s if pending is None else pending
+            continue
+        out_s.append(s if pending is None else pending)
+        out_e.append(e)
+        pending = None
+    if pending is not None:  # copies after the last kernels: that iteration's read-back
+        out_e[-1] = int(ends[-1])
+    return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
+
+
 def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> bool:
     """Whether some of the work (a kernel or copy, by name) runs in two bursts or more: steps are iterations, so
     bursts are steps only where the work repeats across them.  Bursts that share nothing are one pass of a program
@@ -439,6 +473,17 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                     hs, he = np.array([ps], np.int64), np.array([pe], np.int64)
             else:
                 cl = _busy_clusters(active)
+                joined = 0
+                if cl is not None:
+                    bursts = cl[0].size
+                    cl, joined = _join_copy_bursts(job, active, *cl)
+                    if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
+                        cl = None
+                        whole_note = (f"a training job's GPU work runs in {bursts} bursts, "
+                                      f"{plural(joined, 'burst')} of them copies alone (no kernel): every iteration "
+                                      f"runs kernels, so such a burst is part of one -- its input's upload or its "
+                                      f"results' read-back -- and the window holds one iteration; the whole capture "
+                                      f"is analysed as one pass; per-step numbers are capture totals")
                 backward = _bursts_holding_backward(job, active, cl[0]) if cl is not None else None
                 if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
                     cl = None
@@ -454,11 +499,17 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                     # in words any capture's user reads, as the whole capture's note below
                     note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
                             "idle gaps, some of the same work running in several of them")
+                    if joined:
+                        note += (f"; {plural(joined, 'burst')} of copies alone joined to the iteration it feeds (or, "
+                                 f"last, the one it ends)")
         if source in _PART_MARKS and ids.size > 2:
             ids, hs, he, note = _inside_frame(trace, ids, hs, he, note)
         if source in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") and ids.size:
             hs, he = _tile(hs, he)
             he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))
+            if source == "gpu_busy_clusters":
+                hs, he, cut_note = _cut_unrecorded(trace, hs, he)
+                note += cut_note
             if source in _HOST_SOURCES:
                 mapped = "correlation_id"
                 if launches is None:
@@ -838,6 +889,54 @@ def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if s.size > 1:
         e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
     return s, e
+
+
+def _recorded(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """The union (sorted, disjoint ps intervals) of everything the capture recorded: every thread's host events, its
+    Python spans, its OS calls and every GPU's records."""
+    parts = [(trace.h.start, trace.h.end)] + [(d.start, d.end) for d in trace.devices if len(d)]
+    for extra in (trace.spans, trace.host_waits):
+        if extra is not None and len(extra):
+            parts.append((extra.start, extra.end))
+    return union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False),
+                           np.concatenate([p[1] for p in parts]).astype(np.int64, copy=False))
+
+
+def _cut_unrecorded(trace: Trace, hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """GPU-burst steps (tiled ``hs``, ``he``, ps) each cut at the longest stretch inside it with nothing recorded
+    (:func:`_recorded`) where that stretch is at least half its window and longer than any other step; the stretch is
+    then between steps: the step ends where it starts and the next starts where it ends.  Returns the windows and the
+    note's words ("" if none).
+
+    Why: a burst step runs from its burst to the next, on the guess that the host's time between them serves the
+    iteration.  Where nothing at all was recorded there -- no host event, OS call or GPU record -- nothing says so:
+    the stretch may be any code or wait outside the loop, and a step made mostly of it is the stretch's length, not
+    the iteration's (a ViT's 3.78 s unrecorded stretch made a 1.94 s mean step of an ~84 ms iteration, and every
+    per-step share a fraction of its truth).  The host's own unrecorded code in each iteration (a capture of CUDA
+    calls only, a GPU-only one) recurs in every step, so a stretch no longer than another whole step may be that, and
+    stays; a stretch the thread spent in a recorded OS wait (a benchmark's 4.65 s in ``getc``) is recorded, and a
+    shorter one leaves the step mostly known: all stay in the step."""
+    us, ue = _recorded(trace)
+    gs, ge = ue[:-1], us[1:]  # the stretches nothing covers, sorted
+    span = (he - hs).astype(np.int64)
+    hs, he = hs.copy(), he.copy()
+    cuts: list[str] = []
+    for k in range(hs.size):
+        lo, hi = np.searchsorted(gs, hs[k], side="left"), np.searchsorted(ge, he[k], side="right")
+        if hi <= lo:
+            continue
+        j = lo + int(np.argmax(ge[lo:hi] - gs[lo:hi]))
+        length = int(ge[j] - gs[j])
+        if 2 * length < int(span[k]) or length <= int(np.delete(span, k).max(initial=0)):
+            continue
+        he[k] = gs[j]
+        if k + 1 < hs.size:
+            hs[k + 1] = ge[j]
+        cuts.append(f"step {k} at a {length / PS_PER_MS:,.1f} ms stretch")
+    if not cuts:
+        return hs, he, ""
+    return hs, he, (f"; cut {', '.join(cuts)} with nothing recorded (no host event, OS call or GPU record) and "
+                    f"longer than any other step: a stretch between steps, not in one")
 
 
 def _last_cut_short(hs: np.ndarray, he: np.ndarray) -> bool:

@@ -46,4 +46,5 @@ def test_a_guessed_step_s_gap_window_holds_the_gap_and_ends_with_the_capture():
     assert gap_end - gap_start > 3000, (gap_start, gap_end)  # the 3.78 s the capture recorded nothing in
     for w in windows:
         assert w.start_ms <= gap_start + 0.001 and w.end_ms >= gap_end - 0.001, (w, gap_start, gap_end)
+        assert w.start_ms >= gap_start - 1.0, (w, gap_start)  # from the gap's start, not seconds before the capture
         assert w.end_ms <= last_end + 0.001, (w, last_end)

@@ -1,0 +1,94 @@
+"""A step guessed from GPU bursts never holds a stretch in which nothing was recorded (issue #37 class 1, h37-left30).
+
+The real class: Aphelack/efficient-dl-systems ``week02_fast_pipelines/homework/task3/torch_profiler_trace.json``
+@7e6cd43 (MIT, kept: ``wild/vit_a4000_pageable_batch``) -- CUDA activities only, so its steps are GPU bursts: 21.7 ms
+of an earlier iteration's kernels, 3.78 s in which no event of any kind was recorded, then one iteration.  Main's first
+step ran from its burst to the next one's start and held the stretch: a mean step of 1.94 s for an ~84 ms iteration.
+Truth from the file itself (json): the longest stretch no event covers, and the recorded time either side of it.
+Controls: ``wild/mordred_rtx6000_hashjoin``, whose 4.65 s between bursts is a recorded OS wait (``getc``), keeps it
+in its step; the same ViT capture with its stretch shortened to less than the rest of the step keeps it too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
+
+
+def _doc() -> dict:
+    return json.loads(gzip.decompress(TRACE.read_bytes()))
+
+
+def _stretch(events: list[dict]) -> tuple[float, float, float, float]:
+    """(first event's start, the longest stretch no event covers: its start and end, last event's end), us."""
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace")
+    busy: list[list[float]] = []
+    for a, b in spans:
+        if busy and a <= busy[-1][1]:
+            busy[-1][1] = max(busy[-1][1], b)
+        else:
+            busy.append([a, b])
+    k = max(range(len(busy) - 1), key=lambda i: busy[i + 1][0] - busy[i][1])
+    return busy[0][0], busy[k][1], busy[k + 1][0], busy[-1][1]
+
+
+def _steps(path: Path, fmt: str = "kineto") -> tuple[dict, list[tuple[float, float]]]:
+    """(the report's steps, each kept step's (start, end) in ms, host-wide)."""
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, fmt))
+    assert rep.error is None, rep.error
+    rows = [r for r in rep.step_rows if r.gpu is None]
+    return rep.steps, [(r.start_ms, r.start_ms + r.step_ms) for r in rows]
+
+
+def test_a_burst_step_is_cut_at_the_stretch_nothing_recorded():
+    events = _doc()["traceEvents"]
+    first, hole0, hole1, last = _stretch(events)
+    assert hole1 - hole0 > 3.7e6, (hole0, hole1)  # the 3.78 s nothing recorded
+    steps, windows = _steps(TRACE)
+    assert (steps["source"], steps["count"]) == ("gpu_busy_clusters", 2), steps
+    # the trace viewer counts from the file's first event (the profiler's own span, 59 us before the first kernel)
+    zero = min(e["ts"] for e in events if e.get("ph") == "X")
+    lo, hi = (hole0 - zero) / 1000, (hole1 - zero) / 1000
+    for a, b in windows:
+        assert min(b, hi) - max(a, lo) <= 0.001, (a, b, lo, hi)  # no step holds any of the stretch
+    recorded = ((last - first) - (hole1 - hole0)) / 1000  # 105.7 ms: the time the capture recorded
+    assert sum(b - a for a, b in windows) == pytest.approx(recorded, rel=0.01)
+    assert "nothing recorded" in steps["note"], steps["note"]
+
+
+def test_a_stretch_shorter_than_the_rest_of_the_step_stays_in_it(tmp_path):
+    """Control: the same capture with everything after the stretch moved back so that only 10 ms of it is left,
+    less than the 21.7 ms of recorded work before it: the step is mostly known, and keeps the stretch."""
+    doc = _doc()
+    events = doc["traceEvents"]
+    _, hole0, hole1, _ = _stretch(events)
+    shift = (hole1 - hole0) - 10_000.0
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") != "Trace" and e["ts"] >= hole1:
+            e["ts"] -= shift
+    path = tmp_path / TRACE.name
+    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    steps, windows = _steps(path)
+    assert steps["count"] == 2, steps
+    (_, end0), (start1, _) = windows
+    assert end0 == pytest.approx(start1), windows  # step 0 runs to the next: the stretch is in it
+    assert "nothing recorded" not in steps["note"], steps["note"]
+
+
+def test_a_recorded_os_wait_between_bursts_stays_in_the_step():
+    """Control: ``wild/mordred_rtx6000_hashjoin`` waits 4.65 s in ``getc`` between its uploads and its queries; the
+    OS runtime trace records it, so its burst step keeps it."""
+    path = FIXTURES / "wild" / "mordred_rtx6000_hashjoin" / "report1.sqlite"
+    steps, windows = _steps(path, "nsys")
+    assert steps["source"] == "gpu_busy_clusters", steps
+    assert max(b - a for a, b in windows) > 4650.0, windows
+    assert "nothing recorded" not in steps["note"], steps["note"]

@@ -55,6 +55,13 @@ def test_the_checker_sees_each_pattern():
     guess = {"notes": ["no GPU kernels in this capture: device metrics are not available (CPU-only profile?)"]}
     assert json_field_problems(_host(job=lost, capture=guess))
     assert not json_field_problems(_host(job=cpu, capture=guess))
+    # a metric coloured past its finding's severity (main: jax_mi355x's MFU, a warning reading critical)
+    mfu = {"id": "mfu_low:h", "severity": "warning", "metric": {"status": "critical"}}
+    assert json_field_problems(_host(findings=[mfu]))
+    assert json_field_problems({**_host(), "findings": [mfu]})  # the session's list too
+    assert json_field_problems(_host(findings=[{**mfu, "severity": "info", "metric": {"status": "info"}}]))
+    assert not json_field_problems(_host(findings=[{**mfu, "metric": {"status": "warning"}}]))
+    assert not json_field_problems(_host(findings=[{**mfu, "severity": "info", "metric": {"status": "good"}}]))
 
 
 @pytest.mark.parametrize("root, run", [
@@ -63,6 +70,8 @@ def test_the_checker_sees_each_pattern():
     (FIXTURES / "wild" / "cuda_reduce_baseline", None),   # "only 0 steps kept" beside "1 step", steps_kept 0 vs count 1
     (FIXTURES / "wild" / "lost_kernels_a100", None),      # "CPU-only profile?" where the GPU records were lost
     (FIXTURES / "wild" / "snapshot_inference_gpt", None), # a memory snapshot: vendor "NVIDIA" for a GPU with no work
+    (FIXTURES / "wild" / "jax_mi355x", None),             # mfu_low a warning, its metric "critical"
+    (FIXTURES / "wild" / "amd_mi250", None),              # launch_bound a note, its metric status "info"
 ])
 def test_kept_captures_json_fields_agree(root, run):
     r = _json(root, run)

@@ -14,6 +14,8 @@ Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it
 * ``note-vs-job`` -- a capture note calls the capture CPU-only only where the job says the work ran on the CPU (its
   kind ``no_gpu`` with that evidence): not for work on an accelerator, GPU records lost, or a window before the GPU
   work, which the job and the capture finding name.
+* ``metric-status`` -- a finding's metric is coloured with one of the schema's statuses and no stronger than the
+  finding's severity: a note's metric is not amber, a warning's not red.
 
 Each failed on main before h37-review4 (``tests/report/test_json_fields.py`` names the captures).
 """
@@ -33,7 +35,26 @@ def json_field_problems(report: dict[str, Any]) -> list[str]:
         if h.get("error"):
             continue
         out += vendor_problems(h) + step_count_problems(h) + note_problems(h)
+        out += metric_status_problems(h["host"], h.get("findings") or [])
+    out += metric_status_problems("session", report.get("findings") or [])
     return sorted(set(out))
+
+
+#: the schema's statuses (``model/schema.Status``), by strength; the strongest each severity allows its metric
+_STATUS = {"good": 0, "unknown": 0, "warning": 1, "critical": 2}
+_CEILING = {"critical": 2, "warning": 1, "info": 0, "ok": 0}
+
+
+def metric_status_problems(where: str, findings: list[dict[str, Any]]) -> list[str]:
+    """``metric-status``: each finding's metric colour is a status of the schema, within its severity."""
+    out = []
+    for f in findings:
+        status = (f.get("metric") or {}).get("status")
+        if status is None:
+            continue
+        if status not in _STATUS or _STATUS[status] > _CEILING.get(f.get("severity"), 0):
+            out.append(f"metric-status: {where}: {f.get('id')} is {f.get('severity')} but its metric reads {status!r}")
+    return out
 
 
 def _ran_work(g: dict[str, Any]) -> bool:

@@ -55,6 +55,11 @@ def test_the_checker_sees_each_pattern():
     guess = {"notes": ["no GPU kernels in this capture: device metrics are not available (CPU-only profile?)"]}
     assert json_field_problems(_host(job=lost, capture=guess))
     assert not json_field_problems(_host(job=cpu, capture=guess))
+    # a steady state claimed for a cold start (main: cloverleaf_a100_cuda, its job's phase warm-up)
+    cold = {"phase": "warm-up", "phase_evidence": "a cold start: 1 first-time runtime call (`cudaMalloc`)"}
+    assert json_field_problems(_host(job=cold, capture={"steady_state": True}))
+    assert not json_field_problems(_host(job=cold, capture={"steady_state": False}))
+    assert not json_field_problems(_host(job={"phase": "steady"}, capture={"steady_state": True}))
     # a metric coloured past its finding's severity (main: jax_mi355x's MFU, a warning reading critical)
     mfu = {"id": "mfu_low:h", "severity": "warning", "metric": {"status": "critical"}}
     assert json_field_problems(_host(findings=[mfu]))
@@ -72,6 +77,7 @@ def test_the_checker_sees_each_pattern():
     (FIXTURES / "wild" / "snapshot_inference_gpt", None), # a memory snapshot: vendor "NVIDIA" for a GPU with no work
     (FIXTURES / "wild" / "jax_mi355x", None),             # mfu_low a warning, its metric "critical"
     (FIXTURES / "wild" / "amd_mi250", None),              # launch_bound a note, its metric status "info"
+    (FIXTURES / "wild" / "cloverleaf_a100_cuda", None),   # steady_state true, its job a cold start
 ])
 def test_kept_captures_json_fields_agree(root, run):
     r = _json(root, run)

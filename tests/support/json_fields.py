@@ -14,6 +14,8 @@ Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it
 * ``note-vs-job`` -- a capture note calls the capture CPU-only only where the job says the work ran on the CPU (its
   kind ``no_gpu`` with that evidence): not for work on an accelerator, GPU records lost, or a window before the GPU
   work, which the job and the capture finding name.
+* ``steady-vs-job`` -- ``capture.steady_state`` is not true where the job says the window is a cold start
+  (``job.phase`` ``warm-up``: the cold-start finding says "not the steady state").
 * ``metric-status`` -- a finding's metric is coloured with one of the schema's statuses and no stronger than the
   finding's severity: a note's metric is not amber, a warning's not red.
 
@@ -94,6 +96,9 @@ def note_problems(h: dict[str, Any]) -> list[str]:
     out = [f"note-numbers: {host}: capture.note says {m.group(0)!r} but steps.count is {(h.get('steps') or {}).get('count')}"
            for m in _KEPT.finditer(cap.get("note") or "") if int(m.group(1)) != (h.get("steps") or {}).get("count")]
     job = h.get("job") or {}
+    if cap.get("steady_state") is True and job.get("phase") == "warm-up":
+        out.append(f"steady-vs-job: {host}: capture.steady_state true where the job's phase is a cold start "
+                   f"({(job.get('phase_evidence') or '')[:60]!r})")
     on_cpu = job.get("kind") == "no_gpu" and "on the CPU" in (job.get("kind_evidence") or "")
     for note in [cap.get("note") or "", *(cap.get("notes") or [])]:
         if "CPU-only" in note and not on_cpu:

@@ -118,7 +118,9 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         notes.append("a PyTorch memory snapshot: the allocator's state, history and out-of-memory errors; no kernels "
                      "or steps")
     elif not has_gpu:
-        notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
+        # why there are none is the job's to say (its kind evidence: the CPU, an accelerator, lost GPU records, a
+        # window before the GPU work): guessing "CPU-only" here contradicted it on 12 of 15 kept captures (h37-review4)
+        notes.append("no GPU kernels in this capture: device metrics are not available")
     hm = HostMetrics(
         host=trace.host, path=trace.path, capture=quality, steps=ctx.steps.detection, headline=head,
         breakdown=avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],

@@ -778,7 +778,7 @@ class CaptureQuality:
     length_ms: float  # first to last event (or profile_start/stop_time)
     steps_captured: int  # steps detected (before dropping)
     steps_kept: int
-    steady_state: bool | None  # kept step times vary < 20% (cv) ; None with < 2 steps
+    steady_state: bool | None  # kept step times even (cv <= capture.max_step_cv) and no cold start; None with < 2 steps
     step_time_cv: float | None  # std / mean of kept step times
     too_short: bool  # < 3 steps or < 100 ms
     too_long: bool  # > 60 s of capture

@@ -262,7 +262,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "processes": m.multi_gpu.processes,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
-                 "vendor": devices.vendor_of([g.name for g in m.gpus if g.active]).VENDOR,  # whose words its legend takes
+                 "vendor": _vendor(m),
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: devices.words([g.name for g in m.gpus if g.active], v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
@@ -277,6 +277,14 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
         roofline=_roofline_table(m), damage=list(damage or []),
     )
+
+
+def _vendor(m: HostMetrics) -> str | None:
+    """``capture.vendor``, whose words the tab's legend takes: the vendor of the GPUs that ran work, None where none
+    did (a CPU-only capture, an accelerator the Advisor does not analyse, a memory snapshot) -- the default vendor
+    claimed for a capture with no GPU contradicted its own job line (h37-review4)."""
+    names = [g.name for g in m.gpus if g.active]
+    return devices.vendor_of(names).VENDOR if names else None
 
 
 def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:

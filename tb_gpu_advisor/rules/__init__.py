@@ -158,6 +158,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
         late = unexplained_idle_finding(metrics) or healthy_finding(metrics)
         _step_confidence(metrics, [late])  # it rests on the same steps: never critical on guessed ones
         out.append(late)
+    metrics_follow_severity(out)
     mark_overlaps(out)
     return capture_fixes_said_once(rank(out))
 
@@ -196,6 +197,25 @@ def follow_savings(findings: Iterable[Finding]) -> None:
         elif f.severity == "critical" and pct < T("severity.critical_min_saving"):
             f.severity = "warning"
     _raise_to_savings(findings)
+
+
+#: The strongest colour a finding's metric may take under each severity: a note's metric is not amber, a warning's not
+#: red (the schema's statuses; "info" is none of them).
+_STATUS_CEILING = {"critical": "critical", "warning": "warning", "info": "good", "ok": "good"}
+_STATUS_RANK = {"critical": 2, "warning": 1, "good": 0, "unknown": 0}
+
+
+def metrics_follow_severity(findings: Iterable[Finding]) -> None:
+    """A finding's metric is coloured no stronger than the finding's final severity (h37-review4): the gradings after
+    a rule's own (the saving's floors, the steps' confidence) lowered the severity and left the metric's status as
+    the rule set it -- a note whose metric read "warning" (61 of the kept captures' findings), a warning whose metric
+    read "critical" (jax_mi355x's MFU), a status "info" outside the schema's."""
+    for f in findings:
+        if f.metric is None:
+            continue
+        top = _STATUS_CEILING.get(f.severity, "good")
+        if _STATUS_RANK.get(f.metric.status, 3) > _STATUS_RANK[top]:
+            f.metric.status = top  # type: ignore[assignment]
 
 
 _CONFIDENCE = {"high": 2, "medium": 1, "low": 0}
@@ -338,6 +358,7 @@ def evaluate_job(job: JobView) -> list[Finding]:
         except Exception as e:  # noqa: BLE001 -- a check must never crash the report
             logger.warning("job rule %s failed: %s", rid, e, exc_info=True)
     follow_savings(out)
+    metrics_follow_severity(out)
     return out
 
 

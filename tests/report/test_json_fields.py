@@ -1,0 +1,94 @@
+"""The JSON report's fields agree with one another, the run and the hardware (h37-review4: every kept capture's JSON
+report read field by field, as an agent or a CI job reads it).
+
+The checker (``tests/support/json_fields.json_field_problems``) reads only ``Report.to_dict()``.  It is shown failing
+on each pattern as main wrote it, then run over the kept captures that showed them on main;
+``tests/report/test_properties.py`` runs it over every report of the corpus."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.json_fields import json_field_problems
+from tests.support.paths import FIXTURES
+
+
+def _json(root, run: str | None = None) -> dict:
+    """The JSON report of the one session under ``root`` (of run ``run`` where it holds several)."""
+    (s,) = [s for s in discover(str(root)) if run is None or s.run == run]
+    return analyze_session(s.run, s.session, s.hosts).to_dict()
+
+
+def _host(**fields) -> dict:
+    """A host's JSON whose fields agree: one GPU that ran work, 8 of 10 steps kept, a training job on it."""
+    h = {"host": "h", "error": None,
+         "capture": {"vendor": "NVIDIA", "steps_kept": 8, "steps_captured": 10, "note": "", "notes": []},
+         "steps": {"source": "profiler_step", "count": 8, "found": 10, "dropped": [{"step": 0}, {"step": 9}]},
+         "gpus": [{"gpu": 0, "kernel_count": 120, "busy_share": 0.9}],
+         "job": {"kind": "training", "kind_evidence": "a backward pass"}}
+    for k, v in fields.items():
+        h[k] = {**h[k], **v} if isinstance(v, dict) else v
+    return {"hosts": [h]}
+
+
+def test_the_checker_sees_each_pattern():
+    """Each pattern as main wrote it fails the checker; the agreeing fields pass."""
+    assert not json_field_problems(_host())
+    # a vendor claimed with no GPU that ran work (main: every CPU-only capture "NVIDIA")
+    assert json_field_problems(_host(gpus=[]))
+    assert json_field_problems(_host(gpus=[{"gpu": 0, "kernel_count": 0, "busy_share": None}]))
+    assert not json_field_problems(_host(gpus=[], capture={"vendor": None}))
+    # one step analysed (the whole capture), "0 kept" beside it (main: cuda_reduce_baseline)
+    whole = {"source": "whole_capture", "count": 1, "found": 0, "dropped": []}
+    assert json_field_problems(_host(steps=whole, capture={"steps_kept": 0, "steps_captured": 0}))
+    assert not json_field_problems(_host(steps=whole, capture={"steps_kept": 1, "steps_captured": 0}))
+    assert json_field_problems(_host(capture={"note": "only 0 steps kept; capture a few steady-state steps"}))
+    assert not json_field_problems(_host(capture={"note": "only 8 steps kept; capture a few steady-state steps"}))
+    assert json_field_problems(_host(steps={"dropped": []}))  # 10 found, none dropped, 8 kept
+    # a CPU-only guess where the job says the GPU records were lost (main: lost_kernels_a100)
+    lost = {"kind": "unknown", "kind_evidence": "the host launched 260 kernels, but the capture holds no GPU record"}
+    cpu = {"kind": "no_gpu", "kind_evidence": "no kernel, copy or collective ran on any GPU: the work ran on the CPU"}
+    guess = {"notes": ["no GPU kernels in this capture: device metrics are not available (CPU-only profile?)"]}
+    assert json_field_problems(_host(job=lost, capture=guess))
+    assert not json_field_problems(_host(job=cpu, capture=guess))
+    # a steady state claimed for a cold start (main: cloverleaf_a100_cuda, its job's phase warm-up)
+    cold = {"phase": "warm-up", "phase_evidence": "a cold start: 1 first-time runtime call (`cudaMalloc`)"}
+    assert json_field_problems(_host(job=cold, capture={"steady_state": True}))
+    assert not json_field_problems(_host(job=cold, capture={"steady_state": False}))
+    assert not json_field_problems(_host(job={"phase": "steady"}, capture={"steady_state": True}))
+    # a metric coloured past its finding's severity (main: jax_mi355x's MFU, a warning reading critical)
+    mfu = {"id": "mfu_low:h", "severity": "warning", "metric": {"status": "critical"}}
+    assert json_field_problems(_host(findings=[mfu]))
+    assert json_field_problems({**_host(), "findings": [mfu]})  # the session's list too
+    assert json_field_problems(_host(findings=[{**mfu, "severity": "info", "metric": {"status": "info"}}]))
+    assert not json_field_problems(_host(findings=[{**mfu, "metric": {"status": "warning"}}]))
+    assert not json_field_problems(_host(findings=[{**mfu, "severity": "info", "metric": {"status": "good"}}]))
+
+
+@pytest.mark.parametrize("root, run", [
+    (FIXTURES / "wild" / "cpu_only_gloo", None),          # vendor "NVIDIA", no GPU
+    (FIXTURES / "foreign", "mtia_inference"),             # vendor "NVIDIA" on an MTIA; "0 steps kept" beside 1; "CPU-only"
+    (FIXTURES / "wild" / "cuda_reduce_baseline", None),   # "only 0 steps kept" beside "1 step", steps_kept 0 vs count 1
+    (FIXTURES / "wild" / "lost_kernels_a100", None),      # "CPU-only profile?" where the GPU records were lost
+    (FIXTURES / "wild" / "snapshot_inference_gpt", None), # a memory snapshot: vendor "NVIDIA" for a GPU with no work
+    (FIXTURES / "wild" / "jax_mi355x", None),             # mfu_low a warning, its metric "critical"
+    (FIXTURES / "wild" / "amd_mi250", None),              # launch_bound a note, its metric status "info"
+    (FIXTURES / "wild" / "cloverleaf_a100_cuda", None),   # steady_state true, its job a cold start
+])
+def test_kept_captures_json_fields_agree(root, run):
+    r = _json(root, run)
+    assert r["hosts"] and not any(h.get("error") for h in r["hosts"])  # the capture was read, not an error
+    assert not json_field_problems(r)
+
+
+def test_a_report_whose_gpus_ran_work_names_their_vendor():
+    """The fix drops the vendor only where no GPU ran work: an AMD capture still says AMD (its legend's words)."""
+    r = _json(FIXTURES / "wild" / "amd_mi300x")
+    assert [h["capture"]["vendor"] for h in r["hosts"]] == ["AMD"]
+    bad = copy.deepcopy(r)
+    bad["hosts"][0]["capture"]["steps_kept"] += 1
+    assert json_field_problems(bad)  # the checker reads this report's fields

@@ -1,0 +1,107 @@
+"""Properties of the JSON report that hold for ANY report (h37-review4): the fields an agent, the MCP server or a CI job
+reads, several of which the text never prints, agree with one another, with the run and with the hardware.
+
+Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it -- and returns its violations as lines
+``"<property>: <host>: <what>"``; an empty list is a report that holds them all.
+
+* ``vendor`` -- ``capture.vendor`` (whose words the tab's legend takes) names a vendor only where a GPU of the host ran
+  work (a kernel, a copy, a collective: busy time): a CPU-only capture, one of an accelerator the Advisor does not
+  analyse or a memory snapshot has no GPU vendor to claim.
+* ``step-count`` -- one count of steps per host: ``capture.steps_kept`` is ``steps.count`` and
+  ``capture.steps_captured`` is ``steps.found``; the steps found less those dropped are the steps kept, except where
+  none was found (``steps.source`` ``whole_capture``: the capture is one step or none).
+* ``note-numbers`` -- a number ``capture.note`` says is the field's: "only N steps kept" is ``steps.count``.
+* ``note-vs-job`` -- a capture note calls the capture CPU-only only where the job says the work ran on the CPU (its
+  kind ``no_gpu`` with that evidence): not for work on an accelerator, GPU records lost, or a window before the GPU
+  work, which the job and the capture finding name.
+* ``steady-vs-job`` -- ``capture.steady_state`` is not true where the job says the window is a cold start
+  (``job.phase`` ``warm-up``: the cold-start finding says "not the steady state").
+* ``metric-status`` -- a finding's metric is coloured with one of the schema's statuses and no stronger than the
+  finding's severity: a note's metric is not amber, a warning's not red.
+
+Each failed on main before h37-review4 (``tests/report/test_json_fields.py`` names the captures).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_KEPT = re.compile(r"only (\d+) steps? kept")
+
+
+def json_field_problems(report: dict[str, Any]) -> list[str]:
+    """Every JSON-field property (module doc) a report's JSON breaks, one line each."""
+    out: list[str] = []
+    for h in report.get("hosts") or []:
+        if h.get("error"):
+            continue
+        out += vendor_problems(h) + step_count_problems(h) + note_problems(h)
+        out += metric_status_problems(h["host"], h.get("findings") or [])
+    out += metric_status_problems("session", report.get("findings") or [])
+    return sorted(set(out))
+
+
+#: the schema's statuses (``model/schema.Status``), by strength; the strongest each severity allows its metric
+_STATUS = {"good": 0, "unknown": 0, "warning": 1, "critical": 2}
+_CEILING = {"critical": 2, "warning": 1, "info": 0, "ok": 0}
+
+
+def metric_status_problems(where: str, findings: list[dict[str, Any]]) -> list[str]:
+    """``metric-status``: each finding's metric colour is a status of the schema, within its severity."""
+    out = []
+    for f in findings:
+        status = (f.get("metric") or {}).get("status")
+        if status is None:
+            continue
+        if status not in _STATUS or _STATUS[status] > _CEILING.get(f.get("severity"), 0):
+            out.append(f"metric-status: {where}: {f.get('id')} is {f.get('severity')} but its metric reads {status!r}")
+    return out
+
+
+def _ran_work(g: dict[str, Any]) -> bool:
+    """A GPU of the report that ran work: kernels, or busy time (copies, collectives)."""
+    return bool(g.get("kernel_count")) or bool(g.get("busy_share"))
+
+
+def vendor_problems(h: dict[str, Any]) -> list[str]:
+    """``vendor``: no GPU vendor claimed for a host on whose GPUs nothing ran."""
+    vendor = (h.get("capture") or {}).get("vendor")
+    if vendor and not any(_ran_work(g) for g in h.get("gpus") or []):
+        return [f"vendor: {h['host']}: capture.vendor {vendor!r} with no GPU that ran work"]
+    return []
+
+
+def step_count_problems(h: dict[str, Any]) -> list[str]:
+    """``step-count``: the capture's step counts are the steps section's."""
+    cap, st, host = h.get("capture") or {}, h.get("steps") or {}, h["host"]
+    out = []
+    if cap.get("steps_kept") != st.get("count"):
+        out.append(f"step-count: {host}: capture.steps_kept {cap.get('steps_kept')} but steps.count {st.get('count')}")
+    if cap.get("steps_captured") != st.get("found"):
+        out.append(f"step-count: {host}: capture.steps_captured {cap.get('steps_captured')} but steps.found "
+                   f"{st.get('found')}")
+    found, dropped, count = st.get("found") or 0, len(st.get("dropped") or []), st.get("count") or 0
+    if st.get("source") == "whole_capture":
+        if found or count > 1:
+            out.append(f"step-count: {host}: no step found (whole capture) but found {found}, count {count}")
+    elif found - dropped != count:
+        out.append(f"step-count: {host}: {found} found less {dropped} dropped is not the {count} kept")
+    return out
+
+
+def note_problems(h: dict[str, Any]) -> list[str]:
+    """``note-numbers`` and ``note-vs-job``: the capture's notes say the fields' numbers and the job's verdict."""
+    cap, host = h.get("capture") or {}, h["host"]
+    out = [f"note-numbers: {host}: capture.note says {m.group(0)!r} but steps.count is {(h.get('steps') or {}).get('count')}"
+           for m in _KEPT.finditer(cap.get("note") or "") if int(m.group(1)) != (h.get("steps") or {}).get("count")]
+    job = h.get("job") or {}
+    if cap.get("steady_state") is True and job.get("phase") == "warm-up":
+        out.append(f"steady-vs-job: {host}: capture.steady_state true where the job's phase is a cold start "
+                   f"({(job.get('phase_evidence') or '')[:60]!r})")
+    on_cpu = job.get("kind") == "no_gpu" and "on the CPU" in (job.get("kind_evidence") or "")
+    for note in [cap.get("note") or "", *(cap.get("notes") or [])]:
+        if "CPU-only" in note and not on_cpu:
+            out.append(f"note-vs-job: {host}: a capture note says CPU-only ({note!r}) where the job says "
+                       f"{job.get('kind')!r}: {(job.get('kind_evidence') or '')[:80]!r}")
+    return out

@@ -456,7 +456,7 @@ def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
         by_cat[cat] = by_cat.get(cat, 0) + size
     return OomReport(gpu=o.gpu, requested_bytes=o.requested, device_free_bytes=o.device_free,
                      allocated_bytes=o.allocated, reserved_bytes=o.reserved, frames=o.frames[:12],
-                     at_ms=_ms(ctx, o.time_ps), label=o.label, live=live, by_category=by_cat)
+                     at_ms=_ms(ctx, o.time_ps) if _timed(ctx) else None, label=o.label, live=live, by_category=by_cat)
 
 
 def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:

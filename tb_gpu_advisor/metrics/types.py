@@ -725,7 +725,7 @@ class OomReport:
     allocated_bytes: int
     reserved_bytes: int
     frames: list[str]  # where the failed request was made, innermost first
-    at_ms: float
+    at_ms: float | None  # None where the history records no times (a PyTorch 2.0 snapshot)
     label: str = ""  # the user's own frame that asked (the first outside the framework)
     #: the largest live allocations then: [bytes, category, frames (innermost first)]
     live: list[list] = field(default_factory=list)

@@ -102,3 +102,15 @@ def test_a_forward_kept_in_a_history_without_times_is_freed_at_an_event_not_a_ti
     f = next(f for f in rep.findings if f.rule == "activation_memory")
     assert "at its memory peak (at event " in f.summary and "freed together (at event " in f.summary, f.summary
     assert not _TIME.search(f.summary), f.summary
+
+
+def test_an_oom_in_a_history_without_times_is_shown_at_no_moment(tmp_path: Path):
+    """An OOM a PyTorch 2.0 snapshot recorded was shown "at 220 us" (a trace window on the invented clock): without
+    times it has no moment -- the finding keeps its request and live blocks, no window, and ``at_ms`` is null."""
+    sc = ms.oom_activations()
+    for e in sc.doc["device_traces"][0]:
+        e.pop("time_us")
+    rep = _report(tmp_path, sc.doc)
+    f = next(f for f in rep.findings if f.rule == "oom_snapshot")
+    assert f.windows == [] and rep.gpus[0].memory["ooms"][0]["at_ms"] is None, (f.windows, rep.gpus[0].memory["ooms"])
+    assert not _TIME.search(f.summary), f.summary

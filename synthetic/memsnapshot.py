@@ -519,7 +519,7 @@ def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Sce
 
 def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, params: int = 4, param_mib: int = 64,
                         hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
-                        optimizer_temp: bool = True) -> Scenario:
+                        optimizer_temp: bool = True, trial_mib: int = 0) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -532,7 +532,9 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     ``micro_batches`` forwards and backwards before its one optimizer step (the first backward makes the gradients,
     held until ``zero_grad()``; the later ones make each gradient anew and add it in place, freeing it).
     ``optimizer_temp``: the step makes (and frees) a temporary each call; without it only the first step allocates
-    (its state), as a fused optimizer that updates in place."""
+    (its state), as a fused optimizer that updates in place.  ``trial_mib``: the first forward also makes and frees a
+    buffer of that size at its top (an autotuner's trial buffer, a first call's workspace): one-time work that may
+    hold the capture's peak, above every later iteration's (the truth's first of ``peaks``)."""
     a = Allocator(80 * GiB)
     for _ in range(params):
         a.malloc(param_mib * MiB, PARAMS)
@@ -553,6 +555,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         grads: list[int] = []
         for _micro in range(micro_batches if it < iterations else 1):
             acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+            if trial_mib and it == 0 and _micro == 0:
+                a.free(malloc(trial_mib * MiB, AUTOTUNE))
             if it == iterations:
                 break  # dumped inside the forward
             new_loss = malloc(512, loss_site)
@@ -583,9 +587,14 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         peaks.append(top)
     # the first step's one-time work: Adam's moments, allocated on it alone (warm-up where two iterations remain)
     return Scenario(snapshot([a]), {"gpu": 0, "iterations": iterations, "starts_us": starts, "peaks": peaks,
-                                    "held": 3 * params * param_mib * MiB, "first_call_allocs": 2 * params})
+                                    "held": 3 * params * param_mib * MiB,
+                                    "first_call_allocs": 2 * params + (1 if trial_mib else 0)})
 
 
+#: An autotuner's trial buffer, made and freed once while the first call benchmarks its candidate kernels.
+AUTOTUNE = [*ALLOCATOR_CPP, *_op("empty_strided"),
+            frame("/usr/lib/python3/site-packages/torch/_inductor/runtime/triton_heuristics.py", 812, "bench"),
+            frame("train.py", 44, "train_step")]
 #: What a script's ``x.to("cuda")`` allocates: the pass's input, copied from the host.
 INPUT = [*ALLOCATOR_CPP, *_op("_to_copy"), frame("bench.py", 18, "run_inference")]
 #: A KV cache's buffer, made on the first pass and kept by the model between passes.

@@ -90,3 +90,12 @@ test("a step timeline draws each GPU's memory under its lanes, inside the plot",
     { rule: "activation_memory" }, { format: "kineto" }, 700);
   assert.ok(fig.querySelector("svg.timeline"));
 });
+
+test("a history without times says where its peak falls by order, never a time or 'at the dump'", () => {
+  // h37-left35: a PyTorch 2.0 snapshot records no times; the report's peak_ms is null and peak_place says where
+  const mem = { ...memOf(fixture()), peak_step: null, peak_step_offset_ms: null, peak_ms: null,
+    peak_place: "training iteration 4 of 4, event 122 of 131" };
+  const text = views.memoryPeakText(mem);
+  assert.match(text, /in training iteration 4 of 4, event 122 of 131/);
+  assert.doesNotMatch(text, /at the dump|\d ms/);
+});

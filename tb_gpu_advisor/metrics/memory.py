@@ -81,12 +81,20 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     alloc, res = me.allocated, me.reserved
     win = _windows(ctx, me)
     p = _peak_event(me, win)
-    out.peak_allocated_bytes = int(alloc[p])
     has_res = bool((res >= 0).any())
-    if has_res:
+    if has_res:  # beyond the most ever allocated at once: the warm-up's peak too (its cache stays reserved)
         out.peak_reserved_bytes = int(res.max())
-        out.gap_bytes = max(out.peak_reserved_bytes - out.peak_allocated_bytes, 0)
-    out.peak_ms = _ms(ctx, int(me.t[p]))
+        out.gap_bytes = max(out.peak_reserved_bytes - int(alloc[p]), 0)
+    steady = _steady_peak(ctx, me, win, p)
+    if steady is not None:
+        out.warmup_peak_bytes, out.warmup_peak_step = int(alloc[p]), steady[1]
+        out.warmup_peak_ms = _ms(ctx, int(me.t[p])) if _timed(ctx) else None
+        p = steady[0]
+    out.peak_allocated_bytes = int(alloc[p])
+    if _timed(ctx):
+        out.peak_ms = _ms(ctx, int(me.t[p]))
+    else:
+        out.peak_place = _order_place(ctx, me, p)
     if me.baseline == "absolute":
         out.start_bytes = int(alloc[0] - me.delta[0])
     step_i = _step_of(win, int(me.t[p]))
@@ -167,6 +175,54 @@ def _peak_event(me: MemoryEvents, win: np.ndarray) -> int:
         if kept.any():
             return int(at[kept][-1])
     return int(at[-1])
+
+
+def _steady_peak(ctx: Context, me: MemoryEvents, win: np.ndarray, p: int) -> tuple[int, int] | None:
+    """(the peak event of the steady iterations, the warm-up step's number) where the capture's peak ``p`` falls in a
+    snapshot's first iteration that the step detection dropped as warm-up; None otherwise.
+
+    Why: a loop's first call does work no later one does (an autotuner's trial buffers, a library's first-call
+    workspace, ``job.iterations.first_call_work``), and its peak may stand above every steady iteration's.  That
+    peak is not what a fix to the loop acts on -- recomputation, a smaller batch, freeing a tensor earlier change the
+    steady iterations -- so the table and the rules judge the peak from the first kept step on (the rest of the
+    capture: a partial last iteration is steady work too), and the warm-up's is said apart."""
+    if ctx.trace.snapshot is None or not win.shape[0]:
+        return None
+    first = int(win[0, 0])
+    warm = [d.step for d in ctx.steps.detection.dropped
+            if d.reason.startswith("warm-up") and ctx.steps.ids.size and d.step < int(ctx.steps.ids[0])]
+    if not warm or int(me.t[p]) >= first:
+        return None
+    lo = int(np.searchsorted(me.t, first, side="left"))
+    if lo >= len(me):
+        return None
+    rest = me.allocated[lo:]
+    if int(rest.max()) >= int(me.allocated[p]):
+        return None  # the steady iterations reach it too: it is theirs
+    at = np.flatnonzero(rest == rest.max()) + lo
+    inside = np.array([_step_of(win, int(me.t[i])) is not None for i in at.tolist()])
+    return int(at[inside][-1] if inside.any() else at[-1]), int(max(warm))
+
+
+def _timed(ctx: Context) -> bool:
+    """Whether the capture records when its events happened: a PyTorch 2.0 snapshot's history (and its drawn page)
+    keeps their order only -- the reader places one entry a microsecond, a clock the file does not hold."""
+    return not (ctx.trace.snapshot is not None and ctx.trace.span_ps is None)
+
+
+def _order_place(ctx: Context, me: MemoryEvents, p: int) -> str:
+    """Where event ``p`` falls in a history without times, in words: its iteration (or pass) by the order the job's
+    structure cut (``job.iterations``) and its place among the GPU's events -- never a time."""
+    where = f"event {p + 1:,} of {len(me):,}"
+    own = ctx.job.structure if ctx.job is not None else None
+    if own is None or own.source != "memory_iterations" or not own.start.size:
+        return where
+    t = int(me.t[p])
+    k = np.flatnonzero((own.start <= t) & (t <= own.end))
+    n = int(own.start.size)
+    if not k.size:
+        return f"{where}, outside every {own.name}"
+    return f"{own.name} {int(k[-1]) + 1} of {n}, {where}"
 
 
 def _capacity(ctx: Context, me: MemoryEvents) -> tuple[int | None, str]:
@@ -323,10 +379,13 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     best = int(np.argmax(per_run))
     if per_run[best] >= T("memory.forward_kept.together") * out.forward_kept_bytes:
         first = int(fr[freed][inv == best].min())
-        out.forward_kept_release = f"freed together at {_ms(ctx, int(me.t[first])):.1f} ms"
-    else:
+        out.forward_kept_release = (f"freed together at {_ms(ctx, int(me.t[first])):.1f} ms" if _timed(ctx) else
+                                    f"freed together (at event {first + 1:,} of {n:,} in the history's order)")
+    elif _timed(ctx):
         span = (int(me.t[int(fr[freed].max())]) - int(me.t[int(fr[freed].min())])) / PS_PER_MS
         out.forward_kept_release = f"freed over {span:.1f} ms"
+    else:
+        out.forward_kept_release = f"freed over {int(fr[freed].max()) - int(fr[freed].min()) + 1:,} events"
 
 
 def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:
@@ -397,7 +456,7 @@ def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
         by_cat[cat] = by_cat.get(cat, 0) + size
     return OomReport(gpu=o.gpu, requested_bytes=o.requested, device_free_bytes=o.device_free,
                      allocated_bytes=o.allocated, reserved_bytes=o.reserved, frames=o.frames[:12],
-                     at_ms=_ms(ctx, o.time_ps), label=o.label, live=live, by_category=by_cat)
+                     at_ms=_ms(ctx, o.time_ps) if _timed(ctx) else None, label=o.label, live=live, by_category=by_cat)
 
 
 def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:

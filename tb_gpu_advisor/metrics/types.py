@@ -681,6 +681,14 @@ class GpuMemory:
     peak_step: int | None = None  # the kept step it falls in, None outside every kept step
     peak_step_offset_ms: float | None = None  # from that step's start
     peak_step_share: float | None = None  # offset / the step's duration
+    #: where the peak falls in a history without times (a PyTorch 2.0 snapshot): its iteration and its event by order
+    #: ("training iteration 4 of 4, event 160 of 200"); "" where timed
+    peak_place: str = ""
+    #: the capture's own peak where a snapshot's first iteration, dropped as warm-up, holds it above every steady
+    #: iteration's (its one-time allocations: an autotuner's trial buffer); ``peak_*`` are then the steady ones
+    warmup_peak_bytes: int | None = None
+    warmup_peak_ms: float | None = None
+    warmup_peak_step: int | None = None
     start_bytes: int | None = None  # allocated when the capture starts (absolute baselines)
     #: live bytes at the allocated peak by MEMORY_CATEGORIES ({} where the events carry no addresses to pair)
     breakdown: dict[str, int] = field(default_factory=dict)
@@ -720,7 +728,7 @@ class OomReport:
     allocated_bytes: int
     reserved_bytes: int
     frames: list[str]  # where the failed request was made, innermost first
-    at_ms: float
+    at_ms: float | None  # None where the history records no times (a PyTorch 2.0 snapshot)
     label: str = ""  # the user's own frame that asked (the first outside the framework)
     #: the largest live allocations then: [bytes, category, frames (innermost first)]
     live: list[list] = field(default_factory=list)

@@ -301,6 +301,8 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
                "capacity_bytes": g.capacity_bytes, "capacity_source": g.capacity_source,
                "peak_ms": json_float(g.peak_ms, 4), "peak_step": g.peak_step,
                "peak_step_offset_ms": json_float(g.peak_step_offset_ms, 4), "peak_step_share": json_float(g.peak_step_share),
+               "peak_place": g.peak_place, "warmup_peak_bytes": g.warmup_peak_bytes,
+               "warmup_peak_ms": json_float(g.warmup_peak_ms, 4), "warmup_peak_step": g.warmup_peak_step,
                "start_bytes": g.start_bytes, "gap_bytes": g.gap_bytes,
                "reserved_changes_per_step": json_float(g.reserved_changes_per_step, 3),
                "breakdown": dict(g.breakdown), "top": [[h.name, h.category, h.bytes, h.count] for h in g.top],

@@ -208,14 +208,32 @@ def memory_rows(report: Report) -> list[list[str]]:
             cap = m.get("capacity_bytes")
             if m.get("peak_step") is not None:
                 when = f"step {m['peak_step']} +{ms(m.get('peak_step_offset_ms'))}"
-            else:
-                when = ms(m["peak_ms"]) if m.get("peak_ms") is not None else "at the dump"
+            elif m.get("peak_ms") is not None:
+                when = ms(m["peak_ms"])
+            else:  # a history without times: its place in the events' order, never a time
+                when = m.get("peak_place") or "at the dump"
             above = " (above start)" if m.get("baseline") == "capture_start" else ""
             bd = m.get("breakdown") or {}
             rows.append([h.host, f"GPU{g.gpu}", gb(m.get("peak_allocated_bytes")) + above, gb(m.get("peak_reserved_bytes")),
                          gb(cap), pct(used / cap) if cap and used is not None and not above else "-", when,
                          gb(bd["held"]) if "held" in bd else "-", gb(bd["activations"]) if "activations" in bd else "-"])
     return rows
+
+
+def memory_notes(report: Report) -> list[str]:
+    """What the peak table leaves out, one line per GPU: the capture's own peak where a warm-up iteration holds it
+    above the steady ones (the table's peak is the steady iterations', what a fix acts on)."""
+    out = []
+    for h in report.hosts:
+        for g in h.gpus:
+            m = g.memory or {}
+            if m.get("warmup_peak_bytes") is None:
+                continue
+            at = f" at {ms(m['warmup_peak_ms'])}" if m.get("warmup_peak_ms") is not None else ""
+            out.append(f"{h.host} GPU{g.gpu}: the first iteration's one-time allocations (step "
+                       f"{m.get('warmup_peak_step')}, dropped as warm-up) peak at {gb(m['warmup_peak_bytes'])}{at}, "
+                       f"the steady iterations at {gb(m.get('peak_allocated_bytes'))} (the table's peak)")
+    return out
 
 
 def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
@@ -354,6 +372,8 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     if mem:
         out.append("GPU memory (peak per GPU)")
         out.extend("  " + line for line in text_table(MEMORY_COLS, mem))
+        for note in memory_notes(report):
+            out.extend(_wrap(note, WIDTH, initial_indent="  ", subsequent_indent="    "))
         out.append("")
     for h in report.hosts:
         if h.error:
@@ -636,6 +656,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     mem = memory_rows(report)
     if mem:
         out += ["### GPU memory (peak per GPU)", ""] + md_table(MEMORY_COLS, mem) + [""]
+        out += [f"- {note}" for note in memory_notes(report)] + ([""] if memory_notes(report) else [])
     for h in report.hosts:
         if h.error:
             continue  # shown at the top

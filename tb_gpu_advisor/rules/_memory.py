@@ -76,8 +76,11 @@ CAPACITY_UNKNOWN = ("The GPU's capacity is unknown (a memory snapshot does not r
 
 
 def used(g: GpuMemory) -> int:
-    """What the process holds at its peak: reserved bytes where known (what an OOM is about), else allocated."""
-    return g.peak_reserved_bytes if g.peak_reserved_bytes is not None else g.peak_allocated_bytes
+    """What the process holds at its peak: reserved bytes where known (what an OOM is about), else allocated -- the
+    warm-up's peak where it stands above the steady one (the process must fit it once to reach the steady state)."""
+    if g.peak_reserved_bytes is not None:
+        return g.peak_reserved_bytes
+    return max(g.peak_allocated_bytes, g.warmup_peak_bytes or 0)
 
 
 def use_share(g: GpuMemory) -> float | None:
@@ -91,6 +94,8 @@ def when(g: GpuMemory) -> str:
         return f"{ms(g.peak_step_offset_ms)} into step {g.peak_step}{share}"
     if g.peak_ms is not None:
         return f"at {ms(g.peak_ms)} of the capture"
+    if g.peak_place:  # a history without times: its place in the events' order, no time
+        return f"{'at' if g.peak_place.startswith('event') else 'in'} {g.peak_place}"
     return "at the dump"
 
 

@@ -67,7 +67,8 @@ def check(m: HostMetrics) -> list[Finding]:
                       Table(f"The largest live allocations at the OOM on GPU {gpu}", ["size", "holds", "allocated at"],
                             [[gb(b), c, " <- ".join(fr[:3])] for b, c, fr in o.live])],
             windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
-                                start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)],
+                                start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)]
+            if o.at_ms is not None else [],  # a history without times: no moment to show
             actions=ctx.fw.fixes_for(ID, [cause, largest]), gpu=gpu, saving_bytes=frees,
         ))
     return out

@@ -342,7 +342,7 @@ export function hostSteps(hr) {
 /** The peak in words: "12.1 GiB allocated (14.0 GiB reserved) of 79.2 GiB, 1.2 ms into step 7". */
 export function memoryPeakText(m) {
   const when = m.peak_step !== null && m.peak_step !== undefined && m.peak_step_offset_ms !== null
-    ? `${ms(m.peak_step_offset_ms)} into step ${m.peak_step}` : (m.peak_ms !== null && m.peak_ms !== undefined ? `at ${ms(m.peak_ms)}` : "at the dump");
+    ? `${ms(m.peak_step_offset_ms)} into step ${m.peak_step}` : (m.peak_ms !== null && m.peak_ms !== undefined ? `at ${ms(m.peak_ms)}` : (m.peak_place ? `in ${m.peak_place}` : "at the dump"));
   const res = m.peak_reserved_bytes !== null && m.peak_reserved_bytes !== undefined ? ` (${gib(m.peak_reserved_bytes)} reserved)` : "";
   const cap = m.capacity_bytes ? ` of ${gib(m.capacity_bytes)}` : "";
   const above = m.baseline === "capture_start" ? " above the capture's start" : "";
@@ -389,7 +389,7 @@ export function memoryPeaksView(report) {
       if (!m) continue;
       const used = m.capacity_bytes ? (m.peak_reserved_bytes ?? m.peak_allocated_bytes) / m.capacity_bytes : null;
       rows.push([hr.host, g.gpu, m.peak_allocated_bytes, m.peak_reserved_bytes, m.capacity_bytes, used,
-        m.peak_step !== null && m.peak_step !== undefined ? `step ${m.peak_step} +${ms(m.peak_step_offset_ms)}` : (m.peak_ms !== null && m.peak_ms !== undefined ? ms(m.peak_ms) : "at the dump"),
+        m.peak_step !== null && m.peak_step !== undefined ? `step ${m.peak_step} +${ms(m.peak_step_offset_ms)}` : (m.peak_ms !== null && m.peak_ms !== undefined ? ms(m.peak_ms) : (m.peak_place || "at the dump")),
         (m.breakdown || {}).held ?? null, (m.breakdown || {}).activations ?? null, m.baseline === "capture_start" ? "above the capture's start" : ""]);
     }
   }

@@ -12,6 +12,7 @@ from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.verdict import damage_note, verdict
+from tb_gpu_advisor.rules import allreduce_slow
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable, counted, mark_overlaps, parts
@@ -163,7 +164,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     ok = [h for h in host_reports if h.error is None]
     job = job_view(host_reports, UserOptions.of(options))
     job_findings = rules.evaluate_job(job) if job.ranks else []
-    findings = rules.rank(_drop_explained(merge_findings(host_reports), job_findings) + job_findings)
+    findings = rules.rank(_drop_explained(_in_job(merge_findings(host_reports), job), job_findings) + job_findings)
     mark_overlaps(findings)
     headline: list[Metric] = []
     if len(ok) == 1:
@@ -256,6 +257,20 @@ def _drop_explained(findings: list[Finding], job_findings: list[Finding]) -> lis
     bad = any(f.severity in ("critical", "warning") for f in job_findings)
     return [f for f in findings if not (f.rule == "gpu_imbalance" and ((f.host, f.gpu) in named or f.host in nodes))
             and not (bad and f.rule in ("healthy", "unexplained_idle") and not _saves(f))]
+
+
+def _in_job(findings: list[Finding], job: JobView) -> list[Finding]:
+    """A host's AllReduce finding judged on the job's transfer where the job spans several host files: a host sees
+    only its own GPUs, and all of them may wait for another host's straggler (``allreduce_slow.in_job``)."""
+    if len(job.hosts) < 2 or "AllReduce" not in job.types():
+        return findings
+    out = []
+    for f in findings:
+        g = allreduce_slow.in_job(f, job.transfer_ms("AllReduce"), job.step_ms, job.unit) \
+            if f.rule == allreduce_slow.ID else f
+        if g is not None:
+            out.append(g)
+    return out
 
 
 def _saves(f: Finding) -> bool:

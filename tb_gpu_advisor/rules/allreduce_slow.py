@@ -6,14 +6,18 @@ Settings) the metric is measured / expected AllReduce time; without
 it, the collective share of the step, reported as info only (stock: >=3% moderate): nothing says it is slow, and
 the communication the step pays for is ``comm_exposed``'s finding.
 Measured on the GPU that enters the AllReduce last (the smallest per-GPU time): the others' extra time is
-waiting for it, which gpu_imbalance and launch_skew report.  Saving: measured - expected (or nothing known
-without a count).
+waiting for it, which gpu_imbalance and launch_skew report.  A job of several host files: a host's GPUs can all wait
+for another host's GPU (a straggler there), so the session judges the job's transfer instead -- the least any rank of
+the job spends in AllReduce (:func:`in_job`) -- and the rest is the straggler findings' wait, claimed once.
+Saving: measured - expected (or nothing known without a count).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.model.schema import Finding, Metric, Saving
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        table, value_metric)
@@ -51,13 +55,10 @@ def check(m: HostMetrics) -> list[Finding]:
             return []
         return [finding(
             ctx, ID, sev,
-            f"AllReduce takes {ms(ar)} per step ({pct(share)} of the {ms(ctx.step_ms)} step), {ratio:.1f}× the "
-            f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.{_waited(waited)}",
-            metric=value_metric("allreduce_vs_expected", "AllReduce time / expected", ratio, "ratio", f"{ratio:.1f}×",
-                                "allreduce_slow.ratio_warning", severity=sev,
-                                detail={"allreduce_ms": ar, "expected_ms": expected, "params": params,
-                                        "params_source": mg.params_source, "bandwidth_bytes_per_s": bw,
-                                        "bandwidth_source": bw_src}),
+            _judged(ar, share, ctx.step_ms, ratio, expected, params, bw) + _waited(waited),
+            metric=_ratio_metric(ratio, sev, {"allreduce_ms": ar, "expected_ms": expected, "params": params,
+                                              "params_source": mg.params_source, "bandwidth_bytes_per_s": bw,
+                                              "bandwidth_source": bw_src}),
             saving=saving(ctx, ar - expected, "AllReduce runs at the expected params × 4 B / bandwidth",
                           [("collectives", "allreduce", ar - expected)]),
             evidence=evidence,
@@ -70,9 +71,7 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     return [finding(
         ctx, ID, sev,
-        f"AllReduce takes {ms(ar)} per step, {pct(share)} of the {ms(ctx.step_ms)} step (stock: collectives >=3% "
-        f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
-        f"bandwidth.{_waited(waited)}",
+        _measured(ar, share, ctx.step_ms) + _waited(waited),
         # without the parameter count nothing says it is slow: the title states what was measured, not a verdict;
         # ``needs_setting`` lets the tab point at its Settings field that would judge it
         title="AllReduce time measured, not judged: give the parameter count to compare",
@@ -85,6 +84,68 @@ def check(m: HostMetrics) -> list[Finding]:
                         "Settings, TensorBoard's --gpu_advisor_params, or the command line's --params.",
                         "tb-gpu-advisor report LOGDIR --params 110000000", "shell")] + _actions(ctx.vendor),
     )]
+
+
+def _judged(ar: float, share: float | None, step_ms: float, ratio: float, expected: float, params: float,
+            bw: float) -> str:
+    """The finding's sentence with a parameter count: the transfer against the expected params x 4 B / bandwidth."""
+    return (f"AllReduce takes {ms(ar)} per step ({pct(share)} of the {ms(step_ms)} step), {ratio:.1f}× the "
+            f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.")
+
+
+def _measured(ar: float, share: float | None, step_ms: float) -> str:
+    """The finding's sentence without a parameter count: the transfer measured, not judged."""
+    return (f"AllReduce takes {ms(ar)} per step, {pct(share)} of the {ms(step_ms)} step (stock: collectives >=3% "
+            f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
+            f"bandwidth.")
+
+
+def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str) -> Finding | None:
+    """A host's finding judged on the job's AllReduce transfer: the least time any rank of the job spends in it
+    (``JobView.transfer_ms``; every rank leaves together, so the one that enters last waits least).  A host whose
+    every GPU waits for another host's GPU (a straggler there: 2.17 ms of a 6.3 ms step on the 2x2 straggler job,
+    0.15 ms of it the transfer) measured that wait as its own AllReduce time; the wait is the straggler findings'.
+    None where the transfer alone is not worth the finding; the finding unchanged where the host's own time is the
+    job's transfer.  ``step_ms``: the step the session's header states (the median rank's); ``unit``: what enters
+    the collective (``JobView.unit``)."""
+    d = (f.metric.detail or {}) if f.metric is not None else {}
+    ar = d.get("allreduce_ms")
+    if not isinstance(ar, (int, float)) or not step_ms or ms(transfer_ms) == ms(ar) or transfer_ms > ar:
+        return f
+    share = transfer_ms / step_ms
+    wait = (f" Its GPUs spend {ms(ar - transfer_ms)} more per step inside it, waiting for the {unit} of the job that "
+            f"enters it last (see the straggler findings).")
+    expected = d.get("expected_ms")
+    if not expected:
+        if share < T("allreduce_slow.share_info"):
+            return None
+        metric = dataclasses.replace(f.metric, value=round(share, 4), display=pct(share),
+                                     detail={**d, "allreduce_ms": transfer_ms, "host_allreduce_ms": ar})
+        return dataclasses.replace(f, summary=_measured(transfer_ms, share, step_ms) + wait, metric=metric)
+    ratio = transfer_ms / expected
+    sev = grade(ratio, "allreduce_slow.ratio_warning", "allreduce_slow.ratio_critical")
+    if sev is None or share < T("allreduce_slow.share_info"):
+        return None
+    metric = _ratio_metric(ratio, sev, {**d, "allreduce_ms": transfer_ms, "host_allreduce_ms": ar})
+    summary = _judged(transfer_ms, share, step_ms, ratio, expected, d.get("params") or 0,
+                      d.get("bandwidth_bytes_per_s") or T("allreduce.bandwidth_GBps") * 1e9) + wait
+    return dataclasses.replace(f, severity=sev, summary=summary, metric=metric,
+                               saving=_scaled(f.saving, max(0.0, transfer_ms - expected), step_ms))
+
+
+def _ratio_metric(ratio: float, sev: str, detail: dict) -> Metric:
+    """The measured / expected metric, one home for the host's judgement and the job's."""
+    return value_metric("allreduce_vs_expected", "AllReduce time / expected", ratio, "ratio", f"{ratio:.1f}×",
+                        "allreduce_slow.ratio_warning", severity=sev, detail=detail)
+
+
+def _scaled(s: Saving | None, ms_per_step: float, step_ms: float) -> Saving | None:
+    """A saving cut to the transfer's excess over the expected time, its claims scaled to add up to it."""
+    if s is None:
+        return None
+    k = ms_per_step / s.ms_per_step if s.ms_per_step > 0 else 0.0
+    return dataclasses.replace(s, ms_per_step=ms_per_step, percent_of_step=round(100.0 * ms_per_step / step_ms, 2),
+                               recovers=[{**r, "ms": r["ms"] * k} for r in s.recovers])
 
 
 def _waited(waited_ms: float) -> str:

@@ -8,7 +8,10 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.frameworks import xla
+from dataclasses import dataclass
+
 from tb_gpu_advisor.frameworks.base import Framework, action, never, op_type
+from tb_gpu_advisor.model.schema import Action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
@@ -145,18 +148,76 @@ CAPTURE = ("# capture ~10 s of steady-state training, after warm-up:\n"
 
 #: Print where every op runs (op placement; the guide's first debugging step for host ops and copies).
 LOG_PLACEMENT = "tf.debugging.set_log_device_placement(True)"
-#: One graph per step instead of op-by-op eager execution.
-TF_FUNCTION = action("Make sure the step runs as a graph, not op by op in eager mode.",
-                     "@tf.function\ndef train_step(x, y):\n    ...")
-#: XLA for the whole step.
-JIT_COMPILE = action("Fuse the small ops with XLA.",
-                     "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
-                     "# Keras: model.compile(..., jit_compile=True)")
-#: Several steps per call: Keras callbacks and per-step Python run every N steps.
-STEPS_PER_EXECUTION = action(
-    "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
-    "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
-    "model.compile(optimizer, loss, metrics=[...], steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution")
+
+
+@dataclass(frozen=True)
+class Loop:
+    """The step a fix's code defines and loops, in the words of the job's kind: a training step over a dataset's
+    batches, an inference call on inputs, or a step of work of no known kind (``loop_for_job`` picks one by the job's
+    tags).  The fixes that define or run the step are composed from it, so no ``def train_step`` is written to work
+    that does not train (h37-left36; PyTorch's ``pytorch.Loop``, h37-left29)."""
+
+    #: the step function's name and its parameters (``def {fn}({params})``)
+    fn: str
+    params: str
+    #: the loop over the run's batches, binding ``params``
+    header: str
+    #: the name of the step's result the host reads
+    value: str
+    #: what the step is, in prose ("training step"), and the Keras call that makes it a tf.function
+    noun: str
+    keras: str
+    #: the step's body as written out where the fix shows it whole (eager_execution's tf.function)
+    body: str
+    #: ``model.compile``'s arguments before its options (a training step's optimizer, loss and metrics)
+    compile_args: str = ""
+
+    def define(self, decorator: str = "@tf.function", body: str = "    ...") -> str:
+        """The step defined under ``decorator``, with ``body``."""
+        return f"{decorator}\ndef {self.fn}({self.params}):\n{body}"
+
+
+TRAINING_LOOP = Loop(fn="train_step", params="x, y", header="for step, (x, y) in enumerate(ds):", value="loss",
+                     noun="training step", keras="Keras fit does it",
+                     body="    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n"
+                          "    grads = tape.gradient(loss, model.trainable_variables)\n"
+                          "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss",
+                     compile_args="optimizer, loss, metrics=[...], ")
+#: a model called on inputs (Keras predict, a SavedModel's signature)
+INFERENCE_LOOP = Loop(fn="predict_step", params="x", header="for step, x in enumerate(ds):", value="out",
+                      noun="inference step", keras="Keras predict does it",
+                      body="    return model(x, training=False)")
+#: GPU work of no known kind: a step of its own, not a training step
+ANY_LOOP = Loop(fn="run_one_step", params="batch", header="for step, batch in enumerate(ds):", value="out",
+                noun="step", keras="Keras fit and predict do it",
+                body="    ...                           # the step's own work")
+
+
+def tf_function(loop: Loop) -> Action:
+    """One graph per step instead of op-by-op eager execution."""
+    return action("Make sure the step runs as a graph, not op by op in eager mode.", loop.define())
+
+
+def jit_compile(loop: Loop) -> Action:
+    """XLA for the whole step."""
+    return action("Fuse the small ops with XLA.", loop.define("@tf.function(jit_compile=True)") + "\n"
+                  "# Keras: model.compile(..., jit_compile=True)")
+
+
+TF_FUNCTION = tf_function(TRAINING_LOOP)
+JIT_COMPILE = jit_compile(TRAINING_LOOP)
+
+
+def steps_per_execution(loop: Loop) -> Action:
+    """Several steps per call: Keras callbacks and per-step Python run every N steps (``model.compile``'s arguments:
+    a training step's optimizer and loss, none for a model only called)."""
+    return action(
+        "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
+        "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
+        f"model.compile({loop.compile_args}steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution")
+
+
+STEPS_PER_EXECUTION = steps_per_execution(TRAINING_LOOP)
 #: Launch kernels from dedicated per-GPU threads (guide §1.2.1, §2.2).
 _TF_DATA_THREADS = action("Keep tf.data from competing for the same cores (bound its threads).",
                           "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
@@ -234,22 +295,6 @@ FIXES = {
                "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))\n"
                "# or, distributed: strategy.experimental_distribute_dataset(ds)  (prefetches to each device)"),
     ),
-    "launch_bound": (TF_FUNCTION, JIT_COMPILE),
-    "host_sync": (action(
-        "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the training "
-        "step: each waits for the GPU to finish. Read metrics every N steps.",
-        "for step, (x, y) in enumerate(ds):\n    loss = train_step(x, y)      # tf.function: stays on the GPU\n"
-        "    if step % 100 == 0:\n        print(float(loss))            # one sync per 100 steps"), STEPS_PER_EXECUTION),
-    "launch_bound:step": (STEPS_PER_EXECUTION,),
-    "eager_execution": (
-        action("Wrap the training step in tf.function (Keras fit does it unless run_eagerly=True).",
-               "@tf.function\ndef train_step(x, y):\n    with tf.GradientTape() as tape:\n"
-               "        loss = loss_fn(y, model(x, training=True))\n"
-               "    grads = tape.gradient(loss, model.trainable_variables)\n"
-               "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss"),
-        action("Check that eager mode is not forced.",
-               "model.compile(..., run_eagerly=False)\ntf.config.run_functions_eagerly(False)"),
-    ),
     "host_op_placement": (
         action("Log where every op is placed (first statement of the program) and look for compute-heavy ops on "
                "the CPU; some ops (e.g. tf.unique) override the requested device.", LOG_PLACEMENT),
@@ -264,15 +309,6 @@ FIXES = {
     "excessive_memcpy:h2d": (action("Overlap input copies with compute by prefetching to the GPU.",
                                     "ds = ds.prefetch(tf.data.AUTOTUNE)\n"
                                     "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))"),),
-    "excessive_memcpy:d2d": (action(
-        "Copies on the device come from layout changes (NHWC/NCHW transposes) and concatenations (tf.concat): keep one "
-        "data format end to end and compile the step with XLA, which fuses the copies into the kernels around them.",
-        "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ..."),),
-    "step_gaps:host_work": (
-        STEPS_PER_EXECUTION,
-        action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
-               "or do it every N steps."),
-    ),
     "step_gaps:shared_threads": (action(
         "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
         "(no tf_gpu_private_* threads in this capture).", "export TF_GPU_THREAD_MODE=gpu_private", "shell"),),
@@ -296,14 +332,6 @@ FIXES = {
         action("Or run the step under jit_compile=True so the scale update runs on the GPU inside the cluster.",
                "model.compile(optimizer=opt, loss=loss, jit_compile=True)"),
     ),
-    "xla_not_used": (
-        action("Compile the step with XLA (enable it alone and verify the gain; avoid it with variable input "
-               "shapes, which recompile for every new shape).",
-               "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
-               "# Keras: model.compile(..., jit_compile=True)"),
-        action("Or turn on auto-clustering for the whole program (2 = more aggressive; use 1 when memory is "
-               "tight).", "export TF_XLA_FLAGS=--tf_xla_auto_jit=2", "shell"),
-    ),
     "batch_size_headroom": (action(
         "Raise the (per-replica) batch size until peak memory nears capacity; check convergence "
         "(learning rate scaling).", "global_batch = per_replica_batch * strategy.num_replicas_in_sync"),),
@@ -320,13 +348,6 @@ FIXES = {
         action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
                "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"
                "    model.compile(...)\ndist_ds = strategy.experimental_distribute_dataset(ds)"),
-    ),
-    "sequential_gpus": (
-        action("Run the replica step with strategy.run (not a Python loop over devices) and remove cross-replica "
-               "dependencies such as reading one replica's result in another.",
-               "per_replica_loss = strategy.run(train_step, args=(batch,))"),
-        action("If the model code has no such dependency, report the trace upstream (TensorFlow GitHub issues), "
-               "as the guide asks."),
     ),
     "launch_skew:shared_threads": (
         action("Give every GPU its own launch threads (2 per GPU by default, usually enough).",
@@ -354,6 +375,60 @@ FIXES = {
     "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
                                         CAPTURE),),
 }
+
+
+def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
+    """The fixes whose code defines or runs the job's step, composed for one job (``Framework.looped``)."""
+    return {
+        "launch_bound": (tf_function(loop), jit_compile(loop)),
+        "host_sync": (action(
+            "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the "
+            f"{loop.noun}: each waits for the GPU to finish. Read metrics every N steps.",
+            f"{loop.header}\n    {f'{loop.value} = {loop.fn}({loop.params})':<29}# tf.function: stays on the GPU\n"
+            f"    if step % 100 == 0:\n        {f'print(float({loop.value}))':<30}# one sync per 100 steps"),
+            steps_per_execution(loop)),
+        "launch_bound:step": (steps_per_execution(loop),),
+        "step_gaps:host_work": (
+            steps_per_execution(loop),
+            action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
+                   "or do it every N steps."),
+        ),
+        "eager_execution": (
+            action(f"Wrap the {loop.noun} in tf.function ({loop.keras} unless run_eagerly=True).",
+                   loop.define(body=loop.body)),
+            action("Check that eager mode is not forced.",
+                   "model.compile(..., run_eagerly=False)\ntf.config.run_functions_eagerly(False)"),
+        ),
+        "excessive_memcpy:d2d": (action(
+            "Copies on the device come from layout changes (NHWC/NCHW transposes) and concatenations (tf.concat): keep "
+            "one data format end to end and compile the step with XLA, which fuses the copies into the kernels around "
+            "them.", loop.define("@tf.function(jit_compile=True)")),),
+        "xla_not_used": (
+            action("Compile the step with XLA (enable it alone and verify the gain; avoid it with variable input "
+                   "shapes, which recompile for every new shape).",
+                   loop.define("@tf.function(jit_compile=True)") + "\n# Keras: model.compile(..., jit_compile=True)"),
+            action("Or turn on auto-clustering for the whole program (2 = more aggressive; use 1 when memory is "
+                   "tight).", "export TF_XLA_FLAGS=--tf_xla_auto_jit=2", "shell"),
+        ),
+        "sequential_gpus": (
+            action("Run the replica step with strategy.run (not a Python loop over devices) and remove cross-replica "
+                   "dependencies such as reading one replica's result in another.",
+                   f"per_replica_{loop.value} = strategy.run({loop.fn}, args=(batch,))"),
+            action("If the model code has no such dependency, report the trace upstream (TensorFlow GitHub issues), "
+                   "as the guide asks."),
+        ),
+    }
+
+
+def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
+    """The capture advice and looped fixes for a job's tags (``Framework.looped``): an inference step for an
+    inference job, a step of its own for work of no known kind (``any_work``), else the training step."""
+    loop = INFERENCE_LOOP if "inference" in tags else ANY_LOOP if "any_work" in tags else TRAINING_LOOP
+    return CAPTURE, looped_fixes(loop)
+
+
+FIXES.update(looped_fixes(TRAINING_LOOP))
+
 
 def is_function_call(name: str) -> bool:
     """A tf.function's graph run: TF 2.16+'s ``FunctionRun``, older versions' call of the traced function
@@ -417,5 +492,5 @@ FRAMEWORK = Framework(
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
-    inference_event=is_inference_event,
+    inference_event=is_inference_event, looped=loop_for_job,
 )

@@ -288,10 +288,11 @@ def _code_of(f: Finding) -> str:
 #: A training step's words in code: the loop's step, autograd's backward, an optimizer's update, loss scaling.
 _TRAINING_CODE = re.compile(r"\btrain_step\b|\.backward\(|\boptimizer\b|\bopt\.step\b|GradScaler")
 #: The checks whose fixes run the job's own step in their code (PyTorch's ``looped_fixes``: a loop, a sync read, an
-#: input check, autocast around the step).  Not yet the others: TensorFlow's ``def train_step`` under compile fixes,
-#: the job rules' DDP overlap (h37-left29's Left).
+#: input check, autocast around the step; TensorFlow's: the step defined under tf.function or XLA, run by
+#: ``strategy.run``, several per call).  Not yet the job rules' DDP overlap (h37-left29's Left).
 _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_memcpy", "step_gaps", "capture_quality",
-                    "mixed_precision_off", "tensor_core_unused")
+                    "mixed_precision_off", "tensor_core_unused", "launch_bound", "eager_execution", "xla_not_used",
+                    "sequential_gpus")
 #: PyTorch's capture advice, as its snippet opens (the schedule's steps after warm-up).
 _CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
 

@@ -17,7 +17,20 @@ import pytest
 
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.steps.test_unrecorded_stretch import TRACE, _doc, _stretch
+from tests.support.intervals import union
+from tests.support.paths import FIXTURES
+
+TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
+
+
+def _doc() -> dict:
+    return json.loads(gzip.decompress(TRACE.read_bytes()))
+
+
+def _hole(events: list[dict]) -> tuple[float, float]:
+    """The longest stretch no event (the profiler's own span aside) covers: its start and end, us."""
+    busy = union([(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"])
+    return max(((a[1], b[0]) for a, b in zip(busy, busy[1:])), key=lambda x: x[1] - x[0])
 
 
 def _gap_finding(path: Path):
@@ -28,7 +41,7 @@ def _gap_finding(path: Path):
 
 
 def test_a_gap_cut_out_of_the_steps_is_said_to_lie_between_them():
-    _, hole0, hole1, _ = _stretch(_doc()["traceEvents"])
+    hole0, hole1 = _hole(_doc()["traceEvents"])
     f = _gap_finding(TRACE)
     outside = f.metric.detail["outside_steps_ms"]
     assert outside == pytest.approx((hole1 - hole0) / 1000, abs=1.0)  # the 3,779.8 ms nothing recorded
@@ -45,7 +58,7 @@ def test_a_gap_inside_a_guessed_step_keeps_the_general_words(tmp_path):
     """Control: the stretch shortened to 10 ms stays in step 0's window: the gap may lie inside a step."""
     doc = _doc()
     events = doc["traceEvents"]
-    _, hole0, hole1, _ = _stretch(events)
+    hole0, hole1 = _hole(events)
     shift = (hole1 - hole0) - 10_000.0
     for e in events:
         if e.get("ph") == "X" and e.get("cat") != "Trace" and e["ts"] >= hole1:

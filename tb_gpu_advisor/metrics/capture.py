@@ -11,6 +11,7 @@ from tb_gpu_advisor.frameworks.base import never
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
 from tb_gpu_advisor.metrics.types import CacheRelease, CaptureQuality, ClockSkew
 from tb_gpu_advisor.model.columns import lookup_mask
+from tb_gpu_advisor.model.trace import Trace
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -47,7 +48,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
     )
 
 
-def _window_start_ms(tr) -> float:  # noqa: ANN001 - a Trace
+def _window_start_ms(tr: Trace) -> float:
     """Where the capture's window (``length_ms`` long) starts in the report's ms: the profiler's own span where the file
     records its start, else 0 where the format's length is its window from the viewer's 0 (XPlane, Nsight), else the
     first event.  A reader sets a step row (``start_ms``, ``step_ms``) against this window, never against

@@ -66,6 +66,18 @@ COMMUNICATION_DOMAINS = frozenset({"NCCL", "nccl", "NVIDIA NCCL", "MPI", "NVSHME
 _STEP_NAME = re.compile(r"^(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
                         r"(?:[-_ #:=]*\d+)?$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
 _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero_grad|scaler|sampler|warmup", re.I)
+#: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and
+#: what it marks: named so that :func:`is_step_name` reads it as a step, and in the job's own words -- a forward
+#: pass is no ``train_step``, nor is a native program's step of no known kind (h37-left37).
+STEP_RANGES = {"training": ("train_step", "steps"), "inference": ("batch", "forward passes"),
+               "any_work": ("step", "steps")}
+
+
+def step_range(work: str) -> dict[str, str]:
+    """The ``{step_range}`` and ``{steps}`` a capture advice's code is filled with for a job doing ``work``
+    (a key of :data:`STEP_RANGES`; a training step where the job is not known)."""
+    name, steps = STEP_RANGES.get(work, STEP_RANGES["training"])
+    return {"step_range": name, "steps": steps}
 
 
 def op_name(text: str) -> tuple[str, bool]:

@@ -60,9 +60,16 @@ class Job:
         (``any_work``) is told to loop its own step, not a training step: mi210_gpu_only's one process and
         compiled_a100_triton's Triton kernel read "one trace per rank" and ``train_step`` before (h37-review3)."""
         said = ("alone",) if alone else ()
-        if self.kind.kind != "training" and "inference" not in self.tags:
+        if self.work() == "any_work":
             said += ("any_work",)
         return adapt(fw, self.tags + said, self.kind.engine)
+
+    def work(self) -> str:
+        """What the job's step is, for the fixes whose code runs or marks it: ``training``, ``inference`` (a forward
+        pass) or ``any_work`` (neither training nor a confident forward: a step of its own)."""
+        if self.kind.kind == "training":
+            return "training"
+        return "inference" if "inference" in self.tags else "any_work"
 
     def as_dict(self) -> dict:
         """The report's ``job`` block (schema 1.2); ``tags`` and ``engine_id`` let the job-scope rules talk to the

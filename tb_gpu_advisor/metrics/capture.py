@@ -11,6 +11,7 @@ from tb_gpu_advisor.frameworks.base import never
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
 from tb_gpu_advisor.metrics.types import CacheRelease, CaptureQuality, ClockSkew
 from tb_gpu_advisor.model.columns import lookup_mask
+from tb_gpu_advisor.model.trace import Trace
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -18,6 +19,9 @@ def capture_quality(ctx: Context) -> CaptureQuality:
     length = tr.capture_ms  # the profiler's own window, else what the events span
     if length is None:
         length = (tr.span_ps[1] - tr.span_ps[0]) / PS_PER_MS if tr.span_ps is not None else 0.0
+    start = _window_start_ms(tr)
+    if tr.span_ps is not None:  # work recorded after the profiler's span closed (a kernel it launched) is captured too
+        length = max(length, (tr.span_ps[1] - tr.viewer_zero_ps) / PS_PER_MS - start)
     w = _step_times_ms(ctx)
     cv = float(np.std(w) / np.mean(w)) if len(w) >= 2 and np.mean(w) > 0 else None
     # the steps the report times, as its ``steps.count`` says them: a capture with no step found is timed as one
@@ -40,8 +44,21 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         steady_state=_steady(cv, max_cv, ctx), step_time_cv=cv, too_short=short,
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
-        capture_format=tr.format, clock_skew=_clock_skew(ctx),
+        capture_format=tr.format, clock_skew=_clock_skew(ctx), window_start_ms=start,
     )
+
+
+def _window_start_ms(tr: Trace) -> float:
+    """Where the capture's window (``length_ms`` long) starts in the report's ms: the profiler's own span where the file
+    records its start, else 0 where the format's length is its window from the viewer's 0 (XPlane, Nsight), else the
+    first event.  A reader sets a step row (``start_ms``, ``step_ms``) against this window, never against
+    ``[0, length_ms]``: mtia_inference's row at 101.3 ms for 342.1 ms read as running past its 344.6 ms window, which
+    starts at 99.0 ms (h37-left37)."""
+    if tr.capture_start_ps is not None:
+        return (tr.capture_start_ps - tr.viewer_zero_ps) / PS_PER_MS
+    if tr.capture_ms is not None or tr.span_ps is None:
+        return 0.0
+    return (tr.span_ps[0] - tr.viewer_zero_ps) / PS_PER_MS
 
 
 def _steady(cv: float | None, max_cv: float, ctx: Context) -> bool | None:

@@ -142,7 +142,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
-        one_process_per_gpu=one_process_per_gpu(ctx, ids), processes=processes(ctx, ids),
+        one_process_per_gpu=one_process_per_gpu(ctx, ids), processes=processes(ctx, _driven(ctx)),
         job_ranks=ctx.trace.world_size,
     )
 
@@ -157,6 +157,13 @@ def one_process_per_gpu(ctx: Context, ids: list[int]) -> bool:
         return False
     own = [np.unique(lines[g]) for g in ids]
     return int(np.unique(np.concatenate(own)).size) == sum(int(x.size) for x in own)
+
+
+def _driven(ctx: Context) -> list[int]:
+    """The GPUs some process drove: any record on the device -- a kernel, a copy, a memset -- was put there by a
+    process.  "Active" GPUs are those with kernels (the compute metrics' GPUs); a window whose GPU ran one copy still
+    has a process driving it (startup_climate_unet: one memset, ``processes`` 0 before, h37-left37)."""
+    return [g.d.gpu for g in ctx.gpus if len(g.d)]
 
 
 def processes(ctx: Context, ids: list[int]) -> int:

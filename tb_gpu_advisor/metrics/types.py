@@ -802,6 +802,9 @@ class CaptureQuality:
     capture_format: str = ""
     #: device work recorded as starting before its own launch call: the capture's clocks disagree
     clock_skew: ClockSkew = field(default_factory=ClockSkew)
+    #: where the window ``length_ms`` measures starts, in the report's ms (``time_base``): 0 where the viewer counts
+    #: from the window's start; later where recorded events precede it (``Trace.capture_start_ps``)
+    window_start_ms: float = 0.0
 
 
 @dataclass

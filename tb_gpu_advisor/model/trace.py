@@ -487,6 +487,9 @@ class Trace:
     span_ps: tuple[int, int] | None = None
     #: the profiler's own capture window in ms, when the file records it
     capture_ms: float | None = None
+    #: where that window starts on this trace's clock (ps), where the file records it (PyTorch's ``PyTorch Profiler``
+    #: span); None: at ``viewer_zero_ps`` with ``capture_ms`` (XPlane, Nsight), else where the events start
+    capture_start_ps: int | None = None
     #: the instant, on this trace's clock (ps), that the viewer which opens the file shows as 0 ms.  Every window
     #: a report names (``start_ms`` of steps and trace-viewer links) counts from it, so a link lands where the
     #: viewer draws the step: XPlane's stock trace viewer counts from the capture's start, not from the first

@@ -257,7 +257,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
     det = m.steps
     return HostReport(
         host=m.host, path=m.path, size_bytes=size,
-        capture={"length_ms": json_float(cap.length_ms, 3), "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
+        capture={"length_ms": json_float(cap.length_ms, 3), "window_start_ms": json_float(cap.window_start_ms, 3),
+                 "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "processes": m.multi_gpu.processes,

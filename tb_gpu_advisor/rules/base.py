@@ -25,6 +25,7 @@ from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
+from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, StepTable, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
@@ -52,12 +53,18 @@ class Ctx:
         """How to record the steady state: the capture's own profiler options where its format has them (an Nsight
         window moves with ``--capture-range`` or ``--delay``, whatever framework the program uses: a torch.profiler
         schedule does not move it), else the framework's fix ``key``."""
+        return self.window_fixes(self.m.capture.capture_format, "steady") or self.fw.fix(key)
+
+    def window_fixes(self, fmt: str | None, window: str) -> list[Action]:
+        """The capture format ``fmt``'s own fixes for a ``window`` (its profiler's options; the format's ``""`` key
+        where it has none for it), [] where it has none: their code names the job's step in the job's words (an NVTX
+        range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``)."""
         try:
-            own = formats.get(self.m.capture.capture_format).window_fixes.get("steady", ()) \
-                if self.m.capture.capture_format else ()
+            own = formats.get(fmt).window_fixes if fmt else {}
         except ValueError:
-            own = ()
-        return [action(text, code, "shell") for text, code in own] or self.fw.fix(key)
+            own = {}
+        words = nvtx.step_range(self.m.job.work() if self.m.job is not None else "training")
+        return [action(text, code.format(**words), "shell") for text, code in own.get(window) or own.get("", ())]
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""

@@ -384,14 +384,7 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
 def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
     """How to record the right window: the capture format's own profiler options where it has them (Nsight), else
     the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's)."""
-    try:
-        own = formats.get(fmt).window_fixes if fmt else {}
-    except ValueError:
-        own = {}
-    pairs = own.get(window) or own.get("", ())
-    if pairs:
-        return [action(text, code, "shell") for text, code in pairs]
-    return ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
+    return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
 
 
 def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:

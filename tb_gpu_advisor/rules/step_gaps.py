@@ -107,6 +107,10 @@ def check(m: HostMetrics) -> list[Finding]:
     comm_ms = communication_ms(g, other_ms + unexplained) if cause == host_work and not waited else 0.0
     assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
                   "steps)")
+    outside = outside_steps_ms(g, m)
+    if outside >= 0.5 * g.avg_gap_ms:  # the gaps are no step's time: moving work out of the step gives nothing back
+        assumption = ("the gaps lie between the steps' windows, so no step's time holds them: shrinking them shortens "
+                      "the run, not a step")
     if comm_ms >= 0.5 * g.avg_gap_ms:  # the host's time in the gaps is mostly its wait on the other processes
         cause = (f"the host waiting for the other processes: {ms(comm_ms)} of each gap is communication "
                  f"({_comm_names(g)}), a library's calls waiting on their peers, not the program's code")
@@ -167,7 +171,8 @@ def check(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
                                                   "host_other_ms": other_ms, "unexplained_ms": unexplained,
-                                                  "gpu_private_threads": private, "outside_wait_ms": waited}),
+                                                  "gpu_private_threads": private, "outside_wait_ms": waited,
+                                                  **({"outside_steps_ms": outside} if outside else {})}),
         saving=saving(ctx, save_ms, assumption, claims),
         evidence=[
             table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
@@ -221,6 +226,19 @@ COMMUNICATE = action("Overlap the communication with the GPU's work: post it non
                      "NCCL on a stream of its own) before the next kernels and wait for it only where its data is "
                      "needed; with a CUDA-aware MPI or NCCL pass device buffers, so no copy to the host comes first; "
                      "a wait that stays long is another process arriving late -- profile every rank to see which.")
+
+
+def outside_steps_ms(g, m: HostMetrics) -> float:  # noqa: ANN001 - Gaps
+    """The mean part of a gap (over the gaps' rows) that lies between its two steps' windows, in no step at all: a
+    stretch the guessed steps were cut at because nothing was recorded in it (``steps.detect._cut_unrecorded``), or
+    the time between device-defined steps.  Why: a gap inside a step's window is that step's time and shrinking it
+    shortens the step; one between the windows is no step's, whatever the steps' confidence (h37-left37)."""
+    order = sorted(m.steps.windows, key=lambda w: w.start_ms)
+    nxt = {w.step: order[k + 1] for k, w in enumerate(order[:-1])}
+    own = {w.step: w for w in order}
+    parts = [min(x.gap_ms, max(0.0, nxt[x.after_step].start_ms - own[x.after_step].end_ms))
+             for x in g.gaps if x.after_step in nxt]
+    return sum(parts) / len(parts) if parts else 0.0
 
 
 def _comm_set(g) -> set:  # noqa: ANN001 - Gaps

@@ -300,7 +300,7 @@ _CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
 def job_words_problems(report: Report) -> list[str]:
     """Words and code a finding gives that the job the report knows does not fit (issue #37, h37-left29): "rank" to a
     job of one process (prose and code; a row's label naming its own rank is a name), a training step's code to
-    forward passes, a serving engine or GPU work of no known kind, and the per-rank capture advice lost by a job of
+    forward passes, a serving engine, GPU work of no known kind or a window without GPU work, and the per-rank capture advice lost by a job of
     several processes that each trace themselves."""
     out: list[str] = []
     if _one_process_job(report):
@@ -316,7 +316,10 @@ def job_words_problems(report: Report) -> list[str]:
         kind = (h.job or {}).get("kind")
         cap = h.capture if isinstance(h.capture, dict) else {}
         mine = list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]
-        if kind in ("inference", "serving", "unknown"):
+        # a window without GPU work (``no_gpu``) says nothing of a training step either: its capture advice (an
+        # Nsight window's NVTX range) names a step of its own (h37-left37: nsys_windows' five exports, a native CUDA
+        # U-Net among them, were told to mark ``train_step``)
+        if kind in ("inference", "serving", "unknown", "no_gpu"):
             for f in (f for f in mine if f.rule in _STEP_CODE_RULES):
                 for a in f.actions:
                     if (m := _TRAINING_CODE.search(a.snippet or "")) is not None:

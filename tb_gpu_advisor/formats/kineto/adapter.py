@@ -135,7 +135,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
-        span_ps=span, capture_ms=_capture_ms(kt), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
+        span_ps=span, capture_ms=_capture_ms(kt), capture_start_ps=_capture_start_ps(kt, origin), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
         host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         annotations=np.flatnonzero(_cat_mask(kt, ("user_annotation",))[host_order]),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
@@ -730,6 +730,18 @@ def _capture_ms(kt: KinetoTrace) -> float | None:
     if not m.any():
         return None
     return float(kt.dur_ns[m].max()) / 1e6
+
+
+def _capture_start_ps(kt: KinetoTrace, origin_ns: int) -> int | None:
+    """Where the profiler's span (the longest ``Trace`` event, :func:`_capture_ms`'s) starts on the adapter's clock;
+    None when the trace has none.  Why: the viewer's 0 is the earliest event, which an accelerator's own records can
+    put before the span (mtia_inference: 99 ms of MTIA command-processor events first), so the window the capture's
+    length measures does not always start at the report's 0 (h37-left37)."""
+    m = np.flatnonzero(_cat_mask(kt, (_TRACE_CAT,)))
+    if not m.size:
+        return None
+    k = m[int(np.argmax(kt.dur_ns[m]))]
+    return (int(kt.ts_ns[k]) - origin_ns) * 1000
 
 
 def _allocator(kt: KinetoTrace) -> Allocator:

@@ -9,12 +9,14 @@ from tb_gpu_advisor.formats.nsys.probe import has_gpu_activity
 
 #: Nsight Systems' ways to put the window on the GPU work (``nsys profile --help``): a range the program marks
 #: (``cudaProfilerStart``/``Stop``, which ``torch.cuda.profiler.start()``/``stop()`` call; or an NVTX range), or a
-#: delay and duration in seconds; ``-t cuda,nvtx`` records the CUDA API and the GPU's work beside NVTX.
+#: delay and duration in seconds; ``-t cuda,nvtx`` records the CUDA API and the GPU's work beside NVTX.  The NVTX
+#: range's name and what it marks are the job's (``{step_range}``, ``{steps}``: ``frameworks.nvtx.step_range``, filled
+#: by the rules), never a training step's whatever the job.
 _WINDOW = ("# put the window on the GPU work, by a range the program marks or by time:\n"
            "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o run ./app   "
            "# cudaProfilerStart()/cudaProfilerStop() (PyTorch: torch.cuda.profiler.start()/stop()) around the steps\n"
-           "nsys profile -t cuda,nvtx --capture-range=nvtx --nvtx-capture=train_step -o run ./app   "
-           "# an NVTX range named train_step around the steps\n"
+           "nsys profile -t cuda,nvtx --capture-range=nvtx --nvtx-capture={step_range} -o run ./app   "
+           "# an NVTX range named {step_range} around the {steps}\n"
            "nsys profile -t cuda,nvtx --delay=60 --duration=20 -o run ./app   # or by time: 60 s in, 20 s long\n"
            "nsys export --type sqlite run.nsys-rep")
 _STEADY = ("# start the window after warm-up and keep it on a few steps:\n"

@@ -153,6 +153,8 @@ class _Raw:
     notes: list[str] = field(default_factory=list)
     zero_ns: int | None = None  # the session's start on the export's clock
     capture_ms: float | None = None
+    #: where the capture's window starts on the export's clock where it is not the session's start (a time slice)
+    capture_start_ns: int | None = None
     files: int = 1  # exports read into these columns
     facts: dict[str, str] = field(default_factory=dict)  # the capture's options (``_capture_options``)
     gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
@@ -314,7 +316,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.gpu_info, note = _gpu_info(schema, raw)
     if note:
         raw.notes.append(note)
-    raw.zero_ns, raw.capture_ms = _session_window(schema)
+    raw.zero_ns, raw.capture_ms, raw.capture_start_ns = _session_window(schema)
     raw.facts = _capture_options(schema)
     raw.facts.update(_platform(schema))
     if recorded:  # the forward recorded autograd's graph: grad mode was on (job.kind reads it)
@@ -963,10 +965,11 @@ def _process_names(schema: tb.Schema) -> dict[int, str]:
             if p is not None and n}
 
 
-def _session_window(schema: tb.Schema) -> tuple[int | None, float | None]:
-    """(the session's start on the export's clock, the capture's length in ms): ``ANALYSIS_DETAILS``; a time slice
-    of an export (``DERIVED_WINDOW_NS``) is as long as its slice."""
-    zero, capture = None, None
+def _session_window(schema: tb.Schema) -> tuple[int | None, float | None, int | None]:
+    """(the session's start on the export's clock, the capture's length in ms, where a time slice starts):
+    ``ANALYSIS_DETAILS``; a time slice of an export (``DERIVED_WINDOW_NS``) is as long as its slice and starts where
+    it does, not at the session's start (fsdp_mfu_before: a 300 ms slice 31.8 s in, h37-left37)."""
+    zero, capture, start = None, None, None
     if schema.has(tb.ANALYSIS, "startTime"):
         row = schema.con.execute(f'SELECT startTime, stopTime FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
         if row and row[0] is not None:
@@ -980,8 +983,8 @@ def _session_window(schema: tb.Schema) -> tuple[int | None, float | None]:
         if name == "DERIVED_WINDOW_NS":
             a, _, b = value.partition("-")
             if a.strip().isdigit() and b.strip().isdigit() and int(b) > int(a):
-                capture = (int(b) - int(a)) / 1e6
-    return zero, capture
+                capture, start = (int(b) - int(a)) / 1e6, int(a)
+    return zero, capture, start
 
 
 # --------------------------------------------------------------------------- GPU model
@@ -1104,6 +1107,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     return Trace(
         format="nsys", host=host, path=path, size_bytes=size, h=h, devices=devs,
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
+        capture_start_ps=(r.capture_start_ns - origin) * 1000 if r.capture_start_ns is not None and r.files == 1 else None,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits,

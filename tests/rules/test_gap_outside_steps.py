@@ -1,0 +1,70 @@
+"""A gap the guessed steps were cut at lies between them, and says so (issue #37, h37-left37).
+
+``wild/vit_a4000_pageable_batch`` (kept; Aphelack/efficient-dl-systems, MIT): steps guessed from GPU bursts, cut at
+the 3.78 s stretch in which the file records no event of any kind (h37-left30).  On main its gap note read "saves ~0
+ms/step" and "Assuming the between-step gap shrinks to its input-wait part (host work moved out of the step ...)"
+beside "this gap may lie inside one step": the gap is known to lie outside every step.  Truth from the file itself
+(json): the stretch no event covers.  Control: the same capture with the stretch shortened to 10 ms, which stays in
+its step (h37-left30), keeps the general words."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.intervals import union
+from tests.support.paths import FIXTURES
+
+TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
+
+
+def _doc() -> dict:
+    return json.loads(gzip.decompress(TRACE.read_bytes()))
+
+
+def _hole(events: list[dict]) -> tuple[float, float]:
+    """The longest stretch no event (the profiler's own span aside) covers: its start and end, us."""
+    busy = union([(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"])
+    return max(((a[1], b[0]) for a, b in zip(busy, busy[1:])), key=lambda x: x[1] - x[0])
+
+
+def _gap_finding(path: Path):
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
+    assert rep.error is None, rep.error
+    (f,) = [f for f in rep.findings if f.rule == "step_gaps"]
+    return f
+
+
+def test_a_gap_cut_out_of_the_steps_is_said_to_lie_between_them():
+    hole0, hole1 = _hole(_doc()["traceEvents"])
+    f = _gap_finding(TRACE)
+    outside = f.metric.detail["outside_steps_ms"]
+    assert outside == pytest.approx((hole1 - hole0) / 1000, abs=1.0)  # the 3,779.8 ms nothing recorded
+    assert f.severity == "info" and f.saving.ms_per_step == 0.0
+    assert "may lie inside one step" not in f.summary, f.summary
+    assert "lies between them, outside every step's window" in f.summary, f.summary
+    assert "moved out of the step" not in f.saving.assumption, f.saving.assumption
+    assert "not a step" in f.saving.assumption
+    # what the time is, and how to see it: unrecorded, its first fix records the host
+    assert "did not record" in f.summary and "Record" in f.actions[0].text, f.actions[0].text
+
+
+def test_a_gap_inside_a_guessed_step_keeps_the_general_words(tmp_path):
+    """Control: the stretch shortened to 10 ms stays in step 0's window: the gap may lie inside a step."""
+    doc = _doc()
+    events = doc["traceEvents"]
+    hole0, hole1 = _hole(events)
+    shift = (hole1 - hole0) - 10_000.0
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") != "Trace" and e["ts"] >= hole1:
+            e["ts"] -= shift
+    path = tmp_path / TRACE.name
+    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    f = _gap_finding(path)
+    assert not f.metric.detail.get("outside_steps_ms"), f.metric.detail
+    assert "may lie inside one step" in f.summary, f.summary

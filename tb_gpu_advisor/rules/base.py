@@ -276,7 +276,7 @@ def in_ranges(ctx: Ctx, claims: dict[str, float], what: str = "the GPU's idle ti
         return ""
     shared = _claim_scales(ctx, claims)
     extra = (" (each its share of this time: other findings claim the rest of the idle there)"
-             if any(shared.get(c, 1.0) < 0.999 for c in claims) else "")
+             if any(shared.get(c, 1.0) < 0.999 for c, v in claims.items() if v > 0) else "")
     return f"; {what} lies in the program's own ranges {', '.join(named)} a step{extra}"
 
 

@@ -91,6 +91,8 @@ def test_the_host_bound_time_is_placed_in_its_ranges_less_what_the_allocator_cla
     # each microsecond claimed once: the parts named never exceed the finding's own time
     assert sum(named.values()) <= host_ms * 1.001
     assert sum(named.values()) + m.breakdown.allocator <= m.headline.avg_step_ms - m.breakdown.device_compute + 0.1
+    # no other finding claims this host work: each range's part is its whole, said with no share (h37-left38)
+    assert "each its share" not in f.summary
 
 
 def test_a_range_that_launches_no_gpu_work_gets_no_launch_fix():

@@ -1590,7 +1590,7 @@ EAGER_GRADIENT = "void tensorflow::functor::ReluGradHalfKernelVector(const __hal
 
 def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[int, ...] = (20, 26),
                                 kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7,
-                                held_ms: float = 0.0) -> dict:
+                                held_ms: float = 0.0, gpu_clock_drift_us: tuple[float, float] = (0.0, 0.0)) -> dict:
     """Write the export of an eager training program shaped after VerticalResearchGroup/casio's ``nerf`` (TF 1.15 on
     an A100, in a ``cudaProfilerApi`` window): ``bursts`` GPU bursts of ``kernels`` launches each (the same Eigen and
     cuBLAS kernels in every burst), the host's untraced code pausing ``pause_ms`` between bursts, and a gradient kernel
@@ -1599,7 +1599,10 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
     its launches returned (the kernels start ``held_ms`` late, the GPU idle and the launching thread too), and the host
     waits for the burst to finish (TF polls its events) before its ``pause_ms`` and the next burst.  Return the truth:
     the bursts, at most how many iterations they hold -- every iteration runs a backward, so no more than the bursts
-    holding one -- and the GPU's idle with its next kernel already launched (``held_ms_total``)."""
+    holding one -- and the GPU's idle with its next kernel already launched (``held_ms_total``).
+    ``gpu_clock_drift_us``: the GPU's clock against the host's at the first launch and at the last (us, linear
+    between): each kernel is recorded that much later than it ran on the host's clock (earlier where negative), as a
+    capture whose two clocks drift records it -- what the GPU held stays ``held_ms``."""
     us, ms = 1000, 1_000_000
     pid = 8181
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1616,7 +1619,8 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
         if held_ms:  # the host waits for the burst, then pauses
             api.t = max(api.t, kern[-1][1])
         api.t += int(pause_ms * ms)
-    stop = api.t + ms
+    kern = _drifted(kern, gpu_clock_drift_us)
+    stop = max(api.t, kern[-1][1]) + ms
     api.insert(con, gtid)
     con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
                                       None) for j, (a, b, c, n) in enumerate(kern)])
@@ -1624,6 +1628,16 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
                 sync_enum=False)
     return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts))),
             "held_ms_total": bursts * held_ms}
+
+
+def _drifted(rows: list[tuple], drift_us: tuple[float, float]) -> list[tuple]:
+    """Device rows ``(start, end, ...)`` (ns, by start) as a GPU clock drifting from the host's records them: shifted
+    by ``drift_us[0]`` at the first row's start and ``drift_us[1]`` at the last's, linear between; lengths kept."""
+    if not rows or not any(drift_us):
+        return rows
+    t0, t1 = rows[0][0], rows[-1][0]
+    a, b = drift_us[0] * 1000.0, (drift_us[1] - drift_us[0]) * 1000.0 / max(t1 - t0, 1)
+    return [(r[0] + int(a + b * (r[0] - t0)), r[1] + int(a + b * (r[0] - t0))) + tuple(r[2:]) for r in rows]
 
 
 # --------------------------------------------------------------------------- h37-survey14: iterations in alternating order

@@ -74,15 +74,18 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     kern = slice(None) if present <= _COMPUTE_KINDS else \
         np.nonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))[0]
     n_kern = len(d) if isinstance(kern, slice) else kern.size
+    # a launch's return read against its work's start says what the GPU held -- only where the two clocks agree
+    returns_read = bool(h.end.size) and not _clocks_disagree(ctx, g)
     if n_kern > 1 and not ctx.fw.has_dispatch:
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
-        out["launch_wait"], out["held"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern)
+        out["launch_wait"], out["held"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern,
+                                                        returns_read)
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
     # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
     # measures the launch wait, a call that returned has handed its work over
-    if h.end.size and len(d) and not _clocks_disagree(ctx, g):
+    if returns_read and len(d):
         if lend_all is None:
             lend_all = launch_ends(ctx, g)
         lead, first = _leading_held(d, g.step, g.launch, lend_all, g.windows)
@@ -158,7 +161,8 @@ def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
 
 
 def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                  kern: slice | np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+                  kern: slice | np.ndarray, returns_read: bool = True
+                  ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """The GPU idle before each of its kernels (``kern``: its kernels and collectives, a slice where it has nothing
     else), split by what it waited for: ``(launch_wait, held)``, each (starts, ends).
 
@@ -166,6 +170,12 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     all earlier work on the GPU had, the gap lies inside one step, and the kernel is no collective (which waits for
     its peers); it ends at :func:`launch_wait_end`.  Held: the rest of such a gap after the call returned and the
     driver submitted (:data:`LAUNCH_START_PS`): the GPU held work it could run.
+
+    ``returns_read`` False (the GPU's and the host's clocks disagree: :func:`_clocks_disagree`): no call's return is
+    read against its kernel's start, so nothing is held and a late launch's wait runs to its kernel's start, as the
+    same gate keeps the idle before a step's first work (:func:`_leading_held`) unread.  A GPU clock that drifts
+    later than the host's put the kernels hundreds of microseconds after calls they followed by 10 us: read as held,
+    it was host time booked as the GPU's (h37-left31's left).
 
     Only where the GPU idled before a kernel (few places on a busy GPU) are its launch and step read: each test
     over every pair of kernels was a gather or a pass over the 220 k events a GPU of the dense 100 MB capture,
@@ -181,6 +191,8 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     same = has & (nxt_step == step[cur]) & (nxt_step >= 0)
     idle_s, idle_e = prev_end[gap], k_start[gap + 1]
     keep = same & (lend > idle_s)
+    if not returns_read:
+        return (idle_s[keep], idle_e[keep]), (idle_s[:0], idle_e[:0])
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
     late = same & (idle_e > held_s)
     return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])

@@ -639,10 +639,6 @@ def _output_tail_ms(metrics: HostMetrics, wait: float) -> float:
     return tail if metrics.steps.source in _ONE_PASS_SOURCES and wait > 0 and tail >= 0.5 * wait else 0.0
 
 
-#: The ledger's categories the host-bound finding claims: the host's own work and the idle no event explains.
-_HOST_OWN = ("host_compute", "other")
-
-
 def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorded_ms: float = 0.0) -> Finding:
     """The GPU idles most of the step while the host runs its own code (Python, framework work: each eager op's
     dispatch), inside the step, where no between-step or launch check looks -- an eager serving engine's, a forward
@@ -652,7 +648,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     graphs, a serving engine's graph mode) -- where the time lies in the program's ranges, only for the part in ranges
     that launch GPU work (:func:`_unlaunched`): a graph removes launches, not a range's host work that launches none."""
     unseen = unrecorded_ms >= 0.5 * host_ms  # mostly code no event records: not the dispatch of launches
-    idle, no_launch = _unlaunched(ctx, host_ms)
+    idle, no_launch = _unlaunched(ctx, host_ms, unrecorded_ms)
     elsewhere = not unseen and no_launch >= 0.5 * host_ms  # mostly in ranges that launch nothing
     what = "" if unseen or elsewhere else " (Python, the framework's own work before each launch)"
     alone = (f"; {_names(idle)} {'launches' if len(idle) == 1 else 'launch'} no GPU work" if no_launch > 0 and
@@ -670,7 +666,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
-        f"accounts for: the step is host-bound{in_ranges(ctx, host_ms, _HOST_OWN, 'this time')}{alone}"
+        f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(unrecorded_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
@@ -685,14 +681,22 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     return f
 
 
-def _unlaunched(ctx: Ctx, host_ms: float) -> tuple[list[tuple[str, float]], float]:
-    """The program's ranges holding the host-bound time (``_HOST_OWN``, at least a tenth of ``host_ms`` each) that
+def _host_claims(host_ms: float, unrecorded_ms: float) -> dict[str, float]:
+    """The host-bound finding's claim per ledger category (ms per step): the host's own work no other finding
+    recovers (``host_compute``, :func:`unclaimed_host_ms`) and the unrecorded time the thread ran on the CPU
+    (``other``, :func:`on_cpu_unrecorded_ms`)."""
+    return {"host_compute": max(0.0, host_ms - unrecorded_ms), "other": unrecorded_ms}
+
+
+def _unlaunched(ctx: Ctx, host_ms: float, unrecorded_ms: float = 0.0) -> tuple[list[tuple[str, float]], float]:
+    """The program's ranges holding the host-bound time (:func:`_host_claims`, at least a tenth of ``host_ms`` each) that
     launch no GPU work in the steps (``HostMetrics.ranges_launching``), and their ms per step (at most ``host_ms``).
 
     Why: cold_a100_alexnet's host-bound 42.8 ms lies in its ``clear_cache`` range (41.9 ms: a cache flush on the host,
     no kernel launched), yet the fix was CUDA graphs for the forward pass -- which holds 0.8 ms of it (h37-review3)."""
     launching = set(ctx.m.ranges_launching)
-    idle = [(n, v) for n, v in ranges_part(ctx, _HOST_OWN) if v >= 0.1 * host_ms and n not in launching]
+    idle = [(n, v) for n, v in ranges_part(ctx, _host_claims(host_ms, unrecorded_ms))
+            if v >= 0.1 * host_ms and n not in launching]
     return idle, min(host_ms, sum(v for _, v in idle))
 
 

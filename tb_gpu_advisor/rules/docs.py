@@ -66,7 +66,10 @@ program's own ranges (Nsight NVTX, Kineto `user_annotation` from
 `record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),
 it names those holding its own time in the step -- the idle the ledger books
 as the host's work or unrecorded, not another finding's (the allocator's):
-`HostMetrics.idle_in_ranges_by`; `launch_bound` names its launch wait's the
+`HostMetrics.idle_in_ranges_by`, each range given its share of each ledger
+category the finding claims (`rules/base.ranges_part`: other findings' claims
+on the host's time are no intervals), so the ranges named never add up past
+the finding's own time; `launch_bound` names its launch wait's the
 same way, and `step_gaps` the ranges in its gaps -- and where most of that
 time lies in ranges that launch no GPU work (`HostMetrics.ranges_launching`)
 its fix moves that work out of the step, the launch fixes kept only for the

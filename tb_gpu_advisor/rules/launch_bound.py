@@ -140,7 +140,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
-        f"{sk.threshold_us:.0f} us{in_ranges(ctx, wait_ms, ('launch_wait',), 'the wait')}.{_after_txt(after)}{example}{step_txt}",
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after)}{example}{step_txt}",
         # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
         metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
                               if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),

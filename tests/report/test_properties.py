@@ -31,6 +31,7 @@ checker catching each one, rebuilt on a report of today):
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 import time
 from pathlib import Path
@@ -353,3 +354,17 @@ def test_a_per_step_figure_in_a_finding_over_the_step_per_gpu_is_caught(straggle
     f = next(f for f in r.hosts[0].findings if f.metric is not None)
     f.metric.detail = dict(f.metric.detail or {}, wait_ms_per_step=4 * r.hosts[0].achievable["step_ms"])
     assert any("wait_ms_per_step" in v for v in report_violations(r))
+
+
+def test_ranges_named_past_the_findings_own_time_are_caught(reports):
+    """``ranges<=claim`` (h37-left38): main's host-bound finding on ``wild/tiny_block_h100_infer`` claimed 668 us a
+    step and named `Model Forward Pass` 604 us and `Self-Attention` 98 us as holding it -- 702 us; the finding of today
+    names its share of each, which passes."""
+    r = copy.deepcopy(reports[("fixtures/wild", "tiny_block_h100_infer")])
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "unexplained_idle"]
+    assert "ranges<=claim" not in _kinds(r)
+    claim = sum(float(x["ms"]) for x in f.saving.recovers if x["pool"] == "host_own")
+    assert claim == pytest.approx(0.668, abs=0.001)
+    f.summary = re.sub(r"own ranges .*? a step", "own ranges `Model Forward Pass` 604 us, `Self-Attention` 98 us a step",
+                       " ".join(f.summary.split()))
+    assert any(v.startswith("ranges<=claim") and f.id in v for v in report_violations(r))

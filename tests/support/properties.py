@@ -29,6 +29,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``fix-once`` -- one fix of the capture is printed under one finding about it; a later one refers to it by title.
 * ``agree`` -- the verdict's "top:" is the list's first finding (one order: a note listed above the warnings is the top), and the MCP capture advice never calls
   a capture trustworthy whose findings say it recorded warm-up.
+* ``ranges<=claim`` -- the program's ranges a finding names as holding its time ("this time lies in the program's
+  own ranges `a` 467 us, `b` 76 us a step") add up to at most that time, the finding's own claim on the step's ledger
+  (the host-bound finding's host time, the launch-bound one's wait): each microsecond of a step attributed once.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
@@ -640,6 +643,34 @@ def _detail_parts(f: Finding, step: float | None) -> list[str]:
             if k.endswith("ms_per_step") and isinstance(v, (int, float)) and not isinstance(v, bool) and _over(v, step)]
 
 
+_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) a step")
+_RANGE_PART = re.compile(r"`[^`]*` " + _TIME)
+
+
+def _claimed_ms(f: Finding) -> float | None:
+    """The time a finding claims of the step's ledger, per step, where it names ranges holding it: the host-bound
+    finding's recovered host time (its ``host_own`` pool), the launch-bound one's wait (``launch_wait_ms``)."""
+    if f.rule == "launch_bound" and f.metric is not None:
+        v = (f.metric.detail or {}).get("launch_wait_ms")
+        return float(v) if isinstance(v, (int, float)) else None
+    if f.saving is not None:
+        own = [float(r["ms"]) for r in f.saving.recovers if r.get("pool") == "host_own"]
+        return sum(own) if own else None
+    return None
+
+
+def ranges_within_claim(where: str, f: Finding) -> list[str]:
+    """``ranges<=claim``: the ranges a finding names add up to at most its own time (printed rounding aside)."""
+    said = _NAMED_RANGES.search(" ".join(f.summary.split()))
+    claim = _claimed_ms(f) if said else None
+    if claim is None:
+        return []
+    parts = [(m.group(1), m.group(2)) for m in _RANGE_PART.finditer(said.group(1))]
+    low = sum(_ms(n, u) - _half_ulp(n) * _UNIT_MS[u] for n, u in parts)
+    return ([f"ranges<=claim: {where}: ranges '{said.group(1)[:100]}' add up to {low:.3f} ms, over the finding's "
+             f"{claim:.3f} ms"] if _over(low, claim) else [])
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -648,7 +679,7 @@ def report_violations(report: Report) -> list[str]:
         step = host_step_ms(h)
         for f in h.findings:
             out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
-            out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms)
+            out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)

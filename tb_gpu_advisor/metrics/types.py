@@ -1058,6 +1058,10 @@ class HostMetrics:
     #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
     #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
     idle_held: float = 0.0
+    #: ms per step and GPU the GPU idled between kernels it already held, where the framework's dispatch measures the
+    #: launch wait and no category paints that idle (booked ``other``): its switches between queued kernels, no host
+    #: time (``metrics/breakdown.bubbles_ms``)
+    idle_bubbles: float = 0.0
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

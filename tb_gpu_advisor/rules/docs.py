@@ -118,9 +118,11 @@ keep the grade their rule gives.
 **Guessed steps** (`rules._step_confidence`): every finding carries the steps'
 confidence; on steps of low confidence (GPU bursts: `gpu_busy_clusters`) no finding
 is critical -- a critical one is a warning that says its steps are a guess -- and a
-gap between steps is at most info.  The whole capture read as one step is no guess: its numbers are exact for
-the window, so its findings keep their grade and carry no confidence label (the capture finding says there are no
-steps).
+gap between steps is at most info.  The whole capture analysed as one step because no step was found is no
+guess: its numbers are exact for the window, so its findings keep their grade and carry no confidence label (the
+capture finding says there are no steps).  Where the steps stage read the window as one iteration from its GPU
+bursts (`steps.iteration_guess`: a burst of copies joined to the one burst of kernels), each per-step saving is per
+that guessed iteration: its findings carry low confidence and none is critical.
 
 **Ranking** (`rules.rank`), the order the heading names ("ranked by estimated
 saving"): first the findings that say what the capture or the run is (a

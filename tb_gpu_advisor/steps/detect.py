@@ -138,6 +138,10 @@ class StepDetection:
     windows: list[StepWindow] = field(default_factory=list)  # kept steps, in time order
     mapped_via: str = ""  # "host_window" | "correlation_id" | "group_id" | "device" : how GPU time was tied to steps
     confidence: str = "high"  # CONFIDENCE of the source: "low" steps make every per-step number a guess
+    #: the whole capture is one step because this stage read the window as (at most) one iteration from its GPU
+    #: bursts -- a guess the per-step savings rest on; False where no step was found and the window is only analysed
+    #: as one step, its numbers exact for the window (``rules._step_confidence`` tells the two apart)
+    iteration_guess: bool = False
 
 
 @dataclass
@@ -408,6 +412,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     gpu_windows: dict[int, np.ndarray] = {}
     source, note, mapped = "", "", ""
     whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
+    guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess
     own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
     ids = np.zeros(0, np.int64)
     hs = he = np.zeros(0, np.int64)
@@ -484,6 +489,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                                       f"runs kernels, so such a burst is part of one -- its input's upload or its "
                                       f"results' read-back -- and the window holds one iteration; the whole capture "
                                       f"is analysed as one pass; per-step numbers are capture totals")
+                        guessed = True
                 backward = _bursts_holding_backward(job, active, cl[0]) if cl is not None else None
                 if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
                     cl = None
@@ -492,6 +498,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                                   f"backward, so a burst without one is no iteration and the window holds at most "
                                   f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
                                   f"per-step numbers are capture totals")
+                    guessed = backward[0] <= 1  # "at most one iteration": the window read as one, a guess
                 if cl is not None:
                     hs, he = cl
                     ids = np.arange(hs.size, dtype=np.int64)
@@ -592,6 +599,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
                  for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
+        iteration_guess=guessed and source == "whole_capture",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
 

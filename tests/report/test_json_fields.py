@@ -92,3 +92,53 @@ def test_a_report_whose_gpus_ran_work_names_their_vendor():
     bad = copy.deepcopy(r)
     bad["hosts"][0]["capture"]["steps_kept"] += 1
     assert json_field_problems(bad)  # the checker reads this report's fields
+
+
+def test_the_checker_sees_a_finding_surer_than_its_steps():
+    """``step-confidence``: a per-step finding no surer than its steps, none critical on low ones -- except a whole
+    capture analysed as one step with no claim about its iterations (exact for the window)."""
+    bursts = {"source": "gpu_busy_clusters", "count": 8, "found": 10, "dropped": [{"step": 0}, {"step": 9}],
+              "confidence": "low"}
+    crit = {"id": "mixed_precision_off:h", "rule": "mixed_precision_off", "severity": "critical", "confidence": "low"}
+    warn = {**crit, "severity": "warning"}
+    assert json_field_problems(_host(steps=bursts, findings=[crit]))
+    assert json_field_problems(_host(steps=bursts, findings=[{**warn, "confidence": "high"}]))
+    assert not json_field_problems(_host(steps=bursts, findings=[warn]))
+    # about the capture itself, not per step: its own confidence
+    assert not json_field_problems(_host(steps=bursts, findings=[{**crit, "id": "capture_quality:h",
+                                                                  "rule": "capture_quality", "confidence": "high"}]))
+    whole = {"source": "whole_capture", "count": 1, "found": 0, "dropped": [], "confidence": "low"}
+    sure = {**crit, "confidence": "high"}
+    assert not json_field_problems(_host(steps=whole, capture={"steps_kept": 1, "steps_captured": 0},
+                                         findings=[sure]))
+    assert json_field_problems(_host(steps={**whole, "iteration_guess": True},
+                                     capture={"steps_kept": 1, "steps_captured": 0}, findings=[sure]))
+    medium = {**bursts, "confidence": "medium"}
+    assert json_field_problems(_host(steps=medium, findings=[sure]))
+    assert not json_field_problems(_host(steps=medium, findings=[{**crit, "confidence": "medium"}]))
+
+
+def test_a_window_read_as_one_guessed_iteration_holds_no_critical():
+    """vit_a4000_avg_batch: the steps stage reads the window as one iteration from its GPU bursts (a copy burst joined
+    to the one burst of kernels, h37-left30) -- a guess every per-step saving rests on.  On main its three
+    findings (mixed precision, Tensor Cores, copies) were critical with "high" confidence beside the steps' "low"."""
+    r = _json(FIXTURES / "wild" / "vit_a4000_avg_batch")
+    (h,) = r["hosts"]
+    assert h["steps"]["source"] == "whole_capture" and h["steps"]["iteration_guess"] is True
+    per_step = {f["rule"]: f for f in h["findings"] if f["rule"] != "capture_quality"}
+    assert {"mixed_precision_off", "tensor_core_unused", "excessive_memcpy"} <= set(per_step)
+    assert {f["confidence"] for f in per_step.values()} == {"low"}
+    assert {f["severity"] for f in per_step.values()} <= {"warning", "info"}
+    assert "a guess" in per_step["mixed_precision_off"]["summary"]
+    assert not json_field_problems(r)
+
+
+def test_a_whole_capture_with_no_claim_about_iterations_keeps_its_findings_sure():
+    """Control: cuda_reduce_baseline has no step and no repeating work: the window is analysed as one step, its
+    numbers exact for it, no iteration claimed -- its critical stays, at high confidence (on main and here)."""
+    r = _json(FIXTURES / "wild" / "cuda_reduce_baseline")
+    (h,) = r["hosts"]
+    assert h["steps"]["source"] == "whole_capture" and h["steps"]["confidence"] == "low"
+    assert not h["steps"].get("iteration_guess")
+    crit = [f for f in h["findings"] if f["severity"] == "critical"]
+    assert crit and all(f["confidence"] == "high" for f in crit)

@@ -18,6 +18,10 @@ Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it
   (``job.phase`` ``warm-up``: the cold-start finding says "not the steady state").
 * ``metric-status`` -- a finding's metric is coloured with one of the schema's statuses and no stronger than the
   finding's severity: a note's metric is not amber, a warning's not red.
+* ``step-confidence`` (h37-left39) -- a finding whose numbers are per step (any but those about the capture itself,
+  ``rules._ABOUT_THE_CAPTURE``) is no surer than the steps it rests on, and none is critical on ``low`` steps --
+  wherever the steps are a reading of the job (any source but a whole capture analysed as one step with no claim
+  about its iterations: ``steps.iteration_guess`` false there, its numbers exact for the window).
 
 Each failed on main before h37-review4 (``tests/report/test_json_fields.py`` names the captures).
 """
@@ -38,6 +42,7 @@ def json_field_problems(report: dict[str, Any]) -> list[str]:
             continue
         out += vendor_problems(h) + step_count_problems(h) + note_problems(h)
         out += metric_status_problems(h["host"], h.get("findings") or [])
+        out += step_confidence_problems(h)
     out += metric_status_problems("session", report.get("findings") or [])
     return sorted(set(out))
 
@@ -104,4 +109,27 @@ def note_problems(h: dict[str, Any]) -> list[str]:
         if "CPU-only" in note and not on_cpu:
             out.append(f"note-vs-job: {host}: a capture note says CPU-only ({note!r}) where the job says "
                        f"{job.get('kind')!r}: {(job.get('kind_evidence') or '')[:80]!r}")
+    return out
+
+
+_SURE = {"low": 0, "medium": 1, "high": 2}
+
+
+def step_confidence_problems(h: dict[str, Any]) -> list[str]:
+    """``step-confidence``: a per-step finding no surer than the steps it rests on, never critical on low ones."""
+    from tb_gpu_advisor.rules import _ABOUT_THE_CAPTURE
+
+    st, host = h.get("steps") or {}, h["host"]
+    steps = st.get("confidence") or "high"
+    if st.get("source") == "whole_capture" and not st.get("iteration_guess"):
+        return []  # the window analysed as one step, no claim about the job's iterations: exact for the window
+    out = []
+    for f in h.get("findings") or []:
+        if f.get("rule") in _ABOUT_THE_CAPTURE:
+            continue
+        conf = f.get("confidence") or "high"
+        if _SURE.get(conf, 2) > _SURE.get(steps, 2):
+            out.append(f"step-confidence: {host}: {f.get('id')} reads {conf} confidence on {steps}-confidence steps")
+        if steps == "low" and f.get("severity") == "critical":
+            out.append(f"step-confidence: {host}: {f.get('id')} is critical on low-confidence steps")
     return out

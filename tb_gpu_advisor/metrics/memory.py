@@ -178,15 +178,17 @@ def _peak_event(me: MemoryEvents, win: np.ndarray) -> int:
 
 
 def _steady_peak(ctx: Context, me: MemoryEvents, win: np.ndarray, p: int) -> tuple[int, int] | None:
-    """(the peak event of the steady iterations, the warm-up step's number) where the capture's peak ``p`` falls in a
-    snapshot's first iteration that the step detection dropped as warm-up; None otherwise.
+    """(the peak event of the steady iterations, the warm-up step's number) where the capture's peak ``p`` falls
+    before the first kept step, in steps the step detection dropped as warm-up; None otherwise.
 
     Why: a loop's first call does work no later one does (an autotuner's trial buffers, a library's first-call
     workspace, ``job.iterations.first_call_work``), and its peak may stand above every steady iteration's.  That
     peak is not what a fix to the loop acts on -- recomputation, a smaller batch, freeing a tensor earlier change the
     steady iterations -- so the table and the rules judge the peak from the first kept step on (the rest of the
-    capture: a partial last iteration is steady work too), and the warm-up's is said apart."""
-    if ctx.trace.snapshot is None or not win.shape[0]:
+    capture: a partial last iteration is steady work too), and the warm-up's is said apart.  A memory snapshot's
+    iterations (h37-left35) and a profiler trace's ``[memory]`` events (``profile_memory=True``, its first step
+    dropped by the stock rule or as cold, h37-left39) alike."""
+    if not win.shape[0]:
         return None
     first = int(win[0, 0])
     warm = [d.step for d in ctx.steps.detection.dropped

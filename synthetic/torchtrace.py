@@ -339,10 +339,13 @@ def _collective(r: Rank, annotation: str, op: str, kernel: str, us: float, not_b
 
 
 def _fsdp(prefetch: bool) -> Callable[[Rank], None]:
-    """FSDP over ``FSDP_LAYERS`` layers: each layer's parameters are all-gathered before its forward, its gradients
-    reduce-scattered after its backward.  ``prefetch``: the next layer's all-gather is issued before this layer's
-    compute, so it runs behind it (only the first is exposed); without, each layer waits for its own all-gather.
-    Reduce-scatters always run behind the next layer's backward (the last one behind the optimizer's wait)."""
+    """An FSDP training step over ``FSDP_LAYERS`` layers: each layer's parameters are all-gathered before its forward,
+    its gradients reduce-scattered after its backward node (``autograd::engine::evaluate_function: MmBackward0``, as
+    every real PyTorch training trace records a backward: ``wild/ddp_mi300x_actckpt``), then the optimizer's step on
+    the sharded gradients once the last reduce-scatter is done.  ``prefetch``: the next layer's all-gather is issued
+    before this layer's compute, so it runs behind it (only the first is exposed); without, each layer waits for its
+    own all-gather.  Reduce-scatters run behind the next layer's backward (the last one before the optimizer, which
+    waits for it)."""
     def body(r: Rank) -> None:
         ag: list[tuple[float, float] | None] = [None] * FSDP_LAYERS
         done = [0.0]  # end of the latest forward GEMM: an all-gather reuses the buffer the layer before freed
@@ -359,10 +362,15 @@ def _fsdp(prefetch: bool) -> Callable[[Rank], None]:
             elif i + 1 < FSDP_LAYERS:
                 ag[i + 1] = gather(i + 1, done[0])  # runs during layer i's GEMM
             done[0] = r.kernel("aten::addmm", GEMM_FWD, LAYER_US, not_before=ag[i][1], args=SHAPES_4096["addmm"])[1]
+        rs_end = 0.0
         for _ in range(FSDP_LAYERS):
+            node = r.cpu("autograd::engine::evaluate_function: MmBackward0", 0.0, advance=False)
+            t = r.host_us
             _, end = r.kernel("aten::mm", GEMM_BWD[0], LAYER_US, args=SHAPES_4096["mm"])
-            _collective(r, "nccl:_reduce_scatter_base", "c10d::_reduce_scatter_base_", NCCL_REDUCESCATTER, RS_US,
-                        not_before=end)
+            node["dur"] = round(r.host_us - t, 3)
+            rs_end = _collective(r, "nccl:_reduce_scatter_base", "c10d::_reduce_scatter_base_", NCCL_REDUCESCATTER,
+                                 RS_US, not_before=end)[1]
+        optimizer(r, not_before=rs_end)  # the sharded gradients are the optimizer's input: it waits for the last
         r.sync()
     return body
 

@@ -339,6 +339,36 @@ A2A_OVERLAP = action(
     "for _ in range(steps):\n"
     "    pipeline.progress(data_iter)")
 
+#: An expert-parallel forward's token exchange: nothing of training's (no pipeline of batches with an optimizer).
+A2A_FORWARD = action(
+    "An expert-parallel forward's all-to-all (the tokens' dispatch to their experts and back) waits on its slowest "
+    "split: overlap the exchange with compute that does not need it (the shared expert, another micro-batch's "
+    "attention), and balance the tokens per rank by placing copies of the hot experts on more ranks.")
+#: DDP's gradient buckets, said to work of no known kind: the constructor, not a training step's code.
+DDP_BUCKETS = action(
+    "If this is a DDP training step, DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: "
+    "keep buckets small enough to start early and reduce into the gradients in place.",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank], bucket_cap_mb=25,\n"
+    "                                                  gradient_as_bucket_view=True, static_graph=True)")
+#: The job rules' fixes for forward passes and work of no known kind (``rules/_job`` asks the job's context, h37-left34):
+#: no ``.backward()`` under ``no_sync``, no training pipeline with an optimizer, no auxiliary loss.
+FORWARD_COMM_FIXES = {
+    "comm_exposed@inference": (TP_OVERLAP,),
+    "comm_exposed:AllGather@inference": (FSDP_PREFETCH,),
+    "comm_exposed:ReduceScatter@inference": (FSDP_PREFETCH,),
+    "comm_exposed:AllToAll@inference": (A2A_FORWARD,),
+    "comm_exposed:SendRecv@inference": (A2A_FORWARD,),
+    "comm_exposed@any_work": (DDP_BUCKETS, TP_OVERLAP),
+    "comm_exposed:AllGather@any_work": (FSDP_PREFETCH,),
+    "comm_exposed:ReduceScatter@any_work": (FSDP_PREFETCH,),
+    "comm_exposed:AllToAll@any_work": (A2A_FORWARD,),
+    "comm_exposed:SendRecv@any_work": (A2A_FORWARD,),
+    "alltoall_imbalance@inference": (action(
+        "Balance what each rank receives: place copies of the hot experts on more ranks (an expert-parallel load "
+        "balancer places them by measured load); for embeddings, a sharding plan that spreads hot tables (TorchRec's "
+        "planner with row-wise or table-wise-row-wise sharding)."),),
+}
+
 #: Seeing the host's own code that no event records: the profiler's Python tracing, or named ranges around it.
 RECORD_PYTHON = action(
     "Record the host's own code between the GPU's work: Python tracing in the profiler (with_stack=True), or "
@@ -753,6 +783,7 @@ JOB_FIXES = {
     "comm_exposed@legacy": (DDP_OVERLAP_LEGACY,),
 }
 FIXES.update(JOB_FIXES)
+FIXES.update(FORWARD_COMM_FIXES)
 
 #: Finding every sync: PyTorch's sync debug mode.
 SYNC_DEBUG = action(

@@ -31,7 +31,7 @@ from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_
                                          step_end_steps, within_one_call)
 from tb_gpu_advisor.model.trace import Trace
 
-__all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "detect_job"]
+__all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "context_tags", "detect_job"]
 
 
 @dataclass
@@ -59,17 +59,13 @@ class Job:
         collective): its advice says nothing of ranks (``alone``).  Work neither training nor a confident forward
         (``any_work``) is told to loop its own step, not a training step: mi210_gpu_only's one process and
         compiled_a100_triton's Triton kernel read "one trace per rank" and ``train_step`` before (h37-review3)."""
-        said = ("alone",) if alone else ()
-        if self.work() == "any_work":
-            said += ("any_work",)
-        return adapt(fw, self.tags + said, self.kind.engine)
+        # without GPU records the kind of the work is what the host's events name (``Kind.host_kind``)
+        return adapt(fw, context_tags(self.kind.host_kind or self.kind.kind, self.tags, alone), self.kind.engine)
 
     def work(self) -> str:
         """What the job's step is, for the fixes whose code runs or marks it: ``training``, ``inference`` (a forward
         pass) or ``any_work`` (neither training nor a confident forward: a step of its own)."""
-        if self.kind.kind == "training":
-            return "training"
-        return "inference" if "inference" in self.tags else "any_work"
+        return work_of(self.kind.host_kind or self.kind.kind, self.tags)
 
     def as_dict(self) -> dict:
         """The report's ``job`` block (schema 1.2); ``tags`` and ``engine_id`` let the job-scope rules talk to the
@@ -80,7 +76,27 @@ class Job:
             "phase_evidence": self.phase.evidence, "one_time_ms": round(self.phase.total_ms, 3),
             "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
             "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
+            "host_kind": self.kind.host_kind,
         }
+
+
+def context_tags(kind: str, tags: tuple[str, ...] | list[str], alone: bool) -> tuple[str, ...]:
+    """A job's tags with what its context adds, for :func:`adapt`: ``alone`` (one process that talks to no other)
+    and ``any_work`` (work neither training nor a confident forward: ``kind`` not "training" and no ``inference``
+    tag).  One home for both the host rules (:meth:`Job.framework`) and the job-scope rules (``rules/_job``), so
+    that a job rule's fix fits the job as a host rule's does."""
+    said = ("alone",) if alone else ()
+    if work_of(kind, tags) == "any_work":
+        said += ("any_work",)
+    return tuple(tags) + said
+
+
+def work_of(kind: str, tags: tuple[str, ...] | list[str]) -> str:
+    """What a job's step is, from its kind of work and tags: ``training``, ``inference`` (a forward pass, the tag) or
+    ``any_work`` (neither training nor a confident forward: a step of its own)."""
+    if kind == "training":
+        return "training"
+    return "inference" if "inference" in tags else "any_work"
 
 
 def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | None) -> Framework:
@@ -119,7 +135,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     release_free_heap()  # the span searches' temporaries (~40 MB on the dense 100 MB capture), before the steps'
     version = _version(fw, trace)
     tags: list[str] = []
-    if kind.kind in ("inference", "serving") and kind.confidence != "low":
+    if (kind.kind in ("inference", "serving") and kind.confidence != "low") or kind.host_kind == "inference":
         tags.append("inference")
     if kind.kind == "serving":
         tags.append("serving")

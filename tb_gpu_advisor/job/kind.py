@@ -67,6 +67,11 @@ class Kind:
     #: GPU use with no GPU record, in a file the reader could not read to its end (``Trace.problems``: cut off,
     #: corrupt): the records may lie past the damage rather than be missing from the capture, in words; "" otherwise
     damaged: str = ""
+    #: no GPU record (no GPU work, or its records lost), but the framework's own host events name the work:
+    #: "training" (autograd's backward nodes, an optimizer's step) or "inference" (an inference entry point, a
+    #: recorded grad mode off); "" otherwise.  The fixes follow it (a training loop, a forward), as they follow
+    #: ``kind`` where kernels ran (:func:`host_kind`)
+    host_kind: str = ""
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -94,7 +99,32 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
         kind = dataclasses.replace(kind, refused_launches=refused)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
+    if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):
+        said = host_kind(trace, fw)
+        if said is not None:
+            kind = dataclasses.replace(kind, host_kind=said[0], evidence=f"{kind.evidence}; {said[1]}")
     return kind
+
+
+def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
+    """(kind, in words) the framework's own host events say of a capture without GPU records: its ops and ranges are
+    recorded whether or not a kernel was (a CPU-only run, a capture whose GPU side was lost), so a backward node or an
+    optimizer's step there is a training step, an inference entry point or a recorded grad mode off a forward.  None
+    where they say neither: the work is of no known kind.  Why: the fixes loop the job's own step (a Lightning
+    ``training_step`` capture on a CPU, ``wild/lightning_cpu_fit``, was told ``run_one_step()``)."""
+    used = _used_names(trace) if len(trace.h) else []
+    named = [n for n in used if fw.training_event(n)]
+    work = [n for n in named if not fw.grad_reset_event(n)]  # a zero_grad alone may precede a no-grad forward
+    train = work[0] if work else None
+    if train is not None:
+        return "training", f"its host events name a training step: `{_short(train)}`"
+    infer = next((n for n in used if fw.inference_event(n)), None)
+    if infer is not None:
+        return "inference", f"its host events name the framework's inference entry point: `{_short(infer)}`"
+    mode = trace.producer.get("grad_mode", "")
+    if mode in ("inference_mode", "no_grad"):
+        return "inference", f"it records grad mode `{mode}`: forward passes"
+    return None
 
 
 def _work_kind(trace: Trace, fw: Framework) -> Kind:

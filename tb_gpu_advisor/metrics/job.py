@@ -85,6 +85,8 @@ class JobView:
     #: what the job is, as its first host's report says (``HostReport.job``): the fixes' tags and serving engine
     tags: tuple[str, ...] = ()
     engine: str | None = None
+    #: the first host's kind of work (``job.kind``): with :attr:`processes`, the context its fixes are chosen for
+    kind: str = "unknown"
     #: how many processes drive the rows' GPUs (each host file's ``capture.processes``); None: every GPU its own
     processes: int | None = None
 
@@ -215,7 +217,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
-                   tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), processes=procs or None)
+                   tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
+                   processes=procs or None)
 
 
 def _steps_by_gpu(rows) -> dict:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
-from tb_gpu_advisor.job import adapt
+from tb_gpu_advisor.job import adapt, context_tags
 from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
 from tb_gpu_advisor.rules.registry import REGISTRY
@@ -72,8 +72,11 @@ def straggler_meaning(job: JobView) -> str:
 
 
 def _framework(job: JobView) -> frameworks.Framework:
-    """The job's framework, talking to the job (a serving engine, an old version) as the host rules do."""
-    return adapt(frameworks.get(job.framework), job.tags, job.engine)
+    """The job's framework, talking to the job as the host rules do (``rules.base.framework``): its tags (a serving
+    engine, an old version), its kind (forward passes and work of no known kind are not told a training step's
+    code: ``any_work``) and one process's GPUs (``alone``: no per-rank words)."""
+    alone = job.processes == 1
+    return adapt(frameworks.get(job.framework), context_tags(job.kind, job.tags, alone), job.engine)
 
 
 def vendor_fixes(job: JobView, *keys: str) -> list[Action]:

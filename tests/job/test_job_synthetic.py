@@ -238,3 +238,17 @@ def test_gpu_memory_with_no_gpu_record_is_a_lost_capture_not_cpu_work(tmp):
                                                      "The host waits for the GPU in scalar reads"]
     assert "ran on the CPU" not in json.dumps(rep)
 
+
+
+@pytest.mark.parametrize("name", ["fsdp_prefetch", "fsdp_no_prefetch"])
+def test_an_fsdp_training_step_reads_as_training(tmp, name):
+    """The generator's FSDP step runs each layer's backward GEMM under autograd's node and the optimizer's step after
+    the last reduce-scatter, as a real training trace records them (``wild/ddp_mi300x_actckpt``): a training job, its
+    fixes a training loop's.  On main its backward ran as bare ``aten::mm`` and no optimizer stepped: read as
+    forward passes (medium), its capture advice ``model(batch)`` under ``inference_mode``."""
+    rep = _report(tmp, name, 8)
+    job = rep["hosts"][0]["job"]
+    assert (job["kind"], job["kind_confidence"]) == ("training", "high")
+    assert "Backward" in job["kind_evidence"]
+    code = " ".join(a["snippet"] or "" for f in rep["findings"] for a in f["actions"])
+    assert "inference_mode" not in code

@@ -121,7 +121,9 @@ def test_every_report_speaks_to_its_job(reports):
     ``tests/support/contradictions.job_words_problems``): no "rank" to a job of one process, no training step's code
     to forward passes, a serving engine or work of no known kind, and "one trace per rank" kept for a rank of a job of
     several processes.  On main wild/gpu_events_stripped and wild/scattermoe_h200_item_sync (work of no known kind)
-    were told to ``loss = train_step(x, y)`` in their host-sync fix."""
+    were told to ``loss = train_step(x, y)`` in their host-sync fix; the job rules' fixes are held to it too
+    (h37-left34: on main the corpus' tensor-parallel and MoE forwards were told DDP's ``.backward()`` and an
+    optimizer's pipeline in ``comm_exposed``)."""
     from tests.support.contradictions import job_words_problems
 
     bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := job_words_problems(r))}

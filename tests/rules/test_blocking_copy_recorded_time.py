@@ -21,6 +21,7 @@ from pathlib import Path
 
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support import unrecorded
 from tests.support.paths import FIXTURES
 
 TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
@@ -34,16 +35,10 @@ def _events() -> dict:
 def _truth(events: list[dict]) -> float:
     """The pageable copies' time over the recorded time: the span of the timed events less the longest stretch
     no event (runtime call, kernel, copy) covers."""
-    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace")
-    busy: list[list[float]] = []
-    for a, b in spans:
-        if busy and a <= busy[-1][1]:
-            busy[-1][1] = max(busy[-1][1], b)
-        else:
-            busy.append([a, b])
-    hole = max(busy[i + 1][0] - busy[i][1] for i in range(len(busy) - 1))
+    busy = unrecorded.timed(events)
+    hole0, hole1 = unrecorded.longest_hole(events)
     copies = sum(e["dur"] for e in events if e.get("name") == PAGEABLE)
-    return copies / (busy[-1][1] - busy[0][0] - hole)
+    return copies / (busy[-1][1] - busy[0][0] - (hole1 - hole0))
 
 
 def _report(path: Path):

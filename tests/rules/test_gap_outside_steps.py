@@ -9,28 +9,19 @@ its step (h37-left30), keeps the general words."""
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import pytest
 
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tests.support.intervals import union
-from tests.support.paths import FIXTURES
+from tests.support import unrecorded
 
-TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
-
-
-def _doc() -> dict:
-    return json.loads(gzip.decompress(TRACE.read_bytes()))
+TRACE = unrecorded.VIT_PAGEABLE
 
 
-def _hole(events: list[dict]) -> tuple[float, float]:
-    """The longest stretch no event (the profiler's own span aside) covers: its start and end, us."""
-    busy = union([(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace"])
-    return max(((a[1], b[0]) for a, b in zip(busy, busy[1:])), key=lambda x: x[1] - x[0])
+_doc = unrecorded.load
+_hole = unrecorded.longest_hole
 
 
 def _gap_finding(path: Path):
@@ -56,15 +47,7 @@ def test_a_gap_cut_out_of_the_steps_is_said_to_lie_between_them():
 
 def test_a_gap_inside_a_guessed_step_keeps_the_general_words(tmp_path):
     """Control: the stretch shortened to 10 ms stays in step 0's window: the gap may lie inside a step."""
-    doc = _doc()
-    events = doc["traceEvents"]
-    hole0, hole1 = _hole(events)
-    shift = (hole1 - hole0) - 10_000.0
-    for e in events:
-        if e.get("ph") == "X" and e.get("cat") != "Trace" and e["ts"] >= hole1:
-            e["ts"] -= shift
-    path = tmp_path / TRACE.name
-    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    path = unrecorded.shortened(_doc(), 10_000.0, tmp_path / TRACE.name)
     f = _gap_finding(path)
     assert not f.metric.detail.get("outside_steps_ms"), f.metric.detail
     assert "may lie inside one step" in f.summary, f.summary

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.intervals import union
 from tests.support.paths import FIXTURES
 
 TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
@@ -26,13 +26,7 @@ def _gpu_truth() -> tuple[float, float, float]:
     """(longest GPU idle stretch's start, its end, the last GPU work's end), in ms from the trace's first event."""
     events = json.loads(gzip.decompress(TRACE.read_bytes()))["traceEvents"]
     t0 = min(e["ts"] for e in events if e.get("ph") == "X")
-    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") in GPU_CATS)
-    busy: list[list[float]] = []
-    for a, b in spans:
-        if busy and a <= busy[-1][1]:
-            busy[-1][1] = max(busy[-1][1], b)
-        else:
-            busy.append([a, b])
+    busy = union([(e["ts"], e["ts"] + e["dur"]) for e in events if e.get("cat") in GPU_CATS])
     idle = max(((busy[i][1], busy[i + 1][0]) for i in range(len(busy) - 1)), key=lambda s: s[1] - s[0])
     return (idle[0] - t0) / 1000, (idle[1] - t0) / 1000, (busy[-1][1] - t0) / 1000
 

@@ -11,34 +11,24 @@ in its step; the same ViT capture with its stretch shortened to less than the re
 
 from __future__ import annotations
 
-import gzip
-import json
 from pathlib import Path
 
 import pytest
 
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support import unrecorded
 from tests.support.paths import FIXTURES
 
-TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
-
-
-def _doc() -> dict:
-    return json.loads(gzip.decompress(TRACE.read_bytes()))
+TRACE = unrecorded.VIT_PAGEABLE
+_doc = unrecorded.load
 
 
 def _stretch(events: list[dict]) -> tuple[float, float, float, float]:
     """(first event's start, the longest stretch no event covers: its start and end, last event's end), us."""
-    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace")
-    busy: list[list[float]] = []
-    for a, b in spans:
-        if busy and a <= busy[-1][1]:
-            busy[-1][1] = max(busy[-1][1], b)
-        else:
-            busy.append([a, b])
-    k = max(range(len(busy) - 1), key=lambda i: busy[i + 1][0] - busy[i][1])
-    return busy[0][0], busy[k][1], busy[k + 1][0], busy[-1][1]
+    busy = unrecorded.timed(events)
+    hole0, hole1 = unrecorded.longest_hole(events)
+    return busy[0][0], hole0, hole1, busy[-1][1]
 
 
 def _steps(path: Path, fmt: str = "kineto") -> tuple[dict, list[tuple[float, float]]]:
@@ -68,15 +58,7 @@ def test_a_burst_step_is_cut_at_the_stretch_nothing_recorded():
 def test_a_stretch_shorter_than_the_rest_of_the_step_stays_in_it(tmp_path):
     """Control: the same capture with everything after the stretch moved back so that only 10 ms of it is left,
     less than the 21.7 ms of recorded work before it: the step is mostly known, and keeps the stretch."""
-    doc = _doc()
-    events = doc["traceEvents"]
-    _, hole0, hole1, _ = _stretch(events)
-    shift = (hole1 - hole0) - 10_000.0
-    for e in events:
-        if e.get("ph") == "X" and e.get("cat") != "Trace" and e["ts"] >= hole1:
-            e["ts"] -= shift
-    path = tmp_path / TRACE.name
-    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    path = unrecorded.shortened(_doc(), 10_000.0, tmp_path / TRACE.name)
     steps, windows = _steps(path)
     assert steps["count"] == 2, steps
     (_, end0), (start1, _) = windows

@@ -289,10 +289,11 @@ def _code_of(f: Finding) -> str:
 _TRAINING_CODE = re.compile(r"\btrain_step\b|\.backward\(|\boptimizer\b|\bopt\.step\b|GradScaler")
 #: The checks whose fixes run the job's own step in their code (PyTorch's ``looped_fixes``: a loop, a sync read, an
 #: input check, autocast around the step; TensorFlow's: the step defined under tf.function or XLA, run by
-#: ``strategy.run``, several per call).  Not yet the job rules' DDP overlap (h37-left29's Left).
+#: ``strategy.run``, several per call), and the job rules, whose fixes ask the job's context too (h37-left34).
 _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_memcpy", "step_gaps", "capture_quality",
                     "mixed_precision_off", "tensor_core_unused", "launch_bound", "eager_execution", "xla_not_used",
-                    "sequential_gpus")
+                    "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
+                    "comm_bandwidth_low")
 #: PyTorch's capture advice, as its snippet opens (the schedule's steps after warm-up).
 _CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
 
@@ -313,7 +314,7 @@ def job_words_problems(report: Report) -> list[str]:
         if view is not None and _RANK_WORD.search(" ".join([view.title, *map(str, view.columns)])):
             out.append(f"ranks view: one process's GPUs in a table of ranks: {view.title!r} {view.columns}")
     for h in report.hosts:
-        kind = (h.job or {}).get("kind")
+        kind = (h.job or {}).get("host_kind") or (h.job or {}).get("kind")  # no GPU record: what the host names
         cap = h.capture if isinstance(h.capture, dict) else {}
         mine = list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]
         # a window without GPU work (``no_gpu``) says nothing of a training step either: its capture advice (an

@@ -134,6 +134,7 @@ class NsysJob:
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
+    #: "replay": one ``cudaGraphLaunch`` per step whose ``ops`` kernels (graph nodes) share its correlation
     graph_mode: str | None = None  # "graph": one CUDA graph execution per step instead of the kernels; "node"
     kernels_table: bool = True  # False: launches whose kernels the export does not hold (GPU records lost: damage)
     shuffle: bool = True  # rows in no order, as newer exports write them
@@ -163,6 +164,9 @@ class NsysJob:
     #: after its sync, inside its step range, the host runs code no event records this long (untraced Python: Keras's
     #: own between batches), the GPU idle
     untraced_ms: float = 0.0
+    #: the GPU starts each of a step's kernels after the first this long after the one before it ends, holding it:
+    #: its switch between queued kernels (a CUDA graph's tiny kernels 0.8-2 us apart), or a dependency held longer
+    kernel_gap_us: float = 0.0
 
 
 @dataclass
@@ -289,17 +293,21 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     kernels = []
     for i in range(job.ops):
         a = t
-        name = "cudaGraphLaunch_v10000" if job.graph_mode == "graph" and i == 0 else "cudaLaunchKernel_v7000"
+        replay = job.graph_mode == "replay"
+        name = "cudaGraphLaunch_v10000" if job.graph_mode in ("graph", "replay") and i == 0 else "cudaLaunchKernel_v7000"
         if job.graph_mode == "graph" and i > 0:
             break
-        c, t = call(name, t + 1 * us, int(job.launch_us * us))
-        ks = max(t + 3 * us, stream_free)
+        if not (replay and i > 0):  # a replayed graph's nodes run under its one launch
+            c, t = call(name, t + 1 * us, int(job.launch_us * us))
+        ks = max(t + 3 * us, stream_free + (int(job.kernel_gap_us * us) if i else 0))
         dur = int(job.kernel_us * us) * (job.ops if job.graph_mode == "graph" else 1)
         stream_free = ks + dur
         if job.graph_mode == "graph":
             ev["graph"].append((ks, stream_free, c, 7))
         else:
-            kernels.append((ks, stream_free, c, strings(job.kernel), 7 if job.graph_mode == "node" else 0))
+            kernels.append((ks, stream_free, c, strings(job.kernel), 7 if job.graph_mode in ("node", "replay") else 0))
+        if replay and i > 0:
+            continue
         t += 1 * us
         op_range("aten::mm", a, t, 10 + i)
         if len(job.extra_ranges) > 1 and i == job.ops // 2:

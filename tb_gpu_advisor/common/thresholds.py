@@ -79,6 +79,11 @@ _TABLE: tuple[Threshold, ...] = (
        "hide it (126,224 Mul at ~21.9 us each)", "a kernel this short or shorter is 'small'"),
     _t("launch.fused_us_per_kernel", 1.0, "us", "Advisor: a fused graph / XLA cluster / CUDA graph pays ~1 us per kernel",
        "launch cost per kernel assumed after the fix (saving formula)"),
+    _t("launch.kernel_switch_us", 5.0, "us", "Advisor: a GPU starts a kernel it already holds 1-5 us after the one "
+       "before it ends (a CUDA graph's tiny kernels 0.8-2 us apart on real captures; ~1 us a kernel: "
+       "launch.fused_us_per_kernel); a longer hold is a dependency or another context, not the switch",
+       "idle between a kernel and the next one the GPU already holds (launched, returned, submitted) shorter than "
+       "this is the GPU's kernel switching (ledger kernel_switch), longer is held work (unseen)"),
     _t("launch_bound.min_small_kernel_share", 0.5, "share", "Advisor (issue #18): a title must agree with its numbers; "
        "when most kernels outlast the launch latency the GPU waits for the host to dispatch ops of ordinary size",
        "below this share of kernels (by count) shorter than launch.small_kernel_us, launch_bound is titled "

@@ -28,6 +28,7 @@ PRIORITY: tuple[str, ...] = (
     "memcpy_d2d",
     "memcpy_d2h",
     "memcpy_h2d",
+    "kernel_switch",
     "startup",
     "unseen",
     "allocator",
@@ -76,19 +77,16 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     n_kern = len(d) if isinstance(kern, slice) else kern.size
     # a launch's return read against its work's start says what the GPU held -- only where the two clocks agree
     returns_read = bool(h.end.size) and not _clocks_disagree(ctx, g)
-    if n_kern > 1 and not ctx.fw.has_dispatch:
+    out["launch_wait"] = out["kernel_switch"] = (d.start[:0], d.start[:0])
+    if n_kern > 1 and (returns_read or not ctx.fw.has_dispatch):
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
-        out["launch_wait"], out["held"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern,
-                                                        returns_read)
-    else:
-        out["launch_wait"] = (d.start[:0], d.start[:0])
-        if n_kern > 1 and returns_read:
-            # the dispatch measures the launch wait; what the GPU held between kernels is kept apart, unpainted
-            # (:func:`bubbles_ms`)
-            if lend_all is None:
-                lend_all = launch_ends(ctx, g)
-            out["bubbles"] = _launch_waits(d, g.step, g.launch, lend_all, kern, returns_read)[1]
+        lw, held = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern, returns_read)
+        if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
+            out["launch_wait"] = lw
+        # the idle between kernels the GPU holds: its own switching where short, held work where long -- one rule
+        # whatever measures the launch wait
+        out["held"], out["kernel_switch"] = split_switches(*held)
     # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
     # measures the launch wait, a call that returned has handed its work over
     if returns_read and len(d):
@@ -144,27 +142,18 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
-def bubbles_ms(g: GpuCtx, iv: dict) -> float:
-    """ms of GPU ``g``'s idle inside its kept steps, between a kernel and the next one it already held (launched,
-    the call returned, submitted: :func:`_launch_waits`' held), that no category of the ledger paints -- where the
-    framework's dispatch measures the launch wait, such idle is not booked held and falls to ``other``.
+def split_switches(s: np.ndarray, e: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled between a kernel and the next one it already held
+    (:func:`_launch_waits`' held): each stretch shorter than ``launch.kernel_switch_us`` is the GPU's switch between
+    queued kernels, a longer one held work.
 
-    Why: ``other`` is the idle no recorded host event explains, and the unrecorded-host-time finding says so of it;
-    but the GPU switching between kernels it holds is no host time at all.  A CUDA graph of 300 kernels of 2.5 us,
-    replayed by one ``cudaGraphLaunch`` while the host waits in ``cudaStreamSynchronize``, idles 0.8 us between
-    each (synthetic cuda_graph_tiny: 250 us of a 1.04 ms step, which read "no runtime call ... covers the host's
-    time" under the sync that does)."""
-    b = iv.get("bubbles")
-    if b is None or not b[0].size:
-        return 0.0
-    s, e = union_intervals(b[0].astype(np.int64), b[1].astype(np.int64))
-    cats = [iv[c] for c in PRIORITY if c in iv and iv[c][0].size]
-    if cats:
-        ps, pe = union_intervals(np.concatenate([c[0] for c in cats]).astype(np.int64),
-                                 np.concatenate([c[1] for c in cats]).astype(np.int64))
-        s, e = subtract_intervals(np.asarray(s, np.int64), np.asarray(e, np.int64), ps, pe)
-    a, z = _inside_steps(g, np.asarray(s, np.int64), np.asarray(e, np.int64))
-    return float((z - a).sum()) / PS_PER_MS
+    Why: a GPU needs 1-5 us to start a kernel it holds once the one before it ends.  A CUDA graph of 300 kernels of
+    2.5 us, replayed by one ``cudaGraphLaunch`` while the host waits in ``cudaStreamSynchronize``, idles 0.8 us
+    between each (synthetic ``cuda_graph_tiny``: ~240 us of a 1.04 ms step): no host time the capture missed (where
+    the framework's dispatch measures the launch wait it fell to ``other``), nor work the GPU held and did not run
+    (elsewhere it was ``unseen``, "The GPU holds work it was given, idle").  A hold of milliseconds is that."""
+    short = (e - s) < T("launch.kernel_switch_us") * PS_PER_US
+    return (s[~short], e[~short]), (s[short], e[short])
 
 
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:

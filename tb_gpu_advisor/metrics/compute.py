@@ -41,14 +41,12 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     in_waits: list[dict[str, float]] = []
     tail_waits: list[float] = []  # ms of OS waits after each step's last GPU work, per active GPU
     held: list[float] = []  # ms of idle holding launched work, per active GPU
-    bubbles: list[float] = []  # ms of idle between held kernels booked to nothing, per active GPU
     queued: list[float] = []  # ms of idle before the capture's first GPU work, that work launched, per active GPU
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
             held.append(bd.held_ms(g, iv))
-            bubbles.append(bd.bubbles_ms(g, iv))
             queued.append(bd.queued_first_ms(g, iv))
             gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
@@ -141,7 +139,6 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_in_os_waits_after_work=(sum(tail_waits) / (ctx.steps.count * len(tail_waits))
                                      if tail_waits and ctx.steps.count else 0.0),
         idle_held=sum(held) / (ctx.steps.count * len(held)) if held and ctx.steps.count else 0.0,
-        idle_bubbles=sum(bubbles) / (ctx.steps.count * len(bubbles)) if bubbles and ctx.steps.count else 0.0,
         idle_queued_first=sum(queued) / (ctx.steps.count * len(queued)) if queued and ctx.steps.count else 0.0,
         scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )

@@ -49,6 +49,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "startup",
     "unseen",
     "allocator",
+    "kernel_switch",
     "other",
 )
 #: a Breakdown's values in BREAKDOWN_CATEGORIES order
@@ -98,6 +99,9 @@ class Breakdown:
       whose launch call returned and was submitted (``idle_held``): work it could run and did not.
     allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
       synchronizes the device): a caching allocator that is off or churning.
+    kernel_switch: GPU idle between a kernel and the next one it already holds (launched, the call returned,
+      submitted) for less than ``launch.kernel_switch_us``: the GPU's own switch between queued kernels (a CUDA
+      graph's tiny kernels), no host time and no held work.
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -112,6 +116,7 @@ class Breakdown:
     startup: float = 0.0
     unseen: float = 0.0
     allocator: float = 0.0
+    kernel_switch: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:
@@ -1058,10 +1063,6 @@ class HostMetrics:
     #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
     #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
     idle_held: float = 0.0
-    #: ms per step and GPU the GPU idled between kernels it already held, where the framework's dispatch measures the
-    #: launch wait and no category paints that idle (booked ``other``): its switches between queued kernels, no host
-    #: time (``metrics/breakdown.bubbles_ms``)
-    idle_bubbles: float = 0.0
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

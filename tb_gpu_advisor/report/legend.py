@@ -37,10 +37,13 @@ CATEGORY_LABELS = {
     "startup": "One-time start-up",
     "unseen": "Waiting on work not in the capture",
     "allocator": "Allocator calls ({allocator_calls})",
+    "kernel_switch": "GPU switching between queued kernels",
     "other": "Other / idle",
 }
 #: The GPU's idle time in a step timeline, by what the breakdown counts it as.
 IDLE_LABELS = {
+    "kernel_switch": "GPU idle a few microseconds between kernels it already holds: its own switch from one to the "
+                     "next",
     "startup": "GPU idle: one-time start-up (module loading, library start-up, compilation)",
     "allocator": "GPU idle: the host in the device allocator ({allocator_calls})",
     "unseen": "GPU idle on work the capture does not hold: the host waiting for GPU work the trace lacks, or the GPU "
@@ -65,6 +68,7 @@ MEMORY_LABELS = {
 GROUP_LABELS = {
     "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "compute": "Compute",
     "collectives": "Collectives", "startup": "Start-up", "unseen": "Unseen GPU work", "allocator": "Allocator",
+    "kernel_switch": "Kernel switches",
 }
 
 

@@ -490,12 +490,11 @@ def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> flo
 
 
 def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
-    """The ledger's idle no recorded host event covers (``other``, per step and GPU) less the GPU's switches between
-    kernels it already held (``idle_bubbles``: no host time), every other finding's claim on the host's time and the
-    waits the OS traced (the larger of the two: a lower bound)."""
+    """The ledger's idle no recorded host event covers (``other``, per step and GPU) less every other finding's claim
+    on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
     claimed = _host_claims_ms(others)
     waits = sum(v for _, v in metrics.idle_in_os_waits)
-    return max(0.0, metrics.breakdown.other - metrics.idle_bubbles - max(claimed, waits))
+    return max(0.0, metrics.breakdown.other - max(claimed, waits))
 
 
 def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:

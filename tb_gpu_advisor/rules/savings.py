@@ -33,6 +33,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "startup": ("startup",),
     "unseen": ("unseen",),
     "allocator": ("allocator",),
+    "kernel_switch": ("kernel_switch",),
 }
 #: pools and what they are (docs/report-schema.md lists them)
 POOLS: dict[str, str] = {

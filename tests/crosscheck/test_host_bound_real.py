@@ -14,6 +14,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
@@ -81,11 +83,45 @@ def test_host_bound_recovers_only_host_time_no_other_finding_claims():
                 assert [r["pool"] for r in hb[0]["saving"]["recovers"]] == ["host_own"]
 
 
-def test_host_bound_is_not_dropped_for_a_problem_the_job_shows():
-    """torchrec_shampoo_128: exposed communication (a job-scope finding) no longer hides the host's own work, which
-    holds the GPU idle more than half of each 615 ms step; both are listed, by saving."""
+def _held_ms_per_step(folder: Path, submit_us: float = 50.0, switch_us: float = 5.0) -> float:
+    """Mean per ``ProfilerStep`` (ms) of the GPU idle before a kernel whose launch call had returned more than
+    ``submit_us`` (the driver's submission) earlier, from then to the kernel's start, in stretches of ``switch_us`` or
+    more (shorter: the GPU switching between kernels it holds), a collective aside -- read off the file's events."""
+    (path,) = folder.glob("*.json.gz")
+    ev = [e for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"] if e.get("ph") == "X"]
+    ret = {e["args"]["correlation"]: e["ts"] + e["dur"] for e in ev
+           if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    # a collective waits for its peers, not for its launch: no hold is read before one
+    gpu = sorted((e["ts"], e["ts"] + e["dur"], e.get("cat") == "kernel" and not e["name"].startswith("nccl")
+                  and ret.get(e["args"].get("correlation")))
+                 for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    steps = [e for e in ev if e.get("name", "").startswith("ProfilerStep#") and e.get("cat") == "user_annotation"]
+    held = []
+    for st in steps:
+        a, b = st["ts"], st["ts"] + st["dur"]
+        inside = [g for g in gpu if a <= g[0] < b]
+        total, end = 0.0, None
+        for s, e, lend in inside:
+            if end is not None and lend and s - max(end, lend + submit_us) >= switch_us:
+                total += s - max(end, lend + submit_us)
+            end = e if end is None else max(end, e)
+        held.append(total / 1e3)
+    return sum(held) / len(held)
+
+
+def test_the_gpu_holding_launched_kernels_is_no_host_bound_time():
+    """torchrec_shampoo_128: of the GPU's idle in each 615 ms step, ~165 ms is the GPU holding kernels launched long
+    before (one launched 56 ms before it starts, the GPU idle throughout): the host was not what the GPU waited
+    for.  Before h37-left40 a PyTorch capture booked that idle to the host (``host_compute``: host-bound critical,
+    332.6 ms); now it is held (``capture_quality``), and the host-bound finding claims none of it."""
     rep = _report("torchrec_shampoo_128")
+    truth = _held_ms_per_step(WILD / "torchrec_shampoo_128")
+    assert truth > 100, truth
+    (h,) = rep["hosts"]
+    assert h["breakdown_ms"]["unseen"] == pytest.approx(truth, rel=0.05), (h["breakdown_ms"], truth)
     rules = [f["rule"] for f in rep["findings"] if f["severity"] in ("critical", "warning")]
-    assert rules[:2] == ["unexplained_idle", "comm_exposed"], rules
+    assert "comm_exposed" in rules and "capture_quality" in rules, rules
     idle = _gpu_idle_ms_per_step(WILD / "torchrec_shampoo_128")
-    assert rep["findings"][0]["saving"]["ms_per_step"] <= idle, idle
+    for f in rep["findings"]:
+        if f["rule"] == "unexplained_idle" and f.get("saving"):
+            assert f["saving"]["ms_per_step"] <= idle - truth, (f["saving"], idle, truth)

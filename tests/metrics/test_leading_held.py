@@ -96,8 +96,10 @@ def test_vllms_queued_graph_is_no_host_time():
     m = host_metrics(read(SimpleNamespace(host="rank0", path=str(path), format="kineto")))
     truth = _vllm_truth()
     assert truth > 7.0
-    assert m.breakdown.unseen == pytest.approx(truth, abs=0.02)
-    assert m.idle_queued_first == pytest.approx(truth, abs=0.02) and m.idle_held == 0.0
+    assert m.idle_queued_first == pytest.approx(truth, abs=0.02)
+    # between kernels the GPU holds: its switches (under ``launch.kernel_switch_us``) apart, two holds of 11.7 us
+    assert m.idle_held < 0.03 and m.breakdown.kernel_switch < 0.01
+    assert m.breakdown.unseen == pytest.approx(truth + m.idle_held, abs=0.02)
     assert m.breakdown.other < 0.1
     findings = evaluate(m)
     assert not [f for f in findings if f.severity in ("critical", "warning")], [(f.rule, f.summary) for f in findings]

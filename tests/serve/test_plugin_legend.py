@@ -72,6 +72,22 @@ def test_the_legend_names_every_category_kind_group_and_rule_wait():
     assert [s["key"] for s in served["settings"]] == ["params", "net_gbps", "model_flops"]
 
 
+def test_every_breakdown_category_has_its_own_colour_and_the_kernel_switch_is_named():
+    """A category without a colour in ``style.css`` is drawn grey, like ``other`` (docs/ui.md): the GPU's switches
+    between kernels it holds (h37-left40: ``kernel_switch``) would read as unexplained idle.  Each category has its
+    ``--c-`` colour and fill, each idle category its timeline swatch; the new one is named as the GPU's own time."""
+    with open(f"{plugin_mod.STATIC_DIR}/style.css", encoding="utf-8") as f:
+        css = f.read()
+    for c in BREAKDOWN_CATEGORIES:
+        assert f"--c-{c}:" in css and f".cat-{c} {{ fill: var(--c-{c}); }}" in css, c
+    for c in IDLE_CATEGORIES:
+        assert f".timeline-legend .swatch.cat-{c} {{ background: var(--c-{c}); }}" in css, c
+    served = legend.legend()
+    names = {c["id"]: c["label"] for c in served["categories"]}
+    idle = {c["id"]: c["label"] for c in served["idle"]}
+    assert "kernel_switch" in names and "switch" in idle["kernel_switch"] and "host" not in idle["kernel_switch"]
+
+
 def test_a_logdir_of_symlinked_runs_says_why_it_lists_nothing_and_the_flag_reads_them(tmp_path):
     """Runs linked from elsewhere: the reason is the message (was: "No GPU profiles found yet", the reason in a folded
     note); --gpu_advisor_follow_symlinks follows the links that stay inside the logdir, never one leading out."""

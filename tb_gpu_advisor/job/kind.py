@@ -263,8 +263,8 @@ def _phase_kind(used: list[str], fw: Framework) -> tuple[str, str] | None:
     train = next((n for n in used if fw.training_phase(n)), None)
     if train is not None:
         return "training", f"its training wrapper's own ranges name a training phase: `{_short(train)}`"
-    evaluate = next((n for n in used if fw.evaluation_phase(n)), None)
-    if evaluate is not None:
+    evaluate = min((n for n in used if fw.evaluation_phase(n)), key=lambda n: not n.endswith("_step"), default=None)
+    if evaluate is not None:  # the step itself named first, the loop's fetch of its batch else
         return "inference", (f"its training wrapper's own ranges name an evaluation or prediction phase, forward "
                              f"passes: `{_short(evaluate)}`")
     return None

@@ -9,6 +9,7 @@ same two RTX 4090s, rank 0's kernels on device 0 and rank 1's on device 1, and e
 same order.  Controls by construction from the same files: without ``distributedInfo`` (two unrelated captures),
 another process group: never one host.  Ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed) are one host
 by their machine's clock and pid counter; controls: another boot's clock, a repeated pid, another group or model.
+A job of 4 such ranks on 2 machines (the pair twice, the copy on another pid counter) is one host per machine.
 """
 
 from __future__ import annotations

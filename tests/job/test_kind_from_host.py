@@ -141,8 +141,10 @@ def test_a_lost_gpu_lightning_validation_pass_is_forward_passes(tmp_path):
     job = rep["hosts"][0]["job"]
     assert (job["kind"], job["host_kind"]) == ("unknown", "inference")
     assert "the GPU's activity was not recorded" in job["kind_evidence"]
-    assert "validation_step" in job["kind_evidence"] or "val_next" in job["kind_evidence"]
-    code = _code(rep)
+    assert "an evaluation or prediction phase, forward passes: `[pl][profile][Strategy]SingleDeviceStrategy" \
+           ".validation_step`" in job["kind_evidence"]
+    code = _code(rep)  # the lost-records finding's capture advice: forward passes, under inference_mode
+    assert "torch.inference_mode()" in code and "model(batch)" in code
     assert "train_step" not in code and "run_one_step" not in code
 
 

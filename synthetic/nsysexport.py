@@ -1859,3 +1859,59 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="python", thread="python",
                 copy_enums=False, sync_enum=False)
     return {"measured": measured, "pass_ms": pass_ms, "warmup": warmup, "context_ms": context_ms}
+
+
+# --------------------------------------------------------------------------- h37-left41: a kernel waiting on a later copy
+
+
+def write_kernel_after_late_copy(path: str, bursts: int = 30, kernels: int = 12, kernel_us: float = 8.0,
+                                 pause_ms: float = 0.3, host_ms: float = 5.0, copy_us: float = 200.0,
+                                 late: bool = True, grad_bursts: tuple[int, ...] = (20, 26)) -> dict:
+    """Write the export of a native eager loop whose bursts each begin with a kernel that waits (on stream 7, through
+    an event) for a host-to-device copy on stream 8: the host launches that kernel, computes ``host_ms`` with no call
+    recorded, then issues the copy (``cudaMemcpyAsync`` from pinned memory), which the GPU runs at once; the kernel
+    starts as the copy ends, and the burst's other ``kernels - 1`` launches follow; the host waits for the burst and
+    pauses ``pause_ms``; a gradient kernel ends the bursts of ``grad_bursts`` only, as in
+    :func:`write_eager_training_bursts`.  ``late=False`` (the control): the same GPU timeline, but the copy is launched with the
+    kernel, before the host's ``host_ms`` -- the GPU then holds both idle that long (a dependency the capture lacks).
+    Return the truth: per burst after the first, the GPU's idle the host's work explains (``host_ms_total``) and the
+    idle the GPU held work it was given (``held_ms_total``)."""
+    us, ms = 1000, 1_000_000
+    pid = 8282
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=20 * us)
+    kern, memcpy = [], []
+    for b in range(bursts):
+        names = [EAGER_FORWARD[i % 2] for i in range(kernels)]
+        if b in grad_bursts:
+            names[-1] = EAGER_GRADIENT
+        if late:
+            ck = api("cudaLaunchKernel_v7000", 6 * us)
+            api.t += int(host_ms * ms)
+            cc = api("cudaMemcpyAsync_v3020", 10 * us)
+        else:
+            cc = api("cudaMemcpyAsync_v3020", 10 * us)
+            ck = api("cudaLaunchKernel_v7000", 6 * us)
+            api.t += int(host_ms * ms)
+        c0 = api.t - 12 * us  # where the late copy's call would have returned: the GPU timeline is the same
+        memcpy.append((c0, c0 + int(copy_us * us), cc))
+        free = memcpy[-1][1] + 2 * us
+        kern.append((free, free + int(kernel_us * us), ck, strings(names[0])))
+        free = kern[-1][1]
+        for name in names[1:]:
+            c = api("cudaLaunchKernel_v7000", 6 * us)
+            a = max(free, api.t - 10 * us)
+            kern.append((a, a + int(kernel_us * us), c, strings(name)))
+            free = kern[-1][1]
+        api.t = max(api.t, free) + int(pause_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,8,?,?,4194304,1,1,0)",
+                    [(a, b, c, gpid) for a, b, c in memcpy])
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
+                sync_enum=False)
+    per = (bursts - 1) * host_ms
+    return {"bursts": bursts, "host_ms_total": per if late else 0.0, "held_ms_total": 0.0 if late else per}

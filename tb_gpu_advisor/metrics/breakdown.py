@@ -86,7 +86,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
             out["launch_wait"] = lw
         # the idle between kernels the GPU holds: its own switching where short, held work where long -- one rule
         # whatever measures the launch wait
-        out["held"], out["kernel_switch"] = split_switches(*held)
+        out["held"], out["kernel_switch"] = split_switches(*_still_idle(d, kern, held))
     # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
     # measures the launch wait, a call that returned has handed its work over
     if returns_read and len(d):
@@ -205,6 +205,8 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     cur = gap if isinstance(kern, slice) else kern[gap]
     has = (launch[nxt] >= 0) & (d.kind[nxt] == devices.KIND_KERNEL)
     lend = lend_all[nxt] if lend_all is not None else np.zeros(gap.size, np.int64)
+    if lend_all is not None:  # the GPU ran work launched after the kernel before it: it waited for that launch
+        lend = np.maximum(lend, _later_returns(d, launch, lend_all, np.asarray(nxt)))
     nxt_step = step[nxt]
     same = has & (nxt_step == step[cur]) & (nxt_step >= 0)
     idle_s, idle_e = prev_end[gap], k_start[gap + 1]
@@ -214,6 +216,41 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
     late = same & (idle_e > held_s)
     return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
+
+
+def _still_idle(d, kern: slice | np.ndarray, held: tuple[np.ndarray, np.ndarray]  # noqa: ANN001 - DeviceEvents
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The stretches of ``held`` (idle between kernels, :func:`_launch_waits`) in which the GPU ran none of its other
+    work (copies, memsets: the rows outside ``kern``).
+
+    Why: a copy the GPU runs between two kernels is no held idle; painted as the copy, it was still counted in the
+    held milliseconds (h37-left41's synthetic: 0.16 ms of each 0.2 ms copy before the kernel that waited on it)."""
+    if isinstance(kern, slice) or not held[0].size:
+        return held
+    rest = np.ones(len(d), bool)
+    rest[kern] = False
+    return subtract_intervals(held[0].astype(np.int64, copy=False), held[1].astype(np.int64, copy=False),
+                              d.start[rest].astype(np.int64), d.end[rest].astype(np.int64))
+
+
+def _later_returns(d, launch: np.ndarray, lend_all: np.ndarray, at: np.ndarray) -> np.ndarray:  # noqa: ANN001
+    """Per device event index of ``at``: the latest launch return (``lend_all``) of the GPU's work of a known launch
+    (any stream, any kind: kernels, copies, memsets) that starts before that event does -- the earliest the GPU held
+    everything it ran before it (each at most its own start).
+
+    Why: a kernel waiting on work launched after it (a host-to-device copy the host issues after its CPU work, an
+    event recorded later on another stream) is not held while that work is still unlaunched: the GPU then waits for
+    the host.  Read off kernels alone, the host's 5 ms before such a copy was held work (h37-left41).  One prefix
+    maximum over the GPU's events in start order, read where it idled: no per-event loop over the 220 k events of
+    a GPU of the dense capture."""
+    starts = d.start.astype(np.int64, copy=False)
+    # a call may return after its work started (a blocking copy returns once it is done): the GPU held that work by
+    # its start at the latest
+    known = np.where(launch >= 0, np.minimum(lend_all.astype(np.int64, copy=False), starts), np.iinfo(np.int64).min)
+    latest = np.maximum.accumulate(known)
+    k = np.searchsorted(starts, starts[at], side="left")  # the events starting strictly before each
+    out = np.where(k > 0, latest[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
+    return np.minimum(out, starts[at])
 
 
 def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:

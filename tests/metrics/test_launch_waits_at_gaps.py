@@ -1,6 +1,7 @@
 """``metrics.breakdown._launch_waits`` reads launches and steps only at the GPU's idle gaps: the same intervals, in
 the same dtypes, as the test over every pair of consecutive kernels it replaces -- both its launch waits and the
-idle after the launch returned that the GPU held (h37-left14)."""
+idle after the launch returned that the GPU held (h37-left14), which begins only once all the work the GPU ran
+before the kernel was launched (h37-left41)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,11 @@ def _every_pair(d, step, launch, lend_all, kern):  # noqa: ANN001
     prev_end = np.maximum.accumulate(k_end)[:-1]
     has = (launch[kern][1:] >= 0) & (d.kind[kern][1:] == devices.KIND_KERNEL)
     lend = np.where(has, lend_all[kern][1:], 0) if lend_all is not None else np.zeros(k_start.size - 1, np.int64)
+    if lend_all is not None:  # and the latest launch of any work that started before it (h37-left41), pair by pair
+        handed = np.where(launch >= 0, np.minimum(lend_all, d.start), np.iinfo(np.int64).min)
+        before = d.start[None, :] < k_start[1:, None]  # (kernel, event): the event started before the kernel
+        later = np.where(before, handed[None, :], np.iinfo(np.int64).min).max(axis=1, initial=np.iinfo(np.int64).min)
+        lend = np.maximum(lend, np.minimum(later, k_start[1:]))
     keep = has & (lend > prev_end) & (k_start[1:] > prev_end) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
     held_s = np.maximum(prev_end, lend + LAUNCH_START_PS)
     late = has & (k_start[1:] > held_s) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)

@@ -1,0 +1,51 @@
+"""One stretch of the step said by one finding (h37-review5: today's reports read as their user reads them).
+
+``wild/vit_a4000_avg_batch`` (a training iteration on an RTX A4000, read whole as one guessed iteration) printed
+the GPU's unrecorded idle twice: the unrecorded-idle warning's "for 19.0 ms of it no runtime call, op, range or OS
+call of the capture covers the host's time", and host_sync's note "After the host's syncs and blocking copies the GPU
+idles 15.4 ms ... while the host runs code the profiler did not record" -- a part of the same time, under the same
+trace window "unrecorded host time, step 0 (19.0 ms)".  The property ``window-once``
+(``tests/support/properties.window_once_problems``, run over every report by ``tests/report/test_properties.py``)
+catches a window shown by two findings; the rules say the part inside its whole."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+from tests.support.properties import report_violations, window_once_problems
+
+
+@pytest.fixture(scope="module")
+def vit() -> Report:
+    """The kept ViT iteration's report (cache off: analysed here)."""
+    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == "vit_a4000_avg_batch"]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def test_the_unrecorded_idle_after_syncs_is_said_inside_its_whole(vit):
+    """The note's 15.4 ms is part of the warning's 19.0 ms: one finding says both, and no window is shown twice."""
+    (h,) = vit.hosts
+    (whole,) = [f for f in h.findings if f.id.endswith("#unrecorded") and f.rule == "unexplained_idle"]
+    assert not [f for f in h.findings if f.id.endswith("#unrecorded_host_share")]
+    part_ms, whole_ms = 15.4, whole.metric.detail["unrecorded_ms"]
+    assert whole_ms == pytest.approx(19.0, abs=0.05)
+    assert f"{part_ms} ms of it follows the host's syncs and blocking copies" in " ".join(whole.summary.split())
+    assert window_once_problems(h.host, h.findings) == []
+    assert not [v for v in report_violations(vit) if v.startswith("window-once")]
+
+
+def test_the_checker_sees_a_window_shown_by_two_findings(vit):
+    """A second finding carrying the first's window is caught; its own window is not."""
+    r = copy.deepcopy(vit)
+    (h,) = r.hosts
+    first, second = [f for f in h.findings if f.windows][:2]
+    assert window_once_problems(h.host, h.findings) == []
+    second.windows = second.windows + [copy.deepcopy(first.windows[0])]
+    (problem,) = window_once_problems(h.host, h.findings)
+    assert problem.startswith("window-once") and second.id in problem and first.id in problem

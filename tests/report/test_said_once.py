@@ -49,3 +49,14 @@ def test_the_checker_sees_a_window_shown_by_two_findings(vit):
     second.windows = second.windows + [copy.deepcopy(first.windows[0])]
     (problem,) = window_once_problems(h.host, h.findings)
     assert problem.startswith("window-once") and second.id in problem and first.id in problem
+
+
+@pytest.mark.parametrize("run", ["torchrec_shampoo_128", "torchrec_a100_stalls"])
+def test_the_held_works_window_is_named_as_its_finding(run):
+    """The finding "The GPU holds work it was given, idle" says the host is not what the GPU waits for; its trace
+    window read "waiting for unseen GPU work" (the host's wait, the other finding's words): it now names the GPU's
+    hold."""
+    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (held,) = [f for f in h.findings if f.title == "The GPU holds work it was given, idle"]
+    assert held.windows and all(w.label.startswith("GPU holding launched work") for w in held.windows)

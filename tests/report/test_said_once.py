@@ -18,7 +18,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
-from tests.support.properties import report_violations, window_once_problems
+from tests.support.properties import loop_once_problems, report_violations, window_once_problems
 
 
 @pytest.fixture(scope="module")
@@ -60,3 +60,29 @@ def test_the_held_works_window_is_named_as_its_finding(run):
     (h,) = analyze_session(s.run, s.session, s.hosts).hosts
     (held,) = [f for f in h.findings if f.title == "The GPU holds work it was given, idle"]
     assert held.windows and all(w.label.startswith("GPU holding launched work") for w in held.windows)
+
+
+@pytest.mark.parametrize(("run", "step"), [("cold_a100_alexnet", "model(batch)"),
+                                           ("tp_rtx4090_cold_forward", "model(batch)")])
+def test_a_cold_starts_capture_fix_loops_the_jobs_own_step(run, step):
+    """A cold start's "Skip the first calls" looped ``run_one_step()  # a training step or a forward pass`` whatever the
+    job, beside the job's own loop in its other capture fixes: it now loops the job's step (a forward pass's
+    ``model(batch)``), and property ``loop-once`` holds."""
+    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (cold,) = [a for f in h.findings for a in f.actions if a.text.startswith("Skip the first calls")]
+    assert step in cold.snippet and "run_one_step" not in cold.snippet
+    assert loop_once_problems(h.host, h.findings) == []
+
+
+def test_the_checker_sees_two_loops_in_one_report(vit):
+    """Two capture fixes of one host looping different steps are caught."""
+    r = copy.deepcopy(vit)
+    (h,) = r.hosts
+    looped = [a for f in h.findings for a in f.actions if "prof.step()" in (a.snippet or "")]
+    assert looped and loop_once_problems(h.host, h.findings) == []
+    other = copy.deepcopy(looped[0])
+    other.snippet = other.snippet.replace("train_step(x, y)", "run_one_step()")
+    h.findings[0].actions.append(other)
+    (problem,) = loop_once_problems(h.host, h.findings)
+    assert problem.startswith("loop-once") and "run_one_step()" in problem

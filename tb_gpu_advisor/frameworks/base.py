@@ -135,6 +135,13 @@ class Framework:
     param_upload_event: NamePredicate = never
     #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
     inference_event: NamePredicate = never
+    #: a training wrapper's own range around a phase of its loop that only training runs (Lightning's
+    #: ``[pl][profile]run_training_batch``, ``...Strategy.training_step`` / ``.backward``): recorded with the host's
+    #: ops whether or not the GPU's side was, so it names the job where autograd's nodes are not in the window
+    training_phase: NamePredicate = never
+    #: such a wrapper's range around an evaluation or prediction phase (``...validation_step``, ``predict_step``):
+    #: forward passes
+    evaluation_phase: NamePredicate = never
     #: the host event that ends each training step (PyTorch's optimizer step): steps where nothing marks them
     step_end_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)

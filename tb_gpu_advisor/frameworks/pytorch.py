@@ -884,6 +884,42 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+#: A training wrapper's own range around a phase of its loop, by the phase's name: PyTorch Lightning records each as
+#: ``[pl][profile]<phase>`` (2.x) or a bare ``<phase>`` (1.x), a hook of its strategy, module or loop as
+#: ``[<Owner>]<Class>.<phase>``.  The phase is what it names -- its last dotted or bracketed part.
+_WRAPPER_RANGE = re.compile(r"^(?:\[pl\]\[profile\])?(?:\[(?:Strategy|TrainingTypePlugin|LightningModule|Accelerator|"
+                            r"_?\w*Loop)\][\w.]*?\.?)?(?P<phase>[a-z_]+?)(?:_\d+)?$")
+#: Phases only training runs: a batch's training step, its backward, its optimizer's step (Lightning 1.x's
+#: ``training_step_and_backward``, ``optimizer_step_with_closure_0``, ``model_backward``).
+_TRAINING_PHASES = frozenset({"run_training_batch", "training_step", "training_step_and_backward", "backward",
+                              "model_backward", "optimizer_step", "optimizer_step_with_closure"})
+#: Phases of evaluation and prediction: forward passes (the step, and the loop fetching its next batch).
+_EVALUATION_PHASES = frozenset({"validation_step", "test_step", "predict_step", "evaluation_step_and_end",
+                                "val_next", "test_next", "predict_next"})
+#: Lightning 1.x's phase ranges recorded without a mark of their own: names of its loop's internals.
+_UNMARKED_PHASES = frozenset({"run_training_batch", "training_step_and_backward", "model_backward",
+                              "optimizer_step_with_closure", "evaluation_step_and_end"})
+
+
+def _wrapper_phase(name: str) -> str:
+    """The phase a training wrapper's own range names, "" where ``name`` is none.  Only a name the wrapper marks as
+    its own (``[pl][profile]``, an owner in brackets) or one of its 1.x names no user would pick
+    (:data:`_UNMARKED_PHASES`) is read: a user's ``record_function("backward")`` says nothing of the loop."""
+    m = _WRAPPER_RANGE.match(name)
+    if m is None:
+        return ""
+    phase = m.group("phase")
+    return phase if name.startswith("[") or phase in _UNMARKED_PHASES else ""
+
+
+def is_training_phase(name: str) -> bool:
+    return _wrapper_phase(name) in _TRAINING_PHASES
+
+
+def is_evaluation_phase(name: str) -> bool:
+    return _wrapper_phase(name) in _EVALUATION_PHASES
+
+
 #: FSDP's hooks around a forward pass (FSDP2's ``FSDP::pre_forward (blocks.3)``, FSDP1's ``FullyShardedDataParallel.
 #: _pre_forward``): a training step's forward, or a model sharded to run forward only.
 _SHARDED_FORWARD = re.compile(r"^FSDP::|^FullyShardedDataParallel\.")
@@ -1193,7 +1229,8 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, training_frame=training_frame, grad_reset_event=is_grad_reset_event,
+    training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
+    training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,

@@ -2,7 +2,8 @@
 
 Decided from positive evidence, most specific first: a serving engine's or generation loop's names
 (``frameworks.engines``); the framework's training-only events (autograd's backward nodes, an optimizer's update,
-TF's gradient ops) or a backward pass in the compiled program (XLA's ``transpose(jvp(...))``); a recorded grad mode
+TF's gradient ops), a training wrapper's own phase ranges (Lightning's ``training_step``, ``validation_step``) or a
+backward pass in the compiled program (XLA's ``transpose(jvp(...))``); a recorded grad mode
 (``inference_mode``).  A PyTorch capture with ops but neither backward nor optimizer is an inference forward pass;
 an XLA program without any backward is one too.  Nothing either way is ``unknown``: the fixes then stay the
 training loop's, as the guide writes them.
@@ -68,7 +69,8 @@ class Kind:
     #: corrupt): the records may lie past the damage rather than be missing from the capture, in words; "" otherwise
     damaged: str = ""
     #: no GPU record (no GPU work, or its records lost), but the framework's own host events name the work:
-    #: "training" (autograd's backward nodes, an optimizer's step) or "inference" (an inference entry point, a
+    #: "training" (autograd's backward nodes, an optimizer's step, a wrapper's training phase) or "inference" (an
+    #: inference entry point, a wrapper's evaluation or prediction phase, a
     #: recorded grad mode off); "" otherwise.  The fixes follow it (a training loop, a forward), as they follow
     #: ``kind`` where kernels ran (:func:`host_kind`)
     host_kind: str = ""
@@ -118,6 +120,9 @@ def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
     train = work[0] if work else None
     if train is not None:
         return "training", f"its host events name a training step: `{_short(train)}`"
+    phase = _phase_kind(used, fw)
+    if phase is not None:
+        return phase
     infer = next((n for n in used if fw.inference_event(n)), None)
     if infer is not None:
         return "inference", f"its host events name the framework's inference entry point: `{_short(infer)}`"
@@ -212,6 +217,9 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")
+    phase = _phase_kind(used, fw)
+    if phase is not None and phase[0] == "training":
+        return Kind("training", "high", phase[1])
     sharded = _sharded_training_forward(trace, used, fw)
     if sharded:
         return Kind("training", "high", sharded)
@@ -228,6 +236,8 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     infer = next((n for n in used if fw.inference_event(n)), None)
     if infer is not None:
         return Kind("inference", "high", f"the framework's inference entry point: `{_short(infer)}`")
+    if phase is not None:
+        return Kind("inference", "high", phase[1])
     if ranged is not None:
         return ranged
     mode = trace.producer.get("grad_mode", "")
@@ -241,6 +251,23 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _phase_kind(used: list[str], fw: Framework) -> tuple[str, str] | None:
+    """(kind, in words) a training wrapper's own phase ranges say (``Framework.training_phase`` /
+    ``evaluation_phase``: Lightning's ``[pl][profile]...training_step``, ``...validation_step``); None where none
+    is recorded.  Training wins: a fit's window may hold a validation pass between its training batches, never the
+    reverse.  Why: the wrapper records its phases with the host's ops, so they name the loop where autograd's nodes
+    fell outside the window and where the GPU's records were lost (a Lightning validation pass on Windows whose CUDA
+    activity was not recorded read as work of no known kind, h37-survey22)."""
+    train = next((n for n in used if fw.training_phase(n)), None)
+    if train is not None:
+        return "training", f"its training wrapper's own ranges name a training phase: `{_short(train)}`"
+    evaluate = min((n for n in used if fw.evaluation_phase(n)), key=lambda n: not n.endswith("_step"), default=None)
+    if evaluate is not None:  # the step itself named first, the loop's fetch of its batch else
+        return "inference", (f"its training wrapper's own ranges name an evaluation or prediction phase, forward "
+                             f"passes: `{_short(evaluate)}`")
+    return None
 
 
 def _trained_only_in_warmup(trace: Trace, fw: Framework) -> str:

@@ -9,6 +9,7 @@ same two RTX 4090s, rank 0's kernels on device 0 and rank 1's on device 1, and e
 same order.  Controls by construction from the same files: without ``distributedInfo`` (two unrelated captures),
 another process group: never one host.  Ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed) are one host
 by their machine's clock and pid counter; controls: another boot's clock, a repeated pid, another group or model.
+A job of 4 such ranks on 2 machines (the pair twice, the copy on another pid counter) is one host per machine.
 """
 
 from __future__ import annotations
@@ -180,3 +181,63 @@ def test_a_hostile_header_is_read_in_linear_time() -> None:
 def test_the_process_pid_is_read_from_the_first_host_event() -> None:
     """Each kept rank's pid, as its host events carry it (GPU rows' pids are device ids and are skipped)."""
     assert [kineto_layout.read_header(str(f)).pid for f in FILES] == [506727, 506728]
+
+
+def _two_machines(docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The kept pair twice, as a job of 4 ranks on 2 machines writes it (h37-left42): ranks 0 / 1 the kept files,
+    ranks 2 / 3 copies of them whose processes drew their pids from another machine's counter (1,000,000 higher)
+    and whose clock reads 5 s later (two boots within a minute: the clock alone cannot tell the machines apart).
+    Each file lists its own GPU as device 0; every file names world 4 and its own rank."""
+    out = []
+    for k in (0, 1):
+        for r, d in enumerate(docs):
+            d = json.loads(json.dumps(d))
+            d["distributedInfo"]["world_size"] = 4
+            d["distributedInfo"]["rank"] = 2 * k + r
+            if k:
+                for e in d["traceEvents"]:
+                    if isinstance(e.get("pid"), int) and e["pid"] > 1000:
+                        e["pid"] += 1_000_000
+                    if isinstance(e.get("ts"), (int, float)):
+                        e["ts"] += 5e6
+            out.append(d)
+    return out
+
+
+def test_ranks_of_two_machines_are_one_host_per_machine(tmp_path: Path) -> None:
+    """4 rank files, 2 on each of 2 machines (pid counters a million apart, clocks 5 s apart): two hosts of two GPUs
+    each, ranks 0 / 1 and 2 / 3 -- never one host of four (two machines merged), never four hosts (no machine's GPUs
+    compared, as on main).  Each GPU's collectives are its own rank's file's."""
+    docs = [_doc(f) for f in FILES]
+    truth = [_truth(d) for d in docs]
+    _own_gpu_only(docs)
+    run = tmp_path / "run"
+    run.mkdir()
+    for r, d in enumerate(_two_machines(docs)):
+        (run / f"llama_trace_4layers{r}_with_annotations.json").write_text(json.dumps(d))
+    (s,) = discover(str(tmp_path))
+    assert sorted(len(h.ranks) for h in s.hosts) == [2, 2]
+    hosts = sorted(s.hosts, key=lambda h: h.ranks[0].host)
+    assert [[r.host for r in h.ranks] for h in hosts] == [
+        [f"llama_trace_4layers{r}_with_annotations" for r in pair] for pair in ((0, 1), (2, 3))]
+    for h, ranks in zip(hosts, ((0, 1), (2, 3))):
+        m = host_metrics(formats.read(h))
+        assert [(g.gpu, g.rank) for g in m.gpus] == [(0, ranks[0]), (1, ranks[1])]
+        for gpu, t in zip((0, 1), truth):
+            got = {c.type: c.ms_per_step for c in m.comm.per_gpu[gpu]}
+            assert got["AllGather"] == pytest.approx(t["ms"]["AllGather"], abs=1e-3)
+
+
+def test_machine_groups_never_chain_two_counters() -> None:
+    """Files linked pair by pair whose group spans more than one pid counter (pids 0, 3000, 6000 apart: each pair
+    within PID_SPAN, the three not) stay apart; one group per machine otherwise, a lone file in none."""
+    h = kineto_layout.Header
+    gpu = ((0, "G", 1),)
+
+    def rank(r: int, pid: int) -> Any:
+        return h(None, r, 4, "g", gpu, pid=pid, clock_ns=10**12)
+
+    assert kineto_layout.machine_groups([rank(0, 100), rank(1, 3100), rank(2, 6100)]) == []
+    assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101), rank(2, 900_100), rank(3, 900_101)]) == [
+        [0, 1], [2, 3]]
+    assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101), rank(2, 900_100)]) == [[0, 1]]

@@ -15,7 +15,8 @@ event's absolute time in the old schema), else the file's modification time -- n
 session on one machine become one host whose GPUs are the ranks' GPUs: by name for workers ``<host>_<pid>``, and for
 files named otherwise when their headers say one machine (:func:`one_machine`: one job's process groups, the same
 GPUs seen by every rank, enough for the whole job; or, for ranks that each see one GPU, one clock and one pid
-counter: :func:`one_counter`).
+counter: :func:`one_counter`) -- where the whole job is not one machine's, each machine's one-GPU ranks together
+(:func:`machine_groups`).
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
 read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
@@ -470,13 +471,54 @@ def job_name(workers: list[str]) -> str:
 
 def _machines(session: list[_File]) -> list[HostFile]:
     """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`); the files of workers
-    named otherwise together when their headers put them on one machine (:func:`one_machine`), else each alone."""
+    named otherwise together where their headers put them on one machine (:func:`machine_groups`), else each alone."""
     unnamed = [f for f in session if machine_of(f.host.host) == f.host.host]
-    if not one_machine([f.header for f in unnamed]):
-        return by_machine([f.host for f in session])
-    named = by_machine([f.host for f in session if f not in unnamed])
-    ranks = [f.host for f in sorted(unnamed, key=lambda f: f.header.rank or 0)]
-    return named + [_host(job_name([h.host for h in ranks]), ranks)]
+    groups = machine_groups([f.header for f in unnamed])
+    grouped = {id(unnamed[i]) for g in groups for i in g}
+    out = by_machine([f.host for f in session if id(f) not in grouped])
+    for g in groups:
+        ranks = [f.host for f in sorted((unnamed[i] for i in g), key=lambda f: f.header.rank or 0)]
+        out.append(_host(job_name([h.host for h in ranks]), ranks))
+    return out
+
+
+#: Rank files of one session linked pair by pair into machines at most: the pairs grow as their square (a hostile
+#: folder of thousands of rank files would take seconds); a larger job's files stay a host each, as before.
+MAX_LINKED = 256
+
+
+def machine_groups(headers: list[Header]) -> list[list[int]]:
+    """The indices of ``headers`` that are ranks of one machine, a list per machine of two or more (a file alone is in
+    none): all of them where :func:`one_machine` says so; else, for ranks that each see one GPU, the machines their
+    clocks and pid counters show -- files linked where a pair shares both (:func:`one_counter`), each group kept only
+    where it passes :func:`one_machine` whole.
+
+    Why: a job over several machines (2 of 4 ranks on each of 2) fails the whole job's test, and its files read as a
+    host each -- no machine's GPUs compared.  Each machine still shows itself to its own ranks; a group that chains
+    two counters (a pid span wider than one machine's) fails the whole-group test and stays apart: two machines are
+    never merged."""
+    if len(headers) < 2:
+        return []
+    if one_machine(headers):
+        return [list(range(len(headers)))]
+    if any(len(h.gpus) != 1 for h in headers) or len(headers) > MAX_LINKED:
+        return []
+    root = list(range(len(headers)))
+
+    def find(i: int) -> int:
+        while root[i] != i:
+            root[i] = root[root[i]]
+            i = root[i]
+        return i
+
+    for i in range(len(headers)):
+        for j in range(i + 1, len(headers)):
+            if find(i) != find(j) and one_machine([headers[i], headers[j]]):
+                root[find(j)] = find(i)
+    parts: dict[int, list[int]] = {}
+    for i in range(len(headers)):
+        parts.setdefault(find(i), []).append(i)
+    return [g for g in parts.values() if len(g) > 1 and one_machine([headers[i] for i in g])]
 
 
 class KinetoLayout(RunFolderLayout):

@@ -101,7 +101,8 @@ fills half of the GPU's idle inside the step, or 15% of the step whatever the
 GPU's share,
 `unexplained_idle:<host>#unrecorded` says so with no saving
 (`rules.unrecorded_idle_finding`): a one-pass window analysed whole has no gap
-to hold it.
+to hold it.  `host_sync`'s note on unrecorded time after the syncs is then
+said inside it, as its part, not as a second finding.
 
 **Savings add up** (`rules/savings.py`): each saving names the time it
 recovers (`recovers`: breakdown group and pool); findings recovering the same

@@ -67,7 +67,9 @@ def test_the_words_follow_the_tags_in_every_fix_that_quotes_the_advice():
     assert len(_advice(fw, PER_RANK)) >= 4 and len(_advice(fw, TRAINING)) >= 4
     alone = fw.for_job(("alone",))
     assert PER_RANK not in alone.capture_snippet and not _advice(alone, PER_RANK)
-    assert len(_advice(alone, TRAINING)) == len(_advice(fw, TRAINING))  # one process may still train
+    # one process may still train (against the framework as a job with no tag reads it: its own `@tag` keys, the
+    # cold start's loop among them, are no fix of such a job)
+    assert len(_advice(alone, TRAINING)) == len(_advice(fw.for_job(()), TRAINING))
     any_work = fw.for_job(("any_work",))
     assert TRAINING not in any_work.capture_snippet and not _advice(any_work, TRAINING)
 

@@ -526,6 +526,44 @@ def fix_given_problems(where: str, findings: list[Finding]) -> list[str]:
     return [f"fix-given: {where}: {f.id} has no fix" for f in findings if f.severity != "ok" and not f.actions]
 
 
+#: A window's label that claims a stretch of time: "... step 0 (19.0 ms)".
+_CLAIMED_TIME = re.compile(r"\([\d.,]+ (?:us|ms|s)\)$")
+
+
+def window_once_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``window-once``: two findings of a host never show the same trace window (label, step and times): one stretch
+    said by two findings is a part said beside its whole, or a finding said twice (h37-review5: vit_a4000_avg_batch's
+    unrecorded-idle warning and host_sync's unrecorded note both showed "unrecorded host time, step 0 (19.0 ms)",
+    the note's own text saying 15.4 ms)."""
+    seen: dict[tuple, str] = {}
+    out = []
+    for f in findings:
+        for w in f.windows:
+            if not _CLAIMED_TIME.search(w.label):
+                continue  # a point shown (a memory peak "5.05 GiB at 710.6 ms"), no stretch of time claimed
+            key = (w.label, w.step, w.gpu, round(w.start_ms, 3), round(w.end_ms, 3))
+            if key in seen and seen[key] != f.id:
+                out.append(f"window-once: {where}: {f.id} shows {seen[key]}'s window '{w.label}'")
+            seen.setdefault(key, f.id)
+    return out
+
+
+def loop_once_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``loop-once``: every profiled loop a host's fixes print (the line before ``prof.step()``) runs the same step:
+    one job, one loop (h37-review5: cold_a100_alexnet's cold-start fix looped ``run_one_step()`` while the few-passes
+    and long-capture fixes of the same forward-pass job looped ``model(batch)``)."""
+    steps: dict[str, str] = {}
+    for f in findings:
+        for a in f.actions:
+            lines = (a.snippet or "").splitlines()
+            for i, line in enumerate(lines[1:], 1):
+                if line.strip() == "prof.step()":
+                    steps.setdefault(lines[i - 1].split("#")[0].strip(), f.id)
+    if len(steps) < 2:
+        return []
+    return [f"loop-once: {where}: the fixes loop {' and '.join(sorted(steps))} ({', '.join(sorted(set(steps.values())))})"]
+
+
 def agree_problems(report: Report) -> list[str]:
     out = []
     listed = [f for f in report.findings if f.severity != "ok"]
@@ -687,6 +725,7 @@ def report_violations(report: Report) -> list[str]:
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
+        out += window_once_problems(h.host, h.findings) + loop_once_problems(h.host, h.findings)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -348,8 +349,14 @@ def test_a_copy_that_blocks_is_the_copy_s_cost_and_unrecorded_host_time_is_named
     assert top["rule"] == "excessive_memcpy" and "aten::copy_ ×2" in top["summary"]
     assert [a["text"] for a in top["actions"][:2]] == [pytorch.PIN_MEMORY.text, pytorch.LOADER.text]
     assert top["saving"]["ms_per_step"] == pytest.approx(sc.extra["copy_ms"], rel=0.1)
-    (note,) = [f for f in rep["findings"] if f["id"].endswith("#unrecorded_host_share")]
-    assert note["severity"] == "info" and note["saving"] is None and "did not record" in note["summary"]
+    # the unrecorded 2 ms are named once (h37-review5): inside the unrecorded-idle finding where it fires, its part
+    # after the syncs and copies said there; host_sync's own note only where no such finding holds it
+    (note,) = [f for f in rep["findings"] if f["id"].endswith(("#unrecorded_host_share", "#unrecorded"))]
+    assert note["severity"] in ("info", "warning") and note["saving"] is None
+    assert "did not record" in note["summary"] + note["title"]
+    if note["rule"] == "unexplained_idle":
+        after = float(re.search(r"([\d.]+) ms of it follows the host's syncs", " ".join(note["summary"].split()))[1])
+        assert after == pytest.approx(sc.extra["unrecorded_ms"], rel=0.05)
     assert "with_stack=True" in note["actions"][0]["snippet"]
     assert not [f for f in rep["findings"] if f["rule"] == "host_sync" and f["severity"] in ("warning", "critical")]
 

@@ -11,12 +11,12 @@ Python frame, and inside the ops, the call made only before the steps) and on th
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
@@ -57,14 +57,7 @@ def _steps(free_in: str, n: int = 5) -> list[dict]:
 
 
 def _report(tmp_path: Path, free_in: str) -> dict:
-    path = tmp_path / "run" / "w.1.pt.trace.json"
-    path.parent.mkdir(parents=True)
-    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8,
-                                                     "computeMinor": 0, "totalGlobalMem": 85e9, "numSms": 108}],
-           "traceEvents": _steps(free_in)}
-    path.write_text(json.dumps(doc))
-    s = next(iter(discover(str(tmp_path))))
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return kineto_doc.session_report(tmp_path, _steps(free_in))
 
 
 def _churn(rep: dict) -> dict:

@@ -9,7 +9,6 @@ while four other recordings of the same script (``gpt2_b200_one_step`` is one) s
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
 
 WILD = FIXTURES / "wild"
@@ -44,14 +44,7 @@ def _steps(shift_us: float, n: int = 6, kernels: int = 4) -> list[dict]:
 
 
 def _report(tmp_path: Path, shift_us: float) -> dict:
-    path = tmp_path / "run" / "w.1.pt.trace.json"
-    path.parent.mkdir(parents=True)
-    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8,
-                                                     "computeMinor": 0, "totalGlobalMem": 85e9, "numSms": 108}],
-           "traceEvents": _steps(shift_us)}
-    path.write_text(json.dumps(doc))
-    s = next(iter(discover(str(tmp_path))))
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return kineto_doc.session_report(tmp_path, _steps(shift_us))
 
 
 def _skew(rep: dict) -> dict | None:

@@ -13,7 +13,6 @@ someone else's job where it was missed (``tests/fixtures/wild``, SURVEY.md):
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.steps.detect import PS_PER_MS, detect_steps
+from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
 
 WILD = FIXTURES / "wild"
@@ -31,12 +31,7 @@ HOST = {"ph": "X", "pid": 1, "tid": 1}
 
 
 def _write(tmp_path: Path, events: list[dict]) -> str:
-    path = tmp_path / "w.1.pt.trace.json"
-    doc = {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8,
-                                                     "computeMinor": 0, "totalGlobalMem": 85e9, "numSms": 108}],
-           "traceEvents": events}
-    path.write_text(json.dumps(doc))
-    return str(path)
+    return str(kineto_doc.write(tmp_path / "w.1.pt.trace.json", events))
 
 
 def _launch(op: str, at: float, kernel_at: float, corr: int, dur: float = 5.0) -> list[dict]:

@@ -1,0 +1,28 @@
+"""A hand-built Kineto trace of one A100, written where a test wants it: the by-construction tests that spell out a
+few events (a launch, a kernel, an allocator call) share its header and its read instead of each writing them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+#: the ``deviceProperties`` Kineto records for an A100 80 GB (SXM)
+A100 = {"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMinor": 0, "totalGlobalMem": 85e9,
+        "numSms": 108}
+
+
+def write(path: Path, events: list[dict]) -> Path:
+    """``events`` as a Kineto trace of one A100 at ``path`` (its folder made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"schemaVersion": 1, "deviceProperties": [A100], "traceEvents": events}))
+    return path
+
+
+def session_report(logdir: Path, events: list[dict]) -> dict:
+    """The session report (as JSON) of ``events`` written as ``logdir/run/w.1.pt.trace.json``."""
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    write(logdir / "run" / "w.1.pt.trace.json", events)
+    s = next(iter(discover(str(logdir))))
+    return analyze_session(s.run, s.session, s.hosts).to_dict()

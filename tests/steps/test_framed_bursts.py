@@ -32,28 +32,6 @@ def test_the_bursts_inside_the_one_range_are_the_steps(tmp_path, warmup: int, me
     assert "the 1 before it is its warm-up" in steps["note"]  # the warm-ups run back to back: one burst
 
 
-def test_a_range_per_pass_keeps_its_reading(tmp_path) -> None:  # noqa: ANN001
-    """Control: each timed pass in a range of its own -- the repeated range is the step, as before."""
-    host, truth = _host(tmp_path, ranged_passes=True)
-    assert host["steps"]["count"] == truth["measured"]
-    assert "`pass`" in host["steps"]["note"]
-    assert "frame" not in host["steps"]["note"]
-
-
-def test_a_range_around_one_pass_frames_nothing(tmp_path) -> None:  # noqa: ANN001
-    """Control: a range holding a single burst shows no step boundary inside it; the inference job stays one pass."""
-    host, _ = _host(tmp_path, measured=1)
-    assert host["steps"]["source"] == "single_pass"
-    assert host["steps"]["count"] == 1
-    assert "frame" not in host["steps"]["note"]
-
-
-def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
-    """Control: a range the program names its warm-up holds what it does not time, so it never frames the bursts."""
-    host, _ = _host(tmp_path, frame="Warm-up")
-    assert "frame" not in host["steps"]["note"]
-
-
 def _kineto(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
     path = os.path.join(str(tmp_path), "run.pt.trace.json")
     truth = tt.write_framed_inference(path, **kw)

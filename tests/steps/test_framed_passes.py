@@ -34,22 +34,33 @@ def test_the_passes_inside_the_one_range_are_the_steps(tmp_path, warmup: int, me
     assert f"the {truth['warmup']} before it are its warm-up" in steps["note"]
 
 
-def test_a_range_per_pass_keeps_its_reading(tmp_path) -> None:  # noqa: ANN001
+#: the controls hold for both readings of a frame: passes whose launch sequence repeats, and passes only the GPU's
+#: bursts show (``vary=True``: each pass's first kernel differs; ``test_framed_bursts.py``)
+BOTH = pytest.mark.parametrize("vary", [False, True], ids=["launches", "bursts"])
+
+
+@BOTH
+def test_a_range_per_pass_keeps_its_reading(tmp_path, vary: bool) -> None:  # noqa: ANN001
     """Control: each timed pass in a range of its own -- the repeated range is the step, as before."""
-    host, truth = _host(tmp_path, ranged_passes=True)
+    host, truth = _host(tmp_path, ranged_passes=True, vary=vary)
     assert host["steps"]["count"] == truth["measured"]
     assert "`pass`" in host["steps"]["note"]
     assert "frame" not in host["steps"]["note"]
 
 
-def test_a_range_around_one_pass_frames_nothing(tmp_path) -> None:  # noqa: ANN001
-    """Control: a range holding a single repeat shows no step boundary inside it; the capture stays one pass."""
-    host, _ = _host(tmp_path, measured=1)
+@BOTH
+def test_a_range_around_one_pass_frames_nothing(tmp_path, vary: bool) -> None:  # noqa: ANN001
+    """Control: a range holding a single pass (one repeat, one burst) shows no step boundary inside it; the capture
+    stays one pass -- the inference job's single pass where only bursts show it."""
+    host, _ = _host(tmp_path, measured=1, vary=vary)
+    if vary:
+        assert host["steps"]["source"] == "single_pass"
     assert host["steps"]["count"] == 1
     assert "frame" not in host["steps"]["note"]
 
 
-def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
+@BOTH
+def test_a_warm_up_range_is_no_frame(tmp_path, vary: bool) -> None:  # noqa: ANN001
     """Control: a range the program names its warm-up holds what it does not time, so it never frames the steps."""
-    host, _ = _host(tmp_path, frame="Warm-up")
+    host, _ = _host(tmp_path, frame="Warm-up", vary=vary)
     assert "frame" not in host["steps"]["note"]

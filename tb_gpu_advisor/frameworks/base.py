@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Mapping, TypeVar
 
 from tb_gpu_advisor.model.schema import Action
 
@@ -15,6 +15,17 @@ def action(text: str, snippet: str | None = None, lang: str | None = None) -> Ac
     if snippet is not None and lang is None:
         lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "XLA_", "#!")) else "python"
     return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
+
+
+L = TypeVar("L")
+
+
+def job_loop(tags: Iterable[str], training: L, inference: L, any_work: L) -> L:
+    """The loop of a framework's fixes a job's tags choose (``Framework.looped``): the forward pass's for an
+    ``inference`` job, a step of its own for work of no known kind (``any_work``), else the training step's -- one
+    rule for every framework's ``Loop``."""
+    tags = tuple(tags)
+    return inference if "inference" in tags else any_work if "any_work" in tags else training
 
 
 def never(_: str) -> bool:

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import Framework, action, never
+from tb_gpu_advisor.frameworks.base import Framework, action, job_loop, never
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -848,7 +848,7 @@ def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ..
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): a forward pass's loop for an
     inference job, a step of its own for work of no known kind (``any_work``), else the training loop; per-rank
     words unless the job is one process (``alone``)."""
-    loop = FORWARD_LOOP if "inference" in tags else ANY_LOOP if "any_work" in tags else TRAINING_LOOP
+    loop = job_loop(tags, TRAINING_LOOP, FORWARD_LOOP, ANY_LOOP)
     per_rank = "alone" not in tags
     return capture(loop, per_rank), looped_fixes(loop, per_rank)
 

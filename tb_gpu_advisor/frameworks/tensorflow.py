@@ -10,7 +10,7 @@ import re
 from tb_gpu_advisor.frameworks import xla
 from dataclasses import dataclass
 
-from tb_gpu_advisor.frameworks.base import Framework, action, never, op_type
+from tb_gpu_advisor.frameworks.base import Framework, action, job_loop, never, op_type
 from tb_gpu_advisor.model.schema import Action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
@@ -423,7 +423,7 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
 def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): an inference step for an
     inference job, a step of its own for work of no known kind (``any_work``), else the training step."""
-    loop = INFERENCE_LOOP if "inference" in tags else ANY_LOOP if "any_work" in tags else TRAINING_LOOP
+    loop = job_loop(tags, TRAINING_LOOP, INFERENCE_LOOP, ANY_LOOP)
     return CAPTURE, looped_fixes(loop)
 
 

@@ -132,6 +132,9 @@ class NsysJob:
     extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
     comm_range: str | None = None  # the user's NVTX range around each step's NCCL all-reduce (``allreduce grads``)
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
+    #: another framework's range around each op instead of autograd's (``{name}``, ``{seq}``, ``{op_id}`` filled in):
+    #: XLA's ``Thunk:#hlo_op=fusion.{seq},unique_hlo_op_id={op_id}#``; None: autograd's (where ``autograd_nvtx``)
+    op_text: str | None = None
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
     #: "replay": one ``cudaGraphLaunch`` per step whose ``ops`` kernels (graph nodes) share its correlation
@@ -257,6 +260,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     def op_range(name: str, start: int, end: int, seq: int) -> None:
         op_id[0] += 1
         text = f"{name}, seq = {seq}, op_id = {op_id[0]}" if job.autograd_nvtx else None
+        if job.op_text is not None:
+            text = job.op_text.format(name=name, seq=seq, op_id=op_id[0])
         if text is not None:
             ev["nvtx"].append((start, end, text))
 
@@ -310,7 +315,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
             continue
         t += 1 * us
         op_range("aten::mm", a, t, 10 + i)
-        if len(job.extra_ranges) > 1 and i == job.ops // 2:
+        parts = len(job.extra_ranges)
+        if parts > 1 and any(i == job.ops * j // parts for j in range(1, parts)):  # the ops split among the ranges
             ranges_at.append(t)
     if job.nccl_us:
         a = t

@@ -5,8 +5,11 @@ NVTX ranges are how code marks itself under Nsight Systems (``torch.cuda.nvtx.ra
 
 * **ops**: PyTorch's ``--pytorch=autograd-nvtx`` (``torch.autograd.profiler.emit_nvtx``) wraps every ATen op
   and ``record_function`` in a range named ``aten::mm, seq = 12, op_id = 34[, sizes = [...], input_op_ids =
-  [...]]``; FSDP's hooks (``FSDP::pre_forward (encoder.block.3)``) come with the same suffix.  They are ops,
-  read like the ``cpu_op`` events of a PyTorch trace: their name is the part before the first suffix.
+  [...]]`` (``torch/csrc/profiler/util.cpp``, ``getNvtxStr``: ``seq`` where autograd numbered the op, ``op_id``
+  on every range); FSDP's hooks (``FSDP::pre_forward (encoder.block.3)``) come with the same suffix.  They are
+  ops, read like the ``cpu_op`` events of a PyTorch trace: their name is the part before the first suffix.  A
+  user's own ``record_function("train_step")`` gets the same suffix (``train_step, op_id = 7``) but no ``seq``
+  and no namespace: it stays the user's block (:func:`op_name`), as Kineto's ``user_annotation`` does;
 * **library ranges**: NCCL's own domain (``ncclAllReduce``, ``ncclGroupStart``), PyTorch's collective wrappers
   (``record_param_comms``, ``c10d::allreduce_``, ``nccl:all_reduce``), cuDNN/cuBLAS and Transformer Engine
   internals: never a step, never the user's block.
@@ -25,6 +28,8 @@ NVTX ranges are how code marks itself under Nsight Systems (``torch.cuda.nvtx.ra
 from __future__ import annotations
 
 import re
+
+from tb_gpu_advisor.frameworks import pytorch
 
 #: The suffixes PyTorch's autograd NVTX ranges carry after the op's name (``torch/csrc/profiler``: ``seq``,
 #: ``op_id``, ``sizes``, ``input_op_ids``; ``stashed seq`` on backward ops).  A reader may cut them off itself
@@ -82,10 +87,12 @@ def step_range(work: str) -> dict[str, str]:
 
 def op_name(text: str) -> tuple[str, bool]:
     """(the range's name, whether it is a framework op): ``aten::mm, seq = 1, op_id = 2`` -> (``aten::mm``, True);
-    ``{'mod': 'Tensor', 'op': 'cuda', ...}`` -> (``Tensor.cuda``, True); ``forward`` -> (``forward``, False)."""
+    ``{'mod': 'Tensor', 'op': 'cuda', ...}`` -> (``Tensor.cuda``, True); ``forward`` -> (``forward``, False);
+    ``train_step, op_id = 7`` -> (``train_step``, False): a user's ``record_function`` under ``emit_nvtx``."""
     m = _OP_SUFFIX.search(text)
     if m is not None:
-        return text[: m.start()], True
+        name = text[: m.start()]
+        return name, GRAD_SEQ in text or is_framework_scope(name)
     if text.startswith("{"):
         annotated = annotation_name(text)
         if annotated is not None:
@@ -107,6 +114,24 @@ def annotation_name(text: str) -> tuple[str, bool] | None:
         return None
     frame = _FUNC_STACK.search(text)
     return ANNOTATION_PREFIX + (frame.group(1) if frame is not None else m.group(1)), False
+
+
+#: A namespaced op (``aten::mm``, ``c10d::allreduce_``, ``mylib::fused_op``, ``autograd::engine::evaluate_function:
+#: MmBackward0``) or an autograd node (``MmBackward0``): what PyTorch's dispatcher and autograd engine record.
+_NAMESPACED = re.compile(r"^[A-Za-z_][\w.]*::|^\w+Backward\d*$")
+
+
+def is_framework_scope(name: str) -> bool:
+    """A suffixed autograd NVTX range's name (suffix cut off) that is PyTorch's own, not the user's
+    ``record_function``: a namespaced op or autograd node (:data:`_NAMESPACED`), or a scope PyTorch opens around its
+    own code (``pytorch.is_own_scope``: the DataLoader's ``__next__``, ``Optimizer.step#SGD.step``)."""
+    return bool(_NAMESPACED.match(name)) or pytorch.is_own_scope(name)
+
+
+def is_user_scope(name: str) -> bool:
+    """A suffixed autograd NVTX range's name (suffix cut off) that is the user's ``record_function`` (no ``seq``: no
+    op autograd numbered): neither a framework op nor a scope PyTorch opens itself."""
+    return not is_framework_scope(name)
 
 
 def is_op_name(name: str) -> bool:

@@ -18,6 +18,19 @@ from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
 _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
+#: The ``record_function`` scopes PyTorch opens itself around its own code (the DataLoader's ``__next__``, the
+#: optimizer's ``step`` / ``zero_grad``, the profiler's ``ProfilerStep#N``, a compiled region and its guards): under
+#: ``emit_nvtx`` they come as ``enumerate(DataLoader)#..., op_id = N``, suffixed like a user's ``record_function``
+#: -- the framework's, not the program's.
+_OWN_SCOPES = _DATALOADER + ("Optimizer.", "ProfilerStep#", "Torch-Compiled Region", "TorchDynamo Cache Lookup",
+                             "CompiledFunction")
+
+
+def is_own_scope(name: str) -> bool:
+    """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
+    return name.startswith(_OWN_SCOPES)
+
+
 #: The pin-memory thread and DataLoader workers: background, never the step's critical path.
 _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 

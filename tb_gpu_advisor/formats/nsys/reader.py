@@ -809,7 +809,11 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
     n = name.size
     op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
-    op = (c["suffix"] > 0) | op_prefix[name]
+    # a suffixed range autograd did not number (no ``seq``) whose name is no framework op's is the user's own
+    # ``record_function`` under ``emit_nvtx`` (``train_step, op_id = 7``): a block of the program, not an op
+    user_scope = np.fromiter((nvtx.is_user_scope(x) for x in names), bool, len(names))
+    scoped = (c["suffix"] > 0) & (c["seq"] == 0) & (c["annotation"] == 0) & user_scope[name]
+    op = ((c["suffix"] > 0) | op_prefix[name]) & ~scoped
     dom_ids, dom_inv = unique_inverse(c["domain"])
     dom_names = [""] + [_domain_label(int(d), domains) for d in dom_ids.tolist() if int(d) > 0]
     local = np.array([0 if int(d) <= 0 else dom_names.index(_domain_label(int(d), domains)) for d in dom_ids.tolist()],

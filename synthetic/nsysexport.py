@@ -135,6 +135,8 @@ class NsysJob:
     #: another framework's range around each op instead of autograd's (``{name}``, ``{seq}``, ``{op_id}`` filled in):
     #: XLA's ``Thunk:#hlo_op=fusion.{seq},unique_hlo_op_id={op_id}#``; None: autograd's (where ``autograd_nvtx``)
     op_text: str | None = None
+    #: the NVTX domain the op ranges are pushed in (``tensorflow-core``, XLA's ``TSL``); None: the default domain
+    op_domain: str | None = None
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
     #: "replay": one ``cudaGraphLaunch`` per step whose ``ops`` kernels (graph nodes) share its correlation
@@ -255,13 +257,15 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     stream_free = 0
     corr = 0
     op_id = [0]
-    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": [], "osrt": []}
+    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": [], "osrt": [],
+                            "op_texts": []}
 
     def op_range(name: str, start: int, end: int, seq: int) -> None:
         op_id[0] += 1
         text = f"{name}, seq = {seq}, op_id = {op_id[0]}" if job.autograd_nvtx else None
         if job.op_text is not None:
             text = job.op_text.format(name=name, seq=seq, op_id=op_id[0])
+            ev["op_texts"].append(text)
         if text is not None:
             ev["nvtx"].append((start, end, text))
 
@@ -403,6 +407,8 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
             t_last = max(t_last, _write_steps(con, job, truth, tpl, steps, base + steps * period,
                                               100 + steps * (ncorr + 1), rank, gtid, gpid, rng, strings, sync_id, nccl))
         rows = [(int(base), None, 34, None, None, None, "a mark", gtid, None, None, 0) + (None,) * 9]  # not a range
+        if job.op_domain and rank == 0:  # nvtxDomainCreate's row: the ops' domain's name
+            rows.append((SESSION_START_NS, None, 75, None, None, None, job.op_domain, gtid, None, None, 1) + (None,) * 9)
         _insert(con, "NVTX_EVENTS", 20, rows, rng, False)
         con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
         con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
@@ -508,8 +514,9 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     _insert(con, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, rows, rng, job.shuffle)
     texts = [text for _, _, text in tpl["nvtx"]]
     times = tiled([(a, b) for a, b, _ in tpl["nvtx"]], 2)
-    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, 0) + (None,) * 9
-            for i, (s, e) in enumerate(times)]
+    in_domain = {t for t in tpl["op_texts"]} if job.op_domain else set()  # domain 1: the ops' (write() names it)
+    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None,
+             1 if texts[i % len(texts)] in in_domain else 0) + (None,) * 9 for i, (s, e) in enumerate(times)]
     if job.step_range:
         period = tpl["period"][0]
         rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,

@@ -10,6 +10,11 @@ NVTX ranges are how code marks itself under Nsight Systems (``torch.cuda.nvtx.ra
   ops, read like the ``cpu_op`` events of a PyTorch trace: their name is the part before the first suffix.  A
   user's own ``record_function("train_step")`` gets the same suffix (``train_step, op_id = 7``) but no ``seq``
   and no namespace: it stays the user's block (:func:`op_name`), as Kineto's ``user_annotation`` does;
+* **XLA's ranges**: XLA on a GPU pushes ``XlaModule:#hlo_module=jit_train_step,program_id=7#`` around each
+  execution of a compiled module and ``Thunk:#hlo_op=fusion.3,unique_hlo_op_id=42#`` around each thunk (``xla``):
+  the framework's executions and ops, never the user's blocks; a module's executions mark its steps;
+* **TensorFlow's ranges**: NVIDIA's TensorFlow builds under ``TF_ENABLE_NVTX_RANGES=1`` push ``MatMul: dense/MatMul``
+  around each op in the ``tensorflow-core`` domain (``tensorflow.NVTX_OP_DOMAIN``): ops;
 * **library ranges**: NCCL's own domain (``ncclAllReduce``, ``ncclGroupStart``), PyTorch's collective wrappers
   (``record_param_comms``, ``c10d::allreduce_``, ``nccl:all_reduce``), cuDNN/cuBLAS and Transformer Engine
   internals: never a step, never the user's block.
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.frameworks import pytorch, tensorflow, xla
 
 #: The suffixes PyTorch's autograd NVTX ranges carry after the op's name (``torch/csrc/profiler``: ``seq``,
 #: ``op_id``, ``sizes``, ``input_op_ids``; ``stashed seq`` on backward ops).  A reader may cut them off itself
@@ -60,6 +65,15 @@ _LIBRARY_PREFIX = (ANNOTATION_PREFIX, "nccl", "NCCL", "c10d::", "record_param_co
 #: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.
 LIBRARY_DOMAINS = frozenset({"NCCL", "nccl", "cuDNN", "cuBLAS", "cuBLASLt", "CUDA", "NVSHMEM", "TransformerEngine",
                              "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL"})
+#: NVTX domains a framework pushes its own op ranges in (TensorFlow's ``tensorflow-core``): every range there is an op.
+FRAMEWORK_OP_DOMAINS = frozenset({tensorflow.NVTX_OP_DOMAIN})
+
+
+def is_framework_op_domain(domain: str) -> bool:
+    """A framework's op domain (:data:`FRAMEWORK_OP_DOMAINS`): its ranges are ops, read like autograd's."""
+    return domain in FRAMEWORK_OP_DOMAINS
+
+
 #: The library domains whose ranges are communication between processes (MPI's ``MPI_Send`` / ``MPI_Recv`` as
 #: Nsight's MPI trace writes them, NCCL's collectives, NVSHMEM's and UCX's transfers): a host inside one in the GPU's
 #: idle waits for its peers -- another rank's data or its turn -- and runs none of the program's code.
@@ -109,6 +123,9 @@ def annotation_name(text: str) -> tuple[str, bool] | None:
     if m is not None:
         mod, op = m.group(1), m.group(2)
         return (f"{mod}.{op}" if mod else op), True
+    tf_op = tensorflow.nvtx_detailed_op(text)
+    if tf_op is not None:  # TensorFlow's detailed op range: the op, as its basic range names it
+        return tf_op, True
     m = _ANNOTATION.match(text)
     if m is None:
         return None
@@ -135,8 +152,9 @@ def is_user_scope(name: str) -> bool:
 
 
 def is_op_name(name: str) -> bool:
-    """A range name (its suffix cut off) that PyTorch's autograd NVTX gives ops even without a suffix."""
-    return name.startswith(_OP_PREFIX)
+    """A range name (its suffix cut off) a framework gives its own ops and executions: PyTorch's autograd NVTX even
+    without a suffix, XLA's module and thunk ranges (``xla.is_nvtx_range``)."""
+    return name.startswith(_OP_PREFIX) or xla.is_nvtx_range(name)
 
 
 def is_library_range(name: str, domain: str = "") -> bool:

@@ -16,6 +16,21 @@ from tb_gpu_advisor.model.schema import Action
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
                 "FunctionRun", "SessionRun", "ExecutorState::Process")
+#: The NVTX domain of the op ranges NVIDIA's TensorFlow builds push around each op under ``TF_ENABLE_NVTX_RANGES=1``
+#: (``tensorflow/core/profiler/nvtx_utils.cc``: ``<OpType>: <node name>``, e.g. ``MatMul: dense/MatMul``, coloured
+#: and categorised by op type; ``TF_ENABLE_NVTX_RANGES_DETAILED=1``: a JSON text ``{"op":"MatMul","name":
+#: "dense/MatMul","args":[...],"attrs":{...}}``): the framework's ops, never the user's blocks.
+NVTX_OP_DOMAIN = "tensorflow-core"
+_NVTX_DETAILED_OP = re.compile(r'^\{\s*"op"\s*:\s*"([^"]*)"\s*,\s*"name"\s*:\s*"([^"]*)"')
+
+
+def nvtx_detailed_op(text: str) -> str | None:
+    """The op of a detailed TensorFlow NVTX op range (``{"op":"MatMul","name":"dense/MatMul",...}`` ->
+    ``MatMul: dense/MatMul``, the basic range's name), None for any other text."""
+    m = _NVTX_DETAILED_OP.match(text)
+    return f"{m.group(1)}: {m.group(2)}" if m else None
+
+
 #: The consumer blocking on tf.data (the ``...Op::DoCompute`` events; tf_data get_next threads carry exactly these).
 INPUT_EVENT_PREFIXES = ("IteratorGetNext", "IteratorGetNextAsOptional", "MultiDeviceIteratorGetNext")
 #: tf.data, the GPU event manager and collective threads: background work.

@@ -1022,17 +1022,26 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
     """
     if not len(h):
         return None
-    mod = h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX))
+    # each name's module (XPlane's ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``):
+    # one module recompiled is one module, whatever program id each compilation got
+    modules: dict[str, int] = {}
+    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else modules.setdefault(m, len(modules))
+                        for n in h.names], dtype=np.int64)
+    if not modules:
+        return None
+    ev = of_name[h.name]
+    mod = ev >= 0
     if not mod.any():
         return None
-    names, counts = np.unique(h.name[mod], return_counts=True)
+    counts = np.bincount(ev[mod], minlength=len(modules))
     if counts.max() < 2:
         return None
-    best = names[np.argmax(counts)]
-    m = mod & (h.name == best)
+    best = int(np.argmax(counts))
+    m = ev == best
     s, e = union_intervals(h.start[m], h.end[m])
-    module = h.names[best][: -len(xla.GPU_MODULE_SUFFIX)]
-    return "xla_module_launches", f"host executions of XLA module `{module}` (`{h.names[best]}` events)", np.arange(s.size, dtype=np.int64), s, e
+    module = list(modules)[best]
+    shown = h.names[int(h.name[np.flatnonzero(m)[0]])]
+    return "xla_module_launches", f"host executions of XLA module `{module}` (`{shown}` events)", np.arange(s.size, dtype=np.int64), s, e
 
 
 

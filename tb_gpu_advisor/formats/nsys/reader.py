@@ -49,7 +49,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure, reported_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
-from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks import jax, nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
@@ -818,6 +818,8 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     dom_names = [""] + [_domain_label(int(d), domains) for d in dom_ids.tolist() if int(d) > 0]
     local = np.array([0 if int(d) <= 0 else dom_names.index(_domain_label(int(d), domains)) for d in dom_ids.tolist()],
                      dtype=np.int16)
+    op_domain = np.fromiter((nvtx.is_framework_op_domain(d) for d in dom_names), bool, len(dom_names))
+    op |= op_domain[local[dom_inv]]  # a framework's op domain (TensorFlow's ``tensorflow-core``): every range an op
     part = dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=name, corr=np.full(n, -1, np.int64),
                 range=np.ones(n, bool), op=op, domain=local[dom_inv])
     return part, dom_names, int(np.count_nonzero(c["seq"]))
@@ -1115,8 +1117,33 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits,
-        framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
+        framework_hint=_framework(h.names, r.d_names, r.domains),
+        producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h)},
     )
+
+
+def _autodiff_modules(h: HostEvents) -> dict[str, str]:
+    """``{"autodiff_modules": ...}``: the XLA modules whose executions (``XlaModule:#hlo_module=<module>,...#``
+    ranges) ran a gradient's thunk (``Thunk:#name=transpose(jvp(MLP))/dot_general,...#``: ``xla.is_autodiff_thunk``)
+    on the same thread -- a backward pass, as the modules' HLO says in an XPlane capture; empty where none did."""
+    grad = h.name_mask(xla.is_autodiff_thunk)
+    if not grad.any():
+        return {}
+    module = np.array([xla.nvtx_module(n) or "" for n in h.names], dtype=object)
+    mod = h.name_mask(lambda n: xla.nvtx_module(n) is not None)
+    found: list[str] = []
+    for ln in np.unique(h.line[grad]).tolist():
+        on = h.line == ln
+        mi = np.flatnonzero(mod & on)
+        if not mi.size:
+            continue
+        t = h.start[grad & on]
+        k = np.searchsorted(h.start[mi], t, side="right") - 1  # the module execution open when each thunk started
+        ok = k >= 0
+        inside = ok & (h.end[grad & on] <= h.end[mi[np.maximum(k, 0)]])
+        found += [str(module[int(h.name[i])]) for i in mi[k[inside]].tolist()]
+    names = list(dict.fromkeys(found))
+    return {"autodiff_modules": ", ".join(names[:5])} if names else {}
 
 
 def _host_waits(r: _Raw, tids: np.ndarray, origin: int) -> HostWaits | None:
@@ -1398,10 +1425,16 @@ def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> di
             for d in gpu_of}
 
 
-def _framework(host_names: list[str], kernel_names: list[str]) -> str | None:
-    """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels."""
+def _framework(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
+    """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels; JAX where XLA's
+    module ranges execute modules JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op
+    ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``)."""
     if any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
         return "pytorch"
+    if tensorflow.NVTX_OP_DOMAIN in domains:
+        return "tensorflow"
+    if any(jax.is_module_name(xla.nvtx_module(n)) for n in host_names):
+        return "jax"
     return None
 
 

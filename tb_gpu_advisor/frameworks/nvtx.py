@@ -114,6 +114,11 @@ def op_name(text: str) -> tuple[str, bool]:
     return text, text.startswith(_OP_PREFIX)
 
 
+def has_op_suffix(text: str) -> bool:
+    """The text carries PyTorch's autograd NVTX suffix (:data:`OP_SUFFIXES`): an op's, or a ``record_function``'s."""
+    return _OP_SUFFIX.search(text) is not None
+
+
 def annotation_name(text: str) -> tuple[str, bool] | None:
     """A PyProf / DLProf annotation range's (name, is an op), or None for any other text.  Its op ranges name the
     framework's call (``Tensor.cuda``, ``torch.nn.functional.conv2d``); its trace markers and configuration records

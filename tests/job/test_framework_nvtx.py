@@ -127,3 +127,19 @@ def test_controls_read_as_before(reports, case, part):
     steady = [r["step_ms"] for r in host["step_rows"]]
     assert steady and all(abs(ms - truth.step_ms) < 0.01 for ms in steady)  # the whole iteration, not its forward
     assert host["capture"]["framework"] in ("pytorch", "native")
+
+
+def test_a_bare_named_op_holding_nothing_stays_an_op():
+    """``detach_, op_id = 5`` (PyTorch's ``VariableTypeManual`` records it by a bare name) holds no call: an op, as
+    in the real FSDP exports (../shared/profiles/nsys/fsdp_mfu_*); a ``train_step, op_id = 7`` holding the step's
+    calls is the user's block."""
+    import numpy as np
+
+    from tb_gpu_advisor.formats.nsys import reader
+
+    # thread 0: train_step [0, 100) holding a call at 10; detach_ [200, 210) alone; thread 1: a scope left open
+    op = np.array([reader._SCOPE, 0, reader._SCOPE, reader._SCOPE, 1], np.int8)
+    line = np.array([0, 0, 0, 1, 1])
+    start = np.array([0, 10, 200, 0, 50])
+    end = np.array([100, 20, 210, 40, 60])
+    assert reader._user_scopes(op, line, start, end).tolist() == [False, False, True, True, True]

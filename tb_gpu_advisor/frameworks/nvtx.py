@@ -62,9 +62,13 @@ _FUNC_STACK = re.compile(r"""['"]funcStack['"]\s*:\s*['"][^'"]*/([^/'"]+)['"]"""
 _LIBRARY_PREFIX = (ANNOTATION_PREFIX, "nccl", "NCCL", "c10d::", "record_param_comms", "FSDP::", "DDP::", "Optimizer.", "autograd::",
                    "torch::autograd::", "cudnn", "cuDNN", "cublas", "cuBLAS", "TE::", "transformer_engine",
                    "CUDA_GRAPH", "cudaGraph")
-#: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.
+#: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.  NCCL's
+#: ``NCCL`` holds a range per API call (``ncclAllReduce``, ``ncclGroupEnd``: ``NVTX3_FUNC_WITH_PARAMS``, off with
+#: ``NCCL_NVTX_DISABLE=1``); DALI's ``DALI`` its pipeline's and operators' work on its own threads
+#: (``dali/core/nvtx.cc``); RAPIDS' ``libcudf`` and ``cudf_python`` each cuDF call (``CUDF_FUNC_RANGE``,
+#: ``@annotate(..., domain="cudf_python")``) -- repeated as often as a step, never one.
 LIBRARY_DOMAINS = frozenset({"NCCL", "nccl", "cuDNN", "cuBLAS", "cuBLASLt", "CUDA", "NVSHMEM", "TransformerEngine",
-                             "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL"})
+                             "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL", "DALI", "libcudf", "cudf_python"})
 #: NVTX domains a framework pushes its own op ranges in (TensorFlow's ``tensorflow-core``): every range there is an op.
 FRAMEWORK_OP_DOMAINS = frozenset({tensorflow.NVTX_OP_DOMAIN})
 

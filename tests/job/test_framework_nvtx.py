@@ -10,7 +10,9 @@ made by frameworks"), truth by construction:
   ``Thunk:#...hlo_op=fusion.3...#`` around each thunk (``xla/backends/gpu/runtime/annotation.cc``).  Main read them as
   the user's blocks: a guessed "most repeated range" step (medium), no framework, no kind;
 * NVIDIA's TensorFlow builds under ``TF_ENABLE_NVTX_RANGES=1`` push ``MatMul: dense/MatMul`` around each op in the
-  ``tensorflow-core`` domain.  Main took one op's ranges for the user's steps.
+  ``tensorflow-core`` domain.  Main took one op's ranges for the user's steps;
+* DALI (``DALI``) and RAPIDS (``libcudf``, ``cudf_python``) push their own ranges in their own domains; main took
+  DALI's per-op ranges for the steps.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ CASES = {
                      op_text=XLA_THUNK.replace("{grad}", "transpose(jvp(MLP))/")),
     "tensorflow": dict(step_range=None, autograd_nvtx=False, op_text="MatMul: dense_{seq}/MatMul",
                        op_domain="tensorflow-core"),
+    # DALI pushes its pipeline's ranges in its own NVTX domain (``dali/core/nvtx.cc``): a library's, never the step
+    "dali": dict(step_range=None, autograd_nvtx=False, op_text="[DALI] RunGPU", op_domain="DALI"),
     # controls: a user's plain NVTX step range, and DeepSpeed's ``instrument_w_nvtx`` ranges around each part of one
     # iteration (``DeepSpeedEngine.forward`` / ``backward`` / ``step``) -- read right on main already
     "plain": dict(step_range="train_step {k}"),
@@ -117,6 +121,14 @@ def test_tensorflow_op_ranges_are_ops_not_steps(reports):
     assert host["capture"]["framework"] == "tensorflow"
     tr = read_trace(p)
     assert tr.ranges.op.all()
+
+
+def test_a_data_loading_librarys_ranges_mark_no_steps(reports):
+    host, truth, _ = reports["dali"]
+    st = host["steps"]
+    assert "DALI" not in st["note"]  # main: "NVTX ranges `[DALI] RunGPU`" -- 72 "steps" of 8
+    assert st["found"] == truth.steps
+    assert nvtx.is_library_range("GROUPBY_AGG", "cudf_python") and nvtx.is_library_range("sort", "libcudf")
 
 
 @pytest.mark.parametrize(("case", "part"), [("plain", "`train_step`"), ("deepspeed", "`DeepSpeedEngine.forward`")])

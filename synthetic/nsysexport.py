@@ -130,6 +130,8 @@ class NsysJob:
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
+    #: the op each of ``extra_ranges`` after the first starts at (ascending); empty: the ops split evenly among them
+    range_starts: tuple[int, ...] = ()
     comm_range: str | None = None  # the user's NVTX range around each step's NCCL all-reduce (``allreduce grads``)
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
     #: another framework's range around each op instead of autograd's (``{name}``, ``{seq}``, ``{op_id}`` filled in):
@@ -320,7 +322,10 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         t += 1 * us
         op_range("aten::mm", a, t, 10 + i)
         parts = len(job.extra_ranges)
-        if parts > 1 and any(i == job.ops * j // parts for j in range(1, parts)):  # the ops split among the ranges
+        # the ops after which a range ends and the next starts
+        ends = (tuple(k - 1 for k in job.range_starts) if job.range_starts
+                else tuple(job.ops * j // parts for j in range(1, parts)))
+        if parts > 1 and i in ends:
             ranges_at.append(t)
     if job.nccl_us:
         a = t

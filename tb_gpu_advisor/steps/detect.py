@@ -1036,13 +1036,29 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
     counts = np.bincount(ev[mod], minlength=len(modules))
     if counts.max() < 2:
         return None
-    best = int(np.argmax(counts))
+    tied = np.flatnonzero(counts == counts.max())
+    # modules executed as often as each other (``jit_train_step`` and the ``jit__threefry_split`` of the key split
+    # before it): the step is the one whose executions launch the most work, not the first seen
+    best = int(tied[np.argmax([_launches_inside(h, ev == k) for k in tied.tolist()])]) if tied.size > 1 else int(tied[0])
     m = ev == best
     s, e = union_intervals(h.start[m], h.end[m])
     module = list(modules)[best]
     shown = h.names[int(h.name[np.flatnonzero(m)[0]])]
     return "xla_module_launches", f"host executions of XLA module `{module}` (`{shown}` events)", np.arange(s.size, dtype=np.int64), s, e
 
+
+
+def _launches_inside(h: HostEvents, sel: np.ndarray) -> int:
+    """How many launch records (host events with a correlation id) start inside the events ``sel`` on their thread."""
+    n = 0
+    launch = np.asarray(h.corr) >= 0
+    for ln in np.unique(h.line[sel]).tolist():
+        on = h.line == ln
+        s, e = union_intervals(h.start[sel & on], h.end[sel & on])
+        t = h.start[launch & on].astype(np.int64, copy=False)
+        k = np.searchsorted(s, t, side="right") - 1
+        n += int(((k >= 0) & (t <= e[np.maximum(k, 0)])).sum())
+    return n
 
 
 def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -37,6 +37,10 @@ CASES = {
                      op_text=XLA_THUNK.replace("{grad}", "transpose(jvp(MLP))/")),
     "tensorflow": dict(step_range=None, autograd_nvtx=False, op_text="MatMul: dense_{seq}/MatMul",
                        op_domain="tensorflow-core"),
+    # a key split jitted apart (``jit__threefry_split``) executes once per step before the step's module: a tie
+    "xla_tie": dict(step_range=None, autograd_nvtx=False, range_starts=(1,),
+                    extra_ranges=("XlaModule:#hlo_module=jit__threefry_split,program_id=3#",
+                                  "XlaModule:#hlo_module=jit_train_step,program_id=7#")),
     # DALI pushes its pipeline's ranges in its own NVTX domain (``dali/core/nvtx.cc``): a library's, never the step
     "dali": dict(step_range=None, autograd_nvtx=False, op_text="[DALI] RunGPU", op_domain="DALI"),
     # controls: a user's plain NVTX step range, and DeepSpeed's ``instrument_w_nvtx`` ranges around each part of one
@@ -104,6 +108,13 @@ def test_xla_module_ranges_are_the_steps_of_a_jax_job(reports):
     tr = read_trace(p)
     names = [tr.h.names[int(i)] for i in tr.h.name[tr.ranges.idx]]
     assert all(o for n, o in zip(names, tr.ranges.op.tolist()) if xla.is_nvtx_range(n))  # XLA's, not the user's
+
+
+def test_of_modules_executed_as_often_the_step_is_the_one_launching_the_work(reports):
+    host, truth, _ = reports["xla_tie"]
+    st = host["steps"]
+    assert "`jit_train_step`" in st["note"]  # main: the first seen, `jit__threefry_split` (one launch of nine)
+    assert st["found"] == truth.steps
 
 
 def test_xla_gradient_thunks_say_training(reports):

@@ -93,12 +93,13 @@ class NsysReadError(ValueError):
 
 
 def pid_of(global_id: np.ndarray) -> np.ndarray:
-    """The process id of serialized ``globalTid`` / ``globalPid`` values."""
-    return (global_id >> _PID_SHIFT) & _ID_MASK
+    """The process id of serialized ``globalTid`` / ``globalPid`` values (any integer width: a column the table lacks
+    reads as a narrow -1)."""
+    return (global_id.astype(np.int64, copy=False) >> _PID_SHIFT) & _ID_MASK
 
 
 def tid_of(global_tid: np.ndarray) -> np.ndarray:
-    return global_tid & _ID_MASK
+    return global_tid.astype(np.int64, copy=False) & _ID_MASK
 
 
 #: Exports up to this size are read into memory through the checked descriptor (``sqlite3`` ``deserialize``); larger

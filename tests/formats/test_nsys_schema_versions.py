@@ -113,10 +113,12 @@ def test_a_short_name_names_only_the_rows_whose_demangled_name_is_lost(tmp_path)
     assert by_short == half and sum(v[0] for v in got.values()) - by_short == half + (len(_rows(base)) % 2)
 
 
-def test_device_rows_without_a_process_are_read_as_the_calling_process_s(tmp_path):
+@pytest.mark.parametrize("how", ["ALTER TABLE {t} DROP COLUMN globalPid", "UPDATE {t} SET globalPid = 0"])
+def test_device_rows_without_a_process_are_read_as_the_calling_process_s(tmp_path, how):
+    """The column absent, or Nsight 2020-2021's default 0 in it (no process is 0)."""
     one = NsysJob(steps=8)
     base = _export(tmp_path, "base", one)
-    bare = _export(tmp_path, "bare", one, *(f"ALTER TABLE {t} DROP COLUMN globalPid" for t in
+    bare = _export(tmp_path, "bare", one, *(how.format(t=t) for t in
                                            ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY")))
     want = _kernels(base)
     assert all(n == with_op for n, _, with_op in want.values())  # the premise: every kernel's op is known
@@ -165,3 +167,18 @@ def test_memory_kinds_named_by_the_enum_s_constants(tmp_path, pinned):
     want = copies(base)
     assert want == [f"Memcpy HtoD ({'Pinned' if pinned else 'Pageable'} -> Device)"]
     assert copies(named) == want
+
+
+def test_registered_nvtx_names_beside_an_empty_text_are_read(tmp_path):
+    """Nsight 2020-2021 declare every column NOT NULL and write a default where a value is missing: a range named
+    by a registered string holds '' in ``text`` and its name's id in ``textId``."""
+    job = NsysJob(steps=8, text_ids=True)
+    base = _export(tmp_path, "base", job)
+    empty = _export(tmp_path, "empty", job, "UPDATE NVTX_EVENTS SET text = '' WHERE text IS NULL AND textId > 0")
+
+    def ranges(path):
+        t = reader.read_trace(path)
+        return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
+    want = ranges(base)
+    assert any(n.startswith("train_step") for n in want) and "" not in want
+    assert ranges(empty) == want

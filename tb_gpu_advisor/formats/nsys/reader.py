@@ -767,7 +767,12 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
         where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND {where}"
     domain_col = "domainId" if "domainId" in cols else None
     domains = _domain_names(schema) if domain_col else {}
-    text = "CAST(text AS TEXT)" if "text" in cols else "NULL"  # a BLOB where a name is: its bytes as text
+    # a BLOB where a name is: its bytes as text; an empty text beside a registered string's id is no name: exports of
+    # Nsight 2020-2021 declare every column NOT NULL and write a default where a value is missing (their "SQLite
+    # Export Schema Reference"), so a registered name's row holds '' in ``text``, its name in ``textId``
+    text = "NULL" if "text" not in cols else (
+        "CAST(CASE WHEN text = '' AND textId > 0 THEN NULL ELSE text END AS TEXT)" if "textId" in cols
+        else "CAST(text AS TEXT)")
     # where the suffix starts (1-based, 0: none): PyTorch writes them in OP_SUFFIXES' order, so the first one found
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
@@ -914,8 +919,8 @@ def _launch_exprs(present: frozenset[str]) -> dict[str, str | None]:
 def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c: dict[str, np.ndarray],
                   d_names: dict[str, int], fidx: int, launcher: int | None = None) -> dict[str, np.ndarray]:
     """One activity table's rows (its columns ``c``, read as ``cols`` says) as device events.  ``launcher``: the one
-    process whose CUDA calls the export holds (serialized), the process of a row whose ``globalPid`` is absent or
-    NULL (an export whose activity tables do not say it): its launch is that process's call of the same
+    process whose CUDA calls the export holds (serialized), the process of a row whose ``globalPid`` is absent, NULL
+    or 0 (an export whose activity tables do not say it): its launch is that process's call of the same
     correlation id."""
     n = c["start"].size
     if table == tb.KERNEL:
@@ -949,8 +954,9 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
         nbytes = np.full(n, -1, np.int8)
     gpid = c["pid"]
-    if launcher is not None and n and int(gpid.min()) < 0:
-        gpid = np.where(gpid >= 0, gpid, np.int64(launcher))
+    unknown = (gpid < 0) | (tb.pid_of(gpid) == 0)  # NULL, absent, or Nsight 2020-2021's default 0: no process is 0
+    if launcher is not None and unknown.any():
+        gpid = np.where(unknown, np.int64(launcher), gpid)
     has_pid = gpid >= 0
     pid = np.where(has_pid, tb.pid_of(gpid), 0)
     graph = c["graph"]

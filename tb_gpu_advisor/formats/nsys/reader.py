@@ -954,11 +954,14 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
         nbytes = np.full(n, -1, np.int8)
     gpid = c["pid"]
-    unknown = (gpid < 0) | (tb.pid_of(gpid) == 0)  # NULL, absent, or Nsight 2020-2021's default 0: no process is 0
-    if launcher is not None and unknown.any():
-        gpid = np.where(unknown, np.int64(launcher), gpid)
+    pids = tb.pid_of(gpid)
+    if launcher is not None:
+        unknown = (gpid < 0) | (pids == 0)  # NULL, absent, or Nsight 2020-2021's default 0: no process is 0
+        if unknown.any():
+            gpid = np.where(unknown, np.int64(launcher), gpid)
+            pids = tb.pid_of(gpid)
     has_pid = gpid >= 0
-    pid = np.where(has_pid, tb.pid_of(gpid), 0)
+    pid = np.where(has_pid, pids, 0)
     graph = c["graph"]
     if table == tb.KERNEL and graph.size and int(graph.max()) <= 0:
         graph = np.full(n, -1, np.int8)  # node mode writes 0 (or NULL) for kernels outside a graph

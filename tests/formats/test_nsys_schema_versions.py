@@ -182,3 +182,22 @@ def test_registered_nvtx_names_beside_an_empty_text_are_read(tmp_path):
     want = ranges(base)
     assert any(n.startswith("train_step") for n in want) and "" not in want
     assert ranges(empty) == want
+
+
+@pytest.mark.parametrize("table", ["META_DATA_EXPORT", "EXPORT_META_DATA"])
+def test_a_time_slice_is_read_from_either_name_of_the_export_s_metadata(tmp_path, table):
+    """Nsight 2022 named the export's metadata table ``EXPORT_META_DATA`` (pipit's ``saxpy-mpi-cuda`` export,
+    2022.2.1, schema 2.9.1), later ones ``META_DATA_EXPORT``: a time slice's window (``DERIVED_WINDOW_NS``) is its
+    capture in either -- not the whole session around it."""
+    one = NsysJob(steps=8)
+    whole = _export(tmp_path, "whole", one)
+    con = sqlite3.connect(whole)
+    start, stop = con.execute("SELECT startTime, stopTime FROM ANALYSIS_DETAILS").fetchone()
+    con.close()
+    t0, t1 = start + (stop - start) // 4, start + (stop - start) // 2
+    sql = [f"INSERT INTO META_DATA_EXPORT VALUES ('DERIVED_WINDOW_NS', '{t0}-{t1}')"]
+    if table != "META_DATA_EXPORT":
+        sql.append(f"ALTER TABLE META_DATA_EXPORT RENAME TO {table}")
+    sliced = _export(tmp_path, "sliced", one, *sql)
+    assert reader.read_trace(whole).capture_ms == pytest.approx((stop - start) / 1e6)  # the premise: the session
+    assert reader.read_trace(sliced).capture_ms == pytest.approx((t1 - t0) / 1e6)

@@ -1030,7 +1030,7 @@ def _session_window(schema: tb.Schema) -> tuple[int | None, float | None, int | 
     elif schema.has(tb.SESSION_START, "systemClockNs"):
         row = schema.con.execute(f'SELECT systemClockNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
         zero = int(row[0]) if row and row[0] is not None else None
-    for name, value in tb.key_values(schema, tb.META_EXPORT):
+    for name, value in tb.key_values(schema, tb.META_EXPORT) + tb.key_values(schema, tb.META_EXPORT_OLD):
         if name == "DERIVED_WINDOW_NS":
             a, _, b = value.partition("-")
             if a.strip().isdigit() and b.strip().isdigit() and int(b) > int(a):

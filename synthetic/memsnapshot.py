@@ -595,7 +595,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     if max_entries is not None:
         doc["device_traces"][0] = kept = doc["device_traces"][0][-max_entries:]
         whole = [k for k, s in enumerate(starts) if s >= kept[0]["time_us"]]
-        cut_in = whole[0] - 1 if whole and whole[0] > 0 and starts[whole[0] - 1] < kept[0]["time_us"] else None
+        cut_in = whole[0] - 1 if whole and whole[0] > 0 and starts[whole[0]] != kept[0]["time_us"] else None
         starts, peaks = [starts[k] for k in whole], [peaks[k] for k in whole]
     # the first step's one-time work: Adam's moments, allocated on it alone (warm-up where two iterations remain)
     return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,

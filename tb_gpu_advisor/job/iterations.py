@@ -292,8 +292,10 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
                 f"passes ({_mib(int(pre[starts[1]]))}: weights, caches) with the same allocations ({per:,} a pass) "
                 f"and come back down to it")
     what = "iteration" if training else "pass"
-    if n_alloc[starts[0]] > 0:
-        note += f"; the history before the first ({plural(int(n_alloc[starts[0]]), 'allocation')}) is no step"
+    if starts[0] > 0:
+        made = int(n_alloc[starts[0]])
+        before = plural(made, "allocation") if made else f"{plural(starts[0], 'event')}, frees only"
+        note += f"; the history before the first ({before}) is no step"
     if not tail:
         note += f"; the history ends inside {'an' if training else 'a'} {what}: that part is no step"
     return s, e, note, "training iteration" if training else "forward pass"

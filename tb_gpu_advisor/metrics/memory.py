@@ -412,9 +412,12 @@ def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool)
     return rows, (changes / win.shape[0]) if has_res else None
 
 
-def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list]:
+def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list | str]:
     """At most ``memory.timeline_points`` points: in each of as many equal time buckets, the event of the highest
-    allocated bytes (so no peak is lost), with the first and last events."""
+    allocated bytes (so no peak is lost), with the first and last events.  ``axis``: what the points are placed by --
+    ``ms`` (``t_ms``, the report's time base), or, where the history records no times (a PyTorch 2.0 snapshot, its
+    drawn page), ``allocation events`` (``event``: each point's place in the history's order, from 1): the reader's
+    one microsecond an entry is an order, and drawn as milliseconds it was a time axis the file never held."""
     n = len(me)
     k = int(T("memory.timeline_points"))
     if n <= k:
@@ -429,8 +432,11 @@ def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list
         pick = np.unique(np.concatenate([order[first], [0, n - 1]]))
         r = int(np.argmax(me.reserved)) if (me.reserved >= 0).any() else 0
         pick = np.unique(np.concatenate([pick, [r]]))
-    t_ms = ((me.t[pick] - ctx.steps.origin_ps) / PS_PER_MS).round(4).tolist()
-    out = {"t_ms": t_ms, "allocated": me.allocated[pick].tolist()}
+    if _timed(ctx):
+        out: dict[str, list | str] = {"axis": "ms", "t_ms": ((me.t[pick] - ctx.steps.origin_ps) / PS_PER_MS).round(4).tolist()}
+    else:  # the history's order only (a PyTorch 2.0 snapshot): the reader's microsecond an entry is no time to draw
+        out = {"axis": "allocation events", "event": (pick + 1).tolist()}
+    out["allocated"] = me.allocated[pick].tolist()
     if (me.reserved >= 0).any():
         out["reserved"] = [int(v) if v >= 0 else None for v in me.reserved[pick].tolist()]
     return out

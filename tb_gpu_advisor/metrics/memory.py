@@ -191,7 +191,7 @@ def _steady_peak(ctx: Context, me: MemoryEvents, win: np.ndarray, p: int) -> tup
     if not win.shape[0]:
         return None
     first = int(win[0, 0])
-    warm = [d.step for d in ctx.steps.detection.dropped
+    warm = [d for d in ctx.steps.detection.dropped
             if d.reason.startswith("warm-up") and ctx.steps.ids.size and d.step < int(ctx.steps.ids[0])]
     if not warm or int(me.t[p]) >= first:
         return None
@@ -203,7 +203,23 @@ def _steady_peak(ctx: Context, me: MemoryEvents, win: np.ndarray, p: int) -> tup
         return None  # the steady iterations reach it too: it is theirs
     at = np.flatnonzero(rest == rest.max()) + lo
     inside = np.array([_step_of(win, int(me.t[i])) is not None for i in at.tolist()])
-    return int(at[inside][-1] if inside.any() else at[-1]), int(max(warm))
+    return int(at[inside][-1] if inside.any() else at[-1]), _warm_step(ctx, me, warm, int(me.t[p]))
+
+
+def _warm_step(ctx: Context, me: MemoryEvents, warm: list, t: int) -> int:
+    """The dropped warm-up step whose window holds time ``t`` (the warm-up's peak), placed as the kept steps are
+    (:func:`_windows`: the GPU's own windows, or the host's for host-clock events of a host-marked job); the latest
+    where none holds it (a peak before the first step's start).
+
+    Why: several leading steps may be dropped (the stock rule's first, cold ones, those in a program's own warm-up
+    range), and the peak lies in one of them -- the first call's one-time buffer is the first step's -- not
+    necessarily the last dropped (h37-left35 named the latest)."""
+    host = me.clock != "gpu" and ctx.steps.detection.mapped_via == "correlation_id"
+    for d in warm:
+        w = d.window if host else d.gpu_windows.get(me.gpu, d.window)
+        if w is not None and w[0] <= t < w[1]:
+            return int(d.step)
+    return int(max(d.step for d in warm))
 
 
 def _timed(ctx: Context) -> bool:

@@ -665,6 +665,37 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activatio
                                                      "adam": GiB, "ddp": GiB // 2})}
 
 
+def as_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
+    """``doc`` (what PyTorch 2.1+ dumps) in the layout an older PyTorch wrote, the same state and history:
+
+    * ``"2.0"``: each block's stack in ``history`` (``[{"addr", "real_size", "frames"}]``, its allocations newest
+      first: the allocator prepends each to the block's chain and the snapshot walks it from the head), no block
+      ``frames``; trace entries without ``time_us``; no ``allocator_settings``, ``external_annotations``,
+      ``segment_pool_id``, ``is_expandable``;
+    * ``"1.13"``: that, and no ``device_traces`` (``_snapshot()``'s segments, the state at the dump alone) nor
+      ``requested_size``."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    for seg in out["segments"]:
+        for k in ("segment_pool_id", "is_expandable", "frames") + (("requested_size",) if version == "1.13" else ()):
+            seg.pop(k, None)
+        for b in seg["blocks"]:
+            frames = b.pop("frames", [])
+            real = b.pop("requested_size", b["size"]) if version == "1.13" else b.get("requested_size", b["size"])
+            if b["state"] != "inactive":
+                b["history"] = [{"addr": b["address"], "real_size": real, "frames": frames}]
+    for k in ("allocator_settings", "external_annotations"):
+        out.pop(k, None)
+    if version == "1.13":
+        out.pop("device_traces", None)
+    else:
+        for trace in out.get("device_traces", []):
+            for e in trace:
+                e.pop("time_us", None)
+    return out
+
+
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     """Pickle ``doc`` as ``_dump_snapshot`` does (``pickle.dump``; protocol 4 is Python 3.8-3.13's default)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

@@ -463,13 +463,17 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
     reserved, allocated, segments, _largest_free = state
     snap = ctx.trace.snapshot
     blocks = snap.blocks.get(gpu, []) if snap is not None else []
-    return GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
-                     baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
-                     gap_bytes=max(reserved - allocated, 0),
-                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
-                          for b in blocks[:TOP_HOLDERS]],
-                     note=f"{segments} segments at the dump; record the history "
-                          f"(torch.cuda.memory._record_memory_history()) for the peak and its time")
+    out = GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
+                    baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
+                    gap_bytes=max(reserved - allocated, 0),
+                    top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
+                         for b in blocks[:TOP_HOLDERS]],
+                    note=f"{segments} segments at the dump; record the history "
+                         f"(torch.cuda.memory._record_memory_history()) for the peak and its time")
+    # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
+    # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
+    _gradients_moved(ctx, out)
+    return out
 
 
 def _oom(ctx: Context, o: OutOfMemory) -> OomReport:

@@ -705,8 +705,9 @@ class GpuMemory:
     reserved_changes_per_step: float | None = None
     #: per kept step: [step, peak allocated, peak reserved or None, allocated at its start]
     step_peaks: list[list] = field(default_factory=list)
-    #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ms, allocated, reserved
-    timeline: dict[str, list] = field(default_factory=dict)
+    #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ``axis`` ("ms", or
+    #: "allocation events" where the history records no times), ``t_ms`` (or ``event``), allocated, reserved
+    timeline: dict[str, list | str] = field(default_factory=dict)
     note: str = ""
     #: the forward pass's blocks live at the allocated peak: bytes, count, the largest, and what became of them
     #: ("still held at the end of the capture", "freed together at 812.0 ms", "freed over 40.2 ms")

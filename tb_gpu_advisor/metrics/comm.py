@@ -90,7 +90,14 @@ def communication(ctx: Context) -> Communication:
     # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it --
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
-    transfer = {t: transfer_ms(v, seqs[t]) / n if len(v) == len(active) else 0.0 for t, v in per_gpu.items()}
+    every = {t for t, v in per_gpu.items() if len(v) == len(active)}
+    matched = {t: matched_transfer_ps(seqs[t]) for t in every}
+    transfer = {t: ((matched[t] / PS_PER_MS if matched.get(t) is not None else min(v)) / n if t in every else 0.0)
+                for t, v in per_gpu.items()}
+    for rows_ in gpu_rows.values():  # each GPU's transfer: the host's where its calls pair up with the others', else its own
+        for c in rows_:
+            if matched.get(c.type) is not None:
+                c.transfer_ms_per_step = matched[c.type] / PS_PER_MS / n
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
                            exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
                            groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size),

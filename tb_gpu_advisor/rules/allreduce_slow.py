@@ -29,7 +29,7 @@ ID = "allreduce_slow"
 TYPE = "AllReduce"
 
 
-def across_job(f: Finding, job: JobView, job_findings: list[Finding] = ()) -> Finding | None:  # noqa: ARG001
+def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding | None:
     """The session's finding, judged once on the job's transfer where the job's ranks span several host files (a host
     sees only its own GPUs, and all of them may wait for another host's straggler): :func:`in_job` on
     ``JobView.transfer_ms``; the finding as the hosts found it otherwise."""

@@ -18,7 +18,7 @@ from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving
 ID = "gpu_imbalance"
 
 
-def across_job(f: Finding, job, job_findings: list[Finding]) -> Finding | None:  # noqa: ANN001, ARG001 - a JobView
+def across_job(f: Finding, job, job_findings: list[Finding]) -> Finding | None:  # noqa: ANN001 - a JobView
     """A host's imbalance on the GPU a job-scope straggler finding names (or on a node a node-wide finding names) is
     the same problem seen from one host: the job's finding, over every rank, replaces it (None)."""
     named = {(j.host, j.gpu) for j in job_findings if j.gpu is not None}

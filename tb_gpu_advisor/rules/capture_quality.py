@@ -97,6 +97,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                  label="GPU holding launched work" if held else "waiting for unseen GPU work"),
             actions=[HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
         ))
+    before = min(m.idle_queued_first, m.breakdown.unseen)
+    if before and ctx.step_ms and before / ctx.step_ms >= T("capture.unseen_share"):
+        out.append(_before_capture(ctx, before))
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):
         out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
@@ -409,6 +412,34 @@ def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                             good_direction="higher"),
         actions=ctx.fw.fix(f"{ID}:history_cut"),
     )]
+
+
+def _before_capture(ctx: Ctx, before: float) -> Finding:
+    """The window opens with the GPU still on work launched before it: the host waits, in syncs or blocking copies,
+    while the GPU idles in the trace before its first recorded work, that work already launched (``idle_queued_first``,
+    booked as ``unseen``).  An info note, not the unseen-work warning: the GPU was busy, with work this window does not
+    hold -- work launched before the profiler started, or left out where the window was cut from a longer trace -- so
+    nothing of the job is wrong there, but the step's time holds that wait, and the report says how much.
+
+    Why: burcukoglu/safe_dynaviseon's ``trace.json`` opens on a forward pass whose first `.to()` (a pageable copy)
+    blocks the host 42.6 ms of the 60.3 ms pass while its three fills, launched at 1.2 ms, start at 44.0 ms: the GPU
+    was finishing work from before the window (its first op's id, 3073, says profiler sessions ran before it in the
+    process).  The report spoke of 15% to fuse and never of the 71%: "no warning rests on it" had left it unsaid."""
+    step = ctx.step_ms
+    return finding(
+        ctx, ID, "info",
+        f"The capture opens while the GPU is still running work launched before it: the host waits {ms(before)} of "
+        f"each {ms(step)} step ({pct(before / step)}) in syncs or blocking copies while the GPU has not yet started "
+        f"the first work the capture recorded, though it was already launched. The GPU was busy, with work "
+        f"this window does not hold (launched before the profiler started, or left out where the window was cut from "
+        f"a longer trace): that time is booked apart as work not in the capture, not as this step's launch or host "
+        f"overhead, and the step's own work is the other {ms(step - before)}.",
+        title="The capture opens while the GPU still runs earlier work",
+        metric=share_metric("before_capture_share", "Host waiting for GPU work from before the capture",
+                            before / step, "capture.unseen_share", severity="info"),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.unseen, label="waiting for work from before the capture"),
+        actions=ctx.fw.fix(f"{ID}:before_capture"),
+    )
 
 
 def _held_words(ctx: Ctx, unseen: float, held: float) -> str:

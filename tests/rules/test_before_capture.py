@@ -90,6 +90,11 @@ def test_a_window_opening_on_earlier_gpu_work_says_how_much_of_the_step_waits_fo
     assert note.severity == "info"
     assert note.metric.value == pytest.approx(waited / step, abs=1e-3)
     assert f"the other {step - waited:.1f} ms" in note.summary, note.summary
+    # the host spent it in the copy's call and its sync (from 1.376 ms; the 0.12 ms before, from the first fill's
+    # return and submission at 1.261 ms, it was launching): waiting for the earlier work, and the note says so
+    assert m.idle_queued_first_blocked == pytest.approx(waited - 0.12, abs=0.03)
+    assert note.metric.detail["host_blocked_ms"] == pytest.approx(m.idle_queued_first_blocked, abs=1e-3)
+    assert "blocked in syncs or blocking copies, waiting for that earlier work" in note.summary
     code = "\n".join(a.snippet or "" for a in note.actions)
     assert "torch.cuda.synchronize()" in code
     # the wait is no launch overhead or host work: nothing warns of it as such
@@ -115,4 +120,7 @@ def test_vllms_cut_window_gets_the_note_and_stays_healthy():
     assert note.severity == "info" and m.idle_queued_first > 7.0
     own = m.headline.avg_step_ms - min(m.idle_queued_first, m.breakdown.unseen)
     assert 10.7 <= own <= 12.0  # the GPU's own 10.7 ms and the launches before it
+    # the host launched the step meanwhile (its one graph launch returned at 1.5 ms): no wait of its is said
+    assert m.idle_queued_first_blocked < 0.1 * m.idle_queued_first
+    assert "goes on with the step's own launches" in note.summary
     assert not [f for f in findings if f.severity in ("critical", "warning")]

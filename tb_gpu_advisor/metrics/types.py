@@ -1068,6 +1068,9 @@ class HostMetrics:
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)
     idle_queued_first: float = 0.0
+    #: of ``idle_queued_first``, ms per step and GPU the host spent blocked in a sync or a blocking copy -- waiting
+    #: for that earlier work, not launching its own (``metrics/breakdown.queued_first_blocked_ms``)
+    idle_queued_first_blocked: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

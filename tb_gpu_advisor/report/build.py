@@ -337,9 +337,18 @@ def _job(m: HostMetrics) -> dict:
     if m.job is None:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
-           "part_of_job": part_of_job(m)}
+           "part_of_job": part_of_job(m), "capture_advice": capture_advice(m)}
     out["summary"] = job_line(out, m.steps.note)
     return out
+
+
+def capture_advice(m: HostMetrics) -> str:
+    """How to record a better capture of this job: the framework's advice composed for the job the rules talk to
+    (its loop, its ranks, a serving engine's routes, a cold start's schedule), the one text every fix of the report
+    quotes -- the MCP server's capture advice and the tab show it, never a general text written for a training loop
+    (h37-left43: cold_a100_alexnet's forward passes were advised `train_step(x, y)` by the MCP server beside fixes
+    looping `model(batch)`)."""
+    return rules.base.framework(m).capture_snippet
 
 
 def part_of_job(m: HostMetrics) -> str:

@@ -858,12 +858,13 @@ def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ..
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): a forward pass's loop for an
     inference job, a step of its own for work of no known kind (``any_work``), else the training loop; per-rank
     words unless the job is one process (``alone``).  A serving job's capture fixes are its server's routes: the cold
-    start's schedule around a loop is not added to them (h37-left43: a tag applied later would replace them)."""
+    start's schedule around a loop is not added to them (h37-left43: the cold tag, applied after the serving one,
+    replaced its advice and its unsteady capture's fix with a loop)."""
     loop = job_loop(tags, TRAINING_LOOP, FORWARD_LOOP, ANY_LOOP)
     per_rank = "alone" not in tags
     fixes = looped_fixes(loop, per_rank)
-    if "serving" in tags:
-        fixes = {k: v for k, v in fixes.items() if not k.endswith("@cold")}
+    if "serving" in tags:  # the cold start's variant is the server's routes too, as every capture fix of the job
+        fixes["capture_quality:unsteady@cold"] = JOB_FIXES["capture_quality@serving"]
     return job_capture(tags, loop, per_rank), fixes
 
 

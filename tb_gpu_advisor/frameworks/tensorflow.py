@@ -168,6 +168,8 @@ class Loop:
     body: str
     #: ``model.compile``'s arguments before its options (a training step's optimizer, loss and metrics)
     compile_args: str = ""
+    #: what the loop binds from each batch (``header``'s target after ``step``)
+    bound: str = "batch"
     #: the name a custom loop's step marks carry (``tf.profiler.experimental.Trace(name, step_num=...)``)
     trace: str = "step"
     #: how Keras profiles a window of these steps, "" where it has no way (its TensorBoard callback's
@@ -189,7 +191,7 @@ TRAINING_LOOP = Loop(fn="train_step", params="x, y", header="for step, (x, y) in
 #: a model called on inputs (Keras predict, a SavedModel's signature)
 INFERENCE_LOOP = Loop(fn="predict_step", params="x", header="for step, x in enumerate(ds):", value="out",
                       noun="inference step", keras="Keras predict does it",
-                      body="    return model(x, training=False)", trace="predict")
+                      body="    return model(x, training=False)", bound="x", trace="predict")
 #: GPU work of no known kind: a step of its own, not a training step
 ANY_LOOP = Loop(fn="run_one_step", params="batch", header="for step, batch in enumerate(ds):", value="out",
                 noun="step", keras="Keras fit and predict do it",
@@ -206,7 +208,7 @@ def capture(loop: Loop) -> str:
                 "# or: tf.profiler.experimental.start(logdir); ...20 steps...; tf.profiler.experimental.stop()")
     return (f"# capture ~10 s of steady-state {loop.noun}s, after warm-up, each one marked as a step:\n"
             "tf.profiler.experimental.start(logdir)\n"
-            f"{loop.header.replace('enumerate(ds)', 'enumerate(ds.skip(100).take(20))')}\n"
+            f"for step, {loop.bound} in enumerate(ds.skip(100).take(20)):   # after warm-up\n"
             f"    with tf.profiler.experimental.Trace('{loop.trace}', step_num=step, _r=1):\n"
             f"        {loop.value} = {loop.fn}({loop.params})\n"
             "tf.profiler.experimental.stop()")

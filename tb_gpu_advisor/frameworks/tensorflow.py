@@ -393,6 +393,12 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
             "Profile whole steps, so the GPU work the host waits for is in the profile: start the profiler before a "
             "step begins and stop it after a later step has finished; if the GPU still sits idle there, another "
             "process shares it (nvidia-smi lists each GPU's processes).", advice),),
+        "capture_quality:before_capture": (action(
+            "Start the profiler between steps, with the GPU done with the earlier ones, so the window holds whole "
+            "steps and none of the work before it" + (": a profile_batch range after warm-up starts it at a step's "
+                                                       "start." if loop.keras_capture else
+                                                       ": start it before a step, after the earlier steps' results "
+                                                       "were read."), advice),),
         "capture_quality:no_gpu": (action(f"Check that TensorFlow sees the GPU, then profile steady-state "
                                           f"{loop.noun}s.", "print(tf.config.list_physical_devices('GPU'))\n" + advice),),
         "capture_quality:window": (action(

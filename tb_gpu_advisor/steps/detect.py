@@ -111,6 +111,18 @@ class DroppedStep:
 
     step: int  # step number (step_num if the capture has one, else 0-based index)
     reason: str  # "warm-up (first of >5 steps)", "partial (last of >5 steps)", "cut by capture start", ...
+    #: where the step lay (absolute ps, ``[start, end)``) as a kept one's window would: host-wide, and per GPU where its
+    #: GPU windows are placed apart (``Steps.gpu_windows``); None where it had none.  What a dropped step held is told
+    #: by its own window (a warm-up peak's step), not by its place among the dropped
+    window: tuple[int, int] | None = None
+    gpu_windows: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+def _dropped(k: int, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray],
+             reason: str) -> DroppedStep:
+    """Step ``k`` (an index into the steps still kept) dropped for ``reason``, with its windows."""
+    return DroppedStep(int(ids[k]), reason, (int(hs[k]), int(he[k])),
+                       {g: (int(w[k, 0]), int(w[k, 1])) for g, w in gpu_windows.items() if k < w.shape[0]})
 
 
 @dataclass
@@ -542,51 +554,53 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         note = whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
                               "step; per-step numbers are capture totals" if ids.size else _untimed_note(trace))
     elif source in _HOST_SOURCES and found > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
-        dropped = [DroppedStep(int(ids[-1]), "empty: no GPU work was launched in it (the step a last prof.step() "
-                                             "opens when the loop has ended: only the profiler's own stop)")]
+        dropped = [_dropped(-1, ids, hs, he, gpu_windows, "empty: no GPU work was launched in it (the step a last "
+                            "prof.step() opens when the loop has ended: only the profiler's own stop)")]
         ids, hs, he = ids[:-1], hs[:-1], he[:-1]
         gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
         note += "; dropped the last step: it launched no GPU work"
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
-        dropped = [DroppedStep(int(ids[0]), f"warm-up: first of more than {edge} steps (stock tool rule)"),
-                   DroppedStep(int(ids[-1]), f"possibly partial: last of more than {edge} steps (stock tool rule)")]
+        dropped = [_dropped(0, ids, hs, he, gpu_windows, f"warm-up: first of more than {edge} steps (stock tool rule)"),
+                   _dropped(-1, ids, hs, he, gpu_windows,
+                            f"possibly partial: last of more than {edge} steps (stock tool rule)")]
         ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
         gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
         note += f"; dropped first and last of {found} steps"
     cut = own.partial_last if source == "repeated_launches" and own is not None else ""
     if cut and ids.size > 2 and int(ids[-1]) == found - 1:  # the last window still kept: a part of an iteration
-        dropped.append(DroppedStep(int(ids[-1]), cut))
+        dropped.append(_dropped(-1, ids, hs, he, gpu_windows, cut))
         ids, hs, he = ids[:-1], hs[:-1], he[:-1]
         gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
         note += "; dropped the last step: it holds only the rest of the loop's last iteration"
     first = own.warmup_first if own is not None and source == own.source else ""
     if first and ids.size > 2 and int(ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
-        dropped.append(DroppedStep(int(ids[0]), f"warm-up: {first}"))
+        dropped.append(_dropped(0, ids, hs, he, gpu_windows, f"warm-up: {first}"))
         ids, hs, he = ids[1:], hs[1:], he[1:]
         gpu_windows = {g: w[1:] for g, w in gpu_windows.items()}
         note += f"; dropped the first step as warm-up: {first}"
     if job is not None and ids.size > 1 and job.phase.start.size:
         cold = _cold_steps(hs, he, gpu_windows, job)
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
-            dropped += [DroppedStep(int(i), "warm-up: holds one-time costs (module loading, library start-up, "
-                                            "compilation)") for i in ids[cold]]
+            dropped += [_dropped(k, ids, hs, he, gpu_windows, "warm-up: holds one-time costs (module loading, library "
+                                 "start-up, compilation)") for k in np.flatnonzero(cold).tolist()]
             ids, hs, he = ids[~cold], hs[~cold], he[~cold]
             gpu_windows = {g: w[~cold] for g, w in gpu_windows.items()}
             note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
     if source in _HOST_SOURCES and ids.size > 2:
         warm, label = _in_warmup_ranges(trace, hs)
         if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
-            dropped += [DroppedStep(int(i), f"warm-up: inside the program's own `{label}` range") for i in ids[warm]]
+            dropped += [_dropped(k, ids, hs, he, gpu_windows, f"warm-up: inside the program's own `{label}` range")
+                        for k in np.flatnonzero(warm).tolist()]
             ids, hs, he = ids[~warm], hs[~warm], he[~warm]
             gpu_windows = {g: w[~warm] for g, w in gpu_windows.items()}
             note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
     if source in _PART_MARKS and ids.size > 2 and _last_cut_short(hs, he):
         tiles = float(np.diff(hs).min()) / PS_PER_MS
-        dropped += [DroppedStep(int(ids[-1]), f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its "
-                                              f"start to its work's end, where every other step ran at least "
-                                              f"{tiles:,.1f} ms from its start to the next's: its mark holds part of "
-                                              f"each iteration, and nothing marks where the last one ends")]
+        dropped += [_dropped(-1, ids, hs, he, gpu_windows,
+                             f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its start to its work's "
+                             f"end, where every other step ran at least {tiles:,.1f} ms from its start to the next's: "
+                             f"its mark holds part of each iteration, and nothing marks where the last one ends")]
         ids, hs, he = ids[:-1], hs[:-1], he[:-1]
         gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
         note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"

@@ -528,9 +528,6 @@ def capture_cold(loop: Loop) -> str:
             f"        {loop.capture_step}\n"
             "        prof.step()")
 
-
-#: the cold start's advice where no job composes it (the capture advice of a cold job: ``job_captures``)
-CAPTURE_COLD = capture_cold(ANY_LOOP)
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only.
 AUTOCAST_LEGACY = action(
     "Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 spell it "
@@ -866,13 +863,31 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
     }
 
 
+def job_capture(tags: tuple[str, ...], loop: Loop, per_rank: bool) -> str:
+    """A job's capture advice, whole, for its tags: a serving engine is profiled through its server's routes, cold or
+    not (its start-up is never in a window recorded under load); a cold start's schedule skips start-up around the
+    job's own loop; a forward pass's loop under inference mode; else a few steady steps of the job's loop."""
+    if "serving" in tags:
+        return CAPTURE_SERVING
+    if "cold" in tags:
+        return capture_cold(loop)
+    if "inference" in tags:
+        return CAPTURE_INFERENCE
+    return capture(loop, per_rank)
+
+
 def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): a forward pass's loop for an
     inference job, a step of its own for work of no known kind (``any_work``), else the training loop; per-rank
-    words unless the job is one process (``alone``)."""
+    words unless the job is one process (``alone``).  A serving job's capture fixes are its server's routes: the cold
+    start's schedule around a loop is not added to them (h37-left43: the cold tag, applied after the serving one,
+    replaced its advice and its unsteady capture's fix with a loop)."""
     loop = job_loop(tags, TRAINING_LOOP, FORWARD_LOOP, ANY_LOOP)
     per_rank = "alone" not in tags
-    return capture(loop, per_rank), looped_fixes(loop, per_rank)
+    fixes = looped_fixes(loop, per_rank)
+    if "serving" in tags:  # the cold start's variant is the server's routes too, as every capture fix of the job
+        fixes["capture_quality:unsteady@cold"] = JOB_FIXES["capture_quality@serving"]
+    return job_capture(tags, loop, per_rank), fixes
 
 
 FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))
@@ -1239,7 +1254,6 @@ FRAMEWORK = Framework(
                             "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
     looped=loop_for_job,
-    job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "

@@ -548,20 +548,42 @@ def window_once_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
-def loop_once_problems(where: str, findings: list[Finding]) -> list[str]:
-    """``loop-once``: every profiled loop a host's fixes print (the line before ``prof.step()``) runs the same step:
-    one job, one loop (h37-review5: cold_a100_alexnet's cold-start fix looped ``run_one_step()`` while the few-passes
-    and long-capture fixes of the same forward-pass job looped ``model(batch)``)."""
+def profiled_loops(text: str) -> list[str]:
+    """The step each profiled loop in ``text`` runs: the line before each ``prof.step()`` (its comment dropped), in a
+    fix's code, a capture advice or a rendered report (code indented or fenced alike)."""
+    lines = (text or "").splitlines()
+    return [lines[i - 1].split("#")[0].strip() for i, line in enumerate(lines) if i and line.strip() == "prof.step()"]
+
+
+def loop_once_problems(where: str, findings: list[Finding], advice: str = "") -> list[str]:
+    """``loop-once``: every profiled loop a host's fixes and its job's capture advice (``job.capture_advice``, which
+    the MCP server and the tab show) print runs the same step: one job, one loop (h37-review5: cold_a100_alexnet's
+    cold-start fix looped ``run_one_step()`` while the few-passes and long-capture fixes of the same forward-pass job
+    looped ``model(batch)``; h37-left43: its capture advice looped ``run_one_step()``, the MCP server's
+    ``train_step(x, y)``)."""
     steps: dict[str, str] = {}
     for f in findings:
         for a in f.actions:
-            lines = (a.snippet or "").splitlines()
-            for i, line in enumerate(lines[1:], 1):
-                if line.strip() == "prof.step()":
-                    steps.setdefault(lines[i - 1].split("#")[0].strip(), f.id)
+            for step in profiled_loops(a.snippet or ""):
+                steps.setdefault(step, f.id)
+    for step in profiled_loops(advice):
+        steps.setdefault(step, "the job's capture advice")
     if len(steps) < 2:
         return []
     return [f"loop-once: {where}: the fixes loop {' and '.join(sorted(steps))} ({', '.join(sorted(set(steps.values())))})"]
+
+
+def surface_loop_problems(where: str, text: str, report: Report) -> list[str]:
+    """``loop-once`` on a surface that shows a report whole (the text report, the MCP server's capture advice, the
+    tab's payload as text): where every host's fixes and advice loop one step, the surface prints no other."""
+    own: set[str] = set()
+    for h in report.hosts:
+        own.update(profiled_loops((h.job or {}).get("capture_advice") or ""))
+        own.update(s for f in h.findings for a in f.actions for s in profiled_loops(a.snippet or ""))
+    shown = set(profiled_loops(text))
+    if len(own) != 1 or shown <= own:
+        return []
+    return [f"loop-once: {where}: prints {' and '.join(sorted(shown - own))} beside the job's {own.pop()}"]
 
 
 def agree_problems(report: Report) -> list[str]:
@@ -725,7 +747,8 @@ def report_violations(report: Report) -> list[str]:
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
-        out += window_once_problems(h.host, h.findings) + loop_once_problems(h.host, h.findings)
+        out += window_once_problems(h.host, h.findings)
+        out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
@@ -741,8 +764,22 @@ def report_violations(report: Report) -> list[str]:
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
-    out += agree_problems(report)
+    out += agree_problems(report) + surfaces_loop_problems(report)
     return sorted(set(out))
+
+
+def surfaces_loop_problems(report: Report) -> list[str]:
+    """``loop-once`` over every surface that shows the report: the text report, the MCP server's capture advice and
+    the tab's payload (the report's JSON, as the plugin serves it)."""
+    import json
+
+    from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+
+    surfaces = {"text": render.to_text(report, top=None), "markdown": render.to_markdown(report, top=None),
+                "mcp capture_advice": capture_advice_text(report),
+                "tab payload": "\n".join(_strings(json.loads(report.to_json())))}
+    return [p for name, text in surfaces.items() for p in surface_loop_problems(name, text, report)]
 
 
 def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:

@@ -497,7 +497,8 @@ _HEADER_STEPS = re.compile(r"^GPU Advisor — .*?\((?:\d+ hosts?), (\d+) steps?\
 
 def _step_count(text: str, flat: str) -> list[str]:
     """The header counts the steps the report speaks of: never "0 steps" (a count of nothing said as a count), and one
-    where the steps line says the whole capture is one step (every memory snapshot's report on main, h37-review3)."""
+    where the steps line says the whole capture is one step (every memory snapshot's report on main, h37-review3); a
+    capture said to hold one pass of the program has a job line of one step, not of "training steps" (h37-review6)."""
     m = _HEADER_STEPS.search(text.split("\n", 1)[0])
     if m is None:
         return []
@@ -506,7 +507,14 @@ def _step_count(text: str, flat: str) -> list[str]:
         return [f"'{m.group(0)}': a header counting 0 steps"]
     if n != 1 and "the whole capture is analysed as one step" in flat:
         return [f"'{m.group(0)}': {n} steps in the header, one in the steps line"]
+    many = _PLURAL_JOB.search(flat)
+    if n == 1 and many and "holds one pass of the program" in flat:  # h37-review6: mi210_gpu_only
+        return [f"'{many.group(0)}' (many) in the job line of a capture said to hold one pass of the program"]
     return []
+
+
+#: the job line's kind said in its plural, of several steps (``report.build._KIND_WORDS``)
+_PLURAL_JOB = re.compile(r"^Job: (?:training steps|inference \(forward passes\))", re.M)
 
 
 def text_number_problems(text: str) -> list[str]:

@@ -824,8 +824,12 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
               busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None,
               comm: np.ndarray | None = None) -> GapColumns | None:
-    """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
-    device event.
+    """GPU idle after each kept step: the longest idle stretch from step k's last kernel to the first device event of
+    the step after it in the capture (``GpuCtx.next_start``: kept or dropped -- a warm-up step, the stock rule's
+    last).  One gap per kept step that a step follows, so the gaps and their periods (step k's start to the next
+    step's) are counted over the same steps as the step they are compared with; a gap never spans a dropped step
+    (h37-left46: a benchmark's six kept GPU bursts had five gaps, one running over a dropped warm-up burst, the mean gap
+    957.9 ms beside a mean step of 877.5 ms that held it).
 
     Step k's end is anchored on its last kernel (collectives count), not its last copy: with device-defined steps
     (``xla_modules``: a module event spans only its kernels) the next step's input copy (H2D) lies before the next
@@ -844,7 +848,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     """
     d = g.d
     n = ctx.steps.count
-    if n < 2 or not len(d):
+    if n < 1 or not len(d):
         return None
     inside = g.step >= 0
     st_in = g.step[inside]
@@ -858,7 +862,18 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     last = np.where(last >= 0, last, last_any)
     first = _first_per_step(st_in, st_start, n)
     del st_in, st_end, st_start, is_k
-    a, b = last[:-1], first[1:]
+    # the gap after step k ends at the first device event at or after the next step's start (that step's first
+    # event, kept or not); a kept next step that holds none on this GPU leaves no gap here, as before
+    nxt = g.next_start if g.next_start is not None else np.append(g.windows[1:, 0], -1)
+    nxt = nxt.astype(np.int64, copy=False)
+    starts = np.sort(d.start.astype(np.int64, copy=False))
+    pos = np.searchsorted(starts, np.maximum(nxt, 0), side="left")
+    b = np.where((nxt >= 0) & (pos < starts.size), starts[np.minimum(pos, starts.size - 1)], big)
+    w_all = g.windows.astype(np.int64, copy=False)
+    kept_next = np.zeros(n, dtype=bool)
+    kept_next[:-1] = nxt[:-1] == w_all[1:, 0]  # the next step is kept: its first event is the one its window holds
+    b[:-1] = np.where(kept_next[:-1], first[1:], b[:-1])
+    a = last
     ok = (a >= 0) & (b < big) & (b > a)
     idx = np.nonzero(ok)[0]
     if idx.size == 0:
@@ -888,10 +903,11 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
     gap = (win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS
-    # the time each gap sits in: step k's start to step k+1's (at least the gap: a gap cannot outgrow its time)
-    w0 = g.windows[:, 0].astype(np.int64)
-    cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
+    # the time each gap sits in: step k's start to the next step's (at least the gap: a gap cannot outgrow its time)
+    w0 = w_all[:, 0]
+    cycle = np.maximum((nxt[idx] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
     return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+                      step_ms=(w_all[idx, 1] - w0[idx]).astype(np.float64) / PS_PER_MS,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
@@ -1391,6 +1407,8 @@ class GapColumns:
     #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
     #: :func:`_held_in`)
     held_ms: np.ndarray | None = None
+    #: per gap, the length of the step it follows (its window): the steps the gaps are counted over
+    step_ms: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1434,8 +1452,8 @@ def _running_sum(x: np.ndarray) -> float:
 
 def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
     """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
-    mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
-    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
+    mean gap's booking: each kept step that a step follows has its gap, :func:`step_gaps`; a last step that ends the
+    capture has none), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
 
     ``gaps``: each GPU's :func:`step_gaps` (None: no gaps), in GPU order.  Sums run left to right over the gaps in
     that order, as a Python sum over the rows did, so every average is the same float."""
@@ -1460,6 +1478,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
             booked[HOST_IDLE[j]] = _running_sum(share[:, j])
         booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
     cycle = _running_sum(col("cycle_ms")) / k
+    steps = [c.step_ms for c in gaps]
+    gap_steps = _running_sum(np.concatenate(steps)) / k if all(x is not None for x in steps) else None
     rows: list[StepGap] = []
     for c in gaps:
         if len(rows) >= GAP_ROWS:
@@ -1468,6 +1488,7 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
     return Gaps(
         count=k, avg_gap_ms=avg, max_gap_ms=float(gap.max()),
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
+        avg_step_ms=gap_steps,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
         avg_held_ms=_running_sum(np.concatenate([c.held_ms if c.held_ms is not None else np.zeros(len(c))

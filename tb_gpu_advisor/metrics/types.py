@@ -548,6 +548,10 @@ class Gaps:
     ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
     #: the mean of the gaps' ``cycle_ms``: what a share of the gaps is of
     avg_cycle_ms: float | None = None
+    #: the mean length of the steps the gaps follow (one gap per kept step that a step follows: every kept step but a
+    #: last that ends the capture): ``avg_cycle_ms`` is this plus the mean time between a step's end and the next's
+    #: start, and the part of a gap inside the steps is at most this (h37-left46)
+    avg_step_ms: float | None = None
     #: (host op, average ms of a gap it fills), longest first: the outermost host work events in the gaps, where to
     #: look (metrics/breakdown.ops_in_gaps)
     top_ops: list[tuple[str, float]] = field(default_factory=list)

@@ -873,29 +873,33 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     kept_next = np.zeros(n, dtype=bool)
     kept_next[:-1] = nxt[:-1] == w_all[1:, 0]  # the next step is kept: its first event is the one its window holds
     b[:-1] = np.where(kept_next[:-1], first[1:], b[:-1])
-    a = last
-    ok = (a >= 0) & (b < big) & (b > a)
-    idx = np.nonzero(ok)[0]
-    if idx.size == 0:
-        return None
     # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
     # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
     # them are exactly those with start >= a and end <= b
     us, ue = busy if busy is not None else union_intervals(d.start, d.end)
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
-    j0 = np.searchsorted(gs, a[idx], side="left")
-    j1 = np.searchsorted(ge, b[idx], side="right")
-    # the longest idle stretch of each gap (the first of equal ones): the stretch itself where there is one
-    # (the usual case), a Python argmax only where there are several
-    has = j1 > j0
-    idx, j0, j1 = idx[has], j0[has], j1[has]
-    if idx.size == 0:
+    after = _longest_idle(gs, ge, last, b)
+    # a gap into a dropped step ends where that step begins: its time is no kept step's, and no ledger holds it (a
+    # gap into a kept step runs on to its first work, that step's leading idle)
+    drop_next = ~kept_next & (nxt >= 0)
+    after[drop_next, 1] = np.minimum(after[drop_next, 1], np.maximum(nxt[drop_next], after[drop_next, 0]))
+    # a kept step after a dropped one: the end of the gap between them lies in it, from its start to its first work
+    prev = g.prev_id if g.prev_id is not None and g.prev_id.size == n else np.full(n, -1, np.int64)
+    prev_kept = np.zeros(n, dtype=bool)
+    prev_kept[1:] = kept_next[:-1]
+    w_all0 = w_all[:, 0]
+    lead = _longest_idle(gs, ge, w_all0, first, clip=True)
+    lead[(prev < 0) | prev_kept] = -1
+    pieces = [(after, ctx.steps.ids), (lead, prev)]
+    win = np.concatenate([p for p, _ in pieces])
+    owner = np.concatenate([np.arange(n), np.arange(n)])
+    after_step = np.concatenate([ids for _, ids in pieces]).astype(np.int64)
+    ok = (win[:, 0] >= 0) & (win[:, 1] > win[:, 0])
+    win, owner, after_step = win[ok], owner[ok], after_step[ok]
+    if not win.shape[0]:
         return None
-    j = j0.copy()
-    glen = ge - gs
-    for k in np.flatnonzero(j1 - j0 > 1).tolist():
-        j[k] += int(np.argmax(glen[j0[k]:j1[k]]))
-    win = np.stack([gs[j], ge[j]], axis=1)
+    o = np.argsort(win[:, 0], kind="stable")
+    win, owner, after_step = win[o], owner[o], after_step[o]
     if painted is not None and painted.ok:
         lo, hi = painted.bounds
         if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
@@ -903,11 +907,14 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
     gap = (win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS
-    # the time each gap sits in: step k's start to the next step's (at least the gap: a gap cannot outgrow its time)
-    w0 = w_all[:, 0]
-    cycle = np.maximum((nxt[idx] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
-    return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
-                      step_ms=(w_all[idx, 1] - w0[idx]).astype(np.float64) / PS_PER_MS,
+    # each kept step's period: its start to the next step's in the capture (kept or not), its own window where none
+    # follows; the mean step plus the mean time between a step's end and the next's start, over the same steps
+    step_ms = (w_all[:, 1] - w_all0).astype(np.float64) / PS_PER_MS
+    period = np.where(nxt >= 0, (nxt - w_all0).astype(np.float64) / PS_PER_MS, step_ms)
+    period = np.maximum(period, step_ms)
+    cycle = period[owner]
+    return GapColumns(gpu=d.gpu, after_step=after_step, gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+                      step_ms=step_ms, period_ms=period,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
@@ -916,6 +923,36 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
                       held_ms=_held_in(iv, win))
+
+
+def _longest_idle(gs: np.ndarray, ge: np.ndarray, a: np.ndarray, b: np.ndarray, clip: bool = False) -> np.ndarray:
+    """(n, 2) ps: per pair (``a``, ``b``) the longest of the idle stretches (``gs``, ``ge``: sorted, disjoint) from ``a``
+    to ``b`` (the first of equal ones); (-1, -1) where none.  ``a`` is a device event's end, so the stretches are
+    those starting at or after it; ``clip``: ``a`` is any instant (a step's start), and a stretch across it counts
+    from it.  ``b`` a device event's start (int64 max: none)."""
+    out = np.full((a.size, 2), -1, np.int64)
+    big = np.iinfo(np.int64).max
+    ok = (a >= 0) & (b < big) & (b > a)
+    if not ok.any() or not gs.size:
+        return out
+    idx = np.flatnonzero(ok)
+    j0 = np.searchsorted(ge, a[idx], side="right") if clip else np.searchsorted(gs, a[idx], side="left")
+    j1 = np.searchsorted(ge, b[idx], side="right")
+    has = j1 > j0
+    idx, j0, j1 = idx[has], j0[has], j1[has]
+    if not idx.size:
+        return out
+    lo = np.maximum(gs[j0], a[idx]) if clip else gs[j0]
+    best, bs, be = j0.copy(), lo, ge[j0].copy()
+    # the usual case is one stretch; a Python loop only where there are several
+    for k in np.flatnonzero(j1 - j0 > 1).tolist():
+        s_ = gs[j0[k]:j1[k]].copy()
+        if clip:
+            s_[0] = max(int(s_[0]), int(a[idx[k]]))
+        m = int(np.argmax(ge[j0[k]:j1[k]] - s_))
+        best[k], bs[k], be[k] = j0[k] + m, s_[m], ge[j0[k] + m]
+    out[idx, 0], out[idx, 1] = bs, be
+    return out
 
 
 def _held_in(iv: dict, win: np.ndarray) -> np.ndarray:
@@ -1407,8 +1444,10 @@ class GapColumns:
     #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
     #: :func:`_held_in`)
     held_ms: np.ndarray | None = None
-    #: per gap, the length of the step it follows (its window): the steps the gaps are counted over
+    #: per kept step of this GPU (not per gap): its length and its period (its start to the next step's in the
+    #: capture, its own length where none follows) -- the steps the gaps are averaged over, one gap's time a step
     step_ms: np.ndarray | None = None
+    period_ms: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1465,7 +1504,13 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         return np.concatenate([getattr(c, name) for c in gaps])
 
     gap = col("gap_ms")
-    k = int(gap.size)
+    # one gap's time a kept step: the gaps' time over the steps that hold it (each kept step's trailing idle and a
+    # kept step's leading idle after a dropped one), so the mean gap is a part of the mean step and the mean period
+    # is the mean step plus the time between steps, over the same steps (h37-left46)
+    periods = [c.period_ms for c in gaps]
+    per_step = all(x is not None for x in periods)
+    k = sum(int(x.size) for x in periods) if per_step else int(gap.size)
+    k = max(k, 1)
     avg = _running_sum(gap) / k
     booked: dict[str, float] = {}
     if ledger is not None:
@@ -1477,9 +1522,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         for _, j in sorted(first):
             booked[HOST_IDLE[j]] = _running_sum(share[:, j])
         booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
-    cycle = _running_sum(col("cycle_ms")) / k
-    steps = [c.step_ms for c in gaps]
-    gap_steps = _running_sum(np.concatenate(steps)) / k if all(x is not None for x in steps) else None
+    cycle = _running_sum(np.concatenate(periods)) / k if per_step else _running_sum(col("cycle_ms")) / k
+    gap_steps = _running_sum(np.concatenate([c.step_ms for c in gaps])) / k if per_step else None
     rows: list[StepGap] = []
     for c in gaps:
         if len(rows) >= GAP_ROWS:

@@ -159,6 +159,9 @@ class Steps:
     #: there, whichever steps the averages keep (h37-left46)
     next_starts: np.ndarray | None = None
     gpu_next_starts: dict[int, np.ndarray] = field(default_factory=dict)
+    #: per kept step, the id of the step before it in the capture (kept or dropped), -1 where none precedes it: a
+    #: kept step after a dropped one holds the end of the gap between them (its leading idle)
+    prev_ids: np.ndarray | None = None
 
     @property
     def count(self) -> int:
@@ -426,10 +429,11 @@ class _Kept:
         self.first = int(ids[0]) if ids.size else -1
         self.next_start = np.append(hs[1:], -1).astype(np.int64) if hs.size else np.zeros(0, np.int64)
         self.gpu_next = {g: np.append(w[1:, 0], -1).astype(np.int64) for g, w in self.gpu.items()}
+        self.prev_id = np.append(-1, ids[:-1]).astype(np.int64) if ids.size else np.zeros(0, np.int64)
 
     def keep(self, sel: slice | np.ndarray) -> None:
         self.ids, self.hs, self.he = self.ids[sel], self.hs[sel], self.he[sel]
-        self.next_start = self.next_start[sel]
+        self.next_start, self.prev_id = self.next_start[sel], self.prev_id[sel]
         self.gpu = {g: w[sel] for g, w in self.gpu.items()}
         self.gpu_next = {g: w[sel] for g, w in self.gpu_next.items()}
 
@@ -692,7 +696,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
         iteration_guess=guessed and source == "whole_capture",
     )
-    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next)
+    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
 
 
 def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:

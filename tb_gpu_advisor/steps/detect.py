@@ -4,7 +4,10 @@ Sources, tried in order (the first that yields steps wins; see
 ``docs/metrics.md``):
 
 1. ``steps_line``           -- derived ``Steps`` line on GPU planes (TF 2.4-style grouped files);
-2. ``profiler_step``        -- step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
+2. ``iteration_range``      -- a training wrapper's own range around each whole iteration (Lightning's
+   ``run_training_batch``, ``frameworks.pytorch.is_iteration_range``): it bounds an iteration, where the profiler's
+   marks only bound the interval between two ``prof.step()`` calls, which Lightning makes mid-iteration;
+   ``profiler_step``        -- else step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
 3. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
 4. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
 5. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
@@ -67,6 +70,7 @@ StepSource = Literal[
     "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
     "step_num_stat",  # host events carrying `step_num` / `iter_num`
     "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)
+    "iteration_range",  # a training wrapper's range around each whole iteration (Lightning's `run_training_batch`)
     "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
     "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
     "nvtx_range",  # Nsight Systems: NVTX `ProfilerStep#N` or user ranges named like a step or iteration
@@ -84,7 +88,8 @@ StepSource = Literal[
 #: the JSON's, never the screen's.
 SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch": "Keras batch markers",
                 "trace_train": "step markers", "root_r": "step roots", "step_num_stat": "step numbers",
-                "profiler_step": "ProfilerStep marks", "xla_modules": "XLA module runs",
+                "profiler_step": "ProfilerStep marks", "iteration_range": "the training loop's iteration ranges",
+                "xla_modules": "XLA module runs",
                 "xla_module_launches": "XLA module launches", "nvtx_range": "NVTX step ranges",
                 "nvtx_top_range": "a repeated NVTX range", "engine_steps": "the engine's steps",
                 "annotation_spans": "repeated annotated spans", "repeated_launches": "repeating launches",
@@ -96,7 +101,7 @@ SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch"
 COUNTED_SOURCES = ("profiler_step", "keras_profiled_batch", "step_num_stat")
 
 #: How sure each step source is that its windows are the job's steps.
-CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_batch": "high", "trace_train": "high",
+CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "iteration_range": "high", "keras_profiled_batch": "high", "trace_train": "high",
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
               "nvtx_range": "high", "nvtx_top_range": "medium",
               "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium",
@@ -400,7 +405,8 @@ def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.n
 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
-_HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches",
+_HOST_SOURCES = ("profiler_step", "iteration_range", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat",
+                 "xla_module_launches",
                  "nvtx_range", "nvtx_top_range", "engine_steps", "annotation_spans", "repeated_launches",
                  "step_end_events")
 
@@ -505,7 +511,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         source, note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
         mapped = "group_id" if trace.gpu_step_source is None else "device"
     else:
-        cand = _marked_host_steps(trace) or _host_candidates(h)
+        cand = _iteration_range_steps(trace) or _marked_host_steps(trace) or _host_candidates(h)
         if cand is not None:
             source, note, ids, hs, he = cand
             mapped = "host_window"
@@ -683,6 +689,13 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                                               f"each iteration, and nothing marks where the last one ends")]
         kept.keep(slice(None, -1))
         note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"
+    if source == "iteration_range" and ids.size > 2 and _last_cut_short(hs, he):
+        held, tiles = (int(he[-1]) - int(hs[-1])) / PS_PER_MS, float(np.diff(hs).min()) / PS_PER_MS
+        dropped.append(DroppedStep(int(ids[-1]), f"partial: the capture ended inside it ({held:,.1f} ms of an iteration "
+                                                 f"range, where every other iteration ran at least {tiles:,.1f} ms "
+                                                 f"from its start to the next's)"))
+        kept.keep(slice(None, -1))
+        note += "; dropped the last iteration: the capture ended inside it"
     ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
@@ -884,6 +897,28 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
         gpu_windows[g] = w
     o = np.argsort(hs, kind="stable")
     return ids[o], hs[o], he[o], {g: w[o] for g, w in gpu_windows.items()}
+
+
+def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The training wrapper's own ranges around whole iterations (``frameworks.pytorch.is_iteration_range``), where
+    at least two are recorded: (source, note, ids, starts, ends), by start; None elsewhere."""
+    h = trace.h
+    if not len(h):
+        return None
+    m = np.flatnonzero(h.name_mask(pytorch.is_iteration_range))
+    if m.size < 2:
+        return None
+    m = m[np.argsort(h.start[m], kind="stable")]
+    s, e = h.start[m].astype(np.int64), h.end[m].astype(np.int64)
+    outer = e > np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(e)[:-1]])  # one range a nest
+    s, e = s[outer], e[outer]
+    if s.size < 2:
+        return None
+    name = h.names[int(h.name[m[0]])]
+    note = (f"the training loop's own `{name}` ranges, one around each whole iteration: they bound the iterations, "
+            f"where the profiler's step marks bound the interval between two `prof.step()` calls, which the loop makes "
+            f"mid-iteration")
+    return "iteration_range", note, np.arange(s.size, dtype=np.int64), s, e
 
 
 def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -894,12 +894,13 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     win = np.concatenate([p for p, _ in pieces])
     owner = np.concatenate([np.arange(n), np.arange(n)])
     after_step = np.concatenate([ids for _, ids in pieces]).astype(np.int64)
+    partial = np.concatenate([drop_next, np.ones(n, dtype=bool)])
     ok = (win[:, 0] >= 0) & (win[:, 1] > win[:, 0])
-    win, owner, after_step = win[ok], owner[ok], after_step[ok]
+    win, owner, after_step, partial = win[ok], owner[ok], after_step[ok], partial[ok]
     if not win.shape[0]:
         return None
     o = np.argsort(win[:, 0], kind="stable")
-    win, owner, after_step = win[o], owner[o], after_step[o]
+    win, owner, after_step, partial = win[o], owner[o], after_step[o], partial[o]
     if painted is not None and painted.ok:
         lo, hi = painted.bounds
         if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
@@ -914,7 +915,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     period = np.maximum(period, step_ms)
     cycle = period[owner]
     return GapColumns(gpu=d.gpu, after_step=after_step, gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
-                      step_ms=step_ms, period_ms=period,
+                      step_ms=step_ms, period_ms=period, partial=partial,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
@@ -1448,6 +1449,8 @@ class GapColumns:
     #: capture, its own length where none follows) -- the steps the gaps are averaged over, one gap's time a step
     step_ms: np.ndarray | None = None
     period_ms: np.ndarray | None = None
+    #: per gap: only the part a kept step holds, the rest in a dropped step beside it (``StepGap.partial``)
+    partial: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1457,11 +1460,13 @@ class GapColumns:
         categories above zero computed per row in Python floats)."""
         gpu = self.gpu
         booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in self.booked_ms[:n].tolist()]
+        part = self.partial[:n].tolist() if self.partial is not None else [False] * min(n, len(self))
         return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
-                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy)
-                for s, gp, i_, l_, h_, bk, cy in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
-                                                     self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
-                                                     self.host_other_ms[:n].tolist(), booked, self.cycle_ms[:n].tolist())]
+                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy, partial=pt)
+                for s, gp, i_, l_, h_, bk, cy, pt in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
+                                                         self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
+                                                         self.host_other_ms[:n].tolist(), booked,
+                                                         self.cycle_ms[:n].tolist(), part)]
 
 
 def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray, painted: Attribution | None = None) -> np.ndarray:

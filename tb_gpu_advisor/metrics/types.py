@@ -513,7 +513,8 @@ class LossScaling:
 
 @dataclass
 class StepGap:
-    """GPU idle time between two consecutive kept steps (end of last kernel of step k -> first of step k+1)."""
+    """GPU idle time after a kept step (end of its last kernel -> first device event of the step after it in the
+    capture), or the part of one that a kept step holds where the step on its other side was dropped (``partial``)."""
 
     after_step: int
     gpu: int | None
@@ -528,6 +529,9 @@ class StepGap:
     #: the time the gap sits in: from step k's start to step k+1's (step k's window, and the time between the two
     #: windows where the steps are not back to back: device-defined or guessed steps)
     cycle_ms: float = 0.0
+    #: the part of a gap a kept step holds, the rest in a dropped step beside it (its window's start or end cuts it):
+    #: counted in the mean per step, left out where whole gaps are compared with each other (their regularity)
+    partial: bool = False
 
 
 @dataclass

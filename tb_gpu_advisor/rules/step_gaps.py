@@ -299,7 +299,7 @@ def _clock_paced(g, ctx: Ctx, m: HostMetrics) -> str:  # noqa: ANN001 - Gaps
     that lowers the finding."""
     if m.scheduler_traced or ctx.fw.id != "native" or (m.job is not None and m.job.kind.kind == "training"):
         return ""
-    gaps = [x.gap_ms for x in g.gaps]
+    gaps = [x.gap_ms for x in g.gaps if not x.partial]  # whole gaps: a part cut by a dropped step's window is shorter
     mean = sum(gaps) / len(gaps) if gaps else 0.0
     cv = (sum((x - mean) ** 2 for x in gaps) / len(gaps)) ** 0.5 / mean if len(gaps) >= 3 and mean > 0 else None
     return f"{ms(mean)} +/- {pct(cv)}" if cv is not None and cv <= REGULAR_GAPS_CV else ""

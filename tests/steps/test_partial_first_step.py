@@ -7,8 +7,10 @@ then 3.78 s with nothing recorded, then one whole iteration of 84.0 ms.  Main ke
 of 52.8 ms, the tail averaged with the iteration.  Truth from the file itself (json): the first record with no launch
 in the capture, and the time recorded after the stretch.  Any format: an Nsight export of a loop with NVTX step
 ranges, the launches of its first range's work taken out (what a window opened mid-iteration holds), drops that
-range; the same export whole keeps it.  Control: ``wild/mordred_rtx6000_hashjoin``, whose first burst's uploads are
-launched inside the window, drops no step as cut by the window.
+range; the same export whole keeps it.  Controls: ``wild/mordred_rtx6000_hashjoin``, whose first burst's uploads are
+launched inside the window, drops no step as cut by the window; ``../shared/profiles/nsys/fsdp_mfu_before``, whose
+first burst opens with 9.4 ms of unlaunched kernels and runs on into 282 ms of work launched in the window, keeps it
+(more than a tail: a first version dropped it and kept only the window's last 8.2 ms burst).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from synthetic import nsysexport as nx
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support import unrecorded
-from tests.support.paths import FIXTURES
+from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.sqlite_edits import run_sql
 
 CUT = "partial: the capture began inside it"
@@ -53,10 +55,11 @@ def _nvtx_loop(path, cut: bool):
     nx.write(str(path), nx.NsysJob(steps=4, step_range="train_step {k}"))
     if cut:  # the first range's work keeps its records, its launches are gone: the window opened after them
         con = sqlite3.connect(str(path))
-        first = con.execute("SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY").fetchone()[0]
+        (second,) = con.execute("SELECT start FROM NVTX_EVENTS WHERE text LIKE 'train_step%' ORDER BY start "
+                                "LIMIT 1 OFFSET 1").fetchone()
         con.close()
-        early = (f"SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start < {first} + 6000000 UNION "
-                 f"SELECT correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE start < {first} + 6000000")
+        early = (f"SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start < {second} UNION "
+                 f"SELECT correlationId FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE start < {second}")
         run_sql(str(path), f"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE correlationId IN ({early})")
     return _metrics(path, "nsys")
 
@@ -72,6 +75,14 @@ def test_a_whole_first_step_is_kept(tmp_path):
     m = _nvtx_loop(tmp_path / "whole.sqlite", cut=False)
     assert (m.steps.source, m.steps.found, m.steps.count) == ("nvtx_range", 4, 4)
     assert not m.steps.dropped
+
+
+def test_a_first_burst_that_runs_on_into_launched_work_is_kept():
+    path = SHARED_PROFILES / "nsys" / "fsdp_mfu_before" / "mfu_2gpu_before.sqlite"
+    if not path.is_file():
+        pytest.skip(f"real Nsight exports not found ({path})")
+    m = _metrics(path, "nsys")
+    assert (m.steps.found, m.steps.count) == (2, 2) and not m.steps.dropped
 
 
 def test_a_first_burst_launched_in_the_window_is_not_cut():

@@ -519,7 +519,8 @@ def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Sce
 
 def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, params: int = 4, param_mib: int = 64,
                         hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
-                        optimizer_temp: bool = True, trial_mib: int = 0) -> Scenario:
+                        optimizer_temp: bool = True, trial_mib: int = 0, set_to_none: bool = True,
+                        max_entries: int | None = None) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -540,6 +541,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
         a.malloc(param_mib * MiB, PARAMS)
     state: list[int] = []
     loss: int | None = None
+    kept: list[int] = []  # gradients zero_grad(set_to_none=False) keeps allocated
     starts, peaks = [], []
     loss_site = [*ALLOCATOR_CPP, *_op("mse_loss"), frame("train.py", 45, "train_step")]
     top = 0
@@ -570,7 +572,7 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
                 if made < params:
                     made += 1
                     g = malloc(param_mib * MiB, GRADIENT)
-                    if len(grads) < params:
+                    if len(grads) < params and not kept:
                         grads.append(g)  # the first backward's gradient: .grad, held
                     else:
                         a.free(g)  # accumulated into .grad in place
@@ -581,13 +583,23 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
         if optimizer_temp:
             a.free(malloc(param_mib * MiB, OPTIMIZER))
-        for g in grads:
-            a.free(g)
+        if set_to_none:
+            for g in grads:
+                a.free(g)
+        else:
+            kept = kept or grads  # zeroed in place: .grad stays allocated
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
         peaks.append(top)
+    doc = snapshot([a])
+    cut_in = None
+    if max_entries is not None:
+        doc["device_traces"][0] = kept = doc["device_traces"][0][-max_entries:]
+        whole = [k for k, s in enumerate(starts) if s >= kept[0]["time_us"]]
+        cut_in = whole[0] - 1 if whole and whole[0] > 0 and starts[whole[0]] != kept[0]["time_us"] else None
+        starts, peaks = [starts[k] for k in whole], [peaks[k] for k in whole]
     # the first step's one-time work: Adam's moments, allocated on it alone (warm-up where two iterations remain)
-    return Scenario(snapshot([a]), {"gpu": 0, "iterations": iterations, "starts_us": starts, "peaks": peaks,
-                                    "held": 3 * params * param_mib * MiB,
+    return Scenario(doc, {"gpu": 0, "iterations": len(starts), "starts_us": starts, "peaks": peaks, "cut_in": cut_in,
+                                    "held": (3 if set_to_none else 4) * params * param_mib * MiB,
                                     "first_call_allocs": 2 * params + (1 if trial_mib else 0)})
 
 
@@ -651,6 +663,37 @@ SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activatio
                                                 "state_rollout": lambda: state_only(
                                                     {"weights": 2 * GiB, "kv_vllm": 12 * GiB, "weights_vllm": GiB,
                                                      "adam": GiB, "ddp": GiB // 2})}
+
+
+def as_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
+    """``doc`` (what PyTorch 2.1+ dumps) in the layout an older PyTorch wrote, the same state and history:
+
+    * ``"2.0"``: each block's stack in ``history`` (``[{"addr", "real_size", "frames"}]``, its allocations newest
+      first: the allocator prepends each to the block's chain and the snapshot walks it from the head), no block
+      ``frames``; trace entries without ``time_us``; no ``allocator_settings``, ``external_annotations``,
+      ``segment_pool_id``, ``is_expandable``;
+    * ``"1.13"``: that, and no ``device_traces`` (``_snapshot()``'s segments, the state at the dump alone) nor
+      ``requested_size``."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    for seg in out["segments"]:
+        for k in ("segment_pool_id", "is_expandable", "frames") + (("requested_size",) if version == "1.13" else ()):
+            seg.pop(k, None)
+        for b in seg["blocks"]:
+            frames = b.pop("frames", [])
+            real = b.pop("requested_size", b["size"]) if version == "1.13" else b.get("requested_size", b["size"])
+            if b["state"] != "inactive":
+                b["history"] = [{"addr": b["address"], "real_size": real, "frames": frames}]
+    for k in ("allocator_settings", "external_annotations"):
+        out.pop(k, None)
+    if version == "1.13":
+        out.pop("device_traces", None)
+    else:
+        for trace in out.get("device_traces", []):
+            for e in trace:
+                e.pop("time_us", None)
+    return out
 
 
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:

@@ -1034,19 +1034,19 @@ def _backward_node(r: Rank, node: str, frees: list[int], grad_bytes: int) -> int
 
 
 def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_bytes: int,
-                    pin_bytes: int = 0, trial_bytes: int = 0) -> Callable[[Rank], None]:
+                    pin_bytes: int = 0, trial_bytes: int = 0, trial_step: int = 2) -> Callable[[Rank], None]:
     """A training step whose memory the allocator sees: ``layers`` forward GEMMs each keeping an activation of
     ``act_bytes(step, layer)`` for the backward, a backward that frees them and makes each layer's gradient, the
     optimizer's step, ``zero_grad(set_to_none=True)``.  ``pin_bytes``: every other backward node also keeps a small
     buffer for the next step (a running statistic): it lands in a freed activation's segment and pins it there.
     ``trial_bytes``: the first profiled step's last forward op also makes and frees a one-time buffer of that size
     while every activation is live (an autotuner's trial workspace): that step's peak is ``trial_bytes`` above every
-    later step's."""
+    later step's (``trial_step``: the profiled step that makes it, the first by default)."""
     def body(r: Rank) -> None:
         n, pins = r.mem.step, r.mem.kept
         acts = [_alloc_op(r, "aten::addmm", GEMM_FWD, 180.0, act_bytes(n, i), args=SHAPES_4096["addmm"])
                 for i in range(layers)]
-        if trial_bytes and n == 2:  # ProfilerStep#2: the first step the handler records
+        if trial_bytes and n == trial_step:  # ProfilerStep#2: the first step the handler records
             r.mfree(r.malloc(trial_bytes, at=r.host_us - 0.4), at=r.host_us - 0.2)
         grads = []
         for k, a in enumerate(reversed(acts)):

@@ -99,3 +99,22 @@ test("a history without times says where its peak falls by order, never a time o
   assert.match(text, /in training iteration 4 of 4, event 122 of 131/);
   assert.doesNotMatch(text, /at the dump|\d ms/);
 });
+
+test("a history without times is drawn by its events' order: no ms on the axis, no steps, no timed peak", () => {
+  // h37-left45: a PyTorch 2.0 snapshot's series carries `event` (its place in the history's order), not `t_ms`
+  const mem = { ...memOf(fixture()), gpu: 0, peak_ms: null, peak_step: null, peak_place: "event 90 of 131",
+    timeline: { axis: "allocation events", event: [1, 40, 90, 131], allocated: [2 ** 30, 3 * 2 ** 30, 5 * 2 ** 30, 2 ** 30],
+      reserved: [4 * 2 ** 30, 4 * 2 ** 30, 6 * 2 ** 30, 6 * 2 ** 30] } };
+  const svg = charts.memoryChart(mem, { steps: [{ step: 1, start_ms: 0, end_ms: 0.1 }], width: 700 });
+  const axis = [...svg.querySelectorAll(".memory-axis text")].map((t) => t.textContent);
+  assert.ok(axis.includes("event 1") && axis.includes("event 131"), axis.join(" | "));
+  assert.ok(axis.some((t) => /allocation events/.test(t)));
+  assert.ok(!axis.some((t) => /\d\s*(ms|µs|us)\b/.test(t)), axis.join(" | "));
+  assert.equal(svg.querySelectorAll("rect.step-band").length, 0);
+  assert.equal(svg.querySelector(".mem-peak"), null);
+  assert.ok(svg.querySelector("path.mem-allocated") && svg.querySelector("path.mem-reserved"));
+  // the GPU's section draws it (views.memoryView looked for `t_ms` only)
+  const hr = { ...fixture().hosts[0], step_rows: [] };
+  const el = views.memoryView(hr, { gpu: 0, memory: mem }, { ...ctx, legend: legend() });
+  assert.ok(el.querySelector("svg.memory-chart"));
+});

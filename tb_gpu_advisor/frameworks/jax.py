@@ -241,6 +241,10 @@ FIXES = {
         "Trace whole steps, so the GPU work the host waits for is in the trace: start the trace before a step's first "
         "call and stop it after a later step has finished (block_until_ready); if the GPU still sits idle there, "
         "another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
+    "capture_quality:before_capture": (action(
+        "Start the trace with the GPU idle, so the window holds whole steps and none of the work before it: block "
+        "until the earlier steps' results are ready (jax.block_until_ready) right before the trace starts.",
+        "jax.block_until_ready(state)   # the GPU done with earlier work before the trace opens\n" + CAPTURE),),
     "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
                                       "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "

@@ -720,6 +720,13 @@ NO_SYNC_CPP = action(
     "  if (i % 100 == 0) std::cout << running.item<float>() / 100 << '\\n';   // one sync per 100 iterations\n"
     "}", "text")
 
+#: The capture's window opened with the GPU on earlier work (capture_quality's ``before_capture``): start it idle.
+BEFORE_CAPTURE = ("Start the profiler with the GPU idle, so the window holds whole steps and none of the work before "
+                  "it: torch.cuda.synchronize() right before the profiler starts (a profiler recording the CPU only "
+                  "stops without waiting for the GPU), or let its schedule skip a step (wait) so the window opens "
+                  "between steps.")
+IDLE_FIRST = "torch.cuda.synchronize()   # the GPU done with earlier work before the window opens\n"
+
 #: Fixes for a job that is not a training loop (``@inference``), for PyTorch before 1.11 (``@legacy``) and for a
 #: compiled program linking libtorch (``@native_host``): they replace every fix of the rule (``Framework.for_job``).
 JOB_FIXES = {
@@ -778,6 +785,7 @@ JOB_FIXES = {
     "batch_size_headroom@inference": (HEADROOM_INFERENCE,),
     "capture_quality@inference": (action("Profile several forward passes after warm-up, with prof.step() after each.",
                                          CAPTURE_INFERENCE),),
+    "capture_quality:before_capture@inference": (action(BEFORE_CAPTURE, IDLE_FIRST + CAPTURE_INFERENCE),),
     "capture_quality@serving": (action("Profile the running server under a steady load through its profiler routes, "
                                        "not its start-up.", CAPTURE_SERVING),),
     "capture_quality:long@inference": (action(LONG_WORDS.format(steps="forward passes"), CAPTURE_SHORT_INFERENCE),),
@@ -820,6 +828,7 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "activity on, the profiler started before a step's first launch and stepped at each step's end "
             "(prof.step()); if the GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's "
             "processes).", advice),),
+        "capture_quality:before_capture": (action(BEFORE_CAPTURE, IDLE_FIRST + advice),),
         "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
                                           "profile steady-state steps.",
                                           "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + advice),),

@@ -364,6 +364,9 @@ FIXES = {
         "Profile whole steps, so the GPU work the host waits for is in the profile: start the profiler before a "
         "step begins and stop it after a later step has finished; if the GPU still sits idle there, another process "
         "shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
+    "capture_quality:before_capture": (action(
+        "Start the profiler between steps, with the GPU done with the earlier ones, so the window holds whole steps "
+        "and none of the work before it: a profile_batch range after warm-up starts it at a step's start.", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
                                       "print(tf.config.list_physical_devices('GPU'))\n" + CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: profile a range of batches after "

@@ -115,7 +115,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     """The job of one trace; ``launches``: per GPU, each device event's host launch record."""
     fw = fw or frameworks.detect_trace(trace)
     kind = work_kind(trace, fw)
-    phase = one_time_costs(trace, fw)
+    phase = one_time_costs(trace, fw, launches)
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace, launches)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))

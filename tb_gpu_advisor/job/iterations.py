@@ -260,7 +260,10 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
     # makes are live at its later micro-batches' starts, not at the next group's
     held = _backward_held(me) if training and len(need) == 2 else None
-    best = _best(pos[keep], ident[keep], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None)
+    opt = np.flatnonzero((me.delta > 0) & (me.phase == MEMORY_PHASES.index("optimizer")))
+    first_step = int(opt[0]) if opt.size else -1
+    best = _best(pos[keep], ident[keep], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None,
+                 first_step)
     if best is None and not training:
         # no pass makes anything outside the model's forward (its input reused in place): a pass opens with the
         # forward's first allocation, where nothing the forward made before is live any more
@@ -290,7 +293,9 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
                 f"and come back down to it")
     what = "iteration" if training else "pass"
     if starts[0] > 0:
-        note += f"; the history before the first ({plural(int(n_alloc[starts[0]]), 'allocation')}) is no step"
+        made = int(n_alloc[starts[0]])
+        before = plural(made, "allocation") if made else f"{plural(starts[0], 'event')}, frees only"
+        note += f"; the history before the first ({before}) is no step"
     if not tail:
         note += f"; the history ends inside {'an' if training else 'a'} {what}: that part is no step"
     return s, e, note, "training iteration" if training else "forward pass"
@@ -305,18 +310,25 @@ def _optimizer_steps(me: MemoryEvents) -> int:
 
 def _best(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, ext: _Extrema,
           need: list[np.ndarray], training: bool, held: np.ndarray | None, alloc: np.ndarray, inv: np.ndarray,
-          forward: "tuple[MemoryEvents, np.ndarray] | None") -> tuple[float, int, int, list[int], bool] | None:
+          forward: "tuple[MemoryEvents, np.ndarray] | None",
+          first_step: int = -1) -> tuple[float, int, int, list[int], bool] | None:
     """(dip, first start, site, starts, whether the rest is one more) of the candidate site whose repeats (``kp``,
     ``kg``) open iterations or passes with the least dip, the earlier on a tie; None where none does.  ``forward``
     (the history and each allocation's free, :meth:`MemoryEvents.frees`): the repeats are the forward's own, and
     each pass must leave nothing it made live (:func:`_leaves_nothing`)."""
     best: tuple[float, int, int, list[int], bool] | None = None
-    for g, starts in _candidate_starts(kp, kg, groups, n_alloc, pre, ext.level.size, held):
+    for g, starts in _candidate_starts(kp, kg, groups, n_alloc, pre, ext.level.size, held, first_step):
         if not training and not _same_opening(starts, alloc, inv):
             continue
         if forward is not None and not _leaves_nothing(starts, *forward, pre, ext):
             continue
         got = _check(starts, ext.level.size, pre, ext, need, n_alloc, training)
+        if got is None and training and len(starts) > 2:
+            # a site's first repeat opens an iteration only where the history holds that iteration's start: one that
+            # begins inside an iteration (a ring buffer, ``max_entries``, dropped the events before) has its first
+            # repeat inside it -- the whole iterations open at the later repeats, the part before is no step
+            starts = starts[1:]
+            got = _check(starts, ext.level.size, pre, ext, need, n_alloc, training)
         if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
             best = (got[0], starts[0], g, starts, got[1])
     return best
@@ -342,7 +354,7 @@ def _leaves_nothing(starts: list[int], me: MemoryEvents, frees: np.ndarray, pre:
 
 
 def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, n: int,
-                      held: np.ndarray | None) -> list[tuple[int, list[int]]]:
+                      held: np.ndarray | None, first_step: int = -1) -> list[tuple[int, list[int]]]:
     """(site, the event indices its iterations would open at) of every candidate site (:func:`_candidates`): its
     repeats, grouped into iterations where the gradients held at them tell micro-batches apart (``held``, per event,
     :func:`_group_starts`).  A site whose repeats are micro-batches is a candidate by its group starts too: the first
@@ -358,6 +370,14 @@ def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.n
         low = (hi[kg] > lo[kg]) & (at == lo[kg])  # of sites whose repeats hold gradients at some, those that hold least
         if low.any():
             pools.append((kp[low], kg[low]))
+        if first_step >= 0:
+            # gradients zeroed in place (:func:`_group_starts`): of each site's repeats, every k-th from its first,
+            # k the repeats before the optimizer's first step
+            k = np.bincount(kg, weights=(kp < first_step), minlength=groups).astype(np.int64)
+            rank = np.arange(kp.size) - np.searchsorted(kg, kg)  # kg is sorted: the repeat's place in its site's
+            every = (k[kg] >= 2) & (rank % np.maximum(k[kg], 1) == 0)
+            if every.any():
+                pools.append((kp[every], kg[every]))
     seen: set[int] = set()
     for p_kp, p_kg in pools:
         for g in _candidates(p_kp, p_kg, groups, n_alloc, pre, n).tolist():
@@ -365,7 +385,7 @@ def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.n
                 continue
             seen.add(g)
             starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
-            out.append((g, _group_starts(starts, held) if held is not None else starts))
+            out.append((g, _group_starts(starts, held, first_step) if held is not None else starts))
     return out
 
 
@@ -380,27 +400,50 @@ def _backward_held(me: MemoryEvents) -> np.ndarray:
     return np.cumsum(step)[:-1]
 
 
-def _group_starts(starts: list[int], held: np.ndarray) -> list[int]:
+def _group_starts(starts: list[int], held: np.ndarray, first_step: int = -1) -> list[int]:
     """Of the rounds of forward and backward opening at event indices ``starts``, those that open an iteration, where
-    the gradients tell micro-batches apart; else ``starts``.
+    the gradients tell micro-batches apart; else ``starts``.  ``first_step``: the event index of the optimizer's first
+    allocation (-1: none in the history).
 
     Why: with gradient accumulation the first backward of an iteration makes the gradients (autograd hands its
     buffers to ``.grad``), the later micro-batches add to them in place, and ``zero_grad()`` (``set_to_none``, the
     default) frees them after the optimizer step -- so the backward's bytes live at a round's start are the held
     gradients inside an iteration, and only what the loop keeps across iterations (none, or gradients zeroed in place)
-    at an iteration's start.  Where that is the case every k-th round (k >= 2, the same k throughout, the first such
-    round within the first k: a history may begin inside a group), those rounds open the iterations.  A loop without
-    accumulation holds the same at every round's start: every round is one."""
+    at an iteration's start.  Where that is the case every k-th round (k >= 2, the same k throughout), those rounds
+    open the iterations.  A history may begin inside a group (a ring buffer, ``max_entries``, dropped its start): the
+    gradients its first rounds add to were made before it, so those rounds -- the first ones, fewer than k before
+    the first of the every-k-th -- hold none it saw made, and are the cut group's, no iteration's start.  A loop
+    without accumulation holds the same at every round's start: every round is one.
+
+    ``zero_grad(set_to_none=False)`` zeroes the gradients in place instead: the job's first backward makes them and
+    they are held at every later round's start alike, so the gradients no longer tell the groups apart.  Where the
+    optimizer allocates then only once -- its state, on its first step (a fused or in-place optimizer) -- that first
+    step ends the first iteration: the rounds before it (from the round that made the gradients, the history's
+    first, so the job's) are one iteration's k micro-batches, and every k-th round from the first opens one."""
     if len(starts) < 3:
         return starts
     at = held[np.asarray(starts)]
     low = np.flatnonzero(at == at.min())
-    if low.size < 2 or low.size == at.size:
+    if low.size == at.size:
         return starts
-    k = np.diff(low)
-    if k.min() != k.max() or int(k[0]) < 2 or int(low[0]) >= int(k[0]):
+    if low.tolist() == [0] and first_step >= 0 and (at[1:] == at[1]).all():
+        k = int(np.searchsorted(np.asarray(starts), first_step))  # rounds before the optimizer's first step
+        return starts[::k] if 2 <= k < len(starts) else starts
+    if low.size < 2:
         return starts
-    return [starts[i] for i in low.tolist()]
+    gaps = np.diff(low)
+    k = int(gaps[-1])
+    j = low.size - 1
+    while j > 0 and int(gaps[j - 1]) == k:
+        j -= 1
+    lead, run = low[:j], low[j:]  # the first rounds apart, then every k-th
+    if k < 2 or run.size < 2:
+        return starts
+    if lead.size == 0:
+        return [starts[i] for i in run.tolist()] if int(run[0]) < k else starts
+    if lead.size <= k and lead.tolist() == list(range(lead.size)) and int(run[0]) == lead.size:
+        return [starts[i] for i in run.tolist()]
+    return starts
 
 
 def _after_all(pos: np.ndarray, marks: list[np.ndarray]) -> np.ndarray:
@@ -537,7 +580,7 @@ def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarr
         return None
     if not first and abs(end_level - start) > T("job.snapshot_trough_return") * climb:
         return None
-    return (start - lo) / climb
+    return max(start - lo, 0) / climb  # a level that stays above its start dips by nothing
 
 
 def _mib(b: int) -> str:

@@ -5,7 +5,8 @@ where the name does not say (NCCL/RCCL ``ncclDevKernel_Generic``), from the host
 (``nccl:all_reduce``, ``c10d::allreduce_``).  Exposed time is collective time on a GPU during which no compute
 kernel of that GPU runs, on any stream: the time the step pays for communication.  Collectives hidden behind
 compute (DDP buckets overlapped with the backward pass) cost the step nothing.  On several GPUs of one host, a
-type's transfer time is the least any GPU spends in it: the rest is waiting for the GPU that enters it last.
+type's transfer time is the least any GPU spends in it, call by call (:func:`matched_transfer_ps`): the rest is
+waiting for the GPU that enters it last.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def communication(ctx: Context) -> Communication:
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
     per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
+    seqs: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # each GPU's calls: (step, start, end)
     groups: dict[str, float] = {}
     gpu_rows: dict[int, list[CollectiveStat]] = {}
     all_exposed = 0.0
@@ -75,6 +77,7 @@ def communication(ctx: Context) -> Communication:
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
+            seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel]))
             ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False), cs, ce)
             e_ms = float((te - ts).sum()) / PS_PER_MS
             exposed[t] = exposed.get(t, 0.0) + e_ms
@@ -84,9 +87,17 @@ def communication(ctx: Context) -> Communication:
                                                                  groups_per_step=runs / n,
                                                                  **_message(found, ctx.trace.world_size)))
     k = n * len(active)
-    # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it;
-    # the others' extra time is waiting for that GPU (gpu_imbalance, launch_skew), which no clock alignment needs
-    transfer = {t: (min(v) if len(v) == len(active) else 0.0) / n for t, v in per_gpu.items()}
+    # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it --
+    # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
+    # (gpu_imbalance, launch_skew)
+    every = {t for t, v in per_gpu.items() if len(v) == len(active)}
+    matched = {t: matched_transfer_ps(seqs[t]) for t in every}
+    transfer = {t: ((matched[t] / PS_PER_MS if matched.get(t) is not None else min(v)) / n if t in every else 0.0)
+                for t, v in per_gpu.items()}
+    for rows_ in gpu_rows.values():  # each GPU's transfer: the host's where its calls pair up with the others', else its own
+        for c in rows_:
+            if matched.get(c.type) is not None:
+                c.transfer_ms_per_step = matched[c.type] / PS_PER_MS / n
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
                            exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
                            groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size),
@@ -94,6 +105,43 @@ def communication(ctx: Context) -> Communication:
             for t in sorted(total, key=lambda t: -exposed[t])]
     return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
                          per_gpu=gpu_rows)
+
+
+def transfer_ms(totals: list[float], calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> float:
+    """A collective type's transfer on a host's GPUs, ms over the kept steps: the least time any GPU spends in each call,
+    summed over the calls (:func:`matched_transfer_ps`); where the calls do not pair up, the least GPU's total."""
+    m = matched_transfer_ps(calls)
+    return m / PS_PER_MS if m is not None else min(totals)
+
+
+def matched_transfer_ps(calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> float | None:
+    """The sum over one collective type's calls of the least time any GPU spends in that call (ps), the calls matched
+    across GPUs by their order within each step; None where they do not pair up.
+
+    ``calls``: per GPU, (step, start, end) of its calls of the type in the kept steps.  Why call by call: every GPU of
+    a collective leaves it together, so in each call the GPU that enters last spends only the transfer in it and the
+    others wait for it; the least GPU's *total* is the transfer only where one GPU is last in every call -- where the
+    last one changes from step to step (data-dependent work, a random straggler), each GPU's total holds the waits of
+    the calls it was early for, and the least total counted them as transfer.  Every rank of a process group issues
+    its collectives in one order (NCCL requires it), so the k-th call of a step is one collective on every GPU -- where
+    the GPUs run as many calls in each step, and each pair's ends fall within the call's least time (one collective
+    ends together; two calls that end further apart are two collectives: other process groups interleaved
+    differently).  Otherwise None: the caller keeps the least total."""
+    if len(calls) < 2:
+        return None
+    keyed = []
+    for step, start, end in calls:
+        o = np.lexsort((start, step))
+        keyed.append((step[o], start[o].astype(np.int64, copy=False), end[o].astype(np.int64, copy=False)))
+    s0 = keyed[0][0]
+    if not s0.size or any(not np.array_equal(k[0], s0) for k in keyed[1:]):
+        return None
+    durs = np.vstack([e - b for _, b, e in keyed])
+    ends = np.vstack([e for _, _, e in keyed])
+    least = durs.min(axis=0)
+    if np.any(ends.max(axis=0) - ends.min(axis=0) > least):
+        return None
+    return float(least.sum())
 
 
 def _xla_messages(d, sized: dict[str, tuple[int, int]]) -> list | None:  # noqa: ANN001 - DeviceEvents

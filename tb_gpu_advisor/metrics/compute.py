@@ -42,12 +42,14 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     tail_waits: list[float] = []  # ms of OS waits after each step's last GPU work, per active GPU
     held: list[float] = []  # ms of idle holding launched work, per active GPU
     queued: list[float] = []  # ms of idle before the capture's first GPU work, that work launched, per active GPU
+    queued_blocked: list[float] = []  # of that, ms the host spent blocked in a sync or a blocking copy
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
             held.append(bd.held_ms(g, iv))
             queued.append(bd.queued_first_ms(g, iv))
+            queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
             gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
@@ -140,6 +142,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
                                      if tail_waits and ctx.steps.count else 0.0),
         idle_held=sum(held) / (ctx.steps.count * len(held)) if held and ctx.steps.count else 0.0,
         idle_queued_first=sum(queued) / (ctx.steps.count * len(queued)) if queued and ctx.steps.count else 0.0,
+        idle_queued_first_blocked=sum(queued_blocked) / (ctx.steps.count * len(queued_blocked))
+        if queued_blocked and ctx.steps.count else 0.0,
         scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made

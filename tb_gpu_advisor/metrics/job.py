@@ -57,6 +57,9 @@ class RankRow:
     #: (every rank numbers its steps alike: ``ProfilerStep#N``, ``step_num``)
     steps: dict[int, tuple[float, float]] = field(default_factory=dict)
     rank: int | None = None  # the job's global rank (PyTorch distributedInfo), None unknown
+    #: collective type -> the transfer per step in this rank's calls: the least time any GPU of its host spends in each
+    #: call, summed (``metrics.comm.matched_transfer_ps``); a type absent: its own time (a report before 0.1.0+a35)
+    transfers: dict[str, float] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -103,10 +106,12 @@ class JobView:
         return self.unit + "s"
 
     def transfer_ms(self, typ: str) -> float:
-        """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
-        rank leaves a collective together, so the one that enters it last waits least; the others' extra time is
-        waiting for it.  Needs no clock alignment between nodes."""
-        xs = [r.collectives[typ][1] for r in self.ranks if typ in r.collectives]
+        """A collective type's transfer time per step: the least time any rank that runs it spends in it -- within a
+        host, call by call (:attr:`RankRow.transfers`: in each call the GPU that enters last), across hosts the least
+        of those.  Every rank leaves a collective together, so the one that enters it last waits least; the others'
+        extra time is waiting for it.  Needs no clock alignment between nodes."""
+        xs = [min(r.collectives[typ][1], r.transfers.get(typ, r.collectives[typ][1])) for r in self.ranks
+              if typ in r.collectives]
         return min(xs) if xs else 0.0
 
     def bus_bandwidth(self, typ: str) -> tuple[float, float] | None:
@@ -210,9 +215,10 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             msgs = {t: (float(v[3]), int(v[4] or 0)) for t, v in (g.collectives or {}).items()
                     if len(v) > 3 and v[3] is not None}
             steps = steps_of.get(g.gpu, {})
+            xfer = {t: float(v[5]) for t, v in (g.collectives or {}).items() if len(v) > 5 and v[5] is not None}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
-                                 getattr(g, "rank", None)))
+                                 getattr(g, "rank", None), xfer))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,

@@ -191,7 +191,7 @@ def _steady_peak(ctx: Context, me: MemoryEvents, win: np.ndarray, p: int) -> tup
     if not win.shape[0]:
         return None
     first = int(win[0, 0])
-    warm = [d.step for d in ctx.steps.detection.dropped
+    warm = [d for d in ctx.steps.detection.dropped
             if d.reason.startswith("warm-up") and ctx.steps.ids.size and d.step < int(ctx.steps.ids[0])]
     if not warm or int(me.t[p]) >= first:
         return None
@@ -203,7 +203,23 @@ def _steady_peak(ctx: Context, me: MemoryEvents, win: np.ndarray, p: int) -> tup
         return None  # the steady iterations reach it too: it is theirs
     at = np.flatnonzero(rest == rest.max()) + lo
     inside = np.array([_step_of(win, int(me.t[i])) is not None for i in at.tolist()])
-    return int(at[inside][-1] if inside.any() else at[-1]), int(max(warm))
+    return int(at[inside][-1] if inside.any() else at[-1]), _warm_step(ctx, me, warm, int(me.t[p]))
+
+
+def _warm_step(ctx: Context, me: MemoryEvents, warm: list, t: int) -> int:
+    """The dropped warm-up step whose window holds time ``t`` (the warm-up's peak), placed as the kept steps are
+    (:func:`_windows`: the GPU's own windows, or the host's for host-clock events of a host-marked job); the latest
+    where none holds it (a peak before the first step's start).
+
+    Why: several leading steps may be dropped (the stock rule's first, cold ones, those in a program's own warm-up
+    range), and the peak lies in one of them -- the first call's one-time buffer is the first step's -- not
+    necessarily the last dropped (h37-left35 named the latest)."""
+    host = me.clock != "gpu" and ctx.steps.detection.mapped_via == "correlation_id"
+    for d in warm:
+        w = d.window if host else d.gpu_windows.get(me.gpu, d.window)
+        if w is not None and w[0] <= t < w[1]:
+            return int(d.step)
+    return int(max(d.step for d in warm))
 
 
 def _timed(ctx: Context) -> bool:
@@ -412,9 +428,12 @@ def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool)
     return rows, (changes / win.shape[0]) if has_res else None
 
 
-def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list]:
+def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list | str]:
     """At most ``memory.timeline_points`` points: in each of as many equal time buckets, the event of the highest
-    allocated bytes (so no peak is lost), with the first and last events."""
+    allocated bytes (so no peak is lost), with the first and last events.  ``axis``: what the points are placed by --
+    ``ms`` (``t_ms``, the report's time base), or, where the history records no times (a PyTorch 2.0 snapshot, its
+    drawn page), ``allocation events`` (``event``: each point's place in the history's order, from 1): the reader's
+    one microsecond an entry is an order, and drawn as milliseconds it was a time axis the file never held."""
     n = len(me)
     k = int(T("memory.timeline_points"))
     if n <= k:
@@ -429,8 +448,11 @@ def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list
         pick = np.unique(np.concatenate([order[first], [0, n - 1]]))
         r = int(np.argmax(me.reserved)) if (me.reserved >= 0).any() else 0
         pick = np.unique(np.concatenate([pick, [r]]))
-    t_ms = ((me.t[pick] - ctx.steps.origin_ps) / PS_PER_MS).round(4).tolist()
-    out = {"t_ms": t_ms, "allocated": me.allocated[pick].tolist()}
+    if _timed(ctx):
+        out: dict[str, list | str] = {"axis": "ms", "t_ms": ((me.t[pick] - ctx.steps.origin_ps) / PS_PER_MS).round(4).tolist()}
+    else:  # the history's order only (a PyTorch 2.0 snapshot): the reader's microsecond an entry is no time to draw
+        out = {"axis": "allocation events", "event": (pick + 1).tolist()}
+    out["allocated"] = me.allocated[pick].tolist()
     if (me.reserved >= 0).any():
         out["reserved"] = [int(v) if v >= 0 else None for v in me.reserved[pick].tolist()]
     return out
@@ -441,13 +463,17 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
     reserved, allocated, segments, _largest_free = state
     snap = ctx.trace.snapshot
     blocks = snap.blocks.get(gpu, []) if snap is not None else []
-    return GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
-                     baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
-                     gap_bytes=max(reserved - allocated, 0),
-                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
-                          for b in blocks[:TOP_HOLDERS]],
-                     note=f"{segments} segments at the dump; record the history "
-                          f"(torch.cuda.memory._record_memory_history()) for the peak and its time")
+    out = GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
+                    baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
+                    gap_bytes=max(reserved - allocated, 0),
+                    top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
+                         for b in blocks[:TOP_HOLDERS]],
+                    note=f"{segments} segments at the dump; record the history "
+                         f"(torch.cuda.memory._record_memory_history()) for the peak and its time")
+    # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
+    # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
+    _gradients_moved(ctx, out)
+    return out
 
 
 def _oom(ctx: Context, o: OutOfMemory) -> OomReport:

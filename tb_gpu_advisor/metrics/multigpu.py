@@ -10,6 +10,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
+from tb_gpu_advisor.metrics.comm import transfer_ms
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, GpuMetrics, MultiGpu
 from tb_gpu_advisor.model.columns import subtract_intervals, union_by_key, union_intervals
@@ -76,8 +77,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         steps = arr.step.shape[0] if arr is not None else 0
         inside = g.step >= 0
         coll = inside & (d.kind == devices.KIND_COLLECTIVE)
-        ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.names), dtype=bool, count=len(d.names))
-        ar = coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+        ar = _allreduce_rows(g)
         priv = private_launch_share(ctx, g)
         # Python sums over the rows' values, in step order (as a sum over StepMetrics rows)
         step_ms = sum(arr.step_ms.tolist()) / steps if steps else None
@@ -98,6 +98,28 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             memcpy_ms_per_step=float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS / n,
         ))
     return out
+
+
+def _allreduce_rows(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """A GPU's AllReduce kernels in the kept steps (by name), as a mask of its device events."""
+    d = g.d
+    coll = (g.step >= 0) & (d.kind == devices.KIND_COLLECTIVE)
+    ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.names), dtype=bool, count=len(d.names))
+    return coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+
+
+def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
+    """The AllReduce's transfer per step on the host's active GPUs: the least time any GPU spends in each call, summed
+    (``comm.transfer_ms``), else the least GPU's total; None without AllReduce time."""
+    arms = [g.allreduce_ms_per_step for g in gpus if g.active and g.allreduce_ms_per_step is not None]
+    if not arms:
+        return None
+    calls = []
+    for g in ctx.active:
+        ar = _allreduce_rows(g)
+        calls.append((g.step[ar], g.d.start[ar], g.d.end[ar]))
+    n = max(ctx.steps.count, 1)
+    return transfer_ms([a * n for a in arms], calls) / n if len(calls) == len(arms) else min(arms)
 
 
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
@@ -134,7 +156,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         heaviest_compute_gpu=max(compute, key=compute.get) if compute else None,
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
-        allreduce_transfer_ms_per_step=min(arms) if arms else None,
+        allreduce_transfer_ms_per_step=_allreduce_transfer(ctx, gpus),
         params=params, params_source=psrc, bandwidth_bytes_per_s=bw, bandwidth_source=bsrc,
         expected_allreduce_ms=(params * 4.0 / bw * 1000.0) if (params and bw) else None,
         launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,

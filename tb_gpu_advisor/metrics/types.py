@@ -713,8 +713,9 @@ class GpuMemory:
     reserved_changes_per_step: float | None = None
     #: per kept step: [step, peak allocated, peak reserved or None, allocated at its start]
     step_peaks: list[list] = field(default_factory=list)
-    #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ms, allocated, reserved
-    timeline: dict[str, list] = field(default_factory=dict)
+    #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ``axis`` ("ms", or
+    #: "allocation events" where the history records no times), ``t_ms`` (or ``event``), allocated, reserved
+    timeline: dict[str, list | str] = field(default_factory=dict)
     note: str = ""
     #: the forward pass's blocks live at the allocated peak: bytes, count, the largest, and what became of them
     #: ("still held at the end of the capture", "freed together at 812.0 ms", "freed over 40.2 ms")
@@ -1075,6 +1076,9 @@ class HostMetrics:
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)
     idle_queued_first: float = 0.0
+    #: of ``idle_queued_first``, ms per step and GPU the host spent blocked in a sync or a blocking copy -- waiting
+    #: for that earlier work, not launching its own (``metrics/breakdown.queued_first_blocked_ms``)
+    idle_queued_first_blocked: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

@@ -147,7 +147,9 @@ class GpuSummary:
     breakdown: dict[str, float] = field(default_factory=dict)
     #: the job's global rank driving this GPU (PyTorch ``distributedInfo.rank``), null unknown (schema 1.1)
     rank: int | None = None
-    #: collective type -> [calls, ms, exposed ms, bytes per call or null, group size or null] per step on this GPU
+    #: collective type -> [calls, ms, exposed ms, bytes per call or null, group size or null, transfer ms] per step on
+    #: this GPU (transfer: the least time any GPU of the host spends in each call, summed -- the host's, where its GPUs'
+    #: calls pair up, else the GPU's own ms; absent before 0.1.0+a35)
     #: (schema 1.1)
     collectives: dict[str, list[float | None]] = field(default_factory=dict)
     #: where this GPU's memory goes (schema 1.3; ``metrics/memory.py``, docs/report-schema.md "GpuSummary.memory"):

@@ -250,7 +250,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
-                                             c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])},
+                                             c.group_size, json_float(c.transfer_ms_per_step, 6)]
+                                    for c in m.comm.per_gpu.get(g.gpu, [])},
                        memory=gpu_memory_summary(m, g.gpu))
             for g in _shown_gpus(m)]
     cap = m.capture

@@ -12,7 +12,6 @@ from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.verdict import damage_note, verdict
-from tb_gpu_advisor.rules import allreduce_slow
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable, counted, mark_overlaps, parts
@@ -153,7 +152,8 @@ def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
 
 def merge_hosts(run: str, session: str, host_reports: list[HostReport], options: UserOptions | None = None) -> Report:
     """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
-    (:func:`merge_findings`) and ranked, with the job rules' findings over every rank.
+    (:func:`merge_findings`), judged across the job with the job rules' findings over every rank
+    (``rules.evaluate_session``: the rules' job step; this stage only merges), and ranked.
 
     ``options``: the user's settings the job rules read (the network between hosts); none given, the command line's
     (``UserOptions.of``).
@@ -163,8 +163,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     partial), and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     job = job_view(host_reports, UserOptions.of(options))
-    job_findings = rules.evaluate_job(job) if job.ranks else []
-    findings = rules.rank(_drop_explained(_in_job(merge_findings(host_reports), job), job_findings) + job_findings)
+    findings = rules.rank(rules.evaluate_session(job, merge_findings(host_reports)))  # judged across the job there
     mark_overlaps(findings)
     headline: list[Metric] = []
     if len(ok) == 1:
@@ -245,34 +244,3 @@ def _collectives_table(job: JobView) -> Table | None:
         return None
     return Table(f"Collectives per step (median {job.unit})", ["collective", "calls", "bytes per call", "ms", "exposed ms",
                                                          "transfer ms", "bus GB/s", "exposed share"], rows)
-
-
-def _drop_explained(findings: list[Finding], job_findings: list[Finding]) -> list[Finding]:
-    """A host's ``gpu_imbalance`` on the GPU a job-scope straggler finding names is the same problem, seen from one
-    host: the job's finding (all ranks, every node) replaces it; and a host is not "healthy" in a job with a problem
-    found across its ranks -- unless the idle finding has a saving of its own (host-bound: the host's work no other
-    finding recovers), which is this host's problem whatever the job's."""
-    named = {(f.host, f.gpu) for f in job_findings if f.gpu is not None}
-    nodes = {f.host for f in job_findings if f.gpu is None}
-    bad = any(f.severity in ("critical", "warning") for f in job_findings)
-    return [f for f in findings if not (f.rule == "gpu_imbalance" and ((f.host, f.gpu) in named or f.host in nodes))
-            and not (bad and f.rule in ("healthy", "unexplained_idle") and not _saves(f))]
-
-
-def _in_job(findings: list[Finding], job: JobView) -> list[Finding]:
-    """A host's AllReduce finding judged on the job's transfer where the job spans several host files: a host sees
-    only its own GPUs, and all of them may wait for another host's straggler (``allreduce_slow.in_job``)."""
-    if len(job.hosts) < 2 or "AllReduce" not in job.types():
-        return findings
-    out = []
-    for f in findings:
-        g = allreduce_slow.in_job(f, job.transfer_ms("AllReduce"), job.step_ms, job.unit) \
-            if f.rule == allreduce_slow.ID else f
-        if g is not None:
-            out.append(g)
-    return out
-
-
-def _saves(f: Finding) -> bool:
-    """A finding with a saving of its own (the host-bound one): a problem of this host whatever the job shows."""
-    return f.saving is not None and f.saving.ms_per_step > 0

@@ -43,7 +43,7 @@ from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
 
-__all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
+__all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 
 logger = logging.getLogger(__name__)
@@ -384,6 +384,31 @@ def evaluate_job(job: JobView) -> list[Finding]:
     follow_savings(out)
     metrics_follow_severity(out)
     return out
+
+
+def evaluate_session(job: JobView, findings: Iterable[Finding]) -> list[Finding]:
+    """The rules' job step, once every host is analysed: the session's findings from the hosts' (merged across hosts,
+    one per problem: ``report.merge.merge_findings``) and the job's ranks.  The job-scope rules run over every rank
+    (:func:`evaluate_job`); each host finding whose rule judges it across the job (``Rule.in_job``: allreduce_slow on
+    the job's transfer, gpu_imbalance given way to the straggler finding naming its GPU) is judged there, once; and a
+    host's "healthy" or "unexplained idle" verdict gives way to a job with a problem found across its ranks -- unless
+    it has a saving of its own (host-bound: the host's work no other finding recovers), which is this host's problem
+    whatever the job's.  Never raises: a failing judgement is logged and the host's finding kept.  Not ranked."""
+    job_findings = evaluate_job(job) if job.ranks else []
+    bad = any(f.severity in ("critical", "warning") for f in job_findings)
+    out: list[Finding] = []
+    for f in findings:
+        r = REGISTRY.get(f.rule)
+        g: Finding | None = f
+        if r is not None and r.in_job is not None:
+            try:
+                g = r.in_job(f, job, job_findings)
+            except Exception as e:  # noqa: BLE001 -- a judgement must never crash the report
+                logger.warning("job judgement of %s failed: %s", f.rule, e, exc_info=True)
+        if g is not None and not (bad and g.rule in ("healthy", "unexplained_idle") and
+                                  not (g.saving is not None and g.saving.ms_per_step > 0)):
+            out.append(g)
+    return out + job_findings
 
 
 def quiet_reason(rule_id: str, metrics: HostMetrics) -> str:

@@ -7,8 +7,9 @@ it, the collective share of the step, reported as info only (stock: >=3% moderat
 the communication the step pays for is ``comm_exposed``'s finding.
 Measured on the GPU that enters the AllReduce last (the smallest per-GPU time): the others' extra time is
 waiting for it, which gpu_imbalance and launch_skew report.  A job of several host files: a host's GPUs can all wait
-for another host's GPU (a straggler there), so the session judges the job's transfer instead -- the least any rank of
-the job spends in AllReduce (:func:`in_job`) -- and the rest is the straggler findings' wait, claimed once.
+for another host's GPU (a straggler there), so the rules' job step (``rules.evaluate_session``) judges the session's
+finding once on the job's transfer instead -- the least any rank of the job spends in AllReduce (:func:`in_job`) --
+and the rest is the straggler findings' wait, claimed once.
 Saving: measured - expected (or nothing known without a count).
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Metric, Saving
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
@@ -23,11 +25,22 @@ from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms
                                        table, value_metric)
 
 ID = "allreduce_slow"
+#: the collective type this rule judges (``metrics.comm``'s types, as ``JobView`` keys them)
+TYPE = "AllReduce"
+
+
+def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding | None:
+    """The session's finding, judged once on the job's transfer where the job's ranks span several host files (a host
+    sees only its own GPUs, and all of them may wait for another host's straggler): :func:`in_job` on
+    ``JobView.transfer_ms``; the finding as the hosts found it otherwise."""
+    if len(job.hosts) < 2 or TYPE not in job.types():
+        return f
+    return in_job(f, job.transfer_ms(TYPE), job.step_ms, job.unit)
 
 
 @rule(ID, "§2.1", "Gradient AllReduce is slower than expected",
       thresholds=("allreduce_slow.ratio_warning", "allreduce_slow.ratio_critical", "allreduce_slow.share_info",
-                  "allreduce.bandwidth_GBps"))
+                  "allreduce.bandwidth_GBps"), in_job=across_job)
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu

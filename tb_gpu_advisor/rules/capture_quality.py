@@ -10,7 +10,10 @@ error quoted); launches the CUDA runtime refused, their kernels never run (criti
 ``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
-than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), capture longer than ``capture.max_seconds`` (info), step times
+than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), a window opening while the GPU still runs work launched before it for at least ``capture.unseen_share`` of the
+step (info: how long, whether the host waited for it in syncs or blocking copies, and the step's own work;
+``before_capture``), capture longer
+than ``capture.max_seconds`` (info), step times
 varying more than ``capture.max_step_cv`` (info; not where the window holds no GPU work: it times no step), GPU work recorded as starting more than ``capture.clock_skew_us``
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
 host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning where the lead is longer than the step:
@@ -97,6 +100,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                  label="GPU holding launched work" if held else "waiting for unseen GPU work"),
             actions=[HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
         ))
+    before = min(m.idle_queued_first, m.breakdown.unseen)
+    if before and ctx.step_ms and before / ctx.step_ms >= T("capture.unseen_share"):
+        out.append(_before_capture(ctx, before, min(m.idle_queued_first_blocked, before)))
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):
         out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
@@ -409,6 +415,40 @@ def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                             good_direction="higher"),
         actions=ctx.fw.fix(f"{ID}:history_cut"),
     )]
+
+
+def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:
+    """The window opens with the GPU still on work launched before it: the GPU idles in the trace before its first
+    recorded work, that work already launched (``idle_queued_first``, booked as ``unseen``), ``blocked`` ms of it with
+    the host in a sync or a blocking copy (``idle_queued_first_blocked``).  An info note, not the unseen-work warning:
+    the GPU was busy, with work this window does not hold -- launched before the profiler started, or left out where
+    the window was cut from a longer trace -- so nothing of the job is wrong there, but the step's time holds that
+    stretch, and the report says how much, and whether the host waited for it or went on launching.
+
+    Why: burcukoglu/safe_dynaviseon's ``trace.json`` opens on a forward pass whose first `.to()` (a pageable copy)
+    blocks the host 42.6 ms of the 60.3 ms pass while its three fills, launched at 1.2 ms, start at 44.0 ms: the GPU
+    was finishing work from before the window (its first op's id, 3073, says profiler sessions ran before it in the
+    process).  The report spoke of 15% to fuse and never of the 71%: "no warning rests on it" had left it unsaid.
+    haraldger/High-Performance-Deep-Learning's VGG16 opens 5.4 ms before its GPU starts, the warm-up forward just
+    before the profiler still running, the host launching the profiled forward meanwhile."""
+    step = ctx.step_ms
+    host = (f" The host spends {ms(blocked)} of it blocked in syncs or blocking copies, waiting for that earlier work."
+            if blocked >= 0.5 * before else
+            " The host meanwhile goes on with the step's own launches: none of it waits on the host.")
+    return finding(
+        ctx, ID, "info",
+        f"The capture opens while the GPU is still running work launched before it: for {ms(before)} of each "
+        f"{ms(step)} step ({pct(before / step)}) the GPU runs nothing the capture recorded, though the first work it "
+        f"recorded was already launched -- it was on work this window does not hold (launched before the profiler "
+        f"started, or left out where the window was cut from a longer trace).{host} That time is booked apart as work "
+        f"not in the capture, not as this step's launch or host overhead; the step's own work is the other "
+        f"{ms(step - before)}.",
+        title="The capture opens while the GPU still runs earlier work",
+        metric=share_metric("before_capture_share", "GPU on work from before the capture", before / step,
+                            "capture.unseen_share", severity="info", detail={"host_blocked_ms": round(blocked, 3)}),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.unseen, label="GPU on work from before the capture"),
+        actions=ctx.fw.fix(f"{ID}:before_capture"),
+    )
 
 
 def _held_words(ctx: Ctx, unseen: float, held: float) -> str:

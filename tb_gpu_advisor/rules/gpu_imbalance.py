@@ -18,8 +18,16 @@ from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving
 ID = "gpu_imbalance"
 
 
+def across_job(f: Finding, job, job_findings: list[Finding]) -> Finding | None:  # noqa: ANN001 - a JobView
+    """A host's imbalance on the GPU a job-scope straggler finding names (or on a node a node-wide finding names) is
+    the same problem seen from one host: the job's finding, over every rank, replaces it (None)."""
+    named = {(j.host, j.gpu) for j in job_findings if j.gpu is not None}
+    nodes = {j.host for j in job_findings if j.gpu is None}
+    return None if (f.host, f.gpu) in named or f.host in nodes else f
+
+
 @rule(ID, "§2 item 5", "GPUs do unequal work (one GPU oversubscribed)",
-      thresholds=("gpu_imbalance.warning", "gpu_imbalance.critical"))
+      thresholds=("gpu_imbalance.warning", "gpu_imbalance.critical"), in_job=across_job)
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu

@@ -36,6 +36,11 @@ class Rule:
     #: the GPU's idle categories (``report.timeline.IDLE_CATEGORIES``) its findings speak of: the tab's step timeline
     #: highlights them (none: every kind of idle time)
     waits: tuple[str, ...] = ()
+    #: a host rule's judgement of its finding across the job, once every host is analysed (``rules.evaluate_session``):
+    #: ``in_job(finding, job, job_findings)`` -> the session's finding, or None where the job shows it is no problem of
+    #: its own (a host sees only its GPUs; what it measured may be the wait for another host's GPU).  None: the host's
+    #: finding stands as the hosts found it
+    in_job: Callable[[Any, Any, Any], Any] | None = None
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -43,9 +48,10 @@ REGISTRY: dict[str, Rule] = {}
 
 def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
          quiet: Callable[[Any], str | None] | None = None, card: str | None = None,
-         scope: str = "host", waits: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
+         scope: str = "host", waits: Sequence[str] = (),
+         in_job: Callable[[Any, Any, Any], Any] | None = None) -> Callable[[CheckFn], CheckFn]:
     """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``, ``scope``,
-    ``waits``: see :class:`Rule`)."""
+    ``waits``, ``in_job``: see :class:`Rule`)."""
     for name in thresholds:
         if name not in THRESHOLDS:
             raise KeyError(f"rule {id}: unknown threshold {name!r}")
@@ -54,7 +60,8 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
         if id in REGISTRY:
             raise ValueError(f"rule {id!r} registered twice")
         doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
-        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope, tuple(waits))
+        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope, tuple(waits),
+                            in_job)
         return fn
 
     return deco

@@ -116,6 +116,18 @@ class DroppedStep:
 
     step: int  # step number (step_num if the capture has one, else 0-based index)
     reason: str  # "warm-up (first of >5 steps)", "partial (last of >5 steps)", "cut by capture start", ...
+    #: where the step lay (absolute ps, ``[start, end)``) as a kept one's window would: host-wide, and per GPU where its
+    #: GPU windows are placed apart (``Steps.gpu_windows``); None where it had none.  What a dropped step held is told
+    #: by its own window (a warm-up peak's step), not by its place among the dropped
+    window: tuple[int, int] | None = None
+    gpu_windows: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+def _dropped(k: int, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray],
+             reason: str) -> DroppedStep:
+    """Step ``k`` (an index into the steps still kept) dropped for ``reason``, with its windows."""
+    return DroppedStep(int(ids[k]), reason, (int(hs[k]), int(he[k])),
+                       {g: (int(w[k, 0]), int(w[k, 1])) for g, w in gpu_windows.items() if k < w.shape[0]})
 
 
 @dataclass
@@ -643,64 +655,67 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             launches = device_launches(h, devs)
         lead = _launched_before(active, [la for d, la in zip(devs, launches) if len(d)], kept)
         if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
-            dropped.append(DroppedStep(int(ids[0]), f"partial: {lead}"))
+            dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"partial: {lead}"))
             kept.keep(slice(1, None))
             note += "; dropped the first step: the capture began inside it (its work was launched before the window)"
     ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
     if source in _HOST_SOURCES and ids.size > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
-        dropped.append(DroppedStep(int(ids[-1]), "empty: no GPU work was launched in it (the step a last prof.step() "
-                                                 "opens when the loop has ended: only the profiler's own stop)"))
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, "empty: no GPU work was launched in it (the step a last "
+                                "prof.step() opens when the loop has ended: only the profiler's own stop)"))
         kept.keep(slice(None, -1))
         note += "; dropped the last step: it launched no GPU work"
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
         warm = not dropped  # a first step cut by the window is dropped already: the stock rule's warm-up is that one
         if warm:
-            dropped.append(DroppedStep(int(ids[0]), f"warm-up: first of more than {edge} steps (stock tool rule)"))
-        dropped.append(DroppedStep(int(ids[-1]), f"possibly partial: last of more than {edge} steps (stock tool rule)"))
+            dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"warm-up: first of more than {edge} steps (stock tool "
+                                    f"rule)"))
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu,
+                                f"possibly partial: last of more than {edge} steps (stock tool rule)"))
         kept.keep(slice(1 if warm else 0, -1))
         note += f"; dropped first and last of {found} steps"
     ids, hs, he = kept.ids, kept.hs, kept.he
     cut = own.partial_last if source == "repeated_launches" and own is not None else ""
     if cut and ids.size > 2 and int(ids[-1]) == found - 1:  # the last window still kept: a part of an iteration
-        dropped.append(DroppedStep(int(ids[-1]), cut))
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, cut))
         kept.keep(slice(None, -1))
         note += "; dropped the last step: it holds only the rest of the loop's last iteration"
     ids, hs, he = kept.ids, kept.hs, kept.he
     first = own.warmup_first if own is not None and source == own.source else ""
     if first and ids.size > 2 and int(ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
-        dropped.append(DroppedStep(int(ids[0]), f"warm-up: {first}"))
+        dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"warm-up: {first}"))
         kept.keep(slice(1, None))
         note += f"; dropped the first step as warm-up: {first}"
     ids, hs, he = kept.ids, kept.hs, kept.he
     if job is not None and ids.size > 1 and job.phase.start.size:
         cold = _cold_steps(hs, he, kept.gpu, job)
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
-            dropped += [DroppedStep(int(i), "warm-up: holds one-time costs (module loading, library start-up, "
-                                            "compilation)") for i in ids[cold]]
+            dropped += [_dropped(k, ids, hs, he, kept.gpu, "warm-up: holds one-time costs (module loading, library "
+                                 "start-up, compilation)") for k in np.flatnonzero(cold).tolist()]
             kept.keep(~cold)
             note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
     ids, hs, he = kept.ids, kept.hs, kept.he
     if source in _HOST_SOURCES and ids.size > 2:
         warm, label = _in_warmup_ranges(trace, hs)
         if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
-            dropped += [DroppedStep(int(i), f"warm-up: inside the program's own `{label}` range") for i in ids[warm]]
+            dropped += [_dropped(k, ids, hs, he, kept.gpu, f"warm-up: inside the program's own `{label}` range")
+                        for k in np.flatnonzero(warm).tolist()]
             kept.keep(~warm)
             note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
     ids, hs, he = kept.ids, kept.hs, kept.he
     if source in _PART_MARKS and ids.size > 2 and _last_cut_short(hs, he):
         tiles = float(np.diff(hs).min()) / PS_PER_MS
-        dropped += [DroppedStep(int(ids[-1]), f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its "
-                                              f"start to its work's end, where every other step ran at least "
-                                              f"{tiles:,.1f} ms from its start to the next's: its mark holds part of "
-                                              f"each iteration, and nothing marks where the last one ends")]
+        dropped += [_dropped(-1, ids, hs, he, kept.gpu,
+                             f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its start to its work's "
+                             f"end, where every other step ran at least {tiles:,.1f} ms from its start to the next's: "
+                             f"its mark holds part of each iteration, and nothing marks where the last one ends")]
         kept.keep(slice(None, -1))
         note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"
     if source == "iteration_range" and ids.size > 2 and _last_cut_short(hs, he):
         held, tiles = (int(he[-1]) - int(hs[-1])) / PS_PER_MS, float(np.diff(hs).min()) / PS_PER_MS
-        dropped.append(DroppedStep(int(ids[-1]), f"partial: the capture ended inside it ({held:,.1f} ms of an iteration "
-                                                 f"range, where every other iteration ran at least {tiles:,.1f} ms "
-                                                 f"from its start to the next's)"))
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, f"partial: the capture ended inside it ({held:,.1f} ms of "
+                                f"an iteration range, where every other iteration ran at least {tiles:,.1f} ms from "
+                                f"its start to the next's)"))
         kept.keep(slice(None, -1))
         note += "; dropped the last iteration: the capture ended inside it"
     ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu

@@ -241,3 +241,89 @@ def test_machine_groups_never_chain_two_counters() -> None:
     assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101), rank(2, 900_100), rank(3, 900_101)]) == [
         [0, 1], [2, 3]]
     assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101), rank(2, 900_100)]) == [[0, 1]]
+
+
+def _four_rank_files(tmp_path: Path, docs: list[dict[str, Any]]) -> list:
+    """The 4 rank files of :func:`_two_machines` in one run folder; the session's hosts, by their first rank's file."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for r, d in enumerate(_two_machines(docs)):
+        (run / f"llama_trace_4layers{r}_with_annotations.json").write_text(json.dumps(d))
+    (s,) = discover(str(tmp_path))
+    return sorted(s.hosts, key=lambda h: (h.ranks[0].host if h.ranks else h.host))
+
+
+def test_ranks_listing_their_machines_gpus_in_a_larger_job_are_one_host_per_machine(tmp_path: Path) -> None:
+    """4 rank files of a job on 2 machines of 2 GPUs, each file listing both GPUs of its machine (as the kept pair
+    does), rank 0 / 1's kernels on devices 0 / 1 and rank 2 / 3's on theirs: the list is no machine's (identical
+    machines list identical GPUs, and the job is larger than it), the clock and the pid counter are.  Two hosts of
+    two GPUs, each GPU its own rank's collectives -- main read four hosts of one GPU (no GPUs compared)."""
+    docs = [_doc(f) for f in FILES]
+    truth = [_truth(d) for d in docs]
+    assert [t["devices"] for t in truth] == [{0}, {1}] and all(len(d["deviceProperties"]) == 2 for d in docs)
+    hosts = _four_rank_files(tmp_path, docs)
+    assert [[r.host for r in h.ranks] for h in hosts] == [
+        [f"llama_trace_4layers{r}_with_annotations" for r in pair] for pair in ((0, 1), (2, 3))]
+    for h, ranks in zip(hosts, ((0, 1), (2, 3))):
+        m = host_metrics(formats.read(h))
+        assert [(g.gpu, g.rank) for g in m.gpus] == [(0, ranks[0]), (1, ranks[1])]
+        for gpu, t in zip((0, 1), truth):
+            got = {c.type: c.ms_per_step for c in m.comm.per_gpu[gpu]}
+            assert got["AllGather"] == pytest.approx(t["ms"]["AllGather"], abs=1e-3)
+
+
+def test_more_ranks_on_one_counter_than_the_list_has_gpus_stay_apart() -> None:
+    """Control: 4 ranks on one clock and pid counter, each listing 2 GPUs -- no machine runs 4 ranks on 2 GPUs, so the
+    counter's evidence is not enough (a chain over two machines' counters looks alike) and no file is grouped; the
+    same 2 ranks listing 2 GPUs of a 4-rank job are one machine; a group whose lists differ is none."""
+    h = kineto_layout.Header
+    two = ((0, "G", 1), (1, "G", 1))
+
+    def rank(r: int, pid: int, gpus: tuple = two) -> Any:
+        return h(None, r, 4, "g", gpus, pid=pid, clock_ns=10**12)
+
+    assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101), rank(2, 102), rank(3, 103)]) == []
+    assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101), rank(2, 900_100), rank(3, 900_101)]) == [
+        [0, 1], [2, 3]]
+    other = ((0, "G", 1), (1, "H", 2))
+    assert kineto_layout.machine_groups([rank(0, 100), rank(1, 101, other)]) == []
+
+
+def _wall_clock(doc: dict[str, Any], at_s: float = 1727743122.0) -> None:
+    """A rank file as old PyTorch writes it: no ``baseTimeNanoseconds``, every ``ts`` the absolute microseconds since
+    1970 -- the kept file's boot-clock times moved onto the wall clock at ``at_s`` (the kept base), gaps unchanged."""
+    shift = at_s * 1e6 - 398778.0e6
+    del doc["baseTimeNanoseconds"]
+    for e in doc["traceEvents"]:
+        if isinstance(e.get("ts"), (int, float)):
+            e["ts"] += shift
+
+
+@pytest.mark.parametrize("pids", [(506727, 506728), (57, 59)])
+def test_wall_clock_ranks_need_a_wide_pid_counter(tmp_path: Path, pids: tuple[int, int]) -> None:
+    """The narrowed pair with the old schema's wall clock, which two machines share to the millisecond: only the pid
+    counter can say one machine.  Pids past 32,768 (the kept ones: a counter 4M wide, where two machines land within
+    4096 once in 500) are one host of two GPUs, as on the boot clock; pids 57 / 59 -- two containers' counters started
+    alike, or a 32,768-wide one -- say nothing, and the ranks stay two hosts (main merged them)."""
+    docs = [_doc(f) for f in FILES]
+    _own_gpu_only(docs)
+    for d, pid, old in zip(docs, pids, (506727, 506728)):
+        _wall_clock(d)
+        for e in d["traceEvents"]:
+            if e.get("pid") == old:
+                e["pid"] = pid
+    _write(tmp_path / "run", docs)
+    heads = [kineto_layout.read_header(str(p)) for p in sorted((tmp_path / "run").iterdir())]
+    assert all(h.wall_clock for h in heads) and [h.pid for h in heads] == list(pids)
+    (s,) = discover(str(tmp_path))
+    if min(pids) > kineto_layout.NARROW_PID_MAX:
+        (host,) = s.hosts
+        assert len(host.ranks) == 2
+    else:
+        assert sorted(h.host for h in s.hosts) == [f.name.removesuffix(".json.gz") for f in FILES]
+        assert all(not h.ranks for h in s.hosts)
+
+
+def test_the_boot_clock_is_no_wall_clock() -> None:
+    """The kept files count from the machine's boot beside ``baseTimeNanoseconds``: their clock tells machines apart."""
+    assert [kineto_layout.read_header(str(f)).wall_clock for f in FILES] == [False, False]

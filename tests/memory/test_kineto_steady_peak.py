@@ -71,3 +71,38 @@ def test_a_loop_with_no_one_time_buffer_keeps_its_peak_and_says_no_warm_up(tmp_p
     mem = rep.gpus[0].memory
     assert mem["peak_allocated_bytes"] == sim.peak_allocated and mem["warmup_peak_bytes"] is None
     assert mem["peak_step"] is not None and not memory_notes(SimpleNamespace(hosts=[rep]))
+
+
+def _compiling_second_step(trial_step: int) -> tt.Scenario:
+    """The loop with the one-time buffer in ``trial_step``, and ProfilerStep#3 compiling (torch.compile's nested
+    spans on the host): the stock rule drops step 2, the step detection step 3 as cold -- two leading warm-up steps."""
+    inner = tt.memory_training(lambda n, i: ACT, LAYERS, GRAD, trial_bytes=TRIAL, trial_step=trial_step)
+
+    def body(r: tt.Rank) -> None:
+        if r.mem.step == 3:
+            start = r.host_us
+            for name, ms_ in tt.COMPILE_NEST_MS:
+                r.cpu(name, ms_ * 1000, advance=False)
+                r.host_us += 1.0
+            r.host_us = start + tt.COMPILE_NEST_MS[0][1] * 1000
+        inner(r)
+    return tt.Scenario(1, tt._single(body), ["activation_memory"], [], "a compiled loop with a one-time buffer",
+                       memory_held=HELD)
+
+
+@pytest.mark.parametrize("trial_step", [2, 3])
+def test_the_warm_up_peak_names_the_dropped_step_that_holds_it(tmp_path, trial_step: int):
+    """h37-left45: ``warmup_peak_step`` was the latest dropped warm-up step (3, the compiling one), whichever held the
+    peak; it is now the dropped step whose window holds it -- by construction the step that made the buffer (2: failed
+    on main; 3: the control, main too)."""
+    sc = _compiling_second_step(trial_step)
+    (path,) = tt.write_run(str(tmp_path), sc, steps=STEPS, run=f"compiled_{trial_step}")
+    rep = analyze_host(HostFile("compiled", path, os.path.getsize(path), 0, "kineto"))
+    assert rep.error is None, rep.error
+    warm = sorted(d["step"] for d in rep.steps["dropped"] if d["reason"].startswith("warm-up"))
+    assert warm == [2, 3], rep.steps["dropped"]  # the construction: two leading warm-up steps
+    sim = tt.simulate(sc, STEPS)[0].mem
+    mem = rep.gpus[0].memory
+    assert (mem["warmup_peak_bytes"], mem["warmup_peak_step"]) == (sim.peak_allocated, trial_step), mem
+    (line,) = memory_notes(SimpleNamespace(hosts=[rep]))
+    assert f"step {trial_step}, dropped as warm-up) peak at {gb(sim.peak_allocated)}" in line

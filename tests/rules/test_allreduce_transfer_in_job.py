@@ -14,12 +14,19 @@ from pathlib import Path
 
 import pytest
 
+import ast
+
 from synthetic.scenarios import multi_host_slow_gpu
+from tb_gpu_advisor import rules
 from tb_gpu_advisor.common.thresholds import THRESHOLDS
 from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.metrics.job import job_view
 from tb_gpu_advisor.model.schema import Finding, Metric, Saving
+from tb_gpu_advisor.report import merge
+from tb_gpu_advisor.report.merge import merge_findings
 from tb_gpu_advisor.rules import allreduce_slow
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import DEMO_LOGS
 
 
 def test_a_hosts_wait_for_another_hosts_straggler_is_not_a_slow_allreduce(tmp_path: Path) -> None:
@@ -67,3 +74,51 @@ def test_the_job_transfer_replaces_the_hosts_time_and_its_wait_is_left_to_the_st
 def test_a_host_whose_time_is_the_jobs_transfer_keeps_its_finding() -> None:
     f = _host_finding(0.6, None)
     assert allreduce_slow.in_job(f, 0.6, 4.0, "GPU") is f
+
+
+def _hosts(path: Path) -> list:
+    (s,) = discover(str(path))
+    return analyze_session(s.run, s.session, s.hosts).hosts
+
+
+def test_the_rules_job_step_judges_the_sessions_findings_once(tmp_path: Path) -> None:
+    """The 2x2 straggler job (by construction): worker0's host rule measured its GPUs' wait for worker1/GPU0 as its
+    own AllReduce (2.17 ms against the job's 0.15 ms transfer), and worker1's host rule saw its own GPUs unequal.
+    The rules' job step over the merged host findings -- not the report's merge -- judges both across the job: the
+    AllReduce on the job's transfer (under the rule's share: no finding), the imbalance given way to the straggler
+    finding that names the same GPU."""
+    sc = multi_host_slow_gpu(gpus_per_host=2)
+    sc.write(tmp_path)
+    hosts = _hosts(tmp_path)
+    found = {(h.host, f.rule): f for h in hosts for f in h.findings}
+    transfer_ms = sc.truth.collective_ps[100] / 1e9
+    assert found[("worker0", "allreduce_slow")].metric.detail["allreduce_ms"] > 10 * transfer_ms
+    assert ("worker1", "gpu_imbalance") in found
+    job = job_view(hosts)
+    assert job.transfer_ms("AllReduce") == pytest.approx(transfer_ms, rel=0.01)
+    session = rules.evaluate_session(job, merge_findings(hosts))
+    by_rule = {f.rule: f for f in session}
+    assert "allreduce_slow" not in by_rule and "gpu_imbalance" not in by_rule
+    assert (by_rule["rank_straggler"].host, by_rule["rank_straggler"].gpu) == ("worker1", 0)
+
+
+def test_one_hosts_findings_stand_as_the_host_found_them() -> None:
+    """Control: one host of 4 GPUs (``demo_logs/pytorch_ddp_straggler``): the host saw every rank, so the job step keeps
+    its AllReduce and imbalance findings as they are (the same objects)."""
+    hosts = _hosts(DEMO_LOGS / "pytorch_ddp_straggler")
+    merged = merge_findings(hosts)
+    mine = [f for f in merged if f.rule in ("allreduce_slow", "gpu_imbalance")]
+    assert len(mine) == 2
+    session = rules.evaluate_session(job_view(hosts), merged)
+    assert all(any(g is f for g in session) for f in mine)
+
+
+def test_the_report_stage_merges_and_judges_nothing() -> None:
+    """``report.merge`` imports no rule module: every judgement of a finding (a host's or the job's) is the rules
+    stage's, asked through ``rules``' own API."""
+    tree = ast.parse(Path(merge.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    imported |= {f"{n.module}.{a.name}" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module
+                 for a in n.names}  # ``from tb_gpu_advisor.rules import allreduce_slow``
+    imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert not {m for m in imported if m.rpartition(".")[2] in rules.RULE_IDS}

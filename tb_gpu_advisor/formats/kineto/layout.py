@@ -14,9 +14,9 @@ plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the fir
 event's absolute time in the old schema), else the file's modification time -- never 1970.  The ranks of one
 session on one machine become one host whose GPUs are the ranks' GPUs: by name for workers ``<host>_<pid>``, and for
 files named otherwise when their headers say one machine (:func:`one_machine`: one job's process groups, the same
-GPUs seen by every rank, enough for the whole job; or, for ranks that each see one GPU, one clock and one pid
-counter: :func:`one_counter`) -- where the whole job is not one machine's, each machine's one-GPU ranks together
-(:func:`machine_groups`).
+GPUs seen by every rank, enough for the whole job; or, for ranks that each see one GPU or a part of a job larger
+than their list, one clock and one pid counter: :func:`one_counter`) -- where the whole job is not one machine's,
+each machine's ranks together (:func:`machine_groups`).
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
 read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
@@ -225,6 +225,9 @@ class Header:
     #: the first event's time on the file's clock, ns (``baseTimeNanoseconds`` plus its ``ts``, as a merge aligns
     #: ranks), None without events
     clock_ns: int | None = None
+    #: the clock is the wall clock (the old schema: no ``baseTimeNanoseconds``, ``ts`` the absolute microseconds since
+    #: 1970), which every machine of a job shares to the millisecond: it tells no machine from another
+    wall_clock: bool = False
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -349,7 +352,8 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
         if isinstance(props, list) else ()
     pid = re.search(_HOST_PID, head)
     clock = None if ts_us is None else (int(base.group(1)) if base is not None else 0) + int(ts_us * 1e3)
-    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock)
+    wall = base is None and ts_us is not None and _EPOCH_MIN_S <= ts_us / 1e6 <= _EPOCH_MAX_S
+    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock, wall)
 
 
 #: A host event's pid: Kineto writes ``{"ph": "X", "cat": "cpu_op", "name": "...", "pid": N, ...}`` in that order (GPU
@@ -411,14 +415,17 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
 
 def one_machine(headers: list[Header]) -> bool:
     """Whether files' headers say they are ranks of one job on one machine: the same world above 1, distinct ranks,
-    the same process groups (``pg_config``), and every process saw the same GPUs (ids, models, memory), enough of them
-    for the whole job.
+    the same process groups (``pg_config``), and every process saw the same GPUs (ids, models, memory), no more ranks
+    than those GPUs -- enough of them for the whole job, or else the machine's clock and pid counter
+    (:func:`one_counter`) shared by the ranks.
 
     Why: the handler's worker name ``<host>_<pid>`` says the machine, but files saved under other names
     (``export_chrome_trace("trace_rank0.json")``) say nothing by name, and read as one host each the job's GPUs are
     never compared.  A process lists every GPU its machine shows it, so two machines' ranks list their own; and a
-    machine cannot run more ranks than it has GPUs -- a job larger than the list spans machines, and its files stay
-    apart.  Ranks that each see one GPU are one machine's by its clock and pid counter (:func:`one_counter`)."""
+    machine cannot run more ranks than it has GPUs -- a job larger than the list spans machines, whose identical
+    machines list identical GPUs: there the list says no machine, and what the machine gives all its processes must
+    (h37-left47: 2 machines of 2 GPUs, each rank listing both, read as 4 hosts of one GPU).  Ranks that each see one
+    GPU are one machine's by its clock and pid counter alone."""
     if len(headers) < 2:
         return False
     h0 = headers[0]
@@ -430,7 +437,9 @@ def one_machine(headers: list[Header]) -> bool:
         return False
     if all(len(h.gpus) == 1 for h in headers):
         return one_counter(headers)
-    return h0.world_size <= len(h0.gpus) and all(h.gpus == h0.gpus for h in headers)
+    if any(h.gpus != h0.gpus for h in headers) or len(headers) > len(h0.gpus):
+        return False
+    return h0.world_size <= len(h0.gpus) or one_counter(headers)
 
 
 #: Ranks of one job record their first events within this many seconds of each other (the profiler's window starts
@@ -438,24 +447,33 @@ def one_machine(headers: list[Header]) -> bool:
 RANK_CLOCK_S = 60.0
 #: Processes a launcher starts together on one machine take pids this close (Linux hands pids out in order).
 PID_SPAN = 4096
+#: Linux's pid counter wrapped at 32,768 before systemd raised ``kernel.pid_max`` to 4,194,304 (2019); a PID namespace
+#: (a container) starts its counter at 1.  Pids past it come from a counter 4M wide, where two machines' land within
+#: :data:`PID_SPAN` of each other about once in 500; pids below it may come from a narrow counter (1 in 4) or from two
+#: containers started alike (their pids a few apart).
+NARROW_PID_MAX = 32768
 
 
 def one_counter(headers: list[Header]) -> bool:
-    """Whether ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed per process) ran on one machine: the same
-    GPU model, their first events on one clock within :data:`RANK_CLOCK_S`, and distinct pids within
-    :data:`PID_SPAN` -- drawn from one machine's pid counter.
+    """Whether ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed per process) -- or a part of a job larger
+    than the GPUs its files list -- ran on one machine: the same GPU model, their first events on one clock within
+    :data:`RANK_CLOCK_S`, and distinct pids within :data:`PID_SPAN` -- drawn from one machine's pid counter.
 
-    Why: such a file lists only its own GPU as device 0, so the GPU list cannot say the machine.  What can is what
-    a machine gives all its processes: its clock (PyTorch 2.x's traces count from the machine's boot, which two
-    machines do not share to the minute; where the clock is the wall clock, it agrees across machines and tells
-    nothing) and its pid counter (two machines' counters are independent, a few million wide; two containers' start
-    alike, so their ranks' pids repeat).  A rank file without a pid or a clock, or a pid seen twice, stays a host
+    Why: such a file's GPU list cannot say the machine.  What can is what a machine gives all its processes: its clock
+    (PyTorch 2.x's traces count from the machine's boot, which two machines do not share to the minute) and its pid
+    counter (two machines' counters are independent, a few million wide; two containers' start alike, so their ranks'
+    pids repeat).  Where the clock is the wall clock (the old schema, :attr:`Header.wall_clock`), it agrees across
+    machines and tells nothing: the pid counter speaks alone, and only pids past :data:`NARROW_PID_MAX` -- a counter
+    4M wide -- say one machine; below it two machines' counters (narrow ones, or two containers started alike) land
+    within the span too often (h37-left47).  A rank file without a pid or a clock, or a pid seen twice, stays a host
     of its own: two machines' ranks merged would be compared on clocks that are not one."""
     pids = [h.pid for h in headers]
     clocks = [h.clock_ns for h in headers]
     if None in pids or None in clocks or len(set(pids)) != len(pids):
         return False
     if len({(g[1], g[2]) for h in headers for g in h.gpus}) != 1:
+        return False
+    if any(h.wall_clock for h in headers) and min(pids) <= NARROW_PID_MAX:  # type: ignore[type-var]
         return False
     return max(clocks) - min(clocks) <= RANK_CLOCK_S * 1e9 and max(pids) - min(pids) <= PID_SPAN  # type: ignore[operator]
 
@@ -489,8 +507,8 @@ MAX_LINKED = 256
 
 def machine_groups(headers: list[Header]) -> list[list[int]]:
     """The indices of ``headers`` that are ranks of one machine, a list per machine of two or more (a file alone is in
-    none): all of them where :func:`one_machine` says so; else, for ranks that each see one GPU, the machines their
-    clocks and pid counters show -- files linked where a pair shares both (:func:`one_counter`), each group kept only
+    none): all of them where :func:`one_machine` says so; else, for ranks whose GPU lists cannot say the machine (one GPU
+    each, or a job larger than the list), the machines their clocks and pid counters show -- files linked where a pair shares both (:func:`one_counter`), each group kept only
     where it passes :func:`one_machine` whole.
 
     Why: a job over several machines (2 of 4 ranks on each of 2) fails the whole job's test, and its files read as a
@@ -501,7 +519,7 @@ def machine_groups(headers: list[Header]) -> list[list[int]]:
         return []
     if one_machine(headers):
         return [list(range(len(headers)))]
-    if any(len(h.gpus) != 1 for h in headers) or len(headers) > MAX_LINKED:
+    if len(headers) > MAX_LINKED:
         return []
     root = list(range(len(headers)))
 

@@ -281,8 +281,10 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
 def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, device) -> _Raw:
     names: dict[str, int] = _Names()
     h_parts, d_parts = [], []
+    callers: set[int] = set()  # the processes that made CUDA calls (serialized globalPid form)
     # ---- host: runtime and driver calls
     for _, _, c in calls.result():
+        callers.update(sorted_unique(c["tid"] >> 24).tolist())
         strings = tb.string_table(schema, c["name"])
         ids, inv = unique_inverse(c["name"])
         local = np.array([_intern(names, _api_name(strings.get(int(i), f"CUDA API {int(i)}"))) for i in ids.tolist()],
@@ -300,8 +302,9 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
             h_parts.append(part)
     # ---- device
     d_names: dict[str, int] = {}
+    launcher = (next(iter(callers)) << 24) if len(callers) == 1 else None
     for table, cols, c in device.result():
-        d_parts.append(_device_table(schema, table, cols, c, d_names, fidx))
+        d_parts.append(_device_table(schema, table, cols, c, d_names, fidx, launcher))
     h = _concat(h_parts, ("start", "end", "tid", "name", "corr", "range", "op", "domain"))
     d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph", "blocks", "threads"))
     raw = _Raw(path=path, size=size, h_start=h["start"], h_end=h["end"], h_name=h["name"], h_tid=h["tid"],
@@ -759,10 +762,17 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     arrive as the few distinct op and range names they are, and are interned in one dict look-up each; the sequence
     number the cut drops is counted first (``frameworks.nvtx.GRAD_SEQ``)."""
     cols = schema.columns(tb.NVTX)
-    where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND end IS NOT NULL AND end >= start"
+    where = "end IS NOT NULL AND end >= start"
+    if "eventType" in cols:  # else every row with an end is a range (marks, domains and categories have none)
+        where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND {where}"
     domain_col = "domainId" if "domainId" in cols else None
     domains = _domain_names(schema) if domain_col else {}
-    text = "CAST(text AS TEXT)" if "text" in cols else "NULL"  # a BLOB where a name is: its bytes as text
+    # a BLOB where a name is: its bytes as text; an empty text beside a registered string's id is no name: exports of
+    # Nsight 2020-2021 declare every column NOT NULL and write a default where a value is missing (their "SQLite
+    # Export Schema Reference"), so a registered name's row holds '' in ``text``, its name in ``textId``
+    text = "NULL" if "text" not in cols else (
+        "CAST(CASE WHEN text = '' AND textId > 0 THEN NULL ELSE text END AS TEXT)" if "textId" in cols
+        else "CAST(text AS TEXT)")
     # where the suffix starts (1-based, 0: none): PyTorch writes them in OP_SUFFIXES' order, so the first one found
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
@@ -833,7 +843,7 @@ def _range_types(schema: tb.Schema) -> tuple[int, ...]:
 def _domain_names(schema: tb.Schema) -> dict[int, str]:
     """Domain id -> name, from the ``NvtxDomainCreate`` records (a sliced export may have lost them)."""
     cols = schema.columns(tb.NVTX)
-    if "domainId" not in cols:
+    if "domainId" not in cols or "eventType" not in cols:
         return {}
     text = "text" if "text" in cols else "NULL"
     out = {}
@@ -849,7 +859,7 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
             "corr": "correlationId"}
     present = schema.columns(table)
     if table == tb.KERNEL:
-        cols["name"] = "demangledName" if "demangledName" in present else "shortName"
+        cols["name"] = next((k for k in _KERNEL_NAMES if k in present), _KERNEL_NAMES[0])
         cols["graph"] = "graphId"
         cols.update(_launch_exprs(present))
     elif table == tb.MEMCPY:
@@ -861,6 +871,30 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
     else:  # graph executions
         cols["graph"] = "graphId"
     return cols
+
+
+#: A kernel's name columns, the one read first first: ids into ``StringIds``.  Every export since Nsight 2021 writes
+#: all three; an id that names no string (a name the export lost) is read from the next column of the same row.
+_KERNEL_NAMES = ("demangledName", "shortName", "mangledName")
+
+
+def _kernel_names(schema: tb.Schema, table: str, first: str, ids: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
+    """Each kernel row's name id -- its ``first`` name column's, else (an id naming no string, or none: a name the
+    export lost) the next name column's of the same row (:data:`_KERNEL_NAMES`), read only where needed -- and the
+    strings of those ids.  The columns are read in row order (``tables.int_columns``), as ``ids`` was."""
+    present = schema.columns(table)
+    later = [k for k in _KERNEL_NAMES[_KERNEL_NAMES.index(first) + 1:] if k in present] if first in _KERNEL_NAMES else []
+    strings = tb.string_table(schema, ids)
+    for col in later:
+        good = np.isin(ids, np.fromiter((i for i, v in strings.items() if v), np.int64))
+        if good.all():
+            break
+        other = tb.int_columns(schema, table, {"s": col})["s"]
+        if other.size != ids.size:  # rows of another count: never mix two rows' names
+            break
+        ids = np.where(good, ids.astype(np.int64, copy=False), other)
+        strings.update(tb.string_table(schema, other[~good]))
+    return ids, strings
 
 
 #: Where a launch count saturates (int32, as the other formats' columns): far above any GPU's SMs or a block's threads.
@@ -883,23 +917,21 @@ def _launch_exprs(present: frozenset[str]) -> dict[str, str | None]:
 
 
 def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c: dict[str, np.ndarray],
-                  d_names: dict[str, int], fidx: int) -> dict[str, np.ndarray]:
-    """One activity table's rows (its columns ``c``, read as ``cols`` says) as device events."""
-    present = schema.columns(table)
+                  d_names: dict[str, int], fidx: int, launcher: int | None = None) -> dict[str, np.ndarray]:
+    """One activity table's rows (its columns ``c``, read as ``cols`` says) as device events.  ``launcher``: the one
+    process whose CUDA calls the export holds (serialized), the process of a row whose ``globalPid`` is absent, NULL
+    or 0 (an export whose activity tables do not say it): its launch is that process's call of the same
+    correlation id."""
     n = c["start"].size
     if table == tb.KERNEL:
-        strings = tb.string_table(schema, c["name"])
-        if cols["name"] == "demangledName" and "shortName" in present:
-            missing = [i for i in sorted_unique(c["name"]).tolist() if i not in strings]
-            if missing:  # a demangled name lost: the short one
-                strings.update(tb.string_table(schema, tb.int_columns(schema, table, {"s": "shortName"})["s"]))
-        ids, inv = unique_inverse(c["name"])
+        name_ids, strings = _kernel_names(schema, table, cols["name"], c["name"])
+        ids, inv = unique_inverse(name_ids)
         local = np.array([_intern(d_names, strings.get(int(i)) or f"kernel {int(i)}") for i in ids.tolist()], np.int32)
         name = local[inv] if n else local[:0]
         nbytes = np.full(n, -1, np.int8)
         blocks, threads = narrowest(c["blocks"]), narrowest(c["threads"])  # 8 bytes a kernel each as fetched
     elif table == tb.MEMCPY:
-        kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
+        kinds = _mem_kinds(schema)
         asked = c["cause"] == _USER_PREFETCH  # a migration the program's cudaMemPrefetchAsync asked for
         combo = (c["kind"].astype(np.int64) * 4096) + (np.clip(c["src"], -1, 62).astype(np.int64) + 1) * 64 + \
             (np.clip(c["dst"], -1, 62).astype(np.int64) + 1) + asked.astype(np.int64) * (1 << 40)
@@ -911,7 +943,7 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
         nbytes = c["bytes"]
     elif table == tb.MEMSET:
-        kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
+        kinds = _mem_kinds(schema)
         ids, inv = unique_inverse(c["mem"])
         labels = [_intern(d_names, f"Memset ({kinds.get(int(k), 'Device')})") for k in ids.tolist()]
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
@@ -921,19 +953,38 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         labels = [_intern(d_names, f"CUDA graph {int(g)}" if g >= 0 else "CUDA graph") for g in ids.tolist()]
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
         nbytes = np.full(n, -1, np.int8)
-    has_pid = c["pid"] >= 0
-    pid = np.where(has_pid, tb.pid_of(c["pid"]), 0)
+    gpid = c["pid"]
+    pids = tb.pid_of(gpid)
+    if launcher is not None:
+        unknown = (gpid < 0) | (pids == 0)  # NULL, absent, or Nsight 2020-2021's default 0: no process is 0
+        if unknown.any():
+            gpid = np.where(unknown, np.int64(launcher), gpid)
+            pids = tb.pid_of(gpid)
+    has_pid = gpid >= 0
+    pid = np.where(has_pid, pids, 0)
     graph = c["graph"]
     if table == tb.KERNEL and graph.size and int(graph.max()) <= 0:
         graph = np.full(n, -1, np.int8)  # node mode writes 0 (or NULL) for kernels outside a graph
     elif table == tb.KERNEL:
         graph = np.where(graph > 0, graph, -1)
-    proc = np.where(has_pid, _process_key(c["pid"], fidx), -1)
+    proc = np.where(has_pid, _process_key(gpid, fidx), -1)
     if table != tb.KERNEL:
         blocks = threads = np.full(n, -1, np.int8)
     return dict(start=c["start"], end=c["end"], dev=c["dev"], pid=proc, stream=c["stream"],
                 corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph, blocks=blocks,
                 threads=threads)
+
+
+def _mem_kinds(schema: tb.Schema) -> dict[int, str]:
+    """``ENUM_CUDA_MEM_KIND`` as the labels a copy's name carries (``Pageable``, ``Device Static``): the table's
+    ``label``, or where it has only its ``name`` (``CUDA_MEMOPR_MEMORY_KIND_PAGEABLE``), the words after ``KIND_``
+    -- a copy from pageable memory is named so whichever column the export wrote; :data:`_MEM_KINDS` where the export
+    has no such table (Nsight 2022.2's ``saxpy-mpi-cuda`` export: its copies' kinds number as these do)."""
+    out = {}
+    for i, v in tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND").items():
+        word = v.rsplit("KIND_", 1)[-1] if v.isupper() else v
+        out[i] = word.replace("_", " ").title() if word.isupper() else word
+    return out or _MEM_KINDS
 
 
 def _copy_name(kind: int, src: str | None, dst: str | None, asked: bool = False) -> str:
@@ -979,7 +1030,7 @@ def _session_window(schema: tb.Schema) -> tuple[int | None, float | None, int | 
     elif schema.has(tb.SESSION_START, "systemClockNs"):
         row = schema.con.execute(f'SELECT systemClockNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
         zero = int(row[0]) if row and row[0] is not None else None
-    for name, value in tb.key_values(schema, tb.META_EXPORT):
+    for name, value in tb.key_values(schema, tb.META_EXPORT) + tb.key_values(schema, tb.META_EXPORT_OLD):
         if name == "DERIVED_WINDOW_NS":
             a, _, b = value.partition("-")
             if a.strip().isdigit() and b.strip().isdigit() and int(b) > int(a):

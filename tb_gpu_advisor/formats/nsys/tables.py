@@ -69,13 +69,17 @@ CUDA_DEVICE = "TARGET_INFO_CUDA_DEVICE"
 SESSION_START = "TARGET_INFO_SESSION_START_TIME"
 ANALYSIS = "ANALYSIS_DETAILS"
 META_EXPORT = "META_DATA_EXPORT"
+#: The same table as Nsight 2022 named it (pipit's ``saxpy-mpi-cuda`` export, 2022.2.1, schema 2.9.1; CenterFormer's,
+#: 2022.4.2, schema 3.0.0): the export's product, schema version and (for a time slice) ``DERIVED_WINDOW_NS`` are in
+#: whichever of the two the file holds.
+META_EXPORT_OLD = "EXPORT_META_DATA"
 META_CAPTURE = "META_DATA_CAPTURE"
 SYSTEM_ENV = "TARGET_INFO_SYSTEM_ENV"
 #: The profiled program's standard output and error, as Nsight Systems kept them: ``(globalPid, filenameId,
 #: contentId)``, the file name (``.../pid_<pid>_stderr.log``) and its text in ``StringIds``.
 PROCESS_STREAMS = "ProcessStreams"
 #: Tables only Nsight writes: any one of them makes an SQLite file an export.
-NSYS_OWN = (ANALYSIS, META_EXPORT, SESSION_START)
+NSYS_OWN = (ANALYSIS, META_EXPORT, META_EXPORT_OLD, SESSION_START)
 #: Activity tables; with ``StringIds`` beside one of them, a file is an export (a hand-made or trimmed one).
 ACTIVITY = (KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX, SYNC, GRAPH_TRACE)
 #: Nsight's own names for what it keeps of the target and the program, written even where the window recorded no
@@ -93,12 +97,13 @@ class NsysReadError(ValueError):
 
 
 def pid_of(global_id: np.ndarray) -> np.ndarray:
-    """The process id of serialized ``globalTid`` / ``globalPid`` values."""
-    return (global_id >> _PID_SHIFT) & _ID_MASK
+    """The process id of serialized ``globalTid`` / ``globalPid`` values (any integer width: a column the table lacks
+    reads as a narrow -1)."""
+    return (global_id.astype(np.int64, copy=False) >> _PID_SHIFT) & _ID_MASK
 
 
 def tid_of(global_tid: np.ndarray) -> np.ndarray:
-    return global_tid & _ID_MASK
+    return global_tid.astype(np.int64, copy=False) & _ID_MASK
 
 
 #: Exports up to this size are read into memory through the checked descriptor (``sqlite3`` ``deserialize``); larger

@@ -204,7 +204,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
                        "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
                        "file was edited or damaged")
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
-        dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), b.get("frames"), None, budget) for b in live]
+        dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), _block_frames(b), None, budget) for b in live]
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
         try:
@@ -244,6 +244,23 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer=producer)
+
+
+def _block_frames(b: dict) -> Any:
+    """The stack that allocated a live block: its ``frames`` (PyTorch 2.1 on), else the newest entry of its
+    ``history`` (PyTorch 1.13 and 2.0: ``[{"addr", "real_size", "frames"}]``, the allocator's chain of a block's
+    allocations walked from its head, the latest first -- ``CUDACachingAllocator.cpp`` prepends each allocation's).
+
+    Why: read as ``frames`` alone, a 1.13 / 2.0 snapshot's live blocks had no stack -- every one "?", its state's
+    kind (serving, training) and the gradients ``Module.to()`` moved unseen: "healthy" where 2.1's dump of the same
+    state is not."""
+    frames = b.get("frames")
+    if frames is not None:
+        return frames
+    history = b.get("history")
+    if isinstance(history, list) and history and isinstance(history[0], dict):
+        return history[0].get("frames")
+    return None
 
 
 class _Entry(tuple):
@@ -621,7 +638,7 @@ def _autocast_cached(frames: Any) -> bool:
 
 #: The fields the reader uses, and their types (a field may be absent: older PyTorch versions write fewer).
 _SEGMENT = {"device": int, "total_size": int, "blocks": list}
-_BLOCK = {"size": int, "state": str, "address": int, "frames": list}
+_BLOCK = {"size": int, "state": str, "address": int, "frames": list, "history": list}
 _ENTRY = {"action": str, "size": int, "addr": int, "time_us": int, "frames": list, "device_free": int}
 _FRAME = {"filename": str, "name": str, "line": int}
 

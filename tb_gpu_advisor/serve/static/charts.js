@@ -470,7 +470,11 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
 export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "GPU memory", windowMs = null, categories = [] } = {}) {
   const W = Math.max(360, Math.round(width));
   const tl = mem.timeline || {};
-  const t = tl.t_ms || [], alloc = tl.allocated || [], res = tl.reserved || [];
+  // a history without times (a PyTorch 2.0 snapshot) is placed by its events' order: no time axis, no ms, no steps
+  const byEvent = !tl.t_ms && Array.isArray(tl.event);
+  const t = (byEvent ? tl.event : tl.t_ms) || [], alloc = tl.allocated || [], res = tl.reserved || [];
+  const at = byEvent ? (v) => `event ${Math.round(v).toLocaleString("en-US")}` : ms;
+  if (byEvent) { steps = []; windowMs = null; }
   const axisW = 64, padR = 12, top = 18, plotH = 150, bottom = top + plotH;
   // what holds memory at the peak: the server's categories in its order (legend.memory), then any it did not name
   const bd = breakdownKeys(categories, [{ breakdown: mem.breakdown || {} }]).filter(([k]) => (mem.breakdown || {})[k] > 0);
@@ -493,8 +497,10 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
     grid.append(s("line", { x1: axisW, x2: W - padR, y1: y(b), y2: y(b), class: "grid" }),
       s("text", { x: axisW - 4, y: y(b) + 4, "text-anchor": "end", class: "axis" }, `${num2(v)} GiB`));
   }
-  grid.append(s("text", { x: axisW, y: bottom + 14, class: "axis" }, ms(lo)),
-    s("text", { x: W - padR, y: bottom + 14, "text-anchor": "end", class: "axis" }, ms(hi)));
+  grid.append(s("text", { x: axisW, y: bottom + 14, class: "axis" }, at(lo)),
+    s("text", { x: W - padR, y: bottom + 14, "text-anchor": "end", class: "axis" }, at(hi)));
+  if (byEvent) grid.append(s("text", { x: (axisW + W - padR) / 2, y: bottom + 14, "text-anchor": "middle", class: "axis memory-axis-kind" },
+    "allocation events, in order (no times recorded)"));
   svg.append(grid);
   const bands = s("g", { class: "memory-steps" });
   for (const st of steps) {
@@ -527,7 +533,7 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
       s("title", {}, `capacity ${gib(mem.capacity_bytes)} (${mem.capacity_source || "?"})`)),
     s("text", { x: W - padR, y: y(mem.capacity_bytes) - 4, "text-anchor": "end", class: "axis mem-capacity-label" }, `capacity ${gib(mem.capacity_bytes)}`));
   }
-  if (mem.peak_ms !== null && mem.peak_ms !== undefined && mem.peak_ms >= lo && mem.peak_ms <= hi) {
+  if (!byEvent && mem.peak_ms !== null && mem.peak_ms !== undefined && mem.peak_ms >= lo && mem.peak_ms <= hi) {
     const px = x(mem.peak_ms), py = y(mem.peak_allocated_bytes);
     const label = `peak ${gib(mem.peak_allocated_bytes)}${mem.peak_step !== null && mem.peak_step !== undefined ? `, step ${mem.peak_step}` : ""}`;
     svg.append(s("g", { class: "mem-peak", "data-ms": mem.peak_ms },

@@ -359,7 +359,7 @@ export function memoryView(hr, g, ctx) {
   const steps = hostSteps(hr);
   const parts = [h("p", { class: "memory-peak" }, `GPU ${g.gpu} peak: ${memoryPeakText(m)}.`)];
   if (m.note) parts.push(h("p", { class: "note" }, m.note));
-  if ((m.timeline?.t_ms || []).length) {
+  if ((m.timeline?.t_ms || m.timeline?.event || []).length) {
     parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, steps shaded`,
       (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: ctx.legend?.memory }), width));
   }

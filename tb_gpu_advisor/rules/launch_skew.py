@@ -48,10 +48,8 @@ def check(m: HostMetrics) -> list[Finding]:
         metric=share_metric("launch_skew_share", "Launch skew share of step", share, "launch_skew.warning", severity=sev,
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
-        # a wait is recovered where the ledger holds it (collectives, idle): never more than those hold (h37-left46:
-        # a one-step window whose 2.99 ms skew was claimed from 0.94 ms of idle)
-        saving=saving(ctx, _recoverable(skew, wait_parts(m)),
-                      "all GPUs start the step together (the late GPU no longer delays the AllReduce)", wait_parts(m)),
+        saving=saving(ctx, skew, "all GPUs start the step together (the late GPU no longer delays the AllReduce)",
+                      wait_parts(m)),
         evidence=[table("First kernel / first launch per GPU, relative to the earliest (ms, average per step)",
                         ["gpu", "first kernel offset ms", "first launch offset ms", "private launch threads"],
                         [[g.gpu, offsets.get(g.gpu, g.first_kernel_offset_ms), g.first_launch_offset_ms,
@@ -61,9 +59,3 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=acts,
     )]
 
-
-
-def _recoverable(skew: float, parts: list[tuple[str, str, float]]) -> float:
-    """The skew a fix gives back: at most the collective and idle time the step's ledger holds (``wait_parts``)."""
-    held = sum(x for _, _, x in parts)
-    return min(skew, held) if len(parts) > 1 else skew

@@ -843,8 +843,12 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
               busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None,
               comm: np.ndarray | None = None) -> GapColumns | None:
-    """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
-    device event.
+    """GPU idle after each kept step: the longest idle stretch from step k's last kernel to the first device event of
+    the step after it in the capture (``GpuCtx.next_start``: kept or dropped -- a warm-up step, the stock rule's
+    last).  One gap per kept step that a step follows, so the gaps and their periods (step k's start to the next
+    step's) are counted over the same steps as the step they are compared with; a gap never spans a dropped step
+    (h37-left46: a benchmark's six kept GPU bursts had five gaps, one running over a dropped warm-up burst, the mean gap
+    957.9 ms beside a mean step of 877.5 ms that held it).
 
     Step k's end is anchored on its last kernel (collectives count), not its last copy: with device-defined steps
     (``xla_modules``: a module event spans only its kernels) the next step's input copy (H2D) lies before the next
@@ -863,7 +867,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     """
     d = g.d
     n = ctx.steps.count
-    if n < 2 or not len(d):
+    if n < 1 or not len(d):
         return None
     inside = g.step >= 0
     st_in = g.step[inside]
@@ -877,29 +881,45 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     last = np.where(last >= 0, last, last_any)
     first = _first_per_step(st_in, st_start, n)
     del st_in, st_end, st_start, is_k
-    a, b = last[:-1], first[1:]
-    ok = (a >= 0) & (b < big) & (b > a)
-    idx = np.nonzero(ok)[0]
-    if idx.size == 0:
-        return None
+    # the gap after step k ends at the first device event at or after the next step's start (that step's first
+    # event, kept or not); a kept next step that holds none on this GPU leaves no gap here, as before
+    nxt = g.next_start if g.next_start is not None else np.append(g.windows[1:, 0], -1)
+    nxt = nxt.astype(np.int64, copy=False)
+    starts = np.sort(d.start.astype(np.int64, copy=False))
+    pos = np.searchsorted(starts, np.maximum(nxt, 0), side="left")
+    b = np.where((nxt >= 0) & (pos < starts.size), starts[np.minimum(pos, starts.size - 1)], big)
+    w_all = g.windows.astype(np.int64, copy=False)
+    kept_next = np.zeros(n, dtype=bool)
+    kept_next[:-1] = nxt[:-1] == w_all[1:, 0]  # the next step is kept: its first event is the one its window holds
+    b[:-1] = np.where(kept_next[:-1], first[1:], b[:-1])
     # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
     # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
     # them are exactly those with start >= a and end <= b
     us, ue = busy if busy is not None else union_intervals(d.start, d.end)
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
-    j0 = np.searchsorted(gs, a[idx], side="left")
-    j1 = np.searchsorted(ge, b[idx], side="right")
-    # the longest idle stretch of each gap (the first of equal ones): the stretch itself where there is one
-    # (the usual case), a Python argmax only where there are several
-    has = j1 > j0
-    idx, j0, j1 = idx[has], j0[has], j1[has]
-    if idx.size == 0:
+    after = _longest_idle(gs, ge, last, b)
+    # a gap into a dropped step ends where that step begins: its time is no kept step's, and no ledger holds it (a
+    # gap into a kept step runs on to its first work, that step's leading idle)
+    drop_next = ~kept_next & (nxt >= 0)
+    after[drop_next, 1] = np.minimum(after[drop_next, 1], np.maximum(nxt[drop_next], after[drop_next, 0]))
+    # a kept step after a dropped one: the end of the gap between them lies in it, from its start to its first work
+    prev = g.prev_id if g.prev_id is not None and g.prev_id.size == n else np.full(n, -1, np.int64)
+    prev_kept = np.zeros(n, dtype=bool)
+    prev_kept[1:] = kept_next[:-1]
+    w_all0 = w_all[:, 0]
+    lead = _longest_idle(gs, ge, w_all0, first, clip=True)
+    lead[(prev < 0) | prev_kept] = -1
+    pieces = [(after, ctx.steps.ids), (lead, prev)]
+    win = np.concatenate([p for p, _ in pieces])
+    owner = np.concatenate([np.arange(n), np.arange(n)])
+    after_step = np.concatenate([ids for _, ids in pieces]).astype(np.int64)
+    partial = np.concatenate([drop_next, np.ones(n, dtype=bool)])
+    ok = (win[:, 0] >= 0) & (win[:, 1] > win[:, 0])
+    win, owner, after_step, partial = win[ok], owner[ok], after_step[ok], partial[ok]
+    if not win.shape[0]:
         return None
-    j = j0.copy()
-    glen = ge - gs
-    for k in np.flatnonzero(j1 - j0 > 1).tolist():
-        j[k] += int(np.argmax(glen[j0[k]:j1[k]]))
-    win = np.stack([gs[j], ge[j]], axis=1)
+    o = np.argsort(win[:, 0], kind="stable")
+    win, owner, after_step, partial = win[o], owner[o], after_step[o], partial[o]
     if painted is not None and painted.ok:
         lo, hi = painted.bounds
         if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
@@ -907,10 +927,14 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
     gap = (win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS
-    # the time each gap sits in: step k's start to step k+1's (at least the gap: a gap cannot outgrow its time)
-    w0 = g.windows[:, 0].astype(np.int64)
-    cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
-    return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+    # each kept step's period: its start to the next step's in the capture (kept or not), its own window where none
+    # follows; the mean step plus the mean time between a step's end and the next's start, over the same steps
+    step_ms = (w_all[:, 1] - w_all0).astype(np.float64) / PS_PER_MS
+    period = np.where(nxt >= 0, (nxt - w_all0).astype(np.float64) / PS_PER_MS, step_ms)
+    period = np.maximum(period, step_ms)
+    cycle = period[owner]
+    return GapColumns(gpu=d.gpu, after_step=after_step, gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+                      step_ms=step_ms, period_ms=period, partial=partial,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
@@ -919,6 +943,36 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
                       held_ms=_held_in(iv, win))
+
+
+def _longest_idle(gs: np.ndarray, ge: np.ndarray, a: np.ndarray, b: np.ndarray, clip: bool = False) -> np.ndarray:
+    """(n, 2) ps: per pair (``a``, ``b``) the longest of the idle stretches (``gs``, ``ge``: sorted, disjoint) from ``a``
+    to ``b`` (the first of equal ones); (-1, -1) where none.  ``a`` is a device event's end, so the stretches are
+    those starting at or after it; ``clip``: ``a`` is any instant (a step's start), and a stretch across it counts
+    from it.  ``b`` a device event's start (int64 max: none)."""
+    out = np.full((a.size, 2), -1, np.int64)
+    big = np.iinfo(np.int64).max
+    ok = (a >= 0) & (b < big) & (b > a)
+    if not ok.any() or not gs.size:
+        return out
+    idx = np.flatnonzero(ok)
+    j0 = np.searchsorted(ge, a[idx], side="right") if clip else np.searchsorted(gs, a[idx], side="left")
+    j1 = np.searchsorted(ge, b[idx], side="right")
+    has = j1 > j0
+    idx, j0, j1 = idx[has], j0[has], j1[has]
+    if not idx.size:
+        return out
+    lo = np.maximum(gs[j0], a[idx]) if clip else gs[j0]
+    best, bs, be = j0.copy(), lo, ge[j0].copy()
+    # the usual case is one stretch; a Python loop only where there are several
+    for k in np.flatnonzero(j1 - j0 > 1).tolist():
+        s_ = gs[j0[k]:j1[k]].copy()
+        if clip:
+            s_[0] = max(int(s_[0]), int(a[idx[k]]))
+        m = int(np.argmax(ge[j0[k]:j1[k]] - s_))
+        best[k], bs[k], be[k] = j0[k] + m, s_[m], ge[j0[k] + m]
+    out[idx, 0], out[idx, 1] = bs, be
+    return out
 
 
 def _held_in(iv: dict, win: np.ndarray) -> np.ndarray:
@@ -1410,6 +1464,12 @@ class GapColumns:
     #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
     #: :func:`_held_in`)
     held_ms: np.ndarray | None = None
+    #: per kept step of this GPU (not per gap): its length and its period (its start to the next step's in the
+    #: capture, its own length where none follows) -- the steps the gaps are averaged over, one gap's time a step
+    step_ms: np.ndarray | None = None
+    period_ms: np.ndarray | None = None
+    #: per gap: only the part a kept step holds, the rest in a dropped step beside it (``StepGap.partial``)
+    partial: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1419,11 +1479,13 @@ class GapColumns:
         categories above zero computed per row in Python floats)."""
         gpu = self.gpu
         booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in self.booked_ms[:n].tolist()]
+        part = self.partial[:n].tolist() if self.partial is not None else [False] * min(n, len(self))
         return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
-                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy)
-                for s, gp, i_, l_, h_, bk, cy in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
-                                                     self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
-                                                     self.host_other_ms[:n].tolist(), booked, self.cycle_ms[:n].tolist())]
+                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy, partial=pt)
+                for s, gp, i_, l_, h_, bk, cy, pt in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
+                                                         self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
+                                                         self.host_other_ms[:n].tolist(), booked,
+                                                         self.cycle_ms[:n].tolist(), part)]
 
 
 def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray, painted: Attribution | None = None) -> np.ndarray:
@@ -1453,8 +1515,8 @@ def _running_sum(x: np.ndarray) -> float:
 
 def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
     """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
-    mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
-    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
+    mean gap's booking: each kept step that a step follows has its gap, :func:`step_gaps`; a last step that ends the
+    capture has none), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
 
     ``gaps``: each GPU's :func:`step_gaps` (None: no gaps), in GPU order.  Sums run left to right over the gaps in
     that order, as a Python sum over the rows did, so every average is the same float."""
@@ -1466,7 +1528,13 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         return np.concatenate([getattr(c, name) for c in gaps])
 
     gap = col("gap_ms")
-    k = int(gap.size)
+    # one gap's time a kept step: the gaps' time over the steps that hold it (each kept step's trailing idle and a
+    # kept step's leading idle after a dropped one), so the mean gap is a part of the mean step and the mean period
+    # is the mean step plus the time between steps, over the same steps (h37-left46)
+    periods = [c.period_ms for c in gaps]
+    per_step = all(x is not None for x in periods)
+    k = sum(int(x.size) for x in periods) if per_step else int(gap.size)
+    k = max(k, 1)
     avg = _running_sum(gap) / k
     booked: dict[str, float] = {}
     if ledger is not None:
@@ -1478,7 +1546,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         for _, j in sorted(first):
             booked[HOST_IDLE[j]] = _running_sum(share[:, j])
         booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
-    cycle = _running_sum(col("cycle_ms")) / k
+    cycle = _running_sum(np.concatenate(periods)) / k if per_step else _running_sum(col("cycle_ms")) / k
+    gap_steps = _running_sum(np.concatenate([c.step_ms for c in gaps])) / k if per_step else None
     rows: list[StepGap] = []
     for c in gaps:
         if len(rows) >= GAP_ROWS:
@@ -1487,6 +1556,7 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
     return Gaps(
         count=k, avg_gap_ms=avg, max_gap_ms=float(gap.max()),
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
+        avg_step_ms=gap_steps,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
         avg_held_ms=_running_sum(np.concatenate([c.held_ms if c.held_ms is not None else np.zeros(len(c))

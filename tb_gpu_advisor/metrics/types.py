@@ -513,7 +513,8 @@ class LossScaling:
 
 @dataclass
 class StepGap:
-    """GPU idle time between two consecutive kept steps (end of last kernel of step k -> first of step k+1)."""
+    """GPU idle time after a kept step (end of its last kernel -> first device event of the step after it in the
+    capture), or the part of one that a kept step holds where the step on its other side was dropped (``partial``)."""
 
     after_step: int
     gpu: int | None
@@ -528,6 +529,9 @@ class StepGap:
     #: the time the gap sits in: from step k's start to step k+1's (step k's window, and the time between the two
     #: windows where the steps are not back to back: device-defined or guessed steps)
     cycle_ms: float = 0.0
+    #: the part of a gap a kept step holds, the rest in a dropped step beside it (its window's start or end cuts it):
+    #: counted in the mean per step, left out where whole gaps are compared with each other (their regularity)
+    partial: bool = False
 
 
 @dataclass
@@ -548,6 +552,10 @@ class Gaps:
     ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
     #: the mean of the gaps' ``cycle_ms``: what a share of the gaps is of
     avg_cycle_ms: float | None = None
+    #: the mean length of the steps the gaps follow (one gap per kept step that a step follows: every kept step but a
+    #: last that ends the capture): ``avg_cycle_ms`` is this plus the mean time between a step's end and the next's
+    #: start, and the part of a gap inside the steps is at most this (h37-left46)
+    avg_step_ms: float | None = None
     #: (host op, average ms of a gap it fills), longest first: the outermost host work events in the gaps, where to
     #: look (metrics/breakdown.ops_in_gaps)
     top_ops: list[tuple[str, float]] = field(default_factory=list)

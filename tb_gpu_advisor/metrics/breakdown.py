@@ -77,11 +77,13 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if len(d) and (returns_read or not ctx.fw.has_dispatch):
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
-        lw, held, first = _idle_before(d, g.step, g.launch, lend_all if h.end.size else None, g.windows, returns_read)
+        lw, held, lead, first = _idle_before(d, g.step, g.launch, lend_all if h.end.size else None, g.windows,
+                                             returns_read)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
             out["launch_wait"] = lw
-        if ctx.unseen_spans:  # the host waiting in a sync on GPU work the file lacks says more: a window cut short
-            held = subtract_intervals(*(x.astype(np.int64, copy=False) for x in held), *ctx.unseen_spans)
+        if ctx.unseen_spans:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
+            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)  # more
+        held = _cat2(held, lead)
         # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
         # measures the launch wait, between kernels and before a step's first work alike
         out["held"], out["kernel_switch"] = split_switches(*held)
@@ -169,10 +171,11 @@ def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
 
 def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
                  windows: np.ndarray | None, returns_read: bool = True
-                 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
     """The GPU idle before each of its device works (kernels, copies, memsets; not a collective, which waits for its
     peers; of a known launch, inside a kept step), from the end of everything the GPU ran before it on any stream,
-    split by what it waited for: ``(launch_wait, held, queued_first)``, each (starts, ends).  One rule for the idle
+    split by what it waited for: ``(launch_wait, held, held_first, queued_first)``, each (starts, ends) --
+``held_first`` the held idle before a step's first work.  One rule for the idle
     between two works of a step and for the idle before a step's first work (from its window's start).
 
     Launch wait (between two works of one step only): the work's launch call (ending at ``lend_all``; None: no host
@@ -200,9 +203,8 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
     Only where the GPU idled before a work (few places on a busy GPU) are its launch and step read: each test over
     every pair of works was a gather or a pass over the 220 k events of a GPU of the dense 100 MB capture."""
     empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
-    n = len(d)
-    if not n:
-        return empty, empty, empty
+    if not d.start.shape[0]:
+        return empty, empty, empty, empty
     start = d.start.astype(np.int64, copy=False)
     prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
     # between two works of a step: the GPU idle before the work, after everything that started before it
@@ -214,7 +216,7 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
     keep = lend > idle_s
     lw = (idle_s[keep], idle_e[keep] if not returns_read else launch_wait_end(idle_e[keep], lend[keep]))
     if not returns_read or lend_all is None:
-        return lw, empty, empty
+        return lw, empty, empty, empty
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
     late = idle_e > held_s
     # before each step's first work: from the end of everything before it, or the window's start where later
@@ -231,9 +233,7 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
             lead_e = start[first]
             k = lead_e > lead_s
             lead_s, lead_e, lone = lead_s[k], lead_e[k], (first == 0)[k]  # lone: no GPU work of the capture before it
-    held = (np.concatenate([held_s[late], lead_s[~lone]]), np.concatenate([idle_e[late], lead_e[~lone]]))
-    order = np.argsort(held[0], kind="stable")
-    return lw, (held[0][order], held[1][order]), (lead_s[lone], lead_e[lone])
+    return lw, (held_s[late], idle_e[late]), (lead_s[~lone], lead_e[~lone]), (lead_s[lone], lead_e[lone])
 
 
 def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:

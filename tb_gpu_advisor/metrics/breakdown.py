@@ -81,12 +81,14 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
                                              returns_read)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
             out["launch_wait"] = lw
-        if ctx.unseen_spans:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
-            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)  # more
-        held = _cat2(held, lead)
         # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
         # measures the launch wait, between kernels and before a step's first work alike
-        out["held"], out["kernel_switch"] = split_switches(*held)
+        graph_us = devices.graph_switch_us(d.info.name, d.info.compute_capability)
+        held, switch = split_switches(*held[:2], _switch_floors(d, g.launch, held[2], graph_us))
+        lead, lead_switch = split_switches(*lead[:2], _switch_floors(d, g.launch, lead[2], graph_us))
+        if ctx.unseen_spans:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
+            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)  # more
+        out["held"], out["kernel_switch"] = _cat2(held, lead), _cat2(switch, lead_switch)
         out["queued_first"] = first
     for k in ("held", "queued_first"):
         if k in out and out[k][0].size:
@@ -133,18 +135,47 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
-def split_switches(s: np.ndarray, e: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled between a kernel and the next one it already held
-    (:func:`_idle_before`'s held): each stretch shorter than ``launch.kernel_switch_us`` is the GPU's switch between
-    queued kernels, a longer one held work.
+def split_switches(s: np.ndarray, e: np.ndarray, floor_ps: np.ndarray | float | None = None
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled before work it already held
+    (:func:`_idle_before`'s held): each stretch shorter than its floor (``floor_ps``, per stretch or one for all;
+    ``launch.kernel_switch_us`` where None: :func:`_switch_floors`) is the GPU's switch between queued works, a longer
+    one held work.
 
     Why: a GPU needs 1-5 us to start a kernel it holds once the one before it ends.  A CUDA graph of 300 kernels of
     2.5 us, replayed by one ``cudaGraphLaunch`` while the host waits in ``cudaStreamSynchronize``, idles 0.8 us
     between each (synthetic ``cuda_graph_tiny``: ~240 us of a 1.04 ms step): no host time the capture missed (where
     the framework's dispatch measures the launch wait it fell to ``other``), nor work the GPU held and did not run
     (elsewhere it was ``unseen``, "The GPU holds work it was given, idle").  A hold of milliseconds is that."""
-    short = (e - s) < T("launch.kernel_switch_us") * PS_PER_US
+    if floor_ps is None:
+        floor_ps = T("launch.kernel_switch_us") * PS_PER_US
+    short = (e - s) < floor_ps
     return (s[~short], e[~short]), (s[short], e[short])
+
+
+def _switch_floors(d, launch: np.ndarray, at: np.ndarray, graph_us: tuple[float, str] | None  # noqa: ANN001
+                   ) -> np.ndarray | float:
+    """The longest the GPU's own switch takes before each work of ``at`` (device event indices), in ps:
+    ``launch.kernel_switch_us``, or the GPU's graph switch (``graph_us``: :func:`devices.graph_switch_us`) where the
+    work enters or leaves a graph -- its launch differs from the work's before it (by start), and one of the two
+    launched several works (a graph replay, a command buffer).
+
+    Why: an MI300X holding a HIP graph idles 10-14 us entering or leaving it, where it switches between other queued
+    kernels in 0-3.5 us: vllm_mi300x_decode's two 10.1 and 11.7 us stretches at its graph's ends were held work (a
+    dependency or another process) where they are that GPU's switch (h37-left44).  A floor read off each capture's
+    own queued transitions is no sounder: where the GPU holds work at most of them (``torchrec_shampoo_128``, a sampled
+    trace: median 42 us over 639) their typical gap is the hold."""
+    base = T("launch.kernel_switch_us") * PS_PER_US
+    if graph_us is None or not at.size:
+        return base
+    known = launch[launch >= 0]
+    ids, counts = np.unique(known, return_counts=True)
+    def several(i: np.ndarray) -> np.ndarray:  # noqa: E306 - launched more than one work
+        k = np.clip(np.searchsorted(ids, launch[i]), 0, max(ids.size - 1, 0))
+        return (launch[i] >= 0) & (ids.size > 0) & (ids[k] == launch[i]) & (counts[k] > 1)
+    prev = np.maximum(at - 1, 0)
+    edge = (at > 0) & (launch[at] != launch[prev]) & (several(at) | several(prev))
+    return np.where(edge, max(base, graph_us[0] * PS_PER_US), base)
 
 
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:
@@ -175,7 +206,8 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
     """The GPU idle before each of its device works (kernels, copies, memsets; not a collective, which waits for its
     peers; of a known launch, inside a kept step), from the end of everything the GPU ran before it on any stream,
     split by what it waited for: ``(launch_wait, held, held_first, queued_first)``, each (starts, ends) --
-``held_first`` the held idle before a step's first work.  One rule for the idle
+``held_first`` the held idle before a step's first work; the two held parts also give the index of the work each
+stretch precedes.  One rule for the idle
     between two works of a step and for the idle before a step's first work (from its window's start).
 
     Launch wait (between two works of one step only): the work's launch call (ending at ``lend_all``; None: no host
@@ -203,8 +235,9 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
     Only where the GPU idled before a work (few places on a busy GPU) are its launch and step read: each test over
     every pair of works was a gather or a pass over the 220 k events of a GPU of the dense 100 MB capture."""
     empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
+    none = (*empty, np.zeros(0, np.int64))
     if not d.start.shape[0]:
-        return empty, empty, empty, empty
+        return empty, none, none, empty
     start = d.start.astype(np.int64, copy=False)
     prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
     # between two works of a step: the GPU idle before the work, after everything that started before it
@@ -216,11 +249,11 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
     keep = lend > idle_s
     lw = (idle_s[keep], idle_e[keep] if not returns_read else launch_wait_end(idle_e[keep], lend[keep]))
     if not returns_read or lend_all is None:
-        return lw, empty, empty, empty
+        return lw, none, none, empty
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
     late = idle_e > held_s
     # before each step's first work: from the end of everything before it, or the window's start where later
-    lead_s, lead_e, lone = empty[0], empty[1], np.zeros(0, bool)
+    lead_s, lead_e, lone, at = empty[0], empty[1], np.zeros(0, bool), np.zeros(0, np.int64)
     if windows is not None and windows.shape[0]:
         ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
         if ok.size:
@@ -232,8 +265,9 @@ def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray |
             lead_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
             lead_e = start[first]
             k = lead_e > lead_s
-            lead_s, lead_e, lone = lead_s[k], lead_e[k], (first == 0)[k]  # lone: no GPU work of the capture before it
-    return lw, (held_s[late], idle_e[late]), (lead_s[~lone], lead_e[~lone]), (lead_s[lone], lead_e[lone])
+            lead_s, lead_e, lone, at = lead_s[k], lead_e[k], (first == 0)[k], first[k]  # lone: no GPU work before it
+    return lw, (held_s[late], idle_e[late], nxt[late]), (lead_s[~lone], lead_e[~lone], at[~lone]), \
+        (lead_s[lone], lead_e[lone])
 
 
 def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:

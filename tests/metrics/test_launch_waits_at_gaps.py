@@ -18,7 +18,7 @@ LOW = np.iinfo(np.int64).min
 
 def _every_work(d, step, launch, lend_all, windows):  # noqa: ANN001
     """The idle before each work, one work (and one step) at a time."""
-    lw, held, lead, first = ([], []), ([], []), ([], []), ([], [])
+    lw, held, lead, first = ([], []), ([], [], []), ([], [], []), ([], [])
     seen: set[int] = set()
     for i in range(len(d.start)):
         ok = launch[i] >= 0 and d.kind[i] != devices.KIND_COLLECTIVE and step[i] >= 0
@@ -33,6 +33,7 @@ def _every_work(d, step, launch, lend_all, windows):  # noqa: ANN001
             if lend_all is not None and start > hs:
                 held[0].append(hs)
                 held[1].append(start)
+                held[2].append(i)
         if ok and int(step[i]) not in seen:
             seen.add(int(step[i]))
             if lend_all is not None and (i == 0 or step[i - 1] != step[i]):
@@ -41,6 +42,8 @@ def _every_work(d, step, launch, lend_all, windows):  # noqa: ANN001
                     part = first if i == 0 else lead
                     part[0].append(hs)
                     part[1].append(start)
+                    if i:
+                        lead[2].append(i)
     return lw, held, lead, first
 
 

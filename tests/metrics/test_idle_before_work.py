@@ -115,3 +115,18 @@ def test_a_kernel_queued_behind_a_late_collective_is_held_only_after_it(tmp_path
         assert m.idle_held < 0.001 and m.breakdown.kernel_switch == pytest.approx(after_us / 1e3, abs=0.001)
     # every launch returned long before its work could start: the host's launch calls before kernel A only
     assert m.breakdown.launch_wait < 0.05
+
+
+def test_control_a_replica_idle_while_a_peer_gpu_of_its_process_runs_is_no_held_work(tmp_path):
+    """Control (main too; a first version of the one rule booked 3.0 ms of each 8.35 ms step held): synthetic
+    ``multi_gpu_sequential``, four GPUs of one TensorFlow process taking turns -- each replica idles after its batch
+    copy, its kernels launched, while another GPU runs: a wait on that GPU (the turn-taking ``sequential_gpus``
+    recovers), not work held for a cause outside the capture."""
+    from synthetic import scenarios
+    from tb_gpu_advisor.discover.logdir import discover
+
+    scenarios.multi_gpu_sequential().write(tmp_path)
+    (s,) = discover(str(tmp_path))
+    m = host_metrics(read(s.hosts[0]))
+    assert m.multi_gpu.peer_wait_ledger_ms.get("other", 0.0) > 1.0  # the turns are there to take
+    assert m.idle_held == 0.0

@@ -171,14 +171,19 @@ def _switch_floors(d, launch: np.ndarray, at: np.ndarray, graph_us: tuple[float,
     base = T("launch.kernel_switch_us") * PS_PER_US
     if graph_us is None or not at.size:
         return base
-    known = launch[launch >= 0]
-    ids, counts = np.unique(known, return_counts=True)
-    def several(i: np.ndarray) -> np.ndarray:  # noqa: E306 - launched more than one work
-        k = np.clip(np.searchsorted(ids, launch[i]), 0, max(ids.size - 1, 0))
-        return (launch[i] >= 0) & (ids.size > 0) & (ids[k] == launch[i]) & (counts[k] > 1)
+    ids, counts = np.unique(launch[launch >= 0], return_counts=True)
+    shared = ids[counts > 1]  # the launches of several works (sorted)
     prev = np.maximum(at - 1, 0)
-    edge = (at > 0) & (launch[at] != launch[prev]) & (several(at) | several(prev))
+    edge = (at > 0) & (launch[at] != launch[prev]) & (_member(launch[at], shared) | _member(launch[prev], shared))
     return np.where(edge, max(base, graph_us[0] * PS_PER_US), base)
+
+
+def _member(x: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """Per value of ``x``: whether ``sorted_ids`` holds it."""
+    if not sorted_ids.size:
+        return np.zeros(x.shape, bool)
+    k = np.minimum(np.searchsorted(sorted_ids, x), sorted_ids.size - 1)
+    return sorted_ids[k] == x
 
 
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:

@@ -71,31 +71,27 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     # both belong to the same step.  Input wait, higher in PRIORITY, takes precedence.
     # Frameworks whose dispatch the capture names (JAX) measure it directly below: there an idle gap
     # before a kernel is only launch wait while the host is inside the dispatch.
-    # the GPU's kernels and collectives, as slices of its columns where it has nothing else (no gathers)
-    kern = slice(None) if present <= _COMPUTE_KINDS else \
-        np.nonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))[0]
-    n_kern = len(d) if isinstance(kern, slice) else kern.size
     # a launch's return read against its work's start says what the GPU held -- only where the two clocks agree
     returns_read = bool(h.end.size) and not _clocks_disagree(ctx, g)
     out["launch_wait"] = out["kernel_switch"] = (d.start[:0], d.start[:0])
-    if n_kern > 1 and (returns_read or not ctx.fw.has_dispatch):
+    if len(d) and (returns_read or not ctx.fw.has_dispatch):
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
-        lw, held = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern, returns_read)
+        lw, held, lead, first = _idle_before(d, g.step, g.launch, lend_all if h.end.size else None, g.windows,
+                                             returns_read)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
             out["launch_wait"] = lw
-        # the idle between kernels the GPU holds: its own switching where short, held work where long -- one rule
-        # whatever measures the launch wait
-        out["held"], out["kernel_switch"] = split_switches(*_still_idle(d, kern, held))
-    # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
-    # measures the launch wait, a call that returned has handed its work over
-    if returns_read and len(d):
-        if lend_all is None:
-            lend_all = launch_ends(ctx, g)
-        lead, first = _leading_held(d, g.step, g.launch, lend_all, g.windows)
-        if ctx.unseen_spans:  # the host waiting in a sync on GPU work the file lacks says more: a window cut short
-            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)
-        out["held"] = _cat2(out.get("held", (d.start[:0], d.start[:0])), lead)
+        # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
+        # measures the launch wait, between kernels and before a step's first work alike
+        graph_us = devices.graph_switch_us(d.info.name, d.info.compute_capability)
+        held, switch = split_switches(*held[:2], _switch_floors(d, g.launch, held[2], graph_us))
+        lead, lead_switch = split_switches(*lead[:2], _switch_floors(d, g.launch, lead[2], graph_us))
+        if ctx.unseen_spans:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
+            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)  # more
+        held = _cat2(held, lead)
+        if held[0].size:  # while a GPU of the same process runs, the GPU may wait on that work: the turn-taking's
+            held = _off_peers(ctx, g, held)
+        out["held"], out["kernel_switch"] = held, _cat2(switch, lead_switch)
         out["queued_first"] = first
     for k in ("held", "queued_first"):
         if k in out and out[k][0].size:
@@ -142,18 +138,52 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
-def split_switches(s: np.ndarray, e: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled between a kernel and the next one it already held
-    (:func:`_launch_waits`' held): each stretch shorter than ``launch.kernel_switch_us`` is the GPU's switch between
-    queued kernels, a longer one held work.
+def split_switches(s: np.ndarray, e: np.ndarray, floor_ps: np.ndarray | float | None = None
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled before work it already held
+    (:func:`_idle_before`'s held): each stretch shorter than its floor (``floor_ps``, per stretch or one for all;
+    ``launch.kernel_switch_us`` where None: :func:`_switch_floors`) is the GPU's switch between queued works, a longer
+    one held work.
 
     Why: a GPU needs 1-5 us to start a kernel it holds once the one before it ends.  A CUDA graph of 300 kernels of
     2.5 us, replayed by one ``cudaGraphLaunch`` while the host waits in ``cudaStreamSynchronize``, idles 0.8 us
     between each (synthetic ``cuda_graph_tiny``: ~240 us of a 1.04 ms step): no host time the capture missed (where
     the framework's dispatch measures the launch wait it fell to ``other``), nor work the GPU held and did not run
     (elsewhere it was ``unseen``, "The GPU holds work it was given, idle").  A hold of milliseconds is that."""
-    short = (e - s) < T("launch.kernel_switch_us") * PS_PER_US
+    if floor_ps is None:
+        floor_ps = T("launch.kernel_switch_us") * PS_PER_US
+    short = (e - s) < floor_ps
     return (s[~short], e[~short]), (s[short], e[short])
+
+
+def _switch_floors(d, launch: np.ndarray, at: np.ndarray, graph_us: tuple[float, str] | None  # noqa: ANN001
+                   ) -> np.ndarray | float:
+    """The longest the GPU's own switch takes before each work of ``at`` (device event indices), in ps:
+    ``launch.kernel_switch_us``, or the GPU's graph switch (``graph_us``: :func:`devices.graph_switch_us`) where the
+    work enters or leaves a graph -- its launch differs from the work's before it (by start), and one of the two
+    launched several works (a graph replay, a command buffer).
+
+    Why: an MI300X holding a HIP graph idles 10-14 us entering or leaving it, where it switches between other queued
+    kernels in 0-3.5 us: vllm_mi300x_decode's two 10.1 and 11.7 us stretches at its graph's ends were held work (a
+    dependency or another process) where they are that GPU's switch (h37-left44).  A floor read off each capture's
+    own queued transitions is no sounder: where the GPU holds work at most of them (``torchrec_shampoo_128``, a sampled
+    trace: median 42 us over 639) their typical gap is the hold."""
+    base = T("launch.kernel_switch_us") * PS_PER_US
+    if graph_us is None or not at.size:
+        return base
+    ids, counts = np.unique(launch[launch >= 0], return_counts=True)
+    shared = ids[counts > 1]  # the launches of several works (sorted)
+    prev = np.maximum(at - 1, 0)
+    edge = (at > 0) & (launch[at] != launch[prev]) & (_member(launch[at], shared) | _member(launch[prev], shared))
+    return np.where(edge, max(base, graph_us[0] * PS_PER_US), base)
+
+
+def _member(x: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """Per value of ``x``: whether ``sorted_ids`` holds it."""
+    if not sorted_ids.size:
+        return np.zeros(x.shape, bool)
+    k = np.minimum(np.searchsorted(sorted_ids, x), sorted_ids.size - 1)
+    return sorted_ids[k] == x
 
 
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:
@@ -197,79 +227,97 @@ def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
     return np.minimum(k_start, np.maximum(lend, 0) + LAUNCH_START_PS)
 
 
-def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                  kern: slice | np.ndarray, returns_read: bool = True
-                  ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The GPU idle before each of its kernels (``kern``: its kernels and collectives, a slice where it has nothing
-    else), split by what it waited for: ``(launch_wait, held)``, each (starts, ends).
+def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
+                 windows: np.ndarray | None, returns_read: bool = True
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The GPU idle before each of its device works (kernels, copies, memsets; not a collective, which waits for its
+    peers; of a known launch, inside a kept step), from the end of everything the GPU ran before it on any stream,
+    split by what it waited for: ``(launch_wait, held, held_first, queued_first)``, each (starts, ends) --
+``held_first`` the held idle before a step's first work; the two held parts also give the index of the work each
+stretch precedes.  One rule for the idle
+    between two works of a step and for the idle before a step's first work (from its window's start).
 
-    Launch wait: the kernel's host launch call (ending at ``lend_all``; None: no host events, read as 0) ended after
-    all earlier work on the GPU had, the gap lies inside one step, and the kernel is no collective (which waits for
-    its peers); it ends at :func:`launch_wait_end`.  Held: the rest of such a gap after the call returned and the
-    driver submitted (:data:`LAUNCH_START_PS`): the GPU held work it could run.
+    Launch wait (between two works of one step only): the work's launch call (ending at ``lend_all``; None: no host
+    events, read as 0) ended after the GPU had finished everything before it; it ends at :func:`launch_wait_end`.
+    Held: the rest of the idle after the call returned and the driver submitted (:data:`LAUNCH_START_PS`): the GPU
+    held work it could run.  ``queued_first``: held before the capture's first GPU work, where the GPU may still run
+    work launched before the capture began (vLLM's engine launches step N+1 while the GPU runs step N), which no
+    event shows -- booked apart from the host's time all the same.
+
+    Why one rule: the idle before a step's first work was read apart (``_leading_held``) from the idle between
+    kernels, which was read off kernels alone and then mended -- by the latest launch of every work that ran before
+    the kernel (a kernel waiting on a copy the host issued 5 ms later was 150.5 ms held, h37-left41) and by
+    subtracting the copies run in the gap.  Read over every work the GPU ran, both mends are the rule itself: the
+    idle begins where the GPU's earlier work ended, and the works that started before it were launched by their
+    starts.  And the idle before a copy the GPU held (launched, returned) inside a step is held too: read off kernels
+    alone it was the next kernel's launch wait where that kernel was launched late (h37-left44).  A collective that
+    waits for its peers, or any work that ran late, keeps the GPU busy until it ends: only the idle after it can be
+    held.
 
     ``returns_read`` False (the GPU's and the host's clocks disagree: :func:`_clocks_disagree`): no call's return is
-    read against its kernel's start, so nothing is held and a late launch's wait runs to its kernel's start, as the
-    same gate keeps the idle before a step's first work (:func:`_leading_held`) unread.  A GPU clock that drifts
-    later than the host's put the kernels hundreds of microseconds after calls they followed by 10 us: read as held,
-    it was host time booked as the GPU's (h37-left31's left).
+    read against its work's start, so nothing is held and a late launch's wait runs to its work's start.  A GPU clock
+    that drifts later than the host's put the kernels hundreds of microseconds after calls they followed by 10 us:
+    read as held, it was host time booked as the GPU's (h37-left31's left).
 
-    Only where the GPU idled before a kernel (few places on a busy GPU) are its launch and step read: each test
-    over every pair of kernels was a gather or a pass over the 220 k events a GPU of the dense 100 MB capture,
-    17 -> 12 ms over its 8 GPUs."""
-    k_start = d.start[kern]
-    prev_end = np.maximum.accumulate(d.end[kern])[:-1]
-    gap = np.flatnonzero(k_start[1:] > prev_end)
-    nxt = gap + 1 if isinstance(kern, slice) else kern[gap + 1]
-    cur = gap if isinstance(kern, slice) else kern[gap]
-    has = (launch[nxt] >= 0) & (d.kind[nxt] == devices.KIND_KERNEL)
-    lend = lend_all[nxt] if lend_all is not None else np.zeros(gap.size, np.int64)
-    if lend_all is not None:  # the GPU ran work launched after the kernel before it: it waited for that launch
-        lend = np.maximum(lend, _later_returns(d, launch, lend_all, np.asarray(nxt)))
-    nxt_step = step[nxt]
-    same = has & (nxt_step == step[cur]) & (nxt_step >= 0)
-    idle_s, idle_e = prev_end[gap], k_start[gap + 1]
-    keep = same & (lend > idle_s)
-    if not returns_read:
-        return (idle_s[keep], idle_e[keep]), (idle_s[:0], idle_e[:0])
+    Only where the GPU idled before a work (few places on a busy GPU) are its launch and step read: each test over
+    every pair of works was a gather or a pass over the 220 k events of a GPU of the dense 100 MB capture."""
+    empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
+    none = (*empty, np.zeros(0, np.int64))
+    if not d.start.shape[0]:
+        return empty, none, none, empty
+    start = d.start.astype(np.int64, copy=False)
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+    # between two works of a step: the GPU idle before the work, after everything that started before it
+    nxt = np.flatnonzero(start[1:] > prev_end[:-1]) + 1
+    nxt = nxt[(launch[nxt] >= 0) & (d.kind[nxt] != devices.KIND_COLLECTIVE) & (step[nxt] >= 0)
+              & (step[nxt] == step[nxt - 1])]
+    idle_s, idle_e = prev_end[nxt - 1], start[nxt]
+    lend = lend_all[nxt].astype(np.int64) if lend_all is not None else np.zeros(nxt.size, np.int64)
+    keep = lend > idle_s
+    lw = (idle_s[keep], idle_e[keep] if not returns_read else launch_wait_end(idle_e[keep], lend[keep]))
+    if not returns_read or lend_all is None:
+        return lw, none, none, empty
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
-    late = same & (idle_e > held_s)
-    return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
+    late = idle_e > held_s
+    # before each step's first work: from the end of everything before it, or the window's start where later
+    lead_s, lead_e, lone, at = empty[0], empty[1], np.zeros(0, bool), np.zeros(0, np.int64)
+    if windows is not None and windows.shape[0]:
+        ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
+        if ok.size:
+            _, at = np.unique(step[ok], return_index=True)
+            first = ok[at]  # the earliest such work of each step (device events are sorted by start)
+            first = first[(first == 0) | (step[first] != step[np.maximum(first - 1, 0)])]  # the rest: read above
+            before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
+            w0 = windows[np.clip(step[first], 0, windows.shape[0] - 1), 0].astype(np.int64)
+            lead_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
+            lead_e = start[first]
+            k = lead_e > lead_s
+            lead_s, lead_e, lone, at = lead_s[k], lead_e[k], (first == 0)[k], first[k]  # lone: no GPU work before it
+    return lw, (held_s[late], idle_e[late], nxt[late]), (lead_s[~lone], lead_e[~lone], at[~lone]), \
+        (lead_s[lone], lead_e[lone])
 
 
-def _still_idle(d, kern: slice | np.ndarray, held: tuple[np.ndarray, np.ndarray]  # noqa: ANN001 - DeviceEvents
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """The stretches of ``held`` (idle between kernels, :func:`_launch_waits`) in which the GPU ran none of its other
-    work (copies, memsets: the rows outside ``kern``).
+def _off_peers(ctx: Context, g: GpuCtx, held: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``held`` less the time another active GPU of ``g``'s process ran work other than a collective: there the GPU
+    may wait on that GPU's work (a control dependency from one replica to another), a wait the capture shows
+    (``sequential_gpus`` and its peer waits: ``metrics.multigpu.peer_waits``), not work held for a cause outside it.
 
-    Why: a copy the GPU runs between two kernels is no held idle; painted as the copy, it was still counted in the
-    held milliseconds (h37-left41's synthetic: 0.16 ms of each 0.2 ms copy before the kernel that waited on it)."""
-    if isinstance(kern, slice) or not held[0].size:
-        return held
-    rest = np.ones(len(d), bool)
-    rest[kern] = False
-    return subtract_intervals(held[0].astype(np.int64, copy=False), held[1].astype(np.int64, copy=False),
-                              d.start[rest].astype(np.int64), d.end[rest].astype(np.int64))
-
-
-def _later_returns(d, launch: np.ndarray, lend_all: np.ndarray, at: np.ndarray) -> np.ndarray:  # noqa: ANN001
-    """Per device event index of ``at``: the latest launch return (``lend_all``) of the GPU's work of a known launch
-    (any stream, any kind: kernels, copies, memsets) that starts before that event does -- the earliest the GPU held
-    everything it ran before it (each at most its own start).
-
-    Why: a kernel waiting on work launched after it (a host-to-device copy the host issues after its CPU work, an
-    event recorded later on another stream) is not held while that work is still unlaunched: the GPU then waits for
-    the host.  Read off kernels alone, the host's 5 ms before such a copy was held work (h37-left41).  One prefix
-    maximum over the GPU's events in start order, read where it idled: no per-event loop over the 220 k events of
-    a GPU of the dense capture."""
-    starts = d.start.astype(np.int64, copy=False)
-    # a call may return after its work started (a blocking copy returns once it is done): the GPU held that work by
-    # its start at the latest
-    known = np.where(launch >= 0, np.minimum(lend_all.astype(np.int64, copy=False), starts), np.iinfo(np.int64).min)
-    latest = np.maximum.accumulate(known)
-    k = np.searchsorted(starts, starts[at], side="left")  # the events starting strictly before each
-    out = np.where(k > 0, latest[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
-    return np.minimum(out, starts[at])
+    Why: read over every work, the idle before a replica's first kernel after its batch copy is held too -- in
+    synthetic ``multi_gpu_sequential`` (four GPUs of one TensorFlow process taking turns) 3.0 ms of each GPU's 8.35 ms
+    step became "The GPU holds work it was given", halving the turn-taking's saving (6.04 -> 3.02 ms).  GPUs of
+    processes of their own wait on each other through collectives only, which keep the GPU busy."""
+    lines = ctx.trace.gpu_host_lines
+    own = set(np.unique(lines.get(g.d.gpu, np.zeros(0, np.int64))).tolist()) if lines else set()
+    peers = [p for p in ctx.active if p.d.gpu != g.d.gpu
+             and (not lines or own & set(np.unique(lines.get(p.d.gpu, np.zeros(0, np.int64))).tolist()))]
+    s, e = (x.astype(np.int64, copy=False) for x in held)
+    for p in peers:
+        key = ("busy_not_collective", p.d.gpu)
+        if key not in ctx.memo:
+            m = p.d.kind != devices.KIND_COLLECTIVE
+            ctx.memo[key] = union_intervals(p.d.start[m].astype(np.int64), p.d.end[m].astype(np.int64))
+        s, e = subtract_intervals(s, e, *ctx.memo[key])
+    return s, e
 
 
 def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
@@ -284,38 +332,6 @@ def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
     return bool(lead.max() > T("capture.clock_skew_us") * PS_PER_US)
 
 
-def _leading_held(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                  windows: np.ndarray | None) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The GPU idle before each step's first device work (by start; a collective, which waits for its peers, or work
-    of no known launch aside) after that work's launch call returned and the driver submitted it
-    (:data:`LAUNCH_START_PS`), each (starts, ends): ``(held, queued_first)`` -- held like the same idle between
-    kernels (:func:`_launch_waits`) where GPU work of the capture ran before it, else ``queued_first``: before the
-    capture's first GPU work the GPU may still run work launched before the capture began (vLLM's engine launches
-    step N+1 while the GPU runs step N), which no event shows -- booked apart from the host's time all the same.
-
-    Why: between kernels the ledger books such idle as held, but a step's first work has no kernel before it in its
-    step, so its wait fell to ``other`` -- time no host event covers, which the unrecorded-host-time finding claims.
-    vllm_mi300x_decode replays its step as one graph: ``hipGraphLaunch`` returned at 1.5 ms, the graph ran from
-    8.4 ms, and 6 ms of the 19 ms step were booked as unrecorded host time though the host had handed the GPU its
-    work (h37-left26's left)."""
-    empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
-    if lend_all is None or windows is None or not windows.shape[0] or not len(d):
-        return empty, empty
-    ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
-    if not ok.size:
-        return empty, empty
-    _, at = np.unique(step[ok], return_index=True)
-    first = ok[at]  # the earliest such event of each step (device events are sorted by start)
-    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
-    before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
-    w0 = windows[np.clip(step[first], 0, windows.shape[0] - 1), 0].astype(np.int64)
-    held_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
-    held_e = d.start[first].astype(np.int64)
-    keep = held_e > held_s
-    lone = first == 0  # no GPU work of the capture before it
-    return (held_s[keep & ~lone], held_e[keep & ~lone]), (held_s[keep & lone], held_e[keep & lone])
-
-
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.
 _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "device_compute": frozenset({devices.KIND_KERNEL}),
@@ -324,7 +340,6 @@ _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "memcpy_d2h": frozenset({devices.KIND_D2H}),
     "memcpy_h2d": frozenset({devices.KIND_H2D}),
 }
-_COMPUTE_KINDS = frozenset({devices.KIND_KERNEL, devices.KIND_COLLECTIVE})
 
 
 def _of_kinds(d, kinds: frozenset[int], present: set[int]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

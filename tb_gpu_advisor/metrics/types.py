@@ -569,7 +569,7 @@ class Gaps:
     #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
     top_os_waits: list[tuple[str, float, float]] = field(default_factory=list)
     #: average ms of a gap the GPU idled holding the next step's work, its launch returned (booked ``unseen``): the
-    #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._leading_held``)
+    #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._idle_before``)
     avg_held_ms: float = 0.0
 
 

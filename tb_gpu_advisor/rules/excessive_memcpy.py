@@ -52,7 +52,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # the program's own prefetch of managed memory is the upload its data needs, made as the fixes below ask: no fix
     # removes it, so no saving counts it (ayanamesu's A100 vector add: 165 ms of prefetch beside 110 ms of paging)
     asked = sum(c.prefetch_blocking_ms_per_step for c in copies)
-    sync_ms = sum(c.ms_per_step * (c.sync_share or 0.0) for c in copies)
+    sync_ms = sum(c.sync_ms_per_step for c in copies)
     share = ctx.share(blocking)
     sync_share = ctx.share(sync_ms) or 0.0
     sev = grade(share, "excessive_memcpy.warning", "excessive_memcpy.critical")

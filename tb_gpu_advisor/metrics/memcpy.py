@@ -45,6 +45,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
         # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
         host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
+        # or where the format records it apart from the name (XPlane's ``memcpy_details``: ``kind_src:pageable``)
+        host_kind = np.where(host_kind >= 0, host_kind, d.mem_host[m])
         migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
         # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
         asked = devices.managed_migration(names)[d.name[m]] & ~migration

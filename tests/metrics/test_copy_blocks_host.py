@@ -95,3 +95,46 @@ def test_pinned_async_copies_in_a_real_export_stay_asynchronous():
     copies = [c for c in host_metrics(read_nsys(str(PINNED_NSYS))).memcpy if c.direction in ("h2d", "d2h")]
     assert copies and all(c.ms_per_step > 0 for c in copies)
     assert all(c.sync_ms_per_step == 0.0 and not c.sync_share for c in copies), copies
+
+
+# -- XPlane: the host memory kinds are in ``memcpy_details``, not in the copy's name ------------------------------
+
+
+def _jax_h2d(tmp_path, host_memory: str):
+    """``device_put`` of a 32 MiB batch before each of 8 steps (the generator's ``jax_input_bound`` loop), its copies
+    written with ``kind_src:<host_memory>`` as XLA's CUPTI collector writes them."""
+    from synthetic import jaxcapture as jc
+    from tb_gpu_advisor.formats.xplane.adapter import read_trace as read_xplane
+
+    cap = jc.JaxCapture(step_annotation=True, command_buffers=True, host_memory=host_memory)
+    kernels = jc.mlp_bf16_step(4, command_buffers=True)
+    cap.add_hlo(jc.mlp_hlo(cap.module, kernels))
+    jc._async_loop(cap, kernels, 8, host_us=2_000.0, put_bytes=4096 * 4096 * 2)
+    sc = jc.JaxScenario("put", cap.finish(), cap.truth("put", "", "trace_train"))
+    (path,) = sc.write(tmp_path)
+    return next(c for c in host_metrics(read_xplane(str(path))).memcpy if c.direction == "h2d")
+
+
+def test_an_xplane_copy_from_pageable_memory_is_pageable(tmp_path):
+    """Before: XPlane's ``MemcpyH2D`` names no memory, so ``pageable_share`` was None and no finding could say
+    pageable; the ``memcpy_details`` stat said ``kind_src:pageable`` all along."""
+    assert _jax_h2d(tmp_path, "pageable").pageable_share == pytest.approx(1.0)
+
+
+def test_an_xplane_copy_from_pinned_memory_is_not(tmp_path):
+    assert _jax_h2d(tmp_path, "pinned").pageable_share == 0.0
+
+
+def test_the_real_jax_round_trip_copies_are_pinned():
+    """The shared H100 ``host_roundtrip`` capture: PjRt's copies go through pinned staging buffers
+    (``kind_src:pinned`` / ``kind_dst:pinned``, ``async:1``): known pinned, and not synchronous."""
+    import glob
+
+    from tb_gpu_advisor.formats.xplane.adapter import read_trace as read_xplane
+
+    found = glob.glob(str(SHARED / "real-h100-jax" / "host_roundtrip" / "plugins" / "profile" / "*" / "*.xplane.pb"))
+    if not found:
+        pytest.skip("the shared profiles are not here")
+    copies = {c.direction: c for c in host_metrics(read_xplane(found[0])).memcpy}
+    for d in ("h2d", "d2h"):
+        assert copies[d].ms_per_step > 0 and copies[d].pageable_share == 0.0 and not copies[d].sync_share, copies[d]

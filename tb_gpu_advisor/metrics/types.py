@@ -380,7 +380,7 @@ class MemcpyStat:
     count_per_step: float
     bytes_per_step: float
     ms_per_step: float  # GPU time of the copies
-    sync_count_per_step: float  # async:0 copies
+    sync_count_per_step: float  # copies that held the host until they ran (``metrics.memcpy._blocks_host``)
     sync_share: float | None  # sync copies / copies
     recurring: bool  # the same copies (op/size sequence) appear in every kept step
     blocking_ms_per_step: float = 0.0  # copy time during which no kernel ran on that GPU
@@ -401,6 +401,9 @@ class MemcpyStat:
     #: the part of ``blocking_ms_per_step`` that is the program's own Unified Memory prefetch (``cudaMemPrefetchAsync``)
     #: with no kernel beside it: the upload the data needs, done the way the copy fixes ask, so no fix removes it
     prefetch_blocking_ms_per_step: float = 0.0
+    #: GPU time of the copies that held the host (``sync_count_per_step``'s): a count share times all the copies' time
+    #: read a 19 MB pageable batch and its 256-byte label copy as half synchronous
+    sync_ms_per_step: float = 0.0
 
 
 @dataclass

@@ -125,6 +125,10 @@ class NsysJob:
     copies_block: bool = False  # the batch's copy call holds the host until its transfer ends (a native cudaMemcpy)
     d2h_us: float = 0.0  # the results copied back after the kernels by a blocking cudaMemcpy this long (0: none)
     d2h_bytes: int = 64 << 20
+    #: the read-back made by ``cudaMemcpyAsync``: into pageable memory its call still returns only once the copy has
+    #: completed (CUDA's API synchronization behaviour), into pinned memory (``d2h_pinned``) at once
+    d2h_async: bool = False
+    d2h_pinned: bool = False
     input_ms: float = 0.0  # the loop waits this long for its DataLoader before each step's work
     nccl_us: float = 0.0  # an NCCL AllReduce kernel per step (0: none)
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
@@ -338,8 +342,16 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         if job.comm_range:
             ev["nvtx"].append((a, t, job.comm_range))
     ev["kernel"] = kernels
-    if job.d2h_us:  # the results back to the host: a synchronous copy, waiting for the kernels, then the transfer
-        c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, 0)
+    dst = 1 if job.d2h_pinned else 0
+    if job.d2h_us and job.d2h_async and job.d2h_pinned:  # returns at once: the copy queued behind the kernels
+        c, t = call("cudaMemcpyAsync_v3020", t + 1 * us, int(job.launch_us * us))
+        cs = max(t + 2 * us, stream_free)
+        stream_free = cs + int(job.d2h_us * us)
+        ev["memcpy"].append((cs, stream_free, c, job.d2h_bytes, 2, 2, dst))
+        t += 1 * us
+    elif job.d2h_us:  # the results back to the host: a copy that blocks, waiting for the kernels, then the transfer
+        c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, dst,
+                              "cudaMemcpyAsync_v3020" if job.d2h_async else "cudaMemcpy_v3020")
         stream_free = t
         t += 1 * us
     if job.sync:
@@ -363,14 +375,14 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
 
 
 def _blocking_copy(call, ev: dict, t: int, stream_free: int, copy_us: float, nbytes: int, kind: int, src: int,
-                   dst: int) -> tuple[int, int]:
+                   dst: int, name: str = "cudaMemcpy_v3020") -> tuple[int, int]:
     """A ``cudaMemcpy`` that blocks the host: it starts 1 us after ``t``, its transfer once the stream is free, and
     the call returns 2 us after the transfer ends.  Returns (correlation id, the call's end)."""
     us = 1000
     start = t + 1 * us
     cs = max(start + 2 * us, stream_free)
     ce = cs + int(copy_us * us)
-    c, end = call("cudaMemcpy_v3020", start, ce + 2 * us - start)
+    c, end = call(name, start, ce + 2 * us - start)
     ev["memcpy"].append((cs, ce, c, nbytes, kind, src, dst))
     return c, end
 

@@ -957,6 +957,18 @@ def is_evaluation_phase(name: str) -> bool:
     return _wrapper_phase(name) in _EVALUATION_PHASES
 
 
+#: A training wrapper's own range around one whole iteration of its loop: Lightning's ``run_training_batch`` holds the
+#: batch's forward (``training_step``), its backward and its optimizer's step.  Lightning calls ``prof.step()`` as
+#: ``training_step`` returns, so each ``ProfilerStep#N`` opens between a forward and its backward: the profiler's marks
+#: cover the interval between two ``step()`` calls, not an iteration (h37-left46, ``wild/lightning_cpu_fit``).
+_ITERATION_PHASES = frozenset({"run_training_batch"})
+
+
+def is_iteration_range(name: str) -> bool:
+    """A training wrapper's range around one whole iteration (:data:`_ITERATION_PHASES`), by the wrapper's own mark."""
+    return _wrapper_phase(name) in _ITERATION_PHASES
+
+
 #: FSDP's hooks around a forward pass (FSDP2's ``FSDP::pre_forward (blocks.3)``, FSDP1's ``FullyShardedDataParallel.
 #: _pre_forward``): a training step's forward, or a model sharded to run forward only.
 _SHARDED_FORWARD = re.compile(r"^FSDP::|^FullyShardedDataParallel\.")

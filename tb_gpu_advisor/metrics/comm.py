@@ -43,7 +43,8 @@ def communication(ctx: Context) -> Communication:
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
     per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
-    seqs: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # each GPU's calls: (step, start, end)
+    seqs: dict[str, list[tuple]] = {}  # each GPU's calls: (step, start, end, process group code or -1)
+    codes: dict[str, int] = {}  # process group label -> its code, one numbering for the host's GPUs
     groups: dict[str, float] = {}
     gpu_rows: dict[int, list[CollectiveStat]] = {}
     all_exposed = 0.0
@@ -63,9 +64,13 @@ def communication(ctx: Context) -> Communication:
             sel = coll[types == t]
             calls[t] = calls.get(t, 0.0) + sel.size
             found: list[tuple[int, int]] = []
+            pg = np.full(sel.size, -1, np.int64)
             if enc_msg is not None:
                 launch = g.launch[sel]
-                ops = [int(o) for o in enc_msg.find(launch[launch >= 0]) if o >= 0]
+                has = launch >= 0
+                got = enc_msg.find(launch[has])
+                pg[has] = [_group_code(pgs.get(int(o)), codes) if o >= 0 else -1 for o in got.tolist()]
+                ops = [int(o) for o in got if o >= 0]
                 found = [msgs[o] for o in ops if o in msgs]
                 labels.setdefault(str(t), set()).update(pgs[o][0] for o in ops if o in pgs and pgs[o][0])
             if xla_msg is not None:  # XLA: the kernel's HLO op, sized from the module's HLO (formats/xplane/hlo.py)
@@ -77,7 +82,7 @@ def communication(ctx: Context) -> Communication:
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
-            seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel]))
+            seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg))
             ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False), cs, ce)
             e_ms = float((te - ts).sum()) / PS_PER_MS
             exposed[t] = exposed.get(t, 0.0) + e_ms
@@ -107,34 +112,72 @@ def communication(ctx: Context) -> Communication:
                          per_gpu=gpu_rows)
 
 
-def transfer_ms(totals: list[float], calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> float:
+def transfer_ms(totals: list[float], calls: list[tuple]) -> float:
     """A collective type's transfer on a host's GPUs, ms over the kept steps: the least time any GPU spends in each call,
     summed over the calls (:func:`matched_transfer_ps`); where the calls do not pair up, the least GPU's total."""
     m = matched_transfer_ps(calls)
     return m / PS_PER_MS if m is not None else min(totals)
 
 
-def matched_transfer_ps(calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> float | None:
-    """The sum over one collective type's calls of the least time any GPU spends in that call (ps), the calls matched
-    across GPUs by their order within each step; None where they do not pair up.
+def _group_code(group: tuple[str | None, int | None] | None, codes: dict[str, int]) -> int:
+    """The code of a collective op's process group label (``collective_groups``' first value), -1 where none."""
+    label = group[0] if group else None
+    return codes.setdefault(label, len(codes)) if label else -1
 
-    ``calls``: per GPU, (step, start, end) of its calls of the type in the kept steps.  Why call by call: every GPU of
-    a collective leaves it together, so in each call the GPU that enters last spends only the transfer in it and the
-    others wait for it; the least GPU's *total* is the transfer only where one GPU is last in every call -- where the
-    last one changes from step to step (data-dependent work, a random straggler), each GPU's total holds the waits of
-    the calls it was early for, and the least total counted them as transfer.  Every rank of a process group issues
-    its collectives in one order (NCCL requires it), so the k-th call of a step is one collective on every GPU -- where
-    the GPUs run as many calls in each step, and each pair's ends fall within the call's least time (one collective
-    ends together; two calls that end further apart are two collectives: other process groups interleaved
-    differently).  Otherwise None: the caller keeps the least total."""
+
+def call_groups(ctx: Context, g, sel: np.ndarray, codes: dict[str, int]) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """Per device event ``sel`` of a GPU: the code of the process group its launching collective op recorded
+    (``codes`` numbers the labels for all the host's GPUs), -1 where none is recorded."""
+    pgs = ctx.trace.collective_groups
+    out = np.full(sel.size, -1, np.int64)
+    if not pgs or not sel.size:
+        return out
+    h = ctx.h
+    mask = np.zeros(len(h), dtype=bool)
+    mask[list(pgs)] = True
+    launch = g.launch[sel]
+    has = launch >= 0
+    got = Encloser(h, mask).find(launch[has])
+    out[has] = [_group_code(pgs.get(int(o)), codes) if o >= 0 else -1 for o in got.tolist()]
+    return out
+
+
+def matched_transfer_ps(calls: list[tuple]) -> float | None:
+    """The sum over one collective type's calls of the least time any GPU spends in that call (ps), the calls matched
+    across GPUs by their process group and their order within it in each step; None where they do not pair up.
+
+    ``calls``: per GPU, (step, start, end[, process group code]) of its calls of the type in the kept steps (code -1:
+    none recorded).  Why call by call: every GPU of a collective leaves it together, so in each call the GPU that
+    enters last spends only the transfer in it and the others wait for it; the least GPU's *total* is the transfer
+    only where one GPU is last in every call -- where the last one changes from step to step (data-dependent work, a
+    random straggler), each GPU's total holds the waits of the calls it was early for, and the least total counted
+    them as transfer.  Every rank of a process group issues that group's collectives in one order (NCCL requires it),
+    but two groups' calls may interleave differently on each rank (FSDP's shard and replicate groups, tensor and data
+    parallelism, each on its own stream): so where every call names its process group, the k-th call of a group in a
+    step is one collective on every GPU; where none does, the k-th call of the step.  The pairing holds where the GPUs
+    run as many calls of each group in each step and each pair's ends fall within the call's least time (one
+    collective ends together; two calls that end further apart are two collectives).  Otherwise None: the caller
+    keeps the least total."""
     if len(calls) < 2:
         return None
+    if all(len(c) > 3 and c[3].size and (c[3] >= 0).all() for c in calls):
+        m = _paired_ps(calls, by_group=True)
+        if m is not None:
+            return m
+    return _paired_ps(calls, by_group=False)
+
+
+def _paired_ps(calls: list[tuple], by_group: bool) -> float | None:
+    """:func:`matched_transfer_ps`'s pairing: by (group, step, start) order or by (step, start) order."""
     keyed = []
-    for step, start, end in calls:
-        o = np.lexsort((start, step))
-        keyed.append((step[o], start[o].astype(np.int64, copy=False), end[o].astype(np.int64, copy=False)))
-    s0 = keyed[0][0]
-    if not s0.size or any(not np.array_equal(k[0], s0) for k in keyed[1:]):
+    for c in calls:
+        step, start, end = c[0], c[1], c[2]
+        group = c[3] if by_group else np.zeros(step.size, np.int64)
+        o = np.lexsort((start, step, group))
+        keyed.append((np.stack([group[o], step[o]]), start[o].astype(np.int64, copy=False),
+                      end[o].astype(np.int64, copy=False)))
+    k0 = keyed[0][0]
+    if not k0.shape[1] or any(k[0].shape != k0.shape or not np.array_equal(k[0], k0) for k in keyed[1:]):
         return None
     durs = np.vstack([e - b for _, b, e in keyed])
     ends = np.vstack([e for _, _, e in keyed])

@@ -597,20 +597,22 @@ def _tiny_mlp(r: Rank) -> None:
 
 
 def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
-        late_us: float = 0.0, slow_node: int | None = None) -> Callable[[list[Rank], int], None]:
+        late_us: float = 0.0, slow_node: int | None = None, alternate: bool = False) -> Callable[[list[Rank], int], None]:
     """DDP: forward/backward per rank, one NCCL AllReduce of the gradients, the optimizer, ``.item()``.
 
     ``slow_rank`` (or every rank of ``slow_node``) computes ``slow`` x longer (a straggler: thermal throttling, a
-    bigger shard); ``late_us``: rank k
+    bigger shard); ``alternate``: the slow rank is step ``n``'s ``n % ranks`` instead (a straggler that moves call by
+    call: data-dependent work); ``late_us``: rank k
     starts each step ``k * late_us`` after rank 0 (host contention delaying its launches)."""
     def body(ranks: list[Rank], n: int) -> None:
         start = max(r.host_us for r in ranks)
         ready: dict[int, float] = {}
         for r in ranks:
             r.host_us = start + r.rank * late_us
+        late = n % len(ranks) if alternate else slow_rank
         for r in ranks:
             def before_allreduce(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == slow_rank or rr.node == slow_node else 1.0)
+                forward_backward(rr, slow if rr.rank == late or rr.node == slow_node else 1.0)
                 ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
             r.step(n, before_allreduce)
         end = max(ready.values()) + comm_us

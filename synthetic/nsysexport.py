@@ -1933,3 +1933,84 @@ def write_kernel_after_late_copy(path: str, bursts: int = 30, kernels: int = 12,
                 sync_enum=False)
     per = (bursts - 1) * host_ms
     return {"bursts": bursts, "host_ms_total": per if late else 0.0, "held_ms_total": 0.0 if late else per}
+
+
+# --------------------------------------------------------------------------- h37-left51: a pipeline schedule's phases
+
+#: Megatron-core's ``nvtx_range_push(suffix=...)`` names: ``<module>.<function>.<suffix>``
+#: (``megatron/core/pipeline_parallel/schedules.py``, ``forward_backward_pipelining_without_interleaving``).
+MEGATRON_SCHEDULE = "megatron.core.pipeline_parallel.schedules.forward_backward_pipelining_without_interleaving"
+
+
+def write_pipeline_schedule(path: str, iterations: int = 8, microbatches: int = 4, warm: int = 2,
+                            iteration_range: str = "", leading_warmup: int = 0, micro_ms: float = 6.0,
+                            kernels: int = 12) -> dict:
+    """Write the export of a pipeline-parallel training rank under Megatron-core's ``--nvtx-ranges``: every iteration
+    runs one ``forward_backward_pipelining_without_interleaving`` call whose 1F1B schedule pushes a ``.warmup`` range
+    (``warm`` forward micro-batches), a ``.steady`` range (the other micro-batches' forward then backward) and a
+    ``.cooldown`` range (the last ``warm`` backwards), then the optimizer's step.  ``iteration_range``: a user range of
+    that name around each iteration (its steps' bounds); else none (steps from the launches).  ``leading_warmup``: that
+    many iterations first inside a program's own ``Warm-up`` range (the control: a true warm-up, dropped).  A forward
+    micro-batch is ``micro_ms`` of ``kernels`` kernels, a backward twice that.  Return the truth: the steady
+    iterations' length and count and the kind."""
+    us, ms = 1000, 1_000_000
+    pid = 5151
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    ranges, kern = [], []
+    names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
+                                        ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
+                                        ("o", "multi_tensor_apply_kernel"))}
+
+    def work(span_ms: float, kind: str, n: int = kernels) -> None:
+        a, k_ns = api.t, int(span_ms * ms / n)
+        free = api.t + 20 * us
+        for _ in range(n):
+            kern.append((free, free + k_ns - 2 * us, api("cudaLaunchKernel_v7000", 5 * us), names[kind]))
+            free += k_ns
+        api.t = max(free + 10 * us, a + int(span_ms * ms))
+
+    def ranged(name: str, body) -> None:  # noqa: ANN001 - a callable
+        a = api.t
+        body()
+        ranges.append((a, api.t, name))
+        api.t += 20 * us
+
+    def fwd() -> None:
+        ranged("forward_step", lambda: work(micro_ms, "f"))
+
+    def bwd() -> None:
+        ranged("backward_step", lambda: work(2 * micro_ms, "b", 2 * kernels))
+
+    def iteration() -> None:
+        ranged(f"{MEGATRON_SCHEDULE}.warmup", lambda: [fwd() for _ in range(warm)])
+        ranged(f"{MEGATRON_SCHEDULE}.steady", lambda: [(fwd(), bwd()) for _ in range(microbatches - warm)])
+        ranged(f"{MEGATRON_SCHEDULE}.cooldown", lambda: [bwd() for _ in range(warm)])
+        work(micro_ms / 2, "o", kernels // 2)  # the optimizer's step
+        api.row("cudaStreamSynchronize_v3020", api.t, api.t + 30 * us)
+        api.t += 40 * us
+
+    def one() -> None:
+        if iteration_range:
+            ranged(iteration_range, iteration)
+        else:
+            iteration()
+        api.t += 200 * us
+
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    if leading_warmup:
+        ranged("Warm-up", lambda: [one() for _ in range(leading_warmup)])
+    t0 = api.t
+    for _ in range(iterations):
+        one()
+    step_ms = (api.t - t0) / iterations / ms
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="pt_main_thread",
+                copy_enums=False, sync_enum=False)
+    return {"step_ms": step_ms, "iterations": iterations, "kind": "training"}

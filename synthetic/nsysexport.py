@@ -2014,3 +2014,91 @@ def write_pipeline_schedule(path: str, iterations: int = 8, microbatches: int = 
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="pt_main_thread",
                 copy_enums=False, sync_enum=False)
     return {"step_ms": step_ms, "iterations": iterations, "kind": "training"}
+
+
+def _hook_marker(module: str, inputs: list[list[int]], params: dict | None = None, static: dict | None = None) -> str:
+    """The range text NVIDIA's forward-hook marker (``PytHooks.module_fwd_pre_hook``: SGLang's
+    ``--enable-layerwise-nvtx-marker``, vLLM's ``--enable-layerwise-nvtx-tracing``) pushes: the ``str()`` of a dict with
+    ``Module`` (the module's dotted name under the prefix), ``TrainableParams`` (its own parameters' shapes),
+    ``Inputs`` (the input tensors' shapes) and ``StaticParams`` (a ``Linear``'s features ...), keys only where set."""
+    d: dict = {"Module": module}
+    if params:
+        d["TrainableParams"] = params
+    d["Inputs"] = inputs
+    if static:
+        d["StaticParams"] = static
+    return str(d)
+
+
+def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_tokens: int = 512, batch: int = 8,
+                           hidden: int = 4096, layer_ms: float = 1.2, kernels: int = 6, sched_ms: float = 2.0,
+                           prefix: str = "model") -> dict:
+    """Write the export of an LLM serving engine under layer-wise NVTX (forward hooks on every module: a range per
+    module call, nested as the modules are, the top one the model's forward): one prefill step of ``prefill_tokens``
+    tokens then ``steps - 1`` decode steps of ``batch`` tokens, each the model's forward (``prefix``) around
+    ``layers`` decoder layers (``<prefix>.layers.N``: ``self_attn``, ``mlp`` with their projections), then
+    ``sched_ms`` of the engine's own host work (scheduling, sampling) with no range.  A layer is ``layer_ms`` of
+    ``kernels`` kernels.  Return the truth: the engine steps (one model forward each), the kind (inference)."""
+    us, ms = 1000, 1_000_000
+    pid = 7373
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=2 * us)
+    ranges, kern = [], []
+    gemm, attn = strings("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"), strings("flash_fwd_kernel")
+
+    def work(span_ms: float, k: int, n: int) -> None:
+        a, k_ns = api.t, int(span_ms * ms / n)
+        free = api.t + 15 * us
+        for _ in range(n):
+            kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 4 * us), k))
+            free += k_ns
+        api.t = max(free + 5 * us, a + int(span_ms * ms))
+
+    def ranged(text: str, body) -> None:  # noqa: ANN001 - a callable
+        a = api.t
+        body()
+        ranges.append((a, api.t, text))
+        api.t += 5 * us
+
+    def lin(name: str, tokens: int, i: int, o: int, span: float) -> None:
+        ranged(_hook_marker(name, [[tokens, i]], {"weight": [o, i]}, {"in_features": i, "out_features": o}),
+               lambda: work(span, gemm, max(1, kernels // 3)))
+
+    def layer(n: int, tokens: int, scale: float) -> None:
+        base = f"{prefix}.layers.{n}"
+
+        def attn_block() -> None:
+            lin(f"{base}.self_attn.qkv_proj", tokens, hidden, 3 * hidden, 0.15 * layer_ms * scale)
+            ranged(_hook_marker(f"{base}.self_attn.attn", [[tokens, hidden]] * 3),
+                   lambda: work(0.15 * layer_ms * scale, attn, 1))
+            lin(f"{base}.self_attn.o_proj", tokens, hidden, hidden, 0.1 * layer_ms * scale)
+
+        def mlp_block() -> None:
+            lin(f"{base}.mlp.gate_up_proj", tokens, hidden, 8 * hidden, 0.35 * layer_ms * scale)
+            lin(f"{base}.mlp.down_proj", tokens, 4 * hidden, hidden, 0.25 * layer_ms * scale)
+
+        ranged(_hook_marker(base, [[tokens, hidden], [tokens, hidden]]),
+               lambda: (ranged(_hook_marker(f"{base}.self_attn", [[tokens], [tokens, hidden]]), attn_block),
+                        ranged(_hook_marker(f"{base}.mlp", [[tokens, hidden]]), mlp_block)))
+
+    def forward(tokens: int, scale: float) -> None:
+        ranged(_hook_marker(prefix, [[tokens], [tokens]]), lambda: [layer(n, tokens, scale) for n in range(layers)])
+
+    api("cudaMalloc_v3020", 200 * ms, then=1 * ms)  # the context
+    starts = []
+    for k in range(steps):
+        starts.append(api.t)
+        forward(prefill_tokens if k == 0 else batch, 4.0 if k == 0 else 1.0)
+        api.row("cudaStreamSynchronize_v3020", api.t, api.t + 20 * us)  # the sampled tokens read back
+        api.t += int(sched_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="VLLM::EngineCore",
+                copy_enums=False, sync_enum=False)
+    decode = [(starts[k + 1] - starts[k]) / ms for k in range(1, steps - 1)]
+    return {"steps": steps, "layers": layers, "kind": "inference", "decode_step_ms": sum(decode) / len(decode)}

@@ -50,7 +50,7 @@ def test_two_dtypes_each_get_their_own_multiple():
 def test_fp16_kernels_keep_their_words():
     """Control: fp16 fallbacks are told what they always were: multiples of 8."""
     (f,) = _run("fp16")
-    assert "fp16 dims must be multiples of 8 elements" in f.summary
+    assert "fp16 dims must be multiples of 8" in f.summary
     assert "((units + 7) // 8) * 8" in f.actions[0].snippet
     assert finding_problems(f, None) == []
 

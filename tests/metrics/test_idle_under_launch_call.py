@@ -20,7 +20,7 @@ import pytest
 
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tests.job.test_graph_launch_submission import GPU, GRAPH_CORR, HOST, LAUNCH_US, _events
+from tests.job.test_graph_launch_submission import GRAPH_CORR, HOST, LAUNCH_US, _events
 from tests.support import kineto_doc
 
 #: ``model_inference`` opens at 400 us; the graph launch runs 1100-2700 us, its first kernel at 2701 us

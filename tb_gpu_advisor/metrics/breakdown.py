@@ -112,8 +112,8 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if silent is not None:
         lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
         out["launch_wait"] = subtract_intervals(lw_s, lw_e, *_long_overlaps(lw_s, lw_e, *silent))
-    # and the GPU idle while the host is inside the launch call of the GPU's next kernel: whatever else the host is
-    # in (an op, a Python frame), it is submitting the GPU's next work then
+    # and the GPU idle while the host is inside the graph launch of the GPU's next kernels: whatever else the host
+    # is in (an op, a Python frame), it is submitting the GPU's next work then
     under = _under_launch_calls(ctx, g, kern, lend_all) if returns_read and n_kern > 1 else None
     if under is not None:
         out["launch_wait"] = _cat2(out["launch_wait"], under)
@@ -133,14 +133,16 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
 
 def _under_launch_calls(ctx: Context, g: GpuCtx, kern: slice | np.ndarray, lend_all: np.ndarray | None
                         ) -> tuple[np.ndarray, np.ndarray] | None:
-    """The GPU idle between two of its kernels in one step while the host is inside the runtime call that launches
-    the later one (a kernel launch, a CUDA graph's launch: ``devices.is_launch_call`` / ``is_graph_launch``), up to
-    its return and the driver's submission (:func:`launch_wait_end`), as (starts, ends); None where there is none.
+    """The GPU idle between two of its kernels in one step while the host is inside the CUDA graph launch
+    (``devices.is_graph_launch``) that launches the later one, up to its return and the driver's submission
+    (:func:`launch_wait_end`), as (starts, ends); None where there is none.
 
-    Why: the host is then handing the GPU its next work, whatever op or Python frame encloses the call -- launch
-    wait by what the call is.  Painted below the host's work, a graph launch's submission read as host compute:
-    TriForce's decode step (survey h37-survey26), 1.59 ms of GPU idle under ``cudaGraphLaunch`` submitting its
-    1,387 kernels."""
+    Why: the host is then submitting the graph's nodes, the GPU's next work, whatever op or Python frame encloses
+    the call -- launch wait by what the call is.  Painted below the host's work, a graph launch's submission read
+    as host compute: TriForce's decode step (survey h37-survey26), 1.59 ms of GPU idle under ``cudaGraphLaunch``
+    submitting its 1,387 kernels.  One kernel's launch call is left to the framework's reading of its dispatch
+    (the op around it): booked as launch wait too, an eager loop's ~10 us calls made the host-bound GPT-2 step of
+    ``wild/gpt2_b200_one_step`` (8.9 ms of the host's own code) a critical launch_bound at 16%."""
     d, h = g.d, ctx.h
     if lend_all is None or not h.end.size:
         return None
@@ -155,7 +157,7 @@ def _under_launch_calls(ctx: Context, g: GpuCtx, kern: slice | np.ndarray, lend_
     ok = (call >= 0) & (d.kind[nxt] == devices.KIND_KERNEL) & (g.step[nxt] == g.step[cur]) & (g.step[nxt] >= 0)
     if not ok.any():
         return None
-    launching = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+    launching = h.name_mask(devices.is_graph_launch)
     c = np.clip(call, 0, None)
     ok &= launching[c]
     s = np.maximum(prev_end[gap], h.start[c].astype(np.int64))

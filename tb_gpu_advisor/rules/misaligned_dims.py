@@ -17,7 +17,8 @@ import re
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, device_step_scale, kernel_mix,
+                                           per_step_ms, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -44,8 +45,8 @@ def check(m: HostMetrics) -> list[Finding]:
     for s in sorted(k.no_tc_16, key=lambda s: -s.total_us)[:10]:
         dims = getattr(s, "dims", None) or getattr(s, "shape", None) or ""
         rows.append([short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, _odd_dims(dims, s.precision)])
-    rule_words = _alignment_words(k.no_tc_16)
-    mult = _multiple(k.no_tc_16)
+    rule_words = alignment_words(k.no_tc_16)
+    mult = alignment_multiple(k.no_tc_16)
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} per step, {n_of(len(k.no_tc_16), 'kernel')}) runs on "
@@ -64,20 +65,6 @@ def check(m: HostMetrics) -> list[Finding]:
             action(f"Check the kernel stats: the op should map to {ctx.vendor.TERMS['tc_kernel_names']}."),
         ],
     )]
-
-
-def _alignment_words(rows) -> str:
-    """What the cited kernels' dtypes need: "bf16 dims must be multiples of 8", "fp16 dims ... of 8, fp8 dims ... 16"."""
-    by_mult: dict[int, list[str]] = {}
-    for p in dict.fromkeys(s.precision for s in sorted(rows, key=lambda s: -s.total_us)):
-        by_mult.setdefault(devices.tc_align_elements(p) or 8, []).append(p)
-    parts = [f"{' and '.join(ps)} dims must be multiples of {n}" for n, ps in by_mult.items()]
-    return ", ".join(parts) + (" elements (16 bytes)" if len(parts) == 1 else " elements (16 bytes each)")
-
-
-def _multiple(rows) -> int:
-    """The multiple that aligns every cited kernel's dims (the largest of their dtypes')."""
-    return max((devices.tc_align_elements(s.precision) or 8 for s in rows), default=8)
 
 
 def _odd_dims(dims, precision: str) -> str:

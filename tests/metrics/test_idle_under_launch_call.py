@@ -1,5 +1,5 @@
-"""The GPU idle while the host is inside the call that launches its next work is launch wait, whatever op or range
-encloses the call (issue #37, h37-left49; survey h37-survey26's left).
+"""The GPU idle while the host is inside the CUDA graph launch that submits its next work is launch wait, whatever op
+or range encloses the call (issue #37, h37-left49; survey h37-survey26's left).
 
 Found on ranonrkm/TriForce-legacy's ``trace_flash.json`` @f8260aa (no licence: read locally): one decode step replayed
 as a CUDA graph; the GPU idles 1.59 ms while ``cudaGraphLaunch`` submits the graph's 1,387 kernels -- the host
@@ -36,8 +36,9 @@ def test_the_idle_under_a_graph_launch_is_launch_wait(tmp_path):
     """Fails on main: the 1.6 ms under ``cudaGraphLaunch`` is booked host compute (main: launch wait 0, host compute
     2.30 ms of which 1.6 ms is the call's)."""
     b = _metrics(tmp_path, _events(1400)).breakdown
-    # the call, to its kernel's start, plus the fills' launches (two gaps of ~9 us under their cudaLaunchKernel)
-    assert LAUNCH_US / 1000 <= b.launch_wait <= LAUNCH_US / 1000 + 0.03
+    # the call, to its kernel's start -- not the fills' own cudaLaunchKernel calls (two gaps of ~9 us under them):
+    # one kernel's launch is left to the framework's reading of the op around it
+    assert LAUNCH_US / 1000 <= b.launch_wait <= LAUNCH_US / 1000 + 0.01
     # host compute keeps only the host's time before the call: the range opens at 400 us
     assert b.host_compute <= (CALL_START_US - RANGE_START_US) / 1000
 
@@ -51,7 +52,7 @@ def test_host_work_before_a_short_launch_stays_host_compute(tmp_path):
                "dur": 20, "args": {"correlation": GRAPH_CORR}})
     b = _metrics(tmp_path, ev).breakdown
     assert b.host_compute >= (LAUNCH_US - 20) / 1000
-    assert b.launch_wait <= 0.05  # the 20 us call and the fills' launches
+    assert b.launch_wait <= 0.03  # the 20 us call
 
 
 def test_a_first_launch_of_milliseconds_stays_a_one_time_cost(tmp_path):

@@ -212,7 +212,8 @@ class JaxCapture:
     def __init__(self, gpu: Gpu = H100, hostname: str = "jaxhost", seed: int = 0, module: str = "jit_train_step",
                  function: str = "train_step", program_id: int = 7292, derived_lines: bool = False,
                  step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = CAPTURE_LEAD_PS,
-                 module_events: bool = True, command_buffers: bool = False, jitter: float = 0.02):
+                 module_events: bool = True, command_buffers: bool = False, jitter: float = 0.02,
+                 host_memory: str = "pinned"):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
         self.module, self.function, self.program_id = module, function, program_id
@@ -220,6 +221,9 @@ class JaxCapture:
         self.module_events = module_events  # False: an XLA build whose host trace lacks them
         self.command_buffers = command_buffers
         self.jitter = jitter
+        #: the host end of each copy as XLA's CUPTI collector names it in ``memcpy_details`` (``kind_src:pinned``): PjRt
+        #: stages through pinned buffers; "pageable" is a copy the driver stages itself
+        self.host_memory = host_memory
         self.latency = int(launch_latency_us * US)
         self.t = start_ps
         self.gpu_free = {COMPUTE_STREAM: start_ps, H2D_STREAM: start_ps, D2H_STREAM: start_ps}
@@ -340,7 +344,7 @@ class JaxCapture:
         stream = H2D_STREAM if direction == "H2D" else D2H_STREAM
         start = max(self.gpu_free[stream], launch_at + self.latency, floor)
         dur = max(int(nbytes / H2D_BYTES_PER_US * US), 800_000)
-        src, dst = ("pinned", "device") if direction == "H2D" else ("device", "pinned")
+        src, dst = (self.host_memory, "device") if direction == "H2D" else ("device", self.host_memory)
         self.streams[stream].add(name, start, dur, correlation_id=corr, context_id="$$1",
                                  memcpy_details=f"kind_src:{src} kind_dst:{dst} size:{nbytes} dest:0 async:1")
         self._stream_kind(stream, name)

@@ -125,13 +125,24 @@ class NsysJob:
     copies_block: bool = False  # the batch's copy call holds the host until its transfer ends (a native cudaMemcpy)
     d2h_us: float = 0.0  # the results copied back after the kernels by a blocking cudaMemcpy this long (0: none)
     d2h_bytes: int = 64 << 20
+    #: the read-back made by ``cudaMemcpyAsync``: into pageable memory its call still returns only once the copy has
+    #: completed (CUDA's API synchronization behaviour), into pinned memory (``d2h_pinned``) at once
+    d2h_async: bool = False
+    d2h_pinned: bool = False
     input_ms: float = 0.0  # the loop waits this long for its DataLoader before each step's work
     nccl_us: float = 0.0  # an NCCL AllReduce kernel per step (0: none)
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
+    #: the op each of ``extra_ranges`` after the first starts at (ascending); empty: the ops split evenly among them
+    range_starts: tuple[int, ...] = ()
     comm_range: str | None = None  # the user's NVTX range around each step's NCCL all-reduce (``allreduce grads``)
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
+    #: another framework's range around each op instead of autograd's (``{name}``, ``{seq}``, ``{op_id}`` filled in):
+    #: XLA's ``Thunk:#hlo_op=fusion.{seq},unique_hlo_op_id={op_id}#``; None: autograd's (where ``autograd_nvtx``)
+    op_text: str | None = None
+    #: the NVTX domain the op ranges are pushed in (``tensorflow-core``, XLA's ``TSL``); None: the default domain
+    op_domain: str | None = None
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
     #: "replay": one ``cudaGraphLaunch`` per step whose ``ops`` kernels (graph nodes) share its correlation
@@ -252,11 +263,15 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     stream_free = 0
     corr = 0
     op_id = [0]
-    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": [], "osrt": []}
+    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": [], "osrt": [],
+                            "op_texts": []}
 
     def op_range(name: str, start: int, end: int, seq: int) -> None:
         op_id[0] += 1
         text = f"{name}, seq = {seq}, op_id = {op_id[0]}" if job.autograd_nvtx else None
+        if job.op_text is not None:
+            text = job.op_text.format(name=name, seq=seq, op_id=op_id[0])
+            ev["op_texts"].append(text)
         if text is not None:
             ev["nvtx"].append((start, end, text))
 
@@ -310,7 +325,11 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
             continue
         t += 1 * us
         op_range("aten::mm", a, t, 10 + i)
-        if len(job.extra_ranges) > 1 and i == job.ops // 2:
+        parts = len(job.extra_ranges)
+        # the ops after which a range ends and the next starts
+        ends = (tuple(k - 1 for k in job.range_starts) if job.range_starts
+                else tuple(job.ops * j // parts for j in range(1, parts)))
+        if parts > 1 and i in ends:
             ranges_at.append(t)
     if job.nccl_us:
         a = t
@@ -323,8 +342,16 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         if job.comm_range:
             ev["nvtx"].append((a, t, job.comm_range))
     ev["kernel"] = kernels
-    if job.d2h_us:  # the results back to the host: a synchronous copy, waiting for the kernels, then the transfer
-        c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, 0)
+    dst = 1 if job.d2h_pinned else 0
+    if job.d2h_us and job.d2h_async and job.d2h_pinned:  # returns at once: the copy queued behind the kernels
+        c, t = call("cudaMemcpyAsync_v3020", t + 1 * us, int(job.launch_us * us))
+        cs = max(t + 2 * us, stream_free)
+        stream_free = cs + int(job.d2h_us * us)
+        ev["memcpy"].append((cs, stream_free, c, job.d2h_bytes, 2, 2, dst))
+        t += 1 * us
+    elif job.d2h_us:  # the results back to the host: a copy that blocks, waiting for the kernels, then the transfer
+        c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, dst,
+                              "cudaMemcpyAsync_v3020" if job.d2h_async else "cudaMemcpy_v3020")
         stream_free = t
         t += 1 * us
     if job.sync:
@@ -348,14 +375,14 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
 
 
 def _blocking_copy(call, ev: dict, t: int, stream_free: int, copy_us: float, nbytes: int, kind: int, src: int,
-                   dst: int) -> tuple[int, int]:
+                   dst: int, name: str = "cudaMemcpy_v3020") -> tuple[int, int]:
     """A ``cudaMemcpy`` that blocks the host: it starts 1 us after ``t``, its transfer once the stream is free, and
     the call returns 2 us after the transfer ends.  Returns (correlation id, the call's end)."""
     us = 1000
     start = t + 1 * us
     cs = max(start + 2 * us, stream_free)
     ce = cs + int(copy_us * us)
-    c, end = call("cudaMemcpy_v3020", start, ce + 2 * us - start)
+    c, end = call(name, start, ce + 2 * us - start)
     ev["memcpy"].append((cs, ce, c, nbytes, kind, src, dst))
     return c, end
 
@@ -397,6 +424,8 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
             t_last = max(t_last, _write_steps(con, job, truth, tpl, steps, base + steps * period,
                                               100 + steps * (ncorr + 1), rank, gtid, gpid, rng, strings, sync_id, nccl))
         rows = [(int(base), None, 34, None, None, None, "a mark", gtid, None, None, 0) + (None,) * 9]  # not a range
+        if job.op_domain and rank == 0:  # nvtxDomainCreate's row: the ops' domain's name
+            rows.append((SESSION_START_NS, None, 75, None, None, None, job.op_domain, gtid, None, None, 1) + (None,) * 9)
         _insert(con, "NVTX_EVENTS", 20, rows, rng, False)
         con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
         con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
@@ -502,8 +531,9 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     _insert(con, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, rows, rng, job.shuffle)
     texts = [text for _, _, text in tpl["nvtx"]]
     times = tiled([(a, b) for a, b, _ in tpl["nvtx"]], 2)
-    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, 0) + (None,) * 9
-            for i, (s, e) in enumerate(times)]
+    in_domain = {t for t in tpl["op_texts"]} if job.op_domain else set()  # domain 1: the ops' (write() names it)
+    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None,
+             1 if texts[i % len(texts)] in in_domain else 0) + (None,) * 9 for i, (s, e) in enumerate(times)]
     if job.step_range:
         period = tpl["period"][0]
         rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,

@@ -876,6 +876,61 @@ def cpu_input_annotated(ranks: list[Rank], n: int) -> None:
     ranks[0].step(n, body)
 
 
+#: Lightning's own ranges (``PyTorchProfiler``, 2.x names), as ``wild/lightning_cpu_fit`` records them: one around each
+#: iteration, the strategy's phases inside it, and the loop's fetch of the next batch between two iterations.
+PL_ITERATION = "[pl][profile]run_training_batch"
+PL_TRAINING_STEP = "[pl][profile][Strategy]SingleDeviceStrategy.training_step"
+PL_BACKWARD = "[pl][profile][Strategy]SingleDeviceStrategy.backward"
+PL_NEXT_BATCH = "[pl][profile][_TrainingEpochLoop].train_dataloader_next"
+PL_FETCH_US = 2_000.0
+
+
+def lightning_fit(ranks: list[Rank], n: int) -> None:
+    """Lightning's fit loop under its ``PyTorchProfiler``, on a GPU, in the shape of ``wild/lightning_cpu_fit``: each
+    iteration is one ``run_training_batch`` range around the strategy's ``training_step`` (the forward), its
+    ``backward`` and the optimizer's step, the loss read back (``.item()``, the progress bar); Lightning calls
+    ``prof.step()`` as ``training_step`` returns, so ``ProfilerStep#n`` opens between a forward and its backward and
+    closes as the next forward ends; the loop fetches the next batch between two ranges.  Truth by construction: an
+    iteration is its range's start to the next range's start, holding its own forward, backward and update."""
+    r = ranks[0]
+    batch = r.cpu(PL_ITERATION, 0.0, cat="user_annotation", advance=False)
+    r.host_us += 5.0
+    r.step_kernels = []
+    phase = r.cpu(PL_TRAINING_STEP, 0.0, cat="user_annotation", advance=False)
+    for _ in range(4):
+        r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
+        r.kernel("aten::clamp_min", RELU_BF16, 20.0)
+    phase["dur"] = round(r.host_us - phase["ts"], 3)
+    _pl_profiler_step(r, n)
+    r.host_us += 5.0
+    phase = r.cpu(PL_BACKWARD, 0.0, cat="user_annotation", advance=False)
+    for _ in range(4):
+        r.kernel("aten::threshold_backward", RELU_BF16, 35.0)
+        r.kernel("aten::mm", GEMM_BWD[0], 170.0, args=SHAPES_4096["mm"])
+        r.kernel("aten::mm", GEMM_BWD[1], 160.0, args=SHAPES_4096["mm"])
+        r.kernel("aten::sum", SUM_BF16, 22.0)
+    phase["dur"] = round(r.host_us - phase["ts"], 3)
+    optimizer(r)
+    r.sync()
+    batch["dur"] = round(r.host_us - batch["ts"], 3)
+    r.cpu(PL_NEXT_BATCH, PL_FETCH_US, cat="user_annotation")
+
+
+def _pl_profiler_step(r: Rank, n: int) -> None:
+    """``prof.step()`` as Lightning calls it: the open ``ProfilerStep`` mark closes here and ``ProfilerStep#n`` opens
+    (the marks cover the interval between two calls, not an iteration)."""
+    for e in reversed(r.host):
+        if e["name"].startswith("ProfilerStep#"):
+            e["dur"] = round(r.host_us - e["ts"], 3)
+            break
+    r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False)
+
+
+#: ``lightning_fit`` as a run (kept out of ``SCENARIOS``: its truth is the steps' bounds, not a finding).
+LIGHTNING_FIT = Scenario(1, lightning_fit, [], ["input_bound", "step_gaps"], "Lightning's fit loop: ProfilerStep marks "
+                         "opened as each training_step returns, iterations bounded by run_training_batch")
+
+
 #: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
 CAST_TO_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda("
                 "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, ...)")

@@ -83,7 +83,8 @@ _TABLE: tuple[Threshold, ...] = (
        "before it ends (a CUDA graph's tiny kernels 0.8-2 us apart on real captures; ~1 us a kernel: "
        "launch.fused_us_per_kernel); a longer hold is a dependency or another context, not the switch",
        "idle between a kernel and the next one the GPU already holds (launched, returned, submitted) shorter than "
-       "this is the GPU's kernel switching (ledger kernel_switch), longer is held work (unseen)"),
+       "this is the GPU's kernel switching (ledger kernel_switch), longer is held work (unseen); at a graph's entry "
+       "or exit the GPU's own graph switch where its architecture has one (devices.graph_switch_us: MI300X 15 us)"),
     _t("launch_bound.min_small_kernel_share", 0.5, "share", "Advisor (issue #18): a title must agree with its numbers; "
        "when most kernels outlast the launch latency the GPU waits for the host to dispatch ops of ordinary size",
        "below this share of kernels (by count) shorter than launch.small_kernel_us, launch_bound is titled "

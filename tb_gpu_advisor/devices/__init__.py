@@ -23,7 +23,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "tc_align_elements", "unit_name"]
 
@@ -116,6 +116,13 @@ def link_bandwidth(gpu_name: str | None, cc: str | None) -> tuple[float, str] | 
     """Per-direction bandwidth between two GPUs of one host, with its source: NVLink by NVIDIA generation, Infinity
     Fabric (xGMI) by AMD architecture; None when neither is known (a caller decides whether to assume PCIe)."""
     return vendor(gpu_name).link_bandwidth(gpu_name, cc)
+
+
+def graph_switch_us(gpu_name: str | None, cc: object) -> tuple[float, str] | None:
+    """The longest the GPU idles entering or leaving a graph (CUDA graph, HIP graph, XLA command buffer) it already
+    holds, by vendor and architecture, with its source; None where the kernel switch covers it
+    (``launch.kernel_switch_us``)."""
+    return vendor(gpu_name).graph_switch_us(gpu_name, cc)
 
 
 def has_matrix_units(gpu_name: str | None, cc: float | None) -> bool | None:

@@ -218,3 +218,24 @@ XGMI_BANDWIDTH = {
 def link_bandwidth(name: str | None, cc: str | float | None) -> tuple[float, str] | None:
     """xGMI bandwidth of an AMD GPU by its architecture, None when unknown."""
     return XGMI_BANDWIDTH.get(arch(name, cc) or "")
+
+
+#: How long the GPU idles, by GFX architecture, entering or leaving a HIP graph it already holds (``hipGraphLaunch``
+#: returned long before): the command processor's switch between one launch and a graph's kernels, not held work.
+#: Read off queued transitions (the next work's call returned, and the driver submitted it, before the GPU finished
+#: what ran before it) in the kept captures ``wild/vllm_mi300x_prefill`` and ``wild/vllm_mi300x_decode`` (vLLM, ROCm,
+#: MI300X): 52 graph entries and exits of 0-13.8 us, median 10.6 us; the same GPU's switch between two kernels of a
+#: graph, or two kernels launched apart, is 0 us at the median and under 3.5 us at the 90th percentile
+#: (``ddp_mi300x_actckpt``: 1 259 transitions).  h37-left44.
+GRAPH_SWITCH_US = {
+    "gfx942": (15.0, "MI300X (CDNA 3) under ROCm: 52 HIP graph entries and exits in two kept vLLM captures idle "
+                     "0-13.8 us, median 10.6 us, with the graph already submitted (h37-left44)"),
+}
+
+
+def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
+    """The longest a GPU of this architecture idles entering or leaving a graph it already holds, with its source;
+    None where not measured."""
+    if isinstance(cc, (tuple, list)) and len(cc) == 2:
+        cc = f"{cc[0]}.{cc[1]}"
+    return GRAPH_SWITCH_US.get(arch(name, cc) or "")

@@ -163,12 +163,13 @@ class Framework:
     #: kernels that only convert a tensor's dtype (regex fragments), and op types that do (``_to_copy``, TF ``Cast``)
     cast_kernels: tuple[str, ...] = ()
     cast_ops: tuple[str, ...] = ()
-    #: capture advice for a kind of job (``inference``, ``serving``, ``cold``): replaces ``capture_snippet`` for it
-    job_captures: Mapping[str, str] = field(default_factory=dict)
     #: the capture advice and the fixes whose code runs the job's own loop, composed for a job's tags (PyTorch: the
     #: loop of a training step, a forward pass or work of no known kind (``any_work``); "one trace per rank" unless
-    #: the job is one process (``alone``)): tags -> (advice, fixes), in place of ``capture_snippet`` and those keys
-    #: of ``fixes`` before the tags' own fixes are chosen.  None: one text serves every job
+    #: the job is one process (``alone``); a serving engine's profiler routes; a cold start's schedule that skips
+    #: start-up around the job's own loop): tags -> (advice, fixes), in place of ``capture_snippet`` and those keys
+    #: of ``fixes`` before the tags' own fixes are chosen.  The advice is the whole answer for the tags: no tag
+    #: replaces it afterwards with a text written for another loop (h37-left43: a cold job's advice looped
+    #: ``run_one_step()`` beside fixes looping ``model(batch)``).  None: one text serves every job
     looped: "Callable[[tuple[str, ...]], tuple[str, Mapping[str, tuple[Action, ...]]]] | None" = None
     #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step
     #: holds whole model calls, so a span repeated inside one model call is the model's own structure (its layers)
@@ -196,7 +197,8 @@ class Framework:
 
     def for_job(self, tags: Iterable[str]) -> "Framework":
         """This framework as it talks to one job: the fixes and capture advice written for its ``tags`` (the kind
-        of work, ``serving`` / ``inference``; an old version, ``legacy``) replace the general ones.
+        of work, ``serving`` / ``inference``; a cold start, ``cold``; an old version, ``legacy``) replace the general
+        ones.
 
         A fixes key ``rule@tag`` stands for every fix of ``rule`` to a job with that tag: the general fixes of the
         rule and of all its variants are dropped, so no training-loop fix survives beside the serving one (the tag's
@@ -204,7 +206,8 @@ class Framework:
         only: a cold start's "skip the first calls" answers the warm-up, not every capture finding (h37-review2:
         ``cold_a100_alexnet`` printed it under three findings, one of them "The capture is long").  Tags are applied
         in order; a later one wins.  Before them, ``looped`` composes the advice and the fixes that run the job's
-        own loop for all the tags (a ``rule@tag`` key among them is the tag's, as any other)."""
+        own loop for all the tags (a ``rule@tag`` key among them is the tag's, as any other); the capture advice is
+        ``looped``'s alone, never one tag's fixed text."""
         tags = tuple(tags)
         fixes = dict(self.fixes)
         snippet = self.capture_snippet
@@ -219,7 +222,6 @@ class Framework:
             rules = {k for k in mine if ":" not in k}  # whole rules the tag rewrites; a variant alone stays one
             fixes = {k: v for k, v in fixes.items() if fix_rule(k) not in rules}
             fixes.update(mine)
-            snippet = self.job_captures.get(tag, snippet)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
         return replace(self, fixes=fixes, capture_snippet=snippet)
 

@@ -15,6 +15,14 @@ from tb_gpu_advisor.frameworks.base import Framework, action
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 HOST_MARKERS = ("PjitFunction(",)
 METADATA_STATS = ("jax_version", "jaxlib_version")
+#: The names JAX gives the XLA modules it compiles: ``jit_<function>`` for ``jax.jit``, ``pmap_<function>`` for
+#: ``jax.pmap`` (an XLA module NVTX range ``XlaModule:#hlo_module=jit_train_step,...#`` is a JAX program's).
+MODULE_PREFIXES = ("jit_", "pmap_")
+
+
+def is_module_name(name: str | None) -> bool:
+    """An XLA module named as JAX names the modules it compiles (:data:`MODULE_PREFIXES`)."""
+    return bool(name) and name.startswith(MODULE_PREFIXES)
 _DISPATCH = ("PjitFunction(",)
 _TRANSFER = ("DevicePut", "PjRtCApiCompiler::BufferFromHostBuffer", "shard_args")
 _H2D_WORKER = "H2D Dispatch"

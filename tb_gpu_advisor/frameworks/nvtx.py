@@ -5,8 +5,16 @@ NVTX ranges are how code marks itself under Nsight Systems (``torch.cuda.nvtx.ra
 
 * **ops**: PyTorch's ``--pytorch=autograd-nvtx`` (``torch.autograd.profiler.emit_nvtx``) wraps every ATen op
   and ``record_function`` in a range named ``aten::mm, seq = 12, op_id = 34[, sizes = [...], input_op_ids =
-  [...]]``; FSDP's hooks (``FSDP::pre_forward (encoder.block.3)``) come with the same suffix.  They are ops,
-  read like the ``cpu_op`` events of a PyTorch trace: their name is the part before the first suffix.
+  [...]]`` (``torch/csrc/profiler/util.cpp``, ``getNvtxStr``: ``seq`` where autograd numbered the op, ``op_id``
+  on every range); FSDP's hooks (``FSDP::pre_forward (encoder.block.3)``) come with the same suffix.  They are
+  ops, read like the ``cpu_op`` events of a PyTorch trace: their name is the part before the first suffix.  A
+  user's own ``record_function("train_step")`` gets the same suffix (``train_step, op_id = 7``) but no ``seq``
+  and no namespace: it stays the user's block (:func:`op_name`), as Kineto's ``user_annotation`` does;
+* **XLA's ranges**: XLA on a GPU pushes ``XlaModule:#hlo_module=jit_train_step,program_id=7#`` around each
+  execution of a compiled module and ``Thunk:#hlo_op=fusion.3,unique_hlo_op_id=42#`` around each thunk (``xla``):
+  the framework's executions and ops, never the user's blocks; a module's executions mark its steps;
+* **TensorFlow's ranges**: NVIDIA's TensorFlow builds under ``TF_ENABLE_NVTX_RANGES=1`` push ``MatMul: dense/MatMul``
+  around each op in the ``tensorflow-core`` domain (``tensorflow.NVTX_OP_DOMAIN``): ops;
 * **library ranges**: NCCL's own domain (``ncclAllReduce``, ``ncclGroupStart``), PyTorch's collective wrappers
   (``record_param_comms``, ``c10d::allreduce_``, ``nccl:all_reduce``), cuDNN/cuBLAS and Transformer Engine
   internals: never a step, never the user's block.
@@ -25,6 +33,8 @@ NVTX ranges are how code marks itself under Nsight Systems (``torch.cuda.nvtx.ra
 from __future__ import annotations
 
 import re
+
+from tb_gpu_advisor.frameworks import pytorch, tensorflow, xla
 
 #: The suffixes PyTorch's autograd NVTX ranges carry after the op's name (``torch/csrc/profiler``: ``seq``,
 #: ``op_id``, ``sizes``, ``input_op_ids``; ``stashed seq`` on backward ops).  A reader may cut them off itself
@@ -52,9 +62,22 @@ _FUNC_STACK = re.compile(r"""['"]funcStack['"]\s*:\s*['"][^'"]*/([^/'"]+)['"]"""
 _LIBRARY_PREFIX = (ANNOTATION_PREFIX, "nccl", "NCCL", "c10d::", "record_param_comms", "FSDP::", "DDP::", "Optimizer.", "autograd::",
                    "torch::autograd::", "cudnn", "cuDNN", "cublas", "cuBLAS", "TE::", "transformer_engine",
                    "CUDA_GRAPH", "cudaGraph")
-#: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.
+#: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.  NCCL's
+#: ``NCCL`` holds a range per API call (``ncclAllReduce``, ``ncclGroupEnd``: ``NVTX3_FUNC_WITH_PARAMS``, off with
+#: ``NCCL_NVTX_DISABLE=1``); DALI's ``DALI`` its pipeline's and operators' work on its own threads
+#: (``dali/core/nvtx.cc``); RAPIDS' ``libcudf`` and ``cudf_python`` each cuDF call (``CUDF_FUNC_RANGE``,
+#: ``@annotate(..., domain="cudf_python")``) -- repeated as often as a step, never one.
 LIBRARY_DOMAINS = frozenset({"NCCL", "nccl", "cuDNN", "cuBLAS", "cuBLASLt", "CUDA", "NVSHMEM", "TransformerEngine",
-                             "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL"})
+                             "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL", "DALI", "libcudf", "cudf_python"})
+#: NVTX domains a framework pushes its own op ranges in (TensorFlow's ``tensorflow-core``): every range there is an op.
+FRAMEWORK_OP_DOMAINS = frozenset({tensorflow.NVTX_OP_DOMAIN})
+
+
+def is_framework_op_domain(domain: str) -> bool:
+    """A framework's op domain (:data:`FRAMEWORK_OP_DOMAINS`): its ranges are ops, read like autograd's."""
+    return domain in FRAMEWORK_OP_DOMAINS
+
+
 #: The library domains whose ranges are communication between processes (MPI's ``MPI_Send`` / ``MPI_Recv`` as
 #: Nsight's MPI trace writes them, NCCL's collectives, NVSHMEM's and UCX's transfers): a host inside one in the GPU's
 #: idle waits for its peers -- another rank's data or its turn -- and runs none of the program's code.
@@ -82,15 +105,22 @@ def step_range(work: str) -> dict[str, str]:
 
 def op_name(text: str) -> tuple[str, bool]:
     """(the range's name, whether it is a framework op): ``aten::mm, seq = 1, op_id = 2`` -> (``aten::mm``, True);
-    ``{'mod': 'Tensor', 'op': 'cuda', ...}`` -> (``Tensor.cuda``, True); ``forward`` -> (``forward``, False)."""
+    ``{'mod': 'Tensor', 'op': 'cuda', ...}`` -> (``Tensor.cuda``, True); ``forward`` -> (``forward``, False);
+    ``train_step, op_id = 7`` -> (``train_step``, False): a user's ``record_function`` under ``emit_nvtx``."""
     m = _OP_SUFFIX.search(text)
     if m is not None:
-        return text[: m.start()], True
+        name = text[: m.start()]
+        return name, GRAD_SEQ in text or is_framework_scope(name)
     if text.startswith("{"):
         annotated = annotation_name(text)
         if annotated is not None:
             return annotated
     return text, text.startswith(_OP_PREFIX)
+
+
+def has_op_suffix(text: str) -> bool:
+    """The text carries PyTorch's autograd NVTX suffix (:data:`OP_SUFFIXES`): an op's, or a ``record_function``'s."""
+    return _OP_SUFFIX.search(text) is not None
 
 
 def annotation_name(text: str) -> tuple[str, bool] | None:
@@ -102,6 +132,9 @@ def annotation_name(text: str) -> tuple[str, bool] | None:
     if m is not None:
         mod, op = m.group(1), m.group(2)
         return (f"{mod}.{op}" if mod else op), True
+    tf_op = tensorflow.nvtx_detailed_op(text)
+    if tf_op is not None:  # TensorFlow's detailed op range: the op, as its basic range names it
+        return tf_op, True
     m = _ANNOTATION.match(text)
     if m is None:
         return None
@@ -109,9 +142,28 @@ def annotation_name(text: str) -> tuple[str, bool] | None:
     return ANNOTATION_PREFIX + (frame.group(1) if frame is not None else m.group(1)), False
 
 
+#: A namespaced op (``aten::mm``, ``c10d::allreduce_``, ``mylib::fused_op``, ``autograd::engine::evaluate_function:
+#: MmBackward0``) or an autograd node (``MmBackward0``): what PyTorch's dispatcher and autograd engine record.
+_NAMESPACED = re.compile(r"^[A-Za-z_][\w.]*::|^\w+Backward\d*$")
+
+
+def is_framework_scope(name: str) -> bool:
+    """A suffixed autograd NVTX range's name (suffix cut off) that is PyTorch's own, not the user's
+    ``record_function``: a namespaced op or autograd node (:data:`_NAMESPACED`), or a scope PyTorch opens around its
+    own code (``pytorch.is_own_scope``: the DataLoader's ``__next__``, ``Optimizer.step#SGD.step``)."""
+    return bool(_NAMESPACED.match(name)) or pytorch.is_own_scope(name)
+
+
+def is_user_scope(name: str) -> bool:
+    """A suffixed autograd NVTX range's name (suffix cut off) that is the user's ``record_function`` (no ``seq``: no
+    op autograd numbered): neither a framework op nor a scope PyTorch opens itself."""
+    return not is_framework_scope(name)
+
+
 def is_op_name(name: str) -> bool:
-    """A range name (its suffix cut off) that PyTorch's autograd NVTX gives ops even without a suffix."""
-    return name.startswith(_OP_PREFIX)
+    """A range name (its suffix cut off) a framework gives its own ops and executions: PyTorch's autograd NVTX even
+    without a suffix, XLA's module and thunk ranges (``xla.is_nvtx_range``)."""
+    return name.startswith(_OP_PREFIX) or xla.is_nvtx_range(name)
 
 
 def is_library_range(name: str, domain: str = "") -> bool:

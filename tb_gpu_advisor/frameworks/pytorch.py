@@ -18,6 +18,19 @@ from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
 _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
+#: The ``record_function`` scopes PyTorch opens itself around its own code (the DataLoader's ``__next__``, the
+#: optimizer's ``step`` / ``zero_grad``, the profiler's ``ProfilerStep#N``, a compiled region and its guards): under
+#: ``emit_nvtx`` they come as ``enumerate(DataLoader)#..., op_id = N``, suffixed like a user's ``record_function``
+#: -- the framework's, not the program's.
+_OWN_SCOPES = _DATALOADER + ("Optimizer.", "ProfilerStep#", "Torch-Compiled Region", "TorchDynamo Cache Lookup",
+                             "CompiledFunction")
+
+
+def is_own_scope(name: str) -> bool:
+    """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
+    return name.startswith(_OWN_SCOPES)
+
+
 #: The pin-memory thread and DataLoader workers: background, never the step's critical path.
 _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 
@@ -515,9 +528,6 @@ def capture_cold(loop: Loop) -> str:
             f"        {loop.capture_step}\n"
             "        prof.step()")
 
-
-#: the cold start's advice where no job composes it (the capture advice of a cold job: ``job_captures``)
-CAPTURE_COLD = capture_cold(ANY_LOOP)
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only.
 AUTOCAST_LEGACY = action(
     "Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 spell it "
@@ -853,13 +863,31 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
     }
 
 
+def job_capture(tags: tuple[str, ...], loop: Loop, per_rank: bool) -> str:
+    """A job's capture advice, whole, for its tags: a serving engine is profiled through its server's routes, cold or
+    not (its start-up is never in a window recorded under load); a cold start's schedule skips start-up around the
+    job's own loop; a forward pass's loop under inference mode; else a few steady steps of the job's loop."""
+    if "serving" in tags:
+        return CAPTURE_SERVING
+    if "cold" in tags:
+        return capture_cold(loop)
+    if "inference" in tags:
+        return CAPTURE_INFERENCE
+    return capture(loop, per_rank)
+
+
 def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): a forward pass's loop for an
     inference job, a step of its own for work of no known kind (``any_work``), else the training loop; per-rank
-    words unless the job is one process (``alone``)."""
+    words unless the job is one process (``alone``).  A serving job's capture fixes are its server's routes: the cold
+    start's schedule around a loop is not added to them (h37-left43: the cold tag, applied after the serving one,
+    replaced its advice and its unsteady capture's fix with a loop)."""
     loop = job_loop(tags, TRAINING_LOOP, FORWARD_LOOP, ANY_LOOP)
     per_rank = "alone" not in tags
-    return capture(loop, per_rank), looped_fixes(loop, per_rank)
+    fixes = looped_fixes(loop, per_rank)
+    if "serving" in tags:  # the cold start's variant is the server's routes too, as every capture fix of the job
+        fixes["capture_quality:unsteady@cold"] = JOB_FIXES["capture_quality@serving"]
+    return job_capture(tags, loop, per_rank), fixes
 
 
 FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))
@@ -927,6 +955,18 @@ def is_training_phase(name: str) -> bool:
 
 def is_evaluation_phase(name: str) -> bool:
     return _wrapper_phase(name) in _EVALUATION_PHASES
+
+
+#: A training wrapper's own range around one whole iteration of its loop: Lightning's ``run_training_batch`` holds the
+#: batch's forward (``training_step``), its backward and its optimizer's step.  Lightning calls ``prof.step()`` as
+#: ``training_step`` returns, so each ``ProfilerStep#N`` opens between a forward and its backward: the profiler's marks
+#: cover the interval between two ``step()`` calls, not an iteration (h37-left46, ``wild/lightning_cpu_fit``).
+_ITERATION_PHASES = frozenset({"run_training_batch"})
+
+
+def is_iteration_range(name: str) -> bool:
+    """A training wrapper's range around one whole iteration (:data:`_ITERATION_PHASES`), by the wrapper's own mark."""
+    return _wrapper_phase(name) in _ITERATION_PHASES
 
 
 #: FSDP's hooks around a forward pass (FSDP2's ``FSDP::pre_forward (blocks.3)``, FSDP1's ``FullyShardedDataParallel.
@@ -1226,7 +1266,6 @@ FRAMEWORK = Framework(
                             "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
     looped=loop_for_job,
-    job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "

@@ -16,6 +16,21 @@ from tb_gpu_advisor.model.schema import Action
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
                 "FunctionRun", "SessionRun", "ExecutorState::Process")
+#: The NVTX domain of the op ranges NVIDIA's TensorFlow builds push around each op under ``TF_ENABLE_NVTX_RANGES=1``
+#: (``tensorflow/core/profiler/nvtx_utils.cc``: ``<OpType>: <node name>``, e.g. ``MatMul: dense/MatMul``, coloured
+#: and categorised by op type; ``TF_ENABLE_NVTX_RANGES_DETAILED=1``: a JSON text ``{"op":"MatMul","name":
+#: "dense/MatMul","args":[...],"attrs":{...}}``): the framework's ops, never the user's blocks.
+NVTX_OP_DOMAIN = "tensorflow-core"
+_NVTX_DETAILED_OP = re.compile(r'^\{\s*"op"\s*:\s*"([^"]*)"\s*,\s*"name"\s*:\s*"([^"]*)"')
+
+
+def nvtx_detailed_op(text: str) -> str | None:
+    """The op of a detailed TensorFlow NVTX op range (``{"op":"MatMul","name":"dense/MatMul",...}`` ->
+    ``MatMul: dense/MatMul``, the basic range's name), None for any other text."""
+    m = _NVTX_DETAILED_OP.match(text)
+    return f"{m.group(1)}: {m.group(2)}" if m else None
+
+
 #: The consumer blocking on tf.data (the ``...Op::DoCompute`` events; tf_data get_next threads carry exactly these).
 INPUT_EVENT_PREFIXES = ("IteratorGetNext", "IteratorGetNextAsOptional", "MultiDeviceIteratorGetNext")
 #: tf.data, the GPU event manager and collective threads: background work.
@@ -142,9 +157,6 @@ ELEMENTWISE_KERNELS = (r"EigenMetaKernel", r"scalar_\w{1,64}?_op", r"TensorCwise
                        r"UnaryFunctor") + xla.ELEMENTWISE_KERNELS
 
 
-CAPTURE = ("# capture ~10 s of steady-state training, after warm-up:\n"
-           "tf.keras.callbacks.TensorBoard(log_dir=logdir, profile_batch=(100, 120))\n"
-           "# or: tf.profiler.experimental.start(logdir); ...20 steps...; tf.profiler.experimental.stop()")
 
 #: Print where every op runs (op placement; the guide's first debugging step for host ops and copies).
 LOG_PLACEMENT = "tf.debugging.set_log_device_placement(True)"
@@ -171,6 +183,13 @@ class Loop:
     body: str
     #: ``model.compile``'s arguments before its options (a training step's optimizer, loss and metrics)
     compile_args: str = ""
+    #: what the loop binds from each batch (``header``'s target after ``step``)
+    bound: str = "batch"
+    #: the name a custom loop's step marks carry (``tf.profiler.experimental.Trace(name, step_num=...)``)
+    trace: str = "step"
+    #: how Keras profiles a window of these steps, "" where it has no way (its TensorBoard callback's
+    #: ``profile_batch`` profiles ``fit``'s batches only)
+    keras_capture: str = ""
 
     def define(self, decorator: str = "@tf.function", body: str = "    ...") -> str:
         """The step defined under ``decorator``, with ``body``."""
@@ -182,15 +201,32 @@ TRAINING_LOOP = Loop(fn="train_step", params="x, y", header="for step, (x, y) in
                      body="    with tf.GradientTape() as tape:\n        loss = loss_fn(y, model(x, training=True))\n"
                           "    grads = tape.gradient(loss, model.trainable_variables)\n"
                           "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss",
-                     compile_args="optimizer, loss, metrics=[...], ")
+                     compile_args="optimizer, loss, metrics=[...], ", trace="train",
+                     keras_capture="tf.keras.callbacks.TensorBoard(log_dir=logdir, profile_batch=(100, 120))")
 #: a model called on inputs (Keras predict, a SavedModel's signature)
 INFERENCE_LOOP = Loop(fn="predict_step", params="x", header="for step, x in enumerate(ds):", value="out",
                       noun="inference step", keras="Keras predict does it",
-                      body="    return model(x, training=False)")
+                      body="    return model(x, training=False)", bound="x", trace="predict")
 #: GPU work of no known kind: a step of its own, not a training step
 ANY_LOOP = Loop(fn="run_one_step", params="batch", header="for step, batch in enumerate(ds):", value="out",
                 noun="step", keras="Keras fit and predict do it",
                 body="    ...                           # the step's own work")
+
+
+def capture(loop: Loop) -> str:
+    """TensorFlow's capture advice for a job: a window of its steps after warm-up -- a training job's through Keras'
+    TensorBoard callback or the profiler's start and stop; a job Keras cannot profile (``predict`` and work of no
+    known kind: the callback profiles ``fit``'s batches only) through start and stop around its own loop, each step
+    marked (h37-left43: one training text served every job)."""
+    if loop.keras_capture:
+        return (f"# capture ~10 s of steady-state {loop.noun.split()[0]}, after warm-up:\n{loop.keras_capture}\n"
+                "# or: tf.profiler.experimental.start(logdir); ...20 steps...; tf.profiler.experimental.stop()")
+    return (f"# capture ~10 s of steady-state {loop.noun}s, after warm-up, each one marked as a step:\n"
+            "tf.profiler.experimental.start(logdir)\n"
+            f"for step, {loop.bound} in enumerate(ds.skip(100).take(20)):   # after warm-up\n"
+            f"    with tf.profiler.experimental.Trace('{loop.trace}', step_num=step, _r=1):\n"
+            f"        {loop.value} = {loop.fn}({loop.params})\n"
+            "tf.profiler.experimental.stop()")
 
 
 def tf_function(loop: Loop) -> Action:
@@ -359,30 +395,37 @@ FIXES = {
                "export TF_GPU_THREAD_MODE=gpu_private\nexport TF_GPU_THREAD_COUNT=4", "shell"),
         _TF_DATA_THREADS,
     ),
-    "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
-    "capture_quality:unseen": (action(
-        "Profile whole steps, so the GPU work the host waits for is in the profile: start the profiler before a "
-        "step begins and stop it after a later step has finished; if the GPU still sits idle there, another process "
-        "shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
-    "capture_quality:before_capture": (action(
-        "Start the profiler between steps, with the GPU done with the earlier ones, so the window holds whole steps "
-        "and none of the work before it: a profile_batch range after warm-up starts it at a step's start.", CAPTURE),),
-    "capture_quality:no_gpu": (action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
-                                      "print(tf.config.list_physical_devices('GPU'))\n" + CAPTURE),),
-    "capture_quality:window": (action("The profiled window held no GPU work: profile a range of batches after "
-                                      "warm-up (profile_batch), or start and stop the profiler around steps that run "
-                                      "on the GPU.", CAPTURE),),
-    "capture_quality:few_steps": (action(
-        "Profile a window of a few dozen steps after warm-up (about ten seconds), and mark "
-        "steps (Keras does; custom loops: tf.profiler.experimental.Trace('train', step_num=s, _r=1)).", CAPTURE),),
-    "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
-                                        CAPTURE),),
 }
 
 
 def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
-    """The fixes whose code defines or runs the job's step, composed for one job (``Framework.looped``)."""
+    """The fixes whose code defines or runs the job's step or quotes the capture advice, composed for one job
+    (``Framework.looped``)."""
+    advice = capture(loop)
     return {
+        "capture_quality": (action("Profile a short steady-state window instead of the whole run.", advice),),
+        "capture_quality:unseen": (action(
+            "Profile whole steps, so the GPU work the host waits for is in the profile: start the profiler before a "
+            "step begins and stop it after a later step has finished; if the GPU still sits idle there, another "
+            "process shares it (nvidia-smi lists each GPU's processes).", advice),),
+        "capture_quality:before_capture": (action(
+            "Start the profiler between steps, with the GPU done with the earlier ones, so the window holds whole "
+            "steps and none of the work before it" + (": a profile_batch range after warm-up starts it at a step's "
+                                                       "start." if loop.keras_capture else
+                                                       ": start it before a step, after the earlier steps' results "
+                                                       "were read."), advice),),
+        "capture_quality:no_gpu": (action(f"Check that TensorFlow sees the GPU, then profile steady-state "
+                                          f"{loop.noun}s.", "print(tf.config.list_physical_devices('GPU'))\n" + advice),),
+        "capture_quality:window": (action(
+            "The profiled window held no GPU work: profile a range of batches after warm-up" +
+            (" (profile_batch)" if loop.keras_capture else "") + ", or start and stop the profiler around steps that "
+            "run on the GPU.", advice),),
+        "capture_quality:few_steps": (action(
+            "Profile a window of a few dozen steps after warm-up (about ten seconds), and mark steps (" +
+            ("Keras does; custom loops: " if loop.keras_capture else "") +
+            f"tf.profiler.experimental.Trace('{loop.trace}', step_num=s, _r=1)).", advice),),
+        "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
+                                            advice),),
         "launch_bound": (tf_function(loop), jit_compile(loop)),
         "host_sync": (action(
             "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the "
@@ -425,12 +468,14 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
 
 def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ...]]]:
     """The capture advice and looped fixes for a job's tags (``Framework.looped``): an inference step for an
-    inference job, a step of its own for work of no known kind (``any_work``), else the training step."""
+    inference job, a step of its own for work of no known kind (``any_work``), else the training step; the capture
+    advice and the capture fixes quoting it in the same loop."""
     loop = job_loop(tags, TRAINING_LOOP, INFERENCE_LOOP, ANY_LOOP)
-    return CAPTURE, looped_fixes(loop)
+    return capture(loop), looped_fixes(loop)
 
 
 FIXES.update(looped_fixes(TRAINING_LOOP))
+CAPTURE = capture(TRAINING_LOOP)
 
 
 def is_function_call(name: str) -> bool:

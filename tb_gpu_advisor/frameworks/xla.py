@@ -93,6 +93,44 @@ def module_op(op_text: str) -> str:
 
 #: The host event suffix of a raw JAX/XLA GPU module execution (``<module>:XLA GPU module``): one per step.
 GPU_MODULE_SUFFIX = ":XLA GPU module"
+#: XLA's own NVTX ranges on a GPU (``xla/backends/gpu/runtime/annotation.cc``, in the ``TSL`` NVTX domain, pushed
+#: whenever a tool such as Nsight Systems listens -- no flag turns them on): one around each execution of a compiled
+#: module, ``XlaModule:#[prefix=<ops' common name>,]hlo_module=<module>,program_id=<id>#`` (``jit_train_step`` for
+#: JAX's ``jax.jit(train_step)``), and one around each thunk it runs, ``Thunk:#[name=<op name>,]hlo_op=<instruction>,
+#: unique_hlo_op_id=<id>#``.  A module's ranges are its executions, as ``<module>:XLA GPU module`` events are in an
+#: XPlane capture; its thunks' ranges are the framework's ops, never the user's blocks.
+NVTX_MODULE_PREFIX = "XlaModule:#"
+NVTX_THUNK_PREFIX = "Thunk:#"
+_NVTX_MODULE_NAME = re.compile(r"hlo_module=([^,#]+)")
+#: The op names JAX gives a gradient's instructions (``transpose(jvp(MLP))/dot_general``): a backward pass.
+AUTODIFF_OP = "transpose(jvp("
+
+
+def nvtx_module(name: str) -> str | None:
+    """The module an XLA module NVTX range executes (``XlaModule:#hlo_module=jit_step,program_id=3#`` ->
+    ``jit_step``), None for any other name."""
+    if not name.startswith(NVTX_MODULE_PREFIX):
+        return None
+    found = _NVTX_MODULE_NAME.findall(name)
+    return found[-1] if found else None
+
+
+def is_nvtx_range(name: str) -> bool:
+    """A range XLA pushes itself: a module's execution or a thunk's (:data:`NVTX_MODULE_PREFIX`)."""
+    return name.startswith((NVTX_MODULE_PREFIX, NVTX_THUNK_PREFIX))
+
+
+def is_autodiff_thunk(name: str) -> bool:
+    """An XLA thunk NVTX range of a gradient's instruction (:data:`AUTODIFF_OP` in its op name)."""
+    return name.startswith(NVTX_THUNK_PREFIX) and AUTODIFF_OP in name
+
+
+def module_execution(name: str) -> str | None:
+    """The module a host event executes: a raw XPlane capture's ``<module>:XLA GPU module`` or XLA's module NVTX range
+    in an Nsight export (:func:`nvtx_module`); None for any other event."""
+    if name.endswith(GPU_MODULE_SUFFIX):
+        return name[: -len(GPU_MODULE_SUFFIX)]
+    return nvtx_module(name)
 #: Element-wise kernels XLA emits: loop fusions of one element-wise op.
 #: XLA's element-wise kernels: loop fusions (``loop_<root op>_fusion``, XLA's kLoop emitter: element-wise,
 #: broadcast and data-movement work, never a matmul; a reduction root is excluded by the reduction names), and

@@ -117,7 +117,10 @@ def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
     used = _used_names(trace) if len(trace.h) else []
     named = [n for n in used if fw.training_event(n)]
     work = [n for n in named if not fw.grad_reset_event(n)]  # a zero_grad alone may precede a no-grad forward
-    train = work[0] if work else None
+    # the name that says training plainly: the step's end (an optimizer's step) where the host recorded one, not a
+    # wrapper's forward that only a training job runs (gpu_events_stripped: `DistributedDataParallel.forward` was
+    # shown as "a training step" beside `Optimizer.step#FusedAdam.step`, h37-left43)
+    train = next((n for n in work if fw.step_end_event(n)), work[0]) if work else None
     if train is not None:
         return "training", f"its host events name a training step: `{_short(train)}`"
     phase = _phase_kind(used, fw)

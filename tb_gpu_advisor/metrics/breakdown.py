@@ -71,31 +71,27 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     # both belong to the same step.  Input wait, higher in PRIORITY, takes precedence.
     # Frameworks whose dispatch the capture names (JAX) measure it directly below: there an idle gap
     # before a kernel is only launch wait while the host is inside the dispatch.
-    # the GPU's kernels and collectives, as slices of its columns where it has nothing else (no gathers)
-    kern = slice(None) if present <= _COMPUTE_KINDS else \
-        np.nonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))[0]
-    n_kern = len(d) if isinstance(kern, slice) else kern.size
     # a launch's return read against its work's start says what the GPU held -- only where the two clocks agree
     returns_read = bool(h.end.size) and not _clocks_disagree(ctx, g)
     out["launch_wait"] = out["kernel_switch"] = (d.start[:0], d.start[:0])
-    if n_kern > 1 and (returns_read or not ctx.fw.has_dispatch):
+    if len(d) and (returns_read or not ctx.fw.has_dispatch):
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
-        lw, held = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern, returns_read)
+        lw, held, lead, first = _idle_before(d, g.step, g.launch, lend_all if h.end.size else None, g.windows,
+                                             returns_read)
         if not ctx.fw.has_dispatch:  # a framework whose dispatch the capture names measures the launch wait itself
             out["launch_wait"] = lw
-        # the idle between kernels the GPU holds: its own switching where short, held work where long -- one rule
-        # whatever measures the launch wait
-        out["held"], out["kernel_switch"] = split_switches(*_still_idle(d, kern, held))
-    # and before each step's first work, once its launch returned: the GPU held it (a graph queued late); whatever
-    # measures the launch wait, a call that returned has handed its work over
-    if returns_read and len(d):
-        if lend_all is None:
-            lend_all = launch_ends(ctx, g)
-        lead, first = _leading_held(d, g.step, g.launch, lend_all, g.windows)
-        if ctx.unseen_spans:  # the host waiting in a sync on GPU work the file lacks says more: a window cut short
-            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)
-        out["held"] = _cat2(out.get("held", (d.start[:0], d.start[:0])), lead)
+        # the idle the GPU holds work in: its own switching where short, held work where long -- one rule whatever
+        # measures the launch wait, between kernels and before a step's first work alike
+        graph_us = devices.graph_switch_us(d.info.name, d.info.compute_capability)
+        held, switch = split_switches(*held[:2], _switch_floors(d, g.launch, held[2], graph_us))
+        lead, lead_switch = split_switches(*lead[:2], _switch_floors(d, g.launch, lead[2], graph_us))
+        if ctx.unseen_spans:  # before a step's first work, the host waiting in a sync on GPU work the file lacks says
+            lead = subtract_intervals(*(x.astype(np.int64, copy=False) for x in lead), *ctx.unseen_spans)  # more
+        held = _cat2(held, lead)
+        if held[0].size:  # while a GPU of the same process runs, the GPU may wait on that work: the turn-taking's
+            held = _off_peers(ctx, g, held)
+        out["held"], out["kernel_switch"] = held, _cat2(switch, lead_switch)
         out["queued_first"] = first
     for k in ("held", "queued_first"):
         if k in out and out[k][0].size:
@@ -186,18 +182,52 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
-def split_switches(s: np.ndarray, e: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled between a kernel and the next one it already held
-    (:func:`_launch_waits`' held): each stretch shorter than ``launch.kernel_switch_us`` is the GPU's switch between
-    queued kernels, a longer one held work.
+def split_switches(s: np.ndarray, e: np.ndarray, floor_ps: np.ndarray | float | None = None
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``(held, kernel_switch)`` of the stretches (s, e) a GPU idled before work it already held
+    (:func:`_idle_before`'s held): each stretch shorter than its floor (``floor_ps``, per stretch or one for all;
+    ``launch.kernel_switch_us`` where None: :func:`_switch_floors`) is the GPU's switch between queued works, a longer
+    one held work.
 
     Why: a GPU needs 1-5 us to start a kernel it holds once the one before it ends.  A CUDA graph of 300 kernels of
     2.5 us, replayed by one ``cudaGraphLaunch`` while the host waits in ``cudaStreamSynchronize``, idles 0.8 us
     between each (synthetic ``cuda_graph_tiny``: ~240 us of a 1.04 ms step): no host time the capture missed (where
     the framework's dispatch measures the launch wait it fell to ``other``), nor work the GPU held and did not run
     (elsewhere it was ``unseen``, "The GPU holds work it was given, idle").  A hold of milliseconds is that."""
-    short = (e - s) < T("launch.kernel_switch_us") * PS_PER_US
+    if floor_ps is None:
+        floor_ps = T("launch.kernel_switch_us") * PS_PER_US
+    short = (e - s) < floor_ps
     return (s[~short], e[~short]), (s[short], e[short])
+
+
+def _switch_floors(d, launch: np.ndarray, at: np.ndarray, graph_us: tuple[float, str] | None  # noqa: ANN001
+                   ) -> np.ndarray | float:
+    """The longest the GPU's own switch takes before each work of ``at`` (device event indices), in ps:
+    ``launch.kernel_switch_us``, or the GPU's graph switch (``graph_us``: :func:`devices.graph_switch_us`) where the
+    work enters or leaves a graph -- its launch differs from the work's before it (by start), and one of the two
+    launched several works (a graph replay, a command buffer).
+
+    Why: an MI300X holding a HIP graph idles 10-14 us entering or leaving it, where it switches between other queued
+    kernels in 0-3.5 us: vllm_mi300x_decode's two 10.1 and 11.7 us stretches at its graph's ends were held work (a
+    dependency or another process) where they are that GPU's switch (h37-left44).  A floor read off each capture's
+    own queued transitions is no sounder: where the GPU holds work at most of them (``torchrec_shampoo_128``, a sampled
+    trace: median 42 us over 639) their typical gap is the hold."""
+    base = T("launch.kernel_switch_us") * PS_PER_US
+    if graph_us is None or not at.size:
+        return base
+    ids, counts = np.unique(launch[launch >= 0], return_counts=True)
+    shared = ids[counts > 1]  # the launches of several works (sorted)
+    prev = np.maximum(at - 1, 0)
+    edge = (at > 0) & (launch[at] != launch[prev]) & (_member(launch[at], shared) | _member(launch[prev], shared))
+    return np.where(edge, max(base, graph_us[0] * PS_PER_US), base)
+
+
+def _member(x: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """Per value of ``x``: whether ``sorted_ids`` holds it."""
+    if not sorted_ids.size:
+        return np.zeros(x.shape, bool)
+    k = np.minimum(np.searchsorted(sorted_ids, x), sorted_ids.size - 1)
+    return sorted_ids[k] == x
 
 
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:
@@ -241,79 +271,97 @@ def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
     return np.minimum(k_start, np.maximum(lend, 0) + LAUNCH_START_PS)
 
 
-def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                  kern: slice | np.ndarray, returns_read: bool = True
-                  ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The GPU idle before each of its kernels (``kern``: its kernels and collectives, a slice where it has nothing
-    else), split by what it waited for: ``(launch_wait, held)``, each (starts, ends).
+def _idle_before(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
+                 windows: np.ndarray | None, returns_read: bool = True
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """The GPU idle before each of its device works (kernels, copies, memsets; not a collective, which waits for its
+    peers; of a known launch, inside a kept step), from the end of everything the GPU ran before it on any stream,
+    split by what it waited for: ``(launch_wait, held, held_first, queued_first)``, each (starts, ends) --
+``held_first`` the held idle before a step's first work; the two held parts also give the index of the work each
+stretch precedes.  One rule for the idle
+    between two works of a step and for the idle before a step's first work (from its window's start).
 
-    Launch wait: the kernel's host launch call (ending at ``lend_all``; None: no host events, read as 0) ended after
-    all earlier work on the GPU had, the gap lies inside one step, and the kernel is no collective (which waits for
-    its peers); it ends at :func:`launch_wait_end`.  Held: the rest of such a gap after the call returned and the
-    driver submitted (:data:`LAUNCH_START_PS`): the GPU held work it could run.
+    Launch wait (between two works of one step only): the work's launch call (ending at ``lend_all``; None: no host
+    events, read as 0) ended after the GPU had finished everything before it; it ends at :func:`launch_wait_end`.
+    Held: the rest of the idle after the call returned and the driver submitted (:data:`LAUNCH_START_PS`): the GPU
+    held work it could run.  ``queued_first``: held before the capture's first GPU work, where the GPU may still run
+    work launched before the capture began (vLLM's engine launches step N+1 while the GPU runs step N), which no
+    event shows -- booked apart from the host's time all the same.
+
+    Why one rule: the idle before a step's first work was read apart (``_leading_held``) from the idle between
+    kernels, which was read off kernels alone and then mended -- by the latest launch of every work that ran before
+    the kernel (a kernel waiting on a copy the host issued 5 ms later was 150.5 ms held, h37-left41) and by
+    subtracting the copies run in the gap.  Read over every work the GPU ran, both mends are the rule itself: the
+    idle begins where the GPU's earlier work ended, and the works that started before it were launched by their
+    starts.  And the idle before a copy the GPU held (launched, returned) inside a step is held too: read off kernels
+    alone it was the next kernel's launch wait where that kernel was launched late (h37-left44).  A collective that
+    waits for its peers, or any work that ran late, keeps the GPU busy until it ends: only the idle after it can be
+    held.
 
     ``returns_read`` False (the GPU's and the host's clocks disagree: :func:`_clocks_disagree`): no call's return is
-    read against its kernel's start, so nothing is held and a late launch's wait runs to its kernel's start, as the
-    same gate keeps the idle before a step's first work (:func:`_leading_held`) unread.  A GPU clock that drifts
-    later than the host's put the kernels hundreds of microseconds after calls they followed by 10 us: read as held,
-    it was host time booked as the GPU's (h37-left31's left).
+    read against its work's start, so nothing is held and a late launch's wait runs to its work's start.  A GPU clock
+    that drifts later than the host's put the kernels hundreds of microseconds after calls they followed by 10 us:
+    read as held, it was host time booked as the GPU's (h37-left31's left).
 
-    Only where the GPU idled before a kernel (few places on a busy GPU) are its launch and step read: each test
-    over every pair of kernels was a gather or a pass over the 220 k events a GPU of the dense 100 MB capture,
-    17 -> 12 ms over its 8 GPUs."""
-    k_start = d.start[kern]
-    prev_end = np.maximum.accumulate(d.end[kern])[:-1]
-    gap = np.flatnonzero(k_start[1:] > prev_end)
-    nxt = gap + 1 if isinstance(kern, slice) else kern[gap + 1]
-    cur = gap if isinstance(kern, slice) else kern[gap]
-    has = (launch[nxt] >= 0) & (d.kind[nxt] == devices.KIND_KERNEL)
-    lend = lend_all[nxt] if lend_all is not None else np.zeros(gap.size, np.int64)
-    if lend_all is not None:  # the GPU ran work launched after the kernel before it: it waited for that launch
-        lend = np.maximum(lend, _later_returns(d, launch, lend_all, np.asarray(nxt)))
-    nxt_step = step[nxt]
-    same = has & (nxt_step == step[cur]) & (nxt_step >= 0)
-    idle_s, idle_e = prev_end[gap], k_start[gap + 1]
-    keep = same & (lend > idle_s)
-    if not returns_read:
-        return (idle_s[keep], idle_e[keep]), (idle_s[:0], idle_e[:0])
+    Only where the GPU idled before a work (few places on a busy GPU) are its launch and step read: each test over
+    every pair of works was a gather or a pass over the 220 k events of a GPU of the dense 100 MB capture."""
+    empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
+    none = (*empty, np.zeros(0, np.int64))
+    if not d.start.shape[0]:
+        return empty, none, none, empty
+    start = d.start.astype(np.int64, copy=False)
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+    # between two works of a step: the GPU idle before the work, after everything that started before it
+    nxt = np.flatnonzero(start[1:] > prev_end[:-1]) + 1
+    nxt = nxt[(launch[nxt] >= 0) & (d.kind[nxt] != devices.KIND_COLLECTIVE) & (step[nxt] >= 0)
+              & (step[nxt] == step[nxt - 1])]
+    idle_s, idle_e = prev_end[nxt - 1], start[nxt]
+    lend = lend_all[nxt].astype(np.int64) if lend_all is not None else np.zeros(nxt.size, np.int64)
+    keep = lend > idle_s
+    lw = (idle_s[keep], idle_e[keep] if not returns_read else launch_wait_end(idle_e[keep], lend[keep]))
+    if not returns_read or lend_all is None:
+        return lw, none, none, empty
     held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
-    late = same & (idle_e > held_s)
-    return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
+    late = idle_e > held_s
+    # before each step's first work: from the end of everything before it, or the window's start where later
+    lead_s, lead_e, lone, at = empty[0], empty[1], np.zeros(0, bool), np.zeros(0, np.int64)
+    if windows is not None and windows.shape[0]:
+        ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
+        if ok.size:
+            _, at = np.unique(step[ok], return_index=True)
+            first = ok[at]  # the earliest such work of each step (device events are sorted by start)
+            first = first[(first == 0) | (step[first] != step[np.maximum(first - 1, 0)])]  # the rest: read above
+            before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
+            w0 = windows[np.clip(step[first], 0, windows.shape[0] - 1), 0].astype(np.int64)
+            lead_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
+            lead_e = start[first]
+            k = lead_e > lead_s
+            lead_s, lead_e, lone, at = lead_s[k], lead_e[k], (first == 0)[k], first[k]  # lone: no GPU work before it
+    return lw, (held_s[late], idle_e[late], nxt[late]), (lead_s[~lone], lead_e[~lone], at[~lone]), \
+        (lead_s[lone], lead_e[lone])
 
 
-def _still_idle(d, kern: slice | np.ndarray, held: tuple[np.ndarray, np.ndarray]  # noqa: ANN001 - DeviceEvents
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """The stretches of ``held`` (idle between kernels, :func:`_launch_waits`) in which the GPU ran none of its other
-    work (copies, memsets: the rows outside ``kern``).
+def _off_peers(ctx: Context, g: GpuCtx, held: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``held`` less the time another active GPU of ``g``'s process ran work other than a collective: there the GPU
+    may wait on that GPU's work (a control dependency from one replica to another), a wait the capture shows
+    (``sequential_gpus`` and its peer waits: ``metrics.multigpu.peer_waits``), not work held for a cause outside it.
 
-    Why: a copy the GPU runs between two kernels is no held idle; painted as the copy, it was still counted in the
-    held milliseconds (h37-left41's synthetic: 0.16 ms of each 0.2 ms copy before the kernel that waited on it)."""
-    if isinstance(kern, slice) or not held[0].size:
-        return held
-    rest = np.ones(len(d), bool)
-    rest[kern] = False
-    return subtract_intervals(held[0].astype(np.int64, copy=False), held[1].astype(np.int64, copy=False),
-                              d.start[rest].astype(np.int64), d.end[rest].astype(np.int64))
-
-
-def _later_returns(d, launch: np.ndarray, lend_all: np.ndarray, at: np.ndarray) -> np.ndarray:  # noqa: ANN001
-    """Per device event index of ``at``: the latest launch return (``lend_all``) of the GPU's work of a known launch
-    (any stream, any kind: kernels, copies, memsets) that starts before that event does -- the earliest the GPU held
-    everything it ran before it (each at most its own start).
-
-    Why: a kernel waiting on work launched after it (a host-to-device copy the host issues after its CPU work, an
-    event recorded later on another stream) is not held while that work is still unlaunched: the GPU then waits for
-    the host.  Read off kernels alone, the host's 5 ms before such a copy was held work (h37-left41).  One prefix
-    maximum over the GPU's events in start order, read where it idled: no per-event loop over the 220 k events of
-    a GPU of the dense capture."""
-    starts = d.start.astype(np.int64, copy=False)
-    # a call may return after its work started (a blocking copy returns once it is done): the GPU held that work by
-    # its start at the latest
-    known = np.where(launch >= 0, np.minimum(lend_all.astype(np.int64, copy=False), starts), np.iinfo(np.int64).min)
-    latest = np.maximum.accumulate(known)
-    k = np.searchsorted(starts, starts[at], side="left")  # the events starting strictly before each
-    out = np.where(k > 0, latest[np.maximum(k - 1, 0)], np.iinfo(np.int64).min)
-    return np.minimum(out, starts[at])
+    Why: read over every work, the idle before a replica's first kernel after its batch copy is held too -- in
+    synthetic ``multi_gpu_sequential`` (four GPUs of one TensorFlow process taking turns) 3.0 ms of each GPU's 8.35 ms
+    step became "The GPU holds work it was given", halving the turn-taking's saving (6.04 -> 3.02 ms).  GPUs of
+    processes of their own wait on each other through collectives only, which keep the GPU busy."""
+    lines = ctx.trace.gpu_host_lines
+    own = set(np.unique(lines.get(g.d.gpu, np.zeros(0, np.int64))).tolist()) if lines else set()
+    peers = [p for p in ctx.active if p.d.gpu != g.d.gpu
+             and (not lines or own & set(np.unique(lines.get(p.d.gpu, np.zeros(0, np.int64))).tolist()))]
+    s, e = (x.astype(np.int64, copy=False) for x in held)
+    for p in peers:
+        key = ("busy_not_collective", p.d.gpu)
+        if key not in ctx.memo:
+            m = p.d.kind != devices.KIND_COLLECTIVE
+            ctx.memo[key] = union_intervals(p.d.start[m].astype(np.int64), p.d.end[m].astype(np.int64))
+        s, e = subtract_intervals(s, e, *ctx.memo[key])
+    return s, e
 
 
 def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
@@ -328,38 +376,6 @@ def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
     return bool(lead.max() > T("capture.clock_skew_us") * PS_PER_US)
 
 
-def _leading_held(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                  windows: np.ndarray | None) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """The GPU idle before each step's first device work (by start; a collective, which waits for its peers, or work
-    of no known launch aside) after that work's launch call returned and the driver submitted it
-    (:data:`LAUNCH_START_PS`), each (starts, ends): ``(held, queued_first)`` -- held like the same idle between
-    kernels (:func:`_launch_waits`) where GPU work of the capture ran before it, else ``queued_first``: before the
-    capture's first GPU work the GPU may still run work launched before the capture began (vLLM's engine launches
-    step N+1 while the GPU runs step N), which no event shows -- booked apart from the host's time all the same.
-
-    Why: between kernels the ledger books such idle as held, but a step's first work has no kernel before it in its
-    step, so its wait fell to ``other`` -- time no host event covers, which the unrecorded-host-time finding claims.
-    vllm_mi300x_decode replays its step as one graph: ``hipGraphLaunch`` returned at 1.5 ms, the graph ran from
-    8.4 ms, and 6 ms of the 19 ms step were booked as unrecorded host time though the host had handed the GPU its
-    work (h37-left26's left)."""
-    empty = (d.start[:0].astype(np.int64), d.start[:0].astype(np.int64))
-    if lend_all is None or windows is None or not windows.shape[0] or not len(d):
-        return empty, empty
-    ok = np.flatnonzero((step >= 0) & (launch >= 0) & (d.kind != devices.KIND_COLLECTIVE))
-    if not ok.size:
-        return empty, empty
-    _, at = np.unique(step[ok], return_index=True)
-    first = ok[at]  # the earliest such event of each step (device events are sorted by start)
-    prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
-    before = np.where(first > 0, prev_end[np.maximum(first - 1, 0)], np.iinfo(np.int64).min)
-    w0 = windows[np.clip(step[first], 0, windows.shape[0] - 1), 0].astype(np.int64)
-    held_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
-    held_e = d.start[first].astype(np.int64)
-    keep = held_e > held_s
-    lone = first == 0  # no GPU work of the capture before it
-    return (held_s[keep & ~lone], held_e[keep & ~lone]), (held_s[keep & lone], held_e[keep & lone])
-
-
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.
 _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "device_compute": frozenset({devices.KIND_KERNEL}),
@@ -368,7 +384,6 @@ _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "memcpy_d2h": frozenset({devices.KIND_D2H}),
     "memcpy_h2d": frozenset({devices.KIND_H2D}),
 }
-_COMPUTE_KINDS = frozenset({devices.KIND_KERNEL, devices.KIND_COLLECTIVE})
 
 
 def _of_kinds(d, kinds: frozenset[int], present: set[int]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
@@ -887,8 +902,12 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
               busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None,
               comm: np.ndarray | None = None) -> GapColumns | None:
-    """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
-    device event.
+    """GPU idle after each kept step: the longest idle stretch from step k's last kernel to the first device event of
+    the step after it in the capture (``GpuCtx.next_start``: kept or dropped -- a warm-up step, the stock rule's
+    last).  One gap per kept step that a step follows, so the gaps and their periods (step k's start to the next
+    step's) are counted over the same steps as the step they are compared with; a gap never spans a dropped step
+    (h37-left46: a benchmark's six kept GPU bursts had five gaps, one running over a dropped warm-up burst, the mean gap
+    957.9 ms beside a mean step of 877.5 ms that held it).
 
     Step k's end is anchored on its last kernel (collectives count), not its last copy: with device-defined steps
     (``xla_modules``: a module event spans only its kernels) the next step's input copy (H2D) lies before the next
@@ -907,7 +926,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     """
     d = g.d
     n = ctx.steps.count
-    if n < 2 or not len(d):
+    if n < 1 or not len(d):
         return None
     inside = g.step >= 0
     st_in = g.step[inside]
@@ -921,29 +940,45 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     last = np.where(last >= 0, last, last_any)
     first = _first_per_step(st_in, st_start, n)
     del st_in, st_end, st_start, is_k
-    a, b = last[:-1], first[1:]
-    ok = (a >= 0) & (b < big) & (b > a)
-    idx = np.nonzero(ok)[0]
-    if idx.size == 0:
-        return None
+    # the gap after step k ends at the first device event at or after the next step's start (that step's first
+    # event, kept or not); a kept next step that holds none on this GPU leaves no gap here, as before
+    nxt = g.next_start if g.next_start is not None else np.append(g.windows[1:, 0], -1)
+    nxt = nxt.astype(np.int64, copy=False)
+    starts = np.sort(d.start.astype(np.int64, copy=False))
+    pos = np.searchsorted(starts, np.maximum(nxt, 0), side="left")
+    b = np.where((nxt >= 0) & (pos < starts.size), starts[np.minimum(pos, starts.size - 1)], big)
+    w_all = g.windows.astype(np.int64, copy=False)
+    kept_next = np.zeros(n, dtype=bool)
+    kept_next[:-1] = nxt[:-1] == w_all[1:, 0]  # the next step is kept: its first event is the one its window holds
+    b[:-1] = np.where(kept_next[:-1], first[1:], b[:-1])
     # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
     # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
     # them are exactly those with start >= a and end <= b
     us, ue = busy if busy is not None else union_intervals(d.start, d.end)
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
-    j0 = np.searchsorted(gs, a[idx], side="left")
-    j1 = np.searchsorted(ge, b[idx], side="right")
-    # the longest idle stretch of each gap (the first of equal ones): the stretch itself where there is one
-    # (the usual case), a Python argmax only where there are several
-    has = j1 > j0
-    idx, j0, j1 = idx[has], j0[has], j1[has]
-    if idx.size == 0:
+    after = _longest_idle(gs, ge, last, b)
+    # a gap into a dropped step ends where that step begins: its time is no kept step's, and no ledger holds it (a
+    # gap into a kept step runs on to its first work, that step's leading idle)
+    drop_next = ~kept_next & (nxt >= 0)
+    after[drop_next, 1] = np.minimum(after[drop_next, 1], np.maximum(nxt[drop_next], after[drop_next, 0]))
+    # a kept step after a dropped one: the end of the gap between them lies in it, from its start to its first work
+    prev = g.prev_id if g.prev_id is not None and g.prev_id.size == n else np.full(n, -1, np.int64)
+    prev_kept = np.zeros(n, dtype=bool)
+    prev_kept[1:] = kept_next[:-1]
+    w_all0 = w_all[:, 0]
+    lead = _longest_idle(gs, ge, w_all0, first, clip=True)
+    lead[(prev < 0) | prev_kept] = -1
+    pieces = [(after, ctx.steps.ids), (lead, prev)]
+    win = np.concatenate([p for p, _ in pieces])
+    owner = np.concatenate([np.arange(n), np.arange(n)])
+    after_step = np.concatenate([ids for _, ids in pieces]).astype(np.int64)
+    partial = np.concatenate([drop_next, np.ones(n, dtype=bool)])
+    ok = (win[:, 0] >= 0) & (win[:, 1] > win[:, 0])
+    win, owner, after_step, partial = win[ok], owner[ok], after_step[ok], partial[ok]
+    if not win.shape[0]:
         return None
-    j = j0.copy()
-    glen = ge - gs
-    for k in np.flatnonzero(j1 - j0 > 1).tolist():
-        j[k] += int(np.argmax(glen[j0[k]:j1[k]]))
-    win = np.stack([gs[j], ge[j]], axis=1)
+    o = np.argsort(win[:, 0], kind="stable")
+    win, owner, after_step, partial = win[o], owner[o], after_step[o], partial[o]
     if painted is not None and painted.ok:
         lo, hi = painted.bounds
         if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
@@ -951,10 +986,14 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
     gap = (win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS
-    # the time each gap sits in: step k's start to step k+1's (at least the gap: a gap cannot outgrow its time)
-    w0 = g.windows[:, 0].astype(np.int64)
-    cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
-    return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+    # each kept step's period: its start to the next step's in the capture (kept or not), its own window where none
+    # follows; the mean step plus the mean time between a step's end and the next's start, over the same steps
+    step_ms = (w_all[:, 1] - w_all0).astype(np.float64) / PS_PER_MS
+    period = np.where(nxt >= 0, (nxt - w_all0).astype(np.float64) / PS_PER_MS, step_ms)
+    period = np.maximum(period, step_ms)
+    cycle = period[owner]
+    return GapColumns(gpu=d.gpu, after_step=after_step, gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+                      step_ms=step_ms, period_ms=period, partial=partial,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
@@ -963,6 +1002,36 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
                       held_ms=_held_in(iv, win))
+
+
+def _longest_idle(gs: np.ndarray, ge: np.ndarray, a: np.ndarray, b: np.ndarray, clip: bool = False) -> np.ndarray:
+    """(n, 2) ps: per pair (``a``, ``b``) the longest of the idle stretches (``gs``, ``ge``: sorted, disjoint) from ``a``
+    to ``b`` (the first of equal ones); (-1, -1) where none.  ``a`` is a device event's end, so the stretches are
+    those starting at or after it; ``clip``: ``a`` is any instant (a step's start), and a stretch across it counts
+    from it.  ``b`` a device event's start (int64 max: none)."""
+    out = np.full((a.size, 2), -1, np.int64)
+    big = np.iinfo(np.int64).max
+    ok = (a >= 0) & (b < big) & (b > a)
+    if not ok.any() or not gs.size:
+        return out
+    idx = np.flatnonzero(ok)
+    j0 = np.searchsorted(ge, a[idx], side="right") if clip else np.searchsorted(gs, a[idx], side="left")
+    j1 = np.searchsorted(ge, b[idx], side="right")
+    has = j1 > j0
+    idx, j0, j1 = idx[has], j0[has], j1[has]
+    if not idx.size:
+        return out
+    lo = np.maximum(gs[j0], a[idx]) if clip else gs[j0]
+    best, bs, be = j0.copy(), lo, ge[j0].copy()
+    # the usual case is one stretch; a Python loop only where there are several
+    for k in np.flatnonzero(j1 - j0 > 1).tolist():
+        s_ = gs[j0[k]:j1[k]].copy()
+        if clip:
+            s_[0] = max(int(s_[0]), int(a[idx[k]]))
+        m = int(np.argmax(ge[j0[k]:j1[k]] - s_))
+        best[k], bs[k], be[k] = j0[k] + m, s_[m], ge[j0[k] + m]
+    out[idx, 0], out[idx, 1] = bs, be
+    return out
 
 
 def _held_in(iv: dict, win: np.ndarray) -> np.ndarray:
@@ -1454,6 +1523,12 @@ class GapColumns:
     #: per gap, ms the GPU idled holding the next step's work already launched (booked ``unseen``: no host's time;
     #: :func:`_held_in`)
     held_ms: np.ndarray | None = None
+    #: per kept step of this GPU (not per gap): its length and its period (its start to the next step's in the
+    #: capture, its own length where none follows) -- the steps the gaps are averaged over, one gap's time a step
+    step_ms: np.ndarray | None = None
+    period_ms: np.ndarray | None = None
+    #: per gap: only the part a kept step holds, the rest in a dropped step beside it (``StepGap.partial``)
+    partial: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -1463,11 +1538,13 @@ class GapColumns:
         categories above zero computed per row in Python floats)."""
         gpu = self.gpu
         booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in self.booked_ms[:n].tolist()]
+        part = self.partial[:n].tolist() if self.partial is not None else [False] * min(n, len(self))
         return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
-                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy)
-                for s, gp, i_, l_, h_, bk, cy in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
-                                                     self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
-                                                     self.host_other_ms[:n].tolist(), booked, self.cycle_ms[:n].tolist())]
+                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy, partial=pt)
+                for s, gp, i_, l_, h_, bk, cy, pt in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
+                                                         self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
+                                                         self.host_other_ms[:n].tolist(), booked,
+                                                         self.cycle_ms[:n].tolist(), part)]
 
 
 def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray, painted: Attribution | None = None) -> np.ndarray:
@@ -1497,8 +1574,8 @@ def _running_sum(x: np.ndarray) -> float:
 
 def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
     """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
-    mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
-    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
+    mean gap's booking: each kept step that a step follows has its gap, :func:`step_gaps`; a last step that ends the
+    capture has none), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
 
     ``gaps``: each GPU's :func:`step_gaps` (None: no gaps), in GPU order.  Sums run left to right over the gaps in
     that order, as a Python sum over the rows did, so every average is the same float."""
@@ -1510,7 +1587,13 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         return np.concatenate([getattr(c, name) for c in gaps])
 
     gap = col("gap_ms")
-    k = int(gap.size)
+    # one gap's time a kept step: the gaps' time over the steps that hold it (each kept step's trailing idle and a
+    # kept step's leading idle after a dropped one), so the mean gap is a part of the mean step and the mean period
+    # is the mean step plus the time between steps, over the same steps (h37-left46)
+    periods = [c.period_ms for c in gaps]
+    per_step = all(x is not None for x in periods)
+    k = sum(int(x.size) for x in periods) if per_step else int(gap.size)
+    k = max(k, 1)
     avg = _running_sum(gap) / k
     booked: dict[str, float] = {}
     if ledger is not None:
@@ -1522,7 +1605,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         for _, j in sorted(first):
             booked[HOST_IDLE[j]] = _running_sum(share[:, j])
         booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
-    cycle = _running_sum(col("cycle_ms")) / k
+    cycle = _running_sum(np.concatenate(periods)) / k if per_step else _running_sum(col("cycle_ms")) / k
+    gap_steps = _running_sum(np.concatenate([c.step_ms for c in gaps])) / k if per_step else None
     rows: list[StepGap] = []
     for c in gaps:
         if len(rows) >= GAP_ROWS:
@@ -1531,6 +1615,7 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
     return Gaps(
         count=k, avg_gap_ms=avg, max_gap_ms=float(gap.max()),
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
+        avg_step_ms=gap_steps,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
         avg_held_ms=_running_sum(np.concatenate([c.held_ms if c.held_ms is not None else np.zeros(len(c))

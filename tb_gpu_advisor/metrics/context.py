@@ -44,6 +44,11 @@ class GpuCtx:
     eager: np.ndarray = field(default=None)
     #: :meth:`kernels_in_steps`' answer with the columns it was made from (step, kind, start, end), compared by identity
     _kernels: tuple | None = field(default=None, repr=False, compare=False)
+    #: per kept step, where the step after it in the capture starts on this GPU (ps, kept or dropped; -1: none
+    #: follows): the end of the step's period and of the gap after it (``Steps.next_start``)
+    next_start: np.ndarray | None = None
+    #: per kept step, the id of the step before it in the capture (kept or dropped), -1 where none (``Steps.prev_ids``)
+    prev_id: np.ndarray | None = None
 
     def kernels_in_steps(self) -> tuple[np.ndarray, np.ndarray]:
         """(bool per device event, durations in ps of those events) of this GPU's compute kernels inside kept steps
@@ -506,7 +511,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
         gpus.append(GpuCtx(d=d, launch=launch, step=np.zeros(0, np.int16),
-                           windows=steps.window(d.gpu),
+                           windows=steps.window(d.gpu), next_start=steps.next_start(d.gpu),
+                           prev_id=steps.prev_ids,
                            active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis

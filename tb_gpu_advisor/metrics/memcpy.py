@@ -45,13 +45,15 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
         # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
         host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
+        # or where the format records it apart from the name (XPlane's ``memcpy_details``: ``kind_src:pageable``)
+        host_kind = np.where(host_kind >= 0, host_kind, d.mem_host[m])
         migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
         # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
         asked = devices.managed_migration(names)[d.name[m]] & ~migration
         st = g.step[m]
         dur = (d.end[m] - d.start[m]).astype(float) / PS_PER_MS
         by = np.maximum(d.mem_bytes[m], 0)
-        sync = d.mem_sync[m] == 1
+        sync = _blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m])
         compute = None  # kernels and collectives of this GPU, built for its device copies only
         for dr in np.unique(dname):
             sel = dname == dr
@@ -71,16 +73,17 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             b = np.bincount(st[sel], weights=by[sel], minlength=n)
             ms = np.bincount(st[sel], weights=dur[sel], minlength=n)
             sc = np.bincount(st[sel], weights=sync[sel].astype(float), minlength=n)
+            sms = np.bincount(st[sel], weights=np.where(sync[sel], dur[sel], 0.0), minlength=n)
             nz = np.flatnonzero(cnt)
             if max_rows is not None:
                 nz = nz[:max(0, max_rows - len(rows))]
             rows.extend(MemcpyStepStat(step_ids[i], d.gpu, str(dr), c, int(bi), mi, int(si))
                         for i, c, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(), sc[nz].tolist()))
-            a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={},
+            a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), sms=np.zeros(n), ops={},
                                              pageable=0.0, kind_known=0.0, migration=0.0, launched=0.0,
                                              uploads=0.0))
             a["migration"] += float(dur[sel & migration].sum())
-            a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
+            a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc; a["sms"] += sms
             a["pageable"] += float(dur[sel & (host_kind == 1)].sum())
             a["kind_known"] += float(dur[sel & (host_kind >= 0)].sum())
             # the TF op behind each copy: the device-side op (`tf_op` stat / TF 2.4 `TensorFlow Ops` line), else the
@@ -117,6 +120,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         out.append(MemcpyStat(
             direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k, ms_per_step=float(a["ms"].sum()) / k,
             sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
+            sync_ms_per_step=float(a["sms"].sum()) / k,
             # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
             # copy's edge that falls in the step where its start does not)
             recurring=recurring, blocking_ms_per_step=_blocking(dr, a, exposed, own, paging, k),
@@ -163,6 +167,27 @@ def _under_ms(s: np.ndarray, e: np.ndarray, compute: tuple[np.ndarray, np.ndarra
     once: page migrations overlap one another)."""
     us, ue = union_intervals(s.astype(np.int64), e.astype(np.int64))
     return max(0.0, float((ue - us).sum()) / PS_PER_MS - _exposed_ms(us, ue, compute))
+
+
+def _blocks_host(h, call_sync: np.ndarray, host_kind: np.ndarray, dname: np.ndarray,  # noqa: ANN001 - HostEvents
+                 launch: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """Bool per copy: the host was held until the copy ran -- a synchronous call (``cudaMemcpy``), or a copy between
+    the device and pageable host memory whatever its call (issue #37 item 3).  CUDA's API synchronization behaviour:
+    an ``...Async`` copy from the device to pageable memory returns only once the copy has completed, and one from
+    pageable memory to the device is staged through a pinned buffer by the driver, the call returning as the last
+    chunk is staged.  Measured where the capture holds the call: a pageable copy blocked the host if its call was still
+    running when the copy began (PyTorch's 19 MB pageable batch on a V100: a 1.71 ms ``cudaMemcpyAsync`` around a
+    1.65 ms copy); a small one the driver stages at once returns before its copy starts (its 256-byte copies: an 11 us
+    call, ended before the copy), and is not.  Without the call, a pageable copy to the host is synchronous by the
+    API's rule; one to the device is not known to be, and is left as its call made it."""
+    sync = call_sync == 1
+    pageable = host_kind == 1
+    if not pageable.any():
+        return sync
+    known = launch >= 0
+    held = pageable & known
+    held[held] = h.end[launch[held]] > start[held]
+    return sync | held | (pageable & ~known & (dname == "d2h"))
 
 
 def _host_memory(name: str) -> int:

@@ -380,7 +380,7 @@ class MemcpyStat:
     count_per_step: float
     bytes_per_step: float
     ms_per_step: float  # GPU time of the copies
-    sync_count_per_step: float  # async:0 copies
+    sync_count_per_step: float  # copies that held the host until they ran (``metrics.memcpy._blocks_host``)
     sync_share: float | None  # sync copies / copies
     recurring: bool  # the same copies (op/size sequence) appear in every kept step
     blocking_ms_per_step: float = 0.0  # copy time during which no kernel ran on that GPU
@@ -401,6 +401,9 @@ class MemcpyStat:
     #: the part of ``blocking_ms_per_step`` that is the program's own Unified Memory prefetch (``cudaMemPrefetchAsync``)
     #: with no kernel beside it: the upload the data needs, done the way the copy fixes ask, so no fix removes it
     prefetch_blocking_ms_per_step: float = 0.0
+    #: GPU time of the copies that held the host (``sync_count_per_step``'s): a count share times all the copies' time
+    #: read a 19 MB pageable batch and its 256-byte label copy as half synchronous
+    sync_ms_per_step: float = 0.0
 
 
 @dataclass
@@ -513,7 +516,8 @@ class LossScaling:
 
 @dataclass
 class StepGap:
-    """GPU idle time between two consecutive kept steps (end of last kernel of step k -> first of step k+1)."""
+    """GPU idle time after a kept step (end of its last kernel -> first device event of the step after it in the
+    capture), or the part of one that a kept step holds where the step on its other side was dropped (``partial``)."""
 
     after_step: int
     gpu: int | None
@@ -528,6 +532,9 @@ class StepGap:
     #: the time the gap sits in: from step k's start to step k+1's (step k's window, and the time between the two
     #: windows where the steps are not back to back: device-defined or guessed steps)
     cycle_ms: float = 0.0
+    #: the part of a gap a kept step holds, the rest in a dropped step beside it (its window's start or end cuts it):
+    #: counted in the mean per step, left out where whole gaps are compared with each other (their regularity)
+    partial: bool = False
 
 
 @dataclass
@@ -548,6 +555,10 @@ class Gaps:
     ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
     #: the mean of the gaps' ``cycle_ms``: what a share of the gaps is of
     avg_cycle_ms: float | None = None
+    #: the mean length of the steps the gaps follow (one gap per kept step that a step follows: every kept step but a
+    #: last that ends the capture): ``avg_cycle_ms`` is this plus the mean time between a step's end and the next's
+    #: start, and the part of a gap inside the steps is at most this (h37-left46)
+    avg_step_ms: float | None = None
     #: (host op, average ms of a gap it fills), longest first: the outermost host work events in the gaps, where to
     #: look (metrics/breakdown.ops_in_gaps)
     top_ops: list[tuple[str, float]] = field(default_factory=list)
@@ -561,7 +572,7 @@ class Gaps:
     #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
     top_os_waits: list[tuple[str, float, float]] = field(default_factory=list)
     #: average ms of a gap the GPU idled holding the next step's work, its launch returned (booked ``unseen``): the
-    #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._leading_held``)
+    #: host had handed it over, so that part is no host's time between steps (``metrics/breakdown._idle_before``)
     avg_held_ms: float = 0.0
 
 

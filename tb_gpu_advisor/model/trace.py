@@ -377,6 +377,10 @@ class DeviceEvents:
     # configurations (1-2 bytes an event, against 12 for its own blocks and threads: 240 MB at 1 GB of dense XPlane)
     launch_cfg: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
     launch_table: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (blocks x*y*z, threads)
+    #: int8 per ``copy_idx`` event: 1 a copy to or from pageable host memory, 0 another host memory (pinned, managed),
+    #: -1 unknown -- where the format records the memory kinds apart from the name (XPlane's ``memcpy_details``
+    #: ``kind_src:pageable``); empty where none does (Kineto and Nsight name them: ``Memcpy HtoD (Pageable -> Device)``)
+    copy_host: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -429,11 +433,18 @@ class DeviceEvents:
         return idx, rows[:, 0], rows[:, 1]
 
     @staticmethod
-    def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray) -> dict[str, np.ndarray]:
-        """The ``copy_*`` fields from a dense size and sync column (-1 where unknown)."""
-        idx = np.flatnonzero((mem_bytes >= 0) | (mem_sync >= 0)).astype(np.int32)
-        return {"copy_idx": idx, "copy_bytes": narrowest(np.asarray(mem_bytes[idx], dtype=np.int64)),
-                "copy_sync": np.asarray(mem_sync[idx], dtype=np.int8)}
+    def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray,
+                     mem_host: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The ``copy_*`` fields from a dense size, sync and (optional) host-memory column (-1 where unknown)."""
+        known = (mem_bytes >= 0) | (mem_sync >= 0)
+        if mem_host is not None:
+            known = known | (mem_host >= 0)
+        idx = np.flatnonzero(known).astype(np.int32)
+        out = {"copy_idx": idx, "copy_bytes": narrowest(np.asarray(mem_bytes[idx], dtype=np.int64)),
+               "copy_sync": np.asarray(mem_sync[idx], dtype=np.int8)}
+        if mem_host is not None and (mem_host >= 0).any():
+            out["copy_host"] = np.asarray(mem_host[idx], dtype=np.int8)
+        return out
 
     @property
     def mem_bytes(self) -> np.ndarray:
@@ -445,8 +456,13 @@ class DeviceEvents:
         """Per event: 1 sync copy, 0 async, -1 unknown (a zero-byte broadcast -1 where no event says)."""
         return self._dense(self.copy_sync)
 
+    @property
+    def mem_host(self) -> np.ndarray:
+        """Per event: 1 a copy to or from pageable host memory, 0 another host memory, -1 unknown (``copy_host``)."""
+        return self._dense(self.copy_host)
+
     def _dense(self, values: np.ndarray) -> np.ndarray:
-        if not (values >= 0).any():
+        if not values.size or not (values >= 0).any():
             return np.broadcast_to(values.dtype.type(-1), (len(self),))
         out = np.full(len(self), -1, dtype=values.dtype)
         out[self.copy_idx] = values

@@ -338,9 +338,19 @@ def _job(m: HostMetrics) -> dict:
     if m.job is None:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
-           "part_of_job": part_of_job(m)}
-    out["summary"] = job_line(out, m.steps.note)
+           "part_of_job": part_of_job(m), "capture_advice": capture_advice(m)}
+    det = m.steps  # one step: found as one, or the window read as (at most) one iteration
+    out["summary"] = job_line(out, det.note, 1 if det.found == 1 or (det.iteration_guess and det.count == 1) else None)
     return out
+
+
+def capture_advice(m: HostMetrics) -> str:
+    """How to record a better capture of this job: the framework's advice composed for the job the rules talk to
+    (its loop, its ranks, a serving engine's routes, a cold start's schedule), the one text every fix of the report
+    quotes -- the MCP server's capture advice and the tab show it, never a general text written for a training loop
+    (h37-left43: cold_a100_alexnet's forward passes were advised `train_step(x, y)` by the MCP server beside fixes
+    looping `model(batch)`)."""
+    return rules.base.framework(m).capture_snippet
 
 
 def part_of_job(m: HostMetrics) -> str:
@@ -359,17 +369,36 @@ def part_of_job(m: HostMetrics) -> str:
             f"other ranks' traces are not here")
 
 
-#: How each kind of work reads in the report's job line.
-_KIND_WORDS = {"training": "training steps", "inference": "inference (forward passes)", "serving": "a serving engine",
-               "no_gpu": "no GPU work", "unknown": "GPU work of an unknown kind"}
+#: How each kind of work reads in the report's job line: (several steps, one step).
+_KIND_WORDS = {"training": ("training steps", "a training step"),
+               "inference": ("inference (forward passes)", "inference (a forward pass)"),
+               "serving": ("a serving engine", "a serving engine"), "no_gpu": ("no GPU work", "no GPU work"),
+               "unknown": ("GPU work of an unknown kind", "GPU work of an unknown kind")}
 
 
-def job_line(job: dict, step_words: str = "") -> str:
+def kind_words(kind: str, steps_found: int | None = None) -> str:
+    """A kind of work in the job line's words, its count agreeing with the steps the capture holds: one step found
+    reads "a training step", not "training steps" (h37-left43: nvfuser_h200_first_call's "training steps" beside a
+    window of at most one iteration)."""
+    words = _KIND_WORDS.get(kind)
+    if words is None:
+        return kind
+    return words[1] if steps_found == 1 else words[0]
+
+
+def job_line(job: dict, step_words: str = "", steps_found: int | None = None) -> str:
     """One host's job in words: what the capture is, how sure, its phase and its steps' source (``step_words``: the
-    steps' note, which says the source in words; the source's id is the JSON's, never the line's)."""
+    steps' note, which says the source in words; the source's id is the JSON's, never the line's; ``steps_found``:
+    how many steps the capture holds, which the kind's words agree with).
+
+    GPU work of no known kind whose host events name the work (``host_kind``: its GPU records lost) reads as that
+    work, said to be the host's reading: the fixes follow it, and the line does not call it unknown beside them
+    (h37-left43: gpu_events_stripped's "GPU work of an unknown kind" above a training loop's fixes)."""
     if not job:
         return ""
-    kind = _KIND_WORDS.get(job.get("kind") or "", job.get("kind") or "")
+    kind = kind_words(job.get("kind") or "", steps_found)
+    if job.get("kind") == "unknown" and job.get("host_kind"):
+        kind = f"{kind_words(job['host_kind'], steps_found)}, as the host's events name the work"
     if job.get("engine"):
         kind += f" ({job['engine']})"
     bits = [f"Job: {kind} [{job.get('kind_confidence', '?')} confidence: {job.get('kind_evidence', '')}]"]

@@ -591,7 +591,7 @@ def _unrecorded_named(left_ms: float, step_ms: float, dev: float | None, steady:
     (15-26%), under half the idle, booked to nothing recorded and named by no finding -- three of them with the GPU
     52-54% busy, which an amber gate kept unnamed (h37-left26).  That gate stood for the GPU idling after the host's
     last launch with its work queued (vllm_mi300x_decode: its graph launched at 1.5 ms, run from 8.4 ms), which the
-    ledger now books apart from the host's time (``metrics.breakdown._leading_held``), so ``left_ms`` no longer holds
+    ledger now books apart from the host's time (``metrics.breakdown._idle_before``), so ``left_ms`` no longer holds
     it.  Not in a lone first call (``steady`` False, :func:`first_call_why`): a share of its step may be one-time
     costs (wild/compiled_a100_triton: 285 us of a 1.67 ms first compiled call), which the host-time note says
     already; half the idle is named there, the GPU idling an amber share."""

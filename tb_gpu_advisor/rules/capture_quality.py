@@ -150,12 +150,18 @@ def _one_pass(ctx: Ctx, m: HostMetrics) -> Finding:
     s = m.steps
     guess = (f" The one pass is itself a guess ({s.confidence} confidence): every per-step number rests on it."
              if s.confidence == "low" else "")
+    # a training step is run in a loop by what it is (its optimizer's state carries to the next): "if it loops" is
+    # no question there (h37-left43: nvfuser_h200_first_call and vit_a4000_avg_batch, training at medium and high
+    # confidence, were told "a program that runs once is read whole")
+    n = f"{T('capture.min_steps'):g}"
+    loops = (f"A training job runs its step in a loop: record at least {n} of its iterations."
+             if m.job is not None and m.job.work() == "training" else
+             f"A program that runs once is read whole; if it loops, record at least {n} of its iterations.")
     return finding(
         ctx, ID, "warning",
         f"The window holds one pass of the program ({ms(ctx.step_ms) if ctx.step_ms else 'its whole span'}): no step "
         f"marker, and none of its GPU work repeats, so there is no step to average and every per-step number is "
-        f"the pass's total. A program that runs once is read whole; if it loops, record at least "
-        f"{T('capture.min_steps'):g} of its iterations.{guess}",
+        f"the pass's total. {loops}{guess}",
         title="The capture holds one pass of the program: no step repeats",
         metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                             severity="warning", good_direction="higher"),

@@ -4,8 +4,11 @@ Metric: copy time per step during which no kernel ran on that GPU (the copy
 blocks compute), plus the GPU idle after copies that block the host (a copy to
 the device that waits for its stream, as PyTorch's copy of a pageable tensor
 does: the GPU's queue drains and it idles until the host launches again;
-``metrics/syncs.py``), as a share of the step.  A synchronous (``async:0``)
-copy of at least 1% of the step makes it a warning even below that.  Copies
+``metrics/syncs.py``), as a share of the step.  Synchronous copies (those that
+held the host until they ran: a ``cudaMemcpy`` / ``async:0`` copy, or one between
+the device and pageable host memory whatever its call, CUDA's API sync rule;
+``metrics/memcpy._blocks_host``) of at least 1% of the step make it a warning
+even below that.  Copies
 that recur at the same point in every step are marked: they come from the step
 itself (an op on the wrong device, a ``.numpy()`` call), not from warm-up.
 Copies inside one GPU (D2D: ``.contiguous()``, concatenations, clones, layout
@@ -52,7 +55,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # the program's own prefetch of managed memory is the upload its data needs, made as the fixes below ask: no fix
     # removes it, so no saving counts it (ayanamesu's A100 vector add: 165 ms of prefetch beside 110 ms of paging)
     asked = sum(c.prefetch_blocking_ms_per_step for c in copies)
-    sync_ms = sum(c.ms_per_step * (c.sync_share or 0.0) for c in copies)
+    sync_ms = sum(c.sync_ms_per_step for c in copies)
     share = ctx.share(blocking)
     sync_share = ctx.share(sync_ms) or 0.0
     sev = grade(share, "excessive_memcpy.warning", "excessive_memcpy.critical")

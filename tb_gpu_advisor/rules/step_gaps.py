@@ -162,7 +162,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}){_held_part(held_ms, g)}, "
         f"{pct(share)} of "
-        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}"
+        f"{_whole(cycle_ms, ctx.step_ms, g.avg_step_ms)} outside input wait; most of it is {cause}"
         f"{_named(g, cause == host_work and not waited)}"
         f"{_waited(g, 'named by the trace' if waited else '')}"
         f"{_comm_part(g, comm_ms) if comm_ms < 0.5 * g.avg_gap_ms else ''}"
@@ -172,6 +172,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
                                                   "host_other_ms": other_ms, "unexplained_ms": unexplained,
                                                   "gpu_private_threads": private, "outside_wait_ms": waited,
+                                                  "avg_cycle_ms": cycle_ms,
+                                                  **({"gap_steps_avg_ms": g.avg_step_ms}
+                                                     if g.avg_step_ms is not None else {}),
                                                   **({"outside_steps_ms": outside} if outside else {})}),
         saving=saving(ctx, save_ms, assumption, claims),
         evidence=[
@@ -296,7 +299,7 @@ def _clock_paced(g, ctx: Ctx, m: HostMetrics) -> str:  # noqa: ANN001 - Gaps
     that lowers the finding."""
     if m.scheduler_traced or ctx.fw.id != "native" or (m.job is not None and m.job.kind.kind == "training"):
         return ""
-    gaps = [x.gap_ms for x in g.gaps]
+    gaps = [x.gap_ms for x in g.gaps if not x.partial]  # whole gaps: a part cut by a dropped step's window is shorter
     mean = sum(gaps) / len(gaps) if gaps else 0.0
     cv = (sum((x - mean) ** 2 for x in gaps) / len(gaps)) ** 0.5 / mean if len(gaps) >= 3 and mean > 0 else None
     return f"{ms(mean)} +/- {pct(cv)}" if cv is not None and cv <= REGULAR_GAPS_CV else ""
@@ -403,12 +406,18 @@ def _waited(g, lead: str = "") -> str:
             if named else "")
 
 
-def _whole(cycle_ms: float, step_ms: float) -> str:
+def _whole(cycle_ms: float, step_ms: float, gap_steps_ms: float | None = None) -> str:
     """What the gaps' share is of, in words: the step where the gaps sit in steps of the mean step's length, else the
-    time from one step's start to the next (steps cut at GPU bursts, steps that differ)."""
-    if abs(cycle_ms - step_ms) <= 0.05 * step_ms:
+    time from one step's start to the next (steps cut at GPU bursts, steps that differ), with the mean of the steps
+    the gaps follow -- the step's mean where they are every kept step, else said as theirs (a last step that ends the
+    capture has no gap after it): the period is that mean and the time between a step's end and the next's start."""
+    mean = gap_steps_ms if gap_steps_ms is not None else step_ms
+    if abs(cycle_ms - mean) <= 0.05 * mean and abs(mean - step_ms) <= 0.005 * step_ms:
         return f"the {ms(step_ms)} step"
-    return f"the {ms(cycle_ms)} from one step's start to the next (the mean step is {ms(step_ms)})"
+    if abs(mean - step_ms) <= 0.005 * step_ms:
+        return f"the {ms(cycle_ms)} from one step's start to the next (the mean step is {ms(step_ms)})"
+    return (f"the {ms(cycle_ms)} from one step's start to the next (the steps a gap follows average {ms(mean)}, "
+            f"every kept step {ms(step_ms)})")
 
 
 def _ledger_saving(g, has_dispatch: bool, others_ms: float) -> tuple[list[tuple[str, str, float]], float]:

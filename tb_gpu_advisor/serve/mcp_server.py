@@ -44,6 +44,7 @@ from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
+from tb_gpu_advisor.job import work_of
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
@@ -393,11 +394,31 @@ def capture_advice_text(report: Report | None) -> str:
     out += _capture_notes(report) + [""]
     for i, f in enumerate(quality, 1):
         out += render.finding_markdown(f, i, evidence_rows=20, open_=True, windows=None, tables=None)
-    out += ["### Recording a better capture", "", *_guide_lines(), ""]
-    ids = {h.capture.get("framework") for h in report.hosts}
-    for fw in [fw for fw in FRAMEWORKS.values() if fw.id in ids] or list(FRAMEWORKS.values()):
-        out += _snippet_lines(fw)
+    out += ["### Recording a better capture", "", *_guide_lines(_steps_noun(report)), ""]
+    out += _job_snippets(report)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _job_snippets(report: Report) -> list[str]:
+    """How to record each framework's job better: the advice the report composed for each host's job
+    (``job.capture_advice``: its loop, its ranks, a cold start's schedule, a serving engine's routes), each text
+    once; a framework's general advice only for a host without it (a report of an older analyzer), and every
+    framework's where no host names one.  The job's own advice, never a text written for a training loop beside
+    fixes that loop the job's step (h37-left43)."""
+    out: list[str] = []
+    shown: set[tuple[str, str]] = set()
+    for h in report.hosts:
+        fw = FRAMEWORKS.get(h.capture.get("framework") or "")
+        if fw is None:
+            continue
+        text = (h.job or {}).get("capture_advice") or fw.capture_snippet
+        if (fw.id, text) not in shown:
+            shown.add((fw.id, text))
+            out += _snippet_lines(fw, text)
+    if not out:
+        for fw in FRAMEWORKS.values():
+            out += _snippet_lines(fw)
+    return out
 
 
 def _warm_up(report: Report) -> list[Finding]:
@@ -438,16 +459,31 @@ def _capture_notes(report: Report) -> list[str]:
     return out
 
 
-def _guide_lines() -> list[str]:
+#: What the guide's advice calls one step of a job's work (``job.work_of``).
+_STEP_NOUNS = {"training": ("training steps", "training step"), "inference": ("forward passes", "forward pass"),
+               "any_work": ("steps", "step"), "serving": ("engine steps", "engine step")}
+
+
+def _steps_noun(report: Report) -> tuple[str, str]:
+    """The steps of the report's job, plural and singular: one kind of work for every host, else the general words."""
+    works = {"serving" if "serving" in (j.get("tags") or ()) else
+             work_of(j.get("host_kind") or j.get("kind") or "", j.get("tags") or ())
+             for j in (h.job for h in report.hosts) if j}
+    return _STEP_NOUNS[works.pop()] if len(works) == 1 else _STEP_NOUNS["training"]
+
+
+def _guide_lines(noun: tuple[str, str] = _STEP_NOUNS["training"]) -> list[str]:
+    """The guide's capture advice in the job's words (``noun``: its steps, plural and singular)."""
     steps, seconds = T("capture.min_steps"), T("capture.max_seconds")
-    return [(f"- About ten seconds of steady-state training steps, after warm-up (at least {steps:g} complete steps; "
+    return [(f"- About ten seconds of steady-state {noun[0]}, after warm-up (at least {steps:g} complete {noun[0]}; "
              f"captures over {seconds:g} s are distorted by profiling overhead)."),
-            "- Mark each training step so per-step numbers are exact (the snippets below do)."]
+            f"- Mark each {noun[1]} so per-step numbers are exact (the snippets below do)."]
 
 
-def _snippet_lines(fw: Any) -> list[str]:
+def _snippet_lines(fw: Any, text: str | None = None) -> list[str]:
+    """A framework's heading, capture advice (``text``, else its general advice) and hints."""
     hints = [f"- {render.md_code(h)}" for h in fw.capture_hint]
-    return [f"#### {fw.name}", "", "```python", fw.capture_snippet.strip(), "```", "", *hints, ""]
+    return [f"#### {fw.name}", "", "```python", (text or fw.capture_snippet).strip(), "```", "", *hints, ""]
 
 
 def rule_doc(rid: str) -> str:

@@ -4,7 +4,10 @@ Sources, tried in order (the first that yields steps wins; see
 ``docs/metrics.md``):
 
 1. ``steps_line``           -- derived ``Steps`` line on GPU planes (TF 2.4-style grouped files);
-2. ``profiler_step``        -- step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
+2. ``iteration_range``      -- a training wrapper's own range around each whole iteration (Lightning's
+   ``run_training_batch``, ``frameworks.pytorch.is_iteration_range``): it bounds an iteration, where the profiler's
+   marks only bound the interval between two ``prof.step()`` calls, which Lightning makes mid-iteration;
+   ``profiler_step``        -- else step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
 3. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
 4. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
 5. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
@@ -67,6 +70,7 @@ StepSource = Literal[
     "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
     "step_num_stat",  # host events carrying `step_num` / `iter_num`
     "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)
+    "iteration_range",  # a training wrapper's range around each whole iteration (Lightning's `run_training_batch`)
     "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
     "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
     "nvtx_range",  # Nsight Systems: NVTX `ProfilerStep#N` or user ranges named like a step or iteration
@@ -84,7 +88,8 @@ StepSource = Literal[
 #: the JSON's, never the screen's.
 SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch": "Keras batch markers",
                 "trace_train": "step markers", "root_r": "step roots", "step_num_stat": "step numbers",
-                "profiler_step": "ProfilerStep marks", "xla_modules": "XLA module runs",
+                "profiler_step": "ProfilerStep marks", "iteration_range": "the training loop's iteration ranges",
+                "xla_modules": "XLA module runs",
                 "xla_module_launches": "XLA module launches", "nvtx_range": "NVTX step ranges",
                 "nvtx_top_range": "a repeated NVTX range", "engine_steps": "the engine's steps",
                 "annotation_spans": "repeated annotated spans", "repeated_launches": "repeating launches",
@@ -96,7 +101,7 @@ SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch"
 COUNTED_SOURCES = ("profiler_step", "keras_profiled_batch", "step_num_stat")
 
 #: How sure each step source is that its windows are the job's steps.
-CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_batch": "high", "trace_train": "high",
+CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "iteration_range": "high", "keras_profiled_batch": "high", "trace_train": "high",
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
               "nvtx_range": "high", "nvtx_top_range": "medium",
               "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium",
@@ -166,6 +171,14 @@ class Steps:
     gpu_windows: dict[int, np.ndarray] = field(default_factory=dict)
     #: what every ``*_ms`` time counts from: the trace viewer's 0 (``Trace.viewer_zero_ps``)
     origin_ps: int = 0
+    #: per kept step, where the step after it in the capture starts (ps; kept or dropped: a warm-up step, the stock
+    #: rule's last), -1 where none follows: a step's period runs from its start to there, and the gap after it ends
+    #: there, whichever steps the averages keep (h37-left46)
+    next_starts: np.ndarray | None = None
+    gpu_next_starts: dict[int, np.ndarray] = field(default_factory=dict)
+    #: per kept step, the id of the step before it in the capture (kept or dropped), -1 where none precedes it: a
+    #: kept step after a dropped one holds the end of the gap between them (its leading idle)
+    prev_ids: np.ndarray | None = None
 
     @property
     def count(self) -> int:
@@ -173,6 +186,16 @@ class Steps:
 
     def window(self, gpu: int | None) -> np.ndarray:
         return self.gpu_windows.get(gpu, self.host_windows) if gpu is not None else self.host_windows
+
+    def next_start(self, gpu: int | None) -> np.ndarray:
+        """Per kept step: the start (ps) of the step after it in the capture on ``gpu``'s windows, -1 where none."""
+        nxt = self.gpu_next_starts.get(gpu) if gpu is not None else None
+        if nxt is None:
+            nxt = self.next_starts
+        if nxt is None:  # made by hand from kept windows alone: the next kept step's start
+            w = self.window(gpu)
+            nxt = np.append(w[1:, 0], -1).astype(np.int64) if w.shape[0] else np.zeros(0, np.int64)
+        return nxt
 
 
 def _group_windows(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -394,7 +417,8 @@ def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.n
 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
-_HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches",
+_HOST_SOURCES = ("profiler_step", "iteration_range", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat",
+                 "xla_module_launches",
                  "nvtx_range", "nvtx_top_range", "engine_steps", "annotation_spans", "repeated_launches",
                  "step_end_events")
 
@@ -412,6 +436,78 @@ def _untimed_note(trace: Trace) -> str:
         return ("a memory snapshot: the allocator's events, no kernel or step marker, so no step is timed; its numbers "
                 "are the capture's")
     return "no step markers, GPU work or host events: no step is timed"
+
+
+class _Kept:
+    """The steps found, as the dropping rules leave them: ids, host windows, per-GPU windows, and where the step after
+    each starts in the capture (kept or not), cut together by :meth:`keep` so that no column forgets a drop."""
+
+    def __init__(self, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu: dict[int, np.ndarray]) -> None:
+        self.ids, self.hs, self.he, self.gpu = ids, hs, he, dict(gpu)
+        self.first = int(ids[0]) if ids.size else -1
+        self.next_start = np.append(hs[1:], -1).astype(np.int64) if hs.size else np.zeros(0, np.int64)
+        self.gpu_next = {g: np.append(w[1:, 0], -1).astype(np.int64) for g, w in self.gpu.items()}
+        self.prev_id = np.append(-1, ids[:-1]).astype(np.int64) if ids.size else np.zeros(0, np.int64)
+
+    def keep(self, sel: slice | np.ndarray) -> None:
+        self.ids, self.hs, self.he = self.ids[sel], self.hs[sel], self.he[sel]
+        self.next_start, self.prev_id = self.next_start[sel], self.prev_id[sel]
+        self.gpu = {g: w[sel] for g, w in self.gpu.items()}
+        self.gpu_next = {g: w[sel] for g, w in self.gpu_next.items()}
+
+
+def _launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
+    """Why the first step is the tail of an iteration launched before the capture began ("" where it is not): none of
+    its GPU work has its host launch in the capture, while every later step begins with work launched inside it -- the
+    same program, recording its launches, cut by the window mid-iteration.  Any format whose device records carry the
+    launch's correlation (Kineto, Nsight, XPlane): where none carries one the rule is silent.  A first step that also
+    holds work launched in the window (a guessed burst running the cut iteration's tail into the next iteration: 9.4
+    ms of 291.7 in an FSDP window) is more than the tail and stays.
+
+    Why: a window opens wherever the profiler starts, not at an iteration's start; the first step then holds only
+    the end of one (a ViT's 21.7 ms of kernels before an 84 ms iteration), and averaging it in understates the step
+    and every per-step number (h37-left46).  ``devs``: the GPUs with records, ``launches`` theirs
+    (:func:`~tb_gpu_advisor.model.trace.device_launches`)."""
+    n = kept.ids.size
+    if n < 2:
+        return ""
+    big = np.iinfo(np.int64).max
+    first_t = np.full(n, big, np.int64)
+    first_launched = np.zeros(n, dtype=bool)
+    for d, launch in zip(devs, launches):
+        w = kept.gpu.get(d.gpu)
+        w = w if w is not None else np.stack([kept.hs, kept.he], axis=1)
+        own = ~devices.managed_migration(d.names)[d.name] if len(d) else np.zeros(0, dtype=bool)
+        st = d.start.astype(np.int64, copy=False)
+        k = np.searchsorted(w[:, 0].astype(np.int64), st, side="right") - 1
+        idx = np.flatnonzero(own & (k >= 0) & (st < w[np.maximum(k, 0), 1]))
+        if not idx.size:
+            continue
+        idx = idx[np.lexsort((st[idx], k[idx]))]  # by step, then start: each step's first record leads its run
+        kk = k[idx]
+        lead = idx[np.concatenate([[True], kk[1:] != kk[:-1]])]
+        step, t = k[lead], st[lead]
+        earlier = t < first_t[step]
+        first_t[step[earlier]] = t[earlier]
+        first_launched[step[earlier]] = launch[lead[earlier]] >= 0
+    has = first_t < big
+    if not has[0] or first_launched[0] or has[1:].sum() < 1 or not first_launched[1:][has[1:]].all():
+        return ""
+    for d, launch in zip(devs, launches):  # any work of the first step launched in the capture: not only a tail
+        w = kept.gpu.get(d.gpu)
+        w = w if w is not None else np.stack([kept.hs, kept.he], axis=1)
+        if ((d.start >= w[0, 0]) & (d.start < w[0, 1]) & (launch >= 0)).any():
+            return ""
+    lead = 0.0
+    for d, launch in zip(devs, launches):  # the work before the capture's first launched record: the cut iteration's
+        w = kept.gpu.get(d.gpu)
+        w = w if w is not None else np.stack([kept.hs, kept.he], axis=1)
+        m = (d.start >= w[0, 0]) & (d.start < w[0, 1]) & (launch < 0)
+        if m.any():
+            lead = max(lead, float(d.end[m].max() - w[0, 0]) / PS_PER_MS)
+    return (f"the capture began inside it: it starts with {lead:,.1f} ms of GPU work whose launches precede the window "
+            f"(no host launch of it is recorded), where every later step starts with work launched inside the "
+            f"capture -- the tail of an iteration, not a whole one")
 
 
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
@@ -434,7 +530,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         source, note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
         mapped = "group_id" if trace.gpu_step_source is None else "device"
     else:
-        cand = _marked_host_steps(trace) or _host_candidates(h)
+        cand = _iteration_range_steps(trace) or _marked_host_steps(trace) or _host_candidates(h)
         if cand is not None:
             source, note, ids, hs, he = cand
             mapped = "host_window"
@@ -553,60 +649,80 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
         note = whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
                               "step; per-step numbers are capture totals" if ids.size else _untimed_note(trace))
-    elif source in _HOST_SOURCES and found > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
-        dropped = [_dropped(-1, ids, hs, he, gpu_windows, "empty: no GPU work was launched in it (the step a last "
-                            "prof.step() opens when the loop has ended: only the profiler's own stop)")]
-        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
-        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+    kept = _Kept(ids, hs, he, gpu_windows)
+    if source != "whole_capture" and found > 1 and active:
+        if launches is None:
+            launches = device_launches(h, devs)
+        lead = _launched_before(active, [la for d, la in zip(devs, launches) if len(d)], kept)
+        if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
+            dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"partial: {lead}"))
+            kept.keep(slice(1, None))
+            note += "; dropped the first step: the capture began inside it (its work was launched before the window)"
+    ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
+    if source in _HOST_SOURCES and ids.size > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, "empty: no GPU work was launched in it (the step a last "
+                                "prof.step() opens when the loop has ended: only the profiler's own stop)"))
+        kept.keep(slice(None, -1))
         note += "; dropped the last step: it launched no GPU work"
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
-        dropped = [_dropped(0, ids, hs, he, gpu_windows, f"warm-up: first of more than {edge} steps (stock tool rule)"),
-                   _dropped(-1, ids, hs, he, gpu_windows,
-                            f"possibly partial: last of more than {edge} steps (stock tool rule)")]
-        ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
-        gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
+        warm = not dropped  # a first step cut by the window is dropped already: the stock rule's warm-up is that one
+        if warm:
+            dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"warm-up: first of more than {edge} steps (stock tool "
+                                    f"rule)"))
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu,
+                                f"possibly partial: last of more than {edge} steps (stock tool rule)"))
+        kept.keep(slice(1 if warm else 0, -1))
         note += f"; dropped first and last of {found} steps"
+    ids, hs, he = kept.ids, kept.hs, kept.he
     cut = own.partial_last if source == "repeated_launches" and own is not None else ""
     if cut and ids.size > 2 and int(ids[-1]) == found - 1:  # the last window still kept: a part of an iteration
-        dropped.append(_dropped(-1, ids, hs, he, gpu_windows, cut))
-        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
-        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, cut))
+        kept.keep(slice(None, -1))
         note += "; dropped the last step: it holds only the rest of the loop's last iteration"
+    ids, hs, he = kept.ids, kept.hs, kept.he
     first = own.warmup_first if own is not None and source == own.source else ""
     if first and ids.size > 2 and int(ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
-        dropped.append(_dropped(0, ids, hs, he, gpu_windows, f"warm-up: {first}"))
-        ids, hs, he = ids[1:], hs[1:], he[1:]
-        gpu_windows = {g: w[1:] for g, w in gpu_windows.items()}
+        dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"warm-up: {first}"))
+        kept.keep(slice(1, None))
         note += f"; dropped the first step as warm-up: {first}"
+    ids, hs, he = kept.ids, kept.hs, kept.he
     if job is not None and ids.size > 1 and job.phase.start.size:
-        cold = _cold_steps(hs, he, gpu_windows, job)
+        cold = _cold_steps(hs, he, kept.gpu, job)
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
-            dropped += [_dropped(k, ids, hs, he, gpu_windows, "warm-up: holds one-time costs (module loading, library "
+            dropped += [_dropped(k, ids, hs, he, kept.gpu, "warm-up: holds one-time costs (module loading, library "
                                  "start-up, compilation)") for k in np.flatnonzero(cold).tolist()]
-            ids, hs, he = ids[~cold], hs[~cold], he[~cold]
-            gpu_windows = {g: w[~cold] for g, w in gpu_windows.items()}
+            kept.keep(~cold)
             note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
+    ids, hs, he = kept.ids, kept.hs, kept.he
     if source in _HOST_SOURCES and ids.size > 2:
         warm, label = _in_warmup_ranges(trace, hs)
         if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
-            dropped += [_dropped(k, ids, hs, he, gpu_windows, f"warm-up: inside the program's own `{label}` range")
+            dropped += [_dropped(k, ids, hs, he, kept.gpu, f"warm-up: inside the program's own `{label}` range")
                         for k in np.flatnonzero(warm).tolist()]
-            ids, hs, he = ids[~warm], hs[~warm], he[~warm]
-            gpu_windows = {g: w[~warm] for g, w in gpu_windows.items()}
+            kept.keep(~warm)
             note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
+    ids, hs, he = kept.ids, kept.hs, kept.he
     if source in _PART_MARKS and ids.size > 2 and _last_cut_short(hs, he):
         tiles = float(np.diff(hs).min()) / PS_PER_MS
-        dropped += [_dropped(-1, ids, hs, he, gpu_windows,
+        dropped += [_dropped(-1, ids, hs, he, kept.gpu,
                              f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its start to its work's "
                              f"end, where every other step ran at least {tiles:,.1f} ms from its start to the next's: "
                              f"its mark holds part of each iteration, and nothing marks where the last one ends")]
-        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
-        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+        kept.keep(slice(None, -1))
         note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"
+    if source == "iteration_range" and ids.size > 2 and _last_cut_short(hs, he):
+        held, tiles = (int(he[-1]) - int(hs[-1])) / PS_PER_MS, float(np.diff(hs).min()) / PS_PER_MS
+        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, f"partial: the capture ended inside it ({held:,.1f} ms of "
+                                f"an iteration range, where every other iteration ran at least {tiles:,.1f} ms from "
+                                f"its start to the next's)"))
+        kept.keep(slice(None, -1))
+        note += "; dropped the last iteration: the capture ended inside it"
+    ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)
+    gpu_next = {g: kept.gpu_next.get(g, kept.next_start) for g in gpu_windows}
     det = StepDetection(
         source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
         # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
@@ -615,7 +731,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
         iteration_guess=guessed and source == "whole_capture",
     )
-    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
 
 
 def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:
@@ -803,6 +919,28 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
         gpu_windows[g] = w
     o = np.argsort(hs, kind="stable")
     return ids[o], hs[o], he[o], {g: w[o] for g, w in gpu_windows.items()}
+
+
+def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The training wrapper's own ranges around whole iterations (``frameworks.pytorch.is_iteration_range``), where
+    at least two are recorded: (source, note, ids, starts, ends), by start; None elsewhere."""
+    h = trace.h
+    if not len(h):
+        return None
+    m = np.flatnonzero(h.name_mask(pytorch.is_iteration_range))
+    if m.size < 2:
+        return None
+    m = m[np.argsort(h.start[m], kind="stable")]
+    s, e = h.start[m].astype(np.int64), h.end[m].astype(np.int64)
+    outer = e > np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(e)[:-1]])  # one range a nest
+    s, e = s[outer], e[outer]
+    if s.size < 2:
+        return None
+    name = h.names[int(h.name[m[0]])]
+    note = (f"the training loop's own `{name}` ranges, one around each whole iteration: they bound the iterations, "
+            f"where the profiler's step marks bound the interval between two `prof.step()` calls, which the loop makes "
+            f"mid-iteration")
+    return "iteration_range", note, np.arange(s.size, dtype=np.int64), s, e
 
 
 def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
@@ -1036,18 +1174,43 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
     """
     if not len(h):
         return None
-    mod = h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX))
+    # each name's module (XPlane's ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``):
+    # one module recompiled is one module, whatever program id each compilation got
+    modules: dict[str, int] = {}
+    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else modules.setdefault(m, len(modules))
+                        for n in h.names], dtype=np.int64)
+    if not modules:
+        return None
+    ev = of_name[h.name]
+    mod = ev >= 0
     if not mod.any():
         return None
-    names, counts = np.unique(h.name[mod], return_counts=True)
+    counts = np.bincount(ev[mod], minlength=len(modules))
     if counts.max() < 2:
         return None
-    best = names[np.argmax(counts)]
-    m = mod & (h.name == best)
+    tied = np.flatnonzero(counts == counts.max())
+    # modules executed as often as each other (``jit_train_step`` and the ``jit__threefry_split`` of the key split
+    # before it): the step is the one whose executions launch the most work, not the first seen
+    best = int(tied[np.argmax([_launches_inside(h, ev == k) for k in tied.tolist()])]) if tied.size > 1 else int(tied[0])
+    m = ev == best
     s, e = union_intervals(h.start[m], h.end[m])
-    module = h.names[best][: -len(xla.GPU_MODULE_SUFFIX)]
-    return "xla_module_launches", f"host executions of XLA module `{module}` (`{h.names[best]}` events)", np.arange(s.size, dtype=np.int64), s, e
+    module = list(modules)[best]
+    shown = h.names[int(h.name[np.flatnonzero(m)[0]])]
+    return "xla_module_launches", f"host executions of XLA module `{module}` (`{shown}` events)", np.arange(s.size, dtype=np.int64), s, e
 
+
+
+def _launches_inside(h: HostEvents, sel: np.ndarray) -> int:
+    """How many launch records (host events with a correlation id) start inside the events ``sel`` on their thread."""
+    n = 0
+    launch = np.asarray(h.corr) >= 0
+    for ln in np.unique(h.line[sel]).tolist():
+        on = h.line == ln
+        s, e = union_intervals(h.start[sel & on], h.end[sel & on])
+        t = h.start[launch & on].astype(np.int64, copy=False)
+        k = np.searchsorted(s, t, side="right") - 1
+        n += int(((k >= 0) & (t <= e[np.maximum(k, 0)])).sum())
+    return n
 
 
 def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -109,3 +109,32 @@ def test_one_process_driving_several_gpus_is_told_nothing_of_ranks(processes, gp
     rank" (``alone`` asked for no collective at all)."""
     fw = rules.base.framework(_metrics(processes, gpus, collectives, job_ranks))  # type: ignore[arg-type]
     assert (PER_RANK in fw.capture_snippet) is per_rank
+
+
+@pytest.mark.parametrize(("tags", "step"), [(("inference", "cold"), pytorch.FORWARD_LOOP.capture_step),
+                                            (("cold",), pytorch.TRAINING_LOOP.capture_step),
+                                            (("any_work", "cold", "alone"), pytorch.ANY_LOOP.capture_step)])
+def test_a_cold_jobs_capture_advice_loops_its_own_step(tags, step):
+    """A cold job's capture advice (``capture_snippet``, what the MCP server and the tab show) was a fixed text that
+    looped ``run_one_step()`` whatever the job (``job_captures["cold"]``, applied after the composed advice): it is now
+    the cold schedule around the job's own loop, the one the cold fix quotes."""
+    fw = pytorch.FRAMEWORK.for_job(tags)
+    assert step in fw.capture_snippet and "schedule(wait=2, warmup=3" in fw.capture_snippet
+    assert fw.capture_snippet == fw.fix("capture_quality:unsteady")[0].snippet
+
+
+def test_a_cold_serving_job_keeps_its_servers_words():
+    """A serving engine recorded cold (vllm_mi300x_capture's tags: inference, serving, cold) is profiled through its
+    server's routes: the cold tag, applied last, replaced that advice with a loop of ``run_one_step()`` and added the
+    loop's cold fix beside the serving one."""
+    fw = pytorch.FRAMEWORK.for_job(("inference", "serving", "cold"))
+    assert fw.capture_snippet == pytorch.CAPTURE_SERVING
+    assert all("prof.step()" not in (a.snippet or "") for k in fw.fixes if k.startswith("capture_quality")
+               for a in fw.fixes[k])
+
+
+def test_the_warm_jobs_advice_is_unchanged():
+    """Control: a warm job's advice is the steady-state capture of its loop, an inference job's the forward passes'."""
+    assert pytorch.FRAMEWORK.for_job(()).capture_snippet == pytorch.capture(pytorch.TRAINING_LOOP, per_rank=True)
+    assert pytorch.FRAMEWORK.for_job(("inference",)).capture_snippet == pytorch.CAPTURE_INFERENCE
+    assert pytorch.FRAMEWORK.for_job(("inference", "serving")).capture_snippet == pytorch.CAPTURE_SERVING

@@ -51,3 +51,52 @@ def test_a_training_job_keeps_its_training_step_and_the_graph_fix_is_still_known
     # the fix a trace shows in use is known by its text, the same for every kind of job
     assert {a.text for a in tf.FRAMEWORK.for_job(("any_work",)).fixes["launch_bound"]} == \
         {a.text for a in fw.fixes["launch_bound"]} and tf.TF_FUNCTION.text in tf.FIX_APPLIED
+
+
+#: capture advice written for a training loop: Keras' callback (fit's batches only), "steady-state training"
+TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
+
+
+@pytest.mark.parametrize("tags, fn", [(("inference",), "out = predict_step(x)"),
+                                      (("any_work",), "out = run_one_step(batch)")])
+def test_the_capture_advice_of_work_that_is_not_training_profiles_its_own_steps(tags, fn) -> None:
+    """TensorFlow's capture advice was one text for every job: Keras' TensorBoard callback, whose profile_batch
+    profiles fit's batches only, "steady-state training".  Work that does not train is now told to start and stop
+    the profiler around its own step, each one marked; every capture fix quotes the same advice."""
+    fw = tf.FRAMEWORK.for_job(tags)
+    assert fn in fw.capture_snippet and "tf.profiler.experimental.Trace(" in fw.capture_snippet
+    assert not TRAINING_CAPTURE.search(fw.capture_snippet) and not TRAINING.search(fw.capture_snippet)
+    for key in [k for k in fw.fixes if k.startswith("capture_quality")]:
+        for a in fw.fixes[key]:
+            assert not TRAINING_CAPTURE.search(a.text + (a.snippet or "")), (key, a.text)
+            assert fw.capture_snippet in (a.snippet or ""), key
+
+
+def test_a_training_jobs_capture_advice_is_unchanged() -> None:
+    """Control: a training job keeps Keras' callback and the custom loop's start and stop."""
+    fw = tf.FRAMEWORK.for_job(())
+    assert fw.capture_snippet == tf.CAPTURE
+    assert "profile_batch=(100, 120)" in fw.capture_snippet and "steady-state training" in fw.capture_snippet
+    assert "Trace('train'" in fw.fixes["capture_quality:few_steps"][0].text
+
+
+def test_a_tensorflow_job_of_no_known_kind_reports_its_own_capture_advice(tmp_path: Path) -> None:
+    """The report's ``job.capture_advice`` (the MCP server's) of the no-known-kind step loops its own step."""
+    launch_bound().write(tmp_path)
+    (s,) = discover(str(tmp_path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    assert h.job["kind"] == "unknown" and "run_one_step(batch)" in h.job["capture_advice"]
+    assert not TRAINING_CAPTURE.search(h.job["capture_advice"])
+
+
+def test_the_real_tensorflow_training_jobs_advice_is_keras_fits() -> None:
+    """Control on the real 8 x V100 BERT capture (Keras fit, TF 2.4): its job's advice is the training one."""
+    from tests.support.profile_files import V100_CAPTURE
+
+    if not Path(V100_CAPTURE).is_file():
+        pytest.skip(f"{V100_CAPTURE} not present")
+    from tb_gpu_advisor.discover.logdir import locate_file
+
+    _, s, _ = locate_file(V100_CAPTURE)
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    assert h.job["kind"] == "training" and h.job["capture_advice"] == tf.CAPTURE

@@ -1,7 +1,7 @@
-"""``metrics.breakdown._launch_waits`` reads launches and steps only at the GPU's idle gaps: the same intervals, in
-the same dtypes, as the test over every pair of consecutive kernels it replaces -- both its launch waits and the
-idle after the launch returned that the GPU held (h37-left14), which begins only once all the work the GPU ran
-before the kernel was launched (h37-left41)."""
+"""``metrics.breakdown._idle_before`` reads launches and steps only at the GPU's idle gaps: the same intervals as a
+plain loop over every work and every step (the reference below) -- its launch waits, the idle after the launch
+returned that the GPU held (h37-left14), which begins where everything the GPU ran before the work ended (h37-left41,
+h37-left44), and the idle before each step's first work (h37-left26)."""
 
 from __future__ import annotations
 
@@ -11,28 +11,44 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.metrics.breakdown import LAUNCH_START_PS, _launch_waits, launch_wait_end
+from tb_gpu_advisor.metrics.breakdown import LAUNCH_START_PS, _idle_before, launch_wait_end
+
+LOW = np.iinfo(np.int64).min
 
 
-def _every_pair(d, step, launch, lend_all, kern):  # noqa: ANN001
-    """The former whole-column test of each pair (kernel i, kernel i + 1)."""
-    k_end, k_start, k_step = d.end[kern], d.start[kern], step[kern]
-    prev_end = np.maximum.accumulate(k_end)[:-1]
-    has = (launch[kern][1:] >= 0) & (d.kind[kern][1:] == devices.KIND_KERNEL)
-    lend = np.where(has, lend_all[kern][1:], 0) if lend_all is not None else np.zeros(k_start.size - 1, np.int64)
-    if lend_all is not None:  # and the latest launch of any work that started before it (h37-left41), pair by pair
-        handed = np.where(launch >= 0, np.minimum(lend_all, d.start), np.iinfo(np.int64).min)
-        before = d.start[None, :] < k_start[1:, None]  # (kernel, event): the event started before the kernel
-        later = np.where(before, handed[None, :], np.iinfo(np.int64).min).max(axis=1, initial=np.iinfo(np.int64).min)
-        lend = np.maximum(lend, np.minimum(later, k_start[1:]))
-    keep = has & (lend > prev_end) & (k_start[1:] > prev_end) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
-    held_s = np.maximum(prev_end, lend + LAUNCH_START_PS)
-    late = has & (k_start[1:] > held_s) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
-    return (prev_end[keep], launch_wait_end(k_start[1:][keep], lend[keep])), (held_s[late], k_start[1:][late])
+def _every_work(d, step, launch, lend_all, windows):  # noqa: ANN001
+    """The idle before each work, one work (and one step) at a time."""
+    lw, held, lead, first = ([], []), ([], [], []), ([], [], []), ([], [])
+    seen: set[int] = set()
+    for i in range(len(d.start)):
+        ok = launch[i] >= 0 and d.kind[i] != devices.KIND_COLLECTIVE and step[i] >= 0
+        before = int(d.end[:i].max()) if i else LOW
+        lend = int(lend_all[i]) if lend_all is not None else 0
+        start = int(d.start[i])
+        if ok and i and step[i] == step[i - 1] and start > before:
+            if lend > before:
+                lw[0].append(before)
+                lw[1].append(int(launch_wait_end(np.int64(start), np.int64(lend))) if lend_all is not None else start)
+            hs = max(before, lend + LAUNCH_START_PS)
+            if lend_all is not None and start > hs:
+                held[0].append(hs)
+                held[1].append(start)
+                held[2].append(i)
+        if ok and int(step[i]) not in seen:
+            seen.add(int(step[i]))
+            if lend_all is not None and (i == 0 or step[i - 1] != step[i]):
+                hs = max(before, int(windows[step[i], 0]), lend + LAUNCH_START_PS)
+                if start > hs:
+                    part = first if i == 0 else lead
+                    part[0].append(hs)
+                    part[1].append(start)
+                    if i:
+                        lead[2].append(i)
+    return lw, held, lead, first
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_equal_to_every_pair(seed):
+def test_equal_to_every_work(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(2, 400))
     start = np.cumsum(rng.integers(-30, 60, n)).astype(np.int64)  # overlaps and gaps
@@ -42,17 +58,18 @@ def test_equal_to_every_pair(seed):
     kind = rng.choice(kinds if seed % 3 else kinds[:2], n).astype(np.int8)
     d = SimpleNamespace(start=start, end=end, kind=kind)
     step = np.repeat(np.arange(-1, 9), n // 10 + 1)[:n].astype(np.int16)  # -1: before the first kept step
+    windows = np.stack([np.full(9, start.min()), np.full(9, end.max())], axis=1)
+    for s in range(9):
+        mine = start[step == s]
+        if mine.size:
+            windows[s, 0] = mine.min() - int(rng.integers(0, 40))
     launch = np.where(rng.random(n) < 0.8, rng.integers(0, 1000, n), -1).astype(np.int32)
     lend_all = start - rng.integers(-50, 100, n)  # launch calls ending before or after the GPU drained
-    compute = (kind == devices.KIND_KERNEL) | (kind == devices.KIND_COLLECTIVE)
-    kern = slice(None) if compute.all() else np.nonzero(compute)[0]
-    if (n if isinstance(kern, slice) else kern.size) > 1:
-        for lends in (lend_all, lend_all - LAUNCH_START_PS, None):  # the shift: calls returning early, held idle
-            got = _launch_waits(d, step, launch, lends, kern)
-            want = _every_pair(d, step, launch, lends, kern)
-            for part, ref in zip(got, want):
-                assert [a.tolist() for a in part] == [a.tolist() for a in ref]
-                assert [a.dtype for a in part] == [a.dtype for a in ref]
+    for lends in (lend_all, lend_all - LAUNCH_START_PS, None):  # the shift: calls returning early, held idle
+        got = _idle_before(d, step, launch, lends, windows)
+        want = _every_work(d, step, launch, lends, windows)
+        for part, ref in zip(got, want):
+            assert [a.tolist() for a in part] == [list(a) for a in ref]
     if seed == 0:
-        assert _launch_waits(d, step, launch, lend_all - LAUNCH_START_PS, kern)[1][0].size, "no held idle exercised"
-        assert _launch_waits(d, step, launch, lend_all, kern)[0][0].size, "no launch wait: the case is not exercised"
+        assert _idle_before(d, step, launch, lend_all - LAUNCH_START_PS, windows)[1][0].size, "no held idle exercised"
+        assert _idle_before(d, step, launch, lend_all, windows)[0][0].size, "no launch wait: the case is not exercised"

@@ -97,8 +97,9 @@ def test_vllms_queued_graph_is_no_host_time():
     truth = _vllm_truth()
     assert truth > 7.0
     assert m.idle_queued_first == pytest.approx(truth, abs=0.02)
-    # between kernels the GPU holds: its switches (under ``launch.kernel_switch_us``) apart, two holds of 11.7 us
-    assert m.idle_held < 0.03 and m.breakdown.kernel_switch < 0.01
+    # between works the GPU holds: its switches, the graph's entry and exit (10.1, 11.7 us) among them
+    # (``tests/metrics/test_graph_switch.py``)
+    assert m.idle_held < 0.03 and m.breakdown.kernel_switch < 0.03
     assert m.breakdown.unseen == pytest.approx(truth + m.idle_held, abs=0.02)
     assert m.breakdown.other < 0.1
     findings = evaluate(m)

@@ -142,3 +142,51 @@ def test_a_whole_capture_with_no_claim_about_iterations_keeps_its_findings_sure(
     assert not h["steps"].get("iteration_guess")
     crit = [f for f in h["findings"] if f["severity"] == "critical"]
     assert crit and all(f["confidence"] == "high" for f in crit)
+
+
+@pytest.mark.parametrize("run", ["gpu_events_stripped", "nvfuser_h200_first_call", "vit_a4000_avg_batch",
+                                 "cold_a100_alexnet", "dlrm_v100"])
+def test_the_job_line_tells_the_job_the_report_found(run):
+    """``job-agree`` / ``count-agree`` (h37-left43).  gpu_events_stripped (a DDP training rank whose GPU records were
+    lost; its host holds ``Optimizer.step#FusedAdam.step`` and ``## backward ##``) read "GPU work of an unknown kind"
+    above a training loop's fixes; nvfuser_h200_first_call and vit_a4000_avg_batch "training steps" beside a window
+    of at most one iteration; cold_a100_alexnet "forward passes" beside its one pass; dlrm_v100's ranks "training
+    steps" beside their one ProfilerStep each."""
+    r = _json(FIXTURES / "wild" / run)
+    assert r["hosts"] and not json_field_problems(r)
+
+
+def test_lost_gpu_records_read_as_the_work_the_host_names():
+    """gpu_events_stripped's job line names the training the host's events show, with the optimizer's step as its
+    evidence (the name that says training plainly, not the DDP wrapper's forward); JSON kind stays the GPU's reading."""
+    (h,) = _json(FIXTURES / "wild" / "gpu_events_stripped")["hosts"]
+    assert h["job"]["kind"] == "unknown" and h["job"]["host_kind"] == "training"
+    line = h["job"]["summary"]
+    assert line.startswith("Job: a training step, as the host's events name the work [low confidence:")
+    assert "`Optimizer.step#FusedAdam.step`" in line and "unknown kind" not in line
+
+
+@pytest.mark.parametrize("run, starts", [("ddp_a100_nccl", "Job: training steps ["),
+                                         ("lightning_cpu_fit", "Job: no GPU work ["),
+                                         ("scattermoe_h200_item_sync", "Job: GPU work of an unknown kind [")])
+def test_the_job_line_of_other_jobs_is_unchanged(run, starts):
+    """Controls (the same on main): a rank of many steps keeps the plural; a CPU-only capture keeps "no GPU work"
+    (its host kind in its evidence); work of no known kind whose host names nothing stays unknown."""
+    r = _json(FIXTURES / "wild" / run)
+    assert [h["job"]["summary"][:len(starts)] for h in r["hosts"]] == [starts] * len(r["hosts"])
+    assert not json_field_problems(r)
+
+
+def test_the_checker_sees_a_job_line_that_tells_another_job():
+    """The job line "unknown" beside a host kind; a fix looping another job's step; a plural beside one step."""
+    job = {"kind": "unknown", "host_kind": "training", "tags": [], "summary": "Job: GPU work of an unknown kind [low]"}
+    assert json_field_problems(_host(job=job))
+    assert not json_field_problems(_host(job={**job, "summary": "Job: training steps, as the host's events name"}))
+    loop = {"id": "host_sync:h", "rule": "host_sync", "actions": [{"text": "t", "snippet": "out = run_one_step(batch)"}]}
+    assert json_field_problems(_host(job={"summary": "Job: training steps [high]"}, findings=[loop]))
+    assert not json_field_problems(_host(job={"kind": "unknown", "summary": "Job: GPU work of an unknown kind"},
+                                         findings=[loop]))
+    one = {"source": "profiler_step", "count": 1, "found": 1, "dropped": []}
+    ones = {"steps_kept": 1, "steps_captured": 1}
+    assert json_field_problems(_host(steps=one, capture=ones, job={"summary": "Job: training steps [high]"}))
+    assert not json_field_problems(_host(steps=one, capture=ones, job={"summary": "Job: a training step [high]"}))

@@ -18,7 +18,9 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
-from tests.support.properties import loop_once_problems, report_violations, window_once_problems
+from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+from tests.support.properties import (loop_once_problems, profiled_loops, report_violations, surface_loop_problems,
+                                      surfaces_loop_problems, window_once_problems)
 
 
 @pytest.fixture(scope="module")
@@ -86,3 +88,45 @@ def test_the_checker_sees_two_loops_in_one_report(vit):
     h.findings[0].actions.append(other)
     (problem,) = loop_once_problems(h.host, h.findings)
     assert problem.startswith("loop-once") and "run_one_step()" in problem
+
+
+def _wild(run: str) -> Report:
+    (s,) = [s for s in discover(str(FIXTURES / "wild")) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+@pytest.mark.parametrize("run", ["cold_a100_alexnet", "tp_rtx4090_cold_forward", "tp_rtx4090_two_ranks"])
+def test_the_capture_advice_of_a_cold_forward_loops_its_forward_pass(run):
+    """The capture advice of a job (what the MCP server's capture_advice and the tab show) was a text written for
+    another loop: the MCP server printed the general ``train_step(x, y)`` loop under fixes looping ``model(batch)``,
+    and the framework's own advice for a cold job looped ``run_one_step()``.  The report now carries the job's advice
+    (``job.capture_advice``, composed for its tags), every surface prints it, and ``loop-once`` holds on each."""
+    r = _wild(run)
+    for h in r.hosts:
+        assert set(profiled_loops(h.job["capture_advice"])) == {"model(batch)"}
+        assert loop_once_problems(h.host, h.findings, h.job["capture_advice"]) == []
+    assert set(profiled_loops(capture_advice_text(r))) == {"model(batch)"}
+    assert surfaces_loop_problems(r) == []
+
+
+def test_a_training_jobs_capture_advice_keeps_its_training_loop(vit):
+    """Control: a training iteration's advice and the MCP server's loop its training step (warm: the steady
+    schedule), as before."""
+    (h,) = vit.hosts
+    assert set(profiled_loops(h.job["capture_advice"])) == {"train_step(x, y)"}
+    assert "schedule(wait=5, warmup=2, active=10" in h.job["capture_advice"]
+    assert set(profiled_loops(capture_advice_text(vit))) == {"train_step(x, y)"}
+    assert surfaces_loop_problems(vit) == []
+
+
+def test_the_checker_sees_a_surface_that_loops_another_step(vit):
+    """A surface (the text report, the MCP server's advice, the tab's payload) printing a loop the job's own fixes
+    and advice do not run is caught; the same text with the job's loop is not."""
+    text = capture_advice_text(vit)
+    assert surface_loop_problems("mcp", text, vit) == []
+    (problem,) = surface_loop_problems("mcp", text.replace("train_step(x, y)", "run_one_step()"), vit)
+    assert problem.startswith("loop-once: mcp") and "run_one_step()" in problem
+    r = copy.deepcopy(vit)
+    r.hosts[0].job["capture_advice"] = r.hosts[0].job["capture_advice"].replace("train_step(x, y)", "model(batch)")
+    (problem,) = loop_once_problems(r.hosts[0].host, r.hosts[0].findings, r.hosts[0].job["capture_advice"])
+    assert "the job's capture advice" in problem

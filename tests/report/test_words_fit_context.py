@@ -151,7 +151,8 @@ def test_a_serving_engine_with_small_kernels_is_told_to_run_more_requests():
 
 def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):
     """The host launched every kernel of a healthy run but its GPU records are gone: the job is GPU work of an
-    unknown kind, never "no GPU work" -- the launches disprove it."""
+    unknown kind, never "no GPU work" -- the launches disprove it; its line names the training its host's events show
+    (the fixes follow them: h37-left43), the JSON kind the GPU's reading."""
     (path,) = tt.write_run(str(tmp_path), "healthy_bf16", steps=6, run="lost")
     doc = json.load(open(path))
     doc["traceEvents"] = [e for e in doc["traceEvents"]
@@ -160,7 +161,8 @@ def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):
     hosts = [SimpleNamespace(host="h0", path=p, format="kineto", size=0) for p in glob.glob(os.path.join(tmp_path, "lost", "*"))]
     rep = analyze_session("lost", "s", hosts)
     assert not context_problems(rep)
-    assert rep.hosts[0].job["summary"].startswith("Job: GPU work of an unknown kind")
+    assert rep.hosts[0].job["kind"] == "unknown" and rep.hosts[0].job["host_kind"] == "training"
+    assert rep.hosts[0].job["summary"].startswith("Job: training steps, as the host's events name the work")
 
 
 def test_triton_gemms_in_a_command_buffer_are_never_called_off_the_tensor_cores():

@@ -80,7 +80,9 @@ def test_the_same_ranges_in_the_default_domain_stay_the_programs_own(tmp_path):
 
 def test_the_kept_mpi_rank_names_its_communication():
     f = _gaps(KEPT)
-    assert _sentence_ms(f["summary"], " of each gap is communication") == pytest.approx(44.7, abs=0.1)
+    # 44.7 ms over the three gaps between the four kept steps; since h37-left46 each kept step's gap counts, the last
+    # one's up to the dropped partial step after it: 43.4 ms over four (its gap holds 39.5 ms of MPI)
+    assert _sentence_ms(f["summary"], " of each gap is communication") == pytest.approx(43.4, abs=0.1)
     comm = dict(_tables(f)["Communication libraries' ranges in the gaps"])
     assert set(comm) == {"MPI_Send", "MPI_Recv"}
     assert "The program's own ranges in the gaps" not in _tables(f)

@@ -408,10 +408,17 @@ def test_step_gaps_recovers_only_the_gaps_inside_the_steps():
 
 
 def test_excessive_memcpy_sync_copies_warn_below_the_share():
-    m = healthy(memcpy=[MemcpyStat("d2h", 2.0, 1 << 20, 0.2, 2.0, 1.0, True, 0.2)])  # 2% blocking, all sync
+    m = healthy(memcpy=[MemcpyStat("d2h", 2.0, 1 << 20, 0.2, 2.0, 1.0, True, 0.2, sync_ms_per_step=0.2)])  # 2%, all sync
     assert sev("excessive_memcpy", m) == "warning"
     (f,) = run("excessive_memcpy", m)
     assert "synchronous" in f.summary and "recur" in f.summary
+
+
+def test_excessive_memcpy_sync_time_is_the_sync_copies_time_not_a_count_share():
+    """Half the copies synchronous, but the small half: 0.2 ms of 10 is under the sync share, so no finding (a count
+    share times all the copies' time called 1.2 ms of a 19 MB batch and its 256-byte labels synchronous)."""
+    m = healthy(memcpy=[MemcpyStat("h2d", 2.0, 20 << 20, 2.4, 1.0, 0.5, True, 0.4, sync_ms_per_step=0.002)])
+    assert run("excessive_memcpy", m) == []
 
 
 def test_excessive_memcpy_capped_when_host_ops_explain_the_copies():

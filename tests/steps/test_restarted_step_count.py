@@ -4,8 +4,9 @@ Survey h37-survey22: Lightning's ``PyTorchProfiler`` on a CPU (BjarkeErichsen/Tw
 ``wild/lightning_cpu_fit``) writes ``ProfilerStep#1`` over the fit's start (480 ms: the sanity check's end, the data
 loader's start), then ``#0, #1, #2, #3`` over four training iterations.  Main merged the two ``#1`` marks by their
 number and read 4 steps, one of them two iterations (57.8 ms); the file holds 5 windows.  Truth: the file's own marks
-(each step runs from its mark's start to the next mark's start, the last to its mark's end), and by construction the
-generator's loop with its marks renumbered the same way.
+(each step runs from its mark's start to the next mark's start, the last to its mark's end) where Lightning's own
+iteration ranges are taken out (they bound the steps when present, h37-left46), and by construction the generator's
+loop with its marks renumbered the same way.
 """
 
 from __future__ import annotations
@@ -19,10 +20,7 @@ import pytest
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tests.support.paths import FIXTURES
-
-KEPT = FIXTURES / "wild" / "lightning_cpu_fit"
-
+from tests.support import lightning
 
 def _marks(doc: dict, cat: str = "user_annotation") -> list[dict]:
     """The file's ``ProfilerStep#N`` marks of one category (the host's; ``gpu_user_annotation``: their GPU spans), in
@@ -81,10 +79,12 @@ def test_a_growing_count_is_left_as_written(pair):
     assert "restarted" not in m.steps.note
 
 
-def test_lightning_fit_reads_its_five_windows():
-    (path,) = KEPT.glob("*.pt.trace.json.gz")
+def test_lightning_fit_without_its_iteration_ranges_reads_its_five_windows(tmp_path):
+    """The profiler's marks alone (the kept file with Lightning's ``run_training_batch`` ranges taken out, which bound
+    its iterations when present: ``tests/steps/test_iteration_ranges.py``): five windows, the restart kept."""
+    path = lightning.without_iteration_ranges(tmp_path)
     marks = _marks(json.loads(gzip.open(path).read()))
     assert [m["name"] for m in marks] == [f"ProfilerStep#{n}" for n in (1, 0, 1, 2, 3)]
     m = host_metrics(read_trace(str(path)))
-    assert m.steps.count == 5
+    assert (m.steps.source, m.steps.count) == ("profiler_step", 5)
     assert [ms for _, ms in _steps(m)] == pytest.approx(_windows_ms(marks), abs=0.05)

@@ -308,6 +308,9 @@ _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_
                     "mixed_precision_off", "tensor_core_unused", "launch_bound", "eager_execution", "xla_not_used",
                     "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
                     "comm_bandwidth_low")
+#: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
+#: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
+_TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
 #: PyTorch's capture advice, as its snippet opens (the schedule's steps after warm-up).
 _CAPTURE_ADVICE = "capture a few steady-state steps after warm-up"
 
@@ -339,6 +342,11 @@ def job_words_problems(report: Report) -> list[str]:
                 for a in f.actions:
                     if (m := _TRAINING_CODE.search(a.snippet or "")) is not None:
                         out.append(f"{h.host}/{f.id}: a training step's code to {kind} work: '{m.group(0)}'")
+                    if f.rule == "capture_quality" and (m := _TRAINING_CAPTURE.search(a.snippet or "")) is not None:
+                        out.append(f"{h.host}/{f.id}: a training loop's capture advice to {kind} work: '{m.group(0)}'")
+            advice = (h.job or {}).get("capture_advice") or ""
+            if (m := _TRAINING_CODE.search(advice) or _TRAINING_CAPTURE.search(advice)) is not None:
+                out.append(f"{h.host}/job: a training loop's capture advice to {kind} work: '{m.group(0)}'")
         ranks = (h.communication is not None and bool(h.communication.rows) and cap.get("processes") is not None
                  and cap["processes"] >= len({g.gpu for g in h.gpus}) >= 1)
         if ranks and cap.get("framework") == "pytorch":

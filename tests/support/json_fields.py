@@ -23,7 +23,16 @@ Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it
   wherever the steps are a reading of the job (any source but a whole capture analysed as one step with no claim
   about its iterations: ``steps.iteration_guess`` false there, its numbers exact for the window).
 
-Each failed on main before h37-review4 (``tests/report/test_json_fields.py`` names the captures).
+* ``job-agree`` (h37-left43) -- the job line (``job.summary``), the loop the fixes run and ``job.kind`` /
+  ``job.host_kind`` tell one job: the line names the work the host's events name where the GPU's records were lost
+  (never "of an unknown kind" beside a training loop's fixes), and every profiled loop or step the fixes' code runs is
+  the job's (``train_step`` a training job's, ``model(batch)`` / ``predict_step`` a forward pass's, ``run_one_step``
+  work of no known kind's).
+* ``count-agree`` (h37-left43) -- the job line's kind agrees in number with the steps the capture holds: one step
+  found (or the window read as at most one iteration) is "a training step", never "training steps".
+
+Each failed on main before h37-review4 (``tests/report/test_json_fields.py`` names the captures); ``job-agree`` and
+``count-agree`` on gpu_events_stripped, nvfuser_h200_first_call and vit_a4000_avg_batch before h37-left43.
 """
 
 from __future__ import annotations
@@ -42,7 +51,7 @@ def json_field_problems(report: dict[str, Any]) -> list[str]:
             continue
         out += vendor_problems(h) + step_count_problems(h) + note_problems(h)
         out += metric_status_problems(h["host"], h.get("findings") or [])
-        out += step_confidence_problems(h)
+        out += step_confidence_problems(h) + job_agree_problems(h) + count_agree_problems(h)
     out += metric_status_problems("session", report.get("findings") or [])
     return sorted(set(out))
 
@@ -133,3 +142,62 @@ def step_confidence_problems(h: dict[str, Any]) -> list[str]:
         if steps == "low" and f.get("severity") == "critical":
             out.append(f"step-confidence: {host}: {f.get('id')} is critical on low-confidence steps")
     return out
+
+
+#: the job's work (``job.work_of``) each step a fix's code runs belongs to, by the step's call
+_STEP_WORK = (("training", re.compile(r"\btrain_step\(")), ("inference", re.compile(r"\bpredict_step\(|^model\(batch\)$")),
+              ("any_work", re.compile(r"\brun_one_step\(")))
+#: the job line's words for a kind of work, plural and singular (``report.build.kind_words``)
+_LINE_WORDS = {"training": ("training steps", "a training step"),
+               "inference": ("inference (forward passes)", "inference (a forward pass)"),
+               "unknown": ("GPU work of an unknown kind",)}
+
+
+def _work(job: dict[str, Any]) -> str:
+    from tb_gpu_advisor.job import work_of
+
+    return work_of(job.get("host_kind") or job.get("kind") or "", job.get("tags") or ())
+
+
+def _fix_steps(h: dict[str, Any]) -> list[str]:
+    """The steps the host's fixes run: each profiled loop's step (the line before ``prof.step()``) and each call of a
+    step function in their code."""
+    out = []
+    for f in h.get("findings") or []:
+        for a in f.get("actions") or []:
+            lines = (a.get("snippet") or "").splitlines()
+            out += [lines[i - 1].split("#")[0].strip() for i, x in enumerate(lines) if i and x.strip() == "prof.step()"]
+            out += [m.group(0) for x in lines for m in re.finditer(r"\b(?:train_step|predict_step|run_one_step)\(", x)]
+    return out
+
+
+def job_agree_problems(h: dict[str, Any]) -> list[str]:
+    """``job-agree``: the job line, the fixes' loop and ``job.kind`` / ``job.host_kind`` tell one job."""
+    job = h.get("job") or {}
+    if not job or job.get("kind") in ("serving", "no_gpu"):
+        return []
+    out = []
+    line = (job.get("summary") or "").removeprefix("Job: ")
+    said = job.get("host_kind") or job.get("kind")
+    if job.get("host_kind") and line.startswith(_LINE_WORDS["unknown"]):
+        out.append(f"job-agree: {h['host']}: the job line says 'unknown kind' while job.host_kind is "
+                   f"{job['host_kind']!r}, whose fixes the report gives")
+    elif line and said in _LINE_WORDS and not line.startswith(_LINE_WORDS[said]):
+        out.append(f"job-agree: {h['host']}: the job line '{line[:40]}' does not name the job's {said!r} work")
+    work = _work(job)
+    for step in _fix_steps(h):
+        for w, pattern in _STEP_WORK:
+            if pattern.search(step) and w != work:
+                out.append(f"job-agree: {h['host']}: a fix runs '{step}' ({w}) for the job's {work} work")
+    return out
+
+
+def count_agree_problems(h: dict[str, Any]) -> list[str]:
+    """``count-agree``: one step found (or read as at most one iteration) takes the kind's singular words."""
+    job, steps = h.get("job") or {}, h.get("steps") or {}
+    one = steps.get("found") == 1 or (steps.get("iteration_guess") and steps.get("count") == 1)
+    line = (job.get("summary") or "").removeprefix("Job: ")
+    plural = [w[0] for w in _LINE_WORDS.values() if len(w) > 1 and line.startswith(w[0])]
+    if one and plural:
+        return [f"count-agree: {h['host']}: '{plural[0]}' beside one step found"]
+    return []

@@ -34,6 +34,13 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   (the host-bound finding's host time, the launch-bound one's wait): each microsecond of a step attributed once.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
+* ``period`` -- steps add up (h37-left46): the gaps between steps fit the period they split.  The mean gap is at most
+  the period it is a share of (a step's start to the next's), and its part inside the steps (all of it but
+  ``outside_steps_ms``) at most the mean step it lies in; the step rows of one GPU never overlap (a step ends by the
+  next one's start: its period holds it).  With ``ledger`` (no category negative, all adding up to the step) every
+  part of a step's ledger is at most the step.  On main ``wild/mordred_rtx6000_hashjoin`` read "idle 957.9 ms between
+  steps on average ... of the 1.03 s from one step's start to the next (the mean step is 877.5 ms)": the gaps were
+  five, one over a dropped step, the mean step six, and the gaps' in-step part outgrew the step that held it.
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
@@ -548,20 +555,42 @@ def window_once_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
-def loop_once_problems(where: str, findings: list[Finding]) -> list[str]:
-    """``loop-once``: every profiled loop a host's fixes print (the line before ``prof.step()``) runs the same step:
-    one job, one loop (h37-review5: cold_a100_alexnet's cold-start fix looped ``run_one_step()`` while the few-passes
-    and long-capture fixes of the same forward-pass job looped ``model(batch)``)."""
+def profiled_loops(text: str) -> list[str]:
+    """The step each profiled loop in ``text`` runs: the line before each ``prof.step()`` (its comment dropped), in a
+    fix's code, a capture advice or a rendered report (code indented or fenced alike)."""
+    lines = (text or "").splitlines()
+    return [lines[i - 1].split("#")[0].strip() for i, line in enumerate(lines) if i and line.strip() == "prof.step()"]
+
+
+def loop_once_problems(where: str, findings: list[Finding], advice: str = "") -> list[str]:
+    """``loop-once``: every profiled loop a host's fixes and its job's capture advice (``job.capture_advice``, which
+    the MCP server and the tab show) print runs the same step: one job, one loop (h37-review5: cold_a100_alexnet's
+    cold-start fix looped ``run_one_step()`` while the few-passes and long-capture fixes of the same forward-pass job
+    looped ``model(batch)``; h37-left43: its capture advice looped ``run_one_step()``, the MCP server's
+    ``train_step(x, y)``)."""
     steps: dict[str, str] = {}
     for f in findings:
         for a in f.actions:
-            lines = (a.snippet or "").splitlines()
-            for i, line in enumerate(lines[1:], 1):
-                if line.strip() == "prof.step()":
-                    steps.setdefault(lines[i - 1].split("#")[0].strip(), f.id)
+            for step in profiled_loops(a.snippet or ""):
+                steps.setdefault(step, f.id)
+    for step in profiled_loops(advice):
+        steps.setdefault(step, "the job's capture advice")
     if len(steps) < 2:
         return []
     return [f"loop-once: {where}: the fixes loop {' and '.join(sorted(steps))} ({', '.join(sorted(set(steps.values())))})"]
+
+
+def surface_loop_problems(where: str, text: str, report: Report) -> list[str]:
+    """``loop-once`` on a surface that shows a report whole (the text report, the MCP server's capture advice, the
+    tab's payload as text): where every host's fixes and advice loop one step, the surface prints no other."""
+    own: set[str] = set()
+    for h in report.hosts:
+        own.update(profiled_loops((h.job or {}).get("capture_advice") or ""))
+        own.update(s for f in h.findings for a in f.actions for s in profiled_loops(a.snippet or ""))
+    shown = set(profiled_loops(text))
+    if len(own) != 1 or shown <= own:
+        return []
+    return [f"loop-once: {where}: prints {' and '.join(sorted(shown - own))} beside the job's {own.pop()}"]
 
 
 def agree_problems(report: Report) -> list[str]:
@@ -681,6 +710,42 @@ def _detail_parts(f: Finding, step: float | None) -> list[str]:
             if k.endswith("ms_per_step") and isinstance(v, (int, float)) and not isinstance(v, bool) and _over(v, step)]
 
 
+_GAP_SAID = re.compile(r"idle " + _TIME + r" between steps on average.*?% of the " + _TIME +
+                       r"(?: step| from one step's start to the next \((?:the mean step is|the steps a gap follows "
+                       r"average) " + _TIME + r")")
+
+
+def period_problems(where: str, h: HostReport) -> list[str]:
+    """``period``: the gaps fit the period they split, their in-step part the step; step rows never overlap."""
+    out = []
+    for f in h.findings:
+        if f.rule != "step_gaps":
+            continue
+        said = _GAP_SAID.search(" ".join(f.summary.split()))
+        if not said:
+            continue
+        gap, whole = _ms(*said.group(1, 2)), _ms(*said.group(3, 4))
+        step = _ms(*said.group(5, 6)) if said.group(5) else whole
+        outside = float(((f.metric.detail if f.metric else None) or {}).get("outside_steps_ms") or 0.0)
+        slack = _half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
+        if _over(gap - slack, whole + _half_ulp(said.group(3)) * _UNIT_MS[said.group(4)]):
+            out.append(f"period: {where}: {f.id}: a mean gap of {gap:.3f} ms in a {whole:.3f} ms period")
+        if _over(gap - outside - slack, step + (_half_ulp(said.group(5)) * _UNIT_MS[said.group(6)] if said.group(5)
+                                                  else 0.0)):
+            out.append(f"period: {where}: {f.id}: {gap - outside:.3f} ms of the mean gap lies in the steps, over the "
+                       f"{step:.3f} ms mean step")
+    rows: dict = {}
+    for r in h.step_rows or []:
+        rows.setdefault(r.gpu, []).append(r)
+    for gpu, rs in rows.items():
+        rs = sorted(rs, key=lambda r: r.start_ms)
+        for a, b in pairwise(rs):
+            if a.start_ms + a.step_ms > b.start_ms + 0.005 * a.step_ms + _ABS_MS:
+                out.append(f"period: {where}: step {a.step}{'' if gpu is None else f' GPU{gpu}'} ends at "
+                           f"{a.start_ms + a.step_ms:.3f} ms, after step {b.step} starts at {b.start_ms:.3f} ms")
+    return out
+
+
 _NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) a step")
 _RANGE_PART = re.compile(r"`[^`]*` " + _TIME)
 
@@ -725,7 +790,9 @@ def report_violations(report: Report) -> list[str]:
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
-        out += window_once_problems(h.host, h.findings) + loop_once_problems(h.host, h.findings)
+        out += window_once_problems(h.host, h.findings)
+        out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
+        out += period_problems(h.host, h)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
@@ -741,8 +808,22 @@ def report_violations(report: Report) -> list[str]:
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
-    out += agree_problems(report)
+    out += agree_problems(report) + surfaces_loop_problems(report)
     return sorted(set(out))
+
+
+def surfaces_loop_problems(report: Report) -> list[str]:
+    """``loop-once`` over every surface that shows the report: the text report, the MCP server's capture advice and
+    the tab's payload (the report's JSON, as the plugin serves it)."""
+    import json
+
+    from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+
+    surfaces = {"text": render.to_text(report, top=None), "markdown": render.to_markdown(report, top=None),
+                "mcp capture_advice": capture_advice_text(report),
+                "tab payload": "\n".join(_strings(json.loads(report.to_json())))}
+    return [p for name, text in surfaces.items() for p in surface_loop_problems(name, text, report)]
 
 
 def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:

@@ -41,3 +41,23 @@ def shortened(doc: dict, keep_us: float, out: Path) -> Path:
             e["ts"] -= shift
     out.write_bytes(gzip.compress(json.dumps(doc).encode()))
     return out
+
+
+def tail_launched(doc: dict, out: Path | None = None) -> dict:
+    """``doc`` with a ``cudaLaunchKernel`` recorded just before each GPU record that no launch in it correlates with
+    (the 21.7 ms tail of an iteration launched before the window): the capture as if the window had opened on that
+    iteration's launches -- its first step whole, kept, where the file's own first step is dropped as partial
+    (h37-left46).  Written gzipped to ``out`` when given."""
+    events = doc["traceEvents"]
+    launched = {e["args"].get("correlation") for e in events if e.get("cat") == "cuda_runtime"}
+    pid = next(e["pid"] for e in events if e.get("cat") == "cuda_runtime")
+    tid = next(e["tid"] for e in events if e.get("cat") == "cuda_runtime")
+    for e in [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]:
+        corr = e["args"].get("correlation")
+        if corr not in launched:
+            events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": tid,
+                           "ts": e["ts"] - 60.0, "dur": 5.0, "args": {"correlation": corr, "cbid": 211}})
+            launched.add(corr)
+    if out is not None:
+        out.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    return doc

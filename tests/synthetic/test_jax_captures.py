@@ -360,7 +360,9 @@ def test_step_gaps_are_the_same_for_every_step_source(written, reports):
         own = det["avg_gap_ms"] - det["input_wait_ms"] - det["launch_ms"]
         assert g.metric.value == pytest.approx(own / (truth.device_step_ps / 1e9), rel=0.02), name
         longest = g.evidence[1]
-        assert len(longest.rows) == truth.steady_steps - 1  # one gap per pair of consecutive kept steps
+        # one gap per pair of consecutive kept steps, and the parts of the gaps to the dropped steps either side that
+        # the first and last kept steps hold (h37-left46: the mean is per kept step, over the time the steps hold)
+        assert truth.steady_steps - 1 <= len(longest.rows) <= truth.steady_steps + 1
         found[name] = (det["avg_gap_ms"], g.metric.value)
     ref = found["jax_raw"]
     for name, (gap, share) in found.items():

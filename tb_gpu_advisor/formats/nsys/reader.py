@@ -49,7 +49,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure, reported_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
-from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks import jax, nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
@@ -130,7 +130,7 @@ class _Raw:
     h_tid: np.ndarray  # globalTid
     h_corr: np.ndarray  # correlation key (pid, correlationId), -1
     h_range: np.ndarray  # bool: an NVTX range
-    h_op: np.ndarray  # bool: a framework op's range
+    h_op: np.ndarray  # int8: 1 a framework op's range, _SCOPE a suffixed range that may be the user's (_nvtx)
     h_domain: np.ndarray  # index into domains, -1 for runtime calls
     h_names: list[str]
     domains: list[str]
@@ -805,7 +805,9 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                 strings = tb.string_table(schema, np.array(missing, np.int64))
                 for t in missing:
                     name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
-                    registered[t] = (_intern(names, name), is_op, nvtx.GRAD_SEQ in strings.get(t, ""))
+                    # cut like an inline text: a suffixed name is weighed as an op or the user's scope below
+                    cut_off = is_op or nvtx.has_op_suffix(strings.get(t, ""))
+                    registered[t] = (_intern(names, name), cut_off, nvtx.GRAD_SEQ in strings.get(t, ""))
             # per distinct id; the unnamed range interned (where first needed) after the registered names, as before
             uids, inv = unique_inverse(tids)
             got = [registered.get(int(t)) or (_intern(names, unnamed), False, False) for t in uids.tolist()]
@@ -819,14 +821,41 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
     n = name.size
     op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
-    op = (c["suffix"] > 0) | op_prefix[name]
+    # a suffixed range autograd did not number (no ``seq``) whose name is no framework op's may be the user's own
+    # ``record_function`` under ``emit_nvtx`` (``train_step, op_id = 7``): ``_SCOPE`` until :func:`_user_scopes`
+    # sees whether it holds the program's calls (a block of the program) or none (an op PyTorch records by a bare
+    # name, ``detach_``)
+    user_scope = np.fromiter((nvtx.is_user_scope(x) for x in names), bool, len(names))
+    scoped = (c["suffix"] > 0) & (c["seq"] == 0) & (c["annotation"] == 0) & user_scope[name]
+    op = ((c["suffix"] > 0) | op_prefix[name]).astype(np.int8)
+    op[scoped] = _SCOPE
     dom_ids, dom_inv = unique_inverse(c["domain"])
     dom_names = [""] + [_domain_label(int(d), domains) for d in dom_ids.tolist() if int(d) > 0]
     local = np.array([0 if int(d) <= 0 else dom_names.index(_domain_label(int(d), domains)) for d in dom_ids.tolist()],
                      dtype=np.int16)
+    op_domain = np.fromiter((nvtx.is_framework_op_domain(d) for d in dom_names), bool, len(dom_names))
+    op[op_domain[local[dom_inv]]] = 1  # a framework's op domain (TensorFlow's ``tensorflow-core``): every range an op
     part = dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=name, corr=np.full(n, -1, np.int64),
                 range=np.ones(n, bool), op=op, domain=local[dom_inv])
     return part, dom_names, int(np.count_nonzero(c["seq"]))
+
+
+#: The ``op`` code of a range that is the user's ``record_function`` where it holds the program's calls (``_nvtx``).
+_SCOPE = 2
+
+
+def _user_scopes(op: np.ndarray, line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Bool op flag per host event (ordered by thread, start, longer first) from ``_nvtx``'s codes: a ``_SCOPE`` range
+    is the user's block (no op) where the next event of its thread starts inside it -- a ``record_function`` around
+    the program's code holds its ops and CUDA calls -- and an op where it holds none (``detach_, op_id = 5``:
+    PyTorch's ``VariableTypeManual`` records ``detach`` / ``detach_`` by a bare name, with nothing inside)."""
+    out = op == 1
+    cand = np.flatnonzero(op == _SCOPE)
+    if cand.size:
+        nxt = np.minimum(cand + 1, op.size - 1)
+        holds = (nxt != cand) & (line[nxt] == line[cand]) & (start[nxt] < end[cand])
+        out[cand[~holds]] = True
+    return out
 
 
 def _domain_label(d: int, domains: dict[int, str]) -> str:
@@ -1157,8 +1186,9 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     ridx = np.flatnonzero(is_range)
     ranges = None
     if ridx.size:
+        op = _user_scopes(r.h_op[order], line, h_start, h_end)
         ranges = HostRanges(idx=ridx, domain=r.h_domain[order][ridx].astype(np.int16), domains=list(r.domains),
-                            op=r.h_op[order][ridx])
+                            op=op[ridx])
     r.h_op = r.h_domain = None
     del order
     waits = _host_waits(r, tids, origin)
@@ -1197,8 +1227,33 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits,
-        framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
+        framework_hint=_framework(h.names, r.d_names, r.domains),
+        producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h)},
     )
+
+
+def _autodiff_modules(h: HostEvents) -> dict[str, str]:
+    """``{"autodiff_modules": ...}``: the XLA modules whose executions (``XlaModule:#hlo_module=<module>,...#``
+    ranges) ran a gradient's thunk (``Thunk:#name=transpose(jvp(MLP))/dot_general,...#``: ``xla.is_autodiff_thunk``)
+    on the same thread -- a backward pass, as the modules' HLO says in an XPlane capture; empty where none did."""
+    grad = h.name_mask(xla.is_autodiff_thunk)
+    if not grad.any():
+        return {}
+    module = np.array([xla.nvtx_module(n) or "" for n in h.names], dtype=object)
+    mod = h.name_mask(lambda n: xla.nvtx_module(n) is not None)
+    found: list[str] = []
+    for ln in np.unique(h.line[grad]).tolist():
+        on = h.line == ln
+        mi = np.flatnonzero(mod & on)
+        if not mi.size:
+            continue
+        t = h.start[grad & on]
+        k = np.searchsorted(h.start[mi], t, side="right") - 1  # the module execution open when each thunk started
+        ok = k >= 0
+        inside = ok & (h.end[grad & on] <= h.end[mi[np.maximum(k, 0)]])
+        found += [str(module[int(h.name[i])]) for i in mi[k[inside]].tolist()]
+    names = list(dict.fromkeys(found))
+    return {"autodiff_modules": ", ".join(names[:5])} if names else {}
 
 
 def _host_waits(r: _Raw, tids: np.ndarray, origin: int) -> HostWaits | None:
@@ -1480,10 +1535,16 @@ def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> di
             for d in gpu_of}
 
 
-def _framework(host_names: list[str], kernel_names: list[str]) -> str | None:
-    """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels."""
+def _framework(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
+    """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels; JAX where XLA's
+    module ranges execute modules JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op
+    ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``)."""
     if any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
         return "pytorch"
+    if tensorflow.NVTX_OP_DOMAIN in domains:
+        return "tensorflow"
+    if any(jax.is_module_name(xla.nvtx_module(n)) for n in host_names):
+        return "jax"
     return None
 
 

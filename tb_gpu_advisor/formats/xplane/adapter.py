@@ -539,9 +539,19 @@ def _join_parts(parts: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
+#: The host memory kinds XLA's CUPTI collector writes in ``memcpy_details`` (``kind_src:pageable kind_dst:device``):
+#: a copy with either end in pageable memory is staged by the driver; one between pinned or managed memory and the
+#: device is not.  ``device``, ``array`` and ``unknown`` say nothing of host memory.
+_PAGEABLE_KINDS = ("pageable",)
+_OTHER_HOST_KINDS = ("pinned", "managed", "managed_static")
+
+
+def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(size, sync, host memory) per ``memcpy_details`` string, -1 where it does not say: host memory 1 where a
+    ``kind_src`` / ``kind_dst`` is pageable, 0 where one is another host memory."""
     size = np.full(len(details), -1, dtype=np.int64)
     sync = np.full(len(details), -1, dtype=np.int8)
+    host = np.full(len(details), -1, dtype=np.int8)
     for i, d in enumerate(details):
         if not d:
             continue
@@ -551,7 +561,12 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
                 size[i] = int(v)
             elif k == "async" and v in ("0", "1"):
                 sync[i] = 1 if v == "0" else 0
-    return size, sync
+            elif k in ("kind_src", "kind_dst"):
+                if v in _PAGEABLE_KINDS:
+                    host[i] = 1
+                elif v in _OTHER_HOST_KINDS and host[i] < 0:
+                    host[i] = 0
+    return size, sync, host
 
 
 def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
@@ -589,7 +604,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
     end = col(lambda ln: ln.end_ps)
     kinds_per_name = devices.device_kind(plane.event_names)
-    mem_bytes, mem_sync = _memcpy_columns(plane, stat("memcpy_details"))
+    mem_bytes, mem_sync, mem_host = _memcpy_columns(plane, stat("memcpy_details"))
     op_text, op_idx = _op_columns(plane, stat, start, end)
     sdt = int_dtype(0, len(lines))
     stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
@@ -605,7 +620,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     return DeviceEvents(
         gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
-        **DeviceEvents.copy_columns(mem_bytes, mem_sync), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
+        **DeviceEvents.copy_columns(mem_bytes, mem_sync, mem_host), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
         **launch,
     )
 
@@ -655,19 +670,22 @@ def _launch_dim(digits: str) -> int:
     return int(digits[-10:]) if len(digits.lstrip("0")) <= 10 else _LAUNCH_TOP + 1
 
 
-def _memcpy_columns(plane: Plane, mdet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, sync) per event from the ``memcpy_details`` string ids (-1 where unknown): each distinct
-    string is parsed once; a zero-byte broadcast -1 pair where no event has details."""
+def _memcpy_columns(plane: Plane, mdet: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bytes, sync, host memory) per event from the ``memcpy_details`` string ids (-1 where unknown): each distinct
+    string is parsed once; zero-byte broadcast -1 columns where no event has details."""
     has = mdet >= 0
     if not has.any():
-        return np.broadcast_to(np.int64(-1), mdet.shape), np.broadcast_to(np.int8(-1), mdet.shape)
+        none = np.broadcast_to(np.int8(-1), mdet.shape)
+        return np.broadcast_to(np.int64(-1), mdet.shape), none, none
     u, inv = unique_inverse(mdet[has])
-    size_u, sync_u = _parse_memcpy([plane.string(int(s)) for s in u])
+    size_u, sync_u, host_u = _parse_memcpy([plane.string(int(s)) for s in u])
     size = np.full(mdet.shape, -1, dtype=int_dtype(-1, int(size_u.max())))
     size[has] = size_u[inv]
     sync = np.full(mdet.shape, -1, dtype=np.int8)
     sync[has] = sync_u[inv]
-    return size, sync
+    host = np.full(mdet.shape, -1, dtype=np.int8)
+    host[has] = host_u[inv]
+    return size, sync, host
 
 
 def _op_columns(plane: Plane, stat, start: np.ndarray, end: np.ndarray) -> tuple[list[str], np.ndarray]:

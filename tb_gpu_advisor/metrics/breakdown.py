@@ -110,7 +110,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         out["launch_wait"] = subtract_intervals(lw_s, lw_e, *_long_overlaps(lw_s, lw_e, *silent))
     # and the GPU idle while the host is inside the graph launch of the GPU's next kernels: whatever else the host
     # is in (an op, a Python frame), it is submitting the GPU's next work then
-    under = _under_launch_calls(ctx, g, kern, lend_all) if returns_read and n_kern > 1 else None
+    under = _under_launch_calls(ctx, g, lend_all) if returns_read else None
     if under is not None:
         out["launch_wait"] = _cat2(out["launch_wait"], under)
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
@@ -127,8 +127,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     return out
 
 
-def _under_launch_calls(ctx: Context, g: GpuCtx, kern: slice | np.ndarray, lend_all: np.ndarray | None
-                        ) -> tuple[np.ndarray, np.ndarray] | None:
+def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
     """The GPU idle between two of its kernels in one step while the host is inside the CUDA graph launch
     (``devices.is_graph_launch``) that launches the later one, up to its return and the driver's submission
     (:func:`launch_wait_end`), as (starts, ends); None where there is none.
@@ -140,15 +139,19 @@ def _under_launch_calls(ctx: Context, g: GpuCtx, kern: slice | np.ndarray, lend_
     (the op around it): booked as launch wait too, an eager loop's ~10 us calls made the host-bound GPT-2 step of
     ``wild/gpt2_b200_one_step`` (8.9 ms of the host's own code) a critical launch_bound at 16%."""
     d, h = g.d, ctx.h
-    if lend_all is None or not h.end.size:
+    if not h.end.size or len(d) < 2:
+        return None
+    if lend_all is None:
+        lend_all = launch_ends(ctx, g)
+    kern = np.flatnonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
+    if kern.size < 2:
         return None
     k_start = d.start[kern]
     prev_end = np.maximum.accumulate(d.end[kern])[:-1]
     gap = np.flatnonzero(k_start[1:] > prev_end)
     if not gap.size:
         return None
-    nxt = gap + 1 if isinstance(kern, slice) else kern[gap + 1]
-    cur = gap if isinstance(kern, slice) else kern[gap]
+    nxt, cur = kern[gap + 1], kern[gap]
     call = g.launch[nxt]
     ok = (call >= 0) & (d.kind[nxt] == devices.KIND_KERNEL) & (g.step[nxt] == g.step[cur]) & (g.step[nxt] >= 0)
     if not ok.any():

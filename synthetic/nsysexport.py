@@ -1945,3 +1945,172 @@ def write_kernel_after_late_copy(path: str, bursts: int = 30, kernels: int = 12,
                 sync_enum=False)
     per = (bursts - 1) * host_ms
     return {"bursts": bursts, "host_ms_total": per if late else 0.0, "held_ms_total": 0.0 if late else per}
+
+
+# --------------------------------------------------------------------------- h37-left51: a pipeline schedule's phases
+
+#: Megatron-core's ``nvtx_range_push(suffix=...)`` names: ``<module>.<function>.<suffix>``
+#: (``megatron/core/pipeline_parallel/schedules.py``, ``forward_backward_pipelining_without_interleaving``).
+MEGATRON_SCHEDULE = "megatron.core.pipeline_parallel.schedules.forward_backward_pipelining_without_interleaving"
+
+
+def write_pipeline_schedule(path: str, iterations: int = 8, microbatches: int = 4, warm: int = 2,
+                            iteration_range: str = "", leading_warmup: int = 0, micro_ms: float = 6.0,
+                            kernels: int = 12) -> dict:
+    """Write the export of a pipeline-parallel training rank under Megatron-core's ``--nvtx-ranges``: every iteration
+    runs one ``forward_backward_pipelining_without_interleaving`` call whose 1F1B schedule pushes a ``.warmup`` range
+    (``warm`` forward micro-batches), a ``.steady`` range (the other micro-batches' forward then backward) and a
+    ``.cooldown`` range (the last ``warm`` backwards), then the optimizer's step.  ``iteration_range``: a user range of
+    that name around each iteration (its steps' bounds); else none (steps from the launches).  ``leading_warmup``: that
+    many iterations first inside a program's own ``Warm-up`` range (the control: a true warm-up, dropped).  A forward
+    micro-batch is ``micro_ms`` of ``kernels`` kernels, a backward twice that.  Return the truth: the steady
+    iterations' length and count and the kind."""
+    us, ms = 1000, 1_000_000
+    pid = 5151
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    ranges, kern = [], []
+    names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
+                                        ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
+                                        ("o", "multi_tensor_apply_kernel"))}
+
+    def work(span_ms: float, kind: str, n: int = kernels) -> None:
+        a, k_ns = api.t, int(span_ms * ms / n)
+        free = api.t + 20 * us
+        for _ in range(n):
+            kern.append((free, free + k_ns - 2 * us, api("cudaLaunchKernel_v7000", 5 * us), names[kind]))
+            free += k_ns
+        api.t = max(free + 10 * us, a + int(span_ms * ms))
+
+    def ranged(name: str, body) -> None:  # noqa: ANN001 - a callable
+        a = api.t
+        body()
+        ranges.append((a, api.t, name))
+        api.t += 20 * us
+
+    def fwd() -> None:
+        ranged("forward_step", lambda: work(micro_ms, "f"))
+
+    def bwd() -> None:
+        ranged("backward_step", lambda: work(2 * micro_ms, "b", 2 * kernels))
+
+    def iteration() -> None:
+        ranged(f"{MEGATRON_SCHEDULE}.warmup", lambda: [fwd() for _ in range(warm)])
+        ranged(f"{MEGATRON_SCHEDULE}.steady", lambda: [(fwd(), bwd()) for _ in range(microbatches - warm)])
+        ranged(f"{MEGATRON_SCHEDULE}.cooldown", lambda: [bwd() for _ in range(warm)])
+        work(micro_ms / 2, "o", kernels // 2)  # the optimizer's step
+        api.row("cudaStreamSynchronize_v3020", api.t, api.t + 30 * us)
+        api.t += 40 * us
+
+    def one() -> None:
+        if iteration_range:
+            ranged(iteration_range, iteration)
+        else:
+            iteration()
+        api.t += 200 * us
+
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    if leading_warmup:
+        ranged("Warm-up", lambda: [one() for _ in range(leading_warmup)])
+    t0 = api.t
+    for _ in range(iterations):
+        one()
+    step_ms = (api.t - t0) / iterations / ms
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="pt_main_thread",
+                copy_enums=False, sync_enum=False)
+    return {"step_ms": step_ms, "iterations": iterations, "kind": "training"}
+
+
+def _hook_marker(module: str, inputs: list[list[int]], params: dict | None = None, static: dict | None = None) -> str:
+    """The range text NVIDIA's forward-hook marker (``PytHooks.module_fwd_pre_hook``: SGLang's
+    ``--enable-layerwise-nvtx-marker``, vLLM's ``--enable-layerwise-nvtx-tracing``) pushes: the ``str()`` of a dict with
+    ``Module`` (the module's dotted name under the prefix), ``TrainableParams`` (its own parameters' shapes),
+    ``Inputs`` (the input tensors' shapes) and ``StaticParams`` (a ``Linear``'s features ...), keys only where set."""
+    d: dict = {"Module": module}
+    if params:
+        d["TrainableParams"] = params
+    d["Inputs"] = inputs
+    if static:
+        d["StaticParams"] = static
+    return str(d)
+
+
+def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_tokens: int = 512, batch: int = 8,
+                           hidden: int = 4096, layer_ms: float = 1.2, kernels: int = 6, sched_ms: float = 2.0,
+                           prefix: str = "model") -> dict:
+    """Write the export of an LLM serving engine under layer-wise NVTX (forward hooks on every module: a range per
+    module call, nested as the modules are, the top one the model's forward): one prefill step of ``prefill_tokens``
+    tokens then ``steps - 1`` decode steps of ``batch`` tokens, each the model's forward (``prefix``) around
+    ``layers`` decoder layers (``<prefix>.layers.N``: ``self_attn``, ``mlp`` with their projections), then
+    ``sched_ms`` of the engine's own host work (scheduling, sampling) with no range.  A layer is ``layer_ms`` of
+    ``kernels`` kernels.  Return the truth: the engine steps (one model forward each), the kind (inference)."""
+    us, ms = 1000, 1_000_000
+    pid = 7373
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=2 * us)
+    ranges, kern = [], []
+    gemm, attn = strings("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"), strings("flash_fwd_kernel")
+
+    def work(span_ms: float, k: int, n: int) -> None:
+        a, k_ns = api.t, int(span_ms * ms / n)
+        free = api.t + 15 * us
+        for _ in range(n):
+            kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 4 * us), k))
+            free += k_ns
+        api.t = max(free + 5 * us, a + int(span_ms * ms))
+
+    def ranged(text: str, body) -> None:  # noqa: ANN001 - a callable
+        a = api.t
+        body()
+        ranges.append((a, api.t, text))
+        api.t += 5 * us
+
+    def lin(name: str, tokens: int, i: int, o: int, span: float) -> None:
+        ranged(_hook_marker(name, [[tokens, i]], {"weight": [o, i]}, {"in_features": i, "out_features": o}),
+               lambda: work(span, gemm, max(1, kernels // 3)))
+
+    def layer(n: int, tokens: int, scale: float) -> None:
+        base = f"{prefix}.layers.{n}"
+
+        def attn_block() -> None:
+            lin(f"{base}.self_attn.qkv_proj", tokens, hidden, 3 * hidden, 0.15 * layer_ms * scale)
+            ranged(_hook_marker(f"{base}.self_attn.attn", [[tokens, hidden]] * 3),
+                   lambda: work(0.15 * layer_ms * scale, attn, 1))
+            lin(f"{base}.self_attn.o_proj", tokens, hidden, hidden, 0.1 * layer_ms * scale)
+
+        def mlp_block() -> None:
+            lin(f"{base}.mlp.gate_up_proj", tokens, hidden, 8 * hidden, 0.35 * layer_ms * scale)
+            lin(f"{base}.mlp.down_proj", tokens, 4 * hidden, hidden, 0.25 * layer_ms * scale)
+
+        ranged(_hook_marker(base, [[tokens, hidden], [tokens, hidden]]),
+               lambda: (ranged(_hook_marker(f"{base}.self_attn", [[tokens], [tokens, hidden]]), attn_block),
+                        ranged(_hook_marker(f"{base}.mlp", [[tokens, hidden]]), mlp_block)))
+
+    def forward(tokens: int, scale: float) -> None:
+        ranged(_hook_marker(prefix, [[tokens], [tokens]]), lambda: [layer(n, tokens, scale) for n in range(layers)])
+
+    api("cudaMalloc_v3020", 200 * ms, then=1 * ms)  # the context
+    starts = []
+    for k in range(steps):
+        starts.append(api.t)
+        forward(prefill_tokens if k == 0 else batch, 4.0 if k == 0 else 1.0)
+        api.row("cudaStreamSynchronize_v3020", api.t, api.t + 20 * us)  # the sampled tokens read back
+        api.t += int(sched_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="VLLM::EngineCore",
+                copy_enums=False, sync_enum=False)
+    decode = [(starts[k + 1] - starts[k]) / ms for k in range(1, steps - 1)]
+    return {"steps": steps, "layers": layers, "kind": "inference", "decode_step_ms": sum(decode) / len(decode)}

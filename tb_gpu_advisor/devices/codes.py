@@ -11,6 +11,20 @@ P_FP32, P_FP16, P_BF16, P_INT8, P_FP8, P_TF32, P_FP64, P_OTHER, P_UNKNOWN = rang
 #: Precisions of 16 bits or fewer (what mixed precision aims for).
 LOW_PRECISIONS = ("fp16", "bf16", "int8", "fp8")
 
+#: Bits of one element of each precision code that has a fixed width.
+ELEMENT_BITS = {"fp64": 64, "fp32": 32, "tf32": 32, "fp16": 16, "bf16": 16, "fp8": 8, "int8": 8}
+#: Tensor Core GEMMs want every dimension and leading dimension a multiple of 16 bytes (128 bits): NVIDIA cuBLAS
+#: documentation, section "Tensor Core Usage" (https://docs.nvidia.com/cuda/cublas/index.html#tensor-core-usage),
+#: and the cuDNN / "Matrix Multiplication Background" performance guides (fp16: 8 elements, int8: 16).
+TC_ALIGN_BYTES = 16
+
+
+def tc_align_elements(precision: str) -> int | None:
+    """How many elements of ``precision`` a Tensor Core GEMM's dims should be a multiple of (fp16/bf16: 8, tf32: 4 --
+    stored in 32 bits --, fp8/int8: 16); None for a precision of no fixed width."""
+    bits = ELEMENT_BITS.get(precision)
+    return TC_ALIGN_BYTES * 8 // bits if bits else None
+
 
 #: Names are classified by their first ``MAX_CLASSIFIED_CHARS`` characters only (real kernel names are a few
 #: hundred characters; the longest in the real captures is 523).  With every regex here linear, this bounds

@@ -128,6 +128,9 @@ def annotation_name(text: str) -> tuple[str, bool] | None:
     framework's call (``Tensor.cuda``, ``torch.nn.functional.conv2d``); its trace markers and configuration records
     are the tool's own (``pyprof::conv2d`` after the marker's last Python frame, ``pyprof::model_config``): each
     row's text is unique (it holds the call's shapes), so the name is what makes them few."""
+    module = pytorch.module_hook_name(text)
+    if module is not None:  # a forward hook's marker: the module by its name, the shapes cut off (its row's own)
+        return module, False
     m = _ANNOTATED_OP.match(text)
     if m is not None:
         mod, op = m.group(1), m.group(2)

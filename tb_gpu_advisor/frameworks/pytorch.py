@@ -26,6 +26,21 @@ _OWN_SCOPES = _DATALOADER + ("Optimizer.", "ProfilerStep#", "Torch-Compiled Regi
                              "CompiledFunction")
 
 
+#: NVIDIA's forward-hook marker (``PytHooks.module_fwd_pre_hook``, on every module of the model: SGLang's
+#: ``--enable-layerwise-nvtx-marker``, vLLM's ``--enable-layerwise-nvtx-tracing``, TensorRT-LLM's
+#: ``LayerwiseNvtxMarker``) pushes the ``str()`` of a dict whose first key is ``Module``, the module's dotted name
+#: (``{'Module': 'model.layers.0.mlp', 'Inputs': [[8, 4096]]}``); its other keys hold the call's shapes, so each
+#: row's text is nearly unique and the module name is what repeats.
+_MODULE_HOOK = re.compile(r"""^\{\s*['"]Module['"]\s*:\s*['"]([^'"]+)['"]""")
+
+
+def module_hook_name(text: str) -> str | None:
+    """The module a forward-hook marker range names (:data:`_MODULE_HOOK`): ``model`` -- the whole model's forward,
+    one per pass (an engine step's) -- ``model.layers.0`` ..., nested as the modules are; None for any other text."""
+    m = _MODULE_HOOK.match(text)
+    return m.group(1) if m is not None else None
+
+
 def is_own_scope(name: str) -> bool:
     """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
     return name.startswith(_OWN_SCOPES)

@@ -62,7 +62,39 @@ def warmup_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
     (``nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure): the steps drop
     the steps inside them, the job asks whether its training ran only there."""
     marked = marked_ranges(ranges)
-    return marked[h.per_name(nvtx.is_warmup_name)[h.name[marked]]]
+    warm = h.per_name(nvtx.is_warmup_name)[h.name[marked]]
+    if not warm.any():
+        return marked[warm]
+    return marked[warm & ~recurring_phases(h, marked, warm)]
+
+
+def recurring_phases(h: HostEvents, marked: np.ndarray, warm: np.ndarray) -> np.ndarray:
+    """Bool per range of ``marked``: a warm-up-named range (``warm``) whose name recurs with the program's other marked
+    work between every two of its occurrences -- a phase of each iteration, not the stretch before them.
+
+    Why: a warm-up runs before the steady iterations, its recurrences (``Warm-up Step 1``, ``warmup`` per warm-up
+    iteration) back to back; Megatron-core's 1F1B schedule pushes ``<schedule>.warmup`` inside every iteration, its
+    ``.steady`` and ``.cooldown`` ranges (or the optimizer's, the next iteration's) between two of them.  The name says
+    warm-up either way; where the range lies in the iterations says which it is (a true warm-up, once before the
+    measured iterations, stays)."""
+    out = np.zeros(marked.size, bool)
+    s, e = h.start[marked].astype(np.int64, copy=False), h.end[marked].astype(np.int64, copy=False)
+    other = np.flatnonzero(~warm)
+    os_ = np.sort(s[other])
+    names = h.name[marked]
+    for nm in np.unique(names[warm]).tolist():
+        k = np.flatnonzero(warm & (names == nm))
+        if k.size < 2:
+            continue
+        k = k[np.argsort(s[k], kind="stable")]
+        gap_s, gap_e = e[k[:-1]], s[k[1:]]
+        if (gap_e <= gap_s).any():  # overlapping or touching occurrences: one warm-up, nothing between them
+            continue
+        # another marked range begins in every gap (after one occurrence ends, before the next begins)
+        between = np.searchsorted(os_, gap_e, side="left") - np.searchsorted(os_, gap_s, side="left")
+        if (between > 0).all():
+            out[k] = True
+    return out
 
 
 def in_domains(ranges: HostRanges, domains: frozenset[str]) -> np.ndarray:

@@ -108,6 +108,11 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if silent is not None:
         lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
         out["launch_wait"] = subtract_intervals(lw_s, lw_e, *_long_overlaps(lw_s, lw_e, *silent))
+    # and the GPU idle while the host is inside the graph launch of the GPU's next kernels: whatever else the host
+    # is in (an op, a Python frame), it is submitting the GPU's next work then
+    under = _under_launch_calls(ctx, g, lend_all) if returns_read else None
+    if under is not None:
+        out["launch_wait"] = _cat2(out["launch_wait"], under)
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     out["host_python"] = _python_spans(ctx, g)
@@ -117,7 +122,49 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     work_s, work_e = _cat2((h.start[work], h.end[work]), ctx.own_spans if g.own_spans is None else g.own_spans)
     out["host_compute"] = subtract_intervals(work_s.astype(np.int64), work_e.astype(np.int64),
                                              *ctx.blocked_spans) if ctx.blocked_spans else (work_s, work_e)
+    if under is not None:  # painted above host work: the host's op is submitting the GPU's next work then
+        out["host_compute"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["host_compute"]), *under)
     return out
+
+
+def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
+    """The GPU idle between two of its kernels in one step while the host is inside the CUDA graph launch
+    (``devices.is_graph_launch``) that launches the later one, up to its return and the driver's submission
+    (:func:`launch_wait_end`), as (starts, ends); None where there is none.
+
+    Why: the host is then submitting the graph's nodes, the GPU's next work, whatever op or Python frame encloses
+    the call -- launch wait by what the call is.  Painted below the host's work, a graph launch's submission read
+    as host compute: TriForce's decode step (survey h37-survey26), 1.59 ms of GPU idle under ``cudaGraphLaunch``
+    submitting its 1,387 kernels.  One kernel's launch call is left to the framework's reading of its dispatch
+    (the op around it): booked as launch wait too, an eager loop's ~10 us calls made the host-bound GPT-2 step of
+    ``wild/gpt2_b200_one_step`` (8.9 ms of the host's own code) a critical launch_bound at 16%."""
+    d, h = g.d, ctx.h
+    if not h.end.size or len(d) < 2:
+        return None
+    if lend_all is None:
+        lend_all = launch_ends(ctx, g)
+    kern = np.flatnonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
+    if kern.size < 2:
+        return None
+    k_start = d.start[kern]
+    prev_end = np.maximum.accumulate(d.end[kern])[:-1]
+    gap = np.flatnonzero(k_start[1:] > prev_end)
+    if not gap.size:
+        return None
+    nxt, cur = kern[gap + 1], kern[gap]
+    call = g.launch[nxt]
+    ok = (call >= 0) & (d.kind[nxt] == devices.KIND_KERNEL) & (g.step[nxt] == g.step[cur]) & (g.step[nxt] >= 0)
+    if not ok.any():
+        return None
+    launching = h.name_mask(devices.is_graph_launch)
+    c = np.clip(call, 0, None)
+    ok &= launching[c]
+    s = np.maximum(prev_end[gap], h.start[c].astype(np.int64))
+    e = launch_wait_end(k_start[gap + 1].astype(np.int64), lend_all[nxt].astype(np.int64))
+    ok &= e > s
+    if not ok.any():
+        return None
+    return s[ok].astype(np.int64), e[ok].astype(np.int64)
 
 
 #: The most a kernel takes to start on an idle GPU once its launch call has returned (ps): the driver's submission.

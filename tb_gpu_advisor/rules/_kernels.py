@@ -62,6 +62,20 @@ def kernel_mix(m) -> KernelMix:
     return k
 
 
+def alignment_words(rows) -> str:
+    """What the cited kernels' dtypes need: "bf16 dims must be multiples of 8", "fp16 dims ... of 8, fp8 dims ... 16"."""
+    by_mult: dict[int, list[str]] = {}
+    for p in dict.fromkeys(s.precision for s in sorted(rows, key=lambda s: -s.total_us)):
+        by_mult.setdefault(devices.tc_align_elements(p) or 8, []).append(p)
+    parts = [f"{' and '.join(ps)} dims must be multiples of {n}" for n, ps in by_mult.items()]
+    return ", ".join(parts) + (" elements (16 bytes)" if len(parts) == 1 else " elements (16 bytes each)")
+
+
+def alignment_multiple(rows) -> int:
+    """The multiple that aligns every cited kernel's dims (the largest of their dtypes')."""
+    return max((devices.tc_align_elements(s.precision) or 8 for s in rows), default=8)
+
+
 def known_us(k: KernelMix) -> float:
     """Kernel time whose precision is known: what the precision rules reason over."""
     return k.compute_us - k.unknown_us

@@ -1,9 +1,11 @@
-"""§1.2.3 fp16 GEMM/conv kernels that miss Tensor Cores: dimensions not multiples of 8 (16 for int8).
+"""§1.2.3 low-precision GEMM/conv kernels that miss Tensor Cores: dimensions not multiples of 16 bytes.
 
 Metric: time of 16-bit TC-eligible kernels that do NOT use Tensor Cores, as
-a share of 16-bit TC-eligible time.  Tensor Core kernels need fp16 dims
-divisible by 8 (int8: 16); a 16-bit GEMM on a non-Tensor-Core kernel is the
-guide's "fell back to an inefficient implementation" case.  When a kernel
+a share of 16-bit TC-eligible time.  Tensor Core kernels need dims that are
+multiples of 16 bytes: 8 elements of fp16/bf16, 16 of fp8/int8
+(``devices.tc_align_elements``); a 16-bit GEMM on a non-Tensor-Core kernel is the
+guide's "fell back to an inefficient implementation" case.  The words name the
+dtypes the cited kernels ran, each with its own multiple.  When a kernel
 row carries shapes (``dims`` / ``shape``) the offending dims are listed.
 Saving: that time × (1 - 1/speedup).
 """
@@ -12,16 +14,18 @@ from __future__ import annotations
 
 import re
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, device_step_scale, kernel_mix,
+                                           per_step_ms, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
 ID = "misaligned_dims"
 
 
-@rule(ID, "§1.2.3", "fp16 matmul/conv dims are not multiples of 8: Tensor Cores unused",
+@rule(ID, "§1.2.3", "16-bit matmul/conv dims are not multiples of 16 bytes: Tensor Cores unused",
       thresholds=("misaligned_dims.warning", "misaligned_dims.critical", "misaligned.tc_speedup"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
@@ -41,29 +45,30 @@ def check(m: HostMetrics) -> list[Finding]:
     for s in sorted(k.no_tc_16, key=lambda s: -s.total_us)[:10]:
         dims = getattr(s, "dims", None) or getattr(s, "shape", None) or ""
         rows.append([short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, _odd_dims(dims, s.precision)])
-    int8 = any(s.precision == "int8" for s in k.no_tc_16)
+    rule_words = alignment_words(k.no_tc_16)
+    mult = alignment_multiple(k.no_tc_16)
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} per step, {n_of(len(k.no_tc_16), 'kernel')}) runs on "
-        f"non-Tensor-Core kernels: fp16 dims must be multiples of 8{' (int8: 16)' if int8 else ''} for Tensor Cores.",
+        f"non-Tensor-Core kernels: {rule_words} for Tensor Cores.",
         metric=share_metric("misaligned_16bit_share", "16-bit GEMM/conv time without Tensor Cores", share,
                             "misaligned_dims.warning", severity=sev),
-        saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of 8 so these kernels run {sp:g}x faster "
+        saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of {mult} so these kernels run {sp:g}x faster "
                                                f"on Tensor Cores", [("compute", "tc_eligible_16bit_kernels", t_ms)]),
         evidence=[table("16-bit TC-eligible kernels not using Tensor Cores (kept steps, all GPUs)",
-                        ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
+                        ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of the dtype's alignment"], rows)],
         actions=[
-            action("Pad the layer sizes (units, channels, vocabulary, sequence/batch dims) to multiples of 8 "
-                   f"(16 for int8); {ctx.vendor.TERMS['conv_padding']}.",
-                   "units = ((units + 7) // 8) * 8      # Dense/Embedding/attention sizes\n"
-                   "vocab_size = ((vocab_size + 7) // 8) * 8"),
+            action(f"Pad the layer sizes (units, channels, vocabulary, sequence/batch dims): {rule_words}; "
+                   f"{ctx.vendor.TERMS['conv_padding']}.",
+                   f"units = ((units + {mult - 1}) // {mult}) * {mult}      # Dense/Embedding/attention sizes\n"
+                   f"vocab_size = ((vocab_size + {mult - 1}) // {mult}) * {mult}"),
             action(f"Check the kernel stats: the op should map to {ctx.vendor.TERMS['tc_kernel_names']}."),
         ],
     )]
 
 
 def _odd_dims(dims, precision: str) -> str:
-    mult = 16 if precision == "int8" else 8
+    mult = devices.tc_align_elements(precision) or 8
     nums = [int(x) for x in re.findall(r"\d+", str(dims))] if dims else []
     odd = sorted({n for n in nums if n > 1 and n % mult})
     return ", ".join(map(str, odd)) if odd else ("" if not dims else "none found")

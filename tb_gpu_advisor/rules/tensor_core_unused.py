@@ -19,8 +19,9 @@ import re
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, gemm_speedup,
-                                           kernel_mix, per_step_ms, sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
+from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, compute_capability, device_step_scale,
+                                           fp32_cuda_core_speedup, gemm_speedup, kernel_mix, per_step_ms,
+                                           sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -56,9 +57,14 @@ def check(m: HostMetrics) -> list[Finding]:
     if t32 >= t16:
         cause = f"they run in 32-bit: enable mixed precision ({dtype}) so they can use Tensor Cores"
     else:
-        cause = "they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not multiples of 8"
-    pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
-                 "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
+        cause = (f"they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not aligned: "
+                 f"{alignment_words(k.no_tc_16)}")
+    # the 16-bit kernels' own dtypes; fp32 ones move to 16-bit first (8 elements of fp16/bf16 are 16 bytes)
+    mult = alignment_multiple(k.no_tc_16) if k.no_tc_16 else 8
+    need = (alignment_words(k.no_tc_16) if k.no_tc_16
+            else f"multiples of {mult} elements once they run in 16-bit ({dtype}): 16 bytes")
+    pad = action(f"Keep GEMM/conv dimensions (batch, units, channels, vocabulary) aligned so Tensor Core kernels are "
+                 f"picked: {need}.", f"units = ((units + {mult - 1}) // {mult}) * {mult}")
     ampere = any(devices.has_tf32(g.name, compute_capability(g)) for g in yes)
     # fixes in the order they apply to this run: the one-line TF32 switch first for fp32 GEMMs on Ampere and newer,
     # padding first for 16-bit fallbacks, convolution layouts only where there are convolutions

@@ -842,8 +842,8 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     sel = user[phase[h.name[user]]]
     if not sel.size:
         return None
-    warm = h.per_name(nvtx.is_warmup_name)
-    wsel = user[warm[h.name[user]]]
+    warm = h.per_name(nvtx.is_warmup_name)[h.name[user]]
+    wsel = user[warm & ~user_ranges.recurring_phases(h, user, warm)]  # a phase of every iteration is no warm-up
     if wsel.size:
         ws, we = union_intervals(h.start[wsel].astype(np.int64, copy=False), h.end[wsel].astype(np.int64, copy=False))
         k = np.searchsorted(ws, h.start[sel].astype(np.int64), side="right") - 1

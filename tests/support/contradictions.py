@@ -36,6 +36,19 @@ _PLURAL_ONE = re.compile(r"(?<![\d.,])1 (kernels|steps|calls|ops|findings|chains
 _FP16_ADVICE = re.compile(r"mixed precision \(fp16\)|mixed_float16|dtype=torch\.float16|float16 with loss scaling")
 
 
+#: a dtype a finding tells the user about ("bf16 dims must be ...", "fp16 and fp8 dims ...", "(int8: 16)")
+_DTYPE_CLAIM = re.compile(r"\b(fp16|bf16|fp8|int8|tf32)\b(?=(?: and (?:fp16|bf16|fp8|int8|tf32))* dims\b|: \d+\))")
+
+
+def _dtype_problems(f: Finding) -> list[str]:
+    """A finding that names a dtype names one the kernels it cites ran (their evidence's ``precision`` column)."""
+    ran = {str(r[t.columns.index("precision")]) for t in f.evidence or [] if "precision" in t.columns for r in t.rows}
+    if not ran:
+        return []
+    named = set(_DTYPE_CLAIM.findall(_text(f)))
+    return [f"{f.id}: names {d} dims, the kernels it cites ran {sorted(ran)}" for d in sorted(named - ran)]
+
+
 def _text(f: Finding) -> str:
     return " ".join([f.title, f.summary] + [a.text + " " + (a.snippet or "") for a in f.actions])
 
@@ -61,6 +74,7 @@ def finding_problems(f: Finding, host: HostReport | None) -> list[str]:
         out.append(f"{f.id}: float16 advice on an Ampere-or-newer GPU, where bfloat16 needs no loss scaling")
     if host is not None and any("channels_last" in (a.snippet or "") + a.text for a in f.actions) and not _convs(host):
         out.append(f"{f.id}: channels_last advice on a run without convolutions")
+    out += _dtype_problems(f)
     if "many small kernels" in f.title and "not small kernels" in f.summary:
         out.append(f"{f.id}: title says many small kernels, summary says not small kernels")
     if f.metric is not None and f.metric.unit == "share" and f.metric.value is not None:

@@ -67,6 +67,23 @@ NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler fo
           "export --type sqlite), torch.profiler or JAX/TensorFlow's profiler")
 
 
+#: How a shared export is often compressed, and the command that gives the file back beside itself.
+COMPRESSED = {".gz": "gunzip -k", ".xz": "xz -dk", ".bz2": "bunzip2 -k", ".zst": "zstd -d"}
+
+
+def compressed(file_name: str) -> str | None:
+    """Why a compressed export (``run.sqlite.gz``, ``run.nsys-rep.zst``) is left out, with the command that restores
+    it; None for any other name.  SQLite reads a database file in place, with random access, so the export is read
+    only once decompressed (the real CS336 export kept in tests/fixtures/nsys_ranks is shared gzipped)."""
+    for suffix, command in COMPRESSED.items():
+        inner = file_name[: -len(suffix)] if file_name.endswith(suffix) else ""
+        if inner and stem(inner) != inner:
+            kind = "report" if inner.endswith(REP_SUFFIX) else "export"
+            return (f"a compressed Nsight Systems {kind}, read once decompressed, since SQLite reads a file in "
+                    f"place: {command} {file_name}")
+    return None
+
+
 _headers: dict[tuple[str, int, int], tuple[str | None, Header]] = {}
 _lock = threading.Lock()
 
@@ -208,8 +225,11 @@ class NsysLayout(RunFolderLayout):
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
-        """nvprof's ``.nvvp`` database, named by what wrote it rather than "not a profile this tool reads"."""
-        return NVPROF if rel[-1].endswith(NVPROF_SUFFIX) and len(rel[-1]) > len(NVPROF_SUFFIX) else None
+        """nvprof's ``.nvvp`` database and a compressed export, named by what they are rather than "not a profile
+        this tool reads" or, in a logdir, nothing at all."""
+        if rel[-1].endswith(NVPROF_SUFFIX) and len(rel[-1]) > len(NVPROF_SUFFIX):
+            return NVPROF
+        return compressed(rel[-1])
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)

@@ -316,7 +316,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     _read_off_cpu(schema, raw, fidx)
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
-    raw.gpu_info, note = _gpu_info(schema, raw)
+    raw.gpu_info, note = _gpu_info(schema, raw, _gpus_by_process(schema, raw))
     if note:
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms, raw.capture_start_ns = _session_window(schema)
@@ -1070,11 +1070,46 @@ def _session_window(schema: tb.Schema) -> tuple[int | None, float | None, int | 
 # --------------------------------------------------------------------------- GPU model
 
 
-def _gpu_info(schema: tb.Schema, raw: _Raw) -> tuple[dict[int, DeviceInfo], str | None]:
-    """deviceId -> what the export says about that GPU, and a note where it does not name the model."""
+def _gpus_by_process(schema: tb.Schema, raw: _Raw) -> bool:
+    """Where processes of one export each number their GPUs from 0 (``CUDA_VISIBLE_DEVICES`` giving each rank one
+    GPU), ``raw.d_dev`` renumbered by Nsight's GPU id (``TARGET_INFO_GPU.id``) through ``TARGET_INFO_CUDA_DEVICE``
+    (``pid``, ``cudaId`` -> ``gpuId``); True where it was (then the GPU table is keyed by ``id``).
+
+    Why: a device row's ``deviceId`` is its process's CUDA ordinal, not Nsight's GPU id -- the CS336 DDP export
+    (``tests/fixtures/nsys_ranks``, Nsight 2026.3: GPU id 0 is ``cuDevice`` 1) runs ``mp.spawn``'s first process
+    (``cuda:0``) on ``deviceId`` 0 and the second (``cuda:1``) on 1, its stray context on ``deviceId`` 0 (survey
+    h37-survey24's left, h37-left49).  Read as one key, two ranks on ordinal 0 were one GPU with the first GPU's
+    model.  Only where two processes' same ordinal names different GPUs, and every (process, ordinal) is in the
+    table: elsewhere the ordinal is kept (the GPU ids the reports have always shown)."""
+    if not raw.d_dev.size or not schema.has(tb.CUDA_DEVICE, "gpuId", "cudaId", "pid"):
+        return False
+    gpu_of: dict[tuple[int, int], int] = {}
+    for row in tb.dict_rows(schema, tb.CUDA_DEVICE):
+        g, c, p = (_first_int(row, k) for k in ("gpuId", "cudaId", "pid"))
+        if g is not None and c is not None and p is not None:
+            gpu_of[(p, c)] = g
+    pids = np.where(raw.d_pid >= 0, raw.d_pid.astype(np.int64) & 0xFFFFFF, -1)  # ``_process_key``: the pid's bits low
+    dev = np.clip(raw.d_dev.astype(np.int64), 0, 4095)
+    key = pids * 4096 + dev
+    pairs = [(int(k) // 4096, int(k) % 4096) for k in sorted_unique(key).tolist()]
+    if any(p < 0 or (p, d) not in gpu_of for p, d in pairs):
+        return False
+    named: dict[int, set[int]] = {}
+    for p, d in pairs:
+        named.setdefault(d, set()).add(gpu_of[(p, d)])
+    if not any(len(v) > 1 for v in named.values()):
+        return False
+    ukey, inv = unique_inverse(key)
+    raw.d_dev = np.array([gpu_of[(int(k) // 4096, int(k) % 4096)] for k in ukey.tolist()], np.int64)[inv]
+    return True
+
+
+def _gpu_info(schema: tb.Schema, raw: _Raw, by_id: bool = False) -> tuple[dict[int, DeviceInfo], str | None]:
+    """deviceId -> what the export says about that GPU, and a note where it does not name the model; ``by_id``: the
+    device rows carry Nsight's GPU ids (:func:`_gpus_by_process`), else their process's CUDA ordinals."""
     out: dict[int, DeviceInfo] = {}
     for row in tb.dict_rows(schema, tb.GPU_INFO):
-        dev = _first_int(row, "cuDevice", "cudaId", "id")
+        dev = _first_int(row, "id") if by_id else _first_int(row, "cuDevice", "cudaId", "id")
         if dev is None:
             continue
         out.setdefault(dev, _info(row))

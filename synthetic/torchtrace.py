@@ -597,20 +597,22 @@ def _tiny_mlp(r: Rank) -> None:
 
 
 def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
-        late_us: float = 0.0, slow_node: int | None = None) -> Callable[[list[Rank], int], None]:
+        late_us: float = 0.0, slow_node: int | None = None, alternate: bool = False) -> Callable[[list[Rank], int], None]:
     """DDP: forward/backward per rank, one NCCL AllReduce of the gradients, the optimizer, ``.item()``.
 
     ``slow_rank`` (or every rank of ``slow_node``) computes ``slow`` x longer (a straggler: thermal throttling, a
-    bigger shard); ``late_us``: rank k
+    bigger shard); ``alternate``: the slow rank is step ``n``'s ``n % ranks`` instead (a straggler that moves call by
+    call: data-dependent work); ``late_us``: rank k
     starts each step ``k * late_us`` after rank 0 (host contention delaying its launches)."""
     def body(ranks: list[Rank], n: int) -> None:
         start = max(r.host_us for r in ranks)
         ready: dict[int, float] = {}
         for r in ranks:
             r.host_us = start + r.rank * late_us
+        late = n % len(ranks) if alternate else slow_rank
         for r in ranks:
             def before_allreduce(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == slow_rank or rr.node == slow_node else 1.0)
+                forward_backward(rr, slow if rr.rank == late or rr.node == slow_node else 1.0)
                 ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
             r.step(n, before_allreduce)
         end = max(ready.values()) + comm_us
@@ -628,6 +630,45 @@ def _allreduce(r: Rank, ready: float, end: float, group: int = 4) -> None:
     r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
     _message(r, "allreduce", AR_NELEMS, group)
     r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, end - ready, stream=NCCL_STREAM, not_before=ready)
+
+
+#: Tensor x data parallelism on 2 ranks: each rank's two AllReduce calls per step -- its tensor-parallel group's and its
+#: data-parallel group's, each group on its own NCCL stream -- and their transfers.
+TPDP_TP_US, TPDP_DP_US, TPDP_GAP_US, DP_STREAM = 120.0, 400.0, 100.0, 21
+
+
+def tp_dp_alternating(slow: float = 1.3) -> Scenario:
+    """2 ranks of one machine, one AllReduce type in two process groups (tensor-parallel ``TP_GROUP``, data-parallel
+    0) whose calls interleave differently per rank: rank 0 enters its TP call when its backward is done and its DP call
+    ``TPDP_GAP_US`` later, rank 1 the other way round.  The late rank alternates step by step (``slow`` x the compute
+    on rank ``n % 2``).  Each call ends on both ranks ``TPDP_TP_US`` / ``TPDP_DP_US`` after the last rank entered it
+    (NCCL's wait): the truth is a transfer of ``TPDP_TP_US + TPDP_DP_US`` per step, the rest of each call's time is
+    waiting for the late rank."""
+    def body(ranks: list[Rank], n: int) -> None:
+        start = max(r.host_us for r in ranks)
+        ready: dict[int, float] = {}
+        for r in ranks:
+            r.host_us = start
+
+            def compute(rr: Rank) -> None:
+                forward_backward(rr, slow if rr.rank == n % 2 else 1.0)
+                ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
+            r.step(n, compute)
+        enter = {(r.rank, pg): ready[r.rank] + (TPDP_GAP_US if (pg == TP_GROUP) == (r.rank == 1) else 0.0)
+                 for r in ranks for pg in (TP_GROUP, 0)}
+        end = {pg: max(enter[(r.rank, pg)] for r in ranks) + us for pg, us in ((TP_GROUP, TPDP_TP_US), (0, TPDP_DP_US))}
+        for r in ranks:
+            r.step_kernels = []
+            for pg in sorted((TP_GROUP, 0), key=lambda p: enter[(r.rank, p)]):  # the rank's own issue order
+                r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
+                _message(r, "allreduce", AR_NELEMS, len(ranks), pg)
+                r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, end[pg] - enter[(r.rank, pg)],
+                         stream=NCCL_STREAM if pg == TP_GROUP else DP_STREAM, not_before=enter[(r.rank, pg)])
+            optimizer(r, not_before=max(end.values()))
+            r.sync()
+            _extend_step_span(r, n)
+    return Scenario(2, body, [], [], "TP + DP on 2 GPUs, the late rank alternating, groups interleaved per rank",
+                    extra={"transfer_ms": (TPDP_TP_US + TPDP_DP_US) / 1000.0})
 
 
 def _extend_step_span(r: Rank, n: int) -> None:

@@ -43,7 +43,11 @@ def communication(ctx: Context) -> Communication:
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
     per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
-    seqs: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}  # each GPU's calls: (step, start, end)
+    seqs: dict[str, list[tuple]] = {}  # each GPU's calls: (step, start, end, process group code or -1)
+    codes: dict[str, int] = {}  # process group label -> its code, one numbering for the host's GPUs
+    keys: dict[tuple[int, str], tuple[list, list, list]] = {}  # (GPU, type) -> each call's group label, step, bytes
+    row_at: dict[tuple[int, str], int] = {}  # (GPU, type) -> its entry in seqs[type]
+    ids = np.asarray(ctx.steps.ids, dtype=np.int64)
     groups: dict[str, float] = {}
     gpu_rows: dict[int, list[CollectiveStat]] = {}
     all_exposed = 0.0
@@ -63,11 +67,20 @@ def communication(ctx: Context) -> Communication:
             sel = coll[types == t]
             calls[t] = calls.get(t, 0.0) + sel.size
             found: list[tuple[int, int]] = []
+            pg = np.full(sel.size, -1, np.int64)
+            nbytes = np.full(sel.size, -1, np.int64)
             if enc_msg is not None:
                 launch = g.launch[sel]
-                ops = [int(o) for o in enc_msg.find(launch[launch >= 0]) if o >= 0]
+                has = launch >= 0
+                got = enc_msg.find(launch[has])
+                pg[has] = [_group_code(pgs.get(int(o)), codes) if o >= 0 else -1 for o in got.tolist()]
+                nbytes[has] = [msgs[int(o)][0] if o >= 0 and int(o) in msgs else -1 for o in got.tolist()]
+                ops = [int(o) for o in got if o >= 0]
                 found = [msgs[o] for o in ops if o in msgs]
                 labels.setdefault(str(t), set()).update(pgs[o][0] for o in ops if o in pgs and pgs[o][0])
+            names = {c: lab for lab, c in codes.items()}
+            keys[(d.gpu, str(t))] = ([names.get(int(c), "") for c in pg.tolist()], ids[g.step[sel]].tolist(),
+                                     nbytes.tolist())
             if xla_msg is not None:  # XLA: the kernel's HLO op, sized from the module's HLO (formats/xplane/hlo.py)
                 ops = d.op_idx[sel]
                 found += [xla_msg[int(i)] for i in ops[ops >= 0].tolist() if xla_msg[int(i)] is not None]
@@ -77,7 +90,8 @@ def communication(ctx: Context) -> Communication:
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
-            seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel]))
+            seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg))
+            row_at[(d.gpu, str(t))] = len(seqs[t]) - 1
             ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False), cs, ce)
             e_ms = float((te - ts).sum()) / PS_PER_MS
             exposed[t] = exposed.get(t, 0.0) + e_ms
@@ -91,13 +105,17 @@ def communication(ctx: Context) -> Communication:
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
     every = {t for t, v in per_gpu.items() if len(v) == len(active)}
-    matched = {t: matched_transfer_ps(seqs[t]) for t in every}
+    paired = {t: paired_calls(seqs[t]) for t in every}
+    matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: ((matched[t] / PS_PER_MS if matched.get(t) is not None else min(v)) / n if t in every else 0.0)
                 for t, v in per_gpu.items()}
-    for rows_ in gpu_rows.values():  # each GPU's transfer: the host's where its calls pair up with the others', else its own
+    for gpu, rows_ in gpu_rows.items():  # each GPU's transfer: the host's where its calls pair up with the others', else its own
         for c in rows_:
+            p = paired.get(c.type)
             if matched.get(c.type) is not None:
                 c.transfer_ms_per_step = matched[c.type] / PS_PER_MS / n
+            i = row_at[(gpu, c.type)]
+            c.calls = _call_rows(keys[(gpu, c.type)], seqs[c.type][i], p, i)
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
                            exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
                            groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size),
@@ -107,41 +125,107 @@ def communication(ctx: Context) -> Communication:
                          per_gpu=gpu_rows)
 
 
-def transfer_ms(totals: list[float], calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> float:
+def transfer_ms(totals: list[float], calls: list[tuple]) -> float:
     """A collective type's transfer on a host's GPUs, ms over the kept steps: the least time any GPU spends in each call,
     summed over the calls (:func:`matched_transfer_ps`); where the calls do not pair up, the least GPU's total."""
     m = matched_transfer_ps(calls)
     return m / PS_PER_MS if m is not None else min(totals)
 
 
-def matched_transfer_ps(calls: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> float | None:
-    """The sum over one collective type's calls of the least time any GPU spends in that call (ps), the calls matched
-    across GPUs by their order within each step; None where they do not pair up.
+def _group_code(group: tuple[str | None, int | None] | None, codes: dict[str, int]) -> int:
+    """The code of a collective op's process group label (``collective_groups``' first value), -1 where none."""
+    label = group[0] if group else None
+    return codes.setdefault(label, len(codes)) if label else -1
 
-    ``calls``: per GPU, (step, start, end) of its calls of the type in the kept steps.  Why call by call: every GPU of
-    a collective leaves it together, so in each call the GPU that enters last spends only the transfer in it and the
-    others wait for it; the least GPU's *total* is the transfer only where one GPU is last in every call -- where the
-    last one changes from step to step (data-dependent work, a random straggler), each GPU's total holds the waits of
-    the calls it was early for, and the least total counted them as transfer.  Every rank of a process group issues
-    its collectives in one order (NCCL requires it), so the k-th call of a step is one collective on every GPU -- where
-    the GPUs run as many calls in each step, and each pair's ends fall within the call's least time (one collective
-    ends together; two calls that end further apart are two collectives: other process groups interleaved
-    differently).  Otherwise None: the caller keeps the least total."""
+
+def call_groups(ctx: Context, g, sel: np.ndarray, codes: dict[str, int]) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """Per device event ``sel`` of a GPU: the code of the process group its launching collective op recorded
+    (``codes`` numbers the labels for all the host's GPUs), -1 where none is recorded."""
+    pgs = ctx.trace.collective_groups
+    out = np.full(sel.size, -1, np.int64)
+    if not pgs or not sel.size:
+        return out
+    h = ctx.h
+    mask = np.zeros(len(h), dtype=bool)
+    mask[list(pgs)] = True
+    launch = g.launch[sel]
+    has = launch >= 0
+    got = Encloser(h, mask).find(launch[has])
+    out[has] = [_group_code(pgs.get(int(o)), codes) if o >= 0 else -1 for o in got.tolist()]
+    return out
+
+
+def matched_transfer_ps(calls: list[tuple]) -> float | None:
+    """The sum over one collective type's calls of the least time any GPU spends in that call (ps), the calls matched
+    across GPUs by their process group and their order within it in each step; None where they do not pair up.
+
+    ``calls``: per GPU, (step, start, end[, process group code]) of its calls of the type in the kept steps (code -1:
+    none recorded).  Why call by call: every GPU of a collective leaves it together, so in each call the GPU that
+    enters last spends only the transfer in it and the others wait for it; the least GPU's *total* is the transfer
+    only where one GPU is last in every call -- where the last one changes from step to step (data-dependent work, a
+    random straggler), each GPU's total holds the waits of the calls it was early for, and the least total counted
+    them as transfer.  Every rank of a process group issues that group's collectives in one order (NCCL requires it),
+    but two groups' calls may interleave differently on each rank (FSDP's shard and replicate groups, tensor and data
+    parallelism, each on its own stream): so where every call names its process group, the k-th call of a group in a
+    step is one collective on every GPU; where none does, the k-th call of the step.  The pairing holds where the GPUs
+    run as many calls of each group in each step and each pair's ends fall within the call's least time (one
+    collective ends together; two calls that end further apart are two collectives).  Otherwise None: the caller
+    keeps the least total."""
+    p = paired_calls(calls)
+    return float(p[1].sum()) if p is not None else None
+
+
+def paired_calls(calls: list[tuple]) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """:func:`matched_transfer_ps`'s pairing: (per GPU, the order of its calls that pairs them; the least time in
+    each paired call, ps), by process group where every call names one and that pairs them, else by the step's order;
+    None where neither pairs them."""
     if len(calls) < 2:
         return None
-    keyed = []
-    for step, start, end in calls:
-        o = np.lexsort((start, step))
-        keyed.append((step[o], start[o].astype(np.int64, copy=False), end[o].astype(np.int64, copy=False)))
-    s0 = keyed[0][0]
-    if not s0.size or any(not np.array_equal(k[0], s0) for k in keyed[1:]):
+    if all(len(c) > 3 and c[3].size and (c[3] >= 0).all() for c in calls):
+        p = _paired(calls, by_group=True)
+        if p is not None:
+            return p
+    return _paired(calls, by_group=False)
+
+
+def _paired(calls: list[tuple], by_group: bool) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """The pairing by (group, step, start) order or by (step, start) order, where it holds."""
+    keyed, orders = [], []
+    for c in calls:
+        step, start, end = c[0], c[1], c[2]
+        group = c[3] if by_group else np.zeros(step.size, np.int64)
+        o = np.lexsort((start, step, group))
+        orders.append(o)
+        keyed.append((np.stack([group[o], step[o]]), start[o].astype(np.int64, copy=False),
+                      end[o].astype(np.int64, copy=False)))
+    k0 = keyed[0][0]
+    if not k0.shape[1] or any(k[0].shape != k0.shape or not np.array_equal(k[0], k0) for k in keyed[1:]):
         return None
     durs = np.vstack([e - b for _, b, e in keyed])
     ends = np.vstack([e for _, _, e in keyed])
     least = durs.min(axis=0)
     if np.any(ends.max(axis=0) - ends.min(axis=0) > least):
         return None
-    return float(least.sum())
+    return orders, least
+
+
+def _call_rows(keys: tuple[list, list, list], own: tuple, paired: tuple | None,
+               row: int) -> list[tuple[str, int, int, float]]:
+    """A GPU's calls of a type as ``CollectiveStat.calls``: (group, step, bytes, transfer ms) in (group, step, start)
+    order -- the host's least in each call where its GPUs' calls pair up (``row``: the GPU's entry in the pairing),
+    else the GPU's own time."""
+    labels, steps, nbytes = keys
+    step, start, end = own[0], own[1], own[2]
+    if paired is not None:
+        orders, least = paired
+        order = orders[row]
+        ms = (least / PS_PER_MS).tolist()
+    else:
+        codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
+        order = np.lexsort((start, step, np.array([codes[x] for x in labels], np.int64)))
+        ms = ((end[order] - start[order]).astype(np.int64) / PS_PER_MS).tolist()
+    o = order.tolist()
+    return [(labels[i], int(steps[i]), int(nbytes[i]), float(x)) for i, x in zip(o, ms)]
 
 
 def _xla_messages(d, sized: dict[str, tuple[int, int]]) -> list | None:  # noqa: ANN001 - DeviceEvents

@@ -60,6 +60,9 @@ class RankRow:
     #: collective type -> the transfer per step in this rank's calls: the least time any GPU of its host spends in each
     #: call, summed (``metrics.comm.matched_transfer_ps``); a type absent: its own time (a report before 0.1.0+a35)
     transfers: dict[str, float] = field(default_factory=dict)
+    #: collective type -> {"steps", "calls"} (``GpuSummary.calls``): each call's (group, step, bytes, transfer ms),
+    #: what matches a call across host files; a type absent: a report before 0.1.0+a35
+    calls: dict[str, dict] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -106,13 +109,46 @@ class JobView:
         return self.unit + "s"
 
     def transfer_ms(self, typ: str) -> float:
-        """A collective type's transfer time per step: the least time any rank that runs it spends in it -- within a
-        host, call by call (:attr:`RankRow.transfers`: in each call the GPU that enters last), across hosts the least
-        of those.  Every rank leaves a collective together, so the one that enters it last waits least; the others'
-        extra time is waiting for it.  Needs no clock alignment between nodes."""
+        """A collective type's transfer time per step: the least time any rank that runs it spends in it -- call by
+        call across host files where they agree on the calls (:meth:`matched_transfer_ms`); else within a host, call
+        by call (:attr:`RankRow.transfers`: in each call the GPU that enters last), across hosts the least of those.
+        Every rank leaves a collective together, so the one that enters it last waits least; the others' extra time
+        is waiting for it.  Needs no clock alignment between nodes."""
+        m = self.matched_transfer_ms(typ)
+        if m is not None:
+            return m
         xs = [min(r.collectives[typ][1], r.transfers.get(typ, r.collectives[typ][1])) for r in self.ranks
               if typ in r.collectives]
         return min(xs) if xs else 0.0
+
+    def matched_transfer_ms(self, typ: str) -> float | None:
+        """The transfer per step matched call by call across host files: each call keyed by (process group, step,
+        order within the group in that step, message bytes), the least time any rank's host spends in it, summed over
+        the calls, per kept step.  Only each call's *duration* is compared -- no clock is shared between machines.
+        None where fewer than two host files run the type, a rank carries no calls, or the ranks disagree on the calls'
+        sequence (count, groups, steps, sizes) or on the steps kept: the least host's reading stands then."""
+        rs = [r for r in self.ranks if typ in r.collectives]
+        if len({r.host for r in rs}) < 2:
+            return None
+        keyed = [_keyed_calls(r.calls.get(typ)) for r in rs]
+        if any(k is None for k in keyed):
+            return None
+        (keys0, _, n0), rest = keyed[0], keyed[1:]
+        if not keys0 or not n0 or any(k != keys0 or n != n0 for k, _, n in rest):
+            return None
+        least = [min(col) for col in zip(*(ms for _, ms, _ in keyed))]
+        return sum(least) / n0
+
+    def transfer_matching(self, typ: str) -> str | None:
+        """Words for how the job's transfer of ``typ`` was read across host files: None where one host file runs it
+        or the calls were matched across them; else why the least host's reading stands."""
+        rs = [r for r in self.ranks if typ in r.collectives]
+        if len({r.host for r in rs}) < 2 or self.matched_transfer_ms(typ) is not None:
+            return None
+        if any(not r.calls.get(typ) for r in rs):
+            return "a host's report carries no per-call times, so the job's transfer is the least host's"
+        return ("the host files do not agree on the calls' sequence (count, process groups, steps or sizes), so no "
+                "call is matched across them and the job's transfer is the least host's")
 
     def bus_bandwidth(self, typ: str) -> tuple[float, float] | None:
         """(bytes per call, bus bandwidth in bytes/s) of a collective type, from the messages the trace records and
@@ -218,13 +254,28 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             xfer = {t: float(v[5]) for t, v in (g.collectives or {}).items() if len(v) > 5 and v[5] is not None}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
-                                 getattr(g, "rank", None), xfer))
+                                 getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {})))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    processes=procs or None)
+
+
+def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:
+    """A rank's calls of a type (``RankRow.calls``) as (keys, transfer ms, kept steps), each key (process group,
+    step, order within the group in that step, bytes), sorted by key; None where none are carried."""
+    if not c or not c.get("calls") or not isinstance(c.get("steps"), int):
+        return None
+    seen: dict[tuple, int] = {}
+    rows = []
+    for grp, step, nbytes, ms in c["calls"]:  # in (group, step, start) order within the host: the order in the group
+        k = (str(grp), int(step))
+        seen[k] = seen.get(k, -1) + 1
+        rows.append(((str(grp), int(step), seen[k], int(nbytes)), float(ms or 0.0)))
+    rows.sort(key=lambda x: x[0])
+    return [k for k, _ in rows], [x for _, x in rows], int(c["steps"])
 
 
 def _steps_by_gpu(rows) -> dict:

@@ -10,7 +10,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
-from tb_gpu_advisor.metrics.comm import transfer_ms
+from tb_gpu_advisor.metrics.comm import call_groups, transfer_ms
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, GpuMetrics, MultiGpu
 from tb_gpu_advisor.model.columns import subtract_intervals, union_by_key, union_intervals
@@ -115,9 +115,10 @@ def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
     if not arms:
         return None
     calls = []
+    codes: dict[str, int] = {}
     for g in ctx.active:
-        ar = _allreduce_rows(g)
-        calls.append((g.step[ar], g.d.start[ar], g.d.end[ar]))
+        ar = np.flatnonzero(_allreduce_rows(g))
+        calls.append((g.step[ar], g.d.start[ar], g.d.end[ar], call_groups(ctx, g, ar, codes)))
     n = max(ctx.steps.count, 1)
     return transfer_ms([a * n for a in arms], calls) / n if len(calls) == len(arms) else min(arms)
 

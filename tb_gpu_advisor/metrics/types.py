@@ -871,6 +871,11 @@ class CollectiveStat:
     #: the process groups its calls ran in ("pg 0 (default_pg)"), where the capture records them: one row per type
     #: may mix a data-parallel and a tensor-parallel group
     process_groups: list[str] = field(default_factory=list)
+    #: per GPU (``Communication.per_gpu``' rows): each call of the kept steps as (process group label or "", step
+    #: number, one rank's message bytes or -1, transfer ms) -- the transfer the least time any GPU of the host spends
+    #: in that call where the host's calls pair up, else this GPU's own time -- in (group, step, start) order: what
+    #: matches the call across host files (``metrics.job.JobView.transfer_ms``)
+    calls: list[tuple[str, int, int, float]] = field(default_factory=list)
 
 
 @dataclass

@@ -152,6 +152,11 @@ class GpuSummary:
     #: calls pair up, else the GPU's own ms; absent before 0.1.0+a35)
     #: (schema 1.1)
     collectives: dict[str, list[float | None]] = field(default_factory=dict)
+    #: collective type -> {"steps": kept steps, "calls": [[process group or "", step, bytes or -1, transfer ms], ...]}:
+    #: each call of the kept steps on this GPU, in (group, step, start) order, its transfer the host's least in the call
+    #: where its GPUs' calls pair up, else the GPU's own time -- what matches a call across host files (from 0.1.0+a35;
+    #: ``metrics.job.JobView.transfer_ms``)
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: where this GPU's memory goes (schema 1.3; ``metrics/memory.py``, docs/report-schema.md "GpuSummary.memory"):
     #: peak allocated / reserved bytes, capacity, when the peak falls, what holds it, the chart's series; null where
     #: the capture records no allocator events

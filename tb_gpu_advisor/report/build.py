@@ -252,6 +252,9 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size, json_float(c.transfer_ms_per_step, 6)]
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
+                       calls={c.type: {"steps": m.steps.count,
+                                       "calls": [[grp, st, nb, json_float(x, 6)] for grp, st, nb, x in c.calls]}
+                              for c in m.comm.per_gpu.get(g.gpu, []) if c.calls},
                        memory=gpu_memory_summary(m, g.gpu))
             for g in _shown_gpus(m)]
     cap = m.capture

@@ -35,7 +35,15 @@ def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding
     ``JobView.transfer_ms``; the finding as the hosts found it otherwise."""
     if len(job.hosts) < 2 or TYPE not in job.types():
         return f
-    return in_job(f, job.transfer_ms(TYPE), job.step_ms, job.unit)
+    out = in_job(f, job.transfer_ms(TYPE), job.step_ms, job.unit)
+    how = job.transfer_matching(TYPE)  # the calls not matched across the host files: say the reading is the least host's
+    if out is None or how is None or out.summary.endswith(_said(how)):
+        return out
+    return dataclasses.replace(out, summary=f"{out.summary} {_said(how)}")
+
+
+def _said(how: str) -> str:
+    return f"({how[0].upper()}{how[1:]}.)"
 
 
 @rule(ID, "§2.1", "Gradient AllReduce is slower than expected",

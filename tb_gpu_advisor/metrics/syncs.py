@@ -140,17 +140,43 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
 
 
 def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    """What the threads that sync spend in anything the profiler recorded: their host events but the step markers
-    (which span the whole step) -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans."""
+    """What the threads that sync spend in anything the profiler recorded: their host events but those that bound a
+    step -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans.  A range that spans a whole
+    kept step (the framework's step marker, a user's NVTX step range, an iteration range, an XLA module's range: any
+    step source's own) says only that the step runs, not what the host does inside it: counted as recorded it hid the
+    untraced host code after a sync, which the sync's idle then claimed as well as the gap finding (h37-left52)."""
     h = ctx.h
     lines = sorted_unique(h.line[sync])
     m = np.isin(h.line, lines) & ~h.name_mask(ctx.fw.step_marker)
+    m &= ~_bounds_a_step(ctx, m)
     sp = ctx.trace.spans
     py = None
     if sp is not None and len(sp):
         on = np.isin(sp.line, lines)
         py = (sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False))
     return m, py
+
+
+def _bounds_a_step(ctx: Context, m: np.ndarray) -> np.ndarray:
+    """Bool per host event (only those ``m`` marks looked at): it bounds a kept step -- starts at or before the
+    step's host window and ends after every other event ``m`` marks that starts inside it (a step's window runs on to
+    the next step's start, past its own range's end, so the window's end is no test).  The windows are disjoint and in
+    time order: the first one starting at or after the event's start is the one it can bound."""
+    out = np.zeros(m.shape, dtype=bool)
+    w = ctx.steps.host_windows
+    idx = np.flatnonzero(m)
+    if not idx.size or not w.shape[0]:
+        return out
+    h = ctx.h
+    inside = np.searchsorted(w[:, 0], h.start[idx], side="right") - 1  # the window each event starts in
+    ok = (inside >= 0) & (h.start[idx] < w[np.maximum(inside, 0), 1])
+    last = np.full(w.shape[0], np.iinfo(np.int64).min, dtype=np.int64)  # per window: the latest start in it
+    np.maximum.at(last, inside[ok], h.start[idx[ok]].astype(np.int64))
+    j = np.searchsorted(w[:, 0], h.start[idx], side="left")
+    ok = j < w.shape[0]
+    idx, j = idx[ok], j[ok]
+    out[idx[(h.end[idx] >= last[j]) & (last[j] > np.iinfo(np.int64).min)]] = True
+    return out
 
 
 def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],  # noqa: ANN001 - HostEvents

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_parts
+from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_held_ms, wait_parts
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, saving, share_metric, step_windows, table
 from tb_gpu_advisor.rules.sequential_gpus import is_sequential
 from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
@@ -48,7 +48,7 @@ def check(m: HostMetrics) -> list[Finding]:
         metric=share_metric("launch_skew_share", "Launch skew share of step", share, "launch_skew.warning", severity=sev,
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
-        saving=saving(ctx, skew, "all GPUs start the step together (the late GPU no longer delays the AllReduce)",
+        saving=saving(ctx, min(skew, wait_held_ms(m)), "all GPUs start the step together (the late GPU no longer delays the AllReduce)",
                       wait_parts(m)),
         evidence=[table("First kernel / first launch per GPU, relative to the earliest (ms, average per step)",
                         ["gpu", "first kernel offset ms", "first launch offset ms", "private launch threads"],

@@ -555,6 +555,36 @@ def window_once_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+def claims_once_problems(where: str, findings: list[Finding], breakdown_ms: dict, noted: bool = True) -> list[str]:
+    """``claims-once``: two findings whose savings recover the same ledger group and do not name each other in their
+    overlap note claim together no more than the step's ledger holds there -- one stretch of a step is never claimed
+    twice unsaid (h37-left52: host_sync's drained queue and step_gaps' unrecorded time were the same 3 ms).  With
+    ``noted`` False an overlap note excuses nothing: for a case built so that no two causes share a stretch."""
+    from tb_gpu_advisor.rules.savings import GROUPS
+
+    if not breakdown_ms:
+        return []
+    per: dict[str, dict[str, float]] = {}
+    for f in findings:
+        if f.saving is None:
+            continue
+        for r in f.saving.recovers:
+            per.setdefault(r["group"], {})
+            per[r["group"]][f.id] = per[r["group"]].get(f.id, 0.0) + float(r["ms"])
+    by_id = {f.id: f for f in findings}
+    out = []
+    for g, claims in per.items():
+        held = sum(float(breakdown_ms.get(c) or 0.0) for c in GROUPS.get(g, ()))
+        ids = sorted(claims)
+        for i, a in enumerate(ids):
+            for b in ids[i + 1:]:
+                said = noted and (b in (by_id[a].saving.overlaps or ()) or a in (by_id[b].saving.overlaps or ()))
+                if not said and _over(claims[a] + claims[b], held):
+                    out.append(f"claims-once: {where}: {a} and {b} recover {claims[a] + claims[b]:.3f} ms of {g} "
+                               f"time together, unsaid as an overlap; the step holds {held:.3f} ms")
+    return out
+
+
 def profiled_loops(text: str) -> list[str]:
     """The step each profiled loop in ``text`` runs: the line before each ``prof.step()`` (its comment dropped), in a
     fix's code, a capture advice or a rendered report (code indented or fenced alike)."""

@@ -2,8 +2,8 @@
 
 The rows are what the session matches a call across host files by (``metrics.job.JobView.matched_transfer_ms``):
 (process group, step, order in the group, message bytes) and the host's transfer in the call.  One JSON row per call
-made a job of many layers x FSDP carry 16,000 rows (386 kB, 80% of its host reports); as columns they take about
-half, and past :data:`CALL_ROWS_CAP` calls of a type a GPU carries only their count: the session then reads the
+made a job of many layers x FSDP carry 16,000 rows (386 kB, 80% of its host reports); as columns they take 0.6-0.7 of
+the bytes (the per-call ms dominate), and past :data:`CALL_ROWS_CAP` calls of a type a GPU carries only their count: the session then reads the
 least host's total and says the cap cut the calls (``JobView.transfer_matching``).
 
 Shape, per collective type: ``{"steps": kept steps, "count": calls, "groups": [process group or ""],

@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.steprows import StepRowTable
 
@@ -60,7 +62,7 @@ class RankRow:
     #: collective type -> the transfer per step in this rank's calls: the least time any GPU of its host spends in each
     #: call, summed (``metrics.comm.matched_transfer_ps``); a type absent: its own time (a report before 0.1.0+a35)
     transfers: dict[str, float] = field(default_factory=dict)
-    #: collective type -> {"steps", "calls"} (``GpuSummary.calls``): each call's (group, step, bytes, transfer ms),
+    #: collective type -> ``GpuSummary.calls``: the calls as columns (``model.callrows``: group, step, bytes, transfer ms),
     #: what matches a call across host files; a type absent: a report before 0.1.0+a35
     calls: dict[str, dict] = field(default_factory=dict)
 
@@ -145,6 +147,11 @@ class JobView:
         rs = [r for r in self.ranks if typ in r.collectives]
         if len({r.host for r in rs}) < 2 or self.matched_transfer_ms(typ) is not None:
             return None
+        cut = [r for r in rs if calls_cut(r.calls.get(typ))]
+        if cut:
+            return (f"a {self.unit} runs {plural(int(cut[0].calls[typ].get('count') or 0), 'call')} of it in its kept "
+                    f"steps, more than the {CALL_ROWS_CAP:,} a report carries call by call, so no call is matched across "
+                    "host files and the job's transfer is the least host's")
         if any(not r.calls.get(typ) for r in rs):
             return "a host's report carries no per-call times, so the job's transfer is the least host's"
         return ("the host files do not agree on the calls' sequence (count, process groups, steps or sizes), so no "
@@ -266,11 +273,12 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
 def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:
     """A rank's calls of a type (``RankRow.calls``) as (keys, transfer ms, kept steps), each key (process group,
     step, order within the group in that step, bytes), sorted by key; None where none are carried."""
-    if not c or not c.get("calls") or not isinstance(c.get("steps"), int):
+    calls = call_rows(c)
+    if not calls or not isinstance(c.get("steps"), int):
         return None
     seen: dict[tuple, int] = {}
     rows = []
-    for grp, step, nbytes, ms in c["calls"]:  # in (group, step, start) order within the host: the order in the group
+    for grp, step, nbytes, ms in calls:  # in (group, step, start) order within the host: the order in the group
         k = (str(grp), int(step))
         seen[k] = seen.get(k, -1) + 1
         rows.append(((str(grp), int(step), seen[k], int(nbytes)), float(ms or 0.0)))

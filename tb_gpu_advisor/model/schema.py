@@ -152,7 +152,8 @@ class GpuSummary:
     #: calls pair up, else the GPU's own ms; absent before 0.1.0+a35)
     #: (schema 1.1)
     collectives: dict[str, list[float | None]] = field(default_factory=dict)
-    #: collective type -> {"steps": kept steps, "calls": [[process group or "", step, bytes or -1, transfer ms], ...]}:
+    #: collective type -> the calls as bounded columns (``model.callrows``: {"steps", "count", "groups", "runs", "bytes",
+    #: "ms"}, or past its cap {"steps", "count", "cut"}):
     #: each call of the kept steps on this GPU, in (group, step, start) order, its transfer the host's least in the call
     #: where its GPUs' calls pair up, else the GPU's own time -- what matches a call across host files (from 0.1.0+a35;
     #: ``metrics.job.JobView.transfer_ms``)

@@ -15,6 +15,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
+from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.headline import grade_card
@@ -252,8 +253,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size, json_float(c.transfer_ms_per_step, 6)]
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
-                       calls={c.type: {"steps": m.steps.count,
-                                       "calls": [[grp, st, nb, json_float(x, 6)] for grp, st, nb, x in c.calls]}
+                       calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
+                                                   m.steps.count)
                               for c in m.comm.per_gpu.get(g.gpu, []) if c.calls},
                        memory=gpu_memory_summary(m, g.gpu))
             for g in _shown_gpus(m)]

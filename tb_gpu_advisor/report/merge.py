@@ -164,7 +164,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     ok = [h for h in host_reports if h.error is None]
     job = job_view(host_reports, UserOptions.of(options))
     findings = rules.rank(rules.evaluate_session(job, merge_findings(host_reports)))  # judged across the job there
-    mark_overlaps(findings)
+    mark_overlaps(findings, by_host={h.host: h.breakdown_ms for h in ok})
     headline: list[Metric] = []
     if len(ok) == 1:
         headline = list(ok[0].headline)  # one host: its cards as they are (display and detail included)

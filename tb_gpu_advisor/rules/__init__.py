@@ -160,7 +160,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
         _step_confidence(metrics, [late])  # it rests on the same steps: never critical on guessed ones
         out.append(late)
     metrics_follow_severity(out)
-    mark_overlaps(out)
+    mark_overlaps(out, metrics.breakdown.as_dict())
     return capture_fixes_said_once(rank(out))
 
 

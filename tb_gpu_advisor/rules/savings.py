@@ -119,12 +119,44 @@ def counted(findings: Iterable[Finding]) -> list[Finding]:
     return [f for f in findings if f.saving is not None and f.severity in COUNTED]
 
 
-def mark_overlaps(findings: Iterable[Finding]) -> None:
-    """Fill each saving's ``overlaps`` with the ids of the findings recovering some of the same time."""
+#: ms of rounding two claims may carry over their group's ledger time before they are said to share it (each claim is
+#: rounded to the microsecond)
+_ROUNDING_MS = 0.002
+
+
+def _by_group(f: Finding) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for r in (f.saving.recovers if f.saving else []):
+        out[r["group"]] = out.get(r["group"], 0.0) + float(r["ms"])
+    return out
+
+
+def _held(ledger_ms: dict[str, float | None] | None) -> dict[str, float]:
+    return {g: sum(float(ledger_ms.get(c) or 0.0) for c in cats) for g, cats in GROUPS.items()} if ledger_ms else {}
+
+
+def mark_overlaps(findings: Iterable[Finding], ledger_ms: dict[str, float | None] | None = None,
+                  by_host: dict[str, dict[str, float | None]] | None = None) -> None:
+    """Fill each saving's ``overlaps`` with the ids of the findings recovering some of the same time: the same pool,
+    or -- with the step's ledger (category -> ms per step: ``ledger_ms``, or ``by_host`` each host's for its own
+    findings) -- two claims of one host in one group that together exceed what its ledger holds there, so some of it
+    is claimed by both (h37-left54: ddp_launch_skew's launch_skew and host_sync each claimed 0.54 ms of the 0.62 ms of
+    host idle, by two pools of one stretch, and neither said so)."""
     fs = counted(findings)
+    held = {h: _held(led) for h, led in (by_host or {}).items()}
+    own = _held(ledger_ms)
+    groups = {id(f): _by_group(f) for f in fs}
+
+    def crowd(a: Finding, b: Finding) -> bool:
+        if by_host is not None and a.host != b.host:
+            return False
+        hold = held.get(a.host, {}) if by_host is not None else own
+        ga, gb = groups[id(a)], groups[id(b)]
+        return any(g in hold and ga[g] + gb[g] > hold[g] + _ROUNDING_MS for g in ga.keys() & gb.keys())
+
     for f in fs:
         mine = _pools(f)
-        f.saving.overlaps = sorted(o.id for o in fs if o is not f and mine & _pools(o))
+        f.saving.overlaps = sorted(o.id for o in fs if o is not f and (mine & _pools(o) or crowd(f, o)))
 
 
 def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], findings: Iterable[Finding]) -> dict[str, Any]:

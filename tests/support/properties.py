@@ -820,7 +820,7 @@ def report_violations(report: Report) -> list[str]:
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
-        out += window_once_problems(h.host, h.findings)
+        out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
         out += period_problems(h.host, h)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)

@@ -135,17 +135,19 @@ def test_device_rows_without_a_process_among_two_are_read_unattributed(tmp_path)
     assert sum(v[2] for v in got.values()) == 0 < sum(v[2] for v in want.values())
 
 
+def _range_names(path: str) -> list[str]:
+    """The names of the NVTX ranges the reader keeps, sorted: what a schema variant must leave as it was."""
+    t = reader.read_trace(path)
+    return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
+
+
 def test_nvtx_without_event_types_reads_its_ranges(tmp_path):
     one = NsysJob(steps=8)
     base = _export(tmp_path, "base", one)
     bare = _export(tmp_path, "bare", one, "ALTER TABLE NVTX_EVENTS DROP COLUMN eventType")
-
-    def ranges(path):
-        t = reader.read_trace(path)
-        return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
-    want = ranges(base)
+    want = _range_names(base)
     assert want and any(n.startswith("train_step") for n in want)
-    assert ranges(bare) == want
+    assert _range_names(bare) == want
 
 
 _MEM_KIND_NAMES = [(0, "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE"), (1, "CUDA_MEMOPR_MEMORY_KIND_PINNED"),
@@ -175,13 +177,9 @@ def test_registered_nvtx_names_beside_an_empty_text_are_read(tmp_path):
     job = NsysJob(steps=8, text_ids=True)
     base = _export(tmp_path, "base", job)
     empty = _export(tmp_path, "empty", job, "UPDATE NVTX_EVENTS SET text = '' WHERE text IS NULL AND textId > 0")
-
-    def ranges(path):
-        t = reader.read_trace(path)
-        return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
-    want = ranges(base)
+    want = _range_names(base)
     assert any(n.startswith("train_step") for n in want) and "" not in want
-    assert ranges(empty) == want
+    assert _range_names(empty) == want
 
 
 @pytest.mark.parametrize("table", ["META_DATA_EXPORT", "EXPORT_META_DATA"])

@@ -4,7 +4,7 @@ Metric: time of TC-eligible kernels that do not use Tensor Cores, as a share
 of device compute time, on GPUs with Tensor Cores (compute capability
 >= 7.0).  The cause is named: 32-bit kernels need mixed precision (see
 ``mixed_precision_off``), 16-bit ones fell back to a non-Tensor-Core kernel,
-usually because of dims not multiples of 8 (``misaligned_dims``).  A program's
+usually because of dims not multiples of 16 bytes (``misaligned_dims``).  A program's
 own kernel named for the Tensor Cores (``gemm_tensorcore``, ``wmma_*``) is
 counted by neither rule and named as left out: only its instructions could
 say (``devices.matrix_unit_unknown_one``).

@@ -2060,13 +2060,18 @@ def _hook_marker(module: str, inputs: list[list[int]], params: dict | None = Non
 
 def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_tokens: int = 512, batch: int = 8,
                            hidden: int = 4096, layer_ms: float = 1.2, kernels: int = 6, sched_ms: float = 2.0,
-                           prefix: str = "model") -> dict:
+                           prefix: str = "model", thread: str = "VLLM::EngineCor",
+                           executor_domain: str | None = None) -> dict:
     """Write the export of an LLM serving engine under layer-wise NVTX (forward hooks on every module: a range per
     module call, nested as the modules are, the top one the model's forward): one prefill step of ``prefill_tokens``
     tokens then ``steps - 1`` decode steps of ``batch`` tokens, each the model's forward (``prefix``) around
     ``layers`` decoder layers (``<prefix>.layers.N``: ``self_attn``, ``mlp`` with their projections), then
     ``sched_ms`` of the engine's own host work (scheduling, sampling) with no range.  A layer is ``layer_ms`` of
-    ``kernels`` kernels.  Return the truth: the engine steps (one model forward each), the kind (inference)."""
+    ``kernels`` kernels.  ``thread``: the launching thread's name -- the engine's process title as Linux keeps it
+    for the thread, its first 15 bytes (vLLM's ``VLLM::EngineCore`` reads ``VLLM::EngineCor``; SGLang's
+    ``sglang::scheduler_TP0`` reads ``sglang::schedul``).  ``executor_domain``: each step's forward inside an
+    executor range ``_forward_step`` pushed in that NVTX domain (TensorRT-LLM's ``nvtx_range``, domain
+    ``TensorRT-LLM``).  Return the truth: the engine steps (one model forward each), the kind (inference)."""
     us, ms = 1000, 1_000_000
     pid = 7373
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -2100,16 +2105,27 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
         ranged(_hook_marker(prefix, [[tokens], [tokens]]), lambda: [layer(n, tokens, scale) for n in range(layers)])
 
     api("cudaMalloc_v3020", 200 * ms, then=1 * ms)  # the context
-    starts = []
+    starts, executor = [], []
     for k in range(steps):
         starts.append(api.t)
-        forward(prefill_tokens if k == 0 else batch, 4.0 if k == 0 else 1.0)
+        tokens, scale = (prefill_tokens, 4.0) if k == 0 else (batch, 1.0)
+        if executor_domain:
+            a = api.t
+            forward(tokens, scale)
+            executor.append((a, api.t, "_forward_step"))
+        else:
+            forward(tokens, scale)
         api.row("cudaStreamSynchronize_v3020", api.t, api.t + 20 * us)  # the sampled tokens read back
         api.t += int(sched_ms * ms)
     stop = api.t + ms
     api.insert(con, gtid)
     filled.insert(con, gtid, gpid)
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="VLLM::EngineCore",
+    if executor_domain:  # nvtxDomainCreate's row, then the executor's ranges in that domain
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 2 * ms, executor_domain, gtid))
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,?,?,1)", [(a, b, text, gtid) for a, b, text in executor])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread=thread,
                 copy_enums=False, sync_enum=False)
     decode = [(starts[k + 1] - starts[k]) / ms for k in range(1, steps - 1)]
     return {"steps": steps, "layers": layers, "kind": "inference", "decode_step_ms": sum(decode) / len(decode)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.model.schema import Action
@@ -35,6 +35,13 @@ class Engine:
     capture: tuple[Action, ...] = ()
     #: rule id -> its fixes for this engine (they replace the framework's: ``Framework.for_job``)
     fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
+    #: the names it gives its own processes and threads (a regex on a host line's name): a capture that records
+    #: only NVTX and CUDA calls -- an Nsight export under layer-wise NVTX, whose ranges name modules, not the
+    #: engine -- still names its threads.  ``setproctitle`` sets the process title and, on Linux, the calling
+    #: thread's name, which the kernel cuts to its first 15 bytes (``VLLM::EngineCore`` -> ``VLLM::EngineCor``)
+    processes: re.Pattern | None = None
+    #: the NVTX domains its own ranges are pushed in (``nvtxDomainCreate``), or none
+    domains: frozenset[str] = frozenset()
 
 
 _VLLM_HOST = action(
@@ -95,6 +102,8 @@ ENGINES: tuple[Engine, ...] = (
            step_span=(re.compile(r"^step\[(DECODE|EXTEND|PREFILL|MIXED|IDLE)"), re.compile(r"run_batch"),
                       re.compile(r"forward_batch_generation")),
            capture=(_SGL_CAPTURE,),
+           # ``setproctitle``: ``sglang::scheduler_TP0``, ``sglang::detokenizer``, ``sglang::data_parallel_controller``
+           processes=re.compile(r"^sglang::"),
            fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
                   "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,), "small_grid": (_SGL_FULLER,)}),
     Engine("vllm", "vLLM", "serving",
@@ -106,6 +115,9 @@ ENGINES: tuple[Engine, ...] = (
            # builds: ``execute_32_context_0(...)``)
            step_span=(re.compile(r"execute_model"), re.compile(r"^execute_(?:\d+_)?context_\d+\(")),
            capture=(_VLLM_CAPTURE,),
+           # ``set_process_title``: ``<VLLM_PROCESS_NAME_PREFIX, default VLLM>::<EngineCore|Worker_TP0|APIServer|
+           # DPCoordinator...>`` (``vllm/utils/system_utils.py``)
+           processes=re.compile(r"^VLLM::(?:EngineCor|Worker|APIServ|DPCoord)"),
            fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
                   "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
@@ -113,7 +125,10 @@ ENGINES: tuple[Engine, ...] = (
     Engine("tgi", "Text Generation Inference", "serving", spans=re.compile(r"text_generation_server"), kernels=None,
            step_span=(re.compile(r"generate_token"),)),
     Engine("trtllm", "TensorRT-LLM", "serving", spans=re.compile(r"tensorrt_llm"),
-           kernels=re.compile(r"tensorrt_llm::|trtllm"), step_span=(re.compile(r"_forward_step|forward_step"),)),
+           kernels=re.compile(r"tensorrt_llm::|trtllm"), step_span=(re.compile(r"_forward_step|forward_step"),),
+           # ``tensorrt_llm._utils.nvtx_range`` (its executor's ``_forward_step``, ``_executor_loop``...) annotates
+           # in a domain of its own
+           domains=frozenset({"TensorRT-LLM"})),
     Engine("hf_generate", "Hugging Face generate", "inference",
            spans=re.compile(r"generation/utils\.py\(\d+\): (generate|_sample|_greedy_search|_beam_search)"),
            # its step is one token's forward pass -- a model call -- which the generic span search finds; the
@@ -125,14 +140,23 @@ ENGINES: tuple[Engine, ...] = (
 )
 
 
-def find(host_names: list[str], kernel_names: list[str]) -> tuple[Engine, str] | None:
-    """The engine whose names a capture carries, with what showed it; None for none."""
+def find(host_names: list[str], kernel_names: list[str], lines: Iterable[str] = (),
+         domains: Iterable[str] = ()) -> tuple[Engine, str, str] | None:
+    """The engine whose names a capture carries, with the name that showed it and where it was: ``""`` a span or a
+    kernel, ``"thread"`` the name of one of its processes' threads (``lines``: the host lines' names), ``"domain"``
+    the NVTX domain of its ranges (``domains``); None for none."""
+    lines, domains = list(lines), set(domains)
     for e in ENGINES:
         hit = next((n for n in host_names if e.spans.search(n)), None)
         if hit is None and e.kernels is not None:
             hit = next((n for n in kernel_names if e.kernels.search(n)), None)
         if hit is not None:
-            return e, hit
+            return e, hit, ""
+        hit = next((n for n in lines if e.processes is not None and e.processes.search(n)), None)
+        if hit is not None:
+            return e, hit, "thread"
+        if e.domains & domains:
+            return e, min(e.domains & domains), "domain"
     return None
 
 

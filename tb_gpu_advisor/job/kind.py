@@ -12,6 +12,7 @@ training loop's, as the guide writes them.
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -207,11 +208,13 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
         kind = _window_kind(trace, names, fw)
         return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
-    found = engines.find(host, kernels)
+    found = engines.find(host, kernels, _line_names(trace), trace.ranges.domains if trace.ranges is not None else ())
     if found is not None:
-        e, hit = found
+        e, hit, where = found
         what = "serving engine" if e.kind == "serving" else "generation loop"
-        return Kind(e.kind, "high", f"the {what} {e.name}: `{_short(hit)}` in the trace", e.id, e.name)
+        said = {"thread": f"its process's thread `{_short(hit)}`", "domain": f"its own NVTX domain `{_short(hit)}`"}
+        return Kind(e.kind, "high", f"the {what} {e.name}: {said.get(where, f'`{_short(hit)}`')} in the trace", e.id,
+                    e.name)
     used = _used_names(trace)
     train = next((n for n in used if fw.training_event(n)), None)
     warm = _trained_only_in_warmup(trace, fw) if train is not None or _nvtx_kind(trace) is not None else ""
@@ -829,6 +832,18 @@ def _sharded_training_forward(trace: Trace, used: list[str], fw: Framework) -> s
         return ""
     return (f"a data-parallel wrapper's forward (`{_short(hook)}`) whose ops autograd recorded for a backward pass "
             f"({recorded:,} ops numbered in its graph): a training step's forward")
+
+
+def _line_names(trace: Trace) -> list[str]:
+    """The names of the host's threads that recorded events, then of their processes (Nsight's ``host_processes``):
+    where an engine names its own (``engines.Engine.processes``)."""
+    procs = [p for p in str(trace.producer.get("host_processes", "")).split(",") if p]
+    lines = list(trace.h.line_names) if len(trace.h) else []
+    return [_PID_SUFFIX.sub("", n) for n in lines] + procs
+
+
+#: A host line's ids after its thread's name (``VLLM::EngineCor (pid 7373, tid 7373)``).
+_PID_SUFFIX = re.compile(r" \(pid \d+.*\)$")
 
 
 def _used_names(trace: Trace) -> list[str]:

@@ -342,8 +342,12 @@ def _job(m: HostMetrics) -> dict:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
            "part_of_job": part_of_job(m), "capture_advice": capture_advice(m)}
-    det = m.steps  # one step: found as one, or the window read as (at most) one iteration
-    out["summary"] = job_line(out, det.note, 1 if det.found == 1 or (det.iteration_guess and det.count == 1) else None)
+    # one step: found as one, the window read as (at most) one iteration, or the whole window analysed as one step --
+    # which the capture's check says is one pass of the program (h37-review6: mi210_gpu_only's "training steps"
+    # above "The capture holds one pass of the program")
+    det = m.steps
+    one = det.found == 1 or (det.count == 1 and (det.iteration_guess or det.source == "whole_capture"))
+    out["summary"] = job_line(out, det.note, 1 if one else None)
     return out
 
 

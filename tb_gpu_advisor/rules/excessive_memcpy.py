@@ -75,7 +75,8 @@ def check(m: HostMetrics) -> list[Finding]:
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
                f"every step" if recurring else "")
-    sync_txt = f"; {ms(sync_ms)} per step is synchronous" if sync_ms > 0 else ""
+    # said where it is a part of the step the finding grades (1 us of a 940 ms blocking copy time is no news)
+    sync_txt = f"; {ms(sync_ms)} per step is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
     pageable = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0
                 and (c.pageable_share or 0.0) >= T("excessive_memcpy.pageable_share")]
     if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits

@@ -54,3 +54,29 @@ def test_a_hook_marker_is_named_by_its_module(text: str, name: str) -> None:
 def test_control_other_dict_ranges_keep_their_reading(text: str) -> None:
     """Controls: PyProf's op annotation and TensorFlow's detailed op range stay framework ops."""
     assert nvtx.op_name(text)[1] is True
+
+
+@pytest.mark.parametrize("kw, engine", [
+    ({"thread": "VLLM::EngineCor"}, "vLLM"),  # ``VLLM::EngineCore`` as Linux keeps a thread's name: 15 bytes
+    ({"thread": "sglang::schedul"}, "SGLang"),  # ``sglang::scheduler_TP0``
+    ({"thread": "python", "prefix": "top", "executor_domain": "TensorRT-LLM"}, "TensorRT-LLM"),
+])
+def test_the_engine_that_names_its_threads_or_its_nvtx_domain_is_the_job(tmp_path, kw: dict, engine: str) -> None:  # noqa: ANN001
+    """The hooks' ranges name modules, never the engine; what names it is the engine's own process title (vLLM's
+    ``set_process_title``, SGLang's ``setproctitle``: on Linux also the thread's name, its first 15 bytes) or the
+    NVTX domain of its executor's ranges (TensorRT-LLM's ``nvtx_range``).  Main: "GPU work of an unknown kind"."""
+    path = str(tmp_path / "engine.sqlite")
+    truth = nx.write_layerwise_engine(path, **kw)
+    host = _report(path)["hosts"][0]
+    job = host["job"]
+    assert (job["kind"], job.get("engine")) == ("serving", engine)
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth["decode_step_ms"], rel=0.05)  # the steps kept
+
+
+def test_control_a_thread_named_by_no_engine_stays_unknown(tmp_path) -> None:  # noqa: ANN001
+    """Control: the same layer-wise capture from a thread no engine names (a user's own script under NVIDIA's hooks)
+    is read as before -- no engine, no serving."""
+    path = str(tmp_path / "engine.sqlite")
+    nx.write_layerwise_engine(path, thread="python")
+    job = _report(path)["hosts"][0]["job"]
+    assert job["kind"] != "serving" and not job.get("engine")

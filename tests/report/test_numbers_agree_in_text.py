@@ -52,6 +52,17 @@ def test_the_checker_sees_each_pattern():
     assert text_number_problems("    30.67 s); 33784.7 ms, 78% of the 43425.4 ms window.")
     assert not text_number_problems("    30.67 s); 33.78 s, 78% of the 43.43 s window.")
     assert not text_number_problems("    Trace: x start-up, step 0 (3.80 s) [30462.5 – 43382.7 ms]")
+    one = ("GPU Advisor — run '.', session 's' (1 host, 1 step, step 5.99 ms)\n===\nJob: {} [medium confidence: x].\n"
+           " 1. [WARNING] The capture holds one pass of the program: no step repeats\n")
+    assert text_number_problems(one.format("training steps"))  # mi210_gpu_only on main (h37-review6)
+    assert not text_number_problems(one.format("a training step"))
+    note = ("GPU Advisor — run '.', session 's' (1 host, 1 step, step 19.1 ms)\n\n"
+            " 2. [INFO] The capture opens while the GPU still runs earlier work\n"
+            "    The capture opens while the GPU is still running work launched before it: for 7.78 ms of each\n"
+            "    19.1 ms step (40.7%) the GPU runs nothing the capture recorded.\n"
+            "    Trace: rank0 GPU on work from before the capture, step 0 ({}) [0.0 – 19.1 ms]\n")
+    assert text_number_problems(note.format("7.80 ms"))  # vllm_mi300x_decode on main (h37-review6)
+    assert not text_number_problems(note.format("7.78 ms"))
 
 
 @pytest.mark.parametrize("run", [
@@ -61,6 +72,9 @@ def test_the_checker_sees_each_pattern():
     "cold_a100_alexnet",      # "33784.7 ms, 78% of the 43425.4 ms window" beside "30.67 s"
     "streams_pinned_copies",  # "896.8 ms, 81% of the 1100.7 ms window"
     "torchrec_a100_stalls",   # "idles 143.9 ms ... with work it was given: 127.6 ms of it holding" (the rest unsaid)
+    "mi210_gpu_only",         # "Job: training steps" above "The capture holds one pass of the program" (h37-review6)
+    "vllm_mi300x_decode",     # "for 7.78 ms of each 19.1 ms step" above "Trace: ... step 0 (7.80 ms)" (h37-review6)
+    "vllm_mi300x_prefill",    # "for 148.9 ms of each 307.6 ms step" above "(149.3 ms)"
 ])
 def test_kept_wild_reports_say_one_value(run):
     assert not text_number_problems(_text(FIXTURES / "wild" / run))

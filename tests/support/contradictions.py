@@ -511,7 +511,8 @@ _HEADER_STEPS = re.compile(r"^GPU Advisor — .*?\((?:\d+ hosts?), (\d+) steps?\
 
 def _step_count(text: str, flat: str) -> list[str]:
     """The header counts the steps the report speaks of: never "0 steps" (a count of nothing said as a count), and one
-    where the steps line says the whole capture is one step (every memory snapshot's report on main, h37-review3)."""
+    where the steps line says the whole capture is one step (every memory snapshot's report on main, h37-review3); a
+    capture said to hold one pass of the program has a job line of one step, not of "training steps" (h37-review6)."""
     m = _HEADER_STEPS.search(text.split("\n", 1)[0])
     if m is None:
         return []
@@ -520,7 +521,37 @@ def _step_count(text: str, flat: str) -> list[str]:
         return [f"'{m.group(0)}': a header counting 0 steps"]
     if n != 1 and "the whole capture is analysed as one step" in flat:
         return [f"'{m.group(0)}': {n} steps in the header, one in the steps line"]
+    many = _PLURAL_JOB.search(flat)
+    if n == 1 and many and "holds one pass of the program" in flat:  # h37-review6: mi210_gpu_only
+        return [f"'{many.group(0)}' (many) in the job line of a capture said to hold one pass of the program"]
     return []
+
+
+_EACH = re.compile(r"([\d.,]+ (?:us|ms|s)) of each [\d.,]+ (?:us|ms|s) step")
+_STEP_WINDOW = re.compile(r"Trace: [^\n]*?, step \d+ \(([\d.,]+ (?:us|ms|s))\)")
+
+
+def _window_label_once(text: str) -> list[str]:
+    """In a report of one step, a finding's trace window of that step labels a time its sentence states: not the
+    sentence's "7.78 ms of each 19.1 ms step" above "(7.80 ms)" -- the step's whole booked idle, of which the note's
+    time is a part (vllm_mi300x_decode's before-capture note, h37-review6).  Read only in findings saying a time "of
+    each step" (a window labelled with another quantity, such as its kernels' time, says another thing)."""
+    if not re.search(r"\(1 host, 1 step,", text.split("\n", 1)[0]):
+        return []
+    out: list[str] = []
+    for block in re.split(r"\n (?=\s?\d+\. \[)", text):
+        flat = re.sub(r"\n\s+", " ", block)
+        body = flat.split("Trace:", 1)[0]
+        each = _EACH.search(body)
+        if each is None or "still runs earlier work" not in body:
+            continue
+        out += [f"'{each.group(0)}' beside the window's '{w.group(0)}'" for w in _STEP_WINDOW.finditer(flat)
+                if w.group(1) not in body]
+    return out
+
+
+#: the job line's kind said in its plural, of several steps (``report.build._KIND_WORDS``)
+_PLURAL_JOB = re.compile(r"^Job: (?:training steps|inference \(forward passes\))", re.M)
 
 
 def text_number_problems(text: str) -> list[str]:
@@ -549,6 +580,7 @@ def text_number_problems(text: str) -> list[str]:
     out += [f"'{m.group(0)}': a part equal to its whole said as a part" for m in _SAME_PART.finditer(flat)]
     out += _exposed_paid(flat)
     out += _step_count(text, flat)
+    out += _window_label_once(text)
     for line in text.splitlines():
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]

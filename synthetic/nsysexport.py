@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sqlite3
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
@@ -254,6 +255,51 @@ class _Calls:
         """The calls into ``CUPTI_ACTIVITY_KIND_RUNTIME``, made by thread ``gtid``."""
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
                         [(a, b, gtid, c, n) for a, b, c, n in self.rows])
+
+
+class _FilledRanges:
+    """NVTX ranges around kernels that fill them, as a writer of one annotated thread makes them.
+
+    Why one home: the benchmark, pipeline and layer-wise writers each kept the same closures -- a range's kernels
+    launched at its start and back to back until its end, the range pushed around them -- differing only in a few
+    host timings, given here: ``lead`` (from the work's start to its first kernel), ``trim`` (a kernel ends that much
+    before the next one's slot), ``launch`` (each ``cudaLaunchKernel``), ``tail`` (the host's time after the last
+    kernel's slot) and ``pause`` (the host's time after popping a range), all in ns."""
+
+    def __init__(self, api: _Calls, lead: int, trim: int, launch: int, tail: int, pause: int) -> None:
+        self.api, self.lead, self.trim, self.launch, self.tail, self.pause = api, lead, trim, launch, tail, pause
+        self.kern: list[tuple[int, int, int, int]] = []
+        self.ranges: list[tuple[int, int, str]] = []
+
+    def work(self, span_ms: float, name: int, n: int, sync: bool = False) -> None:
+        """``n`` kernels named ``name`` (a string id) filling ``span_ms`` from the clock, all launched at its start;
+        ``sync``: a ``cudaDeviceSynchronize`` waits for the last.  The clock moves past the span (or the launches)."""
+        ms = 1_000_000
+        api = self.api
+        a, k_ns = api.t, int(span_ms * ms / n)
+        free = api.t + self.lead
+        for _ in range(n):
+            self.kern.append((free, free + k_ns - self.trim, api("cudaLaunchKernel_v7000", self.launch), name))
+            free += k_ns
+        if sync:
+            api.row("cudaDeviceSynchronize_v3020", api.t, free + 3000)
+        api.t = max(free + self.tail, a + int(span_ms * ms))
+
+    def ranged(self, text: str, body: Callable[[], object]) -> None:
+        """A range named ``text`` around what ``body`` does (the clock's span), then the host's pause."""
+        a = self.api.t
+        body()
+        self.ranges.append((a, self.api.t, text))
+        self.api.t += self.pause
+
+    def insert(self, con: sqlite3.Connection, gtid: int, gpid: int) -> None:
+        """The ranges into ``NVTX_EVENTS`` (pushed by thread ``gtid``) and the kernels into the kernel table (device
+        0, stream 7 of process ``gpid``), in the order made."""
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                        [(a, b, text, gtid) for a, b, text in self.ranges])
+        con.executemany(_KERNEL_INSERT,
+                        [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                         for j, (a, b, c, k) in enumerate(self.kern)])
 
 
 def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list]:
@@ -1166,23 +1212,11 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
     pid = 8383
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
-    nvtx, kern = [], []
-    gemm = strings("ampere_sgemm_128x64_tn")
+    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=50 * us)
+    ranged, gemm = filled.ranged, strings("ampere_sgemm_128x64_tn")
 
-    def work(span_ms: float, n: int = kernels) -> None:  # launches at the range's start, kernels filling it
-        a, k_ns = api.t, int(span_ms * ms / n)
-        free = api.t + 20 * us
-        for _ in range(n):
-            kern.append((free, free + k_ns - 2 * us, api("cudaLaunchKernel_v7000", 5 * us)))
-            free += k_ns
-        api.row("cudaDeviceSynchronize_v3020", api.t, free + 3 * us)
-        api.t = max(free + 10 * us, a + int(span_ms * ms))
-
-    def ranged(name: str, body) -> None:  # noqa: ANN001 - a callable
-        a = api.t
-        body()
-        nvtx.append((a, api.t, name))
-        api.t += 50 * us
+    def work(span_ms: float, n: int = kernels) -> None:  # each range's kernels, then a device-wide wait
+        filled.work(span_ms, gemm, n, sync=True)
 
     def warm() -> None:
         for k in range(warmup):
@@ -1199,11 +1233,7 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
     ranged("Run Benchmark", lambda: (ranged("Warm-up", warm), ranged("Benchmark Forward Only", bench)))
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(a, b, text, gtid) for a, b, text in nvtx])
-    con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, gemm, gemm, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c) in enumerate(kern)])
+    filled.insert(con, gtid, gpid)
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_3070_TI,
                 program="python", thread="python", copy_enums=False, sync_enum=False)
     return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured,
@@ -1969,24 +1999,14 @@ def write_pipeline_schedule(path: str, iterations: int = 8, microbatches: int = 
     pid = 5151
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
-    ranges, kern = [], []
+    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=20 * us)
+    ranged = filled.ranged
     names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
                                         ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
                                         ("o", "multi_tensor_apply_kernel"))}
 
     def work(span_ms: float, kind: str, n: int = kernels) -> None:
-        a, k_ns = api.t, int(span_ms * ms / n)
-        free = api.t + 20 * us
-        for _ in range(n):
-            kern.append((free, free + k_ns - 2 * us, api("cudaLaunchKernel_v7000", 5 * us), names[kind]))
-            free += k_ns
-        api.t = max(free + 10 * us, a + int(span_ms * ms))
-
-    def ranged(name: str, body) -> None:  # noqa: ANN001 - a callable
-        a = api.t
-        body()
-        ranges.append((a, api.t, name))
-        api.t += 20 * us
+        filled.work(span_ms, names[kind], n)
 
     def fwd() -> None:
         ranged("forward_step", lambda: work(micro_ms, "f"))
@@ -2018,11 +2038,7 @@ def write_pipeline_schedule(path: str, iterations: int = 8, microbatches: int = 
     step_ms = (api.t - t0) / iterations / ms
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(a, b, text, gtid) for a, b, text in ranges])
-    con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c, k) in enumerate(kern)])
+    filled.insert(con, gtid, gpid)
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="pt_main_thread",
                 copy_enums=False, sync_enum=False)
     return {"step_ms": step_ms, "iterations": iterations, "kind": "training"}
@@ -2060,22 +2076,9 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
     pid = 7373
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=2 * us)
-    ranges, kern = [], []
+    filled = _FilledRanges(api, lead=15 * us, trim=1 * us, launch=4 * us, tail=5 * us, pause=5 * us)
+    work, ranged = filled.work, filled.ranged
     gemm, attn = strings("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64"), strings("flash_fwd_kernel")
-
-    def work(span_ms: float, k: int, n: int) -> None:
-        a, k_ns = api.t, int(span_ms * ms / n)
-        free = api.t + 15 * us
-        for _ in range(n):
-            kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 4 * us), k))
-            free += k_ns
-        api.t = max(free + 5 * us, a + int(span_ms * ms))
-
-    def ranged(text: str, body) -> None:  # noqa: ANN001 - a callable
-        a = api.t
-        body()
-        ranges.append((a, api.t, text))
-        api.t += 5 * us
 
     def lin(name: str, tokens: int, i: int, o: int, span: float) -> None:
         ranged(_hook_marker(name, [[tokens, i]], {"weight": [o, i]}, {"in_features": i, "out_features": o}),
@@ -2116,16 +2119,12 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
         api.t += int(sched_ms * ms)
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(a, b, text, gtid) for a, b, text in ranges])
+    filled.insert(con, gtid, gpid)
     if executor_domain:  # nvtxDomainCreate's row, then the executor's ranges in that domain
         con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                     "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 2 * ms, executor_domain, gtid))
         con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
                         "VALUES (?,?,59,?,?,1)", [(a, b, text, gtid) for a, b, text in executor])
-    con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, k, k, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c, k) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread=thread,
                 copy_enums=False, sync_enum=False)
     decode = [(starts[k + 1] - starts[k]) / ms for k in range(1, steps - 1)]

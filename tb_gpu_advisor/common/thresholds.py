@@ -156,10 +156,11 @@ _TABLE: tuple[Threshold, ...] = (
        "on GPUs whose matrix units run TF32 (devices.has_tf32: NVIDIA from Ampere, AMD CDNA 3); never above the ratio of "
        "the GPU's own 16-bit and fp32 peaks (devices.sixteen_bit_gain_bound: 2x on a GeForce RTX 3060 or 4090)"),
     _t("misaligned_dims.warning", 0.10, "share", "Advisor; guide §1.2.3: fp16 dims divisible by 8 (16 for int8)",
-       "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 8 (int8: 16)"),
+       "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 16 bytes (fp16/bf16: 8 "
+       "elements, fp8/int8: 16; devices.tc_align_elements)"),
     _t("misaligned_dims.critical", 0.40, "share", "Advisor", "same metric, critical level"),
     _t("misaligned.tc_speedup", 2.0, "ratio", "Advisor: aligned fp16 Tensor Core GEMMs vs the fallback kernel, "
-       "conservative", "speedup assumed for misaligned kernels once padded to a multiple of 8"),
+       "conservative", "speedup assumed for misaligned kernels once padded to their dtype's multiple"),
     # ---- §1.3 loss scaling -------------------------------------------------------
     _t("loss_scaling_gaps.warning", 0.03, "share", "stock overview: 'all others' >=3%; guide §1.3: dynamic loss scaling "
        "adds host-side conditional ops that show as gaps", "share of step time in dynamic loss-scaling host ops / gaps"),

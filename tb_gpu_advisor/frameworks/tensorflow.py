@@ -398,10 +398,10 @@ FIXES = {
 }
 
 
-def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
-    """The fixes whose code defines or runs the job's step or quotes the capture advice, composed for one job
-    (``Framework.looped``)."""
-    advice = capture(loop)
+def _capture_fixes(loop: Loop, advice: str) -> dict[str, tuple[Action, ...]]:
+    """The capture-quality fixes of :func:`looped_fixes`: each ends in ``advice``, the job's own profiling code, and
+    names Keras' ``profile_batch`` only where the job's capture is Keras' (``loop.keras_capture``).  Apart from the
+    step's fixes because they answer how the window was taken, not what the step does."""
     return {
         "capture_quality": (action("Profile a short steady-state window instead of the whole run.", advice),),
         "capture_quality:unseen": (action(
@@ -426,6 +426,15 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
             f"tf.profiler.experimental.Trace('{loop.trace}', step_num=s, _r=1)).", advice),),
         "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
                                             advice),),
+    }
+
+
+def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
+    """The fixes whose code defines or runs the job's step or quotes the capture advice, composed for one job
+    (``Framework.looped``)."""
+    advice = capture(loop)
+    return {
+        **_capture_fixes(loop, advice),
         "launch_bound": (tf_function(loop), jit_compile(loop)),
         "host_sync": (action(
             "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the "

@@ -62,18 +62,30 @@ def kernel_mix(m) -> KernelMix:
     return k
 
 
+def align_elements(precision: str) -> int:
+    """The element multiple a Tensor Core GEMM of ``precision`` wants (``devices.tc_align_elements``); a kernel whose
+    dtype has no fixed width is held to a 16-bit element's, as the kernels these rules cite are 16-bit ones."""
+    return devices.tc_align_elements(precision) or devices.tc_align_elements("fp16")
+
+
 def alignment_words(rows) -> str:
     """What the cited kernels' dtypes need: "bf16 dims must be multiples of 8", "fp16 dims ... of 8, fp8 dims ... 16"."""
     by_mult: dict[int, list[str]] = {}
     for p in dict.fromkeys(s.precision for s in sorted(rows, key=lambda s: -s.total_us)):
-        by_mult.setdefault(devices.tc_align_elements(p) or 8, []).append(p)
+        by_mult.setdefault(align_elements(p), []).append(p)
     parts = [f"{' and '.join(ps)} dims must be multiples of {n}" for n, ps in by_mult.items()]
-    return ", ".join(parts) + (" elements (16 bytes)" if len(parts) == 1 else " elements (16 bytes each)")
+    each = "" if len(parts) == 1 else " each"
+    return ", ".join(parts) + f" elements ({devices.TC_ALIGN_BYTES} bytes{each})"
 
 
 def alignment_multiple(rows) -> int:
-    """The multiple that aligns every cited kernel's dims (the largest of their dtypes')."""
-    return max((devices.tc_align_elements(s.precision) or 8 for s in rows), default=8)
+    """The multiple that aligns every cited kernel's dims (the largest of their dtypes'; a 16-bit one's for none)."""
+    return max((align_elements(s.precision) for s in rows), default=align_elements("fp16"))
+
+
+def pad_line(name: str, mult: int) -> str:
+    """The Python line that rounds ``name`` up to a multiple of ``mult``: the padding fix's code."""
+    return f"{name} = (({name} + {mult - 1}) // {mult}) * {mult}"
 
 
 def known_us(k: KernelMix) -> float:

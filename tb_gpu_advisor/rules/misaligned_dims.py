@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, device_step_scale, kernel_mix,
-                                           per_step_ms, tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (align_elements, alignment_multiple, alignment_words, device_step_scale,
+                                           kernel_mix, pad_line, per_step_ms, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -60,15 +59,14 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=[
             action(f"Pad the layer sizes (units, channels, vocabulary, sequence/batch dims): {rule_words}; "
                    f"{ctx.vendor.TERMS['conv_padding']}.",
-                   f"units = ((units + {mult - 1}) // {mult}) * {mult}      # Dense/Embedding/attention sizes\n"
-                   f"vocab_size = ((vocab_size + {mult - 1}) // {mult}) * {mult}"),
+                   f"{pad_line('units', mult)}      # Dense/Embedding/attention sizes\n{pad_line('vocab_size', mult)}"),
             action(f"Check the kernel stats: the op should map to {ctx.vendor.TERMS['tc_kernel_names']}."),
         ],
     )]
 
 
 def _odd_dims(dims, precision: str) -> str:
-    mult = devices.tc_align_elements(precision) or 8
+    mult = align_elements(precision)
     nums = [int(x) for x in re.findall(r"\d+", str(dims))] if dims else []
     odd = sorted({n for n in nums if n > 1 and n % mult})
     return ", ".join(map(str, odd)) if odd else ("" if not dims else "none found")

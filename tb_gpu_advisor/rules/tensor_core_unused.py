@@ -4,7 +4,7 @@ Metric: time of TC-eligible kernels that do not use Tensor Cores, as a share
 of device compute time, on GPUs with Tensor Cores (compute capability
 >= 7.0).  The cause is named: 32-bit kernels need mixed precision (see
 ``mixed_precision_off``), 16-bit ones fell back to a non-Tensor-Core kernel,
-usually because of dims not multiples of 8 (``misaligned_dims``).  A program's
+usually because of dims not multiples of 16 bytes (``misaligned_dims``).  A program's
 own kernel named for the Tensor Cores (``gemm_tensorcore``, ``wmma_*``) is
 counted by neither rule and named as left out: only its instructions could
 say (``devices.matrix_unit_unknown_one``).
@@ -20,8 +20,8 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, compute_capability, device_step_scale,
-                                           fp32_cuda_core_speedup, gemm_speedup, kernel_mix, per_step_ms,
-                                           sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
+                                           fp16_reason, fp32_cuda_core_speedup, gemm_speedup, kernel_mix, pad_line,
+                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -60,11 +60,11 @@ def check(m: HostMetrics) -> list[Finding]:
         cause = (f"they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not aligned: "
                  f"{alignment_words(k.no_tc_16)}")
     # the 16-bit kernels' own dtypes; fp32 ones move to 16-bit first (8 elements of fp16/bf16 are 16 bytes)
-    mult = alignment_multiple(k.no_tc_16) if k.no_tc_16 else 8
+    mult = alignment_multiple(k.no_tc_16)
     need = (alignment_words(k.no_tc_16) if k.no_tc_16
-            else f"multiples of {mult} elements once they run in 16-bit ({dtype}): 16 bytes")
+            else f"multiples of {mult} elements once they run in 16-bit ({dtype}): {devices.TC_ALIGN_BYTES} bytes")
     pad = action(f"Keep GEMM/conv dimensions (batch, units, channels, vocabulary) aligned so Tensor Core kernels are "
-                 f"picked: {need}.", f"units = ((units + {mult - 1}) // {mult}) * {mult}")
+                 f"picked: {need}.", pad_line("units", mult))
     ampere = any(devices.has_tf32(g.name, compute_capability(g)) for g in yes)
     # fixes in the order they apply to this run: the one-line TF32 switch first for fp32 GEMMs on Ampere and newer,
     # padding first for 16-bit fallbacks, convolution layouts only where there are convolutions

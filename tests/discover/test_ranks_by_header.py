@@ -211,21 +211,9 @@ def test_ranks_of_two_machines_are_one_host_per_machine(tmp_path: Path) -> None:
     docs = [_doc(f) for f in FILES]
     truth = [_truth(d) for d in docs]
     _own_gpu_only(docs)
-    run = tmp_path / "run"
-    run.mkdir()
-    for r, d in enumerate(_two_machines(docs)):
-        (run / f"llama_trace_4layers{r}_with_annotations.json").write_text(json.dumps(d))
-    (s,) = discover(str(tmp_path))
-    assert sorted(len(h.ranks) for h in s.hosts) == [2, 2]
-    hosts = sorted(s.hosts, key=lambda h: h.ranks[0].host)
-    assert [[r.host for r in h.ranks] for h in hosts] == [
-        [f"llama_trace_4layers{r}_with_annotations" for r in pair] for pair in ((0, 1), (2, 3))]
-    for h, ranks in zip(hosts, ((0, 1), (2, 3))):
-        m = host_metrics(formats.read(h))
-        assert [(g.gpu, g.rank) for g in m.gpus] == [(0, ranks[0]), (1, ranks[1])]
-        for gpu, t in zip((0, 1), truth):
-            got = {c.type: c.ms_per_step for c in m.comm.per_gpu[gpu]}
-            assert got["AllGather"] == pytest.approx(t["ms"]["AllGather"], abs=1e-3)
+    hosts = _four_rank_files(tmp_path, docs)
+    assert sorted(len(h.ranks) for h in hosts) == [2, 2]
+    _assert_one_host_per_machine(hosts, truth)
 
 
 def test_machine_groups_never_chain_two_counters() -> None:
@@ -253,6 +241,19 @@ def _four_rank_files(tmp_path: Path, docs: list[dict[str, Any]]) -> list:
     return sorted(s.hosts, key=lambda h: (h.ranks[0].host if h.ranks else h.host))
 
 
+def _assert_one_host_per_machine(hosts: list, truth: list[dict[str, Any]]) -> None:
+    """Ranks 0 / 1 on the first host and 2 / 3 on the second, each GPU its own rank and its own rank's AllGather
+    time -- what one host per machine means, shared by every layout of :func:`_four_rank_files`."""
+    assert [[r.host for r in h.ranks] for h in hosts] == [
+        [f"llama_trace_4layers{r}_with_annotations" for r in pair] for pair in ((0, 1), (2, 3))]
+    for h, ranks in zip(hosts, ((0, 1), (2, 3))):
+        m = host_metrics(formats.read(h))
+        assert [(g.gpu, g.rank) for g in m.gpus] == [(0, ranks[0]), (1, ranks[1])]
+        for gpu, t in zip((0, 1), truth):
+            got = {c.type: c.ms_per_step for c in m.comm.per_gpu[gpu]}
+            assert got["AllGather"] == pytest.approx(t["ms"]["AllGather"], abs=1e-3)
+
+
 def test_ranks_listing_their_machines_gpus_in_a_larger_job_are_one_host_per_machine(tmp_path: Path) -> None:
     """4 rank files of a job on 2 machines of 2 GPUs, each file listing both GPUs of its machine (as the kept pair
     does), rank 0 / 1's kernels on devices 0 / 1 and rank 2 / 3's on theirs: the list is no machine's (identical
@@ -262,14 +263,7 @@ def test_ranks_listing_their_machines_gpus_in_a_larger_job_are_one_host_per_mach
     truth = [_truth(d) for d in docs]
     assert [t["devices"] for t in truth] == [{0}, {1}] and all(len(d["deviceProperties"]) == 2 for d in docs)
     hosts = _four_rank_files(tmp_path, docs)
-    assert [[r.host for r in h.ranks] for h in hosts] == [
-        [f"llama_trace_4layers{r}_with_annotations" for r in pair] for pair in ((0, 1), (2, 3))]
-    for h, ranks in zip(hosts, ((0, 1), (2, 3))):
-        m = host_metrics(formats.read(h))
-        assert [(g.gpu, g.rank) for g in m.gpus] == [(0, ranks[0]), (1, ranks[1])]
-        for gpu, t in zip((0, 1), truth):
-            got = {c.type: c.ms_per_step for c in m.comm.per_gpu[gpu]}
-            assert got["AllGather"] == pytest.approx(t["ms"]["AllGather"], abs=1e-3)
+    _assert_one_host_per_machine(hosts, truth)
 
 
 def test_more_ranks_on_one_counter_than_the_list_has_gpus_stay_apart() -> None:

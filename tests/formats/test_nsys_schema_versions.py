@@ -24,17 +24,29 @@ import pytest
 from synthetic.nsysexport import NCCL_ALLREDUCE, NsysJob, write
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.nsys import reader
+from tests.support.sqlite_edits import run_sql
 
 
 def _export(tmp_path, name: str, job: NsysJob, *sql: str) -> str:
     path = str(tmp_path / f"{name}.sqlite")
     write(path, job)
+    run_sql(path, *sql)
+    return path
+
+
+def _short_name_only(path: str, lose_half: bool = False) -> int:
+    """Every kernel row's ``shortName`` set to a new string, ``short_name_only``, unlike any demangled name; with
+    ``lose_half`` the first half of the rows' ``demangledName`` names no string (an id the export lost).  Returns
+    how many rows lost their demangled name."""
     con = sqlite3.connect(path)
-    for s in sql:
-        con.execute(s)
+    other = con.execute("SELECT max(id) + 1 FROM StringIds").fetchone()[0]
+    con.execute("INSERT INTO StringIds VALUES (?, 'short_name_only')", (other,))
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = ?", (other,))
+    half = con.execute("SELECT count(*) / 2 FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0] if lose_half else 0
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = -5 WHERE rowid <= ?", (half,))
     con.commit()
     con.close()
-    return path
+    return half
 
 
 def _kernels(path: str) -> dict[tuple[int, str], tuple[int, float, int]]:
@@ -88,26 +100,14 @@ def test_a_kernel_table_with_only_mangled_names_is_named(tmp_path):
 def test_a_known_demangled_name_wins_over_the_short_one(tmp_path):
     """Control: a short name unlike the demangled one is not read where the demangled one is there."""
     base = _export(tmp_path, "base", _JOB)
-    con = sqlite3.connect(base)
-    other = con.execute("SELECT max(id) + 1 FROM StringIds").fetchone()[0]
-    con.execute("INSERT INTO StringIds VALUES (?, 'short_name_only')", (other,))
-    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = ?", (other,))
-    con.commit()
-    con.close()
+    _short_name_only(base)
     names = {name for _, name in _kernels(base)}
     assert "short_name_only" not in names and any(NCCL_ALLREDUCE in n for n in names)
 
 
 def test_a_short_name_names_only_the_rows_whose_demangled_name_is_lost(tmp_path):
     base = _export(tmp_path, "base", _JOB)
-    con = sqlite3.connect(base)
-    other = con.execute("SELECT max(id) + 1 FROM StringIds").fetchone()[0]
-    con.execute("INSERT INTO StringIds VALUES (?, 'short_name_only')", (other,))
-    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = ?", (other,))
-    half = con.execute("SELECT count(*) / 2 FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
-    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = -5 WHERE rowid <= ?", (half,))
-    con.commit()
-    con.close()
+    half = _short_name_only(base, lose_half=True)
     got = _kernels(base)
     by_short = sum(n for (_, name), (n, _, _) in got.items() if name == "short_name_only")
     assert by_short == half and sum(v[0] for v in got.values()) - by_short == half + (len(_rows(base)) % 2)
@@ -135,17 +135,19 @@ def test_device_rows_without_a_process_among_two_are_read_unattributed(tmp_path)
     assert sum(v[2] for v in got.values()) == 0 < sum(v[2] for v in want.values())
 
 
+def _range_names(path: str) -> list[str]:
+    """The names of the NVTX ranges the reader keeps, sorted: what a schema variant must leave as it was."""
+    t = reader.read_trace(path)
+    return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
+
+
 def test_nvtx_without_event_types_reads_its_ranges(tmp_path):
     one = NsysJob(steps=8)
     base = _export(tmp_path, "base", one)
     bare = _export(tmp_path, "bare", one, "ALTER TABLE NVTX_EVENTS DROP COLUMN eventType")
-
-    def ranges(path):
-        t = reader.read_trace(path)
-        return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
-    want = ranges(base)
+    want = _range_names(base)
     assert want and any(n.startswith("train_step") for n in want)
-    assert ranges(bare) == want
+    assert _range_names(bare) == want
 
 
 _MEM_KIND_NAMES = [(0, "CUDA_MEMOPR_MEMORY_KIND_PAGEABLE"), (1, "CUDA_MEMOPR_MEMORY_KIND_PINNED"),
@@ -175,13 +177,9 @@ def test_registered_nvtx_names_beside_an_empty_text_are_read(tmp_path):
     job = NsysJob(steps=8, text_ids=True)
     base = _export(tmp_path, "base", job)
     empty = _export(tmp_path, "empty", job, "UPDATE NVTX_EVENTS SET text = '' WHERE text IS NULL AND textId > 0")
-
-    def ranges(path):
-        t = reader.read_trace(path)
-        return sorted(t.h.names[int(i)] for i in t.h.name[t.ranges.idx].tolist())
-    want = ranges(base)
+    want = _range_names(base)
     assert any(n.startswith("train_step") for n in want) and "" not in want
-    assert ranges(empty) == want
+    assert _range_names(empty) == want
 
 
 @pytest.mark.parametrize("table", ["META_DATA_EXPORT", "EXPORT_META_DATA"])

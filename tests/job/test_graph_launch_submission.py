@@ -15,11 +15,7 @@ node) is no submission's cost, and stays a first-time call.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
-from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support import kineto_doc
 
 GPU = {"ph": "X", "pid": 0, "tid": 7}
@@ -53,8 +49,7 @@ def _events(nodes: int) -> list[dict]:
 
 
 def _run(tmp_path, nodes: int):
-    path = kineto_doc.write(tmp_path / "run" / "w.1.pt.trace.json", _events(nodes))
-    m = host_metrics(read(SimpleNamespace(host="w", path=str(path), format="kineto")))
+    m = kineto_doc.host_metrics_of(tmp_path, _events(nodes))
     return m, evaluate(m)
 
 

@@ -25,20 +25,8 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
-
-
-def _report(tmp_path: Path, doc: dict, name: str = "snap"):
-    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
-    rep = analyze_host(HostFile(name, path, Path(path).stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
-
-
-def _starts_us(rep, doc: dict) -> list[int]:
-    first_us = min(e["time_us"] for e in doc["device_traces"][0])  # the snapshot's time 0
-    return [round(r.start_ms * 1000) + first_us for r in rep.step_rows.rows()]
+from tests.support.snapshot_report import report as snapshot_report
+from tests.support.snapshot_report import step_starts_us
 
 
 @pytest.mark.parametrize(("micro", "optimizer_temp"), [(2, False), (4, False), (2, True), (1, True)])
@@ -46,10 +34,10 @@ def test_gradients_zeroed_in_place_still_cut_the_iterations(tmp_path: Path, micr
     """``zero_grad(set_to_none=False)``: the iterations by construction, the first (Adam's moments: one-time work)
     dropped as warm-up; with an optimizer that allocates once the micro-batches are counted off the first step."""
     sc = ms.training_iterations(iterations=4, micro_batches=micro, optimizer_temp=optimizer_temp, set_to_none=False)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", 4), rep.steps
     assert [d["step"] for d in rep.steps["dropped"]] == [0], rep.steps
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][1:]
     # weights, Adam's moments and the gradients kept allocated: what is held between iterations
     assert rep.gpus[0].memory["breakdown"]["held"] == sc.truth["held"]
@@ -61,9 +49,9 @@ def test_gradients_zeroed_in_place_without_accumulation_are_one_round_an_iterati
     """Control (main too): one micro-batch an iteration, the optimizer's state made after the first round: every round
     is an iteration, no micro-batch said."""
     sc = ms.training_iterations(iterations=4, optimizer_temp=False, set_to_none=False)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert rep.steps["found"] == 4 and "micro-batch" not in rep.steps["note"], rep.steps
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
 
 
 @pytest.mark.parametrize(("micro", "optimizer_temp", "into"), [(3, True, 0.45), (3, True, 0.7), (3, False, 0.45),
@@ -77,9 +65,9 @@ def test_a_ring_buffer_cut_inside_an_accumulation_group_keeps_its_whole_iteratio
     sc = ms.training_iterations(iterations=6, micro_batches=micro, optimizer_temp=optimizer_temp,
                                 max_entries=int(full - full // 6 * (1 + into)))
     assert sc.truth["cut_in"] is not None and len(sc.truth["starts_us"]) >= 3  # the construction: cut in a group
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", len(sc.truth["starts_us"])), rep.steps
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"]
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"]
     assert "is no step" in rep.steps["note"] and f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]
 
@@ -94,5 +82,5 @@ def test_a_ring_buffer_cut_at_an_iteration_start_keeps_them_all(tmp_path: Path, 
     sc = ms.training_iterations(iterations=6, micro_batches=3, optimizer_temp=optimizer_temp,
                                 max_entries=len(trace) - first)
     assert sc.truth["cut_in"] is None and len(sc.truth["starts_us"]) == 4
-    rep = _report(tmp_path, sc.doc)
-    assert rep.steps["found"] == 4 and _starts_us(rep, sc.doc) == sc.truth["starts_us"], rep.steps
+    rep = snapshot_report(tmp_path, sc.doc)
+    assert rep.steps["found"] == 4 and step_starts_us(rep, sc.doc) == sc.truth["starts_us"], rep.steps

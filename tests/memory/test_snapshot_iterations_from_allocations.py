@@ -28,22 +28,16 @@ from tb_gpu_advisor.job.iterations import history_iterations
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
+from tests.support.snapshot_report import report as snapshot_report
 
 MiB = 1 << 20
 ADAM = FIXTURES / "wild" / "snapshot_adam_iterations" / "forward_and_backward_memory_snapshot_200.pickle"
 
 
-def _report(tmp_path: Path, doc: dict, name: str = "snap"):
-    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
-    rep = analyze_host(HostFile(name, path, Path(path).stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
-
-
 @pytest.mark.parametrize("iterations", [2, 3, 4])
 def test_each_iteration_is_a_step_with_its_own_peak(tmp_path: Path, iterations: int):
     sc = ms.training_iterations(iterations=iterations)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     # the first makes Adam's moments, its one-time work: warm-up, left out where two iterations remain (h37-left32)
     kept = slice(1, None) if iterations >= 3 else slice(None)
     assert (rep.steps["source"], rep.steps["found"], rep.steps["count"]) == \
@@ -62,7 +56,7 @@ def test_each_iteration_is_a_step_with_its_own_peak(tmp_path: Path, iterations: 
 
 def test_a_history_dumped_inside_an_iteration_keeps_only_the_whole_ones(tmp_path: Path):
     sc = ms.training_iterations(iterations=3, dump_in_forward=True)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", 3), rep.steps
     assert "ends inside an iteration" in rep.steps["note"]
     # the first, which makes Adam's moments, is warm-up (h37-left32)
@@ -71,7 +65,7 @@ def test_a_history_dumped_inside_an_iteration_keeps_only_the_whole_ones(tmp_path
 
 def test_the_stock_rule_drops_the_first_and_last_of_many(tmp_path: Path):
     sc = ms.training_iterations(iterations=7)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["found"], rep.steps["count"]) == (7, 5), rep.steps
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][1:-1]
 
@@ -160,17 +154,17 @@ def test_a_ring_buffer_keeps_only_the_whole_marked_iterations(tmp_path: Path):
                       if a["stage"] == "END" and a["name"].startswith("Optimizer.zero_grad")]
     whole = sum(t >= first for t in zero_grad_ends)  # by construction: iterations begun after the first kept event
     assert sc.truth["cut"] and 1 <= whole < 6
-    assert _report(tmp_path, sc.doc).steps["count"] == whole
+    assert snapshot_report(tmp_path, sc.doc).steps["count"] == whole
 
 
 def test_the_same_loop_annotated_or_not_is_cut_and_forward_passes_are_not_iterations(tmp_path: Path):
     annotated = ms.ring_buffer_training(iterations=4, max_entries=None)
-    assert _report(tmp_path, annotated.doc, "annotated").steps["count"] == 4  # cut at its marks (h37-left28)
+    assert snapshot_report(tmp_path, annotated.doc, "annotated").steps["count"] == 4  # cut at its marks (h37-left28)
     bare = dict(annotated.doc, external_annotations=[])
-    assert _report(tmp_path, bare, "bare").steps["count"] == 4
+    assert snapshot_report(tmp_path, bare, "bare").steps["count"] == 4
     # forward passes with no backward are an inference job's passes, not training iterations
     # (test_snapshot_passes_and_accumulation: where each begins)
-    forwards = _report(tmp_path, ms.forward_only(grad=False, passes=4).doc, "forwards")
+    forwards = snapshot_report(tmp_path, ms.forward_only(grad=False, passes=4).doc, "forwards")
     assert forwards.job["kind"] == "inference" and "forward passes" in forwards.steps["note"], forwards.steps
     assert "training iteration" not in forwards.steps["note"]
 
@@ -191,7 +185,7 @@ def test_only_a_first_iteration_unlike_steady_ones_is_warm_up(tmp_path: Path, te
             a.free(x)
             a.free(g)
         a.free(a.malloc(MiB, ms.OPTIMIZER))
-    rep = _report(tmp_path, ms.snapshot([a]))
+    rep = snapshot_report(tmp_path, ms.snapshot([a]))
     assert rep.steps["found"] == len(temp_mib), rep.steps
     assert [d["step"] for d in rep.steps["dropped"]] == ([0] if warm else []), rep.steps
     if warm:

@@ -19,31 +19,19 @@ import pytest
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.job.iterations import history_iterations
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
-
-
-def _report(tmp_path: Path, doc: dict, name: str = "snap"):
-    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
-    rep = analyze_host(HostFile(name, path, Path(path).stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
-
-
-def _starts_us(rep, doc: dict) -> list[int]:
-    first_us = min(e["time_us"] for e in doc["device_traces"][0])  # the snapshot's time 0
-    return [round(r.start_ms * 1000) + first_us for r in rep.step_rows.rows()]
+from tests.support.snapshot_report import report as snapshot_report
+from tests.support.snapshot_report import step_starts_us
 
 
 @pytest.mark.parametrize(("passes", "kv_mib"), [(3, 0), (4, 0), (4, 64)])
 def test_each_inference_pass_is_a_step_with_its_own_peak(tmp_path: Path, passes: int, kv_mib: int):
     sc = ms.inference_loop(passes=passes, kv_mib=kv_mib)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", passes), rep.steps
     assert "forward pass" in rep.steps["note"], rep.steps["note"]
     # the first pass makes the KV cache, its one-time work: warm-up, left out where two passes remain (h37-left32)
     kept = slice(1 if sc.truth["first_call_allocs"] and passes >= 3 else 0, None)
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][kept]
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"][kept]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
 
 
@@ -56,10 +44,10 @@ def test_passes_that_reuse_their_input_in_place_are_cut_at_the_forward(tmp_path:
     autograd on and no backward too).  Control: under autocast a weight's cast (outside the forward's own ops) opens
     each pass, cut before this branch too."""
     sc = ms.forward_only(grad=grad, passes=passes, cast_mib=cast_mib)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["count"]) == ("memory_iterations", passes), rep.steps
     assert "forward passes" in rep.steps["note"], rep.steps["note"]
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"]
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"]
 
 
 @pytest.mark.parametrize("dump_in_pass", [False, True])
@@ -68,7 +56,7 @@ def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path, dum
     is live) -- and, dumped before the pass ends (that level never reached again), inside the model's forward, where
     a pass's input is not made: one pass, no steps found in it."""
     sc = ms.inference_loop(passes=1, blocks=48, dump_in_pass=dump_in_pass)
-    assert _report(tmp_path, sc.doc).steps["source"] == "whole_capture"
+    assert snapshot_report(tmp_path, sc.doc).steps["source"] == "whole_capture"
 
 
 @pytest.mark.parametrize("optimizer_temp", [True, False])
@@ -79,12 +67,12 @@ def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path,
     place), so no allocation marks the later steps; the gradients do -- the first backward of an iteration makes
     them, held through its later micro-batches and freed by ``zero_grad()`` before the next iteration's."""
     sc = ms.training_iterations(iterations=iterations, micro_batches=micro, optimizer_temp=optimizer_temp)
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", iterations), rep.steps
     assert f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]
     # the first makes Adam's moments, its one-time work: warm-up (h37-left32)
     assert [d["step"] for d in rep.steps["dropped"]] == [0], rep.steps
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][1:]
     assert rep.gpus[0].memory["breakdown"]["held"] == sc.truth["held"]
 
@@ -93,7 +81,7 @@ def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path,
 def test_a_loop_without_accumulation_says_no_micro_batches(tmp_path: Path, optimizer_temp: bool):
     """Controls: one micro-batch an iteration; and an optimizer that allocates on its first step only (its state,
     then in place) marks no later step, so the iterations are still read from forward and backward alone."""
-    rep = _report(tmp_path, ms.training_iterations(iterations=3, optimizer_temp=optimizer_temp).doc)
+    rep = snapshot_report(tmp_path, ms.training_iterations(iterations=3, optimizer_temp=optimizer_temp).doc)
     assert rep.steps["found"] == 3 and "micro-batch" not in rep.steps["note"], rep.steps
 
 
@@ -120,7 +108,7 @@ def test_a_history_without_times_is_cut_by_order_and_timed_never(tmp_path: Path,
     sc = ms.training_iterations(iterations=4) if kind == "training" else ms.inference_loop(passes=4)
     for e in sc.doc["device_traces"][0]:
         e.pop("time_us")
-    rep = _report(tmp_path, sc.doc)
+    rep = snapshot_report(tmp_path, sc.doc)
     assert rep.steps["count"] == 0 and not rep.step_rows.rows() and rep.gpus[0].step_ms is None, rep.steps
     note = rep.steps["note"]
     what = "training iterations" if kind == "training" else "forward passes"

@@ -17,17 +17,9 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.snapshot_report import report as snapshot_report
 
 SERVING = {"weights": 2 * ms.GiB, "kv_vllm": 12 * ms.GiB, "weights_vllm": ms.GiB, "adam": ms.GiB, "ddp": ms.GiB // 2}
-
-
-def _report(tmp_path: Path, doc: dict, name: str):
-    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
-    rep = analyze_host(HostFile(name, path, Path(path).stat().st_size, 0, "snapshot"))
-    assert rep.error is None, rep.error
-    return rep
 
 
 def _grads_finding(rep):
@@ -37,7 +29,8 @@ def _grads_finding(rep):
 @pytest.mark.parametrize("version", ["1.13", "2.0"])
 def test_an_older_dumps_live_blocks_keep_their_stacks(tmp_path: Path, version: str):
     sc = ms.state_only(SERVING)
-    new, old = _report(tmp_path, sc.doc, "new"), _report(tmp_path, ms.as_version(sc.doc, version), "old")
+    new = snapshot_report(tmp_path, sc.doc, "new")
+    old = snapshot_report(tmp_path, ms.as_version(sc.doc, version), "old")
     assert new.job["kind"] == sc.truth["kind"] == "serving"  # the control: 2.1's layout (main too)
     assert old.job["kind"] == sc.truth["kind"], old.job
     labels = [t[0] for t in old.gpus[0].memory["top"]]
@@ -48,7 +41,7 @@ def test_an_older_dumps_live_blocks_keep_their_stacks(tmp_path: Path, version: s
 def test_gradients_moved_with_the_model_are_found_in_every_layout(tmp_path: Path, version: str):
     sc = ms.moved_with_grads()
     doc = dict(sc.doc, device_traces=[[]]) if version == "2.1 no history" else ms.as_version(sc.doc, version)
-    (f,) = _grads_finding(_report(tmp_path, doc, "old"))
+    (f,) = _grads_finding(snapshot_report(tmp_path, doc, "old"))
     got = f.metric.detail
     assert (got["grads_bytes"], got["grads_blocks"]) == (sc.truth["grads_bytes"], sc.truth["grads_blocks"]), got
 
@@ -58,4 +51,4 @@ def test_a_model_moved_without_gradients_gets_no_such_finding(tmp_path: Path, ve
     """Control: the same model moved with no ``.grad`` set -- nothing to say, in either layout (main too)."""
     sc = ms.moved_with_grads(grads=False)
     doc = sc.doc if version == "2.1" else ms.as_version(sc.doc, version)
-    assert not _grads_finding(_report(tmp_path, doc, "none"))
+    assert not _grads_finding(snapshot_report(tmp_path, doc, "none"))

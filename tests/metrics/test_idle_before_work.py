@@ -9,8 +9,6 @@ Truth by construction: hand-built Kineto traces of one A100 (``tests.support.kin
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from tb_gpu_advisor.formats import read
@@ -25,8 +23,7 @@ SUBMIT_US = 50.0
 
 
 def _metrics(tmp_path, events: list[dict]):
-    path = kineto_doc.write(tmp_path / "run" / "w.1.pt.trace.json", events)
-    return host_metrics(read(SimpleNamespace(host="w", path=str(path), format="kineto")))
+    return kineto_doc.host_metrics_of(tmp_path, events)
 
 
 class _Step:

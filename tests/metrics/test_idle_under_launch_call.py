@@ -14,12 +14,8 @@ milliseconds (module loading) stays a one-time cost.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
-from tb_gpu_advisor.formats import read
-from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.job.test_graph_launch_submission import GRAPH_CORR, HOST, LAUNCH_US, _events
 from tests.support import kineto_doc
 
@@ -28,8 +24,7 @@ RANGE_START_US, CALL_START_US = 400.0, 1100.0
 
 
 def _metrics(tmp_path, events):
-    path = kineto_doc.write(tmp_path / "run" / "w.1.pt.trace.json", events)
-    return host_metrics(read(SimpleNamespace(host="w", path=str(path), format="kineto")))
+    return kineto_doc.host_metrics_of(tmp_path, events)
 
 
 def test_the_idle_under_a_graph_launch_is_launch_wait(tmp_path):

@@ -74,8 +74,7 @@ def _events(late: bool) -> list[dict]:
 
 
 def _run(tmp_path, late: bool):
-    path = kineto_doc.write(tmp_path / "run" / "w.1.pt.trace.json", _events(late))
-    m = host_metrics(read(SimpleNamespace(host="w", path=str(path), format="kineto")))
+    m = kineto_doc.host_metrics_of(tmp_path, _events(late))
     return m, evaluate(m)
 
 

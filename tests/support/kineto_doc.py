@@ -26,3 +26,15 @@ def session_report(logdir: Path, events: list[dict]) -> dict:
     write(logdir / "run" / "w.1.pt.trace.json", events)
     s = next(iter(discover(str(logdir))))
     return analyze_session(s.run, s.session, s.hosts).to_dict()
+
+
+def host_metrics_of(tmp_path: Path, events: list[dict]):  # -> HostMetrics, imported late
+    """The host metrics of ``events`` written as ``tmp_path/run/w.1.pt.trace.json``: one read for the tests that
+    look at the ledger or the rules of a few hand-built events rather than at the whole report."""
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.formats import read
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    path = write(tmp_path / "run" / "w.1.pt.trace.json", events)
+    return host_metrics(read(SimpleNamespace(host="w", path=str(path), format="kineto")))

@@ -754,19 +754,14 @@ def _api_name(name: str) -> str:
     return _VERSION_SUFFIX.sub("", name)
 
 
-def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str], int]:
-    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events, their domains'
-    names, and how many of them are ops autograd recorded (``, seq = N``: grad mode on, a graph kept for a backward).
-
-    Names are cut before PyTorch's autograd suffixes (``frameworks.nvtx.OP_SUFFIXES``) in SQL, so the rows' names
-    arrive as the few distinct op and range names they are, and are interned in one dict look-up each; the sequence
-    number the cut drops is counted first (``frameworks.nvtx.GRAD_SEQ``)."""
-    cols = schema.columns(tb.NVTX)
+def _nvtx_select(schema: tb.Schema, cols: frozenset[str]) -> tuple[str, str, dict[str, str | None]]:
+    """The SQL that reads :func:`_nvtx`'s ranges from this export's columns: the rows' filter, the name's text, and
+    the integer columns (absent ones None).  Apart because the columns differ by Nsight version and what was traced;
+    the suffix's cut and the autograd and annotation flags are computed by SQLite, so no row's text is looked at in
+    Python unless it needs it."""
     where = "end IS NOT NULL AND end >= start"
     if "eventType" in cols:  # else every row with an end is a range (marks, domains and categories have none)
         where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND {where}"
-    domain_col = "domainId" if "domainId" in cols else None
-    domains = _domain_names(schema) if domain_col else {}
     # a BLOB where a name is: its bytes as text; an empty text beside a registered string's id is no name: exports of
     # Nsight 2020-2021 declare every column NOT NULL and write a default where a value is missing (their "SQLite
     # Export Schema Reference"), so a registered name's row holds '' in ``text``, its name in ``textId``
@@ -777,15 +772,49 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
     int_cols = {"start": "start", "end": "end", "tid": "globalTid", "text_id": "textId" if "textId" in cols else None,
-                "domain": domain_col, "suffix": cut,
+                "domain": "domainId" if "domainId" in cols else None, "suffix": cut,
                 "seq": f"coalesce(instr({text}, '{nvtx.GRAD_SEQ}') > 0, 0)",
                 # a name that is a dict literal: PyProf / DLProf annotation, named by frameworks.nvtx (few rows
                 # elsewhere, so the Python look-up runs only on these)
                 "annotation": f"coalesce(substr({text}, 1, 1) = '{{', 0)"}
+    return where, text, int_cols
+
+
+def _name_registered(schema: tb.Schema, names: dict[str, int], registered: dict[int, tuple[int, bool, bool]],
+                     c: dict[str, np.ndarray], ids: np.ndarray, none: np.ndarray) -> None:
+    """Name the rows ``none`` of a chunk (no inline text) by their registered string (``textId``), in place: ``ids``,
+    and the chunk's ``suffix`` and ``seq`` flags as the text would have set them.  Each id's string is read once for
+    the whole table (``registered``, filled here), so a range named by id costs one look-up a distinct name."""
+    tids = c["text_id"][none]
+    missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
+    if missing:
+        strings = tb.string_table(schema, np.array(missing, np.int64))
+        for t in missing:
+            name, is_op = nvtx.op_name(strings[t]) if t in strings else (_UNNAMED, False)
+            # cut like an inline text: a suffixed name is weighed as an op or the user's scope below
+            cut_off = is_op or nvtx.has_op_suffix(strings.get(t, ""))
+            registered[t] = (_intern(names, name), cut_off, nvtx.GRAD_SEQ in strings.get(t, ""))
+    # per distinct id; the unnamed range interned (where first needed) after the registered names, as before
+    uids, inv = unique_inverse(tids)
+    got = [registered.get(int(t)) or (_intern(names, _UNNAMED), False, False) for t in uids.tolist()]
+    ids[none] = np.array([g[0] for g in got], np.int32)[inv]
+    c["suffix"][none] = np.array([int(g[1]) for g in got], np.int8)[inv]
+    c["seq"][none] = np.array([int(g[2]) for g in got], np.int8)[inv]
+
+
+def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str], int]:
+    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events, their domains'
+    names, and how many of them are ops autograd recorded (``, seq = N``: grad mode on, a graph kept for a backward).
+
+    Names are cut before PyTorch's autograd suffixes (``frameworks.nvtx.OP_SUFFIXES``) in SQL, so the rows' names
+    arrive as the few distinct op and range names they are, and are interned in one dict look-up each; the sequence
+    number the cut drops is counted first (``frameworks.nvtx.GRAD_SEQ``)."""
+    cols = schema.columns(tb.NVTX)
+    domains = _domain_names(schema) if "domainId" in cols else {}
+    where, text, int_cols = _nvtx_select(schema, cols)
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool, bool]] = {}  # textId -> (name id, is an op, recorded by autograd)
-    unnamed = _UNNAMED
     seen = _StringNames()
     # an autograd range's text arrives cut before its suffix: its name
     for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
@@ -799,21 +828,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                 cut[i] = int(found[1])
         ids, none = _row_names(names, texts, seen)
         if none.size:
-            tids = c["text_id"][none]
-            missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
-            if missing:
-                strings = tb.string_table(schema, np.array(missing, np.int64))
-                for t in missing:
-                    name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
-                    # cut like an inline text: a suffixed name is weighed as an op or the user's scope below
-                    cut_off = is_op or nvtx.has_op_suffix(strings.get(t, ""))
-                    registered[t] = (_intern(names, name), cut_off, nvtx.GRAD_SEQ in strings.get(t, ""))
-            # per distinct id; the unnamed range interned (where first needed) after the registered names, as before
-            uids, inv = unique_inverse(tids)
-            got = [registered.get(int(t)) or (_intern(names, unnamed), False, False) for t in uids.tolist()]
-            ids[none] = np.array([g[0] for g in got], np.int32)[inv]
-            c["suffix"][none] = np.array([int(g[1]) for g in got], np.int8)[inv]
-            c["seq"][none] = np.array([int(g[2]) for g in got], np.int8)[inv]
+            _name_registered(schema, names, registered, c, ids, none)
         name_parts.append(ids)
     if not name_parts:
         return None, [""], 0

@@ -46,6 +46,10 @@ def is_own_scope(name: str) -> bool:
     return name.startswith(_OWN_SCOPES)
 
 
+#: The call that records the caching allocator's history a memory snapshot dumps: what a snapshot without history
+#: lacks for its peak and its time.
+RECORD_MEMORY_HISTORY = "torch.cuda.memory._record_memory_history()"
+
 #: The pin-memory thread and DataLoader workers: background, never the step's critical path.
 _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 

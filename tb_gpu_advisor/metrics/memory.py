@@ -469,7 +469,7 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
                          for b in blocks[:TOP_HOLDERS]],
                     note=f"{segments} segments at the dump; record the history "
-                         f"(torch.cuda.memory._record_memory_history()) for the peak and its time")
+                         f"({pytorch.RECORD_MEMORY_HISTORY}) for the peak and its time")
     # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
     # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
     _gradients_moved(ctx, out)

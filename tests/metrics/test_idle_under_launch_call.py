@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.job.test_graph_launch_submission import GRAPH_CORR, HOST, LAUNCH_US, _events
 from tests.support import kineto_doc
+from tests.support.graph_decode import GRAPH_CORR, HOST, LAUNCH_US, decode_step
 
 #: ``model_inference`` opens at 400 us; the graph launch runs 1100-2700 us, its first kernel at 2701 us
 RANGE_START_US, CALL_START_US = 400.0, 1100.0
@@ -30,7 +30,7 @@ def _metrics(tmp_path, events):
 def test_the_idle_under_a_graph_launch_is_launch_wait(tmp_path):
     """Fails on main: the 1.6 ms under ``cudaGraphLaunch`` is booked host compute (main: launch wait 0, host compute
     2.30 ms of which 1.6 ms is the call's)."""
-    b = _metrics(tmp_path, _events(1400)).breakdown
+    b = _metrics(tmp_path, decode_step(1400)).breakdown
     # the call, to its kernel's start -- not the fills' own cudaLaunchKernel calls (two gaps of ~9 us under them):
     # one kernel's launch is left to the framework's reading of the op around it
     assert LAUNCH_US / 1000 <= b.launch_wait <= LAUNCH_US / 1000 + 0.01
@@ -41,7 +41,7 @@ def test_the_idle_under_a_graph_launch_is_launch_wait(tmp_path):
 def test_host_work_before_a_short_launch_stays_host_compute(tmp_path):
     """Control (main too): the host computing 1.58 ms (an op with no runtime call) before a 20 us graph launch --
     the GPU waits for the host's work, not for a launch."""
-    ev = [e for e in _events(1400) if e.get("name") != "cudaGraphLaunch"]
+    ev = [e for e in decode_step(1400) if e.get("name") != "cudaGraphLaunch"]
     ev.append({**HOST, "cat": "cpu_op", "name": "aten::nonzero", "ts": CALL_START_US, "dur": LAUNCH_US - 20})
     ev.append({**HOST, "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": CALL_START_US + LAUNCH_US - 20,
                "dur": 20, "args": {"correlation": GRAPH_CORR}})
@@ -53,7 +53,7 @@ def test_host_work_before_a_short_launch_stays_host_compute(tmp_path):
 def test_a_first_launch_of_milliseconds_stays_a_one_time_cost(tmp_path):
     """Control (main too): one kernel's launch call of 1.6 ms is a first launch loading its module (startup), not
     launch wait: the one-time cost is painted above it."""
-    ev = [e for e in _events(1) if e.get("name") != "cudaGraphLaunch"]
+    ev = [e for e in decode_step(1) if e.get("name") != "cudaGraphLaunch"]
     ev.append({**HOST, "cat": "cpu_op", "name": "aten::mm", "ts": CALL_START_US - 5, "dur": LAUNCH_US + 10})
     ev.append({**HOST, "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": CALL_START_US, "dur": LAUNCH_US,
                "args": {"correlation": GRAPH_CORR}})

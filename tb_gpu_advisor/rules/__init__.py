@@ -102,6 +102,11 @@ NO_GPU_RULES = frozenset({"capture_quality", "oom_snapshot", "activation_memory"
                           "memory_near_capacity", "batch_size_headroom", "host_sync"})
 
 
+#: The rule ids of the verdicts the rules add where no check found a problem (:func:`healthy_finding`,
+#: :func:`unexplained_idle_finding`): a host's verdict, which a problem found later -- or across the job -- replaces.
+VERDICT_RULES = ("healthy", "unexplained_idle")
+
+
 def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[Finding]:
     """Run every rule (or the named ones) on one host's metrics; never raises.
 
@@ -155,7 +160,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     follow_savings(out)
     _step_confidence(metrics, out)  # a ceiling: a raise to match a smaller saving never lifts a guessed step's finding
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
-            not any(f.rule in ("healthy", "unexplained_idle") for f in out):
+            not any(f.rule in VERDICT_RULES for f in out):
         late = unexplained_idle_finding(metrics) or healthy_finding(metrics)
         _step_confidence(metrics, [late])  # it rests on the same steps: never critical on guessed ones
         out.append(late)
@@ -405,7 +410,7 @@ def evaluate_session(job: JobView, findings: Iterable[Finding]) -> list[Finding]
                 g = r.in_job(f, job, job_findings)
             except Exception as e:  # noqa: BLE001 -- a judgement must never crash the report
                 logger.warning("job judgement of %s failed: %s", f.rule, e, exc_info=True)
-        if g is not None and not (bad and g.rule in ("healthy", "unexplained_idle") and
+        if g is not None and not (bad and g.rule in VERDICT_RULES and
                                   not (g.saving is not None and g.saving.ms_per_step > 0)):
             out.append(g)
     return out + job_findings

@@ -53,10 +53,11 @@ def _syncs(ctx: Ctx) -> Finding | None:
     who = ", ".join(f"{short(name, 40)} ×{per:.1f}" for name, per in s.callers[:3]) or "runtime calls"
     return finding(
         ctx, ID, sev,
-        f"The host waits for the GPU {s.calls_per_step:.1f} times per step (in {who}; {ms(s.wait_ms_per_step)} in the "
-        f"waits); each wait drains the GPU's queue, which then idles until the host launches more work: "
+        ctx.fw.label("host_sync:waits", calls=f"{s.calls_per_step:.1f}", who=who, wait=ms(s.wait_ms_per_step)) +
+        "; each wait drains the GPU's queue, which then idles until the host launches more work: "
         f"{ms(s.gpu_idle_ms_per_step)} of each {ms(ctx.step_ms)} step ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
+                            meaning=ctx.fw.label("host_sync:meaning"),
                             detail={"syncs_per_step": s.calls_per_step, "idle_ms_per_step": s.gpu_idle_ms_per_step,
                                     "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "

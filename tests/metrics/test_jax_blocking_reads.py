@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from synthetic import jaxcapture as jc
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 from tests.support.real_checks import REAL_JAX_SET
@@ -113,3 +114,18 @@ def test_real_jax_runs_claim_nothing_of_the_round_trip_or_the_implicit_transfer(
     assert m.syncs.calls_per_step == pytest.approx(reads)
     assert m.syncs.gpu_idle_ms_per_step == 0
     assert not any(f.rule == "host_sync" for f in host_report(m, files[0].stat().st_size).findings)
+
+
+def test_control_a_healthy_tensorflow_step_has_no_read(tmp_path):
+    """TensorFlow names no blocking read (its ``.numpy()`` writes no TraceMe of its own: h37-left55's survey), so a
+    healthy TF capture has no sync to claim."""
+    from synthetic.scenarios import SCENARIOS
+
+    (host, raw), = list(SCENARIOS["ideal"]().encode().items())[:1]
+    p = tmp_path / f"{host}.xplane.pb"
+    p.write_bytes(raw)
+    trace = read_trace(str(p))
+    assert frameworks.detect_trace(trace).id == "tensorflow"
+    m = host_metrics(trace)
+    assert m.syncs.calls_per_step == 0 and m.syncs.gpu_idle_ms_per_step == 0
+    assert not any(f.rule == "host_sync" for f in host_report(m, len(raw)).findings)

@@ -854,10 +854,12 @@ def jax_step_annotation(num_steps: int = 8, seed: int = 0, layers: int = 4) -> J
 
 
 def _async_loop(cap: JaxCapture, kernels: list[XlaKernel], num_steps: int, host_us: float = 0.0,
-                put_bytes: int = 0, put_shape: str = "bf16[4096,4096]") -> None:
+                put_bytes: int = 0, put_shape: str = "bf16[4096,4096]", read_bytes: int = 0) -> None:
     """The real capture loop: ``with StepTraceAnnotation('train', step_num=s): [work; device_put]; state = step(state)``.
 
-    No per-step sync: the host only waits when 32 executions are queued.
+    No per-step sync: the host only waits when 32 executions are queued -- unless ``read_bytes``: the step ends in a
+    read of its result (``float(loss)``: ``np.asarray(jax.Array)`` around the D2H copy and its staging copy, as the
+    real ``host_roundtrip`` writes it), which waits until the GPU has run the step.
     """
     for _ in range(num_steps):
         cap.begin_step()
@@ -865,6 +867,8 @@ def _async_loop(cap: JaxCapture, kernels: list[XlaKernel], num_steps: int, host_
             cap.host_work(host_us)
         inputs = (cap.device_put(put_bytes, put_shape),) if put_bytes else ()
         cap.execute(kernels, inputs=inputs)
+        if read_bytes:
+            cap.to_host(read_bytes)
         cap.end_step()
 
 
@@ -903,6 +907,22 @@ def jax_input_bound(num_steps: int = 20, seed: int = 0) -> JaxScenario:
     return JaxScenario(name, cap.finish(), cap.truth(
         name, "12 ms host work + device_put(bf16[4096,4096]) before every step: the GPU idles ~85%", "trace_train",
         expect_top=("input_bound",), dominant="input_bound", real_counterpart="input_bound"))
+
+
+def jax_read_each_step(num_steps: int = 20, seed: int = 0) -> JaxScenario:
+    """The healthy bf16 loop logging ``float(loss)`` every step: each read waits for the step's last kernel, so the
+    host dispatches the next step only after the GPU has drained -- the GPU idles for the read's copy back and the next
+    dispatch, every step (issue #37 class 3: a sync the program asked for, in JAX's own event)."""
+    cap = JaxCapture(seed=seed, step_annotation=True, command_buffers=True)
+    kernels = mlp_bf16_step(4, command_buffers=True)
+    cap.add_hlo(mlp_hlo(cap.module, kernels))
+    _async_loop(cap, kernels, num_steps, read_bytes=4)
+    name = "jax_read_each_step"
+    return JaxScenario(name, cap.finish(), cap.truth(
+        name, "jitted bf16 MLP on an H100 reading float(loss) every step: the GPU idles while the host reads and "
+        "dispatches the next step", "trace_train",
+        expect_top=("host_sync",), dominant="host_sync",
+        expect_not=("input_bound", "launch_bound", "tensor_core_unused", "mixed_precision_off")))
 
 
 def jax_fp32_highest(num_steps: int = 20, seed: int = 0) -> JaxScenario:
@@ -1019,5 +1039,5 @@ def jax_dp_2host_slow_link(num_steps: int = 12, seed: int = 0) -> JaxJob:
 JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
     f.__name__: f for f in (jax_xla_modules, jax_raw, jax_raw_no_module_events, jax_no_steps, jax_step_annotation,
                             jax_healthy_bf16, jax_healthy_bf16_nocb, jax_input_bound, jax_fp32_highest, jax_eager_ops,
-                            jax_eager_chain)
+                            jax_eager_chain, jax_read_each_step)
 }

@@ -135,6 +135,11 @@ class Framework:
     #: ``.item()``): on a CPU tensor a memory read, microseconds; one lasting milliseconds waited for a device's queue
     #: -- GPU use a capture shows even where its CUDA activity was not recorded (``job.kind``)
     scalar_read_event: NamePredicate = never
+    #: the host event of the program reading device values into host memory, blocked until they are there, in a
+    #: format whose runtime records no sync call of its own (JAX's ``np.asarray(jax.Array)``: the annotation every
+    #: read of a ``jax.Array``'s value passes through -- ``float(x)``, ``x.item()``, ``np.asarray(x)``,
+    #: ``jax.device_get``, ``print(x)``): a sync the program asked for (``metrics.syncs``)
+    blocking_read_event: NamePredicate = never
     #: the program emptying the framework's device memory cache itself (PyTorch's ``torch.cuda.empty_cache()``, as its
     #: Python frame or a range named for it): the driver frees inside one are the program's own release, and the next
     #: pass asks the driver for that memory again -- churn a call causes, not a cache that is off (``allocator_churn``)
@@ -287,6 +292,10 @@ GENERIC_LABELS: dict[str, str] = {
     "compiler": "XLA",
     #: host work that holds the GPU idle between steps
     "step_gaps:host_work": "host work between steps",
+    #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
+    "host_sync:waits": "The host waits for the GPU {calls} times per step (in {who}; {wait} in the waits)",
+    #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
+    "host_sync:meaning": "",
     #: the host launching work during a gap (TF: launch threads contending with tf.data threads)
     "step_gaps:launch": "host launch threads busy (thread contention)",
     "param_upload": "a data-parallel wrapper's parameter-loading hooks (parameters offloaded to host memory)",

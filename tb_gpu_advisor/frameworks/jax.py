@@ -41,6 +41,21 @@ _RUNTIME = _DISPATCH + _TRANSFER + (
     "BufferSequencingEvent::", "ThenExecuteCallback")
 
 
+#: The annotation every read of a ``jax.Array``'s value passes through (``ArrayImpl._value``, jax 0.4 to 0.11 at least):
+#: ``float(x)``, ``int(x)``, ``x.item()``, ``x.tolist()``, ``np.asarray(x)``, ``jax.device_get(x)``, ``print(x)`` and
+#: ``bool(x)`` in Python control flow each write one on the program's thread, spanning the host's wait for the value
+#: (the D2H copy and the staging copy inside it).  ``x.block_until_ready()`` writes no event of its own on that thread:
+#: jaxlib waits on the buffer's future without a TraceMe, and through the PjRt C API plugin (``PjRtCApiLoadedExecutable``
+#: captures) the runtime's ``PjRtStreamExecutorBuffer::Await`` / ``TfrtGpuBuffer::Await`` markers -- an instant at
+#: the wait's start and another at its end, not a span -- are not written either; none is read.
+_BLOCKING_READ = "np.asarray(jax.Array)"
+
+
+def is_blocking_read(name: str) -> bool:
+    """The program reading a ``jax.Array``'s value into host memory, blocked until it is there (:data:`_BLOCKING_READ`)."""
+    return name == _BLOCKING_READ
+
+
 def is_runtime_event(name: str) -> bool:
     return name.startswith(_RUNTIME)
 
@@ -107,6 +122,17 @@ ON_DEVICE = action(
     "(np.asarray(x) waits for the GPU and copies to the host; jnp.asarray copies back).",
     "@jax.jit\ndef step(x, w):\n    h = part1(x, w)\n    h = jnp.clip(h, 0, 3)      # was: np.clip(np.asarray(h), 0, 3) on the host\n"
     "    return part2(h, w)")
+#: Read values every N steps (the syncs the program asked for: ``host_sync``).
+READ_EVERY_N = action(
+    "Read values off the GPU every N steps, not every step: float(loss), x.item(), np.asarray(x), jax.device_get and "
+    "print(x) each wait until the GPU has run everything queued before them, so the host dispatches nothing while the "
+    "GPU drains. Keep the values on the device in between (accumulate them in the jitted step) and fetch them outside "
+    "the step loop, so dispatch stays asynchronous.",
+    "for step in range(num_steps):\n"
+    "    state, loss = step_fn(state, batch)      # dispatched asynchronously: returns before the GPU runs it\n"
+    "    if step % 100 == 0:\n"
+    "        print(step, float(loss))             # the one read: the queue drains once per 100 steps\n"
+    "# or keep the metrics on the device and read them once: jax.device_get(metrics) after the loop")
 CAPTURE = ("# capture a few dozen steady-state steps (~10 s), after warm-up, with step markers:\n"
            "with jax.profiler.trace(logdir):\n"
            "    for step in range(start, start + 30):\n"
@@ -195,7 +221,7 @@ FIXES = {
     "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
                                              "dispatch.")),
     "host_op_placement": (ON_DEVICE, TRANSFER_GUARD),
-    "host_sync": (TRANSFER_GUARD, SCAN_STEPS),
+    "host_sync": (READ_EVERY_N, TRANSFER_GUARD, SCAN_STEPS),
     "excessive_memcpy": (TRANSFER_GUARD,),
     "excessive_memcpy:h2d": (PREFETCH,),
     "excessive_memcpy:d2d": (action(
@@ -274,7 +300,7 @@ FIXES["small_grid"] = (action(
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
-    background_line=is_background_line, runtime_event=is_runtime_event,
+    background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,
     labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",
@@ -283,6 +309,13 @@ FRAMEWORK = Framework(
             "dispatch_call": "jitted call",
             "compiled_step": "one jitted function",
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
+            "host_sync:waits": "The host reads values off the GPU {calls} times per step (in {who}: the float(loss), "
+                               "x.item(), np.asarray(x), jax.device_get or print(x) in the step; {wait} blocked in "
+                               "them)",
+            "host_sync:meaning": "share of step time the GPUs are idle after the program's reads of device values "
+                                 "(np.asarray(jax.Array): float(x), x.item(), np.asarray(x), jax.device_get, print) "
+                                 "until the next device work",
+            "title:host_sync": "The host reads device values inside the step (each read drains the GPU)",
             "step_gaps:launch": "the host dispatching jitted calls"},
     not_applicable={"host_op_share": "JAX places every op on the device of its arrays, jitted or not: there is no op "
                                      "placement to check (host round trips are reported as a finding)"},

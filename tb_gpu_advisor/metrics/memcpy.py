@@ -271,6 +271,26 @@ def _comes_back(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray) -> np.nda
     return out
 
 
+def trip_windows(g, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
+    """One GPU's round trips inside its ``n`` kept steps (:func:`_trip_windows`): each from the end of the copy out to
+    the start of the copy bringing the data back, disjoint; and the steps that hold one.  The round trip's own
+    stretch, which ``host_op_placement`` sizes -- no other cause's (``metrics.syncs``: a read of the data inside it)."""
+    d = g.d
+    inside = g.step >= 0
+    d2h = inside & (d.kind == devices.KIND_D2H)
+    h2d = inside & (d.kind == devices.KIND_H2D)
+    if not n or not d2h.any() or not h2d.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    # mid-step only: the data comes back for more GPU work of the same step (a kernel starts after the H2D).
+    # A step's result fetched at its end (the loss) and the next step's input copied before the next step's
+    # first kernel are no round trip, though both fall in one window where a step boundary is placed between
+    # them by a device- or module-defined step source.
+    kern = inside & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
+    last_k = np.full(n, -1, np.int64)  # start of each step's last kernel
+    np.maximum.at(last_k, g.step[kern], d.start[kern])
+    return _trip_windows(d, g.step, d2h, h2d, last_k)
+
+
 def round_trips(ctx: Context) -> HostRoundTrip:
     """Device->host->device round trips inside kept steps (see :class:`HostRoundTrip`); framework-neutral."""
     n = ctx.steps.count
@@ -284,16 +304,7 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         inside = g.step >= 0
         d2h = inside & (d.kind == devices.KIND_D2H)
         h2d = inside & (d.kind == devices.KIND_H2D)
-        if not d2h.any() or not h2d.any():
-            continue
-        # mid-step only: the data comes back for more GPU work of the same step (a kernel starts after the H2D).
-        # A step's result fetched at its end (the loss) and the next step's input copied before the next step's
-        # first kernel are no round trip, though both fall in one window where a step boundary is placed between
-        # them by a device- or module-defined step source.
-        kern = inside & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
-        last_k = np.full(n, -1, np.int64)  # start of each step's last kernel
-        np.maximum.at(last_k, g.step[kern], d.start[kern])
-        ws, we, steps = _trip_windows(d, g.step, d2h, h2d, last_k)
+        ws, we, steps = trip_windows(g, n)
         if not ws.size:
             continue
         us, ue = union_intervals(d.start, d.end)

@@ -15,6 +15,12 @@ Each wait is booked to its cause (issue #37 item 3):
   ``cudnn.benchmark``: ``job.phase``) is start-up's, not the step's;
 * the others are the syncs the program asked for (``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``,
   ``.tolist()`` of device values);
+* where the runtime records no sync call (JAX's XPlane: the host waits on PjRt's events), the framework's blocking
+  reads are those syncs (``Framework.blocking_read_event``: JAX's ``np.asarray(jax.Array)``, which ``float(x)``,
+  ``x.item()``, ``np.asarray(x)``, ``jax.device_get`` and ``print(x)`` write), each its own caller;
+* the idle inside a round trip (data copied out, worked on by the host, copied back: ``memcpy.trip_windows``) is the
+  round trip's, ``host_op_placement``'s, whatever sync or read comes before it -- as the host's input waits are the
+  input check's (an implicit transfer's copy among them);
 * the part of an idle gap during which the host thread ran nothing the profiler recorded (no op, no runtime
   call, no Python span) is neither: the host ran code the profiler did not see, and it is named as such.
 """
@@ -28,6 +34,7 @@ from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
+from tb_gpu_advisor.metrics import memcpy
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals, unique_inverse
 
@@ -43,12 +50,18 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
+    reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
+    if reads:
+        sync = np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
     encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)))
-    callers = encloser.find(sync)
-    copy = _copy_waits(ctx, encloser, callers)
+    if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
+        callers, copy = sync.copy(), np.zeros(sync.shape, dtype=bool)
+    else:
+        callers = encloser.find(sync)
+        copy = _copy_waits(ctx, encloser, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
     k = max(len(active), 1)
@@ -59,7 +72,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
-        per, spans = _idle_after(g, h, held, h.end[sync], copy, _input_wait(ctx, g), recorded)
+        per, spans = _idle_after(g, h, held, h.end[sync], copy, _owned(ctx, g), recorded)
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -207,6 +220,21 @@ def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None
         return s[:0], e[:0]
     outside = subtract_intervals(s, e, rs, re)
     return subtract_intervals(s, e, *outside)
+
+
+def _owned(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
+    """The stretches of this GPU's idle another cause owns, whatever sync or read precedes them: the host's input
+    waits (an implicit transfer's copy among them: ``context`` counts copies of array data to the device as input),
+    and the round trips ``host_op_placement`` sizes -- data copied out, worked on by the host and copied back
+    (``memcpy.trip_windows``).  A read of the data that leaves in a round trip (JAX's ``np.asarray`` of an
+    activation) waits for the GPU, but the idle after it is the round trip's: the fix moves the host's work onto the
+    GPU, read and all (h37-left53: real-h100-jax ``host_roundtrip``, 4.2 ms a step in the read, all inside the round
+    trip's 19.6 ms)."""
+    ws, we, _ = memcpy.trip_windows(g, ctx.steps.count)
+    iw = _input_wait(ctx, g)
+    if not ws.size:
+        return iw
+    return union_intervals(np.concatenate([iw[0], ws]).astype(np.int64), np.concatenate([iw[1], we]).astype(np.int64))
 
 
 def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx

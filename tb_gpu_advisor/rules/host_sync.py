@@ -11,9 +11,15 @@ syncs' only as far as they blocked the host (issue #37 item 3): without a sync t
 so its next launch comes at most that much sooner, and the rest of the gap is the host's own time (cold_a100_alexnet:
 0.92 ms of syncs, then seconds of cuDNN start-up, which run with or without them).
 
+JAX records no sync call: its reads of device values (``float(loss)``, ``x.item()``, ``np.asarray(x)``,
+``jax.device_get``, ``print(x)``) are the syncs there, each one ``np.asarray(jax.Array)`` event spanning the host's
+wait, worded and fixed in JAX's terms (read every N steps; h37-left55).
+
 Not counted (issue #37 item 3): a sync that is a blocking copy's own wait (a pageable host-to-device copy waits for
-its stream) is the copy's cost, reported by ``excessive_memcpy`` with the copy's fix; GPU idle while the syncing
-thread ran nothing the profiler recorded is named apart, as a note saying how to record it.
+its stream) is the copy's cost, reported by ``excessive_memcpy`` with the copy's fix; the idle inside a round trip
+(data copied out, worked on by the host and copied back) is ``host_op_placement``'s, a read of that data before it
+included; GPU idle while the syncing thread ran nothing the profiler recorded is named apart, as a note saying how
+to record it.
 
 Without the GPU's records (no CUDA runtime call in the capture: the other GPU checks are skipped), a scalar read that
 lasted milliseconds (``.item()``'s ``aten::_local_scalar_dense``) still shows the host blocked on the GPU: its time
@@ -53,10 +59,11 @@ def _syncs(ctx: Ctx) -> Finding | None:
     who = ", ".join(f"{short(name, 40)} ×{per:.1f}" for name, per in s.callers[:3]) or "runtime calls"
     return finding(
         ctx, ID, sev,
-        f"The host waits for the GPU {s.calls_per_step:.1f} times per step (in {who}; {ms(s.wait_ms_per_step)} in the "
-        f"waits); each wait drains the GPU's queue, which then idles until the host launches more work: "
+        ctx.fw.label("host_sync:waits", calls=f"{s.calls_per_step:.1f}", who=who, wait=ms(s.wait_ms_per_step)) +
+        "; each wait drains the GPU's queue, which then idles until the host launches more work: "
         f"{ms(s.gpu_idle_ms_per_step)} of each {ms(ctx.step_ms)} step ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
+                            meaning=ctx.fw.label("host_sync:meaning"),
                             detail={"syncs_per_step": s.calls_per_step, "idle_ms_per_step": s.gpu_idle_ms_per_step,
                                     "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "

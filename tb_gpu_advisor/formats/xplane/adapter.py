@@ -465,7 +465,7 @@ OVERHEAD_LINE = "CUPTI overhead"
 
 def is_derived_line(ln: Line) -> bool:
     """A line the profiler derived from other events (its id or its name): never device activity of its own."""
-    return ln.id in DERIVED_LINE_IDS or (ln.id + (1 << 32)) in DERIVED_LINE_IDS or ln.name in DERIVED_GPU_LINES
+    return ln.id in DERIVED_LINE_IDS or (ln.id - (1 << 32)) in DERIVED_LINE_IDS or ln.name in DERIVED_GPU_LINES
 
 
 def activity_lines(plane: Plane) -> list[Line]:

@@ -11,7 +11,8 @@ from it must equal the unchanged capture's (the control of each test):
   in the idle between steps counted as work;
 * CUPTI overhead records on a stream line, which the tracer then names ``CUPTI overhead`` whole: its kernels stay;
 * CUPTI memory records (``MemoryAlloc`` / ``MemoryFree``, with ``memalloc_details`` / ``MemFree_details``) on a
-  stream line: main counted each as a zero-length kernel (336 -> 420 kernels, "22 launches a step").
+  stream line: main counted each as a zero-length kernel (336 -> 420 kernels, "22 launches a step");
+* a ``_counters_`` line of performance-counter samples (zero-length events): main read each as a kernel.
 """
 
 from __future__ import annotations
@@ -78,8 +79,16 @@ def _memory_records(gpu, streams, start, dur) -> None:
         streams.add("MemoryFree", a - US, 0, MemFree_details="kind:device num_bytes:1048576")
 
 
-@pytest.mark.parametrize("change", [_source_line, _offload_line, _overhead_line, _overhead_on_stream, _memory_records],
-                         ids=["source_code", "host_offload", "overhead_line", "overhead_on_a_stream", "memory_records"])
+def _counter_line(gpu, streams, start, dur) -> None:
+    ln = gpu.line("_counters_", 1)  # kCounterEventsLineName: zero-length samples of performance counters
+    for a in start[::4].tolist():
+        ln.add("Wavefronts Launched (Count)", a, 0, counter_value=4096)
+
+
+@pytest.mark.parametrize("change", [_source_line, _offload_line, _overhead_line, _overhead_on_stream, _memory_records,
+                                    _counter_line],
+                         ids=["source_code", "host_offload", "overhead_line", "overhead_on_a_stream", "memory_records",
+                              "counters"])
 def test_the_gpu_s_work_is_its_streams_whatever_else_the_plane_holds(tmp_path, change):
     want = _gpu_work(_write(tmp_path, "base"))
     kernels, ms = want[(0, devices.KIND_KERNEL)]

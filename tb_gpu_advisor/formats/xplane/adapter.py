@@ -468,9 +468,15 @@ def is_derived_line(ln: Line) -> bool:
     return ln.id in DERIVED_LINE_IDS or (ln.id - (1 << 32)) in DERIVED_LINE_IDS or ln.name in DERIVED_GPU_LINES
 
 
+#: The line of a device plane's performance counters (``kCounterEventsLineName``, openxla/xla ``xplane_schema.cc``):
+#: zero-length samples (ROCm's ``Wavefronts Launched (Count)``, CUPTI PM sampling) that the stock GPU trace parser
+#: skips ("Perf Counter events are handled separately") -- values, not work the GPU ran.
+COUNTER_LINE = "_counters_"
+
+
 def activity_lines(plane: Plane) -> list[Line]:
-    """A GPU plane's non-empty lines of device activity (streams): no derived line."""
-    return [ln for ln in plane.lines if len(ln) and not is_derived_line(ln)]
+    """A GPU plane's non-empty lines of device activity (streams): no derived line, no counter line."""
+    return [ln for ln in plane.lines if len(ln) and not is_derived_line(ln) and ln.name != COUNTER_LINE]
 
 
 def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:

@@ -12,7 +12,8 @@ from it must equal the unchanged capture's (the control of each test):
 * CUPTI overhead records on a stream line, which the tracer then names ``CUPTI overhead`` whole: its kernels stay;
 * CUPTI memory records (``MemoryAlloc`` / ``MemoryFree``, with ``memalloc_details`` / ``MemFree_details``) on a
   stream line: main counted each as a zero-length kernel (336 -> 420 kernels, "22 launches a step");
-* a ``_counters_`` line of performance-counter samples (zero-length events): main read each as a kernel.
+* a ``_counters_`` line of performance-counter samples (zero-length events): main read each as a kernel;
+* a host file gzipped by hand (``<host>.xplane.pb.gz``): named, with how to read it -- main passed it over.
 """
 
 from __future__ import annotations
@@ -124,3 +125,20 @@ def test_derived_by_id_signed_or_not_and_never_a_stream():
         return Line(i, name, "", 0, np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int16), None)
     assert is_derived_line(line(_DERIVED, "anything")) and is_derived_line(line(_DERIVED + (1 << 32) + 7, "x"))
     assert not any(is_derived_line(line(i, f"Stream #{i}(Compute)")) for i in (0, 7, 100, 1 << 20))
+
+
+def test_a_compressed_xplane_is_named_not_passed_over(tmp_path):
+    """A host file gzipped by hand (to attach it to an issue): main said "no GPU profiles found" of its logdir and
+    "not a profile this tool reads" of the file; it is named, with how to read it."""
+    from tb_gpu_advisor.formats.xplane.layout import LAYOUT
+    from tb_gpu_advisor.runtime.advisor import why_not_read
+    session = tmp_path / "run" / "plugins" / "profile" / "2026_01_01"
+    session.mkdir(parents=True)
+    packed = session / "worker0.xplane.pb.gz"
+    packed.write_bytes(b"\x1f\x8b\x08\x00")
+    why = why_not_read(str(packed))
+    assert why is not None and "compressed XPlane" in why and "xplane.pb" in why
+    # controls: the profiler's own gzipped tool data and a PyTorch trace keep their readings
+    assert "compressed" not in (LAYOUT.unread(("run", "plugins", "profile", "s", "worker0.trace.json.gz")) or "")
+    assert LAYOUT.unread(("run", "worker0.123.pt.trace.json.gz")) is None
+    assert LAYOUT.unread(("run", "plugins", "profile", "s", "worker0.xplane.pb")) is None

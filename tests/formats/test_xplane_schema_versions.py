@@ -142,3 +142,38 @@ def test_a_compressed_xplane_is_named_not_passed_over(tmp_path):
     assert "compressed" not in (LAYOUT.unread(("run", "plugins", "profile", "s", "worker0.trace.json.gz")) or "")
     assert LAYOUT.unread(("run", "worker0.123.pt.trace.json.gz")) is None
     assert LAYOUT.unread(("run", "plugins", "profile", "s", "worker0.xplane.pb")) is None
+
+
+def _old_jaxlib(space) -> None:
+    """What jaxlib 0.3-0.4.x wrote: ``jax.jit``'s dispatch traced ``JaxCompiledFunction(<name>)`` (before jit became
+    pjit), and no ``jax_version`` / ``jaxlib_version`` on ``/host:metadata``."""
+    host = space.plane("/host:CPU")
+    host._events = {n.replace("PjitFunction(", "JaxCompiledFunction("): i for n, i in host._events.items()}
+    meta = space.plane("/host:metadata")
+    meta.plane_stats = [(k, v) for k, v in meta.plane_stats if k not in ("jax_version", "jaxlib_version")]
+
+
+def test_an_older_jaxlib_s_capture_is_jax_with_jax_s_findings(tmp_path):
+    """Main read it as TensorFlow: TF's fixes (``tf.profiler`` options, ``steps_per_execution``,
+    ``TF_GPU_THREAD_MODE``) and the input wait lost (0.77 ms of each step read as host launch contention)."""
+    import re
+    from types import SimpleNamespace
+
+    from synthetic.jaxcapture import jax_raw
+    from tb_gpu_advisor import frameworks
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+    def report(old: bool):
+        sc = jax_raw()
+        if old:
+            _old_jaxlib(sc.space)
+        path = str(sc.write(tmp_path, run="old" if old else "new")[0])
+        rep = analyze_host(SimpleNamespace(host="jaxhost", path=path))
+        return frameworks.detect_trace(read_trace(path)).id, {f.rule: (f.severity, round(f.saving.ms_per_step if f.saving else 0, 3))
+                                                              for f in rep.findings}, rep
+    fw, want, _ = report(False)
+    assert fw == "jax" and want  # the premise: today's jaxlib, read as JAX, with findings
+    fw_old, got, rep = report(True)
+    assert fw_old == "jax" and got == want
+    tf_api = re.compile(r"\btf\.|steps_per_execution|TF_GPU_THREAD_MODE")
+    assert not any(tf_api.search(f"{a.text} {a.snippet or ''}") for f in rep.findings for a in f.actions)

@@ -443,8 +443,9 @@ def _memory_op_labels(ln: Line, idx: np.ndarray, is_mem: np.ndarray, labels: dic
 
 
 #: Derived (post-processed) GPU lines: not device activity.  Upstream names (``xplane_schema.cc`` of
-#: tensorflow/tensorflow and openxla/xla, 2020-2026): ``TensorFlow Ops`` / ``TensorFlow Name Scope`` until TF ~2.12, then
-#: ``Framework Ops`` / ``Framework Name Scope``; ``Source code`` (TF >= 2.6), ``Host Offload Ops``, ``Async XLA Ops``.
+#: tensorflow/tensorflow 02e237f8 and openxla/xla 02e89dc4): ``TensorFlow Ops`` / ``TensorFlow Name Scope`` in TF's,
+#: ``Framework Ops`` / ``Framework Name Scope`` in openxla's; ``Source code`` in both; ``Host Offload Ops``,
+#: ``Async XLA Ops`` in openxla's.
 DERIVED_GPU_LINES = {
     "Steps", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope", "Framework Name Scope",
     "XLA Modules", "XLA Ops", "Source", "Source code", "Launch Stats", "XLA TraceMe", "Async XLA Ops",
@@ -601,8 +602,8 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np
     return size, sync, host
 
 
-#: The stats of a GPU plane's memory records (``xla/backends/profiler/gpu/cupti_collector.cc``, TF's
-#: ``cupti_collector.cc`` 2.5+): CUPTI's allocations, frees and residency changes, on the stream lines beside the
+#: The stats of a GPU plane's memory records (``xla/backends/profiler/gpu/cupti_collector.cc``, and TF's own
+#: ``core/profiler/internal/gpu/cupti_collector.cc`` before the move): CUPTI's allocations, frees and residency changes, on the stream lines beside the
 #: kernels, named ``MemoryAlloc`` / ``MemoryFree`` / ``MemoryResidency`` -- what the driver did to memory, not work
 #: the GPU ran (``Memset_details`` marks a memset, which is).
 MEMORY_RECORD_STATS = ("memalloc_details", "MemFree_details", "MemoryResidency_details")

@@ -5,7 +5,7 @@ Each capture is ``synthetic.scenarios.ideal``'s (truth by construction), then gi
 version's GPU tracer or post-processing writes beside the streams -- the streams unchanged, so the GPU's work read
 from it must equal the unchanged capture's (the control of each test):
 
-* a derived line known by its id (``kThreadIdDerivedMin`` = 0xdeadbeef ...): ``Source code`` (TF >= 2.6, the
+* a derived line known by its id (``kThreadIdDerivedMin`` = 0xdeadbeef ...): ``Source code`` (``kThreadIdSource``, from the
   ``source`` stat of each kernel's annotation), ``Host Offload Ops``, and ``CUPTI overhead`` records without a
   stream (``kThreadIdOverhead``) -- main read each as kernels: the GPU's busy time doubled, or profiler overhead
   in the idle between steps counted as work;

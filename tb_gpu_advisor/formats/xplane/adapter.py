@@ -603,8 +603,8 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np
 
 
 #: The stats of a GPU plane's memory records (``xla/backends/profiler/gpu/cupti_collector.cc``, and TF's own
-#: ``core/profiler/internal/gpu/cupti_collector.cc`` before the move): CUPTI's allocations, frees and residency changes, on the stream lines beside the
-#: kernels, named ``MemoryAlloc`` / ``MemoryFree`` / ``MemoryResidency`` -- what the driver did to memory, not work
+#: ``core/profiler/internal/gpu/cupti_collector.cc`` before the move): CUPTI's allocations, frees and residency
+#: changes, on the stream lines beside the kernels, named ``MemoryAlloc`` / ``MemoryFree`` / ``MemoryResidency`` -- what the driver did to memory, not work
 #: the GPU ran (``Memset_details`` marks a memset, which is).
 MEMORY_RECORD_STATS = ("memalloc_details", "MemFree_details", "MemoryResidency_details")
 

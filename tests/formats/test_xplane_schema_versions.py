@@ -5,8 +5,8 @@ Each capture is ``synthetic.scenarios.ideal``'s (truth by construction), then gi
 version's GPU tracer or post-processing writes beside the streams -- the streams unchanged, so the GPU's work read
 from it must equal the unchanged capture's (the control of each test):
 
-* a derived line known by its id (``kThreadIdDerivedMin`` = 0xdeadbeef ...): ``Source code`` (``kThreadIdSource``, from the
-  ``source`` stat of each kernel's annotation), ``Host Offload Ops``, and ``CUPTI overhead`` records without a
+* a derived line known by its id (``kThreadIdDerivedMin`` = 0xdeadbeef ...): ``Source code`` (``kThreadIdSource``,
+  from the ``source`` stat of each kernel's annotation), ``Host Offload Ops``, and ``CUPTI overhead`` records without a
   stream (``kThreadIdOverhead``) -- main read each as kernels: the GPU's busy time doubled, or profiler overhead
   in the idle between steps counted as work;
 * CUPTI overhead records on a stream line, which the tracer then names ``CUPTI overhead`` whole: its kernels stay;
@@ -169,8 +169,8 @@ def test_an_older_jaxlib_s_capture_is_jax_with_jax_s_findings(tmp_path):
             _old_jaxlib(sc.space)
         path = str(sc.write(tmp_path, run="old" if old else "new")[0])
         rep = analyze_host(SimpleNamespace(host="jaxhost", path=path))
-        return frameworks.detect_trace(read_trace(path)).id, {f.rule: (f.severity, round(f.saving.ms_per_step if f.saving else 0, 3))
-                                                              for f in rep.findings}, rep
+        found = {f.rule: (f.severity, round(f.saving.ms_per_step if f.saving else 0, 3)) for f in rep.findings}
+        return frameworks.detect_trace(read_trace(path)).id, found, rep
     fw, want, _ = report(False)
     assert fw == "jax" and want  # the premise: today's jaxlib, read as JAX, with findings
     fw_old, got, rep = report(True)

@@ -106,6 +106,8 @@ def words(gpu_names: list[str], text: str) -> str:
 
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
+#: Device-plane events that are the GPU tracer's own overhead, not GPU work (CUPTI's overhead records).
+PROFILER_OVERHEAD_EVENTS = nvidia.CUPTI_OVERHEAD_EVENTS
 
 
 #: What a pair of GPUs is assumed to talk over when no GPU link is known for them.

@@ -17,6 +17,12 @@ from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, K
 
 VENDOR = "NVIDIA"
 
+#: What CUPTI's overhead activity records (``CUpti_ActivityOverheadKind``) are named in a TensorFlow/XLA XPlane: the
+#: tracer names each after its kind (``getActivityOverheadKindString`` of tensorflow ``cupti_tracer.cc`` and
+#: openxla/xla ``xla/backends/profiler/gpu/cupti_tracer.cc``: COMPILER, BUFFER_FLUSH, INSTRUMENTATION, RESOURCE, else
+#: ``<UNKNOWN>``) and puts them on a GPU plane's ``CUPTI overhead`` line.  The profiler's own time, not GPU work.
+CUPTI_OVERHEAD_EVENTS = frozenset({"COMPILER", "BUFFER_FLUSH", "INSTRUMENTATION", "RESOURCE", "<UNKNOWN>", "<unknown>"})
+
 #: How NVIDIA's users name things: a rule asks its vendor for these (``devices.vendor_of(...).TERMS[key]``), never
 #: spells one vendor's word for another's GPU.
 TERMS = {

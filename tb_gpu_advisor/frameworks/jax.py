@@ -13,7 +13,11 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.frameworks.base import Framework, action
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
-HOST_MARKERS = ("PjitFunction(",)
+#: ``jax.jit``'s C++ dispatch is traced ``PjitFunction(<name>)`` since jit became pjit; before (jaxlib 0.3-0.4.x,
+#: ``xla/python/jax_jit.cc`` ``JaxCompiledFunction_tp_vectorcall``) ``JaxCompiledFunction(<name>)``, and those
+#: jaxlibs wrote no ``jax_version`` on ``/host:metadata`` (survey h37-survey28).
+_JIT_DISPATCH = ("PjitFunction(", "JaxCompiledFunction(")
+HOST_MARKERS = _JIT_DISPATCH
 METADATA_STATS = ("jax_version", "jaxlib_version")
 #: The names JAX gives the XLA modules it compiles: ``jit_<function>`` for ``jax.jit``, ``pmap_<function>`` for
 #: ``jax.pmap`` (an XLA module NVTX range ``XlaModule:#hlo_module=jit_train_step,...#`` is a JAX program's).
@@ -23,7 +27,7 @@ MODULE_PREFIXES = ("jit_", "pmap_")
 def is_module_name(name: str | None) -> bool:
     """An XLA module named as JAX names the modules it compiles (:data:`MODULE_PREFIXES`)."""
     return bool(name) and name.startswith(MODULE_PREFIXES)
-_DISPATCH = ("PjitFunction(",)
+_DISPATCH = _JIT_DISPATCH
 _TRANSFER = ("DevicePut", "PjRtCApiCompiler::BufferFromHostBuffer", "shard_args")
 _H2D_WORKER = "H2D Dispatch"
 _HOST_BUFFER = "PjRtCApiCompiler::BufferFromHostBuffer("  # + "bf16[4096,4096])"; "f32[])" is a Python scalar

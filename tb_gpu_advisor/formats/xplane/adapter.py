@@ -53,6 +53,8 @@ USED_STATS: frozenset[str] = frozenset({
     # allocator: memory headroom, and every allocation and free (MemoryAllocation / MemoryDeallocation events)
     "peak_bytes_in_use", "allocator_name", "buffer_limit", "bytes_allocated", "bytes_reserved", "bytes_available",
     "allocation_bytes", "addr",
+    # a GPU plane's memory records, which are no GPU work (MEMORY_RECORD_STATS)
+    "memalloc_details", "MemFree_details", "MemoryResidency_details",
 })
 
 #: Plane name prefixes of a profile: the host (``/host:CPU``, ``/host:metadata``, ...) and devices (``/device:GPU:0``).
@@ -440,11 +442,42 @@ def _memory_op_labels(ln: Line, idx: np.ndarray, is_mem: np.ndarray, labels: dic
     return out
 
 
-#: Derived (post-processed) GPU lines: not device activity.
+#: Derived (post-processed) GPU lines: not device activity.  Upstream names (``xplane_schema.cc`` of
+#: tensorflow/tensorflow 02e237f8 and openxla/xla 02e89dc4): ``TensorFlow Ops`` / ``TensorFlow Name Scope`` in TF's,
+#: ``Framework Ops`` / ``Framework Name Scope`` in openxla's; ``Source code`` in both; ``Host Offload Ops``,
+#: ``Async XLA Ops`` in openxla's.
 DERIVED_GPU_LINES = {
     "Steps", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope", "Framework Name Scope",
-    "XLA Modules", "XLA Ops", "Source", "Launch Stats", "XLA TraceMe", "Async XLA Ops",
+    "XLA Modules", "XLA Ops", "Source", "Source code", "Launch Stats", "XLA TraceMe", "Async XLA Ops",
+    "Host Offload Ops",
 }
+#: The line ids the profiler gives the lines it derives from other events, whatever their name: ``kThreadIdDerivedMin``
+#: = 0xdeadbeef (an ``int``: -559038737 on the wire) up to ``kThreadIdDerivedMax`` -- +4 in TF 2.2, +7 (``Source``)
+#: in TF 2.4-2.x, +289 (host offload and host XLA regions) in openxla/xla's ``xla/tsl/profiler/utils/trace_utils.h``;
+#: ``IsDerivedThreadId`` there.  The GPU tracer puts CUPTI's overhead records without a stream on +6
+#: (``kThreadIdOverhead``, a line named ``CUPTI overhead``).  A wider bound than today's: no stream or thread id
+#: lies near it.
+_DERIVED_MIN = 0xDEADBEEF - (1 << 32)
+DERIVED_LINE_IDS = range(_DERIVED_MIN, _DERIVED_MIN + 400)
+#: The name the GPU tracer gives a stream line holding CUPTI overhead records (``GetDeviceXLineName``): the whole
+#: line takes it, kernels and copies on it included.
+OVERHEAD_LINE = "CUPTI overhead"
+
+
+def is_derived_line(ln: Line) -> bool:
+    """A line the profiler derived from other events (its id or its name): never device activity of its own."""
+    return ln.id in DERIVED_LINE_IDS or (ln.id - (1 << 32)) in DERIVED_LINE_IDS or ln.name in DERIVED_GPU_LINES
+
+
+#: The line of a device plane's performance counters (``kCounterEventsLineName``, openxla/xla ``xplane_schema.cc``):
+#: zero-length samples (ROCm's ``Wavefronts Launched (Count)``, CUPTI PM sampling) that the stock GPU trace parser
+#: skips ("Perf Counter events are handled separately") -- values, not work the GPU ran.
+COUNTER_LINE = "_counters_"
+
+
+def activity_lines(plane: Plane) -> list[Line]:
+    """A GPU plane's non-empty lines of device activity (streams): no derived line, no counter line."""
+    return [ln for ln in plane.lines if len(ln) and not is_derived_line(ln) and ln.name != COUNTER_LINE]
 
 
 def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
@@ -569,16 +602,43 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np
     return size, sync, host
 
 
+#: The stats of a GPU plane's memory records (``xla/backends/profiler/gpu/cupti_collector.cc``, and TF's own
+#: ``core/profiler/internal/gpu/cupti_collector.cc`` before the move): CUPTI's allocations, frees and residency
+#: changes, on the stream lines beside the kernels, named ``MemoryAlloc`` / ``MemoryFree`` / ``MemoryResidency`` -- what the driver did to memory, not work
+#: the GPU ran (``Memset_details`` marks a memset, which is).
+MEMORY_RECORD_STATS = ("memalloc_details", "MemFree_details", "MemoryResidency_details")
+
+
+def _not_gpu_work(plane: Plane, lines: list[Line]) -> np.ndarray | None:
+    """Over the lines' events, concatenated: those that are no work of the GPU -- CUPTI's overhead records on a
+    ``CUPTI overhead`` line, memory records (:data:`MEMORY_RECORD_STATS`); None where the plane holds neither."""
+    records = [k for k in MEMORY_RECORD_STATS if plane.stat_key(k) is not None]
+    if not records and not any(ln.name == OVERHEAD_LINE for ln in lines):
+        return None
+    over = np.fromiter((n in devices.PROFILER_OVERHEAD_EVENTS for n in plane.event_names), bool,
+                       count=len(plane.event_names))
+    parts = []
+    for ln in lines:
+        d = over[ln.name_id] if ln.name == OVERHEAD_LINE else np.zeros(len(ln), bool)
+        for k in records:
+            d |= ln.has_stat(k)
+        parts.append(d)
+    return _cat(parts, bool)
+
+
 def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes.
 
     With ``release`` the streams' own columns are dropped once the table holds them (see
     :func:`host_events`); derived lines (``Steps``, ``TensorFlow Ops``, ...) stay: steps and ops read them.
     """
-    lines = [ln for ln in plane.lines if len(ln) and ln.name not in DERIVED_GPU_LINES]
+    lines = activity_lines(plane)
     i64 = np.int64
     start = _cat([ln.start_ps for ln in lines], i64)
     order = np.argsort(start, kind="stable")
+    drop = _not_gpu_work(plane, lines)
+    if drop is not None:
+        order = order[~drop[order]]
     start = start[order]
     n = start.shape[0]
 

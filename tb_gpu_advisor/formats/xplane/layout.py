@@ -36,6 +36,12 @@ TOOL_DATA_WHY = ("TensorFlow/JAX profiler tool data (what the stock Profile tab 
                  "the whole session folder), or profile again with tf.profiler.experimental.start(logdir) ... stop() "
                  "or jax.profiler.trace(logdir), which write " + EXPECTED)
 
+#: A host file packed by hand (to attach it to an issue, to send it): no profiler writes one compressed -- TensorFlow,
+#: JAX and xprof write and read ``<host>.xplane.pb`` only (xprof's ``XPLANE_FILE_SUFFIX``).
+PACKED_SUFFIXES = (".gz", ".zst", ".bz2", ".xz")
+PACKED_WHY = ("a compressed XPlane: the profiler writes " + EXPECTED + " uncompressed, and that is what the Advisor "
+              "reads; decompress it in place (gunzip, zstd -d, ...) and point the Advisor at the folder again")
+
 
 def is_tool_data(file_name: str) -> bool:
     """A file the profiler converted from an XPlane (:data:`TOOL_DATA_SUFFIXES`), by its name."""
@@ -72,6 +78,9 @@ class XPlaneLayout:
         trace proto with no XPlane in it (survey h37-survey11: a Keras laptop run of 2023 whose logdir read "no GPU
         profiles found")."""
         in_session = len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR
+        packed = rel[-1].rsplit(".", 1)
+        if len(packed) == 2 and "." + packed[1] in PACKED_SUFFIXES and host_of(packed[0]) is not None:
+            return PACKED_WHY
         if in_session and rel[-1] == LEGACY_TRACE:
             return LEGACY_TRACE_WHY
         if in_session and is_tool_data(rel[-1]):

@@ -116,6 +116,23 @@ TF_MEMORY_PROFILE = ("TensorFlow's memory profile tool data (`<host>.memory_prof
                      "`plugins/profile/<session>/` folder)")
 
 
+#: PyTorch's execution trace (``torch.profiler.ExecutionTraceObserver``; the input of Chakra and of PARAM's et_replay):
+#: ``{"schema": "1.1.1-chakra.0.0.4", "pid": ..., "time": ..., "start_ts": ..., "nodes": [...]}`` -- each op with its
+#: inputs, shapes and dependencies, for replay, and no kernel or time on the device (survey h37-survey29: PARAM's
+#: ``et_replay/tests/inputs``, ResNet, GPT-2 and a compiled graph, each beside the Kineto trace recorded with it).
+_EXECUTION_TRACE = rb'^\s*\{\s*"schema"\s*:\s*"[^"]{1,64}"\s*,\s*"pid"\s*:\s*\d+[^\[\]]{0,400}?"nodes"\s*:\s*\['
+EXECUTION_TRACE = ("PyTorch's execution trace (ExecutionTraceObserver: each op's inputs, shapes and dependencies, the "
+                   "input of Chakra and of PARAM's et_replay), not a profiler trace: it holds no GPU kernel and no time "
+                   "on the device. Analyse the profiler trace recorded with it (torch.profiler with "
+                   "execution_trace_observer= writes both; the trace is what tensorboard_trace_handler or "
+                   "export_chrome_trace writes, `<worker>.pt.trace.json`)")
+
+
+def execution_trace(head: bytes) -> bool:
+    """Whether the start of a JSON file is PyTorch's execution trace (:data:`EXECUTION_TRACE`)."""
+    return re.search(_EXECUTION_TRACE, head) is not None
+
+
 def other_json(file_name: str) -> bool:
     """A JSON file not named as the trace handler names traces: a trace only if its content says so (:func:`sniff`)."""
     return file_name.endswith(OTHER_SUFFIXES) and worker_of(file_name) is None
@@ -134,6 +151,8 @@ def sniff(path: str) -> str | None:
             return CHROME_ARRAY
         if re.search(_TF_MEMORY_PROFILE, head):
             return TF_MEMORY_PROFILE
+        if execution_trace(head):
+            return EXECUTION_TRACE
         return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if not re.search(_KINETO_KEYS, head):
         if re.search(_ROCPROF_KEYS, head):

@@ -63,7 +63,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip
 from tb_gpu_advisor.formats.kineto import compiled
-from tb_gpu_advisor.formats.kineto.layout import text_encoding
+from tb_gpu_advisor.formats.kineto.layout import EXECUTION_TRACE, SNIFF_BYTES, execution_trace, text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
@@ -1339,6 +1339,8 @@ class _Parser:
             if m is not None:
                 return m
             if self.eof or len(self.buf) >= HEAD_LIMIT:
+                if execution_trace(bytes(self.buf[:SNIFF_BYTES])):  # named as a trace, holding another profiler file
+                    raise KinetoReadError(self.name, EXECUTION_TRACE)
                 where = "in the file" if self.eof else f"in its first {HEAD_LIMIT >> 20} MB"
                 raise KinetoReadError(self.name, f"no \"traceEvents\" array {where}: not a PyTorch profiler trace")
             self._fill(len(self.buf) + _READ_BLOCK)

@@ -249,14 +249,20 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
         # of a site's repeats, those after a backward allocation (and an optimizer step's, where it has one) since the
         # one before: the same site and size may recur inside a pass (a model's identical layers) or a micro-batch,
         # an iteration's start only after the iteration before it
-        keep = new_group | _after_all(pos, need[1:])
+        keep = every = new_group | _after_all(pos, need[1:])
         micro = new_group | _after_all(pos, need[1:2])
+        if len(need) == 3:
+            # an iteration ends where the optimizer runs, so none opens in its step: an optimizer temporary made every
+            # step repeats as evenly as the forward's first allocation, and where nothing dips between (gradients
+            # zeroed in place: no free after the step) the earlier of the two, the optimizer's, won the tie -- each
+            # "iteration" the step before it and the forward after (h37-left56: a ring buffer cut inside a group)
+            keep &= me.phase[pos] != MEMORY_PHASES.index("optimizer")
     else:
         # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
         # block's allocations are the forward's own
         floor = _at_floor(pos, ident, pre, ext)
         forward = me.phase[pos] == MEMORY_PHASES.index("forward")
-        keep = micro = floor & ~forward
+        keep = every = micro = floor & ~forward
     # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
     # makes are live at its later micro-batches' starts, not at the next group's
     held = _backward_held(me) if training and len(need) == 2 else None
@@ -264,6 +270,9 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     first_step = int(opt[0]) if opt.size else -1
     best = _best(pos[keep], ident[keep], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None,
                  first_step)
+    if best is None and training and (every != keep).any():  # no other site repeats: the optimizer's is all there is
+        best = _best(pos[every], ident[every], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None,
+                     first_step)
     if best is None and not training:
         # no pass makes anything outside the model's forward (its input reused in place): a pass opens with the
         # forward's first allocation, where nothing the forward made before is live any more

@@ -128,16 +128,20 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
 
 
 def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:
-    """The GPU idle between two of its kernels in one step while the host is inside the CUDA graph launch
-    (``devices.is_graph_launch``) that launches the later one, up to its return and the driver's submission
-    (:func:`launch_wait_end`), as (starts, ends); None where there is none.
+    """The GPU idle before a kernel of a kept step -- from the end of every kernel before it, or before the step's
+    first, from no earlier kernel at all -- while the host is inside the CUDA graph launch (``devices.is_graph_launch``)
+    that launches it, up to its return and the driver's submission (:func:`launch_wait_end`), as (starts, ends); None
+    where there is none.  Painting keeps each instant to its step's window and below one-time costs (a graph's first
+    launch uploading it, where ``job.phase`` reads it as one) and the work the capture does not hold.
 
     Why: the host is then submitting the graph's nodes, the GPU's next work, whatever op or Python frame encloses
     the call -- launch wait by what the call is.  Painted below the host's work, a graph launch's submission read
     as host compute: TriForce's decode step (survey h37-survey26), 1.59 ms of GPU idle under ``cudaGraphLaunch``
     submitting its 1,387 kernels.  One kernel's launch call is left to the framework's reading of its dispatch
     (the op around it): booked as launch wait too, an eager loop's ~10 us calls made the host-bound GPT-2 step of
-    ``wild/gpt2_b200_one_step`` (8.9 ms of the host's own code) a critical launch_bound at 16%."""
+    ``wild/gpt2_b200_one_step`` (8.9 ms of the host's own code) a critical launch_bound at 16%.  Before a step's
+    first kernel as between two (h37-left56): the same decode step with no fill before its graph booked the 1.6 ms
+    under the launch as host compute, the same call's idle read by where the step's first kernel fell."""
     d, h = g.d, ctx.h
     if not h.end.size or len(d) < 2:
         return None
@@ -146,21 +150,22 @@ def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) ->
     kern = np.flatnonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
     if kern.size < 2:
         return None
-    k_start = d.start[kern]
-    prev_end = np.maximum.accumulate(d.end[kern])[:-1]
-    gap = np.flatnonzero(k_start[1:] > prev_end)
+    k_start = d.start[kern].astype(np.int64, copy=False)
+    # the end of every kernel before each (none before the first: the call's start bounds it alone)
+    prev_end = np.concatenate([[np.iinfo(np.int64).min], np.maximum.accumulate(d.end[kern].astype(np.int64))[:-1]])
+    gap = np.flatnonzero(k_start > prev_end)
     if not gap.size:
         return None
-    nxt, cur = kern[gap + 1], kern[gap]
+    nxt = kern[gap]
     call = g.launch[nxt]
-    ok = (call >= 0) & (d.kind[nxt] == devices.KIND_KERNEL) & (g.step[nxt] == g.step[cur]) & (g.step[nxt] >= 0)
+    ok = (call >= 0) & (d.kind[nxt] == devices.KIND_KERNEL) & (g.step[nxt] >= 0)
     if not ok.any():
         return None
     launching = h.name_mask(devices.is_graph_launch)
     c = np.clip(call, 0, None)
     ok &= launching[c]
     s = np.maximum(prev_end[gap], h.start[c].astype(np.int64))
-    e = launch_wait_end(k_start[gap + 1].astype(np.int64), lend_all[nxt].astype(np.int64))
+    e = launch_wait_end(k_start[gap], lend_all[nxt].astype(np.int64))
     ok &= e > s
     if not ok.any():
         return None

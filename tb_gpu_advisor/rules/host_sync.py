@@ -101,7 +101,10 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
         title="The host runs code the profiler did not record while the GPU idles",
         metric=share_metric("unrecorded_host_share", "GPU idle during unrecorded host time", share,
                             detail={"unrecorded_ms_per_step": s.unrecorded_ms_per_step}),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
+        # where, not how much: no step row holds this time (the syncs measure it apart from the ledger, which may
+        # book the stretch as host work), so a window labelled with a row's ``other`` claimed another quantity under
+        # these words (corpus_torch/synced_layers: "1.05 ms of each 1.46 ms step" above "step 0 (28 us)", h37-left56)
+        windows=step_windows(ctx, label="unrecorded host time"),
         actions=ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST],
     )
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)

@@ -48,7 +48,7 @@ from typing import Literal
 
 import numpy as np
 
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import ms as fmt_ms, plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, user_ranges, xla
@@ -505,9 +505,70 @@ def _launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], kept:
         m = (d.start >= w[0, 0]) & (d.start < w[0, 1]) & (launch < 0)
         if m.any():
             lead = max(lead, float(d.end[m].max() - w[0, 0]) / PS_PER_MS)
-    return (f"the capture began inside it: it starts with {lead:,.1f} ms of GPU work whose launches precede the window "
-            f"(no host launch of it is recorded), where every later step starts with work launched inside the "
-            f"capture -- the tail of an iteration, not a whole one")
+    return (f"the capture began inside it: it starts with {_before_window(lead)}, where every later step starts with "
+            f"work launched inside the capture -- the tail of an iteration, not a whole one")
+
+
+def _before_window(lead_ms: float) -> str:
+    """The words for GPU work at a step's head that was launched before the capture began: one home for the partial
+    first step's reason and the trimmed first burst's note."""
+    return f"{fmt_ms(lead_ms)} of GPU work whose launches precede the window (no host launch of it is recorded)"
+
+
+def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
+    """Start the first of GPU-burst steps at its first work launched in the capture, where the burst opens with work
+    launched before the capture and runs on into work launched inside it; the note's words ("" where nothing is cut).
+    Per GPU: each GPU's window starts at its own first launched work (kept's per-GPU windows, set where the GPUs'
+    starts differ); the host window at the earliest of them.
+
+    Why: a burst runs from its first GPU record, but a window opens wherever the profiler starts: work whose launch
+    the capture does not hold ran for an iteration before this one (``nsys/fsdp_mfu_before``: 9.4 ms of kernels
+    launched before the window, then 282.3 ms of work launched in it, read as one 291.7 ms step).  The head is no part
+    of the step, as a first step made only of such work is none (:func:`_launched_before`); the step is from its own
+    first work on.  A burst whose first record was launched in the window is unchanged."""
+    if not kept.ids.size:
+        return ""
+    start0 = int(kept.hs[0])
+    starts: dict[int, int] = {}
+    head = 0.0
+    for d, launch in zip(devs, launches):
+        w = kept.gpu.get(d.gpu)
+        w0, w1 = (int(w[0, 0]), int(w[0, 1])) if w is not None else (start0, int(kept.he[0]))
+        own = ~devices.managed_migration(d.names)[d.name]
+        st = d.start.astype(np.int64, copy=False)
+        m = own & (st >= w0) & (st < w1)
+        if not m.any():
+            continue
+        idx = np.flatnonzero(m)
+        idx = idx[np.argsort(st[idx], kind="stable")]
+        on = launch[idx] >= 0
+        if not on.any() or on[0]:  # nothing launched in the window, or the burst opens on work launched in it
+            continue
+        first = int(st[idx[int(np.argmax(on))]])
+        starts[d.gpu] = first
+        head = max(head, (first - w0) / PS_PER_MS)
+    if not starts:
+        return ""
+    lo = min(starts.values())
+    host = kept.hs.copy()
+    host[0] = lo
+    if len(set(starts.values())) > 1 or not kept.gpu and any(d.gpu not in starts for d in devs if len(d)):
+        for d in devs:
+            if not len(d):
+                continue
+            w = kept.gpu.get(d.gpu)
+            w = (w if w is not None else np.stack([kept.hs, kept.he], axis=1)).copy()
+            w[0, 0] = starts.get(d.gpu, int(w[0, 0]))
+            kept.gpu[d.gpu] = w
+            kept.gpu_next.setdefault(d.gpu, kept.next_start.copy())
+    else:
+        for g, w in kept.gpu.items():
+            w = w.copy()
+            w[0, 0] = starts.get(g, int(w[0, 0]))
+            kept.gpu[g] = w
+    kept.hs = host
+    return (f"; the first step starts at its first work launched in the capture, after {_before_window(head)}: "
+            f"work from before the capture, no part of the step")
 
 
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
@@ -658,6 +719,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"partial: {lead}"))
             kept.keep(slice(1, None))
             note += "; dropped the first step: the capture began inside it (its work was launched before the window)"
+        elif source == "gpu_busy_clusters":  # a first burst that opens with such work and runs on into its own
+            note += _trim_launched_before(active, [la for d, la in zip(devs, launches) if len(d)], kept)
     ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
     if source in _HOST_SOURCES and ids.size > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
         dropped.append(_dropped(-1, ids, hs, he, kept.gpu, "empty: no GPU work was launched in it (the step a last "

@@ -84,3 +84,21 @@ def test_a_ring_buffer_cut_at_an_iteration_start_keeps_them_all(tmp_path: Path, 
     assert sc.truth["cut_in"] is None and len(sc.truth["starts_us"]) == 4
     rep = snapshot_report(tmp_path, sc.doc)
     assert rep.steps["found"] == 4 and step_starts_us(rep, sc.doc) == sc.truth["starts_us"], rep.steps
+
+
+@pytest.mark.parametrize(("micro", "into"), [(2, 0.45), (3, 0.7), (4, 0.2), (2, 0.2)])
+def test_a_ring_buffer_cut_with_gradients_zeroed_in_place_keeps_its_whole_iterations(tmp_path: Path, micro: int,
+                                                                                     into: float):
+    """Fails on main (h37-left56, h37-left45's left): ``zero_grad(set_to_none=False)`` and a history that begins inside
+    an accumulation group.  The optimizer's temporary (made every step) repeats as evenly as the forward's first
+    allocation, and with the gradients kept allocated nothing dips between: main took the earlier of the two, each
+    "iteration" opening at the optimizer's step -- the right count at the wrong starts, the cut group's step counted
+    in the first.  The whole iterations by construction; the cut part is no step."""
+    full = len(ms.training_iterations(iterations=6, micro_batches=micro, set_to_none=False).doc["device_traces"][0])
+    sc = ms.training_iterations(iterations=6, micro_batches=micro, set_to_none=False,
+                                max_entries=int(full - full // 6 * (1 + into)))
+    rep = snapshot_report(tmp_path, sc.doc)
+    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", len(sc.truth["starts_us"])), rep.steps
+    assert step_starts_us(rep, sc.doc) == sc.truth["starts_us"]
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"]
+    assert "is no step" in rep.steps["note"] and f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]

@@ -29,14 +29,17 @@ from tests.support.paths import SHARED_PROFILES
 FSDP = SHARED_PROFILES / "nsys" / "fsdp_mfu_after"
 
 
-def _nccl_calls(sqlite: Path) -> dict[int, list[tuple[int, int]]]:
-    """Each GPU's NCCL kernels (start, end ns) in time order, straight from the export."""
+def _nccl_calls(sqlite: Path) -> dict[int, list[tuple[int, int, int]]]:
+    """Each GPU's NCCL kernels (start, end ns, 1 where the export holds its launch -- a runtime row of its process with
+    its correlation id -- else 0) in time order, straight from the export."""
     with sqlite3.connect(f"file:{sqlite}?mode=ro", uri=True) as c:
-        rows = c.execute("SELECT k.deviceId, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
-                         "ON s.id = k.shortName WHERE s.value LIKE 'nccl%' ORDER BY k.start").fetchall()
-    out: dict[int, list[tuple[int, int]]] = {}
-    for dev, b, e in rows:
-        out.setdefault(dev, []).append((b, e))
+        rows = c.execute("SELECT k.deviceId, k.start, k.end, EXISTS (SELECT 1 FROM CUPTI_ACTIVITY_KIND_RUNTIME r "
+                         "WHERE r.correlationId = k.correlationId AND r.globalTid / 16777216 = k.globalPid / 16777216)"
+                         " FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName "
+                         "WHERE s.value LIKE 'nccl%' ORDER BY k.start").fetchall()
+    out: dict[int, list[tuple[int, int, int]]] = {}
+    for dev, b, e, launched in rows:
+        out.setdefault(dev, []).append((b, e, launched))
     return out
 
 
@@ -47,7 +50,7 @@ def test_a_real_two_gpu_jobs_transfer_is_the_least_in_each_call() -> None:
     assert len(a) == len(b) == 31
     least = [min(x[1] - x[0], y[1] - y[0]) for x, y in zip(a, b)]
     assert all(abs(x[1] - y[1]) <= m for x, y, m in zip(a, b, least))  # one collective per pair: they end together
-    least_total = min(sum(e - s for s, e in a), sum(e - s for s, e in b))
+    least_total = min(sum(e - s for s, e, _ in a), sum(e - s for s, e, _ in b))
     assert sum(least) < 0.6 * least_total  # the GPU that waits changes: the least total is mostly waiting
 
     (s,) = discover(str(FSDP))
@@ -56,7 +59,11 @@ def test_a_real_two_gpu_jobs_transfer_is_the_least_in_each_call() -> None:
     assert steps == 2
     table = report.collectives
     col = table.columns.index("transfer ms")
-    assert sum(r[col] for r in table.rows) == pytest.approx(sum(least) / 1e6 / steps, abs=2e-4)  # main: 4.99 ms
+    # the steps' calls: each window's first call was launched before the capture, in the head its first step no
+    # longer holds (h37-left56: 2.739 ms with it)
+    own = [m for x, y, m in zip(a, b, least) if x[2] and y[2]]
+    assert len(own) == 30
+    assert sum(r[col] for r in table.rows) == pytest.approx(sum(own) / 1e6 / steps, abs=2e-4)  # main: 4.99 ms
     m = host_metrics(formats.read(s.hosts[0]))
     own = {c.type: min(x.ms_per_step for g in m.comm.per_gpu.values() for x in g if x.type == c.type)
            for c in m.comm.by_type}

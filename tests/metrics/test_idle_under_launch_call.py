@@ -59,3 +59,33 @@ def test_a_first_launch_of_milliseconds_stays_a_one_time_cost(tmp_path):
                "args": {"correlation": GRAPH_CORR}})
     b = _metrics(tmp_path, ev).breakdown
     assert b.startup == pytest.approx(LAUNCH_US / 1000, abs=0.01) and b.launch_wait <= 0.03
+
+
+def _graph_first(nodes: int) -> list[dict]:
+    """The decode step with no fill before its graph: the graph's kernels are the step's first work."""
+    return [e for e in decode_step(nodes)
+            if e.get("name") not in ("aten::fill_", "cudaLaunchKernel") and "FillFunctor" not in e.get("name", "")]
+
+
+def test_the_idle_under_a_graph_launch_before_the_steps_first_kernel_is_launch_wait(tmp_path):
+    """Fails on main (h37-left56): with the graph the step's first work, the 1.6 ms under its launch was host compute
+    (main: launch wait 0.003 ms, host compute 2.30 ms), where the same call after three fills was launch wait -- the
+    idle read by where the step's first kernel fell, not by what the host did."""
+    first = _metrics(tmp_path / "first", _graph_first(1400)).breakdown
+    after = _metrics(tmp_path / "after", decode_step(1400)).breakdown
+    assert LAUNCH_US / 1000 <= first.launch_wait <= LAUNCH_US / 1000 + 0.01
+    assert first.host_compute <= (CALL_START_US - RANGE_START_US) / 1000
+    # the call's idle is booked alike wherever the step's first kernel falls, and only once: the ledger's parts
+    # still add up to the step
+    assert first.launch_wait == pytest.approx(after.launch_wait, abs=0.01)
+    m = _metrics(tmp_path / "sum", _graph_first(1400))
+    (w,) = m.steps.windows
+    total = sum(v for v in vars(m.breakdown).values() if isinstance(v, float))
+    assert total == pytest.approx(w.duration_ms, abs=1e-3)
+
+
+def test_a_first_graph_launch_of_few_nodes_stays_a_one_time_cost(tmp_path):
+    """Control: a graph launch of milliseconds for 20 nodes uploads the graph (``job.phase``: a first-time call,
+    h37-survey26): the one-time cost is painted above the launch wait, not booked as both."""
+    b = _metrics(tmp_path, _graph_first(20)).breakdown
+    assert b.startup == pytest.approx(LAUNCH_US / 1000, abs=0.01) and b.launch_wait <= 0.03

@@ -555,6 +555,36 @@ def window_once_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+def window_value_problems(where: str, h: HostReport) -> list[str]:
+    """``one-value``: on a host that keeps one step, a finding's trace window claims the time its summary says of that
+    step -- "X of each Y step" and the window's "label, step N (Z)" print one value (h37-left56: vit_a4000_avg_batch's
+    copies "block the GPU for 25.0 ms of each 116.3 ms step" above the window "copies, step 0 (25.1 ms)": the summary
+    read the copies' own exposed time, the window the ledger's copy category, which holds the memsets too)."""
+    if (h.capture or {}).get("steps_kept") != 1:
+        return []
+    out = []
+    for f in h.findings:
+        said = _OF_EACH.search(" ".join(f.summary.split()))
+        if said is None:
+            continue
+        x, xu = said.group(1), said.group(2)
+        for w in f.windows:
+            claim = _WINDOW_CLAIM.search(w.label)
+            if claim is None or w.gpu is not None:
+                continue
+            z, zu = claim.group(1), claim.group(2)
+            a, b = _ms(x, xu), _ms(z, zu)
+            ea, eb = _half_ulp(x) * _UNIT_MS[xu], _half_ulp(z) * _UNIT_MS[zu]
+            # one value printed twice where its roundings share more than a point (25.0 and 25.1 share 25.05 only)
+            if x + xu != z + zu and not (a - ea < b + eb - 1e-9 and b - eb < a + ea - 1e-9):
+                out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' and shows the window '{w.label}'")
+    return out
+
+
+#: a window's claimed time on its step: "label, step N (Z ms)"
+_WINDOW_CLAIM = re.compile(r", step -?\d+ \(" + _TIME + r"\)$")
+
+
 def claims_once_problems(where: str, findings: list[Finding], breakdown_ms: dict, noted: bool = True) -> list[str]:
     """``claims-once``: two findings whose savings recover the same ledger group and do not name each other in their
     overlap note claim together no more than the step's ledger holds there -- one stretch of a step is never claimed
@@ -822,7 +852,7 @@ def report_violations(report: Report) -> list[str]:
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
-        out += period_problems(h.host, h)
+        out += period_problems(h.host, h) + window_value_problems(h.host, h)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole

@@ -936,22 +936,52 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     n = ctx.steps.count
     if n < 1 or not len(d):
         return None
+    last, first = _step_edges(g, n)
+    # the gap after step k ends at the first device event at or after the next step's start (that step's first
+    # event, kept or not); a kept next step that holds none on this GPU leaves no gap here, as before
+    nxt = g.next_start if g.next_start is not None else np.append(g.windows[1:, 0], -1)
+    nxt = nxt.astype(np.int64, copy=False)
+    b, kept_next = _gap_ends(g, nxt, first)
+    # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
+    # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
+    # them are exactly those with start >= a and end <= b
+    us, ue = busy if busy is not None else union_intervals(d.start, d.end)
+    gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
+    found = _gap_windows(ctx, g, gs, ge, (last, first, b), nxt, kept_next)
+    if found is None:
+        return None
+    win, owner, after_step, partial = found
+    if painted is not None and painted.ok:
+        lo, hi = painted.bounds
+        if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
+            painted = None
+    return _gap_columns(ctx, g, iv, painted, win, owner, after_step, partial, nxt, marked, comm)
+
+
+def _step_edges(g: GpuCtx, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per kept step (ps): the end of its last kernel (collectives count; its last device event where it ran no
+    kernel) and the start of its first device event.  Why the last kernel, not the last copy: with device-defined
+    steps the next step's input copy lies at the end of this step's window (see :func:`step_gaps`)."""
+    d = g.d
     inside = g.step >= 0
     st_in = g.step[inside]
     st_end, st_start = d.end[inside], d.start[inside]
     is_k = (d.kind[inside] == devices.KIND_KERNEL) | (d.kind[inside] == devices.KIND_COLLECTIVE)
-    big = np.iinfo(np.int64).max
     last = np.full(n, -1, np.int64)
     reduce_at(np.maximum, last, st_in[is_k], st_end[is_k])
     last_any = np.full(n, -1, np.int64)
     reduce_at(np.maximum, last_any, st_in, st_end)
     last = np.where(last >= 0, last, last_any)
-    first = _first_per_step(st_in, st_start, n)
-    del st_in, st_end, st_start, is_k
-    # the gap after step k ends at the first device event at or after the next step's start (that step's first
-    # event, kept or not); a kept next step that holds none on this GPU leaves no gap here, as before
-    nxt = g.next_start if g.next_start is not None else np.append(g.windows[1:, 0], -1)
-    nxt = nxt.astype(np.int64, copy=False)
+    return last, _first_per_step(st_in, st_start, n)
+
+
+def _gap_ends(g: GpuCtx, nxt: np.ndarray, first: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per kept step: where the gap after it may end (ps; int64 max: nowhere) -- the next kept step's first device
+    event, else the first device event at or after the next step's start -- and whether that next step is kept.
+    Why both: a gap into a dropped step is cut at that step's start (:func:`_gap_windows`)."""
+    d = g.d
+    n = first.size
+    big = np.iinfo(np.int64).max
     starts = np.sort(d.start.astype(np.int64, copy=False))
     pos = np.searchsorted(starts, np.maximum(nxt, 0), side="left")
     b = np.where((nxt >= 0) & (pos < starts.size), starts[np.minimum(pos, starts.size - 1)], big)
@@ -959,11 +989,19 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     kept_next = np.zeros(n, dtype=bool)
     kept_next[:-1] = nxt[:-1] == w_all[1:, 0]  # the next step is kept: its first event is the one its window holds
     b[:-1] = np.where(kept_next[:-1], first[1:], b[:-1])
-    # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
-    # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
-    # them are exactly those with start >= a and end <= b
-    us, ue = busy if busy is not None else union_intervals(d.start, d.end)
-    gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
+    return b, kept_next
+
+
+def _gap_windows(ctx: Context, g: GpuCtx, gs: np.ndarray, ge: np.ndarray,
+                 edges: tuple[np.ndarray, np.ndarray, np.ndarray], nxt: np.ndarray, kept_next: np.ndarray,
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The gaps as (window ps, owning step index, the step each follows, partial), sorted by start; None where there
+    are none.  Each is the longest idle stretch after a kept step's last work (``edges``: the steps' last kernel end,
+    first device start, and where each gap may end); a gap into a dropped step is cut at that step's start, and a
+    kept step after a dropped one adds the part of the gap that lies in it (its start to its first work).  Why both
+    pieces: no gap spans a dropped step, and no part of one is lost where a warm-up step sits between two kept ones."""
+    n = ctx.steps.count
+    last, first, b = edges
     after = _longest_idle(gs, ge, last, b)
     # a gap into a dropped step ends where that step begins: its time is no kept step's, and no ledger holds it (a
     # gap into a kept step runs on to its first work, that step's leading idle)
@@ -973,8 +1011,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     prev = g.prev_id if g.prev_id is not None and g.prev_id.size == n else np.full(n, -1, np.int64)
     prev_kept = np.zeros(n, dtype=bool)
     prev_kept[1:] = kept_next[:-1]
-    w_all0 = w_all[:, 0]
-    lead = _longest_idle(gs, ge, w_all0, first, clip=True)
+    lead = _longest_idle(gs, ge, g.windows.astype(np.int64, copy=False)[:, 0], first, clip=True)
     lead[(prev < 0) | prev_kept] = -1
     pieces = [(after, ctx.steps.ids), (lead, prev)]
     win = np.concatenate([p for p, _ in pieces])
@@ -986,21 +1023,27 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     if not win.shape[0]:
         return None
     o = np.argsort(win[:, 0], kind="stable")
-    win, owner, after_step, partial = win[o], owner[o], after_step[o], partial[o]
-    if painted is not None and painted.ok:
-        lo, hi = painted.bounds
-        if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
-            painted = None
+    return win[o], owner[o], after_step[o], partial[o]
+
+
+def _gap_columns(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None, win: np.ndarray, owner: np.ndarray,
+                 after_step: np.ndarray, partial: np.ndarray, nxt: np.ndarray, marked: np.ndarray | None,
+                 comm: np.ndarray | None) -> GapColumns:
+    """What fills each gap -- the ledger's categories, the host's ops, the user's and communication ranges, OS waits,
+    held work -- beside each gap's step and period.  Why the period: a gap's share is of the time it sits in, the
+    step's start to the next step's, never of the mean step alone."""
     mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
     gap = (win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS
     # each kept step's period: its start to the next step's in the capture (kept or not), its own window where none
     # follows; the mean step plus the mean time between a step's end and the next's start, over the same steps
+    w_all = g.windows.astype(np.int64, copy=False)
+    w_all0 = w_all[:, 0]
     step_ms = (w_all[:, 1] - w_all0).astype(np.float64) / PS_PER_MS
     period = np.where(nxt >= 0, (nxt - w_all0).astype(np.float64) / PS_PER_MS, step_ms)
     period = np.maximum(period, step_ms)
     cycle = period[owner]
-    return GapColumns(gpu=d.gpu, after_step=after_step, gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+    return GapColumns(gpu=g.d.gpu, after_step=after_step, gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
                       step_ms=step_ms, period_ms=period, partial=partial,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),

@@ -11,13 +11,14 @@ waiting for the GPU that enters it last.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
 
@@ -25,104 +26,158 @@ UNKNOWN = "collective"  # a collective whose type neither its name nor its host 
 
 
 def communication(ctx: Context) -> Communication:
+    """Each collective type's calls, time, exposed time and transfer per step and GPU, host-wide and per GPU (with
+    each GPU's calls, for matching them across host files)."""
     n = ctx.steps.count
     active = ctx.active
     if not n or not active:
         return Communication()
     h = ctx.h
     enc = _host_collectives(h)
-    msgs, pgs = ctx.trace.collective_messages, ctx.trace.collective_groups
-    with_msg = np.zeros(len(h), dtype=bool)
-    for known in (msgs, pgs):
-        if known:
-            with_msg[list(known)] = True
-    labels: dict[str, set[str]] = {}  # the process groups each type ran in
-    enc_msg = Encloser(h, with_msg) if with_msg.any() else None
-    sizes: dict[str, list[tuple[int, int]]] = {}
-    calls: dict[str, float] = {}
-    total: dict[str, float] = {}
-    exposed: dict[str, float] = {}
-    per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
-    seqs: dict[str, list[tuple]] = {}  # each GPU's calls: (step, start, end, process group code or -1)
-    codes: dict[str, int] = {}  # process group label -> its code, one numbering for the host's GPUs
-    keys: dict[tuple[int, str], tuple[list, list, list]] = {}  # (GPU, type) -> each call's group label, step, bytes
-    row_at: dict[tuple[int, str], int] = {}  # (GPU, type) -> its entry in seqs[type]
-    ids = np.asarray(ctx.steps.ids, dtype=np.int64)
-    groups: dict[str, float] = {}
-    gpu_rows: dict[int, list[CollectiveStat]] = {}
-    all_exposed = 0.0
+    tally = _Tally(recorded=_recording_ops(ctx))
     for g in active:
-        d = g.d
-        coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
-        if not coll.size:
-            continue
-        comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
-        cs, ce = union_intervals(d.start[comp].astype(np.int64, copy=False), d.end[comp].astype(np.int64, copy=False))
-        comp_starts = np.sort(d.start[comp].astype(np.int64, copy=False), kind="stable")  # by start already: timsort's one pass
-        types = _types(d, coll, g.launch, enc, h)
-        xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
-        es, ee = subtract_intervals(d.start[coll].astype(np.int64, copy=False), d.end[coll].astype(np.int64, copy=False), cs, ce)
-        all_exposed += float((ee - es).sum()) / PS_PER_MS
-        for t in np.unique(types):
-            sel = coll[types == t]
-            calls[t] = calls.get(t, 0.0) + sel.size
-            found: list[tuple[int, int]] = []
-            pg = np.full(sel.size, -1, np.int64)
-            nbytes = np.full(sel.size, -1, np.int64)
-            if enc_msg is not None:
-                launch = g.launch[sel]
-                has = launch >= 0
-                got = enc_msg.find(launch[has])
-                pg[has] = [_group_code(pgs.get(int(o)), codes) if o >= 0 else -1 for o in got.tolist()]
-                nbytes[has] = [msgs[int(o)][0] if o >= 0 and int(o) in msgs else -1 for o in got.tolist()]
-                ops = [int(o) for o in got if o >= 0]
-                found = [msgs[o] for o in ops if o in msgs]
-                labels.setdefault(str(t), set()).update(pgs[o][0] for o in ops if o in pgs and pgs[o][0])
-            names = {c: lab for lab, c in codes.items()}
-            keys[(d.gpu, str(t))] = ([names.get(int(c), "") for c in pg.tolist()], ids[g.step[sel]].tolist(),
-                                     nbytes.tolist())
-            if xla_msg is not None:  # XLA: the kernel's HLO op, sized from the module's HLO (formats/xplane/hlo.py)
-                ops = d.op_idx[sel]
-                found += [xla_msg[int(i)] for i in ops[ops >= 0].tolist() if xla_msg[int(i)] is not None]
-            sizes.setdefault(t, []).extend(found)
-            runs = _groups(d.start[sel].astype(np.int64, copy=False), g.step[sel], comp_starts)
-            groups[t] = groups.get(t, 0.0) + runs
-            t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
-            total[t] = total.get(t, 0.0) + t_ms
-            per_gpu.setdefault(t, []).append(t_ms)
-            seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg))
-            row_at[(d.gpu, str(t))] = len(seqs[t]) - 1
-            ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False), cs, ce)
-            e_ms = float((te - ts).sum()) / PS_PER_MS
-            exposed[t] = exposed.get(t, 0.0) + e_ms
-            gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=sel.size / n,
-                                                                 ms_per_step=t_ms / n, exposed_ms_per_step=e_ms / n,
-                                                                 transfer_ms_per_step=t_ms / n,
-                                                                 groups_per_step=runs / n,
-                                                                 **_message(found, ctx.trace.world_size)))
+        _tally_gpu(ctx, g, tally, enc)
     k = n * len(active)
     # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it --
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
-    every = {t for t, v in per_gpu.items() if len(v) == len(active)}
-    paired = {t: paired_calls(seqs[t]) for t in every}
+    every = {t for t, v in tally.per_gpu.items() if len(v) == len(active)}
+    paired = {t: paired_calls(tally.seqs[t]) for t in every}
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: ((matched[t] / PS_PER_MS if matched.get(t) is not None else min(v)) / n if t in every else 0.0)
-                for t, v in per_gpu.items()}
-    for gpu, rows_ in gpu_rows.items():  # each GPU's transfer: the host's where its calls pair up with the others', else its own
+                for t, v in tally.per_gpu.items()}
+    _gpu_calls(tally, paired, matched, n)
+    rows = [CollectiveStat(type=str(t), calls_per_step=tally.calls[t] / k, ms_per_step=tally.total[t] / k,
+                           exposed_ms_per_step=tally.exposed[t] / k, transfer_ms_per_step=transfer[t],
+                           groups_per_step=tally.groups[t] / k, **_message(tally.sizes.get(t, []), ctx.trace.world_size),
+                           process_groups=sorted(tally.labels.get(str(t), ())))
+            for t in sorted(tally.total, key=lambda t: -tally.exposed[t])]
+    return Communication(ms_per_step=sum(tally.total.values()) / k, exposed_ms_per_step=tally.all_exposed / k,
+                         by_type=rows, per_gpu=tally.gpu_rows)
+
+
+@dataclass
+class _Tally:
+    """Each collective type's calls and times summed over the host's active GPUs, and what each GPU's calls need to
+    be paired across GPUs afterwards.  Why one value: every GPU adds to the same per-type sums, and the process
+    groups are one numbering (``codes``) for all the host's GPUs."""
+    #: the host ops that recorded a collective's message size or process group (None: none did)
+    recorded: Encloser | None
+    calls: dict[str, float] = field(default_factory=dict)
+    total: dict[str, float] = field(default_factory=dict)
+    exposed: dict[str, float] = field(default_factory=dict)
+    groups: dict[str, float] = field(default_factory=dict)
+    #: the (bytes, group size) of each call whose size is known
+    sizes: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: the process groups each type ran in
+    labels: dict[str, set[str]] = field(default_factory=dict)
+    #: each active GPU's time in the type (0 where it runs none)
+    per_gpu: dict[str, list[float]] = field(default_factory=dict)
+    #: each GPU's calls: (step, start, end, process group code or -1)
+    seqs: dict[str, list[tuple]] = field(default_factory=dict)
+    #: process group label -> its code, one numbering for the host's GPUs
+    codes: dict[str, int] = field(default_factory=dict)
+    #: (GPU, type) -> each call's group label, step, bytes
+    keys: dict[tuple[int, str], tuple[list, list, list]] = field(default_factory=dict)
+    #: (GPU, type) -> its entry in seqs[type]
+    row_at: dict[tuple[int, str], int] = field(default_factory=dict)
+    gpu_rows: dict[int, list[CollectiveStat]] = field(default_factory=dict)
+    all_exposed: float = 0.0
+
+
+def _recording_ops(ctx: Context) -> Encloser | None:
+    """The encloser of the host ops that recorded a collective's message size or process group (PyTorch's
+    ``record_param_comms``), None where none did: a call's bytes and group are read from the op that launched it."""
+    h = ctx.h
+    with_msg = np.zeros(len(h), dtype=bool)
+    for known in (ctx.trace.collective_messages, ctx.trace.collective_groups):
+        if known:
+            with_msg[list(known)] = True
+    return Encloser(h, with_msg) if with_msg.any() else None
+
+
+def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Encloser | None]) -> None:
+    """Add one GPU's collectives in the kept steps to the tally, type by type, measured against the union of its
+    compute kernels: a collective's time no kernel of its GPU overlaps is what the step pays for it."""
+    d = g.d
+    coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
+    if not coll.size:
+        return
+    comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
+    cs, ce = union_intervals(d.start[comp].astype(np.int64, copy=False), d.end[comp].astype(np.int64, copy=False))
+    comp_starts = np.sort(d.start[comp].astype(np.int64, copy=False), kind="stable")  # by start already: timsort's one pass
+    types = _types(d, coll, g.launch, enc, ctx.h)
+    xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
+    es, ee = subtract_intervals(d.start[coll].astype(np.int64, copy=False), d.end[coll].astype(np.int64, copy=False), cs, ce)
+    tally.all_exposed += float((ee - es).sum()) / PS_PER_MS
+    for t in np.unique(types):
+        _tally_type(ctx, g, t, coll[types == t], tally, xla_msg, (cs, ce), comp_starts)
+
+
+def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally, xla_msg: list | None,
+                compute: tuple[np.ndarray, np.ndarray], comp_starts: np.ndarray) -> None:
+    """Add one GPU's calls of one type (``sel``): their count, sizes, groups, runs, time and exposed time, and the
+    GPU's row of the type with its calls kept for pairing."""
+    d = g.d
+    n = ctx.steps.count
+    tally.calls[t] = tally.calls.get(t, 0.0) + sel.size
+    pg, nbytes, found = _recorded(ctx, g, t, sel, tally)
+    names = {c: lab for lab, c in tally.codes.items()}
+    tally.keys[(d.gpu, str(t))] = ([names.get(int(c), "") for c in pg.tolist()],
+                                   np.asarray(ctx.steps.ids, dtype=np.int64)[g.step[sel]].tolist(), nbytes.tolist())
+    if xla_msg is not None:  # XLA: the kernel's HLO op, sized from the module's HLO (formats/xplane/hlo.py)
+        ops = d.op_idx[sel]
+        found += [xla_msg[int(i)] for i in ops[ops >= 0].tolist() if xla_msg[int(i)] is not None]
+    tally.sizes.setdefault(t, []).extend(found)
+    runs = _groups(d.start[sel].astype(np.int64, copy=False), g.step[sel], comp_starts)
+    tally.groups[t] = tally.groups.get(t, 0.0) + runs
+    t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
+    tally.total[t] = tally.total.get(t, 0.0) + t_ms
+    tally.per_gpu.setdefault(t, []).append(t_ms)
+    tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg))
+    tally.row_at[(d.gpu, str(t))] = len(tally.seqs[t]) - 1
+    ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False),
+                                *compute)
+    e_ms = float((te - ts).sum()) / PS_PER_MS
+    tally.exposed[t] = tally.exposed.get(t, 0.0) + e_ms
+    tally.gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=sel.size / n,
+                                                               ms_per_step=t_ms / n, exposed_ms_per_step=e_ms / n,
+                                                               transfer_ms_per_step=t_ms / n,
+                                                               groups_per_step=runs / n,
+                                                               **_message(found, ctx.trace.world_size)))
+
+
+def _recorded(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray,
+              tally: _Tally) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """Per call of one type (``sel``): the code of the process group and the bytes its launching op recorded (-1:
+    none), and the (bytes, group size) of the calls whose op recorded a message; the type's process groups are added
+    to the tally.  Why from the op: the kernel carries neither."""
+    msgs, pgs = ctx.trace.collective_messages, ctx.trace.collective_groups
+    found: list[tuple[int, int]] = []
+    pg = np.full(sel.size, -1, np.int64)
+    nbytes = np.full(sel.size, -1, np.int64)
+    if tally.recorded is not None:
+        launch = g.launch[sel]
+        has = launch >= 0
+        got = tally.recorded.find(launch[has])
+        pg[has] = [_group_code(pgs.get(int(o)), tally.codes) if o >= 0 else -1 for o in got.tolist()]
+        nbytes[has] = [msgs[int(o)][0] if o >= 0 and int(o) in msgs else -1 for o in got.tolist()]
+        ops = [int(o) for o in got if o >= 0]
+        found = [msgs[o] for o in ops if o in msgs]
+        tally.labels.setdefault(str(t), set()).update(pgs[o][0] for o in ops if o in pgs and pgs[o][0])
+    return pg, nbytes, found
+
+
+def _gpu_calls(tally: _Tally, paired: dict, matched: dict, n: int) -> None:
+    """Each GPU's transfer and calls: the host's where its calls pair up with the other GPUs', else its own -- so a
+    session can match a call across host files by its group, step and bytes."""
+    for gpu, rows_ in tally.gpu_rows.items():
         for c in rows_:
             p = paired.get(c.type)
             if matched.get(c.type) is not None:
                 c.transfer_ms_per_step = matched[c.type] / PS_PER_MS / n
-            i = row_at[(gpu, c.type)]
-            c.calls = _call_rows(keys[(gpu, c.type)], seqs[c.type][i], p, i)
-    rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
-                           exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
-                           groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size),
-                           process_groups=sorted(labels.get(str(t), ())))
-            for t in sorted(total, key=lambda t: -exposed[t])]
-    return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
-                         per_gpu=gpu_rows)
+            i = tally.row_at[(gpu, c.type)]
+            c.calls = _call_rows(tally.keys[(gpu, c.type)], tally.seqs[c.type][i], p, i)
 
 
 def transfer_ms(totals: list[float], calls: list[tuple]) -> float:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
@@ -11,7 +13,8 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, build_context
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics, StepTable
+from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
+                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill)
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
@@ -33,74 +36,153 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
-    per_gpu_arr: dict[int, bd.StepArrays] = {}
-    gaps: list[bd.GapColumns | None] = []
-    in_ranges: list[dict[str, float]] = []
-    in_host_idle: list[dict[str, dict[str, float]]] = []  # each range's idle per ledger category, per active GPU
-    launching: set[str] = set()  # the ranges inside which some GPU's work was launched
-    in_waits: list[dict[str, float]] = []
-    tail_waits: list[float] = []  # ms of OS waits after each step's last GPU work, per active GPU
-    held: list[float] = []  # ms of idle holding launched work, per active GPU
-    queued: list[float] = []  # ms of idle before the capture's first GPU work, that work launched, per active GPU
-    queued_blocked: list[float] = []  # of that, ms the host spent blocked in a sync or a blocking copy
-    for g in ctx.gpus:
-        arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
-        per_gpu_arr[g.d.gpu] = arr
-        if g.active:
-            held.append(bd.held_ms(g, iv))
-            queued.append(bd.queued_first_ms(g, iv))
-            queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
-            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
-            in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
-            in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
-            launching.update(bd.ranges_launching(ctx, g, sorted(in_host_idle[-1]), marked))
-            in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
-            tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
-        del iv, painted, busy
-    # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
-    # its columns at the end, after the modules' peak, unless the host rows need them now
-    per_gpu: dict[int, list[StepMetrics]] | None = None
-    host_arr = bd.host_arrays(ctx, per_gpu_arr) if per_gpu_arr else None
-    host_block: bd.StepArrays | list[StepMetrics]
-    if host_arr is not None:
-        host_block = host_arr
-        avg = bd.average_matrix(host_arr.mat)
-        host_steps = host_arr.step_ms.tolist()
-    else:
-        per_gpu = {gid: arr.rows() for gid, arr in per_gpu_arr.items()}
-        host_block = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
-        avg = bd.average(host_block)
-        host_steps = [r.step_ms for r in host_block]
-    avg_step = sum(host_steps) / len(host_steps) if host_steps else None
+    idle = _idle_per_gpu(ctx, marked, comm_ranges)
+    ledger = _host_ledger(ctx, idle.arrays)
     kept = ops.kept_ops(ctx)
     place = ops.placement(ctx, kept)
     op_list = ops.op_stats(ctx, top_n=0, kept=kept)
     del kept
     release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
     # the report keeps the first 500 rows: a row per step, GPU and direction otherwise lives on
-    mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict(), max_rows=500)
+    mc, mc_rows = memcpy.memcpy_stats(ctx, ledger.avg.as_dict(), max_rows=500)
     release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
-    gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
+    gm = multigpu.gpu_metrics(ctx, idle.arrays)
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx)
-    # the modules that read each GPU's in-step kernels and their durations (GpuCtx.kernels_in_steps: precision, fusion,
-    # durations, small kernels, capture checks, underfill) run one after the other, and the shared durations (8 bytes
-    # a kernel) are dropped after the last of them
-    prec = kernels.precision_totals(ctx)
-    fusion = _trimmed(kernels.fusion, ctx)
-    durations = _trimmed(kernels.kernel_durations, ctx)
-    small = kernels.small_kernels(ctx)
-    quality = capture.capture_quality(ctx)
-    uf = underfill.underfill(ctx)
+    ks = _in_step_kernels(ctx)
+    head = _headline(ledger, place, ks.precision, bool(ctx.active))
+    notes = _notes(trace, bool(ctx.active))
+    n = ctx.steps.count
+    hm = HostMetrics(
+        host=trace.host, path=trace.path, capture=ks.quality, steps=ctx.steps.detection, headline=head,
+        breakdown=ledger.avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],
+        memcpy=mc, memcpy_steps=mc_rows, small_kernels=ks.small, eager=ops.eager(ctx),
+        host_ops=ops.host_ops(ctx, op_list, place), fusion=ks.fusion, loss_scaling=ops.loss_scaling(ctx),
+        gaps=bd.summarize_gaps(idle.gaps, ledger.avg_step, ledger.avg),
+        multi_gpu=multigpu.multi_gpu(ctx, gm, idle.arrays), memory=memory.memory(ctx),
+        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx),
+        kernel_durations=ks.durations, syncs=syncs.host_syncs(ctx), input=inputs.host_input(ctx), comm=communication,
+        flops=flops.flops(ctx, ledger.avg_step), applied=capture.applied_fixes(ctx),
+        unmet_fixes=capture.unmet_fixes(ctx), cache_release=capture.cache_release(ctx),
+        job=job, compute_critical_ms=bd.mean_critical(ledger.arrays, idle.arrays, ctx),
+        compute_critical_share=bd.critical_shares(idle.arrays, ctx),
+        idle_in_ranges=bd.top_ranges(idle.in_ranges, n),
+        idle_in_ranges_by=(by := bd.top_ranges_by(idle.in_host_idle, n)),
+        ranges_launching=sorted(idle.launching & set(by)),
+        idle_in_os_waits=bd.top_ranges(idle.in_waits, n), underfill=ks.underfill,
+        idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
+        idle_held=_per_step(idle.held, n),
+        idle_queued_first=_per_step(idle.queued, n),
+        idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
+        scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
+    )
+    hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
+    return hm
+
+
+@dataclass
+class _Idle:
+    """Each GPU's step columns and, per active GPU, what its idle time holds (gaps, ranges, OS waits, held and queued
+    work).  Why one value: one pass over the GPUs builds them all from the same attributed intervals, which are
+    dropped before the next GPU's are made."""
+    arrays: dict[int, bd.StepArrays] = field(default_factory=dict)
+    gaps: list[bd.GapColumns | None] = field(default_factory=list)
+    in_ranges: list[dict[str, float]] = field(default_factory=list)
+    #: each range's idle per ledger category, per active GPU
+    in_host_idle: list[dict[str, dict[str, float]]] = field(default_factory=list)
+    #: the ranges inside which some GPU's work was launched
+    launching: set[str] = field(default_factory=set)
+    in_waits: list[dict[str, float]] = field(default_factory=list)
+    #: ms of OS waits after each step's last GPU work, per active GPU
+    tail_waits: list[float] = field(default_factory=list)
+    #: ms of idle holding launched work, per active GPU
+    held: list[float] = field(default_factory=list)
+    #: ms of idle before the capture's first GPU work, that work launched, per active GPU
+    queued: list[float] = field(default_factory=list)
+    #: of that, ms the host spent blocked in a sync or a blocking copy
+    queued_blocked: list[float] = field(default_factory=list)
+
+
+def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
+    """Each GPU's step ledger, and for an active one what fills its idle time: done GPU by GPU so that only one
+    GPU's attributed intervals (``iv``, ``painted``, ``busy``) are alive at a time."""
+    out = _Idle()
+    for g in ctx.gpus:
+        arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
+        out.arrays[g.d.gpu] = arr
+        if g.active:
+            out.held.append(bd.held_ms(g, iv))
+            out.queued.append(bd.queued_first_ms(g, iv))
+            out.queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
+            out.gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
+            out.in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
+            out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
+            out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
+            out.in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
+            out.tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
+        del iv, painted, busy
+    return out
+
+
+@dataclass
+class _Ledger:
+    """The host's step ledger: its mean breakdown and step times, as columns where there are GPUs (``arrays``) or as
+    rows (``rows``, with each GPU's rows in ``per_gpu`` where they had to be made)."""
+    avg: Breakdown
+    step_ms: list[float]
+    arrays: bd.StepArrays | None = None
+    rows: list[StepMetrics] | None = None
+    per_gpu: dict[int, list[StepMetrics]] | None = None
+
+    @property
+    def avg_step(self) -> float | None:
+        """The mean step every share is of (None: no steps)."""
+        return sum(self.step_ms) / len(self.step_ms) if self.step_ms else None
+
+
+def _host_ledger(ctx: Context, per_gpu_arr: dict[int, bd.StepArrays]) -> _Ledger:
+    """The host's steps from its GPUs' columns.  Each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB
+    for 8 GPUs x 1,300 steps) are made from its columns at the end, after the modules' peak, unless the host rows
+    need them now (no host columns: the host-only rows)."""
+    host_arr = bd.host_arrays(ctx, per_gpu_arr) if per_gpu_arr else None
+    if host_arr is not None:
+        return _Ledger(avg=bd.average_matrix(host_arr.mat), step_ms=host_arr.step_ms.tolist(), arrays=host_arr)
+    per_gpu = {gid: arr.rows() for gid, arr in per_gpu_arr.items()}
+    rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
+    return _Ledger(avg=bd.average(rows), step_ms=[r.step_ms for r in rows], rows=rows, per_gpu=per_gpu)
+
+
+@dataclass
+class _InStepKernels:
+    """What the modules that read each GPU's in-step kernels found."""
+    precision: dict[str, float]
+    fusion: Fusion
+    durations: KernelDurations
+    small: SmallKernels
+    quality: CaptureQuality
+    underfill: Underfill
+
+
+def _in_step_kernels(ctx: Context) -> _InStepKernels:
+    """Run the modules that read each GPU's in-step kernels and their durations (``GpuCtx.kernels_in_steps``:
+    precision, fusion, durations, small kernels, capture checks, underfill) one after the other, then drop the shared
+    durations (8 bytes a kernel): they would otherwise lie under every module after these."""
+    out = _InStepKernels(precision=kernels.precision_totals(ctx), fusion=_trimmed(kernels.fusion, ctx),
+                         durations=_trimmed(kernels.kernel_durations, ctx), small=kernels.small_kernels(ctx),
+                         quality=capture.capture_quality(ctx), underfill=underfill.underfill(ctx))
     for g in ctx.gpus:
         g.forget_kernels()
     release_free_heap()  # those durations, under the modules below (memory.py)
-    # 16-bit shares are of the kernel time whose precision the names (or shapes) tell: an XLA fusion or a
-    # Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32
+    return out
+
+
+def _headline(ledger: _Ledger, place: dict, prec: dict, has_gpu: bool) -> Headline:
+    """The headline shares.  16-bit shares are of the kernel time whose precision the names (or shapes) tell: an XLA
+    fusion or a Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32."""
+    avg, avg_step = ledger.avg, ledger.avg_step
     known_ms = prec["kernel_ms"] - prec["unknown_ms"]
-    has_gpu = bool(ctx.active)
-    head = Headline(
+    return Headline(
         avg_step_ms=avg_step,
         device_step_share=_share(avg.device_compute, avg_step) if has_gpu else None,
         host_op_share_by_count=place["share_by_count"], host_op_share_by_time=place["share_by_time"],
@@ -113,7 +195,11 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
         input_wait_share=_share(avg.input_wait, avg_step) if has_gpu else None,  # the GPU's wait: none without one
     )
-    active_ids = {g.d.gpu for g in ctx.gpus if g.active}
+
+
+def _notes(trace: Trace, has_gpu: bool) -> list[str]:
+    """What the report must say of the capture before any finding: what the reader could not read (the report is
+    partial), what it says of the file besides, and why there are no device metrics."""
     notes = list(trace.problems)  # what the reader could not read: the report is partial
     notes += getattr(trace, "notes", [])  # what it says of the file besides (no damage)
     if trace.snapshot is not None:
@@ -123,33 +209,23 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         # why there are none is the job's to say (its kind evidence: the CPU, an accelerator, lost GPU records, a
         # window before the GPU work): guessing "CPU-only" here contradicted it on 12 of 15 kept captures (h37-review4)
         notes.append("no GPU kernels in this capture: device metrics are not available")
-    hm = HostMetrics(
-        host=trace.host, path=trace.path, capture=quality, steps=ctx.steps.detection, headline=head,
-        breakdown=avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],
-        memcpy=mc, memcpy_steps=mc_rows, small_kernels=small, eager=ops.eager(ctx),
-        host_ops=ops.host_ops(ctx, op_list, place), fusion=fusion, loss_scaling=ops.loss_scaling(ctx),
-        gaps=bd.summarize_gaps(gaps, avg_step, avg), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=memory.memory(ctx),
-        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
-        syncs=syncs.host_syncs(ctx), input=inputs.host_input(ctx), comm=communication, flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
-        unmet_fixes=capture.unmet_fixes(ctx), cache_release=capture.cache_release(ctx),
-        job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
-        compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
-        idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
-        idle_in_ranges_by=(by := bd.top_ranges_by(in_host_idle, ctx.steps.count)),
-        ranges_launching=sorted(launching & set(by)),
-        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=uf,
-        idle_in_os_waits_after_work=(sum(tail_waits) / (ctx.steps.count * len(tail_waits))
-                                     if tail_waits and ctx.steps.count else 0.0),
-        idle_held=sum(held) / (ctx.steps.count * len(held)) if held and ctx.steps.count else 0.0,
-        idle_queued_first=sum(queued) / (ctx.steps.count * len(queued)) if queued and ctx.steps.count else 0.0,
-        idle_queued_first_blocked=sum(queued_blocked) / (ctx.steps.count * len(queued_blocked))
-        if queued_blocked and ctx.steps.count else 0.0,
-        scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
-    )
-    # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
-    hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]
-                                 for gid in sorted(per_gpu_arr) if gid in active_ids] + [host_block])
-    return hm
+    return notes
+
+
+def _per_step(per_gpu_ms: list[float], steps: int) -> float:
+    """A total per active GPU as ms per step and GPU: the idle figures are compared with the mean step (0 without
+    steps or GPUs)."""
+    return sum(per_gpu_ms) / (steps * len(per_gpu_ms)) if per_gpu_ms and steps else 0.0
+
+
+def _step_table(ctx: Context, per_gpu_arr: dict[int, bd.StepArrays], ledger: _Ledger) -> StepTable:
+    """Each active GPU's per-step rows, then the host's.  The rows stay columns (StepTable): the report reads them as
+    such, a rule that reads rows gets them made."""
+    active_ids = {g.d.gpu for g in ctx.gpus if g.active}
+    host_block = ledger.arrays if ledger.arrays is not None else ledger.rows
+    per_gpu = ledger.per_gpu
+    return StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]
+                      for gid in sorted(per_gpu_arr) if gid in active_ids] + [host_block])
 
 
 def _trimmed(fn, ctx: Context):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from functools import cached_property
+
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals
 
@@ -19,121 +22,222 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     """``exposed``: average per-step breakdown ms by category (host-wide) for the blocking share.  ``max_rows``: the
     per-step rows the caller keeps, the first ones (by GPU, direction, step); the rest are never made (a row per step,
     GPU and direction: ~10,000 objects on a 100 MB capture, of which the report keeps 500)."""
-    n = ctx.steps.count
-    rows: list[MemcpyStepStat] = []
-    agg: dict[str, dict] = {}
-    # TF ops incl. rendezvous/internal types (`IteratorGetNext/_2:_Send`), which is_tf_op_event leaves out
-    internal = ctx.h.name_mask(_internal_op)
-    op_like = (ctx.host_op | internal) if internal.any() else ctx.host_op
-    del internal
-    encloser = None  # built on first use: sorting the op events is the costly part
-    uploader = None  # the same, over the framework's parameter-loading hooks (FSDP's pre-forward)
-    own: dict[str, float] = {}  # a device copy's time no kernel or collective of its GPU overlaps, ms
-    paging: dict[str, float] = {}  # page migrations' time under a kernel of their GPU (the kernel waits on them), ms
-    prefetch: dict[str, float] = {}  # the program's own Unified Memory prefetch's time no kernel overlaps, ms
-    step_ids = ctx.steps.ids.tolist()
+    tally = _Tally(n=ctx.steps.count, max_rows=max_rows, step_ids=ctx.steps.ids.tolist())
+    hosts = _HostOps(ctx)
     for g in ctx.gpus:
-        d = g.d
-        names = d.names
-        direction = [devices.copy_direction(x) for x in names]
-        isc = np.array([x is not None for x in direction], dtype=bool)
-        if not len(d) or not isc.any():
-            continue
-        m = isc[d.name] & (g.step >= 0)
-        if not m.any():
-            continue
-        dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
-        # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
-        host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
-        # or where the format records it apart from the name (XPlane's ``memcpy_details``: ``kind_src:pageable``)
-        host_kind = np.where(host_kind >= 0, host_kind, d.mem_host[m])
-        migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
-        # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
-        asked = devices.managed_migration(names)[d.name[m]] & ~migration
-        st = g.step[m]
-        dur = (d.end[m] - d.start[m]).astype(float) / PS_PER_MS
-        by = np.maximum(d.mem_bytes[m], 0)
-        sync = _blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m])
-        compute = None  # kernels and collectives of this GPU, built for its device copies only
-        for dr in np.unique(dname):
-            sel = dname == dr
-            if dr in _ON_DEVICE or (dr == "h2d" and migration[sel].any()) or asked[sel].any():
-                if compute is None:
-                    busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
-                    compute = union_intervals(d.start[busy].astype(np.int64, copy=False), d.end[busy].astype(np.int64, copy=False))
-            if asked[sel].any():
-                prefetch[str(dr)] = prefetch.get(str(dr), 0.0) + _exposed_ms(d.start[m][sel & asked],
-                                                                             d.end[m][sel & asked], compute)
-            if dr in _ON_DEVICE:
-                own[str(dr)] = own.get(str(dr), 0.0) + _exposed_ms(d.start[m][sel], d.end[m][sel], compute)
-            elif dr == "h2d" and migration[sel].any():
-                paging[str(dr)] = paging.get(str(dr), 0.0) + _under_ms(d.start[m][sel & migration],
-                                                                       d.end[m][sel & migration], compute)
-            cnt = np.bincount(st[sel], minlength=n)
-            b = np.bincount(st[sel], weights=by[sel], minlength=n)
-            ms = np.bincount(st[sel], weights=dur[sel], minlength=n)
-            sc = np.bincount(st[sel], weights=sync[sel].astype(float), minlength=n)
-            sms = np.bincount(st[sel], weights=np.where(sync[sel], dur[sel], 0.0), minlength=n)
-            nz = np.flatnonzero(cnt)
-            if max_rows is not None:
-                nz = nz[:max(0, max_rows - len(rows))]
-            rows.extend(MemcpyStepStat(step_ids[i], d.gpu, str(dr), c, int(bi), mi, int(si))
-                        for i, c, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(), sc[nz].tolist()))
-            a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), sms=np.zeros(n), ops={},
-                                             pageable=0.0, kind_known=0.0, migration=0.0, launched=0.0,
-                                             uploads=0.0))
-            a["migration"] += float(dur[sel & migration].sum())
-            a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc; a["sms"] += sms
-            a["pageable"] += float(dur[sel & (host_kind == 1)].sum())
-            a["kind_known"] += float(dur[sel & (host_kind >= 0)].sum())
-            # the TF op behind each copy: the device-side op (`tf_op` stat / TF 2.4 `TensorFlow Ops` line), else the
-            # `name:Type` host op event enclosing the copy's launch record (same correlation_id)
-            ops = d.op_idx[m][sel]
-            for o, c in zip(*np.unique(ops[ops >= 0], return_counts=True)):
-                k = frameworks.op_name(d.op_text[int(o)])
-                a["ops"][k] = a["ops"].get(k, 0) + int(c)
-            rec = g.launch[m][sel]
-            if dr == "h2d":
-                if uploader is None:
-                    uploader = Encloser(ctx.h, ctx.h.name_mask(ctx.fw.param_upload_event))
-                known = rec >= 0
-                a["launched"] += float(dur[sel][known].sum())
-                a["uploads"] += float(dur[sel][known][uploader.find(rec[known]) >= 0].sum())
-            rec = rec[(ops < 0) & (rec >= 0)]
-            # the enclosing op of the copies' launch records only: a column of it for every device event was
-            # 4 bytes per event through the whole analysis, for the few copies here
-            if encloser is None and rec.size:
-                encloser = Encloser(ctx.h, op_like)
-            host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
-            host_op = host_op[host_op >= 0]
-            for nid, c in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
-                k = frameworks.op_name(ctx.h.names[int(nid)])
-                a["ops"][k] = a["ops"].get(k, 0) + int(c)
-    out = []
+        c = _gpu_copies(ctx, g)
+        if c is not None:
+            _tally_gpu(ctx, c, tally, hosts)
     # per step and GPU, as the blocking time beside it and the step it is part of: a sum over 2 GPUs read "H2D (450
     # copies, 1.84 s per step)" in a 969 ms step (issue #36)
-    gpus = max(1, len(ctx.active))
-    for dr, a in agg.items():
-        k = max(n, 1) * gpus
-        total = a["cnt"].sum()
-        recurring = bool(n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
-        out.append(MemcpyStat(
-            direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k, ms_per_step=float(a["ms"].sum()) / k,
-            sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
-            sync_ms_per_step=float(a["sms"].sum()) / k,
-            # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
-            # copy's edge that falls in the step where its start does not)
-            recurring=recurring, blocking_ms_per_step=_blocking(dr, a, exposed, own, paging, k),
-            top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
-            pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
-            migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
-            paging_in_kernels_ms_per_step=min(paging.get(dr, 0.0) / k, float(a["ms"].sum()) / k),
-            param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
-            prefetch_blocking_ms_per_step=min(prefetch.get(dr, 0.0) / k,
-                                              _blocking(dr, a, exposed, own, paging, k)),
-        ))
+    k = max(tally.n, 1) * max(1, len(ctx.active))
+    out = [_direction_stat(dr, a, tally, exposed, k) for dr, a in tally.agg.items()]
     out.sort(key=lambda s: -s.ms_per_step)
-    return out, rows
+    return out, tally.rows
+
+
+@dataclass
+class _Tally:
+    """What the copies add up to over the host's GPUs: each direction's per-step columns and totals (``agg``: the dict
+    :func:`_blocking` reads), the per-step rows the caller keeps, and the device-side times measured against each
+    GPU's own kernels.  Why one value: every GPU adds to the same totals, and the rows stop at ``max_rows``."""
+    n: int
+    max_rows: int | None
+    step_ids: list[int]
+    rows: list[MemcpyStepStat] = field(default_factory=list)
+    agg: dict[str, dict] = field(default_factory=dict)
+    #: a device copy's time no kernel or collective of its GPU overlaps, ms
+    own: dict[str, float] = field(default_factory=dict)
+    #: page migrations' time under a kernel of their GPU (the kernel waits on them), ms
+    paging: dict[str, float] = field(default_factory=dict)
+    #: the program's own Unified Memory prefetch's time no kernel overlaps, ms
+    prefetch: dict[str, float] = field(default_factory=dict)
+
+
+class _HostOps:
+    """The host events that enclose a copy's launch record: the op that issued it, and the framework's
+    parameter-loading hook (FSDP's pre-forward).  Each is built on first use: sorting the op events is the costly part,
+    and most copies name their op on the device."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.h = ctx.h
+        self.fw = ctx.fw
+        # TF ops incl. rendezvous/internal types (`IteratorGetNext/_2:_Send`), which is_tf_op_event leaves out
+        internal = ctx.h.name_mask(_internal_op)
+        self.op_like = (ctx.host_op | internal) if internal.any() else ctx.host_op
+
+    @cached_property
+    def op(self) -> Encloser:
+        """The op events (host ops and TF's internal ones)."""
+        return Encloser(self.h, self.op_like)
+
+    @cached_property
+    def upload(self) -> Encloser:
+        """The framework's parameter-loading events."""
+        return Encloser(self.h, self.h.name_mask(self.fw.param_upload_event))
+
+
+@dataclass
+class _Copies:
+    """One GPU's copies inside the kept steps, a column each: what the name, the format and the host's call tell of
+    each copy, read once per GPU for every direction."""
+    gpu: int
+    op_text: list[str]
+    direction: np.ndarray
+    #: the host memory: 1 pageable, 0 another kind, -1 unknown
+    host_kind: np.ndarray
+    #: the driver's paging of managed memory
+    migration: np.ndarray
+    #: the program's own prefetch of managed memory (``cudaMemPrefetchAsync``)
+    asked: np.ndarray
+    step: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    dur_ms: np.ndarray
+    nbytes: np.ndarray
+    #: the host was held until the copy ran (:func:`_blocks_host`)
+    sync: np.ndarray
+    op_idx: np.ndarray
+    launch: np.ndarray
+    #: the device's kernel and collective kinds, for :func:`_compute_time`
+    kind: np.ndarray
+    all_start: np.ndarray
+    all_end: np.ndarray
+
+
+def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
+    """The copies of one GPU inside the kept steps (None: none), with each copy's direction, host memory kind,
+    paging and prefetch read from its name -- or, where the name does not say, from what the format records apart."""
+    d = g.d
+    names = d.names
+    direction = [devices.copy_direction(x) for x in names]
+    isc = np.array([x is not None for x in direction], dtype=bool)
+    if not len(d) or not isc.any():
+        return None
+    m = isc[d.name] & (g.step >= 0)
+    if not m.any():
+        return None
+    dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
+    # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
+    host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
+    # or where the format records it apart from the name (XPlane's ``memcpy_details``: ``kind_src:pageable``)
+    host_kind = np.where(host_kind >= 0, host_kind, d.mem_host[m])
+    migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
+    # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
+    asked = devices.managed_migration(names)[d.name[m]] & ~migration
+    return _Copies(gpu=d.gpu, op_text=d.op_text, direction=dname, host_kind=host_kind, migration=migration,
+                   asked=asked, step=g.step[m], start=d.start[m], end=d.end[m],
+                   dur_ms=(d.end[m] - d.start[m]).astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0),
+                   sync=_blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m]),
+                   op_idx=d.op_idx[m], launch=g.launch[m], kind=d.kind, all_start=d.start, all_end=d.end)
+
+
+def _compute_time(c: _Copies) -> tuple[np.ndarray, np.ndarray]:
+    """The union of the GPU's kernels and collectives: what a device copy, a page migration or a prefetch is measured
+    against (built only for a GPU that has one of those)."""
+    busy = (c.kind == devices.KIND_KERNEL) | (c.kind == devices.KIND_COLLECTIVE)
+    return union_intervals(c.all_start[busy].astype(np.int64, copy=False), c.all_end[busy].astype(np.int64, copy=False))
+
+
+def _tally_gpu(ctx: Context, c: _Copies, tally: _Tally, hosts: _HostOps) -> None:
+    """Add one GPU's copies to the tally, direction by direction: their time beside the GPU's kernels, their
+    per-step counts and rows, and the ops that issued them."""
+    compute = None  # kernels and collectives of this GPU, built for its device copies only
+    for dr in np.unique(c.direction):
+        sel = c.direction == dr
+        if dr in _ON_DEVICE or (dr == "h2d" and c.migration[sel].any()) or c.asked[sel].any():
+            if compute is None:
+                compute = _compute_time(c)
+            _beside_kernels(tally, c, str(dr), sel, compute)
+        a = _per_step(tally, c, dr, sel)
+        _issuing_ops(ctx, c, dr, sel, a, hosts)
+
+
+def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> None:
+    """The copy time a GPU's kernels do not hide: a prefetch's and a device copy's time no kernel overlaps, and page
+    migrations' time under a kernel (the kernel waits on them).  Why measured per GPU: only that GPU's kernels can
+    hide its copies."""
+    if c.asked[sel].any():
+        tally.prefetch[dr] = tally.prefetch.get(dr, 0.0) + _exposed_ms(c.start[sel & c.asked], c.end[sel & c.asked],
+                                                                       compute)
+    if dr in _ON_DEVICE:
+        tally.own[dr] = tally.own.get(dr, 0.0) + _exposed_ms(c.start[sel], c.end[sel], compute)
+    elif dr == "h2d" and c.migration[sel].any():
+        tally.paging[dr] = tally.paging.get(dr, 0.0) + _under_ms(c.start[sel & c.migration], c.end[sel & c.migration],
+                                                                 compute)
+
+
+def _per_step(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray) -> dict:
+    """One direction's copies of one GPU counted per step (calls, bytes, time, synchronous calls and their time):
+    the rows the caller keeps (up to ``max_rows``) and the direction's running totals, which it returns."""
+    n = tally.n
+    st, dur = c.step[sel], c.dur_ms[sel]
+    cnt = np.bincount(st, minlength=n)
+    b = np.bincount(st, weights=c.nbytes[sel], minlength=n)
+    ms = np.bincount(st, weights=dur, minlength=n)
+    sc = np.bincount(st, weights=c.sync[sel].astype(float), minlength=n)
+    sms = np.bincount(st, weights=np.where(c.sync[sel], dur, 0.0), minlength=n)
+    nz = np.flatnonzero(cnt)
+    if tally.max_rows is not None:
+        nz = nz[:max(0, tally.max_rows - len(tally.rows))]
+    tally.rows.extend(MemcpyStepStat(tally.step_ids[i], c.gpu, str(dr), k, int(bi), mi, int(si))
+                      for i, k, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(),
+                                                  sc[nz].tolist()))
+    a = tally.agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n),
+                                           sms=np.zeros(n), ops={}, pageable=0.0, kind_known=0.0, migration=0.0,
+                                           launched=0.0, uploads=0.0))
+    a["migration"] += float(c.dur_ms[sel & c.migration].sum())
+    a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc; a["sms"] += sms
+    a["pageable"] += float(c.dur_ms[sel & (c.host_kind == 1)].sum())
+    a["kind_known"] += float(c.dur_ms[sel & (c.host_kind >= 0)].sum())
+    return a
+
+
+def _issuing_ops(ctx: Context, c: _Copies, dr: str, sel: np.ndarray, a: dict, hosts: _HostOps) -> None:
+    """Count the ops behind one direction's copies into ``a["ops"]``, and for uploads the time launched inside the
+    framework's parameter-loading hook.  The op is the device-side one (`tf_op` stat / TF 2.4 `TensorFlow Ops` line),
+    else the `name:Type` host op event enclosing the copy's launch record (same correlation_id)."""
+    ops = c.op_idx[sel]
+    for o, k in zip(*np.unique(ops[ops >= 0], return_counts=True)):
+        name = frameworks.op_name(c.op_text[int(o)])
+        a["ops"][name] = a["ops"].get(name, 0) + int(k)
+    rec = c.launch[sel]
+    if dr == "h2d":
+        known = rec >= 0
+        dur = c.dur_ms[sel]
+        a["launched"] += float(dur[known].sum())
+        a["uploads"] += float(dur[known][hosts.upload.find(rec[known]) >= 0].sum())
+    rec = rec[(ops < 0) & (rec >= 0)]
+    # the enclosing op of the copies' launch records only: a column of it for every device event was
+    # 4 bytes per event through the whole analysis, for the few copies here
+    host_op = hosts.op.find(rec) if rec.size else np.full(0, -1, np.int64)
+    host_op = host_op[host_op >= 0]
+    for nid, k in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
+        name = frameworks.op_name(ctx.h.names[int(nid)])
+        a["ops"][name] = a["ops"].get(name, 0) + int(k)
+
+
+def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float], k: int) -> MemcpyStat:
+    """One direction's copies per step and GPU (``k``: kept steps x active GPUs), with the shares the rules read:
+    synchronous, pageable, migrated, parameter uploads, and the time no kernel hides."""
+    total = a["cnt"].sum()
+    recurring = bool(tally.n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
+    blocking = _blocking(dr, a, exposed, tally.own, tally.paging, k)
+    return MemcpyStat(
+        direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k,
+        ms_per_step=float(a["ms"].sum()) / k,
+        sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
+        sync_ms_per_step=float(a["sms"].sum()) / k,
+        # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
+        # copy's edge that falls in the step where its start does not)
+        recurring=recurring, blocking_ms_per_step=blocking,
+        top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
+        pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
+        migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
+        paging_in_kernels_ms_per_step=min(tally.paging.get(dr, 0.0) / k, float(a["ms"].sum()) / k),
+        param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
+        prefetch_blocking_ms_per_step=min(tally.prefetch.get(dr, 0.0) / k, blocking),
+    )
 
 
 #: Copies on the device (one GPU's, or between GPUs): GPU work of their own, exposed where no kernel runs beside them.

@@ -43,6 +43,14 @@ _LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 #: PyTorch 1.8-1.10 (Kineto before the ``cpu_op``/``kernel`` names) -> today's categories.
 OLD_CATS = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel", "Memcpy": "gpu_memcpy",
             "Memset": "gpu_memset", "User Annotation": "user_annotation", "Python": "python_function"}
+#: The runtime and driver calls of the accelerators Kineto traces through a plugin -> the launch categories: Intel GPUs
+#: (the ``xpupti`` plugin, PyTorch 2.4 on: ``urEnqueueKernelLaunch``, ``zeCommandListAppendLaunchKernel``) and an
+#: out-of-tree backend's (``privateuse1``).  Their kernels, copies and memsets are ``kernel``/``gpu_memcpy``/``gpu_memset``
+#: like CUDA's, linked to the call by the same ``correlation`` (pytorch/kineto libkineto/include/ActivityType.h,
+#: src/plugin/xpupti/XpuptiActivityHandlers.cpp); read as any other category, the launches went unread and a blocking
+#: pageable copy read as no host wait at all (survey h37-survey27).
+PLUGIN_RUNTIME_CATS = {"xpu_runtime": "cuda_runtime", "xpu_driver": "cuda_driver",
+                       "privateuse1_runtime": "cuda_runtime", "privateuse1_driver": "cuda_driver"}
 _OP_CATS = ("cpu_op", "user_annotation")
 #: The trace's own span event (``PyTorch Profiler (0)``, category ``Trace``): the capture window.
 _TRACE_CAT = "Trace"
@@ -118,7 +126,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
     producer = _producer(kt)
     _legacy_host_ops(kt)
-    kt.cats = [OLD_CATS.get(c, c) for c in kt.cats]
+    kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
     used = is_host | is_dev

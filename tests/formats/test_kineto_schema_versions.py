@@ -1,0 +1,100 @@
+"""PyTorch profiler (Kineto) traces as other PyTorch versions, vendors and plugins write them (survey h37-survey27,
+``tests/fixtures/wild/SURVEY.md`` "Kineto schema across versions").
+
+Each trace is ``synthetic.torchtrace``'s (truth by construction), then written as Kineto's Intel GPU plugin
+(``xpupti``, PyTorch 2.4 on) writes the same job (``synthetic.torchtrace.as_xpu``): the launching calls in category
+``xpu_runtime`` (``urEnqueueKernelLaunch``), kernels and copies on a ``sycl queue``, copies named by PTI
+(``Memcpy M2D (MEMORY -> DEVICE)``), SYCL's device properties.  The job is the same, so the report's numbers must be
+the CUDA trace's (the control of each test), in Intel's words:
+
+* main read no ``xpu_runtime`` call: an eager loop of 1,800 tiny kernels lost its 5.26 ms/step launch wait and read
+  as "host-bound: the host's own work"; a healthy loop was told its host waits in scalar reads;
+* main read PTI's copy names as kernels: a pageable batch's 1.45 ms/step blocking copy was no copy at all, and the
+  report said only "the GPU idles while the host does what the capture did not record";
+* main told an Intel GPU's user to ``x.to('cuda')``.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from synthetic.torchtrace import as_xpu, simulate, trace_doc, write_doc
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+
+def _report(tmp_path: Path, scenario: str, xpu: bool, **kw):
+    doc = trace_doc(simulate(scenario, 8)[0], 1)
+    if xpu:
+        as_xpu(doc, **kw)
+    folder = tmp_path / ("xpu" if xpu else "cuda")
+    folder.mkdir(exist_ok=True)
+    path = write_doc(str(folder / f"{scenario}_4100.1795380384283992405.pt.trace.json"), doc)
+    rep = analyze_host(HostFile(f"{scenario}_4100", path, Path(path).stat().st_size, 0, "kineto"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def _text(rep) -> str:
+    return " ".join(f"{f.title} {f.summary} " + " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions)
+                    for f in rep.findings)
+
+
+def test_an_intel_gpus_launches_are_read_from_its_runtime_calls(tmp_path):
+    cuda, xpu = _report(tmp_path, "tiny_ops", False), _report(tmp_path, "tiny_ops", True)
+    assert xpu.gpus[0].name == "Intel(R) Data Center GPU Max 1550"
+    assert cuda.breakdown_ms["launch_wait"] > 0.5 * cuda.gpus[0].step_ms  # the control: CUDA's eager loop waits on launches
+    assert xpu.breakdown_ms["launch_wait"] == cuda.breakdown_ms["launch_wait"]
+    assert [f.rule for f in xpu.findings] == [f.rule for f in cuda.findings]
+    assert xpu.findings[0].rule == "launch_bound", [f.title for f in xpu.findings]
+
+
+@pytest.mark.parametrize("plugin_names", [True, False], ids=["pti-memories", "first-plugin"])
+def test_an_intel_gpus_pageable_copy_blocks_as_cudas_does(tmp_path, plugin_names):
+    cuda = _report(tmp_path, "pageable_copy", False)
+    xpu = _report(tmp_path, "pageable_copy", True, plugin_names=plugin_names)
+    assert cuda.breakdown_ms["memcpy_h2d"] > 1.0  # the control
+    assert xpu.breakdown_ms["memcpy_h2d"] == cuda.breakdown_ms["memcpy_h2d"]
+    found = {f.rule: f for f in xpu.findings}
+    assert xpu.findings[0].rule == "excessive_memcpy", [f.title for f in xpu.findings]
+    assert "pageable host memory" in found["excessive_memcpy"].summary
+    assert xpu.findings[0].saving.ms_per_step == pytest.approx(cuda.findings[0].saving.ms_per_step, abs=0.05)
+
+
+def test_a_healthy_loop_on_an_intel_gpu_stays_healthy(tmp_path):
+    cuda, xpu = _report(tmp_path, "healthy_bf16", False), _report(tmp_path, "healthy_bf16", True)
+    assert [f.rule for f in cuda.findings] == ["healthy"]  # the control
+    assert [f.rule for f in xpu.findings] == ["healthy"], [f.title for f in xpu.findings]
+
+
+def test_an_intel_gpus_report_speaks_of_xpu_not_cuda(tmp_path):
+    cuda, xpu = _report(tmp_path, "pageable_copy", False), _report(tmp_path, "pageable_copy", True)
+    assert "'cuda'" in _text(cuda)  # the control: CUDA's advice names its device
+    text = _text(xpu)
+    assert "'xpu'" in text and "'cuda'" not in text and "torch.cuda" not in text, text
+    for word in ("Tensor Core", "cuDNN", "NCCL", "nvidia-smi", "ProfilerActivity.CUDA"):
+        assert word not in text, word
+
+
+@pytest.mark.parametrize("name, direction, pageable", [
+    ("Memcpy M2D (MEMORY -> DEVICE)", "h2d", 1), ("Memcpy M2D", "h2d", 1), ("Memcpy H2D (HOST -> DEVICE)", "h2d", 0),
+    ("Memcpy D2M (DEVICE -> MEMORY)", "d2h", 1), ("Memcpy D2H", "d2h", 0), ("Memcpy D2D (DEVICE -> DEVICE)", "d2d", 0),
+    ("Memcpy S2D (SHARED -> DEVICE)", "other", 0),
+    # the control: CUPTI's (and ROCm's) names as they were
+    ("Memcpy HtoD (Pageable -> Device)", "h2d", 1), ("Memcpy DtoH (Device -> Pinned)", "d2h", 0), ("MemcpyH2D", "h2d", -1),
+])
+def test_copy_names_of_every_vendor_give_direction_and_host_memory(name, direction, pageable):
+    assert devices.copy_direction(name) == direction
+    assert devices.copy_host_memory(name) == pageable
+    assert devices.kind_one(name) != devices.KIND_KERNEL
+
+
+def test_the_plugin_leaves_the_cuda_trace_unchanged(tmp_path):
+    """``as_xpu`` writes a copy; the CUDA document given to it is what the CUDA test reads (the generator's own control)."""
+    doc = trace_doc(simulate("pageable_copy", 2)[0], 1)
+    before = copy.deepcopy(doc)
+    assert as_xpu(copy.deepcopy(doc)) != before and doc == before

@@ -11,18 +11,23 @@ the CUDA trace's (the control of each test), in Intel's words:
   as "host-bound: the host's own work"; a healthy loop was told its host waits in scalar reads;
 * main read PTI's copy names as kernels: a pageable batch's 1.45 ms/step blocking copy was no copy at all, and the
   report said only "the GPU idles while the host does what the capture did not record";
-* main told an Intel GPU's user to ``x.to('cuda')``.
+* main told an Intel GPU's user to ``x.to('cuda')``;
+* PyTorch's own legacy export (``torch.autograd.profiler``'s ``export_chrome_trace``: a bare list of events, under
+  the file name the user chose) was refused as "another tool's trace, not PyTorch's profiler".
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 
 import pytest
 
 from synthetic.torchtrace import as_xpu, simulate, trace_doc, write_doc
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.cli.main import main as cli
+from tb_gpu_advisor.formats.kineto.layout import sniff
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 
@@ -98,3 +103,27 @@ def test_the_plugin_leaves_the_cuda_trace_unchanged(tmp_path):
     doc = trace_doc(simulate("pageable_copy", 2)[0], 1)
     before = copy.deepcopy(doc)
     assert as_xpu(copy.deepcopy(doc)) != before and doc == before
+
+
+def _legacy_export(path: Path) -> Path:
+    """What ``torch.autograd.profiler``'s ``export_chrome_trace`` writes (PyTorch <= 1.7, ``use_kineto=False`` since):
+    a bare list, the host ops under the process ``"CPU functions"`` -- here cuDNN ops, GPU work whose side this
+    profiler did not record (tests/formats/test_kineto_legacy.py reads the same under a handler's file name)."""
+    ev, t = [], 100.0
+    for op in ["aten::conv2d", "aten::cudnn_convolution", "aten::relu"] * 5:
+        ev.append({"name": op, "ph": "X", "ts": t, "dur": 400.0, "tid": 1, "pid": "CPU functions", "args": {}})
+        t += 500.0
+    path.write_text(json.dumps(ev))
+    return path
+
+
+def test_pytorchs_legacy_export_under_the_users_file_name_is_read(tmp_path, capsys):
+    path = _legacy_export(tmp_path / "trace.json")
+    assert sniff(str(path)) is None
+    assert cli(["report", str(path), "--format", "json", "--cache-dir", "off"]) == 0
+    host = json.loads(capsys.readouterr().out)["reports"][0]["hosts"][0]
+    assert host["error"] is None and host["findings"][0]["title"] == "The capture lost its GPU records", host
+    # the control: another tool's bare list is still refused, in words that name it
+    other = tmp_path / "gpu_trace.json"
+    other.write_text(json.dumps([{"name": "[MEMCPY] HtoD", "ph": "X", "ts": 1.0, "dur": 8.0, "pid": 1, "tid": 7}]))
+    assert "Chrome's JSON array form" in sniff(str(other))

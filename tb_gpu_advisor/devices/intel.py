@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.devices import nvidia
 from tb_gpu_advisor.devices.codes import P_UNKNOWN
 from tb_gpu_advisor.model.schema import Action
 
@@ -46,8 +45,8 @@ _CODE = (("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu.")
                                                                                   "ProfilerActivity.XPU"),
          (".cuda()", ".to('xpu')"))
 
+#: How Intel GPU users name things (the keys of ``nvidia.TERMS``).
 TERMS = {
-    **nvidia.TERMS,
     "matrix_units": "XMX engines",
     "matrix_unit": "XMX",
     "fp32_on_matrix_units": "already on the XMX engines in fp32 (TF32)",
@@ -63,7 +62,6 @@ TERMS = {
 
 def _fixes() -> dict[str, Action]:
     return {
-        **nvidia.FIXES,
         "topology": Action(text="Check the links between the GPUs (Xe Link vs PCIe) and that oneCCL uses them.",
                            snippet="xpu-smi topology -m", snippet_lang="shell"),
         "transport": Action(text="Check which transport oneCCL picked between the GPUs (Xe Link / network / "
@@ -83,6 +81,7 @@ def _fixes() -> dict[str, Action]:
     }
 
 
+#: Intel's own fixes (the keys of ``nvidia.FIXES``).
 FIXES = _fixes()
 
 #: SYCL/Level Zero calls that wait for the GPU; those the host is blocked in (the syncs: a SYCL copy call's blocking
@@ -94,7 +93,8 @@ GRAPH_LAUNCH_CALLS = ("urCommandBufferEnqueueExp", "urEnqueueCommandBufferExp")
 #: The calls that launch one kernel: Unified Runtime, SYCL's plug-in interface, Level Zero.
 LAUNCH_CALLS = ("urEnqueueKernelLaunch", "piEnqueueKernelLaunch", "zeCommandListAppendLaunchKernel",
                 "zeCommandListAppendLaunchCooperativeKernel")
-CAPTURE_CALLS = (("urCommandBufferCreateExp",), ("urCommandBufferFinalizeExp",))
+#: SYCL graphs are recorded in the runtime, with no call of their own around the recording.
+CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 INIT_CALLS = ("urProgramBuild", "urProgramCreateWithIL", "urKernelCreate", "piProgramBuild", "piKernelCreate",
               "zeModuleCreate", "zeKernelCreate", "zeInit")

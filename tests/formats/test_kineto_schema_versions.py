@@ -132,3 +132,10 @@ def test_pytorchs_legacy_export_under_the_users_file_name_is_read(tmp_path, caps
     other = tmp_path / "gpu_trace.json"
     other.write_text(json.dumps([{"name": "[MEMCPY] HtoD", "ph": "X", "ts": 1.0, "dur": 8.0, "pid": 1, "tid": 7}]))
     assert "Chrome's JSON array form" in sniff(str(other))
+
+
+def test_every_vendor_names_every_term_and_fix():
+    """A rule asks the GPU's vendor for a term or a fix by NVIDIA's keys: Intel's module answers each in its own words."""
+    for v in devices.VENDORS:
+        assert set(v.TERMS) == set(devices.nvidia.TERMS) and set(v.FIXES) == set(devices.nvidia.FIXES), v.VENDOR
+    assert not any("nvidia" in (a.snippet or "") + a.text.lower() for a in devices.intel.FIXES.values())

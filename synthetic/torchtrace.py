@@ -1413,7 +1413,7 @@ def trace_doc(r: Rank, world: int, props: dict[str, Any] = H100) -> dict[str, An
 #: pytorch/kineto libkineto/include/MetadataFieldCatalog.h, ``DevicePropertyMetadataFields``: SYCL's, no compute
 #: capability, no SM count).
 XPU_MAX_1550 = {"name": "Intel(R) Data Center GPU Max 1550", "vendor": "Intel(R) Corporation", "driverVersion": "1.3.27642",
-                "totalGlobalMem": 68719476736, "maxComputeUnits": 448, "maxWorkGroupSize": 1024, "maxClockFrequency": 1600,
+                "totalGlobalMem": 137438953472, "maxComputeUnits": 448, "maxWorkGroupSize": 1024, "maxClockFrequency": 1600,
                 "maxMemAllocSize": 68719476736, "localMemSize": 131072}
 #: CUDA's calls -> the Unified Runtime calls SYCL makes for the same work (pytorch/kineto test/xpupti/XpuptiProfilerTest.cpp
 #: lists ``urEnqueueKernelLaunch``, ``urEnqueueMemBufferWrite``; ``urQueueFinish`` is SYCL's ``queue::wait``).
@@ -1428,12 +1428,15 @@ def as_xpu(doc: dict[str, Any], plugin_names: bool = True) -> dict[str, Any]:
     place: calls ``xpu_runtime`` named as SYCL's Unified Runtime names them, kernels and copies with ``sycl queue``
     (no ``stream``), copies named ``Memcpy M2D (MEMORY -> DEVICE)`` (``plugin_names=False``: ``Memcpy M2D``, as the
     plugin's first versions wrote them), the device's SYCL properties, no CUDA versions in the header
-    (XpuptiActivityHandlers.cpp: ``memcpyName``, ``XpuMetadataFields``)."""
+    (XpuptiActivityHandlers.cpp: ``memcpyName``, ``XpuMetadataFields``), ``[memory]`` events of ``Device Type`` 12
+    (c10's ``DeviceType::XPU``)."""
     doc["deviceProperties"] = [{"id": p.get("id", 0), **XPU_MAX_1550} for p in doc.get("deviceProperties", [{}])]
     for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
         doc.pop(k, None)
     for e in doc["traceEvents"]:
         a = e.get("args") or {}
+        if e.get("name") == "[memory]" and a.get("Device Type") == 1:
+            a["Device Type"] = 12  # c10::DeviceType::XPU
         if e.get("cat") == "cuda_runtime":
             e["cat"], e["name"] = "xpu_runtime", _XPU_CALLS.get(e["name"], e["name"])
             a.pop("cbid", None)

@@ -139,3 +139,15 @@ def test_every_vendor_names_every_term_and_fix():
     for v in devices.VENDORS:
         assert set(v.TERMS) == set(devices.nvidia.TERMS) and set(v.FIXES) == set(devices.nvidia.FIXES), v.VENDOR
     assert not any("nvidia" in (a.snippet or "") + a.text.lower() for a in devices.intel.FIXES.values())
+
+
+@pytest.mark.parametrize("scenario, rule", [("memory_activation_heavy", "activation_memory"),
+                                            ("memory_fragmented", "memory_fragmentation")])
+def test_an_intel_gpus_allocator_is_read_from_its_memory_events(tmp_path, scenario, rule):
+    """``profile_memory=True`` on an Intel GPU writes ``[memory]`` events of ``Device Type`` 12 (c10's XPU): main read
+    them as the CPU's allocator, so the GPU's memory findings vanished (and ``urQueueFinish`` read as a scalar read's
+    wait).  Its capacity is the Max 1550's 128 GiB, not the H100's 80, so the severity may differ; the rule may not."""
+    cuda, xpu = _report(tmp_path, scenario, False), _report(tmp_path, scenario, True)
+    assert rule in [f.rule for f in cuda.findings]  # the control
+    assert rule in [f.rule for f in xpu.findings], [f.title for f in xpu.findings]
+    assert "host_sync" not in [f.rule for f in xpu.findings]

@@ -151,3 +151,21 @@ def test_an_intel_gpus_allocator_is_read_from_its_memory_events(tmp_path, scenar
     assert rule in [f.rule for f in cuda.findings]  # the control
     assert rule in [f.rule for f in xpu.findings], [f.title for f in xpu.findings]
     assert "host_sync" not in [f.rule for f in xpu.findings]
+
+
+def test_an_intel_gpu_the_file_does_not_name_is_still_intels(tmp_path):
+    """A trace whose ``deviceProperties`` is absent (a plugin or writer that leaves it out) still says its vendor by the
+    plugin's own categories (``xpu_runtime``): the GPU is "Intel GPU", its advice Intel's -- main said ``x.to('cuda')``."""
+    doc = as_xpu(trace_doc(simulate("pageable_copy", 8)[0], 1))
+    del doc["deviceProperties"]
+    path = write_doc(str(tmp_path / "h_4100.1795380384283992405.pt.trace.json"), doc)
+    rep = analyze_host(HostFile("h_4100", path, Path(path).stat().st_size, 0, "kineto"))
+    assert rep.error is None and rep.gpus[0].name == "Intel GPU", (rep.error, rep.gpus)
+    text = _text(rep)
+    assert "'xpu'" in text and "'cuda'" not in text, text
+    # the control: the CUDA trace without its properties stays an unnamed GPU, read as NVIDIA's (the profilers' default)
+    cuda = trace_doc(simulate("pageable_copy", 8)[0], 1)
+    del cuda["deviceProperties"]
+    path = write_doc(str(tmp_path / "c_4100.1795380384283992405.pt.trace.json"), cuda)
+    rep = analyze_host(HostFile("c_4100", path, Path(path).stat().st_size, 0, "kineto"))
+    assert rep.gpus[0].name == "GPU:0" and "'cuda'" in _text(rep)

@@ -70,6 +70,10 @@ class Ctx:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
         return devices.words([g.name for g in self.m.gpus if g.active], text)
 
+    def code(self, snippet: str) -> str:
+        """A snippet for the capture's GPU: PyTorch's device is ``xpu`` on Intel GPUs (``devices.code``)."""
+        return devices.code([g.name for g in self.m.gpus if g.active], snippet)
+
     def share(self, ms: float | None) -> float | None:
         if ms is None or self.step_ms is None:
             return None
@@ -487,7 +491,7 @@ def finding(
         saving=saving,
         evidence=list(evidence),
         windows=list(windows),
-        actions=[dataclasses.replace(a, text=ctx.words(a.text)) for a in actions],
+        actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
         host=ctx.host or None,
         gpu=gpu,
         saving_bytes=int(saving_bytes) if saving_bytes is not None else None,

@@ -3,8 +3,9 @@
 An Nsight export of two processes (one GPU each) holds both ranks' host calls and kernels in one capture.  Its times
 per step were per GPU (the breakdown, the syncs' wait, the copies), but its counts per step the host's over both ranks:
 ``metrics/syncs.host_syncs`` and ``metrics/kernels.small_kernels`` divided by the steps alone, so the shared
-``nsys/fsdp_mfu_before`` read "848 of 1,972 kernels per step" where each GPU runs 986, and a two-rank loop making one
-sync a step read two.  Every count per step is now divided as the times are, in one place: ``Context.per_step``
+``nsys/h100_fsdp_window`` read "the host waits for the GPU in 4 copies to the device per step" where each rank waits in
+2 (by SQL), and a two-rank loop making one sync a step read two.  (Kernels per step were made one GPU's in the rule by
+h37-review8; they now come from the same division as the rest.)  Every count per step is now divided as the times are, in one place: ``Context.per_step``
 (kept steps x active GPUs; docs/metrics.md, "Per step and rank").
 
 Truth by construction: ``synthetic.nsysexport.NsysJob`` with ``ranks=2`` -- each rank launches ``ops`` kernels, one
@@ -13,6 +14,8 @@ were (and equal the two-rank job's per rank).
 """
 
 from __future__ import annotations
+
+import sqlite3
 
 import pytest
 
@@ -50,11 +53,9 @@ def test_two_ranks_count_per_rank(tmp_path):
     assert d2h.count_per_step == pytest.approx(1.0)  # the copies were already per rank: one value per quantity
 
 
-def test_one_rank_control_is_the_two_rank_jobs_rank(tmp_path):
+def test_two_ranks_count_as_one_rank_of_the_same_loop(tmp_path):
     one, _ = _job(tmp_path, 1)
     two, _ = _job(tmp_path, 2)
-    assert one.small_kernels.kernels_per_step == pytest.approx(OPS)
-    assert one.syncs.calls_per_step == pytest.approx(1.0)
     for a, b in ((one.small_kernels.per_step, two.small_kernels.per_step),
                  (one.syncs.calls_per_step, two.syncs.calls_per_step),
                  (one.dispatch.calls_per_step, two.dispatch.calls_per_step),
@@ -62,17 +63,58 @@ def test_one_rank_control_is_the_two_rank_jobs_rank(tmp_path):
         assert b == pytest.approx(a, rel=1e-6)
 
 
-_FSDP = SHARED_PROFILES / "nsys" / "fsdp_mfu_before"
+def test_control_one_rank_counts_stay(tmp_path):
+    """Control, passes on main too: one rank's counts per step are what it makes a step."""
+    one, _ = _job(tmp_path, 1)
+    assert one.small_kernels.per_step == pytest.approx(OPS)
+    assert one.syncs.calls_per_step == pytest.approx(1.0)
 
 
-@pytest.mark.skipif(not _FSDP.is_dir(), reason="../shared/profiles absent")
-def test_real_two_process_export_says_each_gpus_kernels():
-    (s,) = discover(str(_FSDP))
+_NSYS = SHARED_PROFILES / "nsys"
+
+
+def _session(path):
+    (s,) = discover(str(path))
     (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    return h
+
+
+def _syncs_in_copies(sqlite: str) -> dict[int, int]:
+    """Truth by SQL: per process, the ``cudaStreamSynchronize`` calls inside an ``aten::copy_`` range of its own."""
+    con = sqlite3.connect(f"file:{sqlite}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT (n.globalTid >> 24) & 16777215, count(*) FROM NVTX_EVENTS n JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+            "ON r.globalTid = n.globalTid AND r.start >= n.start AND r.\"end\" <= n.\"end\" JOIN StringIds s "
+            "ON s.id = r.nameId WHERE n.text LIKE 'aten::copy_%' AND s.value LIKE 'cudaStreamSynchronize%' GROUP BY 1")
+        return dict(rows.fetchall())
+    finally:
+        con.close()
+
+
+@pytest.mark.skipif(not (_NSYS / "h100_fsdp_window").is_dir(), reason="../shared/profiles absent")
+def test_real_two_process_export_says_each_ranks_copy_waits():
+    """nsys/h100_fsdp_window: two processes, one H100 each, one kept step; each waits in 2 copies (SQL).  Main said
+    "the host waits for the GPU in 4 copies to the device per step (aten::copy_ ×4)": both ranks' sum."""
+    (sqlite,) = sorted((_NSYS / "h100_fsdp_window").glob("*.sqlite"))
+    truth = _syncs_in_copies(str(sqlite))
+    assert len(truth) == 2 and len(set(truth.values())) == 1  # the same 2 on each rank
+    m = _metrics(sqlite)
+    per_rank = next(iter(truth.values())) / m.steps.count
+    assert m.syncs.copy_calls_per_step == pytest.approx(per_rank)
+    assert sum(c for _, c in m.syncs.copy_callers) == pytest.approx(per_rank)
+    h = _session(_NSYS / "h100_fsdp_window")
+    said = " ".join(next(f for f in h.findings if f.id.startswith("excessive_memcpy")).summary.split())
+    assert f"in {per_rank:g} copies to the device per step" in said
+    assert per_rank_problems(h) == []
+
+
+@pytest.mark.skipif(not (_NSYS / "fsdp_mfu_before").is_dir(), reason="../shared/profiles absent")
+def test_real_kernels_per_step_are_the_metrics_per_rank():
+    """Control (per GPU on main since h37-review8, in the rule): the count now comes from the metrics' one division."""
+    h = _session(_NSYS / "fsdp_mfu_before")
     lb = next(f for f in h.findings if f.id.startswith("launch_bound"))
     steps, kernels = h.steps["count"], h.kernel_durations_us["count"]
-    gpus = [g for g in h.gpus if g.kernel_count]
-    assert len(gpus) == 2
-    assert lb.metric.detail["kernels_per_step"] == pytest.approx(kernels / steps / 2)  # 986, not both GPUs' 1,972
-    assert "of 986 kernels per step" in lb.summary
+    assert len([g for g in h.gpus if g.kernel_count]) == 2
+    assert lb.metric.detail["kernels_per_step"] == pytest.approx(kernels / steps / 2)
     assert per_rank_problems(h) == []

@@ -83,7 +83,8 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     booked, copy_booked = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
                            for row in ledger)
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
-    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()),  # per rank, as the times gpu_idle_ms_per_step=sum(booked.values()),
+    # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
+    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, callers[~copy], top_n),
                      wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is

@@ -8,7 +8,8 @@ per step were per GPU (the breakdown, the syncs' wait, the copies), but its coun
 h37-review8; they now come from the same division as the rest.)  Every count per step is now divided as the times are, in one place: ``Context.per_step``
 (kept steps x active GPUs; docs/metrics.md, "Per step and rank").
 
-Truth by construction: ``synthetic.nsysexport.NsysJob`` with ``ranks=2`` -- each rank launches ``ops`` kernels, one
+Truth by construction: a Kineto job of two ranks on one machine, each calling ``.item()`` six times a step
+(``synthetic.torchtrace._sync_item``: main said "12.0 times per step"); ``synthetic.nsysexport.NsysJob`` with ``ranks=2`` -- each rank launches ``ops`` kernels, one
 ``.item()`` sync and one blocking read-back a step.  Control: the same job on one rank, whose counts stay what they
 were (and equal the two-rank job's per rank).
 """
@@ -19,6 +20,7 @@ import sqlite3
 
 import pytest
 
+from synthetic import torchtrace as TT
 from synthetic.nsysexport import NsysJob, write
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.nsys.reader import read_trace
@@ -68,6 +70,28 @@ def test_control_one_rank_counts_stay(tmp_path):
     one, _ = _job(tmp_path, 1)
     assert one.small_kernels.per_step == pytest.approx(OPS)
     assert one.syncs.calls_per_step == pytest.approx(1.0)
+
+
+SYNCS = 6  # ``torchtrace._sync_item``: loss.item() after each of six layers, every step
+
+
+def _kineto_host(tmp_path, ranks: int):
+    """A Kineto job of ``ranks`` processes on one machine (one file each, ``node0_<pid>``), each syncing ``SYNCS``
+    times a step: one host of ``ranks`` GPUs."""
+    TT.write_run(str(tmp_path), TT.Scenario(ranks, TT._each(TT._sync_item), [], [], "syncs"), steps=8, run=f"r{ranks}")
+    (s,) = discover(str(tmp_path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    return h
+
+
+@pytest.mark.parametrize("ranks", [2, 1])  # 1: the control, the same on main
+def test_kineto_ranks_of_one_host_say_each_ranks_syncs(tmp_path, ranks):
+    h = _kineto_host(tmp_path, ranks)
+    assert len([g for g in h.gpus if g.kernel_count]) == ranks
+    f = next(f for f in h.findings if f.id.startswith("host_sync"))
+    assert f.metric.detail["syncs_per_step"] == pytest.approx(SYNCS)  # main: 12.0 on two ranks
+    assert f"waits for the GPU {SYNCS:.1f} times per step" in " ".join(f.summary.split())
+    assert per_rank_problems(h) == []
 
 
 _NSYS = SHARED_PROFILES / "nsys"

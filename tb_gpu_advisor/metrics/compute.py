@@ -242,7 +242,8 @@ def _dispatch(ctx: Context) -> Dispatch:
     if ctx.dispatch_calls is None or not n or not ctx.dispatch_calls.any():
         return Dispatch()
     m = ctx.dispatch_calls & (ctx.host_step >= 0)
-    return Dispatch(calls_per_step=int(m.sum()) / n, host_ms_per_step=float((ctx.h.end[m] - ctx.h.start[m]).sum()) / 1e9 / n)
+    # per step and rank: each rank's process dispatches its own calls
+    return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9))
 
 
 def _host_only_rows(ctx: Context) -> list[StepMetrics]:

@@ -252,6 +252,18 @@ class Context:
     def active(self) -> list[GpuCtx]:
         return [g for g in self.gpus if g.active]
 
+    @property
+    def ranks(self) -> int:
+        """The GPUs a per-step number is shared among: the active ones (at least 1).  One host's file can hold
+        several ranks (an Nsight export of two processes, one GPU each; a process driving several GPUs): every time
+        per step is per GPU, so every count per step is too, or "4 copies per step" is two ranks' 2 each."""
+        return max(1, len(self.active))
+
+    def per_step(self, x) -> float:
+        """``x`` -- a count or a time summed over the kept steps of every rank -- per kept step and rank: the one
+        division every per-step count of the report makes (docs/metrics.md, "Per step and rank")."""
+        return float(x) / (max(self.steps.count, 1) * self.ranks)
+
     def ms(self, ps) -> float:
         return float(ps) / PS_PER_MS
 

@@ -64,7 +64,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
         copy = _copy_waits(ctx, encloser, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
-    k = max(len(active), 1)
+    k = ctx.ranks
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
@@ -83,12 +83,13 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     booked, copy_booked = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
                            for row in ledger)
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
-    return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=sum(booked.values()),
+    # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
+    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
-                     callers=_top(h, callers[~copy], n, top_n),
+                     callers=_top(ctx, callers[~copy], top_n),
                      wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is
-                     copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
-                     copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
+                     copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
+                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]))
 
 
 def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
@@ -121,14 +122,15 @@ def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.
     return (j >= 0) & (t < spans[1][np.maximum(j, 0)])
 
 
-def _top(h, callers: np.ndarray, n: int, top_n: int) -> list[tuple[str, float]]:  # noqa: ANN001 - HostEvents
-    """The host events that made the syncs, most frequent first, with their count per step."""
+def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float]]:
+    """The host events that made the syncs, most frequent first, with their count per step and rank."""
+    h = ctx.h
     named = callers[callers >= 0]
     if not named.size:
         return []
     u, inv = unique_inverse(h.name[named])
     counts = np.bincount(inv, minlength=u.size)
-    return [(h.names[int(u[i])], float(counts[i]) / n) for i in np.argsort(-counts, kind="stable")[:top_n]]
+    return [(h.names[int(u[i])], ctx.per_step(counts[i])) for i in np.argsort(-counts, kind="stable")[:top_n]]
 
 
 def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.ndarray:

@@ -424,9 +424,11 @@ class MemcpyStepStat:
 class SmallKernelOffender:
     name: str  # kernel name
     op_type: str
-    count: int
+    count: int  # over the kept steps of every rank
     total_ms: float
     avg_us: float
+    per_step: float = 0.0  # ``count`` per kept step and rank (``Context.per_step``)
+    ms_per_step: float = 0.0  # ``total_ms`` per kept step and rank
 
 
 @dataclass
@@ -445,11 +447,13 @@ class SmallKernels:
     share_of_kernels: float | None
     time_ms: float
     share_of_kernel_time: float | None
-    per_step: float  # small kernels per kept step (all GPUs)
+    per_step: float  # small kernels per kept step and rank (GPU), as the step's times
     top: list[SmallKernelOffender] = field(default_factory=list)
     #: share of the small kernels launched inside the framework's optimizer steps (``Framework.step_end_event``: a
     #: per-parameter optimizer's own kernels); None where the capture names no optimizer step
     in_optimizer_share: float | None = None
+    #: every kernel per kept step and rank (the whole ``per_step`` is a part of); None without a kept step
+    kernels_per_step: float | None = None
 
 
 @dataclass

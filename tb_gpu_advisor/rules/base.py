@@ -536,18 +536,11 @@ def framework(m: HostMetrics) -> Framework:
     return m.job.framework(fw, alone=alone) if m.job is not None else fw
 
 
-def gpu_steps(m: HostMetrics, ctx: Ctx) -> int:
-    """The kept steps of every GPU that ran kernels in them: what a host's count over all its GPUs is divided by to
-    be a count per step of one GPU, as the step it is read beside (v100_bert's two GPUs in one process read "1,086
-    of 1,330 kernels per step" where each GPU ran 665 a step)."""
-    return max(ctx.steps, 0) * max(1, sum(1 for g in m.gpus if g.kernel_count))
-
-
 def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:
-    """Kernels per step of one GPU (the headline counts every GPU's)."""
+    """Kernels per kept step and rank, as the metrics count them (``SmallKernels.kernels_per_step``)."""
     if not ctx.steps:
         return None
-    return float(m.headline.kernel_count) / gpu_steps(m, ctx)
+    return m.small_kernels.kernels_per_step
 
 
 def short(name: str, n: int = 70) -> str:

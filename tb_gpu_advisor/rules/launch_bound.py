@@ -18,7 +18,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, gpu_steps, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
                                        ranges_table, rule, saving, share_metric, short, step_windows, table)
 
 ID = "launch_bound"
@@ -83,8 +83,7 @@ def check(m: HostMetrics) -> list[Finding]:
             return []
     sk = m.small_kernels
     kps = kernels_per_step(m, ctx) or 0.0
-    n = max(gpu_steps(m, ctx), 1)  # per step of one GPU, as the step and its launch wait (the counts are all GPUs')
-    small_ps = sk.count / n
+    small_ps = sk.per_step or 0.0  # per step and rank, as the step and its launch wait (metrics.context.per_step)
     small_share = sk.share_of_kernels
     # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
     # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
@@ -99,15 +98,15 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
 
     top = sk.top[:10]
-    # per step, as every other number of the finding (the offenders are counted over the kept steps and GPUs)
-    rows = [[short(o.name), o.op_type, r(o.count / n), r(o.total_ms / n, 4), o.avg_us] for o in top]
+    # per step and rank, as every other number of the finding
+    rows = [[short(o.name), o.op_type, r(o.per_step), r(o.ms_per_step, 4), o.avg_us] for o in top]
     example = ""
     if top:
         o = top[0]
-        calls = round(o.count / n, 1)
+        calls = round(o.per_step, 1)
         avg = "" if float(calls).is_integer() else " on average"
         example = (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
-                   f"{ms(o.total_ms / n)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
+                   f"{ms(o.ms_per_step)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     in_opt = sk.in_optimizer_share or 0.0
     if in_opt >= _OPTIMIZER_MOST and not few_small:  # the optimizer's own kernels: its update is what to batch, not

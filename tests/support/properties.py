@@ -46,6 +46,11 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   each GPU running 665).
 * ``every-surface`` -- each host's steps note (how the steps were found, which were dropped) is said on the text and
   the markdown report alike (on main the markdown never said it).
+* ``per-rank`` -- a count per step is per rank, as the times are (h37-left57): a file of several ranks (an Nsight
+  export of two processes) divides its counts by the steps and its active GPUs, one value per quantity.  A finding's
+  ``kernels_per_step`` is the kernels of the kept steps (``kernel_durations_us.count``) over steps x active GPUs, its
+  ``small_kernels_per_step`` at most that.  With ``per-gpu`` (h37-review8, kernels only) it checks the
+  division the metrics make (``metrics.context.Context.per_step``), not the rule's.
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
@@ -860,6 +865,30 @@ def ranges_within_claim(where: str, f: Finding) -> list[str]:
              f"{claim:.3f} ms"] if _over(low, claim) else [])
 
 
+def _ranks(h: HostReport) -> int:
+    """The GPUs a host's per-step numbers are shared among: those with kernels or collectives (at least 1)."""
+    return max(1, sum(1 for g in h.gpus if (g.kernel_count or 0) > 0 or (g.collective_calls_per_step or 0) > 0))
+
+
+def per_rank_problems(h: HostReport) -> list[str]:
+    """``per-rank``: the per-step counts a finding states agree with the JSON's counts divided as the times are."""
+    steps = (h.steps or {}).get("count") or 0
+    kernels = (h.kernel_durations_us or {}).get("count")
+    if not steps or kernels is None:
+        return []
+    per_rank = kernels / (steps * _ranks(h))
+    out: list[str] = []
+    for f in h.findings:
+        d = (f.metric.detail if f.metric is not None else None) or {}
+        kps, small = d.get("kernels_per_step"), d.get("small_kernels_per_step")
+        if isinstance(kps, (int, float)) and abs(kps - per_rank) > max(0.01, _REL * per_rank):
+            out.append(f"per-rank: {f.id}: {kps:g} kernels per step, where the kept steps hold {kernels} kernels over "
+                       f"{steps} steps x {_ranks(h)} GPUs = {per_rank:g} per step and GPU")
+        if isinstance(kps, (int, float)) and isinstance(small, (int, float)) and _over(small, kps):
+            out.append(f"per-rank: {f.id}: {small:g} small kernels per step of {kps:g}")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -878,7 +907,7 @@ def report_violations(report: Report) -> list[str]:
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
-        out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h)
+        out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole

@@ -1,0 +1,144 @@
+"""Per-step counts of a file holding several ranks are each rank's, as its times are (h37-left57).
+
+An Nsight export of two processes (one GPU each) holds both ranks' host calls and kernels in one capture.  Its times
+per step were per GPU (the breakdown, the syncs' wait, the copies), but its counts per step the host's over both ranks:
+``metrics/syncs.host_syncs`` and ``metrics/kernels.small_kernels`` divided by the steps alone, so the shared
+``nsys/h100_fsdp_window`` read "the host waits for the GPU in 4 copies to the device per step" where each rank waits in
+2 (by SQL), and a two-rank loop making one sync a step read two.  (Kernels per step were made one GPU's in the rule by
+h37-review8; they now come from the same division as the rest.)  Every count per step is now divided as the times are, in one place: ``Context.per_step``
+(kept steps x active GPUs; docs/metrics.md, "Per step and rank").
+
+Truth by construction: a Kineto job of two ranks on one machine, each calling ``.item()`` six times a step
+(``synthetic.torchtrace._sync_item``: main said "12.0 times per step"); ``synthetic.nsysexport.NsysJob`` with ``ranks=2`` -- each rank launches ``ops`` kernels, one
+``.item()`` sync and one blocking read-back a step.  Control: the same job on one rank, whose counts stay what they
+were (and equal the two-rank job's per rank).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from synthetic import torchtrace as TT
+from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.formats.nsys.reader import read_trace
+from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tests.support.paths import SHARED_PROFILES
+from tests.support.properties import per_rank_problems
+
+OPS = 20
+
+
+def _metrics(path):
+    m = host_metrics(read_trace(str(path)))
+    return m[0] if isinstance(m, tuple) else m
+
+
+def _job(tmp_path, ranks: int):
+    p = tmp_path / f"ranks{ranks}.sqlite"
+    truth = write(str(p), NsysJob(ranks=ranks, ops=OPS, kernel_us=15.0, d2h_us=500.0))
+    return _metrics(p), truth
+
+
+def test_two_ranks_count_per_rank(tmp_path):
+    m, truth = _job(tmp_path, 2)
+    assert sorted(truth.kernels) == [0, 1]
+    per_rank = truth.kernels[0] / truth.steps  # each rank's kernels a step, by construction
+    assert per_rank == OPS
+    assert m.small_kernels.kernels_per_step == pytest.approx(per_rank)
+    assert m.small_kernels.per_step == pytest.approx(per_rank)  # every kernel is 15 us: all small
+    assert m.syncs.calls_per_step == pytest.approx(1.0)  # one .item() a step on each rank
+    assert sum(c for _, c in m.syncs.callers) == pytest.approx(m.syncs.calls_per_step)
+    d2h = next(c for c in m.memcpy if c.direction == "d2h")
+    assert d2h.count_per_step == pytest.approx(1.0)  # the copies were already per rank: one value per quantity
+
+
+def test_two_ranks_count_as_one_rank_of_the_same_loop(tmp_path):
+    one, _ = _job(tmp_path, 1)
+    two, _ = _job(tmp_path, 2)
+    for a, b in ((one.small_kernels.per_step, two.small_kernels.per_step),
+                 (one.syncs.calls_per_step, two.syncs.calls_per_step),
+                 (one.dispatch.calls_per_step, two.dispatch.calls_per_step),
+                 (one.dispatch.host_ms_per_step, two.dispatch.host_ms_per_step)):
+        assert b == pytest.approx(a, rel=1e-6)
+
+
+def test_control_one_rank_counts_stay(tmp_path):
+    """Control, passes on main too: one rank's counts per step are what it makes a step."""
+    one, _ = _job(tmp_path, 1)
+    assert one.small_kernels.per_step == pytest.approx(OPS)
+    assert one.syncs.calls_per_step == pytest.approx(1.0)
+
+
+SYNCS = 6  # ``torchtrace._sync_item``: loss.item() after each of six layers, every step
+
+
+def _kineto_host(tmp_path, ranks: int):
+    """A Kineto job of ``ranks`` processes on one machine (one file each, ``node0_<pid>``), each syncing ``SYNCS``
+    times a step: one host of ``ranks`` GPUs."""
+    TT.write_run(str(tmp_path), TT.Scenario(ranks, TT._each(TT._sync_item), [], [], "syncs"), steps=8, run=f"r{ranks}")
+    (s,) = discover(str(tmp_path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    return h
+
+
+@pytest.mark.parametrize("ranks", [2, 1])  # 1: the control, the same on main
+def test_kineto_ranks_of_one_host_say_each_ranks_syncs(tmp_path, ranks):
+    h = _kineto_host(tmp_path, ranks)
+    assert len([g for g in h.gpus if g.kernel_count]) == ranks
+    f = next(f for f in h.findings if f.id.startswith("host_sync"))
+    assert f.metric.detail["syncs_per_step"] == pytest.approx(SYNCS)  # main: 12.0 on two ranks
+    assert f"waits for the GPU {SYNCS:.1f} times per step" in " ".join(f.summary.split())
+    assert per_rank_problems(h) == []
+
+
+_NSYS = SHARED_PROFILES / "nsys"
+
+
+def _session(path):
+    (s,) = discover(str(path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    return h
+
+
+def _syncs_in_copies(sqlite: str) -> dict[int, int]:
+    """Truth by SQL: per process, the ``cudaStreamSynchronize`` calls inside an ``aten::copy_`` range of its own."""
+    con = sqlite3.connect(f"file:{sqlite}?mode=ro", uri=True)
+    try:
+        rows = con.execute(
+            "SELECT (n.globalTid >> 24) & 16777215, count(*) FROM NVTX_EVENTS n JOIN CUPTI_ACTIVITY_KIND_RUNTIME r "
+            "ON r.globalTid = n.globalTid AND r.start >= n.start AND r.\"end\" <= n.\"end\" JOIN StringIds s "
+            "ON s.id = r.nameId WHERE n.text LIKE 'aten::copy_%' AND s.value LIKE 'cudaStreamSynchronize%' GROUP BY 1")
+        return dict(rows.fetchall())
+    finally:
+        con.close()
+
+
+@pytest.mark.skipif(not (_NSYS / "h100_fsdp_window").is_dir(), reason="../shared/profiles absent")
+def test_real_two_process_export_says_each_ranks_copy_waits():
+    """nsys/h100_fsdp_window: two processes, one H100 each, one kept step; each waits in 2 copies (SQL).  Main said
+    "the host waits for the GPU in 4 copies to the device per step (aten::copy_ ×4)": both ranks' sum."""
+    (sqlite,) = sorted((_NSYS / "h100_fsdp_window").glob("*.sqlite"))
+    truth = _syncs_in_copies(str(sqlite))
+    assert len(truth) == 2 and len(set(truth.values())) == 1  # the same 2 on each rank
+    m = _metrics(sqlite)
+    per_rank = next(iter(truth.values())) / m.steps.count
+    assert m.syncs.copy_calls_per_step == pytest.approx(per_rank)
+    assert sum(c for _, c in m.syncs.copy_callers) == pytest.approx(per_rank)
+    h = _session(_NSYS / "h100_fsdp_window")
+    said = " ".join(next(f for f in h.findings if f.id.startswith("excessive_memcpy")).summary.split())
+    assert f"in {per_rank:g} copies to the device per step" in said
+    assert per_rank_problems(h) == []
+
+
+@pytest.mark.skipif(not (_NSYS / "fsdp_mfu_before").is_dir(), reason="../shared/profiles absent")
+def test_real_kernels_per_step_are_the_metrics_per_rank():
+    """Control (per GPU on main since h37-review8, in the rule): the count now comes from the metrics' one division."""
+    h = _session(_NSYS / "fsdp_mfu_before")
+    lb = next(f for f in h.findings if f.id.startswith("launch_bound"))
+    steps, kernels = h.steps["count"], h.kernel_durations_us["count"]
+    assert len([g for g in h.gpus if g.kernel_count]) == 2
+    assert lb.metric.detail["kernels_per_step"] == pytest.approx(kernels / steps / 2)
+    assert per_rank_problems(h) == []

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import Framework, action, job_loop, never
+from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, action, job_loop, never
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -1263,10 +1263,15 @@ XPU_GRAPHS = action(
 #: proposed, not released (pytorch/pytorch#180168, "[RFC] XPUGraph Trees", open, planned after 2.15); the graph APIs
 #: ``torch.xpu.XPUGraph``, ``torch.xpu.graph`` and ``make_graphed_callables`` came with PyTorch 2.11 (the RFC
 #: pytorch/pytorch#162143 and its pull requests #171447, #174046; vllm-project/vllm#34482 runs them on
-#: torch 2.11.0+xpu).  A trace that does not date PyTorch is told neither.
+#: torch 2.11.0+xpu).  A trace that does not date PyTorch is told neither.  The allocator's history for a memory
+#: snapshot, ``torch.xpu.memory._record_memory_history``, came with the same release (pytorch/pytorch#169559, merged
+#: December 2025; intel/torch-xpu-ops#2311).  The sync debug mode is CUDA's (``torch.cuda.set_sync_debug_mode``):
+#: PyTorch's own ``torch.xpu`` has none (no ``_xpu_set_sync_debug_mode`` binding; only Intel's extension, IPEX, adds
+#: one, which a trace does not show in use): a fix keeps its other lines.
 DEVICE_FEATURES = {
     "Intel": (("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
-              ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None)),
+              ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
+              ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
 }
 
 

@@ -126,3 +126,15 @@ def test_fit_leaves_other_vendors_and_other_fixes_alone():
     assert fw.fit(pytorch.COMPILE, "Intel", None) is pytorch.COMPILE
     assert fw.fit(pytorch.CUDA_GRAPHS, "Intel", (2, 12)) is pytorch.XPU_GRAPHS
     assert fw.fit(pytorch.CUDA_GRAPHS, "Intel", (2, 10)) is None
+
+
+def test_an_xpu_job_is_not_told_cuda_s_sync_debug_mode(tmp_path):
+    """``torch.xpu.set_sync_debug_mode`` is no PyTorch API: the host-sync fix that is only that call is left out, the
+    one that ends with it keeps its other lines.  The CUDA job (the control) keeps it."""
+    cuda, xpu = _report(tmp_path, "sync_item", xpu=False), _report(tmp_path, "sync_item")
+    assert xpu.findings[0].rule == cuda.findings[0].rule == "host_sync"
+    assert any("set_sync_debug_mode" in (a.snippet or "") for a in _fixes(cuda, "host_sync"))
+    kept = _fixes(xpu, "host_sync")
+    assert kept and not any("set_sync_debug_mode" in (a.snippet or "") or "sync debug mode" in a.text for a in kept)
+    fitted = pytorch.FRAMEWORK.fit(pytorch.OUTPUT_SIZE_READ, "Intel", (2, 12))
+    assert "scatter_add_" in fitted.snippet and "set_sync_debug_mode" not in fitted.snippet

@@ -43,7 +43,7 @@ WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "one
 #: PyTorch's CUDA device in code, and its Intel GPU spelling.
 _CODE = (("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu."), ("ProfilerActivity.CUDA",
                                                                                   "ProfilerActivity.XPU"),
-         (".cuda()", ".to('xpu')"))
+         (".cuda()", ".to('xpu')"), ("CUDAGraph(", "XPUGraph("))
 
 #: How Intel GPU users name things (the keys of ``nvidia.TERMS``).
 TERMS = {

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from tb_gpu_advisor.devices import amd
+from tb_gpu_advisor.devices import amd, intel
 from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, PRECISIONS
 
 #: The dtypes with a peak, in the order the docs list them.
@@ -82,6 +82,7 @@ class Model:
     sm_count: int | None = None  # SMs (CUs) of one device, as the runtime counts them
     boost_hz: float | None = None  # the clock the document's vector figures are computed at (the maximum boost)
     devices: int = 1  # devices the package appears as (MI250X, MI250: 2 GCDs, each one device)
+    memory_bytes: int | None = None  # device memory of one device, where it tells variants apart (a Max 1550 stack)
 
     def per_device(self, precision: int) -> float:
         """The dense peak of one device; inf where the document gives none (never the lowest of a choice)."""
@@ -100,6 +101,7 @@ def _re(pattern: str) -> re.Pattern:
 
 
 _TC, _CUDA, _UNITS, _MC = "Tensor Core", "CUDA cores", "units", "Matrix Core"
+_XMX, _XVE = "XMX", "vector engines"
 
 #: Dense ops per clock per SM (CU), from the architecture whitepapers' per-SM tables (NVIDIA: Volta, Turing, GA100,
 #: GA10x, Ada, Hopper; AMD: CDNA 1-3 instruction throughput), checked against every tabled model by
@@ -138,6 +140,12 @@ GENERATIONS: dict[str, Generation] = {
     "CDNA4": Generation("CDNA4", "CU", {
         P_FP64: (128, "vector"), P_FP32: (256, "vector"), P_FP16: (4096, _MC), P_BF16: (4096, _MC),
         P_FP8: (8192, _MC), P_INT8: (8192, _MC)}),
+    # Xe-HPC (Intel Data Center GPU Max, Ponte Vecchio): per Xe core 8 vector engines of 512 bits (16 fp32 or fp64
+    # lanes, an FMA each: 256 FLOP/clk) and 8 XMX engines of 4,096 bits (4,096 fp16/bf16 FLOP/clk, half that in TF32,
+    # twice in int8); no fp8, no fp64 on XMX (Intel's Max Series technical overview, ID 766085; docs/peaks.md)
+    "Xe-HPC": Generation("Xe-HPC", "Xe core", {
+        P_FP64: (256, _XVE), P_FP32: (256, _XVE), P_TF32: (2048, _XMX), P_FP16: (4096, _XMX), P_BF16: (4096, _XMX),
+        P_INT8: (8192, _XMX)}),
 }
 #: NVIDIA generation by compute capability; sm_72, sm_87 (Jetson), sm_103 (B300) and sm_120 (RTX 50) have rates of
 #: their own and are left out rather than guessed.
@@ -153,6 +161,10 @@ _A100_T = _t(fp64=19.5, fp32=19.5, tf32=156, fp16=312, bf16=312, int8=624)
 _H_NVL_T = _t(fp64=60, fp32=60, tf32=417.5, fp16=835.5, bf16=835.5, fp8=1670.5, int8=1670.5)
 _MI300_T = _t(fp64=163.4, fp32=163.4, tf32=653.7, fp16=1307.4, bf16=1307.4, fp8=2614.9, int8=2614.9)
 _TB = 1e12
+_GIB = 1 << 30
+#: A variant no device name says (a Max 1550's one stack is named as the whole card): told by counts and memory.
+_UNNAMED = re.compile(r"(?!)")
+_MAX = "Intel Data Center GPU Max Series specifications (ark.intel.com) and technical overview"
 
 #: The table.  Figures as the documents print them (TFLOP/s, TB/s), dense: sparsity figures halved.  Within a family
 #: the variants are asked in this order (H100: NVL, PCIe, then SXM; A100: SXM 80GB, SXM 40GB, 80GB, 40GB).
@@ -230,6 +242,19 @@ MODELS: tuple[Model, ...] = (
           "AMD Instinct MI250 datasheet (per OAM module)", sm_count=104, boost_hz=1700e6, devices=2),
     Model("MI210", _re(r"MI210"), None, "CDNA2", _t(fp64=45.3, fp32=45.3, fp16=181.0, bf16=181.0, int8=181.0),
           1.6384 * _TB, "AMD Instinct MI210 datasheet", sm_count=104, boost_hz=1700e6),
+    # Intel Data Center GPU Max 1550: two stacks of 64 Xe cores, each with half the HBM2e.  Level Zero shows each stack
+    # as one device (its FLAT hierarchy, the default) or the card as one (COMPOSITE) under the same name: a device's
+    # memory tells them apart (a stack holds 64 GiB), else the stack, the lowest figure, is used
+    Model("Max 1550 (one stack)", _re(r"\bMax 1550\b"), _UNNAMED, "Xe-HPC",
+          _t(fp64=26.2, fp32=26.2, tf32=209.7, fp16=419.4, bf16=419.4, int8=838.9), 1.6384 * _TB,
+          _MAX + ": one of the Max 1550's two stacks, half the card's figures", sm_count=64, boost_hz=1600e6,
+          memory_bytes=64 * _GIB),
+    Model("Max 1550", _re(r"\bMax 1550\b"), _UNNAMED, "Xe-HPC",
+          _t(fp64=52.4, fp32=52.4, tf32=419.4, fp16=838.9, bf16=838.9, int8=1677.7), 3.2768 * _TB, _MAX,
+          sm_count=128, boost_hz=1600e6, memory_bytes=128 * _GIB),
+    Model("Max 1100", _re(r"\bMax 1100\b"), None, "Xe-HPC",
+          _t(fp64=22.2, fp32=22.2, tf32=177.8, fp16=355.6, bf16=355.6, int8=711.2), 1.2288 * _TB, _MAX,
+          sm_count=56, boost_hz=1550e6, memory_bytes=48 * _GIB),
     Model("MI100", _re(r"MI100"), None, "CDNA", _t(fp64=11.5, fp32=46.1, fp16=184.6, bf16=92.3, int8=184.6),
           1.2288 * _TB, "AMD Instinct MI100 datasheet", sm_count=120, boost_hz=1502e6),
 )
@@ -247,18 +272,23 @@ def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation |
     """The GPU's generation: AMD's by GFX architecture (product name first), NVIDIA's by compute capability."""
     if amd.is_device(gpu_name):
         return GENERATIONS.get(AMD_GENERATION.get(amd.arch(gpu_name, _cc_text(cc)) or "", ""))
+    if intel.is_device(gpu_name):  # no compute capability: the table's model says the generation, else nothing does
+        family = _family(gpu_name)
+        return GENERATIONS[family[0].generation] if family else None
     key = _cc_key(cc)
     return GENERATIONS.get(NVIDIA_GENERATION.get(key, "")) if key is not None else None
 
 
 def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,
-               clock_hz: float | None = None) -> Peak | None:
+               clock_hz: float | None = None, memory_bytes: int | None = None) -> Peak | None:
     """Dense peak of one device for ``precision`` (a ``P_*`` code): the table's, else an estimate; None when the GPU
-    does not run the dtype or nothing is known enough to say."""
+    does not run the dtype or nothing is known enough to say.  ``memory_bytes`` (the device's memory) only helps tell
+    variants apart: a device holds no more memory than its variant has."""
     if precision not in DTYPES:
         return None
-    sm_count, clock_hz = _positive(sm_count), _positive(clock_hz)
-    found = _match(gpu_name, cc, sm_count, clock_hz, None, key=lambda m: m.per_device(precision))
+    sm_count, clock_hz, memory_bytes = _positive(sm_count), _positive(clock_hz), _positive(memory_bytes)
+    found = _match(gpu_name, cc, sm_count, clock_hz, None, key=lambda m: m.per_device(precision),
+                   memory_bytes=memory_bytes)
     if found is None:
         gen = generation(gpu_name, cc)
         return _estimate(gen, precision, sm_count, clock_hz, "") if gen is not None else None
@@ -293,11 +323,13 @@ def sixteen_bit_gain_bound(gpu_name: str | None, cc: tuple[int, int] | None, pre
 
 
 def memory_bandwidth(gpu_name: str | None, cc: tuple[int, int] | None, *, measured: float | None = None,
-                     sm_count: int | None = None, clock_hz: float | None = None) -> Peak | None:
+                     sm_count: int | None = None, clock_hz: float | None = None,
+                     memory_bytes: int | None = None) -> Peak | None:
     """Peak memory bandwidth of one device, bytes/s: the table's, else ``measured`` (what the trace's device plane
     says), else None.  ``sm_count`` and ``clock_hz`` only help tell variants apart."""
     measured, sm_count, clock_hz = _positive(measured), _positive(sm_count), _positive(clock_hz)
-    found = _match(gpu_name, cc, sm_count, clock_hz, measured, key=lambda m: m.bandwidth / m.devices)
+    found = _match(gpu_name, cc, sm_count, clock_hz, measured, key=lambda m: m.bandwidth / m.devices,
+                   memory_bytes=_positive(memory_bytes))
     if found is not None:
         m, note = found
         value = m.bandwidth / m.devices
@@ -325,7 +357,7 @@ def sm_count(gpu_name: str | None, cc: tuple[int, int] | None) -> tuple[int, str
 
 
 def unit_name(gpu_name: str | None, cc: tuple[int, int] | None) -> str:
-    """What the vendor calls the GPU's compute unit: "CU" on AMD, "SM" otherwise."""
+    """What the vendor calls the GPU's compute unit: "CU" on AMD, "Xe core" on a tabled Intel GPU, "SM" otherwise."""
     gen = generation(gpu_name, cc)
     return gen.unit if gen is not None else ("CU" if amd.is_device(gpu_name) else "SM")
 
@@ -334,14 +366,15 @@ def unit_name(gpu_name: str | None, cc: tuple[int, int] | None) -> str:
 
 
 def _match(name: str | None, cc: tuple[int, int] | None, sm_count: int | None, clock_hz: float | None,
-           measured: float | None, key: Callable[[Model], float]) -> tuple[Model, str] | None:
+           measured: float | None, key: Callable[[Model], float],
+           memory_bytes: float | None = None) -> tuple[Model, str] | None:
     """The table entry of a device and a note on how it was chosen ("" when its name says it), or None."""
     family = _family(name)
     if family:
         named = next((m for m in family if m.variant is None or m.variant.search(name)), None)
         if named is not None:
             return named, ""
-        return _choose(family, sm_count, clock_hz, measured, key, "the name does not say the variant")
+        return _choose(family, sm_count, clock_hz, measured, key, "the name does not say the variant", memory_bytes)
     if amd.is_device(name) and _GENERIC.fullmatch(name or ""):
         arch = amd.arch(name, _cc_text(cc))
         gen = AMD_GENERATION.get(arch or "")
@@ -358,10 +391,15 @@ def _family(name: str | None) -> list[Model]:
 
 
 def _choose(cands: list[Model], sm_count: int | None, clock_hz: float | None, measured: float | None,
-            key: Callable[[Model], float], why: str) -> tuple[Model, str]:
-    """One of several variants: by SM count, clock, then bandwidth; the lowest ``key`` of those left otherwise."""
+            key: Callable[[Model], float], why: str, memory_bytes: float | None = None) -> tuple[Model, str]:
+    """One of several variants: by memory, SM count, clock, then bandwidth; the lowest ``key`` of those left
+    otherwise.  Memory first: a device never holds more memory than its variant has (no part exceeds its whole), so
+    a Max 1550 device with 128 GiB is the whole card, never one of its 64 GiB stacks."""
     unit = GENERATIONS[cands[0].generation].unit
     sieves: list[tuple[Callable[[list[Model]], list[Model]], str]] = []
+    if memory_bytes is not None:
+        sieves.append((lambda cs: [m for m in cs if m.memory_bytes is None or memory_bytes <= m.memory_bytes * 1.02],
+                       f"its {memory_bytes / _GIB:,.0f} GiB of memory"))
     if sm_count is not None:
         sieves.append((lambda cs: [m for m in cs if m.sm_count == sm_count], f"its {sm_count} {unit}s"))
     if clock_hz is not None:

@@ -33,6 +33,9 @@ def never(_: str) -> bool:
     return False
 
 
+#: ``Framework.device_features``: the fix stands without the lines of its code that name the feature.
+WITHOUT_LINE = "without the line"
+
 @dataclass(frozen=True)
 class Framework:
     """What one framework's captures look like, and how to talk to its users."""
@@ -110,6 +113,12 @@ class Framework:
     #: what a fix's code puts in place (evidence ids of ``applied_markers``), for fixes not in ``fix_applied`` (the
     #: variants written for a job): a fix that compiles the model is no news to a compiled run
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
+    #: what a fix's code names that a GPU vendor's device lacks, or gained only from one version of the framework:
+    #: vendor (``devices.*.VENDOR``) -> (a marker in the fix's code, the first version that has it there -- None: no
+    #: release --, the fix given instead where it lacks it: an action, :data:`WITHOUT_LINE` or None: none), asked in
+    #: order (:meth:`fit`)
+    device_features: Mapping[str, tuple[tuple[str, tuple[int, ...] | None, Action | str | None], ...]] = \
+        field(default_factory=dict)
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
     #: a stack frame (``file.py:123 function``) whose code allocates only a training job's memory -> what it holds, in
@@ -240,6 +249,19 @@ class Framework:
         else:
             found = self.fixes.get(key.split(":", 1)[0], ())
         return [_filled(a, fmt) for a in found]
+
+    def fit(self, a: Action, vendor: str, version: tuple[int, ...] | None) -> Action | None:
+        """``a`` as the job's GPU can follow it: a fix whose code names a feature the vendor's device lacks at the
+        framework's ``version`` (its lowest; None where the trace does not date it, so a feature that came late is
+        not assumed) is replaced by the general fix without it, or left out where there is none
+        (:attr:`device_features`)."""
+        for marker, since, instead in self.device_features.get(vendor, ()):
+            if marker in (a.snippet or "") and (since is None or version is None or tuple(version) < since):
+                if instead == WITHOUT_LINE:  # the fix's other lines stand alone; a fix that is only the call goes
+                    rest = "\n".join(line for line in (a.snippet or "").split("\n") if marker not in line)
+                    return self.fit(replace(a, snippet=rest), vendor, version) if rest.strip() else None
+                return self.fit(instead, vendor, version) if isinstance(instead, Action) else None
+        return a
 
     def extra(self, key: str, **fmt: object) -> list[Action]:
         """The fixes of exactly ``rule:variant``: an optional addition that frameworks without it leave out."""

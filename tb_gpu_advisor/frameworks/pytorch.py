@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import Framework, action, job_loop, never
+from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, action, job_loop, never
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -1248,6 +1248,33 @@ FIX_NEEDS = {FUSED_OPTIMIZER.text: ("an optimizer step", lambda n: is_step_end_e
 _GRAPH_CODE = ("reduce-overhead", "make_graphed_callables", "torch.cuda.graph(", "CUDAGraph(")
 
 
+#: Graph capture on Intel GPUs (the ``xpu`` device), written in CUDA's spelling as every fix is (``devices.code`` gives
+#: it the device's: ``torch.xpu.graph``, ``torch.xpu.XPUGraph``).
+XPU_GRAPHS = action(
+    "Capture the step (or the forward pass) once as a graph and replay it with one launch: torch.xpu.graph records "
+    "it (PyTorch 2.11 on); torch.compile's mode=\"reduce-overhead\" records no graph on Intel GPUs.  Static shapes; "
+    "copy each new input into the captured tensors.",
+    "g = torch.cuda.CUDAGraph()\n"
+    "with torch.cuda.graph(g):          # once, after a few warm-up steps\n"
+    "    static_out = model(static_x)\n"
+    "static_x.copy_(x); g.replay()      # each step: one launch")
+#: What PyTorch's fixes name that a vendor's device lacks, or has only from a version on (``Framework.fit``).  Intel
+#: GPUs: Inductor records graphs (``mode="reduce-overhead"``, its CUDA graph trees) on CUDA devices only -- XPU's are
+#: proposed, not released (pytorch/pytorch#180168, "[RFC] XPUGraph Trees", open, planned after 2.15); the graph APIs
+#: ``torch.xpu.XPUGraph``, ``torch.xpu.graph`` and ``make_graphed_callables`` came with PyTorch 2.11 (the RFC
+#: pytorch/pytorch#162143 and its pull requests #171447, #174046; vllm-project/vllm#34482 runs them on
+#: torch 2.11.0+xpu).  A trace that does not date PyTorch is told neither.  The allocator's history for a memory
+#: snapshot, ``torch.xpu.memory._record_memory_history``, came with the same release (pytorch/pytorch#169559, merged
+#: December 2025; intel/torch-xpu-ops#2311).  The sync debug mode is CUDA's (``torch.cuda.set_sync_debug_mode``):
+#: PyTorch's own ``torch.xpu`` has none (no ``_xpu_set_sync_debug_mode`` binding; only Intel's extension, IPEX, adds
+#: one, which a trace does not show in use): a fix keeps its other lines.
+DEVICE_FEATURES = {
+    "Intel": (("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
+              ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
+              ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
+}
+
+
 def fix_introduces(a: Action) -> tuple[str, ...]:
     """What a fix's code puts in place: CUDA graphs (a compiled run without them may still be told of the mode),
     else torch.compile."""
@@ -1290,6 +1317,7 @@ FRAMEWORK = Framework(
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_introduces=fix_introduces,
+    device_features=DEVICE_FEATURES,
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,

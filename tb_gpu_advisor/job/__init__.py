@@ -44,6 +44,9 @@ class Job:
     structure: SpanSteps | None = None
     #: the framework version the trace implies, in words ("PyTorch 1.8-1.10"), None where it says nothing
     version: str | None = None
+    #: the same as numbers: the lowest version the trace allows, None where it says nothing (not in the report: the
+    #: fixes ask it, ``Framework.fit``)
+    version_low: tuple[int, ...] | None = None
     #: what the fixes are written for (``Framework.for_job``): the work kind, a cold capture, an old version
     tags: tuple[str, ...] = field(default_factory=tuple)
     #: compiled modules that run several training steps per call (a ``lax.scan`` over steps): module -> steps
@@ -148,7 +151,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         tags.append("legacy")
     if len(trace.h) and trace.h.name_mask(fw.tensor_parallel_event).any():
         tags.append("tensor_parallel")
-    return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
+    return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,
+               tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)
 

@@ -661,7 +661,7 @@ def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
         return None
     info = d.info
     vec = devices.peak_flops(info.name, info.compute_capability, devices.P_FP32, sm_count=info.sm_count,
-                             clock_hz=info.clock_hz)
+                             clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
     if vec is None:
         return None
     by_op = {f"{m}/{o}": i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))}

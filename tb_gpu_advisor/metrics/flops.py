@@ -52,10 +52,10 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     traced = _per_step(ctx, fo) / len(active) if fo is not None else None
     dtype = _dtype(ctx, fo, rows)
     own = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
-                             clock_hz=info.clock_hz) if dtype is not None else None
+                             clock_hz=info.clock_hz, memory_bytes=info.memory_bytes) if dtype is not None else None
     peak, peak_dtype = _mfu_peak(info, dtype, own)
     bw = devices.memory_bandwidth(info.name, info.compute_capability, measured=info.memory_bandwidth,
-                                  sm_count=info.sm_count, clock_hz=info.clock_hz)
+                                  sm_count=info.sm_count, clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
     out = Flops(step_ms=step_ms, user_flops_per_step=user, dtype=devices.PRECISIONS[dtype] if dtype is not None else None,
                 peak_flops=peak.value if peak else None, peak_source=peak.source if peak else None,
                 memory_bandwidth=bw.value if bw else None, bandwidth_source=bw.source if bw else None,
@@ -206,7 +206,8 @@ def _mfu_peak(info, dtype: int | None, own):  # noqa: ANN001, ANN202 - DeviceInf
     (fp8, int8); the run's own where the GPU has no 16-bit figure."""
     best, which = None, None
     for p in _TRAINING_DTYPES:
-        pk = devices.peak_flops(info.name, info.compute_capability, p, sm_count=info.sm_count, clock_hz=info.clock_hz)
+        pk = devices.peak_flops(info.name, info.compute_capability, p, sm_count=info.sm_count, clock_hz=info.clock_hz,
+                                memory_bytes=info.memory_bytes)
         if pk is not None and (best is None or pk.value > best.value):
             best, which = pk, p
     if own is not None and (best is None or own.value > best.value):
@@ -292,7 +293,7 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
             calls = a["gemm_kernels"] or a["kernels"]
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
         peak = devices.peak_flops(info.name, info.compute_capability, prec, sm_count=info.sm_count,
-                                  clock_hz=info.clock_hz)
+                                  clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
         items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n / gpus, float(fo.flops[r]), float(fo.bytes[r]),
                                a["ms"] / n / gpus, peak.value if peak else None, out.memory_bandwidth))
     # physics: no kernel beats its GPU's peak -- a shape that does has kernels missing from its time (launched by

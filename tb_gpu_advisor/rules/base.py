@@ -74,6 +74,13 @@ class Ctx:
         """A snippet for the capture's GPU: PyTorch's device is ``xpu`` on Intel GPUs (``devices.code``)."""
         return devices.code([g.name for g in self.m.gpus if g.active], snippet)
 
+    def fit(self, actions: Sequence[Action]) -> list[Action]:
+        """The fixes the job's GPU can follow at the trace's framework version (``Framework.fit``): a feature its
+        vendor's device lacks (CUDA graphs through torch.compile on an Intel GPU) is left out of the advice."""
+        low = self.m.job.version_low if self.m.job is not None else None
+        fitted = (self.fw.fit(a, self.vendor.VENDOR, low) for a in actions)
+        return [a for a in fitted if a is not None]
+
     def share(self, ms: float | None) -> float | None:
         if ms is None or self.step_ms is None:
             return None
@@ -477,7 +484,7 @@ def finding(
     saving_bytes: int | None = None,
 ) -> Finding:
     reg = REGISTRY.get(rule_id)
-    actions, used = _not_applied(ctx, actions)
+    actions, used = _not_applied(ctx, ctx.fit(actions))
     if used:  # a fix the trace shows in use is never recommended: the next lever is (issue #21 item 3)
         summary += f" Already in use, so not suggested: {'; '.join(used)}."
     return Finding(

@@ -28,7 +28,7 @@ def _cc(m) -> tuple[int, int] | None:
     for cc, gen in NVIDIA_GENERATION.items():
         if gen == m.generation:
             return cc
-    return {"CDNA": (9, 0), "CDNA2": (9, 0), "CDNA3": (9, 4), "CDNA4": (9, 5)}[m.generation]
+    return {"CDNA": (9, 0), "CDNA2": (9, 0), "CDNA3": (9, 4), "CDNA4": (9, 5)}.get(m.generation)  # Intel: none
 
 
 # --- the numbers the issue names ------------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head, replace_each
 
 VENDOR = "AMD"
+#: The prefix of HIP's calls (``hipMalloc``; not ``hipblasLtMatmul``, a library's).
+RUNTIME_PREFIXES = ("hip",)
 #: Device names of AMD GPUs (ROCm names consumer and some server parts ``AMD Radeon Graphics``).
 _DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
 #: Architecture by product (computeMajor/Minor 9.0 is both gfx908 and gfx90a), then by (major, minor).

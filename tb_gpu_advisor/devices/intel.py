@@ -21,6 +21,9 @@ from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "Intel"
+#: The prefixes of the calls of SYCL's Unified Runtime, its older plug-in interface and Level Zero (``urQueueFinish``,
+#: ``piEventsWait``, ``zeCommandListAppendLaunchKernel``).
+RUNTIME_PREFIXES = ("ur", "pi", "ze")
 #: Device names of Intel GPUs as SYCL reports them (``Intel(R) Data Center GPU Max 1550``, ``Intel(R) Arc(TM) A770
 #: Graphics``): Intel's name, never a CPU's (``deviceProperties`` lists only the accelerators).
 _DEVICE = re.compile(r"\bIntel\b|\bArc\b|Data Center GPU (?:Max|Flex)", re.I)

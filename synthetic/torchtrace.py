@@ -1475,9 +1475,10 @@ def ddp_job(nodes: int, per_node: int = 8, slow_node: int | None = None, slow: f
                                                               else ""), nodes=nodes)
 
 
-def write_run(out: str, name: str | Scenario, steps: int = 12, gz: bool = False, run: str | None = None) -> list[str]:
+def write_run(out: str, name: str | Scenario, steps: int = 12, gz: bool = False, run: str | None = None,
+              xpu: bool = False) -> list[str]:
     """Write scenario ``name`` (or a Scenario, then ``run`` names its folder) into ``out/<run or name>/`` (one file
-    per rank); returns the paths."""
+    per rank; ``xpu``: the job on an Intel GPU, :func:`as_xpu`); returns the paths."""
     ranks = simulate(name, steps)
     folder = os.path.join(out, run or str(name))
     os.makedirs(folder, exist_ok=True)
@@ -1485,7 +1486,8 @@ def write_run(out: str, name: str | Scenario, steps: int = 12, gz: bool = False,
     for r in ranks:
         stamp = BASE_NS + int(T0_US * 1000) + r.rank * 1_000_000
         path = os.path.join(folder, f"{_worker(r)}.{stamp}.pt.trace.json" + (".gz" if gz else ""))
-        text = _dumps(trace_doc(r, len(ranks)))
+        doc = trace_doc(r, len(ranks))
+        text = _dumps(as_xpu(doc) if xpu else doc)
         with (gzip.open(path, "wt", encoding="utf-8") if gz else open(path, "w", encoding="utf-8")) as f:
             f.write(text)
         paths.append(path)

@@ -119,11 +119,7 @@ def copy_host_memory(name: str) -> int:
     """1 a copy to or from pageable (system) host memory, 0 one whose name gives another memory kind, -1 a name that
     does not say (XPlane's ``MemcpyH2D``): CUPTI's and ROCm's ``(Pageable -> Device)``, PTI's ``M`` (``Memcpy M2D``)."""
     pti = intel.host_memory(name)
-    if pti >= 0:
-        return pti
-    if "(" not in name or "->" not in name:
-        return -1
-    return 1 if "Pageable" in name else 0
+    return pti if pti >= 0 else nvidia.host_memory(name)
 
 
 def code(gpu_names: list[str], snippet: str) -> str:
@@ -197,9 +193,9 @@ JIT_COMPILE_CALLS = _calls("JIT_COMPILE_CALLS")
 #: (begin, end) name prefixes of a stream capture (CUDA and HIP graphs)
 CAPTURE_BEGIN = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[0])
 CAPTURE_END = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[1])
-#: A CUDA runtime/driver or HIP call by its spelling: the prefix, then a capital (``cudaMalloc``, ``cuModuleLoadData``,
-#: ``hipFree``; not ``custom_op``, ``hipblasLtMatmul``)
-_RUNTIME = re.compile(r"^(cuda|cu|hip|ur|ze|pi)[A-Z]")
+#: A GPU runtime's or driver's call by its spelling: a vendor's prefix (``RUNTIME_PREFIXES``), then a capital
+#: (``cudaMalloc``, ``cuModuleLoadData``, ``hipFree``, ``urQueueFinish``; not ``custom_op``, ``hipblasLtMatmul``)
+_RUNTIME = re.compile(r"^(%s)[A-Z]" % "|".join(p for v in VENDORS for p in v.RUNTIME_PREFIXES))
 
 
 def is_runtime_call(name: str) -> bool:

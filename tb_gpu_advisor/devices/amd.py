@@ -17,9 +17,11 @@ import re
 from functools import lru_cache
 
 from tb_gpu_advisor.model.schema import Action
-from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head
+from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head, replace_each
 
 VENDOR = "AMD"
+#: The prefix of HIP's calls (``hipMalloc``; not ``hipblasLtMatmul``, a library's).
+RUNTIME_PREFIXES = ("hip",)
 #: Device names of AMD GPUs (ROCm names consumer and some server parts ``AMD Radeon Graphics``).
 _DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
 #: Architecture by product (computeMajor/Minor 9.0 is both gfx908 and gfx90a), then by (major, minor).
@@ -201,9 +203,7 @@ def precision_one(name: str) -> int:
 
 def words(text: str) -> str:
     """``text`` in ROCm's words."""
-    for nvidia, rocm in WORDS:
-        text = text.replace(nvidia, rocm)
-    return text
+    return replace_each(text, WORDS)
 
 
 #: Per-direction GPU<->GPU bandwidth over AMD Infinity Fabric (xGMI), per GPU, by GFX architecture.

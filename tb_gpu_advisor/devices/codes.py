@@ -37,5 +37,13 @@ def head(name: str) -> str:
     return name if len(name) <= MAX_CLASSIFIED_CHARS else name[:MAX_CLASSIFIED_CHARS]
 
 
+def replace_each(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    """``text`` with each (theirs, ours) pair replaced in order: a vendor's words for NVIDIA's (``WORDS``), its
+    device's spelling in code; longer phrases come first in a table, so "Tensor Cores" is read before "Tensor Core"."""
+    for theirs, ours in pairs:
+        text = text.replace(theirs, ours)
+    return text
+
+
 #: kernel classes of a report's ``kernel_classes`` summary (and the diff's kernel-class changes)
 KERNEL_CLASSES = ("matmul/conv", "elementwise", "reduction", "collective", "other")

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.devices.codes import P_UNKNOWN
+from tb_gpu_advisor.devices.codes import P_UNKNOWN, replace_each
 from tb_gpu_advisor.model.schema import Action
 
 VENDOR = "Intel"
+#: The prefixes of the calls of SYCL's Unified Runtime, its older plug-in interface and Level Zero (``urQueueFinish``,
+#: ``piEventsWait``, ``zeCommandListAppendLaunchKernel``).
+RUNTIME_PREFIXES = ("ur", "pi", "ze")
 #: Device names of Intel GPUs as SYCL reports them (``Intel(R) Data Center GPU Max 1550``, ``Intel(R) Arc(TM) A770
 #: Graphics``): Intel's name, never a CPU's (``deviceProperties`` lists only the accelerators).
 _DEVICE = re.compile(r"\bIntel\b|\bArc\b|Data Center GPU (?:Max|Flex)", re.I)
@@ -31,14 +34,16 @@ _HOST_MEMORY = frozenset("MH")
 #: PTI's memory words after the kind (``(MEMORY -> DEVICE)``): ``MEMORY`` is system memory (pageable).
 _PTI_PAGEABLE = re.compile(r"^Memcpy (?:M2[MHDS]|[HDS]2M)\b")
 
-#: Intel's words for NVIDIA's (prose; code goes through :func:`code`).  A citation of NVIDIA's tools stays as written
+#: Intel's words for NVIDIA's (prose; code goes through :func:`code`, and so does code quoted in prose: ``device='cuda'``
+#: in a sentence).  A citation of NVIDIA's tools stays as written
 #: (Nsight Systems' rule names); NVTX ranges, which no Intel tool reads, are left out of the advice.
 WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "oneDNN"), ("cuBLASLt", "oneMKL"),
          ("cuBLAS", "oneMKL"), ("CUDA graphs", "SYCL graphs"), ("CUDA graph", "SYCL graph"), ("NCCL", "oneCCL"),
          ("nvidia-smi", "xpu-smi"), ("CUDA cores", "vector engines"), ("CUDA-core", "vector-engine"),
          ("thread blocks", "work-groups"), ("thread block", "work-group"), ("SMs", "Xe cores"),
          ("cudaMalloc", "sycl::malloc_device"), ("cudaFree", "sycl::free"),
-         (", or torch.cuda.nvtx under Nsight Systems", ""))
+         ("CUDA sync debug mode", "XPU sync debug mode"), (", or torch.cuda.nvtx under Nsight Systems", ""),
+         ("NVTX ranges, ", ""))
 
 #: PyTorch's CUDA device in code, and its Intel GPU spelling.
 _CODE = (("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu."), ("ProfilerActivity.CUDA",
@@ -168,14 +173,10 @@ def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
 
 
 def words(text: str) -> str:
-    """``text`` in Intel's words."""
-    for theirs, ours in WORDS:
-        text = text.replace(theirs, ours)
-    return text
+    """``text`` in Intel's words, the code it quotes (``given device='cuda'``) for the ``xpu`` device."""
+    return replace_each(replace_each(text, WORDS), _CODE)
 
 
 def code(snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, for the ``xpu`` device."""
-    for theirs, ours in _CODE:
-        snippet = snippet.replace(theirs, ours)
-    return snippet
+    return replace_each(snippet, _CODE)

@@ -16,6 +16,8 @@ from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, K
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
 
 VENDOR = "NVIDIA"
+#: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
+RUNTIME_PREFIXES = ("cuda", "cu")
 
 #: What CUPTI's overhead activity records (``CUpti_ActivityOverheadKind``) are named in a TensorFlow/XLA XPlane: the
 #: tracer names each after its kind (``getActivityOverheadKindString`` of tensorflow ``cupti_tracer.cc`` and
@@ -194,9 +196,19 @@ MEMCPY_NAMES = {
     "Memcpy DtoD": "d2d",
     "Memcpy PtoP": "p2p",
 }
-COPY_KINDS = _COPY_KIND = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
+#: A copy direction -> its kind code (every vendor's copies: ``devices.kind_one``).
+COPY_KINDS = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
 #: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
 _KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
+
+def host_memory(name: str) -> int:
+    """1 a copy to or from pageable host memory, 0 one whose name gives another memory kind, -1 a name that does not
+    say: CUPTI's memory kinds after the direction, as Kineto writes them for CUDA and ROCm (``(Pageable -> Device)``);
+    XPlane's ``MemcpyH2D`` names none."""
+    if "(" not in name or "->" not in name:
+        return -1
+    return 1 if "Pageable" in name else 0
+
 
 def _copy_name(name: str) -> str:
     """A copy's name without what Kineto appends to it (``Memcpy HtoD (Pinned -> Device)`` -> ``Memcpy HtoD``)."""
@@ -210,7 +222,7 @@ def kind_one(name: str) -> int:
     n = head(name)
     direction = copy_direction(n)
     if direction is not None:
-        return _COPY_KIND[direction]
+        return COPY_KINDS[direction]
     return KIND_COLLECTIVE if collectives.is_collective(_copy_name(n)) else KIND_KERNEL
 
 

@@ -123,10 +123,16 @@ def _not_applicable(fw, card: Metric) -> Metric:
     return card
 
 
+def _words(m: HostMetrics, text: str) -> str:
+    """``text`` in the words of the vendor of the host's active GPUs (``devices.words``): what the report says beside
+    the findings speaks as they do."""
+    return devices.words([g.name for g in m.gpus if g.active], text)
+
+
 def _unit_columns(m: HostMetrics) -> tuple[str, str, str]:
     """The matrix-unit columns in the GPU vendor's words: NVIDIA's ("tensor core", "TC eligible", "tensor core share"),
     AMD's ("matrix core", "matrix core eligible", "matrix core share": ``devices/amd.py`` ``WORDS``)."""
-    unit = devices.words([g.name for g in m.gpus if g.active], "Tensor Core").lower()
+    unit = _words(m, "Tensor Core").lower()
     return unit, ("TC eligible" if unit == "tensor core" else f"{unit} eligible"), f"{unit} share"
 
 
@@ -270,7 +276,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
                  "vendor": _vendor(m),
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
-                 "applied": {k: devices.words([g.name for g in m.gpus if g.active], v) for k, v in m.applied.items()},
+                 "applied": {k: _words(m, v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
         steps={"source": det.source, "source_label": SOURCE_LABEL.get(det.source), "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "iteration_guess": det.iteration_guess,
@@ -343,6 +349,9 @@ def _job(m: HostMetrics) -> dict:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
            "part_of_job": part_of_job(m), "capture_advice": capture_advice(m)}
+    for k in ("kind_evidence", "phase_evidence"):  # the job stage writes NVIDIA's words, as the rules do
+        if isinstance(out.get(k), str):
+            out[k] = _words(m, out[k])
     # one step: found as one, the window read as (at most) one iteration, or the whole window analysed as one step --
     # which the capture's check says is one pass of the program (h37-review6: mi210_gpu_only's "training steps"
     # above "The capture holds one pass of the program")

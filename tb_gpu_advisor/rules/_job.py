@@ -9,6 +9,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.job import adapt, context_tags
 from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
+from tb_gpu_advisor.rules.base import metric_in_words, table_in_words
 from tb_gpu_advisor.rules.registry import REGISTRY
 from tb_gpu_advisor.rules.savings import parts
 
@@ -51,8 +52,8 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     def words(text: str) -> str:
         return devices.words(job.gpu_names, text)
 
-    evidence = [Table(words(t.title), [words(c) for c in t.columns], t.rows) for t in evidence]
-    metric.label, metric.meaning = words(metric.label), words(metric.meaning)
+    evidence = [table_in_words(t, words) for t in evidence]
+    metric = metric_in_words(metric, words)
 
     return Finding(
         id=rule_id, rule=rule_id, severity=severity, title=words(title or reg.title), summary=words(summary),  # type: ignore[arg-type]

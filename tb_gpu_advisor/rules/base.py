@@ -496,7 +496,7 @@ def finding(
         guide_section=reg.section if reg else "",
         metric=_in_words(ctx, metric),
         saving=saving,
-        evidence=list(evidence),
+        evidence=[table_in_words(t, ctx.words) for t in evidence],
         windows=list(windows),
         actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
         host=ctx.host or None,
@@ -506,11 +506,24 @@ def finding(
 
 
 def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:
-    """A finding's metric as its user reads it beside the summary: its label and meaning in the GPU vendor's words
-    (the threshold table and the rules write NVIDIA's "SMs", "cudaMalloc"; an AMD report says CUs, hipMalloc)."""
-    if metric is None:
-        return None
-    return dataclasses.replace(metric, label=ctx.words(metric.label), meaning=ctx.words(metric.meaning))
+    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`)."""
+    return metric_in_words(metric, ctx.words) if metric is not None else None
+
+
+def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:
+    """A metric in the GPU vendor's ``words``: its label, its meaning and its threshold's source, printed beside it
+    (the threshold table and the rules write NVIDIA's "SMs", "cudaMalloc", "should use Tensor Cores"; an AMD report
+    says CUs, hipMalloc, Matrix Cores)."""
+    detail = metric.detail
+    if isinstance(detail, dict) and isinstance(detail.get("threshold_source"), str):
+        detail = {**detail, "threshold_source": words(detail["threshold_source"])}
+    return dataclasses.replace(metric, label=words(metric.label), meaning=words(metric.meaning), detail=detail)
+
+
+def table_in_words(t: Table, words: Callable[[str], str]) -> Table:
+    """An evidence table in the GPU vendor's ``words``: its title and columns (the rules write NVIDIA's: "TC-eligible
+    kernels not using Tensor Cores"); its rows are the trace's own names and numbers."""
+    return dataclasses.replace(t, title=words(t.title), columns=[words(c) for c in t.columns])
 
 
 def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], list[str]]:

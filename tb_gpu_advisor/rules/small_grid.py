@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if not u.top or ctx.step_ms is None or u.idle_ms_per_step <= 0:
         return []
     gemm = min(u.gemm_idle_ms_per_step, u.idle_ms_per_step)
-    sv = saving(ctx, u.idle_ms_per_step, ctx.words(_ASSUMPTION),
+    sv = saving(ctx, u.idle_ms_per_step, _ASSUMPTION,
                 [("compute", "gemm_kernels", gemm), ("compute", "non_matmul_kernels", u.idle_ms_per_step - gemm)])
     share = ctx.share(sv.ms_per_step if sv is not None else None) or 0.0
     sev = grade(share, "small_grid.warning", "small_grid.critical") or ("info" if share >= T("small_grid.info") else None)
@@ -68,7 +68,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "sm_count": {str(g.gpu): g.sm_count for g in gpus},
                                     "sm_source": {str(g.gpu): g.sm_source for g in gpus}}),
         saving=sv,
-        evidence=[table(ctx.words(_TABLE), [ctx.words(c) for c in _COLUMNS],
+        evidence=[table(_TABLE, _COLUMNS,
                         [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
                           k.total_ms, k.idle_ms] for k in u.top])],
         windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="kernels"),

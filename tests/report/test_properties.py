@@ -70,6 +70,7 @@ def _corpus(out: Path) -> dict[str, Path]:
         make().write(out / "corpus_jax")
     for name in T.SCENARIOS:
         T.write_run(str(out / "corpus_torch"), name, steps=8)
+        T.write_run(str(out / "corpus_xpu"), name, steps=8, xpu=True)  # the same jobs on an Intel GPU
     return {p.name: p for p in sorted(out.iterdir())}
 
 
@@ -128,6 +129,18 @@ def test_every_report_speaks_to_its_job(reports):
 
     bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := job_words_problems(r))}
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
+def test_every_report_speaks_its_vendors_words(reports):
+    """No other vendor's words where a user reads them (``tests/support/contradictions.vendor_words_problems``), on
+    every report of the walk, the PyTorch corpus on an Intel GPU (``corpus_xpu``) included: main told Intel GPUs of
+    "Tensor Cores" (a table's title, a metric's source), "NVTX ranges", "device='cuda'" and "the CUDA sync debug mode"
+    (h37-review9)."""
+    from tests.support.contradictions import vendor_words_problems
+
+    assert any(k[0] == "corpus_xpu" for k in reports)
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := vendor_words_problems(r))}
+    assert not bad, bad
 
 
 def test_every_json_report_agrees_with_itself(reports):

@@ -16,7 +16,7 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Action, Finding, GpuSummary, HostReport, Metric, Report, Table
 from tb_gpu_advisor.runtime.pipeline import analyze_session
-from tests.support.contradictions import context_problems
+from tests.support.contradictions import context_problems, vendor_words_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 
 
@@ -120,7 +120,8 @@ def test_the_checker_reads_the_labels_and_the_legend():
     churn.metric.meaning = "share of step time the GPU idles while the host is in hipMalloc / hipFree"
     assert not _problems(_host(gpu=amd, findings=[churn], capture={"vendor": "AMD"}))
     assert _problems(_host(gpu=amd, findings=[churn], capture={}))  # no vendor named: the tab draws CUDA's legend
-    assert not _problems(_host(findings=[churn], capture={}))  # ... which fits an NVIDIA GPU
+    churn.metric.meaning = "share of step time the GPU idles while the host is in cudaMalloc / cudaFree"
+    assert not _problems(_host(findings=[churn], capture={}))  # ... which fits an NVIDIA GPU, as CUDA's calls do
 
 
 @pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100", "nvfuser_h200_gtest", "hf_qwen_h100",
@@ -202,3 +203,40 @@ def test_an_mfu_held_down_by_fp32_gemms_names_the_dtype_not_the_other_time():
     fp32 = quiet(dtype="fp32", dtype_peak_flops=66.9e12, dtype_mfu=0.74)
     assert "fp32 math holds MFU down" in fp32 and "15x" in fp32 and "other time" not in fp32
     assert "other time" in quiet(dtype="bf16", dtype_peak_flops=989.4e12, dtype_mfu=0.05)
+
+
+def test_the_checker_holds_each_vendor_to_its_own_words():
+    """The words-fit property for every vendor, not AMD alone (h37-review9): CUDA's, NVIDIA's and ROCm's words on an
+    Intel GPU, ROCm's or Intel's on an NVIDIA GPU fail the checker; each vendor's own words, and a quoted citation of
+    NVIDIA's tools, pass."""
+    intel = ("Intel(R) Data Center GPU Max 1550", "-")
+    for theirs in ("mark the code with NVTX ranges", "the CUDA sync debug mode warns", "given device='cuda'",
+                   "kernels that do not use Tensor Cores", "check that NCCL uses them", "call MIOpen"):
+        assert _problems(_host(gpu=intel, findings=[_finding("r", theirs)], capture={"vendor": "Intel"})), theirs
+    for ours in ("kernels that do not use the XMX engines", "check that oneCCL uses them",
+                 "pageable memory (Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule)"):
+        assert not _problems(_host(gpu=intel, findings=[_finding("r", ours)], capture={"vendor": "Intel"})), ours
+    assert _problems(_host(gpu=intel, kernels=Table("Top GPU kernels", ["kernel", "tensor core"], []),
+                           capture={"vendor": "Intel"}))
+    for theirs in ("kernels that do not use Matrix Cores", "check that oneCCL uses them", "rocm-smi --showtopo"):
+        assert _problems(_host(findings=[_finding("r", theirs)])), theirs
+    assert not _problems(_host(findings=[_finding("r", "check that NCCL uses the Tensor Cores (nvidia-smi)")]))
+
+
+def _xpu_corpus(out) -> dict[str, Report]:
+    """Every PyTorch scenario of the synthetic corpus as its job writes it on an Intel GPU (``torchtrace.as_xpu``),
+    analysed."""
+    for name in tt.SCENARIOS:
+        tt.write_run(str(out), name, steps=8, xpu=True)
+    return {name: _report(out, name) for name in tt.SCENARIOS}
+
+
+def test_intel_reports_speak_intel(tmp_path):
+    """Every report of a PyTorch job on an Intel GPU in Intel's words (h37-review9, over the generated XPU traces of
+    h37-survey27): no Tensor Cores, NVTX ranges, CUDA device or CUDA sync debug mode in its findings, tables,
+    metrics and markdown -- main said "TC-eligible kernels not using Tensor Cores" (the table title), "kernels should
+    use Tensor Cores" (the metric's source), "NVTX ranges", "device='cuda'" and "the CUDA sync debug mode" there."""
+    reports = _xpu_corpus(tmp_path)
+    assert all(h.gpus[0].name.startswith("Intel(R)") for r in reports.values() for h in r.hosts)
+    bad = {name: p for name, r in reports.items() if (p := vendor_words_problems(r))}
+    assert not bad, bad

@@ -183,9 +183,44 @@ _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole trainin
 #: A claim about this GPU's generation: only where the capture names the GPU.
 _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16|"
                         r"(?:Tensor|Matrix) Cores of (?:the )?GPU\b")
-#: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
-_NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|"
-                           r"cuBLAS\b)|nvidia-smi|thread blocks?\b", re.I)
+#: NVIDIA's names for what another vendor's user calls otherwise (``devices/amd.py``, ``devices/intel.py`` ``WORDS``).
+_NVIDIA_UNITS = r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|cuBLAS\b)|nvidia-smi|thread blocks?\b"
+#: ROCm's names (``devices/amd.py``): never on another vendor's GPU.
+_ROCM_UNITS = r"Matrix Cores?\b|\bMFMA\b|MIOpen|rocBLAS|hipBLASLt|\bRCCL\b|rocm-smi|HIP graph|hipMalloc|hipFree|\bROCm\b"
+#: Intel's names (``devices/intel.py``): never on another vendor's GPU.
+_INTEL_UNITS = r"\bXMX\b|oneDNN|oneMKL|oneCCL|xpu-smi|SYCL graph|Xe (?:cores?|Link)\b|sycl::"
+#: CUDA itself and NVIDIA's tools (a CUDA device, the CUDA runtime, NVTX ranges): never the words for a GPU PyTorch
+#: drives as ``xpu`` -- ROCm's PyTorch keeps ``torch.cuda``, so an AMD GPU's report may say them.  A citation of
+#: NVIDIA's tools names them as written (Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule): quotes are
+#: left out (:func:`_unquoted`).
+_CUDA_ITSELF = r"\bCUDA\b|\bNVIDIA\b|\bNVTX\b|device='cuda'|torch\.cuda\b"
+#: Each vendor's GPU -> the words that are another vendor's (checked in what a user reads, not in code).
+_FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}", re.I),
+            "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
+            "NVIDIA": re.compile(f"{_ROCM_UNITS}|{_INTEL_UNITS}", re.I)}
+#: A quoted name of several words (a tool's rule): cited as written (``device='cuda'`` is code, not a citation; the
+#: apostrophe of "Nsight Systems'" opens no quote).
+_QUOTED = re.compile(r"(?<!\w)'[^'\s][^'\n]* [^'\n]*'|(?<!\w)\"[^\"\s][^\"\n]* [^\"\n]*\"")
+
+
+def _unquoted(text: str) -> str:
+    """``text`` without its quoted names (a citation keeps the words it cites)."""
+    return _QUOTED.sub(" ", text)
+
+
+def _vendor(h: HostReport) -> str:
+    """The vendor of a host's GPUs (``devices.vendor_of``: NVIDIA, the profilers' default, where none is named)."""
+    from tb_gpu_advisor import devices
+
+    return devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR
+
+
+def _foreign(vendor: str, text: str) -> list[str]:
+    """Another vendor's words in ``text`` read on ``vendor``'s GPU."""
+    pattern = _FOREIGN.get(vendor)
+    return [m.group(0) for m in pattern.finditer(_unquoted(text))] if pattern else []
+
+
 #: A data-parallel job's words (h37-review2: "Raise the per-rank batch size" to one GPU's training loop).
 _DATA_PARALLEL = re.compile(r"\bper-rank\b")
 #: Python advice: not for a compiled program (job tag ``native_host``: no Python process made the host events).
@@ -360,16 +395,44 @@ def job_words_problems(report: Report) -> list[str]:
     return sorted(set(out))
 
 
+def _host_findings(report: Report, h: HostReport) -> list[Finding]:
+    """A host's findings and the session's findings about it."""
+    return list(h.findings) + [f for f in report.findings if (f.host or (f.hosts[0] if f.hosts else None)) == h.host]
+
+
+def vendor_words_problems(report: Report, prose: str | None = None) -> list[str]:
+    """Another vendor's words where a user reads them (:data:`_FOREIGN`): each finding's prose, the tables' titles and
+    columns, the cards' and the legend's labels, the fixes the trace shows in use, and the markdown (``prose``: its
+    rendering without code, made here when not given) of a report whose GPUs are one vendor's."""
+    out: list[str] = []
+    for h in report.hosts:
+        vendor = _vendor(h)
+        findings = _host_findings(report, h)
+        for f in findings:
+            out += [f"{h.host}/{f.id}: another vendor's words on an {vendor} GPU: '{w}'"
+                    for w in _foreign(vendor, _prose_of(f))]
+        for where, words in _labels_of(h):
+            out += [f"{h.host}: {where} says '{w}' on an {vendor} GPU" for w in _foreign(vendor, words)]
+        for t in [h.kernels, h.ops] + [t for f in findings for t in f.evidence]:
+            bad = [w for part in ([t.title] + list(t.columns) if t is not None else []) for w in _foreign(vendor, part)]
+            if bad:
+                out.append(f"{h.host}: table '{t.title}' has another vendor's words {bad} on an {vendor} GPU")
+        for k, v in (h.capture or {}).get("applied", {}).items() if isinstance(h.capture, dict) else []:
+            out += [f"{h.host}: capture.applied[{k}] says '{w}' on an {vendor} GPU" for w in _foreign(vendor, v)]
+    vendors = {_vendor(h) for h in report.hosts}
+    if len(vendors) == 1:
+        prose = _rendered_prose(report) if prose is None else prose
+        out += [f"markdown: another vendor's words on an {v} GPU: '{w}'" for v in vendors for w in _foreign(v, prose)]
+    return sorted(set(out))
+
+
 def context_problems(report: Report) -> list[str]:
     """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
     whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""
-    from tb_gpu_advisor import devices
-
     out: list[str] = []
     for h in report.hosts:
         job = h.job or {}
-        findings = list(h.findings) + [f for f in report.findings if (f.host or (f.hosts[0] if f.hosts else None)) == h.host]
-        amd = devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR == "AMD"
+        findings = _host_findings(report, h)
         for f in findings:
             words = _prose_of(f)
             if job.get("kind") in ("inference", "serving") and _TRAINING_ONLY.search(words):
@@ -389,22 +452,9 @@ def context_problems(report: Report) -> list[str]:
                 out.append(f"{h.host}/{f.id}: Python advice to a compiled program: '{_PYTHON_ADVICE.search(_text(f)).group(0)}'")
             if h.gpus and not _gpu_known(h) and _GPU_CLAIM.search(words):
                 out.append(f"{h.host}/{f.id}: a claim about an unknown GPU: '{_GPU_CLAIM.search(words).group(0)}'")
-            if amd and _NVIDIA_UNITS.search(words):
-                out.append(f"{h.host}/{f.id}: NVIDIA's words on an AMD GPU: '{_NVIDIA_UNITS.search(words).group(0)}'")
             if f.rule == "excessive_memcpy" and "mostly H2D" in f.summary and f.actions \
                     and _SYNC_FIX.search(f.actions[0].text):
                 out.append(f"{h.host}/{f.id}: a host-to-device copy finding leads with the sync fix")
-        if amd:
-            for where, words in _labels_of(h):
-                if _NVIDIA_UNITS.search(words):
-                    out.append(f"{h.host}: {where} says '{_NVIDIA_UNITS.search(words).group(0)}' on an AMD GPU")
-            for t in (h.kernels, h.ops):
-                bad = [c for c in (t.columns if t is not None else []) if _NVIDIA_UNITS.search(c)]
-                if bad:
-                    out.append(f"{h.host}: table '{t.title}' has NVIDIA's columns {bad} on an AMD GPU")
-            for k, v in (h.capture or {}).get("applied", {}).items() if isinstance(h.capture, dict) else []:
-                if _NVIDIA_UNITS.search(v):
-                    out.append(f"{h.host}: capture.applied[{k}] says '{v}' on an AMD GPU")
         framework = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
         one_gpu = (len(report.hosts) == 1 and len(h.gpus) == 1 and (report.ranks is None or len(report.ranks.rows) <= 1)
                    and not (h.communication is not None and h.communication.rows))  # a rank's file has collectives
@@ -423,12 +473,8 @@ def context_problems(report: Report) -> list[str]:
             out.append(f"{h.host}: the job line names a step source by its id")
         if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):
             out.append(f"{h.host}: 'no GPU work' beside GPU use ({job['kind_evidence'][:60]})")
-    amd_only = report.hosts and all(devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR == "AMD"
-                                    for h in report.hosts)
     prose = _rendered_prose(report) if report.hosts else ""
-    if amd_only:
-        for m in _NVIDIA_UNITS.finditer(prose):
-            out.append(f"markdown: NVIDIA's words on an AMD GPU: '{m.group(0)}'")
+    out += vendor_words_problems(report, prose)
     frameworks_ = {(h.capture or {}).get("framework") for h in report.hosts if isinstance(h.capture, dict)}
     if frameworks_ and "tensorflow" not in frameworks_ and "Keras" in prose:
         out.append(f"markdown: Keras named to a {'/'.join(sorted(map(str, frameworks_)))} capture")

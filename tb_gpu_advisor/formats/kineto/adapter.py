@@ -28,6 +28,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import small_pages
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
+from tb_gpu_advisor.formats.kineto.layout import LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, nothing_recorded, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse, unique_pairs
@@ -92,12 +93,6 @@ def _worker(path: str) -> str:
             head, _, tail = stem.rpartition(".")
             return head if head and tail.isdigit() else stem
     return name
-
-
-#: ``torch.autograd.profiler``'s export before Kineto (PyTorch 1.7 and older, and ``use_kineto=False``): events with
-#: no category, the host's ops under the process named this (and, with ``use_cuda``, each op's GPU time under
-#: ``CUDA functions``, which is no kernel record and stays unread).
-LEGACY_HOST_PROCESS = "CPU functions"
 
 
 def _legacy_host_ops(kt: KinetoTrace) -> None:

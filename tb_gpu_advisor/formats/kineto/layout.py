@@ -88,9 +88,11 @@ _CHROME_ARRAY = rb'^\s*\[\s*\{[^{}]*"ph"\s*:'
 #: ... except PyTorch's own before Kineto: ``torch.autograd.profiler``'s ``export_chrome_trace`` (PyTorch 1.7 and older,
 #: and ``use_kineto=False`` since) writes a bare list whose host ops sit in the process ``"CPU functions"``
 #: (pytorch/pytorch torch/autograd/profiler_util.py ``EventList.export_chrome_trace``), under any file name the user
-#: gives (``trace.json``, ``prof_child_fwd.trace``).  Read as the trace it is (``adapter.LEGACY_HOST_PROCESS``), not
-#: refused as "not PyTorch's profiler" (survey h37-survey27).
-_LEGACY_PYTORCH_ARRAY = rb'"pid"\s*:\s*"CPU functions"'
+#: gives (``trace.json``, ``prof_child_fwd.trace``).  Read as the trace it is (``adapter._legacy_host_ops``), not
+#: refused as "not PyTorch's profiler" (survey h37-survey27).  With ``use_cuda``, each op's GPU time sits under
+#: ``CUDA functions``, which is no kernel record and stays unread.
+LEGACY_HOST_PROCESS = "CPU functions"
+_LEGACY_PYTORCH_ARRAY = rb'"pid"\s*:\s*"' + LEGACY_HOST_PROCESS.encode() + rb'"'
 CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) written by another tool, not PyTorch's "
                 "profiler, which the Advisor reads: profile the job with torch.profiler (export_chrome_trace or "
                 "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or JAX/TensorFlow's profiler")

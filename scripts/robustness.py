@@ -572,7 +572,7 @@ def kineto_hostile(tmp: Path) -> int:
         classes[res.split(":")[0]] += 1
         say(f"| {name} | {len(data):,} | {sec:.2f} | {peak:.0f} | {res} |")
     say("\nOutcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items()))
-        + f" (every time kind must be damaged or an error; none healthy).\n")
+        + " (every time kind must be damaged or an error; none healthy).\n")
     say("| long part | MB | seconds | s per MB | peak MB / MB |\n|---|---:|---:|---:|---:|")
     for kind, make in (("name", lambda n: hk.long_event("name", n)), ("space", lambda n: hk.long_event("space", n)),
                        ("args", lambda n: hk.long_event("args", n)), ("gap", hk.long_gap)):

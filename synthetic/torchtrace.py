@@ -1409,6 +1409,59 @@ def trace_doc(r: Rank, world: int, props: dict[str, Any] = H100) -> dict[str, An
     return doc
 
 
+#: An Intel Data Center GPU Max 1550 as Kineto's ``xpupti`` plugin records it (``deviceProperties`` fields of
+#: pytorch/kineto libkineto/include/MetadataFieldCatalog.h, ``DevicePropertyMetadataFields``: SYCL's, no compute
+#: capability, no SM count).
+XPU_MAX_1550 = {"name": "Intel(R) Data Center GPU Max 1550", "vendor": "Intel(R) Corporation", "driverVersion": "1.3.27642",
+                "totalGlobalMem": 137438953472, "maxComputeUnits": 448, "maxWorkGroupSize": 1024, "maxClockFrequency": 1600,
+                "maxMemAllocSize": 68719476736, "localMemSize": 131072}
+#: CUDA's calls -> the Unified Runtime calls SYCL makes for the same work (pytorch/kineto test/xpupti/XpuptiProfilerTest.cpp
+#: lists ``urEnqueueKernelLaunch``, ``urEnqueueMemBufferWrite``; ``urQueueFinish`` is SYCL's ``queue::wait``).
+_XPU_CALLS = {"cudaLaunchKernel": "urEnqueueKernelLaunch", "cudaMemcpyAsync": "urEnqueueUSMMemcpy",
+              "cudaStreamSynchronize": "urQueueFinish", "cudaDeviceSynchronize": "urQueueFinish"}
+#: CUPTI's copy memories -> PTI's letters: pageable is system memory (``M``), pinned is USM host memory (``H``).
+_XPU_COPY = {"Pageable": ("M", "MEMORY"), "Pinned": ("H", "HOST"), "Device": ("D", "DEVICE")}
+
+
+def as_xpu(doc: dict[str, Any], plugin_names: bool = True) -> dict[str, Any]:
+    """``doc`` (a :func:`trace_doc`) as PyTorch writes the same job on an Intel GPU (``xpupti``, PyTorch 2.4 on), in
+    place: calls ``xpu_runtime`` named as SYCL's Unified Runtime names them, kernels and copies with ``sycl queue``
+    (no ``stream``), copies named ``Memcpy M2D (MEMORY -> DEVICE)`` (``plugin_names=False``: ``Memcpy M2D``, as the
+    plugin's first versions wrote them), the device's SYCL properties, no CUDA versions in the header
+    (XpuptiActivityHandlers.cpp: ``memcpyName``, ``XpuMetadataFields``), ``[memory]`` events of ``Device Type`` 12
+    (c10's ``DeviceType::XPU``)."""
+    doc["deviceProperties"] = [{"id": p.get("id", 0), **XPU_MAX_1550} for p in doc.get("deviceProperties", [{}])]
+    for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
+        doc.pop(k, None)
+    for e in doc["traceEvents"]:
+        a = e.get("args") or {}
+        if e.get("name") == "[memory]" and a.get("Device Type") == 1:
+            a["Device Type"] = 12  # c10::DeviceType::XPU
+        if e.get("cat") == "cuda_runtime":
+            e["cat"], e["name"] = "xpu_runtime", _XPU_CALLS.get(e["name"], e["name"])
+            a.pop("cbid", None)
+        elif e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            for k in ("queued", "registers per thread", "shared memory", "blocks per SM", "warps per SM",
+                      "est. achieved occupancy %"):
+                a.pop(k, None)
+            a["sycl queue"], a["context"], a["l0 queue"] = a.pop("stream", e["tid"]), "0x55c0d1a0", "0x55c0d1b8"
+            if e["cat"] == "gpu_memcpy" and e["name"].startswith("Memcpy HtoD ("):
+                src = e["name"][len("Memcpy HtoD ("):].split(" ")[0]
+                (sl, sw), (dl, dw) = _XPU_COPY.get(src, ("M", "MEMORY")), _XPU_COPY["Device"]
+                e["name"] = f"Memcpy {sl}2{dl}" + (f" ({sw} -> {dw})" if plugin_names else "")
+                a["l0 call"] = "zeCommandListAppendMemoryCopy"
+    doc["traceEvents"].append({"name": "process_name", "ph": "M", "ts": T0_US, "pid": 0, "tid": 0,
+                               "args": {"name": "XPU 0"}})
+    return doc
+
+
+def write_doc(path: str, doc: dict[str, Any]) -> str:
+    """``doc`` written in Kineto's layout to ``path``."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_dumps(doc))
+    return path
+
+
 def _worker(r: Rank) -> str:
     return f"node{r.node}_{r.pid}"
 

@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, nvidia
+from tb_gpu_advisor.devices import amd, intel, nvidia
 from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, unit_name
 from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
                                           KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
@@ -22,7 +22,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
@@ -31,7 +31,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
 #: NVIDIA's, the profilers' default).  Each module gives the same interface: ``is_device``, ``matrix_unit_one``,
 #: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``arch_label``, ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``,
 #: ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and its call names.  Every question below asks them in turn.
-VENDORS = (amd, nvidia)
+VENDORS = (amd, intel, nvidia)
 
 
 def tensor_core_one(name: str) -> bool:
@@ -105,9 +105,32 @@ def words(gpu_names: list[str], text: str) -> str:
 
 
 not_gemm_one = nvidia.not_gemm_one
-copy_direction = nvidia.copy_direction
 #: Device-plane events that are the GPU tracer's own overhead, not GPU work (CUPTI's overhead records).
 PROFILER_OVERHEAD_EVENTS = nvidia.CUPTI_OVERHEAD_EVENTS
+
+
+def copy_direction(name: str) -> str | None:
+    """``h2d``, ``d2h``, ``d2d``, ``p2p``, ``memset``, ``other`` for a copy or memset event's name (CUPTI's and ROCm's
+    ``Memcpy HtoD (Pinned -> Device)``, XPlane's ``MemcpyH2D``, Intel PTI's ``Memcpy M2D (MEMORY -> DEVICE)``), else None."""
+    return intel.copy_direction(name) or nvidia.copy_direction(name)
+
+
+def copy_host_memory(name: str) -> int:
+    """1 a copy to or from pageable (system) host memory, 0 one whose name gives another memory kind, -1 a name that
+    does not say (XPlane's ``MemcpyH2D``): CUPTI's and ROCm's ``(Pageable -> Device)``, PTI's ``M`` (``Memcpy M2D``)."""
+    pti = intel.host_memory(name)
+    if pti >= 0:
+        return pti
+    if "(" not in name or "->" not in name:
+        return -1
+    return 1 if "Pageable" in name else 0
+
+
+def code(gpu_names: list[str], snippet: str) -> str:
+    """A PyTorch snippet written for the CUDA device, for the device of ``gpu_names``' vendor (``xpu`` on Intel GPUs;
+    ROCm's PyTorch keeps ``cuda``)."""
+    fix = getattr(vendor_of(gpu_names), "code", None)
+    return fix(snippet) if fix and snippet else snippet
 
 
 #: What a pair of GPUs is assumed to talk over when no GPU link is known for them.
@@ -176,7 +199,7 @@ CAPTURE_BEGIN = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[0])
 CAPTURE_END = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[1])
 #: A CUDA runtime/driver or HIP call by its spelling: the prefix, then a capital (``cudaMalloc``, ``cuModuleLoadData``,
 #: ``hipFree``; not ``custom_op``, ``hipblasLtMatmul``)
-_RUNTIME = re.compile(r"^(cuda|cu|hip)[A-Z]")
+_RUNTIME = re.compile(r"^(cuda|cu|hip|ur|ze|pi)[A-Z]")
 
 
 def is_runtime_call(name: str) -> bool:
@@ -259,7 +282,8 @@ REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|B
 
 def kind_one(name: str) -> int:
     """Kind code of one device event name (kernel, copy kinds, collective)."""
-    return nvidia.kind_one(name)
+    direction = intel.copy_direction(head(name))
+    return nvidia.COPY_KINDS[direction] if direction else nvidia.kind_one(name)
 
 
 def tensor_core(names: list[str]) -> np.ndarray:
@@ -274,7 +298,7 @@ def precision(names: list[str]) -> np.ndarray:
 
 def device_kind(names: list[str]) -> np.ndarray:
     """int8 kind per device event name: kernel, each copy kind, collective."""
-    return np.fromiter((nvidia.kind_one(n) for n in names), dtype=np.int8, count=len(names))
+    return np.fromiter((kind_one(n) for n in names), dtype=np.int8, count=len(names))
 
 
 COLLECTIVE_TYPES = nvidia.COLLECTIVE_TYPES

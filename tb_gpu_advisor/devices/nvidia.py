@@ -194,7 +194,7 @@ MEMCPY_NAMES = {
     "Memcpy DtoD": "d2d",
     "Memcpy PtoP": "p2p",
 }
-_COPY_KIND = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
+COPY_KINDS = _COPY_KIND = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
 #: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
 _KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
 

@@ -297,9 +297,7 @@ def _blocks_host(h, call_sync: np.ndarray, host_kind: np.ndarray, dname: np.ndar
 def _host_memory(name: str) -> int:
     """1 a copy to or from pageable host memory, 0 one whose name gives another memory kind, -1 a name that does not
     say (XPlane's ``MemcpyH2D``)."""
-    if "(" not in name or "->" not in name:
-        return -1
-    return 1 if "Pageable" in name else 0
+    return devices.copy_host_memory(name)
 
 
 def _internal_op(name: str) -> bool:

@@ -7,6 +7,7 @@ import datetime as _dt
 
 from tb_gpu_advisor import ANALYZER_VERSION, rules
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.common.fmt import ms as _ms
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
@@ -65,7 +66,8 @@ def _merge_group(per_host: list[tuple[HostReport, Finding]]) -> Finding:
         tot = float(sum(w))
         ms_ = sum(wi * (f.saving.ms_per_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
         pc = sum(wi * (f.saving.percent_of_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
-        each = ", ".join(f"{hr.host} {f.saving.ms_per_step:g} ms" if f.saving else f"{hr.host} none" for hr, f in per_host)
+        # each host's saving as its own finding prints it ("9.11 ms", not "9.109 ms" beside it: one value, one form)
+        each = ", ".join(f"{hr.host} {_ms(f.saving.ms_per_step)}" if f.saving else f"{hr.host} none" for hr, f in per_host)
         base = rep.saving or with_saving[0][1].saving
         saving = Saving(ms_per_step=round(ms_, 3), percent_of_step=round(pc, 2),
                         recovers=parts(ms_, [(r["group"], r["pool"], r["ms"]) for r in base.recovers]),

@@ -420,8 +420,8 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
         out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
         out.append("")
-    note = h.steps.get("note") if isinstance(h.steps, dict) else None
-    if note and (getattr(h, "job", None) or {}).get("kind") != "no_gpu":  # no GPU work: no step (the title)
+    note = _steps_note(h)
+    if note:
         out.extend(_wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
         out.append("")
     return out
@@ -535,6 +535,13 @@ def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostRep
 
 _ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
               "of roofline", "bound"]
+
+
+def _steps_note(h) -> str | None:
+    """How a host's steps were found and which were dropped, as every surface closes the host with it; none for a
+    window without GPU work (no step: its title says so)."""
+    note = h.steps.get("note") if isinstance(h.steps, dict) else None
+    return note if note and (getattr(h, "job", None) or {}).get("kind") != "no_gpu" else None
 
 
 def md_inline(s: Any) -> str:
@@ -715,7 +722,8 @@ def _md_numbers(report: Report, shown: list[Finding]) -> list[str]:
 
 
 def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
-    """One analysed host's tables: its GPUs, collectives, and GEMM shapes against their roofline."""
+    """One analysed host's tables: its GPUs, collectives, GEMM shapes against their roofline, and how its steps were
+    read."""
     out: list[str] = []
     if h.gpus:
         out.append(f"### GPUs on {md_code(h.host)}")
@@ -733,5 +741,9 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
         out.append("")
         out += md_table(_ROOF_COLS, roof)
+        out.append("")
+    note = _steps_note(h)
+    if note:  # which steps the numbers are of, and which were dropped: the text report's closing line too
+        out.append(f"**Steps on {md_code(h.host)}:** {md_inline(note)}")
         out.append("")
     return out

@@ -59,7 +59,8 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
         guide_section=reg.section, metric=metric,
         saving=Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / step, 2) if step else 0.0,
                       assumption=words(assumption), recovers=parts(v, [("collectives", pool, v)])),
-        evidence=evidence, actions=[Action(text=words(a.text), snippet=a.snippet, snippet_lang=a.snippet_lang)
+        evidence=evidence, actions=[Action(text=words(a.text), snippet=devices.code(job.gpu_names, a.snippet),
+                                           snippet_lang=a.snippet_lang)
                                     for a in actions],
         host=host, gpu=gpu,
     )

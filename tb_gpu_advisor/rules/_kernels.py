@@ -118,8 +118,10 @@ def fp16_reason(m: HostMetrics) -> str:
     yes, _ = tensor_core_gpus(m)
     if yes and all(devices.has_bf16(g.name, compute_capability(g)) is False for g in yes):
         return "this GPU has fp16 Tensor Cores but none for bfloat16"
-    return ("the capture does not say which GPU this is: float16 runs on every GPU with Tensor Cores; on Ampere and "
-            "newer, bfloat16 needs no loss scaling")
+    # what decides the dtype, for a training step and a forward pass alike: loss scaling is a training step's word
+    # (h37-review8: the forward pass of nsys/h100_fsdp_window read "bfloat16 needs no loss scaling" in its fix)
+    return ("the capture does not say which GPU this is: float16 runs on every GPU with Tensor Cores, bfloat16 only "
+            "on Ampere and newer")
 
 
 def compute_capability(g) -> float | None:

@@ -70,6 +70,10 @@ class Ctx:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
         return devices.words([g.name for g in self.m.gpus if g.active], text)
 
+    def code(self, snippet: str) -> str:
+        """A snippet for the capture's GPU: PyTorch's device is ``xpu`` on Intel GPUs (``devices.code``)."""
+        return devices.code([g.name for g in self.m.gpus if g.active], snippet)
+
     def share(self, ms: float | None) -> float | None:
         if ms is None or self.step_ms is None:
             return None
@@ -487,7 +491,7 @@ def finding(
         saving=saving,
         evidence=list(evidence),
         windows=list(windows),
-        actions=[dataclasses.replace(a, text=ctx.words(a.text)) for a in actions],
+        actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
         host=ctx.host or None,
         gpu=gpu,
         saving_bytes=int(saving_bytes) if saving_bytes is not None else None,
@@ -532,10 +536,18 @@ def framework(m: HostMetrics) -> Framework:
     return m.job.framework(fw, alone=alone) if m.job is not None else fw
 
 
+def gpu_steps(m: HostMetrics, ctx: Ctx) -> int:
+    """The kept steps of every GPU that ran kernels in them: what a host's count over all its GPUs is divided by to
+    be a count per step of one GPU, as the step it is read beside (v100_bert's two GPUs in one process read "1,086
+    of 1,330 kernels per step" where each GPU ran 665 a step)."""
+    return max(ctx.steps, 0) * max(1, sum(1 for g in m.gpus if g.kernel_count))
+
+
 def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:
+    """Kernels per step of one GPU (the headline counts every GPU's)."""
     if not ctx.steps:
         return None
-    return float(m.headline.kernel_count) / ctx.steps
+    return float(m.headline.kernel_count) / gpu_steps(m, ctx)
 
 
 def short(name: str, n: int = 70) -> str:

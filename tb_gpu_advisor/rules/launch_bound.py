@@ -18,7 +18,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, gpu_steps, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
                                        ranges_table, rule, saving, share_metric, short, step_windows, table)
 
 ID = "launch_bound"
@@ -78,7 +78,8 @@ def check(m: HostMetrics) -> list[Finding]:
     share, sev, wait_ms, after = own
     sk = m.small_kernels
     kps = kernels_per_step(m, ctx) or 0.0
-    small_ps = sk.per_step or 0.0
+    n = max(gpu_steps(m, ctx), 1)  # per step of one GPU, as the step and its launch wait (the counts are all GPUs')
+    small_ps = sk.count / n
     small_share = sk.share_of_kernels
     # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
     # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
@@ -91,7 +92,7 @@ def check(m: HostMetrics) -> list[Finding]:
     save_ms = max(0.0, (wait_ms or 0.0) - kept_ms - residual)
     if save_ms <= 0.0:
         return []
-    rows, example = _offenders(ctx, sk)
+    rows, example = _offenders(sk, n)
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
     return [finding(
@@ -135,11 +136,10 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
     return share, sev, wait_ms, after
 
 
-def _offenders(ctx: Ctx, sk) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
+def _offenders(sk, n: int) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
     """The small kernels' table rows, per step as every other number of the finding (the offenders are counted over
-    the kept steps), and the top offender in words."""
+    the kept steps and GPUs: ``n``, one GPU's steps), and the top offender in words."""
     top = sk.top[:10]
-    n = max(ctx.steps, 1)
     rows = [[short(o.name), o.op_type, r(o.count / n), r(o.total_ms / n, 4), o.avg_us] for o in top]
     if not top:
         return rows, ""

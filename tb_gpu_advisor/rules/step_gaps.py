@@ -178,12 +178,12 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         assumption = ("the gaps lie between the steps' windows, so no step's time holds them: shrinking them shortens "
                       "the run, not a step")
     if comm_ms >= 0.5 * g.avg_gap_ms:  # the host's time in the gaps is mostly its wait on the other processes
-        cause = (f"the host waiting for the other processes: {ms(comm_ms)} of each gap is communication "
+        cause = (f"the host waiting for the other processes: {ms(comm_ms)} a step of it is communication "
                  f"({_comm_names(g)}), a library's calls waiting on their peers, not the program's code")
         actions = [COMMUNICATE] + actions
     elif waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
-                 f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} of each gap "
+                 f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} a step "
                  f"({pct(waited / g.avg_gap_ms)}){_covered(p.other_ms, p.unexplained_ms)}")
         actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
         assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
@@ -192,7 +192,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         sev = _at_most_warning(sev)
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
         paced = _clock_paced(g, ctx, m)
-        cause = _unrecorded_kind(m.scheduler_traced, paced, f"{ms(p.unexplained_ms)} of each gap: no runtime call, "
+        cause = _unrecorded_kind(m.scheduler_traced, paced, f"{ms(p.unexplained_ms)} a step: no runtime call, "
                                                             f"op, range or OS call covers it")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
         if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
@@ -203,7 +203,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         actions = actions[:1] + [COMMUNICATE] + actions[1:]
     actions = _made_on_host(ctx, g, cause == host_work) + actions
     if p.input_ms > 0.2 * g.avg_gap_ms:
-        actions.append(action(f"{ms(p.input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
+        actions.append(action(f"{ms(p.input_ms)} a step of the gaps is input wait: see the input-bound finding (guide §1.1)."))
     return _Diagnosis(cause=cause, actions=actions, assumption=assumption, severity=sev, waited=waited,
                       comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work)
 
@@ -246,7 +246,7 @@ def _evidence(ctx: Ctx, g: Gaps, p: _Parts, comm_ms: float) -> list:
     rows = [[x.after_step, x.gpu, x.gap_ms, x.input_wait_ms, x.launch_ms, x.host_other_ms, x.unexplained_ms]
             for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:20]]
     return [
-        table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
+        table("Where the gap time goes (ms per step, on average)", ["cause", "ms"],
               [["input wait", p.input_ms], [ctx.fw.label("step_gaps:launch"), p.launch_ms],
                ["other host work", p.other_ms],
                *([["of the host's time: communication (waiting on other processes)", round(comm_ms, 4)]]
@@ -257,15 +257,15 @@ def _evidence(ctx: Ctx, g: Gaps, p: _Parts, comm_ms: float) -> list:
                ["unexplained", p.unexplained_ms]]),
         table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
                                "unexplained ms"], rows),
-        *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per gap)", ["op", "ms"], ops)]
+        *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per step)", ["op", "ms"], ops)]
           if (ops := [[name, v] for name, v in g.top_ops if name not in _comm_set(g)]) else []),
         *([table("Communication libraries' ranges in the gaps (MPI, NCCL, NVSHMEM or UCX, in their own NVTX "
-                 "domain: the host waiting on other processes, not the program's code; ms per gap)",
+                 "domain: the host waiting on other processes, not the program's code; ms per step)",
                  ["range", "ms"], [[name, v] for name, v in g.top_comm_ranges])] if g.top_comm_ranges else []),
         *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
-                 "ms per gap)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
+                 "ms per step)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
         *([table("OS waits of the thread launching the next work during the gaps (OS runtime or scheduler trace)",
-                 ["call", "ms per gap", "most ms in one gap"], [list(x) for x in g.top_os_waits])]
+                 ["call", "ms per step", "most ms in one gap"], [list(x) for x in g.top_os_waits])]
           if g.top_os_waits else []),
     ]
 
@@ -355,7 +355,7 @@ def _comm_part(g, comm_ms: float) -> str:  # noqa: ANN001 - Gaps
     """The clause naming the gaps' communication where it is a part (a tenth of the mean gap or more) but not most."""
     if not g.avg_gap_ms or comm_ms < 0.1 * g.avg_gap_ms:
         return ""
-    return (f"; {ms(comm_ms)} of each gap is communication ({_comm_names(g)}: a library's calls waiting on the other "
+    return (f"; {ms(comm_ms)} a step of it is communication ({_comm_names(g)}: a library's calls waiting on the other "
             f"processes, not the program's code)")
 
 
@@ -431,7 +431,7 @@ def _unseen_part(unexplained_ms: float, cycle_ms: float) -> str:
     """The part of each gap nothing recorded covers, where it is under half the gap yet a large share of the step
     (``step_gaps.unrecorded_share``): the host work the finding names is then not all there is, and the rest cannot be
     moved before it is seen (survey h37-survey18: Keras's untraced Python between batches, 13-45 ms a step)."""
-    return (f"; {ms(unexplained_ms)} of each gap ({pct(unexplained_ms / cycle_ms)} of the step) no runtime call, op, "
+    return (f"; {ms(unexplained_ms)} a step ({pct(unexplained_ms / cycle_ms)} of the step) no runtime call, op, "
             f"range or OS call of the capture covers: record it to see what it is")
 
 
@@ -488,7 +488,7 @@ def _waited(g, lead: str = "") -> str:
     out."""
     if not g.avg_gap_ms:
         return ""
-    named = [f"`{name}` {ms(avg)} a gap ({ms(most)} at most in one)" for name, avg, most in g.top_os_waits
+    named = [f"`{name}` {ms(avg)} a step ({ms(most)} at most in one gap)" for name, avg, most in g.top_os_waits
              if avg >= 0.1 * g.avg_gap_ms or most >= 0.5 * (g.max_gap_ms or 0.0)]
     lead = lead or "the thread that launches the next work waited in the OS (OS runtime or scheduler trace)"
     return (f"; {lead}: {', '.join(named)}"

@@ -52,7 +52,11 @@ def check(m: HostMetrics) -> list[Finding]:
     bad = k.no_tc_32 + k.no_tc_16
     rows = [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
             for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
-    names = ", ".join(sorted({g.name for g in yes if g.name})) or "GPU"
+    # the GPUs the capture names and whose Tensor Cores are known: a bare "GPU:0" of an export without its device
+    # table is not said to have any (h37-review8: "do not use the Tensor Cores of GPU:0, GPU:1")
+    named = sorted({g.name for g in yes if g.name and devices.has_matrix_units(g.name, compute_capability(g))})
+    whose = (f"the Tensor Cores of {', '.join(named)}" if named
+             else "Tensor Cores (the capture does not say which GPU this is, nor whether it has them)")
     dtype = sixteen_bit_dtype(m)
     if t32 >= t16:
         cause = f"they run in 32-bit: enable mixed precision ({dtype}) so they can use Tensor Cores"
@@ -75,7 +79,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of device compute time ({ms(t_ms)} per step, {n_of(len(bad), 'kernel')}) is in "
-        f"Tensor-Core-eligible MatMul/Conv kernels that do not use the Tensor Cores of {names}: {cause}."
+        f"Tensor-Core-eligible MatMul/Conv kernels that do not use {whose}: {cause}."
         + _unknown_note(k.tc_unknown),
         metric=share_metric("tc_eligible_unused_share", "TC-eligible time without Tensor Cores", share,
                             "tensor_core_unused.warning", severity=sev,

@@ -17,7 +17,6 @@ import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
 
-import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.cli import main as cli

@@ -82,7 +82,7 @@ def test_the_gap_finding_says_the_host_was_blocked_in_the_os(reading):
     assert avg <= m.gaps.avg_gap_ms and most <= m.gaps.max_gap_ms
     (f,) = [f for f in evaluate(m) if f.rule == "step_gaps"]
     # the thread ran no code of its own there: the host waited (h37-paced), and the call it waited in is named
-    assert "waiting for something outside the capture" in f.summary and "`read` 6.00 ms a gap" in f.summary
+    assert "waiting for something outside the capture" in f.summary and "`read` 6.00 ms a step" in f.summary
     assert "pthread_cond_wait" not in f.summary
 
 

@@ -11,7 +11,6 @@ capture's, give or take the drift.
 
 from __future__ import annotations
 
-import pytest
 
 from synthetic.nsysexport import write_eager_training_bursts
 from tb_gpu_advisor.formats.nsys.reader import read_trace

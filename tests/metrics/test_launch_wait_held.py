@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pytest
 
 from synthetic.nsysexport import write_eager_training_bursts
 from tb_gpu_advisor.formats.nsys.reader import read_trace

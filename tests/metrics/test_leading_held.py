@@ -71,7 +71,7 @@ def test_the_unrecorded_stretch_beside_a_held_one_is_named_alone(tmp_path):
     m, findings = _run(tmp_path, QUEUED_MS, UNTRACED_MS)
     assert m.breakdown.other == pytest.approx(UNTRACED_MS, abs=0.05)
     (gaps,) = [f for f in findings if f.rule == "step_gaps"]
-    said = re.search(r"\(([\d.]+) ms of each gap: no runtime call", gaps.summary)
+    said = re.search(r"\(([\d.]+) ms a step: no runtime call", gaps.summary)
     assert said and float(said.group(1)) == pytest.approx(UNTRACED_MS, abs=0.05), gaps.summary
     assert "holding the next step's work" in gaps.summary
     assert gaps.metric.detail["unexplained_ms"] == pytest.approx(UNTRACED_MS, abs=0.05)

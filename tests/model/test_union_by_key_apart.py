@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.model import columns
 from tb_gpu_advisor.model.columns import union_by_key, union_intervals
 
 

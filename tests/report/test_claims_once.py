@@ -11,7 +11,6 @@ group cap); the findings now say they overlap.  Truth by construction: ``synthet
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -46,7 +46,7 @@ def test_same_rule_on_two_hosts_becomes_one_session_finding():
     assert f.metric.value == 0.3 and f.metric.detail["per_host"] == {"worker0": 0.1, "worker1": 0.3}
     # saving: mean weighted by kept steps (6 and 2): (6*2 + 2*4) / 8 = 2.5 ms, (6*10 + 2*20) / 8 = 12.5 %
     assert f.saving.ms_per_step == pytest.approx(2.5) and f.saving.percent_of_step == pytest.approx(12.5)
-    assert "weighted by their kept steps" in f.saving.assumption and "worker0 2 ms" in f.saving.assumption
+    assert "weighted by their kept steps" in f.saving.assumption and "worker0 2.00 ms" in f.saving.assumption
     (t,) = f.evidence
     assert t.title == "Longest gaps" and t.columns == ["host", "after step", "gap ms"]
     assert t.rows == [["worker0", 1, 2.0], ["worker0", 2, 1.0], ["worker1", 1, 4.0], ["worker1", 2, 1.0]]

@@ -386,3 +386,37 @@ def test_gaps_that_outgrow_the_steps_holding_them_are_caught(reports):
                  "start to the next (the mean step is 877.5 ms) outside input wait.")
     f.metric.detail["outside_steps_ms"] = 0.8
     assert any("over the 877.500 ms mean step" in v for v in period_problems(h.host, h))
+
+
+def test_kernels_per_step_of_every_gpu_summed_are_caught(reports):
+    """``per-gpu`` (h37-review8): a host of two GPUs whose finding counts both GPUs' kernels "per step" -- main's
+    v100_bert read "1,086 of 1,330 kernels per step" beside one GPU's step, each GPU running 665 -- is caught; the
+    report of today's two-GPU host (wild/tp_rtx4090_two_ranks) holds it."""
+    from tests.support.properties import gpu_count_problems
+
+    r = copy.deepcopy(reports[("fixtures/wild", "tp_rtx4090_two_ranks")])
+    h = r.hosts[0]
+    steps = h.steps["count"]
+    per_gpu = [g.kernel_count / steps for g in h.gpus if g.kernel_count]
+    assert len(per_gpu) == 2 and not gpu_count_problems(h.host, h)
+    f = h.findings[0]
+    f.summary += f" 10 of {sum(per_gpu):,.0f} kernels per step run shorter than 40 us."  # both GPUs', main's count
+    assert any(v.startswith("per-gpu") and f.id in v for v in gpu_count_problems(h.host, h))
+    f.summary = f.summary.replace(f"{sum(per_gpu):,.0f} kernels", f"{max(per_gpu):,.0f} kernels")  # one GPU's: holds
+    assert not gpu_count_problems(h.host, h)
+
+
+def test_a_steps_note_missing_from_a_surface_is_caught(reports, monkeypatch):
+    """``every-surface`` (h37-review8): the markdown report closed no host with its steps note, so the warm-up iteration
+    wild/snapshot_adam_iterations drops (2 allocations, 16.2 MiB of one-time work) was the text report's alone; the
+    markdown says it now, and a surface that leaves it out (main's markdown, rebuilt here) is caught."""
+    from tb_gpu_advisor.report import render
+    from tests.support.properties import surface_steps_problems
+
+    r = reports[("fixtures/wild", "snapshot_adam_iterations")]
+    assert "dropped the first step" in r.hosts[0].steps["note"] and not surface_steps_problems(r)
+    assert "dropped the first step as warm-up" in " ".join(render.to_markdown(r).split())  # main: absent
+    md = render.to_markdown
+    monkeypatch.setattr(render, "to_markdown", lambda report, top=None: "\n".join(
+        line for line in md(report, top=top).splitlines() if not line.startswith("**Steps on")))
+    assert any(v.startswith("every-surface: markdown") for v in surface_steps_problems(r))

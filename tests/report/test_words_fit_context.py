@@ -49,6 +49,16 @@ def test_the_checker_sees_each_pattern():
     fp16 = _finding("mixed_precision_off", "s", "autocast in float16 (this GPU has fp16 Tensor Cores but none for bfloat16)")
     assert _problems(_host(gpu=("GPU:0", "-"), findings=[fp16]))
     assert not _problems(_host(gpu=("Tesla V100-SXM2-16GB", "7.0"), findings=[fp16]))
+    # h37-review8 (nsys/h100_fsdp_window, an export without its device table): Tensor Cores claimed for "GPU:0", and
+    # loss scaling named in a forward pass's fix
+    tc = _finding("tensor_core_unused", "kernels that do not use the Tensor Cores of GPU:0, GPU:1: they run in 32-bit")
+    assert _problems(_host(gpu=("GPU:0", "-"), findings=[tc]))
+    assert not _problems(_host(gpu=("GPU:0", "-"), findings=[_finding("tensor_core_unused", "kernels that do not use "
+                                                                      "Tensor Cores (the capture does not say which GPU this is, nor whether it has them)")]))
+    half = _finding("mixed_precision_off", "s", "Run inference in float16 (float16 runs on every GPU with Tensor Cores; "
+                                                "on Ampere and newer, bfloat16 needs no loss scaling): cast the model once")
+    assert _problems(_host({"kind": "inference"}, findings=[half]))
+    assert not _problems(_host({"kind": "training"}, findings=[half]))
     amd = ("AMD Instinct MI300X", "gfx942")
     cols = Table("Top GPU kernels", ["kernel", "tensor core", "TC eligible"], [])
     assert _problems(_host(gpu=amd, kernels=cols))
@@ -77,7 +87,8 @@ NAMED = [("real-h100-jax", "host_roundtrip"), ("real-h100-jax", "launch_bound_ea
 @pytest.mark.parametrize("where, run", NAMED)
 def test_the_named_real_runs_fit_their_context(where, run):
     """The inference JAX runs told "training loop" and "check convergence"; the unknown GPU told it has "no
-    bfloat16"; the H2D copy findings led with ".item()" (issue #36 item 3)."""
+    bfloat16"; the H2D copy findings led with ".item()" (issue #36 item 3); h100_fsdp_window's forward pass told of
+    "the Tensor Cores of GPU:0, GPU:1" and of loss scaling (h37-review8)."""
     root = SHARED_PROFILES / where
     if not root.is_dir():
         pytest.skip(f"{root} not present")

@@ -311,7 +311,6 @@ def test_launch_wait_with_few_small_kernels_is_info_only():
 
 
 def test_host_sync_grades_the_gpu_idle_after_syncs_and_names_the_callers():
-    from tb_gpu_advisor.metrics.types import HostSyncs
 
     w = T("host_sync.warning")
     assert run("host_sync", _synced({"launch_wait": w * STEP_MS * 0.9})) == []

@@ -62,7 +62,7 @@ def test_a_stretch_of_30_percent_of_the_step_under_half_the_idle_is_named(tmp_pa
     named = _naming(findings)
     assert named, [(f.rule, f.summary) for f in findings]
     f = named[0]
-    said = re.search(r"([\d.]+) ms (?:of it|of each gap) \(", f.summary)
+    said = re.search(r"([\d.]+) ms (?:of it|a step) \(", f.summary)
     assert said and abs(float(said.group(1)) - untraced_ms) <= 0.02 * untraced_ms, f.summary
     # no saving claims more than the stretch it names, nor more than the step
     if f.rule == "unexplained_idle":
@@ -87,7 +87,7 @@ def test_a_quarter_of_the_step_unrecorded_is_named_with_the_gpu_half_busy(tmp_pa
     assert abs(m.breakdown.other - untraced_ms) <= 0.05 * untraced_ms
     named = _naming(findings)
     assert named, [(f.rule, f.summary) for f in findings]
-    said = re.search(r"([\d.]+) ms (?:of it \(|of each gap[ :(])", named[0].summary)
+    said = re.search(r"([\d.]+) ms (?:of it \(|a step[ :(])", named[0].summary)
     assert said and abs(float(said.group(1)) - untraced_ms) <= 0.02 * untraced_ms, named[0].summary
 
 

@@ -178,9 +178,11 @@ def _session_problems(report: Report) -> list[str]:
 #: Words only a training job's advice may hold (an unhedged "; check convergence", the training step's names, what
 #: training alone keeps in memory).
 _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole training step|[;.] check convergence|"
-                            r"optimizer state|keeps them for the backward pass|saved for a backward pass")
+                            r"optimizer state|keeps them for the backward pass|saved for a backward pass|"
+                            r"bfloat16 needs no loss scaling")
 #: A claim about this GPU's generation: only where the capture names the GPU.
-_GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16")
+_GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16|"
+                        r"(?:Tensor|Matrix) Cores of (?:the )?GPU\b")
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
 _NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|"
                            r"cuBLAS\b)|nvidia-smi|thread blocks?\b", re.I)

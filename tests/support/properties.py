@@ -41,6 +41,11 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   part of a step's ledger is at most the step.  On main ``wild/mordred_rtx6000_hashjoin`` read "idle 957.9 ms between
   steps on average ... of the 1.03 s from one step's start to the next (the mean step is 877.5 ms)": the gaps were
   five, one over a dropped step, the mean step six, and the gaps' in-step part outgrew the step that held it.
+* ``per-gpu`` -- a count of kernels "per step" is one GPU's, as the step it sits beside: at most the most kernels one
+  GPU of the host runs a step (on main v100_bert's two GPUs in one process read "1,086 of 1,330 kernels per step",
+  each GPU running 665).
+* ``every-surface`` -- each host's steps note (how the steps were found, which were dropped) is said on the text and
+  the markdown report alike (on main the markdown never said it).
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
@@ -806,6 +811,27 @@ def period_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+_KERNELS_PER_STEP = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) (?:small )?kernels per step")
+
+
+def gpu_count_problems(where: str, h: HostReport) -> list[str]:
+    """``per-gpu``: a count of kernels "per step" is one GPU's, as the step it is read beside: at most the most kernels
+    one GPU of the host ran a step, its collectives' included (h37-review8: v100_bert's launch-bound finding read
+    "1,086 of 1,330 kernels per step" in the 20.6 ms step of one GPU, where each of its two GPUs ran 665)."""
+    steps = int((h.steps or {}).get("count") or 0)
+    per_gpu = [g.kernel_count / steps + float(g.collective_calls_per_step or 0.0) for g in h.gpus
+               if steps and g.kernel_count]
+    if len(per_gpu) < 2:
+        return []  # one GPU: its count is the host's
+    most = max(per_gpu)
+    out = []
+    for f in h.findings:
+        for m in _KERNELS_PER_STEP.finditer(" ".join(_finding_text(f).split())):
+            if float(m.group(1).replace(",", "")) > most * (1 + _REL) + 0.5:
+                out.append(f"per-gpu: {where}: {f.id}: '{m.group(0)}', where a GPU runs at most {most:,.1f} a step")
+    return out
+
+
 _NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) a step")
 _RANGE_PART = re.compile(r"`[^`]*` " + _TIME)
 
@@ -852,7 +878,7 @@ def report_violations(report: Report) -> list[str]:
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
-        out += period_problems(h.host, h) + window_value_problems(h.host, h)
+        out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
@@ -868,7 +894,7 @@ def report_violations(report: Report) -> list[str]:
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
-    out += agree_problems(report) + surfaces_loop_problems(report)
+    out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
     return sorted(set(out))
 
 
@@ -884,6 +910,30 @@ def surfaces_loop_problems(report: Report) -> list[str]:
                 "mcp capture_advice": capture_advice_text(report),
                 "tab payload": "\n".join(_strings(json.loads(report.to_json())))}
     return [p for name, text in surfaces.items() for p in surface_loop_problems(name, text, report)]
+
+
+def _plain(text: str) -> str:
+    """Text as read, whatever surface printed it: markdown's escapes and code spans, wrapping and indents dropped."""
+    text = re.sub(r"\\(.)", r"\1", text).replace("`", "").replace("&lt;", "<").replace("&amp;", "&")
+    return " ".join(text.split())
+
+
+def surface_steps_problems(report: Report) -> list[str]:
+    """``every-surface``: each host's steps note (how its steps were found, which were dropped) is on the text and the
+    markdown report alike (h37-review8: the markdown never said it -- snapshot_adam_iterations' dropped warm-up
+    iteration, 2 allocations of 16.2 MiB, was the text report's alone)."""
+    from tb_gpu_advisor.report import render
+
+    surfaces = {"text": _plain(render.to_text(report, top=None)), "markdown": _plain(render.to_markdown(report, top=None))}
+    out = []
+    for h in report.hosts:
+        note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
+        if not note or (h.job or {}).get("kind") == "no_gpu":
+            continue
+        for name, text in surfaces.items():
+            if _plain(note) not in text:
+                out.append(f"every-surface: {name}: {h.host}'s steps note is not said: '{note[:60]}'")
+    return out
 
 
 def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:

@@ -43,6 +43,14 @@ _LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 #: PyTorch 1.8-1.10 (Kineto before the ``cpu_op``/``kernel`` names) -> today's categories.
 OLD_CATS = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel", "Memcpy": "gpu_memcpy",
             "Memset": "gpu_memset", "User Annotation": "user_annotation", "Python": "python_function"}
+#: The runtime and driver calls of the accelerators Kineto traces through a plugin -> the launch categories: Intel GPUs
+#: (the ``xpupti`` plugin, PyTorch 2.4 on: ``urEnqueueKernelLaunch``, ``zeCommandListAppendLaunchKernel``) and an
+#: out-of-tree backend's (``privateuse1``).  Their kernels, copies and memsets are ``kernel``/``gpu_memcpy``/``gpu_memset``
+#: like CUDA's, linked to the call by the same ``correlation`` (pytorch/kineto libkineto/include/ActivityType.h,
+#: src/plugin/xpupti/XpuptiActivityHandlers.cpp); read as any other category, the launches went unread and a blocking
+#: pageable copy read as no host wait at all (survey h37-survey27).
+PLUGIN_RUNTIME_CATS = {"xpu_runtime": "cuda_runtime", "xpu_driver": "cuda_driver",
+                       "privateuse1_runtime": "cuda_runtime", "privateuse1_driver": "cuda_driver"}
 _OP_CATS = ("cpu_op", "user_annotation")
 #: The trace's own span event (``PyTorch Profiler (0)``, category ``Trace``): the capture window.
 _TRACE_CAT = "Trace"
@@ -118,7 +126,8 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
     producer = _producer(kt)
     _legacy_host_ops(kt)
-    kt.cats = [OLD_CATS.get(c, c) for c in kt.cats]
+    unnamed = _unnamed_gpu(kt)
+    kt.cats = [OLD_CATS.get(c, PLUGIN_RUNTIME_CATS.get(c, c)) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
     used = is_host | is_dev
@@ -131,7 +140,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     line_pids = line_pairs[:, 0]
     launch_ext = _launch_external_ids(kt)
     op_of_ext = _op_names_by_external_id(kt)
-    devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext)
+    devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext, unnamed)
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
@@ -471,9 +480,10 @@ def _device_ids(kt: KinetoTrace, idx: np.ndarray) -> np.ndarray:
 
 
 def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
-                   op_of_ext: IdTable) -> list[DeviceEvents]:
+                   op_of_ext: IdTable, unnamed: str | None = None) -> list[DeviceEvents]:
+    """Each device's events; ``unnamed``: the name of a GPU ``deviceProperties`` does not name (:func:`_unnamed_gpu`)."""
     dev = _device_ids(kt, idx)
-    props = _device_properties(kt)
+    props = _device_properties(kt, unnamed)
     sync_by_corr = _copy_sync_by_correlation(kt)
     graph_of_corr = _graph_launches(kt)
     items_of_corr = _work_item_launches(kt)
@@ -484,7 +494,8 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
         sel = idx[dev == g]
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
         out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr,
-                               props.get(int(g), _only_model(props)), graph_of_corr, items_of_corr))
+                               props.get(int(g), _only_model(props) or (DeviceInfo(name=unnamed) if unnamed else None)),
+                               graph_of_corr, items_of_corr))
     return out
 
 
@@ -567,13 +578,26 @@ def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:
 _ROCM_KEYS = ("hip_runtime_version", "hip_driver_version", "roctracer_version")
 
 
-def _device_properties(kt: KinetoTrace) -> dict[int, DeviceInfo]:
-    """``deviceProperties`` by device id; malformed entries are skipped (a foreign or hand-edited file)."""
+#: The vendor a Kineto plugin's categories say, for a GPU ``deviceProperties`` leaves unnamed: an Intel GPU's calls are
+#: ``xpu_runtime``/``xpu_driver`` (the ``xpupti`` plugin), so its words are Intel's, never CUDA's.
+_PLUGIN_VENDOR_GPU = {"xpu_runtime": "Intel GPU", "xpu_driver": "Intel GPU"}
+
+
+def _unnamed_gpu(kt: KinetoTrace) -> str | None:
+    """What to call a GPU the file does not name, by its vendor: ROCm's header keys say AMD (vLLM's MI300X traces leave
+    the name empty), the ``xpupti`` plugin's categories Intel; None where nothing says."""
+    if any(k in kt.meta for k in _ROCM_KEYS):
+        return "AMD GPU"
+    return next((_PLUGIN_VENDOR_GPU[c] for c in kt.cats if c in _PLUGIN_VENDOR_GPU), None)
+
+
+def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int, DeviceInfo]:
+    """``deviceProperties`` by device id; malformed entries are skipped (a foreign or hand-edited file); ``unnamed``
+    names a GPU they list without a name."""
     out: dict[int, DeviceInfo] = {}
     props = kt.meta.get("deviceProperties")
     if not isinstance(props, list):
         return out
-    rocm = any(k in kt.meta for k in _ROCM_KEYS)
     for p in props:
         if not isinstance(p, dict) or type(p.get("id")) is not int:
             continue
@@ -582,7 +606,7 @@ def _device_properties(kt: KinetoTrace) -> dict[int, DeviceInfo]:
         out[p["id"]] = DeviceInfo(
             # a ROCm build that leaves the name empty (vLLM's MI300X traces) is still an AMD GPU: say the vendor, so
             # its architecture, peaks and words are AMD's, never an NVIDIA "compute capability 9.4"
-            name=name or ("AMD GPU" if rocm else None),
+            name=name or unnamed,
             compute_capability=(major, minor) if type(major) is int and type(minor) is int else None,
             sm_count=p["numSms"] if type(p.get("numSms")) is int else None,
             memory_bytes=p["totalGlobalMem"] if type(p.get("totalGlobalMem")) is int else None,

@@ -85,6 +85,12 @@ MEMORY_TIMELINE = memory_timeline.WORDS
 #: never writes (its traces are an object with ``traceEvents``): another tool's trace (survey h37-survey11:
 #: siwaarbn/grof's own CUPTI tracer, ``gpu_trace.json``, 300 copy and kernel events with no host side).
 _CHROME_ARRAY = rb'^\s*\[\s*\{[^{}]*"ph"\s*:'
+#: ... except PyTorch's own before Kineto: ``torch.autograd.profiler``'s ``export_chrome_trace`` (PyTorch 1.7 and older,
+#: and ``use_kineto=False`` since) writes a bare list whose host ops sit in the process ``"CPU functions"``
+#: (pytorch/pytorch torch/autograd/profiler_util.py ``EventList.export_chrome_trace``), under any file name the user
+#: gives (``trace.json``, ``prof_child_fwd.trace``).  Read as the trace it is (``adapter.LEGACY_HOST_PROCESS``), not
+#: refused as "not PyTorch's profiler" (survey h37-survey27).
+_LEGACY_PYTORCH_ARRAY = rb'"pid"\s*:\s*"CPU functions"'
 CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) written by another tool, not PyTorch's "
                 "profiler, which the Advisor reads: profile the job with torch.profiler (export_chrome_trace or "
                 "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or JAX/TensorFlow's profiler")
@@ -148,7 +154,7 @@ def sniff(path: str) -> str | None:
         return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
     if not re.search(_TRACE_KEYS, head):
         if re.search(_CHROME_ARRAY, head):
-            return CHROME_ARRAY
+            return None if re.search(_LEGACY_PYTORCH_ARRAY, head) else CHROME_ARRAY
         if re.search(_TF_MEMORY_PROFILE, head):
             return TF_MEMORY_PROFILE
         if execution_trace(head):

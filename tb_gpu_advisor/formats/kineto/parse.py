@@ -187,8 +187,9 @@ class KinetoReadError(ValueError):
         self.reason = reason
 
 
-#: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType): CUDA, and HIP (ROCm builds write 6).
-GPU_DEVICE_TYPES = (1, 6)
+#: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType, pytorch/pytorch c10/core/DeviceType.h): CUDA, HIP
+#: (ROCm builds write 6) and XPU (12: an Intel GPU's allocator; survey h37-survey27 -- read as the CPU's before).
+GPU_DEVICE_TYPES = (1, 6, 12)
 
 
 @dataclass

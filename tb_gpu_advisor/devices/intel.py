@@ -1,0 +1,181 @@
+"""Intel GPUs (PyTorch's ``xpu`` device: Data Center GPU Max, Arc): their copy names, runtime calls and words.
+
+PyTorch traces them through Kineto's ``xpupti`` plugin (Intel's PTI SDK), PyTorch 2.4 on (pytorch/kineto
+``libkineto/src/plugin/xpupti/XpuptiActivityHandlers.cpp``): kernels, copies and memsets keep CUDA's categories
+(``kernel``, ``gpu_memcpy``, ``gpu_memset``), the calls that launch them are ``xpu_runtime`` (SYCL's Unified Runtime,
+``urEnqueueKernelLaunch``; SYCL's older plug-in interface, ``piEnqueueKernelLaunch``) and ``xpu_driver`` (Level Zero,
+``zeCommandListAppendLaunchKernel``), linked by ``correlation``.  A copy is named by PTI's kind and memories,
+``Memcpy M2D (MEMORY -> DEVICE)`` (older plugins: ``Memcpy M2D``): ``M`` the process's own system memory (what CUDA
+calls pageable), ``H`` USM host memory (pinned), ``D`` device memory, ``S`` USM shared memory.
+
+The matrix units are Xe Matrix Extensions (XMX); which kernels use them their names do not say, so the Tensor Core
+rules neither count a kernel on them nor off them here.  The device is ``xpu`` in PyTorch's code
+(``x.to('xpu')``, ``torch.autocast('xpu')``, ``ProfilerActivity.XPU``): :func:`code` rewrites a snippet's CUDA device.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tb_gpu_advisor.devices.codes import P_UNKNOWN
+from tb_gpu_advisor.model.schema import Action
+
+VENDOR = "Intel"
+#: Device names of Intel GPUs as SYCL reports them (``Intel(R) Data Center GPU Max 1550``, ``Intel(R) Arc(TM) A770
+#: Graphics``): Intel's name, never a CPU's (``deviceProperties`` lists only the accelerators).
+_DEVICE = re.compile(r"\bIntel\b|\bArc\b|Data Center GPU (?:Max|Flex)", re.I)
+
+#: PTI's copy kinds: source and destination memory letters (``ptiViewMemcpyTypeToString``).
+_PTI_COPY = re.compile(r"^Memcpy ([MHDS])2([MHDS])\b")
+_HOST_MEMORY = frozenset("MH")
+#: PTI's memory words after the kind (``(MEMORY -> DEVICE)``): ``MEMORY`` is system memory (pageable).
+_PTI_PAGEABLE = re.compile(r"^Memcpy (?:M2[MHDS]|[HDS]2M)\b")
+
+#: Intel's words for NVIDIA's (prose; code goes through :func:`code`).  A citation of NVIDIA's tools stays as written
+#: (Nsight Systems' rule names); NVTX ranges, which no Intel tool reads, are left out of the advice.
+WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "oneDNN"), ("cuBLASLt", "oneMKL"),
+         ("cuBLAS", "oneMKL"), ("CUDA graphs", "SYCL graphs"), ("CUDA graph", "SYCL graph"), ("NCCL", "oneCCL"),
+         ("nvidia-smi", "xpu-smi"), ("CUDA cores", "vector engines"), ("CUDA-core", "vector-engine"),
+         ("thread blocks", "work-groups"), ("thread block", "work-group"), ("SMs", "Xe cores"),
+         ("cudaMalloc", "sycl::malloc_device"), ("cudaFree", "sycl::free"),
+         (", or torch.cuda.nvtx under Nsight Systems", ""))
+
+#: PyTorch's CUDA device in code, and its Intel GPU spelling.
+_CODE = (("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu."), ("ProfilerActivity.CUDA",
+                                                                                  "ProfilerActivity.XPU"),
+         (".cuda()", ".to('xpu')"))
+
+#: How Intel GPU users name things (the keys of ``nvidia.TERMS``).
+TERMS = {
+    "matrix_units": "XMX engines",
+    "matrix_unit": "XMX",
+    "fp32_on_matrix_units": "already on the XMX engines in fp32 (TF32)",
+    "conv_library": "oneDNN",
+    "collective_library": "oneCCL",
+    "graphs": "SYCL graphs",
+    "gpu_link": "Xe Link",
+    "conv_padding": "oneDNN chooses its kernels for the channel counts it is given",
+    "tc_kernel_names": "an XMX (DPAS) kernel of oneDNN or oneMKL",
+    "allocator_calls": "sycl::malloc_device / sycl::free",
+}
+
+
+def _fixes() -> dict[str, Action]:
+    return {
+        "topology": Action(text="Check the links between the GPUs (Xe Link vs PCIe) and that oneCCL uses them.",
+                           snippet="xpu-smi topology -m", snippet_lang="shell"),
+        "transport": Action(text="Check which transport oneCCL picked between the GPUs (Xe Link / network / "
+                                 "sockets): its log names them.", snippet="export CCL_LOG_LEVEL=info",
+                            snippet_lang="shell"),
+        "network": Action(text="Between hosts: one NIC per GPU and GPU-direct RDMA for oneCCL, no TCP fallback; "
+                               "within a host: the GPUs on Xe Link.", snippet="xpu-smi topology -m",
+                          snippet_lang="shell"),
+        "clocks": Action(text="Look at the node itself: GPU clocks, power and temperature, and other processes on it.",
+                         snippet="xpu-smi stats -d 0", snippet_lang="shell"),
+        "more_blocks": Action(
+            text="For a kernel of your own (SYCL, an extension): launch at least one work-group per Xe core (better "
+                 "several), sized from the data, and loop over the data with a stride of the global range so any "
+                 "range covers it; a serial loop in one work-item becomes a parallel reduction "
+                 "(sycl::reduction).", snippet="q.parallel_for(sycl::nd_range<1>(groups * 256, 256), ...);",
+            snippet_lang="text"),
+    }
+
+
+#: Intel's own fixes (the keys of ``nvidia.FIXES``).
+FIXES = _fixes()
+
+#: SYCL/Level Zero calls that wait for the GPU; those the host is blocked in (the syncs: a SYCL copy call's blocking
+#: is a flag of the call, which the trace does not record).
+SYNC_CALLS = ("urQueueFinish", "urEventWait", "piQueueFinish", "piEventsWait", "zeCommandQueueSynchronize",
+              "zeEventHostSynchronize", "zeFenceHostSynchronize")
+BLOCKING_CALLS = SYNC_CALLS
+GRAPH_LAUNCH_CALLS = ("urCommandBufferEnqueueExp", "urEnqueueCommandBufferExp")
+#: The calls that launch one kernel: Unified Runtime, SYCL's plug-in interface, Level Zero.
+LAUNCH_CALLS = ("urEnqueueKernelLaunch", "piEnqueueKernelLaunch", "zeCommandListAppendLaunchKernel",
+                "zeCommandListAppendLaunchCooperativeKernel")
+#: SYCL graphs are recorded in the runtime, with no call of their own around the recording.
+CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
+INIT_CALLS = ("urProgramBuild", "urProgramCreateWithIL", "urKernelCreate", "piProgramBuild", "piKernelCreate",
+              "zeModuleCreate", "zeKernelCreate", "zeInit")
+RUNTIME_INIT_CALLS: tuple[str, ...] = ()
+JIT_COMPILE_CALLS = ("urprogrambuild", "piprogrambuild", "zemodulecreate")
+LINK_START_CALLS = ("urProgramLink", "piProgramLink")
+
+
+def is_device(name: str | None) -> bool:
+    return bool(name) and bool(_DEVICE.search(name or ""))
+
+
+def copy_direction(name: str) -> str | None:
+    """``h2d``/``d2h``/``d2d``/``other`` for PTI's copy names (``Memcpy M2D``), None for any other name."""
+    m = _PTI_COPY.match(name)
+    if not m:
+        return None
+    src, dst = m.groups()
+    if src in _HOST_MEMORY and dst == "D":
+        return "h2d"
+    if src == "D" and dst in _HOST_MEMORY:
+        return "d2h"
+    return "d2d" if src == dst == "D" else "other"
+
+
+def host_memory(name: str) -> int:
+    """1 a PTI copy to or from system (pageable) memory, 0 one of USM host or device memory, -1 no PTI copy name."""
+    if not _PTI_COPY.match(name):
+        return -1
+    return 1 if _PTI_PAGEABLE.match(name) else 0
+
+
+def matrix_unit_one(name: str) -> bool:
+    return False
+
+
+def has_matrix_units(name: str | None = None, cc: object = None) -> bool | None:
+    return None  # XMX on Max and Arc, none on some integrated parts: the name alone does not say
+
+
+def has_tf32_on(name: str | None, cc: object) -> bool | None:
+    return None
+
+
+def has_bf16_on(name: str | None, cc: object) -> bool | None:
+    return None
+
+
+def arch_label(name: str | None, cc: str | None) -> str | None:
+    return None
+
+
+def precision_one(name: str) -> int:
+    return P_UNKNOWN
+
+
+def gemm_kernel_one(name: str) -> bool:
+    return False
+
+
+def gradient_kernel_one(name: str) -> bool:
+    return False
+
+
+def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
+    return None
+
+
+def graph_switch_us(name: str | None, cc: object) -> tuple[float, str] | None:
+    return None
+
+
+def words(text: str) -> str:
+    """``text`` in Intel's words."""
+    for theirs, ours in WORDS:
+        text = text.replace(theirs, ours)
+    return text
+
+
+def code(snippet: str) -> str:
+    """A PyTorch snippet written for the CUDA device, for the ``xpu`` device."""
+    for theirs, ours in _CODE:
+        snippet = snippet.replace(theirs, ours)
+    return snippet

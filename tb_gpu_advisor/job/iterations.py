@@ -223,20 +223,66 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     alloc = np.flatnonzero(me.delta > 0)
     if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
         return None
-    marks = {name: np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index(name)) & (me.delta > 0))))
-             for name in ("forward", "backward", "optimizer")}
-    if not marks["forward"][-1]:
+    held_phases = _phases_held(me)
+    if held_phases is None:
         return None  # no forward recorded: nothing says where an iteration or a pass is
-    training = bool(marks["backward"][-1])
-    # what every iteration holds: a forward and a backward, and the optimizer's step where the history shows one (an
-    # iteration ends where the optimizer runs: the micro-batches of gradient accumulation before it are one); a pass
-    # a forward
-    need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
-    if training and _optimizer_steps(me) >= 2:
-        need.append(marks["optimizer"])
+    training, need = held_phases
     n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
     ext = _Extrema(me.allocated)
     pre = me.allocated - me.delta  # the level before each event
+    inv, counts, pos, ident, new_group = _by_site(me, alloc)
+    keep, every, micro, forward_opens = _opening_repeats(me, pos, ident, new_group, need, training, pre, ext)
+
+    def tried(sel: np.ndarray, held: np.ndarray | None, forward: "tuple[MemoryEvents, np.ndarray] | None",
+              first_step: int = -1) -> tuple[float, int, int, list[int], bool] | None:
+        """:func:`_best` of the repeats ``sel`` marks."""
+        return _best(pos[sel], ident[sel], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, forward,
+                     first_step)
+
+    # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
+    # makes are live at its later micro-batches' starts, not at the next group's
+    held = _backward_held(me) if training and len(need) == 2 else None
+    opt = np.flatnonzero((me.delta > 0) & (me.phase == MEMORY_PHASES.index("optimizer")))
+    first_step = int(opt[0]) if opt.size else -1
+    best = tried(keep, held, None, first_step)
+    if best is None and training and (every != keep).any():  # no other site repeats: the optimizer's is all there is
+        best = tried(every, held, None, first_step)
+    if best is None and not training:
+        # no pass makes anything outside the model's forward (its input reused in place): a pass opens with the
+        # forward's first allocation, where nothing the forward made before is live any more
+        best = tried(forward_opens, None, (me, me.frees()))
+    if best is None:
+        return None
+    _, _, g, starts, tail = best
+    k = len(starts) if tail else len(starts) - 1
+    if k < 2:
+        return None
+    t = me.t
+    s = np.array([int(t[i]) for i in starts[:k]], np.int64)
+    e = np.array([int(t[i]) for i in starts[1:k]] + [int(t[-1]) if tail else int(t[starts[k]])], np.int64)
+    bounds = [*starts[:k], len(me) if tail else starts[k]]
+    note = _iterations_note(training, starts, k, tail, bounds, n_alloc, pre, pos[micro & (ident == g)])
+    return s, e, note, "training iteration" if training else "forward pass"
+
+
+def _phases_held(me: MemoryEvents) -> tuple[bool, list[np.ndarray]] | None:
+    """Whether the history trains, and the running counts of the phases' allocations every iteration holds: a forward
+    and a backward, and the optimizer's step where the history shows one (an iteration ends where the optimizer runs:
+    the micro-batches of gradient accumulation before it are one); a pass a forward.  None with no forward recorded."""
+    marks = {name: np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index(name)) & (me.delta > 0))))
+             for name in ("forward", "backward", "optimizer")}
+    if not marks["forward"][-1]:
+        return None
+    training = bool(marks["backward"][-1])
+    need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
+    if training and _optimizer_steps(me) >= 2:
+        need.append(marks["optimizer"])
+    return training, need
+
+
+def _by_site(me: MemoryEvents, alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The allocations grouped by site (op and size): each allocation's group, each group's count, the allocations
+    in group order (positions and groups), and where each group's run begins."""
     _, inv, counts = np.unique(np.stack([me.op[alloc].astype(np.int64), me.delta[alloc]], axis=1), axis=0,
                                return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
@@ -245,6 +291,14 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     ident = inv[order]
     new_group = np.ones(pos.size, bool)
     new_group[1:] = ident[1:] != ident[:-1]
+    return inv, counts, pos, ident, new_group
+
+
+def _opening_repeats(me: MemoryEvents, pos: np.ndarray, ident: np.ndarray, new_group: np.ndarray,
+                     need: list[np.ndarray], training: bool, pre: np.ndarray, ext: _Extrema
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Of the sites' repeats, those that may open an iteration or a pass: (kept, every candidate, those that may open
+    a micro-batch, and -- for a pass -- the forward's own repeats at the floor, the last resort)."""
     if training:
         # of a site's repeats, those after a backward allocation (and an optimizer step's, where it has one) since the
         # one before: the same site and size may recur inside a pass (a model's identical layers) or a micro-batch,
@@ -257,44 +311,26 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
             # zeroed in place: no free after the step) the earlier of the two, the optimizer's, won the tie -- each
             # "iteration" the step before it and the forward after (h37-left56: a ring buffer cut inside a group)
             keep &= me.phase[pos] != MEMORY_PHASES.index("optimizer")
-    else:
-        # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
-        # block's allocations are the forward's own
-        floor = _at_floor(pos, ident, pre, ext)
-        forward = me.phase[pos] == MEMORY_PHASES.index("forward")
-        keep = every = micro = floor & ~forward
-    # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
-    # makes are live at its later micro-batches' starts, not at the next group's
-    held = _backward_held(me) if training and len(need) == 2 else None
-    opt = np.flatnonzero((me.delta > 0) & (me.phase == MEMORY_PHASES.index("optimizer")))
-    first_step = int(opt[0]) if opt.size else -1
-    best = _best(pos[keep], ident[keep], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None,
-                 first_step)
-    if best is None and training and (every != keep).any():  # no other site repeats: the optimizer's is all there is
-        best = _best(pos[every], ident[every], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None,
-                     first_step)
-    if best is None and not training:
-        # no pass makes anything outside the model's forward (its input reused in place): a pass opens with the
-        # forward's first allocation, where nothing the forward made before is live any more
-        best = _best(pos[floor & forward], ident[floor & forward], counts.size, n_alloc, pre, ext, need, training,
-                     None, alloc, inv, (me, me.frees()))
-    if best is None:
-        return None
-    _, _, g, starts, tail = best
-    k = len(starts) if tail else len(starts) - 1
-    if k < 2:
-        return None
-    t = me.t
-    s = np.array([int(t[i]) for i in starts[:k]], np.int64)
-    e = np.array([int(t[i]) for i in starts[1:k]] + [int(t[-1]) if tail else int(t[starts[k]])], np.int64)
-    bounds = [*starts[:k], len(me) if tail else starts[k]]
+        return keep, every, micro, None
+    # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
+    # block's allocations are the forward's own
+    floor = _at_floor(pos, ident, pre, ext)
+    forward = me.phase[pos] == MEMORY_PHASES.index("forward")
+    keep = every = micro = floor & ~forward
+    return keep, every, micro, floor & forward
+
+
+def _iterations_note(training: bool, starts: list[int], k: int, tail: bool, bounds: list[int], n_alloc: np.ndarray,
+                     pre: np.ndarray, micro_starts: np.ndarray) -> str:
+    """The iterations or passes read, in words: how many, the level held between them, the allocations each makes,
+    the micro-batches inside (training), and the history before the first and after the last that is no step."""
     per = int(np.median([n_alloc[b] - n_alloc[a] for a, b in zip(bounds[:-1], bounds[1:])]))
     if training:
         note = (f"a memory snapshot's training iterations, from its allocations (it holds no step marker or "
                 f"annotation): {k} times the allocated bytes climb from the level held between iterations "
                 f"({_mib(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an "
                 f"iteration, forward and backward) and come back down to it")
-        note += _micro_words(pos[micro & (ident == g)], bounds)
+        note += _micro_words(micro_starts, bounds)
     else:
         note = (f"a memory snapshot's forward passes, from its allocations (it holds no step marker or annotation, "
                 f"and no backward: inference): {k} times the allocated bytes climb from the level held between "
@@ -307,7 +343,7 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
         note += f"; the history before the first ({before}) is no step"
     if not tail:
         note += f"; the history ends inside {'an' if training else 'a'} {what}: that part is no step"
-    return s, e, note, "training iteration" if training else "forward pass"
+    return note
 
 
 def _optimizer_steps(me: MemoryEvents) -> int:

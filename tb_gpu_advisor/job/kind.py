@@ -136,100 +136,136 @@ def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
     return None
 
 
+#: What a capture that lost its CUDA records says, where something else shows the job used the GPU.
+_CUDA_UNRECORDED = ("but the capture holds no CUDA call, kernel or copy: the job used the GPU, and its CUDA activity "
+                    "was not recorded")
+
+
 def _work_kind(trace: Trace, fw: Framework) -> Kind:
+    """The kind of work, from what the capture holds: a memory snapshot's allocations; with no kernel recorded, why
+    (another accelerator, counters only, GPU records lost) or what the window held instead; with kernels, the
+    strongest evidence of serving, training or a forward pass."""
     kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
     if trace.snapshot is not None and not kernels:
         return _snapshot_kind(trace, fw)
     if not _ran_kernels(trace):
-        if trace.unread_devices:
-            return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
-                                          "the Advisor does not analyse", unread_devices=trace.unread_devices)
-        names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
-        launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
-        counted = int(trace.producer.get("counter_ranges", 0))
-        if counted:  # measured, not lost: the profiler replayed each kernel to read its counters
-            return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
-                                          "read them), not timed: the capture holds no timeline of the GPU's work",
-                        window="counters", capture_format=trace.format)
-        wsl2 = trace.producer.get("wsl2", "")
-        if launched and wsl2:  # the platform, not the file: WSL2 records the CUDA calls, the kernels only with
-            # a recent Windows driver and profiler
-            driver = trace.producer.get("nv_driver", "")
-            recent = devices.nvidia.wsl_profiling_driver(driver)
-            why = (f"the driver is recent enough for GPU tracing there ({devices.nvidia.WSL_PROFILING_DRIVER} or newer), "
-                   "so the profiler's release or the Windows build is why" if recent else
-                   "where the GPU's activity is recorded only with a recent Windows driver and profiler")
-            return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
-                                          f"GPU record of them: it ran under WSL2 (Linux kernel {wsl2}"
-                                          f"{f', Windows driver {driver}' if driver else ''}), {why}",
-                        window="wsl2_driver_ok" if recent else "wsl2", capture_format=trace.format)
-        if launched:
-            # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
-            return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
-                                          "GPU record of them: the GPU's side of the capture was lost",
-                        lost_gpu=f"the host launched {plural(launched, 'kernel')}")
-        used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
-        if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
-            where = ", ".join(f"GPU {g}" for g in sorted(used))
-            return Kind("unknown", "low", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
-                                          "the capture holds no kernel or GPU runtime record: the GPU's activity was "
-                                          "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
-        gpu_ops = _gpu_only_ops(trace, fw)
-        if gpu_ops:  # the host's own ops say the work was on a GPU: its records are missing, the CPU did not do it
-            return Kind("unknown", "low", f"the host's ops name work only a GPU does ({gpu_ops}), but the capture holds "
-                                          "no GPU record: the GPU's side of the capture was not recorded",
-                        lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
-        backend = trace.producer.get("dist_backend", "")
-        recorded = bool(names) and bool(trace.h.name_mask(devices.is_runtime_call).any())
-        # its process group moves GPU tensors only; with CUDA calls recorded the window's own calls say what it holds
-        if backend and fw.gpu_only_backend(backend) and not launched and not recorded:
-            return Kind("unknown", "low", f"the job's process group runs on {backend.upper()}, which moves only GPU "
-                                          "tensors, but the capture holds no kernel or GPU runtime record: the GPU's "
-                                          "activity was not recorded",
-                        lost_gpu=f"its process group runs on {backend.upper()}, which moves only GPU tensors")
-        waited = _unseen_wait(trace)
-        if waited:  # a sync waited on the GPU while nothing recorded ran on it: its kernels went unrecorded
-            return Kind("unknown", "low", f"{waited}: the GPU ran work the capture holds no record of (no kernel, and "
-                                          "no launch of one, was recorded)", lost_gpu=waited)
-        created = _context_allocation(trace, fw) if not launched else ""
-        if created:  # a GPU's context was created: the work used the GPU, whose CUDA activity was not recorded
-            return Kind("unknown", "low", f"{created}, but the capture holds no CUDA call, kernel or copy: the job used "
-                                          "the GPU, and its CUDA activity was not recorded",
-                        lost_gpu=created)
-        fast = _faster_than_a_cpu(trace)
-        if fast:  # an op returned sooner than any CPU computes its FLOPs: it queued them on a GPU, unrecorded
-            return Kind("unknown", "low", f"{fast}: it queued its work on a GPU, but the capture holds no CUDA call, "
-                                          "kernel or copy: the job used the GPU, and its CUDA activity was not "
-                                          "recorded", lost_gpu=fast)
-        read = _scalar_read_wait(trace, fw)
-        if read:  # a scalar read waited milliseconds: on a device's queue, whose CUDA activity was not recorded
-            return Kind("unknown", "low", f"{read}, but the capture holds no CUDA call, kernel or copy: the job used the "
-                                          "GPU, and its CUDA activity was not recorded", lost_gpu=read)
-        kind = _window_kind(trace, names, fw)
-        return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
+        return _no_kernel_kind(trace, fw)
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
-    found = engines.find(host, kernels, _line_names(trace), trace.ranges.domains if trace.ranges is not None else ())
-    if found is not None:
-        e, hit, where = found
-        what = "serving engine" if e.kind == "serving" else "generation loop"
-        said = {"thread": f"its process's thread `{_short(hit)}`", "domain": f"its own NVTX domain `{_short(hit)}`"}
-        return Kind(e.kind, "high", f"the {what} {e.name}: {said.get(where, f'`{_short(hit)}`')} in the trace", e.id,
-                    e.name)
+    engine = _engine_kind(trace, host, kernels)
+    if engine is not None:
+        return engine
     used = _used_names(trace)
+    phase, ranged = _phase_kind(used, fw), _nvtx_kind(trace)
+    return _training_kind(trace, fw, used, kernels, phase, ranged) or _forward_kind(trace, fw, used, host, phase, ranged)
+
+
+def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
+    """A capture with no kernel: the work ran on an accelerator the Advisor does not read, or the profiler measured
+    counters instead of a timeline, or the GPU's records were lost (:func:`_lost_gpu_kind`); else what the window
+    held (:func:`_window_kind`)."""
+    if trace.unread_devices:
+        return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
+                                      "the Advisor does not analyse", unread_devices=trace.unread_devices)
+    names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
+    launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
+    counted = int(trace.producer.get("counter_ranges", 0))
+    if counted:  # measured, not lost: the profiler replayed each kernel to read its counters
+        return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
+                                      "read them), not timed: the capture holds no timeline of the GPU's work",
+                    window="counters", capture_format=trace.format)
+    lost = _lost_gpu_kind(trace, fw, names, launched)
+    if lost is not None:
+        return lost
+    kind = _window_kind(trace, names, fw)
+    return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
+
+
+def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int) -> Kind | None:
+    """Where the job used a GPU whose records the capture lacks, the evidence that it did, strongest first: launches
+    with no kernel (WSL2's platform, or records lost), the allocator's GPU memory, ops only a GPU runs, a GPU-only
+    process group, a sync that waited on the GPU, a context created, an op faster than a CPU, a scalar read that
+    waited on a queue.  None where nothing shows GPU work: the kind is then of no GPU work at all."""
+    wsl2 = trace.producer.get("wsl2", "")
+    if launched and wsl2:  # the platform, not the file: WSL2 records the CUDA calls, the kernels only with
+        # a recent Windows driver and profiler
+        driver = trace.producer.get("nv_driver", "")
+        recent = devices.nvidia.wsl_profiling_driver(driver)
+        why = (f"the driver is recent enough for GPU tracing there ({devices.nvidia.WSL_PROFILING_DRIVER} or newer), "
+               "so the profiler's release or the Windows build is why" if recent else
+               "where the GPU's activity is recorded only with a recent Windows driver and profiler")
+        return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
+                                      f"GPU record of them: it ran under WSL2 (Linux kernel {wsl2}"
+                                      f"{f', Windows driver {driver}' if driver else ''}), {why}",
+                    window="wsl2_driver_ok" if recent else "wsl2", capture_format=trace.format)
+    if launched:
+        # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
+        return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
+                                      "GPU record of them: the GPU's side of the capture was lost",
+                    lost_gpu=f"the host launched {plural(launched, 'kernel')}")
+    used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
+    if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
+        where = ", ".join(f"GPU {g}" for g in sorted(used))
+        return Kind("unknown", "low", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
+                                      "the capture holds no kernel or GPU runtime record: the GPU's activity was "
+                                      "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
+    gpu_ops = _gpu_only_ops(trace, fw)
+    if gpu_ops:  # the host's own ops say the work was on a GPU: its records are missing, the CPU did not do it
+        return Kind("unknown", "low", f"the host's ops name work only a GPU does ({gpu_ops}), but the capture holds "
+                                      "no GPU record: the GPU's side of the capture was not recorded",
+                    lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
+    backend = trace.producer.get("dist_backend", "")
+    recorded = bool(names) and bool(trace.h.name_mask(devices.is_runtime_call).any())
+    # its process group moves GPU tensors only; with CUDA calls recorded the window's own calls say what it holds
+    if backend and fw.gpu_only_backend(backend) and not recorded:
+        return Kind("unknown", "low", f"the job's process group runs on {backend.upper()}, which moves only GPU "
+                                      "tensors, but the capture holds no kernel or GPU runtime record: the GPU's "
+                                      "activity was not recorded",
+                    lost_gpu=f"its process group runs on {backend.upper()}, which moves only GPU tensors")
+    waited = _unseen_wait(trace)
+    if waited:  # a sync waited on the GPU while nothing recorded ran on it: its kernels went unrecorded
+        return Kind("unknown", "low", f"{waited}: the GPU ran work the capture holds no record of (no kernel, and "
+                                      "no launch of one, was recorded)", lost_gpu=waited)
+    created = _context_allocation(trace, fw)
+    if created:  # a GPU's context was created: the work used the GPU, whose CUDA activity was not recorded
+        return Kind("unknown", "low", f"{created}, {_CUDA_UNRECORDED}", lost_gpu=created)
+    fast = _faster_than_a_cpu(trace)
+    if fast:  # an op returned sooner than any CPU computes its FLOPs: it queued them on a GPU, unrecorded
+        return Kind("unknown", "low", f"{fast}: it queued its work on a GPU, {_CUDA_UNRECORDED}", lost_gpu=fast)
+    read = _scalar_read_wait(trace, fw)
+    if read:  # a scalar read waited milliseconds: on a device's queue, whose CUDA activity was not recorded
+        return Kind("unknown", "low", f"{read}, {_CUDA_UNRECORDED}", lost_gpu=read)
+    return None
+
+
+def _engine_kind(trace: Trace, host: list[str], kernels: list[str]) -> Kind | None:
+    """A serving engine or generation loop the trace names (``engines``): its kind, surest of all."""
+    found = engines.find(host, kernels, _line_names(trace), trace.ranges.domains if trace.ranges is not None else ())
+    if found is None:
+        return None
+    e, hit, where = found
+    what = "serving engine" if e.kind == "serving" else "generation loop"
+    said = {"thread": f"its process's thread `{_short(hit)}`", "domain": f"its own NVTX domain `{_short(hit)}`"}
+    return Kind(e.kind, "high", f"the {what} {e.name}: {said.get(where, f'`{_short(hit)}`')} in the trace", e.id,
+                e.name)
+
+
+def _training_kind(trace: Trace, fw: Framework, used: list[str], kernels: list[str], phase: tuple[str, str] | None,
+                   ranged: Kind | None) -> Kind | None:
+    """Training, where anything shows work only training does: the framework's training events (unless they ran
+    only in warm-up: inference then), a training phase, a sharded forward, the user's NVTX ranges, a compiled
+    backward, gradient kernels.  None where nothing does."""
     train = next((n for n in used if fw.training_event(n)), None)
-    warm = _trained_only_in_warmup(trace, fw) if train is not None or _nvtx_kind(trace) is not None else ""
+    warm = _trained_only_in_warmup(trace, fw) if train is not None or ranged is not None else ""
     if warm:
         return Kind("inference", "medium", warm)
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")
-    phase = _phase_kind(used, fw)
     if phase is not None and phase[0] == "training":
         return Kind("training", "high", phase[1])
     sharded = _sharded_training_forward(trace, used, fw)
     if sharded:
         return Kind("training", "high", sharded)
-    ranged = _nvtx_kind(trace)
     if ranged is not None and ranged.kind == "training":
         return ranged
     grads = trace.producer.get("autodiff_modules")
@@ -239,6 +275,13 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     grad = _gradient_kernels(kernels)
     if grad:
         return Kind("training", "medium", f"kernels only a backward pass runs: {grad}")
+    return None
+
+
+def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str], phase: tuple[str, str] | None,
+                  ranged: Kind | None) -> Kind:
+    """With no training shown: inference, where the framework's entry point, a phase, the user's ranges, the grad
+    mode, forward-only ops or a backward-less compiled program say so; else GPU work of a kind nothing names."""
     infer = next((n for n in used if fw.inference_event(n)), None)
     if infer is not None:
         return Kind("inference", "high", f"the framework's inference entry point: `{_short(infer)}`")

@@ -21,7 +21,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import union_intervals
-from tb_gpu_advisor.model.trace import Trace, device_launches
+from tb_gpu_advisor.model.trace import HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -64,28 +64,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # alive), where each copy of a dense capture's durations was 16 MB more
     dur = (h.end - h.start).astype(np.int64, copy=False)
     launch = h.name_mask(devices.is_launch_call)
-    slow = np.zeros(len(h), dtype=bool)
-    median = None
-    if launch.any():
-        d_sum = dur.sum(where=launch)  # the launches' total, without a copy of their durations
-        # the typical launch, from those under the one-time cut: in a short cold capture half the launches may be
-        # first launches, which would lift a plain median to milliseconds
-        quick = dur[launch & (dur < T("job.one_time_launch_ms") * PS_PER_MS)]
-        # the median of our own copy, partitioned in place (np.median would copy it once more); none where every
-        # launch is over the one-time cut (a one-pass program's single launch, its module loaded in it): a launch
-        # takes microseconds, so the cut alone says which are one-time costs -- the median of those launches
-        # themselves would set the cut above each of them
-        median = float(np.median(quick, overwrite_input=True)) if quick.size else None
-        del quick
-        cut = T("job.one_time_launch_ms") * PS_PER_MS
-        if median is not None:
-            cut = max(cut, T("job.one_time_launch_factor") * median)
-        cand = np.flatnonzero(launch & (dur > cut))
-        if cand.size:
-            idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & ~_repeat_launches(trace, cand)
-            slow[cand[idle]] = True
-        if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
-            slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
+    slow, median = _slow_first_launches(trace, dur, launch)
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
     comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
             & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
@@ -93,14 +72,14 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
                             | _graph_submissions(trace, dur, launches))
     # the context's creation is a one-time cost whatever call it falls in, a blocking copy too (left out just above)
     ctx = _context_calls(trace) & ~rare & ~init & ~slow
-    cap_s, cap_e = _captures(h)
+    graph_s, graph_e = _captures(h)
     m = slow | init | comp | rare | ctx
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
     up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
-    cap_s, cap_e = np.concatenate([cap_s, tune_s, up_s, link_s]), np.concatenate([cap_e, tune_e, up_e, link_e])
+    cap_s, cap_e = np.concatenate([graph_s, tune_s, up_s, link_s]), np.concatenate([graph_e, tune_e, up_e, link_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -112,12 +91,62 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     span = trace.span_ps
     window = float(span[1] - span[0]) / PS_PER_MS if span else total
     share = total / window if window > 0 else 0.0
+    parts = (_slow_launch_words(dur, launch, slow, med_us)
+             + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
+             + _call_words(h, dur, init, comp, rare, ctx))
+    phase = ("warm-up" if share >= T("job.warmup_share") else
+             "mixed" if share >= T("job.one_time_min_share") else "steady")
+    lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
+    evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
+                f"{_ms(window * PS_PER_MS)} window")
+    return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+
+
+def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:
+    """The launches that load their modules (far slower than the typical launch, with the GPU idle through them, and
+    not a launch that repeats), and the typical launch's duration (ps; None where every launch is over the one-time
+    cut).  A few slow launches among many are noise (preemption), not a cold process: none then."""
+    slow = np.zeros(len(trace.h), dtype=bool)
+    if not launch.any():
+        return slow, None
+    h = trace.h
+    d_sum = dur.sum(where=launch)  # the launches' total, without a copy of their durations
+    # the typical launch, from those under the one-time cut: in a short cold capture half the launches may be
+    # first launches, which would lift a plain median to milliseconds
+    quick = dur[launch & (dur < T("job.one_time_launch_ms") * PS_PER_MS)]
+    # the median of our own copy, partitioned in place (np.median would copy it once more); none where every
+    # launch is over the one-time cut (a one-pass program's single launch, its module loaded in it): a launch
+    # takes microseconds, so the cut alone says which are one-time costs -- the median of those launches
+    # themselves would set the cut above each of them
+    median = float(np.median(quick, overwrite_input=True)) if quick.size else None
+    del quick
+    cut = T("job.one_time_launch_ms") * PS_PER_MS
+    if median is not None:
+        cut = max(cut, T("job.one_time_launch_factor") * median)
+    cand = np.flatnonzero(launch & (dur > cut))
+    if cand.size:
+        idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & ~_repeat_launches(trace, cand)
+        slow[cand[idle]] = True
+    if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
+        slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
+    return slow, median
+
+
+def _slow_launch_words(dur: np.ndarray, launch: np.ndarray, slow: np.ndarray, med_us: float | None) -> list[str]:
+    """The slow first launches in words: how many, how long, their share of all launch time."""
+    if not slow.any():
+        return []
+    typical = f"median launch {med_us:.1f} us; " if med_us is not None else ""
+    return [f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
+            f"idle ({typical}{100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
+            "of all launch time): first launches load their modules"]
+
+
+def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, graph: tuple) -> list[str]:
+    """The one-time spans that are no call of their own, in words: the first uploads, the autotuning, the run-time
+    compiles shown by their links, the graph captures (each a (starts, ends[, count]) of its finder)."""
+    (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e) = up, tune, link, graph
     parts = []
-    if slow.any():
-        typical = f"median launch {med_us:.1f} us; " if med_us is not None else ""
-        parts.append(f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
-                     f"idle ({typical}{100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
-                     "of all launch time): first launches load their modules")
     if up_n:
         parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
                      f"{fw.label('first_upload')}")
@@ -128,10 +157,17 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
         parts.append(f"{plural(int(link_s.size), 'kernel')} compiled on the host and linked at run time "
                      f"({_ms((link_e - link_s).sum())} from the thread's last GPU work to the launch, the GPU idle: a "
                      "compiler with no call of its own in the capture, shown by the link that follows it)")
-    n_cap = cap_s.size - tune_s.size - up_s.size - link_s.size
-    if n_cap:
-        parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
-                     "is captured are recorded, not run")
+    if graph_s.size:
+        parts.append(f"{plural(graph_s.size, 'graph capture')} ({_ms((graph_e - graph_s).sum())}): kernels launched while a "
+                     "graph is captured are recorded, not run")
+    return parts
+
+
+def _call_words(h: HostEvents, dur: np.ndarray, init: np.ndarray, comp: np.ndarray, rare: np.ndarray,
+                ctx: np.ndarray) -> list[str]:
+    """The one-time calls in words: library start-up, compilation, first-time runtime calls (a few names each, the
+    time they cover), and the call that created the context."""
+    parts = []
     for what, many, mask in (("library start-up / module loading call", "library start-up / module loading calls",
                               init), ("compilation span", None, comp), ("first-time runtime call", None, rare)):
         if mask.any():
@@ -144,12 +180,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
         i = int(np.flatnonzero(ctx)[0])
         parts.append(f"the context created in the process's first runtime call after the runtime's start-up "
                      f"(`{h.names[int(h.name[i])]}`, {_ms(dur[ctx].sum())})")
-    phase = ("warm-up" if share >= T("job.warmup_share") else
-             "mixed" if share >= T("job.one_time_min_share") else "steady")
-    lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
-    evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
-                f"{_ms(window * PS_PER_MS)} window")
-    return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+    return parts
 
 
 _EMPTY = np.zeros(0, np.int64)

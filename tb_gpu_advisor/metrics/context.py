@@ -499,12 +499,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
-    dispatch = h.name_mask(fw.dispatch_event)
-    computing = _host_computing_ops(h, dispatch)
-    dispatch &= ~computing
-    if computing.any():  # an op inside the host's own computing computes too (its CPU tensor's ``aten::empty``)
-        inner = np.flatnonzero(dispatch)
-        dispatch[inner[enclosing(h, computing, inner) >= 0]] = False
+    dispatch = _dispatch_calls(h, fw)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
     # its host time before the first op is not an untraced loader (issue #37 survey: HTA's event-sync test step)
@@ -517,73 +512,17 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # the physics of _host_computing_ops one level down (a 2.19 ms `aten::empty` inside `aten::ones` read as a
     # critical launch wait for 4 kernels, issue #37 survey)
     own_work = _host_computing_ops(h, in_dispatch) if in_dispatch is not None else None
-    gpus: list[GpuCtx] = []
-    launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
-    for d, launch in zip(devs, launches):
-        kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
-        launched_kernel[launch[kl]] = True
-        gpus.append(GpuCtx(d=d, launch=launch, step=np.zeros(0, np.int16),
-                           windows=steps.window(d.gpu), next_start=steps.next_start(d.gpu),
-                           prev_id=steps.prev_ids,
-                           active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
+    gpus, launched_kernel = _gpu_contexts(h, devs, launches, steps)
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
     del launches
-    # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
-    op_on_device = _enclosing_any(h, host_op, launched_kernel)
+    op_on_device = _ops_on_device(h, devs, host_op, launched_kernel)
     del launched_kernel
     release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
-    # TF 2.4 grouping fallback: host op names that appear on a device `TensorFlow Ops` line
-    dev_op_names = set()
-    for d in devs:
-        dev_op_names.update(d.op_text)
-    if dev_op_names:
-        op_on_device |= host_op & h.name_mask(lambda n: n in dev_op_names)
-    # host compute: host work that launches nothing and waits for no input: host-placed TF ops,
-    # callbacks and other framework/python events, minus bookkeeping, step markers, roots and
-    # background (tf.data, event manager) threads.
-    bg_line = np.fromiter((fw.background_line(ln) or frameworks.runtime_background_line(ln) for ln in h.line_names), dtype=bool,
-                          count=len(h.line_names))
-    host_work = ~h.name_mask(lambda n: frameworks.not_host_work(n) or fw.transfer_event(n) or fw.step_marker(n))
-    if len(h):
-        # in place, one column at a time: each ``~x & y`` of 2.25 M events made a fresh temporary (pages faulted in)
-        drop = lookup_mask(bg_line, h.line)  # a compare per background line where they are few
-        drop |= host_input
-        drop |= dispatch
-        host_work &= ~drop
-        np.less(h.corr, 0, out=drop)
-        host_work &= drop
-        np.less(h.root, 0, out=drop)
-        host_work &= drop
-        np.logical_and(host_op, op_on_device, out=drop)
-        np.logical_not(drop, out=drop)
-        host_work &= drop
-        del drop
-        if in_dispatch is not None:
-            host_work &= ~in_dispatch | own_work
+    host_work = _host_work(h, fw, host_op, host_input, dispatch, op_on_device, in_dispatch, own_work)
     for g in gpus:
-        d = g.d
-        g.step = assign(d.start, g.windows)
-        names = d.names
-        prec_name = by_name(memo, devices.precision, names)
-        prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
-        # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
-        # a shape that names no dtype either leaves the name's answer
-        sh = d.shape_sid
-        m = ((prec == devices.P_FP32) | (prec == devices.P_UNKNOWN)) & (sh >= 0)
-        if m.any():
-            us, inv = np.unique(sh[m], return_inverse=True)
-            pu = np.array([devices.precision_one(d.string(int(s)) or "") for s in us], dtype=np.int8)
-            idx = np.nonzero(m)[0]
-            refined = pu[inv]
-            known = refined != devices.P_UNKNOWN
-            prec[idx[known]] = refined[known]
-        # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
-        g.name_prec = prec
-        g.tc = by_name(memo, devices.tensor_core, names)[d.name] if len(d) else np.zeros(0, bool)
-        fast = _matrix_by_rate(trace, d)
-        if fast is not None:
-            g.tc |= fast
+        g.step = assign(g.d.start, g.windows)
+        _kernel_classes(g, trace, memo)
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input, own_work, fed)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
@@ -600,6 +539,103 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
                    alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo)
+
+
+def _dispatch_calls(h: HostEvents, fw: Framework) -> np.ndarray:
+    """The host's dispatch events (the framework's ops that launch GPU work), less those that compute on the host
+    themselves and the ops inside such computing (its CPU tensor's ``aten::empty``): their time is the host's own
+    work, not a launch's."""
+    dispatch = h.name_mask(fw.dispatch_event)
+    computing = _host_computing_ops(h, dispatch)
+    dispatch &= ~computing
+    if computing.any():  # an op inside the host's own computing computes too (its CPU tensor's ``aten::empty``)
+        inner = np.flatnonzero(dispatch)
+        dispatch[inner[enclosing(h, computing, inner) >= 0]] = False
+    return dispatch
+
+
+def _gpu_contexts(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], steps: Steps
+                  ) -> tuple[list[GpuCtx], np.ndarray]:
+    """Each GPU's context (its events' launches and step windows; their steps are assigned later), and which host
+    events launched a kernel (not a copy): what says an op ran on a device."""
+    gpus: list[GpuCtx] = []
+    launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
+    for d, launch in zip(devs, launches):
+        kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
+        launched_kernel[launch[kl]] = True
+        gpus.append(GpuCtx(d=d, launch=launch, step=np.zeros(0, np.int16),
+                           windows=steps.window(d.gpu), next_start=steps.next_start(d.gpu),
+                           prev_id=steps.prev_ids,
+                           active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
+    return gpus, launched_kernel
+
+
+def _ops_on_device(h: HostEvents, devs: list[DeviceEvents], host_op: np.ndarray, launched_kernel: np.ndarray
+                   ) -> np.ndarray:
+    """The host ops that ran on a device: "on device", the op launched at least one kernel (an op that only moved
+    data, a memcpy, ran on the host); in TF 2.4's grouped captures, also the host ops named on a device's
+    ``TensorFlow Ops`` line."""
+    op_on_device = _enclosing_any(h, host_op, launched_kernel)
+    dev_op_names = set()
+    for d in devs:
+        dev_op_names.update(d.op_text)
+    if dev_op_names:
+        op_on_device |= host_op & h.name_mask(lambda n: n in dev_op_names)
+    return op_on_device
+
+
+def _host_work(h: HostEvents, fw: Framework, host_op: np.ndarray, host_input: np.ndarray, dispatch: np.ndarray,
+               op_on_device: np.ndarray, in_dispatch: np.ndarray | None, own_work: np.ndarray | None) -> np.ndarray:
+    """Host compute: host work that launches nothing and waits for no input: host-placed TF ops, callbacks and other
+    framework/python events, minus bookkeeping, step markers, roots and background (tf.data, event manager)
+    threads; inside a dispatch, only the ops that compute on their own."""
+    bg_line = np.fromiter((fw.background_line(ln) or frameworks.runtime_background_line(ln) for ln in h.line_names), dtype=bool,
+                          count=len(h.line_names))
+    host_work = ~h.name_mask(lambda n: frameworks.not_host_work(n) or fw.transfer_event(n) or fw.step_marker(n))
+    if not len(h):
+        return host_work
+    # in place, one column at a time: each ``~x & y`` of 2.25 M events made a fresh temporary (pages faulted in)
+    drop = lookup_mask(bg_line, h.line)  # a compare per background line where they are few
+    drop |= host_input
+    drop |= dispatch
+    host_work &= ~drop
+    np.less(h.corr, 0, out=drop)
+    host_work &= drop
+    np.less(h.root, 0, out=drop)
+    host_work &= drop
+    np.logical_and(host_op, op_on_device, out=drop)
+    np.logical_not(drop, out=drop)
+    host_work &= drop
+    del drop
+    if in_dispatch is not None:
+        host_work &= ~in_dispatch | own_work
+    return host_work
+
+
+def _kernel_classes(g: GpuCtx, trace: Trace, memo: dict) -> None:
+    """A GPU's kernels' precision (by name, refined by the ``shape`` stat where the name says fp32 or nothing) and
+    whether they run on tensor cores (by name, or by a rate only matrix units reach)."""
+    d = g.d
+    names = d.names
+    prec_name = by_name(memo, devices.precision, names)
+    prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
+    # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
+    # a shape that names no dtype either leaves the name's answer
+    sh = d.shape_sid
+    m = ((prec == devices.P_FP32) | (prec == devices.P_UNKNOWN)) & (sh >= 0)
+    if m.any():
+        us, inv = np.unique(sh[m], return_inverse=True)
+        pu = np.array([devices.precision_one(d.string(int(s)) or "") for s in us], dtype=np.int8)
+        idx = np.nonzero(m)[0]
+        refined = pu[inv]
+        known = refined != devices.P_UNKNOWN
+        prec[idx[known]] = refined[known]
+    # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
+    g.name_prec = prec
+    g.tc = by_name(memo, devices.tensor_core, names)[d.name] if len(d) else np.zeros(0, bool)
+    fast = _matrix_by_rate(trace, d)
+    if fast is not None:
+        g.tc |= fast
 
 
 def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: np.ndarray) -> None:

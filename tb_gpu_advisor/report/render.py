@@ -297,10 +297,29 @@ def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
 
 def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str:
     """Terminal report: findings first, then headline numbers, then per-host GPU tables."""
+    out = _text_head(report)
+    shown, cut = shown_findings(report, top)
+    ranks = {g.id: i for i, g in enumerate(shown, 1)}
+    for i, f in enumerate(shown, 1):
+        out += _text_finding(f, i, ranks, evidence_rows)
+    if cut:
+        out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
+        out.append("")
+    out += _text_numbers(report, shown)
+    for h in report.hosts:
+        if not h.error:  # else shown under FINDINGS
+            out += _text_host(h)
+    for n in report.notes:
+        if not _is_error_note(report, n):
+            out.extend(_wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _text_head(report: Report) -> list[str]:
+    """The title, what the job is, the verdict and what is achievable, then the hosts that failed or were damaged."""
     out: list[str] = []
     out.append(f"GPU Advisor — run {report.run!r}, session {report.session!r} ({_step_info(report)})")
     out.append("=" * min(WIDTH, len(out[0])))
-    shown, cut = shown_findings(report, top)
     for line in job_lines(report):
         out.extend(_wrap(line, WIDTH, subsequent_indent="  "))
     out.append(f"FINDINGS: {verdict(report, damage_said_below=True)}")
@@ -315,38 +334,43 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     for h in damaged_hosts(report):
         out.extend(_wrap(f"DAMAGED FILE: {damage_note(h)}.", WIDTH, subsequent_indent="    "))
         out.append("")
-    ranks = {g.id: i for i, g in enumerate(shown, 1)}
-    for i, f in enumerate(shown, 1):
-        head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
-        sav = _saving_text(f)
-        out.append(head)
-        conf = confidence_text(f)
-        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
-                                   if x)
-        out.append(meta)
-        out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
-        if f.saving is not None and f.saving.assumption:
-            out.extend(_wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f, ranks)}", WIDTH, initial_indent="    ",
-                                     subsequent_indent="    "))
-        acts, more = _shown_actions(f)
-        for a in acts:
-            out.extend(_wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
-            if a.snippet:
-                out.extend("        " + line for line in a.snippet.splitlines())
-        if more:
-            out.append(f"    (+{more} more fix{'es' if more > 1 else ''} in --format markdown or json)")
-        if evidence_rows and f.evidence:
-            t = f.evidence[0]
-            out.append(f"    Evidence: {t.title}")
-            out.extend("      " + line for line in text_table(t.columns, _rows(t.columns, t.rows[:evidence_rows])))
-        if f.windows:
-            w = f.windows[0]
-            out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
-                       f"[{w.start_ms:.1f} – {w.end_ms:.1f} ms]")
-        out.append("")
-    if cut:
-        out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
-        out.append("")
+    return out
+
+
+def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int) -> list[str]:
+    """One finding, ``i``-th: its title, saving and scope, summary, assumption, fixes, evidence and trace window."""
+    out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
+    sav = _saving_text(f)
+    conf = confidence_text(f)
+    out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
+                                   if x))
+    out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
+    if f.saving is not None and f.saving.assumption:
+        out.extend(_wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f, ranks)}", WIDTH, initial_indent="    ",
+                                 subsequent_indent="    "))
+    acts, more = _shown_actions(f)
+    for a in acts:
+        out.extend(_wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
+        if a.snippet:
+            out.extend("        " + line for line in a.snippet.splitlines())
+    if more:
+        out.append(f"    (+{more} more fix{'es' if more > 1 else ''} in --format markdown or json)")
+    if evidence_rows and f.evidence:
+        t = f.evidence[0]
+        out.append(f"    Evidence: {t.title}")
+        out.extend("      " + line for line in text_table(t.columns, _rows(t.columns, t.rows[:evidence_rows])))
+    if f.windows:
+        w = f.windows[0]
+        out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
+                   f"[{w.start_ms:.1f} – {w.end_ms:.1f} ms]")
+    out.append("")
+    return out
+
+
+def _text_numbers(report: Report, shown: list[Finding]) -> list[str]:
+    """The numbers after the findings: the time base they are in, the headline cards, the ranks, the collectives and
+    each GPU's memory peak."""
+    out: list[str] = []
     if time_base_text(report, shown):
         out.extend(_wrap(time_base_text(report, shown), WIDTH))
         out.append("")
@@ -375,31 +399,32 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         for note in memory_notes(report):
             out.extend(_wrap(note, WIDTH, initial_indent="  ", subsequent_indent="    "))
         out.append("")
-    for h in report.hosts:
-        if h.error:
-            continue  # shown under FINDINGS
-        if h.gpus:
-            out.append(f"GPUs on {h.host}")
-            out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
-            out.append("")
-        comm = _communication(h)
-        if comm:
-            out.append(f"Collectives on {h.host} (per step and GPU)")
-            out.extend("  " + line for line in text_table(h.communication.columns, comm))
-            out.append("")
-        roof = roofline_rows(h)
-        if roof:
-            out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
-            out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
-            out.append("")
-        note = _steps_note(h)
-        if note:
-            out.extend(_wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
-            out.append("")
-    for n in report.notes:
-        if not _is_error_note(report, n):
-            out.extend(_wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
-    return "\n".join(out).rstrip() + "\n"
+    return out
+
+
+def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
+    """One analysed host's tables: its GPUs, collectives, GEMM shapes against their roofline, and how its steps were
+    read."""
+    out: list[str] = []
+    if h.gpus:
+        out.append(f"GPUs on {h.host}")
+        out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+        out.append("")
+    comm = _communication(h)
+    if comm:
+        out.append(f"Collectives on {h.host} (per step and GPU)")
+        out.extend("  " + line for line in text_table(h.communication.columns, comm))
+        out.append("")
+    roof = roofline_rows(h)
+    if roof:
+        out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
+        out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
+        out.append("")
+    note = _steps_note(h)
+    if note:
+        out.extend(_wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
+        out.append("")
+    return out
 
 
 def text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -615,6 +640,26 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     Every name and text from the profile goes through :func:`md_inline` / :func:`_html` / :func:`md_code`: a host
     named ``<svg onload=alert(3)>`` or ``a|b`` is shown, never interpreted.
     """
+    out = _md_head(report)
+    shown, cut = shown_findings(report, top)
+    out += _md_finding_table(shown, cut)
+    ranks = {g.id: i for i, g in enumerate(shown, 1)}
+    for i, f in enumerate(shown, 1):
+        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1, ranks=ranks)
+    out += _md_numbers(report, shown)
+    for h in report.hosts:
+        if not h.error:  # else shown at the top
+            out += _md_host(h)
+    for n in report.notes:
+        if not _is_error_note(report, n):
+            out.append(f"> Note: {md_inline(n)}")
+            out.append("")
+    out.append(f"<sub>tb-gpu-advisor {_html(report.analyzer_version)} · schema {_html(report.schema_version)}</sub>")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _md_head(report: Report) -> list[str]:
+    """The title, the verdict, what the job is and what is achievable, then the hosts that failed or were damaged."""
     out: list[str] = [f"## GPU Advisor: run {md_code(report.run)}, session {md_code(report.session)}", ""]
     out.append(f"**{md_inline(verdict(report))}** · {md_inline(_step_info(report))}")
     out.append("")
@@ -628,26 +673,35 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     for h in damaged_hosts(report):
         out.append(f"> **Damaged file:** {md_inline(damage_note(h))}.")
         out.append("")
-    shown, cut = shown_findings(report, top)
+    return out
+
+
+def _md_finding_table(shown: list[Finding], cut: int) -> list[str]:
+    """The summary table of the findings shown, and how many more were left out."""
+    out: list[str] = []
     if shown:
         out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
-                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
-                           (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving
-                            else _saving_text(f) or "—"),
-                           f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
+                        [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
+                          (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving
+                           else _saving_text(f) or "—"),
+                          f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
     out.append("")
-    ranks = {g.id: i for i, g in enumerate(shown, 1)}
-    for i, f in enumerate(shown, 1):
-        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1, ranks=ranks)
+    return out
+
+
+def _md_numbers(report: Report, shown: list[Finding]) -> list[str]:
+    """The numbers after the findings: the time base they are in, the headline cards, the ranks, the collectives and
+    each GPU's memory peak."""
+    out: list[str] = []
     if time_base_text(report, shown):
         out += [f"_{md_inline(time_base_text(report, shown))}_", ""]
     if report.headline:
         out.append("### Headline")
         out.append("")
         out += md_table(["metric", "value", "status", "note"],
-                         [[m.label, m.display, m.status, card_note(m) or ""] for m in report.headline])
+                        [[m.label, m.display, m.status, card_note(m) or ""] for m in report.headline])
         out.append("")
     rv = ranks_view(report)
     if rv:
@@ -664,33 +718,32 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     if mem:
         out += ["### GPU memory (peak per GPU)", ""] + md_table(MEMORY_COLS, mem) + [""]
         out += [f"- {note}" for note in memory_notes(report)] + ([""] if memory_notes(report) else [])
-    for h in report.hosts:
-        if h.error:
-            continue  # shown at the top
-        if h.gpus:
-            out.append(f"### GPUs on {md_code(h.host)}")
-            out.append("")
-            out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
-            out.append("")
-        comm = _communication(h)
-        if comm:
-            out.append(f"### Collectives on {md_code(h.host)} (per step and GPU)")
-            out.append("")
-            out += md_table(h.communication.columns, comm)
-            out.append("")
-        roof = roofline_rows(h, 10)
-        if roof:
-            out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
-            out.append("")
-            out += md_table(_ROOF_COLS, roof)
-            out.append("")
-        note = _steps_note(h)
-        if note:  # which steps the numbers are of, and which were dropped: the text report's closing line too
-            out.append(f"**Steps on {md_code(h.host)}:** {md_inline(note)}")
-            out.append("")
-    for n in report.notes:
-        if not _is_error_note(report, n):
-            out.append(f"> Note: {md_inline(n)}")
-            out.append("")
-    out.append(f"<sub>tb-gpu-advisor {_html(report.analyzer_version)} · schema {_html(report.schema_version)}</sub>")
-    return "\n".join(out).rstrip() + "\n"
+    return out
+
+
+def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
+    """One analysed host's tables: its GPUs, collectives, GEMM shapes against their roofline, and how its steps were
+    read."""
+    out: list[str] = []
+    if h.gpus:
+        out.append(f"### GPUs on {md_code(h.host)}")
+        out.append("")
+        out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
+        out.append("")
+    comm = _communication(h)
+    if comm:
+        out.append(f"### Collectives on {md_code(h.host)} (per step and GPU)")
+        out.append("")
+        out += md_table(h.communication.columns, comm)
+        out.append("")
+    roof = roofline_rows(h, 10)
+    if roof:
+        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
+        out.append("")
+        out += md_table(_ROOF_COLS, roof)
+        out.append("")
+    note = _steps_note(h)
+    if note:  # which steps the numbers are of, and which were dropped: the text report's closing line too
+        out.append(f"**Steps on {md_code(h.host)}:** {md_inline(note)}")
+        out.append("")
+    return out

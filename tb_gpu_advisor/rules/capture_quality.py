@@ -41,10 +41,10 @@ ID = "capture_quality"
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
                   "capture.graph_kernel_share", "capture.unseen_share", "capture.clock_skew_us"))
 def check(m: HostMetrics) -> list[Finding]:
+    # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
         return _history_cut(Ctx(m), m)
     ctx = Ctx(m)
-    c, s = m.capture, m.steps
     out = []
     gpu_work = any(g.active for g in m.gpus)
     if not gpu_work:
@@ -52,30 +52,56 @@ def check(m: HostMetrics) -> list[Finding]:
         out.append(no_gpu)
         if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
             return out
-    job = m.job
+    out += _run_ended(ctx, m)
+    if gpu_work:  # no GPU work: no step to count, the finding above says so
+        out += _step_count(ctx, m)
+    out += _unseen_work(ctx, m)
+    out += _window_notes(ctx, m, gpu_work)
+    if len(out) > 1:  # keep ids unique: suffix the secondary ones
+        for i, f in enumerate(out[1:], 1):
+            f.id = f"{f.id}#{f.metric.id if f.metric else i}"
+    return out
+
+
+def _run_ended(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """What the run itself says went wrong: the program died, or the runtime refused its launches."""
+    job, out = m.job, []
     if job is not None and job.kind.died:
         out.append(_died(ctx, m, job.kind))
     if job is not None and job.kind.refused_launches:
         out.append(_refused(ctx, job.kind.refused_launches))
+    return out
+
+
+def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """Too few steps to average: a whole capture read as one pass (unless the cold start's finding says the pass is
+    all start-up), or fewer kept steps than averages need -- for a job of forward passes, an info, not a warning."""
+    s, job = m.steps, m.job
+    if s.source == "whole_capture":
+        return [] if cold_start.owns_one_pass(m) else [_one_pass(ctx, m)]
+    if s.count >= T("capture.min_steps"):
+        return []
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
-    if gpu_work and s.source == "whole_capture":
-        if not cold_start.owns_one_pass(m):  # else the cold start's finding says the pass is all start-up
-            out.append(_one_pass(ctx, m))
-    elif gpu_work and s.count < T("capture.min_steps"):  # no GPU work: no step to count, the finding above says so
-        why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
-        unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
-        guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
-                 "rests on it." if s.confidence == "low" else "")
-        out.append(finding(
-            ctx, ID, "info" if passes and s.confidence != "low" else "warning",
-            f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"
-            f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
-            f"{_plural(unit)} make averages trustworthy.{guess}",
-            title=f"Too few {_plural(unit)} in the capture",
-            metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
-                                severity="warning", good_direction="higher"),
-            actions=ctx.steady_fix(f"{ID}:few_steps"),
-        ))
+    why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
+    unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
+    guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
+             "rests on it." if s.confidence == "low" else "")
+    return [finding(
+        ctx, ID, "info" if passes and s.confidence != "low" else "warning",
+        f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"
+        f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
+        f"{_plural(unit)} make averages trustworthy.{guess}",
+        title=f"Too few {_plural(unit)} in the capture",
+        metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
+                            severity="warning", good_direction="higher"),
+        actions=ctx.steady_fix(f"{ID}:few_steps"),
+    )]
+
+
+def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """GPU work the capture does not show: the host waiting while every GPU idles (work the window does not hold, or
+    the GPU holding work it was given), and work queued before the capture began."""
+    out = []
     # the idle before the capture's first GPU work with that work launched may be work from before the capture: the
     # ledger keeps it off the host's time, but no warning rests on it (vllm_mi300x_decode's graph, queued at 1.5 ms)
     unseen = max(0.0, m.breakdown.unseen - m.idle_queued_first)
@@ -103,6 +129,13 @@ def check(m: HostMetrics) -> list[Finding]:
     before = min(m.idle_queued_first, m.breakdown.unseen)
     if before and ctx.step_ms and before / ctx.step_ms >= T("capture.unseen_share"):
         out.append(_before_capture(ctx, before, min(m.idle_queued_first_blocked, before)))
+    return out
+
+
+def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:
+    """How far the window's numbers can be trusted: a long capture (profiling overhead), unsteady step times, kernels
+    inside CUDA graphs (no op names), clocks that disagree."""
+    c, s, out = m.capture, m.steps, []
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):
         out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
@@ -128,9 +161,6 @@ def check(m: HostMetrics) -> list[Finding]:
     skew = c.clock_skew
     if gpu_work and skew.max_lead_us > T("capture.clock_skew_us"):
         out.append(_clock_skew(ctx, skew))
-    if len(out) > 1:  # keep ids unique: suffix the secondary ones
-        for i, f in enumerate(out[1:], 1):
-            f.id = f"{f.id}#{f.metric.id if f.metric else i}"
     return out
 
 

@@ -45,6 +45,8 @@ _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Mem
       thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share",
                   "excessive_memcpy.pageable_share", "excessive_memcpy.param_upload_share"))
 def check(m: HostMetrics) -> list[Finding]:
+    # grade the time copies block the GPU (and their synchronous part), say what else their cost holds, and give the
+    # fixes of the direction and kind of copy that costs most (no docstring: the rule's docs are the module's)
     ctx = Ctx(m)
     if ctx.step_ms is None or not m.memcpy:
         return []
@@ -59,87 +61,25 @@ def check(m: HostMetrics) -> list[Finding]:
     sync_ms = sum(c.sync_ms_per_step for c in copies)
     share = ctx.share(blocking)
     sync_share = ctx.share(sync_ms) or 0.0
-    sev = grade(share, "excessive_memcpy.warning", "excessive_memcpy.critical")
-    if sev is None and sync_share >= T("excessive_memcpy.sync_share"):
-        sev = "warning"
+    sev, explained = _severity(ctx, m, copies, share, sync_share)
     if sev is None:
         return []
-    explained = ""
-    host_share = ctx.share(host_op_time(m)[0]) if m.host_ops.count_per_step else None
-    if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
-            any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):
-        sev = "warning"  # the copies are the host-placed ops' round trips: host_op_placement is the cause
-        explained = " (round trips of host-placed ops: see the finding on ops placed on the host)"
     # the direction that costs most, the waits of copies to the device counted with them: 4.8 ms of D2D copies beside
     # 11 ms of GPU idle after pageable H2D copies is not "mostly D2D" (TorchRec's A100 trace)
     worst = max(copies, key=lambda c: c.blocking_ms_per_step + (waits if c.direction == "h2d" else 0.0))
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
                f"every step" if recurring else "")
-    # said where it is a part of the step the finding grades (1 us of a 940 ms blocking copy time is no news)
-    sync_txt = f"; {ms(sync_ms)} per step is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
-    pageable = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0
-                and (c.pageable_share or 0.0) >= T("excessive_memcpy.pageable_share")]
-    if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
-        sync_txt += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time" for c in pageable) + \
-            " is from pageable host memory (staged by the driver, blocking the host)"
-    migrated = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0
-                and (c.migration_share or 0.0) >= T("excessive_memcpy.pageable_share")]
-    if migrated:
-        sync_txt += _migration_words(migrated)
-    if asked > 0:
-        sync_txt += (f"; {ms(asked)} per step is the program's own Unified Memory prefetch with the GPU idle: the "
-                     "upload its data needs, done as the fixes ask, so the saving leaves it out")
-    rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
-             c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
-    if m.syncs.copy_calls_per_step:
-        who = ", ".join(f"{n} ×{count(round(per, 1))}" for n, per in m.syncs.copy_callers[:3]) or "copies"
-        k = round(m.syncs.copy_calls_per_step, 1)
-        sync_txt += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device per step"
-                     f"{'' if float(k).is_integer() else ' on average'} "
-                     f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} per step until "
-                     f"the host launches again")
-    dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
-    if m.syncs.copy_calls_per_step:
-        dirs.add("h2d")
-    # the copy's own fix first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the sync
-    # that pulls values to the host: .item()); the device-to-host sync advice only where device-to-host copies are
-    variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
-    if worst.direction == "h2d":
-        variants.reverse()
-    direction_acts = ctx.fw.fixes_for(ID, variants)
-    if pageable:
-        direction_acts = ctx.fw.extra(f"{ID}:pageable") + [a for a in direction_acts if a not in ctx.fw.extra(f"{ID}:pageable")]
-    if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
-        first = (ctx.fw.extra(f"{ID}:pageable") if pageable else []) + ctx.fw.fix(f"{ID}:h2d")
-        direction_acts = first + [a for a in direction_acts if a not in first]
-    host_ms = sum(c.ms_per_step for c in copies if c.direction in ("h2d", "d2h"))
-    compute = m.breakdown.device_compute or 0.0
-    if _already_pinned(copies, m.syncs.copy_calls_per_step) and worst.direction in ("h2d", "d2h") and host_ms > compute:
-        # pinned and asynchronous already, and longer than all the compute they could hide behind (issue #37 survey
-        # h37-survey3: a 4-stream CUDA program was told to do what it does): the bytes themselves are the cost
-        names = " and ".join(_NAMES.get(c.direction, c.direction) for c in copies
-                             if c.direction in ("h2d", "d2h") and c.ms_per_step > 0)
-        sync_txt += (f"; the {names} copies already come from pinned memory, asynchronously, and take longer than the "
-                     f"step's compute ({ms(host_ms)} against {ms(compute)}): the transfers themselves are the cost")
-        direction_acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
-    elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
-        d2d = ctx.fw.fix(f"{ID}:d2d")
-        direction_acts = (d2d + [a for a in direction_acts if a not in d2d] if worst.direction == "d2d"
-                          else direction_acts + [a for a in d2d if a not in direction_acts])
-    if migrated:  # the driver's paging, not the program's copies: prefetch or device buffers come first
-        managed = ctx.fw.extra(f"{ID}:managed")
-        rest = [] if managed and _migrated_only(copies) else [a for a in direction_acts if a not in managed]
-        direction_acts = managed + rest
+    pageable = _host_copies_over(copies, lambda c: c.pageable_share)
+    migrated = _host_copies_over(copies, lambda c: c.migration_share)
+    pinned = _pinned_words(m, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
+    sync_txt = _cost_words(m, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
         sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
                      f"{ctx.fw.label('param_upload')}")
-        lead = ctx.fw.fix(f"{ID}:param_upload")
-        direction_acts = lead + [a for a in direction_acts if a not in lead]
-    if "p2p" in dirs:
-        direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
-                                     "or ops pinned to one GPU) — guide §2 item 4."))
+    rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
+             c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
         ctx, ID, sev,
         f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({pct(share)}), "
@@ -157,8 +97,110 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
-        actions=direction_acts or ctx.fw.fix(ID),
+        actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads) or ctx.fw.fix(ID),
     )]
+
+
+def _severity(ctx: Ctx, m: HostMetrics, copies: list, share: float | None, sync_share: float) -> tuple[str | None, str]:
+    """The finding's severity from the blocking share (a synchronous share of note makes a warning even below it), and
+    the words that explain a critical one lowered: copies that are the round trips of ops placed on the host, whose
+    own finding is the cause."""
+    sev = grade(share, "excessive_memcpy.warning", "excessive_memcpy.critical")
+    if sev is None and sync_share >= T("excessive_memcpy.sync_share"):
+        sev = "warning"
+    if sev is None:
+        return None, ""
+    host_share = ctx.share(host_op_time(m)[0]) if m.host_ops.count_per_step else None
+    if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
+            any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):
+        # the copies are the host-placed ops' round trips: host_op_placement is the cause
+        return "warning", " (round trips of host-placed ops: see the finding on ops placed on the host)"
+    return sev, ""
+
+
+def _host_copies_over(copies: list, share_of) -> list:  # noqa: ANN001 - a copy's share getter
+    """The host<->device copies of the step of which a share (``share_of``: pageable, migrated) is at least the rule's
+    pageable share: one test for the copies the driver stages and those it migrates."""
+    return [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0
+            and (share_of(c) or 0.0) >= T("excessive_memcpy.pageable_share")]
+
+
+def _cost_words(m: HostMetrics, sync_ms: float, sync_share: float, waits: float, asked: float, pageable: list,
+                migrated: list) -> str:
+    """What the copies' cost holds, in the finding's words: its synchronous part, the copy time from pageable or
+    migrated host memory, the program's own prefetch (left out of the saving), and the host's waits in copies to the
+    device with the GPU's idle after them."""
+    # said where it is a part of the step the finding grades (1 us of a 940 ms blocking copy time is no news)
+    words = f"; {ms(sync_ms)} per step is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
+    if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
+        words += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time" for c in pageable) + \
+            " is from pageable host memory (staged by the driver, blocking the host)"
+    if migrated:
+        words += _migration_words(migrated)
+    if asked > 0:
+        words += (f"; {ms(asked)} per step is the program's own Unified Memory prefetch with the GPU idle: the "
+                  "upload its data needs, done as the fixes ask, so the saving leaves it out")
+    if m.syncs.copy_calls_per_step:
+        who = ", ".join(f"{n} ×{count(round(per, 1))}" for n, per in m.syncs.copy_callers[:3]) or "copies"
+        k = round(m.syncs.copy_calls_per_step, 1)
+        words += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device per step"
+                  f"{'' if float(k).is_integer() else ' on average'} "
+                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} per step until "
+                  f"the host launches again")
+    return words
+
+
+def _pinned_words(m: HostMetrics, copies: list, worst) -> str:  # noqa: ANN001 - a copy
+    """Where the host copies already come from pinned memory, asynchronously, and outlast all the step's compute they
+    could hide behind, the words that the bytes themselves are the cost ("" where not): pinning and overlap, which
+    they do already, are no fix (issue #37 survey h37-survey3: a 4-stream CUDA program was told to do what it does)."""
+    host_ms = sum(c.ms_per_step for c in copies if c.direction in ("h2d", "d2h"))
+    compute = m.breakdown.device_compute or 0.0
+    if not (_already_pinned(copies, m.syncs.copy_calls_per_step) and worst.direction in ("h2d", "d2h")
+            and host_ms > compute):
+        return ""
+    names = " and ".join(_NAMES.get(c.direction, c.direction) for c in copies
+                         if c.direction in ("h2d", "d2h") and c.ms_per_step > 0)
+    return (f"; the {names} copies already come from pinned memory, asynchronously, and take longer than the "
+            f"step's compute ({ms(host_ms)} against {ms(compute)}): the transfers themselves are the cost")
+
+
+def _first(lead: list, acts: list) -> list:
+    """``lead`` first, then the rest of ``acts``."""
+    return lead + [a for a in acts if a not in lead]
+
+
+def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrated: list, pinned: bool,  # noqa: ANN001
+           uploads: float | None) -> list:
+    """The fixes, the copy's own first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the
+    sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
+    fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
+    dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
+    if m.syncs.copy_calls_per_step:
+        dirs.add("h2d")
+    # the device-to-host sync advice only where device-to-host copies are
+    variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
+    if worst.direction == "h2d":
+        variants.reverse()
+    acts = ctx.fw.fixes_for(ID, variants)
+    if pageable:
+        acts = _first(ctx.fw.extra(f"{ID}:pageable"), acts)
+    if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
+        acts = _first((ctx.fw.extra(f"{ID}:pageable") if pageable else []) + ctx.fw.fix(f"{ID}:h2d"), acts)
+    if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
+        acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
+    elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
+        d2d = ctx.fw.fix(f"{ID}:d2d")
+        acts = _first(d2d, acts) if worst.direction == "d2d" else acts + [a for a in d2d if a not in acts]
+    if migrated:  # the driver's paging, not the program's copies: prefetch or device buffers come first
+        managed = ctx.fw.extra(f"{ID}:managed")
+        acts = list(managed) if managed and _migrated_only(copies) else _first(managed, acts)
+    if uploads is not None:  # a wrapper's uploads of offloaded parameters: its own fix first
+        acts = _first(ctx.fw.fix(f"{ID}:param_upload"), acts)
+    if "p2p" in dirs:
+        acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
+                           "or ops pinned to one GPU) — guide §2 item 4."))
+    return acts
 
 
 def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown

@@ -69,18 +69,13 @@ def after_waits_ms(m: HostMetrics) -> float:
                  "capture.graph_kernel_share", "launch_bound.min_small_kernel_share", "launch.latency_us"),
       card="launch_wait_share", waits=("launch_wait",), quiet=quiet)
 def check(m: HostMetrics) -> list[Finding]:
+    # grade the GPU's wait for launches (less the part after the host's syncs), and say what batching them saves and
+    # how (no docstring: the rule's docs are the module's)
     ctx = Ctx(m)
-    graded = ctx.graded_wait(m.headline.launch_wait_share, m.breakdown.launch_wait, "launch_bound.warning", "launch_bound.critical")
-    if graded is None:
+    own = _own_wait(ctx, m)
+    if own is None:
         return []
-    share, sev, wait_ms = graded
-    after = min(after_waits_ms(m), wait_ms or 0.0)
-    if after > 0 and ctx.step_ms:  # the part after the host's syncs is theirs: graded and saved without it
-        wait_ms = (wait_ms or 0.0) - after
-        share = wait_ms / ctx.step_ms
-        sev = grade(share, "launch_bound.warning", "launch_bound.critical")
-        if sev is None:
-            return []
+    share, sev, wait_ms, after = own
     sk = m.small_kernels
     kps = kernels_per_step(m, ctx) or 0.0
     small_ps = sk.per_step or 0.0  # per step and rank, as the step and its launch wait (metrics.context.per_step)
@@ -96,24 +91,77 @@ def check(m: HostMetrics) -> list[Finding]:
     save_ms = max(0.0, (wait_ms or 0.0) - kept_ms - residual)
     if save_ms <= 0.0:
         return []
+    rows, example = _offenders(sk)
+    sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
+    title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
+    return [finding(
+        ctx, ID, sev,
+        f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
+        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after)}{example}{said}",
+        # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
+        metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
+                              if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
+                            share, "launch_bound.warning",
+                            severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
+                                                  "small_kernels_per_step": small_ps,
+                                                  "small_kernel_share": small_share,
+                                                  "small_kernel_threshold_us": sk.threshold_us}),
+        saving=saving(ctx, save_ms, f"launch wait reduced to one launch a step (a graph's) and the "
+                                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
+                                    f"({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
+                      [("launch", "launch", save_ms)]),
+        evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
+                        ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
+        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
+        actions=actions, title=title,
+    )]
 
+
+def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float] | None:
+    """(share, severity, ms per step, ms after syncs) of the GPU's wait for launches, graded without the part after
+    the host's syncs (theirs: graded and saved there); None where it is not worth a finding."""
+    graded = ctx.graded_wait(m.headline.launch_wait_share, m.breakdown.launch_wait, "launch_bound.warning", "launch_bound.critical")
+    if graded is None:
+        return None
+    share, sev, wait_ms = graded
+    after = min(after_waits_ms(m), wait_ms or 0.0)
+    if after > 0 and ctx.step_ms:  # the part after the host's syncs is theirs: graded and saved without it
+        wait_ms = (wait_ms or 0.0) - after
+        share = wait_ms / ctx.step_ms
+        sev = grade(share, "launch_bound.warning", "launch_bound.critical")
+        if sev is None:
+            return None
+    return share, sev, wait_ms, after
+
+
+def _offenders(sk) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
+    """The small kernels' table rows, per step and rank as every other number of the finding, and the top offender
+    in words."""
     top = sk.top[:10]
-    # per step and rank, as every other number of the finding
+    # per step and rank, as every other number of the finding (metrics.context.per_step)
     rows = [[short(o.name), o.op_type, r(o.per_step), r(o.ms_per_step, 4), o.avg_us] for o in top]
-    example = ""
-    if top:
-        o = top[0]
-        calls = round(o.per_step, 1)
-        avg = "" if float(calls).is_integer() else " on average"
-        example = (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
-                   f"{ms(o.ms_per_step)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
-    step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
+    if not top:
+        return rows, ""
+    o = top[0]
+    calls = round(o.per_step, 1)
+    avg = "" if float(calls).is_integer() else " on average"
+    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
+                  f"{ms(o.ms_per_step)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
+
+
+def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, bool, list, str]:
+    """(severity, few small kernels, fixes, words) for what the wait is: an optimizer's per-parameter launches (its
+    multi-tensor update); a moderate wait beside big kernels or kernels replayed from CUDA graphs (the host's per-op
+    cost, an info); a step too small for its dispatch; else many small kernels (bigger kernels, fewer launches)."""
+    sk = m.small_kernels
+    words, step_txt, actions = "", "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     in_opt = sk.in_optimizer_share or 0.0
     if in_opt >= _OPTIMIZER_MOST and not few_small:  # the optimizer's own kernels: its update is what to batch, not
         # the model's ops (a bigger batch leaves a per-parameter update's kernels as they are)
         actions = ctx.fw.fix(f"{ID}:optimizer")
-        example += (f" {pct(in_opt)} of the small kernels are launched inside the optimizer's step: a few per "
-                    f"parameter, which one multi-tensor update launches once for all.")
+        words = (f" {pct(in_opt)} of the small kernels are launched inside the optimizer's step: a few per "
+                 f"parameter, which one multi-tensor update launches once for all.")
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
         sev = "info"  # a moderate wait with big kernels: the host's per-op cost under the profiler, not small kernels
         few_small = True  # the title and the fixes then say so too: no "many small kernels", no "make them bigger"
@@ -134,29 +182,7 @@ def check(m: HostMetrics) -> list[Finding]:
                     f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
                     f"too small for its dispatch cost.")
         actions = ctx.fw.fix(f"{ID}:step")
-    title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
-    return [finding(
-        ctx, ID, sev,
-        f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
-        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
-        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after)}{example}{step_txt}",
-        # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
-        metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
-                              if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
-                            share, "launch_bound.warning",
-                            severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
-                                                  "small_kernels_per_step": small_ps,
-                                                  "small_kernel_share": small_share,
-                                                  "small_kernel_threshold_us": sk.threshold_us}),
-        saving=saving(ctx, save_ms, f"launch wait reduced to one launch a step (a graph's) and the "
-                                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
-                                    f"({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
-                      [("launch", "launch", save_ms)]),
-        evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
-                        ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
-        actions=actions, title=title,
-    )]
+    return sev, few_small, actions, words + step_txt
 
 
 def _after_txt(after: float) -> str:

@@ -571,228 +571,311 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
             f"work from before the capture, no part of the step")
 
 
+class _Reading:
+    """What the step sources read as the capture's steps, filled in source by source: the windows (ids, host starts
+    and ends, per-GPU windows where placed apart), the source and its note, how the windows map onto the GPUs, and why
+    the whole capture is one step where a reading was refused.  One holder, so that each source is a step of its own
+    that a reader follows in :func:`detect_steps`, and the launches are computed once, where a step first needs them."""
+
+    def __init__(self, trace: Trace, launches: list[np.ndarray] | None) -> None:
+        self.trace, self.launches = trace, launches
+        self.active = [d for d in trace.devices if len(d)]
+        self.source, self.note, self.mapped = "", "", ""
+        self.whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
+        self.guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess
+        self.own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
+        self.ids = np.zeros(0, np.int64)
+        self.hs = self.he = np.zeros(0, np.int64)
+        self.gpu_windows: dict[int, np.ndarray] = {}
+
+    def launched(self) -> list[np.ndarray]:
+        """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):
+        the caller's, else computed on first need -- many captures' steps never need them."""
+        if self.launches is None:
+            self.launches = device_launches(self.trace.h, self.trace.devices)
+        return self.launches
+
+    def take(self, read: tuple[str, str, np.ndarray, np.ndarray, np.ndarray], mapped: str) -> None:
+        """A source's reading, (source, note, ids, host starts, host ends), as the steps."""
+        self.source, self.note, self.ids, self.hs, self.he = read
+        self.mapped = mapped
+
+    def take_spans(self, source: str, note: str, hs: np.ndarray, he: np.ndarray, mapped: str) -> None:
+        """Spans with no step numbers of their own as the steps, numbered in order."""
+        self.source, self.note, self.hs, self.he, self.mapped = source, note, hs, he, mapped
+        self.ids = np.arange(hs.size, dtype=np.int64)
+
+
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
     is (its own step spans, its one-time costs), None for a bare reading of the markers."""
-    h, devs = trace.h, trace.devices
-    active = [d for d in devs if len(d)]
-    origin = trace.viewer_zero_ps  # ms are counted as the trace's viewer counts them (links land on their step)
-    gpu_windows: dict[int, np.ndarray] = {}
-    source, note, mapped = "", "", ""
-    whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
-    guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess
-    own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
-    ids = np.zeros(0, np.int64)
-    hs = he = np.zeros(0, np.int64)
-
+    r = _Reading(trace, launches)
     if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
-        ids, hs, he, gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
-        source, note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
-        mapped = "group_id" if trace.gpu_step_source is None else "device"
+        r.ids, r.hs, r.he, r.gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
+        r.source, r.note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
+        r.mapped = "group_id" if trace.gpu_step_source is None else "device"
     else:
-        cand = _iteration_range_steps(trace) or _marked_host_steps(trace) or _host_candidates(h)
-        if cand is not None:
-            source, note, ids, hs, he = cand
-            mapped = "host_window"
-        else:
-            xla = _xla_module_steps(trace) or _xla_launch_steps(h)
-            if xla is None and launches is None and trace.ranges is not None and trace.ranges.idx.size:
-                launches = device_launches(h, devs)
-            marked = _nvtx_steps(trace, launches) if xla is None else None
-            own = job.structure if job is not None else None
-            if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
-                whole_note, own = own.note, None
-            trained = _training_range_steps(trace, job) if marked is None and own is None else None
-            framed = (_framed_bursts(trace, active) if xla is None and marked is None and own is None
-                      and trained is None else None)
-            if xla is not None:
-                source, note, ids, hs, he = xla
-                mapped = "device"
-            elif marked is not None:
-                source, note, ids, hs, he = marked
-                mapped = "host_window"
-            elif own is not None:
-                source, note, hs, he = own.source, own.note, own.start, own.end
-                ids = np.arange(hs.size, dtype=np.int64)
-                mapped = "host_window"
-            elif trained is not None:
-                source, note, ids, hs, he = trained
-                mapped = "host_window"
-            elif framed is not None:
-                source, note, hs, he = framed
-                ids = np.arange(hs.size, dtype=np.int64)
-                mapped = "device"
-            elif _one_pass(job, active):
-                source, mapped = "single_pass", "device"
-                if launches is None:
-                    launches = device_launches(h, devs)
-                hs, he = _whole_window(h, devs, launches)
-                ids = np.zeros(1, np.int64)
-                note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
-                        f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
-                        f"step (several calls of a model launched back to back read as one)")
-                if job.kind.kind == "training" and job.optimizer_steps == 1 and not job.kind.from_ranges:
-                    note = ("one training iteration: no step markers or repeated span holds the GPU work, and the "
-                            "capture holds one optimizer step (an update runs once per iteration), so it is one "
-                            "step, whatever GPU bursts it runs in")
-                phases = _pass_phase_window(trace, active)
-                if phases is not None and phases[0] != int(hs[0]):
-                    ps, pe, names = phases
-                    lead = (ps - int(hs[0])) / PS_PER_MS
-                    note += (f"; the pass is the program's own {names} ranges: " +
-                             (f"the {lead:,.1f} ms of set-up before them is not the step" if lead > 0 else
-                              f"they start {-lead:,.1f} ms before the op that launches its first kernel, and the "
-                              f"host's work before that launch is the step's"))
-                    hs, he = np.array([ps], np.int64), np.array([pe], np.int64)
-            else:
-                cl = _busy_clusters(active)
-                joined = 0
-                if cl is not None:
-                    bursts = cl[0].size
-                    cl, joined = _join_copy_bursts(job, active, *cl)
-                    if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
-                        cl = None
-                        whole_note = (f"a training job's GPU work runs in {bursts} bursts, "
-                                      f"{plural(joined, 'burst')} of them copies alone (no kernel): every iteration "
-                                      f"runs kernels, so such a burst is part of one -- its input's upload or its "
-                                      f"results' read-back -- and the window holds one iteration; the whole capture "
-                                      f"is analysed as one pass; per-step numbers are capture totals")
-                        guessed = True
-                backward = _bursts_holding_backward(job, active, cl[0]) if cl is not None else None
-                if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
-                    cl = None
-                    whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, with a gradient kernel "
-                                  f"in only {plural(backward[0], 'burst')}: every iteration runs a "
-                                  f"backward, so a burst without one is no iteration and the window holds at most "
-                                  f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
-                                  f"per-step numbers are capture totals")
-                    guessed = backward[0] <= 1  # "at most one iteration": the window read as one, a guess
-                if cl is not None:
-                    hs, he = cl
-                    ids = np.arange(hs.size, dtype=np.int64)
-                    source, mapped = "gpu_busy_clusters", "device"
-                    # in words any capture's user reads, as the whole capture's note below
-                    note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
-                            "idle gaps, some of the same work running in several of them")
-                    if joined:
-                        note += (f"; {plural(joined, 'burst')} of copies alone joined to the iteration it feeds (or, "
-                                 f"last, the one it ends)")
-        if source in _PART_MARKS and ids.size > 2:
-            ids, hs, he, note = _inside_frame(trace, ids, hs, he, note)
-        if source in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") and ids.size:
-            hs, he = _tile(hs, he)
-            he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))
-            if source == "gpu_busy_clusters":
-                hs, he, cut_note = _cut_unrecorded(trace, hs, he)
-                note += cut_note
-            if source in _HOST_SOURCES:
-                mapped = "correlation_id"
-                if launches is None:
-                    launches = device_launches(h, devs)
-                dev_w = _async_device_windows(hs, he, h, devs, launches)
-                if dev_w:
-                    gpu_windows = dev_w
-                    note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
-                             "the work launched inside that host step runs (first kernel to the next step's first kernel)")
-    dropped: list[DroppedStep] = []
-    found = int(ids.size)
+        _read_steps(r, job)
+        _place_windows(r)
+    found = int(r.ids.size)
     if found == 0:
-        source, mapped = "whole_capture", "device"
-        if active:
-            if launches is None:
-                launches = device_launches(h, devs)
-            hs, he = _whole_window(h, devs, launches)
-            ids = np.zeros(1, np.int64)
-        elif len(h):
-            hs, he = np.array([h.start.min()], np.int64), np.array([h.end.max()], np.int64)
-            ids = np.zeros(1, np.int64)
-        # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
-        note = whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
-                              "step; per-step numbers are capture totals" if ids.size else _untimed_note(trace))
-    kept = _Kept(ids, hs, he, gpu_windows)
-    if source != "whole_capture" and found > 1 and active:
-        if launches is None:
-            launches = device_launches(h, devs)
-        lead = _launched_before(active, [la for d, la in zip(devs, launches) if len(d)], kept)
-        if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
-            dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"partial: {lead}"))
-            kept.keep(slice(1, None))
-            note += "; dropped the first step: the capture began inside it (its work was launched before the window)"
-        elif source == "gpu_busy_clusters":  # a first burst that opens with such work and runs on into its own
-            note += _trim_launched_before(active, [la for d, la in zip(devs, launches) if len(d)], kept)
-    ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
-    if source in _HOST_SOURCES and ids.size > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
-        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, "empty: no GPU work was launched in it (the step a last "
-                                "prof.step() opens when the loop has ended: only the profiler's own stop)"))
-        kept.keep(slice(None, -1))
-        note += "; dropped the last step: it launched no GPU work"
+        _whole_capture(r)
+    kept = _Kept(r.ids, r.hs, r.he, r.gpu_windows)
+    dropped = _drop_steps(r, kept, found, job)
+    return _steps(r, kept, found, dropped)
+
+
+def _read_steps(r: _Reading, job: Job | None) -> None:
+    """Sources 2-12 in the module docstring's order, the first that reads steps wins: the host's step marks, XLA's
+    modules, NVTX ranges, the program's own repeated spans, a training range, bursts inside the job's frame, one
+    inference pass, the GPU's bursts.  Nothing read leaves the steps empty (the whole capture, with ``whole_note``)."""
+    trace, h = r.trace, r.trace.h
+    cand = _iteration_range_steps(trace) or _marked_host_steps(trace) or _host_candidates(h)
+    if cand is not None:
+        r.take(cand, "host_window")
+        return
+    xla = _xla_module_steps(trace) or _xla_launch_steps(h)
+    if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
+        r.launched()
+    marked = _nvtx_steps(trace, r.launches) if xla is None else None
+    own = job.structure if job is not None else None
+    if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
+        r.whole_note, own = own.note, None
+    r.own = own
+    trained = _training_range_steps(trace, job) if marked is None and own is None else None
+    framed = (_framed_bursts(trace, r.active) if xla is None and marked is None and own is None
+              and trained is None else None)
+    if xla is not None:
+        r.take(xla, "device")
+    elif marked is not None:
+        r.take(marked, "host_window")
+    elif own is not None:
+        r.take_spans(own.source, own.note, own.start, own.end, "host_window")
+    elif trained is not None:
+        r.take(trained, "host_window")
+    elif framed is not None:
+        r.take_spans(*framed, "device")
+    elif _one_pass(job, r.active):
+        _one_pass_step(r, job)
+    else:
+        _burst_steps(r, job)
+
+
+def _one_pass_step(r: _Reading, job: Job) -> None:
+    """11. ``single_pass``: a capture of one pass with no repeated structure is one step, from its first launch to its
+    work's end -- or the program's own phase ranges around the pass, where it has them (set-up before them is not the
+    step)."""
+    r.source, r.mapped = "single_pass", "device"
+    r.hs, r.he = _whole_window(r.trace.h, r.trace.devices, r.launched())
+    r.ids = np.zeros(1, np.int64)
+    r.note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
+              f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
+              f"step (several calls of a model launched back to back read as one)")
+    if job.kind.kind == "training" and job.optimizer_steps == 1 and not job.kind.from_ranges:
+        r.note = ("one training iteration: no step markers or repeated span holds the GPU work, and the "
+                  "capture holds one optimizer step (an update runs once per iteration), so it is one "
+                  "step, whatever GPU bursts it runs in")
+    phases = _pass_phase_window(r.trace, r.active)
+    if phases is not None and phases[0] != int(r.hs[0]):
+        ps, pe, names = phases
+        lead = (ps - int(r.hs[0])) / PS_PER_MS
+        r.note += (f"; the pass is the program's own {names} ranges: " +
+                   (f"the {lead:,.1f} ms of set-up before them is not the step" if lead > 0 else
+                    f"they start {-lead:,.1f} ms before the op that launches its first kernel, and the "
+                    f"host's work before that launch is the step's"))
+        r.hs, r.he = np.array([ps], np.int64), np.array([pe], np.int64)
+
+
+def _burst_steps(r: _Reading, job: Job | None) -> None:
+    """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
+    bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
+    most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``."""
+    cl = _busy_clusters(r.active)
+    joined = 0
+    if cl is not None:
+        bursts = cl[0].size
+        cl, joined = _join_copy_bursts(job, r.active, *cl)
+        if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
+            cl = None
+            r.whole_note = (f"a training job's GPU work runs in {bursts} bursts, "
+                            f"{plural(joined, 'burst')} of them copies alone (no kernel): every iteration "
+                            f"runs kernels, so such a burst is part of one -- its input's upload or its "
+                            f"results' read-back -- and the window holds one iteration; the whole capture "
+                            f"is analysed as one pass; per-step numbers are capture totals")
+            r.guessed = True
+    backward = _bursts_holding_backward(job, r.active, cl[0]) if cl is not None else None
+    if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
+        cl = None
+        r.whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, with a gradient kernel "
+                        f"in only {plural(backward[0], 'burst')}: every iteration runs a "
+                        f"backward, so a burst without one is no iteration and the window holds at most "
+                        f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
+                        f"per-step numbers are capture totals")
+        r.guessed = backward[0] <= 1  # "at most one iteration": the window read as one, a guess
+    if cl is None:
+        return
+    # in words any capture's user reads, as the whole capture's note
+    note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
+            "idle gaps, some of the same work running in several of them")
+    if joined:
+        note += (f"; {plural(joined, 'burst')} of copies alone joined to the iteration it feeds (or, "
+                 f"last, the one it ends)")
+    r.take_spans("gpu_busy_clusters", note, *cl, "device")
+
+
+def _place_windows(r: _Reading) -> None:
+    """Shape the windows read into steps that cover the time: marks that hold part of an iteration kept inside the
+    job's frame; host and burst windows tiled (each to the next's start, the last to its work's end), bursts cut
+    where the capture recorded nothing; and host steps placed on each GPU where the work they launch runs (the host
+    runs ahead of an asynchronous GPU)."""
+    h = r.trace.h
+    if r.source in _PART_MARKS and r.ids.size > 2:
+        r.ids, r.hs, r.he, r.note = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note)
+    if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
+        return
+    r.hs, r.he = _tile(r.hs, r.he)
+    r.he[-1] = max(int(r.he[-1]), _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1])))
+    if r.source == "gpu_busy_clusters":
+        r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
+        r.note += cut_note
+    if r.source in _HOST_SOURCES:
+        r.mapped = "correlation_id"
+        dev_w = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched())
+        if dev_w:
+            r.gpu_windows = dev_w
+            r.note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
+                       "the work launched inside that host step runs (first kernel to the next step's first kernel)")
+
+
+def _whole_capture(r: _Reading) -> None:
+    """13. ``whole_capture``: where no source read a step, the capture is one step over its GPU work (else its host
+    events; else none, with why), and the note says why -- a refused reading's cause where one was refused."""
+    h = r.trace.h
+    r.source, r.mapped = "whole_capture", "device"
+    if r.active:
+        r.hs, r.he = _whole_window(h, r.trace.devices, r.launched())
+        r.ids = np.zeros(1, np.int64)
+    elif len(h):
+        r.hs, r.he = np.array([h.start.min()], np.int64), np.array([h.end.max()], np.int64)
+        r.ids = np.zeros(1, np.int64)
+    # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
+    r.note = r.whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
+                              "step; per-step numbers are capture totals" if r.ids.size else _untimed_note(r.trace))
+
+
+def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[DroppedStep]:
+    """Leave out of the averages the steps that are no whole steady iteration, each rule on the steps the earlier
+    ones left: a first step the window cut, an empty or edge step, a loop's partial last iteration, the program's
+    warm-up calls, steps holding one-time costs, steps in the program's own warm-up range, a last step cut short.
+    The note says each drop; ``found``: the steps read before any drop."""
+    dropped: list[DroppedStep] = []
+    if r.source != "whole_capture" and found > 1 and r.active:
+        _drop_cut_first(r, kept, dropped)
+    _drop_empty_or_edges(r, kept, found, dropped)
+    own = r.own
+    cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
+    if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
+        _drop_one(r, kept, dropped, -1, cut, "; dropped the last step: it holds only the rest of the loop's last iteration")
+    first = own.warmup_first if own is not None and r.source == own.source else ""
+    if first and kept.ids.size > 2 and int(kept.ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
+        _drop_one(r, kept, dropped, 0, f"warm-up: {first}", f"; dropped the first step as warm-up: {first}")
+    if job is not None and kept.ids.size > 1 and job.phase.start.size:
+        cold = _cold_steps(kept.hs, kept.he, kept.gpu, job)
+        if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
+            _drop_masked(r, kept, dropped, cold, "warm-up: holds one-time costs (module loading, library start-up, "
+                         "compilation)", f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs")
+    if r.source in _HOST_SOURCES and kept.ids.size > 2:
+        warm, label = _in_warmup_ranges(r.trace, kept.hs)
+        if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
+            _drop_masked(r, kept, dropped, warm, f"warm-up: inside the program's own `{label}` range",
+                         f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range")
+    _drop_short_last(r, kept, dropped)
+    return dropped
+
+
+def _drop_one(r: _Reading, kept: _Kept, dropped: list[DroppedStep], k: int, reason: str, note: str) -> None:
+    """Drop the first (``k`` 0) or the last (-1) kept step for ``reason``, and say so in the note."""
+    dropped.append(_dropped(k, kept.ids, kept.hs, kept.he, kept.gpu, reason))
+    kept.keep(slice(1, None) if k == 0 else slice(None, -1))
+    r.note += note
+
+
+def _drop_masked(r: _Reading, kept: _Kept, dropped: list[DroppedStep], mask: np.ndarray, reason: str,
+                 note: str) -> None:
+    """Drop the kept steps ``mask`` marks, each for ``reason``, and say so in the note."""
+    dropped += [_dropped(k, kept.ids, kept.hs, kept.he, kept.gpu, reason) for k in np.flatnonzero(mask).tolist()]
+    kept.keep(~mask)
+    r.note += note
+
+
+def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """A first step the window cut: dropped where it holds only work launched before the capture (the tail of an
+    iteration); a first burst that opens with such work and runs on into its own starts at its own first work."""
+    launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
+    lead = _launched_before(r.active, launches, kept)
+    if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
+        _drop_one(r, kept, dropped, 0, f"partial: {lead}",
+                  "; dropped the first step: the capture began inside it (its work was launched before the window)")
+    elif r.source == "gpu_busy_clusters":
+        r.note += _trim_launched_before(r.active, launches, kept)
+
+
+def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:
+    """A host-marked last step that launched no GPU work (the step a last ``prof.step()`` opens after the loop) is
+    dropped; else, of more than a few steps, the first (warm-up, unless a cut first step was that) and the last
+    (possibly partial), as the stock tool does."""
+    if (r.source in _HOST_SOURCES and kept.ids.size > 1 and r.active
+            and not _launched_work(r.trace.h, r.active, int(kept.hs[-1]), int(kept.he[-1]))):
+        _drop_one(r, kept, dropped, -1, "empty: no GPU work was launched in it (the step a last prof.step() opens "
+                  "when the loop has ended: only the profiler's own stop)", "; dropped the last step: it launched no GPU work")
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
         warm = not dropped  # a first step cut by the window is dropped already: the stock rule's warm-up is that one
         if warm:
-            dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"warm-up: first of more than {edge} steps (stock tool "
-                                    f"rule)"))
-        dropped.append(_dropped(-1, ids, hs, he, kept.gpu,
+            dropped.append(_dropped(0, kept.ids, kept.hs, kept.he, kept.gpu,
+                                    f"warm-up: first of more than {edge} steps (stock tool rule)"))
+        dropped.append(_dropped(-1, kept.ids, kept.hs, kept.he, kept.gpu,
                                 f"possibly partial: last of more than {edge} steps (stock tool rule)"))
         kept.keep(slice(1 if warm else 0, -1))
-        note += f"; dropped first and last of {found} steps"
-    ids, hs, he = kept.ids, kept.hs, kept.he
-    cut = own.partial_last if source == "repeated_launches" and own is not None else ""
-    if cut and ids.size > 2 and int(ids[-1]) == found - 1:  # the last window still kept: a part of an iteration
-        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, cut))
-        kept.keep(slice(None, -1))
-        note += "; dropped the last step: it holds only the rest of the loop's last iteration"
-    ids, hs, he = kept.ids, kept.hs, kept.he
-    first = own.warmup_first if own is not None and source == own.source else ""
-    if first and ids.size > 2 and int(ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
-        dropped.append(_dropped(0, ids, hs, he, kept.gpu, f"warm-up: {first}"))
-        kept.keep(slice(1, None))
-        note += f"; dropped the first step as warm-up: {first}"
-    ids, hs, he = kept.ids, kept.hs, kept.he
-    if job is not None and ids.size > 1 and job.phase.start.size:
-        cold = _cold_steps(hs, he, kept.gpu, job)
-        if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
-            dropped += [_dropped(k, ids, hs, he, kept.gpu, "warm-up: holds one-time costs (module loading, library "
-                                 "start-up, compilation)") for k in np.flatnonzero(cold).tolist()]
-            kept.keep(~cold)
-            note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
-    ids, hs, he = kept.ids, kept.hs, kept.he
-    if source in _HOST_SOURCES and ids.size > 2:
-        warm, label = _in_warmup_ranges(trace, hs)
-        if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
-            dropped += [_dropped(k, ids, hs, he, kept.gpu, f"warm-up: inside the program's own `{label}` range")
-                        for k in np.flatnonzero(warm).tolist()]
-            kept.keep(~warm)
-            note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
-    ids, hs, he = kept.ids, kept.hs, kept.he
-    if source in _PART_MARKS and ids.size > 2 and _last_cut_short(hs, he):
-        tiles = float(np.diff(hs).min()) / PS_PER_MS
-        dropped += [_dropped(-1, ids, hs, he, kept.gpu,
-                             f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its start to its work's "
-                             f"end, where every other step ran at least {tiles:,.1f} ms from its start to the next's: "
-                             f"its mark holds part of each iteration, and nothing marks where the last one ends")]
-        kept.keep(slice(None, -1))
-        note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"
-    if source == "iteration_range" and ids.size > 2 and _last_cut_short(hs, he):
-        held, tiles = (int(he[-1]) - int(hs[-1])) / PS_PER_MS, float(np.diff(hs).min()) / PS_PER_MS
-        dropped.append(_dropped(-1, ids, hs, he, kept.gpu, f"partial: the capture ended inside it ({held:,.1f} ms of "
-                                f"an iteration range, where every other iteration ran at least {tiles:,.1f} ms from "
-                                f"its start to the next's)"))
-        kept.keep(slice(None, -1))
-        note += "; dropped the last iteration: the capture ended inside it"
+        r.note += f"; dropped first and last of {found} steps"
+
+
+def _drop_short_last(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """A last step cut short: its mark (a part mark, or an iteration range the capture ended inside) ends where its
+    work ends, shorter than every other step's start to the next's -- nothing marks where that iteration ends."""
+    if r.source not in _PART_MARKS + ("iteration_range",) or kept.ids.size <= 2 or not _last_cut_short(kept.hs, kept.he):
+        return
+    held = (int(kept.he[-1]) - int(kept.hs[-1])) / PS_PER_MS
+    tiles = float(np.diff(kept.hs).min()) / PS_PER_MS
+    if r.source == "iteration_range":
+        _drop_one(r, kept, dropped, -1, f"partial: the capture ended inside it ({held:,.1f} ms of an iteration range, "
+                  f"where every other iteration ran at least {tiles:,.1f} ms from its start to the next's)",
+                  "; dropped the last iteration: the capture ended inside it")
+    else:
+        _drop_one(r, kept, dropped, -1, f"partial: {held:,.1f} ms from its start to its work's end, where every other "
+                  f"step ran at least {tiles:,.1f} ms from its start to the next's: its mark holds part of each "
+                  f"iteration, and nothing marks where the last one ends",
+                  "; dropped the last step: it ends where its mark and its work end, not at a next step's start")
+
+
+def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> Steps:
+    """The kept steps as :class:`Steps`: host windows, each GPU's windows (the host's where not placed apart), the
+    detection's record in the trace viewer's ms."""
     ids, hs, he, gpu_windows = kept.ids, kept.hs, kept.he, kept.gpu
+    origin = r.trace.viewer_zero_ps  # ms are counted as the trace's viewer counts them (links land on their step)
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
-    for d in devs:
+    for d in r.trace.devices:
         gpu_windows.setdefault(d.gpu, host_w)
     gpu_next = {g: kept.gpu_next.get(g, kept.next_start) for g in gpu_windows}
     det = StepDetection(
-        source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
+        source=r.source, count=int(ids.size), found=found if r.source != "whole_capture" else 0, dropped=dropped,
+        note=r.note,
         # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
         windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
                  for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
-        mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
-        iteration_guess=guessed and source == "whole_capture",
+        mapped_via=r.mapped, confidence=CONFIDENCE.get(r.source, "low"),
+        iteration_guess=r.guessed and r.source == "whole_capture",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
 

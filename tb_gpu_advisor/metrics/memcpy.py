@@ -421,6 +421,6 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         sel = ok[np.clip(g.step, 0, None)] & inside
         d2h_b += float(np.maximum(d.mem_bytes[d2h & sel], 0).sum())
         h2d_b += float(np.maximum(d.mem_bytes[h2d & sel], 0).sum())
-    k = len(active)
-    return HostRoundTrip(steps_with=int(with_any.sum()), idle_ms_per_step=idle / n / k, d2h_bytes_per_step=d2h_b / n / k,
-                         h2d_bytes_per_step=h2d_b / n / k)
+    # per step and rank, the one division every per-step number makes (``Context.per_step``)
+    return HostRoundTrip(steps_with=int(with_any.sum()), idle_ms_per_step=ctx.per_step(idle),
+                         d2h_bytes_per_step=ctx.per_step(d2h_b), h2d_bytes_per_step=ctx.per_step(h2d_b))

@@ -87,7 +87,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, callers[~copy], top_n),
-                     wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is
+                     wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]))
 

@@ -94,3 +94,16 @@ def test_controls_other_json_and_other_sqlite_are_unchanged(tmp_path: Path, caps
     con.close()
     err = _report_error(db, capsys)
     assert "not an Nsight Systems export (none of its tables)" in err and NAMED not in err
+
+
+def test_a_gzipped_rpd_is_still_named_by_its_writer(tmp_path: Path, capsys):
+    """rocmProfileData's own test trace is shared gzipped (``raptor/tests/mytrace.rpd.gz``); nvprof's likewise."""
+    import gzip
+
+    packed = tmp_path / "mytrace.rpd.gz"
+    packed.write_bytes(gzip.compress(RPD.read_bytes()))
+    assert NAMED in _report_error(packed, capsys)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "top_kernel.nvvp.gz").write_bytes(gzip.compress(b"SQLite format 3\x00"))
+    skips = dict(skipped(str(tmp_path / "run")))
+    assert "nvprof's database" in skips.get("top_kernel.nvvp.gz", ""), skips

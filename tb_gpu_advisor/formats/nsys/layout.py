@@ -235,9 +235,14 @@ class NsysLayout(RunFolderLayout):
     def unread(self, rel: tuple[str, ...]) -> str | None:
         """nvprof's ``.nvvp`` database, rocmProfileData's ``.rpd`` and a compressed export, named by what they are
         rather than "not a profile this tool reads" or, in a logdir, nothing at all."""
-        if rel[-1].endswith(NVPROF_SUFFIX) and len(rel[-1]) > len(NVPROF_SUFFIX):
+        name = rel[-1]
+        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file (raptor's `mytrace.rpd.gz`)
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+        if name.endswith(NVPROF_SUFFIX) and len(name) > len(NVPROF_SUFFIX):
             return NVPROF
-        if rel[-1].endswith(RPD_SUFFIX) and len(rel[-1]) > len(RPD_SUFFIX):
+        if name.endswith(RPD_SUFFIX) and len(name) > len(RPD_SUFFIX):
             return RPD
         return compressed(rel[-1])
 

@@ -86,6 +86,22 @@ RPD = ("ROCm rocmProfileData's trace (runTracer.sh / rpd_tracer's .rpd database,
        "HIP kernels, copies and runtime calls on ROCm) or JAX/TensorFlow's profiler (.xplane.pb)")
 
 
+#: The Ascend PyTorch Profiler's trace (``torch_npu.profiler``, ``ASCEND_PROFILER_OUTPUT/trace_view.json``; also what
+#: its ``export_chrome_trace`` writes): Kineto's ``cpu_op`` events beside processes named ``Ascend Hardware`` (the
+#: NPU's tasks per stream), ``CANN`` (AscendCL calls) and ``Overlap Analysis``, a bare list with string times
+#: (survey h37-survey30: Ascend's msprof-analyze test data; h37-survey4a: an MoE job's ``trace_rank0.json``).  A job on
+#: a Huawei Ascend NPU, whose work the Advisor does not analyse: said by name, with the vendor's tools, never "profile
+#: with torch.profiler", which wrote it.
+#: Its metadata may come after megabytes of host ops (the msprof-analyze file: at 225 kB of 635 kB), so an op of Ascend's
+#: operator library (``aclnn*``, which the host records as it launches them) names it in the head as well.
+_ASCEND_TRACE = (rb'"name"\s*:\s*"process_name"[^{}]{0,200}"args"\s*:\s*\{\s*"name"\s*:\s*"(?:Ascend Hardware|CANN)"|'
+                 rb'"name"\s*:\s*"aclnn[A-Z]')
+ASCEND_TRACE = ("the Ascend PyTorch Profiler's trace (torch_npu.profiler, `trace_view.json`) of a job on a Huawei Ascend "
+                "NPU, a device the Advisor does not analyse: read it with Ascend's own tools (MindStudio Insight, "
+                "msprof-analyze); the Advisor reads GPU jobs' profiles (torch.profiler on CUDA or ROCm, Nsight "
+                "Systems, JAX/TensorFlow's profiler)")
+
+
 #: torch.profiler's memory timeline (``export_memory_timeline``): words and shapes in ``formats.memory_timeline``.
 MEMORY_TIMELINE = memory_timeline.WORDS
 
@@ -165,6 +181,8 @@ def sniff(path: str) -> str | None:
         return "empty or unreadable"
     if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
         return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
+    if re.search(_ASCEND_TRACE, head):  # Kineto's own `cpu_op` events sit beside the NPU's: before every other check
+        return ASCEND_TRACE
     if not re.search(_TRACE_KEYS, head):
         if re.search(_RPD_TRACE, head):
             return RPD

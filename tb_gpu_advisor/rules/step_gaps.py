@@ -72,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev = grade(p.share, "step_gaps.warning", "step_gaps.critical")
     if sev is None:
         return []
-    claims, save_ms = _ledger_saving(g, ctx.fw.has_dispatch, p.loss_ms + p.skew_ms)
+    claims, save_ms = _ledger_saving(g, ctx.fw.has_dispatch, p.loss_ms + p.skew_ms, m.syncs.in_gaps_ledger_ms)
     private = bool(m.capture.gpu_thread_mode_private) or any(x.launch_thread_private for x in m.gpus)
     outside = outside_steps_ms(g, m)
     why = _diagnose(ctx, m, p, sev, private, outside)
@@ -100,6 +100,9 @@ class _Parts:
     loss_ms: float
     skew_ms: float
     dispatch_ms: float
+    #: the gap's idle that follows the program's syncs and blocking copies (``HostSyncs.in_gaps_ledger_ms``, less the
+    #: parts taken out already): the waits' checks'
+    waits_ms: float
     cycle_ms: float
     share: float
 
@@ -123,14 +126,19 @@ def _parts(m: HostMetrics, ctx: Ctx) -> _Parts:
     # Where the framework dispatches compiled work (JAX), the host inside dispatch during a gap is the step's
     # dispatch cost: launch_bound reports it (step-level when the step is a few small calls).
     dispatch_ms = launch_ms if ctx.fw.has_dispatch else 0.0
-    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms)
+    # the idle after the program's own waits (a step that ends in block_until_ready, .item(), a pageable copy): the
+    # wait drained the queue, so the gap after it is the wait's (host_sync's, the copy check's) -- not host work to
+    # move out of the step a second time (issue #37 class 3: H200 jax_train_block_until_ready, 156 us of its 545 us
+    # gaps claimed by both)
+    waits_ms = sum(v for c, v in m.syncs.in_gaps_ledger_ms.items() if c not in _skipped(ctx.fw.has_dispatch))
+    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms - waits_ms)
     # of the time the gaps sit in (a step's start to the next's: the step, and the gap where it lies outside the
     # steps), never of the mean step -- a part never above its whole (issue #37 survey: "176.3% of the 815 us step"
     # on two steps guessed from GPU bursts, the 1.45 ms gap inside the first)
     cycle_ms = g.avg_cycle_ms or ctx.step_ms
     return _Parts(input_ms=input_ms, launch_ms=launch_ms, other_ms=other_ms, held_ms=held_ms,
                   unexplained_ms=unexplained, loss_ms=loss_ms, skew_ms=skew_ms, dispatch_ms=dispatch_ms,
-                  cycle_ms=cycle_ms, share=non_input_ms / cycle_ms)
+                  waits_ms=waits_ms, cycle_ms=cycle_ms, share=non_input_ms / cycle_ms)
 
 
 @dataclass
@@ -509,15 +517,24 @@ def _whole(cycle_ms: float, step_ms: float, gap_steps_ms: float | None = None) -
             f"every kept step {ms(step_ms)})")
 
 
-def _ledger_saving(g, has_dispatch: bool, others_ms: float) -> tuple[list[tuple[str, str, float]], float]:
+def _skipped(has_dispatch: bool) -> tuple[str, ...]:
+    """The ledger categories of the gaps other findings recover whole: the input wait (``input_bound``'s) and, where
+    the framework dispatches compiled work, the launch wait (``launch_bound``'s)."""
+    return ("input_wait", "launch_wait") if has_dispatch else ("input_wait",)
+
+
+def _ledger_saving(g, has_dispatch: bool, others_ms: float,  # noqa: ANN001 - Gaps
+                   waits: dict | None = None) -> tuple[list[tuple[str, str, float]], float]:
     """What shrinking the gaps gives back, from the step ledger's own booking of them (``gaps.ledger_ms_per_step``,
     per step and GPU): their host-caused idle inside the steps, less the input wait (``input_bound``'s), the
     dispatch where the framework names it (``launch_bound``'s) and the loss-scaling and late-start parts (their
-    rules'), each claimed in the group the ledger holds it in.  Issue #36: the saving was the mean gap less those,
+    rules'), less the idle after the program's syncs and blocking copies inside the gaps (``waits``: theirs), each
+    claimed in the group the ledger holds it in.  Issue #36: the saving was the mean gap less those,
     which counted gaps outside every step's window (181 ms of host work claimed in nsys_a100_saxpy_mpi, whose step
     holds 144 ms)."""
-    skip = ("input_wait", "launch_wait") if has_dispatch else ("input_wait",)
-    claims = idle_claims(g.ledger_ms_per_step, skip)
+    waits = waits or {}
+    own = {c: max(0.0, v - waits.get(c, 0.0)) for c, v in g.ledger_ms_per_step.items()}
+    claims = idle_claims(own, _skipped(has_dispatch))
     return claims, max(0.0, sum(v for _, _, v in claims) - others_ms)
 
 

@@ -167,11 +167,15 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     Why apart from the numbers: the split is measured, the cause is read from it, and each cause has its own fix
     and its own assumption about the saving."""
     g = m.gaps
-    host_work = ctx.fw.label("step_gaps:host_work")
     host_ms = p.other_ms + p.unexplained_ms
+    ops = _cpu_ops(m, p, host_ms)
+    host_work = ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:host_work")
     causes = {host_work: host_ms, ctx.fw.label("step_gaps:launch"): p.launch_ms - p.dispatch_ms}
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(host_ms, p.launch_ms, private))
+    if ops and cause == host_work:  # the gaps hold the host's own ops, no wait: the fix moves those, not syncs
+        own = ctx.fw.extra(f"{ID}:cpu_ops", ops=ops)
+        actions = own + [a for a in actions if a not in own and a not in ctx.fw.extra(f"{ID}:host_work")]
     unrecorded = cause == host_work and p.unexplained_ms >= 0.5 * (g.avg_gap_ms - p.held_ms)
     # a smaller part of the gaps, yet a large share of the step: named beside the host work, with the way to see it
     unseen = (cause == host_work and not unrecorded
@@ -214,6 +218,27 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         actions.append(action(f"{ms(p.input_ms)} a step of the gaps is input wait: see the input-bound finding (guide §1.1)."))
     return _Diagnosis(cause=cause, actions=actions, assumption=assumption, severity=sev, waited=waited,
                       comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work)
+
+
+def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float) -> str:
+    """The host's ops that fill the gaps, in words (```aten::repeat` 5.66 ms a step``), where they are what the gaps
+    hold: the recorded ops are most of the host's part of the gaps and no sync or blocking copy of the program leaves
+    its idle there (``HostSyncs.in_gaps_ledger_ms`` under a tenth of the mean gap); "" otherwise.
+
+    Why: a gap's fix follows what it holds (issue #37 class 3).  A gap after ``.item()`` is the sync's, and keeping
+    reads out of the step is its fix; a gap the host fills with its own tensor work (H200 ``torch_unrecorded_host_work``:
+    ``aten::repeat`` of a numpy batch, 5.66 ms a step, no sync in any gap) waits for no GPU -- "keep .item() out of the
+    step" there names a cause the capture does not hold."""
+    g = m.gaps
+    if not g.avg_gap_ms or not g.top_ops or host_ms <= 0 or p.other_ms < 0.5 * host_ms:
+        return ""
+    if sum(m.syncs.in_gaps_ledger_ms.values()) >= 0.1 * g.avg_gap_ms:
+        return ""
+    marked = {name for name, _ in g.top_ranges}
+    named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
+    if sum(v for _, v in named) < 0.5 * p.other_ms:
+        return ""
+    return ", ".join(f"`{name}` ({ms(v)} a step)" for name, v in named)
 
 
 def _at_most_warning(sev: str) -> str:

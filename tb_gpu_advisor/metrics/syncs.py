@@ -140,7 +140,7 @@ def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
         return idx
     order = np.lexsort((-h.end[idx].astype(np.int64), h.start[idx], h.line[idx]))
     idx = idx[order]
-    line, start, end = h.line[idx], h.start[idx].astype(np.int64), h.end[idx].astype(np.int64)
+    line, end = h.line[idx], h.end[idx].astype(np.int64)  # by line, then start, the longest first
     keep = np.ones(idx.size, dtype=bool)
     reach, prev = np.iinfo(np.int64).min, None
     for k in range(idx.size):  # a read or wait a step: few

@@ -15,7 +15,11 @@ then copied), the first fix is the framework's for making it on the GPU.  Where 
 capture traced the OS runtime (Nsight ``-t osrt``), the blocking OS calls the thread launching the next work sat in
 during the gaps are named too (``getc``, ``read``: a host waiting on its input is no host at work).
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
-other findings own (input wait, dispatch, loss scaling, a GPU's late start).
+other findings own (input wait, dispatch, loss scaling, a GPU's late start, and the idle after the program's syncs and
+blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` or ``.item()`` drained the queue, and
+its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
+fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
+them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).
 """
 
 from __future__ import annotations

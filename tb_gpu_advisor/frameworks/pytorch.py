@@ -106,6 +106,16 @@ MADE_ON_GPU = action(
     "x = torch.randn(10000, 10000, device='cuda')   # not torch.randn(10000, 10000).cuda()\n"
     "idx = torch.arange(n, device='cuda')")
 
+#: The fix where CPU ops with no sync among them fill the gaps between steps (``step_gaps:cpu_ops``): tensor work on the
+#: host, often the next batch being built, done where the GPU need not wait for it.
+CPU_OPS_OFF_PATH = action(
+    "Take the CPU tensor work off the step's path: {ops} ran on the CPU between steps while the GPU idled, and no "
+    "sync waits there. Where it builds or transforms the next batch, do it in the Dataset's __getitem__ or the "
+    "collate_fn, so DataLoader workers run it while the GPU computes; where it enlarges data (repeat, expand, cat, "
+    "pad), copy the small source to the GPU first and run the op there.",
+    "x = torch.from_numpy(a).pin_memory().cuda(non_blocking=True).repeat(4, 8)   # small copy, repeat on the GPU\n"
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True)   # or in workers")
+
 
 def is_parallel_input(name: str) -> bool:
     """The DataLoader's iterator with worker processes (``num_workers > 0``): batches are already made in parallel."""
@@ -463,6 +473,7 @@ FIXES = {
         action("Let torch.compile fuse the copies that remain (layout changes, concatenations) into the kernels "
                "around them.", "model = torch.compile(model)")),
     "step_gaps:creation": (MADE_ON_GPU,),
+    "step_gaps:cpu_ops": (CPU_OPS_OFF_PATH,),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -1307,6 +1318,8 @@ FRAMEWORK = Framework(
             "compiled_step": "torch.compile",
             "compiler": "torch.compile",
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
+            "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "
+                                 "batch being built)",
             "step_gaps:launch": "the host launching kernels",
             "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
                             "before each layer runs)",

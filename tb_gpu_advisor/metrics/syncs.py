@@ -41,8 +41,10 @@ from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, unio
 _RUNTIME = ("cuda", "cu")
 
 
-def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
-    """Sync calls per kept step by cause, the GPU idle each cause leaves, and the host events that made them."""
+def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) -> HostSyncs:
+    """Sync calls per kept step by cause, the GPU idle each cause leaves, and the host events that made them.
+    ``gap_windows``: GPU -> its between-step gaps' windows (ps, ``GapColumns.windows``), for the part of that idle the
+    gaps hold (``HostSyncs.in_gaps_ledger_ms``)."""
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
@@ -52,7 +54,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
-        sync = np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0))
+        sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
@@ -66,7 +68,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     active = ctx.active
     k = ctx.ranks
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
-    ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
+    ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
     # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
@@ -76,12 +78,13 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
+        ledger[2] += _in_gaps(ctx, g, spans, (gap_windows or {}).get(g.d.gpu))
     idle /= PS_PER_MS * n * k
     ledger /= PS_PER_MS * n * k
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
-    booked, copy_booked = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
-                           for row in ledger)
+    booked, copy_booked, in_gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES)
+                                     if c in bd.HOST_IDLE and row[i] > 0} for row in ledger)
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
@@ -89,7 +92,25 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
                      callers=_top(ctx, callers[~copy], top_n),
                      wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
-                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]))
+                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
+                     in_gaps_ledger_ms=in_gaps)
+
+
+def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noqa: ANN001 - a context.GpuCtx
+             windows: np.ndarray | None) -> np.ndarray | float:
+    """ps per ledger category of the syncs' and the copies' idle spans that lie inside the GPU's between-step gaps
+    (``windows``): the stretch both the wait and the gap would name, the wait's (it drained the queue the gap then
+    idles for).  0 where there are no gaps."""
+    if windows is None or not len(windows):
+        return 0.0
+    s = np.concatenate([x[0] for x in spans]).astype(np.int64, copy=False)
+    e = np.concatenate([x[1] for x in spans]).astype(np.int64, copy=False)
+    if not s.size:
+        return 0.0
+    ws, we = windows[:, 0].astype(np.int64, copy=False), windows[:, 1].astype(np.int64, copy=False)
+    out_s, out_e = subtract_intervals(s, e, ws, we)  # the spans outside the gaps
+    s, e = subtract_intervals(s, e, out_s, out_e)  # the spans inside them
+    return bd.ledger_of(ctx, g, s, e) if s.size else 0.0
 
 
 def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
@@ -110,6 +131,26 @@ def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
         per[name] = per.get(name, 0.0) + d / n
     return HostSyncs(lost_read_ms_per_step=float(dur.sum()) / n,
                      lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
+
+
+def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Of host events ``idx``, those no other of them on their line encloses.  Why: a wait's Python frame holds the
+    read inside it (``jax.device_get`` reads each array through ``np.asarray(jax.Array)``), one wait, not two."""
+    if idx.size < 2:
+        return idx
+    order = np.lexsort((-h.end[idx].astype(np.int64), h.start[idx], h.line[idx]))
+    idx = idx[order]
+    line, end = h.line[idx], h.end[idx].astype(np.int64)  # by line, then start, the longest first
+    keep = np.ones(idx.size, dtype=bool)
+    reach, prev = np.iinfo(np.int64).min, None
+    for k in range(idx.size):  # a read or wait a step: few
+        if line[k] != prev:
+            reach, prev = np.iinfo(np.int64).min, line[k]
+        if end[k] <= reach:
+            keep[k] = False
+        else:
+            reach = end[k]
+    return np.sort(idx[keep])
 
 
 def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:

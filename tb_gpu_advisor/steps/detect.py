@@ -515,7 +515,7 @@ def _before_window(lead_ms: float) -> str:
     return f"{fmt_ms(lead_ms)} of GPU work whose launches precede the window (no host launch of it is recorded)"
 
 
-def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
+def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
     """Start the first of GPU-burst steps at its first work launched in the capture, where the burst opens with work
     launched before the capture and runs on into work launched inside it; the note's words ("" where nothing is cut).
     Per GPU: each GPU's window starts at its own first launched work (kept's per-GPU windows, set where the GPUs'
@@ -525,11 +525,15 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
     the capture does not hold ran for an iteration before this one (``nsys/fsdp_mfu_before``: 9.4 ms of kernels
     launched before the window, then 282.3 ms of work launched in it, read as one 291.7 ms step).  The head is no part
     of the step, as a first step made only of such work is none (:func:`_launched_before`); the step is from its own
-    first work on.  A burst whose first record was launched in the window is unchanged."""
+    first work on.  A burst whose first record was launched in the window is unchanged.  The host's wait in a sync
+    over the head is a wait on that work: said with it, and out of the step with it (``nsys/h100_fsdp_window``: 424
+    ms of uploads launched before the slice, the host's 428 ms ``cudaStreamSynchronize`` begun 145 ms before they
+    end) -- no step's time, no sync's claim."""
     if not kept.ids.size:
         return ""
     start0 = int(kept.hs[0])
     starts: dict[int, int] = {}
+    heads: dict[int, tuple[int, int]] = {}
     head = 0.0
     for d, launch in zip(devs, launches):
         w = kept.gpu.get(d.gpu)
@@ -546,7 +550,8 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
             continue
         first = int(st[idx[int(np.argmax(on))]])
         starts[d.gpu] = first
-        head = max(head, (first - w0) / PS_PER_MS)
+        heads[d.gpu] = (int(st[idx[0]]), first)  # from the head's own first record: a window may open on a host op
+        head = max(head, (first - int(st[idx[0]])) / PS_PER_MS)
     if not starts:
         return ""
     lo = min(starts.values())
@@ -568,7 +573,28 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
             kept.gpu[g] = w
     kept.hs = host
     return (f"; the first step starts at its first work launched in the capture, after {_before_window(head)}: "
-            f"work from before the capture, no part of the step")
+            f"work from before the capture, no part of the step{_waits_on_head(h, list(heads.values()))}")
+
+
+def _waits_on_head(h: HostEvents, heads: list[tuple[int, int]]) -> str:
+    """The words for the host's longest wait in a sync over GPU work launched before the capture (``heads``: per GPU,
+    the head's ``[start, end)``), "" where no sync overlaps one: the part of the call over the head waits on work from
+    before the capture, so it is said here, beside that work, and is no step's (each step starts after it)."""
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else np.zeros(0, np.int64)
+    if not sync.size or not heads:
+        return ""
+    s, e = h.start[sync].astype(np.int64), h.end[sync].astype(np.int64)
+    over = np.zeros(sync.size, np.int64)
+    for a, b in heads:
+        over = np.maximum(over, np.minimum(e, b) - np.maximum(s, a))
+    k = int(np.argmax(over))
+    if over[k] <= 0:
+        return ""
+    whole, part = int(e[k] - s[k]) / PS_PER_MS, int(over[k]) / PS_PER_MS
+    name = h.names[int(h.name[int(sync[k])])]
+    said = f"all {fmt_ms(whole)} of it" if part >= whole else f"{fmt_ms(part)} of its {fmt_ms(whole)}"
+    return (f"; the host's `{name}` waits on that work for {said}: a wait on work from before the capture, no "
+            f"part of a step or of a sync's cost")
 
 
 class _Reading:
@@ -770,8 +796,8 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     warm-up calls, steps holding one-time costs, steps in the program's own warm-up range, a last step cut short.
     The note says each drop; ``found``: the steps read before any drop."""
     dropped: list[DroppedStep] = []
-    if r.source != "whole_capture" and found > 1 and r.active:
-        _drop_cut_first(r, kept, dropped)
+    if r.active and kept.ids.size:
+        _drop_cut_first(r, kept, dropped, found)
     _drop_empty_or_edges(r, kept, found, dropped)
     own = r.own
     cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
@@ -809,16 +835,19 @@ def _drop_masked(r: _Reading, kept: _Kept, dropped: list[DroppedStep], mask: np.
     r.note += note
 
 
-def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found: int) -> None:
     """A first step the window cut: dropped where it holds only work launched before the capture (the tail of an
-    iteration); a first burst that opens with such work and runs on into its own starts at its own first work."""
+    iteration; of two steps or more read); else a step whose window the GPU's work bounds (its bursts, one pass, the
+    whole capture: ``mapped`` "device") that opens with such work starts at its own first work -- one rule for every
+    such step, the whole window's as a burst's.  Host-marked steps start at their marker and place their GPU windows
+    at the work launched inside them already (:func:`_async_device_windows`)."""
     launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
-    lead = _launched_before(r.active, launches, kept)
+    lead = _launched_before(r.active, launches, kept) if r.source != "whole_capture" and found > 1 else ""
     if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
         _drop_one(r, kept, dropped, 0, f"partial: {lead}",
                   "; dropped the first step: the capture began inside it (its work was launched before the window)")
-    elif r.source == "gpu_busy_clusters":
-        r.note += _trim_launched_before(r.active, launches, kept)
+    elif r.mapped == "device":
+        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept)
 
 
 def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:

@@ -262,18 +262,26 @@ def _cluster_gap(gaps: np.ndarray) -> float:
     return max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
 
 
-def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
+def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launches: list[np.ndarray] | None = None,
+                   refused: list[str] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory migrations are
     left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU last
     wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), or in chunks of its
     choosing for the program's ``cudaMemPrefetchAsync``, so they would make steps of the host's paging and leave the
-    program's kernels out as the first or last "step"."""
+    program's kernels out as the first or last "step".  A long gap inside one host op or range that recurs within
+    the iterations is no boundary (:func:`_gaps_inside_one_range`; with ``h`` and ``launches``, each of ``devs``'s
+    host launch records): the names of the ranges that held refused gaps go to ``refused``."""
     busy = _program_busy(devs)
     if busy is None:
         return None
     own, keep, us, ue = busy
     gaps = us[1:] - ue[:-1]
     big = np.nonzero(gaps > _cluster_gap(gaps))[0]
+    if h is not None and launches is not None and big.size:
+        inside = _gaps_inside_one_range(h, own, [la for d, la in zip(devs, launches) if len(d)], us, ue, big)
+        if refused is not None:
+            refused += [n for n in dict.fromkeys(inside.tolist()) if n]
+        big = big[np.asarray([not n for n in inside.tolist()], dtype=bool)]
     if big.size < 1 or big.size > us.size // 2:
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
@@ -281,6 +289,59 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     if not _bursts_repeat(own, keep, starts):
         return None
     return starts, ends
+
+
+def _gaps_inside_one_range(h: HostEvents, own: list[DeviceEvents], launches: list[np.ndarray], us: np.ndarray,
+                           ue: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """Per long idle gap (``big``: indices into the GPU's busy intervals ``us``/``ue``, the gap after each), the name of
+    the host event that holds it, "" where none does: an event on the thread that launched the work after the gap
+    that began before the GPU fell idle and ends after that launch returned, and whose name recurs more often than
+    the GPU's bursts (an op, a layer's range: many per iteration).
+
+    Why: an iteration ends between the host's ops, never inside one -- its sync returns, the loop turns, the next
+    iteration's first op launches.  A gap the host spends inside one op that launched nothing yet (``aten::linear``'s
+    cuBLAS set-up after a pageable copy's sync, on an FSDP forward 90% busy: a 1.0 ms idle among microsecond gaps,
+    read as a step boundary that cut a 300 ms slice of one forward into "steps" of 290 and 10 ms) is that op's.  A
+    name that recurs no more often than the bursts may mark the iterations themselves (a ``train_step`` range the
+    host opens ahead of its GPU, a data loader's ``__next__``), or wrap the loop (one range around it all): a gap
+    inside it may be a boundary, so it is left to the gaps' length."""
+    out = np.full(big.size, "", dtype=object)
+    if not len(h) or not big.size:
+        return out
+    counts = np.bincount(h.name.astype(np.int64), minlength=len(h.names))
+    often = counts[h.name.astype(np.int64)] > big.size + 1  # recurs more often than there are bursts
+    # per gap: the first work after it that has a launch record, on any GPU -- its launch call's thread and end
+    nxt = np.full(big.size, -1, np.int64)
+    nxt_t = np.full(big.size, np.iinfo(np.int64).max, np.int64)
+    for d, launch in zip(own, launches):
+        st = d.start.astype(np.int64, copy=False)
+        order = np.flatnonzero(launch >= 0)
+        order = order[np.argsort(st[order], kind="stable")]
+        if not order.size:
+            continue
+        j = np.searchsorted(st[order], us[big + 1], side="left")
+        ok = j < order.size
+        cand = order[np.minimum(j, order.size - 1)]
+        better = ok & (st[cand] < nxt_t)
+        nxt_t[better], nxt[better] = st[cand[better]], launch[cand[better]]
+    has = nxt >= 0
+    if not has.any():
+        return out
+    lines = h.line.astype(np.int64, copy=False)
+    for ln in np.unique(lines[nxt[has]]).tolist():
+        ev = np.flatnonzero((lines == ln) & often)
+        if not ev.size:
+            continue
+        ev = ev[np.argsort(h.start[ev], kind="stable")]
+        st, reach = h.start[ev].astype(np.int64), np.maximum.accumulate(h.end[ev].astype(np.int64))
+        for k in np.flatnonzero(has & (lines[np.maximum(nxt, 0)] == ln)).tolist():
+            gs, lend = int(ue[big[k]]), int(h.end[nxt[k]])
+            p = int(np.searchsorted(st, gs, side="left")) - 1  # events begun before the GPU fell idle
+            if p < 0 or reach[p] <= lend:
+                continue
+            q = int(np.flatnonzero(h.end[ev[:p + 1]] > lend)[-1])  # the innermost such: the latest begun
+            out[k] = h.names[int(h.name[ev[q]])]
+    return out
 
 
 def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str
@@ -717,8 +778,17 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
     most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``."""
-    cl = _busy_clusters(r.active)
+    refused: list[str] = []
+    launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
+    cl = _busy_clusters(r.active, r.trace.h, launches, refused)
     joined = 0
+    if cl is None and refused:
+        names = ", ".join(f"`{n}`" for n in refused[:3])
+        r.whole_note = (f"no step markers found; the GPU's long idle gaps lie inside one host op or range that "
+                        f"recurs within the iterations ({names}): it began before the GPU fell idle and launched the "
+                        f"work after the gap, and no iteration ends inside one op, so the GPU's bursts are one: the "
+                        f"window is analysed as one step, part of an iteration or more; per-step numbers are the "
+                        f"window's")
     if cl is not None:
         bursts = cl[0].size
         cl, joined = _join_copy_bursts(job, r.active, *cl)

@@ -23,7 +23,8 @@ Sources, tried in order (the first that yields steps wins; see
    (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
    around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
-12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
+   inside one op: :func:`_gaps_inside_one_range`);
 13. ``whole_capture``        -- one window over everything, with a note why.
 
 Each source carries a confidence (:data:`CONFIDENCE`): the format's own markers are sure, the program's spans

@@ -51,7 +51,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     lost = _lost_reads(ctx, n)
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & ((ctx.host_step >= 0) | _ends_in_step(ctx)))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
@@ -85,7 +85,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
     booked, copy_booked, in_gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES)
                                      if c in bd.HOST_IDLE and row[i] > 0} for row in ledger)
-    blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
+    blocked = (h.end[sync] - _from_step_start(ctx, sync)).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
@@ -111,6 +111,31 @@ def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noq
     out_s, out_e = subtract_intervals(s, e, ws, we)  # the spans outside the gaps
     s, e = subtract_intervals(s, e, out_s, out_e)  # the spans inside them
     return bd.ledger_of(ctx, g, s, e) if s.size else 0.0
+
+
+def _ends_in_step(ctx: Context) -> np.ndarray:
+    """Bool per host event: it began before every kept step's window it overlaps and ends inside one -- a wait begun
+    over work from before that step (the GPU work launched before the capture that a first step is trimmed of:
+    ``steps.detect._trim_launched_before``), whose part inside the step is the step's."""
+    h, w = ctx.h, ctx.steps.host_windows
+    if not w.shape[0]:
+        return np.zeros(len(h), dtype=bool)
+    k = np.searchsorted(w[:, 0], h.end, side="left") - 1  # the window whose start lies before the event's end
+    ok = k >= 0
+    k = np.maximum(k, 0)
+    return ok & (ctx.host_step < 0) & (h.start < w[k, 0]) & (h.end <= w[k, 1])
+
+
+def _from_step_start(ctx: Context, idx: np.ndarray) -> np.ndarray:
+    """Each host event's start, or the start of the kept step it ends in where it began before it: the host's wait
+    counts from the step's start (its part before the step waited on the work before it, said where that work is
+    said, ``steps``' before-capture note)."""
+    h, w = ctx.h, ctx.steps.host_windows
+    st = h.start[idx].astype(np.int64)
+    if not w.shape[0] or not idx.size:
+        return st
+    k = np.maximum(np.searchsorted(w[:, 0], h.end[idx], side="left") - 1, 0)
+    return np.where(ctx.host_step[idx] < 0, np.maximum(st, w[k, 0]), st)
 
 
 def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:

@@ -889,6 +889,30 @@ def per_rank_problems(h: HostReport) -> list[str]:
     return out
 
 
+_KERNELS_OF = re.compile(r"(?<![\d.,])" + _NUM + r" of " + _NUM + r" kernels? per step")
+_KERNELS_SAID = re.compile(r"(?<![\d.,])" + _NUM + r" (small )?kernels? per step")
+
+
+def count_value_problems(where: str, f: Finding) -> list[str]:
+    """``one-count``: a count a finding prints per step, in its summary and in its saving's assumption alike, is the
+    count of its detail, printed to its precision -- one value wherever it is said (h37-review10: fsdp_mfu_before's
+    launch-bound finding read "424 of 980.5 kernels per step on average" and assumed "980 kernels per step";
+    cloverleaf's assumed "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")."""
+    d = (f.metric.detail if f.metric is not None else None) or {}
+    text = " ".join((f.summary + " " + (f.saving.assumption if f.saving is not None else "")).split())
+    said = []
+    for m in _KERNELS_OF.finditer(text):
+        said += [("small_kernels_per_step", m.group(1), m.group(0)), ("kernels_per_step", m.group(2), m.group(0))]
+    for m in _KERNELS_SAID.finditer(text):
+        said.append(("small_kernels_per_step" if m.group(2) else "kernels_per_step", m.group(1), m.group(0)))
+    out = []
+    for key, num, words in said:
+        ref = d.get(key)
+        if isinstance(ref, (int, float)) and abs(float(num.replace(",", "")) - ref) > _half_ulp(num) + 1e-6:
+            out.append(f"one-count: {where}: {f.id}: '{words}', where its {key} is {ref:g}")
+    return sorted(set(out))
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -898,6 +922,7 @@ def report_violations(report: Report) -> list[str]:
         for f in h.findings:
             out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
+            out += count_value_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
@@ -912,6 +937,7 @@ def report_violations(report: Report) -> list[str]:
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
             out += _text_parts(f.id, _finding_text(f), session_step) + _count_text(f.id, _finding_text(f))
+            out += count_value_problems("session", f)
             for t in f.evidence:
                 out += table_problems(f.id, t, None, hosts)
     for name in ("ranks", "collectives"):

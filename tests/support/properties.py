@@ -480,6 +480,8 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
         for b in fs:
             if a.saving is None or b.saving is None or _SEV.get(a.severity, 9) <= _SEV.get(b.severity, 9):
                 continue  # a is milder than b from here on
+            if a.severity == "warning" and _never_critical(a):
+                continue  # at its rule's ceiling (``ceiling``): the grade its rule promises outranks the saving's
             if a.saving.percent_of_step > b.saving.percent_of_step + 0.5 and \
                     _CONF.get(a.confidence, 2) >= _CONF.get(b.confidence, 2):
                 out.append(f"order: {where}: {a.id} is {a.severity} saving {a.saving.percent_of_step:.1f}% but "
@@ -913,6 +915,28 @@ def count_value_problems(where: str, f: Finding) -> list[str]:
     return sorted(set(out))
 
 
+_NEVER_CRITICAL = re.compile(r"(?:^|[.!]\s+)Never critical\b")
+
+
+def _never_critical(f: Finding) -> bool:
+    from tb_gpu_advisor.rules.registry import REGISTRY
+
+    r = REGISTRY.get(f.rule)
+    return r is not None and bool(_NEVER_CRITICAL.search(r.doc))
+
+
+def ceiling_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``ceiling``: a finding is never graded above what its rule's documentation (``docs/rules.md``, the rule's own
+    doc) promises -- "Never critical" holds whatever grading follows the rule's (h37-review10: v100_bert's
+    "XLA is off" read CRITICAL, raised to the criticals it out-saved, where its doc says "Never critical: the guide
+    calls XLA optional")."""
+    out = []
+    for f in findings:
+        if f.severity == "critical" and _never_critical(f):
+            out.append(f"ceiling: {where}: {f.id} is critical, where its rule's doc says it never is")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -927,7 +951,7 @@ def report_violations(report: Report) -> list[str]:
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h) + memory_offset_problems(h)
-        out += severity_problems(h.host, h.findings)
+        out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
@@ -946,6 +970,7 @@ def report_violations(report: Report) -> list[str]:
             out += table_problems(f"session {name}", t, None, hosts)
     out += _collective_values(report) + _rank_values(report) + _words(None, report.findings)
     out += order_problems("session", report.findings) + severity_problems("session", report.findings)
+    out += ceiling_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)

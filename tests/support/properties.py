@@ -937,6 +937,65 @@ def ceiling_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+#: How a fix names each fix a trace can show in use (``capture.applied``'s keys): in its words, in its code
+_IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
+                 "cuda_graphs": (r"\b(?:CUDA|HIP|XPU) graphs?\b", r"torch\.(?:cuda|xpu)\.graph\(|Graph\(\)|make_graphed_callables"),
+                 "fused_optimizer": (r"fused=True|\bfused optimizer\b", r"fused=True")}
+#: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode
+_NOT_TOLD = re.compile(r"\bkeep\b|\balready\b|reduce-overhead|\bmode\b|\bneeds\b|\bwithout\b|\boff\b", re.I)
+_CLAUSES = re.compile(r"[.;:]\s+|\s+--\s+|,\s+or\s+|\(|\)")
+
+
+def in_use_problems(where: str, h: HostReport) -> list[str]:
+    """``in-use``: a fix the capture shows in use (``capture.applied``: torch.compile's kernels, graph launches, a
+    fused optimizer's kernels) is never told again, in a fix's words or code, under any finding of that host -- the
+    host's own "Already in use, so not suggested" says so (h37-review10: d2d_v100's and
+    torch_compile_cudagraphs_inference's small-grid fix ended "or let torch.compile fuse the small ops", beside
+    torch.compile's kernels in the trace).  A clause that keeps it on, names what it needs or its graph mode is no
+    telling."""
+    applied = (h.capture or {}).get("applied") or {}
+    out = []
+    for key in applied:
+        names = _IN_USE_NAMES.get(key)
+        if names is None:
+            continue
+        words, code = (re.compile(x) for x in names)
+        for f in h.findings:
+            for a in f.actions:
+                told = [c for c in _CLAUSES.split(" ".join(a.text.split())) if words.search(c) and not _NOT_TOLD.search(c)]
+                told += [ln for ln in (a.snippet or "").splitlines() if code.search(ln) and not _NOT_TOLD.search(ln)]
+                if told:
+                    out.append(f"in-use: {where}: {f.id} tells {key} again ('{told[0].strip()[:80]}'), which the capture "
+                               f"shows in use: {applied[key][:60]}")
+    return out
+
+
+_SHARE_AFTER = re.compile(r"(?P<t>\d[\d,]*(?:\.\d+)?) ?(?P<tu>us|µs|ms|s)\b(?P<mid>[^%;]{0,300}?), "
+                          r"(?P<p>\d+(?:\.\d+)?)% of (?:the |each )?(?P<w>\d[\d,]*(?:\.\d+)?) ?(?P<wu>us|µs|ms|s)\b")
+_OF_IT = re.compile(_TIME + r" of it\b")
+
+
+def share_of_time_problems(where: str, f: Finding) -> list[str]:
+    """``share-of``: a share printed after a time is that time's share of the whole it names, less the parts said to
+    be "of it" in between ("131 us ... (84 us of it the host dispatching ...), 21.1% of the 221 us step": (131 - 84) /
+    221), to printed precision and a twentieth of the share for parts under a twentieth of the time left unsaid
+    (h37-review10: torch_compile_cudagraphs_inference read "idle 131 us between steps on average (max 142 us), 21.1% of
+    the 221 us step", 59% as printed: the share left out the launch-bound finding's 84 us without saying so)."""
+    text = " ".join(f.summary.split())
+    out = []
+    for m in _SHARE_AFTER.finditer(text):
+        if ". " in m.group("mid"):
+            continue  # another sentence: the share is not of this time
+        t, w = _ms(m.group("t"), m.group("tu")), _ms(m.group("w"), m.group("wu"))
+        parts = sum(_ms(n, u) for n, u in _OF_IT.findall(m.group("mid")))
+        if not w:
+            continue
+        want, p = 100 * (t - parts) / w, float(m.group("p"))
+        if abs(p - want) > 0.06 * 100 * t / w + 0.15:
+            out.append(f"share-of: {where}: {f.id}: '{m.group(0)[:120]}' is {want:.1f}% as printed, not {p:g}%")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -946,12 +1005,12 @@ def report_violations(report: Report) -> list[str]:
         for f in h.findings:
             out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
-            out += count_value_problems(h.host, f)
+            out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h) + memory_offset_problems(h)
-        out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings)
+        out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings) + in_use_problems(h.host, h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)

@@ -168,7 +168,7 @@ def test_the_gaps_share_is_of_the_time_it_names():
     assert not share_of_time_problems("host", f)
     d = f.metric.detail
     assert d["launch_ms"] > 0.05 * d["avg_gap_ms"]  # the dispatch the share leaves out: named, with its number
-    assert "of it the host dispatching the next work" in " ".join(f.summary.split())
+    assert "of it the next work's dispatch" in " ".join(f.summary.split())
     assert f"{100 * f.metric.value:.1f}% of the" in " ".join(f.summary.split())
 
 

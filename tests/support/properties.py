@@ -55,6 +55,15 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
   than three significant digits ("about 4636.8x" says more than an estimate knows).
+* ``one-count`` -- a per-step count of kernels a finding prints, in its summary and its saving's assumption, is its
+  detail's count to printed precision (h37-review10: "980.5 kernels per step on average" assumed as "980";
+  cloverleaf's "92 of 125 kernels per step" assumed as "92 kernels per step" where its title counts all 125).
+* ``ceiling`` -- no finding is graded above what its rule's doc promises ("Never critical": the lone V100 BERT's XLA
+  finding read CRITICAL); ``order`` lets a finding at that ceiling save more than a stronger one.
+* ``in-use`` -- a fix the capture shows in use (``capture.applied``) is never told again, in any fix's words or code,
+  on that host (d2d_v100, torch_compile_cudagraphs_inference: "or let torch.compile fuse the small ops").
+* ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
+  (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.

@@ -1239,7 +1239,7 @@ APPLIED_MARKERS = {
     # `CompiledFunction` / `CompiledFunctionBackward` and no `triton_` kernel, and read "Inductor's Triton kernels")
     "compiled": ("torch.compile (Inductor's Triton kernels in the trace)",
                  lambda n: n.startswith(COMPILED_HOST), lambda n: n.startswith(TRITON_KERNEL),
-                 "torch.compile (its compiled functions in the trace, no Triton kernel)"),
+                 "torch.compile (its compiled regions in the trace)"),
     "cuda_graphs": ("CUDA graphs (graph launches in the trace)", devices.is_graph_launch, never),
     "fused_optimizer": ("a fused optimizer (its fused kernels in the trace)", _fused_optimizer_op,
                         _fused_optimizer_kernel),

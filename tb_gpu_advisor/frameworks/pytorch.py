@@ -1246,8 +1246,11 @@ def _fused_optimizer_kernel(name: str) -> bool:
 #: Fixes a trace shows in use: Inductor's Triton kernels (or its compiled regions) mean torch.compile, a graph launch
 #: means CUDA graphs, a fused optimizer op or kernel means ``fused=True``.
 APPLIED_MARKERS = {
+    # its compiled regions alone where no Triton kernel ran (h37-review10: d2d_v100's 2022 trace holds
+    # `CompiledFunction` / `CompiledFunctionBackward` and no `triton_` kernel, and read "Inductor's Triton kernels")
     "compiled": ("torch.compile (Inductor's Triton kernels in the trace)",
-                 lambda n: n.startswith(COMPILED_HOST), lambda n: n.startswith(TRITON_KERNEL)),
+                 lambda n: n.startswith(COMPILED_HOST), lambda n: n.startswith(TRITON_KERNEL),
+                 "torch.compile (its compiled regions in the trace)"),
     "cuda_graphs": ("CUDA graphs (graph launches in the trace)", devices.is_graph_launch, never),
     "fused_optimizer": ("a fused optimizer (its fused kernels in the trace)", _fused_optimizer_op,
                         _fused_optimizer_kernel),
@@ -1296,13 +1299,18 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 
 
 #: Kernels launched with fewer blocks than SMs (``small_grid``): in PyTorch, ops on tiny tensors, one launch each.
+#: Two fixes, not one with an "or": the compiler's is a fix of its own, which a compiled trace is not told again
+#: (``fix_introduces`` reads its code; h37-review10: d2d_v100 and torch_compile_cudagraphs_inference were told "or
+#: let torch.compile fuse the small ops" beside "Already in use, so not suggested: torch.compile").
 FIXES["small_grid"] = (action(
     "These kernels run on tensors too small to fill the GPU: give each launch more data -- raise the batch size, "
     "stack per-item or per-parameter tensors and run one op over the stack (torch.stack, torch._foreach_* ops, "
-    "torch.vmap instead of a Python loop), or let torch.compile fuse the small ops into fewer, larger kernels.",
+    "torch.vmap instead of a Python loop).",
     "xs = torch.stack(items)            # one (N, ...) tensor instead of N small ones\n"
     "ys = torch.vmap(f)(xs)             # one launch over the batch, not N\n"
-    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"),)
+    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"), action(
+    "Let torch.compile fuse the small ops into fewer, larger kernels.",
+    "model = torch.compile(model)"))
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",

@@ -17,11 +17,15 @@ rewritten the one way another tracer version writes it; its report must be the u
 
 from __future__ import annotations
 
+from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from synthetic import jaxcapture, scenarios
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 
 #: ``kCuptiDriverApiPlaneName`` (xla/tsl/profiler/utils/xplane_schema.cc)
@@ -85,3 +89,79 @@ def test_a_jax_capture_s_unmerged_cupti_plane_reads_as_the_merged_one(tmp_path, 
     sc = make()
     assert _unmerged_jax(sc.space) > 0
     assert _findings(sc.write(tmp_path, run="cupti_plane")[0]) == want
+
+
+# -- ROCm's own records beside the kernels -------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def _kinds(path) -> dict[int, tuple[int, float]]:
+    """kind -> (events, ms) over every GPU of a capture."""
+    out: dict[int, tuple[int, float]] = {}
+    for d in read_trace(str(path)).devices:
+        for k in np.unique(d.kind).tolist():
+            sel = d.kind == k
+            n, ms = out.get(k, (0, 0.0))
+            out[k] = (n + int(sel.sum()), round(ms + float((d.end[sel] - d.start[sel]).sum()) / 1e9, 6))
+    return out
+
+
+def _renamed(plane, old: str, new: str) -> None:
+    plane._events = {(new if n == old else n): i for n, i in plane._events.items()}
+
+
+def _roctracer_copies(space) -> None:
+    """XLA's roctracer-based ROCm tracer: each copy's HIP-OPS record named by roctracer (``CopyHostToDevice``), with
+    ``memcpy_details`` of no size (``kind:Unknown size:0 ...``: the record carries none); the call on the host is
+    ``hipMemcpyHtoDAsync``."""
+    gpu = space.plane("/device:GPU:0")
+    _renamed(gpu, "MemcpyH2D", "CopyHostToDevice")
+    for ln in gpu.lines:
+        for n, s, d, st in ln.take(lambda n, s, d, st: n == "CopyHostToDevice"):
+            ln.add(n, s, d, **{**st, "memcpy_details": "kind:Unknown size:0 dest:0 async:1"})
+    _renamed(space.plane("/host:CPU"), "MemcpyH2D", "hipMemcpyHtoDAsync")
+
+
+def _blit_copies(space) -> None:
+    """The HIP runtime's blit kernels: each H2D copy run as ``__amd_rocclr_copyBuffer.kd`` on the stream, made by
+    the host's ``hipMemcpyHtoDAsync`` (the same correlation id), no ``memcpy_details``."""
+    gpu = space.plane("/device:GPU:0")
+    _renamed(gpu, "MemcpyH2D", "__amd_rocclr_copyBuffer.kd")
+    for ln in gpu.lines:
+        for n, s, d, st in ln.take(lambda n, s, d, st: n == "__amd_rocclr_copyBuffer.kd"):
+            ln.add(n, s, d, **{k: v for k, v in st.items() if k != "memcpy_details"})
+    _renamed(space.plane("/host:CPU"), "MemcpyH2D", "hipMemcpyHtoDAsync")
+
+
+@pytest.mark.parametrize("change", [_roctracer_copies, _blit_copies], ids=["roctracer_records", "blit_kernels"])
+def test_rocm_copies_are_copies(tmp_path, change):
+    """Main read roctracer's ``CopyHostToDevice`` records and ROCclr's copy kernels as kernels: the capture's 8 H2D
+    copies (0.70 ms) gone from the copies, 8 more kernels.  The same copies and kernels as the CUDA capture's."""
+    want = _kinds(scenarios.ideal().write(tmp_path, run="cuda")[0])
+    assert want[devices.KIND_H2D][0] > 0  # the premise: the capture's input copies
+    sc = scenarios.ideal()
+    change(next(iter(sc.spaces.values())))
+    assert _kinds(sc.write(tmp_path, run=change.__name__)[0]) == want
+
+
+def _rocm_captures() -> list[Path]:
+    return sorted((FIXTURES / "wild").glob("jax_mi3*/plugins/profile/*/*.xplane.pb"))
+
+
+@pytest.mark.parametrize("path", _rocm_captures(), ids=lambda p: p.parts[-5])
+def test_a_real_rocm_capture_s_blit_copies_are_its_copy_calls(path):
+    """The kept MI300X / MI355X JAX captures: each ``hipMemcpyHtoDAsync`` / ``hipMemcpyDtoDAsync`` / ``hipMemsetAsync``
+    on the host ran as a ROCclr blit kernel (``__amd_rocclr_copyBuffer.kd``, ``__amd_rocclr_fillBufferAligned.kd``)
+    under its correlation id.  Main counted them as the model's kernels (MI300X: 46 -> 26 kernels, "2.2 of 2.9 kernels
+    per step" small); they are the copies and fills the calls asked for, in the calls' directions."""
+    t = read_trace(str(path))
+    calls = [t.h.names[i] for i in t.h.name.tolist()]
+    want = {devices.KIND_H2D: sum(c.startswith("hipMemcpyHtoD") for c in calls),
+            devices.KIND_D2D: sum(c.startswith(("hipMemcpyDtoD", "hipMemset")) for c in calls)}
+    assert sum(want.values()) > 0  # the premise: the capture's copy and fill calls
+    d = t.devices[0]
+    blit = np.isin(d.name, [i for i, n in enumerate(d.names) if n.startswith("__amd_rocclr_")])
+    assert {k: int((d.kind == k).sum()) for k in want} == want
+    assert not (blit & (d.kind == devices.KIND_KERNEL)).any()
+    assert ((d.kind == devices.KIND_KERNEL) == ~blit).all()  # control: every other kernel stays a kernel

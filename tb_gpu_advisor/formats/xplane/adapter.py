@@ -104,10 +104,11 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     memory = memory_events(tl)
     meta = tl.plane("/host:metadata")
     flop_ops, flops_note, xla_collectives = hlo_work(meta)
+    calls = copy_calls(tl)  # before the host tables take the host lines' columns
     h = host_events(tl, release)
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
-    devs = all_device_events(tl, release)
+    devs = all_device_events(tl, release, calls)
     return Trace(
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
         span_ps=span, capture_ms=_capture_ms(tl), viewer_zero_ps=viewer_zero_ps(tl), time_base=TIME_BASE,
@@ -581,7 +582,10 @@ _OTHER_HOST_KINDS = ("pinned", "managed", "managed_static")
 
 def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(size, sync, host memory) per ``memcpy_details`` string, -1 where it does not say: host memory 1 where a
-    ``kind_src`` / ``kind_dst`` is pageable, 0 where one is another host memory."""
+    ``kind_src`` / ``kind_dst`` is pageable, 0 where one is another host memory.  ``size:0`` says nothing: a copy
+    moves bytes, and XLA's ROCm tracer writes 0 for every copy whose record carries no size (roctracer's HIP-OPS
+    records: ``kind:Unknown size:0 dest:0 async:0``, openxla/xla rocm_collector.cc / rocm_tracer.cc "record->bytes is
+    not a valid value")."""
     size = np.full(len(details), -1, dtype=np.int64)
     sync = np.full(len(details), -1, dtype=np.int8)
     host = np.full(len(details), -1, dtype=np.int8)
@@ -590,7 +594,7 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np
             continue
         for tok in d.split():
             k, _, v = tok.partition(":")
-            if k == "size" and v.isdigit():
+            if k == "size" and v.isdigit() and v.strip("0"):
                 size[i] = int(v)
             elif k == "async" and v in ("0", "1"):
                 sync[i] = 1 if v == "0" else 0
@@ -626,7 +630,47 @@ def _not_gpu_work(plane: Plane, lines: list[Line]) -> np.ndarray | None:
     return _cat(parts, bool)
 
 
-def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
+#: correlation id -> the host's copy or fill call that made it (``hipMemcpyHtoDAsync``), where a GPU ran a runtime's
+#: own copy kernel (:func:`copy_calls`)
+CopyCalls = dict[int, str]
+
+
+def copy_calls(tl: Timeline) -> CopyCalls:
+    """The host's copy and fill calls by correlation id (``devices.is_copy_call``), where some GPU plane holds a
+    runtime's own copy kernel (``devices.blit_copy_kind``: ROCclr's ``__amd_rocclr_copyBuffer.kd``); {} else -- the
+    host lines are not read for a capture without one."""
+    if not any(devices.blit_copy_kind(n, None) is not None for p in tl.gpu_planes() for n in p.event_names):
+        return {}
+    out: CopyCalls = {}
+    for p in tl.host_planes():
+        is_call = np.fromiter((devices.is_copy_call(n) for n in p.event_names), bool, count=len(p.event_names))
+        if not is_call.any() or p.stat_key("correlation_id") is None:
+            continue
+        for ln in p.lines:
+            if not len(ln) or ln.start_ps is None:
+                continue
+            sel = np.flatnonzero(is_call[ln.name_id])
+            if sel.size:
+                corr = ln.int_stat("correlation_id", inherit=False)[sel]
+                out.update((int(c), p.event_names[int(n)]) for c, n in zip(corr.tolist(), ln.name_id[sel].tolist()) if c >= 0)
+    return out
+
+
+def _event_kinds(plane: Plane, name: np.ndarray, corr: np.ndarray, calls: CopyCalls | None) -> np.ndarray:
+    """The kind of each event (``devices.device_kind`` of its name); a runtime's own copy kernel takes the kind of
+    the copy call that made it (``devices.blit_copy_kind``)."""
+    per_name = devices.device_kind(plane.event_names)
+    kind = per_name[name] if name.size else np.zeros(0, np.int8)
+    blit = {i: n for i, n in enumerate(plane.event_names) if devices.blit_copy_kind(n, None) is not None}
+    if blit:
+        sel = np.flatnonzero(np.isin(name, list(blit)))
+        kind = kind.copy()
+        for i, n, c in zip(sel.tolist(), name[sel].tolist(), corr[sel].tolist()):
+            kind[i] = devices.blit_copy_kind(blit[int(n)], (calls or {}).get(int(c)))
+    return kind
+
+
+def device_events(plane: Plane, release: bool = False, calls: CopyCalls | None = None) -> DeviceEvents:
     """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes.
 
     With ``release`` the streams' own columns are dropped once the table holds them (see
@@ -663,12 +707,12 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
 
     name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
     end = col(lambda ln: ln.end_ps)
-    kinds_per_name = devices.device_kind(plane.event_names)
     mem_bytes, mem_sync, mem_host = _memcpy_columns(plane, stat("memcpy_details"))
     op_text, op_idx = _op_columns(plane, stat, start, end)
     sdt = int_dtype(0, len(lines))
     stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
     corr = narrowest(held("correlation_id", inherit=False), np.int32)
+    kind = _event_kinds(plane, name, corr, calls)
     group_id = absent_as_broadcast(narrowest(stat("group_id", inherit=False)))
     shape_sid = absent_as_broadcast(narrowest(stat("shape")))
     long_name_sid = absent_as_broadcast(narrowest(stat("long_name")))
@@ -678,7 +722,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
         for ln in lines:
             ln.release_events()
     return DeviceEvents(
-        gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
+        gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kind,
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
         **DeviceEvents.copy_columns(mem_bytes, mem_sync, mem_host), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
         **launch,
@@ -817,11 +861,11 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
 DEVICE_TABLE_WORKERS = 2
 
 
-def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
+def all_device_events(tl: Timeline, release: bool = False, calls: CopyCalls | None = None) -> list[DeviceEvents]:
     """Every GPU's table; with ``release``, freed heap goes back to the OS once they are built (``memory.py``): the
     streams' columns they freed would otherwise stay mapped under the analysis."""
     # each GPU's table from its own plane's columns (numpy's sorts and gathers let go of the GIL): two at a time
-    out = map_in_order(lambda p: device_events(p, release), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
+    out = map_in_order(lambda p: device_events(p, release, calls), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
     if release:  # once, after every GPU: a trim after each GPU only made the next one fault the pages in again
         release_free_heap()
     return out

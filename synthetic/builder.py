@@ -113,7 +113,7 @@ class LineBuilder:
         v = int(value)  # type: ignore[arg-type]
         return v - (1 << 64) if v >= 1 << 63 else v
 
-    def add(self, name: str, start_ps: int, duration_ps: int, **stats: object) -> int:
+    def add(self, name: str, start_ps: int, duration_ps: int, /, **stats: object) -> int:
         """Append one event (absolute start in ps since profile start); returns its index."""
         idx = len(self.meta)
         self.meta.append(self.plane.event_id(name))

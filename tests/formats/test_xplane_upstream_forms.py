@@ -165,3 +165,98 @@ def test_a_real_rocm_capture_s_blit_copies_are_its_copy_calls(path):
     assert {k: int((d.kind == k).sum()) for k in want} == want
     assert not (blit & (d.kind == devices.KIND_KERNEL)).any()
     assert ((d.kind == devices.KIND_KERNEL) == ~blit).all()  # control: every other kernel stays a kernel
+
+
+# -- CUPTI's NVTX activity: the program's own ranges ---------------------------------------------------------------
+
+STEPS = 8
+
+
+def _nvtx_lines(space, names: tuple[str, ...], xla_ranges: bool = False) -> int:
+    """The program's ranges ``names`` written as CUPTI's NVTX activity writes them (``NVTX:<name>`` on the line
+    ``Host Threads/<tid>/NVTX`` of the thread that pushed them, merged into ``/host:CPU``) instead of as TraceMe
+    events; with ``xla_ranges``, XLA's own ``XlaModule`` range (domain ``TSL``) over each module execution as well, as
+    XLA pushes it whenever NVTX is listened to.  Returns the ranges moved."""
+    host = space.plane("/host:CPU")
+    moved = 0
+    for ln in list(host.lines):
+        ranges = ln.take(lambda n, s, d, st: n in names)
+        modules = [e for e in ln.events() if e[0].endswith(":XLA GPU module")] if xla_ranges else []
+        if not ranges and not modules:
+            continue
+        dst = host.line(f"Host Threads/{ln.id}/NVTX", (1 << 20) + len(host.lines))
+        for n, s, d, st in ranges:
+            dst.add(f"NVTX:{n}", s, d)
+        for n, s, d, st in modules:
+            dst.add(f"NVTX:TSL:XlaModule:#hlo_module={n.split(':')[0]},program_id=1#", s, d)
+        moved += len(ranges)
+    return moved
+
+
+def _idle_in_ranges(path) -> dict[str, float]:
+    from tb_gpu_advisor.formats import read
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+    t = read(SimpleNamespace(host="h", path=str(path), format="xplane"))
+    return {k: round(v, 3) for k, v in dict(host_metrics(t).idle_in_ranges).items()}
+
+
+def _jax_annotated(nvtx_ranges: bool):
+    """A JAX loop with ``preprocess`` around 3 ms of Python and ``forward_backward`` around the jitted call each
+    step (``tests/frameworks/test_user_ranges.py``'s), the ranges TraceMe or NVTX."""
+    cap = jaxcapture.JaxCapture(step_annotation=True, command_buffers=False, jitter=0.0)
+    kernels = jaxcapture.mlp_bf16_step(4, command_buffers=False)
+    for _ in range(STEPS):
+        cap.begin_step()
+        with cap.annotation("preprocess"):
+            cap.host_work(3000.0)
+        with cap.annotation("forward_backward"):
+            cap.execute(kernels)
+        cap.to_host(4)
+        cap.end_step()
+    space = cap.finish()
+    if nvtx_ranges:
+        assert _nvtx_lines(space, ("preprocess", "forward_backward"), xla_ranges=True) == 2 * STEPS
+    return jaxcapture.JaxScenario("nvtx" if nvtx_ranges else "traceme", space,
+                                  cap.truth("annotated", "ranges", "trace_train"))
+
+
+def test_a_jax_program_s_nvtx_ranges_are_its_own_structure(tmp_path):
+    """CUPTI's NVTX ranges of a JAX program (``nvtx.annotate('preprocess')``) name the GPU's idle in them as its
+    ``TraceAnnotation`` does; XLA's own ``XlaModule`` ranges (domain ``TSL``) are none of the program's.  Main passed
+    the ``Host Threads/<tid>/NVTX`` lines over as the runtime's (no range named: the 3 ms a step of ``preprocess``
+    unexplained)."""
+    want = _idle_in_ranges(_jax_annotated(False).write(tmp_path / "traceme")[0])
+    assert want.get("preprocess", 0) > 2.5  # the premise: the TraceMe ranges name the GPU's 3 ms idle a step
+    got = _idle_in_ranges(_jax_annotated(True).write(tmp_path / "nvtx")[0])
+    assert got == want
+    assert not any(k.startswith(("XlaModule", "NVTX")) for k in got)
+
+
+def test_a_tensorflow_program_s_nvtx_range_reads_by_its_name(tmp_path):
+    """TF: main read the NVTX line's events as TraceMe ranges of the program, named ``NVTX:load``; the range is
+    ``load``, as its TraceMe twin (``tests/frameworks/test_user_ranges.py``)."""
+    from synthetic.scenarios import Capture, K, Scenario, _dense_layers, _input_copy
+    from synthetic.tfcapture import A100
+
+    def capture(nvtx_ranges: bool):
+        cap = Capture(1, A100, seed=0, marker="custom_loop")
+        ops = [_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
+        for _ in range(STEPS):
+            cap.step([ops], host_ranges=[("load", 1500.0)], jitter=0.0)
+        space = cap.finish()
+        if nvtx_ranges:
+            assert _nvtx_lines(space, ("load",)) == STEPS
+        return Scenario("nvtx" if nvtx_ranges else "traceme", {"worker0": space}, None)  # type: ignore[arg-type]
+    want = _idle_in_ranges(capture(False).write(tmp_path)[0])
+    assert want.get("load") == pytest.approx(1.5, abs=0.01)  # the premise
+    assert _idle_in_ranges(capture(True).write(tmp_path)[0]) == want
+
+
+def test_nvtx_names_and_domains():
+    """``NVTX:<domain>:<name>`` only for a domain the NVTX knowledge names; any other first part stays in the name."""
+    from tb_gpu_advisor.formats.xplane.adapter import nvtx_name
+    assert nvtx_name("NVTX:TSL:XlaModule:#hlo_module=jit_f,program_id=3#") == ("XlaModule:#hlo_module=jit_f,program_id=3#", "TSL")
+    assert nvtx_name("NVTX:NCCL:ncclAllReduce") == ("ncclAllReduce", "NCCL")
+    assert nvtx_name("NVTX:forward") == ("forward", "")
+    assert nvtx_name("NVTX:epoch:1") == ("epoch:1", "")
+    assert nvtx_name("forward") == ("forward", None)  # control: a TraceMe event's name is its own

@@ -27,11 +27,11 @@ from tb_gpu_advisor.common.ahead import map_in_order
 from tb_gpu_advisor.common.memory import release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
-from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, narrowest, union_intervals,
+from tb_gpu_advisor.frameworks import nvtx, xla
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, lookup_mask, narrowest, union_intervals,
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
-                                       MemoryEvents, ModuleRuns, Trace)
+                                       HostRanges, MemoryEvents, ModuleRuns, Trace)
 
 if TYPE_CHECKING:  # XLA's HLO reader is imported where a capture holds an HLO (most TensorFlow captures hold none)
     from tb_gpu_advisor.formats.xplane import hlo
@@ -105,6 +105,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     meta = tl.plane("/host:metadata")
     flop_ops, flops_note, xla_collectives = hlo_work(meta)
     calls = copy_calls(tl)  # before the host tables take the host lines' columns
+    range_domains = nvtx_domains(tl)
     h = host_events(tl, release)
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
@@ -115,7 +116,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
-        producer=_producer(meta), memory=memory, unread_devices=unread_devices(tl),
+        producer=_producer(meta), memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
     )
 
 
@@ -485,6 +486,56 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
+#: What CUPTI's NVTX activity records are named on the host (``NVTX:<name>``, ``NVTX:<domain>:<name>`` in a named
+#: domain: openxla/xla xla/backends/profiler/gpu/cupti_collector.cc ``CreateXEvent``), and the suffix of the lines
+#: that hold them (``Host Threads/<tid>/NVTX``, on ``/host:CUPTI`` or its own NVTX plane until the profiler session
+#: merges them into ``/host:CPU``: ``PostProcessSingleHostXSpace``).
+NVTX_EVENT_PREFIX = "NVTX:"
+NVTX_LINE_SUFFIX = "/NVTX"
+#: The NVTX domains whose name a CUPTI NVTX event's may begin with: the libraries' and frameworks' that the NVTX
+#: knowledge names (``frameworks.nvtx``), and XLA's own (``TSL``, ``xla/tsl/profiler/lib/nvtx_utils``).  The collector
+#: joins domain and name with ``:`` as names themselves may (``XlaModule:#...#``, ``epoch:1``): an unknown first part
+#: stays in the name.
+XLA_NVTX_DOMAIN = "TSL"
+
+
+def nvtx_name(event: str) -> tuple[str, str | None]:
+    """(the range's name, its NVTX domain) of a CUPTI NVTX event (``NVTX:TSL:XlaModule:#...#`` -> (``XlaModule:#...#``,
+    ``TSL``); ``NVTX:forward`` -> (``forward``, ``""``)); (event, None) for any other host event."""
+    if not event.startswith(NVTX_EVENT_PREFIX):
+        return event, None
+    rest = event[len(NVTX_EVENT_PREFIX):]
+    domain, sep, name = rest.partition(":")
+    known = domain == XLA_NVTX_DOMAIN or domain in nvtx.LIBRARY_DOMAINS or nvtx.is_framework_op_domain(domain)
+    return (name, domain) if sep and name and known else (rest, "")
+
+
+def nvtx_ranges(h: HostEvents, domains_of: dict[str, str]) -> HostRanges | None:
+    """The program's (and its libraries') NVTX ranges, as CUPTI's NVTX activity writes them into the capture: the
+    events of ``Host Threads/<tid>/NVTX`` lines, their names without the ``NVTX:`` prefix (:func:`nvtx_name`), read as
+    Nsight's NVTX ranges are (``Trace.ranges``); a framework's op ranges (XLA's module and thunk ranges in the ``TSL``
+    domain, TensorFlow's op domain) flagged ops.  None where the capture has no NVTX line."""
+    on = np.fromiter((n.endswith(NVTX_LINE_SUFFIX) for n in h.line_names), bool, count=len(h.line_names))
+    if not on.any():
+        return None
+    idx = np.flatnonzero(lookup_mask(on, h.line)).astype(np.int64)
+    if not idx.size:
+        return None
+    names = np.unique(h.name[idx]).tolist()
+    domains = sorted({domains_of.get(h.names[int(n)], "") for n in names} | {""})
+    code = {int(n): domains.index(domains_of.get(h.names[int(n)], "")) for n in names}
+    dom = np.array([code[int(n)] for n in h.name[idx].tolist()], np.int16)
+    op = h.per_name(nvtx.is_op_name)[h.name[idx]] | np.isin(dom, [i for i, d in enumerate(domains)
+                                                                   if nvtx.is_framework_op_domain(d)])
+    return HostRanges(idx=idx, domain=dom, domains=domains, op=op, source="NVTX (CUPTI)")
+
+
+def nvtx_domains(tl: Timeline) -> dict[str, str]:
+    """The NVTX domain of each range name the host planes hold (:func:`nvtx_name`), read before the host tables
+    rename the events."""
+    return {name: dom for p in tl.host_planes() for name, dom in map(nvtx_name, p.event_names) if dom is not None}
+
+
 #: Sparse host stats: (HostEvents field, stat name, inherit from the event metadata).
 _HOST_STATS = (("corr", "correlation_id", False), ("group_id", "group_id", False), ("step_num", "step_num", True),
                ("iter_num", "iter_num", True), ("root", "_r", True), ("is_eager", "is_eager", True))
@@ -496,7 +547,8 @@ def _host_lines(tl: Timeline) -> tuple[list[tuple[Line, np.ndarray | None]], lis
     index: dict[str, int] = {}
     lines: list[tuple[Line, np.ndarray | None]] = []
     for plane in tl.host_planes():
-        remap = np.fromiter((index.setdefault(n, len(index)) for n in plane.event_names), dtype=np.int32, count=len(plane.event_names))
+        remap = np.fromiter((index.setdefault(nvtx_name(n)[0], len(index)) for n in plane.event_names), dtype=np.int32,
+                            count=len(plane.event_names))
         identity = bool((remap == np.arange(remap.size)).all())
         lines.extend((ln, None if identity else remap) for ln in plane.lines if len(ln))
     names: list[str] = [None] * len(index)  # type: ignore[list-item]

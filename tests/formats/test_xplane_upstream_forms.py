@@ -260,3 +260,18 @@ def test_nvtx_names_and_domains():
     assert nvtx_name("NVTX:forward") == ("forward", "")
     assert nvtx_name("NVTX:epoch:1") == ("epoch:1", "")
     assert nvtx_name("forward") == ("forward", None)  # control: a TraceMe event's name is its own
+
+
+def test_a_chunked_capture_is_named_not_passed_over(tmp_path):
+    """``SaveXSpaceChunk`` writes ``<host>.xplane.riegeli`` (Brotli Riegeli records): main said "no GPU profiles found"
+    of its logdir; it is named as a capture this reader does not read, with the export it reads."""
+    from tb_gpu_advisor.formats.xplane.layout import LAYOUT
+    from tb_gpu_advisor.runtime.advisor import why_not_read
+    session = tmp_path / "run" / "plugins" / "profile" / "2026_01_01_00_00_00"
+    session.mkdir(parents=True)
+    chunked = session / "vm.xplane.riegeli"
+    chunked.write_bytes(b"chunked")  # the content is not read: the name says what it is
+    why = why_not_read(str(chunked))
+    assert why is not None and "chunks" in why and "xplane.pb" in why
+    # control: the one-message export stays read
+    assert LAYOUT.unread(("run", "plugins", "profile", "s", "vm.xplane.pb")) is None

@@ -275,3 +275,27 @@ def test_a_chunked_capture_is_named_not_passed_over(tmp_path):
     assert why is not None and "chunks" in why and "xplane.pb" in why
     # control: the one-message export stays read
     assert LAYOUT.unread(("run", "plugins", "profile", "s", "vm.xplane.pb")) is None
+
+
+# -- several hosts of one job ------------------------------------------------------------------------------------------
+
+def _session_findings(logdir) -> tuple[int, dict[str, str]]:
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    (s,) = discover(str(logdir))
+    rep = analyze_session(s.run, s.session, s.hosts)
+    return len(rep.hosts), {f.rule: f.severity for f in rep.findings}
+
+
+def test_a_remote_capture_s_host_port_names_are_the_same_job(tmp_path):
+    """A remote capture (``capture_profile``: TensorBoard's "Capture profile", ``jax.profiler.start_server``) names
+    each host's file ``<host>_<port>.xplane.pb`` (``SaveXSpace``: ``:`` -> ``_``).  The two hosts of
+    ``jax_dp_2host_slow_link`` so named are the same two ranks, their all-reduce judged across both (a guard: main
+    already right)."""
+    job = jaxcapture.jax_dp_2host_slow_link()
+    job.write(tmp_path / "local", run="r")
+    want = _session_findings(tmp_path / "local")
+    assert want[0] == 2 and want[1].get("comm_bandwidth_low") == "critical"  # the premise: the job's slow link
+    for host, space in job.spaces.items():
+        space.write(tmp_path / "remote" / "r" / "plugins" / "profile" / "2026_01_01_00_00_00" / f"{host}_6009.xplane.pb")
+    assert _session_findings(tmp_path / "remote") == want

@@ -299,3 +299,14 @@ def test_a_remote_capture_s_host_port_names_are_the_same_job(tmp_path):
     for host, space in job.spaces.items():
         space.write(tmp_path / "remote" / "r" / "plugins" / "profile" / "2026_01_01_00_00_00" / f"{host}_6009.xplane.pb")
     assert _session_findings(tmp_path / "remote") == want
+
+
+@pytest.mark.parametrize("make", [jaxcapture.jax_raw, jaxcapture.jax_healthy_bf16_nocb], ids=["jax_raw", "healthy_nocb"])
+def test_xla_s_own_nvtx_ranges_change_nothing(tmp_path, make):
+    """Control: a JAX capture whose only NVTX ranges are XLA's own (``NVTX:TSL:XlaModule:#...#`` over each module
+    execution, pushed whenever a tool listens) reads as the capture without them: the same findings and savings."""
+    want = _findings(make().write(tmp_path, run="plain")[0])
+    sc = make()
+    _nvtx_lines(sc.space, (), xla_ranges=True)
+    assert any(ln.name.endswith("/NVTX") for ln in sc.space.plane("/host:CPU").lines)  # the premise: XLA's ranges
+    assert _findings(sc.write(tmp_path, run="xla_nvtx")[0]) == want

@@ -116,16 +116,20 @@ def copy_direction(name: str) -> str | None:
     return intel.copy_direction(name) or amd.copy_direction(name) or nvidia.copy_direction(name)
 
 
-def blit_copy_kind(kernel: str, call: str | None) -> int | None:
-    """The kind a runtime's own copy or fill kernel stands for (ROCclr's ``__amd_rocclr_copyBuffer.kd``: the HIP
-    runtime ran the program's copy as a kernel, ``amd.blit_copy``), by the direction of the call that made it
-    (``call``: the host call of its correlation id, ``hipMemcpyHtoDAsync``), else a copy of unknown direction or a
-    memset; None for any other kernel."""
-    what = amd.blit_copy(kernel)
-    if what is None:
+def blit_copy_kind(name: str, call: str | None) -> int | None:
+    """The kind of a ROCm copy or fill that its own name may misstate, by the direction of the call that made it
+    (``call``: the host call of its correlation id, ``hipMemcpyHtoDAsync``), else by its name: ROCclr's blit kernels
+    (``__amd_rocclr_copyBuffer.kd``: the HIP runtime ran the program's copy as a kernel, ``amd.blit_copy``; a copy of
+    unknown direction or a memset) and roctracer's copy records (``CopyHostToDevice``, which roctracer also calls a
+    ``hipMemcpyDtoD``: ``amd.COPY_NAMES``).  None for any other event."""
+    what = amd.blit_copy(name)
+    named = amd.copy_direction(name)
+    if what is None and named is None:
         return None
     direction = amd.call_copy_direction(call) if call else None
-    return nvidia.COPY_KINDS[direction or ("memset" if what == "fill" else "other")]
+    if direction in (None, "other"):
+        direction = named or ("memset" if what == "fill" else "other")
+    return nvidia.COPY_KINDS[direction]
 
 
 def is_copy_call(call: str) -> bool:

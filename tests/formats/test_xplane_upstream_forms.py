@@ -310,3 +310,15 @@ def test_xla_s_own_nvtx_ranges_change_nothing(tmp_path, make):
     _nvtx_lines(sc.space, (), xla_ranges=True)
     assert any(ln.name.endswith("/NVTX") for ln in sc.space.plane("/host:CPU").lines)  # the premise: XLA's ranges
     assert _findings(sc.write(tmp_path, run="xla_nvtx")[0]) == want
+
+
+def test_a_rocm_copy_takes_the_direction_of_its_call():
+    """roctracer names a ``hipMemcpyDtoD``'s record ``CopyHostToDevice`` (its issue #53): the call of the record's
+    correlation id says the direction; a call that names none (``hipMemcpyAsync``) leaves the record's own name, a blit
+    kernel's a copy of unknown direction.  Control: a kernel stays a kernel whatever call shares its id."""
+    assert devices.blit_copy_kind("CopyHostToDevice", "hipMemcpyDtoDAsync") == devices.KIND_D2D
+    assert devices.blit_copy_kind("CopyHostToDevice", "hipMemcpyAsync") == devices.KIND_H2D
+    assert devices.blit_copy_kind("CopyHostToDevice", None) == devices.KIND_H2D
+    assert devices.blit_copy_kind("__amd_rocclr_copyBuffer.kd", "hipMemcpyDtoHAsync") == devices.KIND_D2H
+    assert devices.blit_copy_kind("__amd_rocclr_copyBuffer.kd", None) == devices.KIND_OTHER_COPY
+    assert devices.blit_copy_kind("Cijk_Ailk_Bljk_BBS_BH_MT128x32x64", "hipMemcpyHtoDAsync") is None

@@ -688,9 +688,9 @@ CopyCalls = dict[int, str]
 
 
 def copy_calls(tl: Timeline) -> CopyCalls:
-    """The host's copy and fill calls by correlation id (``devices.is_copy_call``), where some GPU plane holds a
-    runtime's own copy kernel (``devices.blit_copy_kind``: ROCclr's ``__amd_rocclr_copyBuffer.kd``); {} else -- the
-    host lines are not read for a capture without one."""
+    """The host's copy and fill calls by correlation id (``devices.is_copy_call``), where some GPU plane holds a copy
+    its name may misstate (``devices.blit_copy_kind``: ROCclr's ``__amd_rocclr_copyBuffer.kd``, roctracer's
+    ``CopyHostToDevice``); {} else -- the host lines are not read for a capture without one."""
     if not any(devices.blit_copy_kind(n, None) is not None for p in tl.gpu_planes() for n in p.event_names):
         return {}
     out: CopyCalls = {}
@@ -709,8 +709,8 @@ def copy_calls(tl: Timeline) -> CopyCalls:
 
 
 def _event_kinds(plane: Plane, name: np.ndarray, corr: np.ndarray, calls: CopyCalls | None) -> np.ndarray:
-    """The kind of each event (``devices.device_kind`` of its name); a runtime's own copy kernel takes the kind of
-    the copy call that made it (``devices.blit_copy_kind``)."""
+    """The kind of each event (``devices.device_kind`` of its name); a ROCm copy its name may misstate takes the kind
+    of the copy call that made it (``devices.blit_copy_kind``)."""
     per_name = devices.device_kind(plane.event_names)
     kind = per_name[name] if name.size else np.zeros(0, np.int8)
     blit = {i: n for i, n in enumerate(plane.event_names) if devices.blit_copy_kind(n, None) is not None}

@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
     emptied = _emptied_by_program(m)
     return [finding(
         ctx, ID, sev,
-        f"The GPU idles {ms(idle)} of each {ms(ctx.step_ms)} step ({pct(share)}) while the host is inside the device "
+        f"The GPU idles {ms(idle)} {ctx.of_step()} ({pct(share)}) while the host is inside the device "
         f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): "
         f"{emptied or 'the caching allocator is off, or blocks never fit because shapes change every step.'}{seen}",
         evidence=evidence,

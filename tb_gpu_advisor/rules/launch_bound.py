@@ -83,22 +83,31 @@ def check(m: HostMetrics) -> list[Finding]:
     # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
     # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
     few_small = (small_share or 0.0) < T("launch_bound.min_small_kernel_share")
-    launched_ps = kps if few_small else small_ps  # the launches a fused graph still makes, ~1 us each
+    replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
+    launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
     residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
-    # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing
-    kept_ms = (wait_ms or 0.0) / kps if kps >= 1 else (wait_ms or 0.0)
-    save_ms = max(0.0, (wait_ms or 0.0) - kept_ms - residual)
-    if save_ms <= 0.0:
+    # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing.  Only the launches
+    # not already in graphs are left to batch, and only the wait before them
+    kept_ms = loose / launches if launches >= 1 else loose
+    save_ms = max(0.0, loose - kept_ms - residual)
+    # the wait before graph replays: the host preparing each replay, which it can do while the GPU still runs the
+    # work before it -- as far as that work lasts
+    hidden = min(replay, m.breakdown.device_compute) if replay >= 0.5 * (wait_ms or 0.0) else 0.0
+    if save_ms + hidden <= 0.0:
         return []
-    rows, example = _offenders(sk)
+    rows, example = _offenders(sk, ctx.per_step)
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
+    if hidden > 0:
+        title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
+        said = _replay_txt(ctx, replay, wait_ms or 0.0, m.capture.graph_kernel_share)
+    assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small)
     return [finding(
         ctx, ID, sev,
-        f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
-        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
-        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after)}{example}{said}",
+        f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
+        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx.per_step)} run shorter than "
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}",
         # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
         metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
                               if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
@@ -106,16 +115,48 @@ def check(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
                                                   "small_kernel_share": small_share,
-                                                  "small_kernel_threshold_us": sk.threshold_us}),
-        saving=saving(ctx, save_ms, f"launch wait reduced to one launch a step (a graph's) and the "
-                                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
-                                    f"({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
-                      [("launch", "launch", save_ms)]),
+                                                  "small_kernel_threshold_us": sk.threshold_us,
+                                                  **({"launch_wait_before_replay_ms": replay,
+                                                      "kernels_outside_graphs_per_step": launches}
+                                                     if m.capture.graph_kernel_share > 0 else {})}),
+        saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
         actions=actions, title=title,
     )]
+
+
+def _replayed(m: HostMetrics, wait_ms: float, kps: float) -> tuple[float, float, float]:
+    """(ms of the wait before graph replays, ms before the other launches, launches per step not in graphs) of a
+    launch wait of ``wait_ms`` over ``kps`` kernels a step.  Where no kernel is replayed from a graph, all of it is
+    the launches' (``HostMetrics.launch_wait_before_replay``: accounting, a graph's kernels are one launch already)."""
+    if m.capture.graph_kernel_share <= 0:
+        return 0.0, wait_ms, kps
+    replay = min(m.launch_wait_before_replay, wait_ms)
+    return replay, wait_ms - replay, min(kps, m.kernels_outside_graphs)
+
+
+def _replay_txt(ctx: Ctx, replay: float, wait: float, graphs: float) -> str:
+    """The words of a wait that comes before graph replays: no launch per kernel to batch, the host's preparation."""
+    return (f" {pct(graphs)} of kernel time already runs from {ctx.vendor.TERMS.get('graphs', 'graphs')}, and "
+            f"{ms(replay)} of the {ms(wait)} wait comes before a replay: the host preparing it (its inputs, the "
+            f"program's code before its one launch), not a launch per kernel -- another graph cannot cut it; "
+            f"preparing the next replay while the GPU runs the current one can.")
+
+
+def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool) -> str:
+    """The saving's assumption: the launches a graph still batches, the replays' preparation overlapped."""
+    out = []
+    if save_ms > 0:
+        out.append(f"launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
+                   f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
+                   f"({n_of(round(launched), 'kernel' if few_small else 'small kernel')} {ctx.per_step}"
+                   f"{' not already in graphs' if hidden > 0 else ''})")
+    if hidden > 0:
+        out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
+                   f"no longer waits before a replay ({ms(hidden)}, at most the step's GPU compute)")
+    return "; and ".join(out)
 
 
 def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float] | None:
@@ -135,7 +176,7 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
     return share, sev, wait_ms, after
 
 
-def _offenders(sk) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
+def _offenders(sk, per: str = "per step") -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
     """The small kernels' table rows, per step and rank as every other number of the finding, and the top offender
     in words."""
     top = sk.top[:10]
@@ -146,8 +187,8 @@ def _offenders(sk) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' met
     o = top[0]
     calls = round(o.per_step, 1)
     avg = "" if float(calls).is_integer() else " on average"
-    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
-                  f"{ms(o.ms_per_step)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
+    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} {per}{avg} taking "
+                  f"{ms(o.ms_per_step)}{' per step' if per == 'per step' else ''}, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
 
 
 def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, bool, list, str]:
@@ -185,21 +226,21 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
     return sev, few_small, actions, words + step_txt
 
 
-def _after_txt(after: float) -> str:
+def _after_txt(after: float, per: str = "per step") -> str:
     """The launch wait left to the host's syncs, said where there is any."""
     if after <= 0:
         return ""
-    return (f" Another {ms(after)} per step of launch wait follows the host's syncs and blocking copies, which drained "
+    return (f" Another {ms(after)} {per} of launch wait follows the host's syncs and blocking copies, which drained "
             f"the GPU's queue: theirs, not counted here.")
 
 
-def _n_of_m(part: float, whole: float, share: float | None) -> str:
+def _n_of_m(part: float, whole: float, share: float | None, per: str = "per step") -> str:
     """"15.4 of 33.6 kernels per step on average (45.8%)": the counts as they are (a per-step mean is rarely whole)
     and the share those two numbers give, so a reader who divides them gets the printed share (issue #36: "15 of
     34 kernels (45.7%)" rounded the counts but not the share)."""
     a, b = round(part, 1), round(whole, 1)
     avg = "" if float(a).is_integer() and float(b).is_integer() else " on average"
-    return f"{count(a)} of {n_of(b, 'kernel')} per step{avg} ({pct(a / b if b else share)})"
+    return f"{count(a)} of {n_of(b, 'kernel')} {per}{avg} ({pct(a / b if b else share)})"
 
 
 def _against_latency(avg_us: float) -> str:

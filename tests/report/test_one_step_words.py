@@ -47,3 +47,20 @@ def test_several_steps_keep_each() -> None:
     assert host.steps["count"] > 1
     assert any("of each " in f.summary for f in host.findings)
     assert one_step_problems(host) == []
+
+
+def test_renderers_say_the_one_step() -> None:
+    """The text and markdown reports' saving and the verdict say "of the step" for a one-step host, as its
+    findings do (``report.verdict.one_step``); a several-step host keeps "/step" (the control)."""
+    from tb_gpu_advisor.report import render
+
+    if not (WILD / "gpt2_b200_one_step").is_dir():
+        pytest.skip("wild fixture absent")
+    rep = Report.from_dict(cli_report(WILD / "gpt2_b200_one_step"))
+    text, md = render.to_text(rep, top=None), render.to_markdown(rep, top=None)
+    assert "/step" not in text.split("HEADLINE")[0] and "of the step)" in text
+    saved = [line for line in md.splitlines() if line.startswith("- **Estimated saving:**")]
+    assert saved and all(" per step " not in line and " of the step (" in line for line in saved)
+    assert "/step" not in rep.verdict if isinstance(rep.verdict, str) else True
+    several = Report.from_dict(cli_report(WILD / "cloverleaf_a100_cuda"))
+    assert "/step (" in render.to_text(several, top=None)

@@ -63,3 +63,26 @@ def test_wait_mostly_before_own_launches_is_no_replay() -> None:
         return  # no launch-bound finding: nothing read as a replay's preparation either
     assert f["title"] != "The GPU waits while the host prepares each graph replay"
     assert "before a replay" not in f["summary"]
+
+
+def test_no_graph_saving_where_no_graph_fix_fits(tmp_path) -> None:  # noqa: ANN001
+    """The same question on an Intel GPU whose trace does not date PyTorch: its graph API (torch.xpu.graph, 2.11 on)
+    is not told, so no listed fix records a graph, and the saving may not assume one (main: 4.94 ms "launch wait
+    reduced to one launch a step (a graph's)" beside fixes with no graph).  Control: the same job on CUDA keeps its
+    graph fix and the saving it gives."""
+    from synthetic import torchtrace as tt
+    from tb_gpu_advisor.frameworks import pytorch
+    from tb_gpu_advisor.model.schema import Action
+
+    def graphs(actions: list[dict]) -> bool:  # a fix whose code records a graph, in the device's own spelling
+        return any(pytorch.fix_introduces(Action(**a)) == ("cuda_graphs",) or "graph" in (a["snippet"] or "").lower()
+                   for a in actions)
+
+    tt.write_run(str(tmp_path / "xpu"), "tiny_ops", steps=8, xpu=True)
+    tt.write_run(str(tmp_path / "cuda"), "tiny_ops", steps=8)
+    xpu, cuda = _launch(tmp_path / "xpu" / "tiny_ops"), _launch(tmp_path / "cuda" / "tiny_ops")
+    assert xpu is not None and cuda is not None
+    assert not graphs(xpu["actions"])
+    assert xpu["saving"] is None and "no saving from batching" in xpu["summary"]
+    assert graphs(cuda["actions"])
+    assert cuda["saving"] is not None and cuda["saving"]["ms_per_step"] > 0

@@ -11,6 +11,12 @@ still is (one kernel a step has nothing to batch: no finding).  The launch wait 
 copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
 Where most small kernels are launched inside the framework's optimizer step (``SmallKernels.in_optimizer_share``: a
 per-parameter optimizer's own kernels), the fixes are the optimizer's -- a fused or foreach update -- not bigger kernels.
+Work already replayed from graphs is one launch: a graph saves only over the launches not in graphs, and only the wait
+before them (``HostMetrics.kernels_outside_graphs``).  The wait before a replay is the host preparing it
+(``HostMetrics.launch_wait_before_replay``); where it is most of the wait, the finding is that preparation, with the
+framework's or engine's fix for it (``launch_bound:replay``) and a saving of at most that wait, up to the step's GPU
+compute: the host prepares the next replay while the GPU runs.  Where no graph fix fits the GPU at the framework version
+the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.
 """
 
 from __future__ import annotations

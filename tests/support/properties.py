@@ -858,7 +858,7 @@ def gpu_count_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
-_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) a step")
+_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) (?:a step|in the (?:step|forward pass|engine step))\b")
 _RANGE_PART = re.compile(r"`[^`]*` " + _TIME)
 
 

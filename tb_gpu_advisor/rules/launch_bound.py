@@ -118,7 +118,8 @@ def check(m: HostMetrics) -> list[Finding]:
         save_ms = 0.0
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
                  f"its launch and no saving from batching them into one is claimed.")
-    assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small)
+    assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
+                             launches < (kps if few_small else small_ps))
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
@@ -168,19 +169,26 @@ def _no_graph_fits(ctx: Ctx, actions: list) -> bool:
 def _replay_txt(ctx: Ctx, replay: float, wait: float, graphs: float) -> str:
     """The words of a wait that comes before graph replays: no launch per kernel to batch, the host's preparation."""
     return (f" {pct(graphs)} of kernel time already runs from {ctx.vendor.TERMS.get('graphs', 'graphs')}, and "
-            f"{ms(replay)} of the {ms(wait)} wait comes before a replay: the host preparing it (its inputs, the "
+            f"{_part_of(replay, wait)} comes before a replay: the host preparing it (its inputs, the "
             f"program's code before its one launch), not a launch per kernel -- another graph cannot cut it; "
             f"preparing the next replay while the GPU runs the current one can.")
 
 
-def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool) -> str:
-    """The saving's assumption: the launches a graph still batches, the replays' preparation overlapped."""
+def _part_of(part: float, whole: float) -> str:
+    """"44 us of the 90 us wait", or "all of the 44 us wait" where the part is the whole as printed -- a part equal to
+    its whole is not said as a part (the one-value property)."""
+    return f"all of the {ms(whole)} wait" if ms(part) == ms(whole) else f"{ms(part)} of the {ms(whole)} wait"
+
+
+def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool) -> str:
+    """The saving's assumption: the launches a graph still batches (``graphed``: fewer than the finding counts, the
+    rest already in graphs), the replays' preparation overlapped."""
     out = []
     if save_ms > 0:
         out.append(f"launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
                    f"({_per_step(launched, 'kernel' if few_small else 'small kernel', ctx.per_step)}"
-                   f"{', not already in graphs' if hidden > 0 else ''})")
+                   f"{', not already in graphs' if graphed else ''})")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
                    f"no longer waits before a replay ({ms(hidden)}, at most the step's GPU compute)")

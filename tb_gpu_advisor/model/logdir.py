@@ -44,6 +44,10 @@ class Session:
     session: str
     path: str
     hosts: tuple[HostFile, ...]
+    #: The names of sibling session folders whose hosts this session holds too: one capture whose hosts each named
+    #: their folder by their own export second (``discover``); ``session`` and ``path`` are the earliest folder's,
+    #: each host keeps its own file's path.  Empty: one folder.
+    merged: tuple[str, ...] = ()
 
     @property
     def stock_run(self) -> str:
@@ -76,7 +80,7 @@ def find_session(sessions: Iterable[Session], run: str, session: str) -> Session
     joining request parameters onto paths.
     """
     for s in sessions:
-        if s.run == run and s.session == session:
+        if s.run == run and (s.session == session or session in s.merged):
             return s
     raise SessionNotFoundError(f"no profile session {echo(session)} in run {echo(run)} (refresh the run list?)")
 

@@ -210,13 +210,23 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
             for s in discover(folder, follow_symlinks):
                 for h in s.hosts:
                     if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
-                        return folder, s, h
+                        return folder, _own_folder(s, h), h
             return None
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     return _lone_file(target)
+
+
+def _own_folder(s: Session, host: HostFile) -> Session:
+    """The session of ``host``'s own folder: a file given by path is reported as its folder's, even where discovery
+    lists that folder merged into an earlier one's session (one capture split across folders)."""
+    if not s.merged:
+        return s
+    here = os.path.dirname(os.path.abspath(host.path))
+    mine = tuple(h for h in s.hosts if os.path.dirname(os.path.abspath(h.path)) == here)
+    return Session(s.run, os.path.basename(here), here, mine)
 
 
 def _lone_file(target: str) -> tuple[str, Session, HostFile] | None:

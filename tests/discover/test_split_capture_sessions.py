@@ -90,3 +90,36 @@ def test_three_hosts_chained_a_second_apart_are_bounded_by_the_earliest(tmp_path
     assert [(s.session, s.merged, [h.host for h in s.hosts]) for s in found] == [
         ("2026_01_01_00_00_02", ("2026_01_01_00_00_03",), ["node0", "node1"]),
         ("2026_01_01_00_00_00", ("2026_01_01_00_00_01",), ["node0", "node1"])]
+
+
+def test_either_folder_of_a_split_capture_names_it_and_a_file_is_its_own_folder_s(tmp_path):
+    """``report DIR --session LATER`` (the later folder's name, or RUN/SESSION as the stock tab names it) selects the
+    merged session; ``report FILE`` of the later folder's host reports that host under its own folder's name."""
+    from tb_gpu_advisor.cli.report import select_sessions
+    from tb_gpu_advisor.discover.logdir import locate_file
+    from tb_gpu_advisor.runtime.advisor import Advisor
+
+    _write_split(tmp_path, {"node0": "2026_01_01_00_00_59", "node1": "2026_01_01_00_01_00"})
+    advisor = Advisor(str(tmp_path), cache="off")
+    for name in ("2026_01_01_00_01_00", "r/2026_01_01_00_01_00", "2026_01_01_00_00_59"):
+        ((s, hosts),) = select_sessions(advisor, None, name, None)
+        assert s.session == "2026_01_01_00_00_59" and [h.host for h in hosts] == ["node0", "node1"], name
+    node1 = tmp_path / "r" / "plugins" / "profile" / "2026_01_01_00_01_00" / "node1.xplane.pb"
+    _, s, h = locate_file(str(node1))
+    assert (s.session, [x.host for x in s.hosts], h.host) == ("2026_01_01_00_01_00", ["node1"], "node1")
+
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("logdir", ["demo_logs", "tests/fixtures", "../shared/profiles"])
+def test_kept_logdirs_list_each_folder_as_its_own_session(logdir):
+    """Control: no kept capture (the demo logdir, the fixtures, the shared real profiles) has a job split across
+    folders, so each lists every session folder as a session of its own, as before."""
+    root = (_REPO / logdir).resolve()
+    if not root.is_dir():
+        pytest.skip(f"{logdir} is not here")
+    found = discover(str(root))
+    assert found and all(not getattr(s, "merged", ()) for s in found)
+    folders = {(s.run, s.session) for s in found}
+    assert len(folders) == len(found)  # no two sessions share a name: none hides another's folder

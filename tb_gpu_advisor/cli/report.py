@@ -272,7 +272,7 @@ def select_sessions(advisor: Advisor, run: str | None, session: str | None, host
     if session is not None:
         # the session folder name, or RUN/SESSION as the stock Profile tab (and the message below) names it
         session = session.rstrip("/") or session
-        chosen = [s for s in found if session in (s.session, s.stock_run)]
+        chosen = [s for s in found if s.named(session)]
         if not chosen:
             avail = [s.stock_run for s in found]
             raise InputError(f"unknown session {echo(session)}{f' in run {echo(run)}' if run else ''}. "

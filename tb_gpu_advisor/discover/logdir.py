@@ -78,9 +78,60 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
     for fid, found in claimed.items():
         for key, hosts in formats.REGISTRY[fid].layout.group(found).items():
             groups.setdefault(key, []).extend(hosts)
-    sessions = [Session(run, session, path, tuple(sorted(hosts, key=lambda h: h.host)))
-                for (run, session, path), hosts in groups.items() if hosts]
+    by_format: dict[str, list[Session]] = {}
+    for (run, session, path), hosts in groups.items():
+        if hosts:
+            s = Session(run, session, path, tuple(sorted(hosts, key=lambda h: h.host)))
+            by_format.setdefault(s.format, []).append(s)
+    sessions = [s for fid, found in by_format.items() for s in _one_capture_per_session(
+        found, formats.REGISTRY[fid].layout.host_folders_within_s if fid in formats.REGISTRY else 0.0)]
     return _sorted(sessions)
+
+
+def _one_capture_per_session(sessions: list[Session], within_s: float) -> list[Session]:
+    """Sibling session folders that hold one capture's hosts, as one session.
+
+    A layout whose hosts each name their session folder by their own clock (``Layout.host_folders_within_s``: the
+    XPlane profiler's export second) splits one multi-host capture across sibling folders when the exports straddle
+    a second; analysed apart, each folder is "one host" and the job's cross-host findings are lost.  Folders of one run
+    whose names are capture times at most ``within_s`` after the earliest of them, and whose host names are all
+    different, are one session: the earliest folder's name and path, every host with its own file.  A host named in
+    two folders is two captures (never merged), and so is any folder not named by a time.  Only the folder names are
+    read (discovery stays a listing): the capture windows themselves are in the files."""
+    if within_s <= 0:
+        return sessions
+    timed: dict[str, list[tuple[float, Session]]] = {}
+    out: list[Session] = []
+    for s in sessions:
+        when = session_time(s.session) if _SESSION_TIME.match(s.session) else None
+        if when is None:
+            out.append(s)
+        else:
+            timed.setdefault(s.run, []).append((when, s))
+    for run_sessions in timed.values():
+        run_sessions.sort(key=lambda ts: (ts[0], ts[1].session))
+        group: list[Session] = []
+        start = 0.0
+        for when, s in run_sessions:
+            names = {h.host for g in group for h in g.hosts}
+            if group and when - start <= within_s and not names & {h.host for h in s.hosts}:
+                group.append(s)
+                continue
+            if group:
+                out.append(_merged(group))
+            group, start = [s], when
+        if group:
+            out.append(_merged(group))
+    return out
+
+
+def _merged(group: list[Session]) -> Session:
+    """One session of sibling folders (the earliest first): its name and path, every folder's hosts."""
+    first = group[0]
+    if len(group) == 1:
+        return first
+    hosts = tuple(sorted((h for s in group for h in s.hosts), key=lambda h: h.host))
+    return Session(first.run, first.session, first.path, hosts, tuple(s.session for s in group[1:]))
 
 
 def skipped(logdir: str, limit: int = 50, follow_symlinks: bool = False) -> list[tuple[str, str]]:
@@ -159,13 +210,23 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
             for s in discover(folder, follow_symlinks):
                 for h in s.hosts:
                     if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
-                        return folder, s, h
+                        return folder, _own_folder(s, h), h
             return None
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     return _lone_file(target)
+
+
+def _own_folder(s: Session, host: HostFile) -> Session:
+    """The session of ``host``'s own folder: a file given by path is reported as its folder's, even where discovery
+    lists that folder merged into an earlier one's session (one capture split across folders)."""
+    if not s.merged:
+        return s
+    here = os.path.dirname(os.path.abspath(host.path))
+    mine = tuple(h for h in s.hosts if os.path.dirname(os.path.abspath(h.path)) == here)
+    return Session(s.run, os.path.basename(here), here, mine)
 
 
 def _lone_file(target: str) -> tuple[str, Session, HostFile] | None:

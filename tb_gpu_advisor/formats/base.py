@@ -213,6 +213,9 @@ class Layout(Protocol):
 
     #: The layout as a user is told it ("<run>/plugins/profile/<session>/<host>.xplane.pb").
     expected: str
+    #: Seconds apart that sibling session folders of one run, named by capture time, may be and still hold the hosts
+    #: of one capture (each host names its folder by its own clock); 0: a session is always one folder.
+    host_folders_within_s: float
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         """Whether the file at ``rel`` (path parts below the logdir) is one of this format's host files, placed
@@ -273,6 +276,7 @@ class RunFolderLayout:
     (:meth:`sniff`) and how files group into sessions (:meth:`group`)."""
 
     expected: str
+    host_folders_within_s: float = 0.0  # a run folder's sessions are grouped by its layout's own clock (``group``)
 
     @staticmethod
     def in_run_folder(rel: tuple[str, ...]) -> bool:

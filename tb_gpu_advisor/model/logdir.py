@@ -44,12 +44,22 @@ class Session:
     session: str
     path: str
     hosts: tuple[HostFile, ...]
+    #: The names of sibling session folders whose hosts this session holds too: one capture whose hosts each named
+    #: their folder by their own export second (``discover``); ``session`` and ``path`` are the earliest folder's,
+    #: each host keeps its own file's path.  Empty: one folder.
+    merged: tuple[str, ...] = ()
 
     @property
     def stock_run(self) -> str:
         """The run name the stock Profile tab uses (its ``?run=`` parameter): ``<run>/<session>``, or just
         ``<session>`` for the root run (xprof ``profile_plugin.generate_runs``)."""
         return self.session if self.run == ROOT_RUN else f"{self.run}/{self.session}"
+
+    def named(self, name: str) -> bool:
+        """``name`` is its folder's, or one merged into it, as a folder name or RUN/SESSION (the stock tab's name): a
+        user told either folder of a split capture finds it."""
+        return any(name in (folder, folder if self.run == ROOT_RUN else f"{self.run}/{folder}")
+                   for folder in (self.session, *self.merged))
 
     @property
     def format(self) -> str:
@@ -76,7 +86,7 @@ def find_session(sessions: Iterable[Session], run: str, session: str) -> Session
     joining request parameters onto paths.
     """
     for s in sessions:
-        if s.run == run and s.session == session:
+        if s.run == run and (s.session == session or session in s.merged):  # a folder of it (``merged``)
             return s
     raise SessionNotFoundError(f"no profile session {echo(session)} in run {echo(run)} (refresh the run list?)")
 

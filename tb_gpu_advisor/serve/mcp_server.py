@@ -520,7 +520,7 @@ def _session_of(found: Sequence[Session], run: str, session: str | None) -> Sess
         return of_run[0]
     session = session.rstrip("/") or session
     for s in of_run:
-        if session in (s.session, s.stock_run):
+        if s.named(session):
             return s
     raise ToolInputError(f"unknown session {echo(session)} in run {echo(run)}. Its sessions (newest first): "
                          f"{_names(s.session for s in of_run)}")

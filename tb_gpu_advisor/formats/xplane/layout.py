@@ -63,8 +63,19 @@ def host_of(file_name: str) -> str | None:
     return None
 
 
+#: How many seconds apart the session folders of one capture's hosts can be named.  Each process names its folder by its
+#: own clock's second when it exports (``ExportToTensorBoard`` -> ``<logdir>/plugins/profile/<now as
+#: %Y_%m_%d_%H_%M_%S>/<host>.xplane.pb``, after its own ``CollectData``; ``jax.profiler.stop_trace`` per process), so the
+#: hosts of one multi-host job land in sibling folders when their exports straddle a second (survey h37-xplane2).  The
+#: spread is the hosts' stop skew (under a step: collectives keep them in step), each host's collect-and-convert time
+#: (seconds for a large capture) and clock skew (NTP: milliseconds); a second capture of the same job is at least a
+#: profiling window later and holds the same host names (never merged: :func:`discover.discover`).
+HOST_FOLDERS_WITHIN_S = 10.0
+
+
 class XPlaneLayout:
     expected = EXPECTED
+    host_folders_within_s = HOST_FOLDERS_WITHIN_S
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         return (len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR and host_of(rel[-1]) is not None

@@ -39,10 +39,11 @@ WITHOUT_LINE = "without the line"
 
 @dataclass(frozen=True)
 class Spelled:
-    """``Framework.device_features``: the fix stands with the feature's marker spelled ``older`` -- the form every
-    version the trace could be accepts (``torch.cuda.amp.GradScaler()`` where ``torch.amp.GradScaler('cuda')``,
-    PyTorch 2.3 on, is not dated)."""
-    older: str
+    """``Framework.device_features``: the fix stands with its line that names the feature given whole as ``line`` (at
+    that line's indent) -- the form every version the trace could be accepts (``scaler = torch.cuda.amp.GradScaler()``
+    where ``torch.amp.GradScaler('cuda')``, PyTorch 2.3 on, is not dated).  A line the framework writes, not words
+    replaced in one."""
+    line: str
 
 
 @dataclass(frozen=True)
@@ -285,8 +286,9 @@ class Framework:
                         lines.insert(at, comment)
                     return replace(a, snippet="\n".join(lines))
                 if isinstance(instead, Spelled):
-                    return self.fit(replace(a, snippet=(a.snippet or "").replace(marker, instead.older)), vendor,
-                                    version)
+                    lines = [(x[: len(x) - len(x.lstrip())] + instead.line) if marker in x else x
+                             for x in (a.snippet or "").split("\n")]
+                    return self.fit(replace(a, snippet="\n".join(lines)), vendor, version)
                 return self.fit(instead, vendor, version) if isinstance(instead, Action) else None
         return a
 

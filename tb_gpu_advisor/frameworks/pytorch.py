@@ -1295,7 +1295,7 @@ XPU_GRAPHS = action(
 #: (``torch.cuda.amp.GradScaler`` deprecated for it in 2.4, still there); a trace that does
 #: not date PyTorch past 2.3 is told ``torch.cuda.amp.GradScaler()``, which every version it could be accepts
 #: (h37-review10: d2d_v100, 2022, and resnet_rtx2080ti_slow_workers were told the 2.3 form).
-_GRAD_SCALER = ("torch.amp.GradScaler('cuda')", (2, 3), Spelled("torch.cuda.amp.GradScaler()"))
+_GRAD_SCALER = ("torch.amp.GradScaler('cuda')", (2, 3), Spelled("scaler = torch.cuda.amp.GradScaler()"))
 DEVICE_FEATURES = {
     "NVIDIA": (_GRAD_SCALER,),
     "AMD": (_GRAD_SCALER,),

@@ -135,7 +135,7 @@ def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str, per_step: 
     if not isinstance(ar, (int, float)) or not step_ms or ms(transfer_ms) == ms(ar) or transfer_ms > ar:
         return f
     share = transfer_ms / step_ms
-    wait = (f" Its GPUs spend {ms(ar - transfer_ms)} more inside it {per_step}, waiting for the {unit} of the job that "
+    wait = (f" Its GPUs spend {ms(ar - transfer_ms)} more{' per step' if per_step == 'per step' else ''} inside it, waiting for the {unit} of the job that "
             f"enters it last (see the straggler findings).")
     expected = d.get("expected_ms")
     if not expected:
@@ -175,7 +175,7 @@ def _waited(ctx: Ctx, waited_ms: float, others: int) -> str:
     if waited_ms < 0.05:
         return ""
     return (f" That is the GPU that enters it last; {the_others(others, 'GPU', 'spend', 'the others spend')} "
-            f"{ms(waited_ms)} more inside it {ctx.per_step}, "
+            f"{ms(waited_ms)} more{'' if ctx.one_step else ' per step'} inside it, "
             f"waiting for that GPU (see imbalance and launch skew).")
 
 

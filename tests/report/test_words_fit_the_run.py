@@ -93,7 +93,8 @@ def _ddp(tmp_path) -> Report:
 
 def test_one_other_gpu_is_the_other_gpu_in_its_one_step(tmp_path):
     """ddp_overlap_rtx3090: two GPUs, one kept step.  Main: "AllReduce takes 27.8 ms per step ... the others spend
-    33.6 ms more per step inside it"; now "in the step" and "the other GPU spends"."""
+    33.6 ms more per step inside it"; now "AllReduce takes 27.8 ms in the step ... the other GPU spends 33.6 ms more
+    inside it"."""
     r = _ddp(tmp_path)
     (f,) = [f for h in r.hosts for f in h.findings if f.rule == "allreduce_slow"]
     assert "the other GPU spends" in f.summary and "the others" not in f.summary

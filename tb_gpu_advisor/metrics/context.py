@@ -18,6 +18,7 @@ from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_d
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.metrics.types import per_step
 from tb_gpu_advisor.steps.detect import Steps
 
 PS_PER_MS = 1e9
@@ -259,10 +260,13 @@ class Context:
         per step is per GPU, so every count per step is too, or "4 copies per step" is two ranks' 2 each."""
         return max(1, len(self.active))
 
-    def per_step(self, x) -> float:
-        """``x`` -- a count or a time summed over the kept steps of every rank -- per kept step and rank: the one
-        division every per-step count of the report makes (docs/metrics.md, "Per step and rank")."""
-        return float(x) / (max(self.steps.count, 1) * self.ranks)
+    def per_step(self, x, *, shared: bool = True, unit: float = 1.0):
+        """``x`` -- a count or a time (a number, or a numpy array of them), in ``unit`` -- summed over the kept steps of
+        every rank, per kept step and rank: the one division every per-step number of the report makes
+        (:func:`tb_gpu_advisor.metrics.types.per_step`; docs/metrics.md, "Per step and rank").  ``shared=False``: ``x``
+        is one GPU's own (its row of the GPUs table) or the host's own time (a union of its intervals, each instant
+        once), divided by the kept steps alone."""
+        return per_step(x, self.steps.count, self.ranks if shared else 1, unit)
 
     def ms(self, ps) -> float:
         return float(ps) / PS_PER_MS

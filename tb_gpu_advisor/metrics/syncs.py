@@ -46,7 +46,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
-    lost = _lost_reads(ctx, n)
+    lost = _lost_reads(ctx)
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
@@ -64,7 +64,6 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
         copy = _copy_waits(ctx, encloser, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
-    k = ctx.ranks
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
@@ -76,8 +75,8 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
-    idle /= PS_PER_MS * n * k
-    ledger /= PS_PER_MS * n * k
+    idle = ctx.per_step(idle, unit=PS_PER_MS)
+    ledger = ctx.per_step(ledger, unit=PS_PER_MS)
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
     booked, copy_booked = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
@@ -92,7 +91,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]))
 
 
-def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
+def _lost_reads(ctx: Context) -> HostSyncs | None:
     """The host's wait in scalar reads inside kept steps where the capture lost its GPU records, or None where none
     waited.  Why: with no runtime call recorded there is no sync to measure, yet a read lasting milliseconds is the
     host blocked on the GPU (``job.kind.waited_scalar_reads``), measured on the host's own clock; the GPU's idle
@@ -107,8 +106,9 @@ def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
     for i, d in zip(reads.tolist(), dur.tolist()):
         read, under = h.names[int(h.name[i])], read_under(ctx.trace, i)
         name = f"{read} under {under}" if under else read
-        per[name] = per.get(name, 0.0) + d / n
-    return HostSyncs(lost_read_ms_per_step=float(dur.sum()) / n,
+        per[name] = per.get(name, 0.0) + ctx.per_step(d, shared=False)
+    # the host's own time, on its own clock: per kept step, not shared among the GPUs it drove
+    return HostSyncs(lost_read_ms_per_step=ctx.per_step(dur.sum(), shared=False),
                      lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
 
 

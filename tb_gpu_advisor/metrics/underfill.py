@@ -49,9 +49,10 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
         gu = _one_gpu(g, rows)
         if gu is not None:
             out.gpus.append(gu)
-    out.underfilled_ms_per_step = ctx.per_step(sum(gu.underfilled_ms for gu in out.gpus))
-    out.idle_ms_per_step = ctx.per_step(sum(gu.idle_ms for gu in out.gpus))
-    out.gemm_idle_ms_per_step = ctx.per_step(sum(r.idle_ms for r in rows.values() if r.gemm))
+    per = ctx.per_step(1.0)  # the one division's factor (per kept step and active GPU), one multiply per sum
+    out.underfilled_ms_per_step = sum(gu.underfilled_ms for gu in out.gpus) * per
+    out.idle_ms_per_step = sum(gu.idle_ms for gu in out.gpus) * per
+    out.gemm_idle_ms_per_step = sum(r.idle_ms for r in rows.values() if r.gemm) * per
     out.top = sorted(rows.values(), key=lambda r: (-r.idle_ms, r.name))[:top_n]
     return out
 

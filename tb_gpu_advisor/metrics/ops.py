@@ -193,4 +193,5 @@ def loss_scaling(ctx: Context) -> LossScaling:
         idle.append(float(seg[sel].sum()) / PS_PER_MS)
     # the ops one rank's per step (``Context.per_step``); their time the host's union; the idle the mean active GPU's
     return LossScaling(True, dynamic, ctx.per_step(int(m.sum())), ctx.per_step(float((le - ls).sum()) / PS_PER_MS, shared=False),
-                       ctx.per_step(sum(idle) / len(idle), shared=False) if idle else None, names[:20])
+                       ctx.per_step(sum(idle) / len(idle), shared=False) if idle else None, names[:20],
+                       op_count=int(m.sum()))

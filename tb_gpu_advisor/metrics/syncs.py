@@ -83,7 +83,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
                            for row in ledger)
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
-    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
+    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), calls=int((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, callers[~copy], top_n),
                      wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is

@@ -524,6 +524,7 @@ class LossScaling:
     host_ms_per_step: float  # host time of those ops
     gap_ms_per_step: float | None  # GPU-idle time overlapped by them (between/inside steps)
     names: list[str] = field(default_factory=list)
+    op_count: int = 0  # the ops in the kept steps, every rank's (``op_count_per_step`` is one rank's, per step)
 
 
 # --------------------------------------------------------------------------- gaps between steps
@@ -968,6 +969,7 @@ class HostSyncs:
     """The host waiting for the GPU inside kept steps (``.item()``, ``cudaStreamSynchronize``, event waits)."""
 
     calls_per_step: float = 0.0  # sync calls per kept step the program asked for (not a blocking copy's own)
+    calls: int = 0  # those calls in the kept steps, every rank's (``calls_per_step`` is one rank's, per step)
     #: GPU idle after them until the host launched again (mean over active GPUs), less input waits and host time the
     #: profiler did not record
     gpu_idle_ms_per_step: float = 0.0

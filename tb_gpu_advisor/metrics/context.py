@@ -743,6 +743,10 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np
     The device side of a graph launch counts every kernel of the graph.
     """
     marked = (((h.is_eager == 1) & host_op) | h.name_mask(lambda n: n == "EagerExecute")) if len(h) else host_op
+    # one op, counted once: TensorFlow records an eager op twice, its ``EagerExecute`` call around the op's own event
+    # (``name:Type``, ``is_eager``); the call that holds an op is that op's, the op (named) is counted, a call holding
+    # none (no op event recorded inside) is counted as the op (the synthetic TF eager loop of 25 ops a step read 49)
+    wrappers = _eager_calls_holding_ops(h, marked, host_op)
     single = np.zeros(len(h), dtype=bool)
     per_gpu_call: list[np.ndarray] = []
     if calls.any():
@@ -765,7 +769,22 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np
             has = g.launch >= 0
             eager[has] |= enc_marked.find(g.launch[has]) >= 0
         g.eager = eager
-    return marked | single
+    return (marked & ~wrappers) | single
+
+
+def _eager_calls_holding_ops(h: HostEvents, marked: np.ndarray, host_op: np.ndarray) -> np.ndarray:
+    """Bool per host event: an ``EagerExecute`` call holding an eager op's own event on its thread (the op's
+    wrapper, not a second op)."""
+    out = np.zeros(len(h), dtype=bool)
+    if not len(h):
+        return out
+    ops = np.flatnonzero(marked & host_op & (h.is_eager == 1))
+    calls = marked & ~(host_op & (h.is_eager == 1))
+    if not ops.size or not calls.any():
+        return out
+    held = Encloser(h, calls).find(ops)
+    out[held[held >= 0]] = True
+    return out
 
 
 #: Up to this many threads holding ``_nesting``'s events, each thread's events are found by a pass over the line

@@ -167,8 +167,10 @@ def eager(ctx: Context) -> EagerOps:
     # the host's time in eager ops, each instant once: an eager op nested in another, or running on a second thread,
     # is not more of the step (issue #36: corpus_tf/eager read "3.56 ms of host time in each 1.85 ms step")
     s, e = union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))
-    # the count one rank's per step, as every count (``Context.per_step``); the time the host's union, once
-    return EagerOps(count=int(m.sum()), per_step=ctx.per_step(int(m.sum())),
+    # each op once (``Context.eager_ops_counted``), one rank's per step as every count (``Context.per_step``); the time
+    # the host's union of the ops and their calls, each instant once
+    counted = int(np.count_nonzero(m & ctx.eager_ops_counted))
+    return EagerOps(count=counted, per_step=ctx.per_step(counted),
                     time_ms_per_step=ctx.per_step(float((e - s).sum()) / PS_PER_MS, shared=False), top=top)
 
 

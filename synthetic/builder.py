@@ -113,7 +113,7 @@ class LineBuilder:
         v = int(value)  # type: ignore[arg-type]
         return v - (1 << 64) if v >= 1 << 63 else v
 
-    def add(self, name: str, start_ps: int, duration_ps: int, **stats: object) -> int:
+    def add(self, name: str, start_ps: int, duration_ps: int, /, **stats: object) -> int:
         """Append one event (absolute start in ps since profile start); returns its index."""
         idx = len(self.meta)
         self.meta.append(self.plane.event_id(name))
@@ -157,6 +157,35 @@ class LineBuilder:
                     arr = arr.astype(np.uint64 if col.kind == Kind.UINT else np.int64).view(np.int64)
                 col.owner.frombytes(np.arange(base, base + n, dtype=np.int64).tobytes())
                 col.value.frombytes(arr.tobytes())
+
+    def events(self) -> list[tuple[str, int, int, dict[str, object]]]:
+        """Every event as (name, start ps, duration ps, stats), in the order added: what :meth:`add` was given."""
+        names = {i: n for n, i in self.plane._events.items()}
+        strings = {i: s for s, i in self._strings.items()}
+        stats: list[dict[str, object]] = [{} for _ in range(len(self))]
+        for key, col in self.stats.items():
+            for owner, raw in zip(col.owner, col.value):
+                value: object = raw
+                if col.kind in (Kind.STR, Kind.REF):
+                    value = strings[raw]
+                elif col.kind == Kind.DOUBLE:
+                    value = struct.unpack("<d", struct.pack("<q", raw))[0]
+                elif col.kind == Kind.UINT and raw < 0:
+                    value = raw + (1 << 64)
+                stats[owner][key] = value
+        return [(names[m], s, d, stats[i]) for i, (m, s, d) in enumerate(zip(self.meta, self.start_ps, self.duration_ps))]
+
+    def take(self, select) -> list[tuple[str, int, int, dict[str, object]]]:  # noqa: ANN001 - a predicate
+        """Remove the events ``select(name, start, dur, stats)`` picks and return them (:meth:`events`' form): another
+        version of the tracer writes them elsewhere (another line or plane)."""
+        every = self.events()
+        taken = [e for e in every if select(*e)]
+        self.meta, self.start_ps, self.duration_ps = array("q"), array("q"), array("q")
+        self.stats, self._strings = {}, {}
+        for e in every:
+            if not select(*e):
+                self.add(e[0], e[1], e[2], **e[3])
+        return taken
 
     # -- encoding ---------------------------------------------------------
 

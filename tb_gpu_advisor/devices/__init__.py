@@ -22,7 +22,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "code", "device_kind",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
@@ -111,8 +111,30 @@ PROFILER_OVERHEAD_EVENTS = nvidia.CUPTI_OVERHEAD_EVENTS
 
 def copy_direction(name: str) -> str | None:
     """``h2d``, ``d2h``, ``d2d``, ``p2p``, ``memset``, ``other`` for a copy or memset event's name (CUPTI's and ROCm's
-    ``Memcpy HtoD (Pinned -> Device)``, XPlane's ``MemcpyH2D``, Intel PTI's ``Memcpy M2D (MEMORY -> DEVICE)``), else None."""
-    return intel.copy_direction(name) or nvidia.copy_direction(name)
+    ``Memcpy HtoD (Pinned -> Device)``, XPlane's ``MemcpyH2D``, Intel PTI's ``Memcpy M2D (MEMORY -> DEVICE)``, roctracer's
+    ``CopyHostToDevice``), else None."""
+    return intel.copy_direction(name) or amd.copy_direction(name) or nvidia.copy_direction(name)
+
+
+def blit_copy_kind(name: str, call: str | None) -> int | None:
+    """The kind of a ROCm copy or fill that its own name may misstate, by the direction of the call that made it
+    (``call``: the host call of its correlation id, ``hipMemcpyHtoDAsync``), else by its name: ROCclr's blit kernels
+    (``__amd_rocclr_copyBuffer.kd``: the HIP runtime ran the program's copy as a kernel, ``amd.blit_copy``; a copy of
+    unknown direction or a memset) and roctracer's copy records (``CopyHostToDevice``, which roctracer also calls a
+    ``hipMemcpyDtoD``: ``amd.COPY_NAMES``).  None for any other event."""
+    what = amd.blit_copy(name)
+    named = amd.copy_direction(name)
+    if what is None and named is None:
+        return None
+    direction = amd.call_copy_direction(call) if call else None
+    if direction in (None, "other"):
+        direction = named or ("memset" if what == "fill" else "other")
+    return nvidia.COPY_KINDS[direction]
+
+
+def is_copy_call(call: str) -> bool:
+    """A runtime call that copies or fills memory and names its direction (``amd.call_copy_direction``)."""
+    return amd.call_copy_direction(call) is not None
 
 
 def copy_host_memory(name: str) -> int:
@@ -278,7 +300,7 @@ REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|B
 
 def kind_one(name: str) -> int:
     """Kind code of one device event name (kernel, copy kinds, collective)."""
-    direction = intel.copy_direction(head(name))
+    direction = intel.copy_direction(head(name)) or amd.copy_direction(name)
     return nvidia.COPY_KINDS[direction] if direction else nvidia.kind_one(name)
 
 

@@ -124,6 +124,39 @@ JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
 #: Calls that open a run-time link of code just generated (see ``nvidia.LINK_START_CALLS``).
 LINK_START_CALLS = ("hiprtcLinkCreate",)
 
+#: roctracer's names of its HIP-OPS copy and fill records (``roctracer_op_string(ACTIVITY_DOMAIN_HIP_OPS,
+#: HIP_OP_ID_COPY, kind)``), which XLA's ROCm tracer writes as the event's name on the GPU's stream (openxla/xla
+#: xla/backends/profiler/gpu/rocm_tracer.cc ``AddNormalHipOpsMemcpyActivityEvent``, ``AddHipOpsMemsetActivityEvent``:
+#: kinds 4595-4597 and 4615).  roctracer names a ``hipMemcpyDtoD`` ``CopyHostToDevice`` (its issue #53): where the
+#: call that made the record is in the capture, its direction wins (:func:`call_copy_direction`).
+COPY_NAMES = {"CopyHostToDevice": "h2d", "CopyDeviceToHost": "d2h", "CopyDeviceToDevice": "d2d", "FillBuffer": "memset"}
+#: ROCclr's blit kernels: HIP runs a copy or fill the DMA engines do not take as a kernel of its own (ROCm CLR
+#: ``rocclr/device/blitcl.cpp``), traced as a kernel dispatch under the copy call's correlation id -- the kept MI300X
+#: capture's 12 ``hipMemcpyHtoDAsync`` and 12 ``hipMemcpyDtoDAsync`` ran as ``__amd_rocclr_copyBuffer.kd``, the
+#: MI355X's 20 ``hipMemsetAsync`` as ``__amd_rocclr_fillBufferAligned.kd``.  A copy the program asked for, not its
+#: model's compute.
+_BLIT_COPY = re.compile(r"^__amd_rocclr_(copy|fill)(Buffer|Image)")
+#: HIP's copy and fill calls by direction, as their names say it (``hipMemcpyHtoDAsync``, ``hipMemsetD32Async``).
+_CALL_DIRECTION = (("hipMemcpyHtoD", "h2d"), ("hipMemcpyDtoH", "d2h"), ("hipMemcpyDtoD", "d2d"),
+                   ("hipMemcpyPeer", "p2p"), ("hipMemset", "memset"), ("hipMemcpy", "other"))
+
+
+def copy_direction(name: str) -> str | None:
+    """``h2d``/``d2h``/``d2d``/``memset`` for roctracer's copy and fill records (:data:`COPY_NAMES`), None else."""
+    return COPY_NAMES.get(name)
+
+
+def blit_copy(name: str) -> str | None:
+    """``copy`` or ``fill`` for ROCclr's blit kernels (``__amd_rocclr_copyBuffer.kd``), None for any other kernel."""
+    m = _BLIT_COPY.match(name)
+    return m.group(1) if m else None
+
+
+def call_copy_direction(call: str) -> str | None:
+    """The direction a HIP copy or fill call names (``hipMemcpyHtoDAsync`` -> ``h2d``, ``hipMemsetAsync`` ->
+    ``memset``, ``hipMemcpyAsync`` -> ``other``: its kind is an argument), None for any other call."""
+    return next((d for prefix, d in _CALL_DIRECTION if call.startswith(prefix)), None)
+
 
 def is_device(name: str | None) -> bool:
     """A GPU of this vendor, by the name the trace gives it."""

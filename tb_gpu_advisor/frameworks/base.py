@@ -103,8 +103,9 @@ class Framework:
     #: the compiled graph runs the same kernels (``tf.function`` without ``jit_compile``)
     compiled_step_fuses: bool = False
     #: fixes a trace can show are already in use: evidence id -> (what shows it, in words; host event name
-    #: predicate; kernel name predicate).  ``metrics`` looks for each among the trace's distinct names.
-    applied_markers: Mapping[str, tuple[str, NamePredicate, NamePredicate]] = field(default_factory=dict)
+    #: predicate; kernel name predicate[; the words where only host events show it]).  ``metrics`` looks for each
+    #: among the trace's distinct names, and says what it found: a kernel's words only where a kernel shows it.
+    applied_markers: Mapping[str, tuple] = field(default_factory=dict)
     #: a fix's text -> the evidence id that shows it applied: such a fix is never recommended to a run that uses it
     fix_applied: Mapping[str, str] = field(default_factory=dict)
     #: a fix's text -> what it acts on and the host events that show it (an optimizer step for the fused optimizer):
@@ -314,6 +315,8 @@ GENERIC_LABELS: dict[str, str] = {
     "compiler": "XLA",
     #: host work that holds the GPU idle between steps
     "step_gaps:host_work": "host work between steps",
+    #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
+    "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
     #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
     "host_sync:waits": "The host waits for the GPU {calls} times per step (in {who}; {wait} in the waits)",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those

@@ -48,16 +48,23 @@ _RUNTIME = _DISPATCH + _TRANSFER + (
 #: The annotation every read of a ``jax.Array``'s value passes through (``ArrayImpl._value``, jax 0.4 to 0.11 at least):
 #: ``float(x)``, ``int(x)``, ``x.item()``, ``x.tolist()``, ``np.asarray(x)``, ``jax.device_get(x)``, ``print(x)`` and
 #: ``bool(x)`` in Python control flow each write one on the program's thread, spanning the host's wait for the value
-#: (the D2H copy and the staging copy inside it).  ``x.block_until_ready()`` writes no event of its own on that thread:
-#: jaxlib waits on the buffer's future without a TraceMe, and through the PjRt C API plugin (``PjRtCApiLoadedExecutable``
-#: captures) the runtime's ``PjRtStreamExecutorBuffer::Await`` / ``TfrtGpuBuffer::Await`` markers -- an instant at
-#: the wait's start and another at its end, not a span -- are not written either; none is read.
+#: (the D2H copy and the staging copy inside it).
 _BLOCKING_READ = "np.asarray(jax.Array)"
+#: The Python functions of JAX that wait for the device, as the profiler's Python tracer names their frames
+#: (``$api.py:2757 block_until_ready``: ``jax.block_until_ready(tree)``; ``x.block_until_ready()`` as a method of the
+#: array; ``jax.device_get``), whatever file and line.  ``block_until_ready`` writes no TraceMe of its own: jaxlib waits
+#: on the buffers' futures in C++ (``PyArray::BlockUntilReady``), and through the PjRt C API plugin the runtime's
+#: ``PjRtStreamExecutorBuffer::Await`` instants are not written either -- with the Python tracer on
+#: (``python_tracer_level=1``), its frame is the only record of the wait, spanning it (H200, jax 0.11.2: 330 us a
+#: step under ``$api.py:2757 block_until_ready``, ``LocalDeviceState::WaitFor`` inside).  A program waiting each step
+#: asked for that wait, as it asks for a read.
+_WAIT_FRAMES = ("block_until_ready", "device_get")
 
 
 def is_blocking_read(name: str) -> bool:
-    """The program reading a ``jax.Array``'s value into host memory, blocked until it is there (:data:`_BLOCKING_READ`)."""
-    return name == _BLOCKING_READ
+    """The program waiting for the device: reading a ``jax.Array``'s value into host memory (:data:`_BLOCKING_READ`) or,
+    where the Python tracer recorded it, in a frame of JAX's waits (:data:`_WAIT_FRAMES`)."""
+    return name == _BLOCKING_READ or xla.python_frame_function(name) in _WAIT_FRAMES
 
 
 def is_runtime_event(name: str) -> bool:
@@ -128,14 +135,16 @@ ON_DEVICE = action(
     "    return part2(h, w)")
 #: Read values every N steps (the syncs the program asked for: ``host_sync``).
 READ_EVERY_N = action(
-    "Read values off the GPU every N steps, not every step: float(loss), x.item(), np.asarray(x), jax.device_get and "
-    "print(x) each wait until the GPU has run everything queued before them, so the host dispatches nothing while the "
-    "GPU drains. Keep the values on the device in between (accumulate them in the jitted step) and fetch them outside "
-    "the step loop, so dispatch stays asynchronous.",
+    "Wait for the GPU or read values off it every N steps, not every step: jax.block_until_ready, float(loss), "
+    "x.item(), np.asarray(x), jax.device_get and print(x) each wait until the GPU has run everything queued before "
+    "them, so the host dispatches nothing while the GPU drains. Keep the values on the device in between (accumulate "
+    "them in the jitted step) and fetch them outside the step loop, so dispatch stays asynchronous; a timing loop "
+    "waits once after its last step.",
     "for step in range(num_steps):\n"
     "    state, loss = step_fn(state, batch)      # dispatched asynchronously: returns before the GPU runs it\n"
     "    if step % 100 == 0:\n"
-    "        print(step, float(loss))             # the one read: the queue drains once per 100 steps\n"
+    "        print(step, float(loss))             # the one wait: the queue drains once per 100 steps\n"
+    "jax.block_until_ready(state)                 # timing: wait once, after the loop\n"
     "# or keep the metrics on the device and read them once: jax.device_get(metrics) after the loop")
 CAPTURE = ("# capture a few dozen steady-state steps (~10 s), after warm-up, with step markers:\n"
            "with jax.profiler.trace(logdir):\n"
@@ -313,13 +322,13 @@ FRAMEWORK = Framework(
             "dispatch_call": "jitted call",
             "compiled_step": "one jitted function",
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
-            "host_sync:waits": "The host reads values off the GPU {calls} times per step (in {who}: the float(loss), "
-                               "x.item(), np.asarray(x), jax.device_get or print(x) in the step; {wait} blocked in "
-                               "them)",
-            "host_sync:meaning": "share of step time the GPUs are idle after the program's reads of device values "
-                                 "(np.asarray(jax.Array): float(x), x.item(), np.asarray(x), jax.device_get, print) "
-                                 "until the next device work",
-            "title:host_sync": "The host reads device values inside the step (each read drains the GPU)",
+            "host_sync:waits": "The host waits for the GPU {calls} times per step (in {who}: the "
+                               "jax.block_until_ready, float(loss), x.item(), np.asarray(x), jax.device_get or "
+                               "print(x) in the step; {wait} blocked in them)",
+            "host_sync:meaning": "share of step time the GPUs are idle after the program's waits for the device "
+                                 "(jax.block_until_ready) and reads of device values (np.asarray(jax.Array): "
+                                 "float(x), x.item(), np.asarray(x), jax.device_get, print) until the next device work",
+            "title:host_sync": "The host waits for the GPU inside the step (each wait or read drains the GPU)",
             "step_gaps:launch": "the host dispatching jitted calls"},
     not_applicable={"host_op_share": "JAX places every op on the device of its arrays, jitted or not: there is no op "
                                      "placement to check (host round trips are reported as a finding)"},

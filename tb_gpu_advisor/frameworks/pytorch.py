@@ -106,6 +106,16 @@ MADE_ON_GPU = action(
     "x = torch.randn(10000, 10000, device='cuda')   # not torch.randn(10000, 10000).cuda()\n"
     "idx = torch.arange(n, device='cuda')")
 
+#: The fix where CPU ops with no sync among them fill the gaps between steps (``step_gaps:cpu_ops``): tensor work on the
+#: host, often the next batch being built, done where the GPU need not wait for it.
+CPU_OPS_OFF_PATH = action(
+    "Take the CPU tensor work off the step's path: {ops} ran on the CPU between steps while the GPU idled, and no "
+    "sync waits there. Where it builds or transforms the next batch, do it in the Dataset's __getitem__ or the "
+    "collate_fn, so DataLoader workers run it while the GPU computes; where it enlarges data (repeat, expand, cat, "
+    "pad), copy the small source to the GPU first and run the op there.",
+    "x = torch.from_numpy(a).pin_memory().cuda(non_blocking=True).repeat(4, 8)   # small copy, repeat on the GPU\n"
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True)   # or in workers")
+
 
 def is_parallel_input(name: str) -> bool:
     """The DataLoader's iterator with worker processes (``num_workers > 0``): batches are already made in parallel."""
@@ -463,6 +473,7 @@ FIXES = {
         action("Let torch.compile fuse the copies that remain (layout changes, concatenations) into the kernels "
                "around them.", "model = torch.compile(model)")),
     "step_gaps:creation": (MADE_ON_GPU,),
+    "step_gaps:cpu_ops": (CPU_OPS_OFF_PATH,),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -1235,8 +1246,11 @@ def _fused_optimizer_kernel(name: str) -> bool:
 #: Fixes a trace shows in use: Inductor's Triton kernels (or its compiled regions) mean torch.compile, a graph launch
 #: means CUDA graphs, a fused optimizer op or kernel means ``fused=True``.
 APPLIED_MARKERS = {
+    # its compiled regions alone where no Triton kernel ran (h37-review10: d2d_v100's 2022 trace holds
+    # `CompiledFunction` / `CompiledFunctionBackward` and no `triton_` kernel, and read "Inductor's Triton kernels")
     "compiled": ("torch.compile (Inductor's Triton kernels in the trace)",
-                 lambda n: n.startswith(COMPILED_HOST), lambda n: n.startswith(TRITON_KERNEL)),
+                 lambda n: n.startswith(COMPILED_HOST), lambda n: n.startswith(TRITON_KERNEL),
+                 "torch.compile (its compiled regions in the trace)"),
     "cuda_graphs": ("CUDA graphs (graph launches in the trace)", devices.is_graph_launch, never),
     "fused_optimizer": ("a fused optimizer (its fused kernels in the trace)", _fused_optimizer_op,
                         _fused_optimizer_kernel),
@@ -1285,13 +1299,18 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 
 
 #: Kernels launched with fewer blocks than SMs (``small_grid``): in PyTorch, ops on tiny tensors, one launch each.
+#: Two fixes, not one with an "or": the compiler's is a fix of its own, which a compiled trace is not told again
+#: (``fix_introduces`` reads its code; h37-review10: d2d_v100 and torch_compile_cudagraphs_inference were told "or
+#: let torch.compile fuse the small ops" beside "Already in use, so not suggested: torch.compile").
 FIXES["small_grid"] = (action(
     "These kernels run on tensors too small to fill the GPU: give each launch more data -- raise the batch size, "
     "stack per-item or per-parameter tensors and run one op over the stack (torch.stack, torch._foreach_* ops, "
-    "torch.vmap instead of a Python loop), or let torch.compile fuse the small ops into fewer, larger kernels.",
+    "torch.vmap instead of a Python loop).",
     "xs = torch.stack(items)            # one (N, ...) tensor instead of N small ones\n"
     "ys = torch.vmap(f)(xs)             # one launch over the batch, not N\n"
-    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"),)
+    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"), action(
+    "Let torch.compile fuse the small ops into fewer, larger kernels.",
+    "model = torch.compile(model)"))
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
@@ -1307,6 +1326,8 @@ FRAMEWORK = Framework(
             "compiled_step": "torch.compile",
             "compiler": "torch.compile",
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
+            "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "
+                                 "batch being built)",
             "step_gaps:launch": "the host launching kernels",
             "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
                             "before each layer runs)",

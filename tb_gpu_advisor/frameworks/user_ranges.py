@@ -135,8 +135,10 @@ def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:
         parts.append(r.idx[~r.op & ~in_domains(r, nvtx.LIBRARY_DOMAINS)])
     if trace.annotations is not None and trace.annotations.size:
         parts.append(trace.annotations)
-    elif fw is not None and r is None and trace.annotations is None:  # XPlane: TraceMe ranges read like the runtime's
-        parts.append(user_annotations(trace.h, fw))
+    elif fw is not None and (r is None or trace.format == "xplane") and trace.annotations is None:
+        # XPlane: TraceMe ranges read like the runtime's -- beside the NVTX ranges CUPTI recorded, which are no TraceMe
+        own = user_annotations(trace.h, fw)
+        parts.append(own if r is None else np.setdiff1d(own, r.idx))
     if not parts:
         return np.zeros(0, np.int64)
     idx = np.unique(np.concatenate(parts)).astype(np.int64)

@@ -23,6 +23,14 @@ def is_python_tracer_event(name: str) -> bool:
     return name.startswith(PYTHON_TRACER_PREFIX)
 
 
+def python_frame_function(name: str) -> str | None:
+    """The function of a Python tracer event (``$api.py:2757 block_until_ready`` -> ``block_until_ready``; ``$time
+    sleep`` -> ``sleep``), whatever its file and line; None for any other event."""
+    if not name.startswith(PYTHON_TRACER_PREFIX):
+        return None
+    return name.rsplit(" ", 1)[-1] if " " in name else None
+
+
 #: HLO op types (an HLO instruction name without its ``.N`` suffix, see :func:`hlo_op_type`) whose work
 #: Tensor Cores can do: matmuls and convolutions, as XLA GPU names them.  ``custom-call`` is the HLO
 #: opcode of library calls (cuBLAS GEMMs, cuDNN convolutions) when the thunk keeps the opcode as its name.

@@ -1052,7 +1052,7 @@ def _gap_columns(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None,
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
-                      held_ms=_held_in(iv, win))
+                      held_ms=_held_in(iv, win), windows=win)
 
 
 def _longest_idle(gs: np.ndarray, ge: np.ndarray, a: np.ndarray, b: np.ndarray, clip: bool = False) -> np.ndarray:
@@ -1579,6 +1579,8 @@ class GapColumns:
     period_ms: np.ndarray | None = None
     #: per gap: only the part a kept step holds, the rest in a dropped step beside it (``StepGap.partial``)
     partial: np.ndarray | None = None
+    #: (gaps, 2) ps: each gap's window on this GPU's clock, for other measures of idle to find their part in the gaps
+    windows: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)

@@ -130,8 +130,13 @@ def applied_fixes(ctx: Context) -> dict[str, str]:
         return {}
     host = _host_names(ctx)
     kern = [d.names[i] for g in ctx.active for d in (g.d,) for i in np.unique(d.name).tolist()]
-    return {key: words for key, (words, on_host, on_gpu) in markers.items()
-            if any(on_host(n) for n in host) or any(on_gpu(n) for n in kern)}
+    out = {}
+    for key, (words, on_host, on_gpu, *host_words) in markers.items():
+        if any(on_gpu(n) for n in kern):
+            out[key] = words
+        elif any(on_host(n) for n in host):  # the words of what was seen: no kernel is claimed that the trace lacks
+            out[key] = host_words[0] if host_words else words
+    return out
 
 
 def unmet_fixes(ctx: Context) -> list[str]:

@@ -41,18 +41,20 @@ from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, unio
 _RUNTIME = ("cuda", "cu")
 
 
-def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
-    """Sync calls per kept step by cause, the GPU idle each cause leaves, and the host events that made them."""
+def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) -> HostSyncs:
+    """Sync calls per kept step by cause, the GPU idle each cause leaves, and the host events that made them.
+    ``gap_windows``: GPU -> its between-step gaps' windows (ps, ``GapColumns.windows``), for the part of that idle the
+    gaps hold (``HostSyncs.in_gaps_ledger_ms``)."""
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
     lost = _lost_reads(ctx)
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & ((ctx.host_step >= 0) | _ends_in_step(ctx)))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
-        sync = np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0))
+        sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
@@ -65,7 +67,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     recorded = _recorded(ctx, sync)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
-    ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
+    ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
     # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
@@ -75,20 +77,64 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
+        ledger[2] += _in_gaps(ctx, g, spans, (gap_windows or {}).get(g.d.gpu))
     idle = ctx.per_step(idle, unit=PS_PER_MS)
     ledger = ctx.per_step(ledger, unit=PS_PER_MS)
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
-    booked, copy_booked = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
-                           for row in ledger)
-    blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
+    booked, copy_booked, in_gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES)
+                                     if c in bd.HOST_IDLE and row[i] > 0} for row in ledger)
+    blocked = (h.end[sync] - _from_step_start(ctx, sync)).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), calls=int((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, callers[~copy], top_n),
                      wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
-                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]))
+                     copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
+                     in_gaps_ledger_ms=in_gaps)
+
+
+def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noqa: ANN001 - a context.GpuCtx
+             windows: np.ndarray | None) -> np.ndarray | float:
+    """ps per ledger category of the syncs' and the copies' idle spans that lie inside the GPU's between-step gaps
+    (``windows``): the stretch both the wait and the gap would name, the wait's (it drained the queue the gap then
+    idles for).  0 where there are no gaps."""
+    if windows is None or not len(windows):
+        return 0.0
+    s = np.concatenate([x[0] for x in spans]).astype(np.int64, copy=False)
+    e = np.concatenate([x[1] for x in spans]).astype(np.int64, copy=False)
+    if not s.size:
+        return 0.0
+    ws, we = windows[:, 0].astype(np.int64, copy=False), windows[:, 1].astype(np.int64, copy=False)
+    out_s, out_e = subtract_intervals(s, e, ws, we)  # the spans outside the gaps
+    s, e = subtract_intervals(s, e, out_s, out_e)  # the spans inside them
+    return bd.ledger_of(ctx, g, s, e) if s.size else 0.0
+
+
+def _ends_in_step(ctx: Context) -> np.ndarray:
+    """Bool per host event: it began before every kept step's window it overlaps and ends inside one -- a wait begun
+    over work from before that step (the GPU work launched before the capture that a first step is trimmed of:
+    ``steps.detect._trim_launched_before``), whose part inside the step is the step's."""
+    h, w = ctx.h, ctx.steps.host_windows
+    if not w.shape[0]:
+        return np.zeros(len(h), dtype=bool)
+    k = np.searchsorted(w[:, 0], h.end, side="left") - 1  # the window whose start lies before the event's end
+    ok = k >= 0
+    k = np.maximum(k, 0)
+    return ok & (ctx.host_step < 0) & (h.start < w[k, 0]) & (h.end <= w[k, 1])
+
+
+def _from_step_start(ctx: Context, idx: np.ndarray) -> np.ndarray:
+    """Each host event's start, or the start of the kept step it ends in where it began before it: the host's wait
+    counts from the step's start (its part before the step waited on the work before it, said where that work is
+    said, ``steps``' before-capture note)."""
+    h, w = ctx.h, ctx.steps.host_windows
+    st = h.start[idx].astype(np.int64)
+    if not w.shape[0] or not idx.size:
+        return st
+    k = np.maximum(np.searchsorted(w[:, 0], h.end[idx], side="left") - 1, 0)
+    return np.where(ctx.host_step[idx] < 0, np.maximum(st, w[k, 0]), st)
 
 
 def _lost_reads(ctx: Context) -> HostSyncs | None:
@@ -110,6 +156,26 @@ def _lost_reads(ctx: Context) -> HostSyncs | None:
     # the host's own time, on its own clock: per kept step, not shared among the GPUs it drove
     return HostSyncs(lost_read_ms_per_step=ctx.per_step(dur.sum(), shared=False),
                      lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
+
+
+def _outermost(h, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Of host events ``idx``, those no other of them on their line encloses.  Why: a wait's Python frame holds the
+    read inside it (``jax.device_get`` reads each array through ``np.asarray(jax.Array)``), one wait, not two."""
+    if idx.size < 2:
+        return idx
+    order = np.lexsort((-h.end[idx].astype(np.int64), h.start[idx], h.line[idx]))
+    idx = idx[order]
+    line, end = h.line[idx], h.end[idx].astype(np.int64)  # by line, then start, the longest first
+    keep = np.ones(idx.size, dtype=bool)
+    reach, prev = np.iinfo(np.int64).min, None
+    for k in range(idx.size):  # a read or wait a step: few
+        if line[k] != prev:
+            reach, prev = np.iinfo(np.int64).min, line[k]
+        if end[k] <= reach:
+            keep[k] = False
+        else:
+            reach = end[k]
+    return np.sort(idx[keep])
 
 
 def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:

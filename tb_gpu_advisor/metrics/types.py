@@ -987,6 +987,10 @@ class HostSyncs:
     #: that idle per breakdown category, as ``gpu_idle_ledger_ms`` is the syncs' (issue #36)
     copy_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     copy_callers: list[tuple[str, float]] = field(default_factory=list)
+    #: of the syncs' and the copies' idle (``gpu_idle_ledger_ms`` + ``copy_idle_ledger_ms``), the part inside the
+    #: between-step gaps (``Gaps``), per breakdown category: a gap that follows a step's closing wait is that wait's
+    #: idle, not host work the gaps' check may claim again
+    in_gaps_ledger_ms: dict[str, float] = field(default_factory=dict)
     #: GPU idle after any sync or blocking copy while the host thread ran nothing the profiler recorded (Python the
     #: profiler did not trace): named apart, neither the sync's nor the copy's
     unrecorded_ms_per_step: float = 0.0

@@ -83,6 +83,9 @@ class Side:
     achievable_step_ms: float | None
     analyzer_version: str
     error: str | None = None  # why this side has no step time (its host failed, no steps)
+    #: why this side's one "step" is only its capture window (no step was found in it): its length is the window's,
+    #: so a change in it says nothing of a step; None where the steps are the job's
+    window: str | None = None
 
 
 @dataclass
@@ -194,7 +197,7 @@ class Diff:
     def regressed(self, percent: float) -> bool:
         """The CI gate: slower by more than ``percent`` % of the base step AND beyond the noise."""
         s = self.step
-        if s.delta_ms is None or s.delta_share is None or s.delta_ms <= 0:
+        if s.delta_ms is None or s.delta_share is None or s.delta_ms <= 0 or s.verdict == "unknown":
             return False
         return s.beyond_noise is not False and s.delta_share * 100.0 > percent
 
@@ -377,7 +380,20 @@ def _side(r: Report, h: HostReport | None, label: str | None) -> Side:
                 framework=(h.capture or {}).get("framework_name") if h else None,
                 step_ms=json_float(step), spread=spread(h) if step is not None else None,
                 achievable_step_ms=json_float((h.achievable or {}).get("achievable_step_ms")) if h else None,
-                analyzer_version=r.analyzer_version, error=error)
+                analyzer_version=r.analyzer_version, error=error,
+                window=_window_only(h) if step is not None else None)
+
+
+def _window_only(h: HostReport | None) -> str | None:
+    """Why a host's one step is its capture window, not a step of the job: no step was found in it (no marker,
+    pass or repeating burst), so the whole window was analysed as one -- a slice of the job as long as the capture
+    ran, whose length any other slice may differ from with no change to the code (nsys fsdp_mfu_before/after: two
+    300 ms windows of one job, 290.4 vs 298.6 ms of work launched in them)."""
+    if h is None or (h.steps or {}).get("source") != "whole_capture" or (h.capture or {}).get("steps_captured"):
+        return None
+    length = (h.capture or {}).get("length_ms")
+    size = f"its {length:,.1f} ms capture window" if isinstance(length, (int, float)) else "its capture window"
+    return f"no step found: its one step is {size}, analysed whole"
 
 
 def step_times(h: HostReport) -> list[float]:
@@ -404,6 +420,9 @@ def step_change(base: Side, new: Side) -> StepChange:
     if base.step_ms is None or new.step_ms is None:
         return StepChange(base.step_ms, new.step_ms, None, None, None, None, "unknown")
     delta = new.step_ms - base.step_ms
+    if base.window or new.window:  # a window's length is no step time: no verdict, and no gate (``regressed``)
+        return StepChange(base.step_ms, new.step_ms, json_float(delta),
+                          json_float(delta / base.step_ms, 4) if base.step_ms else None, None, None, "unknown")
     noise = noise_ms(base, new)
     beyond = None if noise is None else abs(delta) > noise
     if beyond is False:
@@ -428,6 +447,9 @@ def noise_ms(base: Side, new: Side) -> float | None:
 
 def _side_notes(base: Side, new: Side) -> list[str]:
     out = [f"{w}: {s.error}" for w, s in (("base", base), ("new", new)) if s.error]
+    out += [f"{w}: {s.window}: the step-time change is the windows', not a step's -- capture a few whole steps "
+            f"(the profiler's step markers or a schedule) on both sides to compare them"
+            for w, s in (("base", base), ("new", new)) if s.window]
     if base.analyzer_version != new.analyzer_version:
         out.append(f"the reports come from different analyzer versions ({base.analyzer_version}, "
                    f"{new.analyzer_version}): a change may come from the analyzer, not the training job")

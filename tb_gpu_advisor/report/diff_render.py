@@ -39,7 +39,8 @@ def headline_line(d: Diff) -> str:
     """The verdict in one line: step time before -> after, change, noise."""
     s = d.step
     if s.verdict == "unknown":
-        why = "; ".join(x.error for x in (d.base, d.new) if x.error) or "no step time"
+        why = "; ".join(f"{w}: {x.error or x.window}" for w, x in (("base", d.base), ("new", d.new))
+                        if x.error or x.window) or "no step time"
         return f"step time: {ms(s.base_ms)} -> {ms(s.new_ms)}: cannot compare ({why})"
     noise = (f"noise ±{ms(s.noise_ms)}" if s.noise_ms is not None else "noise unknown (fewer than 2 steps)")
     word = {"faster": "faster", "slower": "SLOWER", "unchanged": "no change beyond the noise"}[s.verdict]

@@ -242,12 +242,23 @@ def _raise_to_savings(findings: Iterable[Finding]) -> None:
         mine = _CONFIDENCE.get(f.confidence, 2)
         beaten = [o.severity for o in fs if o.severity in _STRONGER[f.severity]
                   and o.saving.percent_of_step + 0.5 < f.saving.percent_of_step and _CONFIDENCE.get(o.confidence, 2) <= mine]
-        if "critical" in beaten and pct >= T("severity.critical_min_saving"):
+        if "critical" in beaten and pct >= T("severity.critical_min_saving") and _may_be(f, "critical"):
             f.severity = "critical"
-        elif beaten:
+        elif beaten and _may_be(f, "warning"):
             f.severity = "warning"
         if f.metric is not None and beaten:
             f.metric.status = f.severity
+
+
+def _may_be(f: Finding, severity: str) -> bool:
+    """Whether ``f``'s rule lets its findings take ``severity`` (``Rule.ceiling``): the raise to the savings never
+    grades a finding above what its rule promises (h37-review10: v100_bert's XLA finding, "never critical: the guide
+    calls XLA optional", raised to critical beside the criticals it out-saved)."""
+    ceiling = REGISTRY[f.rule].ceiling if f.rule in REGISTRY else "critical"
+    return _SEVERITY_RANK[severity] <= _SEVERITY_RANK[ceiling]
+
+
+_SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
 #: Findings that do not rest on the steps: about the capture itself, or the allocator's own totals (an OOM a snapshot

@@ -83,6 +83,10 @@ def check(m: HostMetrics) -> list[Finding]:
     # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
     # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
     few_small = (small_share or 0.0) < T("launch_bound.min_small_kernel_share")
+    # the verdict first: where it reads the wait as the host's cost per op (few_small), a fused graph still makes every
+    # kernel's launch, and the saving, the title and the assumption's words all say so (h37-review10: cloverleaf's
+    # assumption read "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")
+    sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     launched_ps = kps if few_small else small_ps  # the launches a fused graph still makes, ~1 us each
     residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
@@ -92,7 +96,6 @@ def check(m: HostMetrics) -> list[Finding]:
     if save_ms <= 0.0:
         return []
     rows, example = _offenders(sk)
-    sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
     return [finding(
         ctx, ID, sev,
@@ -109,7 +112,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "small_kernel_threshold_us": sk.threshold_us}),
         saving=saving(ctx, save_ms, f"launch wait reduced to one launch a step (a graph's) and the "
                                     f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
-                                    f"({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
+                                    f"({_per_step(launched_ps, 'kernel' if few_small else 'small kernel')})",
                       [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
@@ -191,6 +194,13 @@ def _after_txt(after: float) -> str:
         return ""
     return (f" Another {ms(after)} per step of launch wait follows the host's syncs and blocking copies, which drained "
             f"the GPU's queue: theirs, not counted here.")
+
+
+def _per_step(k: float, noun: str) -> str:
+    """"2.2 small kernels per step on average", "92 kernels per step": a per-step count as the summary prints it, one
+    value wherever it is said (h37-review10: "980.5 kernels per step on average" beside "980 kernels per step")."""
+    a = round(k, 1)
+    return f"{n_of(a, noun)} per step{'' if float(a).is_integer() else ' on average'}"
 
 
 def _n_of_m(part: float, whole: float, share: float | None) -> str:

@@ -41,6 +41,9 @@ class Rule:
     #: its own (a host sees only its GPUs; what it measured may be the wait for another host's GPU).  None: the host's
     #: finding stands as the hosts found it
     in_job: Callable[[Any, Any, Any], Any] | None = None
+    #: the strongest severity its findings may take, whatever grading follows the rule's own (the savings' raise in
+    #: ``rules.follow_savings``): "warning" for a check whose guide calls its fix optional (XLA)
+    ceiling: str = "critical"
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -49,9 +52,10 @@ REGISTRY: dict[str, Rule] = {}
 def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
          quiet: Callable[[Any], str | None] | None = None, card: str | None = None,
          scope: str = "host", waits: Sequence[str] = (),
-         in_job: Callable[[Any, Any, Any], Any] | None = None) -> Callable[[CheckFn], CheckFn]:
+         in_job: Callable[[Any, Any, Any], Any] | None = None,
+         ceiling: str = "critical") -> Callable[[CheckFn], CheckFn]:
     """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``, ``scope``,
-    ``waits``, ``in_job``: see :class:`Rule`)."""
+    ``waits``, ``in_job``, ``ceiling``: see :class:`Rule`)."""
     for name in thresholds:
         if name not in THRESHOLDS:
             raise KeyError(f"rule {id}: unknown threshold {name!r}")
@@ -61,7 +65,7 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
             raise ValueError(f"rule {id!r} registered twice")
         doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
         REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope, tuple(waits),
-                            in_job)
+                            in_job, ceiling)
         return fn
 
     return deco

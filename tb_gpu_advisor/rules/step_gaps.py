@@ -15,7 +15,11 @@ then copied), the first fix is the framework's for making it on the GPU.  Where 
 capture traced the OS runtime (Nsight ``-t osrt``), the blocking OS calls the thread launching the next work sat in
 during the gaps are named too (``getc``, ``read``: a host waiting on its input is no host at work).
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
-other findings own (input wait, dispatch, loss scaling, a GPU's late start).
+other findings own (input wait, dispatch, loss scaling, a GPU's late start, and the idle after the program's syncs and
+blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` or ``.item()`` drained the queue, and
+its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
+fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
+them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev = grade(p.share, "step_gaps.warning", "step_gaps.critical")
     if sev is None:
         return []
-    claims, save_ms = _ledger_saving(g, ctx.fw.has_dispatch, p.loss_ms + p.skew_ms)
+    claims, save_ms = _ledger_saving(g, ctx.fw.has_dispatch, p.loss_ms + p.skew_ms, m.syncs.in_gaps_ledger_ms)
     private = bool(m.capture.gpu_thread_mode_private) or any(x.launch_thread_private for x in m.gpus)
     outside = outside_steps_ms(g, m)
     why = _diagnose(ctx, m, p, sev, private, outside)
@@ -100,6 +104,9 @@ class _Parts:
     loss_ms: float
     skew_ms: float
     dispatch_ms: float
+    #: the gap's idle that follows the program's syncs and blocking copies (``HostSyncs.in_gaps_ledger_ms``, less the
+    #: parts taken out already): the waits' checks'
+    waits_ms: float
     cycle_ms: float
     share: float
 
@@ -123,14 +130,19 @@ def _parts(m: HostMetrics, ctx: Ctx) -> _Parts:
     # Where the framework dispatches compiled work (JAX), the host inside dispatch during a gap is the step's
     # dispatch cost: launch_bound reports it (step-level when the step is a few small calls).
     dispatch_ms = launch_ms if ctx.fw.has_dispatch else 0.0
-    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms)
+    # the idle after the program's own waits (a step that ends in block_until_ready, .item(), a pageable copy): the
+    # wait drained the queue, so the gap after it is the wait's (host_sync's, the copy check's) -- not host work to
+    # move out of the step a second time (issue #37 class 3: H200 jax_train_block_until_ready, 156 us of its 545 us
+    # gaps claimed by both)
+    waits_ms = sum(v for c, v in m.syncs.in_gaps_ledger_ms.items() if c not in _skipped(ctx.fw.has_dispatch))
+    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms - held_ms - waits_ms)
     # of the time the gaps sit in (a step's start to the next's: the step, and the gap where it lies outside the
     # steps), never of the mean step -- a part never above its whole (issue #37 survey: "176.3% of the 815 us step"
     # on two steps guessed from GPU bursts, the 1.45 ms gap inside the first)
     cycle_ms = g.avg_cycle_ms or ctx.step_ms
     return _Parts(input_ms=input_ms, launch_ms=launch_ms, other_ms=other_ms, held_ms=held_ms,
                   unexplained_ms=unexplained, loss_ms=loss_ms, skew_ms=skew_ms, dispatch_ms=dispatch_ms,
-                  cycle_ms=cycle_ms, share=non_input_ms / cycle_ms)
+                  waits_ms=waits_ms, cycle_ms=cycle_ms, share=non_input_ms / cycle_ms)
 
 
 @dataclass
@@ -159,11 +171,15 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     Why apart from the numbers: the split is measured, the cause is read from it, and each cause has its own fix
     and its own assumption about the saving."""
     g = m.gaps
-    host_work = ctx.fw.label("step_gaps:host_work")
     host_ms = p.other_ms + p.unexplained_ms
+    ops = _cpu_ops(m, p, host_ms)
+    host_work = ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:host_work")
     causes = {host_work: host_ms, ctx.fw.label("step_gaps:launch"): p.launch_ms - p.dispatch_ms}
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(host_ms, p.launch_ms, private))
+    if ops and cause == host_work:  # the gaps hold the host's own ops, no wait: the fix moves those, not syncs
+        own = ctx.fw.extra(f"{ID}:cpu_ops", ops=ops)
+        actions = own + [a for a in actions if a not in own and a not in ctx.fw.extra(f"{ID}:host_work")]
     unrecorded = cause == host_work and p.unexplained_ms >= 0.5 * (g.avg_gap_ms - p.held_ms)
     # a smaller part of the gaps, yet a large share of the step: named beside the host work, with the way to see it
     unseen = (cause == host_work and not unrecorded
@@ -208,6 +224,27 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
                       comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work)
 
 
+def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float) -> str:
+    """The host's ops that fill the gaps, in words (```aten::repeat` 5.66 ms a step``), where they are what the gaps
+    hold: the recorded ops are most of the host's part of the gaps and no sync or blocking copy of the program leaves
+    its idle there (``HostSyncs.in_gaps_ledger_ms`` under a tenth of the mean gap); "" otherwise.
+
+    Why: a gap's fix follows what it holds (issue #37 class 3).  A gap after ``.item()`` is the sync's, and keeping
+    reads out of the step is its fix; a gap the host fills with its own tensor work (H200 ``torch_unrecorded_host_work``:
+    ``aten::repeat`` of a numpy batch, 5.66 ms a step, no sync in any gap) waits for no GPU -- "keep .item() out of the
+    step" there names a cause the capture does not hold."""
+    g = m.gaps
+    if not g.avg_gap_ms or not g.top_ops or host_ms <= 0 or p.other_ms < 0.5 * host_ms:
+        return ""
+    if sum(m.syncs.in_gaps_ledger_ms.values()) >= 0.1 * g.avg_gap_ms:
+        return ""
+    marked = {name for name, _ in g.top_ranges}
+    named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
+    if sum(v for _, v in named) < 0.5 * p.other_ms:
+        return ""
+    return ", ".join(f"`{name}` ({ms(v)} a step)" for name, v in named)
+
+
 def _at_most_warning(sev: str) -> str:
     """A critical severity lowered to a warning: where the cause is a guess or lies outside the program (a source's
     pace), the finding must not claim the certainty a critical one does."""
@@ -219,7 +256,7 @@ def _summary(ctx: Ctx, m: HostMetrics, p: _Parts, why: _Diagnosis) -> str:
     where to look.  Apart from the diagnosis because each clause reads the split and the cause alike."""
     g = m.gaps
     return (f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)})"
-            f"{_held_part(p.held_ms, g)}, "
+            f"{_held_part(p.held_ms, g)}{_others_part(p, g)}, "
             f"{pct(p.share)} of "
             f"{_whole(p.cycle_ms, ctx.step_ms, g.avg_step_ms)} outside input wait; most of it is {why.cause}"
             f"{_named(g, why.host_work and not why.waited)}"
@@ -427,6 +464,21 @@ def _held_part(held_ms: float, g) -> str:  # noqa: ANN001 - Gaps
             f"host's time)")
 
 
+def _others_part(p: _Parts, g) -> str:  # noqa: ANN001 - Gaps
+    """The parts of the mean gap other findings own, which the share that follows leaves out (:func:`_parts`): said
+    with their numbers where each is a twentieth of the gap or more, so the share reads against what it is of
+    (h37-review10: torch_compile_cudagraphs_inference read "idle 131 us between steps on average ..., 21.1% of the 221
+    us step" -- 47 us, the 84 us of launch dispatch in each gap being the launch-bound check's)."""
+    if not g.avg_gap_ms:
+        return ""
+    owned = [(p.input_ms, "input wait, the input-bound check's"),
+             (p.dispatch_ms, "the next work's dispatch, the launch-bound check's"),
+             (p.loss_ms, "dynamic loss scaling, the loss-scaling check's"),
+             (p.skew_ms, "a GPU starting late, the launch-skew check's")]
+    said = [f"{ms(v)} of it {what}" for v, what in owned if v >= 0.05 * g.avg_gap_ms]
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def _unseen_part(unexplained_ms: float, cycle_ms: float) -> str:
     """The part of each gap nothing recorded covers, where it is under half the gap yet a large share of the step
     (``step_gaps.unrecorded_share``): the host work the finding names is then not all there is, and the rest cannot be
@@ -509,15 +561,24 @@ def _whole(cycle_ms: float, step_ms: float, gap_steps_ms: float | None = None) -
             f"every kept step {ms(step_ms)})")
 
 
-def _ledger_saving(g, has_dispatch: bool, others_ms: float) -> tuple[list[tuple[str, str, float]], float]:
+def _skipped(has_dispatch: bool) -> tuple[str, ...]:
+    """The ledger categories of the gaps other findings recover whole: the input wait (``input_bound``'s) and, where
+    the framework dispatches compiled work, the launch wait (``launch_bound``'s)."""
+    return ("input_wait", "launch_wait") if has_dispatch else ("input_wait",)
+
+
+def _ledger_saving(g, has_dispatch: bool, others_ms: float,  # noqa: ANN001 - Gaps
+                   waits: dict | None = None) -> tuple[list[tuple[str, str, float]], float]:
     """What shrinking the gaps gives back, from the step ledger's own booking of them (``gaps.ledger_ms_per_step``,
     per step and GPU): their host-caused idle inside the steps, less the input wait (``input_bound``'s), the
     dispatch where the framework names it (``launch_bound``'s) and the loss-scaling and late-start parts (their
-    rules'), each claimed in the group the ledger holds it in.  Issue #36: the saving was the mean gap less those,
+    rules'), less the idle after the program's syncs and blocking copies inside the gaps (``waits``: theirs), each
+    claimed in the group the ledger holds it in.  Issue #36: the saving was the mean gap less those,
     which counted gaps outside every step's window (181 ms of host work claimed in nsys_a100_saxpy_mpi, whose step
     holds 144 ms)."""
-    skip = ("input_wait", "launch_wait") if has_dispatch else ("input_wait",)
-    claims = idle_claims(g.ledger_ms_per_step, skip)
+    waits = waits or {}
+    own = {c: max(0.0, v - waits.get(c, 0.0)) for c, v in g.ledger_ms_per_step.items()}
+    claims = idle_claims(own, _skipped(has_dispatch))
     return claims, max(0.0, sum(v for _, _, v in claims) - others_ms)
 
 

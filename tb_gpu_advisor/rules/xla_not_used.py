@@ -19,7 +19,7 @@ ID = "xla_not_used"
 
 
 @rule(ID, "§1.3", "XLA is off: chains of element-wise kernels could be fused",
-      thresholds=("xla_not_used.info", "xla_not_used.warning", "xla.min_chain_length"))
+      thresholds=("xla_not_used.info", "xla_not_used.warning", "xla.min_chain_length"), ceiling="warning")
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     f = m.fusion

@@ -23,7 +23,8 @@ Sources, tried in order (the first that yields steps wins; see
    (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
    around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
-12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
+   inside one op: :func:`_gaps_inside_one_range`);
 13. ``whole_capture``        -- one window over everything, with a note why.
 
 Each source carries a confidence (:data:`CONFIDENCE`): the format's own markers are sure, the program's spans
@@ -262,18 +263,26 @@ def _cluster_gap(gaps: np.ndarray) -> float:
     return max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
 
 
-def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
+def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launches: list[np.ndarray] | None = None,
+                   refused: list[str] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
     """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory migrations are
     left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU last
     wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), or in chunks of its
     choosing for the program's ``cudaMemPrefetchAsync``, so they would make steps of the host's paging and leave the
-    program's kernels out as the first or last "step"."""
+    program's kernels out as the first or last "step".  A long gap inside one host op or range that recurs within
+    the iterations is no boundary (:func:`_gaps_inside_one_range`; with ``h`` and ``launches``, each of ``devs``'s
+    host launch records): the names of the ranges that held refused gaps go to ``refused``."""
     busy = _program_busy(devs)
     if busy is None:
         return None
     own, keep, us, ue = busy
     gaps = us[1:] - ue[:-1]
     big = np.nonzero(gaps > _cluster_gap(gaps))[0]
+    if h is not None and launches is not None and big.size:
+        inside = _gaps_inside_one_range(h, own, [la for d, la in zip(devs, launches) if len(d)], us, ue, big)
+        if refused is not None:
+            refused += [n for n in dict.fromkeys(inside.tolist()) if n]
+        big = big[np.asarray([not n for n in inside.tolist()], dtype=bool)]
     if big.size < 1 or big.size > us.size // 2:
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
@@ -281,6 +290,59 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     if not _bursts_repeat(own, keep, starts):
         return None
     return starts, ends
+
+
+def _gaps_inside_one_range(h: HostEvents, own: list[DeviceEvents], launches: list[np.ndarray], us: np.ndarray,
+                           ue: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """Per long idle gap (``big``: indices into the GPU's busy intervals ``us``/``ue``, the gap after each), the name of
+    the host event that holds it, "" where none does: an event on the thread that launched the work after the gap
+    that began before the GPU fell idle and ends after that launch returned, and whose name recurs more often than
+    the GPU's bursts (an op, a layer's range: many per iteration).
+
+    Why: an iteration ends between the host's ops, never inside one -- its sync returns, the loop turns, the next
+    iteration's first op launches.  A gap the host spends inside one op that launched nothing yet (``aten::linear``'s
+    cuBLAS set-up after a pageable copy's sync, on an FSDP forward 90% busy: a 1.0 ms idle among microsecond gaps,
+    read as a step boundary that cut a 300 ms slice of one forward into "steps" of 290 and 10 ms) is that op's.  A
+    name that recurs no more often than the bursts may mark the iterations themselves (a ``train_step`` range the
+    host opens ahead of its GPU, a data loader's ``__next__``), or wrap the loop (one range around it all): a gap
+    inside it may be a boundary, so it is left to the gaps' length."""
+    out = np.full(big.size, "", dtype=object)
+    if not len(h) or not big.size:
+        return out
+    counts = np.bincount(h.name.astype(np.int64), minlength=len(h.names))
+    often = counts[h.name.astype(np.int64)] > big.size + 1  # recurs more often than there are bursts
+    # per gap: the first work after it that has a launch record, on any GPU -- its launch call's thread and end
+    nxt = np.full(big.size, -1, np.int64)
+    nxt_t = np.full(big.size, np.iinfo(np.int64).max, np.int64)
+    for d, launch in zip(own, launches):
+        st = d.start.astype(np.int64, copy=False)
+        order = np.flatnonzero(launch >= 0)
+        order = order[np.argsort(st[order], kind="stable")]
+        if not order.size:
+            continue
+        j = np.searchsorted(st[order], us[big + 1], side="left")
+        ok = j < order.size
+        cand = order[np.minimum(j, order.size - 1)]
+        better = ok & (st[cand] < nxt_t)
+        nxt_t[better], nxt[better] = st[cand[better]], launch[cand[better]]
+    has = nxt >= 0
+    if not has.any():
+        return out
+    lines = h.line.astype(np.int64, copy=False)
+    for ln in np.unique(lines[nxt[has]]).tolist():
+        ev = np.flatnonzero((lines == ln) & often)
+        if not ev.size:
+            continue
+        ev = ev[np.argsort(h.start[ev], kind="stable")]
+        st, reach = h.start[ev].astype(np.int64), np.maximum.accumulate(h.end[ev].astype(np.int64))
+        for k in np.flatnonzero(has & (lines[np.maximum(nxt, 0)] == ln)).tolist():
+            gs, lend = int(ue[big[k]]), int(h.end[nxt[k]])
+            p = int(np.searchsorted(st, gs, side="left")) - 1  # events begun before the GPU fell idle
+            if p < 0 or reach[p] <= lend:
+                continue
+            q = int(np.flatnonzero(h.end[ev[:p + 1]] > lend)[-1])  # the innermost such: the latest begun
+            out[k] = h.names[int(h.name[ev[q]])]
+    return out
 
 
 def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str
@@ -515,7 +577,7 @@ def _before_window(lead_ms: float) -> str:
     return f"{fmt_ms(lead_ms)} of GPU work whose launches precede the window (no host launch of it is recorded)"
 
 
-def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
+def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
     """Start the first of GPU-burst steps at its first work launched in the capture, where the burst opens with work
     launched before the capture and runs on into work launched inside it; the note's words ("" where nothing is cut).
     Per GPU: each GPU's window starts at its own first launched work (kept's per-GPU windows, set where the GPUs'
@@ -525,11 +587,15 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
     the capture does not hold ran for an iteration before this one (``nsys/fsdp_mfu_before``: 9.4 ms of kernels
     launched before the window, then 282.3 ms of work launched in it, read as one 291.7 ms step).  The head is no part
     of the step, as a first step made only of such work is none (:func:`_launched_before`); the step is from its own
-    first work on.  A burst whose first record was launched in the window is unchanged."""
+    first work on.  A burst whose first record was launched in the window is unchanged.  The host's wait in a sync
+    over the head is a wait on that work: said with it, and out of the step with it (``nsys/h100_fsdp_window``: 424
+    ms of uploads launched before the slice, the host's 428 ms ``cudaStreamSynchronize`` begun 145 ms before they
+    end) -- no step's time, no sync's claim."""
     if not kept.ids.size:
         return ""
     start0 = int(kept.hs[0])
     starts: dict[int, int] = {}
+    heads: dict[int, tuple[int, int]] = {}
     head = 0.0
     for d, launch in zip(devs, launches):
         w = kept.gpu.get(d.gpu)
@@ -546,7 +612,8 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
             continue
         first = int(st[idx[int(np.argmax(on))]])
         starts[d.gpu] = first
-        head = max(head, (first - w0) / PS_PER_MS)
+        heads[d.gpu] = (int(st[idx[0]]), first)  # from the head's own first record: a window may open on a host op
+        head = max(head, (first - int(st[idx[0]])) / PS_PER_MS)
     if not starts:
         return ""
     lo = min(starts.values())
@@ -568,7 +635,28 @@ def _trim_launched_before(devs: list[DeviceEvents], launches: list[np.ndarray], 
             kept.gpu[g] = w
     kept.hs = host
     return (f"; the first step starts at its first work launched in the capture, after {_before_window(head)}: "
-            f"work from before the capture, no part of the step")
+            f"work from before the capture, no part of the step{_waits_on_head(h, list(heads.values()))}")
+
+
+def _waits_on_head(h: HostEvents, heads: list[tuple[int, int]]) -> str:
+    """The words for the host's longest wait in a sync over GPU work launched before the capture (``heads``: per GPU,
+    the head's ``[start, end)``), "" where no sync overlaps one: the part of the call over the head waits on work from
+    before the capture, so it is said here, beside that work, and is no step's (each step starts after it)."""
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else np.zeros(0, np.int64)
+    if not sync.size or not heads:
+        return ""
+    s, e = h.start[sync].astype(np.int64), h.end[sync].astype(np.int64)
+    over = np.zeros(sync.size, np.int64)
+    for a, b in heads:
+        over = np.maximum(over, np.minimum(e, b) - np.maximum(s, a))
+    k = int(np.argmax(over))
+    if over[k] <= 0:
+        return ""
+    whole, part = int(e[k] - s[k]) / PS_PER_MS, int(over[k]) / PS_PER_MS
+    name = h.names[int(h.name[int(sync[k])])]
+    said = f"all {fmt_ms(whole)} of it" if part >= whole else f"{fmt_ms(part)} of its {fmt_ms(whole)}"
+    return (f"; the host's `{name}` waits on that work for {said}: a wait on work from before the capture, no "
+            f"part of a step or of a sync's cost")
 
 
 class _Reading:
@@ -691,8 +779,17 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
     most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``."""
-    cl = _busy_clusters(r.active)
+    refused: list[str] = []
+    launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
+    cl = _busy_clusters(r.active, r.trace.h, launches, refused)
     joined = 0
+    if cl is None and refused:
+        names = ", ".join(f"`{n}`" for n in refused[:3])
+        r.whole_note = (f"no step markers found; the GPU's long idle gaps lie inside one host op or range that "
+                        f"recurs within the iterations ({names}): it began before the GPU fell idle and launched the "
+                        f"work after the gap, and no iteration ends inside one op, so the GPU's bursts are one: the "
+                        f"window is analysed as one step, part of an iteration or more; per-step numbers are the "
+                        f"window's")
     if cl is not None:
         bursts = cl[0].size
         cl, joined = _join_copy_bursts(job, r.active, *cl)
@@ -770,8 +867,8 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     warm-up calls, steps holding one-time costs, steps in the program's own warm-up range, a last step cut short.
     The note says each drop; ``found``: the steps read before any drop."""
     dropped: list[DroppedStep] = []
-    if r.source != "whole_capture" and found > 1 and r.active:
-        _drop_cut_first(r, kept, dropped)
+    if r.active and kept.ids.size:
+        _drop_cut_first(r, kept, dropped, found)
     _drop_empty_or_edges(r, kept, found, dropped)
     own = r.own
     cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
@@ -809,16 +906,19 @@ def _drop_masked(r: _Reading, kept: _Kept, dropped: list[DroppedStep], mask: np.
     r.note += note
 
 
-def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found: int) -> None:
     """A first step the window cut: dropped where it holds only work launched before the capture (the tail of an
-    iteration); a first burst that opens with such work and runs on into its own starts at its own first work."""
+    iteration; of two steps or more read); else a step whose window the GPU's work bounds (its bursts, one pass, the
+    whole capture: ``mapped`` "device") that opens with such work starts at its own first work -- one rule for every
+    such step, the whole window's as a burst's.  Host-marked steps start at their marker and place their GPU windows
+    at the work launched inside them already (:func:`_async_device_windows`)."""
     launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
-    lead = _launched_before(r.active, launches, kept)
+    lead = _launched_before(r.active, launches, kept) if r.source != "whole_capture" and found > 1 else ""
     if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
         _drop_one(r, kept, dropped, 0, f"partial: {lead}",
                   "; dropped the first step: the capture began inside it (its work was launched before the window)")
-    elif r.source == "gpu_busy_clusters":
-        r.note += _trim_launched_before(r.active, launches, kept)
+    elif r.mapped == "device":
+        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept)
 
 
 def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:

@@ -56,7 +56,7 @@ def test_a_real_two_gpu_jobs_transfer_is_the_least_in_each_call() -> None:
     (s,) = discover(str(FSDP))
     report = analyze_session(s.run, s.session, s.hosts)
     steps = report.hosts[0].steps["count"]
-    assert steps == 2
+    assert steps == 1  # one window since h37-left58: its one long GPU gap lies inside one op, no step boundary
     table = report.collectives
     col = table.columns.index("transfer ms")
     # the steps' calls: each window's first call was launched before the capture, in the head its first step no

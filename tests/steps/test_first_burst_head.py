@@ -54,16 +54,17 @@ def test_a_real_first_burst_starts_at_its_first_launched_work():
     first_ps = {d.gpu: int(d.start.min()) for d in trace.devices if len(d)}
     launches = device_launches(trace.h, trace.devices)
     st = detect_steps(trace, launches, detect_job(trace, launches, frameworks.detect_trace(trace)))
-    assert (st.detection.source, st.detection.found, st.count) == ("gpu_busy_clusters", 2, 2)
+    # one window since h37-left58 (its one long gap lies inside one op: tests/steps/test_gap_inside_one_op.py), trimmed
+    # alike: the rule holds for every step the GPU's work bounds (tests/steps/test_whole_window_head.py)
+    assert (st.detection.source, st.count) == ("whole_capture", 1)
     assert not st.detection.dropped
     assert "work from before the capture" in st.detection.note, st.detection.note
     assert set(truth) == set(first_ps)
     for g, (first, launched) in truth.items():  # each GPU's first step from its own first launched kernel
         assert int(st.gpu_windows[g][0, 0]) - first_ps[g] == (launched - first) * 1000, g
         assert int(st.gpu_windows[g][0, 1]) == int(st.host_windows[0, 1])
-    # the host window starts at the earliest GPU's own first work; the second step is untouched
+    # the host window starts at the earliest GPU's own first work
     assert int(st.host_windows[0, 0]) == min(int(w[0, 0]) for w in st.gpu_windows.values())
-    assert all(w[1].tolist() == st.host_windows[1].tolist() for w in st.gpu_windows.values())
 
 
 def _bursts(head_launched: bool | None) -> Cap:

@@ -82,7 +82,8 @@ def test_a_first_burst_that_runs_on_into_launched_work_is_kept():
     if not path.is_file():
         pytest.skip(f"real Nsight exports not found ({path})")
     m = _metrics(path, "nsys")
-    assert (m.steps.found, m.steps.count) == (2, 2) and not m.steps.dropped
+    # one window since h37-left58 (its burst gap lies inside one op), kept, not dropped as partial
+    assert m.steps.count == 1 and not m.steps.dropped
 
 
 def test_a_first_burst_launched_in_the_window_is_not_cut():

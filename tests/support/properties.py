@@ -58,6 +58,15 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
   than three significant digits ("about 4636.8x" says more than an estimate knows).
+* ``one-count`` -- a per-step count of kernels a finding prints, in its summary and its saving's assumption, is its
+  detail's count to printed precision (h37-review10: "980.5 kernels per step on average" assumed as "980";
+  cloverleaf's "92 of 125 kernels per step" assumed as "92 kernels per step" where its title counts all 125).
+* ``ceiling`` -- no finding is graded above what its rule's doc promises ("Never critical": the lone V100 BERT's XLA
+  finding read CRITICAL); ``order`` lets a finding at that ceiling save more than a stronger one.
+* ``in-use`` -- a fix the capture shows in use (``capture.applied``) is never told again, in any fix's words or code,
+  on that host (d2d_v100, torch_compile_cudagraphs_inference: "or let torch.compile fuse the small ops").
+* ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
+  (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -483,6 +492,8 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
         for b in fs:
             if a.saving is None or b.saving is None or _SEV.get(a.severity, 9) <= _SEV.get(b.severity, 9):
                 continue  # a is milder than b from here on
+            if a.severity == "warning" and _never_critical(a):
+                continue  # at its rule's ceiling (``ceiling``): the grade its rule promises outranks the saving's
             if a.saving.percent_of_step > b.saving.percent_of_step + 0.5 and \
                     _CONF.get(a.confidence, 2) >= _CONF.get(b.confidence, 2):
                 out.append(f"order: {where}: {a.id} is {a.severity} saving {a.saving.percent_of_step:.1f}% but "
@@ -920,6 +931,111 @@ def per_rank_problems(h: HostReport) -> list[str]:
     return out
 
 
+_KERNELS_OF = re.compile(r"(?<![\d.,])" + _NUM + r" of " + _NUM + r" kernels? per step")
+_KERNELS_SAID = re.compile(r"(?<![\d.,])" + _NUM + r" (small )?kernels? per step")
+
+
+def count_value_problems(where: str, f: Finding) -> list[str]:
+    """``one-count``: a count a finding prints per step, in its summary and in its saving's assumption alike, is the
+    count of its detail, printed to its precision -- one value wherever it is said (h37-review10: fsdp_mfu_before's
+    launch-bound finding read "424 of 980.5 kernels per step on average" and assumed "980 kernels per step";
+    cloverleaf's assumed "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")."""
+    d = (f.metric.detail if f.metric is not None else None) or {}
+    text = " ".join((f.summary + " " + (f.saving.assumption if f.saving is not None else "")).split())
+    said = []
+    for m in _KERNELS_OF.finditer(text):
+        said += [("small_kernels_per_step", m.group(1), m.group(0)), ("kernels_per_step", m.group(2), m.group(0))]
+    for m in _KERNELS_SAID.finditer(text):
+        said.append(("small_kernels_per_step" if m.group(2) else "kernels_per_step", m.group(1), m.group(0)))
+    out = []
+    for key, num, words in said:
+        ref = d.get(key)
+        if isinstance(ref, (int, float)) and abs(float(num.replace(",", "")) - ref) > _half_ulp(num) + 1e-6:
+            out.append(f"one-count: {where}: {f.id}: '{words}', where its {key} is {ref:g}")
+    return sorted(set(out))
+
+
+_NEVER_CRITICAL = re.compile(r"(?:^|[.!]\s+)Never critical\b")
+
+
+def _never_critical(f: Finding) -> bool:
+    from tb_gpu_advisor.rules.registry import REGISTRY
+
+    r = REGISTRY.get(f.rule)
+    return r is not None and bool(_NEVER_CRITICAL.search(r.doc))
+
+
+def ceiling_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``ceiling``: a finding is never graded above what its rule's documentation (``docs/rules.md``, the rule's own
+    doc) promises -- "Never critical" holds whatever grading follows the rule's (h37-review10: v100_bert's
+    "XLA is off" read CRITICAL, raised to the criticals it out-saved, where its doc says "Never critical: the guide
+    calls XLA optional")."""
+    out = []
+    for f in findings:
+        if f.severity == "critical" and _never_critical(f):
+            out.append(f"ceiling: {where}: {f.id} is critical, where its rule's doc says it never is")
+    return out
+
+
+#: How a fix names each fix a trace can show in use (``capture.applied``'s keys): in its words, in its code
+_IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
+                 "cuda_graphs": (r"\b(?:CUDA|HIP|XPU) graphs?\b", r"torch\.(?:cuda|xpu)\.graph\(|Graph\(\)|make_graphed_callables"),
+                 "fused_optimizer": (r"fused=True|\bfused optimizer\b", r"fused=True")}
+#: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode
+_NOT_TOLD = re.compile(r"\bkeep\b|\balready\b|reduce-overhead|\bmode\b|\bneeds\b|\bwithout\b|\boff\b", re.I)
+_CLAUSES = re.compile(r"[.;:]\s+|\s+--\s+|,\s+or\s+|\(|\)")
+
+
+def in_use_problems(where: str, h: HostReport) -> list[str]:
+    """``in-use``: a fix the capture shows in use (``capture.applied``: torch.compile's kernels, graph launches, a
+    fused optimizer's kernels) is never told again, in a fix's words or code, under any finding of that host -- the
+    host's own "Already in use, so not suggested" says so (h37-review10: d2d_v100's and
+    torch_compile_cudagraphs_inference's small-grid fix ended "or let torch.compile fuse the small ops", beside
+    torch.compile's kernels in the trace).  A clause that keeps it on, names what it needs or its graph mode is no
+    telling."""
+    applied = (h.capture or {}).get("applied") or {}
+    out = []
+    for key in applied:
+        names = _IN_USE_NAMES.get(key)
+        if names is None:
+            continue
+        words, code = (re.compile(x) for x in names)
+        for f in h.findings:
+            for a in f.actions:
+                told = [c for c in _CLAUSES.split(" ".join(a.text.split())) if words.search(c) and not _NOT_TOLD.search(c)]
+                told += [ln for ln in (a.snippet or "").splitlines() if code.search(ln) and not _NOT_TOLD.search(ln)]
+                if told:
+                    out.append(f"in-use: {where}: {f.id} tells {key} again ('{told[0].strip()[:80]}'), which the capture "
+                               f"shows in use: {applied[key][:60]}")
+    return out
+
+
+_SHARE_AFTER = re.compile(r"(?P<t>\d[\d,]*(?:\.\d+)?) ?(?P<tu>us|µs|ms|s)\b(?P<mid>[^%;]{0,300}?), "
+                          r"(?P<p>\d+(?:\.\d+)?)% of (?:the |each )?(?P<w>\d[\d,]*(?:\.\d+)?) ?(?P<wu>us|µs|ms|s)\b")
+_OF_IT = re.compile(_TIME + r" of it\b")
+
+
+def share_of_time_problems(where: str, f: Finding) -> list[str]:
+    """``share-of``: a share printed after a time is that time's share of the whole it names, less the parts said to
+    be "of it" in between ("131 us ... (84 us of it the host dispatching ...), 21.1% of the 221 us step": (131 - 84) /
+    221), to printed precision and a twentieth of the share for parts under a twentieth of the time left unsaid
+    (h37-review10: torch_compile_cudagraphs_inference read "idle 131 us between steps on average (max 142 us), 21.1% of
+    the 221 us step", 59% as printed: the share left out the launch-bound finding's 84 us without saying so)."""
+    text = " ".join(f.summary.split())
+    out = []
+    for m in _SHARE_AFTER.finditer(text):
+        if ". " in m.group("mid"):
+            continue  # another sentence: the share is not of this time
+        t, w = _ms(m.group("t"), m.group("tu")), _ms(m.group("w"), m.group("wu"))
+        parts = sum(_ms(n, u) for n, u in _OF_IT.findall(m.group("mid")))
+        if not w:
+            continue
+        want, p = 100 * (t - parts) / w, float(m.group("p"))
+        if abs(p - want) > 0.06 * 100 * t / w + 0.15:
+            out.append(f"share-of: {where}: {f.id}: '{m.group(0)[:120]}' is {want:.1f}% as printed, not {p:g}%")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -929,11 +1045,12 @@ def report_violations(report: Report) -> list[str]:
         for f in h.findings:
             out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
+            out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h) + memory_offset_problems(h)
-        out += severity_problems(h.host, h.findings)
+        out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings) + in_use_problems(h.host, h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
@@ -943,6 +1060,7 @@ def report_violations(report: Report) -> list[str]:
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
             out += _text_parts(f.id, _finding_text(f), session_step) + _count_text(f.id, _finding_text(f))
+            out += count_value_problems("session", f)
             for t in f.evidence:
                 out += table_problems(f.id, t, None, hosts)
     for name in ("ranks", "collectives"):
@@ -951,6 +1069,7 @@ def report_violations(report: Report) -> list[str]:
             out += table_problems(f"session {name}", t, None, hosts)
     out += _collective_values(report) + _rank_values(report) + _words(None, report.findings)
     out += order_problems("session", report.findings) + severity_problems("session", report.findings)
+    out += ceiling_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)

@@ -75,6 +75,31 @@ _ROCPROF_KEYS = rb'"name"\s*:\s*"CPU HIP API"|"BeginNs"\s*:'
 ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.json), a format the Advisor does not "
            "read: profile the job with torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) "
            "or JAX/TensorFlow's profiler (.xplane.pb)")
+#: ROCm's rocmProfileData (``runTracer.sh`` / ``rpd_tracer``): an SQLite database of its own (``.rpd``: tables
+#: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.nsys.tables.RPD_OWN``), and the Chrome trace its
+#: ``tools/rpd2tracing.py`` writes from one, array or object form, whose host threads are named ``Hip <tid>`` /
+#: ``HSA <tid>`` and whose GPUs ``GPU<n>`` (survey h37-survey30: ROCm/rocmProfileData's blog example, a PyTorch matmul
+#: on gfx90a kept in ``tests/fixtures/foreign/rocm_rpd_matmul``).  Not read: said by name, with what to capture.
+_RPD_TRACE = rb'"name"\s*:\s*"thread_name"[^{}]{0,200}"args"\s*:\s*\{\s*"name"\s*:\s*"(?:Hip|HSA) \d+"'
+RPD = ("ROCm rocmProfileData's trace (runTracer.sh / rpd_tracer's .rpd database, or the JSON its rpd2tracing.py "
+       "writes from one), a format the Advisor does not read: profile the job with torch.profiler (Kineto records "
+       "HIP kernels, copies and runtime calls on ROCm) or JAX/TensorFlow's profiler (.xplane.pb)")
+
+
+#: The Ascend PyTorch Profiler's trace (``torch_npu.profiler``, ``ASCEND_PROFILER_OUTPUT/trace_view.json``; also what
+#: its ``export_chrome_trace`` writes): Kineto's ``cpu_op`` events beside processes named ``Ascend Hardware`` (the
+#: NPU's tasks per stream), ``CANN`` (AscendCL calls) and ``Overlap Analysis``, a bare list with string times
+#: (survey h37-survey30: Ascend's msprof-analyze test data; h37-survey4a: an MoE job's ``trace_rank0.json``).  A job on
+#: a Huawei Ascend NPU, whose work the Advisor does not analyse: said by name, with the vendor's tools, never "profile
+#: with torch.profiler", which wrote it.
+#: Its metadata may come after megabytes of host ops (the msprof-analyze file: at 225 kB of 635 kB), so an op of Ascend's
+#: operator library (``aclnn*``, which the host records as it launches them) names it in the head as well.
+_ASCEND_TRACE = (rb'"name"\s*:\s*"process_name"[^{}]{0,200}"args"\s*:\s*\{\s*"name"\s*:\s*"(?:Ascend Hardware|CANN)"|'
+                 rb'"name"\s*:\s*"aclnn[A-Z]')
+ASCEND_TRACE = ("the Ascend PyTorch Profiler's trace (torch_npu.profiler, `trace_view.json`) of a job on a Huawei Ascend "
+                "NPU, a device the Advisor does not analyse: read it with Ascend's own tools (MindStudio Insight, "
+                "msprof-analyze); the Advisor reads GPU jobs' profiles (torch.profiler on CUDA or ROCm, Nsight "
+                "Systems, JAX/TensorFlow's profiler)")
 
 
 #: torch.profiler's memory timeline (``export_memory_timeline``): words and shapes in ``formats.memory_timeline``.
@@ -84,7 +109,9 @@ MEMORY_TIMELINE = memory_timeline.WORDS
 #: Chrome's trace format in its JSON Array form: a bare list of events (``[{"ph": "X", ...}, ...]``), which Kineto
 #: never writes (its traces are an object with ``traceEvents``): another tool's trace (survey h37-survey11:
 #: siwaarbn/grof's own CUPTI tracer, ``gpu_trace.json``, 300 copy and kernel events with no host side).
-_CHROME_ARRAY = rb'^\s*\[\s*\{[^{}]*"ph"\s*:'
+#: Empty objects before the first event are allowed: a writer that puts a comma before every event opens the list
+#: with ``{}`` (rocmProfileData's rpd2tracing.py: ``[ {}`` then ``,{...}`` lines), which Chrome's viewer skips.
+_CHROME_ARRAY = rb'^\s*\[\s*(?:\{\s*\}\s*,\s*)*\{[^{}]*"ph"\s*:'
 #: ... except PyTorch's own before Kineto: ``torch.autograd.profiler``'s ``export_chrome_trace`` (PyTorch 1.7 and older,
 #: and ``use_kineto=False`` since) writes a bare list whose host ops sit in the process ``"CPU functions"``
 #: (pytorch/pytorch torch/autograd/profiler_util.py ``EventList.export_chrome_trace``), under any file name the user
@@ -154,7 +181,11 @@ def sniff(path: str) -> str | None:
         return "empty or unreadable"
     if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
         return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
+    if re.search(_ASCEND_TRACE, head):  # Kineto's own `cpu_op` events sit beside the NPU's: before every other check
+        return ASCEND_TRACE
     if not re.search(_TRACE_KEYS, head):
+        if re.search(_RPD_TRACE, head):
+            return RPD
         if re.search(_CHROME_ARRAY, head):
             return None if re.search(_LEGACY_PYTORCH_ARRAY, head) else CHROME_ARRAY
         if re.search(_TF_MEMORY_PROFILE, head):
@@ -162,6 +193,8 @@ def sniff(path: str) -> str | None:
         if execution_trace(head):
             return EXECUTION_TRACE
         return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
+    if re.search(_RPD_TRACE, head):  # before Kineto's keys: its PyTorch markers are named `aten::...` too
+        return RPD
     if not re.search(_KINETO_KEYS, head):
         if re.search(_ROCPROF_KEYS, head):
             return ROCPROF

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, session_name
+from tb_gpu_advisor.formats.kineto.layout import RPD
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -65,6 +66,11 @@ NVPROF_SUFFIX = ".nvvp"
 NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler for GPUs up to Volta, read by the Visual "
           "Profiler), a format the Advisor does not read: profile the job with Nsight Systems (nsys profile, then nsys "
           "export --type sqlite), torch.profiler or JAX/TensorFlow's profiler")
+
+
+#: rocmProfileData's database (``runTracer.sh -o <file>.rpd``: ``tables.RPD_OWN``), named in the words its JSON
+#: conversion gets (``formats.kineto.layout.RPD``).
+RPD_SUFFIX = ".rpd"
 
 
 #: How a shared export is often compressed, and the command that gives the file back beside itself.
@@ -120,6 +126,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
             if not schema.is_export():
                 if schema.is_nvprof():
                     return NVPROF, Header()
+                if schema.is_rpd():
+                    return RPD, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
             when = None
             if schema.has(tb.SESSION_START, "utcEpochNs"):
@@ -225,10 +233,17 @@ class NsysLayout(RunFolderLayout):
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
-        """nvprof's ``.nvvp`` database and a compressed export, named by what they are rather than "not a profile
-        this tool reads" or, in a logdir, nothing at all."""
-        if rel[-1].endswith(NVPROF_SUFFIX) and len(rel[-1]) > len(NVPROF_SUFFIX):
+        """nvprof's ``.nvvp`` database, rocmProfileData's ``.rpd`` and a compressed export, named by what they are
+        rather than "not a profile this tool reads" or, in a logdir, nothing at all."""
+        name = rel[-1]
+        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file (raptor's `mytrace.rpd.gz`)
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+        if name.endswith(NVPROF_SUFFIX) and len(name) > len(NVPROF_SUFFIX):
             return NVPROF
+        if name.endswith(RPD_SUFFIX) and len(name) > len(RPD_SUFFIX):
+            return RPD
         return compressed(rel[-1])
 
     def sniff(self, path: str) -> str | None:

@@ -406,6 +406,9 @@ def _quote(name: str) -> str:
 #: activity tables by the names an export uses, but its strings in ``StringTable`` and its format in ``Version``, with
 #: no ``StringIds`` (survey h37-survey21: rajesh-s/mlsys-deepspeech-gpu-profiling's 2022 P100 DeepSpeech runs).
 NVPROF_OWN = ("StringTable", "Version")
+#: rocmProfileData's database (``runTracer.sh -o <file>.rpd``, AMD's ROCm tracer): HIP calls in ``rocpd_api``, GPU
+#: operations in ``rocpd_op``, names in ``rocpd_string`` (survey h37-survey30: ROCm/rocmProfileData's examples).
+RPD_OWN = ("rocpd_api", "rocpd_op", "rocpd_string")
 
 
 class Schema:
@@ -443,6 +446,10 @@ class Schema:
         """nvprof's database (:data:`NVPROF_OWN`), not an Nsight Systems export."""
         return (all(t in self.tables for t in NVPROF_OWN) and STRINGS not in self.tables
                 and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in self.tables))
+
+    def is_rpd(self) -> bool:
+        """rocmProfileData's database (:data:`RPD_OWN`), not an Nsight Systems export."""
+        return all(t in self.tables for t in RPD_OWN) and STRINGS not in self.tables
 
     def count(self, table: str) -> int:
         if table not in self.tables:

@@ -27,11 +27,11 @@ from tb_gpu_advisor.common.ahead import map_in_order
 from tb_gpu_advisor.common.memory import release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
-from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, narrowest, union_intervals,
+from tb_gpu_advisor.frameworks import nvtx, xla
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, lookup_mask, narrowest, union_intervals,
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
-                                       MemoryEvents, ModuleRuns, Trace)
+                                       HostRanges, MemoryEvents, ModuleRuns, Trace)
 
 if TYPE_CHECKING:  # XLA's HLO reader is imported where a capture holds an HLO (most TensorFlow captures hold none)
     from tb_gpu_advisor.formats.xplane import hlo
@@ -104,17 +104,19 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     memory = memory_events(tl)
     meta = tl.plane("/host:metadata")
     flop_ops, flops_note, xla_collectives = hlo_work(meta)
+    calls = copy_calls(tl)  # before the host tables take the host lines' columns
+    range_domains = nvtx_domains(tl)
     h = host_events(tl, release)
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
-    devs = all_device_events(tl, release)
+    devs = all_device_events(tl, release, calls)
     return Trace(
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
         span_ps=span, capture_ms=_capture_ms(tl), viewer_zero_ps=viewer_zero_ps(tl), time_base=TIME_BASE,
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
-        producer=_producer(meta), memory=memory, unread_devices=unread_devices(tl),
+        producer=_producer(meta), memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
     )
 
 
@@ -484,6 +486,56 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
+#: What CUPTI's NVTX activity records are named on the host (``NVTX:<name>``, ``NVTX:<domain>:<name>`` in a named
+#: domain: openxla/xla xla/backends/profiler/gpu/cupti_collector.cc ``CreateXEvent``), and the suffix of the lines
+#: that hold them (``Host Threads/<tid>/NVTX``, on ``/host:CUPTI`` or its own NVTX plane until the profiler session
+#: merges them into ``/host:CPU``: ``PostProcessSingleHostXSpace``).
+NVTX_EVENT_PREFIX = "NVTX:"
+NVTX_LINE_SUFFIX = "/NVTX"
+#: The NVTX domains whose name a CUPTI NVTX event's may begin with: the libraries' and frameworks' that the NVTX
+#: knowledge names (``frameworks.nvtx``), and XLA's own (``TSL``, ``xla/tsl/profiler/lib/nvtx_utils``).  The collector
+#: joins domain and name with ``:`` as names themselves may (``XlaModule:#...#``, ``epoch:1``): an unknown first part
+#: stays in the name.
+XLA_NVTX_DOMAIN = "TSL"
+
+
+def nvtx_name(event: str) -> tuple[str, str | None]:
+    """(the range's name, its NVTX domain) of a CUPTI NVTX event (``NVTX:TSL:XlaModule:#...#`` -> (``XlaModule:#...#``,
+    ``TSL``); ``NVTX:forward`` -> (``forward``, ``""``)); (event, None) for any other host event."""
+    if not event.startswith(NVTX_EVENT_PREFIX):
+        return event, None
+    rest = event[len(NVTX_EVENT_PREFIX):]
+    domain, sep, name = rest.partition(":")
+    known = domain == XLA_NVTX_DOMAIN or domain in nvtx.LIBRARY_DOMAINS or nvtx.is_framework_op_domain(domain)
+    return (name, domain) if sep and name and known else (rest, "")
+
+
+def nvtx_ranges(h: HostEvents, domains_of: dict[str, str]) -> HostRanges | None:
+    """The program's (and its libraries') NVTX ranges, as CUPTI's NVTX activity writes them into the capture: the
+    events of ``Host Threads/<tid>/NVTX`` lines, their names without the ``NVTX:`` prefix (:func:`nvtx_name`), read as
+    Nsight's NVTX ranges are (``Trace.ranges``); a framework's op ranges (XLA's module and thunk ranges in the ``TSL``
+    domain, TensorFlow's op domain) flagged ops.  None where the capture has no NVTX line."""
+    on = np.fromiter((n.endswith(NVTX_LINE_SUFFIX) for n in h.line_names), bool, count=len(h.line_names))
+    if not on.any():
+        return None
+    idx = np.flatnonzero(lookup_mask(on, h.line)).astype(np.int64)
+    if not idx.size:
+        return None
+    names = np.unique(h.name[idx]).tolist()
+    domains = sorted({domains_of.get(h.names[int(n)], "") for n in names} | {""})
+    code = {int(n): domains.index(domains_of.get(h.names[int(n)], "")) for n in names}
+    dom = np.array([code[int(n)] for n in h.name[idx].tolist()], np.int16)
+    op = h.per_name(nvtx.is_op_name)[h.name[idx]] | np.isin(dom, [i for i, d in enumerate(domains)
+                                                                   if nvtx.is_framework_op_domain(d)])
+    return HostRanges(idx=idx, domain=dom, domains=domains, op=op, source="NVTX (CUPTI)")
+
+
+def nvtx_domains(tl: Timeline) -> dict[str, str]:
+    """The NVTX domain of each range name the host planes hold (:func:`nvtx_name`), read before the host tables
+    rename the events."""
+    return {name: dom for p in tl.host_planes() for name, dom in map(nvtx_name, p.event_names) if dom is not None}
+
+
 #: Sparse host stats: (HostEvents field, stat name, inherit from the event metadata).
 _HOST_STATS = (("corr", "correlation_id", False), ("group_id", "group_id", False), ("step_num", "step_num", True),
                ("iter_num", "iter_num", True), ("root", "_r", True), ("is_eager", "is_eager", True))
@@ -495,7 +547,8 @@ def _host_lines(tl: Timeline) -> tuple[list[tuple[Line, np.ndarray | None]], lis
     index: dict[str, int] = {}
     lines: list[tuple[Line, np.ndarray | None]] = []
     for plane in tl.host_planes():
-        remap = np.fromiter((index.setdefault(n, len(index)) for n in plane.event_names), dtype=np.int32, count=len(plane.event_names))
+        remap = np.fromiter((index.setdefault(nvtx_name(n)[0], len(index)) for n in plane.event_names), dtype=np.int32,
+                            count=len(plane.event_names))
         identity = bool((remap == np.arange(remap.size)).all())
         lines.extend((ln, None if identity else remap) for ln in plane.lines if len(ln))
     names: list[str] = [None] * len(index)  # type: ignore[list-item]
@@ -581,7 +634,10 @@ _OTHER_HOST_KINDS = ("pinned", "managed", "managed_static")
 
 def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(size, sync, host memory) per ``memcpy_details`` string, -1 where it does not say: host memory 1 where a
-    ``kind_src`` / ``kind_dst`` is pageable, 0 where one is another host memory."""
+    ``kind_src`` / ``kind_dst`` is pageable, 0 where one is another host memory.  ``size:0`` says nothing: a copy
+    moves bytes, and XLA's ROCm tracer writes 0 for every copy whose record carries no size (roctracer's HIP-OPS
+    records: ``kind:Unknown size:0 dest:0 async:0``, openxla/xla rocm_collector.cc / rocm_tracer.cc "record->bytes is
+    not a valid value")."""
     size = np.full(len(details), -1, dtype=np.int64)
     sync = np.full(len(details), -1, dtype=np.int8)
     host = np.full(len(details), -1, dtype=np.int8)
@@ -590,7 +646,7 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray, np
             continue
         for tok in d.split():
             k, _, v = tok.partition(":")
-            if k == "size" and v.isdigit():
+            if k == "size" and v.isdigit() and v.strip("0"):
                 size[i] = int(v)
             elif k == "async" and v in ("0", "1"):
                 sync[i] = 1 if v == "0" else 0
@@ -626,7 +682,47 @@ def _not_gpu_work(plane: Plane, lines: list[Line]) -> np.ndarray | None:
     return _cat(parts, bool)
 
 
-def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
+#: correlation id -> the host's copy or fill call that made it (``hipMemcpyHtoDAsync``), where a GPU ran a runtime's
+#: own copy kernel (:func:`copy_calls`)
+CopyCalls = dict[int, str]
+
+
+def copy_calls(tl: Timeline) -> CopyCalls:
+    """The host's copy and fill calls by correlation id (``devices.is_copy_call``), where some GPU plane holds a copy
+    its name may misstate (``devices.blit_copy_kind``: ROCclr's ``__amd_rocclr_copyBuffer.kd``, roctracer's
+    ``CopyHostToDevice``); {} else -- the host lines are not read for a capture without one."""
+    if not any(devices.blit_copy_kind(n, None) is not None for p in tl.gpu_planes() for n in p.event_names):
+        return {}
+    out: CopyCalls = {}
+    for p in tl.host_planes():
+        is_call = np.fromiter((devices.is_copy_call(n) for n in p.event_names), bool, count=len(p.event_names))
+        if not is_call.any() or p.stat_key("correlation_id") is None:
+            continue
+        for ln in p.lines:
+            if not len(ln) or ln.start_ps is None:
+                continue
+            sel = np.flatnonzero(is_call[ln.name_id])
+            if sel.size:
+                corr = ln.int_stat("correlation_id", inherit=False)[sel]
+                out.update((int(c), p.event_names[int(n)]) for c, n in zip(corr.tolist(), ln.name_id[sel].tolist()) if c >= 0)
+    return out
+
+
+def _event_kinds(plane: Plane, name: np.ndarray, corr: np.ndarray, calls: CopyCalls | None) -> np.ndarray:
+    """The kind of each event (``devices.device_kind`` of its name); a ROCm copy its name may misstate takes the kind
+    of the copy call that made it (``devices.blit_copy_kind``)."""
+    per_name = devices.device_kind(plane.event_names)
+    kind = per_name[name] if name.size else np.zeros(0, np.int8)
+    blit = {i: n for i, n in enumerate(plane.event_names) if devices.blit_copy_kind(n, None) is not None}
+    if blit:
+        sel = np.flatnonzero(np.isin(name, list(blit)))
+        kind = kind.copy()
+        for i, n, c in zip(sel.tolist(), name[sel].tolist(), corr[sel].tolist()):
+            kind[i] = devices.blit_copy_kind(blit[int(n)], (calls or {}).get(int(c)))
+    return kind
+
+
+def device_events(plane: Plane, release: bool = False, calls: CopyCalls | None = None) -> DeviceEvents:
     """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes.
 
     With ``release`` the streams' own columns are dropped once the table holds them (see
@@ -663,12 +759,12 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
 
     name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
     end = col(lambda ln: ln.end_ps)
-    kinds_per_name = devices.device_kind(plane.event_names)
     mem_bytes, mem_sync, mem_host = _memcpy_columns(plane, stat("memcpy_details"))
     op_text, op_idx = _op_columns(plane, stat, start, end)
     sdt = int_dtype(0, len(lines))
     stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
     corr = narrowest(held("correlation_id", inherit=False), np.int32)
+    kind = _event_kinds(plane, name, corr, calls)
     group_id = absent_as_broadcast(narrowest(stat("group_id", inherit=False)))
     shape_sid = absent_as_broadcast(narrowest(stat("shape")))
     long_name_sid = absent_as_broadcast(narrowest(stat("long_name")))
@@ -678,7 +774,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
         for ln in lines:
             ln.release_events()
     return DeviceEvents(
-        gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
+        gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kind,
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
         **DeviceEvents.copy_columns(mem_bytes, mem_sync, mem_host), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
         **launch,
@@ -817,11 +913,11 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
 DEVICE_TABLE_WORKERS = 2
 
 
-def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
+def all_device_events(tl: Timeline, release: bool = False, calls: CopyCalls | None = None) -> list[DeviceEvents]:
     """Every GPU's table; with ``release``, freed heap goes back to the OS once they are built (``memory.py``): the
     streams' columns they freed would otherwise stay mapped under the analysis."""
     # each GPU's table from its own plane's columns (numpy's sorts and gathers let go of the GIL): two at a time
-    out = map_in_order(lambda p: device_events(p, release), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
+    out = map_in_order(lambda p: device_events(p, release, calls), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
     if release:  # once, after every GPU: a trim after each GPU only made the next one fault the pages in again
         release_free_heap()
     return out

@@ -42,6 +42,13 @@ PACKED_SUFFIXES = (".gz", ".zst", ".bz2", ".xz")
 PACKED_WHY = ("a compressed XPlane: the profiler writes " + EXPECTED + " uncompressed, and that is what the Advisor "
               "reads; decompress it in place (gunzip, zstd -d, ...) and point the Advisor at the folder again")
 
+#: A capture saved in chunks (``SaveXSpaceChunk``: ``<host>.xplane.riegeli``, each chunk an XSpace in a Brotli-packed
+#: Riegeli record, openxla/xla xla/tsl/profiler/rpc/client/save_profile.cc): another container than the one-message
+#: ``.xplane.pb`` this reader parses.
+CHUNKED_SUFFIX = ".xplane.riegeli"
+CHUNKED_WHY = ("an XPlane capture saved in chunks (" + CHUNKED_SUFFIX + ": Riegeli records, Brotli-compressed), which "
+               "the Advisor does not read: it reads the one-message export the profiler writes by default, " + EXPECTED)
+
 
 def is_tool_data(file_name: str) -> bool:
     """A file the profiler converted from an XPlane (:data:`TOOL_DATA_SUFFIXES`), by its name."""
@@ -83,6 +90,8 @@ class XPlaneLayout:
             return PACKED_WHY
         if in_session and rel[-1] == LEGACY_TRACE:
             return LEGACY_TRACE_WHY
+        if rel[-1].endswith(CHUNKED_SUFFIX) and len(rel[-1]) > len(CHUNKED_SUFFIX):
+            return CHUNKED_WHY
         if in_session and is_tool_data(rel[-1]):
             return TOOL_DATA_WHY  # discovery keeps it only where no XPlane sits beside it
         return None

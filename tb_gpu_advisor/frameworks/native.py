@@ -77,6 +77,11 @@ FIXES = {
         "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "
         "stream, overlapped with compute."),),
     "launch_bound": (_GRAPHS,),
+    # the wait comes before graph replays: the host's preparation of each (h37-left60)
+    "launch_bound:replay": (action(
+        "The GPU waits while the host prepares each graph replay: update the graph's inputs (cudaGraphExecUpdate, "
+        "or copies on the stream ahead of the launch) and do the host's own work for the next replay while the "
+        "current one runs, so the next cudaGraphLaunch is queued before the GPU drains."),),
     "allocator_churn": (action("Allocate device buffers once, outside the loop, and reuse them (or use the stream-ordered "
                                "allocator: cudaMallocAsync / cudaFreeAsync with a memory pool): cudaFree synchronizes the "
                                "device."),),

@@ -438,6 +438,15 @@ FIXES = {
     "input_bound:creation": (MADE_ON_GPU,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
+    # the wait comes before graph replays: the host's preparation of each, not a launch per kernel (h37-left60)
+    "launch_bound:replay": (action(
+        "The GPU waits while the host prepares each graph replay: get the next inputs ready while the current replay "
+        "runs -- copy them into the graph's static tensors from pinned memory with non_blocking=True, and move the "
+        "Python between replays (batching, bookkeeping, reading results) off the path or after the next replay's "
+        "launch.",
+        "static_x.copy_(next_x_pinned, non_blocking=True)   # ready before the replay, no host wait\n"
+        "g.replay()                                         # one launch\n"
+        "next_x_pinned = prepare_next_batch()               # host work while the GPU runs the replay"),),
     # most small kernels are the optimizer's own, a few per parameter: the optimizer's update is what to batch
     "launch_bound:optimizer": (FUSED_OPTIMIZER, action(
         "A custom optimizer: write its update over the whole parameter list with torch._foreach_* ops (one "

@@ -75,6 +75,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_held=_per_step(idle.held, n),
         idle_queued_first=_per_step(idle.queued, n),
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
+        launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
+        kernels_outside_graphs=_per_step([k for _, k in idle.replay], n),
         scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
@@ -102,6 +104,8 @@ class _Idle:
     queued: list[float] = field(default_factory=list)
     #: of that, ms the host spent blocked in a sync or a blocking copy
     queued_blocked: list[float] = field(default_factory=list)
+    #: (ms of launch wait before graph replays, kernels launched outside graphs) in the kept steps, per active GPU
+    replay: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
@@ -115,6 +119,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.held.append(bd.held_ms(g, iv))
             out.queued.append(bd.queued_first_ms(g, iv))
             out.queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
+            out.replay.append(bd.replay_wait(ctx, g, iv))
             out.gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             out.in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))

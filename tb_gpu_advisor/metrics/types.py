@@ -1108,6 +1108,12 @@ class HostMetrics:
     #: of ``idle_queued_first``, ms per step and GPU the host spent blocked in a sync or a blocking copy -- waiting
     #: for that earlier work, not launching its own (``metrics/breakdown.queued_first_blocked_ms``)
     idle_queued_first_blocked: float = 0.0
+    #: ms per step and GPU of the launch wait (as the ledger books it) before work replayed from a graph (a CUDA or HIP
+    #: graph, an XLA command buffer): the host preparing the replay -- its inputs, the program's code before the one
+    #: launch -- which no further graph can cut (``metrics/breakdown.replay_wait``)
+    launch_wait_before_replay: float = 0.0
+    #: kernels per step and GPU not replayed from a graph: each its own launch, the launches a graph could still batch
+    kernels_outside_graphs: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

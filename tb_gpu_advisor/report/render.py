@@ -19,7 +19,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
-from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, verdict
+from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, one_step, verdict
 
 WIDTH = 100
 
@@ -35,15 +35,17 @@ _SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢
 # --------------------------------------------------------------------------- shared bits
 
 
-def _saving_text(f: Finding) -> str:
+def _saving_text(f: Finding, one: bool = False) -> str:
+    """What a finding saves, per step -- or, where its host kept one step (``one``: ``verdict.one_step``), of that
+    step, as the finding's own words say (``rules.base.Ctx.of_step``)."""
     s = f.saving
     if s is None:
         return f"frees ~{gb(f.saving_bytes)}" if getattr(f, "saving_bytes", None) else ""
     if s.ms_per_step <= 0:
-        return "saves ~0 ms/step"
+        return "saves ~0 ms" if one else "saves ~0 ms/step"
     floor = 100.0 * T("report.min_saving_share")
     share = f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
-    return f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
+    return f"saves ~{ms(s.ms_per_step)} ({share} of the step)" if one else f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
 
 
 def _num(v: Any, nd: int = 2) -> str:
@@ -301,7 +303,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     shown, cut = shown_findings(report, top)
     ranks = {g.id: i for i, g in enumerate(shown, 1)}
     for i, f in enumerate(shown, 1):
-        out += _text_finding(f, i, ranks, evidence_rows)
+        out += _text_finding(f, i, ranks, evidence_rows, one_step(report, f))
     if cut:
         out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
         out.append("")
@@ -337,10 +339,11 @@ def _text_head(report: Report) -> list[str]:
     return out
 
 
-def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int) -> list[str]:
-    """One finding, ``i``-th: its title, saving and scope, summary, assumption, fixes, evidence and trace window."""
+def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int, one: bool = False) -> list[str]:
+    """One finding, ``i``-th: its title, saving and scope, summary, assumption, fixes, evidence and trace window
+    (``one``: its host kept one step)."""
     out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
-    sav = _saving_text(f)
+    sav = _saving_text(f, one)
     conf = confidence_text(f)
     out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
                                    if x))
@@ -595,14 +598,14 @@ def confidence_text(f: Finding) -> str:
 
 
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
-                     tables: int | None = 2, ranks: dict[str, int] | None = None) -> list[str]:
+                     tables: int | None = 2, ranks: dict[str, int] | None = None, one: bool = False) -> list[str]:
     """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence (``ranks``: the
     rank each finding of the report is shown at, so an overlap names the others by it).
 
     The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
-    saving = f" · {_html(_saving_text(f))}" if _saving_text(f) else ""
+    saving = f" · {_html(_saving_text(f, one))}" if _saving_text(f, one) else ""
     conf = f" · {_html(confidence_text(f))}" if confidence_text(f) else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
            f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}{conf}</summary>", "",
@@ -612,7 +615,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
         src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
         out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
     if f.saving is not None:
-        out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
+        out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} {'of the step' if one else 'per step'} "
                    f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
@@ -645,7 +648,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     out += _md_finding_table(shown, cut)
     ranks = {g.id: i for i, g in enumerate(shown, 1)}
     for i, f in enumerate(shown, 1):
-        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1, ranks=ranks)
+        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1, ranks=ranks, one=one_step(report, f))
     out += _md_numbers(report, shown)
     for h in report.hosts:
         if not h.error:  # else shown at the top

@@ -35,7 +35,7 @@ def check(m: HostMetrics) -> list[Finding]:
     share, sev = graded
     moves = [g for g in m.memory.gpus if g.reserved_changes_per_step is not None]
     churn = max(moves, key=lambda g: g.reserved_changes_per_step, default=None)
-    seen = (f" The allocator's reserved memory moves {churn.reserved_changes_per_step:.1f} times a step on GPU "
+    seen = (f" The allocator's reserved memory moves {churn.reserved_changes_per_step:.1f} times {ctx.a_step} on GPU "
             f"{churn.gpu} (segments asked for and given back)." if churn and churn.reserved_changes_per_step else "")
     evidence = [Table("The caching allocator's segments per step (profile_memory)",
                       ["GPU", "reserved changes / step", "peak reserved", "peak allocated"],
@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
     emptied = _emptied_by_program(m)
     return [finding(
         ctx, ID, sev,
-        f"The GPU idles {ms(idle)} of each {ms(ctx.step_ms)} step ({pct(share)}) while the host is inside the device "
+        f"The GPU idles {ms(idle)} {ctx.of_step()} ({pct(share)}) while the host is inside the device "
         f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): "
         f"{emptied or 'the caching allocator is off, or blocks never fit because shapes change every step.'}{seen}",
         evidence=evidence,

@@ -49,6 +49,37 @@ class Ctx:
         #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
         self.vendor = devices.vendor_of([g.name for g in m.gpus if g.active])
 
+    @property
+    def one_step(self) -> bool:
+        """The capture holds one kept step: its numbers are that step's, not a mean over several."""
+        return self.steps == 1
+
+    @property
+    def unit(self) -> str:
+        """The job's own word for its step: "engine step" (a serving engine), "forward pass" (inference), else "step"
+        -- only where the job's kind is more than a guess."""
+        job = self.m.job
+        kind = job.kind.kind if job is not None and job.kind.confidence != "low" else ""
+        return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
+
+    def of_step(self, step_ms: float | None = None) -> str:
+        """"of each 20.6 ms step" over several steps; "of the 20.6 ms step" (the job's own word: "of the 116 ms
+        forward pass") where the capture holds one.  The one home of the phrase every rule puts after a part of the
+        step (h37-left60: a one-step capture read "of each 11.3 ms step")."""
+        t = ms(self.step_ms if step_ms is None else step_ms)
+        return f"of the {t} {self.unit}" if self.one_step else f"of each {t} step"
+
+    @property
+    def per_step(self) -> str:
+        """"per step" over several steps; "in the step" (the job's word) where the capture holds one: every count
+        and time a rule states per step is that one step's."""
+        return f"in the {self.unit}" if self.one_step else "per step"
+
+    @property
+    def a_step(self) -> str:
+        """"a step" after a time ("1.02 ms a step") over several steps; "in the step" where the capture holds one."""
+        return f"in the {self.unit}" if self.one_step else "a step"
+
     def steady_fix(self, key: str) -> list[Action]:
         """How to record the steady state: the capture's own profiler options where its format has them (an Nsight
         window moves with ``--capture-range`` or ``--delay``, whatever framework the program uses: a torch.profiler
@@ -295,7 +326,7 @@ def in_ranges(ctx: Ctx, claims: dict[str, float], what: str = "the GPU's idle ti
     shared = _claim_scales(ctx, claims)
     extra = (" (each its share of this time: other findings claim the rest of the idle there)"
              if any(shared.get(c, 1.0) < 0.999 for c, v in claims.items() if v > 0) else "")
-    return f"; {what} lies in the program's own ranges {', '.join(named)} a step{extra}"
+    return f"; {what} lies in the program's own ranges {', '.join(named)} {ctx.a_step}{extra}"
 
 
 def ranges_part(ctx: Ctx, claims: dict[str, float]) -> list[tuple[str, float]]:
@@ -339,7 +370,7 @@ def in_os_waits(ctx: Ctx, host_ms: float) -> str:
     none was traced or none stands out."""
     named = [f"`{n}` {ms(v)}" for n, v in ctx.m.idle_in_os_waits if v >= 0.1 * host_ms]
     return (f"; the thread launching the GPU's work was blocked in the OS (OS runtime or scheduler trace): "
-            f"{', '.join(named)} a step"
+            f"{', '.join(named)} {ctx.a_step}"
             if named else "")
 
 

@@ -37,12 +37,12 @@ def check(m: HostMetrics) -> list[Finding]:
     compiled = ctx.fw.label("compiled_step")
     assumption = ("the GPU idle time while the host dispatches ops one by one (launch wait + host compute) "
                   f"disappears once the step is {compiled}")
-    text = (f"{count(round(e.per_step))} ops per step run eagerly, taking {ms(e.time_ms_per_step)} of host time in "
-            f"each {ms(ctx.step_ms)} step ({pct(share)}; stock overview reports eager time above 10%).")
+    text = (f"{count(round(e.per_step))} ops {ctx.per_step} run eagerly, taking {ms(e.time_ms_per_step)} of host time "
+            f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'} ({pct(share)}; stock overview reports eager time above 10%).")
     evidence = [table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])]
     if cs is not None and fused_ms > 0:
         assumption += f"; and compiled, the eager element-wise chains fuse: {fusion_assumption(m)}"
-        text += (f" Compiled, the {ms(cs.kernel_ms)} of element-wise kernel chains per step would also fuse into "
+        text += (f" Compiled, the {ms(cs.kernel_ms)} of element-wise kernel chains {ctx.per_step} would also fuse into "
                  f"about {ms(cs.kernel_ms - fused_ms)} of kernels.")
         evidence.insert(0, chain_table(cs, ctx, m))
     return [finding(

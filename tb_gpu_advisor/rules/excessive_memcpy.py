@@ -74,7 +74,7 @@ def check(m: HostMetrics) -> list[Finding]:
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
     pinned = _pinned_words(m, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
-    sync_txt = _cost_words(m, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned
+    sync_txt = _cost_words(m, sync_ms, sync_share, waits, asked, pageable, migrated, ctx.per_step) + pinned
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
         sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
                      f"{ctx.fw.label('param_upload')}")
@@ -82,8 +82,8 @@ def check(m: HostMetrics) -> list[Finding]:
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
         ctx, ID, sev,
-        f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({pct(share)}), "
-        f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst)}){sync_txt}{rec_txt}"
+        f"Copies block the GPU for {ms(blocking)} {ctx.of_step()} ({pct(share)}), "
+        f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx.per_step)}){sync_txt}{rec_txt}"
         f"{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
                             "excessive_memcpy.warning", severity=sev,
@@ -126,26 +126,26 @@ def _host_copies_over(copies: list, share_of) -> list:  # noqa: ANN001 - a copy'
 
 
 def _cost_words(m: HostMetrics, sync_ms: float, sync_share: float, waits: float, asked: float, pageable: list,
-                migrated: list) -> str:
+                migrated: list, per: str = "per step") -> str:
     """What the copies' cost holds, in the finding's words: its synchronous part, the copy time from pageable or
     migrated host memory, the program's own prefetch (left out of the saving), and the host's waits in copies to the
     device with the GPU's idle after them."""
     # said where it is a part of the step the finding grades (1 us of a 940 ms blocking copy time is no news)
-    words = f"; {ms(sync_ms)} per step is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
+    words = f"; {ms(sync_ms)} {per} is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
     if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
         words += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time" for c in pageable) + \
             " is from pageable host memory (staged by the driver, blocking the host)"
     if migrated:
-        words += _migration_words(migrated)
+        words += _migration_words(migrated, per)
     if asked > 0:
-        words += (f"; {ms(asked)} per step is the program's own Unified Memory prefetch with the GPU idle: the "
+        words += (f"; {ms(asked)} {per} is the program's own Unified Memory prefetch with the GPU idle: the "
                   "upload its data needs, done as the fixes ask, so the saving leaves it out")
     if m.syncs.copy_calls_per_step:
         who = ", ".join(f"{n} ×{count(round(per, 1))}" for n, per in m.syncs.copy_callers[:3]) or "copies"
         k = round(m.syncs.copy_calls_per_step, 1)
-        words += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device per step"
+        words += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device {per}"
                   f"{'' if float(k).is_integer() else ' on average'} "
-                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} per step until "
+                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} {per} until "
                   f"the host launches again")
     return words
 
@@ -242,11 +242,11 @@ def _migrated_only(copies: list) -> bool:
     return bool(host) and all((c.migration_share or 0.0) >= 0.999 for c in host)
 
 
-def _migration_words(migrated: list) -> str:
+def _migration_words(migrated: list, per: str = "per step") -> str:
     """What share of which directions' copy time is page migrations, and the kernel time spent waiting on them."""
     parts = ", ".join(f"{pct(c.migration_share)} of the {_NAMES.get(c.direction)} copy time" for c in migrated)
     under = sum(c.paging_in_kernels_ms_per_step for c in migrated)
-    kernels = (f"; kernels ran {ms(under)} per step with pages still migrating to the GPU under them (each waits on "
+    kernels = (f"; kernels ran {ms(under)} {per} with pages still migrating to the GPU under them (each waits on "
                f"the pages it touches)" if under > 0 else "")
     return (f"; {parts} is Unified Memory page migrations: the driver moving managed memory's pages on demand when a "
             f"kernel or the host touches them, copies no call of the program asked for{kernels}")
@@ -261,7 +261,7 @@ def _already_pinned(copies: list, waits: float) -> bool:
                                             and not (c.sync_share or 0.0) for c in host)
 
 
-def _worst_words(c) -> str:
+def _worst_words(c, per: str = "per step") -> str:  # noqa: ANN001 - a direction's copy metrics
     """The largest direction's part of the blocking time, beside the copies' own time it is part of: "612 us of its
     632 us per step blocks, 1 copy per step" (issue #36: "block the GPU for 612 us ... mostly H2D (1 copy, 632 us per
     step)" read as a part larger than its whole).  A part equal to its whole as printed is said as the whole: "all
@@ -270,4 +270,4 @@ def _worst_words(c) -> str:
     avg = "" if float(k).is_integer() else " on average"
     part, whole = ms(c.blocking_ms_per_step), ms(c.ms_per_step)
     said = f"all of its {whole}" if part == whole else f"{part} of its {whole}"
-    return f"{said} per step blocks, {n_of(k, 'copy')} per step{avg}"
+    return f"{said} {per} blocks, {n_of(k, 'copy')} {per}{avg}"

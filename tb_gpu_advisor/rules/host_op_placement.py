@@ -71,8 +71,8 @@ def check(m: HostMetrics) -> list[Finding]:
     copy_txt = f"; their tensors round-trip through {ms(copies)} of blocking copies" if copies > 0 else ""
     return [finding(
         ctx, ID, sev,
-        f"{count(round(h.count_per_step, 1))} {ctx.fw.label('ops_short')} per step run on the host ({pct(h.share_by_count)} of ops by "
-        f"count), taking {ms(t_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}){copy_txt}.{heavy_txt}",
+        f"{count(round(h.count_per_step, 1))} {ctx.fw.label('ops_short')} {ctx.per_step} run on the host ({pct(h.share_by_count)} of ops by "
+        f"count), taking {ms(t_ms)} {ctx.of_step()} ({pct(share)}){copy_txt}.{heavy_txt}",
         metric=share_metric("host_op_time_share", "Host-placed op time share of step", share,
                             "host_op_placement.warning", severity=sev,
                             detail={"host_op_share_by_count": h.share_by_count, "host_ops_per_step": h.count_per_step,
@@ -104,8 +104,8 @@ def round_trip_check(m) -> list:
     return [finding(
         ctx, ID, sev,
         f"In {rt.steps_with} of {n_of(ctx.steps, 'step')} the data leaves the GPU and comes back: a device->host copy "
-        f"({rt.d2h_bytes_per_step / 1e6:.1f} MB per step), {ms(rt.idle_ms_per_step)} of host work with the GPU idle "
-        f"({pct(share)} of each {ms(ctx.step_ms)} step), then a host->device copy ({rt.h2d_bytes_per_step / 1e6:.1f} MB).",
+        f"({rt.d2h_bytes_per_step / 1e6:.1f} MB {ctx.per_step}), {ms(rt.idle_ms_per_step)} of host work with the GPU idle "
+        f"({pct(share)} {ctx.of_step()}), then a host->device copy ({rt.h2d_bytes_per_step / 1e6:.1f} MB).",
         title="Computation leaves the GPU mid-step: a device -> host -> device round trip",
         metric=share_metric("round_trip_idle_share", "GPU idle in host round trips, share of step", share,
                             "host_op_placement.warning", severity=sev,

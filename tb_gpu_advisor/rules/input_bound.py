@@ -50,12 +50,12 @@ def check(m: HostMetrics) -> list[Finding]:
     if moved:
         part = "all of it" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
         what += f"; {part} the batch's transfer to the device after the pipeline made it"
-    apart = (f" Another {ms(src.pre_op_ms_per_step)} per step of host time before the step's first op is not the input "
+    apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the step's first op is not the input "
              f"pipeline's and is not counted here." if src.pre_op_ms_per_step >= 0.0005 else "")
     return [finding(
         ctx, ID, sev,
         f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
-        f"{ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
+        f"{ms(wait_ms)} {ctx.of_step()} ({pct(share)}; "
         f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart,
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,

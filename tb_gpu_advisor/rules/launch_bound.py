@@ -11,6 +11,12 @@ still is (one kernel a step has nothing to batch: no finding).  The launch wait 
 copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
 Where most small kernels are launched inside the framework's optimizer step (``SmallKernels.in_optimizer_share``: a
 per-parameter optimizer's own kernels), the fixes are the optimizer's -- a fused or foreach update -- not bigger kernels.
+Work already replayed from graphs is one launch: a graph saves only over the launches not in graphs, and only the wait
+before them (``HostMetrics.kernels_outside_graphs``).  The wait before a replay is the host preparing it
+(``HostMetrics.launch_wait_before_replay``); where it is most of the wait, the finding is that preparation, with the
+framework's or engine's fix for it (``launch_bound:replay``) and a saving of at most that wait, up to the step's GPU
+compute: the host prepares the next replay while the GPU runs.  Where no graph fix fits the GPU at the framework version
+the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.
 """
 
 from __future__ import annotations
@@ -87,21 +93,38 @@ def check(m: HostMetrics) -> list[Finding]:
     # kernel's launch, and the saving, the title and the assumption's words all say so (h37-review10: cloverleaf's
     # assumption read "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
-    launched_ps = kps if few_small else small_ps  # the launches a fused graph still makes, ~1 us each
+    replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
+    launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
     residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
-    # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing
-    kept_ms = (wait_ms or 0.0) / kps if kps >= 1 else (wait_ms or 0.0)
-    save_ms = max(0.0, (wait_ms or 0.0) - kept_ms - residual)
-    if save_ms <= 0.0:
+    # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing.  Only the launches
+    # not already in graphs are left to batch, and only the wait before them
+    kept_ms = loose / launches if launches >= 1 else loose
+    save_ms = max(0.0, loose - kept_ms - residual)
+    # the wait before graph replays: the host preparing each replay, which it can do while the GPU still runs the
+    # work before it -- as far as that work lasts
+    hidden = min(replay, m.breakdown.device_compute) if replay >= 0.5 * (wait_ms or 0.0) else 0.0
+    if save_ms + hidden <= 0.0:
         return []
-    rows, example = _offenders(sk)
+    rows, example = _offenders(sk, ctx.per_step)
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
+    if hidden > 0:
+        title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
+        said = _replay_txt(ctx, replay, wait_ms or 0.0, m.capture.graph_kernel_share)
+    elif replay >= 0.0005:  # a part before replays: the host's preparation of them, which no graph cuts
+        said += (f" {ms(replay)} of the wait comes before graph replays: the host preparing them, which another "
+                 f"graph cannot cut, so it is left out of the saving.")
+    elif _no_graph_fits(ctx, actions):  # the device cannot replay a graph at the version the trace shows
+        save_ms = 0.0
+        said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
+                 f"its launch and no saving from batching them into one is claimed.")
+    assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
+                             launches < (kps if few_small else small_ps))
     return [finding(
         ctx, ID, sev,
-        f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
-        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
-        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after)}{example}{said}",
+        f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
+        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx.per_step)} run shorter than "
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}",
         # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
         metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
                               if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
@@ -109,16 +132,67 @@ def check(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
                                                   "small_kernel_share": small_share,
-                                                  "small_kernel_threshold_us": sk.threshold_us}),
-        saving=saving(ctx, save_ms, f"launch wait reduced to one launch a step (a graph's) and the "
-                                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
-                                    f"({_per_step(launched_ps, 'kernel' if few_small else 'small kernel')})",
-                      [("launch", "launch", save_ms)]),
+                                                  "small_kernel_threshold_us": sk.threshold_us,
+                                                  **({"launch_wait_before_replay_ms": replay,
+                                                      "kernels_outside_graphs_per_step": launches}
+                                                     if m.capture.graph_kernel_share > 0 else {})}),
+        saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)])
+        if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
         actions=actions, title=title,
     )]
+
+
+def _replayed(m: HostMetrics, wait_ms: float, kps: float) -> tuple[float, float, float]:
+    """(ms of the wait before graph replays, ms before the other launches, launches per step not in graphs) of a
+    launch wait of ``wait_ms`` over ``kps`` kernels a step.  Where no kernel is replayed from a graph, all of it is
+    the launches' (``HostMetrics.launch_wait_before_replay``: accounting, a graph's kernels are one launch already)."""
+    if m.capture.graph_kernel_share <= 0:
+        return 0.0, wait_ms, kps
+    replay = min(m.launch_wait_before_replay, wait_ms)
+    return replay, wait_ms - replay, min(kps, m.kernels_outside_graphs)
+
+
+def _no_graph_fits(ctx: Ctx, actions: list) -> bool:
+    """Whether the check's fixes would record a graph (``Framework.fix_introduces``) but none is left once fitted to
+    the job's GPU and framework version (``Ctx.fit``: an Intel GPU's graph API came with PyTorch 2.11, and a trace
+    that does not date PyTorch is told none).  Then the saving's premise -- one launch a step, a graph's -- is no
+    fix the report gives (h37-left60: the undated XPU ``tiny_ops`` read 4.94 ms saved "by a graph" beside fixes
+    with no graph)."""
+    def graphs(xs) -> bool:  # noqa: ANN001
+        return any("cuda_graphs" in ctx.fw.fix_introduces(a) for a in xs)
+    return graphs(actions) and not graphs(ctx.fit(actions))
+
+
+def _replay_txt(ctx: Ctx, replay: float, wait: float, graphs: float) -> str:
+    """The words of a wait that comes before graph replays: no launch per kernel to batch, the host's preparation."""
+    return (f" {pct(graphs)} of kernel time already runs from {ctx.vendor.TERMS.get('graphs', 'graphs')}, and "
+            f"{_part_of(replay, wait)} comes before a replay: the host preparing it (its inputs, the "
+            f"program's code before its one launch), not a launch per kernel -- another graph cannot cut it; "
+            f"preparing the next replay while the GPU runs the current one can.")
+
+
+def _part_of(part: float, whole: float) -> str:
+    """"44 us of the 90 us wait", or "all of the 44 us wait" where the part is the whole as printed -- a part equal to
+    its whole is not said as a part (the one-value property)."""
+    return f"all of the {ms(whole)} wait" if ms(part) == ms(whole) else f"{ms(part)} of the {ms(whole)} wait"
+
+
+def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool) -> str:
+    """The saving's assumption: the launches a graph still batches (``graphed``: fewer than the finding counts, the
+    rest already in graphs), the replays' preparation overlapped."""
+    out = []
+    if save_ms > 0:
+        out.append(f"launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
+                   f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
+                   f"({_per_step(launched, 'kernel' if few_small else 'small kernel', ctx.per_step)}"
+                   f"{', not already in graphs' if graphed else ''})")
+    if hidden > 0:
+        out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
+                   f"no longer waits before a replay ({ms(hidden)}, at most the step's GPU compute)")
+    return "; and ".join(out)
 
 
 def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float] | None:
@@ -138,7 +212,7 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
     return share, sev, wait_ms, after
 
 
-def _offenders(sk) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
+def _offenders(sk, per: str = "per step") -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
     """The small kernels' table rows, per step and rank as every other number of the finding, and the top offender
     in words."""
     top = sk.top[:10]
@@ -149,8 +223,8 @@ def _offenders(sk) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' met
     o = top[0]
     calls = round(o.per_step, 1)
     avg = "" if float(calls).is_integer() else " on average"
-    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
-                  f"{ms(o.ms_per_step)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
+    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} {per}{avg} taking "
+                  f"{ms(o.ms_per_step)}{' per step' if per == 'per step' else ''}, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
 
 
 def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, bool, list, str]:
@@ -188,28 +262,28 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
     return sev, few_small, actions, words + step_txt
 
 
-def _after_txt(after: float) -> str:
+def _after_txt(after: float, per: str = "per step") -> str:
     """The launch wait left to the host's syncs, said where there is any."""
     if after <= 0:
         return ""
-    return (f" Another {ms(after)} per step of launch wait follows the host's syncs and blocking copies, which drained "
+    return (f" Another {ms(after)} {per} of launch wait follows the host's syncs and blocking copies, which drained "
             f"the GPU's queue: theirs, not counted here.")
 
 
-def _per_step(k: float, noun: str) -> str:
+def _per_step(k: float, noun: str, per: str = "per step") -> str:
     """"2.2 small kernels per step on average", "92 kernels per step": a per-step count as the summary prints it, one
     value wherever it is said (h37-review10: "980.5 kernels per step on average" beside "980 kernels per step")."""
     a = round(k, 1)
-    return f"{n_of(a, noun)} per step{'' if float(a).is_integer() else ' on average'}"
+    return f"{n_of(a, noun)} {per}{'' if float(a).is_integer() else ' on average'}"
 
 
-def _n_of_m(part: float, whole: float, share: float | None) -> str:
+def _n_of_m(part: float, whole: float, share: float | None, per: str = "per step") -> str:
     """"15.4 of 33.6 kernels per step on average (45.8%)": the counts as they are (a per-step mean is rarely whole)
     and the share those two numbers give, so a reader who divides them gets the printed share (issue #36: "15 of
     34 kernels (45.7%)" rounded the counts but not the share)."""
     a, b = round(part, 1), round(whole, 1)
     avg = "" if float(a).is_integer() and float(b).is_integer() else " on average"
-    return f"{count(a)} of {n_of(b, 'kernel')} per step{avg} ({pct(a / b if b else share)})"
+    return f"{count(a)} of {n_of(b, 'kernel')} {per}{avg} ({pct(a / b if b else share)})"
 
 
 def _against_latency(avg_us: float) -> str:

@@ -28,8 +28,8 @@ def check(m: HostMetrics) -> list[Finding]:
     share, sev = graded
     return [finding(
         ctx, ID, sev,
-        f"Dynamic loss scaling runs {count(round(ls.op_count_per_step, 1))} conditional ops per step on the host "
-        f"({ms(ls.host_ms_per_step)}), leaving the GPU idle {ms(cost)} of each {ms(ctx.step_ms)} step ({pct(share)}).",
+        f"Dynamic loss scaling runs {count(round(ls.op_count_per_step, 1))} conditional ops {ctx.per_step} on the host "
+        f"({ms(ls.host_ms_per_step)}), leaving the GPU idle {ms(cost)} {ctx.of_step()} ({pct(share)}).",
         metric=share_metric("loss_scaling_gap_share", "Loss-scaling gap share of step", share,
                             "loss_scaling_gaps.warning", severity=sev,
                             detail={"host_ms_per_step": ls.host_ms_per_step, "gap_ms_per_step": ls.gap_ms_per_step,

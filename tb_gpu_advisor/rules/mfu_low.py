@@ -87,8 +87,8 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"MFU {pct(f.mfu)}: {pct(f.below_roofline_share)} of GEMM time runs at under {pct(low)} of its roofline "
-        f"({ms(slow_ms)} of each {ms(ctx.step_ms)} step) -- the shapes are small or odd for the matrix units: "
-        f"{names}." + _other_kernels(f, ctx.step_ms),
+        f"({ms(slow_ms)} {ctx.of_step()}) -- the shapes are small or odd for the matrix units: "
+        f"{names}." + _other_kernels(f, ctx.step_ms, ctx.per_step),
         metric=share_metric("gemm_below_roofline_share", "GEMM time far below its roofline", f.below_roofline_share,
                             "mfu_low.warning", severity=sev,
                             detail={"mfu": f.mfu, "flops_per_step": f.flops_per_step, "peak_flops": f.peak_flops}),
@@ -103,11 +103,11 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _other_kernels(f, step_ms: float) -> str:  # noqa: ANN001 - metrics.types.Flops
+def _other_kernels(f, step_ms: float, per: str = "per step") -> str:  # noqa: ANN001 - metrics.types.Flops
     """The other kernels the GEMM ops launched (autocast's casts, bias adds), named as what they are: GEMM time and
     rates above are the GEMM kernels' alone."""
     o = f.non_gemm_ms_per_step
     if not o or o < 0.02 * step_ms:
         return ""
-    return (f" The same ops also launch {ms(o)} per step of other kernels (dtype casts, bias adds, copies): "
+    return (f" The same ops also launch {ms(o)} {per} of other kernels (dtype casts, bias adds, copies): "
             f"memory-bound work, not GEMM time, and not counted in these rates.")

@@ -48,7 +48,7 @@ def check(m: HostMetrics) -> list[Finding]:
     mult = alignment_multiple(k.no_tc_16)
     return [finding(
         ctx, ID, sev,
-        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} per step, {n_of(len(k.no_tc_16), 'kernel')}) runs on "
+        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} {ctx.per_step}, {n_of(len(k.no_tc_16), 'kernel')}) runs on "
         f"non-Tensor-Core kernels: {rule_words} for Tensor Cores.",
         metric=share_metric("misaligned_16bit_share", "16-bit GEMM/conv time without Tensor Cores", share,
                             "misaligned_dims.warning", severity=sev),

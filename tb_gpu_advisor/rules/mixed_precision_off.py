@@ -72,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
-        f"10%) while MatMul/Conv kernels take {pct(k.eligible_us / k.compute_us)} of it ({ms(t32_ms)} per step in "
+        f"10%) while MatMul/Conv kernels take {pct(k.eligible_us / k.compute_us)} of it ({ms(t32_ms)} {ctx.per_step} in "
         f"32-bit) on {cc}."
         + (f" The 16-bit share is of the kernel time of known precision; {pct(k.unknown_us / k.compute_us)} has no dtype in its "
            f"name (compiler fusions, library helper kernels) and is left out." if k.unknown_us > 0 else ""),

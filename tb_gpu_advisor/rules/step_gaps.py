@@ -474,7 +474,8 @@ def _others_part(p: _Parts, g) -> str:  # noqa: ANN001 - Gaps
     owned = [(p.input_ms, "input wait, the input-bound check's"),
              (p.dispatch_ms, "the next work's dispatch, the launch-bound check's"),
              (p.loss_ms, "dynamic loss scaling, the loss-scaling check's"),
-             (p.skew_ms, "a GPU starting late, the launch-skew check's")]
+             (p.skew_ms, "a GPU starting late, the launch-skew check's"),
+             (p.waits_ms, "the idle after the program's own syncs and blocking copies, theirs")]
     said = [f"{ms(v)} of it {what}" for v, what in owned if v >= 0.05 * g.avg_gap_ms]
     return f" ({'; '.join(said)})" if said else ""
 

@@ -77,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
     acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
     return [finding(
         ctx, ID, sev,
-        f"{pct(share)} of device compute time ({ms(t_ms)} per step, {n_of(len(bad), 'kernel')}) is in "
+        f"{pct(share)} of device compute time ({ms(t_ms)} {ctx.per_step}, {n_of(len(bad), 'kernel')}) is in "
         f"Tensor-Core-eligible MatMul/Conv kernels that do not use {whose}: {cause}."
         + _unknown_note(k.tc_unknown),
         metric=share_metric("tc_eligible_unused_share", "TC-eligible time without Tensor Cores", share,

@@ -40,8 +40,8 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"No {compiler} in this capture, and {count(len(cs.chains))} recurring "
         f"{'chain' if len(cs.chains) == 1 else 'chains'} of {T('xla.min_chain_length'):g}+ element-wise kernels "
-        f"{'takes' if len(cs.chains) == 1 else 'take'} {ms(cs.kernel_ms)} of kernel time in each {ms(ctx.step_ms)} "
-        f"step; fused into one kernel each, about {ms(cs.kernel_ms - cs.fused_ms)}: {ms(cs.fused_ms)} "
+        f"{'takes' if len(cs.chains) == 1 else 'take'} {ms(cs.kernel_ms)} of kernel time "
+        f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'}; fused into one kernel each, about {ms(cs.kernel_ms - cs.fused_ms)}: {ms(cs.fused_ms)} "
         f"({pct(share)} of the step) saved. The most frequent has {c0.length} kernels and occurs "
         f"{n_of(c0.occurrences, 'time')} in {n_of(ctx.steps, 'step')}.",
         metric=share_metric("fusible_saving_share", "Step time fusing element-wise chains would save", share,

@@ -48,6 +48,7 @@ from tb_gpu_advisor.job import work_of
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
+from tb_gpu_advisor.report.verdict import one_step
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules import RULE_IDS
 from tb_gpu_advisor.rules import docs as rule_docs
@@ -280,7 +281,8 @@ def explain_markdown(report: Report, f: Finding, evidence_rows: int) -> str:
     head = [f"## {render.md_inline(f.title)}", "",
             (f"Finding {render.md_code(f.id)} (rule {render.md_code(f.rule)}, {f.severity}, {place}) in run "
              f"{render.md_code(report.run)}, session {render.md_code(report.session)}."), ""]
-    body = render.finding_markdown(f, rank or 1, evidence_rows=evidence_rows, open_=True, windows=None, tables=None)
+    body = render.finding_markdown(f, rank or 1, evidence_rows=evidence_rows, open_=True, windows=None, tables=None,
+                                   one=one_step(report, f))
     where = ["### Where to look", "",
              (f"{plural(len(f.windows), 'trace window')} above, in ms since the capture's start: open the host's capture in "
               "the Trace Viewer (TensorBoard's Profile tab) or Perfetto at those times." if f.windows else
@@ -374,7 +376,7 @@ def memory_text(report: Report, fmt: str, timeline: bool = False) -> str:
                 out += render.md_table(["size", "holds", "allocated at"],
                                        [[fmt_bytes(b), c, " <- ".join(fr[:3])] for b, c, fr in o["live"]]) + [""]
     for i, f in enumerate(findings, 1):
-        out += render.finding_markdown(f, i, evidence_rows=10, open_=True)
+        out += render.finding_markdown(f, i, evidence_rows=10, open_=True, one=one_step(report, f))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -393,7 +395,8 @@ def capture_advice_text(report: Report | None) -> str:
                             "steady"], [_capture_row(h) for h in report.hosts]) + [""]
     out += _capture_notes(report) + [""]
     for i, f in enumerate(quality, 1):
-        out += render.finding_markdown(f, i, evidence_rows=20, open_=True, windows=None, tables=None)
+        out += render.finding_markdown(f, i, evidence_rows=20, open_=True, windows=None, tables=None,
+                                       one=one_step(report, f))
     out += ["### Recording a better capture", "", *_guide_lines(_steps_noun(report)), ""]
     out += _job_snippets(report)
     return "\n".join(out).rstrip() + "\n"

@@ -25,7 +25,9 @@ checker catching each one, rebuilt on a report of today):
 * ``whole-count``: "7.5 calls" (cloverleaf), "1.6 copies" (saxpy), "1.0 calls" (ddp_2x8_slow_link) with no "on average";
 * ``words`` (the h36 survey's miss 8): "1 calls per step" (compiled_a100_triton, event_sync_a100), "1 kernels"
   (cold_a100_alexnet, hf_generate_llama), "1 times" (the lone V100 BERT), "6.5 ms-6.5 ms" (amd_mi250's cold start),
-  "could grow about 4636.8x" (nsfw_vit_h100) and 19 more factors of 4-5 digits.
+  "could grow about 4636.8x" (nsfw_vit_h100) and 19 more factors of 4-5 digits;
+* ``one-step`` (h37-left60): "11.7% of each 8.72 ms step" (sglang_b300_decode), "116 us per step in 32-bit"
+  (gpt2_b200_one_step), "`forward` 4.99 ms ... a step" on hosts that kept one step (``tests/report/test_one_step_words``).
 """
 
 from __future__ import annotations

@@ -92,7 +92,9 @@ def test_launch_bound_of_many_small_kernels_keeps_its_saving():
 
 def test_a_count_said_twice_with_two_values_is_caught():
     f = copy.deepcopy(_only(_report(FIXTURES / "wild", "jax_mi300x"), "launch_bound"))
-    f.saving.assumption = f.saving.assumption.replace("2.2 small kernels per step on average", "2 small kernels per step")
+    said = "0.9 small kernels per step on average"  # since h37-xplane2 (its ROCm copies no kernels; 2.2 before)
+    assert said in f.saving.assumption
+    f.saving.assumption = f.saving.assumption.replace(said, "1 small kernel per step")
     assert any(v.startswith("one-count") for v in count_value_problems("host", f))
 
 

@@ -9,6 +9,8 @@ Control: the ViT batch uploaded from pageable memory (15.6 ms of a 84 ms iterati
 
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 import pytest
@@ -31,4 +33,5 @@ def test_a_microsecond_of_synchronous_copy_is_not_said():
 
 
 def test_control_a_pageable_batch_upload_says_its_synchronous_time():
-    assert "per step is synchronous" in _copy_summary(VIT)
+    # one kept step: "in the step is synchronous" (rules.base.Ctx.per_step, h37-left60)
+    assert re.search(r"(?:per step|in the step) is synchronous", _copy_summary(VIT))

@@ -1,0 +1,66 @@
+"""One-step captures say "of the 8.72 ms engine step", never "of each ... step" or "per step" (h37-left60).
+
+~16 rules composed "of each X step" themselves, so a capture of one step (``wild/gpt2_b200_one_step``: "116 us per
+step in 32-bit"; ``wild/sglang_b300_decode``: "11.7% of each 8.72 ms step") spoke of a mean over steps it does not
+hold.  ``rules.base.Ctx.of_step`` / ``per_step`` / ``a_step`` are the phrase's one home, in the job's own word for
+its step; the property ``one-step`` (tests/support/properties.py) walks every report.  Control: a capture of
+several steps (``wild/cloverleaf_a100_cuda``, 8) still says "of each".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tb_gpu_advisor.common.fmt import ms
+from tb_gpu_advisor.model.schema import Report
+from tests.support.cli_report import cli_report
+from tests.support.paths import FIXTURES
+from tests.support.properties import one_step_problems
+
+WILD = FIXTURES / "wild"
+ONE_STEP = ["gpt2_b200_one_step", "sglang_b300_decode", "nsfw_vit_h100", "part_forward_a100", "mcts_rtx3080_one_pass"]
+
+
+@pytest.mark.parametrize("name", ONE_STEP)
+def test_one_step_capture_says_the_step(name: str) -> None:
+    if not (WILD / name).is_dir():
+        pytest.skip("wild fixture absent")
+    rep = Report.from_dict(cli_report(WILD / name))
+    host = rep.hosts[0]
+    assert host.steps["count"] == 1
+    assert one_step_problems(host) == []
+
+
+def test_the_job_word_for_its_one_step() -> None:
+    if not (WILD / "sglang_b300_decode").is_dir():
+        pytest.skip("wild fixture absent")
+    host = cli_report(WILD / "sglang_b300_decode")["hosts"][0]
+    f = next(f for f in host["findings"] if f["rule"] == "launch_bound")
+    step = next(c["detail"]["avg_step_ms"] for c in host["headline"] if c["id"] == "device_step_share")
+    assert f"of the {ms(step)} engine step" in f["summary"], f["summary"][:200]
+
+
+def test_several_steps_keep_each() -> None:
+    if not (WILD / "cloverleaf_a100_cuda").is_dir():
+        pytest.skip("wild fixture absent")
+    host = Report.from_dict(cli_report(WILD / "cloverleaf_a100_cuda")).hosts[0]
+    assert host.steps["count"] > 1
+    assert any("of each " in f.summary for f in host.findings)
+    assert one_step_problems(host) == []
+
+
+def test_renderers_say_the_one_step() -> None:
+    """The text and markdown reports' saving and the verdict say "of the step" for a one-step host, as its
+    findings do (``report.verdict.one_step``); a several-step host keeps "/step" (the control)."""
+    from tb_gpu_advisor.report import render
+
+    if not (WILD / "gpt2_b200_one_step").is_dir():
+        pytest.skip("wild fixture absent")
+    rep = Report.from_dict(cli_report(WILD / "gpt2_b200_one_step"))
+    text, md = render.to_text(rep, top=None), render.to_markdown(rep, top=None)
+    assert "/step" not in text.split("HEADLINE")[0] and "of the step)" in text
+    saved = [line for line in md.splitlines() if line.startswith("- **Estimated saving:**")]
+    assert saved and all(" per step " not in line and " of the step (" in line for line in saved)
+    assert "/step" not in rep.verdict if isinstance(rep.verdict, str) else True
+    several = Report.from_dict(cli_report(WILD / "cloverleaf_a100_cuda"))
+    assert "/step (" in render.to_text(several, top=None)

@@ -210,6 +210,7 @@ def test_issue30_runs_its_parts_in_one_report(tmp_path) -> None:
     assert "decoders: XPlane decoder:" in text and "Nsight Systems reader:" in text
     assert len(list(tmp_path.glob("issue30-*.md"))) == 1 and len(list(tmp_path.glob("issue30-*.json"))) == 1
     assert "texts equal to the asdict reference: True" in text and "| cli --help" in text
+    assert "1 runs each, interleaved" in text  # --table-repeat reached the startup part
     bad = subprocess.run([sys.executable, script, "--skip", "nothing_such"], capture_output=True, text=True,
                          timeout=60, cwd=REPO)
     assert bad.returncode == 2 and "unknown parts" in bad.stderr

@@ -1,6 +1,10 @@
 # One entry point for every test, used by the README and by .ci/run.
 PYTHON ?= python3
 PYTEST_ARGS ?=
+# pytest-xdist workers: each test file runs whole on one worker (--dist loadfile), so a module's fixtures are made once;
+# every test keeps to its own temporary folder, report cache (tests/conftest.py) and port (0). PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL = $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 # Run a second time with TB_GPU_ADVISOR_PURE_PYTHON=1: the decoders' equality tests and the goldens.
 PURE_PYTHON_TESTS ?= tests/formats/test_xplane_compiled.py tests/formats/test_reader_layouts.py tests/rules/test_rules_scenarios.py \
 	tests/formats/test_kineto_compiled.py tests/formats/test_snapshot_compiled.py tests/formats/test_kineto_parse.py tests/formats/test_kineto_fast_columns.py \
@@ -17,10 +21,11 @@ test: install-test
 		cd frontend && npm ci --silent --no-audit --no-fund && npm test --silent; \
 	elif [ "$$CI" = "true" ]; then echo "npm is required in CI"; exit 1; \
 	else echo "npm not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
-	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	$(PYTHON) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS)
 	@# the suite above ran on the compiled decoders where they are built; the equality tests, the PyTorch reader's
 	@# tests (its typed decode is the scanner's reference) and the goldens again on the pure-Python path (issue #38)
-	TB_GPU_ADVISOR_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_ARGS) -q $(PURE_PYTHON_TESTS)
+	@# (less the tests marked same_on_both_paths: they start their own interpreters with the switch set, as above)
+	TB_GPU_ADVISOR_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_PARALLEL) $(PYTEST_ARGS) -q -m "not same_on_both_paths" $(PURE_PYTHON_TESTS)
 
 demo-logs:
 	$(PYTHON) -m synthetic.demo_logs demo_logs

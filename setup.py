@@ -51,7 +51,8 @@ setup(
         "msgspec>=0.18",
     ],
     extras_require={
-        "test": ["pytest>=7", "playwright>=1.40", "psutil", "moto[server]>=5", "boto3>=1.26", "fsspec", "msgspec>=0.18",
+        # pytest-xdist: `make test` runs the suite on two workers, a test file to a worker (Makefile: PYTEST_WORKERS)
+        "test": ["pytest>=7", "pytest-xdist>=3.5", "playwright>=1.40", "psutil", "moto[server]>=5", "boto3>=1.26", "fsspec", "msgspec>=0.18",
                  # the independent reference of tests/test_hta_crosscheck.py (Meta's PyTorch trace analyser)
                  "HolisticTraceAnalysis>=0.5",
                  # tests/serve/test_mcp_server.py drives the real server with the SDK's own client

@@ -72,6 +72,9 @@ def commands(sizes_mb: list[int], a: argparse.Namespace, out: str) -> dict[str, 
             "kineto_hta": hta,
             "json": [py, os.path.join(HERE, "json_write.py")],
             "startup": [py, os.path.join(HERE, "cli_startup.py")]}
+    if a.table_repeat is not None:  # the json and startup parts' own rounds (their defaults: 5 and 9)
+        cmds["json"] += ["--repeat", str(a.table_repeat)]
+        cmds["startup"] += ["--repeat", str(a.table_repeat)]
     if not hta_mb:  # no size HTA runs at (it takes minutes per 100 MB)
         del cmds["kineto_hta"]
     return cmds
@@ -256,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"), help="where the inputs are generated once")
     ap.add_argument("--out-dir", default=os.path.join(REPO, ".bench"), help="where the report is saved")
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per XPlane and PyTorch measurement")
+    ap.add_argument("--table-repeat", type=int, default=None,
+                    help="rounds of the json and startup parts (default: their own, 5 and 9; 1 for a smoke run)")
     ap.add_argument("--timeout", type=float, default=7200.0, help="seconds per part")
     ap.add_argument("--generate-only", action="store_true", help="write the inputs into --cache-dir, measure nothing")
     ap.add_argument("--render", metavar="SAVED_JSON", help="print the one table of a saved run again, measure nothing")

@@ -236,6 +236,8 @@ class Capture:
         prev_gpu_done = t
         for g in order:
             h = t + int(delays[g] * US) + int(rng.integers(0, 2 * US))
+            if eager:  # one Python thread dispatches every replica's ops: one replica's after the other's
+                h = max(h, host_end)
             dev_floor = max(self.gpu_free[g], h)
             if sequential:
                 dev_floor = max(dev_floor, prev_gpu_done)

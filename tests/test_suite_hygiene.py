@@ -90,3 +90,34 @@ def test_the_always_true_check_sees_each_form():
         "x == x", "f(a).b is f(a).b", "len(rows) >= 0", "s.count('a') >= 0", "len(x) >= 0 and y == y",
         "x == y", "len(rows) >= 1", "len(rows) > 0", "a == b and c == c")]
     assert found == [True, True, True, True, True, False, False, False, False]
+
+
+def _pure_python_tests() -> list[Path]:
+    """The Makefile's ``PURE_PYTHON_TESTS``: the files ``make test`` runs again on the pure-Python path."""
+    make = (TESTS.parent / "Makefile").read_text(encoding="utf-8")
+    block = make.split("PURE_PYTHON_TESTS ?=", 1)[1].split("\n\n", 1)[0].replace("\\\n", " ")
+    return [TESTS.parent / w for w in block.split() if w.endswith(".py")]
+
+
+def test_the_pure_python_rerun_leaves_out_only_what_it_would_repeat():
+    """The rerun (issue #38) deselects ``same_on_both_paths``: a test so marked must run only fresh interpreters or
+    the C toolchain (``in_child``, ``version_text``, ``forced_pure_description``, ``subprocess``), never read a capture
+    in this process -- that would be a reader test the pure-Python path must repeat.  The Makefile's rerun names
+    the marker, and each of its files exists."""
+    make = (TESTS.parent / "Makefile").read_text(encoding="utf-8")
+    assert '-m "not same_on_both_paths" $(PURE_PYTHON_TESTS)' in make
+    files = _pure_python_tests()
+    assert len(files) >= 10 and all(p.is_file() for p in files), files
+    children = ("in_child(", "version_text(", "forced_pure_description(", "subprocess.run(")
+    readers = ("read(", "read_trace(", "analyze", "parse(", "decode(", "compare(", "report(")
+    marked, bad = [], []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            if not isinstance(node, ast.FunctionDef) or not any(
+                    "same_on_both_paths" in ast.unparse(d) for d in node.decorator_list):
+                continue
+            marked.append(node.name)
+            body = ast.unparse(node)
+            if path not in files or not any(c in body for c in children) or any(r in body for r in readers):
+                bad.append(f"{path.name}::{node.name}")
+    assert marked and not bad, bad

@@ -18,7 +18,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
@@ -1547,7 +1547,7 @@ def top_ranges(per_gpu: list[dict[str, float]], steps: int) -> list[tuple[str, f
         for name, v in d.items():
             total[name] = total.get(name, 0.0) + v
     top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:RANGE_NAMES]
-    return [(name, round(v / (steps * len(per_gpu)), 4)) for name, v in top]
+    return [(name, round(per_step(v, steps, len(per_gpu)), 4)) for name, v in top]
 
 
 def top_ranges_by(per_gpu: list[dict[str, dict[str, float]]], steps: int) -> dict[str, dict[str, float]]:
@@ -1565,8 +1565,7 @@ def top_ranges_by(per_gpu: list[dict[str, dict[str, float]]], steps: int) -> dic
     for c in HOST_IDLE:
         ranked = sorted(((-p.get(c, 0.0), n) for n, p in total.items() if p.get(c, 0.0) > 0))
         keep.update(n for _, n in ranked[:RANGE_NAMES])
-    k = steps * len(per_gpu)
-    return {n: {c: round(v / k, 4) for c, v in total[n].items() if v > 0} for n in sorted(keep)}
+    return {n: {c: round(per_step(v, steps, len(per_gpu)), 4) for c, v in total[n].items() if v > 0} for n in sorted(keep)}
 
 
 def _runs(keys: np.ndarray) -> list[tuple[int, int]]:

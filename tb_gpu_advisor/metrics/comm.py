@@ -37,22 +37,22 @@ def communication(ctx: Context) -> Communication:
     tally = _Tally(recorded=_recording_ops(ctx))
     for g in active:
         _tally_gpu(ctx, g, tally, enc)
-    k = n * len(active)
     # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it --
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
     every = {t for t, v in tally.per_gpu.items() if len(v) == len(active)}
     paired = {t: paired_calls(tally.seqs[t]) for t in every}
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
-    transfer = {t: ((matched[t] / PS_PER_MS if matched.get(t) is not None else min(v)) / n if t in every else 0.0)
+    transfer = {t: (ctx.per_step(matched[t] / PS_PER_MS if matched.get(t) is not None else min(v), shared=False) if t in every else 0.0)
                 for t, v in tally.per_gpu.items()}
-    _gpu_calls(tally, paired, matched, n)
-    rows = [CollectiveStat(type=str(t), calls_per_step=tally.calls[t] / k, ms_per_step=tally.total[t] / k,
-                           exposed_ms_per_step=tally.exposed[t] / k, transfer_ms_per_step=transfer[t],
-                           groups_per_step=tally.groups[t] / k, **_message(tally.sizes.get(t, []), ctx.trace.world_size),
+    _gpu_calls(ctx, tally, paired, matched)
+    # host-wide: per step and rank; a GPU's own row and the transfer (the GPU that enters last): that GPU's, per step
+    rows = [CollectiveStat(type=str(t), calls_per_step=ctx.per_step(tally.calls[t]), ms_per_step=ctx.per_step(tally.total[t]),
+                           exposed_ms_per_step=ctx.per_step(tally.exposed[t]), transfer_ms_per_step=transfer[t],
+                           groups_per_step=ctx.per_step(tally.groups[t]), **_message(tally.sizes.get(t, []), ctx.trace.world_size),
                            process_groups=sorted(tally.labels.get(str(t), ())))
             for t in sorted(tally.total, key=lambda t: -tally.exposed[t])]
-    return Communication(ms_per_step=sum(tally.total.values()) / k, exposed_ms_per_step=tally.all_exposed / k,
+    return Communication(ms_per_step=ctx.per_step(sum(tally.total.values())), exposed_ms_per_step=ctx.per_step(tally.all_exposed),
                          by_type=rows, per_gpu=tally.gpu_rows)
 
 
@@ -119,7 +119,6 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     """Add one GPU's calls of one type (``sel``): their count, sizes, groups, runs, time and exposed time, and the
     GPU's row of the type with its calls kept for pairing."""
     d = g.d
-    n = ctx.steps.count
     tally.calls[t] = tally.calls.get(t, 0.0) + sel.size
     pg, nbytes, found = _recorded(ctx, g, t, sel, tally)
     names = {c: lab for lab, c in tally.codes.items()}
@@ -140,10 +139,11 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
                                 *compute)
     e_ms = float((te - ts).sum()) / PS_PER_MS
     tally.exposed[t] = tally.exposed.get(t, 0.0) + e_ms
-    tally.gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=sel.size / n,
-                                                               ms_per_step=t_ms / n, exposed_ms_per_step=e_ms / n,
-                                                               transfer_ms_per_step=t_ms / n,
-                                                               groups_per_step=runs / n,
+    tally.gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=ctx.per_step(sel.size, shared=False),
+                                                               ms_per_step=ctx.per_step(t_ms, shared=False),
+                                                               exposed_ms_per_step=ctx.per_step(e_ms, shared=False),
+                                                               transfer_ms_per_step=ctx.per_step(t_ms, shared=False),
+                                                               groups_per_step=ctx.per_step(runs, shared=False),
                                                                **_message(found, ctx.trace.world_size)))
 
 
@@ -168,14 +168,14 @@ def _recorded(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray,
     return pg, nbytes, found
 
 
-def _gpu_calls(tally: _Tally, paired: dict, matched: dict, n: int) -> None:
+def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict) -> None:
     """Each GPU's transfer and calls: the host's where its calls pair up with the other GPUs', else its own -- so a
     session can match a call across host files by its group, step and bytes."""
     for gpu, rows_ in tally.gpu_rows.items():
         for c in rows_:
             p = paired.get(c.type)
             if matched.get(c.type) is not None:
-                c.transfer_ms_per_step = matched[c.type] / PS_PER_MS / n
+                c.transfer_ms_per_step = ctx.per_step(matched[c.type] / PS_PER_MS, shared=False)
             i = tally.row_at[(gpu, c.type)]
             c.calls = _call_rows(tally.keys[(gpu, c.type)], tally.seqs[c.type][i], p, i)
 

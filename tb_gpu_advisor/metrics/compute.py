@@ -14,7 +14,7 @@ from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
-                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill)
+                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, per_step)
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
@@ -220,7 +220,7 @@ def _notes(trace: Trace, has_gpu: bool) -> list[str]:
 def _per_step(per_gpu_ms: list[float], steps: int) -> float:
     """A total per active GPU as ms per step and GPU: the idle figures are compared with the mean step (0 without
     steps or GPUs)."""
-    return sum(per_gpu_ms) / (steps * len(per_gpu_ms)) if per_gpu_ms and steps else 0.0
+    return per_step(sum(per_gpu_ms), steps, len(per_gpu_ms)) if per_gpu_ms and steps else 0.0
 
 
 def _step_table(ctx: Context, per_gpu_arr: dict[int, bd.StepArrays], ledger: _Ledger) -> StepTable:

@@ -18,6 +18,7 @@ from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_d
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.metrics.types import per_step
 from tb_gpu_advisor.steps.detect import Steps
 
 PS_PER_MS = 1e9
@@ -114,7 +115,7 @@ def _few_distinct(a: np.ndarray, most: int) -> np.ndarray | None:
 
 
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.
-_HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP = (1 << i for i in range(6))
+_HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP, _EAGER_CALL = (1 << i for i in range(7))
 #: the roles other modules ask :meth:`Context.role_rows` for
 HOST_INPUT_BIT, HOST_WORK_BIT = _HOST_INPUT, _HOST_WORK
 
@@ -244,6 +245,12 @@ class Context:
         return self._flag(_EAGER_OP)
 
     @property
+    def eager_ops_counted(self) -> np.ndarray:
+        """Bool per host event: an eager op, once -- :attr:`eager_ops` less the ``EagerExecute`` calls around an op's
+        own event (TensorFlow records both for one op; their time is the op's, so the time reads :attr:`eager_ops`)."""
+        return self._flag(_EAGER_OP) & ~self._flag(_EAGER_CALL)
+
+    @property
     def params(self) -> int | None:
         """The user's model parameter count (``--params``, the tab's setting), None when not given."""
         return self.options.params
@@ -259,10 +266,13 @@ class Context:
         per step is per GPU, so every count per step is too, or "4 copies per step" is two ranks' 2 each."""
         return max(1, len(self.active))
 
-    def per_step(self, x) -> float:
-        """``x`` -- a count or a time summed over the kept steps of every rank -- per kept step and rank: the one
-        division every per-step count of the report makes (docs/metrics.md, "Per step and rank")."""
-        return float(x) / (max(self.steps.count, 1) * self.ranks)
+    def per_step(self, x, *, shared: bool = True, unit: float = 1.0):
+        """``x`` -- a count or a time (a number, or a numpy array of them), in ``unit`` -- summed over the kept steps of
+        every rank, per kept step and rank: the one division every per-step number of the report makes
+        (:func:`tb_gpu_advisor.metrics.types.per_step`; docs/metrics.md, "Per step and rank").  ``shared=False``: ``x``
+        is one GPU's own (its row of the GPUs table) or the host's own time (a union of its intervals, each instant
+        once), divided by the kept steps alone."""
+        return per_step(x, self.steps.count, self.ranks if shared else 1, unit)
 
     def ms(self, ps) -> float:
         return float(ps) / PS_PER_MS
@@ -530,11 +540,12 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     outer = nesting[0] if nesting is not None else dispatch
     del nesting
     blocked = h.name_mask(devices.is_blocking_call)
-    eager_ops = _eager_ops(h, gpus, host_op, outer)
+    eager_ops, eager_calls = _eager_ops(h, gpus, host_op, outer)
     if trace.memory and outer.any():
         _memory_on_gpu_time(trace, gpus, h, outer)
     flags = pack_flags({_HOST_OP: host_op, _HOST_INPUT: host_input, _HOST_WORK: host_work, _OP_ON_DEVICE: op_on_device,
-                        _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
+                        _DISPATCH_CALL: outer, _EAGER_OP: eager_ops,
+                        _EAGER_CALL: eager_calls}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
@@ -730,15 +741,21 @@ def _rows_by_kernel_name(fo, d: DeviceEvents, idx: np.ndarray) -> np.ndarray:  #
     return rows[inv.reshape(-1)]
 
 
-def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:
+def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray,
+               calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Ops run eagerly, one by one, and (``GpuCtx.eager``) the device work each launched.
 
     Two forms: ops the framework marks eager (TF ``is_eager`` ops, ``EagerExecute``); and calls of compiled
     functions that ran at most ``eager.max_kernels_per_call`` kernels -- an un-jitted ``jnp`` call is a
     one-op program dispatched from Python, where a compiled step runs tens to thousands of kernels per call.
-    The device side of a graph launch counts every kernel of the graph.
+    The device side of a graph launch counts every kernel of the graph.  Returns the eager events, and of them the
+    ``EagerExecute`` calls that hold an op's own event (that op's, not a second one: counted once).
     """
     marked = (((h.is_eager == 1) & host_op) | h.name_mask(lambda n: n == "EagerExecute")) if len(h) else host_op
+    # one op, counted once: TensorFlow records an eager op twice, its ``EagerExecute`` call around the op's own event
+    # (``name:Type``, ``is_eager``); the call that holds an op is that op's, the op (named) is counted, a call holding
+    # none (no op event recorded inside) is counted as the op (the synthetic TF eager loop of 25 ops a step read 49)
+    wrappers = _eager_calls_holding_ops(h, marked, host_op)  # counted apart: :attr:`Context.eager_ops_counted`
     single = np.zeros(len(h), dtype=bool)
     per_gpu_call: list[np.ndarray] = []
     if calls.any():
@@ -761,7 +778,22 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np
             has = g.launch >= 0
             eager[has] |= enc_marked.find(g.launch[has]) >= 0
         g.eager = eager
-    return marked | single
+    return marked | single, wrappers & ~single
+
+
+def _eager_calls_holding_ops(h: HostEvents, marked: np.ndarray, host_op: np.ndarray) -> np.ndarray:
+    """Bool per host event: an ``EagerExecute`` call holding an eager op's own event on its thread (the op's
+    wrapper, not a second op)."""
+    out = np.zeros(len(h), dtype=bool)
+    if not len(h):
+        return out
+    ops = np.flatnonzero(marked & host_op & (h.is_eager == 1))
+    calls = marked & ~(host_op & (h.is_eager == 1))
+    if not ops.size or not calls.any():
+        return out
+    held = Encloser(h, calls).find(ops)
+    out[held[held >= 0]] = True
+    return out
 
 
 #: Up to this many threads holding ``_nesting``'s events, each thread's events are found by a pass over the line

@@ -49,7 +49,7 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     info = active[0].d.info
     rows = _row_kernels(ctx, fo) if fo is not None else None
     coverage = _coverage(ctx, rows)
-    traced = _per_step(ctx, fo) / len(active) if fo is not None else None
+    traced = ctx.per_step(_in_steps(ctx, fo)) if fo is not None else None
     dtype = _dtype(ctx, fo, rows)
     own = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
                              clock_hz=info.clock_hz, memory_bytes=info.memory_bytes) if dtype is not None else None
@@ -80,7 +80,7 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
         out.dtype_peak_flops = own.value
         out.dtype_mfu = out.flops_per_step / (step_ms / 1e3) / own.value
     if rows is not None:
-        _rooflines(ctx, fo, rows, out, len(active))
+        _rooflines(ctx, fo, rows, out)
     return out
 
 
@@ -170,19 +170,18 @@ def _coverage(ctx: Context, rows: _RowKernels | None) -> float | None:
 
 # ---------------------------------------------------------------------------------------------- per step
 
-def _per_step(ctx: Context, fo: FlopOps) -> float:
-    """FLOPs per kept step, host-wide: each op call once in the step its host event starts in (PyTorch); each
-    module's FLOPs times its executions in kept steps (XLA)."""
-    n = ctx.steps.count
+def _in_steps(ctx: Context, fo: FlopOps) -> float:
+    """FLOPs of the kept steps, host-wide (``Context.per_step`` makes them one GPU's per step): each op call once in
+    the step its host event starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA)."""
     if fo.source == "trace shapes":
         st = ctx.host_step[fo.host_idx]
-        return float(fo.flops[st >= 0].sum()) / n
+        return float(fo.flops[st >= 0].sum())
     reps = fo.repeats if fo.repeats is not None else np.ones(len(fo))
     per_module: dict[str, float] = defaultdict(float)
     for m, f, r in zip(fo.module, fo.flops.tolist(), reps.tolist()):
         per_module[m] += f * r
     execs = _module_executions(ctx)
-    return sum(f * execs.get(m, 0) for m, f in per_module.items()) / n
+    return sum(f * execs.get(m, 0) for m, f in per_module.items())
 
 
 def _module_executions(ctx: Context) -> dict[str, int]:
@@ -245,7 +244,7 @@ def _sum_by(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[float]]
 
 # ---------------------------------------------------------------------------------------------- rooflines
 
-def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: int) -> None:
+def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None:
     """The top GEMM shapes by kernel time, each against its roofline; the share of GEMM time far below its roofline.
 
     Per step and GPU, like the rest of :class:`Flops`: every GPU's calls and kernel time over the active GPUs (a
@@ -279,7 +278,7 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
     # named as what it is (``Flops.non_gemm_ms_per_step``).  An op whose kernels no library names (a Triton template)
     # keeps all of its kernels' time.
     other = sum(a["ms"] - a["gemm_ms"] for a in acc.values() if a["gemm_kernels"])
-    out.non_gemm_ms_per_step = other / n / gpus if n else None
+    out.non_gemm_ms_per_step = ctx.per_step(other) if n else None
     for a in acc.values():
         if a["gemm_kernels"]:
             a["ms"], a["prec"] = a["gemm_ms"], a["gemm_prec"]
@@ -294,8 +293,8 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
         peak = devices.peak_flops(info.name, info.compute_capability, prec, sm_count=info.sm_count,
                                   clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
-        items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n / gpus, float(fo.flops[r]), float(fo.bytes[r]),
-                               a["ms"] / n / gpus, peak.value if peak else None, out.memory_bandwidth))
+        items.append(_roofline(lab, int(fo.kind[r]), prec, ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]),
+                               ctx.per_step(a["ms"]), peak.value if peak else None, out.memory_bandwidth))
     # physics: no kernel beats its GPU's peak -- a shape that does has kernels missing from its time (launched by
     # another op, or on another GPU), so its rate says nothing and it is left out, with the reason
     impossible = [x for x in items if x.tflops_per_s and x.attainable_tflops_per_s and x.bound == "compute"

@@ -14,7 +14,7 @@ import numpy as np
 
 from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
 from tb_gpu_advisor.model.columns import union_intervals
 
 #: How many ops of the untraced input time are named.
@@ -29,7 +29,7 @@ def host_input(ctx: Context) -> HostInput:
     every = ctx.role_rows(HOST_INPUT_BIT) if len(ctx.h) else np.zeros(0, dtype=np.int64)
     rows = every[ctx.host_step[every] >= 0]
     pre = ctx.pre_op_spans
-    pre_ms = float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS / n if pre is not None else 0.0
+    pre_ms = ctx.per_step(float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS, shared=False) if pre is not None else 0.0
     untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)
     source = "pipeline" if rows.size else ("before_first_op" if untraced else "")
     ops = _ops_in(ctx, ctx.input_spans, n) if source == "before_first_op" else []
@@ -52,7 +52,7 @@ def _transfer_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
         return 0.0
     s, e = union_intervals(h.start[xfer].astype(np.int64), h.end[xfer].astype(np.int64))
     col = BREAKDOWN_CATEGORIES.index("input_wait")
-    return sum(float(ledger_of(ctx, g, s, e)[col]) for g in act) / PS_PER_MS / n / len(act)
+    return per_step(sum(float(ledger_of(ctx, g, s, e)[col]) for g in act) / PS_PER_MS, n, len(act))
 
 
 def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[tuple[str, float]]:
@@ -95,7 +95,7 @@ def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[
     busiest = int(np.argmax(np.bincount(line - line.min(), weights=inside))) + int(line.min())
     mine = line == busiest
     totals = np.bincount(h.name[work[mine]].astype(np.int64), weights=inside[mine])
-    named = sorted(((h.names[i], float(totals[i]) / PS_PER_MS / n) for i in np.flatnonzero(totals > 0).tolist()),
+    named = sorted(((h.names[i], per_step(float(totals[i]) / PS_PER_MS, n)) for i in np.flatnonzero(totals > 0).tolist()),
                    key=lambda x: -x[1])
     return named[:TOP_OPS]
 

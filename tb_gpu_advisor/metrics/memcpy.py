@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -28,10 +29,9 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         c = _gpu_copies(ctx, g)
         if c is not None:
             _tally_gpu(ctx, c, tally, hosts)
-    # per step and GPU, as the blocking time beside it and the step it is part of: a sum over 2 GPUs read "H2D (450
-    # copies, 1.84 s per step)" in a 969 ms step (issue #36)
-    k = max(tally.n, 1) * max(1, len(ctx.active))
-    out = [_direction_stat(dr, a, tally, exposed, k) for dr, a in tally.agg.items()]
+    # per step and GPU (``Context.per_step``), as the blocking time beside it and the step it is part of: a sum over 2
+    # GPUs read "H2D (450 copies, 1.84 s per step)" in a 969 ms step (issue #36)
+    out = [_direction_stat(dr, a, tally, exposed, ctx.per_step) for dr, a in tally.agg.items()]
     out.sort(key=lambda s: -s.ms_per_step)
     return out, tally.rows
 
@@ -217,26 +217,27 @@ def _issuing_ops(ctx: Context, c: _Copies, dr: str, sel: np.ndarray, a: dict, ho
         a["ops"][name] = a["ops"].get(name, 0) + int(k)
 
 
-def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float], k: int) -> MemcpyStat:
-    """One direction's copies per step and GPU (``k``: kept steps x active GPUs), with the shares the rules read:
+def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
+                    per: Callable[[float], float]) -> MemcpyStat:
+    """One direction's copies per step and GPU (``per``: ``Context.per_step``), with the shares the rules read:
     synchronous, pageable, migrated, parameter uploads, and the time no kernel hides."""
     total = a["cnt"].sum()
     recurring = bool(tally.n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
-    blocking = _blocking(dr, a, exposed, tally.own, tally.paging, k)
+    blocking = _blocking(dr, a, exposed, tally.own, tally.paging, per)
     return MemcpyStat(
-        direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k,
-        ms_per_step=float(a["ms"].sum()) / k,
-        sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
-        sync_ms_per_step=float(a["sms"].sum()) / k,
+        direction=dr, count_per_step=per(total), bytes_per_step=per(a["b"].sum()),
+        ms_per_step=per(a["ms"].sum()),
+        sync_count_per_step=per(a["sc"].sum()), sync_share=float(a["sc"].sum() / total) if total else None,
+        sync_ms_per_step=per(a["sms"].sum()),
         # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
         # copy's edge that falls in the step where its start does not)
         recurring=recurring, blocking_ms_per_step=blocking,
         top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
         pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
         migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
-        paging_in_kernels_ms_per_step=min(tally.paging.get(dr, 0.0) / k, float(a["ms"].sum()) / k),
+        paging_in_kernels_ms_per_step=min(per(tally.paging.get(dr, 0.0)), per(a["ms"].sum())),
         param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
-        prefetch_blocking_ms_per_step=min(tally.prefetch.get(dr, 0.0) / k, blocking),
+        prefetch_blocking_ms_per_step=min(per(tally.prefetch.get(dr, 0.0)), blocking),
     )
 
 
@@ -245,18 +246,18 @@ _ON_DEVICE = ("d2d", "p2p")
 
 
 def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float], paging: dict[str, float],
-              k: int) -> float:
+              per: Callable[[float], float]) -> float:
     """A direction's copy time per step that no kernel overlaps (at most its own time).  Host copies: their ledger
     category's, and for Unified Memory pages migrated to the GPU under a running kernel, that time too: the kernel
     touched pages that were not there and waits for them (a vector add over managed buffers: 113.7 ms with its pages
     faulted in, 0.6 ms once they are prefetched, SpaceManV3/cp3's A100 captures).  Device copies share theirs (``memcpy_d2d``) with memsets and copies of unknown kind, so theirs is
     measured on the copies themselves: a step that spends 13% of its time in 768 ``.contiguous()``-like D2D copies
     with nothing else running (HTA's V100 trace) is blocked by them as much as by a host copy."""
-    total = float(a["ms"].sum()) / k
+    total = per(a["ms"].sum())
     if dr in ("h2d", "d2h"):
-        return min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) + paging.get(dr, 0.0) / k, total)
+        return min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) + per(paging.get(dr, 0.0)), total)
     if dr in _ON_DEVICE:
-        return min(own.get(dr, 0.0) / k, total, float(exposed.get("memcpy_d2d", 0.0)))
+        return min(per(own.get(dr, 0.0)), total, float(exposed.get("memcpy_d2d", 0.0)))
     return 0.0
 
 

@@ -68,7 +68,6 @@ def private_launch_share(ctx: Context, g) -> float | None:
 def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics]:
     """Per-GPU summaries; ``per_gpu``: each GPU's per-step columns (its StepMetrics rows, as arrays)."""
     out = []
-    n = max(ctx.steps.count, 1)
     k_off = start_offsets(ctx, per_gpu, "first_kernel_ms")
     l_off = start_offsets(ctx, per_gpu, "first_launch_ms")
     for g in ctx.gpus:
@@ -90,12 +89,12 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             memory_bandwidth_bytes_per_s=info.memory_bandwidth, memory_size_bytes=info.memory_bytes,
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
-            breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=int(coll.sum()) / n,
-            allreduce_ms_per_step=float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS / n if ar.any() else (0.0 if g.active else None),
+            breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=ctx.per_step(int(coll.sum()), shared=False),
+            allreduce_ms_per_step=ctx.per_step(float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS, shared=False) if ar.any() else (0.0 if g.active else None),
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
-            memcpy_ms_per_step=float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS / n,
+            memcpy_ms_per_step=ctx.per_step(float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS, shared=False),
         ))
     return out
 
@@ -120,13 +119,12 @@ def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
         ar = np.flatnonzero(_allreduce_rows(g))
         calls.append((g.step[ar], g.d.start[ar], g.d.end[ar], call_groups(ctx, g, ar, codes)))
     n = max(ctx.steps.count, 1)
-    return transfer_ms([a * n for a in arms], calls) / n if len(calls) == len(arms) else min(arms)
+    return ctx.per_step(transfer_ms([a * n for a in arms], calls), shared=False) if len(calls) == len(arms) else min(arms)
 
 
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
     act = [g for g in gpus if g.active]
     ids = [g.gpu for g in act]
-    n = ctx.steps.count
     skews, lskews, order_votes = _skews(ctx, ids, per_gpu)
     conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
@@ -145,7 +143,6 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         m = (g.step >= 0) & (d.kind == devices.KIND_D2D)
         dev_copies += int(m.sum())
         dev_copy_ms += float((d.end[m] - d.start[m]).sum()) / PS_PER_MS
-    k = max(n, 1)
     return MultiGpu(
         gpu_count=len(gpus), active_gpus=ids, idle_gpus=[g.gpu for g in gpus if not g.active],
         step_ms_max=max(stepms) if stepms else None, step_ms_min=min(stepms) if stepms else None,
@@ -164,7 +161,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         first_gpu_order=list(max(order_votes, key=order_votes.get)) if order_votes else [],
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
-        device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
+        device_copies_per_step=ctx.per_step(dev_copies), device_copy_ms_per_step=ctx.per_step(dev_copy_ms),
         one_process_per_gpu=one_process_per_gpu(ctx, ids), processes=processes(ctx, _driven(ctx)),
         job_ranks=ctx.trace.world_size,
     )

@@ -48,7 +48,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
-    lost = _lost_reads(ctx, n)
+    lost = _lost_reads(ctx)
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & ((ctx.host_step >= 0) | _ends_in_step(ctx)))
@@ -66,7 +66,6 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         copy = _copy_waits(ctx, encloser, callers)
     recorded = _recorded(ctx, sync)
     active = ctx.active
-    k = ctx.ranks
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
@@ -79,15 +78,15 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
         ledger[2] += _in_gaps(ctx, g, spans, (gap_windows or {}).get(g.d.gpu))
-    idle /= PS_PER_MS * n * k
-    ledger /= PS_PER_MS * n * k
+    idle = ctx.per_step(idle, unit=PS_PER_MS)
+    ledger = ctx.per_step(ledger, unit=PS_PER_MS)
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
     booked, copy_booked, in_gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES)
                                      if c in bd.HOST_IDLE and row[i] > 0} for row in ledger)
     blocked = (h.end[sync] - _from_step_start(ctx, sync)).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
-    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
+    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), calls=int((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(ctx, callers[~copy], top_n),
                      wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
@@ -138,7 +137,7 @@ def _from_step_start(ctx: Context, idx: np.ndarray) -> np.ndarray:
     return np.where(ctx.host_step[idx] < 0, np.maximum(st, w[k, 0]), st)
 
 
-def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
+def _lost_reads(ctx: Context) -> HostSyncs | None:
     """The host's wait in scalar reads inside kept steps where the capture lost its GPU records, or None where none
     waited.  Why: with no runtime call recorded there is no sync to measure, yet a read lasting milliseconds is the
     host blocked on the GPU (``job.kind.waited_scalar_reads``), measured on the host's own clock; the GPU's idle
@@ -153,8 +152,9 @@ def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
     for i, d in zip(reads.tolist(), dur.tolist()):
         read, under = h.names[int(h.name[i])], read_under(ctx.trace, i)
         name = f"{read} under {under}" if under else read
-        per[name] = per.get(name, 0.0) + d / n
-    return HostSyncs(lost_read_ms_per_step=float(dur.sum()) / n,
+        per[name] = per.get(name, 0.0) + ctx.per_step(d, shared=False)
+    # the host's own time, on its own clock: per kept step, not shared among the GPUs it drove
+    return HostSyncs(lost_read_ms_per_step=ctx.per_step(dur.sum(), shared=False),
                      lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
 
 

@@ -33,6 +33,17 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.steprows import RowTable
 from tb_gpu_advisor.steps.detect import StepDetection
 
+def per_step(x, steps: int | None, ranks: int = 1, unit: float = 1.0):
+    """The one division of every per-step number (docs/metrics.md, "Per step and rank"): ``x`` -- a count or a time,
+    a number or a numpy array of them, summed over the kept steps -- in ``unit`` (``x / unit``, 1 for a count or a
+    time already in its unit) per kept step (at least 1) and per one of ``ranks`` (the active GPUs it is shared
+    among; 1 for one GPU's own total or the host's own time: a union of host intervals is the host's once, however
+    many GPUs it drives).  One expression, so a number divided here in one unit matches the same number divided in
+    another: ``unit * steps * ranks``, ``/ unit`` first where the caller converts before dividing."""
+    d = unit * max(int(steps or 0), 1) * max(int(ranks), 1)
+    return x / d if isinstance(x, np.ndarray) else float(x) / d
+
+
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
 #: every instant of a step exactly one applies (priority in docs/metrics.md;
 #: highest first: device_compute, collectives, memcpy_d2d, memcpy_d2h,
@@ -513,6 +524,7 @@ class LossScaling:
     host_ms_per_step: float  # host time of those ops
     gap_ms_per_step: float | None  # GPU-idle time overlapped by them (between/inside steps)
     names: list[str] = field(default_factory=list)
+    op_count: int = 0  # the ops in the kept steps, every rank's (``op_count_per_step`` is one rank's, per step)
 
 
 # --------------------------------------------------------------------------- gaps between steps
@@ -637,7 +649,7 @@ class MultiGpu:
     # (sum of per-GPU busy - union busy) / (sum busy - max busy); 1 = fully concurrent, 0 = one after another
     concurrency: float | None = None
     sequential: bool | None = None  # concurrency < 0.2 with >= 2 active GPUs
-    device_copies_per_step: float = 0.0  # D2D + P2P copies per step, all GPUs
+    device_copies_per_step: float = 0.0  # D2D + P2P copies per step and active GPU (``per_step``)
     device_copy_ms_per_step: float = 0.0
     step_span_ms: float | None = None  # avg over steps of (latest end - earliest start) of the active GPUs' step windows
     #: each GPU idle inside its own steps while another runs, as the step ledger books it (category -> ms per step and
@@ -957,6 +969,7 @@ class HostSyncs:
     """The host waiting for the GPU inside kept steps (``.item()``, ``cudaStreamSynchronize``, event waits)."""
 
     calls_per_step: float = 0.0  # sync calls per kept step the program asked for (not a blocking copy's own)
+    calls: int = 0  # those calls in the kept steps, every rank's (``calls_per_step`` is one rank's, per step)
     #: GPU idle after them until the host launched again (mean over active GPUs), less input waits and host time the
     #: profiler did not record
     gpu_idle_ms_per_step: float = 0.0
@@ -1108,6 +1121,16 @@ class HostMetrics:
     underfill: Underfill = field(default_factory=Underfill)
     #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)
     cache_release: CacheRelease = field(default_factory=CacheRelease)
+
+    @property
+    def ranks(self) -> int:
+        """The GPUs a per-step number is shared among: the active ones, at least 1 (``Context.ranks``)."""
+        return max(1, sum(1 for g in self.gpus if g.active))
+
+    def per_step(self, x, *, shared: bool = True, unit: float = 1.0):
+        """``x`` summed over the kept steps (of every rank where ``shared``) per kept step (and rank): :func:`per_step`,
+        for the rules and the report that read the metrics, not the events."""
+        return per_step(x, self.steps.count, self.ranks if shared else 1, unit)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -49,9 +49,7 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
         gu = _one_gpu(g, rows)
         if gu is not None:
             out.gpus.append(gu)
-    n_gpus = max(1, len(ctx.active))
-    n_steps = max(1, int(ctx.steps.count or 0))
-    per = 1.0 / (n_gpus * n_steps)
+    per = ctx.per_step(1.0)  # the one division's factor (per kept step and active GPU), one multiply per sum
     out.underfilled_ms_per_step = sum(gu.underfilled_ms for gu in out.gpus) * per
     out.idle_ms_per_step = sum(gu.idle_ms for gu in out.gpus) * per
     out.gemm_idle_ms_per_step = sum(r.idle_ms for r in rows.values() if r.gemm) * per

@@ -166,7 +166,6 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     """Every kept-step kernel by class (kernel_classes.kernel_class), largest time first: complete where the
     kernel table stops at its top rows, so a diff sees every class change.  Per step and GPU (the mean over the
     host's active GPUs): a sum over GPUs read "matmul/conv 165,058.5 us/step" in a 149.9 ms step (issue #36)."""
-    n = float(m.steps.count or 1) * max(1, sum(1 for g in m.gpus if g.active))
     acc: dict[str, list[float]] = {}
     for k in m.kernels:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
@@ -175,7 +174,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
         a[0] += 1
         a[1] += k.count
         a[2] += k.total_us
-    rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(a[1] / n, 3), "us_per_step": json_float(a[2] / n, 3)}
+    rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(m.per_step(a[1]), 3), "us_per_step": json_float(m.per_step(a[2]), 3)}
             for c, a in acc.items()]
     return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))
 

@@ -42,18 +42,16 @@ def chain_saving(m: HostMetrics, ctx: Ctx) -> ChainSaving | None:
     chains = fusible_chains(m)
     if not chains or not ctx.steps:
         return None
-    n = ctx.steps * max(1, sum(1 for g in m.gpus if g.active))
-    kern = sum(c.total_ms for c in chains) / n
-    return ChainSaving(chains=chains, kernel_ms=kern, gap_ms=sum(c.gap_ms for c in chains) / n,
-                       fused_ms=max(0.0, kern - sum(c.longest_ms for c in chains) / n))
+    kern = m.per_step(sum(c.total_ms for c in chains))
+    return ChainSaving(chains=chains, kernel_ms=kern, gap_ms=m.per_step(sum(c.gap_ms for c in chains)),
+                       fused_ms=max(0.0, kern - m.per_step(sum(c.longest_ms for c in chains))))
 
 
 def chain_table(cs: ChainSaving, ctx: Ctx, m: HostMetrics) -> object:
     """Evidence: the most frequent chains, with their kernels, occurrences, time and what fusing saves."""
-    n = ctx.steps * max(1, sum(1 for g in m.gpus if g.active))
     top = sorted(cs.chains, key=lambda c: -(c.occurrences * c.length))[:10]
     rows = [[" → ".join(short(x, 30) for x in c.names[:6]) + (" …" if len(c.names) > 6 else ""), c.length,
-             c.occurrences, round(c.occurrences / n, 2), c.total_ms, c.gap_ms, max(0.0, c.total_ms - c.longest_ms)]
+             c.occurrences, round(m.per_step(c.occurrences), 2), c.total_ms, c.gap_ms, max(0.0, c.total_ms - c.longest_ms)]
             for c in top]
     return table("Most frequent fusible kernel chains", ["chain", "kernels", "occurrences", "per step per GPU",
                                                          "kernel ms", "gap ms", "fusing saves kernel ms"], rows)

@@ -194,11 +194,6 @@ def _cc(s) -> float | None:
 
 
 def per_step_ms(m, total_us: float) -> float:
-    n = max(1, int(m.steps.count or 0))
-    return total_us / 1000.0 / n
-
-
-def device_step_scale(m) -> float:
-    """Kernel time is summed over GPUs; divide by active GPUs to get time on the step's critical path."""
-    n = sum(1 for g in m.gpus if g.active)
-    return 1.0 / max(1, n)
+    """Kernel time summed over the kept steps and the active GPUs, in ms per step on one GPU's critical path
+    (``HostMetrics.per_step``, the one division)."""
+    return m.per_step(total_us / 1000.0)

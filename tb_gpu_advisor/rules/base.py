@@ -57,8 +57,12 @@ class Ctx:
     @property
     def unit(self) -> str:
         """The job's own word for its step: "engine step" (a serving engine), "forward pass" (inference), else "step"
-        -- only where the job's kind is more than a guess."""
+        -- only where the job's kind is more than a guess, and where the step is one the capture marks: a step that is
+        the whole window, or the one pass it was read as, may hold several calls of the model launched back to back
+        (h200_jobs torch_fp16_inference_unmarked: 10 forward calls read as one step, "of the 36.6 ms forward pass")."""
         job = self.m.job
+        if self.m.steps.source in ("whole_capture", "single_pass"):
+            return "step"
         kind = job.kind.kind if job is not None and job.kind.confidence != "low" else ""
         return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
 

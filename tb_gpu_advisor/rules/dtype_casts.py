@@ -15,7 +15,7 @@ import re
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import device_step_scale, fp16_reason, per_step_ms, sixteen_bit_dtype
+from tb_gpu_advisor.rules._kernels import fp16_reason, per_step_ms, sixteen_bit_dtype
 from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, pct, rule, saving, share_metric, short, table
 
 ID = "dtype_casts"
@@ -36,7 +36,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if ctx.step_ms is None:
         return []
     rows = cast_rows(m, ctx)
-    cast_ms = per_step_ms(m, sum(s.total_us for s in rows)) * device_step_scale(m)
+    cast_ms = per_step_ms(m, sum(s.total_us for s in rows))
     graded = ctx.graded(cast_ms, "dtype_casts.warning", "dtype_casts.critical")
     if graded is None:
         return []

@@ -48,7 +48,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev, text,
         metric=share_metric("eager_time_share", "Eager op time share of step", share, "eager_execution.warning",
-                            severity=sev, detail={"eager_ops_per_step": e.per_step,
+                            severity=sev, detail={"eager_ops_per_step": e.per_step, "eager_ops": e.count,
                                                   "eager_ms_per_step": e.time_ms_per_step,
                                                   "fused_kernel_saving_ms_per_step": fused_ms}),
         saving=saving(ctx, dispatch_ms + fused_ms, assumption,

@@ -29,9 +29,8 @@ def _is_loss_scaling(op, m) -> bool:
 def host_op_time(m) -> tuple[float, list]:
     """(host ms per step of host-placed ops, loss-scaling ops excluded; the remaining top ops)."""
     h = m.host_ops
-    n = max(1, m.steps.count or 0)
     excluded = [o for o in h.top if _is_loss_scaling(o, m)]
-    t = max(0.0, h.time_ms_per_step - sum(o.host_self_ms or 0.0 for o in excluded) / n)
+    t = max(0.0, h.time_ms_per_step - m.per_step(sum(o.host_self_ms or 0.0 for o in excluded)))
     return t, [o for o in h.top if o not in excluded]
 
 

@@ -64,7 +64,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
         f"{ms(s.gpu_idle_ms_per_step)} {ctx.of_step()} ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
                             meaning=ctx.fw.label("host_sync:meaning"),
-                            detail={"syncs_per_step": s.calls_per_step, "idle_ms_per_step": s.gpu_idle_ms_per_step,
+                            detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,
                                     "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "
                                                   "every step", idle_claims(s.gpu_idle_ledger_ms)),

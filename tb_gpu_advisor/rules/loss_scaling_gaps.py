@@ -33,7 +33,7 @@ def check(m: HostMetrics) -> list[Finding]:
         metric=share_metric("loss_scaling_gap_share", "Loss-scaling gap share of step", share,
                             "loss_scaling_gaps.warning", severity=sev,
                             detail={"host_ms_per_step": ls.host_ms_per_step, "gap_ms_per_step": ls.gap_ms_per_step,
-                                    "ops_per_step": ls.op_count_per_step}),
+                                    "ops_per_step": ls.op_count_per_step, "ops": ls.op_count}),
         saving=saving(ctx, cost, "static loss scaling (fixed scale) removes the host-side conditional update",
                       [("host", "loss_scaling", cost)]),
         evidence=[table("Loss-scaling ops", ["op"], [[n] for n in ls.names[:15]])],

@@ -16,8 +16,8 @@ import re
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (align_elements, alignment_multiple, alignment_words, device_step_scale,
-                                           kernel_mix, pad_line, per_step_ms, tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (align_elements, alignment_multiple, alignment_words, kernel_mix, pad_line,
+                                           per_step_ms, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -38,7 +38,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev = grade(share, "misaligned_dims.warning", "misaligned_dims.critical")
     if sev is None:
         return []
-    t_ms = per_step_ms(m, k.eligible_no_tc_16_us) * device_step_scale(m)
+    t_ms = per_step_ms(m, k.eligible_no_tc_16_us)
     sp = T("misaligned.tc_speedup")
     rows = []
     for s in sorted(k.no_tc_16, key=lambda s: -s.total_us)[:10]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (device_step_scale, fp32_cuda_core_speedup, gemm_speedup, kernel_mix, known_us,
+from tb_gpu_advisor.rules._kernels import (fp32_cuda_core_speedup, gemm_speedup, kernel_mix, known_us,
                                            per_step_ms, sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
 from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
@@ -61,11 +61,11 @@ def check(m: HostMetrics) -> list[Finding]:
     # from the GPU's peaks and the GEMMs' rooflines where known (issue #20); the fixed factors otherwise
     roof_cc, roof_tf = gemm_speedup(m, "fp32"), gemm_speedup(m, "tf32")
     sp_cc, sp = (roof_cc[0] if roof_cc else sp_cc), (roof_tf[0] if roof_tf else sp)
-    t32_ms = per_step_ms(m, k.eligible_32_us) * device_step_scale(m)
+    t32_ms = per_step_ms(m, k.eligible_32_us)
     # CUDA-core fp32 kernels gain the architecture's factor; 32-bit kernels already on Tensor Cores (TF32) gain sp
-    cuda_ms = min(t32_ms, per_step_ms(m, k.eligible_no_tc_32_us) * device_step_scale(m))
+    cuda_ms = min(t32_ms, per_step_ms(m, k.eligible_no_tc_32_us))
     t32_save = cuda_ms * (1 - 1 / sp_cc) + (t32_ms - cuda_ms) * (1 - 1 / sp)
-    other_ms = per_step_ms(m, k.other_32_us) * device_step_scale(m)
+    other_ms = per_step_ms(m, k.other_32_us)
     top = sorted((s for s in k.eligible_rows if s.precision not in ("fp16", "bf16", "int8", "fp8")),
                  key=lambda s: -s.total_us)[:10]
     cc = ", ".join(sorted({f"{g.name} ({_arch(g)})" for g in yes if g.compute_capability})) or "the GPU"

@@ -19,7 +19,7 @@ import re
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, compute_capability, device_step_scale,
+from tb_gpu_advisor.rules._kernels import (alignment_multiple, alignment_words, compute_capability,
                                            fp16_reason, fp32_cuda_core_speedup, gemm_speedup, kernel_mix, pad_line,
                                            per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
@@ -42,9 +42,8 @@ def check(m: HostMetrics) -> list[Finding]:
     sev = grade(share, "tensor_core_unused.warning", "tensor_core_unused.critical")
     if sev is None:
         return []
-    scale = device_step_scale(m)
-    t32 = per_step_ms(m, k.eligible_no_tc_32_us) * scale
-    t16 = per_step_ms(m, k.eligible_no_tc_16_us) * scale
+    t32 = per_step_ms(m, k.eligible_no_tc_32_us)
+    t16 = per_step_ms(m, k.eligible_no_tc_16_us)
     t_ms = t32 + t16
     sp, sp16 = fp32_cuda_core_speedup(m), T("misaligned.tc_speedup")
     roof = gemm_speedup(m, "fp32")  # from the GPU's peaks and the GEMMs' rooflines where known (issue #20)

@@ -36,7 +36,7 @@ import logging
 import os
 import textwrap
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import __version__
@@ -549,177 +549,207 @@ def one_line(text: str | None) -> str:
 
 
 def build_server(backend: ToolBackend) -> Any:
-    """The SDK's ``MCPServer`` with the tools and rule resources (raises ImportError without the SDK)."""
-    from typing import Annotated, Literal
-
-    from mcp.server.mcpserver import Context, MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
-    from pydantic import Field
+    """The SDK's ``MCPServer`` with the tools and rule resources (raises ImportError without the SDK): the tools'
+    shared kit (:class:`_Kit`), then each group of tools, then the rules' resources, in the order clients list them."""
+    from mcp.server.mcpserver import MCPServer
 
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
-    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                open_world_hint=False)
+    k = _Kit(server, backend)
+    _add_listing_tool(k)
+    _add_report_tools(k)
+    _add_table_tools(k)
+    _add_capture_tool(k)
+    _add_rule_resources(server)
+    return server
 
-    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+
+class _Kit:
+    """What every tool group registers its tools with: the SDK's types, the parameters the tools share (run, session,
+    host, paging, the user's options), the registration decorator, and the selected session's report."""
+
+    def __init__(self, server: Any, backend: ToolBackend) -> None:
+        from mcp.server.mcpserver import Context
+        from mcp.server.mcpserver.exceptions import ToolError
+        from mcp.types import ToolAnnotations
+        from pydantic import Field
+
+        self.server, self.backend = server, backend
+        self.Field, self.Context, self.ToolError = Field, Context, ToolError
+        self.read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                         open_world_hint=False)
+        self.Run = Annotated[str, Field(description="run name from list_runs (e.g. 'input_bound', 'exp1/train'; "
+                                                    "'.' for profiles straight in the logdir); a RUN/SESSION name "
+                                                    "also works")]
+        self.SessionName = Annotated[str | None, Field(description="session (capture) folder name from list_runs; "
+                                                                   "default: the run's newest session")]
+        self.Host = Annotated[str | None, Field(description="only this host (name from list_runs); default: every "
+                                                            "host")]
+        self.Offset = Annotated[int, Field(ge=0, description="where this page starts, in characters: 0, or the offset "
+                                                             "the previous page named (answers over max_chars come in "
+                                                             "pages)")]
+        self.MaxChars = Annotated[int, Field(ge=2000, le=400_000, description="the longest page returned, in "
+                                                                              f"characters (default {PAGE_CHARS:,})")]
+        self.Params = Annotated[int | None, Field(gt=0, description="the model's parameter count, to judge each "
+                                                                    "AllReduce (default: the server's --params)")]
+        self.NetGbps = Annotated[float | None, Field(gt=0, description="network bandwidth between hosts, GB/s per GPU "
+                                                                       "(default: the server's --net-gbps, else 25)")]
+        self.ModelFlops = Annotated[float | None, Field(gt=0, description="the model's FLOPs of one training step on "
+                                                                          "one GPU (e.g. 6 x params x tokens per GPU): "
+                                                                          "MFU from them instead of the trace's shapes "
+                                                                          "(default: the server's "
+                                                                          "--model-flops-per-step)")]
+
+    def tool(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Registers ``fn`` with its docstring as one line (the SDK would pass its indentation on verbatim)."""
-        return server.tool(annotations=read_only, structured_output=False, description=one_line(fn.__doc__))(fn)
+        return self.server.tool(annotations=self.read_only, structured_output=False,
+                                description=one_line(fn.__doc__))(fn)
 
-    Run = Annotated[str, Field(description="run name from list_runs (e.g. 'input_bound', 'exp1/train'; '.' for "
-                                           "profiles straight in the logdir); a RUN/SESSION name also works")]
-    SessionName = Annotated[str | None, Field(description="session (capture) folder name from list_runs; default: "
-                                                          "the run's newest session")]
-    Host = Annotated[str | None, Field(description="only this host (name from list_runs); default: every host")]
-    Offset = Annotated[int, Field(ge=0, description="where this page starts, in characters: 0, or the offset the "
-                                                    "previous page named (answers over max_chars come in pages)")]
-    MaxChars = Annotated[int, Field(ge=2000, le=400_000, description="the longest page returned, in characters "
-                                                                     f"(default {PAGE_CHARS:,})")]
-    Params = Annotated[int | None, Field(gt=0, description="the model's parameter count, to judge each AllReduce "
-                                                           "(default: the server's --params)")]
-    NetGbps = Annotated[float | None, Field(gt=0, description="network bandwidth between hosts, GB/s per GPU "
-                                                              "(default: the server's --net-gbps, else 25)")]
-    ModelFlops = Annotated[float | None, Field(gt=0, description="the model's FLOPs of one training step on one GPU "
-                                                                 "(e.g. 6 x params x tokens per GPU): MFU from them "
-                                                                 "instead of the trace's shapes (default: the "
-                                                                 "server's --model-flops-per-step)")]
-
-    async def selected(ctx: Context, run: str, session: str | None, host: str | None,
-                       options: UserOptions | None = None) -> tuple[Session, Report]:
-        """The selected session and its report, analysed off the event loop with progress notes (cached: instant)."""
-        import anyio
-
-        s = _checked(lambda: backend.select(run, session, host))
-        while True:
-            o = await anyio.to_thread.run_sync(backend.outcome, s, options)
-            if o.state == "ready":
-                return s, Report.from_json(o.body)
-            if o.state == "error":
-                raise ToolError(f"{s.stock_run} could not be analysed: {o.message}")
-            await ctx.report_progress(o.progress, 1.0, f"{s.stock_run}: {o.message}")
-
-    def _checked(fn: Callable[[], Any]) -> Any:
+    def checked(self, fn: Callable[[], Any]) -> Any:
         """``fn()``, with the caller's mistakes as tool errors (said to the agent; the server goes on)."""
         try:
             return fn()
         except (ToolInputError, diffmod.DiffError) as e:
-            raise ToolError(str(e)) from None
+            raise self.ToolError(str(e)) from None
 
-    @tool
+    async def selected(self, ctx: Any, run: str, session: str | None, host: str | None,
+                       options: UserOptions | None = None) -> tuple[Session, Report]:
+        """The selected session and its report, analysed off the event loop with progress notes (cached: instant)."""
+        import anyio
+
+        s = self.checked(lambda: self.backend.select(run, session, host))
+        while True:
+            o = await anyio.to_thread.run_sync(self.backend.outcome, s, options)
+            if o.state == "ready":
+                return s, Report.from_json(o.body)
+            if o.state == "error":
+                raise self.ToolError(f"{s.stock_run} could not be analysed: {o.message}")
+            await ctx.report_progress(o.progress, 1.0, f"{s.stock_run}: {o.message}")
+
+
+def _add_listing_tool(k: _Kit) -> None:
+    """``list_runs``: the names every other tool takes."""
+    @k.tool
     def list_runs() -> str:
         """List the runs, their sessions (one capture each, newest first) and host files in the logdir, as JSON:
         {"runs": [{"run", "sessions": [{"session", "stock_run", "format", "has_gpu", "mtime_ms", "hosts": [{"host",
         "size", ...}]}]}]}.  Call this first: every other tool takes these run / session / host names.  An empty
         logdir says why in "note"."""
-        return backend.runs_json()
+        return k.backend.runs_json()
 
-    @tool
-    async def get_report(ctx: Context, run: Run, session: SessionName = None, host: Host = None,
-                         format: Annotated[Literal["markdown", "summary", "json", "text"], Field(
+
+def _add_report_tools(k: _Kit) -> None:
+    """``get_report``, ``diff_runs`` and ``explain_finding``: the report of a session, two compared, one finding."""
+    @k.tool
+    async def get_report(ctx: k.Context, run: k.Run, session: k.SessionName = None, host: k.Host = None,
+                         format: Annotated[Literal["markdown", "summary", "json", "text"], k.Field(
                              description="markdown (default: for reading); summary (JSON of the verdict, headline "
                                          "cards and ranked findings in a few thousand characters); json (every "
                                          "number, docs/report-schema.md; over 100,000 characters on a big run, so "
                                          "it comes in pages); or text")] = "markdown",
-                         top: Annotated[int, Field(ge=0, le=200, description="findings shown in markdown, text and "
+                         top: Annotated[int, k.Field(ge=0, le=200, description="findings shown in markdown, text and "
                                                                              "summary; json has all")] = 10,
-                         offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS, params: Params = None,
-                         net_gbps: NetGbps = None, model_flops_per_step: ModelFlops = None) -> str:
+                         offset: k.Offset = 0, max_chars: k.MaxChars = PAGE_CHARS, params: k.Params = None,
+                         net_gbps: k.NetGbps = None, model_flops_per_step: k.ModelFlops = None) -> str:
         """Why is this run slow: the Advisor's report of one session (a run's newest unless `session`), or of one
         of its hosts.  It opens with a verdict line, then the findings ranked by estimated saving (ms per step and
         % of step, with the assumption), each with its fix and copyable code, then the headline metrics and per-GPU
         tables.  format='summary' gives the gist as compact JSON.  The first call on a capture analyses it (seconds;
         progress is reported), later calls are cached.  An answer longer than max_chars comes in pages: its first
         line names the offset of the next.  Use explain_finding for one finding's windows and full evidence."""
-        options = backend.options(params, net_gbps, model_flops_per_step)
-        report = (await selected(ctx, run, session, host, options))[1]
-        return _checked(lambda: page(report_text(report, format, top), offset, max_chars))
+        options = k.backend.options(params, net_gbps, model_flops_per_step)
+        report = (await k.selected(ctx, run, session, host, options))[1]
+        return k.checked(lambda: page(report_text(report, format, top), offset, max_chars))
 
-    @tool
-    async def diff_runs(ctx: Context,
-                        base_run: Annotated[str, Field(description="the run before the change (from list_runs)")],
-                        new_run: Annotated[str, Field(description="the run after the change (from list_runs)")],
-                        base_session: SessionName = None, new_session: SessionName = None,
-                        host: Annotated[str | None, Field(description="compare this host (default: each side's "
+    @k.tool
+    async def diff_runs(ctx: k.Context,
+                        base_run: Annotated[str, k.Field(description="the run before the change (from list_runs)")],
+                        new_run: Annotated[str, k.Field(description="the run after the change (from list_runs)")],
+                        base_session: k.SessionName = None, new_session: k.SessionName = None,
+                        host: Annotated[str | None, k.Field(description="compare this host (default: each side's "
                                                                       "slowest)")] = None,
                         format: Literal["markdown", "json", "text"] = "markdown",
-                        top: Annotated[int, Field(ge=1, le=200, description="kernel and op changes shown")] = 15,
-                        offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS, params: Params = None,
-                        net_gbps: NetGbps = None, model_flops_per_step: ModelFlops = None) -> str:
+                        top: Annotated[int, k.Field(ge=1, le=200, description="kernel and op changes shown")] = 15,
+                        offset: k.Offset = 0, max_chars: k.MaxChars = PAGE_CHARS, params: k.Params = None,
+                        net_gbps: k.NetGbps = None, model_flops_per_step: k.ModelFlops = None) -> str:
         """Did the change help: compare two captures as `tb-gpu-advisor diff` does.  Gives the step time before
         and after with its noise (faster / slower / no change beyond the noise), predicted vs realised savings
         (the saving the fixed findings predicted next to the realised step-time change, and their ratio),
         findings fixed / new / still present, and the breakdown, kernel, op and GPU changes; it says when the two
         captures do different work.  Use after the user applied a fix and captured again."""
-        options = backend.options(params, net_gbps, model_flops_per_step)
-        base_s, base = await selected(ctx, base_run, base_session, None, options)
-        new_s, new = await selected(ctx, new_run, new_session, None, options)
-        text = _checked(lambda: diff_text(base, new, base_s.stock_run, new_s.stock_run, host, format, top))
-        return _checked(lambda: page(text, offset, max_chars))
+        options = k.backend.options(params, net_gbps, model_flops_per_step)
+        base_s, base = await k.selected(ctx, base_run, base_session, None, options)
+        new_s, new = await k.selected(ctx, new_run, new_session, None, options)
+        text = k.checked(lambda: diff_text(base, new, base_s.stock_run, new_s.stock_run, host, format, top))
+        return k.checked(lambda: page(text, offset, max_chars))
 
-    @tool
-    async def explain_finding(ctx: Context, run: Run,
-                              finding_id: Annotated[str, Field(
+    @k.tool
+    async def explain_finding(ctx: k.Context, run: k.Run,
+                              finding_id: Annotated[str, k.Field(
                                   description="the finding's id from the report (e.g. 'input_bound:worker0', or "
                                               "'input_bound' merged over hosts); a rule id picks its only finding")],
-                              session: SessionName = None, host: Host = None,
+                              session: k.SessionName = None, host: k.Host = None,
                               format: Literal["markdown", "json"] = "markdown",
-                              evidence_rows: Annotated[int, Field(ge=1, le=1000)] = 50,
-                              offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS, params: Params = None,
-                              net_gbps: NetGbps = None, model_flops_per_step: ModelFlops = None) -> str:
+                              evidence_rows: Annotated[int, k.Field(ge=1, le=1000)] = 50,
+                              offset: k.Offset = 0, max_chars: k.MaxChars = PAGE_CHARS, params: k.Params = None,
+                              net_gbps: k.NetGbps = None, model_flops_per_step: k.ModelFlops = None) -> str:
         """Explain one finding in full: its summary with the numbers, the metric against its threshold, the
         estimated saving and what it assumes, every trace window it names (host, GPU, step, start/end in ms of
         the capture), every evidence table, the fixes with code, and how the rule decides (its documentation).
         JSON gives the finding as in the report schema."""
-        options = backend.options(params, net_gbps, model_flops_per_step)
-        report = (await selected(ctx, run, session, host, options))[1]
-        f = _checked(lambda: find_finding(report, finding_id))
+        options = k.backend.options(params, net_gbps, model_flops_per_step)
+        report = (await k.selected(ctx, run, session, host, options))[1]
+        f = k.checked(lambda: find_finding(report, finding_id))
         text = json.dumps(dataclasses.asdict(f), indent=1) if format == "json" else explain_markdown(report, f,
                                                                                                      evidence_rows)
-        return _checked(lambda: page(text, offset, max_chars))
+        return k.checked(lambda: page(text, offset, max_chars))
 
-    @tool
-    async def get_tables(ctx: Context, run: Run,
+
+def _add_table_tools(k: _Kit) -> None:
+    """``get_tables`` and ``get_memory``: a session's kernel, op, copy and collective tables, and its memory."""
+    @k.tool
+    async def get_tables(ctx: k.Context, run: k.Run,
                          table: Annotated[Literal["kernels", "ops", "kernel_classes", "memcpy", "communication"],
-                                          Field(description="; ".join(f"{k}: {v}" for k, v in TABLES.items()))
+                                          k.Field(description="; ".join(f"{name}: {v}" for name, v in TABLES.items()))
                                           ] = "kernels",
-                         session: SessionName = None, host: Host = None,
-                         rows: Annotated[int, Field(ge=1, le=1000)] = 25,
+                         session: k.SessionName = None, host: k.Host = None,
+                         rows: Annotated[int, k.Field(ge=1, le=1000)] = 25,
                          format: Literal["markdown", "json"] = "markdown",
-                         offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS) -> str:
+                         offset: k.Offset = 0, max_chars: k.MaxChars = PAGE_CHARS) -> str:
         """Kernel and op tables of a session, per host: the largest kernels (`kernels`), the framework ops with
         their kernel time (`ops`), every kernel by class (`kernel_classes`), host-device copies (`memcpy`) or
         collectives (`communication`).  Use to see which kernels or ops take the time a finding speaks of."""
-        report = (await selected(ctx, run, session, host))[1]
-        return _checked(lambda: page(tables_text(report, table, rows, format), offset, max_chars))
+        report = (await k.selected(ctx, run, session, host))[1]
+        return k.checked(lambda: page(tables_text(report, table, rows, format), offset, max_chars))
 
-    @tool
-    async def get_memory(ctx: Context, run: Run, session: SessionName = None, host: Host = None,
+    @k.tool
+    async def get_memory(ctx: k.Context, run: k.Run, session: k.SessionName = None, host: k.Host = None,
                          format: Literal["markdown", "json"] = "markdown",
-                         timeline: Annotated[bool, Field(description="JSON only: add each GPU's memory series "
+                         timeline: Annotated[bool, k.Field(description="JSON only: add each GPU's memory series "
                                                                      "(ms, allocated, reserved)")] = False,
-                         offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS) -> str:
+                         offset: k.Offset = 0, max_chars: k.MaxChars = PAGE_CHARS) -> str:
         """Where the GPU memory goes: per GPU its peak allocated and reserved bytes against its capacity, when in
         the step the peak falls, what holds it (memory held across steps, activations, gradients, the optimizer's
         state; the ops holding most), the reserve beyond the peak (fragmentation), the out-of-memory errors a
         memory snapshot recorded, and the memory findings with their fixes.  Use for "why did this OOM", "can the
         batch grow", "what fills the GPU"."""
-        report = (await selected(ctx, run, session, host))[1]
-        return _checked(lambda: page(memory_text(report, format, timeline), offset, max_chars))
+        report = (await k.selected(ctx, run, session, host))[1]
+        return k.checked(lambda: page(memory_text(report, format, timeline), offset, max_chars))
 
-    @tool
-    async def capture_advice(ctx: Context,
-                             run: Annotated[str | None, Field(
+
+def _add_capture_tool(k: _Kit) -> None:
+    """``capture_advice``: whether a capture can be trusted, and how to record one."""
+    @k.tool
+    async def capture_advice(ctx: k.Context,
+                             run: Annotated[str | None, k.Field(
                                  description="judge this run's capture; omit for how to capture in general")] = None,
-                             session: SessionName = None) -> str:
+                             session: k.SessionName = None) -> str:
         """Can this capture be trusted, and how to record a better one: steps kept, capture length, step-time
         variation and the capture-quality findings of the session, then the capture snippet for its framework
         (TensorFlow, JAX, PyTorch).  Without a run: how to capture a profile for each framework and where the
         files go.  Use when a report has few steps, no GPU activity or unsteady steps, or no profiles exist."""
         if run is None:
             return capture_advice_text(None)
-        return capture_advice_text((await selected(ctx, run, session, None))[1])
-
-    _add_rule_resources(server)
-    return server
+        return capture_advice_text((await k.selected(ctx, run, session, None))[1])
 
 
 def _add_rule_resources(server: Any) -> None:

@@ -474,6 +474,7 @@ def test_op_keys_refuse_what_the_scanner_would(args):
 # -- choosing the path ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.same_on_both_paths
 def test_the_environment_variable_forces_the_python_path():
     code = "from tb_gpu_advisor.formats.kineto import parse, compiled; print(parse._CSCAN is None, compiled.describe())"
     forced = _in_child(code, **{compiled.PURE_PYTHON_ENV: "1"})
@@ -482,6 +483,7 @@ def test_the_environment_variable_forces_the_python_path():
         assert _in_child(code).strip() == "False PyTorch JSON decoder: compiled (C)"
 
 
+@pytest.mark.same_on_both_paths
 def test_version_names_the_pytorch_decoder_that_runs():
     version = "from tb_gpu_advisor.cli.main import main; main(['--version'])"
     assert "PyTorch JSON decoder: Python" in _in_child(version, **{compiled.PURE_PYTHON_ENV: "1"})

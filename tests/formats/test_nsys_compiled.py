@@ -84,6 +84,7 @@ def test_the_compiled_reader_is_built_where_required():
     check_built_where_required(_csqlite, compiled, tables._CSQLITE)
 
 
+@pytest.mark.same_on_both_paths
 def test_version_names_the_nsys_reader():
     assert ("Nsight Systems reader: compiled (C)" if _csqlite else "Nsight Systems reader: pure Python") in version_text()
     assert forced_pure_description("nsys") == "Nsight Systems reader: pure Python (TB_GPU_ADVISOR_PURE_PYTHON is set)"
@@ -100,6 +101,7 @@ def test_a_built_reader_without_an_sqlite_library_is_named_as_such(monkeypatch):
                                    "run: no SQLite library found (neither _sqlite3's nor libsqlite3.so.0))")
 
 
+@pytest.mark.same_on_both_paths
 def test_the_source_needs_no_sqlite_header():
     """CI and users may lack ``sqlite3.h`` and the ``libsqlite3.so`` link: the preprocessor's list of the headers
     the source pulls in holds no SQLite header."""
@@ -112,6 +114,7 @@ def test_the_source_needs_no_sqlite_header():
     assert "sqlite" not in deps.replace(str(SOURCE), "").replace("_csqlite", "")
 
 
+@pytest.mark.same_on_both_paths
 @needs_compiled
 def test_the_built_module_links_no_sqlite_library():
     """It finds SQLite at import (dlopen); a ``NEEDED libsqlite3`` would make it fail to load without one."""

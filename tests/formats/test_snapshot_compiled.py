@@ -33,6 +33,7 @@ def test_the_compiled_reader_is_built_where_required():
     check_built_where_required(_cpickle, compiled, unpickle._CPICKLE)
 
 
+@pytest.mark.same_on_both_paths
 def test_version_names_the_snapshot_reader():
     assert ("memory snapshot reader: compiled (C)" if _cpickle else "memory snapshot reader: pure Python") in version_text()
     assert forced_pure_description("snapshot") == "memory snapshot reader: pure Python (TB_GPU_ADVISOR_PURE_PYTHON is set)"

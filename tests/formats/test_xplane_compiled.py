@@ -393,6 +393,7 @@ def test_the_c_count_of_empty_event_pairs_is_numpys():
 # -- choosing the path ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.same_on_both_paths
 def test_the_environment_variable_forces_the_pure_python_path():
     code = "from tb_gpu_advisor.formats.xplane import reader, compiled; print(reader._CWIRE is None, compiled.describe())"
     forced = _in_child(code, **{compiled.PURE_PYTHON_ENV: "1"})
@@ -402,6 +403,7 @@ def test_the_environment_variable_forces_the_pure_python_path():
         assert _in_child(code, **{compiled.PURE_PYTHON_ENV: "0"}).startswith("False")
 
 
+@pytest.mark.same_on_both_paths
 def test_version_names_the_decoder_that_runs():
     out = _in_child("from tb_gpu_advisor.cli.main import main; main(['--version'])", **{compiled.PURE_PYTHON_ENV: "1"})
     assert out.startswith("tb-gpu-advisor ") and "XPlane decoder: pure Python" in out

@@ -39,6 +39,7 @@ def test_v100_bert_host_ops_leave_out_the_input_pipeline_and_the_collectives():
     hm = host_metrics(read_trace(str(V100)))
     types = {o.op_type for o in hm.host_ops.top}
     assert types and not any(tensorflow.is_host_only_op_type(t) for t in types), types
-    # what is left is the graph's own small ops (ReadVariableOp, Reshape, StridedSlice): 2.31 ms of each step,
-    # where RemoteCall alone took 4.79 ms (2.02 + 1.87 + 0.47 + 0.43 over the capture's one step)
-    assert hm.host_ops.time_ms_per_step == pytest.approx(2.31, abs=0.05)
+    # what is left is the graph's own small ops (ReadVariableOp, Reshape, StridedSlice): 2.31 ms over the capture's
+    # one step and its two replicas, 1.15 ms each (per step and rank, h37-left59), where RemoteCall alone took 4.79 ms
+    # (2.02 + 1.87 + 0.47 + 0.43)
+    assert hm.host_ops.time_ms_per_step == pytest.approx(2.31 / 2, abs=0.03)

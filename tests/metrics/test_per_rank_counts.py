@@ -145,3 +145,111 @@ def test_real_kernels_per_step_are_the_metrics_per_rank():
     assert len([g for g in h.gpus if g.kernel_count]) == 2
     assert lb.metric.detail["kernels_per_step"] == pytest.approx(kernels / steps / 2)
     assert per_rank_problems(h) == []
+
+
+# --------------------------------------------------------------------------- host ops, eager ops, loss scaling
+# (h37-left59).  A TensorFlow process of two replicas (MirroredStrategy, one GPU each) runs each op once per replica:
+# its eager ops, host-placed ops and loss-scaling ops were counted per step over both replicas, while its kernels,
+# syncs and copies were one replica's -- v100_bert's two replicas read "849 TF ops per step run on the host, taking
+# 2.31 ms of each 20.6 ms step", where each ran 424.5 in 1.15 ms.  Every count per step is now one rank's, and so is
+# the host-placed ops' time, a sum of each op's own duration over every replica's threads (not a union: the eager
+# ops' and loss-scaling ops' host time is the host's once, however many GPUs it drives, and stays so).
+
+TF_STEPS = 8
+LOSS_SCALING_OPS = 2  # per replica and step (``_replica``)
+
+
+def _replica(g: int) -> list:
+    """One replica's step: a batch copy, three dense layers, a host-placed ``Unique`` (its tensors round-trip), and
+    dynamic loss scaling's finite check (a kernel) and conditional update (on the host)."""
+    from synthetic.scenarios import K, _dense_layers, _input_copy
+    from synthetic.tfcapture import Op
+
+    return ([_input_copy()] + _dense_layers(3, K.GEMM_FP16_TC, K.EW_ADD_HALF, prefix=f"replica_{g}/model", gemm_us=200,
+                                            ew_us=18)
+            + [Op(f"replica_{g}/model/unique/Unique:Unique", [], host_us=300, on_host=True, d2h_bytes=4 << 20,
+                  h2d_bytes=4 << 20),
+               Op(f"replica_{g}/LossScaleOptimizer/IsFinite/All:All", [K.sized(K.EW_MUL_F32, 4)]),
+               Op(f"replica_{g}/LossScaleOptimizer/cond:If", [], host_us=200, on_host=True, d2h_bytes=4)])
+
+
+def _tf_replicas(tmp_path, gpus: int, eager: bool):
+    """(HostMetrics, the capture) of ``gpus`` replicas of one process running :func:`_replica` each step."""
+    from synthetic.scenarios import Capture, Scenario
+    from synthetic.tfcapture import A100
+    from tb_gpu_advisor.formats import read
+    from tb_gpu_advisor.model.logdir import HostFile
+
+    cap = Capture(gpus, A100, seed=0, marker="custom_loop" if eager else "keras3", thread_mode="gpu_private")
+    for _ in range(TF_STEPS):
+        cap.step([_replica(g) for g in range(gpus)], input_wait_us=25, eager=eager, jitter=0.0)
+    sc = Scenario(f"replicas{gpus}", {"worker0": cap.finish()}, None)  # type: ignore[arg-type]
+    path = sc.write(tmp_path / f"g{gpus}{'e' if eager else ''}")[0]
+    return host_metrics(read(HostFile("worker0", str(path), 0, 0, "xplane"))), cap
+
+
+@pytest.mark.parametrize("eager", [False, True])
+def test_two_replicas_count_host_ops_per_rank(tmp_path, eager):
+    m, cap = _tf_replicas(tmp_path, 2, eager)
+    assert len([g for g in m.gpus if g.active]) == 2
+    written = sum(s.host_ops for s in cap.steps) / len(cap.steps)  # host-placed ops a step, both replicas
+    assert written == 4
+    assert m.host_ops.count_per_step == pytest.approx(written / 2)  # main: 4.0
+    one, _ = _tf_replicas(tmp_path, 1, eager)
+    assert one.host_ops.count_per_step == pytest.approx(written / 2)  # control: one replica's, as on main
+    # the time a sum of each op's own duration: each replica's, as one replica's own (main: twice it)
+    assert m.host_ops.time_ms_per_step == pytest.approx(one.host_ops.time_ms_per_step, rel=0.02)
+    # loss scaling: each replica's finite check and conditional update, 2 a step
+    assert m.loss_scaling.op_count_per_step == pytest.approx(LOSS_SCALING_OPS)  # main: 4.0
+    assert m.loss_scaling.op_count == 2 * one.loss_scaling.op_count  # the totals: every replica's
+
+
+def test_two_replicas_count_eager_ops_per_rank(tmp_path):
+    m, cap = _tf_replicas(tmp_path, 2, True)
+    written = sum(s.eager_ops for s in cap.steps) / len(cap.steps)  # eager ops a step, both replicas
+    assert written == 2 * len(_replica(0))
+    assert m.eager.per_step == pytest.approx(written / 2)  # main: 98.0 (both replicas, each op twice)
+    assert m.eager.per_step == pytest.approx(m.eager.count / (m.steps.count * 2))
+
+
+def test_an_eager_op_is_counted_once(tmp_path):
+    """TensorFlow records an eager op as its ``EagerExecute`` call around the op's own event (``is_eager``): one op.
+    Main counted both, 49 eager ops a step where the loop ran 25; a call holding no op event of its own (the input
+    copy's ``_Send``, an input op, not a placed one) is still that op, counted once."""
+    one, cap = _tf_replicas(tmp_path, 1, True)
+    written = sum(s.eager_ops for s in cap.steps) / len(cap.steps)
+    assert written == len(_replica(0))
+    assert one.eager.per_step == pytest.approx(written)  # main: 49.0
+
+
+def test_control_one_replica_counts_per_step(tmp_path):
+    """Control, the same on main: one GPU's counts per step are its own over the kept steps."""
+    one, _ = _tf_replicas(tmp_path, 1, True)
+    assert one.eager.per_step == pytest.approx(one.eager.count / one.steps.count)
+    assert one.loss_scaling.op_count_per_step == pytest.approx(LOSS_SCALING_OPS)
+    assert one.host_ops.count_per_step == pytest.approx(2)  # Unique and the conditional update
+
+
+_V100 = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
+
+
+@pytest.mark.skipif(not _V100.is_file(), reason="../shared/profiles absent")
+def test_real_two_replicas_say_each_replicas_host_ops():
+    """v100_bert (TF 2.4, MirroredStrategy; two replicas active, one kept step): the host-op card counts 849
+    host-placed ops over both; the finding says each replica's 424.5, and their time each replica's (main: "849 TF ops
+    per step ... taking 2.31 ms")."""
+    from tb_gpu_advisor.discover.logdir import locate_file
+
+    _, s, _ = locate_file(str(_V100))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    card = next(c for c in h.headline if c.id == "host_op_share")
+    ranks = len([g for g in h.gpus if g.kernel_count])
+    total, steps = card.detail["host_ops"], h.steps["count"]
+    assert ranks == 2 and total == 849
+    f = next(f for f in h.findings if f.rule == "host_op_placement")
+    assert f.metric.detail["host_ops_per_step"] == pytest.approx(total / (steps * ranks))
+    said = " ".join(f.summary.split())
+    assert said.startswith(f"{total / (steps * ranks):g} TF ops ") and "run on the host" in said  # main: "849 TF ops"
+    saving = f.saving.ms_per_step
+    assert saving <= f.metric.detail["host_op_ms_per_step"] + f.metric.detail["round_trip_copy_ms_per_step"] + 1e-3
+    assert per_rank_problems(h) == []

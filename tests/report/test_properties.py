@@ -421,6 +421,24 @@ def test_kernels_per_step_of_every_gpu_summed_are_caught(reports):
     assert not gpu_count_problems(h.host, h)
 
 
+@pytest.mark.parametrize("rule, key", [("eager_execution", "eager_ops_per_step"), ("host_op_placement", "host_ops_per_step"),
+                                       ("loss_scaling_gaps", "ops_per_step"), ("host_sync", "syncs_per_step")])
+def test_counts_per_step_summed_over_ranks_are_caught(reports, rule, key):
+    """``per-rank`` (h37-left59): a count a finding states per step over every rank of the host -- main's v100_bert
+    read "849 TF ops per step run on the host" where each of its two replicas ran 424.5 -- is caught, for each count a
+    finding states per step; the reports of today hold it (``test_every_report_holds_every_property``)."""
+    from tests.support.properties import per_rank_problems
+
+    h, f = next((h, f) for r in reports.values() for h in r.hosts for f in h.findings
+                if f.rule == rule and f.metric is not None and isinstance((f.metric.detail or {}).get(key), (int, float))
+                and f.metric.detail[key] > 0)
+    h = copy.deepcopy(h)
+    f = next(x for x in h.findings if x.id == f.id)
+    assert not per_rank_problems(h)
+    f.metric.detail[key] *= 2  # two ranks' count, each rank's step
+    assert any(v.startswith("per-rank") and f.id in v for v in per_rank_problems(h))
+
+
 def test_a_steps_note_missing_from_a_surface_is_caught(reports, monkeypatch):
     """``every-surface`` (h37-review8): the markdown report closed no host with its steps note, so the warm-up iteration
     wild/snapshot_adam_iterations drops (2 allocations, 16.2 MiB of one-time work) was the text report's alone; the

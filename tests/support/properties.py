@@ -50,7 +50,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   export of two processes) divides its counts by the steps and its active GPUs, one value per quantity.  A finding's
   ``kernels_per_step`` is the kernels of the kept steps (``kernel_durations_us.count``) over steps x active GPUs, its
   ``small_kernels_per_step`` at most that.  With ``per-gpu`` (h37-review8, kernels only) it checks the
-  division the metrics make (``metrics.context.Context.per_step``), not the rule's.
+  division the metrics make (``metrics.context.Context.per_step``), not the rule's.  Every other count a finding
+  states per step is held to its total the same way (h37-left59): eager ops, host-placed ops (the host-op card's
+  ``host_ops``), loss-scaling ops and the program's syncs -- on main v100_bert's two replicas read "849 TF ops per step
+  run on the host" where each ran 424.5.
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
@@ -924,20 +927,48 @@ def _ranks(h: HostReport) -> int:
     return max(1, sum(1 for g in h.gpus if (g.kernel_count or 0) > 0 or (g.collective_calls_per_step or 0) > 0))
 
 
+#: The counts a finding states per step, each with where the report holds the same count over the kept steps (every
+#: rank's): ``(rule, detail key per step, detail key of the total)``; a total of None is read off the report elsewhere
+#: (``_count_totals``).  Kernels (launch_bound), eager ops, host-placed ops, loss-scaling ops, the program's syncs.
+_PER_STEP_COUNTS = (
+    ("launch_bound", "kernels_per_step", None),
+    ("eager_execution", "eager_ops_per_step", "eager_ops"),
+    ("host_op_placement", "host_ops_per_step", None),
+    ("loss_scaling_gaps", "ops_per_step", "ops"),
+    ("host_sync", "syncs_per_step", "syncs"),
+)
+
+
+def _count_totals(h: HostReport) -> dict[str, Any]:
+    """The counts over the kept steps the report holds outside the findings: the kernels (``kernel_durations_us``) and
+    the host-placed ops (the host-op card's ``host_ops``)."""
+    card = next((c for c in h.headline or [] if getattr(c, "id", None) == "host_op_share"), None)
+    return {"kernels_per_step": (h.kernel_durations_us or {}).get("count"),
+            "host_ops_per_step": ((card.detail or {}).get("host_ops") if card is not None else None)}
+
+
 def per_rank_problems(h: HostReport) -> list[str]:
-    """``per-rank``: the per-step counts a finding states agree with the JSON's counts divided as the times are."""
+    """``per-rank``: every count per step a finding states (kernels, eager ops, host-placed ops, loss-scaling ops,
+    syncs) is its count over the kept steps divided as the times are: by the steps x the active GPUs."""
     steps = (h.steps or {}).get("count") or 0
-    kernels = (h.kernel_durations_us or {}).get("count")
-    if not steps or kernels is None:
+    if not steps:
         return []
-    per_rank = kernels / (steps * _ranks(h))
+    ranks = _ranks(h)
+    elsewhere = _count_totals(h)
     out: list[str] = []
     for f in h.findings:
         d = (f.metric.detail if f.metric is not None else None) or {}
+        for rule, key, total_key in _PER_STEP_COUNTS:
+            if f.rule != rule and key != "kernels_per_step":  # kernels per step: whichever finding states them
+                continue
+            said, total = d.get(key), d.get(total_key) if total_key else elsewhere.get(key)
+            if not isinstance(said, (int, float)) or not isinstance(total, (int, float)):
+                continue
+            per_rank = total / (steps * ranks)
+            if abs(said - per_rank) > max(0.01, _REL * per_rank):
+                out.append(f"per-rank: {f.id}: {said:g} {key.replace('_', ' ')}, where the kept steps hold {total:g} "
+                           f"over {steps} steps x {ranks} GPUs = {per_rank:g} per step and GPU")
         kps, small = d.get("kernels_per_step"), d.get("small_kernels_per_step")
-        if isinstance(kps, (int, float)) and abs(kps - per_rank) > max(0.01, _REL * per_rank):
-            out.append(f"per-rank: {f.id}: {kps:g} kernels per step, where the kept steps hold {kernels} kernels over "
-                       f"{steps} steps x {_ranks(h)} GPUs = {per_rank:g} per step and GPU")
         if isinstance(kps, (int, float)) and isinstance(small, (int, float)) and _over(small, kps):
             out.append(f"per-rank: {f.id}: {small:g} small kernels per step of {kps:g}")
     return out

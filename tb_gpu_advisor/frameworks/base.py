@@ -36,6 +36,22 @@ def never(_: str) -> bool:
 #: ``Framework.device_features``: the fix stands without the lines of its code that name the feature.
 WITHOUT_LINE = "without the line"
 
+
+@dataclass(frozen=True)
+class Spelled:
+    """``Framework.device_features``: the fix stands with its line that names the feature given whole as ``line`` (at
+    that line's indent) -- the form every version the trace could be accepts (``scaler = torch.cuda.amp.GradScaler()``
+    where ``torch.amp.GradScaler('cuda')``, PyTorch 2.3 on, is not dated).  A line the framework writes, not words
+    replaced in one."""
+    line: str
+
+
+@dataclass(frozen=True)
+class Noted:
+    """``Framework.device_features``: the fix stands with ``note`` as a comment above its first line that names the
+    feature -- where no one spelling fits every version the trace could be, both, with the version named."""
+    note: str
+
 @dataclass(frozen=True)
 class Framework:
     """What one framework's captures look like, and how to talk to its users."""
@@ -116,9 +132,9 @@ class Framework:
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
     #: what a fix's code names that a GPU vendor's device lacks, or gained only from one version of the framework:
     #: vendor (``devices.*.VENDOR``) -> (a marker in the fix's code, the first version that has it there -- None: no
-    #: release --, the fix given instead where it lacks it: an action, :data:`WITHOUT_LINE` or None: none), asked in
-    #: order (:meth:`fit`)
-    device_features: Mapping[str, tuple[tuple[str, tuple[int, ...] | None, Action | str | None], ...]] = \
+    #: release --, the fix given instead where it lacks it: an action, :data:`WITHOUT_LINE`, :class:`Spelled`,
+    #: :class:`Noted` or None: none), asked in order (:meth:`fit`)
+    device_features: Mapping[str, tuple[tuple[str, tuple[int, ...] | None, Action | Spelled | Noted | str | None], ...]] = \
         field(default_factory=dict)
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
@@ -261,6 +277,18 @@ class Framework:
                 if instead == WITHOUT_LINE:  # the fix's other lines stand alone; a fix that is only the call goes
                     rest = "\n".join(line for line in (a.snippet or "").split("\n") if marker not in line)
                     return self.fit(replace(a, snippet=rest), vendor, version) if rest.strip() else None
+                if isinstance(instead, Noted):
+                    lines = (a.snippet or "").split("\n")
+                    at = next(i for i, line in enumerate(lines) if marker in line)
+                    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
+                    comment = f"{indent}# {instead.note}"
+                    if comment not in lines:
+                        lines.insert(at, comment)
+                    return replace(a, snippet="\n".join(lines))
+                if isinstance(instead, Spelled):
+                    lines = [(x[: len(x) - len(x.lstrip())] + instead.line) if marker in x else x
+                             for x in (a.snippet or "").split("\n")]
+                    return self.fit(replace(a, snippet="\n".join(lines)), vendor, version)
                 return self.fit(instead, vendor, version) if isinstance(instead, Action) else None
         return a
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, action, job_loop, never
+from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, Spelled, action, job_loop, never
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -1291,7 +1291,14 @@ XPU_GRAPHS = action(
 #: December 2025; intel/torch-xpu-ops#2311).  The sync debug mode is CUDA's (``torch.cuda.set_sync_debug_mode``):
 #: PyTorch's own ``torch.xpu`` has none (no ``_xpu_set_sync_debug_mode`` binding; only Intel's extension, IPEX, adds
 #: one, which a trace does not show in use): a fix keeps its other lines.
+#: CUDA and ROCm builds alike: the device-generic ``torch.amp.GradScaler('cuda')`` came with PyTorch 2.3
+#: (``torch.cuda.amp.GradScaler`` deprecated for it in 2.4, still there); a trace that does
+#: not date PyTorch past 2.3 is told ``torch.cuda.amp.GradScaler()``, which every version it could be accepts
+#: (h37-review10: d2d_v100, 2022, and resnet_rtx2080ti_slow_workers were told the 2.3 form).
+_GRAD_SCALER = ("torch.amp.GradScaler('cuda')", (2, 3), Spelled("scaler = torch.cuda.amp.GradScaler()"))
 DEVICE_FEATURES = {
+    "NVIDIA": (_GRAD_SCALER,),
+    "AMD": (_GRAD_SCALER,),
     "Intel": (("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),

@@ -10,7 +10,7 @@ import re
 from tb_gpu_advisor.frameworks import xla
 from dataclasses import dataclass
 
-from tb_gpu_advisor.frameworks.base import Framework, action, job_loop, never, op_type
+from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, never, op_type
 from tb_gpu_advisor.model.schema import Action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
@@ -239,6 +239,12 @@ def jit_compile(loop: Loop) -> Action:
     return action("Fuse the small ops with XLA.", loop.define("@tf.function(jit_compile=True)") + "\n"
                   "# Keras: model.compile(..., jit_compile=True)")
 
+
+#: ``jit_compile=True`` is TF 2.5's spelling (TF 2.1-2.4: ``tf.function(experimental_compile=True)``); no XPlane
+#: states TF's version (the lone TF 2.4 BERT's holds none: h37-review10), so a fix that names it says both.
+DEVICE_FEATURES = {vendor: (("jit_compile=True", (2, 5), Noted(
+    "jit_compile: TF 2.5 or newer; TF 2.1-2.4 spell it @tf.function(experimental_compile=True)")),)
+    for vendor in ("NVIDIA", "AMD")}
 
 TF_FUNCTION = tf_function(TRAINING_LOOP)
 JIT_COMPILE = jit_compile(TRAINING_LOOP)
@@ -530,6 +536,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
+    device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
     labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",

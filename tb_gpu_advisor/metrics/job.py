@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common import fmt
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
@@ -97,6 +98,27 @@ class JobView:
     kind: str = "unknown"
     #: how many processes drive the rows' GPUs (each host file's ``capture.processes``); None: every GPU its own
     processes: int | None = None
+    #: how sure the first host's job stage is of :attr:`kind` (``low``: a guess, so the step keeps its plain name)
+    kind_confidence: str = "low"
+    #: every analysed host kept one step (``HostReport.steps["count"]``): the job's numbers are that step's
+    one_step: bool = False
+
+    @property
+    def step_word(self) -> str:
+        """The job's word for its step: "engine step" (serving), "forward pass" (inference), else "step"."""
+        kind = self.kind if self.kind_confidence != "low" else ""
+        return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
+
+    def of_step(self, step_ms: float | None = None) -> str:
+        """"of each 20.6 ms step", or "of the 20.6 ms step" where every host kept one: the job rules' phrase, as
+        ``rules.base.Ctx.of_step`` is the host rules' (h37-left60)."""
+        t = fmt.ms(self.step_ms if step_ms is None else step_ms)
+        return f"of the {t} {self.step_word}" if self.one_step else f"of each {t} step"
+
+    @property
+    def per_step(self) -> str:
+        """"per step", or "in the step" where every host kept one."""
+        return f"in the {self.step_word}" if self.one_step else "per step"
 
     @property
     def unit(self) -> str:
@@ -240,6 +262,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     expected = None
     what: dict = {}
     procs: int | None = 0
+    counts = []
     for hr in reports:
         if hr.error is not None:
             continue
@@ -247,6 +270,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
         procs = procs + n if procs is not None and isinstance(n, int) and n >= 0 else None  # a report without it: unknown
         fw = fw or str((hr.capture or {}).get("framework") or "")
         what = what or dict(getattr(hr, "job", None) or {})
+        counts.append(hr.steps.get("count") if isinstance(hr.steps, dict) else None)
         expected = expected if expected is not None else hr.expected_allreduce_ms
         steps_of = _steps_by_gpu(hr.step_rows)
         for g in hr.gpus:
@@ -267,7 +291,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
-                   processes=procs or None)
+                   kind_confidence=str(what.get("kind_confidence") or "low"),
+                   processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts))
 
 
 def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:

@@ -217,7 +217,8 @@ def memory_rows(report: Report) -> list[list[str]]:
             above = " (above start)" if m.get("baseline") == "capture_start" else ""
             bd = m.get("breakdown") or {}
             rows.append([h.host, f"GPU{g.gpu}", gb(m.get("peak_allocated_bytes")) + above, gb(m.get("peak_reserved_bytes")),
-                         gb(cap), pct(used / cap) if cap and used is not None and not above else "-", when,
+                         gb(cap) + (" (allocator limit)" if m.get("capacity_source") == "allocator limit" and cap else ""),
+                         pct(used / cap) if cap and used is not None and not above else "-", when,
                          gb(bd["held"]) if "held" in bd else "-", gb(bd["activations"]) if "activations" in bd else "-"])
     return rows
 

@@ -36,11 +36,13 @@ GPU_COLUMNS = ["GPU", "peak allocated", "peak reserved", "capacity", "peak / cap
 
 def capacity(g: GpuMemory) -> str:
     """The GPU's capacity after "of": "its 79.2 GiB", or, where its allocator's limit is a share of it, "the 59.4 GiB
-    its allocator took, 75% of the GPU's 79.2 GiB" (JAX preallocates 75%: issue #36 read "59.4 GiB" on an 80 GB H100
-    unexplained)."""
+    limit of its allocator, 75% of the GPU's 79.2 GiB" (JAX preallocates 75%: issue #36 read "59.4 GiB" on an 80 GB
+    H100 unexplained).  One name for one quantity: the memory table's capacity cell says "allocator limit" too, and
+    the limit is no reserved amount (h37-review10: v100_bert read "the 14.4 GiB its allocator took" beside "peak
+    reserved n/a")."""
     dev, cap = g.device_bytes, g.capacity_bytes
     if g.capacity_source == "allocator limit" and dev and cap and cap < 0.97 * dev:
-        return f"the {gb(cap)} its allocator took, {pct(cap / dev, 0)} of the GPU's {gb(dev)}"
+        return f"the {gb(cap)} limit of its allocator, {pct(cap / dev, 0)} of the GPU's {gb(dev)}"
     return f"its {gb(cap)}"
 
 
@@ -50,7 +52,7 @@ def pool(g: GpuMemory) -> str:
     name a larger whole than the figure used."""
     dev, cap = g.device_bytes, g.capacity_bytes
     if g.capacity_source == "allocator limit" and dev and cap and cap < 0.97 * dev:
-        return f"its allocator's {gb(cap)}"
+        return f"its allocator's {gb(cap)} limit"
     return "the GPU"
 
 
@@ -120,7 +122,9 @@ def gpu_table(gpus: list[GpuMemory], title: str = "GPU memory at the peak") -> T
     rows = []
     for g in gpus:
         share = use_share(g)
-        rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes), gb(g.capacity_bytes),
+        rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes),
+                     gb(g.capacity_bytes) + (" (allocator limit)" if g.capacity_source == "allocator limit" and
+                                             g.capacity_bytes else ""),
                      pct(share) if share is not None else "n/a", when(g), gb(g.breakdown.get("held")) if g.breakdown
                      else "n/a", gb(g.breakdown.get("activations", 0)) if g.breakdown else "n/a", gb(g.gap_bytes)])
     return Table(title, list(GPU_COLUMNS), rows)

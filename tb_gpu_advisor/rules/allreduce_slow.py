@@ -22,7 +22,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Metric, Saving
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
-                                       table, value_metric)
+                                       table, the_others, value_metric)
 
 ID = "allreduce_slow"
 #: the collective type this rule judges (``metrics.comm``'s types, as ``JobView`` keys them)
@@ -35,7 +35,7 @@ def across_job(f: Finding, job: JobView, job_findings: list[Finding]) -> Finding
     ``JobView.transfer_ms``; the finding as the hosts found it otherwise."""
     if len(job.hosts) < 2 or TYPE not in job.types():
         return f
-    out = in_job(f, job.transfer_ms(TYPE), job.step_ms, job.unit)
+    out = in_job(f, job.transfer_ms(TYPE), job.step_ms, job.unit, job.per_step)
     how = job.transfer_matching(TYPE)  # the calls not matched across the host files: say the reading is the least host's
     if out is None or how is None or out.summary.endswith(_said(how)):
         return out
@@ -76,7 +76,7 @@ def check(m: HostMetrics) -> list[Finding]:
             return []
         return [finding(
             ctx, ID, sev,
-            _judged(ar, share, ctx.step_ms, ratio, expected, params, bw) + _waited(waited),
+            _judged(ar, share, ctx.step_ms, ratio, expected, params, bw, ctx.per_step) + _waited(ctx, waited, n - 1),
             metric=_ratio_metric(ratio, sev, {"allreduce_ms": ar, "expected_ms": expected, "params": params,
                                               "params_source": mg.params_source, "bandwidth_bytes_per_s": bw,
                                               "bandwidth_source": bw_src}),
@@ -92,7 +92,7 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     return [finding(
         ctx, ID, sev,
-        _measured(ar, share, ctx.step_ms) + _waited(waited),
+        _measured(ar, share, ctx.step_ms, ctx.per_step) + _waited(ctx, waited, n - 1),
         # without the parameter count nothing says it is slow: the title states what was measured, not a verdict;
         # ``needs_setting`` lets the tab point at its Settings field that would judge it
         title="AllReduce time measured, not judged: give the parameter count to compare",
@@ -108,20 +108,21 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 def _judged(ar: float, share: float | None, step_ms: float, ratio: float, expected: float, params: float,
-            bw: float) -> str:
+            bw: float, per_step: str = "per step") -> str:
     """The finding's sentence with a parameter count: the transfer against the expected params x 4 B / bandwidth."""
-    return (f"AllReduce takes {ms(ar)} per step ({pct(share)} of the {ms(step_ms)} step), {ratio:.1f}× the "
+    return (f"AllReduce takes {ms(ar)} {per_step} ({pct(share)} of the {ms(step_ms)} step), {ratio:.1f}× the "
             f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.")
 
 
-def _measured(ar: float, share: float | None, step_ms: float) -> str:
-    """The finding's sentence without a parameter count: the transfer measured, not judged."""
-    return (f"AllReduce takes {ms(ar)} per step, {pct(share)} of the {ms(step_ms)} step (stock: collectives >=3% "
+def _measured(ar: float, share: float | None, step_ms: float, per_step: str = "per step") -> str:
+    """The finding's sentence without a parameter count: the transfer measured, not judged (``per_step``: the
+    rule's phrase for a time per step, "in the step" in a one-step capture)."""
+    return (f"AllReduce takes {ms(ar)} {per_step}, {pct(share)} of the {ms(step_ms)} step (stock: collectives >=3% "
             f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
             f"bandwidth.")
 
 
-def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str) -> Finding | None:
+def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str, per_step: str = "per step") -> Finding | None:
     """A host's finding judged on the job's AllReduce transfer: the least time any rank of the job spends in it
     (``JobView.transfer_ms``; every rank leaves together, so the one that enters last waits least).  A host whose
     every GPU waits for another host's GPU (a straggler there: 2.17 ms of a 6.3 ms step on the 2x2 straggler job,
@@ -134,7 +135,7 @@ def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str) -> Finding
     if not isinstance(ar, (int, float)) or not step_ms or ms(transfer_ms) == ms(ar) or transfer_ms > ar:
         return f
     share = transfer_ms / step_ms
-    wait = (f" Its GPUs spend {ms(ar - transfer_ms)} more per step inside it, waiting for the {unit} of the job that "
+    wait = (f" Its GPUs spend {ms(ar - transfer_ms)} more{' per step' if per_step == 'per step' else ''} inside it, waiting for the {unit} of the job that "
             f"enters it last (see the straggler findings).")
     expected = d.get("expected_ms")
     if not expected:
@@ -142,14 +143,14 @@ def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str) -> Finding
             return None
         metric = dataclasses.replace(f.metric, value=round(share, 4), display=pct(share),
                                      detail={**d, "allreduce_ms": transfer_ms, "host_allreduce_ms": ar})
-        return dataclasses.replace(f, summary=_measured(transfer_ms, share, step_ms) + wait, metric=metric)
+        return dataclasses.replace(f, summary=_measured(transfer_ms, share, step_ms, per_step) + wait, metric=metric)
     ratio = transfer_ms / expected
     sev = grade(ratio, "allreduce_slow.ratio_warning", "allreduce_slow.ratio_critical")
     if sev is None or share < T("allreduce_slow.share_info"):
         return None
     metric = _ratio_metric(ratio, sev, {**d, "allreduce_ms": transfer_ms, "host_allreduce_ms": ar})
     summary = _judged(transfer_ms, share, step_ms, ratio, expected, d.get("params") or 0,
-                      d.get("bandwidth_bytes_per_s") or T("allreduce.bandwidth_GBps") * 1e9) + wait
+                      d.get("bandwidth_bytes_per_s") or T("allreduce.bandwidth_GBps") * 1e9, per_step) + wait
     return dataclasses.replace(f, severity=sev, summary=summary, metric=metric,
                                saving=_scaled(f.saving, max(0.0, transfer_ms - expected), step_ms))
 
@@ -169,11 +170,12 @@ def _scaled(s: Saving | None, ms_per_step: float, step_ms: float) -> Saving | No
                                recovers=[{**r, "ms": r["ms"] * k} for r in s.recovers])
 
 
-def _waited(waited_ms: float) -> str:
+def _waited(ctx: Ctx, waited_ms: float, others: int) -> str:
     """The part of the average AllReduce time that is waiting for the last GPU, when it is worth a sentence."""
     if waited_ms < 0.05:
         return ""
-    return (f" That is the GPU that enters it last; the others spend {ms(waited_ms)} more per step inside it, "
+    return (f" That is the GPU that enters it last; {the_others(others, 'GPU', 'spend', 'the others spend')} "
+            f"{ms(waited_ms)} more{'' if ctx.one_step else ' per step'} inside it, "
             f"waiting for that GPU (see imbalance and launch skew).")
 
 

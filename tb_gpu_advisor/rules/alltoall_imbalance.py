@@ -41,7 +41,7 @@ def check(job: JobView) -> list[Finding]:
         job, ID, sev,
         f"{rank.label} sends {biggest / 2**20:.1f} MiB per all-to-all, {ratio:.1f}x the median {job.unit}'s "
         f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's {ms(paid)} of exposed "
-        f"transfer per {ms(job.step_ms)} step is set by its splits.",
+        f"transfer {job.of_step()} is set by its splits.",
         metric=Metric(id="alltoall_skew", label="Largest / median all-to-all message", value=round(ratio, 3),
                       unit="ratio", display=f"{ratio:.1f}x", good_direction="lower", status=sev,
                       meaning=f"the largest {job.unit}'s all-to-all message per call / the median {job.unit}'s",

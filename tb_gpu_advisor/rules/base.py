@@ -179,6 +179,15 @@ def n_of(k: float | int, noun: str, plural: str | None = None) -> str:
     return f"{count(k)} {word}"
 
 
+def the_others(k: int, noun: str, verb: str, many: str | None = None) -> str:
+    """The others and what they do, in the number their count needs: "the other GPU spends" beside one other (a 2-GPU
+    job: h37-review10, ddp_overlap_rtx3090 read "the others spend 33.6 ms more"), else ``many`` ("the others spend")
+    or "the other 3 GPUs spend"."""
+    if float(k) == 1.0:
+        return f"the other {noun} {verb}{'es' if verb.endswith(('s', 'sh', 'ch', 'x', 'o')) else 's'}"
+    return many or f"the other {n_of(k, noun)} {verb}"
+
+
 def r(x: float | None, nd: int = 3) -> float | None:
     """Round for JSON evidence (None-safe)."""
     return None if x is None else round(float(x), nd)

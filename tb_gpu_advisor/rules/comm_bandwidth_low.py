@@ -60,7 +60,7 @@ def check(job: JobView) -> list[Finding]:
         job, ID, sev,
         f"{t} moves {size / 2**20:.0f} MiB per call at {bus / 1e9:.1f} GB/s of bus bandwidth, {pct(ratio)} of the "
         f"{link / 1e9:.0f} GB/s {'between hosts' if across else 'of the link'} ({source}); its exposed transfer takes "
-        f"{ms(paid)} of each {ms(job.step_ms)} step.",
+        f"{ms(paid)} {job.of_step()}.",
         metric=Metric(id="bus_bandwidth_ratio", label="Bus bandwidth / link", value=round(ratio, 4), unit="ratio",
                       display=f"{ratio:.2f}", good_direction="higher", status=sev,
                       meaning="bus bandwidth of the collective (nccl-tests' definition) / the link's bandwidth",

@@ -60,11 +60,11 @@ def check(job: JobView) -> list[Finding]:
     scope = f"the median of {n} {job.unit}s" if n > 1 else _one_rank(job.ranks[0])
     return [job_finding(
         job, ID, sev,
-        f"Collectives take {ms(total)} of each {ms(job.step_ms)} step ({scope}), and {ms(exposed)} of it runs with no "
+        f"Collectives take {ms(total)} {job.of_step()} ({scope}), and {ms(exposed)} of it runs with no "
         f"compute to overlap it"
         + _wait_clause(exposed, paid, job.unit)
         + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
-          f"{_calls(top[1])} and {ms(top[3])} exposed per step{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
+          f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
         + (f" One {job.unit}'s trace cannot tell the transfer from waiting for the other {job.units}: profile every "
            f"{job.unit} to separate them." if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",

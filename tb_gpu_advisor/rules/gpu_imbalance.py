@@ -13,7 +13,8 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_parts
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
+from tb_gpu_advisor.rules.base import (Ctx, finding, grade, ms, pct, rule, saving, step_windows, table, the_others,
+                                      value_metric)
 
 ID = "gpu_imbalance"
 
@@ -47,9 +48,11 @@ def check(m: HostMetrics) -> list[Finding]:
     coll = {g.gpu: g.breakdown.collectives for g in gs}
     return [finding(
         ctx, ID, sev,
-        f"GPU{heavy.gpu} computes {ms(comp[heavy.gpu])} per step vs {ms(mean_others)} on average for the other "
-        f"{plural(len(others), 'GPU')} ({pct(mg.compute_imbalance)} imbalance, collectives excluded); every replica waits for it at "
-        f"the AllReduce (the others spend {ms(sum(coll[g.gpu] for g in others) / max(len(others), 1))} per step in "
+        f"GPU{heavy.gpu} computes {ms(comp[heavy.gpu])} {ctx.per_step} vs {ms(mean_others)} "
+        f"{f'on GPU{others[0].gpu}' if len(others) == 1 else 'on average for the other ' + plural(len(others), 'GPU')} "
+        f"({pct(mg.compute_imbalance)} imbalance, collectives excluded); every replica waits for it at "
+        f"the AllReduce ({the_others(len(others), 'GPU', 'spend', 'the others spend')} "
+        f"{ms(sum(coll[g.gpu] for g in others) / max(len(others), 1))} {ctx.per_step} in "
         f"collectives, GPU{heavy.gpu} {ms(coll[heavy.gpu])}).",
         title=f"GPU{heavy.gpu} is oversubscribed: the GPUs do unequal work",
         metric=value_metric("compute_imbalance", "GPU compute-time imbalance", mg.compute_imbalance, "ratio",

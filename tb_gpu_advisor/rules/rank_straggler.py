@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node, straggler_meaning
-from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric
+from tb_gpu_advisor.rules._job import capital, fixes, job_finding, med, ranks_table, slow_node, straggler_meaning
+from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric, the_others
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "rank_straggler"
@@ -57,9 +57,10 @@ def check(job: JobView) -> list[Finding]:
                     f"profile at least {T('rank_straggler.min_steps'):g} steps to tell a straggler from one slow step.")
     f = job_finding(
         job, ID, sev,
-        f"The other {n_of(len(others), job.unit)} wait {ms(waits)} per step in exposed collectives (median){where}: "
-        f"{ms(extra)}, {pct(share)} of the {ms(job.step_ms)} step, longer than {s.label}, which enters them last. It "
-        f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median {job.unit}, "
+        f"{capital(the_others(len(others), job.unit, 'wait'))} {ms(waits)} {job.per_step} in exposed collectives "
+        f"(median){where}: {ms(extra)}, {pct(share)} of the {ms(job.step_ms)} step, longer than {s.label}, which "
+        f"enters them last. It spends {ms(s.busy_ms)} {'of the step' if job.one_step else 'of each step'} before its "
+        f"collectives, {ms(busy_extra)} more than the median {job.unit}, "
         f"mostly {why}.{rest}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,
                             "rank_straggler.warning", meaning=straggler_meaning(job), severity=sev,

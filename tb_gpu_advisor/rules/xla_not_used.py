@@ -36,14 +36,20 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     c0 = max(cs.chains, key=lambda c: c.occurrences * c.length)
     compiler = ctx.fw.label("compiler")
+    # a chain that runs once recurs nowhere (h37-review10: the one-step v100_bert read "2 recurring chains ... The
+    # most frequent ... occurs 1 time in 1 step")
+    recurs = all(c.occurrences > 1 for c in cs.chains)
+    most = (f"The most frequent has {c0.length} kernels and occurs {n_of(c0.occurrences, 'time')} in "
+            f"{n_of(ctx.steps, 'step')}." if c0.occurrences > 1 else
+            f"The largest has {c0.length} kernels and runs once"
+            f"{' in the ' + ctx.unit if ctx.one_step else ' in ' + n_of(ctx.steps, 'step')}.")
     return [finding(
         ctx, ID, sev,
-        f"No {compiler} in this capture, and {count(len(cs.chains))} recurring "
+        f"No {compiler} in this capture, and {count(len(cs.chains))} {'recurring ' if recurs else ''}"
         f"{'chain' if len(cs.chains) == 1 else 'chains'} of {T('xla.min_chain_length'):g}+ element-wise kernels "
         f"{'takes' if len(cs.chains) == 1 else 'take'} {ms(cs.kernel_ms)} of kernel time "
         f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'}; fused into one kernel each, about {ms(cs.kernel_ms - cs.fused_ms)}: {ms(cs.fused_ms)} "
-        f"({pct(share)} of the step) saved. The most frequent has {c0.length} kernels and occurs "
-        f"{n_of(c0.occurrences, 'time')} in {n_of(ctx.steps, 'step')}.",
+        f"({pct(share)} of the step) saved. {most}",
         metric=share_metric("fusible_saving_share", "Step time fusing element-wise chains would save", share,
                             "xla_not_used.warning", severity=sev,
                             detail={"chain_kernel_ms_per_step": cs.kernel_ms, "chain_gap_ms_per_step": cs.gap_ms,

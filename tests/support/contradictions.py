@@ -489,12 +489,13 @@ _EVERY_FIX = re.compile(r"^If every fix lands: step ~[\d.,]+ (?:us|ms|s) instead
 #: The headroom's arithmetic: ``the step's own A (the [allocated ]peak [B ]less C held across steps)``.
 _OWN = re.compile(r"peaks at ([\d.]+ [KMG]iB) (reserved|allocated).*?the step's own ([\d.]+ [KMG]iB) \((the allocated "
                   r"peak ([\d.]+ [KMG]iB)|the peak) less ([\d.]+ [KMG]iB) held", re.S)
-#: The headroom's growth: ``of its 79.2 GiB`` / ``of the 59.4 GiB its allocator took ...``, then ``the step's own A
-#: (... less C held across steps) could grow about Nx before the GPU is P% full`` / ``before its allocator's X is``.
-_GROWTH = re.compile(r"peaks at [\d.]+ [KMG]iB \w+ of (?:its ([\d.]+ [KMG]iB)|the ([\d.]+ [KMG]iB) its allocator took, "
+#: The headroom's growth: ``of its 79.2 GiB`` / ``of the 59.4 GiB limit of its allocator ...`` (before h37-words2 "its
+#: allocator took"), then ``the step's own A (... less C held across steps) could grow about Nx before the GPU is P%
+#: full`` / ``before its allocator's X limit is``.
+_GROWTH = re.compile(r"peaks at [\d.]+ [KMG]iB \w+ of (?:its ([\d.]+ [KMG]iB)|the ([\d.]+ [KMG]iB) (?:its allocator took|limit of its allocator), "
                      r"\d+% of the GPU's ([\d.]+ [KMG]iB)).*?"
                      r"the step's own ([\d.]+ [KMG]iB) \(.*? less ([\d.]+ [KMG]iB) held across steps\) could grow "
-                     r"about ([\d,.]+)x before (the GPU|its allocator's ([\d.]+ [KMG]iB)) is (\d+)% full", re.S)
+                     r"about ([\d,.]+)x before (the GPU|its allocator's ([\d.]+ [KMG]iB)(?: limit)?) is (\d+)% full", re.S)
 #: A part of the held idle: ``idles A of each ... (P%): B of it holding kernels ...; the other C ...`` (``, all of it
 #: holding`` where the whole is held; main before h37-review5: ``with work it was given: B of it``, no rest said).
 _D = r"[\d.]+\s+(?:us|ms|s)"

@@ -67,6 +67,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   on that host (d2d_v100, torch_compile_cudagraphs_inference: "or let torch.compile fuse the small ops").
 * ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
   (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
+* ``the-others`` -- one other GPU or rank is "the other GPU", never "the others" nor "the other 1 rank"
+  (ddp_overlap_rtx3090: "the others spend 33.6 ms more" beside its one other GPU).  ``one-step`` walks the session's
+  own findings too (the job rules') where every host kept one step.
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -745,18 +748,37 @@ _EACH_STEP = re.compile(r"\beach [\d.,]+ ?(?:ms|us|µs|s) [\w -]{0,20}?(?:step|p
                         r"|\b\d[\d.,]* ?(?:ms|us|µs|s) a step\b")
 
 
-def one_step_problems(h: HostReport) -> list[str]:
+def one_step_problems(h: HostReport, findings: list[Finding] | None = None, where: str = "") -> list[str]:
     """``one-step``: a host that kept one step says "of the 20.6 ms step", never "of each 20.6 ms step" or "per
     step", in its findings' own words (title, summary, saving's assumption; a fix's text is advice for the next
     capture's loop, not this one's numbers) -- ``rules.base.Ctx.of_step`` is the phrase's one home (h37-left60:
-    gpt2_b200_one_step read "8 kernels ... 116 us per step", sglang_b300_decode "11.7% of each 8.72 ms step")."""
+    gpt2_b200_one_step read "8 kernels ... 116 us per step", sglang_b300_decode "11.7% of each 8.72 ms step").
+    ``findings``: the session's own (job rules: ``metrics.job.JobView.of_step``) where every host kept one step."""
     steps = h.steps if isinstance(h.steps, dict) else {}
     if steps.get("count") != 1:
         return []
     out = []
-    for f in h.findings:
+    for f in h.findings if findings is None else findings:
         text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""])
-        out += [f"one-step: {f.id}: '{m.group(0)}' in a capture of one step" for m in _EACH_STEP.finditer(text)]
+        out += [f"one-step: {where}{f.id}: '{m.group(0)}' in a capture of one step" for m in _EACH_STEP.finditer(text)]
+    return out
+
+
+#: "the others" / "the other 1 GPU": a plural beside one other (h37-review10: ddp_overlap_rtx3090's two GPUs read "the
+#: others spend 33.6 ms more"; rank_straggler composed "The other 1 rank wait")
+_THE_OTHERS = re.compile(r"\b[Tt]he others\b")
+_OTHER_ONE = re.compile(r"\b[Tt]he other 1 \w+")
+
+
+def others_problems(where: str, peers: int, findings: list[Finding]) -> list[str]:
+    """``the-others``: beside ``peers`` GPUs or ranks in all, a finding's words about "the others" are of ``peers - 1``
+    of them: one other is "the other GPU", never "the others" nor "the other 1 GPU"."""
+    out = []
+    for f in findings:
+        text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""])
+        out += [f"the-others: {where}: {f.id}: '{m.group(0)}' beside one other" for m in _OTHER_ONE.finditer(text)]
+        if peers == 2:
+            out += [f"the-others: {where}: {f.id}: '{m.group(0)}' beside one other" for m in _THE_OTHERS.finditer(text)]
     return out
 
 
@@ -1080,7 +1102,11 @@ def report_violations(report: Report) -> list[str]:
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
         out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
-        out += one_step_problems(h)
+        out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
+    session = [f for f in report.findings if f.host is None]
+    if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
+        out += one_step_problems(next(iter(hosts.values())), session, "session: ")
+    out += others_problems("session", sum(sum(1 for g in h.gpus if g.kernel_count) for h in hosts.values()), session)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole

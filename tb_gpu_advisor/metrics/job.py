@@ -17,6 +17,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.steprows import StepRowTable
+from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 
 
 def med(xs) -> float:  # noqa: ANN001 - any iterable of numbers
@@ -102,11 +103,14 @@ class JobView:
     kind_confidence: str = "low"
     #: every analysed host kept one step (``HostReport.steps["count"]``): the job's numbers are that step's
     one_step: bool = False
+    #: every analysed host's steps are ones its capture marks -- not the whole window, nor the one pass it was read as,
+    #: which may hold several calls of the model (``rules.base.Ctx.unit``): only then is the step the job's own unit
+    marked: bool = True
 
     @property
     def step_word(self) -> str:
         """The job's word for its step: "engine step" (serving), "forward pass" (inference), else "step"."""
-        kind = self.kind if self.kind_confidence != "low" else ""
+        kind = self.kind if self.kind_confidence != "low" and self.marked else ""
         return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
 
     def of_step(self, step_ms: float | None = None) -> str:
@@ -262,7 +266,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     expected = None
     what: dict = {}
     procs: int | None = 0
-    counts = []
+    counts, sources = [], []
     for hr in reports:
         if hr.error is not None:
             continue
@@ -271,6 +275,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
         fw = fw or str((hr.capture or {}).get("framework") or "")
         what = what or dict(getattr(hr, "job", None) or {})
         counts.append(hr.steps.get("count") if isinstance(hr.steps, dict) else None)
+        sources.append(hr.steps.get("source") if isinstance(hr.steps, dict) else None)
         expected = expected if expected is not None else hr.expected_allreduce_ms
         steps_of = _steps_by_gpu(hr.step_rows)
         for g in hr.gpus:
@@ -292,7 +297,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), kind=str(what.get("kind") or "unknown"),
                    kind_confidence=str(what.get("kind_confidence") or "low"),
-                   processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts))
+                   processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
+                   marked=not any(x in UNMARKED_SOURCES for x in sources))
 
 
 def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:

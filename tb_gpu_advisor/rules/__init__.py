@@ -41,7 +41,7 @@ from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
-from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
+from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
@@ -700,16 +700,12 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     return f
 
 
-#: Steps that are one pass of the program, not iterations of a loop (``steps/detect``'s sources).
-_ONE_PASS_SOURCES = ("whole_capture", "single_pass")
-
-
 def _output_tail_ms(metrics: HostMetrics, wait: float) -> float:
     """ms per step of the outside wait that lies after the GPU's last work, where the window is one pass of the
     program and that tail holds most of the wait; else 0.  Why: a one-pass program paces no loop -- its wait after the
     last kernel is its output being written (ISC25-ICON-C's ``pwrite64``), and the fix is the write's, not a source's."""
     tail = min(metrics.idle_in_os_waits_after_work, wait)
-    return tail if metrics.steps.source in _ONE_PASS_SOURCES and wait > 0 and tail >= 0.5 * wait else 0.0
+    return tail if metrics.steps.source in UNMARKED_SOURCES and wait > 0 and tail >= 0.5 * wait else 0.0
 
 
 def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorded_ms: float = 0.0) -> Finding:

@@ -24,13 +24,13 @@ import numpy as np
 from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
-from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
-from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, StepTable, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
 from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, POOL_CLASS, parts
+from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 
 # --------------------------------------------------------------------------- context
 
@@ -61,7 +61,7 @@ class Ctx:
         the whole window, or the one pass it was read as, may hold several calls of the model launched back to back
         (h200_jobs torch_fp16_inference_unmarked: 10 forward calls read as one step, "of the 36.6 ms forward pass")."""
         job = self.m.job
-        if self.m.steps.source in ("whole_capture", "single_pass"):
+        if self.m.steps.source in UNMARKED_SOURCES:
             return "step"
         kind = job.kind.kind if job is not None and job.kind.confidence != "low" else ""
         return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")

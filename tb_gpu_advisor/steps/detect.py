@@ -110,6 +110,11 @@ CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "iteration_range": 
               "single_pass": "medium",
               "gpu_busy_clusters": "low", "whole_capture": "low"}
 
+#: the sources whose one step is no step the capture marks: the whole window, or the one pass it was read as, which may
+#: hold several calls of the model launched back to back -- the job's own word for its step ("forward pass") does not
+#: fit them, and the GPU's idle after such a window's last work is the program's own tail
+UNMARKED_SOURCES: tuple[str, ...] = ("whole_capture", "single_pass")
+
 
 @dataclass
 class DroppedStep:

@@ -1,6 +1,8 @@
 """What the device capture scripts (capture_memory.py, capture_jobs.py) share: where they write, and their log."""
 import json
 import os
+import time
+import traceback
 
 #: The device tool brings back what lies under $OUT.
 OUT = os.environ.get("OUT", "/tmp/out")
@@ -21,3 +23,16 @@ def log(*a) -> None:
 def write_truth(name: str, truth: dict) -> None:
     with open(f"{OUT}/{name}.json", "w") as f:
         json.dump(truth, f, indent=1)
+
+
+def guarded(fn):
+    """Run ``fn`` so that one capture failing leaves the others to run: its traceback printed, its time logged."""
+    def run():
+        t = time.time()
+        try:
+            fn()
+        except Exception:
+            traceback.print_exc()
+        log(fn.__name__, "took", round(time.time() - t, 1), "s")
+    run.__name__ = fn.__name__
+    return run

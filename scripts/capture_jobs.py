@@ -6,24 +6,11 @@ step markers, and a JAX jitted inference loop. Truth is what each script did, by
 Usage, on a CUDA machine: python3 scripts/capture_jobs.py torch|jax [function ...]   (runs under /tmp/caps/jobs, truth in $OUT/truth_jobs_<mode>.json)"""
 import sys
 import time
-import traceback
 
-from capture_common import log, workdir, write_truth
+from capture_common import guarded, workdir, write_truth
 
 ROOT = workdir("jobs")
 TRUTH = {}
-
-
-def guarded(fn):
-    def run():
-        t = time.time()
-        try:
-            fn()
-        except Exception:
-            traceback.print_exc()
-        log(fn.__name__, "took", round(time.time() - t, 1), "s")
-    run.__name__ = fn.__name__
-    return run
 
 
 def _llama(torch, config, causal_lm):

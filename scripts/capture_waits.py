@@ -8,26 +8,13 @@ Usage, on a CUDA machine: python3 scripts/capture_waits.py torch|jax   (runs und
 $OUT/truth_waits_<mode>.json)"""
 import sys
 import time
-import traceback
 
-from capture_common import log, workdir, write_truth
+from capture_common import guarded, workdir, write_truth
 
 ROOT = workdir("waits")
 TRUTH = {}
 STEPS = 12
 HOST_WORK_MS = 4.0
-
-
-def guarded(fn):
-    def run():
-        t = time.time()
-        try:
-            fn()
-        except Exception:
-            traceback.print_exc()
-        log(fn.__name__, "took", round(time.time() - t, 1), "s")
-    run.__name__ = fn.__name__
-    return run
 
 
 def _busy_numpy(ms: float):

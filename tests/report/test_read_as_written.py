@@ -19,27 +19,17 @@ from __future__ import annotations
 
 import copy
 import re
-import shutil
 
 import pytest
 
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.run_report import as_logdir_run, run_report
 from tests.support.properties import (ceiling_problems, count_value_problems, in_use_problems, report_violations,
                                       share_of_time_problems)
 
-_CACHE: dict[tuple[str, str], Report] = {}
-
-
-def _report(logdir, run: str) -> Report:
-    key = (str(logdir), run)
-    if key not in _CACHE:
-        (s,) = [s for s in discover(str(logdir)) if s.run == run]
-        _CACHE[key] = analyze_session(s.run, s.session, s.hosts)
-    return _CACHE[key]
+_report = run_report
 
 
 def _only(r: Report, rule: str) -> Finding:
@@ -51,10 +41,8 @@ def _v100_bert(tmp_path_factory) -> Report:
     src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
     if not src.is_file():
         pytest.skip("../shared/profiles is not beside this checkout")
-    dst = tmp_path_factory.mktemp("lone") / "v100_bert_8gpu_tf24" / "plugins" / "profile" / "2021_06_01_00_00_00"
-    dst.mkdir(parents=True)
-    shutil.copyfile(src, dst / src.name)
-    return _report(dst.parents[3], "v100_bert_8gpu_tf24")
+    root = tmp_path_factory.mktemp("lone")
+    return _report(root, as_logdir_run(src, root))
 
 
 # --------------------------------------------------------------------------- one-count: launch_bound's assumption

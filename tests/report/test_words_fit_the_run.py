@@ -19,17 +19,10 @@ from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.run_report import as_logdir_run, run_report
 from tests.support.properties import report_violations
 
-_CACHE: dict[tuple[str, str], Report] = {}
-
-
-def _report(logdir, run: str) -> Report:
-    key = (str(logdir), run)
-    if key not in _CACHE:
-        (s,) = [s for s in discover(str(logdir)) if s.run == run]
-        _CACHE[key] = analyze_session(s.run, s.session, s.hosts)
-    return _CACHE[key]
+_report = run_report
 
 
 def _code(r: Report) -> str:
@@ -58,10 +51,7 @@ def test_tf_jit_compile_names_the_version_it_needs_on_an_undated_xplane(tmp_path
     src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
     if not src.is_file():
         pytest.skip("../shared/profiles is not beside this checkout")
-    dst = tmp_path / "v100_bert_8gpu_tf24" / "plugins" / "profile" / "2021_06_01_00_00_00"
-    dst.mkdir(parents=True)
-    shutil.copyfile(src, dst / src.name)
-    r = _report(tmp_path, "v100_bert_8gpu_tf24")
+    r = run_report(tmp_path, as_logdir_run(src, tmp_path))
     told = [a.snippet or "" for h in r.hosts for f in h.findings for a in f.actions
             if "jit_compile=True" in (a.snippet or "")]
     assert told
@@ -117,10 +107,8 @@ def test_a_chain_that_runs_once_is_not_said_to_recur(tmp_path):
     src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
     if not src.is_file():
         pytest.skip("../shared/profiles is not beside this checkout")
-    dst = tmp_path / "v100_bert_8gpu_tf24" / "plugins" / "profile" / "2021_06_01_00_00_00"
-    dst.mkdir(parents=True)
-    shutil.copyfile(src, dst / src.name)
-    (f,) = [f for h in _report(tmp_path, "v100_bert_8gpu_tf24").hosts for f in h.findings if f.rule == "xla_not_used"]
+    (f,) = [f for h in _report(tmp_path, as_logdir_run(src, tmp_path)).hosts for f in h.findings
+            if f.rule == "xla_not_used"]
     assert "recurring" not in f.summary and "1 time" not in f.summary and "runs once in the step" in f.summary
 
 
@@ -159,10 +147,7 @@ def test_the_allocator_limit_has_one_name_in_the_finding_and_the_table(tmp_path)
     src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
     if not src.is_file():
         pytest.skip("../shared/profiles is not beside this checkout")
-    dst = tmp_path / "v100_bert_8gpu_tf24" / "plugins" / "profile" / "2021_06_01_00_00_00"
-    dst.mkdir(parents=True)
-    shutil.copyfile(src, dst / src.name)
-    r = _report(tmp_path, "v100_bert_8gpu_tf24")
+    r = run_report(tmp_path, as_logdir_run(src, tmp_path))
     (f,) = [f for h in r.hosts for f in h.findings if f.rule == "batch_size_headroom"]
     assert "limit of its allocator" in f.summary and "allocator took" not in f.summary
     rows = render.memory_rows(r)

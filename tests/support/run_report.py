@@ -1,0 +1,31 @@
+"""The in-process report of one run of a logdir, analysed once per test process: the tests that read several
+findings of one kept capture share its analysis (analysis is deterministic for one tree)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+_CACHE: dict[tuple[str, str], Report] = {}
+
+
+def run_report(logdir: str | Path, run: str) -> Report:
+    """The report of ``run``'s one session under ``logdir``, cached by (logdir, run)."""
+    key = (str(logdir), run)
+    if key not in _CACHE:
+        (s,) = [s for s in discover(str(logdir)) if s.run == run]
+        _CACHE[key] = analyze_session(s.run, s.session, s.hosts)
+    return _CACHE[key]
+
+
+def as_logdir_run(src: Path, root: Path, session: str = "2021_06_01_00_00_00") -> str:
+    """Copy a bare XPlane file ``src`` into ``root`` as TensorBoard lays one out
+    (``<run>/plugins/profile/<session>/<file>``, the run named by the file's stem); returns the run's name."""
+    run = src.name.split(".")[0]
+    dst = root / run / "plugins" / "profile" / session
+    dst.mkdir(parents=True)
+    shutil.copyfile(src, dst / src.name)
+    return run

@@ -80,6 +80,15 @@ class RankRow:
         return max(0.0, self.step_ms - self.comm_ms)
 
 
+def step_word(kind: str, confidence: str, marked: bool) -> str:
+    """The job's own word for its step: "engine step" (a serving engine), "forward pass" (inference), else "step" --
+    only where the job's kind is more than a guess (``confidence`` not "low") and the capture marks the step
+    (``marked``: not the whole window nor the one pass it was read as, ``steps.detect.UNMARKED_SOURCES``).  The one
+    table the host rules (``rules.base.Ctx.unit``) and the job rules (:attr:`JobView.step_word`) read."""
+    word = {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
+    return word if confidence != "low" and marked else "step"
+
+
 @dataclass
 class JobView:
     framework: str
@@ -110,8 +119,7 @@ class JobView:
     @property
     def step_word(self) -> str:
         """The job's word for its step: "engine step" (serving), "forward pass" (inference), else "step"."""
-        kind = self.kind if self.kind_confidence != "low" and self.marked else ""
-        return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
+        return step_word(self.kind, self.kind_confidence, self.marked)
 
     def of_step(self, step_ms: float | None = None) -> str:
         """"of each 20.6 ms step", or "of the 20.6 ms step" where every host kept one: the job rules' phrase, as

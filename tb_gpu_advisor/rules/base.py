@@ -25,6 +25,7 @@ from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
+from tb_gpu_advisor.metrics.job import step_word
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, StepTable, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
@@ -61,10 +62,9 @@ class Ctx:
         the whole window, or the one pass it was read as, may hold several calls of the model launched back to back
         (h200_jobs torch_fp16_inference_unmarked: 10 forward calls read as one step, "of the 36.6 ms forward pass")."""
         job = self.m.job
-        if self.m.steps.source in UNMARKED_SOURCES:
+        if job is None:
             return "step"
-        kind = job.kind.kind if job is not None and job.kind.confidence != "low" else ""
-        return {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
+        return step_word(job.kind.kind, job.kind.confidence, self.m.steps.source not in UNMARKED_SOURCES)
 
     def of_step(self, step_ms: float | None = None) -> str:
         """"of each 20.6 ms step" over several steps; "of the 20.6 ms step" (the job's own word: "of the 116 ms

@@ -230,6 +230,13 @@ FIXES = {
         "loss = task_loss + 0.01 * aux_loss"),),
     "input_bound": (LOADER, PREFETCH, CONFIRM_INPUT),
     "launch_bound": (JIT_STEP, SCAN_STEPS),
+    # the wait comes before the replays of XLA's command buffers: the host preparing each jitted call, not a launch
+    # per op -- the step is compiled already, so jitting it again is no fix (h37-review11: the block_until_ready
+    # runs read "jit the whole step" beside "another graph cannot cut it")
+    "launch_bound:replay": (action(
+        "Keep dispatch asynchronous, so the host prepares the next call while the GPU still runs the current one: "
+        "nothing in the step loop waits for the GPU (jax.block_until_ready, float(x), np.asarray(x) each drain it "
+        "first), and the next batch is on the device before its call."), SCAN_STEPS),
     "eager_execution": (JIT_STEP,),
     "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
                                              "dispatch.")),

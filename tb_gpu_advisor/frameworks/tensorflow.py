@@ -449,6 +449,9 @@ def looped_fixes(loop: Loop) -> dict[str, tuple[Action, ...]]:
             f"    if step % 100 == 0:\n        {f'print(float({loop.value}))':<30}# one sync per 100 steps"),
             steps_per_execution(loop)),
         "launch_bound:step": (steps_per_execution(loop),),
+        # the wait comes before graph replays (XLA's command buffers): the host's preparation of each call, not a
+        # launch per op -- tf.function and jit_compile are what replays them already (h37-review11)
+        "launch_bound:replay": (steps_per_execution(loop),),
         "step_gaps:host_work": (
             steps_per_execution(loop),
             action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "

@@ -106,7 +106,11 @@ def grade_card(card: Metric, findings: list[Finding], gpu_active: bool, why_quie
         # its number crosses its own printed threshold: never green beside it (issue #27 item 3) -- grey, with why the
         # check that weighs more than the number held back
         card.status = "unknown"
-        card.detail["not_flagged"] = why_quiet or _quiet_words(owner, findings)
+        # a check that fired as a note speaks through it: its quiet reason ("the rest is below this check's level")
+        # is why it would not fire, never said beside its own note (h37-review11: the JAX block_until_ready runs'
+        # launch card read "below this check's level" beside the check's graph-replay note)
+        noted = any(f.rule == owner and f.severity == "info" for f in findings)
+        card.detail["not_flagged"] = _quiet_words(owner, findings) if noted else why_quiet or _quiet_words(owner, findings)
     return card
 
 

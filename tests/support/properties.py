@@ -1056,6 +1056,52 @@ def in_use_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+def card_quiet_problems(where: str, h: HostReport) -> list[str]:
+    """``card-quiet``: a card's "not flagged" words beside a finding of the check that owns the card name that finding:
+    a check that fired (as a note) never reads "did not fire" or "below this check's level" on its card (h37-review11:
+    the JAX block_until_ready runs', cloverleaf's and resnet50_num_workers_0/4's launch card read "the rest is below
+    this check's level" beside the launch-bound check's own note)."""
+    from tb_gpu_advisor.rules.headline import card_rule
+
+    out = []
+    for c in h.headline or []:
+        said = (c.detail or {}).get("not_flagged")
+        owner = card_rule(c.id)
+        if not said or owner is None:
+            continue
+        fired = [f for f in h.findings if f.rule == owner]
+        if fired and not any(f.title in said for f in fired):
+            out.append(f"card-quiet: {where}: card {c.id} says '{said[:90]}' beside {fired[0].id} "
+                       f"('{fired[0].title[:50]}', {fired[0].severity})")
+    return out
+
+
+#: the graph-replay finding's own words: its wait is the host's preparation of each replay, which no graph cuts
+_NO_GRAPH_CUTS = re.compile(r"another graph cannot cut it")
+#: a fix that compiles, jits, fuses or graphs the step -- what that finding's words rule out
+_GRAPH_THE_STEP = re.compile(r"\b(?:jit|compile|fuse)s? the (?:whole )?(?:step|model|small ops)\b|\bruns? as a graph\b|"
+                             r"\btorch\.compile\b|\bjit_compile\b|\bcapture (?:it|them|the \w+) (?:in|as) an? "
+                             r"(?:CUDA |HIP )?graph", re.I)
+
+
+def ruled_out_fix_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``ruled-out``: a finding never gives a fix its own words rule out -- the wait before graph replays, which
+    "another graph cannot cut", is never told to jit, compile, fuse or graph the step (h37-review11: the JAX
+    block_until_ready runs, whose step is one jitted program replayed from XLA's command buffers, read "jit the whole
+    step as one function ... un-jitted jnp calls each dispatch their own kernel" under it: the framework had no
+    fix for the variant and gave the check's general one)."""
+    out = []
+    for f in findings:
+        if not _NO_GRAPH_CUTS.search(" ".join(f.summary.split())):
+            continue
+        for a in f.actions:
+            m = _GRAPH_THE_STEP.search(" ".join(a.text.split()))
+            if m:
+                out.append(f"ruled-out: {where}: {f.id} says another graph cannot cut its wait, yet tells "
+                           f"'{m.group(0)}' ({a.text[:60]})")
+    return out
+
+
 _SHARE_AFTER = re.compile(r"(?P<t>\d[\d,]*(?:\.\d+)?) ?(?P<tu>us|µs|ms|s)\b(?P<mid>[^%;]{0,300}?), "
                           r"(?P<p>\d+(?:\.\d+)?)% of (?:the |each )?(?P<w>\d[\d,]*(?:\.\d+)?) ?(?P<wu>us|µs|ms|s)\b")
 _OF_IT = re.compile(_TIME + r" of it\b")
@@ -1103,6 +1149,7 @@ def report_violations(report: Report) -> list[str]:
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
         out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
         out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
+        out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

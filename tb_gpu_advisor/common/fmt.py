@@ -79,11 +79,12 @@ def _num(n: float | int) -> str:
 
 
 def gb(n: float | None) -> str:
-    """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB'."""
+    """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB' -- and '0.98 GiB', never
+    '1001 MiB': from 999.5 of a unit on, the next unit (h37-review11: snapshot_windows_gpt read "1001 MiB")."""
     if n is None:
         return "n/a"
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
-        if abs(n) >= size * 0.995:
+        if abs(n) >= size * (999.5 / 1024):
             v = n / size
             return f"{v:.2f} {unit}" if abs(v) < 10 else f"{v:.1f} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
     return f"{int(n)} B"

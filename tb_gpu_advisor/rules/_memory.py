@@ -41,18 +41,25 @@ def capacity(g: GpuMemory) -> str:
     the limit is no reserved amount (h37-review10: v100_bert read "the 14.4 GiB its allocator took" beside "peak
     reserved n/a")."""
     dev, cap = g.device_bytes, g.capacity_bytes
-    if g.capacity_source == "allocator limit" and dev and cap and cap < 0.97 * dev:
-        return f"the {gb(cap)} limit of its allocator, {pct(cap / dev, 0)} of the GPU's {gb(dev)}"
+    if _limit_only(g):
+        return f"the {gb(cap)} limit of its allocator" + (f", {pct(cap / dev, 0)} of the GPU's {gb(dev)}" if dev else "")
     return f"its {gb(cap)}"
+
+
+def _limit_only(g: GpuMemory) -> bool:
+    """Whether the capacity is the allocator's limit and not known to be the GPU's own memory: a share of it, or a
+    GPU whose memory the capture does not give (h37-review11: jax_mi355x's "of its 279 GiB" and "before the GPU is 90%
+    full" beside its memory table's "279 GiB (allocator limit)" -- one quantity, two names)."""
+    dev, cap = g.device_bytes, g.capacity_bytes
+    return g.capacity_source == "allocator limit" and bool(cap) and (not dev or cap < 0.97 * dev)
 
 
 def pool(g: GpuMemory) -> str:
     """What fills up as the batch grows, in words: "the GPU", or where its allocator's limit is a share of it (JAX's
     75%) "its allocator's 59.4 GiB" -- the headroom is figured against that limit, so "the GPU is 90% full" would
     name a larger whole than the figure used."""
-    dev, cap = g.device_bytes, g.capacity_bytes
-    if g.capacity_source == "allocator limit" and dev and cap and cap < 0.97 * dev:
-        return f"its allocator's {gb(cap)} limit"
+    if _limit_only(g):
+        return f"its allocator's {gb(g.capacity_bytes)} limit"
     return "the GPU"
 
 

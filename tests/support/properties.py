@@ -713,6 +713,7 @@ _ONE_PLURAL = re.compile(r"(?<![^\s(])1 (?!(?:ms|us|µs|ns|ps|s)\b)((?:[a-z][\w/
 _HEDGED_PLURAL = re.compile(r"\b[A-Za-z]+\((?:s|es)\)")
 _RANGE = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)? ?[-–] ?(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)")
 _FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")
+_BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:kiB|MiB|GiB)\b")
 
 
 def words_problems(where: str, text: str) -> list[str]:
@@ -727,6 +728,9 @@ def words_problems(where: str, text: str) -> list[str]:
     for m in _FACTOR.finditer(text):
         if len(m.group(1).replace(",", "").replace(".", "").lstrip("0")) > 3:
             out.append(f"words: {where}: '{m.group(0)}' (a factor printed to more digits than an estimate holds)")
+    # a size in binary units has three significant digits: 1,000 of a unit is the next one's 0.98 (h37-review11:
+    # snapshot_windows_gpt's "1001 MiB is held across steps" beside "11.1 GiB", "13.0 GiB")
+    out += [f"words: {where}: '{m.group(0)}' (a size past 999 of its unit)" for m in _BIG_SIZE.finditer(text)]
     return out
 
 
@@ -1076,6 +1080,29 @@ def card_quiet_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+def limit_name_problems(where: str, h: HostReport) -> list[str]:
+    """``one-name``: a capacity the memory table calls the allocator's limit ("279 GiB (allocator limit)") is never
+    the GPU's own memory in a finding's words ("of its 279 GiB", "before the GPU is 90% full" beside that figure):
+    one quantity, one name (h37-review11: jax_mi355x, whose capture gives no device memory)."""
+    from tb_gpu_advisor.common.fmt import gb
+
+    out = []
+    for g in h.gpus:
+        m = g.memory or {}
+        cap = m.get("capacity_bytes")
+        if m.get("capacity_source") != "allocator limit" or not cap:
+            continue
+        its = re.compile(r"\bof its " + re.escape(gb(cap)) + r"\b(?! limit)")
+        for f in h.findings:
+            if f.gpu not in (None, g.gpu):
+                continue
+            text = " ".join(_finding_text(f).split())
+            if its.search(text) or (gb(cap) in text and "the GPU is 90% full" in text):
+                out.append(f"one-name: {where}: {f.id} calls GPU{g.gpu}'s {gb(cap)} the GPU's own, where its memory "
+                           f"table says it is the allocator's limit")
+    return out
+
+
 #: the graph-replay finding's own words: its wait is the host's preparation of each replay, which no graph cuts
 _NO_GRAPH_CUTS = re.compile(r"another graph cannot cut it")
 #: a fix that compiles, jits, fuses or graphs the step -- what that finding's words rule out
@@ -1149,7 +1176,7 @@ def report_violations(report: Report) -> list[str]:
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
         out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
         out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
-        out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings)
+        out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, Spelled, action, job_loop, never
+from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, never
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -593,9 +593,16 @@ def autocast_legacy(loop: Loop) -> Action:
 
 
 SCRIPT_LEGACY = action(
-    "torch.compile needs PyTorch 2.0 or newer (this trace was written by PyTorch 1.8-1.10): upgrade, or script the "
+    "torch.compile needs PyTorch 2.0 or newer (this trace was written by an older one): upgrade, or script the "
     "model meanwhile so its element-wise chains are fused.",
     "model = torch.jit.script(model)")
+#: CUDA graphs before torch.compile: ``torch.cuda.make_graphed_callables`` (PyTorch 1.10 on; ``DEVICE_FEATURES`` notes
+#: the version where the trace could be older) -- the one launch a step the launch-bound saving assumes, given as a
+#: fix (h37-review11: resnet50_num_workers_4's legacy fixes held no graph beside "one launch a step (a graph's)")
+GRAPHS_LEGACY = action(
+    "Replay the model's launches from a CUDA graph: make_graphed_callables records its forward and backward once and "
+    "replays each with one launch (static shapes; copy each batch into the sample inputs' shapes).",
+    "model = torch.cuda.make_graphed_callables(model, (sample_x,))   # after a few warm-up steps")
 DDP_OVERLAP_LEGACY = action(
     "DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: keep buckets small enough "
     "to start early, reduce into the gradients in place, and with gradient accumulation skip the AllReduce of all "
@@ -839,7 +846,8 @@ JOB_FIXES = {
                                        "not its start-up.", CAPTURE_SERVING),),
     "capture_quality:long@inference": (action(LONG_WORDS.format(steps="forward passes"), CAPTURE_SHORT_INFERENCE),),
     "loss_scaling_gaps@legacy": (AUTOCAST_LEGACY,),
-    "launch_bound@legacy": (SCRIPT_LEGACY, action("Or raise the batch size, so each launch does more GPU work.")),
+    "launch_bound@legacy": (SCRIPT_LEGACY, GRAPHS_LEGACY,
+                            action("Or raise the batch size, so each launch does more GPU work.")),
     "xla_not_used@legacy": (SCRIPT_LEGACY,),
     "eager_execution@legacy": (SCRIPT_LEGACY,),
     "comm_exposed@legacy": (DDP_OVERLAP_LEGACY,),
@@ -1296,9 +1304,12 @@ XPU_GRAPHS = action(
 #: not date PyTorch past 2.3 is told ``torch.cuda.amp.GradScaler()``, which every version it could be accepts
 #: (h37-review10: d2d_v100, 2022, and resnet_rtx2080ti_slow_workers were told the 2.3 form).
 _GRAD_SCALER = ("torch.amp.GradScaler('cuda')", (2, 3), Spelled("scaler = torch.cuda.amp.GradScaler()"))
+#: ``torch.cuda.make_graphed_callables`` came with PyTorch 1.10 (its CUDA graphs API, ``torch.cuda.graphs``)
+_GRAPHED_CALLABLES = ("make_graphed_callables", (1, 10), Noted(
+    "make_graphed_callables: PyTorch 1.10 or newer; before it, TorchScript's fusion is the lever"))
 DEVICE_FEATURES = {
-    "NVIDIA": (_GRAD_SCALER,),
-    "AMD": (_GRAD_SCALER,),
+    "NVIDIA": (_GRAD_SCALER, _GRAPHED_CALLABLES),
+    "AMD": (_GRAD_SCALER, _GRAPHED_CALLABLES),
     "Intel": (("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),

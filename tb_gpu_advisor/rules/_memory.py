@@ -47,11 +47,12 @@ def capacity(g: GpuMemory) -> str:
 
 
 def _limit_only(g: GpuMemory) -> bool:
-    """Whether the capacity is the allocator's limit and not known to be the GPU's own memory: a share of it, or a
-    GPU whose memory the capture does not give (h37-review11: jax_mi355x's "of its 279 GiB" and "before the GPU is 90%
-    full" beside its memory table's "279 GiB (allocator limit)" -- one quantity, two names)."""
+    """Whether the capacity is the allocator's limit and not the GPU's own memory: any share of it short of the whole,
+    or a GPU whose memory the capture does not give.  One quantity, one name: the memory table calls it the
+    allocator's limit too (h37-review11: jax_mi355x's XLA limit, 97.0% of its 288 GiB, read "of its 279 GiB" and
+    "before the GPU is 90% full" beside "279 GiB (allocator limit)": 97% had counted as the GPU's whole)."""
     dev, cap = g.device_bytes, g.capacity_bytes
-    return g.capacity_source == "allocator limit" and bool(cap) and (not dev or cap < 0.97 * dev)
+    return g.capacity_source == "allocator limit" and bool(cap) and (not dev or cap < 0.9995 * dev)
 
 
 def pool(g: GpuMemory) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Sequence
 
@@ -577,12 +578,35 @@ def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], lis
     for a in actions:
         if a.text in unmet:  # its object is not in the trace (no optimizer step for a fused optimizer)
             continue
+        if _said_before(a, keep):  # a lever an earlier fix of the finding already names: told once
+            continue
         why = ctx.fw.applied(a, ctx.m.applied)
         if why is None:
             keep.append(a)
         elif why not in used:
             used.append(why)
     return keep, used
+
+
+_CLAUSE = re.compile(r"[.;:,]\s+|\s+--\s+|[()]")
+_LEAD = re.compile(r"^(?:or|and|also|then)\s+", re.I)
+
+
+def _lever(clause: str) -> str:
+    """A clause of a fix's words as a lever: lower case, without its leading "or"/"and"."""
+    return _LEAD.sub("", clause.strip()).rstrip(".").lower()
+
+
+def _said_before(a: Action, earlier: Sequence[Action]) -> bool:
+    """Whether fix ``a`` (words only, no code) opens with a lever an earlier fix of the same finding names: the rule's
+    own "..., or raise the batch size" beside a framework's "Or raise the batch size, so each launch does more GPU
+    work." (h37-review11: resnet50_num_workers_4's launch-bound finding told the batch size twice)."""
+    if a.snippet or not earlier:
+        return False
+    lead = _lever(_CLAUSE.split(" ".join(a.text.split()))[0])
+    if len(lead.split()) < 3:
+        return False
+    return any(lead == _lever(c) for b in earlier for c in _CLAUSE.split(" ".join(b.text.split())))
 
 
 def framework(m: HostMetrics) -> Framework:

@@ -1083,7 +1083,7 @@ def card_quiet_problems(where: str, h: HostReport) -> list[str]:
 def limit_name_problems(where: str, h: HostReport) -> list[str]:
     """``one-name``: a capacity the memory table calls the allocator's limit ("279 GiB (allocator limit)") is never
     the GPU's own memory in a finding's words ("of its 279 GiB", "before the GPU is 90% full" beside that figure):
-    one quantity, one name (h37-review11: jax_mi355x, whose capture gives no device memory)."""
+    one quantity, one name (h37-review11: jax_mi355x, XLA's limit 97.0% of the GPU's 288 GiB)."""
     from tb_gpu_advisor.common.fmt import gb
 
     out = []
@@ -1100,6 +1100,73 @@ def limit_name_problems(where: str, h: HostReport) -> list[str]:
             if its.search(text) or (gb(cap) in text and "the GPU is 90% full" in text):
                 out.append(f"one-name: {where}: {f.id} calls GPU{g.gpu}'s {gb(cap)} the GPU's own, where its memory "
                            f"table says it is the allocator's limit")
+    return out
+
+
+_FIX_CLAUSE = re.compile(r"[.;:,]\s+|\s+--\s+|[()]")
+
+
+def _levers(text: str) -> set[str]:
+    """A fix's words as levers: its clauses of three words or more, lower case, without a leading "or"/"and"."""
+    out = set()
+    for c in _FIX_CLAUSE.split(" ".join(text.split())):
+        c = re.sub(r"^(?:or|and|also|then)\s+", "", c.strip(), flags=re.I).rstrip(".").lower()
+        if len(c.split()) >= 3:
+            out.add(c)
+    return out
+
+
+def fix_twice_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``fix-twice``: one finding names each lever once -- no two of its fixes share a clause (h37-review11:
+    resnet50_num_workers_4's launch-bound finding read "Make each kernel do more work: ..., or raise the batch size."
+    and then "Or raise the batch size, so each launch does more GPU work.")."""
+    out = []
+    for f in findings:
+        for i, a in enumerate(f.actions):
+            for b in f.actions[i + 1:]:
+                both = _levers(a.text) & _levers(b.text)
+                if both:
+                    out.append(f"fix-twice: {where}: {f.id} tells '{sorted(both)[0]}' in two of its fixes")
+    return out
+
+
+#: a saving whose premise is one launch a step, a graph's
+_GRAPH_PREMISE = re.compile(r"one launch (?:a|per|in the) \w+(?: \w+)? \(a graph's\)")
+#: a fix that puts a graph (or a compiled program XLA replays as one) in place, in its words or code
+_GRAPH_FIX = re.compile(r"graph|\bjax\.jit\b|\bjit_compile\b|\btf\.function\b|\blax\.scan\b", re.I)
+
+
+def premise_fix_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``premise``: a saving that assumes a fix the finding gives -- "launch wait reduced to one launch a step (a
+    graph's)" beside at least one fix that records a graph, unless the finding says graphs are in use already
+    (h37-review11: resnet50_num_workers_0/4, PyTorch 1.8-1.10, claimed 12.8-23.2 ms from a graph beside TorchScript
+    and a bigger batch: the old version's fixes held none)."""
+    out = []
+    for f in findings:
+        said = " ".join(f.saving.assumption.split()) if f.saving is not None and f.saving.assumption else ""
+        if not _GRAPH_PREMISE.search(said) or "Already in use, so not suggested" in f.summary and "graph" in f.summary:
+            continue
+        if not any(_GRAPH_FIX.search(a.text + " " + (a.snippet or "")) for a in f.actions):
+            out.append(f"premise: {where}: {f.id} saves on 'one launch a step (a graph's)' and gives no fix that "
+                       f"records a graph")
+    return out
+
+
+_WRITTEN_BY = re.compile(r"written by (PyTorch|TensorFlow|JAX) (\d+(?:\.\d+)*(?:-\d+(?:\.\d+)*)?)")
+
+
+def version_said_problems(where: str, h: HostReport) -> list[str]:
+    """``version-said``: a finding or fix that says which framework version wrote the trace says the job's own
+    ("written by PyTorch 1.13" in the job line, never "this trace was written by PyTorch 1.8-1.10" under a finding:
+    h37-review11, the legacy fixes' fixed words)."""
+    job = (h.job or {}).get("version") or ""
+    out = []
+    for f in h.findings:
+        for text in [f.summary] + [a.text for a in f.actions]:
+            for m in _WRITTEN_BY.finditer(" ".join(text.split())):
+                if f"{m.group(1)} {m.group(2)}" != job:
+                    out.append(f"version-said: {where}: {f.id} says '{m.group(0)}' where the job says "
+                               f"'{job or 'no version'}'")
     return out
 
 
@@ -1177,6 +1244,8 @@ def report_violations(report: Report) -> list[str]:
         out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
         out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
+        out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
+        out += version_said_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -17,6 +17,8 @@ walked over every report by ``tests/report/test_properties.py`` (each failed on 
   saving assumed "one launch a step (a graph's)" beside fixes that held no graph (TorchScript, a bigger batch), the
   batch size was told twice under one finding, and the legacy fix said "this trace was written by PyTorch 1.8-1.10"
   whatever version the job line read.
+* ``waits-at`` -- demo multi_gpu_gpu0_oversubscribed read "every replica waits for it at the AllReduce (the others
+  spend 149 us per step in collectives, GPU0 150 us)": its other GPUs wait 3.45 ms a step outside the collectives.
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import Finding, Report
 from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session
-from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
 from tests.support.properties import (card_quiet_problems, fix_twice_problems, limit_name_problems,
                                       premise_fix_problems, report_violations, ruled_out_fix_problems,
-                                      version_said_problems, words_problems)
+                                      version_said_problems, waits_at_problems, words_problems)
 from tests.support.run_report import run_report
 
 
@@ -227,3 +229,31 @@ def test_a_version_said_against_the_job_is_caught(tmp_path):
     f = next(f for f in rep.findings if f.actions)
     f.actions[0].text += " (this trace was written by PyTorch 1.8-1.10)"
     assert any(v.startswith("version-said") for v in version_said_problems(rep.host, rep))
+
+
+# --------------------------------------------------------------------------- waits-at: where the others wait
+
+
+def test_gpus_that_wait_outside_the_allreduce_are_not_said_to_wait_in_it():
+    """demo multi_gpu_gpu0_oversubscribed: the other GPUs spend no more in the AllReduce than GPU0 (149 vs 150 us);
+    their wait is the rest of their step (3.45 ms, the ranks table's "other ms")."""
+    r = run_report(DEMO_LOGS, "multi_gpu_gpu0_oversubscribed")
+    (h,) = r.hosts
+    text = " ".join(_only(r, "gpu_imbalance").summary.split())
+    assert "at the AllReduce" not in text and "outside the collectives" in text
+    assert "3.45 ms per step (GPU0 143 us)" in text
+    assert not waits_at_problems(h.host, h.findings)
+
+
+def test_gpus_that_wait_in_the_allreduce_are_said_to():
+    """Control: pytorch_ddp_straggler's other GPUs spend 1.32 ms a step in collectives beside GPU2's 150 us."""
+    r = run_report(DEMO_LOGS, "pytorch_ddp_straggler")
+    text = " ".join(_only(r, "gpu_imbalance").summary.split())
+    assert "every replica waits for it at the AllReduce (the others spend 1.32 ms per step in collectives" in text
+
+
+def test_a_wait_at_the_allreduce_its_numbers_do_not_show_is_caught():
+    r = copy.deepcopy(run_report(DEMO_LOGS, "pytorch_ddp_straggler"))
+    f = _only(r, "gpu_imbalance")
+    f.summary = f.summary.replace("the others spend 1.32 ms", "the others spend 149 us")
+    assert any(v.startswith("waits-at") for v in report_violations(r))

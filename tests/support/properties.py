@@ -1170,6 +1170,23 @@ def version_said_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+_WAITS_AT = re.compile(r"waits for it at the AllReduce \((?:the others spend|the other GPU spends|the other [\d,]+ GPUs "
+                       r"spend) " + _TIME + r" (?:per step|in the step|a step) in collectives, GPU\d+ " + _TIME + r"\)")
+
+
+def waits_at_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``waits-at``: "every replica waits for it at the AllReduce" is said where the others' collective time shows the
+    wait -- more than the busiest GPU's own (h37-review11: demo multi_gpu_gpu0_oversubscribed's others spent 149 us in
+    collectives beside GPU0's 150 us, their wait 3.45 ms a step outside them)."""
+    out = []
+    for f in findings:
+        for m in _WAITS_AT.finditer(" ".join(f.summary.split())):
+            if _ms(m.group(1), m.group(2)) <= _ms(m.group(3), m.group(4)):
+                out.append(f"waits-at: {where}: {f.id} says the others wait at the AllReduce, where they spend no more "
+                           f"in it than the GPU they wait for: '{m.group(0)[-70:]}'")
+    return out
+
+
 #: the graph-replay finding's own words: its wait is the host's preparation of each replay, which no graph cuts
 _NO_GRAPH_CUTS = re.compile(r"another graph cannot cut it")
 #: a fix that compiles, jits, fuses or graphs the step -- what that finding's words rule out
@@ -1245,7 +1262,7 @@ def report_violations(report: Report) -> list[str]:
         out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
-        out += version_said_problems(h.host, h)
+        out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -594,7 +594,9 @@ _LEAD = re.compile(r"^(?:or|and|also|then)\s+", re.I)
 
 def _lever(clause: str) -> str:
     """A clause of a fix's words as a lever: lower case, without its leading "or"/"and"."""
-    return _LEAD.sub("", clause.strip()).rstrip(".").lower()
+    c = clause.strip()
+    lead = _LEAD.match(c)
+    return (c[lead.end():] if lead else c).rstrip(".").lower()
 
 
 def _said_before(a: Action, earlier: Sequence[Action]) -> bool:

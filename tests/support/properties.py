@@ -71,6 +71,13 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   (ddp_overlap_rtx3090: "the others spend 33.6 ms more" beside its one other GPU).  ``one-step`` walks the session's
   own findings too (the job rules') where every host kept one step.
 
+* h37-review11: ``card-quiet`` (a card's "not flagged" words name the note its own check gave), ``ruled-out`` (no fix
+  the finding's words rule out: jit or graph the step under "another graph cannot cut it"), ``one-name`` (an
+  allocator's limit is never the GPU's own memory in words), ``fix-twice`` (one lever once per finding), ``premise``
+  (a saving on "one launch a step (a graph's)" gives a fix that records a graph), ``version-said`` (a version said
+  under a finding is the job's), ``waits-at`` (the others wait "at the AllReduce" only where they spend longer in it
+  than the GPU they wait for); ``words`` also holds sizes to three significant digits ("1001 MiB").
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 

@@ -42,6 +42,11 @@ class Engine:
     processes: re.Pattern | None = None
     #: the NVTX domains its own ranges are pushed in (``nvtxDomainCreate``), or none
     domains: frozenset[str] = frozenset()
+    #: the code of its front-end process (a regex on Python span names): the process that takes requests, tokenises
+    #: them and streams the outputs back, and hands the batch to the engine's own process, where the model runs.  A
+    #: capture of it alone holds no GPU work by design: vLLM's profiler writes one trace per process, the front-end's
+    #: (``async_llm``) beside the engine core's (``rank<N>``)
+    frontend: re.Pattern | None = None
 
 
 _VLLM_HOST = action(
@@ -58,6 +63,12 @@ _VLLM_CAPTURE = action(
     "VLLM_TORCH_PROFILER_DIR=LOGDIR/run1 vllm serve MODEL ...\n"
     "curl -X POST localhost:8000/start_profile   # during a steady load\n"
     "curl -X POST localhost:8000/stop_profile")
+_VLLM_FRONTEND = action(
+    "vLLM's profiler writes one trace per process, and this one is the front-end's (its API server or AsyncLLM: "
+    "requests in, tokens out), which runs no GPU work by design. The model's engine steps are in the engine core's "
+    "trace (one per worker, `rank<N>.<time>.pt.trace.json.gz`), written to the same profiler directory in the same "
+    "session: analyse that one, or the whole directory.",
+    "tb-gpu-advisor report VLLM_TORCH_PROFILER_DIR   # the directory: the engine core's rank0.*.pt.trace.json.gz too")
 _VLLM_MEMORY = action(
     "Give the KV cache the memory the model leaves free, so more sequences run per step.",
     "vllm serve MODEL --gpu-memory-utilization 0.92 --max-num-seqs 256")
@@ -82,6 +93,11 @@ _SGL_CAPTURE = action(
     "SGLANG_TORCH_PROFILER_DIR=LOGDIR/run1 python -m sglang.launch_server --model-path MODEL ...\n"
     "curl -X POST localhost:30000/start_profile   # during a steady load\n"
     "curl -X POST localhost:30000/stop_profile")
+_SGL_FRONTEND = action(
+    "This trace is SGLang's front-end process (its HTTP server and tokenizer manager: requests in, tokens out), which "
+    "runs no GPU work by design. The model's steps run in the scheduler processes, one per tensor-parallel rank, which "
+    "SGLang's profiler traces as `<time>-TP-<rank>*.trace.json.gz` in its profiler directory: analyse those.",
+    "tb-gpu-advisor report SGLANG_TORCH_PROFILER_DIR   # the schedulers' <time>-TP-<rank>*.trace.json.gz")
 
 _GENERATE_HOST = action(
     "generate() runs one forward pass per token and the host prepares each: use a static KV cache with a compiled "
@@ -104,8 +120,12 @@ ENGINES: tuple[Engine, ...] = (
            capture=(_SGL_CAPTURE,),
            # ``setproctitle``: ``sglang::scheduler_TP0``, ``sglang::detokenizer``, ``sglang::data_parallel_controller``
            processes=re.compile(r"^sglang::"),
+           # the launcher's HTTP server and tokenizer manager (``sglang/srt/entrypoints/http_server.py``,
+           # ``managers/tokenizer_manager.py``), which hand requests to the schedulers over ZMQ
+           frontend=re.compile(r"sglang/srt/(?:entrypoints/|managers/tokenizer_manager\.py)"),
            fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
-                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,), "small_grid": (_SGL_FULLER,)}),
+                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,),
+                  "capture_quality:frontend": (_SGL_FRONTEND,), "small_grid": (_SGL_FULLER,)}),
     Engine("vllm", "vLLM", "serving",
            # a word of its own: verl's ``megatron_vllm.py`` (a trainer's bridge to vLLM) is not vLLM's code
            spans=re.compile(r"\bvllm[./:]|gpu_model_runner|EngineCore|execute_model"),
@@ -118,10 +138,14 @@ ENGINES: tuple[Engine, ...] = (
            # ``set_process_title``: ``<VLLM_PROCESS_NAME_PREFIX, default VLLM>::<EngineCore|Worker_TP0|APIServer|
            # DPCoordinator...>`` (``vllm/utils/system_utils.py``)
            processes=re.compile(r"^VLLM::(?:EngineCor|Worker|APIServ|DPCoord)"),
+           # V1's front-end: ``AsyncLLM`` and its client of the engine core (``v1/engine/async_llm.py``,
+           # ``core_client.py``) under the OpenAI server (``entrypoints/``); the engine core runs in its own process
+           frontend=re.compile(r"vllm/v1/engine/(?:async_llm|core_client)\.py|vllm/entrypoints/"),
            fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
                   "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
-                  "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,), "small_grid": (_VLLM_FULLER,)}),
+                  "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,),
+                  "capture_quality:frontend": (_VLLM_FRONTEND,), "small_grid": (_VLLM_FULLER,)}),
     Engine("tgi", "Text Generation Inference", "serving", spans=re.compile(r"text_generation_server"), kernels=None,
            step_span=(re.compile(r"generate_token"),)),
     Engine("trtllm", "TensorRT-LLM", "serving", spans=re.compile(r"tensorrt_llm"),
@@ -157,6 +181,18 @@ def find(host_names: list[str], kernel_names: list[str], lines: Iterable[str] = 
             return e, hit, "thread"
         if e.domains & domains:
             return e, min(e.domains & domains), "domain"
+    return None
+
+
+def find_frontend(span_names: Iterable[str]) -> tuple[Engine, str] | None:
+    """The serving engine whose front-end process's code the Python spans ``span_names`` run (``Engine.frontend``),
+    with the span that showed it; None for none.  Asked only of a capture that holds no GPU work: the engine's own
+    process runs the same client code around its model runner."""
+    names = list(span_names)
+    for e in ENGINES:
+        hit = next((n for n in names if e.frontend is not None and e.frontend.search(n)), None)
+        if hit is not None:
+            return e, hit
     return None
 
 

@@ -63,7 +63,12 @@ class Job:
         (``any_work``) is told to loop its own step, not a training step: mi210_gpu_only's one process and
         compiled_a100_triton's Triton kernel read "one trace per rank" and ``train_step`` before (h37-review3)."""
         # without GPU records the kind of the work is what the host's events name (``Kind.host_kind``)
-        return adapt(fw, context_tags(self.kind.host_kind or self.kind.kind, self.tags, alone), self.kind.engine)
+        adapted = adapt(fw, context_tags(self.kind.host_kind or self.kind.kind, self.tags, alone), self.kind.engine)
+        if self.kind.window == "frontend":  # a serving engine's front-end: the capture to take is its engine's trace
+            front = [a.snippet for a in adapted.fix("capture_quality:frontend") if a.snippet]
+            if front:
+                adapted = dataclasses.replace(adapted, capture_snippet="\n".join(front))
+        return adapted
 
     def work(self) -> str:
         """What the job's step is, for the fixes whose code runs or marks it: ``training``, ``inference`` (a forward

@@ -54,7 +54,9 @@ class Kind:
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
     #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``; "wsl2_driver_ok" where the recorded
     #: Windows driver is one NVIDIA's profilers trace the GPU with), "wsl2_untraced" (under WSL2 no CUDA
-    #: call recorded at all, though the program loaded CUDA or ran to its output), "" otherwise
+    #: call recorded at all, though the program loaded CUDA or ran to its output), "frontend" (a serving engine's
+    #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
+    #: GPU work), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -79,7 +81,7 @@ class Kind:
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
-           "wsl2_untraced")
+           "wsl2_untraced", "frontend")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -578,6 +580,13 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     if calls:
         return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
                     window="startup")
+    front = _frontend(trace)
+    if front is not None:  # no CUDA call at all, and the code that ran is a serving engine's request handling
+        e, hit = front
+        return Kind("no_gpu", "high", f"the {e.name} serving engine's front-end process: its Python spans run the "
+                                      f"engine's request handling (`{_short(hit)}`), not its model, and it made no "
+                                      f"CUDA call; the engine's steps run in a process of their own", e.id, e.name,
+                    window="frontend")
     if cuda == "off":
         return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
                                       "copy or kernel", window="tracing_off")
@@ -875,6 +884,23 @@ def _sharded_training_forward(trace: Trace, used: list[str], fw: Framework) -> s
         return ""
     return (f"a data-parallel wrapper's forward (`{_short(hook)}`) whose ops autograd recorded for a backward pass "
             f"({recorded:,} ops numbered in its graph): a training step's forward")
+
+
+def _frontend(trace: Trace) -> tuple[engines.Engine, str] | None:
+    """The serving engine whose front-end process the capture recorded, by the code its Python spans ran
+    (``engines.Engine.frontend``); None where no span names one, or the capture has no Python spans.
+
+    Why: vLLM's profiler traces every process of a server, and its front-end's trace (``async_llm``: the API server
+    taking requests and streaming tokens) holds no GPU work by design -- Navi-AI-Lab/nvllm committed one
+    (``phase_5_paged_skip/.../async_llm.pt.trace.json.gz``, 18,155 Python spans over 23.9 s) beside the engine core's.
+    Read as a window with no GPU work of no known cause, it was asked whether PyTorch saw the GPU and told to capture
+    "a training step or a forward pass", where the GPU work is in the other trace of the same session (h37-survey31)."""
+    spans = trace.spans
+    if spans is None or not len(spans) or not len(trace.h.names):
+        return None
+    names = trace.h.names
+    used = np.unique(spans.name)
+    return engines.find_frontend(names[i] for i in used[:_MAX_NAMES] if 0 <= i < len(names))
 
 
 def _line_names(trace: Trace) -> list[str]:

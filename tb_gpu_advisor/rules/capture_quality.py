@@ -5,7 +5,8 @@ holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``fai
 GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
 they were not traced (``wsl2_driver_ok`` where the recorded Windows driver is new enough for that, so the fix is
 the profiler's release, not the driver), ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
-output: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
+output, ``frontend``: a serving engine's front-end process, no GPU work by design -- its fix names the engine's own
+trace of the same session, ``capture_quality:frontend`` among the engine's fixes: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
 error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
 ``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
@@ -382,7 +383,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "failed": "The program stopped with an error before its GPU work",
                   "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_driver_ok": "Recorded under WSL2: the GPU's kernels were not traced there",
-                  "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there"}
+                  "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there",
+                  "frontend": "A serving engine's front-end process: its GPU work runs in another process"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -416,6 +418,10 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
                 f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "
                 f"nothing here is a verdict on the job. Profile on native Linux, or update Nsight Systems and the "
                 f"Windows driver together.")
+    if window == "frontend":
+        return (f"{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "
+                f"runs the model, so the guide's GPU checks did not run and nothing here is a verdict on the job or its "
+                f"GPU. Its engine steps are in the trace of the engine's own process.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")
@@ -426,7 +432,11 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
 
 def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
     """How to record the right window: the capture format's own profiler options where it has them (Nsight), else
-    the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's)."""
+    the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's); a serving engine's front-end,
+    its engine's words on where the GPU work's trace is (``frameworks.engines``: the window was right, the process
+    was another)."""
+    if window == "frontend":
+        return ctx.fw.fix(f"{ID}:frontend") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
 
 

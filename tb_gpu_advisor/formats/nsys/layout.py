@@ -68,9 +68,6 @@ NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler fo
           "export --type sqlite), torch.profiler or JAX/TensorFlow's profiler")
 
 
-#: rocmProfileData's database (``runTracer.sh -o <file>.rpd``: ``tables.RPD_OWN``), named in the words its JSON
-#: conversion gets (``formats.kineto.layout.RPD``).
-RPD_SUFFIX = ".rpd"
 
 
 #: How a shared export is often compressed, and the command that gives the file back beside itself.
@@ -233,17 +230,15 @@ class NsysLayout(RunFolderLayout):
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
-        """nvprof's ``.nvvp`` database, rocmProfileData's ``.rpd`` and a compressed export, named by what they are
-        rather than "not a profile this tool reads" or, in a logdir, nothing at all."""
+        """nvprof's ``.nvvp`` database and a compressed export, named by what they are rather than "not a profile this
+        tool reads" or, in a logdir, nothing at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s)."""
         name = rel[-1]
-        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file (raptor's `mytrace.rpd.gz`)
+        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file
             if name.endswith(suffix) and len(name) > len(suffix):
                 name = name[: -len(suffix)]
                 break
         if name.endswith(NVPROF_SUFFIX) and len(name) > len(NVPROF_SUFFIX):
             return NVPROF
-        if name.endswith(RPD_SUFFIX) and len(name) > len(RPD_SUFFIX):
-            return RPD
         return compressed(rel[-1])
 
     def sniff(self, path: str) -> str | None:

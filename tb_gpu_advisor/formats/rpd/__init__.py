@@ -11,7 +11,10 @@ from tb_gpu_advisor.formats.rpd.layout import LAYOUT, probe_file
 
 
 def has_gpu_activity(path: str) -> bool | None:
-    """True when the database holds a kernel, False when it holds none, None when it cannot be told."""
+    """True when the database holds a kernel, False when it holds none, None when it cannot be told (a gzipped one:
+    told only once decompressed, by its read)."""
+    if path.endswith(".gz"):
+        return None
     try:
         st = os.stat(fsio.local_path(path))
     except OSError:

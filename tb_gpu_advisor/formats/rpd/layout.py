@@ -2,8 +2,8 @@
 
 An ``.rpd`` file is claimed by its name; an SQLite file saved under another name (``.sqlite``, ``.db``) is read when
 its tables are rocmProfileData's (``nsys.tables.Schema.is_rpd``), asked after the Nsight layout, which claims such
-names first.  A compressed one (``trace.rpd.gz``, as rocmProfileData shares its own test trace) is named with the
-command that restores it: SQLite reads a database in place.  Every folder holding such files (never below a
+names first.  A gzipped one (``trace.rpd.gz``, as rocmProfileData shares its own test trace) is read through a
+decompressed private copy; one compressed otherwise is named with the command that restores it.  Every folder holding such files (never below a
 ``plugins`` folder) is a run; each file is a session of its own, named after its modification time (the database
 records no wall-clock time), its host after the file.
 """
@@ -18,6 +18,8 @@ from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_prof
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIX = ".rpd"
+#: A gzipped database (rocmProfileData shares its own test trace so): read through a decompressed private copy.
+GZ_SUFFIX = SUFFIX + ".gz"
 #: Other names the database may be saved under (its tables decide).
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 EXPECTED = "<run>/<trace>.rpd (runTracer.sh -o <trace>.rpd)"
@@ -26,15 +28,18 @@ COMPRESSED = {".gz": "gunzip -k", ".xz": "xz -dk", ".bz2": "bunzip2 -k", ".zst":
 
 
 def stem(file_name: str) -> str:
-    for suffix in (SUFFIX, *SQLITE_SUFFIXES):
+    for suffix in (GZ_SUFFIX, SUFFIX, *SQLITE_SUFFIXES):
         if file_name.endswith(suffix) and len(file_name) > len(suffix):
             return file_name[: -len(suffix)]
     return file_name
 
 
 def compressed(file_name: str) -> str | None:
-    """Why a compressed ``.rpd`` is left out, with the command that restores it; None for any other name."""
+    """Why a compressed ``.rpd`` is left out, with the command that restores it; None for any other name (a gzipped
+    one is read: :data:`GZ_SUFFIX`)."""
     for suffix, command in COMPRESSED.items():
+        if suffix == ".gz":
+            continue
         inner = file_name[: -len(suffix)] if file_name.endswith(suffix) else ""
         if inner.endswith(SUFFIX) and len(inner) > len(SUFFIX):
             return (f"a compressed rocmProfileData trace, read once decompressed, since SQLite reads a database in "
@@ -100,7 +105,9 @@ class RpdLayout(RunFolderLayout):
     expected = EXPECTED
 
     def claims(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(SUFFIX) and len(rel[-1]) > len(SUFFIX) and self.in_run_folder(rel)
+        name = rel[-1]
+        named = any(name.endswith(s) and len(name) > len(s) for s in (SUFFIX, GZ_SUFFIX))
+        return named and self.in_run_folder(rel)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)

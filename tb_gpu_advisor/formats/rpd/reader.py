@@ -29,7 +29,9 @@ damaged or making SQLite compute past its budget is a clear error (:class:`RpdRe
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
 
 import numpy as np
 
@@ -77,6 +79,41 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     limit = max_profile_bytes()
     if size > limit:
         raise RpdReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    if local.endswith(".gz"):
+        return _read_gzipped(path, local, size, host)
+    return _read_local(path, local, size, host)
+
+
+def _read_gzipped(path: str, local: str, size: int, host: str | None) -> Trace:
+    """A gzipped database (``mytrace.rpd.gz``): decompressed, up to the size limit, into a private copy that SQLite
+    reads in place (``kineto.parse.gunzip_upto``: the one home of reading gzip files, never inflated past the limit),
+    removed after."""
+    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto
+
+    limit = max_profile_bytes()
+    try:
+        with fsio.open_binary(path) as f:
+            data, cut = gunzip_upto(f, limit + 1)
+    except OSError as e:
+        raise RpdReadError(f"cannot read {path}: {e}") from e
+    if cut:
+        raise RpdReadError(f"{path}: damaged gzip file: its stream is cut off or corrupt after "
+                           f"{human_size(len(data))} of the database")
+    if len(data) > limit:
+        raise RpdReadError(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
+    try:
+        copy = os.path.join(folder, "copy.rpd")
+        with open(copy, "xb") as out:
+            out.write(data)
+        del data
+        return _read_local(path, copy, size, host or _stem(local))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
+    """The database at ``local`` (the file itself, or its decompressed copy), read for ``path``."""
     if not tb.is_sqlite(local):
         raise RpdReadError(f"{path}: not an SQLite file (a rocmProfileData trace is the SQLite database "
                            "runTracer.sh -o <file>.rpd writes)")
@@ -111,7 +148,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 def _stem(path: str) -> str:
     name = os.path.basename(path)
-    for suffix in (".rpd", ".sqlite3", ".sqlite", ".db"):
+    for suffix in (".rpd.gz", ".rpd", ".sqlite3", ".sqlite", ".db"):
         if name.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, session_name
-from tb_gpu_advisor.formats.kineto.layout import RPD
+from tb_gpu_advisor.formats.kineto.layout import RPD_DATABASE
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -124,7 +124,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
                 if schema.is_nvprof():
                     return NVPROF, Header()
                 if schema.is_rpd():
-                    return RPD, Header()
+                    return RPD_DATABASE, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
             when = None
             if schema.has(tb.SESSION_START, "utcEpochNs"):

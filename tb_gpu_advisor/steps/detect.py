@@ -447,8 +447,10 @@ def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndar
         return None
     cold = np.zeros(starts.size, bool)
     k = np.searchsorted(starts, job.phase.start, side="right") - 1
-    ok = (k >= 0) & (job.phase.start < ends[np.clip(k, 0, None)])
-    cold[k[ok]] = True
+    inside = (k >= 0) & (job.phase.start < ends[np.clip(k, 0, None)])
+    cold[k[inside]] = True
+    ahead = ~inside & (k + 1 < starts.size)  # a cost in the idle before a burst (a first launch loading its code) is
+    cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
     if not cold.any() or cold.all():
         return None
     once = again = steady = 0.0

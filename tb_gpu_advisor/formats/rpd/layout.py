@@ -52,8 +52,9 @@ _lock = threading.Lock()
 
 
 def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None, bool | None]:
-    """(None when ``path`` is a rocmProfileData database, else why not; whether it holds a kernel).  Cached by
-    identity."""
+    """(None when ``path`` is a rocmProfileData database, else why not; whether it holds a kernel).  Only a database
+    whose tables say so is one: what cannot be opened is not known to be (a file named ``.rpd`` is listed by its name
+    anyway, and its read says what is wrong).  Cached by identity."""
     key = (path, size, mtime_ns)
     with _lock:
         if key in _probed:
@@ -74,8 +75,8 @@ def _probe(path: str) -> tuple[str | None, bool | None]:
 
     if not tb.is_sqlite(path):
         return "not an SQLite file", None
-    if tb.cut_short(path) is not None:  # listed, to fail as damaged
-        return None, None
+    if tb.cut_short(path) is not None:  # an .rpd is listed by its name, to fail as damaged; another name is not ours
+        return "an SQLite file cut short", None
     try:
         with tb.open_db(path, lenient=True) as con:
             schema = tb.Schema(con)
@@ -87,8 +88,8 @@ def _probe(path: str) -> tuple[str | None, bool | None]:
             row = con.execute(f'SELECT 1 FROM "{rt.OP}" WHERE opType_id IN (SELECT id FROM "{rt.STRING}" WHERE '
                               f'"{rt.STRING_TEXT}" IN ({marks})) LIMIT 1', rt.KERNEL_OPS).fetchone()
             return None, row is not None
-    except sqlite3.Error:
-        return None, None  # listed: its read says what is wrong with it
+    except sqlite3.Error as e:  # an .rpd is listed by its name, its read says why; another name is not known ours
+        return f"an SQLite file that cannot be read ({e})", None
     except OSError as e:
         return f"unreadable ({e})", None
 

@@ -300,7 +300,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     return Trace(format="rpd", host=host, path=path, size_bytes=size, h=h, devices=devs,
                  num_events=int(len(h) + sum(len(d) for d in devs)), span_ps=span, viewer_zero_ps=0,
                  time_base=TIME_BASE, notes=notes, ranges=ranges,
-                 framework_hint=framework_shown(h.names, kernel_names), producer={"tracer": "rocmProfileData"})
+                 framework_hint=framework_shown(h.names, kernel_names))
 
 
 def _by_api(table: dict[str, np.ndarray], op_api: np.ndarray, col: str) -> np.ndarray:

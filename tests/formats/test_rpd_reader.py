@@ -14,6 +14,7 @@ Main read neither: ``not a profile this tool reads`` (the ``.rpd`` named, not re
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -211,3 +212,24 @@ def test_control_an_nsight_export_is_still_nsights(tmp_path: Path):
 
     hosts = [h for s in discover(str(tmp_path)) for h in s.hosts]
     assert [h.format for h in hosts] == ["nsys"]
+
+
+def test_a_window_of_start_up_calls_is_a_report_and_an_empty_database_an_error(tmp_path: Path):
+    """Issue #37 class 1 for rpd: HIP calls and no GPU operation is a window that holds no GPU work (a report saying
+    so, with rpd_tracer's way to record the steps); a database with no record at all is an error."""
+    from synthetic.rpdtrace import SCHEMA, write
+    from tests.support.cli_report import cli_report
+
+    path = tmp_path / "startup.rpd"
+    write(str(path), [[]])
+    report = cli_report(path)
+    assert report["hosts"][0]["error"] is None
+    (top,) = [f for f in report["findings"] if f["severity"] in ("warning", "critical")]
+    assert "start-up" in top["title"] and "rpdTracerControl" in json.dumps(top)
+    empty = tmp_path / "empty.rpd"
+    con = sqlite3.connect(empty)
+    con.executescript(SCHEMA)
+    con.commit()
+    con.close()
+    with pytest.raises(RpdReadError, match="no events"):
+        read_trace(str(empty))

@@ -290,9 +290,9 @@ def is_blocking_call(name: str) -> bool:
 
 def copy_call_sync(name: str) -> int:
     """1 a synchronous copy or memset call, 0 an asynchronous one (``...Async``), -1 no copy call: the readers mark
-    each copy by the call that made it.  CUDA's calls (``nvidia.COPY_CALLS``); HIP's are not told apart yet."""
+    each copy by the call that made it.  CUDA's calls (``nvidia.COPY_CALLS``) and HIP's (``amd.copy_call_sync``)."""
     if not name.startswith(nvidia.COPY_CALLS):
-        return -1
+        return amd.copy_call_sync(name)
     return 0 if "Async" in name else 1
 #: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).
 REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)

@@ -158,6 +158,15 @@ def call_copy_direction(call: str) -> str | None:
     return next((d for prefix, d in _CALL_DIRECTION if call.startswith(prefix)), None)
 
 
+def copy_call_sync(call: str) -> int:
+    """1 a HIP copy or fill call that returns only once its work is done (``hipMemcpy``, ``hipMemcpyWithStream``,
+    ``hipMemcpyDtoH``: HIP's API, as CUDA's, blocks the host in every copy call not named ``...Async``), 0 an
+    ``...Async`` one, -1 no copy or fill call (:func:`call_copy_direction`)."""
+    if call_copy_direction(call) is None:
+        return -1
+    return 0 if "Async" in call else 1
+
+
 def is_device(name: str | None) -> bool:
     """A GPU of this vendor, by the name the trace gives it."""
     return bool(name) and bool(_DEVICE.search(name or ""))

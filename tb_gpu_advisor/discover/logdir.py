@@ -444,20 +444,27 @@ def _note_misplaced(registry: list[Format], rel: tuple[str, ...], skips: list[tu
 
 def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], root: str, real_root: str, d: _Dir,
              skips: list[tuple[str, str]] | None) -> Format | None:
-    """The format whose layout recognises an unclaimed file by its content (a trace saved under another name)."""
+    """The format whose layout recognises an unclaimed file by its content (a trace saved under another name): each
+    format that may hold such a name is asked in turn (an SQLite file: Nsight's export, then rocmProfileData's
+    database); one none of them reads is left out with the first one's words."""
+    first: str | None = None
     for f in registry:
         if not f.layout.maybe(rel):
             continue
         ok, _ = _follow(entry, real_root, d.chain, want_dir=False, follow=d.follow)
         if not ok:
-            break
+            return None
         listed = fsio.Listed(entry.path, root, rel, follow=d.follow)  # read only below the logdir
-        why = formats.lfs_pointer(listed) or f.layout.sniff(listed)  # a pointer's words, not the layout's
+        pointer = formats.lfs_pointer(listed)
+        if pointer:  # a pointer's words, not a layout's
+            first = pointer
+            break
+        why = f.layout.sniff(listed)
         if why is None:
             return f
-        if skips is not None:
-            skips.append(("/".join(rel), why))
-        break
+        first = first or why
+    if skips is not None and first is not None:
+        skips.append(("/".join(rel), first))
     return None
 
 

@@ -136,6 +136,10 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
     return REGISTRY[found.pop()] if len(found) == 1 else UNKNOWN
 
 
+#: Formats whose profiler traces any GPU program, not a framework's own: Nsight Systems (CUDA), rocmProfileData (HIP).
+_ANY_PROGRAM = ("nsys", "rpd")
+
+
 def detect_trace(trace: Trace) -> Framework:
     """The framework of a trace: the only one that writes its format (Kineto, memory snapshots: PyTorch), else the
     one the file itself shows (``Trace.framework_hint``: an Nsight export of a PyTorch job), else :func:`detect` on its
@@ -147,7 +151,7 @@ def detect_trace(trace: Trace) -> Framework:
     if hint in REGISTRY:
         return REGISTRY[hint]
     found = detect(trace.h.names, trace.metadata_keys)
-    if found is UNKNOWN and trace.format == "nsys":  # Nsight profiles any CUDA program: none named is none at all
+    if found is UNKNOWN and trace.format in _ANY_PROGRAM:  # it profiles any GPU program: none named is none at all
         procs = [p for p in trace.producer.get("host_processes", "").split(",") if p]
         # a Python program's window of CUDA calls only (no kernel, no range of its own): it ended in start-up,
         # before the program imported its framework -- a window with the program's NVTX ranges ran its work unseen

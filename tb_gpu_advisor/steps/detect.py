@@ -432,6 +432,50 @@ def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts
     return (n, int(starts.size)) if 0 < n and 2 * n < starts.size else None
 
 
+def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
+    """Why the GPU's bursts are no iterations of one loop, in words (the whole capture's note), where the bursts
+    holding the capture's one-time costs (``job.phase``: module loading, library start-up) run kernel work that no
+    other burst runs again -- most of their kernel time in kernels no later burst runs, and more of it than every
+    other burst's kernel time together; else None.
+
+    Why: a burst holding one-time costs is left out as a warm-up iteration only where the steps left repeat its work.
+    A program traced from its start that runs its work once (a script's one ``torch.matmul`` of a 2 GB input, then
+    the ``print`` of its result in a dozen small bursts) has no warm-up iteration: dropping the bursts that hold the
+    start-up dropped the program's only GEMM and its upload, and averaged the ``print``'s 3.7 ms of small kernels as
+    its "steady state".  Its window is one pass."""
+    if job is None or starts.size < 3 or not job.phase.start.size:
+        return None
+    cold = np.zeros(starts.size, bool)
+    k = np.searchsorted(starts, job.phase.start, side="right") - 1
+    inside = (k >= 0) & (job.phase.start < ends[np.clip(k, 0, None)])
+    cold[k[inside]] = True
+    ahead = ~inside & (k + 1 < starts.size)  # a cost in the idle before a burst (a first launch loading its code) is
+    cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
+    if not cold.any() or cold.all():
+        return None
+    once = again = steady = 0.0
+    for d in active:
+        kern = np.flatnonzero(d.kind == devices.KIND_KERNEL)
+        if not kern.size:
+            continue
+        b = np.searchsorted(starts, d.start[kern], side="right") - 1
+        inb = b >= 0
+        kern, b = kern[inb], b[inb]
+        dur = (d.end[kern] - d.start[kern]).astype(np.float64)
+        in_cold = cold[b]
+        steady_names = set(np.unique(d.name[kern[~in_cold]]).tolist())
+        repeated = np.fromiter((int(n) in steady_names for n in d.name[kern].tolist()), bool, kern.size)
+        once += float(dur[in_cold & ~repeated].sum())
+        again += float(dur[in_cold & repeated].sum())
+        steady += float(dur[~in_cold].sum())
+    if once <= 0.0 or once <= again or once <= steady:
+        return None
+    return (f"no step markers found; the GPU's bursts are no iterations: the {plural(int(cold.sum()), 'burst')} "
+            f"holding the start-up's one-time costs run {once / PS_PER_MS:,.1f} ms of kernels no later burst runs "
+            f"again (more than all the other bursts' kernels), so none is a warm-up iteration of a loop: the program "
+            f"ran its work once, and the whole capture is analysed as one pass; per-step numbers are capture totals")
+
+
 def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
                       ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
     """((starts, ends), bursts joined) of a training job's GPU bursts with each burst that holds no kernel (copies or
@@ -815,6 +859,10 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
                         f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
                         f"per-step numbers are capture totals")
         r.guessed = backward[0] <= 1  # "at most one iteration": the window read as one, a guess
+    once = _one_off_bursts(job, r.active, *cl) if cl is not None else None
+    if once is not None:  # the work of the bursts holding one-time costs never runs again: no warm-up iterations
+        cl = None
+        r.whole_note = once
     if cl is None:
         return
     # in words any capture's user reads, as the whole capture's note

@@ -26,3 +26,15 @@ def test_every_copy_call_blocks_the_host_unless_asynchronous():
     for name in devices.nvidia.COPY_CALLS:
         assert devices.is_blocking_call(name) and devices.copy_call_sync(name) == 1
         assert devices.copy_call_sync(name + "Async") == 0
+
+
+@pytest.mark.parametrize("name, sync", [
+    ("hipMemcpyWithStream", 1), ("hipMemcpy", 1), ("hipMemcpyDtoH", 1), ("hipMemset", 1),
+    ("hipMemcpyAsync", 0), ("hipMemcpyHtoDAsync", 0), ("hipMemsetAsync", 0), ("hipMemcpyPeerAsync", 0),
+    ("hipLaunchKernel", -1), ("hipStreamSynchronize", -1), ("hipblasLtMatmul", -1),
+])
+def test_a_hip_copy_call_says_whether_it_blocks(name: str, sync: int):
+    """HIP's copy calls, as CUDA's (h37-rpd): main answered -1 for every one ("not told apart yet"), so the ROCm
+    traces' ``hipMemcpyWithStream`` reads (an ``.item()``, vLLM's sampler) and rocmProfileData's 2 GB upload were
+    copies of unknown kind, never synchronous."""
+    assert devices.copy_call_sync(name) == sync

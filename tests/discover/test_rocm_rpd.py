@@ -1,13 +1,12 @@
 """rocmProfileData's files -- the ``.rpd`` SQLite database AMD's ROCm tracer writes (``runTracer.sh -o x.rpd``) and
-the Chrome trace its ``rpd2tracing.py`` makes from one -- are named by what wrote them, given alone, renamed or found
-in a logdir (survey h37-survey30).
+the Chrome trace its ``rpd2tracing.py`` makes from one -- given alone, renamed or found in a logdir (surveys
+h37-survey30, h37-rpd).
 
 The real pair is ROCm/rocmProfileData's blog example (MIT, kept in ``tests/fixtures/foreign/rocm_rpd_matmul``): a
-PyTorch ``torch.matmul`` of [50000,10000] x [10000,800] fp32 on a gfx90a GPU, traced from process start.  Main said
-"not a profile this tool reads" for the ``.rpd``, "an SQLite database, but not an Nsight Systems export" for the same
-file renamed ``.sqlite``, and "JSON without traceEvents: not a trace" for its JSON -- a trace, whose event list opens
-with an empty object ``{}`` (the converter puts a comma before every event), which the Chrome-array check did not
-allow.  None of the three said what the file is or what to capture instead.
+PyTorch ``torch.matmul`` of [50000,10000] x [10000,800] fp32 on a gfx90a GPU, traced from process start.  h37-survey30
+named the ``.rpd`` (main before it: "not a profile this tool reads"); h37-rpd reads it (``formats.rpd``): alone,
+renamed ``.sqlite``, gzipped, and in a logdir, where the JSON beside it is left out by name, saying to give the
+database instead.
 """
 
 from __future__ import annotations
@@ -32,17 +31,23 @@ def _report_error(path: Path, capsys) -> str:
     return capsys.readouterr().err
 
 
-def test_the_real_rpd_given_alone_is_named_with_what_to_capture(capsys):
-    err = _report_error(RPD, capsys)
-    assert NAMED in err and "torch.profiler" in err
-    assert "not a profile this tool reads" not in err
+def _report(path: Path, capsys) -> dict:
+    assert cli(["report", str(path), "--cache-dir", "off", "--format", "json"]) == 0
+    return json.loads(capsys.readouterr().out)["reports"][0]["hosts"][0]
 
 
-def test_the_same_database_renamed_sqlite_is_named_not_called_a_foreign_sqlite(tmp_path: Path, capsys):
+def test_the_real_rpd_given_alone_is_read(capsys):
+    host = _report(RPD, capsys)
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    assert host["gpus"][0]["name"] == "AMD GPU (model not recorded)"
+
+
+def test_the_same_database_renamed_sqlite_is_read_as_rpd(tmp_path: Path, capsys):
     renamed = tmp_path / "report1.sqlite"
     shutil.copyfile(RPD, renamed)
-    err = _report_error(renamed, capsys)
-    assert NAMED in err and "not an Nsight Systems export (none of its tables)" not in err
+    host = _report(renamed, capsys)
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    assert [h.format for s in discover(str(tmp_path)) for h in s.hosts] == ["rpd"]
 
 
 def test_its_rpd2tracing_json_is_a_trace_named_by_its_writer(capsys):
@@ -63,16 +68,17 @@ def test_the_object_form_rpd2tracing_writes_by_default_is_named_too(tmp_path: Pa
     assert why is not None and NAMED in why, why
 
 
-def test_in_a_logdir_both_are_left_out_by_name_never_no_profiles_found(tmp_path: Path, capsys):
+def test_in_a_logdir_the_rpd_is_read_and_its_json_named(tmp_path: Path, capsys):
     run = tmp_path / "matmul"
     run.mkdir()
     shutil.copyfile(RPD, run / RPD.name)
     shutil.copyfile(JSON, run / JSON.name)
     skips = dict(skipped(str(tmp_path)))
-    assert sorted(skips) == ["matmul/matmul_result.json", "matmul/matmul_result.rpd"], skips
-    assert all(NAMED in why for why in skips.values()), skips
-    assert discover(str(tmp_path)) == []
-    assert NAMED in _report_error(tmp_path, capsys)
+    assert sorted(skips) == ["matmul/matmul_result.json"], skips
+    assert NAMED in skips["matmul/matmul_result.json"] and ".rpd database itself" in skips["matmul/matmul_result.json"]
+    assert [(s.run, [h.format for h in s.hosts]) for s in discover(str(tmp_path))] == [("matmul", ["rpd"])]
+    assert cli(["report", str(tmp_path), "--cache-dir", "off"]) == 0
+    assert "AMD GPU (model not recorded)" in capsys.readouterr().out
 
 
 def test_another_tools_array_opening_with_an_empty_object_is_a_chrome_array_trace(tmp_path: Path):
@@ -96,14 +102,18 @@ def test_controls_other_json_and_other_sqlite_are_unchanged(tmp_path: Path, caps
     assert "not an Nsight Systems export (none of its tables)" in err and NAMED not in err
 
 
-def test_a_gzipped_rpd_is_still_named_by_its_writer(tmp_path: Path, capsys):
-    """rocmProfileData's own test trace is shared gzipped (``raptor/tests/mytrace.rpd.gz``); nvprof's likewise."""
+def test_a_gzipped_rpd_is_read_and_another_compression_named_with_its_command(tmp_path: Path, capsys):
+    """rocmProfileData's own test trace is shared gzipped (``raptor/tests/mytrace.rpd.gz``): read through a private
+    decompressed copy; an ``.xz`` is named with the command that restores it; nvprof's gzipped ``.nvvp`` stays named."""
     import gzip
+    import lzma
 
     packed = tmp_path / "mytrace.rpd.gz"
     packed.write_bytes(gzip.compress(RPD.read_bytes()))
-    assert NAMED in _report_error(packed, capsys)
+    assert _report(packed, capsys)["capture"]["vendor"] == "AMD"
     (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "other.rpd.xz").write_bytes(lzma.compress(RPD.read_bytes()))
     (tmp_path / "run" / "top_kernel.nvvp.gz").write_bytes(gzip.compress(b"SQLite format 3\x00"))
     skips = dict(skipped(str(tmp_path / "run")))
+    assert "xz -dk other.rpd.xz" in skips.get("other.rpd.xz", ""), skips
     assert "nvprof's database" in skips.get("top_kernel.nvvp.gz", ""), skips

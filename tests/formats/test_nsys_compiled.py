@@ -27,6 +27,7 @@ import pytest
 
 from synthetic.nsysexport import NsysJob, write, write_dlprof_forward, write_window
 from tb_gpu_advisor.formats.nsys import compiled, reader, tables
+from tb_gpu_advisor.model import enclosing
 from tests.support.compiled import built, check_built_where_required, forced_pure_description, needs, version_text
 from tests.support.nsys_reference import innermost_range, trace_differences
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
@@ -335,10 +336,10 @@ def test_the_innermost_range_is_the_binary_search_one(seed, monkeypatch):
     is_range = rng.random(n) < 0.6
     launch = np.where(rng.random(3000) < 0.9, rng.integers(0, n, 3000), -1)
     launch[::7] = np.flatnonzero(~is_range)[: launch[::7].size] if (~is_range).any() else -1
-    monkeypatch.setattr(reader._run_ends, "__defaults__", (7 if seed % 2 else 1 << 20,))  # blocks of runs
+    monkeypatch.setattr(enclosing._run_ends, "__defaults__", (7 if seed % 2 else 1 << 20,))  # blocks of runs
     want = innermost_range(h, is_range, launch)
     assert (want >= 0).sum() > 100  # the case is not vacuous: most launches lie in a range
-    assert np.array_equal(reader._innermost_range(h, is_range, launch), want)
+    assert np.array_equal(enclosing.innermost_range(h, is_range, launch), want)  # the one home, nsys's and rpd's
 
 
 @pytest.mark.parametrize("spread", [1, 1 << 20], ids=["dense", "sparse"])

@@ -106,7 +106,7 @@ def trace_differences(a: object, b: object, path: str = "trace") -> list[str]:
 
 
 def innermost_range(h, is_range: np.ndarray, launch: np.ndarray) -> np.ndarray:
-    """``reader._innermost_range`` as it was before issue 38's compiled reader (a binary search per launch, the
+    """``model.enclosing.innermost_range`` (the Nsight reader's, then) as it was before issue 38's compiled reader (a binary search per launch, the
     pointer jumps over whole arrays): the reference the count-based one is compared with."""
     out = np.full(launch.shape, -1, np.int64)
     ridx = np.flatnonzero(is_range)

@@ -79,11 +79,15 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
 #: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.nsys.tables.RPD_OWN``), and the Chrome trace its
 #: ``tools/rpd2tracing.py`` writes from one, array or object form, whose host threads are named ``Hip <tid>`` /
 #: ``HSA <tid>`` and whose GPUs ``GPU<n>`` (survey h37-survey30: ROCm/rocmProfileData's blog example, a PyTorch matmul
-#: on gfx90a kept in ``tests/fixtures/foreign/rocm_rpd_matmul``).  Not read: said by name, with what to capture.
+#: on gfx90a kept in ``tests/fixtures/foreign/rocm_rpd_matmul``).  The JSON is not read -- the ``.rpd`` it was made
+#: from is (``formats.rpd``) -- and is said by name, with what to read instead.
 _RPD_TRACE = rb'"name"\s*:\s*"thread_name"[^{}]{0,200}"args"\s*:\s*\{\s*"name"\s*:\s*"(?:Hip|HSA) \d+"'
-RPD = ("ROCm rocmProfileData's trace (runTracer.sh / rpd_tracer's .rpd database, or the JSON its rpd2tracing.py "
-       "writes from one), a format the Advisor does not read: profile the job with torch.profiler (Kineto records "
-       "HIP kernels, copies and runtime calls on ROCm) or JAX/TensorFlow's profiler (.xplane.pb)")
+RPD = ("the Chrome trace rocmProfileData's rpd2tracing.py writes from an .rpd database, which the Advisor does not "
+       "read: give it the .rpd database itself (runTracer.sh -o <file>.rpd; read directly), or profile the job with "
+       "torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) or JAX/TensorFlow's profiler "
+       "(.xplane.pb)")
+#: A rocmProfileData database the Nsight reader was given (an ``.rpd`` saved as ``.sqlite``): read as rpd's.
+RPD_DATABASE = "a rocmProfileData database (runTracer.sh -o <file>.rpd), not an Nsight Systems export: read as one"
 
 
 #: The Ascend PyTorch Profiler's trace (``torch_npu.profiler``, ``ASCEND_PROFILER_OUTPUT/trace_view.json``; also what

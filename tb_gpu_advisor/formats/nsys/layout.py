@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, session_name
-from tb_gpu_advisor.formats.kineto.layout import RPD
+from tb_gpu_advisor.formats.kineto.layout import RPD_DATABASE
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -68,9 +68,6 @@ NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler fo
           "export --type sqlite), torch.profiler or JAX/TensorFlow's profiler")
 
 
-#: rocmProfileData's database (``runTracer.sh -o <file>.rpd``: ``tables.RPD_OWN``), named in the words its JSON
-#: conversion gets (``formats.kineto.layout.RPD``).
-RPD_SUFFIX = ".rpd"
 
 
 #: How a shared export is often compressed, and the command that gives the file back beside itself.
@@ -127,7 +124,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
                 if schema.is_nvprof():
                     return NVPROF, Header()
                 if schema.is_rpd():
-                    return RPD, Header()
+                    return RPD_DATABASE, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
             when = None
             if schema.has(tb.SESSION_START, "utcEpochNs"):
@@ -233,17 +230,15 @@ class NsysLayout(RunFolderLayout):
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def unread(self, rel: tuple[str, ...]) -> str | None:
-        """nvprof's ``.nvvp`` database, rocmProfileData's ``.rpd`` and a compressed export, named by what they are
-        rather than "not a profile this tool reads" or, in a logdir, nothing at all."""
+        """nvprof's ``.nvvp`` database and a compressed export, named by what they are rather than "not a profile this
+        tool reads" or, in a logdir, nothing at all (rocmProfileData's ``.rpd``, read, is ``formats.rpd``'s)."""
         name = rel[-1]
-        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file (raptor's `mytrace.rpd.gz`)
+        for suffix in COMPRESSED:  # shared gzipped, still the other tool's file
             if name.endswith(suffix) and len(name) > len(suffix):
                 name = name[: -len(suffix)]
                 break
         if name.endswith(NVPROF_SUFFIX) and len(name) > len(NVPROF_SUFFIX):
             return NVPROF
-        if name.endswith(RPD_SUFFIX) and len(name) > len(RPD_SUFFIX):
-            return RPD
         return compressed(rel[-1])
 
     def sniff(self, path: str) -> str | None:

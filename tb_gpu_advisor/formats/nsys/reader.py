@@ -51,6 +51,7 @@ from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import jax, nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
+from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
@@ -1219,7 +1220,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     del corr_ids
     r.d_corr = None
     launch = _launch_index(h.corr, d_corr)
-    op_of_launch = _innermost_range(h, is_range, launch)
+    op_of_launch = innermost_range(h, is_range, launch)
     del is_range
     gpu_of = _gpu_ids(r)
     host_lines = _gpu_host_lines(r, gpu_of, line_pid)
@@ -1242,7 +1243,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits,
-        framework_hint=_framework(h.names, r.d_names, r.domains),
+        framework_hint=framework_shown(h.names, r.d_names, r.domains),
         producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h)},
     )
 
@@ -1396,74 +1397,6 @@ def _launch_index(h_corr: np.ndarray, d_corr: np.ndarray) -> np.ndarray:
     return out
 
 
-def _innermost_range(h: HostEvents, is_range: np.ndarray, launch: np.ndarray) -> np.ndarray:
-    """Per device event: the innermost NVTX range around its launch on the launching thread, -1 (host index).
-
-    Ranges are sorted by (line, start, longer first); each range's parent is the innermost range containing its
-    start, found by pointer jumping from the range before it (a range ending before a later range starts cannot
-    contain anything after it); a launch's range is then the latest range starting before it whose chain holds
-    one still open at the launch.
-
-    Host events are sorted by (line, start) as the ranges are, so "the latest range starting at or before the
-    launch's ns" is a count: the ranges up to the end of the launch's run of events on its line in that ns (a
-    prefix sum, O(n), where a binary search per launch missed the cache at every step).  The jumps move only the
-    entries still jumping: one that stops never moves again."""
-    out = np.full(launch.shape, -1, np.int64)
-    ridx = np.flatnonzero(is_range)
-    if not ridx.size or not (launch >= 0).any():
-        return out
-    rs, re_ = h.start[ridx], h.end[ridx]
-    rline = h.line[ridx]
-    idx_t = np.int32 if h.start.size < 2**31 - 1 else np.int64  # indices at half width: the read's memory peak is here
-    parent = np.arange(-1, ridx.size - 1, dtype=idx_t)
-    parent[1:][rline[1:] != rline[:-1]] = -1
-    _jump(parent, lambda todo, p: re_[p] <= rs[todo], parent)
-    # the ranges up to the end of each launch's run of equal (line, start ns) on the host, less one
-    last = _run_ends(h)
-    upto = np.cumsum(is_range, dtype=idx_t)[last]  # per run: the ranges up to its last event
-    run_of = np.cumsum(last, dtype=idx_t)  # each event's run, counted from 1 at its last event
-    run_of -= last
-    del last
-    q = np.flatnonzero(launch >= 0)
-    li = launch[q]
-    cand = upto[run_of[li]]
-    del upto, run_of
-    cand -= 1
-    cand[(cand >= 0) & (rline[np.maximum(cand, 0)] != h.line[li])] = -1
-    t = h.start[li]
-    _jump(cand, lambda todo, c: (re_[c] <= t[todo]) | (rs[c] > t[todo]), parent)
-    out[q] = np.where(cand >= 0, ridx[np.maximum(cand, 0)], -1)
-    return out
-
-
-def _run_ends(h: HostEvents, block: int = 1 << 20) -> np.ndarray:
-    """Bool per host event: the last of its run of equal (line, start ns) -- host events are sorted by both.  Made a
-    block at a time: no whole column of ns beside the trace."""
-    n = h.start.size
-    last = np.ones(n, bool)
-    for a in range(0, n - 1, block):
-        b = min(a + block, n - 1)
-        np.not_equal(h.start[a + 1:b + 1] // 1000, h.start[a:b] // 1000, out=last[a:b])
-        last[a:b] |= h.line[a + 1:b + 1] != h.line[a:b]
-    return last
-
-
-def _jump(ptr: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray], parent: np.ndarray) -> None:
-    """In place: each ``ptr`` (a range, -1 none) moved to its ``parent`` while ``bad(todo, ptr[todo])`` holds, at most
-    64 moves -- every entry reads the pointers as the move before left them, as one whole-array step would."""
-    todo = np.flatnonzero(ptr >= 0)
-    for _ in range(64):
-        if not todo.size:
-            break
-        cur = ptr[todo]
-        move = bad(todo, cur)
-        todo = todo[move]
-        if not todo.size:
-            break
-        ptr[todo] = parent[cur[move]]
-        todo = todo[ptr[todo] >= 0]
-
-
 def _gpu_ids(r: _Raw) -> dict[int, int]:
     """deviceId -> the GPU id reported (the same: CUPTI's device ordinal)."""
     return {int(d): int(d) for d in sorted_unique(r.d_dev).tolist() if int(d) >= 0}
@@ -1550,7 +1483,7 @@ def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> di
             for d in gpu_of}
 
 
-def _framework(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
+def framework_shown(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
     """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels; JAX where XLA's
     module ranges execute modules JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op
     ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``)."""

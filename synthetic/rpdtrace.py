@@ -1,0 +1,97 @@
+"""Synthetic rocmProfileData databases (``runTracer.sh -o x.rpd``) whose content is known by construction (h37-rpd).
+
+The schema is the real files' (schema_version 2: ``rocpd_api``, ``rocpd_op``, ``rocpd_api_ops``, ``rocpd_copyapi``,
+``rocpd_kernelapi``, ``rocpd_string``, ``rocpd_metadata``), the values a program traced from its start: its HIP
+calls on one thread, each launch's op on ``gpuId`` 0 after a launch latency, bursts of GPU work apart by idle time.
+
+:func:`write` takes the program as bursts -- each a list of ``(kernel name, GPU microseconds)`` -- and whether the
+first burst loads a code object (``hipModuleLoadData``: a one-time cost), and returns the truth of what it wrote.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+SCHEMA = """
+CREATE TABLE rocpd_string (id integer PRIMARY KEY AUTOINCREMENT, string varchar(4096) NOT NULL);
+CREATE TABLE rocpd_api (id integer PRIMARY KEY AUTOINCREMENT, pid integer NOT NULL, tid integer NOT NULL,
+  start integer NOT NULL, "end" integer NOT NULL, apiName_id integer NOT NULL, args_id integer NOT NULL);
+CREATE TABLE rocpd_op (id integer PRIMARY KEY AUTOINCREMENT, gpuId integer NOT NULL, queueId integer NOT NULL,
+  sequenceId integer NOT NULL, completionSignal varchar(18) NOT NULL, start integer NOT NULL, "end" integer NOT NULL,
+  description_id integer NOT NULL, opType_id integer NOT NULL);
+CREATE TABLE rocpd_api_ops (id integer PRIMARY KEY AUTOINCREMENT, api_id integer NOT NULL, op_id integer NOT NULL);
+CREATE TABLE rocpd_copyapi (api_ptr_id integer PRIMARY KEY, stream varchar(18) NOT NULL, size integer NOT NULL,
+  width integer NOT NULL, height integer NOT NULL, kind integer NOT NULL, dst varchar(18) NOT NULL,
+  src varchar(18) NOT NULL, dstDevice integer NOT NULL, srcDevice integer NOT NULL, sync bool NOT NULL,
+  pinned bool NOT NULL);
+CREATE TABLE rocpd_kernelapi (api_ptr_id integer PRIMARY KEY, stream varchar(18) NOT NULL, gridX integer NOT NULL,
+  gridY integer NOT NULL, gridZ integer NOT NULL, workgroupX integer NOT NULL, workgroupY integer NOT NULL,
+  workgroupZ integer NOT NULL, groupSegmentSize integer NOT NULL, privateSegmentSize integer NOT NULL,
+  kernelArgAddress varchar(18) NOT NULL, aquireFence varchar(8) NOT NULL, releaseFence varchar(8) NOT NULL,
+  codeObject_id integer NOT NULL, kernelName_id integer NOT NULL);
+CREATE TABLE rocpd_metadata (id integer PRIMARY KEY AUTOINCREMENT, tag varchar(4096) NOT NULL,
+  value varchar(4096) NOT NULL);
+INSERT INTO rocpd_metadata (tag, value) VALUES ('schema_version', '2');
+"""
+
+PID = 4242
+#: ns from a launch call's start to its op's start on an idle GPU, and a launch call's own length
+LAUNCH_LATENCY_NS = 8_000
+LAUNCH_NS = 5_000
+
+
+def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list[float] = 5.0, module_load_ms: float = 30.0,
+          upload_bytes: int = 0) -> dict:
+    """Write the program to ``path`` (``gap_ms``: the host's pause after each burst, one for all or one per burst);
+    returns its truth: the bursts' count, kernels, GPU time (ns) per kernel name."""
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA)
+    strings: dict[str, int] = {}
+
+    def sid(text: str) -> int:
+        if text not in strings:
+            strings[text] = con.execute("INSERT INTO rocpd_string (string) VALUES (?)", (text,)).lastrowid
+        return strings[text]
+
+    def call(name: str, start: int, end: int) -> int:
+        return con.execute('INSERT INTO rocpd_api (pid, tid, start, "end", apiName_id, args_id) VALUES (?,?,?,?,?,?)',
+                           (PID, PID, start, end, sid(name), sid(""))).lastrowid
+
+    def op(api: int, start: int, end: int, desc: str, kind: str) -> None:
+        oid = con.execute('INSERT INTO rocpd_op (gpuId, queueId, sequenceId, completionSignal, start, "end", '
+                          'description_id, opType_id) VALUES (0, 0, 0, "", ?, ?, ?, ?)',
+                          (start, end, sid(desc), sid(kind))).lastrowid
+        con.execute("INSERT INTO rocpd_api_ops (api_id, op_id) VALUES (?, ?)", (api, oid))
+
+    t = 1_000_000_000
+    gpu_free = t
+    truth = {"bursts": len(bursts), "kernels": 0, "gpu_ns": {}}
+    if upload_bytes:  # a blocking upload: the call holds the host until its copy is done
+        c0 = t
+        copy_ns = max(upload_bytes // 10, 1000)  # ~10 GB/s
+        api = call("hipMemcpyWithStream", c0, c0 + LAUNCH_LATENCY_NS + copy_ns + 1000)
+        con.execute("INSERT INTO rocpd_copyapi VALUES (?, '0x0', ?, 0, 0, 1, '', '', 0, 0, 0, 0)", (api, upload_bytes))
+        op(api, c0 + LAUNCH_LATENCY_NS, c0 + LAUNCH_LATENCY_NS + copy_ns, "", "CopyHostToDevice")
+        t = gpu_free = c0 + LAUNCH_LATENCY_NS + copy_ns + 2000
+    for b, kernels in enumerate(bursts):
+        if b == 0 and module_load_ms:
+            call("hipModuleLoadData", t, t + int(module_load_ms * 1e6))
+            t += int(module_load_ms * 1e6) + 1000
+        for name, us in kernels:
+            api = call("hipLaunchKernel", t, t + LAUNCH_NS)
+            con.execute("INSERT INTO rocpd_kernelapi VALUES (?, '0x0', 64, 1, 1, 256, 1, 1, 0, 0, '', '', '', 0, ?)",
+                        (api, sid(name)))
+            start = max(t + LAUNCH_LATENCY_NS, gpu_free)
+            end = start + int(us * 1000)
+            op(api, start, end, name, "KernelExecution")
+            gpu_free = end
+            t += LAUNCH_NS + 1000
+            truth["kernels"] += 1
+            truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + int(us * 1000)
+        sync = call("hipDeviceSynchronize", t, max(t, gpu_free) + 2000)
+        del sync
+        gap = gap_ms[b % len(gap_ms)] if isinstance(gap_ms, list) else gap_ms
+        t = max(t, gpu_free) + 2000 + int(gap * 1e6)
+    con.commit()
+    con.close()
+    return truth

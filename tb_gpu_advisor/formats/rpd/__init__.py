@@ -1,0 +1,44 @@
+"""rocmProfileData traces (AMD's ROCm tracer, rpd_tracer: ``runTracer.sh -o <file>.rpd``, an SQLite database of its
+own schema): their layout, their probe and the reader into the neutral trace model (``reader.read_trace``)."""
+
+from __future__ import annotations
+
+import os
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import Format
+from tb_gpu_advisor.formats.rpd.layout import LAYOUT, probe_file
+
+
+def has_gpu_activity(path: str) -> bool | None:
+    """True when the database holds a kernel, False when it holds none, None when it cannot be told (a gzipped one:
+    told only once decompressed, by its read)."""
+    if path.endswith(".gz"):
+        return None
+    try:
+        st = os.stat(fsio.local_path(path))
+    except OSError:
+        return None
+    why, gpu = probe_file(path, st.st_size, st.st_mtime_ns)
+    return gpu if why is None else None
+
+
+#: rpd_tracer's way to put the window on the GPU work (ROCm/rocmProfileData FEATURES.md, "Rpd_tracer Start/stop"): the
+#: program switches recording on and off itself (``rpdTracerControl``: it loads the tracer and creates the file), so the
+#: warm-up is never recorded.
+_WINDOW = ("# record only the {steps} after the warm-up, from the program itself:\n"
+           "from rpdTracerControl import rpdTracerControl\n"
+           "rpdTracerControl.setFilename(name=\"run.rpd\", append=False)\n"
+           "tracer = rpdTracerControl()   # loads rpd_tracer; recording starts at start()\n"
+           "tracer.start(); run_steps(10); tracer.stop()   # or: with rpdTracerControl(): run_steps(10)\n"
+           "# or profile with torch.profiler: Kineto records HIP kernels, copies and calls on ROCm")
+WINDOW_FIXES = {
+    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
+                 "themselves, and enough of them.", _WINDOW),),
+    "steady": (("Put the trace on the steady state: rpd_tracer records from process start (module loading, the "
+                "first calls, the libraries' set-up); start it after the warm-up and keep it on several steps.",
+                _WINDOW),),
+}
+
+FORMAT = Format(id="rpd", name="rocmProfileData", layout=LAYOUT, probe=has_gpu_activity,
+                reader_module="tb_gpu_advisor.formats.rpd.reader", window_fixes=WINDOW_FIXES)

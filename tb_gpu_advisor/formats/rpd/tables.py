@@ -1,0 +1,47 @@
+"""The tables of a rocmProfileData database (``runTracer.sh -o <file>.rpd``: AMD's ROCm tracer, rpd_tracer), as its
+files hold them (schema_version 2; checked against ROCm/rocmProfileData's blog example and its ``raptor`` test
+trace):
+
+* ``rocpd_api``: every host record -- HIP calls, roctx ranges and marks (``apiName`` ``UserMarker``, the range's text
+  in ``args``), and the tracer's own work (:data:`OVERHEAD`) -- with ``pid``, ``tid``, ``start``, ``end`` (ns);
+* ``rocpd_op``: the GPU's work per ``gpuId`` and ``queueId``: kernels (``KernelExecution``; a HIP graph's kernels
+  ``Task``), copies (``CopyHostToDevice`` ...), fills (``FillBuffer``), the kernel's name in ``description`` (empty
+  for copies);
+* ``rocpd_api_ops``: which call launched which op (a graph launch: many ops);
+* ``rocpd_copyapi``: per copy call its ``size`` and ``kind`` (HIP's ``hipMemcpyKind``: the direction the program
+  asked for).  Its ``sync`` and ``pinned`` columns are not facts of the copy: rpd_tracer sets ``sync`` for a few
+  calls only (``hipMemcpyWithStream``, which blocks, is left 0) and never sets ``pinned`` (its row's default, 0);
+  the call's name says whether it blocks (``devices.copy_call_sync``), and the host memory's kind is unknown;
+* ``rocpd_kernelapi``: per launch its grid and workgroup (HIP's module launches record the grid in work-items);
+* ``rocpd_string``: every name and argument text, by ``id``;
+* ``rocpd_metadata``: ``tag`` / ``value`` rows (``schema_version``).
+
+Names are the database's own; no view it defines is ever read (``nsys.tables.Schema`` counts real tables only).
+"""
+
+from __future__ import annotations
+
+API = "rocpd_api"
+OP = "rocpd_op"
+API_OPS = "rocpd_api_ops"
+COPY_API = "rocpd_copyapi"
+KERNEL_API = "rocpd_kernelapi"
+STRING = "rocpd_string"
+METADATA = "rocpd_metadata"
+#: The string table's text column.
+STRING_TEXT = "string"
+#: ``apiName`` of roctx ranges and marks, and of the ops PyTorch's hooks record through roctx: the text is ``args``.
+USER_MARKER = "UserMarker"
+#: ``opType`` of a kernel dispatched by a launch call, and of one a HIP graph launch ran.
+KERNEL_OPS = ("KernelExecution", "Task")
+#: ``hipMemcpyKind`` -> the op type of that direction (``hipMemcpyDefault``, 4: the runtime infers it; the op says).
+COPY_KIND_OPS = {0: "CopyHostToHost", 1: "CopyHostToDevice", 2: "CopyDeviceToHost", 3: "CopyDeviceToDevice"}
+#: The tracer's own records (``Logger::createOverheadRecord``: its flushes of each table, its activity callback):
+#: its work, not the program's.
+OVERHEAD = ("rpdflush", "hcc_activity_callback")
+OVERHEAD_SUFFIX = "::writeRows"
+
+
+def is_overhead(name: str) -> bool:
+    """A record of the tracer's own work (:data:`OVERHEAD`)."""
+    return name in OVERHEAD or name.endswith(OVERHEAD_SUFFIX)

@@ -10,6 +10,7 @@ once however many events use it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -24,7 +25,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -222,6 +223,15 @@ _RUNTIME = re.compile(r"^(%s)[A-Z]" % "|".join(p for v in VENDORS for p in v.RUN
 
 def is_runtime_call(name: str) -> bool:
     return bool(_RUNTIME.match(name))
+
+
+def vendor_of_calls(call_names: Iterable[str]):  # noqa: ANN201 - a vendor module
+    """The vendor whose runtime made ``call_names`` (``hipMemcpy`` is ROCm's, ``cudaFree`` NVIDIA's), NVIDIA when
+    none or several do.  Why: a window with no GPU record names no GPU, yet its runtime calls still say whose runtime
+    ran -- a ROCm start-up window is "HIP calls", never "CUDA calls"."""
+    found = {v for n in call_names for v in VENDORS
+             if any(n.startswith(p) and n[len(p):len(p) + 1].isupper() for p in v.RUNTIME_PREFIXES)}
+    return found.pop() if len(found) == 1 else nvidia
 
 
 #: The device allocator's own calls (CUDA runtime and driver, HIP): each ``cudaFree`` synchronizes the device, and

@@ -58,6 +58,8 @@ TERMS = {
                     "not padded",
     "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
     "allocator_calls": "hipMalloc / hipFree",
+    "runtime": "HIP",
+    "context_creation": "the HIP runtime's start-up",
 }
 
 

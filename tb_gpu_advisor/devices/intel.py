@@ -62,6 +62,8 @@ TERMS = {
     "conv_padding": "oneDNN chooses its kernels for the channel counts it is given",
     "tc_kernel_names": "an XMX (DPAS) kernel of oneDNN or oneMKL",
     "allocator_calls": "sycl::malloc_device / sycl::free",
+    "runtime": "SYCL runtime",
+    "context_creation": "the SYCL runtime's start-up",
 }
 
 

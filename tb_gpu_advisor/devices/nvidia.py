@@ -38,6 +38,8 @@ TERMS = {
     "conv_padding": "cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded",
     "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
     "allocator_calls": "cudaMalloc / cudaFree",
+    "runtime": "CUDA",
+    "context_creation": "the CUDA context's creation",
 }
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list

@@ -659,11 +659,13 @@ def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
 
 
 def _startup_calls(trace: Trace) -> str:
-    """The CUDA calls of a window without kernels, in words: the most time first, the context's creation named,
-    then the copies and memsets that ran (``cudaFree ×1 (118.6 ms: the CUDA context's creation), ...``)."""
+    """The runtime calls of a window without kernels, in words: the most time first, the context's creation named,
+    then the copies and memsets that ran (``cudaFree ×1 (118.6 ms: the CUDA context's creation), ...``).  The words
+    are the vendor's whose runtime made the calls: the window names no GPU to ask."""
     h = trace.h
     mask = h.name_mask(devices.is_runtime_call)
     idx = np.flatnonzero(mask)
+    terms = devices.vendor_of_calls(h.names[int(i)] for i in np.unique(h.name[idx])).TERMS
     dur = (h.end[idx] - h.start[idx]).astype(np.int64) // 1000  # ns
     total = np.bincount(h.name[idx].astype(np.int64, copy=False), weights=dur, minlength=len(h.names))
     count = np.bincount(h.name[idx].astype(np.int64, copy=False), minlength=len(h.names))
@@ -672,11 +674,11 @@ def _startup_calls(trace: Trace) -> str:
     parts = []
     for i in order[:6]:
         what = f"`{h.names[i]}` ×{int(count[i])} ({total[i] / 1e6:.1f} ms"
-        what += ": the CUDA context's creation, paid by the first call that needs one)" if i == longest else ")"
+        what += f": {terms['context_creation']}, paid by the first call that needs one)" if i == longest else ")"
         parts.append(what)
     if len(order) > 6:
         parts.append(f"{len(order) - 6} more")
-    text = f"{int(idx.size):,} CUDA call{'s' if idx.size != 1 else ''}: {', '.join(parts)}"
+    text = f"{int(idx.size):,} {terms['runtime']} call{'s' if idx.size != 1 else ''}: {', '.join(parts)}"
     ran = [(d.gpu, len(d), int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices
            if len(d)]
     if ran:

@@ -38,3 +38,15 @@ def test_a_hip_copy_call_says_whether_it_blocks(name: str, sync: int):
     traces' ``hipMemcpyWithStream`` reads (an ``.item()``, vLLM's sampler) and rocmProfileData's 2 GB upload were
     copies of unknown kind, never synchronous."""
     assert devices.copy_call_sync(name) == sync
+
+
+def test_the_runtime_of_a_window_is_named_by_its_calls():
+    """A window with no GPU record names no GPU; its calls still say whose runtime ran (``devices.vendor_of_calls``):
+    HIP's calls are AMD's words, CUDA's (runtime or driver) NVIDIA's, a mixture or nothing the default."""
+    from tb_gpu_advisor import devices
+
+    assert devices.vendor_of_calls(["hipModuleLoadData", "hipDeviceSynchronize"]).TERMS["runtime"] == "HIP"
+    assert devices.vendor_of_calls(["cudaFree", "cuLibraryLoadData"]).TERMS["runtime"] == "CUDA"
+    assert devices.vendor_of_calls(["urEnqueueKernelLaunch"]).VENDOR == "Intel"
+    assert devices.vendor_of_calls(["hipFree", "cudaFree"]).VENDOR == "NVIDIA"
+    assert devices.vendor_of_calls(["cumsum", "hipster"]).VENDOR == "NVIDIA"  # not calls: no prefix + capital

@@ -24,7 +24,7 @@ test("findings keep the server's ranking and show saving, guide, actions, links"
   assert.equal(findings.length, report.findings.length);
   assert.deepEqual(findings.map((f) => f.dataset.findingId), report.findings.map((f) => f.id));
   const first = findings[0];
-  assert.match(first.querySelector(".saving").textContent, /12\.4 ms\/step \(31% of the step\)/);
+  assert.match(first.querySelector(".saving").textContent, /12\.4 ms\/step \(31% of step\)/);
   assert.match(first.textContent, /1\.2\.2 Small GPU kernels/);
   assert.equal(first.querySelectorAll("pre.snippet").length, 1);
   assert.equal(first.querySelectorAll("button.copy").length, 1);

@@ -261,6 +261,20 @@ export function hostsText(f) {
 }
 
 /**
+ * Whether a finding's numbers are of one step (report/verdict.one_step): every analysed host it speaks of kept one
+ * step (a one-pass capture, a window read whole).  Its prose says "of the 116.5 ms step" then, and so does its saving.
+ */
+export function oneStep(hosts, f) {
+  const of = (hosts || []).filter((hr) => !hr.error && (f.host === null || f.host === undefined || hr.host === f.host));
+  return of.length > 0 && of.every((hr) => hr.steps && hr.steps.count === 1);
+}
+
+/** How a finding's saving is written (format.saving's options): of one step or per step, the server's floor. */
+function savingWords(f, ctx = {}) {
+  return { one: oneStep(ctx.reportHosts, f), floor: ctx.legend?.min_saving_share ?? null };
+}
+
+/**
  * One finding. Only the top one is open: its summary, its saving and its
  * recommended change come first, so they are on screen without scrolling;
  * the facts, the evidence and the links follow.
@@ -273,7 +287,7 @@ export function findingView(f, rank, ctx) {
       h("span", { class: `badge sev` }, f.severity),
       h("span", { class: "finding-title" }, units(f.title)),
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
-      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null,
+      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving, savingWords(f, ctx))}`) : null,
       f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null,
       f.confidence && f.confidence !== "high" ? h("span", { class: "confidence muted" }, `${f.confidence} confidence (steps)`) : null),
     h("div", { class: "finding-body" },
@@ -284,7 +298,7 @@ export function findingView(f, rank, ctx) {
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
         f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
-        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving, savingWords(f, ctx)), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, overlapText(f, ctx)) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
@@ -518,7 +532,7 @@ export function reportView(report, ctx) {
     achievableLine(report.achievable),
     scorecard(report.headline, ctx),
     notesView(report),
-    findingsView(report.findings, ctx),
+    findingsView(report.findings, { ...ctx, reportHosts: report.hosts }),
     memoryPeaksView(report),
     ranksView(report.ranks, ctx),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),

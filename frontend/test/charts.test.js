@@ -74,7 +74,7 @@ test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels 
   const height = Number(svg.getAttribute("viewBox").split(" ")[3]);
   assert.ok(height < 560, height);
   const tip = panels[2].querySelector("rect title").textContent;
-  assert.match(tip, /^GPU 2, step 1: Device compute 3\.0 ms of 4\.0 ms$/);
+  assert.match(tip, /^GPU 2, step 1: Device compute 3\.00 ms of 4\.00 ms$/);
 });
 
 test("the host-wide rows (gpu null) become a first 'All GPUs (mean)' panel", () => {

@@ -698,8 +698,8 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     frame.locator("select[aria-label='Compare with…']").select_option(label=base)
     frame.locator(f"body[data-state='ready'][data-compare^='{base}/']").wait_for(timeout=120000)
     verdict = frame.locator(".diff-verdict").inner_text()
-    # the CLI's numbers (17.9 ms -> 2.39 ms, -15.5 ms), in the tab's rounding (format.js: one decimal from 1 ms)
-    assert verdict.startswith("Step time 17.9 ms → 2.4 ms (−15.5 ms, −87%): faster"), verdict
+    # the CLI's numbers to the CLI's digits (17.9 ms -> 2.39 ms, -15.5 ms, -86.7%: common/fmt, h37-ui11)
+    assert verdict.startswith("Step time 17.9 ms → 2.39 ms (−15.5 ms, −86.7%): faster"), verdict
     assert frame.locator(".side-label").all_inner_texts() == [expected["base"]["label"], expected["new"]["label"]]
     rows = frame.locator("table.diff-table").first.locator("tbody tr")
     assert rows.count() == len(expected["findings"])

@@ -61,8 +61,8 @@ test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels 
   const panels = [...svg.querySelectorAll("g.gpu-panel")];
   assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["0", "1", "2", "3", "4", "5", "6", "7"]);
   assert.deepEqual(panels.map((p) => p.querySelectorAll("g.step-bar").length), [6, 6, 6, 6, 6, 6, 6, 6]);
-  assert.equal(panels[0].querySelector(".panel-label").textContent, "GPU 0 · device compute 6.0 ms of 7.0 ms step (86%)");
-  assert.equal(panels[3].querySelector(".panel-label").textContent, "GPU 3 · device compute 3.0 ms of 4.0 ms step (75%)");
+  assert.equal(panels[0].querySelector(".panel-label").textContent, "GPU 0 · device compute 6.00 ms of 7.00 ms step (86%)");
+  assert.equal(panels[3].querySelector(".panel-label").textContent, "GPU 3 · device compute 3.00 ms of 4.00 ms step (75%)");
   // x labels: each step once (not once per GPU as with interleaved rows)
   assert.deepEqual([...svg.querySelectorAll(".step-tick")].map((t) => t.textContent), ["1", "2", "3", "4", "5", "6"]);
   // same y scale: GPU 0's 7 ms bars are 7/4 as tall as GPU 1's 4 ms bars
@@ -74,14 +74,14 @@ test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels 
   const height = Number(svg.getAttribute("viewBox").split(" ")[3]);
   assert.ok(height < 560, height);
   const tip = panels[2].querySelector("rect title").textContent;
-  assert.match(tip, /^GPU 2, step 1: Device compute 3\.0 ms of 4\.0 ms$/);
+  assert.match(tip, /^GPU 2, step 1: Device compute 3\.00 ms of 4\.00 ms$/);
 });
 
 test("the host-wide rows (gpu null) become a first 'All GPUs (mean)' panel", () => {
   const svg = charts.stepChart(multiGpuRows(4, 6, 0, true));
   const panels = [...svg.querySelectorAll("g.gpu-panel")];
   assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["", "0", "1", "2", "3"]);
-  assert.equal(panels[0].querySelector(".panel-label").textContent, "All GPUs (mean) · device compute 4.0 ms of 7.0 ms step (57%)");
+  assert.equal(panels[0].querySelector(".panel-label").textContent, "All GPUs (mean) · device compute 4.00 ms of 7.00 ms step (57%)");
   assert.match(panels[0].querySelector("rect title").textContent, /^all GPUs \(mean\), step 1: /);
   assert.deepEqual([...svg.querySelectorAll(".step-tick")].map((t) => t.textContent), ["1", "2", "3", "4", "5", "6"]);
 });
@@ -128,7 +128,7 @@ test("the breakdown's categories, their names and order are the server's; one it
   const names = [...svg.querySelectorAll(".legend-item text")].map((t) => t.textContent);
   assert.deepEqual(names, ["Device compute", "One-time start-up", "brand new"]); // server order, then the unknown one
   assert.equal(svg.querySelectorAll("g.step-bar rect.cat-brand_new").length, 2);
-  assert.match(svg.querySelector("rect.cat-startup title").textContent, /One-time start-up 1\.0 ms of 6\.0 ms/);
+  assert.match(svg.querySelector("rect.cat-startup title").textContent, /One-time start-up 1\.00 ms of 6\.00 ms/);
 });
 
 test("log ticks: at least three on an axis that spans less than a decade (was: one)", () => {
@@ -182,10 +182,10 @@ test("the panels' labels read the report's ledger, not the bars' means", () => {
     gpus: [{ gpu: 0, step_ms: 10, breakdown: { device_compute: 9, other: 1 } }, { gpu: 1, step_ms: 6, breakdown: { device_compute: 3 } }] };
   const svg = charts.stepChart(rows, { ledger: charts.stepLedger(hr) });
   const labels = [...svg.querySelectorAll(".panel-label")].map((t) => t.textContent);
-  assert.deepEqual(labels, ["All GPUs (mean) · device compute 5.0 ms of 8.0 ms step (63%)",
-    "GPU 0 · device compute 9.0 ms of 10.0 ms step (90%)", "GPU 1 · device compute 3.0 ms of 6.0 ms step (50%)"]);
+  assert.deepEqual(labels, ["All GPUs (mean) · device compute 5.00 ms of 8.00 ms step (63%)",
+    "GPU 0 · device compute 9.00 ms of 10.0 ms step (90%)", "GPU 1 · device compute 3.00 ms of 6.00 ms step (50%)"]);
   // without a ledger (an old cached report): the bars' means, as before
-  assert.match(charts.stepChart(rows).querySelector(".panel-label").textContent, /^All GPUs \(mean\) · device compute 4\.0 ms of 7\.0 ms/);
+  assert.match(charts.stepChart(rows).querySelector(".panel-label").textContent, /^All GPUs \(mean\) · device compute 4\.00 ms of 7\.00 ms/);
 });
 
 test("an AMD report's breakdown legend names HIP's allocator calls, an NVIDIA report's CUDA's (legendFor)", async () => {

@@ -13,12 +13,12 @@ test("verdict and calibration lines say what the CLI says", () => {
   const el = diffViews.diffView(d);
   assert.equal(el.dataset.verdict, "faster");
   const verdict = el.querySelector(".diff-verdict").textContent;
-  assert.match(verdict, /^Step time 10\.1 ms → 4\.1 ms \(−5\.9 ms, −59%\): faster \(noise ±\d+ µs\)$/);
+  assert.match(verdict, /^Step time 10\.1 ms → 4\.15 ms \(−5\.92 ms, −58\.8%\): faster \(noise ±\d+ µs\)$/);
   const cal = el.querySelector(".calibration").textContent;
   const title = d.findings.find((f) => f.rule === "input_bound").title;
   assert.ok(cal.startsWith(`Fixed '${title}': predicted saving`), cal);  // the finding's words, never its rule id
-  const c = d.calibration;  // the words are the fixture's numbers, one decimal, the ratio in whole per cent
-  assert.ok(cal.includes(`: predicted saving ${c.predicted_ms.toFixed(1)} ms/step, realised ${c.realised_ms.toFixed(1)} ` +
+  const c = d.calibration;  // the words are the fixture's numbers as the CLI writes them (3 significant digits), the ratio in whole per cent
+  assert.ok(cal.includes(`: predicted saving ${c.predicted_ms.toFixed(2)} ms/step, realised ${c.realised_ms.toFixed(2)} ` +
                          `ms/step (${Math.round(c.ratio * 100)}% of predicted, within ±25%)`), cal);
   assert.match(cal, /no other finding got worse/);
 });
@@ -28,7 +28,7 @@ test("findings diff: one row per matched rule with severity and saving before ->
   const rows = [...diffViews.diffView(d).querySelectorAll("table.diff-table")[0].querySelectorAll("tbody tr")];
   assert.equal(rows.length, d.findings.length);
   const cells = [...rows[0].querySelectorAll("td")].map((td) => td.textContent);
-  assert.deepEqual(cells, ["fixed", "critical → –", `${d.findings[0].base_saving_ms.toFixed(1)} ms → –`, d.findings[0].title]);
+  assert.deepEqual(cells, ["fixed", "critical → –", `${d.findings[0].base_saving_ms.toFixed(2)} ms → –`, d.findings[0].title]);
   assert.ok(!cells.includes(d.findings[0].rule));  // no internal rule id on the screen (issue #36)
   assert.ok(rows[0].classList.contains("finding-fixed"));
 });

@@ -27,7 +27,7 @@ test("the memory chart draws allocated, reserved, capacity and the peak where th
   // the capacity line lies above the peak (40 GiB vs 19.5 GiB: higher on screen = smaller y)
   assert.ok(Number(cap.getAttribute("y1")) < Number(peak.getAttribute("cy")));
   assert.match(svg.querySelector(".mem-peak-label").textContent, /peak 19\.5 GiB, step 3/);
-  assert.match(svg.querySelector(".mem-capacity-label").textContent, /capacity 40 GiB/);
+  assert.match(svg.querySelector(".mem-capacity-label").textContent, /capacity 40\.0 GiB/);
   // the peak sits at its time: its x between the first and last point's
   const cx = Number(peak.getAttribute("cx"));
   assert.ok(cx > 64 && cx < 800 - 12);
@@ -43,9 +43,9 @@ test("the host section shows each GPU's memory: its peak in words, the chart, th
   const el = views.reportView(report, ctx);
   const sec = el.querySelector(".host .gpu-memory[data-gpu='0']");
   assert.ok(sec, "GPU 0's memory section");
-  assert.match(sec.querySelector(".memory-peak").textContent, /19\.5 GiB allocated \(19\.8 GiB reserved\) of 40 GiB, 18\.0 ms into step 3/);
+  assert.match(sec.querySelector(".memory-peak").textContent, /19\.5 GiB allocated \(19\.8 GiB reserved\) of 40\.0 GiB, 18\.0 ms into step 3/);
   assert.ok(sec.querySelector("svg.memory-chart"));
-  assert.match(sec.querySelector(".oom h4").textContent, /2 GiB could not be allocated/);
+  assert.match(sec.querySelector(".oom h4").textContent, /2\.00 GiB could not be allocated/);
   assert.ok(sec.textContent.includes(HOSTILE), "hostile op and frame names shown as text");
   assert.equal(sec.querySelector("img"), null);
   assert.equal(el.querySelector(".host .gpu-memory[data-gpu='1']"), null, "GPU 1 records no memory");
@@ -57,7 +57,7 @@ test("the report lists every GPU's peak in one table, and a memory finding says 
   const table = el.querySelector("section.memory table");
   const rows = [...table.querySelectorAll("tbody tr")];
   assert.equal(rows.length, 2); // one per host with memory: GPU 0 of worker0 and worker1
-  assert.match(rows[0].textContent, /worker0.*19\.5 GiB.*19\.8 GiB.*40 GiB.*49%.*step 3/);
+  assert.match(rows[0].textContent, /worker0.*19\.5 GiB.*19\.8 GiB.*40\.0 GiB.*49%.*step 3/);
   const f = [...el.querySelectorAll(".finding")].find((x) => x.dataset.rule === "activation_memory");
   assert.match(f.querySelector(".saving-bytes").textContent, /frees ~5\.25 GiB/);
   assert.ok(!el.querySelector(".finding[data-rule='launch_bound'] .saving-bytes"));

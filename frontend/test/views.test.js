@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fixture, HOSTILE, STATIC } from "./dom_env.js";
+import { readFileSync } from "node:fs";
+import { fixture, HOSTILE, legend, STATIC } from "./dom_env.js";
 
 const views = await import(new URL("views.js", STATIC));
 const ctx = { root: "http://localhost:6006/prefix/", stockRun: "run1/2024_01_01_00_00_00", hosts: ["worker0", "worker1"] };
@@ -24,7 +25,7 @@ test("findings keep the server's ranking and show saving, guide, actions, links"
   assert.equal(findings.length, report.findings.length);
   assert.deepEqual(findings.map((f) => f.dataset.findingId), report.findings.map((f) => f.id));
   const first = findings[0];
-  assert.match(first.querySelector(".saving").textContent, /12\.4 ms\/step \(31% of the step\)/);
+  assert.match(first.querySelector(".saving").textContent, /12\.4 ms\/step \(31% of step\)/);
   assert.match(first.textContent, /1\.2\.2 Small GPU kernels/);
   assert.equal(first.querySelectorAll("pre.snippet").length, 1);
   assert.equal(first.querySelectorAll("button.copy").length, 1);
@@ -452,4 +453,83 @@ test("a table's prose cells use the tab's µs, names stay as written", () => {
   const t = { title: "GPU memory at the peak", columns: ["GPU", "peak at", "kernel"], rows: [[0, "161 us into step 13, 13% of it", "gemm_3us"]] };
   const cells = [...views.tableView(t).querySelectorAll("td")].map((td) => td.textContent);
   assert.deepEqual(cells.slice(1), ["161 µs into step 13, 13% of it", "gemm_3us"]);
+});
+
+// -- one value on one screen (h37-ui11): the tab writes numbers and savings as the CLI writes them -------------------
+
+const formats = () => JSON.parse(readFileSync(new URL("./fixtures/format.json", import.meta.url), "utf8"));
+const fmt = await import(new URL("format.js", STATIC));
+const { units } = await import(new URL("dom.js", STATIC));
+
+test("every duration, byte count and saving the CLI writes, the tab writes the same (format.json: common/fmt, render)", () => {
+  const f = formats();
+  for (const [v, cli] of f.ms) assert.equal(fmt.ms(v), units(cli), `ms(${v})`);
+  for (const [v, cli] of f.gb) assert.equal(fmt.gib(v), cli, `gib(${v})`);
+  const floor = legend().min_saving_share;
+  for (const [msPerStep, percent, one, cli] of f.saving) {
+    assert.equal(`saves ~${fmt.saving({ ms_per_step: msPerStep, percent_of_step: percent }, { one, floor })}`, units(cli),
+      `saving(${msPerStep}, ${percent}%, one step: ${one})`);
+  }
+});
+
+/** The fixture report with each host's steps as `count` says (1: a one-pass capture, a window read whole). */
+function withSteps(count) {
+  const report = fixture();
+  for (const hr of report.hosts) hr.steps = { ...hr.steps, count };
+  return report;
+}
+
+test("a finding of a host that kept one step says what it saves of that step, as the CLI does; per step otherwise", () => {
+  const lctx = { ...ctx, legend: legend() };
+  const one = views.reportView(withSteps(1), lctx).querySelector(".finding .saving").textContent;
+  assert.equal(one, "saves ~12.4 ms (31% of the step)");  // render._saving_text(one=True)
+  const many = views.reportView(withSteps(6), lctx).querySelector(".finding .saving").textContent;
+  assert.equal(many, "saves ~12.4 ms/step (31% of step)");  // the control: steps kept, per step
+  // a merged finding (no host) is of one step only when every host kept one
+  const mixed = withSteps(1);
+  mixed.hosts[1].steps.count = 5;
+  const merged = mixed.findings.find((f) => !f.host && f.saving);
+  assert.equal(views.oneStep(mixed.hosts, merged), false);
+  assert.equal(views.oneStep(withSteps(1).hosts, merged), true);
+});
+
+test("a saving under the server's floor is '<0.5%', as the CLI writes it (was '0.2% of the step')", () => {
+  const report = fixture();
+  report.findings[0].saving = { ...report.findings[0].saving, ms_per_step: 0.0123, percent_of_step: 0.2 };
+  const text = views.reportView(report, { ...ctx, legend: legend() }).querySelector(".finding .saving").textContent;
+  assert.equal(text, "saves ~12 µs/step (<0.5% of step)");
+});
+
+test("a capture with no GPU work: facts name a program of no framework as one, no empty kernel chart, no cause of the tab's own", () => {
+  const report = fixture();
+  const hr = report.hosts[0];
+  hr.gpus = [];
+  hr.capture = { ...hr.capture, framework: "native", framework_name: "a GPU program with no ML framework" };
+  hr.kernel_durations_us = { edges_us: [0, 1, 2, null], counts: [0, 0, 0], count: 0 };
+  const el = views.hostView(hr, ctx);
+  const facts = el.querySelector(".host-facts").textContent;
+  assert.match(facts, /^capture of a GPU program with no ML framework · /);
+  assert.doesNotMatch(facts, /framework capture/);
+  assert.ok(![...el.querySelectorAll("figcaption")].some((c) => /Kernel durations/.test(c.textContent)));  // all bins 0
+  const box = el.querySelector(".no-gpu").textContent;
+  assert.doesNotMatch(box, /CUPTI|sees the GPU/);  // the findings say why (CUDA tracing off, NVTX only, a start-up window)
+  assert.match(box, /The findings above say why/);
+  // the controls: a framework's name reads "PyTorch capture"; a host that timed kernels keeps its histogram
+  const torch = fixture().hosts[0];
+  torch.capture = { ...torch.capture, framework: "pytorch", framework_name: "PyTorch" };
+  assert.match(views.hostFacts(torch)[0], /^PyTorch capture$/);
+  assert.ok([...views.hostView(torch, ctx).querySelectorAll("figcaption")].some((c) => /Kernel durations/.test(c.textContent)));
+});
+
+test("no finding and every card n/a (a memory snapshot alone): the tab never says the numbers are within their thresholds", () => {
+  const report = fixture();
+  report.findings = [];
+  report.healthy = true;
+  report.headline = report.headline.map((m) => ({ ...m, value: null, display: "n/a", status: "unknown" }));
+  const text = views.reportView(report, ctx).querySelector(".findings").textContent;
+  assert.doesNotMatch(text, /within their thresholds/);
+  assert.match(text, /None of the numbers above could be measured in this capture/);
+  const measured = fixture();  // the control: cards with values keep the sentence
+  measured.findings = [];
+  assert.match(views.reportView(measured, ctx).querySelector(".findings").textContent, /within their thresholds/);
 });

@@ -68,8 +68,9 @@ class Kind:
     #: launches the CUDA runtime refused, their kernels never run (``Trace.producer["refused_launches"]``, from the
     #: calls' return codes), in words; "" where every launch was accepted
     refused_launches: str = ""
-    #: GPU use with no GPU record, in a file the reader could not read to its end (``Trace.problems``: cut off,
-    #: corrupt): the records may lie past the damage rather than be missing from the capture, in words; "" otherwise
+    #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file the reader could not read to
+    #: its end (``Trace.problems``: cut off, corrupt): the records may lie past the damage rather than be missing from
+    #: the capture, in words; "" otherwise
     damaged: str = ""
     #: no GPU record (no GPU work, or its records lost), but the framework's own host events name the work:
     #: "training" (autograd's backward nodes, an optimizer's step, a wrapper's training phase) or "inference" (an
@@ -104,6 +105,12 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
         kind = dataclasses.replace(kind, refused_launches=refused)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
+    elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the
+        # file stops early, and what it holds past the damage was not read (h37-ui11: a Kineto trace cut at its 241st
+        # event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU")
+        kind = dataclasses.replace(kind, confidence="low", cpu_only="", damaged=trace.problems[0],
+                                   evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
+                                            "file that was read; what it holds past the damage was not read")
     if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):
         said = host_kind(trace, fw)
         if said is not None:

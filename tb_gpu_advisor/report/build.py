@@ -73,7 +73,10 @@ def mfu_card(m: HostMetrics) -> Metric:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's FLOPs per step and GPU")
         detail["not_available"] = why
-        if not f.flops_per_step:  # the setting that would give it: the tab points at its Settings, the CLI at its flag
+        # the setting that would give it: the tab points at its Settings, the CLI at its flag -- only where GPU work was
+        # timed (``step_ms``): over no kernel no FLOPs setting gives an MFU (h37-ui11: "Set Model FLOPs" under
+        # "no GPU kernels in kept steps" on a window with no GPU work and on a memory snapshot)
+        if not f.flops_per_step and f.step_ms:
             detail["needs_setting"] = "model_flops"
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})

@@ -18,6 +18,7 @@ from typing import Any
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.options import settings_spec
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY as RULES
@@ -87,7 +88,8 @@ def legend() -> dict[str, Any]:
     """``categories`` (the breakdown, bottom of a stacked bar first), ``idle`` (the GPU's idle categories, the
     breakdown's priority: highest first), ``kinds`` (timeline events), ``rule_waits`` (rule id -> the idle
     categories its findings speak of; a rule not listed: every one), ``groups`` (the diff's breakdown groups with
-    their categories), ``memory`` (what holds memory at a peak, in the memory chart's stacking order) and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset).
+    their categories), ``memory`` (what holds memory at a peak, in the memory chart's stacking order), ``min_saving_share`` (the
+    share of the step under which a saving is written "<0.5%") and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset).
     ``categories`` and ``idle`` are in the words of the vendor a GPU no vendor claims gets (``devices.vendor``);
     ``vendors`` holds them in each vendor's words, for the report whose ``capture.vendor`` names it."""
     return {
@@ -98,4 +100,6 @@ def legend() -> dict[str, Any]:
         "groups": [{**g, "categories": list(GROUPS[g["id"]])} for g in _named(GROUPS, GROUP_LABELS)],
         "memory": _named(MEMORY_CATEGORIES, MEMORY_LABELS),
         "settings": [s.as_dict() for s in settings_spec()],
+        # a saving under this share of the step is written "<0.5%", on the tab as in the CLI (render._saving_text)
+        "min_saving_share": T("report.min_saving_share"),
     }

@@ -313,11 +313,12 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"guide's GPU checks were skipped and nothing here is a verdict on the job. Fix the failure, then "
                    f"profile again.")
         return _run_failed(ctx, summary, title, actions), True
-    elif kind is not None and kind.lost_gpu and kind.damaged:  # the file, not the capture: read what was cut off
+    elif kind is not None and kind.damaged:  # the file, not the capture: read what was cut off
         title = "No GPU record in the part of the damaged file that was read"
         actions = ctx.fw.extra(f"{ID}:damaged_records") or [READ_WHOLE_FILE]
-        summary = (f"The GPU was used ({kind.lost_gpu}), but the part of the file that could be read holds no record "
-                   f"of its work: the file is damaged before them (what the damage is, the report's damaged-file notice "
+        used = f"The GPU was used ({kind.lost_gpu}), but the" if kind.lost_gpu else "The"
+        summary = (f"{used} part of the file that could be read holds no record "
+                   f"of GPU work: the file is damaged before them (what the damage is, the report's damaged-file notice "
                    f"says once). What the file holds past its damage was not read, so the GPU's records "
                    f"may well be there -- the profiler is not shown to have missed them. The "
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")

@@ -311,6 +311,31 @@ def served_report(tensorboard_url: str, run: str, session: str, **settings: str)
         time.sleep(0.2)
 
 
+def _squeeze(text: str) -> str:
+    """Text with runs of white space as one space and the CLI's "us" as the tab's "µs" (dom.units)."""
+    return re.sub(r"(\d)( ?)us\b", r"\1\2µs", re.sub(r"\s+", " ", text)).strip()
+
+
+def assert_the_clis_words(frame, tensorboard_url: str, run: str) -> None:
+    """One value on one screen (h37-ui11): the verdict, every finding's saving and the "If every fix lands" line the
+    tab shows for ``run`` are, word for word, what the CLI's text or markdown of the same report says -- its numbers
+    to the CLI's digits (was "step ~112 ms instead of 116 ms" under the verdict's "116.5 ms"), of one step where the
+    host kept one (was "4.6 ms/step (4.0% of the step)" where the CLI said "4.62 ms (4% of the step)")."""
+    from tb_gpu_advisor.model.schema import Report
+    from tb_gpu_advisor.report import render
+
+    body = frame.locator("body")
+    report = Report.from_dict(served_report(tensorboard_url, run, body.get_attribute("data-session")))
+    cli = _squeeze(render.to_text(report, top=None)) + "\n" + _squeeze(render.to_markdown(report, top=None))
+    verdict = frame.locator("p.verdict").inner_text().removeprefix("✓ ").removesuffix(" — no GPU in this capture")
+    shown = [] if any(h.damage for h in report.hosts) else [verdict]  # a damaged host's verdict points below instead
+    shown += frame.locator(".finding .saving").all_inner_texts() + frame.locator("p.achievable").all_inner_texts()
+    assert frame.locator(".finding .saving").count() == sum(bool(f.saving or f.saving_bytes) for f in report.findings
+                                                            if f.rule != "healthy"), run
+    for text in shown:
+        assert _squeeze(text) in cli, (run, text)
+
+
 def assert_top_finding_above_the_fold(page, frame, run: str, tensorboard_url: str) -> None:
     """At 1400x1000 the top problem, its saving and its first fix are on screen without scrolling.
 
@@ -376,6 +401,7 @@ def test_scorecard_and_top_finding_per_scenario(tensorboard_url, page, shots):
             assert bad.count() == 0, f"{run}: expected no warnings"
         else:
             assert findings.first.get_attribute("data-rule") == want, run
+        assert_the_clis_words(frame, tensorboard_url, run)
         if findings.count():  # a healthy run numbers no finding: its verdict says Healthy
             assert_top_finding_above_the_fold(page, frame, run, tensorboard_url)
         else:
@@ -672,8 +698,8 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     frame.locator("select[aria-label='Compare with…']").select_option(label=base)
     frame.locator(f"body[data-state='ready'][data-compare^='{base}/']").wait_for(timeout=120000)
     verdict = frame.locator(".diff-verdict").inner_text()
-    # the CLI's numbers (17.9 ms -> 2.39 ms, -15.5 ms), in the tab's rounding (format.js: one decimal from 1 ms)
-    assert verdict.startswith("Step time 17.9 ms → 2.4 ms (−15.5 ms, −87%): faster"), verdict
+    # the CLI's numbers to the CLI's digits (17.9 ms -> 2.39 ms, -15.5 ms, -86.7%: common/fmt, h37-ui11)
+    assert verdict.startswith("Step time 17.9 ms → 2.39 ms (−15.5 ms, −86.7%): faster"), verdict
     assert frame.locator(".side-label").all_inner_texts() == [expected["base"]["label"], expected["new"]["label"]]
     rows = frame.locator("table.diff-table").first.locator("tbody tr")
     assert rows.count() == len(expected["findings"])
@@ -794,6 +820,7 @@ def test_mixed_logdir_shows_tensorflow_jax_and_pytorch_runs(mixed_url, page, sho
         else:
             assert first.locator("a[href*='trace_viewer']").count() >= 1, run
         assert_top_finding_above_the_fold(page, frame, run, mixed_url)
+        assert_the_clis_words(frame, mixed_url, run)
         page.screenshot(path=os.path.join(shots, f"mixed_{run}.png"))
     assert not page.errors, page.errors
 
@@ -1113,6 +1140,7 @@ def test_settings_parameter_count_judges_the_allreduce_and_stays_in_the_url(ddp_
 
 
 NSYS_SET = os.path.join(os.path.dirname(REPO), "shared", "profiles", "nsys")
+FIXTURES = os.path.join(REPO, "tests", "fixtures")
 
 
 @pytest.fixture(scope="module")
@@ -1125,6 +1153,11 @@ def nsys_url():
         os.makedirs(os.path.join(logdir, "nsys_input_bound"))
         write(os.path.join(logdir, "nsys_input_bound", "train.sqlite"), NsysJob(steps=8, input_ms=4.0))
         shutil.copytree(os.path.join(DEMO, "pytorch_input_bound"), os.path.join(logdir, "torch_input_bound"))
+        # kept real exports of kinds the tab met later (h37-ui11): a one-pass CUDA program, a window with no GPU work
+        shutil.copytree(os.path.join(FIXTURES, "wild", "mcts_rtx3080_one_pass"), os.path.join(logdir, "one_pass"))
+        os.makedirs(os.path.join(logdir, "no_gpu_window"))
+        shutil.copyfile(os.path.join(FIXTURES, "nsys_windows", "tracing_off_julia.sqlite"),
+                        os.path.join(logdir, "no_gpu_window", "tracing_off_julia.sqlite"))
         src = os.path.join(NSYS_SET, "h100_fsdp_window")
         if os.path.isdir(src):
             shutil.copytree(src, os.path.join(logdir, "h100_fsdp_window"))
@@ -1166,6 +1199,39 @@ def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, 
         assert f.read(16) == b"SQLite format 3\x00"
 
 
+def test_a_one_pass_capture_and_a_window_without_gpu_work_read_as_the_cli_says(nsys_url, page, shots):
+    """h37-ui11, on kept real exports.  Every run's verdict, savings and "If every fix lands" line are the CLI's words.
+    A one-pass program (wild/mcts_rtx3080_one_pass) saves "4.62 ms (4% of the step)" as the CLI says (was "4.6 ms/step
+    (4.0% of the step)").  A window with CUDA tracing off (nsys_windows/tracing_off_julia): its facts say "capture of a
+    GPU program with no ML framework" (was "a GPU program with no ML framework capture"), no empty kernel-duration
+    chart, no cause of the tab's own under the finding's ("CUPTI", "a machine where the framework sees the GPU"), and
+    no "Set Model FLOPs" where no kernel ran."""
+    page.goto(nsys_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    runs = [o.get_attribute("value") for o in frame.locator("select[aria-label='Run'] option").all()]
+    assert {"one_pass", "no_gpu_window"} <= set(runs), runs
+    for run in runs:  # every run of the logdir: one value on one screen
+        select_run(frame, run)
+        assert_the_clis_words(frame, nsys_url, run)
+    select_run(frame, "one_pass")
+    saving = frame.locator(".finding .saving").first.inner_text()
+    assert "of the step)" in saving and "/step" not in saving, saving
+    page.screenshot(path=os.path.join(shots, "nsys_one_pass.png"))
+    select_run(frame, "no_gpu_window")
+    frame.locator("details.host").first.locator("summary").first.click()
+    host = frame.locator("details.host[open]").first
+    assert host.locator(".host-facts").inner_text().startswith("capture of a GPU program with no ML framework"), \
+        host.locator(".host-facts").inner_text()
+    assert "Kernel durations" not in host.inner_text()
+    box = host.locator(".no-gpu").inner_text()
+    assert "CUPTI" not in box and "sees the GPU" not in box, box
+    assert frame.locator("button.set-setting").count() == 0
+    assert "tracing" in frame.locator(".finding").first.inner_text().lower()  # the finding says why there is no GPU work
+    page.screenshot(path=os.path.join(shots, "nsys_no_gpu_window.png"), full_page=True)
+    assert not page.errors, page.errors
+
+
 # -- where the GPU memory goes (issue #29) ---------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -1178,6 +1244,10 @@ def memory_url():
     def fill(logdir: str) -> None:
         tt.write_run(logdir, "memory_activation_heavy", steps=8)
         ms.write(os.path.join(logdir, "oom_run", "rank0_oom.pickle"), ms.oom_activations().doc)
+        # a real snapshot alone, healthy (snapshots_wild: an inference forward under inference_mode, MIT)
+        os.makedirs(os.path.join(logdir, "snapshot_alone"))
+        shutil.copyfile(os.path.join(FIXTURES, "snapshots_wild", "forward_no_grad_cs336.pickle.gz"),
+                        os.path.join(logdir, "snapshot_alone", "forward_no_grad_cs336.pickle.gz"))
 
     yield from _served("memory", fill)
 
@@ -1224,6 +1294,16 @@ def test_memory_chart_peak_table_and_the_oom(memory_url, page, shots):
     block = frame.locator("details.host[open] .oom").first
     assert "could not be allocated" in block.inner_text().lower() and "linear.py:125 forward" in block.inner_text()
     page.screenshot(path=os.path.join(shots, "memory_oom.png"))
+    # a snapshot alone measures none of the cards: the tab never says "the numbers above are within their thresholds",
+    # nor points at the FLOPs setting (no kernel ran); its words are the CLI's (h37-ui11)
+    for run in ("memory_activation_heavy", "oom_run", "snapshot_alone"):
+        select_run(frame, run)
+        assert_the_clis_words(frame, memory_url, run)
+    assert frame.locator("p.verdict").inner_text().startswith("✓ Healthy")
+    findings = frame.locator("section.findings").inner_text()
+    assert "within their thresholds" not in findings and "None of the numbers above could be measured" in findings, findings
+    assert frame.locator("button.set-setting").count() == 0
+    page.screenshot(path=os.path.join(shots, "memory_snapshot_alone.png"))
     assert not page.errors, page.errors
 
 

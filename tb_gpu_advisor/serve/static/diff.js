@@ -17,8 +17,9 @@ export function signedMs(v) {
   return `${v > 0 ? "+" : "−"}${ms(Math.abs(v))}`;
 }
 
+/** "−58.8%": a signed share with one decimal, as the CLI's diff writes it (diff_render._signed_pct: common/fmt.pct). */
 function signedPct(v) {
-  return isNum(v) ? `${v > 0 ? "+" : v < 0 ? "−" : ""}${pct(Math.abs(v))}` : "–";
+  return isNum(v) ? `${v > 0 ? "+" : v < 0 ? "−" : ""}${(Math.abs(v) * 100).toFixed(1)}%` : "–";
 }
 
 function us(v) {

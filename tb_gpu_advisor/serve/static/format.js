@@ -17,13 +17,19 @@ export function num(value) {
   return String(Number(value.toPrecision(3)));
 }
 
-/** A duration given in ms: "12.4 ms", "850 µs", "0.8 µs" (never "0.000800 ms"). */
+/**
+ * A duration given in ms, written as the CLI writes it (common/fmt.ms: 3 significant digits, "1.23 s", "12.3 ms",
+ * "1.23 ms", "456 µs"; frontend/test/fixtures/format.json holds the CLI's own), so one value reads the same on the
+ * tab as in the server's prose beside it and in the CLI's report (was "116 ms" under a verdict saying "116.5 ms").
+ * Microseconds in the tab's unit style, "µs" (dom.units).
+ */
 export function ms(value) {
   if (!isNum(value)) return "–";
-  if (Math.abs(value) >= 100) return `${value.toFixed(0)} ms`;
-  if (Math.abs(value) >= 1) return `${value.toFixed(1)} ms`;
-  if (value === 0) return "0 ms";
-  return `${num(value * 1000)} µs`;
+  const a = Math.abs(value);
+  if (a >= 1000) return `${(value / 1000).toFixed(2)} s`;
+  if (a >= 10) return `${value.toFixed(1)} ms`;
+  if (a >= 0.995) return `${value.toFixed(2)} ms`;
+  return `${(value * 1000).toFixed(0)} µs`;
 }
 
 export function pct(share) {
@@ -39,13 +45,17 @@ export function bytes(value) {
   return `${num(value)} B`;
 }
 
-/** Bytes in binary units, as the memory findings write them (common/fmt.gb): "1.95 GiB", "512 MiB". */
+/** Bytes in binary units, as the memory findings and the CLI write them (common/fmt.gb: 3 significant digits,
+ * "1.95 GiB", "44.0 GiB", "512 MiB"; was "44 GiB" beside the CLI's "44.0 GiB"). */
 export function gib(value) {
   if (!isNum(value)) return "–";
   for (const [unit, scale] of [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["kiB", 2 ** 10]]) {
-    if (Math.abs(value) >= scale * 0.995) return `${num(value / scale)} ${unit}`;
+    if (Math.abs(value) >= scale * 0.995) {
+      const v = value / scale, a = Math.abs(v);
+      return `${v.toFixed(a < 10 ? 2 : a < 100 ? 1 : 0)} ${unit}`;
+    }
   }
-  return `${Math.round(value)} B`;
+  return `${Math.trunc(value)} B`;
 }
 
 /** A table cell with no column context: numbers get a readable precision; everything else is text. */
@@ -79,11 +89,19 @@ export function columnFormat(title, values = []) {
   return { title, format: cell };
 }
 
-/** "12.4 ms/step (31% of the step)" for a Saving. */
-export function saving(s) {
+/**
+ * What a finding saves, in the CLI's words (render._saving_text): "12.4 ms/step (31% of step)", or, where its host
+ * kept one step (`one`: report/verdict.one_step), "4.62 ms (4% of the step)" -- the finding's own prose says "of the
+ * 116.5 ms step" then, never "/step".  A share under the server's floor (`floor`, a fraction: /runs' legend
+ * `min_saving_share`) is "<0.5%".  Without the "saves ~" the CLI puts first.
+ */
+export function saving(s, { one = false, floor = null } = {}) {
   if (!s) return "";
+  if (!(s.ms_per_step > 0)) return one ? "0 ms" : "0 ms/step";
   // percent_of_step is in percent (rules/base.py), unlike shares (fractions)
-  return `${ms(s.ms_per_step)}/step (${pct(s.percent_of_step / 100)} of the step)`;
+  const cut = isNum(floor) ? 100 * floor : null;
+  const share = cut !== null && s.percent_of_step < cut ? `<${Number(cut.toPrecision(6))}%` : `${s.percent_of_step.toFixed(0)}%`;
+  return one ? `${ms(s.ms_per_step)} (${share} of the step)` : `${ms(s.ms_per_step)}/step (${share} of step)`;
 }
 
 /**

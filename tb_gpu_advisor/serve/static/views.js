@@ -261,6 +261,20 @@ export function hostsText(f) {
 }
 
 /**
+ * Whether a finding's numbers are of one step (report/verdict.one_step): every analysed host it speaks of kept one
+ * step (a one-pass capture, a window read whole).  Its prose says "of the 116.5 ms step" then, and so does its saving.
+ */
+export function oneStep(hosts, f) {
+  const of = (hosts || []).filter((hr) => !hr.error && (f.host === null || f.host === undefined || hr.host === f.host));
+  return of.length > 0 && of.every((hr) => hr.steps && hr.steps.count === 1);
+}
+
+/** How a finding's saving is written (format.saving's options): of one step or per step, the server's floor. */
+function savingWords(f, ctx = {}) {
+  return { one: oneStep(ctx.reportHosts, f), floor: ctx.legend?.min_saving_share ?? null };
+}
+
+/**
  * One finding. Only the top one is open: its summary, its saving and its
  * recommended change come first, so they are on screen without scrolling;
  * the facts, the evidence and the links follow.
@@ -273,7 +287,7 @@ export function findingView(f, rank, ctx) {
       h("span", { class: `badge sev` }, f.severity),
       h("span", { class: "finding-title" }, units(f.title)),
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
-      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null,
+      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving, savingWords(f, ctx))}`) : null,
       f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null,
       f.confidence && f.confidence !== "high" ? h("span", { class: "confidence muted" }, `${f.confidence} confidence (steps)`) : null),
     h("div", { class: "finding-body" },
@@ -284,7 +298,7 @@ export function findingView(f, rank, ctx) {
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
         f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
-        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving, savingWords(f, ctx)), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, overlapText(f, ctx)) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
@@ -297,8 +311,13 @@ export function findingsView(all, ctx) {
   // "healthy" is the verdict (the line above the cards), not a numbered finding
   const findings = all.filter((f) => f.rule !== "healthy");
   if (!findings.length) {
+    // "within their thresholds" only where a card has a value: a capture whose cards are all n/a (a memory snapshot
+    // alone) measured none of them
+    const measured = (ctx.headline || []).some((m) => m.value !== null && m.value !== undefined && m.status !== "unknown");
     return h("section", { class: "findings healthy" }, h("h2", {}, "Findings"),
-      h("p", {}, "No problems found against the guide's checks. The numbers above are within their thresholds."));
+      h("p", {}, "No problems found against the guide's checks. " + (measured || !ctx.headline
+        ? "The numbers above are within their thresholds."
+        : "None of the numbers above could be measured in this capture (n/a), so the checks that read them did not run.")));
   }
   return h("section", { class: "findings", "aria-label": "Findings" },
     h("h2", {}, `Findings (${findings.length}), ranked by estimated saving`),
@@ -403,8 +422,11 @@ export function memoryPeaksView(report) {
 /** Capture facts for a host's heading: framework, length, steps, GPUs. */
 export function hostFacts(hr) {
   const fw = hr.capture?.framework;
+  const name = fw ? hr.capture.framework_name || fw : null;
   return [
-    fw ? `${hr.capture.framework_name || fw} capture` : null,
+    // a framework's name ("PyTorch capture"), or the phrase the server gives a capture of none ("a GPU program with no
+    // ML framework"): "capture of" it, never "a GPU program with no ML framework capture"
+    name ? (/^an? /.test(name) ? `capture of ${name}` : `${name} capture`) : null,
     hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
     // the source in words (`source_label`); a report cached before it gave none says no more than the count
     // none kept (a memory snapshot's allocations): no step timed, as the CLI's header says -- not "0 steps"
@@ -439,7 +461,10 @@ export function hostView(hr, ctx) {
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
-      h("p", {}, "The profile has no GPU kernels or copies, so the GPU checks could not run. The findings above say what to check; capture again on a machine where the framework sees the GPU, with CUPTI available.")));
+      // why there is none (no GPU seen, CUDA tracing off, a window before the GPU work, NVTX alone) and how to capture
+      // it are the findings' words: the tab adds no cause of its own (it said "a machine where the framework sees the
+      // GPU, with CUPTI available" under an Nsight finding that CUDA tracing was off)
+      h("p", {}, "The profile has no GPU kernels or copies, so the GPU checks could not run. The findings above say why, and how to capture the GPU's work.")));
   }
   for (const g of hr.gpus) if (g.memory) parts.push(memoryView(hr, g, ctx));
   if (hr.step_rows.length) {
@@ -448,7 +473,8 @@ export function hostView(hr, ctx) {
     parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, ledger: stepLedger(hr) }), width));
   }
   if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w }), width));
-  if ((hr.kernel_durations_us?.counts || []).length) {
+  // drawn when a kernel was timed: a capture with none has every bin at 0, an empty chart with no word
+  if ((hr.kernel_durations_us?.counts || []).some((n) => n > 0)) {
     parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));
   }
   if (hr.roofline && hr.roofline.rows.length) {
@@ -518,7 +544,7 @@ export function reportView(report, ctx) {
     achievableLine(report.achievable),
     scorecard(report.headline, ctx),
     notesView(report),
-    findingsView(report.findings, ctx),
+    findingsView(report.findings, { ...ctx, reportHosts: report.hosts, headline: report.headline }),
     memoryPeaksView(report),
     ranksView(report.ranks, ctx),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),

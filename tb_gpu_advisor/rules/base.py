@@ -496,8 +496,15 @@ def step_windows(
     label: str = "step",
     n: int = 3,
     gpu: int | None = None,
+    claim: bool = True,
 ) -> list[TimeWindow]:
     """Trace-viewer windows for the ``n`` worst kept steps (by ``key`` of the StepMetrics row).
+
+    A window's label claims ``key``'s time in its step ("launch wait, step 3 (2.80 ms)"), a part of what its finding
+    says of each step; where ``key`` only ranks the steps -- a quantity of the ledger that holds more than the
+    finding's own (every kernel for the small-grid ones, every idle for the syncs' share of it) -- ``claim`` is False
+    and the label names the step alone (h37-words3: d2d_v100's 5.74 ms of small-grid kernels a step showed
+    "kernels, step 1010 (90.2 ms)").
 
     Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.  A host-wide window is the step's
     detected window, which holds the step on every GPU (a row's start plus its mean step time would show only
@@ -509,7 +516,7 @@ def step_windows(
     if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}
         for s in sorted(chosen, key=lambda s: s.start_ms):
-            extra = f" ({ms(key(s))})" if key else ""
+            extra = f" ({ms(key(s))})" if key and claim else ""
             start, end = spans.get(s.step, (s.start_ms, s.start_ms + s.step_ms))
             out.append(
                 TimeWindow(

@@ -33,6 +33,7 @@ from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
+from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
@@ -86,6 +87,17 @@ def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
     guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
              "rests on it." if s.confidence == "low" else "")
+    if s.source in UNMARKED_SOURCES:  # the one pass it was read as may hold several of the job's steps: no count of them
+        return [finding(
+            ctx, ID, "info" if passes and s.confidence != "low" else "warning",
+            f"The capture was read as one pass ({why}): every per-step number is the pass's total, and how many "
+            f"{_plural(unit)} it holds is not known; at least {T('capture.min_steps'):g} steady-state {_plural(unit)}, "
+            f"each marked, make averages trustworthy.{guess}",
+            title=f"No {unit} is marked: the capture is read as one pass",
+            metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
+                                severity="warning", good_direction="higher"),
+            actions=ctx.steady_fix(f"{ID}:few_steps"),
+        )]
     return [finding(
         ctx, ID, "info" if passes and s.confidence != "low" else "warning",
         f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"

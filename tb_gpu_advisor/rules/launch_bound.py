@@ -140,7 +140,8 @@ def check(m: HostMetrics) -> list[Finding]:
         if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
+        # the ledger's launch wait of a step holds the part after the host's syncs, which the finding leaves to them
+        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait", claim=after <= 0),
         actions=actions, title=title,
     )]
 

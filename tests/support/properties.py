@@ -107,7 +107,12 @@ _OF_ITS = re.compile(_TIME + r" of (?:its|their) " + _TIME)
 _N_OF_M = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) of (\d[\d,]*(?:\.\d+)?) ([a-zA-Z-]+)(?: [a-z]+){0,4}? "
                      r"\((\d+(?:\.\d+)?)%\)")
 _PCT_OF = re.compile(r"(\d+(?:\.\d+)?)% of (?:the |each |its |every )")
-_FRACTIONAL_COUNT = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+) (copies|copy|kernels|calls|launches|ops|syncs|collectives)\b")
+#: a count that is not whole: its noun after up to two words that qualify it ("424.5 TF ops", "2.2 small kernels"), none
+#: of them a unit or a preposition ("1.5 ms of kernels" is a time)
+_FRACTIONAL_COUNT = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+) (?:(?!(?:us|µs|ms|s|ns|B|KB|MB|GB|KiB|MiB|GiB|of|in|per|a|x)\b)"
+                               r"[A-Za-z][\w-]* ){0,2}(copies|copy|kernels|calls|launches|ops|syncs|collectives)\b")
+#: what a mean over several GPUs names: "on average over its 2 GPUs"
+_OVER_GPUS = re.compile(r"\bover (?:its|their|the) (\d+) (?:GPUs|ranks|replicas)\b")
 _AVERAGE_WORDS = ("on average", "average", "avg", "mean")
 #: a table column or title that says its counts are per step: a mean over the kept steps by the schema's definition
 _PER_STEP_WORDS = ("/step", "per step")
@@ -587,8 +592,9 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
     step -- "X of each Y step" and the window's "label, step N (Z)" print one value (h37-left56: vit_a4000_avg_batch's
     copies "block the GPU for 25.0 ms of each 116.3 ms step" above the window "copies, step 0 (25.1 ms)": the summary
     read the copies' own exposed time, the window the ledger's copy category, which holds the memsets too)."""
-    if (h.capture or {}).get("steps_kept") != 1:
-        return []
+    kept = int((h.capture or {}).get("steps_kept") or 0)
+    if kept != 1:
+        return _window_sum_problems(where, h, kept)
     out = []
     for f in h.findings:
         said = _OF_EACH.search(" ".join(f.summary.split()))
@@ -605,6 +611,33 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
             # one value printed twice where its roundings share more than a point (25.0 and 25.1 share 25.05 only)
             if x + xu != z + zu and not (a - ea < b + eb - 1e-9 and b - eb < a + ea - 1e-9):
                 out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' and shows the window '{w.label}'")
+    return out
+
+
+#: the time a finding grades per step, in the three ways the rules say it: "X of each Y step", "P% of the Y step (X",
+#: "(X per step)" / "(X in the step)"
+_FINDING_PER_STEP = (_OF_EACH, re.compile(r"% of (?:each|the) [\d.,]+ ?(?:us|µs|ms|s) [\w ]*?(?:step|pass) \(" + _TIME),
+                     re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"))
+
+
+def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:
+    """``one-value`` over several kept steps: the steps a finding's windows show are some of the kept steps, so the
+    times their labels claim ("label, step N (Z)") add up to at most the finding's own time per step (its first "X
+    of each Y step" / "X per step") times the kept steps -- no part exceeds its whole (h37-words3: d2d_v100's
+    small-grid finding of 5.74 ms per step over 4 steps showed "kernels, step 1010 (90.2 ms)", every kernel's time)."""
+    out = []
+    for f in h.findings:
+        text = " ".join(f.summary.split())
+        said = next((m for m in (r.search(text) for r in _FINDING_PER_STEP) if m is not None), None)
+        if said is None or not kept:
+            continue
+        x = _ms(*said.group(1, 2)) + _half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
+        shown = [(w.label, _WINDOW_CLAIM.search(w.label)) for w in f.windows if w.gpu is None]
+        claims = [(label, m) for label, m in shown if m is not None]
+        total = sum(_ms(*m.group(1, 2)) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)] for _, m in claims)
+        if claims and _over(total, x * kept):
+            out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' over {kept} steps and shows windows "
+                       f"claiming {total:.3f} ms: {[label for label, _ in claims]}")
     return out
 
 
@@ -696,13 +729,21 @@ def agree_problems(report: Report) -> list[str]:
     return out
 
 
-def _count_text(where: str, text: str) -> list[str]:
+def _count_text(where: str, text: str, h: HostReport | None = None) -> list[str]:
+    """``whole-count`` in words: a count that is not whole says it is a mean; on a host of one kept step it can be no
+    mean over steps, so it names the GPUs it is a mean over (``per-rank``, h37-words3: v100_bert's two replicas read
+    "424.5 TF ops in the step" and "292.5 calls in the step on average")."""
     out = []
+    one_step = h is not None and isinstance(h.steps, dict) and h.steps.get("count") == 1
+    ranks = _ranks(h) if h is not None else 1
     for sentence in re.split(r"(?<=[.;])\s", text):
         for m in _FRACTIONAL_COUNT.finditer(sentence):
             if not _says_average(sentence):
                 out.append(f"whole-count: {where}: '{m.group(0)}' is not a whole number and does not say it is "
                            "an average")
+            elif one_step and not any(int(g) == ranks for g in _OVER_GPUS.findall(sentence[m.start():])):
+                out.append(f"whole-count: {where}: '{m.group(0)}' in a capture of one step is a mean over its "
+                           f"{ranks} GPUs and does not say so")
     return out
 
 
@@ -968,6 +1009,14 @@ def per_rank_problems(h: HostReport) -> list[str]:
             if abs(said - per_rank) > max(0.01, _REL * per_rank):
                 out.append(f"per-rank: {f.id}: {said:g} {key.replace('_', ' ')}, where the kept steps hold {total:g} "
                            f"over {steps} steps x {ranks} GPUs = {per_rank:g} per step and GPU")
+        said, total = d.get("copies_per_step"), d.get("copies")  # excessive_memcpy: per direction
+        for direction, n in (said.items() if isinstance(said, dict) and isinstance(total, dict) else ()):
+            per_rank = float(total.get(direction) or 0) / (steps * ranks)
+            if abs(float(n) - per_rank) > max(0.01, _REL * per_rank):
+                out.append(f"per-rank: {f.id}: {float(n):g} {direction} copies per step, where the kept steps hold "
+                           f"{total.get(direction)} over {steps} steps x {ranks} GPUs = {per_rank:g} per step and GPU")
+        if f.rule == "excessive_memcpy" and not isinstance(said, dict):
+            out.append(f"per-rank: {f.id}: its copies per step have no total in its detail to be checked against")
         kps, small = d.get("kernels_per_step"), d.get("small_kernels_per_step")
         if isinstance(kps, (int, float)) and isinstance(small, (int, float)) and _over(small, kps):
             out.append(f"per-rank: {f.id}: {small:g} small kernels per step of {kps:g}")
@@ -1089,7 +1138,8 @@ def report_violations(report: Report) -> list[str]:
     for h in hosts.values():
         step = host_step_ms(h)
         for f in h.findings:
-            out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
+            out += _text_parts(f.id, _finding_text(f), step)
+            out += _count_text(f.id, f"{_finding_text(f)} {f.saving.assumption if f.saving else ''}", h)
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)

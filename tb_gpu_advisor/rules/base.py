@@ -73,6 +73,11 @@ class Ctx:
         t = ms(self.step_ms if step_ms is None else step_ms)
         return f"of the {t} {self.unit}" if self.one_step else f"of each {t} step"
 
+    def the_step(self, step_ms: float | None = None) -> str:
+        """"the 20.6 ms step", in the job's word where the capture holds one step ("the 36.6 ms pass" where that step is
+        the one pass an unmarked capture was read as): the mean step is "the step" over several."""
+        return f"the {ms(self.step_ms if step_ms is None else step_ms)} {self.unit if self.one_step else 'step'}"
+
     @property
     def per_step(self) -> str:
         """"per step" over several steps; "in the step" (the job's word) where the capture holds one: every count
@@ -391,7 +396,7 @@ def ranges_table(ctx: Ctx) -> list[Table]:
     """The evidence of :func:`in_ranges`: the ranges and their idle time per step; none where there are none."""
     rows = [[n, v] for n, v in ctx.m.idle_in_ranges]
     return [table("The GPU's idle time inside the program's own ranges (the busiest thread's outermost ranges below "
-                  "the step; ms per step)", ["range", "ms"], rows)] if rows else []
+                  f"the step; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
 
 
 def in_os_waits(ctx: Ctx, host_ms: float) -> str:
@@ -410,7 +415,7 @@ def os_waits_table(ctx: Ctx) -> list[Table]:
     them; none where there are none."""
     rows = [[n, v] for n, v in ctx.m.idle_in_os_waits]
     return [table("OS calls the thread launching the GPU's work was blocked in while the GPU idled (OS runtime trace; "
-                  "ms per step)", ["call", "ms"], rows)] if rows else []
+                  f"ms {ctx.per_step})", ["call", "ms"], rows)] if rows else []
 
 
 def _scalar(v: Any) -> Any:

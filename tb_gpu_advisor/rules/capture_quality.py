@@ -226,8 +226,8 @@ def _clock_skew(ctx: Ctx, skew: ClockSkew) -> Finding:
     lead = skew.max_lead_us
     said = ms(lead / 1000.0)  # 142 us, 20.0 ms, 10.00 s: a skew of seconds is no count of microseconds
     share = lead / 1000.0 / ctx.step_ms if ctx.step_ms else 0.0
-    of_step = "" if not ctx.step_ms else (f" ({pct(share)} of the {ms(ctx.step_ms)} step)" if share < 1 else
-                                          f" ({times(share)} the {ms(ctx.step_ms)} step)")
+    of_step = "" if not ctx.step_ms else (f" ({pct(share)} of {ctx.the_step()})" if share < 1 else
+                                          f" ({times(share)} {ctx.the_step()})")
     return _note(
         ctx, f"{skew.early} of {_n(skew.linked, 'GPU event')} with a recorded launch call start before that call, by "
                  f"up to {said}: no GPU work starts before it is launched, so the capture's GPU and host clocks "

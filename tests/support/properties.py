@@ -805,6 +805,21 @@ def one_step_problems(h: HostReport, findings: list[Finding] | None = None, wher
     return out
 
 
+def table_scope_problems(report: Report) -> list[str]:
+    """``one-step`` over the job's tables: where every host kept one step, a table of the job (the ranks and the
+    collectives views, a session finding's evidence, a host's collectives) says what its numbers are -- that step's,
+    no "mean per step" nor "per step" -- unless its rows are the steps themselves (first column "step")
+    (h37-words3: the lone V100 BERT's "GPUs (mean per step)", the FSDP pair's "Collectives per step (median rank)")."""
+    hosts = [h for h in report.hosts if h.error is None]
+    if not hosts or not all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts):
+        return []
+    tables = [("session", t) for t in (report.ranks, report.collectives) if t is not None]
+    tables += [(f.id, t) for f in report.findings if f.host is None for t in f.evidence]
+    tables += [(h.host, h.communication) for h in hosts if h.communication is not None]
+    return [f"one-step: {where}: table '{t.title}' in a capture of one step" for where, t in tables
+            if re.search(r"\bper step\b", t.title) and "step" not in t.columns]
+
+
 #: "the others" / "the other 1 GPU": a plural beside one other (h37-review10: ddp_overlap_rtx3090's two GPUs read "the
 #: others spend 33.6 ms more"; rank_straggler composed "The other 1 rank wait")
 _THE_OTHERS = re.compile(r"\b[Tt]he others\b")
@@ -1175,6 +1190,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
+    out += table_scope_problems(report)
     return sorted(set(out))
 
 

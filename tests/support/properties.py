@@ -102,7 +102,8 @@ _UNIT_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0}
 _NUM = r"(\d[\d,]*(?:\.\d+)?)"
 _TIME = _NUM + r" ?(us|µs|ms|s)\b"
 _PER_STEP = re.compile(_TIME + r"(?: per step|/step)(?! on average| summed| over all)")
-_OF_EACH = re.compile(_TIME + r" of (?:each|the|every) (?:(?:one|an?) )?" + _TIME + r" step")
+#: "X of each Y step", in the step's every word: "of the 36.6 ms pass" (an unmarked capture's), "forward pass", "engine step"
+_OF_EACH = re.compile(_TIME + r" of (?:each|the|every) (?:(?:one|an?) )?" + _TIME + r" (?:(?:engine|forward) )?(?:step|pass)\b")
 _OF_ITS = re.compile(_TIME + r" of (?:its|their) " + _TIME)
 _N_OF_M = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) of (\d[\d,]*(?:\.\d+)?) ([a-zA-Z-]+)(?: [a-z]+){0,4}? "
                      r"\((\d+(?:\.\d+)?)%\)")

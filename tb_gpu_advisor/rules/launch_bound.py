@@ -107,6 +107,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if save_ms + hidden <= 0.0:
         return []
     rows, example = _offenders(sk, ctx)
+    own = (wait_ms or 0.0) / ((wait_ms or 0.0) + after) if after > 0 and wait_ms else 1.0
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
     if hidden > 0:
         title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
@@ -140,8 +141,9 @@ def check(m: HostMetrics) -> list[Finding]:
         if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
-        # the ledger's launch wait of a step holds the part after the host's syncs, which the finding leaves to them
-        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait", claim=after <= 0),
+        # the ledger's launch wait of a step holds the part after the host's syncs, which the finding leaves to them:
+        # each step's is the finding's own share of it (the steps' mean is then the finding's wait, one value)
+        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait * own, label="launch wait"),
         actions=actions, title=title,
     )]
 

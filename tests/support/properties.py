@@ -806,6 +806,28 @@ def one_step_problems(h: HostReport, findings: list[Finding] | None = None, wher
     return out
 
 
+#: the step named as one of the job's own: "of the 36.6 ms step", "in the forward pass", "Too few engine steps"
+_JOB_STEP = re.compile(r"\b(?:of|in) (?:the|each) (?:[\d.,]+ ?(?:us|µs|ms|s) )?(?:engine step|forward pass|step)\b"
+                       r"|\bToo few (?:steps|forward passes|engine steps)\b")
+
+
+def unmarked_problems(h: HostReport) -> list[str]:
+    """``one-step`` on a capture that marks no step (``steps.detect.UNMARKED_SOURCES``: the whole window, or the one
+    pass it was read as, which may hold several calls of the model): its findings call that step "the pass", never one
+    of the job's steps or forward passes, nor count too few of them (h37-words3: torch_fp16_inference_unmarked's ten
+    forward calls read "of the 36.6 ms step" and "Only 1 forward pass was kept")."""
+    from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+
+    if not isinstance(h.steps, dict) or h.steps.get("source") not in UNMARKED_SOURCES:
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""])
+        out += [f"one-step: {h.host}: {f.id}: '{m.group(0)}' where no step is marked (the capture is read as one pass)"
+                for m in _JOB_STEP.finditer(text)]
+    return out
+
+
 def table_scope_problems(report: Report) -> list[str]:
     """``one-step`` over the job's tables: where every host kept one step, a table of the job (the ranks and the
     collectives views, a session finding's evidence, a host's collectives) says what its numbers are -- that step's,
@@ -951,7 +973,7 @@ def gpu_count_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
-_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) (?:a step|in the (?:step|forward pass|engine step))\b")
+_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) (?:a step|in the (?:step|forward pass|engine step|pass))\b")
 _RANGE_PART = re.compile(r"`[^`]*` " + _TIME)
 
 
@@ -1169,6 +1191,7 @@ def report_violations(report: Report) -> list[str]:
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
         out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
         out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
+        out += unmarked_problems(h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -34,6 +34,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   (the host-bound finding's host time, the launch-bound one's wait): each microsecond of a step attributed once.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
+  Its noun may follow words that qualify it ("424.5 TF ops"), and on a host of one kept step a mean can only be over
+  its GPUs, so it names them ("in the step on average over its 2 GPUs", h37-words3: v100_bert's "424.5 TF ops in the
+  step" and "292.5 calls in the step on average").
 * ``period`` -- steps add up (h37-left46): the gaps between steps fit the period they split.  The mean gap is at most
   the period it is a share of (a step's start to the next's), and its part inside the steps (all of it but
   ``outside_steps_ms``) at most the mean step it lies in; the step rows of one GPU never overlap (a step ends by the
@@ -53,7 +56,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   division the metrics make (``metrics.context.Context.per_step``), not the rule's.  Every other count a finding
   states per step is held to its total the same way (h37-left59): eager ops, host-placed ops (the host-op card's
   ``host_ops``), loss-scaling ops and the program's syncs -- on main v100_bert's two replicas read "849 TF ops per step
-  run on the host" where each ran 424.5.
+  run on the host" where each ran 424.5.  The copies too (h37-words3): ``excessive_memcpy``'s ``copies_per_step``
+  against its ``copies`` per direction, a finding without that total being one the walk cannot check.
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
@@ -69,7 +73,12 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
 * ``the-others`` -- one other GPU or rank is "the other GPU", never "the others" nor "the other 1 rank"
   (ddp_overlap_rtx3090: "the others spend 33.6 ms more" beside its one other GPU).  ``one-step`` walks the session's
-  own findings too (the job rules') where every host kept one step.
+  own findings too (the job rules') where every host kept one step, and the job's tables: no "(mean per step)" nor
+  "Collectives per step" titles where every host kept one (h37-words3, ``table_scope_problems``); on a capture that
+  marks no step the one pass it was read as is "the pass", never the job's step, forward pass or engine step
+  (``unmarked_problems``: torch_fp16_inference_unmarked's ten forward calls read "of the 36.6 ms step").
+* ``one-value`` on windows over several steps (h37-words3): the times a finding's windows claim ("kernels, step 1010
+  (90.2 ms)") add up to at most its own time per step times the kept steps (d2d_v100's small-grid 5.74 ms a step).
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.

@@ -815,8 +815,10 @@ def one_step_problems(h: HostReport, findings: list[Finding] | None = None, wher
     return out
 
 
-#: the step named as one of the job's own: "of the 36.6 ms step", "in the forward pass", "Too few engine steps"
-_JOB_STEP = re.compile(r"\b(?:of|in) (?:the|each) (?:[\d.,]+ ?(?:us|µs|ms|s) )?(?:engine step|forward pass|step)\b"
+#: the step a number is of, named as one of the job's own: "of the 36.6 ms step", "11.8 ms in the step", "in the
+#: forward pass", "Too few engine steps" (not the step as a notion: "moved out of the step")
+_JOB_STEP = re.compile(r"\b(?:of|in) (?:the|each) [\d.,]+ ?(?:us|µs|ms|s) (?:engine step|forward pass|step)\b"
+                       r"|\b(?:us|µs|ms|s) (?:in|of) the step\b|\bin the (?:engine step|forward pass)\b"
                        r"|\bToo few (?:steps|forward passes|engine steps)\b")
 
 

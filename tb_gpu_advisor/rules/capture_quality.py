@@ -88,9 +88,10 @@ def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
              "rests on it." if s.confidence == "low" else "")
     if s.source in UNMARKED_SOURCES:  # the one pass it was read as may hold several of the job's steps: no count of them
+        why = why or "no step is marked, so the capture is read as one pass"
         return [finding(
             ctx, ID, "info" if passes and s.confidence != "low" else "warning",
-            f"The capture was read as one pass ({why}): every per-step number is the pass's total, and how many "
+            f"{why[:1].upper()}{why[1:]}: every per-step number is the pass's total, and how many "
             f"{_plural(unit)} it holds is not known; at least {T('capture.min_steps'):g} steady-state {_plural(unit)}, "
             f"each marked, make averages trustworthy.{guess}",
             title=f"No {unit} is marked: the capture is read as one pass",

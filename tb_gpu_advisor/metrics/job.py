@@ -82,11 +82,16 @@ class RankRow:
 
 def step_word(kind: str, confidence: str, marked: bool) -> str:
     """The job's own word for its step: "engine step" (a serving engine), "forward pass" (inference), else "step" --
-    only where the job's kind is more than a guess (``confidence`` not "low") and the capture marks the step
-    (``marked``: not the whole window nor the one pass it was read as, ``steps.detect.UNMARKED_SOURCES``).  The one
-    table the host rules (``rules.base.Ctx.unit``) and the job rules (:attr:`JobView.step_word`) read."""
+    only where the job's kind is more than a guess (``confidence`` not "low") and the capture marks the step.  A step
+    the capture does not mark (``marked`` False: the whole window, or the one pass it was read as,
+    ``steps.detect.UNMARKED_SOURCES``) is "pass": it may hold several calls of the model launched back to back, so it
+    is neither one of the job's steps nor its forward pass (h37-words3: torch_fp16_inference_unmarked's 10 forward
+    calls read "of the 36.6 ms step").  The one table the host rules (``rules.base.Ctx.unit``), the job rules
+    (:attr:`JobView.step_word`) and the capture's own findings read."""
+    if not marked:
+        return "pass"
     word = {"serving": "engine step", "inference": "forward pass"}.get(kind, "step")
-    return word if confidence != "low" and marked else "step"
+    return word if confidence != "low" else "step"
 
 
 @dataclass
@@ -131,6 +136,12 @@ class JobView:
     def per_step(self) -> str:
         """"per step", or "in the step" where every host kept one."""
         return f"in the {self.step_word}" if self.one_step else "per step"
+
+    @property
+    def scope(self) -> str:
+        """What a table of the job's means holds, for its title: "mean per step", or "in the step" where every host
+        kept one (a mean of one step is that step: h37-words3, the lone V100 BERT's "GPUs (mean per step)")."""
+        return self.per_step if self.one_step else "mean per step"
 
     @property
     def unit(self) -> str:

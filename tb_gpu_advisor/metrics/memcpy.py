@@ -225,7 +225,7 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
     recurring = bool(tally.n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
     blocking = _blocking(dr, a, exposed, tally.own, tally.paging, per)
     return MemcpyStat(
-        direction=dr, count_per_step=per(total), bytes_per_step=per(a["b"].sum()),
+        direction=dr, count_per_step=per(total), count=int(total), bytes_per_step=per(a["b"].sum()),
         ms_per_step=per(a["ms"].sum()),
         sync_count_per_step=per(a["sc"].sum()), sync_share=float(a["sc"].sum() / total) if total else None,
         sync_ms_per_step=per(a["sms"].sum()),

@@ -415,6 +415,8 @@ class MemcpyStat:
     #: GPU time of the copies that held the host (``sync_count_per_step``'s): a count share times all the copies' time
     #: read a 19 MB pageable batch and its 256-byte label copy as half synchronous
     sync_ms_per_step: float = 0.0
+    #: the copies in the kept steps, every rank's (``count_per_step`` is one rank's, per step)
+    count: int = 0
 
 
 @dataclass

@@ -18,6 +18,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, Kern
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
+from tb_gpu_advisor.rules.base import Ctx
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.detect import SOURCE_LABEL
@@ -462,7 +463,9 @@ def _communication_table(m: HostMetrics) -> Table | None:
                      json_float(ex, 6), json_float(t.bytes_per_call), json_float(ex / ms_ if ms_ else None),
                      ", ".join(t.process_groups) or None])
     # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)
-    title = "Collectives per step (median GPU)" if len(active) > 1 else "Collectives per step and GPU"
+    per = Ctx(m).per_step  # "in the step" where the host kept one: the title says what its numbers are
+    title = f"Collectives {per} (median GPU)" if len(active) > 1 else f"Collectives {per}" + \
+        (" and GPU" if per == "per step" else "")
     return Table(title, ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
                          "process groups"], rows)
 

@@ -189,7 +189,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
         _of_session_step(findings, slowest.get("step_ms"))
     report = Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
-                  achievable=dict(slowest), ranks=ranks_table(job, f"{job.unit[0].upper()}{job.unit[1:]}s (mean per step)") if len(job.ranks) > 1 else None,
+                  achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None,
                   collectives=_collectives_table(job))
     report.verdict = verdict(report)
     return report
@@ -244,5 +244,5 @@ def _collectives_table(job: JobView) -> Table | None:
                      round(c.exposed_ms / c.ms, 4) if c.ms else None])
     if not rows:
         return None
-    return Table(f"Collectives per step (median {job.unit})", ["collective", "calls", "bytes per call", "ms", "exposed ms",
+    return Table(f"Collectives {job.per_step} (median {job.unit})", ["collective", "calls", "bytes per call", "ms", "exposed ms",
                                                          "transfer ms", "bus GB/s", "exposed share"], rows)

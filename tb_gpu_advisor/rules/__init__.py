@@ -450,7 +450,7 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         return None
     f = finding(
         ctx, "unexplained_idle", sev,
-        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
+        f"The device executes only {pct(dev)} of {ctx.the_step()}, and no check of the guide recognises "
         f"why: open the trace viewer on the windows below and look at what the host does while the GPU idles.",
         title="The GPU idles for a reason no check recognises",
         metric=_device_share_metric(dev, sev),
@@ -562,7 +562,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
                  if window > 0 and total >= 0.5 * window else "")
     f = finding(
         ctx, "unexplained_idle", "warning",
-        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(left)} of it "
+        f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(left)} of it "
         f"({pct(left / ctx.step_ms)}) no runtime call, op, range or OS call of the capture covers the host's time: "
         f"the host's own code, or a wait for something outside the capture (an input device, a file, a timer) -- the "
         f"capture traced no context switches, so it cannot tell which.{of_window}",
@@ -666,7 +666,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
             grade(left, "headline.device_step_share.warning", "headline.device_step_share.critical") is None:
         return None
     tail = _output_tail_ms(metrics, wait)
-    head = (f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(wait)} of it "
+    head = (f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(wait)} of it "
             f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
             f"running no code")
     if tail:  # a one-pass program's tail: no loop is paced, it writes what the GPU computed
@@ -733,7 +733,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         actions = ctx.fw.fix("launch_bound")
     f = finding(
         ctx, "unexplained_idle", sev,
-        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
+        f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(unrecorded_ms)}.",
@@ -803,8 +803,9 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
     dev, inp, lw, s16 = hl.device_step_share, hl.input_wait_share, hl.launch_wait_share, hl.sixteen_bit_time_share
     f = finding(
         ctx, "healthy", "ok",
-        f"No check of the guide fired: the device executes {pct(dev)} of the {ms(ctx.step_ms)} step "
-        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} step{'s' if ctx.steps != 1 else ''}.",
+        f"No check of the guide fired: the device executes {pct(dev)} of {ctx.the_step()} "
+        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) " + ("over the one pass the capture was read as." if ctx.unit == "pass" else
+                          f"over {ctx.steps} step{'s' if ctx.steps != 1 else ''}."),
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",

@@ -34,8 +34,8 @@ def rank_rows(ranks: Sequence[RankRow], mark: RankRow | None = None) -> list[lis
 
 def ranks_table(job: JobView, title: str | None = None, mark: RankRow | None = None) -> Table:
     """Every rank, the most before its collectives first; a marked straggler leads.  Title and columns in the job's
-    unit ("Ranks (mean per step)", "GPUs (mean per step)")."""
-    return Table(title or f"{capital(job.units)} (mean per step)", rank_columns(job.unit),
+    unit and scope ("Ranks (mean per step)", "GPUs (in the step)": :attr:`JobView.scope`)."""
+    return Table(title or f"{capital(job.units)} ({job.scope})", rank_columns(job.unit),
                  rank_rows(sorted(job.ranks, key=lambda r: (r is not mark, -r.busy_ms)), mark))
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, n_of, rule, saving, step_windows, table, value_metric
+from tb_gpu_advisor.rules.base import Ctx, T, count, finding, ms, n_of, rule, saving, step_windows, table, value_metric
 
 ID = "allreduce_extra"
 
@@ -40,11 +40,11 @@ def check(m: HostMetrics) -> list[Finding]:
         return []  # extra calls hidden behind compute (DDP buckets during the backward pass) cost nothing
     sev = "critical" if (ctx.share(extra_ms) or 0.0) >= T("allreduce_extra.critical") else "warning"
     per_gpu = ("" if m.comm.by_type else  # the collective model counts AllReduce alone, averaged over the GPUs
-               "; " + ", ".join(f"GPU{g.gpu}: {g.collective_calls_per_step or 0:.1f}" for g in active_gpus(m)))
+               "; " + ", ".join(f"GPU{g.gpu}: {count(round(g.collective_calls_per_step or 0, 1))}" for g in active_gpus(m)))
     return [finding(
         ctx, ID, sev,
-        f"Each GPU makes {calls:.1f} AllReduce calls per step (expected 1 with NCCL{per_gpu}); AllReduce takes "
-        f"{ms(ar_ms)} per step that no compute hides, and every call synchronizes all {n_of(len(active_gpus(m)), 'GPU')}.",
+        f"Each GPU makes {ctx.count_per_step(calls, 'AllReduce call')} (expected 1 with NCCL{per_gpu}); AllReduce "
+        f"takes {ms(ar_ms)} {ctx.per_step} that no compute hides, and every call synchronizes all {n_of(len(active_gpus(m)), 'GPU')}.",
         metric=value_metric("allreduce_calls_per_gpu_step", "AllReduce calls per GPU per step", calls, "count",
                             f"{calls:.1f}", "allreduce_extra.calls_per_gpu_step", severity=sev),
         saving=saving(ctx, extra_ms, "the gradients are reduced in one packed AllReduce per step: the extra calls' "

@@ -110,14 +110,19 @@ def check(m: HostMetrics) -> list[Finding]:
 def _judged(ar: float, share: float | None, step_ms: float, ratio: float, expected: float, params: float,
             bw: float, per_step: str = "per step") -> str:
     """The finding's sentence with a parameter count: the transfer against the expected params x 4 B / bandwidth."""
-    return (f"AllReduce takes {ms(ar)} {per_step} ({pct(share)} of the {ms(step_ms)} step), {ratio:.1f}× the "
+    return (f"AllReduce takes {ms(ar)} {per_step} ({pct(share)} of the {ms(step_ms)} {_word(per_step)}), {ratio:.1f}× the "
             f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.")
+
+
+def _word(per_step: str) -> str:
+    """The step's word in ``per_step`` ("in the pass" of an unmarked capture: "pass"), else "step"."""
+    return per_step.removeprefix("in the ") if per_step.startswith("in the ") else "step"
 
 
 def _measured(ar: float, share: float | None, step_ms: float, per_step: str = "per step") -> str:
     """The finding's sentence without a parameter count: the transfer measured, not judged (``per_step``: the
     rule's phrase for a time per step, "in the step" in a one-step capture)."""
-    return (f"AllReduce takes {ms(ar)} {per_step}, {pct(share)} of the {ms(step_ms)} step (stock: collectives >=3% "
+    return (f"AllReduce takes {ms(ar)} {per_step}, {pct(share)} of the {ms(step_ms)} {_word(per_step)} (stock: collectives >=3% "
             f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
             f"bandwidth.")
 

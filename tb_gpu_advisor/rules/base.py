@@ -74,11 +74,34 @@ class Ctx:
         t = ms(self.step_ms if step_ms is None else step_ms)
         return f"of the {t} {self.unit}" if self.one_step else f"of each {t} step"
 
+    def the_step(self, step_ms: float | None = None) -> str:
+        """"the 20.6 ms step", in the job's word where the capture holds one step ("the 36.6 ms pass" where that step is
+        the one pass an unmarked capture was read as): the mean step is "the step" over several."""
+        return f"the {ms(self.step_ms if step_ms is None else step_ms)} {self.unit if self.one_step else 'step'}"
+
     @property
     def per_step(self) -> str:
         """"per step" over several steps; "in the step" (the job's word) where the capture holds one: every count
         and time a rule states per step is that one step's."""
         return f"in the {self.unit}" if self.one_step else "per step"
+
+    def mean_words(self, *counts: float) -> str:
+        """What a count per step is a mean of, where one printed (to 0.1) is not whole: " on average" over the steps,
+        " on average over its 2 GPUs" where the host's per-step numbers are shared among several GPUs
+        (``HostMetrics.per_step``: over the kept steps and the active GPUs) -- a count of one step is a mean over its
+        GPUs alone, so "424.5 TF ops in the step" said no mean at all (h37-words3: v100_bert's two replicas ran 849).
+        "" where every count is whole.  The one home of the words, for every count a rule states per step."""
+        if all(float(round(k, 1)).is_integer() for k in counts):
+            return ""
+        ranks = self.m.ranks
+        return " on average" + (f" over its {ranks} GPUs" if ranks > 1 else "")
+
+    def count_per_step(self, k: float, noun: str, plural: str | None = None, per: str | None = None) -> str:
+        """"92 kernels per step", "1 sync in the step", "7.5 calls per step on average", "424.5 TF ops in the step on
+        average over its 2 GPUs": a count per step and rank (``HostMetrics.per_step``) as every rule states it
+        (``per``: the phrase after the count, :attr:`per_step` unless given)."""
+        a = round(float(k), 1)
+        return f"{n_of(a, noun, plural)} {self.per_step if per is None else per}{self.mean_words(a)}"
 
     @property
     def a_step(self) -> str:
@@ -374,7 +397,7 @@ def ranges_table(ctx: Ctx) -> list[Table]:
     """The evidence of :func:`in_ranges`: the ranges and their idle time per step; none where there are none."""
     rows = [[n, v] for n, v in ctx.m.idle_in_ranges]
     return [table("The GPU's idle time inside the program's own ranges (the busiest thread's outermost ranges below "
-                  "the step; ms per step)", ["range", "ms"], rows)] if rows else []
+                  f"the step; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
 
 
 def in_os_waits(ctx: Ctx, host_ms: float) -> str:
@@ -393,7 +416,7 @@ def os_waits_table(ctx: Ctx) -> list[Table]:
     them; none where there are none."""
     rows = [[n, v] for n, v in ctx.m.idle_in_os_waits]
     return [table("OS calls the thread launching the GPU's work was blocked in while the GPU idled (OS runtime trace; "
-                  "ms per step)", ["call", "ms"], rows)] if rows else []
+                  f"ms {ctx.per_step})", ["call", "ms"], rows)] if rows else []
 
 
 def _scalar(v: Any) -> Any:
@@ -479,8 +502,15 @@ def step_windows(
     label: str = "step",
     n: int = 3,
     gpu: int | None = None,
+    claim: bool = True,
 ) -> list[TimeWindow]:
     """Trace-viewer windows for the ``n`` worst kept steps (by ``key`` of the StepMetrics row).
+
+    A window's label claims ``key``'s time in its step ("launch wait, step 3 (2.80 ms)"), a part of what its finding
+    says of each step; where ``key`` only ranks the steps -- a quantity of the ledger that holds more than the
+    finding's own (every kernel for the small-grid ones, every idle for the syncs' share of it) -- ``claim`` is False
+    and the label names the step alone (h37-words3: d2d_v100's 5.74 ms of small-grid kernels a step showed
+    "kernels, step 1010 (90.2 ms)").
 
     Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.  A host-wide window is the step's
     detected window, which holds the step on every GPU (a row's start plus its mean step time would show only
@@ -492,7 +522,7 @@ def step_windows(
     if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}
         for s in sorted(chosen, key=lambda s: s.start_ms):
-            extra = f" ({ms(key(s))})" if key else ""
+            extra = f" ({ms(key(s))})" if key and claim else ""
             start, end = spans.get(s.step, (s.start_ms, s.start_ms + s.step_ms))
             out.append(
                 TimeWindow(

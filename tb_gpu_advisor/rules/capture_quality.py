@@ -34,6 +34,7 @@ from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
+from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
@@ -87,6 +88,18 @@ def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
     guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
              "rests on it." if s.confidence == "low" else "")
+    if s.source in UNMARKED_SOURCES:  # the one pass it was read as may hold several of the job's steps: no count of them
+        why = why or "no step is marked, so the capture is read as one pass"
+        return [finding(
+            ctx, ID, "info" if passes and s.confidence != "low" else "warning",
+            f"{why[:1].upper()}{why[1:]}: every per-step number is the pass's total, and how many "
+            f"{_plural(unit)} it holds is not known; at least {T('capture.min_steps'):g} steady-state {_plural(unit)}, "
+            f"each marked, make averages trustworthy.{guess}",
+            title=f"No {unit} is marked: the capture is read as one pass",
+            metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
+                                severity="warning", good_direction="higher"),
+            actions=ctx.steady_fix(f"{ID}:few_steps"),
+        )]
     return [finding(
         ctx, ID, "info" if passes and s.confidence != "low" else "warning",
         f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"
@@ -215,8 +228,8 @@ def _clock_skew(ctx: Ctx, skew: ClockSkew) -> Finding:
     lead = skew.max_lead_us
     said = ms(lead / 1000.0)  # 142 us, 20.0 ms, 10.00 s: a skew of seconds is no count of microseconds
     share = lead / 1000.0 / ctx.step_ms if ctx.step_ms else 0.0
-    of_step = "" if not ctx.step_ms else (f" ({pct(share)} of the {ms(ctx.step_ms)} step)" if share < 1 else
-                                          f" ({times(share)} the {ms(ctx.step_ms)} step)")
+    of_step = "" if not ctx.step_ms else (f" ({pct(share)} of {ctx.the_step()})" if share < 1 else
+                                          f" ({times(share)} {ctx.the_step()})")
     return _note(
         ctx, f"{skew.early} of {_n(skew.linked, 'GPU event')} with a recorded launch call start before that call, by "
                  f"up to {said}: no GPU work starts before it is launched, so the capture's GPU and host clocks "

@@ -74,7 +74,7 @@ def check(job: JobView) -> list[Finding]:
         assumption="the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
                    f"each {job.unit}'s compute time to hide behind; AllReduce at most its expected transfer time when "
                    "the parameter count is given",
-        evidence=[Table(f"Collectives per step (median {job.unit})", ["collective", "calls", "ms", "exposed ms",
+        evidence=[Table(f"Collectives {job.per_step} (median {job.unit})", ["collective", "calls", "ms", "exposed ms",
                                                                "transfer ms", "paid ms", "bytes per call",
                                                                "bus GB/s"], rows)],
         actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,

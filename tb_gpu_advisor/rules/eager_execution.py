@@ -12,7 +12,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._fusion import assumption as fusion_assumption, chain_saving, chain_table
-from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table
 
 ID = "eager_execution"
 
@@ -37,7 +37,7 @@ def check(m: HostMetrics) -> list[Finding]:
     compiled = ctx.fw.label("compiled_step")
     assumption = ("the GPU idle time while the host dispatches ops one by one (launch wait + host compute) "
                   f"disappears once the step is {compiled}")
-    text = (f"{count(round(e.per_step))} ops {ctx.per_step} run eagerly, taking {ms(e.time_ms_per_step)} of host time "
+    text = (f"{ctx.count_per_step(e.per_step, 'op')} run eagerly, taking {ms(e.time_ms_per_step)} of host time "
             f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'} ({pct(share)}; stock overview reports eager time above 10%).")
     evidence = [table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])]
     if cs is not None and fused_ms > 0:

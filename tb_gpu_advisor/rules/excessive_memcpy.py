@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, n_of, finding, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        step_windows, table)
 from tb_gpu_advisor.rules.host_op_placement import host_op_time
 from tb_gpu_advisor.rules.savings import idle_claims
@@ -74,7 +74,7 @@ def check(m: HostMetrics) -> list[Finding]:
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
     pinned = _pinned_words(m, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
-    sync_txt = _cost_words(m, sync_ms, sync_share, waits, asked, pageable, migrated, ctx.per_step) + pinned
+    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
         sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
                      f"{ctx.fw.label('param_upload')}")
@@ -83,12 +83,16 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Copies block the GPU for {ms(blocking)} {ctx.of_step()} ({pct(share)}), "
-        f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx.per_step)}){sync_txt}{rec_txt}"
+        f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx)}){sync_txt}{rec_txt}"
         f"{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
-                                    "sync_share_of_step": sync_share}),
+                                    "sync_share_of_step": sync_share,
+                                    # the copies the summary counts per step, and their total over the kept steps
+                                    # of every rank: one division, as every count per step (``per-rank``)
+                                    "copies_per_step": {c.direction: c.count_per_step for c in m.memcpy},
+                                    "copies": {c.direction: c.count for c in m.memcpy}}),
         saving=saving(ctx, max(blocking - asked, sync_ms),
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else _ASSUMPTION,
                       [("copies", "copies", max(blocking - waits - paging - asked, sync_ms)),
@@ -125,11 +129,12 @@ def _host_copies_over(copies: list, share_of) -> list:  # noqa: ANN001 - a copy'
             and (share_of(c) or 0.0) >= T("excessive_memcpy.pageable_share")]
 
 
-def _cost_words(m: HostMetrics, sync_ms: float, sync_share: float, waits: float, asked: float, pageable: list,
-                migrated: list, per: str = "per step") -> str:
+def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked: float, pageable: list,
+                migrated: list) -> str:
     """What the copies' cost holds, in the finding's words: its synchronous part, the copy time from pageable or
     migrated host memory, the program's own prefetch (left out of the saving), and the host's waits in copies to the
     device with the GPU's idle after them."""
+    m, per = ctx.m, ctx.per_step
     # said where it is a part of the step the finding grades (1 us of a 940 ms blocking copy time is no news)
     words = f"; {ms(sync_ms)} {per} is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
     if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
@@ -141,10 +146,9 @@ def _cost_words(m: HostMetrics, sync_ms: float, sync_share: float, waits: float,
         words += (f"; {ms(asked)} {per} is the program's own Unified Memory prefetch with the GPU idle: the "
                   "upload its data needs, done as the fixes ask, so the saving leaves it out")
     if m.syncs.copy_calls_per_step:
-        who = ", ".join(f"{n} ×{count(round(per, 1))}" for n, per in m.syncs.copy_callers[:3]) or "copies"
-        k = round(m.syncs.copy_calls_per_step, 1)
-        words += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device {per}"
-                  f"{'' if float(k).is_integer() else ' on average'} "
+        who = ", ".join(f"{n} ×{count(round(k, 1))}" for n, k in m.syncs.copy_callers[:3]) or "copies"
+        k = m.syncs.copy_calls_per_step
+        words += (f"; the host waits for the GPU in {ctx.count_per_step(k, 'copy to the device', 'copies to the device')} "
                   f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} {per} until "
                   f"the host launches again")
     return words
@@ -261,13 +265,11 @@ def _already_pinned(copies: list, waits: float) -> bool:
                                             and not (c.sync_share or 0.0) for c in host)
 
 
-def _worst_words(c, per: str = "per step") -> str:  # noqa: ANN001 - a direction's copy metrics
+def _worst_words(c, ctx: Ctx) -> str:  # noqa: ANN001 - a direction's copy metrics
     """The largest direction's part of the blocking time, beside the copies' own time it is part of: "612 us of its
     632 us per step blocks, 1 copy per step" (issue #36: "block the GPU for 612 us ... mostly H2D (1 copy, 632 us per
     step)" read as a part larger than its whole).  A part equal to its whole as printed is said as the whole: "all
     of its 918 us per step blocks", not "918 us of its 918 us" (h37-review2, cloverleaf_a100_cuda)."""
-    k = round(c.count_per_step, 1)
-    avg = "" if float(k).is_integer() else " on average"
     part, whole = ms(c.blocking_ms_per_step), ms(c.ms_per_step)
     said = f"all of its {whole}" if part == whole else f"{part} of its {whole}"
-    return f"{said} {per} blocks, {n_of(k, 'copy')} {per}{avg}"
+    return f"{said} {ctx.per_step} blocks, {ctx.count_per_step(c.count_per_step, 'copy')}"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, count, finding, framework, grade, ms, n_of, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, finding, framework, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, step_windows, table)
 
 ID = "host_op_placement"
@@ -71,7 +71,7 @@ def check(m: HostMetrics) -> list[Finding]:
     copy_txt = f"; their tensors round-trip through {ms(copies)} of blocking copies" if copies > 0 else ""
     return [finding(
         ctx, ID, sev,
-        f"{count(round(h.count_per_step, 1))} {ctx.fw.label('ops_short')} {ctx.per_step} run on the host ({pct(h.share_by_count)} of ops by "
+        f"{ctx.count_per_step(h.count_per_step, ctx.fw.label('ops_short').removesuffix('s'), ctx.fw.label('ops_short'))} run on the host ({pct(h.share_by_count)} of ops by "
         f"count), taking {ms(t_ms)} {ctx.of_step()} ({pct(share)}){copy_txt}.{heavy_txt}",
         metric=share_metric("host_op_time_share", "Host-placed op time share of step", share,
                             "host_op_placement.warning", severity=sev,

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, action, finding, grade, ms, pct, rule, saving, share_metric, short,
+from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, short,
                                        step_windows, table)
 from tb_gpu_advisor.rules.savings import idle_claims
 
@@ -56,10 +56,11 @@ def _syncs(ctx: Ctx) -> Finding | None:
     if graded is None:
         return None
     share, sev = graded
-    who = ", ".join(f"{short(name, 40)} ×{per:.1f}" for name, per in s.callers[:3]) or "runtime calls"
+    who = ", ".join(f"{short(name, 40)} ×{count(round(per, 1))}" for name, per in s.callers[:3]) or "runtime calls"
     return finding(
         ctx, ID, sev,
-        ctx.fw.label("host_sync:waits", calls=f"{s.calls_per_step:.1f}", who=who, wait=ms(s.wait_ms_per_step)) +
+        ctx.fw.label("host_sync:waits", calls=ctx.count_per_step(s.calls_per_step, "time"), who=who,
+                     wait=ms(s.wait_ms_per_step)) +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
         f"{ms(s.gpu_idle_ms_per_step)} {ctx.of_step()} ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
@@ -70,7 +71,9 @@ def _syncs(ctx: Ctx) -> Finding | None:
                                                   "every step", idle_claims(s.gpu_idle_ledger_ms)),
         evidence=[table("Host events that wait for the GPU, per step", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
-        windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle"),
+        # ranked by the step's idle, of which the syncs' is a part the ledger does not hold per step: no time claimed
+        windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle",
+                             claim=False),
         actions=ctx.fw.fix(ID),
     )
 

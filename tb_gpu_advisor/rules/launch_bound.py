@@ -106,7 +106,8 @@ def check(m: HostMetrics) -> list[Finding]:
     hidden = min(replay, m.breakdown.device_compute) if replay >= 0.5 * (wait_ms or 0.0) else 0.0
     if save_ms + hidden <= 0.0:
         return []
-    rows, example = _offenders(sk, ctx.per_step)
+    rows, example = _offenders(sk, ctx)
+    own = (wait_ms or 0.0) / ((wait_ms or 0.0) + after) if after > 0 and wait_ms else 1.0
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
     if hidden > 0:
         title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
@@ -123,7 +124,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
-        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx.per_step)} run shorter than "
+        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx)} run shorter than "
         f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}",
         # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
         metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
@@ -140,7 +141,9 @@ def check(m: HostMetrics) -> list[Finding]:
         if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
+        # the ledger's launch wait of a step holds the part after the host's syncs, which the finding leaves to them:
+        # each step's is the finding's own share of it (the steps' mean is then the finding's wait, one value)
+        windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait * own, label="launch wait"),
         actions=actions, title=title,
     )]
 
@@ -187,7 +190,7 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
     if save_ms > 0:
         out.append(f"launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
-                   f"({_per_step(launched, 'kernel' if few_small else 'small kernel', ctx.per_step)}"
+                   f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
                    f"{', not already in graphs' if graphed else ''})")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
@@ -212,7 +215,7 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
     return share, sev, wait_ms, after
 
 
-def _offenders(sk, per: str = "per step") -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
+def _offenders(sk, ctx: Ctx) -> tuple[list, str]:  # noqa: ANN001 - the small kernels' metrics
     """The small kernels' table rows, per step and rank as every other number of the finding, and the top offender
     in words."""
     top = sk.top[:10]
@@ -221,10 +224,9 @@ def _offenders(sk, per: str = "per step") -> tuple[list, str]:  # noqa: ANN001 -
     if not top:
         return rows, ""
     o = top[0]
-    calls = round(o.per_step, 1)
-    avg = "" if float(calls).is_integer() else " on average"
-    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} {per}{avg} taking "
-                  f"{ms(o.ms_per_step)}{' per step' if per == 'per step' else ''}, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
+    return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {ctx.count_per_step(o.per_step, 'call')} taking "
+                  f"{ms(o.ms_per_step)}{'' if ctx.one_step else ' per step'}, ~{o.avg_us:.1f} us each"
+                  f"{_against_latency(o.avg_us)}.")
 
 
 def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, bool, list, str]:
@@ -253,9 +255,8 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
                     f"left is that launch, not a launch per kernel.")
     if step_level(m) and sev != "info":
         d = m.dispatch
-        calls = round(d.calls_per_step, 1)
-        avg = "" if float(calls).is_integer() else " on average"
-        step_txt = (f" Each step is {plural(calls, ctx.fw.label('dispatch_call'))}{avg} costing {ms(d.host_ms_per_step)} "
+        step_txt = (f" Each step is {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+                    f"{ctx.mean_words(d.calls_per_step)} costing {ms(d.host_ms_per_step)} "
                     f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
                     f"too small for its dispatch cost.")
         actions = ctx.fw.fix(f"{ID}:step")
@@ -270,20 +271,12 @@ def _after_txt(after: float, per: str = "per step") -> str:
             f"the GPU's queue: theirs, not counted here.")
 
 
-def _per_step(k: float, noun: str, per: str = "per step") -> str:
-    """"2.2 small kernels per step on average", "92 kernels per step": a per-step count as the summary prints it, one
-    value wherever it is said (h37-review10: "980.5 kernels per step on average" beside "980 kernels per step")."""
-    a = round(k, 1)
-    return f"{n_of(a, noun)} {per}{'' if float(a).is_integer() else ' on average'}"
-
-
-def _n_of_m(part: float, whole: float, share: float | None, per: str = "per step") -> str:
+def _n_of_m(part: float, whole: float, share: float | None, ctx: Ctx) -> str:
     """"15.4 of 33.6 kernels per step on average (45.8%)": the counts as they are (a per-step mean is rarely whole)
     and the share those two numbers give, so a reader who divides them gets the printed share (issue #36: "15 of
     34 kernels (45.7%)" rounded the counts but not the share)."""
     a, b = round(part, 1), round(whole, 1)
-    avg = "" if float(a).is_integer() and float(b).is_integer() else " on average"
-    return f"{count(a)} of {n_of(b, 'kernel')} {per}{avg} ({pct(a / b if b else share)})"
+    return f"{count(a)} of {n_of(b, 'kernel')} {ctx.per_step}{ctx.mean_words(a, b)} ({pct(a / b if b else share)})"
 
 
 def _against_latency(avg_us: float) -> str:

@@ -42,7 +42,7 @@ def check(m: HostMetrics) -> list[Finding]:
     acts = ctx.fw.fix(f"{ID}:{'private_threads' if private else 'shared_threads'}")
     return [finding(
         ctx, ID, sev,
-        f"The GPUs start each step up to {ms(skew)} apart ({pct(share)} of the {ms(ctx.step_ms)} step); GPU{late_gpu} "
+        f"The GPUs start each step up to {ms(skew)} apart ({pct(share)} of {ctx.the_step()}); GPU{late_gpu} "
         f"starts last (+{ms(late_ms)}), launch order {order or 'n/a'}"
         f"{'' if private else ctx.fw.label('launch_skew:no_private_threads')}.",
         metric=share_metric("launch_skew_share", "Launch skew share of step", share, "launch_skew.warning", severity=sev,

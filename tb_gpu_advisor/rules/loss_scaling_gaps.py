@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "loss_scaling_gaps"
 
@@ -28,7 +28,7 @@ def check(m: HostMetrics) -> list[Finding]:
     share, sev = graded
     return [finding(
         ctx, ID, sev,
-        f"Dynamic loss scaling runs {count(round(ls.op_count_per_step, 1))} conditional ops {ctx.per_step} on the host "
+        f"Dynamic loss scaling runs {ctx.count_per_step(ls.op_count_per_step, 'conditional op')} on the host "
         f"({ms(ls.host_ms_per_step)}), leaving the GPU idle {ms(cost)} {ctx.of_step()} ({pct(share)}).",
         metric=share_metric("loss_scaling_gap_share", "Loss-scaling gap share of step", share,
                             "loss_scaling_gaps.warning", severity=sev,

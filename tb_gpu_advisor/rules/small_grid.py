@@ -56,7 +56,7 @@ def check(m: HostMetrics) -> list[Finding]:
     top = u.top[0]
     return [finding(
         ctx, ID, sev,
-        f"{pct(under_share)} of the step ({ms(u.underfilled_ms_per_step)} {ctx.per_step}) is in kernels launched with fewer "
+        f"{pct(under_share)} of the {ctx.unit if ctx.one_step else 'step'} ({ms(u.underfilled_ms_per_step)} {ctx.per_step}) is in kernels launched with fewer "
         f"thread blocks than the GPU has SMs{_sms_words(known, gpus)}: {short(top.name)} runs "
         f"{n_of(top.blocks, 'thread block')}{_threads(top)}, so it keeps at most {top.blocks} of the {_of_sms(top)} SMs "
         f"busy. Filling the GPU could take up to {ms(sv.ms_per_step)} off the step ({pct(share)}).",
@@ -71,7 +71,9 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table(_TABLE, _COLUMNS,
                         [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
                           k.total_ms, k.idle_ms] for k in u.top])],
-        windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="kernels"),
+        # the steps with the most kernel time: the ledger holds no small-grid time of a step, so no time is claimed
+        windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="steps with the most kernel time",
+                             claim=False),
         actions=[*ctx.fw.fix(ID), ctx.vendor.FIXES["more_blocks"]],  # the framework's, then the vendor's own
     )]
 

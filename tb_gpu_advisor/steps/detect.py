@@ -807,8 +807,8 @@ def _one_pass_step(r: _Reading, job: Job) -> None:
     r.hs, r.he = _whole_window(r.trace.h, r.trace.devices, r.launched())
     r.ids = np.zeros(1, np.int64)
     r.note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
-              f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
-              f"step (several calls of a model launched back to back read as one)")
+              f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is read "
+              f"as one pass, which may hold several calls of a model launched back to back")
     if job.kind.kind == "training" and job.optimizer_steps == 1 and not job.kind.from_ranges:
         r.note = ("one training iteration: no step markers or repeated span holds the GPU work, and the "
                   "capture holds one optimizer step (an update runs once per iteration), so it is one "

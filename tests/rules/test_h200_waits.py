@@ -77,7 +77,7 @@ def test_a_jax_loop_that_waits_each_step_is_the_waits_finding(run: str) -> None:
     h = _host(run)
     top = _bad(h)[0]
     assert top.rule == "host_sync", [f.rule for f in _bad(h)]
-    assert "block_until_ready" in top.summary and "1.0 times per step" in top.summary
+    assert "block_until_ready" in top.summary and "1 time per step" in top.summary
     assert "every N steps" in top.actions[0].text and "block_until_ready" in top.actions[0].text
     assert "step_gaps" not in {f.rule for f in h.findings}
     # the wait's idle is most of the step's idle beyond the no-wait loop's step (869/742 us vs 327 us)

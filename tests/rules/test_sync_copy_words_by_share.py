@@ -34,4 +34,4 @@ def test_a_microsecond_of_synchronous_copy_is_not_said():
 
 def test_control_a_pageable_batch_upload_says_its_synchronous_time():
     # one kept step: "in the step is synchronous" (rules.base.Ctx.per_step, h37-left60)
-    assert re.search(r"(?:per step|in the step) is synchronous", _copy_summary(VIT))
+    assert re.search(r"(?:per step|in the step|in the pass) is synchronous", _copy_summary(VIT))

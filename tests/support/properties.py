@@ -34,6 +34,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   (the host-bound finding's host time, the launch-bound one's wait): each microsecond of a step attributed once.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
+  Its noun may follow words that qualify it ("424.5 TF ops"), and on a host of one kept step a mean can only be over
+  its GPUs, so it names them ("in the step on average over its 2 GPUs", h37-words3: v100_bert's "424.5 TF ops in the
+  step" and "292.5 calls in the step on average").
 * ``period`` -- steps add up (h37-left46): the gaps between steps fit the period they split.  The mean gap is at most
   the period it is a share of (a step's start to the next's), and its part inside the steps (all of it but
   ``outside_steps_ms``) at most the mean step it lies in; the step rows of one GPU never overlap (a step ends by the
@@ -53,7 +56,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   division the metrics make (``metrics.context.Context.per_step``), not the rule's.  Every other count a finding
   states per step is held to its total the same way (h37-left59): eager ops, host-placed ops (the host-op card's
   ``host_ops``), loss-scaling ops and the program's syncs -- on main v100_bert's two replicas read "849 TF ops per step
-  run on the host" where each ran 424.5.
+  run on the host" where each ran 424.5.  The copies too (h37-words3): ``excessive_memcpy``'s ``copies_per_step``
+  against its ``copies`` per direction, a finding without that total being one the walk cannot check.
 * ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
   evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
   ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
@@ -69,7 +73,12 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
 * ``the-others`` -- one other GPU or rank is "the other GPU", never "the others" nor "the other 1 rank"
   (ddp_overlap_rtx3090: "the others spend 33.6 ms more" beside its one other GPU).  ``one-step`` walks the session's
-  own findings too (the job rules') where every host kept one step.
+  own findings too (the job rules') where every host kept one step, and the job's tables: no "(mean per step)" nor
+  "Collectives per step" titles where every host kept one (h37-words3, ``table_scope_problems``); on a capture that
+  marks no step the one pass it was read as is "the pass", never the job's step, forward pass or engine step
+  (``unmarked_problems``: torch_fp16_inference_unmarked's ten forward calls read "of the 36.6 ms step").
+* ``one-value`` on windows over several steps (h37-words3): the times a finding's windows claim ("kernels, step 1010
+  (90.2 ms)") add up to at most its own time per step times the kept steps (d2d_v100's small-grid 5.74 ms a step).
 
 * h37-review11: ``card-quiet`` (a card's "not flagged" words name the note its own check gave), ``ruled-out`` (no fix
   the finding's words rule out: jit or graph the step under "another graph cannot cut it"), ``one-name`` (an
@@ -109,12 +118,18 @@ _UNIT_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0}
 _NUM = r"(\d[\d,]*(?:\.\d+)?)"
 _TIME = _NUM + r" ?(us|µs|ms|s)\b"
 _PER_STEP = re.compile(_TIME + r"(?: per step|/step)(?! on average| summed| over all)")
-_OF_EACH = re.compile(_TIME + r" of (?:each|the|every) (?:(?:one|an?) )?" + _TIME + r" step")
+#: "X of each Y step", in the step's every word: "of the 36.6 ms pass" (an unmarked capture's), "forward pass", "engine step"
+_OF_EACH = re.compile(_TIME + r" of (?:each|the|every) (?:(?:one|an?) )?" + _TIME + r" (?:(?:engine|forward) )?(?:step|pass)\b")
 _OF_ITS = re.compile(_TIME + r" of (?:its|their) " + _TIME)
 _N_OF_M = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) of (\d[\d,]*(?:\.\d+)?) ([a-zA-Z-]+)(?: [a-z]+){0,4}? "
                      r"\((\d+(?:\.\d+)?)%\)")
 _PCT_OF = re.compile(r"(\d+(?:\.\d+)?)% of (?:the |each |its |every )")
-_FRACTIONAL_COUNT = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+) (copies|copy|kernels|calls|launches|ops|syncs|collectives)\b")
+#: a count that is not whole: its noun after up to two words that qualify it ("424.5 TF ops", "2.2 small kernels"), none
+#: of them a unit or a preposition ("1.5 ms of kernels" is a time)
+_FRACTIONAL_COUNT = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+) (?:(?!(?:us|µs|ms|s|ns|B|KB|MB|GB|KiB|MiB|GiB|of|in|per|a|x)\b)"
+                               r"[A-Za-z][\w-]* ){0,2}(copies|copy|kernels|calls|launches|ops|syncs|collectives)\b")
+#: what a mean over several GPUs names: "on average over its 2 GPUs"
+_OVER_GPUS = re.compile(r"\bover (?:its|their|the) (\d+) (?:GPUs|ranks|replicas)\b")
 _AVERAGE_WORDS = ("on average", "average", "avg", "mean")
 #: a table column or title that says its counts are per step: a mean over the kept steps by the schema's definition
 _PER_STEP_WORDS = ("/step", "per step")
@@ -594,8 +609,9 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
     step -- "X of each Y step" and the window's "label, step N (Z)" print one value (h37-left56: vit_a4000_avg_batch's
     copies "block the GPU for 25.0 ms of each 116.3 ms step" above the window "copies, step 0 (25.1 ms)": the summary
     read the copies' own exposed time, the window the ledger's copy category, which holds the memsets too)."""
-    if (h.capture or {}).get("steps_kept") != 1:
-        return []
+    kept = int((h.capture or {}).get("steps_kept") or 0)
+    if kept != 1:
+        return _window_sum_problems(where, h, kept)
     out = []
     for f in h.findings:
         said = _OF_EACH.search(" ".join(f.summary.split()))
@@ -612,6 +628,33 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
             # one value printed twice where its roundings share more than a point (25.0 and 25.1 share 25.05 only)
             if x + xu != z + zu and not (a - ea < b + eb - 1e-9 and b - eb < a + ea - 1e-9):
                 out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' and shows the window '{w.label}'")
+    return out
+
+
+#: the time a finding grades per step, in the three ways the rules say it: "X of each Y step", "P% of the Y step (X",
+#: "(X per step)" / "(X in the step)"
+_FINDING_PER_STEP = (_OF_EACH, re.compile(r"% of (?:each|the) [\d.,]+ ?(?:us|µs|ms|s) [\w ]*?(?:step|pass) \(" + _TIME),
+                     re.compile(r"\(" + _TIME + r" (?:per step|in the [\w ]+?)\)"))
+
+
+def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:
+    """``one-value`` over several kept steps: the steps a finding's windows show are some of the kept steps, so the
+    times their labels claim ("label, step N (Z)") add up to at most the finding's own time per step (its first "X
+    of each Y step" / "X per step") times the kept steps -- no part exceeds its whole (h37-words3: d2d_v100's
+    small-grid finding of 5.74 ms per step over 4 steps showed "kernels, step 1010 (90.2 ms)", every kernel's time)."""
+    out = []
+    for f in h.findings:
+        text = " ".join(f.summary.split())
+        said = next((m for m in (r.search(text) for r in _FINDING_PER_STEP) if m is not None), None)
+        if said is None or not kept:
+            continue
+        x = _ms(*said.group(1, 2)) + _half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
+        shown = [(w.label, _WINDOW_CLAIM.search(w.label)) for w in f.windows if w.gpu is None]
+        claims = [(label, m) for label, m in shown if m is not None]
+        total = sum(_ms(*m.group(1, 2)) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)] for _, m in claims)
+        if claims and _over(total, x * kept):
+            out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' over {kept} steps and shows windows "
+                       f"claiming {total:.3f} ms: {[label for label, _ in claims]}")
     return out
 
 
@@ -703,13 +746,21 @@ def agree_problems(report: Report) -> list[str]:
     return out
 
 
-def _count_text(where: str, text: str) -> list[str]:
+def _count_text(where: str, text: str, h: HostReport | None = None) -> list[str]:
+    """``whole-count`` in words: a count that is not whole says it is a mean; on a host of one kept step it can be no
+    mean over steps, so it names the GPUs it is a mean over (``per-rank``, h37-words3: v100_bert's two replicas read
+    "424.5 TF ops in the step" and "292.5 calls in the step on average")."""
     out = []
+    one_step = h is not None and isinstance(h.steps, dict) and h.steps.get("count") == 1
+    ranks = _ranks(h) if h is not None else 1
     for sentence in re.split(r"(?<=[.;])\s", text):
         for m in _FRACTIONAL_COUNT.finditer(sentence):
             if not _says_average(sentence):
                 out.append(f"whole-count: {where}: '{m.group(0)}' is not a whole number and does not say it is "
                            "an average")
+            elif one_step and not any(int(g) == ranks for g in _OVER_GPUS.findall(sentence[m.start():])):
+                out.append(f"whole-count: {where}: '{m.group(0)}' in a capture of one step is a mean over its "
+                           f"{ranks} GPUs and does not say so")
     return out
 
 
@@ -773,6 +824,45 @@ def one_step_problems(h: HostReport, findings: list[Finding] | None = None, wher
         text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""])
         out += [f"one-step: {where}{f.id}: '{m.group(0)}' in a capture of one step" for m in _EACH_STEP.finditer(text)]
     return out
+
+
+#: the step a number is of, named as one of the job's own: "of the 36.6 ms step", "11.8 ms in the step", "in the
+#: forward pass", "Too few engine steps" (not the step as a notion: "moved out of the step")
+_JOB_STEP = re.compile(r"\b(?:of|in) (?:the|each) [\d.,]+ ?(?:us|µs|ms|s) (?:engine step|forward pass|step)\b"
+                       r"|\b(?:us|µs|ms|s) (?:in|of) the step\b|\bin the (?:engine step|forward pass)\b"
+                       r"|\bToo few (?:steps|forward passes|engine steps)\b")
+
+
+def unmarked_problems(h: HostReport) -> list[str]:
+    """``one-step`` on a capture that marks no step (``steps.detect.UNMARKED_SOURCES``: the whole window, or the one
+    pass it was read as, which may hold several calls of the model): its findings call that step "the pass", never one
+    of the job's steps or forward passes, nor count too few of them (h37-words3: torch_fp16_inference_unmarked's ten
+    forward calls read "of the 36.6 ms step" and "Only 1 forward pass was kept")."""
+    from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+
+    if not isinstance(h.steps, dict) or h.steps.get("source") not in UNMARKED_SOURCES:
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""])
+        out += [f"one-step: {h.host}: {f.id}: '{m.group(0)}' where no step is marked (the capture is read as one pass)"
+                for m in _JOB_STEP.finditer(text)]
+    return out
+
+
+def table_scope_problems(report: Report) -> list[str]:
+    """``one-step`` over the job's tables: where every host kept one step, a table of the job (the ranks and the
+    collectives views, a session finding's evidence, a host's collectives) says what its numbers are -- that step's,
+    no "mean per step" nor "per step" -- unless its rows are the steps themselves (first column "step")
+    (h37-words3: the lone V100 BERT's "GPUs (mean per step)", the FSDP pair's "Collectives per step (median rank)")."""
+    hosts = [h for h in report.hosts if h.error is None]
+    if not hosts or not all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts):
+        return []
+    tables = [("session", t) for t in (report.ranks, report.collectives) if t is not None]
+    tables += [(f.id, t) for f in report.findings if f.host is None for t in f.evidence]
+    tables += [(h.host, h.communication) for h in hosts if h.communication is not None]
+    return [f"one-step: {where}: table '{t.title}' in a capture of one step" for where, t in tables
+            if re.search(r"\bper step\b", t.title) and "step" not in t.columns]
 
 
 #: "the others" / "the other 1 GPU": a plural beside one other (h37-review10: ddp_overlap_rtx3090's two GPUs read "the
@@ -905,7 +995,7 @@ def gpu_count_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
-_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) (?:a step|in the (?:step|forward pass|engine step))\b")
+_NAMED_RANGES = re.compile(r"lies in the program's own ranges (.*?) (?:a step|in the (?:step|forward pass|engine step|pass))\b")
 _RANGE_PART = re.compile(r"`[^`]*` " + _TIME)
 
 
@@ -979,6 +1069,14 @@ def per_rank_problems(h: HostReport) -> list[str]:
             if abs(said - per_rank) > max(0.01, _REL * per_rank):
                 out.append(f"per-rank: {f.id}: {said:g} {key.replace('_', ' ')}, where the kept steps hold {total:g} "
                            f"over {steps} steps x {ranks} GPUs = {per_rank:g} per step and GPU")
+        said, total = d.get("copies_per_step"), d.get("copies")  # excessive_memcpy: per direction
+        for direction, n in (said.items() if isinstance(said, dict) and isinstance(total, dict) else ()):
+            per_rank = float(total.get(direction) or 0) / (steps * ranks)
+            if abs(float(n) - per_rank) > max(0.01, _REL * per_rank):
+                out.append(f"per-rank: {f.id}: {float(n):g} {direction} copies per step, where the kept steps hold "
+                           f"{total.get(direction)} over {steps} steps x {ranks} GPUs = {per_rank:g} per step and GPU")
+        if f.rule == "excessive_memcpy" and not isinstance(said, dict):
+            out.append(f"per-rank: {f.id}: its copies per step have no total in its detail to be checked against")
         kps, small = d.get("kernels_per_step"), d.get("small_kernels_per_step")
         if isinstance(kps, (int, float)) and isinstance(small, (int, float)) and _over(small, kps):
             out.append(f"per-rank: {f.id}: {small:g} small kernels per step of {kps:g}")
@@ -1253,7 +1351,8 @@ def report_violations(report: Report) -> list[str]:
     for h in hosts.values():
         step = host_step_ms(h)
         for f in h.findings:
-            out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
+            out += _text_parts(f.id, _finding_text(f), step)
+            out += _count_text(f.id, f"{_finding_text(f)} {f.saving.assumption if f.saving else ''}", h)
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
@@ -1270,6 +1369,7 @@ def report_violations(report: Report) -> list[str]:
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
         out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
+        out += unmarked_problems(h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")
@@ -1292,6 +1392,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
+    out += table_scope_problems(report)
     return sorted(set(out))
 
 

@@ -100,6 +100,27 @@ def _kineto_params(rng: random.Random) -> dict[str, Any]:
     return p
 
 
+#: The smallest job of each writer: one rank, a few steps, one bf16 layer -- what a reduced job overrides.
+KINETO_BASE: dict[str, Any] = {
+    "steps": 8, "ranks": 1, "train": True, "dtype": "bf16", "layers": 1, "batch": 512, "width": 1024,
+    "efficiency": 0.5, "marker": "profiler_step", "range_name": "train_step", "launch_us": 8.0, "python_us": 0.0,
+    "loader_us": 0.0, "copies": [], "unrecorded_us": 0.0, "idle_us": 0.0, "reads": 0, "end_sync": "item",
+    "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "slow_rank": None, "no_gpu": False}
+
+
+def kineto_job(seed: int = 0, **overrides: Any) -> Job:
+    """A Kineto job of :data:`KINETO_BASE` with ``overrides``: a reduced job, written out in a test."""
+    unknown = set(overrides) - set(KINETO_BASE)
+    if unknown:
+        raise ValueError(f"not a Kineto job's parameter: {sorted(unknown)}")
+    return Job(seed, "kineto", {**KINETO_BASE, **overrides})
+
+
+def nsys_job(seed: int = 0, **overrides: Any) -> Job:
+    """An Nsight job: ``synthetic.nsysexport.NsysJob``'s defaults with ``overrides`` (``kernel`` by its name)."""
+    return Job(seed, "nsys", {"kernel": "GEMM_BF16", **overrides})
+
+
 def _nsys_params(rng: random.Random) -> dict[str, Any]:
     train = rng.random() < 0.6
     ranks = rng.choice((1, 1, 1, 2, 4))
@@ -135,8 +156,10 @@ def _nsys_params(rng: random.Random) -> dict[str, Any]:
     # a loop that never waits for its GPU is paced by something else: its GPU work fits its period (one stream runs
     # one kernel at a time), else the loop would have queued ahead and waited in the allocator or a full queue
     gpu_ms = (p["h2d_us"] + ops * (p["kernel_us"] + p["kernel_gap_us"]) + p["nccl_us"] + p["d2h_us"]) / 1e3
-    blocks = p["copies_block"] or (p["d2h_us"] and not (p["d2h_async"] and p["d2h_pinned"]))
-    if not p["sync"] and not blocks:
+    # (a read-back that blocks waits for the step's kernels; a blocking upload at the step's start does not: the
+    # export's step template starts each step's stream afresh)
+    reads_back = p["d2h_us"] and not (p["d2h_async"] and p["d2h_pinned"])
+    if not p["sync"] and not reads_back:
         p["untraced_ms"] = round(max(p["untraced_ms"], gpu_ms * 1.2), 3)
     return p
 
@@ -153,7 +176,7 @@ def write(job: Job, folder: str) -> str:
     elif job.fmt == "nsys":
         p = dict(job.params)
         p["kernel"] = getattr(N, p["kernel"])
-        p["extra_ranges"] = tuple(p["extra_ranges"])
+        p["extra_ranges"] = tuple(p.get("extra_ranges", ()))
         N.write(os.path.join(run, "job.sqlite"), N.NsysJob(seed=job.seed, **p))
     else:
         _write_kineto(job, run)

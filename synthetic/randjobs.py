@@ -83,6 +83,7 @@ def _kineto_params(rng: random.Random) -> dict[str, Any]:
         "marker": rng.choice(("profiler_step", "profiler_step", "range", "none")),
         "range_name": rng.choice(ITER_RANGES["train" if train else "infer"]),
         "launch_us": rng.uniform(4.0, 20.0),
+        "loop_us": rng.choice((0.0, rng.uniform(1.0, 30.0), rng.uniform(1.0, 30.0))),  # the loop's own Python
         "python_us": rng.choice((0.0, 0.0, rng.uniform(5.0, 200.0))),  # Python between two ops
         "loader_us": rng.choice((0.0, 0.0, _log_uniform(rng, 20.0, 200_000.0))),
         "copies": [(rng.choice(("pinned", "pageable")), _log_uniform(rng, 0.001, 256.0))
@@ -103,7 +104,8 @@ def _kineto_params(rng: random.Random) -> dict[str, Any]:
 #: The smallest job of each writer: one rank, a few steps, one bf16 layer -- what a reduced job overrides.
 KINETO_BASE: dict[str, Any] = {
     "steps": 8, "ranks": 1, "train": True, "dtype": "bf16", "layers": 1, "batch": 512, "width": 1024,
-    "efficiency": 0.5, "marker": "profiler_step", "range_name": "train_step", "launch_us": 8.0, "python_us": 0.0,
+    "efficiency": 0.5, "marker": "profiler_step", "range_name": "train_step", "launch_us": 8.0, "loop_us": 2.0,
+    "python_us": 0.0,
     "loader_us": 0.0, "copies": [], "unrecorded_us": 0.0, "idle_us": 0.0, "reads": 0, "end_sync": "item",
     "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "slow_rank": None, "no_gpu": False}
 
@@ -294,7 +296,7 @@ def _open_mark(r: T.Rank, p: dict[str, Any], n: int) -> dict | None:
 def _close_mark(r: T.Rank, p: dict[str, Any], n: int, mark: dict | None) -> None:
     if mark is None:
         return
-    mark["dur"] = round(r.host_us - mark["ts"], 3)
+    mark["dur"] = round(round(r.host_us, 3) - mark["ts"], 3)  # ends where the clock is: the next mark may touch it
     if p["marker"] == "profiler_step" and r.step_kernels:  # the step's device-side span over its GPU work
         s, e = min(k[0] for k in r.step_kernels), max(k[1] for k in r.step_kernels)
         r.gpu.append({"ph": "X", "cat": "gpu_user_annotation", "name": f"ProfilerStep#{n}", "pid": r.device,
@@ -349,6 +351,8 @@ def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
         r.host_us += p["idle_us"]
         r.host_us += 5.0
         _close_mark(r, p, n, marks[r.rank])
+        if p["marker"] != "profiler_step":  # the loop's own Python between two iterations' ranges
+            r.host_us += p["loop_us"]
 
 
 def _write_kineto(job: Job, run: str) -> None:

@@ -379,7 +379,12 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
             if reach is not None and not reach[g]:
                 continue
             mm = rows[first[g] : last[g]]
-            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False))
+            # nested or overlapping instances are one call; instances that only touch are two, as two back-to-back
+            # updates are two iterations (``_merged``): a loop's ranges end where the next opens at the clock's
+            # resolution (a whole microsecond in Kineto's older traces), and merged they read as one span of the
+            # whole loop (h37-randjobs: 14 back-to-back `forward_pass` ranges, read as one pass)
+            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False),
+                                   merge_touching=False)
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
             has = per > 0
             cov = float(per.sum()) / n_launch

@@ -346,7 +346,7 @@ GENERIC_LABELS: dict[str, str] = {
     #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
     "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
     #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
-    "host_sync:waits": "The host waits for the GPU {calls} times per step (in {who}; {wait} in the waits)",
+    "host_sync:waits": "The host waits for the GPU {calls} times {per} (in {who}; {wait} in the waits)",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
     "host_sync:meaning": "",
     #: the host launching work during a gap (TF: launch threads contending with tf.data threads)

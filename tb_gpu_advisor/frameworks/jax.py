@@ -322,7 +322,7 @@ FRAMEWORK = Framework(
             "dispatch_call": "jitted call",
             "compiled_step": "one jitted function",
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
-            "host_sync:waits": "The host waits for the GPU {calls} times per step (in {who}: the "
+            "host_sync:waits": "The host waits for the GPU {calls} times {per} (in {who}: the "
                                "jax.block_until_ready, float(loss), x.item(), np.asarray(x), jax.device_get or "
                                "print(x) in the step; {wait} blocked in them)",
             "host_sync:meaning": "share of step time the GPUs are idle after the program's waits for the device "

@@ -478,8 +478,14 @@ def step_windows(
     label: str = "step",
     n: int = 3,
     gpu: int | None = None,
+    shown: bool = True,
 ) -> list[TimeWindow]:
     """Trace-viewer windows for the ``n`` worst kept steps (by ``key`` of the StepMetrics row).
+
+    ``shown``: the label prints the key's value ("GPU idle, step 0 (1.12 ms)"); False where the key only ranks the
+    steps and is not the finding's own quantity, whose value the label would then contradict (h37-randjobs: the sync
+    finding's "96 us of the 1.25 ms step" above "GPU idle, step 0 (1.12 ms)", the step's launch wait and other idle,
+    not its syncs' share of it).
 
     Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.  A host-wide window is the step's
     detected window, which holds the step on every GPU (a row's start plus its mean step time would show only
@@ -491,7 +497,7 @@ def step_windows(
     if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}
         for s in sorted(chosen, key=lambda s: s.start_ms):
-            extra = f" ({ms(key(s))})" if key else ""
+            extra = f" ({ms(key(s))})" if key and shown else ""
             start, end = spans.get(s.step, (s.start_ms, s.start_ms + s.step_ms))
             out.append(
                 TimeWindow(

@@ -59,7 +59,8 @@ def _syncs(ctx: Ctx) -> Finding | None:
     who = ", ".join(f"{short(name, 40)} ×{per:.1f}" for name, per in s.callers[:3]) or "runtime calls"
     return finding(
         ctx, ID, sev,
-        ctx.fw.label("host_sync:waits", calls=f"{s.calls_per_step:.1f}", who=who, wait=ms(s.wait_ms_per_step)) +
+        ctx.fw.label("host_sync:waits", calls=f"{s.calls_per_step:.1f}", who=who, wait=ms(s.wait_ms_per_step),
+                     per=ctx.per_step) +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
         f"{ms(s.gpu_idle_ms_per_step)} {ctx.of_step()} ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
@@ -70,7 +71,10 @@ def _syncs(ctx: Ctx) -> Finding | None:
                                                   "every step", idle_claims(s.gpu_idle_ledger_ms)),
         evidence=[table("Host events that wait for the GPU, per step", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
-        windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle"),
+        # the steps whose idle (launch wait and other) is longest, where the syncs' idle lies; their idle is not the
+        # syncs' alone, so the label names no time of its own
+        windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle",
+                             shown=False),
         actions=ctx.fw.fix(ID),
     )
 

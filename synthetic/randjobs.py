@@ -95,6 +95,8 @@ def _kineto_params(rng: random.Random) -> dict[str, Any]:
         "graph": rng.random() < 0.2,
         "comm_us": _log_uniform(rng, 20.0, 20_000.0) if ranks > 1 else 0.0,
         "late_rank_us": rng.choice((0.0, 0.0, rng.uniform(0.0, 2_000.0))) if ranks > 1 else 0.0,
+        # the collective's result is used on the compute stream (c10d's work.wait(): the stream waits for it), or not
+        "comm_waited": rng.random() < 0.85,
         "slow_rank": rng.choice((None, None, rng.uniform(1.0, 2.0))) if ranks > 1 else None,
         "no_gpu": rng.random() < 0.05,  # a window of host ops only (the GPU's work not yet started)
     }
@@ -107,7 +109,7 @@ KINETO_BASE: dict[str, Any] = {
     "efficiency": 0.5, "marker": "profiler_step", "range_name": "train_step", "launch_us": 8.0, "loop_us": 2.0,
     "python_us": 0.0,
     "loader_us": 0.0, "copies": [], "unrecorded_us": 0.0, "idle_us": 0.0, "reads": 0, "end_sync": "item",
-    "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "slow_rank": None, "no_gpu": False}
+    "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "comm_waited": True, "slow_rank": None, "no_gpu": False}
 
 
 def kineto_job(seed: int = 0, **overrides: Any) -> Job:
@@ -345,6 +347,8 @@ def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
         if not p["no_gpu"]:
             if p["comm_us"]:
                 T._allreduce(r, ready[r.rank], end, group=len(ranks))
+                if p["comm_waited"]:  # the compute stream's next work waits for the collective's end
+                    r.streams[T.COMPUTE_STREAM] = max(r.streams.get(T.COMPUTE_STREAM, 0.0), r.streams[T.NCCL_STREAM])
             if p["train"]:
                 _optimizer(r, p, end if p["comm_us"] else 0.0)
             _end_sync(r, p)

@@ -255,6 +255,11 @@ def _may_be(f: Finding, severity: str) -> bool:
     grades a finding above what its rule promises (h37-review10: v100_bert's XLA finding, "never critical: the guide
     calls XLA optional", raised to critical beside the criticals it out-saved)."""
     ceiling = REGISTRY[f.rule].ceiling if f.rule in REGISTRY else "critical"
+    if f.confidence == "low" and f.rule not in _ABOUT_THE_CAPTURE:
+        # the steps' ceiling (:func:`_step_confidence`): never critical on guessed steps, a gap between them a note --
+        # held wherever the raise runs (the session's list too, after the hosts' own grading)
+        steps_cap = "info" if f.rule in _STEP_BOUNDARY_RULES and not _waits_outside(f) else "warning"
+        ceiling = min(ceiling, steps_cap, key=_SEVERITY_RANK.__getitem__)
     return _SEVERITY_RANK[severity] <= _SEVERITY_RANK[ceiling]
 
 

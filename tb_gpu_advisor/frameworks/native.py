@@ -93,6 +93,12 @@ FIXES = {
                             "where the data is needed."),),
     "gpu_imbalance": (action("Give {gpu} less of the work, or the others more: split the domain by measured cost, not "
                              "by size."),),
+    # one GPU's work starts each step last: its launching process or thread is late -- no framework's launch threads
+    # or DDP buckets to tune (h37-randjobs: 4 processes of a native program, one GPU each, had a skew and no fix)
+    "launch_skew": (action("Find what delays the last GPU's launches: give each process (or launching thread) its own "
+                           "CPU cores near its GPU (numactl --cpunodebind, taskset), keep other work off them, and move "
+                           "host work done before each step's first launch (input preparation, I/O) ahead of the "
+                           "step."),),
     "capture_quality": (_ITERATIONS,),
     "capture_quality:no_gpu": (action("Check that the program ran its GPU work inside the profiled window (nsys "
                                       "--trace=cuda), and that the export holds the CUDA tables."),),

@@ -119,7 +119,19 @@ def step_end_count(trace: Trace, fw: Framework) -> int:
     training iteration, so the window holds no more whole iterations than this (0: the framework names none, or none
     ran -- no evidence either way)."""
     h = trace.h
-    return int(_merged(h, h.name_mask(fw.step_end_event))[1].size) if len(h) else 0
+    return max((e.size for e in _ends_per_line(h, h.name_mask(fw.step_end_event))), default=0) if len(h) else 0
+
+
+def _ends_per_line(h, mask: np.ndarray) -> list[np.ndarray]:  # noqa: ANN001 - HostEvents
+    """Each thread's ends of the events in ``mask`` (nested or overlapping calls on it merged, :func:`_merged`), ps.
+
+    Why per thread: the ranks of a data-parallel job on one host are processes of their own, and each runs every
+    iteration's update -- two processes' optimizer steps are one step of two ranks, not two steps.  Merged over the
+    host, they read as twice the steps where the ranks' updates do not overlap, interleaved, each "step" from one
+    rank's update to the other's (h37-randjobs: 2 DDP ranks 0.7 ms apart, 9 steps each, read as 16 overlapping steps
+    of each rank's GPU)."""
+    line = h.line[mask]
+    return [_merged(h, mask & (h.line == ln))[1] for ln in np.unique(line).tolist()]
 
 
 def _merged(h, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
@@ -142,14 +154,24 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     m = h.name_mask(fw.step_end_event)
     if int(m.sum()) < 2:
         return None
-    _, ends = _merged(h, m)  # nested calls: one step end
-    if ends.size < 2:
+    per_line = _ends_per_line(h, m)  # nested calls: one step end; each rank's (thread's) own
+    n = max(e.size for e in per_line)
+    if n < 2:
         return None
     first = int(h.start.min())
-    starts = np.concatenate(([first], ends[:-1])).astype(np.int64)
+    # the kth update of every rank ends step k: the step runs from the first rank's (k-1)th update's end to the last
+    # rank's kth, as the ranks' marks of one step number make one step (``steps.detect._group_windows``)
+    starts = np.full(n, np.iinfo(np.int64).max, np.int64)
+    ends = np.full(n, np.iinfo(np.int64).min, np.int64)
+    for e in per_line:
+        k = np.arange(e.size)
+        np.minimum.at(starts, k, np.concatenate(([first], e[:-1])).astype(np.int64))
+        np.maximum.at(ends, k, e.astype(np.int64))
     name = h.names[int(h.name[np.flatnonzero(m)[0]])]
-    note = (f"the training loop's step ends: {ends.size} `{_short(name)}` events (no step markers or step spans in the "
-            "capture); each step runs from one optimizer step's end to the next's")
+    found = sum(e.size for e in per_line)
+    where = f" on {len(per_line)} threads, {n} steps" if len(per_line) > 1 else ""
+    note = (f"the training loop's step ends: {found} `{_short(name)}` events{where} (no step markers or step spans in "
+            "the capture); each step runs from one optimizer step's end to the next's")
     return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note)
 
 
@@ -357,7 +379,12 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
             if reach is not None and not reach[g]:
                 continue
             mm = rows[first[g] : last[g]]
-            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False))
+            # nested or overlapping instances are one call; instances that only touch are two, as two back-to-back
+            # updates are two iterations (``_merged``): a loop's ranges end where the next opens at the clock's
+            # resolution (a whole microsecond in Kineto's older traces), and merged they read as one span of the
+            # whole loop (h37-randjobs: 14 back-to-back `forward_pass` ranges, read as one pass)
+            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False),
+                                   merge_touching=False)
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
             has = per > 0
             cov = float(per.sum()) / n_launch

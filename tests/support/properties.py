@@ -1318,7 +1318,7 @@ def ruled_out_fix_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
-_SHARE_AFTER = re.compile(r"(?P<t>\d[\d,]*(?:\.\d+)?) ?(?P<tu>us|µs|ms|s)\b(?P<mid>[^%;]{0,300}?), "
+_SHARE_AFTER = re.compile(r"(?P<t>\d[\d,]*(?:\.\d+)?) ?(?P<tu>us|µs|ms|s)\b(?P<mid>(?:[^%;()]|\([^()]*\)){0,300}?), "
                           r"(?P<p>\d+(?:\.\d+)?)% of (?:the |each )?(?P<w>\d[\d,]*(?:\.\d+)?) ?(?P<wu>us|µs|ms|s)\b")
 _OF_IT = re.compile(_TIME + r" of it\b")
 

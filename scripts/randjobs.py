@@ -1,0 +1,52 @@
+"""Random jobs through the whole analysis for a time budget (h37-randjobs): every report law walked on each.
+
+Each seed is one job of ``synthetic.randjobs`` (Kineto ranks, Nsight exports, windows with no GPU work), analysed
+in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
+job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
+
+    PYTHONPATH=. TB_GPU_ADVISOR_CACHE_DIR=off python scripts/randjobs.py --seconds 600 --seed 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from synthetic.randjobs import random_job  # noqa: E402
+from tests.support.random_jobs import check  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
+    ap.add_argument("--seed", type=int, default=0, help="the first job's seed; the next jobs take the next seeds")
+    ap.add_argument("--jobs", type=int, default=0, help="stop after this many jobs (0: the time budget only)")
+    a = ap.parse_args(argv)
+    end = time.monotonic() + a.seconds
+    seed, ran = a.seed, 0
+    laws: collections.Counter[str] = collections.Counter()
+    broken = 0
+    while time.monotonic() < end and (not a.jobs or ran < a.jobs):
+        job = random_job(seed)
+        found = check(job)
+        ran += 1
+        if found:
+            broken += 1
+            print(f"seed {seed}: {job}")
+            for v in found:
+                print(f"    {v}")
+                laws[v.split(":", 1)[0]] += 1
+        seed += 1
+    print(f"{ran} jobs (seeds {a.seed}..{seed - 1}), {broken} broke a law"
+          + (": " + ", ".join(f"{k} {n}" for k, n in laws.most_common()) if laws else ""))
+    return 1 if broken else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

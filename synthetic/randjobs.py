@@ -1,0 +1,373 @@
+"""Seeded random jobs (h37-randjobs): the analysis is held to the report's laws on jobs no one captured yet.
+
+Issue #37: planning holds back real traces of every kind, and the misses are always an assumption -- a shape of job
+the pipeline took for granted.  This module draws jobs at random from the shapes real captures have, on top of the
+synthetic writers (``synthetic.torchtrace``'s simulated ranks, ``synthetic.nsysexport``'s exports and empty windows),
+so that ``tests/support/properties.py`` walks reports of combinations no kept capture holds:
+
+* 1-20 steps of 50 us to 500 ms; tiny steps; idle host time between steps (logging, untraced Python);
+* data-loader waits, pinned or pageable copies of random sizes, blocking reads (``.item()``, ``.cpu()``,
+  ``torch.cuda.synchronize()``);
+* NCCL collectives on 1-4 ranks (data parallel: every rank's all-reduce ends when the last rank's data is in);
+* ``prof.step()`` markers, ``record_function`` / NVTX iteration ranges, or neither;
+* training (autograd's backward nodes, an optimizer) or inference (forward only); fp32 or bf16 GEMMs whose times
+  follow their shapes at a random fraction of the GPU's peak (no kernel beats it); CUDA graphs;
+* windows with no GPU work (Nsight: start-up only, NVTX only, tracing off, nothing launched; Kineto: host ops only).
+
+Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
+``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a
+time budget; ``tests/report/test_random_jobs.py`` walks a few dozen.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from synthetic import nsysexport as N
+from synthetic import torchtrace as T
+
+#: Dense peaks of the simulated GPU (an H100 SXM, ``synthetic.torchtrace.H100``), FLOP/s: bf16 Tensor Core, fp32 FFMA.
+PEAK = {"bf16": 989e12, "fp32": 67e12}
+HBM_BPS = 3.35e12
+#: Host-to-device rates, bytes/s: pinned memory over PCIe 5, pageable memory through the driver's staging buffer.
+COPY_BPS = {"pinned": 40e9, "pageable": 12e9}
+GEMM = {"bf16": T.GEMM_FWD, "fp32": T.FP32_GEMM}
+GEMM_BWD = {"bf16": T.GEMM_BWD, "fp32": (T.FP32_GEMM, T.FP32_GEMM)}
+RELU = {"bf16": T.RELU_BF16, "fp32": T.RELU_F32}
+SGD = {"bf16": T.SGD_BF16, "fp32": T.SGD_F32}
+DTYPE = {"bf16": "c10::BFloat16", "fp32": "float"}
+BYTES = {"bf16": 2, "fp32": 4}
+ITER_RANGES = {"train": ("train_step", "training_step", "iteration"), "infer": ("inference", "forward_pass", "generate")}
+
+
+@dataclass
+class Job:
+    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window") and its parameters."""
+
+    seed: int
+    fmt: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return f"Job(seed={self.seed}, fmt={self.fmt!r}, params={self.params!r})"
+
+
+def _log_uniform(rng: random.Random, lo: float, hi: float) -> float:
+    return math.exp(rng.uniform(math.log(lo), math.log(hi)))
+
+
+def random_job(seed: int) -> Job:
+    """The job of ``seed``: the same seed, the same job."""
+    rng = random.Random(seed)
+    fmt = rng.choices(("kineto", "nsys", "nsys_window"), weights=(6, 3, 1))[0]
+    if fmt == "nsys_window":
+        return Job(seed, fmt, {"window": rng.choice(N.WINDOWS), "ranges": rng.randint(1, 8)})
+    if fmt == "nsys":
+        return Job(seed, fmt, _nsys_params(rng))
+    return Job(seed, fmt, _kineto_params(rng))
+
+
+def _kineto_params(rng: random.Random) -> dict[str, Any]:
+    train = rng.random() < 0.6
+    ranks = rng.choice((1, 1, 1, 2, 4)) if train else rng.choice((1, 1, 1, 2))
+    dtype = rng.choice(("bf16", "fp32"))
+    p: dict[str, Any] = {
+        "steps": rng.randint(1, 20), "ranks": ranks, "train": train, "dtype": dtype,
+        # the step's size: the GEMMs' shapes, and how close to the peak they run
+        "layers": rng.randint(1, 6), "batch": rng.choice((1, 8, 64, 512, 2048, 8192)),
+        "width": rng.choice((128, 512, 1024, 4096, 8192)), "efficiency": rng.uniform(0.05, 0.8),
+        "marker": rng.choice(("profiler_step", "profiler_step", "range", "none")),
+        "range_name": rng.choice(ITER_RANGES["train" if train else "infer"]),
+        "launch_us": rng.uniform(4.0, 20.0),
+        "loop_us": rng.choice((0.0, rng.uniform(1.0, 30.0), rng.uniform(1.0, 30.0))),  # the loop's own Python
+        "python_us": rng.choice((0.0, 0.0, rng.uniform(5.0, 200.0))),  # Python between two ops
+        "loader_us": rng.choice((0.0, 0.0, _log_uniform(rng, 20.0, 200_000.0))),
+        "copies": [(rng.choice(("pinned", "pageable")), _log_uniform(rng, 0.001, 256.0))
+                   for _ in range(rng.choice((0, 0, 1, 1, 2, 3)))],
+        "unrecorded_us": rng.choice((0.0, 0.0, _log_uniform(rng, 10.0, 100_000.0))),  # host code no event records
+        "idle_us": rng.choice((0.0, 0.0, _log_uniform(rng, 10.0, 200_000.0))),  # after the step: logging, a sleep
+        "reads": rng.choice((0, 0, 1, 1, 2)),  # .item() mid-step
+        "end_sync": rng.choice(("item", "item", "cpu", "synchronize", "none")),
+        "graph": rng.random() < 0.2,
+        "comm_us": _log_uniform(rng, 20.0, 20_000.0) if ranks > 1 else 0.0,
+        "late_rank_us": rng.choice((0.0, 0.0, rng.uniform(0.0, 2_000.0))) if ranks > 1 else 0.0,
+        # the collective's result is used on the compute stream (c10d's work.wait(): the stream waits for it), or not
+        "comm_waited": rng.random() < 0.85,
+        "slow_rank": rng.choice((None, None, rng.uniform(1.0, 2.0))) if ranks > 1 else None,
+        "no_gpu": rng.random() < 0.05,  # a window of host ops only (the GPU's work not yet started)
+    }
+    return p
+
+
+#: The smallest job of each writer: one rank, a few steps, one bf16 layer -- what a reduced job overrides.
+KINETO_BASE: dict[str, Any] = {
+    "steps": 8, "ranks": 1, "train": True, "dtype": "bf16", "layers": 1, "batch": 512, "width": 1024,
+    "efficiency": 0.5, "marker": "profiler_step", "range_name": "train_step", "launch_us": 8.0, "loop_us": 2.0,
+    "python_us": 0.0,
+    "loader_us": 0.0, "copies": [], "unrecorded_us": 0.0, "idle_us": 0.0, "reads": 0, "end_sync": "item",
+    "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "comm_waited": True, "slow_rank": None, "no_gpu": False}
+
+
+def kineto_job(seed: int = 0, **overrides: Any) -> Job:
+    """A Kineto job of :data:`KINETO_BASE` with ``overrides``: a reduced job, written out in a test."""
+    unknown = set(overrides) - set(KINETO_BASE)
+    if unknown:
+        raise ValueError(f"not a Kineto job's parameter: {sorted(unknown)}")
+    return Job(seed, "kineto", {**KINETO_BASE, **overrides})
+
+
+def nsys_job(seed: int = 0, **overrides: Any) -> Job:
+    """An Nsight job: ``synthetic.nsysexport.NsysJob``'s defaults with ``overrides`` (``kernel`` by its name)."""
+    return Job(seed, "nsys", {"kernel": "GEMM_BF16", **overrides})
+
+
+def _nsys_params(rng: random.Random) -> dict[str, Any]:
+    train = rng.random() < 0.6
+    ranks = rng.choice((1, 1, 1, 2, 4))
+    dtype = rng.choice(("bf16", "fp32"))
+    ops = rng.randint(1, 40)
+    kernel_us = _log_uniform(rng, 2.0, 20_000.0)
+    pinned = rng.random() < 0.5
+    h2d_bytes = int(_log_uniform(rng, 1024, 256 << 20))
+    h2d_us = max(h2d_bytes / COPY_BPS["pinned" if pinned else "pageable"] * 1e6, 1.0)
+    step_range = rng.choice((None, "{name} {k}", "{name} {k}", "{name}"))
+    extra = rng.choice(((), ("forward", "backward", "optimizer step"), ("forward",), ("forward", "loss.backward()")))
+    if not train:
+        extra = rng.choice(((), ("forward",), ("inference",)))
+    p: dict[str, Any] = {
+        "steps": rng.randint(1, 20), "ranks": ranks, "ops": ops, "kernel_us": round(kernel_us, 3),
+        "kernel": "GEMM_BF16" if dtype == "bf16" else "GEMM_FP32", "launch_us": round(rng.uniform(4.0, 20.0), 3),
+        "h2d_bytes": h2d_bytes, "h2d_us": round(h2d_us, 3), "pinned": pinned, "copies_block": rng.random() < 0.3,
+        "d2h_us": 0.0, "input_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.02, 200.0), 3))),
+        "nccl_us": round(_log_uniform(rng, 20.0, 20_000.0), 3) if ranks > 1 and rng.random() < 0.8 else 0.0,
+        "sync": rng.random() < 0.7, "autograd_nvtx": rng.random() < 0.6,
+        "step_range": (step_range.format(name=rng.choice(ITER_RANGES["train" if train else "infer"]), k="{k}")
+                       if step_range else None),
+        "extra_ranges": extra, "comm_range": rng.choice((None, "allreduce grads")) if train else None,
+        "graph_mode": rng.choice((None, None, None, "replay")),
+        "untraced_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.01, 100.0), 3))),
+        "kernel_gap_us": rng.choice((0.0, 0.0, round(rng.uniform(0.5, 20.0), 3))),
+        "setup_ms": rng.choice((0.0, 0.0, round(rng.uniform(1.0, 50.0), 3))) if ranks > 1 and train else 0.0,
+    }
+    if rng.random() < 0.3:  # the results read back
+        d2h_bytes = int(_log_uniform(rng, 4, 64 << 20))
+        p.update({"d2h_bytes": d2h_bytes, "d2h_pinned": rng.random() < 0.3, "d2h_async": rng.random() < 0.5})
+        p["d2h_us"] = round(max(d2h_bytes / COPY_BPS["pinned" if p["d2h_pinned"] else "pageable"] * 1e6, 1.0), 3)
+    # a loop that never waits for its GPU is paced by something else: its GPU work fits its period (one stream runs
+    # one kernel at a time), else the loop would have queued ahead and waited in the allocator or a full queue
+    gpu_ms = (p["h2d_us"] + ops * (p["kernel_us"] + p["kernel_gap_us"]) + p["nccl_us"] + p["d2h_us"]) / 1e3
+    # (a read-back that blocks waits for the step's kernels; a blocking upload at the step's start does not: the
+    # export's step template starts each step's stream afresh)
+    reads_back = p["d2h_us"] and not (p["d2h_async"] and p["d2h_pinned"])
+    if not p["sync"] and not reads_back:
+        p["untraced_ms"] = round(max(p["untraced_ms"], gpu_ms * 1.2), 3)
+    return p
+
+
+# ------------------------------------------------------------------------------------------------- writing
+
+
+def write(job: Job, folder: str) -> str:
+    """Write ``job`` as the run ``job<seed>`` under ``folder`` (a logdir); returns the run's folder."""
+    run = os.path.join(folder, f"job{job.seed}")
+    os.makedirs(run, exist_ok=True)
+    if job.fmt == "nsys_window":
+        N.write_window(os.path.join(run, "window.sqlite"), job.params["window"], ranges=job.params["ranges"])
+    elif job.fmt == "nsys":
+        p = dict(job.params)
+        p["kernel"] = getattr(N, p["kernel"])
+        p["extra_ranges"] = tuple(p.get("extra_ranges", ()))
+        N.write(os.path.join(run, "job.sqlite"), N.NsysJob(seed=job.seed, **p))
+    else:
+        _write_kineto(job, run)
+    return run
+
+
+def _gemm_us(p: dict[str, Any], m: int, k: int, n: int) -> float:
+    """A GEMM's time at the job's fraction of the peak (never above it), at least 2 us (a launch's floor)."""
+    return max(2.0 * m * k * n / (PEAK[p["dtype"]] * p["efficiency"]) * 1e6, 2.0)
+
+
+def _elementwise_us(p: dict[str, Any], elems: int) -> float:
+    """A memory-bound kernel reading and writing ``elems`` elements at 80% of HBM's bandwidth, at least 2 us."""
+    return max(2 * elems * BYTES[p["dtype"]] / (HBM_BPS * 0.8) * 1e6, 2.0)
+
+
+def _device_sync(r: T.Rank) -> None:
+    """``torch.cuda.synchronize()``: the host waits in ``cudaDeviceSynchronize`` until every stream has drained."""
+    done = max(r.streams.values(), default=r.host_us)
+    wait = max(done - r.host_us, 0.0) + 4.0
+    r.corr += 1
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                   "ts": round(r.host_us + 1.0, 3), "dur": round(wait, 3),
+                   "args": {"cbid": 165, "correlation": r.corr}})
+    r.host_us += wait + 3.0
+
+
+def _read_back(r: T.Rank, nbytes: int) -> None:
+    """``.cpu()`` of a result: ``aten::to`` -> ``aten::copy_``: a device-to-host copy into pageable memory after the
+    queued kernels, the host waiting for it in ``cudaStreamSynchronize`` inside the op."""
+    to = r.cpu("aten::to", 0.0, advance=False)
+    op = r.cpu("aten::copy_", 0.0, advance=False)
+    r.corr += 1
+    launch_at = r.host_us + 3.0
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": r.pid, "tid": r.pid,
+                   "ts": round(launch_at, 3), "dur": 10.0,
+                   "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": r.corr}})
+    us = max(nbytes / COPY_BPS["pageable"] * 1e6, 1.5)
+    start = max(r.streams.get(T.COMPUTE_STREAM, 0.0), launch_at + 8.0)
+    r.streams[T.COMPUTE_STREAM] = start + us
+    r.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoH (Device -> Pageable)", "pid": r.device,
+                  "tid": T.COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
+                  "args": {"External id": op["args"]["External id"], "device": r.device, "context": 1,
+                           "stream": T.COMPUTE_STREAM, "correlation": r.corr, "bytes": nbytes,
+                           "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
+    r._flow(launch_at, start, T.COMPUTE_STREAM)
+    r.step_kernels.append((start, start + us))
+    sync_at = launch_at + 12.0
+    wait = max(start + us - sync_at, 0.0) + 3.0
+    r.corr += 1
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": r.pid, "tid": r.pid,
+                   "ts": round(sync_at, 3), "dur": round(wait, 3),
+                   "args": {"External id": op["args"]["External id"], "cbid": 131, "correlation": r.corr}})
+    end = sync_at + wait + 4.0
+    op["dur"] = round(end - r.host_us, 3)
+    to["dur"] = round(end + 2.0 - r.host_us, 3)
+    r.host_us = end + 2.0
+
+
+def _forward(r: T.Rank, p: dict[str, Any], slow: float) -> None:
+    m, d, dt = p["batch"], p["width"], p["dtype"]
+    gemm, ew = _gemm_us(p, m, d, d) * slow, _elementwise_us(p, m * d) * slow
+    if p["graph"]:
+        r.graph([(GEMM[dt], gemm), (RELU[dt], ew)] * p["layers"])
+        return
+    for _ in range(p["layers"]):
+        r.kernel("aten::addmm", GEMM[dt], gemm, launch_us=p["launch_us"],
+                 args=T.mm_args("aten::addmm", m, d, d, DTYPE[dt]))
+        r.host_us += p["python_us"]
+        r.kernel("aten::relu", RELU[dt], ew, launch_us=p["launch_us"])
+        r.host_us += p["python_us"]
+
+
+def _backward(r: T.Rank, p: dict[str, Any], slow: float) -> None:
+    m, d, dt = p["batch"], p["width"], p["dtype"]
+    gemm, ew = _gemm_us(p, m, d, d) * slow, _elementwise_us(p, m * d) * slow
+    for _ in range(p["layers"]):
+        node = r.cpu("autograd::engine::evaluate_function: AddmmBackward0", 0.0, advance=False)
+        t = r.host_us
+        r.kernel("aten::mm", GEMM_BWD[dt][0], gemm, launch_us=p["launch_us"], args=T.mm_args("aten::mm", m, d, d, DTYPE[dt]))
+        r.kernel("aten::mm", GEMM_BWD[dt][1], gemm, launch_us=p["launch_us"], args=T.mm_args("aten::mm", d, m, d, DTYPE[dt]))
+        node["dur"] = round(r.host_us - t, 3)
+        relu = r.cpu("autograd::engine::evaluate_function: ReluBackward0", 0.0, advance=False)
+        t = r.host_us
+        r.kernel("aten::threshold_backward", RELU[dt], ew, launch_us=p["launch_us"])
+        relu["dur"] = round(r.host_us - t, 3)
+
+
+def _optimizer(r: T.Rank, p: dict[str, Any], not_before: float) -> None:
+    mark = r.cpu("Optimizer.step#SGD.step", 0.0, cat="user_annotation", advance=False)
+    t = r.host_us
+    r.kernel("aten::_foreach_add_", SGD[p["dtype"]], _elementwise_us(p, p["layers"] * p["width"] ** 2),
+             launch_us=p["launch_us"], not_before=not_before)
+    mark["dur"] = round(r.host_us - t, 3)
+
+
+def _end_sync(r: T.Rank, p: dict[str, Any]) -> None:
+    how = p["end_sync"]
+    if how == "item":
+        r.sync("aten::item")
+    elif how == "cpu":
+        _read_back(r, p["batch"] * 16 * BYTES[p["dtype"]])
+    elif how == "synchronize":
+        _device_sync(r)
+
+
+def _open_mark(r: T.Rank, p: dict[str, Any], n: int) -> dict | None:
+    if p["marker"] == "profiler_step":
+        return r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False)
+    if p["marker"] == "range":
+        return r.cpu(p["range_name"], 0.0, cat="user_annotation", advance=False)
+    return None
+
+
+def _close_mark(r: T.Rank, p: dict[str, Any], n: int, mark: dict | None) -> None:
+    if mark is None:
+        return
+    mark["dur"] = round(round(r.host_us, 3) - mark["ts"], 3)  # ends where the clock is: the next mark may touch it
+    if p["marker"] == "profiler_step" and r.step_kernels:  # the step's device-side span over its GPU work
+        s, e = min(k[0] for k in r.step_kernels), max(k[1] for k in r.step_kernels)
+        r.gpu.append({"ph": "X", "cat": "gpu_user_annotation", "name": f"ProfilerStep#{n}", "pid": r.device,
+                      "tid": T.COMPUTE_STREAM, "ts": round(s, 3), "dur": round(e - s, 3),
+                      "args": {"External id": mark["args"]["External id"]}})
+
+
+def _host_only_step(r: T.Rank, p: dict[str, Any]) -> None:
+    """A step of host ops only: the loader, then CPU tensors' ops (no launch)."""
+    if p["loader_us"]:
+        r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+    for _ in range(p["layers"]):
+        r.cpu("aten::addmm", max(_gemm_us(p, p["batch"], p["width"], p["width"]) * 40.0, 5.0))
+        r.cpu("aten::relu", 5.0)
+
+
+def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
+    """Step ``n`` of every rank: each opens its mark, loads and copies its batch, runs forward (and backward); the
+    ranks' all-reduce ends when the last rank's gradients are in; then the optimizer, the reads, the idle."""
+    start = max(r.host_us for r in ranks)
+    ready: dict[int, float] = {}
+    marks: dict[int, dict | None] = {}
+    for r in ranks:
+        r.host_us = start + (r.rank * p["late_rank_us"] if len(ranks) > 1 else 0.0)
+        marks[r.rank] = _open_mark(r, p, n)
+        r.host_us += 5.0
+        r.step_kernels = []
+        if p["no_gpu"]:
+            _host_only_step(r, p)
+            continue
+        slow = p["slow_rank"] if p["slow_rank"] and r.rank == len(ranks) - 1 else 1.0
+        if p["loader_us"]:
+            r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+        for kind, mb in p["copies"]:
+            r.copy_h2d(mb, max(mb * (1 << 20) / COPY_BPS[kind] * 1e6, 1.5), pageable=kind == "pageable")
+        r.host_us += p["unrecorded_us"]
+        _forward(r, p, slow)
+        for _ in range(p["reads"]):
+            r.sync("aten::item")
+            r.host_us += p["python_us"]
+        if p["train"]:
+            _backward(r, p, slow)
+        ready[r.rank] = max(r.streams.get(T.COMPUTE_STREAM, 0.0), r.host_us)
+    end = max(ready.values(), default=0.0) + p["comm_us"]
+    for r in ranks:
+        if not p["no_gpu"]:
+            if p["comm_us"]:
+                T._allreduce(r, ready[r.rank], end, group=len(ranks))
+                if p["comm_waited"]:  # the compute stream's next work waits for the collective's end
+                    r.streams[T.COMPUTE_STREAM] = max(r.streams.get(T.COMPUTE_STREAM, 0.0), r.streams[T.NCCL_STREAM])
+            if p["train"]:
+                _optimizer(r, p, end if p["comm_us"] else 0.0)
+            _end_sync(r, p)
+        r.host_us += p["idle_us"]
+        r.host_us += 5.0
+        _close_mark(r, p, n, marks[r.rank])
+        if p["marker"] != "profiler_step":  # the loop's own Python between two iterations' ranges
+            r.host_us += p["loop_us"]
+
+
+def _write_kineto(job: Job, run: str) -> None:
+    p = job.params
+    ranks = [T.Rank(rank=k, pid=4100 + k, device=k) for k in range(p["ranks"])]
+    for n in range(2, 2 + p["steps"]):
+        _step(ranks, p, n)
+    for r in ranks:
+        stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000
+        T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, len(ranks)))
+
+
+def as_dict(job: Job) -> dict[str, Any]:
+    return asdict(job)

@@ -83,6 +83,8 @@ class Kind:
     lost_launches: str = ""
     #: where that lost stretch begins (the first such launch's start, ps on the trace's clock); -1 where none
     lost_from_ps: int = -1
+    #: those launches' share of the accepted launches; 0.0 where none
+    lost_share: float = 0.0
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -112,7 +114,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     elif _ran_kernels(trace):  # a refused launch runs no kernel: its missing record is the refusal's, said above
         lost = lost_launches(trace)
         if lost is not None:
-            kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1],
+            kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1], lost_share=lost[2],
                                        capture_format=kind.capture_format or trace.format)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
@@ -554,8 +556,8 @@ def _unseen_wait(trace: Trace) -> str:
     return ""
 
 
-def lost_launches(trace: Trace) -> tuple[str, int] | None:
-    """(in words, the first one's start in ps) of the kernel launches whose GPU records the capture lost, where they
+def lost_launches(trace: Trace) -> tuple[str, int, float] | None:
+    """(in words, the first one's start in ps, their share of the accepted launches) of the kernel launches whose GPU records the capture lost, where they
     are a real share of the accepted launches (``capture.lost_launch_share``); None elsewhere.
 
     By accounting: every launch the runtime accepted runs its kernel, and CUPTI gives the kernel the launch's
@@ -599,7 +601,7 @@ def lost_launches(trace: Trace) -> tuple[str, int] | None:
              f"record, from {(first - t0) / _PS_PER_MS:,.1f} ms on: each returned after the last recorded kernel had "
              f"ended ({(kernel_end - t0) / _PS_PER_MS:,.1f} ms), and a sync waited on the GPU after it and returned "
              f"inside the capture, so their kernels ran but their records were not written")
-    return words, first
+    return words, first, share
 
 
 def _ran_kernels(trace: Trace) -> bool:

@@ -872,7 +872,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     warm-up calls, steps holding one-time costs, steps in the program's own warm-up range, a last step cut short.
     The note says each drop; ``found``: the steps read before any drop."""
     dropped: list[DroppedStep] = []
-    _drop_lost(r, kept, dropped, job)
+    _drop_lost(r, kept, dropped, job)  # first: a step whose GPU records were lost is no empty or partial step
     if r.active and kept.ids.size:
         _drop_cut_first(r, kept, dropped, found)
     _drop_empty_or_edges(r, kept, found, dropped)
@@ -952,7 +952,8 @@ def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[Dro
                   "when the loop has ended: only the profiler's own stop)", "; dropped the last step: it launched no GPU work")
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
-        warm = not dropped  # a first step cut by the window is dropped already: the stock rule's warm-up is that one
+        # a first step cut by the window is dropped already: the stock rule's warm-up is that one
+        warm = not any(d.reason.startswith("partial") for d in dropped)
         if warm:
             dropped.append(_dropped(0, kept.ids, kept.hs, kept.he, kept.gpu,
                                     f"warm-up: first of more than {edge} steps (stock tool rule)"))

@@ -85,7 +85,7 @@ def _lost_launches(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
     own profiler writes every record (its format's ``lost_records`` fix, else the framework's)."""
     return finding(
         ctx, ID, "warning",
-        f"The capture lost part of its GPU records: {kind.lost_launches}. The profiler stopped writing the GPU's "
+        f"{kind.lost_launches}. The profiler stopped writing the GPU's "
         f"records before the window ended (its buffers flushed only at the profiler's stop, a duration that ended "
         f"the session first, or its buffer limit reached), so the GPU work of that stretch is missing: the steps in it "
         f"are not counted, and every other finding describes the recorded part only.",

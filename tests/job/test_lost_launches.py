@@ -53,6 +53,7 @@ def test_a_real_export_that_lost_its_last_second_of_kernels_says_so():
     rep = _wild("nvllm_gb10_lost_tail")
     (f,) = _lost(rep)
     assert f["severity"] == "warning"
+    assert rep["findings"][0]["id"] == f["id"]  # what the capture is comes first: the rest reads the recorded part
     assert "24,801 of the 24,944" in f["summary"] and "711.4 ms" in f["summary"]
     assert abs(f["metric"]["value"] - 24_801 / 24_944) < 1e-3
     text = _text(f)

@@ -2129,3 +2129,56 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
                 copy_enums=False, sync_enum=False)
     decode = [(starts[k + 1] - starts[k]) / ms for k in range(1, steps - 1)]
     return {"steps": steps, "layers": layers, "kind": "inference", "decode_step_ms": sum(decode) / len(decode)}
+
+
+# --------------------------------------------------------------------------- GPU records lost mid-window (issue 37)
+
+
+def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4, kernel_us: float = 3000.0,
+                              lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False) -> dict:
+    """Write the export of a kernel harness shaped after Navi-AI-Lab/nvllm's ``B_harness_grid_4_active/run.sqlite``
+    (a CuTe-DSL kernel on a GB10 under ``nsys --duration``): each of ``iterations`` repeats launches ``kernels``
+    kernels of ``kernel_us`` back to back and waits for them (``cudaDeviceSynchronize``), 2 ms apart.  From iteration
+    ``lost_from`` on the launches are recorded (each accepted) but their kernels are not: the CUDA trace's records of
+    the window's end were never written.  ``in_flight`` launches more follow the last sync, queued behind the last
+    recorded kernel's stream with no sync after them, their kernels not recorded: a window that ends with work in
+    flight (the control, with ``lost_from`` None).  With ``ranges`` each repeat is inside an NVTX range ``step`` (host
+marks whose steps reach into the lost stretch).  Return the truth."""
+    us, ms = 1000, 1_000_000
+    pid = 7301
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
+    kern, lost, marks = [], 0, []
+    k_ns, lat = int(kernel_us * us), 6 * us
+    for i in range(iterations):
+        free, opened = api.t, api.t
+        for k in range(kernels):
+            ks = max(api.t + 5 * us + lat, free)
+            free = ks + k_ns
+            c = api("cudaLaunchKernel", 5 * us)
+            if lost_from is None or i < lost_from:
+                kern.append((ks, free, c, k))
+            else:
+                lost += 1
+        api.row("cudaDeviceSynchronize", api.t, free + 3 * us)
+        marks.append((opened, free + 5 * us))
+        api.t = free + 10 * us + 2 * ms
+    if in_flight:  # the host ran ahead of a long last kernel; the window ended before it, or those queued, finished
+        free = api.t + 20 * ms
+        kern.append((api.t + 11 * us, free, api("cudaLaunchKernel", 5 * us), 0))
+        for _ in range(in_flight):
+            api("cudaLaunchKernel", 5 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    if ranges:
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,'step',?,0)", [(a, b, gtid) for a, b in marks])
+    names = [strings(f"kernel_cutlass__wo_kernel_body_{k}") for k in range(kernels)]
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 32, 128, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
+                program="python3", thread="python3", copy_enums=False, sync_enum=False)
+    return {"lost": lost, "launches": iterations * kernels + (in_flight + 1 if in_flight else 0),
+            "lost_from_ns": None if lost_from is None else
+            min(a for a, b, c, n in api.rows if c > lost_from * (kernels + 1)) - SESSION_START_NS}

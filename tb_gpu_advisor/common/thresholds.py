@@ -286,6 +286,10 @@ _TABLE: tuple[Threshold, ...] = (
     _t("capture.unseen_share", 0.05, "share", "Advisor: at the stock overview's 'all others' moderate level, time the "
        "capture cannot explain changes every other number", "share of the step the host waits for GPU work the "
        "trace does not hold, above which the capture-quality check says so"),
+    _t("capture.lost_launch_share", 0.01, "share", "Advisor: every accepted launch runs a kernel; a percent of the "
+       "launches without their records is more than a capture's edge holds in flight, and moves every share the "
+       "window's GPU time gives", "share of the accepted kernel launches whose kernels ran inside the window without "
+       "a record (job.kind.lost_launches) at which the capture-quality check says the GPU records were lost"),
     _t("capture.clock_skew_us", 10.0, "us", "Advisor: no GPU work starts before the call that launched it; a lead of "
        "half the 20-40 us launch latency (guide 1.2.2) is more than timestamp rounding and moves the launch-wait "
        "intervals the guide's checks measure", "the largest lead of recorded GPU work over its own launch call above "

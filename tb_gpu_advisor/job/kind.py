@@ -78,6 +78,14 @@ class Kind:
     #: recorded grad mode off); "" otherwise.  The fixes follow it (a training loop, a forward), as they follow
     #: ``kind`` where kernels ran (:func:`host_kind`)
     host_kind: str = ""
+    #: kernels ran, but a real share of the launches the runtime accepted has no kernel record although the GPU was
+    #: done with them inside the window (:func:`lost_launches`): the part of the window from ``lost_from_ps`` on holds
+    #: host calls without their GPU work, in words ("24,801 of 24,944 launches (99.4%) ..."); "" otherwise
+    lost_launches: str = ""
+    #: where that lost stretch begins (the first such launch's start, ps on the trace's clock); -1 where none
+    lost_from_ps: int = -1
+    #: those launches' share of the accepted launches; 0.0 where none
+    lost_share: float = 0.0
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -91,6 +99,7 @@ _UNSEEN_WAIT_PS = 1_000_000_000
 #: An allocation op this long allocated on a GPU (creating its context): a host allocation maps pages lazily, in
 #: microseconds to a few ms even for a large block (:func:`_context_allocation`).
 _DEVICE_ALLOC_NS = 50_000_000
+_PS_PER_MS = 1e9
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -103,6 +112,11 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     refused = trace.producer.get("refused_launches", "")
     if refused:
         kind = dataclasses.replace(kind, refused_launches=refused)
+    elif _ran_kernels(trace):  # a refused launch runs no kernel: its missing record is the refusal's, said above
+        lost = lost_launches(trace)
+        if lost is not None:
+            kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1], lost_share=lost[2],
+                                       capture_format=kind.capture_format or trace.format)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
     elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the
@@ -547,6 +561,54 @@ def _unseen_wait(trace: Trace) -> str:
             return (f"`{_short(h.names[int(h.name[i])], 40)}` waited {(b - a) / 1e9:,.1f} ms on the GPU after its "
                     "recorded copies and memsets had ended, where a sync returns at once on an idle GPU")
     return ""
+
+
+def lost_launches(trace: Trace) -> tuple[str, int, float] | None:
+    """(in words, the first one's start in ps, their share of the accepted launches) of the kernel launches whose GPU records the capture lost, where they
+    are a real share of the accepted launches (``capture.lost_launch_share``); None elsewhere.
+
+    By accounting: every launch the runtime accepted runs its kernel, and CUPTI gives the kernel the launch's
+    correlation id in every format that records the join.  A launch whose id no GPU record carries is *lost* where
+    the GPU was shown done with it inside the window: its call returned after every recorded kernel had ended (an
+    idle queue: the kernel starts within the launch latency, never behind recorded work), and a host sync that waits
+    for the GPU began after it and returned within the capture.  Launches still queued behind recorded kernels, or
+    after the window's last sync, are in flight at the window's end -- a capture cut at its edge (TraceLens, the
+    profiler's stop) keeps those, and they are not lost.  Asked only where the join holds (some launch's kernel is
+    recorded): a format without correlation ids on one side leaves every launch unmatched by construction.
+    Why: an Nsight export of a kernel harness on a GB10 recorded 143 kernels and then none for its last second --
+    24,801 accepted launches, each behind a finished ``cudaDeviceSynchronize`` -- and was read as if the recorded
+    part were the whole (Navi-AI-Lab/nvllm ``B_harness_grid_4_active``, h37-survey31)."""
+    h = trace.h
+    devs = [d for d in trace.devices if len(d)]
+    if not len(h) or not devs or h.corr is None:
+        return None
+    corr = np.asarray(h.corr)
+    launch = np.flatnonzero(h.name_mask(devices.is_launch_call) & (corr >= 0))
+    if not launch.size:
+        return None
+    recorded = np.unique(np.concatenate([np.asarray(d.corr) for d in devs if d.corr is not None]))
+    seen = np.isin(corr[launch], recorded[recorded >= 0])
+    if not seen.any():  # no join: the format (or this file) does not pair launches with kernels
+        return None
+    kernel_end = max((int(d.end[d.kind == devices.KIND_KERNEL].max()) for d in devs
+                      if (d.kind == devices.KIND_KERNEL).any()), default=-1)
+    syncs = np.sort(np.asarray(h.start[h.name_mask(devices.is_sync_call)], dtype=np.int64))
+    if not syncs.size:
+        return None
+    unseen = launch[~seen]
+    ends = np.asarray(h.end[unseen], dtype=np.int64)
+    # an idle queue when it returned, and a sync began after it (every recorded host call returned in the capture)
+    lost = unseen[(ends > kernel_end) & (ends <= syncs[-1])]
+    if lost.size < T("capture.lost_launch_share") * launch.size or lost.size < 2:
+        return None
+    first = int(np.asarray(h.start[lost]).min())
+    t0 = trace.viewer_zero_ps  # the report's ms, as the capture's own viewer draws them
+    share = lost.size / launch.size
+    words = (f"{lost.size:,} of the {launch.size:,} kernel launches the runtime accepted ({share:.1%}) have no kernel "
+             f"record, from {(first - t0) / _PS_PER_MS:,.1f} ms on: each returned after the last recorded kernel had "
+             f"ended ({(kernel_end - t0) / _PS_PER_MS:,.1f} ms), and a sync waited on the GPU after it and returned "
+             f"inside the capture, so their kernels ran but their records were not written")
+    return words, first, share
 
 
 def _ran_kernels(trace: Trace) -> bool:

@@ -880,11 +880,21 @@ def _run_failed(f: Finding) -> bool:
     return f.severity == "critical" and f.metric is not None and f.metric.id in FAILED_RUN_METRICS
 
 
+#: The metric of the finding that says the capture lost part of its GPU records (``capture_quality``,
+#: ``job.kind.lost_launches``): what the capture is, so it comes right after a failed run -- every other finding reads
+#: the recorded part only.
+LOST_RECORDS_METRIC = "lost_launch_share"
+
+
+def _lost_records(f: Finding) -> bool:
+    return f.metric is not None and f.metric.id == LOST_RECORDS_METRIC
+
+
 def rank(findings: Iterable[Finding]) -> list[Finding]:
     """Order findings as the report's heading says: "ranked by estimated saving".
 
     1. the findings that say what the capture or the run is (:func:`leads`), whatever they save -- a program that
-       died first of all, then a warm-up capture;
+       died first of all, then a capture that lost part of its GPU records, then a warm-up capture;
     2. then by estimated saving (ms per step, rounded to 0.01 ms) descending, whatever the severity -- an info
        finding that saves 9.7% is listed above a warning that saves 1.4% (issue #36) -- findings without a saving
        count as 0;
@@ -903,8 +913,8 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
         s = f.saving.ms_per_step if f.saving else 0.0
         sev = SEVERITY_ORDER.get(f.severity, 9)
         # a run that failed first of all (what the window holds is the part before the failure), then a warm-up
-        lead = 0 if _run_failed(f) else ((1 if f.rule in LEADS else 2) if leads(f) or
-                                         (capture_first and capture_problem(f)) else 3)
+        lead = 0 if _run_failed(f) else 0.5 if _lost_records(f) else (
+            (1 if f.rule in LEADS else 2) if leads(f) or (capture_first and capture_problem(f)) else 3)
         return (lead, -round(s, 2), 0 if round(s, 2) else sev, _order(f), sev,
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 

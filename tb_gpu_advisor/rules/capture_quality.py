@@ -8,7 +8,9 @@ the profiler's release, not the driver), ``wsl2_untraced``: no CUDA call traced 
 output, ``frontend``: a serving engine's front-end process, no GPU work by design -- its fix names the engine's own
 trace of the same session, ``capture_quality:frontend`` among the engine's fixes: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
 error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
-``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``), with how to record
+``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``); accepted launches
+whose kernels ran in the window without a record, at least ``capture.lost_launch_share`` of them (warning:
+``Kind.lost_launches``, what share and from when; the steps in that stretch are not counted as steps), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), a window opening while the GPU still runs work launched before it for at least ``capture.unseen_share`` of the
@@ -41,7 +43,8 @@ ID = "capture_quality"
 
 @rule(ID, "Q&A", "The capture is too short or not steady",
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
-                  "capture.graph_kernel_share", "capture.unseen_share", "capture.clock_skew_us"))
+                  "capture.graph_kernel_share", "capture.unseen_share", "capture.clock_skew_us",
+                  "capture.lost_launch_share"))
 def check(m: HostMetrics) -> list[Finding]:
     # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
@@ -72,7 +75,26 @@ def _run_ended(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         out.append(_died(ctx, m, job.kind))
     if job is not None and job.kind.refused_launches:
         out.append(_refused(ctx, job.kind.refused_launches))
+    if job is not None and job.kind.lost_launches:
+        out.append(_lost_launches(ctx, job.kind))
     return out
+
+
+def _lost_launches(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
+    """Kernels that ran in the window without a record (``Kind.lost_launches``): a warning, the window's recorded part
+    read as what it is -- the steps of the lost stretch are not counted (``steps.detect``) -- with how the capture's
+    own profiler writes every record (its format's ``lost_records`` fix, else the framework's)."""
+    return finding(
+        ctx, ID, "warning",
+        f"{kind.lost_launches}. The profiler stopped writing the GPU's "
+        f"records before the window ended (its buffers flushed only at the profiler's stop, a duration that ended "
+        f"the session first, or its buffer limit reached), so the GPU work of that stretch is missing: the steps in it "
+        f"are not counted, and every other finding describes the recorded part only.",
+        title="The capture lost part of its GPU records: launches without their kernels",
+        actions=ctx.window_fixes(kind.capture_format, "lost_records") or ctx.fw.fix(f"{ID}:lost_records"),
+        metric=value_metric("lost_launch_share", "Launches without a kernel record", kind.lost_share, "share",
+                            pct(kind.lost_share), "capture.lost_launch_share", severity="warning",
+                            good_direction="lower"))
 
 
 def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:

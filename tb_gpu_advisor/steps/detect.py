@@ -920,6 +920,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     warm-up calls, steps holding one-time costs, steps in the program's own warm-up range, a last step cut short.
     The note says each drop; ``found``: the steps read before any drop."""
     dropped: list[DroppedStep] = []
+    _drop_lost(r, kept, dropped, job)  # first: a step whose GPU records were lost is no empty or partial step
     if r.active and kept.ids.size:
         _drop_cut_first(r, kept, dropped, found)
     _drop_empty_or_edges(r, kept, found, dropped)
@@ -942,6 +943,21 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
                          f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range")
     _drop_short_last(r, kept, dropped)
     return dropped
+
+
+def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | None) -> None:
+    """Steps that reach into the stretch whose GPU records were lost (``job.kind.lost_from_ps``: launches accepted,
+    their kernels run, no record written) are no steps to time: their host side is there, their GPU work is not, so
+    they would read as a GPU idling for the host.  Dropped where a step before the stretch remains; where none does,
+    kept (the capture-quality warning says the records are lost, and the averages are the recorded part's)."""
+    lost = job.kind.lost_from_ps if job is not None else -1
+    if lost < 0 or not kept.ids.size:
+        return
+    mask = kept.he > lost
+    if mask.any() and not mask.all():
+        _drop_masked(r, kept, dropped, mask, "lost records: its GPU work ran without a record (the capture lost the "
+                     "GPU's records from its launches on)", f"; dropped {plural(int(mask.sum()), 'step')} in the "
+                     "stretch whose GPU records were lost")
 
 
 def _drop_one(r: _Reading, kept: _Kept, dropped: list[DroppedStep], k: int, reason: str, note: str) -> None:
@@ -984,7 +1000,8 @@ def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[Dro
                   "when the loop has ended: only the profiler's own stop)", "; dropped the last step: it launched no GPU work")
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
-        warm = not dropped  # a first step cut by the window is dropped already: the stock rule's warm-up is that one
+        # a first step cut by the window is dropped already: the stock rule's warm-up is that one
+        warm = not any(d.reason.startswith("partial") for d in dropped)
         if warm:
             dropped.append(_dropped(0, kept.ids, kept.hs, kept.he, kept.gpu,
                                     f"warm-up: first of more than {edge} steps (stock tool rule)"))

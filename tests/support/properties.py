@@ -485,9 +485,11 @@ def _card_values(h: HostReport) -> list[str]:
 
 
 def _leads(f: Finding) -> bool:
-    """Findings that say what the capture is come first whatever they save (a warm-up capture; a critical problem
-    that saves no step time, such as an out-of-memory error or a capture without GPU work)."""
+    """Findings that say what the capture is come first whatever they save (a warm-up capture; a capture that lost
+    part of its GPU records, whose other findings read the recorded part only; a critical problem that saves no step
+    time, such as an out-of-memory error or a capture without GPU work)."""
     return (f.rule == "cold_start" and f.severity in ("critical", "warning")) or \
+        (f.rule == "capture_quality" and f.metric is not None and f.metric.id == "lost_launch_share") or \
         (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
 
 

@@ -13,6 +13,12 @@ WINDOW_FIXES = {
                   "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                   "    schedule=torch.profiler.schedule(wait=5, warmup=2, active=5),\n"
                   "    # no experimental_config=_ExperimentalConfig(profiler_metrics=[...]) here\n)"),),
+    # launches whose kernels ran without a record: CUPTI's activity buffers dropped or were not collected before the
+    # trace was written -- a long active window fills them (``job.kind.lost_launches``)
+    "lost_records": (("Record fewer steps at a time so CUPTI's activity buffers hold every kernel: a smaller `active` "
+                      "in the profiler's schedule (repeat it for more), and let the GPU finish before each window ends.",
+                      "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+                      "    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=2),\n)"),),
 }
 
 FORMAT = Format(id="kineto", name="PyTorch trace", layout=LAYOUT, probe=has_gpu_activity,

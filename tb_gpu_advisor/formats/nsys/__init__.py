@@ -44,6 +44,19 @@ WINDOW_FIXES = {
     # a window that holds GPU work, but not the steady state: start-up, too few steps, unsteady steps
     "steady": (("Put the Nsight window on the steady state: start it after the warm-up (first calls, module loading, "
                 "compilation) and keep it on several steps.", _STEADY),),
+    # launches whose kernels ran without a record: Nsight writes the CUDA trace's buffers when they fill, at
+    # cudaProfilerStop and at the session's end; a --duration that ends the session first, or a program killed,
+    # leaves the last ones unwritten (``job.kind.lost_launches``)
+    "lost_records": (("Let Nsight Systems write every GPU record: end the window at cudaProfilerStop with the records "
+                      "flushed there, or by a range the program marks, instead of a --duration that ends the session "
+                      "while the program still runs; keep the window short (a few steps), and let the program reach "
+                      "its own end or the range's stop.",
+                      "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop "
+                      "--flush-on-cudaprofilerstop=true -o run ./app   # cudaProfilerStart()/cudaProfilerStop() around "
+                      "a few steps\n"
+                      "nsys profile -t cuda,nvtx --cuda-flush-interval=100 -o run ./app   # or flush the CUDA trace's "
+                      "buffers every 100 ms\n"
+                      "nsys export --type sqlite run.nsys-rep"),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
     # NVIDIA's profilers trace the GPU under WSL2 only from a recent Windows display driver (Nsight Compute's system

@@ -168,3 +168,38 @@ def test_a_marked_loops_sync_count_control():
     assert r.hosts[0].steps["count"] > 1
     (f,) = [f for f in r.hosts[0].findings if f.rule == "host_sync" and "times" in f.summary]
     assert "times per step" in f.summary
+
+
+# ------------------------------------------------------------------------------------------------ h37-left62
+
+
+def _queued_allreduce_job(waited: bool):
+    """2 ranks whose 2.2 ms all-reduces run on their own stream in steps of 0.7 ms; ``waited``: the compute stream
+    waits for each (c10d's ``work.wait()``), else nothing does and they queue up behind the steps."""
+    return kineto_job(steps=11, ranks=2, train=False, layers=3, batch=8192, width=1024, efficiency=0.324,
+                      launch_us=9.45, python_us=92.5, copies=[("pinned", 0.57)], end_sync="none", graph=True,
+                      comm_us=2177.0, late_rank_us=614.0, comm_waited=waited)
+
+
+def test_a_collectives_time_per_step_is_its_time_inside_the_steps():
+    r = _report(_queued_allreduce_job(waited=False))
+    h = r.hosts[0]
+    over = {g.gpu: (g.collectives["AllReduce"][1], g.step_ms) for g in h.gpus if g.collectives["AllReduce"][1] > g.step_ms}
+    assert not over, over  # main: GPU1's AllReduce 0.726 ms per step in a 0.707 ms step
+    for g in h.gpus:
+        v = g.collectives["AllReduce"]
+        ms, exposed, transfer = v[1], v[2], v[5]
+        assert exposed <= ms and transfer <= ms
+        assert v[6] > transfer  # the calls run past the steps: their whole time is longer than their time in them
+    assert not laws_broken(r)
+
+
+def test_collectives_inside_the_steps_keep_their_whole_time():
+    # the control: the same job waiting for each all-reduce -- every call ends inside the steps, nothing is cut
+    r = _report(_queued_allreduce_job(waited=True))
+    for g in r.hosts[0].gpus:
+        v = g.collectives["AllReduce"]
+        calls, ms, transfer = v[0], v[1], v[5]
+        assert calls == 1.0 and ms >= transfer and abs(transfer - 2.177) < 1e-6  # 2.177 ms a call, one a step
+        assert v[6:] in ([], [transfer])  # the whole calls' transfer is the transfer (main: no such column)
+    assert not laws_broken(r)

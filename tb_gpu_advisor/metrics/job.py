@@ -136,6 +136,12 @@ class JobView:
         t = fmt.ms(self.step_ms if step_ms is None else step_ms)
         return f"of the {t} {self.step_word}" if self.one_step else f"of each {t} step"
 
+    def part_of_step(self, part: float | None, step_ms: float | None = None) -> str:
+        """A part of the step and :meth:`of_step`, printed to the digits that tell them apart (``fmt.ms_apart``), as
+        ``rules.base.Ctx.part_of_step`` is the host rules'."""
+        p, t = fmt.ms_apart(part, self.step_ms if step_ms is None else step_ms)
+        return f"{p} of the {t} {self.step_word}" if self.one_step else f"{p} of each {t} step"
+
     @property
     def per_step(self) -> str:
         """"per step", or "in the step" where every host kept one."""

@@ -203,3 +203,28 @@ def test_collectives_inside_the_steps_keep_their_whole_time():
         assert calls == 1.0 and ms >= transfer and abs(transfer - 2.177) < 1e-6  # 2.177 ms a call, one a step
         assert v[6:] in ([], [transfer])  # the whole calls' transfer is the transfer (main: no such column)
     assert not laws_broken(r)
+
+
+def _copies_finding(copies):
+    r = _report(kineto_job(steps=1, marker="none", train=False, layers=2, batch=2048, width=512, efficiency=0.43,
+                           launch_us=11.6, copies=copies, idle_us=604.0))
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "excessive_memcpy"]
+    return r, f
+
+
+def test_a_part_and_its_whole_are_printed_to_the_digits_that_tell_them_apart():
+    r, f = _copies_finding([("pageable", 250.5), ("pageable", 0.5)])
+    part, whole = re.search(r"for (\S+ \S+) of the (\S+ \S+) pass \(([\d.]+)%\)", f.summary).group(1, 2)
+    assert part != whole, f.summary  # main: "22.0 ms of the 22.0 ms pass (99.7%)"
+    assert not laws_broken(r)
+    from tb_gpu_advisor.common.fmt import ms, ms_apart
+    # the one home: parts the three digits tell apart, and a part that is its whole, print as ``ms`` does
+    assert ms_apart(12.3, 20.6) == (ms(12.3), ms(20.6)) and ms_apart(22.0, 22.0) == ("22.0 ms", "22.0 ms")
+
+
+def test_a_part_well_below_its_whole_keeps_three_digits():
+    # the control: a part the three digits already tell from its whole prints as before
+    r, f = _copies_finding([("pageable", 16.0)])
+    part, whole = re.search(r"for (\S+ \S+) of the (\S+ \S+) pass", f.summary).group(1, 2)
+    assert re.fullmatch(r"\d{3} us|\d\.\d\d ms|\d\d\.\d ms", part) and re.fullmatch(r"\d\.\d\d ms|\d\d\.\d ms", whole)
+    assert not laws_broken(r)

@@ -27,6 +27,32 @@ def ms(x: float | None) -> str:
     return f"{x * 1000:.0f} us"
 
 
+def _ms_as(x: float, whole: float, extra: int) -> str:
+    """``x`` in the unit :func:`ms` gives ``whole``, with ``extra`` more decimals than it prints there."""
+    if abs(whole) >= 1000:
+        return f"{x / 1000:.{2 + extra}f} s"
+    if abs(whole) >= 10:
+        return f"{x:.{1 + extra}f} ms"
+    if abs(whole) >= 0.995:
+        return f"{x:.{2 + extra}f} ms"
+    return f"{x * 1000:.{extra}f} us"
+
+
+def ms_apart(part: float | None, whole: float | None) -> tuple[str, str]:
+    """A part of a time and its whole, each as :func:`ms` prints it -- to more digits, both in the whole's unit, where
+    those read alike though the part is less: "21.96 ms of the 22.03 ms pass", not "22.0 ms of the 22.0 ms pass"
+    beside a share of 99.7%.  A part and its whole that are one time read alike (the share then says 100%).  The one
+    home of the digits of a part beside its whole (``rules.base.Ctx.part_of_step``, ``metrics.job.JobView``'s)."""
+    p, w = ms(part), ms(whole)
+    if part is None or whole is None or p != w or abs(part) >= abs(whole):
+        return p, w
+    for extra in (1, 2, 3):
+        p, w = _ms_as(part, whole, extra), _ms_as(whole, whole, extra)
+        if p != w:
+            break
+    return p, w
+
+
 def and_list(names: tuple[str, ...] | list[str]) -> str:
     """'A', 'A and B', 'A, B and C'."""
     names = tuple(names)

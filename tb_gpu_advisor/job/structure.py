@@ -13,7 +13,7 @@ names: what repeats is the program's own structure.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -47,6 +47,9 @@ class SpanSteps:
     #: False where the capture records no times (a PyTorch 2.0 snapshot's history, cut by its events' order): the
     #: instances are counted in ``note``, never timed as steps
     timed: bool = True
+    #: host line -> that thread's own step windows (starts, ends; ps), where each thread numbers its steps on its own
+    #: (``step_end_events``: each rank's updates): step k of a rank is its own kth, wherever the others' are
+    per_line: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass
@@ -130,8 +133,13 @@ def _ends_per_line(h, mask: np.ndarray) -> list[np.ndarray]:  # noqa: ANN001 - H
     host, they read as twice the steps where the ranks' updates do not overlap, interleaved, each "step" from one
     rank's update to the other's (h37-randjobs: 2 DDP ranks 0.7 ms apart, 9 steps each, read as 16 overlapping steps
     of each rank's GPU)."""
+    return list(_ends_by_line(h, mask).values())
+
+
+def _ends_by_line(h, mask: np.ndarray) -> dict[int, np.ndarray]:  # noqa: ANN001 - HostEvents
+    """:func:`_ends_per_line` by host line."""
     line = h.line[mask]
-    return [_merged(h, mask & (h.line == ln))[1] for ln in np.unique(line).tolist()]
+    return {int(ln): _merged(h, mask & (h.line == ln))[1] for ln in np.unique(line).tolist()}
 
 
 def _merged(h, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
@@ -154,7 +162,8 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     m = h.name_mask(fw.step_end_event)
     if int(m.sum()) < 2:
         return None
-    per_line = _ends_per_line(h, m)  # nested calls: one step end; each rank's (thread's) own
+    by_line = _ends_by_line(h, m)  # nested calls: one step end; each rank's (thread's) own
+    per_line = list(by_line.values())
     n = max(e.size for e in per_line)
     if n < 2:
         return None
@@ -172,7 +181,8 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     where = f" on {len(per_line)} threads, {n} steps" if len(per_line) > 1 else ""
     note = (f"the training loop's step ends: {found} `{_short(name)}` events{where} (no step markers or step spans in "
             "the capture); each step runs from one optimizer step's end to the next's")
-    return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note)
+    own = {ln: (np.concatenate(([first], e[:-1])).astype(np.int64), e.astype(np.int64)) for ln, e in by_line.items()}
+    return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note, per_line=own)
 
 
 def backward_span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework) -> SpanSteps | None:

@@ -45,15 +45,41 @@ def communication(ctx: Context) -> Communication:
     matched = {t: (float(p[1].sum()) if p is not None else None) for t, p in paired.items()}
     transfer = {t: (ctx.per_step(matched[t] / PS_PER_MS if matched.get(t) is not None else min(v), shared=False) if t in every else 0.0)
                 for t, v in tally.per_gpu.items()}
-    _gpu_calls(ctx, tally, paired, matched)
+    # the same over each call's whole time (a rate's time per call): the pairing of the calls' unclipped times
+    whole_p = {t: paired_calls([c[:4] for c in tally.seqs[t]]) for t in every}
+    whole = {t: (ctx.per_step(float(whole_p[t][1].sum()) / PS_PER_MS if whole_p.get(t) is not None else min(v), shared=False)
+                 if t in every else 0.0) for t, v in tally.whole_gpu.items()}
+    _gpu_calls(ctx, tally, paired, matched, whole)
     # host-wide: per step and rank; a GPU's own row and the transfer (the GPU that enters last): that GPU's, per step
     rows = [CollectiveStat(type=str(t), calls_per_step=ctx.per_step(tally.calls[t]), ms_per_step=ctx.per_step(tally.total[t]),
                            exposed_ms_per_step=ctx.per_step(tally.exposed[t]), transfer_ms_per_step=transfer[t],
-                           groups_per_step=ctx.per_step(tally.groups[t]), **_message(tally.sizes.get(t, []), ctx.trace.world_size),
+                           whole_transfer_ms_per_step=whole[t], groups_per_step=ctx.per_step(tally.groups[t]), **_message(tally.sizes.get(t, []), ctx.trace.world_size),
                            process_groups=sorted(tally.labels.get(str(t), ())))
             for t in sorted(tally.total, key=lambda t: -tally.exposed[t])]
     return Communication(ms_per_step=ctx.per_step(sum(tally.total.values())), exposed_ms_per_step=ctx.per_step(tally.all_exposed),
                          by_type=rows, per_gpu=tally.gpu_rows)
+
+
+def in_windows(g: GpuCtx, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The device events ``sel`` of a GPU (indices) clipped to its kept steps' windows: (starts, ends), ps, one per
+    event (an event wholly outside them: start == end).
+
+    Why clipped, as the ledger is (``breakdown.attribute`` paints each window's time): a collective is assigned to
+    the step it starts in, but may run long past it -- all-reduces queued on their own stream that nothing waits for
+    run behind the steps (2.2 ms each in a step of 0.7 ms): their whole time per step was more than the step.  A
+    collective's time per step is its time inside the steps."""
+    s = g.d.start[sel].astype(np.int64, copy=False)
+    e = g.d.end[sel].astype(np.int64, copy=False)
+    w = np.asarray(g.windows, dtype=np.int64).reshape(-1, 2)
+    if not s.size or not w.shape[0]:
+        return s, np.minimum(e, s) if not w.shape[0] else e
+    ws, we = union_intervals(w[:, 0], w[:, 1])
+    # the window each event starts in (or the next one): its end is cut at that window's end when the next window
+    # does not touch it; the windows are disjoint and sorted after the union
+    i = np.clip(np.searchsorted(we, s, side="right"), 0, ws.size - 1)
+    cs = np.clip(s, ws[i], we[i])
+    ce = np.clip(e, cs, we[i])
+    return cs, ce
 
 
 @dataclass
@@ -73,6 +99,8 @@ class _Tally:
     labels: dict[str, set[str]] = field(default_factory=dict)
     #: each active GPU's time in the type (0 where it runs none)
     per_gpu: dict[str, list[float]] = field(default_factory=dict)
+    #: the same over each call's whole time (not clipped to the kept steps' windows)
+    whole_gpu: dict[str, list[float]] = field(default_factory=dict)
     #: each GPU's calls: (step, start, end, process group code or -1)
     seqs: dict[str, list[tuple]] = field(default_factory=dict)
     #: process group label -> its code, one numbering for the host's GPUs
@@ -108,7 +136,7 @@ def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Enclose
     comp_starts = np.sort(d.start[comp].astype(np.int64, copy=False), kind="stable")  # by start already: timsort's one pass
     types = _types(d, coll, g.launch, enc, ctx.h)
     xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
-    es, ee = subtract_intervals(d.start[coll].astype(np.int64, copy=False), d.end[coll].astype(np.int64, copy=False), cs, ce)
+    es, ee = subtract_intervals(*in_windows(g, coll), cs, ce)
     tally.all_exposed += float((ee - es).sum()) / PS_PER_MS
     for t in np.unique(types):
         _tally_type(ctx, g, t, coll[types == t], tally, xla_msg, (cs, ce), comp_starts)
@@ -130,19 +158,22 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     tally.sizes.setdefault(t, []).extend(found)
     runs = _groups(d.start[sel].astype(np.int64, copy=False), g.step[sel], comp_starts)
     tally.groups[t] = tally.groups.get(t, 0.0) + runs
-    t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
+    clip_s, clip_e = in_windows(g, sel)
+    t_ms = float((clip_e - clip_s).sum()) / PS_PER_MS
     tally.total[t] = tally.total.get(t, 0.0) + t_ms
     tally.per_gpu.setdefault(t, []).append(t_ms)
-    tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg))
+    whole_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
+    tally.whole_gpu.setdefault(t, []).append(whole_ms)
+    tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg, clip_e - clip_s))
     tally.row_at[(d.gpu, str(t))] = len(tally.seqs[t]) - 1
-    ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False),
-                                *compute)
+    ts, te = subtract_intervals(clip_s, clip_e, *compute)
     e_ms = float((te - ts).sum()) / PS_PER_MS
     tally.exposed[t] = tally.exposed.get(t, 0.0) + e_ms
     tally.gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=ctx.per_step(sel.size, shared=False),
                                                                ms_per_step=ctx.per_step(t_ms, shared=False),
                                                                exposed_ms_per_step=ctx.per_step(e_ms, shared=False),
                                                                transfer_ms_per_step=ctx.per_step(t_ms, shared=False),
+                                                               whole_transfer_ms_per_step=ctx.per_step(whole_ms, shared=False),
                                                                groups_per_step=ctx.per_step(runs, shared=False),
                                                                **_message(found, ctx.trace.world_size)))
 
@@ -168,7 +199,7 @@ def _recorded(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray,
     return pg, nbytes, found
 
 
-def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict) -> None:
+def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict, whole: dict) -> None:
     """Each GPU's transfer and calls: the host's where its calls pair up with the other GPUs', else its own -- so a
     session can match a call across host files by its group, step and bytes."""
     for gpu, rows_ in tally.gpu_rows.items():
@@ -176,6 +207,7 @@ def _gpu_calls(ctx: Context, tally: _Tally, paired: dict, matched: dict) -> None
             p = paired.get(c.type)
             if matched.get(c.type) is not None:
                 c.transfer_ms_per_step = ctx.per_step(matched[c.type] / PS_PER_MS, shared=False)
+                c.whole_transfer_ms_per_step = whole[c.type]
             i = tally.row_at[(gpu, c.type)]
             c.calls = _call_rows(tally.keys[(gpu, c.type)], tally.seqs[c.type][i], p, i)
 
@@ -251,17 +283,18 @@ def _paired(calls: list[tuple], by_group: bool) -> tuple[list[np.ndarray], np.nd
         group = c[3] if by_group else np.zeros(step.size, np.int64)
         o = np.lexsort((start, step, group))
         orders.append(o)
-        keyed.append((np.stack([group[o], step[o]]), start[o].astype(np.int64, copy=False),
-                      end[o].astype(np.int64, copy=False)))
+        s_, e_ = start[o].astype(np.int64, copy=False), end[o].astype(np.int64, copy=False)
+        # a call's time inside the kept steps (``in_windows``) where given, else its whole time
+        keyed.append((np.stack([group[o], step[o]]), s_, e_,
+                      np.asarray(c[4], dtype=np.int64)[o] if len(c) > 4 else e_ - s_))
     k0 = keyed[0][0]
     if not k0.shape[1] or any(k[0].shape != k0.shape or not np.array_equal(k[0], k0) for k in keyed[1:]):
         return None
-    durs = np.vstack([e - b for _, b, e in keyed])
-    ends = np.vstack([e for _, _, e in keyed])
-    least = durs.min(axis=0)
-    if np.any(ends.max(axis=0) - ends.min(axis=0) > least):
+    durs = np.vstack([e - b for _, b, e, _ in keyed])
+    ends = np.vstack([e for _, _, e, _ in keyed])
+    if np.any(ends.max(axis=0) - ends.min(axis=0) > durs.min(axis=0)):
         return None
-    return orders, least
+    return orders, np.vstack([k[3] for k in keyed]).min(axis=0)
 
 
 def _call_rows(keys: tuple[list, list, list], own: tuple, paired: tuple | None,
@@ -278,7 +311,8 @@ def _call_rows(keys: tuple[list, list, list], own: tuple, paired: tuple | None,
     else:
         codes = {lab: i for i, lab in enumerate(sorted(set(labels)))}
         order = np.lexsort((start, step, np.array([codes[x] for x in labels], np.int64)))
-        ms = ((end[order] - start[order]).astype(np.int64) / PS_PER_MS).tolist()
+        dur = np.asarray(own[4], dtype=np.int64) if len(own) > 4 else (end - start).astype(np.int64)
+        ms = (dur[order] / PS_PER_MS).tolist()
     o = order.tolist()
     return [(labels[i], int(steps[i]), int(nbytes[i]), float(x)) for i, x in zip(o, ms)]
 

@@ -67,6 +67,10 @@ class RankRow:
     #: collective type -> ``GpuSummary.calls``: the calls as columns (``model.callrows``: group, step, bytes, transfer ms),
     #: what matches a call across host files; a type absent: a report before 0.1.0+a35
     calls: dict[str, dict] = field(default_factory=dict)
+    #: collective type -> the transfer per step over its calls' whole time where some run past the kept steps
+    #: (``CollectiveStat.whole_transfer_ms_per_step``); a type absent: as ``transfers`` (every call inside the steps,
+    #: or a report before 0.1.0+a38)
+    whole_transfers: dict[str, float] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -131,6 +135,12 @@ class JobView:
         ``rules.base.Ctx.of_step`` is the host rules' (h37-left60)."""
         t = fmt.ms(self.step_ms if step_ms is None else step_ms)
         return f"of the {t} {self.step_word}" if self.one_step else f"of each {t} step"
+
+    def part_of_step(self, part: float | None, step_ms: float | None = None) -> str:
+        """A part of the step and :meth:`of_step`, printed to the digits that tell them apart (``fmt.ms_apart``), as
+        ``rules.base.Ctx.part_of_step`` is the host rules'."""
+        p, t = fmt.ms_apart(part, self.step_ms if step_ms is None else step_ms)
+        return f"{p} of the {t} {self.step_word}" if self.one_step else f"{p} of each {t} step"
 
     @property
     def per_step(self) -> str:
@@ -208,7 +218,7 @@ class JobView:
         rank's shard: n of them arrive), ReduceScatter and AllToAll (n-1)/n, others 1.  None without sizes."""
         found = [(r.messages[typ], r.collectives[typ][0]) for r in self.ranks if typ in r.messages and typ in r.collectives]
         calls = min((c for _, c in found), default=0.0)
-        t = self.transfer_ms(typ)
+        t = self.transfer_ms(typ) * self._whole_ratio(typ)
         if not found or not calls or t <= 0:
             return None
         size = med(m[0] for m, _ in found)
@@ -217,6 +227,18 @@ class JobView:
         factor = {"AllReduce": 2 * (n - 1) / n}.get(typ, (n - 1) / n if typ in ("AllGather", "ReduceScatter", "AllToAll")
                                                        else 1.0) if n > 1 else 1.0
         return size, total / (t / calls / 1e3) * factor
+
+    def _whole_ratio(self, typ: str) -> float:
+        """How much longer a collective type's calls are than their time inside the kept steps (1: every call ends
+        inside them): the transfer per step counts only that time, as the ledger does, while a rate needs each call's
+        whole time -- queued all-reduces that nobody waits for run behind the steps.  The most any rank's calls run
+        past the steps (the one whose calls the steps cut the most)."""
+        out = 1.0
+        for r in self.ranks:
+            x, w = r.transfers.get(typ), r.whole_transfers.get(typ)
+            if x and w and w > x:
+                out = max(out, w / x)
+        return out
 
     def message_skew(self, typ: str) -> tuple[RankRow, float, float] | None:
         """(the rank with the largest message, its bytes per call, the median rank's) of a collective type whose
@@ -307,9 +329,10 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
                     if len(v) > 3 and v[3] is not None}
             steps = steps_of.get(g.gpu, {})
             xfer = {t: float(v[5]) for t, v in (g.collectives or {}).items() if len(v) > 5 and v[5] is not None}
+            whole = {t: float(v[6]) for t, v in (g.collectives or {}).items() if len(v) > 6 and v[6] is not None}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
-                                 getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {})))
+                                 getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,

@@ -10,7 +10,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
-from tb_gpu_advisor.metrics.comm import call_groups, transfer_ms
+from tb_gpu_advisor.metrics.comm import call_groups, in_windows, transfer_ms
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, GpuMetrics, MultiGpu
 from tb_gpu_advisor.model.columns import subtract_intervals, union_by_key, union_intervals
@@ -90,13 +90,19 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=ctx.per_step(int(coll.sum()), shared=False),
-            allreduce_ms_per_step=ctx.per_step(float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS, shared=False) if ar.any() else (0.0 if g.active else None),
+            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar), shared=False) if ar.any() else (0.0 if g.active else None),
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
             memcpy_ms_per_step=ctx.per_step(float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS, shared=False),
         ))
     return out
+
+
+def _clipped_ms(g, mask: np.ndarray) -> float:  # noqa: ANN001 - a GpuCtx
+    """The time of a GPU's events ``mask`` inside its kept steps' windows, ms (``comm.in_windows``: as the ledger)."""
+    cs, ce = in_windows(g, np.flatnonzero(mask))
+    return float((ce - cs).sum()) / PS_PER_MS
 
 
 def _allreduce_rows(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
@@ -117,7 +123,8 @@ def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
     codes: dict[str, int] = {}
     for g in ctx.active:
         ar = np.flatnonzero(_allreduce_rows(g))
-        calls.append((g.step[ar], g.d.start[ar], g.d.end[ar], call_groups(ctx, g, ar, codes)))
+        cs, ce = in_windows(g, ar)
+        calls.append((g.step[ar], g.d.start[ar], g.d.end[ar], call_groups(ctx, g, ar, codes), ce - cs))
     n = max(ctx.steps.count, 1)
     return ctx.per_step(transfer_ms([a * n for a in arms], calls), shared=False) if len(calls) == len(arms) else min(arms)
 

@@ -882,6 +882,11 @@ class CollectiveStat:
     transfer_ms_per_step: float = 0.0
     #: runs of calls with no compute kernel starting between two of them: what packing could merge them into
     groups_per_step: float = 0.0
+    #: the transfer of the same calls over their whole time, where a call runs past the kept steps (queued collectives
+    #: nobody waits for): the time per step above counts only their time inside the steps' windows, as the ledger
+    #: does; a rate (bytes per call over the time per call) needs each call's whole time.  Equal to
+    #: ``transfer_ms_per_step`` where every call ends inside the steps
+    whole_transfer_ms_per_step: float = 0.0
     #: one rank's message per call (mean over calls whose op recorded its size: the bytes a call moves), None unknown
     bytes_per_call: float | None = None
     #: ranks taking part (the ops' ``Group size``, else the job's world size), None unknown

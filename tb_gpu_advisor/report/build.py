@@ -260,7 +260,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
-                                             c.group_size, json_float(c.transfer_ms_per_step, 6)]
+                                             c.group_size, json_float(c.transfer_ms_per_step, 6),
+                                             json_float(c.whole_transfer_ms_per_step, 6)]
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
                        calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
                                                    m.steps.count)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows
+from tb_gpu_advisor.rules.base import Ctx, finding, pct, rule, saving, share_metric, step_windows
 
 ID = "allocator_churn"
 
@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
     emptied = _emptied_by_program(m)
     return [finding(
         ctx, ID, sev,
-        f"The GPU idles {ms(idle)} {ctx.of_step()} ({pct(share)}) while the host is inside the device "
+        f"The GPU idles {ctx.part_of_step(idle)} ({pct(share)}) while the host is inside the device "
         f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): "
         f"{emptied or 'the caching allocator is off, or blocks never fit because shapes change every step.'}{seen}",
         evidence=evidence,

@@ -13,7 +13,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Metric, Table
 from tb_gpu_advisor.rules._job import fixes, job_finding, med
-from tb_gpu_advisor.rules.base import grade, ms
+from tb_gpu_advisor.rules.base import grade
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "alltoall_imbalance"
@@ -40,8 +40,8 @@ def check(job: JobView) -> list[Finding]:
     return [job_finding(
         job, ID, sev,
         f"{rank.label} sends {biggest / 2**20:.1f} MiB per all-to-all, {ratio:.1f}x the median {job.unit}'s "
-        f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's {ms(paid)} of exposed "
-        f"transfer {job.of_step()} is set by its splits.",
+        f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's exposed transfer, "
+        f"{job.part_of_step(paid)}, is set by its splits.",
         metric=Metric(id="alltoall_skew", label="Largest / median all-to-all message", value=round(ratio, 3),
                       unit="ratio", display=f"{ratio:.1f}x", good_direction="lower", status=sev,
                       meaning=f"the largest {job.unit}'s all-to-all message per call / the median {job.unit}'s",

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from tb_gpu_advisor import devices, formats, frameworks
-from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
+from tb_gpu_advisor.common.fmt import ms, ms_apart, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.job import step_word
@@ -73,6 +73,12 @@ class Ctx:
         step (h37-left60: a one-step capture read "of each 11.3 ms step")."""
         t = ms(self.step_ms if step_ms is None else step_ms)
         return f"of the {t} {self.unit}" if self.one_step else f"of each {t} step"
+
+    def part_of_step(self, part: float | None, step_ms: float | None = None) -> str:
+        """"21.96 ms of the 22.03 ms pass": a part of the step and :meth:`of_step`, the two printed to the digits that
+        tell them apart (``common.fmt.ms_apart``: "22.0 ms of the 22.0 ms pass" beside a share of 99.7%, h37-left62)."""
+        p, t = ms_apart(part, self.step_ms if step_ms is None else step_ms)
+        return f"{p} of the {t} {self.unit}" if self.one_step else f"{p} of each {t} step"
 
     def the_step(self, step_ms: float | None = None) -> str:
         """"the 20.6 ms step", in the job's word where the capture holds one step ("the 36.6 ms pass" where that step is

@@ -149,7 +149,7 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         out.append(finding(
             ctx, ID, "warning",
             _held_words(ctx, unseen, held_ms) if held else
-            f"The host waits {ms(unseen)} {ctx.of_step()} ({pct(unseen / ctx.step_ms)}) in syncs or "
+            f"The host waits {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}) in syncs or "
             f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
             f"(a window cut out of a longer trace, or another process on the GPU). That time is booked apart, not as "
             f"launch or host overhead; profile the whole step to see what the GPU ran.",
@@ -520,8 +520,8 @@ def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:
             " The host meanwhile goes on with the step's own launches: none of it waits on the host.")
     return finding(
         ctx, ID, "info",
-        f"The capture opens while the GPU is still running work launched before it: for {ms(before)} "
-        f"{ctx.of_step(step)} ({pct(before / step)}) the GPU runs nothing the capture recorded, though the first work it "
+        f"The capture opens while the GPU is still running work launched before it: for "
+        f"{ctx.part_of_step(before, step)} ({pct(before / step)}) the GPU runs nothing the capture recorded, though the first work it "
         f"recorded was already launched -- it was on work this window does not hold (launched before the profiler "
         f"started, or left out where the window was cut from a longer trace).{host} That time is booked apart as work "
         f"not in the capture, not as this step's launch or host overhead; the step's own work is the other "
@@ -542,7 +542,7 @@ def _held_words(ctx: Ctx, unseen: float, held: float) -> str:
     calls returned and submitted, the GPU idle until they start): the host is not what it waits for -- neither its
     launches nor its code -- so it is another process's work on the GPU or a dependency outside the capture (casio's
     TF NeRF: each burst held 2.45 ms after its launch returned, 188 ms of the 324 ms pass)."""
-    return (f"The GPU idles {ms(unseen)} {ctx.of_step()} ({pct(unseen / ctx.step_ms)})"
+    return (f"The GPU idles {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)})"
             f"{_held_part(unseen, held)}. The "
             f"host is not what the GPU waits for there -- the launches were made, whatever the host ran meanwhile -- so "
             f"the GPU runs work this capture does not hold (another process's context on the same GPU takes turns "

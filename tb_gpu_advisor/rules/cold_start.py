@@ -51,7 +51,7 @@ def check(m: HostMetrics) -> list[Finding]:
             "time inside these costs is booked as start-up, not as launch overhead.")
     return [finding(
         ctx, ID, sev,
-        f"The GPU sits idle {ms(startup_ms)} {ctx.of_step()} ({pct(share)}) inside one-time costs: "
+        f"The GPU sits idle {ctx.part_of_step(startup_ms)} ({pct(share)}) inside one-time costs: "
         f"{p.evidence}.{rest} Profile after warm-up to see the steady state.",
         metric=share_metric("startup_share", "GPU idle in one-time start-up", share, "job.one_time_min_share",
                             severity=sev, detail={"startup_ms": startup_ms, "one_time_ms": p.total_ms,

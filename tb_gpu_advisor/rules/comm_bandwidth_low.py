@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Metric, Table
 from tb_gpu_advisor.rules._job import job_finding, med, vendor_fixes
-from tb_gpu_advisor.rules.base import grade, ms, pct
+from tb_gpu_advisor.rules.base import grade, pct
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_bandwidth_low"
@@ -60,7 +60,7 @@ def check(job: JobView) -> list[Finding]:
         job, ID, sev,
         f"{t} moves {size / 2**20:.0f} MiB per call at {bus / 1e9:.1f} GB/s of bus bandwidth, {pct(ratio)} of the "
         f"{link / 1e9:.0f} GB/s {'between hosts' if across else 'of the link'} ({source}); its exposed transfer takes "
-        f"{ms(paid)} {job.of_step()}.",
+        f"{job.part_of_step(paid)}.",
         metric=Metric(id="bus_bandwidth_ratio", label="Bus bandwidth / link", value=round(ratio, 4), unit="ratio",
                       display=f"{ratio:.2f}", good_direction="higher", status=sev,
                       meaning="bus bandwidth of the collective (nccl-tests' definition) / the link's bandwidth",

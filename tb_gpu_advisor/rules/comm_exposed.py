@@ -60,7 +60,7 @@ def check(job: JobView) -> list[Finding]:
     scope = f"the median of {n} {job.unit}s" if n > 1 else _one_rank(job.ranks[0])
     return [job_finding(
         job, ID, sev,
-        f"Collectives take {ms(total)} {job.of_step()} ({scope}), and {ms(exposed)} of it runs with no "
+        f"Collectives take {job.part_of_step(total)} ({scope}), and {ms(exposed)} of it runs with no "
         f"compute to overlap it"
         + _wait_clause(exposed, paid, job.unit)
         + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "

@@ -46,7 +46,7 @@ def check(m: HostMetrics) -> list[Finding]:
     than = f", against {ms(gemm)} of GEMM kernels" if gemm else ""
     return [finding(
         ctx, ID, sev,
-        f"Kernels that only convert dtypes take {ms(cast_ms)} {ctx.of_step()} ({pct(share)}{than}): "
+        f"Kernels that only convert dtypes take {ctx.part_of_step(cast_ms)} ({pct(share)}{than}): "
         f"{count(sum(s.count for s in rows))} casts in the kept steps, memory-bound copies that no GEMM or "
         f"precision number shows -- autocast casting the fp32 weights again on every call, or layers kept in fp32.",
         metric=share_metric("cast_share", "Step time in dtype casts", share, "dtype_casts.warning", severity=sev,

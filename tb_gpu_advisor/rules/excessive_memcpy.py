@@ -88,7 +88,7 @@ def check(m: HostMetrics) -> list[Finding]:
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     return [finding(
         ctx, ID, sev,
-        f"Copies block the GPU for {ms(blocking)} {ctx.of_step()} ({pct(share)}), "
+        f"Copies block the GPU for {ctx.part_of_step(blocking)} ({pct(share)}), "
         f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx)}){sync_txt}{rec_txt}"
         f"{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,

@@ -72,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"{ctx.count_per_step(h.count_per_step, ctx.fw.label('ops_short').removesuffix('s'), ctx.fw.label('ops_short'))} run on the host ({pct(h.share_by_count)} of ops by "
-        f"count), taking {ms(t_ms)} {ctx.of_step()} ({pct(share)}){copy_txt}.{heavy_txt}",
+        f"count), taking {ctx.part_of_step(t_ms)} ({pct(share)}){copy_txt}.{heavy_txt}",
         metric=share_metric("host_op_time_share", "Host-placed op time share of step", share,
                             "host_op_placement.warning", severity=sev,
                             detail={"host_op_share_by_count": h.share_by_count, "host_ops_per_step": h.count_per_step,

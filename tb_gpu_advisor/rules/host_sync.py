@@ -62,7 +62,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
         ctx.fw.label("host_sync:waits", calls=ctx.count_per_step(s.calls_per_step, "time"), who=who,
                      wait=ms(s.wait_ms_per_step)) +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
-        f"{ms(s.gpu_idle_ms_per_step)} {ctx.of_step()} ({pct(share)}).",
+        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
                             meaning=ctx.fw.label("host_sync:meaning"),
                             detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,
@@ -97,8 +97,8 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
     share = ctx.share(s.unrecorded_ms_per_step)
     f = finding(
         ctx, ID, "info",
-        f"After the host's syncs and blocking copies the GPU idles {ms(s.unrecorded_ms_per_step)} "
-        f"{ctx.of_step()} ({pct(share)}) while the host runs code the profiler did not record: no op, no runtime "
+        f"After the host's syncs and blocking copies the GPU idles "
+        f"{ctx.part_of_step(s.unrecorded_ms_per_step)} ({pct(share)}) while the host runs code the profiler did not record: no op, no runtime "
         f"call and no Python span covers that time on the host thread, so this capture cannot say what it is. "
         f"It is neither the syncs' nor the copies' cost; record it to find out.",
         title="The host runs code the profiler did not record while the GPU idles",
@@ -130,7 +130,7 @@ def _lost_reads(ctx: Ctx) -> Finding | None:
     in_op = all(" under " in name for name, _ in s.lost_read_callers)
     return finding(
         ctx, ID, "warning",
-        f"The host waits {ms(s.lost_read_ms_per_step)} {ctx.of_step()} ({pct(share)}) reading single "
+        f"The host waits {ctx.part_of_step(s.lost_read_ms_per_step)} ({pct(share)}) reading single "
         f"values back from the GPU ({where}): each read blocks the host until the GPU's queue reaches it, and the "
         f"host launches nothing meanwhile. The capture lost the GPU's records, so what the GPU ran and how long it "
         f"idled are not known; the host's wait is measured on the host.",

@@ -55,7 +55,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
-        f"{ms(wait_ms)} {ctx.of_step()} ({pct(share)}; "
+        f"{ctx.part_of_step(wait_ms)} ({pct(share)}; "
         f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart,
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,

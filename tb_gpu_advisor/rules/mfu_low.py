@@ -87,7 +87,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"MFU {pct(f.mfu)}: {pct(f.below_roofline_share)} of GEMM time runs at under {pct(low)} of its roofline "
-        f"({ms(slow_ms)} {ctx.of_step()}) -- the shapes are small or odd for the matrix units: "
+        f"({ctx.part_of_step(slow_ms)}) -- the shapes are small or odd for the matrix units: "
         f"{names}." + _other_kernels(f, ctx.step_ms, ctx.per_step),
         metric=share_metric("gemm_below_roofline_share", "GEMM time far below its roofline", f.below_roofline_share,
                             "mfu_low.warning", severity=sev,

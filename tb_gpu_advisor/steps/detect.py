@@ -891,11 +891,14 @@ def _place_windows(r: _Reading) -> None:
         r.note += cut_note
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
-        dev_w = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched())
+        own = _own_host_windows(r)
+        dev_w = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched(), own)
         if dev_w:
             r.gpu_windows = dev_w
             r.note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
                        "the work launched inside that host step runs (first kernel to the next step's first kernel)")
+            if own:
+                r.note += ", each GPU's step k the work its own process launched in its kth step (its own updates)"
 
 
 def _whole_capture(r: _Reading) -> None:
@@ -1318,8 +1321,36 @@ def _size(sel: np.ndarray | slice, n: int) -> int:
     return n if isinstance(sel, slice) else int(sel.size)
 
 
+def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """GPU -> the host windows of its own process's steps, where each rank numbers its steps on its own
+    (``SpanSteps.per_line``: each rank's updates) and the format names the lines of each GPU's process; {} otherwise.
+
+    Why: the host's step k runs from the first rank's (k-1)th update to the last's kth, tiled by the first rank's.  A
+    rank 1.5 ms behind launches the end of its step k-1 (its backward, its all-reduce) inside that window, so its GPU's
+    step k was placed at work a step earlier than the first rank's GPU's -- 4 ranks 1.5 ms apart whose host runs a step
+    ahead read as GPUs starting "each step" 15 ms apart in a 14.7 ms step (h37-left62).  Each GPU's step k is where
+    the work its own process launched in its own kth step runs."""
+    own = r.own.per_line if r.own is not None and r.source == "step_end_events" else {}
+    lines = r.trace.gpu_host_lines
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if not own or not lines:
+        return out
+    for gpu, ls in lines.items():
+        ws = [own.get(int(ln)) for ln in np.asarray(ls).tolist()]
+        ws = [w for w in ws if w is not None]
+        if not ws or any(w[0].size != r.hs.size for w in ws):
+            continue  # a process that ran fewer updates than the host's steps: the host's windows stand
+        s = np.min(np.stack([w[0] for w in ws]), axis=0)
+        e = np.max(np.stack([w[1] for w in ws]), axis=0)
+        s, e = _tile(s, e)
+        e[-1] = max(int(e[-1]), int(r.he[-1]))
+        out[int(gpu)] = (s, e)
+    return out
+
+
 def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: list[DeviceEvents],
-                          launches: list[np.ndarray]) -> dict[int, np.ndarray]:
+                          launches: list[np.ndarray],
+                          own: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> dict[int, np.ndarray]:
     """Per GPU step windows placed on the device, when dispatch is asynchronous; {} when it is not.
 
     With asynchronous dispatch (JAX: a jitted call returns before its kernels run; the host runs up to
@@ -1328,28 +1359,30 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     launch covers all its kernels).  Step k then runs from its first kernel to the next step's first
     kernel (idle time before a step belongs to the one before, as with host windows).  Where the launched
     work ends inside (or shortly after) its host window -- a synchronous step, TensorFlow's usual -- the
-    host windows are kept: they contain the device work and the host's input wait before it.
+    host windows are kept: they contain the device work and the host's input wait before it.  ``own``: GPU -> the
+    host windows of its own process's steps (:func:`_own_host_windows`), read instead of the host's for that GPU.
     """
     out: dict[int, np.ndarray] = {}
     spills, lengths = [], he - hs
-    per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray]] = []
+    per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for d, launch in zip(devs, launches):
         if not len(d):
             continue
-        first_k, first_any, last = _launched_per_step(hs, he, h, d, launch)
+        hs_d, he_d = (own or {}).get(d.gpu, (hs, he))
+        first_k, first_any, last = _launched_per_step(hs_d, he_d, h, d, launch)
         has = last > np.iinfo(np.int64).min
         if has.sum() < 2:
             continue
-        spills.append((last[has] - he[has]).astype(np.float64))
-        per.append((d, first_k, first_any, last))
+        spills.append((last[has] - he_d[has]).astype(np.float64))
+        per.append((d, first_k, first_any, last, hs_d))
     if not per or not lengths.size:
         return out
     if float(np.median(np.concatenate(spills))) <= T("steps.async_spill_steps") * float(np.median(lengths)):
         return out
-    for d, first_k, first_any, last in per:
+    for d, first_k, first_any, last, hs_d in per:
         big = np.iinfo(np.int64).max
         start = np.where(first_k < big, first_k, first_any)
-        start = np.where(start < big, start, hs)  # a step that launched nothing here: its host start
+        start = np.where(start < big, start, hs_d)  # a step that launched nothing here: its host start
         start = np.maximum.accumulate(start)
         end = np.empty_like(start)
         end[:-1] = start[1:]

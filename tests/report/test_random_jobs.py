@@ -19,7 +19,12 @@ main; each has its control, the job that did not break it):
 * a host's warning out-saved the job's critical beside it (input wait 13.0% under a slow link's 11.0%) -- the session's
   findings are graded as one list (``rules.evaluate_session``);
 * a one-step capture's sync finding said "24.0 times per step" and showed a window of the step's whole idle as its
-  own -- ``host_sync`` says "in the step" and ranks its windows without printing another quantity.
+  own -- ``host_sync`` says "in the step" and ranks its windows without printing another quantity;
+* (h37-left62) queued all-reduces nobody waits for, 2.2 ms each in steps of 0.7 ms, read "AllReduce 0.726 ms per step
+  in a 0.707 ms step" -- ``metrics.comm.in_windows`` counts a collective's time inside the kept steps, as the ledger;
+* 4 ranks 1.5 ms apart whose host runs a step ahead placed GPU0's step a step later than the others' ("102.1% of the
+  step" of launch skew) -- ``steps.detect._own_host_windows``: each GPU's step k from its own process's kth update;
+* "22.0 ms of the 22.0 ms pass (99.7%)" -- ``fmt.ms_apart``: a part and its whole to the digits that tell them apart.
 """
 
 from __future__ import annotations
@@ -168,3 +173,90 @@ def test_a_marked_loops_sync_count_control():
     assert r.hosts[0].steps["count"] > 1
     (f,) = [f for f in r.hosts[0].findings if f.rule == "host_sync" and "times" in f.summary]
     assert "times per step" in f.summary
+
+
+# ------------------------------------------------------------------------------------------------ h37-left62
+
+
+def _queued_allreduce_job(waited: bool):
+    """2 ranks whose 2.2 ms all-reduces run on their own stream in steps of 0.7 ms; ``waited``: the compute stream
+    waits for each (c10d's ``work.wait()``), else nothing does and they queue up behind the steps."""
+    return kineto_job(steps=11, ranks=2, train=False, layers=3, batch=8192, width=1024, efficiency=0.324,
+                      launch_us=9.45, python_us=92.5, copies=[("pinned", 0.57)], end_sync="none", graph=True,
+                      comm_us=2177.0, late_rank_us=614.0, comm_waited=waited)
+
+
+def test_a_collectives_time_per_step_is_its_time_inside_the_steps():
+    r = _report(_queued_allreduce_job(waited=False))
+    h = r.hosts[0]
+    over = {g.gpu: (g.collectives["AllReduce"][1], g.step_ms) for g in h.gpus if g.collectives["AllReduce"][1] > g.step_ms}
+    assert not over, over  # main: GPU1's AllReduce 0.726 ms per step in a 0.707 ms step
+    for g in h.gpus:
+        v = g.collectives["AllReduce"]
+        ms, exposed, transfer = v[1], v[2], v[5]
+        assert exposed <= ms and transfer <= ms
+        assert v[6] > transfer  # the calls run past the steps: their whole time is longer than their time in them
+    assert not laws_broken(r)
+
+
+def test_collectives_inside_the_steps_keep_their_whole_time():
+    # the control: the same job waiting for each all-reduce -- every call ends inside the steps, nothing is cut
+    r = _report(_queued_allreduce_job(waited=True))
+    for g in r.hosts[0].gpus:
+        v = g.collectives["AllReduce"]
+        calls, ms, transfer = v[0], v[1], v[5]
+        assert calls == 1.0 and ms >= transfer and abs(transfer - 2.177) < 1e-6  # 2.177 ms a call, one a step
+        assert v[6:] in ([], [transfer])  # the whole calls' transfer is the transfer (main: no such column)
+    assert not laws_broken(r)
+
+
+def _copies_finding(copies):
+    r = _report(kineto_job(steps=1, marker="none", train=False, layers=2, batch=2048, width=512, efficiency=0.43,
+                           launch_us=11.6, copies=copies, idle_us=604.0))
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "excessive_memcpy"]
+    return r, f
+
+
+def test_a_part_and_its_whole_are_printed_to_the_digits_that_tell_them_apart():
+    r, f = _copies_finding([("pageable", 250.5), ("pageable", 0.5)])
+    part, whole = re.search(r"for (\S+ \S+) of the (\S+ \S+) pass \(([\d.]+)%\)", f.summary).group(1, 2)
+    assert part != whole, f.summary  # main: "22.0 ms of the 22.0 ms pass (99.7%)"
+    assert not laws_broken(r)
+    from tb_gpu_advisor.common.fmt import ms, ms_apart
+    # the one home: parts the three digits tell apart, and a part that is its whole, print as ``ms`` does
+    assert ms_apart(12.3, 20.6) == (ms(12.3), ms(20.6)) and ms_apart(22.0, 22.0) == ("22.0 ms", "22.0 ms")
+
+
+def test_a_part_well_below_its_whole_keeps_three_digits():
+    # the control: a part the three digits already tell from its whole prints as before
+    r, f = _copies_finding([("pageable", 16.0)])
+    part, whole = re.search(r"for (\S+ \S+) of the (\S+ \S+) pass", f.summary).group(1, 2)
+    assert re.fullmatch(r"\d{3} us|\d\.\d\d ms|\d\d\.\d ms", part) and re.fullmatch(r"\d\.\d\d ms|\d\d\.\d ms", whole)
+    assert not laws_broken(r)
+
+
+def _ranks_apart(marker: str):
+    """4 DDP ranks whose hosts run 1.5 ms apart and a step ahead of a 14.5 ms GPU step (a 13.6 ms all-reduce)."""
+    return kineto_job(steps=8, ranks=4, layers=6, batch=8192, width=1024, efficiency=0.79, launch_us=16.3,
+                      loop_us=23.0, marker=marker, end_sync="none", comm_us=13558.0, late_rank_us=1508.0,
+                      slow_rank=1.77)
+
+
+def test_each_gpus_step_is_its_own_ranks_step():
+    r = _report(_ranks_apart("none"))
+    h = r.hosts[0]
+    assert h.steps["source"] == "step_end_events"
+    late = {g.gpu: g.launch_skew_ms for g in h.gpus if g.launch_skew_ms > 0.5 * g.step_ms}
+    assert not late, late  # main: GPU0 "starts" 15.0 ms after the others, in a 14.5 ms step (102.1% of it)
+    assert "launch_skew" not in [f.rule for f in r.findings]
+    assert not laws_broken(r)
+
+
+def test_marked_ranks_steps_read_as_before():
+    # the control: the same ranks with prof.step() marks -- the steps are the marks, each rank's own already
+    r = _report(_ranks_apart("profiler_step"))
+    h = r.hosts[0]
+    assert h.steps["source"] == "profiler_step"
+    skews = sorted(round(g.launch_skew_ms, 2) for g in h.gpus)
+    assert skews == [0.0, 0.22, 0.43, 0.65], skews  # GPU3's slower rank, as on main
+    assert not laws_broken(r)

@@ -1237,7 +1237,11 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
         w[idx, 0], w[idx, 1] = s, e
         gpu_windows[g] = w
     o = np.argsort(hs, kind="stable")
-    return ids[o], hs[o], he[o], {g: w[o] for g, w in gpu_windows.items()}
+    hs, he = hs[o], he[o]
+    # host-wide windows are disjoint, as every host event's step is read by its start (``metrics.context.assign``):
+    # a late rank's step k reaches past the first rank's k+1 start, whose events would fall in both (h37-left63)
+    he[:-1] = np.maximum(hs[:-1], np.minimum(he[:-1], hs[1:]))
+    return ids[o], hs, he, {g: w[o] for g, w in gpu_windows.items()}
 
 
 def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:

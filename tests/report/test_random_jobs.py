@@ -260,3 +260,45 @@ def test_marked_ranks_steps_read_as_before():
     skews = sorted(round(g.launch_skew_ms, 2) for g in h.gpus)
     assert skews == [0.0, 0.22, 0.43, 0.65], skews  # GPU3's slower rank, as on main
     assert not laws_broken(r)
+
+
+# ------------------------------------------------------------------------------------------------ h37-left63
+
+
+def _marked_ranks(late_rank_us: float):
+    """4 ranks with ``prof.step()`` marks, each ``late_rank_us`` behind the one before, whose host waits in ``.item()``
+    for nearly the whole 12.6 ms step (a 1 ms all-reduce at its end)."""
+    return kineto_job(steps=6, ranks=4, layers=5, batch=8192, width=4096, comm_us=1042.3, late_rank_us=late_rank_us)
+
+
+def test_a_hosts_step_windows_are_disjoint_where_its_ranks_steps_overlap():
+    r = _report(_marked_ranks(842.8))
+    h = r.hosts[0]
+    assert h.steps["source"] == "profiler_step" and h.steps["count"] == 4
+    (f,) = [f for f in h.findings if f.rule == "host_sync" and "wait_ms_per_step" in f.metric.detail]
+    step = max(g.step_ms for g in h.gpus)
+    # main: 13.0 ms of waits per GPU in a 12.6 ms step (rank 0's sync of step 5 read in step 4's window, which ran to
+    # rank 3's end 2.5 ms later)
+    assert f.metric.detail["wait_ms_per_step"] <= step, (f.metric.detail, step)
+    assert not laws_broken(r)
+    import numpy as np
+    from tb_gpu_advisor.steps.detect import _gpu_step_line_windows
+    k = np.array([1, 2, 3])  # a rank half a step late: the host-wide windows clipped, each GPU's own as read
+    lines = {0: (k, np.array([0, 100, 200]), np.array([90, 190, 290])),
+             1: (k, np.array([50, 150, 250]), np.array([140, 240, 340]))}
+    ids, hs, he, gw = _gpu_step_line_windows(lines)
+    assert he.tolist() == [100, 200, 340] and gw[1][:, 1].tolist() == [140, 240, 340]
+
+
+def test_ranks_in_step_keep_their_windows():
+    # the control: windows that do not overlap keep their ends (a gap between steps stays a gap), and the same ranks
+    # together read as before
+    import numpy as np
+    from tb_gpu_advisor.steps.detect import _gpu_step_line_windows
+    k = np.array([1, 2, 3])
+    lines = {0: (k, np.array([0, 100, 200]), np.array([90, 190, 290])),
+             1: (k, np.array([5, 105, 205]), np.array([95, 195, 295]))}
+    ids, hs, he, _ = _gpu_step_line_windows(lines)
+    assert hs.tolist() == [0, 100, 200] and he.tolist() == [95, 195, 295]
+    r = _report(_marked_ranks(0.0))
+    assert r.hosts[0].steps["count"] == 4 and not laws_broken(r)

@@ -361,9 +361,11 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         s, e = a[sel], b[sel]
         if waits[0].size:
             s, e = subtract_intervals(s, e, *waits)
-        total = float((e - s).sum())
+        s0, e0 = s, e
         s, e = _covered(h, recorded, s, e)
-        out[2] += total - float((e - s).sum())
+        # the unrecorded part as the step's ledger holds it: inside the kept steps (a gap's tail past the step's end,
+        # a stretch between steps, is no step's -- h37-left63: 9.91 ms "of each 8.29 ms step")
+        out[2] += float(np.subtract(*bd._inside_steps(g, *subtract_intervals(s0, e0, s, e))[::-1]).sum())
         s, e = _first_of_each(s, e, a[sel], b[sel], blocked[sel])
         out[i] = float((e - s).sum())
         spans[i] = (s, e)

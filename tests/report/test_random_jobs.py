@@ -302,3 +302,30 @@ def test_ranks_in_step_keep_their_windows():
     assert hs.tolist() == [0, 100, 200] and he.tolist() == [95, 195, 295]
     r = _report(_marked_ranks(0.0))
     assert r.hosts[0].steps["count"] == 4 and not laws_broken(r)
+
+
+def _unmarked_nsys(steps: int):
+    """An Nsight loop with no step range whose host runs 19.8 ms of code nothing records before each step's work."""
+    return nsys_job(steps=steps, input_ms=19.8, autograd_nvtx=False, kernel_gap_us=14.7, step_range=None)
+
+
+def _unrecorded(r):
+    return [f for f in r.hosts[0].findings if f.id.endswith("#unrecorded_host_share")]
+
+
+def test_unrecorded_host_time_between_steps_is_no_steps():
+    r = _report(_unmarked_nsys(2))
+    h = r.hosts[0]
+    assert h.steps["source"] == "gpu_busy_clusters" and "a stretch between steps" in h.steps["note"]
+    # main: "the GPU idles 9.91 ms of each 8.29 ms step (119.6%)" -- the 19.8 ms cut out as between the steps
+    assert all(f.metric.value <= 1.0 for f in _unrecorded(r)), [f.summary for f in _unrecorded(r)]
+    assert not laws_broken(r)
+
+
+def test_unrecorded_host_time_inside_the_steps_is_kept():
+    # the control: 3 repeats of the launch sequence, each step holding its 19.8 ms of unrecorded host time
+    r = _report(_unmarked_nsys(3))
+    assert r.hosts[0].steps["source"] == "repeated_launches"
+    (f,) = _unrecorded(r)
+    assert 0.5 < f.metric.value < 1.0, f.summary  # 13.2 ms of each 21.2 ms step, as on main
+    assert not laws_broken(r)

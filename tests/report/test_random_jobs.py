@@ -329,3 +329,25 @@ def test_unrecorded_host_time_inside_the_steps_is_kept():
     (f,) = _unrecorded(r)
     assert 0.5 < f.metric.value < 1.0, f.summary  # 13.2 ms of each 21.2 ms step, as on main
     assert not laws_broken(r)
+
+
+def test_a_gap_between_guessed_steps_is_a_note_whatever_it_saves():
+    """The law itself (``order``): on guessed steps a gap between them is at most info (docs/rules.md, "Guessed
+    steps"), as a "Never critical" warning is held at warning -- the report's grade was its rule's ceiling (a wrong
+    law, not a wrong report)."""
+    import copy
+    from tests.support.properties import order_problems
+
+    job = nsys_job(ops=18, kernel_us=11541.4, kernel="GEMM_FP32", input_ms=154.0, sync=False, autograd_nvtx=False,
+                   step_range=None, untraced_ms=250.1, kernel_gap_us=10.8)
+    r = _report(job)
+    sev = {f.rule: (f.severity, f.confidence, f.saving.percent_of_step) for f in r.findings if f.saving is not None}
+    assert sev["step_gaps"][:2] == ("info", "low") and sev["tensor_core_unused"][0] == "warning"
+    assert sev["step_gaps"][2] > sev["tensor_core_unused"][2] + 0.5
+    assert not order_problems("job", r.findings)  # main: "step_gaps:job is info saving 48.1% but ... warning 45.2%"
+    assert not laws_broken(r)
+    # the control: the same note on steps that are no guess would be graded too low, and the law says so
+    sure = [copy.copy(f) for f in r.findings]
+    for f in sure:
+        f.confidence = "medium" if f.rule == "step_gaps" else f.confidence
+    assert order_problems("job", sure)

@@ -521,6 +521,8 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
                 continue  # a is milder than b from here on
             if a.severity == "warning" and _never_critical(a):
                 continue  # at its rule's ceiling (``ceiling``): the grade its rule promises outranks the saving's
+            if a.severity == "info" and _guessed_gap_note(a):
+                continue  # at the guessed steps' ceiling (docs/rules.md, "Guessed steps"): a gap between them is a note
             if a.saving.percent_of_step > b.saving.percent_of_step + 0.5 and \
                     _CONF.get(a.confidence, 2) >= _CONF.get(b.confidence, 2):
                 out.append(f"order: {where}: {a.id} is {a.severity} saving {a.saving.percent_of_step:.1f}% but "
@@ -1113,6 +1115,15 @@ def count_value_problems(where: str, f: Finding) -> list[str]:
 
 
 _NEVER_CRITICAL = re.compile(r"(?:^|[.!]\s+)Never critical\b")
+
+
+def _guessed_gap_note(f: Finding) -> bool:
+    """``f`` is held at info by the guessed steps' ceiling (docs/rules.md, "Guessed steps": on steps of low confidence
+    a gap between steps is at most info; ``rules._may_be``) -- whatever it saves, as a "Never critical" warning is
+    held at warning (h37-left63: a 48.5% gap between GPU bursts, a note beside a 45.2% warning)."""
+    from tb_gpu_advisor.rules import _may_be
+
+    return f.confidence == "low" and not _may_be(f, "warning")
 
 
 def _never_critical(f: Finding) -> bool:

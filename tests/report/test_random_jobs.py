@@ -25,6 +25,13 @@ main; each has its control, the job that did not break it):
 * 4 ranks 1.5 ms apart whose host runs a step ahead placed GPU0's step a step later than the others' ("102.1% of the
   step" of launch skew) -- ``steps.detect._own_host_windows``: each GPU's step k from its own process's kth update;
 * "22.0 ms of the 22.0 ms pass (99.7%)" -- ``fmt.ms_apart``: a part and its whole to the digits that tell them apart.
+* (h37-left63) 4 ranks 0.84 ms apart with ``prof.step()`` marks: the host-wide step windows overlapped, rank 0's next
+  ``.item()`` read in the step before (13.0 ms of waits in a 12.6 ms step) -- ``steps.detect._gpu_step_line_windows``
+  keeps them disjoint;
+* an Nsight loop whose 19.8 ms of unrecorded host time the steps cut out as between the steps: "9.91 ms of each 8.29 ms
+  step" -- ``metrics.syncs`` counts the unrecorded idle inside the kept steps, as the ledger;
+* a gap between guessed steps, held at info by its documented ceiling, read as graded too low (the ``order`` law was
+  wrong).
 """
 
 from __future__ import annotations

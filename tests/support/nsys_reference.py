@@ -33,8 +33,13 @@ def tuple_reads() -> Iterator[None]:
 
 def _rows(con: sqlite3.Connection, sql: str, chunk: int) -> Iterator[list[tuple]]:
     """The query's rows, ``chunk`` at a time, as the cursor hands them out."""
-    with contextlib.closing(con.execute(sql)) as cur:
+    cur = con.execute(sql)
+    try:
         yield from iter(lambda: cur.fetchmany(chunk), [])
+    finally:
+        # a read given up part-way is closed by the collector, maybe after its connection: nothing left to close then
+        with contextlib.suppress(sqlite3.ProgrammingError):
+            cur.close()
 
 
 def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: str = "",

@@ -435,7 +435,7 @@ def _snapshot_params(rng: random.Random) -> dict[str, Any]:
         # the writer's loop runs out of memory in its second step at its own sizes (the capacity known or not)
         p.update(device_total=rng.choice((None, 80 << 30)))
     else:
-        p.update(cap=rng.choice((8, 20, 40)) << 30, device_total=80 << 30)
+        p.update(device_total=rng.choice((80, 141)) << 30)  # a per-process cap under the writer's own job
     return p
 
 

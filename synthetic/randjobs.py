@@ -532,4 +532,23 @@ def _write_snapshot(job: Job, run: str) -> None:
     M.write(os.path.join(run, "snapshot.pickle"), fn(**p).doc)
 
 
+#: The smallest JAX job: one host, 4 steps of the 4-layer bf16 MLP, no marker, nothing read back.
+JAX_BASE: dict[str, Any] = {
+    "steps": 4, "hosts": 1, "layers": 4, "fp32": False, "command_buffers": True, "marker": "none", "hlo": False,
+    "scale": 1.0, "host_us": 0.0, "put_bytes": 0, "read": "none", "allreduce_us": 100.0, "no_gpu": False}
+
+
+def jax_job(seed: int = 0, **overrides: Any) -> Job:
+    """A JAX job of :data:`JAX_BASE` with ``overrides``: a reduced job, written out in a test."""
+    unknown = set(overrides) - set(JAX_BASE)
+    if unknown:
+        raise ValueError(f"not a JAX job's parameter: {sorted(unknown)}")
+    return Job(seed, "jax", {**JAX_BASE, **overrides})
+
+
+def snapshot_job(kind: str, seed: int = 0, **args: Any) -> Job:
+    """A memory snapshot of ``synthetic.memsnapshot``'s ``kind`` writer with ``args``: a reduced job."""
+    return Job(seed, "snapshot", {"kind": kind, **args})
+
+
 _WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot}

@@ -546,6 +546,21 @@ def jax_job(seed: int = 0, **overrides: Any) -> Job:
     return Job(seed, "jax", {**JAX_BASE, **overrides})
 
 
+#: The smallest TF job: one host, one GPU, 4 Keras steps of one dense layer, no input wait nor copy.
+TF_BASE: dict[str, Any] = {
+    "steps": 4, "gpus": 1, "hosts": 1, "marker": "keras3", "thread_mode": "global", "layers": 1,
+    "gemm": "GEMM_FP16_TC", "gemm_us": 100.0, "ew_us": 10.0, "input_wait_us": 0.0, "input_bytes": 0, "read_bytes": 0,
+    "allreduce_us": 100.0, "between_us": 2.0, "untraced_us": 0.0, "no_gpu": False}
+
+
+def tf_job(seed: int = 0, **overrides: Any) -> Job:
+    """A TF job of :data:`TF_BASE` with ``overrides``: a reduced job, written out in a test."""
+    unknown = set(overrides) - set(TF_BASE)
+    if unknown:
+        raise ValueError(f"not a TF job's parameter: {sorted(unknown)}")
+    return Job(seed, "tf", {**TF_BASE, **overrides})
+
+
 def snapshot_job(kind: str, seed: int = 0, **args: Any) -> Job:
     """A memory snapshot of ``synthetic.memsnapshot``'s ``kind`` writer with ``args``: a reduced job."""
     return Job(seed, "snapshot", {"kind": kind, **args})

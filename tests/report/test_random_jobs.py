@@ -33,8 +33,8 @@ import re
 import tempfile
 from types import SimpleNamespace
 
-from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job
-from tests.support.properties import report_violations, share_of_time_problems
+from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job, tf_job
+from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import check, laws_broken, report_of
 
 #: The walk kept in the suite: these seeds' jobs (a few dozen; scripts/randjobs.py walks thousands).
@@ -323,3 +323,33 @@ def test_a_snapshots_level_under_a_gib_stays_in_mib():
     note, broken = _pass_note(weight_mib=64)
     assert re.search(r"level held between passes \(256(?:\.0)? MiB: weights", note), note
     assert not broken
+
+
+def _tf_copies(steps: int):
+    """2 hosts of 4 GPUs, a 21 MB batch copied to each GPU, a 15 ms all-reduce: the copies' table is the job's."""
+    return tf_job(steps=steps, gpus=4, hosts=2, thread_mode="gpu_private", layers=2, gemm="SGEMM_VOLTA", gemm_us=6.5,
+                  ew_us=4.2, input_bytes=21532102, allreduce_us=15321.8)
+
+
+def _jax_gemms(steps: int):
+    """2 hosts of one H100, the 4-layer MLP's GEMMs below their roofline with the HLO's shapes: the job's table."""
+    return jax_job(steps=steps, hosts=2, command_buffers=False, marker="train", hlo=True, scale=2.81, put_bytes=10963,
+                   allreduce_us=196.7)
+
+
+def test_a_one_step_jobs_tables_say_the_step():
+    for job, title in ((_tf_copies(1), "Copies in the step by direction"),
+                       (_jax_gemms(1), "GEMM shapes against their roofline (host-wide in the step)")):
+        r = _report(job)
+        assert not table_scope_problems(r)  # main: "Copies per step by direction", "(host-wide per step)"
+        assert title in [t.title for f in r.findings for t in f.evidence], job
+        assert not laws_broken(r)
+
+
+def test_a_several_step_jobs_tables_say_per_step():
+    # the control: the same jobs over 4 steps keep the titles of main
+    for job, title in ((_tf_copies(4), "Copies per step by direction"),
+                       (_jax_gemms(4), "GEMM shapes against their roofline (host-wide per step)")):
+        r = _report(job)
+        assert title in [t.title for f in r.findings for t in f.evidence], job
+        assert not laws_broken(r)

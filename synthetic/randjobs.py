@@ -14,6 +14,13 @@ so that ``tests/support/properties.py`` walks reports of combinations no kept ca
   follow their shapes at a random fraction of the GPU's peak (no kernel beats it); CUDA graphs;
 * windows with no GPU work (Nsight: start-up only, NVTX only, tracing off, nothing launched; Kineto: host ops only).
 
+``random_xplane_job`` (h37-randjobs2) draws the formats above it does not: JAX jitted train steps (1-6 layers, bf16 or
+fp32, command buffers or per-kernel launches, ``StepTraceAnnotation`` or none, with or without host module events,
+``device_put`` inputs, ``block_until_ready``-like scalar reads or ``jax.device_get`` of a batch, 1-2 hosts with an
+XLA all-reduce, tiny steps, host-only windows), TF steps (Keras or custom-loop markers, 1-8 GPUs on 1-2 hosts, input
+waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only) and PyTorch memory snapshots
+(training and inference loops, forward-only passes, cut histories, OOMs with the capacity known or not).
+
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
 ``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a
 time budget; ``tests/report/test_random_jobs.py`` walks a few dozen.
@@ -46,7 +53,7 @@ ITER_RANGES = {"train": ("train_step", "training_step", "iteration"), "infer": (
 
 @dataclass
 class Job:
-    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window") and its parameters."""
+    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window"; "jax", "tf", "snapshot") and its parameters."""
 
     seed: int
     fmt: str

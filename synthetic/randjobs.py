@@ -14,6 +14,13 @@ so that ``tests/support/properties.py`` walks reports of combinations no kept ca
   follow their shapes at a random fraction of the GPU's peak (no kernel beats it); CUDA graphs;
 * windows with no GPU work (Nsight: start-up only, NVTX only, tracing off, nothing launched; Kineto: host ops only).
 
+``random_xplane_job`` (h37-randjobs2) draws the formats above it does not: JAX jitted train steps (1-6 layers, bf16 or
+fp32, command buffers or per-kernel launches, ``StepTraceAnnotation`` or none, with or without host module events,
+``device_put`` inputs, ``block_until_ready``-like scalar reads or ``jax.device_get`` of a batch, 1-2 hosts with an
+XLA all-reduce, tiny steps, host-only windows), TF steps (Keras or custom-loop markers, 1-8 GPUs on 1-2 hosts, input
+waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only) and PyTorch memory snapshots
+(training and inference loops, forward-only passes, cut histories, OOMs with the capacity known or not).
+
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
 ``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a
 time budget; ``tests/report/test_random_jobs.py`` walks a few dozen.
@@ -46,7 +53,7 @@ ITER_RANGES = {"train": ("train_step", "training_step", "iteration"), "infer": (
 
 @dataclass
 class Job:
-    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window") and its parameters."""
+    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window"; "jax", "tf", "snapshot") and its parameters."""
 
     seed: int
     fmt: str
@@ -182,6 +189,8 @@ def write(job: Job, folder: str) -> str:
         p["kernel"] = getattr(N, p["kernel"])
         p["extra_ranges"] = tuple(p.get("extra_ranges", ()))
         N.write(os.path.join(run, "job.sqlite"), N.NsysJob(seed=job.seed, **p))
+    elif job.fmt in _WRITERS:
+        _WRITERS[job.fmt](job, run)
     else:
         _write_kineto(job, run)
     return run
@@ -371,3 +380,197 @@ def _write_kineto(job: Job, run: str) -> None:
 
 def as_dict(job: Job) -> dict[str, Any]:
     return asdict(job)
+
+
+# ------------------------------------------------------------------------------- XPlane jobs and memory snapshots
+# (h37-randjobs2) JAX jitted steps (``synthetic.jaxcapture``), TF steps (``synthetic.tfcapture``), snapshots
+# (``synthetic.memsnapshot``): each drawn within what those writers' real counterparts show.
+
+
+def _jax_params(rng: random.Random) -> dict[str, Any]:
+    hlo = rng.random() < 0.5
+    return {
+        # the HLO is the 4-layer MLP's (``jaxcapture.mlp_hlo``): with it, the step is that MLP
+        "steps": rng.randint(1, 20), "hosts": rng.choice((1, 1, 1, 2)), "layers": 4 if hlo else rng.randint(1, 6),
+        "fp32": rng.random() < 0.15, "command_buffers": rng.random() < 0.5,
+        "marker": rng.choice(("train", "train", "none", "none_no_module_events")),
+        # kernel times scale with the shapes; the HLO (its FLOPs at 4096-wide layers) only where they run no faster
+        "hlo": hlo, "scale": round(rng.uniform(1.0, 4.0) if hlo else _log_uniform(rng, 0.005, 4.0), 4),
+        "host_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 10.0, 50_000.0), 3))),
+        "put_bytes": rng.choice((0, 0, int(_log_uniform(rng, 4, 256 << 20)))),
+        "read": rng.choice(("none", "none", "block", "device_get")),  # block_until_ready / float(loss), np.asarray
+        "allreduce_us": round(_log_uniform(rng, 20.0, 40_000.0), 3),
+        "no_gpu": rng.random() < 0.05,
+    }
+
+
+def _tf_params(rng: random.Random) -> dict[str, Any]:
+    gpus = rng.choice((1, 1, 2, 4, 8))
+    return {
+        "steps": rng.randint(1, 20), "gpus": gpus, "hosts": rng.choice((1, 1, 1, 2)),
+        "marker": rng.choice(("keras3", "train")), "thread_mode": rng.choice(("global", "gpu_private")),
+        "layers": rng.randint(1, 6), "gemm": rng.choice(("GEMM_FP16_TC", "SGEMM_VOLTA", "GEMM_BF16_TC")),
+        "gemm_us": round(_log_uniform(rng, 3.0, 3000.0), 3), "ew_us": round(_log_uniform(rng, 2.0, 200.0), 3),
+        "input_wait_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 5.0, 100_000.0), 3))),
+        "input_bytes": rng.choice((0, int(_log_uniform(rng, 1024, 128 << 20)))),
+        "read_bytes": rng.choice((0, 0, 4, int(_log_uniform(rng, 4, 16 << 20)))),  # a synchronous read-back
+        "allreduce_us": round(_log_uniform(rng, 20.0, 20_000.0), 3),
+        "between_us": rng.choice((2.0, 2.0, round(_log_uniform(rng, 5.0, 100_000.0), 3))),
+        "untraced_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 5.0, 20_000.0), 3))),
+        "no_gpu": rng.random() < 0.05,
+    }
+
+
+def _snapshot_params(rng: random.Random) -> dict[str, Any]:
+    kind = rng.choice(("training", "training", "inference", "forward", "ring", "oom", "cap"))
+    p: dict[str, Any] = {"kind": kind}
+    if kind == "training":
+        p.update(iterations=rng.randint(1, 7), layers=rng.randint(1, 12), mib=rng.choice((1, 8, 32, 128)),
+                 params=rng.randint(1, 6), param_mib=rng.choice((4, 64, 256)), hold_loss=rng.random() < 0.5,
+                 dump_in_forward=rng.random() < 0.3, micro_batches=rng.choice((1, 1, 2, 4)),
+                 set_to_none=rng.random() < 0.7, max_entries=rng.choice((None, None, rng.randint(20, 400))))
+    elif kind == "inference":
+        p.update(passes=rng.randint(1, 8), blocks=rng.randint(1, 24), mib=rng.choice((1, 16, 64)),
+                 input_mib=rng.choice((1, 8, 32)), kv_mib=rng.choice((0, 0, 64)), dump_in_pass=rng.random() < 0.3)
+    elif kind == "forward":
+        p.update(grad=rng.random() < 0.5, layers=rng.randint(1, 24), mib=rng.choice((4, 64, 256)),
+                 passes=rng.randint(1, 4), cast_mib=rng.choice((0, 0, 16)))
+    elif kind == "ring":
+        p.update(iterations=rng.randint(1, 8), max_entries=rng.choice((None, rng.randint(10, 300))),
+                 layers=rng.randint(1, 12), mib=rng.choice((8, 64)))
+    elif kind == "oom":
+        # the writer's loop runs out of memory in its second step at its own sizes (the capacity known or not)
+        p.update(device_total=rng.choice((None, 80 << 30)))
+    else:
+        p.update(device_total=rng.choice((80, 141)) << 30)  # a per-process cap under the writer's own job
+    return p
+
+
+def random_xplane_job(seed: int) -> Job:
+    """The XPlane or snapshot job of ``seed`` (its own stream of draws: ``random_job``'s seeds are unchanged)."""
+    rng = random.Random(f"xplane{seed}")
+    fmt = rng.choices(("jax", "tf", "snapshot"), weights=(4, 4, 2))[0]
+    return Job(seed, fmt, {"jax": _jax_params, "tf": _tf_params, "snapshot": _snapshot_params}[fmt](rng))
+
+
+def _write_jax(job: Job, run: str) -> None:
+    from dataclasses import replace
+
+    from synthetic import jaxcapture as J
+    from synthetic import xla_kernels as X
+
+    p = job.params
+    for host in range(p["hosts"]):
+        cap = J.JaxCapture(hostname=f"node{host}", seed=job.seed + host, step_annotation=p["marker"] == "train",
+                           module_events=p["marker"] != "none_no_module_events",
+                           command_buffers=p["command_buffers"] and p["hosts"] == 1)
+        base = X.mlp_fp32_highest_step() if p["fp32"] else X.mlp_bf16_step(p["layers"], command_buffers=cap.command_buffers)
+        kernels = [replace(k, us=k.us * p["scale"]) for k in base]
+        if p["hosts"] > 1:
+            kernels.append(X.XlaKernel(J.NCCL_ALLREDUCE, "all-reduce-start.1", "jit(train_step)/psum",
+                                       p["allreduce_us"], X.EW_SMALL))
+        if p["hlo"] and not p["fp32"]:
+            cap.add_hlo(J.mlp_hlo(cap.module, kernels, allreduce_group=p["hosts"] if p["hosts"] > 1 else None))
+        for _ in range(p["steps"]):
+            if cap.step_annotation:
+                cap.begin_step()
+            if p["host_us"]:
+                cap.host_work(p["host_us"])
+            if not p["no_gpu"]:
+                inputs = (cap.device_put(p["put_bytes"], "bf16[512,4096]"),) if p["put_bytes"] else ()
+                cap.execute(kernels, inputs=inputs)
+                if p["read"] != "none":
+                    cap.to_host(4 if p["read"] == "block" else 512 * 4096 * 2, "f32[]" if p["read"] == "block"
+                                else "bf16[512,4096]")
+            else:
+                cap.host_work(50.0)
+            if cap.step_annotation:
+                cap.end_step()
+            else:
+                cap.host_work(20.0)
+        space = cap.finish()
+        space.write(os.path.join(run, "plugins", "profile", J.SESSION, f"node{host}.xplane.pb"))
+
+
+def _write_tf(job: Job, run: str) -> None:
+    from synthetic import kernels as K
+    from synthetic import tfcapture as TFC
+
+    p = job.params
+    gemm = K.sized(getattr(K, p["gemm"]), p["gemm_us"])
+    ew = K.sized(K.EW_ADD_HALF if p["gemm"] != "SGEMM_VOLTA" else K.EW_ADD_F32, p["ew_us"])
+    ops: list[TFC.Op] = []
+    if p["input_bytes"]:
+        ops.append(TFC.Op("IteratorGetNext/_2:_Send", [], host_us=4, h2d_bytes=p["input_bytes"]))
+    for i in range(p["layers"]):
+        s = f"model/dense_{i}"
+        if p["no_gpu"]:
+            ops.append(TFC.Op(f"{s}/MatMul:MatMul", [], host_us=p["gemm_us"], on_host=True))
+            continue
+        ops += [TFC.Op(f"{s}/MatMul:MatMul", [gemm]), TFC.Op(f"{s}/Relu:Relu", [ew])]
+    for i in range(p["layers"]):
+        if not p["no_gpu"]:
+            g = f"gradient_tape/model/dense_{i}"
+            ops += [TFC.Op(f"{g}/MatMul:MatMul", [gemm]), TFC.Op(f"{g}/MatMul_1:MatMul", [gemm])]
+    if p["read_bytes"] and not p["no_gpu"]:
+        ops.append(TFC.Op("model/loss/Sum:Sum", [K.sized(K.EW_ADD_F32, 3.0)], d2h_bytes=p["read_bytes"],
+                          sync_copy=True))
+    hosts = p["hosts"]
+    reduce_ = ([K.sized(K.NCCL_ALLREDUCE, p["allreduce_us"])]
+               if (p["gpus"] > 1 or hosts > 1) and not p["no_gpu"] else None)
+    for h in range(hosts):
+        cap = TFC.Capture(p["gpus"], TFC.A100, hostname=f"worker{h}", seed=job.seed + h, marker=p["marker"],
+                          thread_mode=p["thread_mode"], gpu_id_base=100 * h)
+        for _ in range(p["steps"]):
+            cap.step([ops] * p["gpus"], input_wait_us=p["input_wait_us"], allreduce=reduce_,
+                     between_us=p["between_us"], untraced_us=p["untraced_us"],
+                     peer_wait_us=[0.0] * p["gpus"] if hosts > 1 and reduce_ else None)
+        space = cap.finish()
+        space.write(os.path.join(run, "plugins", "profile", "2026_01_01_00_00_00", f"worker{h}.xplane.pb"))
+
+
+def _write_snapshot(job: Job, run: str) -> None:
+    from synthetic import memsnapshot as M
+
+    p = dict(job.params)
+    kind = p.pop("kind")
+    fn = {"training": M.training_iterations, "inference": M.inference_loop, "forward": M.forward_only,
+          "ring": M.ring_buffer_training, "oom": M.oom_activations, "cap": M.memory_cap}[kind]
+    M.write(os.path.join(run, "snapshot.pickle"), fn(**p).doc)
+
+
+#: The smallest JAX job: one host, 4 steps of the 4-layer bf16 MLP, no marker, nothing read back.
+JAX_BASE: dict[str, Any] = {
+    "steps": 4, "hosts": 1, "layers": 4, "fp32": False, "command_buffers": True, "marker": "none", "hlo": False,
+    "scale": 1.0, "host_us": 0.0, "put_bytes": 0, "read": "none", "allreduce_us": 100.0, "no_gpu": False}
+
+
+def jax_job(seed: int = 0, **overrides: Any) -> Job:
+    """A JAX job of :data:`JAX_BASE` with ``overrides``: a reduced job, written out in a test."""
+    unknown = set(overrides) - set(JAX_BASE)
+    if unknown:
+        raise ValueError(f"not a JAX job's parameter: {sorted(unknown)}")
+    return Job(seed, "jax", {**JAX_BASE, **overrides})
+
+
+#: The smallest TF job: one host, one GPU, 4 Keras steps of one dense layer, no input wait nor copy.
+TF_BASE: dict[str, Any] = {
+    "steps": 4, "gpus": 1, "hosts": 1, "marker": "keras3", "thread_mode": "global", "layers": 1,
+    "gemm": "GEMM_FP16_TC", "gemm_us": 100.0, "ew_us": 10.0, "input_wait_us": 0.0, "input_bytes": 0, "read_bytes": 0,
+    "allreduce_us": 100.0, "between_us": 2.0, "untraced_us": 0.0, "no_gpu": False}
+
+
+def tf_job(seed: int = 0, **overrides: Any) -> Job:
+    """A TF job of :data:`TF_BASE` with ``overrides``: a reduced job, written out in a test."""
+    unknown = set(overrides) - set(TF_BASE)
+    if unknown:
+        raise ValueError(f"not a TF job's parameter: {sorted(unknown)}")
+    return Job(seed, "tf", {**TF_BASE, **overrides})
+
+
+def snapshot_job(kind: str, seed: int = 0, **args: Any) -> Job:
+    """A memory snapshot of ``synthetic.memsnapshot``'s ``kind`` writer with ``args``: a reduced job."""
+    return Job(seed, "snapshot", {"kind": kind, **args})
+
+
+_WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot}

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
@@ -129,8 +129,8 @@ def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) 
     not when it happened; the reader places one entry a microsecond, so a window's length there is a count of
     events, not a duration -- the iterations are real, their times would be invented."""
     peaks = [int(me.allocated[(me.t >= a) & (me.t <= b)].max()) for a, b in zip(starts.tolist(), ends.tolist())]
-    each = (f"each peaks at {_mib(peaks[0])}" if len(set(peaks)) == 1 else
-            "they peak at " + ", ".join(_mib(p) for p in peaks))
+    each = (f"each peaks at {gb(peaks[0])}" if len(set(peaks)) == 1 else
+            "they peak at " + ", ".join(gb(p) for p in peaks))
     return (f"{note}; {each}. The history records no times (a PyTorch 2.0 snapshot): cut by its events' order, "
             f"no step is timed")
 
@@ -159,7 +159,7 @@ def first_call_work(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray) -> s
     n, size, sites = extra
     names = ", ".join(me.op_names[o].rsplit("/", 1)[-1] if 0 <= o < len(me.op_names) else "an unnamed site"
                       for o in sites[:2])
-    return (f"its first calls' one-time work ({plural(n, 'allocation')}, {_mib(size)}, at {names}"
+    return (f"its first calls' one-time work ({plural(n, 'allocation')}, {gb(size)}, at {names}"
             f"{', ...' if len(sites) > 2 else ''}, that no later iteration makes: state or workspace made once)")
 
 
@@ -328,13 +328,13 @@ def _iterations_note(training: bool, starts: list[int], k: int, tail: bool, boun
     if training:
         note = (f"a memory snapshot's training iterations, from its allocations (it holds no step marker or "
                 f"annotation): {k} times the allocated bytes climb from the level held between iterations "
-                f"({_mib(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an "
+                f"({gb(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an "
                 f"iteration, forward and backward) and come back down to it")
         note += _micro_words(micro_starts, bounds)
     else:
         note = (f"a memory snapshot's forward passes, from its allocations (it holds no step marker or annotation, "
                 f"and no backward: inference): {k} times the allocated bytes climb from the level held between "
-                f"passes ({_mib(int(pre[starts[1]]))}: weights, caches) with the same allocations ({per:,} a pass) "
+                f"passes ({gb(int(pre[starts[1]]))}: weights, caches) with the same allocations ({per:,} a pass) "
                 f"and come back down to it")
     what = "iteration" if training else "pass"
     if starts[0] > 0:
@@ -628,5 +628,3 @@ def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarr
     return max(start - lo, 0) / climb  # a level that stays above its start dips by nothing
 
 
-def _mib(b: int) -> str:
-    return f"{b / 2**20:,.1f} MiB"

@@ -94,7 +94,11 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     times.sort(kind="stable")  # a few sorted runs (one per launching thread): timsort merges them, 4x quicksort's speed
     cands = []
     not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
-    not_calls &= ~_tool_ranges(trace)
+    # the program's read of device values (JAX's ``np.asarray(jax.Array)``) is the host waiting inside a step, as a
+    # runtime's sync call is: it repeats once a step and holds the copy back's launch, never the step's own work
+    # (h37-randjobs2: a jitted step as one command buffer, read back each step, no module events -- the reads held
+    # as many launches as the executions, and the steps were placed at the copies: the last step a 76 us D2H copy)
+    not_calls &= ~_tool_ranges(trace) & ~h.name_mask(fw.blocking_read_event)
     need = T("job.span_step_coverage")
     cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, times, need)
     sp = trace.spans

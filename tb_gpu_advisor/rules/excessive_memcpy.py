@@ -104,7 +104,7 @@ def check(m: HostMetrics) -> list[Finding]:
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms)),
-        evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
+        evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
         actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads) or ctx.fw.fix(ID),

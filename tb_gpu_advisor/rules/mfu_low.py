@@ -94,7 +94,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"mfu": f.mfu, "flops_per_step": f.flops_per_step, "peak_flops": f.peak_flops}),
         saving=saving(ctx, save, f"each slow GEMM shape reaches {pct(low)} of its roofline (well-shaped GEMMs reach "
                                  f"60-80%)", [("compute", "gemm_kernels", slow_ms)]),
-        evidence=[table("GEMM shapes against their roofline (host-wide per step)",
+        evidence=[table(f"GEMM shapes against their roofline (host-wide {ctx.per_step})",
                         ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte",
                          "roofline TFLOP/s", "of roofline", "bound"],
                         [[x.label, x.precision, x.calls_per_step, x.ms_per_step, x.tflops_per_s, x.intensity,

@@ -189,4 +189,4 @@ def test_only_a_first_iteration_unlike_steady_ones_is_warm_up(tmp_path: Path, te
     assert rep.steps["found"] == len(temp_mib), rep.steps
     assert [d["step"] for d in rep.steps["dropped"]] == ([0] if warm else []), rep.steps
     if warm:
-        assert "1 allocation, 5.0 MiB" in rep.steps["dropped"][0]["reason"], rep.steps
+        assert "1 allocation, 5.00 MiB" in rep.steps["dropped"][0]["reason"], rep.steps

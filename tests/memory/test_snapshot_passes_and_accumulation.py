@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
+from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.job.iterations import history_iterations
 from tests.support.snapshot_report import report as snapshot_report
@@ -114,6 +115,6 @@ def test_a_history_without_times_is_cut_by_order_and_timed_never(tmp_path: Path,
     what = "training iterations" if kind == "training" else "forward passes"
     assert f"{what}, from its allocations" in note and "4 times the allocated bytes climb" in note, note
     assert "records no times" in note and "no step is timed" in note, note
-    peaks = [f"{p / 2**20:,.1f} MiB" for p in sc.truth["peaks"]]
+    peaks = [gb(p) for p in sc.truth["peaks"]]
     assert (f"each peaks at {peaks[0]}" if len(set(peaks)) == 1 else "they peak at " + ", ".join(peaks)) in note, note
     assert " ms" not in note, note  # nothing timed

@@ -40,8 +40,8 @@ import re
 import tempfile
 from types import SimpleNamespace
 
-from synthetic.randjobs import kineto_job, nsys_job, random_job
-from tests.support.properties import report_violations, share_of_time_problems
+from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job, tf_job
+from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import check, laws_broken, report_of
 
 #: The walk kept in the suite: these seeds' jobs (a few dozen; scripts/randjobs.py walks thousands).
@@ -358,3 +358,94 @@ def test_a_gap_between_guessed_steps_is_a_note_whatever_it_saves():
     for f in sure:
         f.confidence = "medium" if f.rule == "step_gaps" else f.confidence
     assert order_problems("job", sure)
+# ------------------------------------------------------------------------------------------------ h37-randjobs2
+
+#: The XPlane and snapshot walk kept in the suite (``random_xplane_job``: JAX jitted steps, TF steps on 1-8 GPUs and
+#: 1-2 hosts, PyTorch memory snapshots).
+XPLANE_WALK = range(0, 48)
+
+
+def test_random_xplane_and_snapshot_jobs_hold_every_law():
+    bad = {}
+    kinds = set()
+    for seed in XPLANE_WALK:
+        job = random_xplane_job(seed)
+        kinds.add(job.fmt)
+        found = check(job)
+        if found:
+            bad[str(job)] = found
+    assert kinds == {"jax", "tf", "snapshot"}  # the walk draws every writer
+    assert not bad, "\n".join(f"{k}\n    " + "\n    ".join(v) for k, v in bad.items())
+
+
+def _jax_read_back(command_buffers: bool):
+    """4 jitted steps of the bf16 MLP, no module events on the host, each step's result read back (``jax.device_get``
+    of a bf16[512,4096]: ``np.asarray(jax.Array)`` around a 4 MiB D2H copy)."""
+    return _report(jax_job(command_buffers=command_buffers, marker="none_no_module_events", read="device_get"))
+
+
+def test_a_read_of_device_values_is_never_the_step():
+    r = _jax_read_back(command_buffers=True)
+    h = r.hosts[0]
+    assert h.steps["source"] == "annotation_spans" and "np.asarray" not in h.steps["note"], h.steps["note"]
+    rows = [x for x in h.step_rows.rows() if x.gpu is None]
+    # main: the reads were the steps -- the last a 76 us D2H copy alone, and the sync wait 5.0 ms "in a 3.8 ms step"
+    assert len(rows) == 4 and all(x.breakdown["device_compute"] > 0 for x in rows), rows
+    assert not laws_broken(r)
+
+
+def test_a_step_of_many_launches_read_back_control():
+    # the control: per-kernel launches -- the executions held most launches already, the steps were theirs on main
+    r = _jax_read_back(command_buffers=False)
+    h = r.hosts[0]
+    assert h.steps["source"] == "annotation_spans" and "PjRtCApiLoadedExecutable::Execute" in h.steps["note"]
+    assert all(x.breakdown["device_compute"] > 0 for x in h.step_rows.rows())
+    assert not laws_broken(r)
+
+
+def _pass_note(**args) -> tuple[str, list[str]]:
+    r = _report(snapshot_job("inference", passes=6, blocks=4, mib=64, input_mib=32, **args))
+    return r.hosts[0].steps["note"], laws_broken(r)
+
+
+def test_a_snapshots_level_past_999_mib_is_said_in_gib():
+    note, broken = _pass_note()  # 1 GiB of weights held between passes
+    assert "level held between passes (1.00 GiB: weights" in note, note  # main: "(1,024.0 MiB: weights"
+    assert not broken
+
+
+def test_a_snapshots_level_under_a_gib_stays_in_mib():
+    # the control: 256 MiB of weights -- said in MiB as on main ("256.0 MiB" there, "256 MiB": three digits)
+    note, broken = _pass_note(weight_mib=64)
+    assert re.search(r"level held between passes \(256(?:\.0)? MiB: weights", note), note
+    assert not broken
+
+
+def _tf_copies(steps: int):
+    """2 hosts of 4 GPUs, a 21 MB batch copied to each GPU, a 15 ms all-reduce: the copies' table is the job's."""
+    return tf_job(steps=steps, gpus=4, hosts=2, thread_mode="gpu_private", layers=2, gemm="SGEMM_VOLTA", gemm_us=6.5,
+                  ew_us=4.2, input_bytes=21532102, allreduce_us=15321.8)
+
+
+def _jax_gemms(steps: int):
+    """2 hosts of one H100, the 4-layer MLP's GEMMs below their roofline with the HLO's shapes: the job's table."""
+    return jax_job(steps=steps, hosts=2, command_buffers=False, marker="train", hlo=True, scale=2.81, put_bytes=10963,
+                   allreduce_us=196.7)
+
+
+def test_a_one_step_jobs_tables_say_the_step():
+    for job, title in ((_tf_copies(1), "Copies in the step by direction"),
+                       (_jax_gemms(1), "GEMM shapes against their roofline (host-wide in the step)")):
+        r = _report(job)
+        assert not table_scope_problems(r)  # main: "Copies per step by direction", "(host-wide per step)"
+        assert title in [t.title for f in r.findings for t in f.evidence], job
+        assert not laws_broken(r)
+
+
+def test_a_several_step_jobs_tables_say_per_step():
+    # the control: the same jobs over 4 steps keep the titles of main
+    for job, title in ((_tf_copies(4), "Copies per step by direction"),
+                       (_jax_gemms(4), "GEMM shapes against their roofline (host-wide per step)")):
+        r = _report(job)
+        assert title in [t.title for f in r.findings for t in f.evidence], job
+        assert not laws_broken(r)

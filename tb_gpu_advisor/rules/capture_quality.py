@@ -112,22 +112,17 @@ def _step_count(ctx: Ctx, m: HostMetrics) -> list[Finding]:
              "rests on it." if s.confidence == "low" else "")
     if s.source in UNMARKED_SOURCES:  # the one pass it was read as may hold several of the job's steps: no count of them
         why = why or "no step is marked, so the capture is read as one pass"
-        return [finding(
-            ctx, ID, "info" if passes and s.confidence != "low" else "warning",
-            f"{why[:1].upper()}{why[1:]}: every per-step number is the pass's total, and how many "
-            f"{_plural(unit)} it holds is not known; at least {T('capture.min_steps'):g} steady-state {_plural(unit)}, "
-            f"each marked, make averages trustworthy.{guess}",
-            title=f"No {unit} is marked: the capture is read as one pass",
-            metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
-                                severity="warning", good_direction="higher"),
-            actions=ctx.steady_fix(f"{ID}:few_steps"),
-        )]
+        summary = (f"{why[:1].upper()}{why[1:]}: every per-step number is the pass's total, and how many "
+                   f"{_plural(unit)} it holds is not known; at least {T('capture.min_steps'):g} steady-state "
+                   f"{_plural(unit)}, each marked, make averages trustworthy.{guess}")
+        title = f"No {unit} is marked: the capture is read as one pass"
+    else:
+        summary = (f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"
+                   f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
+                   f"{_plural(unit)} make averages trustworthy.{guess}")
+        title = f"Too few {_plural(unit)} in the capture"
     return [finding(
-        ctx, ID, "info" if passes and s.confidence != "low" else "warning",
-        f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"
-        f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
-        f"{_plural(unit)} make averages trustworthy.{guess}",
-        title=f"Too few {_plural(unit)} in the capture",
+        ctx, ID, "info" if passes and s.confidence != "low" else "warning", summary, title=title,
         metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                             severity="warning", good_direction="higher"),
         actions=ctx.steady_fix(f"{ID}:few_steps"),

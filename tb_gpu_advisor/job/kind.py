@@ -653,8 +653,8 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     if front is not None:  # no CUDA call at all, and the code that ran is a serving engine's request handling
         e, hit = front
         return Kind("no_gpu", "high", f"the {e.name} serving engine's front-end process: its Python spans run the "
-                                      f"engine's request handling (`{_short(hit)}`), not its model, and it made no "
-                                      f"CUDA call; the engine's steps run in a process of their own", e.id, e.name,
+                                      f"engine's request handling (`{_short(hit)}`), not its model, and it made no GPU "
+                                      f"runtime call; the engine's steps run in a process of their own", e.id, e.name,
                     window="frontend")
     if cuda == "off":
         return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "

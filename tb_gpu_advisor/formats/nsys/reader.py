@@ -46,7 +46,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure, reported_failure
+from tb_gpu_advisor.formats.base import program_failure, reported_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import jax, nvtx, pytorch, tensorflow, xla
@@ -173,13 +173,7 @@ def _read_file(path: str, file_index: int) -> _Raw:
     local = fsio.local_path(path)
     if local.endswith(export.REP_SUFFIX):
         local = export.sqlite_for(local)
-    try:
-        size = fsio.size(local)
-    except OSError as e:
-        raise NsysReadError(f"cannot read {path}: {e}") from e
-    limit = max_profile_bytes()
-    if size > limit:
-        raise NsysReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    size = tb.sized_local(path, local, NsysReadError)
     if not tb.is_sqlite(local):
         raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
     try:

@@ -350,6 +350,21 @@ def remove_private_copy(path: str) -> None:
     shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
+def sized_local(path: str, local: str, error: type[Exception]) -> int:
+    """The size of a database file on local disk, within the profile size limit; ``error`` (the format's own) where it
+    cannot be read or is over the limit.  One check for every SQLite format (Nsight exports, rocmProfileData)."""
+    from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+
+    try:
+        size = fsio.size(local)
+    except OSError as e:
+        raise error(f"cannot read {path}: {e}") from e
+    limit = max_profile_bytes()
+    if size > limit:
+        raise error(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    return size
+
+
 def is_decode_error(e: Exception) -> bool:
     """A query failed on text that is no UTF-8 (read again with ``connect(lenient=True)``)."""
     return isinstance(e, sqlite3.OperationalError) and "decode" in str(e).lower()

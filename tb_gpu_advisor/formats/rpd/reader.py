@@ -72,13 +72,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     if fsio.is_remote(path):
         raise RpdReadError(f"{path}: rocmProfileData databases are read from local disk only (SQLite needs a file)")
     local = fsio.local_path(path)
-    try:
-        size = fsio.size(local)
-    except OSError as e:
-        raise RpdReadError(f"cannot read {path}: {e}") from e
-    limit = max_profile_bytes()
-    if size > limit:
-        raise RpdReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    size = tb.sized_local(path, local, RpdReadError)
     if local.endswith(".gz"):
         return _read_gzipped(path, local, size, host)
     return _read_local(path, local, size, host)

@@ -625,6 +625,9 @@ MEMSET_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER,
     memKind INTEGER)"""
 CAPTURE_DDL = "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT)"
+#: Nsight's own messages about the session (``DIAGNOSTIC_EVENT``, as Nsight Systems 2025.6 exports it).
+DIAG_DDL = """CREATE TABLE DIAGNOSTIC_EVENT (timestamp INTEGER NOT NULL, timestampType INTEGER NOT NULL,
+    source INTEGER NOT NULL, severity INTEGER NOT NULL, text TEXT NOT NULL, globalPid INTEGER)"""
 #: The start-up calls of :func:`write_window` ("startup"): (name as exported, count, ns each); the first creates
 #: the CUDA context and takes its ~120 ms.
 STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags_v5000", 4, 15_000),
@@ -2135,31 +2138,45 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
 
 
 def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4, kernel_us: float = 3000.0,
-                              lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False) -> dict:
+                              lost_from: int | None = 20, in_flight: int = 0, ranges: bool = False,
+                              lost_until: int | None = None, streams: int = 1,
+                              options: dict[str, str] | None = None, diagnostics: tuple[str, ...] = ()) -> dict:
     """Write the export of a kernel harness shaped after Navi-AI-Lab/nvllm's ``B_harness_grid_4_active/run.sqlite``
     (a CuTe-DSL kernel on a GB10 under ``nsys --duration``): each of ``iterations`` repeats launches ``kernels``
     kernels of ``kernel_us`` back to back and waits for them (``cudaDeviceSynchronize``), 2 ms apart.  From iteration
     ``lost_from`` on the launches are recorded (each accepted) but their kernels are not: the CUDA trace's records of
-    the window's end were never written.  ``in_flight`` launches more follow the last sync, queued behind the last
-    recorded kernel's stream with no sync after them, their kernels not recorded: a window that ends with work in
-    flight (the control, with ``lost_from`` None).  With ``ranges`` each repeat is inside an NVTX range ``step`` (host
-marks whose steps reach into the lost stretch).  Return the truth."""
+    the window's end were never written -- up to iteration ``lost_until`` where given, after which the kernels are
+    recorded again (CUPTI's activity buffers of a middle stretch dropped whole, then recording resumes).  ``streams``:
+    the kernels of a repeat go round-robin over that many streams (a lost buffer holds every stream's records).
+    ``in_flight`` launches more follow the last sync, queued behind the last recorded kernel's stream with no sync
+    after them, their kernels not recorded: a window that ends with work in flight (the control, with ``lost_from``
+    None).  With ``ranges`` each repeat is inside an NVTX range ``step`` (host marks whose steps reach into the lost
+    stretch).  ``options``: ``META_DATA_CAPTURE`` rows (the capture's settings: ``STOP_TRIGGER``, ``RUN_DURATION_MS``,
+    ``CUDA_FLUSH_ON_CUDA_PROFILER_STOP``, ``CUDA_FLUSH_PERIOD`` ...); ``diagnostics``: the profiler's injection
+    messages (``DIAGNOSTIC_EVENT`` rows, source 1 Injection, severity 1 Info), as Nsight writes them at the session's
+    end.  Return the truth."""
     us, ms = 1000, 1_000_000
     pid = 7301
-    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL]
+                                         + ([CAPTURE_DDL] if options else []) + ([DIAG_DDL] if diagnostics else []), pid)
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
-    kern, lost, marks = [], 0, []
+    kern, marks, lost_at = [], [], []
     k_ns, lat = int(kernel_us * us), 6 * us
+    resume_ns = None
     for i in range(iterations):
         free, opened = api.t, api.t
+        dropped = lost_from is not None and i >= lost_from and (lost_until is None or i < lost_until)
         for k in range(kernels):
             ks = max(api.t + 5 * us + lat, free)
             free = ks + k_ns
+            launched = api.t
             c = api("cudaLaunchKernel", 5 * us)
-            if lost_from is None or i < lost_from:
-                kern.append((ks, free, c, k))
-            else:
-                lost += 1
+            if dropped:
+                lost_at.append(launched)
+                continue
+            kern.append((ks, free, c, k))
+            if lost_until is not None and i == lost_until and resume_ns is None:
+                resume_ns = ks - SESSION_START_NS
         api.row("cudaDeviceSynchronize", api.t, free + 3 * us)
         marks.append((opened, free + 5 * us))
         api.t = free + 10 * us + 2 * ms
@@ -2175,10 +2192,14 @@ marks whose steps reach into the lost stretch).  Return the truth."""
                         "VALUES (?,?,59,'step',?,0)", [(a, b, gtid) for a, b in marks])
     names = [strings(f"kernel_cutlass__wo_kernel_body_{k}") for k in range(kernels)]
     con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 32, 128, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c, k) in enumerate(kern)])
+                    [(a, b, 0, 1, 7 + k % max(1, streams), c, gpid, names[k], names[k], 32, 128, 1, 1, 128, 1, 1, 0,
+                      0, 0, 0, j, None, None) for j, (a, b, c, k) in enumerate(kern)])
+    if options:
+        con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", list(options.items()))
+    if diagnostics:
+        con.executemany("INSERT INTO DIAGNOSTIC_EVENT VALUES (?, 1, 1, 1, ?, ?)",
+                        [(stop - SESSION_START_NS - 1000 + j, text, gpid) for j, text in enumerate(diagnostics)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
                 program="python3", thread="python3", copy_enums=False, sync_enum=False)
-    return {"lost": lost, "launches": iterations * kernels + (in_flight + 1 if in_flight else 0),
-            "lost_from_ns": None if lost_from is None else
-            min(a for a, b, c, n in api.rows if c > lost_from * (kernels + 1)) - SESSION_START_NS}
+    return {"lost": len(lost_at), "launches": iterations * kernels + (in_flight + 1 if in_flight else 0),
+            "lost_from_ns": min(lost_at) - SESSION_START_NS if lost_at else None, "resume_ns": resume_ns}

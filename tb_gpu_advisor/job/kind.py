@@ -82,8 +82,11 @@ class Kind:
     #: done with them inside the window (:func:`lost_launches`): the part of the window from ``lost_from_ps`` on holds
     #: host calls without their GPU work, in words ("24,801 of 24,944 launches (99.4%) ..."); "" otherwise
     lost_launches: str = ""
-    #: where that lost stretch begins (the first such launch's start, ps on the trace's clock); -1 where none
+    #: where the first lost stretch begins (the first such launch's start, ps on the trace's clock); -1 where none
     lost_from_ps: int = -1
+    #: every lost stretch, ``(from, to)`` ps: its lost launches' calls, first to last, ``to`` -1 where the kernel
+    #: records never resume (a lost tail); () where none
+    lost_spans: tuple[tuple[int, int], ...] = ()
     #: those launches' share of the accepted launches; 0.0 where none
     lost_share: float = 0.0
 
@@ -115,7 +118,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     elif _ran_kernels(trace):  # a refused launch runs no kernel: its missing record is the refusal's, said above
         lost = lost_launches(trace)
         if lost is not None:
-            kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1], lost_share=lost[2],
+            kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1][0][0], lost_spans=lost[1],
+                                       lost_share=lost[2],
                                        capture_format=kind.capture_format or trace.format)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
@@ -563,21 +567,28 @@ def _unseen_wait(trace: Trace) -> str:
     return ""
 
 
-def lost_launches(trace: Trace) -> tuple[str, int, float] | None:
-    """(in words, the first one's start in ps, their share of the accepted launches) of the kernel launches whose GPU records the capture lost, where they
-    are a real share of the accepted launches (``capture.lost_launch_share``); None elsewhere.
+def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float] | None:
+    """(in words, the stretches that lost them as ``(from, to)`` ps on the trace's clock -- from the first lost
+    launch's call to the last one's return, ``to`` -1 for a stretch that runs to the window's end --, their share of the accepted launches) of the kernel launches whose GPU records
+    the capture lost, where they are a real share of the accepted launches (``capture.lost_launch_share``); None
+    elsewhere.
 
     By accounting: every launch the runtime accepted runs its kernel, and CUPTI gives the kernel the launch's
     correlation id in every format that records the join.  A launch whose id no GPU record carries is *lost* where
-    the GPU was shown done with it inside the window: its call returned after every recorded kernel had ended (an
-    idle queue: the kernel starts within the launch latency, never behind recorded work), and a host sync that waits
-    for the GPU began after it and returned within the capture.  Launches still queued behind recorded kernels, or
-    after the window's last sync, are in flight at the window's end -- a capture cut at its edge (TraceLens, the
-    profiler's stop) keeps those, and they are not lost.  Asked only where the join holds (some launch's kernel is
+    the GPU was shown done with it inside the window, wherever in the window it falls: its call returned while no
+    recorded kernel ran (an idle queue: the kernel starts within the launch latency, never behind recorded work), and
+    the first host sync that began after it -- a wait for the GPU -- returned with still no kernel recorded in
+    between, so the kernel ran in a stretch the records show empty.  Launches queued behind recorded kernels, or after
+    the window's last sync, may be in flight at the window's edge -- a capture cut there (TraceLens, the profiler's
+    stop) keeps those, and they are not lost.  The lost launches make stretches, split where a recorded kernel
+    starts between two of them: the records resume there (a profiler's buffers dropped whole, on every stream, then
+    written again), or never (its last buffers unwritten).  Asked only where the join holds (some launch's kernel is
     recorded): a format without correlation ids on one side leaves every launch unmatched by construction.
     Why: an Nsight export of a kernel harness on a GB10 recorded 143 kernels and then none for its last second --
     24,801 accepted launches, each behind a finished ``cudaDeviceSynchronize`` -- and was read as if the recorded
-    part were the whole (Navi-AI-Lab/nvllm ``B_harness_grid_4_active``, h37-survey31)."""
+    part were the whole (Navi-AI-Lab/nvllm ``B_harness_grid_4_active``, h37-survey31); a stretch lost mid-window reads
+    the same way by the same accounting, where a rule for the tail alone took its launches for work queued elsewhere
+    (h37-lost3)."""
     h = trace.h
     devs = [d for d in trace.devices if len(d)]
     if not len(h) or not devs or h.corr is None:
@@ -590,25 +601,59 @@ def lost_launches(trace: Trace) -> tuple[str, int, float] | None:
     seen = np.isin(corr[launch], recorded[recorded >= 0])
     if not seen.any():  # no join: the format (or this file) does not pair launches with kernels
         return None
-    kernel_end = max((int(d.end[d.kind == devices.KIND_KERNEL].max()) for d in devs
-                      if (d.kind == devices.KIND_KERNEL).any()), default=-1)
-    syncs = np.sort(np.asarray(h.start[h.name_mask(devices.is_sync_call)], dtype=np.int64))
-    if not syncs.size:
+    sync = h.name_mask(devices.is_sync_call)
+    s_start = np.asarray(h.start[sync], dtype=np.int64)
+    if not s_start.size:
         return None
+    order = np.argsort(s_start, kind="stable")
+    s_start, s_end = s_start[order], np.asarray(h.end[sync], dtype=np.int64)[order]
+    ran = [(d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE) for d in devs]
+    k_start = np.concatenate([np.asarray(d.start[m], dtype=np.int64) for d, m in zip(devs, ran)])
+    k_end = np.concatenate([np.asarray(d.end[m], dtype=np.int64) for d, m in zip(devs, ran)])
+    if not k_start.size:
+        return None
+    order = np.argsort(k_start, kind="stable")
+    k_start, k_end = k_start[order], np.maximum.accumulate(k_end[order])  # the latest end of those begun so far
     unseen = launch[~seen]
     ends = np.asarray(h.end[unseen], dtype=np.int64)
-    # an idle queue when it returned, and a sync began after it (every recorded host call returned in the capture)
-    lost = unseen[(ends > kernel_end) & (ends <= syncs[-1])]
+    first = np.searchsorted(s_start, ends)  # the first sync that began after each call returned
+    synced = first < s_start.size
+    waited = np.where(synced, s_end[np.minimum(first, s_start.size - 1)], -1)
+    before = np.searchsorted(k_start, ends, side="right")  # recorded kernels begun by the call's return
+    busy = (before > 0) & (k_end[np.maximum(before - 1, 0)] > ends)  # one of them still running: queued behind it
+    between = np.searchsorted(k_start, waited, side="right") > before  # one began before the sync returned
+    lost = unseen[synced & ~busy & ~between]
     if lost.size < T("capture.lost_launch_share") * launch.size or lost.size < 2:
         return None
-    first = int(np.asarray(h.start[lost]).min())
+    order = np.argsort(np.asarray(h.start[lost], dtype=np.int64), kind="stable")
+    starts = np.asarray(h.start[lost], dtype=np.int64)[order]
+    stops = np.asarray(h.end[lost], dtype=np.int64)[order]
+    # a stretch ends where the kernel records resume: a recorded kernel begins after one lost launch, before the next
+    resume = np.searchsorted(k_start, starts, side="right")
+    cut = np.flatnonzero(resume[1:] != resume[:-1])
+    heads = np.concatenate([[0], cut + 1])
+    tails = np.concatenate([cut, [starts.size - 1]])
+    # each stretch spans its lost launches' calls; one with no record after it runs to the window's end (-1)
+    spans = tuple((int(starts[a]), int(stops[b]) if resume[b] < k_start.size else -1) for a, b in zip(heads, tails))
+    resumes = [int(k_start[resume[b]]) if resume[b] < k_start.size else -1 for b in tails]
     t0 = trace.viewer_zero_ps  # the report's ms, as the capture's own viewer draws them
+
+    def at(ps: int) -> str:
+        return f"{(ps - t0) / _PS_PER_MS:,.1f} ms"
+
     share = lost.size / launch.size
-    words = (f"{lost.size:,} of the {launch.size:,} kernel launches the runtime accepted ({share:.1%}) have no kernel "
-             f"record, from {(first - t0) / _PS_PER_MS:,.1f} ms on: each returned after the last recorded kernel had "
-             f"ended ({(kernel_end - t0) / _PS_PER_MS:,.1f} ms), and a sync waited on the GPU after it and returned "
-             f"inside the capture, so their kernels ran but their records were not written")
-    return words, first, share
+    words = f"{lost.size:,} of the {launch.size:,} kernel launches the runtime accepted ({share:.1%}) have no kernel record, "
+    if len(spans) == 1 and spans[0][1] < 0:
+        words += (f"from {at(spans[0][0])} on: each returned after the last recorded kernel had ended "
+                  f"({at(int(k_end[-1]))}), and a sync waited on the GPU after it and returned inside the capture")
+    else:
+        where = (f"from {at(spans[0][0])} to {at(resumes[0])}, where the kernel records resume" if len(spans) == 1 else
+                 f"in {len(spans)} stretches between {at(spans[0][0])} and "
+                 f"{at(resumes[-1]) if resumes[-1] >= 0 else 'the window' + chr(39) + 's end'}")
+        words += (f"{where}: each returned while no recorded kernel ran, and the sync that waited on the GPU after it "
+                  "returned with still none recorded")
+    words += ", so their kernels ran but their records were not written"
+    return words, spans, share
 
 
 def _ran_kernels(trace: Trace) -> bool:

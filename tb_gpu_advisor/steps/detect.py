@@ -949,17 +949,20 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
 
 
 def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | None) -> None:
-    """Steps that reach into the stretch whose GPU records were lost (``job.kind.lost_from_ps``: launches accepted,
-    their kernels run, no record written) are no steps to time: their host side is there, their GPU work is not, so
-    they would read as a GPU idling for the host.  Dropped where a step before the stretch remains; where none does,
-    kept (the capture-quality warning says the records are lost, and the averages are the recorded part's)."""
-    lost = job.kind.lost_from_ps if job is not None else -1
-    if lost < 0 or not kept.ids.size:
+    """Steps that reach into a stretch whose GPU records were lost (``job.kind.lost_spans``: launches accepted, their
+    kernels run, no record written -- a tail, or a stretch mid-window after which the records resume) are no steps to
+    time: their host side is there, their GPU work is not, so they would read as a GPU idling for the host.  Dropped
+    where a step outside the stretches remains; where none does, kept (the capture-quality warning says the records
+    are lost, and the averages are the recorded part's)."""
+    spans = job.kind.lost_spans if job is not None else ()
+    if not spans or not kept.ids.size:
         return
-    mask = kept.he > lost
+    mask = np.zeros(kept.ids.size, dtype=bool)
+    for a, b in spans:
+        mask |= (kept.he > a) & ((kept.hs < b) if b >= 0 else True)
     if mask.any() and not mask.all():
         _drop_masked(r, kept, dropped, mask, "lost records: its GPU work ran without a record (the capture lost the "
-                     "GPU's records from its launches on)", f"; dropped {plural(int(mask.sum()), 'step')} in the "
+                     "GPU's records of its launches)", f"; dropped {plural(int(mask.sum()), 'step')} in a "
                      "stretch whose GPU records were lost")
 
 

@@ -89,6 +89,17 @@ class Kind:
     lost_spans: tuple[tuple[int, int], ...] = ()
     #: those launches' share of the accepted launches; 0.0 where none
     lost_share: float = 0.0
+    #: why the records were lost, as the capture's own settings or log show it, in the format's words
+    #: (``Trace.producer["records_cause"]``: "the capture stopped on its --duration of 3.8 s ..."); "" where they
+    #: show none
+    lost_cause: str = ""
+    #: the key of the capture format's fix for that cause (``Format.window_fixes``); "" for its general one
+    lost_fix: str = ""
+    #: the profiler's own count of the GPU records it dropped, in words (``Trace.producer["records_dropped"]``); ""
+    #: where it kept none
+    lost_counted: str = ""
+    #: that count; 0 where none
+    lost_counted_n: int = 0
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -116,11 +127,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if refused:
         kind = dataclasses.replace(kind, refused_launches=refused)
     elif _ran_kernels(trace):  # a refused launch runs no kernel: its missing record is the refusal's, said above
-        lost = lost_launches(trace)
-        if lost is not None:
-            kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1][0][0], lost_spans=lost[1],
-                                       lost_share=lost[2],
-                                       capture_format=kind.capture_format or trace.format)
+        kind = _lost_records(trace, kind)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
     elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the
@@ -565,6 +572,25 @@ def _unseen_wait(trace: Trace) -> str:
             return (f"`{_short(h.names[int(h.name[i])], 40)}` waited {(b - a) / 1e9:,.1f} ms on the GPU after its "
                     "recorded copies and memsets had ended, where a sync returns at once on an idle GPU")
     return ""
+
+
+def _lost_records(trace: Trace, kind: Kind) -> Kind:
+    """``kind`` with the GPU records the capture lost (:func:`lost_launches`, by accounting) or its profiler counted
+    as dropped (``Trace.producer["records_dropped"]``), and the cause its settings or log show; unchanged where
+    neither says a record is missing."""
+    lost = lost_launches(trace)
+    said = trace.producer
+    counted = said.get("records_dropped", "")
+    if lost is None and not counted:
+        return kind
+    n = said.get("records_dropped_count", "")
+    kind = dataclasses.replace(kind, lost_counted=counted, lost_counted_n=int(n) if n.isdigit() else 0,
+                               lost_cause=said.get("records_cause", ""), lost_fix=said.get("records_fix", ""),
+                               capture_format=kind.capture_format or trace.format)
+    if lost is not None:
+        kind = dataclasses.replace(kind, lost_launches=lost[0], lost_from_ps=lost[1][0][0], lost_spans=lost[1],
+                                   lost_share=lost[2])
+    return kind
 
 
 def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float] | None:

@@ -75,23 +75,40 @@ def _run_ended(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         out.append(_died(ctx, m, job.kind))
     if job is not None and job.kind.refused_launches:
         out.append(_refused(ctx, job.kind.refused_launches))
-    if job is not None and job.kind.lost_launches:
+    if job is not None and (job.kind.lost_launches or job.kind.lost_counted):
         out.append(_lost_launches(ctx, job.kind))
     return out
 
 
 def _lost_launches(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
-    """Kernels that ran in the window without a record (``Kind.lost_launches``): a warning, the window's recorded part
-    read as what it is -- the steps of the lost stretch are not counted (``steps.detect``) -- with how the capture's
-    own profiler writes every record (its format's ``lost_records`` fix, else the framework's)."""
+    """Kernels that ran in the window without a record (``Kind.lost_launches``), or records the profiler itself
+    counted as dropped (``Kind.lost_counted``): a warning where launches lost their kernels, the window's recorded part
+    read as what it is -- the steps of the lost stretches are not counted (``steps.detect``) --, an info where only
+    the profiler's count says so; the cause the capture's settings or log show (``Kind.lost_cause``, the format's
+    words), else the causes that lose records; and the fix for that cause in the capture's own profiler (its format's
+    ``Kind.lost_fix`` fix, else its ``lost_records`` one, else the framework's)."""
+    counted = f"{kind.lost_counted[:1].upper()}{kind.lost_counted[1:]}." if kind.lost_counted else ""
+    why = (f"The records were lost because {kind.lost_cause}" if kind.lost_cause else
+           "The profiler stopped writing the GPU's records before the window ended (its buffers flushed only at the "
+           "profiler's stop, a duration that ended the session first, or its buffer limit reached)")
+    actions = ((ctx.window_fixes(kind.capture_format, kind.lost_fix) if kind.lost_fix else [])
+               or ctx.window_fixes(kind.capture_format, "lost_records") or ctx.fw.fix(f"{ID}:lost_records"))
+    if not kind.lost_launches:  # the profiler's word alone: no launch is shown without its kernel
+        small = ("No accepted launch is shown without its kernel, so the loss is small or of records other than "
+                 "kernels (copies, memsets, API calls)")
+        return finding(
+            ctx, ID, "info",
+            f"{counted} {why if kind.lost_cause else small}; the findings describe what was recorded.",
+            title="The profiler reports GPU records it dropped", actions=actions,
+            metric=value_metric("dropped_records", "Records the profiler dropped", kind.lost_counted_n, "count",
+                                f"{kind.lost_counted_n:,}", "capture.lost_launch_share", severity="info",
+                                good_direction="lower"))
     return finding(
         ctx, ID, "warning",
-        f"{kind.lost_launches}. The profiler stopped writing the GPU's "
-        f"records before the window ended (its buffers flushed only at the profiler's stop, a duration that ended "
-        f"the session first, or its buffer limit reached), so the GPU work of that stretch is missing: the steps in it "
-        f"are not counted, and every other finding describes the recorded part only.",
+        f"{kind.lost_launches}. {counted + ' ' if counted else ''}{why}. The GPU work of the lost stretch is "
+        f"missing: the steps in it are not counted, and every other finding describes the recorded part only.",
         title="The capture lost part of its GPU records: launches without their kernels",
-        actions=ctx.window_fixes(kind.capture_format, "lost_records") or ctx.fw.fix(f"{ID}:lost_records"),
+        actions=actions,
         metric=value_metric("lost_launch_share", "Launches without a kernel record", kind.lost_share, "share",
                             pct(kind.lost_share), "capture.lost_launch_share", severity="warning",
                             good_direction="lower"))

@@ -19,6 +19,16 @@ WINDOW_FIXES = {
                       "in the profiler's schedule (repeat it for more), and let the GPU finish before each window ends.",
                       "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                       "    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=2),\n)"),),
+    # the same, where Kineto's own log in the trace says it hit its CUPTI buffer limit and stopped tracing the GPU
+    # (``adapter._records_loss``): the limit is ``ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB`` of its config file (default 128)
+    "lost_records_buffers": (("Kineto stopped tracing the GPU when its CUPTI buffers reached their limit: record "
+                              "fewer steps at a time (a smaller `active`, repeated), or raise the limit in a Kineto "
+                              "config file.",
+                              "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
+                              "\n    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3, repeat=2),\n)\n"
+                              "# or, before the process starts: a larger buffer limit (MB) in Kineto's config file\n"
+                              "# echo ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB=512 > kineto.conf; "
+                              "export KINETO_CONFIG=$PWD/kineto.conf"),),
 }
 
 FORMAT = Format(id="kineto", name="PyTorch trace", layout=LAYOUT, probe=has_gpu_activity,

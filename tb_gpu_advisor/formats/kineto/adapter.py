@@ -240,6 +240,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     counted = int(_cat_mask(kt, (COUNTER_CAT,)).sum())
     if counted:  # the kernels were measured by hardware counters, not timed: no GPU timeline, and no lost records
         out["counter_ranges"] = str(counted)
+    out.update(_records_loss(kt.meta))
     meta = kt.meta.get("metadata")
     if isinstance(meta, dict):
         env = meta.get("torch_env_info") or (meta.get("system") or {}).get("torch_env_info")
@@ -250,6 +251,37 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
             out["torch_version"] = version[:40]
         if isinstance(grad, str) and grad:
             out["grad_mode"] = grad[:40]
+    return out
+
+
+#: Kineto's own log lines that say it lost GPU records (libkineto ``CuptiActivityApi.cpp``, ``GenericActivityProfiler.cpp``):
+#: its CUPTI buffers reached their limit and it stopped tracing the GPU, and CUPTI's count of the records it dropped.
+_BUFFER_LIMIT = re.compile(r"Exceeded max GPU buffer count \((\d+)(?:\s*>=?\s*(\d+))?\)")
+_STOPPED = re.compile(r"stopped by GPU profiler\. \(Buffer size configured is (\d+)\s*MB\)")
+_DROPPED = re.compile(r"Dropped (\d+) activity records")
+
+
+def _records_loss(meta: dict) -> dict[str, str]:
+    """What Kineto's own log, kept in the trace (the top-level ``WARNING`` / ``ERROR`` lists a non-glog build writes,
+    Kineto 2021-11 to 2026-07), says of GPU records it lost, as ``Trace.producer`` facts read only where the records
+    show a loss (``job.kind.lost_launches``): ``records_cause`` and ``records_fix`` (the key of
+    :data:`formats.kineto.WINDOW_FIXES`) where it hit its CUPTI buffer limit and stopped tracing the GPU;
+    ``records_dropped`` (and ``records_dropped_count``) where it counted records CUPTI dropped."""
+    lines = [str(v) for key in ("WARNING", "ERROR") if isinstance(meta.get(key), list) for v in meta[key][:256]]
+    out: dict[str, str] = {}
+    for line in lines:
+        limit, stopped, dropped = _BUFFER_LIMIT.search(line), _STOPPED.search(line), _DROPPED.search(line)
+        if (limit or stopped) and "records_cause" not in out:
+            size = (f" of {stopped.group(1)} MB" if stopped else
+                    f" of {limit.group(2) or limit.group(1)} buffers" if limit else "")
+            out["records_cause"] = (f"Kineto's CUPTI activity buffers reached their limit{size} and it stopped "
+                                    "tracing the GPU (its own log, kept in the trace)")
+            out["records_fix"] = "lost_records_buffers"
+        if dropped:
+            n = int(out.get("records_dropped_count", "0")) + int(dropped.group(1))
+            out["records_dropped_count"] = str(n)
+            out["records_dropped"] = (f"Kineto's own log, kept in the trace, counts {n:,} activity "
+                                      f"{'record' if n == 1 else 'records'} CUPTI dropped")
     return out
 
 

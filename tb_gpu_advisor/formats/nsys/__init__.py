@@ -57,6 +57,23 @@ WINDOW_FIXES = {
                       "nsys profile -t cuda,nvtx --cuda-flush-interval=100 -o run ./app   # or flush the CUDA trace's "
                       "buffers every 100 ms\n"
                       "nsys export --type sqlite run.nsys-rep"),),
+    # the same, where the capture's settings show the cause (``reader._records_loss``): a session stopped on its
+    # --duration with CUDA's buffers written only when full -- a flush period keeps the duration and writes them
+    "lost_records_duration": (("Keep the --duration but have Nsight Systems write the CUDA trace's buffers every "
+                               "100 ms, so the stop finds only the last 100 ms unwritten; or end the window where the "
+                               "program marks it, with the records flushed there.",
+                               "nsys profile -t cuda,nvtx --duration=20 --cuda-flush-interval=100 -o run ./app   "
+                               "# write the CUDA trace's buffers every 100 ms\n"
+                               "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop "
+                               "--flush-on-cudaprofilerstop=true -o run ./app   # or cudaProfilerStart()/Stop() around "
+                               "a few steps\n"
+                               "nsys export --type sqlite run.nsys-rep"),),
+    # a window ended at cudaProfilerStop with no flush there
+    "lost_records_stop": (("Flush the CUDA trace's buffers where the window ends: cudaProfilerStop writes them with "
+                           "--flush-on-cudaprofilerstop=true (Nsight's default), which this capture had off.",
+                           "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop "
+                           "--flush-on-cudaprofilerstop=true -o run ./app\n"
+                           "nsys export --type sqlite run.nsys-rep"),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
     # NVIDIA's profilers trace the GPU under WSL2 only from a recent Windows display driver (Nsight Compute's system

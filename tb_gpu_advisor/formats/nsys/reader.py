@@ -348,6 +348,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     refused = _refused_launches(schema)
     if refused:
         raw.facts["refused_launches"] = refused
+    raw.facts.update(_records_loss(schema, raw.facts, raw.capture_ms))
     return raw
 
 
@@ -638,7 +639,57 @@ def _capture_options(schema: tb.Schema) -> dict[str, str]:
             facts["capture_" + name.split("_")[0].lower()] = value.strip()
         elif name in ("START_DELAY_MS", "RUN_DURATION_MS") and value.strip().isdigit() and int(value) > 0:
             facts[name.lower()] = value.strip()
+        elif name in _FLUSH_OPTIONS and value.strip():
+            facts[_FLUSH_OPTIONS[name]] = value.strip().lower()
     return facts
+
+
+#: ``META_DATA_CAPTURE`` keys of how the CUDA trace's buffers are written (``nsys profile --flush-on-cudaprofilerstop``,
+#: ``--cuda-flush-interval``: 0 writes a buffer only when it fills) -> the ``Trace.producer`` fact.
+_FLUSH_OPTIONS = {"CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "cuda_flush_on_stop", "CUDA_FLUSH_PERIOD": "cuda_flush_period_ms"}
+#: Nsight's own count of the GPU records it dropped, in its diagnostics (``DIAGNOSTIC_EVENT``, Nsight Systems 2025.6:
+#: "Number of incomplete CUPTI events dropped: 24806. Incomplete events appear when GPU timestamp information have not
+#: been retrieved at the time the profiling session was stopped.").
+_DROPPED = re.compile(r"incomplete CUPTI events dropped:\s*(\d+)", re.I)
+#: A session that lasted this share of its ``--duration`` or more was stopped by it, not by the program's end.
+_DURATION_STOP = 0.98
+
+
+def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | None) -> dict[str, str]:
+    """What the export says of GPU records it did not write, as ``Trace.producer`` facts read only where the records
+    show a loss (``job.kind.lost_launches``): ``records_dropped``, Nsight's own count of the records it dropped (its
+    diagnostics), in words; ``records_cause``, the cause the capture's settings show, in words, and ``records_fix``,
+    the key of :data:`formats.nsys.WINDOW_FIXES` that fits it.  The settings that lose records: a session stopped on
+    its ``--duration`` while CUDA's buffers are written only when they fill (``--cuda-flush-interval`` 0), or a window
+    ended at ``cudaProfilerStop`` without a flush there -- the records in buffers not yet written are never retrieved."""
+    out: dict[str, str] = {}
+    for text in tb.diagnostic_texts(schema, "dropped"):
+        m = _DROPPED.search(text)
+        if m:
+            n = int(m.group(1))
+            out["records_dropped"] = (f"Nsight Systems' own diagnostics count {n:,} incomplete CUPTI "
+                                      f"{'record' if n == 1 else 'records'} dropped at the session's stop (their GPU "
+                                      "timestamps not yet retrieved when it stopped)")
+            out["records_dropped_count"] = str(n)
+            break
+    duration = int(facts.get("run_duration_ms", "0") or 0)
+    period = facts.get("cuda_flush_period_ms", "")
+    on_stop = facts.get("cuda_flush_on_stop", "")
+    stop = facts.get("capture_stop", "").lower()
+    unflushed = "and CUDA's trace buffers written only when full (no --cuda-flush-interval)" if period in ("", "0") \
+        else ""
+    if duration and capture_ms and capture_ms >= _DURATION_STOP * duration and period in ("", "0"):
+        no_stop = " or at a cudaProfilerStop (--flush-on-cudaprofilerstop=false)" if on_stop == "false" else ""
+        out["records_cause"] = (f"the capture stopped on its --duration of {duration / 1000:,.1f} s while the program "
+                                f"still ran, with no flush of the CUDA trace's buffers on a period{no_stop}, so the records "
+                                "still in them were never retrieved")
+        out["records_fix"] = "lost_records_duration"
+    elif "profilerapi" in stop and on_stop == "false":
+        out["records_cause"] = ("the window ended at cudaProfilerStop with the CUDA trace's buffers not flushed there "
+                                f"(--flush-on-cudaprofilerstop=false){', ' + unflushed if unflushed else ''}, so the "
+                                "records still in them were never retrieved")
+        out["records_fix"] = "lost_records_stop"
+    return out
 
 
 def _thread_key(global_tid: np.ndarray, fidx: int) -> np.ndarray:

@@ -875,6 +875,16 @@ def injection_messages(schema: Schema, limit: int = 64) -> list[tuple[int, str]]
     return [(int(sev), str(text)) for sev, text in schema.con.execute(sql, (DIAG_INJECTION,))]
 
 
+def diagnostic_texts(schema: Schema, word: str, limit: int = 16) -> list[str]:
+    """The profiler's diagnostic messages (any source) holding ``word``, in time order, at most ``limit``: a count it
+    wrote once at the session's end is found however many messages precede it; empty without the table."""
+    if not schema.has(DIAGNOSTICS, "timestamp", "text"):
+        return []
+    sql = (f'SELECT substr(text, 1, 300) FROM "{DIAGNOSTICS}" WHERE text LIKE ? ORDER BY timestamp '
+           f"LIMIT {int(limit)}")
+    return [str(text) for (text,) in schema.con.execute(sql, (f"%{word}%",)) if text is not None]
+
+
 #: The tables of the call stacks Nsight samples or attaches to OS runtime calls: their ``module`` names the library of
 #: each frame.
 CALLCHAINS = ("OSRT_CALLCHAINS", "SAMPLING_CALLCHAINS")

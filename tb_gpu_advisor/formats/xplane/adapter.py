@@ -116,8 +116,33 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
-        producer=_producer(meta), memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
+        producer={**_producer(meta), **_records_loss(tl.warnings)}, memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
     )
+
+
+#: The profiler's own warning that it dropped GPU events (XLA ``cupti_collector.cc``, kept in ``XSpace.warnings``):
+#: "Detected GPU events dropped on <host>: Profiler has collected N driver events and M device events. K events dropped
+#: because <reason>; ...".
+_DROPPED = re.compile(r"(\d+) events dropped because ([^;.]+)")
+
+
+def _records_loss(warnings: list[str]) -> dict[str, str]:
+    """What the profiler's warnings kept in the capture (``XSpace.warnings``) say of GPU events it dropped, as
+    ``Trace.producer`` facts read only where the records show a loss (``job.kind.lost_launches``):
+    ``records_dropped`` in words and ``records_dropped_count``."""
+    n, why = 0, []
+    for text in warnings[:64]:
+        if "events dropped" not in text:
+            continue
+        for count, reason in _DROPPED.findall(text):
+            n += int(count)
+            why.append(reason.strip()[:80])
+    if not n:
+        return {}
+    because = f" ({'; '.join(dict.fromkeys(why))})" if why else ""
+    return {"records_dropped": f"the profiler's own warning, kept in the capture, counts {n:,} GPU "
+                               f"{'event' if n == 1 else 'events'} it dropped{because}",
+            "records_dropped_count": str(n)}
 
 
 #: A device plane of any kind: ``/device:GPU:0``, ``/device:TPU:3``.

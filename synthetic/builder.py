@@ -356,6 +356,9 @@ class SpaceBuilder:
     def __init__(self, hostname: str = "localhost"):
         self.hostname = hostname
         self.planes: list[PlaneBuilder] = []
+        #: the profiler's warnings about the capture (``XSpace.warnings``, field 3: XLA's GPU tracer writes "Detected
+        #: GPU events dropped on <host>: ..." there)
+        self.warnings: list[str] = []
 
     def plane(self, name: str) -> PlaneBuilder:
         """Get or create the plane called ``name``."""
@@ -372,6 +375,9 @@ class SpaceBuilder:
         for p in self.planes:
             raw = p.encode()
             parts.append(enc.tag(1, 2) + enc.encode_varint(len(raw)) + raw)
+        for text in self.warnings:
+            raw = text.encode()
+            parts.append(enc.tag(3, 2) + enc.encode_varint(len(raw)) + raw)
         host = self.hostname.encode()
         parts.append(enc.tag(4, 2) + enc.encode_varint(len(host)) + host)
         return b"".join(parts)

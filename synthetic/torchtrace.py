@@ -1637,3 +1637,43 @@ def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernel
         f.write(_dumps(trace_doc(r, 1)))
     spacing = [b - a for a, b in zip(starts, starts[1:])] or [0.0]
     return {"measured": measured, "pass_ms": round(sum(spacing) / len(spacing) / 1000.0, 4), "warmup": warmup}
+
+
+#: Kineto's own log lines about GPU records it lost (libkineto ``CuptiActivityApi.cpp``), as a non-glog build kept
+#: them in the trace's top-level ``WARNING`` list (Kineto 2021-11 to 2026-07, ``ChromeTraceLogger::finalizeTrace``).
+KINETO_BUFFER_LIMIT = ("WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.cpp:153] Exceeded max GPU buffer count "
+                       "(33 >= 33) - terminating tracing")
+
+
+def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6, kernels: int = 6,
+                           kernel_us: float = 400.0, log: tuple[str, ...] = (KINETO_BUFFER_LIMIT,)) -> dict[str, Any]:
+    """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
+    and an ``.item()`` (a ``cudaStreamSynchronize`` that drains the GPU), whose kernel records stop at step
+    ``lost_from`` -- the launches and syncs recorded, their kernels not: Kineto's CUPTI buffers reached their limit
+    and it stopped tracing the GPU -- with Kineto's own ``log`` lines kept as the trace's top-level ``WARNING`` list
+    (empty: none kept).  ``lost_from`` None: every kernel recorded (the control).  Truth by construction: the lost
+    launches and the launches in all."""
+    r = Rank(rank=0, pid=4100, device=0)
+    cut = None
+
+    def body(rr: Rank) -> None:
+        for k in range(kernels):
+            rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
+        rr.sync()
+
+    for n in range(steps):
+        if lost_from is not None and n == lost_from:
+            cut = r.host_us
+        r.step(n, body)
+    lost = 0
+    if cut is not None:
+        lost = sum(1 for e in r.gpu if e["cat"] == "kernel" and e["ts"] >= cut)
+        r.gpu = [e for e in r.gpu if e["ts"] < cut]
+        r.flows = [f for f in r.flows if f["ph"] == "s" or f["ts"] < cut]
+    doc = trace_doc(r, 1)
+    if log:  # Kineto writes its log after the events, before ``traceName``
+        name = doc.pop("traceName")
+        doc["WARNING"] = list(log)
+        doc["traceName"] = name
+    write_doc(path, doc)
+    return {"lost": lost, "launches": steps * kernels}

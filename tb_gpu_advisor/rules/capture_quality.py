@@ -94,8 +94,9 @@ def _lost_launches(ctx: Ctx, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
     actions = ((ctx.window_fixes(kind.capture_format, kind.lost_fix) if kind.lost_fix else [])
                or ctx.window_fixes(kind.capture_format, "lost_records") or ctx.fw.fix(f"{ID}:lost_records"))
     if not kind.lost_launches:  # the profiler's word alone: no launch is shown without its kernel
-        small = ("No accepted launch is shown without its kernel, so the loss is small or of records other than "
-                 "kernels (copies, memsets, API calls)")
+        small = ("The launches and kernel records show no stretch without its kernels, so the loss is small, of "
+                 "records other than kernels (copies, memsets, API calls), or where the capture pairs no launch with "
+                 "its kernel")
         return finding(
             ctx, ID, "info",
             f"{counted} {why if kind.lost_cause else small}; the findings describe what was recorded.",

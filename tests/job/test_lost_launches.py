@@ -20,7 +20,8 @@ import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
 
-from synthetic import nsysexport as nx
+from synthetic import jaxcapture, nsysexport as nx
+from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
@@ -93,3 +94,102 @@ def test_a_kept_capture_with_unmatched_launches_mid_window_is_not_lost():
     last recorded kernel's end (queued behind recorded work): no lost-records finding."""
     rep = _wild("vit_a4000_pageable_batch")
     assert not _lost(rep)
+
+
+# --------------------------------------------------------------------------- h37-lost3: wherever the stretch falls,
+# with the cause the capture's own settings or log show, and the profilers' own loss counters
+
+def test_a_stretch_lost_mid_window_is_lost_wherever_it_falls(tmp_path):
+    """By construction: 40 NVTX steps of 4 kernels over two streams; the kernel records of steps 15-24 are dropped
+    whole on both streams (CUPTI's buffers lost), then recording resumes.  Each of those 40 launches returned on an
+    idle recorded GPU and its ``cudaDeviceSynchronize`` returned with no kernel recorded: lost, though the records
+    go on after them.  On main: no word of them (the tail rule wanted every launch after the last recorded kernel), the
+    host's waits read as "GPU work the capture does not show", and the 10 steps were kept as GPU-less steps."""
+    path = str(tmp_path / "run.sqlite")
+    truth = nx.write_lost_kernel_records(path, lost_from=15, lost_until=25, streams=2, ranges=True)
+    rep = _report(path)
+    (f,) = _lost(rep)
+    assert f["severity"] == "warning" and rep["findings"][0]["id"] == f["id"]
+    assert f"{truth['lost']:,} of the {truth['launches']:,}" in f["summary"]
+    assert (f"from {truth['lost_from_ns'] / 1e6:,.1f} ms to {truth['resume_ns'] / 1e6:,.1f} ms, where the kernel "
+            "records resume") in f["summary"]
+    steps = rep["hosts"][0]["steps"]
+    lost = [d for d in steps["dropped"] if d["reason"].startswith("lost records")]
+    assert len(lost) == 10 and steps["found"] == 40  # the lost stretch's steps exactly, not the one after it
+    assert steps["count"] == 40 - 10 - 2
+
+
+def test_a_real_export_says_the_cause_its_settings_show_and_nsights_own_count():
+    """nvllm's export records why its last second was lost: ``META_DATA_CAPTURE`` has ``RUN_DURATION_MS`` 3799 (the
+    3.8 s session stopped on it), ``CUDA_FLUSH_PERIOD`` 0 and ``CUDA_FLUSH_ON_CUDA_PROFILER_STOP`` false, and Nsight's
+    diagnostics count "24806" incomplete CUPTI events dropped at the stop.  On main: the finding listed three possible
+    causes and led with the cudaProfilerStop fix, and the count was unread."""
+    (f,) = _lost(_wild("nvllm_gb10_lost_tail"))
+    assert "--duration of 3.8 s" in f["summary"] and "24,806 incomplete CUPTI records dropped" in f["summary"]
+    assert "a duration that ended the session first" not in f["summary"]  # the cause, not a list of them
+    assert "--cuda-flush-interval" in f["actions"][0]["snippet"].splitlines()[0]  # the fix that keeps the duration
+
+
+def test_a_window_ended_at_cudaprofilerstop_without_its_flush_gets_that_fix(tmp_path):
+    """By construction: the same lost tail under ``--capture-range=cudaProfilerApi`` with
+    ``--flush-on-cudaprofilerstop=false`` (``STOP_TRIGGER`` CudaProfilerApi): the cause and fix are that flush."""
+    path = str(tmp_path / "run.sqlite")
+    nx.write_lost_kernel_records(path, options={"STOP_TRIGGER": "CudaProfilerApi", "CUDA_FLUSH_PERIOD": "0",
+                                                "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false"})
+    (f,) = _lost(_report(path))
+    assert "ended at cudaProfilerStop with the CUDA trace's buffers not flushed there" in f["summary"]
+    assert f["actions"][0]["snippet"].count("--flush-on-cudaprofilerstop=true") == 1
+    assert not any("--cuda-flush-interval" in (a["snippet"] or "") for a in f["actions"])  # not the duration's fix
+
+
+def test_settings_that_show_no_cause_name_none(tmp_path):
+    """Control: a --duration session that flushed every 100 ms (``CUDA_FLUSH_PERIOD`` 100) and was not stopped by the
+    duration: no cause is claimed from the settings; the general causes and fix stay as they were."""
+    path = str(tmp_path / "run.sqlite")
+    nx.write_lost_kernel_records(path, options={"STOP_TRIGGER": "Delayed", "RUN_DURATION_MS": "60000",
+                                                "CUDA_FLUSH_PERIOD": "100", "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "true"})
+    (f,) = _lost(_report(path))
+    assert "The records were lost because" not in f["summary"]
+    assert "a duration that ended the session first" in f["summary"]
+    assert "--flush-on-cudaprofilerstop=true" in f["actions"][0]["snippet"]
+
+
+def test_a_kineto_trace_that_logged_its_buffer_limit_says_so(tmp_path):
+    """By construction, with Kineto's own log line (libkineto ``CuptiActivityApi.cpp``: "Exceeded max GPU buffer count
+    (33 >= 33) - terminating tracing", kept as the trace's top-level ``WARNING`` list): 12 ProfilerSteps whose kernel
+    records stop at step 6.  The cause is Kineto's buffer limit, with its fix (``ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB``
+    or fewer active steps); on main the log was unread and the causes were a list."""
+    path = str(tmp_path / "rank0.pt.trace.json")
+    truth = tt.write_lost_gpu_records(path)
+    (f,) = _lost(_report(path))
+    assert f"{truth['lost']:,} of the {truth['launches']:,}" in f["summary"]
+    assert "reached their limit of 33 buffers" in f["summary"]
+    assert "ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB" in f["actions"][0]["snippet"]
+
+
+def test_kinetos_count_of_dropped_records_is_said(tmp_path):
+    """By construction: every kernel recorded, but Kineto's log counts records CUPTI dropped ("Dropped 1234 activity
+    records", libkineto ``CuptiActivityApi.cpp``): an info with the count -- no launch is shown lost, so no warning
+    and no step dropped.  Control: the same trace without the line has no such finding."""
+    path = str(tmp_path / "rank0.pt.trace.json")
+    tt.write_lost_gpu_records(path, lost_from=None, log=(
+        "WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.cpp:308] Dropped 1234 activity records",))
+    rep = _report(path)
+    (f,) = [f for f in rep["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
+    assert f["severity"] == "info" and "1,234 activity records CUPTI dropped" in f["summary"]
+    assert not _lost(rep) and not rep["hosts"][0]["steps"]["dropped"][2:]
+    clean = str(tmp_path / "clean.pt.trace.json")
+    tt.write_lost_gpu_records(clean, lost_from=None, log=())
+    assert not [f for f in _report(clean)["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
+
+
+def test_an_xplane_whose_profiler_warned_of_dropped_gpu_events_says_so(tmp_path):
+    """By construction: a JAX capture whose ``XSpace.warnings`` holds XLA's GPU tracer's own warning
+    (``cupti_collector.cc``: "Detected GPU events dropped on <host>: ... N events dropped because <reason>."): the
+    count and reason are said.  On main the warning was read but never said."""
+    sc = jaxcapture.jax_healthy_bf16()
+    sc.space.warnings.append("Detected GPU events dropped on localhost: Profiler has collected 1048576 driver events "
+                             "and 1048576 device events. 5120 events dropped because cupti activity buffer full.")
+    sc.write(tmp_path)
+    (f,) = [f for f in _report(str(tmp_path))["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
+    assert "5,120 GPU events it dropped (cupti activity buffer full)" in f["summary"]

@@ -9,9 +9,14 @@ output, ``frontend``: a serving engine's front-end process, no GPU work by desig
 trace of the same session, ``capture_quality:frontend`` among the engine's fixes: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
 error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
 ``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``); accepted launches
-whose kernels ran in the window without a record, at least ``capture.lost_launch_share`` of them (warning:
-``Kind.lost_launches``, what share and from when; the steps in that stretch are not counted as steps), with how to record
-the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
+whose kernels ran in the window without a record, at least ``capture.lost_launch_share`` of them, wherever they fall --
+a lost tail, or stretches mid-window after which the records resume (warning: ``Kind.lost_launches``, what share and
+from when to when; the steps holding them are not counted as steps), with the cause the capture's own settings or log
+show (``Kind.lost_cause``: an Nsight session stopped on its ``--duration`` without a flush period, a window ended at
+``cudaProfilerStop`` without its flush, Kineto's CUPTI buffer limit) and that cause's fix (``Kind.lost_fix``), and the
+profiler's own count of records it dropped (``Kind.lost_counted``: Nsight's diagnostics, Kineto's log kept in the
+trace, ``XSpace.warnings``) -- that count alone, where no launch is shown without its kernel, an info --, with how to
+record the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), a window opening while the GPU still runs work launched before it for at least ``capture.unseen_share`` of the
 step (info: how long, whether the host waited for it in syncs or blocking copies, and the step's own work;

@@ -350,10 +350,12 @@ def _same_programs(c: _Cand, runs: tuple[np.ndarray, np.ndarray, np.ndarray] | N
     if runs is None:
         return True
     starts, ends, mods = runs
+    reach = np.maximum.accumulate(ends)  # the latest end so far: executions before the first reaching past s end by s
     sets = []
     for s, e in zip(c.start[:_PROGRAM_SAMPLE].tolist(), c.end[:_PROGRAM_SAMPLE].tolist()):
+        lo = int(np.searchsorted(reach, s, side="right"))
         hi = int(np.searchsorted(starts, e, side="right"))
-        ov = np.flatnonzero(ends[:hi] > s)
+        ov = lo + np.flatnonzero(ends[lo:hi] > s)
         if ov.size:
             sets.append(frozenset(mods[ov].tolist()))
     if len(sets) < 2:

@@ -19,7 +19,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework, user_ranges
+from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import stable_order, union_intervals
 from tb_gpu_advisor.model.trace import Trace
@@ -115,6 +115,9 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
         if engine.kind == "serving":  # an engine's own spans are its steps: its Python plumbing repeats, too
             return None
     repeated = [c for c in ok if c.count >= 2]
+    if repeated:
+        runs = _module_runs(trace)
+        repeated = [c for c in repeated if _same_programs(c, runs)]
     if not repeated:
         return None
     best = min(repeated, key=lambda c: (-int(c.coverage * 10 + 1e-9), c.count, -c.total))
@@ -312,6 +315,53 @@ def within_one_call(start: np.ndarray, end: np.ndarray, calls: tuple[np.ndarray,
     inside = (k >= 0) & (end <= ce[np.clip(k, 0, None)])
     ks = k[inside]
     return bool(ks.size) and bool((np.bincount(ks) >= 2).any())
+
+
+def _module_runs(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The host's executions of compiled XLA modules (``xla.module_execution``), as (starts ps, ends ps, module ids),
+    sorted by start; None where the capture names none."""
+    h = trace.h
+    ids: dict[str, int] = {}
+    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else ids.setdefault(m, len(ids))
+                        for n in h.names], dtype=np.int64)
+    if not ids:
+        return None
+    ev = of_name[h.name]
+    sel = np.flatnonzero(ev >= 0)
+    sel = sel[np.argsort(h.start[sel], kind="stable")]
+    return h.start[sel].astype(np.int64), h.end[sel].astype(np.int64), ev[sel]
+
+
+#: Instances of a span read for the programs they run (:func:`_same_programs`): the first this many.
+_PROGRAM_SAMPLE = 256
+
+
+def _same_programs(c: _Cand, runs: tuple[np.ndarray, np.ndarray, np.ndarray] | None) -> bool:
+    """Whether the instances of a repeated span run the same compiled programs, as iterations of one loop do.
+
+    Where the capture names the XLA module each execution runs, an instance runs the modules whose executions it
+    overlaps (holds, or lies in).  A span whose instances mostly run different modules is no iteration: the runtime's
+    ``PjRtCApiLoadedExecutable::Execute`` around each of four different solvers run once each, or one thunk
+    (``while.13``) of two modules that share its name, is one execution each -- the modules themselves are judged by
+    ``steps.detect``'s module source.  Instances that overlap no named execution say nothing.
+
+    Why: survey h37-survey32's JAX 0.10 logdir (four jitted solvers, one call each) was timed as three steps of 790 us
+    -- the mean of three different programs."""
+    if runs is None:
+        return True
+    starts, ends, mods = runs
+    reach = np.maximum.accumulate(ends)  # the latest end so far: executions before the first reaching past s end by s
+    sets = []
+    for s, e in zip(c.start[:_PROGRAM_SAMPLE].tolist(), c.end[:_PROGRAM_SAMPLE].tolist()):
+        lo = int(np.searchsorted(reach, s, side="right"))
+        hi = int(np.searchsorted(starts, e, side="right"))
+        ov = lo + np.flatnonzero(ends[lo:hi] > s)
+        if ov.size:
+            sets.append(frozenset(mods[ov].tolist()))
+    if len(sets) < 2:
+        return True
+    most = max(sets.count(x) for x in set(sets))
+    return 2 * most > len(sets)
 
 
 def _result(c: _Cand, source: str, confidence: str, what: str) -> SpanSteps:

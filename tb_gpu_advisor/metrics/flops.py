@@ -38,6 +38,12 @@ SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLO
                 "user": "the model FLOPs per step given as a setting"}
 
 
+
+#: Why no MFU where the capture's HLO holds no matmul or convolution in any module: the FLOPs MFU counts are those
+#: of matrix units' work, and the program has none (element-wise, reduction and data-movement kernels only).
+_NO_MATMUL = ("the capture's HLO holds no matmul or convolution in any module: the program does no work MFU counts "
+              "(its kernels are element-wise, reductions and copies), so MFU does not apply")
+
 def flops(ctx: Context, step_ms: float | None) -> Flops:
     """The FLOPs, MFU and rooflines of one host over its kept steps (per GPU: the host's share of one GPU)."""
     fo = ctx.trace.flop_ops
@@ -62,7 +68,10 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
                 coverage=coverage, note=ctx.trace.flops_note)
     usable = traced is not None and traced > 0 and (coverage is None or coverage >= T("flops.min_coverage"))
     if fo is not None and fo.source == "hlo" and not traced:
-        out.note = ("the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
+        # a program with no matmul or convolution at all (a tridiagonal solver's element-wise loops: survey
+        # h37-survey32) has no model FLOPs to count: said as that, not as module events the capture lacks
+        out.note = (_NO_MATMUL if not len(fo) else
+                    "the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
                     "found in the kept steps (no `<module>:XLA GPU module` host event)")
     if traced is not None and not usable and coverage is not None:
         out.note = (f"the ops whose shapes give FLOPs launch {coverage:.0%} of the matmul/conv kernel time "

@@ -16,7 +16,8 @@ Exit codes:
   0  compared; no regression beyond the noise and ``--fail-on-regression`` (or no such option)
   1  the new step time is slower than the base by more than PCT % of the base AND beyond the noise
   2  usage or input error: no such logdir/run/session/host, a profile that could not be analysed, or a side
-     without a step time (nothing to compare)
+     without a step time (nothing to compare); a memory snapshot is compared by memory, and is an error only beside
+     a capture that records no memory
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdout.write(text)
         stdout.flush()
     errors = [f"{w}: {s.error}" for w, s in (("base", d.base), ("new", d.new)) if s.error]
+    errors += [x for x in [diffmod.nothing_compared(d)] if x]  # a snapshot beside a trace without memory
     for e in errors:
         print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
     if errors:

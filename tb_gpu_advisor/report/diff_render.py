@@ -58,6 +58,12 @@ def headline_line(d: Diff) -> str:
             f"{word} ({noise})")
 
 
+def verdict_line(d: Diff) -> str:
+    """:func:`headline_line` as the text and the tab open with it."""
+    line = headline_line(d)
+    return line[:1].upper() + line[1:]
+
+
 def comparable_lines(d: Diff) -> list[str]:
     """Not the same work: said before any number (issue #27 item 5), with the change per TFLOP where both give FLOPs."""
     if not d.incomparable:
@@ -135,7 +141,7 @@ def _memory_gpu(m: GpuMemoryChange) -> str:
 def _memory_sections(d: Diff) -> list[tuple[str, str, list[str], list[list[str]]]]:
     out = []
     for m in d.memory:
-        out.append(("memory", f"GPU memory ({_memory_gpu(m)})", ["", "base", "new", "change"],
+        out.append(("memory", f"GPU memory ({_memory_gpu(m)})", ["memory", "base", "new", "change"],
                     [[r.label, _memory_value(r, r.base), _memory_value(r, r.new), _memory_delta(r)] for r in m.rows]))
         if m.sites:
             out.append(("memory_sites", f"Allocation sites holding the most at the peak ({_memory_gpu(m)})",
@@ -243,7 +249,7 @@ def display(d: Diff) -> dict[str, Any]:
         if not rows and source.get(key):
             t["unchanged"] = f"{title}: no change at the table's precision"
         tables.append(t)
-    return {"verdict": headline_line(d), "comparable": comparable_lines(d), "spread": spread_line(d),
+    return {"verdict": verdict_line(d), "comparable": comparable_lines(d), "spread": spread_line(d),
             "calibration": calibration_lines(d), "memory_calibration": memory_calibration_lines(d),
             "memory_notes": memory_notes(d), "tables": tables,
             "bars": {c.key: {"base": ms(c.base), "new": ms(c.new)} for c in d.breakdown}}
@@ -256,8 +262,7 @@ def _title(d: Diff) -> str:
 
 
 def to_text(d: Diff, max_name: int = 60) -> str:
-    out = [f"GPU Advisor diff: {_title(d)}", "", *comparable_lines(d),
-           headline_line(d).upper()[:1] + headline_line(d)[1:], *([spread_line(d)] if spread_line(d) else [])]
+    out = [f"GPU Advisor diff: {_title(d)}", "", *comparable_lines(d), verdict_line(d), *([spread_line(d)] if spread_line(d) else [])]
     cal = calibration_lines(d)
     if cal:
         out += ["", "PREDICTED VS REALISED"] + [f"  {x}" for x in cal]

@@ -25,6 +25,7 @@ from tests.support.paths import REPO
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report.json")
 DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff.json")
+MEMORY_DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff_memory.json")
 WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
 LEGEND_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "legend.json")
 FORMAT_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "format.json")
@@ -188,6 +189,28 @@ def diff_fixture_json() -> str:
     return json.dumps(d.to_dict(), indent=1, sort_keys=True) + "\n"
 
 
+def memory_diff_fixture_json() -> str:
+    """A real diff of two memory snapshots (issue #37 item 5): the same forward-only job with autograd on and under
+    inference mode (``synthetic.memsnapshot.forward_only``, truth by construction), as ``tb-gpu-advisor diff --format
+    json`` writes it, the volatile fields pinned."""
+    import tempfile
+
+    from synthetic import memsnapshot
+    from tb_gpu_advisor.cli import main as cli
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [memsnapshot.write(os.path.join(tmp, f"{name}.pickle"), memsnapshot.forward_only(grad=grad).doc)
+                 for name, grad in (("forward_autograd", True), ("forward_inference", False))]
+        out = os.path.join(tmp, "diff.json")
+        assert cli.main(["diff", *paths, "--format", "json", "--cache-dir", "off", "-o", out]) == 0
+        with open(out, encoding="utf-8") as f:
+            d = json.load(f)
+    for side, name in (("base", "forward_autograd"), ("new", "forward_inference")):
+        d[side].update(label=f"{name}.pickle", session="2024_01_01_00_00_00_snapshot", analyzer_version="test")
+    d["generated_at"], d["analyzer_version"] = "2024-01-01T00:00:00Z", "test"
+    return json.dumps(d, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def window_fixture_json() -> str:
     """A real step timeline (``/window``): the demo ``input_bound`` finding's first window, read now, with one
     event and one thread renamed to hostile text (the drawing must keep them text)."""
@@ -244,6 +267,7 @@ def format_fixture_json() -> str:
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
     for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json()),
+                       (MEMORY_DIFF_FIXTURE_PATH, memory_diff_fixture_json()),
                        (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json()),
                        (FORMAT_FIXTURE_PATH, format_fixture_json())):
         with open(path, "w", encoding="utf-8") as f:

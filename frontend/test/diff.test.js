@@ -22,7 +22,7 @@ test("verdict and calibration lines are the CLI's (the document's display), neve
   assert.match(verdict, /^Step time: 10\.1 ms -> 4\.15 ms \(-5\.92 ms, -58\.8%\): faster \(noise ±\d+ µs\)$/);
   const cal = el.querySelector(".calibration").textContent;
   const title = d.findings.find((f) => f.rule === "input_bound").title;
-  assert.ok(cal.startsWith(`fixed '${title}': predicted saving`), cal);  // the finding's words, never its rule id
+  assert.ok(cal.startsWith(`Fixed '${title}': predicted saving`), cal);  // the finding's words, never its rule id
   assert.equal(cal, d.display.calibration.map(units).join(""));
   assert.match(cal, /no other finding got worse/);
 });
@@ -147,7 +147,7 @@ test("two memory snapshots: compared by memory, the CLI's tables, no step table 
   assert.ok(el.querySelector("table[data-table='memory_sites']"));
   const cal = el.querySelector(".memory-calibration").textContent;
   assert.equal(cal, d.display.memory_calibration.join(""));
-  assert.match(cal, /predicted to free .* GiB .* realised .* GiB less peak reserved/);
+  assert.match(cal, /^Fixed .* predicted to free .* GiB .* realised .* GiB less peak reserved/);
   // nothing of the step: no bars, no headline card of n/a beside n/a, no kernel or GPU table
   assert.equal(el.querySelectorAll("svg.diff-bars").length, 0);
   for (const id of ["headline", "kernel_classes", "kernels", "ops", "gpus"]) assert.equal(el.querySelectorAll(`[data-table='${id}']`).length, 0, id);

@@ -58,6 +58,11 @@ def headline_line(d: Diff) -> str:
             f"{word} ({noise})")
 
 
+def _first_up(lines: list[str]) -> list[str]:
+    """A paragraph of the tab opens with a capital, as the text's verdict line does; the words are the CLI's."""
+    return [x[:1].upper() + x[1:] for x in lines[:1]] + lines[1:]
+
+
 def verdict_line(d: Diff) -> str:
     """:func:`headline_line` as the text and the tab open with it."""
     line = headline_line(d)
@@ -250,7 +255,7 @@ def display(d: Diff) -> dict[str, Any]:
             t["unchanged"] = f"{title}: no change at the table's precision"
         tables.append(t)
     return {"verdict": verdict_line(d), "comparable": comparable_lines(d), "spread": spread_line(d),
-            "calibration": calibration_lines(d), "memory_calibration": memory_calibration_lines(d),
+            "calibration": _first_up(calibration_lines(d)), "memory_calibration": _first_up(memory_calibration_lines(d)),
             "memory_notes": memory_notes(d), "tables": tables,
             "bars": {c.key: {"base": ms(c.base), "new": ms(c.new)} for c in d.breakdown}}
 

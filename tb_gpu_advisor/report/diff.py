@@ -48,7 +48,7 @@ from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
-DIFF_VERSION = "1.2"
+DIFF_VERSION = "1.1"
 
 #: step-time verdicts
 Verdict = Literal["faster", "slower", "unchanged", "unknown"]
@@ -94,7 +94,7 @@ class Side:
     #: why this side's one "step" is only its capture window (no step was found in it): its length is the window's,
     #: so a change in it says nothing of a step; None where the steps are the job's
     window: str | None = None
-    #: what records this side's memory where it records memory and no GPU work (diff 1.2: a memory snapshot): it has no
+    #: what records this side's memory where it records memory and no GPU work (from 0.1.0+a39: a memory snapshot): it has no
     #: step time, and no error, and is compared by memory alone; None where the side ran GPU work
     memory_only: str | None = None
 
@@ -154,7 +154,7 @@ class FindingChange:
     gpu: int | None = None
     base_id: str | None = None
     new_id: str | None = None
-    #: the GPU memory the finding's fix frees (``Finding.saving_bytes``) on each side (diff 1.2)
+    #: the GPU memory the finding's fix frees (``Finding.saving_bytes``) on each side (from 0.1.0+a39)
     base_saving_bytes: int | None = None
     new_saving_bytes: int | None = None
 
@@ -187,7 +187,7 @@ class GpuChange:
 
 @dataclass
 class MemoryChange:
-    """One memory number of one GPU on both sides (diff 1.2): bytes, or a share for ``peak_share``."""
+    """One memory number of one GPU on both sides (from 0.1.0+a39): bytes, or a share for ``peak_share``."""
 
     key: str  # peak_allocated | peak_reserved | reserve | capacity | peak_share | a MEMORY_CATEGORIES id
     label: str
@@ -211,7 +211,7 @@ class MemorySite:
 
 @dataclass
 class GpuMemoryChange:
-    """One GPU's memory on both sides (diff 1.2): what the single report's memory table and top sites say."""
+    """One GPU's memory on both sides (from 0.1.0+a39): what the single report's memory table and top sites say."""
 
     gpu: int  # the base side's GPU index
     new_gpu: int
@@ -223,7 +223,7 @@ class GpuMemoryChange:
 
 @dataclass
 class MemoryCalibration:
-    """The bytes the fixed memory findings said they free next to the peak the new side realised (diff 1.2)."""
+    """The bytes the fixed memory findings said they free next to the peak the new side realised (from 0.1.0+a39)."""
 
     findings: list[str]  # rules fixed whose findings named bytes freed
     gpu: int | None
@@ -258,11 +258,11 @@ class Diff:
     incomparable: list[str] = field(default_factory=list)
     #: the same step times per TFLOP of work where both sides give FLOPs per step (diff 1.1): {base, new, delta_share}
     per_tflop: dict[str, float] = field(default_factory=dict)
-    #: per GPU, the memory of both sides (diff 1.2), where both record the allocator
+    #: per GPU, the memory of both sides (from 0.1.0+a39), where both record the allocator
     memory: list[GpuMemoryChange] = field(default_factory=list)
-    #: predicted vs realised bytes of the fixed memory findings (diff 1.2)
+    #: predicted vs realised bytes of the fixed memory findings (from 0.1.0+a39)
     memory_calibration: MemoryCalibration | None = None
-    #: every text the tab shows, written by the CLI's renderer (``diff_render.display``, diff 1.2): the tab formats no
+    #: every text the tab shows, written by the CLI's renderer (``diff_render.display``, from 0.1.0+a39): the tab formats no
     #: number of its own, so a value reads the same on screen as in the CLI, the Markdown and the MCP answer
     display: dict[str, Any] = field(default_factory=dict)
 

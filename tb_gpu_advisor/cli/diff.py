@@ -46,7 +46,8 @@ def add_parser(subparsers: Any) -> None:
         help="compare two captures: step time with its noise, findings fixed/new, predicted vs realised saving",
         description="Compare a new capture with a base capture: step time before and after with its per-step noise, "
         "the breakdown per category, headline metrics, findings fixed / new / still present, the saving each fixed "
-        "finding predicted next to the realised change, kernel and op changes, per-GPU changes.",
+        "finding predicted next to the realised change, kernel and op changes, per-GPU changes; where both record the "
+        "allocator (memory snapshots, profile_memory traces) each GPU's memory and the bytes a fix predicted vs realised.",
         epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two profile files (.xplane.pb, .pt.trace.json[.gz], .sqlite, ...)\n"
         "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise; 2 input error\n"
         "json: the diff document (docs/diff.md)",

@@ -95,15 +95,20 @@ def spread_line(d: Diff) -> str:
     return f"per-step spread: {one('base', d.base.spread)}; {one('new', d.new.spread)}"
 
 
+def _ratio_words(c: Any) -> str:
+    """"104% of predicted (within ±25%)": a calibration's ratio and its judgement, of time or of bytes alike."""
+    ratio = "n/a" if c.ratio is None else f"{c.ratio * 100:.0f}% of predicted"
+    tol = round(c.tolerance * 100)
+    ok = "" if c.within is None else f" (within ±{tol}%)" if c.within else f" (off by more than ±{tol}%)"
+    return ratio + ok
+
+
 def calibration_lines(d: Diff) -> list[str]:
     c = d.calibration
     if c is None:
         return []
-    ratio = "n/a" if c.ratio is None else f"{c.ratio * 100:.0f}% of predicted"
-    ok = "" if c.within is None else (" (within ±%d%%)" % round(c.tolerance * 100) if c.within
-                                      else " (off by more than ±%d%%)" % round(c.tolerance * 100))
-    return [f"fixed {_fixed_titles(d)}: predicted saving {ms(c.predicted_ms)}/step, realised "
-            f"{ms(c.realised_ms)}/step = {ratio}{ok}", c.note]
+    return [f"fixed {_fixed_titles(d, c.findings)}: predicted saving {ms(c.predicted_ms)}/step, realised "
+            f"{ms(c.realised_ms)}/step = {_ratio_words(c)}", c.note]
 
 
 def memory_calibration_lines(d: Diff) -> list[str]:
@@ -111,14 +116,9 @@ def memory_calibration_lines(d: Diff) -> list[str]:
     c = d.memory_calibration
     if c is None:
         return []
-    titles = {f.rule: f.title for f in d.findings if f.status == "fixed"}
-    ratio = "n/a" if c.ratio is None else f"{c.ratio * 100:.0f}% of predicted"
-    ok = "" if c.within is None else (" (within ±%d%%)" % round(c.tolerance * 100) if c.within
-                                      else " (off by more than ±%d%%)" % round(c.tolerance * 100))
     gpu = "" if c.gpu is None else f" on GPU{c.gpu}"
-    fixed = "; ".join(f"'{titles.get(r, r)}'" for r in c.findings)
-    return [f"fixed {fixed}: predicted to free {gb(c.predicted_bytes)}{gpu}, realised {gb(c.realised_bytes)} less "
-            f"{c.measure} = {ratio}{ok}", c.note]
+    return [f"fixed {_fixed_titles(d, c.findings)}: predicted to free {gb(c.predicted_bytes)}{gpu}, realised "
+            f"{gb(c.realised_bytes)} less {c.measure} = {_ratio_words(c)}", c.note]
 
 
 def _signed_gb(x: float | None) -> str:
@@ -165,10 +165,10 @@ def memory_notes(d: Diff) -> list[str]:
     return [f"{_memory_gpu(m)}: {m.capacity_note}" for m in d.memory if m.capacity_note]
 
 
-def _fixed_titles(d: Diff) -> str:
-    """The fixed findings by their titles (the calibration lists their rule ids, which are no words for a user)."""
+def _fixed_titles(d: Diff, rules: list[str]) -> str:
+    """The fixed findings by their titles (a calibration lists their rule ids, which are no words for a user)."""
     titles = {f.rule: f.title for f in d.findings if f.status == "fixed"}
-    return "; ".join(f"'{titles.get(r, r)}'" for r in d.calibration.findings)
+    return "; ".join(f"'{titles.get(r, r)}'" for r in rules)
 
 
 def _finding_row(f: FindingChange) -> list[str]:

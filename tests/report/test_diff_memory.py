@@ -114,8 +114,8 @@ def test_the_same_numbers_in_text_markdown_json_and_the_tab(one_job, capsys):
         assert want == shown["rows"][[x[0] for x in shown["rows"]].index(r["label"])][:3]
         for fmt in ("text", "markdown"):
             assert all(w in texts[fmt] for w in want), (fmt, want)
-    line = d["display"]["memory_calibration"][0]
-    assert line in texts["text"] and gb(d["memory_calibration"]["predicted_bytes"]) in line
+    line = d["display"]["memory_calibration"][0]  # the text's words, opening with a capital on the tab
+    assert line[1:] in texts["text"] and line[1:] in texts["markdown"] and gb(d["memory_calibration"]["predicted_bytes"]) in line
     assert d["display"]["verdict"] in texts["text"]
     assert "HEADLINE" not in texts["text"] and "per-step spread" not in texts["text"]
 

@@ -773,8 +773,8 @@ def _sites(m: dict[str, Any]) -> tuple[dict[tuple[str, str], int], bool]:
 
 
 def _site_changes(a: dict[str, Any], b: dict[str, Any]) -> list[MemorySite]:
-    """The sites holding most at each side's peak (the report's top list of :data:`TOP_HOLDERS`): a site outside the
-    other side's full list only entered or left it (its bytes there are below the list's last row)."""
+    """The sites holding most at each side's peak (the report's top list of :data:`TOP_HOLDERS`) whose bytes changed: a
+    site outside the other side's full list only entered or left it (its bytes there are below the list's last row)."""
     sa, a_full = _sites(a)
     sb, b_full = _sites(b)
     out = []
@@ -787,6 +787,8 @@ def _site_changes(a: dict[str, Any], b: dict[str, Any]) -> list[MemorySite]:
         else:
             status = "changed"
         delta = None if status in ("entered_top", "left_top") else (vb or 0) - (va or 0)
+        if status == "changed" and delta == 0:
+            continue  # the same bytes at the same site: no change (the table's held row says what stayed)
         out.append(MemorySite(k[0], k[1], va, vb, delta, status))
     out.sort(key=lambda c: (-abs(c.delta_bytes if c.delta_bytes is not None else (c.base_bytes or c.new_bytes or 0)), c.site, c.category))
     return out[:TOP_HOLDERS]

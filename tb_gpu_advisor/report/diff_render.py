@@ -183,6 +183,13 @@ def _finding_row(f: FindingChange) -> list[str]:
 _FINDING_COLS = ["status", "severity", "saving/step", "finding"]
 
 
+def _finding_cols(d: Diff) -> list[str]:
+    """The findings' columns: "saving/step" names a time per step; where a finding's saving is memory, either."""
+    if any(f.base_saving_bytes or f.new_saving_bytes for f in d.findings):
+        return ["status", "severity", "saving/step or memory freed", "finding"]
+    return _FINDING_COLS
+
+
 def _change_rows(changes: Sequence[Change], fmt: Callable[[float | None], str], signed: Callable[[float | None], str],
                  hide_zero: bool = False) -> list[list[str]]:
     """``hide_zero``: a "changed" row whose change reads as zero at the table's precision ("+0.0") is no change, and
@@ -221,7 +228,7 @@ def _gpu_rows(d: Diff) -> list[list[str]]:
 def _tables(d: Diff) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(id, title, columns, rows) of every table, shared by text, Markdown and the tab (:func:`display`)."""
     return [
-        ("findings", "Findings", _FINDING_COLS, [_finding_row(f) for f in d.findings]),
+        ("findings", "Findings", _finding_cols(d), [_finding_row(f) for f in d.findings]),
         *_memory_sections(d),
         ("breakdown", "Step breakdown (ms/step)", ["category", "base", "new", "change", "status"],
          _change_rows(d.breakdown, _ms2, _signed_ms2)),

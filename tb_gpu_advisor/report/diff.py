@@ -758,7 +758,7 @@ def _capacity_note(a: dict[str, Any], b: dict[str, Any]) -> str:
     lacking = [w for w, m in (("base", a), ("new", b)) if not m.get("capacity_bytes")]
     if not lacking:
         return ""
-    which = "either side" if len(lacking) == 2 else f"the {lacking[0]} side"
+    which = "both sides" if len(lacking) == 2 else f"the {lacking[0]} side"
     return f"the GPU's capacity is unknown on {which}: compared by bytes, not by the share of the GPU they fill"
 
 

@@ -36,7 +36,7 @@ def test_two_snapshots_exit_0_and_the_gate_judges_no_step(logdir, base, new, cap
 
 def test_a_snapshot_beside_a_trace_without_memory_exits_2_saying_why(logdir, capsys):
     rc = cli.main(["diff", str(logdir / "autograd" / "rank0.pickle"), str(TRACE_WITHOUT_MEMORY), "--cache-dir", "off"])
-    out, err = capsys.readouterr()
+    _, err = capsys.readouterr()
     assert rc == 2
     assert "error: nothing to compare: the base side records memory and no GPU work" in err
     assert "records no memory of its GPUs" in err and "no step time" not in err

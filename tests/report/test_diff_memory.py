@@ -85,6 +85,7 @@ def test_predicted_bytes_next_to_the_realised_peak(one_job, capsys):
     base = json.loads(_report_json(capsys, a))
     finding = next(f for f in base["findings"] if f["rule"] == "activation_memory")
     rc, out, _ = run(capsys, str(a), str(b), "--format", "json")
+    assert rc == 0
     d = json.loads(out)
     fixed = next(f for f in d["findings"] if f["rule"] == "activation_memory")
     assert fixed["status"] == "fixed" and fixed["base_saving_bytes"] == finding["saving_bytes"]
@@ -188,4 +189,4 @@ def test_two_traces_that_record_memory_gain_the_memory_table(capsys):
     assert rows(d)["peak_reserved"]["new"] == mf["peak_reserved_bytes"]
     assert rows(d)["reserve"]["new"] == mf["gap_bytes"]
     rc, out, _ = run(capsys, str(TRACE_WITHOUT_MEMORY), str(TRACE_WITHOUT_MEMORY), "--format", "json")
-    assert json.loads(out)["memory"] == []
+    assert rc == 0 and json.loads(out)["memory"] == []

@@ -461,6 +461,17 @@ const formats = () => JSON.parse(readFileSync(new URL("./fixtures/format.json", 
 const fmt = await import(new URL("format.js", STATIC));
 const { units } = await import(new URL("dom.js", STATIC));
 
+test("a number with its decimals reads as Python writes it, ties too (format.json: 3,000 values, half exact ties)", () => {
+  const cases = formats().fixed;
+  assert.ok(cases.length >= 1000);
+  let ties = 0;
+  for (const [v, digits, py] of cases) {
+    assert.equal(fmt.fixed(v, digits), py, `fixed(${v}, ${digits})`);
+    if (v.toFixed(digits) !== py) ties += 1;  // where toFixed alone differs: the ties this property is about
+  }
+  assert.ok(ties > 100, `${ties} ties`);
+});
+
 test("every duration, byte count and saving the CLI writes, the tab writes the same (format.json: common/fmt, render)", () => {
   const f = formats();
   for (const [v, cli] of f.ms) assert.equal(fmt.ms(v), units(cli), `ms(${v})`);

@@ -16,7 +16,8 @@ Exit codes:
   0  compared; no regression beyond the noise and ``--fail-on-regression`` (or no such option)
   1  the new step time is slower than the base by more than PCT % of the base AND beyond the noise
   2  usage or input error: no such logdir/run/session/host, a profile that could not be analysed, or a side
-     without a step time (nothing to compare)
+     without a step time (nothing to compare); a memory snapshot is compared by memory, and is an error only beside
+     a capture that records no memory
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def add_parser(subparsers: Any) -> None:
         help="compare two captures: step time with its noise, findings fixed/new, predicted vs realised saving",
         description="Compare a new capture with a base capture: step time before and after with its per-step noise, "
         "the breakdown per category, headline metrics, findings fixed / new / still present, the saving each fixed "
-        "finding predicted next to the realised change, kernel and op changes, per-GPU changes.",
+        "finding predicted next to the realised change, kernel and op changes, per-GPU changes; where both record the "
+        "allocator (memory snapshots, profile_memory traces) each GPU's memory and the bytes a fix predicted vs realised.",
         epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two profile files (.xplane.pb, .pt.trace.json[.gz], .sqlite, ...)\n"
         "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise; 2 input error\n"
         "json: the diff document (docs/diff.md)",
@@ -106,6 +108,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdout.write(text)
         stdout.flush()
     errors = [f"{w}: {s.error}" for w, s in (("base", d.base), ("new", d.new)) if s.error]
+    errors += [x for x in [diffmod.nothing_compared(d)] if x]  # a snapshot beside a trace without memory
     for e in errors:
         print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
     if errors:

@@ -17,6 +17,12 @@ What is compared, and why that way:
 * **Calibration.**  The findings that were fixed predicted a saving in the base report: the union of the time
   they recover (``rules.savings.achievable``, so overlapping fixes are not counted twice).  It is shown next
   to the realised change of the step time; the ratio is what ``docs/diff.md``'s calibration table collects.
+* **Memory** (issue #37 item 5) where both sides record the allocator (a memory snapshot, a trace with
+  ``profile_memory``): per GPU, the numbers the single report gives (``GpuSummary.memory``: peak allocated and
+  reserved, the reserve beyond the allocated peak, what holds the peak by category -- held across steps, activations,
+  ... --, capacity and peak / capacity where known) and the allocation sites holding most at the peak; next to it the
+  bytes the fixed memory findings said they free (``Finding.saving_bytes``) against the peak they realised.  A side
+  that records memory and no GPU work (a snapshot) has no step time: its step and kernel tables are not compared.
 * **Kernels** by class (complete: ``HostReport.kernel_classes``) and by name or op (the reports' top-25
   tables: a name outside the other side's top 25 is "entered/left the top", not "added/removed", unless that
   side's table holds every kernel).
@@ -32,11 +38,13 @@ from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION, devices
 from tb_gpu_advisor.common import jsonout
-from tb_gpu_advisor.common.fmt import echo, echo_list
+from tb_gpu_advisor.common.fmt import echo, echo_list, gb
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.memory import TOP_HOLDERS
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
+from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
@@ -86,6 +94,9 @@ class Side:
     #: why this side's one "step" is only its capture window (no step was found in it): its length is the window's,
     #: so a change in it says nothing of a step; None where the steps are the job's
     window: str | None = None
+    #: what records this side's memory where it records memory and no GPU work (from 0.1.0+a39: a memory snapshot): it has no
+    #: step time, and no error, and is compared by memory alone; None where the side ran GPU work
+    memory_only: str | None = None
 
 
 @dataclass
@@ -143,6 +154,9 @@ class FindingChange:
     gpu: int | None = None
     base_id: str | None = None
     new_id: str | None = None
+    #: the GPU memory the finding's fix frees (``Finding.saving_bytes``) on each side (from 0.1.0+a39)
+    base_saving_bytes: int | None = None
+    new_saving_bytes: int | None = None
 
 
 @dataclass
@@ -172,6 +186,57 @@ class GpuChange:
 
 
 @dataclass
+class MemoryChange:
+    """One memory number of one GPU on both sides (from 0.1.0+a39): bytes, or a share for ``peak_share``."""
+
+    key: str  # peak_allocated | peak_reserved | reserve | capacity | peak_share | a MEMORY_CATEGORIES id
+    label: str
+    base: float | None
+    new: float | None
+    delta: float | None  # new - base: negative frees memory
+    unit: str = "bytes"  # "bytes" | "share"
+
+
+@dataclass
+class MemorySite:
+    """An allocation site holding bytes at a GPU's peak (the report's ``memory.top``) on both sides."""
+
+    site: str
+    category: str
+    base_bytes: int | None
+    new_bytes: int | None
+    delta_bytes: int | None  # None where the site only entered or left a side's top list
+    status: ChangeStatus = "changed"
+
+
+@dataclass
+class GpuMemoryChange:
+    """One GPU's memory on both sides (from 0.1.0+a39): what the single report's memory table and top sites say."""
+
+    gpu: int  # the base side's GPU index
+    new_gpu: int
+    rows: list[MemoryChange] = field(default_factory=list)
+    sites: list[MemorySite] = field(default_factory=list)
+    #: why the numbers are not judged against the GPU's size: "" where both sides record their capacity
+    capacity_note: str = ""
+
+
+@dataclass
+class MemoryCalibration:
+    """The bytes the fixed memory findings said they free next to the peak the new side realised (from 0.1.0+a39)."""
+
+    findings: list[str]  # rules fixed whose findings named bytes freed
+    gpu: int | None
+    predicted_bytes: int  # the largest of their ``saving_bytes``: they free parts of one peak, never summed
+    realised_bytes: int  # base peak - new peak, of ``measure``
+    measure: str  # "peak reserved" | "peak allocated": what the process holds of the GPU
+    ratio: float | None
+    within: bool | None
+    tolerance: float
+    note: str = ""
+
+
+@dataclass
 class Diff:
     base: Side
     new: Side
@@ -193,6 +258,13 @@ class Diff:
     incomparable: list[str] = field(default_factory=list)
     #: the same step times per TFLOP of work where both sides give FLOPs per step (diff 1.1): {base, new, delta_share}
     per_tflop: dict[str, float] = field(default_factory=dict)
+    #: per GPU, the memory of both sides (from 0.1.0+a39), where both record the allocator
+    memory: list[GpuMemoryChange] = field(default_factory=list)
+    #: predicted vs realised bytes of the fixed memory findings (from 0.1.0+a39)
+    memory_calibration: MemoryCalibration | None = None
+    #: every text the tab shows, written by the CLI's renderer (``diff_render.display``, from 0.1.0+a39): the tab formats no
+    #: number of its own, so a value reads the same on screen as in the CLI, the Markdown and the MCP answer
+    display: dict[str, Any] = field(default_factory=dict)
 
     def regressed(self, percent: float) -> bool:
         """The CI gate: slower by more than ``percent`` % of the base step AND beyond the noise."""
@@ -234,22 +306,48 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
     if cal is not None and why:  # a realised change between different work says nothing of the fix
         cal.within = None
         cal.note = f"not comparable ({'; '.join(why)}): the realised change is not the fix's; {cal.note}"
-    return Diff(
+    memory = memory_changes(hb, hn)
+    mcal = memory_calibrate(fb, changes, memory, [c.rule for c in changes if c.status in ("new", "worse")])
+    if mcal is not None and why:
+        mcal.within = None
+        mcal.note = f"not comparable ({'; '.join(why)}): the realised change is not the fix's; {mcal.note}"
+    timed = not (sb.memory_only or sn.memory_only)  # a side with no GPU work has no step, kernel or GPU table to compare
+    d = Diff(
         base=sb, new=sn, step=step,
-        breakdown=_group_changes(hb.breakdown_ms if hb else {}, hn.breakdown_ms if hn else {}),
-        headline=_metric_changes(_cards(base, hb), _cards(new, hn)),
+        breakdown=_group_changes(hb.breakdown_ms if hb else {}, hn.breakdown_ms if hn else {}) if timed else [],
+        headline=_metric_changes(_cards(base, hb), _cards(new, hn)) if timed else [],
         findings=changes,
         calibration=cal,
-        kernel_classes=_class_changes(hb, hn),
-        kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top),
-        ops=_table_changes(hb, hn, "ops", "op", "kernel us", top),
-        gpus=_gpu_changes(hb, hn),
-        notes=notes + _side_notes(sb, sn) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
-                                             if h is not None and h.damage and not h.error],
+        kernel_classes=_class_changes(hb, hn) if timed else [],
+        kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top) if timed else [],
+        ops=_table_changes(hb, hn, "ops", "op", "kernel us", top) if timed else [],
+        gpus=_gpu_changes(hb, hn) if timed else [],
+        notes=notes + _side_notes(sb, sn, bool(memory)) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
+                                                            if h is not None and h.damage and not h.error],
         analyzer_version=ANALYZER_VERSION,
         generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         incomparable=why, per_tflop=_per_tflop(sb, sn, _flops(base, hb), _flops(new, hn)),
+        memory=memory, memory_calibration=mcal,
     )
+    if nothing_compared(d):  # no table of one side's findings beside nothing: the one line says why
+        d.findings, d.calibration = [], None
+    from tb_gpu_advisor.report.diff_render import display  # the renderer reads this module: imported when called
+    d.display = display(d)
+    return d
+
+
+def nothing_compared(d: Diff) -> str | None:
+    """Why a diff compares nothing at all: a side records memory only (no GPU work, no step) and the two sides hold no
+    memory in common; None where something is compared.  The CLI's exit 2 and the views' one line."""
+    only = [(w, s) for w, s in (("base", d.base), ("new", d.new)) if s.memory_only]
+    if not only or d.memory:
+        return None
+    other = [w for w, s in (("base", d.base), ("new", d.new)) if not s.memory_only]
+    why = " and ".join(f"the {w} side records memory and no GPU work ({s.memory_only})" for w, s in only)
+    if other:
+        return (f"nothing to compare: {why}, and the {other[0]} side records no memory of its GPUs: compare memory "
+                f"with memory (a snapshot on both sides, or traces that record memory), or a trace with a trace")
+    return f"nothing to compare: {why}, and no GPU's memory is on both sides"
 
 
 # --------------------------------------------------------------------------- comparable work
@@ -366,10 +464,24 @@ def _named(r: Report, host: str, which: str) -> HostReport:
                     f"Available hosts: {echo_list(h.host for h in r.hosts)}")
 
 
+def _memory_only(h: HostReport | None) -> str | None:
+    """Why a host is compared by memory alone: it records the allocator on some GPU and no GPU ran a kernel (a memory
+    snapshot: allocator events, whose "steps" are the allocation pattern's and no GPU work); None otherwise."""
+    if h is None or h.error is not None:
+        return None
+    mem = [g.memory for g in h.gpus if g.memory]
+    if not mem or any(g.kernel_count for g in h.gpus):
+        return None
+    return next((m.get("source") for m in mem if m.get("source")), "") or "the allocator's events"
+
+
 def _side(r: Report, h: HostReport | None, label: str | None) -> Side:
-    step = host_step_ms(h) if h is not None and h.error is None else None
+    memory_only = _memory_only(h)
+    step = host_step_ms(h) if h is not None and h.error is None and memory_only is None else None
     error = None
-    if h is None:
+    if memory_only:
+        pass  # no step time, and no error: compared by memory (``memory_changes``)
+    elif h is None:
         error = "the session has no host file"
     elif h.error:
         error = f"host {h.host} could not be analysed: {h.error}"
@@ -381,7 +493,7 @@ def _side(r: Report, h: HostReport | None, label: str | None) -> Side:
                 step_ms=json_float(step), spread=spread(h) if step is not None else None,
                 achievable_step_ms=json_float((h.achievable or {}).get("achievable_step_ms")) if h else None,
                 analyzer_version=r.analyzer_version, error=error,
-                window=_window_only(h) if step is not None else None)
+                window=_window_only(h) if step is not None else None, memory_only=memory_only)
 
 
 def _window_only(h: HostReport | None) -> str | None:
@@ -445,8 +557,11 @@ def noise_ms(base: Side, new: Side) -> float | None:
     return max(T("diff.noise_z") * se, T("diff.noise_floor_share") * base.step_ms)
 
 
-def _side_notes(base: Side, new: Side) -> list[str]:
+def _side_notes(base: Side, new: Side, memory: bool = False) -> list[str]:
     out = [f"{w}: {s.error}" for w, s in (("base", base), ("new", new)) if s.error]
+    if memory:
+        out += [f"{w}: {s.memory_only}: memory and no GPU work, so no step time: compared by memory"
+                for w, s in (("base", base), ("new", new)) if s.memory_only]
     out += [f"{w}: {s.window}: the step-time change is the windows', not a step's -- capture a few whole steps "
             f"(the profiler's step markers or a schedule) on both sides to compare them"
             for w, s in (("base", base), ("new", new)) if s.window]
@@ -509,7 +624,8 @@ def match_findings(base: Sequence[Finding], new: Sequence[Finding]) -> list[Find
             base_saving_ms=json_float(_saving(fb)) if fb and fb.saving else None,
             new_saving_ms=json_float(_saving(fn)) if fn and fn.saving else None,
             predicted_ms=json_float(_saving(fb)) if status == "fixed" and fb.saving else None,
-            gpu=k[1], base_id=fb.id if fb else None, new_id=fn.id if fn else None))
+            gpu=k[1], base_id=fb.id if fb else None, new_id=fn.id if fn else None,
+            base_saving_bytes=fb.saving_bytes if fb else None, new_saving_bytes=fn.saving_bytes if fn else None))
     order = {"fixed": 0, "new": 1, "worse": 2, "improved": 3, "still": 4}
     out.sort(key=lambda c: (order[c.status], -(c.base_saving_ms or c.new_saving_ms or 0.0)))
     return out
@@ -585,6 +701,128 @@ def _gpu_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuChange
     return out
 
 
+# --------------------------------------------------------------------------- memory
+
+
+def _memory_gpus(h: HostReport | None) -> dict[int, dict[str, Any]]:
+    return {g.gpu: g.memory for g in (h.gpus if h is not None and h.error is None else []) if g.memory}
+
+
+def memory_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuMemoryChange]:
+    """Per GPU the memory both sides record (module doc): GPUs by index, or the one GPU of each side where each side
+    records one (a job moved from GPU 0 to GPU 1 is the same job's memory)."""
+    a, b = _memory_gpus(hb), _memory_gpus(hn)
+    if len(a) == 1 and len(b) == 1:
+        pairs = [(next(iter(a)), next(iter(b)))]
+    else:
+        pairs = [(i, i) for i in sorted(set(a) & set(b))]
+    out = []
+    for i, j in pairs:
+        ma, mb = a[i], b[j]
+        if (ma.get("baseline") == "capture_start") != (mb.get("baseline") == "capture_start"):
+            continue  # bytes above a capture's start and the allocator's totals are no pair
+        out.append(GpuMemoryChange(gpu=i, new_gpu=j, rows=_memory_rows(ma, mb), sites=_site_changes(ma, mb),
+                                   capacity_note=_capacity_note(ma, mb)))
+    return out
+
+
+def _peak_used(m: dict[str, Any]) -> int | None:
+    """What the process holds of the GPU at its peak: reserved where known, else allocated (``render.memory_rows``)."""
+    v = m.get("peak_reserved_bytes")
+    return v if v is not None else m.get("peak_allocated_bytes")
+
+
+def _memory_rows(a: dict[str, Any], b: dict[str, Any]) -> list[MemoryChange]:
+    out: list[MemoryChange] = []
+
+    def add(key: str, label: str, va: float | None, vb: float | None, unit: str = "bytes") -> None:
+        if va is None and vb is None:
+            return
+        delta = vb - va if va is not None and vb is not None else None
+        out.append(MemoryChange(key, label, va, vb, json_float(delta, 4) if unit == "share" else delta, unit))
+
+    add("peak_allocated", "peak allocated", a.get("peak_allocated_bytes"), b.get("peak_allocated_bytes"))
+    add("peak_reserved", "peak reserved", a.get("peak_reserved_bytes"), b.get("peak_reserved_bytes"))
+    add("reserve", "reserved beyond the allocated peak", a.get("gap_bytes"), b.get("gap_bytes"))
+    ba, bb = a.get("breakdown") or {}, b.get("breakdown") or {}
+    for cat in [c for c in MEMORY_LABELS if c in ba or c in bb]:  # a side with a breakdown holds 0 where it lacks one
+        add(cat, f"{MEMORY_LABELS[cat]} at the peak", ba.get(cat, 0) if ba else None, bb.get(cat, 0) if bb else None)
+    add("capacity", "capacity", a.get("capacity_bytes"), b.get("capacity_bytes"))
+    sa, sb = (_peak_used(m) / m["capacity_bytes"] if m.get("capacity_bytes") and _peak_used(m) is not None
+              and m.get("baseline") != "capture_start" else None for m in (a, b))
+    add("peak_share", "peak / capacity", json_float(sa, 4), json_float(sb, 4), "share")
+    return out
+
+
+def _capacity_note(a: dict[str, Any], b: dict[str, Any]) -> str:
+    lacking = [w for w, m in (("base", a), ("new", b)) if not m.get("capacity_bytes")]
+    if not lacking:
+        return ""
+    which = "both sides" if len(lacking) == 2 else f"the {lacking[0]} side"
+    return f"the GPU's capacity is unknown on {which}: compared by bytes, not by the share of the GPU they fill"
+
+
+def _sites(m: dict[str, Any]) -> tuple[dict[tuple[str, str], int], bool]:
+    rows = m.get("top") or []
+    out: dict[tuple[str, str], int] = {}
+    for row in rows:
+        if len(row) >= 3:
+            k = (str(row[0]), str(row[1]))
+            out[k] = out.get(k, 0) + int(row[2] or 0)
+    return out, len(rows) < TOP_HOLDERS
+
+
+def _site_changes(a: dict[str, Any], b: dict[str, Any]) -> list[MemorySite]:
+    """The sites holding most at each side's peak (the report's top list of :data:`TOP_HOLDERS`) whose bytes changed: a
+    site outside the other side's full list only entered or left it (its bytes there are below the list's last row)."""
+    sa, a_full = _sites(a)
+    sb, b_full = _sites(b)
+    out = []
+    for k in set(sa) | set(sb):
+        va, vb = sa.get(k), sb.get(k)
+        if va is None:
+            status: ChangeStatus = "added" if a_full else "entered_top"
+        elif vb is None:
+            status = "removed" if b_full else "left_top"
+        else:
+            status = "changed"
+        delta = None if status in ("entered_top", "left_top") else (vb or 0) - (va or 0)
+        if status == "changed" and delta == 0:
+            continue  # the same bytes at the same site: no change (the table's held row says what stayed)
+        out.append(MemorySite(k[0], k[1], va, vb, delta, status))
+    out.sort(key=lambda c: (-abs(c.delta_bytes if c.delta_bytes is not None else (c.base_bytes or c.new_bytes or 0)), c.site, c.category))
+    return out[:TOP_HOLDERS]
+
+
+def memory_calibrate(base_findings: Sequence[Finding], changes: Sequence[FindingChange], memory: Sequence[GpuMemoryChange],
+                     others: Sequence[str]) -> MemoryCalibration | None:
+    """The bytes the fixed findings said they free (each frees part of one peak: the largest, never a sum) next to
+    the peak the new side realised, on the GPU they named."""
+    fixed_ids = {c.base_id for c in changes if c.status == "fixed"}
+    fixed = [f for f in base_findings if f.id in fixed_ids and f.saving_bytes]
+    if not fixed or not memory:
+        return None
+    gpus = {f.gpu for f in fixed if f.gpu is not None}
+    pair = next((m for m in memory if m.gpu in gpus), memory[0] if len(memory) == 1 else None)
+    if pair is None:
+        return None
+    rows = {r.key: r for r in pair.rows}
+    row = rows.get("peak_reserved")
+    if row is None or row.delta is None:
+        row = rows.get("peak_allocated")
+    if row is None or row.delta is None or not row.base:
+        return None
+    predicted = min(max(int(f.saving_bytes or 0) for f in fixed), int(row.base))  # no fix frees more than the peak
+    realised = -int(row.delta)
+    tol = T("diff.calibration_tolerance")
+    ratio = realised / predicted if predicted > 0 else None
+    note = (f"realised = the whole change of the {row.label} between the captures ({gb(row.base)} -> {gb(row.new)}); "
+            + (f"it also holds what got worse ({', '.join(others)})" if others else "no other finding got worse"))
+    return MemoryCalibration(findings=sorted({f.rule for f in fixed}), gpu=pair.gpu, predicted_bytes=predicted,
+                             realised_bytes=realised, measure=row.label, ratio=json_float(ratio, 3),
+                             within=None if ratio is None else abs(ratio - 1.0) <= tol, tolerance=tol, note=note)
+
+
 # --------------------------------------------------------------------------- kernels and ops
 
 
@@ -646,5 +884,5 @@ def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key
     return out[:top]
 
 
-__all__ = ["DIFF_VERSION", "Diff", "DiffError", "diff_reports", "match_findings", "calibrate", "step_change",
+__all__ = ["DIFF_VERSION", "Diff", "DiffError", "diff_reports", "memory_changes", "memory_calibrate", "nothing_compared", "match_findings", "calibrate", "step_change",
            "noise_ms", "spread", "step_times", "group_ms", "host_step_ms"]

@@ -675,7 +675,10 @@ def _add_report_tools(k: _Kit) -> None:
         and after with its noise (faster / slower / no change beyond the noise), predicted vs realised savings
         (the saving the fixed findings predicted next to the realised step-time change, and their ratio),
         findings fixed / new / still present, and the breakdown, kernel, op and GPU changes; it says when the two
-        captures do different work.  Use after the user applied a fix and captured again."""
+        captures do different work.  Where both record GPU memory (two memory snapshots, or traces that record it) it
+        gives each GPU's memory before and after (peak, reserve, what holds the peak, top allocation sites) and the
+        bytes the fixed findings predicted next to the peak realised.  Use after the user applied a fix and captured
+        again."""
         options = k.backend.options(params, net_gbps, model_flops_per_step)
         base_s, base = await k.selected(ctx, base_run, base_session, None, options)
         new_s, new = await k.selected(ctx, new_run, new_session, None, options)

@@ -699,15 +699,16 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     frame.locator(f"body[data-state='ready'][data-compare^='{base}/']").wait_for(timeout=120000)
     verdict = frame.locator(".diff-verdict").inner_text()
     # the CLI's numbers to the CLI's digits (17.9 ms -> 2.39 ms, -15.5 ms, -86.7%: common/fmt, h37-ui11)
-    assert verdict.startswith("Step time 17.9 ms → 2.39 ms (−15.5 ms, −86.7%): faster"), verdict
+    assert verdict.startswith("Step time: 17.9 ms -> 2.39 ms (-15.5 ms, -86.7%): faster"), verdict
+    assert verdict == expected["display"]["verdict"].replace(" us", " µs")  # the CLI's line, written by the server
     assert frame.locator(".side-label").all_inner_texts() == [expected["base"]["label"], expected["new"]["label"]]
     rows = frame.locator("table.diff-table").first.locator("tbody tr")
     assert rows.count() == len(expected["findings"])
     cells = rows.first.locator("td").all_inner_texts()
     assert cells[0] == "fixed" and cells[3] == expected["findings"][0]["title"], cells  # the title, not the rule id
     cal = frame.locator(".calibration").inner_text()
-    assert re.match(r"Fixed 'Input-bound[^']*': predicted saving 14\.9 ms/step, realised 15\.5 ms/step \(\d+% of "
-                    r"predicted, within ±25%\)", cal), cal
+    assert re.match(r"Fixed 'Input-bound[^']*': predicted saving 14\.9 ms/step, realised 15\.5 ms/step = \d+% of "
+                    r"predicted \(within ±25%\)", cal), cal
     # the bars fill the page and are redrawn (not shrunk: labels keep their size) when it narrows
     fit = lambda: frame.locator("figure.diff-figure").evaluate(  # noqa: E731
         "f => [f.getBoundingClientRect().width, Number(f.querySelector('svg').getAttribute('width'))]")
@@ -1333,6 +1334,60 @@ def test_a_logdir_of_symlinked_runs_leads_with_why(browser, shots, flags):
         assert "No GPU profiles found yet" not in frame.locator("body").inner_text()
         assert frame.locator("details.skipped[open]").count() == 1  # what was left out: shown, not folded
         page.screenshot(path=os.path.join(shots, f"symlinked_runs_{'follow' if flags else 'default'}.png"))
+    finally:
+        ctx.close()
+        server.close()
+
+
+_SNAPSHOT_LOGDIRS: list[str] = []
+
+
+def _two_snapshots(logdir: str) -> None:
+    """The same forward-only job's memory snapshot with autograd on and under inference mode (issue #37 item 5;
+    synthetic.memsnapshot.forward_only: truth by construction)."""
+    from synthetic import memsnapshot
+
+    _SNAPSHOT_LOGDIRS.append(logdir)
+    for run, grad in (("autograd", True), ("inference", False)):
+        memsnapshot.write(os.path.join(logdir, run, "rank0.pickle"), memsnapshot.forward_only(grad=grad).doc)
+
+
+def test_compare_two_memory_snapshots_shows_what_changed_in_memory(browser, shots):
+    """"Compare with…" on two snapshots: the memory table and the bytes predicted vs realised, every text the CLI's
+    (the document's display), and no step table of n/a beside n/a (was: "cannot compare", a headline of n/a)."""
+    import contextlib
+    import io
+
+    from tb_gpu_advisor.cli import main as cli
+
+    server = _served("snapshots", _two_snapshots)
+    url = next(server)
+    ctx = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+    page = ctx.new_page()
+    try:
+        page.goto(url + "#gpu_advisor")
+        frame = advisor_frame(page)
+        wait_ready(frame, timeout=120000)
+        select_run(frame, "inference")
+        frame.locator("select[aria-label='Compare with…']").select_option(label="autograd")
+        frame.locator("body[data-state='ready'][data-compare^='autograd/']").wait_for(timeout=120000)
+        # the CLI's document for the same two snapshots: the tab shows its texts
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert cli.main(["diff", _SNAPSHOT_LOGDIRS[-1], "--base", "autograd", "--new", "inference",
+                             "--format", "json", "--cache-dir", "off"]) == 0
+        served = json.loads(out.getvalue())
+        table = frame.locator("table[data-table='memory'] tbody tr")
+        cells = [table.nth(i).locator("td").all_inner_texts() for i in range(table.count())]
+        want = next(t for t in served["display"]["tables"] if t["id"] == "memory")["rows"]
+        assert cells == want, cells
+        assert any(r[0] == "peak allocated" and r[3].startswith("-") for r in cells), cells  # the peak fell
+        cal = frame.locator(".memory-calibration").inner_text()
+        assert cal.startswith("Fixed 'A forward pass keeps") and "realised" in cal, cal
+        verdict = frame.locator(".diff-verdict").inner_text()
+        assert "both sides record memory and no GPU work" in verdict, verdict
+        assert frame.locator("svg.diff-bars").count() == 0 and frame.locator("[data-table='headline']").count() == 0
+        page.screenshot(path=os.path.join(shots, "diff_view_memory.png"))
     finally:
         ctx.close()
         server.close()

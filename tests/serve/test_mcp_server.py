@@ -282,6 +282,33 @@ def test_get_memory_is_the_reports_memory(memory_logdir):
     assert "Out of memory on" in oom and "3.00 GiB requested" in oom and "expandable_segments:True" in oom
 
 
+@pytest.fixture(scope="module")
+def snapshot_logdir(tmp_path_factory):
+    """Two runs, each a memory snapshot of the same forward-only job: autograd on, and under inference mode."""
+    from synthetic import memsnapshot as ms
+
+    d = tmp_path_factory.mktemp("mcp-snapshots")
+    for run, grad in (("autograd", True), ("inference", False)):
+        ms.write(str(d / run / "rank0.pickle"), ms.forward_only(grad=grad).doc)
+    with mcp_server(d, tmp_path_factory.mktemp("mcp-snapshots-cache")) as client:
+        yield client, d
+
+
+def test_diff_of_two_snapshots_says_what_changed_in_memory(snapshot_logdir):
+    """diff_runs on two snapshots is the CLI's diff: the memory table and the bytes predicted vs realised, the same
+    texts in its Markdown, text and JSON (issue #37 item 5; was: "cannot compare", no memory)."""
+    client, logdir = snapshot_logdir
+    got = json.loads(client.whole("diff_runs", base_run="autograd", new_run="inference", format="json"))
+    want = json.loads(cli("diff", str(logdir), "--base", "autograd", "--new", "inference", "--format", "json"))
+    assert without_time(got) == without_time(want)
+    rows = next(t for t in got["display"]["tables"] if t["id"] == "memory")["rows"]
+    md = client.text("diff_runs", base_run="autograd", new_run="inference")
+    assert "#### GPU memory (GPU0)" in md and all(f"| {' | '.join(r)} |" in md for r in rows), md
+    assert "**Predicted vs realised memory:**" in md
+    text = client.text("diff_runs", base_run="autograd", new_run="inference", format="text")
+    assert text == cli("diff", str(logdir), "--base", "autograd", "--new", "inference")
+
+
 # --------------------------------------------------------------------------- issue 27 item 10
 
 

@@ -161,3 +161,11 @@ def test_frontend_diff_fixture_is_current():
 
     with open(plugin_fixtures.DIFF_FIXTURE_PATH, encoding="utf-8") as f:
         assert f.read() == plugin_fixtures.diff_fixture_json()
+
+
+def test_frontend_memory_diff_fixture_is_current():
+    """frontend/test/fixtures/diff_memory.json is today's diff of two snapshots of one job (issue #37 item 5)."""
+    from tests.support import plugin_fixtures
+
+    with open(plugin_fixtures.MEMORY_DIFF_FIXTURE_PATH, encoding="utf-8") as f:
+        assert f.read() == plugin_fixtures.memory_diff_fixture_json()

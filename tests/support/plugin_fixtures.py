@@ -25,6 +25,7 @@ from tests.support.paths import REPO
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report.json")
 DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff.json")
+MEMORY_DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff_memory.json")
 WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
 LEGEND_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "legend.json")
 FORMAT_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "format.json")
@@ -188,6 +189,28 @@ def diff_fixture_json() -> str:
     return json.dumps(d.to_dict(), indent=1, sort_keys=True) + "\n"
 
 
+def memory_diff_fixture_json() -> str:
+    """A real diff of two memory snapshots (issue #37 item 5): the same forward-only job with autograd on and under
+    inference mode (``synthetic.memsnapshot.forward_only``, truth by construction), as ``tb-gpu-advisor diff --format
+    json`` writes it, the volatile fields pinned."""
+    import tempfile
+
+    from synthetic import memsnapshot
+    from tb_gpu_advisor.cli import main as cli
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = [memsnapshot.write(os.path.join(tmp, f"{name}.pickle"), memsnapshot.forward_only(grad=grad).doc)
+                 for name, grad in (("forward_autograd", True), ("forward_inference", False))]
+        out = os.path.join(tmp, "diff.json")
+        assert cli.main(["diff", *paths, "--format", "json", "--cache-dir", "off", "-o", out]) == 0
+        with open(out, encoding="utf-8") as f:
+            d = json.load(f)
+    for side, name in (("base", "forward_autograd"), ("new", "forward_inference")):
+        d[side].update(label=f"{name}.pickle", session="2024_01_01_00_00_00_snapshot", analyzer_version="test")
+    d["generated_at"], d["analyzer_version"] = "2024-01-01T00:00:00Z", "test"
+    return json.dumps(d, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 def window_fixture_json() -> str:
     """A real step timeline (``/window``): the demo ``input_bound`` finding's first window, read now, with one
     event and one thread renamed to hostile text (the drawing must keep them text)."""
@@ -213,13 +236,35 @@ def legend_fixture_json() -> str:
     return json.dumps(legend(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-#: Durations (ms) over every range ``common.fmt.ms`` writes differently, each side of its cuts; no value on an exact
-#: decimal tie (JavaScript's toFixed rounds a tie up, Python's format to even).
+#: Durations (ms) over every range ``common.fmt.ms`` writes differently, each side of its cuts, and exact decimal ties
+#: in each (10.25 ms, 2.125 ms, 1125 ms, 12.5 us: JavaScript's toFixed rounds a tie up, Python's format to even; the
+#: tab's format.fixed writes Python's).
 FORMAT_MS = [0.0004, 0.0123, 0.2, 0.456, 0.9949, 0.996, 1.0, 4.6213, 9.994, 9.996, 10.0, 12.345, 99.94, 99.96, 116.52,
-             203.61, 999.4, 999.96, 1000.0, 1234.5678, 2205.144, 86012.3, -5.9213, -0.101]
-#: Bytes over every unit and digit count ``common.fmt.gb`` writes.
+             203.61, 999.4, 999.96, 1000.0, 1234.5678, 2205.144, 86012.3, -5.9213, -0.101,
+             10.25, 10.75, 2.125, 2.375, -2.125, 1125.0, 0.0125, 0.0005, 0.0025]
+#: Bytes over every unit and digit count ``common.fmt.gb`` writes, and ties (1.125 GiB, 10.25 MiB, 12.5 GiB).
 FORMAT_BYTES = [0, 512, 1019, 1024, 12_345, 1_048_000, 1_048_576, 5 * 2**20 + 12345, 321 * 2**20, 1023 * 2**20,
-                2**30, 7.5 * 2**30, 44.0 * 2**30, 47_244_640_256, 123.4 * 2**30, 1234 * 2**30]
+                2**30, 7.5 * 2**30, 44.0 * 2**30, 47_244_640_256, 123.4 * 2**30, 1234 * 2**30,
+                1.125 * 2**30, 10.25 * 2**20, 12.5 * 2**30, 2.625 * 2**10]
+
+
+def _fixed_cases(n: int = 3000, seed: int = 37) -> list[list]:
+    """[value, digits, Python's f"{value:.{digits}f}"]: the property the tab's format.fixed must hold.  Half are exact
+    binary ties at the digit rounded ((2k+1) / 2^j at the scales the tab writes), half any value."""
+    import random
+
+    rnd = random.Random(seed)
+    out = []
+    for i in range(n):
+        digits = rnd.choice((0, 1, 2, 3))
+        if i % 2:
+            v = rnd.uniform(-2000, 2000) * 10.0 ** rnd.randint(-4, 3)
+        else:  # a tie at ``digits`` decimals, exact in binary: an odd number of halves of the last digit's step
+            j = rnd.randint(1, 3)  # 1/2, 1/4, 1/8 of a unit: ties at 0, 1, 2 (and 3 for 1/8 scaled by 10) decimals
+            v = (2 * rnd.randint(0, 4000) + 1) / 2 ** j * rnd.choice((1, -1))
+            digits = {1: 0, 2: 1, 3: 2}[j]
+        out.append([v, digits, f"{v:.{digits}f}"])
+    return out
 #: Savings (ms per step, percent of the step) as the CLI's text and markdown write them, per step and of one step.
 FORMAT_SAVINGS = [(4.6213, 3.97), (12.4, 31.0), (0.0123, 0.2), (0.0, 0.0), (116.52, 44.46), (0.8, 0.49), (0.8, 0.51)]
 
@@ -237,13 +282,15 @@ def format_fixture_json() -> str:
         return _saving_text(f, one)
 
     doc = {"ms": [[v, fmt.ms(v)] for v in FORMAT_MS], "gb": [[v, fmt.gb(v)] for v in FORMAT_BYTES],
-           "saving": [[ms_, pct, one, saving(ms_, pct, one)] for ms_, pct in FORMAT_SAVINGS for one in (False, True)]}
+           "saving": [[ms_, pct, one, saving(ms_, pct, one)] for ms_, pct in FORMAT_SAVINGS for one in (False, True)],
+           "fixed": _fixed_cases()}
     return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
     for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json()),
+                       (MEMORY_DIFF_FIXTURE_PATH, memory_diff_fixture_json()),
                        (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json()),
                        (FORMAT_FIXTURE_PATH, format_fixture_json())):
         with open(path, "w", encoding="utf-8") as f:

@@ -10,6 +10,25 @@ export function legendFor(legend, report) {
   return { ...(legend || {}), ...(((legend || {}).vendors || {})[vendor] || {}) };
 }
 
+/**
+ * `x` with `digits` decimals as Python's format writes it (common/fmt: f"{x:.2f}"), where JavaScript's toFixed differs:
+ * both round the value's exact binary expansion, but a tie (10.25 to one decimal, 2.125 to two: exact in binary) goes
+ * up in toFixed and to the even digit in Python ("10.3" beside the CLI's "10.2").  Every number format.js writes goes
+ * through here, so the tab's report reads as the CLI's to the last digit.
+ */
+export function fixed(x, digits) {
+  const out = x.toFixed(digits);
+  const a = Math.abs(x);
+  if (!(a >= 5e-4 && a < 1e21) || digits > 20) return out; // below 0.0005 no tie at up to 3 decimals; toFixed's range
+  const exact = a.toFixed(100); // the binary value's whole decimal expansion (every double of this range fits)
+  const point = exact.indexOf(".");
+  const tail = exact.slice(point + 1 + digits).replace(/0+$/, "");
+  if (tail !== "5") return out; // no tie: toFixed and Python agree
+  const kept = exact.slice(0, digits ? point + 1 + digits : point);
+  if (Number(kept[kept.length - 1]) % 2 === 1) return out; // rounding up makes the digit even: as Python does
+  return `${x < 0 ? "-" : ""}${kept}`; // the kept digit is even: Python leaves it, toFixed went up
+}
+
 /** At most 3 significant digits, no trailing zeros ("0.8", "12.4", "425"). */
 export function num(value) {
   if (!isNum(value)) return "–";
@@ -26,15 +45,15 @@ export function num(value) {
 export function ms(value) {
   if (!isNum(value)) return "–";
   const a = Math.abs(value);
-  if (a >= 1000) return `${(value / 1000).toFixed(2)} s`;
-  if (a >= 10) return `${value.toFixed(1)} ms`;
-  if (a >= 0.995) return `${value.toFixed(2)} ms`;
-  return `${(value * 1000).toFixed(0)} µs`;
+  if (a >= 1000) return `${fixed(value / 1000, 2)} s`;
+  if (a >= 10) return `${fixed(value, 1)} ms`;
+  if (a >= 0.995) return `${fixed(value, 2)} ms`;
+  return `${fixed(value * 1000, 0)} µs`;
 }
 
 export function pct(share) {
   if (!isNum(share)) return "–";
-  return `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
+  return `${fixed(share * 100, share < 0.1 ? 1 : 0)}%`;
 }
 
 /** Bytes in decimal units, as the report's "MB/step" columns: "1.05 MB". */
@@ -52,7 +71,7 @@ export function gib(value) {
   for (const [unit, scale] of [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["kiB", 2 ** 10]]) {
     if (Math.abs(value) >= scale * 0.995) {
       const v = value / scale, a = Math.abs(v);
-      return `${v.toFixed(a < 10 ? 2 : a < 100 ? 1 : 0)} ${unit}`;
+      return `${fixed(v, a < 10 ? 2 : a < 100 ? 1 : 0)} ${unit}`;
     }
   }
   return `${Math.trunc(value)} B`;
@@ -100,7 +119,7 @@ export function saving(s, { one = false, floor = null } = {}) {
   if (!(s.ms_per_step > 0)) return one ? "0 ms" : "0 ms/step";
   // percent_of_step is in percent (rules/base.py), unlike shares (fractions)
   const cut = isNum(floor) ? 100 * floor : null;
-  const share = cut !== null && s.percent_of_step < cut ? `<${Number(cut.toPrecision(6))}%` : `${s.percent_of_step.toFixed(0)}%`;
+  const share = cut !== null && s.percent_of_step < cut ? `<${Number(cut.toPrecision(6))}%` : `${fixed(s.percent_of_step, 0)}%`;
   return one ? `${ms(s.ms_per_step)} (${share} of the step)` : `${ms(s.ms_per_step)}/step (${share} of step)`;
 }
 

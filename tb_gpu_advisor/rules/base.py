@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from tb_gpu_advisor import devices, formats, frameworks
-from tb_gpu_advisor.common.fmt import ms, ms_apart, pct  # noqa: F401  (re-exported: rules format numbers alike)
+from tb_gpu_advisor.common.fmt import ms, ms_apart, ms_step, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.job import step_word
@@ -125,11 +125,12 @@ class Ctx:
         where it has none for it), [] where it has none: their code names the job's step in the job's words (an NVTX
         range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``)."""
         try:
-            own = formats.get(fmt).window_fixes if fmt else {}
+            f = formats.get(fmt) if fmt else None
         except ValueError:
-            own = {}
+            f = None
+        own, lang = (f.window_fixes, f.window_fix_lang) if f is not None else ({}, "shell")
         words = nvtx.step_range(self.m.job.work() if self.m.job is not None else "training")
-        return [action(text, code.format(**words), "shell") for text, code in own.get(window) or own.get("", ())]
+        return [action(text, code.format(**words), lang) for text, code in own.get(window) or own.get("", ())]
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
@@ -288,7 +289,7 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
     shares = ctx.m.compute_critical_share
     touched = sorted({POOL_CLASS[p] for _, p, x in recovers if p in CRITICAL_POOLS and x > 0} & set(shares))
     v, recovers, cut = critical_cap(v, recovers, ctx.m.compute_critical_ms if paced else None, shares)
-    if cut > 0:
+    if cut >= ms_step(v) / 2:  # a cut the saving as printed does not show is no caveat (h37-review12)
         share = ", ".join(f"{pct(shares[c])} of the {_CLASS_WORDS[c]}" for c in touched)
         assumption += (CAPPED_SHARE.format(share=share, cut=ms(cut)) if share else
                        CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut)))

@@ -40,11 +40,17 @@ def check(m: HostMetrics) -> list[Finding]:
     share, sev = graded
     no_step = ("The window holds one pass of the program, and no steady step is left" if owns_one_pass(m) else
                "No steady step is left")
-    rest = (f" The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out of the averages; the other "
-            f"{m.steps.count} are analysed." if dropped else
+    # the kept steps hold these costs (their idle is what this finding grades): a step left out held only part of them
+    rest = (f" {n_of(len(dropped), 'step').capitalize()} holding part of them {'was' if len(dropped) == 1 else 'were'} "
+            f"left out of the averages; the other {m.steps.count}, analysed below, hold the rest." if dropped else
             f" {no_step} to analyse apart from them: every "
             "number below describes the start-up, and the GPU's idle time inside these costs is booked as start-up, "
             "not as launch overhead."
+            if p.phase == "warm-up" and (m.steps.count <= 1 or share >= 1 - T("job.warmup_share")) else
+            # steps found in a start-up window, each mostly the program's own work (h37-review12: streams_pinned_copies'
+            # two transfer-bound steps, 8.6% of them start-up, read "No steady step is left")
+            f" The other {pct(1 - share)} of the step is the program's own work, analysed below; the GPU's idle time "
+            "inside these costs is booked as start-up, not as launch overhead."
             if p.phase == "warm-up" else
             # a mixed window: the one-time costs are a small part of it, the rest is the program's own work
             f" The other {pct(1 - p.share)} of the window is the program's own work, analysed below; the GPU's idle "

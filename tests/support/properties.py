@@ -1357,6 +1357,92 @@ def share_of_time_problems(where: str, f: Finding) -> list[str]:
     return out
 
 
+#: a line of code only Python reads: an import, a ``with`` block, a call on a module's attribute or an assignment of a call
+_PY_LINE = re.compile(r"^(?:from [\w.]+ import |import [\w.]+|with .+:$|[\w.\[\]]+ = [\w.]+\(|[\w.]+\.\w+\(.*\)$)")
+#: a line only a shell reads: a command-line tool, an environment variable set for a command
+_SHELL_LINE = re.compile(r"^(?:nsys|ncu|nvidia-smi|rocm-smi|rocprof\w*|xpu-smi|tb-gpu-advisor|pip3?|torchrun|export|"
+                         r"python3?|\./\S+)\s|^[A-Z][A-Z0-9_]+=\S")
+
+
+def snippet_lang_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``snippet-lang`` (h37-review12): a fix's code is in the language its label says, so the markdown report fences
+    it as that and a reader pastes it where it runs.  A "shell" snippet holds no line only Python reads (``from
+    rpdTracerControl import ...``: rocmProfileData's and torch.profiler's window fixes were labelled shell), a "python"
+    one no command line (``nsys profile ...``).  Comment lines say nothing either way."""
+    out = []
+    for f in findings:
+        for a in f.actions:
+            if not a.snippet:
+                continue
+            lines = [ln.split("  #")[0].strip() for ln in a.snippet.splitlines()]
+            lines = [ln for ln in lines if ln and not ln.startswith("#")]
+            wrong = {"shell": _PY_LINE, "python": _SHELL_LINE}.get(a.snippet_lang or "")
+            bad = [ln for ln in lines if wrong is not None and wrong.search(ln)]
+            if bad:
+                out.append(f"snippet-lang: {where}: {f.id}'s fix code is labelled {a.snippet_lang} but reads "
+                           f"'{bad[0][:70]}'")
+    return out
+
+
+#: the clause a capped saving adds (``rules.base.CAPPED_SHARE``/``CAPPED``): the shares that shorten the step and the
+#: time a host-bound fix would add back
+_CAPPED = re.compile(r"shortens the step \(([^)]*)\): the GPU idles waiting for the host the rest of the time, so a "
+                     r"faster kernel there only lengthens that idle \(" + _TIME)
+_AT_MOST_CAP = re.compile(r"at most the " + _TIME + r" of kernel time .{0,80}?the rest of the time, .{0,80}?idle \(" + _TIME)
+
+
+def rest_of_nothing_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``rest-of-nothing`` (h37-review12): a caveat is about something its own numbers show.  A saving capped to the
+    kernel time the GPU's next work waited for says "the GPU idles waiting for the host the rest of the time" only
+    where a rest is printed: not after shares that all read 100.0% (hta_v100: "(100.0% of the matmul/convolution
+    kernels' time, 100.0% of the other kernels' time): ... the rest of the time ... (7 us more ...)"), nor with a
+    cut that reads 0 (nvllm_gb10_lost_tail: "(0 us more once the host-bound fix lands)") -- a cut under the saving's
+    printed precision changes nothing the reader sees."""
+    out = []
+    for f in findings:
+        text = " ".join((f.saving.assumption if f.saving else "").split())
+        for m in _CAPPED.finditer(text):
+            shares = re.findall(r"(\d+(?:\.\d+)?)%", m.group(1))
+            if shares and all(float(x) >= 100.0 for x in shares):
+                out.append(f"rest-of-nothing: {where}: {f.id} says 'the rest of the time' after '{m.group(1)[:70]}'")
+            if _ms(m.group(2), m.group(3)) == 0:
+                out.append(f"rest-of-nothing: {where}: {f.id} caps its saving by '{m.group(2)} {m.group(3)}'")
+        for m in _AT_MOST_CAP.finditer(text):
+            if _ms(m.group(3), m.group(4)) == 0:
+                out.append(f"rest-of-nothing: {where}: {f.id} caps its saving by '{m.group(3)} {m.group(4)}'")
+    return out
+
+
+_LEFT_OUT = re.compile(r"\bholding (?:them|it) (?:was|were) left out\b")
+
+
+def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``left-out`` (h37-review12): a cause said to lie in the steps left out of the averages saves nothing per kept
+    step.  A finding whose saving is time in the kept steps never says the steps "holding them" were left out
+    (nvfuser_h200_gtest: "The GPU sits idle 10.3 ms of each 18.4 ms step ... inside one-time costs ... The 1 step
+    holding them was left out of the averages" -- the compilation's step was, its first launches lay in the six kept
+    ones)."""
+    return [f"left-out: {where}: {f.id} saves {f.saving.ms_per_step} ms per kept step of what it says the steps left "
+            f"out hold" for f in findings
+            if f.saving is not None and (f.saving.ms_per_step or 0) > 0 and _LEFT_OUT.search(" ".join(f.summary.split()))]
+
+
+def no_steady_problems(where: str, h: HostReport) -> list[str]:
+    """``no-steady`` (h37-review12): "no steady step is left" is said of a host whose kept steps are its start-up: one
+    pass, or steps whose ledger is mostly start-up (at least ``1 - job.warmup_share``).  Several steps that are
+    mostly the program's own work are what the other findings analyse (streams_pinned_copies: "No steady step is left
+    to analyse apart from them: every number below describes the start-up" beside two kept steps of 50.6 ms, 8.6% of
+    them start-up, and a copy finding on the transfers that make the rest)."""
+    steps = (h.steps or {}).get("count") if isinstance(h.steps, dict) else None
+    b = h.breakdown_ms or {}
+    total = sum(v for v in b.values() if v)
+    share = (b.get("startup") or 0.0) / total if total else 0.0
+    if not steps or steps <= 1 or share >= 1 - T("job.warmup_share"):
+        return []
+    return [f"no-steady: {where}: {f.id} says no steady step is left beside {steps} kept steps, {share:.1%} of them "
+            f"start-up" for f in h.findings if "no steady step is left" in " ".join(f.summary.split()).lower()]
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1383,6 +1469,8 @@ def report_violations(report: Report) -> list[str]:
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
         out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
         out += unmarked_problems(h)
+        out += snippet_lang_problems(h.host, h.findings) + rest_of_nothing_problems(h.host, h.findings)
+        out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")
@@ -1406,6 +1494,8 @@ def report_violations(report: Report) -> list[str]:
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
     out += table_scope_problems(report)
+    out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)
+    out += left_out_problems("session", report.findings)
     return sorted(set(out))
 
 

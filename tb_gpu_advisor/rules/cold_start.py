@@ -47,14 +47,12 @@ def check(m: HostMetrics) -> list[Finding]:
             "number below describes the start-up, and the GPU's idle time inside these costs is booked as start-up, "
             "not as launch overhead."
             if p.phase == "warm-up" and (m.steps.count <= 1 or share >= 1 - T("job.warmup_share")) else
-            # steps found in a start-up window, each mostly the program's own work (h37-review12: streams_pinned_copies'
-            # two transfer-bound steps, 8.6% of them start-up, read "No steady step is left")
-            f" The other {pct(1 - share)} of the step is the program's own work, analysed below; the GPU's idle time "
-            "inside these costs is booked as start-up, not as launch overhead."
-            if p.phase == "warm-up" else
-            # a mixed window: the one-time costs are a small part of it, the rest is the program's own work
-            f" The other {pct(1 - p.share)} of the window is the program's own work, analysed below; the GPU's idle "
-            "time inside these costs is booked as start-up, not as launch overhead.")
+            # the steps hold the rest: the program's own work, analysed below -- of the step, which this finding
+            # grades, not of the window, whose set-up before the steps no step holds (h37-review12: streams_pinned_
+            # copies' two transfer-bound steps, 8.6% of them start-up, read "No steady step is left"; ddp_overlap_
+            # rtx3090's "the other 82.2% of the window ... analysed below" beside a pass of 16% of it)
+            f" The other {pct(1 - share)} of the {ctx.unit if ctx.one_step else 'step'} is the program's own work, "
+            "analysed below; the GPU's idle time inside these costs is booked as start-up, not as launch overhead.")
     return [finding(
         ctx, ID, sev,
         f"The GPU sits idle {ctx.part_of_step(startup_ms)} ({pct(share)}) inside one-time costs: "

@@ -364,6 +364,8 @@ GENERIC_LABELS: dict[str, str] = {
     "param_upload": "a data-parallel wrapper's parameter-loading hooks (parameters offloaded to host memory)",
     #: appended to the launch-skew summary when the capture shows no per-GPU launch threads
     "launch_skew:no_private_threads": "",
+    #: where casts that no GEMM or precision number shows come from, in the framework's words (dtype_casts)
+    "cast_cause": "fp32 weights cast to the 16-bit dtype again on every call, or layers kept in fp32",
 }
 
 

@@ -1482,6 +1482,30 @@ def own_work_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+#: the words that name one framework's API in prose: autocast and ``torch.*`` are PyTorch's, ``tf.*`` TensorFlow's,
+#: ``jax.*`` JAX's
+_FRAMEWORK_WORDS = {"pytorch": re.compile(r"\bautocast\b|\btorch\.\w"), "tensorflow": re.compile(r"\btf\.\w"),
+                    "jax": re.compile(r"\bjax\.\w")}
+
+
+def framework_words_problems(where: str, h: HostReport) -> list[str]:
+    """``framework-words`` (h37-review12): a finding's prose (title, summary, assumption, the fixes' words) names no
+    other framework's API than the capture's own -- the frameworks own their words, a rule asks for them (the lone
+    TensorFlow 2.4 BERT read "autocast casting the fp32 weights again on every call" under its dtype casts: PyTorch's
+    autocast, in ``rules/dtype_casts`` itself).  Code is not read: a fix's snippet may show another framework's way."""
+    fw = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
+    if fw not in _FRAMEWORK_WORDS:
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""] + [a.text for a in f.actions])
+        for other, pat in _FRAMEWORK_WORDS.items():
+            if other != fw and (m := pat.search(text)) is not None:
+                out.append(f"framework-words: {where}: {f.id} names {other}'s '{m.group(0)}' to a {fw} capture: "
+                           f"'{text[max(0, m.start() - 40):m.end() + 30]}'")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1511,6 +1535,7 @@ def report_violations(report: Report) -> list[str]:
         out += snippet_lang_problems(h.host, h.findings) + rest_of_nothing_problems(h.host, h.findings)
         out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)
         out += within_judged_problems(h.host, h.findings) + own_work_problems(h.host, h.findings)
+        out += framework_words_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

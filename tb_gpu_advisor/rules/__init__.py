@@ -35,6 +35,7 @@ from tb_gpu_advisor.rules.base import (
     ranges_table,
     saving,
     step_windows,
+    without_dangling_pointers,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
@@ -44,6 +45,7 @@ from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPU
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
+           "without_dangling_pointers",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 
 logger = logging.getLogger(__name__)

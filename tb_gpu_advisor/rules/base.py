@@ -298,6 +298,27 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
                   recovers=parts(v, recovers))
 
 
+#: A sentence's pointer to other findings, and the rules whose findings it points to: said only where one of them is
+#: in the report (:func:`without_dangling_pointers`; h37-review12: demo multi_host's AllReduce note read "(see the
+#: straggler findings)" in a report with none, ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
+SEE_STRAGGLERS = " (see the straggler findings)"
+SEE_IMBALANCE = " (see imbalance and launch skew)"
+POINTERS: dict[str, tuple[str, ...]] = {
+    SEE_STRAGGLERS: ("rank_straggler", "node_straggler", "gpu_imbalance", "launch_skew"),
+    SEE_IMBALANCE: ("gpu_imbalance", "launch_skew", "rank_straggler", "node_straggler"),
+}
+
+
+def without_dangling_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
+    """Drop from each finding's summary the pointers (:data:`POINTERS`) to findings of rules none of which ``fired``
+    (the rules of every finding the reader sees beside it: the host's and the session's), in place."""
+    fired = set(fired)
+    for f in findings:
+        for words, targets in POINTERS.items():
+            if words in f.summary and not fired.intersection(targets):
+                f.summary = f.summary.replace(words, "")
+
+
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix
 #: speeds up, or (no share measured) by the step's critical kernel time
 CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work waited for shortens the step ({share}): "

@@ -1506,6 +1506,27 @@ def framework_words_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+#: the pointers a reader follows, and the rules whose findings they point to (``rules.base.POINTERS``, as read)
+_POINTERS = {"(see the straggler findings)": ("rank_straggler", "node_straggler", "gpu_imbalance", "launch_skew"),
+             "(see imbalance and launch skew)": ("gpu_imbalance", "launch_skew", "rank_straggler", "node_straggler")}
+
+
+def see_also_problems(report: Report) -> list[str]:
+    """``see-also`` (h37-review12): a sentence that sends the reader to other findings ("(see the straggler
+    findings)", "(see imbalance and launch skew)": ``rules.base.POINTERS``) is said only where one of them is in the
+    report -- the session's findings or the host's own (demo multi_host's AllReduce note pointed to straggler
+    findings in a report of one note; ddp_overlap_rtx3090's to imbalance and launch skew, neither there)."""
+    session = {f.rule for f in report.findings}
+    out = []
+    for h in report.hosts:
+        seen = session | {f.rule for f in h.findings}
+        for f in list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]:
+            for words, targets in _POINTERS.items():
+                if words in " ".join(f.summary.split()) and not seen.intersection(targets):
+                    out.append(f"see-also: {h.host}: {f.id} says '{words.strip()}' in a report without one")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1559,6 +1580,7 @@ def report_violations(report: Report) -> list[str]:
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
     out += table_scope_problems(report)
+    out += see_also_problems(report)
     out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)
     out += left_out_problems("session", report.findings)
     return sorted(set(out))

@@ -1523,7 +1523,7 @@ def see_also_problems(report: Report) -> list[str]:
         for f in list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]:
             for words, targets in _POINTERS.items():
                 if words in " ".join(f.summary.split()) and not seen.intersection(targets):
-                    out.append(f"see-also: {h.host}: {f.id} says '{words.strip()}' in a report without one")
+                    out.append(f"see-also: {h.host}: {f.id} says '{words}' in a report without one")
     return out
 
 

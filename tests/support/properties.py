@@ -1527,6 +1527,41 @@ def see_also_problems(report: Report) -> list[str]:
     return out
 
 
+_FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+#: a capture tool's own way to record the steady state, as its fixes write it
+_CAPTURE_TOOLS = ("nsys profile", "rpdTracerControl")
+
+
+def capture_advice_problems(report: Report) -> list[str]:
+    """``one-advice`` (h37-review12): how to record a better capture is one advice on every surface.  Where a finding
+    about the capture tells the capture tool's own way to record (an Nsight window's ``nsys profile
+    --capture-range``, rocmProfileData's ``rpdTracerControl``), the job's capture advice (the MCP server's "Recording
+    a better capture", the tab's) tells that tool too, not torch.profiler's schedule, which moves no Nsight window
+    (nvllm_gb10_lost_tail); and the MCP server fences each snippet in its language (``snippet-lang``: vLLM's
+    ``VLLM_TORCH_PROFILER_DIR=... vllm serve`` was fenced as Python)."""
+    from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+
+    out = []
+    for h in report.hosts:
+        advice = (h.job or {}).get("capture_advice") or ""
+        if not advice or h.error is not None:
+            continue
+        told = " ".join(a.snippet or "" for f in h.findings if f.rule in ("cold_start", "capture_quality")
+                        for a in f.actions)
+        for tool in _CAPTURE_TOOLS:
+            if tool in told and tool not in advice:
+                out.append(f"one-advice: {h.host}: its capture findings tell '{tool}', its capture advice "
+                           f"'{advice.strip().splitlines()[0][:60]}'")
+    for lang, code in _FENCE.findall(capture_advice_text(report)):
+        lines = [ln.split("  #")[0].strip() for ln in code.splitlines()]
+        lines = [ln for ln in lines if ln and not ln.startswith("#")]
+        wrong = {"sh": _PY_LINE, "shell": _PY_LINE, "python": _SHELL_LINE}.get(lang)
+        bad = [ln for ln in lines if wrong is not None and wrong.search(ln)]
+        if bad:
+            out.append(f"snippet-lang: mcp capture_advice: code fenced {lang} reads '{bad[0][:70]}'")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1581,6 +1616,7 @@ def report_violations(report: Report) -> list[str]:
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
     out += table_scope_problems(report)
     out += see_also_problems(report)
+    out += capture_advice_problems(report)
     out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)
     out += left_out_problems("session", report.findings)
     return sorted(set(out))

@@ -298,25 +298,32 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
                   recovers=parts(v, recovers))
 
 
-#: A sentence's pointer to other findings, and the rules whose findings it points to: said only where one of them is
-#: in the report (:func:`without_dangling_pointers`; h37-review12: demo multi_host's AllReduce note read "(see the
-#: straggler findings)" in a report with none, ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
-SEE_STRAGGLERS = " (see the straggler findings)"
-SEE_IMBALANCE = " (see imbalance and launch skew)"
-POINTERS: dict[str, tuple[str, ...]] = {
-    SEE_STRAGGLERS: ("rank_straggler", "node_straggler", "gpu_imbalance", "launch_skew"),
-    SEE_IMBALANCE: ("gpu_imbalance", "launch_skew", "rank_straggler", "node_straggler"),
+#: A sentence's pointer to other findings: a placeholder the rule writes, filled once every finding it may point to
+#: is known (:func:`fill_pointers`: the host's at the end of ``rules.evaluate``, the job's at the end of
+#: ``rules.evaluate_session``) with its words where one of the rules it names fired, else with nothing (h37-review12:
+#: demo multi_host's AllReduce note read "(see the straggler findings)" in a report with none,
+#: ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
+SEE_STRAGGLERS = "{see_stragglers}"
+SEE_IMBALANCE = "{see_imbalance}"
+#: placeholder -> (its words, the rules whose findings they point to)
+POINTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    SEE_STRAGGLERS: (" (see the straggler findings)", ("rank_straggler", "node_straggler", "gpu_imbalance", "launch_skew")),
+    SEE_IMBALANCE: (" (see imbalance and launch skew)", ("gpu_imbalance", "launch_skew")),
 }
 
 
-def without_dangling_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
-    """Drop from each finding's summary the pointers (:data:`POINTERS`) to findings of rules none of which ``fired``
-    (the rules of every finding the reader sees beside it: the host's and the session's), in place."""
+def fill_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
+    """Fill each finding's pointer placeholders (:data:`POINTERS`) in place: their words where one of the rules they
+    name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing."""
     fired = set(fired)
+
+    def said(key: str) -> str:
+        words, targets = POINTERS[key]
+        return words if fired.intersection(targets) else ""
+
     for f in findings:
-        for words, targets in POINTERS.items():
-            if words in f.summary and not fired.intersection(targets):
-                f.summary = f.summary.replace(words, "")
+        f.summary = f.summary.replace("{see_stragglers}", said(SEE_STRAGGLERS)).replace("{see_imbalance}",
+                                                                                         said(SEE_IMBALANCE))
 
 
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix

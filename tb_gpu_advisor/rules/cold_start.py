@@ -46,7 +46,7 @@ def check(m: HostMetrics) -> list[Finding]:
             f" {no_step} to analyse apart from them: every "
             "number below describes the start-up, and the GPU's idle time inside these costs is booked as start-up, "
             "not as launch overhead."
-            if p.phase == "warm-up" and (m.steps.count <= 1 or share >= 1 - T("job.warmup_share")) else
+            if p.phase == "warm-up" and (m.steps.count <= 1 or share >= T("job.warmup_share")) else
             # the steps hold the rest: the program's own work, analysed below -- of the step, which this finding
             # grades, not of the window, whose set-up before the steps no step holds (h37-review12: streams_pinned_
             # copies' two transfer-bound steps, 8.6% of them start-up, read "No steady step is left"; ddp_overlap_

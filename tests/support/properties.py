@@ -1429,15 +1429,15 @@ def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
 
 def no_steady_problems(where: str, h: HostReport) -> list[str]:
     """``no-steady`` (h37-review12): "no steady step is left" is said of a host whose kept steps are its start-up: one
-    pass, or steps whose ledger is mostly start-up (at least ``1 - job.warmup_share``).  Several steps that are
-    mostly the program's own work are what the other findings analyse (streams_pinned_copies: "No steady step is left
+    pass, or steps whose ledger is start-up as a start-up window's is (at least ``job.warmup_share``).  Several steps
+    that are mostly the program's own work are what the other findings analyse (streams_pinned_copies: "No steady step is left
     to analyse apart from them: every number below describes the start-up" beside two kept steps of 50.6 ms, 8.6% of
     them start-up, and a copy finding on the transfers that make the rest)."""
     steps = (h.steps or {}).get("count") if isinstance(h.steps, dict) else None
     b = h.breakdown_ms or {}
     total = sum(v for v in b.values() if v)
     share = (b.get("startup") or 0.0) / total if total else 0.0
-    if not steps or steps <= 1 or share >= 1 - T("job.warmup_share"):
+    if not steps or steps <= 1 or share >= T("job.warmup_share"):
         return []
     return [f"no-steady: {where}: {f.id} says no steady step is left beside {steps} kept steps, {share:.1%} of them "
             f"start-up" for f in h.findings if "no steady step is left" in " ".join(f.summary.split()).lower()]

@@ -87,6 +87,13 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   under a finding is the job's), ``waits-at`` (the others wait "at the AllReduce" only where they spend longer in it
   than the GPU they wait for); ``words`` also holds sizes to three significant digits ("1001 MiB").
 
+* h37-review12: ``snippet-lang`` (a fix's code, and the MCP server's capture advice, in the language its label says),
+  ``rest-of-nothing`` (a capped saving's caveat only where its cut shows), ``left-out`` (a cause in left-out steps
+  saves nothing per kept step), ``no-steady`` ("no steady step is left" only of a start-up pass), ``own-work`` (the
+  program's own work is the rest of the step, not of the window), ``within-judged`` (a part of a finding's time within
+  the share it grades), ``framework-words`` (no other framework's API in prose), ``see-also`` (a pointer to findings
+  the report holds), ``one-advice`` (the capture advice is the capture tool's own, as the capture findings' fixes).
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 

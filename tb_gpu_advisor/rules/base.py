@@ -299,8 +299,8 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
 
 
 #: A sentence's pointer to other findings: a placeholder the rule writes, filled once every finding it may point to
-#: is known (:func:`fill_pointers`: the host's at the end of ``rules.evaluate``, the job's at the end of
-#: ``rules.evaluate_session``) with its words where one of the rules it names fired, else with nothing (h37-review12:
+#: is known (:func:`fill_pointers`: the session's at the end of ``rules.evaluate_session``, each host's in
+#: ``report.merge.merge_hosts``) with its words where one of the rules it names fired, else with nothing (h37-review12:
 #: demo multi_host's AllReduce note read "(see the straggler findings)" in a report with none,
 #: ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
 SEE_STRAGGLERS = "{see_stragglers}"

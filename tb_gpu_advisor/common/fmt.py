@@ -27,6 +27,12 @@ def ms(x: float | None) -> str:
     return f"{x * 1000:.0f} us"
 
 
+def ms_step(x: float) -> float:
+    """The time (ms) one unit of the last digit :func:`ms` prints for ``x`` stands for: 10 ms for '1.23 s', 0.1 ms for
+    '12.3 ms', 0.01 ms for '1.23 ms', 1 us for '456 us' -- a difference under half of it does not show."""
+    return 10.0 if abs(x) >= 1000 else 0.1 if abs(x) >= 10 else 0.01 if abs(x) >= 0.995 else 0.001
+
+
 def _ms_as(x: float, whole: float, extra: int) -> str:
     """``x`` in the unit :func:`ms` gives ``whole``, with ``extra`` more decimals than it prints there."""
     if abs(whole) >= 1000:

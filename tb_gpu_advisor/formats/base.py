@@ -323,6 +323,9 @@ class Format:
     #: by what it held (``job.kind.WINDOWS``; "" for any): ``(what to do, command)`` pairs.  Empty where the format's
     #: profiler is the framework's own (``torch.profiler``, ``jax.profiler``): the framework's fixes say it then.
     window_fixes: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    #: The language of :attr:`window_fixes`' code: "shell" for a profiler run from the command line (``nsys profile``),
+    #: "python" where the program itself switches recording (torch.profiler's options, ``rpdTracerControl``).
+    window_fix_lang: str = "shell"
 
     def reader(self) -> Callable[..., Trace]:
         return importlib.import_module(self.reader_module).read_trace

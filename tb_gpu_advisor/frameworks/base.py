@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping, TypeVar
 
@@ -10,10 +11,19 @@ from tb_gpu_advisor.model.schema import Action
 NamePredicate = Callable[[str], bool]
 
 
+#: how a command line opens: an environment variable set (``export X=``, ``XLA_FLAGS=...``), a script's ``#!``, or a
+#: command-line tool a fix runs (a profiler, a GPU's management tool, this advisor, an interpreter or launcher)
+_SHELL_START = re.compile(r"^(?:#!|export |unset |[A-Z][A-Z0-9_]*=|(?:nsys|ncu|nvidia-smi|rocm-smi|rocprof\w*|xpu-smi|"
+                          r"tb-gpu-advisor|pip3?|torchrun|python3?)(?:\s|$))")
+
+
 def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
-    """A fix: what to change, and code (or an environment variable) to copy; the language is guessed if not given."""
+    """A fix: what to change, and code (or an environment variable) to copy; the language is guessed if not given,
+    from its first line of code (comments above it say nothing: ``nsys profile ...`` under a comment is a command)."""
     if snippet is not None and lang is None:
-        lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "XLA_", "#!")) else "python"
+        lines = [ln.strip() for ln in snippet.splitlines() if ln.strip()]
+        code = next((ln for ln in lines if not ln.startswith("#") or ln.startswith("#!")), "")
+        lang = "shell" if _SHELL_START.match(code) else "python"
     return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
 
 
@@ -354,6 +364,8 @@ GENERIC_LABELS: dict[str, str] = {
     "param_upload": "a data-parallel wrapper's parameter-loading hooks (parameters offloaded to host memory)",
     #: appended to the launch-skew summary when the capture shows no per-GPU launch threads
     "launch_skew:no_private_threads": "",
+    #: where casts that no GEMM or precision number shows come from, in the framework's words (dtype_casts)
+    "cast_cause": "fp32 weights cast to the 16-bit dtype again on every call, or layers kept in fp32",
 }
 
 

@@ -1342,7 +1342,8 @@ FIXES["small_grid"] = (action(
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
+    labels={"cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
+            "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "

@@ -542,7 +542,9 @@ FRAMEWORK = Framework(
     device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
-    labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
+    labels={"cast_cause": "the mixed-precision policy's variables cast from fp32 again on every read, or layers kept "
+                          "in fp32 (a dtype='float32' layer between 16-bit ones)",
+            "op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
             "ops_table": "Top TensorFlow ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host waited in IteratorGetNext (tf.data)",
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",

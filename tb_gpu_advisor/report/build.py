@@ -370,8 +370,13 @@ def capture_advice(m: HostMetrics) -> str:
     (its loop, its ranks, a serving engine's routes, a cold start's schedule), the one text every fix of the report
     quotes -- the MCP server's capture advice and the tab show it, never a general text written for a training loop
     (h37-left43: cold_a100_alexnet's forward passes were advised `train_step(x, y)` by the MCP server beside fixes
-    looping `model(batch)`)."""
-    return rules.base.framework(m).capture_snippet
+    looping `model(batch)`).  A capture tool with its own way to put the window on the steady state (an Nsight
+    window's ``--capture-range``, rocmProfileData's ``rpdTracerControl``: the format's ``steady`` window fix) is told
+    that, as the findings' fixes tell it (``Ctx.steady_fix``): a torch.profiler schedule moves no Nsight window
+    (h37-review12: nvllm_gb10_lost_tail's Nsight export was advised torch.profiler's schedule by the MCP server
+    beside its findings' ``nsys profile --capture-range``)."""
+    own = rules.base.Ctx(m).window_fixes(m.capture.capture_format, "steady")
+    return own[0].snippet if own and own[0].snippet else rules.base.framework(m).capture_snippet
 
 
 def part_of_job(m: HostMetrics) -> str:

@@ -35,6 +35,7 @@ from tb_gpu_advisor.rules.base import (
     ranges_table,
     saving,
     step_windows,
+    fill_pointers,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
@@ -43,7 +44,7 @@ from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
-__all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
+__all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 
 logger = logging.getLogger(__name__)
@@ -434,6 +435,7 @@ def evaluate_session(job: JobView, findings: Iterable[Finding]) -> list[Finding]
     # a collective's critical 11.0%; a slow link's 31.8% a warning over the input's critical 24.7%)
     _raise_to_savings(out + job_findings)
     metrics_follow_severity(out + job_findings)
+    fill_pointers(out + job_findings, {f.rule for f in out + job_findings})  # every finding of the session known
     return out + job_findings
 
 

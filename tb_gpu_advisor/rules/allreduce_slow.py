@@ -21,7 +21,7 @@ from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Metric, Saving
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (SEE_IMBALANCE, SEE_STRAGGLERS, Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        table, the_others, value_metric)
 
 ID = "allreduce_slow"
@@ -141,7 +141,7 @@ def in_job(f: Finding, transfer_ms: float, step_ms: float, unit: str, per_step: 
         return f
     share = transfer_ms / step_ms
     wait = (f" Its GPUs spend {ms(ar - transfer_ms)} more{' per step' if per_step == 'per step' else ''} inside it, waiting for the {unit} of the job that "
-            f"enters it last (see the straggler findings).")
+            f"enters it last{SEE_STRAGGLERS}.")
     expected = d.get("expected_ms")
     if not expected:
         if share < T("allreduce_slow.share_info"):
@@ -181,7 +181,7 @@ def _waited(ctx: Ctx, waited_ms: float, others: int) -> str:
         return ""
     return (f" That is the GPU that enters it last; {the_others(others, 'GPU', 'spend', 'the others spend')} "
             f"{ms(waited_ms)} more{'' if ctx.one_step else ' per step'} inside it, "
-            f"waiting for that GPU (see imbalance and launch skew).")
+            f"waiting for that GPU{SEE_IMBALANCE}.")
 
 
 def _actions(vendor) -> list:  # noqa: ANN001 - a devices vendor module

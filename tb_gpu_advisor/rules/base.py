@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from tb_gpu_advisor import devices, formats, frameworks
-from tb_gpu_advisor.common.fmt import ms, ms_apart, pct  # noqa: F401  (re-exported: rules format numbers alike)
+from tb_gpu_advisor.common.fmt import ms, ms_apart, ms_step, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.job import step_word
@@ -125,11 +125,12 @@ class Ctx:
         where it has none for it), [] where it has none: their code names the job's step in the job's words (an NVTX
         range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``)."""
         try:
-            own = formats.get(fmt).window_fixes if fmt else {}
+            f = formats.get(fmt) if fmt else None
         except ValueError:
-            own = {}
+            f = None
+        own, lang = (f.window_fixes, f.window_fix_lang) if f is not None else ({}, "shell")
         words = nvtx.step_range(self.m.job.work() if self.m.job is not None else "training")
-        return [action(text, code.format(**words), "shell") for text, code in own.get(window) or own.get("", ())]
+        return [action(text, code.format(**words), lang) for text, code in own.get(window) or own.get("", ())]
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
@@ -288,13 +289,41 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
     shares = ctx.m.compute_critical_share
     touched = sorted({POOL_CLASS[p] for _, p, x in recovers if p in CRITICAL_POOLS and x > 0} & set(shares))
     v, recovers, cut = critical_cap(v, recovers, ctx.m.compute_critical_ms if paced else None, shares)
-    if cut > 0:
+    if cut >= ms_step(v) / 2:  # a cut the saving as printed does not show is no caveat (h37-review12)
         share = ", ".join(f"{pct(shares[c])} of the {_CLASS_WORDS[c]}" for c in touched)
         assumption += (CAPPED_SHARE.format(share=share, cut=ms(cut)) if share else
                        CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut)))
     return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2),
                   assumption=ctx.words(assumption),  # read by the user like the summary: the GPU's vendor's words
                   recovers=parts(v, recovers))
+
+
+#: A sentence's pointer to other findings: a placeholder the rule writes, filled once every finding it may point to
+#: is known (:func:`fill_pointers`: the session's at the end of ``rules.evaluate_session``, each host's in
+#: ``report.merge.merge_hosts``) with its words where one of the rules it names fired, else with nothing (h37-review12:
+#: demo multi_host's AllReduce note read "(see the straggler findings)" in a report with none,
+#: ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
+SEE_STRAGGLERS = "{see_stragglers}"
+SEE_IMBALANCE = "{see_imbalance}"
+#: placeholder -> (its words, the rules whose findings they point to)
+POINTERS: dict[str, tuple[str, tuple[str, ...]]] = {
+    SEE_STRAGGLERS: (" (see the straggler findings)", ("rank_straggler", "node_straggler", "gpu_imbalance", "launch_skew")),
+    SEE_IMBALANCE: (" (see imbalance and launch skew)", ("gpu_imbalance", "launch_skew")),
+}
+
+
+def fill_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
+    """Fill each finding's pointer placeholders (:data:`POINTERS`) in place: their words where one of the rules they
+    name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing."""
+    fired = set(fired)
+
+    def said(key: str) -> str:
+        words, targets = POINTERS[key]
+        return words if fired.intersection(targets) else ""
+
+    for f in findings:
+        f.summary = f.summary.replace("{see_stragglers}", said(SEE_STRAGGLERS)).replace("{see_imbalance}",
+                                                                                         said(SEE_IMBALANCE))
 
 
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix

@@ -16,7 +16,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
-from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_exposed"
@@ -91,7 +91,7 @@ def _wait_clause(exposed: float, paid: float, unit: str) -> str:
     if ms(exposed) == ms(paid):
         return ""
     return (f", of which {ms(wait)} is waiting for the {unit} that enters the collective last"
-            + (" (see the straggler findings)" if wait >= 0.05 * max(exposed, 1e-9) else ""))
+            + (SEE_STRAGGLERS if wait >= 0.05 * max(exposed, 1e-9) else ""))
 
 
 def _one_rank(r: RankRow) -> str:

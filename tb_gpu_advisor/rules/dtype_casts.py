@@ -48,7 +48,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"Kernels that only convert dtypes take {ctx.part_of_step(cast_ms)} ({pct(share)}{than}): "
         f"{count(sum(s.count for s in rows))} casts in the kept steps, memory-bound copies that no GEMM or "
-        f"precision number shows -- autocast casting the fp32 weights again on every call, or layers kept in fp32.",
+        f"precision number shows -- {ctx.fw.label('cast_cause')}.",
         metric=share_metric("cast_share", "Step time in dtype casts", share, "dtype_casts.warning", severity=sev,
                             detail={"cast_ms_per_step": cast_ms, "gemm_ms_per_step": gemm}),
         saving=saving(ctx, cast_ms, "no cast is left: the weights are kept in the 16-bit dtype and activations stay "

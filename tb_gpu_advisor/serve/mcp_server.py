@@ -44,6 +44,7 @@ from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
+from tb_gpu_advisor.frameworks import action
 from tb_gpu_advisor.job import work_of
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
@@ -484,9 +485,13 @@ def _guide_lines(noun: tuple[str, str] = _STEP_NOUNS["training"]) -> list[str]:
 
 
 def _snippet_lines(fw: Any, text: str | None = None) -> list[str]:
-    """A framework's heading, capture advice (``text``, else its general advice) and hints."""
-    hints = [f"- {render.md_code(h)}" for h in fw.capture_hint]
-    return [f"#### {fw.name}", "", "```python", (text or fw.capture_snippet).strip(), "```", "", *hints, ""]
+    """A framework's heading, capture advice (``text``, else its general advice) fenced in its language (a command
+    line is no Python: h37-review12, vLLM's ``VLLM_TORCH_PROFILER_DIR=... vllm serve``), and the framework's hints
+    where the advice is code of the program's (a capture tool's command line is the whole advice)."""
+    text = (text or fw.capture_snippet).strip()
+    lang = action("", text).snippet_lang or "python"
+    hints = [f"- {render.md_code(h)}" for h in fw.capture_hint] if lang == "python" else []
+    return [f"#### {fw.name}", "", f"```{'sh' if lang == 'shell' else lang}", text, "```", "", *hints, ""]
 
 
 def rule_doc(rid: str) -> str:

@@ -34,7 +34,9 @@ def test_a_mixed_windows_start_up_ranks_by_its_saving():
     (cold,) = REGISTRY["cold_start"].check(_window("mixed", 0.06, 0.6))
     assert cold.severity == "warning"  # 6% of the step: still said, as a warning
     assert "every number below describes the start-up" not in cold.summary
-    assert "94.0% of the window is the program's own work" in cold.summary
+    # of the step this finding grades (6% of it start-up), not of the window (h37-review12: ddp_overlap_rtx3090's
+    # "82.2% of the window ... analysed below" beside a pass of 16% of its window)
+    assert "The other 94.0% of the step is the program's own work" in cold.summary
     grid = _one_block_kernel(8.9)
     assert rank([cold, grid]) == [grid, cold]
 

@@ -87,6 +87,13 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   under a finding is the job's), ``waits-at`` (the others wait "at the AllReduce" only where they spend longer in it
   than the GPU they wait for); ``words`` also holds sizes to three significant digits ("1001 MiB").
 
+* h37-review12: ``snippet-lang`` (a fix's code, and the MCP server's capture advice, in the language its label says),
+  ``rest-of-nothing`` (a capped saving's caveat only where its cut shows), ``left-out`` (a cause in left-out steps
+  saves nothing per kept step), ``no-steady`` ("no steady step is left" only of a start-up pass), ``own-work`` (the
+  program's own work is the rest of the step, not of the window), ``within-judged`` (a part of a finding's time within
+  the share it grades), ``framework-words`` (no other framework's API in prose), ``see-also`` (a pointer to findings
+  the report holds), ``one-advice`` (the capture advice is the capture tool's own, as the capture findings' fixes).
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 
@@ -1357,6 +1364,211 @@ def share_of_time_problems(where: str, f: Finding) -> list[str]:
     return out
 
 
+#: a line of code only Python reads: an import, a ``with`` block, a call on a module's attribute or an assignment of a call
+_PY_LINE = re.compile(r"^(?:from [\w.]+ import |import [\w.]+|with .+:$|[\w.\[\]]+ = [\w.]+\(|[\w.]+\.\w+\(.*\)$)")
+#: a line only a shell reads: a command-line tool, an environment variable set for a command
+_SHELL_LINE = re.compile(r"^(?:export|unset|nsys|ncu|nvidia-smi|rocm-smi|rocprof\w*|xpu-smi|tb-gpu-advisor|pip3?|torchrun|export|"
+                         r"python3?|\./\S+)\s|^[A-Z][A-Z0-9_]+=\S")
+
+
+def snippet_lang_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``snippet-lang`` (h37-review12): a fix's code is in the language its label says, so the markdown report fences
+    it as that and a reader pastes it where it runs.  A "shell" snippet holds no line only Python reads (``from
+    rpdTracerControl import ...``: rocmProfileData's and torch.profiler's window fixes were labelled shell), a "python"
+    one no command line (``nsys profile ...``).  Comment lines say nothing either way."""
+    out = []
+    for f in findings:
+        for a in f.actions:
+            if not a.snippet:
+                continue
+            lines = [ln.split("  #")[0].strip() for ln in a.snippet.splitlines()]
+            lines = [ln for ln in lines if ln and not ln.startswith("#")]
+            wrong = {"shell": _PY_LINE, "python": _SHELL_LINE}.get(a.snippet_lang or "")
+            bad = [ln for ln in lines if wrong is not None and wrong.search(ln)]
+            if bad:
+                out.append(f"snippet-lang: {where}: {f.id}'s fix code is labelled {a.snippet_lang} but reads "
+                           f"'{bad[0][:70]}'")
+    return out
+
+
+#: the clause a capped saving adds (``rules.base.CAPPED_SHARE``/``CAPPED``): the shares that shorten the step and the
+#: time a host-bound fix would add back
+_CAPPED = re.compile(r"shortens the step \(([^)]*)\): the GPU idles waiting for the host the rest of the time, so a "
+                     r"faster kernel there only lengthens that idle \(" + _TIME)
+_AT_MOST_CAP = re.compile(r"at most the " + _TIME + r" of kernel time .{0,80}?the rest of the time, .{0,80}?idle \(" + _TIME)
+
+
+def rest_of_nothing_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``rest-of-nothing`` (h37-review12): a caveat is about something its own numbers show.  A saving capped to the
+    kernel time the GPU's next work waited for says "the GPU idles waiting for the host the rest of the time" only
+    where a rest is printed: not after shares that all read 100.0% (hta_v100: "(100.0% of the matmul/convolution
+    kernels' time, 100.0% of the other kernels' time): ... the rest of the time ... (7 us more ...)"), nor with a
+    cut that reads 0 (nvllm_gb10_lost_tail: "(0 us more once the host-bound fix lands)") -- a cut under the saving's
+    printed precision changes nothing the reader sees."""
+    out = []
+    for f in findings:
+        text = " ".join((f.saving.assumption if f.saving else "").split())
+        for m in _CAPPED.finditer(text):
+            shares = re.findall(r"(\d+(?:\.\d+)?)%", m.group(1))
+            if shares and all(float(x) >= 100.0 for x in shares):
+                out.append(f"rest-of-nothing: {where}: {f.id} says 'the rest of the time' after '{m.group(1)[:70]}'")
+            if _ms(m.group(2), m.group(3)) == 0:
+                out.append(f"rest-of-nothing: {where}: {f.id} caps its saving by '{m.group(2)} {m.group(3)}'")
+        for m in _AT_MOST_CAP.finditer(text):
+            if _ms(m.group(3), m.group(4)) == 0:
+                out.append(f"rest-of-nothing: {where}: {f.id} caps its saving by '{m.group(3)} {m.group(4)}'")
+    return out
+
+
+_LEFT_OUT = re.compile(r"\bholding (?:them|it) (?:was|were) left out\b")
+
+
+def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``left-out`` (h37-review12): a cause said to lie in the steps left out of the averages saves nothing per kept
+    step.  A finding whose saving is time in the kept steps never says the steps "holding them" were left out
+    (nvfuser_h200_gtest: "The GPU sits idle 10.3 ms of each 18.4 ms step ... inside one-time costs ... The 1 step
+    holding them was left out of the averages" -- the compilation's step was, its first launches lay in the six kept
+    ones)."""
+    return [f"left-out: {where}: {f.id} saves {f.saving.ms_per_step} ms per kept step of what it says the steps left "
+            f"out hold" for f in findings
+            if f.saving is not None and (f.saving.ms_per_step or 0) > 0 and _LEFT_OUT.search(" ".join(f.summary.split()))]
+
+
+def no_steady_problems(where: str, h: HostReport) -> list[str]:
+    """``no-steady`` (h37-review12): "no steady step is left" is said of a host whose kept steps are its start-up: one
+    pass, or steps whose ledger is start-up as a start-up window's is (at least ``job.warmup_share``).  Several steps
+    that are mostly the program's own work are what the other findings analyse (streams_pinned_copies: "No steady step is left
+    to analyse apart from them: every number below describes the start-up" beside two kept steps of 50.6 ms, 8.6% of
+    them start-up, and a copy finding on the transfers that make the rest)."""
+    steps = (h.steps or {}).get("count") if isinstance(h.steps, dict) else None
+    b = h.breakdown_ms or {}
+    total = sum(v for v in b.values() if v)
+    share = (b.get("startup") or 0.0) / total if total else 0.0
+    if not steps or steps <= 1 or share >= T("job.warmup_share"):
+        return []
+    return [f"no-steady: {where}: {f.id} says no steady step is left beside {steps} kept steps, {share:.1%} of them "
+            f"start-up" for f in h.findings if "no steady step is left" in " ".join(f.summary.split()).lower()]
+
+
+_PART_OF_STEP = re.compile(r"\((\d+(?:\.\d+)?)% of the (?:step|pass|forward pass|engine step)\)")
+
+
+def within_judged_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``within-judged`` (h37-review12): a part of the time a finding judges, said as "(P% of the step)" in its summary,
+    is at most the share the finding grades (its metric, a share of the step): the unrecorded part of the gaps inside
+    the gaps' own share (torch_compile_cudagraphs_inference: "19.7% of the 221 us step outside input wait ...; 47 us a
+    step (21.1% of the step) no runtime call ... covers" -- the sync's idle, left out of the share, left in the part)."""
+    out = []
+    for f in findings:
+        mt = f.metric
+        if mt is None or mt.unit != "share" or mt.value is None or not 0 < mt.value <= 1:
+            continue
+        for p in _PART_OF_STEP.findall(" ".join(f.summary.split())):
+            if float(p) > 100 * mt.value + _half_ulp(p) + 0.05:
+                out.append(f"within-judged: {where}: {f.id} says a part of {p}% of the step beside its own "
+                           f"{mt.display} ({mt.label})")
+    return out
+
+
+_OWN_WORK = re.compile(r"The other (\d+(?:\.\d+)?)% of the (\w+(?: \w+)?) is the program's own work, analysed below")
+
+
+def own_work_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``own-work`` (h37-review12): what a finding says is "the program's own work, analysed below" is the rest of the
+    step its own share is of -- the share of the step, never of the window, most of which may lie outside every step
+    (ddp_overlap_rtx3090: "62.8%" of the pass in start-up, then "The other 82.2% of the window is the program's own
+    work, analysed below" beside 2.39 s of set-up before the pass that no step holds)."""
+    out = []
+    for f in findings:
+        mt = f.metric
+        for p, whole in _OWN_WORK.findall(" ".join(f.summary.split())):
+            if whole == "window" or (mt is not None and mt.unit == "share" and mt.value is not None
+                                     and abs(float(p) + 100 * mt.value - 100) > 0.1):
+                out.append(f"own-work: {where}: {f.id} says the other {p}% of the {whole} is analysed beside its "
+                           f"{mt.display if mt else '?'} of the step")
+    return out
+
+
+#: the words that name one framework's API in prose: autocast and ``torch.*`` are PyTorch's, ``tf.*`` TensorFlow's,
+#: ``jax.*`` JAX's
+_FRAMEWORK_WORDS = {"pytorch": re.compile(r"\bautocast\b|\btorch\.\w"), "tensorflow": re.compile(r"\btf\.\w"),
+                    "jax": re.compile(r"\bjax\.\w")}
+
+
+def framework_words_problems(where: str, h: HostReport) -> list[str]:
+    """``framework-words`` (h37-review12): a finding's prose (title, summary, assumption, the fixes' words) names no
+    other framework's API than the capture's own -- the frameworks own their words, a rule asks for them (the lone
+    TensorFlow 2.4 BERT read "autocast casting the fp32 weights again on every call" under its dtype casts: PyTorch's
+    autocast, in ``rules/dtype_casts`` itself).  Code is not read: a fix's snippet may show another framework's way."""
+    fw = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
+    if fw not in _FRAMEWORK_WORDS:
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""] + [a.text for a in f.actions])
+        for other, pat in _FRAMEWORK_WORDS.items():
+            if other != fw and (m := pat.search(text)) is not None:
+                out.append(f"framework-words: {where}: {f.id} names {other}'s '{m.group(0)}' to a {fw} capture: "
+                           f"'{text[max(0, m.start() - 40):m.end() + 30]}'")
+    return out
+
+
+#: the pointers a reader follows, and the rules whose findings they point to (``rules.base.POINTERS``, as read)
+_POINTERS = {"(see the straggler findings)": ("rank_straggler", "node_straggler", "gpu_imbalance", "launch_skew"),
+             "(see imbalance and launch skew)": ("gpu_imbalance", "launch_skew", "rank_straggler", "node_straggler")}
+
+
+def see_also_problems(report: Report) -> list[str]:
+    """``see-also`` (h37-review12): a sentence that sends the reader to other findings ("(see the straggler
+    findings)", "(see imbalance and launch skew)": ``rules.base.POINTERS``) is said only where one of them is in the
+    report -- the session's findings or the host's own (demo multi_host's AllReduce note pointed to straggler
+    findings in a report of one note; ddp_overlap_rtx3090's to imbalance and launch skew, neither there)."""
+    session = {f.rule for f in report.findings}
+    out = []
+    for h in report.hosts:
+        seen = session | {f.rule for f in h.findings}
+        for f in list(h.findings) + [f for f in report.findings if f.host in (None, h.host)]:
+            for words, targets in _POINTERS.items():
+                if words in " ".join(f.summary.split()) and not seen.intersection(targets):
+                    out.append(f"see-also: {h.host}: {f.id} says '{words}' in a report without one")
+    return out
+
+
+_FENCE = re.compile(r"```(\w*)\n(.*?)```", re.S)
+#: a capture tool's own way to record the steady state, as its fixes write it
+_CAPTURE_TOOLS = ("nsys profile", "rpdTracerControl")
+
+
+def capture_advice_problems(report: Report) -> list[str]:
+    """``one-advice`` (h37-review12): how to record a better capture is one advice on every surface.  Where a finding
+    about the capture tells the capture tool's own way to record (an Nsight window's ``nsys profile
+    --capture-range``, rocmProfileData's ``rpdTracerControl``), the job's capture advice (the MCP server's "Recording
+    a better capture", the tab's) tells that tool too, not torch.profiler's schedule, which moves no Nsight window
+    (nvllm_gb10_lost_tail); and the MCP server fences each snippet in its language (``snippet-lang``: vLLM's
+    ``VLLM_TORCH_PROFILER_DIR=... vllm serve`` was fenced as Python)."""
+    from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+
+    out = []
+    for h in report.hosts:
+        advice = (h.job or {}).get("capture_advice") or ""
+        if not advice or h.error is not None:
+            continue
+        told = " ".join(a.snippet or "" for f in h.findings if f.rule in ("cold_start", "capture_quality")
+                        for a in f.actions)
+        for tool in _CAPTURE_TOOLS:
+            if tool in told and tool not in advice:
+                out.append(f"one-advice: {h.host}: its capture findings tell '{tool}', its capture advice "
+                           f"'{advice.strip().splitlines()[0][:60]}'")
+    for lang, code in _FENCE.findall(capture_advice_text(report)):
+        lines = [ln.split("  #")[0].strip() for ln in code.splitlines()]
+        lines = [ln for ln in lines if ln and not ln.startswith("#")]
+        wrong = {"sh": _PY_LINE, "shell": _PY_LINE, "python": _SHELL_LINE}.get(lang)
+        bad = [ln for ln in lines if wrong is not None and wrong.search(ln)]
+        if bad:
+            out.append(f"snippet-lang: mcp capture_advice: code fenced {lang} reads '{bad[0][:70]}'")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1383,6 +1595,10 @@ def report_violations(report: Report) -> list[str]:
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
         out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
         out += unmarked_problems(h)
+        out += snippet_lang_problems(h.host, h.findings) + rest_of_nothing_problems(h.host, h.findings)
+        out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)
+        out += within_judged_problems(h.host, h.findings) + own_work_problems(h.host, h.findings)
+        out += framework_words_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")
@@ -1406,6 +1622,10 @@ def report_violations(report: Report) -> list[str]:
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
     out += table_scope_problems(report)
+    out += see_also_problems(report)
+    out += capture_advice_problems(report)
+    out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)
+    out += left_out_problems("session", report.findings)
     return sorted(set(out))
 
 

@@ -32,4 +32,5 @@ WINDOW_FIXES = {
 }
 
 FORMAT = Format(id="kineto", name="PyTorch trace", layout=LAYOUT, probe=has_gpu_activity,
-                reader_module="tb_gpu_advisor.formats.kineto.adapter", perfetto_opens=True, window_fixes=WINDOW_FIXES)
+                reader_module="tb_gpu_advisor.formats.kineto.adapter", perfetto_opens=True, window_fixes=WINDOW_FIXES,
+                window_fix_lang="python")

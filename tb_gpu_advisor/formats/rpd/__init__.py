@@ -41,4 +41,5 @@ WINDOW_FIXES = {
 }
 
 FORMAT = Format(id="rpd", name="rocmProfileData", layout=LAYOUT, probe=has_gpu_activity,
-                reader_module="tb_gpu_advisor.formats.rpd.reader", window_fixes=WINDOW_FIXES)
+                reader_module="tb_gpu_advisor.formats.rpd.reader", window_fixes=WINDOW_FIXES,
+                window_fix_lang="python")

@@ -236,3 +236,27 @@ def test_a_window_of_start_up_calls_is_a_report_and_an_empty_database_an_error(t
     con.close()
     with pytest.raises(RpdReadError, match="no events"):
         read_trace(str(empty))
+
+
+def test_the_rpd_reader_reads_through_the_shared_sqlite_home_not_the_nsight_reader():
+    """h37-rpd2 item 1: the SQLite machinery both readers use (checked descriptor, private copy, size check, chunked
+    columns) lives in ``formats/sqlite.py``; reading an ``.rpd`` imports neither the Nsight tables nor its reader (on
+    main the rpd reader imported both), and gives what it gave before (the other tests of this file)."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom tb_gpu_advisor.formats.rpd.reader import read_trace\n"
+            f"t = read_trace({str(MATMUL)!r})\n"
+            "print(json.dumps([len(t.h), sorted(m for m in sys.modules if m.startswith('tb_gpu_advisor.formats'))]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    events, mods = json.loads(out.stdout.strip().splitlines()[-1])
+    assert events > 0 and "tb_gpu_advisor.formats.sqlite" in mods
+    assert not {"tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.reader"} & set(mods)
+    from tb_gpu_advisor.formats import sqlite
+    from tb_gpu_advisor.formats.nsys import tables as nsys_tables
+
+    # one home: the Nsight tables name the shared functions, never copies of them
+    for name in ("open_db", "sized_local", "int_columns", "mixed_columns", "cut_short", "is_sqlite", "Beside"):
+        assert getattr(nsys_tables, name) is getattr(sqlite, name)
+    assert issubclass(nsys_tables.Schema, sqlite.Schema)

@@ -21,7 +21,7 @@ What is decided here, once, from the database's own conventions (``tables.py`` f
 * the database names no GPU model: each GPU is named an AMD GPU of unknown model, which claims no peak;
 * times are re-based to the earliest record, in picoseconds (the database holds no session start).
 
-Columns are read a chunk at a time (``nsys.tables.int_columns``), strings only for the ids used: memory follows the
+Columns are read a chunk at a time (``formats.sqlite.int_columns``), strings only for the ids used: memory follows the
 events kept, not the file.  A file that is no SQLite database, an SQLite database of another schema, one cut short,
 damaged or making SQLite compute past its budget is a clear error (:class:`RpdReadError`), never an empty report.
 """
@@ -38,10 +38,10 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.nsys import tables as tb
-from tb_gpu_advisor.formats.nsys.reader import framework_shown
+from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
@@ -120,9 +120,9 @@ def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
         try:
             with tb.open_db(local, lenient=lenient) as con:
                 schema = tb.Schema(con)
-                if not schema.is_rpd():
+                if not rt.is_rpd(schema):
                     raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
-                                       f"tables {', '.join(tb.RPD_OWN)})")
+                                       f"tables {', '.join(rt.OWN)})")
                 return _read(schema, path, size, host or _stem(path))
         except tb.QueryBudgetExceeded as e:
             raise RpdReadError(f"{path}: {e}") from e

@@ -51,14 +51,16 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     lost = _lost_reads(ctx)
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & ((ctx.host_step >= 0) | _ends_in_step(ctx)))
+    sync = np.flatnonzero((h.name_mask(devices.is_sync_call) | _blocking_reads(ctx))
+                          & ((ctx.host_step >= 0) | _ends_in_step(ctx)))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
-    encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)))
+    # the framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself)
+    encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x)))
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
         callers, copy = sync.copy(), np.zeros(sync.shape, dtype=bool)
     else:
@@ -197,6 +199,26 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
     u, inv = unique_inverse(h.name[named])
     counts = np.bincount(inv, minlength=u.size)
     return [(h.names[int(u[i])], ctx.per_step(counts[i])) for i in np.argsort(-counts, kind="stable")[:top_n]]
+
+
+def _blocking_reads(ctx: Context) -> np.ndarray:
+    """Bool per host event: a runtime copy call that held the host until its copy to the host ran (a copy call not
+    named asynchronous, ``devices.copy_call_sync``, whose device copy is device-to-host) -- the program reading device
+    values through a call that is the copy and the wait in one: PyTorch's ``.item()`` / ``.cpu()`` on ROCm
+    (``hipMemcpyWithStream``), a native program's ``cudaMemcpy`` to the host.  The runtime records no sync call for
+    them, yet the host waits in them for all the work queued before the copy, as in a ``cudaStreamSynchronize``."""
+    out = np.zeros(len(ctx.h), dtype=bool)
+    blocking = None
+    for g in ctx.gpus:
+        d = g.d
+        sel = np.flatnonzero((d.kind == devices.KIND_D2H) & (g.launch >= 0))
+        if not sel.size:
+            continue
+        if blocking is None:
+            blocking = ctx.h.name_mask(lambda x: devices.copy_call_sync(x) == 1)
+        calls = g.launch[sel]
+        out[calls[blocking[calls]]] = True
+    return out
 
 
 def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.ndarray:

@@ -52,10 +52,11 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
     in_step = (ctx.host_step >= 0) | _ends_in_step(ctx)
-    # the framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself)
-    encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x)))
-    sync = np.union1d(np.flatnonzero(h.name_mask(devices.is_sync_call) & in_step),
-                      _framework_reads(ctx, encloser, np.flatnonzero(_blocking_reads(ctx) & in_step)))
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & in_step)
+    blocking = np.flatnonzero(_blocking_reads(ctx) & in_step)
+    encloser = _encloser(h) if blocking.size else None
+    if blocking.size:
+        sync = np.union1d(sync, _framework_reads(ctx, encloser, blocking))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
@@ -65,6 +66,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
         callers, copy = sync.copy(), np.zeros(sync.shape, dtype=bool)
     else:
+        encloser = encloser if encloser is not None else _encloser(h)
         callers = encloser.find(sync)
         copy = _copy_waits(ctx, encloser, callers)
     recorded = _recorded(ctx, sync)
@@ -200,6 +202,11 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
     u, inv = unique_inverse(h.name[named])
     counts = np.bincount(inv, minlength=u.size)
     return [(h.names[int(u[i])], ctx.per_step(counts[i])) for i in np.argsort(-counts, kind="stable")[:top_n]]
+
+
+def _encloser(h) -> Encloser:  # noqa: ANN001 - HostEvents
+    """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself)."""
+    return Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x)))
 
 
 def _blocking_reads(ctx: Context) -> np.ndarray:

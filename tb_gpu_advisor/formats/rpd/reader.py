@@ -337,13 +337,17 @@ def _staged(ops: dict[str, np.ndarray], op_names: np.ndarray, sync: np.ndarray, 
     if not cand.size:
         return out
     call_start = h.start[launch[cand]] // 1000 + origin  # ps from the origin -> the tracer's ns
-    for i, c0 in zip(cand.tolist(), call_start.tolist()):
-        o0, o1, gpu = int(ops["start"][i]), int(ops["end"][i]), ops["gpu"][i]
-        before = (ops["gpu"] == gpu) & (ops["start"] < o0)
-        busy_until = int(ops["end"][before].max()) if before.any() else c0
-        lead = o0 - max(c0, min(busy_until, o0))
-        if lead >= STAGING_MIN_NS and lead > o1 - o0:
-            out[i] = 1
+    o0, o1 = ops["start"][cand], ops["end"][cand]
+    busy_until = call_start.copy()  # the latest end of the GPU's earlier work (none: the call's start)
+    for gpu in np.unique(ops["gpu"][cand]).tolist():
+        on = np.flatnonzero(ops["gpu"] == gpu)
+        order = np.argsort(ops["start"][on], kind="stable")
+        starts, ran_to = ops["start"][on][order], np.maximum.accumulate(ops["end"][on][order])
+        mine = np.flatnonzero(ops["gpu"][cand] == gpu)
+        k = np.searchsorted(starts, o0[mine], side="left") - 1  # the ops that started before each copy's transfer
+        busy_until[mine] = np.where(k >= 0, ran_to[np.maximum(k, 0)], call_start[mine])
+    lead = o0 - np.maximum(call_start, np.minimum(busy_until, o0))
+    out[cand[(lead >= STAGING_MIN_NS) & (lead > o1 - o0)]] = 1
     return out
 
 

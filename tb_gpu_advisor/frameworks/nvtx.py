@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.frameworks import pytorch, tensorflow, xla
+from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow, xla
 
 #: The suffixes PyTorch's autograd NVTX ranges carry after the op's name (``torch/csrc/profiler``: ``seq``,
 #: ``op_id``, ``sizes``, ``input_op_ids``; ``stashed seq`` on backward ops).  A reader may cut them off itself
@@ -251,3 +251,17 @@ def is_training_range(name: str) -> bool:
 def is_inference_range(name: str) -> bool:
     """A range name that says inference (and nothing of training's)."""
     return bool(_INFERENCE_RANGE.search(name)) and not is_training_range(name) and not _DATA_GENERATION.search(name)
+
+
+def framework_shown(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
+    """The framework a tracer's range and kernel names show (Nsight exports, rocmProfileData databases): PyTorch where
+    ATen ops are ranges (autograd NVTX, roctx) or ATen's own kernels run; JAX where XLA's module ranges execute modules
+    JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op ranges' NVTX domain is there
+    (``TF_ENABLE_NVTX_RANGES``)."""
+    if any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
+        return "pytorch"
+    if tensorflow.NVTX_OP_DOMAIN in domains:
+        return "tensorflow"
+    if any(jax.is_module_name(xla.nvtx_module(n)) for n in host_names):
+        return "jax"
+    return None

@@ -51,17 +51,22 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     lost = _lost_reads(ctx)
     if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
         return lost
-    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & ((ctx.host_step >= 0) | _ends_in_step(ctx)))
+    in_step = (ctx.host_step >= 0) | _ends_in_step(ctx)
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & in_step)
+    blocking = np.flatnonzero(_blocking_reads(ctx) & in_step)
+    encloser = _encloser(h) if blocking.size else None
+    if blocking.size:
+        sync = np.union1d(sync, _framework_reads(ctx, encloser, blocking))
     reads = not sync.size  # no sync call recorded: the framework's blocking reads are the syncs (JAX's np.asarray)
     if reads:
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
-    encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)))
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
         callers, copy = sync.copy(), np.zeros(sync.shape, dtype=bool)
     else:
+        encloser = encloser if encloser is not None else _encloser(h)
         callers = encloser.find(sync)
         copy = _copy_waits(ctx, encloser, callers)
     recorded = _recorded(ctx, sync)
@@ -199,6 +204,53 @@ def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float
     return [(h.names[int(u[i])], ctx.per_step(counts[i])) for i in np.argsort(-counts, kind="stable")[:top_n]]
 
 
+def _encloser(h) -> Encloser:  # noqa: ANN001 - HostEvents
+    """The framework op around a wait, never another runtime call (any vendor's: a HIP call would enclose itself)."""
+    return Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME) and not devices.is_runtime_call(x)))
+
+
+def _blocking_reads(ctx: Context) -> np.ndarray:
+    """Bool per host event: a runtime copy call that held the host until its copy to the host ran (a copy call not
+    named asynchronous, ``devices.copy_call_sync``, whose device copy is device-to-host) -- the program reading device
+    values through a call that is the copy and the wait in one: PyTorch's ``.item()`` / ``.cpu()`` on ROCm
+    (``hipMemcpyWithStream``), a native program's ``cudaMemcpy`` to the host.  The runtime records no sync call for
+    them, yet the host waits in them for all the work queued before the copy, as in a ``cudaStreamSynchronize``."""
+    out = np.zeros(len(ctx.h), dtype=bool)
+    blocking = None
+    for g in ctx.gpus:
+        d = g.d
+        sel = np.flatnonzero((d.kind == devices.KIND_D2H) & (g.launch >= 0))
+        if not sel.size:
+            continue
+        if blocking is None:
+            blocking = ctx.h.name_mask(lambda x: devices.copy_call_sync(x) == 1)
+        calls = g.launch[sel]
+        out[calls[blocking[calls]]] = True
+    return out
+
+
+def _framework_reads(ctx: Context, encloser: Encloser, idx: np.ndarray) -> np.ndarray:
+    """The blocking reads ``idx`` (:func:`_blocking_reads`) a framework op made: the same read of a device value
+    (PyTorch's ``.item()``, ``.cpu()``) is a ``cudaMemcpyAsync`` and a ``cudaStreamSynchronize`` on CUDA and one
+    ``hipMemcpyWithStream`` on ROCm, and reads as a sync on both.  A native program's own synchronous copy (a bare
+    ``cudaMemcpy`` of its results) stays the copy's, ``excessive_memcpy``'s synchronous copies (issue #37 class 3)."""
+    if not idx.size:
+        return idx
+    callers = encloser.find(idx)
+    return idx[(callers >= 0) & _framework_op(ctx)[np.maximum(callers, 0)]]
+
+
+def _framework_op(ctx: Context) -> np.ndarray:
+    """Bool per host event: a framework's op (its ops and dispatch events, and ranges the reader read as ops: autograd
+    NVTX, roctx ``aten::`` markers, PyProf / DLProf's ``Tensor.cuda``)."""
+    op = ctx.host_op | ctx.h.name_mask(ctx.fw.dispatch_event)
+    r = ctx.trace.ranges
+    if r is not None and r.idx.size:
+        op = op.copy()
+        op[r.idx[r.op]] = True
+    return op
+
+
 def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.ndarray:
     """Bool per sync: the framework op around it (``aten::copy_``) also launched a copy to the device -- the sync is
     that copy's wait for its stream (a pageable copy in PyTorch), not a value the program reads.  A copy to the host
@@ -211,13 +263,7 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
         return np.zeros(callers.shape, dtype=bool)
     copy_ops = encloser.find(sorted_unique(rec.astype(np.int64)))
     copy_ops = copy_ops[copy_ops >= 0]
-    h = ctx.h
-    op = ctx.host_op | h.name_mask(ctx.fw.dispatch_event)
-    r = ctx.trace.ranges  # ranges the reader read as framework ops (autograd NVTX, PyProf / DLProf's ``Tensor.cuda``)
-    if r is not None and r.idx.size:
-        op = op.copy()
-        op[r.idx[r.op]] = True
-    return (callers >= 0) & np.isin(callers, copy_ops) & op[np.maximum(callers, 0)]
+    return (callers >= 0) & np.isin(callers, copy_ops) & _framework_op(ctx)[np.maximum(callers, 0)]
 
 
 def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:

@@ -399,6 +399,9 @@ class MemcpyStat:
     #: copy time to or from pageable host memory, as a share of the copy time whose host memory the copies' names
     #: give (CUPTI's ``Memcpy HtoD (Pageable -> Device)`` in PyTorch traces and Nsight exports); None: no name says
     pageable_share: float | None = None
+    #: the copy time whose host memory the capture tells (by name or record), as a share of the copy time: where it is
+    #: under 1, ``pageable_share`` is of that part only (rocmProfileData tells a pageable copy by its staging alone)
+    kind_known_share: float | None = None
     #: copy time that is Unified Memory page migrations (the driver's paging of managed memory, no call of the
     #: program's: ``devices.PAGE_MIGRATION``), as a share of the copy time; None: no copy time
     migration_share: float | None = None

@@ -144,7 +144,10 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     # said where it is a part of the step the finding grades (1 us of a 940 ms blocking copy time is no news)
     words = f"; {ms(sync_ms)} {per} is synchronous" if sync_share >= T("excessive_memcpy.sync_share") else ""
     if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
-        words += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time" for c in pageable) + \
+        words += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time"
+                                  + ("" if (c.kind_known_share or 0.0) >= 0.9995 else
+                                     f" whose host memory the capture shows ({pct(c.kind_known_share)} of it)")
+                                  for c in pageable) + \
             " is from pageable host memory (staged by the driver, blocking the host)"
     if migrated:
         words += _migration_words(migrated, per)

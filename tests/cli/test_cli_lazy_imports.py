@@ -63,7 +63,7 @@ def test_report_of_a_small_trace_imports_no_nsys_reader_statistics_or_strptime()
     mods = _modules_after(["report", SMALL])
     assert "tb_gpu_advisor.formats.kineto.parse" in mods and "numpy" in mods  # it analysed
     assert not mods & {"tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export",
-                       "tb_gpu_advisor.formats.nsys.reader"}
+                       "tb_gpu_advisor.formats.nsys.reader", "tb_gpu_advisor.formats.sqlite"}
     assert not mods & STDLIB_WATCHED
 
 
@@ -74,7 +74,7 @@ def test_report_of_a_small_trace_imports_no_nsys_reader_statistics_or_strptime()
 #: reader (this TensorFlow capture holds no HLO).
 OTHER_READERS = {"tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.formats.kineto.parse",
                  "tb_gpu_advisor.formats.kineto.compiled", "tb_gpu_advisor.formats.nsys.reader",
-                 "tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export",
+                 "tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export", "tb_gpu_advisor.formats.sqlite",
                  "tb_gpu_advisor.formats.snapshot.reader", "tb_gpu_advisor.formats.snapshot.unpickle",
                  "tb_gpu_advisor.formats.snapshot.compiled", "tb_gpu_advisor.formats.rpd.reader"}
 XPLANE_UNUSED = {"multiprocessing", "hashlib", "secrets", "numpy.random", "msgspec",

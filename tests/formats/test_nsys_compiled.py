@@ -4,7 +4,7 @@ the C twin of ``tables.int_columns`` / ``tables.mixed_columns``).
 Why: ``formats/nsys/_csqlite.c`` steps the reader's queries through SQLite's C API into native columns instead of
 Python's ``sqlite3`` module, and the exports it reads are files someone else wrote: every column (values, dtype,
 order), every interned name, and every error on a damaged file must be the Python path's.  Both paths run in this
-process (``tables._CSQLITE`` set to the module or to None), on every export of tests/, demo_logs/ and
+process (``formats.sqlite._CSQLITE`` set to the module or to None), on every export of tests/, demo_logs/ and
 ../shared/profiles, on generated ones, on edited ones whose values are no integers or no UTF-8, and on truncated and
 bit-flipped copies; each export is read both in memory (a small file) and from a private copy with its tables read
 beside each other in threads (a large one).  ``make test`` runs this file again with ``TB_GPU_ADVISOR_PURE_PYTHON=1``.
@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 from synthetic.nsysexport import NsysJob, write, write_dlprof_forward, write_window
+from tb_gpu_advisor.formats import sqlite as shared_sqlite
 from tb_gpu_advisor.formats.nsys import compiled, reader, tables
 from tb_gpu_advisor.model import enclosing
 from tests.support.compiled import built, check_built_where_required, forced_pure_description, needs, version_text
@@ -57,19 +58,19 @@ class _Spy:
 
 def _read(path: str, module, monkeypatch) -> object:
     """The export's columns (``reader._read_file``) through ``module`` (None: the Python path), or its error."""
-    monkeypatch.setattr(tables, "_CSQLITE", module)
+    monkeypatch.setattr(shared_sqlite, "_CSQLITE", module)
     try:
         return reader._read_file(path, 0)
     except Exception as e:  # noqa: BLE001 - the error itself is compared
         return type(e), str(e)
     finally:
-        monkeypatch.setattr(tables, "_CSQLITE", _csqlite)
+        monkeypatch.setattr(shared_sqlite, "_CSQLITE", _csqlite)
 
 
 def _both(path: str, monkeypatch, copy: bool = False) -> tuple[object, object, _Spy]:
     """(compiled, Python, the compiled module's counts); ``copy``: read from a private copy, tables in threads."""
     if copy:
-        monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
+        monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
     spy = _Spy(_csqlite)
     return _read(path, spy, monkeypatch), _read(path, None, monkeypatch), spy
 
@@ -82,7 +83,7 @@ def _differences(a: object, b: object) -> list:
 
 def test_the_compiled_reader_is_built_where_required():
     """CI (``.ci/run`` sets TB_GPU_ADVISOR_REQUIRE_COMPILED) must test the compiled path, never skip it."""
-    check_built_where_required(_csqlite, compiled, tables._CSQLITE)
+    check_built_where_required(_csqlite, compiled, shared_sqlite._CSQLITE)
 
 
 @pytest.mark.same_on_both_paths
@@ -190,10 +191,10 @@ def test_the_trace_is_the_same_in_many_small_chunks(tmp_path, monkeypatch):
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=6, ops=5, shuffle=True))
     monkeypatch.setattr(tables.mixed_columns, "__defaults__", ("", 7))
-    monkeypatch.setattr(tables, "_CSQLITE", None)
+    monkeypatch.setattr(shared_sqlite, "_CSQLITE", None)
     old = reader.read_trace(p)
     spy = _Spy(_csqlite)
-    monkeypatch.setattr(tables, "_CSQLITE", spy)
+    monkeypatch.setattr(shared_sqlite, "_CSQLITE", spy)
     assert trace_differences(reader.read_trace(p), old) == []
     assert spy.read > 0
 
@@ -282,15 +283,15 @@ def test_a_spent_budget_stops_both_paths_alike(tmp_path, monkeypatch, copy):
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=3, ops=4))
     if copy:
-        monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
-    monkeypatch.setattr(tables, "PROGRESS_STEP", 50)  # a look at the budget every 50 steps: a small table spends some
+        monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
+    monkeypatch.setattr(shared_sqlite, "PROGRESS_STEP", 50)  # a look at the budget every 50 steps: a small table spends some
     errors = []
     for module in (_Spy(_csqlite), None):
-        monkeypatch.setattr(tables, "_CSQLITE", module)
+        monkeypatch.setattr(shared_sqlite, "_CSQLITE", module)
         with pytest.raises(tables.QueryBudgetExceeded) as e, tables.open_db(p) as con:
             schema = tables.Schema(con)
             schema.columns(tables.KERNEL)  # asked before the budget is spent, as the row id check below
-            monkeypatch.setattr(tables, "_by_rowid", lambda *a: True)
+            monkeypatch.setattr(shared_sqlite, "_by_rowid", lambda *a: True)
             con.ticks = con.budget - 1  # one progress call left: not enough for the kernel table
             tables.int_columns(schema, tables.KERNEL, {"start": "start", "end": "end"})
         errors.append(str(e.value))

@@ -15,6 +15,7 @@ import time
 import pytest
 
 from synthetic import hostile
+from tb_gpu_advisor.formats import sqlite as shared_sqlite
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor.formats.nsys import tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
@@ -87,9 +88,9 @@ def test_a_query_past_its_budget_is_a_clear_error(tmp_path, monkeypatch):
     """Every query runs under the connection's step budget (SQLite's progress handler): past it, the read stops
     with an error that says so."""
     path = hostile.sqlite_export(str(tmp_path / "good.sqlite"))
-    monkeypatch.setattr(tb, "PROGRESS_STEP", 100, raising=False)
-    monkeypatch.setattr(tb, "BASE_STEPS", 1_000, raising=False)
-    monkeypatch.setattr(tb, "STEPS_PER_BYTE", 0, raising=False)
+    monkeypatch.setattr(shared_sqlite, "PROGRESS_STEP", 100, raising=False)
+    monkeypatch.setattr(shared_sqlite, "BASE_STEPS", 1_000, raising=False)
+    monkeypatch.setattr(shared_sqlite, "STEPS_PER_BYTE", 0, raising=False)
     with pytest.raises(NsysReadError, match="budget of .* SQLite steps"):
         reader.read_trace(path)
 

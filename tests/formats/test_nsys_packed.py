@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.formats import sqlite as shared_sqlite
 from tb_gpu_advisor.formats.nsys import reader, tables
 from tests.support.nsys_reference import trace_differences, tuple_reads
 from tests.support.paths import SHARED_PROFILES
@@ -25,7 +26,7 @@ EXPORTS = sorted(REPO.glob("tests/fixtures/**/*.sqlite")) + (
 def _python_reads(monkeypatch):
     """These tests are about the Python reference's packed reads: the compiled reader (``_csqlite.c``) is compared
     with them in ``test_nsys_compiled.py``."""
-    monkeypatch.setattr(tables, "_CSQLITE", None)
+    monkeypatch.setattr(shared_sqlite, "_CSQLITE", None)
 
 
 def _both(path: str):
@@ -69,8 +70,8 @@ def test_a_shuffled_export_in_small_chunks_reads_the_same_with_no_row_read_as_a_
     def no_tuples(*a, **k):
         raise AssertionError("a chunk was read as tuples")
 
-    monkeypatch.setattr(tables, "_tuple_chunk", no_tuples)
-    monkeypatch.setattr(tables, "_tuple_chunks", no_tuples)
+    monkeypatch.setattr(shared_sqlite, "_tuple_chunk", no_tuples)
+    monkeypatch.setattr(shared_sqlite, "_tuple_chunks", no_tuples)
     monkeypatch.setattr(tables.int_columns, "__defaults__", ("", 7))
     monkeypatch.setattr(tables.mixed_columns, "__defaults__", ("", 7))
     assert trace_differences(reader.read_trace(p), old) == []
@@ -93,8 +94,8 @@ def test_values_that_are_no_integers_read_as_the_row_by_row_reads_did(tmp_path, 
     write(p, NsysJob(steps=3, ops=4))
     run_sql(p, edit)
     chunks = []
-    real = tables._tuple_chunk
-    monkeypatch.setattr(tables, "_tuple_chunk", lambda *a: chunks.append(a[1]) or real(*a))
+    real = shared_sqlite._tuple_chunk
+    monkeypatch.setattr(shared_sqlite, "_tuple_chunk", lambda *a: chunks.append(a[1]) or real(*a))
     new, old = _both(p)
     assert trace_differences(new, old) == []
     assert len(chunks) == as_tuples
@@ -126,7 +127,7 @@ def test_tables_read_beside_each_other_give_the_same_trace(tmp_path, monkeypatch
     each on its own connection; the trace is the row-by-row one."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=6, ops=5, ranks=2))
-    monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
+    monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
     opened = []
     real_run = tables.Beside._run
     monkeypatch.setattr(tables.Beside, "_run", lambda self, job: opened.append(job) or real_run(self, job))
@@ -140,8 +141,8 @@ def test_threads_beside_spend_one_budget(tmp_path, monkeypatch):
     connection, a budget no connection alone would exhaust, still stops the read, with the budget's error."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=40, ops=20))
-    monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
-    monkeypatch.setattr(tables, "PROGRESS_STEP", 100)
+    monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
+    monkeypatch.setattr(shared_sqlite, "PROGRESS_STEP", 100)
     spent = []
     real_close = tables.Guarded.close
 
@@ -150,11 +151,11 @@ def test_threads_beside_spend_one_budget(tmp_path, monkeypatch):
         return real_close(con)
 
     monkeypatch.setattr(tables.Guarded, "close", close)
-    monkeypatch.setattr(tables, "BESIDE_THREADS", 0)
+    monkeypatch.setattr(shared_sqlite, "BESIDE_THREADS", 0)
     reader.read_trace(p)  # one connection: every step counted on it
     alone = spent[-1]
-    monkeypatch.setattr(tables, "BESIDE_THREADS", 2)
-    monkeypatch.setattr(tables, "BASE_STEPS", alone * 100 * 9 // 10)
-    monkeypatch.setattr(tables, "STEPS_PER_BYTE", 0)
+    monkeypatch.setattr(shared_sqlite, "BESIDE_THREADS", 2)
+    monkeypatch.setattr(shared_sqlite, "BASE_STEPS", alone * 100 * 9 // 10)
+    monkeypatch.setattr(shared_sqlite, "STEPS_PER_BYTE", 0)
     with pytest.raises(reader.NsysReadError, match="budget of"):
         reader.read_trace(p)

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.formats import sqlite as shared_sqlite
 from tb_gpu_advisor.formats.nsys import layout, reader, tables
 from tests.support.nsys_reference import trace_differences
 
@@ -26,11 +27,11 @@ def export(tmp_path, monkeypatch) -> str:
     """A small export read as a large one is (private copies), with every copy made counted in ``copies``."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=4, ops=3))
-    monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
+    monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
     tables._drop_kept()
     made: list[str] = []
     real = tables.private_copy
-    monkeypatch.setattr(tables, "private_copy", lambda f, suffix: made.append(real(f, suffix)) or made[-1])
+    monkeypatch.setattr(shared_sqlite, "private_copy", lambda f, suffix: made.append(real(f, suffix)) or made[-1])
     yield p, made
     tables._drop_kept()
 
@@ -48,7 +49,7 @@ def test_the_read_takes_the_probes_copy_and_removes_it(export):
     assert len(made) == 2 and os.path.exists(made[1])  # kept
     got = reader.read_trace(path)
     assert len(made) == 2  # no copy of its own
-    assert not os.path.exists(made[1]) and tables._kept is None
+    assert not os.path.exists(made[1]) and shared_sqlite._kept is None
     assert trace_differences(got, want) == []
 
 
@@ -65,8 +66,8 @@ def test_a_copy_no_read_takes_is_removed(export, monkeypatch):
     path, made = export
     _probe(path)
     tables._drop_kept(made[0])  # the timer's call
-    assert not os.path.exists(made[0]) and tables._kept is None
-    monkeypatch.setattr(tables, "KEEP_SECONDS", 0.0)
+    assert not os.path.exists(made[0]) and shared_sqlite._kept is None
+    monkeypatch.setattr(shared_sqlite, "KEEP_SECONDS", 0.0)
     _probe(path)
     reader.read_trace(path)  # too old: its own copy, the old one removed
     assert len(made) == 3 and not any(os.path.exists(m) for m in made)
@@ -77,10 +78,10 @@ def test_another_process_never_takes_or_removes_the_copy(export, monkeypatch):
     path, made = export
     _probe(path)
     parent = os.getpid()
-    monkeypatch.setattr(tables.os, "getpid", lambda: parent + 1)
+    monkeypatch.setattr(shared_sqlite.os, "getpid", lambda: parent + 1)
     reader.read_trace(path)
     tables._drop_kept()
     assert len(made) == 2 and os.path.exists(made[0])
-    monkeypatch.setattr(tables.os, "getpid", lambda: parent)
+    monkeypatch.setattr(shared_sqlite.os, "getpid", lambda: parent)
     tables._drop_kept()
     assert not os.path.exists(made[0]) and not Path(made[0]).parent.exists()

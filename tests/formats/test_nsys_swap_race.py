@@ -19,6 +19,7 @@ import time
 import pytest
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats import sqlite as shared_sqlite
 from tb_gpu_advisor.formats.nsys import tables as tb
 
 #: Opens per flag setting (the issue's figure).
@@ -118,7 +119,7 @@ def test_sqlite_is_never_given_a_path_into_the_logdir(tmp_path, monkeypatch, in_
     _marked(path, "inside_marker")
     st = os.stat(path)
     listed = fsio.Listed(path, root, ("run", "report.sqlite"), (st.st_dev, st.st_ino))
-    monkeypatch.setattr(tb, "DESERIALIZE_MAX_BYTES", 1 << 30 if in_memory else 0, raising=False)
+    monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 1 << 30 if in_memory else 0, raising=False)
     given: list[str] = []
     real_connect = sqlite3.connect
 

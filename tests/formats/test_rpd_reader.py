@@ -236,3 +236,83 @@ def test_a_window_of_start_up_calls_is_a_report_and_an_empty_database_an_error(t
     con.close()
     with pytest.raises(RpdReadError, match="no events"):
         read_trace(str(empty))
+
+
+def test_the_rpd_reader_reads_through_the_shared_sqlite_home_not_the_nsight_reader():
+    """h37-rpd2 item 1: the SQLite machinery both readers use (checked descriptor, private copy, size check, chunked
+    columns) lives in ``formats/sqlite.py``; reading an ``.rpd`` imports neither the Nsight tables nor its reader (on
+    main the rpd reader imported both), and gives what it gave before (the other tests of this file)."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys\nfrom tb_gpu_advisor.formats.rpd.reader import read_trace\n"
+            f"t = read_trace({str(MATMUL)!r})\n"
+            "print(json.dumps([len(t.h), sorted(m for m in sys.modules if m.startswith('tb_gpu_advisor.formats'))]))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2])
+    events, mods = json.loads(out.stdout.strip().splitlines()[-1])
+    assert events > 0 and "tb_gpu_advisor.formats.sqlite" in mods
+    assert not {"tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.reader"} & set(mods)
+    from tb_gpu_advisor.formats import sqlite
+    from tb_gpu_advisor.formats.nsys import tables as nsys_tables
+
+    # one home: the Nsight tables name the shared functions, never copies of them
+    for name in ("open_db", "sized_local", "int_columns", "mixed_columns", "cut_short", "is_sqlite", "Beside"):
+        assert getattr(nsys_tables, name) is getattr(sqlite, name)
+    assert issubclass(nsys_tables.Schema, sqlite.Schema)
+
+
+def _copy_leads(db: Path) -> list[tuple[str, str, int, int]]:
+    """Per host<->device copy op, as sqlite3 reads it: (call, op type, ns from its call's start to the transfer's
+    start during which the GPU ran nothing, the transfer's ns)."""
+    ops = _sql(db, "SELECT gpuId, start, end FROM rocpd_op")
+    rows = _sql(db, "SELECT s.string, t.string, a.start, o.gpuId, o.start, o.end FROM rocpd_api a "
+                    "JOIN rocpd_string s ON s.id = a.apiName_id JOIN rocpd_api_ops x ON x.api_id = a.id "
+                    "JOIN rocpd_op o ON o.id = x.op_id JOIN rocpd_string t ON t.id = o.opType_id "
+                    "WHERE t.string IN ('CopyHostToDevice', 'CopyDeviceToHost') ORDER BY o.start")
+    out = []
+    for call, typ, c0, gpu, o0, o1 in rows:
+        busy = max([e for g, s, e in ops if g == gpu and s < o0] or [c0])
+        out.append((call, typ, o0 - max(c0, min(busy, o0)), o1 - o0))
+    return out
+
+
+def test_a_copy_staged_longer_than_it_transferred_is_pageable_by_its_timing():
+    """h37-rpd2 item 3: rpd_tracer writes no memory kind (``rocpd_copyapi.pinned`` is 0 on every row, its default),
+    and no call's args name the host buffer's allocation (``hipMemcpyWithStream``'s args are empty; no
+    ``hipHostMalloc``/``hipHostRegister`` in a capture that may have started after them).  The timing does: the 2 GB
+    upload's call held the host 190.7 ms before its transfer began, the GPU idle (nothing queued to wait for), then
+    the transfer took 154.9 ms -- host work for the copy, the runtime staging pageable memory (a pinned copy's transfer
+    starts within microseconds).  The 32 MB upload's lead (0.27 ms, under its 2.29 ms transfer) and the print's reads
+    say nothing: unknown, not pinned.  On main every copy's kind was unknown (-1)."""
+    t = read_trace(str(MATMUL))
+    d = t.devices[0]
+    leads = _copy_leads(MATMUL)
+    staged = [lead >= 1_000_000 and lead > dur for _, _, lead, dur in leads]
+    assert sum(staged) == 1 and staged[0] and leads[0][1] == "CopyHostToDevice"
+    copies = np.flatnonzero(d.mem_bytes >= 0)
+    copies = copies[np.argsort(d.start[copies], kind="stable")]
+    assert copies.size == len(leads)
+    kind = d.mem_host[copies]
+    assert kind.tolist() == [1 if s else -1 for s in staged]
+    assert any("host staging" in n for n in t.notes)
+
+
+def test_a_read_waiting_for_queued_work_is_no_staging(vllm_db: Path):
+    """Control: the vLLM sampler's reads hold the host 132-135 ms before their transfer, but the GPU is busy with
+    the prefill throughout: a wait for queued work (a sync's, ``metrics.syncs``), no host staging."""
+    leads = _copy_leads(vllm_db)
+    assert max(lead for _, _, lead, _ in leads) < 1_000_000
+    t = read_trace(str(VLLM))
+    assert not (t.devices[0].mem_host == 1).any()
+
+
+def test_the_staged_upload_gets_the_pinned_memory_fix():
+    """The matmul's report: excessive_memcpy says the upload is from pageable memory and leads with pinning (main:
+    the DataLoader-worker fix first, no memory kind said)."""
+    from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+
+    report = host_report(host_metrics(read_trace(str(MATMUL))), MATMUL.stat().st_size)
+    f = next(f for f in report.findings if f.rule == "excessive_memcpy")
+    assert "from pageable host memory" in f.summary and "whose host memory the capture shows" in f.summary
+    assert "pinned" in f.actions[0].text

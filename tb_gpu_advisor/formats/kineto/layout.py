@@ -76,7 +76,7 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
            "read: profile the job with torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) "
            "or JAX/TensorFlow's profiler (.xplane.pb)")
 #: ROCm's rocmProfileData (``runTracer.sh`` / ``rpd_tracer``): an SQLite database of its own (``.rpd``: tables
-#: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.nsys.tables.RPD_OWN``), and the Chrome trace its
+#: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.rpd.tables.OWN``), and the Chrome trace its
 #: ``tools/rpd2tracing.py`` writes from one, array or object form, whose host threads are named ``Hip <tid>`` /
 #: ``HSA <tid>`` and whose GPUs ``GPU<n>`` (survey h37-survey30: ROCm/rocmProfileData's blog example, a PyTorch matmul
 #: on gfx90a kept in ``tests/fixtures/foreign/rocm_rpd_matmul``).  The JSON is not read -- the ``.rpd`` it was made

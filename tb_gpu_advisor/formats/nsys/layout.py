@@ -110,6 +110,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
     import sqlite3
 
     from tb_gpu_advisor.formats.nsys import tables as tb
+    from tb_gpu_advisor.formats.rpd import tables as rpd_tables
 
     if not tb.is_sqlite(path):
         return "not an SQLite file", Header()
@@ -123,7 +124,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
             if not schema.is_export():
                 if schema.is_nvprof():
                     return NVPROF, Header()
-                if schema.is_rpd():
+                if rpd_tables.is_rpd(schema):
                     return RPD_DATABASE, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
             when = None

@@ -49,7 +49,8 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import program_failure, reported_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
-from tb_gpu_advisor.frameworks import jax, nvtx, pytorch, tensorflow, xla
+from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
+from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
@@ -1526,19 +1527,6 @@ def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> di
         return {}
     return {gpu_of[d]: np.flatnonzero(np.isin(line_pid, [p for dd, p in pairs if dd == d]))
             for d in gpu_of}
-
-
-def framework_shown(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
-    """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels; JAX where XLA's
-    module ranges execute modules JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op
-    ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``)."""
-    if any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
-        return "pytorch"
-    if tensorflow.NVTX_OP_DOMAIN in domains:
-        return "tensorflow"
-    if any(jax.is_module_name(xla.nvtx_module(n)) for n in host_names):
-        return "jax"
-    return None
 
 
 # --------------------------------------------------------------------------- several exports of one machine

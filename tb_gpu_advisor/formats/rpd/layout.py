@@ -1,7 +1,7 @@
 """Where rocmProfileData traces sit in a logdir: ``<logdir>/<run>/<trace>.rpd`` (``runTracer.sh -o <trace>.rpd``).
 
 An ``.rpd`` file is claimed by its name; an SQLite file saved under another name (``.sqlite``, ``.db``) is read when
-its tables are rocmProfileData's (``nsys.tables.Schema.is_rpd``), asked after the Nsight layout, which claims such
+its tables are rocmProfileData's (``rpd.tables.is_rpd``), asked after the Nsight layout, which claims such
 names first.  A gzipped one (``trace.rpd.gz``, as rocmProfileData shares its own test trace) is read through a
 decompressed private copy; one compressed otherwise is named with the command that restores it.  Every folder holding such files (never below a
 ``plugins`` folder) is a run; each file is a session of its own, named after its modification time (the database
@@ -70,7 +70,7 @@ def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None,
 def _probe(path: str) -> tuple[str | None, bool | None]:
     import sqlite3
 
-    from tb_gpu_advisor.formats.nsys import tables as tb
+    from tb_gpu_advisor.formats import sqlite as tb
     from tb_gpu_advisor.formats.rpd import tables as rt
 
     if not tb.is_sqlite(path):
@@ -80,7 +80,7 @@ def _probe(path: str) -> tuple[str | None, bool | None]:
     try:
         with tb.open_db(path, lenient=True) as con:
             schema = tb.Schema(con)
-            if not schema.is_rpd():
+            if not rt.is_rpd(schema):
                 return "an SQLite database, but not a rocmProfileData trace (none of its tables)", None
             if not schema.has(rt.OP, "opType_id") or not schema.has(rt.STRING, "id", rt.STRING_TEXT):
                 return None, None

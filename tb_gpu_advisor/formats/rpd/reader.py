@@ -15,13 +15,17 @@ What is decided here, once, from the database's own conventions (``tables.py`` f
   range around that launch on the launching thread (``model.enclosing``);
 * a copy's size is its call's (``rocpd_copyapi.size``); whether it held the host is its call's (``hipMemcpy``,
   ``hipMemcpyWithStream`` block, ``...Async`` does not: ``devices.copy_call_sync``), never the table's ``sync`` /
-  ``pinned``, which the tracer does not fill for these calls (``tables.py``): the host memory's kind is unknown;
+  ``pinned``, which the tracer does not fill for these calls (``tables.py``).  The host memory's kind is unknown but
+  where the timing shows it (:func:`_staged`): a blocking copy between the host and the device whose call held the
+  host, with no GPU work before it left to wait for, longer than the copy itself took and at least
+  :data:`STAGING_MIN_NS` before its copy began -- host work for the copy (the runtime staging or pinning pageable
+  pages: a pinned copy's transfer starts within microseconds of its call) -- is from pageable memory;
 * a kernel's grid is its launch's (``rocpd_kernelapi``), HIP's module launches' work-item grids divided by their
   workgroup (``devices.WORK_ITEM_GRID_CALLS``);
 * the database names no GPU model: each GPU is named an AMD GPU of unknown model, which claims no peak;
 * times are re-based to the earliest record, in picoseconds (the database holds no session start).
 
-Columns are read a chunk at a time (``nsys.tables.int_columns``), strings only for the ids used: memory follows the
+Columns are read a chunk at a time (``formats.sqlite.int_columns``), strings only for the ids used: memory follows the
 events kept, not the file.  A file that is no SQLite database, an SQLite database of another schema, one cut short,
 damaged or making SQLite compute past its budget is a clear error (:class:`RpdReadError`), never an empty report.
 """
@@ -38,10 +42,10 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.nsys import tables as tb
-from tb_gpu_advisor.formats.nsys.reader import framework_shown
+from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
@@ -52,6 +56,9 @@ __all__ = ["RpdReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 TIME_BASE = "ms from the first record of the rocmProfileData trace (it records no session start)"
 #: The name each GPU gets: the database records no model, so no peak or unit count is claimed for it.
 GPU_NAME = "AMD GPU (model not recorded)"
+#: The shortest host-side lead before a copy's transfer read as staging (:func:`_staged`): a launch's own latency is
+#: microseconds, so a millisecond with nothing queued ahead is host work for the copy, not the call's overhead.
+STAGING_MIN_NS = 1_000_000
 #: The columns each table must have to be read.
 _API_COLS = {"id": "id", "pid": "pid", "tid": "tid", "start": "start", "end": "end", "name": "apiName_id",
              "args": "args_id"}
@@ -120,9 +127,9 @@ def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
         try:
             with tb.open_db(local, lenient=lenient) as con:
                 schema = tb.Schema(con)
-                if not schema.is_rpd():
+                if not rt.is_rpd(schema):
                     raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
-                                       f"tables {', '.join(tb.RPD_OWN)})")
+                                       f"tables {', '.join(rt.OWN)})")
                 return _read(schema, path, size, host or _stem(path))
         except tb.QueryBudgetExceeded as e:
             raise RpdReadError(f"{path}: {e}") from e
@@ -275,6 +282,12 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     call_name = [names[int(h.name[i])] if i >= 0 else "" for i in launch.tolist()]
     sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
     sync[~copy_type] = -1
+    host_kind = _staged(ops, op_names, sync, launch, h, origin)
+    if (host_kind == 1).any():
+        n = int(np.count_nonzero(host_kind == 1))
+        notes.append(f"{n:,} blocking cop{'y' if n == 1 else 'ies'} between the host and the device held the host "
+                     "longer before the transfer began than the transfer took, with no GPU work before it to wait "
+                     "for: host staging, read as pageable host memory (rpd_tracer records no memory kind)")
     is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
     graph = np.where(is_graph, d_corr, -1)
     blocks, threads = _grid(kernels, op_api, call_name)
@@ -283,7 +296,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         sel = np.flatnonzero(ops["gpu"] == gpu)
         sel = sel[np.lexsort((ops["end"][sel], ops["start"][sel]))]
         devs.append(_device(int(gpu), sel, ops, op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph,
-                            blocks, threads))
+                            blocks, threads, host_kind))
     if devs:
         notes.append("rocmProfileData records no GPU model: each GPU is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")
@@ -310,6 +323,34 @@ def _by_api(table: dict[str, np.ndarray], op_api: np.ndarray, col: str) -> np.nd
     return out
 
 
+def _staged(ops: dict[str, np.ndarray], op_names: np.ndarray, sync: np.ndarray, launch: np.ndarray, h: HostEvents,
+            origin: int) -> np.ndarray:
+    """Per op: 1 a copy from (or to) pageable host memory by its timing, -1 unknown.  A blocking host<->device copy's
+    call holds the host from its start; the part of that before the transfer began during which its GPU ran nothing
+    (no earlier work to wait for) is the runtime's host work for the copy.  Where it is at least
+    :data:`STAGING_MIN_NS` and longer than the transfer itself, the copy was staged: pageable memory (the matmul's
+    2 GB upload: 190.7 ms of staging, then 154.9 ms of transfer).  A shorter lead says nothing (a small pageable copy
+    is staged chunk by chunk as it transfers), so the kind stays unknown."""
+    out = np.full(op_names.size, -1, np.int8)
+    direction = np.array([devices.copy_direction(str(n)) for n in op_names.tolist()], dtype=object)
+    cand = np.flatnonzero((sync == 1) & (launch >= 0) & np.isin(direction, ("h2d", "d2h")))
+    if not cand.size:
+        return out
+    call_start = h.start[launch[cand]] // 1000 + origin  # ps from the origin -> the tracer's ns
+    o0, o1 = ops["start"][cand], ops["end"][cand]
+    busy_until = call_start.copy()  # the latest end of the GPU's earlier work (none: the call's start)
+    for gpu in np.unique(ops["gpu"][cand]).tolist():
+        on = np.flatnonzero(ops["gpu"] == gpu)
+        order = np.argsort(ops["start"][on], kind="stable")
+        starts, ran_to = ops["start"][on][order], np.maximum.accumulate(ops["end"][on][order])
+        mine = np.flatnonzero(ops["gpu"][cand] == gpu)
+        k = np.searchsorted(starts, o0[mine], side="left") - 1  # the ops that started before each copy's transfer
+        busy_until[mine] = np.where(k >= 0, ran_to[np.maximum(k, 0)], call_start[mine])
+    lead = o0 - np.maximum(call_start, np.minimum(busy_until, o0))
+    out[cand[(lead >= STAGING_MIN_NS) & (lead > o1 - o0)]] = 1
+    return out
+
+
 def _grid(kernels: dict[str, np.ndarray], op_api: np.ndarray, call_name: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Per op: (blocks in its grid, threads per block), -1 where its launch records none.  HIP's module launches
     record the grid in work-items (``devices.WORK_ITEM_GRID_CALLS``): divided by the workgroup."""
@@ -327,7 +368,7 @@ def _grid(kernels: dict[str, np.ndarray], op_api: np.ndarray, call_name: list[st
 
 def _device(gpu: int, sel: np.ndarray, ops: dict[str, np.ndarray], op_names: np.ndarray, origin: int,
             d_corr: np.ndarray, op_of_launch: np.ndarray, h: HostEvents, nbytes: np.ndarray, sync: np.ndarray,
-            graph: np.ndarray, blocks: np.ndarray, threads: np.ndarray) -> DeviceEvents:
+            graph: np.ndarray, blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray) -> DeviceEvents:
     uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
     names = [str(x) for x in uname.tolist()]
     uq, stream = unique_inverse(ops["queue"][sel])
@@ -342,7 +383,7 @@ def _device(gpu: int, sel: np.ndarray, ops: dict[str, np.ndarray], op_names: np.
         name=name, kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"queue {int(q)}" for q in uq.tolist()],
         corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
-        op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel]),
+        op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph[sel])),
         **DeviceEvents.launch_columns(blocks[sel], threads[sel]),

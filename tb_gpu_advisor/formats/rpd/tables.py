@@ -16,10 +16,12 @@ trace):
 * ``rocpd_string``: every name and argument text, by ``id``;
 * ``rocpd_metadata``: ``tag`` / ``value`` rows (``schema_version``).
 
-Names are the database's own; no view it defines is ever read (``nsys.tables.Schema`` counts real tables only).
+Names are the database's own; no view it defines is ever read (``formats.sqlite.Schema`` counts real tables only).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 API = "rocpd_api"
 OP = "rocpd_op"
@@ -45,3 +47,18 @@ OVERHEAD_SUFFIX = "::writeRows"
 def is_overhead(name: str) -> bool:
     """A record of the tracer's own work (:data:`OVERHEAD`)."""
     return name in OVERHEAD or name.endswith(OVERHEAD_SUFFIX)
+
+#: The tables that make an SQLite file rocmProfileData's database: HIP calls, GPU operations, names (survey
+#: h37-survey30: ROCm/rocmProfileData's examples).
+OWN = (API, OP, STRING)
+#: Nsight Systems' string table: an export that also holds ``rocpd_`` tables is Nsight's, never read here.
+NSIGHT_STRINGS = "StringIds"
+
+
+class _Tables(Protocol):
+    tables: frozenset[str]
+
+
+def is_rpd(schema: _Tables) -> bool:
+    """rocmProfileData's database (:data:`OWN`), not an Nsight Systems export (``formats.sqlite.Schema``)."""
+    return all(t in schema.tables for t in OWN) and NSIGHT_STRINGS not in schema.tables

@@ -229,7 +229,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
 def precision_totals(ctx: Context) -> dict[str, float]:
     """Kernel counts and time (ms) by precision, plus Tensor Core time, over kept steps."""
     res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0,
-           "unknown_ms": 0.0}
+           "unknown_ms": 0.0, "eight_bit_ms": 0.0}
     for g in ctx.gpus:
         m, dur_ps = g.kernels_in_steps()
         if not dur_ps.size:
@@ -244,6 +244,7 @@ def precision_totals(ctx: Context) -> dict[str, float]:
         res["bf16_ms"] += float(dur[p == devices.P_BF16].sum())
         res["tc_ms"] += float(dur[g.tc[m]].sum())
         res["unknown_ms"] += float(dur[p == devices.P_UNKNOWN].sum())
+        res["eight_bit_ms"] += float(dur[(p == devices.P_FP8) | (p == devices.P_INT8)].sum())
     return res
 
 

@@ -265,6 +265,8 @@ class Headline:
       kernel time of *known* precision (memcpy excluded) in fp16 / bf16 / either.
     unknown_precision_share: share of all kernel time whose precision no name or
       shape tells (XLA fusions, Triton GEMMs); None without kernels.
+    eight_bit_time_share: share of the kernel time of known precision in fp8 or
+      int8 kernels (a quantised model's GEMMs).
     launch_wait_share: idle-waiting-for-launch time / step time.
     input_wait_share: input_wait / step time.
     """
@@ -285,6 +287,9 @@ class Headline:
     launch_wait_share: float | None
     input_wait_share: float | None
     unknown_precision_share: float | None = None
+    # share of the known-precision kernel time in fp8 or int8 kernels: lower than 16-bit, so a quantised model's
+    # GEMMs never read as if the time outside the 16-bit share were fp32 (h37-review12: vllm_rpd_fp8)
+    eight_bit_time_share: float | None = None
 
 
 # --------------------------------------------------------------------------- kernels

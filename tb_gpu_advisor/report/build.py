@@ -44,7 +44,8 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                detail={"fp16_kernels": h.fp16_kernel_count, "bf16_kernels": h.bf16_kernel_count, "kernels": h.kernel_count,
                        "fp16_share": json_float(h.fp16_time_share), "bf16_share": json_float(h.bf16_time_share),
                        "tensor_core_share": json_float(h.tensor_core_time_share),
-                       "unknown_precision_share": json_float(h.unknown_precision_share)}),
+                       "unknown_precision_share": json_float(h.unknown_precision_share),
+                       "eight_bit_share": json_float(h.eight_bit_time_share)}),
         Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
                meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
                detail={"ms_per_step": json_float(m.breakdown.launch_wait)}),
@@ -111,9 +112,12 @@ def _sixteen_display(h) -> str:
     unk = h.unknown_precision_share
     if h.sixteen_bit_time_share is None:
         return "n/a: no dtype known" if unk else _pct(None)
+    eight = h.eight_bit_time_share
+    # the 8-bit part said beside the 16-bit one: an FP8 model read "16-bit kernel time 17.6%" as if the rest were fp32
+    low = f", {_pct(eight)} 8-bit" if eight and eight >= 0.005 else ""
     if unk and unk >= 0.005:
-        return f"{_pct(1.0 - unk)} known: {_pct(h.sixteen_bit_time_share)} 16-bit"
-    return _pct(h.sixteen_bit_time_share)
+        return f"{_pct(1.0 - unk)} known: {_pct(h.sixteen_bit_time_share)} 16-bit{low}"
+    return f"{_pct(h.sixteen_bit_time_share)} 16-bit{low}" if low else _pct(h.sixteen_bit_time_share)
 
 
 def _not_applicable(fw, card: Metric) -> Metric:

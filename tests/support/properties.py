@@ -475,9 +475,26 @@ def _shares(where: str, metrics: Iterable) -> list[str]:
             if m is not None and m.unit == "share" and m.value is not None and not -1e-9 <= m.value <= 1.0005]
 
 
+def _precision_parts(h: HostReport) -> list[str]:
+    """The 16-bit card's parts of the known-precision kernel time (fp16, bf16, 8-bit) never add up past it, and a
+    part of 8-bit time the card's detail holds is said on the card (an FP8 model read "16-bit kernel time 17.6%" as
+    if the rest ran in fp32)."""
+    out = []
+    for c in h.headline or []:
+        d = c.detail or {}
+        if c.id != "sixteen_bit_share" or c.value is None:
+            continue
+        eight = d.get("eight_bit_share") or 0.0
+        if c.value + eight > 1.0005:
+            out.append(f"part<=whole: {h.host}: 16-bit {c.value:.3f} + 8-bit {eight:.3f} of the known kernel time")
+        if eight >= 0.005 and "8-bit" not in c.display:
+            out.append(f"one-value: {h.host}: the 16-bit card {c.display!r} leaves out its {eight:.1%} of 8-bit time")
+    return out
+
+
 def _card_values(h: HostReport) -> list[str]:
     """A card graded by a finding shows the finding's number."""
-    out = _shares(h.host, list(h.headline or []) + [f.metric for f in h.findings])
+    out = _shares(h.host, list(h.headline or []) + [f.metric for f in h.findings]) + _precision_parts(h)
     for c in h.headline or []:
         by = (c.detail or {}).get("graded_by") or {}
         for f in h.findings:

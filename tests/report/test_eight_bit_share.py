@@ -1,0 +1,47 @@
+"""An FP8 model's kernel time is said as 8-bit, not left to read as fp32 (issue #37, h37-review12's "left": the
+rocmProfileData vLLM FP8 trace's card read "16-bit kernel time 17.6%" where 80.9% of the known-precision kernel time
+is FP8 GEMMs).  The card's value stays the guide's fp16/bf16 share (what `mixed_precision_off` grades); its display
+and detail add the 8-bit part.  The law over every report is ``properties._precision_parts``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tb_gpu_advisor.model.schema import HostReport
+from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.properties import _precision_parts
+from tests.support.run_report import run_report
+
+WILD = FIXTURES / "wild"
+
+
+def _card(h: HostReport):
+    (c,) = [c for c in h.headline if c.id == "sixteen_bit_share"]
+    return c
+
+
+@pytest.mark.parametrize("run", ["vllm_rpd_fp8", "vllm_b200_tp8"])
+def test_an_fp8_models_card_says_its_8_bit_time(run):
+    (h,) = run_report(WILD, run).hosts[:1]
+    c = _card(h)
+    eight = c.detail["eight_bit_share"]
+    assert eight > 0.3  # FP8 GEMMs: the bulk of the known-precision kernel time in both
+    assert "8-bit" in c.display and f"{eight:.1%}" in c.display
+    assert c.value + eight <= 1.0005
+    assert not _precision_parts(h)
+
+
+def test_a_bf16_models_card_is_unchanged():
+    """Control: no fp8/int8 kernel, no 8-bit words; the value is the 16-bit share as before."""
+    (h,) = run_report(SHARED_PROFILES / "real-h100-jax", "healthy_bf16").hosts[:1]
+    c = _card(h)
+    assert not c.detail.get("eight_bit_share") and "8-bit" not in c.display
+
+
+def test_a_card_leaving_out_its_8_bit_time_is_caught():
+    (h,) = run_report(WILD, "vllm_rpd_fp8").hosts[:1]
+    c = _card(h)
+    bad = dataclasses.replace(h, headline=[dataclasses.replace(c, display="17.6%")])
+    assert _precision_parts(bad) and not _precision_parts(h)

@@ -73,7 +73,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
-        per, spans = _idle_after(g, h, held, h.end[sync], copy, _owned(ctx, g), recorded)
+        per, spans = _idle_after(g, h, held, h.end[sync], copy, _owned(ctx, g), recorded, h.start[sync])
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -316,8 +316,8 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
 
 
 def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
-                waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
-                ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+                waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],
+                starts: np.ndarray | None = None) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
     intervals of the program's syncs and of the copies' waits (for the step's ledger to book).
 
@@ -332,7 +332,17 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     runs on by the time it waited, so its next launch comes at most that much sooner, and the GPU idles the rest of the
     gap with or without the sync.  After an ``.item()`` that waited for a long step the whole gap (the host's dispatch
     of the next work) is the sync's; after a sync that returned at once (the GPU had little queued) the GPU idles for
-    the host's own work, not for the sync.  The first part of each gap, as long as the host was blocked, is booked."""
+    the host's own work, not for the sync.  The first part of each gap, as long as the host was blocked, is booked.
+
+    The program's syncs (``starts`` given) are measured over their whole drained stretch (h37-waits2): from the sync's
+    start to the next sync's start, every instant the GPU idles, not only the first gap.  Why: a loop whose host runs
+    ``H`` a step besides ``W`` blocked in its wait, over ``B`` of GPU work, steps at ``H + W``; without the wait it
+    steps at ``max(B, H)``, so the wait costs ``min(H + W - B, W)`` -- all the step's idle where the host's own time
+    fits under the GPU's work, else the time it blocked.  The idle is not all in the first gap: the host that lost
+    its lead launches the step's later kernels into an idle GPU too (an eager step's launch waits), and a read that
+    copies its value out splits the gap with its own copy (JAX's ``np.asarray``: 250 us of idle before the copy, 460
+    after).  The cap stays the host's blocked time, so a host-bound loop (its own time over the GPU's work) is given
+    no more than the wait itself."""
     d = g.d
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -343,19 +353,25 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     ok = (j > 0) & (j < len(d))
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
     blocked = held[ok]
+    first_start = (starts if starts is not None else ends - held)[ok].astype(np.int64)
     if not j.size:
         return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
-    j, is_copy, blocked = j[order], is_copy[order], blocked[order]
+    j, is_copy, blocked, first_start = j[order], is_copy[order], blocked[order], first_start[order]
     last = np.ones(j.size, dtype=bool)
     last[:-1] = j[1:] != j[:-1]
     first = np.flatnonzero(np.concatenate([[True], last[:-1]]))
     blocked = np.add.reduceat(blocked, first)  # the host's time blocked in the syncs of each gap
+    first_start = np.minimum.reduceat(first_start, first)  # when the first sync of each gap began
     j, is_copy = j[last], is_copy[last]
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
+    if starts is not None:  # the program's syncs lie in kept steps already: a kept step's last one (its next work
+        kept = kept | ((g.step[j - 1] >= 0) & ~is_copy)  # the next, unkept step's) drains that step too (ledger clips)
+    into_kept = (g.step[j] >= 0)[kept]  # the gaps before a kept step's work: where unrecorded host time is measured
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
-    blocked = blocked[kept]
+    blocked, first_start = blocked[kept], first_start[kept]
     pos = b > a
+    dr_s, dr_e = _drained(d, first_start, b)
     spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
@@ -365,11 +381,48 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         s, e = _covered(h, recorded, s, e)
         # the unrecorded part as the step's ledger holds it: inside the kept steps (a gap's tail past the step's end,
         # a stretch between steps, is no step's -- h37-left63: 9.91 ms "of each 8.29 ms step")
-        out[2] += float(np.subtract(*bd._inside_steps(g, *subtract_intervals(s0, e0, s, e))[::-1]).sum())
-        s, e = _first_of_each(s, e, a[sel], b[sel], blocked[sel])
+        u0, u1 = subtract_intervals(s0, e0, s, e)
+        if not into_kept[sel].all():  # only the gaps before a kept step's work
+            u0, u1 = subtract_intervals(u0, u1, a[sel & ~into_kept], b[sel & ~into_kept])
+        out[2] += float(np.subtract(*bd._inside_steps(g, u0, u1)[::-1]).sum())
+        ga, gb = a[sel], b[sel]
+        if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
+            ga, gb = dr_s[sel], dr_e[sel]
+            ga, gb = ga[gb > ga], gb[gb > ga]
+            s, e = ga, gb
+            if s.size:
+                s, e = _idle_in(d, s, e)
+            if waits[0].size and s.size:
+                s, e = subtract_intervals(s, e, *waits)
+            s, e = _covered(h, recorded, s, e)
+        s, e = _first_of_each(s, e, ga, gb, blocked[sel])
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
+
+
+def _drained(d, begin: np.ndarray, first_launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """Per gap of syncs (sorted, every cause's): its drained stretch, from its first sync's start to the next gap's
+    first sync's start (the last, to the GPU's last device event), no two overlapping: each starts no earlier than
+    the previous one's first launch after its syncs returned.  One per gap, in order; an empty one ends where it
+    starts."""
+    start = begin.astype(np.int64).copy()
+    if start.size > 1:
+        start[1:] = np.maximum(start[1:], first_launch[:-1])
+    end = np.empty(start.size, np.int64)
+    end[:-1] = start[1:]
+    if start.size:
+        end[-1] = max(int(np.max(d.end)), int(first_launch[-1]))
+    return start, np.maximum(end, start)
+
+
+def _idle_in(d, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """The parts of the disjoint sorted stretches (s, e) during which the GPU ran no device event."""
+    m = (d.end > s.min()) & (d.start < e.max())
+    if not m.any():
+        return s, e
+    bs, be = union_intervals(d.start[m].astype(np.int64), d.end[m].astype(np.int64))
+    return subtract_intervals(s, e, bs, be)
 
 
 def _first_of_each(s: np.ndarray, e: np.ndarray, ga: np.ndarray, gb: np.ndarray,

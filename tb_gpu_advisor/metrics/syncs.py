@@ -354,22 +354,25 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
     blocked = held[ok]
     first_start = (starts if starts is not None else ends - held)[ok].astype(np.int64)
+    if starts is not None:  # the drain: no earlier than the end of the work launched before the sync began (the GPU
+        first_start = np.maximum(first_start, _drain(g, h, first_start))  # idling for that work's launch is not it)
     if not j.size:
         return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
     j, is_copy, blocked, first_start = j[order], is_copy[order], blocked[order], first_start[order]
+    returned = last_end[order].astype(np.int64)
     last = np.ones(j.size, dtype=bool)
     last[:-1] = j[1:] != j[:-1]
     first = np.flatnonzero(np.concatenate([[True], last[:-1]]))
     blocked = np.add.reduceat(blocked, first)  # the host's time blocked in the syncs of each gap
     first_start = np.minimum.reduceat(first_start, first)  # when the first sync of each gap began
-    j, is_copy = j[last], is_copy[last]
+    j, is_copy, returned = j[last], is_copy[last], returned[last]  # each gap's last return: its syncs'
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
     if starts is not None:  # the program's syncs lie in kept steps already: a kept step's last one (its next work
         kept = kept | ((g.step[j - 1] >= 0) & ~is_copy)  # the next, unkept step's) drains that step too (ledger clips)
     into_kept = (g.step[j] >= 0)[kept]  # the gaps before a kept step's work: where unrecorded host time is measured
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
-    blocked, first_start = blocked[kept], first_start[kept]
+    blocked, first_start, returned = blocked[kept], first_start[kept], returned[kept]
     pos = b > a
     dr_s, dr_e = _drained(d, first_start, b)
     spans = [none, none]
@@ -387,7 +390,7 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         out[2] += float(np.subtract(*bd._inside_steps(g, u0, u1)[::-1]).sum())
         ga, gb = a[sel], b[sel]
         if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
-            ga, gb = dr_s[sel], dr_e[sel]
+            ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits)
             ga, gb = ga[gb > ga], gb[gb > ga]
             s, e = ga, gb
             if s.size:
@@ -399,6 +402,19 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
+
+
+def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx, HostEvents
+    """Per time ``t`` (ps): the end of the GPU's work launched before it (a device event without a launch record,
+    by its start) -- when the queue a sync begun at ``t`` waits for has drained.  Work launched during the sync
+    (a read's own copy of its value) is no part of that queue."""
+    d = g.d
+    launch = g.launch.astype(np.int64, copy=False)
+    at = np.where(launch >= 0, h.start[np.maximum(launch, 0)].astype(np.int64), d.start.astype(np.int64))
+    order = np.argsort(at, kind="stable")
+    ends = np.maximum.accumulate(d.end[order].astype(np.int64))
+    k = np.searchsorted(at[order], t, side="left") - 1
+    return np.where(k >= 0, ends[np.maximum(k, 0)], np.iinfo(np.int64).min)
 
 
 def _drained(d, begin: np.ndarray, first_launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
@@ -414,6 +430,22 @@ def _drained(d, begin: np.ndarray, first_launch: np.ndarray) -> tuple[np.ndarray
     if start.size:
         end[-1] = max(int(np.max(d.end)), int(first_launch[-1]))
     return start, np.maximum(end, start)
+
+
+def _until_owned(s: np.ndarray, e: np.ndarray, returned: np.ndarray, owned: tuple[np.ndarray, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The drained stretches (s, e) cut at the first stretch another cause owns that reaches into them (``_owned``: an
+    input wait, a round trip): from there the host works for that cause.  Where that stretch begins before the syncs
+    ``returned``, they waited inside it -- a read inside a round trip is the round trip's (its fix removes the read
+    with the trip) -- and their stretch is empty."""
+    os_, oe = owned
+    if not os_.size or not s.size:
+        return s, e
+    k = np.searchsorted(oe, s, side="right")  # the first owned stretch ending after each start (disjoint, sorted)
+    hit = k < os_.size
+    cut = np.where(hit, os_[np.minimum(k, os_.size - 1)], e)
+    cut = np.where(cut < returned, s, cut)
+    return s, np.maximum(s, np.minimum(e, cut))
 
 
 def _idle_in(d, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

@@ -334,15 +334,15 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     of the next work) is the sync's; after a sync that returned at once (the GPU had little queued) the GPU idles for
     the host's own work, not for the sync.  The first part of each gap, as long as the host was blocked, is booked.
 
-    The program's syncs (``starts`` given) are measured over their whole drained stretch (h37-waits2): from the sync's
-    start to the next sync's start, every instant the GPU idles, not only the first gap.  Why: a loop whose host runs
-    ``H`` a step besides ``W`` blocked in its wait, over ``B`` of GPU work, steps at ``H + W``; without the wait it
-    steps at ``max(B, H)``, so the wait costs ``min(H + W - B, W)`` -- all the step's idle where the host's own time
-    fits under the GPU's work, else the time it blocked.  The idle is not all in the first gap: the host that lost
-    its lead launches the step's later kernels into an idle GPU too (an eager step's launch waits), and a read that
-    copies its value out splits the gap with its own copy (JAX's ``np.asarray``: 250 us of idle before the copy, 460
-    after).  The cap stays the host's blocked time, so a host-bound loop (its own time over the GPU's work) is given
-    no more than the wait itself."""
+    The program's syncs (``starts`` given) are measured over their drained stretch (h37-waits2): from the drain (the
+    end of the work launched before the sync began) to the first device event after they returned, every instant the
+    GPU idles in it.  Why: a loop whose host runs ``H`` a step besides ``W`` blocked in its wait, over ``B`` of GPU
+    work, steps at ``H + W``; without the wait it steps at ``max(B, H)``, so the wait costs ``min(H + W - B, W)`` --
+    the idle it exposes where the host's own time fits under the GPU's work, else the time it blocked.  A read that
+    copies its value out splits that idle with its own copy (JAX's ``np.asarray``: ~250 us of idle before the copy,
+    ~460 after), which the gap after the read alone missed; and a kept step's last sync, whose next work is the next
+    (unkept) step's, drains its step too (the ledger keeps only the kept steps' part).  The cap stays the host's
+    blocked time, so a host-bound loop (its own time over the GPU's work) is given no more than the wait itself."""
     d = g.d
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -418,18 +418,13 @@ def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCt
 
 
 def _drained(d, begin: np.ndarray, first_launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
-    """Per gap of syncs (sorted, every cause's): its drained stretch, from its first sync's start to the next gap's
-    first sync's start (the last, to the GPU's last device event), no two overlapping: each starts no earlier than
-    the previous one's first launch after its syncs returned.  One per gap, in order; an empty one ends where it
-    starts."""
+    """Per gap of syncs (sorted, every cause's): its drained stretch, from its first sync's start (the drain, where
+    later) to the first device event after its syncs returned, no two overlapping: each starts no earlier than the
+    previous one's end.  One per gap, in order; an empty one ends where it starts."""
     start = begin.astype(np.int64).copy()
     if start.size > 1:
         start[1:] = np.maximum(start[1:], first_launch[:-1])
-    end = np.empty(start.size, np.int64)
-    end[:-1] = start[1:]
-    if start.size:
-        end[-1] = max(int(np.max(d.end)), int(first_launch[-1]))
-    return start, np.maximum(end, start)
+    return start, np.maximum(first_launch.astype(np.int64), start)
 
 
 def _until_owned(s: np.ndarray, e: np.ndarray, returned: np.ndarray, owned: tuple[np.ndarray, np.ndarray]

@@ -4,8 +4,11 @@ device with `block_until_ready` or read a value with `float(loss)`, a JAX loop t
 PyTorch loops whose host does work no profiler event covers (numpy preprocessing) or reads the loss to numpy.
 Truth is what each script did, by construction.
 
-Usage, on a CUDA machine: python3 scripts/capture_waits.py torch|jax   (runs under /tmp/caps/waits, truth in
-$OUT/truth_waits_<mode>.json)"""
+Usage, on a CUDA machine: python3 scripts/capture_waits.py torch|jax|tf   (runs under /tmp/caps/waits, truth in
+$OUT/truth_waits_<mode>.json).  ``torch`` also writes each read's twin (h37-waits2: a wait is measured against the
+same loop without it): ``torch_no_read`` (``torch_numpy_read`` without its read), ``torch_item_read`` (``loss.item()``)
+and ``torch_synchronize`` (``torch.cuda.synchronize()``); ``tf`` the TF eager loop reading ``loss.numpy()`` each step
+with the Python tracer on, and its twin without the read (``TFE_TensorHandleResolve``: h37-left55)."""
 import sys
 import time
 
@@ -122,6 +125,10 @@ def _torch_run(name: str, host_work: bool, read: str):
         opt.zero_grad(set_to_none=True)
         if read == "numpy":
             loss.detach().cpu().numpy()
+        elif read == "item":
+            loss.item()
+        elif read == "synchronize":
+            torch.cuda.synchronize()
 
     for _ in range(3):
         step()
@@ -141,16 +148,70 @@ def _torch_run(name: str, host_work: bool, read: str):
                    "note": "6 x Linear(2048)+GELU, batch 1024, bf16 autocast, SGD; " +
                            (f"each step first does ~{HOST_WORK_MS} ms of numpy work no profiler event covers and "
                             "copies the 8 MiB batch from pageable memory; " if host_work else "batch on the GPU; ") +
-                           ("reads the loss with .cpu().numpy() each step" if read == "numpy" else "no read")}
+                           {"numpy": "reads the loss with .cpu().numpy() each step", "item": "reads the loss with "
+                            ".item() each step", "synchronize": "calls torch.cuda.synchronize() each step"}.get(
+                               read, "no read")}
 
 
 def torch_all():
     guarded(lambda: _torch_run("torch_unrecorded_host_work", True, "none"))()
     guarded(lambda: _torch_run("torch_numpy_read", False, "numpy"))()
     guarded(lambda: _torch_run("torch_unrecorded_host_work_numpy_read", True, "numpy"))()
+    guarded(lambda: _torch_run("torch_no_read", False, "none"))()  # the twin of torch_numpy_read
+    guarded(lambda: _torch_run("torch_item_read", False, "item"))()
+    guarded(lambda: _torch_run("torch_synchronize", False, "synchronize"))()
+
+
+# ---------------------------------------------------------------- TensorFlow
+
+def _tf_run(name: str, read: bool):
+    """A TF 2 bf16 MLP train step under tf.function (6 x Dense(2048)+GELU, batch 1024, SGD), 12 steps inside
+    ``tf.profiler.experimental.Trace('train', step_num=i, _r=1)``, the Python tracer on; ``read``: ``loss.numpy()``
+    each step (``EagerTensor.numpy`` -> ``TFE_TensorHandleResolve``: the host waits for the GPU)."""
+    import tensorflow as tf
+    tf.random.set_seed(0)
+    width, layers, batch = 2048, 6, 1024
+    ws = [tf.Variable(tf.random.normal((width, width), stddev=0.02, dtype=tf.bfloat16)) for _ in range(layers)]
+    x = tf.random.normal((batch, width), dtype=tf.bfloat16)
+
+    @tf.function
+    def train_step(x):
+        with tf.GradientTape() as tape:
+            h = x
+            for w in ws:
+                h = tf.nn.gelu(h @ w)
+            loss = tf.reduce_mean(tf.cast(h, tf.float32) ** 2)
+        for w, g in zip(ws, tape.gradient(loss, ws)):
+            w.assign_sub(1e-3 * g)
+        return loss
+
+    for _ in range(3):
+        train_step(x).numpy()
+    opts = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, python_tracer_level=1, device_tracer_level=1)
+    tf.profiler.experimental.start(f"{ROOT}/{name}", options=opts)
+    t = time.perf_counter()
+    for i in range(STEPS):
+        with tf.profiler.experimental.Trace("train", step_num=i, _r=1):
+            loss = train_step(x)
+            if read:
+                loss.numpy()
+    loss.numpy()
+    wall = time.perf_counter() - t
+    tf.profiler.experimental.stop()
+    TRUTH[name] = {"kind": "training", "framework": "tensorflow", "steps": STEPS,
+                   "gpu": tf.config.experimental.get_device_details(tf.config.list_physical_devices("GPU")[0]).get(
+                       "device_name", ""), "read": "numpy" if read else "none", "annotated": True,
+                   "wall_ms_profiled": round(wall * 1000, 2),
+                   "note": "tf.function bf16 MLP train step (batch 1024, width 2048), 12 steps in Trace('train'), "
+                           "Python tracer on" + (", loss.numpy() each step" if read else ", no read (the twin)")}
+
+
+def tf_all():
+    guarded(lambda: _tf_run("tf_train_numpy_read", True))()
+    guarded(lambda: _tf_run("tf_train_no_read", False))()
 
 
 if __name__ == "__main__":
     mode = sys.argv[1]
-    (torch_all if mode == "torch" else jax_all)()
+    {"torch": torch_all, "jax": jax_all, "tf": tf_all}[mode]()
     write_truth(f"truth_waits_{mode}", TRUTH)

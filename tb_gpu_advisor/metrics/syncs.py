@@ -78,7 +78,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
-        per, spans = _idle_after(g, h, held, h.end[sync], copy, _owned(ctx, g), recorded)
+        per, spans = _idle_after(g, h, held, h.end[sync], copy, _owned(ctx, g), recorded, h.start[sync])
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -362,8 +362,8 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
 
 
 def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
-                waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
-                ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+                waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],
+                starts: np.ndarray | None = None) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
     intervals of the program's syncs and of the copies' waits (for the step's ledger to book).
 
@@ -378,7 +378,17 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     runs on by the time it waited, so its next launch comes at most that much sooner, and the GPU idles the rest of the
     gap with or without the sync.  After an ``.item()`` that waited for a long step the whole gap (the host's dispatch
     of the next work) is the sync's; after a sync that returned at once (the GPU had little queued) the GPU idles for
-    the host's own work, not for the sync.  The first part of each gap, as long as the host was blocked, is booked."""
+    the host's own work, not for the sync.  The first part of each gap, as long as the host was blocked, is booked.
+
+    The program's syncs (``starts`` given) are measured over their drained stretch (h37-waits2): from the drain (the
+    end of the work launched before the sync began) to the first device event after they returned, every instant the
+    GPU idles in it.  Why: a loop whose host runs ``H`` a step besides ``W`` blocked in its wait, over ``B`` of GPU
+    work, steps at ``H + W``; without the wait it steps at ``max(B, H)``, so the wait costs ``min(H + W - B, W)`` --
+    the idle it exposes where the host's own time fits under the GPU's work, else the time it blocked.  A read that
+    copies its value out splits that idle with its own copy (JAX's ``np.asarray``: ~250 us of idle before the copy,
+    ~460 after), which the gap after the read alone missed; and a kept step's last sync, whose next work is the next
+    (unkept) step's, drains its step too (the ledger keeps only the kept steps' part).  The cap stays the host's
+    blocked time, so a host-bound loop (its own time over the GPU's work) is given no more than the wait itself."""
     d = g.d
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -389,19 +399,28 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     ok = (j > 0) & (j < len(d))
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
     blocked = held[ok]
+    first_start = (starts if starts is not None else ends - held)[ok].astype(np.int64)
+    if starts is not None:  # the drain: no earlier than the end of the work launched before the sync began (the GPU
+        first_start = np.maximum(first_start, _drain(g, h, first_start))  # idling for that work's launch is not it)
     if not j.size:
         return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
-    j, is_copy, blocked = j[order], is_copy[order], blocked[order]
+    j, is_copy, blocked, first_start = j[order], is_copy[order], blocked[order], first_start[order]
+    returned = last_end[order].astype(np.int64)
     last = np.ones(j.size, dtype=bool)
     last[:-1] = j[1:] != j[:-1]
     first = np.flatnonzero(np.concatenate([[True], last[:-1]]))
     blocked = np.add.reduceat(blocked, first)  # the host's time blocked in the syncs of each gap
-    j, is_copy = j[last], is_copy[last]
+    first_start = np.minimum.reduceat(first_start, first)  # when the first sync of each gap began
+    j, is_copy, returned = j[last], is_copy[last], returned[last]  # each gap's last return: its syncs'
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
+    if starts is not None:  # the program's syncs lie in kept steps already: a kept step's last one (its next work
+        kept = kept | ((g.step[j - 1] >= 0) & ~is_copy)  # the next, unkept step's) drains that step too (ledger clips)
+    into_kept = (g.step[j] >= 0)[kept]  # the gaps before a kept step's work: where unrecorded host time is measured
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
-    blocked = blocked[kept]
+    blocked, first_start, returned = blocked[kept], first_start[kept], returned[kept]
     pos = b > a
+    dr_s, dr_e = _drained(d, first_start, b)
     spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
@@ -411,11 +430,72 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
         s, e = _covered(h, recorded, s, e)
         # the unrecorded part as the step's ledger holds it: inside the kept steps (a gap's tail past the step's end,
         # a stretch between steps, is no step's -- h37-left63: 9.91 ms "of each 8.29 ms step")
-        out[2] += float(np.subtract(*bd._inside_steps(g, *subtract_intervals(s0, e0, s, e))[::-1]).sum())
-        s, e = _first_of_each(s, e, a[sel], b[sel], blocked[sel])
+        u0, u1 = subtract_intervals(s0, e0, s, e)
+        if not into_kept[sel].all():  # only the gaps before a kept step's work
+            u0, u1 = subtract_intervals(u0, u1, a[sel & ~into_kept], b[sel & ~into_kept])
+        out[2] += float(np.subtract(*bd._inside_steps(g, u0, u1)[::-1]).sum())
+        ga, gb = a[sel], b[sel]
+        if i == 0 and starts is not None and ga.size:  # the program's syncs: their whole drained stretch
+            ga, gb = _until_owned(dr_s[sel], dr_e[sel], returned[sel], waits)
+            ga, gb = ga[gb > ga], gb[gb > ga]
+            s, e = ga, gb
+            if s.size:
+                s, e = _idle_in(d, s, e)
+            if waits[0].size and s.size:
+                s, e = subtract_intervals(s, e, *waits)
+            s, e = _covered(h, recorded, s, e)
+        s, e = _first_of_each(s, e, ga, gb, blocked[sel])
         out[i] = float((e - s).sum())
         spans[i] = (s, e)
     return out, spans
+
+
+def _drain(g, h, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx, HostEvents
+    """Per time ``t`` (ps): the end of the GPU's work launched before it (a device event without a launch record,
+    by its start) -- when the queue a sync begun at ``t`` waits for has drained.  Work launched during the sync
+    (a read's own copy of its value) is no part of that queue."""
+    d = g.d
+    launch = g.launch.astype(np.int64, copy=False)
+    at = np.where(launch >= 0, h.start[np.maximum(launch, 0)].astype(np.int64), d.start.astype(np.int64))
+    order = np.argsort(at, kind="stable")
+    ends = np.maximum.accumulate(d.end[order].astype(np.int64))
+    k = np.searchsorted(at[order], t, side="left") - 1
+    return np.where(k >= 0, ends[np.maximum(k, 0)], np.iinfo(np.int64).min)
+
+
+def _drained(d, begin: np.ndarray, first_launch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """Per gap of syncs (sorted, every cause's): its drained stretch, from its first sync's start (the drain, where
+    later) to the first device event after its syncs returned, no two overlapping: each starts no earlier than the
+    previous one's end.  One per gap, in order; an empty one ends where it starts."""
+    start = begin.astype(np.int64).copy()
+    if start.size > 1:
+        start[1:] = np.maximum(start[1:], first_launch[:-1])
+    return start, np.maximum(first_launch.astype(np.int64), start)
+
+
+def _until_owned(s: np.ndarray, e: np.ndarray, returned: np.ndarray, owned: tuple[np.ndarray, np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The drained stretches (s, e) cut at the first stretch another cause owns that reaches into them (``_owned``: an
+    input wait, a round trip): from there the host works for that cause.  Where that stretch begins before the syncs
+    ``returned``, they waited inside it -- a read inside a round trip is the round trip's (its fix removes the read
+    with the trip) -- and their stretch is empty."""
+    os_, oe = owned
+    if not os_.size or not s.size:
+        return s, e
+    k = np.searchsorted(oe, s, side="right")  # the first owned stretch ending after each start (disjoint, sorted)
+    hit = k < os_.size
+    cut = np.where(hit, os_[np.minimum(k, os_.size - 1)], e)
+    cut = np.where(cut < returned, s, cut)
+    return s, np.maximum(s, np.minimum(e, cut))
+
+
+def _idle_in(d, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """The parts of the disjoint sorted stretches (s, e) during which the GPU ran no device event."""
+    m = (d.end > s.min()) & (d.start < e.max())
+    if not m.any():
+        return s, e
+    bs, be = union_intervals(d.start[m].astype(np.int64), d.end[m].astype(np.int64))
+    return subtract_intervals(s, e, bs, be)
 
 
 def _first_of_each(s: np.ndarray, e: np.ndarray, ga: np.ndarray, gb: np.ndarray,

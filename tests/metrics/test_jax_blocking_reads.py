@@ -45,25 +45,26 @@ def _loop(read_bytes: int) -> jc.JaxCapture:
     return cap
 
 
-def _read_idle_ms(cap: jc.JaxCapture) -> float:
-    """The GPU idle each read leaves, as written: from the end of its D2H copy (the last work of the step) to the
-    next step's first kernel, mean over the steps the analysis keeps (first and last dropped)."""
-    gaps = []
-    for a, b in zip(cap.steps, cap.steps[1:]):
-        back = max(c[1] for e in a.execs for c in e.copies if c[2] == "D2H")
-        gaps.append((min(k[0] for k in b.execs[0].kernels) - back) / (1000 * US))
-    return float(np.mean(gaps[1:-1]))
+def _period_ms(cap: jc.JaxCapture) -> float:
+    """The loop's step as the GPU runs it: the mean time between consecutive steps' first kernels, over the steps the
+    analysis keeps (first and last dropped)."""
+    firsts = [min(k[0] for e in s.execs for k in e.kernels) for s in cap.steps]
+    return float(np.mean(np.diff(firsts)[1:-1])) / (1000 * US)
 
 
 def test_a_jax_read_each_step_is_a_sync_claimed_in_jax_words(tmp_path):
+    """Truth by construction: what the read costs is the step of the loop with it less the step of the same loop
+    without it (``_period_ms``, 2.62 - 2.37 ms): the GPU idles from the drain to the read's copy, for the copy's
+    return and for the next dispatch.  Main claimed only the idle after the read's own copy (0.148 ms, 59%); the
+    drained stretch from the drain on, capped by the read's wait, is 87% of it (h37-waits2)."""
     cap = _loop(read_bytes=4)
-    truth = _read_idle_ms(cap)
+    truth = _period_ms(cap) - _period_ms(_loop(read_bytes=0))
     p = _written(tmp_path, cap, "read_each_step")
     m = host_metrics(read_trace(str(p)))
     assert m.syncs.calls_per_step == pytest.approx(1.0)
     assert m.syncs.callers == [("np.asarray(jax.Array)", pytest.approx(1.0))]
-    # the idle after the read, less the host's few microseconds between events that no event records
-    assert 0.7 * truth <= m.syncs.gpu_idle_ms_per_step <= truth, (m.syncs.gpu_idle_ms_per_step, truth)
+    # the twin's saving, less the host's few microseconds between events that no event records
+    assert 0.8 * truth <= m.syncs.gpu_idle_ms_per_step <= truth, (m.syncs.gpu_idle_ms_per_step, truth)
     f = next(f for f in host_report(m, p.stat().st_size).findings if f.rule == "host_sync")
     assert f.severity in ("warning", "critical")
     assert f.saving.ms_per_step == pytest.approx(m.syncs.gpu_idle_ms_per_step, abs=1e-3)

@@ -54,6 +54,11 @@ def start_offsets(ctx: Context, per_gpu: dict[int, StepArrays], attr: str) -> di
     return {gid: float(tot[i] / cnt[i]) for i, gid in enumerate(ids) if cnt[i]}
 
 
+def _in_step(ctx: Context, per_gpu: dict[int, StepArrays]) -> bool:
+    """The active GPUs' steps keep in step (``breakdown.in_lockstep``): a skew of their starts is a delay each step."""
+    return bd.in_lockstep([per_gpu[g.d.gpu] for g in ctx.active if g.d.gpu in per_gpu])
+
+
 def private_launch_share(ctx: Context, g) -> float | None:
     """Share of this GPU's launch records (in kept steps) issued from ``tf_gpu_private_*`` threads; None without any."""
     rec = g.launch[(g.launch >= 0) & (g.step >= 0)]
@@ -68,8 +73,10 @@ def private_launch_share(ctx: Context, g) -> float | None:
 def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics]:
     """Per-GPU summaries; ``per_gpu``: each GPU's per-step columns (its StepMetrics rows, as arrays)."""
     out = []
-    k_off = start_offsets(ctx, per_gpu, "first_kernel_ms")
-    l_off = start_offsets(ctx, per_gpu, "first_launch_ms")
+    # GPUs out of step (ranks drifting apart) start no step "late": the spread of their starts is the drift
+    together = _in_step(ctx, per_gpu)
+    k_off = start_offsets(ctx, per_gpu, "first_kernel_ms") if together else {}
+    l_off = start_offsets(ctx, per_gpu, "first_launch_ms") if together else {}
     for g in ctx.gpus:
         d, info = g.d, g.d.info
         arr = per_gpu.get(d.gpu)
@@ -132,7 +139,7 @@ def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
     act = [g for g in gpus if g.active]
     ids = [g.gpu for g in act]
-    skews, lskews, order_votes = _skews(ctx, ids, per_gpu)
+    skews, lskews, order_votes = _skews(ctx, ids, per_gpu) if _in_step(ctx, per_gpu) else ([], [], {})
     conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
     compute = {g.gpu: g.breakdown.device_compute for g in act}

@@ -10,7 +10,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
-from tb_gpu_advisor.metrics.comm import call_groups, in_windows, transfer_ms
+from tb_gpu_advisor.metrics.comm import call_groups, in_windows, ran_into_steps, transfer_ms
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, GpuMetrics, MultiGpu
 from tb_gpu_advisor.model.columns import subtract_intervals, union_by_key, union_intervals
@@ -97,7 +97,8 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=ctx.per_step(int(coll.sum()), shared=False),
-            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar), shared=False) if ar.any() else (0.0 if g.active else None),
+            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar | _allreduce_rows(g, before=True)), shared=False)
+            if ar.any() else (0.0 if g.active else None),
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
@@ -112,12 +113,17 @@ def _clipped_ms(g, mask: np.ndarray) -> float:  # noqa: ANN001 - a GpuCtx
     return float((ce - cs).sum()) / PS_PER_MS
 
 
-def _allreduce_rows(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
-    """A GPU's AllReduce kernels in the kept steps (by name), as a mask of its device events."""
+def _allreduce_rows(g, before: bool = False) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """A GPU's AllReduce kernels in the kept steps (by name), as a mask of its device events; ``before``: those that
+    start before the kept steps and run into them instead (``comm.ran_into_steps``: their time there is the type's)."""
     d = g.d
-    coll = (g.step >= 0) & (d.kind == devices.KIND_COLLECTIVE)
     ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.names), dtype=bool, count=len(d.names))
-    return coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+    ar = (d.kind == devices.KIND_COLLECTIVE) & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+    if not before:
+        return ar & (g.step >= 0)
+    out = np.zeros(len(d), dtype=bool)
+    out[ran_into_steps(g, ar)] = True
+    return out
 
 
 def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:

@@ -208,7 +208,9 @@ def test_a_collectives_time_per_step_is_its_time_inside_the_steps():
         v = g.collectives["AllReduce"]
         ms, exposed, transfer = v[1], v[2], v[5]
         assert exposed <= ms and transfer <= ms
-        assert v[6] > transfer  # the calls run past the steps: their whole time is longer than their time in them
+        # the calls run past the steps: the bus bandwidth reads their whole time, not their time in them (which holds,
+        # since h37-randjobs3, the part of a call from the dropped step before that runs into the first kept one)
+        assert abs(v[6] - transfer) > 0.01
     assert not laws_broken(r)
 
 
@@ -540,3 +542,30 @@ def test_a_time_printed_whole_is_rounded_to_its_unit():
     from tests.support.properties import _text_parts
     assert _text_parts("f", "GPU1 computes 189 us per step", 0.188797) == []  # main: "in a 0.189 ms step per GPU"
     assert _text_parts("f", "GPU1 computes 190 us per step", 0.188797)  # the control: a microsecond over is over
+
+
+def test_a_collective_that_runs_into_the_kept_steps_is_counted_in_every_table():
+    """All-reduces queued behind the steps, nobody waiting for them: the one from the dropped first step runs on into
+    the first kept one.  The ledger (and the ranks table) count its time there; the collectives tables counted only
+    the calls that start in the kept steps -- exposed 0.51 ms a step against 0.36 ms in the session's table."""
+    r = _report(_queued_allreduce_job(waited=False))
+    h = r.hosts[0]
+    assert any(d["reason"].startswith("warm-up") for d in h.steps["dropped"])
+    for g in h.gpus:
+        ms, exposed = g.collectives["AllReduce"][1:3]
+        ledger = g.breakdown["collectives"]
+        assert abs(exposed - ledger) < 0.002, (g.gpu, exposed, ledger)  # main: 0.335 and 0.385 against 0.509
+        assert exposed <= ms <= g.step_ms + 1e-9
+    exposed_col = r.collectives.columns.index("exposed ms")
+    ranks_col = r.ranks.columns.index("exposed comm ms")
+    (row,) = r.collectives.rows
+    assert all(abs(row[exposed_col] - x[ranks_col]) < 0.002 for x in r.ranks.rows), (row, r.ranks.rows)
+    assert not laws_broken(r)
+
+
+def test_collectives_inside_the_kept_steps_keep_their_exposed_time():
+    # the control: waited-for all-reduces end inside their steps, none runs in from a dropped one: as on main
+    r = _report(_queued_allreduce_job(waited=True))
+    for g in r.hosts[0].gpus:
+        assert abs(g.collectives["AllReduce"][2] - g.breakdown["collectives"]) < 0.002
+    assert not laws_broken(r)

@@ -32,6 +32,15 @@ main; each has its control, the job that did not break it):
   step" -- ``metrics.syncs`` counts the unrecorded idle inside the kept steps, as the ledger;
 * a gap between guessed steps, held at info by its documented ceiling, read as graded too low (the ``order`` law was
   wrong).
+* (h37-randjobs3) 4 ranks 1.4 ms apart whose GPUs' last steps end with their own work: "4.19 ms apart (129.3% of the
+  3.24 ms step)" -- ``launch_skew`` measures the skew against the host-wide step;
+* 4 ranks 1.5 ms apart whose GPUs wait in the all-reduce: "GPU0 starts last (+3.18 ms)" -- each rank's own updates
+  place its GPU's steps whether or not the host runs ahead (``steps.detect._async_device_windows``);
+* 2 ranks no collective binds, one 1.3x slower: overlapping host step rows, launch skew, and ``gpu_imbalance``
+  recovering 22 us of a ledger holding none -- ``metrics.breakdown.in_lockstep``: out of step is drift, not skew;
+  and "189 us per step" of a 188.8 us step read as over it (the law: a time printed whole is rounded);
+* an all-reduce from the dropped first step running into the kept ones: exposed 0.51 ms a step in the ranks table,
+  0.36 ms in the collectives table -- ``metrics.comm.ran_into_steps``.
 """
 
 from __future__ import annotations

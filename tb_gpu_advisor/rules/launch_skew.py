@@ -68,7 +68,6 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-
 def _host_wide_step_ms(m: HostMetrics) -> float | None:
     """The mean host-wide step over the kept steps, ms: step k from the first active GPU's start of it to the last
     one's end, ending where the next step starts (the host's steps are disjoint: ``steps.detect``); None without
@@ -76,16 +75,18 @@ def _host_wide_step_ms(m: HostMetrics) -> float | None:
     before the next step starts, so no spread of their starts exceeds it."""
     act = {g.gpu for g in m.gpus if g.active}
     span: dict[int, list[float]] = {}
+    apart = False  # the GPUs' windows of a step differ: each GPU's steps are its own
     for s in m.steps_detail:
         if s.gpu in act:
             lo_hi = span.setdefault(s.step, [s.start_ms, s.start_ms + s.step_ms])
+            apart |= (s.start_ms, s.start_ms + s.step_ms) != tuple(lo_hi)
             lo_hi[0], lo_hi[1] = min(lo_hi[0], s.start_ms), max(lo_hi[1], s.start_ms + s.step_ms)
     ws = sorted(span.values())
     if not ws:
         return None
     for a, b in zip(ws, ws[1:]):
         a[1] = max(a[0], min(a[1], b[0]))
-    # the last kept step has no next start here: a GPU's window may end at its own work's end, or at the start of a
-    # step the averages dropped, past the other GPUs' next start -- it is measured where a next step bounds it
-    ws = ws[:-1] if len(ws) > 1 else ws
+    # GPUs apart: the last kept step has no next start here -- a GPU's window may end at its own work's end, or at the
+    # start of a step the averages dropped, past the other GPUs' next start: it is measured where a next step bounds it
+    ws = ws[:-1] if apart and len(ws) > 1 else ws
     return sum(hi - lo for lo, hi in ws) / len(ws)

@@ -4,7 +4,9 @@ Metric: ``multi_gpu.compute_imbalance`` = (max - min) / max of the active
 GPUs' non-collective compute ms per step.  Not busy time: NCCL kernels spin
 while they wait for the slowest GPU, so busy time hides the straggler (it
 shows the most compute, the others the longest AllReduce).  Saving: the
-heaviest GPU's compute minus the mean (every replica waits for the slowest).
+heaviest GPU's compute minus the mean (every replica waits for the slowest),
+at most the collective and idle time the step's ledger holds (where no
+collective binds the ranks, none waits).
 """
 
 from __future__ import annotations

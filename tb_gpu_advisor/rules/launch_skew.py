@@ -1,7 +1,9 @@
 """§2.2 GPU host thread contention: kernels are launched on some GPUs late.
 
 Metric: ``multi_gpu.launch_skew_ms`` (spread of the GPUs' first-kernel start
-per step) as a share of step time.  Silent when the GPUs run sequentially
+per step) as a share of the host-wide step (each step from its first GPU's
+start to its last GPU's end); none where the GPUs run out of step (ranks no
+collective binds drift apart: ``metrics.breakdown.in_lockstep``).  Silent when the GPUs run sequentially
 (that rule explains the skew).  Recommends ``TF_GPU_THREAD_MODE=
 gpu_private`` only when the capture has no ``tf_gpu_private_*`` threads;
 otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.

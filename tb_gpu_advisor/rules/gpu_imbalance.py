@@ -15,8 +15,8 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_held_ms, wait_parts
-from tb_gpu_advisor.rules.base import (Ctx, finding, grade, ms, pct, rule, saving, step_windows, table, the_others,
-                                      value_metric)
+from tb_gpu_advisor.rules.base import (Ctx, finding, grade, ms, ms_apart, pct, rule, saving, step_windows, table,
+                                      the_others, value_metric)
 
 ID = "gpu_imbalance"
 
@@ -78,8 +78,11 @@ def _where_they_wait(ctx: Ctx, heavy, others: list, coll: dict) -> str:  # noqa:
     its other GPUs idle 3.45 ms a step before their collectives)."""
     n = max(len(others), 1)
     in_coll = sum(coll[g.gpu] for g in others) / n
-    said = (f"{the_others(len(others), 'GPU', 'spend', 'the others spend')} {ms(in_coll)} {ctx.per_step} in "
-            f"collectives, GPU{heavy.gpu} {ms(coll[heavy.gpu])}")
+    # to the digits that tell the two apart: a wait of a microsecond in a 12.6 ms all-reduce read "12.6 ms ..., GPU1
+    # 12.6 ms" beside "waits for it at the AllReduce" (h37-randjobs3, seed 12627)
+    mine, theirs = ms_apart(coll[heavy.gpu], in_coll)
+    said = (f"{the_others(len(others), 'GPU', 'spend', 'the others spend')} {theirs} {ctx.per_step} in "
+            f"collectives, GPU{heavy.gpu} {mine}")
     gap = heavy.breakdown.device_compute - sum(g.breakdown.device_compute for g in others) / n
     if in_coll - coll[heavy.gpu] >= 0.5 * gap:
         return f"every replica waits for it at the AllReduce ({said})"

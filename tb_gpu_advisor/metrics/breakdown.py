@@ -835,6 +835,19 @@ def _single(cov: "_Cover") -> Attribution:
     return att
 
 
+def in_lockstep(cols: list[StepArrays]) -> bool:
+    """Whether the GPUs' steps (each GPU's kept steps, in one order) keep in step: every GPU's step k starts before any
+    GPU's next kept step starts.  Ranks that a collective binds each step do (no rank starts step k+1 before the
+    collective of step k, which waits for the last rank's step k); ranks bound by none drift apart, a slower one's step
+    k ever later, until it starts after another's k+1 -- then step k is no one host-wide step, and the spread of the
+    GPUs' starts is the drift the slower rank's own steps make (``gpu_imbalance``), not a delay each step
+    (``launch_skew``) (h37-randjobs3: 2 ranks, one 1.3x slower, read as launch skew of 252% of the step)."""
+    if len(cols) < 2 or any(c.start_ms.shape != cols[0].start_ms.shape for c in cols) or cols[0].start_ms.size < 2:
+        return True
+    st = np.stack([c.start_ms for c in cols])
+    return bool((st[:, :-1].max(axis=0) <= st[:, 1:].min(axis=0)).all())
+
+
 def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | None:
     """Host-wide columns per step: mean over active GPUs (counts summed); None when :func:`host_rows` must decide."""
     act = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu]
@@ -858,11 +871,16 @@ def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | No
             acc = acc + get(c)
         return acc
 
-    start = cols[0].start_ms.copy()
+    # a host-wide step starts at its first GPU's start; where the GPUs run out of step (a rank's step k after another's
+    # k+1: ranks no collective binds drift apart), a row there of the GPUs' mean step would reach past the next row's
+    # start -- such a row stands where the GPUs' mean start is, and the rows tile as each GPU's do (h37-randjobs3)
+    together = in_lockstep(cols)
+    start = cols[0].start_ms.copy() if together else mean(lambda c: c.start_ms)
     fk = cols[0].first_kernel_ms.copy()
     fl = cols[0].first_launch_ms.copy()
     for c in cols[1:]:
-        np.minimum(start, c.start_ms, out=start)
+        if together:
+            np.minimum(start, c.start_ms, out=start)
         np.minimum(fk, c.first_kernel_ms, out=fk)
         np.minimum(fl, c.first_launch_ms, out=fl)
     crit = mean(lambda c: c.critical) if all(c.critical is not None for c in cols) else None

@@ -82,6 +82,19 @@ def in_windows(g: GpuCtx, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return cs, ce
 
 
+def ran_into_steps(g: GpuCtx, mask: np.ndarray) -> np.ndarray:
+    """The device events ``mask`` of a GPU that start outside its kept steps and run into them (indices): a collective
+    queued in a dropped step that runs on into the first kept one.  The ledger paints their time inside the steps
+    (``breakdown.attribute``) as it paints the calls' that start there, so every table of their time counts it too:
+    a queued all-reduce from the dropped first step read 0.51 ms of exposed communication a step in the ranks table
+    and 0.36 ms in the collectives table (h37-randjobs3)."""
+    out = np.flatnonzero(mask & (g.step < 0))
+    if not out.size:
+        return out
+    cs, ce = in_windows(g, out)
+    return out[ce > cs]
+
+
 @dataclass
 class _Tally:
     """Each collective type's calls and times summed over the host's active GPUs, and what each GPU's calls need to
@@ -129,23 +142,28 @@ def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Enclose
     compute kernels: a collective's time no kernel of its GPU overlaps is what the step pays for it."""
     d = g.d
     coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
-    if not coll.size:
+    before = ran_into_steps(g, d.kind == devices.KIND_COLLECTIVE)
+    if not coll.size and not before.size:
         return
     comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
     cs, ce = union_intervals(d.start[comp].astype(np.int64, copy=False), d.end[comp].astype(np.int64, copy=False))
     comp_starts = np.sort(d.start[comp].astype(np.int64, copy=False), kind="stable")  # by start already: timsort's one pass
     types = _types(d, coll, g.launch, enc, ctx.h)
+    early = _types(d, before, g.launch, enc, ctx.h) if before.size else types[:0]
     xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
-    es, ee = subtract_intervals(*in_windows(g, coll), cs, ce)
+    es, ee = subtract_intervals(*in_windows(g, np.concatenate([coll, before])), cs, ce)
     tally.all_exposed += float((ee - es).sum()) / PS_PER_MS
-    for t in np.unique(types):
-        _tally_type(ctx, g, t, coll[types == t], tally, xla_msg, (cs, ce), comp_starts)
+    for t in np.unique(np.concatenate([types, early])):
+        _tally_type(ctx, g, t, coll[types == t], tally, xla_msg, (cs, ce), comp_starts, before[early == t])
 
 
 def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally, xla_msg: list | None,
-                compute: tuple[np.ndarray, np.ndarray], comp_starts: np.ndarray) -> None:
+                compute: tuple[np.ndarray, np.ndarray], comp_starts: np.ndarray,
+                before: np.ndarray | None = None) -> None:
     """Add one GPU's calls of one type (``sel``): their count, sizes, groups, runs, time and exposed time, and the
-    GPU's row of the type with its calls kept for pairing."""
+    GPU's row of the type with its calls kept for pairing.  ``before``: calls of the type that started before the kept
+    steps and run into them (:func:`ran_into_steps`): their time inside the steps is the type's, as the ledger's; the
+    calls are counted where they start."""
     d = g.d
     tally.calls[t] = tally.calls.get(t, 0.0) + sel.size
     pg, nbytes, found = _recorded(ctx, g, t, sel, tally)
@@ -159,14 +177,15 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     runs = _groups(d.start[sel].astype(np.int64, copy=False), g.step[sel], comp_starts)
     tally.groups[t] = tally.groups.get(t, 0.0) + runs
     clip_s, clip_e = in_windows(g, sel)
-    t_ms = float((clip_e - clip_s).sum()) / PS_PER_MS
+    early_s, early_e = in_windows(g, before) if before is not None and before.size else (clip_s[:0], clip_e[:0])
+    t_ms = float((clip_e - clip_s).sum() + (early_e - early_s).sum()) / PS_PER_MS
     tally.total[t] = tally.total.get(t, 0.0) + t_ms
     tally.per_gpu.setdefault(t, []).append(t_ms)
     whole_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
     tally.whole_gpu.setdefault(t, []).append(whole_ms)
     tally.seqs.setdefault(t, []).append((g.step[sel], d.start[sel], d.end[sel], pg, clip_e - clip_s))
     tally.row_at[(d.gpu, str(t))] = len(tally.seqs[t]) - 1
-    ts, te = subtract_intervals(clip_s, clip_e, *compute)
+    ts, te = subtract_intervals(np.concatenate([clip_s, early_s]), np.concatenate([clip_e, early_e]), *compute)
     e_ms = float((te - ts).sum()) / PS_PER_MS
     tally.exposed[t] = tally.exposed.get(t, 0.0) + e_ms
     tally.gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=ctx.per_step(sel.size, shared=False),

@@ -10,7 +10,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
-from tb_gpu_advisor.metrics.comm import call_groups, in_windows, transfer_ms
+from tb_gpu_advisor.metrics.comm import call_groups, in_windows, ran_into_steps, transfer_ms
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, GpuMetrics, MultiGpu
 from tb_gpu_advisor.model.columns import subtract_intervals, union_by_key, union_intervals
@@ -54,6 +54,11 @@ def start_offsets(ctx: Context, per_gpu: dict[int, StepArrays], attr: str) -> di
     return {gid: float(tot[i] / cnt[i]) for i, gid in enumerate(ids) if cnt[i]}
 
 
+def _in_step(ctx: Context, per_gpu: dict[int, StepArrays]) -> bool:
+    """The active GPUs' steps keep in step (``breakdown.in_lockstep``): a skew of their starts is a delay each step."""
+    return bd.in_lockstep([per_gpu[g.d.gpu] for g in ctx.active if g.d.gpu in per_gpu])
+
+
 def private_launch_share(ctx: Context, g) -> float | None:
     """Share of this GPU's launch records (in kept steps) issued from ``tf_gpu_private_*`` threads; None without any."""
     rec = g.launch[(g.launch >= 0) & (g.step >= 0)]
@@ -68,8 +73,10 @@ def private_launch_share(ctx: Context, g) -> float | None:
 def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics]:
     """Per-GPU summaries; ``per_gpu``: each GPU's per-step columns (its StepMetrics rows, as arrays)."""
     out = []
-    k_off = start_offsets(ctx, per_gpu, "first_kernel_ms")
-    l_off = start_offsets(ctx, per_gpu, "first_launch_ms")
+    # GPUs out of step (ranks drifting apart) start no step "late": the spread of their starts is the drift
+    together = _in_step(ctx, per_gpu)
+    k_off = start_offsets(ctx, per_gpu, "first_kernel_ms") if together else {}
+    l_off = start_offsets(ctx, per_gpu, "first_launch_ms") if together else {}
     for g in ctx.gpus:
         d, info = g.d, g.d.info
         arr = per_gpu.get(d.gpu)
@@ -90,7 +97,8 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=ctx.per_step(int(coll.sum()), shared=False),
-            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar), shared=False) if ar.any() else (0.0 if g.active else None),
+            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar | _allreduce_rows(g, before=True)), shared=False)
+            if ar.any() else (0.0 if g.active else None),
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
@@ -105,12 +113,17 @@ def _clipped_ms(g, mask: np.ndarray) -> float:  # noqa: ANN001 - a GpuCtx
     return float((ce - cs).sum()) / PS_PER_MS
 
 
-def _allreduce_rows(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
-    """A GPU's AllReduce kernels in the kept steps (by name), as a mask of its device events."""
+def _allreduce_rows(g, before: bool = False) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """A GPU's AllReduce kernels in the kept steps (by name), as a mask of its device events; ``before``: those that
+    start before the kept steps and run into them instead (``comm.ran_into_steps``: their time there is the type's)."""
     d = g.d
-    coll = (g.step >= 0) & (d.kind == devices.KIND_COLLECTIVE)
     ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.names), dtype=bool, count=len(d.names))
-    return coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+    ar = (d.kind == devices.KIND_COLLECTIVE) & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+    if not before:
+        return ar & (g.step >= 0)
+    out = np.zeros(len(d), dtype=bool)
+    out[ran_into_steps(g, ar)] = True
+    return out
 
 
 def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
@@ -132,7 +145,7 @@ def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
     act = [g for g in gpus if g.active]
     ids = [g.gpu for g in act]
-    skews, lskews, order_votes = _skews(ctx, ids, per_gpu)
+    skews, lskews, order_votes = _skews(ctx, ids, per_gpu) if _in_step(ctx, per_gpu) else ([], [], {})
     conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
     compute = {g.gpu: g.breakdown.device_compute for g in act}

@@ -594,6 +594,8 @@ def test_gpu_imbalance_compares_compute_not_busy_time():
     for g, comp in zip(m.gpus, (9.0, 5.0, 5.0, 5.0)):
         g.breakdown = dataclasses.replace(g.breakdown, device_compute=comp, collectives=9.0 - comp)
     m.multi_gpu.compute_imbalance, m.multi_gpu.heaviest_compute_gpu = (9.0 - 5.0) / 9.0, 0
+    # the host's ledger is its GPUs' mean: 6 ms of compute, 3 ms of collectives (the saving is at most that wait)
+    m.breakdown = dataclasses.replace(m.breakdown, device_compute=6.0, collectives=3.0)
     assert m.multi_gpu.busy_imbalance == 0.0  # busy time: all equal
     (f,) = run("gpu_imbalance", m)
     assert f.gpu == 0 and f.saving.ms_per_step == pytest.approx(9.0 - 6.0)

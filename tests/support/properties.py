@@ -176,7 +176,7 @@ def _text_parts(where: str, text: str, step: float | None) -> list[str]:
     out = []
     if step:
         for m in _PER_STEP.finditer(text):
-            v = _ms(*m.groups()) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)]
+            v = _ms(*m.groups()) - _time_half_ulp(m.group(1)) * _UNIT_MS[m.group(2)]
             if v > step * 1.001 + 1e-6:
                 out.append(f"part<=whole: {where}: '{m.group(0)}' in a {step:.3f} ms step per GPU")
     for m in _OF_ITS.finditer(text):
@@ -198,6 +198,13 @@ def _text_parts(where: str, text: str, step: float | None) -> list[str]:
     if mostly and _printed_over(mostly.group(3, 4), mostly.group(1, 2)):
         out.append(f"part<=whole: {where}: '{mostly.group(0)[:120]}': the part is larger than the whole")
     return out
+
+
+def _time_half_ulp(num: str) -> float:
+    """Half a unit of the last printed digit of a time: a time printed whole is rounded to its unit ("189 us" of
+    188.8 us, ``fmt.ms``'s three digits), where a count printed whole is exact (h37-randjobs3)."""
+    decimals = num.partition(".")[2]
+    return 0.5 * 10 ** -len(decimals)
 
 
 def _half_ulp(num: str) -> float:

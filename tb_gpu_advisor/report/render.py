@@ -128,9 +128,7 @@ def _step_info(report: Report) -> str:
         return ", ".join(bits)
     bits = [f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
-    if jobs and all(j.get("kind") == "no_gpu" for j in jobs) and not any(g.busy_share for h in report.hosts
-                                                                         for g in h.gpus):
-        # a window without GPU work has no step to time; one whose GPUs only copied times the copies' steps
+    if jobs and all(j.get("kind") == "no_gpu" for j in jobs):  # a window without GPU work has no step to time
         return ", ".join(bits + ["no step: the window holds no GPU work"])
     if jobs and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs) and \
             any(_holds_start_up(h.breakdown_ms) for h in report.hosts):

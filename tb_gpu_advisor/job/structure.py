@@ -3,9 +3,10 @@
 A serving engine runs ``execute_model`` once per engine step, a script without ``prof.step()`` still calls its
 ``train_step`` or its model once per iteration, and ``record_function`` names the user's own blocks.  Each of these
 is a span name whose instances repeat and between them launch most of the GPU work.  The step is the outermost such
-span: among the names whose instances enclose at least ``job.span_step_coverage`` of all launches (on the thread
-that launched them), the one that covers the most, then the fewest instances (a per-layer span repeats more often
-than the step around it), then the longest.  A serving engine's own step span wins when it qualifies.  Instances of
+span: among the names whose instances (on the thread that launched them) enclose at least ``job.span_step_coverage``
+of the GPU work's launches (each kernel or collective at its launch record: :func:`work_launch_times`), the one that
+covers the most, then the fewest instances (a per-layer span repeats more often than the step around it), then the
+longest.  A serving engine's own step span wins when it qualifies.  Instances of
 one name nested in each other (a module's ``forward`` inside another's) count as one.  Nothing here reads kernel
 names: what repeats is the program's own structure.
 """
@@ -130,8 +131,9 @@ def work_launch_times(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
             if k.any():
                 work.append(a[k])
     if work:  # gathered per GPU and sorted in place: this runs at the analysis's peak (1.8 M launches: 14 MB a copy)
-        times = np.concatenate([h.start[w].astype(np.int64, copy=False) for w in work]) if len(work) > 1 else \
-            h.start[work[0]].astype(np.int64)
+        # a gather is a new array already: no second copy for the dtype, the sort below is in place
+        times = (np.concatenate([h.start[w].astype(np.int64, copy=False) for w in work]) if len(work) > 1 else
+                 h.start[work[0]].astype(np.int64, copy=False))
         del work
     else:  # no kernel anywhere: each launch record once, by a mask read back in order (np.unique's hash table took
         # 0.4 s on the 1.6 M launch records of a 20 MB dense capture)
@@ -139,7 +141,7 @@ def work_launch_times(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
         for a in launches:
             if a.size:
                 marked[a[a >= 0]] = True
-        times = h.start[marked].astype(np.int64)
+        times = h.start[marked].astype(np.int64, copy=False)
         del marked
     times.sort(kind="stable")  # a few sorted runs (one per launching thread): timsort merges them, 4x quicksort's speed
     return times

@@ -535,3 +535,25 @@ def test_a_marked_jax_job_reads_its_marks_control(steps):
     # the control: the same job under StepTraceAnnotation -- its marks are the steps, every one kept, as on main
     h = _jax_untraced("train", steps=steps).hosts[0]
     assert (h.steps["source"], h.steps["count"], h.steps["dropped"]) == ("trace_train", steps, []), h.steps
+
+
+def _two_tf_hosts():
+    """2 TF hosts of 14 Keras steps, one GPU each, a 590 us input wait and 34 us of launch wait a step: each host's
+    launch wait saved 3.05% of its own step and 2.93% of the other's."""
+    return _report(tf_job(steps=14, hosts=2, gemm_us=5.378, ew_us=4.488, input_wait_us=589.812, read_bytes=58,
+                          allreduce_us=49.433))
+
+
+def test_a_merged_finding_is_graded_on_the_sessions_step():
+    # (h37-xplane3, walk seed 6115) the session's share is restated against the median rank's step after the
+    # grading: main kept worker0's warning for a launch wait saving 2.95% of the session's step, under the 3% floor
+    r = _two_tf_hosts()
+    (launch,) = [f for f in r.findings if f.rule == "launch_bound"]
+    assert launch.saving.percent_of_step < 3.0 and launch.severity == "info", (launch.severity, launch.saving)
+    assert not laws_broken(r)
+
+
+def test_a_merged_finding_over_the_floor_keeps_its_grade_control():
+    # the control: the input wait, 79.5% of the same step, stays the session's critical and first
+    r = _two_tf_hosts()
+    assert (r.findings[0].rule, r.findings[0].severity) == ("input_bound", "critical")

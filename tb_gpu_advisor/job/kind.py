@@ -688,6 +688,19 @@ def _ran_kernels(trace: Trace) -> bool:
                if len(d))
 
 
+def _no_kernel(trace: Trace) -> str:
+    """"no kernel, copy or collective ran on any GPU in the capture" -- or, where the GPUs did copy (a program whose
+    ops all ran on the CPU still feeding its GPUs their batches), that no kernel or collective ran and how many
+    copies did: the kind is the compute's, the words never deny the copies the GPUs table shows (h37-xplane3)."""
+    copies = sum(int(((d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)).sum())
+                 for d in trace.devices if len(d))
+    if not copies:
+        return "no kernel, copy or collective ran on any GPU in the capture"
+    gpus = sum(1 for d in trace.devices if len(d))
+    return (f"no kernel or collective ran on any GPU in the capture (the {gpus} GPU{'s' if gpus != 1 else ''} "
+            f"only copied: {copies:,} cop{'ies' if copies != 1 else 'y'})")
+
+
 def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     """A window in which no kernel ran and none was launched, by what it holds: the framework's matmuls or
     convolutions run on the CPU, CUDA calls of start-up, the user's NVTX ranges alone, the framework's ops on the CPU,
@@ -713,7 +726,7 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     computed = _cpu_compute_ops(trace, fw) if calls else ""
     if computed:  # a matmul on the GPU launches a kernel: these launched none, so they ran on the CPU
         ncalls = int(trace.h.name_mask(devices.is_runtime_call).sum())
-        return Kind("no_gpu", "high", f"no kernel, copy or collective ran on any GPU in the capture; the framework's "
+        return Kind("no_gpu", "high", f"{_no_kernel(trace)}; the framework's "
                                       f"{computed} launched no kernel, where on a GPU each launches one: the model ran "
                                       f"on the CPU; the window's {ncalls:,} CUDA call{'s' if ncalls != 1 else ''} did "
                                       f"no GPU work", cpu_only=f"its {computed} launched no kernel")
@@ -749,13 +762,13 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
                        "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
         return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
     if names:
-        return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
-                                      "made no GPU runtime call: the work ran on the CPU",
+        return Kind("no_gpu", "high", f"{_no_kernel(trace)}, and the host made no GPU runtime call: the work ran on "
+                                      "the CPU",
                     cpu_only="the host made no GPU runtime call")
     if cuda == "on":
         return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
                                       "reached its GPU work", window="no_cuda_call")
-    return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
+    return Kind("no_gpu", "high", _no_kernel(trace))
 
 
 def _wsl2_untraced(trace: Trace) -> str:

@@ -3,9 +3,10 @@
 A serving engine runs ``execute_model`` once per engine step, a script without ``prof.step()`` still calls its
 ``train_step`` or its model once per iteration, and ``record_function`` names the user's own blocks.  Each of these
 is a span name whose instances repeat and between them launch most of the GPU work.  The step is the outermost such
-span: among the names whose instances enclose at least ``job.span_step_coverage`` of all launches (on the thread
-that launched them), the one that covers the most, then the fewest instances (a per-layer span repeats more often
-than the step around it), then the longest.  A serving engine's own step span wins when it qualifies.  Instances of
+span: among the names whose instances (on the thread that launched them) enclose at least ``job.span_step_coverage``
+of the GPU work's launches (each kernel or collective at its launch record: :func:`work_launch_times`), the one that
+covers the most, then the fewest instances (a per-layer span repeats more often than the step around it), then the
+longest.  A serving engine's own step span wins when it qualifies.  Instances of
 one name nested in each other (a module's ``forward`` inside another's) count as one.  Nothing here reads kernel
 names: what repeats is the program's own structure.
 """
@@ -75,23 +76,11 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     The framework's ops (``fw.dispatch_event``) are never a step; a span of which one model call (``fw.model_call``)
     holds several instances is the model's inner structure (its layers), not a step."""
     h = trace.h
-    rec = [a[a >= 0] for a in launches if a.size]
-    if not len(h) or not rec:
-        return None
-    # host positions in [0, len(h)): marked in a mask, read back in order (= np.unique, whose hash table took
-    # 0.4 s on the 1.6 M launch records of a 20 MB dense capture)
-    marked = np.zeros(len(h), dtype=bool)
-    for r in rec:
-        marked[r] = True
-    del rec
-    if not marked.any():
-        return None
     # launches counted by time, on any thread: PyTorch runs the backward pass on its autograd thread while the loop's
-    # own thread waits inside ``train_step``; a step span holds them all.  Gathered by the mask (no position array)
-    # and sorted in place: this runs at the analysis's peak, where each copy of 1.8 M times was 14 MB more
-    times = h.start[marked].astype(np.int64, copy=False)
-    del marked
-    times.sort(kind="stable")  # a few sorted runs (one per launching thread): timsort merges them, 4x quicksort's speed
+    # own thread waits inside ``train_step``; a step span holds them all
+    times = work_launch_times(trace, launches)
+    if not times.size:
+        return None
     cands = []
     not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
     # the program's read of device values (JAX's ``np.asarray(jax.Array)``) is the host waiting inside a step, as a
@@ -122,6 +111,43 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
         return None
     best = min(repeated, key=lambda c: (-int(c.coverage * 10 + 1e-9), c.count, -c.total))
     return _result(best, "annotation_spans", "medium", "the program's repeated spans")
+
+
+def work_launch_times(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
+    """The host times (ps, int64, sorted) of the GPU's work as launched: one per kernel or collective, at its launch
+    record's start -- where no GPU ran one, one per launch record of any device work (a window of copies).
+
+    Why the work, not the launch records: a span's share of the GPU's work is what makes it the step, and one record
+    can start a whole step's kernels (a CUDA graph, an XLA command buffer: ``cuGraphLaunch`` once per execution) while
+    a copy is the step's input or its result read back, not its work.  Counted by records, a jitted step as one
+    command buffer, its batch put and its loss read back held a third of the launches each, no span reached
+    ``job.span_step_coverage`` and the steps fell to GPU bursts (h37-xplane3: 2 JAX steps of ~12 ms read as 0.76 ms
+    bursts).  Where every kernel has a launch record of its own and no copy runs, the count is the records' as
+    before."""
+    h = trace.h
+    if not len(h):
+        return np.zeros(0, np.int64)
+    work = []
+    for d, a in zip(trace.devices, launches):
+        if a.size and len(d):
+            k = ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)) & (a >= 0)
+            if k.any():
+                work.append(a[k])
+    if work:  # gathered per GPU and sorted in place: this runs at the analysis's peak (1.8 M launches: 14 MB a copy)
+        # a gather is a new array already: no second copy for the dtype, the sort below is in place
+        times = (np.concatenate([h.start[w].astype(np.int64, copy=False) for w in work]) if len(work) > 1 else
+                 h.start[work[0]].astype(np.int64, copy=False))
+        del work
+    else:  # no kernel anywhere: each launch record once, by a mask read back in order (np.unique's hash table took
+        # 0.4 s on the 1.6 M launch records of a 20 MB dense capture)
+        marked = np.zeros(len(h), dtype=bool)
+        for a in launches:
+            if a.size:
+                marked[a[a >= 0]] = True
+        times = h.start[marked].astype(np.int64, copy=False)
+        del marked
+    times.sort(kind="stable")  # a few sorted runs (one per launching thread): timsort merges them, 4x quicksort's speed
+    return times
 
 
 def step_end_count(trace: Trace, fw: Framework) -> int:
@@ -206,13 +232,9 @@ def backward_span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework)
     window holds at most one update (``step_end_count``: it is one iteration, its micro-batches no steps), and where the
     capture marks its steps itself (``fw.step_marker``)."""
     h = trace.h
-    rec = [a[a >= 0] for a in launches if a.size]
-    if not len(h) or not rec or step_end_count(trace, fw) or h.name_mask(fw.step_marker).any():
+    if not len(h) or step_end_count(trace, fw) or h.name_mask(fw.step_marker).any():
         return None  # the format's own step marks win anyway: no search over a marked capture's spans
-    marked = np.zeros(len(h), dtype=bool)
-    for r in rec:
-        marked[r] = True
-    times = np.sort(h.start[marked].astype(np.int64, copy=False), kind="stable")
+    times = work_launch_times(trace, launches)
     if not times.size:
         return None
     trained = h.name_mask(fw.training_event)

@@ -849,8 +849,10 @@ def in_lockstep(cols: list[StepArrays]) -> bool:
 
 
 def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | None:
-    """Host-wide columns per step: mean over active GPUs (counts summed); None when :func:`host_rows` must decide."""
-    act = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu]
+    """Host-wide columns per step: mean over the GPUs the per-step numbers are shared among (``Context.sharing``: the
+    active ones; where none is, those that copied in the steps), counts summed; None when :func:`host_rows` must
+    decide."""
+    act = [g.d.gpu for g in ctx.sharing if g.d.gpu in per_gpu]  # the GPUs every per-step number is shared among
     if not act:
         act = list(per_gpu)[:1]
     n = ctx.steps.count
@@ -913,8 +915,9 @@ def critical_shares(per_gpu: dict[int, StepArrays], ctx: Context) -> dict[str, f
 
 
 def host_rows(ctx: Context, per_gpu: dict[int, list[StepMetrics]]) -> list[StepMetrics]:
-    """Host-wide row per step: mean over active GPUs (counts summed)."""
-    act = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu]
+    """Host-wide row per step: mean over the GPUs the per-step numbers are shared among (``Context.sharing``),
+    counts summed."""
+    act = [g.d.gpu for g in ctx.sharing if g.d.gpu in per_gpu]  # the GPUs every per-step number is shared among
     if not act:
         act = list(per_gpu)[:1]
     out = []

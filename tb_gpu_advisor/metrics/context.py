@@ -18,7 +18,7 @@ from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_d
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.metrics.types import per_step
+from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
 from tb_gpu_advisor.steps.detect import Steps
 
 PS_PER_MS = 1e9
@@ -33,6 +33,9 @@ class GpuCtx:
     step: np.ndarray  # index into steps (kept), -1 outside kept steps (int16 up to 32k steps)
     windows: np.ndarray  # (n, 2) ps
     active: bool  # has kernels (or collectives)
+    #: the host's per-step numbers are shared with this GPU (:attr:`Context.ranks`, the host ledger's mean): it is
+    #: active, or -- where no GPU is -- it did device work (copies) inside the kept steps
+    shares: bool = False
     name_prec: np.ndarray = field(default=None)  # per event precision code
     tc: np.ndarray = field(default=None)  # per event tensor core bool
     #: bool per host event: on a line of the process driving this GPU (``Trace.gpu_host_lines``); None: every line
@@ -260,11 +263,18 @@ class Context:
         return [g for g in self.gpus if g.active]
 
     @property
+    def sharing(self) -> list[GpuCtx]:
+        """The GPUs a per-step number is shared among and the host's ledger averages (``GpuCtx.shares``)."""
+        return [g for g in self.gpus if g.shares]
+
+    @property
     def ranks(self) -> int:
-        """The GPUs a per-step number is shared among: the active ones (at least 1).  One host's file can hold
-        several ranks (an Nsight export of two processes, one GPU each; a process driving several GPUs): every time
-        per step is per GPU, so every count per step is too, or "4 copies per step" is two ranks' 2 each."""
-        return max(1, len(self.active))
+        """The GPUs a per-step number is shared among: the active ones (at least 1); where none ran a kernel or a
+        collective, those that copied in the kept steps.  One host's file can hold several ranks (an Nsight export
+        of two processes, one GPU each; a process driving several GPUs): every time per step is per GPU, so every
+        count per step is too, or "4 copies per step" is two ranks' 2 each (:func:`~tb_gpu_advisor.metrics.types.
+        sharing_ranks`, which ``HostMetrics.ranks`` asks too)."""
+        return sharing_ranks(g.shares for g in self.gpus)
 
     def per_step(self, x, *, shared: bool = True, unit: float = 1.0):
         """``x`` -- a count or a time (a number, or a numpy array of them), in ``unit`` -- summed over the kept steps of
@@ -533,6 +543,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     for g in gpus:
         g.step = assign(g.d.start, g.windows)
         _kernel_classes(g, trace, memo)
+    _shares(gpus)
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input, own_work, fed)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
@@ -579,6 +590,17 @@ def _gpu_contexts(h: HostEvents, devs: list[DeviceEvents], launches: list[np.nda
                            prev_id=steps.prev_ids,
                            active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
     return gpus, launched_kernel
+
+
+def _shares(gpus: list[GpuCtx]) -> None:
+    """Which GPUs the host's per-step numbers are shared among (``GpuCtx.shares``): the active ones; where none ran a
+    kernel or a collective, each that did device work inside the kept steps.  Why: a window whose GPUs only copied
+    (a program whose ops all ran on the CPU feeding its four GPUs their batches) summed the four GPUs' copies and
+    shared them with one -- "h2d 5.43 ms per step in a 1.49 ms step per GPU" where each GPU copied 1.36 ms
+    (h37-xplane3).  A copy-only GPU beside active ones stays out, as before: the guide's checks are the kernels'."""
+    anyone = any(g.active for g in gpus)
+    for g in gpus:
+        g.shares = g.active if anyone else bool((g.step >= 0).any())
 
 
 def _ops_on_device(h: HostEvents, devs: list[DeviceEvents], host_op: np.ndarray, launched_kernel: np.ndarray

@@ -103,6 +103,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
             memcpy_ms_per_step=ctx.per_step(float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS, shared=False),
+            shares=g.shares,
         ))
     return out
 

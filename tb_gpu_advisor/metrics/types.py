@@ -25,13 +25,22 @@ import math
 import operator
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Iterable, Literal
 
 import numpy as np
 
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.steprows import RowTable
 from tb_gpu_advisor.steps.detect import StepDetection
+
+def sharing_ranks(shares: Iterable[bool]) -> int:
+    """How many GPUs a per-step number is shared among: those whose ``shares`` flag the context set
+    (``GpuCtx.shares``: the GPUs that ran kernels or collectives; where none did, those with any device work in the
+    kept steps -- copies), at least 1.  The one count :attr:`Context.ranks
+    <tb_gpu_advisor.metrics.context.Context.ranks>` and :attr:`HostMetrics.ranks` both ask (h37-xplane3: 4 GPUs that
+    only copied, 16 MB each a step, no kernel anywhere, read as one GPU's "h2d 5.43 ms per step in a 1.49 ms step")."""
+    return max(1, sum(1 for a in shares if a))
+
 
 def per_step(x, steps: int | None, ranks: int = 1, unit: float = 1.0):
     """The one division of every per-step number (docs/metrics.md, "Per step and rank"): ``x`` -- a count or a time,
@@ -613,7 +622,7 @@ class GpuMetrics:
     sm_count: int | None
     memory_bandwidth_bytes_per_s: float | None
     memory_size_bytes: int | None
-    active: bool  # at least one kernel or copy
+    active: bool  # ran at least one kernel or collective (``GpuCtx.active``)
     kernel_count: int  # in kept steps
     step_ms: float | None  # average of this GPU's step windows
     busy_ms_per_step: float | None  # union of this GPU's activity per step
@@ -629,6 +638,9 @@ class GpuMetrics:
     first_launch_offset_ms: float | None = None  # same for the first host launch record targeting it
     launch_thread_private: bool | None = None  # >= 50 % of its launch records come from tf_gpu_private_* threads
     memcpy_ms_per_step: float = 0.0
+    #: the host's per-step numbers are shared with this GPU (``GpuCtx.shares``: active, or -- no GPU active -- it
+    #: copied in the kept steps)
+    shares: bool = True
 
 
 @dataclass
@@ -1139,8 +1151,8 @@ class HostMetrics:
 
     @property
     def ranks(self) -> int:
-        """The GPUs a per-step number is shared among: the active ones, at least 1 (``Context.ranks``)."""
-        return max(1, sum(1 for g in self.gpus if g.active))
+        """The GPUs a per-step number is shared among, at least 1 (:func:`sharing_ranks`, as ``Context.ranks``)."""
+        return sharing_ranks(g.shares for g in self.gpus)
 
     def per_step(self, x, *, shared: bool = True, unit: float = 1.0):
         """``x`` summed over the kept steps (of every rank where ``shared``) per kept step (and rank): :func:`per_step`,

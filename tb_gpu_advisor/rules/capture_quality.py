@@ -35,7 +35,7 @@ No saving.
 from __future__ import annotations
 
 from tb_gpu_advisor import devices, formats
-from tb_gpu_advisor.common.fmt import and_list, times
+from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
@@ -349,6 +349,7 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     """The finding of a capture with no GPU activity, by why, and whether the GPU work happened elsewhere: on an
     accelerator no stage reads, or in kernels whose records were lost -- else no GPU work at all (the CPU's, when no
     runtime call was made)."""
+    copied = sum(1 for g in m.gpus if g.shares and not g.active)  # GPUs that only copied: no kernel ran anywhere
     kind = m.job.kind if m.job is not None else None
     if kind is not None and kind.unread_devices:
         title, actions = "The work ran on an accelerator the Advisor does not analyse", _other_accelerator_fix(m)
@@ -383,16 +384,26 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     else:
         cpu = kind.cpu_only if kind is not None else ""
         title, actions = "No GPU activity in the capture", ctx.fw.fix(f"{ID}:no_gpu")
-        summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
-                   f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "
-                   f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
-                   f"window include the GPU work (training steps, forward passes, engine steps)?"
-                   + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
+        if copied:  # the copies reached the GPU: it was visible, the model's ops ran elsewhere
+            title = "No GPU compute in the capture: the GPUs only copied"
+            copy_ms = sum(s.ms_per_step for s in m.memcpy)
+            summary = (f"No GPU kernel or collective in this capture: its {plural(copied, 'GPU')} only copied data "
+                       f"({ms(copy_ms)} of copies {ctx.a_step} and GPU){f'; {cpu}: the work ran on the CPU' if cpu else ''}"
+                       f": the guide's GPU checks were skipped. The copies reached the GPU, so "
+                       f"{ctx.fw.label('gpu_user')} saw it; did the profiled window include the GPU work (training "
+                       f"steps, forward passes, engine steps)?"
+                       + (" If the job should use the GPU, move the model, not only its inputs, there." if cpu else ""))
+        else:
+            summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
+                       f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "
+                       f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
+                       f"window include the GPU work (training steps, forward passes, engine steps)?"
+                       + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
     # the work ran elsewhere, its records were lost, or the window holds none of it: no GPU steps to judge
     elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_gpu or kind.window)
     return finding(ctx, ID, "warning", summary, title=title, actions=actions,
-                   metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
-                                       good_direction="higher")), elsewhere
+                   metric=value_metric("active_gpus", "GPUs that ran kernels" if copied else "GPUs with activity", 0,
+                                       "count", "0", severity="warning", good_direction="higher")), elsewhere
 
 
 def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind

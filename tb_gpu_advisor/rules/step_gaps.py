@@ -172,7 +172,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     and its own assumption about the saving."""
     g = m.gaps
     host_ms = p.other_ms + p.unexplained_ms
-    ops = _cpu_ops(m, p, host_ms)
+    ops = _cpu_ops(m, p, host_ms, ctx.a_step)
     host_work = ctx.fw.label("step_gaps:cpu_ops" if ops else "step_gaps:host_work")
     causes = {host_work: host_ms, ctx.fw.label("step_gaps:launch"): p.launch_ms - p.dispatch_ms}
     cause = max(causes, key=causes.get)
@@ -194,12 +194,12 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         assumption = ("the gaps lie between the steps' windows, so no step's time holds them: shrinking them shortens "
                       "the run, not a step")
     if comm_ms >= 0.5 * g.avg_gap_ms:  # the host's time in the gaps is mostly its wait on the other processes
-        cause = (f"the host waiting for the other processes: {ms(comm_ms)} a step of it is communication "
+        cause = (f"the host waiting for the other processes: {ms(comm_ms)} {ctx.a_step} of it is communication "
                  f"({_comm_names(g)}), a library's calls waiting on their peers, not the program's code")
         actions = [COMMUNICATE] + actions
     elif waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
-                 f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} a step "
+                 f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} {ctx.a_step} "
                  f"({pct(waited / g.avg_gap_ms)}){_covered(p.other_ms, p.unexplained_ms)}")
         actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
         assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
@@ -208,23 +208,23 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         sev = _at_most_warning(sev)
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
         paced = _clock_paced(g, ctx, m)
-        cause = _unrecorded_kind(m.scheduler_traced, paced, f"{ms(p.unexplained_ms)} a step: no runtime call, "
+        cause = _unrecorded_kind(m.scheduler_traced, paced, f"{ms(p.unexplained_ms)} {ctx.a_step}: no runtime call, "
                                                             f"op, range or OS call covers it")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
         if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
             sev = _at_most_warning(sev)
     elif unseen:
         actions = actions[:1] + (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions[1:]
-    if _comm_part(g, comm_ms) and COMMUNICATE not in actions:  # a part of the gaps: its fix after the first
+    if _comm_part(g, comm_ms, ctx.a_step) and COMMUNICATE not in actions:  # a part of the gaps: its fix after the first
         actions = actions[:1] + [COMMUNICATE] + actions[1:]
     actions = _made_on_host(ctx, g, cause == host_work) + actions
     if p.input_ms > 0.2 * g.avg_gap_ms:
-        actions.append(action(f"{ms(p.input_ms)} a step of the gaps is input wait: see the input-bound finding (guide §1.1)."))
+        actions.append(action(f"{ms(p.input_ms)} {ctx.a_step} of the gaps is input wait: see the input-bound finding (guide §1.1)."))
     return _Diagnosis(cause=cause, actions=actions, assumption=assumption, severity=sev, waited=waited,
                       comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work)
 
 
-def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float) -> str:
+def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") -> str:
     """The host's ops that fill the gaps, in words (```aten::repeat` 5.66 ms a step``), where they are what the gaps
     hold: the recorded ops are most of the host's part of the gaps and no sync or blocking copy of the program leaves
     its idle there (``HostSyncs.in_gaps_ledger_ms`` under a tenth of the mean gap); "" otherwise.
@@ -242,7 +242,7 @@ def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float) -> str:
     named = [(name, v) for name, v in g.top_ops if name not in marked and v >= 0.1 * g.avg_gap_ms]
     if sum(v for _, v in named) < 0.5 * p.other_ms:
         return ""
-    return ", ".join(f"`{name}` ({ms(v)} a step)" for name, v in named)
+    return ", ".join(f"`{name}` ({ms(v)} {a_step})" for name, v in named)
 
 
 def _at_most_warning(sev: str) -> str:
@@ -260,9 +260,9 @@ def _summary(ctx: Ctx, m: HostMetrics, p: _Parts, why: _Diagnosis) -> str:
             f"{pct(p.share)} of "
             f"{_whole(p.cycle_ms, ctx.step_ms, g.avg_step_ms)} outside input wait; most of it is {why.cause}"
             f"{_named(g, why.host_work and not why.waited)}"
-            f"{_waited(g, 'named by the trace' if why.waited else '')}"
-            f"{_comm_part(g, why.comm_ms) if why.comm_ms < 0.5 * g.avg_gap_ms else ''}"
-            f"{_unseen_part(min(p.unexplained_ms, p.share * p.cycle_ms), p.cycle_ms) if why.unseen and not why.waited else ''}."
+            f"{_waited(g, 'named by the trace' if why.waited else '', ctx.a_step)}"
+            f"{_comm_part(g, why.comm_ms, ctx.a_step) if why.comm_ms < 0.5 * g.avg_gap_ms else ''}"
+            f"{_unseen_part(min(p.unexplained_ms, p.share * p.cycle_ms), p.cycle_ms, ctx.a_step) if why.unseen and not why.waited else ''}."
             f"{_window_share(g, m, _holder(why.waited, why.unrecorded, m.scheduler_traced))}")
 
 
@@ -388,11 +388,11 @@ def _comm_names(g) -> str:  # noqa: ANN001 - Gaps
     return ", ".join(f"`{name}` {ms(v)}" for name, v in g.top_comm_ranges)
 
 
-def _comm_part(g, comm_ms: float) -> str:  # noqa: ANN001 - Gaps
+def _comm_part(g, comm_ms: float, a_step: str = "a step") -> str:  # noqa: ANN001 - Gaps
     """The clause naming the gaps' communication where it is a part (a tenth of the mean gap or more) but not most."""
     if not g.avg_gap_ms or comm_ms < 0.1 * g.avg_gap_ms:
         return ""
-    return (f"; {ms(comm_ms)} a step of it is communication ({_comm_names(g)}: a library's calls waiting on the other "
+    return (f"; {ms(comm_ms)} {a_step} of it is communication ({_comm_names(g)}: a library's calls waiting on the other "
             f"processes, not the program's code)")
 
 
@@ -498,14 +498,14 @@ def _others_part(p: _Parts, g) -> str:  # noqa: ANN001 - Gaps
     return f" ({'; '.join(said)})" if said else ""
 
 
-def _unseen_part(unexplained_ms: float, cycle_ms: float) -> str:
+def _unseen_part(unexplained_ms: float, cycle_ms: float, a_step: str = "a step") -> str:
     """The part of each gap nothing recorded covers, where it is under half the gap yet a large share of the step
     (``step_gaps.unrecorded_share``): the host work the finding names is then not all there is, and the rest cannot be
     moved before it is seen (survey h37-survey18: Keras's untraced Python between batches, 13-45 ms a step).  The
     caller gives it as a part of the share the finding judges, never more (h37-review12: torch_compile_cudagraphs_
     inference read "47 us a step (21.1% of the step)" after "19.7% of the 221 us step": the sync's idle, owned by the
     host-sync check and left out of the share, lay in the unrecorded time too)."""
-    return (f"; {ms(unexplained_ms)} a step ({pct(unexplained_ms / cycle_ms)} of the step) no runtime call, op, "
+    return (f"; {ms(unexplained_ms)} {a_step} ({pct(unexplained_ms / cycle_ms)} of the step) no runtime call, op, "
             f"range or OS call of the capture covers: record it to see what it is")
 
 
@@ -555,14 +555,14 @@ def _made_on_host(ctx: Ctx, g, host_work: bool) -> list:  # noqa: ANN001 - Gaps
     return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(op_ms))
 
 
-def _waited(g, lead: str = "") -> str:
+def _waited(g, lead: str = "", a_step: str = "a step") -> str:
     """The OS calls the thread launching the next work sat blocked in during the gaps (Nsight's OS runtime trace:
     ``getc``, ``read``, ``pthread_cond_wait``), each holding a tenth of the mean gap or half the longest: a host that
     waits -- on a file, the terminal, another thread -- is no host at work.  "" where none was traced or none stands
     out."""
     if not g.avg_gap_ms:
         return ""
-    named = [f"`{name}` {ms(avg)} a step ({ms(most)} at most in one gap)" for name, avg, most in g.top_os_waits
+    named = [f"`{name}` {ms(avg)} {a_step} ({ms(most)} at most in one gap)" for name, avg, most in g.top_os_waits
              if avg >= 0.1 * g.avg_gap_ms or most >= 0.5 * (g.max_gap_ms or 0.0)]
     lead = lead or "the thread that launches the next work waited in the OS (OS runtime or scheduler trace)"
     return (f"; {lead}: {', '.join(named)}"

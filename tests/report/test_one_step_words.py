@@ -32,12 +32,14 @@ def test_one_step_capture_says_the_step(name: str) -> None:
 
 
 def test_the_job_word_for_its_one_step() -> None:
-    """The job's word where the capture marks its one step (vLLM's one `execute_model` span: "engine step"); "step"
-    where the one step is the pass the whole capture was read as, which its own note says may hold several calls
-    launched back to back (sglang_b300_decode; h200_jobs torch_fp16_inference_unmarked: 10 forward calls)."""
+    """The job's word where the capture marks its one step (vLLM's one `execute_model` span, SGLang's one
+    `step[DECODE bs=16]` -- its graph's kernels counted by the work its one launch starts, h37-xplane3: "engine
+    step"); not where the one step is the pass the whole capture was read as, which its own note says may hold several
+    calls launched back to back (vllm_mi300x_capture's pass of graph captures; h200_jobs
+    torch_fp16_inference_unmarked: 10 forward calls)."""
     if not (WILD / "vllm_mi300x_decode").is_dir():
         pytest.skip("wild fixture absent")
-    for run, marked in (("vllm_mi300x_decode", True), ("sglang_b300_decode", False)):
+    for run, marked in (("vllm_mi300x_decode", True), ("sglang_b300_decode", True), ("vllm_mi300x_capture", False)):
         host = cli_report(WILD / run)["hosts"][0]
         assert host["steps"]["count"] == 1
         step = next(c["detail"]["avg_step_ms"] for c in host["headline"] if c["id"] == "device_step_share")

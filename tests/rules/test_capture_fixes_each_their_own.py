@@ -70,12 +70,13 @@ def test_a_tags_variant_key_replaces_that_variant_only():
     assert "train_step" not in both.fix("capture_quality:unseen")[0].snippet  # rewritten whole by @inference
 
 
-@pytest.mark.parametrize("name", ["nvfuser_h200_first_call", "sglang_mi300x_decode", "cold_mi300x_norm"])
+@pytest.mark.parametrize("name", ["nvfuser_h200_first_call", "sglang_mi300x_decode"])
 def test_one_capture_fix_is_said_once_and_referred_to_after(name):
     """One fix answering two capture findings is printed under the first listed; the later one names it: the Nsight
     window after the warm-up over several steps (nvFuser's first calls: the cold start and the one pass), a serving
-    engine's profiler routes (SGLang: the unseen GPU work and the few engine steps), the schedule skipping the first
-    calls (the cold MI300X capture: the cold start and its unsteady steps)."""
+    engine's profiler routes (SGLang: the unseen GPU work and the few engine steps).  (The cold MI300X capture's
+    "unsteady steps" were a whole step beside the last backward alone, 2.6 and 0.8 ms: h37-xplane3 drops that partial
+    step, and its one steady step is too few, a fix of its own.)"""
     s = discover(str(FIXTURES / "wild" / name))[0]
     h = analyze_session(s.run, s.session, s.hosts).hosts[0]
     fs = [f for f in h.findings if f.rule in ("cold_start", "capture_quality") and f.severity != "ok"]

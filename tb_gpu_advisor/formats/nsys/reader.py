@@ -625,10 +625,13 @@ def _capture_options(schema: tb.Schema) -> dict[str, str]:
     """What the profiler was asked to record, where the export says (``META_DATA_CAPTURE``: Nsight 2021.x and newer):
     ``cuda_trace`` / ``nvtx_trace`` "on" when any profiled process had it on, else "off"; ``capture_start`` /
     ``capture_stop`` the triggers of the window ("Immediate", "Delayed", "CudaProfilerApi", "Nvtx" ...), and
-    ``start_delay_ms`` / ``run_duration_ms`` where set.  Nothing for an export that does not record them."""
+    ``start_delay_ms`` / ``run_duration_ms`` where set; ``os_runtime_trace`` "on" where the OS runtime's calls were
+    traced (``-t osrt``: ``CAPTURE_EVENT_TYPE`` ``OSRuntime``) and then ``os_runtime_threshold_ns``, the shortest call
+    it records (``--osrt-threshold``).  Nothing for an export that does not record them."""
     if tb.META_CAPTURE not in schema:
         return {}
     facts: dict[str, str] = {}
+    threshold = ""
     for name, value in tb.key_values(schema, tb.META_CAPTURE):
         option = name.rsplit(":", 1)[-1]
         if option in _TRACE_OPTIONS:
@@ -641,9 +644,19 @@ def _capture_options(schema: tb.Schema) -> dict[str, str]:
             facts[name.lower()] = value.strip()
         elif name in _FLUSH_OPTIONS and value.strip():
             facts[_FLUSH_OPTIONS[name]] = value.strip().lower()
+        elif name == "CAPTURE_EVENT_TYPE" and value.strip() == _OSRT_EVENT_TYPE:
+            facts["os_runtime_trace"] = "on"
+        elif name == _OSRT_THRESHOLD and value.strip().isdigit():
+            threshold = value.strip()
+    if facts.get("os_runtime_trace") == "on" and threshold:  # the threshold counts only where the trace was on
+        facts["os_runtime_threshold_ns"] = threshold
     return facts
 
 
+#: ``META_DATA_CAPTURE``'s ``CAPTURE_EVENT_TYPE`` value of the OS runtime trace (``nsys profile -t osrt``), and the key
+#: of its threshold: calls shorter than it are not recorded (``--osrt-threshold``, ns; Nsight's default 1000).
+_OSRT_EVENT_TYPE = "OSRuntime"
+_OSRT_THRESHOLD = "OS_RUNTIME_OPTIONS:DURATION_THRESHOLD_NS"
 #: ``META_DATA_CAPTURE`` keys of how the CUDA trace's buffers are written (``nsys profile --flush-on-cudaprofilerstop``,
 #: ``--cuda-flush-interval``: 0 writes a buffer only when it fills) -> the ``Trace.producer`` fact.
 _FLUSH_OPTIONS = {"CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "cuda_flush_on_stop", "CUDA_FLUSH_PERIOD": "cuda_flush_period_ms"}

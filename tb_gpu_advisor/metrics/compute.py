@@ -77,7 +77,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
         launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
         kernels_outside_graphs=_per_step([k for _, k in idle.replay], n),
-        waits_traced=waits_traced(trace), os_runtime_threshold_us=_os_runtime_threshold_us(trace),
+        waits_traced=(traced := waits_traced(trace)),
+        os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     return hm

@@ -25,7 +25,8 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
 * an export without a kernel table (or graph executions) is a window that holds no GPU work: it is read like any
   other (its runtime calls, NVTX ranges, copies and memsets), and the job stage says what the window holds; the
   capture's own options (``META_DATA_CAPTURE``: CUDA / NVTX tracing on or off, what started and stopped the window)
-  are kept as ``Trace.producer`` facts (``cuda_trace``, ``nvtx_trace``, ``capture_start``, ``capture_stop``), so a
+  are kept as ``Trace.producer`` facts (``cuda_trace``, ``nvtx_trace``, ``capture_start``, ``capture_stop``; the OS
+  runtime trace and its threshold, ``os_runtime_trace``, ``os_runtime_threshold_ns``), so a
   report says "CUDA tracing was off" only where the export says so.  Launches whose kernels the export does not
   hold are GPU records the profiler lost, read as any such capture (``job.kind``: a report whose first finding says
   so, not damage to the file), as in every format.

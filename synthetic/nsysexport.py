@@ -2203,3 +2203,119 @@ def write_lost_kernel_records(path: str, iterations: int = 40, kernels: int = 4,
                 program="python3", thread="python3", copy_enums=False, sync_enum=False)
     return {"lost": len(lost_at), "launches": iterations * kernels + (in_flight + 1 if in_flight else 0),
             "lost_from_ns": min(lost_at) - SESSION_START_NS if lost_at else None, "resume_ns": resume_ns}
+
+
+# --------------------------------------------------------------------------- h37-osrt: untraced host work, OSRT traced
+
+#: The waits :func:`write_untraced_host_loop` can put where the host otherwise computes: an OS call the OS runtime
+#: trace records on the launching thread (a ``poll`` on a socket or a pipe, a ``pthread_cond_wait`` on another thread).
+OSRT_WAITS = ("poll", "pthread_cond_wait")
+
+
+def add_os_runtime(path: str, calls: list[tuple[int, int, str, int]], rows: bool = True, settings: bool = True,
+                   threshold_ns: int = 1000) -> None:
+    """Give the export at ``path`` an OS runtime trace (``nsys profile -t osrt``): with ``rows`` the ``OSRT_API``
+    table holding ``calls`` (start, end, name, global thread id); with ``settings`` the capture's options say it was
+    traced (``META_DATA_CAPTURE``: ``CAPTURE_EVENT_TYPE`` ``OSRuntime`` and ``OS_RUNTIME_OPTIONS:
+    DURATION_THRESHOLD_NS`` ``threshold_ns``, beside CUDA's and NVTX's); without, the options name CUDA and NVTX only,
+    as an export traced without ``osrt``."""
+    con = sqlite3.connect(path)
+    strings = dict(con.execute("SELECT value, id FROM StringIds").fetchall())
+
+    def sid(text: str) -> int:
+        if text not in strings:
+            strings[text] = max(strings.values(), default=-1) + 1
+            con.execute("INSERT INTO StringIds VALUES (?, ?)", (strings[text], text))
+        return strings[text]
+
+    if rows:
+        con.execute(OSRT_DDL)
+        con.executemany("INSERT INTO OSRT_API VALUES (?, ?, 27, ?, 0, ?, 0, 0, 0)",
+                        [(a, b, tid, sid(name)) for a, b, name, tid in calls])
+    con.execute(CAPTURE_DDL.replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS"))
+    options = [("CAPTURE_EVENT_TYPE", "NvtxEvents"), ("CAPTURE_EVENT_TYPE", "Cuda"), ("START_TRIGGER", "Immediate"),
+               ("PROCESS_0:COLLECT_CUDA_TRACE", "true"), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")]
+    if settings:
+        options += [("CAPTURE_EVENT_TYPE", "OSRuntime"), ("OS_RUNTIME_OPTIONS:DURATION_THRESHOLD_NS", str(threshold_ns))]
+    con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", options)
+    con.commit()
+    con.close()
+
+
+def _runtime_os_calls(path: str, wait: str, host: tuple[int, int] | None) -> list[tuple[int, int, str, int]]:
+    """The OS calls an OS runtime trace holds of the export at ``path``: a 2 us ``ioctl`` inside each CUDA call
+    over 6 us long, on its thread; a second thread of the process (the runtime's) in ``pthread_cond_wait`` from the
+    first call to the last; and, with ``wait``, the launching thread blocked in that call through ``host`` (start,
+    end), 2 us in from each end."""
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT start, end, globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
+    con.close()
+    calls = [(a + 2000, a + 4000, "ioctl", tid) for a, b, tid in rows if b - a > 6000]
+    tid = rows[0][2]
+    calls.append((rows[0][0], rows[-1][1], "pthread_cond_wait", tid + 1))
+    if wait and host is not None:
+        calls.append((host[0] + 2000, host[1] - 2000, wait, tid))
+    return calls
+
+
+def write_osrt_host_work_window(path: str, host_ms: float = 200.0, osrt: bool = True, settings: bool = True,
+                                threshold_ns: int = 1000, wait: str = "") -> dict:
+    """:func:`write_host_work_window`'s one pass (three uploads, ``host_ms`` with no CUDA call, one kernel and a
+    read-back) with an OS runtime trace and no context switches (:func:`add_os_runtime`: ``osrt`` the rows,
+    ``settings`` the options that say it was traced, at ``threshold_ns``): the host time is the thread running its
+    own code, no OS call in it -- or, with ``wait`` (:data:`OSRT_WAITS`), the thread blocked in that call throughout.
+    Return the truth: the host time and the part of it the thread ran."""
+    truth = write_host_work_window(path, host_ms=host_ms)
+    con = sqlite3.connect(path)
+    calls = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
+    con.close()
+    a, b = max(((x[1], y[0]) for x, y in zip(calls, calls[1:])), key=lambda g: g[1] - g[0])  # the host's time
+    add_os_runtime(path, _runtime_os_calls(path, wait, (a, b)), rows=osrt, settings=settings, threshold_ns=threshold_ns)
+    return {**truth, "host_time_ms": (b - a) / 1e6, "ran_ms": 0.0 if wait else (b - a) / 1e6}
+
+
+def write_untraced_host_loop(path: str, steps: int = 12, kernels: int = 8, kernel_us: float = 10.0,
+                             host_us: float = 1000.0, osrt: bool = True, settings: bool = True,
+                             threshold_ns: int = 1000, wait: str = "") -> dict:
+    """Write the export of a loop whose host does work no event records between its launches, shaped after
+    wrf-gpu/wrf_gpu's JAX solver bake-off (``nsys profile --trace=cuda,nvtx,osrt``, no context switches): each of
+    ``steps`` iterations is the program's NVTX range ``solve`` (one jitted call) launching ``kernels`` kernels of
+    ``kernel_us`` (15 us a launch), then ``host_us`` of the host's own code that no CUDA call, range or OS call
+    covers (Python and dispatch between the calls).  The OS runtime trace as :func:`write_osrt_host_work_window`'s
+    (``osrt``, ``settings``, ``threshold_ns``); ``wait`` (:data:`OSRT_WAITS`): the host time is instead the launching
+    thread blocked in that OS call (waiting, not running).  Return the truth: the host's untraced time per step, how
+    much of it the thread ran, and the GPU's busy time per step."""
+    us, ms = 1000, 1_000_000
+    pid = 4242
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 20 * ms, gap=0)
+    kern, ranges, hosts = [], [], []
+    k_ns = int(kernel_us * us)
+    for _ in range(steps):
+        opened = api.t
+        free = api.t
+        for k in range(kernels):
+            launched = api.t
+            c = api("cudaLaunchKernel_v7000", 15 * us)
+            ks = max(launched + 20 * us, free)
+            free = ks + k_ns
+            kern.append((ks, free, c, k))
+        ranges.append((opened, api.t, "solve"))
+        hosts.append((api.t, api.t + int(host_us * us)))
+        api.t += int(host_us * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    names = [strings(f"loop_fusion_{k}") for k in range(kernels)]
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, names[k], names[k], 32, 128, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, k) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python3", thread="python3",
+                copy_enums=False, sync_enum=False)
+    calls = _runtime_os_calls(path, "", None)
+    calls += [(a + 2 * us, b - 2 * us, wait, gtid) for a, b in hosts] if wait else []
+    add_os_runtime(path, calls, rows=osrt, settings=settings, threshold_ns=threshold_ns)
+    return {"host_untraced_ms": host_us / 1000.0, "ran_ms": 0.0 if wait else host_us / 1000.0,
+            "launch_ms": kernels * 15 / 1000.0, "gpu_busy_ms": kernels * kernel_us / 1000.0,
+            "step_ms": (kernels * 15 + host_us) / 1000.0}

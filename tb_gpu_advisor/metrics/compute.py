@@ -77,10 +77,47 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
         launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
         kernels_outside_graphs=_per_step([k for _, k in idle.replay], n),
-        scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
+        waits_traced=(traced := waits_traced(trace)),
+        os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     return hm
+
+
+#: The longest OS runtime threshold (``nsys profile --osrt-threshold``, ns) under which the trace is read as holding
+#: every wait of a thread: a blocking call that returns sooner costs about what the two context switches around it
+#: cost (a few us each), so the thread hardly left its CPU -- Nsight's default threshold is 1 us.
+OS_CALLS_WHOLE_NS = 10_000
+
+
+def waits_traced(trace: Trace) -> str:
+    """What records the host threads' waits, so that a thread's time outside every recorded call is time it ran (on
+    its CPU, or preempted) -- the one place that decides what the host's unrecorded time is: "scheduler" where the
+    capture traced context switches (stretches :data:`OFF_CPU`: a thread's time outside them is on the CPU); "os
+    runtime" where it traced the OS runtime's calls (Nsight ``-t osrt``: the export's own settings say so, with a
+    threshold of at most :data:`OS_CALLS_WHOLE_NS`) and holds such calls on a thread of the program's recorded work --
+    a thread waiting for something outside the program (a file, a socket, a lock, a timer, a frame) waits in a system
+    call, which that trace records, so what no call covers is the thread running; "" otherwise (the time may be a
+    wait: nothing tells).
+
+    Why: wrf-gpu/wrf_gpu's JAX solver bake-off (``--trace=cuda,nvtx,osrt``, 1 us threshold, no context switches)
+    has ~1.0 ms a step of its launching thread covered by no CUDA call, NVTX range or OS call -- Python and dispatch
+    between the jitted calls, the host's own work -- which was read as possibly a wait and kept out of host-bound."""
+    w = trace.host_waits
+    if w is None or not len(w):
+        return ""
+    if OFF_CPU in w.names:
+        return "scheduler"
+    return "os runtime" if _os_runtime_threshold_us(trace) is not None and bool((w.line >= 0).any()) else ""
+
+
+def _os_runtime_threshold_us(trace: Trace) -> float | None:
+    """The OS runtime trace's threshold in us where the export says it traced OS calls with one of at most
+    :data:`OS_CALLS_WHOLE_NS` (``Trace.producer``, from the capture's settings; never assumed), else None."""
+    threshold = trace.producer.get("os_runtime_threshold_ns", "")
+    if trace.producer.get("os_runtime_trace") != "on" or not threshold.isdigit():
+        return None
+    return int(threshold) / 1000.0 if int(threshold) <= OS_CALLS_WHOLE_NS else None
 
 
 @dataclass

@@ -1141,9 +1141,14 @@ class HostMetrics:
     launch_wait_before_replay: float = 0.0
     #: kernels per step and GPU not replayed from a graph: each its own launch, the launches a graph could still batch
     kernels_outside_graphs: float = 0.0
-    #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
-    #: thread's time outside its waits is then time on the CPU, running code, recorded or not
-    scheduler_traced: bool = False
+    #: what records the threads' waits, so that a thread's time outside them is time it ran, code recorded or not
+    #: (``metrics.compute.waits_traced``): "scheduler" (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``: the
+    #: time is on the CPU), "os runtime" (Nsight ``-t osrt`` at a threshold of at most a few us: a wait for anything
+    #: outside the program is a traced system call, so the time is the thread running or preempted), "" where nothing
+    #: does
+    waits_traced: str = ""
+    #: the OS runtime trace's threshold in us (the shortest call it records) where ``waits_traced`` rests on it
+    os_runtime_threshold_us: float | None = None
     #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)
     underfill: Underfill = field(default_factory=Underfill)
     #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)

@@ -31,6 +31,7 @@ from tb_gpu_advisor.rules.base import (
     ms,
     os_waits_table,
     pct,
+    ran_witness,
     ranges_part,
     ranges_table,
     saving,
@@ -534,13 +535,15 @@ def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> flo
     """The GPU idle inside the step (per step and GPU) that no recorded host event covers (the ledger's ``other``),
     no other finding recovers and the launching thread did not spend waiting in the OS -- where the capture traced
     the threads' context switches, so that the rest is time the thread ran on the CPU: the host's own code, which the
-    profiler did not record.  0 without a scheduler trace (the time may be a wait: nothing tells).
+    profiler did not record.  The same where the capture traced the OS runtime's calls instead (``waits_traced``
+    "os runtime": a wait for anything outside the program is a traced call, so the rest is the thread running, or
+    preempted).  0 where nothing traced the waits (the time may be a wait: nothing tells).
 
     Why: one pass of a program whose CPU work no event records (fckwader/shitbox: three uploads, 14.79 s of its own
     code, one kernel) has its idle inside the step; the scheduler's trace shows that thread on the CPU 99.8% of it.
     Claims on the host's time fall on that unrecorded time first (as :func:`unclaimed_host_ms` counts), and the waits
     the OS traces are taken out whole: a lower bound."""
-    return _unrecorded_left_ms(metrics, others) if metrics.scheduler_traced else 0.0
+    return _unrecorded_left_ms(metrics, others) if metrics.waits_traced else 0.0
 
 
 def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
@@ -563,7 +566,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     switches, :func:`host_waits_finding` and :func:`host_bound_finding` name the time instead."""
     ctx = Ctx(metrics)
     dev = metrics.headline.device_step_share
-    if metrics.scheduler_traced or not ctx.step_ms:
+    if metrics.waits_traced or not ctx.step_ms:
         return None
     left = _unrecorded_left_ms(metrics, list(others))
     if not _unrecorded_named(left, ctx.step_ms, dev, first_call_why(metrics) is None):
@@ -748,7 +751,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
-        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(unrecorded_ms)}.",
+        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
@@ -799,13 +802,13 @@ def _names(ranges: list[tuple[str, float]]) -> str:
     return q[0] if len(q) == 1 else f"{', '.join(q[:-1])} and {q[-1]}"
 
 
-def _unrecorded_words(unrecorded_ms: float) -> str:
+def _unrecorded_words(m: HostMetrics, unrecorded_ms: float) -> str:
     """Of the host-bound time, the part no event of the capture records, in words ("" where none)."""
     if unrecorded_ms <= 0:
         return ""
-    return (f"; {ms(unrecorded_ms)} of it no runtime call, op or range of the capture covers, yet the scheduler's "
-            f"trace shows the thread that launches the GPU's work on the CPU then: the host's own code, which the "
-            f"profiler did not record")
+    witness = ran_witness(m, "the thread that launches the GPU's work")
+    return (f"; {ms(unrecorded_ms)} of it no runtime call, op or range of the capture covers, yet {witness}: the "
+            f"host's own code, which the profiler did not record")
 
 
 def healthy_finding(metrics: HostMetrics) -> Finding:

@@ -446,6 +446,19 @@ def in_os_waits(ctx: Ctx, host_ms: float) -> str:
             if named else "")
 
 
+def ran_witness(m: HostMetrics, thread: str = "its thread") -> str:
+    """What shows that the thread launching the GPU's work ran through its time no event records
+    (``HostMetrics.waits_traced``), in words: the scheduler's trace of it on the CPU, or an OS runtime trace that
+    records every call of the threshold or longer and holds none of that thread there; "" where nothing shows it."""
+    if m.waits_traced == "scheduler":
+        return f"the scheduler's trace shows {thread} on the CPU"
+    if m.waits_traced == "os runtime":
+        return (f"the OS runtime trace, which records every OS call of {us(m.os_runtime_threshold_us or 0.0)} or "
+                f"longer, holds none of {thread} then: a wait for anything outside the program (a file, a socket, "
+                f"a lock, a timer) is such a call, so the thread ran, or was preempted")
+    return ""
+
+
 def os_waits_table(ctx: Ctx) -> list[Table]:
     """The evidence of :func:`in_os_waits`: the calls and the GPU idle time per step the launching thread spent in
     them; none where there are none."""

@@ -79,7 +79,12 @@ idled (`HostMetrics.idle_in_os_waits`; `step_gaps` in its gaps).  Where it
 traced context switches (Nsight `SCHED_EVENTS`, `--cpuctxsw`), a stretch the
 thread spent off the CPU is such a wait too (`model.trace.OFF_CPU`), and the
 time nothing recorded covers while the thread was on the CPU is the host's own
-code: host-bound, with how to record it first.
+code: host-bound, with how to record it first.  The same where the export's own
+settings say it traced the OS runtime at a threshold of at most 10 us (Nsight's
+default is 1 us) and it holds such calls of the program's threads, with no
+context switches (`metrics.compute.waits_traced`, h37-osrt): a thread waiting
+for anything outside the program waits in a traced system call, so the time no
+call covers is the thread running, or preempted.
 
 **Waiting outside the capture** (`rules.host_waits_finding`, h37-paced):
 whatever else fired, taken before host-bound's share, when the device

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.metrics.types import Gaps, HostMetrics
 from tb_gpu_advisor.model.schema import Finding, TimeWindow
-from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.base import (
+    Ctx, T, action, finding, grade, ms, pct, ran_witness, rule, saving, share_metric, table,
+)
 from tb_gpu_advisor.rules.savings import idle_claims
 
 ID = "step_gaps"
@@ -208,7 +210,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         sev = _at_most_warning(sev)
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
         paced = _clock_paced(g, ctx, m)
-        cause = _unrecorded_kind(m.scheduler_traced, paced, f"{ms(p.unexplained_ms)} {ctx.a_step}: no runtime call, "
+        cause = _unrecorded_kind(ran_witness(m), paced, f"{ms(p.unexplained_ms)} {ctx.a_step}: no runtime call, "
                                                             f"op, range or OS call covers it")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
         if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
@@ -263,7 +265,7 @@ def _summary(ctx: Ctx, m: HostMetrics, p: _Parts, why: _Diagnosis) -> str:
             f"{_waited(g, 'named by the trace' if why.waited else '', ctx.a_step)}"
             f"{_comm_part(g, why.comm_ms, ctx.a_step) if why.comm_ms < 0.5 * g.avg_gap_ms else ''}"
             f"{_unseen_part(min(p.unexplained_ms, p.share * p.cycle_ms), p.cycle_ms, ctx.a_step) if why.unseen and not why.waited else ''}."
-            f"{_window_share(g, m, _holder(why.waited, why.unrecorded, m.scheduler_traced))}")
+            f"{_window_share(g, m, _holder(why.waited, why.unrecorded, bool(m.waits_traced)))}")
 
 
 def _detail(g: Gaps, p: _Parts, private: bool, why: _Diagnosis, outside: float) -> dict:
@@ -423,7 +425,7 @@ def _clock_paced(g, ctx: Ctx, m: HostMetrics) -> str:  # noqa: ANN001 - Gaps
     DataLoader's ``__next__``, ``tf.data``'s iterator): its unrecorded, equal gaps are its own code each step
     (logging, the step's Python), as on JAX's synthetic steps with a host wait by construction -- never a guess
     that lowers the finding."""
-    if m.scheduler_traced or ctx.fw.id != "native" or (m.job is not None and m.job.kind.kind == "training"):
+    if m.waits_traced or ctx.fw.id != "native" or (m.job is not None and m.job.kind.kind == "training"):
         return ""
     gaps = [x.gap_ms for x in g.gaps if not x.partial]  # whole gaps: a part cut by a dropped step's window is shorter
     mean = sum(gaps) / len(gaps) if gaps else 0.0
@@ -431,14 +433,13 @@ def _clock_paced(g, ctx: Ctx, m: HostMetrics) -> str:  # noqa: ANN001 - Gaps
     return f"{ms(mean)} +/- {pct(cv)}" if cv is not None and cv <= REGULAR_GAPS_CV else ""
 
 
-def _unrecorded_kind(scheduler_traced: bool, paced: str, how_much: str) -> str:
+def _unrecorded_kind(witness: str, paced: str, how_much: str) -> str:
     """What the time no event covers is, as far as the capture tells: with the threads' context switches traced (and
     the thread not waiting, :func:`outside_wait_ms`), the host's own code; without, code or a wait -- "likely" a wait
     for a pacing source where the gaps are as regular as a clock (:func:`_clock_paced`), never more than likely: a
     host computing the same work each time gives equal gaps too."""
-    if scheduler_traced:
-        return (f"the host's own code, which the capture did not record ({how_much}; the scheduler's trace shows its "
-                f"thread on the CPU)")
+    if witness:  # the capture traced the thread's waits (``base.ran_witness``)
+        return f"the host's own code, which the capture did not record ({how_much}; {witness})"
     if paced:
         what = (f"likely the host waiting for a source that paces the loop (a camera's frame rate, a timer: the gaps "
                 f"are as regular as a clock, {paced}), or else its own code")
@@ -509,12 +510,12 @@ def _unseen_part(unexplained_ms: float, cycle_ms: float, a_step: str = "a step")
             f"range or OS call of the capture covers: record it to see what it is")
 
 
-def _holder(waited: float, unrecorded: bool, scheduler_traced: bool) -> str:
+def _holder(waited: float, unrecorded: bool, waits_traced: bool) -> str:
     """Who the gaps' time is, in the window-share sentence's words: the host waiting, its own work, or -- unrecorded
     and no context switches traced -- its time, whichever it was."""
     if waited:
         return "the host waiting"
-    return "the host's time (its code or a wait)" if unrecorded and not scheduler_traced else "the host's own work"
+    return "the host's time (its code or a wait)" if unrecorded and not waits_traced else "the host's own work"
 
 
 def _window_share(g, m, what: str = "the host's own work") -> str:  # noqa: ANN001 - Gaps, HostMetrics

@@ -25,7 +25,8 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
 * an export without a kernel table (or graph executions) is a window that holds no GPU work: it is read like any
   other (its runtime calls, NVTX ranges, copies and memsets), and the job stage says what the window holds; the
   capture's own options (``META_DATA_CAPTURE``: CUDA / NVTX tracing on or off, what started and stopped the window)
-  are kept as ``Trace.producer`` facts (``cuda_trace``, ``nvtx_trace``, ``capture_start``, ``capture_stop``), so a
+  are kept as ``Trace.producer`` facts (``cuda_trace``, ``nvtx_trace``, ``capture_start``, ``capture_stop``; the OS
+  runtime trace and its threshold, ``os_runtime_trace``, ``os_runtime_threshold_ns``), so a
   report says "CUDA tracing was off" only where the export says so.  Launches whose kernels the export does not
   hold are GPU records the profiler lost, read as any such capture (``job.kind``: a report whose first finding says
   so, not damage to the file), as in every format.
@@ -626,10 +627,13 @@ def _capture_options(schema: tb.Schema) -> dict[str, str]:
     """What the profiler was asked to record, where the export says (``META_DATA_CAPTURE``: Nsight 2021.x and newer):
     ``cuda_trace`` / ``nvtx_trace`` "on" when any profiled process had it on, else "off"; ``capture_start`` /
     ``capture_stop`` the triggers of the window ("Immediate", "Delayed", "CudaProfilerApi", "Nvtx" ...), and
-    ``start_delay_ms`` / ``run_duration_ms`` where set.  Nothing for an export that does not record them."""
+    ``start_delay_ms`` / ``run_duration_ms`` where set; ``os_runtime_trace`` "on" where the OS runtime's calls were
+    traced (``-t osrt``: ``CAPTURE_EVENT_TYPE`` ``OSRuntime``) and then ``os_runtime_threshold_ns``, the shortest call
+    it records (``--osrt-threshold``).  Nothing for an export that does not record them."""
     if tb.META_CAPTURE not in schema:
         return {}
     facts: dict[str, str] = {}
+    threshold = ""
     for name, value in tb.key_values(schema, tb.META_CAPTURE):
         option = name.rsplit(":", 1)[-1]
         if option in _TRACE_OPTIONS:
@@ -642,9 +646,19 @@ def _capture_options(schema: tb.Schema) -> dict[str, str]:
             facts[name.lower()] = value.strip()
         elif name in _FLUSH_OPTIONS and value.strip():
             facts[_FLUSH_OPTIONS[name]] = value.strip().lower()
+        elif name == "CAPTURE_EVENT_TYPE" and value.strip() == _OSRT_EVENT_TYPE:
+            facts["os_runtime_trace"] = "on"
+        elif name == _OSRT_THRESHOLD and value.strip().isdigit():
+            threshold = value.strip()
+    if facts.get("os_runtime_trace") == "on" and threshold:  # the threshold counts only where the trace was on
+        facts["os_runtime_threshold_ns"] = threshold
     return facts
 
 
+#: ``META_DATA_CAPTURE``'s ``CAPTURE_EVENT_TYPE`` value of the OS runtime trace (``nsys profile -t osrt``), and the key
+#: of its threshold: calls shorter than it are not recorded (``--osrt-threshold``, ns; Nsight's default 1000).
+_OSRT_EVENT_TYPE = "OSRuntime"
+_OSRT_THRESHOLD = "OS_RUNTIME_OPTIONS:DURATION_THRESHOLD_NS"
 #: ``META_DATA_CAPTURE`` keys of how the CUDA trace's buffers are written (``nsys profile --flush-on-cudaprofilerstop``,
 #: ``--cuda-flush-interval``: 0 writes a buffer only when it fills) -> the ``Trace.producer`` fact.
 _FLUSH_OPTIONS = {"CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "cuda_flush_on_stop", "CUDA_FLUSH_PERIOD": "cuda_flush_period_ms"}

@@ -8,11 +8,11 @@ import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.frameworks import Framework, user_ranges
+from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
-from tb_gpu_advisor.metrics.context import Context, build_context
+from tb_gpu_advisor.metrics.context import Context, assign, build_context
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, per_step)
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
@@ -248,7 +248,37 @@ def _dispatch(ctx: Context) -> Dispatch:
         return Dispatch()
     m = ctx.dispatch_calls & (ctx.host_step >= 0)
     # per step and rank: each rank's process dispatches its own calls
-    return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9))
+    execs, iters = _in_steps(ctx, xla.is_execution), _in_steps(ctx, xla.is_loop_iteration)
+    return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9),
+                    execution_ms_per_step=ctx.per_step(_union_ms(ctx, execs)),
+                    loop_iterations_per_step=ctx.per_step(iters.sum()), loop_ms_per_step=ctx.per_step(_union_ms(ctx, iters)))
+
+
+def _in_steps(ctx: Context, pred) -> np.ndarray:  # noqa: ANN001 - a name predicate
+    """The host events whose name ``pred`` accepts that start or end in a kept step (an execution that began before
+    the step's first GPU work still holds the step's loop iterations: its part in the steps counts, :func:`_union_ms`)."""
+    m = ctx.h.name_mask(pred)
+    if m.any():
+        m &= (ctx.host_step >= 0) | (assign(ctx.h.end, ctx.steps.host_windows) >= 0)
+    return m
+
+
+def _union_ms(ctx: Context, mask: np.ndarray) -> float:
+    """ms covered by the union of the host events of ``mask`` (nested spans -- a loop's iterations inside another's --
+    counted once; each thread's spans are its own, so the union over threads is an upper bound of one thread's)."""
+    if not mask.any():
+        return 0.0
+    w = ctx.steps.host_windows  # clipped to the steps' extent: what lies before the first or after the last is not theirs
+    s = np.maximum(ctx.h.start[mask].astype(np.int64), int(w[:, 0].min()))
+    e = np.minimum(ctx.h.end[mask].astype(np.int64), int(w[:, 1].max()))
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    reach = np.maximum.accumulate(e)
+    new = np.ones(len(s), bool)
+    new[1:] = s[1:] >= reach[:-1]
+    starts = s[new]
+    ends = np.maximum.reduceat(e, np.flatnonzero(new))
+    return float((ends - starts).sum()) / 1e9
 
 
 def _host_only_rows(ctx: Context) -> list[StepMetrics]:

@@ -852,6 +852,13 @@ class Dispatch:
 
     calls_per_step: float = 0.0
     host_ms_per_step: float = 0.0
+    #: ms per step of host time inside executions of the compiled programs (XLA's ``<module>:XLA GPU module`` or
+    #: module NVTX range): the host running a program's own thunks, not Python around the calls
+    execution_ms_per_step: float = 0.0
+    #: iterations per step of loops the compiled programs run from the host (XLA's ``[iter=N]`` spans inside an
+    #: execution: a ``while`` loop's body launched once per iteration), and their host time in ms per step
+    loop_iterations_per_step: float = 0.0
+    loop_ms_per_step: float = 0.0
 
 
 @dataclass

@@ -1128,6 +1128,10 @@ class HostMetrics:
     launch_wait_before_replay: float = 0.0
     #: kernels per step and GPU not replayed from a graph: each its own launch, the launches a graph could still batch
     kernels_outside_graphs: float = 0.0
+    #: ms per step and GPU the GPU idled, booked as the host's own time (``host_compute``, ``other``), while the host
+    #: ran iterations of the compiled programs' loops (XLA's ``[iter=N]`` spans: a ``while`` loop run from the host;
+    #: ``metrics/breakdown.loop_idle``)
+    idle_in_host_loops: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

@@ -40,6 +40,10 @@ def test_loop_iterations_are_counted_inside_the_executions(written):
     assert 0 < d.loop_ms_per_step <= d.execution_ms_per_step <= d.host_ms_per_step
     step_ms = sum(m.breakdown.as_dict().values())
     assert d.execution_ms_per_step <= step_ms
+    # the GPU's idle inside the loops, booked as the host's own time: a part of the loops' host time and of the step's
+    # host time, and most of it here (the GPU runs ~6 us of each ~20 us iteration)
+    host = m.breakdown.host_compute + m.breakdown.other
+    assert 0.5 * host <= m.idle_in_host_loops <= min(d.loop_ms_per_step, host)
 
 
 def test_host_bound_jitted_loop_gets_the_loops_fixes(written):

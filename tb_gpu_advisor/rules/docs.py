@@ -79,7 +79,13 @@ idled (`HostMetrics.idle_in_os_waits`; `step_gaps` in its gaps).  Where it
 traced context switches (Nsight `SCHED_EVENTS`, `--cpuctxsw`), a stretch the
 thread spent off the CPU is such a wait too (`model.trace.OFF_CPU`), and the
 time nothing recorded covers while the thread was on the CPU is the host's own
-code: host-bound, with how to record it first.
+code: host-bound, with how to record it first.  Where at least half of its
+time is the GPU idling while the host runs iterations of a compiled program's
+loop (XLA's `[iter=N]` spans inside an execution: a `while` loop run from the
+host, `HostMetrics.idle_in_host_loops`, `Dispatch.loop_iterations_per_step`),
+it says so and gives the framework's fixes for that loop
+(`launch_bound:host_loop`: the loop in a command buffer, unrolled, or fewer
+sequential iterations), never "compile the step": the step is compiled already.
 
 **Waiting outside the capture** (`rules.host_waits_finding`, h37-paced):
 whatever else fired, taken before host-bound's share, when the device

@@ -243,9 +243,9 @@ FIXES = {
     "launch_bound:host_loop": (action(
         "Let XLA run the while loop on the GPU: add WHILE (and CONDITIONAL) to the command buffer types, so the loop "
         "and its body are one CUDA graph with conditional nodes and the host launches it once per call instead of "
-        "each iteration's kernels one by one. WHILE is not among the default command buffer types in the XLA "
-        "releases checked, and it needs a CUDA driver with conditional graph nodes (12.3 or newer); XLA drops it "
-        "where they are missing.",
+        "each iteration's kernels one by one. WHILE is not among XLA's default command buffer types (jaxlib 0.10 "
+        "still runs while loops from the host, on a CUDA 13 driver), and it needs conditional graph nodes (CUDA "
+        "12.3 or newer): XLA drops it where they are missing.",
         "XLA_FLAGS='--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL' "
         "python run.py", "shell"),
         action("Or unroll the loop, so each host-run iteration launches the work of several: the unroll argument of "

@@ -75,6 +75,7 @@ from synthetic.xla_kernels import (
     EAGER_OPS,
     GEMM_BF16,
     H100,
+    TINY_EW,
     XlaKernel,
     eager_big_op,
     eager_dot,
@@ -225,6 +226,7 @@ class JaxCapture:
         #: stages through pinned buffers; "pageable" is a copy the driver stages itself
         self.host_memory = host_memory
         self.latency = int(launch_latency_us * US)
+        self.loop_host_us = 6.0  # the host's own work of each iteration of a loop it runs (``_launch_loop``)
         self.t = start_ps
         self.gpu_free = {COMPUTE_STREAM: start_ps, H2D_STREAM: start_ps, D2H_STREAM: start_ps}
         self.execs: list[_Exec] = []
@@ -542,9 +544,26 @@ class JaxCapture:
         self._run_on_gpu(ex, kernels, launch, floor, corr, scope, False)
         return h
 
+    def _launch_loop(self, ex: _Exec, body: list[XlaKernel], iterations: int, h: int, floor: int) -> int:
+        """A ``while`` loop XLA runs from the host (not in a command buffer): ``while.<n>`` around one ``[iter=<i>]``
+        span per iteration, each launching the body's thunks one by one after the host's own step of the loop (its
+        loop-counter bookkeeping, ``loop_host_us``); returns the host end."""
+        w0 = h
+        h += US
+        for i in range(iterations):
+            i0 = h
+            h = self._launch_thunks(ex, body, h + self._dur(self.loop_host_us), floor)
+            self.python.add(f"[iter={i}]", i0, h - i0)
+            h += 500_000
+        self.python.add("while.13", w0, h + US - w0)
+        return h + 2 * US
+
     def execute(self, kernels: list[XlaKernel], function: str | None = None, inputs: tuple[_Transfer, ...] = (),
-                scalar_args: int = 0, program_id: int | None = None) -> _Exec:
-        """One call of a jitted function: the full dispatch chain on ``python3``; returns when the work is queued."""
+                scalar_args: int = 0, program_id: int | None = None,
+                loop: tuple[list[XlaKernel], int] | None = None) -> _Exec:
+        """One call of a jitted function: the full dispatch chain on ``python3``; returns when the work is queued.
+        ``loop``: (body, iterations) of a ``while`` loop the program runs from the host after ``kernels``
+        (:meth:`_launch_loop`)."""
         fn = function or self.function
         module = f"jit_{fn}"
         self._programs.setdefault(module, program_id or (self.program_id + 663 * len(self._programs)))
@@ -604,6 +623,8 @@ class JaxCapture:
             h = self._launch_graph(ex, kernels, k0, floor)
         else:
             h = self._launch_thunks(ex, kernels, k0, floor)
+        if loop is not None:
+            h = self._launch_loop(ex, loop[0], loop[1], h, floor)
         m1 = h + 2 * US
         if self.module_events:
             py.add(f"{module}:XLA GPU module", m0, m1 - m0)
@@ -974,6 +995,34 @@ def jax_eager_chain(num_steps: int = 8, seed: int = 0, ops: int = 40) -> JaxScen
         f"with one {EAGER_BIG_US:g} us kernel", "trace_train",
         f"fused kernel time saved by jit: {(ops - 1) * EAGER_BIG_US:g} us per step",
         expect_top=("eager_execution",), dominant="eager_execution"))
+
+
+#: The body of a sequential solver's ``while`` loop (a tridiagonal forward sweep, as wrf_gpu's jitted Thomas kernel
+#: runs it): a divide, a dynamic-update-slice and an add on one row of f32[128,164] a step, ~2 us each.
+SWEEP_BODY = [XlaKernel("loop_divide_fusion", "loop_divide_fusion", "jit(solve)/while/body/div", 2.0, TINY_EW, "fp32",
+                        gap_us=0.0),
+              XlaKernel("loop_dynamic_update_slice_fusion", "loop_dynamic_update_slice_fusion",
+                        "jit(solve)/while/body/dynamic_update_slice", 2.0, TINY_EW, "fp32", gap_us=0.0),
+              XlaKernel("loop_add_fusion", "loop_add_fusion", "jit(solve)/while/body/add", 2.0, TINY_EW, "fp32",
+                        gap_us=0.0)]
+
+
+def jax_while_on_host(num_steps: int = 12, seed: int = 0, iterations: int = 64) -> JaxScenario:
+    """One jitted call a step (``jit(solve)``) whose ``lax.fori_loop`` of ``iterations`` sequential steps XLA runs from
+    the host, without command buffers: each iteration launches its three ~2 us kernels one by one (~4 us of host each)
+    after ~6 us of the host's own loop work, so the GPU idles most of the step while the host runs the loop.
+    Constructed truth: host-bound inside the jitted program -- ``iterations`` loop iterations a step, every call already
+    one jitted program: the fix is the loop's (run on the GPU, unrolled, fewer iterations), never "jit the step"."""
+    cap = JaxCapture(seed=seed, step_annotation=True, module="jit_solve", function="solve", program_id=5120)
+    for _ in range(num_steps):
+        cap.begin_step()
+        cap.execute([], loop=(SWEEP_BODY, iterations))
+        cap.end_step()
+    name = "jax_while_on_host"
+    return JaxScenario(name, cap.finish(), cap.truth(
+        name, f"jitted solver: a while loop of {iterations} iterations a step run from the host, three ~2 us kernels "
+        f"each", "trace_train", f"{iterations} host-run loop iterations per step inside one jitted call",
+        expect_not=("eager_execution", "xla_not_used")))
 
 
 #: The bf16 MLP's shapes (real ``healthy_bf16``): 4 square layers of 4096 on a batch of 4096 rows.

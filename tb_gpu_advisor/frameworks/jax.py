@@ -237,6 +237,24 @@ FIXES = {
         "Keep dispatch asynchronous, so the host prepares the next call while the GPU still runs the current one: "
         "nothing in the step loop waits for the GPU (jax.block_until_ready, float(x), np.asarray(x) each drain it "
         "first), and the next batch is on the device before its call."), SCAN_STEPS),
+    # the host time is inside the jitted program: XLA running a while loop's iterations from the host, each one a
+    # sequence of thunk launches (``Dispatch.loop_iterations_per_step``) -- the step is compiled already, so "jit the
+    # whole step" is no fix; the loop moved onto the GPU (a command buffer over the while), unrolled, or shortened is
+    "launch_bound:host_loop": (action(
+        "Let XLA run the while loop on the GPU: add WHILE (and CONDITIONAL) to the command buffer types, so the loop "
+        "and its body are one CUDA graph with conditional nodes and the host launches it once per call instead of "
+        "each iteration's kernels one by one. WHILE is not among XLA's default command buffer types (jaxlib 0.10 "
+        "still runs while loops from the host, on a CUDA 13 driver), and it needs conditional graph nodes (CUDA "
+        "12.3 or newer): XLA drops it where they are missing.",
+        "XLA_FLAGS='--xla_gpu_enable_command_buffer=FUSION,CUBLAS,CUBLASLT,CUSTOM_CALL,CUDNN,WHILE,CONDITIONAL' "
+        "python run.py", "shell"),
+        action("Or unroll the loop, so each host-run iteration launches the work of several: the unroll argument of "
+               "jax.lax.scan / jax.lax.fori_loop (a fori_loop with static bounds lowers to a scan).",
+               "carry, ys = jax.lax.scan(body, carry, xs, unroll=8)            # 8 iterations per loop trip\n"
+               "x = jax.lax.fori_loop(0, n, body, x, unroll=8)"),
+        action("Or run fewer sequential iterations: vectorise the work across iterations that do not depend on each "
+               "other (jax.vmap, array ops), or use an algorithm with fewer sequential steps (an associative scan, "
+               "jax.lax.associative_scan, in place of a step-by-step recurrence).")),
     "eager_execution": (JIT_STEP,),
     "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
                                              "dispatch.")),

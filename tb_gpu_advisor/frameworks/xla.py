@@ -133,6 +133,22 @@ def is_autodiff_thunk(name: str) -> bool:
     return name.startswith(NVTX_THUNK_PREFIX) and AUTODIFF_OP in name
 
 
+#: XLA's thunk executor runs a ``while`` loop's body from the host, one iteration at a time, where the loop is not in a
+#: command buffer: each iteration is a host span ``[iter=<n>]`` (XPlane, under ``[0] GpuExecutable::ExecuteThunks`` and
+#: the loop's ``while.<id>`` span) around the launches of that iteration's thunks.
+_LOOP_ITERATION = re.compile(r"^\[iter=\d+\]$")
+
+
+def is_loop_iteration(name: str) -> bool:
+    """A host span of one iteration of a ``while`` loop that XLA runs from the host (:data:`_LOOP_ITERATION`)."""
+    return name.startswith("[iter=") and bool(_LOOP_ITERATION.match(name))
+
+
+def is_execution(name: str) -> bool:
+    """A host span of one execution of a compiled XLA program (:func:`module_execution`)."""
+    return module_execution(name) is not None
+
+
 def module_execution(name: str) -> str | None:
     """The module a host event executes: a raw XPlane capture's ``<module>:XLA GPU module`` or XLA's module NVTX range
     in an Nsight export (:func:`nvtx_module`); None for any other event."""

@@ -16,6 +16,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
@@ -218,6 +219,22 @@ def replay_wait(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
     s, e = union_intervals(np.maximum(prev_end[gap], lo), k_start[gap])
     led = ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv)
     return float(led[_CAT_INDEX["launch_wait"]]) / PS_PER_MS, outside
+
+
+def loop_idle(ctx: Context, g: GpuCtx, iv: dict) -> float:
+    """ms the GPU ``g`` idled in its kept steps while the host ran iterations of the compiled programs' loops (XLA's
+    ``[iter=N]`` spans, ``xla.is_loop_iteration``), as the ledger books it in the host's own time (``host_compute``,
+    ``other``): the host-bound time that lies inside those loops.
+
+    Why: a jitted solver whose ``while`` loops XLA runs from the host, iteration by iteration (wrf_gpu's Thomas kernel:
+    176 iterations in a pass of 3.88 ms), is host-bound inside its compiled program -- "jit the whole step" does not
+    reach it, and only the idle inside the loops says that the loops are what the GPU waits for."""
+    m = ctx.h.name_mask(xla.is_loop_iteration)
+    if not m.any():
+        return 0.0
+    s, e = union_intervals(ctx.h.start[m].astype(np.int64), ctx.h.end[m].astype(np.int64))
+    led = ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv)
+    return float(led[_CAT_INDEX["host_compute"]] + led[_CAT_INDEX["other"]]) / PS_PER_MS
 
 
 def split_switches(s: np.ndarray, e: np.ndarray, floor_ps: np.ndarray | float | None = None

@@ -8,13 +8,14 @@ import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.frameworks import Framework, user_ranges
+from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
-from tb_gpu_advisor.metrics.context import Context, build_context
+from tb_gpu_advisor.metrics.context import Context, assign, build_context
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, per_step)
+from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
@@ -77,6 +78,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
         launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
         kernels_outside_graphs=_per_step([k for _, k in idle.replay], n),
+        idle_in_host_loops=_per_step(idle.loops, n),
         waits_traced=(traced := waits_traced(trace)),
         os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
@@ -143,6 +145,8 @@ class _Idle:
     queued_blocked: list[float] = field(default_factory=list)
     #: (ms of launch wait before graph replays, kernels launched outside graphs) in the kept steps, per active GPU
     replay: list[tuple[float, float]] = field(default_factory=list)
+    #: ms of idle booked as the host's own time while it ran the compiled programs' loop iterations, per active GPU
+    loops: list[float] = field(default_factory=list)
 
 
 def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
@@ -157,6 +161,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.queued.append(bd.queued_first_ms(g, iv))
             out.queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
             out.replay.append(bd.replay_wait(ctx, g, iv))
+            out.loops.append(bd.loop_idle(ctx, g, iv))
             out.gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             out.in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
@@ -286,7 +291,32 @@ def _dispatch(ctx: Context) -> Dispatch:
         return Dispatch()
     m = ctx.dispatch_calls & (ctx.host_step >= 0)
     # per step and rank: each rank's process dispatches its own calls
-    return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9))
+    execs, iters = _in_steps(ctx, xla.is_execution), _in_steps(ctx, xla.is_loop_iteration)
+    return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9),
+                    execution_ms_per_step=ctx.per_step(_union_ms(ctx, execs)),
+                    loop_iterations_per_step=ctx.per_step(iters.sum()), loop_ms_per_step=ctx.per_step(_union_ms(ctx, iters)))
+
+
+def _in_steps(ctx: Context, pred) -> np.ndarray:  # noqa: ANN001 - a name predicate
+    """The host events whose name ``pred`` accepts that start or end in a kept step (an execution that began before
+    the step's first GPU work still holds the step's loop iterations: its part in the steps counts, :func:`_union_ms`)."""
+    m = ctx.h.name_mask(pred)
+    if m.any():
+        m &= (ctx.host_step >= 0) | (assign(ctx.h.end, ctx.steps.host_windows) >= 0)
+    return m
+
+
+def _union_ms(ctx: Context, mask: np.ndarray) -> float:
+    """ms covered by the union of the host events of ``mask``, clipped to the steps' extent (nested spans -- a loop's
+    iterations inside another's -- counted once; each thread's spans are its own, so over threads it is an upper bound
+    of one thread's)."""
+    if not mask.any():
+        return 0.0
+    w = ctx.steps.host_windows  # what lies before the first step or after the last is not the steps'
+    s = np.maximum(ctx.h.start[mask].astype(np.int64), int(w[:, 0].min()))
+    e = np.minimum(ctx.h.end[mask].astype(np.int64), int(w[:, 1].max()))
+    us, ue = union_intervals(s, e)
+    return float((np.asarray(ue, np.int64) - np.asarray(us, np.int64)).sum()) / 1e9
 
 
 def _host_only_rows(ctx: Context) -> list[StepMetrics]:

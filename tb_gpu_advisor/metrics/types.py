@@ -872,6 +872,13 @@ class Dispatch:
 
     calls_per_step: float = 0.0
     host_ms_per_step: float = 0.0
+    #: ms per step of host time inside executions of the compiled programs (XLA's ``<module>:XLA GPU module`` or
+    #: module NVTX range): the host running a program's own thunks, not Python around the calls
+    execution_ms_per_step: float = 0.0
+    #: iterations per step of loops the compiled programs run from the host (XLA's ``[iter=N]`` spans inside an
+    #: execution: a ``while`` loop's body launched once per iteration), and their host time in ms per step
+    loop_iterations_per_step: float = 0.0
+    loop_ms_per_step: float = 0.0
 
 
 @dataclass
@@ -1141,6 +1148,10 @@ class HostMetrics:
     launch_wait_before_replay: float = 0.0
     #: kernels per step and GPU not replayed from a graph: each its own launch, the launches a graph could still batch
     kernels_outside_graphs: float = 0.0
+    #: ms per step and GPU the GPU idled, booked as the host's own time (``host_compute``, ``other``), while the host
+    #: ran iterations of the compiled programs' loops (XLA's ``[iter=N]`` spans: a ``while`` loop run from the host;
+    #: ``metrics/breakdown.loop_idle``)
+    idle_in_host_loops: float = 0.0
     #: what records the threads' waits, so that a thread's time outside them is time it ran, code recorded or not
     #: (``metrics.compute.waits_traced``): "scheduler" (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``: the
     #: time is on the CPU), "os runtime" (Nsight ``-t osrt`` at a threshold of at most a few us: a wait for anything

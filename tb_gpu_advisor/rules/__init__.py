@@ -39,6 +39,7 @@ from tb_gpu_advisor.rules.base import (
     fill_pointers,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
+from tb_gpu_advisor.rules import launch_bound
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
@@ -746,12 +747,17 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         actions = [_move_host_work(idle, launch)] + launch
     else:
         actions = ctx.fw.fix("launch_bound")
+    loop = None if unseen or elsewhere else launch_bound.host_loop(ctx.m, host_ms)
+    if loop is not None:  # the host runs the compiled programs' loops: the step is jitted already, the loop is the fix
+        actions, what = ctx.fw.fix("launch_bound:host_loop"), " (XLA running loop iterations from the host)"
+        how = "the loop run on the GPU, unrolled or shortened"
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
-        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}.",
+        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
+        f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",

@@ -84,7 +84,13 @@ settings say it traced the OS runtime at a threshold of at most 10 us (Nsight's
 default is 1 us) and it holds such calls of the program's threads, with no
 context switches (`metrics.compute.waits_traced`, h37-osrt): a thread waiting
 for anything outside the program waits in a traced system call, so the time no
-call covers is the thread running, or preempted.
+call covers is the thread running, or preempted.  Where at least half of its
+time is the GPU idling while the host runs iterations of a compiled program's
+loop (XLA's `[iter=N]` spans inside an execution: a `while` loop run from the
+host, `HostMetrics.idle_in_host_loops`, `Dispatch.loop_iterations_per_step`),
+it says so and gives the framework's fixes for that loop
+(`launch_bound:host_loop`: the loop in a command buffer, unrolled, or fewer
+sequential iterations), never "compile the step": the step is compiled already.
 
 **Waiting outside the capture** (`rules.host_waits_finding`, h37-paced):
 whatever else fired, taken before host-bound's share, when the device

@@ -44,6 +44,29 @@ def step_level(m) -> bool:
     return 0 < d.calls_per_step <= T("launch_bound.step_calls") and d.host_ms_per_step > m.breakdown.device_compute
 
 
+def host_loop(m: HostMetrics, host_ms: float) -> tuple[float, float] | None:
+    """(iterations, ms) per step of the loops the compiled programs run from the host (``Dispatch.loop_ms_per_step``:
+    XLA's ``[iter=N]`` spans inside an execution), where the GPU's idle inside them (``HostMetrics.idle_in_host_loops``)
+    is at least half of ``host_ms`` -- the host time a finding names -- else None.  Why: a jitted solver's ``while`` loop of 88 iterations a call, each a few launches
+    from the host (wrf_gpu's Thomas kernel), read "jit the whole step as one function" while every call was one
+    jitted program; its host time is the loop's, and the fixes are the loop's (``launch_bound:host_loop``)."""
+    d = m.dispatch
+    if d.loop_iterations_per_step <= 0 or host_ms <= 0 or min(m.idle_in_host_loops, host_ms) < 0.5 * host_ms:
+        return None
+    return d.loop_iterations_per_step, d.loop_ms_per_step
+
+
+def host_loop_words(ctx: Ctx, loop: tuple[float, float]) -> str:
+    """What the host does in the loops the compiled programs run from it, in words."""
+    n, t = loop
+    ex = max(ctx.m.dispatch.execution_ms_per_step, t)  # a loop runs inside its execution: never more than it
+    idle = min(ctx.m.idle_in_host_loops, t)  # the GPU's idle inside the loops: a part of the loops' host time
+    return (f" The host spends {ms(ex)} {ctx.per_step} inside the {ctx.fw.label('dispatch_call')}s' compiled "
+            f"programs, {'all' if ms(t) == ms(ex) else ms(t)} of it running {ctx.count_per_step(n, 'iteration', per='')}"
+            f"of while loops from the host, and the GPU idles {ms(idle)} of that: each iteration launches its body's "
+            f"kernels one by one, so the step is compiled already and it is the loop that holds the host.")
+
+
 def quiet(m) -> str | None:
     """Why a launch wait is no finding: where a step launches one kernel a graph would be one launch too; where the
     wait follows the host's syncs, it is theirs."""

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import re
 import shutil
 
 import pytest
@@ -166,7 +167,11 @@ def test_a_pass_after_long_set_up_is_the_whole_its_start_up_is_of(ddp_rtx3090):
 def test_the_gaps_unrecorded_part_is_within_their_share():
     f = _rule(run_report(FIXTURES / "h200_jobs", "torch_compile_cudagraphs_inference"), "step_gaps")
     words = " ".join(f.summary.split())
-    assert "19.7% of the 221 us step outside input wait" in words and "(19.7% of the step) no runtime call" in words
+    # the share the finding judges and the unrecorded part said after it (the numbers move with the sync's claim,
+    # h37-waits2: 19.7% then, 19.5% now; the relation is what this holds): the part never over its share
+    share = float(re.search(r"([\d.]+)% of the 221 us step outside input wait", words).group(1))
+    part = float(re.search(r"\(([\d.]+)% of the step\) no runtime call", words).group(1))
+    assert 0 < part <= share
     assert not within_judged_problems("h", [f])
     bad = dataclasses.replace(f, summary=f.summary + " 47 us a step (21.1% of the step) no runtime call covers.")
     assert within_judged_problems("h", [bad])

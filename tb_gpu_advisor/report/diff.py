@@ -780,13 +780,7 @@ def _site_changes(a: dict[str, Any], b: dict[str, Any]) -> list[MemorySite]:
     out = []
     for k in set(sa) | set(sb):
         va, vb = sa.get(k), sb.get(k)
-        if va is None:
-            status: ChangeStatus = "added" if a_full else "entered_top"
-        elif vb is None:
-            status = "removed" if b_full else "left_top"
-        else:
-            status = "changed"
-        delta = None if status in ("entered_top", "left_top") else (vb or 0) - (va or 0)
+        status, delta = _row_change(va, vb, a_full, b_full)
         if status == "changed" and delta == 0:
             continue  # the same bytes at the same site: no change (the table's held row says what stayed)
         out.append(MemorySite(k[0], k[1], va, vb, delta, status))
@@ -863,6 +857,18 @@ def _table_rows(h: HostReport, table: str, key: str, value: str) -> tuple[dict[s
     return out, len(t.rows) < TABLE_ROWS
 
 
+def _row_change(va: float | None, vb: float | None, a_full: bool, b_full: bool) -> tuple[ChangeStatus, float | None]:
+    """A row's status across a top list of each side, and its change: a row missing from a side's *full* list was
+    added or removed; missing from a cut list it only entered or left the top (its value there is unknown: no delta)."""
+    if va is None:
+        status: ChangeStatus = "added" if a_full else "entered_top"
+    elif vb is None:
+        status = "removed" if b_full else "left_top"
+    else:
+        status = "changed"
+    return status, (None if status in ("entered_top", "left_top") else (vb or 0) - (va or 0))
+
+
 def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key: str, value: str, top: int) -> list[Change]:
     """The ``top`` largest changes of a table's per-step time by name (module doc: top-25 tables)."""
     if hb is None or hn is None:
@@ -872,13 +878,7 @@ def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key
     out = []
     for name in set(a) | set(b):
         va, vb = a.get(name), b.get(name)
-        if va is None:
-            status: ChangeStatus = "added" if a_full else "entered_top"
-        elif vb is None:
-            status = "removed" if b_full else "left_top"
-        else:
-            status = "changed"
-        delta = None if status in ("entered_top", "left_top") else (vb or 0.0) - (va or 0.0)
+        status, delta = _row_change(va, vb, a_full, b_full)
         out.append(Change(name, name, json_float(va), json_float(vb), json_float(delta), status))
     out.sort(key=lambda c: (-abs(c.delta if c.delta is not None else (c.base or c.new or 0.0)), c.key))
     return out[:top]

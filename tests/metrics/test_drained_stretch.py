@@ -24,12 +24,9 @@ import pytest
 
 from synthetic.torchtrace import GEMM_FWD, TANH_F32, Rank, trace_doc
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
-from tests.support.paths import FIXTURES
+from tests.support.waits import waits_metrics as _metrics
 
-WAITS = FIXTURES / "h200_waits"
-_CACHE: dict = {}
 
 
 def _eager(tmp_path, sync: bool, host_us: float = 0.0):  # noqa: ANN001, ANN202
@@ -70,13 +67,6 @@ def test_control_a_host_bound_loop_is_given_no_more_than_its_wait(tmp_path):
     assert m.syncs.gpu_idle_ms_per_step <= m.syncs.wait_ms_per_step + 1e-9
     assert 0.8 * saved <= m.syncs.gpu_idle_ms_per_step <= saved
 
-
-def _metrics(run: str):  # noqa: ANN202
-    if run not in _CACHE:
-        (s,) = discover(str(WAITS / run))
-        (hf,) = s.hosts
-        _CACHE[run] = host_metrics(formats.read(hf))
-    return _CACHE[run]
 
 
 def _step(run: str) -> float:

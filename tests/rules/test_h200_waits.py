@@ -21,24 +21,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tb_gpu_advisor import formats, frameworks
-from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.metrics.syncs import _outermost
 from tb_gpu_advisor.rules import step_gaps
-from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
-from tests.support.paths import FIXTURES
-
-WAITS = FIXTURES / "h200_waits"
-_CACHE: dict = {}
+from tb_gpu_advisor.runtime.pipeline import host_report
+from tests.support.waits import waits_metrics as _metrics
 
 
-def _metrics(run: str):  # noqa: ANN202
-    """The one host's metrics of a kept run, read once per test session."""
-    if run not in _CACHE:
-        (s,) = discover(str(WAITS / run))
-        (hf,) = s.hosts
-        _CACHE[run] = host_metrics(formats.read(hf))
-    return _CACHE[run]
 
 
 def _host(run: str):  # noqa: ANN202

@@ -146,6 +146,12 @@ def check(m: HostMetrics) -> list[Finding]:
     elif replay >= 0.0005:  # a part before replays: the host's preparation of them, which no graph cuts
         said += (f" {ms(replay)} of the wait comes before graph replays: the host preparing them, which another "
                  f"graph cannot cut, so it is left out of the saving.")
+    elif f"{ID}:host_loop" in ctx.fw.fixes and (loop := host_loop(m, wait_ms or 0.0, m.launch_wait_in_host_loops)):
+        # the launches come from loops the compiled programs run from the host (XLA's while loops): the step is one
+        # jitted program already, and it is the loop's iterations that launch one by one -- the loop's fixes
+        # (h37-loops2: "jit the whole step" to wrf_gpu's jitted solvers)
+        actions = ctx.fw.fix(f"{ID}:host_loop")
+        said += host_loop_words(ctx, loop, m.launch_wait_in_host_loops)
     elif _no_graph_fits(ctx, actions):  # the device cannot replay a graph at the version the trace shows
         save_ms = 0.0
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "

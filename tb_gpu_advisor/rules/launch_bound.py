@@ -16,7 +16,10 @@ before them (``HostMetrics.kernels_outside_graphs``).  The wait before a replay 
 (``HostMetrics.launch_wait_before_replay``); where it is most of the wait, the finding is that preparation, with the
 framework's or engine's fix for it (``launch_bound:replay``) and a saving of at most that wait, up to the step's GPU
 compute: the host prepares the next replay while the GPU runs.  Where no graph fix fits the GPU at the framework version
-the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.
+the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.  Where at least half of the wait lies
+inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
+ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
+loop's (``launch_bound:host_loop``), never "compile the step": it is compiled already.
 """
 
 from __future__ import annotations

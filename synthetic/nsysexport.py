@@ -2319,3 +2319,102 @@ def write_untraced_host_loop(path: str, steps: int = 12, kernels: int = 8, kerne
     return {"host_untraced_ms": host_us / 1000.0, "ran_ms": 0.0 if wait else host_us / 1000.0,
             "launch_ms": kernels * 15 / 1000.0, "gpu_busy_ms": kernels * kernel_us / 1000.0,
             "step_ms": (kernels * 15 + host_us) / 1000.0}
+
+
+# --------------------------------------------------------------------------- XLA running while loops from the host
+
+
+#: XLA's NVTX domain (its module and thunk ranges, ``frameworks.xla.NVTX_MODULE_PREFIX``)
+XLA_DOMAIN = "TSL"
+#: a sequential solver's loop body as XLA's thunk ranges name it (wrf_gpu's jitted Thomas sweep): the op path, the
+#: instruction
+XLA_SWEEP_BODY = (("jit(solve)/while/body", "loop_divide_fusion"),
+                  ("jit(solve)/while/body", "loop_dynamic_update_slice_fusion"),
+                  ("jit(solve)/while/body/add", "loop_add_fusion"))
+
+
+def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel_us: float = 2.0,
+                        launch_us: float = 3.0, thunk_us: float = 2.0, loop_us: float = 6.0, python_us: float = 60.0,
+                        eager: bool = False, step_range: str | None = None, osrt: bool = True) -> dict:
+    """Write the export of JAX under ``nsys profile -t cuda,nvtx`` as XLA's own NVTX ranges describe it, shaped after
+    wrf-gpu/wrf_gpu's solver bake-off: each of ``steps`` calls of one jitted solver is one execution
+    ``XlaModule:#hlo_module=jit_solve,program_id=7#`` (domain ``TSL``) whose ``lax.fori_loop`` XLA runs from the host,
+    without command buffers: the loop's thunk ``Thunk:#name=jit(solve)/while,hlo_op=while.13#`` around ``iterations``
+    iterations, each the host's own loop step (``loop_us``: the trip counter) and then the body's three thunks
+    (:data:`XLA_SWEEP_BODY`), each a range around ``thunk_us`` of the host's own work and one ``cuLaunchKernel`` of
+    ``launch_us`` for a kernel of ``kernel_us``; between calls ``python_us`` of Python no event records.
+
+    ``eager``: the control, the same ops un-jitted -- each a jnp call that XLA runs as its own one-thunk program
+    (``XlaModule:#hlo_module=jit_divide,...#`` around ``Thunk:#name=jit(divide)/div,hlo_op=divide#``), one after
+    another from Python, ``python_us`` / 4 of Python between them, no while loop anywhere.
+
+    ``step_range``: the user's NVTX range around each step (default domain; ``{k}`` its number).  ``osrt``: traced as
+    the bake-off was (``-t cuda,nvtx,osrt``, :func:`add_os_runtime`): no OS call on the launching thread between its
+    CUDA calls, so the time no event covers is the host running (``metrics.compute.waits_traced``).
+
+    Return the truth: per step, the host's time inside the loop (its thunk range), the GPU's busy time, the kernels,
+    the iterations (which the ranges do not mark: each body thunk repeats once an iteration, nothing ends one)."""
+    us, ms = 1000, 1_000_000
+    pid = 5120
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 20 * ms, gap=0)
+    kern, ranges, user = [], [], []
+    gpu_free = api.t
+    loop_ns, step_starts = 0, []
+
+    def thunk(name: str, op: str) -> None:
+        nonlocal gpu_free
+        a = api.t
+        api.t += int(thunk_us * us)
+        launched = api.t
+        c = api("cuLaunchKernel", int(launch_us * us))
+        ks = max(launched + 4 * us, gpu_free)
+        gpu_free = ks + int(kernel_us * us)
+        kern.append((ks, gpu_free, c, op))
+        ranges.append((a, api.t, f"Thunk:#name={name},hlo_op={op}#"))
+
+    for k in range(steps):
+        step_starts.append(api.t)
+        if eager:
+            for _ in range(iterations):
+                for name, op in XLA_SWEEP_BODY:
+                    fn = op.split("_")[1]  # divide, dynamic, add
+                    m0 = api.t
+                    thunk(f"jit({fn})/{fn}", fn)
+                    ranges.append((m0, api.t + us, f"XlaModule:#hlo_module=jit_{fn},program_id={len(fn)}#"))
+                    api.t += int(python_us * us / 4)
+        else:
+            m0 = api.t
+            api.t += 5 * us
+            w0 = api.t
+            for _ in range(iterations):
+                api.t += int(loop_us * us)
+                for name, op in XLA_SWEEP_BODY:
+                    thunk(name, op)
+            api.t += 2 * us
+            ranges.append((w0, api.t, "Thunk:#name=jit(solve)/while,hlo_op=while.13#"))
+            loop_ns += api.t - w0
+            api.t += 3 * us
+            ranges.append((m0, api.t, "XlaModule:#hlo_module=jit_solve,program_id=7#"))
+        # block_until_ready, then the Python of the next call
+        api("cuStreamSynchronize", max(gpu_free - api.t, 0) + 3 * us)
+        if step_range:
+            user.append((step_starts[-1], api.t, step_range.format(k=k)))
+        api.t += int(python_us * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,NULL,75,?,?,1)",
+                (SESSION_START_NS, XLA_DOMAIN, gtid))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
+                    [(a, b, text, gtid, 1) for a, b, text in ranges] + [(a, b, text, gtid, 0) for a, b, text in user])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, strings(op), strings(op), 32, 40, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None,
+                      None) for j, (a, b, c, op) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python3", thread="python3",
+                copy_enums=False, sync_enum=False)
+    if osrt:
+        add_os_runtime(path, _runtime_os_calls(path, "", None))
+    per = len(XLA_SWEEP_BODY) * iterations
+    step_ms = (api.t - step_starts[0]) / steps / ms
+    return {"steps": steps, "iterations": iterations, "kernels_per_step": per, "gpu_busy_ms": per * kernel_us / 1000.0,
+            "loop_host_ms": loop_ns / steps / ms, "step_ms": step_ms}

@@ -144,6 +144,32 @@ def is_loop_iteration(name: str) -> bool:
     return name.startswith("[iter=") and bool(_LOOP_ITERATION.match(name))
 
 
+#: XLA's thunk NVTX range (:data:`NVTX_THUNK_PREFIX`) of a ``while`` loop run from the host: the loop's own thunk
+#: (``hlo_op=while.13``, around all its iterations) or a thunk of its body or condition, whose op name holds the loop's
+#: path (``name=jit(solve)/while/body/add``, ``.../while/cond/lt``).  In a command buffer the loop is one graph launch
+#: (``hlo_op=command_buffer_1``) and no such range is pushed per iteration.
+_NVTX_LOOP_OP = re.compile(r"(?:^|[/(])while/(?:body|cond)(?:[/),]|$)")
+_NVTX_WHILE_INSTR = re.compile(r"^while(?:\.\d+)?$")
+_NVTX_FIELD = re.compile(r"(name|hlo_op)=([^,#]*)")
+
+
+def is_nvtx_loop_thunk(name: str) -> bool:
+    """An XLA thunk NVTX range of a ``while`` loop the host runs: the loop's own thunk or one of its body's or
+    condition's (:data:`_NVTX_LOOP_OP`).  The Nsight form of XPlane's ``[iter=N]`` spans: it marks the loop's host
+    time, but no iteration boundary (a body's thunks repeat once an iteration, yet nothing says where one ends), so
+    no count is read from it."""
+    if not name.startswith(NVTX_THUNK_PREFIX):
+        return False
+    fields = dict(_NVTX_FIELD.findall(name))
+    return bool(_NVTX_LOOP_OP.search(fields.get("name", "")) or _NVTX_WHILE_INSTR.match(fields.get("hlo_op", "")))
+
+
+def is_host_loop(name: str) -> bool:
+    """A host span of XLA running a ``while`` loop's iterations from the host, in either capture's form: XPlane's
+    ``[iter=N]`` (:func:`is_loop_iteration`) or Nsight's thunk ranges (:func:`is_nvtx_loop_thunk`)."""
+    return is_loop_iteration(name) or is_nvtx_loop_thunk(name)
+
+
 def is_execution(name: str) -> bool:
     """A host span of one execution of a compiled XLA program (:func:`module_execution`)."""
     return module_execution(name) is not None

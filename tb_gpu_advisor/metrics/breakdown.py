@@ -221,20 +221,22 @@ def replay_wait(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
     return float(led[_CAT_INDEX["launch_wait"]]) / PS_PER_MS, outside
 
 
-def loop_idle(ctx: Context, g: GpuCtx, iv: dict) -> float:
-    """ms the GPU ``g`` idled in its kept steps while the host ran iterations of the compiled programs' loops (XLA's
-    ``[iter=N]`` spans, ``xla.is_loop_iteration``), as the ledger books it in the host's own time (``host_compute``,
-    ``other``): the host-bound time that lies inside those loops.
+def loop_idle(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
+    """(ms, ms) the GPU ``g`` idled in its kept steps while the host ran iterations of the compiled programs' loops
+    (XLA's ``[iter=N]`` spans or its loop thunk NVTX ranges, ``xla.is_host_loop``), as the ledger books it: in the
+    host's own time (``host_compute``, ``other``: the host-bound time that lies inside those loops), and waiting for
+    the loops' launches (``launch_wait``: the launch-bound time that lies inside them).
 
     Why: a jitted solver whose ``while`` loops XLA runs from the host, iteration by iteration (wrf_gpu's Thomas kernel:
     176 iterations in a pass of 3.88 ms), is host-bound inside its compiled program -- "jit the whole step" does not
     reach it, and only the idle inside the loops says that the loops are what the GPU waits for."""
-    m = ctx.h.name_mask(xla.is_loop_iteration)
+    m = ctx.h.name_mask(xla.is_host_loop)  # XPlane's [iter=N] or Nsight's loop thunk ranges (h37-loops2)
     if not m.any():
-        return 0.0
+        return 0.0, 0.0
     s, e = union_intervals(ctx.h.start[m].astype(np.int64), ctx.h.end[m].astype(np.int64))
     led = ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv)
-    return float(led[_CAT_INDEX["host_compute"]] + led[_CAT_INDEX["other"]]) / PS_PER_MS
+    return (float(led[_CAT_INDEX["host_compute"]] + led[_CAT_INDEX["other"]]) / PS_PER_MS,
+            float(led[_CAT_INDEX["launch_wait"]]) / PS_PER_MS)
 
 
 def split_switches(s: np.ndarray, e: np.ndarray, floor_ps: np.ndarray | float | None = None

@@ -78,7 +78,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
         launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
         kernels_outside_graphs=_per_step([k for _, k in idle.replay], n),
-        idle_in_host_loops=_per_step(idle.loops, n),
+        idle_in_host_loops=_per_step([h for h, _ in idle.loops], n),
+        launch_wait_in_host_loops=_per_step([w for _, w in idle.loops], n),
         waits_traced=(traced := waits_traced(trace)),
         os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
@@ -145,8 +146,9 @@ class _Idle:
     queued_blocked: list[float] = field(default_factory=list)
     #: (ms of launch wait before graph replays, kernels launched outside graphs) in the kept steps, per active GPU
     replay: list[tuple[float, float]] = field(default_factory=list)
-    #: ms of idle booked as the host's own time while it ran the compiled programs' loop iterations, per active GPU
-    loops: list[float] = field(default_factory=list)
+    #: (ms of idle booked as the host's own time, ms booked as launch wait) while the host ran the compiled programs'
+    #: loop iterations, per active GPU
+    loops: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
@@ -287,14 +289,20 @@ def _trimmed(fn, ctx: Context):
 def _dispatch(ctx: Context) -> Dispatch:
     """Dispatch calls and their host time per kept step (outermost dispatch events by host step)."""
     n = ctx.steps.count
-    if ctx.dispatch_calls is None or not n or not ctx.dispatch_calls.any():
+    if not n:
         return Dispatch()
+    # the loops' host time in either form (XPlane's [iter=N], Nsight's loop thunk ranges); a count only from XPlane's
+    # iteration spans, the one form that marks where an iteration ends (h37-loops2: never a count invented).  Read
+    # without dispatch calls too: an Nsight export of JAX holds XLA's module ranges, never JAX's PjitFunction events
+    execs, iters, loops = (_in_steps(ctx, p) for p in (xla.is_execution, xla.is_loop_iteration, xla.is_host_loop))
+    looped = dict(execution_ms_per_step=ctx.per_step(_union_ms(ctx, execs)),
+                  loop_iterations_per_step=ctx.per_step(iters.sum()), loop_ms_per_step=ctx.per_step(_union_ms(ctx, loops)))
+    if ctx.dispatch_calls is None or not ctx.dispatch_calls.any():
+        return Dispatch(**looped)
     m = ctx.dispatch_calls & (ctx.host_step >= 0)
     # per step and rank: each rank's process dispatches its own calls
-    execs, iters = _in_steps(ctx, xla.is_execution), _in_steps(ctx, xla.is_loop_iteration)
     return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9),
-                    execution_ms_per_step=ctx.per_step(_union_ms(ctx, execs)),
-                    loop_iterations_per_step=ctx.per_step(iters.sum()), loop_ms_per_step=ctx.per_step(_union_ms(ctx, iters)))
+                    **looped)
 
 
 def _in_steps(ctx: Context, pred) -> np.ndarray:  # noqa: ANN001 - a name predicate

@@ -7,6 +7,7 @@ import re
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, distinct_ids
 from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
@@ -336,6 +337,10 @@ def xla_evidence(ctx: Context) -> list[str]:
         clus = h.name_mask(lambda n: n.startswith(("cluster_", "jit_")) or "/cluster_" in n)
         if clus.any():
             ev.append("`cluster_`/`jit_` names")
+        # XLA's own ranges around each execution of a compiled module (Nsight's ``XlaModule:#...#``): XLA ran the work
+        # (h37-loops2: a jitted solver under Nsight read "No XLA in this capture")
+        if not ev and h.name_mask(xla.is_execution).any():
+            ev.append("XLA module executions")
     return ev
 
 

@@ -876,7 +876,8 @@ class Dispatch:
     #: module NVTX range): the host running a program's own thunks, not Python around the calls
     execution_ms_per_step: float = 0.0
     #: iterations per step of loops the compiled programs run from the host (XLA's ``[iter=N]`` spans inside an
-    #: execution: a ``while`` loop's body launched once per iteration), and their host time in ms per step
+    #: execution: a ``while`` loop's body launched once per iteration), and their host time in ms per step (also from
+    #: Nsight's loop thunk ranges, ``xla.is_nvtx_loop_thunk``, which mark no iteration: time without a count)
     loop_iterations_per_step: float = 0.0
     loop_ms_per_step: float = 0.0
 
@@ -1152,6 +1153,9 @@ class HostMetrics:
     #: ran iterations of the compiled programs' loops (XLA's ``[iter=N]`` spans: a ``while`` loop run from the host;
     #: ``metrics/breakdown.loop_idle``)
     idle_in_host_loops: float = 0.0
+    #: ms per step and GPU of launch wait (the ledger's ``launch_wait``) while the host ran those loops' iterations:
+    #: the launches of a host-run loop's body, one by one (h37-loops2)
+    launch_wait_in_host_loops: float = 0.0
     #: what records the threads' waits, so that a thread's time outside them is time it ran, code recorded or not
     #: (``metrics.compute.waits_traced``): "scheduler" (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``: the
     #: time is on the CPU), "os runtime" (Nsight ``-t osrt`` at a threshold of at most a few us: a wait for anything

@@ -87,7 +87,10 @@ for anything outside the program waits in a traced system call, so the time no
 call covers is the thread running, or preempted.  Where at least half of its
 time is the GPU idling while the host runs iterations of a compiled program's
 loop (XLA's `[iter=N]` spans inside an execution: a `while` loop run from the
-host, `HostMetrics.idle_in_host_loops`, `Dispatch.loop_iterations_per_step`),
+host, `HostMetrics.idle_in_host_loops`, `Dispatch.loop_iterations_per_step`;
+in an Nsight export XLA's thunk ranges of the loop and its body,
+`Thunk:#name=jit(f)/while/body,...#`, which mark no iteration's end: the time
+is said without a count, h37-loops2),
 it says so and gives the framework's fixes for that loop
 (`launch_bound:host_loop`: the loop in a command buffer, unrolled, or fewer
 sequential iterations), never "compile the step": the step is compiled already.

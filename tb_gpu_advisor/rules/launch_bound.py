@@ -16,7 +16,10 @@ before them (``HostMetrics.kernels_outside_graphs``).  The wait before a replay 
 (``HostMetrics.launch_wait_before_replay``); where it is most of the wait, the finding is that preparation, with the
 framework's or engine's fix for it (``launch_bound:replay``) and a saving of at most that wait, up to the step's GPU
 compute: the host prepares the next replay while the GPU runs.  Where no graph fix fits the GPU at the framework version
-the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.
+the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one.  Where at least half of the wait lies
+inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
+ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
+loop's (``launch_bound:host_loop``), never "compile the step": it is compiled already.
 """
 
 from __future__ import annotations
@@ -44,27 +47,35 @@ def step_level(m) -> bool:
     return 0 < d.calls_per_step <= T("launch_bound.step_calls") and d.host_ms_per_step > m.breakdown.device_compute
 
 
-def host_loop(m: HostMetrics, host_ms: float) -> tuple[float, float] | None:
+def host_loop(m: HostMetrics, host_ms: float, inside: float | None = None) -> tuple[float, float] | None:
     """(iterations, ms) per step of the loops the compiled programs run from the host (``Dispatch.loop_ms_per_step``:
-    XLA's ``[iter=N]`` spans inside an execution), where the GPU's idle inside them (``HostMetrics.idle_in_host_loops``)
-    is at least half of ``host_ms`` -- the host time a finding names -- else None.  Why: a jitted solver's ``while`` loop of 88 iterations a call, each a few launches
-    from the host (wrf_gpu's Thomas kernel), read "jit the whole step as one function" while every call was one
-    jitted program; its host time is the loop's, and the fixes are the loop's (``launch_bound:host_loop``)."""
+    XLA's ``[iter=N]`` spans inside an execution, or its loop thunk NVTX ranges in an Nsight export -- those count no
+    iteration: 0), where the GPU's idle inside them (``inside``: by default ``HostMetrics.idle_in_host_loops``, the
+    host's own time; the launch-bound check passes its launch wait inside them) is at least half of ``host_ms`` -- the
+    time a finding names -- else None.  Why: a jitted solver's ``while`` loop of 88 iterations a call, each a few
+    launches from the host (wrf_gpu's Thomas kernel), read "jit the whole step as one function" while every call was
+    one jitted program; its host time is the loop's, and the fixes are the loop's (``launch_bound:host_loop``)."""
     d = m.dispatch
-    if d.loop_iterations_per_step <= 0 or host_ms <= 0 or min(m.idle_in_host_loops, host_ms) < 0.5 * host_ms:
+    inside = m.idle_in_host_loops if inside is None else inside
+    if d.loop_ms_per_step <= 0 or host_ms <= 0 or min(inside, host_ms) < 0.5 * host_ms:
         return None
     return d.loop_iterations_per_step, d.loop_ms_per_step
 
 
-def host_loop_words(ctx: Ctx, loop: tuple[float, float]) -> str:
-    """What the host does in the loops the compiled programs run from it, in words."""
+def host_loop_words(ctx: Ctx, loop: tuple[float, float], idle_ms: float | None = None) -> str:
+    """What the host does in the loops the compiled programs run from it, in words: the iterations where the capture
+    marks them (XPlane's ``[iter=N]``), else the time alone (Nsight's thunk ranges mark none: no count invented)."""
     n, t = loop
     ex = max(ctx.m.dispatch.execution_ms_per_step, t)  # a loop runs inside its execution: never more than it
-    idle = min(ctx.m.idle_in_host_loops, t)  # the GPU's idle inside the loops: a part of the loops' host time
+    # the GPU's idle inside the loops: a part of the loops' host time
+    idle = min(ctx.m.idle_in_host_loops if idle_ms is None else idle_ms, t)
+    what = (f"running {ctx.count_per_step(n, 'iteration', per='')}of while loops from the host" if n > 0 else
+            "running while loops from the host (XLA's ranges of each loop and its body's thunks; they mark no "
+            "iteration's end, so no count is given)")
     return (f" The host spends {ms(ex)} {ctx.per_step} inside the {ctx.fw.label('dispatch_call')}s' compiled "
-            f"programs, {'all' if ms(t) == ms(ex) else ms(t)} of it running {ctx.count_per_step(n, 'iteration', per='')}"
-            f"of while loops from the host, and the GPU idles {ms(idle)} of that: each iteration launches its body's "
-            f"kernels one by one, so the step is compiled already and it is the loop that holds the host.")
+            f"programs, {'all' if ms(t) == ms(ex) else ms(t)} of it {what}, and the GPU idles {ms(idle)} of that: "
+            f"each iteration launches its body's kernels one by one, so the step is compiled already and it is the "
+            f"loop that holds the host.")
 
 
 def quiet(m) -> str | None:
@@ -138,6 +149,12 @@ def check(m: HostMetrics) -> list[Finding]:
     elif replay >= 0.0005:  # a part before replays: the host's preparation of them, which no graph cuts
         said += (f" {ms(replay)} of the wait comes before graph replays: the host preparing them, which another "
                  f"graph cannot cut, so it is left out of the saving.")
+    elif f"{ID}:host_loop" in ctx.fw.fixes and (loop := host_loop(m, wait_ms or 0.0, m.launch_wait_in_host_loops)):
+        # the launches come from loops the compiled programs run from the host (XLA's while loops): the step is one
+        # jitted program already, and it is the loop's iterations that launch one by one -- the loop's fixes
+        # (h37-loops2: "jit the whole step" to wrf_gpu's jitted solvers)
+        actions = ctx.fw.fix(f"{ID}:host_loop")
+        said += host_loop_words(ctx, loop, m.launch_wait_in_host_loops)
     elif _no_graph_fits(ctx, actions):  # the device cannot replay a graph at the version the trace shows
         save_ms = 0.0
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "

@@ -697,3 +697,34 @@ def test_a_merged_finding_over_the_floor_keeps_its_grade_control():
     # the control: the input wait, 79.5% of the same step, stays the session's critical and first
     r = _two_tf_hosts()
     assert (r.findings[0].rule, r.findings[0].severity) == ("input_bound", "critical")
+
+
+# ------------------------------------------------------------------------------------------------ h37-walk3
+
+
+def _nvtx_ranks(ranks: int):
+    """(h37-walk3, seed 20656 reduced) ``ranks`` processes, one GPU each, marking `iteration k` NVTX ranges on their
+    own threads 50 us apart, no collective binding them: 7 small GEMMs a step of 119 us."""
+    return nsys_job(20656, steps=8, ranks=ranks, ops=7, kernel_us=2.489, launch_us=10.151, h2d_us=1.0)
+
+
+def test_each_ranks_nvtx_ranges_place_its_own_gpus_steps():
+    """Ranks' ranges of one number were one step, tiled by the first rank's: the last rank, 150 us behind in 119 us
+    steps, had one of its kernels counted a step off (41 of its 42), "7 kernels per step" of 6.96.  Each rank's GPU is
+    placed by its own thread's ranges."""
+    r = _report(_nvtx_ranks(4))
+    h = r.hosts[0]
+    assert h.steps["source"] == "nvtx_range" and h.steps["count"] == 6
+    assert {g.kernel_count for g in h.gpus} == {6 * 7}, [g.kernel_count for g in h.gpus]  # main: 42, 42, 42, 41
+    assert "each rank marks its own steps (ranges)" in h.steps["note"]
+    assert not laws_broken(r)  # main: one-count, "7 kernels per step" of 6.96
+
+
+def test_one_threads_nvtx_ranges_are_the_hosts_steps_control():
+    # the control: one rank's ranges are the host's steps, read as on main
+    r = _report(_nvtx_ranks(1))
+    h = r.hosts[0]
+    assert h.steps["source"] == "nvtx_range" and h.steps["count"] == 6
+    assert [g.kernel_count for g in h.gpus] == [6 * 7]
+    assert "its own steps" not in h.steps["note"]
+    assert not laws_broken(r)

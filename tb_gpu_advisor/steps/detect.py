@@ -896,7 +896,7 @@ def _place_windows(r: _Reading) -> None:
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
-        marks = "updates" if r.source == "step_end_events" else "ranges"
+        marks = "numbers its own updates" if r.source == "step_end_events" else "marks its own steps (ranges)"
         dev_w, ahead = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched(), own)
         if dev_w:
             r.gpu_windows = dev_w
@@ -905,10 +905,10 @@ def _place_windows(r: _Reading) -> None:
                            "the work launched inside that host step runs (first kernel to the next step's first kernel)")
                 if own:
                     r.note += (", each GPU's step k the work its own process launched in its kth step (its own "
-                               f"{marks})")
+                               f"{'updates' if r.source == 'step_end_events' else 'ranges'})")
             else:
-                r.note += (f"; each rank marks its own steps ({marks}): each GPU's step k is placed where the work its "
-                           "own process launched in its kth step runs (first kernel to the next step's first kernel)")
+                r.note += (f"; each rank {marks}: each GPU's step k is placed where the work its own "
+                           "process launched in its kth step runs (first kernel to the next step's first kernel)")
 
 
 def _whole_capture(r: _Reading) -> None:
@@ -1342,7 +1342,8 @@ def _size(sel: np.ndarray | slice, n: int) -> int:
 
 def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """GPU -> the host windows of its own process's steps, where each rank numbers its steps on its own
-    (``SpanSteps.per_line``: each rank's updates) and the format names the lines of each GPU's process; {} otherwise.
+    (``SpanSteps.per_line``: each rank's updates; ``_Reading.per_line``: each rank's thread's step ranges) and the
+    format names the lines of each GPU's process; {} otherwise.
 
     Why: the host's step k runs from the first rank's (k-1)th update to the last's kth, tiled by the first rank's.  A
     rank 1.5 ms behind launches the end of its step k-1 (its backward, its all-reduce) inside that window, so its GPU's

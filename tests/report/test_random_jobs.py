@@ -41,6 +41,9 @@ main; each has its control, the job that did not break it):
   and "189 us per step" of a 188.8 us step read as over it (the law: a time printed whole is rounded);
 * an all-reduce from the dropped first step running into the kept ones: exposed 0.51 ms a step in the ranks table,
   0.36 ms in the collectives table -- ``metrics.comm.ran_into_steps``.
+* (h37-walk3) 4 ranks marking `iteration k` NVTX ranges on their own threads 50 us apart, no collective: the last
+  rank's GPU counted 41 of its 42 kernels, "7 kernels per step" of 6.96 -- ``steps.detect._line_windows``: each
+  rank's GPU placed by its own thread's ranges.
 """
 
 from __future__ import annotations

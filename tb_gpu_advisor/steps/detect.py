@@ -721,6 +721,9 @@ class _Reading:
         self.whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
         self.guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess
         self.own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
+        #: host line -> its own ranges' windows (starts, ends; aligned with ``ids``), where the steps are ranges that
+        #: each rank's thread marks on its own (NVTX ranges of one number on several threads are one step)
+        self.per_line: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.ids = np.zeros(0, np.int64)
         self.hs = self.he = np.zeros(0, np.int64)
         self.gpu_windows: dict[int, np.ndarray] = {}
@@ -732,9 +735,10 @@ class _Reading:
             self.launches = device_launches(self.trace.h, self.trace.devices)
         return self.launches
 
-    def take(self, read: tuple[str, str, np.ndarray, np.ndarray, np.ndarray], mapped: str) -> None:
-        """A source's reading, (source, note, ids, host starts, host ends), as the steps."""
-        self.source, self.note, self.ids, self.hs, self.he = read
+    def take(self, read: tuple, mapped: str) -> None:
+        """A source's reading, (source, note, ids, host starts, host ends[, per-line windows]), as the steps."""
+        self.source, self.note, self.ids, self.hs, self.he = read[:5]
+        self.per_line = read[5] if len(read) > 5 else {}
         self.mapped = mapped
 
     def take_spans(self, source: str, note: str, hs: np.ndarray, he: np.ndarray, mapped: str) -> None:
@@ -892,6 +896,7 @@ def _place_windows(r: _Reading) -> None:
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
+        marks = "numbers its own updates" if r.source == "step_end_events" else "marks its own steps (ranges)"
         dev_w, ahead = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched(), own)
         if dev_w:
             r.gpu_windows = dev_w
@@ -899,9 +904,10 @@ def _place_windows(r: _Reading) -> None:
                 r.note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
                            "the work launched inside that host step runs (first kernel to the next step's first kernel)")
                 if own:
-                    r.note += ", each GPU's step k the work its own process launched in its kth step (its own updates)"
+                    r.note += (", each GPU's step k the work its own process launched in its kth step (its own "
+                               f"{'updates' if r.source == 'step_end_events' else 'ranges'})")
             else:
-                r.note += ("; each rank numbers its own updates: each GPU's step k is placed where the work its own "
+                r.note += (f"; each rank {marks}: each GPU's step k is placed where the work its own "
                            "process launched in its kth step runs (first kernel to the next step's first kernel)")
 
 
@@ -1336,14 +1342,15 @@ def _size(sel: np.ndarray | slice, n: int) -> int:
 
 def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """GPU -> the host windows of its own process's steps, where each rank numbers its steps on its own
-    (``SpanSteps.per_line``: each rank's updates) and the format names the lines of each GPU's process; {} otherwise.
+    (``SpanSteps.per_line``: each rank's updates; ``_Reading.per_line``: each rank's thread's step ranges) and the
+    format names the lines of each GPU's process; {} otherwise.
 
     Why: the host's step k runs from the first rank's (k-1)th update to the last's kth, tiled by the first rank's.  A
     rank 1.5 ms behind launches the end of its step k-1 (its backward, its all-reduce) inside that window, so its GPU's
     step k was placed at work a step earlier than the first rank's GPU's -- 4 ranks 1.5 ms apart whose host runs a step
     ahead read as GPUs starting "each step" 15 ms apart in a 14.7 ms step (h37-left62).  Each GPU's step k is where
     the work its own process launched in its own kth step runs."""
-    own = r.own.per_line if r.own is not None and r.source == "step_end_events" else {}
+    own = r.own.per_line if r.own is not None and r.source == "step_end_events" else r.per_line
     lines = r.trace.gpu_host_lines
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if not own or not lines:
@@ -1626,14 +1633,16 @@ def _launches_inside(h: HostEvents, sel: np.ndarray) -> int:
     return n
 
 
-def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None
+                ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
     ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
     ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
     thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence), where the
     steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
     Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
-    its thread; ranks' ranges of the same number are one step."""
+    its thread; ranks' ranges of the same number are one step, and each thread's own windows of them are kept
+    (:func:`_line_windows`: each rank's GPU is placed by its own ranges, :func:`_own_host_windows`)."""
     r = trace.ranges
     if r is None or not r.idx.size:
         return None
@@ -1644,8 +1653,9 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
     m = pstep[h.name[idx]] >= 0
     if m.any():
         sel = idx[m]
-        u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
-        return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e
+        ids = pstep[h.name[sel]]
+        u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+        return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e, _line_windows(h, sel, ids, u)
     user = ~r.op & ~user_ranges.library_range_mask(h, r)
     if not user.any():
         return None
@@ -1681,7 +1691,30 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
     lines = np.unique(h.line[sel]).size
     note = f"NVTX ranges `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
-    return source, note, u, s, e
+    return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _line_windows(h: HostEvents, sel: np.ndarray, ids: np.ndarray, u: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Host line -> (starts, ends) of its own step ranges ``sel`` (numbered ``ids``), aligned with the steps ``u``;
+    only the lines that hold every step once.  Why: ranks' ranges of one number are one step whose window runs from
+    the first rank's start to the last's end, tiled by the first rank's; ranks 50 us apart in 119 us steps with no
+    collective binding them placed the last rank's kernels a step off (its GPU counted 41 of its 42 kernels: "7
+    kernels per step" of 6.96, walk seed 20656).  Each rank's GPU is placed by its own thread's ranges."""
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    line = h.line[sel]
+    if np.unique(line).size < 2:
+        return out
+    pos = {int(k): i for i, k in enumerate(u.tolist())}
+    for ln in np.unique(line).tolist():
+        m = line == ln
+        lu, ls, le = _group_windows(ids[m], h.start[sel[m]].astype(np.int64), h.end[sel[m]].astype(np.int64))
+        if lu.size != u.size or int(m.sum()) != u.size:
+            continue  # a thread that marked fewer steps (or one step twice): the host's windows stand for it
+        s, e = np.empty(u.size, np.int64), np.empty(u.size, np.int64)
+        at = np.array([pos[int(k)] for k in lu.tolist()], np.int64)
+        s[at], e[at] = ls, le
+        out[int(ln)] = (s, e)
+    return out
 
 
 def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray,

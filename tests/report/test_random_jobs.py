@@ -41,6 +41,9 @@ main; each has its control, the job that did not break it):
   and "189 us per step" of a 188.8 us step read as over it (the law: a time printed whole is rounded);
 * an all-reduce from the dropped first step running into the kept ones: exposed 0.51 ms a step in the ranks table,
   0.36 ms in the collectives table -- ``metrics.comm.ran_into_steps``.
+* (h37-walk3) 4 ranks marking `iteration k` NVTX ranges on their own threads 50 us apart, no collective: the last
+  rank's GPU counted 41 of its 42 kernels, "7 kernels per step" of 6.96 -- ``steps.detect._line_windows``: each
+  rank's GPU placed by its own thread's ranges.
 """
 
 from __future__ import annotations
@@ -697,3 +700,62 @@ def test_a_merged_finding_over_the_floor_keeps_its_grade_control():
     # the control: the input wait, 79.5% of the same step, stays the session's critical and first
     r = _two_tf_hosts()
     assert (r.findings[0].rule, r.findings[0].severity) == ("input_bound", "critical")
+
+
+# ------------------------------------------------------------------------------------------------ h37-walk3
+
+
+def _nvtx_ranks(ranks: int):
+    """(h37-walk3, seed 20656 reduced) ``ranks`` processes, one GPU each, marking `iteration k` NVTX ranges on their
+    own threads 50 us apart, no collective binding them: 7 small GEMMs a step of 119 us."""
+    return nsys_job(20656, steps=8, ranks=ranks, ops=7, kernel_us=2.489, launch_us=10.151, h2d_us=1.0)
+
+
+def test_each_ranks_nvtx_ranges_place_its_own_gpus_steps():
+    """Ranks' ranges of one number were one step, tiled by the first rank's: the last rank, 150 us behind in 119 us
+    steps, had one of its kernels counted a step off (41 of its 42), "7 kernels per step" of 6.96.  Each rank's GPU is
+    placed by its own thread's ranges."""
+    r = _report(_nvtx_ranks(4))
+    h = r.hosts[0]
+    assert h.steps["source"] == "nvtx_range" and h.steps["count"] == 6
+    assert {g.kernel_count for g in h.gpus} == {6 * 7}, [g.kernel_count for g in h.gpus]  # main: 42, 42, 42, 41
+    assert "each rank marks its own steps (ranges)" in h.steps["note"]
+    assert not laws_broken(r)  # main: one-count, "7 kernels per step" of 6.96
+
+
+def test_one_threads_nvtx_ranges_are_the_hosts_steps_control():
+    # the control: one rank's ranges are the host's steps, read as on main
+    r = _report(_nvtx_ranks(1))
+    h = r.hosts[0]
+    assert h.steps["source"] == "nvtx_range" and h.steps["count"] == 6
+    assert [g.kernel_count for g in h.gpus] == [6 * 7]
+    assert "its own steps" not in h.steps["note"]
+    assert not laws_broken(r)
+
+
+def _fp32_ranks(batch: int):
+    """(h37-walk3, seed 25171 reduced) 2 inference ranks of one fp32 GEMM of ``batch`` rows, an all-reduce a step, the
+    second rank 264 us behind: the Tensor Core saving is capped by the GPU's critical share of those kernels."""
+    return kineto_job(ranks=2, train=False, dtype="fp32", batch=batch, comm_us=688.0128321660256,
+                      late_rank_us=263.7866290802644)
+
+
+def _tensor_core(r):
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "tensor_core_unused"]
+    return f
+
+
+def test_a_cut_that_prints_as_nothing_is_no_caveat():
+    """The cap's cut was half a microsecond: half the saving's last digit (1 us), so said, yet printed "0 us more once
+    the host-bound fix lands" (the format rounds the tie to even) -- a caveat is said only where its cut prints."""
+    r = _report(_fp32_ranks(1))
+    assert "more once the host-bound fix lands" not in _tensor_core(r).saving.assumption  # main: "(0 us more ...)"
+    assert not laws_broken(r)  # main: rest-of-nothing
+
+
+def test_a_cut_that_prints_keeps_its_caveat_control():
+    # the control: 64 rows, a cut that prints -- the caveat is said, with a time above nothing
+    r = _report(_fp32_ranks(64))
+    m = re.search(r"\((\d+) us more once the host-bound fix lands\)", _tensor_core(r).saving.assumption)
+    assert m is not None and int(m.group(1)) > 0
+    assert not laws_broken(r)

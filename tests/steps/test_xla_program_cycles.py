@@ -26,7 +26,6 @@ import os
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from synthetic import jaxcapture as jc
 from synthetic import nsysexport as nx

@@ -170,6 +170,12 @@ def is_host_loop(name: str) -> bool:
     return is_loop_iteration(name) or is_nvtx_loop_thunk(name)
 
 
+#: What the host does in loops XLA runs from it, where the capture marks no iteration (Nsight's thunk ranges: the
+#: loop's time, no count) -- XLA's words, which the rules ask for rather than write.
+LOOP_WITHOUT_COUNT = ("running while loops from the host (XLA's ranges of each loop and its body's thunks; they mark no "
+                      "iteration's end, so no count is given)")
+
+
 def is_execution(name: str) -> bool:
     """A host span of one execution of a compiled XLA program (:func:`module_execution`)."""
     return module_execution(name) is not None

@@ -25,6 +25,7 @@ loop's (``launch_bound:host_loop``), never "compile the step": it is compiled al
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
@@ -70,8 +71,7 @@ def host_loop_words(ctx: Ctx, loop: tuple[float, float], idle_ms: float | None =
     # the GPU's idle inside the loops: a part of the loops' host time
     idle = min(ctx.m.idle_in_host_loops if idle_ms is None else idle_ms, t)
     what = (f"running {ctx.count_per_step(n, 'iteration', per='')}of while loops from the host" if n > 0 else
-            "running while loops from the host (XLA's ranges of each loop and its body's thunks; they mark no "
-            "iteration's end, so no count is given)")
+            xla.LOOP_WITHOUT_COUNT)
     return (f" The host spends {ms(ex)} {ctx.per_step} inside the {ctx.fw.label('dispatch_call')}s' compiled "
             f"programs, {'all' if ms(t) == ms(ex) else ms(t)} of it {what}, and the GPU idles {ms(idle)} of that: "
             f"each iteration launches its body's kernels one by one, so the step is compiled already and it is the "

@@ -31,6 +31,7 @@ from robustness_sqlite import fuzzed  # noqa: E402
 
 from synthetic import hostile  # noqa: E402
 from synthetic.nsysexport import NsysJob, write  # noqa: E402
+from tb_gpu_advisor.formats import sqlite
 from tb_gpu_advisor.formats.nsys import reader, tables  # noqa: E402
 from tests.support.nsys_reference import trace_differences  # noqa: E402
 
@@ -46,16 +47,16 @@ TABLES = ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_AC
 
 def read(path: str, module: object, copy: bool) -> object:
     """The export's columns through ``module`` (None: the Python path), or (error type, message)."""
-    saved, saved_max = tables._CSQLITE, tables.DESERIALIZE_MAX_BYTES
+    saved, saved_max = tables._CSQLITE, sqlite.DESERIALIZE_MAX_BYTES
     tables._CSQLITE = module
     if copy:
-        tables.DESERIALIZE_MAX_BYTES = 0
+        sqlite.DESERIALIZE_MAX_BYTES = 0
     try:
         return reader._read_file(path, 0)
     except Exception as e:  # noqa: BLE001 - the error itself is compared
         return type(e), str(e)
     finally:
-        tables._CSQLITE, tables.DESERIALIZE_MAX_BYTES = saved, saved_max
+        tables._CSQLITE, sqlite.DESERIALIZE_MAX_BYTES = saved, saved_max
 
 
 def differs(path: str, compiled: object, tally: fuzzloop.Tally) -> None:

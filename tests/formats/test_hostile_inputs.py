@@ -132,7 +132,7 @@ def test_a_rank_export_cut_short_is_a_damaged_host_of_its_job(tmp_path: Path):
 
     from synthetic import hostile
     from synthetic.nsysexport import NsysJob, write
-    from tb_gpu_advisor.formats.nsys import tables
+    from tb_gpu_advisor.formats import sqlite
     from tests.support.paths import REPO
 
     run = tmp_path / "logdir" / "job"
@@ -149,8 +149,8 @@ def test_a_rank_export_cut_short_is_a_damaged_host_of_its_job(tmp_path: Path):
     hosts = {h["host"]: h for r in json.loads(done.stdout)["reports"] for h in r["hosts"]}
     assert hosts["report_rank1"]["error"] and "damaged" in hosts["report_rank1"]["error"]
     assert [h for name, h in hosts.items() if name != "report_rank1" and h["error"] is None and h["steps"]["count"] > 0]
-    want, have = tables.cut_short(cut)  # the cause, from the file's own header
-    assert have < want and tables.cut_short(str(run / "report_rank0.sqlite")) is None
+    want, have = sqlite.cut_short(cut)  # the cause, from the file's own header
+    assert have < want and sqlite.cut_short(str(run / "report_rank0.sqlite")) is None
 
 
 def test_a_snapshots_values_fuzzed_end_in_a_report_or_a_read_error(tmp_path: Path):

@@ -1,5 +1,5 @@
 """The compiled Nsight column reader reads what the Python reader reads, and fails where and as it fails (issue #38:
-the C twin of ``tables.int_columns`` / ``tables.mixed_columns``).
+the C twin of ``shared_sqlite.int_columns`` / ``shared_sqlite.mixed_columns``).
 
 Why: ``formats/nsys/_csqlite.c`` steps the reader's queries through SQLite's C API into native columns instead of
 Python's ``sqlite3`` module, and the exports it reads are files someone else wrote: every column (values, dtype,
@@ -190,7 +190,7 @@ def test_the_trace_is_the_same_in_many_small_chunks(tmp_path, monkeypatch):
     chunks, many of them, the whole trace is the Python path's, name indices included."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=6, ops=5, shuffle=True))
-    monkeypatch.setattr(tables.mixed_columns, "__defaults__", ("", 7))
+    monkeypatch.setattr(shared_sqlite.mixed_columns, "__defaults__", ("", 7))
     monkeypatch.setattr(shared_sqlite, "_CSQLITE", None)
     old = reader.read_trace(p)
     spy = _Spy(_csqlite)
@@ -288,12 +288,12 @@ def test_a_spent_budget_stops_both_paths_alike(tmp_path, monkeypatch, copy):
     errors = []
     for module in (_Spy(_csqlite), None):
         monkeypatch.setattr(shared_sqlite, "_CSQLITE", module)
-        with pytest.raises(tables.QueryBudgetExceeded) as e, tables.open_db(p) as con:
+        with pytest.raises(shared_sqlite.QueryBudgetExceeded) as e, shared_sqlite.open_db(p) as con:
             schema = tables.Schema(con)
             schema.columns(tables.KERNEL)  # asked before the budget is spent, as the row id check below
             monkeypatch.setattr(shared_sqlite, "_by_rowid", lambda *a: True)
             con.ticks = con.budget - 1  # one progress call left: not enough for the kernel table
-            tables.int_columns(schema, tables.KERNEL, {"start": "start", "end": "end"})
+            shared_sqlite.int_columns(schema, tables.KERNEL, {"start": "start", "end": "end"})
         errors.append(str(e.value))
         if module is not None:
             assert module.handed_back == 1 and con.ticks > con.budget

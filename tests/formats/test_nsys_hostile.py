@@ -24,7 +24,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def _schema_tables(path: str) -> frozenset[str]:
-    with tb.open_db(path) as con:
+    with shared_sqlite.open_db(path) as con:
         return tb.Schema(con).tables
 
 
@@ -100,17 +100,17 @@ def test_a_real_export_reads_well_inside_its_budget():
     tenth of it."""
     path = os.path.join(REPO, "tests", "fixtures", "foreign", "nsys_a100_cloverleaf", "perlmutter-cloverleaf-cuda.sqlite")
     spent = []
-    real_close = tb.Guarded.close
+    real_close = shared_sqlite.Guarded.close
 
     def close(con):
         spent.append((con.ticks, con.budget))
         return real_close(con)
 
     try:
-        tb.Guarded.close = close
+        shared_sqlite.Guarded.close = close
         reader.read_trace(path)
     finally:
-        tb.Guarded.close = real_close
+        shared_sqlite.Guarded.close = real_close
     assert spent and all(ticks * 10 < budget for ticks, budget in spent)
 
 
@@ -150,7 +150,7 @@ def test_an_export_over_the_profile_limit_is_listed_unread(tmp_path, monkeypatch
     path = hostile.sqlite_export(str(tmp_path / "big.sqlite"))
     monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", "1000")
     opened = []
-    monkeypatch.setattr(tb, "open_db", lambda *a, **k: opened.append(a) or pytest.fail("opened"))
+    monkeypatch.setattr(shared_sqlite, "open_db", lambda *a, **k: opened.append(a) or pytest.fail("opened"))
     size = os.path.getsize(path)
     assert layout.probe_file(path, size, 1) == (None, layout.Header()) and not opened
     with pytest.raises(NsysReadError, match="over the .* limit"):

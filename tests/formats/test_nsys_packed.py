@@ -72,8 +72,8 @@ def test_a_shuffled_export_in_small_chunks_reads_the_same_with_no_row_read_as_a_
 
     monkeypatch.setattr(shared_sqlite, "_tuple_chunk", no_tuples)
     monkeypatch.setattr(shared_sqlite, "_tuple_chunks", no_tuples)
-    monkeypatch.setattr(tables.int_columns, "__defaults__", ("", 7))
-    monkeypatch.setattr(tables.mixed_columns, "__defaults__", ("", 7))
+    monkeypatch.setattr(shared_sqlite.int_columns, "__defaults__", ("", 7))
+    monkeypatch.setattr(shared_sqlite.mixed_columns, "__defaults__", ("", 7))
     assert trace_differences(reader.read_trace(p), old) == []
 
 
@@ -129,8 +129,8 @@ def test_tables_read_beside_each_other_give_the_same_trace(tmp_path, monkeypatch
     write(p, NsysJob(steps=6, ops=5, ranks=2))
     monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
     opened = []
-    real_run = tables.Beside._run
-    monkeypatch.setattr(tables.Beside, "_run", lambda self, job: opened.append(job) or real_run(self, job))
+    real_run = shared_sqlite.Beside._run
+    monkeypatch.setattr(shared_sqlite.Beside, "_run", lambda self, job: opened.append(job) or real_run(self, job))
     new, old = _both(p)
     assert trace_differences(new, old) == []
     assert len(opened) == 4  # two jobs a read, both reads
@@ -144,13 +144,13 @@ def test_threads_beside_spend_one_budget(tmp_path, monkeypatch):
     monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
     monkeypatch.setattr(shared_sqlite, "PROGRESS_STEP", 100)
     spent = []
-    real_close = tables.Guarded.close
+    real_close = shared_sqlite.Guarded.close
 
     def close(con):
         spent.append(con.ticks)
         return real_close(con)
 
-    monkeypatch.setattr(tables.Guarded, "close", close)
+    monkeypatch.setattr(shared_sqlite.Guarded, "close", close)
     monkeypatch.setattr(shared_sqlite, "BESIDE_THREADS", 0)
     reader.read_trace(p)  # one connection: every step counted on it
     alone = spent[-1]

@@ -15,7 +15,7 @@ import pytest
 from synthetic.nsysexport import GEMM_FP32, NsysJob, write
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.formats import sqlite as shared_sqlite
-from tb_gpu_advisor.formats.nsys import layout, probe, reader, tables
+from tb_gpu_advisor.formats.nsys import layout, probe, reader
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.model.logdir import HostFile
 from tests.support.paths import SHARED_PROFILES
@@ -145,8 +145,8 @@ def test_chunked_reads_give_the_same_columns(tmp_path, monkeypatch):
     write(str(p), NsysJob(ranks=2))
     whole = reader.read_trace(str(p))
     monkeypatch.setattr(shared_sqlite, "CHUNK_ROWS", 7)
-    monkeypatch.setattr(tables.int_columns, "__defaults__", ("", 7))
-    monkeypatch.setattr(tables.mixed_columns, "__defaults__", ("", 7))
+    monkeypatch.setattr(shared_sqlite.int_columns, "__defaults__", ("", 7))
+    monkeypatch.setattr(shared_sqlite.mixed_columns, "__defaults__", ("", 7))
     chunked = reader.read_trace(str(p))
     for x, y in zip(whole.devices, chunked.devices):
         assert np.array_equal(x.start, y.start) and np.array_equal(x.corr, y.corr)

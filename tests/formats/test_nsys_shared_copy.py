@@ -1,7 +1,7 @@
 """A large export is copied once for discovery's probe and the read that follows it, not twice (issue #38: the 1 GB
 export's wall time).
 
-Why: SQLite is never given a path into the logdir (``tables.open_db``); an export over ``DESERIALIZE_MAX_BYTES`` is
+Why: SQLite is never given a path into the logdir (``shared_sqlite.open_db``); an export over ``DESERIALIZE_MAX_BYTES`` is
 copied through the checked descriptor into a private folder.  The probe (``layout``: three header values) made one
 such copy and the report's read a second one, 1 GB each on the issue's export.  The probe's copy is now kept for the
 read of the same file -- the same inode, size, mtime and ctime as the read's own descriptor, this process, within
@@ -18,7 +18,7 @@ import pytest
 
 from synthetic.nsysexport import NsysJob, write
 from tb_gpu_advisor.formats import sqlite as shared_sqlite
-from tb_gpu_advisor.formats.nsys import layout, reader, tables
+from tb_gpu_advisor.formats.nsys import layout, reader
 from tests.support.nsys_reference import trace_differences
 
 
@@ -28,12 +28,12 @@ def export(tmp_path, monkeypatch) -> str:
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=4, ops=3))
     monkeypatch.setattr(shared_sqlite, "DESERIALIZE_MAX_BYTES", 0)
-    tables._drop_kept()
+    shared_sqlite._drop_kept()
     made: list[str] = []
-    real = tables.private_copy
+    real = shared_sqlite.private_copy
     monkeypatch.setattr(shared_sqlite, "private_copy", lambda f, suffix: made.append(real(f, suffix)) or made[-1])
     yield p, made
-    tables._drop_kept()
+    shared_sqlite._drop_kept()
 
 
 def _probe(path: str) -> None:
@@ -65,7 +65,7 @@ def test_a_file_changed_since_the_probe_is_copied_again(export):
 def test_a_copy_no_read_takes_is_removed(export, monkeypatch):
     path, made = export
     _probe(path)
-    tables._drop_kept(made[0])  # the timer's call
+    shared_sqlite._drop_kept(made[0])  # the timer's call
     assert not os.path.exists(made[0]) and shared_sqlite._kept is None
     monkeypatch.setattr(shared_sqlite, "KEEP_SECONDS", 0.0)
     _probe(path)
@@ -80,8 +80,8 @@ def test_another_process_never_takes_or_removes_the_copy(export, monkeypatch):
     parent = os.getpid()
     monkeypatch.setattr(shared_sqlite.os, "getpid", lambda: parent + 1)
     reader.read_trace(path)
-    tables._drop_kept()
+    shared_sqlite._drop_kept()
     assert len(made) == 2 and os.path.exists(made[0])
     monkeypatch.setattr(shared_sqlite.os, "getpid", lambda: parent)
-    tables._drop_kept()
+    shared_sqlite._drop_kept()
     assert not os.path.exists(made[0]) and not Path(made[0]).parent.exists()

@@ -20,7 +20,6 @@ import pytest
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite as shared_sqlite
-from tb_gpu_advisor.formats.nsys import tables as tb
 
 #: Opens per flag setting (the issue's figure).
 OPENS = 20_000
@@ -69,7 +68,7 @@ def race(root: str, listed: fsio.Listed, swapped: str, outside: str, opens: int)
             time.sleep(0.01)
         for _ in range(opens):
             try:
-                with tb.open_db(listed) as con:
+                with shared_sqlite.open_db(listed) as con:
                     names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
             except OSError:  # a symlink on the way, or the file missing for an instant: refused
                 seen["refused"] += 1
@@ -128,7 +127,7 @@ def test_sqlite_is_never_given_a_path_into_the_logdir(tmp_path, monkeypatch, in_
         return real_connect(database, *a, **kw)
 
     monkeypatch.setattr(sqlite3, "connect", spy)
-    with tb.open_db(listed) as con:
+    with shared_sqlite.open_db(listed) as con:
         assert {r[0] for r in con.execute("SELECT name FROM sqlite_master")} == {"inside_marker"}
     assert given
     for db in given:

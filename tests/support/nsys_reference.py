@@ -15,20 +15,21 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from tb_gpu_advisor.formats.nsys import tables
-from tb_gpu_advisor.formats.nsys.tables import CHUNK_ROWS, Schema
+from tb_gpu_advisor.formats import sqlite
+from tb_gpu_advisor.formats.nsys.tables import Schema
+from tb_gpu_advisor.formats.sqlite import CHUNK_ROWS
 from tb_gpu_advisor.model.columns import int_dtype, narrowest
 
 
 @contextlib.contextmanager
 def tuple_reads() -> Iterator[None]:
-    """Within: ``tables.int_columns`` and ``tables.mixed_columns`` are the reference reads below."""
-    saved = tables.int_columns, tables.mixed_columns
-    tables.int_columns, tables.mixed_columns = int_columns, mixed_columns
+    """Within: ``sqlite.int_columns`` and ``sqlite.mixed_columns`` are the reference reads below."""
+    saved = sqlite.int_columns, sqlite.mixed_columns
+    sqlite.int_columns, sqlite.mixed_columns = int_columns, mixed_columns
     try:
         yield
     finally:
-        tables.int_columns, tables.mixed_columns = saved
+        sqlite.int_columns, sqlite.mixed_columns = saved
 
 
 def _rows(con: sqlite3.Connection, sql: str, chunk: int) -> Iterator[list[tuple]]:
@@ -47,7 +48,7 @@ def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: 
     """Integer columns of ``table``: ``cols`` maps each output name to its column (an SQL expression is allowed;
     None or a column the table lacks reads as -1; NULL reads as -1), each in the narrowest dtype its values fit.
 
-    Why it narrows differently from ``tables.int_columns``: the packed read narrows chunk by chunk and joins the
+    Why it narrows differently from ``sqlite.int_columns``: the packed read narrows chunk by chunk and joins the
     chunks at their widest dtype; this one keeps every row at int64 and narrows each column once, over all its rows.
     Both must give the same dtype (the narrowest signed one holding the column's range), and a reference that
     copied the reader's joining would share any bug in it."""

@@ -399,7 +399,7 @@ static int open_db(Scan *s, sqlite3 **db) {
         if (S.deserialize(*db, "main", s->image, s->image_size, s->image_size, SQ_DESERIALIZE_READONLY) != SQ_OK)
             return -1;
     }
-    /* tables.guard's settings: nothing the file defines runs with privileges, no write, no longer string */
+    /* formats/sqlite.guard's settings: nothing the file defines runs with privileges, no write, no longer string */
     if (S.exec(*db, "PRAGMA trusted_schema = OFF; PRAGMA query_only = ON", NULL, NULL, NULL) != SQ_OK) return -1;
     S.limit(*db, SQ_LIMIT_LENGTH, s->length_limit);
     S.progress_handler(*db, s->progress_step, on_progress, &s->budget);

@@ -21,7 +21,8 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.cachedir import default_dir
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX
-from tb_gpu_advisor.formats.nsys.tables import NsysReadError, is_sqlite, private_copy, remove_private_copy
+from tb_gpu_advisor.formats.nsys.tables import NsysReadError
+from tb_gpu_advisor.formats.sqlite import is_sqlite, private_copy, remove_private_copy
 
 #: The sub-folder of the report cache holding the exports.
 EXPORT_DIR = "nsys-exports"
@@ -62,7 +63,7 @@ def sqlite_for(report: str) -> str:
 
     ``nsys`` is never given the logdir's path: it would open whatever the path names when it runs, a link swapped in
     after the check included.  It exports a private copy made through the one checked descriptor
-    (``tables.private_copy``), whose identity also names the export."""
+    (``formats.sqlite.private_copy``), whose identity also names the export."""
     try:
         with fsio.open_binary(report) as f:
             st = os.fstat(f.fileno())

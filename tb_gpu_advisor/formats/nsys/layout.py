@@ -109,17 +109,18 @@ def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None,
 def _probe(path: str) -> tuple[str | None, Header]:
     import sqlite3
 
+    from tb_gpu_advisor.formats import sqlite
     from tb_gpu_advisor.formats.nsys import tables as tb
     from tb_gpu_advisor.formats.rpd import tables as rpd_tables
 
-    if not tb.is_sqlite(path):
+    if not sqlite.is_sqlite(path):
         return "not an SQLite file", Header()
     try:
         # lenient: a metadata row may hold bytes that are no UTF-8 (Nsight 2022 writes `GpuInfo` in
         # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads three short values of
         # real tables (``tables.Schema``: never a view the file defines), under the connection's step budget
         # keep=True: a large export's private copy is kept for the read that follows in this process
-        with tb.open_db(path, lenient=True, keep=True) as con:
+        with sqlite.open_db(path, lenient=True, keep=True) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
                 if schema.is_nvprof():
@@ -139,7 +140,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
             gpu = schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
             return None, Header(when, host, duration, gpu)
     except sqlite3.Error as e:
-        if tb.cut_short(path) is not None:  # a copy cut off (a rank's export among its job's): a damaged host, listed
+        if sqlite.cut_short(path) is not None:  # a copy cut off (a rank's export among its job's): a damaged host, listed
             return None, Header()
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:

@@ -48,6 +48,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import program_failure, reported_failure
+from tb_gpu_advisor.formats import sqlite
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
@@ -175,20 +176,20 @@ def _read_file(path: str, file_index: int) -> _Raw:
     local = fsio.local_path(path)
     if local.endswith(export.REP_SUFFIX):
         local = export.sqlite_for(local)
-    size = tb.sized_local(path, local, NsysReadError)
-    if not tb.is_sqlite(local):
+    size = sqlite.sized_local(path, local, NsysReadError)
+    if not sqlite.is_sqlite(local):
         raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
     try:
         return _read_db(local, path, size, file_index, lenient=False)
     except sqlite3.OperationalError as e:
-        if not tb.is_decode_error(e):
+        if not sqlite.is_decode_error(e):
             raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     return _read_db(local, path, size, file_index, lenient=True)  # a string that is no UTF-8: read leniently
 
 
 def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -> _Raw:
     try:
-        with tb.open_db(local, lenient=lenient) as con:
+        with sqlite.open_db(local, lenient=lenient) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
                 raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
@@ -197,10 +198,10 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
                 failure = _last_words(schema)
                 raise NsysReadError(_NOTHING + failure if failure else NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
-    except tb.QueryBudgetExceeded as e:
+    except sqlite.QueryBudgetExceeded as e:
         raise NsysReadError(f"{path}: {e}") from e
     except sqlite3.OperationalError as e:
-        if not lenient and tb.is_decode_error(e):
+        if not lenient and sqlite.is_decode_error(e):
             raise
         if "out of memory" in str(e).lower():  # SQLite's own allocation failed under the memory guard
             raise MemoryError(str(e)) from e
@@ -240,7 +241,7 @@ def _table_columns(tables: tuple[str, ...], cols: Callable[[tb.Schema, str], dic
         for table in tables:
             if schema.nonempty(table):
                 want = cols(schema, table)
-                out.append((table, want, tb.int_columns(schema, table, want, where=where(schema, table))))
+                out.append((table, want, sqlite.int_columns(schema, table, want, where=where(schema, table))))
         return out
     return job
 
@@ -269,7 +270,7 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
     """The export's events as columns.  The runtime and device tables are read beside the NVTX table (threads, each
     on its own connection: ``tables.Beside``); names are interned here, in one order: runtime calls, NVTX ranges,
     then (device names) kernels, copies, memsets, graphs."""
-    with tb.Beside(schema) as beside:
+    with sqlite.Beside(schema) as beside:
         calls = beside.submit(_table_columns(_CALLS, lambda s, t: _CALL_COLS, _calls_only))
         device = beside.submit(_table_columns(_DEVICE, _device_cols))
         return _columns_of(schema, path, size, fidx, calls, device)
@@ -447,7 +448,7 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
     string ids; a call with no end or no thread is left out (nothing to place on a thread's timeline)."""
     if not schema.nonempty(_OSRT):
         return
-    c = tb.int_columns(schema, _OSRT, _OSRT_COLS)
+    c = sqlite.int_columns(schema, _OSRT, _OSRT_COLS)
     ok = (c["end"] >= c["start"]) & (c["tid"] >= 0) & (c["start"] >= 0)
     start, end, tid, name = (c[k][ok] for k in ("start", "end", "tid", "name"))
     if not start.size:
@@ -476,7 +477,7 @@ def _read_off_cpu(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
     both were traced, and the analysis keeps only the outermost of each thread's waits."""
     if not schema.nonempty(_SCHED):
         return
-    c = tb.int_columns(schema, _SCHED, _SCHED_COLS)
+    c = sqlite.int_columns(schema, _SCHED, _SCHED_COLS)
     ok = (c["tid"] >= 0) & (c["start"] >= 0)
     start, tid, into = c["start"][ok].astype(np.int64), c["tid"][ok].astype(np.int64), c["into"][ok] != 0
     if start.size < 2:
@@ -775,17 +776,17 @@ class _StringNames:
         return self.ids
 
 
-def _row_names(names: dict[str, int], texts: list | tb.Texts,
+def _row_names(names: dict[str, int], texts: list | sqlite.Texts,
                seen: _StringNames | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(each row's name index, interned in row order as ``names[text]`` one row after another interns them; the rows
     whose text is None).  The compiled reader's texts (:class:`tables.Texts`) are interned one distinct text at a
     time: a chunk with neither a None nor a replaced text by ``seen`` (its new texts come in index order, and a text
     seen before interns nothing), any other in order of first appearance -- the same indices either way."""
-    if isinstance(texts, tb.Texts) and seen is not None and texts.idx.size and not texts.replaced:
+    if isinstance(texts, sqlite.Texts) and seen is not None and texts.idx.size and not texts.replaced:
         last = int(texts.idx.max())
         if int(texts.idx.min()) >= 0:
             return seen.upto(names, texts.strings, last)[texts.idx], np.zeros(0, np.intp)
-    if isinstance(texts, tb.Texts):
+    if isinstance(texts, sqlite.Texts):
         strings, key = texts.strings, texts.idx
         over = list(texts.replaced.items())  # a replaced text: a distinct key of its own, past the strings
         if over:
@@ -878,7 +879,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     registered: dict[int, tuple[int, bool, bool]] = {}  # textId -> (name id, is an op, recorded by autograd)
     seen = _StringNames()
     # an autograd range's text arrives cut before its suffix: its name
-    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
+    for c, texts in sqlite.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
         for k, v in c.items():
             parts[k].append(v)
         cut = c["suffix"]
@@ -893,7 +894,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
         name_parts.append(ids)
     if not name_parts:
         return None, [""], 0
-    c = {k: tb.joined(parts.pop(k)) for k in list(parts)}
+    c = {k: sqlite.joined(parts.pop(k)) for k in list(parts)}
     name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
     n = name.size
     op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
@@ -986,7 +987,7 @@ _KERNEL_NAMES = ("demangledName", "shortName", "mangledName")
 def _kernel_names(schema: tb.Schema, table: str, first: str, ids: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
     """Each kernel row's name id -- its ``first`` name column's, else (an id naming no string, or none: a name the
     export lost) the next name column's of the same row (:data:`_KERNEL_NAMES`), read only where needed -- and the
-    strings of those ids.  The columns are read in row order (``tables.int_columns``), as ``ids`` was."""
+    strings of those ids.  The columns are read in row order (``sqlite.int_columns``), as ``ids`` was."""
     present = schema.columns(table)
     later = [k for k in _KERNEL_NAMES[_KERNEL_NAMES.index(first) + 1:] if k in present] if first in _KERNEL_NAMES else []
     strings = tb.string_table(schema, ids)
@@ -994,7 +995,7 @@ def _kernel_names(schema: tb.Schema, table: str, first: str, ids: np.ndarray) ->
         good = np.isin(ids, np.fromiter((i for i, v in strings.items() if v), np.int64))
         if good.all():
             break
-        other = tb.int_columns(schema, table, {"s": col})["s"]
+        other = sqlite.int_columns(schema, table, {"s": col})["s"]
         if other.size != ids.size:  # rows of another count: never mix two rows' names
             break
         ids = np.where(good, ids.astype(np.int64, copy=False), other)

@@ -13,8 +13,7 @@ three real exports in ``../shared/profiles/nsys`` were checked against it):
 * ``globalTid`` / ``globalPid`` are serialized ids: the pid in bits 24-47, the tid in bits 0-23.
 
 Reading the tables (the checked descriptor, the private copy, the query budget, the packed chunks and the compiled
-column reader) is every SQLite format's, in ``formats/sqlite.py``; its names are imported here as the Nsight reader
-has always called them.
+column reader) is every SQLite format's, in ``formats/sqlite.py``, which the Nsight reader imports itself.
 """
 
 from __future__ import annotations
@@ -22,11 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.formats import sqlite as _sq
-from tb_gpu_advisor.formats.sqlite import (  # noqa: F401 - the shared SQLite machinery, as the Nsight reader names it
-    BASE_STEPS, BESIDE_THREADS, CHUNK_ROWS, DESERIALIZE_MAX_BYTES, KEEP_SECONDS, MAGIC, PROGRESS_STEP, STEPS_PER_BYTE,
-    Beside, Guarded, QueryBudgetExceeded, Texts, budget_message, connect, cut_short, guard, int_columns,
-    is_decode_error, is_sqlite, joined, mixed_columns, open_db, over_budget, private_copy, remove_private_copy,
-    sized_local, _drop_kept, _quote)
+from tb_gpu_advisor.formats.sqlite import _quote
 
 KERNEL = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY = "CUPTI_ACTIVITY_KIND_MEMCPY"

@@ -26,7 +26,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
-from tb_gpu_advisor.job.period import repeated_launches
+from tb_gpu_advisor.job.period import repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
 from tb_gpu_advisor.model.trace import Trace
@@ -133,6 +133,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         structure = step_end_steps(trace, fw)
         if structure is None and not kind.from_ranges:
             structure = backward_span_steps(trace, launches, fw)
+        if structure is None:  # its launches' period, where every repeat runs a backward: whole iterations
+            structure = training_iterations(trace, launches, fw.training_event)
     if structure is None and kind.kind != "training":
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
         # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")

@@ -90,7 +90,9 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
 
 def training_iterations(trace: Trace, launches: list[np.ndarray], training_event) -> SpanSteps | None:  # noqa: ANN001
     """The repeats of a training job's periodic launch sequence (:func:`repeated_launches`), where each is a whole
-    iteration: every repeat but at most one (a window's cut edge) launches backward work -- a kernel only a backward
+    iteration: the host waited for the GPU at the period's boundaries (a training loop reads its loss, its gradients'
+    norm or its scaler's overflow flag) and every repeat but at most one (a window's cut edge) launches backward work
+    -- a kernel only a backward
     runs (``devices.gradient_kernel_one``) or a host event the framework names training's (``training_event``:
     autograd's backward nodes, the optimizer's step).  None elsewhere.
 
@@ -101,7 +103,7 @@ def training_iterations(trace: Trace, launches: list[np.ndarray], training_event
     without ``--record-shapes``: its ``--nvtx-ranges`` name layers, its optimizer's kernels only) reads as its
     iterations there (h37-fwnvtx: 12 iterations of 5.85 ms, main one "pass" of the whole window)."""
     span = repeated_launches(trace, launches)
-    if span is None or span.start.size < 2:
+    if span is None or span.start.size < 2 or not span.waited:
         return None
     h = trace.h
     starts = np.asarray(span.start, np.int64)
@@ -192,7 +194,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     cut = (f"partial: its last {plural(tail, 'launch', 'launches')} of the period's {p}, after the last boundary "
            f"where the launches stop repeating: the rest of the loop's last iteration" if partial else "")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
-                     end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut)
+                     end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut,
+                     waited=marked)
 
 
 def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -> tuple[int, int, str] | None:

@@ -911,6 +911,13 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     if once is not None:  # the work of the bursts holding one-time costs never runs again: no warm-up iterations
         cl = None
         r.whole_note = once
+    if cl is None and not r.whole_note and job is not None and job.periodic is not None:
+        # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
+        # the host's wait at each repeat and a backward in every one: a training job's iterations
+        own = job.periodic
+        r.own = own
+        r.take_spans(own.source, own.note, own.start, own.end, "host_window")
+        return
     if cl is None:
         return
     # in words any capture's user reads, as the whole capture's note

@@ -26,6 +26,12 @@ SURVEY.md "h37-fwnvtx"), around GPU work simulated event by event, so the truth 
 * ``ddp`` -- ``emit_nvtx`` on a rank of ``DistributedDataParallel``: its ``DistributedDataParallel.forward``
   ``record_function``, and each gradient bucket's all-reduce from the autograd thread's hooks as
   ``nccl:all_reduce`` / ``record_param_comms`` with an NCCL kernel; ``ranks`` processes, one GPU each.
+* ``megatron`` -- Megatron-LM's ``--profile --nvtx-ranges`` (``cudaProfilerStart`` at ``--profile-step-start``):
+  Megatron-core's own ranges (:data:`MEGATRON_LAYER`), no op range (``emit_nvtx`` only with ``--record-shapes``), the
+  optimizer's ``.item()`` of its grad norm / found-inf flag inside its step; ``megatron_shapes`` -- the same with
+  ``--record-shapes``: ``emit_nvtx(record_shapes=True)`` ops besides.
+* ``manual_update`` -- ``emit_nvtx`` on a loop that updates its parameters itself (``p.add_(p.grad, alpha=-lr)`` under
+  ``torch.no_grad()``, ``p.grad = None``): no ``Optimizer.`` range, the update's ATen ops only.
 
 :func:`write` returns the truth: the steps' count and length, the job's kind, the ops per step.
 """
@@ -38,10 +44,10 @@ from synthetic.nsysexport import (_COPY_KINDS, _EVENT_TYPES, _KERNEL_INSERT, _ME
                                   DATALOADER, HW_BIT, KERNEL_DDL, MEMCPY_DDL, NCCL_ALLREDUCE, NVTX_DDL, RUNTIME_DDL,
                                   SCHEMA, SESSION_START_NS, SYNC_DDL, GPU_DDL, _gid, _Strings)
 
-FORMS = ("emit_nvtx", "record_shapes", "no_grad", "lightning", "ddp", "megatron", "megatron_shapes")
+FORMS = ("emit_nvtx", "record_shapes", "no_grad", "lightning", "ddp", "megatron", "megatron_shapes", "manual_update")
 #: The forms whose ops ``emit_nvtx`` records (Megatron-LM's ``--profile`` alone records none: only with
 #: ``--record-shapes`` does it enter ``emit_nvtx``).
-OP_FORMS = ("emit_nvtx", "record_shapes", "no_grad", "lightning", "ddp", "megatron_shapes")
+OP_FORMS = ("emit_nvtx", "record_shapes", "no_grad", "lightning", "ddp", "megatron_shapes", "manual_update")
 #: Megatron-core's ``--nvtx-ranges`` (``configure_nvtx_profiling``): ``nvtx_range_push(suffix=...)`` names a range
 #: ``<module>.<calling function>.<suffix>`` (``megatron/core/utils.py``, ``_nvtx_range_get_func_path``), pushed in the
 #: transformer layer's forward (``transformer_layer.py``: ``_forward_attention`` / ``_apply_self_attn_bda_step`` /
@@ -150,6 +156,7 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
         th.push(th.op_text(name, None, 0), body)
 
     megatron = form.startswith("megatron")
+    manual = form == "manual_update"
 
     def mrange(th: _Thread, name: str, body) -> None:
         """Megatron-core's own range (``--nvtx-ranges``): plain text, no ``op_id``."""
@@ -218,7 +225,10 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
             if megatron:  # Megatron's optimizer reads its found-inf flag and grad norm (``.item()``) before the update
                 item()
             for _ in range(4):
-                op(main, "aten::_fused_adam_", None, "o", 60, 4)
+                op(main, "aten::add_" if manual else "aten::_fused_adam_", None, "o", 60, 2 if manual else 4)
+        if manual:  # the loop's own update: ATen ops, no optimizer's range
+            step()
+            return
         rf(main, "Optimizer.step#FusedAdam.step" if megatron else "Optimizer.step#AdamW.step", step)
 
     def item() -> None:
@@ -253,7 +263,7 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
                           lambda: main.push(main.op_text("aten::_to_copy", None, 1),
                                             lambda: main.push(main.op_text("aten::copy_", None, 2), copy)))
             upload()
-            if grad:
+            if grad and not manual:
                 rf(main, "Optimizer.zero_grad#AdamW.zero_grad", lambda: setattr(main, "t", main.t + 40 * us))
 
             def fwd() -> None:

@@ -17,7 +17,9 @@ Main misread two of them:
   repeats, the host waits at each repeat (the optimizer's ``.item()`` of its grad norm) and every repeat runs a
   backward: a training job's iterations (``job.period.training_iterations``), read where its GPU bursts read none.
 
-and named DDP's own ``DistributedDataParallel.forward`` (a ``record_function`` PyTorch opens) the program's range
+The same reading fixes ``emit_nvtx`` on a loop that updates its parameters itself (no ``Optimizer.`` range): main read
+its 12 iterations as the whole window, one pass, with a warning to capture more iterations.  Main also named DDP's own
+``DistributedDataParallel.forward`` (a ``record_function`` PyTorch opens) the program's range
 that marks its steps.
 """
 
@@ -70,10 +72,12 @@ def test_a_frameworks_per_layer_range_marks_no_step(reports, form):
     assert host["steps"]["confidence"] == "medium"
 
 
-def test_a_training_window_of_repeats_is_no_one_pass(reports):
-    """Megatron without ``--record-shapes``: no op range, no update on the host; main (once the layers were refused)
-    said the window holds one pass and nothing repeats."""
-    host, truth = reports["megatron"]
+@pytest.mark.parametrize("form", ["megatron", "manual_update"])
+def test_a_training_window_of_repeats_is_no_one_pass(reports, form):
+    """No update the host names: Megatron without ``--record-shapes`` (no op range; main, once the layers were
+    refused), and ``emit_nvtx`` on a loop updating its parameters itself (main: "The capture holds one pass of the
+    program: no step repeats", a warning, for 12 iterations) -- the window was read as one pass."""
+    host, truth = reports[form]
     assert host["steps"]["source"] == "repeated_launches", host["steps"]
     assert "one pass" not in " ".join(f["title"] for f in host["findings"])
 

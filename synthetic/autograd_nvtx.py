@@ -40,9 +40,27 @@ from __future__ import annotations
 
 import sqlite3
 
-from synthetic.nsysexport import (_COPY_KINDS, _EVENT_TYPES, _KERNEL_INSERT, _MEM_KINDS, _SYNC_TYPES, A100_SXM4_80GB,
-                                  DATALOADER, HW_BIT, KERNEL_DDL, MEMCPY_DDL, NCCL_ALLREDUCE, NVTX_DDL, RUNTIME_DDL,
-                                  SCHEMA, SESSION_START_NS, SYNC_DDL, GPU_DDL, _gid, _Strings)
+from synthetic.nsysexport import (
+    _COPY_KINDS,
+    _EVENT_TYPES,
+    _KERNEL_INSERT,
+    _MEM_KINDS,
+    _SYNC_TYPES,
+    A100_SXM4_80GB,
+    DATALOADER,
+    GPU_DDL,
+    HW_BIT,
+    KERNEL_DDL,
+    MEMCPY_DDL,
+    NCCL_ALLREDUCE,
+    NVTX_DDL,
+    RUNTIME_DDL,
+    SCHEMA,
+    SESSION_START_NS,
+    SYNC_DDL,
+    _gid,
+    _Strings,
+)
 
 FORMS = ("emit_nvtx", "record_shapes", "no_grad", "lightning", "ddp", "megatron", "megatron_shapes", "manual_update")
 #: The forms whose ops ``emit_nvtx`` records (Megatron-LM's ``--profile`` alone records none: only with
@@ -90,7 +108,7 @@ class _Thread:
         if self.form in ("record_shapes", "megatron_shapes"):
             text += f", sizes = {SHAPE if inputs else '[]'}"
             if inputs:
-                ids = ", ".join(f"({self.shared['op_id'] - 1 - k}, 0)" for k in range(inputs))
+                ids = ", ".join(f"({self.shared['op_id'] - 1 - k},0)" for k in range(inputs))  # (op id,output nr)
                 text += f", input_op_ids = [{ids}]"
         return text
 
@@ -208,9 +226,9 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
         for _ in range(layers):
             seq -= 2
             rf(back, "autograd::engine::evaluate_function: ReluBackward0",
-               lambda: op(back, "ReluBackward0", seq + 1, "rb", 30))
+               lambda seq=seq: op(back, "ReluBackward0", seq + 1, "rb", 30))
             rf(back, "autograd::engine::evaluate_function: AddmmBackward0",
-               lambda: back.push(back.op_text("AddmmBackward0", seq, 3),
+               lambda seq=seq: back.push(back.op_text("AddmmBackward0", seq, 3),
                                  lambda: (op(back, "aten::mm", None, "dg", 220, 2), op(back, "aten::mm", None, "wg", 220, 2))))
             rf(back, "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad",
                lambda: rf(back, "torch::autograd::AccumulateGrad", lambda: None))
@@ -300,7 +318,7 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
     ranks = max(ranks, 2 if form == "ddp" else 1)
     strings = _Strings()
     con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    con.executescript(f"{SCHEMA}{RUNTIME_DDL};{NVTX_DDL};{MEMCPY_DDL};{SYNC_DDL};{KERNEL_DDL};{GPU_DDL};")
     t0 = SESSION_START_NS + 5_000_000
     stop = t0
     truth: dict = {"form": form, "steps": steps, "kind": "inference" if form == "no_grad" else "training", "ranks": ranks}

@@ -30,6 +30,7 @@ Nothing reads what a kernel's name says: only which launches are equal.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -88,7 +89,8 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     return steps
 
 
-def training_iterations(trace: Trace, launches: list[np.ndarray], training_event) -> SpanSteps | None:  # noqa: ANN001
+def training_iterations(trace: Trace, launches: list[np.ndarray], training_event: Callable[[str], bool]
+                        ) -> SpanSteps | None:
     """The repeats of a training job's periodic launch sequence (:func:`repeated_launches`), where each is a whole
     iteration: the host waited for the GPU at the period's boundaries (a training loop reads its loss, its gradients'
     norm or its scaler's overflow flag) and every repeat but at most one (a window's cut edge) launches backward work

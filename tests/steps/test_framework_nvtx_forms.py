@@ -77,7 +77,7 @@ def test_a_training_window_of_repeats_is_no_one_pass(reports, form):
     """No update the host names: Megatron without ``--record-shapes`` (no op range; main, once the layers were
     refused), and ``emit_nvtx`` on a loop updating its parameters itself (main: "The capture holds one pass of the
     program: no step repeats", a warning, for 12 iterations) -- the window was read as one pass."""
-    host, truth = reports[form]
+    host, _ = reports[form]
     assert host["steps"]["source"] == "repeated_launches", host["steps"]
     assert "one pass" not in " ".join(f["title"] for f in host["findings"])
 

@@ -99,3 +99,15 @@ def test_no_critical_finding_and_no_op_named_the_programs_range(reports, form):
     for f in host["findings"]:
         text = f["summary"] + " ".join(str(e) for e in f.get("evidence", []))
         assert "op_id" not in text and "seq = " not in text, (f["rule"], text[:300])
+
+
+@pytest.mark.parametrize("form", an.FORMS)
+@pytest.mark.parametrize(("steps", "layers"), [(6, 2), (12, 6)])
+def test_every_form_holds_every_report_law(form, steps, layers):
+    """The random-job laws (``tests/support/random_jobs.check``: parts within their wholes, claims once, orders,
+    words) on each form, as ``synthetic.randjobs.fwnvtx_job`` writes it: few and many iterations, few and many
+    layers."""
+    from synthetic.randjobs import fwnvtx_job
+    from tests.support.random_jobs import check
+
+    assert check(fwnvtx_job(form, steps=steps, layers=layers)) == []

@@ -53,7 +53,8 @@ ITER_RANGES = {"train": ("train_step", "training_step", "iteration"), "infer": (
 
 @dataclass
 class Job:
-    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window"; "jax", "tf", "snapshot") and its parameters."""
+    """One random job: ``fmt`` ("kineto", "nsys", "nsys_window"; "jax", "tf", "snapshot"; "fwnvtx") and its
+    parameters."""
 
     seed: int
     fmt: str
@@ -573,4 +574,18 @@ def snapshot_job(kind: str, seed: int = 0, **args: Any) -> Job:
     return Job(seed, "snapshot", {"kind": kind, **args})
 
 
-_WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot}
+def fwnvtx_job(form: str, seed: int = 0, steps: int = 12, layers: int = 6) -> Job:
+    """An Nsight export whose NVTX a framework wrote (``synthetic.autograd_nvtx``'s ``form``: ``emit_nvtx``, Megatron's
+    ``--nvtx-ranges``, Lightning's, DDP's ...): ``steps`` iterations of a ``layers``-layer model.  Not in
+    :func:`random_job`'s draw (the seeds keep their jobs): the walk takes each form by name."""
+    return Job(seed, "fwnvtx", {"form": form, "steps": steps, "layers": layers})
+
+
+def _write_fwnvtx(job: Job, run: str) -> None:
+    from synthetic import autograd_nvtx
+
+    p = job.params
+    autograd_nvtx.write(os.path.join(run, "fwnvtx.sqlite"), p["form"], steps=p["steps"], layers=p["layers"])
+
+
+_WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot, "fwnvtx": _write_fwnvtx}

@@ -23,7 +23,7 @@ _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
 #: ``emit_nvtx`` they come as ``enumerate(DataLoader)#..., op_id = N``, suffixed like a user's ``record_function``
 #: -- the framework's, not the program's.
 _OWN_SCOPES = _DATALOADER + ("Optimizer.", "ProfilerStep#", "Torch-Compiled Region", "TorchDynamo Cache Lookup",
-                             "CompiledFunction")
+                             "CompiledFunction", "DistributedDataParallel.", "FullyShardedDataParallel.")
 
 
 #: NVIDIA's forward-hook marker (``PytHooks.module_fwd_pre_hook``, on every module of the model: SGLang's

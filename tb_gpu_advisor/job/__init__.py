@@ -26,7 +26,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
-from tb_gpu_advisor.job.period import repeated_launches
+from tb_gpu_advisor.job.period import repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
 from tb_gpu_advisor.model.trace import Trace
@@ -54,6 +54,10 @@ class Job:
     #: a training capture's optimizer steps (``structure.step_end_count``): an update runs once per iteration, so the
     #: window holds no more whole iterations than this; 0 where nothing shows how many
     optimizer_steps: int = 0
+    #: a training job's iterations from its launches' period (``job.period.training_iterations``: the host waits at
+    #: each repeat's boundary and every repeat runs a backward), where nothing else marks them: the steps read it where
+    #: the GPU's bursts give no steps (the gaps between iterations too short to part them)
+    periodic: SpanSteps | None = None
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
@@ -133,6 +137,9 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         structure = step_end_steps(trace, fw)
         if structure is None and not kind.from_ranges:
             structure = backward_span_steps(trace, launches, fw)
+    # a training job's launch period whose every repeat runs a backward: its iterations where its GPU's bursts read none
+    periodic = (training_iterations(trace, launches, fw.training_event)
+                if structure is None and kind.kind == "training" else None)
     if structure is None and kind.kind != "training":
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
         # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")
@@ -159,7 +166,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
-               optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)
+               optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

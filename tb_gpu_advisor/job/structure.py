@@ -51,6 +51,9 @@ class SpanSteps:
     #: host line -> that thread's own step windows (starts, ends; ps), where each thread numbers its steps on its own
     #: (``step_end_events``: each rank's updates): step k of a rank is its own kth, wherever the others' are
     per_line: dict[int, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+    #: ``repeated_launches``: the host waited for the GPU at the period's boundaries (a loop reading its results), not
+    #: only a period of layers or of a native loop's own calls
+    waited: bool = False
 
 
 @dataclass

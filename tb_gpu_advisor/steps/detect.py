@@ -432,6 +432,50 @@ def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts
     return (n, int(starts.size)) if 0 < n and 2 * n < starts.size else None
 
 
+def _within_iterations(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
+                       starts: np.ndarray) -> bool:
+    """Whether a training job's repeated range (its instances' ``starts`` on the thread repeating it most) recurs
+    inside its iterations rather than once an iteration: it repeats at least twice as often as the optimizer's updates
+    (``Job.optimizer_steps``: one a training iteration), or most of its windows launch no backward work
+    (:func:`_ranges_holding_backward`).  Such a range is a framework's per-layer or per-module range
+    (Megatron-core's ``--nvtx-ranges``), never a step."""
+    if job is None or job.kind.kind != "training" or starts.size < 3:
+        return False
+    if job.optimizer_steps >= 2 and starts.size >= 2 * job.optimizer_steps:
+        return True
+    return _ranges_holding_backward(job, h, devs, launches, starts) is not None
+
+
+def _ranges_holding_backward(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
+                             starts: np.ndarray) -> tuple[int, int] | None:
+    """(windows launching a gradient kernel, windows) of the host windows a training job's repeated range tiles (each
+    from one range's start to the next's: ``starts``, sorted), where fewer than half launch one and at least one does;
+    else None.
+
+    Why: as for its GPU bursts (:func:`_bursts_holding_backward`), every iteration of a training job runs a backward
+    pass, so a range that repeats once an iteration launches one in each of its windows.  A range that repeats inside
+    the forward -- a framework's per-layer range, Megatron-core's ``--nvtx-ranges``
+    (``...transformer_layer._forward_attention.self_attention``, once a layer, none around an iteration) -- launches
+    the backward in only the last layer's window, whichever thread (autograd's own) launches it: it marks layers, not
+    iterations (h37-fwnvtx: 72 "steps" of one layer for 12 iterations of 6).  A kernel is placed by its launch's host
+    time, else its own start."""
+    if job is None or job.kind.kind != "training" or starts.size < 3:
+        return None
+    held = np.zeros(starts.size, bool)
+    for d, la in zip(devs, launches):
+        if not len(d):
+            continue
+        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
+        t = d.start[grad].astype(np.int64)
+        if la is not None and la.size == len(d):
+            rec = la[grad]
+            t = np.where(rec >= 0, h.start[np.maximum(rec, 0)].astype(np.int64), t)
+        k = np.searchsorted(starts, t, side="right") - 1
+        held[k[k >= 0]] = True
+    n = int(held.sum())
+    return (n, int(starts.size)) if 0 < n and 2 * n < starts.size else None
+
+
 def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
     """Why the GPU's bursts are no iterations of one loop, in words (the whole capture's note), where the bursts
     holding the capture's one-time costs (``job.phase``: module loading, library start-up) run kernel work that no
@@ -779,7 +823,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     xla = _xla_module_steps(trace) or _xla_launch_steps(h)
     if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
         r.launched()
-    marked = _nvtx_steps(trace, r.launches) if xla is None else None
+    marked = _nvtx_steps(trace, r.launches, job) if xla is None else None
     own = job.structure if job is not None else None
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
         r.whole_note, own = own.note, None
@@ -867,6 +911,13 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     if once is not None:  # the work of the bursts holding one-time costs never runs again: no warm-up iterations
         cl = None
         r.whole_note = once
+    if cl is None and not r.whole_note and job is not None and job.periodic is not None:
+        # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
+        # the host's wait at each repeat and a backward in every one: a training job's iterations
+        own = job.periodic
+        r.own = own
+        r.take_spans(own.source, own.note, own.start, own.end, "host_window")
+        return
     if cl is None:
         return
     # in words any capture's user reads, as the whole capture's note
@@ -1633,7 +1684,7 @@ def _launches_inside(h: HostEvents, sel: np.ndarray) -> int:
     return n
 
 
-def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None
+def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None
                 ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
     ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
@@ -1685,6 +1736,13 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None
         best, sel = found
         if not _hold_the_work(h, trace.devices, launches, sel, inside=inside):
             return None
+        if launches is None:
+            launches = device_launches(h, trace.devices)
+        first = sel[_top_level(h, sel)] if sel.size else sel
+        starts = np.sort(h.start[first[h.line[first] == np.bincount(h.line[first].astype(np.int64)).argmax()]]
+                         .astype(np.int64))  # the windows of the thread that repeats it most
+        if _within_iterations(job, h, trace.devices, launches, starts):
+            return None  # it repeats inside each iteration (a layer's range): a part of one, no step
         source = "nvtx_top_range"
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)

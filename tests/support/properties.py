@@ -94,6 +94,13 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   the share it grades), ``framework-words`` (no other framework's API in prose), ``see-also`` (a pointer to findings
   the report holds), ``one-advice`` (the capture advice is the capture tool's own, as the capture findings' fixes).
 
+* h37-review13: ``held-within`` (a step said to hold a time lasts at least that long), ``graph-launch`` (a kernel
+  replayed from a graph is never held against the launch latency beside "not a launch per kernel"), ``one-cause``
+  (the MFU card blames the GEMMs' dtype only where the step reaches that dtype's own peak, never beside a 16-bit card
+  saying precision cannot limit the step), ``said-done`` (no saving assumes a fix the finding says is done), and
+  three widened: ``agree`` (the capture advice trusts per-step averages only over ``capture.min_steps`` kept steps),
+  ``one-advice`` (a serving engine's job is advised that engine's capture), ``one-step`` ("in 1 step").
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 

@@ -116,7 +116,15 @@ def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | N
     then the engine's own fixes replacing those of the same rules."""
     adapted = fw.for_job(tuple(tags))
     engine = engines.by_id(engine_id)
-    if engine is None or not engine.fixes:
+    if engine is None:
+        return adapted
+    # the engine's own way to profile it is the job's capture advice, as it is its capture fixes: the framework's text
+    # for serving engines in general led with another engine's routes (h37-review13: sglang_b300_decode's capture
+    # advice was vLLM's `VLLM_TORCH_PROFILER_DIR=... vllm serve`, SGLang's a comment under it)
+    own = "\n".join(a.snippet for a in engine.capture if a.snippet)
+    if own:
+        adapted = dataclasses.replace(adapted, capture_snippet=own)
+    if not engine.fixes:
         return adapted
     fixes = {k: v for k, v in adapted.fixes.items() if k.split(":", 1)[0] not in engine.fixes}
     fixes.update(engine.fixes)

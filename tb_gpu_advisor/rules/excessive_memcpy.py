@@ -100,7 +100,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "copies_per_step": {c.direction: c.count_per_step for c in m.memcpy},
                                     "copies": {c.direction: c.count for c in m.memcpy}}),
         saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging),
-                      _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else _ASSUMPTION,
+                      _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
+                      _ASSUMPTION_PINNED if pinned else _ASSUMPTION,
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms)),
@@ -230,6 +231,13 @@ def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown
 
 _ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "
                "copies, ops kept on the GPU, async prefetch)")
+#: the host copies already come from pinned memory, asynchronously, and outlast the compute they could hide behind:
+#: what is left is moving fewer bytes -- not the pinning and overlap they already do (h37-review13:
+#: streams_pinned_copies' saving assumed "pinned memory and non_blocking copies" beside "the H2D and D2H copies already
+#: come from pinned memory, asynchronously")
+_ASSUMPTION_PINNED = ("the copies move fewer bytes (only what the GPU needs, in a smaller dtype, or kept on the GPU "
+                      "between steps): they already come from pinned memory, asynchronously, so only a copy that no "
+                      "longer runs stops blocking the GPU; an upper bound where the transfers are the program's work")
 #: the copies are a data-parallel wrapper's uploads of offloaded parameters: its own fix recovers them
 _ASSUMPTION_UPLOADS = ("the parameters' uploads leave the step (offload off) or overlap with the previous layers' "
                        "compute (prefetched)")

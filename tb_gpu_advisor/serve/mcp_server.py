@@ -391,7 +391,8 @@ def capture_advice_text(report: Report | None) -> str:
         return "\n".join(out + ["```text", how_to_capture_text(), "```"]) + "\n"
     quality = [f for f in report.findings if f.rule == "capture_quality"]
     out = [f"## Capture advice: run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
-           f"**{render.md_inline(_capture_verdict(quality + _warm_up(report)))}**", ""]
+           f"**{render.md_inline(_capture_verdict(quality + _warm_up(report), _kept_steps(report), _steps_noun(report)))}**",
+           ""]
     out += render.md_table(["host", "framework", "capture", "steps kept / found", "step marks", "step time cv",
                             "steady"], [_capture_row(h) for h in report.hosts]) + [""]
     out += _capture_notes(report) + [""]
@@ -431,13 +432,31 @@ def _warm_up(report: Report) -> list[Finding]:
     return [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
 
 
-def _capture_verdict(quality: Sequence[Finding]) -> str:
+def _kept_steps(report: Report) -> int | None:
+    """The fewest steps a host of the report kept (its per-step averages rest on them), None without an analysed
+    host."""
+    kept = [int((h.steps or {}).get("count") or 0) for h in report.hosts if h.error is None]
+    return min(kept) if kept else None
+
+
+def _capture_verdict(quality: Sequence[Finding], kept: int | None = None,
+                     noun: tuple[str, str] = ("training steps", "training step")) -> str:
     """Recapture when a capture-quality or cold-start finding is a warning (no GPU activity, too few steps, warm-up
-    recorded), else trusted."""
+    recorded); else trusted for per-step averages -- only where every host kept the steps averages need
+    (``capture.min_steps``, the too-few-steps check's own bound): a capture of one engine step or one forward pass,
+    which that check only notes, is read as it is, and a memory snapshot that times no step has no per-step average
+    to trust (h37-review13: sglang_b300_decode's one engine step and every snapshot read "can be trusted for per-step
+    averages" above a note saying at least 5 steps make averages trustworthy)."""
     worrying = [f for f in quality if f.severity in ("critical", "warning")]
     if worrying:
         return "Recapture before trusting the numbers: " + "; ".join(dict.fromkeys(f.title for f in worrying))
-    return "The capture can be trusted for per-step averages" + (" (see the notes below)." if quality else ".")
+    notes = " (see the notes below)." if quality else "."
+    if kept is not None and kept < 1:
+        return "The capture can be read as it is: it times no step, so its numbers are the capture's, not per-step averages" + notes
+    if kept is not None and kept < T("capture.min_steps"):
+        return (f"The capture can be read as it is, but it kept {plural(kept, noun[1], noun[0])}, fewer than the "
+                f"{T('capture.min_steps'):g} that make per-step averages trustworthy" + notes)
+    return "The capture can be trusted for per-step averages" + notes
 
 
 def _capture_row(h: HostReport) -> list[str]:

@@ -80,8 +80,9 @@ def test_a_command_line_under_a_comment_is_shell():
 
 def test_the_mcp_capture_advice_fences_a_command_line_as_shell():
     text = capture_advice_text(run_report(WILD, "vllm_mi300x_decode"))
-    assert "```sh\n# vLLM: profile a running server" in text
-    assert "```python\n# vLLM" not in text
+    # since h37-review13 the advice is vLLM's own capture (``frameworks.engines``), its first line the command itself
+    assert "```sh\nVLLM_TORCH_PROFILER_DIR=LOGDIR/run1 vllm serve" in text
+    assert "```python\nVLLM" not in text
 
 
 def test_a_mislabelled_snippet_is_caught():

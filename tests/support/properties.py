@@ -94,6 +94,13 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   the share it grades), ``framework-words`` (no other framework's API in prose), ``see-also`` (a pointer to findings
   the report holds), ``one-advice`` (the capture advice is the capture tool's own, as the capture findings' fixes).
 
+* h37-review13: ``held-within`` (a step said to hold a time lasts at least that long), ``graph-launch`` (a kernel
+  replayed from a graph is never held against the launch latency beside "not a launch per kernel"), ``one-cause``
+  (the MFU card blames the GEMMs' dtype only where the step reaches that dtype's own peak, never beside a 16-bit card
+  saying precision cannot limit the step), ``said-done`` (no saving assumes a fix the finding says is done), and
+  three widened: ``agree`` (the capture advice trusts per-step averages only over ``capture.min_steps`` kept steps),
+  ``one-advice`` (a serving engine's job is advised that engine's capture), ``one-step`` ("in 1 step").
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 
@@ -773,11 +780,19 @@ def agree_problems(report: Report) -> list[str]:
     if bad and m and not m.group(1).removeprefix("a note, ").startswith(listed[0].title):
         out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the list's first finding '{listed[0].title[:60]}'")
     warmup = [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
-    if warmup:
-        from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+    from tb_gpu_advisor.serve.mcp_server import capture_advice_text
 
-        if "can be trusted" in capture_advice_text(report):
-            out.append(f"agree: capture advice trusts a capture whose finding {warmup[0].id} says it recorded warm-up")
+    advice = capture_advice_text(report)
+    if warmup and "can be trusted" in advice:
+        out.append(f"agree: capture advice trusts a capture whose finding {warmup[0].id} says it recorded warm-up")
+    # h37-review13: per-step averages rest on the kept steps; the too-few-steps check's bound (capture.min_steps) is
+    # what makes them trustworthy, whatever grade that check gives a serving step or a forward pass
+    few = {h.host: (h.steps or {}).get("count") or 0 for h in report.hosts if h.error is None}
+    few = {k: v for k, v in few.items() if v < T("capture.min_steps")}
+    if few and "can be trusted for per-step averages" in advice:
+        host, n = next(iter(few.items()))
+        out.append(f"agree: capture advice trusts per-step averages where {host} kept {n} steps "
+                   f"(fewer than {T('capture.min_steps'):g})")
     return out
 
 
@@ -842,7 +857,7 @@ def _strings(v: Any) -> Iterable[str]:
 #: a part of "each" step or a count "per step" -- words of a mean over several steps (a time or a count after "per
 #: step" / "a step", "of each 20.6 ms step"): where the host kept one step they mean that one step
 _EACH_STEP = re.compile(r"\beach [\d.,]+ ?(?:ms|us|µs|s) [\w -]{0,20}?(?:step|pass)\b|\bper step\b"
-                        r"|\b\d[\d.,]* ?(?:ms|us|µs|s) a step\b")
+                        r"|\b\d[\d.,]* ?(?:ms|us|µs|s) a step\b|\bin 1 step\b")
 
 
 def one_step_problems(h: HostReport, findings: list[Finding] | None = None, where: str = "") -> list[str]:
@@ -1586,6 +1601,19 @@ def capture_advice_problems(report: Report) -> list[str]:
             if tool in told and tool not in advice:
                 out.append(f"one-advice: {h.host}: its capture findings tell '{tool}', its capture advice "
                            f"'{advice.strip().splitlines()[0][:60]}'")
+    # h37-review13: a job a serving engine runs is advised that engine's own way to profile it, never another's
+    # (sglang_b300_decode's advice led with vLLM's ``VLLM_TORCH_PROFILER_DIR=... vllm serve``)
+    from tb_gpu_advisor.frameworks import engines
+
+    for h in report.hosts:
+        advice = (h.job or {}).get("capture_advice") or ""
+        mine = (h.job or {}).get("engine_id")
+        if not advice or not mine or h.error is not None:
+            continue
+        for e in engines.ENGINES:
+            line = next((a.snippet.splitlines()[0] for a in e.capture if a.snippet), None)
+            if e.id != mine and line and line in advice:
+                out.append(f"one-advice: {h.host}: a job {mine} runs is advised {e.name}'s capture '{line[:50]}'")
     for lang, code in _FENCE.findall(capture_advice_text(report)):
         lines = [ln.split("  #")[0].strip() for ln in code.splitlines()]
         lines = [ln for ln in lines if ln and not ln.startswith("#")]
@@ -1593,6 +1621,101 @@ def capture_advice_problems(report: Report) -> list[str]:
         bad = [ln for ln in lines if wrong is not None and wrong.search(ln)]
         if bad:
             out.append(f"snippet-lang: mcp capture_advice: code fenced {lang} reads '{bad[0][:70]}'")
+    return out
+
+
+#: a kernel set against the time a launch takes ("about the 20-40 us launch latency itself", "about 2x shorter than the
+#: 20-40 us a launch takes", ``rules.launch_bound._against_latency``)
+_AGAINST_LAUNCH = re.compile(r"launch latency itself|shorter than the [\d.]+-[\d.]+ us a launch takes")
+
+
+def graph_launch_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``graph-launch`` (h37-review13): a finding that says the wait is "not a launch per kernel" (the kernels replay
+    from graphs, one launch each) never holds a kernel against the launch latency, as if each of its calls paid one
+    (sglang_b300_decode, the JAX H200 waits: "Top offender: ... ~24.6 us each -- about the 20-40 us launch latency
+    itself" beside "98.2% of kernel time already runs from CUDA graphs ... not a launch per kernel")."""
+    out = []
+    for f in findings:
+        text = " ".join(f.summary.split())
+        if "not a launch per kernel" in text and (m := _AGAINST_LAUNCH.search(text)):
+            out.append(f"graph-launch: {where}: {f.id} says '{m.group(0)}' of a kernel replayed from a graph, beside "
+                       f"'not a launch per kernel'")
+    return out
+
+
+_DTYPE_HOLDS = re.compile(r"(\d+(?:\.\d+)?)% of the (\w+) peak its GEMMs run in\b.*?the \2 math holds MFU down")
+_PRECISION_CANNOT = re.compile(r"MatMul/Conv kernels are [\d.]+% of the kernel time, under the [\d.]+% at which "
+                               r"precision limits the step")
+
+
+def one_cause_problems(where: str, h: HostReport) -> list[str]:
+    """``one-cause`` (h37-review13): the MFU card blames the GEMMs' dtype ("the fp32 math holds MFU down") only where
+    the step reaches that dtype's own peak as a healthy step reaches MFU's (``mfu_low.mfu``) -- under it even the
+    dtype's peak leaves MFU low, and the step's other time holds it down -- and never beside a 16-bit card that says
+    precision cannot limit the step (tiny_block_h100_infer: a host-bound step at "2.7% of the tf32 peak its GEMMs run
+    in ... the tf32 math holds MFU down"; dlrm_a100_alltoall: 22.9%, beside "MatMul/Conv kernels are 5.6% of the kernel
+    time, under the 10.0% at which precision limits the step")."""
+    texts = {c.id: " ".join(f"{c.display}; {c.meaning}; not flagged: {(c.detail or {}).get('not_flagged') or ''}"
+                            .split()) for c in h.headline}
+    mfu = texts.get("mfu", "")
+    m = _DTYPE_HOLDS.search(mfu)
+    if not m:
+        return []
+    out = []
+    if float(m.group(1)) < 100 * T("mfu_low.mfu") - _half_ulp(m.group(1)):
+        out.append(f"one-cause: {where}: the MFU card blames the {m.group(2)} math at {m.group(1)}% of the "
+                   f"{m.group(2)} peak, under the {100 * T('mfu_low.mfu'):g}% MFU a healthy step reaches")
+    if _PRECISION_CANNOT.search(texts.get("sixteen_bit_share", "")):
+        out.append(f"one-cause: {where}: the MFU card blames the {m.group(2)} math beside a 16-bit card saying "
+                   f"precision cannot limit the step")
+    return out
+
+
+def said_done_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``said-done`` (h37-review13): a saving never rests on doing what the finding's own words say is done already --
+    copies that "already come from pinned memory, asynchronously" are not assumed to gain from "pinned memory and
+    non_blocking copies" (streams_pinned_copies: its 45.8 ms saving assumed exactly that)."""
+    out = []
+    for f in findings:
+        said = " ".join(f.summary.split())
+        assumed = " ".join((f.saving.assumption if f.saving else "").split())
+        if "already come from pinned memory" in said and "pinned memory and non_blocking copies" in assumed:
+            out.append(f"said-done: {where}: {f.id} assumes pinned memory and non_blocking copies of copies it says "
+                       f"already come from pinned memory, asynchronously")
+    return out
+
+
+#: "The 1 step holding them was left out": a step left out of the averages said to hold all of a finding's one-time costs
+_HOLDING = re.compile(r"\bThe (\d+) steps? holding them (?:was|were) left out")
+
+
+def held_within_problems(where: str, h: HostReport) -> list[str]:
+    """``held-within`` (h37-review13): a step said to hold a time holds no more than it lasts.  "The 1 step holding
+    them was left out" of one-time costs of T ms needs the steps left out as warm-up to last at least T: their own
+    length where the report gives it (``steps.dropped[].ms``), else -- a first step left out lies before the first kept
+    one -- the capture's time before the first kept step (nvllm_gb10_lost_tail: 631.8 ms of module loading "held" by a
+    first step of 13.9 ms, which begins 255.6 ms into the capture; cloverleaf_a100_cuda: a 234.3 ms cudaMalloc before
+    its left-out first step of 32.1 ms)."""
+    steps = h.steps if isinstance(h.steps, dict) else {}
+    warm = [d for d in steps.get("dropped") or [] if str(d.get("reason", "")).startswith("warm-up")]
+    out = []
+    for f in h.findings:
+        said = _HOLDING.search(" ".join(f.summary.split()))
+        held = ((f.metric.detail or {}) if f.metric else {}).get("one_time_ms")
+        if not said or held is None or not warm:
+            continue
+        if all(d.get("ms") is not None for d in warm):
+            bound, what = sum(float(d["ms"]) for d in warm), "last"
+        else:
+            rows = sorted((r for r in h.step_rows if r.gpu is None), key=lambda r: r.start_ms) or \
+                sorted(h.step_rows, key=lambda r: r.start_ms)
+            if not rows or any(d.get("step") is None or d["step"] >= rows[0].step for d in warm):
+                continue
+            bound = rows[0].start_ms - float((h.capture or {}).get("window_start_ms") or 0.0)
+            what = "lie before the first kept step, which begins"
+        if float(held) > bound * (1 + _REL) + _ABS_MS:
+            out.append(f"held-within: {where}: {f.id} says {said.group(0)!r} of {float(held):.1f} ms of one-time "
+                       f"costs, but the steps left out {what} {bound:.1f} ms")
     return out
 
 
@@ -1626,6 +1749,8 @@ def report_violations(report: Report) -> list[str]:
         out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)
         out += within_judged_problems(h.host, h.findings) + own_work_problems(h.host, h.findings)
         out += framework_words_problems(h.host, h)
+        out += held_within_problems(h.host, h) + graph_launch_problems(h.host, h.findings)
+        out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -42,6 +42,9 @@ class Kind:
     #: no GPU work, and why the framework's ops ran on the CPU (a model never moved to a GPU), in words: "the host made
     #: no GPU runtime call", or its matmul/convolution ops launched no kernel; "" otherwise
     cpu_only: str = ""
+    #: no GPU work on the CPU (``cpu_only``), though the capture lists the GPUs the program saw
+    #: (``Trace.producer["visible_gpus"]``): the GPU was there, the work never reached it; "" otherwise
+    gpu_seen: str = ""
     #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
     unread_devices: tuple[str, ...] = ()
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
@@ -133,7 +136,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the
         # file stops early, and what it holds past the damage was not read (h37-ui11: a Kineto trace cut at its 241st
         # event said "the host made no GPU runtime call: the work ran on the CPU" and "move the model to the GPU")
-        kind = dataclasses.replace(kind, confidence="low", cpu_only="", damaged=trace.problems[0],
+        kind = dataclasses.replace(kind, confidence="low", cpu_only="", gpu_seen="", damaged=trace.problems[0],
                                    evidence="no kernel, copy, collective or GPU runtime call in the part of the damaged "
                                             "file that was read; what it holds past the damage was not read")
     if kind.kind in ("no_gpu", "unknown") and trace.snapshot is None and not _ran_kernels(trace):
@@ -701,6 +704,13 @@ def _no_kernel(trace: Trace) -> str:
             f"only copied: {copies:,} cop{'ies' if copies != 1 else 'y'})")
 
 
+def _seen_words(trace: Trace) -> str:
+    """"; the capture lists the GPU the program saw (...), unused" where the file lists the GPUs its process saw; ""
+    otherwise: work on the CPU beside a visible GPU is a model never moved, not a machine without one."""
+    seen = trace.producer.get("visible_gpus", "")
+    return f"; the capture lists the GPUs the program saw ({seen}): they went unused" if seen else ""
+
+
 def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     """A window in which no kernel ran and none was launched, by what it holds: the framework's matmuls or
     convolutions run on the CPU, CUDA calls of start-up, the user's NVTX ranges alone, the framework's ops on the CPU,
@@ -729,7 +739,8 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
         return Kind("no_gpu", "high", f"{_no_kernel(trace)}; the framework's "
                                       f"{computed} launched no kernel, where on a GPU each launches one: the model ran "
                                       f"on the CPU; the window's {ncalls:,} CUDA call{'s' if ncalls != 1 else ''} did "
-                                      f"no GPU work", cpu_only=f"its {computed} launched no kernel")
+                                      f"no GPU work{_seen_words(trace)}", cpu_only=f"its {computed} launched no kernel",
+                    gpu_seen=trace.producer.get("visible_gpus", ""))
     if calls:
         return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
                     window="startup")
@@ -763,8 +774,8 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
         return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
     if names:
         return Kind("no_gpu", "high", f"{_no_kernel(trace)}, and the host made no GPU runtime call: the work ran on "
-                                      "the CPU",
-                    cpu_only="the host made no GPU runtime call")
+                                      f"the CPU{_seen_words(trace)}",
+                    cpu_only="the host made no GPU runtime call", gpu_seen=trace.producer.get("visible_gpus", ""))
     if cuda == "on":
         return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
                                       "reached its GPU work", window="no_cuda_call")

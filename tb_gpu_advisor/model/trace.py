@@ -565,7 +565,8 @@ class Trace:
     #: ``torch_version`` where a header states it, ``schema`` ("kineto<1.11": PyTorch 1.8-1.10's categories),
     #: ``grad_mode`` ("inference_mode", "no_grad") where recorded, ``autodiff_modules`` (XLA modules whose HLO holds
     #: a backward pass: ``transpose(jvp(...))`` instruction names), ``dist_backend`` (PyTorch
-    #: ``distributedInfo.backend``: "nccl", "gloo")
+    #: ``distributedInfo.backend``: "nccl", "gloo"), ``visible_gpus`` (the GPUs the profiled process saw, as Kineto's
+    #: ``deviceProperties`` lists them, used or not: "NVIDIA A100 80GB PCIe")
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None

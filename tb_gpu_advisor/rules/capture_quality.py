@@ -393,6 +393,12 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                        f"{ctx.fw.label('gpu_user')} saw it; did the profiled window include the GPU work (training "
                        f"steps, forward passes, engine steps)?"
                        + (" If the job should use the GPU, move the model, not only its inputs, there." if cpu else ""))
+        elif cpu and kind.gpu_seen:  # the file answers "was the GPU visible?": it was, and the work never reached it
+            actions = ctx.fw.fix(f"{ID}:gpu_unused")
+            summary = (f"No GPU kernel or copy in this capture ({m.capture.num_events:,} events; {cpu}: the work ran on "
+                       f"the CPU): the guide's GPU checks were skipped. {ctx.fw.label('gpu_user')} saw the GPU -- the "
+                       f"capture lists {kind.gpu_seen} -- but the work never reached it: if the job should use the "
+                       f"GPU, move the model and its inputs there.")
         else:
             summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
                        f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "

@@ -82,3 +82,30 @@ def test_by_construction_calls_after_the_ops_are_cpu_work_calls_among_them_are_n
     assert cpu["kind"] == "no_gpu" and "the model ran on the CPU" in cpu["kind_evidence"], cpu
     among = run("among", False)
     assert "ran on the CPU" not in among["kind_evidence"], among
+
+
+def test_a_gpu_the_capture_lists_is_one_the_program_saw_so_the_fix_moves_the_model_not_checks_visibility():
+    """The trace's own header answers the question the finding used to ask: Kineto fills ``deviceProperties`` in the
+    profiled process from the CUDA runtime's device count, and this one lists the A100 -- PyTorch saw it.  Main asked
+    "Was the GPU visible to PyTorch?" and led with ``print(torch.cuda.is_available(), ...)``; the file says it was, and
+    the work never reached it: the fix moves the model and its inputs (survey h37-survey33)."""
+    with gzip.open(next((WILD / "cpu_model_a100").glob("*.json.gz"))) as f:
+        assert [p["name"] for p in json.load(f)["deviceProperties"]] == ["NVIDIA A100 80GB PCIe"]
+    rep = _report("cpu_model_a100")
+    assert "NVIDIA A100 80GB PCIe" in rep["hosts"][0]["job"]["kind_evidence"]
+    top = rep["findings"][0]
+    assert top["rule"] == "capture_quality", top["rule"]
+    assert "PyTorch saw the GPU" in top["summary"] and "NVIDIA A100 80GB PCIe" in top["summary"], top["summary"]
+    assert "Was the GPU visible" not in top["summary"], top["summary"]
+    fixes = json.dumps(top["actions"])
+    assert "model.to(device)" in fixes and "torch.cuda.is_available()" not in fixes, fixes
+
+
+def test_control_a_cpu_capture_that_lists_no_gpu_still_asks_whether_one_was_visible():
+    """``wild/cpu_only_gloo`` (HTA, a gloo CPU job) has no ``deviceProperties``: nothing says a GPU was there, so the
+    question stays, with its check of what PyTorch sees."""
+    rep = _report("cpu_only_gloo")
+    top = rep["findings"][0]
+    assert top["rule"] == "capture_quality" and "Was the GPU visible to PyTorch" in top["summary"], top["summary"]
+    assert "torch.cuda.is_available()" in json.dumps(top["actions"])
+    assert "the program saw" not in rep["hosts"][0]["job"]["kind_evidence"]

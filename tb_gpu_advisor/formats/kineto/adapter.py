@@ -241,6 +241,9 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     if counted:  # the kernels were measured by hardware counters, not timed: no GPU timeline, and no lost records
         out["counter_ranges"] = str(counted)
     out.update(_records_loss(kt.meta))
+    seen = _visible_gpus(kt.meta.get("deviceProperties"))
+    if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
+        out["visible_gpus"] = seen
     meta = kt.meta.get("metadata")
     if isinstance(meta, dict):
         env = meta.get("torch_env_info") or (meta.get("system") or {}).get("torch_env_info")
@@ -252,6 +255,17 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
         if isinstance(grad, str) and grad:
             out["grad_mode"] = grad[:40]
     return out
+
+
+def _visible_gpus(props: object) -> str:
+    """The GPUs ``deviceProperties`` lists, in words ("NVIDIA A100 80GB PCIe", "8 x Tesla V100-SXM2-32GB"); "" where it
+    lists none.  Kineto fills it in the profiled process from the CUDA (or HIP) runtime's own device count, so a GPU
+    listed there is one the program could use, whether or not its work went there."""
+    names = [str(p["name"]).strip() for p in props if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+        if isinstance(props, list) else []
+    names = [n[:80] for n in names if n]
+    counts = {n: names.count(n) for n in dict.fromkeys(names)}
+    return ", ".join(f"{c} x {n}" if c > 1 else n for n, c in list(counts.items())[:4])
 
 
 #: Kineto's own log lines that say it lost GPU records (libkineto ``CuptiActivityApi.cpp``, ``GenericActivityProfiler.cpp``):

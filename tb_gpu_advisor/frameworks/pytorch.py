@@ -85,7 +85,7 @@ SNAPSHOT_MADE = {
     "snapshot_made:1.13": "PyTorch 1.13's layout: that release records no allocator events",
     "snapshot_made:2.0": "PyTorch 2.0's layout, dumped without a trace",
     "snapshot_made:2.0 or older": "segments of PyTorch 2.0 or older (torch.cuda.memory_snapshot())",
-    "snapshot_made:2.1": "recorded without history (context=\"state\", or no _record_memory_history before the dump)",
+    "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: context=\"state\", or no _record_memory_history before it",
     "snapshot_made:": "segments alone (torch.cuda.memory_snapshot())",
 }
 

@@ -559,8 +559,9 @@ def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what held "
         f"it, and what a forward kept for a backward are not -- the memory checks that need them could not run.",
         title="The memory snapshot holds no allocation history",
-        metric=value_metric(NO_HISTORY_METRIC, "Allocator events recorded", 0, "count", "0", None),
-        actions=ctx.fw.fix(key),
+        metric=value_metric(NO_HISTORY_METRIC, "Allocator events recorded", 0, "count", "0", None,
+                            good_direction="higher"),
+        actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None,
     )]
 
 

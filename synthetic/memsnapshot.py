@@ -670,21 +670,28 @@ def as_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
 
     * ``"2.0"``: each block's stack in ``history`` (``[{"addr", "real_size", "frames"}]``, its allocations newest
       first: the allocator prepends each to the block's chain and the snapshot walks it from the head), no block
-      ``frames``; trace entries without ``time_us``; no ``allocator_settings``, ``external_annotations``,
-      ``segment_pool_id``, ``is_expandable``;
-    * ``"1.13"``: that, and no ``device_traces`` (``_snapshot()``'s segments, the state at the dump alone) nor
-      ``requested_size``."""
+      ``frames``, ``address`` nor ``requested_size`` (a block's bytes follow the one before it in its segment: the 2.0 viewer's ``segsum``
+      places them so, and reads an active block's ``history[0]["addr"]``); trace entries without ``time_us`` (the
+      memory-traces post of Dec 2022: ``action``, ``addr``, ``frames``, ``size``, ``stream``, ``device_free`` for an
+      OOM); no ``allocator_settings``, ``external_annotations``, ``segment_pool_id``, ``is_expandable``;
+    * ``"1.13"``: that, and no ``device_traces`` (``_snapshot()``'s ``segments``, the state at the dump alone: the
+      release recorded no allocator event, only each block's last allocation).
+
+    Sources: zdevito.github.io's "Debugging PyTorch memory use with snapshots" (Aug 2022: ``Segment`` / ``Block`` /
+    ``History`` / ``Frame``) and "Visualizing PyTorch memory usage over time" (Dec 2022: ``TraceEntry``), and the
+    2.0-era ``torch/cuda/_memory_viz.py`` (``_write_blocks``, ``segsum``, ``trace``)."""
     import copy
 
     out = copy.deepcopy(doc)
     for seg in out["segments"]:
-        for k in ("segment_pool_id", "is_expandable", "frames") + (("requested_size",) if version == "1.13" else ()):
+        for k in ("segment_pool_id", "is_expandable", "frames", "requested_size"):
             seg.pop(k, None)
         for b in seg["blocks"]:
+            address = b.pop("address")
             frames = b.pop("frames", [])
-            real = b.pop("requested_size", b["size"]) if version == "1.13" else b.get("requested_size", b["size"])
+            real = b.pop("requested_size", b["size"])
             if b["state"] != "inactive":
-                b["history"] = [{"addr": b["address"], "real_size": real, "frames": frames}]
+                b["history"] = [{"addr": address, "real_size": real, "frames": frames}]
     for k in ("allocator_settings", "external_annotations"):
         out.pop(k, None)
     if version == "1.13":

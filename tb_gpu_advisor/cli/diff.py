@@ -5,7 +5,8 @@ Usage::
     tb-gpu-advisor diff LOGDIR --base RUN[/SESSION] --new RUN[/SESSION]
     tb-gpu-advisor diff BASE_LOGDIR NEW_LOGDIR [--base RUN[/SESSION]] [--new RUN[/SESSION]]
     tb-gpu-advisor diff BASE.xplane.pb NEW.xplane.pb
-        [--host H] [--format text|markdown|json] [--fail-on-regression PCT] [--output FILE]
+        [--host H] [--format text|markdown|json] [--fail-on-regression PCT] [--fail-on-memory-regression PCT]
+        [--output FILE]
 
 A side is a run (its newest session), a ``RUN/SESSION`` as the stock Profile tab names it, a whole logdir
 holding one run, or one ``<run>/plugins/profile/<session>/<host>.xplane.pb``.  Reports come from the report
@@ -14,7 +15,9 @@ else they are analysed and stored: a diff of cached reports never reads a profil
 
 Exit codes:
   0  compared; no regression beyond the noise and ``--fail-on-regression`` (or no such option)
-  1  the new step time is slower than the base by more than PCT % of the base AND beyond the noise
+  1  the new step time is slower than the base by more than PCT % of the base AND beyond the noise; or, where both
+     sides record the allocator, a GPU's peak allocated or reserved bytes grew by more than the memory gate's PCT %
+     of the base (``--fail-on-memory-regression``, else ``--fail-on-regression``'s), one line each on stderr
   2  usage or input error: no such logdir/run/session/host, a profile that could not be analysed, or a side
      without a step time (nothing to compare); a memory snapshot is compared by memory, and is an error only beside
      a capture that records no memory
@@ -49,7 +52,8 @@ def add_parser(subparsers: Any) -> None:
         "finding predicted next to the realised change, kernel and op changes, per-GPU changes; where both record the "
         "allocator (memory snapshots, profile_memory traces) each GPU's memory and the bytes a fix predicted vs realised.",
         epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two profile files (.xplane.pb, .pt.trace.json[.gz], .sqlite, ...)\n"
-        "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise; 2 input error\n"
+        "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise, or a GPU's peak "
+        "memory grew by more than the memory gate's PCT; 2 input error\n"
         "json: the diff document (docs/diff.md)",
     )
     p.add_argument("paths", nargs="+", metavar="PATH",
@@ -59,7 +63,13 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--host", metavar="H", help="compare this host (default: each session's slowest host)")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default text)")
     p.add_argument("--fail-on-regression", type=_percent, default=None, metavar="PCT",
-                   help="exit 1 if the new step time is more than PCT %% slower than the base and beyond the noise")
+                   help="exit 1 if the new step time is more than PCT %% slower than the base and beyond the noise, "
+                   "or (where both sides record the allocator) a GPU's peak allocated or reserved memory grew by more "
+                   "than PCT %% of the base")
+    p.add_argument("--fail-on-memory-regression", type=_percent, default=None, metavar="PCT",
+                   help="the memory gate's own threshold: exit 1 if a GPU's peak allocated or reserved memory grew by "
+                   "more than PCT %% of the base (default: --fail-on-regression's PCT; alone, memory is gated and step "
+                   "time is not)")
     cli_opts.add_common(p)
     p.add_argument("--top", type=cli_opts.non_negative_int, default=15, metavar="N",
                    help="kernel and op changes shown (default 15)")
@@ -113,23 +123,30 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
     if errors:
         return EXIT_INPUT
-    if args.fail_on_regression is not None and d.incomparable:
+    step_pct = args.fail_on_regression
+    memory_pct = args.fail_on_memory_regression if args.fail_on_memory_regression is not None else step_pct
+    regressed = False
+    if step_pct is not None and d.incomparable:
         # never a silent gate on different work: say so, and gate per TFLOP where both sides give FLOPs
-        print(f"tb-gpu-advisor diff: warning: the captures are not comparable ({'; '.join(d.incomparable)})"
-              + ("; the gate compares step time per TFLOP" if d.per_tflop else "; the gate compares raw step time"),
-              file=stderr)
-        if d.per_tflop:
-            share = d.per_tflop["delta_share"]
-            if share * 100.0 > args.fail_on_regression:
-                print(f"tb-gpu-advisor diff: regression: step time per TFLOP {share * 100:+.1f}% "
-                      f"(> {args.fail_on_regression:g}%)", file=stderr)
-                return EXIT_REGRESSION
-            return EXIT_OK
-    if args.fail_on_regression is not None and d.regressed(args.fail_on_regression):
+        gate = ("memory alone (no step time on a side)" if d.step.verdict == "unknown" and d.memory else
+                "step time per TFLOP" if d.per_tflop else "raw step time")
+        print(f"tb-gpu-advisor diff: warning: the captures are not comparable ({'; '.join(d.incomparable)}); "
+              f"the gate compares {gate}", file=stderr)
+    if step_pct is not None and d.incomparable and d.per_tflop:
+        share = d.per_tflop["delta_share"]
+        if share * 100.0 > step_pct:
+            print(f"tb-gpu-advisor diff: regression: step time per TFLOP {share * 100:+.1f}% "
+                  f"(> {step_pct:g}%)", file=stderr)
+            regressed = True
+    elif step_pct is not None and d.regressed(step_pct):
         print(f"tb-gpu-advisor diff: regression: step time {d.step.delta_share * 100:+.1f}% "
-              f"(> {args.fail_on_regression:g}% and beyond the noise)", file=stderr)
-        return EXIT_REGRESSION
-    return EXIT_OK
+              f"(> {step_pct:g}% and beyond the noise)", file=stderr)
+        regressed = True
+    if memory_pct is not None:  # where both sides record the allocator (snapshots, profile_memory traces)
+        for line in d.memory_regressions(memory_pct):
+            print(f"tb-gpu-advisor diff: regression: memory: {line}", file=stderr)
+            regressed = True
+    return EXIT_REGRESSION if regressed else EXIT_OK
 
 
 # --------------------------------------------------------------------------- sides

@@ -264,6 +264,7 @@ class Framework:
             fixes = {k: v for k, v in fixes.items() if fix_rule(k) not in rules}
             fixes.update(mine)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
+        fixes.update(allocator_fixes(self.fixes))
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:
@@ -322,6 +323,18 @@ class Framework:
         return key not in self.not_applicable
 
 
+#: A memory snapshot's capture fixes: how the allocator's history is recorded, whatever the job.  A job kind's or a
+#: serving engine's capture advice (its profiler window) replaces every other fix of ``capture_quality``, never these
+#: (a vLLM worker's state dump without history read "profile the running server through its profiler routes").
+ALLOCATOR_CAPTURE_FIXES = ("capture_quality:no_history", "capture_quality:no_history_2.0",
+                           "capture_quality:no_history_1.13", "capture_quality:history_cut")
+
+
+def allocator_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
+    """The :data:`ALLOCATOR_CAPTURE_FIXES` among ``fixes``."""
+    return {k: fixes[k] for k in ALLOCATOR_CAPTURE_FIXES if k in fixes}
+
+
 def fix_rule(key: str) -> str:
     """The rule id of a fixes key: ``rule``, ``rule:variant``, ``rule@tag`` or ``rule:variant@tag``."""
     return key.split("@", 1)[0].split(":", 1)[0]
@@ -333,6 +346,8 @@ def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
 
 #: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
+    # how a memory snapshot without history came to have none, by its layout (``capture_quality``'s note)
+    **{f"snapshot_made:{layout}": "its allocator recorded none" for layout in ("1.13", "2.0", "2.0 or older", "2.1", "")},
     "op": "op",
     "ops": "ops",
     "ops_short": "framework ops",

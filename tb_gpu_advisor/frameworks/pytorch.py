@@ -50,6 +50,58 @@ def is_own_scope(name: str) -> bool:
 #: lacks for its peak and its time.
 RECORD_MEMORY_HISTORY = "torch.cuda.memory._record_memory_history()"
 
+#: The call that records the allocator's history, by the release whose snapshot layout a file has
+#: (``formats.snapshot.reader._layout``).  2.1 on: ``enabled="all"`` (the default) with ``max_entries``; 2.0:
+#: ``enabled=True`` and the trace's own ``trace_alloc_max_entries`` (its default keeps one event) and
+#: ``trace_alloc_record_context``; 1.13: ``_record_memory_history(True)`` keeps each block's last allocation and its
+#: stack, and no event at all -- the history of events came with 2.0 (the Dec 2022 "memory traces" post).
+RECORD_HISTORY_21 = 'torch.cuda.memory._record_memory_history(enabled="all", max_entries=100_000)'
+RECORD_HISTORY_20 = ("torch.cuda.memory._record_memory_history(True, trace_alloc_max_entries=100_000, "
+                     "trace_alloc_record_context=True)")
+RECORD_HISTORY_113 = "torch.cuda.memory._record_memory_history(True)"
+
+
+def _calls(layout: str) -> str:
+    """The call that records a history, for the release whose layout a snapshot has, with the other release's."""
+    if layout in ("1.13", "2.0", "2.0 or older"):
+        return f"{RECORD_HISTORY_20} in PyTorch 2.0 (and later); {RECORD_HISTORY_21} from 2.1"
+    return f"{RECORD_HISTORY_21} from PyTorch 2.1; {RECORD_HISTORY_20} in 2.0"
+
+
+def record_history(layout: str) -> str:
+    """How to record what a snapshot without history lacks (its peak, when, what held it), in words that fit the
+    release whose layout it has: a call 1.13 does not have is never offered to a 1.13 dump, nor 2.1's keywords to 2.0
+    (2.0's call still works from 2.1 on: ``_record_memory_history`` passes a bool ``enabled`` to its legacy form)."""
+    if layout == "1.13":
+        return (f"PyTorch 1.13 records no allocator events (its {RECORD_HISTORY_113} keeps each live block's last "
+                f"allocation and stack, no more): the history needs PyTorch 2.0 or later -- {_calls(layout)} -- "
+                "before the work, then a dump")
+    return f"record it before the work ({_calls(layout)}), then dump"
+
+
+#: How a snapshot without history came to have none, by the release whose layout it has (``labels``, read by
+#: ``capture_quality``'s note as ``snapshot_made:<layout>``).
+SNAPSHOT_MADE = {
+    "snapshot_made:1.13": "PyTorch 1.13's layout: that release records no allocator events",
+    "snapshot_made:2.0": "PyTorch 2.0's layout, dumped without a trace",
+    "snapshot_made:2.0 or older": "segments of PyTorch 2.0 or older (torch.cuda.memory_snapshot())",
+    "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: context=\"state\", or no _record_memory_history before it",
+    "snapshot_made:": "segments alone (torch.cuda.memory_snapshot())",
+}
+
+
+def _record_history_fix(layout: str, call: str) -> Action:
+    """The fix of a snapshot without history, in its release's call (:func:`record_history`)."""
+    lead = ("Move to PyTorch 2.0 or later (1.13 records no allocator events: its _record_memory_history(True) keeps "
+            "each live block's last allocation only) and record" if layout == "1.13" else "Record")
+    dump = ("pickle.dump(torch.cuda.memory._snapshot(), open('snapshot.pickle', 'wb'))" if call == RECORD_HISTORY_20
+            else "torch.cuda.memory._dump_snapshot('snapshot.pickle')")
+    return action(f"{lead} the allocator's history before the work, then dump: the snapshot then holds every "
+                  "allocation and free with its stack -- the peak, when it fell, what held it, and what a forward "
+                  f"keeps for a backward ({_calls(layout)}).",
+                  f"{call}\nrun_steps(2)   # the work to see, after warm-up\n{dump}")
+
+
 #: The pin-memory thread and DataLoader workers: background, never the step's critical path.
 _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 
@@ -513,6 +565,9 @@ FIXES = {
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
         "    run_steps()\n"
         "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
+    "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
+    "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),
+    "capture_quality:no_history_1.13": (_record_history_fix("1.13", RECORD_HISTORY_20),),
     "capture_quality:history_cut": (action(
         "Record the snapshot's history with room for every event of the steps it should show: max_entries is the "
         "number of allocator events kept (the oldest are dropped first), so size it to a few steps' allocations, or "
@@ -1347,7 +1402,7 @@ FIXES["small_grid"] = (action(
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
+    labels={**SNAPSHOT_MADE, "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",

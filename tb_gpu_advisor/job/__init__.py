@@ -23,6 +23,7 @@ import numpy as np
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework, engines, native
+from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
@@ -128,6 +129,7 @@ def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | N
         return adapted
     fixes = {k: v for k, v in adapted.fixes.items() if k.split(":", 1)[0] not in engine.fixes}
     fixes.update(engine.fixes)
+    fixes.update(allocator_fixes(adapted.fixes))  # the allocator's history is recorded the same under any engine
     return dataclasses.replace(adapted, fixes=fixes)
 
 

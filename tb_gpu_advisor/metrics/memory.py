@@ -45,7 +45,8 @@ def memory(ctx: Context) -> Memory:
         return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
                       f"peak allocated bytes of GPU {top.gpu} ({top.source}) vs its {top.capacity_source or 'capacity'}",
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
-                      history_cut=snap.history_cut if snap else None)
+                      history_cut=snap.history_cut if snap else None,
+                      snapshot_layout=str(tr.producer.get("layout") or "") if snap else "")
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
     legacy.history_cut = snap.history_cut if snap else None
@@ -468,8 +469,8 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
                     gap_bytes=max(reserved - allocated, 0),
                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
                          for b in blocks[:TOP_HOLDERS]],
-                    note=f"{segments} segments at the dump; record the history "
-                         f"({pytorch.RECORD_MEMORY_HISTORY}) for the peak and its time")
+                    note=f"{segments} segments at the dump; no history: "
+                         f"{pytorch.record_history(str(ctx.trace.producer.get('layout') or ''))}")
     # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
     # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
     _gradients_moved(ctx, out)

@@ -807,6 +807,9 @@ class Memory:
     #: a snapshot whose allocator history lost its start (``MemorySnapshot.history_cut``): (events kept, ms they span,
     #: ms the recording spans by its annotations); its peaks are those of the kept window only
     history_cut: tuple[int, float, float] | None = None
+    #: the PyTorch release whose snapshot layout the file has (``formats.snapshot.reader._layout``: "2.1", "2.0",
+    #: "1.13", "2.0 or older", "" where nothing tells): the call that records a history differs by release
+    snapshot_layout: str = ""
 
 
 @dataclass

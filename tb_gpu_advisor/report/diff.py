@@ -189,7 +189,7 @@ class GpuChange:
 class MemoryChange:
     """One memory number of one GPU on both sides (from 0.1.0+a39): bytes, or a share for ``peak_share``."""
 
-    key: str  # peak_allocated | peak_reserved | reserve | capacity | peak_share | a MEMORY_CATEGORIES id
+    key: str  # peak_allocated | peak_reserved | peak_above_start | reserve | capacity | peak_share | a MEMORY_CATEGORIES id
     label: str
     base: float | None
     new: float | None
@@ -219,6 +219,10 @@ class GpuMemoryChange:
     sites: list[MemorySite] = field(default_factory=list)
     #: why the numbers are not judged against the GPU's size: "" where both sides record their capacity
     capacity_note: str = ""
+    #: what one side lacks that the other records, and so what is compared instead (from 0.1.0+a40): a PyTorch 1.8-1.10
+    #: trace's bytes above its capture's start beside the allocator's totals, a snapshot's state at the dump (no
+    #: history: no peak) beside a peak; "" where both sides record the same quantities
+    note: str = ""
 
 
 @dataclass
@@ -272,6 +276,12 @@ class Diff:
         if s.delta_ms is None or s.delta_share is None or s.delta_ms <= 0 or s.verdict == "unknown":
             return False
         return s.beyond_noise is not False and s.delta_share * 100.0 > percent
+
+    def memory_regressions(self, percent: float) -> list[str]:
+        """The CI gate on memory (from 0.1.0+a40): one line per GPU and quantity whose bytes grew by more than
+        ``percent`` % of the base -- the peak allocated and reserved where both sides record them as peaks, the peak
+        above each capture's start where one side records no totals (:data:`GATED_MEMORY`); empty where none did."""
+        return [line for m in self.memory for line in memory_growth(m, percent)]
 
     def to_dict(self) -> dict[str, Any]:
         return jsonout.plain(self)
@@ -340,7 +350,7 @@ def nothing_compared(d: Diff) -> str | None:
     """Why a diff compares nothing at all: a side records memory only (no GPU work, no step) and the two sides hold no
     memory in common; None where something is compared.  The CLI's exit 2 and the views' one line."""
     only = [(w, s) for w, s in (("base", d.base), ("new", d.new)) if s.memory_only]
-    if not only or d.memory:
+    if not only or any(m.rows for m in d.memory):
         return None
     other = [w for w, s in (("base", d.base), ("new", d.new)) if not s.memory_only]
     why = " and ".join(f"the {w} side records memory and no GPU work ({s.memory_only})" for w, s in only)
@@ -710,7 +720,12 @@ def _memory_gpus(h: HostReport | None) -> dict[int, dict[str, Any]]:
 
 def memory_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuMemoryChange]:
     """Per GPU the memory both sides record (module doc): GPUs by index, or the one GPU of each side where each side
-    records one (a job moved from GPU 0 to GPU 1 is the same job's memory)."""
+    records one (a job moved from GPU 0 to GPU 1 is the same job's memory).
+
+    A side that records less is compared by what both know, and the pair says what it lacks: a PyTorch 1.8-1.10 trace
+    (bytes above its capture's start, no totals) beside totals by the peak above each capture's start (the totals'
+    peak less what was allocated when their capture started); a snapshot without history (its state at the dump, no
+    peak) beside a peak by its rows as they are, never judged as a peak's growth (:func:`memory_growth`)."""
     a, b = _memory_gpus(hb), _memory_gpus(hn)
     if len(a) == 1 and len(b) == 1:
         pairs = [(next(iter(a)), next(iter(b)))]
@@ -719,11 +734,88 @@ def memory_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuMemo
     out = []
     for i, j in pairs:
         ma, mb = a[i], b[j]
-        if (ma.get("baseline") == "capture_start") != (mb.get("baseline") == "capture_start"):
-            continue  # bytes above a capture's start and the allocator's totals are no pair
+        if _above_start(ma) != _above_start(mb):
+            out.append(_above_start_pair(i, j, ma, mb))
+            continue
         out.append(GpuMemoryChange(gpu=i, new_gpu=j, rows=_memory_rows(ma, mb), sites=_site_changes(ma, mb),
-                                   capacity_note=_capacity_note(ma, mb)))
+                                   capacity_note=_capacity_note(ma, mb), note=_dump_note(ma, mb)))
     return out
+
+
+#: The rows the memory gate judges: the allocated and reserved peaks, and the peak above a capture's start where a
+#: side records no totals.  The reserve, the categories and the capacity are parts or context of these, never gated.
+GATED_MEMORY = ("peak_allocated", "peak_reserved", "peak_above_start")
+
+
+def memory_growth(m: GpuMemoryChange, percent: float) -> list[str]:
+    """The lines of :meth:`Diff.memory_regressions` for one GPU: each gated row that grew by more than ``percent`` %
+    of its base.  A row whose base is 0 or unknown has no share to judge; a snapshot side without history holds its
+    state at the dump, no peak, so its peaks are judged only beside another such dump (:func:`_dump_note`)."""
+    if _DUMP_WORDS in m.note:
+        return []  # a dump's state beside a peak: not the same quantity (the pair's note says so)
+    out = []
+    for r in m.rows:
+        if r.key not in GATED_MEMORY or r.base is None or r.new is None or r.base <= 0 or r.delta is None:
+            continue
+        share = r.delta / r.base
+        if r.delta > 0 and share * 100.0 > percent:
+            out.append(f"{_memory_gpu_name(m)} {r.label} {gb(r.base)} -> {gb(r.new)} ({share * 100:+.1f}%, "
+                       f"+{gb(r.delta)}; > {percent:g}%)")
+    return out
+
+
+def _memory_gpu_name(m: GpuMemoryChange) -> str:
+    return f"GPU {m.gpu}" if m.gpu == m.new_gpu else f"GPU {m.gpu} -> GPU {m.new_gpu}"
+
+
+def _above_start(m: dict[str, Any]) -> bool:
+    """Whether a side records bytes above its capture's start only (PyTorch 1.8-1.10 traces: no allocator totals)."""
+    return m.get("baseline") == "capture_start"
+
+
+def _at_dump(m: dict[str, Any]) -> bool:
+    """Whether a side is a snapshot's state at the dump alone: no history event, so its "peak" is the dump's bytes."""
+    return not m.get("events") and m.get("baseline") == "absolute"
+
+
+_DUMP_WORDS = "is a snapshot without history"
+
+
+def _dump_note(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """What a pair with one snapshot side that recorded no history compares: that side's allocated and reserved bytes
+    are the dump's (a lower bound of its peak), not a peak, so no row is a peak's change."""
+    if _at_dump(a) == _at_dump(b):
+        return ""
+    which = "base" if _at_dump(a) else "new"
+    return (f"the {which} side {_DUMP_WORDS} (its state at the dump: allocated and reserved then, a lower bound of "
+            "its peak): its rows are the dump's, the other side's its peaks -- shown, not judged as growth; record the "
+            "allocator's history before the dump for its peak")
+
+
+def _above_start_pair(i: int, j: int, a: dict[str, Any], b: dict[str, Any]) -> GpuMemoryChange:
+    """A side with bytes above its capture's start only (PyTorch 1.8-1.10) beside one with the allocator's totals:
+    both know the peak above their capture's start -- the totals' peak less what was allocated when their capture
+    started (``start_bytes``) --, and the sites holding most at the peak (each side's recorded allocations); the
+    totals, the reserve and the capacity are the other side's alone, said so."""
+    lacking = "base" if _above_start(a) else "new"
+
+    def above(m: dict[str, Any]) -> int | None:
+        if _above_start(m):
+            return m.get("peak_allocated_bytes")
+        peak, start = m.get("peak_allocated_bytes"), m.get("start_bytes")
+        return peak - start if peak is not None and start is not None else None
+
+    va, vb = above(a), above(b)
+    rows = [] if va is None or vb is None else [MemoryChange("peak_above_start", "peak allocated above the capture's start",
+                                                             va, vb, vb - va)]
+    other = "new" if lacking == "base" else "base"
+    note = (f"the {lacking} side records bytes above its capture's start only (a PyTorch 1.8-1.10 trace: no "
+            f"allocator totals): compared by the peak above each capture's start "
+            + (f"(the {other} side's peak allocated less what it held when its capture started); "
+               if rows else f"-- not known on the {other} side (no allocation before its peak is recorded); ")
+            + f"the peaks' totals, reserved bytes and capacity are the {other} side's alone")
+    both_sites = rows and a.get("top") and b.get("top")  # a side whose events carry no addresses names no site
+    return GpuMemoryChange(gpu=i, new_gpu=j, rows=rows, sites=_site_changes(a, b) if both_sites else [], note=note)
 
 
 def _peak_used(m: dict[str, Any]) -> int | None:

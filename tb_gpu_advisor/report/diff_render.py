@@ -146,6 +146,8 @@ def _memory_gpu(m: GpuMemoryChange) -> str:
 def _memory_sections(d: Diff) -> list[tuple[str, str, list[str], list[list[str]]]]:
     out = []
     for m in d.memory:
+        if not m.rows:
+            continue  # nothing both sides know (its note says what one lacks)
         out.append(("memory", f"GPU memory ({_memory_gpu(m)})", ["memory", "base", "new", "change"],
                     [[r.label, _memory_value(r, r.base), _memory_value(r, r.new), _memory_delta(r)] for r in m.rows]))
         if m.sites:
@@ -162,7 +164,7 @@ _SITE_WORDS = {"changed": "", "added": "added", "removed": "removed", "entered_t
 
 
 def memory_notes(d: Diff) -> list[str]:
-    return [f"{_memory_gpu(m)}: {m.capacity_note}" for m in d.memory if m.capacity_note]
+    return [f"{_memory_gpu(m)}: {n}" for m in d.memory for n in (m.note, m.capacity_note) if n]
 
 
 def _fixed_titles(d: Diff, rules: list[str]) -> str:

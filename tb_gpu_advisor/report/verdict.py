@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
+from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC
 
 _SEVERITIES = ("critical", "warning", "info")
 
@@ -80,6 +81,10 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
         return partial + "no check fired on what was read"
     # healthy means no warning or critical, whatever the notes (issue #27 item 8)
     notes = [f for f in real if f.severity == "info"]
+    if any(f.metric is not None and f.metric.id == NO_HISTORY_METRIC for f in notes):
+        # a snapshot's state at the dump alone: the checks that need its history could not run -- never "healthy"
+        return ("No check fired on the snapshot's state at the dump; it holds no allocation history, so its peak "
+                f"was not judged ({len(notes)} note{'s' if len(notes) != 1 else ''})")
     return "Healthy: no check of the guide fired" + (f" ({len(notes)} note{'s' if len(notes) != 1 else ''})"
                                                      if notes else "")
 

@@ -28,7 +28,10 @@ host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning w
 then the findings that measure the GPU's idle against the host's work are not given, and the note names them --
 ``unmeasured_across_clocks``).  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
-them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them.
+them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
+where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
+trace, ``context="state"``), an info that its peak and what a forward kept are unknown, with the call that records
+them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy").
 No saving.
 """
 
@@ -53,7 +56,8 @@ ID = "capture_quality"
 def check(m: HostMetrics) -> list[Finding]:
     # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
-        return _history_cut(Ctx(m), m)
+        ctx = Ctx(m)
+        return _history_cut(ctx, m) + _no_history(ctx, m)
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
@@ -531,6 +535,39 @@ def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                             pct(kept_ms / span_ms) if span_ms else "n/a", None, severity="warning",
                             good_direction="higher"),
         actions=ctx.fw.fix(f"{ID}:history_cut"),
+    )]
+
+
+#: The metric of the note on a snapshot without history: the verdict reads it (never "healthy" for a state alone).
+NO_HISTORY_METRIC = "history_events"
+
+
+def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """A snapshot with no allocator history on a GPU (``GpuMemory.events`` 0: PyTorch 1.13's ``_snapshot()``, a
+    pickled ``torch.cuda.memory_snapshot()``, 2.1's ``context="state"``): its state at the dump is all it holds -- the
+    peak, when it fell and what a forward kept for a backward are unknown, not absent.  Said as an info with the call
+    that records them in the release whose layout the file has (``Memory.snapshot_layout``).
+
+    Why: a 1.13 dump of a forward that kept 9 GiB for a backward that never ran read "Healthy: no check of the guide
+    fired" -- nothing could fire without the history, and nothing said so; and the note's
+    ``_record_memory_history()`` is a TypeError before 2.1 (``enabled`` had no default)."""
+    gpus = [g.gpu for g in m.memory.gpus if not g.events and g.baseline == "absolute"]
+    if not gpus:
+        return []
+    layout = m.memory.snapshot_layout if m.memory.snapshot_layout in ("1.13", "2.0", "2.0 or older", "2.1") else ""
+    made = ctx.fw.label(f"snapshot_made:{layout}")
+    which = f"GPU {gpus[0]}" if len(gpus) == 1 else f"GPUs {', '.join(map(str, gpus))}"
+    key = f"{ID}:no_history_{layout}" if layout in ("1.13", "2.0") else f"{ID}:no_history_2.0" \
+        if layout == "2.0 or older" else f"{ID}:no_history"
+    return [finding(
+        ctx, ID, "info",
+        f"The snapshot holds the allocator's state at the dump and no history of {which} ({made}): what was "
+        f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what held "
+        f"it, and what a forward kept for a backward are not -- the memory checks that need them could not run.",
+        title="The memory snapshot holds no allocation history",
+        metric=value_metric(NO_HISTORY_METRIC, "Allocator events recorded", 0, "count", "0", None,
+                            good_direction="higher"),
+        actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None,
     )]
 
 

@@ -10,7 +10,8 @@ back before it fails):
   ``torch.cuda.set_per_process_memory_fraction``, a framework's memory fraction) -- raise the cap, or shrink what
   lives;
 * cached-but-unallocated bytes plus the driver's free bytes would have served it: the memory was there, split into
-  blocks too small for it (``fragmentation``: expandable segments);
+  blocks too small for it (``fragmentation``: expandable segments -- not offered where the allocator already used
+  them: its ``allocator_settings``, or every segment's ``is_expandable`` where a release writes no settings);
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
   steps: sharding / offload; the optimizer's state; gradients).
 
@@ -33,6 +34,8 @@ ID = "oom_snapshot"
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     out = []
+    # the snapshot's allocator settings (or its segments' own flag, ``formats.snapshot``): its fix is not offered again
+    expandable = m.memory.settings.get("expandable_segments") is True
     for gpu in sorted({o.gpu for o in m.memory.ooms}):
         o = next(x for x in m.memory.ooms if x.gpu == gpu)  # the first: what the job died of
         n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
@@ -53,6 +56,9 @@ def check(m: HostMetrics) -> list[Finding]:
         elif cause == "fragmentation":
             text += (f" Cached plus free memory ({gb(cached + max(o.device_free_bytes, 0))}) would have served the "
                      f"request: it was there, split into blocks too small for it.")
+            if expandable:
+                text += (" The allocator already used expandable segments: what is cached is freed blocks inside "
+                         "them, not segments carved too small.")
         if cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
         if n > 1:
@@ -69,7 +75,8 @@ def check(m: HostMetrics) -> list[Finding]:
             windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
                                 start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)]
             if o.at_ms is not None else [],  # a history without times: no moment to show
-            actions=ctx.fw.fixes_for(ID, [cause, largest]), gpu=gpu, saving_bytes=frees,
+            actions=ctx.fw.fixes_for(ID, [largest] if expandable and cause == "fragmentation" else [cause, largest]),
+            gpu=gpu, saving_bytes=frees,
         ))
     return out
 

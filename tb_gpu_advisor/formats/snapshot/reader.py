@@ -165,7 +165,8 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
 
 def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
     """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound."""
-    if isinstance(doc, list) and doc and all(isinstance(s, dict) and "total_size" in s for s in doc[:8]):
+    listed = isinstance(doc, list) and bool(doc) and all(isinstance(s, dict) and "total_size" in s for s in doc[:8])
+    if listed:
         doc = {"segments": doc}  # ``torch.cuda.memory_snapshot()``: the segments alone, the state at the dump
     if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
         raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
@@ -180,6 +181,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     settings = doc.get("allocator_settings")
     snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
+    _expandable_from_segments(snap.settings, by_gpu)
     cut: list[str] = []
     entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
                    if budget.shaped(e, _ENTRY, "trace entry")] for g in gpus}
@@ -192,7 +194,9 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     for g in gpus:
         segs = by_gpu.get(g, [])
         reserved = sum(_int(s.get("total_size"), 0) for s in segs)
-        blocks = [b for s in segs for b in budget.each(s.get("blocks") or []) if budget.shaped(b, _BLOCK, "block")]
+        placed = [(b, at) for s in segs for b, at in _placed(s, budget)]
+        blocks = [b for b, _ in placed]
+        where = {id(b): at for b, at in placed}
         live = [b for b in blocks if b.get("state") == "active_allocated"]
         allocated = sum(_int(b.get("size"), 0) for b in live)
         free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
@@ -204,7 +208,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
                        "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
                        "file was edited or damaged")
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
-        dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), _block_frames(b), None, budget) for b in live]
+        dump = [_Live(_int(b.get("size"), 0), where[id(b)], _block_frames(b), None, budget) for b in live]
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
         try:
@@ -232,7 +236,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
     devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
-    producer: dict[str, Any] = {"kind": "memory snapshot"}
+    producer: dict[str, Any] = {"kind": "memory snapshot", "layout": _layout(doc, listed, by_gpu, entries)}
     notes = doc.get("external_annotations")
     if isinstance(notes, list):
         # the profiler's record_function ranges the allocator saw open (``Optimizer.zero_grad#AdamW.zero_grad``, a
@@ -244,6 +248,69 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer=producer)
+
+
+def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:
+    """``settings["expandable_segments"]`` from the segments' own ``is_expandable`` where the snapshot writes no
+    ``allocator_settings`` (PyTorch 2.1 to the releases before it added them): every segment expandable says the
+    allocator ran with ``expandable_segments:True``; none, that it did not.  Why: read without it, a 2.1 dump of an
+    allocator already on expandable segments was told to turn them on."""
+    if "expandable_segments" in settings:
+        return
+    flags = {s.get("is_expandable") for ss in by_gpu.values() for s in ss}
+    if flags == {True} or flags == {False}:
+        settings["expandable_segments"] = flags.pop()
+
+
+def _placed(seg: dict, budget: "_Budget") -> list[tuple[dict, int]]:
+    """A segment's blocks of the right shape, each with its address: its ``address`` (PyTorch 2.1 on), else its
+    newest allocation's ``addr`` (1.13 and 2.0 keep it in ``history``), else the segment's address plus the sizes of
+    the blocks before it (a block's bytes follow the one before it: the viewer's ``segsum`` places them so); -1
+    where the segment has no address.
+
+    Why: 1.13 and 2.0 blocks hold no ``address``.  Read as -1, every live block at the dump looked older than the
+    history (no entry allocated its address), so what was live at an OOM counted the history's blocks twice."""
+    at = _int(seg.get("address"), -1)
+    out = []
+    for b in budget.each(seg.get("blocks") or []):
+        if not budget.shaped(b, _BLOCK, "block"):
+            continue
+        history = b.get("history")
+        newest = history[0] if isinstance(history, list) and history and isinstance(history[0], dict) else {}
+        own = b.get("address", newest.get("addr") if b.get("state") != "inactive" else None)
+        out.append((b, _int(own, at)))
+        if at >= 0:
+            at += _int(b.get("size"), 0)
+    return out
+
+
+#: What only PyTorch 2.1 and later write in a snapshot (``torch/csrc/cuda/memory_snapshot.cpp``): a block's own
+#: ``frames`` and ``requested_size``, a segment's ``is_expandable`` / ``segment_pool_id``, a trace entry's ``time_us``,
+#: the ``allocator_settings`` and ``external_annotations`` of later releases.
+_NEWER_BLOCK_KEYS = ("frames", "requested_size")
+_NEWER_SEGMENT_KEYS = ("is_expandable", "segment_pool_id", "requested_size")
+_NEWER_DOC_KEYS = ("allocator_settings", "external_annotations")
+
+
+def _layout(doc: dict, listed: bool, by_gpu: dict[int, list[dict]], entries: dict[int, list]) -> str:
+    """The PyTorch release whose layout the snapshot has, from what its keys say (none of them is a version):
+    ``"2.1"`` (2.1 and later: :data:`_NEWER_BLOCK_KEYS` and the rest), ``"2.0"`` (blocks keep their stack in
+    ``history``; ``device_traces`` without ``time_us``), ``"1.13"`` (``history``, and no ``device_traces`` at all: 1.13
+    recorded no allocator events), ``"2.0 or older"`` (a list of segments with ``history``: the version that pickled
+    ``memory_snapshot()`` is not said), ``""`` where nothing tells (a bare list of segments).  It picks the words of
+    the call that records a history in that release (``frameworks.pytorch.record_history``)."""
+    segs = [s for ss in by_gpu.values() for s in ss[:64]]
+    blocks = [b for s in segs for b in (s.get("blocks") or [])[:64] if isinstance(b, dict)]
+    newer = (any(k in doc for k in _NEWER_DOC_KEYS) or any(k in s for s in segs for k in _NEWER_SEGMENT_KEYS)
+             or any(k in b for b in blocks for k in _NEWER_BLOCK_KEYS)
+             or any(e.get("time_us") is not None for es in entries.values() for e in es[:64]))
+    if newer:
+        return "2.1"
+    if any("history" in b for b in blocks):
+        return "2.0 or older" if listed else "2.0" if "device_traces" in doc else "1.13"
+    if listed:
+        return ""
+    return "2.0" if "device_traces" in doc else "1.13"
 
 
 def _block_frames(b: dict) -> Any:

@@ -927,6 +927,12 @@ class CollectiveStat:
     #: in that call where the host's calls pair up, else this GPU's own time -- in (group, step, start) order: what
     #: matches the call across host files (``metrics.job.JobView.transfer_ms``)
     calls: list[tuple[str, int, int, float]] = field(default_factory=list)
+    #: calls that started before the first kept step and run into it (``metrics.comm.ran_into_steps``), summed over
+    #: the GPUs of the row: their time inside the steps is in ``ms_per_step`` (as the ledger paints it), their calls
+    #: are not in ``calls_per_step`` -- a call is counted in the step it starts in, a dropped one for these (counting
+    #: a share of one at the front without taking the share of the last call that runs out past the steps would
+    #: count more calls than the job issues per step) -- and their time is not in the bus bandwidth's time per call
+    calls_before: int = 0
 
 
 @dataclass

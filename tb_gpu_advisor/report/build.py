@@ -14,6 +14,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
+from tb_gpu_advisor.metrics.job import calls_before_note
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
@@ -265,7 +266,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size, json_float(c.transfer_ms_per_step, 6),
-                                             json_float(c.whole_transfer_ms_per_step, 6)]
+                                             json_float(c.whole_transfer_ms_per_step, 6)] + ([c.calls_before] if c.calls_before else [])
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
                        calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
                                                    m.steps.count)
@@ -476,6 +477,7 @@ def _communication_table(m: HostMetrics) -> Table | None:
     per = Ctx(m).per_step  # "in the step" where the host kept one: the title says what its numbers are
     title = f"Collectives {per} (median GPU)" if len(active) > 1 else f"Collectives {per}" + \
         (" and GPU" if per == "per step" else "")
+    title += calls_before_note({t.type: t.calls_before for t in c.by_type}, len(active))
     return Table(title, ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
                          "process groups"], rows)
 

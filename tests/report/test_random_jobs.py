@@ -55,6 +55,7 @@ from types import SimpleNamespace
 import pytest
 
 from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job, tf_job
+from tb_gpu_advisor.report import render
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import check, laws_broken, report_of
 
@@ -759,3 +760,35 @@ def test_a_cut_that_prints_keeps_its_caveat_control():
     m = re.search(r"\((\d+) us more once the host-bound fix lands\)", _tensor_core(r).saving.assumption)
     assert m is not None and int(m.group(1)) > 0
     assert not laws_broken(r)
+# ------------------------------------------------------------------------------------------------ h37-comm3
+
+
+def _bus_gbps(r) -> float:
+    t = r.collectives
+    (row,) = t.rows
+    return row[t.columns.index("bus GB/s")]
+
+
+def test_a_call_from_before_the_steps_adds_its_time_not_its_call_to_the_bus_bandwidth():
+    """The queued all-reduces: each call moves 32 MiB in 2.177 ms on the rank that enters it last (GPU1; GPU0 waits
+    0.614 ms more in each), one from the dropped first step running into the first kept one on each GPU.  The time
+    per step held that call's part while the calls per step left it out: 3.26 ms a call, 10.28 GB/s on main.  Each
+    table says the call is counted in the step it started in, its time in the steps'."""
+    r = _report(_queued_allreduce_job(waited=False))
+    truth = 33554432 / 2.177e-3 / 1e9  # 2 ranks: bus factor 2(n-1)/n = 1
+    assert abs(_bus_gbps(r) - truth) <= 0.01 * truth, _bus_gbps(r)  # main: 10.28 against 15.41
+    h = r.hosts[0]
+    assert all(g.collectives["AllReduce"][7] == 1 for g in h.gpus), [g.collectives for g in h.gpus]
+    for title in (r.collectives.title, h.communication.title):
+        assert "2 AllReduce calls over the 2" in title and "count in the step they started in" in title, title
+    assert "started before the first kept step" in " ".join(render.to_text(r).split())
+    assert not laws_broken(r)
+
+
+def test_calls_inside_the_steps_keep_their_bus_bandwidth_and_titles_control():
+    # the control: waited-for all-reduces start and end inside their steps: no note, the same 2.177 ms a call as main
+    r = _report(_queued_allreduce_job(waited=True))
+    truth = 33554432 / 2.177e-3 / 1e9
+    assert abs(_bus_gbps(r) - truth) <= 0.01 * truth, _bus_gbps(r)
+    assert r.collectives.title == "Collectives per step (median rank)"
+    assert all(len(g.collectives["AllReduce"]) == 7 for g in r.hosts[0].gpus)

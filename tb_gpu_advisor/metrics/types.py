@@ -1155,6 +1155,11 @@ class HostMetrics:
     launch_wait_before_replay: float = 0.0
     #: kernels per step and GPU not replayed from a graph: each its own launch, the launches a graph could still batch
     kernels_outside_graphs: float = 0.0
+    #: us: the median gap on the GPU from one replayed graph kernel's end to the next one's start, on the same stream in
+    #: the same replay (one launch's correlation id), over the kept steps; negative where the device starts a node
+    #: before the last ends (programmatic dependent launch); None where no replay holds two kernels on a stream
+    #: (``metrics.capture.graph_node_gap_us``): what a replayed graph still pays per node, measured
+    graph_node_gap_us: float | None = None
     #: ms per step and GPU the GPU idled, booked as the host's own time (``host_compute``, ``other``), while the host
     #: ran iterations of the compiled programs' loops (XLA's ``[iter=N]`` spans: a ``while`` loop run from the host;
     #: ``metrics/breakdown.loop_idle``)

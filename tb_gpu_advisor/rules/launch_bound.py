@@ -129,7 +129,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
     launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
-    residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
+    residual = launched_ps * _node_us(m) / 1000.0
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
     # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing.  Only the launches
     # not already in graphs are left to batch, and only the wait before them
@@ -160,7 +160,7 @@ def check(m: HostMetrics) -> list[Finding]:
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
                  f"its launch and no saving from batching them into one is claimed.")
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
-                             launches < (kps if few_small else small_ps))
+                             launches < (kps if few_small else small_ps), m.graph_node_gap_us)
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
@@ -175,7 +175,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "small_kernel_share": small_share,
                                                   "small_kernel_threshold_us": sk.threshold_us,
                                                   **({"launch_wait_before_replay_ms": replay,
-                                                      "kernels_outside_graphs_per_step": launches}
+                                                      "kernels_outside_graphs_per_step": launches,
+                                                      "graph_node_gap_us": m.graph_node_gap_us}
                                                      if m.capture.graph_kernel_share > 0 else {})}),
         saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)])
         if save_ms + hidden > 0 else None,
@@ -223,13 +224,28 @@ def _part_of(part: float, whole: float) -> str:
     return f"all of the {ms(whole)} wait" if ms(part) == ms(whole) else f"{ms(part)} of the {ms(whole)} wait"
 
 
-def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool) -> str:
+def _node_us(m: HostMetrics) -> float:
+    """What a replayed graph still pays per node, us: the fused graph's charge (``launch.fused_us_per_kernel``), or
+    the gap this capture's own replays leave between their nodes where it is more (``HostMetrics.graph_node_gap_us``)
+    -- never less: the saving stays an upper bound, and a replay whose device overlaps its nodes (a negative gap)
+    does not make the launches cost nothing."""
+    gap = m.graph_node_gap_us
+    return max(T("launch.fused_us_per_kernel"), gap) if gap is not None else T("launch.fused_us_per_kernel")
+
+
+def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool,
+                gap_us: float | None = None) -> str:
     """The saving's assumption: the launches a graph still batches (``graphed``: fewer than the finding counts, the
-    rest already in graphs), the replays' preparation overlapped."""
+    rest already in graphs), the replays' preparation overlapped.  The saving is an upper bound, said so: it takes
+    every gap the host's launches leave away, less what a replay still pays per node (:func:`_node_us`), where the
+    kernels may wait on each other or on other work too (h37-comm3)."""
     out = []
     if save_ms > 0:
-        out.append(f"launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
-                   f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
+        node = max(T("launch.fused_us_per_kernel"), gap_us) if gap_us is not None else T("launch.fused_us_per_kernel")
+        measured = (f"; this capture's replays start each node {gap_us:.2f} us after the last ends (median)" if gap_us is not None
+                    else "")
+        out.append(f"at most: the launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
+                   f"{node:g} us/kernel a replayed graph still pays per node{measured} "
                    f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
                    f"{', not already in graphs' if graphed else ''})")
     if hidden > 0:

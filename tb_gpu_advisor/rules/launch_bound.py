@@ -5,9 +5,11 @@ idle waiting for the host to launch the next kernel (stock overview
 "kernel launch" column; 0.0 there for GPU captures, so measured here).
 Evidence is the guide's own shape: kernels shorter than the 20-40 us
 launch latency, with counts, totals and average durations ("126,224 Mul,
-2.77 s, ~21.9 us each").  Saving: the launch wait minus what the same
-kernels would still cost at ~1 us each in a fused graph, and less the wait of the one launch the graph itself
-still is (one kernel a step has nothing to batch: no finding).  The launch wait that follows a host sync or a blocking
+2.77 s, ~21.9 us each").  Saving, an upper bound (said "at most"): the launch wait minus what the same
+kernels would still cost at ~1 us each in a fused graph -- or, where the capture replays graphs, what its replays pay
+per node where that is more (``HostMetrics.graph_node_gap_us``): a replay still runs each node at the device's own
+rate --, and less the wait of the one launch the graph itself still is (one kernel a step has nothing to batch: no
+finding).  The launch wait that follows a host sync or a blocking
 copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
 Where most small kernels are launched inside the framework's optimizer step (``SmallKernels.in_optimizer_share``: a
 per-parameter optimizer's own kernels), the fixes are the optimizer's -- a fused or foreach update -- not bigger kernels.

@@ -244,12 +244,12 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
     out = []
     if save_ms > 0:
         node = max(T("launch.fused_us_per_kernel"), gap_us) if gap_us is not None else T("launch.fused_us_per_kernel")
-        measured = (f"; this capture's replays start each node {gap_us:.2f} us after the last ends (median)" if gap_us is not None
-                    else "")
+        measured = (f"; this capture's own replays start each node {abs(gap_us):.2f} us "
+                    f"{'before' if gap_us < 0 else 'after'} the last one ends (the median)" if gap_us is not None else "")
         out.append(f"at most: the launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
-                   f"{node:g} us/kernel a replayed graph still pays per node{measured} "
+                   f"{node:g} us/kernel a replayed graph still pays per node "
                    f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
-                   f"{', not already in graphs' if graphed else ''})")
+                   f"{', not already in graphs' if graphed else ''}){measured}")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
                    f"no longer waits before a replay ({ms(hidden)}, at most the step's GPU compute)")

@@ -54,7 +54,7 @@ def communication(ctx: Context) -> Communication:
     rows = [CollectiveStat(type=str(t), calls_per_step=ctx.per_step(tally.calls[t]), ms_per_step=ctx.per_step(tally.total[t]),
                            exposed_ms_per_step=ctx.per_step(tally.exposed[t]), transfer_ms_per_step=transfer[t],
                            whole_transfer_ms_per_step=whole[t], groups_per_step=ctx.per_step(tally.groups[t]), **_message(tally.sizes.get(t, []), ctx.trace.world_size),
-                           process_groups=sorted(tally.labels.get(str(t), ())))
+                           process_groups=sorted(tally.labels.get(str(t), ())), calls_before=tally.before.get(t, 0))
             for t in sorted(tally.total, key=lambda t: -tally.exposed[t])]
     return Communication(ms_per_step=ctx.per_step(sum(tally.total.values())), exposed_ms_per_step=ctx.per_step(tally.all_exposed),
                          by_type=rows, per_gpu=tally.gpu_rows)
@@ -106,6 +106,8 @@ class _Tally:
     total: dict[str, float] = field(default_factory=dict)
     exposed: dict[str, float] = field(default_factory=dict)
     groups: dict[str, float] = field(default_factory=dict)
+    #: calls that started before the kept steps and run into them (:func:`ran_into_steps`): time counted, call not
+    before: dict[str, int] = field(default_factory=dict)
     #: the (bytes, group size) of each call whose size is known
     sizes: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     #: the process groups each type ran in
@@ -166,6 +168,8 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
     calls are counted where they start."""
     d = g.d
     tally.calls[t] = tally.calls.get(t, 0.0) + sel.size
+    n_before = int(before.size) if before is not None else 0
+    tally.before[t] = tally.before.get(t, 0) + n_before
     pg, nbytes, found = _recorded(ctx, g, t, sel, tally)
     names = {c: lab for lab, c in tally.codes.items()}
     tally.keys[(d.gpu, str(t))] = ([names.get(int(c), "") for c in pg.tolist()],
@@ -194,6 +198,7 @@ def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally,
                                                                transfer_ms_per_step=ctx.per_step(t_ms, shared=False),
                                                                whole_transfer_ms_per_step=ctx.per_step(whole_ms, shared=False),
                                                                groups_per_step=ctx.per_step(runs, shared=False),
+                                                               calls_before=n_before,
                                                                **_message(found, ctx.trace.world_size)))
 
 

@@ -35,8 +35,8 @@ from tb_gpu_advisor.steps.detect import StepDetection
 
 def sharing_ranks(shares: Iterable[bool]) -> int:
     """How many GPUs a per-step number is shared among: those whose ``shares`` flag the context set
-    (``GpuCtx.shares``: the GPUs that ran kernels or collectives; where none did, those with any device work in the
-    kept steps -- copies), at least 1.  The one count :attr:`Context.ranks
+    (``GpuCtx.shares``: the GPUs with any device work in the kept steps -- kernels, collectives or copies --
+    at least 1.  The one count :attr:`Context.ranks
     <tb_gpu_advisor.metrics.context.Context.ranks>` and :attr:`HostMetrics.ranks` both ask (h37-xplane3: 4 GPUs that
     only copied, 16 MB each a step, no kernel anywhere, read as one GPU's "h2d 5.43 ms per step in a 1.49 ms step")."""
     return max(1, sum(1 for a in shares if a))
@@ -930,6 +930,12 @@ class CollectiveStat:
     #: in that call where the host's calls pair up, else this GPU's own time -- in (group, step, start) order: what
     #: matches the call across host files (``metrics.job.JobView.transfer_ms``)
     calls: list[tuple[str, int, int, float]] = field(default_factory=list)
+    #: calls that started before the first kept step and run into it (``metrics.comm.ran_into_steps``), summed over
+    #: the GPUs of the row: their time inside the steps is in ``ms_per_step`` (as the ledger paints it), their calls
+    #: are not in ``calls_per_step`` -- a call is counted in the step it starts in, a dropped one for these (counting
+    #: a share of one at the front without taking the share of the last call that runs out past the steps would
+    #: count more calls than the job issues per step) -- and their time is not in the bus bandwidth's time per call
+    calls_before: int = 0
 
 
 @dataclass
@@ -1152,6 +1158,11 @@ class HostMetrics:
     launch_wait_before_replay: float = 0.0
     #: kernels per step and GPU not replayed from a graph: each its own launch, the launches a graph could still batch
     kernels_outside_graphs: float = 0.0
+    #: us: the median gap on the GPU from one replayed graph kernel's end to the next one's start, on the same stream in
+    #: the same replay (one launch's correlation id), over the kept steps; negative where the device starts a node
+    #: before the last ends (programmatic dependent launch); None where no replay holds two kernels on a stream
+    #: (``metrics.capture.graph_node_gap_us``): what a replayed graph still pays per node, measured
+    graph_node_gap_us: float | None = None
     #: ms per step and GPU the GPU idled, booked as the host's own time (``host_compute``, ``other``), while the host
     #: ran iterations of the compiled programs' loops (XLA's ``[iter=N]`` spans: a ``while`` loop run from the host;
     #: ``metrics/breakdown.loop_idle``)

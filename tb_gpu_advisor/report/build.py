@@ -15,6 +15,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
+from tb_gpu_advisor.metrics.job import calls_before_note
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
@@ -266,7 +267,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size, json_float(c.transfer_ms_per_step, 6),
-                                             json_float(c.whole_transfer_ms_per_step, 6)]
+                                             json_float(c.whole_transfer_ms_per_step, 6)] + ([c.calls_before] if c.calls_before else [])
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
                        calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
                                                    m.steps.count)
@@ -286,7 +287,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "vendor": _vendor(m),
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: _words(m, v) for k, v in m.applied.items()},
-                 "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
+                 "time_base": cap.time_base, **{"per_gpu_over": x for x in _copy_only_gpus_note(m)},
+                 **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
         steps={"source": det.source, "source_label": SOURCE_LABEL.get(det.source), "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "iteration_guess": det.iteration_guess,
                "dropped": [_dropped_row(d) for d in det.dropped]},
@@ -339,17 +341,32 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
 def _shown_gpus(m: HostMetrics) -> list:
     """The GPUs that ran something in the capture (all of them when none did): a GPU the process could see but never
     used is no GPU of the job, and a row with a step time would say it ran."""
-    active = [g for g in m.gpus if g.active]
+    active = [g for g in m.gpus if g.active or g.shares]
     return active or list(m.gpus)
 
 
 def _idle_gpus_note(m: HostMetrics) -> list[str]:
-    idle = [g.gpu for g in m.gpus if not g.active]
+    idle = [g.gpu for g in m.gpus if not (g.active or g.shares)]
     if not idle or len(idle) == len(m.gpus):
         return []
     return [f"{plural(len(idle), 'more GPU')} visible to the process ran nothing in the capture and "
             f"{'is' if len(idle) == 1 else 'are'} not listed "
             f"(GPU {', '.join(map(str, idle[:8]))}{'…' if len(idle) > 8 else ''})"]
+
+
+def _copy_only_gpus_note(m: HostMetrics) -> list[str]:
+    """Which GPUs a per-step number is shared among where some only copied beside GPUs that computed
+    (``GpuMetrics.shares``, :func:`~tb_gpu_advisor.metrics.types.sharing_ranks`): their copies are their work, so the
+    copy tables' per-GPU numbers and the step's breakdown count them, and a compute time per GPU is over them too."""
+    shared = [g.gpu for g in m.gpus if g.shares]
+    fed = [g.gpu for g in m.gpus if g.shares and not g.active]
+    if not fed or len(fed) == len(shared):
+        return []
+    return [f"Per-step numbers are per GPU over the {len(shared)} GPUs with work in the kept steps "
+            f"({', '.join(f'GPU{g}' for g in shared)}); {', '.join(f'GPU{g}' for g in fed)} ran no kernel or collective, "
+            f"only copies: {'its' if len(fed) == 1 else 'their'} copies are {'its' if len(fed) == 1 else 'their'} "
+            "work and the rest of the step idle, so a compute time per GPU is shared with "
+            f"{'it' if len(fed) == 1 else 'them'} too"]
 
 
 def _job(m: HostMetrics) -> dict:
@@ -487,6 +504,7 @@ def _communication_table(m: HostMetrics) -> Table | None:
     per = Ctx(m).per_step  # "in the step" where the host kept one: the title says what its numbers are
     title = f"Collectives {per} (median GPU)" if len(active) > 1 else f"Collectives {per}" + \
         (" and GPU" if per == "per step" else "")
+    title += calls_before_note({t.type: t.calls_before for t in c.by_type}, len(active))
     return Table(title, ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
                          "process groups"], rows)
 

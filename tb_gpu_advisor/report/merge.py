@@ -251,5 +251,5 @@ def _collectives_table(job: JobView) -> Table | None:
                      round(c.exposed_ms / c.ms, 4) if c.ms else None])
     if not rows:
         return None
-    return Table(f"Collectives {job.per_step} (median {job.unit})", ["collective", "calls", "bytes per call", "ms", "exposed ms",
+    return Table(f"Collectives {job.per_step} (median {job.unit}){job.calls_before_note()}", ["collective", "calls", "bytes per call", "ms", "exposed ms",
                                                          "transfer ms", "bus GB/s", "exposed share"], rows)

@@ -298,6 +298,12 @@ def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
     return None if h.communication is None else _cells(h.communication)
 
 
+def _communication_note(h) -> str:  # noqa: ANN001 - a HostReport
+    """What the host's collectives table says past its scope (``metrics.job.calls_before_note``: calls that started
+    before the kept steps), "" where nothing."""
+    return h.communication.title.partition(")")[2] if h.communication is not None else ""
+
+
 def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str:
     """Terminal report: findings first, then headline numbers, then per-host GPU tables."""
     out = _text_head(report)
@@ -393,7 +399,7 @@ def _text_numbers(report: Report, shown: list[Finding]) -> list[str]:
         out.extend("  " + line for line in text_table(rv[1], rv[2]))
         out.append("")
     if report.collectives is not None:
-        out.append(report.collectives.title)
+        out.extend(_wrap(report.collectives.title, WIDTH, subsequent_indent="  "))
         out.extend("  " + line for line in text_table(report.collectives.columns, _cells(report.collectives)))
         out.append("")
     mem = memory_rows(report)
@@ -413,10 +419,13 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         out.append(f"GPUs on {h.host}")
         out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+        if (h.capture or {}).get("per_gpu_over"):  # GPUs that only copied share the per-step numbers: which ones
+            out.extend(_wrap(h.capture["per_gpu_over"], WIDTH, initial_indent="  ", subsequent_indent="  "))
         out.append("")
     comm = _communication(h)
     if comm:
-        out.append(f"Collectives on {h.host} (per step and GPU)")
+        out.extend(_wrap(f"Collectives on {h.host} (per step and GPU){_communication_note(h)}", WIDTH,
+                         subsequent_indent="  "))
         out.extend("  " + line for line in text_table(h.communication.columns, comm))
         out.append("")
     roof = roofline_rows(h)
@@ -733,10 +742,12 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append(f"### GPUs on {md_code(h.host)}")
         out.append("")
         out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
+        if (h.capture or {}).get("per_gpu_over"):
+            out += ["", md_inline(h.capture["per_gpu_over"])]
         out.append("")
     comm = _communication(h)
     if comm:
-        out.append(f"### Collectives on {md_code(h.host)} (per step and GPU)")
+        out.append(f"### Collectives on {md_code(h.host)} (per step and GPU){md_inline(_communication_note(h))}")
         out.append("")
         out += md_table(h.communication.columns, comm)
         out.append("")

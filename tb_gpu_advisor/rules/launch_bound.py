@@ -5,9 +5,11 @@ idle waiting for the host to launch the next kernel (stock overview
 "kernel launch" column; 0.0 there for GPU captures, so measured here).
 Evidence is the guide's own shape: kernels shorter than the 20-40 us
 launch latency, with counts, totals and average durations ("126,224 Mul,
-2.77 s, ~21.9 us each").  Saving: the launch wait minus what the same
-kernels would still cost at ~1 us each in a fused graph, and less the wait of the one launch the graph itself
-still is (one kernel a step has nothing to batch: no finding).  The launch wait that follows a host sync or a blocking
+2.77 s, ~21.9 us each").  Saving, an upper bound (said "at most"): the launch wait minus what the same
+kernels would still cost at ~1 us each in a fused graph -- or, where the capture replays graphs, what its replays pay
+per node where that is more (``HostMetrics.graph_node_gap_us``): a replay still runs each node at the device's own
+rate --, and less the wait of the one launch the graph itself still is (one kernel a step has nothing to batch: no
+finding).  The launch wait that follows a host sync or a blocking
 copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
 Where most small kernels are launched inside the framework's optimizer step (``SmallKernels.in_optimizer_share``: a
 per-parameter optimizer's own kernels), the fixes are the optimizer's -- a fused or foreach update -- not bigger kernels.
@@ -129,7 +131,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
     launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
-    residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
+    residual = launched_ps * _node_us(m) / 1000.0
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
     # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing.  Only the launches
     # not already in graphs are left to batch, and only the wait before them
@@ -165,7 +167,7 @@ def check(m: HostMetrics) -> list[Finding]:
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
                  f"its launch and no saving from batching them into one is claimed.")
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
-                             launches < (kps if few_small else small_ps))
+                             launches < (kps if few_small else small_ps), m.graph_node_gap_us)
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
@@ -180,7 +182,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "small_kernel_share": small_share,
                                                   "small_kernel_threshold_us": sk.threshold_us,
                                                   **({"launch_wait_before_replay_ms": replay,
-                                                      "kernels_outside_graphs_per_step": launches}
+                                                      "kernels_outside_graphs_per_step": launches,
+                                                      "graph_node_gap_us": m.graph_node_gap_us}
                                                      if m.capture.graph_kernel_share > 0 else {})}),
         saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)])
         if save_ms + hidden > 0 else None,
@@ -232,15 +235,30 @@ def _part_of(part: float, whole: float) -> str:
     return f"all of the {ms(whole)} wait" if ms(part) == ms(whole) else f"{ms(part)} of the {ms(whole)} wait"
 
 
-def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool) -> str:
+def _node_us(m: HostMetrics) -> float:
+    """What a replayed graph still pays per node, us: the fused graph's charge (``launch.fused_us_per_kernel``), or
+    the gap this capture's own replays leave between their nodes where it is more (``HostMetrics.graph_node_gap_us``)
+    -- never less: the saving stays an upper bound, and a replay whose device overlaps its nodes (a negative gap)
+    does not make the launches cost nothing."""
+    gap = m.graph_node_gap_us
+    return max(T("launch.fused_us_per_kernel"), gap) if gap is not None else T("launch.fused_us_per_kernel")
+
+
+def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool,
+                gap_us: float | None = None) -> str:
     """The saving's assumption: the launches a graph still batches (``graphed``: fewer than the finding counts, the
-    rest already in graphs), the replays' preparation overlapped."""
+    rest already in graphs), the replays' preparation overlapped.  The saving is an upper bound, said so: it takes
+    every gap the host's launches leave away, less what a replay still pays per node (:func:`_node_us`), where the
+    kernels may wait on each other or on other work too (h37-comm3)."""
     out = []
     if save_ms > 0:
-        out.append(f"launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
-                   f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
+        node = max(T("launch.fused_us_per_kernel"), gap_us) if gap_us is not None else T("launch.fused_us_per_kernel")
+        measured = (f"; this capture's own replays start each node {abs(gap_us):.2f} us "
+                    f"{'before' if gap_us < 0 else 'after'} the last one ends (the median)" if gap_us is not None else "")
+        out.append(f"at most: the launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
+                   f"{node:g} us/kernel a replayed graph still pays per node "
                    f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
-                   f"{', not already in graphs' if graphed else ''})")
+                   f"{', not already in graphs' if graphed else ''}){measured}")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
                    f"no longer waits before a replay ({ms(hidden)}, at most the step's GPU compute)")

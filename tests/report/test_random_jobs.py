@@ -55,6 +55,7 @@ from types import SimpleNamespace
 import pytest
 
 from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job, tf_job
+from tb_gpu_advisor.report import render
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import check, laws_broken, report_of
 
@@ -758,4 +759,84 @@ def test_a_cut_that_prints_keeps_its_caveat_control():
     r = _report(_fp32_ranks(64))
     m = re.search(r"\((\d+) us more once the host-bound fix lands\)", _tensor_core(r).saving.assumption)
     assert m is not None and int(m.group(1)) > 0
+    assert not laws_broken(r)
+# ------------------------------------------------------------------------------------------------ h37-comm3
+
+
+def _bus_gbps(r) -> float:
+    t = r.collectives
+    (row,) = t.rows
+    return row[t.columns.index("bus GB/s")]
+
+
+def test_a_call_from_before_the_steps_adds_its_time_not_its_call_to_the_bus_bandwidth():
+    """The queued all-reduces: each call moves 32 MiB in 2.177 ms on the rank that enters it last (GPU1; GPU0 waits
+    0.614 ms more in each), one from the dropped first step running into the first kept one on each GPU.  The time
+    per step held that call's part while the calls per step left it out: 3.26 ms a call, 10.28 GB/s on main.  Each
+    table says the call is counted in the step it started in, its time in the steps'."""
+    r = _report(_queued_allreduce_job(waited=False))
+    truth = 33554432 / 2.177e-3 / 1e9  # 2 ranks: bus factor 2(n-1)/n = 1
+    assert abs(_bus_gbps(r) - truth) <= 0.01 * truth, _bus_gbps(r)  # main: 10.28 against 15.41
+    h = r.hosts[0]
+    assert all(g.collectives["AllReduce"][7] == 1 for g in h.gpus), [g.collectives for g in h.gpus]
+    for title in (r.collectives.title, h.communication.title):
+        assert "2 AllReduce calls over the 2" in title and "count in the step they started in" in title, title
+    assert "started before the first kept step" in " ".join(render.to_text(r).split())
+    assert not laws_broken(r)
+
+
+def test_calls_inside_the_steps_keep_their_bus_bandwidth_and_titles_control():
+    # the control: waited-for all-reduces start and end inside their steps: no note, the same 2.177 ms a call as main
+    r = _report(_queued_allreduce_job(waited=True))
+    truth = 33554432 / 2.177e-3 / 1e9
+    assert abs(_bus_gbps(r) - truth) <= 0.01 * truth, _bus_gbps(r)
+    assert r.collectives.title == "Collectives per step (median rank)"
+    assert all(len(g.collectives["AllReduce"]) == 7 for g in r.hosts[0].gpus)
+
+
+def _fed_gpus(fed_only: bool):
+    """4 A100s each fed a 16 MB batch a step (1.36 ms of H2D); ``fed_only``: GPUs 2 and 3 get only the batch, no
+    kernel, beside GPUs 0 and 1 that run three fp32 GEMMs on it."""
+    import os
+
+    from synthetic import kernels as K
+    from synthetic import tfcapture as TFC
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    d = tempfile.mkdtemp(prefix="fedgpus")
+    feed = TFC.Op("IteratorGetNext/_2:_Send", [], host_us=4, h2d_bytes=16302774)
+    compute = [feed] + [TFC.Op(f"model/dense_{i}/MatMul:MatMul", [K.sized(K.SGEMM_VOLTA, 200.0)]) for i in range(3)]
+    cap = TFC.Capture(4, TFC.A100, hostname="worker0", seed=1, marker="train")
+    for _ in range(6):
+        cap.step([compute, compute] + ([[feed], [feed]] if fed_only else [compute, compute]))
+    cap.finish().write(os.path.join(d, "plugins", "profile", "2026_01_01_00_00_00", "worker0.xplane.pb"))
+    (s,) = list(discover(d))
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def test_gpus_that_only_copy_beside_computing_ones_share_the_per_step_numbers():
+    """Every GPU copies its 16 MB batch, 1.36 ms a step, in its own ledger; GPUs 2-3 do nothing else.  The copy table
+    summed the 4 GPUs' copies and shared them with the 2 that ran kernels: 2 copies and 2.72 ms of H2D per step and
+    GPU, "take longer than the step's compute (2.72 ms against 598 us)".  Per GPU is over the GPUs summed: the 4, the
+    GPUs table lists them and says which."""
+    r = _fed_gpus(fed_only=True)
+    table, gpus = _copies(r)
+    assert [g["kernel_count"] > 0 for g in gpus] == [True, True, False, False], gpus  # main: GPUs 2, 3 unlisted
+    own = sum(g["breakdown"]["memcpy_h2d"] for g in gpus) / len(gpus)
+    assert table["h2d"]["count/step"] == 1.0 and abs(table["h2d"]["ms/step"] - own) <= 0.01 * own, (table, own)
+    # the compute per GPU is over the same 4: the GPUs' own compute, averaged
+    h = r.hosts[0]
+    assert abs(h.breakdown_ms["device_compute"] - sum(g["breakdown"].get("device_compute", 0.0) for g in gpus) / 4) < 1e-3
+    assert "GPU0, GPU1, GPU2, GPU3" in h.capture["per_gpu_over"] and "GPU2, GPU3 ran no kernel" in h.capture["per_gpu_over"]
+    assert "GPU2, GPU3 ran no kernel" in " ".join(render.to_text(r).split())
+    assert not laws_broken(r)
+
+
+def test_gpus_that_all_compute_share_as_before_control():
+    # the control: the same batches, all 4 GPUs computing: the 4 shared as on main, no words on who is counted
+    r = _fed_gpus(fed_only=False)
+    table, gpus = _copies(r)
+    assert len(gpus) == 4 and all(g["kernel_count"] > 0 for g in gpus)
+    assert table["h2d"]["count/step"] == 1.0
+    assert "per_gpu_over" not in r.hosts[0].capture
     assert not laws_broken(r)

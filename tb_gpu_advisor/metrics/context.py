@@ -593,17 +593,14 @@ def _gpu_contexts(h: HostEvents, devs: list[DeviceEvents], launches: list[np.nda
 
 
 def _shares(gpus: list[GpuCtx]) -> None:
-    """Which GPUs the host's per-step numbers are shared among (``GpuCtx.shares``): each that did device work inside
-    the kept steps -- a kernel, a collective or a copy.  Why every one of them: a per-GPU number is a sum over GPUs
-    divided by how many it summed, and the copy tables sum every GPU's copies.  A window whose GPUs only copied (a
-    program whose ops all ran on the CPU feeding its four GPUs their batches) shared four GPUs' copies with one --
-    "h2d 5.43 ms per step in a 1.49 ms step per GPU" where each GPU copied 1.36 ms (h37-xplane3); two GPUs that
-    compute beside two that are only fed their batch shared four GPUs' copies with the two, "2.72 ms of H2D per step
-    against 598 us of compute" where each GPU copied 1.36 ms (h37-comm3).  A GPU that does no compute still has a
-    step: its copies are its work, its idle the rest, as the ledger paints any GPU's.  An active GPU with no work in
-    the kept steps shares them too (its steps are idle), as before."""
+    """Which GPUs the host's per-step numbers are shared among (``GpuCtx.shares``): the active ones; where none ran a
+    kernel or a collective, each that did device work inside the kept steps.  Why: a window whose GPUs only copied
+    (a program whose ops all ran on the CPU feeding its four GPUs their batches) summed the four GPUs' copies and
+    shared them with one -- "h2d 5.43 ms per step in a 1.49 ms step per GPU" where each GPU copied 1.36 ms
+    (h37-xplane3).  A copy-only GPU beside active ones stays out, as before: the guide's checks are the kernels'."""
+    anyone = any(g.active for g in gpus)
     for g in gpus:
-        g.shares = g.active or bool((g.step >= 0).any())
+        g.shares = g.active if anyone else bool((g.step >= 0).any())
 
 
 def _ops_on_device(h: HostEvents, devs: list[DeviceEvents], host_op: np.ndarray, launched_kernel: np.ndarray

@@ -35,8 +35,8 @@ from tb_gpu_advisor.steps.detect import StepDetection
 
 def sharing_ranks(shares: Iterable[bool]) -> int:
     """How many GPUs a per-step number is shared among: those whose ``shares`` flag the context set
-    (``GpuCtx.shares``: the GPUs with any device work in the kept steps -- kernels, collectives or copies --
-    at least 1.  The one count :attr:`Context.ranks
+    (``GpuCtx.shares``: the GPUs that ran kernels or collectives; where none did, those with any device work in the
+    kept steps -- copies), at least 1.  The one count :attr:`Context.ranks
     <tb_gpu_advisor.metrics.context.Context.ranks>` and :attr:`HostMetrics.ranks` both ask (h37-xplane3: 4 GPUs that
     only copied, 16 MB each a step, no kernel anywhere, read as one GPU's "h2d 5.43 ms per step in a 1.49 ms step")."""
     return max(1, sum(1 for a in shares if a))

@@ -287,8 +287,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "vendor": _vendor(m),
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: _words(m, v) for k, v in m.applied.items()},
-                 "time_base": cap.time_base, **{"per_gpu_over": x for x in _copy_only_gpus_note(m)},
-                 **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
+                 "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
         steps={"source": det.source, "source_label": SOURCE_LABEL.get(det.source), "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "iteration_guess": det.iteration_guess,
                "dropped": [_dropped_row(d) for d in det.dropped]},
@@ -341,32 +340,17 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
 def _shown_gpus(m: HostMetrics) -> list:
     """The GPUs that ran something in the capture (all of them when none did): a GPU the process could see but never
     used is no GPU of the job, and a row with a step time would say it ran."""
-    active = [g for g in m.gpus if g.active or g.shares]
+    active = [g for g in m.gpus if g.active]
     return active or list(m.gpus)
 
 
 def _idle_gpus_note(m: HostMetrics) -> list[str]:
-    idle = [g.gpu for g in m.gpus if not (g.active or g.shares)]
+    idle = [g.gpu for g in m.gpus if not g.active]
     if not idle or len(idle) == len(m.gpus):
         return []
     return [f"{plural(len(idle), 'more GPU')} visible to the process ran nothing in the capture and "
             f"{'is' if len(idle) == 1 else 'are'} not listed "
             f"(GPU {', '.join(map(str, idle[:8]))}{'…' if len(idle) > 8 else ''})"]
-
-
-def _copy_only_gpus_note(m: HostMetrics) -> list[str]:
-    """Which GPUs a per-step number is shared among where some only copied beside GPUs that computed
-    (``GpuMetrics.shares``, :func:`~tb_gpu_advisor.metrics.types.sharing_ranks`): their copies are their work, so the
-    copy tables' per-GPU numbers and the step's breakdown count them, and a compute time per GPU is over them too."""
-    shared = [g.gpu for g in m.gpus if g.shares]
-    fed = [g.gpu for g in m.gpus if g.shares and not g.active]
-    if not fed or len(fed) == len(shared):
-        return []
-    return [f"Per-step numbers are per GPU over the {len(shared)} GPUs with work in the kept steps "
-            f"({', '.join(f'GPU{g}' for g in shared)}); {', '.join(f'GPU{g}' for g in fed)} ran no kernel or collective, "
-            f"only copies: {'its' if len(fed) == 1 else 'their'} copies are {'its' if len(fed) == 1 else 'their'} "
-            "work and the rest of the step idle, so a compute time per GPU is shared with "
-            f"{'it' if len(fed) == 1 else 'them'} too"]
 
 
 def _job(m: HostMetrics) -> dict:

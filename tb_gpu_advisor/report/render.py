@@ -419,8 +419,6 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         out.append(f"GPUs on {h.host}")
         out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
-        if (h.capture or {}).get("per_gpu_over"):  # GPUs that only copied share the per-step numbers: which ones
-            out.extend(_wrap(h.capture["per_gpu_over"], WIDTH, initial_indent="  ", subsequent_indent="  "))
         out.append("")
     comm = _communication(h)
     if comm:
@@ -742,8 +740,6 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append(f"### GPUs on {md_code(h.host)}")
         out.append("")
         out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
-        if (h.capture or {}).get("per_gpu_over"):
-            out += ["", md_inline(h.capture["per_gpu_over"])]
         out.append("")
     comm = _communication(h)
     if comm:

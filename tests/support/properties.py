@@ -1075,11 +1075,11 @@ def ranges_within_claim(where: str, f: Finding) -> list[str]:
 
 
 def _ranks(h: HostReport) -> int:
-    """The GPUs a host's per-step numbers are shared among: those with kernels or collectives, and those with device
-    work in the kept steps (``busy_share``: copies -- h37-xplane3, 4 GPUs that only copied; h37-comm3, 2 GPUs only
-    fed their batch beside 2 that computed); at least 1."""
-    return max(1, sum(1 for g in h.gpus if (g.kernel_count or 0) > 0 or (g.collective_calls_per_step or 0) > 0
-                      or (g.busy_share or 0) > 0))
+    """The GPUs a host's per-step numbers are shared among: those with kernels or collectives; where none has any,
+    those with device work in the kept steps (``busy_share``: copies -- h37-xplane3, 4 GPUs that only copied); at
+    least 1."""
+    ran = sum(1 for g in h.gpus if (g.kernel_count or 0) > 0 or (g.collective_calls_per_step or 0) > 0)
+    return max(1, ran or sum(1 for g in h.gpus if (g.busy_share or 0) > 0))
 
 
 #: The counts a finding states per step, each with where the report holds the same count over the kept steps (every

@@ -195,7 +195,7 @@ def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:
         out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
                               f"ten seconds of steady-state steps is enough.", "The capture is long",
                          ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
-                         ctx.fw.fix(f"{ID}:long")))
+                         ctx.window_fixes(c.capture_format, "long") or ctx.fw.fix(f"{ID}:long")))
     # no GPU work: the report times no step (its header says so), so none is judged unsteady (a CPU-only fit's
     # start-up window beside its iterations, wild/lightning_cpu_fit)
     if gpu_work and c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:

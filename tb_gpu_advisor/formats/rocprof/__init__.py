@@ -1,0 +1,33 @@
+"""ROCm rocprof's trace (``rocprof --hip-trace``, rocprof v1/v2 through roctracer: ``results.json``): its layout, its
+probe and the reader into the neutral trace model (``reader.read_trace``)."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.formats.base import Format
+from tb_gpu_advisor.formats.rocprof.layout import LAYOUT
+
+
+def has_gpu_activity(path: str) -> bool | None:
+    """None: not told cheaply (tblextr labels every GPU up to the highest id it saw, so a label is no kernel, and the
+    events of a section may lie anywhere in the file): the read says."""
+    return None
+
+
+#: rocprof's own ways to put the window on the GPU work (rocprof v1 ``--help``): tracing switched off at the start
+#: (``--trace-start off``) and on from the program (``roctracer_start()`` / ``roctracer_stop()``, roctracer's
+#: ``roctracer_ext.h``), or a delay and a length (``--trace-period <delay:length:rate>``).
+_WINDOW = ("# record only the {steps} after the warm-up: start with tracing off and switch it on from the program\n"
+           "rocprof --hip-trace --trace-start off -o results.csv ./app   # app: roctracer_start(); run; roctracer_stop();\n"
+           "# or a delay and a length from the start (ms): rocprof --hip-trace --trace-period 5000:2000:0 ./app")
+WINDOW_FIXES = {
+    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
+                 "themselves, and enough of them.", _WINDOW),),
+    "steady": (("Put the trace on the steady state: rocprof records from process start (code objects, the first "
+                "calls, the libraries' set-up); start it after the warm-up and keep it on several steps.", _WINDOW),),
+    "long": (("Record a shorter window: a few seconds of the program's steady work, not all of it -- rocprof "
+              "records every call and operation for as long as it runs.", _WINDOW),),
+}
+
+FORMAT = Format(id="rocprof", name="ROCm rocprof", layout=LAYOUT, probe=has_gpu_activity,
+                reader_module="tb_gpu_advisor.formats.rocprof.reader", window_fixes=WINDOW_FIXES,
+                perfetto_opens=True)

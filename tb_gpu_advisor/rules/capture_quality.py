@@ -377,7 +377,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"may well be there -- the profiler is not shown to have missed them. The "
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:
-        title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
+        title = "The capture lost its GPU records"  # the capture's own profiler's way where its format gives one
+        actions = (ctx.window_fixes(kind.capture_format or m.capture.capture_format, "no_gpu_records")
+                   or ctx.fw.fix(f"{ID}:lost_records"))
         summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "
                    f"of the profile was lost or not recorded, so the guide's GPU checks were skipped. Profile again "
                    f"with GPU activity recorded, and let the GPU finish its work before the profiler stops.")

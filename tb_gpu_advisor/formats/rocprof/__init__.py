@@ -15,7 +15,8 @@ def has_gpu_activity(path: str) -> bool | None:
 
 #: rocprof's own ways to put the window on the GPU work (rocprof v1 ``--help``): tracing switched off at the start
 #: (``--trace-start off``) and on from the program (``roctracer_start()`` / ``roctracer_stop()``, roctracer's
-#: ``roctracer_ext.h``), or a delay and a length (``--trace-period <delay:length:rate>``).
+#: ``roctracer_ext.h``), or a delay and a length (``--trace-period <delay:length:rate>``); its records written as it
+#: runs (``--flush-rate <rate>``).
 _WINDOW = ("# record only the {steps} after the warm-up: start with tracing off and switch it on from the program\n"
            "rocprof --hip-trace --trace-start off -o results.csv ./app   # app: roctracer_start(); run; roctracer_stop();\n"
            "# or a delay and a length from the start (ms): rocprof --hip-trace --trace-period 5000:2000:0 ./app")
@@ -24,6 +25,10 @@ WINDOW_FIXES = {
                  "themselves, and enough of them.", _WINDOW),),
     "steady": (("Put the trace on the steady state: rocprof records from process start (code objects, the first "
                 "calls, the libraries' set-up); start it after the warm-up and keep it on several steps.", _WINDOW),),
+    "no_gpu_records": (("Record the GPU's side with the calls: rocprof --hip-trace records each kernel and copy beside "
+                      "the HIP call that launched it; let the GPU finish (hipDeviceSynchronize) before the program "
+                      "exits, and have rocprof write its records as it goes on a long run (--flush-rate).",
+                      "rocprof --hip-trace --flush-rate 1s -o results.csv ./app   # app: hipDeviceSynchronize() before exit"),),
     "long": (("Record a shorter window: a few seconds of the program's steady work, not all of it -- rocprof "
               "records every call and operation for as long as it runs.", _WINDOW),),
 }

@@ -301,7 +301,8 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
                                  op=op_name[h.name[ridx]], source="roctx ranges (rocprof Markers and Ranges)")
 
     # ---- each operation's launch, through the flow pairs
-    launch = _launches(events, ops, tid, start, is_range_row)
+    copy_call = np.array([devices.is_copy_call(names[int(i)]) for i in name_idx.tolist()], bool)
+    launch = _launches(events, ops, tid, start, end, is_range_row, copy_call)
     d_corr = np.where(launch >= 0, h_corr[np.maximum(launch, 0)] if h_corr.size else -1, -1)
     op_of_launch = innermost_range(h, is_range_row, launch)
     call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
@@ -355,9 +356,14 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
                  framework_hint=framework_shown(h.names, kernel_names))
 
 
-def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.ndarray,
-              is_range_row: np.ndarray) -> np.ndarray:
-    """Per operation: the host event (sorted index) of the call that launched it, -1 where no flow ties one."""
+def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.ndarray, end: np.ndarray,
+              is_range_row: np.ndarray, copy_call: np.ndarray) -> np.ndarray:
+    """Per operation: the host event (sorted index) of the call that launched it, -1 where no flow ties one.
+
+    tblextr puts a flow's ``s`` at ``begin_us + dur_us / 2`` of the call (whole microseconds, printed with ``%d``),
+    unless the operation began before that: then at the operation's start.  A call whose middle is the ``s`` time is
+    the launch; a flow moved to its operation's start is the first call on that thread, not yet tied, whose middle
+    comes at or after it (a copy's call for a copy)."""
     out = np.full(len(ops), -1, np.int64)
     flows: dict[object, dict[str, tuple[int, int, int]]] = {}
     for ev in events:
@@ -367,29 +373,39 @@ def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.n
                                                                         _int(ev.get("ts")))
     if not flows or not ops:
         return out
-    # operations by (section pid, lane, start us); the first unclaimed one wins a tie
-    at: dict[tuple[int, int, int], list[int]] = {}
+    at: dict[tuple[int, int, int], list[int]] = {}  # operations by (section pid, lane, start us), first one first
     for i, o in enumerate(ops):
-        us = o[7] if o[7] >= 0 else o[2] // 1000
-        at.setdefault((o[5], o[6], us), []).append(i)
+        at.setdefault((o[5], o[6], o[7] if o[7] >= 0 else o[2] // 1000), []).append(i)
     op_pids = {o[5] for o in ops}
+    copy_pids = {o[5] for o in ops if o[8]}
     calls = np.flatnonzero(~is_range_row)
+    middle = start // 1000 + ((end - start) // 1000) // 2
     by_thread: dict[int, np.ndarray] = {}
     for t in np.unique(tid[calls]).tolist():
         mine = calls[tid[calls] == t]
-        by_thread[t] = mine[np.argsort(start[mine], kind="stable")]
-    for pair in flows.values():
-        s, t = pair.get("s"), pair.get("t")
-        if s is None or t is None or t[0] not in op_pids or s[1] not in by_thread:
+        by_thread[t] = mine[np.lexsort((start[mine], middle[mine]))]
+    taken = np.zeros(start.size, bool)
+    pairs = sorted(((p["s"], p["t"]) for p in flows.values() if "s" in p and "t" in p), key=lambda x: (x[1][2], x[0][2]))
+    moved = []
+    for s, t in pairs:
+        if t[0] not in op_pids or s[1] not in by_thread:
             continue  # not a launch (a sync's dependence runs from the GPU to the host)
-        waiting = at.get(t)
-        if not waiting:
-            continue
         mine = by_thread[s[1]]
-        k = int(np.searchsorted(start[mine] // 1000, s[2], side="right")) - 1
-        if k < 0:
-            continue
-        out[waiting.pop(0)] = mine[k]
+        lo, hi = np.searchsorted(middle[mine], s[2], "left"), np.searchsorted(middle[mine], s[2], "right")
+        hit = [int(c) for c in mine[lo:hi] if not taken[c]]
+        if hit and at.get(t):
+            out[at[t].pop(0)] = hit[0]
+            taken[hit[0]] = True
+        elif s[2] == t[2]:
+            moved.append((s, t))
+    for s, t in moved:
+        mine = by_thread[s[1]]
+        k = int(np.searchsorted(middle[mine], s[2], "left"))
+        want_copy = t[0] in copy_pids
+        cand = next((int(c) for c in mine[k:] if not taken[c] and (copy_call[c] or not want_copy)), -1)
+        if cand >= 0 and at.get(t):
+            out[at[t].pop(0)] = cand
+            taken[cand] = True
     return out
 
 
@@ -398,7 +414,7 @@ def _grid(call_name: list[str], call_args: list[str]) -> tuple[np.ndarray, np.nd
     blocks = np.full(len(call_name), -1, np.int64)
     threads = np.full(len(call_name), -1, np.int64)
     for i, (c, a) in enumerate(zip(call_name, call_args)):
-        if not a or not c.startswith(devices.amd.LAUNCH_CALLS + devices.WORK_ITEM_GRID_CALLS):
+        if not a or not (devices.is_launch_call(c) or devices.grid_in_work_items(c)):
             continue
         g = w = None
         for gk, wk in (("numBlocks", "dimBlocks"), ("gridDim", "blockDim")):
@@ -414,7 +430,7 @@ def _grid(call_name: list[str], call_args: list[str]) -> tuple[np.ndarray, np.nd
                     break
         if g is None or min(g) <= 0 or min(w) <= 0:
             continue
-        if c.startswith(devices.WORK_ITEM_GRID_CALLS):
+        if devices.grid_in_work_items(c):
             g = [-(-x // y) for x, y in zip(g, w)]
         blocks[i] = g[0] * g[1] * g[2]
         threads[i] = w[0] * w[1] * w[2]

@@ -14,7 +14,6 @@ tests skip where they are absent (a fresh clone).  Main refused every such file 
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
 

@@ -38,7 +38,8 @@ _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32
 
 #: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
 #: code snippets stay as they are).  HIP names its runtime calls as CUDA's with ``hip`` for ``cuda`` (the HIP API
-#: reference), but pinned host memory: ``hipHostMalloc`` (``hipMallocHost`` is its deprecated alias).
+#: reference), but pinned host memory: ``hipHostMalloc`` (``hipMallocHost`` is its deprecated alias).  ROCm's
+#: ranges are roctx's (``roctxRangePush``; PyTorch's ``torch.cuda.nvtx`` and ``emit_nvtx`` write roctx on ROCm).
 WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
          ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
@@ -46,7 +47,8 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
          ("cudaMallocHost", "hipHostMalloc"), ("cudaHostRegister", "hipHostRegister"),
          ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
-         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"))
+         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
+         ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"))
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).

@@ -138,7 +138,7 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
 
 #: Formats whose profiler traces any GPU program, not a framework's own: Nsight Systems (CUDA), rocmProfileData and
 #: rocprof (HIP).
-_ANY_PROGRAM = ("nsys", "rpd", "rocprof")
+_ANY_PROGRAM = ("nsys", "rpd", "rocprof", "rocpd")
 
 
 def detect_trace(trace: Trace) -> Framework:

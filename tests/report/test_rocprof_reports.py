@@ -67,6 +67,7 @@ def test_a_loop_marked_by_roctx_ranges_is_stepped_by_them(tmp_path: Path):
     steps = report["hosts"][0]["steps"]
     assert steps["found"] == truth["steps"] and "range" in steps["source"]
     assert steps["note"].startswith("roctx ranges `iteration`")
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))  # the host's fixes: roctx's
 
 
 def test_a_window_whose_launch_has_no_gpu_record_gets_rocprofs_fix(tmp_path: Path):
@@ -78,4 +79,31 @@ def test_a_window_whose_launch_has_no_gpu_record_gets_rocprofs_fix(tmp_path: Pat
     report = cli_report(path)
     (lost,) = [f for f in report["findings"] if f["title"] == "The capture lost its GPU records"]
     assert "rocprof --hip-trace" in json.dumps(lost["actions"])
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+
+
+ROCPD = REAL / "ck_batched_gemm_rocpd_mi300x" / "28_results.db"
+
+
+@pytest.mark.skipif(not ROCPD.exists(), reason="the real rocpd database is kept only locally (.robustness/, no licence)")
+def test_the_rocpd_ck_gemm_is_read_and_its_grid_judged_on_the_mi300xs_cus():
+    """rocprofv3's database of a Composable Kernel batched GEMM (main: not recognised): 150 dispatches of one kernel
+    of 256 workgroups on the MI300X's 304 CUs (rocpd's agent ``cu_count``) -- the one physical fact the capture shows
+    against the GPU -- in HIP's words, rocprofv3's window."""
+    report = cli_report(ROCPD)
+    host = report["hosts"][0]
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    small = [f for f in report["findings"] if f["id"].startswith("small_grid")]
+    assert small and "256 workgroups" in small[0]["summary"] and "304 CUs" in small[0]["summary"]
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+
+
+def test_a_rocpd_loop_marked_by_roctx_ranges_is_stepped_by_them(tmp_path: Path):
+    from synthetic import rocpdtrace
+
+    path = tmp_path / "4242_results.db"
+    truth = rocpdtrace.write(str(path), [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6, gap_ms=1.0)
+    report = cli_report(path)
+    steps = report["hosts"][0]["steps"]
+    assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
     assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))

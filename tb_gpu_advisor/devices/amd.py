@@ -48,7 +48,8 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
          ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
          ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
-         ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"))
+         ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"), ("nvtxRangePushA", "roctxRangePushA"),
+         ("nvtxRangePop", "roctxRangePop"))
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).

@@ -220,3 +220,26 @@ def test_the_mi300a_vector_add_reads_as_its_own_stats_say():
     names = [d.names[int(x)] for x in d.name]
     # the first upload's call held the host 232 ms before its 92 ms transfer: staged, pageable; the rest unknown
     assert [h for n, h in zip([n for n in names if n.startswith("Copy")], d.copy_host.tolist())] == [1, -1, -1]
+
+
+# --------------------------------------------------------------------------- the kept real capture (MIT): kernels only
+
+LLAMA = REPO / "tests" / "fixtures" / "wild" / "llamacpp_rocprof_r9700" / "results.json.gz"
+
+
+def test_the_kept_kernel_only_trace_reads_its_dispatches_grid_and_gpu_as_its_stats_say():
+    """JoursBleu/llama.cpp's ``rocprof --stats`` trace (no ``--hip-trace``: no host section, ``KernelName``, ``gpu-id``,
+    ``grd``/``wgr`` in each dispatch's args): 1,963 dispatches on node 2, ``mul_mat_q<(ggml_type)2, 128, false>`` 442
+    of them for 598,069,423 ns (its ``results.stats.csv``: 90.3%), the GPU named as the ``results.sysinfo.txt`` beside
+    it spells it (``otherData`` took the spaces out: ``AMDRadeonAIPROR9700``).  Main refused it; a first read here
+    crashed on its empty host side."""
+    t = read_trace(str(LLAMA))
+    (d,) = t.devices
+    assert len(t.h) == 0 and len(d) == 1963 and d.gpu == 2
+    assert d.info.name == "AMD Radeon AI PRO R9700" and d.info.sm_count == 64
+    mmq = [n for n in d.names if n.startswith("void mul_mat_q<(ggml_type)2, 128, false>")]
+    assert len(mmq) == 1
+    k = np.flatnonzero(np.asarray(d.name) == d.names.index(mmq[0]))
+    assert k.size == 442 and int((d.end[k] - d.start[k]).sum()) // 1000 == 598_069_423
+    idx, blocks, threads = d.launches()
+    assert idx.size == len(d) and set(threads.tolist()) <= {32, 64, 128, 256, 512, 1024}  # wgr: work-items

@@ -26,9 +26,11 @@ What is decided here, once, from the writer's own conventions (ROCm/rocprofiler 
   device-to-device copies ``CopyHostToDevice``), whether it held the host its call's name (``devices.copy_call_sync``);
   its host memory's kind is unknown but where the timing shows staging (``formats.staging``); a kernel's grid is its
   launch's ``numBlocks``/``dimBlocks`` (or ``gridDim*``/``blockDim*``; HIP's work-item launches divided by their
-  workgroup: ``devices.WORK_ITEM_GRID_CALLS``);
-* each GPU's model and compute units are ``rocminfo``'s (``otherData``: the agent whose ``Node`` is the GPU's id;
-  rocminfo's words without their spaces, ``AMDInstinctMI300X``, are given back theirs).
+  workgroup: ``devices.WORK_ITEM_GRID_CALLS``); a kernel-only trace's (``rocprof --stats`` without ``--hip-trace``:
+  ``KernelName``, ``gpu-id``, ``grd`` and ``wgr`` in work-items) its dispatch's own ``grd`` / ``wgr``;
+* each GPU's model and compute units are ``rocminfo``'s (``otherData``: the agent whose ``Node`` is the GPU's id),
+  its name as the ``<name>.sysinfo.txt`` rocprof writes beside the trace spells it where that is there, else
+  ``otherData``'s with its spaces given back (``AMDInstinctMI300X`` -> ``AMD Instinct MI300X``).
 
 The events are decoded one at a time from the text (no tree of the whole file is held), the file's size bounded as
 every format's.  A file cut short, one that is no JSON or holds no event, is a clear error (:class:`RocprofReadError`).
@@ -36,6 +38,7 @@ every format's.  A file cut short, one that is no JSON or holds no event, is a c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -186,6 +189,30 @@ def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None]:
     return by_node, (next(iter(by_node.values())) if len(shared) == 1 else None)
 
 
+#: How much of the sibling ``<name>.sysinfo.txt`` is read (rocminfo of an 8-GPU node: ~70 kB).
+SYSINFO_BYTES = 1 << 20
+
+
+def _sysinfo_names(path: str) -> dict[int, str]:
+    """GPU node id -> its marketing name as rocminfo printed it, from the ``<name>.sysinfo.txt`` rocprof writes beside
+    the trace (the same rocminfo ``otherData`` holds, its spaces kept: ``AMD Radeon AI PRO R9700``, which no rule can
+    give back to ``AMDRadeonAIPROR9700``); {} where it is not there."""
+    base = path[: -len(".json.gz")] if path.endswith(".json.gz") else path[: -len(".json")] if path.endswith(".json") \
+        else None
+    if base is None:
+        return {}
+    try:
+        text = fsio.read_head(base + ".sysinfo.txt", SYSINFO_BYTES).decode("utf-8", errors="replace")
+    except Exception:  # noqa: BLE001 - absent or unreadable: otherData's names are used
+        return {}
+    out: dict[int, str] = {}
+    for block in re.split(r"(?m)^Agent \d+\s*$", text)[1:]:
+        field = dict((k.strip(), v.strip()) for k, v in re.findall(r"(?m)^\s{2}([A-Za-z][\w ]*?):\s+(.*)$", block))
+        if field.get("Device Type") == "GPU" and field.get("Node", "").isdigit() and field.get("Marketing Name"):
+            out[int(field["Node"])] = field["Marketing Name"]
+    return out
+
+
 def _spaced(name: str) -> str:
     """rocminfo's name as ``results.sysinfo.txt`` keeps it, its spaces taken out (``AMDInstinctMI300X``), with them
     given back: before a capital that starts a word after a lower-case letter or after a run of capitals."""
@@ -226,7 +253,7 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
 
     calls: list[tuple] = []  # (pid, tid, begin, end, name, args text)
     ranges: list[tuple] = []
-    ops: list[tuple] = []  # (gpu, stream, begin, end, name, section pid, lane tid, begin us, is copy)
+    ops: list[tuple] = []  # (gpu, stream, begin, end, name, section pid, lane tid, begin us, is copy, grd, wgr)
     left = {"hsa": 0, "barrier": 0, "other": 0, "unknown copy": 0}
     for ev in events:
         if ev.get("ph") != "X":
@@ -249,7 +276,7 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
             gpu = _int(a.get("dev-id"), _int(a.get("gpu-id"), n if n >= 0 else 0))
             stream = _int(a.get("stream-id"), _int(a.get("queue-id"), 0))
             ops.append((gpu, stream, b, e, name or "(unnamed kernel)", pid, _int(ev.get("tid"), 0),
-                        _int(ev.get("ts")), is_copy))
+                        _int(ev.get("ts")), is_copy, _int(a.get("grd")), _int(a.get("wgr"))))
         else:
             left[kind if kind in left else "other"] += 1
     if not calls and not ranges and not ops:
@@ -332,7 +359,18 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
     graph = np.where(is_graph, d_corr, -1)
     blocks, threads = _grid(call_name, call_args)
+    # a kernel-only trace (rocprof --stats, no --hip-trace): the dispatch's own grid and workgroup, in work-items
+    grd = np.array([o[9] for o in ops], np.int64)
+    wgr = np.array([o[10] for o in ops], np.int64)
+    own = (blocks < 0) & (grd > 0) & (wgr > 0)
+    blocks[own] = -(-grd[own] // wgr[own])
+    threads[own] = wgr[own]
     models, shared = _gpu_models(other)
+    for node, spelled in _sysinfo_names(path).items():  # rocminfo's own spelling, where rocprof kept it beside
+        if node in models:
+            models[node] = dataclasses.replace(models[node], name=spelled)
+    if shared is not None and len({i.name for i in models.values()}) == 1:
+        shared = next(iter(models.values()))
     streams = np.array([o[1] for o in ops], np.int64)
     devs = []
     unnamed = False
@@ -445,7 +483,8 @@ def _device(gpu: int, sel: np.ndarray, info: DeviceInfo, streams: np.ndarray, o_
     names = [str(x) for x in uname.tolist()]
     uq, stream = unique_inverse(streams[sel])
     op_host = op_of_launch[sel]
-    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
+    named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)
+    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, named, -1))  # a kernel-only trace: no host event
     op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
     op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
     name = narrowest(name.astype(np.int32), np.int16)

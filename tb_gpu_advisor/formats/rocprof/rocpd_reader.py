@@ -292,7 +292,8 @@ def _device(gpu: int, sel: np.ndarray, info: DeviceInfo, streams: np.ndarray, o_
     names = [str(x) for x in uname.tolist()]
     uq, stream = unique_inverse(streams[sel])
     op_host = op_of_launch[sel]
-    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
+    named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)
+    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, named, -1))  # a kernel-only trace: no host event
     op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
     op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
     name = narrowest(name.astype(np.int32), np.int16)

@@ -47,7 +47,9 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
          ("cudaMallocHost", "hipHostMalloc"), ("cudaHostRegister", "hipHostRegister"),
          ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
-         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
+         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
+         ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
+         ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
          ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"), ("nvtxRangePushA", "roctxRangePushA"),
          ("nvtxRangePop", "roctxRangePop"))
 

@@ -181,7 +181,7 @@ def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None]:
     for a in agents.values():
         if a.get("DeviceType") != "GPU":
             continue
-        name = _spaced(a.get("MarketingName") or a.get("Name") or "")
+        name = _with_vendor(_spaced(a.get("MarketingName") or a.get("Name") or ""), a.get("VendorName", ""))
         units = _int(re.sub(r"\(.*", "", a.get("ComputeUnit", "")), 0)
         info = DeviceInfo(name=name or GPU_NAME, sm_count=units or None)
         by_node[_int(a.get("Node"))] = info
@@ -209,8 +209,17 @@ def _sysinfo_names(path: str) -> dict[int, str]:
     for block in re.split(r"(?m)^Agent \d+\s*$", text)[1:]:
         field = dict((k.strip(), v.strip()) for k, v in re.findall(r"(?m)^\s{2}([A-Za-z][\w ]*?):\s+(.*)$", block))
         if field.get("Device Type") == "GPU" and field.get("Node", "").isdigit() and field.get("Marketing Name"):
-            out[int(field["Node"])] = field["Marketing Name"]
+            out[int(field["Node"])] = _with_vendor(field["Marketing Name"], field.get("Vendor Name", ""))
     return out
+
+
+def _with_vendor(name: str, vendor: str) -> str:
+    """rocminfo's marketing name with its agent's vendor before it where the name does not carry it (a Vega 20's
+    marketing name is ``Vega 20``, its vendor ``AMD``): the model named as the vendor's."""
+    vendor = vendor.strip()
+    if not name or not vendor or vendor.lower() in name.lower().split():
+        return name
+    return f"{vendor} {name}"
 
 
 def _spaced(name: str) -> str:

@@ -253,7 +253,7 @@ def _agents(schema: tb.Schema, table: str) -> dict[int, tuple[int, DeviceInfo | 
     """agent id -> (its GPU index, its model), -1 for a CPU agent."""
     if not schema.has(table, "id", "type"):
         return {}
-    cols = [c for c in ("type_index", "product_name", "extdata") if c in schema.columns(table)]
+    cols = [c for c in ("type_index", "product_name", "vendor_name", "extdata") if c in schema.columns(table)]
     sql = f'SELECT id, type, {", ".join(cols) or "NULL"} FROM "{table}"'
     out: dict[int, tuple[int, DeviceInfo | None]] = {}
     for row in schema.con.execute(sql).fetchall():
@@ -268,8 +268,17 @@ def _agents(schema: tb.Schema, table: str) -> dict[int, tuple[int, DeviceInfo | 
             units = None
         idx = got.get("type_index")
         out[int(row[0])] = (int(idx) if isinstance(idx, int) else int(row[0]),
-                            DeviceInfo(name=str(got.get("product_name") or GPU_NAME), sm_count=units))
+                            DeviceInfo(name=_named(str(got.get("product_name") or ""), str(got.get("vendor_name") or "")),
+                                       sm_count=units))
     return out
+
+
+def _named(product: str, vendor: str) -> str:
+    """The agent's product name, its vendor before it where the name does not carry it (``Vega 20`` -> ``AMD Vega
+    20``); unnamed: :data:`GPU_NAME`."""
+    if not product:
+        return GPU_NAME
+    return product if not vendor or vendor.lower() in product.lower().split() else f"{vendor} {product}"
 
 
 def _symbols(schema: tb.Schema, table: str) -> dict[int, str]:

@@ -32,8 +32,8 @@ What is decided here, once, from the writer's own conventions (ROCm/rocprofiler 
   its name as the ``<name>.sysinfo.txt`` rocprof writes beside the trace spells it where that is there, else
   ``otherData``'s with its spaces given back (``AMDInstinctMI300X`` -> ``AMD Instinct MI300X``).
 
-The events are decoded one at a time from the text (no tree of the whole file is held), the file's size bounded as
-every format's.  A file cut short, one that is no JSON or holds no event, is a clear error (:class:`RocprofReadError`).
+The events are decoded one at a time from the text and kept as decoded (memory grows with the events, beside the
+text; a compact per-event form is left for a session with time), the file's size bounded as every format's.  A file cut short, one that is no JSON or holds no event, is a clear error (:class:`RocprofReadError`).
 """
 
 from __future__ import annotations

@@ -37,12 +37,21 @@ _GEMM = re.compile(r"^Cijk_|\bck::tensor_operation|ck_tile::|kernel_gemm|gemm_xd
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
 #: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
-#: code snippets stay as they are).
+#: code snippets stay as they are).  HIP names its runtime calls as CUDA's with ``hip`` for ``cuda`` (the HIP API
+#: reference), but pinned host memory: ``hipHostMalloc`` (``hipMallocHost`` is its deprecated alias).  ROCm's
+#: ranges are roctx's (``roctxRangePush``; PyTorch's ``torch.cuda.nvtx`` and ``emit_nvtx`` write roctx on ROCm).
 WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
          ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
-         ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"))
+         ("cudaMallocHost", "hipHostMalloc"), ("cudaHostRegister", "hipHostRegister"),
+         ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
+         ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
+         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
+         ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
+         ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
+         ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"), ("nvtxRangePushA", "roctxRangePushA"),
+         ("nvtxRangePop", "roctxRangePop"))
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).
@@ -132,6 +141,10 @@ LINK_START_CALLS = ("hiprtcLinkCreate",)
 #: kinds 4595-4597 and 4615).  roctracer names a ``hipMemcpyDtoD`` ``CopyHostToDevice`` (its issue #53): where the
 #: call that made the record is in the capture, its direction wins (:func:`call_copy_direction`).
 COPY_NAMES = {"CopyHostToDevice": "h2d", "CopyDeviceToHost": "d2h", "CopyDeviceToDevice": "d2d", "FillBuffer": "memset"}
+#: ``hipMemcpyKind`` (HIP's ``hipMemcpyHostToHost`` 0 ... ``hipMemcpyDeviceToDevice`` 3) -> roctracer's record name of
+#: that direction (``hipMemcpyDefault``, 4: the runtime infers it; the record says).  What a copy call asked for, as the
+#: tracers record its arguments (rocmProfileData's ``rocpd_copyapi.kind``, rocprof's ``kind(2)``).
+MEMCPY_KIND_OPS = {0: "CopyHostToHost", 1: "CopyHostToDevice", 2: "CopyDeviceToHost", 3: "CopyDeviceToDevice"}
 #: ROCclr's blit kernels: HIP runs a copy or fill the DMA engines do not take as a kernel of its own (ROCm CLR
 #: ``rocclr/device/blitcl.cpp``), traced as a kernel dispatch under the copy call's correlation id -- the kept MI300X
 #: capture's 12 ``hipMemcpyHtoDAsync`` and 12 ``hipMemcpyDtoDAsync`` ran as ``__amd_rocclr_copyBuffer.kd``, the

@@ -136,8 +136,9 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
     return REGISTRY[found.pop()] if len(found) == 1 else UNKNOWN
 
 
-#: Formats whose profiler traces any GPU program, not a framework's own: Nsight Systems (CUDA), rocmProfileData (HIP).
-_ANY_PROGRAM = ("nsys", "rpd")
+#: Formats whose profiler traces any GPU program, not a framework's own: Nsight Systems (CUDA), rocmProfileData and
+#: rocprof (HIP).
+_ANY_PROGRAM = ("nsys", "rpd", "rocprof", "rocpd")
 
 
 def detect_trace(trace: Trace) -> Framework:

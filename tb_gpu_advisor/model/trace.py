@@ -492,7 +492,7 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
 class Trace:
     """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""
 
-    format: str  # "xplane" | "kineto" | "nsys" | "rpd" | "snapshot"
+    format: str  # "xplane" | "kineto" | "nsys" | "rpd" | "rocprof" | "snapshot"
     host: str
     path: str
     size_bytes: int

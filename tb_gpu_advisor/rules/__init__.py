@@ -470,7 +470,7 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
         # what to change: record what the host does while the GPU idles, so the next capture names it
-        actions=ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST],
+        actions=ctx.record_host_fix() or [RECORD_HOST],
     )
     f.guide_section = "§1 overview"
     return f
@@ -585,7 +585,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
         title="The GPU idles while the host does what the capture did not record",
         metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
-        actions=ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST],
+        actions=ctx.record_host_fix() or [RECORD_HOST],
     )
     f.guide_section = "§1 overview"
     f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
@@ -741,7 +741,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     how = ("moved out of the step, onto the GPU, or overlapped with the GPU's work" if unseen or elsewhere else
            "fewer, larger launches or graphs, or overlapped with the GPU")
     if unseen:
-        actions = ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST]
+        actions = ctx.record_host_fix() or [RECORD_HOST]
     elif no_launch >= 0.1 * host_ms:
         launch = ctx.fw.fix("launch_bound") if host_ms - no_launch >= 0.1 * host_ms else []
         actions = [_move_host_work(idle, launch)] + launch

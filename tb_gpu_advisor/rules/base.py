@@ -120,6 +120,12 @@ class Ctx:
         schedule does not move it), else the framework's fix ``key``."""
         return self.window_fixes(self.m.capture.capture_format, "steady") or self.fw.fix(key)
 
+    def record_host_fix(self, key: str = "step_gaps:unrecorded") -> list[Action]:
+        """How to record what the host does between its GPU work: the capture's own profiler's way where its format
+        gives one (rocprof's roctx ranges with ``--roctx-trace``; ``Format.window_fixes["unrecorded"]``), else the
+        framework's ``key`` (Nsight's NVTX and CPU sampling for a native program); [] where neither has one."""
+        return self.window_fixes(self.m.capture.capture_format, "unrecorded") or self.fw.extra(key)
+
     def window_fixes(self, fmt: str | None, window: str) -> list[Action]:
         """The capture format ``fmt``'s own fixes for a ``window`` (its profiler's options; the format's ``""`` key
         where it has none for it), [] where it has none: their code names the job's step in the job's words (an NVTX

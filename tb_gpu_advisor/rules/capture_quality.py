@@ -199,7 +199,7 @@ def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:
         out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
                               f"ten seconds of steady-state steps is enough.", "The capture is long",
                          ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
-                         ctx.fw.fix(f"{ID}:long")))
+                         ctx.window_fixes(c.capture_format, "long") or ctx.fw.fix(f"{ID}:long")))
     # no GPU work: the report times no step (its header says so), so none is judged unsteady (a CPU-only fit's
     # start-up window beside its iterations, wild/lightning_cpu_fit)
     if gpu_work and c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
@@ -381,7 +381,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"may well be there -- the profiler is not shown to have missed them. The "
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:
-        title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
+        title = "The capture lost its GPU records"  # the capture's own profiler's way where its format gives one
+        actions = (ctx.window_fixes(kind.capture_format or m.capture.capture_format, "no_gpu_records")
+                   or ctx.fw.fix(f"{ID}:lost_records"))
         summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "
                    f"of the profile was lost or not recorded, so the guide's GPU checks were skipped. Profile again "
                    f"with GPU activity recorded, and let the GPU finish its work before the profiler stops.")

@@ -108,7 +108,7 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
         # book the stretch as host work), so a window labelled with a row's ``other`` claimed another quantity under
         # these words (corpus_torch/synced_layers: "1.05 ms of each 1.46 ms step" above "step 0 (28 us)", h37-left56)
         windows=step_windows(ctx, label="unrecorded host time"),
-        actions=ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST],
+        actions=ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST],
     )
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f

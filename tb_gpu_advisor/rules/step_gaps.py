@@ -212,11 +212,11 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
         paced = _clock_paced(g, ctx, m)
         cause = _unrecorded_kind(ran_witness(m), paced, f"{ms(p.unexplained_ms)} {ctx.a_step}: no runtime call, "
                                                             f"op, range or OS call covers it")
-        actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
+        actions = (ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
         if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
             sev = _at_most_warning(sev)
     elif unseen:
-        actions = actions[:1] + (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions[1:]
+        actions = actions[:1] + (ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST]) + actions[1:]
     if _comm_part(g, comm_ms, ctx.a_step) and COMMUNICATE not in actions:  # a part of the gaps: its fix after the first
         actions = actions[:1] + [COMMUNICATE] + actions[1:]
     actions = _made_on_host(ctx, g, cause == host_work) + actions

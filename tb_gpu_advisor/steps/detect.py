@@ -1246,6 +1246,13 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     return s, max(e, _last_step_device_end(h, active, s, e)), words
 
 
+def _ranges_word(trace: Trace) -> str:
+    """What the trace's marked ranges are called, as its reader names them (``HostRanges.source``: NVTX for Nsight,
+    roctx for AMD's tracers)."""
+    src = (trace.ranges.source if trace.ranges is not None else "NVTX").split(" (")[0].strip() or "NVTX"
+    return src if src.endswith("ranges") else f"{src} ranges"
+
+
 def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
     """Steps of a training job known by its own NVTX ranges (``Kind.from_ranges``): the training range that lasts
     longest on average (the backward pass holds the gradient all-reduces it launches, so it outlasts them), where it
@@ -1267,7 +1274,7 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
         return None
     pick = pick[np.lexsort((h.start[pick], h.line[pick]))]
     lines = np.unique(h.line[pick]).size
-    note = (f"NVTX ranges `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
+    note = (f"{_ranges_word(trace)} `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
             f"thread{'s' if lines > 1 else ''}): each repeat starts a step")
     u, s, e = _group_windows(_range_step_ids(h, pick), h.start[pick].astype(np.int64, copy=False), h.end[pick].astype(np.int64, copy=False))
     return "nvtx_top_range", note, u, s, e
@@ -1747,7 +1754,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
-    note = f"NVTX ranges `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
 

@@ -120,11 +120,12 @@ def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypat
     assert found is not None and found[2].host == "trace" and all(str(tmp_path) in w for w in walked)
 
 
-def test_a_rocprof_trace_is_named_as_such_with_what_to_record_instead(tmp_path):
+def test_a_rocprof_trace_is_read_as_rocprofs_not_refused(tmp_path):
     """``rocprof --hip-trace`` writes ``results.json``, a chrome trace whose processes are ``CPU HIP API`` / ``COPY``
     / ``GPU<n>`` and whose events carry ``BeginNs`` / ``DurationNs`` (read off two real ones: HGLiu1998/batched_gemm
-    and shashankparsi/HIP_Programming, MI300X and MI300A, no licence: not kept).  Main said only "a trace, but not
-    PyTorch's"; the user is told which tool wrote it and which capture the Advisor reads."""
+    and shashankparsi/HIP_Programming, MI300X and MI300A, no licence: not kept).  Main named it "a format the Advisor
+    does not read" and exited 2; it is now read (``formats.rocprof``): a window of one HIP call is a report of a
+    window with no GPU work, in HIP's words."""
     run = tmp_path / "logdir" / "rocm"
     run.mkdir(parents=True)
     events = [{}, {"args": {"name": "CPU HIP API"}, "ph": "M", "pid": 2, "name": "process_name", "sort_index": 0},
@@ -133,9 +134,9 @@ def test_a_rocprof_trace_is_named_as_such_with_what_to_record_instead(tmp_path):
                "args": {"BeginNs": "622109243450309", "EndNs": "622109244407161", "Name": "hipLaunchKernel",
                         "DurationNs": "956852"}}]
     (run / "results.json").write_text(json.dumps({"traceEvents": events}))
-    skips = dict(skipped(str(tmp_path / "logdir")))
-    assert "rocprof" in skips["rocm/results.json"] and "torch.profiler" in skips["rocm/results.json"]
-    assert cli(["report", str(run / "results.json")]) == 2
+    assert "rocm/results.json" not in dict(skipped(str(tmp_path / "logdir")))
+    assert [h.format for s in discover(str(tmp_path / "logdir")) for h in s.hosts] == ["rocprof"]
+    assert cli(["report", str(run / "results.json")]) != 2
 
 
 def test_a_memory_timeline_is_named_as_such_with_what_to_analyse_instead(tmp_path):

@@ -68,13 +68,10 @@ _KINETO_KEYS = (rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distri
                 rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
                 rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
 
-#: ROCm's ``rocprof --hip-trace`` (roctracer, rocprof v1) trace, ``results.json``: its processes are named
-#: ``CPU HIP API`` / ``COPY`` / ``GPU<n>`` and every event carries its times in ``BeginNs`` / ``DurationNs``.
-#: Not read here: said by name, with the captures that are (HGLiu1998/batched_gemm, shashankparsi/HIP_Programming).
-_ROCPROF_KEYS = rb'"name"\s*:\s*"CPU HIP API"|"BeginNs"\s*:'
-ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.json), a format the Advisor does not "
-           "read: profile the job with torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) "
-           "or JAX/TensorFlow's profiler (.xplane.pb)")
+#: ROCm's ``rocprof --hip-trace`` (roctracer, rocprof v1/v2) trace, ``results.json``: read by its own format
+#: (``formats.rocprof``, which tells it by its section labels and ``BeginNs`` times: ``rocprof.layout.is_rocprof_head``).
+#: Asked before Kineto's keys: a PyTorch job's roctx ranges are named ``aten::...`` too.
+ROCPROF = "ROCm rocprof's trace (`rocprof --hip-trace`, results.json), not PyTorch's: read as rocprof's"
 #: ROCm's rocmProfileData (``runTracer.sh`` / ``rpd_tracer``): an SQLite database of its own (``.rpd``: tables
 #: ``rocpd_api``, ``rocpd_op``, ``rocpd_string``; ``formats.rpd.tables.OWN``), and the Chrome trace its
 #: ``tools/rpd2tracing.py`` writes from one, array or object form, whose host threads are named ``Hip <tid>`` /
@@ -199,9 +196,11 @@ def sniff(path: str) -> str | None:
         return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if re.search(_RPD_TRACE, head):  # before Kineto's keys: its PyTorch markers are named `aten::...` too
         return RPD
+    from tb_gpu_advisor.formats.rocprof.layout import is_rocprof_head
+
+    if is_rocprof_head(head):  # likewise
+        return ROCPROF
     if not re.search(_KINETO_KEYS, head):
-        if re.search(_ROCPROF_KEYS, head):
-            return ROCPROF
         if re.search(_TF1_TIMELINE, head):
             return TF1_TIMELINE
         if re.search(_XPLANE_TRACE, head):

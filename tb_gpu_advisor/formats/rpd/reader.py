@@ -18,7 +18,7 @@ What is decided here, once, from the database's own conventions (``tables.py`` f
   ``pinned``, which the tracer does not fill for these calls (``tables.py``).  The host memory's kind is unknown but
   where the timing shows it (:func:`_staged`): a blocking copy between the host and the device whose call held the
   host, with no GPU work before it left to wait for, longer than the copy itself took and at least
-  :data:`STAGING_MIN_NS` before its copy began -- host work for the copy (the runtime staging or pinning pageable
+  :data:`formats.staging.STAGING_MIN_NS` before its copy began -- host work for the copy (the runtime staging or pinning pageable
   pages: a pinned copy's transfer starts within microseconds of its call) -- is from pageable memory;
 * a kernel's grid is its launch's (``rocpd_kernelapi``), HIP's module launches' work-item grids divided by their
   workgroup (``devices.WORK_ITEM_GRID_CALLS``);
@@ -44,6 +44,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.rpd import tables as rt
+from tb_gpu_advisor.formats.staging import pageable_by_staging
 from tb_gpu_advisor.frameworks import nvtx, pytorch
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
@@ -56,9 +57,6 @@ __all__ = ["RpdReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 TIME_BASE = "ms from the first record of the rocmProfileData trace (it records no session start)"
 #: The name each GPU gets: the database records no model, so no peak or unit count is claimed for it.
 GPU_NAME = "AMD GPU (model not recorded)"
-#: The shortest host-side lead before a copy's transfer read as staging (:func:`_staged`): a launch's own latency is
-#: microseconds, so a millisecond with nothing queued ahead is host work for the copy, not the call's overhead.
-STAGING_MIN_NS = 1_000_000
 #: The columns each table must have to be read.
 _API_COLS = {"id": "id", "pid": "pid", "tid": "tid", "start": "start", "end": "end", "name": "apiName_id",
              "args": "args_id"}
@@ -275,7 +273,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     desc = np.array([strings.get(int(d), "") for d in ops["desc"].tolist()], dtype=object)
     op_names = np.where((desc == "") | copy_type, op_type, desc)
     asked = _by_api(copies, op_api, "kind")
-    kind_name = np.array([rt.COPY_KIND_OPS.get(int(x), "") for x in asked.tolist()], dtype=object)
+    kind_name = np.array([devices.amd.MEMCPY_KIND_OPS.get(int(x), "") for x in asked.tolist()], dtype=object)
     fix = copy_type & (kind_name != "") & (op_type != "FillBuffer")
     op_names[fix] = kind_name[fix]
     nbytes = np.where(copy_type, _by_api(copies, op_api, "size"), -1)
@@ -325,30 +323,13 @@ def _by_api(table: dict[str, np.ndarray], op_api: np.ndarray, col: str) -> np.nd
 
 def _staged(ops: dict[str, np.ndarray], op_names: np.ndarray, sync: np.ndarray, launch: np.ndarray, h: HostEvents,
             origin: int) -> np.ndarray:
-    """Per op: 1 a copy from (or to) pageable host memory by its timing, -1 unknown.  A blocking host<->device copy's
-    call holds the host from its start; the part of that before the transfer began during which its GPU ran nothing
-    (no earlier work to wait for) is the runtime's host work for the copy.  Where it is at least
-    :data:`STAGING_MIN_NS` and longer than the transfer itself, the copy was staged: pageable memory (the matmul's
-    2 GB upload: 190.7 ms of staging, then 154.9 ms of transfer).  A shorter lead says nothing (a small pageable copy
-    is staged chunk by chunk as it transfers), so the kind stays unknown."""
-    out = np.full(op_names.size, -1, np.int8)
+    """Per op: 1 a copy from (or to) pageable host memory by its timing, -1 unknown (``formats.staging``: the matmul's
+    2 GB upload held the host 190.7 ms of staging, then took 154.9 ms of transfer)."""
     direction = np.array([devices.copy_direction(str(n)) for n in op_names.tolist()], dtype=object)
-    cand = np.flatnonzero((sync == 1) & (launch >= 0) & np.isin(direction, ("h2d", "d2h")))
-    if not cand.size:
-        return out
-    call_start = h.start[launch[cand]] // 1000 + origin  # ps from the origin -> the tracer's ns
-    o0, o1 = ops["start"][cand], ops["end"][cand]
-    busy_until = call_start.copy()  # the latest end of the GPU's earlier work (none: the call's start)
-    for gpu in np.unique(ops["gpu"][cand]).tolist():
-        on = np.flatnonzero(ops["gpu"] == gpu)
-        order = np.argsort(ops["start"][on], kind="stable")
-        starts, ran_to = ops["start"][on][order], np.maximum.accumulate(ops["end"][on][order])
-        mine = np.flatnonzero(ops["gpu"][cand] == gpu)
-        k = np.searchsorted(starts, o0[mine], side="left") - 1  # the ops that started before each copy's transfer
-        busy_until[mine] = np.where(k >= 0, ran_to[np.maximum(k, 0)], call_start[mine])
-    lead = o0 - np.maximum(call_start, np.minimum(busy_until, o0))
-    out[cand[(lead >= STAGING_MIN_NS) & (lead > o1 - o0)]] = 1
-    return out
+    call_start = np.full(launch.size, -1, np.int64)  # ps from the origin -> the tracer's ns
+    has = launch >= 0
+    call_start[has] = h.start[launch[has]] // 1000 + origin
+    return pageable_by_staging(ops["gpu"], ops["start"], ops["end"], direction, sync, call_start)
 
 
 def _grid(kernels: dict[str, np.ndarray], op_api: np.ndarray, call_name: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -36,8 +36,6 @@ STRING_TEXT = "string"
 USER_MARKER = "UserMarker"
 #: ``opType`` of a kernel dispatched by a launch call, and of one a HIP graph launch ran.
 KERNEL_OPS = ("KernelExecution", "Task")
-#: ``hipMemcpyKind`` -> the op type of that direction (``hipMemcpyDefault``, 4: the runtime infers it; the op says).
-COPY_KIND_OPS = {0: "CopyHostToHost", 1: "CopyHostToDevice", 2: "CopyDeviceToHost", 3: "CopyDeviceToDevice"}
 #: The tracer's own records (``Logger::createOverheadRecord``: its flushes of each table, its activity callback):
 #: its work, not the program's.
 OVERHEAD = ("rpdflush", "hcc_activity_callback")

@@ -1,0 +1,69 @@
+"""ROCm's profilers' outputs: rocprof's trace (``rocprof --hip-trace``, rocprof v1/v2 through roctracer:
+``results.json``; ``layout.py``, ``reader.py``) and rocprofv3's rocpd database (ROCm 7: ``<pid>_results.db``;
+``rocpd_layout.py``, ``rocpd_reader.py``), each a format of its own into the neutral trace model."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.formats.base import Format
+from tb_gpu_advisor.formats.rocprof.layout import LAYOUT
+from tb_gpu_advisor.formats.rocprof.rocpd_layout import LAYOUT as ROCPD_LAYOUT
+
+
+def has_gpu_activity(path: str) -> bool | None:
+    """None: not told cheaply (tblextr labels every GPU up to the highest id it saw, so a label is no kernel, and the
+    events of a section may lie anywhere in the file): the read says."""
+    return None
+
+
+#: rocprof's own ways to put the window on the GPU work (rocprof v1 ``--help``): tracing switched off at the start
+#: (``--trace-start off``) and on from the program (``roctracer_start()`` / ``roctracer_stop()``, roctracer's
+#: ``roctracer_ext.h``), or a delay and a length (``--trace-period <delay:length:rate>``); its records written as it
+#: runs (``--flush-rate <rate>``).
+_WINDOW = ("# record only the {steps} after the warm-up: start with tracing off and switch it on from the program\n"
+           "rocprof --hip-trace --trace-start off -o results.csv ./app   # app: roctracer_start(); run; roctracer_stop();\n"
+           "# or a delay and a length from the start (ms): rocprof --hip-trace --trace-period 5000:2000:0 ./app")
+WINDOW_FIXES = {
+    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
+                 "themselves, and enough of them.", _WINDOW),),
+    "steady": (("Put the trace on the steady state: rocprof records from process start (code objects, the first "
+                "calls, the libraries' set-up); start it after the warm-up and keep it on several steps.", _WINDOW),),
+    "no_gpu_records": (("Record the GPU's side with the calls: rocprof --hip-trace records each kernel and copy beside "
+                      "the HIP call that launched it; let the GPU finish (hipDeviceSynchronize) before the program "
+                      "exits, and have rocprof write its records as it goes on a long run (--flush-rate).",
+                      "rocprof --hip-trace --flush-rate 1s -o results.csv ./app   # app: hipDeviceSynchronize() before exit"),),
+    "unrecorded": (("Record what the host does between its GPU work: mark the CPU code with roctx ranges "
+                    "(roctxRangePushA / roctxRangePop, roctracer's roctx.h) and record them with the HIP calls; then "
+                    "read the ranges that fill the gap -- or move that CPU work out of the profiled window.",
+                    "rocprof --hip-trace --roctx-trace -o results.csv ./app"),),
+    "long": (("Record a shorter window: a few seconds of the program's steady work, not all of it -- rocprof "
+              "records every call and operation for as long as it runs.", _WINDOW),),
+}
+
+FORMAT = Format(id="rocprof", name="ROCm rocprof", layout=LAYOUT, probe=has_gpu_activity,
+                reader_module="tb_gpu_advisor.formats.rocprof.reader", window_fixes=WINDOW_FIXES,
+                perfetto_opens=True)
+
+#: rocprofv3's rocpd database (ROCm 7's default output): its own layout and reader, the same window fixes' spirit in
+#: rocprofv3's options (``--collection-period start_delay:collection_time:repeat``; its marker API's
+#: ``roctxProfilerPause`` / ``roctxProfilerResume``).
+_V3_WINDOW = ("# record only the {steps} after the warm-up: a delay and a length, or pause/resume from the program\n"
+              "rocprofv3 --runtime-trace --collection-period 5:2:1 --collection-period-unit sec -- ./app\n"
+              "# app: roctxProfilerPause(0) before the warm-up, roctxProfilerResume(0) when the steps begin")
+V3_WINDOW_FIXES = {
+    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
+                 "themselves, and enough of them.", _V3_WINDOW),),
+    "steady": (("Put the trace on the steady state: rocprofv3 records from process start (code objects, the first "
+                "calls, the libraries' set-up); start it after the warm-up and keep it on several steps.",
+                _V3_WINDOW),),
+    "long": (("Record a shorter window: a few seconds of the program's steady work, not all of it.", _V3_WINDOW),),
+    "unrecorded": (("Record what the host does between its GPU work: mark the CPU code with roctx ranges "
+                    "(roctxRangePush / roctxRangePop, rocprofiler-sdk's roctx.h) and record them beside the HIP calls; "
+                    "then read the ranges that fill the gap -- or move that CPU work out of the profiled window.",
+                    "rocprofv3 --runtime-trace --marker-trace -- ./app"),),
+    "no_gpu_records": (("Record the GPU's side with the calls: rocprofv3 --runtime-trace (or --kernel-trace "
+                        "--memory-copy-trace beside --hip-trace) records each kernel and copy with its call.",
+                        "rocprofv3 --runtime-trace -- ./app"),),
+}
+
+ROCPD_FORMAT = Format(id="rocpd", name="ROCm rocprofv3 (rocpd)", layout=ROCPD_LAYOUT, probe=lambda path: None,
+                      reader_module="tb_gpu_advisor.formats.rocprof.rocpd_reader", window_fixes=V3_WINDOW_FIXES)

@@ -1,0 +1,121 @@
+"""Where ROCm rocprof's traces sit in a logdir, and how one is told: ``rocprof --hip-trace`` (rocprof v1 / v2, through
+roctracer) writes ``results.json`` beside ``results.stats.csv``, ``results.db`` and ``results.sysinfo.txt`` in the
+folder it ran in (``-o <name>.csv`` names them after ``<name>``).
+
+The JSON is Chrome's trace format as ROCm/rocprofiler's ``bin/tblextr.py`` writes it (facts read there and off two real
+captures, survey h37-survey5): ``{ "traceEvents":[{}`` then one event a line, each led by a comma; first one
+``process_name`` metadata event per section, named ``Markers and Ranges`` (roctx, pid 0), ``COPY`` (pid 1),
+``CPU HIP API`` (pid 2), ``CPU HSA API`` (pid 3), ``GPU<n>`` (pid 6 + n) and ``GPU Barriers<n>`` (pid 518 + n);
+then complete events (``"ph":"X"``) whose ``args`` carry the exact times as strings (``BeginNs``, ``EndNs``,
+``DurationNs``); then flow events (``"ph":"s"`` / ``"t"``, ``cat`` ``DataFlow``) from each launching call to its GPU
+operation; then ``otherData``, the ``rocminfo`` of the machine.
+
+A file is claimed by its content, never its name: any JSON file of a run folder whose start holds a section label only
+tblextr writes, or its ``BeginNs`` times beside ``traceEvents`` (:func:`is_rocprof_head`).  Each file is a session of
+its own, named after its modification time (its clock is the GPUs' system clock, not wall-clock time), its host after
+the file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import zlib
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, is_gzip, session_name
+from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
+
+#: The JSON files it may be (the content decides).
+SUFFIXES = (".json", ".json.gz")
+EXPECTED = "<run>/results.json (rocprof --hip-trace: any name, told by its content)"
+#: How much of a file's start is searched (the section labels are its first lines; a label-less file's first event).
+SNIFF_BYTES = 64 << 10
+#: The section labels tblextr writes (``label_json``): the host's API calls, roctx, copies, each GPU and its barriers.
+_LABELS = rb'"args"\s*:\s*\{\s*"name"\s*:\s*"(?:CPU HIP API|CPU HSA API|COPY|Markers and Ranges|GPU Barriers\d+)"'
+#: An event of a file without labels: tblextr's exact times, as strings, in its args.
+_TIMES = rb'"BeginNs"\s*:\s*"\d+"\s*,\s*"EndNs"\s*:\s*"\d+"'
+_TRACE_KEYS = rb'"traceEvents"\s*:'
+
+
+def is_rocprof_head(head: bytes) -> bool:
+    """Whether the start of a JSON file is rocprof's trace: ``traceEvents`` with a section label only tblextr writes,
+    or its ``BeginNs``/``EndNs`` string times."""
+    return bool(re.search(_TRACE_KEYS, head)) and bool(re.search(_LABELS, head) or re.search(_TIMES, head))
+
+
+def head_bytes(path: str, n: int = SNIFF_BYTES) -> bytes:
+    """The first ``n`` bytes of the file, decompressed where it is gzipped (what a cut-off stream holds); b"" where it
+    cannot be read."""
+    try:
+        raw = fsio.read_head(path, n)
+    except Exception:  # noqa: BLE001 - unreadable, gone: not known to be one
+        return b""
+    if is_gzip(raw):
+        try:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, n)
+        except zlib.error:
+            return b""
+    return raw
+
+
+_probed: dict[tuple[str, int, int], str | None] = {}
+_lock = threading.Lock()
+
+
+def sniff(path: str) -> str | None:
+    """None when ``path`` is a rocprof trace, else why not (cached by the file's identity)."""
+    try:
+        st = os.stat(fsio.local_path(path))
+        key = (str(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    with _lock:
+        if key is not None and key in _probed:
+            return _probed[key]
+    head = head_bytes(path)
+    why = None if is_rocprof_head(head) else "not a rocprof trace (no section label of rocprof's, no BeginNs times)"
+    if key is not None:
+        with _lock:
+            if len(_probed) > 50_000:
+                _probed.clear()
+            _probed[key] = why
+    return why
+
+
+def stem(file_name: str) -> str:
+    for suffix in (".json.gz", ".json"):
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return file_name
+
+
+class RocprofLayout(RunFolderLayout):
+    expected = EXPECTED
+
+    def claims(self, rel: tuple[str, ...]) -> bool:
+        return False  # never by its name: results.json is any tool's name
+
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        return rel[-1].endswith(SUFFIXES) and self.in_run_folder(rel)
+
+    def sniff(self, path: str) -> str | None:
+        return sniff(path)
+
+    def group(self, found: list[Found]) -> Groups:
+        groups: Groups = {}
+        used: set[tuple[str, str]] = set()
+        for f in sorted(found, key=lambda x: (x.mtime_ns, x.path)):
+            run = "/".join(f.rel[:-1]) or ROOT_RUN
+            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
+            k = 0
+            while (run, name if not k else f"{name}_{k}") in used:
+                k += 1
+            name = name if not k else f"{name}_{k}"
+            used.add((run, name))
+            groups[(run, name, f.folder)] = [HostFile(stem(f.name), f.path, f.size, f.mtime_ns, "rocprof")]
+        return groups
+
+
+LAYOUT = RocprofLayout()

@@ -1,0 +1,518 @@
+"""ROCm rocprof's trace (``rocprof --hip-trace``: ``results.json``, ``layout.py`` for its form) -> the neutral
+:class:`~tb_gpu_advisor.model.trace.Trace`.
+
+What is decided here, once, from the writer's own conventions (ROCm/rocprofiler ``bin/tblextr.py``, ``dform.py``,
+``sqlitedb.py``; checked on two real captures, survey h37-survey5):
+
+* a section is what its ``process_name`` label says (``CPU HIP API``, ``COPY``, ``GPU<n>`` ...), else what tblextr's
+  fixed pid for it says (:data:`SECTION_PIDS`);
+* host events are the HIP calls (``CPU HIP API``) and the roctx ranges (``Markers and Ranges``), one line per (``pid``,
+  ``tid`` of their args: the program's process and thread).  The HSA calls (``CPU HSA API``, ``--hsa-trace``) are the
+  HIP runtime's own implementation of those calls and the barrier packets (``GPU Barriers<n>``) no work: both left
+  out, counted in the notes;
+* device events are the kernels of ``GPU<n>`` (named after the launch's ``kernel(...)`` argument by tblextr) and the
+  copies and fills of ``COPY`` (roctracer's ``CopyHostToDevice`` ...), each on the GPU its args name (``dev-id``: the
+  KFD node id, as ``rocminfo``'s ``Node``; ``gpu-id`` in a kernel-only trace), one stream per ``stream-id`` (HIP's
+  stream, numbered by the tracer);
+* times are the args' ``BeginNs`` / ``EndNs`` (ns on the GPUs' system clock; ``ts``/``dur`` are the same in
+  whole microseconds), re-based to the earliest record, in picoseconds;
+* a GPU operation's launch is the call a flow event pair ties it to: tblextr writes one ``s`` event on the calling
+  thread at the call's middle (its start where the operation began before that) and one ``t`` on the operation's
+  section and stream at its start (whole microseconds both): the call is the one running on that thread at the
+  ``s`` time, the operation the one starting on that section and stream at the ``t`` time.  Flows from an operation
+  to a ``hipStreamSynchronize`` (tblextr draws the sync's dependence too) are no launch;
+* a call's arguments are roctracer's text (``( dst(0x..) src(0x..) sizeBytes(8388608) kind(1))``): a copy's size is
+  its ``sizeBytes``, its direction the ``kind`` it asked for (``devices.amd.MEMCPY_KIND_OPS``: roctracer names some
+  device-to-device copies ``CopyHostToDevice``), whether it held the host its call's name (``devices.copy_call_sync``);
+  its host memory's kind is unknown but where the timing shows staging (``formats.staging``); a kernel's grid is its
+  launch's ``numBlocks``/``dimBlocks`` (or ``gridDim*``/``blockDim*``; HIP's work-item launches divided by their
+  workgroup: ``devices.WORK_ITEM_GRID_CALLS``); a kernel-only trace's (``rocprof --stats`` without ``--hip-trace``:
+  ``KernelName``, ``gpu-id``, ``grd`` and ``wgr`` in work-items) its dispatch's own ``grd`` / ``wgr``;
+* each GPU's model and compute units are ``rocminfo``'s (``otherData``: the agent whose ``Node`` is the GPU's id),
+  its name as the ``<name>.sysinfo.txt`` rocprof writes beside the trace spells it where that is there, else
+  ``otherData``'s with its spaces given back (``AMDInstinctMI300X`` -> ``AMD Instinct MI300X``).
+
+The events are decoded one at a time from the text and kept as decoded (memory grows with the events, beside the
+text; a compact per-event form is left for a session with time), the file's size bounded as every format's.  A file cut short, one that is no JSON or holds no event, is a clear error (:class:`RocprofReadError`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip, max_profile_bytes
+from tb_gpu_advisor.formats.staging import pageable_by_staging
+from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks.nvtx import framework_shown
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.enclosing import innermost_range
+from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
+
+__all__ = ["RocprofReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
+
+TIME_BASE = "ms from the first record of the rocprof trace (it records no session start)"
+#: A GPU whose model ``otherData`` does not give.
+GPU_NAME = "AMD GPU (model not recorded)"
+#: tblextr's fixed pid of each section (``EXT_PID`` ... ``GPU_BASE_PID``), for a file whose labels are missing.
+SECTION_PIDS = {0: "ranges", 1: "copy", 2: "hip", 3: "hsa"}
+GPU_BASE_PID = 6
+BARRIER_PID_OFFSET = 512
+_LABEL = {"Markers and Ranges": "ranges", "COPY": "copy", "CPU HIP API": "hip", "CPU HSA API": "hsa"}
+_GPU_LABEL = re.compile(r"^GPU(\d+)$")
+_BARRIER_LABEL = re.compile(r"^GPU Barriers(\d+)$")
+#: A call argument as roctracer writes it: ``name(value)``.
+_ARG = r"(?:^|[\s(]){}\((\d+)\)"
+_DIMS = r"{}\(\{{z\((\d+)\) y\((\d+)\) x\((\d+)"
+
+
+class RocprofReadError(ValueError):
+    """A file that is no rocprof trace, or one that cannot be read."""
+
+
+def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
+    """Read one rocprof ``results.json`` into a trace (``ranks`` is not used: each file is one host)."""
+    text, size = _text(path)
+    events, other = _events(text, path)
+    del text
+    return _build(events, other, path, size, host or _stem(path))
+
+
+def _stem(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in (".json.gz", ".json"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _text(path: str) -> tuple[str, int]:
+    """The file's text (decompressed where gzipped), within the size limit."""
+    limit = max_profile_bytes()
+    try:
+        size = fsio.size(path)
+    except OSError as e:
+        raise RocprofReadError(f"cannot read {path}: {e}") from e
+    if size > limit:
+        raise RocprofReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    try:
+        with fsio.open_binary(path) as f:
+            head = f.read(2)
+            if is_gzip(head):
+                from tb_gpu_advisor.formats.kineto.parse import gunzip_upto  # the one home of reading gzip files
+
+                f.seek(0)
+                raw, cut = gunzip_upto(f, limit + 1)
+                if cut:
+                    raise RocprofReadError(f"{path}: damaged gzip file: its stream is cut off or corrupt after "
+                                           f"{human_size(len(raw))} of the trace")
+                if len(raw) > limit:
+                    raise RocprofReadError(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
+            else:
+                raw = head + f.read()
+    except OSError as e:
+        raise RocprofReadError(f"cannot read {path}: {e}") from e
+    return raw.decode("utf-8", errors="replace"), size
+
+
+def _events(text: str, path: str) -> tuple[list[dict], dict]:
+    """The trace's events, decoded one at a time, and its ``otherData`` (empty where absent or not JSON: tblextr
+    writes rocminfo's values unescaped)."""
+    m = re.match(r'\s*\{\s*"traceEvents"\s*:\s*\[', text)
+    if not m:
+        raise RocprofReadError(f"{path}: not a rocprof trace (it does not start as one: "
+                               '{ "traceEvents":[ ... as rocprof --hip-trace writes results.json)')
+    dec = json.JSONDecoder()
+    pos, n = m.end(), len(text)
+    events: list[dict] = []
+    while True:
+        while pos < n and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= n:
+            raise RocprofReadError(f"{path}: damaged rocprof trace: cut short after {len(events):,} events (its "
+                                   "event list never closes: a copy or a run that stopped part-way)")
+        if text[pos] == "]":
+            pos += 1
+            break
+        try:
+            ev, pos = dec.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            at = "cut short" if pos + 2 >= n or e.pos >= n - 1 else f"not JSON at byte {e.pos:,}"
+            raise RocprofReadError(f"{path}: damaged rocprof trace: {at} after {len(events):,} events") from e
+        if isinstance(ev, dict) and ev:
+            events.append(ev)
+    other: dict = {}
+    k = re.compile(r'\s*,\s*"otherData"\s*:\s*').match(text, pos)
+    if k:
+        try:
+            got, _ = dec.raw_decode(text, k.end())
+            other = got if isinstance(got, dict) else {}
+        except json.JSONDecodeError:
+            other = {}
+    return events, other
+
+
+def _int(v: object, default: int = -1) -> int:
+    try:
+        return int(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return default
+
+
+def _arg(args: str, name: str) -> int:
+    m = re.search(_ARG.format(re.escape(name)), args)
+    return int(m.group(1)) if m else -1
+
+
+def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None]:
+    """rocminfo's GPU agents by node id, and the one model every GPU agent shares (None where they differ)."""
+    agents: dict[str, dict[str, str]] = {}
+    for key, value in other.items():
+        head, dot, field = str(key).partition(".")
+        if dot and head.startswith("Agent") and "." not in field:
+            agents.setdefault(head, {})[field] = str(value)
+    by_node: dict[int, DeviceInfo] = {}
+    for a in agents.values():
+        if a.get("DeviceType") != "GPU":
+            continue
+        name = _with_vendor(_spaced(a.get("MarketingName") or a.get("Name") or ""), a.get("VendorName", ""))
+        units = _int(re.sub(r"\(.*", "", a.get("ComputeUnit", "")), 0)
+        info = DeviceInfo(name=name or GPU_NAME, sm_count=units or None)
+        by_node[_int(a.get("Node"))] = info
+    shared = {(i.name, i.sm_count) for i in by_node.values()}
+    return by_node, (next(iter(by_node.values())) if len(shared) == 1 else None)
+
+
+#: How much of the sibling ``<name>.sysinfo.txt`` is read (rocminfo of an 8-GPU node: ~70 kB).
+SYSINFO_BYTES = 1 << 20
+
+
+def _sysinfo_names(path: str) -> dict[int, str]:
+    """GPU node id -> its marketing name as rocminfo printed it, from the ``<name>.sysinfo.txt`` rocprof writes beside
+    the trace (the same rocminfo ``otherData`` holds, its spaces kept: ``AMD Radeon AI PRO R9700``, which no rule can
+    give back to ``AMDRadeonAIPROR9700``); {} where it is not there."""
+    base = path[: -len(".json.gz")] if path.endswith(".json.gz") else path[: -len(".json")] if path.endswith(".json") \
+        else None
+    if base is None:
+        return {}
+    try:
+        text = fsio.read_head(base + ".sysinfo.txt", SYSINFO_BYTES).decode("utf-8", errors="replace")
+    except Exception:  # noqa: BLE001 - absent or unreadable: otherData's names are used
+        return {}
+    out: dict[int, str] = {}
+    for block in re.split(r"(?m)^Agent \d+\s*$", text)[1:]:
+        field = dict((k.strip(), v.strip()) for k, v in re.findall(r"(?m)^\s{2}([A-Za-z][\w ]*?):\s+(.*)$", block))
+        if field.get("Device Type") == "GPU" and field.get("Node", "").isdigit() and field.get("Marketing Name"):
+            out[int(field["Node"])] = _with_vendor(field["Marketing Name"], field.get("Vendor Name", ""))
+    return out
+
+
+def _with_vendor(name: str, vendor: str) -> str:
+    """rocminfo's marketing name with its agent's vendor before it where the name does not carry it (a Vega 20's
+    marketing name is ``Vega 20``, its vendor ``AMD``): the model named as the vendor's."""
+    vendor = vendor.strip()
+    if not name or not vendor or vendor.lower() in name.lower().split():
+        return name
+    return f"{vendor} {name}"
+
+
+def _spaced(name: str) -> str:
+    """rocminfo's name as ``results.sysinfo.txt`` keeps it, its spaces taken out (``AMDInstinctMI300X``), with them
+    given back: before a capital that starts a word after a lower-case letter or after a run of capitals."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name).strip()
+
+
+def _times(ev: dict) -> tuple[int, int]:
+    a = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+    b, e = _int(a.get("BeginNs")), _int(a.get("EndNs"))
+    if b < 0:
+        ts, dur = _int(ev.get("ts")), _int(ev.get("dur"), 0)
+        b, e = (ts * 1000, (ts + max(dur, 0)) * 1000) if ts >= 0 else (-1, -1)
+    return b, max(e, b)
+
+
+def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> Trace:
+    labels: dict[int, str] = {}
+    for ev in events:
+        if ev.get("ph") == "M" and ev.get("name") == "process_name" and isinstance(ev.get("args"), dict):
+            labels[_int(ev.get("pid"))] = str(ev["args"].get("name", ""))
+    notes: list[str] = []
+
+    def section(pid: int) -> tuple[str, int]:
+        label = labels.get(pid)
+        if label is not None:
+            if label in _LABEL:
+                return _LABEL[label], -1
+            if (g := _GPU_LABEL.match(label)) is not None:
+                return "gpu", int(g.group(1))
+            if (g := _BARRIER_LABEL.match(label)) is not None:
+                return "barrier", int(g.group(1))
+            return "other", -1
+        if pid in SECTION_PIDS:
+            return SECTION_PIDS[pid], -1
+        if pid >= GPU_BASE_PID + BARRIER_PID_OFFSET:
+            return "barrier", pid - GPU_BASE_PID - BARRIER_PID_OFFSET
+        return ("gpu", pid - GPU_BASE_PID) if pid >= GPU_BASE_PID else ("other", -1)
+
+    calls: list[tuple] = []  # (pid, tid, begin, end, name, args text)
+    ranges: list[tuple] = []
+    ops: list[tuple] = []  # (gpu, stream, begin, end, name, section pid, lane tid, begin us, is copy, grd, wgr)
+    left = {"hsa": 0, "barrier": 0, "other": 0, "unknown copy": 0}
+    for ev in events:
+        if ev.get("ph") != "X":
+            continue
+        pid = _int(ev.get("pid"))
+        kind, n = section(pid)
+        a = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+        b, e = _times(ev)
+        if b < 0:
+            continue
+        name = str(a.get("Name") or ev.get("name") or "")
+        if kind in ("hip", "ranges"):
+            row = (_int(a.get("pid"), 0), _int(a.get("tid"), _int(ev.get("tid"), 0)), b, e, name, str(a.get("args", "")))
+            (calls if kind == "hip" else ranges).append(row)
+        elif kind in ("gpu", "copy"):
+            is_copy = kind == "copy"
+            if is_copy and devices.copy_direction(name) is None:
+                left["unknown copy"] += 1
+                continue
+            gpu = _int(a.get("dev-id"), _int(a.get("gpu-id"), n if n >= 0 else 0))
+            stream = _int(a.get("stream-id"), _int(a.get("queue-id"), 0))
+            ops.append((gpu, stream, b, e, name or "(unnamed kernel)", pid, _int(ev.get("tid"), 0),
+                        _int(ev.get("ts")), is_copy, _int(a.get("grd")), _int(a.get("wgr"))))
+        else:
+            left[kind if kind in left else "other"] += 1
+    if not calls and not ranges and not ops:
+        raise RocprofReadError(f"{path}: no events: the rocprof trace holds no HIP call, roctx range or GPU operation "
+                               "(was it run without --hip-trace, or did the program stop before its first call?)")
+    if left["hsa"]:
+        notes.append(f"the HSA calls ({left['hsa']:,}: rocprof --hsa-trace) left out: the HIP runtime's own "
+                     "implementation of the HIP calls recorded beside them")
+    if left["barrier"]:
+        notes.append(f"barrier packets ({left['barrier']:,}) left out: they order the GPU's work and do none")
+    if left["unknown copy"]:
+        notes.append(f"copy records of no known direction ({left['unknown copy']:,}: HSA's async copies) left out")
+    if left["other"]:
+        notes.append(f"events of sections rocprof does not name ({left['other']:,}) left out")
+
+    # ---- host events: calls and ranges, by (line, start, longer first)
+    rows = calls + ranges
+    is_range_row = np.array([False] * len(calls) + [True] * len(ranges), bool)
+    interned: dict[str, int] = {}
+    name_idx = np.array([interned.setdefault(r[4], len(interned)) for r in rows], np.int64)
+    names = list(interned)
+    pid = np.array([r[0] for r in rows], np.int64)
+    tid = np.array([r[1] for r in rows], np.int64)
+    start = np.array([r[2] for r in rows], np.int64)
+    end = np.array([r[3] for r in rows], np.int64)
+    row_args = [r[5] for r in rows]
+    ulines, line = unique_inverse(pid * (1 << 32) + (tid & 0xFFFFFFFF))
+    order = np.lexsort((start - end, start, line)) if line.size else np.zeros(0, np.intp)
+    line, name_idx, start, end, is_range_row = line[order], name_idx[order], start[order], end[order], is_range_row[order]
+    tid = tid[order]
+    row_args = [row_args[i] for i in order.tolist()]
+    o_start = np.array([o[2] for o in ops], np.int64)
+    o_end = np.array([o[3] for o in ops], np.int64)
+    origin = int(min(a.min() for a in (start, o_start) if a.size))
+    call_rows = np.flatnonzero(~is_range_row)
+    h_corr = np.full(start.size, -1, np.int64)
+    h_corr[call_rows] = np.arange(call_rows.size)
+    minus1 = np.broadcast_to(np.int8(-1), start.shape)
+    h = HostEvents(start=_ps(start, origin), end=_ps(end, origin), name=narrowest(name_idx.astype(np.int32), np.int16),
+                   line=line.astype(int_dtype(0, max(ulines.size, 1), np.int16)),
+                   corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
+                   iter_num=minus1, root=minus1, is_eager=minus1, names=names,
+                   line_names=[f"thread {int(k) & 0xFFFFFFFF} (pid {int(k) >> 32})" for k in ulines.tolist()])
+    ridx = np.flatnonzero(is_range_row)
+    host_ranges = None
+    if ridx.size:
+        op_name = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
+        host_ranges = HostRanges(idx=ridx, domain=np.zeros(ridx.size, np.int16), domains=[""],
+                                 op=op_name[h.name[ridx]], source="roctx ranges (rocprof Markers and Ranges)")
+
+    # ---- each operation's launch, through the flow pairs
+    copy_call = np.array([devices.is_copy_call(names[int(i)]) for i in name_idx.tolist()], bool)
+    launch = _launches(events, ops, tid, start, end, is_range_row, copy_call)
+    d_corr = np.where(launch >= 0, h_corr[np.maximum(launch, 0)] if h_corr.size else -1, -1)
+    op_of_launch = innermost_range(h, is_range_row, launch)
+    call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
+    call_args = [row_args[i] if i >= 0 else "" for i in launch.tolist()]
+
+    # ---- per operation: name, size, whether its call blocks, grid
+    op_names = np.array([o[4] for o in ops], dtype=object)
+    is_copy = np.array([o[8] for o in ops], bool)
+    kind_asked = np.array([_arg(x, "kind") if x else -1 for x in call_args], np.int64)
+    asked = np.array([devices.amd.MEMCPY_KIND_OPS.get(int(k), "") for k in kind_asked.tolist()], dtype=object)
+    fix = is_copy & (asked != "") & (op_names != "FillBuffer")
+    op_names[fix] = asked[fix]
+    nbytes = np.array([_arg(x, "sizeBytes") if c else -1 for x, c in zip(call_args, is_copy.tolist())], np.int64)
+    sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
+    sync[~is_copy] = -1
+    call_start = np.full(len(ops), -1, np.int64)
+    has = launch >= 0
+    call_start[has] = start[launch[has]]
+    gpu = np.array([o[0] for o in ops], np.int64)
+    direction = np.array([devices.copy_direction(str(x)) for x in op_names.tolist()], dtype=object)
+    host_kind = pageable_by_staging(gpu, o_start, o_end, direction, sync, call_start)
+    if (host_kind == 1).any():
+        k = int(np.count_nonzero(host_kind == 1))
+        notes.append(f"{k:,} blocking cop{'y' if k == 1 else 'ies'} between the host and the device held the host "
+                     "longer before the transfer began than the transfer took, with no GPU work before it to wait "
+                     "for: host staging, read as pageable host memory (rocprof records no memory kind)")
+    is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
+    graph = np.where(is_graph, d_corr, -1)
+    blocks, threads = _grid(call_name, call_args)
+    # a kernel-only trace (rocprof --stats, no --hip-trace): the dispatch's own grid and workgroup, in work-items
+    grd = np.array([o[9] for o in ops], np.int64)
+    wgr = np.array([o[10] for o in ops], np.int64)
+    own = (blocks < 0) & (grd > 0) & (wgr > 0)
+    blocks[own] = -(-grd[own] // wgr[own])
+    threads[own] = wgr[own]
+    models, shared = _gpu_models(other)
+    for node, spelled in _sysinfo_names(path).items():  # rocminfo's own spelling, where rocprof kept it beside
+        if node in models:
+            models[node] = dataclasses.replace(models[node], name=spelled)
+    if shared is not None and len({i.name for i in models.values()}) == 1:
+        shared = next(iter(models.values()))
+    streams = np.array([o[1] for o in ops], np.int64)
+    devs = []
+    unnamed = False
+    for g in sorted(set(gpu.tolist())):
+        sel = np.flatnonzero(gpu == g)
+        sel = sel[np.lexsort((o_end[sel], o_start[sel]))]
+        info = models.get(int(g)) or shared
+        unnamed = unnamed or info is None
+        devs.append(_device(int(g), sel, info or DeviceInfo(name=GPU_NAME), streams, o_start, o_end, op_names,
+                            origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks, threads, host_kind))
+    if devs and unnamed:
+        notes.append("the trace's rocminfo names no model for some GPU: it is named an AMD GPU of unknown model, and "
+                     "nothing is said of its peak or its compute units")
+    span_parts = [(int(h.start.min()), int(h.end.max()))] if len(h) else []
+    span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
+    span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
+    kernel_names = [x for d in devs for x in d.names]
+    return Trace(format="rocprof", host=host, path=path, size_bytes=size, h=h, devices=devs,
+                 num_events=int(len(h) + sum(len(d) for d in devs)), span_ps=span, viewer_zero_ps=0,
+                 time_base=TIME_BASE, notes=notes, ranges=host_ranges,
+                 framework_hint=framework_shown(h.names, kernel_names))
+
+
+def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.ndarray, end: np.ndarray,
+              is_range_row: np.ndarray, copy_call: np.ndarray) -> np.ndarray:
+    """Per operation: the host event (sorted index) of the call that launched it, -1 where no flow ties one.
+
+    tblextr puts a flow's ``s`` at ``begin_us + dur_us / 2`` of the call (whole microseconds, printed with ``%d``),
+    unless the operation began before that: then at the operation's start.  A call whose middle is the ``s`` time is
+    the launch; a flow moved to its operation's start is the first call on that thread, not yet tied, whose middle
+    comes at or after it (a copy's call for a copy)."""
+    out = np.full(len(ops), -1, np.int64)
+    flows: dict[object, dict[str, tuple[int, int, int]]] = {}
+    for ev in events:
+        ph = ev.get("ph")
+        if ph in ("s", "t", "f") and "id" in ev:
+            flows.setdefault(ev["id"], {})["s" if ph == "s" else "t"] = (_int(ev.get("pid")), _int(ev.get("tid")),
+                                                                        _int(ev.get("ts")))
+    if not flows or not ops:
+        return out
+    at: dict[tuple[int, int, int], list[int]] = {}  # operations by (section pid, lane, start us), first one first
+    for i, o in enumerate(ops):
+        at.setdefault((o[5], o[6], o[7] if o[7] >= 0 else o[2] // 1000), []).append(i)
+    op_pids = {o[5] for o in ops}
+    copy_pids = {o[5] for o in ops if o[8]}
+    calls = np.flatnonzero(~is_range_row)
+    middle = start // 1000 + ((end - start) // 1000) // 2
+    by_thread: dict[int, np.ndarray] = {}
+    for t in np.unique(tid[calls]).tolist():
+        mine = calls[tid[calls] == t]
+        by_thread[t] = mine[np.lexsort((start[mine], middle[mine]))]
+    taken = np.zeros(start.size, bool)
+    pairs = sorted(((p["s"], p["t"]) for p in flows.values() if "s" in p and "t" in p), key=lambda x: (x[1][2], x[0][2]))
+    moved = []
+    for s, t in pairs:
+        if t[0] not in op_pids or s[1] not in by_thread:
+            continue  # not a launch (a sync's dependence runs from the GPU to the host)
+        mine = by_thread[s[1]]
+        lo, hi = np.searchsorted(middle[mine], s[2], "left"), np.searchsorted(middle[mine], s[2], "right")
+        hit = [int(c) for c in mine[lo:hi] if not taken[c]]
+        if hit and at.get(t):
+            out[at[t].pop(0)] = hit[0]
+            taken[hit[0]] = True
+        elif s[2] == t[2]:
+            moved.append((s, t))
+    for s, t in moved:
+        mine = by_thread[s[1]]
+        k = int(np.searchsorted(middle[mine], s[2], "left"))
+        want_copy = t[0] in copy_pids
+        cand = next((int(c) for c in mine[k:] if not taken[c] and (copy_call[c] or not want_copy)), -1)
+        if cand >= 0 and at.get(t):
+            out[at[t].pop(0)] = cand
+            taken[cand] = True
+    return out
+
+
+def _grid(call_name: list[str], call_args: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Per operation: (blocks, threads per block) of its launch's arguments, -1 where it records none."""
+    blocks = np.full(len(call_name), -1, np.int64)
+    threads = np.full(len(call_name), -1, np.int64)
+    for i, (c, a) in enumerate(zip(call_name, call_args)):
+        if not a or not (devices.is_launch_call(c) or devices.grid_in_work_items(c)):
+            continue
+        g = w = None
+        for gk, wk in (("numBlocks", "dimBlocks"), ("gridDim", "blockDim")):
+            mg, mw = re.search(_DIMS.format(gk), a), re.search(_DIMS.format(wk), a)
+            if mg and mw:
+                g, w = [int(x) for x in mg.groups()], [int(x) for x in mw.groups()]
+                break
+        if g is None:
+            for gk, wk in (("gridDim", "blockDim"), ("globalWorkSize", "localWorkSize")):
+                gx, wx = [_arg(a, gk + d) for d in "ZYX"], [_arg(a, wk + d) for d in "ZYX"]
+                if min(gx) > 0 and min(wx) > 0:
+                    g, w = gx, wx
+                    break
+        if g is None or min(g) <= 0 or min(w) <= 0:
+            continue
+        if devices.grid_in_work_items(c):
+            g = [-(-x // y) for x, y in zip(g, w)]
+        blocks[i] = g[0] * g[1] * g[2]
+        threads[i] = w[0] * w[1] * w[2]
+    return blocks, threads
+
+
+def _device(gpu: int, sel: np.ndarray, info: DeviceInfo, streams: np.ndarray, o_start: np.ndarray, o_end: np.ndarray,
+            op_names: np.ndarray, origin: int, d_corr: np.ndarray, op_of_launch: np.ndarray, h: HostEvents,
+            nbytes: np.ndarray, sync: np.ndarray, graph: np.ndarray, blocks: np.ndarray, threads: np.ndarray,
+            host_kind: np.ndarray) -> DeviceEvents:
+    uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
+    names = [str(x) for x in uname.tolist()]
+    uq, stream = unique_inverse(streams[sel])
+    op_host = op_of_launch[sel]
+    named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)
+    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, named, -1))  # a kernel-only trace: no host event
+    op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
+    op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
+    name = narrowest(name.astype(np.int32), np.int16)
+    return DeviceEvents(
+        gpu=gpu, info=info, names=names, strings=[],
+        start=_ps(o_start[sel], origin), end=_ps(o_end[sel], origin),
+        name=name, kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(q)}" for q in uq.tolist()],
+        corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
+        op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),
+        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
+        graph_id=absent_as_broadcast(narrowest(graph[sel])),
+        **DeviceEvents.launch_columns(blocks[sel], threads[sel]),
+    )
+
+
+def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
+    """Times in ns on the tracer's clock -> ps from ``origin`` (int64 first: narrow ns would wrap in ps)."""
+    out = ns.astype(np.int64, copy=True)
+    out -= origin
+    out *= 1000
+    return out

@@ -1,0 +1,109 @@
+"""Reports on ROCm rocprof traces (``rocprof --hip-trace``'s ``results.json``; issue #37 item 6): right on the two real
+captures of survey h37-survey5 where a session keeps them (``.robustness/rocprof/``: no licence, never committed;
+skipped in a fresh clone), and on generated ones with truth by construction.  Main refused every such file, exit 2.
+
+Truth read off the files by hand (SURVEY.md "Survey h37-survey5"):
+
+* MI300X batched GEMM: one 331.6 s naive fp32 kernel, the job kernel-bound by it; one pass, no loop -- no step
+  structure to invent; a HIP program: HIP's words, never CUDA's or Nsight's.
+* MI300A vector add: the 3.4 ms kernel is 0.2% of the 2.16 s; the job is its three 4 GB blocking ``hipMemcpy`` copies
+  (the first upload staged: pageable) and its frees -- the copies' fix is pinned memory, in HIP's words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from synthetic import rocproftrace
+from tests.support.cli_report import cli_report
+from tests.support.paths import REPO
+
+REAL = REPO / ".robustness" / "rocprof"
+BGEMM = REAL / "batched_gemm_mi300x" / "results.json"
+VECADD = REAL / "hip_vector_add_mi300a" / "results.json"
+#: NVIDIA's and Nsight's words, which a HIP program's report never says (``torch.cuda`` is PyTorch's own, not here).
+CUDA_WORDS = re.compile(r"\bcuda\w*|\bCUDA\b|\bnsys\b|Nsight|NVTX|nvidia-smi|cudaMemcpy|cudaMallocHost")
+
+
+def _text(report: dict) -> str:
+    return json.dumps([report["findings"], report["headline"], [h["capture"] for h in report["hosts"]]])
+
+
+@pytest.mark.skipif(not BGEMM.exists(), reason="the MI300X rocprof capture is kept only locally (.robustness/, no licence)")
+def test_the_mi300x_gemm_is_one_pass_of_one_kernel_in_hips_words():
+    report = cli_report(BGEMM)
+    host = report["hosts"][0]
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    assert host["steps"]["source"] == "whole_capture" and host["steps"]["count"] == 1  # no step invented
+    assert host["capture"]["framework"] == "native"
+    share = {m["id"]: m["value"] for m in report["headline"]}["device_step_share"]
+    assert share > 0.99  # the one kernel is the pass
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+    long = [f for f in report["findings"] if f["title"] == "The capture is long"]
+    assert long and "rocprof" in json.dumps(long[0]["actions"])  # rocprof's own window, not Nsight's
+
+
+@pytest.mark.skipif(not VECADD.exists(), reason="the MI300A rocprof capture is kept only locally (.robustness/, no licence)")
+def test_the_mi300a_vector_add_is_its_blocking_copies_with_the_pinned_memory_fix_in_hips_words():
+    report = cli_report(VECADD)
+    copies = [f for f in report["findings"] if f["id"].startswith("excessive_memcpy")]
+    assert copies and copies[0]["severity"] == "critical"
+    assert "pageable" in copies[0]["summary"]
+    assert "hipHostMalloc" in json.dumps(copies[0]["actions"])
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+
+
+def test_a_loop_marked_by_roctx_ranges_is_stepped_by_them(tmp_path: Path):
+    """Six ``iteration`` roctx ranges around six bursts of kernels: six steps, from the ranges, named as roctx's (the
+    steps stage named every tracer's ranges NVTX's)."""
+    path = tmp_path / "results.json"
+    truth = rocproftrace.write(str(path), [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6,
+                               gap_ms=1.0)
+    report = cli_report(path)
+    steps = report["hosts"][0]["steps"]
+    assert steps["found"] == truth["steps"] and "range" in steps["source"]
+    assert steps["note"].startswith("roctx ranges `iteration`")
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))  # the host's fixes: roctx's
+
+
+def test_a_window_whose_launch_has_no_gpu_record_gets_rocprofs_fix(tmp_path: Path):
+    """One ``hipLaunchKernel`` and no GPU record: a report (main: refused, exit 2) whose fix is rocprof's own way to
+    record the GPU's side, never Nsight's."""
+    path = tmp_path / "results.json"
+    rocproftrace.write(str(path), [[("k(float*)", 10.0)]], upload_bytes=0, read_bytes=0, step_range=None,
+                       gpu_records=False)
+    report = cli_report(path)
+    (lost,) = [f for f in report["findings"] if f["title"] == "The capture lost its GPU records"]
+    assert "rocprof --hip-trace" in json.dumps(lost["actions"])
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+
+
+ROCPD = REAL / "ck_batched_gemm_rocpd_mi300x" / "28_results.db"
+
+
+@pytest.mark.skipif(not ROCPD.exists(), reason="the real rocpd database is kept only locally (.robustness/, no licence)")
+def test_the_rocpd_ck_gemm_is_read_and_its_grid_judged_on_the_mi300xs_cus():
+    """rocprofv3's database of a Composable Kernel batched GEMM (main: not recognised): 150 dispatches of one kernel
+    of 256 workgroups on the MI300X's 304 CUs (rocpd's agent ``cu_count``) -- the one physical fact the capture shows
+    against the GPU -- in HIP's words, rocprofv3's window."""
+    report = cli_report(ROCPD)
+    host = report["hosts"][0]
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    small = [f for f in report["findings"] if f["id"].startswith("small_grid")]
+    assert small and "256 workgroups" in small[0]["summary"] and "304 CUs" in small[0]["summary"]
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+
+
+def test_a_rocpd_loop_marked_by_roctx_ranges_is_stepped_by_them(tmp_path: Path):
+    from synthetic import rocpdtrace
+
+    path = tmp_path / "4242_results.db"
+    truth = rocpdtrace.write(str(path), [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6, gap_ms=1.0)
+    report = cli_report(path)
+    steps = report["hosts"][0]["steps"]
+    assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))

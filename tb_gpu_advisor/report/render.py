@@ -267,7 +267,7 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
         cols[0] = "gpu"
     if len(t.rows) <= RANKS_LISTED:
         return (f"{t.title.split(' ')[0]} ({len(t.rows)}, mean per step, most time before the collectives first)", cols,
-                [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows])
+                rank_cells(t))
     rows = []
     for j, c in enumerate(cols[1:], start=1):
         vals = sorted((float(r[j]), str(r[0])) for r in t.rows)
@@ -275,6 +275,11 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
         rows.append([c, _num(vals[0][0]), _num(q(0.5)), _num(q(0.9)), _num(vals[-1][0]),
                      f"{vals[0][1]} (min), {vals[-1][1]} (max)"])
     return (f"{t.title.split(' ')[0]} ({len(t.rows)}): distribution per step", ["", "min", "median", "p90", "max", "outliers"], rows)
+
+
+def rank_cells(t: Table) -> list[list[str]]:
+    """Every rank's row of ``Report.ranks`` as the report prints it: its name, then each time to 2 decimals."""
+    return [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
 
 
 def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
@@ -422,7 +427,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     roof = roofline_rows(h)
     if roof:
         out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
-        out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
+        out.extend("  " + line for line in text_table(ROOF_COLS, roof))
         out.append("")
     note = _steps_note(h)
     if note:
@@ -528,7 +533,12 @@ def mfu_note(d: dict) -> str:
     return out
 
 
-def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
+def window_span(w) -> str:  # noqa: ANN001 - a report_schema.TimeWindow
+    """A trace window's times in the viewer's ms, to 0.1 ms: ``120.0–160.0 ms`` (markdown, the tab)."""
+    return f"{w.start_ms:.1f}–{w.end_ms:.1f} ms"
+
+
+def roofline_rows(h, n: int | None = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
     """The top GEMM shapes of a host against their roofline, as text cells."""
     t = h.roofline
     if t is None or not t.rows:
@@ -537,7 +547,7 @@ def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostRep
              _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
 
 
-_ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
+ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
               "of roofline", "bound"]
 
 
@@ -620,7 +630,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
                    f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
-                   f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
+                   f"[{window_span(w)}]")
     out.append("")
     for a in f.actions:
         out.append(f"- {md_inline(a.text)}")
@@ -744,7 +754,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if roof:
         out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
         out.append("")
-        out += md_table(_ROOF_COLS, roof)
+        out += md_table(ROOF_COLS, roof)
         out.append("")
     note = _steps_note(h)
     if note:  # which steps the numbers are of, and which were dropped: the text report's closing line too

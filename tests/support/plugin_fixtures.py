@@ -19,11 +19,13 @@ import os
 import sys
 
 from tb_gpu_advisor.model import schema as rs
+from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules.savings import achievable
 from tests.support.paths import REPO
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report.json")
+REPORT_TEXT_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report_text.json")
 DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff.json")
 MEMORY_DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff_memory.json")
 WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
@@ -165,13 +167,26 @@ def report(run: str = "run1", session: str = "2024_01_01_00_00_00", hosts: tuple
     if len(hosts) > 1:  # merged over hosts, as merge.merge_findings does; launch_bound kept per host and GPU
         findings.append(merged_second_finding(hosts))
     findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0))
-    return rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
-                     healthy=False, analyzer_version="test", generated_at="2024-01-01T00:00:00Z",
-                     notes=[f"note with {HOSTILE}"], achievable=dict(host_reports[0].achievable))
+    out = rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
+                    healthy=False, analyzer_version="test", generated_at="2024-01-01T00:00:00Z",
+                    notes=[f"note with {HOSTILE}"], achievable=dict(host_reports[0].achievable))
+    out.display = display(out)  # as merge_hosts writes it: the tab prints these texts
+    return out
 
 
 def fixture_json() -> str:
     return json.dumps(report(hosts=("worker0", "worker1")).to_dict(), indent=1, sort_keys=True) + "\n"
+
+
+def report_text_fixture_json() -> str:
+    """The CLI's text and markdown of the report of ``fixture_json`` (every finding, every evidence row): the frontend
+    tests check each number the tab prints of it reads the same there."""
+    from tb_gpu_advisor.report import render
+
+    r = report(hosts=("worker0", "worker1"))
+    doc = {"text": render.to_text(r, top=None, evidence_rows=1000),
+           "markdown": render.to_markdown(r, top=None, evidence_rows=1000)}
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def diff_fixture_json() -> str:
@@ -289,7 +304,8 @@ def format_fixture_json() -> str:
 
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
-    for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json()),
+    for path, text in ((FIXTURE_PATH, fixture_json()), (REPORT_TEXT_FIXTURE_PATH, report_text_fixture_json()),
+                       (DIFF_FIXTURE_PATH, diff_fixture_json()),
                        (MEMORY_DIFF_FIXTURE_PATH, memory_diff_fixture_json()),
                        (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json()),
                        (FORMAT_FIXTURE_PATH, format_fixture_json())):

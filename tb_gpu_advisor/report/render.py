@@ -15,7 +15,7 @@ import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
+from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
@@ -246,7 +246,7 @@ def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
 
 #: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
 #: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
-_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
+GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
 
 
 # --------------------------------------------------------------------------- text
@@ -417,7 +417,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     out: list[str] = []
     if h.gpus:
         out.append(f"GPUs on {h.host}")
-        out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+        out.extend("  " + line for line in text_table(GPU_COLS, _gpu_rows(h.gpus)))
         out.append("")
     comm = _communication(h)
     if comm:
@@ -535,7 +535,7 @@ def mfu_note(d: dict) -> str:
 
 def window_span(w) -> str:  # noqa: ANN001 - a report_schema.TimeWindow
     """A trace window's times in the viewer's ms, to 0.1 ms: ``120.0–160.0 ms`` (markdown, the tab)."""
-    return f"{w.start_ms:.1f}–{w.end_ms:.1f} ms"
+    return ms_span(w.start_ms, w.end_ms)
 
 
 def roofline_rows(h, n: int | None = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
@@ -742,7 +742,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         out.append(f"### GPUs on {md_code(h.host)}")
         out.append("")
-        out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
+        out += md_table(GPU_COLS, _gpu_rows(h.gpus))
         out.append("")
     comm = _communication(h)
     if comm:

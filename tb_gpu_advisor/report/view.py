@@ -66,6 +66,9 @@ def _memory(m: dict) -> dict[str, Any]:
         "peak_reserved": gb(m.get("peak_reserved_bytes")) if m.get("peak_reserved_bytes") is not None else "",
         "capacity": gb(m["capacity_bytes"]) if m.get("capacity_bytes") else "",
         "peak_at": ms(m["peak_ms"]) if m.get("peak_ms") is not None else "",
+        # the chart's time axis: its first and last event
+        "first": ms(((m.get("timeline") or {}).get("t_ms") or [None])[0]),
+        "last": ms(((m.get("timeline") or {}).get("t_ms") or [None])[-1]),
         "breakdown": {k: {"bytes": gb(v), "share": pct(v / total)} for k, v in bd.items()},
         "top": [[str(op), str(cat), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
         "ooms": [{"title": f"Out of memory: {gb(o.get('requested_bytes'))} could not be allocated ({gb(o.get('device_free_bytes'))} "
@@ -94,6 +97,21 @@ def _panels(h: HostReport) -> dict[str, str]:
     return out
 
 
+def _roof(h: HostReport) -> dict[str, str]:
+    """The roofline chart's roof as the MFU card's note writes its peak (``render.mfu_note``): the peak of the GEMMs'
+    own precision, else the GPU's best dense peak, in TFLOP/s; the memory bandwidth in TB/s; the ridge in FLOP/byte."""
+    d = next((m.detail for m in h.headline if m.id == "mfu" and isinstance(m.detail, dict)), {})
+    peak = d.get("dtype_peak_flops") or d.get("peak_flops")
+    bw = d.get("memory_bandwidth")
+    if not peak:
+        return {}
+    t = peak / 1e12
+    out = {"peak": f"{t:.0f}" if t >= 10 else f"{t:.2g}"}
+    if bw:
+        out.update(bandwidth=f"{bw / 1e12:.2f}", ridge=f"{peak / bw:.0f}")
+    return out
+
+
 def _host(h: HostReport) -> dict[str, Any]:
     if h.error:
         return {}
@@ -103,9 +121,12 @@ def _host(h: HostReport) -> dict[str, Any]:
         "tables": {k: table_cells(getattr(h, k)) for k in ("kernels", "ops", "memcpy")},
         # the roofline as the text report lists it (its columns, its digits), every row
         "roofline": {"columns": list(render.ROOF_COLS), "rows": render.roofline_rows(h, n=None)},
+        "roof": _roof(h),
+        # the GPUs as the text report's table of them (``render._gpu_rows``): the per-GPU chart's values
+        "gpus_table": {"columns": list(render.GPU_COLS), "rows": render._gpu_rows(h.gpus)},
         "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory) if g.memory else None} for g in h.gpus],
-        "steps": [{"step": ms(r.step_ms), "breakdown": {k: ms(v) for k, v in (r.breakdown or {}).items() if v}}
-                  for r in h.step_rows],
+        "steps": [{"step": ms(r.step_ms), "breakdown": {k: ms(v) for k, v in (r.breakdown or {}).items() if v},
+                   "span": f"{ms(r.start_ms)}–{ms(r.start_ms + r.step_ms)}"} for r in h.step_rows],
         "panels": _panels(h),
     }
 

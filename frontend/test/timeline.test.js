@@ -290,3 +290,23 @@ test("the legend gives each idle category's time as the server summed it over ev
   assert.ok(li2.textContent.endsWith(`: GPU 0 <1.5> · GPU 1 <0.25>`), li2.textContent);
   assert.equal(tl.idleTotals({ idle_ms: [] }, "input_wait"), "");
 });
+
+test("a step timeline prints the server's times: each event's, each idle run's, the steps' edges, its span (window.json's display)", () => {
+  const data = windowFixture();
+  const d = data.display;
+  const svg = tl.timelineChart(data, { width: 800, legend: LEGEND });
+  // every event's hover ends with its duration and span as the server wrote them, lane by lane
+  const lanes = [...svg.querySelectorAll("g.lane:not(.lane-memory)")];
+  assert.equal(lanes.length, data.lanes.length);
+  lanes.forEach((g, i) => {
+    const tips = [...g.querySelectorAll("rect.ev title")].map((t) => t.textContent);
+    assert.equal(tips.length, d.lanes[i].length);
+    tips.forEach((tip, k) => assert.ok(tip.endsWith(`, ${units(d.lanes[i][k])}`), tip));
+  });
+  const idle = [...svg.querySelectorAll("rect.idle title")].map((t) => t.textContent);
+  assert.ok(idle.length > 0);
+  idle.forEach((tip, k) => assert.ok(tip.endsWith(`: ${units(d.idle[k])}`), tip));
+  // the figure's caption: the window's span, as the finding names it ("Open in trace viewer: ... (120.0–160.0 ms)")
+  const fig = tl.timelineFigure(data, data.window, { rule: "input_bound" }, sel, 800);
+  assert.ok(fig.querySelector("figcaption").textContent.includes(units(d.span)), fig.querySelector("figcaption").textContent);
+});

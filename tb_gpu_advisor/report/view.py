@@ -112,6 +112,27 @@ def _roof(h: HostReport) -> dict[str, str]:
     return out
 
 
+#: Up to this many steps the step chart draws a bar per step, whose hover says its times (``charts.js``
+#: ``MAX_STEP_BARS``); beyond, its bars are means of several steps, which say no time of their own: none is written.
+STEP_BARS = 120
+
+
+def _steps(h: HostReport) -> list[dict[str, Any]]:
+    """Per step row: its step and breakdown (the step chart's hovers, where it draws a bar per step) and, for a host-wide
+    row of a host whose GPUs record memory, its span (the memory chart's step bands); ``{}`` where none is drawn."""
+    bars = len({r.step for r in h.step_rows}) <= STEP_BARS
+    bands = any(g.memory for g in h.gpus)
+    out = []
+    for r in h.step_rows:
+        d: dict[str, Any] = {}
+        if bars:
+            d.update(step=ms(r.step_ms), breakdown={k: ms(v) for k, v in (r.breakdown or {}).items() if v})
+        if bands and r.gpu is None:
+            d["span"] = f"{ms(r.start_ms)}–{ms(r.start_ms + r.step_ms)}"
+        out.append(d)
+    return out
+
+
 def _host(h: HostReport) -> dict[str, Any]:
     if h.error:
         return {}
@@ -125,8 +146,7 @@ def _host(h: HostReport) -> dict[str, Any]:
         # the GPUs as the text report's table of them (``render._gpu_rows``): the per-GPU chart's values
         "gpus_table": {"columns": list(render.GPU_COLS), "rows": render._gpu_rows(h.gpus)},
         "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory) if g.memory else None} for g in h.gpus],
-        "steps": [{"step": ms(r.step_ms), "breakdown": {k: ms(v) for k, v in (r.breakdown or {}).items() if v},
-                   "span": f"{ms(r.start_ms)}–{ms(r.start_ms + r.step_ms)}"} for r in h.step_rows],
+        "steps": _steps(h),
         "panels": _panels(h),
     }
 

@@ -83,12 +83,9 @@ def _printed_of_cli_quantities(r: rs.Report) -> list[str]:
 
 
 @pytest.mark.parametrize("name", ["one host", "two hosts", "one step kept", "saving under the floor"]
-                         + [f"demo {p.name}" for p in sorted(DEMO_LOGS.iterdir()) if p.is_dir()])
+                         + [f"demo {s.run}" for s in discovery.discover(str(DEMO_LOGS))])
 def test_every_number_the_tab_prints_reads_as_the_clis_report(name):
-    reports = _reports()
-    if name not in reports:
-        pytest.skip(f"{name}: no session discovered")
-    r = reports[name]
+    r = _reports()[name]
     assert r.display, "merge_hosts and the fixtures write the display"
     said = render.to_text(r, top=None, evidence_rows=1000) + render.to_markdown(r, top=None, evidence_rows=1000)
     printed = _printed_of_cli_quantities(r)

@@ -166,7 +166,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
         const v = bar.breakdown?.[key] || 0;
         if (v <= 0) continue;
         g.append(s("rect", { x, width: barW, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), class: `cat-${key}` },
-          s("title", {}, said ? units(`${what}: ${label} ${said.breakdown[key] ?? ""} of ${said.step}`) : `${what}: ${label}`)));
+          s("title", {}, said?.step ? units(`${what}: ${label} ${said.breakdown[key] ?? ""} of ${said.step}`) : `${what}: ${label}`)));
         acc += v;
       }
       panel.append(g);

@@ -126,15 +126,19 @@ test("only the top finding is open, with its saving and its fix before the facts
 test("a table prints the server's cells (the report's display), never its own rounding of the values", () => {
   const report = fixture();
   const el = views.reportView(report, ctx);
-  // each finding's evidence: the cells the text report prints (render._rows: "6.10", "4,200")
+  // each finding's evidence: the titles and cells the text report prints (render.table_text: "6.10", "4,200")
   report.findings.forEach((f, i) => f.evidence.forEach((t, j) => {
     const table = [...el.querySelectorAll(`.finding[data-finding-id="${f.id}"] table`)][j];
     const cells = [...table.querySelectorAll("tbody tr")].map((tr) => [...tr.children].map((td) => td.textContent));
-    assert.deepEqual(cells, report.display.findings[i].evidence[j].map((r) => r.map(units)));
+    assert.deepEqual(cells, report.display.findings[i].evidence[j].rows.map((r) => r.map(units)));
+    assert.deepEqual([...table.querySelectorAll("th")].map((th) => th.textContent), report.display.findings[i].evidence[j].columns.map(unitsTitle));
   }));
+  // a column of sub-ms times: in µs, its title saying so, as the CLI prints it (render.table_text)
+  const us = views.tableView({ title: "t", columns: ["gpu", "first kernel offset us"], rows: [[0, 0.0008]] }, [["0", "0.8"]]);
+  assert.deepEqual([...us.querySelectorAll("th")].map((x) => x.textContent), ["gpu", "first kernel offset µs"]);
   // a host's kernel table alike; numbers keep their class, long names their hover
   const kernels = [...el.querySelectorAll(".host")[0].querySelectorAll("table")].find((t) => t.querySelector("caption").textContent === "Top kernels");
-  assert.deepEqual([...kernels.querySelectorAll("tbody td")].map((td) => td.textContent), report.display.hosts[0].tables.kernels[0]);
+  assert.deepEqual([...kernels.querySelectorAll("tbody td")].map((td) => td.textContent), report.display.hosts[0].tables.kernels.rows[0]);
   assert.deepEqual([...kernels.querySelectorAll("tbody td")].map((td) => td.classList.contains("num")), [false, true, true]);
   // a column no row fills is left out; the cells follow the columns kept
   const t = views.tableView({ title: "t", columns: ["a", "empty", "b"], rows: [["x", null, 0.125]] }, [["x", "-", "0.12"]]);
@@ -467,7 +471,7 @@ test("a table's prose cells use the tab's µs, names stay as written", () => {
 
 // -- one value on one screen (h37-ui11, issue #37): the tab prints the numbers the CLI's text and markdown print --------
 
-const { units } = await import(new URL("dom.js", STATIC));
+const { units, unitsTitle } = await import(new URL("dom.js", STATIC));
 /** The CLI's text and markdown of the fixture report (tests/support/plugin_fixtures.report_text_fixture_json). */
 const reportText = () => JSON.parse(readFileSync(new URL("./fixtures/report_text.json", import.meta.url), "utf8"));
 /** Each number with its unit in `text` ("12.4 ms", "31%", "19.5 GiB", "4,200"), in the CLI's ASCII "us". */

@@ -299,6 +299,28 @@ def _rows(columns: list[str], rows: list[list]) -> list[list[str]]:
              and 0 <= v <= 1.5 else _num(v) for i, v in enumerate(r)] for r in rows]
 
 
+#: A column of times in ms: "first kernel offset ms", "gap ms/step", "wait (ms)".
+_MS_COLUMN = re.compile(r"(^|[\s(])ms(/step)?\)?$", re.IGNORECASE)
+
+
+def table_text(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[list[str], list[list[str]]]:
+    """An evidence, kernel or op table's column titles and cells as every surface prints them (the text, the markdown,
+    the tab: ``report.view``): shares as percentages, numbers to 2 decimals, and a column of milliseconds whose every
+    value is under 1 ms in microseconds, its title saying so ("first kernel offset us" reading "0.8", not "0.00": the
+    tab did this on its own, the CLI printed "0.00")."""
+    cols = [str(c) for c in columns]
+    cells = _rows(list(columns), [list(r) for r in rows])
+    for i, c in enumerate(cols):
+        vals = [r[i] for r in rows if i < len(r) and isinstance(r[i], (int, float)) and not isinstance(r[i], bool)]
+        if not (_MS_COLUMN.search(c) and any(v != 0 for v in vals) and all(abs(v) < 1 for v in vals)):
+            continue
+        cols[i] = re.sub(r"ms(/step)?(\)?)$", r"us\1\2", c, flags=re.IGNORECASE)
+        for r, out in zip(rows, cells):
+            if i < len(r) and isinstance(r[i], (int, float)) and not isinstance(r[i], bool):
+                out[i] = _num(float(r[i]) * 1000.0, 1)
+    return cols, cells
+
+
 def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
     return None if h.communication is None else _cells(h.communication)
 
@@ -367,7 +389,7 @@ def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int,
     if evidence_rows and f.evidence:
         t = f.evidence[0]
         out.append(f"    Evidence: {t.title}")
-        out.extend("      " + line for line in text_table(t.columns, _rows(t.columns, t.rows[:evidence_rows])))
+        out.extend("      " + line for line in text_table(*table_text(t.columns, t.rows[:evidence_rows])))
     if f.windows:
         w = f.windows[0]
         out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
@@ -598,7 +620,7 @@ def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 def table_markdown(t: Table, rows: int | None = None) -> list[str]:
     """An evidence, kernel or op table as markdown lines: its first ``rows`` rows (all when None), numbers
     formatted as in the report, every cell escaped."""
-    return md_table(t.columns, _rows(t.columns, t.rows[:rows]))
+    return md_table(*table_text(t.columns, t.rows[:rows]))
 
 
 def confidence_text(f: Finding) -> str:

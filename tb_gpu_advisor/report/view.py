@@ -22,10 +22,14 @@ from tb_gpu_advisor.report import render
 from tb_gpu_advisor.report.verdict import one_step
 
 
-def table_cells(t: Table | None) -> list[list[str]]:
-    """A table's cells as the text report prints an evidence table (``render._rows``): shares as percentages, numbers
-    to 2 decimals with thousands separators, names as written."""
-    return [] if t is None else render._rows(t.columns, t.rows)
+def table_cells(t: Table | None) -> dict[str, list]:
+    """A table's column titles and cells as the text report prints an evidence table (``render.table_text``): shares
+    as percentages, numbers to 2 decimals with thousands separators, a column of sub-millisecond times in us, names as
+    written."""
+    if t is None:
+        return {"columns": [], "rows": []}
+    cols, rows = render.table_text(t.columns, t.rows)
+    return {"columns": cols, "rows": rows}
 
 
 def _finding(report: Report, f: Finding) -> dict[str, Any]:

@@ -69,7 +69,7 @@ def _printed_of_cli_quantities(r: rs.Report) -> list[str]:
     out = [d["achievable"]]
     for f in d["findings"]:
         out += [f["saving"], f["frees"], f["saving_value"], f["freed"], *f["windows"][:3]]
-        out += [c for t in f["evidence"][:2] for row in t for c in row[1:]]
+        out += [c for t in f["evidence"][:2] for row in t["rows"] for c in row[1:]]
     out += [c for row in d["memory"]["rows"] for c in row[1:]] + d["memory"]["notes"]
     out += [c for row in d["ranks"] for c in row[1:]] if len(d["ranks"]) <= render.RANKS_LISTED else []
     out += [c for row in d["collectives"] for c in row[1:]]

@@ -5,7 +5,7 @@
 // here formats a number.
 
 import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
-import { codeText, h, units } from "./dom.js";
+import { codeText, h, units, unitsTitle } from "./dom.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
 
@@ -216,8 +216,14 @@ export function tableView(t, cells = t.rows) {
   return h("div", { class: "table-wrap" },
     h("table", {},
       h("caption", {}, t.title),
-      h("thead", {}, h("tr", {}, idx.map((i) => h("th", { scope: "col" }, t.columns[i])))),
+      h("thead", {}, h("tr", {}, idx.map((i) => h("th", { scope: "col" }, unitsTitle(t.columns[i]))))),
       h("tbody", {}, t.rows.map((row, r) => h("tr", {}, idx.map((i) => td(row[i], text(r, i))))))));
+}
+
+/** A report table and its cells as the server wrote them (`shown`: {columns, rows}, report/view.table_cells: the
+ * CLI's titles -- a column of sub-ms times in µs -- and digits), as tableView's arguments. */
+function said(t, shown = {}) {
+  return [{ ...t, columns: shown.columns || t.columns }, shown.rows];
 }
 
 /** Links for one finding: trace viewer at each window (`spans`: each window's times as the server wrote them), and the
@@ -297,7 +303,7 @@ export function findingView(f, rank, ctx, shown = {}) {
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, overlapText(f, ctx)) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
-      f.evidence.map((t, i) => tableView(t, (shown.evidence || [])[i])),
+      f.evidence.map((t, i) => tableView(...said(t, (shown.evidence || [])[i]))),
       findingLinks(f, ctx, shown.windows),
       windowTimelines(f, ctx, shown.windows)));
 }
@@ -460,10 +466,10 @@ export function hostView(hr, ctx, shown = {}) {
       (w) => rooflineChart(hr.roofline, { peak: mfu.dtype_peak_flops || mfu.peak_flops, bandwidth: mfu.memory_bandwidth,
         dtype: mfu.dtype_peak_flops ? mfu.dtype : mfu.peak_dtype || mfu.dtype, width: w, labels: shown }), width));
   }
-  const tables = [["kernels", hr.kernels], ["ops", hr.ops], ["memcpy", hr.memcpy]].map(([k, t]) => [t, (shown.tables || {})[k]]);
+  const tables = [["kernels", hr.kernels], ["ops", hr.ops], ["memcpy", hr.memcpy]].map(([k, t]) => t && said(t, (shown.tables || {})[k]));
   // the roofline as the CLI lists it: its columns and digits
   if (hr.roofline && shown.roofline) tables.push([{ ...hr.roofline, ...shown.roofline }, shown.roofline.rows]);
-  for (const [t, cells] of tables) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t, cells)));
+  for (const [t, cells] of tables.filter(Boolean)) if (t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t, cells)));
   return h("details", { class: damaged ? "host damaged" : "host", open: damaged, dataset: { host: hr.host } },
     h("summary", {}, h("span", { class: "host-name" }, `Host ${hr.host}`), " ", h("span", { class: "muted host-facts" }, hostFacts(hr, shown).join(" · ")),
       h("span", { class: "muted host-more" }, " — charts and tables")),

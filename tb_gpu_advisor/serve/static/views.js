@@ -381,11 +381,11 @@ export function memoryView(hr, g, ctx, shown = {}, hostShown = {}) {
       rows: m.top }, shown.top));
   }
   (m.ooms || []).forEach((o, i) => {
-    const said = (shown.ooms || [])[i] || {};
+    const told = (shown.ooms || [])[i] || {};
     parts.push(h("div", { class: "oom", role: "note" },
-      h("h4", {}, said.title || "Out of memory"),
+      h("h4", {}, told.title || "Out of memory"),
       o.frames.length ? h("p", { class: "small" }, "Asked for at ", h("code", {}, o.frames[0])) : null,
-      tableView({ title: "The largest live allocations then", columns: ["size", "holds", "allocated at"], rows: o.live }, said.live)));
+      tableView({ title: "The largest live allocations then", columns: ["size", "holds", "allocated at"], rows: o.live }, told.live)));
   });
   return h("section", { class: "gpu-memory", dataset: { gpu: String(g.gpu) } }, h("h4", {}, `GPU ${g.gpu} memory`), parts);
 }

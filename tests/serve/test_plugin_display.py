@@ -161,3 +161,25 @@ def test_the_served_report_carries_its_display():
     r = rs.Report.from_dict(doc)
     assert doc["display"]["achievable"] == render.achievable_text(r)
     assert [f["saving"] for f in doc["display"]["findings"]] == [render._saving_text(f) if f.saving else "" for f in r.findings]
+
+
+def test_a_column_of_sub_ms_times_reads_in_us_on_every_surface():
+    """A real Nsight capture's copies (cloverleaf on an A100, tests/fixtures/wild): its blocking copies took 0.92 ms and
+    1.7 us per step, which the CLI printed "0.92" and "0.00" (the tab alone switched the column to us): the text, the
+    markdown and the tab now print the one table (``render.table_text``)."""
+    from tests.support.paths import FIXTURES
+
+    s = next(iter(discovery.discover(str(FIXTURES / "wild" / "cloverleaf_a100_cuda"))))
+    r = pipeline.analyze_session(s.run, s.session, list(s.hosts))
+    i, f = next((i, f) for i, f in enumerate(r.findings) for t in f.evidence if "blocking ms" in t.columns)
+    t = next(t for t in f.evidence if "blocking ms" in t.columns)
+    shown = r.display["findings"][i]["evidence"][f.evidence.index(t)]
+    col = t.columns.index("blocking ms")
+    assert shown["columns"][col] == "blocking us"
+    assert all(float(row[col]) == pytest.approx(1000 * raw[col], abs=0.05) for row, raw in zip(shown["rows"], t.rows))
+    assert any(row[col] not in ("0", "0.0") and raw[col] < 0.005 for row, raw in zip(shown["rows"], t.rows))  # was "0.00"
+    md = render.to_markdown(r, top=None)
+    assert "| " + " | ".join(shown["columns"]) + " |" in md
+    # the control: a column with a time of 1 ms or more stays in ms, a share as a percentage
+    cols, rows = render.table_text(["gap ms", "busy share", "name"], [[0.5, 0.25, "a"], [1.5, 0.5, "b"]])
+    assert cols == ["gap ms", "busy share", "name"] and rows == [["0.50", "25.0%", "a"], ["1.50", "50.0%", "b"]]

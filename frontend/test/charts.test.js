@@ -27,9 +27,8 @@ test("stepSeries groups per-GPU rows into one series per GPU on a shared step ax
   assert.deepEqual(buckets.map((b) => b.first), [1, 2, 3, 4, 5, 6]);
   assert.deepEqual(series.map((x) => x.gpu), [0, 1, 2, 3]);
   assert.ok(series.every((x) => x.bars.length === 6 && x.bars.every((b) => b && b.count === 1)));
-  assert.equal(series[0].meanMs, 7);
-  assert.equal(series[0].meanComputeMs, 6);
-  assert.equal(series[1].meanMs, 4);
+  // a bar of one row names it (its texts are the report's display.steps of that row)
+  assert.deepEqual(rows[series[0].bars[0].row], { step: 1, gpu: 0, start_ms: 10, step_ms: 7, breakdown: { device_compute: 6, launch_wait: 1 } });
   assert.deepEqual(series[2].bars[0].breakdown, { device_compute: 3, launch_wait: 1 });
 });
 
@@ -42,6 +41,7 @@ test("stepSeries averages consecutive steps beyond maxBars and leaves gaps for m
   assert.deepEqual(buckets.at(-1), { first: 496, last: 500 });
   assert.equal(series[0].bars[0].count, 5);
   assert.equal(series[0].bars[0].step_ms, 7);
+  assert.equal(series[0].bars[0].row, null); // a mean of 5 rows: no one row's texts
   assert.equal(series[1].bars[0], null); // GPU 1 has no rows for steps 1-5
   assert.equal(series[1].bars[2].count, 5);
 });
@@ -55,14 +55,22 @@ test("single-GPU rows keep one panel with one bar per step", () => {
   assert.ok(!svg.classList.contains("multi-gpu"));
 });
 
+/** Texts standing in for the server's (a host's display: report/view): each step's times and each panel's label
+ * written out with the row's own values, so a test sees which the chart printed. */
+function labelsOf(rows, panels = {}) {
+  return { panels, steps: rows.map((r) => ({ step: `<${r.step_ms}>`, breakdown: Object.fromEntries(Object.entries(r.breakdown).map(([k, v]) => [k, `<${v}>`])) })) };
+}
+
 test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels not repeated", () => {
-  const svg = charts.stepChart(multiGpuRows(8, 6, 0), { categories: legend().categories });
+  const rows = multiGpuRows(8, 6, 0);
+  const svg = charts.stepChart(rows, { categories: legend().categories, labels: labelsOf(rows, { 0: "device compute <6> of <7>", 3: "device compute <3> of <4>" }) });
   assert.ok(svg.classList.contains("multi-gpu"));
   const panels = [...svg.querySelectorAll("g.gpu-panel")];
   assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["0", "1", "2", "3", "4", "5", "6", "7"]);
   assert.deepEqual(panels.map((p) => p.querySelectorAll("g.step-bar").length), [6, 6, 6, 6, 6, 6, 6, 6]);
-  assert.equal(panels[0].querySelector(".panel-label").textContent, "GPU 0 · device compute 6.00 ms of 7.00 ms step (86%)");
-  assert.equal(panels[3].querySelector(".panel-label").textContent, "GPU 3 · device compute 3.00 ms of 4.00 ms step (75%)");
+  assert.equal(panels[0].querySelector(".panel-label").textContent, "GPU 0 · device compute <6> of <7>");
+  assert.equal(panels[3].querySelector(".panel-label").textContent, "GPU 3 · device compute <3> of <4>");
+  assert.equal(panels[1].querySelector(".panel-label").textContent, "GPU 1"); // the server gave no label: no number
   // x labels: each step once (not once per GPU as with interleaved rows)
   assert.deepEqual([...svg.querySelectorAll(".step-tick")].map((t) => t.textContent), ["1", "2", "3", "4", "5", "6"]);
   // same y scale: GPU 0's 7 ms bars are 7/4 as tall as GPU 1's 4 ms bars
@@ -74,14 +82,15 @@ test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels 
   const height = Number(svg.getAttribute("viewBox").split(" ")[3]);
   assert.ok(height < 560, height);
   const tip = panels[2].querySelector("rect title").textContent;
-  assert.match(tip, /^GPU 2, step 1: Device compute 3\.00 ms of 4\.00 ms$/);
+  assert.equal(tip, "GPU 2, step 1: Device compute <3> of <4>");
 });
 
 test("the host-wide rows (gpu null) become a first 'All GPUs (mean)' panel", () => {
-  const svg = charts.stepChart(multiGpuRows(4, 6, 0, true));
+  const rows = multiGpuRows(4, 6, 0, true);
+  const svg = charts.stepChart(rows, { labels: labelsOf(rows, { "": "device compute <4> of <7>" }) });
   const panels = [...svg.querySelectorAll("g.gpu-panel")];
   assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["", "0", "1", "2", "3"]);
-  assert.equal(panels[0].querySelector(".panel-label").textContent, "All GPUs (mean) · device compute 4.00 ms of 7.00 ms step (57%)");
+  assert.equal(panels[0].querySelector(".panel-label").textContent, "All GPUs (mean) · device compute <4> of <7>");
   assert.match(panels[0].querySelector("rect title").textContent, /^all GPUs \(mean\), step 1: /);
   assert.deepEqual([...svg.querySelectorAll(".step-tick")].map((t) => t.textContent), ["1", "2", "3", "4", "5", "6"]);
 });
@@ -93,7 +102,8 @@ test("long multi-GPU captures are aggregated, labelled as such, and bars stay wi
   const perPanel = panels[0].querySelectorAll("g.step-bar").length;
   assert.ok(perPanel <= charts.MAX_STEP_BARS && perPanel >= 50, perPanel);
   assert.match(svg.querySelector(".step-note").textContent, /mean of 9 consecutive steps/);
-  assert.match(panels[0].querySelector("rect title").textContent, /^GPU 0, steps 1–9 \(mean of 9\): /);
+  // a mean of 9 steps: its steps and category, no number the server did not write (the axis reads its height)
+  assert.equal(panels[0].querySelector("rect title").textContent, "GPU 0, steps 1–9 (mean of 9): device compute");
   assert.ok(svg.querySelectorAll(".step-tick").length <= 13);
   const w = Number(panels[0].querySelector("rect").getAttribute("width"));
   assert.ok(w >= 3, w);
@@ -106,11 +116,15 @@ test("rooflineChart puts each GEMM shape under the roof, the slow ones marked, w
     rows: [["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"],
       ["aten::mm bf16 [64,1024]x[1024,1024]", "matmul", "bf16", 48, 1.92, 3.4, 57, 190, 0.018, "memory"]],
   };
-  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, width: 600 });
+  // its numbers as the CLI's roofline table prints them (labels.roofline: render.ROOF_COLS, render.roofline_rows)
+  const roofline = { columns: ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s", "of roofline", "bound"],
+    rows: table.rows.map((r) => [r[0], r[2], ...r.slice(3, 8).map((v) => `<${v}>`), `<${r[8]}>`, r[9]]) };
+  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, width: 600, labels: { roofline } });
   const dots = [...svg.querySelectorAll("circle")];
   assert.equal(dots.length, 2);
   assert.deepEqual(dots.map((d) => d.getAttribute("class")), ["gemm", "gemm gemm-low"]);
-  assert.match(dots[1].querySelector("title").textContent, /1\.8% of its roofline/);
+  assert.equal(dots[1].querySelector("title").textContent,
+    "aten::mm bf16 [64,1024]x[1024,1024]: <3.4> TFLOP/s at <57> FLOP/byte, <0.018> of its roofline, <1.92> ms per step");
   // the big GEMM sits right of the ridge (295 FLOP/byte) and under the peak line; the small one far below
   const roof = svg.querySelector("polyline").getAttribute("points").split(" ").map((p) => p.split(",").map(Number));
   assert.equal(roof.length, 3);
@@ -124,11 +138,11 @@ test("the breakdown's categories, their names and order are the server's; one it
   assert.deepEqual(categories.slice(0, 2).map((c) => c.id), ["device_compute", "launch_wait"]);
   assert.ok(["startup", "unseen", "allocator"].every((id) => categories.some((c) => c.id === id)));
   const rows = [1, 2].map((st) => ({ step: st, gpu: null, step_ms: 6, breakdown: { device_compute: 2, startup: 1, brand_new: 3 } }));
-  const svg = charts.stepChart(rows, { categories });
+  const svg = charts.stepChart(rows, { categories, labels: labelsOf(rows) });
   const names = [...svg.querySelectorAll(".legend-item text")].map((t) => t.textContent);
   assert.deepEqual(names, ["Device compute", "One-time start-up", "brand new"]); // server order, then the unknown one
   assert.equal(svg.querySelectorAll("g.step-bar rect.cat-brand_new").length, 2);
-  assert.match(svg.querySelector("rect.cat-startup title").textContent, /One-time start-up 1\.00 ms of 6\.00 ms/);
+  assert.match(svg.querySelector("rect.cat-startup title").textContent, /One-time start-up <1> of <6>/);
 });
 
 test("log ticks: at least three on an axis that spans less than a decade (was: one)", () => {
@@ -146,10 +160,12 @@ test("the roofline labels its roof and ridge and has ticks on both axes", () => 
   const table = { title: "t", columns: ROOF_COLS,
     rows: [["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"],
       ["aten::mm bf16 [64,1024]x[1024,1024]", "matmul", "bf16", 48, 1.92, 3.4, 57, 190, 0.018, "memory"]] };
-  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, dtype: "bf16", width: 700 });
-  assert.equal(svg.querySelector(".roof-label").textContent, "bf16 peak 989 TFLOP/s");
-  assert.equal(svg.querySelector(".ridge-label").textContent, "ridge 295 FLOP/byte");
-  assert.match(svg.querySelector("line.ridge title").textContent, /bound by memory \(3\.35 TB\/s\)/);
+  // the roof's numbers as the server wrote them (the host's display.roof: report/view._roof)
+  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, dtype: "bf16", width: 700,
+    labels: { roof: { peak: "<989>", bandwidth: "<3.35>", ridge: "<295>" } } });
+  assert.equal(svg.querySelector(".roof-label").textContent, "bf16 peak <989> TFLOP/s");
+  assert.equal(svg.querySelector(".ridge-label").textContent, "ridge <295> FLOP/byte");
+  assert.match(svg.querySelector("line.ridge title").textContent, /bound by memory \(<3\.35> TB\/s\)/);
   assert.ok(svg.querySelectorAll(".x-tick").length >= 3 && svg.querySelectorAll(".y-tick").length >= 3);
   // every label inside the picture
   const W = Number(svg.getAttribute("width"));
@@ -175,18 +191,18 @@ test("roofline dots that would cover each other are moved apart and sized by the
   assert.match(svg.querySelector("circle[data-dx]:not([data-dx='0']) title").textContent, /moved sideways/);
 });
 
-test("the panels' labels read the report's ledger, not the bars' means", () => {
-  // a report whose ledger says otherwise than its rows (rows kept from a longer capture): the labels follow the ledger
-  const rows = multiGpuRows(2, 6, 0, true);
-  const hr = { breakdown_ms: { device_compute: 5, launch_wait: 3 }, achievable: { step_ms: 8 },
-    gpus: [{ gpu: 0, step_ms: 10, breakdown: { device_compute: 9, other: 1 } }, { gpu: 1, step_ms: 6, breakdown: { device_compute: 3 } }] };
-  const svg = charts.stepChart(rows, { ledger: charts.stepLedger(hr) });
-  const labels = [...svg.querySelectorAll(".panel-label")].map((t) => t.textContent);
-  // 5 of 8 is 62.5%: a tie, written as the CLI writes it (Python rounds it to even: "62%"; toFixed said "63%")
-  assert.deepEqual(labels, ["All GPUs (mean) · device compute 5.00 ms of 8.00 ms step (62%)",
-    "GPU 0 · device compute 9.00 ms of 10.0 ms step (90%)", "GPU 1 · device compute 3.00 ms of 6.00 ms step (50%)"]);
-  // without a ledger (an old cached report): the bars' means, as before
-  assert.match(charts.stepChart(rows).querySelector(".panel-label").textContent, /^All GPUs \(mean\) · device compute 4\.00 ms of 7\.00 ms/);
+test("the step chart of a report prints its display: each panel's ledger, each step's times (report/view)", async () => {
+  const { fixture } = await import("./dom_env.js");
+  const report = fixture();
+  const hr = report.hosts[0], shown = report.display.hosts[0];
+  // one GPU's panels: the host's rows are its steps; their hover says the step's times as the server wrote them
+  const svg = charts.stepChart(hr.step_rows, { categories: legend().categories, labels: shown });
+  const tip = svg.querySelector("g.step-bar rect.cat-device_compute title").textContent;
+  assert.equal(tip, `step 0: Device compute ${shown.steps[0].breakdown.device_compute} of ${shown.steps[0].step}`);
+  // two GPUs' panels: each labelled with its ledger's line (was the bars' means, computed here)
+  const rows = [...hr.step_rows.map((r) => ({ ...r, gpu: 0 })), ...hr.step_rows.map((r) => ({ ...r, gpu: 1 }))];
+  const two = charts.stepChart(rows, { labels: { panels: { 0: "device compute A", 1: "device compute B" } } });
+  assert.deepEqual([...two.querySelectorAll(".panel-label")].map((t) => t.textContent), ["GPU 0 · device compute A", "GPU 1 · device compute B"]);
 });
 
 test("an AMD report's breakdown legend names HIP's allocator calls, an NVIDIA report's CUDA's (legendFor)", async () => {

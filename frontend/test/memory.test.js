@@ -8,6 +8,7 @@ import { fixture, HOSTILE, legend, STATIC } from "./dom_env.js";
 const charts = await import(new URL("charts.js", STATIC));
 const views = await import(new URL("views.js", STATIC));
 const timeline = await import(new URL("timeline.js", STATIC));
+const { units } = await import(new URL("dom.js", STATIC));
 const ctx = { root: "http://localhost:6006/prefix/", stockRun: "run1/2024_01_01_00_00_00", hosts: ["worker0", "worker1"] };
 
 const memOf = (report) => report.hosts[0].gpus[0].memory;
@@ -15,9 +16,11 @@ const memOf = (report) => report.hosts[0].gpus[0].memory;
 test("the memory chart draws allocated, reserved, capacity and the peak where the data puts them", () => {
   const report = fixture();
   const mem = { ...memOf(report), gpu: 0 };
-  const steps = views.hostSteps(report.hosts[0]);
-  // what holds memory, in the server's order and words (/runs' legend.memory, report/legend.py)
-  const svg = charts.memoryChart(mem, { steps, width: 800, categories: legend().memory });
+  const shown = report.display.hosts[0];
+  const steps = views.hostSteps(report.hosts[0], shown);
+  // what holds memory, in the server's order and words (/runs' legend.memory, report/legend.py); its bytes as the
+  // server wrote them (the GPU's display memory)
+  const svg = charts.memoryChart(mem, { steps, width: 800, categories: legend().memory, labels: shown.gpus[0].memory });
   assert.equal(svg.getAttribute("width"), "800");
   const area = svg.querySelector("path.mem-allocated");
   const line = svg.querySelector("path.mem-reserved");
@@ -36,6 +39,10 @@ test("the memory chart draws allocated, reserved, capacity and the peak where th
   assert.equal(bands.length, steps.length);
   assert.deepEqual(bands.filter((b) => b.classList.contains("peak-step")).map((b) => b.dataset.step), ["3"]);
   assert.deepEqual([...svg.querySelectorAll(".mem-breakdown rect[data-category]")].map((r) => r.dataset.category), ["held", "activations"]);
+  assert.deepEqual([...svg.querySelectorAll(".mem-breakdown rect[data-category] title")].map((t) => t.textContent),
+    ["held", "activations"].map((k) => `${legend().memory.find((c) => c.id === k).label}: ${shown.gpus[0].memory.breakdown[k].bytes} (${shown.gpus[0].memory.breakdown[k].share})`));
+  // each step's band says its times as the server wrote them
+  assert.equal(bands[0].querySelector("title").textContent, units(`step 0: ${shown.steps[0].span}`));
 });
 
 test("the host section shows each GPU's memory: its peak in words, the chart, the holders and the OOM, as text", () => {
@@ -57,7 +64,10 @@ test("the report lists every GPU's peak in one table, and a memory finding says 
   const table = el.querySelector("section.memory table");
   const rows = [...table.querySelectorAll("tbody tr")];
   assert.equal(rows.length, 2); // one per host with memory: GPU 0 of worker0 and worker1
-  assert.match(rows[0].textContent, /worker0.*19\.5 GiB.*19\.8 GiB.*40\.0 GiB.*49%.*step 3/);
+  // the CLI's peak table: its columns, its digits ("49.4%", as the text report prints it)
+  assert.deepEqual([...table.querySelectorAll("th")].map((th) => th.textContent), report.display.memory.columns);
+  assert.deepEqual([...rows[0].querySelectorAll("td")].map((td) => td.textContent), report.display.memory.rows[0]);
+  assert.match(rows[0].textContent, /worker0.*19\.5 GiB.*19\.8 GiB.*40\.0 GiB.*49\.4%.*step 3/);
   const f = [...el.querySelectorAll(".finding")].find((x) => x.dataset.rule === "activation_memory");
   assert.match(f.querySelector(".saving-bytes").textContent, /frees ~5\.25 GiB/);
   assert.ok(!el.querySelector(".finding[data-rule='launch_bound'] .saving-bytes"));
@@ -66,6 +76,7 @@ test("the report lists every GPU's peak in one table, and a memory finding says 
 test("no memory, no memory section", () => {
   const report = fixture();
   for (const hr of report.hosts) for (const g of hr.gpus) g.memory = null;
+  report.display.memory.rows = []; // as report/view.display writes a report without memory
   const el = views.reportView(report, ctx);
   assert.equal(el.querySelector("section.memory"), null);
   assert.equal(el.querySelector(".gpu-memory"), null);
@@ -89,15 +100,6 @@ test("a step timeline draws each GPU's memory under its lanes, inside the plot",
   const fig = timeline.timelineFigure(data, { host: "worker0", label: "memory peak", start_ms: 100, end_ms: 200, gpu: 0, step: 3 },
     { rule: "activation_memory" }, { format: "kineto" }, 700);
   assert.ok(fig.querySelector("svg.timeline"));
-});
-
-test("a history without times says where its peak falls by order, never a time or 'at the dump'", () => {
-  // h37-left35: a PyTorch 2.0 snapshot records no times; the report's peak_ms is null and peak_place says where
-  const mem = { ...memOf(fixture()), peak_step: null, peak_step_offset_ms: null, peak_ms: null,
-    peak_place: "training iteration 4 of 4, event 122 of 131" };
-  const text = views.memoryPeakText(mem);
-  assert.match(text, /in training iteration 4 of 4, event 122 of 131/);
-  assert.doesNotMatch(text, /at the dump|\d ms/);
 });
 
 test("a history without times is drawn by its events' order: no ms on the axis, no steps, no timed peak", () => {

@@ -5,7 +5,7 @@ import { fixture, HOSTILE, legend, STATIC } from "./dom_env.js";
 
 const tl = await import(new URL("timeline.js", STATIC));
 const views = await import(new URL("views.js", STATIC));
-const fmt = await import(new URL("format.js", STATIC));
+const { units } = await import(new URL("dom.js", STATIC));
 // a real /window answer: the demo input_bound finding's first window (tests/support/plugin_fixtures.py), hostile names
 const windowFixture = () => JSON.parse(readFileSync(new URL("./fixtures/window.json", import.meta.url), "utf8"));
 const sel = { run: "input_bound", session: "2026_01_01_00_00_00", legend: legend() };
@@ -280,10 +280,33 @@ test("the legend gives each idle category's time as the server summed it over ev
   const drawn = kept.reduce((a, r) => a + r.end_ms - r.start_ms, 0);
   assert.ok(Math.abs(drawn - want) > 1e-3 || data.idle.filter((r) => r.category === "input_wait").length === 1);
   const li = tl.timelineLegend(shown, null, LEGEND).querySelector('li[data-category="input_wait"]');
-  assert.ok(li.textContent.endsWith(`: ${fmt.ms(want)}`), li.textContent);
+  // as the server wrote it (the window's display.idle_ms, report/timeline.display)
+  assert.ok(want > 0);
+  assert.ok(li.textContent.endsWith(`: ${units(data.display.idle_ms[0].ms.input_wait)}`), li.textContent);
   // several GPUs: each GPU's own time, named
-  const two = { ...data, idle_ms: [{ gpu: 0, ms: { input_wait: 1.5 } }, { gpu: 1, ms: { input_wait: 0.25 } }] };
+  const two = { ...data, idle_ms: [{ gpu: 0, ms: { input_wait: 1.5 } }, { gpu: 1, ms: { input_wait: 0.25 } }],
+    display: { idle_ms: [{ gpu: 0, ms: { input_wait: "<1.5>" } }, { gpu: 1, ms: { input_wait: "<0.25>" } }] } };
   const li2 = tl.timelineLegend(two, null, LEGEND).querySelector('li[data-category="input_wait"]');
-  assert.ok(li2.textContent.endsWith(`: GPU 0 ${fmt.ms(1.5)} · GPU 1 ${fmt.ms(0.25)}`), li2.textContent);
+  assert.ok(li2.textContent.endsWith(`: GPU 0 <1.5> · GPU 1 <0.25>`), li2.textContent);
   assert.equal(tl.idleTotals({ idle_ms: [] }, "input_wait"), "");
+});
+
+test("a step timeline prints the server's times: each event's, each idle run's, the steps' edges, its span (window.json's display)", () => {
+  const data = windowFixture();
+  const d = data.display;
+  const svg = tl.timelineChart(data, { width: 800, legend: LEGEND });
+  // every event's hover ends with its duration and span as the server wrote them, lane by lane
+  const lanes = [...svg.querySelectorAll("g.lane:not(.lane-memory)")];
+  assert.equal(lanes.length, data.lanes.length);
+  lanes.forEach((g, i) => {
+    const tips = [...g.querySelectorAll("rect.ev title")].map((t) => t.textContent);
+    assert.equal(tips.length, d.lanes[i].length);
+    tips.forEach((tip, k) => assert.ok(tip.endsWith(`, ${units(d.lanes[i][k])}`), tip));
+  });
+  const idle = [...svg.querySelectorAll("rect.idle title")].map((t) => t.textContent);
+  assert.ok(idle.length > 0);
+  idle.forEach((tip, k) => assert.ok(tip.endsWith(`: ${units(d.idle[k])}`), tip));
+  // the figure's caption: the window's span, as the finding names it ("Open in trace viewer: ... (120.0–160.0 ms)")
+  const fig = tl.timelineFigure(data, data.window, { rule: "input_bound" }, sel, 800);
+  assert.ok(fig.querySelector("figcaption").textContent.includes(units(d.span)), fig.querySelector("figcaption").textContent);
 });

@@ -27,6 +27,12 @@ def ms(x: float | None) -> str:
     return f"{x * 1000:.0f} us"
 
 
+def ms_span(start: float, end: float) -> str:
+    """A window of a trace in the viewer's ms, to 0.1 ms: ``120.0–160.0 ms`` (the finding's windows in markdown and the
+    tab, the tab's step timeline of one)."""
+    return f"{start:.1f}–{end:.1f} ms"
+
+
 def ms_step(x: float) -> float:
     """The time (ms) one unit of the last digit :func:`ms` prints for ``x`` stands for: 10 ms for '1.23 s', 0.1 ms for
     '12.3 ms', 0.01 ms for '1.23 ms', 1 us for '456 us' -- a difference under half of it does not show."""

@@ -229,6 +229,9 @@ class Report:
     #: one line: healthy, or the findings by severity with the top one's title and saving -- the same words in
     #: the tab, the CLI's text and markdown (``report.verdict``; schema 1.1)
     verdict: str = ""
+    #: every number the tab's report view prints, as text the CLI's renderers wrote (``report.view.display``; from
+    #: 0.1.0+a40): the tab formats no number of its own, so one quantity reads the same on screen and in the CLI
+    display: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """``dataclasses.asdict(self)`` without deep-copying the numbers and strings (``common.jsonout.plain``)."""

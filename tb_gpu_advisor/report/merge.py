@@ -13,6 +13,7 @@ from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.verdict import damage_note, verdict
+from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable, counted, mark_overlaps, parts
@@ -198,6 +199,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
                   achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None,
                   collectives=_collectives_table(job))
     report.verdict = verdict(report)
+    report.display = display(report)
     return report
 
 

@@ -15,7 +15,7 @@ import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
+from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
@@ -246,7 +246,7 @@ def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
 
 #: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
 #: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
-_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
+GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
 
 
 # --------------------------------------------------------------------------- text
@@ -267,7 +267,7 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
         cols[0] = "gpu"
     if len(t.rows) <= RANKS_LISTED:
         return (f"{t.title.split(' ')[0]} ({len(t.rows)}, mean per step, most time before the collectives first)", cols,
-                [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows])
+                rank_cells(t))
     rows = []
     for j, c in enumerate(cols[1:], start=1):
         vals = sorted((float(r[j]), str(r[0])) for r in t.rows)
@@ -275,6 +275,11 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
         rows.append([c, _num(vals[0][0]), _num(q(0.5)), _num(q(0.9)), _num(vals[-1][0]),
                      f"{vals[0][1]} (min), {vals[-1][1]} (max)"])
     return (f"{t.title.split(' ')[0]} ({len(t.rows)}): distribution per step", ["", "min", "median", "p90", "max", "outliers"], rows)
+
+
+def rank_cells(t: Table) -> list[list[str]]:
+    """Every rank's row of ``Report.ranks`` as the report prints it: its name, then each time to 2 decimals."""
+    return [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
 
 
 def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
@@ -292,6 +297,28 @@ def _rows(columns: list[str], rows: list[list]) -> list[list[str]]:
     share = [_is_share(str(c)) for c in columns]
     return [[pct(v) if i < len(share) and share[i] and isinstance(v, (int, float)) and not isinstance(v, bool)
              and 0 <= v <= 1.5 else _num(v) for i, v in enumerate(r)] for r in rows]
+
+
+#: A column of times in ms: "first kernel offset ms", "gap ms/step", "wait (ms)".
+_MS_COLUMN = re.compile(r"(^|[\s(])ms(/step)?\)?$", re.IGNORECASE)
+
+
+def table_text(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[list[str], list[list[str]]]:
+    """An evidence, kernel or op table's column titles and cells as every surface prints them (the text, the markdown,
+    the tab: ``report.view``): shares as percentages, numbers to 2 decimals, and a column of milliseconds whose every
+    value is under 1 ms in microseconds, its title saying so ("first kernel offset us" reading "0.8", not "0.00": the
+    tab did this on its own, the CLI printed "0.00")."""
+    cols = [str(c) for c in columns]
+    cells = _rows(list(columns), [list(r) for r in rows])
+    for i, c in enumerate(cols):
+        vals = [r[i] for r in rows if i < len(r) and isinstance(r[i], (int, float)) and not isinstance(r[i], bool)]
+        if not (_MS_COLUMN.search(c) and any(v != 0 for v in vals) and all(abs(v) < 1 for v in vals)):
+            continue
+        cols[i] = re.sub(r"ms(/step)?(\)?)$", r"us\1\2", c, flags=re.IGNORECASE)
+        for r, out in zip(rows, cells):
+            if i < len(r) and isinstance(r[i], (int, float)) and not isinstance(r[i], bool):
+                out[i] = _num(float(r[i]) * 1000.0, 1)
+    return cols, cells
 
 
 def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
@@ -368,7 +395,7 @@ def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int,
     if evidence_rows and f.evidence:
         t = f.evidence[0]
         out.append(f"    Evidence: {t.title}")
-        out.extend("      " + line for line in text_table(t.columns, _rows(t.columns, t.rows[:evidence_rows])))
+        out.extend("      " + line for line in text_table(*table_text(t.columns, t.rows[:evidence_rows])))
     if f.windows:
         w = f.windows[0]
         out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
@@ -418,7 +445,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     out: list[str] = []
     if h.gpus:
         out.append(f"GPUs on {h.host}")
-        out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+        out.extend("  " + line for line in text_table(GPU_COLS, _gpu_rows(h.gpus)))
         out.append("")
     comm = _communication(h)
     if comm:
@@ -429,7 +456,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     roof = roofline_rows(h)
     if roof:
         out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
-        out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
+        out.extend("  " + line for line in text_table(ROOF_COLS, roof))
         out.append("")
     note = _steps_note(h)
     if note:
@@ -535,7 +562,12 @@ def mfu_note(d: dict) -> str:
     return out
 
 
-def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
+def window_span(w) -> str:  # noqa: ANN001 - a report_schema.TimeWindow
+    """A trace window's times in the viewer's ms, to 0.1 ms: ``120.0–160.0 ms`` (markdown, the tab)."""
+    return ms_span(w.start_ms, w.end_ms)
+
+
+def roofline_rows(h, n: int | None = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
     """The top GEMM shapes of a host against their roofline, as text cells."""
     t = h.roofline
     if t is None or not t.rows:
@@ -544,7 +576,7 @@ def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostRep
              _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
 
 
-_ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
+ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
               "of roofline", "bound"]
 
 
@@ -595,7 +627,7 @@ def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 def table_markdown(t: Table, rows: int | None = None) -> list[str]:
     """An evidence, kernel or op table as markdown lines: its first ``rows`` rows (all when None), numbers
     formatted as in the report, every cell escaped."""
-    return md_table(t.columns, _rows(t.columns, t.rows[:rows]))
+    return md_table(*table_text(t.columns, t.rows[:rows]))
 
 
 def confidence_text(f: Finding) -> str:
@@ -627,7 +659,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
                    f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
-                   f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
+                   f"[{window_span(w)}]")
     out.append("")
     for a in f.actions:
         out.append(f"- {md_inline(a.text)}")
@@ -739,7 +771,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         out.append(f"### GPUs on {md_code(h.host)}")
         out.append("")
-        out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
+        out += md_table(GPU_COLS, _gpu_rows(h.gpus))
         out.append("")
     comm = _communication(h)
     if comm:
@@ -751,7 +783,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if roof:
         out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
         out.append("")
-        out += md_table(_ROOF_COLS, roof)
+        out += md_table(ROOF_COLS, roof)
         out.append("")
     note = _steps_note(h)
     if note:  # which steps the numbers are of, and which were dropped: the text report's closing line too

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import gb, ms, ms_span, plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.breakdown import category_intervals, painted_segments
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
@@ -79,7 +79,7 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
         if drawn["events"]:
             shown += len(drawn["events"])
             out_lanes.append(drawn)
-    return {
+    doc = {
         "host": ctx.trace.host,
         "format": ctx.trace.format,
         "time_base": ctx.trace.time_base,
@@ -93,6 +93,36 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
         "events_in_window": total,
         "events_shown": shown,
         "note": _bound_note(total, shown, (sum(int((~k).sum()) for k in keep), keep_ps), too_deep, lanes_left, idle_left),
+    }
+    doc["display"] = display(doc)
+    return doc
+
+
+def _span(start_ms: float, end_ms: float) -> str:
+    return f"{ms(start_ms)}–{ms(end_ms)}"
+
+
+def _lasting(start_ms: float, end_ms: float) -> str:
+    """``1.20 ms (10.5 ms–11.7 ms)``: how long, and from when to when."""
+    return f"{ms(end_ms - start_ms)} ({_span(start_ms, end_ms)})"
+
+
+def display(doc: dict) -> dict:
+    """Every number the tab's step timeline prints of the window ``doc`` (from 0.1.0+a40), as the CLI writes times and
+    bytes (``common.fmt``), aligned with the window's lists: its span, each lane's events, the idle runs, each GPU's idle
+    totals, the steps' edges, each GPU's memory (the highest allocated and reserved in the window, the capacity).  The
+    tab formats no number of its own (``report.view``)."""
+    def most(xs: list) -> str:
+        xs = [x for x in xs if x is not None]
+        return gb(max(xs)) if xs else ""
+    return {
+        "span": ms_span(doc["start_ms"], doc["end_ms"]),  # as the finding names the window
+        "lanes": [[_lasting(e[0], e[1]) for e in lane["events"]] for lane in doc["lanes"]],
+        "idle": [_lasting(r["start_ms"], r["end_ms"]) for r in doc["idle"]],
+        "idle_ms": [{"gpu": g["gpu"], "ms": {c: ms(v) for c, v in g["ms"].items()}} for g in doc["idle_ms"]],
+        "steps": [{"start": ms(st["start_ms"]), "end": ms(st["end_ms"])} for st in doc["steps"]],
+        "memory": [{"peak": most(m["allocated"]), "reserved": most(m["reserved"]),
+                    "capacity": gb(m["capacity_bytes"]) if m.get("capacity_bytes") else ""} for m in doc["memory"]],
     }
 
 

@@ -111,10 +111,3 @@ def test_a_logdir_of_symlinked_runs_says_why_it_lists_nothing_and_the_flag_reads
     assert "--gpu_advisor_follow_symlinks" in body["skipped"][0]["reason"]
     followed = _runs(logdir, gpu_advisor_follow_symlinks=True)
     assert [r["run"] for r in followed["runs"]] == ["data", "run_a"] and followed["skipped"] == []
-
-
-def test_the_frontend_tests_hold_the_clis_own_numbers():
-    """frontend/test/fixtures/format.json is the CLI's formatting of durations, bytes and savings, as this checkout
-    writes them: the tab's format.js is tested against it (h37-ui11: one value on one screen)."""
-    with open(plugin_fixtures.FORMAT_FIXTURE_PATH, encoding="utf-8") as f:
-        assert f.read() == plugin_fixtures.format_fixture_json()  # python -m tests.support.plugin_fixtures

@@ -5,9 +5,9 @@ only let the routes and the rendering be tested without a profile. They
 deliberately carry hostile text (``<script>`` kernel names) so escaping is
 exercised everywhere.
 
-``python -m tests.support.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json`` (and diff.json, window.json,
-legend.json: what ``/runs`` serves as its ``legend``; format.json: values as the CLI writes them, which the tab must
-write alike);
+``python -m tests.support.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json`` (and report_text.json: the
+CLI's text and markdown of that report, whose numbers the tab must print alike; diff.json, window.json, legend.json:
+what ``/runs`` serves as its ``legend``);
 ``test_plugin_backend.py`` checks the committed file matches this module,
 so the frontend tests follow schema changes.
 """
@@ -19,16 +19,17 @@ import os
 import sys
 
 from tb_gpu_advisor.model import schema as rs
+from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules.savings import achievable
 from tests.support.paths import REPO
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report.json")
+REPORT_TEXT_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report_text.json")
 DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff.json")
 MEMORY_DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff_memory.json")
 WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
 LEGEND_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "legend.json")
-FORMAT_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "format.json")
 DEMO = os.path.join(str(REPO), "demo_logs")
 
 
@@ -165,13 +166,26 @@ def report(run: str = "run1", session: str = "2024_01_01_00_00_00", hosts: tuple
     if len(hosts) > 1:  # merged over hosts, as merge.merge_findings does; launch_bound kept per host and GPU
         findings.append(merged_second_finding(hosts))
     findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0))
-    return rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
-                     healthy=False, analyzer_version="test", generated_at="2024-01-01T00:00:00Z",
-                     notes=[f"note with {HOSTILE}"], achievable=dict(host_reports[0].achievable))
+    out = rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
+                    healthy=False, analyzer_version="test", generated_at="2024-01-01T00:00:00Z",
+                    notes=[f"note with {HOSTILE}"], achievable=dict(host_reports[0].achievable))
+    out.display = display(out)  # as merge_hosts writes it: the tab prints these texts
+    return out
 
 
 def fixture_json() -> str:
     return json.dumps(report(hosts=("worker0", "worker1")).to_dict(), indent=1, sort_keys=True) + "\n"
+
+
+def report_text_fixture_json() -> str:
+    """The CLI's text and markdown of the report of ``fixture_json`` (every finding, every evidence row): the frontend
+    tests check each number the tab prints of it reads the same there."""
+    from tb_gpu_advisor.report import render
+
+    r = report(hosts=("worker0", "worker1"))
+    doc = {"text": render.to_text(r, top=None, evidence_rows=1000),
+           "markdown": render.to_markdown(r, top=None, evidence_rows=1000)}
+    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def diff_fixture_json() -> str:
@@ -236,63 +250,12 @@ def legend_fixture_json() -> str:
     return json.dumps(legend(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-#: Durations (ms) over every range ``common.fmt.ms`` writes differently, each side of its cuts, and exact decimal ties
-#: in each (10.25 ms, 2.125 ms, 1125 ms, 12.5 us: JavaScript's toFixed rounds a tie up, Python's format to even; the
-#: tab's format.fixed writes Python's).
-FORMAT_MS = [0.0004, 0.0123, 0.2, 0.456, 0.9949, 0.996, 1.0, 4.6213, 9.994, 9.996, 10.0, 12.345, 99.94, 99.96, 116.52,
-             203.61, 999.4, 999.96, 1000.0, 1234.5678, 2205.144, 86012.3, -5.9213, -0.101,
-             10.25, 10.75, 2.125, 2.375, -2.125, 1125.0, 0.0125, 0.0005, 0.0025]
-#: Bytes over every unit and digit count ``common.fmt.gb`` writes, and ties (1.125 GiB, 10.25 MiB, 12.5 GiB).
-FORMAT_BYTES = [0, 512, 1019, 1024, 12_345, 1_048_000, 1_048_576, 5 * 2**20 + 12345, 321 * 2**20, 1023 * 2**20,
-                2**30, 7.5 * 2**30, 44.0 * 2**30, 47_244_640_256, 123.4 * 2**30, 1234 * 2**30,
-                1.125 * 2**30, 10.25 * 2**20, 12.5 * 2**30, 2.625 * 2**10]
-
-
-def _fixed_cases(n: int = 3000, seed: int = 37) -> list[list]:
-    """[value, digits, Python's f"{value:.{digits}f}"]: the property the tab's format.fixed must hold.  Half are exact
-    binary ties at the digit rounded ((2k+1) / 2^j at the scales the tab writes), half any value."""
-    import random
-
-    rnd = random.Random(seed)
-    out = []
-    for i in range(n):
-        digits = rnd.choice((0, 1, 2, 3))
-        if i % 2:
-            v = rnd.uniform(-2000, 2000) * 10.0 ** rnd.randint(-4, 3)
-        else:  # a tie at ``digits`` decimals, exact in binary: an odd number of halves of the last digit's step
-            j = rnd.randint(1, 3)  # 1/2, 1/4, 1/8 of a unit: ties at 0, 1, 2 (and 3 for 1/8 scaled by 10) decimals
-            v = (2 * rnd.randint(0, 4000) + 1) / 2 ** j * rnd.choice((1, -1))
-            digits = {1: 0, 2: 1, 3: 2}[j]
-        out.append([v, digits, f"{v:.{digits}f}"])
-    return out
-#: Savings (ms per step, percent of the step) as the CLI's text and markdown write them, per step and of one step.
-FORMAT_SAVINGS = [(4.6213, 3.97), (12.4, 31.0), (0.0123, 0.2), (0.0, 0.0), (116.52, 44.46), (0.8, 0.49), (0.8, 0.51)]
-
-
-def format_fixture_json() -> str:
-    """Values as the CLI writes them (``common.fmt.ms`` and ``gb``, ``render._saving_text`` per step and of one step):
-    the tab's format.js must write each the same, so one value reads the same on one screen and in the CLI's report
-    (h37-ui11: the tab said "step ~112 ms instead of 116 ms" under a verdict of "116.5 ms")."""
-    from tb_gpu_advisor.common import fmt
-    from tb_gpu_advisor.report.render import _saving_text
-
-    def saving(ms: float, pct: float, one: bool) -> str:
-        f = rs.Finding(id="x", rule="x", severity="warning", title="x", summary="x", guide_section="x",
-                       saving=rs.Saving(ms, pct, "x"))
-        return _saving_text(f, one)
-
-    doc = {"ms": [[v, fmt.ms(v)] for v in FORMAT_MS], "gb": [[v, fmt.gb(v)] for v in FORMAT_BYTES],
-           "saving": [[ms_, pct, one, saving(ms_, pct, one)] for ms_, pct in FORMAT_SAVINGS for one in (False, True)],
-           "fixed": _fixed_cases()}
-    return json.dumps(doc, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
-    for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json()),
+    for path, text in ((FIXTURE_PATH, fixture_json()), (REPORT_TEXT_FIXTURE_PATH, report_text_fixture_json()),
+                       (DIFF_FIXTURE_PATH, diff_fixture_json()),
                        (MEMORY_DIFF_FIXTURE_PATH, memory_diff_fixture_json()),
-                       (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json()),
-                       (FORMAT_FIXTURE_PATH, format_fixture_json())):
+                       (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json())):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         sys.stdout.write(f"wrote {os.path.normpath(path)}\n")

@@ -5,9 +5,11 @@
 // is shown in; the caller redraws it when that changes), so its viewBox is its
 // size on screen: text keeps its CSS size (12 px) at any width instead of
 // being scaled with the picture.
+//
+// Every value a chart prints (a label, a hover) is the server's text (`labels`/`cells`: the report's display,
+// report/view.py, the CLI's digits); a chart computes only positions and its axes' ticks.
 
-import { s } from "./dom.js";
-import { gib, isNum, ms, pct } from "./format.js";
+import { s, units } from "./dom.js";
 
 /** Width used when the caller does not know the box's width (tests, detached DOM). */
 export const DEFAULT_WIDTH = 640;
@@ -59,8 +61,9 @@ const hasGpu = (r) => r.gpu !== null && r.gpu !== undefined;
  * GPUs) to the per-GPU rows; that series comes first, except on a host with
  * one GPU, where it would repeat that GPU's panel and is left out.
  *
- * Returns {buckets: [{first, last}], groupSize, series: [{gpu, meanMs, meanComputeMs, bars: [bar|null]}]}
- * where bar = {first, last, count, step_ms, breakdown} (means over `count` rows).
+ * Returns {buckets: [{first, last}], groupSize, series: [{gpu, bars: [bar|null]}]}
+ * where bar = {first, last, count, step_ms, breakdown} (means over `count` rows; `row`: the index in `stepRows` of
+ * a bar of one row, whose texts the report's display holds).
  */
 export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
   const rows = stepRows || [];
@@ -70,11 +73,11 @@ export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
   const buckets = [];
   for (let i = 0; i < steps.length; i += groupSize) buckets.push({ first: steps[i], last: steps[Math.min(i + groupSize, steps.length) - 1] });
   const byGpu = new Map();
-  for (const r of rows) {
+  rows.forEach((r, index) => {
     const gpu = hasGpu(r) ? r.gpu : null;
     if (!byGpu.has(gpu)) byGpu.set(gpu, buckets.map(() => []));
-    byGpu.get(gpu)[bucketOf.get(r.step)].push(r);
-  }
+    byGpu.get(gpu)[bucketOf.get(r.step)].push({ ...r, index });
+  });
   const gpus = [...byGpu.keys()].sort((a, b) => (a === null ? -1 : b === null ? 1 : a - b));
   if (gpus.length === 2 && gpus[0] === null) gpus.shift(); // one GPU: its mean is itself
   const series = gpus.map((gpu) => {
@@ -83,40 +86,21 @@ export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
       const breakdown = {};
       for (const r of group) for (const [k, v] of Object.entries(r.breakdown || {})) breakdown[k] = (breakdown[k] || 0) + (v || 0) / group.length;
       const stepMs = group.reduce((a, r) => a + (r.step_ms || 0), 0) / group.length;
-      return { ...buckets[i], count: group.length, step_ms: stepMs, breakdown };
+      return { ...buckets[i], count: group.length, step_ms: stepMs, breakdown, row: group.length === 1 ? group[0].index : null };
     });
-    const kept = bars.filter(Boolean);
-    const n = kept.reduce((a, b) => a + b.count, 0);
-    const mean = (f) => (n ? kept.reduce((a, b) => a + f(b) * b.count, 0) / n : 0);
-    return { gpu, meanMs: mean((b) => b.step_ms), meanComputeMs: mean((b) => b.breakdown.device_compute || 0), bars };
+    return { gpu, bars };
   });
   return { buckets, groupSize, series };
 }
 
 /**
- * Each panel's step and device compute as the report's ledger holds them: the host's mean step (`breakdown_ms`,
- * the step "if every fix lands" starts from) and each GPU's own (`gpus[].breakdown`, `step_ms`). The panels' labels
- * read these, so a panel says what the cards and tables say; the bars' own means are only the fallback of a report
- * without them.
+ * A panel's heading: which GPU, and how much of its step it computes (the number that differs between GPUs), as the
+ * report's ledger holds it (`panels`: the host's display, by GPU, "" the host's mean: report/view._panels).
  */
-export function stepLedger(hr) {
-  const out = new Map();
-  const sum = (b) => Object.values(b || {}).reduce((a, v) => a + (v || 0), 0);
-  if (hr?.breakdown_ms && sum(hr.breakdown_ms) > 0) {
-    out.set(null, { stepMs: hr.achievable?.step_ms ?? sum(hr.breakdown_ms), computeMs: hr.breakdown_ms.device_compute || 0 });
-  }
-  for (const g of hr?.gpus || []) {
-    if (isNum(g.step_ms) && g.breakdown) out.set(g.gpu, { stepMs: g.step_ms, computeMs: g.breakdown.device_compute || 0 });
-  }
-  return out;
-}
-
-/** A panel's heading: which GPU, and how much of its step it computes (the number that differs between GPUs). */
-function panelLabel(sr, ledger) {
+function panelLabel(sr, panels) {
   const who = sr.gpu === null ? "All GPUs (mean)" : `GPU ${sr.gpu}`;
-  const { stepMs, computeMs } = ledger?.get(sr.gpu) ?? { stepMs: sr.meanMs, computeMs: sr.meanComputeMs };
-  const share = stepMs > 0 ? ` (${pct(computeMs / stepMs)})` : "";
-  return `${who} · device compute ${ms(computeMs)} of ${ms(stepMs)} step${share}`;
+  const said = (panels || {})[sr.gpu === null ? "" : String(sr.gpu)];
+  return said ? `${who} · ${units(said)}` : who;
 }
 
 /**
@@ -139,7 +123,7 @@ const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.fi
  * step axis, so a slow or oversubscribed GPU stands out; long captures are
  * averaged over consecutive steps (see stepSeries).
  */
-export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH, categories = [], ledger = null } = {}) {
+export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH, categories = [], labels = {} } = {}) {
   const W = Math.max(320, Math.round(width));
   const { buckets, groupSize, series } = stepSeries(stepRows, maxBars);
   const rows = series.flatMap((sr) => sr.bars.filter(Boolean));
@@ -164,11 +148,11 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
     const y = (v) => y0 + plotH - (maxMs ? (v / maxMs) * plotH : 0);
     const panel = s("g", { class: "gpu-panel", "data-gpu": sr.gpu === null ? "" : String(sr.gpu) });
     if (multi) {
-      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr, ledger)));
+      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr, labels.panels)));
     }
     for (const t of ticks(maxMs, multi ? 2 : 4)) {
       panel.append(s("line", { x1: left, x2: W - 8, y1: y(t), y2: y(t), class: "grid" }),
-        s("text", { x: left - 4, y: y(t) + 4, class: "axis", "text-anchor": "end" }, t === 0 ? "0" : ms(t).replace(" ms", "")));
+        s("text", { x: left - 4, y: y(t) + 4, class: "axis", "text-anchor": "end" }, String(t)));
     }
     sr.bars.forEach((bar, i) => {
       if (!bar) return;
@@ -176,11 +160,13 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
       const x = left + i * band + (band - barW) / 2;
       const what = `${sr.gpu === null ? (multi ? "all GPUs (mean), " : "") : `GPU ${sr.gpu}, `}${stepLabel(bar)}${bar.count > 1 ? ` (mean of ${bar.count})` : ""}`;
       const g = s("g", { class: "step-bar", "data-first": String(bar.first), "data-last": String(bar.last) });
+      // one step's bar says its times as the report writes them; a mean of several steps, its steps (the axis reads it)
+      const said = bar.row === null ? null : (labels.steps || [])[bar.row];
       for (const [key, label] of used) {
         const v = bar.breakdown?.[key] || 0;
         if (v <= 0) continue;
         g.append(s("rect", { x, width: barW, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), class: `cat-${key}` },
-          s("title", {}, `${what}: ${label} ${ms(v)} of ${ms(bar.step_ms)}`)));
+          s("title", {}, said?.step ? units(`${what}: ${label} ${said.breakdown[key] ?? ""} of ${said.step}`) : `${what}: ${label}`)));
         acc += v;
       }
       panel.append(g);
@@ -204,12 +190,17 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
  * skew): the measures side by side when the width allows 300 px each, else
  * one under the other.
  */
-export function gpuChart(gpus, { width = DEFAULT_WIDTH } = {}) {
+export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] } } = {}) {
   const W = Math.max(320, Math.round(width));
+  // each value as the report's GPU table prints it (`table`: the host's display.gpus_table, render's GPU columns)
+  const cell = (column, unit) => (i) => {
+    const text = ((table.rows || [])[i] || [])[(table.columns || []).indexOf(column)];
+    return text === undefined ? "" : `${text}${unit}`;
+  };
   const measures = [
-    ["busy_share", "GPU active: kernels, copies, collectives (share of step)", pct, 1],
-    ["step_ms", "Step time", ms, null],
-    ["launch_skew_ms", "Launch skew vs. first GPU", ms, null],
+    ["busy_share", "GPU active: kernels, copies, collectives (share of step)", cell("active (any GPU work)", ""), 1],
+    ["step_ms", "Step time", cell("step ms", " ms"), null],
+    ["launch_skew_ms", "Launch skew vs. first GPU", cell("skew ms", " ms"), null],
   ].filter(([key]) => gpus.some((g) => g[key] !== null && g[key] !== undefined));
   const side = measures.length > 0 && W >= measures.length * 300;
   const rowH = 20, headH = 20, blockH = headH + gpus.length * rowH + 10;
@@ -229,8 +220,8 @@ export function gpuChart(gpus, { width = DEFAULT_WIDTH } = {}) {
       if (v === null || v === undefined) return;
       const barW = Math.max(1, (v / max) * plotW);
       g.append(s("rect", { x: labelW, y: yy + 3, height: rowH - 6, width: barW, class: `bar bar-${key}` },
-        s("title", {}, `GPU ${gpu.gpu} (${gpu.name || "?"}): ${label} ${fmt(v)}`)),
-        s("text", { x: labelW + barW + 4, y: yy + 13, class: "axis value" }, fmt(v)));
+        s("title", {}, `GPU ${gpu.gpu} (${gpu.name || "?"}): ${label} ${fmt(i)}`)),
+        s("text", { x: labelW + barW + 4, y: yy + 13, class: "axis value" }, fmt(i)));
     });
     svg.append(g);
   });
@@ -301,10 +292,12 @@ const RANK_PARTS = [["compute ms", "device_compute", "compute"], ["exposed comm 
  * collectives first: a straggler on top, and the ranks that wait for it below).  With more than RANKS_LISTED
  * ranks: a histogram of the ranks' exposed communication, then bars for the outliers at both ends, named.
  */
-export function ranksChart(table, { width = DEFAULT_WIDTH } = {}) {
+export function ranksChart(table, { width = DEFAULT_WIDTH, cells = [] } = {}) {
   const W = Math.max(320, Math.round(width));
   const col = (name) => table.columns.indexOf(name);
   const rows = table.rows;
+  // a rank's time as the ranks table prints it (`cells`: display.ranks, aligned with the rows)
+  const said = (r, name) => `${((cells || [])[rows.indexOf(r)] || [])[col(name)] ?? ""} ms`;
   const many = rows.length > RANKS_LISTED;
   const shown = many ? [...rows.slice(0, 5), ...rows.slice(-5)] : rows;
   const { items, rows: legendRows } = legend(RANK_PARTS.map(([, key, label]) => [key, label]), W);
@@ -316,7 +309,11 @@ export function ranksChart(table, { width = DEFAULT_WIDTH } = {}) {
   const max = Math.max(1e-9, ...shown.map((r) => r[col("step ms")] || 0));
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart ranks-chart", role: "img",
     "aria-label": `Ranks: ${rows.length}` }, s("title", {}, `Per-rank step breakdown (${rows.length} ranks)`), ...items);
-  if (many) svg.append(rankHistogram(rows.map((r) => r[col("exposed comm ms")] || 0), W, legendRows * 16 + 8, histH - 10));
+  if (many) {
+    const exposed = rows.map((r) => r[col("exposed comm ms")] || 0);
+    const end = (v) => said(rows[exposed.indexOf(v)], "exposed comm ms");
+    svg.append(rankHistogram(exposed, W, legendRows * 16 + 8, histH - 10, [end(Math.min(...exposed)), end(Math.max(...exposed))]));
+  }
   shown.forEach((r, i) => {
     const y = top + i * rowH;
     const g = s("g", { class: "rank", "data-rank": r[0] }, s("text", { x: 0, y: y + 12, class: "axis" }, r[0]));
@@ -325,18 +322,18 @@ export function ranksChart(table, { width = DEFAULT_WIDTH } = {}) {
       const v = r[col(name)] || 0;
       const w = (v / max) * plotW;
       if (w > 0) g.append(s("rect", { x, y: y + 2, width: Math.max(0.5, w), height: rowH - 4, class: `cat-${key}` },
-        s("title", {}, `${r[0]}: ${label} ${ms(v)} of a ${ms(r[col("step ms")])} step`)));
+        s("title", {}, `${r[0]}: ${label} ${said(r, name)} of a ${said(r, "step ms")} step`)));
       x += w;
     }
-    g.append(s("text", { x: x + 4, y: y + 12, class: "axis value" }, ms(r[col("step ms")])));
+    g.append(s("text", { x: x + 4, y: y + 12, class: "axis value" }, said(r, "step ms")));
     if (many && i === 5) g.prepend(s("line", { x1: 0, x2: W, y1: y, y2: y, class: "grid" }));
     svg.append(g);
   });
   return svg;
 }
 
-/** A 20-bin histogram of the ranks' exposed communication (ms), labelled at its ends. */
-function rankHistogram(values, W, y0, H) {
+/** A 20-bin histogram of the ranks' exposed communication (ms), labelled at its ends (`ends`: their texts). */
+function rankHistogram(values, W, y0, H, ends) {
   const lo = Math.min(...values), hi = Math.max(...values), bins = 20;
   const counts = new Array(bins).fill(0);
   for (const v of values) counts[Math.min(bins - 1, Math.floor(((v - lo) / Math.max(hi - lo, 1e-9)) * bins))]++;
@@ -348,7 +345,7 @@ function rankHistogram(values, W, y0, H) {
     g.append(s("rect", { x: 10 + i * bw, y: 16 + h - bh, width: Math.max(1, bw - 2), height: bh, class: "cat-collectives" },
       s("title", {}, `${c} ranks`)));
   });
-  g.append(s("text", { x: 10, y: H, class: "axis" }, ms(lo)), s("text", { x: W - 60, y: H, class: "axis" }, ms(hi)));
+  g.append(s("text", { x: 10, y: H, class: "axis" }, ends[0]), s("text", { x: W - 60, y: H, class: "axis" }, ends[1]));
   return g;
 }
 
@@ -410,11 +407,14 @@ export function spreadDots(dots) {
  * Each shape is a dot sized by its time per step, moved sideways where it would cover another; its hover says how far
  * under its own roof it runs.
  */
-export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFAULT_WIDTH } = {}) {
+export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFAULT_WIDTH, labels = {} } = {}) {
   const W = Math.max(320, Math.round(width));
   const col = (name) => table.columns.indexOf(name);
-  const pts = table.rows.map((r) => ({ label: r[col("op and shapes")], x: r[col("FLOP/byte")], y: r[col("TFLOP/s")],
-    share: r[col("of roofline")], ms: r[col("ms/step")] })).filter((p) => p.x > 0 && p.y > 0);
+  // each shape's numbers as the CLI's roofline table prints them (`labels.roofline`: its columns, a row per shape)
+  const said = labels.roofline || { columns: [], rows: [] };
+  const text = (i, name) => (said.rows[i] || [])[said.columns.indexOf(name)] ?? "";
+  const pts = table.rows.map((r, i) => ({ label: r[col("op and shapes")], x: r[col("FLOP/byte")], y: r[col("TFLOP/s")],
+    share: r[col("of roofline")], ms: r[col("ms/step")], i })).filter((p) => p.x > 0 && p.y > 0);
   const left = 56, right = 14, top = 10, plotH = 190, plotW = W - left - right, height = top + plotH + 44;
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart roofline", role: "img",
     "aria-label": `Roofline: ${pts.length} GEMM shapes` }, s("title", {}, "GEMM shapes against the GPU's roofline"));
@@ -439,16 +439,19 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
   const roofPts = ridge
     ? [[x0, Math.max(10 ** ylo, (x0 * bandwidth) / 1e12)], [ridge, peakT], [x1, peakT]]
     : [[x0, peakT], [x1, peakT]];
-  const peakText = `${dtype ? `${dtype} ` : ""}peak ${peakT >= 10 ? peakT.toFixed(0) : peakT.toPrecision(2)} TFLOP/s`;
+  // the roof's numbers as the server wrote them (`labels.roof`, the MFU card's peak); without a peak, the fastest shape's
+  const roof = labels.roof || {};
+  const top1 = pts.reduce((a, p) => (p.y > a.y ? p : a), pts[0]);
+  const peakText = `${dtype ? `${dtype} ` : ""}peak ${peak > 0 ? roof.peak ?? "" : text(top1.i, "TFLOP/s")} TFLOP/s`;
   svg.append(s("polyline", { points: roofPts.map(([a, b]) => `${x(a)},${y(Math.max(b, 10 ** ylo))}`).join(" "), class: "roof" },
-    s("title", {}, `roof: ${peakText}${bandwidth ? `, memory ${(bandwidth / 1e12).toFixed(2)} TB/s` : ""}`)),
+    s("title", {}, `roof: ${peakText}${bandwidth && roof.bandwidth ? `, memory ${roof.bandwidth} TB/s` : ""}`)),
   s("text", { x: W - right - 2, y: y(peakT) - 5, "text-anchor": "end", class: "roof-label" }, peakText));
   if (ridge) {
-    const rx = x(ridge), text = `ridge ${logTickText(ridge)} FLOP/byte`;
-    const fits = rx + 4 + textWidth(text) <= W - right;
+    const rx = x(ridge), label = `ridge ${roof.ridge ?? ""} FLOP/byte`;
+    const fits = rx + 4 + textWidth(label) <= W - right;
     svg.append(s("line", { x1: rx, x2: rx, y1: y(peakT), y2: top + plotH, class: "ridge" },
-      s("title", {}, `ridge point: ${ridge.toFixed(0)} FLOP/byte; below it a GEMM is bound by memory (${(bandwidth / 1e12).toFixed(2)} TB/s), above it by the peak`)),
-    s("text", { x: fits ? rx + 4 : rx - 4, y: top + plotH - 6, "text-anchor": fits ? "start" : "end", class: "ridge-label" }, text));
+      s("title", {}, `ridge point: ${roof.ridge ?? ""} FLOP/byte; below it a GEMM is bound by memory (${roof.bandwidth ?? ""} TB/s), above it by the peak`)),
+    s("text", { x: fits ? rx + 4 : rx - 4, y: top + plotH - 6, "text-anchor": fits ? "start" : "end", class: "ridge-label" }, label));
   }
   // dots: area by time per step; the slowest shape drawn last, on top
   const maxMs = Math.max(1e-12, ...pts.map((p) => p.ms || 0));
@@ -456,7 +459,7 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
   for (const d of [...dots].sort((a, b) => (a.p.ms || 0) - (b.p.ms || 0))) {
     const p = d.p;
     svg.append(s("circle", { cx: d.x + d.dx, cy: d.y, r: Number(d.r.toFixed(2)), class: p.share !== null && p.share < 0.4 ? "gemm gemm-low" : "gemm", "data-dx": d.dx },
-      s("title", {}, `${p.label}: ${p.y.toFixed(1)} TFLOP/s at ${p.x.toFixed(0)} FLOP/byte, ${p.share === null ? "?" : pct(p.share)} of its roofline, ${ms(p.ms)} per step${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
+      s("title", {}, `${p.label}: ${text(p.i, "TFLOP/s")} TFLOP/s at ${text(p.i, "FLOP/byte")} FLOP/byte, ${p.share === null ? "?" : text(p.i, "of roofline")} of its roofline, ${text(p.i, "ms/step")} ms per step${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
   }
   svg.append(s("text", { x: left, y: height - 4, class: "axis" }, "arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales; dot area: time per step)"));
   return svg;
@@ -465,26 +468,27 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
 /**
  * One GPU's memory over the capture (GpuSummary.memory): allocated as an area, reserved as a line, the capacity
  * dashed, the peak marked, the steps' boundaries (`steps`: [{step, start_ms, end_ms}]) as light bands; under it, the
- * bytes live at the peak stacked by what holds them. `windowMs` = [lo, hi] narrows the time axis (a step).
+ * bytes live at the peak stacked by what holds them.  `labels`: its texts in the report's display (the GPU's
+ * display memory: peaks, capacity, what holds the peak, the first and last event's time); `steps[].span` each step's.
  */
-export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "GPU memory", windowMs = null, categories = [] } = {}) {
+export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "GPU memory", categories = [], labels = {} } = {}) {
   const W = Math.max(360, Math.round(width));
   const tl = mem.timeline || {};
   // a history without times (a PyTorch 2.0 snapshot) is placed by its events' order: no time axis, no ms, no steps
   const byEvent = !tl.t_ms && Array.isArray(tl.event);
   const t = (byEvent ? tl.event : tl.t_ms) || [], alloc = tl.allocated || [], res = tl.reserved || [];
-  const at = byEvent ? (v) => `event ${Math.round(v).toLocaleString("en-US")}` : ms;
-  if (byEvent) { steps = []; windowMs = null; }
+  if (byEvent) steps = [];
   const axisW = 64, padR = 12, top = 18, plotH = 150, bottom = top + plotH;
   // what holds memory at the peak: the server's categories in its order (legend.memory), then any it did not name
   const bd = breakdownKeys(categories, [{ breakdown: mem.breakdown || {} }]).filter(([k]) => (mem.breakdown || {})[k] > 0);
   const barTop = bottom + 28, barH = bd.length ? 14 : 0;
-  const lg = legend(bd.map(([k, label]) => [`mem-${k}`, `${label} ${gib(mem.breakdown[k])}`]), W - axisW - padR);
+  const held = (k) => (labels.breakdown || {})[k] || {};
+  const lg = legend(bd.map(([k, label]) => [`mem-${k}`, `${label} ${held(k).bytes ?? ""}`]), W - axisW - padR);
   const height = barTop + (bd.length ? barH + 8 + lg.rows * 16 : 0) + 4;
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart memory-chart", role: "img", "aria-label": title,
     "data-gpu": mem.gpu ?? "" }, s("title", {}, title));
-  const lo = windowMs ? windowMs[0] : (t.length ? t[0] : 0);
-  const hi = windowMs ? windowMs[1] : (t.length ? t[t.length - 1] : 1);
+  const lo = t.length ? t[0] : 0;
+  const hi = t.length ? t[t.length - 1] : 1;
   const span = hi > lo ? hi - lo : 1;
   const ymax = Math.max(1, mem.capacity_bytes || 0, mem.peak_reserved_bytes || 0, mem.peak_allocated_bytes || 0, ...alloc) * 1.02;
   const plotW = W - axisW - padR;
@@ -497,8 +501,10 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
     grid.append(s("line", { x1: axisW, x2: W - padR, y1: y(b), y2: y(b), class: "grid" }),
       s("text", { x: axisW - 4, y: y(b) + 4, "text-anchor": "end", class: "axis" }, `${num2(v)} GiB`));
   }
-  grid.append(s("text", { x: axisW, y: bottom + 14, class: "axis" }, at(lo)),
-    s("text", { x: W - padR, y: bottom + 14, "text-anchor": "end", class: "axis" }, at(hi)));
+  // the time axis' ends: the first and last event, by order, or at the times the server wrote (`labels.first`, `.last`)
+  const ends = byEvent ? [lo, hi].map((v) => `event ${Math.round(v).toLocaleString("en-US")}`) : [units(labels.first ?? ""), units(labels.last ?? "")];
+  grid.append(s("text", { x: axisW, y: bottom + 14, class: "axis" }, ends[0]),
+    s("text", { x: W - padR, y: bottom + 14, "text-anchor": "end", class: "axis" }, ends[1]));
   if (byEvent) grid.append(s("text", { x: (axisW + W - padR) / 2, y: bottom + 14, "text-anchor": "middle", class: "axis memory-axis-kind" },
     "allocation events, in order (no times recorded)"));
   svg.append(grid);
@@ -507,7 +513,7 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
     if (st.end_ms <= lo || st.start_ms >= hi) continue;
     bands.append(s("rect", { x: x(st.start_ms), y: top, width: Math.max(1, x(st.end_ms) - x(st.start_ms)), height: plotH,
       class: `step-band${st.step === mem.peak_step ? " peak-step" : ""}`, "data-step": st.step },
-    s("title", {}, `step ${st.step}: ${ms(st.start_ms)}–${ms(st.end_ms)}`)));
+    s("title", {}, units(`step ${st.step}: ${st.span ?? ""}`))));
   }
   svg.append(bands);
   const pts = t.map((v, i) => [v, alloc[i]]).filter(([v]) => v >= lo && v <= hi);
@@ -519,26 +525,26 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
       d += ` L${x(v).toFixed(1)},${i ? y(pts[i - 1][1]).toFixed(1) : yy} L${x(v).toFixed(1)},${yy}`;
     });
     d += ` L${x(hi).toFixed(1)},${y(pts[pts.length - 1][1]).toFixed(1)} L${x(hi).toFixed(1)},${y(0).toFixed(1)} Z`;
-    svg.append(s("path", { d, class: "mem-allocated" }, s("title", {}, `allocated, peak ${gib(mem.peak_allocated_bytes)}`)));
+    svg.append(s("path", { d, class: "mem-allocated" }, s("title", {}, `allocated, peak ${labels.peak_allocated ?? ""}`)));
   }
   const rpts = t.map((v, i) => [v, res[i]]).filter(([v, r]) => v >= lo && v <= hi && r !== null && r !== undefined);
   if (rpts.length) {
     let d = "";
     rpts.forEach(([v, r], i) => { d += `${i ? " L" : "M"}${x(v).toFixed(1)},${(i ? y(rpts[i - 1][1]) : y(r)).toFixed(1)} L${x(v).toFixed(1)},${y(r).toFixed(1)}`; });
     d += ` L${x(hi).toFixed(1)},${y(rpts[rpts.length - 1][1]).toFixed(1)}`;
-    svg.append(s("path", { d, class: "mem-reserved" }, s("title", {}, `reserved, peak ${gib(mem.peak_reserved_bytes)}`)));
+    svg.append(s("path", { d, class: "mem-reserved" }, s("title", {}, `reserved, peak ${labels.peak_reserved ?? ""}`)));
   }
   if (mem.capacity_bytes) {
     svg.append(s("line", { x1: axisW, x2: W - padR, y1: y(mem.capacity_bytes), y2: y(mem.capacity_bytes), class: "mem-capacity" },
-      s("title", {}, `capacity ${gib(mem.capacity_bytes)} (${mem.capacity_source || "?"})`)),
-    s("text", { x: W - padR, y: y(mem.capacity_bytes) - 4, "text-anchor": "end", class: "axis mem-capacity-label" }, `capacity ${gib(mem.capacity_bytes)}`));
+      s("title", {}, `capacity ${labels.capacity ?? ""} (${mem.capacity_source || "?"})`)),
+    s("text", { x: W - padR, y: y(mem.capacity_bytes) - 4, "text-anchor": "end", class: "axis mem-capacity-label" }, `capacity ${labels.capacity ?? ""}`));
   }
   if (!byEvent && mem.peak_ms !== null && mem.peak_ms !== undefined && mem.peak_ms >= lo && mem.peak_ms <= hi) {
     const px = x(mem.peak_ms), py = y(mem.peak_allocated_bytes);
-    const label = `peak ${gib(mem.peak_allocated_bytes)}${mem.peak_step !== null && mem.peak_step !== undefined ? `, step ${mem.peak_step}` : ""}`;
+    const label = `peak ${labels.peak_allocated ?? ""}${mem.peak_step !== null && mem.peak_step !== undefined ? `, step ${mem.peak_step}` : ""}`;
     svg.append(s("g", { class: "mem-peak", "data-ms": mem.peak_ms },
       s("line", { x1: px, x2: px, y1: top, y2: bottom, class: "mem-peak-line" }),
-      s("circle", { cx: px, cy: py, r: 4 }, s("title", {}, `${label} at ${ms(mem.peak_ms)}`)),
+      s("circle", { cx: px, cy: py, r: 4 }, s("title", {}, units(`${label} at ${labels.peak_at ?? ""}`))),
       s("text", { x: Math.min(Math.max(px + 6, axisW), W - padR - textWidth(label)), y: Math.max(top + 10, py - 8), class: "axis mem-peak-label" }, label)));
   }
   if (bd.length) {
@@ -548,7 +554,7 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
     for (const [k, label] of bd) {
       const w = (mem.breakdown[k] / total) * plotW;
       g.append(s("rect", { x: xx, y: barTop, width: Math.max(1, w), height: barH, class: `cat-mem-${k}`, "data-category": k },
-        s("title", {}, `${label}: ${gib(mem.breakdown[k])} (${pct(mem.breakdown[k] / total)})`)));
+        s("title", {}, `${label}: ${held(k).bytes ?? ""} (${held(k).share ?? ""})`)));
       xx += w;
     }
     const leg = s("g", { transform: `translate(${axisW},${barTop + barH + 8})` });

@@ -61,3 +61,8 @@ export function units(text) {
   return String(text).replace(/(\d)( ?)us\b/g, "$1$2µs");
 }
 
+/** A column's title in the tab's unit style: a title ending in the unit "us" ("offset us", "mean us", "gap us/step",
+ * the CLI's ASCII) reads "µs"; "us" inside a title stays. */
+export function unitsTitle(text) {
+  return String(text).replace(/(^|[\s(])us(\/step)?(\)?)$/, "$1µs$2$3");
+}

@@ -6,8 +6,7 @@
 // Profile text (kernel, op and thread names) only ever becomes Text nodes and <title>s.
 
 import { DEFAULT_WIDTH } from "./charts.js";
-import { h, replaceChildren, s } from "./dom.js";
-import { gib, ms } from "./format.js";
+import { h, replaceChildren, s, units } from "./dom.js";
 import { pollRoute } from "./model.js";
 import { addSettings } from "./settings.js";
 
@@ -72,12 +71,15 @@ export function timeTicks(lo, hi, count = 6) {
 
 const cut = (text, chars) => (text.length <= chars ? text : `${text.slice(0, Math.max(1, chars - 1))}…`);
 
-/** Lane positions: {lane, y, height} each, GPU lanes first (as served), and the total height. */
+/** What the window's `display` says (report/timeline.display: every time and byte count as the CLI writes it). */
+const said = (data) => data.display || {};
+
+/** Lane positions: {lane, y, height, index} each, GPU lanes first (as served), and the total height. */
 function layout(lanes) {
   let y = AXIS_H;
-  const placed = lanes.map((lane) => {
+  const placed = lanes.map((lane, index) => {
     const height = Math.max(1, lane.rows) * ROW_H + 2 * LANE_PAD;
-    const at = { lane, y, height };
+    const at = { lane, y, height, index };
     y += height + 1;
     return at;
   });
@@ -103,21 +105,23 @@ export function timelineChart(data, { width = DEFAULT_WIDTH, legend = {}, focus 
   const axis = s("g", { class: "time-axis" });
   for (const t of timeTicks(lo, hi, Math.max(2, Math.floor(plotW / 110)))) {
     axis.append(s("line", { x1: x(t), x2: x(t), y1: AXIS_H - 4, y2: lanesEnd, class: "grid" }),
-      s("text", { x: Math.min(x(t), W - 30), y: AXIS_H - 8, "text-anchor": "middle", class: "axis" }, ms(t)));
+      s("text", { x: Math.min(x(t), W - 30), y: AXIS_H - 8, "text-anchor": "middle", class: "axis" }, `${t} ms`));
   }
-  for (const st of data.steps || []) {
+  (data.steps || []).forEach((st, i) => {
     for (const [edge, t] of [["start", st.start_ms], ["end", st.end_ms]]) {
       if (t <= lo || t >= hi) continue;
-      axis.append(s("line", { x1: x(t), x2: x(t), y1: 2, y2: lanesEnd, class: `step-edge step-${edge}` }, s("title", {}, `step ${st.step} ${edge}s at ${ms(t)}`)));
+      const at = ((said(data).steps || [])[i] || {})[edge] ?? "";
+      axis.append(s("line", { x1: x(t), x2: x(t), y1: 2, y2: lanesEnd, class: `step-edge step-${edge}` }, s("title", {}, units(`step ${st.step} ${edge}s at ${at}`))));
     }
     const a = Math.max(lo, st.start_ms), b = Math.min(hi, st.end_ms);
     const label = `step ${st.step}`;
     if (b > a && x(b) - x(a) > label.length * CHAR_W + 6) axis.append(s("text", { x: x(a) + 4, y: 10, class: "axis step-label" }, label));
-  }
+  });
   svg.append(axis);
   svg.append(idleBands(data, placed, x, focus, legend));
-  for (const at of placed) svg.append(laneGroup(at, x, labelW, legend));
-  mem.forEach((m, i) => svg.append(memoryLane(m, lanesEnd + 4 + i * (MEM_H + 6), x, labelW, hi)));
+  for (const at of placed) svg.append(laneGroup(at, x, labelW, legend, (said(data).lanes || [])[at.index]));
+  mem.forEach((m, i) => svg.append(memoryLane(m, lanesEnd + 4 + i * (MEM_H + 6), x, labelW, hi,
+    (said(data).memory || [])[(data.memory || []).indexOf(m)])));
   return svg;
 }
 
@@ -126,9 +130,9 @@ const MEM_H = 56;
 /**
  * One GPU's memory through the window (./window's `memory`, issue #29), under the lanes: allocated as an area and
  * reserved as a line, as step functions (a level holds until the next allocator event), scaled to the window's
- * highest level; the capacity named on hover.
+ * highest level; the capacity named on hover.  `shown`: its bytes as the server wrote them (the window's display).
  */
-function memoryLane(m, top, x, labelW, hi) {
+function memoryLane(m, top, x, labelW, hi, shown = {}) {
   const t = m.t_ms, a = m.allocated, r = m.reserved || [];
   const top1 = Math.max(1, ...a, ...r.filter((v) => v !== null && v !== undefined)) * 1.08;
   const y = (v) => top + MEM_H - (v / top1) * MEM_H;
@@ -139,18 +143,17 @@ function memoryLane(m, top, x, labelW, hi) {
   };
   const av = t.map((tt, i) => [tt, a[i]]);
   const rv = t.map((tt, i) => [tt, r[i]]).filter(([, v]) => v !== null && v !== undefined);
-  const peak = Math.max(...a);
   const above = m.baseline === "capture_start" ? " above the capture's start" : "";
   const label = `GPU ${m.gpu} memory`;
   const g = s("g", { class: "lane lane-memory", "data-gpu": m.gpu },
     s("text", { x: 4, y: top + 12, class: "lane-label" }, label,
-      s("title", {}, `${label}: allocated up to ${gib(peak)}${above} in this window${m.capacity_bytes ? `, of ${gib(m.capacity_bytes)}` : ""}`)),
-    s("text", { x: 4, y: top + 26, class: "lane-label muted" }, gib(peak)));
+      s("title", {}, `${label}: allocated up to ${shown.peak}${above} in this window${shown.capacity ? `, of ${shown.capacity}` : ""}`)),
+    s("text", { x: 4, y: top + 26, class: "lane-label muted" }, shown.peak));
   if (av.length) {
     g.append(s("path", { d: `${step(av)} L${x(hi).toFixed(1)},${y(0).toFixed(1)} L${x(av[0][0]).toFixed(1)},${y(0).toFixed(1)} Z`, class: "mem-allocated" },
-      s("title", {}, `allocated, up to ${gib(peak)}${above}`)));
+      s("title", {}, `allocated, up to ${shown.peak}${above}`)));
   }
-  if (rv.length) g.append(s("path", { d: step(rv), class: "mem-reserved" }, s("title", {}, `reserved, up to ${gib(Math.max(...rv.map((p) => p[1])))}`)));
+  if (rv.length) g.append(s("path", { d: step(rv), class: "mem-reserved" }, s("title", {}, `reserved, up to ${shown.reserved}`)));
   g.append(s("line", { x1: labelW, x2: x(hi), y1: top + MEM_H + 0.5, y2: top + MEM_H + 0.5, class: "lane-rule" }));
   return g;
 }
@@ -158,32 +161,33 @@ function memoryLane(m, top, x, labelW, hi) {
 /** Each GPU's idle runs, as bands over the height of that GPU's lanes; the finding's wait marked `.focus`. */
 function idleBands(data, placed, x, focus, legend) {
   const g = s("g", { class: "idle-runs" });
-  for (const run of data.idle || []) {
+  (data.idle || []).forEach((run, i) => {
     const own = placed.filter((p) => p.lane.kind === "gpu" && p.lane.gpu === run.gpu);
-    if (!own.length) continue;
+    if (!own.length) return;
     const top = own[0].y, bottom = own[own.length - 1].y + own[own.length - 1].height;
     const x0 = x(run.start_ms), x1 = x(run.end_ms);
     const on = focus.includes(run.category);
     g.append(s("rect", { x: x0, y: top, width: Math.max(1, x1 - x0), height: bottom - top,
       class: `idle cat-${run.category}${on ? " focus" : ""}`, "data-gpu": run.gpu, "data-category": run.category,
       "data-start": run.start_ms, "data-end": run.end_ms },
-    s("title", {}, `GPU ${run.gpu} — ${labelOf(legend.idle, run.category)}: ${ms(run.end_ms - run.start_ms)} (${ms(run.start_ms)}–${ms(run.end_ms)})`)));
-  }
+    s("title", {}, units(`GPU ${run.gpu} — ${labelOf(legend.idle, run.category)}: ${(said(data).idle || [])[i] ?? ""}`))));
+  });
   return g;
 }
 
-/** One lane: its label (cut to the label column, whole on hover) and its events, stacked in rows. */
-function laneGroup(at, x, labelW, legend) {
+/** One lane: its label (cut to the label column, whole on hover) and its events, stacked in rows (`times`: each
+ * event's duration and span as the server wrote them). */
+function laneGroup(at, x, labelW, legend, times = []) {
   const { lane, y, height } = at;
   const g = s("g", { class: `lane lane-${lane.kind}`, "data-kind": lane.kind, "data-gpu": lane.gpu ?? "" },
     s("line", { x1: 0, x2: x(Infinity), y1: y + height + 0.5, y2: y + height + 0.5, class: "lane-rule" }),
     s("text", { x: 4, y: y + LANE_PAD + 10, class: "lane-label" }, cut(lane.label, Math.floor((labelW - 8) / CHAR_W)),
       s("title", {}, lane.label)));
-  for (const [start, end, name, kind, row] of lane.events) {
+  lane.events.forEach(([start, end, name, kind, row], i) => {
     const x0 = x(start), x1 = x(end);
     g.append(s("rect", { x: x0, y: y + LANE_PAD + row * ROW_H, width: Math.max(0.75, x1 - x0), height: ROW_H - 2, class: `ev k-${kind}` },
-      s("title", {}, `${name} — ${labelOf(legend.kinds, kind)}, ${ms(end - start)} (${ms(start)}–${ms(end)})`)));
-  }
+      s("title", {}, `${name} — ${labelOf(legend.kinds, kind)}, ${units((times || [])[i] ?? "")}`)));
+  });
   return g;
 }
 
@@ -193,10 +197,11 @@ function laneGroup(at, x, labelW, legend) {
  * runs (the drawing keeps the 2,000 longest).
  */
 export function idleTotals(data, category) {
-  const per = (data.idle_ms || []).filter((g) => (g.ms || {})[category] > 0);
+  const text = (said(data).idle_ms || []).map((g) => (g.ms || {})[category]);
+  const per = (data.idle_ms || []).map((g, i) => [g, text[i]]).filter(([g]) => (g.ms || {})[category] > 0);
   if (!per.length) return "";
-  if (per.length === 1 && (data.idle_ms || []).length === 1) return ms(per[0].ms[category]);
-  return per.map((g) => `GPU ${g.gpu} ${ms(g.ms[category])}`).join(" · ");
+  if (per.length === 1 && (data.idle_ms || []).length === 1) return units(per[0][1] ?? "");
+  return per.map(([g, t]) => `GPU ${g.gpu} ${units(t ?? "")}`).join(" · ");
 }
 
 /** The kinds of event and of idle time drawn, as an HTML legend (the finding's wait says it is highlighted), each
@@ -301,7 +306,7 @@ export function perfettoSource(data, ctx) {
     return { whole: true, label: "Open trace in Perfetto", url: traceUrl(ctx, data.host), title: `${ctx.run}/${ctx.session} ${data.host}` };
   }
   return { whole: false, label: "Open window in Perfetto",
-    title: `${ctx.run}/${ctx.session} ${data.host} ${ms(data.start_ms)}–${ms(data.end_ms)} (Advisor window)` };
+    title: units(`${ctx.run}/${ctx.session} ${data.host} ${said(data).span ?? ""} (Advisor window)`) };
 }
 
 async function perfettoBuffer(source, data, legend, fetchFn = fetch) {
@@ -331,7 +336,7 @@ export function windowButtonLabels(windows) {
 export function timelineFigure(data, w, f, ctx, width) {
   const legend = ctx.legend || {};
   const focus = focusCategories(f.rule, legend);
-  const caption = `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host}${w.gpu !== null && w.gpu !== undefined ? `, GPU ${w.gpu}` : ""}`;
+  const caption = units(`${w.label}: ${said(data).span ?? ""} on ${w.host}${w.gpu !== null && w.gpu !== undefined ? `, GPU ${w.gpu}` : ""}`);
   const draw = (px) => timelineChart(data, { width: px, focus, legend, title: `Step timeline, ${caption}` });
   const status = h("span", { class: "perfetto-status muted small", role: "status", "aria-live": "polite" });
   const source = perfettoSource(data, ctx);
@@ -363,15 +368,16 @@ export function fitTimeline(fig, width = fig.clientWidth) {
  * A finding's "Show step N" toggles (one per window it names, up to 3), "Download trace", and the panel they open
  * the step timeline in: fetched on the first press, drawn at the panel's width, redrawn when it changes.
  * `ctx`: {run, session, perfetto, hostInfo, legend, chartWidth, fetchFn}; nothing without a session (a detached report).
+ * `spans`: each window's times as the server wrote them (the finding's display.windows).
  */
-export function windowTimelines(f, ctx) {
+export function windowTimelines(f, ctx, spans = []) {
   const windows = (f.windows || []).slice(0, 3);
   if (!windows.length || !ctx.session) return null;
   const panel = h("div", { class: "timeline-panel", hidden: true });
   let shown = -1, generation = 0, observer = null;
   const labels = windowButtonLabels(windows);
   const buttons = windows.map((w, i) => h("button", { type: "button", class: "show-window", "aria-pressed": "false", "aria-expanded": "false",
-    title: `${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host})`, dataset: { host: w.host }, onClick: () => toggle(i) }, labels[i]));
+    title: `${w.label} (${(spans || [])[i] ?? ""} on ${w.host})`, dataset: { host: w.host }, onClick: () => toggle(i) }, labels[i]));
   const hosts = [...new Set(windows.map((w) => w.host))];
   const downloads = hosts.map((host) => h("a", { class: "link download-trace", href: traceUrl(ctx, host), download: "" },
     hosts.length > 1 ? `Download trace (${host})` : "Download trace"));

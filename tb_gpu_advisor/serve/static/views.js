@@ -1,9 +1,11 @@
 // Pure DOM builders: data in, elements out. No fetching, no global state.
 // Untrusted profile text only ever goes through h()/s() as text.
+// Every number this view prints comes written by the server: the report's `display` (report/view.display, the CLI's
+// own formatters), so one quantity reads the same here as in the CLI's text and markdown and the MCP answer. Nothing
+// here formats a number.
 
-import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepLedger, stepSeries } from "./charts.js";
-import { codeText, h, units } from "./dom.js";
-import { cell, columnFormat, gib, ms, pct, saving } from "./format.js";
+import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
+import { codeText, h, units, unitsTitle } from "./dom.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
 
@@ -159,8 +161,9 @@ export function cardNote(m) {
 /**
  * One headline card: value, status colour, good direction, one-line meaning, and why it is graded so; a card a
  * setting would give (the MFU of a trace without FLOPs) points at the tab's Settings, never at a command-line flag.
+ * `shown`: its texts in the report's display (display.cards[i]: its threshold as the CLI writes it).
  */
-export function metricCard(m, ctx = {}) {
+export function metricCard(m, ctx = {}, shown = {}) {
   const note = cardNote(m);
   const value = m.display || "–";
   return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
@@ -176,57 +179,67 @@ export function metricCard(m, ctx = {}) {
     m.meaning ? h("p", { class: "card-meaning", title: units(m.meaning) }, units(m.meaning)) : null,
     note ? h("p", { class: "card-note small", title: units(note) }, units(note)) : null,
     settingButton((m.detail || {}).needs_setting, ctx, { help: false }),  // a card stays compact: the help on hover
-    m.threshold !== null && m.threshold !== undefined
-      ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
+    shown.threshold ? h("div", { class: "muted small" }, `threshold ${shown.threshold}`) : null);
 }
 
 /**
  * The headline cards; the ones with no meaning for the run's framework (detail.not_applicable) collapse into one
  * line under them, each label with its reason on hover, so the cards that mean something keep the screen.
  */
-export function scorecard(metrics, ctx = {}) {
+export function scorecard(metrics, ctx = {}, cards = []) {
   const na = metrics.filter((m) => (m.detail || {}).not_applicable);
-  const shown = metrics.filter((m) => !(m.detail || {}).not_applicable);
+  const shown = metrics.map((m, i) => [m, (cards || [])[i] || {}]).filter(([m]) => !(m.detail || {}).not_applicable);
   return h("section", { class: "scorecard-wrap", "aria-label": "Headline numbers" },
-    h("div", { class: "scorecard" }, shown.map((m) => metricCard(m, ctx))),
+    h("div", { class: "scorecard" }, shown.map(([m, c]) => metricCard(m, ctx, c))),
     na.length ? h("p", { class: "muted small na-cards" }, "Not applicable to this capture: ",
       na.map((m, i) => [i ? ", " : "", h("span", { title: m.detail.not_applicable }, m.label)])) : null);
 }
 
-/** A report table (report_schema.Table): its own title, columns formatted by their unit (format.columnFormat). */
-export function tableView(t) {
+/**
+ * A report table (report_schema.Table) under its own title, each cell as the server wrote it: `cells`, rows of text
+ * aligned with `t.rows` (the report's display: the CLI's digits, shares as percentages); `t.rows` only say which
+ * columns are empty and which cells are numbers.  A table whose rows are text already is its own `cells`.
+ */
+export function tableView(t, cells = t.rows) {
   // a column no row fills says nothing: it is left out (the JSON keeps it)
   const keep = t.columns.map((_, i) => t.rows.some((row) => row[i] !== null && row[i] !== undefined && row[i] !== ""));
   const idx = t.columns.map((_, i) => i).filter((i) => keep[i] || !t.rows.length);
-  const cols = t.columns.map((c, i) => columnFormat(c, t.rows.map((row) => row[i])));
-  const td = (v, i) => {
-    const raw = (cols[i] || { format: cell }).format(v);
-    // prose cells ("0.2 ms into step 13, 1% of it") in the tab's unit style; names (no space) as written
-    const text = typeof v === "string" && v.includes(" ") && v.length <= 60 ? units(raw) : raw;
-    if (typeof v === "number") return h("td", { class: "num" }, text);
+  const td = (v, text) => {
+    // prose cells ("0.2 ms into step 13, 1% of it") and the server's numbers in the tab's unit style ("880 µs");
+    // names (no space) as written
+    const shown = (typeof v === "string" && v.includes(" ") && v.length <= 60) || typeof v === "number" ? units(text) : text;
+    if (typeof v === "number") return h("td", { class: "num" }, shown);
     // long names (C++ kernels) clamp to two lines, whole on hover
-    return typeof v === "string" && v.length > 60 ? h("td", { class: "name", title: v }, h("span", {}, text)) : h("td", {}, text);
+    return typeof v === "string" && v.length > 60 ? h("td", { class: "name", title: v }, h("span", {}, shown)) : h("td", {}, shown);
   };
+  const text = (r, i) => String(((cells || [])[r] || [])[i] ?? "");
   return h("div", { class: "table-wrap" },
     h("table", {},
       h("caption", {}, t.title),
-      h("thead", {}, h("tr", {}, idx.map((i) => h("th", { scope: "col" }, cols[i].title)))),
-      h("tbody", {}, t.rows.map((row) => h("tr", {}, idx.map((i) => td(row[i], i)))))));
+      h("thead", {}, h("tr", {}, idx.map((i) => h("th", { scope: "col" }, unitsTitle(t.columns[i]))))),
+      h("tbody", {}, t.rows.map((row, r) => h("tr", {}, idx.map((i) => td(row[i], text(r, i))))))));
 }
 
-/** Links for one finding: trace viewer at each window, and the stock tools for its host. */
-export function findingLinks(f, ctx) {
+/** A report table and its cells as the server wrote them (`shown`: {columns, rows}, report/view.table_cells: the
+ * CLI's titles -- a column of sub-ms times in µs -- and digits), as tableView's arguments. */
+function said(t, shown = {}) {
+  return [{ ...t, columns: shown.columns || t.columns }, shown.rows];
+}
+
+/** Links for one finding: trace viewer at each window (`spans`: each window's times as the server wrote them), and the
+ * stock tools for its host. */
+export function findingLinks(f, ctx, spans = []) {
   if (ctx.stockTool === false) {
     // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
     return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0, ctx.nativeViewer)),
-      f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
-        h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
+      f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w, i) =>
+        h("li", {}, `${w.label}: ${(spans || [])[i] ?? ""}`))) : null);
   }
   const links = [];
-  for (const w of f.windows.slice(0, 3)) {
+  f.windows.slice(0, 3).forEach((w, i) => {
     links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },
-      `Open in trace viewer: ${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)})`));
-  }
+      `Open in trace viewer: ${w.label} (${(spans || [])[i] ?? ""})`));
+  });
   const host = f.host || (f.hosts || [])[0] || f.windows[0]?.host || ctx.hosts[0] || "";
   if (host) {
     links.push(h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "trace_viewer@", host), target: "_top", class: "link" }, "Profile: trace viewer"),
@@ -261,25 +274,13 @@ export function hostsText(f) {
 }
 
 /**
- * Whether a finding's numbers are of one step (report/verdict.one_step): every analysed host it speaks of kept one
- * step (a one-pass capture, a window read whole).  Its prose says "of the 116.5 ms step" then, and so does its saving.
- */
-export function oneStep(hosts, f) {
-  const of = (hosts || []).filter((hr) => !hr.error && (f.host === null || f.host === undefined || hr.host === f.host));
-  return of.length > 0 && of.every((hr) => hr.steps && hr.steps.count === 1);
-}
-
-/** How a finding's saving is written (format.saving's options): of one step or per step, the server's floor. */
-function savingWords(f, ctx = {}) {
-  return { one: oneStep(ctx.reportHosts, f), floor: ctx.legend?.min_saving_share ?? null };
-}
-
-/**
  * One finding. Only the top one is open: its summary, its saving and its
  * recommended change come first, so they are on screen without scrolling;
- * the facts, the evidence and the links follow.
+ * the facts, the evidence and the links follow.  `shown`: its texts in the report's display (display.findings[i]:
+ * its saving as the CLI's finding line says it -- per step, or of the one step its host kept --, the memory it frees,
+ * its evidence's cells, its windows' times).
  */
-export function findingView(f, rank, ctx) {
+export function findingView(f, rank, ctx, shown = {}) {
   const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
   return h("details", { class: `finding sev-${f.severity}`, open: rank === 1, dataset: { findingId: f.id, rule: f.rule } },
     h("summary", {},
@@ -287,8 +288,8 @@ export function findingView(f, rank, ctx) {
       h("span", { class: `badge sev` }, f.severity),
       h("span", { class: "finding-title" }, units(f.title)),
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
-      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving, savingWords(f, ctx))}`) : null,
-      f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null,
+      shown.saving ? h("span", { class: "saving" }, units(shown.saving)) : null,
+      shown.frees ? h("span", { class: "saving saving-bytes" }, shown.frees) : null,
       f.confidence && f.confidence !== "high" ? h("span", { class: "confidence muted" }, `${f.confidence} confidence (steps)`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
@@ -297,14 +298,14 @@ export function findingView(f, rank, ctx) {
         h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, units(a.text)), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
-        f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
-        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving, savingWords(f, ctx)), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
+        shown.freed ? [h("dt", {}, "Memory it frees"), h("dd", {}, shown.freed)] : null,
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, units(shown.saving_value || ""), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, overlapText(f, ctx)) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
-      f.evidence.map(tableView),
-      findingLinks(f, ctx),
-      windowTimelines(f, ctx)));
+      f.evidence.map((t, i) => tableView(...said(t, (shown.evidence || [])[i]))),
+      findingLinks(f, ctx, shown.windows),
+      windowTimelines(f, ctx, shown.windows)));
 }
 
 export function findingsView(all, ctx) {
@@ -321,7 +322,8 @@ export function findingsView(all, ctx) {
   }
   return h("section", { class: "findings", "aria-label": "Findings" },
     h("h2", {}, `Findings (${findings.length}), ranked by estimated saving`),
-    findings.map((f, i) => findingView(f, i + 1, { ...ctx, ranks: new Map(findings.map((g, j) => [g.id, j + 1])) })));
+    findings.map((f, i) => findingView(f, i + 1, { ...ctx, ranks: new Map(findings.map((g, j) => [g.id, j + 1])) },
+      ((ctx.display || {}).findings || [])[all.indexOf(f)])));
 }
 
 /** "Overlaps with finding #2, #4": the other findings by the rank they are shown at, never by their rule id. */
@@ -352,82 +354,62 @@ export function fitChart(fig, width = fig.clientWidth) {
   return true;
 }
 
-/** The host's kept steps as time windows (its host-wide step rows), for the memory chart's bands. */
-export function hostSteps(hr) {
-  return (hr.step_rows || []).filter((r) => r.gpu === null || r.gpu === undefined)
-    .map((r) => ({ step: r.step, start_ms: r.start_ms, end_ms: r.start_ms + r.step_ms }));
-}
-
-/** The peak in words: "12.1 GiB allocated (14.0 GiB reserved) of 79.2 GiB, 1.2 ms into step 7". */
-export function memoryPeakText(m) {
-  const when = m.peak_step !== null && m.peak_step !== undefined && m.peak_step_offset_ms !== null
-    ? `${ms(m.peak_step_offset_ms)} into step ${m.peak_step}` : (m.peak_ms !== null && m.peak_ms !== undefined ? `at ${ms(m.peak_ms)}` : (m.peak_place ? `in ${m.peak_place}` : "at the dump"));
-  const res = m.peak_reserved_bytes !== null && m.peak_reserved_bytes !== undefined ? ` (${gib(m.peak_reserved_bytes)} reserved)` : "";
-  const cap = m.capacity_bytes ? ` of ${gib(m.capacity_bytes)}` : "";
-  const above = m.baseline === "capture_start" ? " above the capture's start" : "";
-  return `${gib(m.peak_allocated_bytes)} allocated${above}${res}${cap}, ${when}`;
+/** The host's kept steps as time windows (its host-wide step rows), for the memory chart's bands; `span`: each one's
+ * times as the server wrote them (the host's display.steps). */
+export function hostSteps(hr, shown = {}) {
+  return (hr.step_rows || []).map((r, i) => [r, ((shown.steps || [])[i] || {}).span]).filter(([r]) => r.gpu === null || r.gpu === undefined)
+    .map(([r, span]) => ({ step: r.step, start_ms: r.start_ms, end_ms: r.start_ms + r.step_ms, span }));
 }
 
 /**
  * One GPU's memory (GpuSummary.memory): its chart over the capture, the peak in words, the ops holding the most at
- * the peak, and the out-of-memory errors a snapshot recorded, with what was live then.
+ * the peak, and the out-of-memory errors a snapshot recorded, with what was live then.  `shown`: its texts in the
+ * report's display (display.hosts[h].gpus[g].memory: the peak in words, the tables' cells, the chart's labels).
  */
-export function memoryView(hr, g, ctx) {
+export function memoryView(hr, g, ctx, shown = {}, hostShown = {}) {
   const m = g.memory;
   const width = ctx.chartWidth || DEFAULT_WIDTH;
-  const steps = hostSteps(hr);
-  const parts = [h("p", { class: "memory-peak" }, `GPU ${g.gpu} peak: ${memoryPeakText(m)}.`)];
+  const steps = hostSteps(hr, hostShown);
+  const parts = [h("p", { class: "memory-peak" }, units(`GPU ${g.gpu} peak: ${shown.peak}.`))];
   if (m.note) parts.push(h("p", { class: "note" }, m.note));
   if ((m.timeline?.t_ms || m.timeline?.event || []).length) {
     parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, steps shaded`,
-      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: ctx.legend?.memory }), width));
+      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: ctx.legend?.memory, labels: shown }), width));
   }
   if ((m.top || []).length) {
     parts.push(tableView({ title: `What holds GPU ${g.gpu}'s memory at its peak`, columns: ["op", "holds", "size", "allocations"],
-      rows: m.top.map(([op, cat, b, n]) => [op, cat, gib(b), n]) }));
+      rows: m.top }, shown.top));
   }
-  for (const o of m.ooms || []) {
+  (m.ooms || []).forEach((o, i) => {
+    const told = (shown.ooms || [])[i] || {};
     parts.push(h("div", { class: "oom", role: "note" },
-      h("h4", {}, `Out of memory: ${gib(o.requested_bytes)} could not be allocated (${gib(o.device_free_bytes)} free, ${gib(o.allocated_bytes)} allocated, ${gib(o.reserved_bytes)} reserved)`),
+      h("h4", {}, told.title || "Out of memory"),
       o.frames.length ? h("p", { class: "small" }, "Asked for at ", h("code", {}, o.frames[0])) : null,
-      tableView({ title: "The largest live allocations then", columns: ["size", "holds", "allocated at"],
-        rows: o.live.map(([b, c, fr]) => [gib(b), c, (fr || []).slice(0, 3).join(" ← ")]) })));
-  }
+      tableView({ title: "The largest live allocations then", columns: ["size", "holds", "allocated at"], rows: o.live }, told.live)));
+  });
   return h("section", { class: "gpu-memory", dataset: { gpu: String(g.gpu) } }, h("h4", {}, `GPU ${g.gpu} memory`), parts);
 }
 
 /**
- * Every GPU's memory peak side by side (the CLI's peak table): a section of the report when some host records
- * allocator events.
+ * Every GPU's memory peak side by side: the CLI's peak table (display.memory: its columns, its rows, its notes), a
+ * section of the report when some host records allocator events.
  */
-export function memoryPeaksView(report) {
-  const rows = [];
-  for (const hr of report.hosts) {
-    for (const g of hr.gpus || []) {
-      const m = g.memory;
-      if (!m) continue;
-      const used = m.capacity_bytes ? (m.peak_reserved_bytes ?? m.peak_allocated_bytes) / m.capacity_bytes : null;
-      rows.push([hr.host, g.gpu, m.peak_allocated_bytes, m.peak_reserved_bytes, m.capacity_bytes, used,
-        m.peak_step !== null && m.peak_step !== undefined ? `step ${m.peak_step} +${ms(m.peak_step_offset_ms)}` : (m.peak_ms !== null && m.peak_ms !== undefined ? ms(m.peak_ms) : (m.peak_place || "at the dump")),
-        (m.breakdown || {}).held ?? null, (m.breakdown || {}).activations ?? null, m.baseline === "capture_start" ? "above the capture's start" : ""]);
-    }
-  }
-  if (!rows.length) return null;
-  const fmt = (r) => [r[0], r[1], gib(r[2]), gib(r[3]), gib(r[4]), pct(r[5]), r[6], gib(r[7]), gib(r[8]), r[9]];
+export function memoryPeaksView(shown) {
+  if (!shown || !(shown.rows || []).length) return null;
   return h("section", { class: "memory", "aria-label": "GPU memory" }, h("h2", {}, "GPU memory"),
-    tableView({ title: "Peak memory per GPU", columns: ["host", "GPU", "peak allocated", "peak reserved", "capacity", "peak / capacity",
-      "peak at", "held across steps", "activations", "note"], rows: rows.map(fmt) }));
+    tableView({ title: "Peak memory per GPU", columns: shown.columns, rows: shown.rows }),
+    (shown.notes || []).length ? h("ul", { class: "notes" }, shown.notes.map((n) => h("li", {}, units(n)))) : null);
 }
 
-/** Capture facts for a host's heading: framework, length, steps, GPUs. */
-export function hostFacts(hr) {
+/** Capture facts for a host's heading: framework, length (`shown.capture`, as the server wrote it), steps, GPUs. */
+export function hostFacts(hr, shown = {}) {
   const fw = hr.capture?.framework;
   const name = fw ? hr.capture.framework_name || fw : null;
   return [
     // a framework's name ("PyTorch capture"), or the phrase the server gives a capture of none ("a GPU program with no
     // ML framework"): "capture of" it, never "a GPU program with no ML framework capture"
     name ? (/^an? /.test(name) ? `capture of ${name}` : `${name} capture`) : null,
-    hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
+    shown.capture ? units(`capture ${shown.capture}`) : null,
     // the source in words (`source_label`); a report cached before it gave none says no more than the count
     // none kept (a memory snapshot's allocations): no step timed, as the CLI's header says -- not "0 steps"
     hr.steps?.count === 0 ? "no step timed"
@@ -442,7 +424,7 @@ export function hostFacts(hr) {
  * file could not be read is shown open, as an alert; one read from a damaged
  * file is open too, the damage first.
  */
-export function hostView(hr, ctx) {
+export function hostView(hr, ctx, shown = {}) {
   const width = ctx.chartWidth || DEFAULT_WIDTH;
   if (hr.error) {
     return h("section", { class: "host error", role: "alert", dataset: { host: hr.host } }, h("h3", {}, `Host ${hr.host}`),
@@ -466,13 +448,13 @@ export function hostView(hr, ctx) {
       // GPU, with CUPTI available" under an Nsight finding that CUDA tracing was off)
       h("p", {}, "The profile has no GPU kernels or copies, so the GPU checks could not run. The findings above say why, and how to capture the GPU's work.")));
   }
-  for (const g of hr.gpus) if (g.memory) parts.push(memoryView(hr, g, ctx));
+  hr.gpus.forEach((g, i) => { if (g.memory) parts.push(memoryView(hr, g, ctx, ((shown.gpus || [])[i] || {}).memory || {}, shown)); });
   if (hr.step_rows.length) {
     const perGpu = stepSeries(hr.step_rows).series.length > 1;
     const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
-    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, ledger: stepLedger(hr) }), width));
+    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, labels: shown }), width));
   }
-  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w }), width));
+  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table }), width));
   // drawn when a kernel was timed: a capture with none has every bin at 0, an empty chart with no word
   if ((hr.kernel_durations_us?.counts || []).some((n) => n > 0)) {
     parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));
@@ -482,29 +464,29 @@ export function hostView(hr, ctx) {
     parts.push(chartFigure(`GEMM shapes against the ${mfu.dtype || ""} roofline (dots under the roof run below what their shapes allow)`,
       // the roof of the GEMMs' own precision (its peak), else the GPU's best dense peak the MFU is over
       (w) => rooflineChart(hr.roofline, { peak: mfu.dtype_peak_flops || mfu.peak_flops, bandwidth: mfu.memory_bandwidth,
-        dtype: mfu.dtype_peak_flops ? mfu.dtype : mfu.peak_dtype || mfu.dtype, width: w }), width));
+        dtype: mfu.dtype_peak_flops ? mfu.dtype : mfu.peak_dtype || mfu.dtype, width: w, labels: shown }), width));
   }
-  for (const t of [hr.kernels, hr.ops, hr.memcpy, hr.roofline]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t)));
+  const tables = [["kernels", hr.kernels], ["ops", hr.ops], ["memcpy", hr.memcpy]].map(([k, t]) => t && said(t, (shown.tables || {})[k]));
+  // the roofline as the CLI lists it: its columns and digits
+  if (hr.roofline && shown.roofline) tables.push([{ ...hr.roofline, ...shown.roofline }, shown.roofline.rows]);
+  for (const [t, cells] of tables.filter(Boolean)) if (t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t, cells)));
   return h("details", { class: damaged ? "host damaged" : "host", open: damaged, dataset: { host: hr.host } },
-    h("summary", {}, h("span", { class: "host-name" }, `Host ${hr.host}`), " ", h("span", { class: "muted host-facts" }, hostFacts(hr).join(" · ")),
+    h("summary", {}, h("span", { class: "host-name" }, `Host ${hr.host}`), " ", h("span", { class: "muted host-facts" }, hostFacts(hr, shown).join(" · ")),
       h("span", { class: "muted host-more" }, " — charts and tables")),
     h("div", { class: "host-body" }, parts));
 }
 
-/** "If every fix lands": the step from the union of recovered time (rules/savings.py), saying when savings overlap. */
-export function achievableLine(a) {
-  if (!a || !(a.findings || []).length) return null;
-  // beyond the rounding of the savings' parts (render.savings_overlap)
-  const overlap = a.sum_of_savings_ms - a.recoverable_ms > Math.max(0.005, 0.005 * a.sum_of_savings_ms)
-    ? ` (the savings overlap: ${ms(a.sum_of_savings_ms)} claimed, ${ms(a.recoverable_ms)} of distinct time)` : "";
-  return h("p", { class: "achievable" }, `If every fix lands: step ~${ms(a.achievable_step_ms)} instead of ${ms(a.step_ms)}${overlap}.`);
+/** "If every fix lands": the step from the union of recovered time (rules/savings.py), saying when savings overlap --
+ * the CLI's line (display.achievable, render.achievable_text); none where no fix recovers time. */
+export function achievableLine(text) {
+  return text ? h("p", { class: "achievable" }, units(text)) : null;
 }
 
 /**
  * The job's ranks side by side (Report.ranks, 2+ ranks): a stacked bar per rank up to RANKS_LISTED, else the
  * distribution with the outliers named; the table under it, folded.
  */
-export function ranksView(ranks, ctx) {
+export function ranksView(ranks, ctx, cells = []) {
   if (!ranks || (ranks.rows || []).length < 2) return null;
   const width = ctx.chartWidth || DEFAULT_WIDTH;
   const n = ranks.rows.length;
@@ -514,8 +496,8 @@ export function ranksView(ranks, ctx) {
   const caption = n > RANKS_LISTED ? `${n} ${unit}s: exposed communication per ${unit}, and the 5 ${unit}s at each end`
     : `${n} ${unit}s: compute, exposed communication and the rest of each step (most time before the collectives first)`;
   return h("section", { class: "ranks", "aria-label": Units }, h("h2", {}, `${Units} (${n})`),
-    chartFigure(caption, (w) => ranksChart(ranks, { width: w }), width),
-    h("details", { class: "table-details" }, h("summary", {}, `${ranks.title} (${n} rows)`), tableView(ranks)));
+    chartFigure(caption, (w) => ranksChart(ranks, { width: w, cells }), width),
+    h("details", { class: "table-details" }, h("summary", {}, `${ranks.title} (${n} rows)`), tableView(ranks, cells)));
 }
 
 /** The whole report below the toolbar. */
@@ -537,19 +519,20 @@ function screenVerdict(report) {
 }
 
 export function reportView(report, ctx) {
+  const shown = report.display || {};
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
   return h("div", { class: "report" },
     // the server's verdict (report/verdict.py): the same words as the CLI's text and markdown
     h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + units(screenVerdict(report) || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
-    achievableLine(report.achievable),
-    scorecard(report.headline, ctx),
+    achievableLine(shown.achievable),
+    scorecard(report.headline, ctx, shown.cards),
     notesView(report),
-    findingsView(report.findings, { ...ctx, reportHosts: report.hosts, headline: report.headline }),
-    memoryPeaksView(report),
-    ranksView(report.ranks, ctx),
+    findingsView(report.findings, { ...ctx, headline: report.headline, display: shown }),
+    memoryPeaksView(shown.memory),
+    ranksView(report.ranks, ctx, shown.ranks),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),
-      tableView(report.collectives)) : null,
+      tableView(report.collectives, shown.collectives)) : null,
     h("section", { class: "hosts", "aria-label": "Per-host details" },
-      h("h2", {}, report.hosts.length > 1 ? `Per host (${report.hosts.length})` : "Per host"), report.hosts.map((hr) => hostView(hr, ctx))),
+      h("h2", {}, report.hosts.length > 1 ? `Per host (${report.hosts.length})` : "Per host"), report.hosts.map((hr, i) => hostView(hr, ctx, (shown.hosts || [])[i]))),
     h("p", { class: "muted small" }, `Analyzer ${report.analyzer_version} · generated ${report.generated_at} · schema ${report.schema_version}`));
 }

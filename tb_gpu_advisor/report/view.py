@@ -1,0 +1,173 @@
+"""Every number the tab's report view prints, written here by the CLI's own formatters (``Report.display``).
+
+The tab formats no number of its own (issue #37, "a quantity has one value on one screen"): its second home for
+rounding (JavaScript's ``toFixed`` rounds a tie up where Python rounds it to even; its tables showed "0.84" as "84%"
+and "12.345" as "12.3" beside the CLI's "84.0%" and "12.35") drifted from ``common.fmt`` whenever one side changed.
+So the saving, the achievable step, each table's cells, the memory peak, the thresholds and the chart labels that
+name a report value are built here with the functions ``render.to_text`` and ``to_markdown`` print them with, and the
+tab shows these strings; it computes only what a chart needs (pixel positions, axis ticks).
+
+:func:`display` is a pure function of the report, aligned with it: ``cards`` with ``headline``, ``findings`` with
+``findings``, ``hosts`` with ``hosts`` (and each host's ``gpus`` and ``step_rows``), ``ranks`` and ``collectives``
+with those tables' rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tb_gpu_advisor.common.fmt import gb, ms, pct
+from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
+from tb_gpu_advisor.report import render
+from tb_gpu_advisor.report.verdict import one_step
+
+
+def table_cells(t: Table | None) -> dict[str, list]:
+    """A table's column titles and cells as the text report prints an evidence table (``render.table_text``): shares
+    as percentages, numbers to 2 decimals with thousands separators, a column of sub-millisecond times in us, names as
+    written."""
+    if t is None:
+        return {"columns": [], "rows": []}
+    cols, rows = render.table_text(t.columns, t.rows)
+    return {"columns": cols, "rows": rows}
+
+
+def _finding(report: Report, f: Finding) -> dict[str, Any]:
+    one = one_step(report, f)
+    saving = render._saving_text(f, one) if f.saving is not None else ""
+    return {
+        "saving": saving,  # "saves ~12.4 ms/step (31% of step)", as the text report's finding line
+        "saving_value": saving.removeprefix("saves ~"),
+        "frees": f"frees ~{gb(f.saving_bytes)}" if f.saving_bytes else "",
+        "freed": gb(f.saving_bytes) if f.saving_bytes else "",
+        "threshold": render._threshold(f.metric) if f.metric is not None and f.metric.threshold is not None else "",
+        "evidence": [table_cells(t) for t in f.evidence],
+        "windows": [render.window_span(w) for w in f.windows],
+    }
+
+
+def memory_peak_text(m: dict) -> str:
+    """A GPU's peak in words: ``12.1 GiB allocated (14.0 GiB reserved) of 79.2 GiB, 1.20 ms into step 7`` -- the digits
+    of the peak table's row (``render.memory_rows``)."""
+    if m.get("peak_step") is not None and m.get("peak_step_offset_ms") is not None:
+        when = f"{ms(m['peak_step_offset_ms'])} into step {m['peak_step']}"
+    elif m.get("peak_ms") is not None:
+        when = f"at {ms(m['peak_ms'])}"
+    else:
+        when = f"in {m['peak_place']}" if m.get("peak_place") else "at the dump"
+    above = " above the capture's start" if m.get("baseline") == "capture_start" else ""
+    res = f" ({gb(m['peak_reserved_bytes'])} reserved)" if m.get("peak_reserved_bytes") is not None else ""
+    cap = f" of {gb(m['capacity_bytes'])}" if m.get("capacity_bytes") else ""
+    return f"{gb(m.get('peak_allocated_bytes'))} allocated{above}{res}{cap}, {when}"
+
+
+def _memory(m: dict) -> dict[str, Any]:
+    bd = {k: v for k, v in (m.get("breakdown") or {}).items() if isinstance(v, (int, float)) and v > 0}
+    total = sum(bd.values())
+    return {
+        "peak": memory_peak_text(m),
+        "peak_allocated": gb(m.get("peak_allocated_bytes")),
+        "peak_reserved": gb(m.get("peak_reserved_bytes")) if m.get("peak_reserved_bytes") is not None else "",
+        "capacity": gb(m["capacity_bytes"]) if m.get("capacity_bytes") else "",
+        "peak_at": ms(m["peak_ms"]) if m.get("peak_ms") is not None else "",
+        # the chart's time axis: its first and last event
+        "first": ms(((m.get("timeline") or {}).get("t_ms") or [None])[0]),
+        "last": ms(((m.get("timeline") or {}).get("t_ms") or [None])[-1]),
+        "breakdown": {k: {"bytes": gb(v), "share": pct(v / total)} for k, v in bd.items()},
+        "top": [[str(op), str(cat), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
+        "ooms": [{"title": f"Out of memory: {gb(o.get('requested_bytes'))} could not be allocated ({gb(o.get('device_free_bytes'))} "
+                           f"free, {gb(o.get('allocated_bytes'))} allocated, {gb(o.get('reserved_bytes'))} reserved)",
+                  "live": [[gb(b), str(c), " ← ".join((fr or [])[:3])] for b, c, fr in o.get("live") or []]}
+                 for o in m.get("ooms") or []],
+    }
+
+
+def _panel(step_ms: float, compute_ms: float) -> str:
+    share = f" ({pct(compute_ms / step_ms)})" if step_ms > 0 else ""
+    return f"device compute {ms(compute_ms)} of {ms(step_ms)} step{share}"
+
+
+def _panels(h: HostReport) -> dict[str, str]:
+    """The step chart's panel labels, by GPU ("" the host's mean): its step and device compute as the ledger holds
+    them (the host's ``breakdown_ms``, each GPU's ``breakdown`` and ``step_ms``)."""
+    out: dict[str, str] = {}
+    total = sum(v for v in (h.breakdown_ms or {}).values() if v)
+    if total > 0:
+        step = (h.achievable or {}).get("step_ms") or total
+        out[""] = _panel(step, (h.breakdown_ms or {}).get("device_compute") or 0.0)
+    for g in h.gpus:
+        if isinstance(g.step_ms, (int, float)) and g.breakdown:
+            out[str(g.gpu)] = _panel(g.step_ms, (g.breakdown or {}).get("device_compute") or 0.0)
+    return out
+
+
+def _roof(h: HostReport) -> dict[str, str]:
+    """The roofline chart's roof as the MFU card's note writes its peak (``render.mfu_note``): the peak of the GEMMs'
+    own precision, else the GPU's best dense peak, in TFLOP/s; the memory bandwidth in TB/s; the ridge in FLOP/byte."""
+    d = next((m.detail for m in h.headline if m.id == "mfu" and isinstance(m.detail, dict)), {})
+    peak = d.get("dtype_peak_flops") or d.get("peak_flops")
+    bw = d.get("memory_bandwidth")
+    if not peak:
+        return {}
+    t = peak / 1e12
+    out = {"peak": f"{t:.0f}" if t >= 10 else f"{t:.2g}"}
+    if bw:
+        out.update(bandwidth=f"{bw / 1e12:.2f}", ridge=f"{peak / bw:.0f}")
+    return out
+
+
+#: Up to this many steps the step chart draws a bar per step, whose hover says its times (``charts.js``
+#: ``MAX_STEP_BARS``); beyond, its bars are means of several steps, which say no time of their own: none is written.
+STEP_BARS = 120
+
+
+def _steps(h: HostReport) -> list[dict[str, Any]]:
+    """Per step row: its step and breakdown (the step chart's hovers, where it draws a bar per step) and, for a host-wide
+    row of a host whose GPUs record memory, its span (the memory chart's step bands); ``{}`` where none is drawn."""
+    bars = len({r.step for r in h.step_rows}) <= STEP_BARS
+    bands = any(g.memory for g in h.gpus)
+    out = []
+    for r in h.step_rows:
+        d: dict[str, Any] = {}
+        if bars:
+            d.update(step=ms(r.step_ms), breakdown={k: ms(v) for k, v in (r.breakdown or {}).items() if v})
+        if bands and r.gpu is None:
+            d["span"] = f"{ms(r.start_ms)}–{ms(r.start_ms + r.step_ms)}"
+        out.append(d)
+    return out
+
+
+def _host(h: HostReport) -> dict[str, Any]:
+    if h.error:
+        return {}
+    capture = h.capture if isinstance(h.capture, dict) else {}
+    return {
+        "capture": ms(capture["length_ms"]) if capture.get("length_ms") is not None else "",
+        "tables": {k: table_cells(getattr(h, k)) for k in ("kernels", "ops", "memcpy")},
+        # the roofline as the text report lists it (its columns, its digits), every row
+        "roofline": {"columns": list(render.ROOF_COLS), "rows": render.roofline_rows(h, n=None)},
+        "roof": _roof(h),
+        # the GPUs as the text report's table of them (``render._gpu_rows``): the per-GPU chart's values
+        "gpus_table": {"columns": list(render.GPU_COLS), "rows": render._gpu_rows(h.gpus)},
+        "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory) if g.memory else None} for g in h.gpus],
+        "steps": _steps(h),
+        "panels": _panels(h),
+    }
+
+
+def display(report: Report) -> dict[str, Any]:
+    """Every number of the tab's report view as text (module doc)."""
+    rv = render.ranks_view(report)
+    return {
+        "achievable": render.achievable_text(report),
+        "cards": [{"threshold": render._threshold(m) if m.threshold is not None else ""} for m in report.headline],
+        "findings": [_finding(report, f) for f in report.findings],
+        "memory": {"columns": list(render.MEMORY_COLS), "rows": render.memory_rows(report),
+                   "notes": render.memory_notes(report)},
+        "ranks": render.rank_cells(report.ranks) if rv is not None else [],
+        "collectives": render._cells(report.collectives) if report.collectives is not None else [],
+        "hosts": [_host(h) for h in report.hosts],
+    }
+
+
+__all__ = ["display", "memory_peak_text", "table_cells"]

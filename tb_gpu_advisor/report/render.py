@@ -134,15 +134,15 @@ def _step_info(report: Report) -> str:
             any(_holds_start_up(h.breakdown_ms) for h in report.hosts):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37); a pass
         # the program's ranges bound after its start-up (its warm-up forward before it) is a step, timed as one
-        per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
+        per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
         took = f" of {ms(sum(per_host) / len(per_host))}" if per_host else ""
         return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
     if steps:  # none kept (a memory snapshot's allocations): no step timed, not "0 steps" (h37-review3)
         bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}" if sum(steps) else "no step timed")
-    # the step time: a host's breakdown categories add up to its mean step
-    per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
-    if per_host and sum(per_host) > 0:  # a memory snapshot's empty ledger is no step of 0 us
-        bits.append(f"step {ms(sum(per_host) / len(per_host))}")
+    # the step time: each host's one number (``HostReport.mean_step_ms``); a memory snapshot's empty ledger is no step
+    per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
+    if per_host:
+        bits.append(f"step {ms(per_host[0] if len(per_host) == 1 else sum(per_host) / len(per_host))}")
     return ", ".join(bits)
 
 

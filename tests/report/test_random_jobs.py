@@ -54,7 +54,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job, tf_job
+from synthetic.randjobs import (
+    form_job,
+    jax_job,
+    kineto_job,
+    nsys_job,
+    random_form_job,
+    random_job,
+    random_xplane_job,
+    snapshot_job,
+    tf_job,
+)
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import check, laws_broken, report_of
 
@@ -796,4 +806,65 @@ def test_the_step_off_a_tie_prints_as_before_control():
 
     r = _report(jax_job(0, **_TIE))
     assert _printed_steps(render.to_text(r)) == {"272 us"}
+    assert not laws_broken(r)
+
+
+# --------------------------------------------------------------------------- (h37-randjobs4) the forms real captures show
+
+
+def test_random_form_jobs_hold_every_law():
+    """The forms the newer real captures show that the other draws never make (``random_form_job``): GPU records
+    lost mid-window or at the tail, OS-runtime-traced host loops, XLA's host-run loops, programs called once each,
+    lagging ranks, frameworks' own NVTX, work the GPU holds queued."""
+    kinds = _walk(range(0, 24), random_form_job)
+    assert {"nsys", "nsys_lost", "kineto_lost", "nsys_host_loop", "nsys_xla_loop", "jax_programs"} <= kinds, kinds
+
+
+def _lost_tail(**kw):
+    return _report(form_job("nsys_lost", iterations=12, kernels=5, kernel_us=4.708, ranges=True, **kw))
+
+
+@pytest.mark.parametrize("lost_from", [1, 2])
+def test_steps_recorded_before_a_lost_tail_are_timed(lost_from):
+    """12 NVTX steps whose GPU records stop at step ``lost_from``: the lost steps are dropped, and the stock rule then
+    took the recorded steps left for the capture's first and last -- none kept (1: step 0 dropped twice, "12 found
+    less 13 dropped").  The last recorded step is no step the window cut: the steps after it started."""
+    r = _lost_tail(lost_from=lost_from)
+    h = r.hosts[0]
+    assert h.steps["count"] == 1, h.steps["note"]  # main: 0
+    assert "dropped first and last" not in h.steps["note"]
+    assert not laws_broken(r)  # main: vendor (no GPU that ran work); with 1, step-count
+
+
+@pytest.mark.parametrize("until, kept", [(None, 10), (6, 6)])
+def test_the_captures_own_edges_are_dropped_as_before_control(until, kept):
+    # the controls: every record kept (10 of 12 steps, first and last dropped), and a stretch lost mid-window whose
+    # records resume -- the capture's own last step is still its last, dropped
+    r = _lost_tail(lost_from=None if until is None else 2, lost_until=until)
+    h = r.hosts[0]
+    assert h.steps["count"] == kept and "dropped first and last of 12 steps" in h.steps["note"]
+    assert not laws_broken(r)
+
+
+def _held_windows(r):
+    (f,) = [f for f in r.hosts[0].findings if f.metric and f.metric.id == "unseen_share"]
+    return f, [float(re.search(r"\(([\d.]+) ms\)", w.label).group(1)) for w in f.windows]
+
+
+def test_held_work_windows_leave_out_the_idle_before_the_captures_first_work():
+    """Each step's batch copy starts 1.07 ms after its call returned (the GPU holds the queued work), 3 steps: the
+    first step's held idle is read as work from before the capture, so the finding's time leaves it out (682 us a
+    step) -- its windows did not (three of 1.02 ms, 3.05 ms over 3 steps of 0.68)."""
+    r = _report(nsys_job(steps=3, queued_ms=1.071))
+    f, claimed = _held_windows(r)
+    assert [w.step for w in f.windows] == [1, 2], f.windows  # main: 0, 1, 2 -- step 0's idle the before-capture part
+    assert sum(claimed) <= f.metric.value * r.hosts[0].mean_step_ms() * 3 + 0.01
+    assert not laws_broken(r)  # main: one-value
+
+
+def test_held_work_windows_of_kept_steps_control():
+    # the control: 8 steps, the first dropped as warm-up -- every kept step's held idle is the finding's, 3 windows
+    r = _report(nsys_job(steps=8, queued_ms=1.071))
+    f, claimed = _held_windows(r)
+    assert len(claimed) == 3 and all(abs(c - 1.02) < 0.01 for c in claimed)
     assert not laws_broken(r)

@@ -19,7 +19,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
-from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, one_step, verdict
+from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, one_step, saving_share, verdict
 
 WIDTH = 100
 
@@ -43,8 +43,7 @@ def _saving_text(f: Finding, one: bool = False) -> str:
         return f"frees ~{gb(f.saving_bytes)}" if getattr(f, "saving_bytes", None) else ""
     if s.ms_per_step <= 0:
         return "saves ~0 ms" if one else "saves ~0 ms/step"
-    floor = 100.0 * T("report.min_saving_share")
-    share = f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
+    share = saving_share(s)
     return f"saves ~{ms(s.ms_per_step)} ({share} of the step)" if one else f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
 
 
@@ -686,7 +685,7 @@ def _md_finding_table(shown: list[Finding], cut: int) -> list[str]:
     if shown:
         out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
-                          (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving
+                          (f"{ms(f.saving.ms_per_step)} ({saving_share(f.saving)})" if f.saving
                            else _saving_text(f) or "—"),
                           f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:

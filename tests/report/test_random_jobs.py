@@ -868,3 +868,33 @@ def test_held_work_windows_of_kept_steps_control():
     f, claimed = _held_windows(r)
     assert len(claimed) == 3 and all(abs(c - 1.02) < 0.01 for c in claimed)
     assert not laws_broken(r)
+
+
+def _top_and_first(r):
+    from tb_gpu_advisor.report import render
+
+    text, md = render.to_text(r), render.to_markdown(r)
+    top = re.search(r"top: .*?\(saves ~(.+?)\)$", text, re.M).group(1)
+    first = re.search(r"^ +saves ~([\d.,]+ \w+)(?:/step)? \((\S+) of", text, re.M).groups()
+    row = re.search(r"^\| 1 \| .*? \| ([^|]+) \| §", md, re.M).group(1)
+    return top, first, row
+
+
+def test_a_top_saving_under_the_floor_reads_as_under_it_everywhere():
+    """A one-pass fp32 inference job whose one note saves 37 us of an 11.8 ms pass: the finding said "(<0.5% of the
+    step)", the verdict's top "(saves ~37 us, 0% of the step)" -- one share printed by two homes.  Now
+    ``verdict.saving_share`` prints it for the verdict, the finding's line and the markdown table."""
+    r = _report(kineto_job(40809, steps=1, train=False, dtype="fp32", layers=3, efficiency=0.659,
+                           unrecorded_us=11658.0, end_sync="synchronize"))
+    top, (t, share), row = _top_and_first(r)
+    assert top == f"{t}, {share} of the step" and share == "<0.5%", top  # main: "37 us, 0% of the step"
+    assert row == f"{t} ({share})"  # main: "37 us (0%)"
+    assert not laws_broken(r)  # main: one-value
+
+
+def test_a_top_saving_over_the_floor_reads_as_before_control():
+    # the control: 5 steps of 70 ms of unrecorded host time -- "80%" on every surface, as on main
+    r = _report(kineto_job(steps=5, unrecorded_us=70532.0))
+    top, (t, share), row = _top_and_first(r)
+    assert top == f"{t}/step, 80%" and share == "80%" and row == f"{t} (80%)"
+    assert not laws_broken(r)

@@ -1020,8 +1020,8 @@ def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[Dro
         # (the stock rule's warm-up is that one), and a step before a stretch whose GPU records were lost is no last
         # step the window cut -- the steps after it started (h37-randjobs4: 2 recorded steps of 12 before a lost tail,
         # the stock rule took them for the capture's edges and kept none)
-        warm = not any(d.reason.startswith("partial") for d in dropped) and int(kept.ids[0]) == 0
-        last = int(kept.ids[-1]) == found - 1
+        warm = not any(d.reason.startswith("partial") for d in dropped) and int(kept.ids[0]) == int(r.ids[0])
+        last = int(kept.ids[-1]) == int(r.ids[-1])
         if warm and kept.ids.size == 1 + last:  # never every step: the last one left is timed
             warm = False
         if warm:

@@ -898,3 +898,21 @@ def test_a_top_saving_over_the_floor_reads_as_before_control():
     top, (t, share), row = _top_and_first(r)
     assert top == f"{t}/step, 80%" and share == "80%" and row == f"{t} (80%)"
     assert not laws_broken(r)
+
+
+def test_graphs_launched_whose_records_were_lost_are_lost_records_not_start_up():
+    """6 NVTX steps, each replaying one CUDA graph (``cudaGraphLaunch``), in an export whose kernels table is gone:
+    the GPU's records were lost.  Only kernel launches were counted as launches, so the window read "start-up only
+    ... no kernel was launched in the window" -- and the capture's advice was a start-up window's."""
+    r = _report(nsys_job(steps=6, graph_mode="replay", kernels_table=False))
+    job = r.hosts[0].job
+    assert job["kind"] == "unknown" and "the host launched 6 CUDA graphs" in job["kind_evidence"]  # main: no_gpu
+    assert r.findings[0].title == "The capture lost its GPU records"  # main: "... ended during start-up ..."
+    assert not laws_broken(r)
+
+
+def test_kernels_launched_whose_records_were_lost_read_as_before_control():
+    r = _report(nsys_job(steps=6, kernels_table=False))
+    job = r.hosts[0].job
+    assert job["kind"] == "unknown" and "the host launched 120 kernels, but" in job["kind_evidence"]
+    assert not laws_broken(r)

@@ -44,6 +44,12 @@ main; each has its control, the job that did not break it):
 * (h37-walk3) 4 ranks marking `iteration k` NVTX ranges on their own threads 50 us apart, no collective: the last
   rank's GPU counted 41 of its 42 kernels, "7 kernels per step" of 6.96 -- ``steps.detect._line_windows``: each
   rank's GPU placed by its own thread's ranges.
+* (h37-randjobs4) a step at a printing tie, "273 us" in the header and "272 us" in the achievable line -- the metrics
+  keep the step to the report's ns, every surface prints ``HostReport.mean_step_ms``; a top saving "0%" in the
+  verdict beside "<0.5%" under it -- ``verdict.saving_share``; the forms newer real captures show
+  (``random_form_job``): two recorded steps before a lost tail both dropped by the stock rule -- it drops the
+  capture's own edges only; held-work windows claiming the before-capture idle; graph launches whose records were
+  lost read as "start-up only" -- ``job.kind`` counts graph launches.
 """
 
 from __future__ import annotations

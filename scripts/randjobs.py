@@ -1,7 +1,8 @@
 """Random jobs through the whole analysis for a time budget (h37-randjobs): every report law walked on each.
 
 Each seed is one job of ``synthetic.randjobs`` (Kineto ranks, Nsight exports, windows with no GPU work; with
-``--xplane``, JAX and TF XPlane captures and PyTorch memory snapshots), analysed
+``--xplane``, JAX and TF XPlane captures and PyTorch memory snapshots; with ``--forms``, the forms of the newer real
+captures: lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, programs called once each), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -19,7 +20,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from synthetic.randjobs import random_job, random_xplane_job  # noqa: E402
+from synthetic.randjobs import random_form_job, random_job, random_xplane_job  # noqa: E402
 from tests.support.random_jobs import check  # noqa: E402
 
 
@@ -30,13 +31,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=0, help="stop after this many jobs (0: the time budget only)")
     ap.add_argument("--xplane", action="store_true",
                     help="draw JAX/TF XPlane jobs and memory snapshots (random_xplane_job) instead of Kineto/Nsight")
+    ap.add_argument("--forms", action="store_true",
+                    help="draw the forms newer real captures show (random_form_job): GPU records lost mid-window or "
+                         "at the tail, OS-runtime-traced host loops, XLA's host-run loops and programs called once "
+                         "each, multi-rank NVTX with lagging ranks, frameworks' own NVTX, queued work")
     a = ap.parse_args(argv)
     end = time.monotonic() + a.seconds
     seed, ran = a.seed, 0
     laws: collections.Counter[str] = collections.Counter()
     broken = 0
     while time.monotonic() < end and (not a.jobs or ran < a.jobs):
-        job = random_xplane_job(seed) if a.xplane else random_job(seed)
+        job = random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
         found = check(job)
         ran += 1
         if found:

@@ -540,6 +540,161 @@ def _write_snapshot(job: Job, run: str) -> None:
     M.write(os.path.join(run, "snapshot.pickle"), fn(**p).doc)
 
 
+# ------------------------------------------------------------------------------ forms real captures show (h37-randjobs4)
+# The shapes the newer real captures hold that ``random_job`` / ``random_xplane_job`` never draw, each on the writer
+# built after its real case (truth by construction there): GPU records lost mid-window or at the tail (Nsight's
+# ``write_lost_kernel_records``, Kineto's ``write_lost_gpu_records``), host work no event records under an OS runtime
+# trace (``write_untraced_host_loop``), XLA running ``while`` loops from the host as its NVTX ranges show them
+# (``write_xla_host_loop``), JAX programs called once each or in cycles (XPlane, ``jaxcapture``'s ``function``), and
+# the ``NsysJob`` fields the Nsight draw leaves at their defaults: OS calls before each batch, ranks that lag each
+# other, work the GPU holds queued, a wrapper's parameter uploads, frameworks' own NVTX (XLA, TensorFlow, DALI,
+# DeepSpeed, ``record_function``'s registered names), no GPU info table, the kernels table lost whole.
+
+#: frameworks' own NVTX, as ``tests/job/test_framework_nvtx.py`` writes them (``NsysJob`` fields)
+_XLA_MODULE = "XlaModule:#prefix=jit(train_step),hlo_module=jit_train_step,program_id=7#"
+FRAMEWORK_NVTX: dict[str, dict[str, Any]] = {
+    "none": {},
+    "record_function": {"step_range": "train_step, op_id = {k}", "text_ids": True},
+    "xla": {"step_range": _XLA_MODULE, "autograd_nvtx": False,
+            "op_text": "Thunk:#name=dot_general,hlo_op=fusion.{seq},unique_hlo_op_id={op_id}#", "op_domain": "TSL"},
+    "tensorflow": {"step_range": None, "autograd_nvtx": False, "op_text": "MatMul: dense_{seq}/MatMul",
+                   "op_domain": "tensorflow-core"},
+    "dali": {"autograd_nvtx": False, "op_text": "[DALI] RunGPU", "op_domain": "DALI"},
+    "deepspeed": {"step_range": None, "autograd_nvtx": False,
+                  "extra_ranges": ("DeepSpeedEngine.forward", "DeepSpeedEngine.backward", "DeepSpeedEngine.step")},
+}
+SOLVERS = ("thomas_kernel", "pcr_kernel", "hybrid_kernel", "xla_reference_kernel")
+
+
+def _form_nsys_params(rng: random.Random) -> dict[str, Any]:
+    p = _nsys_params(rng)
+    fw = rng.choice(("none", "none", "none", "record_function", "xla", "tensorflow", "dali", "deepspeed"))
+    p.update(FRAMEWORK_NVTX[fw])
+    if p["ranks"] > 1:
+        p["rank_lag_us"] = rng.choice((50.0, round(_log_uniform(rng, 1.0, 50_000.0), 3)))
+    p.update({
+        "os_call": rng.choice(("read", "getc", "poll")),
+        "os_call_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.01, 50.0), 3))),
+        "queued_ms": rng.choice((0.0, 0.0, 0.0, round(_log_uniform(rng, 0.01, 20.0), 3))),
+        "copy_range": rng.choice((None, None, None, "FSDP::pre_forward (block.0)")),
+        "gpu_info": rng.random() < 0.9,
+        # the kernels table lost whole (the writer's set-up broadcast is a kernel: only without one)
+        "kernels_table": rng.random() < 0.95 or bool(p["setup_ms"]),
+    })
+    return p
+
+
+def _form_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    if fmt == "nsys":
+        return _form_nsys_params(rng)
+    if fmt == "nsys_lost":
+        it = rng.randint(3, 60)
+        lost_from = rng.choice((None, rng.randint(1, it - 1)))
+        until = rng.choice((None, rng.randint(lost_from + 1, it))) if lost_from is not None else None
+        return {"iterations": it, "kernels": rng.randint(1, 8), "kernel_us": round(_log_uniform(rng, 2.0, 5000.0), 3),
+                "lost_from": lost_from, "lost_until": until if until != it else None,
+                "in_flight": rng.choice((0, 0, rng.randint(1, 5))), "ranges": rng.random() < 0.5,
+                "streams": rng.randint(1, 3),
+                # the settings a duration-stopped session without a flush writes, or none
+                "options": rng.choice((None, {"STOP_TRIGGER": "Delayed", "RUN_DURATION_MS": "3799",
+                                              "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false", "CUDA_FLUSH_PERIOD": "0"})),
+                "diagnostics": rng.choice(((), ("Number of incomplete CUPTI events dropped: 24806. Incomplete events "
+                                                "appear when GPU timestamp information have not been retrieved at the "
+                                                "time the profiling session was stopped.",)))}
+    if fmt == "kineto_lost":
+        steps = rng.randint(2, 20)
+        return {"steps": steps, "lost_from": rng.choice((None, rng.randint(1, steps - 1))), "kernels": rng.randint(1, 12),
+                "kernel_us": round(_log_uniform(rng, 2.0, 5000.0), 3), "log": rng.random() < 0.7}
+    if fmt == "nsys_host_loop":
+        kernels, kernel_us = rng.randint(1, 30), round(_log_uniform(rng, 2.0, 2000.0), 3)
+        # the loop never waits for its GPU (the writer's kernels of a step start from its first launch): its GPU
+        # work fits its period, else it would have queued ahead and blocked in a full queue
+        return {"steps": rng.randint(1, 20), "kernels": kernels, "kernel_us": kernel_us,
+                "host_us": round(max(_log_uniform(rng, 5.0, 50_000.0), kernels * kernel_us + 30.0), 3),
+                "osrt": rng.random() < 0.8,
+                "settings": rng.random() < 0.8, "threshold_ns": rng.choice((1000, 1000, 10_000, 1_000_000)),
+                "wait": rng.choice(("", "", "poll", "pthread_cond_wait"))}
+    if fmt == "nsys_xla_loop":
+        return {"steps": rng.randint(1, 12), "iterations": rng.randint(1, 60), "kernel_us": round(_log_uniform(rng, 1.0, 500.0), 3),
+                "launch_us": round(rng.uniform(2.0, 15.0), 3), "thunk_us": round(rng.uniform(0.5, 10.0), 3),
+                "loop_us": round(rng.uniform(1.0, 20.0), 3), "python_us": round(_log_uniform(rng, 5.0, 5000.0), 3),
+                "eager": rng.random() < 0.2, "step_range": rng.choice((None, None, "solve {k}")), "osrt": rng.random() < 0.5}
+    # jax_programs: ``passes`` passes over ``programs`` jitted programs, each call waited for (a read back)
+    return {"passes": rng.randint(1, 8), "programs": rng.randint(1, 4), "layers": rng.randint(1, 6),
+            "scale": round(_log_uniform(rng, 0.005, 4.0), 4), "module_events": rng.random() < 0.7,
+            "read": rng.choice(("block", "block", "none")), "between_us": round(_log_uniform(rng, 5.0, 2000.0), 3),
+            "loop_iterations": rng.choice((0, 0, rng.randint(1, 50))), "step_annotation": rng.random() < 0.3}
+
+
+FORMS = ("nsys", "nsys_lost", "kineto_lost", "nsys_host_loop", "nsys_xla_loop", "jax_programs")
+
+
+def random_form_job(seed: int) -> Job:
+    """The job of ``seed`` among the forms real captures show that the other draws never make (its own stream of
+    draws: ``random_job``'s and ``random_xplane_job``'s seeds are unchanged)."""
+    rng = random.Random(f"form{seed}")
+    fmt = rng.choices(FORMS, weights=(4, 2, 2, 2, 2, 2))[0]
+    return Job(seed, fmt, _form_params(rng, fmt))
+
+
+def _write_nsys_lost(job: Job, run: str) -> None:
+    p = dict(job.params)
+    N.write_lost_kernel_records(os.path.join(run, "run.sqlite"), **p)
+
+
+def _write_kineto_lost(job: Job, run: str) -> None:
+    p = dict(job.params)
+    log = p.pop("log")
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_lost_gpu_records(os.path.join(run, f"host_4100.{stamp}.pt.trace.json"), log=(T.KINETO_BUFFER_LIMIT,) if log else (),
+                             **p)
+
+
+def _write_nsys_host_loop(job: Job, run: str) -> None:
+    N.write_untraced_host_loop(os.path.join(run, "loop.sqlite"), **job.params)
+
+
+def _write_nsys_xla_loop(job: Job, run: str) -> None:
+    N.write_xla_host_loop(os.path.join(run, "solver.sqlite"), **job.params)
+
+
+def _write_jax_programs(job: Job, run: str) -> None:
+    from synthetic import jaxcapture as J
+    from synthetic import xla_kernels as X
+
+    p = job.params
+    cap = J.JaxCapture(hostname="node0", seed=job.seed, step_annotation=p["step_annotation"],
+                       module_events=p["module_events"], command_buffers=False)
+    kernels = [replace_us(k, p["scale"]) for k in X.mlp_bf16_step(p["layers"], command_buffers=False)]
+    body = kernels[: max(1, len(kernels) // 4)]
+    for _ in range(p["passes"]):
+        if cap.step_annotation:
+            cap.begin_step()
+        for fn in SOLVERS[: p["programs"]]:
+            loop = (body, p["loop_iterations"]) if p["loop_iterations"] and fn == SOLVERS[0] else None
+            cap.execute(kernels, function=fn, loop=loop)
+            if p["read"] == "block":
+                cap.to_host(4)
+            cap.host_work(p["between_us"])
+        if cap.step_annotation:
+            cap.end_step()
+    cap.finish().write(os.path.join(run, "plugins", "profile", J.SESSION, "node0.xplane.pb"))
+
+
+def replace_us(k: Any, scale: float) -> Any:
+    """An XLA kernel ``k`` with its time scaled by ``scale``."""
+    from dataclasses import replace
+
+    return replace(k, us=k.us * scale)
+
+
+def form_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS` with its writer's ``params``: a reduced job, written out in a test."""
+    if fmt not in FORMS:
+        raise ValueError(f"not a form: {fmt}")
+    return Job(seed, fmt, dict(params))
+
+
 #: The smallest JAX job: one host, 4 steps of the 4-layer bf16 MLP, no marker, nothing read back.
 JAX_BASE: dict[str, Any] = {
     "steps": 4, "hosts": 1, "layers": 4, "fp32": False, "command_buffers": True, "marker": "none", "hlo": False,
@@ -588,4 +743,6 @@ def _write_fwnvtx(job: Job, run: str) -> None:
     autograd_nvtx.write(os.path.join(run, "fwnvtx.sqlite"), p["form"], steps=p["steps"], layers=p["layers"])
 
 
-_WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot, "fwnvtx": _write_fwnvtx}
+_WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot, "fwnvtx": _write_fwnvtx,
+            "nsys_lost": _write_nsys_lost, "kineto_lost": _write_kineto_lost, "nsys_host_loop": _write_nsys_host_loop,
+            "nsys_xla_loop": _write_nsys_xla_loop, "jax_programs": _write_jax_programs}

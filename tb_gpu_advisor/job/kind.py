@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import and_list, gb, plural
+from tb_gpu_advisor.common.fmt import and_list, gb, ms, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
@@ -204,20 +204,33 @@ def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
                                       "the Advisor does not analyse", unread_devices=trace.unread_devices)
     names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
-    launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
+    # a graph's launch is GPU work launched as surely as a kernel's (h37-randjobs4: 6 `cudaGraphLaunch` whose kernels
+    # the export lost read "start-up only ... no kernel was launched")
+    kernels = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
+    graphs = int(trace.h.name_mask(devices.is_graph_launch).sum()) if names else 0
+    launched = kernels + graphs
     counted = int(trace.producer.get("counter_ranges", 0))
     if counted:  # measured, not lost: the profiler replayed each kernel to read its counters
         return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
                                       "read them), not timed: the capture holds no timeline of the GPU's work",
                     window="counters", capture_format=trace.format)
-    lost = _lost_gpu_kind(trace, fw, names, launched)
+    lost = _lost_gpu_kind(trace, fw, names, launched, _launched_words(trace, kernels, graphs))
     if lost is not None:
         return lost
     kind = _window_kind(trace, names, fw)
     return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
 
 
-def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int) -> Kind | None:
+def _launched_words(trace: Trace, kernels: int, graphs: int) -> str:
+    """What the host launched, in its vendor's words: "12 kernels", "6 CUDA graphs", "12 kernels and 6 CUDA graphs"."""
+    if not graphs:
+        return plural(kernels, "kernel")
+    word = devices.vendor_of_calls(n for n in trace.h.names if devices.is_graph_launch(n)).TERMS["graphs"]
+    said = f"{graphs:,} {word if graphs != 1 else word[:-1]}"
+    return f"{plural(kernels, 'kernel')} and {said}" if kernels else said
+
+
+def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int, what: str = "") -> Kind | None:
     """Where the job used a GPU whose records the capture lacks, the evidence that it did, strongest first: launches
     with no kernel (WSL2's platform, or records lost), the allocator's GPU memory, ops only a GPU runs, a GPU-only
     process group, a sync that waited on the GPU, a context created, an op faster than a CPU, a scalar read that
@@ -230,15 +243,15 @@ def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int)
         why = (f"the driver is recent enough for GPU tracing there ({devices.nvidia.WSL_PROFILING_DRIVER} or newer), "
                "so the profiler's release or the Windows build is why" if recent else
                "where the GPU's activity is recorded only with a recent Windows driver and profiler")
-        return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
+        return Kind("unknown", "low", f"the host launched {what}, but the capture holds no "
                                       f"GPU record of them: it ran under WSL2 (Linux kernel {wsl2}"
                                       f"{f', Windows driver {driver}' if driver else ''}), {why}",
                     window="wsl2_driver_ok" if recent else "wsl2", capture_format=trace.format)
     if launched:
         # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
-        return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
+        return Kind("unknown", "low", f"the host launched {what}, but the capture holds no "
                                       "GPU record of them: the GPU's side of the capture was lost",
-                    lost_gpu=f"the host launched {plural(launched, 'kernel')}")
+                    lost_gpu=f"the host launched {what}")
     used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
     if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
         where = ", ".join(f"GPU {g}" for g in sorted(used))
@@ -837,7 +850,7 @@ def _startup_calls(trace: Trace) -> str:
     order = [int(i) for i in np.argsort(-total, kind="stable") if count[i]]
     parts = []
     for i in order[:6]:
-        what = f"`{h.names[i]}` ×{int(count[i])} ({total[i] / 1e6:.1f} ms"
+        what = f"`{h.names[i]}` ×{int(count[i])} ({ms(total[i] / 1e6)}"
         what += f": {terms['context_creation']}, paid by the first call that needs one)" if i == longest else ")"
         parts.append(what)
     if len(order) > 6:

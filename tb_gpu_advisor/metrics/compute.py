@@ -187,8 +187,10 @@ class _Ledger:
 
     @property
     def avg_step(self) -> float | None:
-        """The mean step every share is of (None: no steps)."""
-        return sum(self.step_ms) / len(self.step_ms) if self.step_ms else None
+        """The mean step every share is of (None: no steps), to the ns the report keeps (``build``'s 6 decimals of ms):
+        one float the rules print and the report stores, so every surface prints one step in one set of digits
+        (h37-randjobs4: 0.2725002 ms printed "273 us" by the rules, its report value 0.2725 "272 us")."""
+        return round(sum(self.step_ms) / len(self.step_ms), 6) if self.step_ms else None
 
 
 def _host_ledger(ctx: Context, per_gpu_arr: dict[int, bd.StepArrays]) -> _Ledger:

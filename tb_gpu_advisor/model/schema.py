@@ -199,6 +199,18 @@ class HostReport:
     #: report covers only what was read, and a damaged host is never healthy (schema 1.1, from 0.1.0+a14)
     damage: list[str] = field(default_factory=list)
 
+    def mean_step_ms(self) -> float | None:
+        """The host's mean step: the one number every surface prints it from (h37-randjobs4) -- the metrics' step as
+        the report keeps it (``achievable.step_ms``, the number the findings' words print), else, in a report without
+        it, its ledger's parts summed (they add up to it).  Two homes printed one step two ways at a printing tie: the
+        header summed the ledger's parts, each rounded to the ns (0.272501 ms, "273 us"), the achievable line the
+        step (0.2725 ms, "272 us").  None: no step timed."""
+        a = self.achievable.get("step_ms") if isinstance(self.achievable, dict) else None
+        if a:
+            return float(a)
+        total = sum(v for v in (self.breakdown_ms or {}).values() if v)
+        return total if total > 0 else None
+
     def to_json(self) -> str:
         """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""
         return jsonout.dumps(self, default=_json_default)

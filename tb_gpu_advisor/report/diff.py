@@ -422,11 +422,8 @@ def _ok_hosts(r: Report) -> list[HostReport]:
 
 
 def host_step_ms(h: HostReport | None) -> float | None:
-    """A host's mean step time: its breakdown categories add up to it (``StepRow`` doc)."""
-    if h is None or not h.breakdown_ms:
-        return None
-    total = sum(v for v in h.breakdown_ms.values() if v)
-    return total if total > 0 else None
+    """A host's mean step time, as its report prints it (``HostReport.mean_step_ms``)."""
+    return None if h is None else h.mean_step_ms()
 
 
 def _slowest(r: Report) -> HostReport | None:

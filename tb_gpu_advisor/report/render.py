@@ -19,7 +19,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
-from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, one_step, verdict
+from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, one_step, saving_share, verdict
 
 WIDTH = 100
 
@@ -43,8 +43,7 @@ def _saving_text(f: Finding, one: bool = False) -> str:
         return f"frees ~{gb(f.saving_bytes)}" if getattr(f, "saving_bytes", None) else ""
     if s.ms_per_step <= 0:
         return "saves ~0 ms" if one else "saves ~0 ms/step"
-    floor = 100.0 * T("report.min_saving_share")
-    share = f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
+    share = saving_share(s)
     return f"saves ~{ms(s.ms_per_step)} ({share} of the step)" if one else f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
 
 
@@ -134,15 +133,15 @@ def _step_info(report: Report) -> str:
             any(_holds_start_up(h.breakdown_ms) for h in report.hosts):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37); a pass
         # the program's ranges bound after its start-up (its warm-up forward before it) is a step, timed as one
-        per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
+        per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
         took = f" of {ms(sum(per_host) / len(per_host))}" if per_host else ""
         return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
     if steps:  # none kept (a memory snapshot's allocations): no step timed, not "0 steps" (h37-review3)
         bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}" if sum(steps) else "no step timed")
-    # the step time: a host's breakdown categories add up to its mean step
-    per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
-    if per_host and sum(per_host) > 0:  # a memory snapshot's empty ledger is no step of 0 us
-        bits.append(f"step {ms(sum(per_host) / len(per_host))}")
+    # the step time: each host's one number (``HostReport.mean_step_ms``); a memory snapshot's empty ledger is no step
+    per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
+    if per_host:
+        bits.append(f"step {ms(per_host[0] if len(per_host) == 1 else sum(per_host) / len(per_host))}")
     return ", ".join(bits)
 
 
@@ -725,7 +724,7 @@ def _md_finding_table(shown: list[Finding], cut: int) -> list[str]:
     if shown:
         out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
-                          (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving
+                          (f"{ms(f.saving.ms_per_step)} ({saving_share(f.saving)})" if f.saving
                            else _saving_text(f) or "—"),
                           f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:

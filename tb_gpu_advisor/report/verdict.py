@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tb_gpu_advisor.common.fmt import ms
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC
 
@@ -97,6 +98,14 @@ def one_step(report: Report, f: Finding) -> bool:
     return bool(hosts) and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts)
 
 
+def saving_share(s) -> str:  # noqa: ANN001 - a schema Saving
+    """A saving's share of the step as every surface prints it (the verdict's top, the finding's line, the markdown
+    table): whole per cent, or "<0.5%" under the report's floor -- one quantity, one printing (h37-randjobs4: a top
+    saving "0%" in the verdict beside "<0.5% of step" under the finding)."""
+    floor = 100.0 * T("report.min_saving_share")
+    return f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
+
+
 def _top(real: Sequence[Finding], one: bool = False) -> str:
     """The first finding of the list, in the list's one order (``rules.rank``: what the capture is, then by saving):
     its title and what it saves.  A note saving more than every warning is listed above them (issue #36), so the top
@@ -105,5 +114,5 @@ def _top(real: Sequence[Finding], one: bool = False) -> str:
     f = real[0]
     s = f.saving
     note = "a note, " if f.severity == "info" else ""
-    per = (f", {s.percent_of_step:.0f}% of the step" if one else f"/step, {s.percent_of_step:.0f}%") if s else ""
+    per = (f", {saving_share(s)} of the step" if one else f"/step, {saving_share(s)}") if s else ""
     return note + f.title + (f" (saves ~{ms(s.ms_per_step)}{per})" if s and s.ms_per_step else "")

@@ -578,6 +578,8 @@ def step_windows(
     window is that GPU's step.  Without per-step rows, falls back to the first kept step windows.
     """
     chosen = pick_steps(ctx.m.steps_detail, gpu, key, n)
+    if key is not None and claim:  # a window claims time its step holds: none where the step holds none of it
+        chosen = [s for s in chosen if key(s) > 0]
     out: list[TimeWindow] = []
     if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}

@@ -1065,17 +1065,27 @@ def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[Dro
             and not _launched_work(r.trace.h, r.active, int(kept.hs[-1]), int(kept.he[-1]))):
         _drop_one(r, kept, dropped, -1, "empty: no GPU work was launched in it (the step a last prof.step() opens "
                   "when the loop has ended: only the profiler's own stop)", "; dropped the last step: it launched no GPU work")
-    elif found > T("steps.drop_edges_above"):
+    elif found > T("steps.drop_edges_above") and kept.ids.size:
         edge = f"{T('steps.drop_edges_above'):g}"
-        # a first step cut by the window is dropped already: the stock rule's warm-up is that one
-        warm = not any(d.reason.startswith("partial") for d in dropped)
+        # the capture's own first and last steps, where still kept: a first step cut by the window is dropped already
+        # (the stock rule's warm-up is that one), and a step before a stretch whose GPU records were lost is no last
+        # step the window cut -- the steps after it started (h37-randjobs4: 2 recorded steps of 12 before a lost tail,
+        # the stock rule took them for the capture's edges and kept none)
+        warm = not any(d.reason.startswith("partial") for d in dropped) and int(kept.ids[0]) == int(r.ids[0])
+        last = int(kept.ids[-1]) == int(r.ids[-1])
+        if warm and kept.ids.size == 1 + last:  # never every step: the last one left is timed
+            warm = False
         if warm:
             dropped.append(_dropped(0, kept.ids, kept.hs, kept.he, kept.gpu,
                                     f"warm-up: first of more than {edge} steps (stock tool rule)"))
-        dropped.append(_dropped(-1, kept.ids, kept.hs, kept.he, kept.gpu,
-                                f"possibly partial: last of more than {edge} steps (stock tool rule)"))
-        kept.keep(slice(1 if warm else 0, -1))
-        r.note += f"; dropped first and last of {found} steps"
+        if last and kept.ids.size > 1:
+            dropped.append(_dropped(-1, kept.ids, kept.hs, kept.he, kept.gpu,
+                                    f"possibly partial: last of more than {edge} steps (stock tool rule)"))
+        else:
+            last = False
+        kept.keep(slice(1 if warm else 0, -1 if last else None))
+        said = "first and last" if warm and last else "first" if warm else "last" if last else ""
+        r.note += f"; dropped {said} of {found} steps" if said else ""
 
 
 def _drop_short_last(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:

@@ -287,3 +287,14 @@ def test_a_window_without_gpu_work_says_no_step_once_not_also_one_step(tmp_path,
     code, out, _ = _run(["report", str(tmp_path / "logs")])
     assert code == 0 and "no step: the window holds no GPU work" in out, out[:300]
     assert "as one step" not in out and "Steps on" not in out, out
+
+
+def test_a_start_up_calls_time_is_said_as_every_time_is():
+    """The start-up calls' times had their own format, one decimal of ms: the real ``wild/llm_startup_window`` read
+    "`cuInit` ×1 (0.0 ms)" -- a call that took time said as none -- and a 1.15 s copy read "(1150.7 ms)" (h37-randjobs4).
+    Now ``common.fmt.ms``, as every time of the report; the climate U-Net's context creation reads as before."""
+    real = _host(os.path.join(REPO, "tests", "fixtures", "wild", "llm_startup_window", "profile.sqlite"))
+    said = real["job"]["kind_evidence"]
+    assert "(0.0 ms)" not in said and "`cuInit` ×1 (" in said, said  # main: "(0.0 ms)"
+    unet = _host(os.path.join(WINDOWS, "startup_climate_unet.sqlite"))
+    assert "`cudaFree` ×1 (118.6 ms: the CUDA context's creation" in unet["job"]["kind_evidence"]  # the control

@@ -44,6 +44,12 @@ main; each has its control, the job that did not break it):
 * (h37-walk3) 4 ranks marking `iteration k` NVTX ranges on their own threads 50 us apart, no collective: the last
   rank's GPU counted 41 of its 42 kernels, "7 kernels per step" of 6.96 -- ``steps.detect._line_windows``: each
   rank's GPU placed by its own thread's ranges.
+* (h37-randjobs4) a step at a printing tie, "273 us" in the header and "272 us" in the achievable line -- the metrics
+  keep the step to the report's ns, every surface prints ``HostReport.mean_step_ms``; a top saving "0%" in the
+  verdict beside "<0.5%" under it -- ``verdict.saving_share``; the forms newer real captures show
+  (``random_form_job``): two recorded steps before a lost tail both dropped by the stock rule -- it drops the
+  capture's own edges only; held-work windows claiming the before-capture idle; graph launches whose records were
+  lost read as "start-up only" -- ``job.kind`` counts graph launches.
 """
 
 from __future__ import annotations
@@ -54,7 +60,17 @@ from types import SimpleNamespace
 
 import pytest
 
-from synthetic.randjobs import jax_job, kineto_job, nsys_job, random_job, random_xplane_job, snapshot_job, tf_job
+from synthetic.randjobs import (
+    form_job,
+    jax_job,
+    kineto_job,
+    nsys_job,
+    random_form_job,
+    random_job,
+    random_xplane_job,
+    snapshot_job,
+    tf_job,
+)
 from tb_gpu_advisor.report import render
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import check, laws_broken, report_of
@@ -792,3 +808,184 @@ def test_calls_inside_the_steps_keep_their_bus_bandwidth_and_titles_control():
     assert abs(_bus_gbps(r) - truth) <= 0.01 * truth, _bus_gbps(r)
     assert r.collectives.title == "Collectives per step (median rank)"
     assert all(len(g.collectives["AllReduce"]) == 7 for g in r.hosts[0].gpus)
+
+
+
+
+#: (h37-randjobs4) seed 34341's JAX job, reduced: 5 kept steps whose mean, 0.2725002 ms, lies at a printing tie
+_TIE = {"steps": 7, "layers": 2, "command_buffers": False, "marker": "none_no_module_events", "scale": 0.0208}
+
+
+def _printed_steps(text: str) -> set[str]:
+    """Every printing of the step in a one-GPU report's text or markdown: the header's ("1 host, 5 steps, step 272
+    us"), the achievable line's ("instead of 272 us"), the findings' shares ("of each 272 us step")."""
+    from tests.support.contradictions import _OF_STEP
+
+    flat = re.sub(r"\n\s+", " ", text)
+    return {m.group(1) for m in re.finditer(r"(?:\d steps?, step|instead of) ([\d.,]+ (?:us|ms|s))\b", flat)} | {
+        m.group(1) for m in _OF_STEP.finditer(flat)}
+
+
+def test_the_step_prints_one_value_at_a_printing_tie():
+    """The step had two homes in the text: the header summed the host's ledger parts, each kept to the ns (0.272501
+    ms, "273 us", as the findings' exact 0.2725002 ms), the achievable line printed the step rounded once (0.2725 ms,
+    "272 us").  Now the metrics keep the step to the ns the report keeps (one float the rules print and the report
+    stores) and every surface prints it from ``HostReport.mean_step_ms``."""
+    from tb_gpu_advisor.report import render
+
+    r = _report(jax_job(34341, **_TIE))
+    text = render.to_text(r)
+    assert len(_printed_steps(text)) == 1, _printed_steps(text)  # main: {"273 us", "272 us"}
+    assert _printed_steps(render.to_markdown(r)) == _printed_steps(text)
+    assert r.hosts[0].mean_step_ms() == r.achievable["step_ms"]
+    assert not laws_broken(r)  # main: one-value (the header 273 us, 'if every fix lands' 272 us)
+
+
+def test_the_step_off_a_tie_prints_as_before_control():
+    # the control: the same job drawn from another seed's jitter, its mean off a tie -- one value, the same digits
+    from tb_gpu_advisor.report import render
+
+    r = _report(jax_job(0, **_TIE))
+    assert _printed_steps(render.to_text(r)) == {"272 us"}
+    assert not laws_broken(r)
+
+
+# --------------------------------------------------------------------------- (h37-randjobs4) the forms real captures show
+
+
+def test_random_form_jobs_hold_every_law():
+    """The forms the newer real captures show that the other draws never make (``random_form_job``): GPU records
+    lost mid-window or at the tail, OS-runtime-traced host loops, XLA's host-run loops, programs called once each,
+    lagging ranks, frameworks' own NVTX, work the GPU holds queued."""
+    kinds = _walk(range(0, 24), random_form_job)
+    assert {"nsys", "nsys_lost", "kineto_lost", "nsys_host_loop", "nsys_xla_loop", "jax_programs"} <= kinds, kinds
+
+
+def _lost_tail(**kw):
+    return _report(form_job("nsys_lost", iterations=12, kernels=5, kernel_us=4.708, ranges=True, **kw))
+
+
+@pytest.mark.parametrize("lost_from", [1, 2])
+def test_steps_recorded_before_a_lost_tail_are_timed(lost_from):
+    """12 NVTX steps whose GPU records stop at step ``lost_from``: the lost steps are dropped, and the stock rule then
+    took the recorded steps left for the capture's first and last -- none kept (1: step 0 dropped twice, "12 found
+    less 13 dropped").  The last recorded step is no step the window cut: the steps after it started."""
+    r = _lost_tail(lost_from=lost_from)
+    h = r.hosts[0]
+    assert h.steps["count"] == 1, h.steps["note"]  # main: 0
+    assert "dropped first and last" not in h.steps["note"]
+    assert not laws_broken(r)  # main: vendor (no GPU that ran work); with 1, step-count
+
+
+@pytest.mark.parametrize("until, kept", [(None, 10), (6, 6)])
+def test_the_captures_own_edges_are_dropped_as_before_control(until, kept):
+    # the controls: every record kept (10 of 12 steps, first and last dropped), and a stretch lost mid-window whose
+    # records resume -- the capture's own last step is still its last, dropped
+    r = _lost_tail(lost_from=None if until is None else 2, lost_until=until)
+    h = r.hosts[0]
+    assert h.steps["count"] == kept and "dropped first and last of 12 steps" in h.steps["note"]
+    assert not laws_broken(r)
+
+
+def _held_windows(r):
+    (f,) = [f for f in r.hosts[0].findings if f.metric and f.metric.id == "unseen_share"]
+    return f, [float(re.search(r"\(([\d.]+) ms\)", w.label).group(1)) for w in f.windows]
+
+
+def test_held_work_windows_leave_out_the_idle_before_the_captures_first_work():
+    """Each step's batch copy starts 1.07 ms after its call returned (the GPU holds the queued work), 3 steps: the
+    first step's held idle is read as work from before the capture, so the finding's time leaves it out (682 us a
+    step) -- its windows did not (three of 1.02 ms, 3.05 ms over 3 steps of 0.68)."""
+    r = _report(nsys_job(steps=3, queued_ms=1.071))
+    f, claimed = _held_windows(r)
+    assert [w.step for w in f.windows] == [1, 2], f.windows  # main: 0, 1, 2 -- step 0's idle the before-capture part
+    assert sum(claimed) <= f.metric.value * r.hosts[0].mean_step_ms() * 3 + 0.01
+    assert not laws_broken(r)  # main: one-value
+
+
+def test_held_work_windows_of_kept_steps_control():
+    # the control: 8 steps, the first dropped as warm-up -- every kept step's held idle is the finding's, 3 windows
+    r = _report(nsys_job(steps=8, queued_ms=1.071))
+    f, claimed = _held_windows(r)
+    assert len(claimed) == 3 and all(abs(c - 1.02) < 0.01 for c in claimed)
+    assert not laws_broken(r)
+
+
+def _top_and_first(r):
+    from tb_gpu_advisor.report import render
+
+    text, md = render.to_text(r), render.to_markdown(r)
+    top = re.search(r"top: .*?\(saves ~(.+?)\)$", text, re.M).group(1)
+    first = re.search(r"^ +saves ~([\d.,]+ \w+)(?:/step)? \((\S+) of", text, re.M).groups()
+    row = re.search(r"^\| 1 \| .*? \| ([^|]+) \| §", md, re.M).group(1)
+    return top, first, row
+
+
+def test_a_top_saving_under_the_floor_reads_as_under_it_everywhere():
+    """A one-pass fp32 inference job whose one note saves 37 us of an 11.8 ms pass: the finding said "(<0.5% of the
+    step)", the verdict's top "(saves ~37 us, 0% of the step)" -- one share printed by two homes.  Now
+    ``verdict.saving_share`` prints it for the verdict, the finding's line and the markdown table."""
+    r = _report(kineto_job(40809, steps=1, train=False, dtype="fp32", layers=3, efficiency=0.659,
+                           unrecorded_us=11658.0, end_sync="synchronize"))
+    top, (t, share), row = _top_and_first(r)
+    assert top == f"{t}, {share} of the step" and share == "<0.5%", top  # main: "37 us, 0% of the step"
+    assert row == f"{t} ({share})"  # main: "37 us (0%)"
+    assert not laws_broken(r)  # main: one-value
+
+
+def test_a_top_saving_over_the_floor_reads_as_before_control():
+    # the control: 5 steps of 70 ms of unrecorded host time -- "80%" on every surface, as on main
+    r = _report(kineto_job(steps=5, unrecorded_us=70532.0))
+    top, (t, share), row = _top_and_first(r)
+    assert top == f"{t}/step, 80%" and share == "80%" and row == f"{t} (80%)"
+    assert not laws_broken(r)
+
+
+def test_graphs_launched_whose_records_were_lost_are_lost_records_not_start_up():
+    """6 NVTX steps, each replaying one CUDA graph (``cudaGraphLaunch``), in an export whose kernels table is gone:
+    the GPU's records were lost.  Only kernel launches were counted as launches, so the window read "start-up only
+    ... no kernel was launched in the window" -- and the capture's advice was a start-up window's."""
+    r = _report(nsys_job(steps=6, graph_mode="replay", kernels_table=False))
+    job = r.hosts[0].job
+    assert job["kind"] == "unknown" and "the host launched 6 CUDA graphs" in job["kind_evidence"]  # main: no_gpu
+    assert r.findings[0].title == "The capture lost its GPU records"  # main: "... ended during start-up ..."
+    assert not laws_broken(r)
+
+
+def test_kernels_launched_whose_records_were_lost_read_as_before_control():
+    r = _report(nsys_job(steps=6, kernels_table=False))
+    job = r.hosts[0].job
+    assert job["kind"] == "unknown" and "the host launched 120 kernels, but" in job["kind_evidence"]
+    assert not laws_broken(r)
+
+
+def _round_trip(r):
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "host_op_placement"]
+    return f
+
+
+def test_a_round_trips_idle_is_claimed_where_the_ledger_books_it():
+    """12 unmarked fp32 steps reading their result back (``.cpu()``) with a pageable copy in: the GPU idles 21 us a
+    step between the read and the copy back, claimed whole as host time of a step whose ledger holds 18 us there --
+    the other 3 us are the GPU waiting on the next launch once the data is back, booked as launch wait."""
+    r = _report(kineto_job(42335, steps=12, dtype="fp32", layers=4, batch=2048, width=128, efficiency=0.764,
+                           marker="none", launch_us=4.475, copies=[("pageable", 0.45)], end_sync="cpu"))
+    groups = {x["group"]: x["ms"] for x in _round_trip(r).saving.recovers}
+    b = r.hosts[0].breakdown_ms
+    assert groups["host"] <= b["host_compute"] + b["other"] + 1e-3 and groups.get("launch", 0) > 0, groups
+    assert not laws_broken(r)  # main: part<=whole, "recovers 0.021 ms of host time, the step holds 0.018 ms"
+
+
+def test_a_round_trip_the_ledger_holds_as_host_time_control():
+    # the control: the kept real JAX round trip (real-h100-jax/host_roundtrip) claims its idle as host time, as before
+    from tests.support.paths import SHARED_PROFILES
+
+    path = SHARED_PROFILES / "real-h100-jax"
+    if not path.is_dir():
+        pytest.skip("../shared/profiles is not beside the repo")
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    (s,) = [s for s in discover(str(path)) if s.run == "host_roundtrip"]
+    r = analyze_session(s.run, s.session, s.hosts)
+    assert [x["group"] for x in _round_trip(r).saving.recovers] == ["host", "copies"]

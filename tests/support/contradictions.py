@@ -25,6 +25,7 @@ whether the GPU is named, which copy a finding is about, a GPU side the capture 
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from tb_gpu_advisor import frameworks
@@ -599,6 +600,66 @@ def _window_label_once(text: str) -> list[str]:
     return out
 
 
+#: the step a finding's share is of (``rules.base.Ctx.of_step``): "of each 273 us step", "of the 116 ms forward pass"
+_OF_STEP = re.compile(r"\bof (?:each|the) ([\d.,]+ (?:us|ms|s)) (?:step|pass|forward pass|engine step)\b")
+#: a GPU's row in a host's GPUs table (``render``'s "GPUs on <host>")
+_GPU_ROW = re.compile(r"^  GPU\d+  ", re.M)
+
+
+def _printed_span(text: str) -> tuple[float, float, tuple[str, int]]:
+    """What a printed time may stand for (ms): its value less and plus half its last digit, and its form (unit,
+    decimals) -- two printings of one form are one string or two values."""
+    num, unit = text.split()
+    dec = len(num.split(".", 1)[1]) if "." in num else 0
+    v, half = float(num.replace(",", "")) * _UNIT[unit], 0.5 * 10.0 ** -dec * _UNIT[unit]
+    return v - half, v + half, (unit, dec)
+
+
+def one_step_digits(text: str) -> list[str]:
+    """``one-value``, in digits (h37-randjobs4): the step of a report of one host and one GPU printed anywhere in its
+    text -- the header, "if every fix lands ... instead of", a finding's "of each X step" -- is one number: printed to
+    the same digits it reads the same, printed to more digits it rounds to the shorter one (h37-walk3's seed 34341:
+    "step 273 us" in the header, "instead of 272 us" below it: the header summed the ledger's rounded parts, the line
+    printed the step rounded once, at a printing tie)."""
+    flat = re.sub(r"\n\s+", " ", text)
+    head = _HEADER_STEP.search(text)
+    if head is None:
+        return []
+    said = [("the header", head.group(1))]
+    every = _EVERY_FIX.search(flat)
+    if every:
+        said.append(("'if every fix lands'", every.group(1)))
+    first = text.split("\n", 1)[0]
+    if "(1 host," in first and len(_GPU_ROW.findall(text)) == 1:
+        said += [(f"'{m.group(0)}'", m.group(1)) for m in _OF_STEP.finditer(flat)]
+    out = []
+    for (w1, t1), (w2, t2) in itertools.combinations(said, 2):
+        lo1, hi1, f1 = _printed_span(t1)
+        lo2, hi2, f2 = _printed_span(t2)
+        if (f1 == f2 and t1 != t2) or (f1 != f2 and not (lo1 < hi2 - 1e-12 and lo2 < hi1 - 1e-12)):
+            out.append(f"one-value: the step is {t1} in {w1}, {t2} in {w2}")
+    return sorted(set(out))
+
+
+#: the verdict's top finding and what it saves: "top: <title> (saves ~184 us/step, 67%)" / "(saves ~1 ms, 5% of the step)"
+_TOP_SAVES = re.compile(r" — top: (?:a note, )?(.+?) \(saves ~([\d.,]+ (?:us|ms|s))(?:/step)?, ([^,)]*?%)(?: of the step)?\)")
+#: a listed finding's first lines: "1. [WARNING] <title>" then "saves ~X/step (P% of step)" / "saves ~X (P% of the step)"
+_LISTED_SAVES = re.compile(r"^ *1\. \[[A-Z]+\] (.+?)\n\s+saves ~([\d.,]+ (?:us|ms|s))(?:/step)? \(([^ ]+%) of (?:the )?step\)",
+                           re.M)
+
+
+def top_saving_digits(text: str) -> list[str]:
+    """``one-value``, in digits (h37-randjobs4): the verdict's top finding is the list's first (``agree``), and what it
+    saves reads there as it reads under the finding -- one time and one share, in the same digits."""
+    top, first = _TOP_SAVES.search(text.split("\n\n", 1)[0]), _LISTED_SAVES.search(text)
+    if top is None or first is None or top.group(1) != first.group(1):
+        return []
+    if top.group(2, 3) != first.group(2, 3):
+        return [f"one-value: the top finding saves ~{top.group(2)} ({top.group(3)}) in the verdict, ~{first.group(2)} "
+                f"({first.group(3)}) under it"]
+    return []
+
+
 #: the job line's kind said in its plural, of several steps (``report.build._KIND_WORDS``)
 _PLURAL_JOB = re.compile(r"^Job: (?:training steps|inference \(forward passes\))", re.M)
 
@@ -610,9 +671,7 @@ def text_number_problems(text: str) -> list[str]:
     printed as thousands of ms, exposed collectives said as two values with no wait between them, and a header of 0 steps (h37-review3)."""
     out: list[str] = []
     flat = re.sub(r"\n\s+", " ", text)
-    head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
-    if head and every and head.group(1) != every.group(1):
-        out.append(f"the header's step is {head.group(1)}, 'if every fix lands' starts from {every.group(1)}")
+    out += one_step_digits(text) + top_saving_digits(text)
     for m in _OWN.finditer(flat):
         peak = _val(m.group(5) or m.group(1))
         own, held = _val(m.group(3)), _val(m.group(6))

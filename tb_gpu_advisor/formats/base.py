@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
@@ -297,6 +297,24 @@ class RunFolderLayout:
 
     def lone_host(self, file_name: str) -> str | None:
         return None  # its folder is its run: discovery places it (``discover.locate_file``)
+
+    @staticmethod
+    def one_file_sessions(found: list[Found], stem: Callable[[str], str], fmt: str) -> Groups:
+        """Each file its own session of one host, named for when it was written (its mtime) and numbered where two
+        of a run share a second: the grouping of formats that write one whole database or trace per program run
+        (rocmProfileData, rocprof, rocpd), whose files carry no rank or world to join them by."""
+        groups: Groups = {}
+        used: set[tuple[str, str]] = set()
+        for f in sorted(found, key=lambda x: (x.mtime_ns, x.path)):
+            run = "/".join(f.rel[:-1]) or ROOT_RUN
+            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
+            k = 0
+            while (run, name if not k else f"{name}_{k}") in used:
+                k += 1
+            name = name if not k else f"{name}_{k}"
+            used.add((run, name))
+            groups[(run, name, f.folder)] = [HostFile(stem(f.name), f.path, f.size, f.mtime_ns, fmt)]
+        return groups
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,7 @@ import re
 import threading
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes, session_name
-from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
 EXPECTED = "<run>/<pid>_results.db (rocprofv3 --output-format rocpd: any name, told by its tables)"
@@ -110,18 +109,7 @@ class RocpdLayout(RunFolderLayout):
         return sniff(path)
 
     def group(self, found: list[Found]) -> Groups:
-        groups: Groups = {}
-        used: set[tuple[str, str]] = set()
-        for f in sorted(found, key=lambda x: (x.mtime_ns, x.path)):
-            run = "/".join(f.rel[:-1]) or ROOT_RUN
-            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
-            k = 0
-            while (run, name if not k else f"{name}_{k}") in used:
-                k += 1
-            name = name if not k else f"{name}_{k}"
-            used.add((run, name))
-            groups[(run, name, f.folder)] = [HostFile(stem(f.name), f.path, f.size, f.mtime_ns, "rocpd")]
-        return groups
+        return self.one_file_sessions(found, stem, "rocpd")
 
 
 LAYOUT = RocpdLayout()

@@ -35,13 +35,14 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite as tb
+from tb_gpu_advisor.formats.hip_ops import device_events, ps_from
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import guids, is_rocpd
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, HostRanges, Trace
 
 __all__ = ["RocpdReadError", "read_trace", "TIME_BASE"]
 
@@ -173,7 +174,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     h_corr = np.full(start.size, -1, np.int64)
     h_corr[call_rows] = np.arange(call_rows.size)
     minus1 = np.broadcast_to(np.int8(-1), start.shape)
-    h = HostEvents(start=_ps(start, origin), end=_ps(end, origin), name=narrowest(name_idx.astype(np.int32), np.int16),
+    h = HostEvents(start=ps_from(start, origin), end=ps_from(end, origin), name=narrowest(name_idx.astype(np.int32), np.int16),
                    line=line.astype(int_dtype(0, max(ulines.size, 1), np.int16)),
                    corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
                    iter_num=minus1, root=minus1, is_eager=minus1, names=names,
@@ -238,8 +239,9 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         sel = np.flatnonzero(gpu == gid)
         sel = sel[np.lexsort((o_end[sel], o_start[sel]))]
         info = next((i[1] for i in agents.values() if i[0] == gid), None) or DeviceInfo(name=GPU_NAME)
-        devs.append(_device(int(gid), sel, info, streams, o_start, o_end, op_names, origin, d_corr, op_of_launch, h,
-                            nbytes, sync, blocks, threads_n, host_kind))
+        devs.append(device_events(int(gid), sel, info, streams, "stream", o_start, o_end, op_names, origin, d_corr,
+                                  op_of_launch, h, nbytes, sync, np.full(gpu.size, -1, np.int8), blocks, threads_n,
+                                  host_kind))
     span_parts = [(int(h.start.min()), int(h.end.max()))] if len(h) else []
     span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
     span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
@@ -293,34 +295,4 @@ def _symbols(schema: tb.Schema, table: str) -> dict[int, str]:
     return out
 
 
-def _device(gpu: int, sel: np.ndarray, info: DeviceInfo, streams: np.ndarray, o_start: np.ndarray, o_end: np.ndarray,
-            op_names: np.ndarray, origin: int, d_corr: np.ndarray, op_of_launch: np.ndarray, h: HostEvents,
-            nbytes: np.ndarray, sync: np.ndarray, blocks: np.ndarray, threads: np.ndarray,
-            host_kind: np.ndarray) -> DeviceEvents:
-    uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
-    names = [str(x) for x in uname.tolist()]
-    uq, stream = unique_inverse(streams[sel])
-    op_host = op_of_launch[sel]
-    named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)
-    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, named, -1))  # a kernel-only trace: no host event
-    op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
-    op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
-    name = narrowest(name.astype(np.int32), np.int16)
-    return DeviceEvents(
-        gpu=gpu, info=info, names=names, strings=[],
-        start=_ps(o_start[sel], origin), end=_ps(o_end[sel], origin),
-        name=name, kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
-        stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(q)}" for q in uq.tolist()],
-        corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
-        op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),
-        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
-        graph_id=absent_as_broadcast(np.full(sel.size, -1, np.int8)),
-        **DeviceEvents.launch_columns(blocks[sel], threads[sel]),
-    )
 
-
-def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
-    out = ns.astype(np.int64, copy=True)
-    out -= origin
-    out *= 1000
-    return out

@@ -14,8 +14,7 @@ import os
 import threading
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes, session_name
-from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes
 
 SUFFIX = ".rpd"
 #: A gzipped database (rocmProfileData shares its own test trace so): read through a decompressed private copy.
@@ -120,18 +119,7 @@ class RpdLayout(RunFolderLayout):
         return sniff(path)
 
     def group(self, found: list[Found]) -> Groups:
-        groups: Groups = {}
-        used: set[tuple[str, str]] = set()
-        for f in sorted(found, key=lambda x: (x.mtime_ns, x.path)):
-            run = "/".join(f.rel[:-1]) or ROOT_RUN
-            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
-            k = 0
-            while (run, name if not k else f"{name}_{k}") in used:
-                k += 1
-            name = name if not k else f"{name}_{k}"
-            used.add((run, name))
-            groups[(run, name, f.folder)] = [HostFile(stem(f.name), f.path, f.size, f.mtime_ns, "rpd")]
-        return groups
+        return self.one_file_sessions(found, stem, "rpd")
 
 
 LAYOUT = RpdLayout()

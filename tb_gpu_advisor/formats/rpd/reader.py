@@ -43,13 +43,14 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats import sqlite as tb
+from tb_gpu_advisor.formats.hip_ops import device_events, ps_from
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, HostRanges, Trace
 
 __all__ = ["RpdReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 
@@ -247,7 +248,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     h_corr = np.full(h_id.size, -1, np.int64)
     h_corr[~is_range_row] = np.searchsorted(call_ids, h_id[~is_range_row])
     minus1 = np.broadcast_to(np.int8(-1), h_start.shape)
-    h = HostEvents(start=_ps(h_start, origin), end=_ps(h_end, origin), name=narrowest(h_name.astype(np.int32), np.int16),
+    h = HostEvents(start=ps_from(h_start, origin), end=ps_from(h_end, origin), name=narrowest(h_name.astype(np.int32), np.int16),
                    line=line.astype(int_dtype(0, max(ulines.size, 1), np.int16)),
                    corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
                    iter_num=minus1, root=minus1, is_eager=minus1, names=names,
@@ -293,8 +294,9 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     for gpu in sorted(set(ops["gpu"].tolist())):
         sel = np.flatnonzero(ops["gpu"] == gpu)
         sel = sel[np.lexsort((ops["end"][sel], ops["start"][sel]))]
-        devs.append(_device(int(gpu), sel, ops, op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph,
-                            blocks, threads, host_kind))
+        devs.append(device_events(int(gpu), sel, DeviceInfo(name=GPU_NAME), ops["queue"], "queue", ops["start"],
+                                  ops["end"], op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks,
+                                  threads, host_kind))
     if devs:
         notes.append("rocmProfileData records no GPU model: each GPU is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")
@@ -347,33 +349,4 @@ def _grid(kernels: dict[str, np.ndarray], op_api: np.ndarray, call_name: list[st
     return blocks, threads
 
 
-def _device(gpu: int, sel: np.ndarray, ops: dict[str, np.ndarray], op_names: np.ndarray, origin: int,
-            d_corr: np.ndarray, op_of_launch: np.ndarray, h: HostEvents, nbytes: np.ndarray, sync: np.ndarray,
-            graph: np.ndarray, blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray) -> DeviceEvents:
-    uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
-    names = [str(x) for x in uname.tolist()]
-    uq, stream = unique_inverse(ops["queue"][sel])
-    op_host = op_of_launch[sel]
-    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
-    op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
-    op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
-    name = narrowest(name.astype(np.int32), np.int16)
-    return DeviceEvents(
-        gpu=gpu, info=DeviceInfo(name=GPU_NAME), names=names, strings=[],
-        start=_ps(ops["start"][sel], origin), end=_ps(np.maximum(ops["end"][sel], ops["start"][sel]), origin),
-        name=name, kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
-        stream=narrowest(stream.astype(np.int64)), stream_names=[f"queue {int(q)}" for q in uq.tolist()],
-        corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
-        op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),
-        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
-        graph_id=absent_as_broadcast(narrowest(graph[sel])),
-        **DeviceEvents.launch_columns(blocks[sel], threads[sel]),
-    )
 
-
-def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
-    """Times in ns on the tracer's clock -> ps from ``origin`` (int64 first: narrow ns would wrap in ps)."""
-    out = ns.astype(np.int64, copy=True)
-    out -= origin
-    out *= 1000
-    return out

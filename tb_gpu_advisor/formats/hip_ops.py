@@ -1,0 +1,50 @@
+"""What the readers of AMD's own tracers share (rocmProfileData's ``.rpd``, rocprof's ``results.json``, rocprofv3's
+rocpd database): each records HIP calls and the GPU operations they launched with ns times on one clock, and each
+turns one GPU's operations into the model's :class:`DeviceEvents` the same way -- one home, so the three cannot drift
+apart in how a kernel names its launching op, its stream or its copy columns."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents
+
+
+def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:
+    """Times in ns on the tracer's clock -> ps from ``origin`` (int64 first: narrow ns would wrap in ps)."""
+    out = ns.astype(np.int64, copy=True)
+    out -= origin
+    out *= 1000
+    return out
+
+
+def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarray, queue_word: str,
+                  o_start: np.ndarray, o_end: np.ndarray, op_names: np.ndarray, origin: int, d_corr: np.ndarray,
+                  op_of_launch: np.ndarray, h: HostEvents, nbytes: np.ndarray, sync: np.ndarray, graph: np.ndarray,
+                  blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray) -> DeviceEvents:
+    """GPU ``gpu``'s operations, rows ``sel`` (in time order) of the reader's per-operation arrays: ``queues`` the
+    queue or stream each ran on (named "``queue_word`` N"), ``op_of_launch`` the host event that launched it (-1 for
+    none: a kernel-only trace has no host side), ``graph`` its graph id (-1 for none)."""
+    uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
+    names = [str(x) for x in uname.tolist()]
+    uq, stream = unique_inverse(queues[sel])
+    op_host = op_of_launch[sel]
+    named = h.name[np.maximum(op_host, 0)].astype(np.int64) if len(h) else np.full(op_host.size, -1, np.int64)
+    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, named, -1))
+    op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
+    op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
+    name = narrowest(name.astype(np.int32), np.int16)
+    return DeviceEvents(
+        gpu=gpu, info=info, names=names, strings=[],
+        start=ps_from(o_start[sel], origin), end=ps_from(np.maximum(o_end[sel], o_start[sel]), origin),
+        name=name, kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        stream=narrowest(stream.astype(np.int64)), stream_names=[f"{queue_word} {int(q)}" for q in uq.tolist()],
+        corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
+        op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),
+        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
+        graph_id=absent_as_broadcast(narrowest(graph[sel])),
+        **DeviceEvents.launch_columns(blocks[sel], threads[sel]),
+    )

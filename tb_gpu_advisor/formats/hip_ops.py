@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.frameworks import nvtx, pytorch
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents
+from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges
 
 
 def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:
@@ -48,3 +48,28 @@ def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarra
         graph_id=absent_as_broadcast(narrowest(graph[sel])),
         **DeviceEvents.launch_columns(blocks[sel], threads[sel]),
     )
+
+
+def host_events(start: np.ndarray, end: np.ndarray, name_idx: np.ndarray, line: np.ndarray, line_keys: np.ndarray,
+                corr: np.ndarray, names: list[str], origin: int) -> HostEvents:
+    """The host's calls and roctx ranges, sorted per thread: ``line_keys`` the threads' ``pid << 32 | tid`` keys
+    (``line`` indexes them), ``corr`` each call's correlation (-1 for a range).  These tracers record no steps,
+    graphs or eager flags: those columns are absent (-1)."""
+    minus1 = np.broadcast_to(np.int8(-1), start.shape)
+    return HostEvents(start=ps_from(start, origin), end=ps_from(end, origin),
+                      name=narrowest(name_idx.astype(np.int32), np.int16),
+                      line=line.astype(int_dtype(0, max(line_keys.size, 1), np.int16)),
+                      corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1,
+                      iter_num=minus1, root=minus1, is_eager=minus1, names=names,
+                      line_names=[f"thread {int(k) & 0xFFFFFFFF} (pid {int(k) >> 32})" for k in line_keys.tolist()])
+
+
+def roctx_ranges(h: HostEvents, is_range: np.ndarray, source: str) -> HostRanges | None:
+    """The user's roctx ranges among the host rows (``is_range``), one domain, those named like a framework's op
+    marked as such; None where the trace holds none.  ``source`` says which of the tracer's tables they came from."""
+    idx = np.flatnonzero(is_range)
+    if not idx.size:
+        return None
+    op_name = np.fromiter((nvtx.is_op_name(x) for x in h.names), bool, len(h.names))
+    return HostRanges(idx=idx, domain=np.zeros(idx.size, np.int16), domains=[""], op=op_name[h.name[idx]],
+                      source=source)

@@ -48,13 +48,12 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip, max_profile_bytes
-from tb_gpu_advisor.formats.hip_ops import device_events, ps_from
+from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
 __all__ = ["RocprofReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 
@@ -324,18 +323,8 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     call_rows = np.flatnonzero(~is_range_row)
     h_corr = np.full(start.size, -1, np.int64)
     h_corr[call_rows] = np.arange(call_rows.size)
-    minus1 = np.broadcast_to(np.int8(-1), start.shape)
-    h = HostEvents(start=ps_from(start, origin), end=ps_from(end, origin), name=narrowest(name_idx.astype(np.int32), np.int16),
-                   line=line.astype(int_dtype(0, max(ulines.size, 1), np.int16)),
-                   corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
-                   iter_num=minus1, root=minus1, is_eager=minus1, names=names,
-                   line_names=[f"thread {int(k) & 0xFFFFFFFF} (pid {int(k) >> 32})" for k in ulines.tolist()])
-    ridx = np.flatnonzero(is_range_row)
-    host_ranges = None
-    if ridx.size:
-        op_name = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
-        host_ranges = HostRanges(idx=ridx, domain=np.zeros(ridx.size, np.int16), domains=[""],
-                                 op=op_name[h.name[ridx]], source="roctx ranges (rocprof Markers and Ranges)")
+    h = host_events(start, end, name_idx, line, ulines, h_corr, names, origin)
+    host_ranges = roctx_ranges(h, is_range_row, "roctx ranges (rocprof Markers and Ranges)")
 
     # ---- each operation's launch, through the flow pairs
     copy_call = np.array([devices.is_copy_call(names[int(i)]) for i in name_idx.tolist()], bool)

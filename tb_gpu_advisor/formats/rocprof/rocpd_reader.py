@@ -35,14 +35,13 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import device_events, ps_from
+from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import guids, is_rocpd
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
 __all__ = ["RocpdReadError", "read_trace", "TIME_BASE"]
 
@@ -173,18 +172,8 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     call_rows = np.flatnonzero(~rng)
     h_corr = np.full(start.size, -1, np.int64)
     h_corr[call_rows] = np.arange(call_rows.size)
-    minus1 = np.broadcast_to(np.int8(-1), start.shape)
-    h = HostEvents(start=ps_from(start, origin), end=ps_from(end, origin), name=narrowest(name_idx.astype(np.int32), np.int16),
-                   line=line.astype(int_dtype(0, max(ulines.size, 1), np.int16)),
-                   corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
-                   iter_num=minus1, root=minus1, is_eager=minus1, names=names,
-                   line_names=[f"thread {int(k) & 0xFFFFFFFF} (pid {int(k) >> 32})" for k in ulines.tolist()])
-    ridx = np.flatnonzero(rng)
-    ranges = None
-    if ridx.size:
-        op_name = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
-        ranges = HostRanges(idx=ridx, domain=np.zeros(ridx.size, np.int16), domains=[""], op=op_name[h.name[ridx]],
-                            source="roctx ranges (rocpd markers)")
+    h = host_events(start, end, name_idx, line, ulines, h_corr, names, origin)
+    ranges = roctx_ranges(h, rng, "roctx ranges (rocpd markers)")
 
     # ---- GPU agents
     agents = _agents(schema, T["info_agent"])

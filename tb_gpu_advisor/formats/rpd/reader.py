@@ -43,14 +43,13 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import device_events, ps_from
+from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, Trace
 
 __all__ = ["RpdReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 
@@ -247,18 +246,8 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     call_ids = np.unique(h_id[~is_range_row])
     h_corr = np.full(h_id.size, -1, np.int64)
     h_corr[~is_range_row] = np.searchsorted(call_ids, h_id[~is_range_row])
-    minus1 = np.broadcast_to(np.int8(-1), h_start.shape)
-    h = HostEvents(start=ps_from(h_start, origin), end=ps_from(h_end, origin), name=narrowest(h_name.astype(np.int32), np.int16),
-                   line=line.astype(int_dtype(0, max(ulines.size, 1), np.int16)),
-                   corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
-                   iter_num=minus1, root=minus1, is_eager=minus1, names=names,
-                   line_names=[f"thread {int(k) & 0xFFFFFFFF} (pid {int(k) >> 32})" for k in ulines.tolist()])
-    ridx = np.flatnonzero(is_range_row)
-    ranges = None
-    if ridx.size:
-        op_name = np.fromiter((nvtx.is_op_name(n) for n in names), bool, len(names))
-        ranges = HostRanges(idx=ridx, domain=np.zeros(ridx.size, np.int16), domains=[""],
-                            op=op_name[h.name[ridx]], source="roctx ranges (rocmProfileData UserMarker)")
+    h = host_events(h_start, h_end, h_name, line, ulines, h_corr, names, origin)
+    ranges = roctx_ranges(h, is_range_row, "roctx ranges (rocmProfileData UserMarker)")
     d_corr = np.full(op_api.size, -1, np.int64)
     if call_ids.size:
         k = np.clip(np.searchsorted(call_ids, op_api), 0, call_ids.size - 1)

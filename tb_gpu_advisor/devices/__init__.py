@@ -54,12 +54,16 @@ def driver_thread(name: str) -> bool:
 
 
 def precision_one(name: str) -> int:
-    """Precision code of one kernel name: its dtype words, else what its library's naming says."""
-    for v in (nvidia, amd):  # the generic dtype words (NVIDIA's module reads them) before a library's own letters
-        p = v.precision_one(name)
-        if p != P_UNKNOWN:
-            return p
-    return P_UNKNOWN
+    """Precision code of one kernel name: its dtype words, else what its library's naming says.
+
+    The generic dtype words (NVIDIA's module reads them) come before a library's own letters, except a plain fp32
+    word: a C++ ``float`` in a library's GEMM is as often its accumulator as its input (Composable Kernel's
+    ``ck::f8_fnuz_t, ck::f8_fnuz_t, float, float``), so the library's own input type, where it names one, wins."""
+    p = nvidia.precision_one(name)
+    if p not in (P_UNKNOWN, P_FP32):
+        return p
+    q = amd.precision_one(name)
+    return q if q != P_UNKNOWN else p
 
 
 def gemm_kernel_one(name: str) -> bool:

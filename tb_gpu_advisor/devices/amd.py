@@ -251,10 +251,21 @@ def gradient_kernel_one(name: str) -> bool:
     return bool(_GRADIENT.search(head(name)))
 
 
+#: Composable Kernel's fp8 element types as its kernels' template arguments spell them (``ck::f8_t``,
+#: ``ck::bf8_fnuz_t``, ``ck::f8_ocp_t``).  A CK GEMM names its A/B input types first and its accumulator and shuffle
+#: types (``float``) after them: aiter's fp8 block-scale GEMM on an MI355X (survey h37-rocprof2) is
+#: ``kernel_gemm_xdl_cshuffle_v3_multi_d_blockscale_b_preshuffle<...RowMajor, ColumnMajor, ..., ck::f8_fnuz_t,
+#: ck::f8_fnuz_t, float, float, ...>``: fp8 inputs, fp32 accumulation.
+_CK_FP8 = re.compile(r"\bck::b?f8(?:_fnuz|_ocp)?_t\b")
+
+
 @lru_cache(maxsize=65536)
 def precision_one(name: str) -> int:
-    """Input type of a Tensile GEMM (``Cijk_..._BBS_...`` is bf16), else unknown (the generic dtype words are asked first)."""
-    m = _TENSILE.search(head(name))
+    """Input type of a Composable Kernel kernel of fp8 inputs (``ck::f8_fnuz_t``) or of a Tensile GEMM (``Cijk_..._BBS_...`` is bf16), else unknown (the generic dtype words are asked first)."""
+    name = head(name)
+    if _CK_FP8.search(name):
+        return P_FP8
+    m = _TENSILE.search(name)
     return _TENSILE_TYPE.get(m.group(1)[0], P_UNKNOWN) if m else P_UNKNOWN
 
 

@@ -2,7 +2,8 @@
 
 Metric: ``headline.sixteen_bit_time_share`` (fp16 + bf16 share of kernel
 time; the stock tool suggests mixed precision below 10% and counts bf16 as
-32-bit -- the Advisor counts both).  Only on GPUs with Tensor Cores and when
+32-bit -- the Advisor counts both), graded with the fp8/int8 share added: an
+8-bit kernel is reduced precision too, no fp32 kernel to move to 16 bit.  Only on GPUs with Tensor Cores and when
 matmul/conv work is a real part of the compute.  Critical when 32-bit
 MatMul/Conv kernels are at least half of device compute.  Saving: 32-bit
 TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
@@ -52,7 +53,11 @@ def check(m: HostMetrics) -> list[Finding]:
     eligible_share = k.eligible_us / known
     if eligible_share < T("mixed_precision_off.min_eligible_share"):
         return []
-    sev = grade(share16, "mixed_precision_off.warning")
+    # fp8/int8 kernels are reduced precision too: an fp8 GEMM (Composable Kernel's ``ck::f8_fnuz_t`` with ``float``
+    # accumulators) is no 32-bit kernel to move to 16 bit (survey h37-rocprof2: aiter's fp8 GEMM on an MI355X)
+    eight = m.headline.eight_bit_time_share or 0.0
+    low = share16 + eight
+    sev = grade(low, "mixed_precision_off.warning")
     if sev is None:
         return []
     if k.eligible_32_us / known >= T("mixed_precision_off.critical"):
@@ -71,7 +76,8 @@ def check(m: HostMetrics) -> list[Finding]:
     cc = ", ".join(sorted({f"{g.name} ({_arch(g)})" for g in yes if g.compute_capability})) or "the GPU"
     return [finding(
         ctx, ID, sev,
-        f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
+        f"Only {pct(low)} of device compute time is in 16-bit{' or 8-bit' if eight else ''} kernels (stock tool "
+        f"suggests mixed precision below "
         f"10%) while MatMul/Conv kernels take {pct(k.eligible_us / k.compute_us)} of it ({ms(t32_ms)} {ctx.per_step} in "
         f"32-bit) on {cc}."
         + (f" The 16-bit share is of the kernel time of known precision; {pct(k.unknown_us / k.compute_us)} has no dtype in its "

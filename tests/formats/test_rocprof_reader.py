@@ -15,6 +15,7 @@ tests skip where they are absent (a fresh clone).  Main refused every such file 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -243,3 +244,32 @@ def test_the_kept_kernel_only_trace_reads_its_dispatches_grid_and_gpu_as_its_sta
     assert k.size == 442 and int((d.end[k] - d.start[k]).sum()) // 1000 == 598_069_423
     idx, blocks, threads = d.launches()
     assert idx.size == len(d) and set(threads.tolist()) <= {32, 64, 128, 256, 512, 1024}  # wgr: work-items
+
+
+def test_a_model_number_after_a_lower_case_letter_gets_its_space_back(tmp_path: Path):
+    """rocminfo's ``Radeon 8060S Graphics`` (gfx1151, ByungHyun21/LLM170 ``results.json``, survey h37-rocprof2) is
+    ``Radeon8060SGraphics`` in ``otherData``: main gave back the space before ``Graphics`` only."""
+    path = tmp_path / "results.json"
+    rocproftrace.write(str(path), STEPS, model="Radeon8060SGraphics", compute_units=40)
+    assert read_trace(str(path)).devices[0].info.name == "Radeon 8060S Graphics"
+    rocproftrace.write(str(path), STEPS, model="AMDInstinctMI300X")  # control: a number after capitals stays joined
+    assert read_trace(str(path)).devices[0].info.name == "AMD Instinct MI300X"
+
+
+def test_a_gpu_record_that_ends_before_it_begins_is_said_and_read_as_no_time(tmp_path: Path):
+    """gfx1151's kernel-only trace (ByungHyun21/LLM170, survey h37-rocprof2) holds ``__amd_rocclr_copyBuffer.kd``
+    records whose ``EndNs`` is 756 and 1,042 ns before their ``BeginNs`` (``DurationNs`` "-756"): main clamped them
+    to zero silently.  The control: the same trace with no such record says nothing of it."""
+    path = tmp_path / "results.json"
+    rocproftrace.write(str(path), STEPS)
+    assert not [n for n in read_trace(str(path)).notes if "end before they begin" in n]
+    lines = path.read_text().split("\n,")
+    k = next(i for i, line in enumerate(lines) if '"ph": "X"' in line and '"dev-id"' in line)  # a kernel's record
+    m = re.search(r'"BeginNs":\s*"(\d+)",\s*"EndNs":\s*"(\d+)"', lines[k])
+    lines[k] = lines[k].replace(m.group(0), m.group(0).replace(f'"{m.group(2)}"', f'"{int(m.group(1)) - 756}"'))
+    path.write_text("\n,".join(lines))
+    t = read_trace(str(path))
+    (note,) = [n for n in t.notes if "end before they begin" in n]
+    assert "756 ns" in note and note.startswith("1 GPU record ")
+    d = t.devices[0]
+    assert int((np.asarray(d.end) - np.asarray(d.start)).min()) == 0  # read as no time, never negative

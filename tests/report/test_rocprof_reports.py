@@ -107,3 +107,19 @@ def test_a_rocpd_loop_marked_by_roctx_ranges_is_stepped_by_them(tmp_path: Path):
     steps = report["hosts"][0]["steps"]
     assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
     assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+
+
+AITER = REPO / "tests" / "fixtures" / "wild" / "rocprof_aiter_mi355x"
+
+
+def test_the_mi355x_fp8_gemm_test_is_not_told_to_turn_on_mixed_precision():
+    """aiter's fp8 block-scale GEMM test on one MI355X (kernel-only rocprof, survey h37-rocprof2): 13 kernels, the
+    three CK GEMMs (``ck::f8_fnuz_t`` inputs, ``float`` accumulators) 43% of the kernel time.  Main counted them as
+    fp32 and told the job to run under bf16 autocast."""
+    report = cli_report(AITER)
+    host = report["hosts"][0]
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    assert [g["name"] for g in host["gpus"]] == ["AMD Instinct MI355X"]  # gpu-id 8 = rocminfo's node 8
+    assert not [f for f in report["findings"] if f["rule"] == "mixed_precision_off"]
+    eight = {m["id"]: m for m in report["headline"]}["sixteen_bit_share"]
+    assert eight["detail"]["eight_bit_share"] > 0.4  # the GEMMs and the fp8 cast

@@ -224,8 +224,10 @@ def _with_vendor(name: str, vendor: str) -> str:
 
 def _spaced(name: str) -> str:
     """rocminfo's name as ``results.sysinfo.txt`` keeps it, its spaces taken out (``AMDInstinctMI300X``), with them
-    given back: before a capital that starts a word after a lower-case letter or after a run of capitals."""
-    return re.sub(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name).strip()
+    given back: before a capital that starts a word after a lower-case letter or after a run of capitals, and before a
+    model number after a lower-case letter (``Radeon8060SGraphics`` -> ``Radeon 8060S Graphics``, ``Vega20`` ->
+    ``Vega 20``; a number after capitals stays joined: ``MI300X``)."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z\d])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name).strip()
 
 
 def _times(ev: dict) -> tuple[int, int]:
@@ -264,6 +266,7 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     ranges: list[tuple] = []
     ops: list[tuple] = []  # (gpu, stream, begin, end, name, section pid, lane tid, begin us, is copy, grd, wgr)
     left = {"hsa": 0, "barrier": 0, "other": 0, "unknown copy": 0}
+    backwards = [0, 0]  # GPU records whose EndNs is before their BeginNs, and the most by which it is
     for ev in events:
         if ev.get("ph") != "X":
             continue
@@ -282,6 +285,9 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
             if is_copy and devices.copy_direction(name) is None:
                 left["unknown copy"] += 1
                 continue
+            if 0 <= (raw_end := _int(a.get("EndNs"))) < b:
+                backwards[0] += 1
+                backwards[1] = max(backwards[1], b - raw_end)
             gpu = _int(a.get("dev-id"), _int(a.get("gpu-id"), n if n >= 0 else 0))
             stream = _int(a.get("stream-id"), _int(a.get("queue-id"), 0))
             ops.append((gpu, stream, b, e, name or "(unnamed kernel)", pid, _int(ev.get("tid"), 0),
@@ -300,6 +306,9 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
         notes.append(f"copy records of no known direction ({left['unknown copy']:,}: HSA's async copies) left out")
     if left["other"]:
         notes.append(f"events of sections rocprof does not name ({left['other']:,}) left out")
+    if backwards[0]:
+        notes.append(f"{backwards[0]:,} GPU record{'s' if backwards[0] > 1 else ''} end before they begin (EndNs up to "
+                     f"{backwards[1]:,} ns before BeginNs: the tracer's own timestamps) and are read as lasting no time")
 
     # ---- host events: calls and ranges, by (line, start, longer first)
     rows = calls + ranges

@@ -122,11 +122,12 @@ def _unshaped_matmuls(ctx: Context) -> str | None:
     calls = ctx.per_step(n)
     ms = ctx.per_step(dur, unit=PS_PER_MS)
     whole = abs(calls - round(calls)) < 1e-9
-    ran = (f"{calls:.{'0f' if whole else '3g'}} matmul/conv kernels ran per step and GPU"
-           f"{'' if whole else ' on average'} ({ms:.3g} ms) but no op recorded their shapes, so their FLOPs are unknown")
+    ran = ((f"{plural(round(calls), 'matmul/conv kernel')} ran" if whole else
+            f"{calls:.3g} matmul/conv kernels ran on average") +
+           f" per step and GPU ({ms:.3g} ms) but no op recorded their shapes, so their FLOPs are unknown")
     if graph >= 0.5 * dur:
         words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
-        ran += (f": {graph / dur:.0%} of their time ran in {words} replays, and a replay is one launch on the host, "
+        ran += (f": {graph / dur:.0%} of their time ran in replays of {words}, and a replay is one launch on the host, "
                 "with no op per kernel to record shapes")
     return ran
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import ms as fmt_ms, plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
@@ -124,7 +124,7 @@ def _unshaped_matmuls(ctx: Context) -> str | None:
     whole = abs(calls - round(calls)) < 1e-9
     ran = ((f"{plural(round(calls), 'matmul/conv kernel')} ran" if whole else
             f"{calls:.3g} matmul/conv kernels ran on average") +
-           f" per step and GPU ({ms:.3g} ms) but no op recorded their shapes, so their FLOPs are unknown")
+           f" per step and GPU ({fmt_ms(ms)}) but no op recorded their shapes, so their FLOPs are unknown")
     if graph >= 0.5 * dur:
         words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
         ran += (f": {graph / dur:.0%} of their time ran in replays of {words}, and a replay is one launch on the host, "

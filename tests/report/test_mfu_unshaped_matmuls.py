@@ -39,7 +39,7 @@ def test_matmuls_replayed_from_graphs_are_said_to_have_run_without_shapes(run, g
     why = " ".join(card.meaning.split())
     assert card.value is None and card.detail["needs_setting"] == "model_flops"
     assert "no matmul" not in why  # main: "no matmul, convolution or attention op is recorded in the trace"
-    ran = re.match(r"(\d+) matmul/conv kernels ran per step and GPU \(([\d.]+) ms\) but no op recorded their shapes, "
+    ran = re.match(r"(\d+) matmul/conv kernels ran per step and GPU \(([\d.]+ (?:us|ms|s))\) but no op recorded their shapes, "
                    r"so their FLOPs are unknown: (\d+)% of their time ran in replays of (.+?), and", why)
     assert ran, why
     assert int(ran.group(1)) == _matmul_per_step(h) > 0  # the kernel table's own count of matmul/conv launches

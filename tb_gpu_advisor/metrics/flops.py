@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import ms as fmt_ms, plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
-from tb_gpu_advisor.model.trace import FLOP_KINDS, FlopOps
+from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
@@ -76,6 +76,10 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     if traced is not None and not usable and coverage is not None:
         out.note = (f"the ops whose shapes give FLOPs launch {coverage:.0%} of the matmul/conv kernel time "
                     f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))
+    if fo is None and ctx.trace.flops_note in (None, NO_FLOP_OPS_NOTE):
+        # no op recorded matmul shapes: where matmul kernels ran anyway (replayed from a graph), say so -- "no matmul
+        # op" beside a kernel table of GEMMs reads as no matmul work (h37-mfugraph)
+        out.note = _unshaped_matmuls(ctx) or out.note
     out.trace_flops_per_step = traced if usable else None
     out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
     if out.flops_per_step:
@@ -91,6 +95,41 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     if rows is not None:
         _rooflines(ctx, fo, rows, out)
     return out
+
+
+def _unshaped_matmuls(ctx: Context) -> str | None:
+    """Why no FLOPs where matmul/attention kernels ran in the kept steps but no op recorded their shapes, None where
+    no such kernel ran (then no matmul op and no matmul kernel: the trace's own note stands).
+
+    A graph replay is one launch on the host: its kernels have no op of their own, so nothing records their shapes
+    (``DeviceEvents.graph_id``).  No bound is given: MFU's FLOPs are of matmul work, and kernel names do not say
+    every kernel that does it (a library's batched GEMM named for its dtypes alone), so the matmul kernels' time
+    bounds no FLOP count, and the GPU's busy time bounds it too loosely to read as an estimate."""
+    n = 0
+    dur = graph = 0.0
+    for g in ctx.active:
+        d = g.d
+        m = (d.kind == devices.KIND_KERNEL) & (g.step >= 0) & gemm_events(d, ctx)
+        if not m.any():
+            continue
+        t = (d.end[m] - d.start[m]).astype(np.float64)
+        n += int(m.sum())
+        dur += float(t.sum())
+        if d.graph_id is not None and len(d.graph_id):
+            graph += float(t[d.graph_id[m] >= 0].sum())
+    if not n:
+        return None
+    calls = ctx.per_step(n)
+    ms = ctx.per_step(dur, unit=PS_PER_MS)
+    whole = abs(calls - round(calls)) < 1e-9
+    ran = ((f"{plural(round(calls), 'matmul/conv kernel')} ran" if whole else
+            f"{calls:.3g} matmul/conv kernels ran on average") +
+           f" per step and GPU ({fmt_ms(ms)}) but no op recorded their shapes, so their FLOPs are unknown")
+    if graph >= 0.5 * dur:
+        words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
+        ran += (f": {graph / dur:.0%} of their time ran in replays of {words}, and a replay is one launch on the host, "
+                "with no op per kernel to record shapes")
+    return ran
 
 
 _MISSING_WHY = ("other matmul/conv kernels are launched by ops the trace gives no shapes for (a compiled model's "

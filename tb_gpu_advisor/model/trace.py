@@ -488,6 +488,12 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
     return [records.lookup(d.corr) for d in devs]
 
 
+#: ``Trace.flops_note`` where the host side records no matmul, convolution or attention op at all: a statement about the
+#: ops, not the kernels -- the FLOP count (:mod:`tb_gpu_advisor.metrics.flops`) reads the kernels too, and where matmul
+#: kernels ran without such an op (replayed from a CUDA graph, a kernels-only capture) says that instead.
+NO_FLOP_OPS_NOTE = "no matmul, convolution or attention op is recorded in the trace"
+
+
 @dataclass
 class Trace:
     """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""

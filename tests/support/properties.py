@@ -101,6 +101,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   three widened: ``agree`` (the capture advice trusts per-step averages only over ``capture.min_steps`` kept steps),
   ``one-advice`` (a serving engine's job is advised that engine's capture), ``one-step`` ("in 1 step").
 
+* h37-mfugraph: ``mfu-kernels`` (the MFU card never says no matmul is there beside the kept steps' matmul kernels:
+  graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 
@@ -1672,6 +1675,27 @@ def one_cause_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+#: the MFU card's reason saying no matmul work is there: "no matmul, convolution or attention op is recorded", "holds no
+#: matmul or convolution in any module"
+_NO_MATMUL_SAID = re.compile(r"\bno matmul\b", re.I)
+
+
+def mfu_kernels_problems(where: str, h: HostReport) -> list[str]:
+    """``mfu-kernels`` (h37-mfugraph): the MFU card never says no matmul is there beside matmul kernels of the kept steps
+    (``kernel_classes``: every kernel by class) -- sglang_b300_decode's and sglang_mi300x_decode's cards read "n/a: no
+    matmul, convolution or attention op is recorded in the trace" over 193 and 181 GEMM/attention kernels a step
+    replayed from graphs, whose replays record no op with shapes."""
+    card = next((c for c in h.headline if c.id == "mfu"), None)
+    if card is None or card.value is not None:
+        return []
+    why = " ".join(f"{card.display}; {card.meaning}".split())
+    ran = sum(float(c.get("launches_per_step") or 0) for c in h.kernel_classes if c.get("class") == "matmul/conv")
+    if _NO_MATMUL_SAID.search(why) and ran > 0:
+        return [f"mfu-kernels: {where}: the MFU card says \"{_NO_MATMUL_SAID.search(why).group(0)}\" beside "
+                f"{ran:g} matmul/conv kernels per step"]
+    return []
+
+
 def said_done_problems(where: str, findings: list[Finding]) -> list[str]:
     """``said-done`` (h37-review13): a saving never rests on doing what the finding's own words say is done already --
     copies that "already come from pinned memory, asynchronously" are not assumed to gain from "pinned memory and
@@ -1752,6 +1776,7 @@ def report_violations(report: Report) -> list[str]:
         out += framework_words_problems(h.host, h)
         out += held_within_problems(h.host, h) + graph_launch_problems(h.host, h.findings)
         out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
+        out += mfu_kernels_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -33,8 +33,8 @@ from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, no
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse, unique_pairs
 from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.model.trace import (MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, MemoryEvents,
-                                       Spans, StepMarkers, Trace)
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, NO_FLOP_OPS_NOTE, Allocator, DeviceEvents, DeviceInfo, FlopOps,
+                                       HostEvents, MemoryEvents, Spans, StepMarkers, Trace)
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -347,7 +347,7 @@ def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
     is_flop = np.fromiter((aten_flops.is_flop_op(n) for n in h.names), bool, len(h.names))
     cand = np.flatnonzero(is_flop[h.name]) if len(h) else np.zeros(0, np.int64)
     if not cand.size:
-        return {"flop_ops": None, "flops_note": "no matmul, convolution or attention op is recorded in the trace"}
+        return {"flop_ops": None, "flops_note": NO_FLOP_OPS_NOTE}
     rows = host_order[cand].tolist()
     line, start, end = h.line[cand], h.start[cand], h.end[cand]
     ws = list(map(kt.op_work.get, rows))

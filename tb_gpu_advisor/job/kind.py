@@ -515,8 +515,13 @@ def _faster_than_a_cpu(trace: Trace) -> str:
     its work on an accelerator (an asynchronous launch returns in microseconds, whatever the work).  A capture whose
     ops look like the CPU's -- no launch, no runtime call, no GPU-only op -- but return faster than any CPU computes
     ran on a GPU whose CUDA activity was not recorded (XAheli/torch-profiler's H200 GEMM benchmark, ``wild/
-    gemm_h200_cuda_unrecorded``: `aten::matmul` bf16 [2048,4096]x[4096,14336], 240.5 GFLOP, returned after 84.7 us:
-    2.8 PFLOP/s).  With any runtime call recorded the window's own calls say where the time went instead."""
+    gemm_h200_cuda_unrecorded``: `aten::matmul` bf16 [2048,4096]x[4096,14336], 240.5 GFLOP, returned after 84.7 us).
+    With any runtime call recorded the window's own calls say where the time went instead.
+
+    The words give the op's return time and what its FLOPs take at least, never their quotient as a rate (h37-peak):
+    a rate over a host's return time is not the device's speed, and this one (2.84 PFLOP/s) exceeds the H200's own
+    bf16 peak (989.5 TFLOP/s).  Where the capture lists its GPU (:func:`_listed_gpu`) and the op returned sooner than
+    that GPU computes the FLOPs at its peak for their dtype, the words say so: the op returned before its work ran."""
     h, fo = trace.h, trace.flop_ops
     if fo is None or not len(fo) or not len(h) or h.name_mask(devices.is_runtime_call).any():
         return ""
@@ -532,8 +537,22 @@ def _faster_than_a_cpu(trace: Trace) -> str:
     if rate[k] <= ceiling[k]:
         return ""
     r = int(rows[k])
-    return (f"`{_short(fo.label[r], 60)}` returned after {seconds[k] * 1e6:,.1f} us for {fo.flops[r] / 1e9:,.1f} GFLOP "
-            f"({rate[k] / 1e15:,.2f} PFLOP/s), faster than any CPU computes (at most {ceiling[k] / 1e12:,.0f} TFLOP/s)")
+    flops, prec = float(fo.flops[r]), int(fo.precision[r])
+    out = (f"`{_short(fo.label[r], 60)}` returned after {seconds[k] * 1e6:,.1f} us for {flops / 1e9:,.1f} GFLOP, which "
+           f"any CPU takes at least {flops / ceiling[k] * 1e6:,.1f} us to compute")
+    gpu = _listed_gpu(trace)
+    peak = devices.peak_flops(gpu, None, prec) if gpu else None
+    if peak is not None and peak.value > 0 and flops / peak.value > seconds[k]:  # sooner than the GPU itself computes
+        out += (f" and the {gpu} at least {flops / peak.value * 1e6:,.1f} us at its {devices.PRECISIONS[prec]} peak, so "
+                "it returned before its work was done")
+    return out
+
+
+def _listed_gpu(trace: Trace) -> str:
+    """The one GPU model the capture lists as the profiled process's (``Trace.producer["visible_gpus"]``: "8 x NVIDIA
+    H200"); "" where it lists none or several models (which ran the work is then not known)."""
+    names = {re.sub(r"^\d+ x ", "", n.strip()) for n in trace.producer.get("visible_gpus", "").split(", ") if n.strip()}
+    return names.pop() if len(names) == 1 else ""
 
 
 def _context_allocation(trace: Trace, fw: Framework) -> str:

@@ -59,6 +59,10 @@ class Job:
     #: each repeat's boundary and every repeat runs a backward), where nothing else marks them: the steps read it where
     #: the GPU's bursts give no steps (the gaps between iterations too short to part them)
     periodic: SpanSteps | None = None
+    #: the GPUs the profiled process listed, in words (``Trace.producer["visible_gpus"]``: "8 x NVIDIA H200"), used or
+    #: not; "" where the file lists none.  What the report's rates are held to where no GPU ran recorded work
+    #: (h37-peak: an op's return time on such a GPU is no measure of its speed)
+    gpus_listed: str = ""
 
     def framework(self, fw: Framework, alone: bool = False) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
@@ -89,7 +93,7 @@ class Job:
             "phase_evidence": self.phase.evidence, "one_time_ms": round(self.phase.total_ms, 3),
             "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
             "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
-            "host_kind": self.kind.host_kind,
+            "host_kind": self.kind.host_kind, **({"gpus_listed": self.gpus_listed} if self.gpus_listed else {}),
         }
 
 
@@ -176,7 +180,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
-               optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic)
+               optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0, periodic=periodic,
+               gpus_listed=trace.producer.get("visible_gpus", ""))
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -1744,6 +1744,71 @@ def held_within_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+#: a rate as printed: FLOP/s (or OP/s, 8-bit) and bytes/s, with its scale
+_RATE = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?(P|T|G|M)(FLOP|OP)/s\b|(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?"
+                   r"(T|G|M|Ti|Gi|Mi)B/s\b")
+_SCALE = {"P": 1e15, "T": 1e12, "G": 1e9, "M": 1e6, "Ti": 2.0 ** 40, "Gi": 2.0 ** 30, "Mi": 2.0 ** 20}
+
+
+def _known_gpus(h: HostReport) -> list[tuple[str, tuple[int, int] | None]]:
+    """The host's GPUs the report names: those that ran work (``gpus``), else the ones the profiled process listed
+    (``job.gpus_listed``, "8 x NVIDIA H200"), with their compute capability where known."""
+    def cc(g) -> tuple[int, int] | None:  # noqa: ANN001
+        try:
+            major, minor = str(g.compute_capability).split(".")
+            return int(major), int(minor)
+        except (AttributeError, ValueError):
+            return None
+    named = [(g.name, cc(g)) for g in h.gpus if g.name]
+    if named:
+        return named
+    listed = str((h.job or {}).get("gpus_listed") or "")
+    return [(re.sub(r"^\d+ x ", "", n.strip()), None) for n in listed.split(", ") if n.strip()]
+
+
+def printed_rates(h: HostReport) -> list[tuple[str, str, float, str]]:
+    """Every rate the host's report prints, as (where, as printed, value per second, "flops" | "bytes"): in any words
+    of its JSON (findings, job, cards, notes) and in any table's "TFLOP/s" column."""
+    import json
+
+    whole = json.loads(h.to_json())  # every word the host's report holds: findings, job, cards, tables, notes
+    texts = [(f.get("id", "finding"), t) for f in whole.pop("findings", []) for t in _strings(f)]
+    texts += [(key, t) for key, v in whole.items() for t in _strings(v)]
+    out = []
+    for where, text in texts:
+        for m in _RATE.finditer(" ".join(str(text).split())):
+            if m.group(1):
+                out.append((where, m.group(0), float(m.group(1).replace(",", "")) * _SCALE[m.group(2)], "flops"))
+            else:
+                out.append((where, m.group(0), float(m.group(4).replace(",", "")) * _SCALE[m.group(5)], "bytes"))
+    for where, t in _tables(h):
+        for i, col in enumerate(t.columns):
+            if col.strip() == "TFLOP/s":
+                out += [(where, f"{col} {v:,.1f}", v * 1e12, "flops") for row in t.rows
+                        if (v := _num(row[i] if i < len(row) else None)) is not None]
+    return out
+
+
+def peak_rate_problems(h: HostReport) -> list[str]:
+    """``peak`` (h37-peak): no kernel beats its GPU's peak, so no rate the report prints (:func:`printed_rates`:
+    FLOP/s in any words or TFLOP/s column, bytes/s) exceeds the best dense peak of any dtype, or the memory bandwidth
+    (``devices.peaks``), of the GPUs the host names where they are known (:func:`_known_gpus`), beyond the margin the
+    metrics themselves allow (``flops.max_peak_share``).  A rate over a duration that is not the work's device time (an
+    op's asynchronous return on the host) is no GPU's speed: on main wild/gemm_h200_cuda_unrecorded read
+    "`aten::matmul` ... returned after 84.7 us for 240.5 GFLOP (2.84 PFLOP/s)" on an H200 whose best peak is 1,979
+    TFLOP/s (fp8)."""
+    from tb_gpu_advisor import devices
+
+    gpus = _known_gpus(h)
+    flops = [p.value for n, c in gpus for d in devices.PRECISIONS if (p := devices.peak_flops(n, c, d)) is not None]
+    band = [p.value for n, c in gpus if (p := devices.memory_bandwidth(n, c)) is not None]
+    top = {"flops": max(flops, default=None), "bytes": max(band, default=None)}
+    margin = T("flops.max_peak_share")
+    return [f"peak: {h.host} {where}: {said!r} exceeds the best peak of the host's GPUs "
+            f"({top[kind] / 1e12:,.1f} {'TFLOP/s' if kind == 'flops' else 'TB/s'})"
+            for where, said, v, kind in printed_rates(h) if top[kind] and v > top[kind] * margin]
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1777,6 +1842,7 @@ def report_violations(report: Report) -> list[str]:
         out += held_within_problems(h.host, h) + graph_launch_problems(h.host, h.findings)
         out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
         out += mfu_kernels_problems(h.host, h)
+        out += peak_rate_problems(h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

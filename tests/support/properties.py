@@ -1798,15 +1798,30 @@ def peak_rate_problems(h: HostReport) -> list[str]:
     "`aten::matmul` ... returned after 84.7 us for 240.5 GFLOP (2.84 PFLOP/s)" on an H200 whose best peak is 1,979
     TFLOP/s (fp8)."""
     from tb_gpu_advisor import devices
+    from tb_gpu_advisor.devices.peaks import DTYPES
 
     gpus = _known_gpus(h)
-    flops = [p.value for n, c in gpus for d in devices.PRECISIONS if (p := devices.peak_flops(n, c, d)) is not None]
+
+    def best(dtypes: Iterable[int]) -> float | None:
+        return max((p.value for n, c in gpus for d in dtypes if (p := devices.peak_flops(n, c, d)) is not None),
+                   default=None)
+
     band = [p.value for n, c in gpus if (p := devices.memory_bandwidth(n, c)) is not None]
-    top = {"flops": max(flops, default=None), "bytes": max(band, default=None)}
+    top = {"flops": best(DTYPES), "bytes": max(band, default=None)}
     margin = T("flops.max_peak_share")
-    return [f"peak: {h.host} {where}: {said!r} exceeds the best peak of the host's GPUs "
-            f"({top[kind] / 1e12:,.1f} {'TFLOP/s' if kind == 'flops' else 'TB/s'})"
-            for where, said, v, kind in printed_rates(h) if top[kind] and v > top[kind] * margin]
+    out = [f"peak: {h.host} {where}: {said!r} exceeds the best peak of the host's GPUs "
+           f"({top[kind] / 1e12:,.1f} {'TFLOP/s' if kind == 'flops' else 'TB/s'})"
+           for where, said, v, kind in printed_rates(h) if top[kind] and v > top[kind] * margin]
+    for where, t in _tables(h):  # a row that names its dtype is held to that dtype's own peak
+        if "TFLOP/s" in t.columns and "precision" in t.columns:
+            i, k = t.columns.index("TFLOP/s"), t.columns.index("precision")
+            for row in t.rows:
+                v, name = _num(row[i]), str(row[k])
+                peak = best([devices.PRECISIONS.index(name)]) if name in devices.PRECISIONS else None
+                if v is not None and peak and v * 1e12 > peak * margin:
+                    out.append(f"peak: {where}: {row[0]} at {v:,.1f} TFLOP/s exceeds the {name} peak of the host's "
+                               f"GPUs ({peak / 1e12:,.1f} TFLOP/s)")
+    return out
 
 
 def report_violations(report: Report) -> list[str]:

@@ -53,7 +53,10 @@ def test_the_real_gemm_benchmark_is_gpu_work_whose_cuda_activity_was_not_recorde
     job = rep["job"]
     assert job["kind"] == "unknown" and "ran on the CPU" not in job["kind_evidence"], job
     assert "aten::matmul bf16 [2048,4096]x[4096,14336]" in job["kind_evidence"], job["kind_evidence"]
-    assert "2.84 PFLOP/s" in job["kind_evidence"] and "CUDA activity was not recorded" in job["kind_evidence"]
+    # the op's return time and what its FLOPs take at least, never their quotient as a GPU's rate (h37-peak: main
+    # printed "2.84 PFLOP/s", above the H200's own peak)
+    ev = " ".join(job["kind_evidence"].split())
+    assert "returned after 84.7 us" in ev and "PFLOP/s" not in ev and "CUDA activity was not recorded" in ev, ev
     top = rep["findings"][0]
     assert top["rule"] == "capture_quality" and top["title"] == "The capture lost its GPU records", top["title"]
     assert "move the model" not in top["summary"] and "ProfilerActivity.CUDA" in json.dumps(top["actions"])

@@ -1807,7 +1807,13 @@ def peak_rate_problems(h: HostReport) -> list[str]:
                    default=None)
 
     band = [p.value for n, c in gpus if (p := devices.memory_bandwidth(n, c)) is not None]
-    top = {"flops": best(DTYPES), "bytes": max(band, default=None)}
+    # the peaks the report itself took for its GPUs (the MFU card's): a name that does not say its variant (Intel's
+    # "Data Center GPU Max 1550" by its memory) is told apart by what the pipeline read, which a name alone cannot
+    own = [(m.detail or {}) for m in h.headline if m.id == "mfu"]
+    said = {k: [float(d[k]) for d in own if isinstance(d.get(k), (int, float))]
+            for k in ("peak_flops", "dtype_peak_flops", "memory_bandwidth")}
+    top = {"flops": max([x for x in [best(DTYPES)] if x] + said["peak_flops"] + said["dtype_peak_flops"], default=None),
+           "bytes": max(band + said["memory_bandwidth"], default=None)}
     margin = T("flops.max_peak_share")
     out = [f"peak: {h.host} {where}: {said!r} exceeds the best peak of the host's GPUs "
            f"({top[kind] / 1e12:,.1f} {'TFLOP/s' if kind == 'flops' else 'TB/s'})"
@@ -1815,9 +1821,12 @@ def peak_rate_problems(h: HostReport) -> list[str]:
     for where, t in _tables(h):  # a row that names its dtype is held to that dtype's own peak
         if "TFLOP/s" in t.columns and "precision" in t.columns:
             i, k = t.columns.index("TFLOP/s"), t.columns.index("precision")
+            roof = t.columns.index("roofline TFLOP/s") if "roofline TFLOP/s" in t.columns else None
             for row in t.rows:
                 v, name = _num(row[i]), str(row[k])
                 peak = best([devices.PRECISIONS.index(name)]) if name in devices.PRECISIONS else None
+                if peak and roof is not None and (r := _num(row[roof])):  # the row's own roofline: its GPU's, as read
+                    peak = max(peak, r * 1e12)
                 if v is not None and peak and v * 1e12 > peak * margin:
                     out.append(f"peak: {where}: {row[0]} at {v:,.1f} TFLOP/s exceeds the {name} peak of the host's "
                                f"GPUs ({peak / 1e12:,.1f} TFLOP/s)")

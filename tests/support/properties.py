@@ -1768,12 +1768,25 @@ def _known_gpus(h: HostReport) -> list[tuple[str, tuple[int, int] | None]]:
 
 def printed_rates(h: HostReport) -> list[tuple[str, str, float, str]]:
     """Every rate the host's report prints, as (where, as printed, value per second, "flops" | "bytes"): in any words
-    of its JSON (findings, job, cards, notes) and in any table's "TFLOP/s" column."""
+    of its JSON (findings, job, cards, notes) but the documents it quotes for a peak, and in any table's "TFLOP/s"
+    column."""
     import json
 
+    def said(v: Any) -> Iterable[str]:  # every string but a document quoted for a peak (``peak_source``: "MI250
+        # 3,277 GB/s peak memory bandwidth, halved": the datasheet's figure, said as such)
+        if isinstance(v, dict):
+            for k, x in v.items():
+                if not str(k).endswith("source"):
+                    yield from said(x)
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                yield from said(x)
+        elif isinstance(v, str):
+            yield v
+
     whole = json.loads(h.to_json())  # every word the host's report holds: findings, job, cards, tables, notes
-    texts = [(f.get("id", "finding"), t) for f in whole.pop("findings", []) for t in _strings(f)]
-    texts += [(key, t) for key, v in whole.items() for t in _strings(v)]
+    texts = [(f.get("id", "finding"), t) for f in whole.pop("findings", []) for t in said(f)]
+    texts += [(key, t) for key, v in whole.items() for t in said(v)]
     out = []
     for where, text in texts:
         for m in _RATE.finditer(" ".join(str(text).split())):

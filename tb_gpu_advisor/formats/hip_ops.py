@@ -9,8 +9,9 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import nvtx, pytorch
+from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges
+from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
 
 
 def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:
@@ -73,3 +74,16 @@ def roctx_ranges(h: HostEvents, is_range: np.ndarray, source: str) -> HostRanges
     op_name = np.fromiter((nvtx.is_op_name(x) for x in h.names), bool, len(h.names))
     return HostRanges(idx=idx, domain=np.zeros(idx.size, np.int16), domains=[""], op=op_name[h.name[idx]],
                       source=source)
+
+
+def trace_of(fmt: str, host: str, path: str, size: int, h: HostEvents, devs: list[DeviceEvents], notes: list[str],
+             ranges: HostRanges | None, time_base: str) -> Trace:
+    """The read trace of an AMD tracer's file: its span is what its host calls and GPU operations cover (the tracers
+    mark no window of their own) and its viewer counts from the earliest of them."""
+    parts = [(int(h.start.min()), int(h.end.max()))] if len(h) else []
+    parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
+    span = (min(a for a, _ in parts), max(b for _, b in parts)) if parts else None
+    return Trace(format=fmt, host=host, path=path, size_bytes=size, h=h, devices=devs,
+                 num_events=int(len(h) + sum(len(d) for d in devs)), span_ps=span, viewer_zero_ps=0,
+                 time_base=time_base, notes=notes, ranges=ranges,
+                 framework_hint=framework_shown(h.names, [x for d in devs for x in d.names]))

@@ -48,9 +48,8 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip, max_profile_bytes
-from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges
+from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
@@ -393,14 +392,7 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     if devs and unnamed:
         notes.append("the trace's rocminfo names no model for some GPU: it is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")
-    span_parts = [(int(h.start.min()), int(h.end.max()))] if len(h) else []
-    span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
-    span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
-    kernel_names = [x for d in devs for x in d.names]
-    return Trace(format="rocprof", host=host, path=path, size_bytes=size, h=h, devices=devs,
-                 num_events=int(len(h) + sum(len(d) for d in devs)), span_ps=span, viewer_zero_ps=0,
-                 time_base=TIME_BASE, notes=notes, ranges=host_ranges,
-                 framework_hint=framework_shown(h.names, kernel_names))
+    return trace_of("rocprof", host, path, size, h, devs, notes, host_ranges, TIME_BASE)
 
 
 def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.ndarray, end: np.ndarray,

@@ -35,10 +35,9 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges
+from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import guids, is_rocpd
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
@@ -231,13 +230,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         devs.append(device_events(int(gid), sel, info, streams, "stream", o_start, o_end, op_names, origin, d_corr,
                                   op_of_launch, h, nbytes, sync, np.full(gpu.size, -1, np.int8), blocks, threads_n,
                                   host_kind))
-    span_parts = [(int(h.start.min()), int(h.end.max()))] if len(h) else []
-    span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
-    span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
-    return Trace(format="rocpd", host=host, path=path, size_bytes=size, h=h, devices=devs,
-                 num_events=int(len(h) + sum(len(d) for d in devs)), span_ps=span, viewer_zero_ps=0,
-                 time_base=TIME_BASE, notes=notes, ranges=ranges,
-                 framework_hint=framework_shown(h.names, [x for d in devs for x in d.names]))
+    return trace_of("rocpd", host, path, size, h, devs, notes, ranges, TIME_BASE)
 
 
 def _agents(schema: tb.Schema, table: str) -> dict[int, tuple[int, DeviceInfo | None]]:

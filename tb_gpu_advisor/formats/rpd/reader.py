@@ -43,10 +43,9 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges
+from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.formats.staging import pageable_by_staging
-from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, Trace
@@ -289,14 +288,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     if devs:
         notes.append("rocmProfileData records no GPU model: each GPU is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")
-    span_parts = [(int(h.start.min()), int(h.end.max()))] if len(h) else []
-    span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
-    span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
-    kernel_names = [n for d in devs for n in d.names]
-    return Trace(format="rpd", host=host, path=path, size_bytes=size, h=h, devices=devs,
-                 num_events=int(len(h) + sum(len(d) for d in devs)), span_ps=span, viewer_zero_ps=0,
-                 time_base=TIME_BASE, notes=notes, ranges=ranges,
-                 framework_hint=framework_shown(h.names, kernel_names))
+    return trace_of("rpd", host, path, size, h, devs, notes, ranges, TIME_BASE)
 
 
 def _by_api(table: dict[str, np.ndarray], op_api: np.ndarray, col: str) -> np.ndarray:

@@ -100,6 +100,6 @@ def legend() -> dict[str, Any]:
         "groups": [{**g, "categories": list(GROUPS[g["id"]])} for g in _named(GROUPS, GROUP_LABELS)],
         "memory": _named(MEMORY_CATEGORIES, MEMORY_LABELS),
         "settings": [s.as_dict() for s in settings_spec()],
-        # a saving under this share of the step is written "<0.5%", on the tab as in the CLI (render._saving_text)
+        # a saving under this share of the step is written "<0.5%", on the tab as in the CLI (render.saving_text)
         "min_saving_share": T("report.min_saving_share"),
     }

@@ -35,7 +35,7 @@ _SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢
 # --------------------------------------------------------------------------- shared bits
 
 
-def _saving_text(f: Finding, one: bool = False) -> str:
+def saving_text(f: Finding, one: bool = False) -> str:
     """What a finding saves, per step -- or, where its host kept one step (``one``: ``verdict.one_step``), of that
     step, as the finding's own words say (``rules.base.Ctx.of_step``)."""
     s = f.saving
@@ -73,7 +73,7 @@ def _hosts_text(f: Finding) -> str:
     return f"on {len(hosts)} host{'s' if len(hosts) != 1 else ''}: {', '.join(hosts)}"
 
 
-def _threshold(m) -> str:  # noqa: ANN001 - a report_schema.Metric
+def threshold_text(m) -> str:  # noqa: ANN001 - a report_schema.Metric
     """A metric's threshold in the metric's own unit (shares as percentages, like the value)."""
     return pct(m.threshold) if m.unit == "share" else f"{m.threshold:g}"
 
@@ -238,7 +238,7 @@ def memory_notes(report: Report) -> list[str]:
     return out
 
 
-def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
+def gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
     return [[f"GPU{g.gpu}", g.name or "-", g.compute_capability or "-", _num(g.step_ms), _pct(g.busy_share),
              _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
 
@@ -281,7 +281,7 @@ def rank_cells(t: Table) -> list[list[str]]:
     return [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
 
 
-def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
+def name_cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
     return [[str(r[0])] + c[1:] for r, c in zip(t.rows, _rows(t.columns, t.rows))]
 
 
@@ -321,7 +321,7 @@ def table_text(columns: Sequence[Any], rows: Sequence[Sequence[Any]]) -> tuple[l
 
 
 def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
-    return None if h.communication is None else _cells(h.communication)
+    return None if h.communication is None else name_cells(h.communication)
 
 
 def _communication_note(h) -> str:  # noqa: ANN001 - a HostReport
@@ -376,7 +376,7 @@ def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int,
     """One finding, ``i``-th: its title, saving and scope, summary, assumption, fixes, evidence and trace window
     (``one``: its host kept one step)."""
     out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
-    sav = _saving_text(f, one)
+    sav = saving_text(f, one)
     conf = confidence_text(f)
     out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
                                    if x))
@@ -426,7 +426,7 @@ def _text_numbers(report: Report, shown: list[Finding]) -> list[str]:
         out.append("")
     if report.collectives is not None:
         out.extend(_wrap(report.collectives.title, WIDTH, subsequent_indent="  "))
-        out.extend("  " + line for line in text_table(report.collectives.columns, _cells(report.collectives)))
+        out.extend("  " + line for line in text_table(report.collectives.columns, name_cells(report.collectives)))
         out.append("")
     mem = memory_rows(report)
     if mem:
@@ -444,7 +444,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     out: list[str] = []
     if h.gpus:
         out.append(f"GPUs on {h.host}")
-        out.extend("  " + line for line in text_table(GPU_COLS, _gpu_rows(h.gpus)))
+        out.extend("  " + line for line in text_table(GPU_COLS, gpu_rows(h.gpus)))
         out.append("")
     comm = _communication(h)
     if comm:
@@ -644,13 +644,13 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
     The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
-    saving = f" · {_html(_saving_text(f, one))}" if _saving_text(f, one) else ""
-    conf = f" · {_html(confidence_text(f))}" if confidence_text(f) else ""
+    saving = f" · {_html(sav)}" if (sav := saving_text(f, one)) else ""
+    conf = f" · {_html(ct)}" if (ct := confidence_text(f)) else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
            f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}{conf}</summary>", "",
            md_inline(f.summary), ""]
     if f.metric is not None:
-        thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
+        thr = "" if f.metric.threshold is None else f" (threshold {threshold_text(f.metric)})"
         src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
         out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
     if f.saving is not None:
@@ -725,7 +725,7 @@ def _md_finding_table(shown: list[Finding], cut: int) -> list[str]:
         out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
                           (f"{ms(f.saving.ms_per_step)} ({saving_share(f.saving)})" if f.saving
-                           else _saving_text(f) or "—"),
+                           else saving_text(f) or "—"),
                           f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
@@ -754,7 +754,7 @@ def _md_numbers(report: Report, shown: list[Finding]) -> list[str]:
     if report.collectives is not None:
         out.append(f"### {report.collectives.title}")
         out.append("")
-        out += md_table(report.collectives.columns, _cells(report.collectives))
+        out += md_table(report.collectives.columns, name_cells(report.collectives))
         out.append("")
     mem = memory_rows(report)
     if mem:
@@ -770,7 +770,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         out.append(f"### GPUs on {md_code(h.host)}")
         out.append("")
-        out += md_table(GPU_COLS, _gpu_rows(h.gpus))
+        out += md_table(GPU_COLS, gpu_rows(h.gpus))
         out.append("")
     comm = _communication(h)
     if comm:

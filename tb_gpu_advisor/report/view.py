@@ -34,13 +34,13 @@ def table_cells(t: Table | None) -> dict[str, list]:
 
 def _finding(report: Report, f: Finding) -> dict[str, Any]:
     one = one_step(report, f)
-    saving = render._saving_text(f, one) if f.saving is not None else ""
+    saving = render.saving_text(f, one) if f.saving is not None else ""
     return {
         "saving": saving,  # "saves ~12.4 ms/step (31% of step)", as the text report's finding line
         "saving_value": saving.removeprefix("saves ~"),
         "frees": f"frees ~{gb(f.saving_bytes)}" if f.saving_bytes else "",
         "freed": gb(f.saving_bytes) if f.saving_bytes else "",
-        "threshold": render._threshold(f.metric) if f.metric is not None and f.metric.threshold is not None else "",
+        "threshold": render.threshold_text(f.metric) if f.metric is not None and f.metric.threshold is not None else "",
         "evidence": [table_cells(t) for t in f.evidence],
         "windows": [render.window_span(w) for w in f.windows],
     }
@@ -147,8 +147,8 @@ def _host(h: HostReport) -> dict[str, Any]:
         # the roofline as the text report lists it (its columns, its digits), every row
         "roofline": {"columns": list(render.ROOF_COLS), "rows": render.roofline_rows(h, n=None)},
         "roof": _roof(h),
-        # the GPUs as the text report's table of them (``render._gpu_rows``): the per-GPU chart's values
-        "gpus_table": {"columns": list(render.GPU_COLS), "rows": render._gpu_rows(h.gpus)},
+        # the GPUs as the text report's table of them (``render.gpu_rows``): the per-GPU chart's values
+        "gpus_table": {"columns": list(render.GPU_COLS), "rows": render.gpu_rows(h.gpus)},
         "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory) if g.memory else None} for g in h.gpus],
         "steps": _steps(h),
         "panels": _panels(h),
@@ -160,12 +160,12 @@ def display(report: Report) -> dict[str, Any]:
     rv = render.ranks_view(report)
     return {
         "achievable": render.achievable_text(report),
-        "cards": [{"threshold": render._threshold(m) if m.threshold is not None else ""} for m in report.headline],
+        "cards": [{"threshold": render.threshold_text(m) if m.threshold is not None else ""} for m in report.headline],
         "findings": [_finding(report, f) for f in report.findings],
         "memory": {"columns": list(render.MEMORY_COLS), "rows": render.memory_rows(report),
                    "notes": render.memory_notes(report)},
         "ranks": render.rank_cells(report.ranks) if rv is not None else [],
-        "collectives": render._cells(report.collectives) if report.collectives is not None else [],
+        "collectives": render.name_cells(report.collectives) if report.collectives is not None else [],
         "hosts": [_host(h) for h in report.hosts],
     }
 

@@ -160,7 +160,7 @@ def test_the_served_report_carries_its_display():
     doc = json.loads(poll_report(client, f"{PREFIX}/report?{query}").get_data(as_text=True))
     r = rs.Report.from_dict(doc)
     assert doc["display"]["achievable"] == render.achievable_text(r)
-    assert [f["saving"] for f in doc["display"]["findings"]] == [render._saving_text(f) if f.saving else "" for f in r.findings]
+    assert [f["saving"] for f in doc["display"]["findings"]] == [render.saving_text(f) if f.saving else "" for f in r.findings]
 
 
 def test_a_column_of_sub_ms_times_reads_in_us_on_every_surface():

@@ -7,7 +7,8 @@ fp16 and bf16 (MI100 on), so "not on Tensor Cores" means "not an MFMA kernel" he
 
 Kernel libraries: rocBLAS / hipBLASLt GEMMs come from Tensile, named ``Cijk_<A>_<B>_<types>_..._MT..._MI<m>x<n>x<k>``
 (``MI``: the MFMA instruction tile; the first letter of ``<types>`` the input type); Composable Kernel (``ck::``,
-``ck_tile::``, ``*_xdl*``) and MIOpen (``igemm_*_gtcx*``, ``naive_conv``, ``MIOpen``) convolutions; RCCL collectives keep
+``ck_tile::``, ``*_xdl*``) GEMMs and convolutions and MIOpen's convolutions (``igemm_*_gtcx*``, ``naive_conv``,
+``MIOpenConv*``) -- both libraries also ship normalization, pooling and element-wise kernels, which are none; RCCL collectives keep
 NCCL's kernel names (``ncclDevKernel_Generic``).
 """
 
@@ -32,8 +33,17 @@ _ARCH_BY_CC = {(9, 5): "gfx950", (9, 4): "gfx942", (9, 0): "gfx90a"}
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
 _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)", re.I)
-_GEMM = re.compile(r"^Cijk_|\bck::tensor_operation|ck_tile::|kernel_gemm|gemm_xdl|igemm_|naive_conv|MIOpen|miopen|"
-                   r"conv_fwd|conv_bwd|grouped_conv", re.I)
+#: A matmul/convolution by what its name says the kernel does, never by its library alone: MIOpen and Composable Kernel
+#: also ship batch norm (``MIOpenBatchNormFwdTrainSpatial``), pooling, activations (``MIOpenNeuronFwd``), softmax and
+#: tensor ops, and a ``ck_tile::`` type may sit in any kernel's template arguments.  Tensile GEMMs (``Cijk_``); any
+#: GEMM (``kernel_gemm_xdl_...``, ``ck_tile::BatchedGemmKernel``, MIOpen's ``igemm_fwd_gtcx3_...``) but FBGEMM's;
+#: CK's XDLOPS kernels (``_xdl_``, ``xdlops``: built around MFMA GEMM tiles); fused attention (``FmhaFwdKernel``) and
+#: kernels that name the MFMA instruction they run (vLLM's ``paged_attention_ll4mi_QKV_mfma16_kernel``); convolutions:
+#: CK's and MIOpen's by direction (``conv_fwd``, ``naive_conv_...``, ``grouped_conv``), MIOpen's OpenCL and assembly
+#: solvers (``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``, ``miopenGcnAsmConv1x1U``,
+#: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.
+_GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd|conv_wrw|grouped_conv|naive_conv|"
+                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd", re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
 #: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
@@ -236,7 +246,8 @@ def matrix_core_one(name: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel or MIOpen."""
+    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel or MIOpen, by what its name says
+    it computes (``_GEMM``): MIOpen's batch norm is MIOpen's, and no convolution."""
     return bool(_GEMM.search(head(name)))
 
 

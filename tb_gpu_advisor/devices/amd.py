@@ -29,6 +29,31 @@ _DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
 _ARCH_BY_NAME = (("MI355", "gfx950"), ("MI350", "gfx950"), ("MI325", "gfx942"), ("MI300", "gfx942"),
                  ("MI250", "gfx90a"), ("MI210", "gfx90a"), ("MI200", "gfx90a"), ("MI100", "gfx908"))
 _ARCH_BY_CC = {(9, 5): "gfx950", (9, 4): "gfx942", (9, 0): "gfx90a"}
+#: A GFX architecture id as rocminfo's agent ``Name`` gives it (``gfx950``, ``gfx90a``, ``gfx1151``): the major version,
+#: then one hex digit each of minor version and stepping (LLVM's AMDGPU processor names).
+_GFX = re.compile(r"\bgfx(\d{1,2})([0-9a-f])([0-9a-f])\b", re.I)
+#: Names that say the vendor and nothing more (ROCm's ``AMD Radeon Graphics`` for an Instinct board, XPlane's
+#: ``AMD``), with the architecture a reader added from the capture where it records one (``... (gfx950)``).
+GENERIC_NAME = re.compile(r"\s*(?:AMD|Advanced Micro Devices(?:, Inc\.)?|(?:AMD )?Radeon Graphics)?\s*(?:\(gfx[0-9a-f]+\))?\s*",
+                          re.I)
+
+
+def named_generically(name: str | None) -> bool:
+    """The device's name says the vendor and at most its architecture, no model (``AMD Radeon Graphics``)."""
+    return bool(GENERIC_NAME.fullmatch(name or ""))
+
+
+def gfx_id(text: str | None) -> str | None:
+    """The GFX architecture id a text holds (rocminfo's agent ``Name`` ``gfx950``), lower case; None where none."""
+    m = _GFX.search(text or "")
+    return m.group(0).lower() if m else None
+
+
+def gfx_compute_capability(gfx: str | None) -> tuple[int, int] | None:
+    """The (major, minor) ROCm reports as ``computeMajor``/``computeMinor`` for a GFX id (``gfx950`` -> (9, 5),
+    ``gfx90a`` -> (9, 0)); None for no id."""
+    m = _GFX.search(gfx or "")
+    return (int(m.group(1)), int(m.group(2), 16)) if m else None
 
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
@@ -198,10 +223,14 @@ def is_device(name: str | None) -> bool:
 
 
 def arch(name: str | None, cc: str | float | None) -> str | None:
-    """The GFX architecture (``gfx942``) of an AMD GPU, by product name, else by its reported major.minor."""
+    """The GFX architecture (``gfx942``) of an AMD GPU, by product name, else by the GFX id its name carries (a
+    generic name a reader completed from rocminfo: ``AMD Radeon Graphics (gfx950)``), else by its reported
+    major.minor."""
     for product, gfx in _ARCH_BY_NAME:
         if product in (name or "").upper():
             return gfx
+    if gfx_id(name):
+        return gfx_id(name)
     try:
         major, _, minor = str(cc).partition(".")
         return _ARCH_BY_CC.get((int(major), int(minor or 0)))

@@ -49,12 +49,6 @@ def gfx_id(text: str | None) -> str | None:
     return m.group(0).lower() if m else None
 
 
-def gfx_compute_capability(gfx: str | None) -> tuple[int, int] | None:
-    """The (major, minor) ROCm reports as ``computeMajor``/``computeMinor`` for a GFX id (``gfx950`` -> (9, 5),
-    ``gfx90a`` -> (9, 0)); None for no id."""
-    m = _GFX.search(gfx or "")
-    return (int(m.group(1)), int(m.group(2), 16)) if m else None
-
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
 _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)", re.I)

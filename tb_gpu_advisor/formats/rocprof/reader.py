@@ -172,7 +172,7 @@ def _arg(args: str, name: str) -> int:
 
 def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None, dict[int, str]]:
     """rocminfo's GPU agents by node id, the one model every GPU agent shares (None where they differ), and each
-    agent's GFX id (its ``Name``: ``gfx950``), which also gives its compute capability as ROCm reports it."""
+    agent's GFX id (its ``Name``: ``gfx950``)."""
     agents: dict[str, dict[str, str]] = {}
     for key, value in other.items():
         head, dot, field = str(key).partition(".")
@@ -189,8 +189,7 @@ def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None, 
         node = _int(a.get("Node"))
         if gfx:
             gfx_by_node[node] = gfx
-        by_node[node] = DeviceInfo(name=_with_arch(name, gfx) or GPU_NAME, sm_count=units or None,
-                                   compute_capability=amd.gfx_compute_capability(gfx))
+        by_node[node] = DeviceInfo(name=_with_arch(name, gfx) or GPU_NAME, sm_count=units or None)
     shared = {(i.name, i.sm_count) for i in by_node.values()}
     return by_node, (next(iter(by_node.values())) if len(shared) == 1 else None), gfx_by_node
 

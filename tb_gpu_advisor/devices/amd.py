@@ -7,7 +7,8 @@ fp16 and bf16 (MI100 on), so "not on Tensor Cores" means "not an MFMA kernel" he
 
 Kernel libraries: rocBLAS / hipBLASLt GEMMs come from Tensile, named ``Cijk_<A>_<B>_<types>_..._MT..._MI<m>x<n>x<k>``
 (``MI``: the MFMA instruction tile; the first letter of ``<types>`` the input type); Composable Kernel (``ck::``,
-``ck_tile::``, ``*_xdl*``) and MIOpen (``igemm_*_gtcx*``, ``naive_conv``, ``MIOpen``) convolutions; RCCL collectives keep
+``ck_tile::``, ``*_xdl*``) GEMMs and convolutions and MIOpen's convolutions (``igemm_*_gtcx*``, ``naive_conv``,
+``MIOpenConv*``) -- both libraries also ship normalization, pooling and element-wise kernels, which are none; RCCL collectives keep
 NCCL's kernel names (``ncclDevKernel_Generic``).
 """
 
@@ -28,12 +29,40 @@ _DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
 _ARCH_BY_NAME = (("MI355", "gfx950"), ("MI350", "gfx950"), ("MI325", "gfx942"), ("MI300", "gfx942"),
                  ("MI250", "gfx90a"), ("MI210", "gfx90a"), ("MI200", "gfx90a"), ("MI100", "gfx908"))
 _ARCH_BY_CC = {(9, 5): "gfx950", (9, 4): "gfx942", (9, 0): "gfx90a"}
+#: A GFX architecture id as rocminfo's agent ``Name`` gives it (``gfx950``, ``gfx90a``, ``gfx1151``): the major version,
+#: then one hex digit each of minor version and stepping (LLVM's AMDGPU processor names).
+_GFX = re.compile(r"\bgfx(\d{1,2})([0-9a-f])([0-9a-f])\b", re.I)
+#: Names that say the vendor and nothing more (ROCm's ``AMD Radeon Graphics`` for an Instinct board, XPlane's
+#: ``AMD``), with the architecture a reader added from the capture where it records one (``... (gfx950)``).
+GENERIC_NAME = re.compile(r"\s*(?:AMD|Advanced Micro Devices(?:, Inc\.)?|(?:AMD )?Radeon Graphics)?\s*(?:\(gfx[0-9a-f]+\))?\s*",
+                          re.I)
+
+
+def named_generically(name: str | None) -> bool:
+    """The device's name says the vendor and at most its architecture, no model (``AMD Radeon Graphics``)."""
+    return bool(GENERIC_NAME.fullmatch(name or ""))
+
+
+def gfx_id(text: str | None) -> str | None:
+    """The GFX architecture id a text holds (rocminfo's agent ``Name`` ``gfx950``), lower case; None where none."""
+    m = _GFX.search(text or "")
+    return m.group(0).lower() if m else None
+
 
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
 _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)", re.I)
-_GEMM = re.compile(r"^Cijk_|\bck::tensor_operation|ck_tile::|kernel_gemm|gemm_xdl|igemm_|naive_conv|MIOpen|miopen|"
-                   r"conv_fwd|conv_bwd|grouped_conv", re.I)
+#: A matmul/convolution by what its name says the kernel does, never by its library alone: MIOpen and Composable Kernel
+#: also ship batch norm (``MIOpenBatchNormFwdTrainSpatial``), pooling, activations (``MIOpenNeuronFwd``), softmax and
+#: tensor ops, and a ``ck_tile::`` type may sit in any kernel's template arguments.  Tensile GEMMs (``Cijk_``); any
+#: GEMM (``kernel_gemm_xdl_...``, ``ck_tile::BatchedGemmKernel``, MIOpen's ``igemm_fwd_gtcx3_...``) but FBGEMM's;
+#: CK's XDLOPS kernels (``_xdl_``, ``xdlops``: built around MFMA GEMM tiles); fused attention (``FmhaFwdKernel``) and
+#: kernels that name the MFMA instruction they run (vLLM's ``paged_attention_ll4mi_QKV_mfma16_kernel``); convolutions:
+#: CK's and MIOpen's by direction (``conv_fwd``, ``naive_conv_...``, ``grouped_conv``), MIOpen's OpenCL and assembly
+#: solvers (``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``, ``miopenGcnAsmConv1x1U``,
+#: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.
+_GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd|conv_wrw|grouped_conv|naive_conv|"
+                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd", re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
 #: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
@@ -188,10 +217,14 @@ def is_device(name: str | None) -> bool:
 
 
 def arch(name: str | None, cc: str | float | None) -> str | None:
-    """The GFX architecture (``gfx942``) of an AMD GPU, by product name, else by its reported major.minor."""
+    """The GFX architecture (``gfx942``) of an AMD GPU, by product name, else by the GFX id its name carries (a
+    generic name a reader completed from rocminfo: ``AMD Radeon Graphics (gfx950)``), else by its reported
+    major.minor."""
     for product, gfx in _ARCH_BY_NAME:
         if product in (name or "").upper():
             return gfx
+    if gfx_id(name):
+        return gfx_id(name)
     try:
         major, _, minor = str(cc).partition(".")
         return _ARCH_BY_CC.get((int(major), int(minor or 0)))
@@ -236,7 +269,8 @@ def matrix_core_one(name: str) -> bool:
 
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel or MIOpen."""
+    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel or MIOpen, by what its name says
+    it computes (``_GEMM``): MIOpen's batch norm is MIOpen's, and no convolution."""
     return bool(_GEMM.search(head(name)))
 
 

@@ -124,12 +124,29 @@ _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
 #: list's ``float const*`` are scales and the fp32 reduction buffer, not the math (16-bit MMA): their precision is
 #: read from the template arguments only (:func:`precision_one`).
 _MARLIN = re.compile(r"(?<![a-z0-9_])marlin(?:_24)?<", re.I)
+#: TensorRT-LLM's trtllm-gen GEMMs (its MoE FC1/FC2 and dense GEMMs, also run by SGLang and FlashInfer):
+#: ``bmm_`` (batched) or ``gemm_``, then the output type, the A and B input types and the accumulator type, then the CTA
+#: tile ``t<M>x<N>x<K>`` -- ``bmm_Bfloat16_E4m3E4m3_Fp32_t128x16x128u2_s6_et64x16_m64x16x32_..._sm100f`` -- and the MMA
+#: instruction's shape ``m<M>x<N>x<K>`` (tcgen05 on Blackwell).  A name of this shape says it is a Tensor Core GEMM,
+#: whose inputs are its *second* field (the first is its output: an fp8 GEMM writing bf16).  Linear: anchored at the start.
+_TRTLLM_TYPE = r"(?:Mx)?[A-Z][a-z]*\d+(?:m\d)?"
+_TRTLLM_GEN = re.compile(rf"^(?:bmm|gemm)_({_TRTLLM_TYPE})_({_TRTLLM_TYPE})(?:{_TRTLLM_TYPE})?_{_TRTLLM_TYPE}_t\d+x\d+x\d+")
+#: trtllm-gen's input types -> precision codes (4- and 6-bit types have no code: the generic words decide).
+_TRTLLM_INPUT = {"Bfloat16": P_BF16, "Fp16": P_FP16, "Fp32": P_FP32, "E4m3": P_FP8, "E5m2": P_FP8, "MxE4m3": P_FP8,
+                 "Int8": P_INT8}
+
+
+def trtllm_gen_one(name: str) -> bool:
+    """A trtllm-gen GEMM by its name's shape (``_TRTLLM_GEN``)."""
+    return bool(_TRTLLM_GEN.match(name))
 
 
 @lru_cache(maxsize=65536)
 def tensor_core_one(name: str) -> bool:
     """The kernel uses Tensor Cores, by name (a Tensor Core family, not a CUDA-core variant of one)."""
     name = head(name)
+    if _TRTLLM_GEN.match(name):
+        return True
     if not _TC_RE.search(name):
         return False
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
@@ -172,6 +189,9 @@ def precision_one(name: str) -> int:
     alarms on bf16 JAX captures.
     """
     name = head(name)
+    gen = _TRTLLM_GEN.match(name)
+    if gen and gen.group(2) in _TRTLLM_INPUT:
+        return _TRTLLM_INPUT[gen.group(2)]
     if _MARLIN.search(name):
         name = name.split(">(", 1)[0]
     for pattern, precision in _NAMED_PRECISIONS:
@@ -363,7 +383,8 @@ def copy_direction(name: str) -> str | None:
 #: and fused attention.  ``convert`` fusions are not convolutions.
 #: ``gemm`` but not inside ``fbgemm`` (FBGEMM's embedding kernels carry ``fbgemm_gpu::`` template arguments and are
 #: no GEMMs); cuDNN convolutions by their engine names (``volta_scudnn_*``, ``dgrad_engine``, ``wgrad_alg0_engine``,
-#: the Winograd transforms); Marlin's mixed-input GEMMs (``_MARLIN``).
+#: the Winograd transforms); Marlin's mixed-input GEMMs (``_MARLIN``); trtllm-gen's batched GEMMs (``_TRTLLM_GEN``:
+#: ``bmm_Bfloat16_...`` says no ``gemm``).
 _GEMM_KERNEL = re.compile(r"(?<!fb)gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|"
                           r"conv3d|_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha|[shdi]cudnn_|"
                           r"winograd|" + _MARLIN.pattern, re.I)
@@ -401,7 +422,7 @@ def gradient_kernel_one(name: str) -> bool:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
     name = head(name)
-    gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower())
+    gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower()) or bool(_TRTLLM_GEN.match(name))
     return gemm and not collectives.is_collective(name)
 
 

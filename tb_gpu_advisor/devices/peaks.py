@@ -259,8 +259,6 @@ MODELS: tuple[Model, ...] = (
           1.2288 * _TB, "AMD Instinct MI100 datasheet", sm_count=120, boost_hz=1502e6),
 )
 
-#: Names that say the vendor and nothing more (ROCm, XPlane's ``device_vendor``).
-_GENERIC = re.compile(r"\s*(?:AMD|Advanced Micro Devices(?:, Inc\.)?|(?:AMD )?Radeon Graphics)?\s*", re.I)
 
 
 def cpu_peak_flops(precision: int) -> float:
@@ -375,7 +373,7 @@ def _match(name: str | None, cc: tuple[int, int] | None, sm_count: int | None, c
         if named is not None:
             return named, ""
         return _choose(family, sm_count, clock_hz, measured, key, "the name does not say the variant", memory_bytes)
-    if amd.is_device(name) and _GENERIC.fullmatch(name or ""):
+    if amd.is_device(name) and amd.named_generically(name):
         arch = amd.arch(name, _cc_text(cc))
         gen = AMD_GENERATION.get(arch or "")
         same = [m for m in MODELS if sm_count is not None and m.generation == gen and m.sm_count == sm_count]

@@ -362,8 +362,10 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
 
     Candidates are every element-wise kernel where no fusing compiler ran, and, where one did (JAX, TF with XLA),
     only the kernels of ops dispatched one by one (:attr:`GpuCtx.eager`): a compiled program has fused what it
-    could.  A chain breaks at any other kernel on its stream and at a gap while the host was blocked in a
-    runtime call (a sync, a copy): fusion does not remove a sync.  Per chain: its kernel time, the time of its
+    could.  A chain breaks at any other kernel on its stream, at a gap while the host was blocked in a
+    runtime call (a sync, a copy): fusion does not remove a sync, and at a gap longer than a launch
+    (``launch.small_kernel_us``) and than the kernels on either side of it: a chain runs back to back, and the
+    host's other work between kernels milliseconds apart is no launch a fused kernel saves.  Per chain: its kernel time, the time of its
     longest kernel in each occurrence (a fused chain still moves the largest operand once), and the GPU idle
     between its kernels.  Chains end at step boundaries.
     """
@@ -447,6 +449,14 @@ def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, bl
         jj = np.clip(j, 0, blocked[0].size - 1)
         brk[1:] |= (j < blocked[0].size) & (blocked[0][jj] < st[1:])
         del j, jj
+    if sel.size > 1:
+        # ... and where the GPU sat idle longer than a launch takes and longer than either kernel beside the gap: a
+        # chain to fuse runs back to back (the idle between its kernels is the launches'); kernels milliseconds
+        # apart have the host's other work between them, which no fused kernel removes (h37-kernames: aiter's
+        # MXFP4 benchmark set-up, random-number and cast kernels of 0.04-1.2 ms 10.6 and 13.7 ms apart)
+        idle = st[1:] - en[:-1]
+        brk[1:] |= (idle > T("launch.small_kernel_us") * PS_PER_US) & (idle > np.maximum(en[:-1] - st[:-1], en[1:] - st[1:]))
+        del idle
     c8 = cand.astype(np.int8)
     edges = np.diff(np.concatenate([[0], c8, [0]]))
     del c8

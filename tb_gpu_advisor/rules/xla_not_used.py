@@ -1,7 +1,8 @@
 """§1.3 / §1.2.3 No fusing compiler, although chains of element-wise kernels could be fused.
 
 Metric: the step time fusing the recurring chains of at least ``xla.min_chain_length`` element-wise kernels
-would save, per step and GPU, as a share of step, in captures with no XLA (or torch.compile) evidence.
+would save, per step and GPU, as a share of step, in captures with no XLA (or torch.compile) evidence.  A chain runs
+back to back: a gap longer than a launch (``launch.small_kernel_us``) and than the kernels beside it ends it.
 Graded on the saving rather than on the chains' time: a healthy eager model has short chains whose fusion
 saves little.  Never critical: the guide calls XLA optional.
 Saving: each chain fused takes about as long as its longest kernel (:mod:`tb_gpu_advisor.rules._fusion`); the
@@ -19,7 +20,8 @@ ID = "xla_not_used"
 
 
 @rule(ID, "§1.3", "XLA is off: chains of element-wise kernels could be fused",
-      thresholds=("xla_not_used.info", "xla_not_used.warning", "xla.min_chain_length"), ceiling="warning")
+      thresholds=("xla_not_used.info", "xla_not_used.warning", "xla.min_chain_length", "launch.small_kernel_us"),
+      ceiling="warning")
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     f = m.fusion

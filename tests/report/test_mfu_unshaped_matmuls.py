@@ -68,4 +68,4 @@ def test_no_matmul_said_beside_matmul_kernels_is_caught():
     main = dataclasses.replace(card, meaning="no matmul, convolution or attention op is recorded in the trace")
     bad = dataclasses.replace(h, headline=[main if c.id == "mfu" else c for c in h.headline])
     (v,) = mfu_kernels_problems(h.host, bad)
-    assert v.startswith("mfu-kernels: ") and "193 matmul/conv kernels per step" in v
+    assert v.startswith("mfu-kernels: ") and "289 matmul/conv kernels per step" in v  # 193 before trtllm-gen's bmm_ GEMMs counted (h37-kernames)

@@ -46,6 +46,7 @@ import re
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip, max_profile_bytes
 from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
@@ -169,23 +170,36 @@ def _arg(args: str, name: str) -> int:
     return int(m.group(1)) if m else -1
 
 
-def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None]:
-    """rocminfo's GPU agents by node id, and the one model every GPU agent shares (None where they differ)."""
+def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None, dict[int, str]]:
+    """rocminfo's GPU agents by node id, the one model every GPU agent shares (None where they differ), and each
+    agent's GFX id (its ``Name``: ``gfx950``)."""
     agents: dict[str, dict[str, str]] = {}
     for key, value in other.items():
         head, dot, field = str(key).partition(".")
         if dot and head.startswith("Agent") and "." not in field:
             agents.setdefault(head, {})[field] = str(value)
     by_node: dict[int, DeviceInfo] = {}
+    gfx_by_node: dict[int, str] = {}
     for a in agents.values():
         if a.get("DeviceType") != "GPU":
             continue
         name = _with_vendor(_spaced(a.get("MarketingName") or a.get("Name") or ""), a.get("VendorName", ""))
         units = _int(re.sub(r"\(.*", "", a.get("ComputeUnit", "")), 0)
-        info = DeviceInfo(name=name or GPU_NAME, sm_count=units or None)
-        by_node[_int(a.get("Node"))] = info
+        gfx = amd.gfx_id(a.get("Name"))
+        node = _int(a.get("Node"))
+        if gfx:
+            gfx_by_node[node] = gfx
+        by_node[node] = DeviceInfo(name=_with_arch(name, gfx) or GPU_NAME, sm_count=units or None)
     shared = {(i.name, i.sm_count) for i in by_node.values()}
-    return by_node, (next(iter(by_node.values())) if len(shared) == 1 else None)
+    return by_node, (next(iter(by_node.values())) if len(shared) == 1 else None), gfx_by_node
+
+
+def _with_arch(name: str, gfx: str | None) -> str:
+    """A marketing name that says only the vendor (``AMD Radeon Graphics``: ROCm's name for some Instinct boards) with
+    the agent's GFX id after it (``AMD Radeon Graphics (gfx950)``): the architecture the capture records, which tells
+    the generation and, with the CU count, the table's models of it (``devices.peaks``) -- never a model it does not
+    name."""
+    return f"{name} ({gfx})" if name and gfx and amd.named_generically(name) else name
 
 
 #: How much of the sibling ``<name>.sysinfo.txt`` is read (rocminfo of an 8-GPU node: ~70 kB).
@@ -372,10 +386,10 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     own = (blocks < 0) & (grd > 0) & (wgr > 0)
     blocks[own] = -(-grd[own] // wgr[own])
     threads[own] = wgr[own]
-    models, shared = _gpu_models(other)
+    models, shared, gfx_by_node = _gpu_models(other)
     for node, spelled in _sysinfo_names(path).items():  # rocminfo's own spelling, where rocprof kept it beside
         if node in models:
-            models[node] = dataclasses.replace(models[node], name=spelled)
+            models[node] = dataclasses.replace(models[node], name=_with_arch(spelled, gfx_by_node.get(node)))
     if shared is not None and len({i.name for i in models.values()}) == 1:
         shared = next(iter(models.values()))
     streams = np.array([o[1] for o in ops], np.int64)

@@ -1,0 +1,55 @@
+"""rocprofv3's CSV files (``--output-format csv``; issue #37) in a logdir: told by their headers, never their names, and
+the files of one run -- one folder, one prefix -- listed as one capture (main: no format claimed a CSV, so a folder of
+them was "no profiles").  Built with ``synthetic/rocprofv3csv.py`` (the writer's headers)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthetic import rocprofv3csv
+from tb_gpu_advisor.discover.logdir import discover, locate_file, skipped
+from tests.report.test_rocprof_reports import CUDA_WORDS, _text
+from tests.support.cli_report import cli_report
+
+STEPS = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
+
+
+def test_two_runs_in_one_folder_are_two_captures_of_their_own_files(tmp_path: Path):
+    run = tmp_path / "logdir" / "job"
+    rocprofv3csv.write(str(run), STEPS, prefix="4242")
+    rocprofv3csv.write(str(run), STEPS[:2], prefix="5151", layout="old")
+    (run / "results.stats.csv").write_text('"Name","Calls","TotalDurationNs"\n"k",1,2\n')  # another tool's CSV
+    sessions = discover(str(tmp_path / "logdir"))
+    hosts = sorted((h for s in sessions for h in s.hosts), key=lambda h: h.host)
+    assert [(h.host, h.format) for h in hosts] == [("4242", "rocprofv3-csv"), ("5151", "rocprofv3-csv")]
+    assert {Path(f.path).name for f in hosts[0].ranks} == {f"4242_{k}.csv" for k in (
+        "kernel_trace", "hip_api_trace", "memory_copy_trace", "marker_api_trace", "agent_info")}
+    assert all(Path(f.path).name.startswith("5151_") for f in hosts[1].ranks)
+    assert Path(hosts[0].path).name == "4242_kernel_trace.csv"  # the capture's own file first
+    assert any(p.endswith("results.stats.csv") and "none of rocprofv3's" in why
+               for p, why in skipped(str(tmp_path / "logdir")))
+
+
+def test_agent_info_alone_and_other_tools_csvs_are_no_capture(tmp_path: Path):
+    """Control: what rocprofv3 writes with no trace (agent info only) and a CSV of another tool list nothing."""
+    rocprofv3csv.write(str(tmp_path / "full"), STEPS)
+    lone = tmp_path / "logdir" / "job"
+    lone.mkdir(parents=True)
+    (lone / "9_agent_info.csv").write_bytes((tmp_path / "full" / "4242_agent_info.csv").read_bytes())
+    (lone / "metrics.csv").write_text("step,loss\n1,0.5\n")
+    assert discover(str(tmp_path / "logdir")) == []
+
+
+def test_any_file_of_a_run_given_alone_reports_the_whole_run(tmp_path: Path):
+    """``report 4242_hip_api_trace.csv``: the capture it belongs to, its kernels launched by its calls, stepped by its
+    roctx ranges, in rocprofv3's words."""
+    truth = rocprofv3csv.write(str(tmp_path / "job"), STEPS, gap_ms=1.0)
+    found = locate_file(str(tmp_path / "job" / "4242_hip_api_trace.csv"))
+    assert found is not None and len(found[2].ranks) == 5
+    report = cli_report(tmp_path / "job" / "4242_hip_api_trace.csv")
+    host = report["hosts"][0]
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    assert [g["name"] for g in host["gpus"]] == ["AMD Instinct MI300X"]
+    steps = host["steps"]
+    assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))

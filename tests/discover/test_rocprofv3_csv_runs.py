@@ -7,9 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from synthetic import rocprofv3csv
-from tb_gpu_advisor.discover.logdir import discover, locate_file, skipped
-from tests.report.test_rocprof_reports import CUDA_WORDS, _text
-from tests.support.cli_report import cli_report
+from tb_gpu_advisor.discover.logdir import discover, skipped
 
 STEPS = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
 
@@ -38,18 +36,3 @@ def test_agent_info_alone_and_other_tools_csvs_are_no_capture(tmp_path: Path):
     (lone / "9_agent_info.csv").write_bytes((tmp_path / "full" / "4242_agent_info.csv").read_bytes())
     (lone / "metrics.csv").write_text("step,loss\n1,0.5\n")
     assert discover(str(tmp_path / "logdir")) == []
-
-
-def test_any_file_of_a_run_given_alone_reports_the_whole_run(tmp_path: Path):
-    """``report 4242_hip_api_trace.csv``: the capture it belongs to, its kernels launched by its calls, stepped by its
-    roctx ranges, in rocprofv3's words."""
-    truth = rocprofv3csv.write(str(tmp_path / "job"), STEPS, gap_ms=1.0)
-    found = locate_file(str(tmp_path / "job" / "4242_hip_api_trace.csv"))
-    assert found is not None and len(found[2].ranks) == 5
-    report = cli_report(tmp_path / "job" / "4242_hip_api_trace.csv")
-    host = report["hosts"][0]
-    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
-    assert [g["name"] for g in host["gpus"]] == ["AMD Instinct MI300X"]
-    steps = host["steps"]
-    assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
-    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))

@@ -1,12 +1,12 @@
 """rocprofv3's CSV files (``--output-format csv``; issue #37) in a logdir: told by their headers, never their names, and
 the files of one run -- one folder, one prefix -- listed as one capture (main: no format claimed a CSV, so a folder of
-them was "no profiles").  Built with ``synthetic/rocprofv3csv.py`` (the writer's headers)."""
+them was "no profiles").  Built with ``synthetic/rocprofv3trace.py`` (the writer's headers)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from synthetic import rocprofv3csv
+from synthetic import rocprofv3trace
 from tb_gpu_advisor.discover.logdir import discover, skipped
 
 STEPS = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
@@ -14,8 +14,8 @@ STEPS = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
 
 def test_two_runs_in_one_folder_are_two_captures_of_their_own_files(tmp_path: Path):
     run = tmp_path / "logdir" / "job"
-    rocprofv3csv.write(str(run), STEPS, prefix="4242")
-    rocprofv3csv.write(str(run), STEPS[:2], prefix="5151", layout="old")
+    rocprofv3trace.write(str(run), STEPS, prefix="4242")
+    rocprofv3trace.write(str(run), STEPS[:2], prefix="5151", layout="old")
     (run / "results.stats.csv").write_text('"Name","Calls","TotalDurationNs"\n"k",1,2\n')  # another tool's CSV
     sessions = discover(str(tmp_path / "logdir"))
     hosts = sorted((h for s in sessions for h in s.hosts), key=lambda h: h.host)
@@ -30,7 +30,7 @@ def test_two_runs_in_one_folder_are_two_captures_of_their_own_files(tmp_path: Pa
 
 def test_agent_info_alone_and_other_tools_csvs_are_no_capture(tmp_path: Path):
     """Control: what rocprofv3 writes with no trace (agent info only) and a CSV of another tool list nothing."""
-    rocprofv3csv.write(str(tmp_path / "full"), STEPS)
+    rocprofv3trace.write(str(tmp_path / "full"), STEPS)
     lone = tmp_path / "logdir" / "job"
     lone.mkdir(parents=True)
     (lone / "9_agent_info.csv").write_bytes((tmp_path / "full" / "4242_agent_info.csv").read_bytes())

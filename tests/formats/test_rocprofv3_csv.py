@@ -1,6 +1,6 @@
 """rocprofv3's CSV output (``rocprofv3 --output-format csv``: ``<pid>_kernel_trace.csv``, ``_hip_api_trace.csv``,
 ``_memory_copy_trace.csv``, ``_marker_api_trace.csv``, ``_agent_info.csv``; issue #37) read as one capture, by
-construction (``synthetic/rocprofv3csv.py``: the writer's headers, both the ROCm 6.4+ layout and the older one).  No
+construction (``synthetic/rocprofv3trace.py``: the writer's headers, both the ROCm 6.4+ layout and the older one).  No
 real capture of these files is public (survey h37-rocprof3): the headers are rocprofiler-sdk's ``generateCSV.cpp`` and
 the real files its users posted.  Main did not read any of them (no format claimed a CSV)."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from synthetic import rocprofv3csv
+from synthetic import rocprofv3trace
 from tb_gpu_advisor.formats.hip_ops import GPU_NAME
 from tb_gpu_advisor.formats.rocprof.csv_reader import RocprofCsvReadError, read_trace
 
@@ -37,7 +37,7 @@ def _kernel_ns(d) -> dict[str, int]:
 
 @pytest.mark.parametrize("layout", ["new", "old"])
 def test_a_generated_capture_reads_kernels_copies_launches_grid_ranges_and_gpu(tmp_path: Path, layout: str):
-    truth = rocprofv3csv.write(str(tmp_path), STEPS, layout=layout, hsa_calls=3)
+    truth = rocprofv3trace.write(str(tmp_path), STEPS, layout=layout, hsa_calls=3)
     t = _read(tmp_path)
     (d,) = t.devices
     assert t.format == "rocprofv3-csv" and t.host == "4242"
@@ -64,7 +64,7 @@ def test_a_generated_capture_reads_kernels_copies_launches_grid_ranges_and_gpu(t
 
 
 def test_without_agent_info_the_gpu_is_an_amd_gpu_of_unknown_model(tmp_path: Path):
-    rocprofv3csv.write(str(tmp_path), STEPS, layout="old", agent_info=False)
+    rocprofv3trace.write(str(tmp_path), STEPS, layout="old", agent_info=False)
     t = _read(tmp_path)
     (d,) = t.devices
     assert d.info.name == GPU_NAME and d.info.sm_count is None
@@ -73,7 +73,7 @@ def test_without_agent_info_the_gpu_is_an_amd_gpu_of_unknown_model(tmp_path: Pat
 
 
 def test_a_staged_upload_is_read_as_pageable(tmp_path: Path):
-    truth = rocprofv3csv.write(str(tmp_path), STEPS, upload_staging_ms=5.0)
+    truth = rocprofv3trace.write(str(tmp_path), STEPS, upload_staging_ms=5.0)
     (d,) = _read(tmp_path).devices
     copies = [i for i in range(len(d)) if d.names[int(d.name[i])].startswith("Copy")]
     assert np.asarray(d.mem_host)[copies].tolist() == [1 if c["pageable"] else -1 for c in truth["copies"]]
@@ -81,7 +81,7 @@ def test_a_staged_upload_is_read_as_pageable(tmp_path: Path):
 
 def test_one_file_given_alone_is_read_alone(tmp_path: Path):
     """The kernel trace without its siblings: kernels with no launch, no host side (a ``--kernel-trace`` run)."""
-    truth = rocprofv3csv.write(str(tmp_path), STEPS)
+    truth = rocprofv3trace.write(str(tmp_path), STEPS)
     t = read_trace(str(tmp_path / "4242_kernel_trace.csv"))
     (d,) = t.devices
     assert _kernel_ns(d) == truth["gpu_ns"] and len(t.h) == 0
@@ -95,7 +95,7 @@ def _damaged(tmp_path: Path, name: str, text: str) -> str:
 
 
 def test_hostile_files_are_clear_errors(tmp_path: Path):
-    rocprofv3csv.write(str(tmp_path / "ok"), STEPS)
+    rocprofv3trace.write(str(tmp_path / "ok"), STEPS)
     whole = (tmp_path / "ok" / "4242_kernel_trace.csv").read_text()
     cut = _damaged(tmp_path, "1_kernel_trace.csv", whole[: len(whole) - 25])
     with pytest.raises(RocprofCsvReadError, match="cut short"):
@@ -104,7 +104,7 @@ def test_hostile_files_are_clear_errors(tmp_path: Path):
         read_trace(_damaged(tmp_path, "2_kernel_trace.csv", ""))
     with pytest.raises(RocprofCsvReadError, match="not a rocprofv3 CSV"):
         read_trace(_damaged(tmp_path, "3_kernel_trace.csv", "name,calls,total\nk,1,2\n"))
-    head = ",".join(f'"{c}"' for c in rocprofv3csv.API)
+    head = ",".join(f'"{c}"' for c in rocprofv3trace.API)
     with pytest.raises(RocprofCsvReadError, match="not a number"):
         read_trace(_damaged(tmp_path, "4_hip_api_trace.csv", head + '\n"HIP_RUNTIME_API","hipMalloc",1,1,1,abc,9\n'))
     with pytest.raises(RocprofCsvReadError, match="row 1 has 3 cells"):

@@ -113,10 +113,10 @@ def test_any_file_of_a_rocprofv3_csv_run_given_alone_reports_the_whole_run(tmp_p
     """rocprofv3's CSV files (``--output-format csv``; main: "not a profile this tool reads", exit 2).
     ``report 4242_hip_api_trace.csv``: the capture it belongs to, its kernels launched by its calls, stepped by its
     roctx ranges, in rocprofv3's words."""
-    from synthetic import rocprofv3csv
+    from synthetic import rocprofv3trace
     from tb_gpu_advisor.discover.logdir import locate_file
 
-    truth = rocprofv3csv.write(str(tmp_path / "job"), [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6,
+    truth = rocprofv3trace.write(str(tmp_path / "job"), [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6,
                                gap_ms=1.0)
     found = locate_file(str(tmp_path / "job" / "4242_hip_api_trace.csv"))
     assert found is not None and len(found[2].ranks) == 5

@@ -46,7 +46,7 @@ from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
-__all__ = ["RocprofCsvReadError", "read_trace", "TIME_BASE"]
+__all__ = ["RocprofCsvReadError", "read_trace", "build", "TIME_BASE"]
 
 TIME_BASE = "ms from the first record of the rocprofv3 CSV files (the process's start is not their clock's zero)"
 CALLS = ("HIP_RUNTIME_API", "HIP_COMPILER_API")
@@ -77,7 +77,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     for f in files:
         kind, cols = _table(f)
         tables[kind].append(cols)
-    return _build(tables, path, sum(sizes), host or prefix(os.path.basename(fsio.local_path(path))))
+    return build(tables, path, sum(sizes), host or prefix(os.path.basename(fsio.local_path(path))))
 
 
 def _table(path: str) -> tuple[str, dict[str, list[str]]]:
@@ -181,7 +181,11 @@ def _gpu_of(token: str, agents: dict[tuple[str, int], tuple[int, DeviceInfo | No
     return hit[0] if hit else -2
 
 
-def _build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, host: str) -> Trace:
+def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, host: str,
+          fmt: str = "rocprofv3-csv", time_base: str = TIME_BASE, what: str = "rocprofv3 CSV files") -> Trace:
+    """The trace of rocprofv3's records laid out as its CSV files' columns (``tables``: per kind of file, each file's
+    lower-cased columns of cells); the JSON reader lays its records out so too.  A copy's size is its ``bytes``
+    column where the records have one (the JSON's; the CSV records none)."""
     notes: list[str] = []
     api, kern, cop = tables["api"], tables["kernel"], tables["copy"]
     agents = _agents(tables["agents"], path)
@@ -207,7 +211,7 @@ def _build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, 
     n_k = sum(len(next(iter(t.values()), [])) for t in kern)
     n_c = sum(len(next(iter(t.values()), [])) for t in cop)
     if not keep.any() and not n_k and not n_c:
-        raise RocprofCsvReadError(f"{path}: no events: the rocprofv3 CSV files hold no HIP call, roctx range or GPU "
+        raise RocprofCsvReadError(f"{path}: no events: the {what} hold no HIP call, roctx range or GPU "
                                   "operation (was it run without --runtime-trace / --kernel-trace?)")
     idx = np.flatnonzero(keep)
     interned: dict[str, int] = {}
@@ -252,7 +256,7 @@ def _build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, 
     h_corr = np.full(start.size, -1, np.int64)
     h_corr[call_rows] = np.arange(call_rows.size)
     h = host_events(start, end, name_idx, line, ulines, h_corr, names, origin)
-    ranges = roctx_ranges(h, rng, "roctx ranges (rocprofv3 marker_api_trace)")
+    ranges = roctx_ranges(h, rng, "roctx ranges (rocprofv3 marker API records)")
 
     # ---- each operation's launch: the HIP call with its correlation id
     launch = np.full(o_start.size, -1, np.int64)
@@ -266,7 +270,8 @@ def _build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, 
     d_corr = np.where(launch >= 0, h_corr[np.maximum(launch, 0)] if h_corr.size else -1, -1)
     op_of_launch = innermost_range(h, rng, launch)
     call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
-    nbytes = np.full(o_start.size, -1, np.int64)  # the copy trace records no size
+    sized = bool(cop) and all("bytes" in t for t in cop)
+    nbytes = np.concatenate([np.full(n_k, -1, np.int64), _cat(cop, "bytes", path, -1)])
     sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
     sync[~is_copy] = -1
     call_start = np.full(o_start.size, -1, np.int64)
@@ -299,6 +304,6 @@ def _build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, 
     if devs and not models:
         notes.append("no agent info (rocprofv3's agent_info.csv) beside the traces: the GPU is named an AMD GPU of "
                      "unknown model, and nothing is said of its peak or its compute units")
-    if n_c:
+    if n_c and not sized:
         notes.append("rocprofv3's CSV copy trace records no copy's size: copies are timed, their bytes unknown")
-    return trace_of("rocprofv3-csv", host, path, size, h, devs, notes, ranges, TIME_BASE)
+    return trace_of(fmt, host, path, size, h, devs, notes, ranges, time_base)

@@ -18,8 +18,9 @@ h37-rocprof3):
 * ``agent_info.csv``: ``Node_Id``, ``Logical_Node_Id``, ``Agent_Type`` (``CPU`` / ``GPU``), ..., ``Cu_Count``, ...,
   ``Name``, ``Vendor_Name``, ``Product_Name``, ``Model_Name``.
 
-A file is told by its header, never its name (:func:`kind_of`): any ``.csv`` of a run folder whose first line is one
-of these headers (rocpd2csv's, which adds a leading ``Guid``, too).  The files of one run -- one folder, one prefix
+A file is told by its header (:func:`kind_of`), its name only saying which CSVs to ask: a ``<prefix>_<kind>.csv`` of a
+run folder (:data:`FILE_KINDS`) whose first line is one of these headers (rocpd2csv's, which adds a leading ``Guid``,
+too).  The files of one run -- one folder, one prefix
 (what its name holds before ``_<kind>.csv``) -- are one capture, one host named after the prefix: its path the kernel
 trace (else the first file), every file of it in ``HostFile.ranks``.  A folder of agent info alone is no capture.
 """
@@ -33,7 +34,6 @@ import threading
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name
 
-SUFFIXES = (".csv",)
 EXPECTED = ("<run>/<pid>_kernel_trace.csv, <pid>_hip_api_trace.csv ... (rocprofv3 --output-format csv: one run's "
             "files together, told by their headers)")
 #: How much of a file's start is read to tell it (its header line).
@@ -45,10 +45,11 @@ KINDS = {
     "copy": ("kind", "direction", "source_agent_id", "destination_agent_id", "start_timestamp", "end_timestamp"),
     "agents": ("node_id", "logical_node_id", "agent_type"),
 }
-#: The kinds of file rocprofv3 names after their records (``<prefix>_<kind>.csv``): what a name's prefix ends before.
+#: The files rocprofv3 names after their records (``<prefix>_<kind>.csv``, whatever ``-o`` names the prefix) that
+#: hold what is read: a run's traces and its agents.  Only a CSV so named is asked (its header then decides): a
+#: training loop's ``metrics.csv``, rocprofv3's own stats and counters, are never opened.
 FILE_KINDS = ("kernel_trace", "hip_api_trace", "hsa_api_trace", "marker_api_trace", "memory_copy_trace",
-              "memory_allocation_trace", "scratch_memory_trace", "rccl_api_trace", "rocdecode_api_trace",
-              "rocjpeg_api_trace", "kfd_event_trace", "counter_collection", "agent_info")
+              "rccl_api_trace", "rocdecode_api_trace", "rocjpeg_api_trace", "agent_info")
 _PREFIX = re.compile(r"^(.*?)_?(?:%s)\.csv$" % "|".join(FILE_KINDS))
 
 
@@ -88,7 +89,8 @@ def sniff(path: str) -> str | None:
     with _lock:
         if key is not None and key in _probed:
             return _probed[key]
-    why = None if kind_of(header_cells(head_line(path))) else "a CSV file, but none of rocprofv3's (its header is not a trace's)"
+    why = None if kind_of(header_cells(head_line(path))) else (
+        "a CSV file, but no rocprofv3 trace (its header is none of a kernel, API or copy trace's or agent info's)")
     if key is not None:
         with _lock:
             if len(_probed) > 50_000:
@@ -113,7 +115,7 @@ class RocprofCsvLayout(RunFolderLayout):
         return False  # never by its name: a CSV is anyone's
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(SUFFIXES) and self.in_run_folder(rel)
+        return _PREFIX.match(rel[-1]) is not None and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)

@@ -128,6 +128,23 @@ def test_any_file_of_a_rocprofv3_csv_run_given_alone_reports_the_whole_run(tmp_p
     assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
     assert "rocprofv3 --" in json.dumps(report["findings"])  # the window's fixes: rocprofv3's own options
     assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+    # rocprofv3 traces any GPU program: none named is none at all (it was "unknown", told Keras's mixed precision)
+    assert host["capture"]["framework"] == "native" and "keras" not in json.dumps(report["findings"]).lower()
+
+
+def test_rocprofv3s_json_document_reports_as_its_csv_files_do(tmp_path: Path):
+    """The same program written as rocprofv3's JSON (main: "not a profile this tool reads", exit 2): the same steps,
+    GPU and findings as its CSV files, with its copies' sizes besides."""
+    from synthetic import rocprofv3trace
+
+    steps = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
+    rocprofv3trace.write(str(tmp_path / "csv"), steps, gap_ms=1.0)
+    rocprofv3trace.write(str(tmp_path / "json"), steps, gap_ms=1.0, fmt="json")
+    a, b = cli_report(tmp_path / "csv"), cli_report(tmp_path / "json")
+    assert b["hosts"][0]["error"] is None and b["hosts"][0]["capture"]["framework"] == "native"
+    assert b["hosts"][0]["steps"]["found"] == a["hosts"][0]["steps"]["found"] == 6
+    assert [g["name"] for g in b["hosts"][0]["gpus"]] == [g["name"] for g in a["hosts"][0]["gpus"]]
+    assert {f["rule"] for f in b["findings"]} == {f["rule"] for f in a["findings"]}
 
 
 AITER = REPO / "tests" / "fixtures" / "wild" / "rocprof_aiter_mi355x"

@@ -111,6 +111,8 @@ def test_hostile_files_are_clear_errors(tmp_path: Path):
         read_trace(_damaged(tmp_path, "5_hip_api_trace.csv", head + '\n"HIP_RUNTIME_API","hipMalloc",1\n'))
     with pytest.raises(RocprofCsvReadError, match="no events"):
         read_trace(_damaged(tmp_path, "6_hip_api_trace.csv", head + "\n"))
+    with pytest.raises(RocprofCsvReadError, match="field larger"):  # a cell no writer's: an error, not a traceback
+        read_trace(_damaged(tmp_path, "7_hip_api_trace.csv", head + '\n"HIP_RUNTIME_API","' + "x" * 200_000 + '",1,1,1,2,3\n'))
 
 
 def test_the_v3_database_reader_still_names_its_copies_and_gpus_from_the_shared_home(tmp_path: Path):

@@ -89,7 +89,13 @@ def _table(path: str) -> tuple[str, dict[str, list[str]]]:
         raise RocprofCsvReadError(f"cannot read {path}: {e}") from e
     if not text.strip():
         raise RocprofCsvReadError(f"{path}: empty file: no rocprofv3 CSV header (a run that stopped before writing)")
-    rows = csv.reader(io.StringIO(text.lstrip("\ufeff")))
+    try:
+        return _rows(csv.reader(io.StringIO(text.lstrip("\ufeff"))), text, path)
+    except csv.Error as e:  # a NUL byte, a cell past the csv module's limit: no file rocprofv3 writes
+        raise RocprofCsvReadError(f"{path}: damaged rocprofv3 CSV: {e}") from None
+
+
+def _rows(rows, text: str, path: str) -> tuple[str, dict[str, list[str]]]:  # noqa: ANN001 - a csv.reader
     head = [c.strip().lower() for c in next(rows)]
     kind = kind_of(head)
     if kind is None:

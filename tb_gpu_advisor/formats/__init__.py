@@ -21,6 +21,8 @@ REGISTRY: dict[str, Format] = {f.id: f for f in (xplane.FORMAT, kineto.FORMAT, n
 REGISTRY[rpd.FORMAT.id] = rpd.FORMAT  # rocmProfileData databases (issue #37): SQLite names after Nsight's
 REGISTRY[rocprof.FORMAT.id] = rocprof.FORMAT  # rocprof's results.json (issue #37): JSON told by content after Kineto
 REGISTRY[rocprof.ROCPD_FORMAT.id] = rocprof.ROCPD_FORMAT  # rocprofv3's rocpd SQLite: after Nsight's and rpd's
+REGISTRY[rocprof.CSV_FORMAT.id] = rocprof.CSV_FORMAT  # rocprofv3's CSV files: told by their headers
+REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told by its top key, after rocprof's
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
 __all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "get", "lfs_pointer", "max_profile_bytes", "read"]

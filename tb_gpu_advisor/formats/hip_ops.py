@@ -14,6 +14,27 @@ from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowe
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
 
 
+#: rocprofiler-sdk's memory copy operations (``rocprofiler_memory_copy_operation_t``: ``MEMORY_COPY_HOST_TO_DEVICE`` in
+#: the rocpd database and newer CSVs, ``HOST_TO_DEVICE`` in older ones) -> roctracer's record names.
+COPY_OPS = {"HOST_TO_DEVICE": "CopyHostToDevice", "DEVICE_TO_HOST": "CopyDeviceToHost",
+            "DEVICE_TO_DEVICE": "CopyDeviceToDevice", "HOST_TO_HOST": "CopyHostToHost"}
+#: A GPU whose model the trace does not give.
+GPU_NAME = "AMD GPU (model not recorded)"
+
+
+def copy_name(op: str) -> str:
+    """A rocprofiler-sdk copy operation's name as roctracer's records name it (:data:`COPY_OPS`), else as written."""
+    return next((v for k, v in COPY_OPS.items() if op.endswith(k)), op or "(unnamed copy)")
+
+
+def gpu_named(product: str, vendor: str) -> str:
+    """A rocprofiler-sdk agent's product name, its vendor before it where the name does not carry it (``Vega 20`` ->
+    ``AMD Vega 20``); unnamed: :data:`GPU_NAME`."""
+    if not product:
+        return GPU_NAME
+    return product if not vendor or vendor.lower() in product.lower().split() else f"{vendor} {product}"
+
+
 def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:
     """Times in ns on the tracer's clock -> ps from ``origin`` (int64 first: narrow ns would wrap in ps)."""
     out = ns.astype(np.int64, copy=True)

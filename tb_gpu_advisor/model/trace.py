@@ -498,7 +498,7 @@ NO_FLOP_OPS_NOTE = "no matmul, convolution or attention op is recorded in the tr
 class Trace:
     """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""
 
-    format: str  # "xplane" | "kineto" | "nsys" | "rpd" | "rocprof" | "snapshot"
+    format: str  # "xplane" | "kineto" | "nsys" | "rpd" | "rocprof" | "rocpd" | "rocprofv3-csv" | "rocprofv3-json" | "snapshot"
     host: str
     path: str
     size_bytes: int

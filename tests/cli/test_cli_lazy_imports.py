@@ -78,6 +78,7 @@ OTHER_READERS = {"tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.format
                  "tb_gpu_advisor.formats.snapshot.reader", "tb_gpu_advisor.formats.snapshot.unpickle",
                  "tb_gpu_advisor.formats.snapshot.compiled", "tb_gpu_advisor.formats.rpd.reader",
                  "tb_gpu_advisor.formats.rocprof.reader", "tb_gpu_advisor.formats.rocprof.rocpd_reader",
+                 "tb_gpu_advisor.formats.rocprof.csv_reader", "tb_gpu_advisor.formats.rocprof.json_reader",
                  "tb_gpu_advisor.formats.staging"}
 XPLANE_UNUSED = {"multiprocessing", "hashlib", "secrets", "numpy.random", "msgspec",
                  "tb_gpu_advisor.formats.xplane.hlo"}

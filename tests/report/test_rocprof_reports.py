@@ -109,6 +109,44 @@ def test_a_rocpd_loop_marked_by_roctx_ranges_is_stepped_by_them(tmp_path: Path):
     assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
 
 
+def test_any_file_of_a_rocprofv3_csv_run_given_alone_reports_the_whole_run(tmp_path: Path):
+    """rocprofv3's CSV files (``--output-format csv``; main: "not a profile this tool reads", exit 2).
+    ``report 4242_hip_api_trace.csv``: the capture it belongs to, its kernels launched by its calls, stepped by its
+    roctx ranges, in rocprofv3's words."""
+    from synthetic import rocprofv3trace
+    from tb_gpu_advisor.discover.logdir import locate_file
+
+    truth = rocprofv3trace.write(str(tmp_path / "job"), [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6,
+                               gap_ms=1.0)
+    found = locate_file(str(tmp_path / "job" / "4242_hip_api_trace.csv"))
+    assert found is not None and len(found[2].ranks) == 5
+    report = cli_report(tmp_path / "job" / "4242_hip_api_trace.csv")
+    host = report["hosts"][0]
+    assert host["error"] is None and host["capture"]["vendor"] == "AMD"
+    assert [g["name"] for g in host["gpus"]] == ["AMD Instinct MI300X"]
+    steps = host["steps"]
+    assert steps["found"] == truth["steps"] and steps["note"].startswith("roctx ranges `iteration`")
+    assert "rocprofv3 --" in json.dumps(report["findings"])  # the window's fixes: rocprofv3's own options
+    assert not CUDA_WORDS.search(_text(report)), CUDA_WORDS.search(_text(report))
+    # rocprofv3 traces any GPU program: none named is none at all (it was "unknown", told Keras's mixed precision)
+    assert host["capture"]["framework"] == "native" and "keras" not in json.dumps(report["findings"]).lower()
+
+
+def test_rocprofv3s_json_document_reports_as_its_csv_files_do(tmp_path: Path):
+    """The same program written as rocprofv3's JSON (main: "not a profile this tool reads", exit 2): the same steps,
+    GPU and findings as its CSV files, with its copies' sizes besides."""
+    from synthetic import rocprofv3trace
+
+    steps = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
+    rocprofv3trace.write(str(tmp_path / "csv"), steps, gap_ms=1.0)
+    rocprofv3trace.write(str(tmp_path / "json"), steps, gap_ms=1.0, fmt="json")
+    a, b = cli_report(tmp_path / "csv"), cli_report(tmp_path / "json")
+    assert b["hosts"][0]["error"] is None and b["hosts"][0]["capture"]["framework"] == "native"
+    assert b["hosts"][0]["steps"]["found"] == a["hosts"][0]["steps"]["found"] == 6
+    assert [g["name"] for g in b["hosts"][0]["gpus"]] == [g["name"] for g in a["hosts"][0]["gpus"]]
+    assert {f["rule"] for f in b["findings"]} == {f["rule"] for f in a["findings"]}
+
+
 AITER = REPO / "tests" / "fixtures" / "wild" / "rocprof_aiter_mi355x"
 
 

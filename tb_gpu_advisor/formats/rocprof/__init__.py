@@ -1,10 +1,16 @@
 """ROCm's profilers' outputs: rocprof's trace (``rocprof --hip-trace``, rocprof v1/v2 through roctracer:
 ``results.json``; ``layout.py``, ``reader.py``) and rocprofv3's rocpd database (ROCm 7: ``<pid>_results.db``;
-``rocpd_layout.py``, ``rocpd_reader.py``), each a format of its own into the neutral trace model."""
+``rocpd_layout.py``, ``rocpd_reader.py``) and rocprofv3's CSV files (``--output-format csv``, the default before ROCm 7:
+``<pid>_kernel_trace.csv`` ...; ``csv_layout.py``, ``csv_reader.py``) and JSON document (``--output-format json``:
+``<pid>_results.json``; ``json_layout.py``, ``json_reader.py``), each a format of its own into the neutral trace model.
+rocprofv3's Perfetto output (``--output-format pftrace``, a protobuf trace for the viewer) is not read: the same
+records are in its CSV, JSON and rocpd outputs."""
 
 from __future__ import annotations
 
 from tb_gpu_advisor.formats.base import Format
+from tb_gpu_advisor.formats.rocprof.csv_layout import LAYOUT as CSV_LAYOUT
+from tb_gpu_advisor.formats.rocprof.json_layout import LAYOUT as JSON_LAYOUT
 from tb_gpu_advisor.formats.rocprof.layout import LAYOUT
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import LAYOUT as ROCPD_LAYOUT
 
@@ -67,3 +73,12 @@ V3_WINDOW_FIXES = {
 
 ROCPD_FORMAT = Format(id="rocpd", name="ROCm rocprofv3 (rocpd)", layout=ROCPD_LAYOUT, probe=lambda path: None,
                       reader_module="tb_gpu_advisor.formats.rocprof.rocpd_reader", window_fixes=V3_WINDOW_FIXES)
+
+#: rocprofv3's CSV files (``--output-format csv``): one run's files in one folder, read as one capture; the same
+#: profiler, so the same window fixes as its database.
+CSV_FORMAT = Format(id="rocprofv3-csv", name="ROCm rocprofv3 (CSV)", layout=CSV_LAYOUT, probe=lambda path: None,
+                    reader_module="tb_gpu_advisor.formats.rocprof.csv_reader", window_fixes=V3_WINDOW_FIXES)
+
+#: rocprofv3's JSON document (``--output-format json``): its records read by the CSV reader's one build.
+JSON_FORMAT = Format(id="rocprofv3-json", name="ROCm rocprofv3 (JSON)", layout=JSON_LAYOUT, probe=lambda path: None,
+                     reader_module="tb_gpu_advisor.formats.rocprof.json_reader", window_fixes=V3_WINDOW_FIXES)

@@ -32,8 +32,9 @@ What is decided here, once, from the writer's own conventions (ROCm/rocprofiler 
   its name as the ``<name>.sysinfo.txt`` rocprof writes beside the trace spells it where that is there, else
   ``otherData``'s with its spaces given back (``AMDInstinctMI300X`` -> ``AMD Instinct MI300X``).
 
-The events are decoded one at a time from the text and kept as decoded (memory grows with the events, beside the
-text; a compact per-event form is left for a session with time), the file's size bounded as every format's.  A file cut short, one that is no JSON or holds no event, is a clear error (:class:`RocprofReadError`).
+The events are decoded one at a time from the text and each kept only as what the reader asks of it (:class:`_Read`: a
+section label, a complete event's times, name and the few args read, a flow's end; every other event dropped as
+decoded), the file's size bounded as every format's.  A file cut short, one that is no JSON or holds no event, is a clear error (:class:`RocprofReadError`).
 """
 
 from __future__ import annotations
@@ -79,9 +80,9 @@ class RocprofReadError(ValueError):
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one rocprof ``results.json`` into a trace (``ranks`` is not used: each file is one host)."""
     text, size = _text(path)
-    events, other = _events(text, path)
+    read, other = _events(text, path)
     del text
-    return _build(events, other, path, size, host or _stem(path))
+    return _build(read, other, path, size, host or _stem(path))
 
 
 def _stem(path: str) -> str:
@@ -121,21 +122,60 @@ def _text(path: str) -> tuple[str, int]:
     return raw.decode("utf-8", errors="replace"), size
 
 
-def _events(text: str, path: str) -> tuple[list[dict], dict]:
-    """The trace's events, decoded one at a time, and its ``otherData`` (empty where absent or not JSON: tblextr
-    writes rocminfo's values unescaped)."""
+@dataclasses.dataclass
+class _Read:
+    """What the reader keeps of the trace's events, each decoded and dropped in turn: the sections' labels (pid ->
+    ``process_name``), the complete events (:func:`_kept`, with times) and the flows' ends (id -> ``s`` / ``t`` ->
+    (pid, tid, ts)); the last of each kind for one key wins, as a dict of the decoded events would have it."""
+
+    labels: dict[int, str] = dataclasses.field(default_factory=dict)
+    xs: list[tuple] = dataclasses.field(default_factory=list)
+    flows: dict[object, dict[str, tuple[int, int, int]]] = dataclasses.field(default_factory=dict)
+    count: int = 0
+
+    def add(self, ev: dict) -> None:
+        self.count += 1
+        ph = ev.get("ph")
+        if ph == "M" and ev.get("name") == "process_name" and isinstance(ev.get("args"), dict):
+            self.labels[_int(ev.get("pid"))] = str(ev["args"].get("name", ""))
+        elif ph == "X":
+            kept = _kept(ev)
+            if kept is not None:
+                self.xs.append(kept)
+        elif ph in ("s", "t", "f") and "id" in ev:
+            self.flows.setdefault(ev["id"], {})["s" if ph == "s" else "t"] = (_int(ev.get("pid")), _int(ev.get("tid")),
+                                                                              _int(ev.get("ts")))
+
+
+#: The args of a complete event the reader reads (``_kept``'s tuple keeps them in this order after its first fields).
+_ARGS = ("pid", "tid", "args", "EndNs", "dev-id", "gpu-id", "stream-id", "queue-id", "grd", "wgr")
+
+
+def _kept(ev: dict) -> tuple | None:
+    """A complete event as ``(pid, begin, end, name, tid, ts, *args of _ARGS)``; None where it has no time."""
+    b, e = _times(ev)
+    if b < 0:
+        return None
+    a = ev.get("args") if isinstance(ev.get("args"), dict) else {}
+    return (_int(ev.get("pid")), b, e, str(a.get("Name") or ev.get("name") or ""), ev.get("tid"), ev.get("ts"),
+            *(a.get(k) for k in _ARGS))
+
+
+def _events(text: str, path: str) -> tuple[_Read, dict]:
+    """The trace's events, decoded one at a time into what the reader keeps of them (:class:`_Read`), and its
+    ``otherData`` (empty where absent or not JSON: tblextr writes rocminfo's values unescaped)."""
     m = re.match(r'\s*\{\s*"traceEvents"\s*:\s*\[', text)
     if not m:
         raise RocprofReadError(f"{path}: not a rocprof trace (it does not start as one: "
                                '{ "traceEvents":[ ... as rocprof --hip-trace writes results.json)')
     dec = json.JSONDecoder()
     pos, n = m.end(), len(text)
-    events: list[dict] = []
+    events = _Read()
     while True:
         while pos < n and text[pos] in " \t\r\n,":
             pos += 1
         if pos >= n:
-            raise RocprofReadError(f"{path}: damaged rocprof trace: cut short after {len(events):,} events (its "
+            raise RocprofReadError(f"{path}: damaged rocprof trace: cut short after {events.count:,} events (its "
                                    "event list never closes: a copy or a run that stopped part-way)")
         if text[pos] == "]":
             pos += 1
@@ -144,9 +184,9 @@ def _events(text: str, path: str) -> tuple[list[dict], dict]:
             ev, pos = dec.raw_decode(text, pos)
         except json.JSONDecodeError as e:
             at = "cut short" if pos + 2 >= n or e.pos >= n - 1 else f"not JSON at byte {e.pos:,}"
-            raise RocprofReadError(f"{path}: damaged rocprof trace: {at} after {len(events):,} events") from e
+            raise RocprofReadError(f"{path}: damaged rocprof trace: {at} after {events.count:,} events") from e
         if isinstance(ev, dict) and ev:
-            events.append(ev)
+            events.add(ev)
     other: dict = {}
     k = re.compile(r'\s*,\s*"otherData"\s*:\s*').match(text, pos)
     if k:
@@ -252,11 +292,8 @@ def _times(ev: dict) -> tuple[int, int]:
     return b, max(e, b)
 
 
-def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> Trace:
-    labels: dict[int, str] = {}
-    for ev in events:
-        if ev.get("ph") == "M" and ev.get("name") == "process_name" and isinstance(ev.get("args"), dict):
-            labels[_int(ev.get("pid"))] = str(ev["args"].get("name", ""))
+def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
+    labels = read.labels
     notes: list[str] = []
 
     def section(pid: int) -> tuple[str, int]:
@@ -280,18 +317,13 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     ops: list[tuple] = []  # (gpu, stream, begin, end, name, section pid, lane tid, begin us, is copy, grd, wgr)
     left = {"hsa": 0, "barrier": 0, "other": 0, "unknown copy": 0}
     backwards = [0, 0]  # GPU records whose EndNs is before their BeginNs, and the most by which it is
-    for ev in events:
-        if ev.get("ph") != "X":
-            continue
-        pid = _int(ev.get("pid"))
+    for pid, b, e, name, ev_tid, ev_ts, *raw in read.xs:
         kind, n = section(pid)
-        a = ev.get("args") if isinstance(ev.get("args"), dict) else {}
-        b, e = _times(ev)
-        if b < 0:
-            continue
-        name = str(a.get("Name") or ev.get("name") or "")
+        a = dict(zip(_ARGS, raw))
         if kind in ("hip", "ranges"):
-            row = (_int(a.get("pid"), 0), _int(a.get("tid"), _int(ev.get("tid"), 0)), b, e, name, str(a.get("args", "")))
+            args = a.get("args")
+            row = (_int(a.get("pid"), 0), _int(a.get("tid"), _int(ev_tid, 0)), b, e, name,
+                   str("" if args is None else args))
             (calls if kind == "hip" else ranges).append(row)
         elif kind in ("gpu", "copy"):
             is_copy = kind == "copy"
@@ -303,8 +335,8 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
                 backwards[1] = max(backwards[1], b - raw_end)
             gpu = _int(a.get("dev-id"), _int(a.get("gpu-id"), n if n >= 0 else 0))
             stream = _int(a.get("stream-id"), _int(a.get("queue-id"), 0))
-            ops.append((gpu, stream, b, e, name or "(unnamed kernel)", pid, _int(ev.get("tid"), 0),
-                        _int(ev.get("ts")), is_copy, _int(a.get("grd")), _int(a.get("wgr"))))
+            ops.append((gpu, stream, b, e, name or "(unnamed kernel)", pid, _int(ev_tid, 0),
+                        _int(ev_ts), is_copy, _int(a.get("grd")), _int(a.get("wgr"))))
         else:
             left[kind if kind in left else "other"] += 1
     if not calls and not ranges and not ops:
@@ -350,7 +382,7 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
 
     # ---- each operation's launch, through the flow pairs
     copy_call = np.array([devices.is_copy_call(names[int(i)]) for i in name_idx.tolist()], bool)
-    launch = _launches(events, ops, tid, start, end, is_range_row, copy_call)
+    launch = _launches(read.flows, ops, tid, start, end, is_range_row, copy_call)
     d_corr = np.where(launch >= 0, h_corr[np.maximum(launch, 0)] if h_corr.size else -1, -1)
     op_of_launch = innermost_range(h, is_range_row, launch)
     call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
@@ -409,8 +441,8 @@ def _build(events: list[dict], other: dict, path: str, size: int, host: str) -> 
     return trace_of("rocprof", host, path, size, h, devs, notes, host_ranges, TIME_BASE)
 
 
-def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.ndarray, end: np.ndarray,
-              is_range_row: np.ndarray, copy_call: np.ndarray) -> np.ndarray:
+def _launches(flows: dict[object, dict[str, tuple[int, int, int]]], ops: list[tuple], tid: np.ndarray,
+              start: np.ndarray, end: np.ndarray, is_range_row: np.ndarray, copy_call: np.ndarray) -> np.ndarray:
     """Per operation: the host event (sorted index) of the call that launched it, -1 where no flow ties one.
 
     tblextr puts a flow's ``s`` at ``begin_us + dur_us / 2`` of the call (whole microseconds, printed with ``%d``),
@@ -418,12 +450,6 @@ def _launches(events: list[dict], ops: list[tuple], tid: np.ndarray, start: np.n
     the launch; a flow moved to its operation's start is the first call on that thread, not yet tied, whose middle
     comes at or after it (a copy's call for a copy)."""
     out = np.full(len(ops), -1, np.int64)
-    flows: dict[object, dict[str, tuple[int, int, int]]] = {}
-    for ev in events:
-        ph = ev.get("ph")
-        if ph in ("s", "t", "f") and "id" in ev:
-            flows.setdefault(ev["id"], {})["s" if ph == "s" else "t"] = (_int(ev.get("pid")), _int(ev.get("tid")),
-                                                                        _int(ev.get("ts")))
     if not flows or not ops:
         return out
     at: dict[tuple[int, int, int], list[int]] = {}  # operations by (section pid, lane, start us), first one first

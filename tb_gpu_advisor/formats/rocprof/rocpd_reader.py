@@ -35,20 +35,17 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
+from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copy_name, device_events, gpu_named, host_events, \
+    roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import guids, is_rocpd
 from tb_gpu_advisor.formats.staging import pageable_by_staging
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
-__all__ = ["RocpdReadError", "read_trace", "TIME_BASE"]
+__all__ = ["RocpdReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 
 TIME_BASE = "ms from the first record of the rocpd database (the process's start is not its clock's zero)"
-GPU_NAME = "AMD GPU (model not recorded)"
-#: rocprofiler-sdk's memory copy operations (``rocprofiler_memory_copy_operation_t``) -> roctracer's record names.
-COPY_OPS = {"HOST_TO_DEVICE": "CopyHostToDevice", "DEVICE_TO_HOST": "CopyDeviceToHost",
-            "DEVICE_TO_DEVICE": "CopyDeviceToDevice", "HOST_TO_HOST": "CopyHostToHost"}
 #: Region categories read: HIP's calls, and the program's markers.
 CALLS = ("HIP_RUNTIME_API", "HIP_COMPILER_API")
 MARKERS = ("MARKER_",)
@@ -182,7 +179,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     sym = _symbols(schema, T["info_kernel_symbol"])
     k_names = [sym.get(int(k), "(unnamed kernel)") for k in kd["kernel"].tolist()]
     c_op = [strings.get(int(n), "") for n in mc["name"].tolist()]
-    c_names = [next((v for k, v in COPY_OPS.items() if o.endswith(k)), o or "(unnamed copy)") for o in c_op]
+    c_names = [copy_name(o) for o in c_op]
     c_gpu = [gpu_of.get(int(d), gpu_of.get(int(s), 0)) for d, s in zip(mc["dst"].tolist(), mc["src"].tolist())]
     op_names = np.array(k_names + c_names, dtype=object)
     gpu = np.array([gpu_of.get(int(a), 0) for a in kd["agent"].tolist()] + c_gpu, np.int64)
@@ -252,17 +249,9 @@ def _agents(schema: tb.Schema, table: str) -> dict[int, tuple[int, DeviceInfo | 
             units = None
         idx = got.get("type_index")
         out[int(row[0])] = (int(idx) if isinstance(idx, int) else int(row[0]),
-                            DeviceInfo(name=_named(str(got.get("product_name") or ""), str(got.get("vendor_name") or "")),
+                            DeviceInfo(name=gpu_named(str(got.get("product_name") or ""), str(got.get("vendor_name") or "")),
                                        sm_count=units))
     return out
-
-
-def _named(product: str, vendor: str) -> str:
-    """The agent's product name, its vendor before it where the name does not carry it (``Vega 20`` -> ``AMD Vega
-    20``); unnamed: :data:`GPU_NAME`."""
-    if not product:
-        return GPU_NAME
-    return product if not vendor or vendor.lower() in product.lower().split() else f"{vendor} {product}"
 
 
 def _symbols(schema: tb.Schema, table: str) -> dict[int, str]:

@@ -1,0 +1,150 @@
+"""rocprofv3's CSV output (``rocprofv3 --output-format csv``, the default before ROCm 7): one CSV per kind of record,
+all of one run in one folder, each named ``<prefix>_<kind>.csv`` (the prefix the process id, or ``-o``'s name).
+
+The files and their columns (facts read off rocprofiler-sdk's CSV writer, ``source/lib/output/generateCSV.cpp`` of
+ROCm/rocm-systems, and off the real files its users posted -- an MI300X's ``agent_info.csv`` in
+ROCm/rocprofiler-sdk's issues, AMD's HPC training's ``kernel_trace.csv``; no real capture is kept, survey
+h37-rocprof3):
+
+* ``kernel_trace.csv``: ``Kind`` (``KERNEL_DISPATCH``), ``Agent_Id``, ``Queue_Id``, ``Stream_Id`` (from ROCm 6.4),
+  ``Thread_Id``, ``Dispatch_Id``, ``Kernel_Id``, ``Kernel_Name``, ``Correlation_Id``, ``Start_Timestamp``,
+  ``End_Timestamp``, ..., ``Workgroup_Size_X/Y/Z``, ``Grid_Size_X/Y/Z`` (HSA's grid, in work-items);
+* ``hip_api_trace.csv``, ``hsa_api_trace.csv``, ``marker_api_trace.csv`` (roctx), ``rccl_api_trace.csv`` ...: one
+  header, ``Domain``, ``Function``, ``Process_Id``, ``Thread_Id``, ``Correlation_Id``, ``Start_Timestamp``,
+  ``End_Timestamp``; the domain says what a row is (``HIP_RUNTIME_API``, ``MARKER_CORE_RANGE_API`` ...);
+* ``memory_copy_trace.csv``: ``Kind`` (``MEMORY_COPY``), ``Direction`` (``MEMORY_COPY_HOST_TO_DEVICE``; older:
+  ``HOST_TO_DEVICE``), ``Stream_Id`` (newer), ``Source_Agent_Id``, ``Destination_Agent_Id``, ``Correlation_Id``,
+  ``Start_Timestamp``, ``End_Timestamp`` -- no size;
+* ``agent_info.csv``: ``Node_Id``, ``Logical_Node_Id``, ``Agent_Type`` (``CPU`` / ``GPU``), ..., ``Cu_Count``, ...,
+  ``Name``, ``Vendor_Name``, ``Product_Name``, ``Model_Name``.
+
+A file is told by its header (:func:`kind_of`), its name only saying which CSVs to ask: a ``<prefix>_<kind>.csv`` of a
+run folder (:data:`FILE_KINDS`) whose first line is one of these headers (rocpd2csv's, which adds a leading ``Guid``,
+too).  The files of one run -- one folder, one prefix
+(what its name holds before ``_<kind>.csv``) -- are one capture, one host named after the prefix: its path the kernel
+trace (else the first file), every file of it in ``HostFile.ranks``.  A folder of agent info alone is no capture.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name
+
+EXPECTED = ("<run>/<pid>_kernel_trace.csv, <pid>_hip_api_trace.csv ... (rocprofv3 --output-format csv: one run's "
+            "files together, told by their headers)")
+#: How much of a file's start is read to tell it (its header line).
+SNIFF_BYTES = 8 << 10
+#: Columns each kind's header holds (lower-cased; the writers' spelling varies: ``LDS_Block_Size``/``Lds_Block_Size``).
+KINDS = {
+    "kernel": ("kind", "agent_id", "kernel_name", "correlation_id", "start_timestamp", "end_timestamp"),
+    "api": ("domain", "function", "process_id", "thread_id", "correlation_id", "start_timestamp", "end_timestamp"),
+    "copy": ("kind", "direction", "source_agent_id", "destination_agent_id", "start_timestamp", "end_timestamp"),
+    "agents": ("node_id", "logical_node_id", "agent_type"),
+}
+#: The files rocprofv3 names after their records (``<prefix>_<kind>.csv``, whatever ``-o`` names the prefix) that
+#: hold what is read: a run's traces and its agents.  Only a CSV so named is asked (its header then decides): a
+#: training loop's ``metrics.csv``, rocprofv3's own stats and counters, are never opened.
+FILE_KINDS = ("kernel_trace", "hip_api_trace", "hsa_api_trace", "marker_api_trace", "memory_copy_trace",
+              "rccl_api_trace", "rocdecode_api_trace", "rocjpeg_api_trace", "agent_info")
+_PREFIX = re.compile(r"^(.*?)_?(?:%s)\.csv$" % "|".join(FILE_KINDS))
+
+
+def header_cells(line: str) -> list[str]:
+    """The column names of a CSV header line, lower-cased, quotes off."""
+    return [c.strip().strip('"').strip().lower() for c in line.strip().lstrip("\ufeff").split(",")]
+
+
+def kind_of(cells: list[str]) -> str | None:
+    """Which rocprofv3 file a header is (:data:`KINDS`), None for another CSV."""
+    have = set(cells)
+    for kind, need in KINDS.items():
+        if all(c in have for c in need):
+            return kind
+    return None
+
+
+def head_line(path: str) -> str:
+    try:
+        raw = fsio.read_head(path, SNIFF_BYTES)
+    except Exception:  # noqa: BLE001 - unreadable, gone: not known to be one
+        return ""
+    return raw.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+
+
+_probed: dict[tuple[str, int, int], str | None] = {}
+_lock = threading.Lock()
+
+
+def sniff(path: str) -> str | None:
+    """None when ``path`` is one of rocprofv3's CSV files, else why not (cached by the file's identity)."""
+    try:
+        st = os.stat(fsio.local_path(path))
+        key = (str(path), st.st_size, st.st_mtime_ns)
+    except OSError:
+        key = None
+    with _lock:
+        if key is not None and key in _probed:
+            return _probed[key]
+    why = None if kind_of(header_cells(head_line(path))) else (
+        "a CSV file, but no rocprofv3 trace (its header is none of a kernel, API or copy trace's or agent info's)")
+    if key is not None:
+        with _lock:
+            if len(_probed) > 50_000:
+                _probed.clear()
+            _probed[key] = why
+    return why
+
+
+def prefix(file_name: str) -> str:
+    """The run's prefix a file's name holds (``4242`` of ``4242_kernel_trace.csv``); a name rocprofv3 did not give:
+    the name without ``.csv``."""
+    m = _PREFIX.match(file_name)
+    if m:
+        return m.group(1) or "rocprofv3"
+    return file_name[:-4] if file_name.endswith(".csv") and len(file_name) > 4 else file_name
+
+
+class RocprofCsvLayout(RunFolderLayout):
+    expected = EXPECTED
+
+    def claims(self, rel: tuple[str, ...]) -> bool:
+        return False  # never by its name: a CSV is anyone's
+
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        return _PREFIX.match(rel[-1]) is not None and self.in_run_folder(rel)
+
+    def sniff(self, path: str) -> str | None:
+        return sniff(path)
+
+    def group(self, found: list[Found]) -> Groups:
+        """One session per run's files (folder, prefix), named for the newest of them; a group with no trace (agent
+        info alone) is none."""
+        runs: dict[tuple[str, str], list[Found]] = {}
+        for f in found:
+            runs.setdefault((f.folder, prefix(f.name)), []).append(f)
+        groups: Groups = {}
+        used: set[tuple[str, str]] = set()
+        for (folder, pre), files in sorted(runs.items(), key=lambda kv: (max(f.mtime_ns for f in kv[1]), kv[0])):
+            kinds = [kind_of(header_cells(head_line(f.path))) for f in files]
+            if not any(k in ("kernel", "api", "copy") for k in kinds):
+                continue
+            files = [f for _, f in sorted(zip(kinds, files), key=lambda kf: (kf[0] != "kernel", kf[1].name))]
+            run = "/".join(files[0].rel[:-1]) or ROOT_RUN
+            mtime = max(f.mtime_ns for f in files)
+            name = session_name(mtime / 1e9 if mtime else 0.0)
+            k = 0
+            while (run, name if not k else f"{name}_{k}") in used:
+                k += 1
+            name = name if not k else f"{name}_{k}"
+            used.add((run, name))
+            ranks = tuple(HostFile(pre, f.path, f.size, f.mtime_ns, "rocprofv3-csv") for f in files)
+            groups[(run, name, folder)] = [HostFile(pre, files[0].path, sum(f.size for f in files), mtime,
+                                                    "rocprofv3-csv", ranks=ranks)]
+        return groups
+
+
+LAYOUT = RocprofCsvLayout()

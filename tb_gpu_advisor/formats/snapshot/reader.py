@@ -24,6 +24,7 @@ import bisect
 import io
 import os
 import re
+from array import array
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         data = embedded_snapshot(data)
         if isinstance(data, str):
             raise SnapshotReadError(path, data)
+    size = len(data)
     try:
         doc = loads(data, compact=_Compactor())
     except UnsafePickle as e:
@@ -105,7 +107,9 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not run)") from e
     except ValueError as e:
         raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
-    return to_trace(doc, host or host_name(path), path, len(data), work=max(MIN_WORK, WORK_PER_BYTE * len(data)))
+    del data  # the file's bytes are read: the walk below no longer holds them beside the tree (a peak of 2.2x the file,
+    # not 2.7x: docs/robustness.md)
+    return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
 
 
 def host_name(path: str) -> str:
@@ -414,7 +418,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             ) -> tuple[MemoryEvents | None, list[OutOfMemory]]:
     """One device's trace as events with absolute totals, and its OOMs with what was live at each; ``segments``: the
     dump's (address, size, bytes not free) of each segment, from which the cache after each event is counted back."""
-    t, delta, res_delta, addr, raw = [], [], [], [], []
+    # the columns as 8-byte integers, not lists of int objects (40 bytes a value): the walk's transient, per entry
+    t, delta, res_delta, addr, raw = array("q"), array("q"), array("q"), array("q"), []
     ooms: list[tuple[int, int, dict]] = []
     for i, e in enumerate(entries):
         action = e.get("action")

@@ -284,6 +284,52 @@ def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     return Scenario(snapshot([a]), truth)
 
 
+def cache_twin(empty_cache: bool = False, packed: bool = True, leak_mib: int = 0, iterations: int = 3,
+               weights: int = 4, weight_mib: int = 64, acts: int = 30, keep: int = 10, act_mib: int = 6,
+               workspaces: int = 8, workspace_mib: int = 48) -> Scenario:
+    """A training loop whose allocations are the same whatever its allocator caches: ``weights`` parameters, then per
+    iteration ``acts`` activations of ``act_mib`` (1-10 MiB: three to each 20 MiB segment), ``keep`` of them kept for
+    the backward while ``workspaces`` buffers of ``workspace_mib`` are live, then all freed.  ``empty_cache``: the
+    loop calls ``torch.cuda.empty_cache()`` once the activations it does not keep are freed (the whole empty segments
+    go back to the driver, then come back as new ones), else they stay cached; ``packed``: the kept activations are
+    the first ones (they share segments), else one of every three (one in each segment: fragmentation);
+    ``leak_mib``: each iteration keeps one tensor of that size forever (a leak).  Twins differ in their reserved peak
+    and not in their allocations; truth: the peaks of allocated, reserved, and reserved in segments holding a live
+    block, followed after every call."""
+    a = Allocator(80 * GiB)
+    peaks = {"allocated": 0, "reserved": 0, "reserved_in_use": 0}
+
+    def seen() -> None:
+        in_use = sum(sg.size for sg in a.segments if any(b.allocated for b in sg.blocks))
+        for k, v in (("allocated", a.allocated), ("reserved", a.reserved), ("reserved_in_use", in_use)):
+            peaks[k] = max(peaks[k], v)
+
+    for _ in range(weights):
+        a.malloc(weight_mib * MiB, PARAMS)
+        seen()
+    for _ in range(iterations):
+        made = []
+        for _ in range(acts):
+            made.append(a.malloc(act_mib * MiB, ACTIVATION))
+            seen()
+        kept = made[:keep] if packed else made[::max(1, acts // keep)][:keep]
+        for x in made:
+            if x not in kept:
+                a.free(x)
+        if empty_cache:
+            a.empty_cache()
+        ws = []
+        for _ in range(workspaces):
+            ws.append(a.malloc(workspace_mib * MiB, GRADIENT))
+            seen()
+        for x in ws + kept:
+            a.free(x)
+        if leak_mib:
+            a.malloc(leak_mib * MiB, OPTIMIZER)
+            seen()
+    return Scenario(snapshot([a]), {f"peak_{k}": v for k, v in peaks.items()})
+
+
 def memory_cap(cap: int = 20 * GiB, device_total: int = 80 * GiB) -> Scenario:
     """The OOM of a process that capped itself (``torch.cuda.set_per_process_memory_fraction``): the training loop of
     :func:`oom_activations` allowed ``cap`` of a GPU of ``device_total``: the request fails while the driver still has

@@ -424,6 +424,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("diff.noise_floor_share", 0.01, "share", "Advisor: two processes of the same code differ by about 1% "
        "(clocks, placement, allocator state) where one process's steps agree far better",
        "a step-time change is never beyond the noise below this share of the base step"),
+    _t("diff.reserved_noise_bytes", 20 << 20, "bytes", "PyTorch c10 CUDACachingAllocator (kLargeBuffer): a request of "
+       "1-10 MiB that no cached block fits opens a 20 MiB segment (a request up to 1 MiB a 2 MiB one, a larger one is "
+       "rounded up to 2 MiB), so two runs of the same allocations whose caches fit one request differently reserve "
+       "up to one such segment more", "a peak reserved that grew by no more than this is the allocator's rounding, "
+       "never a memory regression"),
     _t("diff.calibration_tolerance", 0.25, "share", "Advisor (issue #11): a predicted saving off by more than "
        "25% of the realised one is fixed or its limit stated",
        "realised / predicted saving within 1 +- this counts as calibrated"),

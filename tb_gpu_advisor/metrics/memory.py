@@ -86,6 +86,8 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if has_res:  # beyond the most ever allocated at once: the warm-up's peak too (its cache stays reserved)
         out.peak_reserved_bytes = int(res.max())
         out.gap_bytes = max(out.peak_reserved_bytes - int(alloc[p]), 0)
+        if me.cached is not None:
+            out.peak_reserved_in_use_bytes = int((res - me.cached).max())
     steady = _steady_peak(ctx, me, win, p)
     if steady is not None:
         out.warmup_peak_bytes, out.warmup_peak_step = int(alloc[p]), steady[1]
@@ -467,6 +469,8 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
     out = GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
                     baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
                     gap_bytes=max(reserved - allocated, 0),
+                    peak_reserved_in_use_bytes=(reserved - snap.cached[gpu] if snap is not None and gpu in snap.cached
+                                                else None),
                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
                          for b in blocks[:TOP_HOLDERS]],
                     note=f"{segments} segments at the dump; no history: "

@@ -750,6 +750,10 @@ class GpuMemory:
     #: peak reserved - peak allocated: bytes the allocator holds from the driver beyond the most ever allocated at once
     #: (blocks split and cached but never whole again, rounding): fragmentation
     gap_bytes: int | None = None
+    #: the most reserved bytes in segments holding an allocated block (from 0.1.0+a41; snapshots whose history follows
+    #: their segments): peak reserved less the cache of whole empty segments, which ``empty_cache()`` -- or the
+    #: allocator itself, before it raises an OOM -- hands back; None where segments are unknown (traces' totals)
+    peak_reserved_in_use_bytes: int | None = None
     #: the allocator's segment allocations and frees (reserved changes) per kept step: driver calls, not caching
     reserved_changes_per_step: float | None = None
     #: per kept step: [step, peak allocated, peak reserved or None, allocated at its start]

@@ -112,6 +112,10 @@ class MemoryEvents:
     #: whose time ``t`` is: "host" (when the host recorded the event), or "gpu" (moved to the GPU work the buffers
     #: served: an asynchronous dispatch records them long before the GPU runs it; ``metrics.context``)
     clock: str = "host"
+    #: int64 bytes reserved in segments that hold no allocated block after each event: the cache the allocator hands
+    #: back whole (``empty_cache()``, or itself before it raises an OOM), so ``reserved - cached`` is what it cannot;
+    #: None where the format says nothing of segments (a trace's totals) or they are not followed (expandable segments)
+    cached: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
@@ -184,6 +188,8 @@ class MemorySnapshot:
 
     #: GPU -> (reserved bytes, allocated bytes, segments, largest free block) at the dump
     state: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
+    #: GPU -> bytes of the segments holding no allocated block at the dump (the cache ``empty_cache()`` hands back)
+    cached: dict[int, int] = field(default_factory=dict)
     #: GPU -> its largest live blocks at the dump, largest first
     blocks: dict[int, list[SnapshotBlock]] = field(default_factory=dict)
     #: GPU -> every live block at the dump, grouped by the stack that allocated it, most bytes first (the largest

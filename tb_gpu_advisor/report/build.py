@@ -327,6 +327,7 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
                "peak_place": g.peak_place, "warmup_peak_bytes": g.warmup_peak_bytes,
                "warmup_peak_ms": json_float(g.warmup_peak_ms, 4), "warmup_peak_step": g.warmup_peak_step,
                "start_bytes": g.start_bytes, "gap_bytes": g.gap_bytes,
+               "peak_reserved_in_use_bytes": g.peak_reserved_in_use_bytes,
                "reserved_changes_per_step": json_float(g.reserved_changes_per_step, 3),
                "breakdown": dict(g.breakdown), "top": [[h.name, h.category, h.bytes, h.count] for h in g.top],
                "step_peaks": [list(r) for r in g.step_peaks], "timeline": dict(g.timeline), "note": g.note}

@@ -740,24 +740,48 @@ def memory_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuMemo
 
 
 #: The rows the memory gate judges: the allocated and reserved peaks, and the peak above a capture's start where a
-#: side records no totals.  The reserve, the categories and the capacity are parts or context of these, never gated.
+#: side records no totals.  The reserved peak in segments in use, the reserve, the categories and the capacity are
+#: parts or context of these, never gated on their own.
 GATED_MEMORY = ("peak_allocated", "peak_reserved", "peak_above_start")
 
 
 def memory_growth(m: GpuMemoryChange, percent: float) -> list[str]:
     """The lines of :meth:`Diff.memory_regressions` for one GPU: each gated row that grew by more than ``percent`` %
     of its base.  A row whose base is 0 or unknown has no share to judge; a snapshot side without history holds its
-    state at the dump, no peak, so its peaks are judged only beside another such dump (:func:`_dump_note`)."""
+    state at the dump, no peak, so its peaks are judged only beside another such dump (:func:`_dump_note`).
+
+    The allocator's noise (from 0.1.0+a41).  Peak allocated bytes are the program's: the same code allocates the same
+    tensors (rounded to 512 bytes).  Reserved bytes are also the caching allocator's: whole segments it keeps cached
+    (freed blocks no later request fitted, ``empty_cache()`` called or not) and each request's rounding to a segment.
+    So no peak reserved grows past the gate by one segment's rounding or less (``diff.reserved_noise_bytes``: the
+    20 MiB segment a 1-10 MiB request opens); and where both sides know their segments (snapshots whose history
+    follows them) the peak reserved grew only where the peak reserved in segments in use grew too -- a whole empty
+    segment is cache handed back (``empty_cache()``, or the allocator itself before it raises an OOM), while bytes
+    in a segment that holds a live block (fragmentation) cannot be."""
     if _DUMP_WORDS in m.note:
         return []  # a dump's state beside a peak: not the same quantity (the pair's note says so)
+    rows = {r.key: r for r in m.rows}
+    in_use = rows.get("peak_reserved_in_use")
+    in_use = in_use if in_use and in_use.base and in_use.new is not None and in_use.delta is not None else None
+    floor = T("diff.reserved_noise_bytes")
     out = []
     for r in m.rows:
         if r.key not in GATED_MEMORY or r.base is None or r.new is None or r.base <= 0 or r.delta is None:
             continue
         share = r.delta / r.base
-        if r.delta > 0 and share * 100.0 > percent:
-            out.append(f"{_memory_gpu_name(m)} {r.label} {gb(r.base)} -> {gb(r.new)} ({share * 100:+.1f}%, "
-                       f"+{gb(r.delta)}; > {percent:g}%)")
+        if not (r.delta > 0 and share * 100.0 > percent):
+            continue
+        more = ""
+        if r.key == "peak_reserved":
+            if r.delta <= floor:
+                continue  # within one segment's rounding
+            if in_use is not None:
+                used = in_use.delta / in_use.base
+                if in_use.delta <= floor or used * 100.0 <= percent:
+                    continue  # grown by whole empty segments: cache the allocator hands back
+                more = f"; in segments in use {gb(in_use.base)} -> {gb(in_use.new)} ({used * 100:+.1f}%)"
+        out.append(f"{_memory_gpu_name(m)} {r.label} {gb(r.base)} -> {gb(r.new)} ({share * 100:+.1f}%, "
+                   f"+{gb(r.delta)}{more}; > {percent:g}%)")
     return out
 
 
@@ -832,6 +856,8 @@ def _memory_rows(a: dict[str, Any], b: dict[str, Any]) -> list[MemoryChange]:
 
     add("peak_allocated", "peak allocated", a.get("peak_allocated_bytes"), b.get("peak_allocated_bytes"))
     add("peak_reserved", "peak reserved", a.get("peak_reserved_bytes"), b.get("peak_reserved_bytes"))
+    add("peak_reserved_in_use", "peak reserved in segments in use", a.get("peak_reserved_in_use_bytes"),
+        b.get("peak_reserved_in_use_bytes"))
     add("reserve", "reserved beyond the allocated peak", a.get("gap_bytes"), b.get("gap_bytes"))
     ba, bb = a.get("breakdown") or {}, b.get("breakdown") or {}
     for cat in [c for c in MEMORY_LABELS if c in ba or c in bb]:  # a side with a breakdown holds 0 where it lacks one

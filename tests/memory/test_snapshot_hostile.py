@@ -126,6 +126,34 @@ def test_a_long_history_is_read_in_memory_proportional_to_the_file(tmp_path: Pat
     assert peak < 4 * size, (peak, size)
 
 
+def test_the_walk_after_the_unpickler_adds_nothing_to_its_peak(tmp_path: Path):
+    """h37-snap4 (pytorch#176290: snapshots over 1 GB): ``read_trace``'s peak is the unpickler's own -- the file's
+    bytes beside the tree they build --, not more: the bytes are dropped before the walk over the tree, and the walk's
+    columns are 8-byte arrays, not lists of int objects.  Main, compiled reader: 1.27x the unpickler's peak (the bytes
+    held through the walk); a 1.08 GB history peaked at 2,863 MB RSS there, 2,411 MB here (docs/robustness.md)."""
+    import gc
+    import tracemalloc
+
+    from tb_gpu_advisor.formats.snapshot import reader
+
+    path = tmp_path / "long.pickle"
+    ms.write_large(str(path), 20_000)
+    tracemalloc.start()
+    try:
+        data = path.read_bytes()
+        doc = reader.loads(data, compact=reader._Compactor())
+        unpickled = tracemalloc.get_traced_memory()[1]
+        del doc, data
+        gc.collect()
+        tracemalloc.reset_peak()
+        tr = reader.read_trace(str(path))
+        read = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(tr.memory[0]) == 20_000
+    assert read <= 1.05 * unpickled, (read, unpickled)
+
+
 @pytest.mark.parametrize("protocol", range(0, pickle.HIGHEST_PROTOCOL + 1))
 def test_the_history_kept_as_fields_reads_as_the_whole_dicts_did(protocol: int, tmp_path: Path):
     """The first pass finds the memo keys of every protocol (text GET, BINGET, LONG_BINGET), and the entries kept as

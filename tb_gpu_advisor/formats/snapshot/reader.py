@@ -20,9 +20,11 @@ file describe a huge tree, and a real snapshot spends several bytes on every fra
 
 from __future__ import annotations
 
+import bisect
 import io
 import os
 import re
+from array import array
 from typing import Any
 
 import numpy as np
@@ -96,6 +98,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         data = embedded_snapshot(data)
         if isinstance(data, str):
             raise SnapshotReadError(path, data)
+    size = len(data)
     try:
         doc = loads(data, compact=_Compactor())
     except UnsafePickle as e:
@@ -104,7 +107,9 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not run)") from e
     except ValueError as e:
         raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
-    return to_trace(doc, host or host_name(path), path, len(data), work=max(MIN_WORK, WORK_PER_BYTE * len(data)))
+    del data  # the file's bytes are read: the walk below no longer holds them beside the tree (a peak of 2.2x the file,
+    # not 2.7x: docs/robustness.md)
+    return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
 
 
 def host_name(path: str) -> str:
@@ -194,7 +199,16 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     for g in gpus:
         segs = by_gpu.get(g, [])
         reserved = sum(_int(s.get("total_size"), 0) for s in segs)
-        placed = [(b, at) for s in segs for b, at in _placed(s, budget)]
+        placed, rows = [], []  # rows: each segment's (address, size, bytes in blocks not free) at the dump
+        for s in segs:
+            mine = _placed(s, budget)
+            placed += mine
+            rows.append((_int(s.get("address"), -1), _int(s.get("total_size"), 0),
+                         sum(_int(b.get("size"), 0) for b, _ in mine if b.get("state") != "inactive")
+                         or max(_int(s.get("allocated_size"), 0), _int(s.get("active_size"), 0))))
+        expandable = snap.settings.get("expandable_segments") is True or any(s.get("is_expandable") is True for s in segs)
+        if not expandable:  # an expandable segment unmaps its free pages: no whole segment is cached
+            snap.cached[g] = sum(size for _, size, used in rows if used == 0)
         blocks = [b for b, _ in placed]
         where = {id(b): at for b, at in placed}
         live = [b for b in blocks if b.get("state") == "active_allocated"]
@@ -212,7 +226,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
         try:
-            events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
+            events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget,
+                                   None if expandable else rows)
         except _OutOfRange as e:
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
@@ -399,9 +414,12 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
 
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
-            budget: "_Budget") -> tuple[MemoryEvents | None, list[OutOfMemory]]:
-    """One device's trace as events with absolute totals, and its OOMs with what was live at each."""
-    t, delta, res_delta, addr, raw = [], [], [], [], []
+            budget: "_Budget", segments: list[tuple[int, int, int]] | None = None
+            ) -> tuple[MemoryEvents | None, list[OutOfMemory]]:
+    """One device's trace as events with absolute totals, and its OOMs with what was live at each; ``segments``: the
+    dump's (address, size, bytes not free) of each segment, from which the cache after each event is counted back."""
+    # the columns as 8-byte integers, not lists of int objects (40 bytes a value): the walk's transient, per entry
+    t, delta, res_delta, addr, raw = array("q"), array("q"), array("q"), array("q"), []
     ooms: list[tuple[int, int, dict]] = []
     for i, e in enumerate(entries):
         action = e.get("action")
@@ -425,7 +443,9 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     # totals after each event: the dump's, less everything that came after the event
     alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
     res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
-    alloc, res = _anchored(alloc, d), _anchored(res, rd)
+    anchored = _anchored(alloc, d), _anchored(res, rd)
+    whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
+    alloc, res = anchored
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
     op = np.full(len(t), -1, dtype=np.int32)
@@ -442,7 +462,9 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=np.asarray(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64),
-        op=op, phase=phase, op_names=list(labels)) if t else None
+        op=op, phase=phase, op_names=list(labels),
+        cached=_cached(segments, d, rd, np.asarray(addr, dtype=np.int64)) if segments is not None and whole else None
+    ) if t else None
     out = []
     for k, i, e in ooms:
         before = k - 1
@@ -453,6 +475,48 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
     return events, out
+
+
+def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray) -> np.ndarray | None:
+    """Per event, the bytes reserved in segments that hold no allocated block after it (``MemoryEvents.cached``),
+    counted back from the dump: each segment's bytes in use at the dump, less the allocations made in it after each
+    event, plus the frees; a ``segment_alloc`` undone removes its segment, a ``segment_free`` undone puts it back
+    empty.  None where the history does not fit the segments (a block outside every segment, a segment made twice,
+    more freed in one than it held): the cache is then not known, never guessed."""
+    if any(a < 0 for a, _, _ in segments):
+        return None
+    seg = {a: [size, used] for a, size, used in segments}
+    starts = sorted(seg)
+    cached = sum(size for size, used in seg.values() if used == 0)
+    n = int(d.shape[0])
+    out = np.zeros(n, dtype=np.int64)
+    dl, rl, al = d.tolist(), rd.tolist(), addr.tolist()
+    for k in range(n - 1, -1, -1):
+        out[k] = cached
+        a = al[k]
+        if rl[k] > 0:  # a segment_alloc undone: the segment did not exist before it
+            got = seg.pop(a, None)
+            if got is None:
+                return None
+            starts.pop(bisect.bisect_left(starts, a))
+            cached -= got[0] if got[1] == 0 else 0
+        elif rl[k] < 0:  # a segment_free undone: it existed before, empty
+            if a in seg:
+                return None
+            seg[a] = [-rl[k], 0]
+            bisect.insort(starts, a)
+            cached -= rl[k]
+        elif dl[k]:
+            i = bisect.bisect_right(starts, a) - 1
+            if i < 0 or a >= starts[i] + seg[starts[i]][0]:
+                return None
+            s = seg[starts[i]]
+            was = s[1]
+            s[1] -= dl[k]  # an allocation undone frees its bytes, a free undone holds them again
+            if s[1] < 0:
+                return None
+            cached += s[0] if s[1] == 0 and was > 0 else -s[0] if was == 0 and s[1] > 0 else 0
+    return out
 
 
 def _anchored(totals: np.ndarray, deltas: np.ndarray) -> np.ndarray:

@@ -1,0 +1,110 @@
+"""A memory snapshot over 1 GB (issue #37 class 5; pytorch#176290: PyTorch's own viewer fails on such files): the
+peak RSS and time of reading it, one fresh process each, against the floor -- the stdlib's ``pickle.load`` (the C
+unpickler: it runs code and bounds nothing, and builds every dict) -- and ``python -m torch.cuda._memory_viz stats``
+where torch is installed.  Not a test: it writes a file of ``--entries`` trace entries (5,000,000: 1.08 GB) with
+``synthetic.memsnapshot.write_large`` (streamed, in constant memory) to ``--path`` unless it is there, and prints a
+markdown table.  Delete the file after (``--remove``).
+
+    python benchmarks/snapshot_large.py [--entries 5000000] [--path /tmp/snapshot_large.pickle] [--remove]
+        [--methods floor,read,memory_viz] [--repo PATH ...]
+
+``--repo`` reads with another checkout's reader too (``read@PATH``): the same file before and after a change.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+
+_CHILD = r"""
+import sys, time
+sys.path.insert(0, {repo!r})
+import numpy  # every method has numpy loaded before it starts, as the reader does
+method, path = {method!r}, {path!r}
+t = time.perf_counter()
+if method == "floor":
+    import pickle
+    with open(path, "rb") as f:
+        doc = pickle.load(f)
+    n = sum(len(x) for x in doc.get("device_traces", []))
+elif method == "read":
+    from tb_gpu_advisor.formats.snapshot.reader import read_trace
+    from tb_gpu_advisor.formats.snapshot import compiled
+    tr = read_trace(path)
+    n = sum(len(m) for m in tr.memory.values())
+    print("reader:", compiled.describe(), file=sys.stderr)
+print(f"{{time.perf_counter() - t:.1f}} {{n}}")
+"""
+
+
+def run(method: str, path: str, repo: str) -> tuple[str, float | None, int | None, str]:
+    """One fresh process: (what, wall s, peak RSS in MB, note)."""
+    if method == "memory_viz":
+        cmd = [sys.executable, "-m", "torch.cuda._memory_viz", "stats", path]
+    else:
+        cmd = [sys.executable, "-c", _CHILD.format(repo=repo, method=method, path=path)]
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True,
+                                env={**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off"})
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own high-water mark (ru_maxrss, kB)
+        wall = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
+    rss = usage.ru_maxrss // 1024
+    note = (err.strip().splitlines() or [""])[-1] if proc.returncode else ""
+    if proc.returncode == 0 and method != "memory_viz":
+        wall = float(out.split()[0])
+        note = [line for line in err.splitlines() if line.startswith("reader:")][:1]
+        note = note[0] if note else ""
+    return method, wall, rss, note
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--entries", type=int, default=5_000_000)
+    ap.add_argument("--path", default="/tmp/snapshot_large.pickle")
+    ap.add_argument("--methods", default="floor,read,memory_viz")
+    ap.add_argument("--repo", action="append", default=[], help="another checkout whose reader reads the file too")
+    ap.add_argument("--remove", action="store_true", help="delete the file after")
+    a = ap.parse_args(argv)
+    sys.path.insert(0, REPO)
+    if not os.path.exists(a.path):
+        from synthetic.memsnapshot import write_large
+
+        t = time.perf_counter()
+        write_large(a.path, a.entries)
+        print(f"wrote {a.path}: {os.path.getsize(a.path):,} bytes in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    size = os.path.getsize(a.path)
+    methods = [m for m in a.methods.split(",") if m]
+    if "memory_viz" in methods:
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            methods.remove("memory_viz")
+            print("torch is not installed: no _memory_viz row (the floor is pickle.load's)", file=sys.stderr)
+    print("| reader | file MB | wall s | peak RSS MB | peak RSS / file | note |\n|---|---:|---:|---:|---:|---|")
+    jobs = [(m, REPO) for m in methods] + [("read", r) for r in a.repo]
+    for method, repo in jobs:
+        name, wall, rss, note = run(method, a.path, repo)
+        label = name if repo == REPO else f"{name}@{repo}"
+        ratio = f"{rss * 2**20 / size:.2f}x" if rss else "n/a"
+        print(f"| {label} | {size / 1e6:,.0f} | {wall:.1f} | {rss:,} | {ratio} | {note} |", flush=True)
+    if a.remove:
+        os.remove(a.path)
+    print(f"load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -875,7 +875,7 @@ def _one_pass_step(r: _Reading, job: Job) -> None:
     if fetch is not None:
         lead = (int(r.hs[0]) - fetch[0]) / PS_PER_MS
         r.note += (f"; the pass starts where it fetches its input (`{fetch[1]}`, {lead:,.1f} ms before the op that "
-                   f"launches its first kernel): the pass waits for that fetch as a loop's step does")
+                   f"launches its first kernel), as a loop's step opens with its batch's fetch")
         r.hs = np.array([fetch[0]], np.int64)
 
 

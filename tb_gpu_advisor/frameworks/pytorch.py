@@ -690,6 +690,13 @@ BETWEEN_PASSES = action(
     "Prepare the next input while the GPU runs this one (tokenise and copy ahead, pinned memory, non_blocking "
     "copies): the GPU then never waits between forward passes.",
     "x = x.pin_memory().to('cuda', non_blocking=True)")
+LOADER_INFERENCE = action(
+    "Load the inputs in DataLoader worker processes, into pinned memory, so the next batch is ready when a forward "
+    "pass ends: without workers the loop makes each batch between passes while the GPU waits.",
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True,\n"
+    "                                     persistent_workers=True)\n"
+    "for x, _ in loader:\n"
+    "    out = model(x.to('cuda', non_blocking=True))")
 HEADROOM_INFERENCE = action(
     "Raise the inference batch size (or the number of requests served together) until peak memory nears capacity: "
     "the per-pass cost is then shared by more inputs.",
@@ -886,6 +893,8 @@ JOB_FIXES = {
     "step_gaps:creation@inference": (MADE_ON_GPU,),
     "input_bound:creation@inference": (MADE_ON_GPU,),
     "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
+    # the capture shows the DataLoader in the main process: its batches are made between the forward passes
+    "input_bound:pipeline@inference": (LOADER_INFERENCE, BETWEEN_PASSES),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
     "mixed_precision_off@inference": (HALF_INFERENCE,),
     "mixed_precision_off:fp16@inference": (HALF_INFERENCE_FP16,),

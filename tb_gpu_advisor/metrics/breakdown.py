@@ -393,7 +393,11 @@ stretch precedes.  One rule for the idle
             lead_s = np.maximum(np.maximum(before, w0), lend_all[first].astype(np.int64) + LAUNCH_START_PS)
             lead_e = start[first]
             k = lead_e > lead_s
-            lead_s, lead_e, lone, at = lead_s[k], lead_e[k], (first == 0)[k], first[k]  # lone: no GPU work before it
+            lead_s, lead_e, lone, at, w0 = lead_s[k], lead_e[k], (first == 0)[k], first[k], w0[k]  # lone: no GPU
+            # work before it.  Held past the GPU's switch, the capture's first work waited on earlier work the GPU ran:
+            # queues drain in order, so the GPU ran that work since the window opened, not only since the launch
+            on = lone & ((lead_e - lead_s) >= T("launch.kernel_switch_us") * PS_PER_US)
+            lead_s = np.where(on, np.minimum(lead_s, w0), lead_s)
     return lw, (held_s[late], idle_e[late], nxt[late]), (lead_s[~lone], lead_e[~lone], at[~lone]), \
         (lead_s[lone], lead_e[lone])
 

@@ -66,7 +66,7 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
         actions=_creation(ctx, src.ops, wait_ms) + (ctx.fw.extra(f"{ID}:transfer") if moved else [])
-        + ctx.fw.fix(f"{ID}:parallel" if src.parallel else ID),
+        + ctx.fw.fix(f"{ID}:parallel" if src.parallel else f"{ID}:pipeline" if src.source == "pipeline" else ID),
     )]
 
 

@@ -78,14 +78,17 @@ def test_the_unrecorded_stretch_beside_a_held_one_is_named_alone(tmp_path):
 
 
 def _vllm_truth() -> float:
-    """ms from the return of the launch call of the capture's first device work (+ the driver's submission) to that
-    work's start, from the raw events."""
+    """ms from the window's opening (its earliest event: the step's ``execute_*`` range) to the start of the capture's
+    first device work, from the raw events: that work, held 7.8 ms after its launch returned, waited on work the GPU
+    ran before it -- since the window opened, as queues drain in order (h37-survey34; it was counted from the launch's
+    return, and the 0.5 ms before the launch booked to the host)."""
     (path,) = (FIXTURES / "wild" / "vllm_mi300x_decode").glob("*.json.gz")
     ev = [e for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"] if e.get("ph") == "X"]
     first = min((e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")), key=lambda e: e["ts"])
     (call,) = [e for e in ev if e.get("cat") == "cuda_runtime"
                and e["args"].get("correlation") == first["args"]["correlation"]]
-    return (first["ts"] - (call["ts"] + call["dur"])) / 1e3 - SUBMIT_MS
+    assert (first["ts"] - (call["ts"] + call["dur"])) / 1e3 - SUBMIT_MS > 7.0  # held well past the GPU's switch
+    return (first["ts"] - min(e["ts"] for e in ev)) / 1e3
 
 
 def test_vllms_queued_graph_is_no_host_time():
@@ -96,11 +99,11 @@ def test_vllms_queued_graph_is_no_host_time():
     m = host_metrics(read(SimpleNamespace(host="rank0", path=str(path), format="kineto")))
     truth = _vllm_truth()
     assert truth > 7.0
-    assert m.idle_queued_first == pytest.approx(truth, abs=0.02)
+    assert m.idle_queued_first == pytest.approx(truth, abs=0.025)  # the step opens 22 us into the window
     # between works the GPU holds: its switches, the graph's entry and exit (10.1, 11.7 us) among them
     # (``tests/metrics/test_graph_switch.py``)
     assert m.idle_held < 0.03 and m.breakdown.kernel_switch < 0.03
-    assert m.breakdown.unseen == pytest.approx(truth + m.idle_held, abs=0.02)
+    assert m.breakdown.unseen == pytest.approx(truth + m.idle_held, abs=0.025)
     assert m.breakdown.other < 0.1
     findings = evaluate(m)
     assert not [f for f in findings if f.severity in ("critical", "warning")], [(f.rule, f.summary) for f in findings]

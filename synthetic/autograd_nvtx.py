@@ -147,8 +147,11 @@ class _Gpu:
         self.kernels.append((s, self.free, corr, name))
 
 
-def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: int) -> dict:
-    """One rank's steps from ``t0``: its threads' ranges and calls, its kernels and copies, and the steps' starts."""
+def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: int, host_us: int = 0,
+          user_range: str | None = None) -> dict:
+    """One rank's steps from ``t0``: its threads' ranges and calls, its kernels and copies, and the steps' starts.
+    ``host_us``: the host's own work in each Megatron layer's attention range before its launch (a host-bound layer);
+    ``user_range``: the program's own NVTX range around its batch's loading (``nvtx_range_push("get_batch")``)."""
     pid = 4200 + rank
     shared = {"op_id": 0, "corr": 0}
     main = _Thread(_gid(pid, pid), shared, strings, form)
@@ -185,6 +188,7 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
         if megatron:
             for _ in range(layers):
                 def attn(seq=seq) -> None:
+                    main.t += host_us * us  # the layer's own Python before its launch (the GPU drains meanwhile)
                     main.push(main.op_text("aten::linear", None, 3),
                               lambda: op(main, "aten::addmm", seq, "f", 110, 3))
                 mrange(main, f"{MEGATRON_LAYER}._forward_attention.self_attention", attn)
@@ -269,7 +273,12 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
         starts.append(main.t)
 
         def iteration(seq=seq) -> None:
-            rf(main, DATALOADER, lambda: setattr(main, "t", main.t + 400 * us))  # the batch: host work, no CUDA
+            def batch() -> None:
+                rf(main, DATALOADER, lambda: setattr(main, "t", main.t + 400 * us))  # the batch: host work, no CUDA
+            if user_range:
+                main.push(user_range, batch)
+            else:
+                batch()
 
             def upload() -> None:
                 def copy() -> None:
@@ -309,10 +318,13 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
     return {"main": main, "back": back, "gpu": gpu, "starts": starts, "end": main.t, "pid": pid}
 
 
-def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, ranks: int = 1) -> dict:
+def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, ranks: int = 1, host_us: int = 0,
+          user_range: str | None = None) -> dict:
     """Write the export of ``form`` (one of :data:`FORMS`) to ``path``: ``steps`` iterations of a ``layers``-layer
-    MLP, ``ranks`` processes (one GPU each; ``ddp`` forms default to two).  Return the truth: ``steps``, ``step_ms`` (the
-    period: every iteration is alike), ``kind`` and ``ops`` (NVTX ranges a step)."""
+    MLP, ``ranks`` processes (one GPU each; ``ddp`` forms default to two).  ``host_us``: host work in each Megatron
+    layer's attention range before it launches; ``user_range``: the program's own range around each batch's loading.
+    Return the truth: ``steps``, ``step_ms`` (the period: every iteration is alike), ``kind`` and ``ops`` (NVTX ranges a
+    step)."""
     if form not in FORMS:
         raise ValueError(form)
     ranks = max(ranks, 2 if form == "ddp" else 1)
@@ -324,7 +336,7 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
     truth: dict = {"form": form, "steps": steps, "kind": "inference" if form == "no_grad" else "training", "ranks": ranks}
     g = A100_SXM4_80GB
     for rank in range(ranks):
-        r = _rank(form, rank, steps, layers, strings, t0 + rank * 40_000)
+        r = _rank(form, rank, steps, layers, strings, t0 + rank * 40_000, host_us, user_range)
         gpid = _gid(r["pid"])
         for th, name in ((r["main"], "pt_main_thread"), (r["back"], "pt_autograd_0")):
             con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",

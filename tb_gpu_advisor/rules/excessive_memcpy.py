@@ -245,8 +245,11 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
     acts = ctx.fw.fixes_for(ID, variants)
     # where the host waits in its copies to the device, the pageable ones among them wait for their stream to drain,
     # whatever their size (PyTorch's copy of a pageable tensor): pinned and non_blocking, they wait no more -- the wait,
-    # not the bytes, is what pinning saves them (torchrec_a100_stalls: 9 of ~150 B a step, each a wait)
-    waiting = [c for c in copies if c.direction == "h2d" and c.pageable_count_per_step > 0 and c not in pageable] \
+    # not the bytes, is what pinning saves them, so it must matter as the bytes must (``excessive_memcpy.pin_share``:
+    # torchrec_a100_stalls' 9 waits of ~150 B copies idle the GPU 0.2 ms of a 245 ms step)
+    waits = m.syncs.copy_idle_ms_per_step
+    waiting = [c for c in copies if c.direction == "h2d" and c.pageable_count_per_step > 0 and c not in pageable
+               and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
         if m.syncs.copy_calls_per_step else []
     named = pageable + waiting
     pin = ctx.fw.extra(f"{ID}:pageable", copies=pinned_copies(ctx, named)) if named else []

@@ -85,11 +85,12 @@ def test_pageable_batches_are_still_told_to_pin_naming_the_copies():
     assert f["actions"][0]["text"].startswith(_PIN) and "the 2 H2D copies of 77.1 MB each" in f["actions"][0]["text"]
 
 
-def test_small_pageable_uploads_the_host_waits_in_are_pinned_by_name():
-    """Control (real, ``wild/torchrec_a100_stalls``, its threshold lowered as ``test_device_copies`` does): 9 pageable
-    copies to the device of ~150 B a step, each a wait for the stream to drain -- small, but the wait is what pinning
-    (with non_blocking) removes, so the pinning fix stays and names them; its 6 pageable D2H reads of ~290 B, which
-    main's words counted ("100.0% of the D2H copy time is from pageable host memory"), are not what it means."""
+
+def test_tiny_waits_in_pageable_uploads_ask_no_pinning():
+    """Real, ``wild/torchrec_a100_stalls`` (its threshold lowered as ``test_device_copies`` does): main offered the
+    pinning fix because of its 6 pageable D2H reads of ~290 B a step ("100.0% of the D2H copy time is from pageable
+    host memory").  Its 9 pageable uploads of ~150 B do make the host wait for its stream, but the GPU idles 0.2 ms of
+    a 245 ms step after them: under ``excessive_memcpy.pin_share``, no copy to pin; its D2D copies' fix leads."""
     from tb_gpu_advisor.common.thresholds import override
     from tb_gpu_advisor.discover.logdir import discover
 
@@ -97,5 +98,5 @@ def test_small_pageable_uploads_the_host_waits_in_are_pinned_by_name():
     with override(**{"excessive_memcpy.warning": 0.015}):
         f = _copies_finding(analyze_session(s.run, s.session, s.hosts).to_dict()["hosts"][0])
     assert "D2H copy time is from pageable" not in f["summary"], f["summary"]
-    pin = [a["text"] for a in f["actions"] if a["text"].startswith(_PIN)]
-    assert len(pin) == 1 and "(the 9 H2D copies of 149 B each per step)" in pin[0], pin
+    assert ".contiguous()" in f["actions"][0]["text"]
+    assert not [a for a in f["actions"] if a["text"].startswith(_PIN)]

@@ -897,9 +897,6 @@ JOB_FIXES = {
     "host_op_placement@inference": (NO_SYNC_INFERENCE,),
     "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
-    # a forward pass's input upload that blocks the GPU: copied ahead, during the previous pass (h37-fwnvtx2: an
-    # ``emit_nvtx`` loop's pinned 8 MB upload led with "keep .item() out of the forward" for a 2 us read-back)
-    "excessive_memcpy:h2d@inference": (BETWEEN_PASSES, NON_BLOCKING),
     "excessive_memcpy:pinned@inference": (FEWER_BYTES,),
     # a forward-only job sharded with FSDP (FastVideo's text encoder): the same uploads, before each forward only
     "excessive_memcpy:param_upload@inference": (action(

@@ -72,8 +72,8 @@ def test_a_pinned_upload_is_not_told_to_pin_for_its_item_read(no_grad):
     assert "pageable" not in f["summary"], f["summary"]  # main: "100.0% of the D2H copy time is from pageable"
     texts = [a["text"] for a in f["actions"]]
     assert not [t for t in texts if t.startswith(_PIN)], texts  # main: "Copy from pinned ..." first
-    # the upload that blocks the GPU is copied ahead, during the previous forward pass: the inference job's own fix
-    assert texts[0] == pytorch.BETWEEN_PASSES.text, texts
+    # what keeps the pinned upload from overlapping is the loop's read-back (the GPU drains at each): its fix leads
+    assert texts[0] == pytorch.NO_SYNC_INFERENCE.text, texts
 
 
 def test_pageable_batches_are_still_told_to_pin_naming_the_copies():

@@ -147,8 +147,13 @@ class _Gpu:
         self.kernels.append((s, self.free, corr, name))
 
 
-def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: int) -> dict:
-    """One rank's steps from ``t0``: its threads' ranges and calls, its kernels and copies, and the steps' starts."""
+def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: int, host_us: int = 0,
+          user_range: str | None = None, readback: bool = True) -> dict:
+    """One rank's steps from ``t0``: its threads' ranges and calls, its kernels and copies, and the steps' starts.
+    ``host_us``: the host's own work in each Megatron layer's attention range before its launch (a host-bound layer);
+    ``user_range``: the program's own NVTX range around its batch's loading (``nvtx_range_push("get_batch")``);
+    ``readback``: each iteration reads its result back (``.item()`` / ``.cpu()``, a sync); without it the host never
+    waits for the GPU."""
     pid = 4200 + rank
     shared = {"op_id": 0, "corr": 0}
     main = _Thread(_gid(pid, pid), shared, strings, form)
@@ -185,6 +190,7 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
         if megatron:
             for _ in range(layers):
                 def attn(seq=seq) -> None:
+                    main.t += host_us * us  # the layer's own Python before its launch (the GPU drains meanwhile)
                     main.push(main.op_text("aten::linear", None, 3),
                               lambda: op(main, "aten::addmm", seq, "f", 110, 3))
                 mrange(main, f"{MEGATRON_LAYER}._forward_attention.self_attention", attn)
@@ -269,7 +275,12 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
         starts.append(main.t)
 
         def iteration(seq=seq) -> None:
-            rf(main, DATALOADER, lambda: setattr(main, "t", main.t + 400 * us))  # the batch: host work, no CUDA
+            def batch() -> None:
+                rf(main, DATALOADER, lambda: setattr(main, "t", main.t + 400 * us))  # the batch: host work, no CUDA
+            if user_range:
+                main.push(user_range, batch)
+            else:
+                batch()
 
             def upload() -> None:
                 def copy() -> None:
@@ -298,7 +309,7 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
                 if grad:
                     backward(seq)
                     optimizer()
-            if not megatron:
+            if not megatron and readback:
                 item()
             main.t += 150 * us  # the loop's own Python before the next batch (logging, the loop's bookkeeping)
         if lightning:
@@ -309,10 +320,14 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
     return {"main": main, "back": back, "gpu": gpu, "starts": starts, "end": main.t, "pid": pid}
 
 
-def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, ranks: int = 1) -> dict:
+def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, ranks: int = 1, host_us: int = 0,
+          user_range: str | None = None, readback: bool = True) -> dict:
     """Write the export of ``form`` (one of :data:`FORMS`) to ``path``: ``steps`` iterations of a ``layers``-layer
-    MLP, ``ranks`` processes (one GPU each; ``ddp`` forms default to two).  Return the truth: ``steps``, ``step_ms`` (the
-    period: every iteration is alike), ``kind`` and ``ops`` (NVTX ranges a step)."""
+    MLP, ``ranks`` processes (one GPU each; ``ddp`` forms default to two).  ``host_us``: host work in each Megatron
+    layer's attention range before it launches; ``user_range``: the program's own range around each batch's loading;
+    ``readback``: each iteration reads its result back (off: an inference loop that never syncs).
+    Return the truth: ``steps``, ``step_ms`` (the host's period: every iteration is alike), ``gpu_ms`` (the GPU's work
+    an iteration), ``kind`` and ``ops`` (NVTX ranges a step)."""
     if form not in FORMS:
         raise ValueError(form)
     ranks = max(ranks, 2 if form == "ddp" else 1)
@@ -324,7 +339,7 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
     truth: dict = {"form": form, "steps": steps, "kind": "inference" if form == "no_grad" else "training", "ranks": ranks}
     g = A100_SXM4_80GB
     for rank in range(ranks):
-        r = _rank(form, rank, steps, layers, strings, t0 + rank * 40_000)
+        r = _rank(form, rank, steps, layers, strings, t0 + rank * 40_000, host_us, user_range, readback)
         gpid = _gid(r["pid"])
         for th, name in ((r["main"], "pt_main_thread"), (r["back"], "pt_autograd_0")):
             con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
@@ -347,6 +362,9 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
         s = r["starts"]
         truth["step_ms"] = (s[-1] - s[0]) / (len(s) - 1) / 1e6
         truth["ops"] = (len(r["main"].ranges) + len(r["back"].ranges)) // steps
+        # the GPU's own work an iteration (its kernels and copies, one stream): a loop that never waits for the GPU
+        # runs at the slower of this and the host's period
+        truth["gpu_ms"] = sum(b - a for a, b, *_ in gpu.kernels + gpu.copies) / steps / 1e6
         stop = max(stop, r["end"], gpu.free)
     stop += 1_000_000
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])

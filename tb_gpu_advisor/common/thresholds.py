@@ -128,6 +128,13 @@ _TABLE: tuple[Threshold, ...] = (
        "Memory': a copy from pageable host memory is staged through a pinned buffer by the driver and blocks the host",
        "share of a host<->device direction's copy time from or to pageable memory above which the finding says so and "
        "leads with the pinned-memory fix"),
+    _t("excessive_memcpy.pin_share", 0.01, "share", "Advisor (issue #37, h37-fwnvtx2): pinning saves at most the "
+       "pageable copies' own time; under 1% of the step it is no fix to lead with (as excessive_memcpy.sync_share)",
+       "share of the step the pageable copies of a direction take, at least, for the finding to ask to pin them"),
+    _t("excessive_memcpy.pin_bytes", 64 * 1024, "bytes", "Advisor (issue #37, h37-fwnvtx2): pinning speeds a copy's "
+       "bytes across the bus, not its call; at ~10 GB/s a 64 KiB copy moves in ~6 us, the order of a copy call's own "
+       "latency, so a smaller one (a 4-byte .item() read) gains nothing from pinned memory",
+       "bytes per pageable copy, at least, for the finding to ask to pin it (where the capture gives the copies' sizes)"),
     _t("excessive_memcpy.param_upload_share", 0.5, "share", "Advisor (issue #37, h37-left10): most of the host-to-device "
        "copy time launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward / pre-backward) "
        "makes those uploads, not the input batch, the copies' cause", "share of the host-to-device copy time whose "

@@ -157,6 +157,13 @@ def is_framework_scope(name: str) -> bool:
     return bool(_NAMESPACED.match(name)) or pytorch.is_own_scope(name)
 
 
+def is_framework_range(name: str) -> bool:
+    """A range a framework's library writes around its own code by its own naming rule (``pytorch.is_framework_range``:
+    Megatron-core's ``<module>.<function>.<suffix>`` once a layer, Lightning's ``[pl][...]``): the framework's structure,
+    never the user's named region -- what ran, not where the user's code is."""
+    return pytorch.is_framework_range(name)
+
+
 def is_user_scope(name: str) -> bool:
     """A suffixed autograd NVTX range's name (suffix cut off) that is the user's ``record_function`` (no ``seq``: no
     op autograd numbered): neither a framework op nor a scope PyTorch opens itself."""

@@ -41,6 +41,30 @@ def module_hook_name(text: str) -> str | None:
     return m.group(1) if m is not None else None
 
 
+#: NVTX ranges a library of PyTorch's ecosystem writes around its own code, by the names its writer gives them:
+#:
+#: * Megatron-core (``--nvtx-ranges``: ``megatron/core/utils.py``, ``nvtx_range_push`` and ``nvtx_decorator`` without a
+#:   message) names a range after its caller, ``<module.__name__>.<function>[.<suffix>]``:
+#:   ``megatron.core.transformer.transformer_layer._forward_attention.self_attention``, pushed once a layer; NeMo's
+#:   and Transformer Engine's modules are named by the same rule where they call it;
+#: * Megatron-FSDP (``megatron_fsdp/experimental/module.py``, ``_nvtx_label``): ``MFSDP <module> forward|backward``;
+#: * Lightning (``profilers/pytorch.py``): ``record_function("[pl][profile]" + action)`` around its loop's actions and
+#:   ``[pl][module]<module class path>: <name>`` around each module's forward.
+#:
+#: A message a program passes itself (Megatron's ``nvtx_range_push("get_data")`` in an example's ``train.py``) is no
+#: module path: it stays the program's.
+_FRAMEWORK_PACKAGES = ("megatron", "nemo", "transformer_engine", "lightning", "pytorch_lightning")
+_FRAMEWORK_RANGE = re.compile(r"^(?:%s)(?:\.\w+){2,}$|^MFSDP .+ (?:forward|backward)$|^\[pl\]\[" %
+                              "|".join(_FRAMEWORK_PACKAGES))
+
+
+def is_framework_range(name: str) -> bool:
+    """An NVTX range (or ``record_function``) a library of PyTorch's ecosystem writes around its own code, by the names
+    its writer gives them (:data:`_FRAMEWORK_RANGE`): the framework's structure (a layer, a module, its loop's
+    actions), never a region the user named."""
+    return bool(_FRAMEWORK_RANGE.match(name))
+
+
 def is_own_scope(name: str) -> bool:
     """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
     return name.startswith(_OWN_SCOPES)
@@ -247,7 +271,8 @@ NON_BLOCKING = action(
     "x = x.to(device, non_blocking=True)   # needs pin_memory=True in the DataLoader\n"
     "y = y.to(device, non_blocking=True)")
 PIN_MEMORY = action(
-    "Copy from pinned (page-locked) host memory: a copy from pageable memory is staged by the driver through a pinned "
+    "Copy from pinned (page-locked) host memory ({copies}): a copy from pageable memory is staged by the driver "
+    "through a pinned "
     "buffer, moves at a fraction of the bus bandwidth and blocks the host even when asynchronous (Nsight Systems' "
     "'CUDA Async Memcpy with Pageable Memory' rule). Let the DataLoader pin its batches and copy them with "
     "non_blocking=True; pin a tensor you copy yourself.",

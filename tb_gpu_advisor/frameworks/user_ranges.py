@@ -28,7 +28,8 @@ kind of knowledge has one home"); the job, the steps and the metrics ask it:
 * :func:`library_range_mask` -- which of them a library opens around its own work, by name or by NVTX domain
   (``frameworks.nvtx``): never a step, never the user's code; of those, :func:`communication_ranges` are a
   communication library's (MPI, NCCL: the host waits there for its peers);
-* :func:`program_ranges` -- the user's own code, in whichever form the format keeps it: NVTX ranges that are neither,
+* :func:`program_ranges` -- the user's own code, in whichever form the format keeps it: NVTX ranges that are neither
+  (nor a range a framework writes around its own code, ``nvtx.is_framework_range``),
   Kineto's ``user_annotation`` (``record_function``), XPlane's TraceMe ranges told by position
   (:func:`user_annotations`), none of them named like a library's.
 """
@@ -142,8 +143,12 @@ def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:
     if not parts:
         return np.zeros(0, np.int64)
     idx = np.unique(np.concatenate(parts)).astype(np.int64)
-    # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
-    return idx[~trace.h.per_name(nvtx.is_library_range)[trace.h.name[idx]]]
+    # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code,
+    # nor are those a framework writes around its own (Megatron-core's layer ranges, Lightning's ``[pl][...]``): the
+    # findings that say where in the program's code the time goes name the user's regions, not the model's layers
+    # (h37-fwnvtx2); the job and the steps read them still (:func:`marked_ranges`)
+    h = trace.h
+    return idx[~(h.per_name(nvtx.is_library_range) | h.per_name(nvtx.is_framework_range))[h.name[idx]]]
 
 
 def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:

@@ -163,8 +163,11 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     layered = _calls_of_layers(key, first, length, p)
     marked = waited >= _WAITED and (paused or alone)
     own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
-    if not (marked or layered or own):
+    fed = None if (marked or layered or own) else _fed_calls(trace, launches, key, first, length, p, t_start)
+    if not (marked or layered or own or fed is not None):
         return None
+    if fed is not None:  # each repeat starts where its input is uploaded
+        offset = fed
     # a loop whose iterations alternate their launch order (a directionally split solver sweeps x then y, then y then
     # x) repeats its sequence only every few iterations; the host's wait ends each of them alike
     alike = _iterations_per_period(p, offset, waited_at, pause_at, typical) if marked and paused else 1
@@ -187,7 +190,9 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
             f"launched back to back)" if layered else
             "each launched by the program's own calls, no framework op around them, and no other kernel in the "
-            "window: the iterations of its loop")
+            "window: the iterations of its loop" if own else
+            "each fed by its own upload from the host (a host-to-device copy at the same point of every repeat) and "
+            "no other kernel in the window: a loop's calls on new inputs, launched without reading a result back")
     what = (f"{starts.size} repeats of the same {p}-kernel launch sequence" if alike == 1 else
             f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
             f"sequence repeats every {alike} iterations)")
@@ -277,6 +282,45 @@ def _own_loop(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: 
     return _op_share(trace, t_start[first:first + length]) < 1.0 - _WAITED
 
 
+def _fed_calls(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,
+               t_start: np.ndarray) -> int | None:
+    """The offset in the period of the upload that starts each repeat, where the repeats are calls of a model on new
+    inputs; None else.
+
+    Why: a loop that never reads a result back (an ``emit_nvtx`` inference loop: each batch uploaded, the model run,
+    nothing synced) gives the waits nothing to mark, and its framework's ops around every launch make it no native
+    loop of its own (:func:`_own_loop`); where the model has fewer than :data:`_LAYERS` layers no run of layers shows a
+    call either, so the window read as one pass (h37-fwnvtx2: 12 iterations of a 1-layer model, one "pass" of 7 ms).
+    Its repeats still differ from a model's layers by what feeds them: a call computes on an input the host uploads
+    for it, a layer on the previous layer's output, already on the GPU.  So: one copy from the host to the device in
+    each period, at the same offset (every repeat takes one input), and the repeats all the GPU computes -- no kernel
+    outside the periodic region that the period does not launch (a model's call has its own first and last kernels,
+    an embedding and a head, around its layers).  A layer whose offloaded weights are uploaded before it also copies
+    once a repeat, so the upload must be the program's own call: launched inside a framework op (``.to()``: the
+    framework records its ops, so it would record a layer's too) and inside no library's range (a wrapper's hooks,
+    ``FSDP::pre_forward``, upload offloaded weights there).  Where the capture records no op (a native loop, its
+    copies blocking at every gap) nothing tells an input from a layer's weights: no reading, as before.  A period
+    inside one call of the model is refused after (``job.within_one_call``)."""
+    d = _busiest(trace, launches)
+    if d is None:
+        return None
+    upload = np.fromiter((devices.copy_direction(n) == "h2d" for n in d.names), bool, len(d.names))
+    period = key[first:first + p]
+    at = np.flatnonzero(upload[period])
+    if at.size != 1:
+        return None
+    # the uploads' launches (the repeats' own, at that offset): each inside a framework op, none in a library's range
+    up = t_start[np.arange(first + int(at[0]), first + length, p)]
+    if _op_share(trace, up) < _WAITED or _in_library_range(trace, up):
+        return None
+    period_ids = np.unique(period)
+    outside = np.r_[key[:first], key[first + length:]]
+    kernels = _kernel_names(trace)
+    if np.setdiff1d(np.intersect1d(np.unique(outside), kernels), period_ids).size:
+        return None
+    return int(at[0])
+
+
 def _kernel_names(trace: Trace) -> np.ndarray:
     """The device name ids of kernels, on any GPU."""
     out = [np.unique(np.asarray(d.name)[d.kind == devices.KIND_KERNEL]) for d in trace.devices if len(d)]
@@ -297,6 +341,21 @@ def _op_share(trace: Trace, t: np.ndarray) -> float:
     k = np.searchsorted(s, t, side="right") - 1
     inside = (k >= 0) & (t < e[np.maximum(k, 0)])
     return float(inside.mean())
+
+
+def _in_library_range(trace: Trace, t: np.ndarray) -> bool:
+    """Whether any of the launches at ``t`` (ps) lies inside a range a library opens around its own work
+    (``frameworks.user_ranges.library_range_mask``: a data-parallel wrapper's hooks, NCCL's calls)."""
+    r = trace.ranges
+    if r is None or not r.idx.size or not t.size:
+        return False
+    lib = r.idx[user_ranges.library_range_mask(trace.h, r)]
+    if not lib.size:
+        return False
+    h = trace.h
+    s, e = union_intervals(h.start[lib].astype(np.int64, copy=False), h.end[lib].astype(np.int64, copy=False))
+    k = np.searchsorted(s, t, side="right") - 1
+    return bool(((k >= 0) & (t < e[np.maximum(k, 0)])).any())
 
 
 #: A library's own calls (cuDNN, cuBLAS, NCCL and their HIP peers): never a framework op around a launch.
@@ -329,18 +388,26 @@ def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:
 def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The busiest GPU's launched events in host launch order: (kernel name id, launch start, launch end), ps."""
     h = trace.h
-    best = None
-    for d, rec in zip(trace.devices, launches):
-        ok = rec >= 0
-        if ok.sum() >= 8 and (best is None or ok.sum() > best[1].sum()):
-            best = (d, ok, rec)
+    best = _busiest(trace, launches)
     if best is None:
         return None
-    d, ok, rec = best
+    d = best
+    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
+    ok = rec >= 0
     r = rec[ok]
     order = np.lexsort((np.asarray(d.start)[ok], h.start[r]))[:MAX_LAUNCHES]
     return np.asarray(d.name)[ok][order].astype(np.int64), h.start[r][order].astype(np.int64, copy=False), \
         h.end[r][order].astype(np.int64, copy=False)
+
+
+def _busiest(trace: Trace, launches: list[np.ndarray]):  # noqa: ANN202 - a device table
+    """The GPU whose events the host launched most (at least 8): the one whose launch sequence is read."""
+    best, most = None, 0
+    for d, rec in zip(trace.devices, launches):
+        k = int((rec >= 0).sum())
+        if k >= 8 and k > most:
+            best, most = d, k
+    return best
 
 
 def _period(key: np.ndarray) -> tuple[int, int, int] | None:

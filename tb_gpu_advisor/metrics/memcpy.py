@@ -185,10 +185,13 @@ def _per_step(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray) -> dict:
                                                   sc[nz].tolist()))
     a = tally.agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n),
                                            sms=np.zeros(n), ops={}, pageable=0.0, kind_known=0.0, migration=0.0,
-                                           launched=0.0, uploads=0.0))
+                                           launched=0.0, uploads=0.0, pageable_n=0, pageable_b=0.0))
     a["migration"] += float(c.dur_ms[sel & c.migration].sum())
     a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc; a["sms"] += sms
-    a["pageable"] += float(c.dur_ms[sel & (c.host_kind == 1)].sum())
+    paged = sel & (c.host_kind == 1)
+    a["pageable"] += float(c.dur_ms[paged].sum())
+    a["pageable_n"] += int(np.count_nonzero(paged))  # the pageable copies themselves: how many, how large
+    a["pageable_b"] += float(c.nbytes[paged].sum())
     a["kind_known"] += float(c.dur_ms[sel & (c.host_kind >= 0)].sum())
     return a
 
@@ -234,6 +237,8 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
         recurring=recurring, blocking_ms_per_step=blocking,
         top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
         pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
+        pageable_ms_per_step=per(a["pageable"]), pageable_count_per_step=per(a["pageable_n"]),
+        pageable_bytes_per_step=per(a["pageable_b"]),
         kind_known_share=a["kind_known"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
         migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
         paging_in_kernels_ms_per_step=min(per(tally.paging.get(dr, 0.0)), per(a["ms"].sum())),

@@ -413,6 +413,11 @@ class MemcpyStat:
     #: copy time to or from pageable host memory, as a share of the copy time whose host memory the copies' names
     #: give (CUPTI's ``Memcpy HtoD (Pageable -> Device)`` in PyTorch traces and Nsight exports); None: no name says
     pageable_share: float | None = None
+    #: the copies from or to pageable host memory themselves, per step and GPU: their GPU time, their count and their
+    #: bytes -- what pinning would change, and the copy the advice names (a 4-byte ``.item()`` read is no upload to pin)
+    pageable_ms_per_step: float = 0.0
+    pageable_count_per_step: float = 0.0
+    pageable_bytes_per_step: float = 0.0
     #: the copy time whose host memory the capture tells (by name or record), as a share of the copy time: where it is
     #: under 1, ``pageable_share`` is of that part only (rocmProfileData tells a pageable copy by its staging alone)
     kind_known_share: float | None = None

@@ -43,7 +43,8 @@ _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Mem
 
 @rule(ID, "§1.2.2", "Memory copies block the GPU",
       thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share",
-                  "excessive_memcpy.pageable_share", "excessive_memcpy.param_upload_share"))
+                  "excessive_memcpy.pageable_share", "excessive_memcpy.pin_share", "excessive_memcpy.pin_bytes",
+                  "excessive_memcpy.param_upload_share"))
 def check(m: HostMetrics) -> list[Finding]:
     # grade the time copies block the GPU (and their synchronous part), say what else their cost holds, and give the
     # fixes of the direction and kind of copy that costs most (no docstring: the rule's docs are the module's)
@@ -76,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
                f"every step" if recurring else "")
-    pageable = _host_copies_over(copies, lambda c: c.pageable_share)
+    pageable = _to_pin(ctx, copies)
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
     pinned = _pinned_words(m, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
@@ -136,6 +137,51 @@ def _host_copies_over(copies: list, share_of) -> list:  # noqa: ANN001 - a copy'
             and (share_of(c) or 0.0) >= T("excessive_memcpy.pageable_share")]
 
 
+def _to_pin(ctx: Ctx, copies: list) -> list:
+    """The host<->device copies to pin: most of a direction's copy time from pageable memory (Nsight Systems' rule,
+    ``_host_copies_over``), and those pageable copies worth pinning -- their time a part of the step that matters
+    (``excessive_memcpy.pin_share``) and each large enough that its bytes, not the call, set its time
+    (``excessive_memcpy.pin_bytes``; not tested where the capture gives no sizes).
+
+    Why: pinning changes only how fast a copy's bytes cross the bus (the driver stages a pageable copy through a pinned
+    buffer); a 4-byte ``.item()`` read into pageable memory takes 2 us whatever its memory, and its wait is the sync's
+    (host_sync), not the staging's.  An ``emit_nvtx`` inference loop whose 8 MB upload was pinned already was told to
+    pin for its 2 us read-back of each result (h37-fwnvtx2)."""
+    out = []
+    for c in _host_copies_over(copies, lambda c: c.pageable_share):
+        if (ctx.share(c.pageable_ms_per_step) or 0.0) < T("excessive_memcpy.pin_share"):
+            continue
+        if c.pageable_bytes_per_step > 0 and c.pageable_count_per_step > 0 and \
+                c.pageable_bytes_per_step / c.pageable_count_per_step < T("excessive_memcpy.pin_bytes"):
+            continue
+        out.append(c)
+    return out
+
+
+def size(nbytes: float) -> str:
+    """Bytes in words, decimal units: 8.4 MB, 64.0 KB, 4 B."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:.1f} {unit}"
+    return f"{nbytes:.0f} B"
+
+
+def pinned_copies(ctx: Ctx, pageable: list) -> str:
+    """The pageable copies the pinning fix means, by direction, count and size: "the H2D copy of 8.4 MB of each step",
+    "the 3 D2H copies of 1.2 MB each of each step" (the fix names the copy it asks to pin, h37-fwnvtx2)."""
+    parts = []
+    for c in pageable:
+        k = c.pageable_count_per_step
+        each = c.pageable_bytes_per_step / k if k else 0.0
+        d = _NAMES.get(c.direction, c.direction)
+        sized = f" of {size(each)}" if each > 0 else ""
+        if abs(k - 1.0) < 0.05:
+            parts.append(f"the {d} copy{sized}")
+        else:
+            parts.append(f"the {count(round(k, 1))} {d} copies{sized + ' each' if sized else ''}")
+    return " and ".join(parts) + f" {ctx.per_step}"
+
+
 def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked: float, pageable: list,
                 migrated: list) -> str:
     """What the copies' cost holds, in the finding's words: its synchronous part, the copy time from pageable or
@@ -149,7 +195,7 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
                                   + ("" if (c.kind_known_share or 0.0) >= 0.9995 else
                                      f" whose host memory the capture shows ({pct(c.kind_known_share)} of it)")
                                   for c in pageable) + \
-            " is from pageable host memory (staged by the driver, blocking the host)"
+            " is from pageable host memory (staged by the driver, blocking the host): " + pinned_copies(ctx, pageable)
     if migrated:
         words += _migration_words(migrated, per)
     if asked > 0:
@@ -197,10 +243,20 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
     if worst.direction == "h2d":
         variants.reverse()
     acts = ctx.fw.fixes_for(ID, variants)
-    if pageable:
-        acts = _first(ctx.fw.extra(f"{ID}:pageable"), acts)
+    # where the host waits in its copies to the device, the pageable ones among them wait for their stream to drain,
+    # whatever their size (PyTorch's copy of a pageable tensor): pinned and non_blocking, they wait no more -- the wait,
+    # not the bytes, is what pinning saves them, so it must matter as the bytes must (``excessive_memcpy.pin_share``:
+    # torchrec_a100_stalls' 9 waits of ~150 B copies idle the GPU 0.2 ms of a 245 ms step)
+    waits = m.syncs.copy_idle_ms_per_step
+    waiting = [c for c in copies if c.direction == "h2d" and c.pageable_count_per_step > 0 and c not in pageable
+               and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
+        if m.syncs.copy_calls_per_step else []
+    named = pageable + waiting
+    pin = ctx.fw.extra(f"{ID}:pageable", copies=pinned_copies(ctx, named)) if named else []
+    if pin and pageable:
+        acts = _first(pin, acts)
     if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
-        acts = _first((ctx.fw.extra(f"{ID}:pageable") if pageable else []) + ctx.fw.fix(f"{ID}:h2d"), acts)
+        acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
         acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
     elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix

@@ -60,8 +60,8 @@ def test_device_copies_beside_bigger_host_copy_waits_come_second():
     before an NCCL send): that idle is the host's own work, which runs with or without the copies' waits.  So the
     waits cost ~0.24 ms a step, not the 3.6 ms of the idle after them main booked (issue #37 item 3: only the idle a
     wait causes).  The copies block 3.4% of the 245 ms step, under the 5% warning: no finding at the default
-    threshold.  With it lowered to 1.5%, the finding leads with the D2D copies and their fix, the pinned-memory fix
-    after it, and recovers no more host time than the copies blocked."""
+    threshold.  With it lowered to 1.5%, the finding leads with the D2D copies and their fix, and recovers no more host
+    time than the copies blocked."""
     from tb_gpu_advisor.common.thresholds import override
 
     (s,) = discover(str(FIXTURES / "wild" / "torchrec_a100_stalls"))
@@ -72,6 +72,9 @@ def test_device_copies_beside_bigger_host_copy_waits_come_second():
     assert "mostly D2D" in f["summary"] and "9 copies to the device per step" in f["summary"]
     texts = [a["text"] for a in f["actions"]]
     assert ".contiguous()" in texts[0]
-    assert any(t.startswith("Copy from pinned") for t in texts[1:])
+    # no pinning: the copies to the device the host waits in are 9 of ~150 B, the GPU idle after them 0.2 ms of the
+    # 245 ms step -- main's pinning fix came from its 6 pageable D2H reads of ~290 B (h37-fwnvtx2: a copy to pin is
+    # one whose bytes or waits matter, ``test_pin_what_matters``)
+    assert not any(t.startswith("Copy from pinned") for t in texts)
     held = f["saving"]["recovers"]
     assert sum(r["ms"] for r in held if r["group"] != "copies") <= 0.35

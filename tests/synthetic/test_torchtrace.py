@@ -347,7 +347,8 @@ def test_a_copy_that_blocks_is_the_copy_s_cost_and_unrecorded_host_time_is_named
     rep = reports["pageable_copy"].report
     top = rep["findings"][0]
     assert top["rule"] == "excessive_memcpy" and "aten::copy_ ×2" in top["summary"]
-    assert [a["text"] for a in top["actions"][:2]] == [pytorch.PIN_MEMORY.text, pytorch.LOADER.text]
+    pin, loader = (a["text"] for a in top["actions"][:2])
+    assert pin.startswith(pytorch.PIN_MEMORY.text.split("{")[0]) and " H2D cop" in pin and loader == pytorch.LOADER.text
     assert top["saving"]["ms_per_step"] == pytest.approx(sc.extra["copy_ms"], rel=0.1)
     # the unrecorded 2 ms are named once (h37-review5): inside the unrecorded-idle finding where it fires, its part
     # after the syncs and copies said there; host_sync's own note only where no such finding holds it

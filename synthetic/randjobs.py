@@ -21,6 +21,11 @@ XLA all-reduce, tiny steps, host-only windows), TF steps (Keras or custom-loop m
 waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only) and PyTorch memory snapshots
 (training and inference loops, forward-only passes, cut histories, OOMs with the capacity known or not).
 
+``random_form_job`` (h37-randjobs4) and ``random_form5_job`` (h37-randjobs5) draw the forms newer real captures show:
+lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX programs called once each; AMD's rocprof and
+rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
+trace.  Writers that return their truth leave it in :data:`TRUTH` for the walk's ``step-truth`` law.
+
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
 ``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a
 time budget; ``tests/report/test_random_jobs.py`` walks a few dozen.

@@ -50,6 +50,9 @@ main; each has its control, the job that did not break it):
   (``random_form_job``): two recorded steps before a lost tail both dropped by the stock rule -- it drops the
   capture's own edges only; held-work windows claiming the before-capture idle; graph launches whose records were
   lost read as "start-up only" -- ``job.kind`` counts graph launches.
+* (h37-randjobs5) 3 steps each opening with 1.02 ms of held work: the first one's read as work from before the capture
+  (682 us a step held, 341 us "before the capture") -- ``metrics.breakdown._own_lead_ps``: the lead every later step
+  holds too is the first step's own.  The new forms' walk: ``tests/report/test_random_forms5.py``.
 """
 
 from __future__ import annotations

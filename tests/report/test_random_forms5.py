@@ -108,3 +108,16 @@ def test_a_two_layer_models_layer_ranges_are_no_steps():
 def test_a_three_layer_models_layer_ranges_read_as_before_control():
     h = _one(form5_job("fwnvtx", form="megatron", steps=15, layers=3)).hosts[0]
     assert h.steps["found"] == 15 and h.steps["source"] == "repeated_launches"
+
+
+def test_the_one_count_law_reads_a_graphs_clause_after_a_mean_over_gpus():
+    """(the law, not the report) 2 ranks, some kernels in CUDA graphs: launch_bound assumes "28.3 small kernels per step
+    on average over its 2 GPUs, not already in graphs" -- the kernels a graph can still batch (its detail's 28.33
+    outside graphs).  The ``one-count`` law read the graphs' clause only right after "on average", so it held the
+    count to every small kernel (43.3) and broke on a right report (walk seed 60258, also on main)."""
+    from synthetic.randjobs import random_job
+
+    r = _one(random_job(60258))
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "launch_bound"]
+    assert "small kernels per step on average over its 2 GPUs, not already in graphs" in f.saving.assumption
+    assert not laws_broken(r)  # main: one-count

@@ -2,7 +2,8 @@
 
 Each seed is one job of ``synthetic.randjobs`` (Kineto ranks, Nsight exports, windows with no GPU work; with
 ``--xplane``, JAX and TF XPlane captures and PyTorch memory snapshots; with ``--forms``, the forms of the newer real
-captures: lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, programs called once each), analysed
+captures: lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, programs called once each; with ``--forms5``,
+AMD's tracers, NVTX-only exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a trace), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from synthetic.randjobs import random_form_job, random_job, random_xplane_job  # noqa: E402
+from synthetic.randjobs import random_form5_job, random_form_job, random_job, random_xplane_job  # noqa: E402
 from tests.support.random_jobs import check  # noqa: E402
 
 
@@ -35,13 +36,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="draw the forms newer real captures show (random_form_job): GPU records lost mid-window or "
                          "at the tail, OS-runtime-traced host loops, XLA's host-run loops and programs called once "
                          "each, multi-rank NVTX with lagging ranks, frameworks' own NVTX, queued work")
+    ap.add_argument("--forms5", action="store_true",
+                    help="draw h37-randjobs5's forms (random_form5_job): AMD's rocprof and rocpd traces, NVTX-only "
+                         "Nsight exports, Kineto steps blocking on copies, tiny host-bound steps, one GPU slower, a "
+                         "memory snapshot beside a trace")
     a = ap.parse_args(argv)
     end = time.monotonic() + a.seconds
     seed, ran = a.seed, 0
     laws: collections.Counter[str] = collections.Counter()
     broken = 0
     while time.monotonic() < end and (not a.jobs or ran < a.jobs):
-        job = random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
+        job = random_form5_job(seed) if a.forms5 else random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
         found = check(job)
         ran += 1
         if found:

@@ -21,6 +21,11 @@ XLA all-reduce, tiny steps, host-only windows), TF steps (Keras or custom-loop m
 waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only) and PyTorch memory snapshots
 (training and inference loops, forward-only passes, cut histories, OOMs with the capacity known or not).
 
+``random_form_job`` (h37-randjobs4) and ``random_form5_job`` (h37-randjobs5) draw the forms newer real captures show:
+lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX programs called once each; AMD's rocprof and
+rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
+trace.  Writers that return their truth leave it in :data:`TRUTH` for the walk's ``step-truth`` law.
+
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
 ``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a
 time budget; ``tests/report/test_random_jobs.py`` walks a few dozen.
@@ -740,9 +745,114 @@ def _write_fwnvtx(job: Job, run: str) -> None:
     from synthetic import autograd_nvtx
 
     p = job.params
-    autograd_nvtx.write(os.path.join(run, "fwnvtx.sqlite"), p["form"], steps=p["steps"], layers=p["layers"])
+    TRUTH[job.seed] = autograd_nvtx.write(os.path.join(run, "fwnvtx.sqlite"), p["form"], steps=p["steps"],
+                                          layers=p["layers"], ranks=p.get("ranks", 1))
 
 
 _WRITERS = {"jax": _write_jax, "tf": _write_tf, "snapshot": _write_snapshot, "fwnvtx": _write_fwnvtx,
             "nsys_lost": _write_nsys_lost, "kineto_lost": _write_kineto_lost, "nsys_host_loop": _write_nsys_host_loop,
             "nsys_xla_loop": _write_nsys_xla_loop, "jax_programs": _write_jax_programs}
+
+
+# ----------------------------------------------------------------------------- more forms real captures show (h37-randjobs5)
+# Drawn by ``random_form5_job`` (``scripts/randjobs.py --forms5``), a stream of its own so that ``random_form_job``'s
+# seeds keep their jobs: AMD's tracers (rocprof v1's ``results.json``, rocprofv3's rocpd database: kernels named as
+# rocBLAS/Tensile, Composable Kernel and ATen name them on ROCm, roctx step ranges or none, staged pageable uploads),
+# NVTX-only Nsight exports (``synthetic.autograd_nvtx``'s framework forms, 1-2 ranks), Kineto jobs whose steps block on
+# copies (pageable uploads, ``.cpu()`` read-backs, ``.item()``, ``torch.cuda.synchronize()`` together), tiny host-bound
+# steps (the DataLoader's ``__next__``, Python before the first op, fp32 ops dispatched one by one), data-parallel ranks
+# with one GPU slower, and a Kineto trace with a PyTorch memory snapshot beside it (two sessions of one run).
+
+#: kernel names as ROCm's libraries write them (rocBLAS/Tensile, Composable Kernel, ATen's HIP build, MIOpen)
+AMD_KERNELS = (
+    ("Cijk_Ailk_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_GRVW8_K1_WG32_4_1", "gemm"),
+    ("Cijk_Alik_Bljk_SB_MT64x64x16_MI16x16x4x1_SN_GRVW4_K1_WG16_16_1", "gemm"),
+    ("void ck::kernel_gemm_xdl_cshuffle_v3<ck::half_t, ck::half_t, float, 256>(ck::GemmArgs)", "gemm"),
+    ("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl, std::array<char*, 2> >"
+     "(int, at::native::GeluCUDAKernelImpl, std::array<char*, 2>)", "ew"),
+    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float> > >"
+     "(at::native::ReduceOp<float, at::native::MeanOps<float, float> >)", "ew"),
+    ("MIOpenBatchNormFwdTrainSpatial", "ew"),
+)
+#: the truth the last writing of a job's seed returned, where its writer returns one (``steps``: the iterations it ran)
+TRUTH: dict[int, dict[str, Any]] = {}
+FORMS5 = ("rocprof", "rocpd", "fwnvtx", "kineto_blocking", "kineto_tiny", "kineto_slow_gpu", "kineto_snapshot")
+
+
+def _amd_params(rng: random.Random) -> dict[str, Any]:
+    kernels = [(name, round(_log_uniform(rng, 2.0, 5000.0 if kind == "gemm" else 500.0), 3))
+               for name, kind in rng.sample(AMD_KERNELS, rng.randint(1, 4))]
+    return {"steps": rng.randint(1, 16), "kernels": kernels * rng.randint(1, 6),
+            "upload_bytes": rng.choice((0, 1 << 20, 1 << 26)), "upload_staging_ms": rng.choice((0.0, 0.0, 5.0)),
+            "read_bytes": rng.choice((0, 4096, 1 << 20)), "step_range": rng.choice(("iteration", "train_step", None)),
+            "gap_ms": rng.choice((0.05, 1.0, round(_log_uniform(rng, 0.01, 50.0), 3))),
+            "hsa_calls": rng.choice((0, 0, 3))}
+
+
+def _form5_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    if fmt in ("rocprof", "rocpd"):
+        return _amd_params(rng)
+    if fmt == "fwnvtx":
+        from synthetic import autograd_nvtx
+
+        # (the writer's truth is a period: two iterations at least)
+        return {"form": rng.choice(autograd_nvtx.FORMS), "steps": rng.randint(2, 16), "layers": rng.randint(1, 8),
+                "ranks": rng.choice((1, 1, 2))}
+    p = _kineto_params(rng)
+    p["no_gpu"] = False
+    if fmt == "kineto_blocking":  # pageable uploads, reads mid-step and a blocking read or sync at the end
+        p["copies"] = [(rng.choice(("pageable", "pageable", "pinned")), _log_uniform(rng, 0.001, 256.0))
+                       for _ in range(rng.randint(1, 3))]
+        p.update(reads=rng.randint(1, 3), end_sync=rng.choice(("cpu", "synchronize", "item")))
+    elif fmt == "kineto_tiny":  # a tiny model paced by its host: the loader's __next__, Python before the first op
+        p.update(batch=rng.choice((1, 8, 64)), width=rng.choice((128, 512)), dtype="fp32", graph=False,
+                 loader_us=round(rng.uniform(20.0, 200.0), 3), unrecorded_us=round(rng.uniform(5.0, 100.0), 3),
+                 python_us=round(rng.uniform(5.0, 60.0), 3), launch_us=round(rng.uniform(8.0, 20.0), 3),
+                 steps=rng.randint(2, 20), idle_us=0.0, copies=[("pinned", _log_uniform(rng, 0.001, 0.1))])
+    elif fmt == "kineto_slow_gpu":  # data-parallel ranks, the last one's GPU slower
+        p.update(ranks=rng.choice((2, 4)), train=True, slow_rank=round(rng.uniform(1.05, 2.5), 3),
+                 comm_us=_log_uniform(rng, 20.0, 20_000.0))
+    else:  # kineto_snapshot: the trace and a memory snapshot of the same loop, beside it
+        p["snapshot"] = {"kind": "training", "iterations": rng.randint(1, 7), "layers": rng.randint(1, 12),
+                         "mib": rng.choice((1, 8, 32, 128)), "params": rng.randint(1, 6),
+                         "param_mib": rng.choice((4, 64, 256)), "hold_loss": rng.random() < 0.5,
+                         "max_entries": rng.choice((None, None, rng.randint(20, 400)))}
+    return p
+
+
+def random_form5_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS5` (its own stream of draws)."""
+    rng = random.Random(f"form5{seed}")
+    fmt = rng.choices(FORMS5, weights=(2, 2, 2, 2, 2, 2, 2))[0]
+    return Job(seed, fmt, _form5_params(rng, fmt))
+
+
+def form5_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS5`: a Kineto form is :data:`KINETO_BASE` with ``params``; the others take their
+    writer's ``params``."""
+    if fmt not in FORMS5:
+        raise ValueError(f"not a form: {fmt}")
+    return Job(seed, fmt, {**KINETO_BASE, **params} if fmt.startswith("kineto_") else dict(params))
+
+
+def _write_amd(job: Job, run: str) -> None:
+    from synthetic import rocpdtrace, rocproftrace
+
+    p = dict(job.params)
+    steps = [[tuple(k) for k in p.pop("kernels")]] * p.pop("steps")
+    if job.fmt == "rocprof":
+        TRUTH[job.seed] = rocproftrace.write(os.path.join(run, "results.json"), steps, **p)
+    else:
+        TRUTH[job.seed] = rocpdtrace.write(os.path.join(run, "4242_results.db"), steps, **p)
+
+
+def _write_kineto_form(job: Job, run: str) -> None:
+    p = dict(job.params)
+    snap = p.pop("snapshot", None)
+    _write_kineto(Job(job.seed, "kineto", p), run)
+    if snap:
+        _write_snapshot(Job(job.seed, "snapshot", snap), run)
+
+
+_WRITERS.update({"rocprof": _write_amd, "rocpd": _write_amd, "fwnvtx": _write_fwnvtx,
+                 **{f: _write_kineto_form for f in FORMS5 if f.startswith("kineto_")}})

@@ -162,6 +162,11 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     alone = blocked >= _BLOCKED and float(np.delete(waited_at, offset).max(initial=0.0)) <= 1.0 - _WAITED
     layered = _calls_of_layers(key, first, length, p)
     marked = waited >= _WAITED and (paused or alone)
+    if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
+        q = _wait_period(t_start, waits, p, first, length)
+        steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length) if q else None
+        if steps is not None and steps.waited:
+            return steps
     own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
     fed = None if (marked or layered or own) else _fed_calls(trace, launches, key, first, length, p, t_start)
     if not (marked or layered or own or fed is not None):
@@ -203,6 +208,29 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
                      end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut,
                      waited=marked)
+
+
+def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:
+    """The number of launches between the host's waits for the GPU (``waits``: sync calls' starts) inside the periodic
+    region of ``length`` launches from ``first``, where it is a multiple of the period ``p`` at least twice over and
+    most waits are that far apart; 0 else.
+
+    Why: the shortest repeat of the launch sequence is no iteration where the host reads the GPU's results only every
+    few repeats: a native loop launching the same layer's kernels four times, then ``hipDeviceSynchronize``, repeats
+    every 2 kernels and waits every 8 (h37-randjobs5, a rocpd capture of 8 such iterations: read as 32 "iterations"
+    of 0.13 ms of the program's own loop, the waits ignored).  A model's layers never wait for each other; a loop's
+    iterations do, at one offset each time -- the reading :func:`_region_steps` makes of that multiple."""
+    if not waits.size:
+        return 0
+    idx = np.arange(first + 1, first + length)
+    hit = np.searchsorted(waits, t_start[idx]) > np.searchsorted(waits, t_start[idx - 1], side="right")
+    w = idx[hit]
+    if w.size < 2:
+        return 0
+    d = np.diff(w)
+    q = int(np.median(d))
+    ok = q > p and q % p == 0 and length >= 2 * q and float(np.mean(d == q)) >= _WAITED
+    return q if ok else 0
 
 
 def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -> tuple[int, int, str] | None:

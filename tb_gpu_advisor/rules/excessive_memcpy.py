@@ -179,7 +179,7 @@ def pinned_copies(ctx: Ctx, pageable: list) -> str:
             parts.append(f"the {d} copy{sized}")
         else:
             parts.append(f"the {count(round(k, 1))} {d} copies{sized + ' each' if sized else ''}")
-    return " and ".join(parts) + f" {ctx.per_step}"
+    return " and ".join(parts) + f" {ctx.per_step}" + ctx.mean_words(*(c.pageable_count_per_step for c in pageable))
 
 
 def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked: float, pageable: list,

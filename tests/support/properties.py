@@ -1141,7 +1141,9 @@ def per_rank_problems(h: HostReport) -> list[str]:
 
 
 _KERNELS_OF = re.compile(r"(?<![\d.,])" + _NUM + r" of " + _NUM + r" kernels? per step")
-_KERNELS_SAID = re.compile(r"(?<![\d.,])" + _NUM + r" (small )?kernels? per step(?: on average)?(, not already in graphs)?")
+# (a mean over several GPUs says so before the graphs' clause: "on average over its 2 GPUs, not already in graphs")
+_KERNELS_SAID = re.compile(r"(?<![\d.,])" + _NUM + r" (small )?kernels? per step(?: on average(?: over its \d+ \w+)?)?"
+                           r"(, not already in graphs)?")
 
 
 def count_value_problems(where: str, f: Finding) -> list[str]:

@@ -28,18 +28,44 @@ def laws_broken(report: Report) -> list[str]:
     return sorted(set(out))
 
 
+def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
+    """Where the job's writer returned its truth (``randjobs.TRUTH``): the steps the report found against the iterations
+    the job ran, and its mean step against the job's period where the writer gives one (``step_ms``: every iteration
+    alike) and the steps' edges were dropped.  Three iterations or more (two repeats are too few to read a period from, so two may read as one pass); a
+    loop whose iterations launch one kernel over and over, told apart by its syncs alone, is left (h37-randjobs5)."""
+    truth = randjobs.TRUTH.get(job.seed)
+    if not truth or truth.get("steps", 0) < 3 or len(truth.get("gpu_ns", "ab")) < 2:
+        return []
+    h = report.hosts[0]
+    found = h.steps.get("found") if h.steps else None
+    if found != truth["steps"]:
+        return [f"step-truth: {found} steps found, the job ran {truth['steps']}"]
+    step, period = h.mean_step_ms(), truth.get("step_ms")
+    if period and step and h.steps.get("count", 0) > 5 and abs(step - period) > 0.02 * period:
+        # (five steps or fewer are all kept, the capture's last too, which ends at its own work: left, h37-randjobs5)
+        return [f"step-truth: the mean step is {step:.4g} ms, the job's period {period:.4g} ms"]
+    return []
+
+
 def report_of(job: randjobs.Job, folder: str) -> Report:
     """The report of ``job``, written under ``folder``."""
+    (r,) = reports_of(job, folder)
+    return r
+
+
+def reports_of(job: randjobs.Job, folder: str) -> list[Report]:
+    """The report of each session ``job`` writes under ``folder`` (a trace and a memory snapshot beside it: two)."""
     randjobs.write(job, folder)
-    (s,) = [s for s in discover(folder) if s.run == f"job{job.seed}"]
-    return analyze_session(s.run, s.session, s.hosts)
+    return [analyze_session(s.run, s.session, s.hosts) for s in discover(folder) if s.run == f"job{job.seed}"]
 
 
 def check(job: randjobs.Job) -> list[str]:
     """The laws the report of ``job`` breaks; an exception in the analysis is one line ``crash: ...``."""
     folder = tempfile.mkdtemp(prefix="randjob")
     try:
-        return laws_broken(report_of(job, folder))
+        randjobs.TRUTH.pop(job.seed, None)
+        reports = reports_of(job, folder)
+        return sorted({v for r in reports for v in laws_broken(r) + truth_problems(job, r)})
     except Exception as e:  # noqa: BLE001 - a crash is a finding of the walk, with its place
         tb = traceback.extract_tb(e.__traceback__)[-1]
         return [f"crash: {type(e).__name__}: {e} ({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})"]

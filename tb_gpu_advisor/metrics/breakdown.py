@@ -32,10 +32,10 @@ PRIORITY: tuple[str, ...] = (
     "kernel_switch",
     "startup",
     "unseen",
+    "comm_launch",
     "allocator",
     "input_wait",
     "host_compute",
-    "comm_launch",
     "launch_wait",
     "host_python",
 )
@@ -117,14 +117,20 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         out["launch_wait"] = _cat2(out["launch_wait"], under)
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
-    # but the idle between the calls of a run of small collectives launched one by one is the collectives' own cost
-    # (their count: each call pays a launch and the library's latency), booked with them (:func:`paced_collective_gaps`)
+    # but the GPU idle between the calls of a run of small collectives launched one by one is the collectives' own
+    # cost (their number: each call pays a launch and the library's latency), booked with them whatever the host ran
+    # meanwhile -- the launching op, the loop's Python --, below only what the GPU itself holds or one-time costs
+    # (:func:`paced_collective_gaps`)
     out["comm_launch"] = (d.start[:0], d.start[:0])
-    paced = paced_collective_gaps(g) if out["launch_wait"][0].size else None
+    paced = paced_collective_gaps(g)
     if paced is not None:
-        lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
-        out["launch_wait"] = subtract_intervals(lw_s, lw_e, *paced)
-        out["comm_launch"] = subtract_intervals(lw_s, lw_e, *out["launch_wait"])
+        for c in ("kernel_switch", "startup", "unseen"):  # painted above it: its measure is what the ledger books
+            if paced[0].size and out[c][0].size:
+                paced = subtract_intervals(*paced, *(x.astype(np.int64, copy=False) for x in out[c]))
+        out["comm_launch"] = paced
+        if out["launch_wait"][0].size:
+            lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
+            out["launch_wait"] = subtract_intervals(lw_s, lw_e, *paced)
     out["host_python"] = _python_spans(ctx, g)
     work = ctx.role_rows(HOST_WORK_BIT, hm)
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
@@ -177,7 +183,9 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
         keep_e.append(ge[a:b][gap])
     if not keep_s:
         return None
-    return np.concatenate(keep_s), np.concatenate(keep_e)
+    # the GPU's idle in them: a copy or a kernel between two calls is its own time
+    return subtract_intervals(np.concatenate(keep_s), np.concatenate(keep_e), d.start.astype(np.int64, copy=False),
+                              d.end.astype(np.int64, copy=False))
 
 
 def _busy_between(cs: np.ndarray, ce: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
-from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, grade, ms, n_of, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_exposed"
@@ -124,7 +124,7 @@ def _paced_clause(job: JobView, paced: float) -> str:
             top[t] = top.get(t, 0.0) + v[0]
     t = max(top, key=top.__getitem__)
     calls = med([r.collectives[t][0] for r in job.ranks if t in r.collectives])
-    return (f", and the GPU idles {ms(paced)} between its {_calls(calls).replace('call', 'small ' + t + ' call')} "
+    return (f", and the GPU idles {ms(paced)} between its {n_of(round(calls, 1), 'small ' + t + ' call')} "
             f"{job.per_step} launched one by one (each pays a launch and the library's latency: their number costs "
             f"it, not their bytes)")
 

@@ -147,9 +147,11 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     """The GPU idle between consecutive calls of a run of small collectives launched one by one, as (starts, ends);
     None where the GPU has no such run.
 
-    A run: consecutive collectives of one step (by start) with no compute between two of them -- the GPU's kernels
-    fill less of each gap than it idles --, at least ``comm.paced_run_calls`` of them, whose median call is shorter
-    than their median gap: the host's pace between the calls, not their transfers, sets the run's length.
+    A run: consecutive collectives of one step (by start) with no compute between two of them -- at most
+    ``comm.paced_kernels_between`` kernels (a loop's own scaling of each gradient), filling less of the gap than the GPU
+    idles --, at least ``comm.paced_run_calls`` of them, whose median call is shorter than their median gap: the host's
+    pace between the calls, not their transfers, sets the run's length.  Calls launched from the backward's hooks
+    between its layers' kernels are no run: the idle there waits for the backward's launches.
 
     Why: a per-parameter gradient all-reduce (HTA's compiled V100 trace, ``wild/compiled_v100_param_allreduce``: 404
     one-parameter all-reduces a step after the backward, ~5 us of NCCL each, ~140 us apart) pays a launch and the
@@ -169,7 +171,10 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
     open_ = ge > gs
     busy = _busy_between(cs, ce, gs, np.maximum(ge, gs))
-    linked = (st[1:] == st[:-1]) & (~open_ | (2 * busy < ge - gs))
+    k_starts = np.sort(d.start[comp].astype(np.int64))
+    between = np.searchsorted(k_starts, s[1:], side="left") - np.searchsorted(k_starts, s[:-1], side="right")
+    linked = ((st[1:] == st[:-1]) & (between <= int(T("comm.paced_kernels_between")))
+              & (~open_ | (2 * busy < ge - gs)))
     keep_s: list[np.ndarray] = []
     keep_e: list[np.ndarray] = []
     for a, b in _runs_of(linked):  # pairs a..b-1 linked: calls a..b

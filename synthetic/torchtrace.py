@@ -375,6 +375,50 @@ def _fsdp(prefetch: bool) -> Callable[[Rank], None]:
     return body
 
 
+#: A gradient all-reduce per parameter (h37-buckets, as HTA's compiled V100 trace runs it: ``wild/
+#: compiled_v100_param_allreduce``): PARAMS small calls a step after the backward, each PARAM_AR_US on the GPU, the
+#: host's Python loop PARAM_HOST_US between two calls past the op's own launch; the bucketed twin moves the same
+#: bytes in BUCKETS calls, each issued as a quarter of the backward is done and running behind the rest of it.
+PARAMS, PARAM_AR_US, PARAM_HOST_US, BUCKETS = 96, 6.0, 25.0, 4
+#: the host's time from one per-parameter call's launch to the next: the op's launch and bookkeeping
+#: (``Rank.kernel``: launch_us 7 + 6) and the loop's own Python
+PARAM_PERIOD_US = 7.0 + 6.0 + PARAM_HOST_US
+
+
+def _param_allreduce(bucketed: bool) -> Callable[[Rank], None]:
+    """A DDP-less data-parallel step on 2 ranks: the bf16 MLP's forward and backward, the gradients all-reduced --
+    one call per parameter after the backward (``bucketed`` False: the GPU idles between the calls while the host
+    launches the next, ``PARAMS - 1`` gaps of ``PARAM_PERIOD_US - PARAM_AR_US``), or ``BUCKETS`` calls of the same
+    bytes behind the backward (DDP's buckets) --, then the optimizer and ``.item()``."""
+    def body(r: Rank) -> None:
+        for _ in range(4):
+            r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
+            r.kernel("aten::clamp_min", RELU_BF16, 20.0)
+        end = 0.0
+        for i in range(4):
+            node = r.cpu("autograd::engine::evaluate_function: MmBackward0", 0.0, advance=False)
+            t = r.host_us
+            r.kernel("aten::threshold_backward", RELU_BF16, 35.0)
+            r.kernel("aten::mm", GEMM_BWD[0], 170.0, args=SHAPES_4096["mm"])
+            end = r.kernel("aten::mm", GEMM_BWD[1], 160.0, args=SHAPES_4096["mm"])[1]
+            node["dur"] = round(r.host_us - t, 3)
+            if bucketed:  # a bucket is full: its all-reduce runs behind the rest of the backward
+                r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
+                _message(r, "allreduce", PARAMS // BUCKETS * (1 << 16), 2)
+                end = r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, PARAMS // BUCKETS * PARAM_AR_US,
+                               stream=NCCL_STREAM, not_before=end)[1]
+        if not bucketed:
+            r.host_us = max(r.host_us, end)  # the loop starts once the backward is done (autograd returns the grads)
+            for _ in range(PARAMS):  # for p in model.parameters(): dist.all_reduce(p.grad)
+                r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
+                _message(r, "allreduce", 1 << 16, 2)
+                end = r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, PARAM_AR_US, stream=NCCL_STREAM, not_before=end)[1]
+                r.host_us += PARAM_HOST_US
+        optimizer(r, not_before=end)
+        r.sync()
+    return body
+
+
 def _tensor_parallel(r: Rank) -> None:
     """Megatron-style tensor parallelism: each layer's row-parallel GEMM output is all-reduced before the next layer
     can start -- in the forward pass, on the critical path: every all-reduce is exposed by construction."""
@@ -1357,6 +1401,17 @@ SCENARIOS: dict[str, Scenario] = {
         "profile_memory=True: 70 GiB held (weights and optimizer state), 8 layers of 0.6 GiB activations: 94.5% of "
         "the H100 at the forward's end", memory_held=NEAR_OOM[0],
         extra={"held_bytes": NEAR_OOM[0]}),
+    "param_allreduce": Scenario(2, _each(_param_allreduce(bucketed=False)), ["comm_exposed"], ["launch_bound"],
+                                f"2 ranks, {PARAMS} gradient all-reduces of {PARAM_AR_US:g} us a step, one per "
+                                f"parameter, launched one by one after the backward: the GPU idles "
+                                f"{PARAM_PERIOD_US - PARAM_AR_US:g} us between two while the host's loop launches the "
+                                f"next",
+                                extra={"paced_ms": (PARAMS - 1) * (PARAM_PERIOD_US - PARAM_AR_US) / 1000,
+                                       "calls": PARAMS}),
+    "bucketed_allreduce": Scenario(2, _each(_param_allreduce(bucketed=True)), [], ["comm_exposed", "launch_bound"],
+                                   f"the twin of param_allreduce: the same bytes in {BUCKETS} all-reduces, each "
+                                   f"behind the rest of the backward (DDP's buckets); healthy",
+                                   extra={"calls": BUCKETS}),
     "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow", "comm_exposed"],
                                    ["gpu_imbalance", "launch_skew"],
                                    "one 2.5 ms NCCL AllReduce per step, after the last compute kernel, on a ~2.6 ms "

@@ -200,6 +200,16 @@ _TABLE: tuple[Threshold, ...] = (
        "collectives with a smaller mean message are not judged"),
     _t("comm_bandwidth_low.min_share", 0.05, "share", "Advisor: a slow collective the step does not wait for costs "
        "nothing", "the collective's exposed transfer time below this share of the step: not judged"),
+    _t("comm.paced_run_calls", 16, "count", "Advisor (issue #37, h37-buckets): DDP's default 25 MB buckets make a "
+       "handful of gradient all-reduces a step; HTA's compiled V100 trace (wild/compiled_v100_param_allreduce) launches "
+       "404 one-parameter all-reduces one by one, each shorter than the host's gap before the next",
+       "collectives in one run (consecutive calls of a step with GPU idle, not compute, between them, each call shorter "
+       "than the host's pace) from which the idle between them is the collectives' cost, not launch wait"),
+    _t("comm.paced_kernels_between", 2, "count", "Advisor (h37-buckets): a per-parameter loop's own work between two "
+       "calls is a copy or a gradient's scaling (HTA's compiled V100 trace: a device copy, an elementwise kernel in 15 "
+       "of 404 gaps); the backward between two hook-launched all-reduces computes a layer, 4-45 kernels "
+       "(nsys_ranks/ddp_overlap_rtx3090), whose idle is its own launches' wait",
+       "compute kernels between two collectives above which they are not one run of calls launched one by one"),
     _t("comm.net_GBps", 25.0, "GB/s", "a 200 Gb/s InfiniBand HDR or RoCE NIC per GPU (DGX A100's fabric; DGX H100 "
        "has 400 Gb/s = 50 GB/s per GPU): the network bandwidth assumed between hosts",
        "per-GPU network bandwidth a collective across host files is compared with", "none"),

@@ -223,6 +223,14 @@ FIXES = {
                                 "# training: jmp.get_policy('params=float32,compute=float16,output=float16') "
                                 "and jmp.DynamicLossScale"),),
     "comm_exposed": (XLA_OVERLAP,),
+    # small collectives one by one (h37-buckets): XLA's combiner packs all-reduces up to its threshold into one
+    "comm_exposed:paced": (action(
+        "Let XLA combine the small collectives into a few large ones: raise its combine thresholds (bytes per "
+        "combined all-reduce, all-gather, reduce-scatter), and reduce a pytree of gradients in one psum, not leaf by "
+        "leaf in a Python loop.",
+        "export XLA_FLAGS='--xla_gpu_all_reduce_combine_threshold_bytes=134217728 "
+        "--xla_gpu_all_gather_combine_threshold_bytes=134217728 "
+        "--xla_gpu_reduce_scatter_combine_threshold_bytes=134217728'"),),
     "alltoall_imbalance": (action(
         "Balance the experts' load: a load-balancing auxiliary loss on the router and a capacity factor, so every "
         "device's all-to-all moves about as many tokens.",

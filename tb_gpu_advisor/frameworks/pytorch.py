@@ -498,7 +498,21 @@ RECORD_PYTHON = action(
     "with torch.profiler.record_function('log_metrics'):   # around code you suspect\n"
     "    log_metrics(loss)")
 
+#: Small collectives launched one by one (``comm_exposed:paced``, h37-buckets): one call per parameter pays a launch
+#: and NCCL's latency each; DDP packs the gradients into buckets of bucket_cap_mb and reduces each once.
+GRAD_BUCKETS = action(
+    "Reduce the gradients in a few large calls, not one all_reduce per parameter: wrap the model in DDP, which packs "
+    "them into buckets of bucket_cap_mb and reduces each bucket once as the backward fills it (under torch.compile "
+    "DDP splits the compiled graph at the buckets so they overlap the backward); a hand-written loop can reduce one "
+    "flattened buffer instead; FSDP: a wrapping policy of a few large units, not one per parameter.",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank], bucket_cap_mb=25,\n"
+    "                                                  gradient_as_bucket_view=True)\n"
+    "# or, by hand: one call for all the gradients\n"
+    "flat = torch.cat([p.grad.reshape(-1) for p in params]); dist.all_reduce(flat)\n"
+    "torch._utils._unflatten_dense_tensors(flat, [p.grad for p in params])  # copy back into each p.grad")
+
 FIXES = {
+    "comm_exposed:paced": (GRAD_BUCKETS,),
     "comm_exposed": (DDP_OVERLAP,),
     "comm_exposed:AllGather": (FSDP_PREFETCH,),
     "comm_exposed:ReduceScatter": (FSDP_PREFETCH,),

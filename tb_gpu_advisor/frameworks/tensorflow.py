@@ -319,6 +319,7 @@ FIXES = {
                                 "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
                                 "model.compile(..., jit_compile=True)"),),
     "comm_exposed": (TF_COMM_OVERLAP,),
+    "comm_exposed:paced": (TF_COMM_OVERLAP,),
     "input_bound": (
         action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
                "ds = (ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"

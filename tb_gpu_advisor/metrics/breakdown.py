@@ -32,6 +32,7 @@ PRIORITY: tuple[str, ...] = (
     "kernel_switch",
     "startup",
     "unseen",
+    "comm_launch",
     "allocator",
     "input_wait",
     "host_compute",
@@ -40,7 +41,7 @@ PRIORITY: tuple[str, ...] = (
 )
 #: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
 #: wait: a Python span encloses the launches it makes).
-_BOOKED_AS = {"host_python": "host_compute"}
+_BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
@@ -116,6 +117,20 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         out["launch_wait"] = _cat2(out["launch_wait"], under)
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
+    # but the GPU idle between the calls of a run of small collectives launched one by one is the collectives' own
+    # cost (their number: each call pays a launch and the library's latency), booked with them whatever the host ran
+    # meanwhile -- the launching op, the loop's Python --, below only what the GPU itself holds or one-time costs
+    # (:func:`paced_collective_gaps`)
+    out["comm_launch"] = (d.start[:0], d.start[:0])
+    paced = paced_collective_gaps(g)
+    if paced is not None:
+        for c in ("kernel_switch", "startup", "unseen"):  # painted above it: its measure is what the ledger books
+            if paced[0].size and out[c][0].size:
+                paced = subtract_intervals(*paced, *(x.astype(np.int64, copy=False) for x in out[c]))
+        out["comm_launch"] = paced
+        if out["launch_wait"][0].size:
+            lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
+            out["launch_wait"] = subtract_intervals(lw_s, lw_e, *paced)
     out["host_python"] = _python_spans(ctx, g)
     work = ctx.role_rows(HOST_WORK_BIT, hm)
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
@@ -126,6 +141,78 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if under is not None:  # painted above host work: the host's op is submitting the GPU's next work then
         out["host_compute"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["host_compute"]), *under)
     return out
+
+
+def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """The GPU idle between consecutive calls of a run of small collectives launched one by one, as (starts, ends);
+    None where the GPU has no such run.
+
+    A run: consecutive collectives of one step (by start) with no compute between two of them -- at most
+    ``comm.paced_kernels_between`` kernels (a loop's own scaling of each gradient), filling less of the gap than the GPU
+    idles --, at least ``comm.paced_run_calls`` of them, whose median call is shorter than their median gap: the host's
+    pace between the calls, not their transfers, sets the run's length.  Calls launched from the backward's hooks
+    between its layers' kernels are no run: the idle there waits for the backward's launches.
+
+    Why: a per-parameter gradient all-reduce (HTA's compiled V100 trace, ``wild/compiled_v100_param_allreduce``: 404
+    one-parameter all-reduces a step after the backward, ~5 us of NCCL each, ~140 us apart) pays a launch and the
+    library's latency per call; the ~60 ms a step between them was launch wait whose fixes (fusing kernels, CUDA
+    graphs) do not touch it.  Its cause is the number of collectives, its fix bucketing them: booked with the
+    collectives it is counted once, where communication is.  Bucketed all-reduces overlapping the backward (compute
+    between them) or a few large ones back to back (each longer than the gaps) are no such run."""
+    d = g.d
+    need = int(T("comm.paced_run_calls"))
+    coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
+    if coll.size < need:
+        return None
+    o = coll[np.argsort(d.start[coll], kind="stable")]
+    s, e, st = d.start[o].astype(np.int64), d.end[o].astype(np.int64), g.step[o]
+    gs, ge = np.maximum.accumulate(e)[:-1], s[1:]
+    comp = d.kind == devices.KIND_KERNEL
+    cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
+    open_ = ge > gs
+    busy = _busy_between(cs, ce, gs, np.maximum(ge, gs))
+    k_starts = np.sort(d.start[comp].astype(np.int64))
+    between = np.searchsorted(k_starts, s[1:], side="left") - np.searchsorted(k_starts, s[:-1], side="right")
+    linked = ((st[1:] == st[:-1]) & (between <= int(T("comm.paced_kernels_between")))
+              & (~open_ | (2 * busy < ge - gs)))
+    keep_s: list[np.ndarray] = []
+    keep_e: list[np.ndarray] = []
+    for a, b in _runs_of(linked):  # pairs a..b-1 linked: calls a..b
+        if b - a + 1 < need:
+            continue
+        gap = open_[a:b]
+        idle = (ge[a:b] - gs[a:b] - busy[a:b])[gap]
+        if not idle.size or np.median(e[a:b + 1] - s[a:b + 1]) >= np.median(idle):
+            continue
+        keep_s.append(gs[a:b][gap])
+        keep_e.append(ge[a:b][gap])
+    if not keep_s:
+        return None
+    # the GPU's idle in them: a copy or a kernel between two calls is its own time
+    return subtract_intervals(np.concatenate(keep_s), np.concatenate(keep_e), d.start.astype(np.int64, copy=False),
+                              d.end.astype(np.int64, copy=False))
+
+
+def _busy_between(cs: np.ndarray, ce: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per [a, b): the time the disjoint sorted intervals (cs, ce) cover in it."""
+    if not cs.size:
+        return np.zeros(a.shape, np.int64)
+    cum = np.concatenate([[0], np.cumsum(ce - cs)])
+
+    def upto(t: np.ndarray) -> np.ndarray:  # covered time before t
+        i = np.searchsorted(ce, t, side="right")  # intervals ended by t
+        part = np.where(i < cs.size, np.clip(t - cs[np.minimum(i, cs.size - 1)], 0, None), 0)
+        return cum[i] + part
+    return upto(b) - upto(a)
+
+
+def _runs_of(flags: np.ndarray) -> list[tuple[int, int]]:
+    """(first, end) of each maximal run of True in ``flags``."""
+    if not flags.size:
+        return []
+    x = np.concatenate([[False], flags.astype(bool), [False]])
+    edges = np.flatnonzero(x[1:] != x[:-1])
+    return [(int(edges[i]), int(edges[i + 1])) for i in range(0, edges.size, 2)]
 
 
 def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) -> tuple[np.ndarray, np.ndarray] | None:

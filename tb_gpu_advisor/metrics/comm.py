@@ -25,9 +25,10 @@ from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
 UNKNOWN = "collective"  # a collective whose type neither its name nor its host op tells
 
 
-def communication(ctx: Context) -> Communication:
+def communication(ctx: Context, paced: dict | None = None) -> Communication:
     """Each collective type's calls, time, exposed time and transfer per step and GPU, host-wide and per GPU (with
-    each GPU's calls, for matching them across host files)."""
+    each GPU's calls, for matching them across host files).  ``paced``: per GPU, the ledger's idle between small
+    collectives launched one by one (``iv["comm_launch"]``), booked to the type of the call after each stretch."""
     n = ctx.steps.count
     active = ctx.active
     if not n or not active:
@@ -36,7 +37,7 @@ def communication(ctx: Context) -> Communication:
     enc = _host_collectives(h)
     tally = _Tally(recorded=_recording_ops(ctx))
     for g in active:
-        _tally_gpu(ctx, g, tally, enc)
+        _tally_gpu(ctx, g, tally, enc, (paced or {}).get(g.d.gpu))
     # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it --
     # call by call where the GPUs' calls pair up, else the least total; the others' extra time is waiting for that GPU
     # (gpu_imbalance, launch_skew)
@@ -54,7 +55,9 @@ def communication(ctx: Context) -> Communication:
     rows = [CollectiveStat(type=str(t), calls_per_step=ctx.per_step(tally.calls[t]), ms_per_step=ctx.per_step(tally.total[t]),
                            exposed_ms_per_step=ctx.per_step(tally.exposed[t]), transfer_ms_per_step=transfer[t],
                            whole_transfer_ms_per_step=whole[t], groups_per_step=ctx.per_step(tally.groups[t]), **_message(tally.sizes.get(t, []), ctx.trace.world_size),
-                           process_groups=sorted(tally.labels.get(str(t), ())), calls_before=tally.before.get(t, 0))
+                           process_groups=sorted(tally.labels.get(str(t), ())), calls_before=tally.before.get(t, 0),
+                           paced_ms_per_step=ctx.per_step(tally.paced.get(t, 0.0)),
+                           paced_calls_per_step=ctx.per_step(tally.paced_calls.get(t, 0)))
             for t in sorted(tally.total, key=lambda t: -tally.exposed[t])]
     return Communication(ms_per_step=ctx.per_step(sum(tally.total.values())), exposed_ms_per_step=ctx.per_step(tally.all_exposed),
                          by_type=rows, per_gpu=tally.gpu_rows)
@@ -126,6 +129,10 @@ class _Tally:
     row_at: dict[tuple[int, str], int] = field(default_factory=dict)
     gpu_rows: dict[int, list[CollectiveStat]] = field(default_factory=dict)
     all_exposed: float = 0.0
+    #: ms of the ledger's idle between small calls launched one by one, by the type of the call after it
+    paced: dict[str, float] = field(default_factory=dict)
+    #: the calls those stretches precede
+    paced_calls: dict[str, int] = field(default_factory=dict)
 
 
 def _recording_ops(ctx: Context) -> Encloser | None:
@@ -139,9 +146,11 @@ def _recording_ops(ctx: Context) -> Encloser | None:
     return Encloser(h, with_msg) if with_msg.any() else None
 
 
-def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Encloser | None]) -> None:
+def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Encloser | None],
+               paced: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """Add one GPU's collectives in the kept steps to the tally, type by type, measured against the union of its
-    compute kernels: a collective's time no kernel of its GPU overlaps is what the step pays for it."""
+    compute kernels: a collective's time no kernel of its GPU overlaps is what the step pays for it.  ``paced``: the
+    ledger's idle between this GPU's small collectives launched one by one, booked to the call after each stretch."""
     d = g.d
     coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
     before = ran_into_steps(g, d.kind == devices.KIND_COLLECTIVE)
@@ -155,8 +164,22 @@ def _tally_gpu(ctx: Context, g: GpuCtx, tally: _Tally, enc: Callable[[], Enclose
     xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
     es, ee = subtract_intervals(*in_windows(g, np.concatenate([coll, before])), cs, ce)
     tally.all_exposed += float((ee - es).sum()) / PS_PER_MS
+    paced_ms: dict[str, float] = {}
+    if paced is not None and paced[0].size and coll.size:
+        o = np.argsort(d.start[coll], kind="stable")
+        nxt = np.clip(np.searchsorted(d.start[coll][o], paced[1], side="left"), 0, coll.size - 1)
+        of = types[o][nxt]
+        dur = (paced[1] - paced[0]).astype(np.float64) / PS_PER_MS
+        for t in np.unique(of):
+            paced_ms[str(t)] = float(dur[of == t].sum())
+            tally.paced[str(t)] = tally.paced.get(str(t), 0.0) + paced_ms[str(t)]
+            tally.paced_calls[str(t)] = tally.paced_calls.get(str(t), 0) + int(np.unique(nxt[of == t]).size)
     for t in np.unique(np.concatenate([types, early])):
         _tally_type(ctx, g, t, coll[types == t], tally, xla_msg, (cs, ce), comp_starts, before[early == t])
+        if str(t) in paced_ms:
+            row = tally.gpu_rows[d.gpu][-1]
+            row.paced_ms_per_step = ctx.per_step(paced_ms[str(t)], shared=False)
+            row.paced_calls_per_step = ctx.per_step(int(np.unique(nxt[of == t]).size), shared=False)
 
 
 def _tally_type(ctx: Context, g: GpuCtx, t: str, sel: np.ndarray, tally: _Tally, xla_msg: list | None,

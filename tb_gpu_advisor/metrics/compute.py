@@ -50,7 +50,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     gm = multigpu.gpu_metrics(ctx, idle.arrays)
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
-    communication = comm.communication(ctx)
+    communication = comm.communication(ctx, idle.paced)
     ks = _in_step_kernels(ctx)
     head = _headline(ledger, place, ks.precision, bool(ctx.active))
     notes = _notes(trace, bool(ctx.active))
@@ -141,6 +141,9 @@ class _Idle:
     tail_waits: list[float] = field(default_factory=list)
     #: ms of idle holding launched work, per active GPU
     held: list[float] = field(default_factory=list)
+    #: per active GPU: the idle between its small collectives launched one by one, booked as collectives
+    #: (``iv["comm_launch"]``, ``metrics.breakdown.paced_collective_gaps``), as (starts, ends)
+    paced: dict = field(default_factory=dict)
     #: ms of idle before the capture's first GPU work, that work launched, per active GPU
     queued: list[float] = field(default_factory=list)
     #: of that, ms the host spent blocked in a sync or a blocking copy
@@ -161,6 +164,8 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
+            if iv["comm_launch"][0].size:
+                out.paced[g.d.gpu] = iv["comm_launch"]
             out.queued.append(bd.queued_first_ms(g, iv))
             out.queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
             out.replay.append(bd.replay_wait(ctx, g, iv))

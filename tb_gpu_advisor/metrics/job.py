@@ -74,6 +74,10 @@ class RankRow:
     #: collective type -> calls that started before the first kept step and run into it (``CollectiveStat.calls_before``):
     #: their time is in the type's ms, their calls are not in its calls; a type absent: none (or a report before a40)
     calls_before: dict[str, int] = field(default_factory=dict)
+    #: collective type -> (ms, calls) per step of the GPU idle between its small calls launched one by one
+    #: (``CollectiveStat.paced_ms_per_step``): the calls' count's cost, past their time; a type absent: none (or a
+    #: report before 0.1.0+a41)
+    paced: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -379,9 +383,12 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             xfer = {t: float(v[5]) for t, v in (g.collectives or {}).items() if len(v) > 5 and v[5] is not None}
             whole = {t: float(v[6]) for t, v in (g.collectives or {}).items() if len(v) > 6 and v[6] is not None}
             before = {t: int(v[7]) for t, v in (g.collectives or {}).items() if len(v) > 7 and v[7]}
+            paced = {t: (float(v[8] or 0.0), float(v[9] or 0.0)) for t, v in (g.collectives or {}).items()
+                     if len(v) > 9 and v[8]}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
-                                 getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before))
+                                 getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
+                                 paced))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,

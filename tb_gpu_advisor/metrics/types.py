@@ -945,6 +945,11 @@ class CollectiveStat:
     #: a share of one at the front without taking the share of the last call that runs out past the steps would
     #: count more calls than the job issues per step) -- and their time is not in the bus bandwidth's time per call
     calls_before: int = 0
+    #: the GPU idle between the type's calls where they run one by one, small, at the host's pace (booked as
+    #: collectives in the ledger: ``metrics.breakdown.paced_collective_gaps``): what their count costs, past their time
+    paced_ms_per_step: float = 0.0
+    #: the calls in such runs, per step
+    paced_calls_per_step: float = 0.0
 
 
 @dataclass

@@ -267,7 +267,9 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size, json_float(c.transfer_ms_per_step, 6),
-                                             json_float(c.whole_transfer_ms_per_step, 6)] + ([c.calls_before] if c.calls_before else [])
+                                             json_float(c.whole_transfer_ms_per_step, 6)] + ([c.calls_before] if c.calls_before or c.paced_ms_per_step else [])
+                                             + ([json_float(c.paced_ms_per_step, 6), json_float(c.paced_calls_per_step, 6)]
+                                                if c.paced_ms_per_step else [])
                                     for c in m.comm.per_gpu.get(g.gpu, [])},
                        calls={c.type: call_columns(((grp, st, nb, json_float(x, 6)) for grp, st, nb, x in c.calls),
                                                    m.steps.count)

@@ -9,6 +9,11 @@ a finding rests only on time the step waits for communication.  Saving: what ove
 the rank's compute to hide behind, AllReduce at most its expected transfer time when it is known (the parameter
 count: ``--params`` or the tab's Settings; the rest is ``allreduce_slow``'s: the link, not the overlap), AllToAll at
 most its time with balanced splits (the rest is ``alltoall_imbalance``'s).
+
+Small collectives launched one by one (a per-parameter all-reduce loop: ``RankRow.paced``) cost the step the GPU idle
+between them as well -- each call pays a launch and the library's latency --, which the ledger books with the
+collectives, not as launch wait: it is paid communication, and bucketing the calls (a few calls of the same bytes)
+recovers it whole; the bucketing fix comes first then.
 """
 
 from __future__ import annotations
@@ -16,14 +21,25 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
-from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, grade, ms, n_of, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_exposed"
 
 
+def paced_ms(r: RankRow) -> float:
+    """A rank's GPU idle per step between its small collectives launched one by one (``RankRow.paced``)."""
+    return sum(v[0] for v in r.paced.values())
+
+
 def hideable_ms(job: JobView, r: RankRow) -> float:
-    """What overlapping could hide on one rank (see the module docstring)."""
+    """What overlapping could hide on one rank (see the module docstring), and what bucketing its small collectives
+    launched one by one recovers: the idle between them."""
+    return _overlap_ms(job, r) + paced_ms(r)
+
+
+def _overlap_ms(job: JobView, r: RankRow) -> float:
+    """What overlapping could hide on one rank: its exposed transfers, at most its compute."""
     hide = 0.0
     for t in r.collectives:
         x = job.paid_ms(r, t)
@@ -42,7 +58,8 @@ def check(job: JobView) -> list[Finding]:
     types = job.types()
     if not types or not job.step_ms:
         return []
-    paid = med([sum(job.paid_ms(r, t) for t in types) for r in job.ranks])
+    paid = med([sum(job.paid_ms(r, t) for t in types) + paced_ms(r) for r in job.ranks])
+    paced = med([paced_ms(r) for r in job.ranks])
     share = paid / job.step_ms
     sev = grade(share, "comm_exposed.warning", "comm_exposed.critical")
     if sev is None:
@@ -62,22 +79,26 @@ def check(job: JobView) -> list[Finding]:
         job, ID, sev,
         f"Collectives take {job.part_of_step(total)} ({scope}), and {ms(exposed)} of it runs with no "
         f"compute to overlap it"
-        + _wait_clause(exposed, paid, job.unit)
+        + _wait_clause(exposed, paid - paced, job.unit)
+        + (_paced_clause(job, paced) if paced > 0 else "")
         + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
         + (f" One {job.unit}'s trace cannot tell the transfer from waiting for the other {job.units}: profile every "
            f"{job.unit} to separate them." if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
-                                                  "paid_ms_per_step": paid, "ranks": n}),
+                                                  "paid_ms_per_step": paid, "ranks": n,
+                                                  **({"paced_ms_per_step": paced} if paced > 0 else {})}),
         saving_ms=save, pool="exposed_comm",
-        assumption="the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
+        assumption=("the small collectives launched one by one packed into a few calls of the same bytes, so the GPU "
+                    "idle between them goes; " if paced > 0 else "")
+                   + "the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
                    f"each {job.unit}'s compute time to hide behind; AllReduce at most its expected transfer time when "
                    "the parameter count is given",
         evidence=[Table(f"Collectives {job.per_step} (median {job.unit})", ["collective", "calls", "ms", "exposed ms",
                                                                "transfer ms", "paid ms", "bytes per call",
                                                                "bus GB/s"], rows)],
-        actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
+        actions=fixes_for(job, ID, (["paced"] if paced > 0 else []) + types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
     )]
 
 
@@ -92,6 +113,20 @@ def _wait_clause(exposed: float, paid: float, unit: str) -> str:
         return ""
     return (f", of which {ms(wait)} is waiting for the {unit} that enters the collective last"
             + (SEE_STRAGGLERS if wait >= 0.05 * max(exposed, 1e-9) else ""))
+
+
+def _paced_clause(job: JobView, paced: float) -> str:
+    """The idle between small collectives launched one by one, said with the calls it lies between (the median
+    rank's type of most such idle)."""
+    top: dict[str, float] = {}
+    for r in job.ranks:
+        for t, v in r.paced.items():
+            top[t] = top.get(t, 0.0) + v[0]
+    t = max(top, key=top.__getitem__)
+    calls = med([r.collectives[t][0] for r in job.ranks if t in r.collectives])
+    return (f", and the GPU idles {ms(paced)} between its {n_of(round(calls, 1), 'small ' + t + ' call')} "
+            f"{job.per_step} launched one by one (each pays a launch and the library's latency: their number costs "
+            f"it, not their bytes)")
 
 
 def _one_rank(r: RankRow) -> str:

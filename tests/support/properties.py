@@ -1960,4 +1960,23 @@ def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:
                 if v is not None and step and _over(v * scale, step):
                     out.append(f"part<=whole: diff {key} {ch.get('label')!r} {side} {v:,.1f} "
                                f"{'ms' if scale == 1.0 else 'us'}/step in a {step:.1f} ms step")
+    return out + card_noise_problems(diff)
+
+
+def card_noise_problems(diff: dict) -> list[str]:
+    """``card-noise`` (h37-review14): a headline card is better or worse only by more than the step's noise allows.
+    A card is a ratio of times over the steps whose spread gives the step's noise, so a change the step calls noise
+    ("no change beyond the noise (±3.30 ms)") is no card's betterment: a card moved by at most the step's relative
+    noise (``noise_ms`` / base step, at least the floor ``diff.noise_floor_share``) says no direction."""
+    st = diff.get("step") or {}
+    share = T("diff.noise_floor_share")
+    if st.get("noise_ms") is not None and st.get("base_ms"):
+        share = max(share, st["noise_ms"] / st["base_ms"])
+    out = []
+    for m in diff.get("headline") or []:
+        b, n = m.get("base"), m.get("new")
+        if m.get("better") is not None and b is not None and n is not None and abs(n - b) <= share * abs(b):
+            out.append(f"card-noise: diff headline {m.get('label')!r} {m.get('base_display')} -> "
+                       f"{m.get('new_display')} said {'better' if m['better'] else 'worse'}, a change of "
+                       f"{abs(n - b) / abs(b):.1%} within the step's noise ({share:.1%} of its value)")
     return out

@@ -1,0 +1,53 @@
+"""Kept reports read as their user reads them (issue #37, h37-review14): sentences that contradicted their own numbers
+or another line of the same report, each now a property of ``tests/support/properties.py`` walked over every report
+(or every related diff) by ``tests/report/test_properties.py`` (each failed on main 326696ca):
+
+* ``card-noise`` -- the h200_waits twins torch_unrecorded_host_work -> _numpy_read: "Step time ... no change beyond the
+  noise (±3.30 ms)" above headline rows "Waiting for input 29.2% -> 26.7% better" (its time rose, 4.77 -> 5.05 ms:
+  the share fell because the step grew, by a change the step calls noise) and "16-bit kernel time 67.7% -> 67.8%
+  better".
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.report.diff import diff_reports
+from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.properties import card_noise_problems
+from tests.support.run_report import run_report
+
+import pytest
+
+WILD = FIXTURES / "wild"
+WAITS = FIXTURES / "h200_waits"
+
+
+# --------------------------------------------------------------------------- card-noise
+
+
+def test_a_card_within_the_steps_noise_is_neither_better_nor_worse():
+    base, new = run_report(WAITS, "torch_unrecorded_host_work"), run_report(WAITS, "torch_unrecorded_host_work_numpy_read")
+    d = diff_reports(base, new)
+    assert d.step.verdict == "unchanged"
+    cards = {m.id: m for m in d.headline if m.base is not None and m.new is not None}
+    assert cards and all(m.better is None and m.beyond_noise is False for m in cards.values())
+    assert not card_noise_problems(d.to_dict())
+
+
+@pytest.mark.skipif(not (SHARED_PROFILES / "real-h100-torch").is_dir(), reason="../shared/profiles absent")
+def test_a_card_that_moved_past_the_noise_keeps_its_direction():
+    """Control: fp32 -> bf16 moves the 16-bit card from none to nearly all kernel time, far past any noise."""
+    sets = SHARED_PROFILES / "real-h100-torch"
+    d = diff_reports(run_report(sets, "torch_fp32"), run_report(sets, "torch_healthy_bf16"))
+    card = {m.id: m for m in d.headline}["sixteen_bit_share"]
+    assert card.better is True and card.beyond_noise is True
+    assert not card_noise_problems(d.to_dict())
+
+
+def test_the_card_noise_property_catches_a_direction_inside_the_noise():
+    base, new = run_report(WAITS, "torch_unrecorded_host_work"), run_report(WAITS, "torch_unrecorded_host_work_numpy_read")
+    d = diff_reports(base, new).to_dict()
+    for m in d["headline"]:  # main's rows: a direction read from the two values alone
+        if m["base"] is not None and m["new"] is not None and m["new"] != m["base"]:
+            m["better"] = m["new"] > m["base"]
+    problems = card_noise_problems(d)
+    assert any("'16-bit kernel time'" in p for p in problems), problems

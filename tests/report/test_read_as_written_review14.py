@@ -51,3 +51,38 @@ def test_the_card_noise_property_catches_a_direction_inside_the_noise():
             m["better"] = m["new"] > m["base"]
     problems = card_noise_problems(d)
     assert any("'16-bit kernel time'" in p for p in problems), problems
+
+
+# --------------------------------------------------------------------------- words: "per step" said once
+
+
+def _rule(r, rule: str):
+    (f,) = [f for h in r.hosts for f in h.findings if f.rule == rule]
+    return f
+
+
+def _said(f) -> str:
+    return " ".join(f.summary.split())
+
+
+@pytest.mark.parametrize("run", ["cloverleaf_a100_cuda", "jax_mi300x"])
+def test_the_top_offenders_time_is_not_said_per_step_twice(run):
+    """Main: "3 calls per step taking 15 us per step" -- the count already said what the time is of."""
+    from tests.support.properties import words_problems
+
+    f = _rule(run_report(WILD, run), "launch_bound")
+    assert "Top offender:" in _said(f)
+    assert not [p for p in words_problems(f.id, _said(f)) if "twice" in p], _said(f)
+
+
+def test_a_one_step_offender_keeps_its_words():
+    """Control: a capture of one step said it once already ("1 call in the step taking 18 us")."""
+    f = _rule(run_report(WILD, "amd_mi250"), "launch_bound")
+    assert "1 call in the step taking 18 us, ~17.6 us each" in _said(f)
+
+
+def test_the_words_property_catches_per_step_twice():
+    from tests.support.properties import words_problems
+
+    assert words_problems("x", "Top offender: k, 3 calls per step taking 15 us per step, ~5.0 us each")
+    assert not words_problems("x", "3 calls per step taking 15 us, ~5.0 us each; 91 us per step")

@@ -86,3 +86,18 @@ def test_the_words_property_catches_per_step_twice():
 
     assert words_problems("x", "Top offender: k, 3 calls per step taking 15 us per step, ~5.0 us each")
     assert not words_problems("x", "3 calls per step taking 15 us, ~5.0 us each; 91 us per step")
+
+
+# --------------------------------------------------------------------------- one spelling of a binary unit
+
+
+def test_the_report_and_the_listing_spell_kibibytes_alike():
+    """Main: the report's sizes said "12.0 kiB" (``common.fmt.gb``), ``report --list`` "6.6 KiB"
+    (``formats.base.human_size``): two homes of one unit.  IEC 80000-13 spells it KiB."""
+    from tb_gpu_advisor.common.fmt import gb
+    from tb_gpu_advisor.formats.base import human_size
+    from tests.support.properties import words_problems
+
+    assert gb(12 * 1024).split()[1] == human_size(12 * 1024).split()[1] == "KiB"
+    assert gb(3 << 20).endswith("MiB") and human_size(3 << 20).endswith("MiB")  # control: the larger units as before
+    assert words_problems("x", "peak 32.0 kiB") and not words_problems("x", "peak 32.0 KiB")

@@ -825,7 +825,9 @@ _ONE_PLURAL = re.compile(r"(?<![^\s(])(?<!GPU )(?<!rank )(?<!device )(?<!stream 
 _HEDGED_PLURAL = re.compile(r"\b[A-Za-z]+\((?:s|es)\)")
 _RANGE = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)? ?[-–] ?(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)")
 _FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")
-_BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:kiB|MiB|GiB)\b")
+_BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:KiB|MiB|GiB)\b")
+#: a binary unit spelt otherwise than IEC's, beside the listing's "KiB" (h37-review14)
+_NOT_IEC = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)? kiB\b")
 #: "per step" twice in one clause (h37-review14): "5 calls per step taking 91 us per step" -- the count said it
 _PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b[^,;.()]{1,80}?\b\1\b")
 
@@ -845,6 +847,7 @@ def words_problems(where: str, text: str) -> list[str]:
     # a size in binary units has three significant digits: 1,000 of a unit is the next one's 0.98 (h37-review11:
     # snapshot_windows_gpt's "1001 MiB is held across steps" beside "11.1 GiB", "13.0 GiB")
     out += [f"words: {where}: '{m.group(0)}' (a size past 999 of its unit)" for m in _BIG_SIZE.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (IEC's binary unit is KiB, as the listing says)" for m in _NOT_IEC.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (said twice in one clause)"
             for m in _PER_STEP_TWICE.finditer(" ".join(text.split()))]
     return out

@@ -101,3 +101,28 @@ def test_the_report_and_the_listing_spell_kibibytes_alike():
     assert gb(12 * 1024).split()[1] == human_size(12 * 1024).split()[1] == "KiB"
     assert gb(3 << 20).endswith("MiB") and human_size(3 << 20).endswith("MiB")  # control: the larger units as before
     assert words_problems("x", "peak 32.0 kiB") and not words_problems("x", "peak 32.0 KiB")
+
+
+# --------------------------------------------------------------------------- recorded-minority
+
+
+def test_a_finding_on_the_recorded_minority_of_launches_is_not_critical():
+    """Main: nvllm_gb10_lost_tail's small-grid finding CRITICAL on the 143 of 24,944 launches that kept a record."""
+    from tests.support.properties import recorded_minority_problems
+
+    r = run_report(WILD, "nvllm_gb10_lost_tail")
+    f = _rule(r, "small_grid")
+    assert f.severity == "warning" and f.metric.status == "warning"
+    assert "rests on the recorded part of the window alone, 0.6% of the kernel launches" in _said(f)
+    assert f.saving.ms_per_step > 4.0  # the bound itself is unchanged: graded, not re-measured
+    assert not recorded_minority_problems("x", r.hosts[0].findings)
+    f.severity = "critical"  # main's grade: the property names it
+    assert recorded_minority_problems("x", r.hosts[0].findings)
+    f.severity = "warning"
+
+
+def test_a_capture_that_kept_its_records_keeps_its_criticals():
+    """Control: cuda_reduce_baseline (Nsight, as nvllm) lost no launch's record; its criticals stand."""
+    r = run_report(WILD, "cuda_reduce_baseline")
+    assert not any(f.metric is not None and f.metric.id == "lost_launch_share" for f in r.hosts[0].findings)
+    assert any(f.severity == "critical" for f in r.hosts[0].findings)

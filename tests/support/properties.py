@@ -1853,6 +1853,20 @@ def peak_rate_problems(h: HostReport) -> list[str]:
     return out
 
 
+def recorded_minority_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``recorded-minority`` (h37-review14): where most launches the runtime accepted lost their kernel records (the
+    capture's ``lost_launch_share`` finding over a half), no finding about the recorded steps is critical -- they are
+    the smaller part of the GPU work, and a critical claims the job's step (nvllm_gb10_lost_tail: small_grid critical
+    on the 0.6% of its launches that kept a record)."""
+    from tb_gpu_advisor.rules import _ABOUT_THE_CAPTURE, LOST_RECORDS_METRIC
+
+    lost = [f.metric.value for f in findings if f.metric is not None and f.metric.id == LOST_RECORDS_METRIC]
+    if not lost or not lost[0] or lost[0] <= 0.5:
+        return []
+    return [f"recorded-minority: {where}: {f.id} is critical on the recorded {1 - lost[0]:.1%} of the launches"
+            for f in findings if f.severity == "critical" and f.rule not in _ABOUT_THE_CAPTURE]
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1886,7 +1900,7 @@ def report_violations(report: Report) -> list[str]:
         out += held_within_problems(h.host, h) + graph_launch_problems(h.host, h.findings)
         out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
         out += mfu_kernels_problems(h.host, h)
-        out += peak_rate_problems(h)
+        out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

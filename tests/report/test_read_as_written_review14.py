@@ -126,3 +126,22 @@ def test_a_capture_that_kept_its_records_keeps_its_criticals():
     r = run_report(WILD, "cuda_reduce_baseline")
     assert not any(f.metric is not None and f.metric.id == "lost_launch_share" for f in r.hosts[0].findings)
     assert any(f.severity == "critical" for f in r.hosts[0].findings)
+
+
+# --------------------------------------------------------------------------- a window's length, or that it has none
+
+
+def test_a_window_without_a_length_says_it_has_none(tmp_path):
+    """Main: failed_start_dynamicvit "This window holds no GPU work" where its siblings say "This 0.88 s window": its
+    file holds no timed event, so the length is unknown, and the sentence now says so."""
+    import shutil
+
+    def said(name):
+        run = tmp_path / name
+        run.mkdir()
+        shutil.copy(FIXTURES / "nsys_windows" / f"{name}.sqlite", run / "report.sqlite")
+        r = run_report(tmp_path, name)
+        return " ".join(r.hosts[0].findings[0].summary.split())
+
+    assert said("failed_start_dynamicvit").startswith("This window (of no recorded length) holds no GPU work")
+    assert said("startup_climate_unet").startswith("This 0.88 s window holds no GPU work")  # control

@@ -145,3 +145,20 @@ def test_a_window_without_a_length_says_it_has_none(tmp_path):
 
     assert said("failed_start_dynamicvit").startswith("This window (of no recorded length) holds no GPU work")
     assert said("startup_climate_unet").startswith("This 0.88 s window holds no GPU work")  # control
+
+
+# --------------------------------------------------------------------------- words: a count to a tenth
+
+
+@pytest.mark.parametrize("run", ["llamacpp_rocprof_r9700", "rocprof_aiter_mi355x", "nvfuser_h200_gtest"])
+def test_the_mfu_cards_kernel_count_is_printed_to_a_tenth(run):
+    """Main: "n/a: 0.877 matmul/conv kernels ran on average per step and GPU (51 us)" -- counts per step are printed
+    to a tenth everywhere else ("7.5 calls per step on average")."""
+    from tests.support.properties import words_problems
+
+    r = run_report(WILD, run)
+    (mfu,) = [m for m in r.hosts[0].headline if m.id == "mfu"]
+    text = " ".join(str(v) for v in vars(mfu).values() if isinstance(v, str))
+    assert "matmul/conv kernels ran on average per step and GPU" in text
+    assert not words_problems(run, text), text
+    assert words_problems("x", "0.877 matmul/conv kernels ran on average")

@@ -828,6 +828,9 @@ _FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")
 _BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:KiB|MiB|GiB)\b")
 #: a binary unit spelt otherwise than IEC's, beside the listing's "KiB" (h37-review14)
 _NOT_IEC = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)? kiB\b")
+#: a count printed to hundredths (h37-review14): "0.877 matmul/conv kernels ran on average" -- counts per step are
+#: printed to a tenth (``rules.base.Ctx.count_per_step``)
+_FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?:[a-z/-]+ ){0,2}(?:kernels|calls|launches|ops|copies|syncs|events)\b")
 #: "per step" twice in one clause (h37-review14): "5 calls per step taking 91 us per step" -- the count said it
 _PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b[^,;.()]{1,80}?\b\1\b")
 
@@ -848,6 +851,7 @@ def words_problems(where: str, text: str) -> list[str]:
     # snapshot_windows_gpt's "1001 MiB is held across steps" beside "11.1 GiB", "13.0 GiB")
     out += [f"words: {where}: '{m.group(0)}' (a size past 999 of its unit)" for m in _BIG_SIZE.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (IEC's binary unit is KiB, as the listing says)" for m in _NOT_IEC.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (a count printed to hundredths)" for m in _FINE_COUNT.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (said twice in one clause)"
             for m in _PER_STEP_TWICE.finditer(" ".join(text.split()))]
     return out
@@ -951,6 +955,8 @@ def _words(h: HostReport | None, findings: list[Finding]) -> list[str]:
         out += words_problems(f.id, text)
     if h is not None:
         out += words_problems(f"{h.host} job", " ".join(_strings(h.job)))
+        # the cards' words too (h37-review14: the MFU card's "0.877 matmul/conv kernels ran on average")
+        out += words_problems(f"{h.host} cards", " ".join(t for m in h.headline for t in _strings(vars(m))))
     return out
 
 

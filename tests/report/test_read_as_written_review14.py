@@ -162,3 +162,16 @@ def test_the_mfu_cards_kernel_count_is_printed_to_a_tenth(run):
     assert "matmul/conv kernels ran on average per step and GPU" in text
     assert not words_problems(run, text), text
     assert words_problems("x", "0.877 matmul/conv kernels ran on average")
+
+
+@pytest.mark.parametrize("run", ["nvllm_gb10_lost_tail", "cloverleaf_a100_cuda"])
+def test_the_periods_gap_between_launches_is_printed_as_every_time(run):
+    """Main: "(13.8 ms typical pause, against 0.0053 ms between launches)": a time of microseconds printed in ms to
+    four decimals, where every other time of the report is ``common.fmt.ms``'s ("5 us")."""
+    from tests.support.properties import words_problems
+
+    h = run_report(WILD, run).hosts[0]
+    said = " ".join(h.job["summary"].split())
+    assert "between launches" in said and " us between launches" in said
+    assert not words_problems(run, said)
+    assert words_problems("x", "against 0.0053 ms between launches")

@@ -831,6 +831,9 @@ _NOT_IEC = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)? kiB\b")
 #: a count printed to hundredths (h37-review14): "0.877 matmul/conv kernels ran on average" -- counts per step are
 #: printed to a tenth (``rules.base.Ctx.count_per_step``)
 _FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?:[a-z/-]+ ){0,2}(?:kernels|calls|launches|ops|copies|syncs|events)\b")
+#: a time under a millisecond in ms to three decimals and more (h37-review14: "13.8 ms typical pause, against 0.0053 ms
+#: between launches"): ``common.fmt.ms`` prints it in us, as every other time of the report
+_FINE_MS = re.compile(r"(?<![\d.,])0\.\d{3,} ms\b")
 #: "per step" twice in one clause (h37-review14): "5 calls per step taking 91 us per step" -- the count said it
 _PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b[^,;.()]{1,80}?\b\1\b")
 
@@ -852,6 +855,7 @@ def words_problems(where: str, text: str) -> list[str]:
     out += [f"words: {where}: '{m.group(0)}' (a size past 999 of its unit)" for m in _BIG_SIZE.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (IEC's binary unit is KiB, as the listing says)" for m in _NOT_IEC.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (a count printed to hundredths)" for m in _FINE_COUNT.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (a time under 1 ms is printed in us)" for m in _FINE_MS.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (said twice in one clause)"
             for m in _PER_STEP_TWICE.finditer(" ".join(text.split()))]
     return out

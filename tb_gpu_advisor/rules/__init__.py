@@ -43,7 +43,7 @@ from tb_gpu_advisor.rules import launch_bound
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
+from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT, gap_inside_steps
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
@@ -346,6 +346,11 @@ def _guessed_gap_words(f: Finding, source: str) -> str:
     detail = (f.metric.detail or {}) if f.metric is not None else {}
     outside, gap = detail.get("outside_steps_ms") or 0.0, detail.get("avg_gap_ms") or 0.0
     if gap > 0 and outside >= 0.5 * gap:
+        if gap_inside_steps(gap, outside):  # a part lies inside the steps: the saving is that part's (h37-review14)
+            return (f" The steps are a guess (from {source}), but most of this gap lies between them, outside every "
+                    f"step's window ({pct(outside / gap)} of it): no step's time holds that part, so fixing it shortens "
+                    f"the run, not a step; the saving is the part inside the steps, and it is reported as a note, not "
+                    f"a problem.")
         return (f" The steps are a guess (from {source}), but this gap lies between them, outside every step's window "
                 f"({pct(outside / gap)} of it): no step's time holds it, so fixing it shortens the run, not a step, "
                 f"and it is reported as a note, not a problem.")

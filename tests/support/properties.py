@@ -834,6 +834,9 @@ _FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?:[a-z/-]+ ){0,2}(?:kern
 #: a time under a millisecond in ms to three decimals and more (h37-review14: "13.8 ms typical pause, against 0.0053 ms
 #: between launches"): ``common.fmt.ms`` prints it in us, as every other time of the report
 _FINE_MS = re.compile(r"(?<![\d.,])0\.\d{3,} ms\b")
+#: a share of "it" / "them" -- the thing just named -- above all of it (h37-review14: rocprof_aiter_mi355x's gap
+#: "outside every step's window (123.6% of it)")
+_OF_IT = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)% of (?:it|them)\b")
 #: "per step" twice in one clause (h37-review14): "5 calls per step taking 91 us per step" -- the count said it
 _PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b[^,;.()]{1,80}?\b\1\b")
 
@@ -856,6 +859,8 @@ def words_problems(where: str, text: str) -> list[str]:
     out += [f"words: {where}: '{m.group(0)}' (IEC's binary unit is KiB, as the listing says)" for m in _NOT_IEC.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (a count printed to hundredths)" for m in _FINE_COUNT.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (a time under 1 ms is printed in us)" for m in _FINE_MS.finditer(text)]
+    out += [f"part<=whole: {where}: '{m.group(0)}' (a part above its whole)" for m in _OF_IT.finditer(text)
+            if float(m.group(1).replace(",", "")) > 100.0]
     out += [f"words: {where}: '{m.group(0)}' (said twice in one clause)"
             for m in _PER_STEP_TWICE.finditer(" ".join(text.split()))]
     return out
@@ -1877,6 +1882,24 @@ def recorded_minority_problems(where: str, findings: list[Finding]) -> list[str]
             for f in findings if f.severity == "critical" and f.rule not in _ABOUT_THE_CAPTURE]
 
 
+#: a finding saying the whole of its time is no step's ("no step's time holds it / them": it shortens the run)
+_NO_STEPS_TIME = re.compile(r"no step's time holds (?:it|them)\b")
+
+
+def no_steps_time_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``no-step-time`` (h37-review14): a finding that says no step's time holds its time saves no step time
+    (rocprof_aiter_mi355x: "this gap lies between them ...: no step's time holds it" and "Assuming the gaps lie
+    between the steps' windows" beside "saves ~7.84 ms/step (98% of step)" -- two gaps inside the guessed steps hold
+    that, the 400.5 ms stretch outside them is the 92.7% said)."""
+    out = []
+    for f in findings:
+        text = " ".join(f"{f.summary} {f.saving.assumption if f.saving else ''}".split())
+        if f.saving is not None and f.saving.percent_of_step >= 0.5 and _NO_STEPS_TIME.search(text):
+            out.append(f"no-step-time: {where}: {f.id} says no step's time holds its time, and saves "
+                       f"{f.saving.percent_of_step:.1f}% of the step")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1911,6 +1934,7 @@ def report_violations(report: Report) -> list[str]:
         out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
+        out += no_steps_time_problems(h.host, h.findings)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

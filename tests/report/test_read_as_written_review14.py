@@ -217,3 +217,22 @@ def test_the_words_property_catches_a_part_above_it():
 
     assert words_problems("x", "outside every step's window (123.6% of it): no step's time")
     assert not words_problems("x", "outside every step's window (92.7% of it): no step's time")
+
+
+# --------------------------------------------------------------------------- a window's ends, told apart
+
+
+def test_a_short_windows_ends_are_told_apart():
+    """Main: h200_memory/torch_oom_snapshot "[297.6 – 297.6 ms]" (and a rocpd capture's 20 us step "[2512.4 – 2512.4
+    ms]"): a window's ends printed to 0.1 ms whatever its length."""
+    from tb_gpu_advisor.common.fmt import ms_span
+    from tb_gpu_advisor.report import render
+    from tests.support.properties import window_ends_problems
+
+    r = run_report(FIXTURES / "h200_memory", "torch_oom_snapshot")
+    windows = [(f, w) for f in r.findings for w in f.windows if round(w.start_ms, 1) == round(w.end_ms, 1)]
+    assert windows, "the OOM snapshot's short window"
+    assert not window_ends_problems("x", r.findings)
+    text = render.to_text(r)
+    assert not __import__("re").search(r"\\[(\\d+\\.\\d) – \\1 ms\\]", text)
+    assert ms_span(120.0, 160.0) == "120.0–160.0 ms" and ms_span(2512.38, 2512.40, " – ") == "2512.38 – 2512.40 ms"

@@ -1900,6 +1900,21 @@ def no_steps_time_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+def window_ends_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``words`` of a finding's trace window (h37-review14): a window of some length never prints equal ends, as the
+    text, markdown and tab print it (``common.fmt.ms_span``: ck_batched_gemm's 20 us step read "[2512.4 – 2512.4
+    ms]", the OOM snapshot's "[297.6 – 297.6 ms]")."""
+    from tb_gpu_advisor.common.fmt import ms_span
+
+    out = []
+    for f in findings:
+        for w in f.windows:
+            a, b = ms_span(w.start_ms, w.end_ms).removesuffix(" ms").split("–")
+            if w.end_ms != w.start_ms and a == b:
+                out.append(f"words: {where}: {f.id} window '{a} – {b} ms' of equal ends")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1934,7 +1949,7 @@ def report_violations(report: Report) -> list[str]:
         out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
-        out += no_steps_time_problems(h.host, h.findings)
+        out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -16,6 +16,7 @@ from tests.support.properties import card_noise_problems
 from tests.support.run_report import run_report
 
 import pytest
+from pathlib import Path
 
 WILD = FIXTURES / "wild"
 WAITS = FIXTURES / "h200_waits"
@@ -236,3 +237,32 @@ def test_a_short_windows_ends_are_told_apart():
     text = render.to_text(r)
     assert not __import__("re").search(r"\\[(\\d+\\.\\d) – \\1 ms\\]", text)
     assert ms_span(120.0, 160.0) == "120.0–160.0 ms" and ms_span(2512.38, 2512.40, " – ") == "2512.38 – 2512.40 ms"
+
+
+# --------------------------------------------------------------------------- vendor words: the GPU tracer
+
+
+@pytest.mark.parametrize("gpu,said", [("AMD Instinct MI300X", "roctracer / rocprofiler-sdk"), ("Intel(R) Data Center GPU Max 1550", "PTI")])
+def test_the_clock_fix_names_the_vendors_tracer(gpu, said):
+    """Main: a rocprof capture of an MI300A (hip_vector_add, read locally) told "use a current driver and profiler
+    (CUPTI)" -- NVIDIA's tracer; the devices own the word, the clock-skew note asks for it."""
+    from tb_gpu_advisor import devices
+    from tb_gpu_advisor.rules.capture_quality import SAME_CLOCKS
+    from tests.support.contradictions import _foreign
+
+    text = devices.words([gpu], SAME_CLOCKS.text)
+    assert said in text and "CUPTI" not in text
+    assert _foreign(devices.vendor_of([gpu]).VENDOR, SAME_CLOCKS.text)  # the property names main's word
+    assert "(CUPTI)" in devices.words(["NVIDIA H100 80GB HBM3"], SAME_CLOCKS.text)  # control: NVIDIA's own
+
+
+ROCPROF_LOCAL = Path("/work/main/.robustness/rocprof/hip_vector_add_mi300a")
+
+
+@pytest.mark.skipif(not ROCPROF_LOCAL.is_dir(), reason="the local rocprof capture (not kept) is absent")
+def test_a_rocprof_captures_clock_note_speaks_amds_words():
+    from tests.support.contradictions import vendor_words_problems
+
+    r = run_report(ROCPROF_LOCAL.parent, ROCPROF_LOCAL.name)
+    assert any(f.metric is not None and f.metric.id == "clock_skew_us" for f in r.findings)
+    assert not vendor_words_problems(r)

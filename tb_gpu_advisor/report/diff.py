@@ -46,6 +46,7 @@ from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, Ho
                                          _json_default)
 from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.verdict import damage_note
+from tb_gpu_advisor.report.verdict import memory_only as _memory_only
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
 DIFF_VERSION = "1.1"
@@ -473,17 +474,6 @@ def _named(r: Report, host: str, which: str) -> HostReport:
             return h
     raise DiffError(f"unknown host {echo(host)} in the {which} run {r.run}/{r.session}. "
                     f"Available hosts: {echo_list(h.host for h in r.hosts)}")
-
-
-def _memory_only(h: HostReport | None) -> str | None:
-    """Why a host is compared by memory alone: it records the allocator on some GPU and no GPU ran a kernel (a memory
-    snapshot: allocator events, whose "steps" are the allocation pattern's and no GPU work); None otherwise."""
-    if h is None or h.error is not None:
-        return None
-    mem = [g.memory for g in h.gpus if g.memory]
-    if not mem or any(g.kernel_count for g in h.gpus):
-        return None
-    return next((m.get("source") for m in mem if m.get("source")), "") or "the allocator's events"
 
 
 def _side(r: Report, h: HostReport | None, label: str | None) -> Side:

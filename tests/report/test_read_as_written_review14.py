@@ -266,3 +266,27 @@ def test_a_rocprof_captures_clock_note_speaks_amds_words():
     r = run_report(ROCPROF_LOCAL.parent, ROCPROF_LOCAL.name)
     assert any(f.metric is not None and f.metric.id == "clock_skew_us" for f in r.findings)
     assert not vendor_words_problems(r)
+
+
+# --------------------------------------------------------------------------- untimed-verdict
+
+
+@pytest.mark.parametrize("logdir,run", [(FIXTURES / "wild", "snapshot_compiled_gpt2"),
+                                        (FIXTURES / "wild", "snapshot_inference_gpt")])
+def test_a_snapshot_is_never_called_healthy(logdir, run):
+    """Main: "(1 host, no step timed)" above "FINDINGS: Healthy: no check of the guide fired" -- a snapshot records
+    memory and no GPU work, so the time checks could not run."""
+    from tb_gpu_advisor.report.verdict import verdict
+    from tests.support.properties import untimed_verdict_problems
+
+    r = run_report(logdir, run)
+    assert verdict(r).startswith("No memory check fired; the capture records memory and no GPU work"), verdict(r)
+    assert not untimed_verdict_problems(r)
+
+
+def test_a_timed_capture_with_memory_can_still_be_healthy():
+    """Control: h200_memory/torch_mem_activations times its kernels and records memory: still "Healthy"."""
+    from tb_gpu_advisor.report.verdict import memory_only, verdict
+
+    r = run_report(FIXTURES / "h200_memory", "torch_mem_activations")
+    assert memory_only(r.hosts[0]) is None and verdict(r).startswith("Healthy: no check of the guide fired")

@@ -1915,6 +1915,16 @@ def window_ends_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+def untimed_verdict_problems(report: Report) -> list[str]:
+    """``untimed-verdict`` (h37-review14): a report whose every host records memory and no GPU work (a memory snapshot:
+    its header says "no step timed") never reads "Healthy" -- the time checks had nothing to time."""
+    from tb_gpu_advisor.report.verdict import memory_only, verdict
+
+    if report.hosts and all(memory_only(h) is not None for h in report.hosts) and verdict(report).startswith("Healthy"):
+        return [f"untimed-verdict: '{verdict(report)}' of a capture that records memory and no GPU work"]
+    return []
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1972,7 +1982,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
-    out += table_scope_problems(report)
+    out += table_scope_problems(report) + untimed_verdict_problems(report)
     out += see_also_problems(report)
     out += capture_advice_problems(report)
     out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)

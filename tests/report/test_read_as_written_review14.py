@@ -290,3 +290,27 @@ def test_a_timed_capture_with_memory_can_still_be_healthy():
 
     r = run_report(FIXTURES / "h200_memory", "torch_mem_activations")
     assert memory_only(r.hosts[0]) is None and verdict(r).startswith("Healthy: no check of the guide fired")
+
+
+# --------------------------------------------------------------------------- says-why: the job's gradient kernels
+
+
+def test_a_gradient_kernel_named_for_the_job_says_why(tmp_path):
+    """Main, the Megatron NVTX form (``synthetic/autograd_nvtx.py`` ``megatron``, no op ranges): "kernels only a backward
+    pass runs: `at::native::vectorized_elementwise_kernel<…>`" -- the short name hid ``threshold_backward_kernel``."""
+    from synthetic import autograd_nvtx as A
+    from tests.support.properties import evidence_says_why_problems
+
+    (tmp_path / "megatron").mkdir()
+    A.write(str(tmp_path / "megatron" / "report.sqlite"), form="megatron")
+    h = run_report(tmp_path, "megatron").hosts[0]
+    assert "(`threshold_backward_kernel`)" in h.job["kind_evidence"], h.job["kind_evidence"]
+    assert not evidence_says_why_problems("x", h)
+    main = dict(h.job, kind_evidence="kernels only a backward pass runs: `at::native::vectorized_elementwise_kernel<…>`")
+    assert evidence_says_why_problems("x", type(h)(**{**vars(h), "job": main}))
+
+
+def test_a_gradient_kernel_whose_name_says_why_is_named_as_it_was():
+    """Control: mi210_gpu_only's `at::native::batch_norm_backward_kernel<…>` says it in its short name, first."""
+    h = run_report(WILD, "mi210_gpu_only").hosts[0]
+    assert h.job["kind_evidence"].startswith("kernels only a backward pass runs: `at::native::batch_norm_backward_kernel<…>`, ")

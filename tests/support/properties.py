@@ -1925,6 +1925,23 @@ def untimed_verdict_problems(report: Report) -> list[str]:
     return []
 
 
+_GRAD_EVIDENCE = re.compile(r"kernels only a backward pass runs: (.*)")
+_GRAD_ITEM = re.compile(r"`([^`]+)`(?: \(`([^`]+)`\))?")
+
+
+def evidence_says_why_problems(where: str, h: HostReport) -> list[str]:
+    """``says-why`` (h37-review14): each kernel the job names as "only a backward pass runs" shows, in its name or
+    beside it, the word that makes it so -- never a short name any forward pass runs (the megatron NVTX form:
+    "`at::native::vectorized_elementwise_kernel<…>`", whose ``<…>`` hid ``threshold_backward_kernel``)."""
+    from tb_gpu_advisor import devices
+
+    m = _GRAD_EVIDENCE.search(str((h.job or {}).get("kind_evidence") or ""))
+    if not m:
+        return []
+    return [f"says-why: {where}: the job names `{a}` as a kernel only a backward pass runs, its name not saying why"
+            for a, b in _GRAD_ITEM.findall(m.group(1)) if not devices.gradient_kernel_one(f"{a} {b}")]
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1960,6 +1977,7 @@ def report_violations(report: Report) -> list[str]:
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
+        out += evidence_says_why_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

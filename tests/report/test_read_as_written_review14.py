@@ -314,3 +314,33 @@ def test_a_gradient_kernel_whose_name_says_why_is_named_as_it_was():
     """Control: mi210_gpu_only's `at::native::batch_norm_backward_kernel<…>` says it in its short name, first."""
     h = run_report(WILD, "mi210_gpu_only").hosts[0]
     assert h.job["kind_evidence"].startswith("kernels only a backward pass runs: `at::native::batch_norm_backward_kernel<…>`, ")
+
+
+# --------------------------------------------------------------------------- no-bf16 on a GPU without it
+
+
+@pytest.mark.skipif(not (SHARED_PROFILES / "wild-torch").is_dir(), reason="../shared/profiles absent")
+def test_a_v100_is_told_of_no_bfloat16():
+    """Main: resnet50_num_workers_0 (PyTorch 1.8-1.10 on a Tesla V100) "bfloat16 autocast on the GPU needs 1.10 or
+    newer" in its legacy float16 autocast fix, to a GPU without bfloat16."""
+    from tests.support.properties import no_bf16_problems
+
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    sessions = [s for s in discover(str(SHARED_PROFILES / "wild-torch")) if s.run == "resnet50_num_workers_0"]
+    for s in sessions:
+        h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+        f = next(f for f in h.findings if f.rule == "mixed_precision_off")
+        assert "float16 autocast" in f.actions[0].text and "torch.cuda.amp" in f.actions[0].text
+        assert not no_bf16_problems("x", h)
+    assert sessions
+
+
+def test_a_v100_may_be_told_it_has_no_bfloat16():
+    """Control: compiled_v100_param_allreduce's "(this GPU has fp16 Tensor Cores but none for bfloat16)" stands."""
+    from tests.support.properties import no_bf16_problems
+
+    r = run_report(WILD, "compiled_v100_param_allreduce")
+    assert "none for bfloat16" in _rule(r, "mixed_precision_off").actions[0].text
+    assert not no_bf16_problems("x", r.hosts[0])

@@ -1942,6 +1942,26 @@ def evidence_says_why_problems(where: str, h: HostReport) -> list[str]:
             for a, b in _GRAD_ITEM.findall(m.group(1)) if not devices.gradient_kernel_one(f"{a} {b}")]
 
 
+_BF16 = re.compile(r"(?<!none for )(?<!no )\b(?:bf16|bfloat16)\b", re.I)
+
+
+def no_bf16_problems(where: str, h: HostReport) -> list[str]:
+    """``no-bf16`` (h37-review14): a host whose every active GPU is known to lack bfloat16 (a V100, a Turing card) is
+    told of no bfloat16 in its findings and fixes but to say it has none (resnet50_num_workers_0 on a V100: "bfloat16
+    autocast on the GPU needs 1.10 or newer" in its legacy autocast fix)."""
+    from tb_gpu_advisor import devices
+    from tb_gpu_advisor.rules._kernels import compute_capability
+
+    gpus = [g for g in h.gpus if g.kernel_count]
+    if not gpus or not all(devices.has_bf16(g.name, compute_capability(g)) is False for g in gpus):
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary] + [a.text for a in f.actions] + [f.saving.assumption if f.saving else ""])
+        out += [f"no-bf16: {where}: {f.id} says '{m.group(0)}' to a GPU without it" for m in _BF16.finditer(text)]
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1977,7 +1997,7 @@ def report_violations(report: Report) -> list[str]:
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
-        out += evidence_says_why_problems(h.host, h)
+        out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

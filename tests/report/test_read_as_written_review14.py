@@ -344,3 +344,18 @@ def test_a_v100_may_be_told_it_has_no_bfloat16():
     r = run_report(WILD, "compiled_v100_param_allreduce")
     assert "none for bfloat16" in _rule(r, "mixed_precision_off").actions[0].text
     assert not no_bf16_problems("x", r.hosts[0])
+
+
+# --------------------------------------------------------------------------- words: one engine step's event
+
+
+@pytest.mark.parametrize("run", ["sglang_mi300x_decode", "sglang_b300_decode", "sglang_mi300x_prefill"])
+def test_one_engine_steps_event_is_singular(run):
+    """Main: "SGLang's engine steps: 1 `step[DECODE bs=32]` host events enclosing 99% of the GPU work's launches"."""
+    from tests.support.properties import words_problems
+
+    h = run_report(WILD, run).hosts[0]
+    note = " ".join(h.steps["note"].split())
+    assert "1 `step[" in note and "` host event enclosing" in note, note
+    assert not words_problems(run, note)
+    assert words_problems("x", "1 `step[DECODE bs=32]` host events enclosing")

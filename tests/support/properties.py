@@ -828,6 +828,8 @@ _FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")
 _BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:KiB|MiB|GiB)\b")
 #: a binary unit spelt otherwise than IEC's, beside the listing's "KiB" (h37-review14)
 _NOT_IEC = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)? kiB\b")
+#: a lone 1 before a quoted name and a plural noun (h37-review14: "1 `step[DECODE bs=32]` host events")
+_ONE_NAMED_PLURAL = re.compile(r"(?<![\d.,])1 `[^`]+` (?:[a-z]+ )?(?:events|ranges|calls|spans|ops|kernels)\b")
 #: a count printed to hundredths (h37-review14): "0.877 matmul/conv kernels ran on average" -- counts per step are
 #: printed to a tenth (``rules.base.Ctx.count_per_step``)
 _FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?:[a-z/-]+ ){0,2}(?:kernels|calls|launches|ops|copies|syncs|events)\b")
@@ -858,6 +860,7 @@ def words_problems(where: str, text: str) -> list[str]:
     out += [f"words: {where}: '{m.group(0)}' (a size past 999 of its unit)" for m in _BIG_SIZE.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (IEC's binary unit is KiB, as the listing says)" for m in _NOT_IEC.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (a count printed to hundredths)" for m in _FINE_COUNT.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (one takes the singular)" for m in _ONE_NAMED_PLURAL.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (a time under 1 ms is printed in us)" for m in _FINE_MS.finditer(text)]
     out += [f"part<=whole: {where}: '{m.group(0)}' (a part above its whole)" for m in _OF_IT.finditer(text)
             if float(m.group(1).replace(",", "")) > 100.0]

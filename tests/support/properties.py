@@ -838,9 +838,9 @@ _FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?:[a-z/-]+ ){0,2}(?:kern
 _FINE_MS = re.compile(r"(?<![\d.,])0\.\d{3,} ms\b")
 #: a share of "it" / "them" -- the thing just named -- above all of it (h37-review14: rocprof_aiter_mi355x's gap
 #: "outside every step's window (123.6% of it)")
-_OF_IT = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)% of (?:it|them)\b")
+_SHARE_OF_IT = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)% of (?:it|them)\b")
 #: "per step" twice in one clause (h37-review14): "5 calls per step taking 91 us per step" -- the count said it
-_PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b[^,;.()]{1,80}?\b\1\b")
+_PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b(?:(?! [A-Z])[^,;.()]){1,80}?\b\1\b")
 
 
 def words_problems(where: str, text: str) -> list[str]:
@@ -862,7 +862,7 @@ def words_problems(where: str, text: str) -> list[str]:
     out += [f"words: {where}: '{m.group(0)}' (a count printed to hundredths)" for m in _FINE_COUNT.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (one takes the singular)" for m in _ONE_NAMED_PLURAL.finditer(text)]
     out += [f"words: {where}: '{m.group(0)}' (a time under 1 ms is printed in us)" for m in _FINE_MS.finditer(text)]
-    out += [f"part<=whole: {where}: '{m.group(0)}' (a part above its whole)" for m in _OF_IT.finditer(text)
+    out += [f"part<=whole: {where}: '{m.group(0)}' (a part above its whole)" for m in _SHARE_OF_IT.finditer(text)
             if float(m.group(1).replace(",", "")) > 100.0]
     out += [f"words: {where}: '{m.group(0)}' (said twice in one clause)"
             for m in _PER_STEP_TWICE.finditer(" ".join(text.split()))]

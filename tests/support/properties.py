@@ -832,7 +832,8 @@ _NOT_IEC = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)? kiB\b")
 _ONE_NAMED_PLURAL = re.compile(r"(?<![\d.,])1 `[^`]+` (?:[a-z]+ )?(?:events|ranges|calls|spans|ops|kernels)\b")
 #: a count printed to hundredths (h37-review14): "0.877 matmul/conv kernels ran on average" -- counts per step are
 #: printed to a tenth (``rules.base.Ctx.count_per_step``)
-_FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?:[a-z/-]+ ){0,2}(?:kernels|calls|launches|ops|copies|syncs|events)\b")
+_FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?!(?:ms|us|µs|ns|s|B|KiB|MiB|GiB|kB|MB|GB|x)\b)"
+                         r"(?:[a-z/-]+ ){0,2}(?:kernels|calls|launches|ops|copies|syncs|events)\b")
 #: a time under a millisecond in ms to three decimals and more (h37-review14: "13.8 ms typical pause, against 0.0053 ms
 #: between launches"): ``common.fmt.ms`` prints it in us, as every other time of the report
 _FINE_MS = re.compile(r"(?<![\d.,])0\.\d{3,} ms\b")

@@ -369,3 +369,13 @@ def test_one_engine_steps_event_is_singular(run):
     assert "1 `step[" in note and "` host event enclosing" in note, note
     assert not words_problems(run, note)
     assert words_problems("x", "1 `step[DECODE bs=32]` host events enclosing")
+
+
+def test_a_real_reports_kibibytes_are_spelt_as_the_listings():
+    """Main: h200_memory/torch_oom_snapshot "640 kiB cached but unallocated" beside ``report --list``'s "KiB"."""
+    from tb_gpu_advisor.report import render
+    from tests.support.properties import words_problems
+
+    text = render.to_text(run_report(FIXTURES / "h200_memory", "torch_oom_snapshot"))
+    assert "640 KiB cached but unallocated" in " ".join(text.split())
+    assert not [p for p in words_problems("x", text) if "KiB" in p]

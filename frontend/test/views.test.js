@@ -475,7 +475,7 @@ const { units, unitsTitle } = await import(new URL("dom.js", STATIC));
 /** The CLI's text and markdown of the fixture report (tests/support/plugin_fixtures.report_text_fixture_json). */
 const reportText = () => JSON.parse(readFileSync(new URL("./fixtures/report_text.json", import.meta.url), "utf8"));
 /** Each number with its unit in `text` ("12.4 ms", "31%", "19.5 GiB", "4,200"), in the CLI's ASCII "us". */
-const numbers = (text) => [...String(text).replace(/µs/g, "us").matchAll(/(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?: ?(?:ms|us|s|GiB|MiB|kiB|B|%)(?![A-Za-z]))?/g)].map((m) => m[0]);
+const numbers = (text) => [...String(text).replace(/µs/g, "us").matchAll(/(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?: ?(?:ms|us|s|GiB|MiB|KiB|B|%)(?![A-Za-z]))?/g)].map((m) => m[0]);
 
 test("every number the tab prints of a quantity the CLI reports reads with the CLI's digits (report_text.json)", () => {
   const report = fixture();

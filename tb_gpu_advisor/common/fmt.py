@@ -27,10 +27,14 @@ def ms(x: float | None) -> str:
     return f"{x * 1000:.0f} us"
 
 
-def ms_span(start: float, end: float) -> str:
-    """A window of a trace in the viewer's ms, to 0.1 ms: ``120.0–160.0 ms`` (the finding's windows in markdown and the
-    tab, the tab's step timeline of one)."""
-    return f"{start:.1f}–{end:.1f} ms"
+def ms_span(start: float, end: float, sep: str = "–") -> str:
+    """A window of a trace in the viewer's ms, to 0.1 ms: ``120.0–160.0 ms`` (the finding's windows in the text,
+    markdown and the tab, the tab's step timeline of one) -- to the digits that tell its ends apart where a window
+    shorter than that would print equal ends ("2512.4 – 2512.4 ms" of a 584 us step, h37-review14: "2512.42–2512.98")."""
+    d = 1
+    while d < 4 and end != start and f"{start:.{d}f}" == f"{end:.{d}f}":
+        d += 1
+    return f"{start:.{d}f}{sep}{end:.{d}f} ms"
 
 
 def ms_step(x: float) -> float:
@@ -116,12 +120,17 @@ def _num(n: float | int) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
 
 
+#: the binary units, largest first, as IEC 80000-13 spells them ("KiB", never "kiB"): the one home of their names,
+#: for the report's sizes (:func:`gb`) and the listing's and error messages' (``formats.base.human_size``)
+BINARY_UNITS = (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10))
+
+
 def gb(n: float | None) -> str:
-    """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB' -- and '0.98 GiB', never
+    """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 KiB' -- and '0.98 GiB', never
     '1001 MiB': from 999.5 of a unit on, the next unit (h37-review11: snapshot_windows_gpt read "1001 MiB")."""
     if n is None:
         return "n/a"
-    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
+    for unit, size in BINARY_UNITS:
         if abs(n) >= size * (999.5 / 1024):
             v = n / size
             return f"{v:.2f} {unit}" if abs(v) < 10 else f"{v:.1f} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"

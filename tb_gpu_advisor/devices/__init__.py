@@ -86,6 +86,23 @@ def gradient_kernel_one(name: str) -> bool:
     return bool(_GRADIENT.search(head(name))) or any(v.gradient_kernel_one(name) for v in VENDORS)
 
 
+def gradient_word(name: str) -> str:
+    """The identifier in ``name`` that makes it a gradient kernel by the framework's word (``threshold_backward_kernel``
+    of ``at::native::vectorized_elementwise_kernel<4, at::native::threshold_backward_kernel, ...>``), where a short
+    name's ``<…>`` would hide it; "" where the name's word is none of ours (a vendor library's, said by its name)."""
+    h = head(name)
+    m = _GRADIENT.search(h)
+    if not m:
+        return ""
+    a = m.start()
+    while a > 0 and (h[a - 1].isalnum() or h[a - 1] == "_"):
+        a -= 1
+    b = m.end()
+    while b < len(h) and (h[b].isalnum() or h[b] == "_"):
+        b += 1
+    return h[a:b]
+
+
 def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module
     """The vendor module of a GPU, by the name the trace gives it (NVIDIA when no vendor claims it)."""
     return next((v for v in VENDORS if v.is_device(gpu_name)), nvidia)

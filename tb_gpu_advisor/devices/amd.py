@@ -80,7 +80,7 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
          ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
          ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
          ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"), ("nvtxRangePushA", "roctxRangePushA"),
-         ("nvtxRangePop", "roctxRangePop"))
+         ("nvtxRangePop", "roctxRangePop"), ("CUPTI", "roctracer / rocprofiler-sdk"))
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).

@@ -43,7 +43,7 @@ WORDS = (("Tensor Cores", "XMX engines"), ("Tensor Core", "XMX"), ("cuDNN", "one
          ("thread blocks", "work-groups"), ("thread block", "work-group"), ("SMs", "Xe cores"),
          ("cudaMalloc", "sycl::malloc_device"), ("cudaFree", "sycl::free"),
          ("CUDA sync debug mode", "XPU sync debug mode"), (", or torch.cuda.nvtx under Nsight Systems", ""),
-         ("NVTX ranges, ", ""))
+         ("NVTX ranges, ", ""), ("CUPTI", "PTI"))
 
 #: PyTorch's CUDA device in code, and its Intel GPU spelling.
 _CODE = (("'cuda'", "'xpu'"), ('"cuda"', '"xpu"'), ("torch.cuda.", "torch.xpu."), ("ProfilerActivity.CUDA",

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.fmt import BINARY_UNITS
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
@@ -141,7 +142,7 @@ def session_name(when_s: float | None, suffix: str = "") -> str:
 
 def human_size(n: int) -> str:
     """Size for error messages (``2.2 GiB``; GiB alone printed a 1 kB limit as "0.0 GiB")."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+    for unit, scale in BINARY_UNITS:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} bytes"

@@ -661,11 +661,12 @@ def capture_cold(loop: Loop) -> str:
             f"        {loop.capture_step}\n"
             "        prof.step()")
 
-#: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only.
+#: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only -- the
+#: dtype every Tensor Core GPU of those releases runs; no word of bfloat16, which the fix does not use and a V100 or
+#: Turing GPU lacks (h37-review14: resnet50_num_workers_0 on a V100 read "bfloat16 autocast on the GPU needs 1.10")
 AUTOCAST_LEGACY = action(
     "Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 spell it "
-    "torch.cuda.amp; bfloat16 autocast on the GPU needs 1.10 or newer): matmuls and convolutions then use the Tensor "
-    "Cores, parameters stay float32.",
+    "torch.cuda.amp): matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
     "scaler = torch.cuda.amp.GradScaler()\n"
     "with torch.cuda.amp.autocast():\n"
     "    loss = loss_fn(model(x), y)\n"
@@ -678,8 +679,7 @@ def autocast_legacy(loop: Loop) -> Action:
     """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``)."""
     if loop.training:
         return AUTOCAST_LEGACY
-    return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp; bfloat16 autocast "
-                                              "on the GPU needs 1.10 or newer)",
+    return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp)",
                                         why="; a training step also scales its loss (torch.cuda.amp's gradient "
                                             "scaler)"),
                   "with torch.cuda.amp.autocast():\n"

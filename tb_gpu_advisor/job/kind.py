@@ -414,10 +414,18 @@ def _gradient_kernels(kernels: list[str]) -> str:
     grad = [n for n in kernels if devices.gradient_kernel_one(n)]
     if not grad:
         return ""
-    short = sorted(dict.fromkeys(devices.short_kernel_name(n, 48) for n in grad),
-                   key=lambda n: not devices.gradient_kernel_one(n))
-    said = ", ".join(f"`{n}`" for n in short[:3])  # those whose short name still says why first
+    short = sorted(dict.fromkeys(_says_why(n) for n in grad), key=lambda n: not n.endswith("`"))
+    said = ", ".join(f"`{n}" for n in short[:3])  # those whose short name still says why first
     return said + (f" and {len(short) - 3:,} more" if len(short) > 3 else "")
+
+
+def _says_why(name: str) -> str:
+    """A gradient kernel's short name, and where its ``<…>`` hides the word that makes it one, that word: main said
+    "kernels only a backward pass runs: `at::native::vectorized_elementwise_kernel<…>`" (h37-review14), a name any
+    forward pass runs."""
+    short = devices.short_kernel_name(name, 48)
+    word = devices.gradient_word(name)
+    return f"{short}`" if devices.gradient_kernel_one(short) or not word else f"{short}` (`{word}`)"
 
 
 def _nvtx_kind(trace: Trace) -> Kind | None:

@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import ms, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
@@ -188,7 +188,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     start = t_start[starts]
     end = np.r_[start[1:], t_end[first + length - 1]]
     coverage = (first + length - int(starts[0])) / n
-    why = (f"{pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches" if paused else
+    why = (f"{ms(pause / 1e9)} typical pause, against {ms(typical / 1e9)} between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out")
     each = (f"each after the host waited for the GPU ({why})" if marked else

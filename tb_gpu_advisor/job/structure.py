@@ -390,7 +390,8 @@ def _same_programs(c: _Cand, runs: tuple[np.ndarray, np.ndarray, np.ndarray] | N
 
 
 def _result(c: _Cand, source: str, confidence: str, what: str) -> SpanSteps:
-    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}s enclosing {100 * c.coverage:.0f}% of the GPU work's "
+    # one event is one ("1 `step[DECODE bs=32]` host event", h37-review14: "host events" of one)
+    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}{'' if c.count == 1 else 's'} enclosing {100 * c.coverage:.0f}% of the GPU work's "
             "launches (no step markers in the capture)")
     return SpanSteps(c.name, source, c.start, c.end, c.coverage, confidence, note)
 

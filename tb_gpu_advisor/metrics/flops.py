@@ -123,13 +123,19 @@ def _unshaped_matmuls(ctx: Context) -> str | None:
     ms = ctx.per_step(dur, unit=PS_PER_MS)
     whole = abs(calls - round(calls)) < 1e-9
     ran = ((f"{plural(round(calls), 'matmul/conv kernel')} ran" if whole else
-            f"{calls:.3g} matmul/conv kernels ran on average") +
+            f"{_tenths(calls)} matmul/conv kernels ran on average") +
            f" per step and GPU ({fmt_ms(ms)}) but no op recorded their shapes, so their FLOPs are unknown")
     if graph >= 0.5 * dur:
         words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
         ran += (f": {graph / dur:.0%} of their time ran in replays of {words}, and a replay is one launch on the host, "
                 "with no op per kernel to record shapes")
     return ran
+
+
+def _tenths(k: float) -> str:
+    """A mean count as every count per step is printed, to a tenth ("0.9", never "0.877": a count is no measurement
+    of three digits); one too small for a tenth to its first digit ("0.04")."""
+    return f"{k:,.1f}" if round(k, 1) else f"{k:.1g}"
 
 
 _MISSING_WHY = ("other matmul/conv kernels are launched by ops the trace gives no shapes for (a compiled model's "

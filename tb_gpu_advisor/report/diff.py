@@ -46,6 +46,7 @@ from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, Ho
                                          _json_default)
 from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.verdict import damage_note
+from tb_gpu_advisor.report.verdict import memory_only as _memory_only
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
 DIFF_VERSION = "1.1"
@@ -137,6 +138,10 @@ class MetricChange:
     base_status: str
     new_status: str
     better: bool | None
+    #: whether the card moved by more than the step's noise allows (from 0.1.0+a41): a card is a ratio of times over
+    #: the same steps, so its change is held to the step's relative noise (``noise_ms`` / base step, at least the
+    #: floor); False leaves ``better`` None -- "within the noise" --, None where a side has no value
+    beyond_noise: bool | None = None
 
 
 @dataclass
@@ -325,7 +330,7 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
     d = Diff(
         base=sb, new=sn, step=step,
         breakdown=_group_changes(hb.breakdown_ms if hb else {}, hn.breakdown_ms if hn else {}) if timed else [],
-        headline=_metric_changes(_cards(base, hb), _cards(new, hn)) if timed else [],
+        headline=_metric_changes(_cards(base, hb), _cards(new, hn), step) if timed else [],
         findings=changes,
         calibration=cal,
         kernel_classes=_class_changes(hb, hn) if timed else [],
@@ -469,17 +474,6 @@ def _named(r: Report, host: str, which: str) -> HostReport:
             return h
     raise DiffError(f"unknown host {echo(host)} in the {which} run {r.run}/{r.session}. "
                     f"Available hosts: {echo_list(h.host for h in r.hosts)}")
-
-
-def _memory_only(h: HostReport | None) -> str | None:
-    """Why a host is compared by memory alone: it records the allocator on some GPU and no GPU ran a kernel (a memory
-    snapshot: allocator events, whose "steps" are the allocation pattern's and no GPU work); None otherwise."""
-    if h is None or h.error is not None:
-        return None
-    mem = [g.memory for g in h.gpus if g.memory]
-    if not mem or any(g.kernel_count for g in h.gpus):
-        return None
-    return next((m.get("source") for m in mem if m.get("source")), "") or "the allocator's events"
 
 
 def _side(r: Report, h: HostReport | None, label: str | None) -> Side:
@@ -678,18 +672,31 @@ def _cards(r: Report, h: HostReport | None) -> list[Metric]:
     return list(h.headline) if h is not None and len(r.hosts) > 1 else list(r.headline)
 
 
-def _metric_changes(base: Sequence[Metric], new: Sequence[Metric]) -> list[MetricChange]:
+def card_noise_share(step: StepChange | None) -> float:
+    """The relative change a headline card must exceed to be better or worse: the step's noise over the base step
+    (a card is a ratio of times over the same steps, so it is no steadier than they are), at least the run-to-run
+    floor ``diff.noise_floor_share``; the floor alone where the step's noise is unknown (fewer than 2 steps, a window)."""
+    floor = T("diff.noise_floor_share")
+    if step is None or step.noise_ms is None or not step.base_ms:
+        return floor
+    return max(floor, step.noise_ms / step.base_ms)
+
+
+def _metric_changes(base: Sequence[Metric], new: Sequence[Metric], step: StepChange | None = None) -> list[MetricChange]:
     nb = {m.id: m for m in new}
+    share = card_noise_share(step)
     out = []
     for mb in base:
         mn = nb.get(mb.id)
         if mn is None:
             continue
-        better = None
-        if mb.value is not None and mn.value is not None and mb.good_direction != "none" and mn.value != mb.value:
-            better = (mn.value > mb.value) == (mb.good_direction == "higher")
+        better = beyond = None
+        if mb.value is not None and mn.value is not None:
+            beyond = abs(mn.value - mb.value) > share * abs(mb.value)
+            if beyond and mb.good_direction != "none":
+                better = (mn.value > mb.value) == (mb.good_direction == "higher")
         out.append(MetricChange(mb.id, mb.label, mb.unit, mb.value, mn.value, mb.display, mn.display,
-                                mb.status, mn.status, better))
+                                mb.status, mn.status, better, beyond))
     return out
 
 

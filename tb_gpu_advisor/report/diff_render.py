@@ -216,8 +216,8 @@ def _signed_ms2(x: float | None) -> str:
 
 def _metric_rows(d: Diff) -> list[list[str]]:
     word = {True: "better", False: "worse", None: ""}
-    return [[m.label, f"{m.base_display} ({m.base_status})", f"{m.new_display} ({m.new_status})", word[m.better]]
-            for m in d.headline]
+    return [[m.label, f"{m.base_display} ({m.base_status})", f"{m.new_display} ({m.new_status})",
+             "within the noise" if m.beyond_noise is False and m.new != m.base else word[m.better]] for m in d.headline]
 
 
 def _gpu_rows(d: Diff) -> list[list[str]]:

@@ -398,7 +398,7 @@ def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int,
     if f.windows:
         w = f.windows[0]
         out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
-                   f"[{w.start_ms:.1f} – {w.end_ms:.1f} ms]")
+                   f"[{ms_span(w.start_ms, w.end_ms, ' – ')}]")
     out.append("")
     return out
 

@@ -43,7 +43,7 @@ from tb_gpu_advisor.rules import launch_bound
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
+from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT, gap_inside_steps
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
@@ -162,6 +162,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     _one_early_call(metrics, out)
     follow_savings(out)
     _step_confidence(metrics, out)  # a ceiling: a raise to match a smaller saving never lifts a guessed step's finding
+    _recorded_minority(metrics, out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
             not any(f.rule in VERDICT_RULES for f in out):
         late = unexplained_idle_finding(metrics) or healthy_finding(metrics)
@@ -300,6 +301,26 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
                                f"confidence).")
 
 
+def _recorded_minority(m: HostMetrics, findings: list[Finding]) -> None:
+    """No finding of a capture that kept the records of a minority of its launches is critical (h37-review14).
+
+    Where most launches the runtime accepted lost their kernel records (``Kind.lost_share`` over a half:
+    ``job.kind.lost_launches``), the steps every per-step saving rests on are the recorded part alone, the smaller
+    part of the GPU work, of which nothing says it is like the rest (nvllm_gb10_lost_tail: the first 711 ms, a cold
+    start, 0.6% of its 24,944 launches): a saving per recorded step is graded as its share of that step, but a
+    critical claims the job's step, which the capture does not show.  Capped at warning, saying why; the findings
+    about the capture itself are not the recorded part's."""
+    job = m.job
+    share = job.kind.lost_share if job is not None else 0.0
+    if share <= 0.5:
+        return
+    for f in findings:
+        if f.rule not in _ABOUT_THE_CAPTURE and f.severity == "critical":
+            _cap(f, "warning", f" A warning, not critical: it rests on the recorded part of the window alone, "
+                               f"{pct(1.0 - share)} of the kernel launches the runtime accepted (the rest lost their "
+                               f"records).")
+
+
 def _guess_words(m: HostMetrics) -> str:
     """Where the steps a guess come from, in words (never the JSON's id): a whole capture read as one iteration is a
     reading of the GPU's bursts, as burst steps are."""
@@ -325,6 +346,11 @@ def _guessed_gap_words(f: Finding, source: str) -> str:
     detail = (f.metric.detail or {}) if f.metric is not None else {}
     outside, gap = detail.get("outside_steps_ms") or 0.0, detail.get("avg_gap_ms") or 0.0
     if gap > 0 and outside >= 0.5 * gap:
+        if gap_inside_steps(gap, outside):  # a part lies inside the steps: the saving is that part's (h37-review14)
+            return (f" The steps are a guess (from {source}), but most of this gap lies between them, outside every "
+                    f"step's window ({pct(outside / gap)} of it): no step's time holds that part, so fixing it shortens "
+                    f"the run, not a step; the saving is the part inside the steps, and it is reported as a note, not "
+                    f"a problem.")
         return (f" The steps are a guess (from {source}), but this gap lies between them, outside every step's window "
                 f"({pct(outside / gap)} of it): no step's time holds it, so fixing it shortens the run, not a step, "
                 f"and it is reported as a note, not a problem.")

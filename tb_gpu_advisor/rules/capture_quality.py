@@ -475,7 +475,8 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     """What a window without GPU work holds, and why the checks did not run: a capture of the wrong window, not a
     damaged file and not a healthy job."""
     seconds = (m.capture.length_ms or 0) / 1000.0
-    length = f"This {seconds:.2f} s window" if seconds else "This window"
+    # a window whose file holds no timed event has no length to state: say so, where its siblings state theirs
+    length = f"This {seconds:.2f} s window" if seconds else "This window (of no recorded length)"
     if window == "tracing_off":
         return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
                 f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")

@@ -139,6 +139,10 @@ capture finding says there are no steps).  Where the steps stage read the window
 bursts (`steps.iteration_guess`: a burst of copies joined to the one burst of kernels), each per-step saving is per
 that guessed iteration: its findings carry low confidence and none is critical.
 
+**A recorded minority** (`rules._recorded_minority`): where most kernel launches the runtime accepted lost their
+records (the capture finding's `lost_launch_share` over a half), the steps are the recorded part alone, the smaller
+part of the GPU work: no finding about them is critical -- a critical one is a warning that says what it rests on.
+
 **Ranking** (`rules.rank`), the order the heading names ("ranked by estimated
 saving"): first the findings that say what the capture or the run is (a
 warm-up capture), whatever they save; then by estimated saving (ms per step,

@@ -292,7 +292,7 @@ def _offenders(sk, ctx: Ctx, against_launch: bool = True) -> tuple[list, str]:  
         return rows, ""
     o = top[0]
     return rows, (f" Top offender: {o.op_type or short(o.name, 40)}, {ctx.count_per_step(o.per_step, 'call')} taking "
-                  f"{ms(o.ms_per_step)}{'' if ctx.one_step else ' per step'}, ~{o.avg_us:.1f} us each"
+                  f"{ms(o.ms_per_step)}, ~{o.avg_us:.1f} us each"
                   f"{_against_latency(o.avg_us) if against_launch else ''}.")
 
 

@@ -53,7 +53,8 @@ PAIRS = [("nsys", "fsdp_mfu_before", "fsdp_mfu_after"), ("real-h100-torch", "tor
          ("real-h100-jax", "fp32_highest", "healthy_bf16"), ("real-h100-jax", "input_bound", "healthy_bf16"),
          ("wild-torch", "resnet50_num_workers_0", "resnet50_num_workers_4"),
          ("demo_logs", "input_bound", "input_bound_fixed"), ("corpus_torch", "ddp_straggler", "ddp_balanced"),
-         ("corpus_torch", "fsdp_no_prefetch", "fsdp_prefetch")]
+         ("corpus_torch", "fsdp_no_prefetch", "fsdp_prefetch"),
+         ("fixtures/h200_waits", "torch_unrecorded_host_work", "torch_unrecorded_host_work_numpy_read")]
 
 
 def _corpus(out: Path) -> dict[str, Path]:

@@ -23,7 +23,7 @@ from tests.support.paths import DEMO_LOGS
 from tests.support.plugin_client import PREFIX, get_json, make_client, poll_report
 
 #: A number with its unit as the reports write them: "12.4 ms", "800 us", "31%", "19.5 GiB", "4,200", "6.10".
-_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?: ?(?:ms|us|s|GiB|MiB|kiB|B|%)(?![A-Za-z]))?")
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?(?: ?(?:ms|us|s|GiB|MiB|KiB|B|%)(?![A-Za-z]))?")
 
 
 def _numbers(text: str) -> list[str]:

@@ -185,7 +185,7 @@ _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole trainin
 _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16|"
                         r"(?:Tensor|Matrix) Cores of (?:the )?GPU\b")
 #: NVIDIA's names for what another vendor's user calls otherwise (``devices/amd.py``, ``devices/intel.py`` ``WORDS``).
-_NVIDIA_UNITS = r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|cuBLAS\b)|nvidia-smi|thread blocks?\b"
+_NVIDIA_UNITS = r"(?-i:\bCUPTI\b)|tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|cuBLAS\b)|nvidia-smi|thread blocks?\b"
 #: ROCm's names (``devices/amd.py``): never on another vendor's GPU.
 _ROCM_UNITS = r"Matrix Cores?\b|\bMFMA\b|MIOpen|rocBLAS|hipBLASLt|\bRCCL\b|rocm-smi|HIP graph|hipMalloc|hipFree|\bROCm\b"
 #: Intel's names (``devices/intel.py``): never on another vendor's GPU.

@@ -825,7 +825,23 @@ _ONE_PLURAL = re.compile(r"(?<![^\s(])(?<!GPU )(?<!rank )(?<!device )(?<!stream 
 _HEDGED_PLURAL = re.compile(r"\b[A-Za-z]+\((?:s|es)\)")
 _RANGE = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)? ?[-–] ?(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)")
 _FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")
-_BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:kiB|MiB|GiB)\b")
+_BIG_SIZE = re.compile(r"(?<![\d.,])\d,?\d{3}(?:\.\d+)? (?:KiB|MiB|GiB)\b")
+#: a binary unit spelt otherwise than IEC's, beside the listing's "KiB" (h37-review14)
+_NOT_IEC = re.compile(r"(?<![\d.,])\d[\d,]*(?:\.\d+)? kiB\b")
+#: a lone 1 before a quoted name and a plural noun (h37-review14: "1 `step[DECODE bs=32]` host events")
+_ONE_NAMED_PLURAL = re.compile(r"(?<![\d.,])1 `[^`]+` (?:[a-z]+ )?(?:events|ranges|calls|spans|ops|kernels)\b")
+#: a count printed to hundredths (h37-review14): "0.877 matmul/conv kernels ran on average" -- counts per step are
+#: printed to a tenth (``rules.base.Ctx.count_per_step``)
+_FINE_COUNT = re.compile(r"(?<![\d.,])\d[\d,]*\.\d{2,} (?!(?:ms|us|µs|ns|s|B|KiB|MiB|GiB|kB|MB|GB|x)\b)"
+                         r"(?:[a-z/-]+ ){0,2}(?:kernels|calls|launches|ops|copies|syncs|events)\b")
+#: a time under a millisecond in ms to three decimals and more (h37-review14: "13.8 ms typical pause, against 0.0053 ms
+#: between launches"): ``common.fmt.ms`` prints it in us, as every other time of the report
+_FINE_MS = re.compile(r"(?<![\d.,])0\.\d{3,} ms\b")
+#: a share of "it" / "them" -- the thing just named -- above all of it (h37-review14: rocprof_aiter_mi355x's gap
+#: "outside every step's window (123.6% of it)")
+_SHARE_OF_IT = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?)% of (?:it|them)\b")
+#: "per step" twice in one clause (h37-review14): "5 calls per step taking 91 us per step" -- the count said it
+_PER_STEP_TWICE = re.compile(r"\b(per step|in the step)\b(?:(?! [A-Z])[^,;.()]){1,80}?\b\1\b")
 
 
 def words_problems(where: str, text: str) -> list[str]:
@@ -843,6 +859,14 @@ def words_problems(where: str, text: str) -> list[str]:
     # a size in binary units has three significant digits: 1,000 of a unit is the next one's 0.98 (h37-review11:
     # snapshot_windows_gpt's "1001 MiB is held across steps" beside "11.1 GiB", "13.0 GiB")
     out += [f"words: {where}: '{m.group(0)}' (a size past 999 of its unit)" for m in _BIG_SIZE.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (IEC's binary unit is KiB, as the listing says)" for m in _NOT_IEC.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (a count printed to hundredths)" for m in _FINE_COUNT.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (one takes the singular)" for m in _ONE_NAMED_PLURAL.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (a time under 1 ms is printed in us)" for m in _FINE_MS.finditer(text)]
+    out += [f"part<=whole: {where}: '{m.group(0)}' (a part above its whole)" for m in _SHARE_OF_IT.finditer(text)
+            if float(m.group(1).replace(",", "")) > 100.0]
+    out += [f"words: {where}: '{m.group(0)}' (said twice in one clause)"
+            for m in _PER_STEP_TWICE.finditer(" ".join(text.split()))]
     return out
 
 
@@ -944,6 +968,8 @@ def _words(h: HostReport | None, findings: list[Finding]) -> list[str]:
         out += words_problems(f.id, text)
     if h is not None:
         out += words_problems(f"{h.host} job", " ".join(_strings(h.job)))
+        # the cards' words too (h37-review14: the MFU card's "0.877 matmul/conv kernels ran on average")
+        out += words_problems(f"{h.host} cards", " ".join(t for m in h.headline for t in _strings(vars(m))))
     return out
 
 
@@ -1848,6 +1874,100 @@ def peak_rate_problems(h: HostReport) -> list[str]:
     return out
 
 
+def recorded_minority_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``recorded-minority`` (h37-review14): where most launches the runtime accepted lost their kernel records (the
+    capture's ``lost_launch_share`` finding over a half), no finding about the recorded steps is critical -- they are
+    the smaller part of the GPU work, and a critical claims the job's step (nvllm_gb10_lost_tail: small_grid critical
+    on the 0.6% of its launches that kept a record)."""
+    from tb_gpu_advisor.rules import _ABOUT_THE_CAPTURE, LOST_RECORDS_METRIC
+
+    lost = [f.metric.value for f in findings if f.metric is not None and f.metric.id == LOST_RECORDS_METRIC]
+    if not lost or not lost[0] or lost[0] <= 0.5:
+        return []
+    return [f"recorded-minority: {where}: {f.id} is critical on the recorded {1 - lost[0]:.1%} of the launches"
+            for f in findings if f.severity == "critical" and f.rule not in _ABOUT_THE_CAPTURE]
+
+
+#: a finding saying the whole of its time is no step's ("no step's time holds it / them": it shortens the run)
+_NO_STEPS_TIME = re.compile(r"no step's time holds (?:it|them)\b")
+
+
+def no_steps_time_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``no-step-time`` (h37-review14): a finding that says no step's time holds its time saves no step time
+    (rocprof_aiter_mi355x: "this gap lies between them ...: no step's time holds it" and "Assuming the gaps lie
+    between the steps' windows" beside "saves ~7.84 ms/step (98% of step)" -- two gaps inside the guessed steps hold
+    that, the 400.5 ms stretch outside them is the 92.7% said)."""
+    out = []
+    for f in findings:
+        text = " ".join(f"{f.summary} {f.saving.assumption if f.saving else ''}".split())
+        if f.saving is not None and f.saving.percent_of_step >= 0.5 and _NO_STEPS_TIME.search(text):
+            out.append(f"no-step-time: {where}: {f.id} says no step's time holds its time, and saves "
+                       f"{f.saving.percent_of_step:.1f}% of the step")
+    return out
+
+
+def window_ends_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``words`` of a finding's trace window (h37-review14): a window of some length never prints equal ends, as the
+    text, markdown and tab print it (``common.fmt.ms_span``: ck_batched_gemm's 20 us step read "[2512.4 – 2512.4
+    ms]", the OOM snapshot's "[297.6 – 297.6 ms]")."""
+    from tb_gpu_advisor.common.fmt import ms_span
+
+    out = []
+    for f in findings:
+        for w in f.windows:
+            a, b = ms_span(w.start_ms, w.end_ms).removesuffix(" ms").split("–")
+            if w.end_ms != w.start_ms and a == b:
+                out.append(f"words: {where}: {f.id} window '{a} – {b} ms' of equal ends")
+    return out
+
+
+def untimed_verdict_problems(report: Report) -> list[str]:
+    """``untimed-verdict`` (h37-review14): a report whose every host records memory and no GPU work (a memory snapshot:
+    its header says "no step timed") never reads "Healthy" -- the time checks had nothing to time."""
+    from tb_gpu_advisor.report.verdict import memory_only, verdict
+
+    if report.hosts and all(memory_only(h) is not None for h in report.hosts) and verdict(report).startswith("Healthy"):
+        return [f"untimed-verdict: '{verdict(report)}' of a capture that records memory and no GPU work"]
+    return []
+
+
+_GRAD_EVIDENCE = re.compile(r"kernels only a backward pass runs: (.*)")
+_GRAD_ITEM = re.compile(r"`([^`]+)`(?: \(`([^`]+)`\))?")
+
+
+def evidence_says_why_problems(where: str, h: HostReport) -> list[str]:
+    """``says-why`` (h37-review14): each kernel the job names as "only a backward pass runs" shows, in its name or
+    beside it, the word that makes it so -- never a short name any forward pass runs (the megatron NVTX form:
+    "`at::native::vectorized_elementwise_kernel<…>`", whose ``<…>`` hid ``threshold_backward_kernel``)."""
+    from tb_gpu_advisor import devices
+
+    m = _GRAD_EVIDENCE.search(str((h.job or {}).get("kind_evidence") or ""))
+    if not m:
+        return []
+    return [f"says-why: {where}: the job names `{a}` as a kernel only a backward pass runs, its name not saying why"
+            for a, b in _GRAD_ITEM.findall(m.group(1)) if not devices.gradient_kernel_one(f"{a} {b}")]
+
+
+_BF16 = re.compile(r"(?<!none for )(?<!no )\b(?:bf16|bfloat16)\b", re.I)
+
+
+def no_bf16_problems(where: str, h: HostReport) -> list[str]:
+    """``no-bf16`` (h37-review14): a host whose every active GPU is known to lack bfloat16 (a V100, a Turing card) is
+    told of no bfloat16 in its findings and fixes but to say it has none (resnet50_num_workers_0 on a V100: "bfloat16
+    autocast on the GPU needs 1.10 or newer" in its legacy autocast fix)."""
+    from tb_gpu_advisor import devices
+    from tb_gpu_advisor.rules._kernels import compute_capability
+
+    gpus = [g for g in h.gpus if g.kernel_count]
+    if not gpus or not all(devices.has_bf16(g.name, compute_capability(g)) is False for g in gpus):
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary] + [a.text for a in f.actions] + [f.saving.assumption if f.saving else ""])
+        out += [f"no-bf16: {where}: {f.id} says '{m.group(0)}' to a GPU without it" for m in _BF16.finditer(text)]
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -1881,7 +2001,9 @@ def report_violations(report: Report) -> list[str]:
         out += held_within_problems(h.host, h) + graph_launch_problems(h.host, h.findings)
         out += one_cause_problems(h.host, h) + said_done_problems(h.host, h.findings)
         out += mfu_kernels_problems(h.host, h)
-        out += peak_rate_problems(h)
+        out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
+        out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
+        out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")
@@ -1904,7 +2026,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
-    out += table_scope_problems(report)
+    out += table_scope_problems(report) + untimed_verdict_problems(report)
     out += see_also_problems(report)
     out += capture_advice_problems(report)
     out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)
@@ -1962,4 +2084,23 @@ def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:
                 if v is not None and step and _over(v * scale, step):
                     out.append(f"part<=whole: diff {key} {ch.get('label')!r} {side} {v:,.1f} "
                                f"{'ms' if scale == 1.0 else 'us'}/step in a {step:.1f} ms step")
+    return out + card_noise_problems(diff)
+
+
+def card_noise_problems(diff: dict) -> list[str]:
+    """``card-noise`` (h37-review14): a headline card is better or worse only by more than the step's noise allows.
+    A card is a ratio of times over the steps whose spread gives the step's noise, so a change the step calls noise
+    ("no change beyond the noise (±3.30 ms)") is no card's betterment: a card moved by at most the step's relative
+    noise (``noise_ms`` / base step, at least the floor ``diff.noise_floor_share``) says no direction."""
+    st = diff.get("step") or {}
+    share = T("diff.noise_floor_share")
+    if st.get("noise_ms") is not None and st.get("base_ms"):
+        share = max(share, st["noise_ms"] / st["base_ms"])
+    out = []
+    for m in diff.get("headline") or []:
+        b, n = m.get("base"), m.get("new")
+        if m.get("better") is not None and b is not None and n is not None and abs(n - b) <= share * abs(b):
+            out.append(f"card-noise: diff headline {m.get('label')!r} {m.get('base_display')} -> "
+                       f"{m.get('new_display')} said {'better' if m['better'] else 'worse'}, a change of "
+                       f"{abs(n - b) / abs(b):.1%} within the step's noise ({share:.1%} of its value)")
     return out

@@ -11,6 +11,7 @@ import time
 import importlib
 import os
 import re
+import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
@@ -254,6 +255,41 @@ class Layout(Protocol):
 #: TensorBoard's folder of plugin data in a run (``<run>/plugins/<plugin>/...``): the XPlane profiler writes below it;
 #: a run's own traces, exports and snapshots lie beside it, never in it.
 PLUGINS_DIR = "plugins"
+
+
+_Answer = TypeVar("_Answer")
+
+
+def file_identity(path: str) -> tuple[str, int, int]:
+    """(path, size, mtime in ns): what a cached answer about a file is kept by, so a rewritten file is read again.
+    Raises OSError where the file cannot be stat'ed."""
+    st = os.stat(fsio.local_path(path))
+    return str(path), st.st_size, st.st_mtime_ns
+
+
+class ByIdentity(Generic[_Answer]):
+    """Answers about files (is it this format's, and why not), kept by :func:`file_identity`.
+
+    Why: discovery asks every candidate file again on each listing the tab polls; a format's sniff that opens the file
+    each time would read every trace of a large logdir twice a minute.  Bounded: past ``limit`` answers it starts over.
+    One home for the cache the content-sniffed formats (rocprof's JSON, CSV and database, rocmProfileData) share."""
+
+    def __init__(self, limit: int = 50_000) -> None:
+        self._seen: dict[tuple[str, int, int], _Answer] = {}
+        self._lock = threading.Lock()
+        self._limit = limit
+
+    def answer(self, key: tuple[str, int, int], probe: Callable[[], _Answer]) -> _Answer:
+        """The answer kept for ``key``, else ``probe()``'s, kept."""
+        with self._lock:
+            if key in self._seen:
+                return self._seen[key]
+        found = probe()
+        with self._lock:
+            if len(self._seen) > self._limit:
+                self._seen.clear()
+            self._seen[key] = found
+        return found
 
 
 _Header = TypeVar("_Header")

@@ -27,12 +27,10 @@ trace (else the first file), every file of it in ``HostFile.ranks``.  A folder o
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import ByIdentity, ROOT_RUN, Found, Groups, HostFile, RunFolderLayout, session_name, file_identity
 
 EXPECTED = ("<run>/<pid>_kernel_trace.csv, <pid>_hip_api_trace.csv ... (rocprofv3 --output-format csv: one run's "
             "files together, told by their headers)")
@@ -75,28 +73,19 @@ def head_line(path: str) -> str:
     return raw.split(b"\n", 1)[0].decode("utf-8", errors="replace")
 
 
-_probed: dict[tuple[str, int, int], str | None] = {}
-_lock = threading.Lock()
+_probed: ByIdentity[str | None] = ByIdentity()
 
 
 def sniff(path: str) -> str | None:
     """None when ``path`` is one of rocprofv3's CSV files, else why not (cached by the file's identity)."""
+    def probe() -> str | None:
+        return None if kind_of(header_cells(head_line(path))) else (
+            "a CSV file, but no rocprofv3 trace (its header is none of a kernel, API or copy trace's or agent info's)")
     try:
-        st = os.stat(fsio.local_path(path))
-        key = (str(path), st.st_size, st.st_mtime_ns)
+        key = file_identity(path)
     except OSError:
-        key = None
-    with _lock:
-        if key is not None and key in _probed:
-            return _probed[key]
-    why = None if kind_of(header_cells(head_line(path))) else (
-        "a CSV file, but no rocprofv3 trace (its header is none of a kernel, API or copy trace's or agent info's)")
-    if key is not None:
-        with _lock:
-            if len(_probed) > 50_000:
-                _probed.clear()
-            _probed[key] = why
-    return why
+        return probe()
+    return _probed.answer(key, probe)
 
 
 def prefix(file_name: str) -> str:

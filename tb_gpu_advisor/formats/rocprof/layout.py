@@ -18,13 +18,11 @@ the file.
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 import zlib
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, is_gzip
+from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip, file_identity
 
 #: The JSON files it may be (the content decides).
 SUFFIXES = (".json", ".json.gz")
@@ -59,28 +57,19 @@ def head_bytes(path: str, n: int = SNIFF_BYTES) -> bytes:
     return raw
 
 
-_probed: dict[tuple[str, int, int], str | None] = {}
-_lock = threading.Lock()
+_probed: ByIdentity[str | None] = ByIdentity()
 
 
 def sniff(path: str) -> str | None:
     """None when ``path`` is a rocprof trace, else why not (cached by the file's identity)."""
+    def probe() -> str | None:
+        return None if is_rocprof_head(head_bytes(path)) else (
+            "not a rocprof trace (no section label of rocprof's, no BeginNs times)")
     try:
-        st = os.stat(fsio.local_path(path))
-        key = (str(path), st.st_size, st.st_mtime_ns)
+        key = file_identity(path)
     except OSError:
-        key = None
-    with _lock:
-        if key is not None and key in _probed:
-            return _probed[key]
-    head = head_bytes(path)
-    why = None if is_rocprof_head(head) else "not a rocprof trace (no section label of rocprof's, no BeginNs times)"
-    if key is not None:
-        with _lock:
-            if len(_probed) > 50_000:
-                _probed.clear()
-            _probed[key] = why
-    return why
+        return probe()
+    return _probed.answer(key, probe)
 
 
 def stem(file_name: str) -> str:

@@ -18,12 +18,9 @@ a session of its own, named after its modification time, its host after the file
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 
-from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes
+from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes, file_identity
 
 SUFFIXES = (".db", ".sqlite", ".sqlite3")
 EXPECTED = "<run>/<pid>_results.db (rocprofv3 --output-format rocpd: any name, told by its tables)"
@@ -47,26 +44,17 @@ def is_rocpd(tables: frozenset[str] | set[str]) -> bool:
     return any(all(o in have for o in OWN) for have in guids(tables).values())
 
 
-_probed: dict[tuple[str, int, int], str | None] = {}
-_lock = threading.Lock()
+_probed: ByIdentity[str | None] = ByIdentity()
 
 
 def sniff(path: str) -> str | None:
     """None when ``path`` is a rocpd database, else why not (cached by the file's identity)."""
     try:
-        st = os.stat(fsio.local_path(path))
+        key = file_identity(path)
     except OSError as e:
         return f"unreadable ({e.strerror or e})"
-    key = (str(path), st.st_size, st.st_mtime_ns)
-    with _lock:
-        if key in _probed:
-            return _probed[key]
-    why = None if st.st_size > max_profile_bytes() else _probe(path)  # over the limit: its read says so
-    with _lock:
-        if len(_probed) > 50_000:
-            _probed.clear()
-        _probed[key] = why
-    return why
+    return _probed.answer(key, lambda: None if key[1] > max_profile_bytes() else _probe(path))  # over the limit:
+    # its read says so
 
 
 def _probe(path: str) -> str | None:

@@ -11,10 +11,9 @@ records no wall-clock time), its host after the file.
 from __future__ import annotations
 
 import os
-import threading
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes
+from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, max_profile_bytes
 
 SUFFIX = ".rpd"
 #: A gzipped database (rocmProfileData shares its own test trace so): read through a decompressed private copy.
@@ -46,24 +45,15 @@ def compressed(file_name: str) -> str | None:
     return None
 
 
-_probed: dict[tuple[str, int, int], tuple[str | None, bool | None]] = {}
-_lock = threading.Lock()
+_probed: ByIdentity[tuple[str | None, bool | None]] = ByIdentity()
 
 
 def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None, bool | None]:
     """(None when ``path`` is a rocmProfileData database, else why not; whether it holds a kernel).  Only a database
     whose tables say so is one: what cannot be opened is not known to be (a file named ``.rpd`` is listed by its name
     anyway, and its read says what is wrong).  Cached by identity."""
-    key = (path, size, mtime_ns)
-    with _lock:
-        if key in _probed:
-            return _probed[key]
-    answer = (None, None) if size > max_profile_bytes() else _probe(path)  # over the limit: its read says so
-    with _lock:
-        if len(_probed) > 50_000:
-            _probed.clear()
-        _probed[key] = answer
-    return answer
+    return _probed.answer((path, size, mtime_ns),  # over the limit: its read says so
+                          lambda: (None, None) if size > max_profile_bytes() else _probe(path))
 
 
 def _probe(path: str) -> tuple[str | None, bool | None]:

@@ -12,6 +12,7 @@ from tb_gpu_advisor.frameworks import nvtx, pytorch
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.formats.staging import pageable_by_staging
 
 
 #: rocprofiler-sdk's memory copy operations (``rocprofiler_memory_copy_operation_t``: ``MEMORY_COPY_HOST_TO_DEVICE`` in
@@ -33,6 +34,28 @@ def gpu_named(product: str, vendor: str) -> str:
     if not product:
         return GPU_NAME
     return product if not vendor or vendor.lower() in product.lower().split() else f"{vendor} {product}"
+
+
+def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op_names: np.ndarray,
+                     call_name: list[str], is_copy: np.ndarray, call_start: np.ndarray, tracer: str,
+                     notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(``sync``, ``host_kind``) per GPU operation: 1 where the copy's call blocks the host (``devices.copy_call_sync``,
+    -1 for no copy), and 1 where its timing shows host staging (:func:`formats.staging.pageable_by_staging`: a
+    pageable copy), -1 unknown.  ``call_start`` is each operation's launching call's start on the operations' clock
+    (-1 none); ``tracer`` names the tool in the note said where a copy reads as staged.
+
+    Why one home: AMD's tracers record no host memory kind, and each of their readers read a copy's blocking and staging
+    the same way (rocprof v1/v2, rocprofv3's CSV and JSON, rocpd, rocmProfileData)."""
+    sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
+    sync[~is_copy] = -1
+    direction = np.array([devices.copy_direction(str(x)) for x in op_names.tolist()], dtype=object)
+    host_kind = pageable_by_staging(gpu, o_start, o_end, direction, sync, call_start)
+    n = int(np.count_nonzero(host_kind == 1))
+    if n:
+        notes.append(f"{n:,} blocking cop{'y' if n == 1 else 'ies'} between the host and the device held the host "
+                     "longer before the transfer began than the transfer took, with no GPU work before it to wait "
+                     f"for: host staging, read as pageable host memory ({tracer} records no memory kind)")
+    return sync, host_kind
 
 
 def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:

@@ -38,10 +38,9 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copy_name, device_events, gpu_named, host_events, roctx_ranges, \
-    trace_of
+from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copies_host_side, copy_name, device_events, gpu_named, \
+    host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rocprof.csv_layout import KINDS, header_cells, kind_of, prefix
-from tb_gpu_advisor.formats.staging import pageable_by_staging
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
@@ -278,15 +277,10 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
     call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
     sized = bool(cop) and all("bytes" in t for t in cop)
     nbytes = np.concatenate([np.full(n_k, -1, np.int64), _cat(cop, "bytes", path, -1)])
-    sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
-    sync[~is_copy] = -1
     call_start = np.full(o_start.size, -1, np.int64)
     call_start[launch >= 0] = start[launch[launch >= 0]]
-    direction = np.array([devices.copy_direction(str(x)) for x in op_names.tolist()], dtype=object)
-    host_kind = pageable_by_staging(gpu, o_start, o_end, direction, sync, call_start)
-    if (host_kind == 1).any():
-        notes.append(f"{int(np.count_nonzero(host_kind == 1)):,} blocking copies held the host longer before their "
-                     "transfer than the transfer took, with no GPU work before them: staged, read as pageable memory")
+    sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
+                                               "rocprofv3", notes)
     graph = np.where(np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool), d_corr, -1)
     blocks = np.full(o_start.size, -1, np.int64)
     threads = np.full(o_start.size, -1, np.int64)

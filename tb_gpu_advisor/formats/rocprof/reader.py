@@ -50,8 +50,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip, max_profile_bytes
-from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
-from tb_gpu_advisor.formats.staging import pageable_by_staging
+from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
@@ -396,19 +395,12 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
     fix = is_copy & (asked != "") & (op_names != "FillBuffer")
     op_names[fix] = asked[fix]
     nbytes = np.array([_arg(x, "sizeBytes") if c else -1 for x, c in zip(call_args, is_copy.tolist())], np.int64)
-    sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
-    sync[~is_copy] = -1
     call_start = np.full(len(ops), -1, np.int64)
     has = launch >= 0
     call_start[has] = start[launch[has]]
     gpu = np.array([o[0] for o in ops], np.int64)
-    direction = np.array([devices.copy_direction(str(x)) for x in op_names.tolist()], dtype=object)
-    host_kind = pageable_by_staging(gpu, o_start, o_end, direction, sync, call_start)
-    if (host_kind == 1).any():
-        k = int(np.count_nonzero(host_kind == 1))
-        notes.append(f"{k:,} blocking cop{'y' if k == 1 else 'ies'} between the host and the device held the host "
-                     "longer before the transfer began than the transfer took, with no GPU work before it to wait "
-                     "for: host staging, read as pageable host memory (rocprof records no memory kind)")
+    sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
+                                               "rocprof", notes)
     is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
     graph = np.where(is_graph, d_corr, -1)
     blocks, threads = _grid(call_name, call_args)

@@ -16,8 +16,8 @@ What is decided here, once, from the database's own conventions (``tables.py`` f
 * a copy's size is its call's (``rocpd_copyapi.size``); whether it held the host is its call's (``hipMemcpy``,
   ``hipMemcpyWithStream`` block, ``...Async`` does not: ``devices.copy_call_sync``), never the table's ``sync`` /
   ``pinned``, which the tracer does not fill for these calls (``tables.py``).  The host memory's kind is unknown but
-  where the timing shows it (:func:`_staged`): a blocking copy between the host and the device whose call held the
-  host, with no GPU work before it left to wait for, longer than the copy itself took and at least
+  where the timing shows it (:func:`formats.hip_ops.copies_host_side`): a blocking copy between the host and the
+  device whose call held the host, with no GPU work before it left to wait for, longer than the copy itself took and at least
   :data:`formats.staging.STAGING_MIN_NS` before its copy began -- host work for the copy (the runtime staging or pinning pageable
   pages: a pinned copy's transfer starts within microseconds of its call) -- is from pageable memory;
 * a kernel's grid is its launch's (``rocpd_kernelapi``), HIP's module launches' work-item grids divided by their
@@ -43,12 +43,11 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import device_events, host_events, roctx_ranges, trace_of
+from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rpd import tables as rt
-from tb_gpu_advisor.formats.staging import pageable_by_staging
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import DeviceInfo, HostEvents, Trace
+from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
 __all__ = ["RpdReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
 
@@ -267,14 +266,11 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     op_names[fix] = kind_name[fix]
     nbytes = np.where(copy_type, _by_api(copies, op_api, "size"), -1)
     call_name = [names[int(h.name[i])] if i >= 0 else "" for i in launch.tolist()]
-    sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
-    sync[~copy_type] = -1
-    host_kind = _staged(ops, op_names, sync, launch, h, origin)
-    if (host_kind == 1).any():
-        n = int(np.count_nonzero(host_kind == 1))
-        notes.append(f"{n:,} blocking cop{'y' if n == 1 else 'ies'} between the host and the device held the host "
-                     "longer before the transfer began than the transfer took, with no GPU work before it to wait "
-                     "for: host staging, read as pageable host memory (rpd_tracer records no memory kind)")
+    call_start = np.full(launch.size, -1, np.int64)  # ps from the origin -> the tracer's ns
+    has = launch >= 0
+    call_start[has] = h.start[launch[has]] // 1000 + origin
+    sync, host_kind = copies_host_side(ops["gpu"], ops["start"], ops["end"], op_names, call_name, copy_type,
+                                               call_start, "rpd_tracer", notes)
     is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
     graph = np.where(is_graph, d_corr, -1)
     blocks, threads = _grid(kernels, op_api, call_name)
@@ -302,17 +298,6 @@ def _by_api(table: dict[str, np.ndarray], op_api: np.ndarray, col: str) -> np.nd
     hit = (op_api >= 0) & (keys[k] == op_api)
     out[hit] = vals[k[hit]]
     return out
-
-
-def _staged(ops: dict[str, np.ndarray], op_names: np.ndarray, sync: np.ndarray, launch: np.ndarray, h: HostEvents,
-            origin: int) -> np.ndarray:
-    """Per op: 1 a copy from (or to) pageable host memory by its timing, -1 unknown (``formats.staging``: the matmul's
-    2 GB upload held the host 190.7 ms of staging, then took 154.9 ms of transfer)."""
-    direction = np.array([devices.copy_direction(str(n)) for n in op_names.tolist()], dtype=object)
-    call_start = np.full(launch.size, -1, np.int64)  # ps from the origin -> the tracer's ns
-    has = launch >= 0
-    call_start[has] = h.start[launch[has]] // 1000 + origin
-    return pageable_by_staging(ops["gpu"], ops["start"], ops["end"], direction, sync, call_start)
 
 
 def _grid(kernels: dict[str, np.ndarray], op_api: np.ndarray, call_name: list[str]) -> tuple[np.ndarray, np.ndarray]:

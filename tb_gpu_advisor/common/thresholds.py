@@ -181,6 +181,11 @@ _TABLE: tuple[Threshold, ...] = (
        "same metric, info level"),
     _t("xla.min_chain_length", 3, "count", "Advisor: BiasAdd+Relu style pairs are already fused by TF's grappler; "
        "a chain of 3+ element-wise kernels is what XLA adds", "shortest kernel chain counted as fusible"),
+    _t("xla.chain_break_us", 1000.0, "us", "Advisor: no launch takes a millisecond (guide §1.2.2: 20-40 us; Python's "
+       "op dispatch tens of us), so a GPU idle that long between two kernels is the host's other work (aiter's MXFP4 "
+       "set-up kernels 10.6 and 13.7 ms apart), which no fused kernel removes; shorter idle is the launches' pace and "
+       "its jitter (torch_tiny_ops: 55 of 4,510 gaps 40-185 us in a launch-bound loop), which fusing removes with them",
+       "idle between two kernels longer than this (and than either kernel) ends a chain counted as fusible"),
     # ---- §2 several GPUs --------------------------------------------------------
     _t("rank_straggler.warning", 0.05, "share", "Advisor (issue #19): a rank 5% slower makes every other rank wait "
        "5% of each step; peers (HTA straggler analysis, TraceLens per-collective skew) report it without a level",

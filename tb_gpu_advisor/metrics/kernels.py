@@ -450,12 +450,15 @@ def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, bl
         brk[1:] |= (j < blocked[0].size) & (blocked[0][jj] < st[1:])
         del j, jj
     if sel.size > 1:
-        # ... and where the GPU sat idle longer than a launch takes and longer than either kernel beside the gap: a
-        # chain to fuse runs back to back (the idle between its kernels is the launches'); kernels milliseconds
-        # apart have the host's other work between them, which no fused kernel removes (h37-kernames: aiter's
-        # MXFP4 benchmark set-up, random-number and cast kernels of 0.04-1.2 ms 10.6 and 13.7 ms apart)
+        # ... and where the GPU sat idle longer than any launch takes and longer than either kernel beside the gap: a
+        # chain to fuse runs at its launches' pace (the idle between its kernels is the launches', jitter included);
+        # kernels milliseconds apart have the host's other work between them, which no fused kernel removes
+        # (h37-kernames: aiter's MXFP4 benchmark set-up, random-number and cast kernels of 0.04-1.2 ms 10.6 and
+        # 13.7 ms apart).  A launch's own pace is no break: torch_tiny_ops' launch-bound loop idles 40-185 us
+        # between 55 of its 4,510 kernels, and a break there left its 450-kernel chain no recurring run
         idle = st[1:] - en[:-1]
-        brk[1:] |= (idle > T("launch.small_kernel_us") * PS_PER_US) & (idle > np.maximum(en[:-1] - st[:-1], en[1:] - st[1:]))
+        brk[1:] |= (idle > T("xla.chain_break_us") * PS_PER_US) & (idle > np.maximum(en[:-1] - st[:-1],
+                                                                                   en[1:] - st[1:]))
         del idle
     c8 = cand.astype(np.int8)
     edges = np.diff(np.concatenate([[0], c8, [0]]))

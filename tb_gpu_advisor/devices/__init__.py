@@ -25,19 +25,27 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
 #: NVIDIA's, the profilers' default).  Each module gives the same interface: ``is_device``, ``matrix_unit_one``,
-#: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``arch_label``, ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``,
-#: ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and its call names.  Every question below asks them in turn.
+#: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``attention_helper_one``, ``arch_label``,
+#: ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``, ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and
+#: its call names.  Every question below asks them in turn.
 VENDORS = (amd, intel, nvidia)
+
+
+def attention_helper_one(name: str) -> bool:
+    """A fused-attention library's helper kernel (a row-wise dot, a cast, a clear around the attention backward:
+    ``flash_bwd_dot_do_o_kernel``, ``FmhaBwdConvertQGradKernel``): its family's prefix says attention, the rest of its
+    name says it runs no matmul.  Asked of every vendor: one vendor's families match another's names (``fmha``)."""
+    return any(v.attention_helper_one(name) for v in VENDORS)
 
 
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name."""
-    return any(v.matrix_unit_one(name) for v in VENDORS)
+    return any(v.matrix_unit_one(name) for v in VENDORS) and not attention_helper_one(name)
 
 
 def matrix_unit_unknown_one(name: str) -> bool:
@@ -67,8 +75,8 @@ def precision_one(name: str) -> int:
 
 
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel by its library's naming (any vendor)."""
-    return any(v.gemm_kernel_one(name) for v in VENDORS)
+    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper."""
+    return any(v.gemm_kernel_one(name) for v in VENDORS) and not attention_helper_one(name)
 
 
 #: A framework's or compiler's own gradient kernels say so on any vendor: ATen's ``batch_norm_backward_kernel``,

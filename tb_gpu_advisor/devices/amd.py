@@ -274,6 +274,19 @@ def gemm_kernel_one(name: str) -> bool:
     return bool(_GEMM.search(head(name)))
 
 
+#: Composable Kernel's attention backward helpers (``ck_tile::FmhaBwdOGradDotOKernel``: the row-wise dot of dO and O, a
+#: reduction; ``ck_tile::FmhaBwdConvertQGradKernel``: the cast of the fp32 dQ accumulator to its output type), which
+#: FlashAttention's and Transformer Engine's ROCm backends launch around ``FmhaBwdDQDKDVKernel``.  Their names say
+#: ``Fmha`` like the attention kernels around them, but they run no matmul.
+_ATTENTION_HELPER = re.compile(r"FmhaBwd(?:OGradDotO|Convert[QKV]+Grad)")
+
+
+def attention_helper_one(name: str) -> bool:
+    """A helper kernel of Composable Kernel's attention backward (``_ATTENTION_HELPER``): attention's family, no
+    matmul."""
+    return bool(_ATTENTION_HELPER.search(head(name)))
+
+
 #: MIOpen's weight-gradient convolutions (its ``wrw`` direction: ``igemm_wrw_gtcx2_...``, ``naive_conv_..._wrw_...``)
 #: and its batch-norm backward: kernels only a backward pass runs.  Not its ``bwd`` (data-gradient) direction, which a
 #: transposed convolution's forward runs too.

@@ -162,6 +162,10 @@ def gemm_kernel_one(name: str) -> bool:
     return False
 
 
+def attention_helper_one(name: str) -> bool:
+    return False
+
+
 def gradient_kernel_one(name: str) -> bool:
     return False
 

@@ -130,10 +130,29 @@ _MARLIN = re.compile(r"(?<![a-z0-9_])marlin(?:_24)?<", re.I)
 #: instruction's shape ``m<M>x<N>x<K>`` (tcgen05 on Blackwell).  A name of this shape says it is a Tensor Core GEMM,
 #: whose inputs are its *second* field (the first is its output: an fp8 GEMM writing bf16).  Linear: anchored at the start.
 _TRTLLM_TYPE = r"(?:Mx)?[A-Z][a-z]*\d+(?:m\d)?"
-_TRTLLM_GEN = re.compile(rf"^(?:bmm|gemm)_({_TRTLLM_TYPE})_({_TRTLLM_TYPE})(?:{_TRTLLM_TYPE})?_{_TRTLLM_TYPE}_t\d+x\d+x\d+")
-#: trtllm-gen's input types -> precision codes (4- and 6-bit types have no code: the generic words decide).
-_TRTLLM_INPUT = {"Bfloat16": P_BF16, "Fp16": P_FP16, "Fp32": P_FP32, "E4m3": P_FP8, "E5m2": P_FP8, "MxE4m3": P_FP8,
-                 "Int8": P_INT8}
+#: Newer trtllm-gen builds put the block-scale sizes between the accumulator and the tile
+#: (``bmm_E2m1_E2m1E2m1_Fp32_bA16_bB16_bC16_t128x8x512u2_...``, TensorRT-LLM's batchedGemm cubins): still one GEMM.
+_TRTLLM_GEN = re.compile(rf"^(?:bmm|gemm)_({_TRTLLM_TYPE})_({_TRTLLM_TYPE})(?:{_TRTLLM_TYPE})?_{_TRTLLM_TYPE}"
+                         r"(?:_b[A-Z]\d+)*_t\d+x\d+x\d+")
+#: trtllm-gen's fused attention (``fmhaSm100fKernel_QkvBfloat16OBfloat16H128...``,
+#: ``fmhaSm100aKernel_QE4m3KvE2m1OE4m3H128...``): Q's (and K's, V's) type first, the output's after ``O``.  The MMAs
+#: run in Q's type (a narrower KV cache is widened to it), so Q's type is the kernel's, never the output's: an fp8
+#: attention writing bf16 (``QkvE4m3OBfloat16``) was read as bf16 by the generic words, bf16 coming before fp8.
+_TRTLLM_FMHA = re.compile(rf"^fmhaSm\d+[a-z]?Kernel_Q(?:kv)?({_TRTLLM_TYPE})")
+#: trtllm-gen's input types -> precision codes.
+_TRTLLM_INPUT = {"Bfloat16": P_BF16, "Fp16": P_FP16, "Fp32": P_FP32, "Int8": P_INT8}
+#: trtllm-gen's minifloats ``E<exponent bits>m<mantissa bits>``, plain or microscaled (``Mx``): fp8 (``E4m3``,
+#: ``E5m2``), fp6 (``E2m3``, ``E3m2``), fp4 (``E2m1``, NVFP4/MXFP4 weights).  The codes have none narrower than fp8:
+#: every float of 8 bits or fewer reads as fp8 (as ``frameworks.xla.precision_code`` reads ``f4e2m1fn``), never as
+#: the output's type that the generic words found in the name (``bmm_Bfloat16_MxE2m1MxE4m3_...`` read bf16).
+_MINIFLOAT = re.compile(r"(?:Mx)?E[2-5]m[1-3]")
+
+
+def _trtllm_input(kind: str) -> int | None:
+    """The precision code of one trtllm-gen type field (``Bfloat16``, ``MxE2m1``), None for one not known."""
+    if kind in _TRTLLM_INPUT:
+        return _TRTLLM_INPUT[kind]
+    return P_FP8 if _MINIFLOAT.fullmatch(kind) else None
 
 
 def trtllm_gen_one(name: str) -> bool:
@@ -189,9 +208,10 @@ def precision_one(name: str) -> int:
     alarms on bf16 JAX captures.
     """
     name = head(name)
-    gen = _TRTLLM_GEN.match(name)
-    if gen and gen.group(2) in _TRTLLM_INPUT:
-        return _TRTLLM_INPUT[gen.group(2)]
+    gen, fmha = _TRTLLM_GEN.match(name), _TRTLLM_FMHA.match(name)
+    own = _trtllm_input(gen.group(2)) if gen else _trtllm_input(fmha.group(1)) if fmha else None
+    if own is not None:
+        return own
     if _MARLIN.search(name):
         name = name.split(">(", 1)[0]
     for pattern, precision in _NAMED_PRECISIONS:
@@ -424,6 +444,21 @@ def gemm_kernel_one(name: str) -> bool:
     name = head(name)
     gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower()) or bool(_TRTLLM_GEN.match(name))
     return gemm and not collectives.is_collective(name)
+
+
+#: FlashAttention's backward helpers: kernels of the attention family that run no matmul.  FlashAttention 2's
+#: ``flash_bwd_dot_do_o_kernel`` (the row-wise dot of dO and O, a reduction), ``flash_bwd_clear_dkvaccum_kernel`` (it
+#: zeroes the fp32 accumulators), ``flash_bwd_convert_dq_kernel`` / ``flash_bwd_convert_dkv_kernel`` (they cast those
+#: accumulators to the output type); FlashAttention 3's ``FlashAttnBwdPreprocess`` (the same dot and clear) and
+#: ``FlashAttnBwdPostprocessConvertdQ`` (the cast).  The family's prefix (``flash_bwd``) says attention, the rest of
+#: the name what the kernel does: the dQ/dK/dV kernel itself (``flash_bwd_dq_dk_dv_loop_...``) stays a matmul.
+_ATTENTION_HELPER = re.compile(r"flash_bwd_(?:dot_do_o|convert_d[qkv]+|clear_d[qkv]+_?accum)|"
+                               r"FlashAttnBwd(?:Preprocess|Postprocess)")
+
+
+def attention_helper_one(name: str) -> bool:
+    """A helper kernel of FlashAttention's backward (``_ATTENTION_HELPER``): attention's family, no matmul."""
+    return bool(_ATTENTION_HELPER.search(head(name)))
 
 
 #: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.

@@ -303,7 +303,7 @@ def steps_are_cut(m: HostMetrics) -> bool:
 
 #: Said by a critical finding whose number is per step where the capture marks no step and the whole pass is read as
 #: one: why it keeps its grade beside the steps' low confidence (the property ``uncut`` reads it).
-KEPT_ON_ONE_PASS = (" Critical though the capture marks no step: this is the whole pass's time, not a share of a "
+KEPT_ON_ONE_PASS = (" Critical though the capture marks no step: its time is a part of the whole pass, not of a "
                     "guessed step, and no cut of steps changes it.")
 
 

@@ -1919,7 +1919,7 @@ def recorded_minority_problems(where: str, findings: list[Finding]) -> list[str]
     if not lost or not lost[0] or lost[0] <= 0.5:
         return []
     return [f"recorded-minority: {where}: {f.id} is critical on the recorded {1 - lost[0]:.1%} of the launches"
-            for f in findings if f.severity == "critical" and f.rule not in _ABOUT_THE_CAPTURE]
+            for f in findings if f.severity == "critical" and (f.rule not in _ABOUT_THE_CAPTURE or f.saving)]
 
 
 #: a finding saying the whole of its time is no step's ("no step's time holds it / them": it shortens the run)

@@ -259,7 +259,7 @@ def _may_be(f: Finding, severity: str) -> bool:
     grades a finding above what its rule promises (h37-review10: v100_bert's XLA finding, "never critical: the guide
     calls XLA optional", raised to critical beside the criticals it out-saved)."""
     ceiling = REGISTRY[f.rule].ceiling if f.rule in REGISTRY else "critical"
-    if f.confidence == "low" and f.rule not in _ABOUT_THE_CAPTURE:
+    if f.confidence == "low" and rests_on_the_steps(f):
         # the steps' ceiling (:func:`_step_confidence`): never critical on guessed steps, a gap between them a note --
         # held wherever the raise runs (the session's list too, after the hosts' own grading)
         steps_cap = "info" if f.rule in _STEP_BOUNDARY_RULES and not _waits_outside(f) else "warning"
@@ -270,32 +270,68 @@ def _may_be(f: Finding, severity: str) -> bool:
 _SEVERITY_RANK = {"info": 0, "warning": 1, "critical": 2}
 
 
-#: Findings that do not rest on the steps: about the capture itself, or the allocator's own totals (an OOM a snapshot
-#: recorded, reserved against allocated bytes).
+#: Rules whose findings measure the capture itself, or the allocator's own totals (an OOM a snapshot recorded,
+#: reserved against allocated bytes): the window, not a step -- unless a finding of theirs claims time per step
+#: (:func:`rests_on_the_steps`).
 _ABOUT_THE_CAPTURE = ("capture_quality", "cold_start", "oom_snapshot", "memory_fragmentation")
 #: Findings that exist only because of where steps begin and end: from steps that are a guess, they are a guess.
 _STEP_BOUNDARY_RULES = ("step_gaps",)
 
 
+def rests_on_the_steps(f: Finding) -> bool:
+    """Whether ``f``'s number is a part of the steps as they were cut, so that steps which are a guess make it a guess
+    (issue #37 deliverable 2) -- the one home of that distinction, for the steps' ceiling (:func:`_step_confidence`,
+    :func:`_may_be`) and the recorded minority's (:func:`_recorded_minority`).
+
+    A saving is time per step, a part of the step it is a share of, whichever rule claims it: guessed steps make both
+    the part and the whole a guess (kokkos_8361a6b: the cold start's "3.26 ms/step (40% of step)" of two steps cut
+    from GPU bursts, which span 16 ms of a 562 ms window).  A finding of the capture's own rules with no saving
+    measures the window (61% of it one-time costs, an OOM, reserved against allocated bytes), which no step cut
+    changes.  The steps' side of the question -- whether they were cut at all -- is :func:`steps_are_cut`'s."""
+    return f.rule not in _ABOUT_THE_CAPTURE or f.saving is not None
+
+
+def steps_are_cut(m: HostMetrics) -> bool:
+    """Whether the steps are boundaries the steps stage guessed (low confidence): GPU bursts, or the whole window read
+    as one iteration from its bursts (``steps.iteration_guess``: each "per step" saving is per that guessed iteration,
+    h37-left39).  The whole capture analysed as one pass because no step was found is no cut: a time per step there
+    is the pass's total, exact for the window (hip_vector_add_mi300a: copies block 1.07 s of the 1.10 s pass,
+    wherever any step could have been cut)."""
+    s = m.steps
+    return s.confidence == "low" and not (s.source == "whole_capture" and not s.iteration_guess)
+
+
+#: Said by a critical finding whose number is per step where the capture marks no step and the whole pass is read as
+#: one: why it keeps its grade beside the steps' low confidence (the property ``uncut`` reads it).
+KEPT_ON_ONE_PASS = (" Critical though the capture marks no step: its time is a part of the whole pass, not of a "
+                    "guessed step, and no cut of steps changes it.")
+
+
 def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
     """Every per-step number rests on the steps: a finding carries their confidence, and one that only the step
-    boundaries make (a gap *between* steps) is no more than info when the boundaries are a guess -- and says so."""
+    boundaries make (a gap *between* steps) is no more than info when the boundaries are a guess -- and says so.
+    A critical one whose number rests on no cut keeps its grade and, where it claims time per step, says why."""
     conf = m.steps.confidence
-    if conf == "high" or (m.steps.source == "whole_capture" and not m.steps.iteration_guess):
+    if conf == "high":
+        return
+    cut = steps_are_cut(m)
+    if conf == "low" and not cut:
         # the whole capture as one "step" is no guess of boundaries: its numbers are exact for the window (the
-        # capture_quality finding says there are no steps); "low confidence" beside a critical read as a contradiction.
-        # Where the steps stage read the window as one iteration from its GPU bursts, each "per step" saving is per
-        # that guessed iteration: it carries the guess's confidence (h37-left39: vit_a4000_avg_batch's 3 criticals)
+        # capture_quality finding says there are no steps); "low confidence" beside a critical read as a contradiction,
+        # so a critical claiming time "per step" says why it stands (h37-lowconf)
+        for f in findings:
+            if f.severity == "critical" and f.saving is not None and KEPT_ON_ONE_PASS not in f.summary:
+                f.summary += KEPT_ON_ONE_PASS
         return
     source = _guess_words(m)
     for f in findings:
-        if f.rule in _ABOUT_THE_CAPTURE:
+        if not rests_on_the_steps(f):
             continue
         f.confidence = conf
-        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
+        if cut and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
                 not _waits_outside(f):
             _cap(f, "info", _guessed_gap_words(f, source))
-        elif conf == "low" and f.severity == "critical":
+        elif cut and f.severity == "critical":
             # a number per guessed step (GPU bursts) is never critical
             _cap(f, "warning", f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
                                f"confidence).")
@@ -315,7 +351,7 @@ def _recorded_minority(m: HostMetrics, findings: list[Finding]) -> None:
     if share <= 0.5:
         return
     for f in findings:
-        if f.rule not in _ABOUT_THE_CAPTURE and f.severity == "critical":
+        if rests_on_the_steps(f) and f.severity == "critical":
             _cap(f, "warning", f" A warning, not critical: it rests on the recorded part of the window alone, "
                                f"{pct(1.0 - share)} of the kernel launches the runtime accepted (the rest lost their "
                                f"records).")

@@ -243,8 +243,11 @@ def _one_pass(ctx: Ctx, m: HostMetrics) -> Finding:
     as what the window is, instead of "too few steps (0 found)": a one-shot program has no steps to count, and a loop
     caught for one pass needs a longer window, not more of the same one."""
     s = m.steps
+    # a guess only where the steps stage read the window as one iteration from its GPU bursts: a window analysed whole
+    # because nothing repeats is no guess, its per-step numbers the pass's totals (h37-lowconf: "the one pass is itself
+    # a guess" beside hip_vector_add_mi300a's critical copies, 1.07 s of the 1.10 s pass wherever a step is cut)
     guess = (f" The one pass is itself a guess ({s.confidence} confidence): every per-step number rests on it."
-             if s.confidence == "low" else "")
+             if s.confidence == "low" and s.iteration_guess else "")
     # a training step is run in a loop by what it is (its optimizer's state carries to the next): "if it loops" is
     # no question there (h37-left43: nvfuser_h200_first_call and vit_a4000_avg_batch, training at medium and high
     # confidence, were told "a program that runs once is read whole")

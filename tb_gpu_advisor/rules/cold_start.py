@@ -8,7 +8,8 @@ GPU's idle time inside them as ``startup``, so no rule reads them as launch over
 so first, with their share of the window, and how to capture the steady state instead.
 
 Saving: the start-up time per step -- gone in the steady state, not by any change to the code.  Severity: critical
-when it is at least ``job.warmup_share`` of the step, a warning from ``job.one_time_min_share``.  One-time costs
+when it is at least ``job.warmup_share`` of the step, a warning from ``job.one_time_min_share`` -- at most a warning on
+steps that are a guess, as every saving per step (``rules.rests_on_the_steps``).  One-time costs
 outside every kept step: a warning where they fill ``job.warmup_share`` of the window, else (phase mixed) an info note
 of what the window holds beyond the steps, with no saving.
 """

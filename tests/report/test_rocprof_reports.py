@@ -161,3 +161,43 @@ def test_the_mi355x_fp8_gemm_test_is_not_told_to_turn_on_mixed_precision():
     assert not [f for f in report["findings"] if f["rule"] == "mixed_precision_off"]
     eight = {m["id"]: m for m in report["headline"]}["sixteen_bit_share"]
     assert eight["detail"]["eight_bit_share"] > 0.4  # the GEMMs and the fp8 cast
+
+
+KOKKOS = REAL / "kokkos_8361a6b" / "results.json"
+KOKKOS_OTHER = REAL / "kokkos_6f0a1c4" / "results.json"
+
+
+@pytest.mark.skipif(not KOKKOS.exists(), reason="the kokkos rocprof capture is kept only locally (.robustness/, no licence)")
+def test_a_cold_start_per_guessed_step_of_the_kokkos_capture_is_no_critical():
+    """kokkos_8361a6b: 2 steps cut from GPU bursts span 16 ms of the 562 ms window; the cold start's "3.26 ms/step (40%
+    of step)" is a part of those guessed steps: a warning saying so, at the steps' confidence (h37-lowconf; main:
+    CRITICAL, the capture's own rule exempt by name)."""
+    report = cli_report(KOKKOS)
+    assert report["hosts"][0]["steps"]["source"] == "gpu_busy_clusters"
+    (cold,) = [f for f in report["findings"] if f["rule"] == "cold_start"]
+    assert cold["saving"]["percent_of_step"] > 25
+    assert (cold["severity"], cold["confidence"]) == ("warning", "low")
+    assert "rests on steps that are a guess" in cold["summary"]
+    assert not [f for f in report["findings"] if f["severity"] == "critical"]
+
+
+@pytest.mark.skipif(not KOKKOS_OTHER.exists(), reason="the kokkos rocprof capture is kept only locally (.robustness/)")
+def test_a_cold_start_measured_over_the_window_keeps_its_grade_on_guessed_steps():
+    """Control, kokkos_6f0a1c4: the same burst steps, but its one-time costs lie outside them, graded by their share of
+    the window with no saving per step -- no step cut changes that: its grade and high confidence stand."""
+    report = cli_report(KOKKOS_OTHER)
+    assert report["hosts"][0]["steps"]["confidence"] == "low"
+    (cold,) = [f for f in report["findings"] if f["rule"] == "cold_start"]
+    assert cold["saving"] is None and (cold["severity"], cold["confidence"]) == ("warning", "high")
+    assert "guess" not in cold["summary"]
+
+
+@pytest.mark.skipif(not VECADD.exists(), reason="the MI300A rocprof capture is kept only locally (.robustness/, no licence)")
+def test_the_mi300a_copies_keep_their_grade_on_the_pass_and_say_why():
+    """hip_vector_add_mi300a: no step, nothing repeats -- the window read whole as one pass; copies block 1.07 s of the
+    1.10 s pass wherever a step were cut: critical, saying why beside the steps' low confidence, and the capture
+    finding no longer calls the pass a guess (h37-lowconf; main: "The one pass is itself a guess" beside the critical)."""
+    report = cli_report(VECADD)
+    (copies,) = [f for f in report["findings"] if f["rule"] == "excessive_memcpy"]
+    assert copies["severity"] == "critical" and "no cut of steps changes it" in copies["summary"]
+    assert "itself a guess" not in json.dumps(report["findings"])

@@ -19,7 +19,7 @@ Each check reads ``Report.to_dict()`` -- the JSON as ``--format json`` writes it
 * ``metric-status`` -- a finding's metric is coloured with one of the schema's statuses and no stronger than the
   finding's severity: a note's metric is not amber, a warning's not red.
 * ``step-confidence`` (h37-left39) -- a finding whose numbers are per step (any but those about the capture itself,
-  ``rules._ABOUT_THE_CAPTURE``) is no surer than the steps it rests on, and none is critical on ``low`` steps --
+  ``rules._ABOUT_THE_CAPTURE``, that claim no saving: a saving per step is one, h37-lowconf) is no surer than the steps it rests on, and none is critical on ``low`` steps --
   wherever the steps are a reading of the job (any source but a whole capture analysed as one step with no claim
   about its iterations: ``steps.iteration_guess`` false there, its numbers exact for the window).
 
@@ -134,8 +134,8 @@ def step_confidence_problems(h: dict[str, Any]) -> list[str]:
         return []  # the window analysed as one step, no claim about the job's iterations: exact for the window
     out = []
     for f in h.get("findings") or []:
-        if f.get("rule") in _ABOUT_THE_CAPTURE:
-            continue
+        if f.get("rule") in _ABOUT_THE_CAPTURE and not f.get("saving"):
+            continue  # it measures the window: a saving per step is a part of the steps whoever claims it (h37-lowconf)
         conf = f.get("confidence") or "high"
         if _SURE.get(conf, 2) > _SURE.get(steps, 2):
             out.append(f"step-confidence: {host}: {f.get('id')} reads {conf} confidence on {steps}-confidence steps")

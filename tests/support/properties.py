@@ -101,6 +101,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   three widened: ``agree`` (the capture advice trusts per-step averages only over ``capture.min_steps`` kept steps),
   ``one-advice`` (a serving engine's job is advised that engine's capture), ``one-step`` ("in 1 step").
 
+* h37-lowconf: ``uncut`` (a critical on low-confidence steps depends on no step cut: it measures the window, or the
+  pass a capture with no repeat is read as, and then says why it keeps its grade; ``severity`` holds a saving per step
+  of the capture's own rules to the steps' ceiling too).
+
 * h37-mfugraph: ``mfu-kernels`` (the MFU card never says no matmul is there beside the kept steps' matmul kernels:
   graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
 
@@ -581,7 +585,7 @@ def severity_problems(where: str, findings: list[Finding]) -> list[str]:
     out = []
     warn, crit = T("severity.warning_min_saving") * 100, T("severity.critical_min_saving") * 100
     for f in findings:
-        if f.severity == "critical" and f.confidence == "low" and f.rule not in _NOT_OF_THE_STEPS:
+        if f.severity == "critical" and f.confidence == "low" and (f.rule not in _NOT_OF_THE_STEPS or f.saving):
             out.append(f"severity: {where}: {f.id} is critical on low-confidence steps")
         if f.saving is None or f.severity not in ("critical", "warning"):
             continue
@@ -589,6 +593,36 @@ def severity_problems(where: str, findings: list[Finding]) -> list[str]:
         if f.saving.percent_of_step < floor:
             out.append(f"severity: {where}: {f.id} is {f.severity} but saves {f.saving.percent_of_step:.2f}% of the "
                        f"step (under {floor:g}%)")
+    return out
+
+
+#: why a critical keeps its grade on a pass read whole (the rules' ``KEPT_ON_ONE_PASS``, in the checker's own words)
+_KEPT_UNCUT = re.compile(r"no cut of steps changes it")
+
+
+def uncut_problems(h: HostReport) -> list[str]:
+    """``uncut`` (h37-lowconf): a critical on low-confidence steps depends on no step cut.  Where the steps are a guess
+    (GPU bursts; the window read as one iteration from them, ``iteration_guess``), a time per step is a part of steps
+    as guessed -- the saving and the step it is a share of alike -- whichever rule claims it, the capture's own rules
+    too (kokkos_8361a6b: the cold start's "3.26 ms/step (40% of step)" CRITICAL on two steps cut from GPU bursts that
+    span 16 ms of its 562 ms window).  Two criticals stand there: one that claims no time per step and measures the
+    window (a finding about the capture itself or the allocator's totals), and one on a capture read whole as one pass
+    because nothing repeats, whose per-step time is the pass's total, exact wherever a step could be cut -- and says
+    so beside the steps' "low confidence" (hip_vector_add_mi300a: copies block 1.07 s of the 1.10 s pass)."""
+    st = h.steps if isinstance(h.steps, dict) else {}
+    if st.get("confidence") != "low":
+        return []
+    whole = st.get("source") == "whole_capture" and not st.get("iteration_guess")
+    out = []
+    for f in h.findings:
+        if f.severity != "critical" or (f.saving is None and f.rule in _NOT_OF_THE_STEPS):
+            continue
+        if not whole:
+            out.append(f"uncut: {h.host}: {f.id} is critical on steps cut from {st.get('source')} (low confidence)"
+                       + (f", saving {f.saving.ms_per_step:.3g} ms of each guessed step" if f.saving else ""))
+        elif f.saving is not None and not _KEPT_UNCUT.search(f.summary):
+            out.append(f"uncut: {h.host}: {f.id} is critical on a pass read whole (low confidence) and does not say "
+                       f"why it keeps its grade")
     return out
 
 
@@ -1885,7 +1919,7 @@ def recorded_minority_problems(where: str, findings: list[Finding]) -> list[str]
     if not lost or not lost[0] or lost[0] <= 0.5:
         return []
     return [f"recorded-minority: {where}: {f.id} is critical on the recorded {1 - lost[0]:.1%} of the launches"
-            for f in findings if f.severity == "critical" and f.rule not in _ABOUT_THE_CAPTURE]
+            for f in findings if f.severity == "critical" and (f.rule not in _ABOUT_THE_CAPTURE or f.saving)]
 
 
 #: a finding saying the whole of its time is no step's ("no step's time holds it / them": it shortens the run)
@@ -2003,7 +2037,7 @@ def report_violations(report: Report) -> list[str]:
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
-        out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h)
+        out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

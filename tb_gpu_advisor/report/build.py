@@ -124,9 +124,8 @@ def _sixteen_display(h) -> str:
 
 
 #: why the input card has no number where the host records nothing an input wait is read from (HostInput.measured)
-INPUT_NOT_MEASURED = ("not measured: the capture records no input pipeline event and no transfer to the device, and no "
-                      "step marker bounds the host time before a step's first op, so nothing shows whether the GPU "
-                      "waited for input")
+INPUT_NOT_MEASURED = ("not measured: no event of the input pipeline (its next batch) was recorded and no step marker "
+                      "bounds the host time before a step's first op, so nothing tells a wait for input apart")
 
 
 def _unmeasured_input(m: HostMetrics, card: Metric) -> Metric:

@@ -135,6 +135,7 @@ def _unmeasured_input(m: HostMetrics, card: Metric) -> Metric:
         return card
     card.value = None
     card.display = "n/a"
+    card.meaning = INPUT_NOT_MEASURED  # the tab's card says its reason in its meaning, as every n/a card's
     card.detail = {"not_available": INPUT_NOT_MEASURED}
     return card
 

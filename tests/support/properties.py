@@ -1972,10 +1972,12 @@ _PRECISION_RULES = ("mixed_precision_off", "tensor_core_unused")
 
 
 def bf16_fix_problems(where: str, h: HostReport) -> list[str]:
-    """``bf16-fix`` (h37-review15): a host whose every active GPU is known to have bf16 Tensor Cores (an A100, an H100)
-    is advised bf16 by its precision findings (their savings take bf16's peak, "enable mixed precision (bf16)"), so
-    their fixes name bfloat16 -- never float16 alone (an A100 under PyTorch 1.8-1.10 was told float16 autocast alone,
-    once review14 trimmed the legacy fix's bfloat16 aside for a V100)."""
+    """``bf16-fix`` (h37-review15): a precision finding that advises bf16 in its own words ("enable mixed precision
+    (bf16)", fp32 GEMMs whose peak "becomes bf16's") on a host whose every active GPU is known to have bf16 Tensor Cores (an
+    A100, an H100) gives a fix that names bfloat16 -- never float16 alone (an A100 under PyTorch 1.8-1.10 was told
+    float16 autocast alone, once review14 trimmed the legacy fix's bfloat16 aside for a V100).  A finding about
+    something else (fp16 kernels off the Tensor Cores for their misaligned shapes, its peaks named in passing) is not
+    one."""
     from tb_gpu_advisor import devices
     from tb_gpu_advisor.rules._kernels import compute_capability
 
@@ -1985,6 +1987,8 @@ def bf16_fix_problems(where: str, h: HostReport) -> list[str]:
     out = []
     for f in h.findings:
         if f.rule not in _PRECISION_RULES or not f.actions:
+            continue
+        if not re.search(r"\(bf16\)|becomes bf16's", f"{f.summary} {f.saving.assumption if f.saving else ''}"):
             continue
         said = " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions)
         if "bfloat16" not in said and "bf16" not in said:

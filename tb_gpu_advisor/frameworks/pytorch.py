@@ -10,7 +10,7 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, never
@@ -664,15 +664,17 @@ def capture_cold(loop: Loop) -> str:
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only -- the
 #: dtype every Tensor Core GPU of those releases runs; no word of bfloat16, which the fix does not use and a V100 or
 #: Turing GPU lacks (h37-review14: resnet50_num_workers_0 on a V100 read "bfloat16 autocast on the GPU needs 1.10")
-AUTOCAST_LEGACY = action(
-    "Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 spell it "
-    "torch.cuda.amp): matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+_AUTOCAST_LEGACY_WORDS = ("Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 "
+                          "spell it torch.cuda.amp): matmuls and convolutions then use the Tensor Cores, parameters "
+                          "stay float32{aside}.")
+_AUTOCAST_LEGACY_CODE = (
     "scaler = torch.cuda.amp.GradScaler()\n"
     "with torch.cuda.amp.autocast():\n"
     "    loss = loss_fn(model(x), y)\n"
     "scaler.scale(loss).backward()\n"
     "scaler.step(optimizer)\n"
     "scaler.update()")
+AUTOCAST_LEGACY = action(_AUTOCAST_LEGACY_WORDS.format(aside=""), _AUTOCAST_LEGACY_CODE)
 
 
 #: The old releases' float16 fix on a GPU known to have bf16 Tensor Cores (the ``:bf16`` variant: an A100 or H100
@@ -688,10 +690,7 @@ def autocast_legacy(loop: Loop, bf16: bool = False) -> Action:
     Tensor Cores, and 1.10's bfloat16 form is named beside it."""
     aside = _BF16_FROM_1_10 if bf16 else ""
     if loop.training:
-        if not bf16:
-            return AUTOCAST_LEGACY
-        return replace(AUTOCAST_LEGACY, text=AUTOCAST_LEGACY.text.replace(
-            "parameters stay float32.", f"parameters stay float32{aside}."))
+        return action(_AUTOCAST_LEGACY_WORDS.format(aside=aside), _AUTOCAST_LEGACY_CODE) if bf16 else AUTOCAST_LEGACY
     return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp)",
                                         why="; a training step also scales its loss (torch.cuda.amp's gradient "
                                             "scaler)" + aside),

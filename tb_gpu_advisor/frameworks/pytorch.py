@@ -664,24 +664,36 @@ def capture_cold(loop: Loop) -> str:
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only -- the
 #: dtype every Tensor Core GPU of those releases runs; no word of bfloat16, which the fix does not use and a V100 or
 #: Turing GPU lacks (h37-review14: resnet50_num_workers_0 on a V100 read "bfloat16 autocast on the GPU needs 1.10")
-AUTOCAST_LEGACY = action(
-    "Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 spell it "
-    "torch.cuda.amp): matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+_AUTOCAST_LEGACY_WORDS = ("Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 "
+                          "spell it torch.cuda.amp): matmuls and convolutions then use the Tensor Cores, parameters "
+                          "stay float32{aside}.")
+_AUTOCAST_LEGACY_CODE = (
     "scaler = torch.cuda.amp.GradScaler()\n"
     "with torch.cuda.amp.autocast():\n"
     "    loss = loss_fn(model(x), y)\n"
     "scaler.scale(loss).backward()\n"
     "scaler.step(optimizer)\n"
     "scaler.update()")
+AUTOCAST_LEGACY = action(_AUTOCAST_LEGACY_WORDS.format(aside=""), _AUTOCAST_LEGACY_CODE)
 
 
-def autocast_legacy(loop: Loop) -> Action:
-    """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``)."""
+#: The old releases' float16 fix on a GPU known to have bf16 Tensor Cores (the ``:bf16`` variant: an A100 or H100
+#: under PyTorch 1.8-1.10), where the finding says bf16: torch.autocast, with its dtype, came with 1.10, so the bf16
+#: form is named with its release beside the float16 one every release runs (h37-review15: review14 trimmed the
+#: bfloat16 aside for a V100, leaving a bf16-capable GPU's finding saying "bf16" above a fix in float16 alone).
+_BF16_FROM_1_10 = ("; on PyTorch 1.10 this GPU can run bfloat16 instead, which needs no loss scaling: "
+                   "torch.autocast(device_type='cuda', dtype=torch.bfloat16)")
+
+
+def autocast_legacy(loop: Loop, bf16: bool = False) -> Action:
+    """PyTorch 1.8-1.10's float16 autocast around the loop's step (``torch.cuda.amp``); ``bf16``: the GPU has bf16
+    Tensor Cores, and 1.10's bfloat16 form is named beside it."""
+    aside = _BF16_FROM_1_10 if bf16 else ""
     if loop.training:
-        return AUTOCAST_LEGACY
+        return action(_AUTOCAST_LEGACY_WORDS.format(aside=aside), _AUTOCAST_LEGACY_CODE) if bf16 else AUTOCAST_LEGACY
     return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp)",
                                         why="; a training step also scales its loss (torch.cuda.amp's gradient "
-                                            "scaler)"),
+                                            "scaler)" + aside),
                   "with torch.cuda.amp.autocast():\n"
                   f"    {loop.value} = {loop.step()}")
 
@@ -1015,6 +1027,8 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "tensor_core_unused:fp16": (autocast_fp16(loop),),
         "mixed_precision_off@legacy": (autocast_legacy(loop),),
         "tensor_core_unused@legacy": (autocast_legacy(loop),),
+        "mixed_precision_off:bf16@legacy": (autocast_legacy(loop, bf16=True),),
+        "tensor_core_unused:bf16@legacy": (autocast_legacy(loop, bf16=True),),
     }
 
 

@@ -180,6 +180,8 @@ class Context:
     #: host time before each step's first op that is not input: a capture that records its input pipeline's own
     #: events (the DataLoader's ``__next__``) says where input is, the rest is other host work; disjoint (starts, ends)
     pre_op_spans: tuple[np.ndarray, np.ndarray] | None = None
+    #: whether anything read an input wait (:func:`_input_measured`, ``HostInput.measured``)
+    input_measured: bool = True
     #: answers shared by every GPU's modules (:meth:`role_rows`), computed at the first ask
     memo: dict = field(default_factory=dict, repr=False, compare=False)
 
@@ -560,7 +562,18 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
-                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo)
+                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo,
+                   input_measured=_input_measured(h, fw, host_input, dispatch, marker_windows is not None, fed))
+
+
+def _input_measured(h: HostEvents, fw: Framework, named: np.ndarray, dispatch: np.ndarray, marked: bool, fed: bool) -> bool:
+    """Whether anything read an input wait (:func:`_input_spans`' sources): the input pipeline's own events, transfers
+    to the device, or each marked step's time before its first dispatch -- or nothing reaches the GPU from the host
+    (``fed`` False), so there is no input to wait for.  None of these (steps from the GPU's own period or a program's
+    spans, no pipeline event: an NVTX-only Megatron export) and the ledger's zero input wait is no measurement."""
+    if not fed or named.any() or (marked and dispatch.any()):
+        return True
+    return bool(h.name_mask(fw.transfer_event).any() or h.name_mask(fw.batch_transfer_event).any())
 
 
 def _dispatch_calls(h: HostEvents, fw: Framework) -> np.ndarray:

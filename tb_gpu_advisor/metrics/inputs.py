@@ -26,6 +26,8 @@ def host_input(ctx: Context) -> HostInput:
     n = ctx.steps.count
     if not n:
         return HostInput()
+    if not ctx.input_measured:
+        return HostInput(measured=False)
     every = ctx.role_rows(HOST_INPUT_BIT) if len(ctx.h) else np.zeros(0, dtype=np.int64)
     rows = every[ctx.host_step[every] >= 0]
     pre = ctx.pre_op_spans

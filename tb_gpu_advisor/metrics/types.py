@@ -1080,6 +1080,11 @@ class HostInput:
     #: source "pipeline": ms per step and GPU of the input wait spent in the batch's transfer to the device after the
     #: pipeline made it (``Framework.batch_transfer_event`` among the input events: TF's ``IteratorGetNext/_1:_Send``)
     transfer_ms_per_step: float = 0.0
+    #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
+    #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
+    #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then
+    #: not measured, never 0% (h37-review15)
+    measured: bool = True
 
 
 @dataclass

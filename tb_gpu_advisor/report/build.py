@@ -51,9 +51,10 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
         Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
                meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
                detail={"ms_per_step": json_float(m.breakdown.launch_wait)}),
-        _not_applicable(fw, Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share",
-                                   _pct(h.input_wait_share), "lower", meaning=fw.label("input_wait_meaning"),
-                                   detail={"ms_per_step": json_float(m.breakdown.input_wait)})),
+        _not_applicable(fw, _unmeasured_input(m, Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share),
+                                                        "share", _pct(h.input_wait_share), "lower",
+                                                        meaning=fw.label("input_wait_meaning"),
+                                                        detail={"ms_per_step": json_float(m.breakdown.input_wait)}))),
         mfu_card(m),
     ]
     active = any(g.active for g in m.gpus)
@@ -120,6 +121,23 @@ def _sixteen_display(h) -> str:
     if unk and unk >= 0.005:
         return f"{_pct(1.0 - unk)} known: {_pct(h.sixteen_bit_time_share)} 16-bit{low}"
     return f"{_pct(h.sixteen_bit_time_share)} 16-bit{low}" if low else _pct(h.sixteen_bit_time_share)
+
+
+#: why the input card has no number where the host records nothing an input wait is read from (HostInput.measured)
+INPUT_NOT_MEASURED = ("not measured: no event of the input pipeline (its next batch) was recorded and no step marker "
+                      "bounds the host time before a step's first op, so nothing tells a wait for input apart")
+
+
+def _unmeasured_input(m: HostMetrics, card: Metric) -> Metric:
+    """The input card where nothing measured the input (an NVTX-only export: h37-review15, a Megatron form's "Waiting
+    for input 0.0%" over no input event): no value, "n/a" and why -- an unmeasured wait is not a zero one."""
+    if m.input.measured or not any(g.active for g in m.gpus):
+        return card
+    card.value = None
+    card.display = "n/a"
+    card.meaning = INPUT_NOT_MEASURED  # the tab's card says its reason in its meaning, as every n/a card's
+    card.detail = {"not_available": INPUT_NOT_MEASURED}
+    return card
 
 
 def _not_applicable(fw, card: Metric) -> Metric:

@@ -887,7 +887,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
     f = finding(
         ctx, "healthy", "ok",
         f"No check of the guide fired: the device executes {pct(dev)} of {ctx.the_step()} "
-        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) " + ("over the one pass the capture was read as." if ctx.unit == "pass" else
+        f"(input wait {pct(inp) if metrics.input.measured else 'not measured'}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) " + ("over the one pass the capture was read as." if ctx.unit == "pass" else
                           f"over {ctx.steps} step{'s' if ctx.steps != 1 else ''}."),
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),

@@ -2002,6 +2002,34 @@ def no_bf16_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+_PRECISION_RULES = ("mixed_precision_off", "tensor_core_unused")
+
+
+def bf16_fix_problems(where: str, h: HostReport) -> list[str]:
+    """``bf16-fix`` (h37-review15): a precision finding that advises bf16 in its own words ("enable mixed precision
+    (bf16)", fp32 GEMMs whose peak "becomes bf16's") on a host whose every active GPU is known to have bf16 Tensor Cores (an
+    A100, an H100) gives a fix that names bfloat16 -- never float16 alone (an A100 under PyTorch 1.8-1.10 was told
+    float16 autocast alone, once review14 trimmed the legacy fix's bfloat16 aside for a V100).  A finding about
+    something else (fp16 kernels off the Tensor Cores for their misaligned shapes, its peaks named in passing) is not
+    one."""
+    from tb_gpu_advisor import devices
+    from tb_gpu_advisor.rules._kernels import compute_capability
+
+    gpus = [g for g in h.gpus if g.kernel_count]
+    if not gpus or not all(devices.has_bf16(g.name, compute_capability(g)) for g in gpus):
+        return []
+    out = []
+    for f in h.findings:
+        if f.rule not in _PRECISION_RULES or not f.actions:
+            continue
+        if not re.search(r"\(bf16\)|becomes bf16's", f"{f.summary} {f.saving.assumption if f.saving else ''}"):
+            continue
+        said = " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions)
+        if "bfloat16" not in said and "bf16" not in said:
+            out.append(f"bf16-fix: {where}: {f.id} advises a GPU with bf16 Tensor Cores in float16 alone")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -2038,6 +2066,7 @@ def report_violations(report: Report) -> list[str]:
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
+        out += bf16_fix_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

@@ -327,7 +327,10 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
     for f in findings:
         if not rests_on_the_steps(f):
             continue
-        f.confidence = conf
+        # the steps' confidence is a ceiling, never a raise: a first call's note stays the low-confidence note its
+        # rule made it (synthetic startup_pass: the second pass here lifted launch_bound's note to medium, and the
+        # session's grading then raised it to a warning beside a cold start of the same confidence)
+        f.confidence = min(f.confidence, conf, key=lambda c: _CONFIDENCE.get(c, 2))
         if cut and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
                 not _waits_outside(f):
             _cap(f, "info", _guessed_gap_words(f, source))

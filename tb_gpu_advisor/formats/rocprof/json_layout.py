@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout
-from tb_gpu_advisor.formats.rocprof.layout import head_bytes
+from tb_gpu_advisor.formats.rocprof.layout import ByContentLayout, head_bytes
 
 SUFFIXES = (".json",)
 EXPECTED = "<run>/<pid>_results.json (rocprofv3 --output-format json: any name, told by its content)"
@@ -29,20 +28,4 @@ def stem(file_name: str) -> str:
     return file_name[:-5] if file_name.endswith(".json") and len(file_name) > 5 else file_name
 
 
-class RocprofJsonLayout(RunFolderLayout):
-    expected = EXPECTED
-
-    def claims(self, rel: tuple[str, ...]) -> bool:
-        return False  # never by its name: results.json is any tool's name
-
-    def maybe(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(SUFFIXES) and self.in_run_folder(rel)
-
-    def sniff(self, path: str) -> str | None:
-        return sniff(path)
-
-    def group(self, found: list[Found]) -> Groups:
-        return self.one_file_sessions(found, stem, "rocprofv3-json")
-
-
-LAYOUT = RocprofJsonLayout()
+LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprofv3-json")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from collections.abc import Callable
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import ByIdentity, Found, Groups, RunFolderLayout, is_gzip, file_identity
@@ -79,20 +80,27 @@ def stem(file_name: str) -> str:
     return file_name
 
 
-class RocprofLayout(RunFolderLayout):
-    expected = EXPECTED
+class ByContentLayout(RunFolderLayout):
+    """A run folder's JSON captures told by their content alone, each file a session of its own (rocprof v1/v2's
+    ``results.json``, rocprofv3's ``<pid>_results.json``): ``results.json`` is any tool's name, so no name claims one.
+    One class for both tools, which differ only in the suffixes, the sniff, the session stem and the format id."""
+
+    def __init__(self, expected: str, suffixes: tuple[str, ...], sniff: Callable[[str], str | None],
+                 stem: Callable[[str], str], fmt: str) -> None:
+        self.expected = expected
+        self._suffixes, self._sniff, self._stem, self._fmt = suffixes, sniff, stem, fmt
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         return False  # never by its name: results.json is any tool's name
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(SUFFIXES) and self.in_run_folder(rel)
+        return rel[-1].endswith(self._suffixes) and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
-        return sniff(path)
+        return self._sniff(path)
 
     def group(self, found: list[Found]) -> Groups:
-        return self.one_file_sessions(found, stem, "rocprof")
+        return self.one_file_sessions(found, self._stem, self._fmt)
 
 
-LAYOUT = RocprofLayout()
+LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprof")

@@ -170,7 +170,7 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     comp = d.kind == devices.KIND_KERNEL
     cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
     open_ = ge > gs
-    busy = _busy_between(cs, ce, gs, np.maximum(ge, gs))
+    busy = _covered(cs, ce, gs, np.maximum(ge, gs)) if cs.size else np.zeros(gs.shape)
     k_starts = np.sort(d.start[comp].astype(np.int64))
     between = np.searchsorted(k_starts, s[1:], side="left") - np.searchsorted(k_starts, s[:-1], side="right")
     linked = ((st[1:] == st[:-1]) & (between <= int(T("comm.paced_kernels_between")))
@@ -191,19 +191,6 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     # the GPU's idle in them: a copy or a kernel between two calls is its own time
     return subtract_intervals(np.concatenate(keep_s), np.concatenate(keep_e), d.start.astype(np.int64, copy=False),
                               d.end.astype(np.int64, copy=False))
-
-
-def _busy_between(cs: np.ndarray, ce: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per [a, b): the time the disjoint sorted intervals (cs, ce) cover in it."""
-    if not cs.size:
-        return np.zeros(a.shape, np.int64)
-    cum = np.concatenate([[0], np.cumsum(ce - cs)])
-
-    def upto(t: np.ndarray) -> np.ndarray:  # covered time before t
-        i = np.searchsorted(ce, t, side="right")  # intervals ended by t
-        part = np.where(i < cs.size, np.clip(t - cs[np.minimum(i, cs.size - 1)], 0, None), 0)
-        return cum[i] + part
-    return upto(b) - upto(a)
 
 
 def _runs_of(flags: np.ndarray) -> list[tuple[int, int]]:

@@ -572,15 +572,16 @@ def _small_grid(r: Rank) -> None:
 
 #: A kernel of another stream that runs beside the small one (DeepEP's all-to-all beside a GEMM, h37-survey35): the SMs
 #: the small kernel leaves are this one's while both run.
-SIDE_KERNEL, SIDE_US = "void my_ext::exchange_kernel<8>(int4*, int)", 600.0
+SIDE_KERNEL, SIDE_US, SIDE_GRID = "void my_ext::exchange_kernel<8>(int4*, int)", 600.0, (20, 1, 1)
 
 
 def _small_grid_beside(r: Rank) -> None:
-    """The ``small_grid`` step with a kernel of another stream started with the small one and running the first
-    ``SIDE_US`` of its ``SMALL_GRID_US``: only the rest of it leaves SMs idle."""
+    """The ``small_grid`` step with a kernel of another stream, itself of 20 blocks, started with the small one and
+    running the first ``SIDE_US`` of its ``SMALL_GRID_US``: only the rest of the small one leaves SMs idle, the side
+    one never runs alone, and the two are ``SMALL_GRID_US`` of the GPU's time, not their sum."""
     forward_backward(r)
     free = r.streams.get(COMPUTE_STREAM, 0.0)
-    r.kernel("my_ext::exchange", SIDE_KERNEL, SIDE_US, stream=NCCL_STREAM, grid=(264, 1, 1), not_before=free)
+    r.kernel("my_ext::exchange", SIDE_KERNEL, SIDE_US, stream=NCCL_STREAM, grid=SIDE_GRID, not_before=free)
     r.kernel("my_ext::scan", SMALL_GRID_KERNEL, SMALL_GRID_US, grid=SMALL_GRID, block=(256, 1, 1), not_before=free)
     optimizer(r)
     r.sync()

@@ -270,12 +270,14 @@ def test_sms_another_streams_kernel_runs_on_are_no_idle_sms(tmp_path):
     """DeepSeek's fp8 GEMMs of 112 thread blocks ran on an H800's 132 SMs beside DeepEP's all-to-all of 20 (their
     published training profile, h37-survey35): the 20 SMs were the communication's, yet the bound counted them idle
     (147.9% of the step "in" underfilled kernels, 84% to save).  Here the 4-block kernel runs its first 600 us beside a
-    kernel of another stream: only the time it ran alone, read from the JSON, leaves SMs idle."""
+    kernel of another stream of 20 blocks: only the time it ran alone, read from the JSON, leaves SMs idle; the side
+    kernel never ran alone; and the two small kernels are 1.5 ms of the step, not 2.1."""
     (path,) = tt.write_run(str(tmp_path), "small_grid_beside")
     events = json.loads(gzip.decompress(Path(path).read_bytes()) if path.endswith(".gz")
                         else Path(path).read_bytes())["traceEvents"]
     alone = _alone_us(events, tt.SMALL_GRID_KERNEL)
     assert alone and all(a == pytest.approx(tt.SMALL_GRID_US - tt.SIDE_US, abs=0.01) for a in alone)
+    assert all(a == pytest.approx(0.0, abs=0.01) for a in _alone_us(events, tt.SIDE_KERNEL))
     m = host_metrics(_read(Path(path)))
     sc = tt.SCENARIOS["small_grid_beside"]
     assert m.underfill.underfilled_ms_per_step == pytest.approx(sc.extra["underfilled_ms"], rel=1e-6)

@@ -1255,7 +1255,7 @@ SCENARIOS: dict[str, Scenario] = {
                            "filling the SMs could save",
                            extra={"underfilled_ms": SMALL_GRID_US / 1000,
                                   "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
-    "small_grid_beside": Scenario(1, _single(_small_grid_beside), [], ["launch_bound", "input_bound", "mfu_low"],
+    "small_grid_beside": Scenario(1, _single(_small_grid_beside), ["small_grid"], ["launch_bound", "input_bound", "mfu_low"],
                                   f"the small_grid step with a {SIDE_US:g} us kernel of another stream started with "
                                   f"the 4-block one: only its other {SMALL_GRID_US - SIDE_US:g} us leave SMs idle, "
                                   f"so the bound is ({SMALL_GRID_US:g} - {SIDE_US:g}) us x (1 - 4/132) a step",

@@ -167,8 +167,19 @@ def tensor_core_one(name: str) -> bool:
     if _TRTLLM_GEN.match(name):
         return True
     if not _TC_RE.search(name):
-        return False
+        return _fp8_gemm(name)
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
+
+
+def _fp8_gemm(name: str) -> bool:
+    """A GEMM whose inputs are fp8 runs on Tensor Cores whatever its library calls it: PTX's fp8 types (``e4m3``,
+    ``e5m2``) are operands of only the conversions and the matrix instructions (``mma``, ``wgmma``, ``tcgen05``) --
+    no CUDA-core instruction multiplies them -- and cuBLASLt's fp8 GEMMs have no CUDA-core fallback (misaligned dims
+    are refused, not run slower).  DeepSeek's own grouped GEMMs
+    (``cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>`` on an H800, h37-survey35) name
+    no Tensor Core family and were read as 16-bit GEMMs that fell back.  A name that says CUDA cores (``simt``,
+    ``ffma``) still does."""
+    return bool(_FP8.search(name)) and bool(_GEMM_KERNEL.search(name)) and not _TC_EXCLUDE.search(name)
 
 
 #: Words by which a program's own kernel claims the matrix units: the CUDA WMMA API (``nvcuda::wmma``), the PTX

@@ -68,7 +68,7 @@ def test_a_note_saving_more_than_a_warning_stays_above_the_capture_warning():
     cap = _f("c", "warning", None, rule="capture_quality")
     ranked = rules.rank([cap, _f("n1", "info", 0.4), _f("w", "warning", 1.0), _f("n2", "info", 3.0)])
     assert [f.id for f in ranked] == ["n2", "w", "c", "n1"]
-    assert not [v for v in order_problems("h", ranked) if "ranked at" in v]  # the list's order (not the grades')
+    assert not [v for v in order_problems("h", ranked) if "as ranked" in v]  # the list's order (not the grades')
 
 
 def test_the_capture_warning_still_leads_where_no_problem_saves_time():

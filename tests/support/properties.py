@@ -571,8 +571,8 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
     for a, b in pairwise(rest):
         sa, sb = _placed_saving(a, fs), _placed_saving(b, fs)
         if sb > sa:
-            out.append(f"order: {where}: {a.id} ({a.severity}, ranked at {sa} ms) above {b.id} "
-                       f"({b.severity}, ranked at {sb} ms)")
+            out.append(f"order: {where}: {a.id} ({a.severity}, saves {sa} ms as ranked) ranked above {b.id} "
+                       f"({b.severity}, saves {sb} ms as ranked)")
     for a in fs:
         for b in fs:
             if a.saving is None or b.saving is None or _SEV.get(a.severity, 9) <= _SEV.get(b.severity, 9):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import itertools
 import json
 import re
 import statistics
@@ -30,7 +31,7 @@ WILD = FIXTURES / "wild"
 RUN = "fsdp_mi350x_kernel_trace"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _report(run: str, root=WILD) -> dict:
     (s,) = [s for s in discover(str(root)) if s.run == run]
     return analyze_session(s.run, s.session, s.hosts).to_dict()
@@ -60,7 +61,7 @@ def _hand() -> dict:
     count = Counter(names[k["dispatch_info"]["kernel_id"]] for k in on)
     once = sorted(n for n, c in count.items() if c == steps)  # kernels an iteration runs once
     marks = [k["start_timestamp"] for k in on if names[k["dispatch_info"]["kernel_id"]] == once[0]]
-    periods = [(b - a) / 1e6 for a, b in zip(marks, marks[1:])]
+    periods = [(b - a) / 1e6 for a, b in itertools.pairwise(marks)]
 
     def union(iv: list[tuple[int, int]]) -> float:
         iv.sort()

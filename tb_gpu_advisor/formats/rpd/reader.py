@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
 
 import numpy as np
@@ -114,33 +113,17 @@ def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
     if not tb.is_sqlite(local):
         raise RpdReadError(f"{path}: not an SQLite file (a rocmProfileData trace is the SQLite database "
                            "runTracer.sh -o <file>.rpd writes)")
-    short = tb.cut_short(local)
-    if short is not None:
-        raise RpdReadError(f"{path}: damaged SQLite file: cut short ({short[1]:,} of the {short[0]:,} bytes its "
-                           "header says it holds: a copy or transfer that stopped part-way)")
-    last: Exception | None = None
-    for lenient in (False, True):  # a string that is no UTF-8: read again leniently
-        try:
-            with tb.open_db(local, lenient=lenient) as con:
-                schema = tb.Schema(con)
-                if not rt.is_rpd(schema):
-                    raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
-                                       f"tables {', '.join(rt.OWN)})")
-                return _read(schema, path, size, host or _stem(path))
-        except tb.QueryBudgetExceeded as e:
-            raise RpdReadError(f"{path}: {e}") from e
-        except sqlite3.OperationalError as e:
-            if not lenient and tb.is_decode_error(e):
-                last = e
-                continue
-            if "out of memory" in str(e).lower():
-                raise MemoryError(str(e)) from e
-            raise RpdReadError(f"{path}: damaged SQLite file: {e}") from e
-        except sqlite3.DatabaseError as e:
-            raise RpdReadError(f"{path}: damaged SQLite file: {e}") from e
-        except fsio.NotListedFile as e:
-            raise RpdReadError(str(e)) from e
-    raise RpdReadError(f"{path}: damaged SQLite file: {last}")
+    tb.whole(path, local, RpdReadError)
+    return tb.read_leniently(lambda lenient: _read_db(path, local, size, host, lenient))
+
+
+def _read_db(path: str, local: str, size: int, host: str | None, lenient: bool) -> Trace:
+    with tb.read_errors(path, RpdReadError, retry_decode=not lenient), tb.open_db(local, lenient=lenient) as con:
+        schema = tb.Schema(con)
+        if not rt.is_rpd(schema):
+            raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
+                               f"tables {', '.join(rt.OWN)})")
+        return _read(schema, path, size, host or _stem(path))
 
 
 def _stem(path: str) -> str:

@@ -12,7 +12,7 @@ import importlib
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -139,6 +139,19 @@ def session_name(when_s: float | None, suffix: str = "") -> str:
         return time.strftime(SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0)) + suffix
     except (OverflowError, OSError, ValueError):
         return "unknown_time" + suffix
+
+
+def named_sessions(sessions: Iterable[list]) -> Iterator[tuple[str, list]]:
+    """Each session of one run's folder (its files, each with ``when_s``) with its name: its first file's capture
+    time (:func:`session_name`), with ``_k`` (its place) added where an earlier session took that name -- the naming
+    of the formats that group a folder's files into sessions by time (Kineto traces, Nsight exports)."""
+    used: set[str] = set()
+    for k, session in enumerate(sessions):
+        name = session_name(min(x.when_s for x in session))
+        if name in used:
+            name = f"{name}_{k}"
+        used.add(name)
+        yield name, session
 
 
 def human_size(n: int) -> str:

@@ -154,6 +154,18 @@ def named_sessions(sessions: Iterable[list]) -> Iterator[tuple[str, list]]:
         yield name, session
 
 
+def from_start_fixes(tool: str, setup: str, window: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The window fixes of a tracer that records from the process's start (rocprof, rocprofv3, rpd_tracer): a window
+    that ended in the start-up, and one that holds the start-up before the steps (``setup``: what the start-up does),
+    each with the tracer's own way to put the window on the steps (``window``, code)."""
+    return {
+        "startup": (("The window ended during start-up, before the program launched its first kernel: record the "
+                     "steps themselves, and enough of them.", window),),
+        "steady": ((f"Put the trace on the steady state: {tool} records from process start ({setup}); start it after "
+                    "the warm-up and keep it on several steps.", window),),
+    }
+
+
 def human_size(n: int) -> str:
     """Size for error messages (``2.2 GiB``; GiB alone printed a 1 kB limit as "0.0 GiB")."""
     for unit, scale in BINARY_UNITS:

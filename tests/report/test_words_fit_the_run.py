@@ -9,8 +9,6 @@ the trace could be accepts, or both spellings with the version named where none 
 
 from __future__ import annotations
 
-import gzip
-import shutil
 
 import pytest
 
@@ -18,7 +16,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
-from tests.support.paths import FIXTURES
+from tests.support.paths import DDP_EXPORT, FIXTURES, gunzipped
 from tests.support.run_report import run_report, v100_bert_report
 from tests.support.properties import report_violations
 
@@ -69,11 +67,7 @@ def test_tf_dated_2_5_or_newer_is_told_jit_compile_alone():
 
 def _ddp(tmp_path) -> Report:
     """The kept CS336 DDP export, gunzipped (discovery names a ``.sqlite.gz`` and reads none)."""
-    run = tmp_path / "ddp"
-    run.mkdir()
-    with gzip.open(FIXTURES / "nsys_ranks" / "ddp_overlap_rtx3090.sqlite.gz", "rb") as src, \
-            open(run / "ddp_overlap_rtx3090.sqlite", "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    gunzipped(DDP_EXPORT, tmp_path / "ddp")
     (s,) = discover(str(tmp_path))
     return analyze_session(s.run, s.session, s.hosts)
 

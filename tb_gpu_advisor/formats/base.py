@@ -166,6 +166,23 @@ def from_start_fixes(tool: str, setup: str, window: str) -> dict[str, tuple[tupl
     }
 
 
+def gunzipped_within_limit(f, path: str, error: type[Exception], what: str) -> bytes:
+    """The gzip stream ``f`` decompressed no further than the size limit a plain file has
+    (``kineto.parse.gunzip_upto``, the one bounded gzip reader); ``error`` (the format's own) where the stream is cut
+    off or corrupt (after so much of ``what``: "the trace", "the database") or decompresses past the limit.  One home
+    for the readers that take their format gzipped whole (rocprof's JSON, rocmProfileData's database)."""
+    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto
+
+    limit = max_profile_bytes()
+    raw, cut = gunzip_upto(f, limit + 1)
+    if cut:
+        raise error(f"{path}: damaged gzip file: its stream is cut off or corrupt after {human_size(len(raw))} of "
+                    f"{what}")
+    if len(raw) > limit:
+        raise error(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    return raw
+
+
 def human_size(n: int) -> str:
     """Size for error messages (``2.2 GiB``; GiB alone printed a 1 kB limit as "0.0 GiB")."""
     for unit, scale in BINARY_UNITS:

@@ -40,7 +40,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+from tb_gpu_advisor.formats.base import gunzipped_within_limit
 from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rpd import tables as rt
@@ -82,21 +82,12 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 def _read_gzipped(path: str, local: str, size: int, host: str | None) -> Trace:
     """A gzipped database (``mytrace.rpd.gz``): decompressed, up to the size limit, into a private copy that SQLite
-    reads in place (``kineto.parse.gunzip_upto``: the one home of reading gzip files, never inflated past the limit),
-    removed after."""
-    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto
-
-    limit = max_profile_bytes()
+    reads in place (``formats.base.gunzipped_within_limit``: never inflated past the limit), removed after."""
     try:
         with fsio.open_binary(path) as f:
-            data, cut = gunzip_upto(f, limit + 1)
+            data = gunzipped_within_limit(f, path, RpdReadError, "the database")
     except OSError as e:
         raise RpdReadError(f"cannot read {path}: {e}") from e
-    if cut:
-        raise RpdReadError(f"{path}: damaged gzip file: its stream is cut off or corrupt after "
-                           f"{human_size(len(data))} of the database")
-    if len(data) > limit:
-        raise RpdReadError(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
     folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
     try:
         copy = os.path.join(folder, "copy.rpd")

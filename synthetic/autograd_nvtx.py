@@ -41,15 +41,10 @@ from __future__ import annotations
 import sqlite3
 
 from synthetic.nsysexport import (
-    _COPY_KINDS,
-    _EVENT_TYPES,
     _KERNEL_INSERT,
-    _MEM_KINDS,
-    _SYNC_TYPES,
     A100_SXM4_80GB,
     DATALOADER,
     GPU_DDL,
-    HW_BIT,
     KERNEL_DDL,
     MEMCPY_DDL,
     NCCL_ALLREDUCE,
@@ -58,6 +53,7 @@ from synthetic.nsysexport import (
     SCHEMA,
     SESSION_START_NS,
     SYNC_DDL,
+    finish_tables,
     _gid,
     _Strings,
 )
@@ -367,14 +363,7 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
         truth["gpu_ms"] = sum(b - a for a, b, *_ in gpu.kernels + gpu.copies) / steps / 1e6
         stop = max(stop, r["end"], gpu.free)
     stop += 1_000_000
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    finish_tables(con, strings, stop)
     con.commit()
     con.close()
     return truth

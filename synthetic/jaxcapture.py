@@ -1029,6 +1029,20 @@ def jax_while_on_host(num_steps: int = 12, seed: int = 0, iterations: int = 64) 
 MLP_LAYERS, MLP_WIDTH = 4, 4096
 
 
+def annotated_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int) -> None:
+    """A training loop with the user's own ranges (``TraceAnnotation``; the capture's form decides TraceMe or NVTX):
+    each step ``preprocess`` around 3 ms of Python and ``forward_backward`` around the jitted call of ``kernels``,
+    then the loss read back (the step's sync)."""
+    for _ in range(steps):
+        cap.begin_step()
+        with cap.annotation("preprocess"):
+            cap.host_work(3000.0)
+        with cap.annotation("forward_backward"):
+            cap.execute(kernels)
+        cap.to_host(4)
+        cap.end_step()
+
+
 def mlp_hlo(module: str, kernels: list[XlaKernel], allreduce_group: int | None = None) -> bytes:
     """The HLO of :func:`mlp_bf16_step`: one dot per GEMM kernel, named as the kernel's ``hlo_op`` (real captures
     without command buffers match kernels to HLO instructions by that name); ``3 x layers - 1`` GEMMs."""

@@ -484,21 +484,14 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
         t_last = max(t_last, base + job.steps * period)
     if not (job.kernels_table or job.graph_mode == "graph"):
         truth.kernels, truth.kernel_ms, truth.nccl_ms = {}, {}, {}
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
     stop = t_last + 1_000_000
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    finish_tables(con, strings, stop)
     con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-05-24T13:40:14', '2026-05-24T13:40:14', ?)",
                 (UTC_START_NS, SESSION_START_NS))
     con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', 'Hostname', 619, 'synthetic-node')", (HW_BIT,))
     for name, nid, value in (("SoftwareReleaseVersion", 618, job.os_release), ("NvDriverVersion", 205, job.nv_driver)):
         if value is not None:
             con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', ?, ?, ?)", (HW_BIT, name, nid, value))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
     con.commit()
     truth.rows = sum(con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
                      for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall())
@@ -681,11 +674,7 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
         for stream, text in streams.items():
             con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
                 gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_{stream}.log"), strings(text)))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    finish_tables(con, strings, stop, copy_enums=False, sync_enum=False)
     cuda = "false" if window == "tracing_off" else "true"
     con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", [
         ("START_TRIGGER", "Immediate"), ("STOP_TRIGGER", "Delayed"), ("PROCESS_0:COMMAND", "python3"),
@@ -863,6 +852,16 @@ def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tupl
                      "GPU-00000000", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(thread), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, program))
+    finish_tables(con, strings, stop, copy_enums=copy_enums, sync_enum=sync_enum, copy_kinds=copy_kinds)
+    con.commit()
+    con.close()
+
+
+def finish_tables(con: sqlite3.Connection, strings: _Strings, stop: int, *, copy_enums: bool = True,
+                  sync_enum: bool = True, copy_kinds: list[tuple[int, str]] | None = None) -> None:
+    """The tables every export here ends with: the interned strings, the enum tables its rows refer to (event types;
+    copy kinds and memory kinds with ``copy_enums``, sync types with ``sync_enum``), the session's span up to
+    ``stop`` and the export's product line."""
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
     con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
     if copy_enums:
@@ -874,8 +873,6 @@ def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tupl
     con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
     con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
                                                                   ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
 
 
 def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms: float = 600.0,

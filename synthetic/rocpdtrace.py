@@ -16,10 +16,10 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from synthetic.rocprofv3trace import LAUNCH_LATENCY_NS, run_steps
+
 GUID = "00001234_abcd_7abc_8def_0123456789ab"
 PID, TID = 4242, 4242
-LAUNCH_LATENCY_NS = 8_000
-LAUNCH_NS = 5_000
 
 
 def _schema(g: str) -> str:
@@ -120,33 +120,20 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, upload_bytes: int 
 
     if upload_bytes:
         copy("HOST_TO_DEVICE", upload_bytes, int(upload_staging_ms * 1e6))
-    for kernels_of_step in steps:
-        s0 = t
-        for name, us in kernels_of_step:
-            if name not in kernels:
-                kernels[name] = con.execute(f"INSERT INTO rocpd_info_kernel_symbol_{g} (nid, pid, code_object_id, "
-                                            "kernel_name, display_name) VALUES (1, ?, 1, ?, ?)",
-                                            (PID, name + ".kd", name)).lastrowid
-            c0 = t
-            stack = region("hipLaunchKernel", "HIP_RUNTIME_API_EXT", c0, c0 + LAUNCH_NS)
-            b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
-            e = b + int(us * 1000)
-            con.execute(f'INSERT INTO rocpd_kernel_dispatch_{g} (nid, pid, tid, agent_id, kernel_id, dispatch_id, '
-                        'queue_id, stream_id, start, "end", workgroup_size_x, workgroup_size_y, workgroup_size_z, '
-                        "grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id) "
-                        "VALUES (1, ?, ?, 1, ?, ?, 0, 0, ?, ?, 256, 1, 1, 65536, 2, 1, ?, ?)",
-                        (PID, TID, kernels[name], truth["kernels"] + 1, b, e, sid(""), work_event(stack)))
-            truth["kernels"] += 1
-            truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + (e - b)
-            truth["grids"][name] = (256 * 2, 256)
-            gpu_free = e
-            t = c0 + LAUNCH_NS + 2000
-        sync0 = t
-        t = max(t, gpu_free) + 2000
-        region("hipDeviceSynchronize", "HIP_RUNTIME_API_EXT", sync0, t)
-        if step_range:
-            region(step_range, "MARKER_CORE_API", s0 - 1000, t + 500)
-        t += int(gap_ms * 1e6)
+    def dispatch(name: str, stack: int, b: int, e: int) -> None:
+        if name not in kernels:
+            kernels[name] = con.execute(f"INSERT INTO rocpd_info_kernel_symbol_{g} (nid, pid, code_object_id, "
+                                        "kernel_name, display_name) VALUES (1, ?, 1, ?, ?)",
+                                        (PID, name + ".kd", name)).lastrowid
+        con.execute(f'INSERT INTO rocpd_kernel_dispatch_{g} (nid, pid, tid, agent_id, kernel_id, dispatch_id, '
+                    'queue_id, stream_id, start, "end", workgroup_size_x, workgroup_size_y, workgroup_size_z, '
+                    "grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id) "
+                    "VALUES (1, ?, ?, 1, ?, ?, 0, 0, ?, ?, 256, 1, 1, 65536, 2, 1, ?, ?)",
+                    (PID, TID, kernels[name], truth["kernels"] + 1, b, e, sid(""), work_event(stack)))
+
+    t, gpu_free = run_steps(steps, t, gpu_free, truth, lambda name, b, e: region(name, "HIP_RUNTIME_API_EXT", b, e),
+                            dispatch, (lambda b, e: region(step_range, "MARKER_CORE_API", b, e)) if step_range else None,
+                            gap_ms)
     if read_bytes:
         copy("DEVICE_TO_HOST", read_bytes, 0)
     region("hipFree", "HIP_RUNTIME_API_EXT", t, t + 80_000)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Callable
 
 PID, TID = 4242, 4243
 LAUNCH_LATENCY_NS = 8_000
@@ -87,26 +88,13 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
     if upload_ns:
         copy("HOST_TO_DEVICE", upload_ns, upload_bytes, int(upload_staging_ms * 1e6))
     kid: dict[str, int] = {}
-    for kernels_of_step in steps:
-        s0 = t
-        for name, us in kernels_of_step:
-            kid.setdefault(name, len(kid) + 1)
-            c0 = t
-            cid = record("HIP_RUNTIME_API", "hipLaunchKernel", c0, c0 + LAUNCH_NS)
-            b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
-            e = b + int(us * 1000)
-            truth["kernels"] += 1
-            kernels.append((name, kid[name], cid, b, e))
-            truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + (e - b)
-            truth["grids"][name] = (256 * 2, 256)
-            gpu_free = e
-            t = c0 + LAUNCH_NS + 2000
-        sync0 = t
-        t = max(t, gpu_free) + 2000
-        record("HIP_RUNTIME_API", "hipDeviceSynchronize", sync0, t)
-        if step_range:
-            record("MARKER_CORE_RANGE_API" if layout == "new" else "MARKER_CORE_API", step_range, s0 - 1000, t + 500)
-        t += int(gap_ms * 1e6)
+
+    def dispatch(name: str, cid: int, b: int, e: int) -> None:
+        kernels.append((name, kid.setdefault(name, len(kid) + 1), cid, b, e))
+
+    marker = "MARKER_CORE_RANGE_API" if layout == "new" else "MARKER_CORE_API"
+    t, gpu_free = run_steps(steps, t, gpu_free, truth, lambda name, b, e: record("HIP_RUNTIME_API", name, b, e),
+                            dispatch, (lambda b, e: record(marker, step_range, b, e)) if step_range else None, gap_ms)
     if read_ns:
         copy("DEVICE_TO_HOST", read_ns, read_bytes, 0)
     record("HIP_RUNTIME_API", "hipFree", t, t + 80_000)
@@ -119,6 +107,37 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
     else:
         _write_csv(os.path.join(folder, prefix + "_"), layout, api, kernels, copies, agents)
     return truth
+
+
+def run_steps(steps: list[list[tuple[str, float]]], t: int, gpu_free: int, truth: dict,
+              call: Callable[[str, int, int], int], dispatch: Callable[[str, int, int, int], None],
+              mark: Callable[[int, int], object] | None, gap_ms: float) -> tuple[int, int]:
+    """The steps every rocprofv3 writer records (its CSV and JSON here, its rocpd database in ``rocpdtrace``): each
+    kernel launched by a ``hipLaunchKernel`` of ``LAUNCH_NS``, running ``LAUNCH_LATENCY_NS`` after it or once the GPU
+    is free; a ``hipDeviceSynchronize`` until the step's last kernel ends; the step's range around both (``mark``);
+    ``gap_ms`` idle before the next step.  ``call(name, start, end)`` records a HIP call and returns the id its work
+    shares; ``dispatch(name, id, start, end)`` records a kernel; ``truth`` counts the kernels, their time and grids.
+    Returns the time after the last step and when the GPU is free."""
+    for kernels_of_step in steps:
+        s0 = t
+        for name, us in kernels_of_step:
+            c0 = t
+            cid = call("hipLaunchKernel", c0, c0 + LAUNCH_NS)
+            b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
+            e = b + int(us * 1000)
+            dispatch(name, cid, b, e)
+            truth["kernels"] += 1
+            truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + (e - b)
+            truth["grids"][name] = (256 * 2, 256)
+            gpu_free = e
+            t = c0 + LAUNCH_NS + 2000
+        sync0 = t
+        t = max(t, gpu_free) + 2000
+        call("hipDeviceSynchronize", sync0, t)
+        if mark:
+            mark(s0 - 1000, t + 500)
+        t += int(gap_ms * 1e6)
+    return t, gpu_free
 
 
 def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agents: list) -> None:

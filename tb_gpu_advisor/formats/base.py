@@ -12,7 +12,7 @@ import importlib
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
@@ -139,6 +139,48 @@ def session_name(when_s: float | None, suffix: str = "") -> str:
         return time.strftime(SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0)) + suffix
     except (OverflowError, OSError, ValueError):
         return "unknown_time" + suffix
+
+
+def named_sessions(sessions: Iterable[list]) -> Iterator[tuple[str, list]]:
+    """Each session of one run's folder (its files, each with ``when_s``) with its name: its first file's capture
+    time (:func:`session_name`), with ``_k`` (its place) added where an earlier session took that name -- the naming
+    of the formats that group a folder's files into sessions by time (Kineto traces, Nsight exports)."""
+    used: set[str] = set()
+    for k, session in enumerate(sessions):
+        name = session_name(min(x.when_s for x in session))
+        if name in used:
+            name = f"{name}_{k}"
+        used.add(name)
+        yield name, session
+
+
+def from_start_fixes(tool: str, setup: str, window: str) -> dict[str, tuple[tuple[str, str], ...]]:
+    """The window fixes of a tracer that records from the process's start (rocprof, rocprofv3, rpd_tracer): a window
+    that ended in the start-up, and one that holds the start-up before the steps (``setup``: what the start-up does),
+    each with the tracer's own way to put the window on the steps (``window``, code)."""
+    return {
+        "startup": (("The window ended during start-up, before the program launched its first kernel: record the "
+                     "steps themselves, and enough of them.", window),),
+        "steady": ((f"Put the trace on the steady state: {tool} records from process start ({setup}); start it after "
+                    "the warm-up and keep it on several steps.", window),),
+    }
+
+
+def gunzipped_within_limit(f, path: str, error: type[Exception], what: str) -> bytes:
+    """The gzip stream ``f`` decompressed no further than the size limit a plain file has
+    (``kineto.parse.gunzip_upto``, the one bounded gzip reader); ``error`` (the format's own) where the stream is cut
+    off or corrupt (after so much of ``what``: "the trace", "the database") or decompresses past the limit.  One home
+    for the readers that take their format gzipped whole (rocprof's JSON, rocmProfileData's database)."""
+    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto
+
+    limit = max_profile_bytes()
+    raw, cut = gunzip_upto(f, limit + 1)
+    if cut:
+        raise error(f"{path}: damaged gzip file: its stream is cut off or corrupt after {human_size(len(raw))} of "
+                    f"{what}")
+    if len(raw) > limit:
+        raise error(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    return raw
 
 
 def human_size(n: int) -> str:

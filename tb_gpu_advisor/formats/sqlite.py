@@ -313,6 +313,49 @@ def sized_local(path: str, local: str, error: type[Exception]) -> int:
     return size
 
 
+def whole(path: str, local: str, error: type[Exception]) -> None:
+    """``error`` (the format's own) where the SQLite file at ``local`` is shorter than its header says
+    (:func:`cut_short`): one wording for every SQLite format that checks it before reading."""
+    short = cut_short(local)
+    if short is not None:
+        raise error(f"{path}: damaged SQLite file: cut short ({short[1]:,} of the {short[0]:,} bytes its "
+                    "header says it holds: a copy or transfer that stopped part-way)")
+
+
+@contextlib.contextmanager
+def read_errors(path: str, error: type[Exception], retry_decode: bool = False) -> Iterator[None]:
+    """What reading the database of ``path`` raises, in the format's own ``error``: a query past the budget, a damaged
+    file (SQLite's operational and database errors), a file not as listed; SQLite's own allocation failing under the
+    memory guard stays a :class:`MemoryError`.  ``retry_decode``: text that is no UTF-8 is raised as it is, for the
+    caller to read again leniently (:func:`read_leniently`).  One home for the SQLite readers (Nsight exports,
+    rocpd, rocmProfileData)."""
+    try:
+        yield
+    except QueryBudgetExceeded as e:
+        raise error(f"{path}: {e}") from e
+    except sqlite3.OperationalError as e:
+        if retry_decode and is_decode_error(e):
+            raise
+        if "out of memory" in str(e).lower():
+            raise MemoryError(str(e)) from e
+        raise error(f"{path}: damaged SQLite file: {e}") from e
+    except sqlite3.DatabaseError as e:
+        raise error(f"{path}: damaged SQLite file: {e}") from e
+    except fsio.NotListedFile as e:
+        raise error(str(e)) from e
+
+
+def read_leniently(read: Callable[[bool], T]) -> T:
+    """``read(False)``; where it fails on text that is no UTF-8 (:func:`read_errors` with ``retry_decode``),
+    ``read(True)``: the database read again with ``connect(lenient=True)``."""
+    try:
+        return read(False)
+    except sqlite3.OperationalError as e:
+        if not is_decode_error(e):
+            raise
+    return read(True)
+
+
 def is_decode_error(e: Exception) -> bool:
     """A query failed on text that is no UTF-8 (read again with ``connect(lenient=True)``)."""
     return isinstance(e, sqlite3.OperationalError) and "decode" in str(e).lower()

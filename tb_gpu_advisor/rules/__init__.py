@@ -43,7 +43,8 @@ from tb_gpu_advisor.rules import launch_bound
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT, gap_inside_steps
+from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT,
+                                           gap_inside_steps)
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
@@ -763,8 +764,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
                    f"timer), and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.")
         title = "The GPU idles while the host waits for something outside the capture"
-        assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU works "
-                      "on this one), or the source delivers faster")
+        assumption = WAIT_SOURCE_ASSUMPTION
         actions = ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE]
     f = finding(
         ctx, "unexplained_idle", "warning", summary, title=title,

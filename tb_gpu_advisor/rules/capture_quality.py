@@ -491,16 +491,12 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
         return (f"{length} holds no GPU work: {held}. The window was not the problem: the program failed, so the "
                 f"guide's GPU checks did not run and nothing here is a verdict on the job. Fix that error, then "
                 f"profile again.")
-    if window == "wsl2":
+    if window in ("wsl2", "wsl2_driver_ok"):
+        fix = ("update the Windows driver and the profiler" if window == "wsl2" else
+               "install the Nsight Systems release that supports this driver")
         return (f"{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file is "
                 f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
-                f"nothing here is a verdict on the job. Profile on native Linux, or update the Windows driver and the "
-                f"profiler.")
-    if window == "wsl2_driver_ok":
-        return (f"{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file is "
-                f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
-                f"nothing here is a verdict on the job. Profile on native Linux, or install the Nsight Systems release "
-                f"that supports this driver.")
+                f"nothing here is a verdict on the job. Profile on native Linux, or {fix}.")
     if window == "wsl2_untraced":
         return (f"{length} holds no CUDA record: {held}. The window was not the problem and the file is not damaged: "
                 f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "

@@ -208,8 +208,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
                  f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} {ctx.a_step} "
                  f"({pct(waited / g.avg_gap_ms)}){_covered(p.other_ms, p.unexplained_ms)}")
         actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
-        assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
-                      "works on this one), or the source delivers faster")
+        assumption = WAIT_SOURCE_ASSUMPTION
         # whether the source can deliver faster (a camera's frame rate) is outside the capture: never critical
         sev = _at_most_warning(sev)
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
@@ -347,6 +346,10 @@ WAIT_SOURCE = action("Find what the host waits for between its GPU work -- the s
                      "sensor's frame rate, a file or socket reader, a timer, another thread's lock) -- and read the next "
                      "input while the GPU works on this one (a reader thread, double buffers); trace the OS runtime "
                      "to name the call it waits in.")
+
+#: What :data:`WAIT_SOURCE`'s saving assumes.
+WAIT_SOURCE_ASSUMPTION = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
+                          "works on this one), or the source delivers faster")
 
 #: A one-pass program's wait after its last GPU work: its results written (``rules.host_waits_finding``).
 WRITE_OUTPUT = action("The wait follows the last kernel: the program writing its results (the OS runtime trace "

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import cli_diff as diff, cli_memory as memory_of, memory_gate_lines as gate_lines
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 
 H200 = FIXTURES / "h200_memory"
@@ -33,21 +33,6 @@ NO_GRAD, AUTOGRAD = WILD / "forward_no_grad_cs336.pickle.gz", WILD / "forward_au
 LEGACY_DIR = SHARED_PROFILES / "wild-torch" / "resnet50_num_workers_0"
 LEGACY = sorted(LEGACY_DIR.glob("*.pt.trace.json.gz")) if LEGACY_DIR.is_dir() else []
 needs_legacy = pytest.mark.skipif(len(LEGACY) < 2, reason="../shared/profiles/wild-torch is not beside the repo")
-
-
-def diff(capsys, *argv: str) -> tuple[int, str, str]:
-    rc = cli.main(["diff", *map(str, argv), "--cache-dir", "off"])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def memory_of(capsys, path: Path) -> dict:
-    assert cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"]) in (0, 1)
-    return json.loads(capsys.readouterr()[0])["reports"][0]["hosts"][0]["gpus"][0]["memory"]
-
-
-def gate_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if "regression: memory:" in line]
 
 
 def test_two_traces_whose_peak_reserved_grew_fail_the_gate_naming_it(capsys):

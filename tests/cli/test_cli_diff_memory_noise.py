@@ -19,28 +19,13 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.common.thresholds import T
+from tests.support.cli_report import cli_diff as diff, cli_memory as memory_of, memory_gate_lines as gate_lines
 from tests.support.paths import FIXTURES
 
 WILD = FIXTURES / "snapshots_wild"
 NO_GRAD, AUTOGRAD = WILD / "forward_no_grad_cs336.pickle.gz", WILD / "forward_autograd_cs336.pickle.gz"
 SMALL = dict(weights=2, weight_mib=16, acts=6, keep=2, workspaces=1)  # a 100 MiB job: one segment is a fifth of it
-
-
-def diff(capsys, *argv: str) -> tuple[int, str, str]:
-    rc = cli.main(["diff", *map(str, argv), "--cache-dir", "off"])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def memory_of(capsys, path: Path) -> dict:
-    assert cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"]) in (0, 1)
-    return json.loads(capsys.readouterr()[0])["reports"][0]["hosts"][0]["gpus"][0]["memory"]
-
-
-def gate_lines(err: str) -> list[str]:
-    return [line for line in err.splitlines() if "regression: memory:" in line]
 
 
 def twin(tmp_path: Path, name: str, **kw) -> tuple[str, dict]:

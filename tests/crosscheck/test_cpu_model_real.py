@@ -13,21 +13,20 @@ from __future__ import annotations
 import gzip
 import json
 
-from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.kineto_doc import kept_events
 from tests.support.paths import FIXTURES
+from tests.support.run_report import run_report
 
 WILD = FIXTURES / "wild"
 
 
 def _events(run: str) -> list[dict]:
-    (path,) = (WILD / run).glob("*.json.gz")
-    return json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    return kept_events(WILD / run)
 
 
 def _report(run: str) -> dict:
-    (s,) = [s for s in discover(str(WILD)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return run_report(WILD, run).to_dict()
 
 
 def test_the_files_own_evidence_a_forward_on_the_cpu_then_the_profilers_stop():

@@ -8,8 +8,6 @@ critical host-bound finding made of that set-up and `sequential_gpus` telling a 
 
 from __future__ import annotations
 
-import gzip
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -18,16 +16,14 @@ import pytest
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor import rules
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.paths import DDP_EXPORT, gunzipped
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nsys_ranks" / "ddp_overlap_rtx3090.sqlite.gz"
+FIXTURE = DDP_EXPORT
 
 
 @pytest.fixture(scope="module")
 def export(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("ddp") / "ddp53_profile.sqlite"
-    with gzip.open(FIXTURE, "rb") as src, open(out, "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    return out
+    return gunzipped(FIXTURE, tmp_path_factory.mktemp("ddp"), "ddp53_profile.sqlite")
 
 
 def _pass_ms(path: Path) -> float:

@@ -11,25 +11,20 @@ GPU's earlier work runs from the window's start, not only from the first recorde
 
 from __future__ import annotations
 
-import gzip
-import json
-
-from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.kineto_doc import kept_events
 from tests.support.paths import FIXTURES
+from tests.support.run_report import run_report
 
 WILD = FIXTURES / "wild"
 FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 
 
 def _events(run: str) -> list[dict]:
-    (path,) = (WILD / run).glob("*.json.gz")
-    return json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    return kept_events(WILD / run)
 
 
 def _report(run: str) -> dict:
-    (s,) = [s for s in discover(str(WILD)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return run_report(WILD, run).to_dict()
 
 
 def _hand(run: str) -> dict:

@@ -8,7 +8,6 @@ it is decompressed; the decompressed copy of the same file is the control.
 
 from __future__ import annotations
 
-import gzip
 import shutil
 from pathlib import Path
 
@@ -17,8 +16,9 @@ import pytest
 from tb_gpu_advisor.cli.main import main as cli
 from tb_gpu_advisor.discover.logdir import discover, skipped
 from tb_gpu_advisor.formats.nsys.layout import compressed
+from tests.support.paths import DDP_EXPORT, gunzipped
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "nsys_ranks" / "ddp_overlap_rtx3090.sqlite.gz"
+FIXTURE = DDP_EXPORT
 
 
 def test_a_logdir_holding_only_a_gzipped_export_names_it_and_its_command(capsys):
@@ -36,10 +36,7 @@ def test_the_file_given_alone_is_named_as_a_compressed_export(capsys):
 
 
 def test_control_the_decompressed_export_is_read(tmp_path: Path):
-    run = tmp_path / "ddp"
-    run.mkdir()
-    with gzip.open(FIXTURE, "rb") as src, open(run / "ddp_overlap_rtx3090.sqlite", "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    run = gunzipped(FIXTURE, tmp_path / "ddp").parent
     shutil.copy(FIXTURE, run / FIXTURE.name)  # its compressed twin beside it is the read file's companion
     assert [Path(h.path).name for s in discover(str(tmp_path)) for h in s.hosts] == ["ddp_overlap_rtx3090.sqlite"]
     assert skipped(str(tmp_path)) == []

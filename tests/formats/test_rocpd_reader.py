@@ -17,19 +17,11 @@ import pytest
 
 from synthetic import rocpdtrace
 from tb_gpu_advisor.formats.rocprof.rocpd_reader import RocpdReadError, read_trace
+from tests.support.device_reads import kernel_ns
 from tests.support.paths import REPO
 
 REAL = REPO / ".robustness" / "rocprof" / "ck_batched_gemm_rocpd_mi300x" / "28_results.db"
 STEPS = [[("gemm_kernel(float*)", 400.0), ("relu(float*)", 50.0)]] * 6
-
-
-def _kernel_ns(d) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in range(len(d)):
-        n = d.names[int(d.name[i])]
-        if not n.startswith("Copy"):
-            out[n] = out.get(n, 0) + int(d.end[i] - d.start[i]) // 1000
-    return out
 
 
 def test_a_generated_database_reads_its_kernels_copies_launches_grid_and_gpu(tmp_path: Path):
@@ -39,7 +31,7 @@ def test_a_generated_database_reads_its_kernels_copies_launches_grid_and_gpu(tmp
     (d,) = t.devices
     assert t.format == "rocpd" and t.host == "4242_results"
     assert d.info.name == "AMD Instinct MI300X" and d.info.sm_count == 304
-    assert _kernel_ns(d) == truth["gpu_ns"]
+    assert kernel_ns(d) == truth["gpu_ns"]
     assert [int(b) for b in d.copy_bytes] == [c["bytes"] for c in truth["copies"]]
     assert d.copy_host.tolist() == [1 if c["pageable"] else -1 for c in truth["copies"]]
     corr = np.asarray(d.corr)
@@ -113,7 +105,7 @@ def test_the_real_ck_batched_gemm_database_reads_as_sqlite3_reads_it():
     (n, total), = con.execute("SELECT count(*), sum(\"end\" - start) FROM rocpd_kernel_dispatch_"
                               "00003fdc_92cb_72cb_9169_c7e541b1fcdf").fetchall()
     con.close()
-    assert len(d) == n == 151 and sum(_kernel_ns(d).values()) == total == 2_604_546
+    assert len(d) == n == 151 and sum(kernel_ns(d).values()) == total == 2_604_546
     corr = np.asarray(d.corr)
     assert (corr >= 0).all() and len(set(corr.tolist())) == 151  # every dispatch tied to its own call
     idx, blocks, threads = d.launches()

@@ -23,6 +23,7 @@ import pytest
 
 from synthetic import rocproftrace
 from tb_gpu_advisor.formats.rocprof.reader import GPU_NAME, RocprofReadError, read_trace
+from tests.support.device_reads import kernel_ns
 from tests.support.paths import REPO
 
 REAL = REPO / ".robustness" / "rocprof"
@@ -37,15 +38,6 @@ def _launch_call(t, d, i: int) -> str | None:
     return t.h.names[int(t.h.name[hit[0]])] if len(hit) else None
 
 
-def _kernel_ns(d) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in range(len(d)):
-        n = d.names[int(d.name[i])]
-        if not n.startswith("Copy"):
-            out[n] = out.get(n, 0) + int(d.end[i] - d.start[i]) // 1000
-    return out
-
-
 # --------------------------------------------------------------------------- by construction
 
 
@@ -56,7 +48,7 @@ def test_a_generated_trace_reads_its_kernels_copies_launches_and_gpu(tmp_path: P
     (d,) = t.devices
     assert t.format == "rocprof" and t.host == "results"
     assert d.gpu == 2 and d.info.name == "AMD Instinct MI300X" and d.info.sm_count == 304  # rocminfo by Node
-    assert _kernel_ns(d) == truth["gpu_ns"]
+    assert kernel_ns(d) == truth["gpu_ns"]
     assert sorted(d.stream_names) == ["stream 0", "stream 1"]
     calls = [_launch_call(t, d, i) for i in range(len(d))]
     names = [d.names[int(x)] for x in d.name]
@@ -86,7 +78,7 @@ def test_without_labels_the_sections_are_tblextrs_fixed_pids_and_without_rocminf
     truth = rocproftrace.write(str(path), STEPS, labels=False, other_data=False, hsa_calls=4)
     t = read_trace(str(path))
     (d,) = t.devices
-    assert _kernel_ns(d) == truth["gpu_ns"] and d.info.name == GPU_NAME
+    assert kernel_ns(d) == truth["gpu_ns"] and d.info.name == GPU_NAME
     assert any("HSA calls (4" in n for n in t.notes) and any("unknown model" in n for n in t.notes)
     assert not any(n.startswith("hsa_") for n in t.h.names)
 
@@ -166,7 +158,7 @@ def test_hostile_field_values_are_skipped_not_crashed_on(tmp_path: Path):
     lines.insert(3, json.dumps({"ph": "s", "id": 999, "pid": 2, "tid": 77, "ts": 5}))
     path.write_text("\n,".join(lines))
     t = read_trace(str(path))
-    assert _kernel_ns(t.devices[0]) == {n: int(6 * us * 1000) for n, us in STEPS[0]}
+    assert kernel_ns(t.devices[0]) == {n: int(6 * us * 1000) for n, us in STEPS[0]}
 
 
 # --------------------------------------------------------------------------- discovery: by content, never by name
@@ -203,7 +195,7 @@ def test_the_mi300x_batched_gemm_reads_as_its_own_stats_say():
     t = read_trace(str(BGEMM))
     (d,) = t.devices
     assert d.info.name == "AMD Instinct MI300X" and d.info.sm_count == 304
-    kernels = _kernel_ns(d)
+    kernels = kernel_ns(d)
     assert list(kernels.values()) == [331_634_184_678]  # results.stats.csv, to the ns
     assert sorted(int(b) for b in d.copy_bytes) == [8_388_608, 33_554_432, 33_554_432]
     assert [_launch_call(t, d, i) for i in range(len(d))].count("hipMemcpy") == 3
@@ -215,7 +207,7 @@ def test_the_mi300a_vector_add_reads_as_its_own_stats_say():
     t = read_trace(str(VECADD))
     (d,) = t.devices
     assert d.gpu == 4 and d.info.name == "AMD Instinct MI300A" and d.info.sm_count == 228  # Agent5, Node 4
-    assert _kernel_ns(d) == {"vector_add(float*, float*, float*, int)": 3_431_611}
+    assert kernel_ns(d) == {"vector_add(float*, float*, float*, int)": 3_431_611}
     assert [int(b) for b in d.copy_bytes] == [4_000_000_000] * 3
     assert len({int(c) for c in d.corr}) == len(d) == 4  # each copy its own hipMemcpy, the kernel its launch
     names = [d.names[int(x)] for x in d.name]

@@ -16,6 +16,7 @@ import pytest
 from synthetic import rocprofv3trace
 from tb_gpu_advisor.formats.hip_ops import GPU_NAME
 from tb_gpu_advisor.formats.rocprof.csv_reader import RocprofCsvReadError, read_trace
+from tests.support.device_reads import kernel_ns
 
 STEPS = [[("gemm_kernel(float*)", 400.0), ("relu(float*)", 50.0)]] * 6
 
@@ -26,15 +27,6 @@ def _read(folder: Path):
     return read_trace(main, ranks=files)
 
 
-def _kernel_ns(d) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for i in range(len(d)):
-        n = d.names[int(d.name[i])]
-        if not n.startswith("Copy"):
-            out[n] = out.get(n, 0) + int(d.end[i] - d.start[i]) // 1000
-    return out
-
-
 @pytest.mark.parametrize("layout", ["new", "old"])
 def test_a_generated_capture_reads_kernels_copies_launches_grid_ranges_and_gpu(tmp_path: Path, layout: str):
     truth = rocprofv3trace.write(str(tmp_path), STEPS, layout=layout, hsa_calls=3)
@@ -42,7 +34,7 @@ def test_a_generated_capture_reads_kernels_copies_launches_grid_ranges_and_gpu(t
     (d,) = t.devices
     assert t.format == "rocprofv3-csv" and t.host == "4242"
     assert d.info.name == "AMD Instinct MI300X" and d.info.sm_count == 304  # agent_info's node 2, by its id's form
-    assert _kernel_ns(d) == truth["gpu_ns"]
+    assert kernel_ns(d) == truth["gpu_ns"]
     names = [d.names[int(x)] for x in d.name]
     copies = [n for n in names if n.startswith("Copy")]
     assert copies == ["CopyHostToDevice", "CopyDeviceToHost"]
@@ -84,7 +76,7 @@ def test_one_file_given_alone_is_read_alone(tmp_path: Path):
     truth = rocprofv3trace.write(str(tmp_path), STEPS)
     t = read_trace(str(tmp_path / "4242_kernel_trace.csv"))
     (d,) = t.devices
-    assert _kernel_ns(d) == truth["gpu_ns"] and len(t.h) == 0
+    assert kernel_ns(d) == truth["gpu_ns"] and len(t.h) == 0
     assert (np.asarray(d.corr) < 0).all()
 
 

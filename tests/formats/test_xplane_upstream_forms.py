@@ -205,14 +205,7 @@ def _jax_annotated(nvtx_ranges: bool):
     step (``tests/frameworks/test_user_ranges.py``'s), the ranges TraceMe or NVTX."""
     cap = jaxcapture.JaxCapture(step_annotation=True, command_buffers=False, jitter=0.0)
     kernels = jaxcapture.mlp_bf16_step(4, command_buffers=False)
-    for _ in range(STEPS):
-        cap.begin_step()
-        with cap.annotation("preprocess"):
-            cap.host_work(3000.0)
-        with cap.annotation("forward_backward"):
-            cap.execute(kernels)
-        cap.to_host(4)
-        cap.end_step()
+    jaxcapture.annotated_loop(cap, kernels, STEPS)
     space = cap.finish()
     if nvtx_ranges:
         assert _nvtx_lines(space, ("preprocess", "forward_backward"), xla_ranges=True) == 2 * STEPS

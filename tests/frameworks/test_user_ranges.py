@@ -48,14 +48,7 @@ def _jax_loop(tmp: str) -> tuple[Path, dict[str, float]]:
     cap = jc.JaxCapture(step_annotation=True, command_buffers=True, jitter=0.0)
     kernels = jc.mlp_bf16_step(4, command_buffers=True)
     cap.add_hlo(jc.mlp_hlo(cap.module, kernels))
-    for _ in range(STEPS):
-        cap.begin_step()
-        with cap.annotation("preprocess"):
-            cap.host_work(3000.0)
-        with cap.annotation("forward_backward"):
-            cap.execute(kernels)
-        cap.to_host(4)
-        cap.end_step()
+    jc.annotated_loop(cap, kernels, STEPS)
     busy = [k for ex in cap.execs for k in ex.kernels] + [(a, b) for ex in cap.execs for a, b, _ in ex.copies]
     truth = _idle_inside(cap.annotations, [(int(a), int(b)) for a, b, *_ in busy])
     sc = jc.JaxScenario("annotated", cap.finish(), cap.truth("annotated", "TraceAnnotation ranges", "trace_train"))

@@ -28,7 +28,7 @@ from tb_gpu_advisor.model.schema import Finding, Report
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.properties import (per_rank_problems, report_violations, table_scope_problems, unmarked_problems,
                                       window_value_problems)
-from tests.support.run_report import as_logdir_run, run_report
+from tests.support.run_report import run_report, v100_bert_report
 
 
 def _only(r: Report, rule: str) -> Finding:
@@ -38,11 +38,7 @@ def _only(r: Report, rule: str) -> Finding:
 
 @pytest.fixture(scope="module")
 def bert(tmp_path_factory) -> Report:
-    src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
-    if not src.is_file():
-        pytest.skip("../shared/profiles is not beside this checkout")
-    root = tmp_path_factory.mktemp("lone")
-    return run_report(root, as_logdir_run(src, root))
+    return v100_bert_report(tmp_path_factory.mktemp("lone"))
 
 
 def _said(f: Finding) -> str:

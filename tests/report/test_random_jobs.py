@@ -76,29 +76,14 @@ from synthetic.randjobs import (
 )
 from tb_gpu_advisor.report import render
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
-from tests.support.random_jobs import check, laws_broken, report_of
+from tests.support.random_jobs import laws_broken, report_of, walk
 
 #: The walk kept in the suite: these seeds' jobs (a few dozen; scripts/randjobs.py walks thousands).
 WALK = range(0, 36)
 
 
-def _walk(seeds: range, draw) -> set[str]:
-    """Every law over the job each seed draws; the writers the walk drew (a walk that never drew one tests nothing
-    of it)."""
-    bad = {}
-    kinds = set()
-    for seed in seeds:
-        job = draw(seed)
-        kinds.add(job.fmt)
-        found = check(job)
-        if found:
-            bad[str(job)] = found
-    assert not bad, "\n".join(f"{k}\n    " + "\n    ".join(v) for k, v in bad.items())
-    return kinds
-
-
 def test_random_jobs_hold_every_law():
-    assert _walk(WALK, random_job) == {"kineto", "nsys", "nsys_window"}  # the walk draws every writer
+    assert walk(WALK, random_job) == {"kineto", "nsys", "nsys_window"}  # the walk draws every writer
 
 
 def _report(job):
@@ -410,7 +395,7 @@ XPLANE_WALK = range(0, 48)
 
 
 def test_random_xplane_and_snapshot_jobs_hold_every_law():
-    assert _walk(XPLANE_WALK, random_xplane_job) == {"jax", "tf", "snapshot"}  # the walk draws every writer
+    assert walk(XPLANE_WALK, random_xplane_job) == {"jax", "tf", "snapshot"}  # the walk draws every writer
 
 
 def _jax_read_back(command_buffers: bool):
@@ -860,7 +845,7 @@ def test_random_form_jobs_hold_every_law():
     """The forms the newer real captures show that the other draws never make (``random_form_job``): GPU records
     lost mid-window or at the tail, OS-runtime-traced host loops, XLA's host-run loops, programs called once each,
     lagging ranks, frameworks' own NVTX, work the GPU holds queued."""
-    kinds = _walk(range(0, 24), random_form_job)
+    kinds = walk(range(0, 24), random_form_job)
     assert {"nsys", "nsys_lost", "kineto_lost", "nsys_host_loop", "nsys_xla_loop", "jax_programs"} <= kinds, kinds
 
 

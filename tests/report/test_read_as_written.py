@@ -24,8 +24,8 @@ import pytest
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, Report
-from tests.support.paths import FIXTURES, SHARED_PROFILES
-from tests.support.run_report import as_logdir_run, run_report
+from tests.support.paths import FIXTURES
+from tests.support.run_report import run_report, v100_bert_report
 from tests.support.properties import (ceiling_problems, count_value_problems, in_use_problems, report_violations,
                                       share_of_time_problems)
 
@@ -38,11 +38,7 @@ def _only(r: Report, rule: str) -> Finding:
 
 
 def _v100_bert(tmp_path_factory) -> Report:
-    src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
-    if not src.is_file():
-        pytest.skip("../shared/profiles is not beside this checkout")
-    root = tmp_path_factory.mktemp("lone")
-    return _report(root, as_logdir_run(src, root))
+    return v100_bert_report(tmp_path_factory.mktemp("lone"))
 
 
 # --------------------------------------------------------------------------- one-count: launch_bound's assumption

@@ -29,9 +29,7 @@ every report by ``tests/report/test_properties.py`` (each failed on main 8037090
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import re
-import shutil
 
 import pytest
 
@@ -41,7 +39,7 @@ from tb_gpu_advisor.frameworks import action
 from tb_gpu_advisor.model.schema import Finding, Report, Saving
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.serve.mcp_server import capture_advice_text
-from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
+from tests.support.paths import DDP_EXPORT, DEMO_LOGS, FIXTURES, SHARED_PROFILES, gunzipped
 from tests.support.properties import (capture_advice_problems, framework_words_problems, left_out_problems,
                                       no_steady_problems, own_work_problems, rest_of_nothing_problems,
                                       see_also_problems, snippet_lang_problems, within_judged_problems)
@@ -149,9 +147,7 @@ def test_the_program_s_own_work_is_the_rest_of_the_step_not_of_the_window():
 @pytest.fixture(scope="module")
 def ddp_rtx3090(tmp_path_factory) -> Report:
     root = tmp_path_factory.mktemp("ddp3090")
-    with gzip.open(FIXTURES / "nsys_ranks" / "ddp_overlap_rtx3090.sqlite.gz", "rb") as src, \
-            open(root / "ddp_overlap_rtx3090.sqlite", "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    gunzipped(DDP_EXPORT, root)
     (s,) = discover(str(root))
     return analyze_session(s.run, s.session, s.hosts)
 

@@ -9,8 +9,6 @@ the trace could be accepts, or both spellings with the version named where none 
 
 from __future__ import annotations
 
-import gzip
-import shutil
 
 import pytest
 
@@ -18,8 +16,8 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch, tensorflow
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
-from tests.support.paths import FIXTURES, SHARED_PROFILES
-from tests.support.run_report import as_logdir_run, run_report
+from tests.support.paths import DDP_EXPORT, FIXTURES, gunzipped
+from tests.support.run_report import run_report, v100_bert_report
 from tests.support.properties import report_violations
 
 _report = run_report
@@ -48,10 +46,7 @@ def test_a_trace_dated_2_3_or_newer_keeps_the_device_generic_grad_scaler():
 
 
 def test_tf_jit_compile_names_the_version_it_needs_on_an_undated_xplane(tmp_path):
-    src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
-    if not src.is_file():
-        pytest.skip("../shared/profiles is not beside this checkout")
-    r = run_report(tmp_path, as_logdir_run(src, tmp_path))
+    r = v100_bert_report(tmp_path)
     told = [a.snippet or "" for h in r.hosts for f in h.findings for a in f.actions
             if "jit_compile=True" in (a.snippet or "")]
     assert told
@@ -72,11 +67,7 @@ def test_tf_dated_2_5_or_newer_is_told_jit_compile_alone():
 
 def _ddp(tmp_path) -> Report:
     """The kept CS336 DDP export, gunzipped (discovery names a ``.sqlite.gz`` and reads none)."""
-    run = tmp_path / "ddp"
-    run.mkdir()
-    with gzip.open(FIXTURES / "nsys_ranks" / "ddp_overlap_rtx3090.sqlite.gz", "rb") as src, \
-            open(run / "ddp_overlap_rtx3090.sqlite", "wb") as dst:
-        shutil.copyfileobj(src, dst)
+    gunzipped(DDP_EXPORT, tmp_path / "ddp")
     (s,) = discover(str(tmp_path))
     return analyze_session(s.run, s.session, s.hosts)
 
@@ -104,10 +95,7 @@ def test_the_others_stay_plural_beside_several():
 def test_a_chain_that_runs_once_is_not_said_to_recur(tmp_path):
     """The one-step TF BERT: main "2 recurring chains ... The most frequent has 568 kernels and occurs 1 time in 1
     step"; now "2 chains ... The largest has 568 kernels and runs once in the step"."""
-    src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
-    if not src.is_file():
-        pytest.skip("../shared/profiles is not beside this checkout")
-    (f,) = [f for h in _report(tmp_path, as_logdir_run(src, tmp_path)).hosts for f in h.findings
+    (f,) = [f for h in v100_bert_report(tmp_path).hosts for f in h.findings
             if f.rule == "xla_not_used"]
     assert "recurring" not in f.summary and "1 time" not in f.summary and "runs once in the step" in f.summary
 
@@ -144,10 +132,7 @@ def test_the_allocator_limit_has_one_name_in_the_finding_and_the_table(tmp_path)
     "14.4 GiB"; now both say it is the allocator's limit."""
     from tb_gpu_advisor.report import render
 
-    src = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
-    if not src.is_file():
-        pytest.skip("../shared/profiles is not beside this checkout")
-    r = run_report(tmp_path, as_logdir_run(src, tmp_path))
+    r = v100_bert_report(tmp_path)
     (f,) = [f for h in r.hosts for f in h.findings if f.rule == "batch_size_headroom"]
     assert "limit of its allocator" in f.summary and "allocator took" not in f.summary
     rows = render.memory_rows(r)

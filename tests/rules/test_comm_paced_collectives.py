@@ -23,6 +23,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tests.support.cli_report import cli_report
+from tests.support.paths import DDP_EXPORT, gunzipped
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 REAL = WILD / "compiled_v100_param_allreduce"
@@ -135,9 +136,7 @@ def test_control_all_reduces_launched_from_backward_hooks_between_its_kernels_ar
     too, but each launched from its gradient's hook between the backward's layers (4-45 kernels between two calls):
     the idle there waits for the backward's own launches, not for the calls -- nothing is paced, the ledger's
     collectives stay the calls' exposed time (a first cut of this change booked 19.8 ms of GPU 1's backward idle)."""
-    src = Path(__file__).resolve().parents[1] / "fixtures" / "nsys_ranks" / "ddp_overlap_rtx3090.sqlite.gz"
-    path = tmp_path / "ddp_overlap_rtx3090.sqlite"
-    path.write_bytes(gzip.decompress(src.read_bytes()))
+    path = gunzipped(DDP_EXPORT, tmp_path)
     rep = cli_report(path)
     for host in rep["hosts"]:
         assert _paced(host) == 0

@@ -48,3 +48,25 @@ def framed_passes_host(tmp_path: str | Path, **kw: object) -> tuple[dict, dict]:
     path = os.path.join(str(tmp_path), "run.sqlite")
     truth = nsysexport.write_framed_passes(path, **kw)
     return first_host(path), truth
+
+
+def cli_diff(capsys, *argv: str) -> tuple[int, str, str]:
+    """``diff ARGV --cache-dir off`` run in this process: its exit code, stdout and stderr (pytest's ``capsys``)."""
+    from tb_gpu_advisor.cli import main as cli
+
+    rc = cli.main(["diff", *map(str, argv), "--cache-dir", "off"])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def cli_memory(capsys, path: str | Path) -> dict:
+    """The first GPU's ``memory`` of ``report PATH --format json --cache-dir off`` run in this process."""
+    from tb_gpu_advisor.cli import main as cli
+
+    assert cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"]) in (0, 1)
+    return json.loads(capsys.readouterr()[0])["reports"][0]["hosts"][0]["gpus"][0]["memory"]
+
+
+def memory_gate_lines(err: str) -> list[str]:
+    """The lines of a diff's stderr in which the memory gate names a regression."""
+    return [line for line in err.splitlines() if "regression: memory:" in line]

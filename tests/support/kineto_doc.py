@@ -18,6 +18,15 @@ def write(path: Path, events: list[dict]) -> Path:
     return path
 
 
+def kept_events(folder: Path) -> list[dict]:
+    """The ``traceEvents`` of the one gzipped trace kept in ``folder``: a kept capture read by hand, for the tests
+    that check the report against the file's own evidence."""
+    import gzip
+
+    (path,) = folder.glob("*.json.gz")
+    return json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+
+
 def session_report(logdir: Path, events: list[dict]) -> dict:
     """The session report (as JSON) of ``events`` written as ``logdir/run/w.1.pt.trace.json``."""
     from tb_gpu_advisor.discover.logdir import discover

@@ -71,3 +71,18 @@ def check(job: randjobs.Job) -> list[str]:
         return [f"crash: {type(e).__name__}: {e} ({tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})"]
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def walk(seeds, draw) -> set[str]:
+    """Every law (:func:`check`) over the job ``draw(seed)`` draws for each of ``seeds``, asserted to hold, the broken
+    ones listed job by job; returns the writers the walk drew (a walk that never drew one tests nothing of it)."""
+    bad = {}
+    kinds = set()
+    for seed in seeds:
+        job = draw(seed)
+        kinds.add(job.fmt)
+        found = check(job)
+        if found:
+            bad[str(job)] = found
+    assert not bad, "\n".join(f"{k}\n    " + "\n    ".join(v) for k, v in bad.items())
+    return kinds

@@ -8,6 +8,7 @@ from pathlib import Path
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import SHARED_PROFILES
 
 _CACHE: dict[tuple[str, str], Report] = {}
 
@@ -29,3 +30,17 @@ def as_logdir_run(src: Path, root: Path, session: str = "2021_06_01_00_00_00") -
     dst.mkdir(parents=True)
     shutil.copyfile(src, dst / src.name)
     return run
+
+
+#: The real TF 2.4 capture of BERT on 8 x V100, a bare XPlane file kept beside the checkout (never copied into it).
+V100_BERT = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
+
+
+def v100_bert_report(root: Path) -> Report:
+    """The report of :data:`V100_BERT` laid out as a run under ``root`` (:func:`as_logdir_run`); the test is skipped
+    where ``../shared/profiles`` is not beside this checkout."""
+    import pytest
+
+    if not V100_BERT.is_file():
+        pytest.skip("../shared/profiles is not beside this checkout")
+    return run_report(root, as_logdir_run(V100_BERT, root))

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
-from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, is_gzip, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, is_gzip, named_sessions
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
@@ -622,12 +622,7 @@ class KinetoLayout(RunFolderLayout):
             by_run.setdefault(("/".join(f.rel[:-1]) or ROOT_RUN, f.folder), []).append(_file(f))
         groups: Groups = {}
         for (run, folder), files in by_run.items():
-            used: set[str] = set()
-            for k, session in enumerate(_sessions(files)):
-                name = session_name(min(x.when_s for x in session))
-                if name in used:
-                    name = f"{name}_{k}"
-                used.add(name)
+            for name, session in named_sessions(_sessions(files)):
                 groups.setdefault((run, name, folder), []).extend(_machines(session))
         return groups
 

@@ -25,7 +25,7 @@ import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, named_sessions
 from tb_gpu_advisor.formats.kineto.layout import RPD_DATABASE
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -254,12 +254,8 @@ class NsysLayout(RunFolderLayout):
         for (run, folder), fs in by_run.items():
             exported = {stem(f.name) for f in fs if not f.name.endswith(REP_SUFFIX)}
             files = [_file(f) for f in fs if not (f.name.endswith(REP_SUFFIX) and stem(f.name) in exported)]
-            used: set[str] = set()
-            for k, job in enumerate(sorted(_jobs(files), key=lambda j: (min(x.when_s for x in j), j[0].host.path))):
-                name = session_name(min(x.when_s for x in job))
-                if name in used:
-                    name = f"{name}_{k}"
-                used.add(name)
+            for name, job in named_sessions(sorted(_jobs(files), key=lambda j: (min(x.when_s for x in j),
+                                                                               j[0].host.path))):
                 groups.setdefault((run, name, folder), []).extend(_hosts(job))
         return groups
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -179,16 +178,11 @@ def _read_file(path: str, file_index: int) -> _Raw:
     size = sqlite.sized_local(path, local, NsysReadError)
     if not sqlite.is_sqlite(local):
         raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
-    try:
-        return _read_db(local, path, size, file_index, lenient=False)
-    except sqlite3.OperationalError as e:
-        if not sqlite.is_decode_error(e):
-            raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
-    return _read_db(local, path, size, file_index, lenient=True)  # a string that is no UTF-8: read leniently
+    return sqlite.read_leniently(lambda lenient: _read_db(local, path, size, file_index, lenient))
 
 
 def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -> _Raw:
-    try:
+    with sqlite.read_errors(path, NsysReadError, retry_decode=not lenient):
         with sqlite.open_db(local, lenient=lenient) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
@@ -198,18 +192,6 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
                 failure = _last_words(schema)
                 raise NsysReadError(_NOTHING + failure if failure else NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
-    except sqlite.QueryBudgetExceeded as e:
-        raise NsysReadError(f"{path}: {e}") from e
-    except sqlite3.OperationalError as e:
-        if not lenient and sqlite.is_decode_error(e):
-            raise
-        if "out of memory" in str(e).lower():  # SQLite's own allocation failed under the memory guard
-            raise MemoryError(str(e)) from e
-        raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
-    except sqlite3.DatabaseError as e:
-        raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
-    except fsio.NotListedFile as e:
-        raise NsysReadError(str(e)) from e
 
 
 def _holds_events(schema: tb.Schema) -> bool:

@@ -8,7 +8,7 @@ records are in its CSV, JSON and rocpd outputs."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.formats.base import Format
+from tb_gpu_advisor.formats.base import Format, from_start_fixes
 from tb_gpu_advisor.formats.rocprof.csv_layout import LAYOUT as CSV_LAYOUT
 from tb_gpu_advisor.formats.rocprof.json_layout import LAYOUT as JSON_LAYOUT
 from tb_gpu_advisor.formats.rocprof.layout import LAYOUT
@@ -29,10 +29,7 @@ _WINDOW = ("# record only the {steps} after the warm-up: start with tracing off 
            "rocprof --hip-trace --trace-start off -o results.csv ./app   # app: roctracer_start(); run; roctracer_stop();\n"
            "# or a delay and a length from the start (ms): rocprof --hip-trace --trace-period 5000:2000:0 ./app")
 WINDOW_FIXES = {
-    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
-                 "themselves, and enough of them.", _WINDOW),),
-    "steady": (("Put the trace on the steady state: rocprof records from process start (code objects, the first "
-                "calls, the libraries' set-up); start it after the warm-up and keep it on several steps.", _WINDOW),),
+    **from_start_fixes("rocprof", "code objects, the first calls, the libraries' set-up", _WINDOW),
     "no_gpu_records": (("Record the GPU's side with the calls: rocprof --hip-trace records each kernel and copy beside "
                       "the HIP call that launched it; let the GPU finish (hipDeviceSynchronize) before the program "
                       "exits, and have rocprof write its records as it goes on a long run (--flush-rate).",
@@ -56,11 +53,7 @@ _V3_WINDOW = ("# record only the {steps} after the warm-up: a delay and a length
               "rocprofv3 --runtime-trace --collection-period 5:2:1 --collection-period-unit sec -- ./app\n"
               "# app: roctxProfilerPause(0) before the warm-up, roctxProfilerResume(0) when the steps begin")
 V3_WINDOW_FIXES = {
-    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
-                 "themselves, and enough of them.", _V3_WINDOW),),
-    "steady": (("Put the trace on the steady state: rocprofv3 records from process start (code objects, the first "
-                "calls, the libraries' set-up); start it after the warm-up and keep it on several steps.",
-                _V3_WINDOW),),
+    **from_start_fixes("rocprofv3", "code objects, the first calls, the libraries' set-up", _V3_WINDOW),
     "long": (("Record a shorter window: a few seconds of the program's steady work, not all of it.", _V3_WINDOW),),
     "unrecorded": (("Record what the host does between its GPU work: mark the CPU code with roctx ranges "
                     "(roctxRangePush / roctxRangePop, rocprofiler-sdk's roctx.h) and record them beside the HIP calls; "

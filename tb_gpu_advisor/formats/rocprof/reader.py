@@ -49,7 +49,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip, max_profile_bytes
+from tb_gpu_advisor.formats.base import LIMIT_HINT, gunzipped_within_limit, human_size, is_gzip, max_profile_bytes
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -106,15 +106,8 @@ def file_text(path: str) -> tuple[str, int]:
         with fsio.open_binary(path) as f:
             head = f.read(2)
             if is_gzip(head):
-                from tb_gpu_advisor.formats.kineto.parse import gunzip_upto  # the one home of reading gzip files
-
                 f.seek(0)
-                raw, cut = gunzip_upto(f, limit + 1)
-                if cut:
-                    raise RocprofReadError(f"{path}: damaged gzip file: its stream is cut off or corrupt after "
-                                           f"{human_size(len(raw))} of the trace")
-                if len(raw) > limit:
-                    raise RocprofReadError(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
+                raw = gunzipped_within_limit(f, path, RocprofReadError, "the trace")
             else:
                 raw = head + f.read()
     except OSError as e:

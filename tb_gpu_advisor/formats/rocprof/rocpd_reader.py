@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 
 import numpy as np
 
@@ -60,29 +59,15 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     size = tb.sized_local(path, local, RocpdReadError)
     if not tb.is_sqlite(local):
         raise RocpdReadError(f"{path}: not an SQLite file (a rocpd database is the SQLite file rocprofv3 writes)")
-    short = tb.cut_short(local)
-    if short is not None:
-        raise RocpdReadError(f"{path}: damaged SQLite file: cut short ({short[1]:,} of the {short[0]:,} bytes its "
-                             "header says it holds: a copy or transfer that stopped part-way)")
+    tb.whole(path, local, RocpdReadError)
     name = os.path.basename(path)
     stem = name.rsplit(".", 1)[0] if "." in name else name
-    try:
-        with tb.open_db(local, lenient=True) as con:
-            schema = tb.Schema(con)
-            if not is_rocpd(schema.tables):
-                raise RocpdReadError(f"{path}: an SQLite file, but no rocpd database (no rocpd_region_<guid>, "
-                                     "rocpd_string_<guid> tables)")
-            return _read(schema, path, size, host or stem)
-    except tb.QueryBudgetExceeded as e:
-        raise RocpdReadError(f"{path}: {e}") from e
-    except sqlite3.OperationalError as e:
-        if "out of memory" in str(e).lower():
-            raise MemoryError(str(e)) from e
-        raise RocpdReadError(f"{path}: damaged SQLite file: {e}") from e
-    except sqlite3.DatabaseError as e:
-        raise RocpdReadError(f"{path}: damaged SQLite file: {e}") from e
-    except fsio.NotListedFile as e:
-        raise RocpdReadError(str(e)) from e
+    with tb.read_errors(path, RocpdReadError), tb.open_db(local, lenient=True) as con:
+        schema = tb.Schema(con)
+        if not is_rocpd(schema.tables):
+            raise RocpdReadError(f"{path}: an SQLite file, but no rocpd database (no rocpd_region_<guid>, "
+                                 "rocpd_string_<guid> tables)")
+        return _read(schema, path, size, host or stem)
 
 
 def _cols(schema: tb.Schema, table: str, cols: dict[str, str], path: str, need: tuple[str, ...] = ()) -> dict:

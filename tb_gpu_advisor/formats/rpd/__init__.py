@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Format
+from tb_gpu_advisor.formats.base import Format, from_start_fixes
 from tb_gpu_advisor.formats.rpd.layout import LAYOUT, probe_file
 
 
@@ -32,13 +32,7 @@ _WINDOW = ("# record only the {steps} after the warm-up, from the program itself
            "tracer = rpdTracerControl()   # loads rpd_tracer; recording starts at start()\n"
            "tracer.start(); run_steps(10); tracer.stop()   # or: with rpdTracerControl(): run_steps(10)\n"
            "# or profile with torch.profiler: Kineto records HIP kernels, copies and calls on ROCm")
-WINDOW_FIXES = {
-    "startup": (("The window ended during start-up, before the program launched its first kernel: record the steps "
-                 "themselves, and enough of them.", _WINDOW),),
-    "steady": (("Put the trace on the steady state: rpd_tracer records from process start (module loading, the "
-                "first calls, the libraries' set-up); start it after the warm-up and keep it on several steps.",
-                _WINDOW),),
-}
+WINDOW_FIXES = from_start_fixes("rpd_tracer", "module loading, the first calls, the libraries' set-up", _WINDOW)
 
 FORMAT = Format(id="rpd", name="rocmProfileData", layout=LAYOUT, probe=has_gpu_activity,
                 reader_module="tb_gpu_advisor.formats.rpd.reader", window_fixes=WINDOW_FIXES,

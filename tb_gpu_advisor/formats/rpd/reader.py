@@ -34,14 +34,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
 
 import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+from tb_gpu_advisor.formats.base import gunzipped_within_limit
 from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rpd import tables as rt
@@ -83,21 +82,12 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 def _read_gzipped(path: str, local: str, size: int, host: str | None) -> Trace:
     """A gzipped database (``mytrace.rpd.gz``): decompressed, up to the size limit, into a private copy that SQLite
-    reads in place (``kineto.parse.gunzip_upto``: the one home of reading gzip files, never inflated past the limit),
-    removed after."""
-    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto
-
-    limit = max_profile_bytes()
+    reads in place (``formats.base.gunzipped_within_limit``: never inflated past the limit), removed after."""
     try:
         with fsio.open_binary(path) as f:
-            data, cut = gunzip_upto(f, limit + 1)
+            data = gunzipped_within_limit(f, path, RpdReadError, "the database")
     except OSError as e:
         raise RpdReadError(f"cannot read {path}: {e}") from e
-    if cut:
-        raise RpdReadError(f"{path}: damaged gzip file: its stream is cut off or corrupt after "
-                           f"{human_size(len(data))} of the database")
-    if len(data) > limit:
-        raise RpdReadError(f"{path}: decompressed, over the {human_size(limit)} limit ({LIMIT_HINT})")
     folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
     try:
         copy = os.path.join(folder, "copy.rpd")
@@ -114,33 +104,17 @@ def _read_local(path: str, local: str, size: int, host: str | None) -> Trace:
     if not tb.is_sqlite(local):
         raise RpdReadError(f"{path}: not an SQLite file (a rocmProfileData trace is the SQLite database "
                            "runTracer.sh -o <file>.rpd writes)")
-    short = tb.cut_short(local)
-    if short is not None:
-        raise RpdReadError(f"{path}: damaged SQLite file: cut short ({short[1]:,} of the {short[0]:,} bytes its "
-                           "header says it holds: a copy or transfer that stopped part-way)")
-    last: Exception | None = None
-    for lenient in (False, True):  # a string that is no UTF-8: read again leniently
-        try:
-            with tb.open_db(local, lenient=lenient) as con:
-                schema = tb.Schema(con)
-                if not rt.is_rpd(schema):
-                    raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
-                                       f"tables {', '.join(rt.OWN)})")
-                return _read(schema, path, size, host or _stem(path))
-        except tb.QueryBudgetExceeded as e:
-            raise RpdReadError(f"{path}: {e}") from e
-        except sqlite3.OperationalError as e:
-            if not lenient and tb.is_decode_error(e):
-                last = e
-                continue
-            if "out of memory" in str(e).lower():
-                raise MemoryError(str(e)) from e
-            raise RpdReadError(f"{path}: damaged SQLite file: {e}") from e
-        except sqlite3.DatabaseError as e:
-            raise RpdReadError(f"{path}: damaged SQLite file: {e}") from e
-        except fsio.NotListedFile as e:
-            raise RpdReadError(str(e)) from e
-    raise RpdReadError(f"{path}: damaged SQLite file: {last}")
+    tb.whole(path, local, RpdReadError)
+    return tb.read_leniently(lambda lenient: _read_db(path, local, size, host, lenient))
+
+
+def _read_db(path: str, local: str, size: int, host: str | None, lenient: bool) -> Trace:
+    with tb.read_errors(path, RpdReadError, retry_decode=not lenient), tb.open_db(local, lenient=lenient) as con:
+        schema = tb.Schema(con)
+        if not rt.is_rpd(schema):
+            raise RpdReadError(f"{path}: an SQLite file, but no rocmProfileData database (none of its "
+                               f"tables {', '.join(rt.OWN)})")
+        return _read(schema, path, size, host or _stem(path))
 
 
 def _stem(path: str) -> str:

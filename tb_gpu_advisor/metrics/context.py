@@ -881,8 +881,14 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return outer, inside
 
 
-#: Step sources whose host windows are the user's own step markers (the step's whole host side).
-_MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
+#: Step sources whose host windows are the user's own step markers (the step's whole host side): the profilers'
+#: step markers, and the iteration ranges of an Nsight capture -- the program's range named like a step
+#: (``nvtx_range``: ``train_step``) or a framework's range around each iteration (``iteration_range``: Lightning's
+#: ``run_training_batch``), which hold the iteration's host side from its fetch on as a marker does (h37-fwnvtx3).
+#: Never ``nvtx_top_range``: a guessed most-repeated range may be a forward (a serving engine's ``model``), whose
+#: host time before its first op is no fetch.
+_MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat",
+                   "nvtx_range", "iteration_range")
 
 
 def _dispatch_and_own_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.ndarray | None = None

@@ -530,6 +530,18 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     nesting = _nesting(h, dispatch) if dispatch.any() else None
     input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed,
                                                     nesting=nesting)
+    if marker_windows is not None and trace.host_waits is not None and len(trace.host_waits.start) and \
+            len(input_spans[0]) and not host_input.any():
+        # the lead an unnamed fetch stands for is host time no event records; a blocking OS call the capture records
+        # there (Nsight's ``-t osrt``: ``read``, ``getc``) is a wait it names, not an untraced loader -- the gap
+        # findings name it (``breakdown.os_waits_in``), as they did before the NVTX iteration ranges were markers
+        # -- the dispatching threads' own waits: a helper thread parked in ``pthread_cond_wait`` the whole step is
+        # no wait of the loop's
+        w = trace.host_waits
+        mine = np.isin(w.line, np.unique(h.line[dispatch]))
+        if mine.any():
+            input_spans = subtract_intervals(input_spans[0].astype(np.int64), input_spans[1].astype(np.int64),
+                                             w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
     # an op inside a dispatch that ran a millisecond with no runtime call is the host's own work, not the dispatch's:
     # the physics of _host_computing_ops one level down (a 2.19 ms `aten::empty` inside `aten::ones` read as a
     # critical launch wait for 4 kernels, issue #37 survey)

@@ -144,7 +144,8 @@ class _Gpu:
 
 
 def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: int, host_us: int = 0,
-          user_range: str | None = None, readback: bool = True) -> dict:
+          user_range: str | None = None, readback: bool = True, step_range: str | None = None,
+          loader: bool = True) -> dict:
     """One rank's steps from ``t0``: its threads' ranges and calls, its kernels and copies, and the steps' starts.
     ``host_us``: the host's own work in each Megatron layer's attention range before its launch (a host-bound layer);
     ``user_range``: the program's own NVTX range around its batch's loading (``nvtx_range_push("get_batch")``);
@@ -272,6 +273,9 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
 
         def iteration(seq=seq) -> None:
             def batch() -> None:
+                if not loader:  # the program reads its batch itself: 400 us of host work no event records
+                    main.t += 400 * us
+                    return
                 rf(main, DATALOADER, lambda: setattr(main, "t", main.t + 400 * us))  # the batch: host work, no CUDA
             if user_range:
                 main.push(user_range, batch)
@@ -310,6 +314,8 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
             main.t += 150 * us  # the loop's own Python before the next batch (logging, the loop's bookkeeping)
         if lightning:
             rf(main, "[pl][profile]run_training_batch", iteration)
+        elif step_range:  # the program's own range around each iteration (``torch.cuda.nvtx.range_push``)
+            main.push(step_range, iteration)
         else:
             iteration()
         seq += 2 * layers + 1
@@ -317,11 +323,14 @@ def _rank(form: str, rank: int, steps: int, layers: int, strings: _Strings, t0: 
 
 
 def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, ranks: int = 1, host_us: int = 0,
-          user_range: str | None = None, readback: bool = True) -> dict:
+          user_range: str | None = None, readback: bool = True, step_range: str | None = None,
+          loader: bool = True) -> dict:
     """Write the export of ``form`` (one of :data:`FORMS`) to ``path``: ``steps`` iterations of a ``layers``-layer
     MLP, ``ranks`` processes (one GPU each; ``ddp`` forms default to two).  ``host_us``: host work in each Megatron
     layer's attention range before it launches; ``user_range``: the program's own range around each batch's loading;
-    ``readback``: each iteration reads its result back (off: an inference loop that never syncs).
+    ``readback``: each iteration reads its result back (off: an inference loop that never syncs); ``step_range``: the
+    program's own NVTX range around each iteration (``train_step``); ``loader``: the batch is the DataLoader's
+    ``__next__`` (off: 400 us of the program's own loading that no event records).
     Return the truth: ``steps``, ``step_ms`` (the host's period: every iteration is alike), ``gpu_ms`` (the GPU's work
     an iteration), ``kind`` and ``ops`` (NVTX ranges a step)."""
     if form not in FORMS:
@@ -335,7 +344,8 @@ def write(path: str, form: str = "emit_nvtx", steps: int = 12, layers: int = 6, 
     truth: dict = {"form": form, "steps": steps, "kind": "inference" if form == "no_grad" else "training", "ranks": ranks}
     g = A100_SXM4_80GB
     for rank in range(ranks):
-        r = _rank(form, rank, steps, layers, strings, t0 + rank * 40_000, host_us, user_range, readback)
+        r = _rank(form, rank, steps, layers, strings, t0 + rank * 40_000, host_us, user_range, readback, step_range,
+                  loader)
         gpid = _gid(r["pid"])
         for th, name in ((r["main"], "pt_main_thread"), (r["back"], "pt_autograd_0")):
             con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",

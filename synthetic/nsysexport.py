@@ -2061,7 +2061,7 @@ def _hook_marker(module: str, inputs: list[list[int]], params: dict | None = Non
 def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_tokens: int = 512, batch: int = 8,
                            hidden: int = 4096, layer_ms: float = 1.2, kernels: int = 6, sched_ms: float = 2.0,
                            prefix: str = "model", thread: str = "VLLM::EngineCor",
-                           executor_domain: str | None = None) -> dict:
+                           executor_domain: str | None = None, layer_host_ms: float = 0.0) -> dict:
     """Write the export of an LLM serving engine under layer-wise NVTX (forward hooks on every module: a range per
     module call, nested as the modules are, the top one the model's forward): one prefill step of ``prefill_tokens``
     tokens then ``steps - 1`` decode steps of ``batch`` tokens, each the model's forward (``prefix``) around
@@ -2071,7 +2071,9 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
     for the thread, its first 15 bytes (vLLM's ``VLLM::EngineCore`` reads ``VLLM::EngineCor``; SGLang's
     ``sglang::scheduler_TP0`` reads ``sglang::schedul``).  ``executor_domain``: each step's forward inside an
     executor range ``_forward_step`` pushed in that NVTX domain (TensorRT-LLM's ``nvtx_range``, domain
-    ``TensorRT-LLM``).  Return the truth: the engine steps (one model forward each), the kind (inference)."""
+    ``TensorRT-LLM``).  ``layer_host_ms``: the host's own time inside each decoder layer's range before its first
+    launch (Python in the layer's forward: the GPU idles there, inside the framework's module range, not the
+    program's).  Return the truth: the engine steps (one model forward each), the kind (inference)."""
     us, ms = 1000, 1_000_000
     pid = 7373
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -2097,8 +2099,11 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
             lin(f"{base}.mlp.gate_up_proj", tokens, hidden, 8 * hidden, 0.35 * layer_ms * scale)
             lin(f"{base}.mlp.down_proj", tokens, 4 * hidden, hidden, 0.25 * layer_ms * scale)
 
+        def host() -> None:
+            api.t += int(layer_host_ms * ms)
+
         ranged(_hook_marker(base, [[tokens, hidden], [tokens, hidden]]),
-               lambda: (ranged(_hook_marker(f"{base}.self_attn", [[tokens], [tokens, hidden]]), attn_block),
+               lambda: (host(), ranged(_hook_marker(f"{base}.self_attn", [[tokens], [tokens, hidden]]), attn_block),
                         ranged(_hook_marker(f"{base}.mlp", [[tokens, hidden]]), mlp_block)))
 
     def forward(tokens: int, scale: float) -> None:
@@ -2128,7 +2133,8 @@ def write_layerwise_engine(path: str, steps: int = 12, layers: int = 4, prefill_
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread=thread,
                 copy_enums=False, sync_enum=False)
     decode = [(starts[k + 1] - starts[k]) / ms for k in range(1, steps - 1)]
-    return {"steps": steps, "layers": layers, "kind": "inference", "decode_step_ms": sum(decode) / len(decode)}
+    return {"steps": steps, "layers": layers, "kind": "inference",
+            "decode_step_ms": sum(decode) / len(decode) if decode else None}  # none between fewer than 3 steps
 
 
 # --------------------------------------------------------------------------- GPU records lost mid-window (issue 37)

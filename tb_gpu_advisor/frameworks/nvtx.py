@@ -157,6 +157,12 @@ def is_framework_scope(name: str) -> bool:
     return bool(_NAMESPACED.match(name)) or pytorch.is_own_scope(name)
 
 
+def is_module_hook(text: str) -> bool:
+    """The text is a framework's forward-hook marker (``pytorch.module_hook_name``: NVIDIA's layer-wise hooks under
+    vLLM, SGLang, TensorRT-LLM): the framework's module structure, named by its module, never the program's block."""
+    return pytorch.module_hook_name(text) is not None
+
+
 def is_framework_range(name: str) -> bool:
     """A range a framework's library writes around its own code by its own naming rule (``pytorch.is_framework_range``:
     Megatron-core's ``<module>.<function>.<suffix>`` once a layer, Lightning's ``[pl][...]``): the framework's structure,

@@ -49,6 +49,14 @@ if TYPE_CHECKING:
     from tb_gpu_advisor.model.trace import HostEvents, HostRanges, Trace
 
 
+def framework_ranges(ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices (ascending) of the ranges a framework writes around its model's structure, told by their
+    text (``HostRanges.framework``: NVIDIA's layer-wise forward-hook markers); empty where there are none."""
+    if ranges is None or ranges.framework is None:
+        return np.zeros(0, np.int64)
+    return ranges.idx[ranges.framework].astype(np.int64)
+
+
 def marked_ranges(ranges: HostRanges | None) -> np.ndarray:
     """Host event indices (ascending) of the NVTX ranges that are no framework op: the program's own blocks and its
     libraries' ranges alike -- what the job stage reads for what ran (a ``DDP::`` or ``nccl:all_reduce`` range says
@@ -133,7 +141,10 @@ def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:
     r = trace.ranges
     parts = []
     if r is not None and r.idx.size:
-        parts.append(r.idx[~r.op & ~in_domains(r, nvtx.LIBRARY_DOMAINS)])
+        # a framework's forward-hook markers (``HostRanges.framework``, told by their text) are its modules, not the
+        # program's blocks: named ``model.layers.0``, no name rule can tell them (h37-fwnvtx3)
+        mine = ~r.op & ~in_domains(r, nvtx.LIBRARY_DOMAINS)
+        parts.append(r.idx[mine & ~r.framework if r.framework is not None else mine])
     if trace.annotations is not None and trace.annotations.size:
         parts.append(trace.annotations)
     elif fw is not None and (r is None or trace.format == "xplane") and trace.annotations is None:

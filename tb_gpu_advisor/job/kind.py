@@ -347,6 +347,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
                                            "optimizer step: a forward pass")
     if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
         return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))")
+    hooked = _hooked_forwards(trace)
+    if hooked:
+        return Kind("inference", "medium", hooked)
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
@@ -451,6 +454,37 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
                     from_ranges=True)
     return None
+
+
+#: The fewest model forwards a framework's forward hooks must mark for a loop of forward passes to be read from them:
+#: a loop is read from three repeats or more, as a period is (two cannot tell a loop from a warm-up call and one pass).
+_HOOKED_FORWARDS = 3
+
+
+def _hooked_forwards(trace: Trace) -> str:
+    """Why the job is forward passes, where a framework's layer-wise forward hooks (``HostRanges.framework``: NVIDIA's
+    ``{'Module': ...}`` markers under vLLM, SGLang, TensorRT-LLM) mark the top module's forward at least
+    :data:`_HOOKED_FORWARDS` times and nothing in the capture shows a backward or an optimizer step (the training
+    evidence, every kind of it, was read first and found none); "" else.
+
+    Why medium, not high: the hooks fire on forwards only, so a backward would not be marked -- its absence is read
+    from the rest of the capture (no gradient kernel, no optimizer or backward event, no user range naming one), which
+    an unrecorded backward (only generic kernels, no host ops) could still hide."""
+    r = trace.ranges
+    sel = user_ranges.framework_ranges(r)
+    if not sel.size:
+        return ""
+    ids, counts = np.unique(trace.h.name[sel], return_counts=True)
+    names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist(), counts.tolist())}
+    # the top module: the one every other hooked module sits under (``model`` over ``model.layers.0``), else the
+    # shallowest most repeated
+    top = next((n for n in names if all(o == n or o.startswith(n + ".") for o in names)), None)
+    if top is None:
+        top = min(names, key=lambda n: (n.count("."), -names[n]))
+    if names[top] < _HOOKED_FORWARDS:
+        return ""
+    return (f"the framework's layer-wise forward hooks mark the model's forward `{_short(top, 40)}` ×{names[top]:,} "
+            f"over {len(names):,} modules, and nothing shows a backward pass or an optimizer step: forward passes")
 
 
 def _gpu_only_ops(trace: Trace, fw: Framework) -> str:

@@ -530,6 +530,18 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     nesting = _nesting(h, dispatch) if dispatch.any() else None
     input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed,
                                                     nesting=nesting)
+    if marker_windows is not None and trace.host_waits is not None and len(trace.host_waits.start) and \
+            len(input_spans[0]) and not host_input.any():
+        # the lead an unnamed fetch stands for is host time no event records; a blocking OS call the capture records
+        # there (Nsight's ``-t osrt``: ``read``, ``getc``) is a wait it names, not an untraced loader -- the gap
+        # findings name it (``breakdown.os_waits_in``), as they did before the NVTX iteration ranges were markers
+        # -- the dispatching threads' own waits: a helper thread parked in ``pthread_cond_wait`` the whole step is
+        # no wait of the loop's
+        w = trace.host_waits
+        mine = np.isin(w.line, np.unique(h.line[dispatch]))
+        if mine.any():
+            input_spans = subtract_intervals(input_spans[0].astype(np.int64), input_spans[1].astype(np.int64),
+                                             w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
     # an op inside a dispatch that ran a millisecond with no runtime call is the host's own work, not the dispatch's:
     # the physics of _host_computing_ops one level down (a 2.19 ms `aten::empty` inside `aten::ones` read as a
     # critical launch wait for 4 kernels, issue #37 survey)
@@ -881,8 +893,14 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return outer, inside
 
 
-#: Step sources whose host windows are the user's own step markers (the step's whole host side).
-_MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
+#: Step sources whose host windows are the user's own step markers (the step's whole host side): the profilers'
+#: step markers, and the iteration ranges of an Nsight capture -- the program's range named like a step
+#: (``nvtx_range``: ``train_step``) or a framework's range around each iteration (``iteration_range``: Lightning's
+#: ``run_training_batch``), which hold the iteration's host side from its fetch on as a marker does (h37-fwnvtx3).
+#: Never ``nvtx_top_range``: a guessed most-repeated range may be a forward (a serving engine's ``model``), whose
+#: host time before its first op is no fetch.
+_MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat",
+                   "nvtx_range", "iteration_range")
 
 
 def _dispatch_and_own_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.ndarray | None = None

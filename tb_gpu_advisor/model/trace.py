@@ -78,6 +78,10 @@ class HostRanges:
     domains: list[str]  # NVTX domain names ("" the default domain; "domain N" where the capture does not name it)
     op: np.ndarray  # bool per range: a framework op's range, not a user block
     source: str = "NVTX"  # what the ranges are, in words
+    #: bool per range, None for none: a range a framework writes by its own rule around its model's structure, told by
+    #: the range's text rather than its name (NVIDIA's layer-wise forward-hook markers ``{'Module': 'model.layers.0',
+    #: ...}``, named ``model.layers.0``): no op and no block of the program's code (``frameworks.user_ranges``)
+    framework: np.ndarray | None = None
 
 
 #: What the live bytes of an allocation are, where a trace tells (:attr:`MemoryEvents.phase`): allocated in the forward

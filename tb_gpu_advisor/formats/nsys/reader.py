@@ -133,7 +133,8 @@ class _Raw:
     h_tid: np.ndarray  # globalTid
     h_corr: np.ndarray  # correlation key (pid, correlationId), -1
     h_range: np.ndarray  # bool: an NVTX range
-    h_op: np.ndarray  # int8: 1 a framework op's range, _SCOPE a suffixed range that may be the user's (_nvtx)
+    h_op: np.ndarray  # int8: 1 a framework op's range, _SCOPE a suffixed range that may be the user's, _HOOK a
+    # framework's forward-hook marker (_nvtx)
     h_domain: np.ndarray  # index into domains, -1 for runtime calls
     h_names: list[str]
     domains: list[str]
@@ -859,17 +860,21 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool, bool]] = {}  # textId -> (name id, is an op, recorded by autograd)
+    hook_parts: list[np.ndarray] = []  # per row: a framework's forward-hook marker (``nvtx.is_module_hook``)
     seen = _StringNames()
     # an autograd range's text arrives cut before its suffix: its name
     for c, texts in sqlite.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
         for k, v in c.items():
             parts[k].append(v)
         cut = c["suffix"]
+        hooked = np.zeros(cut.size, bool)
         for i in np.flatnonzero(c["annotation"] > 0).tolist():  # PyProf / DLProf: the op's name, or the tool's range
+            hooked[i] = nvtx.is_module_hook(texts[i])
             found = nvtx.annotation_name(texts[i])
             if found is not None:
                 texts[i] = found[0]
                 cut[i] = int(found[1])
+        hook_parts.append(hooked)
         ids, none = _row_names(names, texts, seen)
         if none.size:
             _name_registered(schema, names, registered, c, ids, none)
@@ -894,6 +899,9 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                      dtype=np.int16)
     op_domain = np.fromiter((nvtx.is_framework_op_domain(d) for d in dom_names), bool, len(dom_names))
     op[op_domain[local[dom_inv]]] = 1  # a framework's op domain (TensorFlow's ``tensorflow-core``): every range an op
+    # NVIDIA's layer-wise forward hooks (vLLM, SGLang, TensorRT-LLM): no op, no user block -- the framework's module
+    # structure, named by its module (h37-fwnvtx3)
+    op[(np.concatenate(hook_parts) if len(hook_parts) > 1 else hook_parts[0]) & (op == 0)] = _HOOK
     part = dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=name, corr=np.full(n, -1, np.int64),
                 range=np.ones(n, bool), op=op, domain=local[dom_inv])
     return part, dom_names, int(np.count_nonzero(c["seq"]))
@@ -901,6 +909,9 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
 
 #: The ``op`` code of a range that is the user's ``record_function`` where it holds the program's calls (``_nvtx``).
 _SCOPE = 2
+#: The ``op`` code of a framework's forward-hook marker (``frameworks.nvtx.is_module_hook``): no op, and no range the
+#: program wrote around its own code (``HostRanges.framework``).
+_HOOK = 3
 
 
 def _user_scopes(op: np.ndarray, line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -1245,9 +1256,11 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     ridx = np.flatnonzero(is_range)
     ranges = None
     if ridx.size:
-        op = _user_scopes(r.h_op[order], line, h_start, h_end)
+        codes = r.h_op[order]
+        op = _user_scopes(codes, line, h_start, h_end)
+        hooked = codes[ridx] == _HOOK
         ranges = HostRanges(idx=ridx, domain=r.h_domain[order][ridx].astype(np.int16), domains=list(r.domains),
-                            op=op[ridx])
+                            op=op[ridx], framework=hooked if hooked.any() else None)
     r.h_op = r.h_domain = None
     del order
     waits = _host_waits(r, tids, origin)

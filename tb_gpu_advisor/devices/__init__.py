@@ -400,11 +400,29 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
         return "collective"
     if tensor_core or tc_eligible:
         return "matmul/conv"
+    helper = attention_helper_kind(name)
+    if helper:
+        return helper
     if elementwise:
         return "elementwise"
     if REDUCTION.search(head(name)):
         return "reduction"
     return "other"
+
+
+#: What an attention helper does, by the verb its name carries: a combine of split-KV partials, a merge of attention
+#: states, the row-wise dot of dO and O (``dot_do_o``, ``OGradDotO``, FlashAttention 3's ``Preprocess``, which computes
+#: it and the log-sum-exp) reduce rows; a cast of an accumulator (``convert``, ``Postprocess``), a clear (zeroing) is
+#: element-wise.
+_HELPER_REDUCES = re.compile(r"combine|merge|dot_?do_?o|GradDotO|preprocess|reduce", re.I)
+
+
+def attention_helper_kind(name: str) -> str | None:
+    """``"reduction"`` or ``"elementwise"`` for an attention helper kernel (:func:`attention_helper_one`): what it
+    computes, not its family's matmul; None for any other kernel."""
+    if not attention_helper_one(name):
+        return None
+    return "reduction" if _HELPER_REDUCES.search(head(name)) else "elementwise"
 
 
 

@@ -393,14 +393,17 @@ def gemm_kernel(names: list[str]) -> np.ndarray:
     return np.fromiter((gemm_kernel_one(n) for n in names), dtype=bool, count=len(names))
 
 
-def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise: bool, collective: bool) -> str:
+def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise: bool, collective: bool,
+                 kind: str | None = None) -> str:
     """One class per kernel: collectives first (NCCL kernels can match other patterns), then MatMul/Conv (a
-    Tensor Core kernel or a kernel of a Tensor-Core-eligible op), then element-wise, reduction, other."""
+    Tensor Core kernel or a kernel of a Tensor-Core-eligible op), then what its name's structure says it does (an
+    attention helper's verb; ``kind``, the class a compiler's naming states: ``frameworks.kernel_kind_one``), then
+    element-wise, reduction, other."""
     if collective:
         return "collective"
     if tensor_core or tc_eligible:
         return "matmul/conv"
-    helper = attention_helper_kind(name)
+    helper = attention_helper_kind(name) or kind
     if helper:
         return helper
     if elementwise:

@@ -168,6 +168,10 @@ def trtllm_gen_one(name: str) -> bool:
 #: ``BF16_SS`` wgmma, ``SM100_MMA_F16BF16_SS`` tcgen05); Blackwell's ``UMMA``/``tcgen05`` (CUTLASS 3's
 #: ``MainloopSm100TmaUmmaWarpSpecialized``, whose Hopper twin says ``Gmma``).  Case-sensitive, as CuTe spells them.
 _MMA_ATOM = re.compile(r"\bSM(?:[89]\d|1\d\d)_(?:\d+x\d+x\d+|MMA)_|Umma|UMMA|tcgen05")
+#: A GEMM that names the PTX ``mma.sync`` shape it is built on, ``m<M>n<N>k<K>`` (m8n8k4, m16n8k16, or ``X`` for a
+#: templated N: AWQ's ``gemm_forward_4bit_cuda_m16nXk32``, which dequantizes int4 weights into fp16 ``mma.sync``
+#: m16n8k16 tiles): a shape only the Tensor Core instructions have.  Asked with a ``gemm`` word beside it.
+_MMA_SHAPE = re.compile(r"(?<![A-Za-z0-9])m(?:8|16)n(?:\d+|X)k(?:4|8|16|32|64)(?![0-9])")
 #: Fused attention's main kernels by what their names say, not by one library's prefix: a pass of attention built for
 #: one GPU generation -- ``<Attn|Attention><Fwd|Bwd|Forward|Backward>...Sm<NN>`` (FlashAttention 3's
 #: ``flash::FlashAttnFwdSm90``, ``FlashAttnBwdSm80``; FlashAttention 4's ``FlashAttentionForwardSm100``) -- or cuDNN's
@@ -203,10 +207,11 @@ def _attention_on_tensor_cores(name: str) -> bool:
     return bool(kv) and kv.group(1) == "Prefill"
 
 
-#: A GEMM whose own identifier (not its template arguments or parameters) names an fp8 type: ``deep_gemm::
+#: A GEMM (``gemm``, ``matmul``) whose own identifier (not its template arguments or parameters) names an fp8 type
+#: (Triton's ``_w8a8_block_fp8_matmul``, ``deep_gemm::
 #: fp8_gemm_kernel<...>(__nv_bfloat16*, ...)`` -- fp8 inputs, a bf16 output.  NVIDIA GPUs compute on fp8 only in
 #: their Tensor Cores (sm89 on; CUDA cores have no fp8 arithmetic), so an fp8 GEMM is a Tensor Core GEMM.
-_OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm)|(?i:gemm)\w*?(?i:fp8|e4m3|e5m2)")
+_OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm|matmul)|(?i:gemm|matmul)\w*?(?i:fp8|e4m3|e5m2)")
 
 
 def _own_identifier(name: str) -> str:
@@ -226,7 +231,8 @@ def tensor_core_one(name: str) -> bool:
     name = head(name)
     if _TRTLLM_GEN.match(name) or _MMA_ATOM.search(name) or _attention_on_tensor_cores(name):
         return True
-    if _OWN_FP8_GEMM.search(_own_identifier(name)):
+    own = _own_identifier(name)
+    if _OWN_FP8_GEMM.search(own) or (_MMA_SHAPE.search(own) and "gemm" in own.lower()):
         return True
     if not _TC_RE.search(name):
         return False

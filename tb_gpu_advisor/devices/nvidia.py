@@ -151,6 +151,25 @@ _TRTLLM_INPUT = {"Bfloat16": P_BF16, "Fp16": P_FP16, "Fp32": P_FP32, "Int8": P_I
 _MINIFLOAT = re.compile(r"(?:Mx)?E[2-5]m[1-3]")
 
 
+#: CUTLASS's and CuTe's numeric types as template arguments (``cutlass::half_t``, ``cutlass::float_e4m3_t``): a
+#: CUTLASS kernel lists its *input* element first -- GEMMs their A operand before the epilogue's C/D types
+#: (``vllm::cutlass_3x_gemm<cutlass::float_e4m3_t, cutlass::bfloat16_t, ...>``: fp8 in, bf16 out), FlashAttention 3 its
+#: Q/K/V element before the accumulator and output (``CollectiveMainloopFwdSm90<..., cutlass::half_t, float,
+#: cutlass::arch::Sm90, ..., cutlass::bfloat16_t>``) -- so the first one is the kernel's precision, where the generic
+#: words, reading bf16 before fp16 and fp8, took the output's.
+_CUTLASS_ELEMENT = re.compile(r"\bcutlass::(half_t|bfloat16_t|tfloat32_t|float_e[245]m[0-3]_t|float_ue[48]m[03]_t|"
+                              r"(?:u?int8_t)|float_e2m3_t|float_e3m2_t|float_e2m1_t)\b")
+_CUTLASS_PRECISION = {"half_t": P_FP16, "bfloat16_t": P_BF16, "tfloat32_t": P_TF32, "int8_t": P_INT8, "uint8_t": P_INT8}
+
+
+def _cutlass_input(name: str) -> int | None:
+    """The precision of the first CUTLASS element type a name lists (``_CUTLASS_ELEMENT``), None where it lists none."""
+    m = _CUTLASS_ELEMENT.search(name)
+    if not m:
+        return None
+    return _CUTLASS_PRECISION.get(m.group(1), P_FP8)
+
+
 def _trtllm_input(kind: str) -> int | None:
     """The precision code of one trtllm-gen type field (``Bfloat16``, ``MxE2m1``), None for one not known."""
     if kind in _TRTLLM_INPUT:
@@ -284,6 +303,9 @@ def precision_one(name: str) -> int:
         name = name.split(">(", 1)[0]
     if _OWN_FP8_GEMM.search(_own_identifier(name)):
         return P_FP8
+    own = _cutlass_input(name)
+    if own is not None:
+        return own
     for pattern, precision in _NAMED_PRECISIONS:
         if pattern.search(name):
             return precision

@@ -81,7 +81,7 @@ def not_gemm_kernel_one(name: str) -> bool:
     library's primitives (sorts, scans), element-wise work, collectives."""
     name = devices.head(name)
     return (bool(_NOT_GEMM.search(name)) or devices.not_gemm_one(name) or elementwise_one(name)
-            or devices.kind_one(name) != devices.KIND_KERNEL)
+            or devices.kind_one(name) != devices.KIND_KERNEL or kernel_kind_one(name) in ("elementwise", "reduction"))
 
 
 def not_gemm_kernel(names: list[str]) -> np.ndarray:

@@ -1371,7 +1371,8 @@ ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
 #: first three letters of its category (torch/_inductor/codegen/triton.py: ``get_kernel_category_by_source_code``):
 #: ``poi`` pointwise, ``per`` persistent reduction, ``red`` reduction, ``for`` foreach (a pointwise op over a list of
 #: tensors), ``tem`` a template (a matmul, convolution or attention, left to its other words here).  The kind is what
-#: the kernel does, whatever ops its fused name lists (``triton_red_fused_native_layer_norm_1`` reduces rows).
+#: the kernel does, whatever ops its fused name lists (``triton_red_fused_native_layer_norm_1`` reduces rows;
+#: ``triton_red_fused_fused_add_rms_norm_marlin_gemm_0`` is the norm fused into a GEMM op's input, no GEMM).
 INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elementwise"), ("triton_per_", "reduction"),
                          ("triton_red_", "reduction"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,

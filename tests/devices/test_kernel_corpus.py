@@ -14,9 +14,10 @@ by hand from the library's source (its provenance is in the file).  The assumpti
 * Tensor Cores are named by a library's fragment list: CuTe's MMA atoms (``SM100_MMA_F16BF16_SS``), Blackwell's UMMA
   mainloop, cuDNN's sm80/sm100 flash engines, an fp8 GEMM (no CUDA core computes fp8) and a GEMM naming its
   ``mma.sync`` shape (AWQ's ``m16nXk32``) were CUDA-core work;
-* attention helpers and compiler-generated kernels are "other": Composable Kernel's ``OGradDotO`` (a row-wise dot),
-  ``ConvertQGrad`` (a cast), Inductor's ``triton_red_``/``triton_per_`` (reductions) and ``triton_poi_`` (pointwise) --
-  and a Triton reduction whose fused name lists a ``gemm`` op was a matmul.
+* attention helpers and compiler-generated kernels are what their other words say: Composable Kernel's ``OGradDotO``
+  (a row-wise dot) and ``ConvertQGrad`` (a cast) "other", Inductor's ``triton_per_`` reductions and ``triton_poi_``
+  pointwise kernels "other", its ``triton_red_fused_add_mean_mul_pow_rsqrt_0`` "elementwise" by the ``_add_`` of its
+  fused ops; and a Triton fp8 matmul (``_w8a8_block_fp8_matmul``) no matmul at all.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def reading(name: str) -> tuple[str, str, bool]:
 def test_the_corpus_covers_every_family_it_names():
     groups = [ln.split(":", 1)[0][len("# group "):] for ln in CORPUS.read_text(encoding="utf-8").splitlines()
               if ln.startswith("# group ")]
-    assert {"fa3", "fa4", "fa2", "flashinfer", "cudnn", "ck", "aiter", "deepgemm", "cutlass3", "quant", "inductor",
+    assert {"fa3", "fa4", "fa2", "flashinfer", "cudnn", "ck", "aiter", "deepgemm", "cutlass3", "quant", "inductor", "tritonlib",
             "comm"} <= set(groups)
     assert len(ROWS) >= 40
 

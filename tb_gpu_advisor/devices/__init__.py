@@ -417,7 +417,7 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
 #: states, the row-wise dot of dO and O (``dot_do_o``, ``OGradDotO``, FlashAttention 3's ``Preprocess``, which computes
 #: it and the log-sum-exp) reduce rows; a cast of an accumulator (``convert``, ``Postprocess``), a clear (zeroing) is
 #: element-wise.
-_HELPER_REDUCES = re.compile(r"combine|merge|dot_?do_?o|GradDotO|preprocess|reduce", re.I)
+_HELPER_REDUCES = re.compile(r"combine|merge|dot_?do_?o|GradDotO|preprocess|reduce", re.IGNORECASE)
 
 
 def attention_helper_kind(name: str) -> str | None:

@@ -226,10 +226,10 @@ def _attention_on_tensor_cores(name: str) -> bool:
     return bool(kv) and kv.group(1) == "Prefill"
 
 
-#: A GEMM (``gemm``, ``matmul``) whose own identifier (not its template arguments or parameters) names an fp8 type
-#: (Triton's ``_w8a8_block_fp8_matmul``, ``deep_gemm::
-#: fp8_gemm_kernel<...>(__nv_bfloat16*, ...)`` -- fp8 inputs, a bf16 output.  NVIDIA GPUs compute on fp8 only in
-#: their Tensor Cores (sm89 on; CUDA cores have no fp8 arithmetic), so an fp8 GEMM is a Tensor Core GEMM.
+#: A GEMM (``gemm``, ``matmul``) whose own identifier (not its template arguments or parameters) names an fp8 type:
+#: Triton's ``_w8a8_block_fp8_matmul``, DeepGEMM's ``deep_gemm::fp8_gemm_kernel<...>(__nv_bfloat16*, ...)`` -- fp8
+#: inputs, a bf16 output.  GPUs compute on fp8 only in their matrix units (NVIDIA from sm89, AMD's MFMA from CDNA 3;
+#: neither's vector units have fp8 arithmetic), so an fp8 GEMM is a Tensor Core GEMM.
 _OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm|matmul)|(?i:gemm|matmul)\w*?(?i:fp8|e4m3|e5m2)")
 
 
@@ -238,8 +238,7 @@ def _own_identifier(name: str) -> str:
     names only (``void deep_gemm::fp8_gemm_kernel<...>(...)`` -> ``deep_gemm::fp8_gemm_kernel``)."""
     if name.startswith("_Z"):
         return ""
-    if name.startswith("void "):
-        name = name[5:]
+    name = name.removeprefix("void ")
     cut = min((i for i in (name.find("<"), name.find("(")) if i >= 0), default=len(name))
     return name[:cut]
 

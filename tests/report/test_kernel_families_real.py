@@ -2,7 +2,8 @@
 
 * ``h200_jobs/hf_generate_llama``: HF ``generate`` on an H200 runs cuDNN's flash SDPA built for sm80
   (``cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_...``, a WMMA engine): main read it off the Tensor
-  Cores (only ``wgmma`` named them), so the 16-bit card's Tensor Core share was 34.9% and the SDPA op 0% on them.
+  Cores (only ``wgmma`` named them), so the 16-bit card's Tensor Core share was 34.9% and
+  ``aten::_cudnn_attention_forward`` 0% on them.
 * ``wild/sglang_mi300x_prefill``: SGLang on an MI300X in bf16; aiter's and Composable Kernel's kernels are recorded
   Itanium-mangled, where ``DF16b`` is ``std::bfloat16_t`` -- main read its ``F16`` as fp16 (181 "fp16" kernels).
 * ``wild/jax_mi355x``: Composable Kernel's attention-backward helpers are a row-wise dot (``FmhaBwdOGradDotOKernel``)

@@ -570,6 +570,23 @@ def _small_grid(r: Rank) -> None:
     r.sync()
 
 
+#: A kernel of another stream that runs beside the small one (DeepEP's all-to-all beside a GEMM, h37-survey35): the SMs
+#: the small kernel leaves are this one's while both run.
+SIDE_KERNEL, SIDE_US, SIDE_GRID = "void my_ext::exchange_kernel<8>(int4*, int)", 600.0, (20, 1, 1)
+
+
+def _small_grid_beside(r: Rank) -> None:
+    """The ``small_grid`` step with a kernel of another stream, itself of 20 blocks, started with the small one and
+    running the first ``SIDE_US`` of its ``SMALL_GRID_US``: only the rest of the small one leaves SMs idle, the side
+    one never runs alone, and the two are ``SMALL_GRID_US`` of the GPU's time, not their sum."""
+    forward_backward(r)
+    free = r.streams.get(COMPUTE_STREAM, 0.0)
+    r.kernel("my_ext::exchange", SIDE_KERNEL, SIDE_US, stream=NCCL_STREAM, grid=SIDE_GRID, not_before=free)
+    r.kernel("my_ext::scan", SMALL_GRID_KERNEL, SMALL_GRID_US, grid=SMALL_GRID, block=(256, 1, 1), not_before=free)
+    optimizer(r)
+    r.sync()
+
+
 def _sync_item(r: Rank) -> None:
     """``loss.item()`` after every layer: the host drains the GPU six times a step, then launches anew."""
     for _ in range(6):
@@ -1238,6 +1255,12 @@ SCENARIOS: dict[str, Scenario] = {
                            "filling the SMs could save",
                            extra={"underfilled_ms": SMALL_GRID_US / 1000,
                                   "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
+    "small_grid_beside": Scenario(1, _single(_small_grid_beside), ["small_grid"], ["launch_bound", "input_bound", "mfu_low"],
+                                  f"the small_grid step with a {SIDE_US:g} us kernel of another stream started with "
+                                  f"the 4-block one: only its other {SMALL_GRID_US - SIDE_US:g} us leave SMs idle, "
+                                  f"so the bound is ({SMALL_GRID_US:g} - {SIDE_US:g}) us x (1 - 4/132) a step",
+                                  extra={"underfilled_ms": SMALL_GRID_US / 1000,
+                                         "idle_sm_ms": (SMALL_GRID_US - SIDE_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
     "tiny_ops": Scenario(1, _single(_tiny), ["launch_bound"], [],
                          "300 tanh kernels of 2.5 us per step, each after a 14 us launch", dtype=None),
     "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],

@@ -32,7 +32,12 @@ FAMILIES: tuple[Family, ...] = (
                                                  r"AllReduceKernel|allreduce_fusion|ar_fusion", re.I), "AllReduce"),
     Family("PyTorch symmetric memory", re.compile(r"(one|two)_shot_all_reduce|multimem_all_reduce|multimem_all_gather"),
            None),
-    Family("DeepEP", re.compile(r"deep_ep::.*(dispatch|combine)"), "AllToAll"),
+    # DeepEP's expert-parallel all-to-all: open DeepEP names its kernels ``deep_ep::...``; DeepSeek's own build (its
+    # published training profile) ``dpsk::ep::internode::...`` -- the library is its (intra|inter)node[_ll] namespace
+    # of ``ep``, not the outer name, and its count exchanges (``notify_dispatch``, ``cached_notify``) move data
+    # between GPUs as the dispatch and combine do (h37-survey35)
+    Family("DeepEP", re.compile(r"(?:deep_ep|\bep::(?:intra|inter)node(?:_ll)?)::.*(?:dispatch|combine|notify)"),
+           "AllToAll"),
     Family("MSCCL++", re.compile(r"mscclpp", re.I), None),
     Family("NVSHMEM", re.compile(r"nvshmem", re.I), None),
     Family("XLA / generic", re.compile(r"allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|"

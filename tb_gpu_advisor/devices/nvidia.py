@@ -229,7 +229,8 @@ def _attention_on_tensor_cores(name: str) -> bool:
 #: A GEMM (``gemm``, ``matmul``) whose own identifier (not its template arguments or parameters) names an fp8 type:
 #: Triton's ``_w8a8_block_fp8_matmul``, DeepGEMM's ``deep_gemm::fp8_gemm_kernel<...>(__nv_bfloat16*, ...)`` -- fp8
 #: inputs, a bf16 output.  GPUs compute on fp8 only in their matrix units (NVIDIA from sm89, AMD's MFMA from CDNA 3;
-#: neither's vector units have fp8 arithmetic), so an fp8 GEMM is a Tensor Core GEMM.
+#: neither's vector units have fp8 arithmetic), so an fp8 GEMM is a Tensor Core GEMM (as :func:`_fp8_gemm` reads an
+#: fp8 word anywhere beside a ``gemm``); the own identifier also makes fp8 its precision, over a bf16 output's words.
 _OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm|matmul)|(?i:gemm|matmul)\w*?(?i:fp8|e4m3|e5m2)")
 
 
@@ -253,8 +254,19 @@ def tensor_core_one(name: str) -> bool:
     if _OWN_FP8_GEMM.search(own) or (_MMA_SHAPE.search(own) and "gemm" in own.lower()):
         return True
     if not _TC_RE.search(name):
-        return False
+        return _fp8_gemm(name)
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
+
+
+def _fp8_gemm(name: str) -> bool:
+    """A GEMM whose inputs are fp8 runs on Tensor Cores whatever its library calls it: PTX's fp8 types (``e4m3``,
+    ``e5m2``) are operands of only the conversions and the matrix instructions (``mma``, ``wgmma``, ``tcgen05``) --
+    no CUDA-core instruction multiplies them -- and cuBLASLt's fp8 GEMMs have no CUDA-core fallback (misaligned dims
+    are refused, not run slower).  DeepSeek's own grouped GEMMs
+    (``cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>`` on an H800, h37-survey35) name
+    no Tensor Core family and were read as 16-bit GEMMs that fell back.  A name that says CUDA cores (``simt``,
+    ``ffma``) still does."""
+    return bool(_FP8.search(name)) and bool(_GEMM_KERNEL.search(name)) and not _TC_EXCLUDE.search(name)
 
 
 #: Words by which a program's own kernel claims the matrix units: the CUDA WMMA API (``nvcuda::wmma``), the PTX

@@ -222,6 +222,11 @@ class Framework:
     #: where they say nothing (``frameworks.<name>.version_range``)
     version_range: Callable[[Mapping[str, str]], "tuple[tuple[int, ...], tuple[int, ...] | None] | None"] = \
         lambda _facts: None
+    #: the job tags a version range earns (``frameworks.<name>.version_tags``): the framework's own cuts between
+    #: releases that spell a fix differently (PyTorch: ``legacy`` before 2.0, ``cuda_amp`` where the trace may
+    #: predate ``torch.autocast``); none where the trace does not date the framework
+    version_tags: Callable[["tuple[tuple[int, ...], tuple[int, ...] | None] | None"], "tuple[str, ...]"] = \
+        lambda _rng: ()
 
     def applied(self, a: Action, evidence: Mapping[str, str]) -> str | None:
         """What in the trace shows fix ``a`` is already in use (``evidence``: id -> words), None when nothing does."""

@@ -664,9 +664,11 @@ def capture_cold(loop: Loop) -> str:
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only -- the
 #: dtype every Tensor Core GPU of those releases runs; no word of bfloat16, which the fix does not use and a V100 or
 #: Turing GPU lacks (h37-review14: resnet50_num_workers_0 on a V100 read "bfloat16 autocast on the GPU needs 1.10")
-_AUTOCAST_LEGACY_WORDS = ("Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 "
-                          "spell it torch.cuda.amp): matmuls and convolutions then use the Tensor Cores, parameters "
-                          "stay float32{aside}.")
+#: The words name no release as the trace's: the tag says only that its oldest may predate torch.autocast
+#: (h37-review16: "PyTorch 1.8-1.10 spell it" would misname a trace stating 1.9)
+_CUDA_AMP = "torch.cuda.amp's, which runs on releases before torch.autocast came with PyTorch 1.10"
+_AUTOCAST_LEGACY_WORDS = ("Run the forward pass and the loss under float16 autocast with a GradScaler (" + _CUDA_AMP +
+                          "): matmuls and convolutions then use the Tensor Cores, parameters stay float32{aside}.")
 _AUTOCAST_LEGACY_CODE = (
     "scaler = torch.cuda.amp.GradScaler()\n"
     "with torch.cuda.amp.autocast():\n"
@@ -681,7 +683,7 @@ AUTOCAST_LEGACY = action(_AUTOCAST_LEGACY_WORDS.format(aside=""), _AUTOCAST_LEGA
 #: under PyTorch 1.8-1.10), where the finding says bf16: torch.autocast, with its dtype, came with 1.10, so the bf16
 #: form is named with its release beside the float16 one every release runs (h37-review15: review14 trimmed the
 #: bfloat16 aside for a V100, leaving a bf16-capable GPU's finding saying "bf16" above a fix in float16 alone).
-_BF16_FROM_1_10 = ("; on PyTorch 1.10 this GPU can run bfloat16 instead, which needs no loss scaling: "
+_BF16_FROM_1_10 = ("; from PyTorch 1.10 on this GPU can run bfloat16 instead, which needs no loss scaling: "
                    "torch.autocast(device_type='cuda', dtype=torch.bfloat16)")
 
 
@@ -691,7 +693,7 @@ def autocast_legacy(loop: Loop, bf16: bool = False) -> Action:
     aside = _BF16_FROM_1_10 if bf16 else ""
     if loop.training:
         return action(_AUTOCAST_LEGACY_WORDS.format(aside=aside), _AUTOCAST_LEGACY_CODE) if bf16 else AUTOCAST_LEGACY
-    return action(_STEP_AUTOCAST.format(dtype="float16 (PyTorch 1.8-1.10 spell it torch.cuda.amp)",
+    return action(_STEP_AUTOCAST.format(dtype="float16 (" + _CUDA_AMP + ")",
                                         why="; a training step also scales its loss (torch.cuda.amp's gradient "
                                             "scaler)" + aside),
                   "with torch.cuda.amp.autocast():\n"
@@ -960,7 +962,7 @@ JOB_FIXES = {
     "capture_quality@serving": (action("Profile the running server under a steady load through its profiler routes, "
                                        "not its start-up.", CAPTURE_SERVING),),
     "capture_quality:long@inference": (action(LONG_WORDS.format(steps="forward passes"), CAPTURE_SHORT_INFERENCE),),
-    "loss_scaling_gaps@legacy": (AUTOCAST_LEGACY,),
+    "loss_scaling_gaps@cuda_amp": (AUTOCAST_LEGACY,),
     "launch_bound@legacy": (SCRIPT_LEGACY, GRAPHS_LEGACY,
                             action("Or raise the batch size, so each launch does more GPU work.")),
     "xla_not_used@legacy": (SCRIPT_LEGACY,),
@@ -1025,10 +1027,10 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "mixed_precision_off:fp16": (autocast_fp16(loop),),
         "tensor_core_unused": (autocast(loop),),
         "tensor_core_unused:fp16": (autocast_fp16(loop),),
-        "mixed_precision_off@legacy": (autocast_legacy(loop),),
-        "tensor_core_unused@legacy": (autocast_legacy(loop),),
-        "mixed_precision_off:bf16@legacy": (autocast_legacy(loop, bf16=True),),
-        "tensor_core_unused:bf16@legacy": (autocast_legacy(loop, bf16=True),),
+        "mixed_precision_off@cuda_amp": (autocast_legacy(loop),),
+        "tensor_core_unused@cuda_amp": (autocast_legacy(loop),),
+        "mixed_precision_off:bf16@cuda_amp": (autocast_legacy(loop, bf16=True),),
+        "tensor_core_unused:bf16@cuda_amp": (autocast_legacy(loop, bf16=True),),
     }
 
 
@@ -1275,6 +1277,22 @@ def is_factory_op(name: str) -> bool:
     return name in _FACTORY_OPS
 
 
+#: ``torch.autocast`` (device_type, dtype) came with PyTorch 1.10; before it ``torch.cuda.amp.autocast`` alone, float16
+#: only (PyTorch's amp docs: "torch.autocast and torch.cpu.amp.autocast are new in version 1.10")
+AUTOCAST_SINCE = (1, 10)
+
+
+def version_tags(rng) -> tuple[str, ...]:
+    """The job tags the trace's PyTorch versions earn: ``legacy`` where every one of them is before 2.0 (no
+    torch.compile), ``cuda_amp`` where the oldest of them is before 1.10 (no ``torch.autocast``: the precision fixes
+    spelled ``torch.cuda.amp``).  A trace that states 1.10-1.13 is told ``torch.autocast`` with 2.3's GradScaler
+    spelled ``torch.cuda.amp.GradScaler`` (``DEVICE_FEATURES``); one that dates nothing earns no tag (h37-review16:
+    the ``torch.cuda.amp`` fix and its "PyTorch 1.8-1.10" were keyed to ``legacy``, any release before 2.0)."""
+    if rng is None or rng[1] is None or rng[1] > (2, 0):
+        return ()
+    return ("legacy", "cuda_amp") if rng[0] < AUTOCAST_SINCE else ("legacy",)
+
+
 def version_range(facts) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
     """The PyTorch versions a trace's ``producer`` facts allow: a stated ``torch_version`` (that minor release), or
     the old schema's 1.8-1.10; None where nothing dates it (1.11 or newer)."""
@@ -1509,7 +1527,7 @@ FRAMEWORK = Framework(
     compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
     scalar_read_event=is_scalar_read_event,
-    gpu_only_backend=is_gpu_only_backend, version_range=version_range,
+    gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
     model_call=is_model_call, cache_release_event=is_cache_release_event,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),

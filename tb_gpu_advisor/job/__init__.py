@@ -173,8 +173,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     if native.native_host(trace.producer):
         tags.append("native_host")
     rng = fw.version_range(trace.producer)
-    if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
-        tags.append("legacy")
+    tags.extend(fw.version_tags(rng))  # the releases the framework's fixes are spelled for (an old PyTorch)
     if len(trace.h) and trace.h.name_mask(fw.tensor_parallel_event).any():
         tags.append("tensor_parallel")
     return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,

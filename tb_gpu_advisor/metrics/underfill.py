@@ -78,7 +78,9 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     # (the launches' own columns were ~100 MB a GPU at the peak on a dense 1 GB capture)
     small_cfg = np.append(table[:, 0] < s if sms is not None else table[:, 0] == 1, False)  # -1: the last, False
     floor_ps = round(T("small_grid.floor_us") * 1e6)
-    groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur))  # recorded: a part of in_step
+    shared = _shared_spans(d)
+    groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur),  # recorded: a part of in_step
+                             shared=shared)
     if not groups:
         return gu
     for (name_id, c), (count, dur_ps, above_ps) in groups.items():  # by (name, blocks, threads): the table's order
@@ -98,11 +100,76 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         r.sm_count = min(r.sm_count, s)
         if d.gpu not in r.gpus:
             r.gpus.append(d.gpu)
+    if shared is not None:
+        # kernels of two streams at once are one stretch of the GPU's time, not two: the time "in" small kernels is
+        # their union, never above the window (DeepSeek's H800 step read 147.9% of itself, h37-survey35)
+        gu.underfilled_ms = _union_ps(d, recorded & small_cfg[cfg]) / PS_PER_MS
     return gu
 
 
+def _union_ps(d, mask: np.ndarray) -> int:
+    """The length in ps of the union of the device events at ``mask``."""
+    if not mask.any():
+        return 0
+    st, en = d.start[mask].astype(np.int64), d.end[mask].astype(np.int64)
+    o = np.argsort(st, kind="stable")
+    st, en = st[o], np.maximum.accumulate(en[o])
+    # each event adds what reaches past every earlier one's end
+    prev = np.concatenate([[st[0]], en[:-1]])
+    return int(np.sum(en - np.maximum(st, prev)))
+
+
+def _shared_spans(d) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(starts, ends, lengths before each) of the disjoint spans in which two or more of the GPU's kernels and
+    collectives ran at once; None where none did (one stream, or streams that never overlapped).
+
+    The idle-SM bound assumes the SMs a small kernel leaves are idle.  A kernel of another stream running beside it
+    is on them: DeepSeek's fp8 GEMMs of 112 thread blocks ran on an H800's 132 SMs beside DeepEP's all-to-all kernels
+    of 20 blocks (h37-survey35) -- the 20 SMs were the communication's, so filling them could save nothing there.
+    Copies run on the copy engines, not the SMs, and are left out."""
+    m = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+    if int(np.count_nonzero(m)) < 2:
+        return None
+    st, en = d.start[m].astype(np.int64), d.end[m].astype(np.int64)
+    order = np.argsort(st, kind="stable")
+    st, en = st[order], en[order]
+    if not (st[1:] < np.maximum.accumulate(en)[:-1]).any():
+        return None
+    # depth over time: +1 at each start, -1 at each end; an end sorts before a start at the same instant (touching
+    # kernels do not overlap)
+    t = np.concatenate([en, st])
+    step = np.concatenate([np.full(en.size, -1, np.int64), np.ones(st.size, np.int64)])
+    o = np.lexsort((step, t))
+    t, depth = t[o], np.cumsum(step[o])
+    two = depth >= 2
+    rise = np.flatnonzero(two & ~np.concatenate([[False], two[:-1]]))
+    fall = np.flatnonzero(~two & np.concatenate([[False], two[:-1]]))
+    s0, e0 = t[rise], t[fall]
+    keep = e0 > s0
+    s0, e0 = s0[keep], e0[keep]
+    if not s0.size:
+        return None
+    before = np.concatenate([[0], np.cumsum(e0 - s0)[:-1]])
+    return s0, e0, before
+
+
+def _shared_time(shared: tuple[np.ndarray, np.ndarray, np.ndarray], start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Per interval [start, end): its time inside the shared spans (int64 ps)."""
+    s0, e0, before = shared
+
+    def covered(x: np.ndarray) -> np.ndarray:
+        i = np.searchsorted(s0, x, side="right") - 1
+        ok = i >= 0
+        j = np.where(ok, i, 0)
+        return np.where(ok, before[j] + np.minimum(x, e0[j]) - s0[j], 0)
+
+    x0, x1 = start.astype(np.int64), end.astype(np.int64)
+    return covered(x1) - covered(x0)
+
+
 def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: int, block: int = 1 << 18,
-                    kernels: tuple[np.ndarray, np.ndarray] | None = None) -> dict[tuple[int, int], list[int]]:
+                    kernels: tuple[np.ndarray, np.ndarray] | None = None,
+                    shared: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None) -> dict[tuple[int, int], list[int]]:
     """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps], sorted, of
     the recorded launches whose configuration is small: exact integer sums, a block of events at a time (the whole
     GPU's small launches as float columns were ~60 bytes a kernel at the peak: 280 MB on the 1 GB Nsight export).
@@ -127,6 +194,10 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         else:
             dur = (d.end[a : a + block][m] - d.start[a : a + block][m]).astype(np.int64)
         pos += n_in
+        # the time another kernel ran beside it is no idle-SM time (``_shared_spans``): only the time it ran alone,
+        # above the floor, counts toward the bound
+        alone = (dur - _shared_time(shared, d.start[a : a + block][m], d.end[a : a + block][m])
+                 if shared is not None else None)
         # grouped by counting (key ids span a names x configurations range), not by a stable argsort of the keys:
         # that sort was half of this module's time on the dense 100 MB capture
         u, inv = unique_inverse(key)
@@ -135,6 +206,8 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         total = _exact_sums(inv, dur, u.size)
         np.subtract(dur, floor_ps, out=dur)
         np.maximum(dur, 0, out=dur)
+        if alone is not None:
+            np.minimum(dur, alone, out=dur)
         above = _exact_sums(inv, dur, u.size)
         for k, n, t, ab in zip(u.tolist(), counts.tolist(), total.tolist(), above.tolist()):
             acc = out.setdefault(k, [0, 0, 0])

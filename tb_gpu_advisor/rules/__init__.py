@@ -974,24 +974,33 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     2. then by estimated saving (ms per step, rounded to 0.01 ms) descending, whatever the severity -- an info
        finding that saves 9.7% is listed above a warning that saves 1.4% (issue #36) -- findings without a saving
        count as 0;
-       when no critical or warning finding saves step time, a warning about the capture (too few steps, one
-       pass) is the one problem the report has and leads the notes: they rest on the steps it doubts (h37-review2:
-       ``compiled_a100_triton`` listed a note saving 75% of its one pass -- "may be the first call's one-time
-       cost" -- above "Too few steps in the capture", the verdict's top);
+       a warning about the capture (too few steps, one pass) is listed right after the last critical or warning
+       finding that saves step time, above the notes that save less: they rest on the steps it doubts -- so where
+       no critical or warning finding saves step time it is the one problem the report has and leads the list
+       (h37-review2: ``compiled_a100_triton`` listed a note saving 75% of its one pass -- "may be the first call's
+       one-time cost" -- above "Too few steps in the capture", the verdict's top; h37-review16: ``d2d_v100`` listed
+       "Too few steps" below a note saving 2.30 ms under three warnings saving 16.5 ms and more);
     3. ties in the guide's debugging order (input pipeline, one-GPU checks, mixed precision / XLA, several GPUs,
        capture quality), then severity (critical first), host, GPU, id -- so the order is deterministic; among the
        findings that save no step time, severity first (a warning about the capture above a note).
     """
     findings = list(findings)
-    capture_first = not any(_saves(f) for f in findings if f.severity in ("critical", "warning"))
+    # the least saving of a critical or warning finding: a warning about the capture is listed right below it
+    graded = [round(f.saving.ms_per_step, 2) for f in findings
+              if f.severity in ("critical", "warning") and _saves(f)]
+    capture_first = not graded
+    below = min(graded) if graded else 0.0
 
     def key(f: Finding):
         s = f.saving.ms_per_step if f.saving else 0.0
         sev = SEVERITY_ORDER.get(f.severity, 9)
+        placed = not capture_first and capture_problem(f) and not leads(f)
+        if placed:
+            s = below
         # a run that failed first of all (what the window holds is the part before the failure), then a warm-up
         lead = 0 if _run_failed(f) else 0.5 if _lost_records(f) else (
             (1 if f.rule in LEADS else 2) if leads(f) or (capture_first and capture_problem(f)) else 3)
-        return (lead, -round(s, 2), 0 if round(s, 2) else sev, _order(f), sev,
+        return (lead, -round(s, 2), 1 if placed else 0, 0 if round(s, 2) else sev, _order(f), sev,
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 
     return sorted(findings, key=key)

@@ -156,10 +156,11 @@ pipeline, one-GPU checks, mixed precision / XLA, several GPUs, capture
 quality; a cause ranks above its symptom: `misaligned_dims` and
 `mixed_precision_off` before `tensor_core_unused`); then severity, host, GPU,
 id. Among the findings that save no step time, severity comes first (a
-warning about the capture above a note); and when no critical or warning
-finding saves step time, a warning about the capture (too few steps, one pass)
-is the report's one problem and leads the notes, which rest on the steps it
-doubts. The verdict's "top:" is the first finding of that list, whatever its
+warning about the capture above a note); and a warning about the capture (too
+few steps, one pass) is listed right after the last critical or warning finding
+that saves step time, above the notes that save less, which rest on the steps it
+doubts -- so when no critical or warning finding saves step time, it is the
+report's one problem and leads the list. The verdict's "top:" is the first finding of that list, whatever its
 grade: a note that out-saves every warning is named as one ("top: a note,
 <title>"), so the verdict and the list read one order. A fix of the capture is
 printed once, under the first finding about the capture that needs it; a later

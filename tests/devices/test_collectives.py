@@ -44,3 +44,30 @@ def test_each_library_s_collectives_are_communication(name, library, typ):
 ])
 def test_compute_kernels_are_not(name):
     assert collectives.family(name) is None and devices.kind_one(name) == devices.KIND_KERNEL
+
+
+#: DeepSeek's own build of DeepEP, as its published H800 training profile names the kernels (deepseek-ai/profile-data
+#: ``train.json``, read in place: no licence): ``dpsk::ep::``, not ``deep_ep::``; the count exchanges too.
+DEEPSEEK_EP = [
+    "void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*, int4 const*)",
+    "void dpsk::ep::internode::dispatch<false, 8, true, 8>(int4*, float*, long*, float*)",
+    "void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int, int*, int*)",
+    "void dpsk::ep::internode::notify_dispatch<false, 8>(int const*, long*, int)",
+    "void deep_ep::intranode::cached_notify_combine<8>(void**, int*, int, int, int, int*, int)",
+]
+
+
+@pytest.mark.parametrize("name", DEEPSEEK_EP, ids=lambda n: n[5:45])
+def test_deepep_under_any_outer_namespace_is_its_all_to_all(name):
+    assert collectives.family(name).library == "DeepEP"
+    assert devices.kind_one(name) == devices.KIND_COLLECTIVE and devices.collective_type(name) == "AllToAll"
+
+
+@pytest.mark.parametrize("name", [
+    "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int)",
+    "void cuda::clean_and_count_expert<512>(int*, int)",
+    "void dpsk::grouped_gemm::cuda::utils::transpose<512, 128, 4, 4>(unsigned char const*, unsigned char*, int)",
+])
+def test_control_the_layout_and_expert_kernels_beside_them_stay_compute(name):
+    """The routing layout and expert counting run on one GPU's own data: no communication."""
+    assert collectives.family(name) is None and devices.kind_one(name) == devices.KIND_KERNEL

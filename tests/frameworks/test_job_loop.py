@@ -68,7 +68,8 @@ LOOPED = ("input_bound", "input_bound:parallel", "host_op_placement", "host_sync
           "mixed_precision_off:fp16", "tensor_core_unused", "tensor_core_unused:fp16")
 
 
-@pytest.mark.parametrize("tags", [("any_work",), ("inference",), ("inference", "legacy"), ("any_work", "legacy")])
+@pytest.mark.parametrize("tags", [("any_work",), ("inference",), ("inference", "legacy"), ("any_work", "legacy"),
+                                  ("inference", "legacy", "cuda_amp"), ("any_work", "legacy", "cuda_amp")])
 def test_no_training_code_in_the_looped_fixes_of_work_that_is_not_training(tags):
     """Every fix composed from the job's loop, for every rule: an old PyTorch's forward passes were told the training
     loop's sync fix (``host_sync@legacy`` won over the inference one)."""

@@ -102,7 +102,8 @@ def test_an_old_pytorch_on_a_bf16_gpu_is_told_of_bfloat16(tmp_path):
         text = rules[r].actions[0].text
         assert "torch.cuda.amp" in text and "torch.autocast(device_type='cuda', dtype=torch.bfloat16)" in text, text
     assert not bf16_fix_problems("x", h)
-    main = [type(f)(**{**vars(f), "actions": [type(a)(**{**vars(a), "text": a.text.split("; on PyTorch 1.10")[0]})
+    cut = "; from PyTorch 1.10 on"  # the bf16 aside (h37-review16 wording)
+    main = [type(f)(**{**vars(f), "actions": [type(a)(**{**vars(a), "text": a.text.split(cut)[0]})
                                                for a in f.actions]}) for f in h.findings]
     assert bf16_fix_problems("x", type(h)(**{**vars(h), "findings": main}))
 

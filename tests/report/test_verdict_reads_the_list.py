@@ -71,5 +71,6 @@ def test_a_capture_warning_leads_the_notes_only_where_no_problem_saves_time():
     assert [f.id for f in rules.rank([_f("n", "info", 1.2), cap])] == ["c", "n"]
     assert not order_problems("h", rules.rank([_f("n", "info", 1.2), cap]))
     assert order_problems("h", [_f("n", "info", 1.2), cap])  # main's order is caught
-    # a problem that saves time: the capture warning saves none and ranks by it, last
-    assert [f.id for f in rules.rank([cap, _f("n", "info", 1.2), _f("w", "critical", 2.0)])] == ["w", "n", "c"]
+    # a problem that saves time: the capture warning is listed right below it, above the note saving less
+    # (h37-review16: it was last, under the note it doubts; d2d_v100)
+    assert [f.id for f in rules.rank([cap, _f("n", "info", 1.2), _f("w", "critical", 2.0)])] == ["w", "c", "n"]

@@ -242,3 +242,54 @@ def test_both_xplane_decoders_give_the_same_launch_columns(path):
         devs = [device_events(p) for p in tl.gpu_planes()]
         cols.append([tuple(c.tolist() for c in d.launches()) for d in devs])
     assert cols[0] == cols[1] and sum(len(c[0]) for c in cols[0]) > 100
+
+
+# -- another stream's kernel beside the small one (h37-survey35) -------------------------------------------------
+
+
+def _alone_us(events: list[dict], name: str) -> list[float]:
+    """Per kernel ``name`` of the trace: its time with no other kernel of the GPU running, from the JSON itself."""
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    out = []
+    for e in kernels:
+        if e["name"] != name:
+            continue
+        s, t = e["ts"], e["ts"] + e["dur"]
+        others = sorted((max(s, o["ts"]), min(t, o["ts"] + o["dur"])) for o in kernels
+                        if o is not e and o["ts"] < t and o["ts"] + o["dur"] > s)
+        covered, end = 0.0, s
+        for a, b in others:
+            a = max(a, end)
+            if b > a:
+                covered, end = covered + b - a, b
+        out.append(e["dur"] - covered)
+    return out
+
+
+def test_sms_another_streams_kernel_runs_on_are_no_idle_sms(tmp_path):
+    """DeepSeek's fp8 GEMMs of 112 thread blocks ran on an H800's 132 SMs beside DeepEP's all-to-all of 20 (their
+    published training profile, h37-survey35): the 20 SMs were the communication's, yet the bound counted them idle
+    (147.9% of the step "in" underfilled kernels, 84% to save).  Here the 4-block kernel runs its first 600 us beside a
+    kernel of another stream of 20 blocks: only the time it ran alone, read from the JSON, leaves SMs idle; the side
+    kernel never ran alone; and the two small kernels are 1.5 ms of the step, not 2.1."""
+    (path,) = tt.write_run(str(tmp_path), "small_grid_beside")
+    events = json.loads(gzip.decompress(Path(path).read_bytes()) if path.endswith(".gz")
+                        else Path(path).read_bytes())["traceEvents"]
+    alone = _alone_us(events, tt.SMALL_GRID_KERNEL)
+    assert alone and all(a == pytest.approx(tt.SMALL_GRID_US - tt.SIDE_US, abs=0.01) for a in alone)
+    assert all(a == pytest.approx(0.0, abs=0.01) for a in _alone_us(events, tt.SIDE_KERNEL))
+    m = host_metrics(_read(Path(path)))
+    sc = tt.SCENARIOS["small_grid_beside"]
+    assert m.underfill.underfilled_ms_per_step == pytest.approx(sc.extra["underfilled_ms"], rel=1e-6)
+    assert m.underfill.idle_ms_per_step == pytest.approx(sc.extra["idle_sm_ms"], rel=1e-4)
+    (f,) = [f for f in evaluate(m) if f.rule == "small_grid"]
+    assert f.saving.ms_per_step <= sc.extra["idle_sm_ms"] + 1e-3
+
+
+def test_control_a_small_kernel_alone_keeps_its_whole_bound(small_grid_trace):
+    """The same kernel with nothing beside it: every microsecond above the floor leaves 128 SMs idle, as before."""
+    events = json.loads(gzip.decompress(small_grid_trace.read_bytes()) if small_grid_trace.name.endswith(".gz")
+                        else small_grid_trace.read_bytes())["traceEvents"]
+    assert all(a == pytest.approx(tt.SMALL_GRID_US, abs=0.01) for a in _alone_us(events, tt.SMALL_GRID_KERNEL))
+    m = host_metrics(_read(small_grid_trace))
+    assert m.underfill.idle_ms_per_step == pytest.approx(tt.SCENARIOS["small_grid"].extra["idle_sm_ms"], rel=1e-6)

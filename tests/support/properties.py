@@ -550,6 +550,17 @@ def _capture_leads(f: Finding, fs: list[Finding]) -> bool:
     return not any(_saving(g) for g in fs if g.severity in ("critical", "warning"))
 
 
+def _placed_saving(f: Finding, fs: list[Finding]) -> float:
+    """The saving a finding is ranked by: its own, except a warning about the capture that saves nothing, which is
+    listed right after the last critical or warning finding that saves step time (docs/rules.md, Ranking;
+    h37-review16: d2d_v100's "Too few steps" below a note saving 2.30 ms under warnings saving 16.5 ms and more)."""
+    if f.rule in _NOT_OF_THE_STEPS and f.severity in ("critical", "warning") and not _saving(f):
+        graded = [_saving(g) for g in fs if g.severity in ("critical", "warning") and _saving(g)]
+        if graded:
+            return min(graded)
+    return _saving(f)
+
+
 def order_problems(where: str, findings: list[Finding]) -> list[str]:
     out = []
     fs = [f for f in findings if f.severity != "ok"]
@@ -558,8 +569,10 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
     if fs[:len(lead)] != lead:
         out.append(f"order: {where}: a finding that leads ({[f.id for f in lead]}) is not first")
     for a, b in pairwise(rest):
-        if _saving(b) > _saving(a):
-            out.append(f"order: {where}: {a.id} (saves {_saving(a)} ms) ranked above {b.id} (saves {_saving(b)} ms)")
+        sa, sb = _placed_saving(a, fs), _placed_saving(b, fs)
+        if sb > sa:
+            out.append(f"order: {where}: {a.id} ({a.severity}, saves {sa} ms as ranked) ranked above {b.id} "
+                       f"({b.severity}, saves {sb} ms as ranked)")
     for a in fs:
         for b in fs:
             if a.saving is None or b.saving is None or _SEV.get(a.severity, 9) <= _SEV.get(b.severity, 9):
@@ -1403,6 +1416,46 @@ def version_said_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+_JOB_RELEASES = re.compile(r"PyTorch (\d+)\.(\d+)(?:-(\d+)\.(\d+))?")
+#: (what a fix's code writes, the first PyTorch release that has it); the older spelling is the job's only where its
+#: oldest release may lack the newer one: ``torch.autocast`` came with 1.10 (PyTorch's amp docs), torch.compile 2.0
+_SINCE = (("torch.autocast(", (1, 10)), ("torch.compile(", (2, 0)))
+_OLD_SPELLING = (("torch.cuda.amp.autocast(", (1, 10)),)
+
+
+def _job_releases(h: HostReport) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """The PyTorch releases the job line states (oldest, newest), None where it dates none."""
+    m = _JOB_RELEASES.fullmatch((h.job or {}).get("version") or "")
+    if m is None:
+        return None
+    low = (int(m.group(1)), int(m.group(2)))
+    return low, (int(m.group(3)), int(m.group(4))) if m.group(3) else low
+
+
+def release_fit_problems(where: str, h: HostReport) -> list[str]:
+    """``release-fit``: a fix is spelled for the releases the trace states -- its code calls nothing newer than the
+    oldest of them (``torch.autocast`` on a trace that may be 1.9), and no older spelling where every one of them has
+    the newer (``torch.cuda.amp.autocast`` for a trace stating 1.12); where the trace dates no release, nothing
+    (h37-review16: the ``torch.cuda.amp`` fix, "PyTorch 1.8-1.10 spell it", was keyed to any release before 2.0)."""
+    rel = _job_releases(h)
+    if rel is None:
+        return []
+    low, _high = rel
+    out = []
+    for f in h.findings:
+        for a in f.actions:
+            code = a.snippet or ""
+            for call, since in _SINCE:
+                if call in code and low < since:
+                    out.append(f"release-fit: {where}: {f.id}'s fix calls {call}) (PyTorch {since[0]}.{since[1]} on) "
+                               f"for a job of {h.job.get('version')}")
+            for call, since in _OLD_SPELLING:
+                if call in code and low >= since:
+                    out.append(f"release-fit: {where}: {f.id}'s fix calls {call}) where {h.job.get('version')} "
+                               f"spells it anew")
+    return out
+
+
 _WAITS_AT = re.compile(r"waits for it at the AllReduce \((?:the others spend|the other GPU spends|the other [\d,]+ GPUs "
                        r"spend) " + _TIME + r" (?:per step|in the step|a step) in collectives, GPU\d+ " + _TIME + r"\)")
 
@@ -2055,6 +2108,7 @@ def report_violations(report: Report) -> list[str]:
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)
         out += version_said_problems(h.host, h) + waits_at_problems(h.host, h.findings)
+        out += release_fit_problems(h.host, h)
         out += unmarked_problems(h)
         out += snippet_lang_problems(h.host, h.findings) + rest_of_nothing_problems(h.host, h.findings)
         out += left_out_problems(h.host, h.findings) + no_steady_problems(h.host, h)

@@ -251,8 +251,9 @@ def tensor_core_one(name: str) -> bool:
     if _TRTLLM_GEN.match(name) or _MMA_ATOM.search(name) or _attention_on_tensor_cores(name):
         return True
     own = _own_identifier(name)
-    if (_OWN_FP8_GEMM.search(own) or (_MMA_SHAPE.search(own) and "gemm" in own.lower())) and not _TC_EXCLUDE.search(name):
-        return True  # a name that says CUDA cores (``simt``, ``ffma``) still does
+    own_mma = _OWN_FP8_GEMM.search(own) or (_MMA_SHAPE.search(own) and "gemm" in own.lower())
+    if own_mma and not _TC_EXCLUDE.search(name):  # a name that says CUDA cores (``simt``, ``ffma``) still does
+        return True
     if not _TC_RE.search(name):
         return _fp8_gemm(name)
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()

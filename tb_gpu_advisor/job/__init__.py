@@ -27,7 +27,7 @@ from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
-from tb_gpu_advisor.job.period import repeated_launches, training_iterations
+from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
 from tb_gpu_advisor.model.trace import Trace
@@ -152,7 +152,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         if structure is None and not kind.from_ranges:
             structure = backward_span_steps(trace, launches, fw)
     # a training job's launch period whose every repeat runs a backward: its iterations where its GPU's bursts read none
-    periodic = (training_iterations(trace, launches, fw.training_event)
+    # or, where the capture recorded no launch (a kernel trace alone), its busiest stream's period (device windows)
+    periodic = ((training_iterations(trace, launches, fw.training_event) or device_iterations(trace, launches))
                 if structure is None and kind.kind == "training" else None)
     if structure is None and kind.kind != "training":
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training

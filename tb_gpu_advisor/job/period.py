@@ -126,6 +126,63 @@ def training_iterations(trace: Trace, launches: list[np.ndarray], training_event
     return span if int(held.sum()) >= starts.size - 1 and held.any() else None
 
 
+def device_iterations(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | None:
+    """The iterations of a training job whose capture recorded its GPU work and no launch of it (a kernel trace alone:
+    ``rocprofv3 --kernel-trace``): the busiest stream's kernel sequence, in the order the GPU ran it, is periodic
+    (:func:`_period`), every repeat runs a backward (``devices.gradient_kernel_one``), and each iteration starts at
+    the kernel before which the GPU idled longest, as a median over the repeats, at the same place of every repeat.
+    The windows are the GPU's (ps): from one boundary kernel's start to the next's, the work before the first boundary
+    and after the last (a cut iteration) in none.  None where any launch was recorded (the host's own sequence and
+    waits say more: :func:`training_iterations`), or where no such period covers ``job.span_step_coverage`` of the
+    stream's kernels.
+
+    Why: with no host events, a training loop's iterations show only in what the GPU ran.  Its GPU bursts are no
+    reading of them: one stream runs each iteration's work in the same order, but the iterations of a communication-
+    bound job run back to back (the collectives fill the host's pauses) while the set-up before them runs hundreds of
+    tiny bursts -- an MI350X FSDP run's rocprofv3 kernel trace (TraceLens' ``908_results.json``): 50 iterations of
+    ~39 ms in 10 bursts among 620, read as one 15.1 s pass (survey h37-survey36).  A stream's period is the order of
+    the program's launches, which the GPU keeps per stream; where it idles within a repeat is where the host paused."""
+    if not trace.devices or any(la.size and bool((la >= 0).any()) for la in launches):
+        return None
+    dev = max(trace.devices, key=len)
+    if len(dev) < 8:
+        return None
+    stream = np.asarray(dev.stream)
+    sid = int(np.bincount(stream.astype(np.int64)).argmax())
+    on = np.flatnonzero(stream == sid)[:MAX_LAUNCHES]  # ``dev`` is sorted by start: the stream's run order
+    key = np.asarray(dev.name)[on].astype(np.int64)
+    found = _period(key)
+    if found is None:
+        return None
+    p, first, length = found
+    if length / key.size < T("job.span_step_coverage"):
+        return None
+    reps = length // p
+    grad_names = np.fromiter((devices.gradient_kernel_one(n) for n in dev.names), bool, len(dev.names))
+    grad = grad_names[key[first:first + reps * p]].reshape(reps, p)
+    if reps < 3 or not grad.any(axis=1).all():
+        return None  # a period a repeat of which runs no backward is no training iteration (a layer's, a forward's)
+    start = np.asarray(dev.start, np.int64)
+    end_before = np.maximum.accumulate(np.asarray(dev.end, np.int64))  # the GPU's work done by each event's start
+    idle = np.empty(start.size, np.int64)
+    idle[0] = 0
+    idle[1:] = start[1:] - end_before[:-1]
+    at = on[first:first + reps * p].reshape(reps, p)  # device index of each repeat's kernel at each place
+    gaps = np.median(idle[at], axis=0)
+    off = int(np.argmax(gaps))
+    bounds = start[at[:, off]]
+    if bounds.size < 3:
+        return None
+    word = next((devices.gradient_word(dev.names[int(k)]) for k in key[first:first + p][grad[0]]), "")
+    label = dev.stream_names[sid] if sid < len(dev.stream_names) else str(sid)
+    note = (f"the capture recorded the GPU's work and no launch: the kernel sequence of stream `{label}` repeats "
+            f"every {p} kernels, {reps} times, each repeat running a backward" + (f" (`{word}`)" if word else "") +
+            f"; each iteration starts at the kernel the GPU idled longest before ({ms(max(float(gaps[off]), 0.0) / 1e9)} "
+            f"median) at the same place of every repeat, the cut iterations at the repeats' ends read apart")
+    return SpanSteps(name=label, source="device_period", start=bounds[:-1].copy(), end=bounds[1:].copy(),
+                     coverage=float(length / key.size), confidence="medium", note=note)
+
+
 def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
                   p: int, first: int, length: int) -> SpanSteps | None:
     """The steps of the periodic region of ``length`` launches from ``first`` (period ``p``), or None where its

@@ -79,6 +79,7 @@ StepSource = Literal[
     "engine_steps",  # a serving engine's own step span (vLLM ``execute_model``)
     "annotation_spans",  # the program's repeated spans that hold most of the GPU work
     "repeated_launches",  # the period of the launch sequence, the host pausing between repeats
+    "device_period",  # a kernel trace alone (no launch recorded): a training job's stream period, by the GPU's idle
     "step_end_events",  # a training loop's step ends (PyTorch's optimizer steps), no markers
     "single_pass",  # inference with no repeated structure: the capture is one forward pass
     "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
@@ -94,6 +95,7 @@ SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch"
                 "xla_module_launches": "XLA module launches", "nvtx_range": "NVTX step ranges",
                 "nvtx_top_range": "a repeated NVTX range", "engine_steps": "the engine's steps",
                 "annotation_spans": "repeated annotated spans", "repeated_launches": "repeating launches",
+                "device_period": "the GPU's repeating kernels",
                 "step_end_events": "optimizer steps", "single_pass": "one pass",
                 "gpu_busy_clusters": "GPU bursts, a guess", "whole_capture": "the whole capture"}
 
@@ -105,7 +107,7 @@ COUNTED_SOURCES = ("profiler_step", "keras_profiled_batch", "step_num_stat")
 CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "iteration_range": "high", "keras_profiled_batch": "high", "trace_train": "high",
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
               "nvtx_range": "high", "nvtx_top_range": "medium",
-              "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium",
+              "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium", "device_period": "medium",
               "step_end_events": "medium", "memory_iterations": "medium",
               "single_pass": "medium",
               "gpu_busy_clusters": "low", "whole_capture": "low"}
@@ -845,6 +847,9 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:
         r.take_spans(*framed, "device")
+    elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
+        r.own = job.periodic  # a kernel trace's iterations by its stream's period: GPU windows, no launch to map
+        r.take_spans("device_period", job.periodic.note, job.periodic.start, job.periodic.end, "device")
     elif _one_pass(job, r.active):
         _one_pass_step(r, job)
     else:

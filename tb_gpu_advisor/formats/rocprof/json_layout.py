@@ -12,7 +12,9 @@ import re
 
 from tb_gpu_advisor.formats.rocprof.layout import ByContentLayout, head_bytes
 
-SUFFIXES = (".json",)
+#: gzipped too: the file is one JSON document, often tens of MB, and kept or shared compressed (TraceLens' own
+#: rocprofv3 test capture is ``908_results.json.gz``)
+SUFFIXES = (".json", ".json.gz")
 EXPECTED = "<run>/<pid>_results.json (rocprofv3 --output-format json: any name, told by its content)"
 #: How much of the file's start is searched for the top key (it is the document's first key).
 SNIFF_BYTES = 4 << 10
@@ -25,7 +27,10 @@ def sniff(path: str) -> str | None:
 
 
 def stem(file_name: str) -> str:
-    return file_name[:-5] if file_name.endswith(".json") and len(file_name) > 5 else file_name
+    for suffix in (".json.gz", ".json"):
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return file_name
 
 
 LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprofv3-json")

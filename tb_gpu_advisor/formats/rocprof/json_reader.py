@@ -19,8 +19,8 @@ h37-rocprof3, no real file public): one top key, ``rocprofiler-sdk-tool``, an ar
 Its records are laid out as the CSV files' columns and read by the CSV reader's one build (``csv_reader.build``: the
 same rules for calls, ranges, launches by correlation id, GPUs, grids), with each copy's ``bytes`` kept.  A process
 array of several is read for the process with the most GPU work, the others named in the notes.  The file is read
-whole (its size bounded as every format's); one that is no JSON, cut short, or not rocprofv3's is a clear error
-(:class:`RocprofJsonReadError`).
+whole, gunzipped where gzipped (its size bounded as every format's); one that is no JSON, cut short, or not
+rocprofv3's is a clear error (:class:`RocprofJsonReadError`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ import json
 import os
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.rocprof.csv_reader import RocprofCsvReadError, build
+from tb_gpu_advisor.formats.rocprof.json_layout import stem as layout_stem
+from tb_gpu_advisor.formats.rocprof.reader import RocprofReadError, file_text
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["RocprofJsonReadError", "read_trace", "TIME_BASE", "TOP_KEY"]
@@ -47,17 +48,10 @@ class RocprofJsonReadError(ValueError):
 
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
-    limit = max_profile_bytes()
-    try:
-        size = fsio.size(path)
-        if size > limit:
-            raise RocprofJsonReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit "
-                                       f"({LIMIT_HINT})")
-        with fsio.open_binary(path) as f:
-            raw = f.read()
-    except OSError as e:
-        raise RocprofJsonReadError(f"cannot read {path}: {e}") from e
-    text = raw.decode("utf-8", errors="replace")
+    try:  # the rocprof reader's read: decompressed where gzipped, within the size limit either way
+        text, size = file_text(path)
+    except RocprofReadError as e:
+        raise RocprofJsonReadError(str(e)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:  # the text ends inside a value (a string or the document): cut short
@@ -74,7 +68,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     if len(procs) > 1:
         notes.append(f"the file holds {len(procs)} processes: the one with the most GPU work is read")
     name = os.path.basename(fsio.local_path(path))
-    stem = name[:-5] if name.endswith(".json") and len(name) > 5 else name
+    stem = layout_stem(name)
     try:
         trace = build(_tables(proc), path, size, host or stem, fmt="rocprofv3-json", time_base=TIME_BASE,
                       what="rocprofv3 JSON's records")

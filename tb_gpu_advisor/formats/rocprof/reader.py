@@ -55,7 +55,7 @@ from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
 
-__all__ = ["RocprofReadError", "read_trace", "TIME_BASE", "GPU_NAME"]
+__all__ = ["RocprofReadError", "file_text", "read_trace", "TIME_BASE", "GPU_NAME"]
 
 TIME_BASE = "ms from the first record of the rocprof trace (it records no session start)"
 #: A GPU whose model ``otherData`` does not give.
@@ -78,7 +78,7 @@ class RocprofReadError(ValueError):
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one rocprof ``results.json`` into a trace (``ranks`` is not used: each file is one host)."""
-    text, size = _text(path)
+    text, size = file_text(path)
     read, other = _events(text, path)
     del text
     return _build(read, other, path, size, host or _stem(path))
@@ -92,8 +92,9 @@ def _stem(path: str) -> str:
     return name
 
 
-def _text(path: str) -> tuple[str, int]:
-    """The file's text (decompressed where gzipped), within the size limit."""
+def file_text(path: str) -> tuple[str, int]:
+    """The file's text (decompressed where gzipped), within the size limit, and its size on disk: rocprof's JSON
+    and rocprofv3's alike (:mod:`.json_reader`)."""
     limit = max_profile_bytes()
     try:
         size = fsio.size(path)

@@ -393,18 +393,39 @@ def gemm_kernel(names: list[str]) -> np.ndarray:
     return np.fromiter((gemm_kernel_one(n) for n in names), dtype=bool, count=len(names))
 
 
-def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise: bool, collective: bool) -> str:
+def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise: bool, collective: bool,
+                 kind: str | None = None) -> str:
     """One class per kernel: collectives first (NCCL kernels can match other patterns), then MatMul/Conv (a
-    Tensor Core kernel or a kernel of a Tensor-Core-eligible op), then element-wise, reduction, other."""
+    Tensor Core kernel or a kernel of a Tensor-Core-eligible op), then what its name's structure says it does (an
+    attention helper's verb; ``kind``, the class a compiler's naming states: ``frameworks.kernel_kind_one``), then
+    element-wise, reduction, other."""
     if collective:
         return "collective"
     if tensor_core or tc_eligible:
         return "matmul/conv"
+    helper = attention_helper_kind(name) or kind
+    if helper:
+        return helper
     if elementwise:
         return "elementwise"
     if REDUCTION.search(head(name)):
         return "reduction"
     return "other"
+
+
+#: What an attention helper does, by the verb its name carries: a combine of split-KV partials, a merge of attention
+#: states, the row-wise dot of dO and O (``dot_do_o``, ``OGradDotO``, FlashAttention 3's ``Preprocess``, which computes
+#: it and the log-sum-exp) reduce rows; a cast of an accumulator (``convert``, ``Postprocess``), a clear (zeroing) is
+#: element-wise.
+_HELPER_REDUCES = re.compile(r"combine|merge|dot_?do_?o|GradDotO|preprocess|reduce", re.IGNORECASE)
+
+
+def attention_helper_kind(name: str) -> str | None:
+    """``"reduction"`` or ``"elementwise"`` for an attention helper kernel (:func:`attention_helper_one`): what it
+    computes, not its family's matmul; None for any other kernel."""
+    if not attention_helper_one(name):
+        return None
+    return "reduction" if _HELPER_REDUCES.search(head(name)) else "elementwise"
 
 
 

@@ -110,7 +110,10 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
 _TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_", re.I)
 
 _FP16 = re.compile(r"half|fp16|f16(?!\d)|__half|h884|h1688|h16816|hgemm|hmma|float16", re.I)
-_BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat16", re.I)
+#: ``DF16b``: the Itanium C++ ABI's mangling of ``std::bfloat16_t`` / ``__bf16`` (``DF16_`` is ``_Float16``), in the
+#: mangled names ROCm's tracers record (aiter's ``add_rmsnorm_quant_kernelIDF16bDF16b...``): bf16, never the fp16 its
+#: ``F16`` reads as.
+_BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat16|(?-i:DF16b)", re.I)
 #: ``char`` as a value type is int8 math; ``char*`` (ATen's ``Array<char*, N>`` of byte pointers) is no precision.
 _INT8 = re.compile(r"int8|i8816|i16832|imma|s8s8|u8s8|\bchar\b(?!\s*\*)", re.I)
 _FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
@@ -148,6 +151,25 @@ _TRTLLM_INPUT = {"Bfloat16": P_BF16, "Fp16": P_FP16, "Fp32": P_FP32, "Int8": P_I
 _MINIFLOAT = re.compile(r"(?:Mx)?E[2-5]m[1-3]")
 
 
+#: CUTLASS's and CuTe's numeric types as template arguments (``cutlass::half_t``, ``cutlass::float_e4m3_t``): a
+#: CUTLASS kernel lists its *input* element first -- GEMMs their A operand before the epilogue's C/D types
+#: (``vllm::cutlass_3x_gemm<cutlass::float_e4m3_t, cutlass::bfloat16_t, ...>``: fp8 in, bf16 out), FlashAttention 3 its
+#: Q/K/V element before the accumulator and output (``CollectiveMainloopFwdSm90<..., cutlass::half_t, float,
+#: cutlass::arch::Sm90, ..., cutlass::bfloat16_t>``) -- so the first one is the kernel's precision, where the generic
+#: words, reading bf16 before fp16 and fp8, took the output's.
+_CUTLASS_ELEMENT = re.compile(r"\bcutlass::(half_t|bfloat16_t|tfloat32_t|float_e[245]m[0-3]_t|float_ue[48]m[03]_t|"
+                              r"(?:u?int8_t)|float_e2m3_t|float_e3m2_t|float_e2m1_t)\b")
+_CUTLASS_PRECISION = {"half_t": P_FP16, "bfloat16_t": P_BF16, "tfloat32_t": P_TF32, "int8_t": P_INT8, "uint8_t": P_INT8}
+
+
+def _cutlass_input(name: str) -> int | None:
+    """The precision of the first CUTLASS element type a name lists (``_CUTLASS_ELEMENT``), None where it lists none."""
+    m = _CUTLASS_ELEMENT.search(name)
+    if not m:
+        return None
+    return _CUTLASS_PRECISION.get(m.group(1), P_FP8)
+
+
 def _trtllm_input(kind: str) -> int | None:
     """The precision code of one trtllm-gen type field (``Bfloat16``, ``MxE2m1``), None for one not known."""
     if kind in _TRTLLM_INPUT:
@@ -160,11 +182,77 @@ def trtllm_gen_one(name: str) -> bool:
     return bool(_TRTLLM_GEN.match(name))
 
 
+#: What a kernel's name says of its MMA by structure, whatever library built it: CuTe's MMA atoms name the Tensor Core
+#: instruction they issue, its generation first (``SM80_16x8x16_F32BF16BF16F32_TN`` mma.sync, ``SM90_64x128x16_F32BF16``
+#: ``BF16_SS`` wgmma, ``SM100_MMA_F16BF16_SS`` tcgen05); Blackwell's ``UMMA``/``tcgen05`` (CUTLASS 3's
+#: ``MainloopSm100TmaUmmaWarpSpecialized``, whose Hopper twin says ``Gmma``).  Case-sensitive, as CuTe spells them.
+_MMA_ATOM = re.compile(r"\bSM(?:[89]\d|1\d\d)_(?:\d+x\d+x\d+|MMA)_|Umma|UMMA|tcgen05")
+#: A GEMM that names the PTX ``mma.sync`` shape it is built on, ``m<M>n<N>k<K>`` (m8n8k4, m16n8k16, or ``X`` for a
+#: templated N: AWQ's ``gemm_forward_4bit_cuda_m16nXk32``, which dequantizes int4 weights into fp16 ``mma.sync``
+#: m16n8k16 tiles): a shape only the Tensor Core instructions have.  Asked with a ``gemm`` word beside it.
+_MMA_SHAPE = re.compile(r"(?<![A-Za-z0-9])m(?:8|16)n(?:\d+|X)k(?:4|8|16|32|64)(?![0-9])")
+#: Fused attention's main kernels by what their names say, not by one library's prefix: a pass of attention built for
+#: one GPU generation -- ``<Attn|Attention><Fwd|Bwd|Forward|Backward>...Sm<NN>`` (FlashAttention 3's
+#: ``flash::FlashAttnFwdSm90``, ``FlashAttnBwdSm80``; FlashAttention 4's ``FlashAttentionForwardSm100``) -- or cuDNN's
+#: flash SDPA (``cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_...``, ``..._sm100_flash_fprop_f16``).
+#: FlashAttention's algorithm is two matmuls per tile (QK^T, PV); a build for sm80 or later issues them on the Tensor
+#: Cores (mma.sync, wgmma, tcgen05), the reason such builds exist.  Group 1/2: the generation.
+_ATTENTION_ARCH = re.compile(r"(?:Attn|Attention)(?:Fwd|Bwd|Forward|Backward)[A-Za-z]*?Sm(\d{2,3})(?![0-9])|"
+                             r"sdpa_sm(\d{2,3})_flash_[fb]prop")
+#: FlashInfer's attention over a KV cache, by its names' structure (``BatchPrefillWithPagedKVCacheKernel``,
+#: ``SinglePrefillWithKVCacheKernel``, ``BatchDecodeWithPagedKVCacheKernel``): a *prefill* multiplies a tile of many
+#: queries by the keys (matrix x matrix: Tensor Core MMA), a *decode* one query row per head (matrix x vector: a 16-row
+#: MMA would be 1/16 used, so it runs on CUDA cores; FlashInfer routes decode to its prefill kernels when it wants the
+#: Tensor Cores, ``use_tensor_cores=True``).  Group 1: Prefill or Decode.
+_KV_ATTENTION = re.compile(r"(?<![A-Za-z])(?:Batch|Single)?(Prefill|Decode)With\w*?KVCache")
+
+
+def attention_kernel_one(name: str) -> bool:
+    """A fused attention pass whose matmuls are Tensor Core work, by its name's structure (``_ATTENTION_ARCH``, a
+    prefill of ``_KV_ATTENTION``), not a helper (:func:`attention_helper_one`).  A decode's matrix-vector products
+    are no GEMM work: its class stays what its other words say."""
+    name = head(name)
+    return _attention_on_tensor_cores(name)
+
+
+def _attention_on_tensor_cores(name: str) -> bool:
+    """An attention pass built for sm80 or later, or a prefill over a KV cache (see ``_ATTENTION_ARCH``)."""
+    if attention_helper_one(name):
+        return False
+    m = _ATTENTION_ARCH.search(name)
+    if m:
+        return int(m.group(1) or m.group(2)) >= 80
+    kv = _KV_ATTENTION.search(name)
+    return bool(kv) and kv.group(1) == "Prefill"
+
+
+#: A GEMM (``gemm``, ``matmul``) whose own identifier (not its template arguments or parameters) names an fp8 type:
+#: Triton's ``_w8a8_block_fp8_matmul``, DeepGEMM's ``deep_gemm::fp8_gemm_kernel<...>(__nv_bfloat16*, ...)`` -- fp8
+#: inputs, a bf16 output.  GPUs compute on fp8 only in their matrix units (NVIDIA from sm89, AMD's MFMA from CDNA 3;
+#: neither's vector units have fp8 arithmetic), so an fp8 GEMM is a Tensor Core GEMM (as :func:`_fp8_gemm` reads an
+#: fp8 word anywhere beside a ``gemm``); the own identifier also makes fp8 its precision, over a bf16 output's words.
+_OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm|matmul)|(?i:gemm|matmul)\w*?(?i:fp8|e4m3|e5m2)")
+
+
+def _own_identifier(name: str) -> str:
+    """The kernel's own name: its qualified identifier before its template arguments and parameters, demangled
+    names only (``void deep_gemm::fp8_gemm_kernel<...>(...)`` -> ``deep_gemm::fp8_gemm_kernel``)."""
+    if name.startswith("_Z"):
+        return ""
+    name = name.removeprefix("void ")
+    cut = min((i for i in (name.find("<"), name.find("(")) if i >= 0), default=len(name))
+    return name[:cut]
+
+
 @lru_cache(maxsize=65536)
 def tensor_core_one(name: str) -> bool:
     """The kernel uses Tensor Cores, by name (a Tensor Core family, not a CUDA-core variant of one)."""
     name = head(name)
-    if _TRTLLM_GEN.match(name):
+    if _TRTLLM_GEN.match(name) or _MMA_ATOM.search(name) or _attention_on_tensor_cores(name):
+        return True
+    own = _own_identifier(name)
+    own_mma = _OWN_FP8_GEMM.search(own) or (_MMA_SHAPE.search(own) and "gemm" in own.lower())
+    if own_mma and not _TC_EXCLUDE.search(name):  # a name that says CUDA cores (``simt``, ``ffma``) still does
         return True
     if not _TC_RE.search(name):
         return _fp8_gemm(name)
@@ -225,6 +313,11 @@ def precision_one(name: str) -> int:
         return own
     if _MARLIN.search(name):
         name = name.split(">(", 1)[0]
+    if _OWN_FP8_GEMM.search(_own_identifier(name)):
+        return P_FP8
+    own = _cutlass_input(name)
+    if own is not None:
+        return own
     for pattern, precision in _NAMED_PRECISIONS:
         if pattern.search(name):
             return precision
@@ -453,7 +546,8 @@ def gradient_kernel_one(name: str) -> bool:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
     name = head(name)
-    gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower()) or bool(_TRTLLM_GEN.match(name))
+    gemm = (bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower()) or bool(_TRTLLM_GEN.match(name))
+            or attention_kernel_one(name))
     return gemm and not collectives.is_collective(name)
 
 
@@ -463,8 +557,14 @@ def gemm_kernel_one(name: str) -> bool:
 #: accumulators to the output type); FlashAttention 3's ``FlashAttnBwdPreprocess`` (the same dot and clear) and
 #: ``FlashAttnBwdPostprocessConvertdQ`` (the cast).  The family's prefix (``flash_bwd``) says attention, the rest of
 #: the name what the kernel does: the dQ/dK/dV kernel itself (``flash_bwd_dq_dk_dv_loop_...``) stays a matmul.
+#: The forward's helpers likewise: a split-KV attention writes partial outputs with their log-sum-exp, and a combine
+#: kernel merges them (a reduction over the splits) -- FlashAttention 2's ``flash_fwd_splitkv_combine_kernel``,
+#: FlashAttention 3's ``FlashAttnFwdCombine``, FlashAttention 4's ``FlashAttentionForwardCombine``, FlashInfer's
+#: ``MergeStatesKernel`` / ``VariableLengthMergeStatesKernel`` (its word for merging partial attention states).
 _ATTENTION_HELPER = re.compile(r"flash_bwd_(?:dot_do_o|convert_d[qkv]+|clear_d[qkv]+_?accum)|"
-                               r"FlashAttnBwd(?:Preprocess|Postprocess)")
+                               r"FlashAttnBwd(?:Preprocess|Postprocess)|flash_fwd_splitkv_combine|"
+                               r"FlashAttn(?:Fwd)?Combine|FlashAttention(?:Forward)?Combine|"
+                               r"flashinfer::\w*?MergeStates?")
 
 
 def attention_helper_one(name: str) -> bool:

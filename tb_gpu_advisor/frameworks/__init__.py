@@ -60,6 +60,14 @@ def elementwise_one(name: str) -> bool:
     return bool(_ELEMENTWISE.search(name)) and not devices.REDUCTION.search(name) and not devices.tensor_core_one(name)
 
 
+_KERNEL_KINDS = tuple(dict.fromkeys(k for f in REGISTRY.values() for k in f.kernel_kinds))
+
+
+def kernel_kind_one(name: str) -> str | None:
+    """The kernel class a compiler's own naming states (``triton_red_...``: "reduction"), None where it states none."""
+    return next((kind for prefix, kind in _KERNEL_KINDS if name.startswith(prefix)), None)
+
+
 def elementwise(names: list[str]) -> np.ndarray:
     """Bool per kernel name: :func:`elementwise_one`."""
     return np.fromiter((elementwise_one(n) for n in names), dtype=bool, count=len(names))
@@ -73,7 +81,7 @@ def not_gemm_kernel_one(name: str) -> bool:
     library's primitives (sorts, scans), element-wise work, collectives."""
     name = devices.head(name)
     return (bool(_NOT_GEMM.search(name)) or devices.not_gemm_one(name) or elementwise_one(name)
-            or devices.kind_one(name) != devices.KIND_KERNEL)
+            or devices.kind_one(name) != devices.KIND_KERNEL or kernel_kind_one(name) in ("elementwise", "reduction"))
 
 
 def not_gemm_kernel(names: list[str]) -> np.ndarray:

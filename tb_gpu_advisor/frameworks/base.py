@@ -120,6 +120,9 @@ class Framework:
     tc_eligible_op: NamePredicate = never
     #: regex fragments of the element-wise kernels this framework (or its compiler) generates
     elementwise_kernels: tuple[str, ...] = ()
+    #: (name prefix, kernel class) of the kernels its compiler names by their kind (Inductor's ``triton_red_``): the
+    #: class a kernel's own name states, for the report's kernel classes
+    kernel_kinds: tuple[tuple[str, str], ...] = ()
     #: host events that are bookkeeping, not host compute (wrappers whose children are classified, markers)
     not_host_work: NamePredicate = never
     #: regex fragments of kernels this framework (or its libraries) launches that are positively no matmul or

@@ -1385,6 +1385,14 @@ def is_tc_eligible_op(op_type_: str) -> bool:
 
 #: Element-wise kernels ATen launches (``vectorized_elementwise_kernel``, ``elementwise_kernel``).
 ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
+#: Inductor (``torch.compile``) names each Triton kernel it generates ``triton_<kind>_fused_<ops>_<n>``, the kind the
+#: first three letters of its category (torch/_inductor/codegen/triton.py: ``get_kernel_category_by_source_code``):
+#: ``poi`` pointwise, ``per`` persistent reduction, ``red`` reduction, ``for`` foreach (a pointwise op over a list of
+#: tensors), ``tem`` a template (a matmul, convolution or attention, left to its other words here).  The kind is what
+#: the kernel does, whatever ops its fused name lists (``triton_red_fused_native_layer_norm_1`` reduces rows;
+#: ``triton_red_fused_fused_add_rms_norm_marlin_gemm_0`` is the norm fused into a GEMM op's input, no GEMM).
+INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elementwise"), ("triton_per_", "reduction"),
+                         ("triton_red_", "reduction"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).
@@ -1509,7 +1517,7 @@ FRAMEWORK = Framework(
     device_features=DEVICE_FEATURES,
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
-    writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
+    writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),

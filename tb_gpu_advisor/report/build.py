@@ -197,7 +197,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     acc: dict[str, list[float]] = {}
     for k in m.kernels:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
-                            collective=k.collective)
+                                  collective=k.collective, kind=frameworks.kernel_kind_one(k.name))
         a = acc.setdefault(c, [0, 0.0, 0.0])
         a[0] += 1
         a[1] += k.count

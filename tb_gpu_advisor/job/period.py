@@ -71,8 +71,8 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
-    if found is None:
-        return None
+    if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
+        return _waited_runs(trace, key, t_start, t_end)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
@@ -208,6 +208,71 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
                      end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut,
                      waited=marked)
+
+
+def _waited_runs(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray) -> SpanSteps | None:
+    """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
+    iteration's launches: the runs of launches between its waits, where they are all alike; None else.
+
+    Why: the launch sequence alone has no period to read there (:func:`_period` reads none from one kernel repeated:
+    a layer's kernel and a loop's look alike), so a benchmark timing one GEMM with a sync after each call, or a native
+    loop launching one kernel a few times then ``hipDeviceSynchronize``, read as one pass of the whole window
+    (h37-randjobs5: 9 rocprof/rocpd loops of 3-15 iterations, 0 steps).  Only the host's waits tell its iterations
+    (a model's layers never wait for each other), so: one run of one kernel holding most launches
+    (``job.span_step_coverage``), the host waiting inside it, and the runs between its waits all of one length --
+    every one between two waits (at least :data:`_WAITED` of them where there are several), those at the run's edges
+    no longer (a window may cut them).  The steps are the whole runs between waits and a last one cut by the window,
+    at low confidence: the waits alone mark them.  Two iterations are two steps where the one wait splits the run
+    in halves; one wait anywhere else, or none, is no reading."""
+    n = key.size
+    if n < 2:
+        return None
+    edges = np.flatnonzero(np.diff(key)) + 1
+    lo_all, hi_all = np.r_[0, edges], np.r_[edges, n]
+    k = int(np.argmax(hi_all - lo_all))
+    lo, hi = int(lo_all[k]), int(hi_all[k])
+    if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
+        return None
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    ws = h.start[sync].astype(np.int64, copy=False)[order]
+    idx = np.arange(lo + 1, hi)
+    cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+    if not cut.size:
+        return None
+    sizes = np.diff(np.r_[lo, cut, hi])
+    inner = sizes[1:-1]
+    if inner.size:
+        q = int(np.median(inner))
+        if float(np.mean(inner == q)) < _WAITED:
+            return None
+    elif sizes[0] == sizes[1]:
+        q = int(sizes[0])
+    else:
+        return None
+    if sizes[0] > q or sizes[-1] > q:
+        return None
+    starts = cut if sizes[0] < q else np.r_[lo, cut]
+    partial = bool(sizes[-1] < q)
+    if starts.size - partial < 2:
+        return None
+    start = t_start[starts]
+    end = np.r_[start[1:], t_end[hi - 1]]
+    # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
+    after = np.searchsorted(ws, t_start[hi - 1], side="right")
+    if after < ws.size and (hi == n or ws[after] < t_start[hi]):
+        end[-1] = max(int(end[-1]), int(h.end[sync].astype(np.int64, copy=False)[order][after]))
+    coverage = (hi - int(starts[0])) / n
+    each = f"{plural(q, 'launch', 'launches')} of one kernel"
+    note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({100 * coverage:.0f}% of the launches), "
+            f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
+            f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
+    tail = (f"partial: its last {plural(int(sizes[-1]), 'launch', 'launches')} of the runs' {q}, after the last wait: "
+            f"the rest of the loop's last iteration" if partial else "")
+    return SpanSteps(name=f"{q}-launch run between waits", source="repeated_launches", start=start.astype(np.int64),
+                     end=end.astype(np.int64), coverage=coverage, confidence="low", note=note, partial_last=tail,
+                     waited=True)
 
 
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:

@@ -1164,10 +1164,21 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
         # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
         windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
                  for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
-        mapped_via=r.mapped, confidence=CONFIDENCE.get(r.source, "low"),
+        mapped_via=r.mapped, confidence=_confidence(r),
         iteration_guess=r.guessed and r.source == "whole_capture",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
+
+
+_RANK = ("low", "medium", "high")
+
+
+def _confidence(r: _Reading) -> str:
+    """The steps' confidence: their source's (:data:`CONFIDENCE`), lowered to the job's own reading's where it says
+    less of itself (``SpanSteps.confidence``: a loop of one kernel read from the host's waits alone is a guess)."""
+    c = CONFIDENCE.get(r.source, "low")
+    own = r.own.confidence if r.own is not None and r.own.source == r.source else c
+    return min(c, own, key=lambda x: _RANK.index(x) if x in _RANK else 0)
 
 
 def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:

@@ -139,7 +139,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     for o in range(p):
         idx = np.arange(first + o, first + length, p)
         idx = idx[idx > first]
-        if idx.size < 2:
+        if not idx.size:  # (a region of two repeats has one boundary: h37-randjobs6)
             continue
         lo, hi = t_start[idx - 1], t_start[idx]
         waited = float(np.mean(np.searchsorted(waits, hi) > np.searchsorted(waits, lo, side="right")))
@@ -284,12 +284,18 @@ def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, len
     few repeats: a native loop launching the same layer's kernels four times, then ``hipDeviceSynchronize``, repeats
     every 2 kernels and waits every 8 (h37-randjobs5, a rocpd capture of 8 such iterations: read as 32 "iterations"
     of 0.13 ms of the program's own loop, the waits ignored).  A model's layers never wait for each other; a loop's
-    iterations do, at one offset each time -- the reading :func:`_region_steps` makes of that multiple."""
+    iterations do, at one offset each time -- the reading :func:`_region_steps` makes of that multiple.  One wait is
+    two iterations where it splits the region in two halves of several repeats each (h37-randjobs6: a rocprof loop of
+    2 iterations of 12 launches, the same 4 kernels three times each, read as 6 "iterations" of the program's own
+    loop, though the host waited only once, halfway)."""
     if not waits.size:
         return 0
     idx = np.arange(first + 1, first + length)
     hit = np.searchsorted(waits, t_start[idx]) > np.searchsorted(waits, t_start[idx - 1], side="right")
     w = idx[hit]
+    if w.size == 1:  # one wait: two iterations where it splits the region in halves, each several repeats
+        q = length // 2
+        return q if length % 2 == 0 and int(w[0]) == first + q and q > p and q % p == 0 else 0
     if w.size < 2:
         return 0
     d = np.diff(w)

@@ -72,7 +72,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     n = key.size
     found = _period(key)
     if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
-        return _waited_runs(trace, key, t_start, t_end)
+        return _waited_runs(trace, launches, key, t_start, t_end)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
@@ -210,7 +210,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
                      waited=marked)
 
 
-def _waited_runs(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray) -> SpanSteps | None:
+def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
+                 ) -> SpanSteps | None:
     """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
     iteration's launches: the runs of launches between its waits, where they are all alike; None else.
 
@@ -222,7 +223,8 @@ def _waited_runs(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.n
     (``job.span_step_coverage``), the host waiting inside it, and the runs between its waits all of one length --
     every one between two waits (at least :data:`_WAITED` of them where there are several), those at the run's edges
     no longer (a window may cut them).  The steps are the whole runs between waits and a last one cut by the window,
-    at low confidence: the waits alone mark them.  Two iterations are two steps where the one wait splits the run
+    at low confidence: the waits alone mark them, and they must hold most of the GPU's time too (a program's one
+    20 s GEMM before 8 synced bursts of 4 small kernels is one pass, not 8 steps of 8 us).  Two iterations are two steps where the one wait splits the run
     in halves; one wait anywhere else, or none, is no reading."""
     n = key.size
     if n < 2:
@@ -264,6 +266,8 @@ def _waited_runs(trace: Trace, key: np.ndarray, t_start: np.ndarray, t_end: np.n
     if after < ws.size and (hi == n or ws[after] < t_start[hi]):
         end[-1] = max(int(end[-1]), int(h.end[sync].astype(np.int64, copy=False)[order][after]))
     coverage = (hi - int(starts[0])) / n
+    if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
+        return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
     each = f"{plural(q, 'launch', 'launches')} of one kernel"
     note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({100 * coverage:.0f}% of the launches), "
             f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
@@ -482,6 +486,21 @@ def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:
         return cum[k] - np.where(k > 0, np.maximum(be[np.maximum(k - 1, 0)] - x, 0), 0)
 
     return float(np.sum(before(hi) - before(lo))) / total
+
+
+def _time_share(trace: Trace, launches: list[np.ndarray], lo: int, hi: int) -> float:
+    """Share of the busiest GPU's kernel time (:func:`_sequence`'s GPU) in its launches ``[lo, hi)`` of the launch
+    sequence's order (copies left out: a loop's inputs uploaded before it are no pass of work)."""
+    d = _busiest(trace, launches)
+    if d is None:
+        return 0.0
+    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
+    ok = rec >= 0
+    order = np.lexsort((np.asarray(d.start)[ok], trace.h.start[rec[ok]]))[:MAX_LAUNCHES]
+    kernel = (np.asarray(d.kind)[ok] == devices.KIND_KERNEL) | (np.asarray(d.kind)[ok] == devices.KIND_COLLECTIVE)
+    dur = np.where(kernel, np.asarray(d.end)[ok] - np.asarray(d.start)[ok], 0).astype(np.float64)[order]
+    total = float(dur.sum())
+    return float(dur[lo:hi].sum()) / total if total > 0 else 0.0
 
 
 def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -59,6 +59,9 @@ _LAYERS = 3
 _LAYERS_COVER = 0.8
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
+#: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
+#: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
+_WAITED_LEAST = 2
 _MAX_CANDIDATES = 512
 
 
@@ -66,8 +69,9 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     """The steps of a periodic launch sequence (host windows, ps), or None where the work does not repeat with a
     step's boundary."""
     seq = _sequence(trace, launches)
-    if seq is None:
-        return None
+    if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
+        few = _sequence(trace, launches, least=_WAITED_LEAST)
+        return None if few is None else _waited_runs(trace, launches, *few)
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
@@ -491,7 +495,7 @@ def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:
 def _time_share(trace: Trace, launches: list[np.ndarray], lo: int, hi: int) -> float:
     """Share of the busiest GPU's kernel time (:func:`_sequence`'s GPU) in its launches ``[lo, hi)`` of the launch
     sequence's order (copies left out: a loop's inputs uploaded before it are no pass of work)."""
-    d = _busiest(trace, launches)
+    d = _busiest(trace, launches, 1)
     if d is None:
         return 0.0
     rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
@@ -503,10 +507,11 @@ def _time_share(trace: Trace, launches: list[np.ndarray], lo: int, hi: int) -> f
     return float(dur[lo:hi].sum()) / total if total > 0 else 0.0
 
 
-def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _sequence(trace: Trace, launches: list[np.ndarray], least: int = 8
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The busiest GPU's launched events in host launch order: (kernel name id, launch start, launch end), ps."""
     h = trace.h
-    best = _busiest(trace, launches)
+    best = _busiest(trace, launches, least)
     if best is None:
         return None
     d = best
@@ -518,12 +523,13 @@ def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.
         h.end[r][order].astype(np.int64, copy=False)
 
 
-def _busiest(trace: Trace, launches: list[np.ndarray]):  # noqa: ANN202 - a device table
-    """The GPU whose events the host launched most (at least 8): the one whose launch sequence is read."""
+def _busiest(trace: Trace, launches: list[np.ndarray], least: int = 8):  # noqa: ANN202 - a device table
+    """The GPU whose events the host launched most (at least ``least``, 8 for a period): the one whose launch sequence
+    is read."""
     best, most = None, 0
     for d, rec in zip(trace.devices, launches):
         k = int((rec >= 0).sum())
-        if k >= 8 and k > most:
+        if k >= least and k > most:
             best, most = d, k
     return best
 

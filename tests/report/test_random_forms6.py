@@ -114,3 +114,13 @@ def test_the_last_of_many_repeats_is_the_stock_rules_control():
     assert h.steps["found"] == 8 and h.steps["count"] == 6
     assert [d["reason"] for d in h.steps["dropped"]][-1].startswith("possibly partial: last of more than")
     assert abs(h.mean_step_ms() - TRUTH[0]["step_ms"]) < 0.01 * TRUTH[0]["step_ms"]
+
+
+def test_a_few_synced_launches_of_one_kernel_are_stepped_by_their_syncs():
+    """5 iterations of one launch each, ``hipDeviceSynchronize`` after each, nothing else launched (walk seed 2237):
+    5 launches, under the 8 a period is read from, so main (and this branch's first cut) read no step."""
+    job = _amd("rocprof", 5, [(_GELU, 17.0)])
+    job.params.update(read_bytes=0, gap_ms=3.0)
+    r = _one(job)
+    assert r.hosts[0].steps["found"] == 5, r.hosts[0].steps["note"]  # main: 0
+    assert not truth_problems(job, r)

@@ -24,6 +24,7 @@ import bisect
 import io
 import os
 import re
+import zlib
 from array import array
 from typing import Any
 
@@ -32,7 +33,7 @@ import numpy as np
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
+from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
@@ -88,7 +89,21 @@ class _OutOfRange(ValueError):
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one snapshot pickle (plain or gzip) into a trace (``SnapshotReadError`` when it is none, or asks for more
-    than data)."""
+    than data).  A pickle is read as a stream, never whole (:func:`.unpickle.load`: twice, in chunks; a gzip file is
+    decompressed twice), so memory holds what is built and a window; a viewer page is read whole."""
+    if not _whole(path):
+        try:
+            doc, size = load(lambda: _Pass(path), compact=_Compactor())
+        except SnapshotReadError:  # the file itself refused (its size, a cut gzip), as _read_bytes says it
+            raise
+        except UnsafePickle as e:
+            raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
+        except PickleLimit as e:
+            raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not "
+                                          "run)") from e
+        except ValueError as e:
+            raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+        return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
     data = _read_bytes(path)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
         if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
@@ -119,6 +134,88 @@ def host_name(path: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name
+
+
+#: The start of a file looked at to tell a viewer page (read whole) from a pickle (read as a stream).
+_HEAD_BYTES = 1 << 16
+
+
+def _whole(path: str) -> bool:
+    """Whether the file is read whole (:func:`_read_bytes`): a viewer page (``<`` after blanks), or a start of
+    nothing but blanks (an empty file; a page after more than :data:`_HEAD_BYTES` of them).  A pickle is not."""
+    p = _Pass(path)
+    try:
+        head = p.read(_HEAD_BYTES)
+    finally:
+        p.close()
+    return is_page(head) or not head.strip()
+
+
+class _Pass:
+    """One pass over a snapshot file's bytes, decompressed where it is gzip, ``read(n)`` at most ``n`` at a time:
+    refused (:class:`SnapshotReadError`) past the size limit, or where a gzip file is cut off, empty or corrupt, in
+    the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them."""
+
+    def __init__(self, path: str):
+        from tb_gpu_advisor.formats.kineto.parse import gunzip_reader  # the one bounded gzip reader
+
+        self.path, self.limit, self.got = path, max_profile_bytes(), 0
+        self.f = fsio.open_binary(path)
+        try:
+            self.size = _stream_size(self.f)
+            if self.size is not None and self.size > self.limit:
+                raise SnapshotReadError(path, f"over the {self.limit:,}-byte limit (raise "
+                                              "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+            self.head = self.f.read(2)
+            self.gz = is_gzip(self.head)
+            if self.gz:
+                self.f.seek(0)
+                self.head, self._gunzip = b"", gunzip_reader(self.f)
+        except BaseException:
+            self.f.close()
+            raise
+
+    def read(self, n: int) -> bytes:
+        if self.head:
+            part, self.head = self.head[:n], self.head[n:]
+        elif not self.gz:
+            part = self.f.read(n)
+        else:
+            try:
+                part = self._gunzip(n)
+            except (EOFError, zlib.error):
+                raise SnapshotReadError(self.path, f"a gzip file cut off or corrupt after {self.got:,} bytes of its "
+                                                   "snapshot: copy the whole file again (`gzip -t` tells)") from None
+            if not part and not self.got:
+                raise SnapshotReadError(self.path, "a gzip file with nothing in it")
+        self.got += len(part)
+        if self.got > self.limit:
+            if self.gz:
+                raise SnapshotReadError(self.path, f"a gzip file of {self.size or 0:,} bytes that decompresses past "
+                                                   f"the {self.limit:,}-byte limit: refused, not inflated (a gzip "
+                                                   "bomb, or a snapshot larger than the limit: raise "
+                                                   "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+            raise SnapshotReadError(self.path, f"over the {self.limit:,}-byte limit (raise "
+                                               "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+        return part
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def _stream_size(f: Any) -> int | None:
+    """The bytes of an open file (its descriptor's size; a remote file's in-memory copy's), None where not known."""
+    try:
+        return os.fstat(f.fileno()).st_size
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    try:
+        at = f.tell()
+        end = f.seek(0, 2)
+        f.seek(at)
+        return end
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _read_bytes(path: str) -> bytes:

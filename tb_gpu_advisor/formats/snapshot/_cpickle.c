@@ -231,6 +231,7 @@ static int more(R *r, Py_ssize_t n) {
     Py_ssize_t have = r->len - r->pos;
     if (have >= n || !r->src) return have >= n;
     Py_ssize_t size = n > r->chunk ? n : r->chunk, got = have;
+    if (size > r->total - AT(r)) size = n > r->total - AT(r) ? n : r->total - AT(r);  /* no more than is left */
     PyObject *w = PyBytes_FromStringAndSize(NULL, size);
     if (!w) return -1;
     char *p = PyBytes_AS_STRING(w);
@@ -254,8 +255,9 @@ static int more(R *r, Py_ssize_t n) {
         if (!k) break;
         got += k;
     }
+    if (got < size && _PyBytes_Resize(&w, got) < 0) return -1;  /* the stream ended: the window holds what came */
     Py_XSETREF(r->win, w);
-    r->raw = (const uint8_t *)p;
+    r->raw = (const uint8_t *)PyBytes_AS_STRING(w);
     r->base += r->pos;
     r->pos = 0;
     r->len = got;
@@ -1240,6 +1242,7 @@ static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
     long long max_line;
     if (!PyArg_ParseTuple(args, "OnL", &src, &r.chunk, &max_line)) return NULL;
     r.src = src;
+    r.total = PY_SSIZE_T_MAX;  /* not known before the pass reads to the end */
     r.max_line = max_line;
     if (r.chunk < 1) r.chunk = 1;
     PyObject *out = NULL;

@@ -101,7 +101,7 @@ def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict],
 
 #: Bytes a streamed read takes from its source at a time (:func:`load`); a window never holds more than this plus
 #: the one argument being read (a string, or a text line of at most :data:`MAX_LINE`).
-CHUNK = 4 << 20
+CHUNK = 1 << 20
 
 
 def load(open_pass: Callable[[], Any], max_objects: int | None = None, compact: Callable[[dict], Any] | None = None,
@@ -295,7 +295,7 @@ class _Reader:
         if have >= n or self.read is None:
             return have >= n
         parts = [self.raw[self.pos:]] if have else []
-        want = max(n, self.chunk) - have
+        want = max(n, min(self.chunk, self.total - self.at())) - have  # no more than is left
         while want > 0:
             part = self.read(want)
             if not part:

@@ -287,7 +287,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     cut: list[str] = []
     entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
                    if budget.shaped(e, _ENTRY, "trace entry")] for g in gpus}
-    times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
+    times = array("q", (t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0))
     t0_us = min(times) if times else 0
     if times and max(times) - t0_us > MAX_SPAN_US:
         raise SnapshotReadError(path, f"its history spans {(max(times) - t0_us) / 86_400e6:,.0f} days (time_us "
@@ -442,40 +442,83 @@ def _block_frames(b: dict) -> Any:
     return None
 
 
-class _Entry(tuple):
-    """A trace entry kept as its fields only (:data:`_ENTRY_FIELDS`), its frames one tuple shared by every entry of
-    the same stack: a tenth of the dict and list it was built from.  Read like the dict (``get``)."""
+class _Entry(int):
+    """A trace entry kept as one row of its compactor's columns (:class:`_Compactor`): the row's number, read like the
+    dict (``get``) -- 44 bytes where the dict, its list of frames and its integers were ~700, and a tuple of its
+    fields ~200.  Each compactor has its own subclass, whose ``cols`` is that compactor."""
 
     __slots__ = ()
+    cols: "_Compactor"
 
     def get(self, key: str, default: Any = None) -> Any:
-        i = _ENTRY_INDEX.get(key)
-        v = self[i] if i is not None else None
+        v = self.cols.field(self, key)
         return default if v is None else v
+
+    def fields(self) -> tuple:
+        """The row's fields (:data:`_ENTRY_FIELDS`), None where absent."""
+        return tuple(self.cols.field(self, k) for k in _ENTRY_FIELDS)
+
+    def __contains__(self, value: Any) -> bool:  # as the tuple of its fields answers ``in``
+        return value in self.fields()
+
+    def __repr__(self) -> str:
+        return f"_Entry{self.fields()!r}"
 
 
 _ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
-_ENTRY_INDEX = {k: i for i, k in enumerate(_ENTRY_FIELDS)}
+_NUMBERS = ("addr", "size", "time_us", "device_free")  # >= 0 by _RANGE: -1 stands for absent
 
 
 class _Compactor:
-    """Turns each trace entry (a dict with a string ``action``, fields of the right types) into an :class:`_Entry` as
-    the unpickler places it, so a snapshot's history costs its fields, not its dicts; other dicts stay as they are."""
+    """Turns each trace entry (a dict with a string ``action``, fields of the right types, an integer time) into a row
+    of columns as the unpickler places it -- its numbers 8 bytes each, its action and its stack a small index (a
+    stack one tuple shared by every entry of the same frames) -- and an :class:`_Entry` naming the row, so a
+    snapshot's history costs its columns, not its dicts; other dicts stay as they are."""
 
     def __init__(self) -> None:
-        self.stacks: dict[tuple[int, ...], tuple] = {}  # ids of a stack's frames -> the one tuple of them (kept alive)
+        self.stacks: dict[tuple[int, ...], int] = {}  # ids of a stack's frames -> its index in ``frames``
+        self.frames: list[tuple] = []  # the one tuple of each stack's frames (keeps them alive)
+        self.actions: list[str] = []
+        self._action: dict[str, int] = {}
+        self.action, self.frame = array("i"), array("i")
+        self.numbers = {k: array("q") for k in _NUMBERS}
+        self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
     def __call__(self, d: dict) -> _Entry | None:
-        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None:
+        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None or \
+                type(d.get("time_us", 0)) is float:  # a float time (allowed, read as none) stays in its dict
             return None
-        frames = d.get("frames")
+        frames, stack = d.get("frames"), -1
         if type(frames) is list:
             key = tuple(map(id, frames))
-            shared = self.stacks.get(key)
-            if shared is None:
-                shared = self.stacks[key] = tuple(frames)
-            frames = shared
-        return _Entry((d["action"], d.get("addr"), d.get("size"), d.get("time_us"), frames, d.get("device_free")))
+            stack = self.stacks.get(key, -1)
+            if stack < 0:
+                stack = self.stacks[key] = len(self.frames)
+                self.frames.append(tuple(frames))
+        action = self._action.get(d["action"])
+        if action is None:
+            action = self._action[d["action"]] = len(self.actions)
+            self.actions.append(d["action"])
+        row = len(self.action)
+        self.action.append(action)
+        self.frame.append(stack)
+        for k, col in self.numbers.items():
+            v = d.get(k)
+            col.append(-1 if v is None else v)
+        return self.row(row)
+
+    def field(self, row: int, key: str) -> Any:
+        """One field of a row; None where the entry had none."""
+        if key == "action":
+            return self.actions[self.action[row]]
+        if key == "frames":
+            k = self.frame[row]
+            return None if k < 0 else self.frames[k]
+        col = self.numbers.get(key)
+        if col is None:
+            return None
+        v = col[row]
+        return None if v < 0 else v
 
 
 class _Live:
@@ -533,8 +576,9 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             ooms.append((len(t), i, e))
     if not t and not ooms:
         return None, []
-    d = np.asarray(delta, dtype=np.int64)
-    rd = np.asarray(res_delta, dtype=np.int64)
+    # the columns seen as numpy arrays in place (``frombuffer``: the array's own bytes, not a copy of them)
+    d, rd = np.frombuffer(delta, dtype=np.int64), np.frombuffer(res_delta, dtype=np.int64)
+    at = np.frombuffer(addr, dtype=np.int64)
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event
@@ -555,12 +599,12 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
         op[k] = label_of[key]
         phase[k] = budget.phase(f)
-    _cast_copies(d, np.asarray(addr, dtype=np.int64), phase, raw, dump)
+    _cast_copies(d, at, phase, raw, dump)
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
-        t=np.asarray(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64),
+        t=np.frombuffer(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=at,
         op=op, phase=phase, op_names=list(labels),
-        cached=_cached(segments, d, rd, np.asarray(addr, dtype=np.int64)) if segments is not None and whole else None
+        cached=_cached(segments, d, rd, at) if segments is not None and whole else None
     ) if t else None
     out = []
     for k, i, e in ooms:
@@ -744,7 +788,7 @@ def _on_clock(t: Any, t0_us: int) -> bool:
     return type(t) is int and t >= 0 and abs(t - t0_us) <= MAX_SPAN_US
 
 
-def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: list[int],
+def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: "array[int]",
                  t0_us: int) -> tuple[int, float, float] | None:
     """(entries kept, ms they span, ms the annotations span) where the allocator's history lost its start, else None.
 
@@ -936,7 +980,7 @@ class _Budget:
 
     def shaped(self, v: Any, fields: dict[str, type], what: str) -> bool:
         """Whether ``v`` has the shape of ``what``; if not, counted (with the first example) to be said once."""
-        if type(v) is _Entry:  # checked as it was read
+        if isinstance(v, _Entry):  # checked as it was read
             return True
         why = _shape_error(v, fields)
         if why is None:

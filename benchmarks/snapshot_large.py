@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--path", default="/tmp/snapshot_large.pickle")
     ap.add_argument("--gzip", default="/tmp/snapshot_large.pickle.gz", help="its gzip ('': none)")
     ap.add_argument("--methods", default="floor,read,read_py,memory_viz")
+    ap.add_argument("--files", default="plain,gzip", help="which of the two files to read (plain, gzip)")
     ap.add_argument("--repo", action="append", default=[], help="another checkout whose reader reads the file too")
     ap.add_argument("--remove", action="store_true", help="delete the file after")
     a = ap.parse_args(argv)
@@ -105,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
             print("torch is not installed: no _memory_viz row (the floor is pickle.load's)", file=sys.stderr)
     print("| file | reader | file MB | wall s | peak RSS MB | peak RSS / pickle | note |\n"
           "|---|---|---:|---:|---:|---:|---|")
-    for path in [a.path] + ([a.gzip] if a.gzip else []):
+    files = a.files.split(",")
+    for path in ([a.path] if "plain" in files else []) + ([a.gzip] if a.gzip and "gzip" in files else []):
         jobs = [(m, REPO) for m in methods if m != "memory_viz" or path == a.path] + [("read", r) for r in a.repo]
         for method, repo in jobs:
             name, wall, rss, note = run(method, path, repo)

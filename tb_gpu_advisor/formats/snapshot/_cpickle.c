@@ -12,6 +12,14 @@
  * grow on the heap; nothing recurses (the final check walks with a list of its own).  Objects are counted exactly
  * where Python counts them, so memory stays bounded by the file's size as it does there.
  *
+ * Streams (unpickle.load, for files over a gigabyte): Python opens the passes and hands over the stream's read(n);
+ * scan() is the first pass (the memo keys fetched again, the length), load() the second.  Both keep one window of
+ * the input (raw[pos] is the byte at base + pos of total) and pull the next chunk through read(n) only where a read
+ * needs bytes past it (more()), so every check above is made against the stream's length, every message names the
+ * byte of the whole, and a length past the end is refused before anything is read for it.  loads() is the same code
+ * with the whole pickle as its only window.  Why C pulling chunks rather than Python feeding them: the interpreter
+ * stays one loop with every read where it was; a resumable reader would have to stop and restart mid-opcode.
+ *
  * Written against the CPython API only.  Opcode numbers and meanings are the pickle format's (PEP 307, 3154, 574).
  */
 #define PY_SSIZE_T_CLEAN

@@ -23,6 +23,10 @@ Bounded by construction (issue #39), so a hostile file costs time and memory in 
   no rescan of the stack.
 
 Every limit a file reaches is :class:`PickleLimit`, naming the limit.
+
+:func:`load` reads a pickle as a stream (twice, in chunks of :data:`CHUNK`; pytorch#176290: snapshots over 1 GB), so
+memory holds what is built, the memo entries fetched again and one window, never the file; :func:`loads` takes
+the whole bytes.  Both give the same value and the same error at the same byte.
 """
 
 from __future__ import annotations

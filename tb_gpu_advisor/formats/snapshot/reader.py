@@ -141,8 +141,11 @@ _HEAD_BYTES = 1 << 16
 
 
 def _whole(path: str) -> bool:
-    """Whether the file is read whole (:func:`_read_bytes`): a viewer page (``<`` after blanks), or a start of
-    nothing but blanks (an empty file; a page after more than :data:`_HEAD_BYTES` of them).  A pickle is not."""
+    """Whether the file is read whole (:func:`_read_bytes`): a remote file (fetched whole into memory by
+    ``fsio.open_binary``: a stream would fetch it once a pass), a viewer page (``<`` after blanks), or a start of
+    nothing but blanks (an empty file; a page after more than :data:`_HEAD_BYTES` of them).  A local pickle is not."""
+    if not isinstance(path, fsio.Listed) and fsio.is_remote(path):
+        return True
     p = _Pass(path)
     try:
         head = p.read(_HEAD_BYTES)

@@ -141,3 +141,24 @@ def test_control_a_capture_with_its_host_keeps_its_wait_numbers() -> None:
     host = _report("jax_mi355x")["hosts"][0]
     assert _card(host, "launch_wait_share")["value"] > 0
     assert _card(host, "input_wait_share")["value"] == 0.0
+
+
+def _comm_fixes(report: dict) -> str:
+    f = next(f for f in report["findings"] if f["rule"] == "comm_exposed")  # a job's finding: the session's list
+    return " ".join(a["text"] + (a.get("snippet") or "") for a in f["actions"])
+
+
+def test_collectives_of_no_known_type_are_told_ddp_and_fsdp() -> None:
+    """The kernel trace's RCCL kernels are NCCL's generic ones (``ncclDevKernel_Generic_1``) and no host op names
+    their type: the data-parallel step's exposed communication may be DDP's AllReduce or FSDP's all-gathers (this run
+    is FSDP's, TraceLens' ``fsdp`` test).  Main told DDP's buckets alone (h37-review17); now both, DDP's first."""
+    fixes = _comm_fixes(_report(RUN))
+    assert "DistributedDataParallel" in fixes
+    assert "forward_prefetch" in fixes  # main: no FSDP fix
+
+
+def test_control_a_typed_all_to_all_keeps_its_own_fix() -> None:
+    """Control: collectives whose type is known (dlrm_a100_alltoall's AllToAll, named by its host op) keep their
+    type's fix, with no FSDP fix beside it."""
+    fixes = _comm_fixes(_report("dlrm_a100_alltoall"))
+    assert "TrainPipelineSparseDist" in fixes and "forward_prefetch" not in fixes

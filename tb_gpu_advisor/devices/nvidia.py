@@ -251,23 +251,28 @@ def tensor_core_one(name: str) -> bool:
     if _TRTLLM_GEN.match(name) or _MMA_ATOM.search(name) or _attention_on_tensor_cores(name):
         return True
     own = _own_identifier(name)
-    own_mma = _OWN_FP8_GEMM.search(own) or (_MMA_SHAPE.search(own) and "gemm" in own.lower())
+    own_mma = _MMA_SHAPE.search(own) and "gemm" in own.lower()
     if own_mma and not _TC_EXCLUDE.search(name):  # a name that says CUDA cores (``simt``, ``ffma``) still does
         return True
     if not _TC_RE.search(name):
-        return _fp8_gemm(name)
+        return _fp8_gemm(name, own)
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
 
 
-def _fp8_gemm(name: str) -> bool:
+def _fp8_gemm(name: str, own: str | None = None) -> bool:
     """A GEMM whose inputs are fp8 runs on Tensor Cores whatever its library calls it: PTX's fp8 types (``e4m3``,
     ``e5m2``) are operands of only the conversions and the matrix instructions (``mma``, ``wgmma``, ``tcgen05``) --
     no CUDA-core instruction multiplies them -- and cuBLASLt's fp8 GEMMs have no CUDA-core fallback (misaligned dims
     are refused, not run slower).  DeepSeek's own grouped GEMMs
     (``cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>`` on an H800, h37-survey35) name
     no Tensor Core family and were read as 16-bit GEMMs that fell back.  A name that says CUDA cores (``simt``,
-    ``ffma``) still does."""
-    return bool(_FP8.search(name)) and bool(_GEMM_KERNEL.search(name)) and not _TC_EXCLUDE.search(name)
+    ``ffma``) still does.  The one home of this fact: a GEMM word anywhere (``_GEMM_KERNEL``) or, for the names that
+    family misses (Triton's ``_w8a8_block_fp8_matmul``), the kernel's own identifier (``own``, :func:`_own_identifier`)
+    naming an fp8 GEMM (``_OWN_FP8_GEMM``, which :func:`precision_one` also reads for the kernel's precision) --
+    h37-review17: the own-identifier reading had become a second check of it in :func:`tensor_core_one`."""
+    if not _FP8.search(name) or _TC_EXCLUDE.search(name):
+        return False
+    return bool(_GEMM_KERNEL.search(name)) or bool(_OWN_FP8_GEMM.search(_own_identifier(name) if own is None else own))
 
 
 #: Words by which a program's own kernel claims the matrix units: the CUDA WMMA API (``nvcuda::wmma``), the PTX

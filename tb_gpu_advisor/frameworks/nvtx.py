@@ -266,12 +266,15 @@ def is_inference_range(name: str) -> bool:
     return bool(_INFERENCE_RANGE.search(name)) and not is_training_range(name) and not _DATA_GENERATION.search(name)
 
 
-def framework_shown(host_names: list[str], kernel_names: list[str], domains: list[str] = ()) -> str | None:
+def framework_shown(host_names: list[str], kernel_names: list[str], domains: list[str] = (),
+                    module_hooks: bool = False) -> str | None:
     """The framework a tracer's range and kernel names show (Nsight exports, rocmProfileData databases): PyTorch where
-    ATen ops are ranges (autograd NVTX, roctx) or ATen's own kernels run; JAX where XLA's module ranges execute modules
-    JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op ranges' NVTX domain is there
-    (``TF_ENABLE_NVTX_RANGES``)."""
-    if any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
+    ATen ops are ranges (autograd NVTX, roctx) or ATen's own kernels run, or where its modules' forward hooks wrote
+    their markers (``module_hooks``: :func:`is_module_hook`, told by the reader from the ranges' text -- the hooks are
+    ``torch.nn.Module`` forward hooks, so the job they mark is PyTorch's whatever its kernels are named); JAX where XLA's
+    module ranges execute modules JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op
+    ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``)."""
+    if module_hooks or any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
         return "pytorch"
     if tensorflow.NVTX_OP_DOMAIN in domains:
         return "tensorflow"

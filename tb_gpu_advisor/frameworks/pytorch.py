@@ -514,6 +514,11 @@ GRAD_BUCKETS = action(
 FIXES = {
     "comm_exposed:paced": (GRAD_BUCKETS,),
     "comm_exposed": (DDP_OVERLAP,),
+    # collectives of no known type (``metrics.comm.UNKNOWN``: NCCL's generic kernels, ``ncclDevKernel_Generic_1``, in a
+    # capture with no host op to name them): a data-parallel training step's may be DDP's gradient AllReduce or FSDP's
+    # all-gathers and reduce-scatters, so both fixes (h37-review17: fsdp_mi350x_kernel_trace, a kernel trace alone, was
+    # told DDP's buckets only)
+    "comm_exposed:collective": (DDP_OVERLAP, FSDP_PREFETCH),
     "comm_exposed:AllGather": (FSDP_PREFETCH,),
     "comm_exposed:ReduceScatter": (FSDP_PREFETCH,),
     "comm_exposed:AllToAll": (A2A_OVERLAP,),

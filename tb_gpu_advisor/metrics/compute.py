@@ -52,7 +52,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx, idle.paced)
     ks = _in_step_kernels(ctx)
-    head = _headline(ledger, place, ks.precision, bool(ctx.active))
+    head = _headline(ledger, place, ks.precision, bool(ctx.active), host_recorded=len(trace.h) > 0)
     notes = _notes(trace, bool(ctx.active))
     n = ctx.steps.count
     hm = HostMetrics(
@@ -234,9 +234,14 @@ def _in_step_kernels(ctx: Context) -> _InStepKernels:
     return out
 
 
-def _headline(ledger: _Ledger, place: dict, prec: dict, has_gpu: bool) -> Headline:
+def _headline(ledger: _Ledger, place: dict, prec: dict, has_gpu: bool, host_recorded: bool = True) -> Headline:
     """The headline shares.  16-bit shares are of the kernel time whose precision the names (or shapes) tell: an XLA
-    fusion or a Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32."""
+    fusion or a Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32.
+
+    ``host_recorded`` False: the capture recorded the GPU's work and nothing of the host (a kernel trace alone:
+    ``rocprofv3 --kernel-trace``), so no launch is there to have been waited for -- the launch wait is not measured
+    (None), not a zero the ledger's empty host part sums to (h37-review17: wild/fsdp_mi350x_kernel_trace's "Idle
+    waiting for launch 0.0%", graded good)."""
     avg, avg_step = ledger.avg, ledger.avg_step
     known_ms = prec["kernel_ms"] - prec["unknown_ms"]
     return Headline(
@@ -250,7 +255,7 @@ def _headline(ledger: _Ledger, place: dict, prec: dict, has_gpu: bool) -> Headli
         unknown_precision_share=_share(prec["unknown_ms"], prec["kernel_ms"]),
         eight_bit_time_share=_share(prec["eight_bit_ms"], known_ms),
         tensor_core_time_share=_share(prec["tc_ms"], prec["kernel_ms"]),
-        launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
+        launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu and host_recorded else None,
         input_wait_share=_share(avg.input_wait, avg_step) if has_gpu else None,  # the GPU's wait: none without one
     )
 

@@ -582,7 +582,11 @@ def _input_measured(h: HostEvents, fw: Framework, named: np.ndarray, dispatch: n
     """Whether anything read an input wait (:func:`_input_spans`' sources): the input pipeline's own events, transfers
     to the device, or each marked step's time before its first dispatch -- or nothing reaches the GPU from the host
     (``fed`` False), so there is no input to wait for.  None of these (steps from the GPU's own period or a program's
-    spans, no pipeline event: an NVTX-only Megatron export) and the ledger's zero input wait is no measurement."""
+    spans, no pipeline event: an NVTX-only Megatron export) and the ledger's zero input wait is no measurement.  A
+    capture that recorded nothing of the host (a kernel trace alone) measured no input either: its missing copies are
+    copies not traced, not a GPU nothing feeds (h37-review17)."""
+    if not len(h):
+        return False
     if not fed or named.any() or (marked and dispatch.any()):
         return True
     return bool(h.name_mask(fw.transfer_event).any() or h.name_mask(fw.batch_transfer_event).any())

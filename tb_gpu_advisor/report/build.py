@@ -48,9 +48,11 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                        "tensor_core_share": json_float(h.tensor_core_time_share),
                        "unknown_precision_share": json_float(h.unknown_precision_share),
                        "eight_bit_share": json_float(h.eight_bit_time_share)}),
-        Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
-               meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
-               detail={"ms_per_step": json_float(m.breakdown.launch_wait)}),
+        _unmeasured_launch(m, Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share),
+                                     "share", _pct(h.launch_wait_share), "lower",
+                                     meaning="share of the step the GPU was idle waiting for the host to launch the "
+                                             "next kernel",
+                                     detail={"ms_per_step": json_float(m.breakdown.launch_wait)})),
         _not_applicable(fw, _unmeasured_input(m, Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share),
                                                         "share", _pct(h.input_wait_share), "lower",
                                                         meaning=fw.label("input_wait_meaning"),
@@ -126,6 +128,22 @@ def _sixteen_display(h) -> str:
 #: why the input card has no number where the host records nothing an input wait is read from (HostInput.measured)
 INPUT_NOT_MEASURED = ("not measured: no event of the input pipeline (its next batch) was recorded and no step marker "
                       "bounds the host time before a step's first op, so nothing tells a wait for input apart")
+
+
+#: why the launch card has no number where the capture recorded nothing of the host (``Headline.launch_wait_share``)
+LAUNCH_NOT_MEASURED = ("not measured: the capture recorded the GPU's work and nothing of the host (no launch, no call), "
+                       "so nothing tells a wait for a launch apart")
+
+
+def _unmeasured_launch(m: HostMetrics, card: Metric) -> Metric:
+    """The launch card where the GPU ran but its share is None: no host was recorded (a kernel trace alone,
+    h37-review17) -- "n/a" and why, as the input card's (:func:`_unmeasured_input`)."""
+    if card.value is not None or not any(g.active for g in m.gpus):
+        return card
+    card.display = "n/a"
+    card.meaning = LAUNCH_NOT_MEASURED
+    card.detail = {"not_available": LAUNCH_NOT_MEASURED}
+    return card
 
 
 def _unmeasured_input(m: HostMetrics, card: Metric) -> Metric:

@@ -117,3 +117,48 @@ def test_control_a_training_capture_with_its_launches_keeps_its_host_reading():
     """Where the launches were recorded (a Kineto trace of a training job), the host's own steps win."""
     for run in ("ddp_mi300x_actckpt", "dlrm_a100_alltoall"):
         assert _report(run)["hosts"][0]["steps"]["source"] != "device_period", run
+
+
+def _card(host: dict, card: str) -> dict:
+    return next(c for c in host["headline"] if c["id"] == card)
+
+
+def test_a_kernel_trace_measures_no_launch_or_input_wait() -> None:
+    """The kernel trace recorded nothing of the host (no HIP call, no marker, no copy): a wait for a launch or for
+    input is nothing it could see.  Main read the ledger's empty host parts as measured zeros: "Idle waiting for
+    launch 0.0%" and "Waiting for input 0.0%", both graded good (h37-review17) -- the device_period steps made this
+    capture's cards read for the first time.  Now both say "n/a" and why."""
+    host = _report(RUN)["hosts"][0]
+    for card in ("launch_wait_share", "input_wait_share"):
+        c = _card(host, card)
+        assert c["value"] is None and c["display"] == "n/a" and c["status"] == "unknown", c  # main: 0.0, good
+        assert "not measured" in c["detail"]["not_available"]
+
+
+def test_control_a_capture_with_its_host_keeps_its_wait_numbers() -> None:
+    """Control: a kept capture that recorded its host (JAX on an MI355X: its launches and module runs) keeps both
+    numbers, a measured zero input wait among them."""
+    host = _report("jax_mi355x")["hosts"][0]
+    assert _card(host, "launch_wait_share")["value"] > 0
+    assert _card(host, "input_wait_share")["value"] == 0.0
+
+
+def _comm_fixes(report: dict) -> str:
+    f = next(f for f in report["findings"] if f["rule"] == "comm_exposed")  # a job's finding: the session's list
+    return " ".join(a["text"] + (a.get("snippet") or "") for a in f["actions"])
+
+
+def test_collectives_of_no_known_type_are_told_ddp_and_fsdp() -> None:
+    """The kernel trace's RCCL kernels are NCCL's generic ones (``ncclDevKernel_Generic_1``) and no host op names
+    their type: the data-parallel step's exposed communication may be DDP's AllReduce or FSDP's all-gathers (this run
+    is FSDP's, TraceLens' ``fsdp`` test).  Main told DDP's buckets alone (h37-review17); now both, DDP's first."""
+    fixes = _comm_fixes(_report(RUN))
+    assert "DistributedDataParallel" in fixes
+    assert "forward_prefetch" in fixes  # main: no FSDP fix
+
+
+def test_control_a_typed_all_to_all_keeps_its_own_fix() -> None:
+    """Control: collectives whose type is known (dlrm_a100_alltoall's AllToAll, named by its host op) keep their
+    type's fix, with no FSDP fix beside it."""
+    fixes = _comm_fixes(_report("dlrm_a100_alltoall"))
+    assert "TrainPipelineSparseDist" in fixes and "forward_prefetch" not in fixes

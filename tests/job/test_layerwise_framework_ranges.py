@@ -85,3 +85,28 @@ def test_control_a_users_own_ranges_stay_the_programs(tmp_path) -> None:  # noqa
     trace = read_trace(p)
     assert "get_batch" in _names(trace, user_ranges.program_ranges(trace))
     assert work_kind(trace, detect_trace(trace)).kind == "training"
+
+
+def test_hook_markers_make_the_framework_pytorch(engine) -> None:  # noqa: ANN001
+    """The hooks are ``torch.nn.Module`` forward hooks: a capture they mark is a PyTorch job even where no ATen op or
+    kernel name says so (h37-review17).  Main read the hooks as the framework's structure and the job's kind from them,
+    yet named the capture "a GPU program with no ML framework": the host-bound fix was the raw CUDA graph API
+    (``cudaStreamBeginCapture``) and the cards said "no ML framework in the capture"."""
+    p, _ = engine
+    trace = read_trace(p)
+    assert detect_trace(trace).id == "pytorch"  # main: native
+    host = analyze_session("w", "s", [SimpleNamespace(host="h0", path=p, format="nsys",
+                                                      size=os.path.getsize(p))]).to_dict()["hosts"][0]
+    assert host["capture"]["framework"] == "pytorch"
+    bound = next(f for f in host["findings"] if f["rule"] == "unexplained_idle")
+    fixes = " ".join(a["text"] + (a.get("snippet") or "") for a in bound["actions"])
+    assert "torch" in fixes and "cudaStreamBeginCapture" not in fixes, fixes
+
+
+def test_control_a_native_programs_own_ranges_stay_native(tmp_path) -> None:  # noqa: ANN001
+    """Control: a program's own NVTX ranges around its passes (no hook marker, no ATen) name no framework."""
+    p = str(tmp_path / "framed.sqlite")
+    nx.write_framed_passes(p)
+    trace = read_trace(p)
+    assert trace.ranges is not None and trace.ranges.framework is None
+    assert detect_trace(trace).id == "native"

@@ -1299,7 +1299,8 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         host_waits=waits,
-        framework_hint=framework_shown(h.names, r.d_names, r.domains),
+        framework_hint=framework_shown(h.names, r.d_names, r.domains,
+                                       module_hooks=ranges is not None and ranges.framework is not None),
         producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h)},
     )
 

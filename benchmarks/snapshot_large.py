@@ -2,11 +2,14 @@
 peak RSS and time of reading it, one fresh process each, against the floor -- the stdlib's ``pickle.load`` (the C
 unpickler: it runs code and bounds nothing, and builds every dict) -- and ``python -m torch.cuda._memory_viz stats``
 where torch is installed.  Not a test: it writes a file of ``--entries`` trace entries (5,000,000: 1.08 GB) with
-``synthetic.memsnapshot.write_large`` (streamed, in constant memory) to ``--path`` unless it is there, and prints a
-markdown table.  Delete the file after (``--remove``).
+``synthetic.memsnapshot.write_large`` (streamed, in constant memory) to ``--path`` unless it is there, and its gzip
+(``--gzip``, ``gzip -1``) unless that is there, and prints one markdown table: per file, our reader compiled
+(``read``) and pure Python (``read_py``, ``TB_GPU_ADVISOR_PURE_PYTHON=1``), and the floor, each's peak RSS and its
+ratio to the file (to the decompressed pickle for the gzip).  Delete the files after (``--remove``).
 
-    python benchmarks/snapshot_large.py [--entries 5000000] [--path /tmp/snapshot_large.pickle] [--remove]
-        [--methods floor,read,memory_viz] [--repo PATH ...]
+    python benchmarks/snapshot_large.py [--entries 5000000] [--path /tmp/snapshot_large.pickle]
+        [--gzip /tmp/snapshot_large.pickle.gz | --gzip ''] [--remove]
+        [--methods floor,read,read_py,memory_viz] [--repo PATH ...]
 
 ``--repo`` reads with another checkout's reader too (``read@PATH``): the same file before and after a change.
 """
@@ -29,11 +32,11 @@ import numpy  # every method has numpy loaded before it starts, as the reader do
 method, path = {method!r}, {path!r}
 t = time.perf_counter()
 if method == "floor":
-    import pickle
-    with open(path, "rb") as f:
+    import gzip, pickle
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
         doc = pickle.load(f)
     n = sum(len(x) for x in doc.get("device_traces", []))
-elif method == "read":
+elif method in ("read", "read_py"):
     from tb_gpu_advisor.formats.snapshot.reader import read_trace
     from tb_gpu_advisor.formats.snapshot import compiled
     tr = read_trace(path)
@@ -51,10 +54,13 @@ def run(method: str, path: str, repo: str) -> tuple[str, float | None, int | Non
         cmd = [sys.executable, "-c", _CHILD.format(repo=repo, method=method, path=path)]
     import tempfile
 
+    env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off"}
+    if method == "read_py":
+        env["TB_GPU_ADVISOR_PURE_PYTHON"] = "1"
+
     with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True,
-                                env={**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off"})
+        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own high-water mark (ru_maxrss, kB)
         wall = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -74,7 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=5_000_000)
     ap.add_argument("--path", default="/tmp/snapshot_large.pickle")
-    ap.add_argument("--methods", default="floor,read,memory_viz")
+    ap.add_argument("--gzip", default="/tmp/snapshot_large.pickle.gz", help="its gzip ('': none)")
+    ap.add_argument("--methods", default="floor,read,read_py,memory_viz")
+    ap.add_argument("--files", default="plain,gzip", help="which of the two files to read (plain, gzip)")
     ap.add_argument("--repo", action="append", default=[], help="another checkout whose reader reads the file too")
     ap.add_argument("--remove", action="store_true", help="delete the file after")
     a = ap.parse_args(argv)
@@ -85,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         write_large(a.path, a.entries)
         print(f"wrote {a.path}: {os.path.getsize(a.path):,} bytes in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    if a.gzip and not os.path.exists(a.gzip):
+        with open(a.gzip, "wb") as out:
+            subprocess.run(["gzip", "-1", "-c", a.path], stdout=out, check=True)
     size = os.path.getsize(a.path)
     methods = [m for m in a.methods.split(",") if m]
     if "memory_viz" in methods:
@@ -93,15 +104,21 @@ def main(argv: list[str] | None = None) -> int:
         except ImportError:
             methods.remove("memory_viz")
             print("torch is not installed: no _memory_viz row (the floor is pickle.load's)", file=sys.stderr)
-    print("| reader | file MB | wall s | peak RSS MB | peak RSS / file | note |\n|---|---:|---:|---:|---:|---|")
-    jobs = [(m, REPO) for m in methods] + [("read", r) for r in a.repo]
-    for method, repo in jobs:
-        name, wall, rss, note = run(method, a.path, repo)
-        label = name if repo == REPO else f"{name}@{repo}"
-        ratio = f"{rss * 2**20 / size:.2f}x" if rss else "n/a"
-        print(f"| {label} | {size / 1e6:,.0f} | {wall:.1f} | {rss:,} | {ratio} | {note} |", flush=True)
+    print("| file | reader | file MB | wall s | peak RSS MB | peak RSS / pickle | note |\n"
+          "|---|---|---:|---:|---:|---:|---|")
+    files = a.files.split(",")
+    for path in ([a.path] if "plain" in files else []) + ([a.gzip] if a.gzip and "gzip" in files else []):
+        jobs = [(m, REPO) for m in methods if m != "memory_viz" or path == a.path] + [("read", r) for r in a.repo]
+        for method, repo in jobs:
+            name, wall, rss, note = run(method, path, repo)
+            label = name if repo == REPO else f"{name}@{repo}"
+            ratio = f"{rss * 2**20 / size:.2f}x" if rss else "n/a"  # of the pickle (the gzip's decompressed)
+            print(f"| {os.path.basename(path)} | {label} | {os.path.getsize(path) / 1e6:,.0f} | {wall:.1f} | {rss:,} | "
+                  f"{ratio} | {note} |", flush=True)
     if a.remove:
         os.remove(a.path)
+        if a.gzip:
+            os.remove(a.gzip)
     print(f"load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
     return 0
 

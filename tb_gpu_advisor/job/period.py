@@ -59,6 +59,9 @@ _LAYERS = 3
 _LAYERS_COVER = 0.8
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
+#: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
+#: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
+_WAITED_LEAST = 2
 _MAX_CANDIDATES = 512
 
 
@@ -66,13 +69,14 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     """The steps of a periodic launch sequence (host windows, ps), or None where the work does not repeat with a
     step's boundary."""
     seq = _sequence(trace, launches)
-    if seq is None:
-        return None
+    if seq is None:  # too few launches for a period; a few launches of one kernel may still be split by the host's waits
+        few = _sequence(trace, launches, least=_WAITED_LEAST)
+        return None if few is None else _waited_runs(trace, launches, *few)
     key, t_start, t_end = seq
     n = key.size
     found = _period(key)
-    if found is None:
-        return None
+    if found is None:  # no period of two kernels or more: a loop of one kernel over and over, ended by the host's waits
+        return _waited_runs(trace, launches, key, t_start, t_end)
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
@@ -196,7 +200,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     for o in range(p):
         idx = np.arange(first + o, first + length, p)
         idx = idx[idx > first]
-        if idx.size < 2:
+        if not idx.size:  # (a region of two repeats has one boundary: h37-randjobs6)
             continue
         lo, hi = t_start[idx - 1], t_start[idx]
         waited = float(np.mean(np.searchsorted(waits, hi) > np.searchsorted(waits, lo, side="right")))
@@ -267,6 +271,75 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
                      waited=marked)
 
 
+def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
+                 ) -> SpanSteps | None:
+    """The iterations of a loop that launches one kernel over and over, the host waiting for the GPU after each
+    iteration's launches: the runs of launches between its waits, where they are all alike; None else.
+
+    Why: the launch sequence alone has no period to read there (:func:`_period` reads none from one kernel repeated:
+    a layer's kernel and a loop's look alike), so a benchmark timing one GEMM with a sync after each call, or a native
+    loop launching one kernel a few times then ``hipDeviceSynchronize``, read as one pass of the whole window
+    (h37-randjobs5: 9 rocprof/rocpd loops of 3-15 iterations, 0 steps).  Only the host's waits tell its iterations
+    (a model's layers never wait for each other), so: one run of one kernel holding most launches
+    (``job.span_step_coverage``), the host waiting inside it, and the runs between its waits all of one length --
+    every one between two waits (at least :data:`_WAITED` of them where there are several), those at the run's edges
+    no longer (a window may cut them).  The steps are the whole runs between waits and a last one cut by the window,
+    at low confidence: the waits alone mark them, and they must hold most of the GPU's time too (a program's one
+    20 s GEMM before 8 synced bursts of 4 small kernels is one pass, not 8 steps of 8 us).  Two iterations are two steps where the one wait splits the run
+    in halves; one wait anywhere else, or none, is no reading."""
+    n = key.size
+    if n < 2:
+        return None
+    edges = np.flatnonzero(np.diff(key)) + 1
+    lo_all, hi_all = np.r_[0, edges], np.r_[edges, n]
+    k = int(np.argmax(hi_all - lo_all))
+    lo, hi = int(lo_all[k]), int(hi_all[k])
+    if hi - lo < 2 or (hi - lo) / n < T("job.span_step_coverage"):
+        return None
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    ws = h.start[sync].astype(np.int64, copy=False)[order]
+    idx = np.arange(lo + 1, hi)
+    cut = idx[np.searchsorted(ws, t_start[idx]) > np.searchsorted(ws, t_start[idx - 1], side="right")]
+    if not cut.size:
+        return None
+    sizes = np.diff(np.r_[lo, cut, hi])
+    inner = sizes[1:-1]
+    if inner.size:
+        q = int(np.median(inner))
+        if float(np.mean(inner == q)) < _WAITED:
+            return None
+    elif sizes[0] == sizes[1]:
+        q = int(sizes[0])
+    else:
+        return None
+    if sizes[0] > q or sizes[-1] > q:
+        return None
+    starts = cut if sizes[0] < q else np.r_[lo, cut]
+    partial = bool(sizes[-1] < q)
+    if starts.size - partial < 2:
+        return None
+    start = t_start[starts]
+    end = np.r_[start[1:], t_end[hi - 1]]
+    # the last iteration ends where the host's wait after its launches returns (its work done), not at its last launch
+    after = np.searchsorted(ws, t_start[hi - 1], side="right")
+    if after < ws.size and (hi == n or ws[after] < t_start[hi]):
+        end[-1] = max(int(end[-1]), int(h.end[sync].astype(np.int64, copy=False)[order][after]))
+    coverage = (hi - int(starts[0])) / n
+    if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
+        return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
+    each = f"{plural(q, 'launch', 'launches')} of one kernel"
+    note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({100 * coverage:.0f}% of the launches), "
+            f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
+            f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
+    tail = (f"partial: its last {plural(int(sizes[-1]), 'launch', 'launches')} of the runs' {q}, after the last wait: "
+            f"the rest of the loop's last iteration" if partial else "")
+    return SpanSteps(name=f"{q}-launch run between waits", source="repeated_launches", start=start.astype(np.int64),
+                     end=end.astype(np.int64), coverage=coverage, confidence="low", note=note, partial_last=tail,
+                     waited=True)
+
+
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:
     """The number of launches between the host's waits for the GPU (``waits``: sync calls' starts) inside the periodic
     region of ``length`` launches from ``first``, where it is a multiple of the period ``p`` at least twice over and
@@ -276,12 +349,18 @@ def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, len
     few repeats: a native loop launching the same layer's kernels four times, then ``hipDeviceSynchronize``, repeats
     every 2 kernels and waits every 8 (h37-randjobs5, a rocpd capture of 8 such iterations: read as 32 "iterations"
     of 0.13 ms of the program's own loop, the waits ignored).  A model's layers never wait for each other; a loop's
-    iterations do, at one offset each time -- the reading :func:`_region_steps` makes of that multiple."""
+    iterations do, at one offset each time -- the reading :func:`_region_steps` makes of that multiple.  One wait is
+    two iterations where it splits the region in two halves of several repeats each (h37-randjobs6: a rocprof loop of
+    2 iterations of 12 launches, the same 4 kernels three times each, read as 6 "iterations" of the program's own
+    loop, though the host waited only once, halfway)."""
     if not waits.size:
         return 0
     idx = np.arange(first + 1, first + length)
     hit = np.searchsorted(waits, t_start[idx]) > np.searchsorted(waits, t_start[idx - 1], side="right")
     w = idx[hit]
+    if w.size == 1:  # one wait: two iterations where it splits the region in halves, each several repeats
+        q = length // 2
+        return q if length % 2 == 0 and int(w[0]) == first + q and q > p and q % p == 0 else 0
     if w.size < 2:
         return 0
     d = np.diff(w)
@@ -470,10 +549,26 @@ def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:
     return float(np.sum(before(hi) - before(lo))) / total
 
 
-def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _time_share(trace: Trace, launches: list[np.ndarray], lo: int, hi: int) -> float:
+    """Share of the busiest GPU's kernel time (:func:`_sequence`'s GPU) in its launches ``[lo, hi)`` of the launch
+    sequence's order (copies left out: a loop's inputs uploaded before it are no pass of work)."""
+    d = _busiest(trace, launches, 1)
+    if d is None:
+        return 0.0
+    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
+    ok = rec >= 0
+    order = np.lexsort((np.asarray(d.start)[ok], trace.h.start[rec[ok]]))[:MAX_LAUNCHES]
+    kernel = (np.asarray(d.kind)[ok] == devices.KIND_KERNEL) | (np.asarray(d.kind)[ok] == devices.KIND_COLLECTIVE)
+    dur = np.where(kernel, np.asarray(d.end)[ok] - np.asarray(d.start)[ok], 0).astype(np.float64)[order]
+    total = float(dur.sum())
+    return float(dur[lo:hi].sum()) / total if total > 0 else 0.0
+
+
+def _sequence(trace: Trace, launches: list[np.ndarray], least: int = 8
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The busiest GPU's launched events in host launch order: (kernel name id, launch start, launch end), ps."""
     h = trace.h
-    best = _busiest(trace, launches)
+    best = _busiest(trace, launches, least)
     if best is None:
         return None
     d = best
@@ -485,12 +580,13 @@ def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.
         h.end[r][order].astype(np.int64, copy=False)
 
 
-def _busiest(trace: Trace, launches: list[np.ndarray]):  # noqa: ANN202 - a device table
-    """The GPU whose events the host launched most (at least 8): the one whose launch sequence is read."""
+def _busiest(trace: Trace, launches: list[np.ndarray], least: int = 8):  # noqa: ANN202 - a device table
+    """The GPU whose events the host launched most (at least ``least``, 8 for a period): the one whose launch sequence
+    is read."""
     best, most = None, 0
     for d, rec in zip(trace.devices, launches):
         k = int((rec >= 0).sum())
-        if k >= 8 and k > most:
+        if k >= least and k > most:
             best, most = d, k
     return best
 

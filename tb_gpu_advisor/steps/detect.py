@@ -587,6 +587,9 @@ _HOST_SOURCES = ("profiler_step", "iteration_range", "keras_profiled_batch", "tr
 #: Sources whose spans are a repeated user range or annotation taken for the step: a mark the program put anywhere in
 #: its iteration (around one launch, one phase), not a step marker that spans the step by definition.
 _PART_MARKS = ("nvtx_top_range", "annotation_spans")
+#: the job's own readings whose steps run each from its start to the next one's, the last to its own work's end
+#: (``steps.detect._last_ends_at_own_work``)
+_TILED = ("repeated_launches", "step_end_events")
 
 
 def _untimed_note(trace: Trace) -> str:
@@ -1038,6 +1041,14 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
         _drop_one(r, kept, dropped, -1, cut, "; dropped the last step: it holds only the rest of the loop's last iteration")
+    short = (_last_ends_at_own_work(kept) if r.source in _TILED and own is not None and r.source == own.source
+             and kept.ids.size >= 2 and int(kept.ids[-1]) == found - 1 else None)
+    if short is not None:
+        held, tiles = short
+        _drop_one(r, kept, dropped, -1, f"partial: {held:,.2f} ms from its start to its own work's end, where every "
+                  f"other step ran at least {tiles:,.2f} ms from its start to the next's: no next iteration starts "
+                  f"after it in the capture, so it holds none of the time between its work and a next one",
+                  "; dropped the last step: it ends at its own work, not at a next step's start")
     first = own.warmup_first if own is not None and r.source == own.source else ""
     if first and kept.ids.size > 2 and int(kept.ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
         _drop_one(r, kept, dropped, 0, f"warm-up: {first}", f"; dropped the first step as warm-up: {first}")
@@ -1169,10 +1180,21 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
         # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
         windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
                  for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
-        mapped_via=r.mapped, confidence=CONFIDENCE.get(r.source, "low"),
+        mapped_via=r.mapped, confidence=_confidence(r),
         iteration_guess=r.guessed and r.source == "whole_capture",
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
+
+
+_RANK = ("low", "medium", "high")
+
+
+def _confidence(r: _Reading) -> str:
+    """The steps' confidence: their source's (:data:`CONFIDENCE`), lowered to the job's own reading's where it says
+    less of itself (``SpanSteps.confidence``: a loop of one kernel read from the host's waits alone is a guess)."""
+    c = CONFIDENCE.get(r.source, "low")
+    own = r.own.confidence if r.own is not None and r.own.source == r.source else c
+    return min(c, own, key=lambda x: _RANK.index(x) if x in _RANK else 0)
 
 
 def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:
@@ -1616,6 +1638,32 @@ def _last_cut_short(hs: np.ndarray, he: np.ndarray) -> bool:
     if hs.size < 3:
         return False
     return float(he[-1] - hs[-1]) < 0.5 * float(np.diff(hs).min())
+
+
+def _last_ends_at_own_work(kept: _Kept) -> tuple[float, float] | None:
+    """(the last step's length, the shortest other start-to-start time; ms) where the last of steps tiled start to next
+    start is shorter than every other's start-to-start time on every GPU (its step windows: the ledger's home); None
+    else.
+
+    Why: each iteration the job's own reading tiles (:data:`_TILED`: a launch sequence's repeats, the updates' ends)
+    runs to the next one's start, so it holds its work and the time after it (the result read back, the next batch's
+    loading); the capture's last ends where its own work ends, with no next iteration to run to.  Where it is the
+    shortest it lacks that time, and averaged with the whole ones it understates the step (h37-randjobs6: 5 repeats of a
+    3.17 ms loop, the last 2.61 ms, mean 3.06 ms).  The stock rule drops the last of more than
+    ``steps.drop_edges_above`` steps anyway; of fewer, this one is dropped where it is short by more than chance moves
+    a window's edge (``steps.short_last_share`` of the step, and the others' own spread): a benchmark's last pass,
+    synced at its end, 20.02 ms of 20.23, holds its whole pass."""
+    n = kept.ids.size
+    wins = [w for w in kept.gpu.values() if w.shape[0] == n] or [np.stack([kept.hs, kept.he], axis=1)]
+    held, tiles = 0.0, np.inf
+    for w in wins:
+        tile = np.diff(w[:, 0]).astype(np.float64)
+        last, step = float(w[-1, 1] - w[-1, 0]), float(tile.min())
+        # short by more than chance moves a window's edge: the others' own spread, and the noise floor's share
+        if not 0 < last < step - max(T("steps.short_last_share") * step, float(tile.max()) - step):
+            return None
+        held, tiles = max(held, last), min(tiles, step)
+    return held / PS_PER_MS, tiles / PS_PER_MS
 
 
 def _two_part_marks(r: _Reading, kept: _Kept) -> bool:

@@ -350,7 +350,10 @@ def _unrecorded(r):
 def test_unrecorded_host_time_between_steps_is_no_steps():
     r = _report(_unmarked_nsys(2))
     h = r.hosts[0]
-    assert h.steps["source"] == "gpu_busy_clusters" and "a stretch between steps" in h.steps["note"]
+    # (h37-randjobs6: the two repeats are read as the loop's two iterations, each ended by the host's wait, as the
+    # 3-repeat control's three -- before, two repeats were too few and the GPU's bursts were read, the 19.8 ms a
+    # stretch between them; either way no step's share of it exceeds the step)
+    assert h.steps["found"] == 2 and h.steps["source"] in ("gpu_busy_clusters", "repeated_launches"), h.steps
     # main: "the GPU idles 9.91 ms of each 8.29 ms step (119.6%)" -- the 19.8 ms cut out as between the steps
     assert all(f.metric.value <= 1.0 for f in _unrecorded(r)), [f.summary for f in _unrecorded(r)]
     assert not laws_broken(r)
@@ -361,7 +364,12 @@ def test_unrecorded_host_time_inside_the_steps_is_kept():
     r = _report(_unmarked_nsys(3))
     assert r.hosts[0].steps["source"] == "repeated_launches"
     (f,) = _unrecorded(r)
-    assert 0.5 < f.metric.value < 1.0, f.summary  # 13.2 ms of each 21.2 ms step, as on main
+    # main: 13.2 ms of each 21.5 ms step, the last step (8.29 ms: its work alone) averaged with the two whole ones;
+    # h37-randjobs6 drops it as partial, so the step is the period, 19.8 + 8.29 ms.  The unrecorded part is measured
+    # in the gaps into kept steps' work only (h37-left63), so the second step's, into the dropped one, is not (9.91 ms
+    # of each 28.1: left, as for the stock rule's dropped last step of more than 5)
+    assert abs(r.hosts[0].mean_step_ms() - 28.1) < 0.1, r.hosts[0].mean_step_ms()
+    assert 0.3 < f.metric.value < 1.0, f.summary
     assert not laws_broken(r)
 
 

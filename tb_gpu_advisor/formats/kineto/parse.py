@@ -455,6 +455,13 @@ def gunzip_upto(raw: IO[bytes], n: int) -> tuple[bytes, bool]:
     return out.getvalue(), False
 
 
+def gunzip_reader(raw: IO[bytes]) -> Callable[[int], bytes]:
+    """``read(n)`` over the gzip file ``raw`` decompressed (every member, through :class:`_Gunzip`), at most ``n``
+    bytes a call, ``b""`` at its end; ``EOFError`` / ``zlib.error`` where it is cut off or corrupt.  For a reader that
+    streams a large file rather than hold it (the memory snapshot reader)."""
+    return _Gunzip(_Prefixed(b"", raw)).read
+
+
 class _Prefixed:
     """A stream whose first bytes were already read (the magic sniff works on non-seekable remote streams)."""
 

@@ -12,6 +12,14 @@
  * grow on the heap; nothing recurses (the final check walks with a list of its own).  Objects are counted exactly
  * where Python counts them, so memory stays bounded by the file's size as it does there.
  *
+ * Streams (unpickle.load, for files over a gigabyte): Python opens the passes and hands over the stream's read(n);
+ * scan() is the first pass (the memo keys fetched again, the length), load() the second.  Both keep one window of
+ * the input (raw[pos] is the byte at base + pos of total) and pull the next chunk through read(n) only where a read
+ * needs bytes past it (more()), so every check above is made against the stream's length, every message names the
+ * byte of the whole, and a length past the end is refused before anything is read for it.  loads() is the same code
+ * with the whole pickle as its only window.  Why C pulling chunks rather than Python feeding them: the interpreter
+ * stays one loop with every read where it was; a resumable reader would have to stop and restart mid-opcode.
+ *
  * Written against the CPython API only.  Opcode numbers and meanings are the pickle format's (PEP 307, 3154, 574).
  */
 #define PY_SSIZE_T_CLEAN
@@ -128,8 +136,12 @@ static inline int exact_container(PyObject *o) {
 /* ---- the interpreter's state (unpickle._Reader's fields) ---- */
 
 typedef struct {
+    /* the window of the input: raw[pos] is the byte at base + pos of total; src (a stream's read(n), or NULL: raw is
+     * the whole pickle) gives the bytes after it, chunk at a time, into win (the bytes object raw points into) */
     const uint8_t *raw;
     Py_ssize_t len, pos;
+    Py_ssize_t base, total, chunk;
+    PyObject *src, *win;
     PyObject **stack;
     Py_ssize_t sp, scap;
     Py_ssize_t *marks;
@@ -182,9 +194,11 @@ static const char *type_name(PyObject *o, PyObject **keep) {
     return Py_TYPE(o)->tp_name;
 }
 
+#define AT(r) ((r)->base + (r)->pos)
+
 static int truncated(R *r, int neg, uint64_t n) {
     char a[40], b[40];
-    commas(a, 0, (uint64_t)r->pos);
+    commas(a, 0, (uint64_t)AT(r));
     commas(b, neg, n);
     fail(PyExc_ValueError, "pickle truncated at byte %s (wants %s more bytes)", a, b);
     return -1;
@@ -218,8 +232,54 @@ static int rewrap(const char *prefix, const char *suffix) {
 
 /* ---- input: every read checked against the bytes left ---- */
 
+/* Python's ``more(n)``: 1 when the window holds n bytes from pos, reading on from the stream (at least a chunk) where
+ * it does not and can; 0 when the stream has not that many; -1 on an error the stream raised.  The bytes before pos
+ * are dropped. */
+static int more(R *r, Py_ssize_t n) {
+    Py_ssize_t have = r->len - r->pos;
+    if (have >= n || !r->src) return have >= n;
+    Py_ssize_t size = n > r->chunk ? n : r->chunk, got = have;
+    if (size > r->total - AT(r)) size = n > r->total - AT(r) ? n : r->total - AT(r);  /* no more than is left */
+    PyObject *w = PyBytes_FromStringAndSize(NULL, size);
+    if (!w) return -1;
+    char *p = PyBytes_AS_STRING(w);
+    if (have) memcpy(p, r->raw + r->pos, (size_t)have);
+    while (got < size) {
+        PyObject *part = PyObject_CallFunction(r->src, "n", size - got);
+        if (!part) {
+            Py_DECREF(w);
+            return -1;
+        }
+        if (!PyBytes_Check(part)) {
+            Py_DECREF(part);
+            Py_DECREF(w);
+            PyErr_SetString(PyExc_TypeError, "_cpickle: a stream's read(n) must give bytes");
+            return -1;
+        }
+        Py_ssize_t k = PyBytes_GET_SIZE(part);
+        if (k > size - got) k = size - got;
+        if (k) memcpy(p + got, PyBytes_AS_STRING(part), (size_t)k);
+        Py_DECREF(part);
+        if (!k) break;
+        got += k;
+    }
+    if (got < size && _PyBytes_Resize(&w, got) < 0) return -1;  /* the stream ended: the window holds what came */
+    Py_XSETREF(r->win, w);
+    r->raw = (const uint8_t *)PyBytes_AS_STRING(w);
+    r->base += r->pos;
+    r->pos = 0;
+    r->len = got;
+    return got >= n;
+}
+
+/* Python's ``need(n)``: n bytes next in the window, else the pickle is truncated (said at the byte, of the whole). */
 static inline int need(R *r, Py_ssize_t n) {
-    return n > r->len - r->pos ? truncated(r, 0, (uint64_t)n) : 0;
+    if (n > r->total - AT(r)) return truncated(r, 0, (uint64_t)n);
+    if (n > r->len - r->pos) {
+        int m = more(r, n);
+        if (m <= 0) return m < 0 ? -1 : truncated(r, 0, (uint64_t)n);
+    }
+    return 0;
 }
 
 static inline uint64_t le(const uint8_t *p, int n) {
@@ -238,7 +298,8 @@ static inline int read_u(R *r, int n, uint64_t *out) {
 
 /* Python's ``take(n)``: the next n bytes (n may be negative or past the end: an error naming it). */
 static int take(R *r, int neg, uint64_t n, const uint8_t **out) {
-    if (neg || n > (uint64_t)(r->len - r->pos)) return truncated(r, neg, n);
+    if (neg || n > (uint64_t)(r->total - AT(r))) return truncated(r, neg, n);
+    if (need(r, (Py_ssize_t)n) < 0) return -1;
     *out = r->raw + r->pos;
     r->pos += (Py_ssize_t)n;
     return 0;
@@ -249,10 +310,17 @@ static int line(R *r, const uint8_t **out, Py_ssize_t *n) {
     Py_ssize_t room = r->len - r->pos;
     if (r->max_line < room) room = r->max_line < 0 ? 0 : (Py_ssize_t)r->max_line;
     const uint8_t *nl = room > 0 ? memchr(r->raw + r->pos, '\n', (size_t)room) : NULL;
+    if (!nl && r->src && r->max_line > r->len - r->pos) {  /* the line may go on past the window: read on */
+        Py_ssize_t left = r->total - AT(r);
+        if (more(r, r->max_line < left ? (Py_ssize_t)r->max_line : left) < 0) return -1;
+        room = r->len - r->pos;
+        if (r->max_line < room) room = (Py_ssize_t)r->max_line;
+        nl = room > 0 ? memchr(r->raw + r->pos, '\n', (size_t)room) : NULL;
+    }
     if (!nl) {
         char a[40], b[40];
         commas(a, r->max_line < 0, r->max_line < 0 ? (uint64_t)(-(r->max_line + 1)) + 1 : (uint64_t)r->max_line);
-        commas(b, 0, (uint64_t)r->pos);
+        commas(b, 0, (uint64_t)AT(r));
         fail(PyExc_ValueError, "pickle: no end of line within %s bytes at byte %s", a, b);
         return -1;
     }
@@ -659,7 +727,9 @@ static int check_plain(R *r, PyObject *value) {
 /* ---- the first pass: which memo keys the file fetches (unpickle.fetched_keys, step for step) ---- */
 
 static int mark_fetched(R *r, uint64_t key) {
-    if (key > (uint64_t)r->len) return 0;  /* more than the file has opcodes: never memoized */
+    /* a key past the opcodes read so far was never memoized before this fetch (one opcode a key): the fetch fails in
+     * the second pass whether it is marked or not */
+    if (key > (uint64_t)AT(r)) return 0;
     if ((Py_ssize_t)key >= r->fetched_bits) {
         Py_ssize_t bits = r->fetched_bits ? r->fetched_bits : 4096;
         while (bits <= (Py_ssize_t)key) bits *= 2;
@@ -695,37 +765,78 @@ static int arg_size(int op, int *prefix_size, int *prefix_signed) {
     }
 }
 
+/* Step over n bytes: in the window, or past it (read from the stream and dropped; the pass stops at its end). */
+static int skip(R *r, uint64_t n) {
+    Py_ssize_t have = r->len - r->pos;
+    if (n <= (uint64_t)have) {
+        r->pos += (Py_ssize_t)n;
+        return 0;
+    }
+    r->pos = r->len;
+    if (!r->src) return 0;
+    n -= (uint64_t)have;
+    r->base += r->len;
+    r->pos = r->len = 0;
+    Py_CLEAR(r->win);
+    r->raw = NULL;
+    while (n) {
+        PyObject *part = PyObject_CallFunction(r->src, "n", (Py_ssize_t)(n < (uint64_t)r->chunk ? n : (uint64_t)r->chunk));
+        if (!part) return -1;
+        Py_ssize_t k = PyBytes_Check(part) ? PyBytes_GET_SIZE(part) : -1;
+        Py_DECREF(part);
+        if (k < 0) {
+            PyErr_SetString(PyExc_TypeError, "_cpickle: a stream's read(n) must give bytes");
+            return -1;
+        }
+        if (!k) break;
+        if ((uint64_t)k > n) k = (Py_ssize_t)n;
+        r->base += k;
+        n -= (uint64_t)k;
+    }
+    return 0;
+}
+
 static int find_fetched(R *r) {
-    const uint8_t *raw = r->raw;
-    Py_ssize_t pos = 0, end = r->len;
-    while (pos < end) {
-        int op = raw[pos++], psize, psigned;
+    for (;;) {
+        int m = more(r, 1);
+        if (m <= 0) {
+            if (m < 0) return -1;
+            break;
+        }
+        int op = r->raw[r->pos++], psize, psigned;
         int n = arg_size(op, &psize, &psigned);
         if (op == 0x68) {
-            if (pos < end && mark_fetched(r, raw[pos]) < 0) return -1;
+            if ((m = more(r, 1)) < 0) return -1;
+            if (m && mark_fetched(r, r->raw[r->pos]) < 0) return -1;
         } else if (op == 0x6A) {
-            if (end - pos >= 4 && mark_fetched(r, le(raw + pos, 4)) < 0) return -1;
+            if ((m = more(r, 4)) < 0) return -1;
+            if (m && mark_fetched(r, le(r->raw + r->pos, 4)) < 0) return -1;
         } else if (op == 0x2E) {
             break;
         }
         if (n >= 0) {
-            pos = n > end - pos ? end : pos + n;
+            if (skip(r, (uint64_t)n) < 0) return -1;
             continue;
         }
         if (psize) {
-            if (psize > end - pos) break;
-            uint64_t length = le(raw + pos, psize);
+            if ((m = more(r, psize)) <= 0) {
+                if (m < 0) return -1;
+                break;
+            }
+            uint64_t length = le(r->raw + r->pos, psize);
             if (psigned && (length & 0x80000000u)) break;
-            pos += psize;
-            pos = length > (uint64_t)(end - pos) ? end : pos + (Py_ssize_t)length;
+            r->pos += psize;
+            if (skip(r, length) < 0) return -1;
             continue;
         }
-        Py_ssize_t room = end - pos;
+        if (r->max_line > r->len - r->pos && more(r, (Py_ssize_t)r->max_line) < 0) return -1;  /* all a line may be */
+        Py_ssize_t room = r->len - r->pos;
         if (r->max_line < room) room = r->max_line < 0 ? 0 : (Py_ssize_t)r->max_line;
-        const uint8_t *nl = room > 0 ? memchr(raw + pos, '\n', (size_t)room) : NULL;
+        const uint8_t *nl = room > 0 ? memchr(r->raw + r->pos, '\n', (size_t)room) : NULL;
         if (!nl) break;
+        const uint8_t *at = r->raw + r->pos;
         if (op == 0x67) {  /* GET: the key as int() reads it, or the pass stops there */
-            PyObject *b = PyBytes_FromStringAndSize((const char *)raw + pos, nl - (raw + pos));
+            PyObject *b = PyBytes_FromStringAndSize((const char *)at, nl - at);
             PyObject *k = b ? PyNumber_Long(b) : NULL;
             Py_XDECREF(b);
             if (!k) {
@@ -738,7 +849,7 @@ static int find_fetched(R *r) {
             Py_DECREF(k);
             if (!overflow && v >= 0 && mark_fetched(r, (uint64_t)v) < 0) return -1;
         }
-        pos = nl - raw + 1;
+        r->pos += nl - at + 1;
         if (op == 0x63 || op == 0x69) break;
     }
     if (!r->fetched && mark_fetched(r, 0) == 0) r->fetched[0] = 0;  /* an empty set, not "keep all" */
@@ -903,7 +1014,7 @@ static int rare(R *r, int op) {
     uint64_t u;
     if (r->refused[op]) {
         char a[40];
-        commas(a, 0, (uint64_t)(r->pos - 1));
+        commas(a, 0, (uint64_t)(AT(r) - 1));
         fail(r->unsafe, "opcode %U at byte %s: a snapshot is plain data only", r->refused[op], a);
         return -1;
     }
@@ -917,11 +1028,11 @@ static int rare(R *r, int op) {
         return 0;
     case 0x95:  /* FRAME: a length prefix, which must fit in the file */
         if (read_u(r, 8, &u) < 0) return -1;
-        if (u > (uint64_t)(r->len - r->pos)) {
+        if (u > (uint64_t)(r->total - AT(r))) {
             char a[40], b[40], c[40];
             commas(a, 0, u);
-            commas(b, 0, (uint64_t)r->pos);
-            commas(c, 0, (uint64_t)(r->len - r->pos));
+            commas(b, 0, (uint64_t)AT(r));
+            commas(c, 0, (uint64_t)(r->total - AT(r)));
             fail(PyExc_ValueError, "pickle truncated: a frame of %s bytes at byte %s, %s left", a, b, c);
             return -1;
         }
@@ -979,7 +1090,7 @@ static int rare(R *r, int op) {
         PyObject *b = PyBytes_FromStringAndSize((const char *)r->raw + r->pos - 1, 1);
         PyObject *rep = b ? PyObject_Repr(b) : NULL;
         char a[40];
-        commas(a, 0, (uint64_t)(r->pos - 1));
+        commas(a, 0, (uint64_t)(AT(r) - 1));
         if (rep) fail(r->unsafe, "unknown opcode %U at byte %s", rep, a);
         Py_XDECREF(b);
         Py_XDECREF(rep);
@@ -993,7 +1104,11 @@ static PyObject *run(R *r) {
     uint64_t u;
     for (;;) {
         if (r->objects > r->max_objects) return too_many(r);
-        if (r->pos >= r->len) return fail(PyExc_ValueError, "pickle ends without STOP (truncated)");
+        if (r->pos >= r->len) {
+            int m = more(r, 1);
+            if (m < 0) return NULL;
+            if (!m) return fail(PyExc_ValueError, "pickle ends without STOP (truncated)");
+        }
         int op = r->raw[r->pos++], rc;
         switch (op) {
         case 0x68:  /* BINGET */
@@ -1064,6 +1179,7 @@ static void release(R *r) {
     free(r->memo);
     free(r->fetched);
     free(r->t.slots);
+    Py_XDECREF(r->win);
 }
 
 /* Bind the helpers unpickle.py hands over: (UnsafePickle, PickleLimit, _too_many, _text_int, _quoted, _PLAIN, _Mark,
@@ -1104,7 +1220,7 @@ static PyObject *loads(PyObject *Py_UNUSED(self), PyObject *args) {
     R r;
     memset(&r, 0, sizeof r);
     r.raw = buf.buf;
-    r.len = buf.len;
+    r.len = r.total = buf.len;
     r.compact = compact == Py_None ? NULL : compact;
     r.max_objects_obj = max_objects;
     PyObject *out = NULL;
@@ -1114,7 +1230,10 @@ static PyObject *loads(PyObject *Py_UNUSED(self), PyObject *args) {
          * once shared), so a collection would walk millions of new objects to free nothing. */
         int collecting = PyGC_Disable();
         if (table_init(&r.t) < 0) PyErr_NoMemory();
-        else if (!r.compact || find_fetched(&r) == 0) out = run(&r);
+        else if (!r.compact || find_fetched(&r) == 0) {
+            r.pos = 0;  /* the first pass stepped through the same bytes */
+            out = run(&r);
+        }
         if (collecting) PyGC_Enable();
     }
     release(&r);
@@ -1122,9 +1241,82 @@ static PyObject *loads(PyObject *Py_UNUSED(self), PyObject *args) {
     return out;
 }
 
+/* ``unpickle.load``'s first pass: (the bitmap of the memo keys fetched, as bytes; the stream's length, read to its
+ * end).  read: the stream's read(n); max_line: unpickle.MAX_LINE. */
+static PyObject *scan(PyObject *Py_UNUSED(self), PyObject *args) {
+    R r;
+    memset(&r, 0, sizeof r);
+    PyObject *src;
+    long long max_line;
+    if (!PyArg_ParseTuple(args, "OnL", &src, &r.chunk, &max_line)) return NULL;
+    r.src = src;
+    r.total = PY_SSIZE_T_MAX;  /* not known before the pass reads to the end */
+    r.max_line = max_line;
+    if (r.chunk < 1) r.chunk = 1;
+    PyObject *out = NULL;
+    if (find_fetched(&r) == 0) {
+        Py_ssize_t total = r.base + r.len;  /* then the rest, read to the end: the pass stops at STOP */
+        Py_CLEAR(r.win);
+        r.raw = NULL;
+        r.pos = r.len = 0;
+        for (;;) {
+            PyObject *part = PyObject_CallFunction(src, "n", r.chunk);
+            if (!part) break;
+            Py_ssize_t k = PyBytes_Check(part) ? PyBytes_GET_SIZE(part) : -1;
+            Py_DECREF(part);
+            if (k < 0) PyErr_SetString(PyExc_TypeError, "_cpickle: a stream's read(n) must give bytes");
+            if (k <= 0) break;
+            total += k;
+        }
+        if (!PyErr_Occurred())
+            out = Py_BuildValue("(y#n)", (const char *)r.fetched, r.fetched_bits / 8, total);
+    }
+    release(&r);
+    return out;
+}
+
+/* ``unpickle.load``'s second pass: loads over a stream of ``total`` bytes, keeping the memo keys of ``fetched`` (the
+ * first pass's bitmap). */
+static PyObject *load(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *src, *max_objects, *compact, *helpers;
+    Py_buffer bits;
+    R r;
+    memset(&r, 0, sizeof r);
+    if (!PyArg_ParseTuple(args, "OnnOOOy*", &src, &r.total, &r.chunk, &max_objects, &compact, &helpers, &bits))
+        return NULL;
+    r.src = src;
+    if (r.chunk < 1) r.chunk = 1;
+    r.compact = compact == Py_None ? NULL : compact;
+    r.max_objects_obj = max_objects;
+    PyObject *out = NULL;
+    r.max_objects = PyLong_AsLongLong(max_objects);
+    if (!(r.max_objects == -1 && PyErr_Occurred()) && bind(&r, helpers) == 0) {
+        if (r.compact) {
+            Py_ssize_t n = bits.len ? bits.len : 1;
+            r.fetched = calloc((size_t)n, 1);
+            r.fetched_bits = 8 * n;
+            if (r.fetched && bits.len) memcpy(r.fetched, bits.buf, (size_t)bits.len);
+        }
+        if (r.compact && !r.fetched) PyErr_NoMemory();
+        else {
+            int collecting = PyGC_Disable();  /* as in loads */
+            if (table_init(&r.t) < 0) PyErr_NoMemory();
+            else out = run(&r);
+            if (collecting) PyGC_Enable();
+        }
+    }
+    release(&r);
+    PyBuffer_Release(&bits);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"loads", loads, METH_VARARGS,
      "loads(raw, max_objects, compact, helpers): unpickle.loads in C (unpickle.py passes the helpers)."},
+    {"scan", scan, METH_VARARGS,
+     "scan(read, chunk, max_line) -> (fetched bitmap, length): unpickle.load's first pass over a stream, in C."},
+    {"load", load, METH_VARARGS,
+     "load(read, total, chunk, max_objects, compact, helpers, fetched): unpickle.load's second pass, in C."},
     {NULL, NULL, 0, NULL},
 };
 

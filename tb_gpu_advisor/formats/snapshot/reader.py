@@ -24,6 +24,7 @@ import bisect
 import io
 import os
 import re
+import zlib
 from array import array
 from typing import Any
 
@@ -32,7 +33,7 @@ import numpy as np
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
+from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
@@ -88,7 +89,21 @@ class _OutOfRange(ValueError):
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one snapshot pickle (plain or gzip) into a trace (``SnapshotReadError`` when it is none, or asks for more
-    than data)."""
+    than data).  A pickle is read as a stream, never whole (:func:`.unpickle.load`: twice, in chunks; a gzip file is
+    decompressed twice), so memory holds what is built and a window; a viewer page is read whole."""
+    if not _whole(path):
+        try:
+            doc, size = load(lambda: _Pass(path), compact=_Compactor())
+        except SnapshotReadError:  # the file itself refused (its size, a cut gzip), as _read_bytes says it
+            raise
+        except UnsafePickle as e:
+            raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
+        except PickleLimit as e:
+            raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not "
+                                          "run)") from e
+        except ValueError as e:
+            raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+        return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
     data = _read_bytes(path)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
         if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
@@ -119,6 +134,91 @@ def host_name(path: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name
+
+
+#: The start of a file looked at to tell a viewer page (read whole) from a pickle (read as a stream).
+_HEAD_BYTES = 1 << 16
+
+
+def _whole(path: str) -> bool:
+    """Whether the file is read whole (:func:`_read_bytes`): a remote file (fetched whole into memory by
+    ``fsio.open_binary``: a stream would fetch it once a pass), a viewer page (``<`` after blanks), or a start of
+    nothing but blanks (an empty file; a page after more than :data:`_HEAD_BYTES` of them).  A local pickle is not."""
+    if not isinstance(path, fsio.Listed) and fsio.is_remote(path):
+        return True
+    p = _Pass(path)
+    try:
+        head = p.read(_HEAD_BYTES)
+    finally:
+        p.close()
+    return is_page(head) or not head.strip()
+
+
+class _Pass:
+    """One pass over a snapshot file's bytes, decompressed where it is gzip, ``read(n)`` at most ``n`` at a time:
+    refused (:class:`SnapshotReadError`) past the size limit, or where a gzip file is cut off, empty or corrupt, in
+    the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them."""
+
+    def __init__(self, path: str):
+        from tb_gpu_advisor.formats.kineto.parse import gunzip_reader  # the one bounded gzip reader
+
+        self.path, self.limit, self.got = path, max_profile_bytes(), 0
+        self.f = fsio.open_binary(path)
+        try:
+            self.size = _stream_size(self.f)
+            if self.size is not None and self.size > self.limit:
+                raise SnapshotReadError(path, f"over the {self.limit:,}-byte limit (raise "
+                                              "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+            self.head = self.f.read(2)
+            self.gz = is_gzip(self.head)
+            if self.gz:
+                self.f.seek(0)
+                self.head, self._gunzip = b"", gunzip_reader(self.f)
+        except BaseException:
+            self.f.close()
+            raise
+
+    def read(self, n: int) -> bytes:
+        if self.head:
+            part, self.head = self.head[:n], self.head[n:]
+        elif not self.gz:
+            part = self.f.read(n)
+        else:
+            try:
+                part = self._gunzip(n)
+            except (EOFError, zlib.error):
+                raise SnapshotReadError(self.path, f"a gzip file cut off or corrupt after {self.got:,} bytes of its "
+                                                   "snapshot: copy the whole file again (`gzip -t` tells)") from None
+            if not part and not self.got:
+                raise SnapshotReadError(self.path, "a gzip file with nothing in it")
+        self.got += len(part)
+        if self.got > self.limit:
+            if self.gz:
+                raise SnapshotReadError(self.path, f"a gzip file of {self.size or 0:,} bytes that decompresses past "
+                                                   f"the {self.limit:,}-byte limit: refused, not inflated (a gzip "
+                                                   "bomb, or a snapshot larger than the limit: raise "
+                                                   "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+            raise SnapshotReadError(self.path, f"over the {self.limit:,}-byte limit (raise "
+                                               "TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+        return part
+
+    def close(self) -> None:
+        self.f.close()
+
+
+def _stream_size(f: Any) -> int | None:
+    """The bytes of an open file (its descriptor's size; a remote file's in-memory copy's), None where not known."""
+    try:
+        return os.fstat(f.fileno()).st_size
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        pass
+    try:
+        at = f.tell()
+        end = f.seek(0, 2)
+        f.seek(at)
+        return end
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 def _read_bytes(path: str) -> bytes:
@@ -190,7 +290,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     cut: list[str] = []
     entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
                    if budget.shaped(e, _ENTRY, "trace entry")] for g in gpus}
-    times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
+    times = array("q", (t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0))
     t0_us = min(times) if times else 0
     if times and max(times) - t0_us > MAX_SPAN_US:
         raise SnapshotReadError(path, f"its history spans {(max(times) - t0_us) / 86_400e6:,.0f} days (time_us "
@@ -345,40 +445,83 @@ def _block_frames(b: dict) -> Any:
     return None
 
 
-class _Entry(tuple):
-    """A trace entry kept as its fields only (:data:`_ENTRY_FIELDS`), its frames one tuple shared by every entry of
-    the same stack: a tenth of the dict and list it was built from.  Read like the dict (``get``)."""
+class _Entry(int):
+    """A trace entry kept as one row of its compactor's columns (:class:`_Compactor`): the row's number, read like the
+    dict (``get``) -- 44 bytes where the dict, its list of frames and its integers were ~700, and a tuple of its
+    fields ~200.  Each compactor has its own subclass, whose ``cols`` is that compactor."""
 
     __slots__ = ()
+    cols: "_Compactor"
 
     def get(self, key: str, default: Any = None) -> Any:
-        i = _ENTRY_INDEX.get(key)
-        v = self[i] if i is not None else None
+        v = self.cols.field(self, key)
         return default if v is None else v
+
+    def fields(self) -> tuple:
+        """The row's fields (:data:`_ENTRY_FIELDS`), None where absent."""
+        return tuple(self.cols.field(self, k) for k in _ENTRY_FIELDS)
+
+    def __contains__(self, value: Any) -> bool:  # as the tuple of its fields answers ``in``
+        return value in self.fields()
+
+    def __repr__(self) -> str:
+        return f"_Entry{self.fields()!r}"
 
 
 _ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
-_ENTRY_INDEX = {k: i for i, k in enumerate(_ENTRY_FIELDS)}
+_NUMBERS = ("addr", "size", "time_us", "device_free")  # >= 0 by _RANGE: -1 stands for absent
 
 
 class _Compactor:
-    """Turns each trace entry (a dict with a string ``action``, fields of the right types) into an :class:`_Entry` as
-    the unpickler places it, so a snapshot's history costs its fields, not its dicts; other dicts stay as they are."""
+    """Turns each trace entry (a dict with a string ``action``, fields of the right types, an integer time) into a row
+    of columns as the unpickler places it -- its numbers 8 bytes each, its action and its stack a small index (a
+    stack one tuple shared by every entry of the same frames) -- and an :class:`_Entry` naming the row, so a
+    snapshot's history costs its columns, not its dicts; other dicts stay as they are."""
 
     def __init__(self) -> None:
-        self.stacks: dict[tuple[int, ...], tuple] = {}  # ids of a stack's frames -> the one tuple of them (kept alive)
+        self.stacks: dict[tuple[int, ...], int] = {}  # ids of a stack's frames -> its index in ``frames``
+        self.frames: list[tuple] = []  # the one tuple of each stack's frames (keeps them alive)
+        self.actions: list[str] = []
+        self._action: dict[str, int] = {}
+        self.action, self.frame = array("i"), array("i")
+        self.numbers = {k: array("q") for k in _NUMBERS}
+        self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
     def __call__(self, d: dict) -> _Entry | None:
-        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None:
+        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None or \
+                type(d.get("time_us", 0)) is float:  # a float time (allowed, read as none) stays in its dict
             return None
-        frames = d.get("frames")
+        frames, stack = d.get("frames"), -1
         if type(frames) is list:
             key = tuple(map(id, frames))
-            shared = self.stacks.get(key)
-            if shared is None:
-                shared = self.stacks[key] = tuple(frames)
-            frames = shared
-        return _Entry((d["action"], d.get("addr"), d.get("size"), d.get("time_us"), frames, d.get("device_free")))
+            stack = self.stacks.get(key, -1)
+            if stack < 0:
+                stack = self.stacks[key] = len(self.frames)
+                self.frames.append(tuple(frames))
+        action = self._action.get(d["action"])
+        if action is None:
+            action = self._action[d["action"]] = len(self.actions)
+            self.actions.append(d["action"])
+        row = len(self.action)
+        self.action.append(action)
+        self.frame.append(stack)
+        for k, col in self.numbers.items():
+            v = d.get(k)
+            col.append(-1 if v is None else v)
+        return self.row(row)
+
+    def field(self, row: int, key: str) -> Any:
+        """One field of a row; None where the entry had none."""
+        if key == "action":
+            return self.actions[self.action[row]]
+        if key == "frames":
+            k = self.frame[row]
+            return None if k < 0 else self.frames[k]
+        col = self.numbers.get(key)
+        if col is None:
+            return None
+        v = col[row]
+        return None if v < 0 else v
 
 
 class _Live:
@@ -436,8 +579,9 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             ooms.append((len(t), i, e))
     if not t and not ooms:
         return None, []
-    d = np.asarray(delta, dtype=np.int64)
-    rd = np.asarray(res_delta, dtype=np.int64)
+    # the columns seen as numpy arrays in place (``frombuffer``: the array's own bytes, not a copy of them)
+    d, rd = np.frombuffer(delta, dtype=np.int64), np.frombuffer(res_delta, dtype=np.int64)
+    at = np.frombuffer(addr, dtype=np.int64)
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event
@@ -458,12 +602,12 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
         op[k] = label_of[key]
         phase[k] = budget.phase(f)
-    _cast_copies(d, np.asarray(addr, dtype=np.int64), phase, raw, dump)
+    _cast_copies(d, at, phase, raw, dump)
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
-        t=np.asarray(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64),
+        t=np.frombuffer(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=at,
         op=op, phase=phase, op_names=list(labels),
-        cached=_cached(segments, d, rd, np.asarray(addr, dtype=np.int64)) if segments is not None and whole else None
+        cached=_cached(segments, d, rd, at) if segments is not None and whole else None
     ) if t else None
     out = []
     for k, i, e in ooms:
@@ -647,7 +791,7 @@ def _on_clock(t: Any, t0_us: int) -> bool:
     return type(t) is int and t >= 0 and abs(t - t0_us) <= MAX_SPAN_US
 
 
-def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: list[int],
+def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: "array[int]",
                  t0_us: int) -> tuple[int, float, float] | None:
     """(entries kept, ms they span, ms the annotations span) where the allocator's history lost its start, else None.
 
@@ -839,7 +983,7 @@ class _Budget:
 
     def shaped(self, v: Any, fields: dict[str, type], what: str) -> bool:
         """Whether ``v`` has the shape of ``what``; if not, counted (with the first example) to be said once."""
-        if type(v) is _Entry:  # checked as it was read
+        if isinstance(v, _Entry):  # checked as it was read
             return True
         why = _shape_error(v, fields)
         if why is None:

@@ -23,6 +23,10 @@ Bounded by construction (issue #39), so a hostile file costs time and memory in 
   no rescan of the stack.
 
 Every limit a file reaches is :class:`PickleLimit`, naming the limit.
+
+:func:`load` reads a pickle as a stream (twice, in chunks of :data:`CHUNK`; pytorch#176290: snapshots over 1 GB), so
+memory holds what is built, the memo entries fetched again and one window, never the file; :func:`loads` takes
+the whole bytes.  Both give the same value and the same error at the same byte.
 """
 
 from __future__ import annotations
@@ -99,6 +103,45 @@ def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict],
     return _Reader(data, max_objects, compact).run()
 
 
+#: Bytes a streamed read takes from its source at a time (:func:`load`); a window never holds more than this plus
+#: the one argument being read (a string, or a text line of at most :data:`MAX_LINE`).
+CHUNK = 1 << 20
+
+
+def load(open_pass: Callable[[], Any], max_objects: int | None = None, compact: Callable[[dict], Any] | None = None,
+         chunk: int | None = None) -> tuple[Any, int]:
+    """:func:`loads` of a pickle read as a stream, never whole: ``(value, its length in bytes)``.
+
+    ``open_pass()`` opens one pass over the pickle's bytes: an object with ``read(n)`` (at most ``n`` bytes, ``b""``
+    at the end; it may raise to refuse the file, e.g. past a size limit) and ``close()``.  It is called twice: a
+    first pass finds the memo keys fetched again and the length (what :func:`loads` learns from the whole bytes),
+    the second builds the value, in windows of ``chunk`` bytes (:data:`CHUNK`).  The same limits, the same value
+    and the same error at the same byte as :func:`loads` on the whole bytes, on both the Python and compiled
+    paths."""
+    chunk = max(1, CHUNK if chunk is None else chunk)
+    src = open_pass()
+    try:
+        if _CPICKLE is not None:
+            bitmap, total = _CPICKLE.scan(src.read, chunk, MAX_LINE)
+        else:
+            keys, total = _scan_stream(src.read, chunk)
+    finally:
+        src.close()
+    if max_objects is None:
+        max_objects = max(MIN_OBJECTS, OBJECTS_PER_BYTE * total)
+    helpers = _c_helpers(max_objects) if _CPICKLE is not None else None
+    src = open_pass()
+    try:
+        if helpers is not None:
+            return _CPICKLE.load(src.read, total, chunk, max_objects, compact, helpers, bitmap), total
+        if _CPICKLE is not None:  # a caller's odd max_objects: the Python path reads, with the compiled pass's keys
+            keys = {k for k in range(8 * len(bitmap)) if bitmap[k >> 3] >> (k & 7) & 1}
+        reader = _Reader(b"", max_objects, compact, read=src.read, total=total, chunk=chunk, fetched=keys)
+        return reader.run(), total
+    finally:
+        src.close()
+
+
 def _c_helpers(max_objects: Any) -> tuple | None:
     """What the compiled reader is handed: the exception classes, the helpers whose wording it must share, the
     limits; None where a number is out of its 64-bit range (a caller's odd ``max_objects``: the Python path reads)."""
@@ -129,20 +172,33 @@ def fetched_keys(raw: bytes) -> set[int]:
     """The memo keys a pickle fetches (GET, BINGET, LONG_BINGET): a pass over its opcodes that builds nothing.  It
     stops at the first opcode it cannot step over; the second pass then says what is wrong there."""
     keys: set[int] = set()
-    pos, end = 0, len(raw)
+    _scan(raw, 0, keys, True)
+    return keys
+
+
+def _scan(raw: bytes, pos: int, keys: set[int], final: bool) -> tuple[int, bool]:
+    """:func:`fetched_keys`' pass over ``raw`` from ``pos``: (where it got to, whether it stopped for good).  Not
+    ``final`` (more bytes follow), it returns at the start of an opcode whose argument ``raw`` does not hold yet
+    (the caller reads on and calls again from there); the position may lie past the end (an argument skipped)."""
+    end = len(raw)
     arg = _ARG
     while pos < end:
+        at = pos
         op = raw[pos]
         pos += 1
         n = arg[op]
         if op == 0x68:
             if pos < end:
                 keys.add(raw[pos])
+            elif not final:
+                return at, False
         elif op == 0x6A:
             if pos + 4 <= end:
                 keys.add(int.from_bytes(raw[pos:pos + 4], "little"))
+            elif not final:
+                return at, False
         elif op == 0x2E:  # STOP
-            break
+            return pos, True
         if n >= 0:
             pos += n
             continue
@@ -150,24 +206,50 @@ def fetched_keys(raw: bytes) -> set[int]:
         if fmt is not None:
             size = struct.calcsize(fmt)
             if pos + size > end:
-                break
+                return (at, False) if not final else (pos, True)
             length = struct.unpack_from(fmt, raw, pos)[0]
             if length < 0:
-                break
+                return pos, True
             pos += size + length
             continue
         nl = raw.find(b"\n", pos, pos + MAX_LINE)  # a text argument (two lines: GLOBAL, INST -- refused later)
         if nl < 0:
-            break
+            return (at, False) if not final and end - pos < MAX_LINE else (pos, True)
         if op == 0x67:  # GET
             try:
                 keys.add(int(raw[pos:nl]))
             except ValueError:
-                break
+                return pos, True
         pos = nl + 1
         if op in (0x63, 0x69):
-            break
-    return keys
+            return pos, True
+    return pos, False
+
+
+def _scan_stream(read: Callable[[int], bytes], chunk: int) -> tuple[set[int], int]:
+    """:func:`fetched_keys` over a stream read ``chunk`` bytes at a time, and the stream's length (read to its end
+    after the pass stops).  Holds one window: the chunk and an opcode cut by its start (a text line: at most
+    :data:`MAX_LINE`)."""
+    keys: set[int] = set()
+    raw, pos, total, stopped = b"", 0, 0, False
+    while True:
+        part = read(chunk)
+        total += len(part)
+        if not part:
+            if not stopped and pos < len(raw):
+                _scan(raw, pos, keys, True)  # the last opcode, cut by the end: stepped over as on the whole bytes
+            return keys, total
+        if stopped:
+            continue
+        if pos >= len(raw):  # the window is read; an argument reaching past it is skipped in this part
+            skip = pos - len(raw)
+            if skip >= len(part):
+                raw, pos = b"", skip - len(part)
+                continue
+            raw, pos = part, skip
+        else:
+            raw, pos = raw[pos:] + part, 0
+        pos, stopped = _scan(raw, pos, keys, False)
 
 
 _CONTAINERS = (list, dict, tuple)
@@ -178,10 +260,19 @@ _UNPACK_B, _UNPACK_H, _UNPACK_I, _UNPACK_i, _UNPACK_Q, _UNPACK_d = (
 class _Reader:
     """One pass over the opcodes (the hot ones inline in :meth:`run`, the others in :meth:`rare`)."""
 
-    def __init__(self, data: bytes, max_objects: int, compact: Callable[[dict], Any] | None = None):
+    def __init__(self, data: bytes, max_objects: int, compact: Callable[[dict], Any] | None = None,
+                 read: Callable[[int], bytes] | None = None, total: int | None = None, chunk: int = CHUNK,
+                 fetched: set[int] | None = None):
+        #: the window of the input: ``raw[pos]`` is the byte at ``base + pos`` of ``total``; ``read`` (a stream) gives
+        #: the bytes after it, ``chunk`` at a time (None: ``data`` is the whole pickle)
         self.raw = bytes(data)
+        self.read, self.chunk = read, chunk
+        self.base = 0
+        self.total = len(self.raw) if total is None else total
         self.compact = compact
-        self.fetched = fetched_keys(self.raw) if compact is not None else None  # None: keep every memo entry
+        if fetched is None and compact is not None and read is None:
+            fetched = fetched_keys(self.raw)
+        self.fetched = fetched if compact is not None else None  # None: keep every memo entry
         self.memoized = 0
         self.pos = 0
         self.stack: list[Any] = []
@@ -197,22 +288,51 @@ class _Reader:
         self.last_memo: Any = None
 
     # -- input
+    def at(self) -> int:
+        """The byte of the pickle read next."""
+        return self.base + self.pos
+
+    def more(self, n: int) -> bool:
+        """Whether the window holds ``n`` bytes from ``pos``, reading on from the stream (at least a chunk) where it
+        does not and can; the bytes before ``pos`` are dropped."""
+        have = len(self.raw) - self.pos
+        if have >= n or self.read is None:
+            return have >= n
+        parts = [self.raw[self.pos:]] if have else []
+        want = max(n, min(self.chunk, self.total - self.at())) - have  # no more than is left
+        while want > 0:
+            part = self.read(want)
+            if not part:
+                break
+            parts.append(part)
+            want -= len(part)
+            have += len(part)
+        self.base += self.pos
+        self.raw, self.pos = b"".join(parts), 0
+        return have >= n
+
+    def need(self, n: int) -> None:
+        """``n`` bytes are next in the window, else the pickle is truncated (said at the byte, of the whole)."""
+        if n < 0 or n > self.total - self.at() or (self.pos + n > len(self.raw) and not self.more(n)):
+            raise ValueError(f"pickle truncated at byte {self.at():,} (wants {n:,} more bytes)")
+
     def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.raw):
-            raise ValueError(f"pickle truncated at byte {self.pos:,} (wants {n:,} more bytes)")
+        self.need(n)
         out = self.raw[self.pos:self.pos + n]
         self.pos += n
         return out
 
     def line(self) -> bytes:
         end = self.raw.find(b"\n", self.pos, self.pos + MAX_LINE)
+        if end < 0 and len(self.raw) - self.pos < MAX_LINE and self.read is not None:
+            self.more(min(MAX_LINE, self.total - self.at()))
+            end = self.raw.find(b"\n", self.pos, self.pos + MAX_LINE)
         if end < 0:
-            raise ValueError(f"pickle: no end of line within {MAX_LINE:,} bytes at byte {self.pos:,}")
+            raise ValueError(f"pickle: no end of line within {MAX_LINE:,} bytes at byte {self.at():,}")
         return self.take(end + 1 - self.pos)[:-1]
 
     def u(self, unpack: Any, n: int) -> Any:
-        if self.pos + n > len(self.raw):
-            raise ValueError(f"pickle truncated at byte {self.pos:,} (wants {n:,} more bytes)")
+        self.need(n)
         v = unpack(self.raw, self.pos)[0]
         self.pos += n
         return v
@@ -345,14 +465,15 @@ class _Reader:
     # -- the interpreter
     def run(self) -> Any:
         """The hot opcodes of a snapshot (memo fetches, short strings, small ints, dicts and lists) inline."""
-        raw, st, marks = self.raw, self.stack, self.marks
-        end = len(raw)
+        st, marks = self.stack, self.marks
         while True:
             if self.objects > self.max_objects:
                 raise self.too_many()
-            pos = self.pos
-            if pos >= end:
-                raise ValueError("pickle ends without STOP (truncated)")
+            pos, raw = self.pos, self.raw
+            if pos >= len(raw):
+                if not self.more(1):
+                    raise ValueError("pickle ends without STOP (truncated)")
+                pos, raw = self.pos, self.raw
             op = raw[pos]
             self.pos = pos + 1
             if op == 0x68:  # h BINGET
@@ -393,15 +514,15 @@ class _Reader:
         st = self.stack
         op = bytes([code])
         if op in _REFUSED:
-            raise UnsafePickle(f"opcode {_REFUSED[op]} at byte {self.pos - 1:,}: a snapshot is plain data only")
+            raise UnsafePickle(f"opcode {_REFUSED[op]} at byte {self.at() - 1:,}: a snapshot is plain data only")
         if op == b"\x80":  # PROTO
             if self.u(_UNPACK_B, 1) > 5:
                 raise ValueError("pickle protocol above 5")
         elif op == b"\x95":  # FRAME: a length prefix, which must fit in the file
             n = self.u(_UNPACK_Q, 8)
-            if n > len(self.raw) - self.pos:
-                raise ValueError(f"pickle truncated: a frame of {n:,} bytes at byte {self.pos:,}, "
-                                 f"{len(self.raw) - self.pos:,} left")
+            if n > self.total - self.at():
+                raise ValueError(f"pickle truncated: a frame of {n:,} bytes at byte {self.at():,}, "
+                                 f"{self.total - self.at():,} left")
         elif op == b"N":
             st.append(None)
         elif op == b"\x88":
@@ -487,7 +608,7 @@ class _Reader:
         elif op == b"g":
             self.get(_text_int(self.line()))
         else:
-            raise UnsafePickle(f"unknown opcode {op!r} at byte {self.pos - 1:,}")
+            raise UnsafePickle(f"unknown opcode {op!r} at byte {self.at() - 1:,}")
 
 
 def _text_int(raw: bytes) -> int | bool:

@@ -290,6 +290,10 @@ _TABLE: tuple[Threshold, ...] = (
        "utilization < 50%; guide §1: maximize", "device step-time share below this -> amber card", "below"),
     _t("headline.device_step_share.critical", 0.25, "share", "Advisor: the GPU idles three quarters of the step",
        "device step-time share below this -> red card", "below"),
+    _t("host_bound.saving_warning", 0.25, "share", "Advisor; issue #37 item 4: a finding is judged by what it saves -- a "
+       "quarter of the step is the host's own work, whatever the device share",
+       "host work the GPU waits for, no other finding recovers, at this share of the step or more -> host-bound "
+       "warning where the device step-time share is not amber"),
     _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
        "share of TF ops (by count) with no device kernels above this -> amber card"),
     _t("headline.host_op_share.critical", 0.50, "share", "Advisor", "same metric, red card"),

@@ -218,6 +218,10 @@ class Framework:
     #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step
     #: holds whole model calls, so a span repeated inside one model call is the model's own structure (its layers)
     model_call: NamePredicate = never
+    #: the module a model-call span names (PyTorch ``with_modules``' ``nn.Module: <Class>_<n>``: ``<Class>_<n>``, one
+    #: name per module object, the same on each of its calls), "" for any other span: the program a call runs, as an
+    #: XLA execution names its module -- instances of a span that run different modules are no loop's iterations
+    named_module: Callable[[str], str] = lambda _n: ""
     #: the framework version a trace's ``producer`` facts imply, as (oldest, newest-exclusive) version tuples; None
     #: where they say nothing (``frameworks.<name>.version_range``)
     version_range: Callable[[Mapping[str, str]], "tuple[tuple[int, ...], tuple[int, ...] | None] | None"] = \

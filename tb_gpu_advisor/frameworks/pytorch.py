@@ -1093,6 +1093,16 @@ def is_model_call(name: str) -> bool:
     return bool(_MODULE_CALL.search(name))
 
 
+_NAMED_MODULE = re.compile(r"^nn\.Module: (\S.*)$")
+
+
+def named_module(name: str) -> str:
+    """The module object a ``with_modules`` annotation names (``nn.Module: T5Stack_0`` -> ``T5Stack_0``), "" for any
+    other name: ``with_stack``'s ``_call_impl`` frame is the same for every module, so it names none."""
+    m = _NAMED_MODULE.match(name)
+    return m.group(1) if m else ""
+
+
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
@@ -1534,6 +1544,6 @@ FRAMEWORK = Framework(
     scalar_read_event=is_scalar_read_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
-    model_call=is_model_call, cache_release_event=is_cache_release_event,
+    model_call=is_model_call, named_module=named_module, cache_release_event=is_cache_release_event,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

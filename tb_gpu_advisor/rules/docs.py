@@ -60,7 +60,10 @@ when the device step-time share is amber or red and the host's own work that
 no other finding recovers (the ledger's `host_compute`, less the other
 findings' claims on the host group) fills at least half of the GPU's idle,
 `unexplained_idle:<host>` says the step is host-bound and saves that time
-(pool `host_own`), ranked by its saving like every other finding; a problem
+(pool `host_own`), ranked by its saving like every other finding -- and, as a
+warning, where the device share is not amber but that host work is still at
+least `host_bound.saving_warning` of the step and half the GPU's idle (judged
+by what it saves: xDiT SD 3.5's denoising steps launched from Python); a problem
 found across the job's ranks does not hide it.  Where the capture marks the
 program's own ranges (Nsight NVTX, Kineto `user_annotation` from
 `record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),

@@ -56,7 +56,7 @@ def _streamed(compiled: bool, data: bytes, chunk: int, compact: bool = True) -> 
         unpickle._CPICKLE = saved
 
 
-def _same_as_whole(data: bytes, chunks: tuple[int, ...] = (1, 2, 3, 5, 8, 64)) -> None:
+def _check_same_as_whole(data: bytes, chunks: tuple[int, ...] = (1, 2, 3, 5, 8, 64)) -> None:
     want, calls = sp.load_with(False, data)
     for compiled in PATHS:
         for chunk in chunks:
@@ -72,7 +72,7 @@ def _snapshot(protocol: int) -> bytes:
 @pytest.mark.parametrize("protocol", range(0, pickle.HIGHEST_PROTOCOL + 1))
 def test_a_snapshot_streamed_in_tiny_chunks_is_the_whole_reads_value(protocol: int):
     """Every protocol (text lines, FRAMEs, BINGET and LONG_BINGET) read 1, 2, 3, 5, 8 and 64 bytes at a time."""
-    _same_as_whole(_snapshot(protocol))
+    _check_same_as_whole(_snapshot(protocol))
 
 
 @pytest.mark.parametrize("protocol", [0, 2, 4])
@@ -82,7 +82,7 @@ def test_a_pickle_cut_anywhere_is_the_same_error_at_every_chunk_boundary(protoco
     data = _snapshot(protocol)
     cuts = list(range(min(400, len(data)))) + list(range(400, len(data), max(1, len(data) // 60)))
     for cut in cuts:
-        _same_as_whole(data[:cut], chunks=(1, 3, 7))
+        _check_same_as_whole(data[:cut], chunks=(1, 3, 7))
 
 
 def test_a_length_running_past_the_end_is_refused_before_it_is_read():
@@ -99,7 +99,7 @@ def test_a_length_running_past_the_end_is_refused_before_it_is_read():
         b"(lp0\nI1\naI2",  # protocol 0: a text line with no end
     ]
     for data in hostile:
-        _same_as_whole(data)
+        _check_same_as_whole(data)
         want, _ = sp.load_with(False, data)
         assert isinstance(want, ValueError), data
 

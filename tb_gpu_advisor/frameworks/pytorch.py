@@ -56,13 +56,20 @@ def module_hook_name(text: str) -> str | None:
 _FRAMEWORK_PACKAGES = ("megatron", "nemo", "transformer_engine", "lightning", "pytorch_lightning")
 _FRAMEWORK_RANGE = re.compile(r"^(?:%s)(?:\.\w+){2,}$|^MFSDP .+ (?:forward|backward)$|^\[pl\]\[" %
                               "|".join(_FRAMEWORK_PACKAGES))
+#: torch.compile's own ranges around the code it generated: Inductor's ``## Call CompiledFxGraph <hash> ##`` around
+#: each compiled graph's call and AOTAutograd's ``AOTDispatcher Runtime Wrapper Prologue`` / ``Epilogue`` -- the
+#: compiled model's structure, named by a content hash, never a region the user named (h37-survey37's SD 3.5
+#: capture named Inductor's call "the program's own range") -- and the phases Dynamo times itself
+#: (``torch._dynamo.utils.dynamo_timed`` records ``<phase> (dynamo_timed)``: ``CUDAGraphNode.record (dynamo_timed)``).
+_COMPILED_CALLS = ("## Call CompiledFxGraph", "AOTDispatcher ")
+_COMPILE_TIMED = " (dynamo_timed)"
 
 
 def is_framework_range(name: str) -> bool:
     """An NVTX range (or ``record_function``) a library of PyTorch's ecosystem writes around its own code, by the names
-    its writer gives them (:data:`_FRAMEWORK_RANGE`): the framework's structure (a layer, a module, its loop's
-    actions), never a region the user named."""
-    return bool(_FRAMEWORK_RANGE.match(name))
+    its writer gives them (:data:`_FRAMEWORK_RANGE`, :data:`_COMPILED_CALLS`): the framework's structure (a layer, a
+    module, its loop's actions, a compiled graph's call), never a region the user named."""
+    return bool(_FRAMEWORK_RANGE.match(name)) or name.startswith(_COMPILED_CALLS) or name.endswith(_COMPILE_TIMED)
 
 
 def is_own_scope(name: str) -> bool:

@@ -94,3 +94,26 @@ def test_control_flux_denoising_steps_replayed_as_graphs_stay_healthy():
     GPU-bound, device share 80.6%, healthy."""
     rep = _wild("xdit_flux_mi300x_denoise")
     assert not _bad(rep), _bad(rep)
+
+
+def test_torch_compiles_own_ranges_are_not_named_the_programs():
+    """Inductor's ``## Call CompiledFxGraph <hash> ##`` and Dynamo's ``... (dynamo_timed)`` are torch.compile's ranges
+    around the code it generated (``frameworks.pytorch.is_framework_range``): the SD 3.5 host-bound finding said its
+    time "lies in the program's own ranges `## Call CompiledFxGraph fp5r5pk7...`"; the Flux capture's cold start listed
+    `CUDAGraphNode.record (dynamo_timed)` as the program's range.  Neither names the user's code."""
+    for run in ("xdit_sd35_mi300x_denoise", "xdit_flux_mi300x_capture"):
+        said = json.dumps([f for f in _wild(run)["findings"]])
+        assert "CompiledFxGraph" not in said and "(dynamo_timed)" not in said, run
+        assert _bad(_wild(run)), run  # the findings themselves stay (host-bound; the cold start)
+
+
+def test_control_a_users_own_range_is_still_the_programs():
+    """The same rule leaves a user's ``record_function`` names to the program: a block named for the user's code,
+    one that happens to mention compiling, one ending in another parenthesis."""
+    from tb_gpu_advisor.frameworks import pytorch
+
+    assert pytorch.is_framework_range("## Call CompiledFxGraph fp5r5pk7bndvtfx ##")
+    assert pytorch.is_framework_range("CUDAGraphNode.record (dynamo_timed)")
+    assert pytorch.is_framework_range("AOTDispatcher Runtime Wrapper Prologue")
+    for mine in ("denoise_step", "compile the model", "forward (timed)", "## my block ##"):
+        assert not pytorch.is_framework_range(mine), mine

@@ -264,11 +264,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             f"sequence repeats every {alike} iterations)")
     note = (f"the GPU work's own period: {what} ({100 * coverage:.0f}% of the launches), {each}; no step markers or "
             f"step spans in the capture")
-    cut = (f"partial: its last {plural(tail, 'launch', 'launches')} of the period's {p}, after the last boundary "
-           f"where the launches stop repeating: the rest of the loop's last iteration" if partial else "")
-    return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
-                     end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut,
-                     waited=marked)
+    cut = _partial_words(tail, f"the period's {p}", "the last boundary where the launches stop repeating", partial)
+    return _launch_steps(f"{p}-launch period", start, end, coverage, "medium", note, cut, marked)
 
 
 def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
@@ -333,11 +330,24 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({100 * coverage:.0f}% of the launches), "
             f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
             f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
-    tail = (f"partial: its last {plural(int(sizes[-1]), 'launch', 'launches')} of the runs' {q}, after the last wait: "
-            f"the rest of the loop's last iteration" if partial else "")
-    return SpanSteps(name=f"{q}-launch run between waits", source="repeated_launches", start=start.astype(np.int64),
-                     end=end.astype(np.int64), coverage=coverage, confidence="low", note=note, partial_last=tail,
-                     waited=True)
+    tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)
+    return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
+
+
+def _partial_words(n: int, of: str, after: str, partial: bool) -> str:
+    """A launch-read loop's last iteration the window cut, in words ("" where it is whole): one sentence for every
+    reading from the launches, so the steps' ``dropped`` reasons read alike whichever boundary cut it."""
+    if not partial:
+        return ""
+    return (f"partial: its last {plural(n, 'launch', 'launches')} of {of}, after {after}: the rest of the loop's last "
+            f"iteration")
+
+
+def _launch_steps(name: str, start: np.ndarray, end: np.ndarray, coverage: float, confidence: str, note: str,
+                  partial_last: str, waited: bool) -> SpanSteps:
+    """The steps a reading of the launches alone gives (source ``repeated_launches``), their bounds as int64."""
+    return SpanSteps(name=name, source="repeated_launches", start=start.astype(np.int64), end=end.astype(np.int64),
+                     coverage=coverage, confidence=confidence, note=note, partial_last=partial_last, waited=waited)
 
 
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, intel, nvidia
+from tb_gpu_advisor.devices import amd, intel, nvidia, triton
 from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, unit_name
 from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
                                           KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
@@ -24,7 +24,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
@@ -40,19 +40,29 @@ def attention_helper_one(name: str) -> bool:
     """A fused-attention library's helper kernel (a row-wise dot, a cast, a clear around the attention backward:
     ``flash_bwd_dot_do_o_kernel``, ``FmhaBwdConvertQGradKernel``): its family's prefix says attention, the rest of its
     name says it runs no matmul.  Asked of every vendor: one vendor's families match another's names (``fmha``)."""
-    return any(v.attention_helper_one(name) for v in VENDORS)
+    return any(v.attention_helper_one(name) for v in VENDORS) or triton.attention_helper_one(name)
 
 
 def tensor_core_one(name: str) -> bool:
-    """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name."""
-    return any(v.matrix_unit_one(name) for v in VENDORS) and not attention_helper_one(name)
+    """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name: a vendor library's
+    family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``)."""
+    if attention_helper_one(name):
+        return False
+    return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name)
+
+
+def _dot_on_matrix_units(name: str) -> bool:
+    """A Triton ``tl.dot`` kernel (``triton.dot_kernel_one``) of a dtype every matrix unit takes (16 bits or fewer):
+    Triton lowers such a dot to ``mma``/``wgmma``/MFMA whatever the GPU (only an fp32 dot may stay on the CUDA cores)."""
+    return triton.dot_kernel_one(name) and PRECISIONS[precision_one(name)] in LOW_PRECISIONS
 
 
 def matrix_unit_unknown_one(name: str) -> bool:
     """Whether the kernel runs on matrix units is unknown: its name claims them (a program's own WMMA / MMA kernel,
-    ``gemm_tensorcore``) but is no vendor library's family, so only its instructions could tell -- the Tensor Core
-    rules neither count it as using them nor as missing them."""
-    return nvidia.tensor_core_claimed_one(name)
+    ``gemm_tensorcore``) but is no vendor library's family, or it is a Triton ``tl.dot`` kernel whose name gives no
+    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way) -- only its
+    instructions could tell, so the Tensor Core rules neither count it as using them nor as missing them."""
+    return nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
 
 
 def driver_thread(name: str) -> bool:
@@ -76,7 +86,7 @@ def precision_one(name: str) -> int:
 
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper."""
-    return any(v.gemm_kernel_one(name) for v in VENDORS) and not attention_helper_one(name)
+    return (any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)) and not attention_helper_one(name)
 
 
 #: A framework's or compiler's own gradient kernels say so on any vendor: ATen's ``batch_norm_backward_kernel``,
@@ -335,6 +345,31 @@ def copy_call_sync(name: str) -> int:
     return 0 if "Async" in name else 1
 #: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).
 REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)
+#: Normalization kernels by what their names say they normalize: layer, RMS, group, batch, instance and QK norms
+#: (ATen's ``vectorized_layer_norm_kernel``, ``LayerNormForwardCUDAKernel``, ``layer_norm_grad_input_kernel``,
+#: ``batch_norm_collect_statistics_kernel``; vLLM's ``rms_norm_kernel`` and ``fused_add_rms_norm_kernel``; Composable
+#: Kernel's ``Rmsnorm2dFwd``; aiter's ``add_rmsnorm_quant_kernel``; apex's ``cuApplyLayerNorm``; Transformer Engine's
+#: ``ln_fwd_tuned_kernel``; MIOpen's ``MIOpenBatchNormBwdSpatial``; llama.cpp's ``rms_norm_f32``), their moments
+#: (``RowwiseMomentsCUDAKernel``, Welford's) and the gradients of their scale and shift (``GammaBetaBackward``): each
+#: reduces a row (or a channel) to its statistics before it scales it, so it is a reduction -- never element-wise work
+#: a fusion would still merge (``fused_add_rms_norm`` has fused its add already).  Not ``rope_norm`` (llama.cpp's
+#: rotary embedding) nor ``LpNorm`` (a gradient norm, a reduction by its own words).
+_NORMALIZATION = re.compile(r"layer_?norm|rms_?norm|group_?norm|batch_?norm|instance_?norm|qk_?norm|welford|"
+                            r"RowwiseMoments|GammaBeta|(?:^|[_:])ln_(?:fwd|bwd)_", re.I)
+#: Words by which a normalization's kernel only applies statistics it was given, element-wise: ATen's element-wise
+#: wrappers around a norm's functor (``vectorized_elementwise_kernel<4, batch_norm_calc_invstd...>``,
+#: ``elementwise_kernel<..., batch_norm_elementwise...>``), batch norm's ``transform_input`` / ``backward_elemt`` /
+#: ``update_stats``, inference with stored statistics (``Infer``, cuDNN's ``bn_fw_inf_``), MIOpen's normalize pass of
+#: a split batch norm (``MIOpenBatchNormFwdTrainSpatialNorm``).
+_NORM_APPLIES = re.compile(r"elementwise|transform_input|elemt|invstd|update_stats|(?-i:Infer)|_infer|inference|_inf_|"
+                           r"SpatialNorm\b", re.I)
+
+
+def normalization_one(name: str) -> bool:
+    """A normalization kernel that reduces rows or channels to their statistics (``_NORMALIZATION``, cuDNN's
+    ``nvidia.normalization_one``), not one that only applies them (``_NORM_APPLIES``)."""
+    h = head(name)
+    return (bool(_NORMALIZATION.search(h)) or nvidia.normalization_one(h)) and not _NORM_APPLIES.search(h)
 
 
 def kind_one(name: str) -> int:
@@ -408,7 +443,7 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
         return helper
     if elementwise:
         return "elementwise"
-    if REDUCTION.search(head(name)):
+    if REDUCTION.search(head(name)) or normalization_one(name):
         return "reduction"
     return "other"
 

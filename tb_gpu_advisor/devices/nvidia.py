@@ -547,6 +547,17 @@ def gradient_kernel_one(name: str) -> bool:
     return bool(_GRADIENT.search(head(name)))
 
 
+#: cuDNN's batch normalization of training, forward and backward (``cudnn::bn_fw_tr_1C11_kernel_NCHW``,
+#: ``bn_fw_tr_1C11_singleread``, ``bn_bw_1C11_kernel_new``): each reduces every channel to its statistics (or their
+#: gradients) before it scales -- a reduction.  Not the inference kernel (``bn_fw_inf_``), which applies stored ones.
+_NORMALIZATION = re.compile(r"(?:^|[_:])bn_(?:fw_tr|bw)_")
+
+
+def normalization_one(name: str) -> bool:
+    """A normalization kernel that reduces its rows or channels, by cuDNN's naming (``_NORMALIZATION``)."""
+    return bool(_NORMALIZATION.search(head(name)))
+
+
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""

@@ -24,7 +24,7 @@ from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, Framework, NamePredi
                                             op_type)
 
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "fix_rule", "never", "detect",
-           "detect_trace", "display_names", "elementwise", "elementwise_one", "get", "how_to_capture", "not_gemm_kernel", "not_gemm_kernel_one",
+           "detect_trace", "display_names", "elementwise", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
            "not_host_work",
            "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]
 
@@ -54,10 +54,11 @@ _ELEMENTWISE = re.compile("|".join(dict.fromkeys(p for f in REGISTRY.values() fo
 
 
 def elementwise_one(name: str) -> bool:
-    """A kernel some framework generates for element-wise work (a fusion candidate): neither a reduction nor a
-    Tensor Core kernel."""
+    """A kernel some framework generates for element-wise work (a fusion candidate): neither a reduction (a
+    normalization's included: ``fused_add_rms_norm_kernel`` says ``_add_`` but reduces rows) nor a Tensor Core kernel."""
     name = devices.head(name)
-    return bool(_ELEMENTWISE.search(name)) and not devices.REDUCTION.search(name) and not devices.tensor_core_one(name)
+    return (bool(_ELEMENTWISE.search(name)) and not devices.REDUCTION.search(name) and not devices.tensor_core_one(name)
+            and not devices.normalization_one(name))
 
 
 _KERNEL_KINDS = tuple(dict.fromkeys(k for f in REGISTRY.values() for k in f.kernel_kinds))
@@ -66,6 +67,24 @@ _KERNEL_KINDS = tuple(dict.fromkeys(k for f in REGISTRY.values() for k in f.kern
 def kernel_kind_one(name: str) -> str | None:
     """The kernel class a compiler's own naming states (``triton_red_...``: "reduction"), None where it states none."""
     return next((kind for prefix, kind in _KERNEL_KINDS if name.startswith(prefix)), None)
+
+
+def gemm_kernel_one(name: str) -> bool:
+    """A matmul/convolution kernel by its library's naming (``devices.gemm_kernel_one``) or by the kind a compiler's
+    naming states (Inductor's ``triton_tem_`` templates: ``kernel_kind_one``)."""
+    return devices.gemm_kernel_one(name) or kernel_kind_one(devices.head(name)) == "matmul/conv"
+
+
+def gemm_kernel(names: list[str]) -> np.ndarray:
+    """Bool per kernel name: :func:`gemm_kernel_one`."""
+    return np.fromiter((gemm_kernel_one(n) for n in names), dtype=bool, count=len(names))
+
+
+def matrix_unit_unknown_one(name: str) -> bool:
+    """Whether the kernel runs on matrix units is unknown (``devices.matrix_unit_unknown_one``), or it is a compiler's
+    GEMM template whose name gives no dtype (Inductor's ``triton_tem_``) and no vendor family says it does."""
+    return devices.matrix_unit_unknown_one(name) or (
+        kernel_kind_one(devices.head(name)) == "matmul/conv" and not devices.tensor_core_one(name))
 
 
 def elementwise(names: list[str]) -> np.ndarray:

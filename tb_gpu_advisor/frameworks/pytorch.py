@@ -1410,11 +1410,14 @@ ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
 #: Inductor (``torch.compile``) names each Triton kernel it generates ``triton_<kind>_fused_<ops>_<n>``, the kind the
 #: first three letters of its category (torch/_inductor/codegen/triton.py: ``get_kernel_category_by_source_code``):
 #: ``poi`` pointwise, ``per`` persistent reduction, ``red`` reduction, ``for`` foreach (a pointwise op over a list of
-#: tensors), ``tem`` a template (a matmul, convolution or attention, left to its other words here).  The kind is what
-#: the kernel does, whatever ops its fused name lists (``triton_red_fused_native_layer_norm_1`` reduces rows;
-#: ``triton_red_fused_fused_add_rms_norm_marlin_gemm_0`` is the norm fused into a GEMM op's input, no GEMM).
+#: tensors), ``tem`` a template: Inductor's templates are its matmuls, convolutions and attention (``mm``, ``addmm``,
+#: ``bmm``, ``convolution``, ``flex_attention`` in torch/_inductor/kernel/), each a loop of ``tl.dot`` tiles -- GEMM
+#: work whose matrix-unit use its name cannot tell (no dtype in it; an fp32 dot without TF32 stays on the CUDA cores).
+#: The kind is what the kernel does, whatever ops its fused name lists (``triton_red_fused_native_layer_norm_1``
+#: reduces rows; ``triton_red_fused_fused_add_rms_norm_marlin_gemm_0`` is the norm fused into a GEMM op's input, no
+#: GEMM; ``triton_tem_fused_addmm_relu_0`` is the GEMM with its epilogue).
 INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elementwise"), ("triton_per_", "reduction"),
-                         ("triton_red_", "reduction"))
+                         ("triton_red_", "reduction"), ("triton_tem_", "matmul/conv"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).

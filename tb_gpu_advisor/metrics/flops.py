@@ -184,7 +184,7 @@ def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
 
 def gemm_names(names: list[str]) -> np.ndarray:
     """Bool per name: a matmul/conv/attention kernel by its library's naming (any vendor)."""
-    return (devices.gemm_kernel(names) | devices.tensor_core(names)) & ~frameworks.not_gemm_kernel(names)
+    return (frameworks.gemm_kernel(names) | devices.tensor_core(names)) & ~frameworks.not_gemm_kernel(names)
 
 
 def gemm_events(d, ctx: Context | None = None) -> np.ndarray:  # noqa: ANN001 - DeviceEvents

@@ -209,7 +209,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
     where = {n: i for i, n in enumerate(distinct)}
     rows_name = np.fromiter((where[k[0]] for k in acc), dtype=np.intp, count=len(acc))
     tc, ew, col, gemm, other = (f(distinct)[rows_name] for f in (devices.tensor_core, frameworks.elementwise, devices.collective,
-                                                                 devices.gemm_kernel, frameworks.not_gemm_kernel))
+                                                                 frameworks.gemm_kernel, frameworks.not_gemm_kernel))
     out = []
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = frameworks.op_type(ot)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import GpuUnderfill, Underfill, UnderfilledKernel
@@ -93,7 +93,7 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         r = rows.get((name, b, t))
         if r is None:
             r = rows[(name, b, t)] = UnderfilledKernel(name=name, blocks=b, threads=t, count=0, total_ms=0.0, sm_count=s,
-                                                     idle_ms=0.0, gemm=bool(devices.gemm_kernel_one(full)))
+                                                     idle_ms=0.0, gemm=bool(frameworks.gemm_kernel_one(full)))
         r.count += count
         r.total_ms += dur_ps / PS_PER_MS
         r.idle_ms += idle_ms

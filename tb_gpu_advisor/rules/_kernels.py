@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices import LOW_PRECISIONS as SIXTEEN_BIT
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -51,7 +51,7 @@ def kernel_mix(m) -> KernelMix:
             k.eligible_32_us += s.total_us
         if s.tensor_core:
             k.eligible_tc_us += s.total_us
-        elif devices.matrix_unit_unknown_one(s.name):  # a program's own kernel named for the Tensor Cores: only its
+        elif frameworks.matrix_unit_unknown_one(s.name):  # a program's own kernel named for the Tensor Cores, a GEMM of no dtype: only its
             k.tc_unknown.append(s)                      # instructions could say, so it is no fallback, nor a use
         elif sixteen:
             k.eligible_no_tc_16_us += s.total_us

@@ -47,7 +47,7 @@ def reading(name: str) -> tuple[str, str, bool]:
     """(class, precision, matrix units) as the report reads one kernel name: ``metrics.kernels.kernel_stats``'s
     columns (a GEMM by name or on the matrix units, unless positively no GEMM) through ``devices.kernel_class``."""
     tc = devices.tensor_core_one(name)
-    eligible = (devices.gemm_kernel_one(name) or tc) and not frameworks.not_gemm_kernel_one(name)
+    eligible = (frameworks.gemm_kernel_one(name) or tc) and not frameworks.not_gemm_kernel_one(name)
     cls = devices.kernel_class(name, tensor_core=tc, tc_eligible=eligible, elementwise=frameworks.elementwise_one(name),
                                collective=bool(devices.collective([name])[0]), kind=frameworks.kernel_kind_one(name))
     return cls, devices.PRECISIONS[devices.precision_one(name)], tc

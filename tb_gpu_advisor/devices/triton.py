@@ -1,0 +1,59 @@
+"""Kernels the Triton compiler builds for the serving and attention libraries, on any vendor's GPU.
+
+A Triton kernel is named for its Python function (``@triton.jit def _attn_fwd(...)``), with no library prefix, no
+template arguments and, mostly, no dtype.  What it computes is what the name's structure says, and whether it runs on
+the matrix units follows from how Triton compiles it: ``tl.dot`` lowers to the Tensor Cores' ``mma``/``wgmma`` and to
+AMD's MFMA for every 16-bit, 8-bit and fp8 operand; only an fp32 ``tl.dot`` may stay on the CUDA cores (its
+``input_precision="ieee"``; the default is TF32 on NVIDIA).  So a ``tl.dot`` kernel whose name gives a 16-bit or
+narrower dtype (``_matmul_ogs_NNT_bf16xbf16xmxfp4_...``) is matrix-unit work, and one whose name gives none
+(``attn_fwd``, ``fused_moe_kernel``) is GEMM work whose matrix-unit use the name cannot tell (never counted as a miss).
+
+The families (h37-kernfam3; truth from each library's source, ``tests/fixtures/kernel_names/corpus.tsv``):
+
+* attention passes built on ``tl.dot`` (QK^T, then PV, a tile of queries at a time): Triton's fused-attention
+  tutorial and the AMD flash-attention Triton backend (``attn_fwd``, ``_attn_fwd``, ``_attn_bwd_dkdv``,
+  ``_attn_bwd_dq``), LightLLM's and SGLang's prefill/extend attention (``_fwd_kernel``), SGLang's *grouped* decode
+  (``_fwd_grouped_kernel_stage1``: the query heads sharing a KV head are the tile's rows), vLLM's unified attention
+  (``kernel_unified_attention_2d`` / ``_3d``: the query tokens times the heads of a KV group);
+* their helpers: the backward's row-wise dot of dO and O (``_attn_bwd_preprocess``, ``_bwd_preprocess``), a reduction;
+* the decode passes that multiply one query row by the keys (SGLang's non-grouped ``_fwd_kernel_stage1``) are
+  matrix-vector work, none of these (their class stays what their other words say);
+* Mixture-of-Experts GEMMs: vLLM's and SGLang's ``fused_moe_kernel`` (and its GPTQ/AWQ variant, whose int4 weights are
+  widened before the ``tl.dot``), the ``triton_kernels`` package's ``_matmul_ogs_<layout>_<a>x<b>x<w>_...`` and its
+  persistent ``_p_matmul_ogs_...`` (gpt-oss in vLLM: bf16 activations times mxfp4 weights).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tb_gpu_advisor.devices.codes import head
+
+#: A Triton kernel's own name: a bare identifier (a C++ kernel has a namespace, template arguments or parameters).
+_BARE = re.compile(r"[A-Za-z_]\w*")
+#: Attention passes on ``tl.dot`` (see the module's docstring); the backward's ``preprocess`` is its helper.
+_ATTENTION = re.compile(r"_?attn_(?:fwd|bwd)(?!_preprocess)(?:_\w*)?|_fwd_kernel|_fwd_grouped_kernel_stage1|"
+                        r"kernel_unified_attention_[23]d")
+_ATTENTION_HELPER = re.compile(r"_?(?:attn_)?bwd_preprocess\w*")
+#: Mixture-of-Experts GEMMs on ``tl.dot``.
+_MOE_GEMM = re.compile(r"fused_moe_kernel\w*|_(?:p_)?matmul_ogs\w*")
+
+
+def _bare(name: str) -> str:
+    """The name when it is a bare identifier (a Triton kernel's form), else ""."""
+    name = head(name).strip()
+    return name if _BARE.fullmatch(name) else ""
+
+
+@lru_cache(maxsize=65536)
+def dot_kernel_one(name: str) -> bool:
+    """A library's Triton kernel whose work is ``tl.dot`` tiles: an attention pass or a MoE GEMM."""
+    own = _bare(name)
+    return bool(own) and bool(_ATTENTION.fullmatch(own) or _MOE_GEMM.fullmatch(own))
+
+
+def attention_helper_one(name: str) -> bool:
+    """A Triton attention backward's helper (the row-wise dot of dO and O): attention's family, no matmul."""
+    own = _bare(name)
+    return bool(own) and bool(_ATTENTION_HELPER.fullmatch(own))

@@ -99,12 +99,22 @@ def check(m: HostMetrics) -> list[Finding]:
 
 def _unknown_note(rows: list) -> str:
     """What the finding leaves out: the program's own kernels named for the Tensor Cores, whose name is no proof
-    either way (``devices.matrix_unit_unknown_one``)."""
-    if not rows:
-        return ""
-    top = ", ".join(f"`{devices.short_kernel_name(s.name, 40)}`" for s in sorted(rows, key=lambda s: -s.total_us)[:3])
-    return (f" Not counted: {n_of(len(rows), 'kernel')} named for the Tensor Cores ({top}), the program's own: a "
-            f"name does not say which instructions a kernel runs.")
+    either way (``devices.matrix_unit_claimed_one``), and compiled matmuls whose name gives no dtype
+    (``frameworks.matrix_unit_unknown_one``: Triton's ``tl.dot`` kernels, Inductor's templates)."""
+    claimed = [s for s in rows if devices.matrix_unit_claimed_one(s.name)]
+    untyped = [s for s in rows if not devices.matrix_unit_claimed_one(s.name)]
+    out = ""
+    if claimed:
+        out += (f" Not counted: {n_of(len(claimed), 'kernel')} named for the Tensor Cores ({_top(claimed)}), the "
+                f"program's own: a name does not say which instructions a kernel runs.")
+    if untyped:  # a compiler's matmul (Triton's tl.dot) whose name gives no dtype: 16-bit dots use the matrix units
+        out += (f" Not counted: {n_of(len(untyped), 'compiled matmul kernel')} whose name gives no dtype "
+                f"({_top(untyped)}): in 16 bits or fewer they run on the matrix units, in fp32 they may not.")
+    return out
+
+
+def _top(rows: list) -> str:
+    return ", ".join(f"`{devices.short_kernel_name(s.name, 40)}`" for s in sorted(rows, key=lambda s: -s.total_us)[:3])
 
 
 _CONV = re.compile(r"conv|fprop|dgrad|wgrad", re.I)

@@ -82,6 +82,8 @@ def precision_one(name: str) -> int:
     The generic dtype words (NVIDIA's module reads them) come before a library's own letters, except a plain fp32
     word: a C++ ``float`` in a library's GEMM is as often its accumulator as its input (Composable Kernel's
     ``ck::f8_fnuz_t, ck::f8_fnuz_t, float, float``), so the library's own input type, where it names one, wins."""
+    if amd.aiter_asm_narrow_input(name):  # its output type is named first (``fmoe_bf16_pertokenFp8_...``)
+        return P_FP8
     p = nvidia.precision_one(name)
     if p not in (P_UNKNOWN, P_FP32):
         return p

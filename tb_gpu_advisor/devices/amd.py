@@ -18,7 +18,8 @@ import re
 from functools import lru_cache
 
 from tb_gpu_advisor.model.schema import Action
-from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head, replace_each
+from tb_gpu_advisor.devices.codes import (P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head,
+                                          plain_mangled_name, replace_each)
 
 VENDOR = "AMD"
 #: The prefix of HIP's calls (``hipMalloc``; not ``hipblasLtMatmul``, a library's).
@@ -260,18 +261,45 @@ def has_tf32(name: str | None, cc: str | float | None) -> bool:
     return arch(name, cc) == "gfx942"
 
 
+#: aiter's assembly kernels (ROCm/aiter ``hsa/<arch>/`` code objects, loaded by ``AiterAsmKernel`` under their
+#: symbols): plain mangled names, ``_ZN5aiter<n><name>E`` -- no template, no parameters, so no word of a library's
+#: C++ family.  Hand-written around MFMA: the fused-MoE GEMMs (``fmoe_stage1_bf16_pertokenFp8_blockscale_...``,
+#: ``fmoe_bf16_pertokenMXfp4_g1u1_...``), the GEMMs (``fp8gemm_bf16_blockscale_BpreShuffle_32x128``,
+#: ``f4gemm_bf16_per1x32Fp4_tn_256x256``), flash attention (``fmha_fwd_hd192_hd128_bf16_causal``) and MLA decode
+#: (``mla_...``: the query heads sharing one latent KV are the tile's rows).  h37-kernfam3.
+_AITER_ASM = re.compile(r"aiter::(?:fmoe_|\w*?gemm|fmha_(?:fwd|bwd)_|mla_)")
+
+
+#: An aiter assembly kernel's name gives its output type first and its inputs' after the quantization's granularity
+#: (``fmoe_stage1_bf16_pertokenFp8_blockscale_...``: fp8 in, bf16 out; ``f4gemm_bf16_per1x32Fp4_...``: fp4 in) or in
+#: its own word (``fp8gemm_bf16_...``): 8 bits or fewer, the precisions' fp8 (their narrowest float, as for trtllm-gen's
+#: fp4).
+_AITER_NARROW_INPUT = re.compile(r"per[A-Za-z0-9]*?(?:MX)?[Ff]p[468]|f[p]?[468]gemm")
+
+
+def aiter_asm_narrow_input(name: str) -> bool:
+    """An aiter assembly kernel (``aiter_asm_one``) whose inputs are 8-bit or narrower floats (``_AITER_NARROW_INPUT``)."""
+    return aiter_asm_one(name) and bool(_AITER_NARROW_INPUT.search(plain_mangled_name(head(name))))
+
+
+def aiter_asm_one(name: str) -> bool:
+    """An aiter assembly GEMM or attention kernel (``_AITER_ASM``), by its plain mangled name."""
+    own = plain_mangled_name(head(name))
+    return bool(own) and bool(_AITER_ASM.match(own))
+
+
 @lru_cache(maxsize=65536)
 def matrix_core_one(name: str) -> bool:
-    """The kernel runs on Matrix Cores (an MFMA/XDLOPS GEMM or convolution), by name."""
+    """The kernel runs on Matrix Cores (an MFMA/XDLOPS GEMM or convolution, an aiter assembly GEMM), by name."""
     name = head(name)
-    return bool(_GEMM.search(name)) and bool(_MFMA.search(name))
+    return (bool(_GEMM.search(name)) and bool(_MFMA.search(name))) or aiter_asm_one(name)
 
 
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel or MIOpen, by what its name says
-    it computes (``_GEMM``): MIOpen's batch norm is MIOpen's, and no convolution."""
-    return bool(_GEMM.search(head(name)))
+    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel, MIOpen or aiter's assembly, by
+    what its name says it computes (``_GEMM``, ``_AITER_ASM``): MIOpen's batch norm is MIOpen's, and no convolution."""
+    return bool(_GEMM.search(head(name))) or aiter_asm_one(name)
 
 
 #: Composable Kernel's attention backward helpers (``ck_tile::FmhaBwdOGradDotOKernel``: the row-wise dot of dO and O, a

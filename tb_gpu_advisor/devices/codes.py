@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 #: Kernel kind codes (int8 arrays).
 KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY = 0, 1, 2, 3, 4, 5
 
@@ -47,3 +49,31 @@ def replace_each(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
 
 #: kernel classes of a report's ``kernel_classes`` summary (and the diff's kernel-class changes)
 KERNEL_CLASSES = ("matmul/conv", "elementwise", "reduction", "collective", "other")
+
+
+#: The length that opens each part of an Itanium-mangled nested name (``_ZN5aiter33fp8gemm_...E``).
+_SOURCE_NAME = re.compile(r"\d+")
+
+
+def plain_mangled_name(name: str) -> str:
+    """``aiter::fp8gemm_bf16_blockscale_32x128`` for ``_ZN5aiter33fp8gemm_bf16_blockscale_32x128E``: the qualified name of
+    an Itanium-mangled name that is a plain nested name and nothing more (no template arguments, no parameter list:
+    an assembly kernel's symbol, maybe with its code object's ``.kd``), each part its length then its characters; ""
+    for any other name.  Read left to right once: linear in the name."""
+    if not name.startswith("_ZN"):
+        return ""
+    body = name[3:].removesuffix(".kd")
+    if not body.endswith("E"):
+        return ""
+    body, parts, i = body[:-1], [], 0
+    while i < len(body):
+        n = _SOURCE_NAME.match(body, i)
+        if not n:
+            return ""
+        size, i = int(n.group(0)), n.end()
+        part = body[i:i + size]
+        if size <= 0 or len(part) < size or not part.isidentifier():
+            return ""
+        parts.append(part)
+        i += size
+    return "::".join(parts)

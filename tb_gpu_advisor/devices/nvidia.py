@@ -13,7 +13,8 @@ from functools import lru_cache
 from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
-                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
+                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head,
+                                          plain_mangled_name)
 
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
@@ -235,10 +236,11 @@ _OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm|matmul)|(?i:gemm|mat
 
 
 def _own_identifier(name: str) -> str:
-    """The kernel's own name: its qualified identifier before its template arguments and parameters, demangled
-    names only (``void deep_gemm::fp8_gemm_kernel<...>(...)`` -> ``deep_gemm::fp8_gemm_kernel``)."""
-    if name.startswith("_Z"):
-        return ""
+    """The kernel's own name: its qualified identifier before its template arguments and parameters
+    (``void deep_gemm::fp8_gemm_kernel<...>(...)`` -> ``deep_gemm::fp8_gemm_kernel``); of a mangled name, only a plain
+    nested one's (``_ZN5aiter42fp8gemm_bf16_...E`` -> ``aiter::fp8gemm_bf16_...``: ``codes.plain_mangled_name``)."""
+    if name.startswith("_Z"):  # mangled: a plain nested name reads as its parts (aiter's assembly kernels), else none
+        return plain_mangled_name(name)
     name = name.removeprefix("void ")
     cut = min((i for i in (name.find("<"), name.find("(")) if i >= 0), default=len(name))
     return name[:cut]

@@ -856,3 +856,59 @@ def _write_kineto_form(job: Job, run: str) -> None:
 
 _WRITERS.update({"rocprof": _write_amd, "rocpd": _write_amd, "fwnvtx": _write_fwnvtx,
                  **{f: _write_kineto_form for f in FORMS5 if f.startswith("kineto_")}})
+
+
+# --------------------------------------------------------------- the forms h37-survey35..37 and their fixes read (h37-randjobs7)
+# Drawn by ``random_form7_job`` (``scripts/randjobs.py --forms7``), a stream of its own: rocprofv3 kernel traces with no
+# host (``rocprofv3trace.write_kernel_trace``: a training loop's iterations only its busiest stream's period shows),
+# serving engines under layer-wise hook markers (``nsysexport.write_layerwise_engine``), Kineto steps whose work runs
+# inside torch.compile's own ranges (``torchtrace.write_compiled_steps``), one pass of a pipeline of models each called
+# once under ``with_modules`` (``torchtrace.write_model_pipeline``), and DeepSeek-style steps of fp8 grouped GEMMs beside
+# DeepEP's all-to-all (``torchtrace.write_moe_ep_steps``).
+
+FORMS7 = ("rocprof_kernels", "layerwise", "compiled", "pipeline", "moe_ep")
+
+
+def _form7_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    if fmt == "rocprof_kernels":
+        return {"iterations": rng.randint(3, 30), "layers": rng.randint(1, 6),
+                "kernel_us": round(_log_uniform(rng, 5.0, 2000.0), 3), "comm_calls": rng.randint(0, 3),
+                "comm_us": round(_log_uniform(rng, 20.0, 20_000.0), 3), "comm_waited": rng.random() < 0.7,
+                "gap_ms": round(_log_uniform(rng, 0.3, 5.0), 3), "inner_gap_us": round(rng.uniform(1.0, 20.0), 3),
+                "setup_bursts": rng.randint(0, 200), "setup_idle_ms": round(_log_uniform(rng, 1.0, 2000.0), 3),
+                "warmup_ms": rng.choice((0.0, round(_log_uniform(rng, 1.0, 700.0), 3))), "gpus": rng.choice((1, 8)),
+                "max_steps": rng.random() < 0.5}
+    if fmt == "layerwise":
+        return {"steps": rng.randint(2, 20), "layers": rng.randint(1, 8), "layer_ms": round(_log_uniform(rng, 0.05, 5.0), 3),
+                "kernels": rng.randint(3, 12), "sched_ms": round(_log_uniform(rng, 0.05, 10.0), 3),
+                "thread": rng.choice(("VLLM::EngineCor", "sglang::schedul", "python")),
+                "executor_domain": rng.choice((None, None, "TensorRT-LLM")),
+                "layer_host_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.01, 2.0), 3)))}
+    return {}
+
+
+def random_form7_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS7` (its own stream of draws)."""
+    rng = random.Random(f"form7{seed}")
+    fmt = rng.choices(FORMS7, weights=(3, 2, 3, 2, 2))[0]
+    return Job(seed, fmt, _form7_params(rng, fmt))
+
+
+def form7_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS7` with its writer's ``params``: a reduced job, written out in a test."""
+    if fmt not in FORMS7:
+        raise ValueError(f"not a form: {fmt}")
+    return Job(seed, fmt, dict(params))
+
+
+def _write_rocprof_kernels(job: Job, run: str) -> None:
+    from synthetic import rocprofv3trace
+
+    TRUTH[job.seed] = rocprofv3trace.write_kernel_trace(os.path.join(run, "908_results.json"), **job.params)
+
+
+def _write_layerwise(job: Job, run: str) -> None:
+    TRUTH[job.seed] = N.write_layerwise_engine(os.path.join(run, "engine.sqlite"), **job.params)
+
+
+_WRITERS.update({"rocprof_kernels": _write_rocprof_kernels, "layerwise": _write_layerwise})

@@ -589,7 +589,7 @@ _HOST_SOURCES = ("profiler_step", "iteration_range", "keras_profiled_batch", "tr
 _PART_MARKS = ("nvtx_top_range", "annotation_spans")
 #: the job's own readings whose steps run each from its start to the next one's, the last to its own work's end
 #: (``steps.detect._last_ends_at_own_work``)
-_TILED = ("repeated_launches", "step_end_events")
+_TILED = ("repeated_launches", "step_end_events", "device_period")
 
 
 def _untimed_note(trace: Trace) -> str:

@@ -1855,7 +1855,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         how = "the most repeated top-level range"
         inside = False
         if found is None:  # the loop inside one range around the whole run (``generate`` around its tokens)
-            found = _repeated_outer(h, idx, user, base, top_only=False)
+            found = _repeated_outer(h, idx, user & ~_nested_module_calls(h, idx, r.framework), base, top_only=False)
             how, inside = "the outermost repeated range", True
         if found is None:
             return None
@@ -1921,6 +1921,23 @@ def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.n
     if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
         return None
     return best, sel
+
+
+def _nested_module_calls(h: HostEvents, idx: np.ndarray, framework: np.ndarray | None) -> np.ndarray:
+    """Bool per range of ``idx``: a framework's module-hook range (``HostRanges.framework``) inside another one of its
+    thread -- a submodule's call, part of its parent module's call however often that runs.
+
+    Why: the ranges below the top level are read as a loop's iterations where they sit inside no range that repeats
+    ``steps.nvtx_min_repeats`` times (a loop wrapped in a range run once); a serving engine's layer-wise markers of two
+    steps run the model's range twice, so its decoder layers' ranges (``model.layers.0`` ... numbered alike) sat
+    inside no such range and read as 6 "steps" for 2 (h37-randjobs7).  A module's hook range is its call, and a
+    submodule's call is part of its parent's: never an iteration."""
+    out = np.zeros(idx.size, bool)
+    if framework is None or not framework.any():
+        return out
+    pos = np.flatnonzero(framework)
+    out[pos[~_top_level(h, idx[pos])]] = True
+    return out
 
 
 def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray,

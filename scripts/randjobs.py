@@ -42,8 +42,7 @@ def main(argv: list[str] | None = None) -> int:
                          "memory snapshot beside a trace")
     ap.add_argument("--forms7", action="store_true",
                     help="draw h37-randjobs7's forms (random_form7_job): rocprofv3 kernel traces with no host, "
-                         "layer-wise hook markers, torch.compile's ranges, a pipeline of models, fp8 GEMMs beside "
-                         "DeepEP")
+                         "layer-wise hook markers, torch.compile's ranges, a diffusion pipeline of models")
     a = ap.parse_args(argv)
     end = time.monotonic() + a.seconds
     seed, ran = a.seed, 0

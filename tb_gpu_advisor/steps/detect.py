@@ -989,6 +989,7 @@ def _place_windows(r: _Reading) -> None:
     if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
         return
     r.hs, r.he = _tile(r.hs, r.he)
+    host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     r.he[-1] = max(int(r.he[-1]), _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1])))
     if r.source == "gpu_busy_clusters":
         r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
@@ -997,7 +998,9 @@ def _place_windows(r: _Reading) -> None:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
         marks = "numbers its own updates" if r.source == "step_end_events" else "marks its own steps (ranges)"
-        dev_w, ahead = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched(), own)
+        # (the last host window stretched to its GPU work's end is a device time: on a host running ahead it holds
+        # the launches made after the step -- a pipeline's VAE after its last denoising call (h37-randjobs7))
+        dev_w, ahead = _async_device_windows(r.hs, host_he, h, r.trace.devices, r.launched(), own)
         if dev_w:
             r.gpu_windows = dev_w
             if ahead:

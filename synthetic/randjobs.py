@@ -856,3 +856,215 @@ def _write_kineto_form(job: Job, run: str) -> None:
 
 _WRITERS.update({"rocprof": _write_amd, "rocpd": _write_amd, "fwnvtx": _write_fwnvtx,
                  **{f: _write_kineto_form for f in FORMS5 if f.startswith("kineto_")}})
+
+
+# --------------------------------------------------------------- the forms h37-survey35..37 and their fixes read (h37-randjobs7)
+# Drawn by ``random_form7_job`` (``scripts/randjobs.py --forms7``), a stream of its own: rocprofv3 kernel traces with no
+# host (``rocprofv3trace.write_kernel_trace``: a training loop's iterations only its busiest stream's period shows),
+# serving engines under layer-wise hook markers (``nsysexport.write_layerwise_engine``), Kineto steps whose work runs
+# inside torch.compile's own ranges (``_write_compiled``), one pass of a diffusion pipeline: models each called
+# once and a denoiser called in a loop under ``with_modules`` (``_write_pipeline``).
+
+FORMS7 = ("rocprof_kernels", "layerwise", "compiled", "pipeline")
+
+
+def _form7_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    if fmt == "rocprof_kernels":
+        return {"iterations": rng.randint(3, 30), "layers": rng.randint(1, 6),
+                "kernel_us": round(_log_uniform(rng, 5.0, 2000.0), 3), "comm_calls": rng.randint(0, 3),
+                "comm_us": round(_log_uniform(rng, 20.0, 20_000.0), 3), "comm_waited": rng.random() < 0.7,
+                "gap_ms": round(_log_uniform(rng, 0.3, 5.0), 3), "inner_gap_us": round(rng.uniform(1.0, 20.0), 3),
+                "setup_bursts": rng.randint(0, 200), "setup_idle_ms": round(_log_uniform(rng, 1.0, 2000.0), 3),
+                "warmup_ms": rng.choice((0.0, round(_log_uniform(rng, 1.0, 700.0), 3))), "gpus": rng.choice((1, 8)),
+                "max_steps": rng.random() < 0.5}
+    if fmt == "layerwise":
+        return {"steps": rng.randint(2, 20), "layers": rng.randint(1, 8), "layer_ms": round(_log_uniform(rng, 0.05, 5.0), 3),
+                "kernels": rng.randint(3, 12), "sched_ms": round(_log_uniform(rng, 0.05, 10.0), 3),
+                "thread": rng.choice(("VLLM::EngineCor", "sglang::schedul", "python")),
+                "executor_domain": rng.choice((None, None, "TensorRT-LLM")),
+                "layer_host_ms": rng.choice((0.0, 0.0, round(_log_uniform(rng, 0.01, 2.0), 3)))}
+    if fmt == "compiled":
+        return _compiled_params(rng)
+    if fmt == "pipeline":
+        return _pipeline_params(rng)
+    return {}
+
+
+def random_form7_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS7` (its own stream of draws)."""
+    rng = random.Random(f"form7{seed}")
+    fmt = rng.choices(FORMS7, weights=(3, 2, 3, 2))[0]
+    return Job(seed, fmt, _form7_params(rng, fmt))
+
+
+def form7_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS7` with its writer's ``params``: a reduced job, written out in a test."""
+    if fmt not in FORMS7:
+        raise ValueError(f"not a form: {fmt}")
+    return Job(seed, fmt, dict(params))
+
+
+def _write_rocprof_kernels(job: Job, run: str) -> None:
+    from synthetic import rocprofv3trace
+
+    TRUTH[job.seed] = rocprofv3trace.write_kernel_trace(os.path.join(run, "908_results.json"), **job.params)
+
+
+def _write_layerwise(job: Job, run: str) -> None:
+    TRUTH[job.seed] = N.write_layerwise_engine(os.path.join(run, "engine.sqlite"), **job.params)
+
+
+_WRITERS.update({"rocprof_kernels": _write_rocprof_kernels, "layerwise": _write_layerwise})
+
+
+#: Inductor's generated kernels as a compiled model's trace names them (``xdit_sd35_mi300x_denoise``): each launched by
+#: a ``cpu_op`` of the kernel's own name; the backward graph's carry autograd's word (``threshold_backward``)
+INDUCTOR_FWD = ("triton_poi_fused_addmm_gelu_view_15", "triton_red_fused_add_addmm_mul_native_layer_norm_split_2",
+                "triton_per_fused__to_copy_add_addmm_mean_mul_pow_rsqrt_3", "triton_poi_fused__unsafe_view_clone_11")
+INDUCTOR_BWD = ("triton_poi_fused_gelu_backward_threshold_backward_4", "triton_red_fused_native_layer_norm_backward_5",
+                "triton_per_fused_sum_view_6")
+
+
+def _compiled_params(rng: random.Random) -> dict[str, Any]:
+    return {"steps": rng.randint(3, 16), "train": rng.random() < 0.5, "layers": rng.randint(1, 6),
+            "kernel_us": round(_log_uniform(rng, 3.0, 2000.0), 3), "gemm_us": round(_log_uniform(rng, 5.0, 5000.0), 3),
+            # Inductor's Python launcher per kernel (``triton_heuristics.run`` ~40 us on SD 3.5), or the graph's replay
+            "launch_us": round(_log_uniform(rng, 5.0, 60.0), 3), "graphs": rng.random() < 0.25,
+            "marker": rng.choice(("profiler_step", "profiler_step", "none")),
+            "loader_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 20.0, 20_000.0), 3))),
+            "hash": "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(52))}
+
+
+def _write_compiled(job: Job, run: str) -> None:
+    """``steps`` iterations of a ``torch.compile``'d model (Inductor, PyTorch 2.x): each ``Torch-Compiled Region``
+    call holds AOTAutograd's ``AOTDispatcher Runtime Wrapper Prologue`` and Inductor's ``## Call CompiledFxGraph
+    <hash> ##`` around the generated kernels' launches (``layers`` x the fused kernels and an extern GEMM), each
+    ``launch_us`` apart (Inductor's Python launcher), or one CUDA graph replay (``graphs``: ``mode="reduce-overhead"``);
+    training adds autograd's ``CompiledFunctionBackward`` around the backward graph's call and the optimizer; every
+    iteration reads its loss back (``.item()``).  Truth: the iterations and their period (every one alike)."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    starts: list[float] = []
+    k_us, g_us = p["kernel_us"], p["gemm_us"]
+
+    def graph_call(tag: str, kernels: list[tuple[str, float]]) -> None:
+        region = r.cpu("Torch-Compiled Region: 0/0" if tag == "f" else
+                       "autograd::engine::evaluate_function: CompiledFunctionBackward", 0.0, advance=False)
+        t0 = r.host_us
+        r.cpu("AOTDispatcher Runtime Wrapper Prologue", 8.0)
+        call = r.cpu(f"## Call CompiledFxGraph {tag}{p['hash']} ##", 0.0, cat="user_annotation", advance=False)
+        t1 = r.host_us
+        if p["graphs"]:
+            r.graph(kernels, launch_us=20.0)
+        else:
+            for name, us in kernels:
+                if name.startswith("triton_"):
+                    r.kernel(name, name, us, launch_us=p["launch_us"])
+                else:
+                    r.kernel("aten::mm", name, us, launch_us=8.0)
+        call["dur"] = round(r.host_us - t1, 3)
+        r.cpu("AOTDispatcher Runtime Wrapper Epilogue", 4.0)
+        region["dur"] = round(r.host_us - t0, 3)
+
+    fwd = [(T.GEMM_FWD, g_us)] + [(n, k_us) for n in INDUCTOR_FWD]
+    bwd = [(T.GEMM_BWD[0], g_us), (T.GEMM_BWD[1], g_us)] + [(n, k_us) for n in INDUCTOR_BWD]
+    for n in range(2, 2 + p["steps"]):
+        starts.append(r.host_us)
+        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] == "profiler_step" else None
+        r.host_us += 5.0
+        r.step_kernels = []
+        if p["loader_us"]:
+            r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+        graph_call("f", fwd * p["layers"])
+        if p["train"]:
+            graph_call("b", bwd * p["layers"])
+            opt = r.cpu("Optimizer.step#AdamW.step", 0.0, cat="user_annotation", advance=False)
+            t = r.host_us
+            r.kernel("aten::_foreach_add_", T.SGD_BF16, k_us, launch_us=8.0)
+            opt["dur"] = round(r.host_us - t, 3)
+        r.sync("aten::item")
+        r.host_us += 5.0
+        if mark is not None:
+            _close_mark(r, {"marker": "profiler_step"}, n, mark)
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    period = [b - a for a, b in zip(starts, starts[1:])]
+    TRUTH[job.seed] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
+                       "kind": "training" if p["train"] else "inference",
+                       "not_program": ("## Call CompiledFxGraph", "AOTDispatcher", "Torch-Compiled Region")}
+
+
+#: the models a diffusion pipeline calls (``with_modules`` names: the class and its instance number), xDiT's Flux.1
+PIPELINE_MODELS = ("CLIPTextModel_0", "T5EncoderModel_0", "AutoencoderKL_0")
+PIPELINE_LOOP = "FluxTransformer2DModel_0"
+#: each model's GEMM kernel: cuBLAS picks a tile for each model's shapes (the text encoders' 77/512 tokens, the
+#: transformer's 4096 latent tokens, the VAE's convolutions as implicit GEMMs)
+PIPELINE_GEMMS = {"CLIPTextModel_0": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1",
+                  "T5EncoderModel_0": "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x64x64_warpgroupsize1x1x1",
+                  PIPELINE_LOOP: T.GEMM_FWD,
+                  "AutoencoderKL_0": "sm90_xmma_fprop_implicit_gemm_bf16bf16_bf16f32_f32_nhwckrsc_nhwc_tilesize128x128x64"}
+
+
+def _pipeline_params(rng: random.Random) -> dict[str, Any]:
+    return {"calls": rng.choice((1, 1, 2, rng.randint(3, 12))), "models": rng.randint(1, 3),
+            "kernels": rng.randint(2, 40), "kernel_us": round(_log_uniform(rng, 5.0, 2000.0), 3),
+            # the denoiser is the pipeline's biggest model (xDiT Flux.1: 326 ms of its call against T5's 31, CLIP's 9.5)
+            "loop_scale": round(rng.uniform(1.0, 4.0), 3), "launch_us": round(rng.uniform(5.0, 30.0), 3),
+            "between_us": round(_log_uniform(rng, 10.0, 50_000.0), 3), "step_marker": rng.random() < 0.3,
+            "read": rng.random() < 0.5}
+
+
+def _write_pipeline(job: Job, run: str) -> None:
+    """One call of a diffusion pipeline under ``with_stack`` and ``with_modules``: each model call one
+    ``Module._call_impl`` frame (the same span name for every model) around its ``nn.Module: <Class>_0`` annotation --
+    the text encoders (``models`` of them) once each, the scheduler's timesteps read back, the transformer ``calls``
+    times (the denoising loop: one iteration a call, the GPU's clock of it each call's first kernel), the VAE once -- ``between_us`` of the pipeline's own Python between calls, the image read back
+    at the end (``read``); under one ``ProfilerStep`` where ``step_marker`` (the pass is then the marked step).
+    Truth: the denoising iterations where the transformer is called three times or more (the loop the pipeline runs;
+    its period, every call alike); one pass else (``steps``: 1 -- no loop to read from calls of different models)."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    call_span = "torch/nn/modules/module.py(1779): _call_impl"
+    starts: list[float] = []
+
+    def model(mod: str, kernels: int) -> None:
+        outer = r.cpu(call_span, 0.0, cat="python_function", advance=False)
+        t = r.host_us
+        r.host_us += 3.0
+        named = r.cpu(f"nn.Module: {mod}", 0.0, cat="python_function", advance=False)
+        gemm = PIPELINE_GEMMS[mod]  # each model's shapes pick their own GEMM kernel
+        for i in range(kernels):
+            if i % 3 == 0:
+                r.kernel("aten::addmm", gemm, p["kernel_us"] * 2.0, launch_us=p["launch_us"])
+            else:
+                r.kernel("aten::gelu" if i % 3 == 1 else "aten::add", T.RELU_BF16, p["kernel_us"] * 0.3,
+                         launch_us=p["launch_us"])
+        named["dur"] = round(r.host_us - named["ts"], 3)
+        r.host_us += 2.0
+        outer["dur"] = round(r.host_us - t, 3)
+        r.host_us += p["between_us"]
+
+    mark = r.cpu("ProfilerStep#3", 0.0, cat="user_annotation", advance=False) if p["step_marker"] else None
+    r.host_us += 5.0
+    r.step_kernels = []
+    for mod in PIPELINE_MODELS[:min(p["models"], 2)]:
+        model(mod, p["kernels"])
+    r.sync("aten::item")  # the scheduler's timesteps read back before the loop (the encoders' work done)
+    for _ in range(p["calls"]):
+        first = len(r.gpu)
+        model(PIPELINE_LOOP, max(2, round(p["kernels"] * p["loop_scale"])))
+        starts.append(r.gpu[first]["ts"])  # the call's first kernel: the GPU's clock of the loop, queued or not
+        r.sync("aten::item") if p["read"] else None  # the scheduler's step reads the timestep back
+    model(PIPELINE_MODELS[2], p["kernels"])
+    r.sync("aten::item")
+    if mark is not None:
+        _close_mark(r, {"marker": "profiler_step"}, 3, mark)
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    loop = p["calls"] >= 3 and not p["step_marker"]
+    period = [b - a for a, b in zip(starts, starts[1:])]
+    TRUTH[job.seed] = ({"steps": p["calls"], "step_ms": sum(period) / len(period) / 1e3, "kind": "inference"} if loop
+                       else {"steps": 1, "kind": "inference"})
+
+
+_WRITERS.update({"compiled": _write_compiled, "pipeline": _write_pipeline})

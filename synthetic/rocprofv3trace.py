@@ -172,9 +172,11 @@ def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agen
                                               for node, logical, typ, units, name, vendor, prod in agents])
 
 
-def _write_json(path: str, api: list, kernels: list, copies: list, agents: list, kid: dict[str, int]) -> None:
+def _write_json(path: str, api: list, kernels: list, copies: list, agents: list, kid: dict[str, int],
+                streams: list[int] | None = None, command: list[str] | None = None) -> None:
     """The writer's document: record kinds and operations by id through ``strings.buffer_records``, agents by handle,
-    kernels by id through ``kernel_symbols``, roctx messages by correlation id."""
+    kernels by id through ``kernel_symbols``, roctx messages by correlation id; ``streams``: each kernel's stream
+    handle (0 where not given); ``command``: the process's command line."""
     kinds: list[dict] = [{"kind": "NONE", "operations": []}]
 
     def kind_op(kind: str, op: str) -> tuple[int, int]:
@@ -203,7 +205,7 @@ def _write_json(path: str, api: list, kernels: list, copies: list, agents: list,
         k, o = kind_op("KERNEL_DISPATCH", "KERNEL_DISPATCH_COMPLETE")
         recs["kernel_dispatch"].append({
             "size": 128, "kind": k, "operation": o, "thread_id": TID, "correlation_id": {"internal": c, "external": 0},
-            "start_timestamp": b, "end_timestamp": e, "stream_id": {"handle": 0},
+            "start_timestamp": b, "end_timestamp": e, "stream_id": {"handle": streams[i] if streams else 0},
             "dispatch_info": {"size": 96, "agent_id": {"handle": handle[GPU_NODE]}, "queue_id": {"handle": 1},
                               "kernel_id": k_id, "dispatch_id": i + 1, "private_segment_size": 0,
                               "group_segment_size": 0, "workgroup_size": {"x": 256, "y": 1, "z": 1},
@@ -221,7 +223,7 @@ def _write_json(path: str, api: list, kernels: list, copies: list, agents: list,
                  "formatted_kernel_name": n, "demangled_kernel_name": n, "truncated_kernel_name": n.split("(")[0]}
                 for n, i in sorted(kid.items(), key=lambda x: x[1])]
     doc = {"rocprofiler-sdk-tool": [{
-        "metadata": {"pid": PID, "init_time": 0, "fini_time": 0, "command": ["./app"]},
+        "metadata": {"pid": PID, "init_time": 0, "fini_time": 0, "command": command or ["./app"]},
         "agents": [{"size": 512, "id": {"handle": handle[node]}, "type": 2 if typ == "GPU" else 1, "node_id": node,
                     "logical_node_id": logical, "cu_count": units if typ == "GPU" else 0, "name": name,
                     "vendor_name": vendor, "product_name": prod} for node, logical, typ, units, name, vendor, prod
@@ -234,3 +236,104 @@ def _write_json(path: str, api: list, kernels: list, copies: list, agents: list,
         "buffer_records": recs}]}
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
+
+
+#: kernel names as a PyTorch training run on ROCm has its GPU run them (the kept rocprofv3 kernel trace
+#: ``wild/fsdp_mi350x_kernel_trace``, TraceLens' ``908_results.json``): hipBLASLt's GEMMs, ATen's HIP kernels, the
+#: attention kernels of aiter/Triton, the optimizer's ``multi_tensor_apply``; HIP's own fill and copy kernels at set-up
+KT_FORWARD = ("Cijk_Ailk_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x32x256_MI16x16x1_SN_LDSB0_AFC1_AFEM1",
+              "void at::native::vectorized_layer_norm_kernel<c10::BFloat16, float>(int, float, c10::BFloat16 const*, "
+              "c10::BFloat16 const*, c10::BFloat16 const*, float*, float*, c10::BFloat16*)",
+              "attn_fwd",
+              "void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl, std::array<char*, 2> >"
+              "(int, at::native::GeluCUDAKernelImpl, std::array<char*, 2>)",
+              "void at::native::(anonymous namespace)::fused_dropout_kernel_vec<c10::BFloat16, float, unsigned int, 1, "
+              "4, bool>(at::cuda::detail::TensorInfo<c10::BFloat16 const, unsigned int>)")
+KT_BACKWARD = ("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT64x64x256_MI16x16x1_SN_LDSB0_AFC1_AFEM1",
+               "attn_bwd",
+               "void at::native::vectorized_elementwise_kernel<4, at::native::GeluBackwardCUDAKernelImpl, "
+               "std::array<char*, 3> >(int, at::native::GeluBackwardCUDAKernelImpl, std::array<char*, 3>)",
+               "void at::native::(anonymous namespace)::layer_norm_grad_input_kernel<c10::BFloat16, float>"
+               "(c10::BFloat16 const*, c10::BFloat16 const*, float const*, float const*, c10::BFloat16 const*, "
+               "c10::BFloat16*, int)")
+KT_OPTIMIZER = ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)"
+                "::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4>>"
+                "(at::native::(anonymous namespace)::TensorListMetadata<4>)",)
+KT_SETUP = ("__amd_rocclr_fillBufferAligned", "__amd_rocclr_copyBuffer")
+KT_COMM = "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def write_kernel_trace(path: str, iterations: int, layers: int = 2, kernel_us: float = 200.0, comm_calls: int = 2,
+                       comm_us: float = 1000.0, comm_waited: bool = True, gap_ms: float = 1.0,
+                       inner_gap_us: float = 5.0, setup_bursts: int = 20, setup_idle_ms: float = 50.0,
+                       warmup_ms: float = 30.0, gpus: int = 8, product: str = "AMD Instinct MI350X",
+                       gfx: str = "gfx950", cu_count: int = 256, max_steps: bool = True) -> dict:
+    """Write rocprofv3's JSON of a ``--kernel-trace`` capture alone -- no HIP call, no marker, no copy record: what the
+    GPU ran and nothing of the host (shaped after ``wild/fsdp_mi350x_kernel_trace``).  ``gpus`` agents of ``product``
+    (every dispatch on the first: one rank's process); set-up first -- ``setup_bursts`` bursts of HIP's fill and copy
+    kernels 2 ms apart (parameter init), ``setup_idle_ms`` idle, an RCCL warm-up of ``warmup_ms`` --; then
+    ``iterations`` training iterations on one compute stream: ``layers`` layers' forward kernels, their backward
+    (a gradient kernel in each: ``attn_bwd``, ATen's ``..._backward_...``) and Adam's ``multi_tensor_apply``, each
+    kernel ``kernel_us`` (scaled by its place) ``inner_gap_us`` after the previous; ``comm_calls`` RCCL kernels of
+    ``comm_us`` a layer on a stream of their own, started after the layer's backward, the next layer's work waiting for
+    them where ``comm_waited`` (FSDP's reduce-scatter before the next layer's gradients are sharded), the optimizer
+    waiting for every one (it reads the reduced gradients: RCCL's stream never runs an iteration ahead); ``gap_ms`` the
+    GPU idles between iterations (the host's pause: loss read back, next batch).  The command names the run's
+    ``training.max_steps`` where ``max_steps``.  Return the truth: the iterations run (``steps``), their period
+    (``step_ms``: each iteration's first kernel to the next's, every iteration alike) and the GPU's kernel time."""
+    kid: dict[str, int] = {}
+    kernels: list[tuple] = []  # (name, kernel id, correlation, start, end, stream)
+    COMPUTE, COMM, SETUP = 567, 565, 5
+    t = 1_000_000_000
+
+    def dispatch(name: str, b: int, e: int, stream: int) -> None:
+        kernels.append((name, kid.setdefault(name, len(kid) + 1), len(kernels) + 1, b, e, stream))
+
+    for k in range(setup_bursts):  # parameter init: tiny bursts of fills and copies, ~2 ms apart
+        for j in range(4):
+            b = t + j * 4_000
+            dispatch(KT_SETUP[j % 2], b, b + 2_500, SETUP)
+        t += 2_000_000
+    t += int(setup_idle_ms * 1e6)
+    if warmup_ms:
+        dispatch(KT_COMM, t, t + int(warmup_ms * 1e6), COMM)  # RCCL's first collective: the ranks' rendezvous
+        t += int(warmup_ms * 1e6) + int(max(gap_ms, 0.05) * 1e6)
+    inner = int(inner_gap_us * 1000)
+    comm_free = t
+    starts: list[int] = []
+    busy = 0
+
+    def run(name: str, us: float, not_before: int = 0) -> None:
+        nonlocal t, busy
+        b = max(t + inner, not_before)
+        e = b + max(int(us * 1000), 1_000)
+        dispatch(name, b, e, COMPUTE)
+        busy += e - b
+        t = e
+
+    for it in range(iterations):
+        if it:
+            t += int(gap_ms * 1e6) - inner
+        starts.append(t + inner)
+        for n in range(layers):
+            for i, name in enumerate(KT_FORWARD):
+                run(name, kernel_us * (2.0 if i in (0, 2) else 0.5))
+        wait = 0
+        for n in range(layers):
+            for i, name in enumerate(KT_BACKWARD):
+                run(name, kernel_us * (2.0 if i < 2 else 0.5), not_before=wait)
+            c = max(t + inner, comm_free)  # the layer's gradients reduced on RCCL's stream
+            for _ in range(comm_calls):
+                dispatch(KT_COMM, c, c + int(comm_us * 1000), COMM)
+                c += int(comm_us * 1000) + inner
+            comm_free = c
+            wait = c if comm_waited else 0
+        run(KT_OPTIMIZER[0], kernel_us, not_before=comm_free)  # the update reads every reduced gradient
+    agents = [(0, 0, "CPU", 128, "AMD EPYC 9575F 64-Core Processor", "CPU", "AMD EPYC 9575F 64-Core Processor"),
+              (1, 1, "CPU", 128, "AMD EPYC 9575F 64-Core Processor", "CPU", "AMD EPYC 9575F 64-Core Processor")]
+    agents += [(2 + g, 2 + g, "GPU", cu_count, gfx, "AMD", product) for g in range(gpus)]
+    command = ["python", "-u", "train.py"] + (["--override", f"training.max_steps={iterations}"] if max_steps else [])
+    _write_json(path, [], [k[:5] for k in kernels], [], agents, kid, streams=[k[5] for k in kernels], command=command)
+    period = [(starts[i + 1] - starts[i]) / 1e6 for i in range(len(starts) - 1)]
+    return {"steps": iterations, "step_ms": sum(period) / len(period) if period else None, "kind": "training",
+            "kernels": len(kernels), "compute_ms": busy / 1e6}

@@ -135,10 +135,13 @@ def device_iterations(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     ``rocprofv3 --kernel-trace``): the busiest stream's kernel sequence, in the order the GPU ran it, is periodic
     (:func:`_period`), every repeat runs a backward (``devices.gradient_kernel_one``), and each iteration starts at
     the kernel before which the GPU idled longest, as a median over the repeats, at the same place of every repeat.
-    The windows are the GPU's (ps): from one boundary kernel's start to the next's, the work before the first boundary
-    and after the last (a cut iteration) in none.  None where any launch was recorded (the host's own sequence and
-    waits say more: :func:`training_iterations`), or where no such period covers ``job.span_step_coverage`` of the
-    stream's kernels.
+    The windows are the GPU's (ps): from one boundary kernel's start to the next's, the last boundary's to its repeat's
+    own work's end where the periodic region holds that repeat whole (it ran in the capture as the others did: a
+    50-iteration run read 49 without it), the work before the first boundary (a cut iteration) in none.  The busiest
+    stream is read first, the next ones where it runs no such period (a short capture's set-up fills and copies may
+    outnumber its few iterations' kernels).  None where any launch was recorded (the host's own sequence and waits
+    say more: :func:`training_iterations`), or where no such period covers ``job.span_step_coverage`` of a stream's
+    kernels.
 
     Why: with no host events, a training loop's iterations show only in what the GPU ran.  Its GPU bursts are no
     reading of them: one stream runs each iteration's work in the same order, but the iterations of a communication-
@@ -151,8 +154,25 @@ def device_iterations(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     dev = max(trace.devices, key=len)
     if len(dev) < 8:
         return None
-    stream = np.asarray(dev.stream)
-    sid = int(np.bincount(stream.astype(np.int64)).argmax())
+    stream = np.asarray(dev.stream).astype(np.int64)
+    counts = np.bincount(stream)
+    # the busiest stream first; the next where it runs no training period (a short capture's set-up -- parameter
+    # init's thousands of fills and copies -- may outnumber the few iterations after it on a stream of its own)
+    for sid in np.argsort(-counts, kind="stable")[:_STREAMS_TRIED]:
+        if counts[sid] < 8:
+            break
+        found = _stream_iterations(dev, stream, int(sid))
+        if found is not None:
+            return found
+    return None
+
+
+#: the streams of a GPU :func:`device_iterations` reads, busiest first
+_STREAMS_TRIED = 8
+
+
+def _stream_iterations(dev, stream: np.ndarray, sid: int) -> SpanSteps | None:  # noqa: ANN001 - DeviceEvents
+    """:func:`device_iterations` on the kernels of stream ``sid`` of ``dev``."""
     on = np.flatnonzero(stream == sid)[:MAX_LAUNCHES]  # ``dev`` is sorted by start: the stream's run order
     key = np.asarray(dev.name)[on].astype(np.int64)
     found = _period(key)
@@ -175,6 +195,11 @@ def device_iterations(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     gaps = np.median(idle[at], axis=0)
     off = int(np.argmax(gaps))
     bounds = start[at[:, off]]
+    # the last boundary's iteration ends at its own work's end where the periodic region holds it whole (its repeat's
+    # kernels from the boundary on, all p of them): it ran in the capture, as every other did
+    last = first + (reps - 1) * p + off
+    if last + p <= first + length:
+        bounds = np.r_[bounds, int(np.asarray(dev.end, np.int64)[on[last:last + p]].max())]
     if bounds.size < 3:
         return None
     word = next((devices.gradient_word(dev.names[int(k)]) for k in key[first:first + p][grad[0]]), "")
@@ -182,7 +207,7 @@ def device_iterations(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     note = (f"the capture recorded the GPU's work and no launch: the kernel sequence of stream `{label}` repeats "
             f"every {p} kernels, {reps} times, each repeat running a backward" + (f" (`{word}`)" if word else "") +
             f"; each iteration starts at the kernel the GPU idled longest before ({ms(max(float(gaps[off]), 0.0) / 1e9)} "
-            f"median) at the same place of every repeat, the cut iterations at the repeats' ends read apart")
+            f"median) at the same place of every repeat, a cut iteration at the repeats' ends read apart")
     return SpanSteps(name=label, source="device_period", start=bounds[:-1].copy(), end=bounds[1:].copy(),
                      coverage=float(length / key.size), confidence="medium", note=note)
 
@@ -626,8 +651,9 @@ def _period(key: np.ndarray) -> tuple[int, int, int] | None:
     for p in sorted(cands):
         if p <= same_run:
             continue  # a period of one kernel over and over: no step
-        if best is not None and p % best[0] == 0:
-            continue  # a multiple of a period found covers no more than it
+        if best is not None and p % best[0] == 0 and best[2] == n:
+            continue  # a multiple of a period covering every launch covers no more than it (one of a layer's runs
+            # no further than the layer's: the iteration of 6 layers of 5 + 24 + 1 kernels is 55, 11 of them)
         if not _probe(key, c, p):
             continue  # the middle does not repeat with this period: no need to look at the whole sequence
         run_start, run_len = _longest_run(key[:-p] == key[p:])

@@ -589,7 +589,7 @@ _HOST_SOURCES = ("profiler_step", "iteration_range", "keras_profiled_batch", "tr
 _PART_MARKS = ("nvtx_top_range", "annotation_spans")
 #: the job's own readings whose steps run each from its start to the next one's, the last to its own work's end
 #: (``steps.detect._last_ends_at_own_work``)
-_TILED = ("repeated_launches", "step_end_events")
+_TILED = ("repeated_launches", "step_end_events", "device_period")
 
 
 def _untimed_note(trace: Trace) -> str:
@@ -989,6 +989,7 @@ def _place_windows(r: _Reading) -> None:
     if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
         return
     r.hs, r.he = _tile(r.hs, r.he)
+    host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     r.he[-1] = max(int(r.he[-1]), _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1])))
     if r.source == "gpu_busy_clusters":
         r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
@@ -997,7 +998,9 @@ def _place_windows(r: _Reading) -> None:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
         marks = "numbers its own updates" if r.source == "step_end_events" else "marks its own steps (ranges)"
-        dev_w, ahead = _async_device_windows(r.hs, r.he, h, r.trace.devices, r.launched(), own)
+        # (the last host window stretched to its GPU work's end is a device time: on a host running ahead it holds
+        # the launches made after the step -- a pipeline's VAE after its last denoising call (h37-randjobs7))
+        dev_w, ahead = _async_device_windows(r.hs, host_he, h, r.trace.devices, r.launched(), own)
         if dev_w:
             r.gpu_windows = dev_w
             if ahead:
@@ -1855,7 +1858,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         how = "the most repeated top-level range"
         inside = False
         if found is None:  # the loop inside one range around the whole run (``generate`` around its tokens)
-            found = _repeated_outer(h, idx, user, base, top_only=False)
+            found = _repeated_outer(h, idx, user & ~_nested_module_calls(h, idx, r.framework), base, top_only=False)
             how, inside = "the outermost repeated range", True
         if found is None:
             return None
@@ -1921,6 +1924,23 @@ def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.n
     if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
         return None
     return best, sel
+
+
+def _nested_module_calls(h: HostEvents, idx: np.ndarray, framework: np.ndarray | None) -> np.ndarray:
+    """Bool per range of ``idx``: a framework's module-hook range (``HostRanges.framework``) inside another one of its
+    thread -- a submodule's call, part of its parent module's call however often that runs.
+
+    Why: the ranges below the top level are read as a loop's iterations where they sit inside no range that repeats
+    ``steps.nvtx_min_repeats`` times (a loop wrapped in a range run once); a serving engine's layer-wise markers of two
+    steps run the model's range twice, so its decoder layers' ranges (``model.layers.0`` ... numbered alike) sat
+    inside no such range and read as 6 "steps" for 2 (h37-randjobs7).  A module's hook range is its call, and a
+    submodule's call is part of its parent's: never an iteration."""
+    out = np.zeros(idx.size, bool)
+    if framework is None or not framework.any():
+        return out
+    pos = np.flatnonzero(framework)
+    out[pos[~_top_level(h, idx[pos])]] = True
+    return out
 
 
 def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray,

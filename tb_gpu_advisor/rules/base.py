@@ -447,6 +447,30 @@ def ranges_table(ctx: Ctx) -> list[Table]:
                   f"the step; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
 
 
+def traced_python(ctx: Ctx, host_ms: float) -> str:
+    """The profiler's own cost in a finding that rests on the host's time, in words: where the capture recorded every
+    Python call (``CaptureQuality.python_tracing``), how many per step and how much of ``host_ms`` (the finding's
+    host time per step) they may cost -- calls times the least time a recorded call takes in this file, its
+    recording included (``metrics.capture._call_period_us``), never more than ``host_ms`` -- and how to measure the
+    host without it; "" where nothing was traced.
+
+    Why: xDiT's SD 3.5 on an MI300X (survey h37-survey37) is host-bound by 468 ms a step under ``with_stack``'s
+    134,151 Python calls in that step: part of the host's time is the tracer's, and the finding said nothing of it.
+    A caveat, not a change to the ledger: the calls' cost is bounded from the file, not measured apart."""
+    pt = ctx.m.capture.python_tracing
+    if pt.calls_per_step < 1 or host_ms <= 0:
+        return ""
+    calls = ctx.count_per_step(pt.calls_per_step, "Python call")
+    if pt.call_us is None:
+        cost = ", each adding to the host's time by an amount this file's clock cannot resolve"
+    else:
+        est = min(host_ms, pt.calls_per_step * pt.call_us / 1000.0)
+        cost = (f"; at {pt.call_us:.2f} us a call (the least two back-to-back calls take in this capture, their "
+                f"recording included) the tracing costs up to {ms(est)} of this {ms(host_ms)} ({pct(est / host_ms)}), "
+                f"which a run without the profiler does not spend")
+    return f" The capture recorded {ctx.fw.label('python_tracing')}: {calls}{cost}; {ctx.fw.label('python_tracing_confirm')}."
+
+
 def in_os_waits(ctx: Ctx, host_ms: float) -> str:
     """The blocking OS calls (Nsight's OS runtime trace: ``read``, ``getc``, ``pthread_cond_wait``) the thread launching
     the GPU's work sat in while the GPU idled in the step, each at least a tenth of ``host_ms``

@@ -324,10 +324,14 @@ POINTERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def fill_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
+def fill_pointers(findings: Iterable[Finding], fired: Iterable[str], beside: Iterable[Finding] = ()) -> None:
     """Fill each finding's pointer placeholders (:data:`POINTERS`) in place: their words where one of the rules they
-    name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing."""
+    name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing; and a capped
+    saving's :data:`HOST_FIX` by whether a finding the reader sees (``findings`` and ``beside``) fixes the host's
+    pacing of the GPU (:func:`fixes_host_pacing`)."""
+    findings = list(findings)
     fired = set(fired)
+    paced = any(fixes_host_pacing(f) for f in findings) or any(fixes_host_pacing(f) for f in beside)
 
     def said(key: str) -> str:
         words, targets = POINTERS[key]
@@ -336,17 +340,39 @@ def fill_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
     for f in findings:
         f.summary = f.summary.replace("{see_stragglers}", said(SEE_STRAGGLERS)).replace("{see_imbalance}",
                                                                                          said(SEE_IMBALANCE))
+        if f.saving is not None and HOST_FIX in f.saving.assumption:
+            f.saving.assumption = f.saving.assumption.replace(HOST_FIX, HOST_FIX_WORDS[paced])
+
+
+#: A capped saving's words on the kernel time it leaves out (:data:`CAPPED_SHARE`, :data:`CAPPED`): a placeholder
+#: the saving writes, filled once every finding of the report is known (:func:`fill_pointers`) -- "more once the
+#: host-bound fix lands" only where a finding of the report fixes the host's pacing, else why the saving stops there.
+#: Why: dlrm_a100_alltoall's, jax_mi355x's and d2d_v100's savings named a host-bound fix no finding of theirs gave
+#: (survey h37-survey36, "Read and left").
+HOST_FIX = "{host_fix}"
+HOST_FIX_WORDS = {True: " more once the host-bound fix lands",
+                  False: " left out: the host, not these kernels, sets the pace there, and no finding of this report "
+                         "shortens the host's part"}
+#: the pools whose claims give back GPU idle the host's pacing causes inside the step: the host's own work and its
+#: launches (rules/savings.POOLS)
+HOST_PACING_POOLS = frozenset({"host_own", "launch"})
+
+
+def fixes_host_pacing(f: Finding) -> bool:
+    """Whether finding ``f``'s fix shortens the host's pacing of the GPU: its saving claims GPU idle of the host's own
+    work or its launches (:data:`HOST_PACING_POOLS`) -- the host-bound, launch-bound and eager findings'."""
+    return f.saving is not None and any(r["pool"] in HOST_PACING_POOLS and float(r["ms"]) > 0
+                                        for r in f.saving.recovers)
 
 
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix
 #: speeds up, or (no share measured) by the step's critical kernel time
 CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work waited for shortens the step ({share}): "
                 "the GPU idles waiting for the host the rest of the time, so a faster kernel there only lengthens that "
-                "idle ({cut} more once the host-bound fix lands)")
+                "idle ({cut}{{host_fix}})")
 _CLASS_WORDS = {"matmul": "matmul/convolution kernels' time", "other": "other kernels' time"}
 CAPPED = ("; at most the {cap} of kernel time per step that the GPU's next work waited for: the GPU idles waiting "
-          "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut} more once "
-          "the host-bound fix lands)")
+          "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut}{{host_fix}})")
 
 
 def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], critical_ms: float | None,

@@ -341,7 +341,7 @@ def fill_pointers(findings: Iterable[Finding], fired: Iterable[str], beside: Ite
         f.summary = f.summary.replace("{see_stragglers}", said(SEE_STRAGGLERS)).replace("{see_imbalance}",
                                                                                          said(SEE_IMBALANCE))
         if f.saving is not None and HOST_FIX in f.saving.assumption:
-            f.saving.assumption = f.saving.assumption.replace(HOST_FIX, HOST_FIX_WORDS[paced])
+            f.saving.assumption = f.saving.assumption.replace("{host_fix}", HOST_FIX_WORDS[paced])
 
 
 #: A capped saving's words on the kernel time it leaves out (:data:`CAPPED_SHARE`, :data:`CAPPED`): a placeholder

@@ -327,11 +327,11 @@ POINTERS: dict[str, tuple[str, tuple[str, ...]]] = {
 def fill_pointers(findings: Iterable[Finding], fired: Iterable[str], beside: Iterable[Finding] = ()) -> None:
     """Fill each finding's pointer placeholders (:data:`POINTERS`) in place: their words where one of the rules they
     name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing; and a capped
-    saving's :data:`HOST_FIX` by whether a finding the reader sees (``findings`` and ``beside``) fixes the host's
-    pacing of the GPU (:func:`fixes_host_pacing`)."""
+    saving's :data:`HOST_FIX` by the findings the reader sees beside it (``findings`` and ``beside``:
+    :func:`host_fix_words`)."""
     findings = list(findings)
     fired = set(fired)
-    paced = any(fixes_host_pacing(f) for f in findings) or any(fixes_host_pacing(f) for f in beside)
+    seen = findings + [f for f in beside if all(f is not g for g in findings)]
 
     def said(key: str) -> str:
         words, targets = POINTERS[key]
@@ -341,18 +341,19 @@ def fill_pointers(findings: Iterable[Finding], fired: Iterable[str], beside: Ite
         f.summary = f.summary.replace("{see_stragglers}", said(SEE_STRAGGLERS)).replace("{see_imbalance}",
                                                                                          said(SEE_IMBALANCE))
         if f.saving is not None and HOST_FIX in f.saving.assumption:
-            f.saving.assumption = f.saving.assumption.replace("{host_fix}", HOST_FIX_WORDS[paced])
+            f.saving.assumption = f.saving.assumption.replace("{host_fix}",
+                                                              host_fix_words(g for g in seen if g is not f))
 
 
 #: A capped saving's words on the kernel time it leaves out (:data:`CAPPED_SHARE`, :data:`CAPPED`): a placeholder
-#: the saving writes, filled once every finding of the report is known (:func:`fill_pointers`) -- "more once the
-#: host-bound fix lands" only where a finding of the report fixes the host's pacing, else why the saving stops there.
-#: Why: dlrm_a100_alltoall's, jax_mi355x's and d2d_v100's savings named a host-bound fix no finding of theirs gave
-#: (survey h37-survey36, "Read and left").
+#: the saving writes, filled once every finding of the report is known (:func:`fill_pointers`, :func:`host_fix_words`)
+#: -- a fix is named only where a finding of the report gives it, else the words say why the saving stops there.
+#: Why: dlrm_a100_alltoall's, jax_mi355x's and d2d_v100's savings said "more once the host-bound fix lands" beside no
+#: such finding (survey h37-survey36, "Read and left"), and loader_pass_rtx5070ti's beside an input wait's.
 HOST_FIX = "{host_fix}"
-HOST_FIX_WORDS = {True: " more once the host-bound fix lands",
-                  False: " left out: the host, not these kernels, sets the pace there, and no finding of this report "
-                         "shortens the host's part"}
+HOST_FIX_WORDS = {"host": " more once the host-bound fix lands",
+                  "none": " left out: the host, not these kernels, sets the pace there, and no finding of this report "
+                          "gives back that idle"}
 #: the pools whose claims give back GPU idle the host's pacing causes inside the step: the host's own work and its
 #: launches (rules/savings.POOLS)
 HOST_PACING_POOLS = frozenset({"host_own", "launch"})
@@ -363,6 +364,28 @@ def fixes_host_pacing(f: Finding) -> bool:
     work or its launches (:data:`HOST_PACING_POOLS`) -- the host-bound, launch-bound and eager findings'."""
     return f.saving is not None and any(r["pool"] in HOST_PACING_POOLS and float(r["ms"]) > 0
                                         for r in f.saving.recovers)
+
+
+def gives_back_idle(f: Finding) -> bool:
+    """Whether finding ``f``'s fix gives back GPU idle the host causes (its saving claims a group of
+    :data:`~.savings.IDLE_GROUPS`: input, launch, host, allocator, start-up) -- what makes more kernel time critical
+    (:func:`critical_cap`)."""
+    return f.saving is not None and any(r["group"] in IDLE_GROUPS and float(r["ms"]) > 0 for r in f.saving.recovers)
+
+
+def host_fix_words(findings: Iterable[Finding]) -> str:
+    """What fills a capped saving's :data:`HOST_FIX`, given every finding the reader sees: the host-bound fix where
+    one of them shortens the host's pacing (:func:`fixes_host_pacing`); else the finding that gives back the most of
+    the GPU's idle the host causes (:func:`gives_back_idle`: an input wait, the allocator), by its title; else why
+    the saving stops there."""
+    findings = list(findings)
+    if any(fixes_host_pacing(f) for f in findings):
+        return HOST_FIX_WORDS["host"]
+    idle = [f for f in findings if gives_back_idle(f)]
+    if idle:
+        best = max(idle, key=lambda f: (f.saving.ms_per_step if f.saving else 0.0, f.id))
+        return f" more once the fix of \"{best.title}\" lands"
+    return HOST_FIX_WORDS["none"]
 
 
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix

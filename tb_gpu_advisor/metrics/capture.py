@@ -10,7 +10,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks.base import never
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
 from tb_gpu_advisor.metrics.types import CacheRelease, CaptureQuality, ClockSkew, PythonTracing
-from tb_gpu_advisor.model.columns import lookup_mask
+from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
 
@@ -117,15 +117,28 @@ def _python_tracing(ctx: Context) -> PythonTracing:
     if sp is None or not len(sp) or not ctx.steps.count:
         return PythonTracing()
     start = sp.start.astype(np.int64, copy=False)
-    counts = []
-    for g in ctx.gpus or [None]:
+    counts, idle = [], []
+    for g in [g for g in ctx.gpus if g.active] or [None]:
         own = ctx.trace.gpu_host_lines.get(g.d.gpu) if g is not None else None
         m = np.ones(start.shape, bool) if own is None else np.isin(sp.line, own)
         s = np.sort(start[m])
-        counts.append(int(np.sum(np.searchsorted(s, wins[:, 1], "left") - np.searchsorted(s, wins[:, 0], "left"))))
-    per_step = float(np.mean(counts)) / ctx.steps.count
+        lo, hi = np.searchsorted(s, wins[:, 0], "left"), np.searchsorted(s, wins[:, 1], "left")
+        inside = np.concatenate([s[a:b] for a, b in zip(lo, hi)]) if len(lo) else s[:0]
+        counts.append(int(inside.size))
+        idle.append(int(inside.size) - (_in_busy(g, inside) if g is not None else 0))
+    n = ctx.steps.count
     call_us, pairs = _call_period_us(sp.start.astype(np.int64), sp.end.astype(np.int64), sp.line)
-    return PythonTracing(calls_per_step=per_step, call_us=call_us, pairs=pairs)
+    return PythonTracing(calls_per_step=float(np.mean(counts)) / n, idle_calls_per_step=float(np.mean(idle)) / n,
+                         call_us=call_us, pairs=pairs)
+
+
+def _in_busy(g, t: np.ndarray) -> int:  # noqa: ANN001 - a GpuCtx
+    """How many of the sorted times ``t`` fall while GPU ``g`` runs any work (the union of its device events)."""
+    if not t.size or not g.d.start.size:
+        return 0
+    bs, be = union_intervals(g.d.start.astype(np.int64, copy=False), g.d.end.astype(np.int64, copy=False))
+    j = np.searchsorted(bs, t, "right") - 1
+    return int(np.count_nonzero((j >= 0) & (t < be[np.maximum(j, 0)])))
 
 
 def _call_period_us(start: np.ndarray, end: np.ndarray, line: np.ndarray) -> tuple[float | None, int]:

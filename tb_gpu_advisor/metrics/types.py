@@ -839,13 +839,17 @@ class PythonTracing:
     """The profiler's Python tracing (PyTorch ``with_stack``'s ``python_function`` events) in the kept steps
     (``metrics.capture._python_tracing``): every Python call the host made is recorded, at a cost to the host's time.
 
-    calls_per_step: Python calls recorded per kept step and GPU (0 where the capture recorded none); call_us: the
+    calls_per_step: Python calls recorded per kept step and GPU (0 where the capture recorded none), of them
+    idle_calls_per_step while that GPU ran nothing; call_us: the
     time one recorded call takes at the least, measured in the file -- the 10th percentile of the period of two
     back-to-back calls that call nothing (a call's recording, its own work and the interpreter's between them), so at
     least the recording's own cost per call; None where the file's clock or its calls cannot tell (whole-microsecond
     timestamps, too few such pairs); pairs: how many such pairs it was read from."""
 
     calls_per_step: float = 0.0
+    #: of them, the calls starting while the GPU runs nothing: the recording whose cost lengthens the GPU's idle (a
+    #: call while the GPU works ahead of the host costs the step nothing)
+    idle_calls_per_step: float = 0.0
     call_us: float | None = None
     pairs: int = 0
 

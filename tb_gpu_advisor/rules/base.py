@@ -499,9 +499,10 @@ def ranges_table(ctx: Ctx) -> list[Table]:
 def traced_python(ctx: Ctx, host_ms: float) -> str:
     """The profiler's own cost in a finding that rests on the host's time, in words: where the capture recorded every
     Python call (``CaptureQuality.python_tracing``), how many per step and how much of ``host_ms`` (the finding's
-    host time per step) they may cost -- calls times the least time a recorded call takes in this file, its
-    recording included (``metrics.capture._call_period_us``), never more than ``host_ms`` -- and how to measure the
-    host without it; "" where nothing was traced.
+    host time per step, GPU idle) they may cost -- the calls made while the GPU ran nothing (a recording while the GPU
+    works ahead costs the step nothing) times the least time a recorded call takes in this file, its recording
+    included (``metrics.capture._call_period_us``), never more than ``host_ms`` -- and how to measure the host
+    without it; "" where nothing was traced.
 
     Why: xDiT's SD 3.5 on an MI300X (survey h37-survey37) is host-bound by 468 ms a step under ``with_stack``'s
     134,151 Python calls in that step: part of the host's time is the tracer's, and the finding said nothing of it.
@@ -509,14 +510,20 @@ def traced_python(ctx: Ctx, host_ms: float) -> str:
     pt = ctx.m.capture.python_tracing
     if pt.calls_per_step < 1 or host_ms <= 0:
         return ""
-    calls = ctx.count_per_step(pt.calls_per_step, "Python call")
+    calls = (f"{ctx.count_per_step(pt.calls_per_step, 'Python call')}, {n_of(round(pt.idle_calls_per_step), 'call')} "
+             f"of them while the GPU ran nothing")
     if pt.call_us is None:
         cost = ", each adding to the host's time by an amount this file's clock cannot resolve"
     else:
-        est = min(host_ms, pt.calls_per_step * pt.call_us / 1000.0)
+        cost_ms = pt.idle_calls_per_step * pt.call_us / 1000.0
+        dev = ctx.m.headline.device_step_share
+        idle = (ctx.step_ms or 0.0) * (1.0 - dev) if dev is not None else 0.0
+        # the finding's part: its share of the GPU's idle, as the calls spread over that idle; never above its time
+        part = min(host_ms, cost_ms * min(1.0, host_ms / idle) if idle > 0 else cost_ms)
         cost = (f"; at {pt.call_us:.2f} us a call (the least two back-to-back calls take in this capture, their "
-                f"recording included) the tracing costs up to {ms(est)} of this {ms(host_ms)} ({pct(est / host_ms)}), "
-                f"which a run without the profiler does not spend")
+                f"recording included) those cost up to {ms(cost_ms)} of the GPU's {ms(idle)} idle {ctx.a_step}, "
+                f"about {ms(part)} of this {ms(host_ms)} ({pct(part / host_ms)}) -- time a run without the profiler "
+                f"does not spend")
     return f" The capture recorded {ctx.fw.label('python_tracing')}: {calls}{cost}; {ctx.fw.label('python_tracing_confirm')}."
 
 

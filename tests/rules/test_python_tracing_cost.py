@@ -24,7 +24,9 @@ GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
 #: the words' own marks: the count said and how to measure without the tracing
 SAID = re.compile(r"The capture recorded every Python call \(torch\.profiler's with_stack=True\): ([\d,]+) Python calls "
-                  r"(?:per step|in the (?:\w+ )?\w+)(?: on average[^;]*)?(?:; at ([\d.]+) us a call .*? costs up to ([\d.]+) (us|ms) of this)?")
+                  r"(?:per step|in the (?:\w+ )?\w+)(?: on average[^,;]*)?, ([\d,]+) calls? of them while the GPU ran "
+                  r"nothing(?:; at ([\d.]+) us a call .*? those cost up to ([\d.]+) (us|ms) of the GPU's ([\d.]+) (us|ms) "
+                  r"idle .*?, about ([\d.]+) (us|ms) of this)?")
 CONFIRM = "profile again without with_stack=True"
 
 
@@ -73,12 +75,17 @@ def test_host_bound_steps_of_traced_python_say_the_calls_and_their_bounded_cost(
     311 calls a step, the cheapest repeating every 0.8 us -- 248.8 us of the host's 880 us."""
     rep = kineto_doc.session_report(tmp_path, _steps(python=True))
     f, m = _traced(rep)  # main: no finding says the tracing (ValueError)
-    assert m.group(1) == "311"  # 1 outer + 300 quick + 10 slow calls a step, by construction
-    assert float(m.group(2)) == pytest.approx(0.8)  # the quick calls' period: the cheapest back-to-back pairs
-    cost_us = float(m.group(3)) * (1000.0 if m.group(4) == "ms" else 1.0)
-    assert cost_us == pytest.approx(311 * 0.8, abs=1.0)  # calls x the least a call takes
-    assert cost_us < f["saving"]["ms_per_step"] * 1000.0  # a part of the finding's host time
+    assert m.group(1) == "311" and m.group(2) == "311"  # 1 outer + 300 quick + 10 slow calls a step, all in GPU idle
+    assert float(m.group(3)) == pytest.approx(0.8)  # the quick calls' period: the cheapest back-to-back pairs
+    cost, idle, part = (_us(m.group(k), m.group(k + 1)) for k in (4, 6, 8))
+    assert cost == pytest.approx(311 * 0.8, abs=1.0)  # the idle calls x the least a call takes
+    host = f["saving"]["ms_per_step"] * 1000.0
+    assert part == pytest.approx(cost * min(1.0, host / idle), abs=1.0) and part < host  # its share of the idle
     assert CONFIRM in f["summary"]
+
+
+def _us(value: str, unit: str) -> float:
+    return float(value) * (1000.0 if unit == "ms" else 1.0)
 
 
 def test_control_the_same_steps_without_python_events_say_nothing_of_tracing(tmp_path):
@@ -93,9 +100,9 @@ def test_the_cost_never_exceeds_the_findings_own_host_time(tmp_path):
     from tb_gpu_advisor.rules.base import Ctx, traced_python
 
     m = kineto_doc.host_metrics_of(tmp_path, _steps(python=True))
-    m.capture.python_tracing = PythonTracing(calls_per_step=1e6, call_us=0.8, pairs=100)
+    m.capture.python_tracing = PythonTracing(calls_per_step=1e6, idle_calls_per_step=1e6, call_us=0.8, pairs=100)
     said = SAID.search(traced_python(Ctx(m), 0.88))
-    assert said is not None and (said.group(3), said.group(4)) == ("880", "us")
+    assert said is not None and (said.group(8), said.group(9)) == ("880", "us")
 
 
 def test_whole_microsecond_timestamps_say_the_count_without_a_cost(tmp_path):
@@ -103,7 +110,7 @@ def test_whole_microsecond_timestamps_say_the_count_without_a_cost(tmp_path):
     cost is read from it."""
     ev = [dict(e, ts=float(round(e["ts"])), dur=float(max(1, round(e["dur"])))) for e in _steps(python=True, quick=0)]
     f, m = _traced(kineto_doc.session_report(tmp_path, ev))
-    assert m.group(1) == "11" and m.group(2) is None
+    assert m.group(1) == "11" and m.group(3) is None
     assert "cannot resolve" in f["summary"]
 
 
@@ -113,21 +120,23 @@ def _summary(run: str, rule: str) -> str:
 
 
 def test_sd35_host_bound_denoising_steps_under_with_stack_name_its_cost():
-    """Read by hand: 134,628 `python_function` events in the file, 134,151 inside `ProfilerStep#3`; the cheapest
-    back-to-back leaf calls repeat every 0.34 us (10th percentile of 50,758 pairs): up to 45.7 ms of the 467.9 ms
-    host-bound time (9.8%) -- a part, not the cause: the step stays host-bound."""
+    """Read by hand: 134,628 `python_function` events in the file, 134,151 inside `ProfilerStep#3`, 80,204 of them
+    starting while the GPU runs nothing; the cheapest back-to-back leaf calls repeat every 0.34 us (10th percentile
+    of 50,758 pairs): 27.3 ms of the GPU's 483.1 ms idle, 26.5 ms of the 467.9 ms host-bound time (5.7%) -- a part,
+    not the cause: the step stays host-bound."""
     s = _summary("xdit_sd35_mi300x_denoise", "unexplained_idle")
     m = SAID.search(s)
     assert m is not None, s  # main: "... the step is host-bound." and nothing of the tracing
-    assert m.group(1) == "134,151" and m.group(2) == "0.34" and (m.group(3), m.group(4)) == ("45.7", "ms")
+    assert (m.group(1), m.group(2), m.group(3)) == ("134,151", "80,204", "0.34")
+    assert (m.group(4), m.group(5), m.group(8), m.group(9)) == ("27.3", "ms", "26.5", "ms")
     assert CONFIRM in s
 
 
 @pytest.mark.parametrize("run, rule, calls", [("nsfw_vit_h100", "launch_bound", "2,008"),
                                               ("gpt2_b200_clock_skew", "unexplained_idle", "1,875")])
 def test_real_with_stack_captures_bound_by_the_host_say_the_tracing(run, rule, calls):
-    """nsfw_vit_h100: launch-bound ViT forward, 2,008 Python calls in its one step at 0.28 us (0.56 ms of 4.37 ms);
-    gpt2_b200_clock_skew: host-bound AdamW step, 1,875 calls at 0.16 us (0.31 ms of 12.8 ms)."""
+    """nsfw_vit_h100: launch-bound ViT forward, 2,008 Python calls in its one step (1,677 in GPU idle) at 0.28 us;
+    gpt2_b200_clock_skew: host-bound AdamW step, 1,875 calls (1,821 in GPU idle) at 0.16 us."""
     m = SAID.search(_summary(run, rule))
     assert m is not None and m.group(1) == calls  # main: no word of the tracing
 

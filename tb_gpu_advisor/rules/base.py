@@ -508,7 +508,7 @@ def traced_python(ctx: Ctx, host_ms: float) -> str:
     134,151 Python calls in that step: part of the host's time is the tracer's, and the finding said nothing of it.
     A caveat, not a change to the ledger: the calls' cost is bounded from the file, not measured apart."""
     pt = ctx.m.capture.python_tracing
-    if pt.calls_per_step < 1 or host_ms <= 0:
+    if pt.calls_per_step < 1 or pt.idle_calls_per_step < 0.5 or host_ms <= 0:  # none lengthens the GPU's idle
         return ""
     calls = (f"{ctx.count_per_step(pt.calls_per_step, 'Python call')}, {n_of(round(pt.idle_calls_per_step), 'call')} "
              f"of them while the GPU ran nothing")

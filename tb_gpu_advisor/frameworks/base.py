@@ -358,6 +358,9 @@ def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
 
 #: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
+    # the profiler's tracing of every Python call, and how to measure the host's time without it (``traced_python``)
+    "python_tracing": "every Python call (the profiler's Python tracing)",
+    "python_tracing_confirm": "profile again without Python tracing to measure the host's time as the job runs it",
     # how a memory snapshot without history came to have none, by its layout (``capture_quality``'s note)
     **{f"snapshot_made:{layout}": "its allocator recorded none" for layout in ("1.13", "2.0", "2.0 or older", "2.1", "")},
     "op": "op",

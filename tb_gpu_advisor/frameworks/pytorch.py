@@ -1515,7 +1515,12 @@ FIXES["small_grid"] = (action(
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={**SNAPSHOT_MADE, "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
+    labels={**SNAPSHOT_MADE,
+            "python_tracing": "every Python call (torch.profiler's with_stack=True)",
+            "python_tracing_confirm": ("profile again without with_stack=True (torch.profiler.record_function ranges "
+                                       "around the suspect code keep it named) to measure the host's time as the "
+                                       "job runs it"),
+            "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",

@@ -835,6 +835,26 @@ class ClockSkew:
 
 
 @dataclass
+class PythonTracing:
+    """The profiler's Python tracing (PyTorch ``with_stack``'s ``python_function`` events) in the kept steps
+    (``metrics.capture._python_tracing``): every Python call the host made is recorded, at a cost to the host's time.
+
+    calls_per_step: Python calls recorded per kept step and GPU (0 where the capture recorded none), of them
+    idle_calls_per_step while that GPU ran nothing; call_us: the
+    time one recorded call takes at the least, measured in the file -- the 10th percentile of the period of two
+    back-to-back calls that call nothing (a call's recording, its own work and the interpreter's between them), so at
+    least the recording's own cost per call; None where the file's clock or its calls cannot tell (whole-microsecond
+    timestamps, too few such pairs); pairs: how many such pairs it was read from."""
+
+    calls_per_step: float = 0.0
+    #: of them, the calls starting while the GPU runs nothing: the recording whose cost lengthens the GPU's idle (a
+    #: call while the GPU works ahead of the host costs the step nothing)
+    idle_calls_per_step: float = 0.0
+    call_us: float | None = None
+    pairs: int = 0
+
+
+@dataclass
 class CacheRelease:
     """The driver frees of the kept steps, and those the program's own cache release holds
     (``Framework.cache_release_event``, ``metrics.capture.cache_release``).
@@ -869,6 +889,8 @@ class CaptureQuality:
     capture_format: str = ""
     #: device work recorded as starting before its own launch call: the capture's clocks disagree
     clock_skew: ClockSkew = field(default_factory=ClockSkew)
+    #: the profiler's Python tracing in the kept steps: its calls per step and the least time one takes
+    python_tracing: PythonTracing = field(default_factory=PythonTracing)
     #: where the window ``length_ms`` measures starts, in the report's ms (``time_base``): 0 where the viewer counts
     #: from the window's start; later where recorded events precede it (``Trace.capture_start_ps``)
     window_start_ms: float = 0.0

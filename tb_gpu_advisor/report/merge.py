@@ -168,7 +168,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     job = job_view(host_reports, UserOptions.of(options))
     findings = rules.rank(rules.evaluate_session(job, merge_findings(host_reports)))  # judged across the job there
     for h in ok:  # a host's pointers to other findings, filled as the session's were: the reader sees both lists
-        rules.fill_pointers(h.findings, {f.rule for f in findings} | {f.rule for f in h.findings})
+        rules.fill_pointers(h.findings, {f.rule for f in findings} | {f.rule for f in h.findings}, findings)
     mark_overlaps(findings, by_host={h.host: h.breakdown_ms for h in ok})
     headline: list[Metric] = []
     if len(ok) == 1:

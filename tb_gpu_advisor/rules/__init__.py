@@ -36,6 +36,7 @@ from tb_gpu_advisor.rules.base import (
     ranges_table,
     saving,
     step_windows,
+    traced_python,
     fill_pointers,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
@@ -843,7 +844,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
-        f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}",
+        f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",

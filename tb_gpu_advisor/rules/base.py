@@ -324,10 +324,14 @@ POINTERS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 
 
-def fill_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
+def fill_pointers(findings: Iterable[Finding], fired: Iterable[str], beside: Iterable[Finding] = ()) -> None:
     """Fill each finding's pointer placeholders (:data:`POINTERS`) in place: their words where one of the rules they
-    name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing."""
+    name is among ``fired`` (the rules of every finding the reader sees beside it), else nothing; and a capped
+    saving's :data:`HOST_FIX` by the findings the reader sees beside it (``findings`` and ``beside``:
+    :func:`host_fix_words`)."""
+    findings = list(findings)
     fired = set(fired)
+    seen = findings + [f for f in beside if all(f is not g for g in findings)]
 
     def said(key: str) -> str:
         words, targets = POINTERS[key]
@@ -336,17 +340,62 @@ def fill_pointers(findings: Iterable[Finding], fired: Iterable[str]) -> None:
     for f in findings:
         f.summary = f.summary.replace("{see_stragglers}", said(SEE_STRAGGLERS)).replace("{see_imbalance}",
                                                                                          said(SEE_IMBALANCE))
+        if f.saving is not None and HOST_FIX in f.saving.assumption:
+            f.saving.assumption = f.saving.assumption.replace("{host_fix}",
+                                                              host_fix_words(g for g in seen if g is not f))
+
+
+#: A capped saving's words on the kernel time it leaves out (:data:`CAPPED_SHARE`, :data:`CAPPED`): a placeholder
+#: the saving writes, filled once every finding of the report is known (:func:`fill_pointers`, :func:`host_fix_words`)
+#: -- a fix is named only where a finding of the report gives it, else the words say why the saving stops there.
+#: Why: dlrm_a100_alltoall's, jax_mi355x's and d2d_v100's savings said "more once the host-bound fix lands" beside no
+#: such finding (survey h37-survey36, "Read and left"), and loader_pass_rtx5070ti's beside an input wait's.
+HOST_FIX = "{host_fix}"
+HOST_FIX_WORDS = {"host": " more once the host-bound fix lands",
+                  "none": " left out: the host, not these kernels, sets the pace there, and no finding of this report "
+                          "gives back that idle"}
+#: the pools whose claims give back GPU idle the host's pacing causes inside the step: the host's own work and its
+#: launches (rules/savings.POOLS)
+HOST_PACING_POOLS = frozenset({"host_own", "launch"})
+
+
+def fixes_host_pacing(f: Finding) -> bool:
+    """Whether finding ``f``'s fix shortens the host's pacing of the GPU: its saving claims GPU idle of the host's own
+    work or its launches (:data:`HOST_PACING_POOLS`) -- the host-bound, launch-bound and eager findings'."""
+    return f.saving is not None and any(r["pool"] in HOST_PACING_POOLS and float(r["ms"]) > 0
+                                        for r in f.saving.recovers)
+
+
+def gives_back_idle(f: Finding) -> bool:
+    """Whether finding ``f``'s fix gives back GPU idle the host causes (its saving claims a group of
+    :data:`~.savings.IDLE_GROUPS`: input, launch, host, allocator, start-up) -- what makes more kernel time critical
+    (:func:`critical_cap`)."""
+    return f.saving is not None and any(r["group"] in IDLE_GROUPS and float(r["ms"]) > 0 for r in f.saving.recovers)
+
+
+def host_fix_words(findings: Iterable[Finding]) -> str:
+    """What fills a capped saving's :data:`HOST_FIX`, given every finding the reader sees: the host-bound fix where
+    one of them shortens the host's pacing (:func:`fixes_host_pacing`); else the finding that gives back the most of
+    the GPU's idle the host causes (:func:`gives_back_idle`: an input wait, the allocator), by its title; else why
+    the saving stops there."""
+    findings = list(findings)
+    if any(fixes_host_pacing(f) for f in findings):
+        return HOST_FIX_WORDS["host"]
+    idle = [f for f in findings if gives_back_idle(f)]
+    if idle:
+        best = max(idle, key=lambda f: (f.saving.ms_per_step if f.saving else 0.0, f.id))
+        return f" more once the fix of \"{best.title}\" lands"
+    return HOST_FIX_WORDS["none"]
 
 
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix
 #: speeds up, or (no share measured) by the step's critical kernel time
 CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work waited for shortens the step ({share}): "
                 "the GPU idles waiting for the host the rest of the time, so a faster kernel there only lengthens that "
-                "idle ({cut} more once the host-bound fix lands)")
+                "idle ({cut}{{host_fix}})")
 _CLASS_WORDS = {"matmul": "matmul/convolution kernels' time", "other": "other kernels' time"}
 CAPPED = ("; at most the {cap} of kernel time per step that the GPU's next work waited for: the GPU idles waiting "
-          "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut} more once "
-          "the host-bound fix lands)")
+          "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut}{{host_fix}})")
 
 
 def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], critical_ms: float | None,
@@ -445,6 +494,37 @@ def ranges_table(ctx: Ctx) -> list[Table]:
     rows = [[n, v] for n, v in ctx.m.idle_in_ranges]
     return [table("The GPU's idle time inside the program's own ranges (the busiest thread's outermost ranges below "
                   f"the step; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
+
+
+def traced_python(ctx: Ctx, host_ms: float) -> str:
+    """The profiler's own cost in a finding that rests on the host's time, in words: where the capture recorded every
+    Python call (``CaptureQuality.python_tracing``), how many per step and how much of ``host_ms`` (the finding's
+    host time per step, GPU idle) they may cost -- the calls made while the GPU ran nothing (a recording while the GPU
+    works ahead costs the step nothing) times the least time a recorded call takes in this file, its recording
+    included (``metrics.capture._call_period_us``), never more than ``host_ms`` -- and how to measure the host
+    without it; "" where nothing was traced.
+
+    Why: xDiT's SD 3.5 on an MI300X (survey h37-survey37) is host-bound by 468 ms a step under ``with_stack``'s
+    134,151 Python calls in that step: part of the host's time is the tracer's, and the finding said nothing of it.
+    A caveat, not a change to the ledger: the calls' cost is bounded from the file, not measured apart."""
+    pt = ctx.m.capture.python_tracing
+    if pt.calls_per_step < 1 or pt.idle_calls_per_step < 0.5 or host_ms <= 0:  # none lengthens the GPU's idle
+        return ""
+    calls = (f"{ctx.count_per_step(pt.calls_per_step, 'Python call')}, {n_of(round(pt.idle_calls_per_step), 'call')} "
+             f"of them while the GPU ran nothing")
+    if pt.call_us is None:
+        cost = ", each adding to the host's time by an amount this file's clock cannot resolve"
+    else:
+        cost_ms = pt.idle_calls_per_step * pt.call_us / 1000.0
+        dev = ctx.m.headline.device_step_share
+        idle = (ctx.step_ms or 0.0) * (1.0 - dev) if dev is not None else 0.0
+        # the finding's part: its share of the GPU's idle, as the calls spread over that idle; never above its time
+        part = min(host_ms, cost_ms * min(1.0, host_ms / idle) if idle > 0 else cost_ms)
+        cost = (f"; at {pt.call_us:.2f} us a call (the least two back-to-back calls take in this capture, their "
+                f"recording included) those cost up to {ms(cost_ms)} of the GPU's {ms(idle)} idle {ctx.a_step}, "
+                f"about {ms(part)} of this {ms(host_ms)} ({pct(part / host_ms)}) -- time a run without the profiler "
+                f"does not spend")
+    return f" The capture recorded {ctx.fw.label('python_tracing')}: {calls}{cost}; {ctx.fw.label('python_tracing_confirm')}."
 
 
 def in_os_waits(ctx: Ctx, host_ms: float) -> str:

@@ -31,7 +31,8 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
-                                       ranges_table, rule, saving, share_metric, short, step_windows, table)
+                                       ranges_table, rule, saving, share_metric, short, step_windows, table,
+                                       traced_python)
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
@@ -172,7 +173,8 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share, ctx)} run shorter than "
-        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}",
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, {'launch_wait': wait_ms}, 'the wait')}.{_after_txt(after, ctx.per_step)}{example}{said}"
+        f"{traced_python(ctx, wait_ms or 0.0) if not hidden else ''}",
         # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
         metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
                               if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),

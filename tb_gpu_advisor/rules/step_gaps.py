@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor.metrics.types import Gaps, HostMetrics
 from tb_gpu_advisor.model.schema import Finding, TimeWindow
 from tb_gpu_advisor.rules.base import (
-    Ctx, T, action, finding, grade, ms, pct, ran_witness, rule, saving, share_metric, table,
+    Ctx, T, action, finding, grade, ms, pct, ran_witness, rule, saving, share_metric, table, traced_python,
 )
 from tb_gpu_advisor.rules.savings import idle_claims
 
@@ -83,7 +83,7 @@ def check(m: HostMetrics) -> list[Finding]:
     outside = outside_steps_ms(g, m)
     why = _diagnose(ctx, m, p, sev, private, outside)
     return [finding(
-        ctx, ID, why.severity, _summary(ctx, m, p, why),
+        ctx, ID, why.severity, _summary(ctx, m, p, why) + (traced_python(ctx, save_ms) if why.host_work else ""),
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", p.share,
                             "step_gaps.warning", severity=why.severity, detail=_detail(g, p, private, why, outside)),
         saving=saving(ctx, save_ms, why.assumption, claims),

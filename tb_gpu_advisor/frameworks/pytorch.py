@@ -187,7 +187,7 @@ def is_creation_op(name: str) -> bool:
 #: reader, ``tokenize``/a tokenizer's ``__call__``).  Matched on the name's own words (split at ``_``, ``.``, spaces
 #: and case changes), so ``batch_norm`` -- an op, never a range of the program's -- and ``onload`` are no match.
 _INPUT_WORDS = frozenset((
-    "batch", "batches", "fetch", "load", "loader", "dataloader", "data", "dataset", "datasets", "getitem",
+    "batch", "batches", "fetch", "load", "loader", "dataloader", "dataset", "datasets", "getitem",
     "collate", "preprocess", "preprocessing", "prepare", "tokenize", "tokenizer", "tokenization", "decode",
     "processor", "processing", "transform", "transforms", "augment", "augmentation", "read", "reader", "input",
     "inputs", "prompt", "prompts", "sampler", "prefetch"))

@@ -12,7 +12,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework, xla
+from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, rising_runs,
                                           searchsorted_right, sorted_unique, subtract_intervals, union_intervals,
                                           window_index_by_runs)
@@ -521,6 +521,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
+    # a range the program names for fetching its batch (Megatron's ``get_batch``, TorchRec's ``## load_batch ##``)
+    # with no kernel launched inside is its input pipeline as the DataLoader's ``__next__`` is (issue #37 item 4)
+    host_input = _input_ranges(trace, fw, host_input)
     dispatch = _dispatch_calls(h, fw)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
@@ -1080,3 +1083,28 @@ def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray
         run_end = np.maximum.accumulate(re_[idx])
         outer[idx[1:]] = rs[idx[1:]] >= run_end[:-1]
     return rows[outer]
+
+
+def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray) -> np.ndarray:
+    """``named`` (the input pipeline's own events) with the ranges the program marks around fetching its batch: its
+    own ranges (``user_ranges.program_ranges``: ``record_function``, NVTX) whose name says so
+    (``Framework.input_frame``: ``get_batch``, ``## load_batch ##``, ``data_load``) and inside which its thread
+    launches no kernel -- host work, and the batch's copies to the device, only; a range around the step's compute
+    (``sparse_data_dist``'s all-to-all) is no fetch, whatever its name."""
+    if fw.input_frame is frameworks.never:
+        return named
+    h = trace.h
+    idx = user_ranges.program_ranges(trace)
+    if not idx.size:
+        return named
+    idx = idx[h.per_name(fw.input_frame)[h.name[idx]]]
+    if not idx.size:
+        return named
+    launches = np.flatnonzero(h.name_mask(devices.is_launch_call))
+    out = named.copy()
+    for t in np.unique(h.line[idx]):
+        r = idx[h.line[idx] == t]
+        at = np.sort(h.start[launches[h.line[launches] == t]].astype(np.int64))
+        s, e = h.start[r].astype(np.int64), h.end[r].astype(np.int64)
+        out[r[np.searchsorted(at, e, side="left") == np.searchsorted(at, s, side="left")]] = True
+    return out

@@ -70,7 +70,6 @@ def _frames_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], pre: tuple[np
     mine = (line == busiest) & (inside > 0)
     rows, inside = rows[mine], inside[mine]
     totals = np.bincount(fr.name[rows].astype(np.int64), weights=inside)
-    ids = np.flatnonzero(totals > 0)
     names, said = ctx.h.names, ctx.fw.input_frame
     out = [(names[i], per_step(float(totals[i]) / PS_PER_MS, n), bool(said(names[i])))
            for i in np.flatnonzero(totals > 0).tolist()]

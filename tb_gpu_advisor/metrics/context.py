@@ -120,7 +120,7 @@ def _few_distinct(a: np.ndarray, most: int) -> np.ndarray | None:
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.
 _HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP, _EAGER_CALL = (1 << i for i in range(7))
 #: the roles other modules ask :meth:`Context.role_rows` for
-HOST_INPUT_BIT, HOST_WORK_BIT = _HOST_INPUT, _HOST_WORK
+HOST_INPUT_BIT, HOST_WORK_BIT, DISPATCH_BIT = _HOST_INPUT, _HOST_WORK, _DISPATCH_CALL
 
 
 def by_name(memo: dict, classify: Callable[[list[str]], np.ndarray], names: list[str]) -> np.ndarray:
@@ -1016,7 +1016,9 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
             pre = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
         else:
             lead = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
-            rows = lead_frames(h, frames, lead, lines) if frames is not None and len(frames) else np.zeros(0, np.int64)
+            # the frames of the threads that launch the step (a helper thread's Python holds none of its lead)
+            own = np.unique(h.line[dispatch if mask is None else dispatch & mask])
+            rows = lead_frames(h, frames, lead, own) if frames is not None and len(frames) else np.zeros(0, np.int64)
             other = rows[~frames_named(h, frames, rows, fw.input_frame)] if rows.size else rows
             if other.size:
                 os_, oe = union_intervals(frames.start[other].astype(np.int64), frames.end[other].astype(np.int64))

@@ -1085,6 +1085,9 @@ class HostInput:
     #: prepares the batch -- ``Framework.input_frame``), longest first: the input wait is the named ones' time and
     #: time no frame covers; the others' is in ``pre_op_ms_per_step`` (metrics/inputs._frames_in, issue #37 item 4)
     frames: list[tuple[str, float, bool]] = field(default_factory=list)
+    #: the frames directly inside the longest of ``frames`` (name, ms per step inside that time), longest first: what
+    #: it spends its time in (a pipeline's ``preprocess``: its image processor, its video decoding)
+    frames_within: list[tuple[str, float]] = field(default_factory=list)
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

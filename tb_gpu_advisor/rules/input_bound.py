@@ -42,7 +42,7 @@ def check(m: HostMetrics) -> list[Finding]:
     evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
-    held = _held_by_frames(ctx, src.frames, wait_ms) if not made else ""
+    held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
     what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
             "before_first_op": made or held or ("; the host time before each step's first op: the capture records no "
                                                 "input pipeline event, so that time stands for an untraced loader")
@@ -108,13 +108,16 @@ def _frames_said(ctx: Ctx, frames: list[tuple[str, float]], whole_ms: float) -> 
     return ", ".join(f"`{n}` {ms(v)}" for n, v in named)
 
 
-def _held_by_frames(ctx: Ctx, frames: list[tuple[str, float, bool]], wait_ms: float) -> str:
+def _held_by_frames(ctx: Ctx, frames: list[tuple[str, float, bool]], within: list[tuple[str, float]],
+                    wait_ms: float) -> str:
     """Where the program's Python frames that fetch or prepare the batch (``HostInput.frames``: a pipeline's
     ``preprocess``, its video decoding and image processor) hold most of the input time no pipeline event names, the
-    capture records what holds it: the step prepares its input itself, in those frames, and says so; "" otherwise (an
-    untraced loader stands for that time)."""
+    capture records what holds it: the step prepares its input itself, in those frames (and, inside the longest,
+    ``within``: what it spends its time in), and says so; "" otherwise (an untraced loader stands for that time)."""
     own = _input_frames(frames)
     if not wait_ms or sum(min(v, wait_ms) for _, v in own) < 0.5 * wait_ms:
         return ""
+    inner = _frames_said(ctx, within, min(frames[0][1], wait_ms)) if frames[0][2] else ""
     return ("; the host time before each step's first op, held by the program's own input preparation: "
-            + _frames_said(ctx, own, wait_ms) + " -- the step prepares its input itself, not an untraced loader")
+            + _frames_said(ctx, own, wait_ms) + (f" (in it: {inner})" if inner else "")
+            + " -- the step prepares its input itself, not an untraced loader")

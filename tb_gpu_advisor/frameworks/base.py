@@ -88,6 +88,9 @@ class Framework:
     #: ``next_batch``, a pipeline's ``preprocess``, a tokenizer's call): where it holds host time before a step's first
     #: launch, that time is the program making its input (issue #37 item 4); a frame naming none is other host work
     input_frame: NamePredicate = never
+    #: a range the program marks (``record_function``, NVTX) whose name says it fetches the batch (``get_batch``,
+    #: ``## load_batch ##``, ``data_load``): where no kernel is launched inside, it is the input pipeline's own event
+    input_range: NamePredicate = never
     #: a Python frame's name as the report says it (PyTorch ``with_stack``'s ``path/file.py(123): func`` as ``func``
     #: (file.py:123)); as recorded where the framework writes no frames
     frame_label: Callable[[str], str] = as_is

@@ -219,6 +219,20 @@ def is_input_frame(name: str) -> bool:
     return False
 
 
+#: The words of a range's name that say it holds the batch itself -- fetching it (``get_batch``, ``load_batch``,
+#: ``next_batch``, ``fetch``) or its data (``data_load``, a ``DataLoader``).  Narrower than a frame's
+#: (:data:`_INPUT_WORDS`): a library's own ranges load, bind and transform its inputs (nvFuser's ``bindInputs``,
+#: ``LoadPTX``, ``TransformReplay``) without any batch.
+_BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
+
+
+def is_input_range(name: str) -> bool:
+    """A range the program marks around fetching its batch (:data:`_BATCH_WORDS`); ATen's and the runtime's never."""
+    if name.startswith(("aten::", "cuda", "hip", "cudnn", "nccl", "ProfilerStep")):
+        return False
+    return bool(_words(name) & _BATCH_WORDS)
+
+
 def frame_label(name: str) -> str:
     """``path/to/file.py(123): func`` (a ``with_stack`` frame) as ``func (file.py:123)``; other names as they are."""
     m = _FRAME.match(name)
@@ -1572,7 +1586,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
     labels={**SNAPSHOT_MADE, "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",

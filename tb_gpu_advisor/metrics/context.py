@@ -1090,16 +1090,16 @@ def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray
 def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray) -> np.ndarray:
     """``named`` (the input pipeline's own events) with the ranges the program marks around fetching its batch: its
     own ranges (``user_ranges.program_ranges``: ``record_function``, NVTX) whose name says so
-    (``Framework.input_frame``: ``get_batch``, ``## load_batch ##``, ``data_load``) and inside which its thread
+    (``Framework.input_range``: ``get_batch``, ``## load_batch ##``, ``data_load``) and inside which its thread
     launches no kernel -- host work, and the batch's copies to the device, only; a range around the step's compute
     (``sparse_data_dist``'s all-to-all) is no fetch, whatever its name."""
-    if fw.input_frame is frameworks.never:
+    if fw.input_range is frameworks.never:
         return named
     h = trace.h
     idx = user_ranges.program_ranges(trace)
     if not idx.size:
         return named
-    idx = idx[h.per_name(fw.input_frame)[h.name[idx]]]
+    idx = idx[h.per_name(fw.input_range)[h.name[idx]]]
     if not idx.size:
         return named
     launches = np.flatnonzero(h.name_mask(devices.is_launch_call))

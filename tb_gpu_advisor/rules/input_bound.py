@@ -13,7 +13,15 @@ is the framework's for making it on the GPU.  Where most of the wait is the
 batch's transfer to the device after the pipeline made it (TF's
 ``IteratorGetNext/_1:_Send``, ``HostInput.transfer_ms_per_step``), that is
 said and the first fix is the framework's for prefetching to the device
-(``input_bound:transfer``).  Saving: the whole input
+(``input_bound:transfer``).  Where no pipeline event is recorded but the
+program's Python frames (``with_stack``) hold the host time before the first
+op, the frames that fetch or prepare the batch are named (a pipeline's
+``preprocess``, and what it spends its time in) and the first fix is the
+framework's for preparing the input off the step's path
+(``input_bound:frames``); frames whose names say nothing of the batch (a
+library's own set-up) are other host work, not input, and named apart.  A range
+the program names for fetching its batch (``get_batch``) with no kernel
+launched inside is the pipeline's own event.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 

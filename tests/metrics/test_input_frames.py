@@ -11,8 +11,9 @@ a program marks its own ranges: they say what holds that time, and so whether it
 * xDiT's Flux pipeline (``xdit_flux_mi300x_denoise``): the 11.8 ms "Waiting for input" is diffusers'
   ``_execution_device`` (10.7 ms, walking its offload hooks to find the device) -- a framework's own work, not the
   prompt's tokenizer (0.3 ms): not input.
-* A range the program names for fetching its batch (``get_batch``) with no kernel launched inside is its input
-  pipeline as the DataLoader's ``__next__`` is: was "not measured" where the steps are no marked ones.
+* A range the program names for fetching its batch (``get_batch``; TorchRec's ``## copy_batch_to_gpu ##``) with no
+  kernel launched inside is its input pipeline as the DataLoader's ``__next__`` is: was "not measured" where the steps
+  are no marked ones, and an untraced loader's lead on ``torchrec_a100_stalls``.
 
 Truth read off each file's own JSON (the frames' own times), or by construction (``synthetic.autograd_nvtx``).
 Controls: a lead nothing records stays an untraced loader; the DataLoader's ``__next__`` reads as before; a range whose
@@ -100,6 +101,21 @@ def test_a_frameworks_own_work_before_the_first_op_is_not_input() -> None:
     assert before == pytest.approx(sum(r["step_ms"] for r in host["step_rows"][:1]), rel=0.01)
 
 
+def test_a_torchrec_pipelines_batch_ranges_are_its_input_pipeline() -> None:
+    """TorchRec's train pipeline marks its batch's fetch and copy (``## copy_batch_to_gpu ##``, ``## wait_for_batch ##``)
+    and records no DataLoader event: those ranges are its input pipeline, and the input wait lies inside them."""
+    d = WILD / "torchrec_a100_stalls"
+    ev = [e for e in json.loads(gzip.decompress(_trace(d).read_bytes()))["traceEvents"] if e.get("ph") == "X"]
+    steps = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    ranges = [e for e in ev if e.get("cat") == "user_annotation" and e["name"] in ("## copy_batch_to_gpu ##",
+                                                                                    "## wait_for_batch ##")]
+    most = max(sum(r["dur"] for r in ranges if s["ts"] <= r["ts"] < s["ts"] + s["dur"]) for s in steps) / 1e3
+    m = host_metrics(read_trace(str(_trace(d))))
+    # main: "before_first_op", 18 us of a lead no event names; the ranges' time went to the host's own work
+    assert m.input.source == "pipeline"
+    assert 0 < m.breakdown.input_wait <= most  # a part never above its whole
+
+
 def _nvtx_host(tmp_path, **kw) -> dict:  # noqa: ANN001
     p = str(tmp_path / "job.sqlite")
     an.write(p, kw.pop("form", "emit_nvtx"), **kw)
@@ -126,3 +142,20 @@ def test_control_the_dataloaders_next_reads_as_before(tmp_path) -> None:  # noqa
     """With the DataLoader's ``__next__`` inside the range, the wait is its time (402 us a step by construction)."""
     host = _nvtx_host(tmp_path, user_range="get_batch")
     assert host["gpus"][0]["breakdown"]["input_wait"] == pytest.approx(0.402, abs=0.005)
+
+
+def test_control_a_lead_nothing_records_stays_an_untraced_loader() -> None:
+    """Control (a real H200 capture): a step marker's lead with no frame, range or op recorded in it keeps its words."""
+    d = FIXTURES / "h200_waits" / "torch_unrecorded_host_work"
+    f = next(f for f in _report(d)["findings"] if f["rule"] == "input_bound")
+    assert "stands for an untraced loader" in f["summary"]
+    assert not host_metrics(read_trace(str(_trace(d)))).input.frames
+
+
+def test_control_a_recorded_dataloader_reads_as_before() -> None:
+    """Control (a real capture): the DataLoader's ``__next__`` recorded, the wait is its time, in the same words."""
+    d = WILD / "resnet_rtx2080ti_slow_workers"
+    m = host_metrics(read_trace(str(_trace(d))))
+    assert m.input.source == "pipeline" and not m.input.frames
+    f = next(f for f in _report(d)["findings"] if f["rule"] == "input_bound")
+    assert "the input pipeline's own time" in f["summary"]

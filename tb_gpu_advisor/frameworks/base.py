@@ -38,6 +38,10 @@ def job_loop(tags: Iterable[str], training: L, inference: L, any_work: L) -> L:
     return inference if "inference" in tags else any_work if "any_work" in tags else training
 
 
+def as_is(name: str) -> str:
+    return name
+
+
 def never(_: str) -> bool:
     """The predicate of a concept the framework does not have."""
     return False
@@ -80,6 +84,16 @@ class Framework:
     #: an op that makes a new tensor from nothing but its arguments (random numbers, constants, a range): where one
     #: fills the GPU's idle on the host, the tensor was made on the CPU and could be made on the GPU instead
     creation_op: NamePredicate = never
+    #: a range or Python frame of the program's whose own name says it fetches or prepares the batch (``get_batch``,
+    #: ``next_batch``, a pipeline's ``preprocess``, a tokenizer's call): where it holds host time before a step's first
+    #: launch, that time is the program making its input (issue #37 item 4); a frame naming none is other host work
+    input_frame: NamePredicate = never
+    #: a range the program marks (``record_function``, NVTX) whose name says it fetches the batch (``get_batch``,
+    #: ``## load_batch ##``, ``data_load``): where no kernel is launched inside, it is the input pipeline's own event
+    input_range: NamePredicate = never
+    #: a Python frame's name as the report says it (PyTorch ``with_stack``'s ``path/file.py(123): func`` as ``func``
+    #: (file.py:123)); as recorded where the framework writes no frames
+    frame_label: Callable[[str], str] = as_is
     #: the host puts a batch on the device outside any dispatch (JAX ``device_put``)
     transfer_event: NamePredicate = never
     #: a host->device copy of array data wherever it runs, inside a dispatch too (an implicit copy of a NumPy

@@ -181,6 +181,79 @@ def is_creation_op(name: str) -> bool:
     return bool(_CREATION_OP.match(name))
 
 
+#: The words of a function or range name that say it fetches or prepares the batch: loading (``get_batch``,
+#: ``load_batch``, ``next_batch``, ``fetch``, a ``DataLoader``/``Dataset``/iterator's ``__next__``/``__getitem__``,
+#: ``collate``), decoding and transforming it (a pipeline's ``preprocess``, an image or feature processor, a video
+#: reader, ``tokenize``/a tokenizer's ``__call__``).  Matched on the name's own words (split at ``_``, ``.``, spaces
+#: and case changes), so ``batch_norm`` -- an op, never a range of the program's -- and ``onload`` are no match.
+_INPUT_WORDS = frozenset((
+    "batch", "batches", "fetch", "load", "loader", "dataloader", "dataset", "datasets", "getitem",
+    "collate", "preprocess", "preprocessing", "prepare", "tokenize", "tokenizer", "tokenization", "decode",
+    "processor", "processing", "transform", "transforms", "augment", "augmentation", "read", "reader", "input",
+    "inputs", "prompt", "prompts", "sampler", "prefetch"))
+#: Python frames' and ranges' names: ``path/file.py(123): function`` (``with_stack``) or the range's own text; the
+#: function's words, and its file's (``tokenization_utils_base.py(2403): __call__``, ``image_processing_*.py``)
+_FRAME = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<func>.+)$")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def is_input_frame(name: str) -> bool:
+    """A Python frame or program range whose own name says it fetches or prepares the batch (:data:`_INPUT_WORDS`):
+    the function's words, or -- for a frame of a dunder call (``__call__``) -- its module file's, whose name then says
+    what is called (``tokenization_utils_base.py``).  ATen's and the runtime's own ops are never the program's."""
+    if name.startswith(("aten::", "cuda", "hip", "cudnn", "nccl", "ProfilerStep")):
+        return False
+    m = _FRAME.match(name)
+    if m is None:
+        return bool(_words(name) & _INPUT_WORDS)
+    func = m.group("func")
+    if func == "__next__" or _words(func) & _INPUT_WORDS:
+        return True
+    if func.startswith("__") and func not in ("__next__", "__getitem__"):
+        stem = m.group("file").rsplit("/", 1)[-1].removesuffix(".py")
+        return bool(_words(stem) & _INPUT_WORDS)
+    return False
+
+
+#: The words of a range's name that say it holds the batch itself -- fetching it (``get_batch``, ``load_batch``,
+#: ``next_batch``, ``fetch``) or its data (``data_load``, a ``DataLoader``).  Narrower than a frame's
+#: (:data:`_INPUT_WORDS`): a library's own ranges load, bind and transform its inputs (nvFuser's ``bindInputs``,
+#: ``LoadPTX``, ``TransformReplay``) without any batch.
+_BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
+
+
+def is_input_range(name: str) -> bool:
+    """A range the program marks around fetching its batch (:data:`_BATCH_WORDS`); ATen's and the runtime's never."""
+    if name.startswith(("aten::", "cuda", "hip", "cudnn", "nccl", "ProfilerStep")):
+        return False
+    return bool(_words(name) & _BATCH_WORDS)
+
+
+def frame_label(name: str) -> str:
+    """``path/to/file.py(123): func`` (a ``with_stack`` frame) as ``func (file.py:123)``; other names as they are."""
+    m = _FRAME.match(name)
+    if m is None:
+        return name
+    return f"{m.group('func')} ({m.group('file').rsplit('/', 1)[-1]}:{m.group('line')})"
+
+
+#: The fix where the program's own Python prepares each step's input before its first op while the GPU waits
+#: (``input_bound:frames``: a pipeline's ``preprocess``, video decoding, an image processor, a tokenizer call).
+PREPARE_OFF_PATH = action(
+    "Prepare the input off the step's path: {frames} ran in the main process before each step's first op while the "
+    "GPU waited. Run that preparation where the GPU need not wait for it: in DataLoader worker processes (a Dataset "
+    "whose __getitem__ decodes and processes one item, num_workers > 0; a transformers pipeline given a dataset "
+    "takes num_workers and batch_size), or once beforehand (datasets' map with num_proc) with the result stored; "
+    "process many items per call rather than one; decode images and video on the GPU where the library can.",
+    "loader = torch.utils.data.DataLoader(ds, batch_size=bs, num_workers=8, collate_fn=preprocess)   # in workers\n"
+    "for out in pipe(KeyDataset(ds, 'video'), batch_size=8, num_workers=8): ...   # a transformers pipeline\n"
+    "ds = ds.map(preprocess, batched=True, num_proc=8)   # or once, beforehand (datasets)")
+
+
 #: The fix for a tensor an op made on the CPU where the GPU could (``step_gaps``' and ``input_bound``'s creation
 #: variants).
 MADE_ON_GPU = action(
@@ -539,6 +612,7 @@ FIXES = {
         "loss = task_loss + 0.01 * aux_loss"),),
     "rank_straggler": (_BALANCE,),
     "input_bound:creation": (MADE_ON_GPU,),
+    "input_bound:frames": (PREPARE_OFF_PATH,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
     # the wait comes before graph replays: the host's preparation of each, not a launch per kernel (h37-left60)
@@ -957,6 +1031,7 @@ JOB_FIXES = {
     "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "step_gaps:creation@inference": (MADE_ON_GPU,),
     "input_bound:creation@inference": (MADE_ON_GPU,),
+    "input_bound:frames@inference": (PREPARE_OFF_PATH,),
     "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     # the capture shows the DataLoader in the main process: its batches are made between the forward passes
     "input_bound:pipeline@inference": (LOADER_INFERENCE, BETWEEN_PASSES),
@@ -1514,7 +1589,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
     labels={**SNAPSHOT_MADE,
             "python_tracing": "every Python call (torch.profiler's with_stack=True)",
             "python_tracing_confirm": ("profile again without with_stack=True (torch.profiler.record_function ranges "

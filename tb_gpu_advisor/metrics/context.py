@@ -12,11 +12,11 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework, xla
+from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, rising_runs,
                                           searchsorted_right, sorted_unique, subtract_intervals, union_intervals,
                                           window_index_by_runs)
-from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
 from tb_gpu_advisor.steps.detect import Steps
@@ -120,7 +120,7 @@ def _few_distinct(a: np.ndarray, most: int) -> np.ndarray | None:
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.
 _HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP, _EAGER_CALL = (1 << i for i in range(7))
 #: the roles other modules ask :meth:`Context.role_rows` for
-HOST_INPUT_BIT, HOST_WORK_BIT = _HOST_INPUT, _HOST_WORK
+HOST_INPUT_BIT, HOST_WORK_BIT, DISPATCH_BIT = _HOST_INPUT, _HOST_WORK, _DISPATCH_CALL
 
 
 def by_name(memo: dict, classify: Callable[[list[str]], np.ndarray], names: list[str]) -> np.ndarray:
@@ -521,6 +521,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
+    # a range the program names for fetching its batch (Megatron's ``get_batch``, TorchRec's ``## load_batch ##``)
+    # with no kernel launched inside is its input pipeline as the DataLoader's ``__next__`` is (issue #37 item 4)
+    host_input = _input_ranges(trace, fw, host_input)
     dispatch = _dispatch_calls(h, fw)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
@@ -529,7 +532,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # which dispatch events are outermost, which events a dispatch encloses: asked here and below (issue #38)
     nesting = _nesting(h, dispatch) if dispatch.any() else None
     input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed,
-                                                    nesting=nesting)
+                                                    nesting=nesting, frames=trace.spans)
     if marker_windows is not None and trace.host_waits is not None and len(trace.host_waits.start) and \
             len(input_spans[0]) and not host_input.any():
         # the lead an unnamed fetch stands for is host time no event records; a blocking OS call the capture records
@@ -960,13 +963,15 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
         s, e = h.start[mark].astype(np.int64, copy=False), h.end[mark].astype(np.int64, copy=False)
         e[:-1] = np.maximum(s[1:], s[:-1])
         windows = np.stack([s, e], axis=1) if s.size else None
-    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm, fed=fed)[0]
+    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm, fed=fed, frames=trace.spans,
+                                 lines=lines)[0]
     g.dispatch_spans, g.own_spans = _dispatch_and_own_spans(h, dispatch & hm, own_work)
 
 
 def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray, mask: np.ndarray | None = None,
                  named: np.ndarray | None = None, fed: bool = True,
-                 nesting: tuple[np.ndarray, np.ndarray] | None = None
+                 nesting: tuple[np.ndarray, np.ndarray] | None = None, frames: Spans | None = None,
+                 lines: np.ndarray | None = None
                  ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
@@ -986,6 +991,11 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     other host work before the step's first op, returned third (less the pipeline's own time), not input.  So is (a)
     where nothing reaches the GPU from the host (``fed`` False: no host-to-device copy in the capture): a step with
     no input waits for none.  ``nesting``: :func:`_nesting` of ``dispatch``, where the caller has it already.
+    ``frames``: the host's Python frames (``with_stack``), ``lines`` the threads that count (one rank's, None for
+    all): where no pipeline event is recorded, a frame holding only host work in (a) whose name says nothing of
+    fetching or preparing the batch (``Framework.input_frame``: a pipeline's ``_execution_device`` walking its
+    offload hooks) is the program's other work before its first op, not input -- returned with the third
+    (:func:`lead_frames`); a frame whose name does, and time no frame covers, stay input.
     """
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
@@ -1005,8 +1015,18 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         elif not fed:
             pre = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
         else:
-            starts.append(w[ok, 0])
-            ends.append(first[ok])
+            lead = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
+            # the frames of the threads that launch the step (a helper thread's Python holds none of its lead)
+            own = np.unique(h.line[dispatch if mask is None else dispatch & mask])
+            rows = lead_frames(h, frames, lead, own) if frames is not None and len(frames) else np.zeros(0, np.int64)
+            other = rows[~frames_named(h, frames, rows, fw.input_frame)] if rows.size else rows
+            if other.size:
+                os_, oe = union_intervals(frames.start[other].astype(np.int64), frames.end[other].astype(np.int64))
+                kept = subtract_intervals(*lead, os_, oe)
+                pre = subtract_intervals(*lead, *kept)
+                lead = kept
+            starts.append(lead[0])
+            ends.append(lead[1])
     xfer = (h.name_mask(fw.transfer_event) & ~in_dispatch) | h.name_mask(fw.batch_transfer_event)
     if mask is not None:
         xfer &= mask
@@ -1014,3 +1034,79 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     ends.append(h.end[xfer])
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
     return (s, e), in_dispatch, pre
+
+
+def frames_named(h: HostEvents, frames: Spans, rows: np.ndarray, pred: Callable[[str], bool]) -> np.ndarray:
+    """Per frame of ``rows``, whether its name answers ``pred`` (asked once per name)."""
+    names = h.names
+    ids = frames.name[rows].astype(np.int64)
+    uniq, inv = np.unique(ids, return_inverse=True)
+    return np.fromiter((bool(pred(names[int(i)])) for i in uniq), dtype=bool, count=uniq.size)[inv]
+
+
+def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray],
+                lines: np.ndarray | None = None) -> np.ndarray:
+    """The Python frames (``with_stack``) that hold the host time before the steps' first op (``lead``: disjoint
+    sorted spans): on a thread that counts (``lines``, None for any), overlapping the lead, with no runtime call of
+    their thread inside (only host work: the pipeline's decoding, a tokenizer, a framework's set-up -- a frame around
+    the step's launches is its structure, not what holds the lead), and outermost among such frames.  Rows of
+    ``frames``, by thread and start (issue #37 item 4)."""
+    l0, l1 = union_intervals(lead[0].astype(np.int64), lead[1].astype(np.int64))
+    if not l0.size or frames is None or not len(frames):
+        return np.zeros(0, np.int64)
+    s, e = frames.start.astype(np.int64, copy=False), frames.end.astype(np.int64, copy=False)
+    k = np.searchsorted(l0, e, side="left")  # leads starting before each frame's end
+    j = np.maximum(k - 1, 0)
+    cand = (k > 0) & (l1[j] > s)  # the last lead starting before the end ends after the start
+    if lines is not None:
+        cand &= np.isin(frames.line, lines)
+    cand &= frames.line >= 0
+    rows = np.flatnonzero(cand)
+    if not rows.size:
+        return rows
+    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call))
+    free = np.ones(rows.size, bool)
+    fl = frames.line[rows]
+    for t in np.unique(fl):
+        at = np.sort(h.start[calls[h.line[calls] == t]].astype(np.int64))
+        m = fl == t
+        r = rows[m]
+        free[m] = np.searchsorted(at, e[r], side="left") == np.searchsorted(at, s[r], side="left")
+    rows = rows[free]
+    if not rows.size:
+        return rows
+    # outermost per thread: by (thread, start, longest first), a frame inside the running end before it is nested
+    order = np.lexsort((-(e[rows] - s[rows]), s[rows], frames.line[rows]))
+    rows = rows[order]
+    fl, rs, re_ = frames.line[rows], s[rows], e[rows]
+    outer = np.ones(rows.size, bool)
+    for t in np.unique(fl):
+        idx = np.flatnonzero(fl == t)
+        run_end = np.maximum.accumulate(re_[idx])
+        outer[idx[1:]] = rs[idx[1:]] >= run_end[:-1]
+    return rows[outer]
+
+
+def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray) -> np.ndarray:
+    """``named`` (the input pipeline's own events) with the ranges the program marks around fetching its batch: its
+    own ranges (``user_ranges.program_ranges``: ``record_function``, NVTX) whose name says so
+    (``Framework.input_range``: ``get_batch``, ``## load_batch ##``, ``data_load``) and inside which its thread
+    launches no kernel -- host work, and the batch's copies to the device, only; a range around the step's compute
+    (``sparse_data_dist``'s all-to-all) is no fetch, whatever its name."""
+    if fw.input_range is frameworks.never:
+        return named
+    h = trace.h
+    idx = user_ranges.program_ranges(trace)
+    if not idx.size:
+        return named
+    idx = idx[h.per_name(fw.input_range)[h.name[idx]]]
+    if not idx.size:
+        return named
+    launches = np.flatnonzero(h.name_mask(devices.is_launch_call))
+    out = named.copy()
+    for t in np.unique(h.line[idx]):
+        r = idx[h.line[idx] == t]
+        at = np.sort(h.start[launches[h.line[launches] == t]].astype(np.int64))
+        s, e = h.start[r].astype(np.int64), h.end[r].astype(np.int64)
+        out[r[np.searchsorted(at, e, side="left") == np.searchsorted(at, s, side="left")]] = True
+    return out

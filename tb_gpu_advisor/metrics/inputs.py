@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context
+from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
 from tb_gpu_advisor.model.columns import union_intervals
 
@@ -35,8 +35,78 @@ def host_input(ctx: Context) -> HostInput:
     untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)
     source = "pipeline" if rows.size else ("before_first_op" if untraced else "")
     ops = _ops_in(ctx, ctx.input_spans, n) if source == "before_first_op" else []
+    frames, within = _frames_in(ctx, ctx.input_spans, pre, n) if source == "before_first_op" else ([], [])
     return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
-                     transfer_ms_per_step=_transfer_ms(ctx, every, n))
+                     transfer_ms_per_step=_transfer_ms(ctx, every, n), frames=frames, frames_within=within)
+
+
+def _frames_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], pre: tuple[np.ndarray, np.ndarray] | None,
+               n: int) -> tuple[list[tuple[str, float, bool]], list[tuple[str, float]]]:
+    """The program's Python frames holding the host time before each step's first op where no pipeline event is
+    recorded (``spans``, the input part, and ``pre``, the frames' part that is not input): (name, ms per step, input),
+    the outermost frames with only host work (``context.lead_frames``) of the one thread they fill the most of,
+    longest first -- what the capture records holding that time (survey h37-survey37: TimeSformer's HF pipeline
+    ``preprocess`` frames, PyAV decoding and the image processor, 215 of 217.5 ms); and the frames directly inside the
+    longest (:func:`_within`)."""
+    fr = ctx.trace.spans
+    if fr is None or not len(fr):
+        return [], []
+    s0 = [spans[0].astype(np.int64)] + ([pre[0].astype(np.int64)] if pre is not None else [])
+    s1 = [spans[1].astype(np.int64)] + ([pre[1].astype(np.int64)] if pre is not None else [])
+    i0, i1 = union_intervals(np.concatenate(s0), np.concatenate(s1))
+    rows = lead_frames(ctx.h, fr, (i0, i1), np.unique(ctx.h.line[ctx.role_rows(DISPATCH_BIT)]) if len(ctx.h) else None)
+    if not rows.size:
+        return [], []
+    s, e = fr.start[rows].astype(np.int64), fr.end[rows].astype(np.int64)
+    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
+
+    def before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(i0, t, side="right")
+        kk = np.maximum(k - 1, 0)
+        return np.where(k > 0, acc[kk] + np.clip(t - i0[kk], 0, (i1 - i0)[kk]), 0)
+
+    inside = (before(e) - before(s)).astype(np.float64)
+    line = fr.line[rows].astype(np.int64)
+    busiest = int(np.argmax(np.bincount(line - line.min(), weights=inside))) + int(line.min())
+    mine = (line == busiest) & (inside > 0)
+    rows, inside = rows[mine], inside[mine]
+    totals = np.bincount(fr.name[rows].astype(np.int64), weights=inside)
+    names, said = ctx.h.names, ctx.fw.input_frame
+    out = [(names[i], per_step(float(totals[i]) / PS_PER_MS, n), bool(said(names[i])))
+           for i in np.flatnonzero(totals > 0).tolist()]
+    out = sorted(out, key=lambda x: -x[1])[:TOP_OPS]
+    top = int(np.argmax(totals))
+    return out, _within(ctx, rows[fr.name[rows] == top], before, n)
+
+
+def _within(ctx: Context, tops: np.ndarray, before, n: int) -> list[tuple[str, float]]:  # noqa: ANN001
+    """The frames directly inside the frames ``tops`` (one name's, one thread's): (name, ms per step inside the
+    lead -- ``before``, the lead's running total), longest first: what the longest frame holding the lead spends its
+    time in (TimeSformer's ``preprocess``: the image processor 178 ms, PyAV decoding 36 ms)."""
+    fr = ctx.trace.spans
+    if not tops.size:
+        return []
+    line = fr.line[tops[0]]
+    s, e = fr.start.astype(np.int64, copy=False), fr.end.astype(np.int64, copy=False)
+    kids: list[np.ndarray] = []
+    for t in tops.tolist():
+        c = np.flatnonzero((fr.line == line) & (s >= s[t]) & (e <= e[t]))
+        c = c[c != t]
+        if not c.size:
+            continue
+        c = c[np.lexsort((-(e[c] - s[c]), s[c]))]
+        run_end = np.maximum.accumulate(e[c])
+        keep = np.ones(c.size, bool)
+        keep[1:] = s[c[1:]] >= run_end[:-1]
+        kids.append(c[keep])
+    if not kids:
+        return []
+    c = np.concatenate(kids)
+    inside = (before(e[c]) - before(s[c])).astype(np.float64)
+    totals = np.bincount(fr.name[c].astype(np.int64), weights=inside)
+    names = ctx.h.names
+    out = [(names[i], per_step(float(totals[i]) / PS_PER_MS, n)) for i in np.flatnonzero(totals > 0).tolist()]
+    return sorted(out, key=lambda x: -x[1])[:TOP_OPS]
 
 
 def _transfer_ms(ctx: Context, rows: np.ndarray, n: int) -> float:

@@ -1102,6 +1102,14 @@ class HostInput:
     #: source "pipeline": ms per step and GPU of the input wait spent in the batch's transfer to the device after the
     #: pipeline made it (``Framework.batch_transfer_event`` among the input events: TF's ``IteratorGetNext/_1:_Send``)
     transfer_ms_per_step: float = 0.0
+    #: source "before_first_op": the program's Python frames holding that time (``with_stack``; outermost frames with
+    #: only host work, ``context.lead_frames``), as (frame name, ms per step, whether its name says it fetches or
+    #: prepares the batch -- ``Framework.input_frame``), longest first: the input wait is the named ones' time and
+    #: time no frame covers; the others' is in ``pre_op_ms_per_step`` (metrics/inputs._frames_in, issue #37 item 4)
+    frames: list[tuple[str, float, bool]] = field(default_factory=list)
+    #: the frames directly inside the longest of ``frames`` (name, ms per step inside that time), longest first: what
+    #: it spends its time in (a pipeline's ``preprocess``: its image processor, its video decoding)
+    frames_within: list[tuple[str, float]] = field(default_factory=list)
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

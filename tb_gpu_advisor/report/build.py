@@ -11,6 +11,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.common.fmt import ms as fmt_ms
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.context import PS_PER_MS
@@ -53,10 +54,9 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                                      meaning="share of the step the GPU was idle waiting for the host to launch the "
                                              "next kernel",
                                      detail={"ms_per_step": json_float(m.breakdown.launch_wait)})),
-        _not_applicable(fw, _unmeasured_input(m, Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share),
-                                                        "share", _pct(h.input_wait_share), "lower",
-                                                        meaning=fw.label("input_wait_meaning"),
-                                                        detail={"ms_per_step": json_float(m.breakdown.input_wait)}))),
+        _not_applicable(fw, _held_input(m, fw, _unmeasured_input(m, Metric(
+            "input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share),
+            "lower", meaning=fw.label("input_wait_meaning"), detail={"ms_per_step": json_float(m.breakdown.input_wait)})))),
         mfu_card(m),
     ]
     active = any(g.active for g in m.gpus)
@@ -155,6 +155,25 @@ def _unmeasured_input(m: HostMetrics, card: Metric) -> Metric:
     card.display = "n/a"
     card.meaning = INPUT_NOT_MEASURED  # the tab's card says its reason in its meaning, as every n/a card's
     card.detail = {"not_available": INPUT_NOT_MEASURED}
+    return card
+
+
+def _held_input(m: HostMetrics, fw, card: Metric) -> Metric:
+    """The input card where the program's Python frames hold the host time before each step's first op
+    (``HostInput.frames``, issue #37 item 4): each in the detail (``held_by``), and where frames that fetch or prepare
+    no batch hold at least 1% of the step -- time not counted as input -- the display says what holds it (xDiT's Flux
+    pipeline: diffusers' ``_execution_device`` walking its offload hooks, 10.7 ms, not the prompt's tokenizer)."""
+    src = m.input
+    if not src.frames or card.value is None:
+        return card
+    card.detail = {**(card.detail or {}), "held_by": [{"frame": n, "ms_per_step": json_float(v), "input": inp}
+                                                      for n, v, inp in src.frames]}
+    step = sum(float(getattr(m.breakdown, c)) for c in BREAKDOWN_CATEGORIES)
+    other = [(n, v) for n, v, inp in src.frames if not inp]
+    if other and step > 0 and src.pre_op_ms_per_step >= 0.01 * step:
+        name, v = other[0]
+        card.display += (f"; not input: {fmt_ms(src.pre_op_ms_per_step)} of other host work before the first op "
+                         f"(`{fw.frame_label(name)}` {fmt_ms(min(v, src.pre_op_ms_per_step))})")
     return card
 
 

@@ -13,7 +13,15 @@ is the framework's for making it on the GPU.  Where most of the wait is the
 batch's transfer to the device after the pipeline made it (TF's
 ``IteratorGetNext/_1:_Send``, ``HostInput.transfer_ms_per_step``), that is
 said and the first fix is the framework's for prefetching to the device
-(``input_bound:transfer``).  Saving: the whole input
+(``input_bound:transfer``).  Where no pipeline event is recorded but the
+program's Python frames (``with_stack``) hold the host time before the first
+op, the frames that fetch or prepare the batch are named (a pipeline's
+``preprocess``, and what it spends its time in) and the first fix is the
+framework's for preparing the input off the step's path
+(``input_bound:frames``); frames whose names say nothing of the batch (a
+library's own set-up) are other host work, not input, and named apart.  A range
+the program names for fetching its batch (``get_batch``) with no kernel
+launched inside is the pipeline's own event.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -42,16 +50,20 @@ def check(m: HostMetrics) -> list[Finding]:
     evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
+    held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
     what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
-            "before_first_op": made or ("; the host time before each step's first op: the capture records no input "
-                                        "pipeline event, so that time stands for an untraced loader")}.get(src.source, "")
+            "before_first_op": made or held or ("; the host time before each step's first op: the capture records no "
+                                                "input pipeline event, so that time stands for an untraced loader")
+            }.get(src.source, "")
     xfer = min(src.transfer_ms_per_step, wait_ms)
     moved = xfer >= 0.5 * wait_ms  # the batch was made in time; most of the wait is its transfer to the device
     if moved:
         part = "all of it" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
         what += f"; {part} the batch's transfer to the device after the pipeline made it"
+    other = _frames_said(ctx, [(n, v) for n, v, inp in src.frames if not inp], src.pre_op_ms_per_step)
     apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the step's first op is not the input "
-             f"pipeline's and is not counted here." if src.pre_op_ms_per_step >= 0.0005 else "")
+             f"pipeline's" + (f" (the program's other work: {other})" if other else "") + " and is not counted here."
+             if src.pre_op_ms_per_step >= (0.0005 if src.source == "pipeline" else 0.05 * wait_ms) else "")
     return [finding(
         ctx, ID, sev,
         f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
@@ -66,6 +78,7 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
         actions=_creation(ctx, src.ops, wait_ms) + (ctx.fw.extra(f"{ID}:transfer") if moved else [])
+        + (ctx.fw.extra(f"{ID}:frames", frames=_frames_said(ctx, _input_frames(src.frames), wait_ms)) if held else [])
         + ctx.fw.fix(f"{ID}:parallel" if src.parallel else f"{ID}:pipeline" if src.source == "pipeline" else ID),
     )]
 
@@ -90,3 +103,29 @@ def _creation(ctx: Ctx, ops: list[tuple[str, float]], wait_ms: float) -> list:
     if op_ms < 0.5 * wait_ms or not ctx.fw.creation_op(name):
         return []
     return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(min(op_ms, wait_ms)))
+
+
+def _input_frames(frames: list[tuple[str, float, bool]]) -> list[tuple[str, float]]:
+    """The frames whose names say they fetch or prepare the batch, (name, ms per step), longest first."""
+    return [(n, v) for n, v, inp in frames if inp]
+
+
+def _frames_said(ctx: Ctx, frames: list[tuple[str, float]], whole_ms: float) -> str:
+    """The frames holding at least a tenth of ``whole_ms`` (each never above it), as the framework labels them."""
+    named = [(ctx.fw.frame_label(n), min(v, whole_ms)) for n, v in frames if whole_ms and v >= 0.1 * whole_ms]
+    return ", ".join(f"`{n}` {ms(v)}" for n, v in named)
+
+
+def _held_by_frames(ctx: Ctx, frames: list[tuple[str, float, bool]], within: list[tuple[str, float]],
+                    wait_ms: float) -> str:
+    """Where the program's Python frames that fetch or prepare the batch (``HostInput.frames``: a pipeline's
+    ``preprocess``, its video decoding and image processor) hold most of the input time no pipeline event names, the
+    capture records what holds it: the step prepares its input itself, in those frames (and, inside the longest,
+    ``within``: what it spends its time in), and says so; "" otherwise (an untraced loader stands for that time)."""
+    own = _input_frames(frames)
+    if not wait_ms or sum(min(v, wait_ms) for _, v in own) < 0.5 * wait_ms:
+        return ""
+    inner = _frames_said(ctx, within, min(frames[0][1], wait_ms)) if frames[0][2] else ""
+    return ("; the host time before each step's first op, held by the program's own input preparation: "
+            + _frames_said(ctx, own, wait_ms) + (f" (in it: {inner})" if inner else "")
+            + " -- the step prepares its input itself, not an untraced loader")

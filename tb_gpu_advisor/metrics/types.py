@@ -539,6 +539,32 @@ class Fusion:
 
 
 @dataclass
+class AttentionPattern:
+    """One recurring matmul -> softmax -> matmul on one stream (``metrics/attention.py``), all steps and GPUs."""
+
+    first: str  # the matmul kernel before the softmax (short name)
+    softmax: str  # the softmax kernel
+    second: str  # the matmul kernel after it
+    between: list[str]  # the kernels between the two matmuls, in order (the softmax and its element-wise kernels)
+    occurrences: int
+    matmul_ms: float  # the two matmuls' kernel time, all occurrences
+    between_ms: float  # the kernels between them (softmax, scale, mask, dropout, copies), all occurrences
+    shapes: str = ""  # the first matmul's op and shapes where the trace records them ("aten::bmm bf16 [..]x[..]")
+
+
+@dataclass
+class UnfusedAttention:
+    """Attention computed op by op (``metrics/attention.py``): a matmul, a softmax (with the element-wise kernels
+    around it) and a matmul back to back on one stream, recurring within a step -- the score matrix each writes and
+    reads in memory, which a fused attention kernel keeps on chip."""
+
+    occurrences: int = 0  # all steps and GPUs
+    matmul_ms: float = 0.0  # all steps and GPUs
+    between_ms: float = 0.0
+    patterns: list[AttentionPattern] = field(default_factory=list)  # by time, most first
+
+
+@dataclass
 class LossScaling:
     """Dynamic loss scaling (mixed precision) ops and what they cost."""
 
@@ -1199,6 +1225,8 @@ class HostMetrics:
     os_runtime_threshold_us: float | None = None
     #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)
     underfill: Underfill = field(default_factory=Underfill)
+    #: attention computed op by op: matmul -> softmax -> matmul recurring on one stream (``metrics/attention.py``)
+    unfused_attention: UnfusedAttention = field(default_factory=UnfusedAttention)
     #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)
     cache_release: CacheRelease = field(default_factory=CacheRelease)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, distinct_ids, enclosing
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, distinct_ids
 from tb_gpu_advisor.metrics.types import AttentionPattern, UnfusedAttention
 
 _OTHER, _GEMM, _SOFTMAX, _EW = 0, 1, 2, 3
@@ -30,8 +30,8 @@ _OTHER, _GEMM, _SOFTMAX, _EW = 0, 1, 2, 3
 def unfused_attention(ctx: Context, top_n: int = 6) -> UnfusedAttention:
     """Every matmul -> softmax -> matmul run on one stream inside a kept step, all GPUs (see the module)."""
     most = int(T("unfused_attention.max_between"))
-    found: dict[tuple, list] = {}  # (first, softmax, second, between) -> [occurrences, matmul ps, between ps, an event]
-    for g in ctx.gpus:
+    found: dict[tuple, list] = {}  # (first, softmax, second, between) -> [occurrences, matmul ps, between ps, firsts]
+    for gi, g in enumerate(ctx.gpus):
         d = g.d
         m, _dur = g.kernels_in_steps()
         if not m.any():
@@ -47,21 +47,25 @@ def unfused_attention(ctx: Context, top_n: int = 6) -> UnfusedAttention:
         role[soft] = _SOFTMAX
         stream = d.stream[idx]
         for s in distinct_ids(stream[soft]):
-            sel = idx[stream == s]
-            _runs_on_stream(g, sel, role[stream == s], most, found)
-    top = sorted(found.items(), key=lambda kv: -(kv[1][1] + kv[1][2]))
+            on = stream == s
+            _runs_on_stream(g, gi, idx[on], role[on], most, found)
+    if not found:
+        return UnfusedAttention()
+    shapes = _ScoreMatrix(ctx)
     pats = []
-    for key, (n, mm_ps, bw_ps, where) in top[:top_n]:
+    for key, (n, mm_ps, bw_ps, firsts) in found.items():
         first, sm, second, between = key
+        label, score_bytes, bw = shapes.of(firsts)
         pats.append(AttentionPattern(first=first, softmax=sm, second=second, between=list(between), occurrences=n,
-                                     matmul_ms=mm_ps / PS_PER_MS, between_ms=bw_ps / PS_PER_MS,
-                                     shapes=_shapes(ctx, *where)))
-    return UnfusedAttention(occurrences=sum(v[0] for v in found.values()),
-                            matmul_ms=sum(v[1] for v in found.values()) / PS_PER_MS,
-                            between_ms=sum(v[2] for v in found.values()) / PS_PER_MS, patterns=pats)
+                                     matmul_ms=mm_ps / PS_PER_MS, between_ms=bw_ps / PS_PER_MS, shapes=label,
+                                     score_bytes=score_bytes, bandwidth=bw))
+    pats.sort(key=lambda p: -(p.matmul_ms + p.between_ms))
+    return UnfusedAttention(occurrences=sum(p.occurrences for p in pats), matmul_ms=sum(p.matmul_ms for p in pats),
+                            between_ms=sum(p.between_ms for p in pats),
+                            round_trip_ms=sum(p.round_trip_ms for p in pats), patterns=pats[:top_n])
 
 
-def _runs_on_stream(g, sel: np.ndarray, role: np.ndarray, most: int, found: dict) -> None:  # noqa: ANN001 - GpuCtx
+def _runs_on_stream(g, gi: int, sel: np.ndarray, role: np.ndarray, most: int, found: dict) -> None:  # noqa: ANN001 - GpuCtx
     """Add each softmax of one stream's kernels ``sel`` (by start) that sits between two matmuls of its step."""
     d = g.d
     step = g.step[sel]
@@ -77,10 +81,11 @@ def _runs_on_stream(g, sel: np.ndarray, role: np.ndarray, most: int, found: dict
         key = (names[0], names[p - a], names[-1], tuple(names[1:-1]))
         mm = int(end[a] - start[a]) + int(end[b] - start[b])
         bw = int((end[a + 1:b] - start[a + 1:b]).sum())
-        v = found.setdefault(key, [0, 0, 0, (g, int(sel[a]))])
+        v = found.setdefault(key, [0, 0, 0, []])
         v[0] += 1
         v[1] += mm
         v[2] += bw
+        v[3].append((gi, int(sel[a])))
 
 
 def _matmul_near(role: np.ndarray, step: np.ndarray, p: int, way: int, most: int) -> int:
@@ -97,19 +102,45 @@ def _matmul_near(role: np.ndarray, step: np.ndarray, p: int, way: int, most: int
     return -1
 
 
-def _shapes(ctx: Context, g, event: int) -> str:  # noqa: ANN001 - GpuCtx
-    """The op and shapes of the matmul that launched device event ``event`` (the trace's ``Input Dims``: the
-    ``flop_ops`` row of the op enclosing its launch), "" where the trace records none."""
-    fo = ctx.trace.flop_ops
-    if fo is None or fo.source != "trace shapes" or g.launch is None or not len(ctx.h):
-        return ""
-    launch = int(g.launch[event])
-    if launch < 0:
-        return ""
-    mask = np.zeros(len(ctx.h), bool)
-    mask[fo.host_idx] = True
-    op = int(enclosing(ctx.h, mask, np.array([launch], np.int64))[0])
-    if op < 0:
-        return ""
-    rows = np.flatnonzero(fo.host_idx == op)
-    return fo.label[int(rows[0])] if rows.size else ""
+class _ScoreMatrix:
+    """The score matrix each run's first matmul writes, where the trace records its op's shapes (PyTorch's ``Input
+    Dims``: the ``flop_ops`` row of the op enclosing the kernel's launch): its result's bytes (``FlopOps.out_bytes``),
+    and the GPU's peak memory bandwidth (``devices.memory_bandwidth``)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        fo = ctx.trace.flop_ops
+        self.fo = fo if fo is not None and fo.source == "trace shapes" and fo.out_bytes is not None and len(ctx.h) else None
+        if self.fo is not None:
+            mask = np.zeros(len(ctx.h), bool)
+            mask[self.fo.host_idx] = True
+            self.enc = Encloser(ctx.h, mask)
+            self.row_of_host = {int(h): r for r, h in enumerate(self.fo.host_idx.tolist())}
+
+    def of(self, firsts: list[tuple[int, int]]) -> tuple[str, float, float]:
+        """(the first op's label, the score matrices' bytes over every run, the bandwidth, bytes/s) of the runs whose
+        first matmuls are the device events ``firsts`` ((GPU position, event)); ("", 0, 0) where any run's op has no
+        shapes or its GPU's bandwidth is unknown: a part of the runs is no measure of them all."""
+        if self.fo is None:
+            return "", 0.0, 0.0
+        label, total, bws = "", 0.0, set()
+        for gi in sorted({gi for gi, _ in firsts}):
+            g = self.ctx.gpus[gi]
+            ev = np.array([e for k, e in firsts if k == gi], np.int64)
+            launch = g.launch[ev].astype(np.int64, copy=False) if g.launch is not None else np.full(ev.size, -1)
+            host = self.enc.find(launch[launch >= 0]) if (launch >= 0).all() else None
+            if host is None or (host < 0).any():
+                return label, 0.0, 0.0
+            rows = [self.row_of_host.get(int(h), -1) for h in host.tolist()]
+            if min(rows) < 0:
+                return label, 0.0, 0.0
+            label = label or self.fo.label[rows[0]]
+            total += float(self.fo.out_bytes[rows].sum())
+            info = g.d.info
+            peak = devices.memory_bandwidth(info.name, info.compute_capability, measured=info.memory_bandwidth,
+                                            sm_count=info.sm_count, clock_hz=info.clock_hz,
+                                            memory_bytes=info.memory_bytes)
+            if peak is None:
+                return label, 0.0, 0.0
+            bws.add(peak.value)
+        return label, total, min(bws) if bws else 0.0

@@ -550,6 +550,18 @@ class AttentionPattern:
     matmul_ms: float  # the two matmuls' kernel time, all occurrences
     between_ms: float  # the kernels between them (softmax, scale, mask, dropout, copies), all occurrences
     shapes: str = ""  # the first matmul's op and shapes where the trace records them ("aten::bmm bf16 [..]x[..]")
+    #: the score matrices the first matmuls write, all occurrences (bytes; 0 where the trace records no shapes), and
+    #: the GPU's peak memory bandwidth (bytes/s; 0 unknown)
+    score_bytes: float = 0.0
+    bandwidth: float = 0.0
+
+    @property
+    def round_trip_ms(self) -> float:
+        """The score matrix written by the first matmul and read back by the second at the GPU's peak bandwidth, all
+        occurrences -- traffic a fused kernel does not make; never more than the matmuls' own time."""
+        if self.score_bytes <= 0 or self.bandwidth <= 0:
+            return 0.0
+        return min(self.matmul_ms, 2.0 * self.score_bytes / self.bandwidth * 1e3)
 
 
 @dataclass
@@ -561,6 +573,7 @@ class UnfusedAttention:
     occurrences: int = 0  # all steps and GPUs
     matmul_ms: float = 0.0  # all steps and GPUs
     between_ms: float = 0.0
+    round_trip_ms: float = 0.0  # the score matrices' write and read back at peak bandwidth (``AttentionPattern``)
     patterns: list[AttentionPattern] = field(default_factory=list)  # by time, most first
 
 

@@ -72,13 +72,20 @@ def test_control_timesformer_keeps_its_other_findings():
     assert bad[0]["rule"] == "input_bound", [f["rule"] for f in bad]
 
 
-def _layer(ev: list, t: float, corr: int, middle: list[tuple[str, float]]) -> tuple[float, int]:
+#: Heads x batch, tokens, head size of the constructed attention: Q @ K^T is [B, N, D] x [B, D, N] -> [B, N, N].
+B, N, D = 96, 512, 64
+
+
+def _layer(ev: list, t: float, corr: int, middle: list[tuple[str, float]], dims: bool) -> tuple[float, int]:
     """A bmm of 200 us, the ``middle`` kernels (name, us), a bmm of 200 us, back to back from ``t``; each launched by
-    its own op.  Returns where it ends and the last correlation id."""
+    its own op (the bmms' with their bf16 ``Input Dims`` where ``dims``).  Returns where it ends and the last
+    correlation id."""
+    shapes = iter(([[B, N, D], [B, D, N]], [[B, N, N], [B, N, D]]))
     for name, dur in [(BMM, 200.0), *middle, (BMM, 200.0)]:
         corr += 1
+        args = {"Input Dims": next(shapes), "Input type": ["c10::BFloat16"] * 2} if dims and name == BMM else {}
         ev += [{**HOST, "cat": "cpu_op", "name": "aten::bmm" if name in (BMM, FLASH) else "aten::op", "ts": t - 30,
-                "dur": 25},
+                "dur": 25, "args": args},
                {**HOST, "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t - 25, "dur": 10,
                 "args": {"correlation": corr}},
                {**GPU, "cat": "kernel", "name": name, "ts": t, "dur": dur,
@@ -87,7 +94,7 @@ def _layer(ev: list, t: float, corr: int, middle: list[tuple[str, float]]) -> tu
     return t, corr
 
 
-def _steps(middle: list[tuple[str, float]], per_step: int, n: int = 5) -> tuple[list[dict], float]:
+def _steps(middle: list[tuple[str, float]], per_step: int, n: int = 5, dims: bool = False) -> tuple[list[dict], float]:
     """``n`` ProfilerSteps of ``per_step`` layers each; returns the events and the step (ms)."""
     ev: list[dict] = []
     t, corr = 1000.0, 0
@@ -95,7 +102,7 @@ def _steps(middle: list[tuple[str, float]], per_step: int, n: int = 5) -> tuple[
         t0 = t
         t += 50
         for _ in range(per_step):
-            t, corr = _layer(ev, t, corr, middle)
+            t, corr = _layer(ev, t, corr, middle, dims)
         t += 50
         ev.append({**HOST, "cat": "user_annotation", "name": f"ProfilerStep#{s + 1}", "ts": t0, "dur": t - t0})
     return ev, (t - 1000.0) / n / 1e3
@@ -109,6 +116,21 @@ def test_eager_attention_by_construction(tmp_path):
     assert f["metric"]["detail"]["runs_per_step"] == 6
     assert abs(f["saving"]["ms_per_step"] - between) <= 0.01 * between, (f["saving"], between)
     assert f["severity"] == ("critical" if between / step >= T("unfused_attention.critical") else "warning")
+    assert "no shapes" in f["saving"]["assumption"]  # nothing sizes the score matrix: the kernels between alone
+
+
+def test_score_matrix_round_trip_from_recorded_shapes(tmp_path):
+    """Where the bmms record their shapes, the score matrix ([B, N, N] bf16) written and read back once each at the
+    A100's peak bandwidth is saved too -- from the GPU's table, not from this test's numbers."""
+    middle = [(SCALE, 60.0), (SOFTMAX, 300.0)]
+    ev, _ = _steps(middle, per_step=6, dims=True)
+    (f,) = _attention(kineto_doc.session_report(tmp_path, ev))
+    peak = devices.memory_bandwidth(kineto_doc.A100["name"], (8, 0)).value
+    trip = 6 * 2 * (B * N * N * 2) / peak * 1e3  # ms per step
+    between = 6 * sum(d for _, d in middle) / 1e3
+    assert abs(f["metric"]["detail"]["score_round_trip_ms_per_step"] - trip) <= 0.01 * trip
+    assert abs(f["saving"]["ms_per_step"] - (between + trip)) <= 0.01 * (between + trip), (f["saving"], between, trip)
+    assert f"[{B},{N},{D}]x[{B},{D},{N}]" in f["summary"]
 
 
 def test_control_a_classifier_heads_softmax_once_a_step(tmp_path):

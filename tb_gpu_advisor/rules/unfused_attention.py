@@ -64,7 +64,7 @@ def check(m: HostMetrics) -> list[Finding]:
              f"bandwidth" if trip > 0 else "")
     text = (f"Attention runs op by op {per_step:.3g} times {ctx.per_step}: a matmul writes the score matrix to memory, "
             f"{short(top.softmax)}{beside} reads and writes it, and a second matmul reads it back{shapes}. These runs "
-            f"take {ms(between + matmul)} ({pct(run_share)} of the {ctx.unit if ctx.one_step else 'step'}), "
+            f"take {ms(between + matmul)} of the {ms(ctx.step_ms)} {ctx.unit if ctx.one_step else 'step'}, "
             f"{ms(between)} of it in the kernels between the matmuls, which a fused attention kernel does not run"
             f"{score}: fused, attention saves at least {ms(sv.ms_per_step)} ({pct(share)}).")
     rows = [[short(p.first, 40), " → ".join(short(x, 30) for x in p.between), short(p.second, 40), p.occurrences,

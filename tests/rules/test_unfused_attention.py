@@ -160,3 +160,25 @@ def test_softmax_family_by_name():
     assert not devices.softmax_one(SOFTMAX.replace("SoftMaxForwardEpilogue", "LogSoftMaxForwardEpilogue"))
     assert not devices.softmax_one(FLASH)
     assert not devices.softmax_one(LOSS)
+
+
+def test_control_captures_whose_attention_is_fused_say_nothing():
+    """Kept captures whose attention runs in one fused kernel -- PyTorch's FlashAttention (Qwen1.5 and a ViT on an
+    H100, through SDPA), Composable Kernel's FMHA (SGLang's prefill on an MI300X) -- and that run no softmax kernel
+    of their own between two matmuls: no finding."""
+    for run, fused in (("hf_qwen_h100", "flash_fwd_kernel"), ("nsfw_vit_h100", "flash_fwd_kernel"),
+                       ("sglang_mi300x_prefill", "FmhaBatchPrefill")):
+        names = {e["name"] for e in kineto_doc.kept_events(FIXTURES / "wild" / run) if e.get("cat") == "kernel"}
+        assert any(fused in n for n in names), run  # the file's own fused attention kernel
+        assert not _attention(_wild(run)), run
+
+
+def test_t5_encoders_eager_attention_is_a_note():
+    """xDiT's Flux.1 on an MI300X encodes its prompt with T5 (Hugging Face's T5 attention is eager: its position
+    bias added between the matmul and the softmax), 23 of its 24 layers back to back (the first computes the bias
+    apart): a real run of eager attention, but under 2% of the pipeline call -- info, beside a healthy verdict."""
+    rep = _wild("xdit_flux_mi300x_denoise")
+    (f,) = _attention(rep)
+    assert f["severity"] == "info"
+    assert f["saving"]["percent_of_step"] < 100 * T("unfused_attention.warning")
+    assert not [x for x in rep["findings"] if x["severity"] in ("warning", "critical")]

@@ -248,6 +248,19 @@ _TABLE: tuple[Threshold, ...] = (
        "warns at a tenth of the step; below that it is info (issue #37 item 4)", "same metric, warning level"),
     _t("small_grid.critical", 0.25, "share", "Advisor: a quarter of the step lost to SMs left idle",
        "same metric, critical level"),
+    _t("unfused_attention.min_per_step", 2, "count", "Advisor (issue #37 item 6): a model's attention runs once a "
+       "layer, so eager attention recurs several times a step; a classifier head's matmul -> softmax runs once",
+       "occurrences of matmul -> softmax -> matmul on one stream per step per GPU below which nothing is said", "below"),
+    _t("unfused_attention.max_between", 4, "count", "Advisor: eager attention puts the scale, the mask's add, the "
+       "dropout and a layout copy between a matmul and its softmax (HF TimeSformer: scale before, one copy after)",
+       "element-wise kernels at most between each matmul and the softmax for the three to be one attention"),
+    _t("unfused_attention.info", 0.01, "share", "Advisor (issue #37 item 4): a saving under a few per cent of the "
+       "step is worth a mention, not a warning", "step time a fused attention kernel saves, as a share of the step"),
+    _t("unfused_attention.warning", 0.05, "share", "stock overview's bar for a fix worth making (input >=5% of the "
+       "step); the saving counts only kernels a fused kernel does not run, so it is a lower bound",
+       "same metric, warning level"),
+    _t("unfused_attention.critical", 0.25, "share", "Advisor: a quarter of the step in kernels that fused attention "
+       "does not run", "same metric, critical level"),
     _t("alltoall_imbalance.warning", 1.5, "ratio", "Advisor (issue #19): every rank of an all-to-all waits for the "
        "one that moves the most; half again the median rank's message is a third of the exchange lost",
        "largest rank's all-to-all message / the median rank's"),

@@ -96,6 +96,27 @@ def gemm_kernel_one(name: str) -> bool:
     return (any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)) and not attention_helper_one(name)
 
 
+#: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
+#: ``softmax_warp_forward``/``backward``, the same names hipified on ROCm), cuDNN's and MIOpen's (``softmax_fw``,
+#: ``SoftmaxForward``), XLA and Inductor fusions that name it (``triton_per_fused__softmax_0``).  Not log-softmax
+#: (a loss's, over classes): ATen's ``cunn_SoftMaxForward<..., LogSoftMaxForwardEpilogue>`` says so in its
+#: template, ``log_softmax`` in an op's name.
+_SOFTMAX = re.compile(r"soft_?max", re.I)
+_LOG_SOFTMAX = re.compile(r"log_?soft_?max", re.I)
+
+
+def softmax_one(name: str) -> bool:
+    """A kernel computing a softmax on its own (not log-softmax; not a fused attention or GEMM kernel that names
+    its softmax in a template argument)."""
+    return (bool(_SOFTMAX.search(name)) and not _LOG_SOFTMAX.search(name) and not gemm_kernel_one(name)
+            and not attention_helper_one(name))
+
+
+def softmax(names: list[str]) -> np.ndarray:
+    """Bool per name: :func:`softmax_one`."""
+    return np.fromiter((softmax_one(n) for n in names), dtype=bool, count=len(names))
+
+
 #: A framework's or compiler's own gradient kernels say so on any vendor: ATen's ``batch_norm_backward_kernel``,
 #: ``max_pool_backward_nchw``, ``mse_backward_cuda_kernel``; Inductor's ``triton_..._backward_0``; FlashAttention's
 #: and Composable Kernel's attention backward (``flash_bwd_...``, ``fmha_bwd``, ``FmhaBwd``); TensorFlow's gradient

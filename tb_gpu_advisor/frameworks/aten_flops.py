@@ -49,6 +49,7 @@ class OpWork:
     precision: int
     kind: int
     label: str
+    out_bytes: float = 0.0  # the result's bytes (a matmul's output: attention's score matrix for Q @ K^T)
 
 
 _MM = frozenset({"aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear",
@@ -127,7 +128,7 @@ def _work(name: str, flops: float, dims: list, types: list, main: int, out_numel
         return None
     prec, size = _dtype(types, main)
     return OpWork(float(flops), float(_tensor_bytes(dims, types) + out_numel * size), prec, kind,
-                  _label(name, prec, shapes))
+                  _label(name, prec, shapes), float(out_numel * size))
 
 
 # ---------------------------------------------------------------------------------------------- matmuls

@@ -343,6 +343,13 @@ FIXES["small_grid"] = (action(
     "batch per-example work with jax.vmap instead of a Python loop, so one kernel covers the batch.",
     "ys = jax.jit(jax.vmap(f))(xs)   # one kernel over the batch, not one per example"),)
 
+#: Attention computed op by op (``unfused_attention``): JAX's fused attention op.
+FIXES["unfused_attention"] = (action(
+    "Compute attention with one fused op: jax.nn.dot_product_attention lets XLA run the matmuls and the softmax in "
+    "one fused kernel (implementation=\"cudnn\" on NVIDIA GPUs), without writing the score matrix to memory.",
+    "out = jax.nn.dot_product_attention(q, k, v, mask=mask)\n"
+    "# instead of: jax.nn.softmax(q @ k.swapaxes(-1, -2) * scale + bias) @ v"),)
+
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,

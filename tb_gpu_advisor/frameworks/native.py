@@ -116,6 +116,12 @@ FIXES = {
 #: and the fix is the GPU vendor's own (``devices.*.FIXES["more_blocks"]``, which the rule adds for every framework).
 FIXES["small_grid"] = ()
 
+#: Attention computed op by op (``unfused_attention``): the program's own kernels; the fix is a fused kernel of the
+#: vendor's library, which the finding's words name.
+FIXES["unfused_attention"] = (action(
+    "Compute attention with one fused kernel of the vendor's library (cuDNN's fused attention graph), which keeps "
+    "each tile of the score matrix on chip, instead of a matmul, a softmax and a matmul.", None),)
+
 FRAMEWORK = Framework(
     id="native", name="a GPU program with no ML framework",
     labels={"op": "call", "ops": "calls", "ops_short": "calls", "gpu_user": "the program",

@@ -1587,6 +1587,16 @@ FIXES["small_grid"] = (action(
     "Let torch.compile fuse the small ops into fewer, larger kernels.",
     "model = torch.compile(model)"))
 
+#: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
+#: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.
+FIXES["unfused_attention"] = (action(
+    "Compute attention with one fused op: F.scaled_dot_product_attention runs the matmuls and the softmax in one "
+    "kernel of the GPU's own, without writing the score matrix to memory.  In a Hugging Face model, load it with "
+    "attn_implementation=\"sdpa\".",
+    "out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)\n"
+    "# instead of: torch.softmax(q @ k.transpose(-2, -1) * scale + mask, dim=-1) @ v\n"
+    "model = AutoModel.from_pretrained(name, attn_implementation=\"sdpa\")"),)
+
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,

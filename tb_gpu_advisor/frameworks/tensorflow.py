@@ -538,6 +538,13 @@ FIXES["small_grid"] = (action(
     "batch per-example work (tf.vectorized_map instead of a Python loop or tf.map_fn), so one kernel covers the batch.",
     "ys = tf.vectorized_map(f, xs)   # one kernel over the batch, not one per example"),)
 
+#: Attention computed op by op (``unfused_attention``): Keras 3's attention layer with its fused path.
+FIXES["unfused_attention"] = (action(
+    "Compute attention in one fused kernel: Keras 3's MultiHeadAttention runs its fused path when flash attention "
+    "is enabled, and compiling the step with XLA (jit_compile=True) fuses the softmax with the ops around it.",
+    "keras.config.enable_flash_attention()\n"
+    "layer = keras.layers.MultiHeadAttention(num_heads=h, key_dim=d)"),)
+
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     device_features=DEVICE_FEATURES,

@@ -11,10 +11,11 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
+from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, assign, build_context
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
-                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, per_step)
+                                         KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
+                                         per_step)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
@@ -71,7 +72,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_in_ranges=bd.top_ranges(idle.in_ranges, n),
         idle_in_ranges_by=(by := bd.top_ranges_by(idle.in_host_idle, n)),
         ranges_launching=sorted(idle.launching & set(by)),
-        idle_in_os_waits=bd.top_ranges(idle.in_waits, n), underfill=ks.underfill,
+        idle_in_os_waits=bd.top_ranges(idle.in_waits, n), underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
         idle_queued_first=_per_step(idle.queued, n),
@@ -219,6 +220,7 @@ class _InStepKernels:
     small: SmallKernels
     quality: CaptureQuality
     underfill: Underfill
+    attention: UnfusedAttention
 
 
 def _in_step_kernels(ctx: Context) -> _InStepKernels:
@@ -227,7 +229,8 @@ def _in_step_kernels(ctx: Context) -> _InStepKernels:
     durations (8 bytes a kernel): they would otherwise lie under every module after these."""
     out = _InStepKernels(precision=kernels.precision_totals(ctx), fusion=_trimmed(kernels.fusion, ctx),
                          durations=_trimmed(kernels.kernel_durations, ctx), small=kernels.small_kernels(ctx),
-                         quality=capture.capture_quality(ctx), underfill=underfill.underfill(ctx))
+                         quality=capture.capture_quality(ctx), underfill=underfill.underfill(ctx),
+                         attention=attention.unfused_attention(ctx))
     for g in ctx.gpus:
         g.forget_kernels()
     release_free_heap()  # those durations, under the modules below (memory.py)

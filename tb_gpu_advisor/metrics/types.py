@@ -539,6 +539,45 @@ class Fusion:
 
 
 @dataclass
+class AttentionPattern:
+    """One recurring matmul -> softmax -> matmul on one stream (``metrics/attention.py``), all steps and GPUs."""
+
+    first: str  # the matmul kernel before the softmax (short name)
+    softmax: str  # the softmax kernel
+    second: str  # the matmul kernel after it
+    between: list[str]  # the kernels between the two matmuls, in order (the softmax and its element-wise kernels)
+    occurrences: int
+    matmul_ms: float  # the two matmuls' kernel time, all occurrences
+    between_ms: float  # the kernels between them (softmax, scale, mask, dropout, copies), all occurrences
+    shapes: str = ""  # the first matmul's op and shapes where the trace records them ("aten::bmm bf16 [..]x[..]")
+    #: the score matrices the first matmuls write, all occurrences (bytes; 0 where the trace records no shapes), and
+    #: the GPU's peak memory bandwidth (bytes/s; 0 unknown)
+    score_bytes: float = 0.0
+    bandwidth: float = 0.0
+
+    @property
+    def round_trip_ms(self) -> float:
+        """The score matrix written by the first matmul and read back by the second at the GPU's peak bandwidth, all
+        occurrences -- traffic a fused kernel does not make; never more than the matmuls' own time."""
+        if self.score_bytes <= 0 or self.bandwidth <= 0:
+            return 0.0
+        return min(self.matmul_ms, 2.0 * self.score_bytes / self.bandwidth * 1e3)
+
+
+@dataclass
+class UnfusedAttention:
+    """Attention computed op by op (``metrics/attention.py``): a matmul, a softmax (with the element-wise kernels
+    around it) and a matmul back to back on one stream, recurring within a step -- the score matrix each writes and
+    reads in memory, which a fused attention kernel keeps on chip."""
+
+    occurrences: int = 0  # all steps and GPUs
+    matmul_ms: float = 0.0  # all steps and GPUs
+    between_ms: float = 0.0
+    round_trip_ms: float = 0.0  # the score matrices' write and read back at peak bandwidth (``AttentionPattern``)
+    patterns: list[AttentionPattern] = field(default_factory=list)  # by time, most first
+
+
+@dataclass
 class LossScaling:
     """Dynamic loss scaling (mixed precision) ops and what they cost."""
 
@@ -1229,6 +1268,8 @@ class HostMetrics:
     os_runtime_threshold_us: float | None = None
     #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)
     underfill: Underfill = field(default_factory=Underfill)
+    #: attention computed op by op: matmul -> softmax -> matmul recurring on one stream (``metrics/attention.py``)
+    unfused_attention: UnfusedAttention = field(default_factory=UnfusedAttention)
     #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)
     cache_release: CacheRelease = field(default_factory=CacheRelease)
 

@@ -240,6 +240,8 @@ class FlopOps:
     #: the module's executions are not one per step: times an XLA row runs per module execution (while loops
     #: with a known trip count), 1 elsewhere; None means all 1
     repeats: np.ndarray | None = None
+    #: float64 per row: the result's bytes (a matmul's output), where the shapes give them (PyTorch); None: unknown
+    out_bytes: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.flops.shape[0])

@@ -72,6 +72,7 @@ RULE_IDS: tuple[str, ...] = (
     "tensor_core_unused",  # §1.2.3
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
     "small_grid",  # §1.2.3, kernels launched with fewer blocks than the GPU has SMs (issue #37)
+    "unfused_attention",  # §1.2.3 fusing ops, attention computed op by op (issue #37 item 6)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "oom_snapshot",  # §2 item 1, memory: an out-of-memory error a snapshot recorded (issue #29)

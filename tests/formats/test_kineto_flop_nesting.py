@@ -54,7 +54,7 @@ def _host(rng: np.random.Generator, nested: bool) -> tuple[Host, dict[int, objec
     for r in range(len(line)):
         pick = rng.random()
         if pick < 0.6:
-            work[r] = SimpleNamespace(flops=float(r), bytes=1.0, precision=0, kind=0, label=f"op{r}")
+            work[r] = SimpleNamespace(flops=float(r), bytes=1.0, precision=0, kind=0, label=f"op{r}", out_bytes=0.5)
         elif pick < 0.75:
             work[r] = None  # shapes recorded, no number
     return h, work

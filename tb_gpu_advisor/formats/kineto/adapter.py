@@ -370,7 +370,7 @@ def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
     fo = FlopOps(source="trace shapes", flops=np.array([w.flops for w in works]),
                  bytes=np.array([w.bytes for w in works]), precision=np.array([w.precision for w in works], np.int8),
                  kind=np.array([w.kind for w in works], np.int8), label=[w.label for w in works],
-                 host_idx=np.array(kept, np.int64))
+                 host_idx=np.array(kept, np.int64), out_bytes=np.array([w.out_bytes for w in works]))
     unread = len(rows) - sum(map(kt.op_work.__contains__, rows))
     note = why or (None if not unread else (f"{unread} of {cand.size} matmul/convolution/attention op calls carry no "
                                              "shapes; the FLOPs count the others"))

@@ -449,6 +449,9 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
         f.severity, f.confidence = "info", "low"
         if f.metric is not None:
             f.metric.status = "info"
+        # a critical's reason to stand beside unmarked steps (_step_confidence) goes with its grade: "Critical though
+        # ..." then "A note, not a problem" in one summary contradicted itself (survey h37-survey39's mmagic forward)
+        f.summary = f.summary.replace(KEPT_ON_ONE_PASS, "")
         f.summary += (f" A note, not a problem: {why}, so this host time may be the first call's one-time cost "
                       f"(kernels loaded on their first launch, caches filled); profile a few steps after warm-up to see "
                       f"whether it recurs.")

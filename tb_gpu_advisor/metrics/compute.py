@@ -175,7 +175,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
-            out.in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
+            out.in_waits.append(bd.os_waits_in_idle(ctx, g, busy, iv))
             out.tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
         del iv, painted, busy
     return out

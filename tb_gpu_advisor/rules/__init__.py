@@ -161,8 +161,11 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
         unmeasured_across_clocks(metrics, out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
-    _step_confidence(metrics, out)
+    # a first call's note before the steps' ceiling: the words that keep a critical critical on an unmarked pass, or
+    # cap it at a warning on guessed steps, are said only of what stays critical or warning ("Critical though ..." and
+    # then "A note, not a problem" in one summary, survey h37-survey39's mmagic forward)
     _one_early_call(metrics, out)
+    _step_confidence(metrics, out)
     follow_savings(out)
     _step_confidence(metrics, out)  # a ceiling: a raise to match a smaller saving never lifts a guessed step's finding
     _recorded_minority(metrics, out)

@@ -57,3 +57,16 @@ def test_a_single_later_step_is_still_judged():
     top = rep["findings"][0]
     assert top["rule"] == "unexplained_idle" and top["severity"] == "critical", (top["rule"], top["severity"])
     assert "one-time cost" not in top["summary"]
+
+
+def test_a_demoted_critical_drops_the_words_that_kept_it_critical():
+    """``wild/mmagic_a100_pyprof_forward`` (one forward pass under PyProf's NVTX, start-up only): its host-bound
+    finding, critical on the unmarked pass ("Critical though the capture marks no step ..."), is a note once the
+    window reads as the process's first calls -- and said both ("Critical though ... A note, not a problem") before
+    h37-survey39.  Control: its cold-start finding stays critical and keeps those words."""
+    rep = _report("wild/mmagic_a100_pyprof_forward")
+    notes = [f for f in rep["findings"] if "A note, not a problem" in f["summary"]]
+    assert notes and all(f["severity"] == "info" for f in notes)
+    assert not [f["rule"] for f in notes if "Critical though" in f["summary"]]
+    cold = next(f for f in rep["findings"] if f["rule"] == "cold_start")
+    assert cold["severity"] == "critical" and "Critical though the capture marks no step" in cold["summary"]

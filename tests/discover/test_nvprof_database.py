@@ -10,11 +10,13 @@ to capture instead.  The test builds the schema's tell-tale tables, with one ker
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
 from tb_gpu_advisor.cli.main import main as cli
 from tb_gpu_advisor.discover.logdir import discover, skipped
+from tests.support.paths import FIXTURES
 
 
 def _nvprof_db(path: Path) -> Path:
@@ -62,3 +64,26 @@ def test_in_a_logdir_it_is_left_out_by_name_never_no_profiles_found(tmp_path: Pa
     assert discover(str(tmp_path)) == []
     assert cli(["report", str(tmp_path), "--cache-dir", "off"]) == 2
     assert "nvprof's database" in capsys.readouterr().err
+
+
+def test_pyprofs_net_sql_is_named_as_nvprofs(tmp_path: Path, capsys):
+    """NVIDIA PyProf's documented capture (``nvprof -f -o net.sql --profile-from-start off -- python ...``, then
+    ``python -m apex.pyprof.parse net.sql``): josiahdavis/profiling-lm keeps that ``net.sql`` (Apache-2.0, 806,912
+    bytes, 2020, a PyTorch language model on CUDA 10.1; survey h37-survey39), nvprof's tables with ``StringTable`` and
+    ``Version``.  Main said "not a profile this tool reads" for it."""
+    path = _nvprof_db(tmp_path / "net.sql")
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "nvprof's database" in err and "not a profile this tool reads" not in err
+
+
+def test_control_an_sql_script_beside_an_export_is_no_profile(tmp_path: Path):
+    """A ``.sql`` that is a text script is no SQLite file: never read, never a session -- the export beside it is the
+    run's one capture, as before."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "schema.sql").write_text("CREATE TABLE t(a INTEGER);\n")
+    assert discover(str(tmp_path)) == []
+    shutil.copy(FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite", run / "net.sqlite")
+    (s,) = discover(str(tmp_path))
+    assert [h.host for h in s.hosts] == ["net"]

@@ -35,8 +35,11 @@ from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 #: An Nsight Systems report not yet exported (``export.py`` exports it to SQLite).
 REP_SUFFIX = ".nsys-rep"
 
-#: Names an export may have; its tables decide.
-SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+#: Names an export may have; its tables decide.  ``.sql``: NVIDIA PyProf's documented capture wrote nvprof's database
+#: as ``net.sql`` (``nvprof -o net.sql``, then ``python -m apex.pyprof.parse net.sql``), which is then named for what it
+#: is rather than "not a profile this tool reads" (josiahdavis/profiling-lm, survey h37-survey39); an SQL script of that
+#: name is no SQLite file and stays unread.
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".sql")
 EXPECTED = "<run>/<report>.sqlite (nsys export --type sqlite) or <run>/<report>.nsys-rep"
 #: Ranks of one job start their captures within this many seconds of each other.
 RANK_WINDOW_S = 300.0

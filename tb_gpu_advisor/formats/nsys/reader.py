@@ -301,6 +301,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     if note:
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms, raw.capture_start_ns = _session_window(schema)
+    _close_open_ranges(schema, raw)
     raw.facts = _capture_options(schema)
     raw.facts.update(_platform(schema))
     if recorded:  # the forward recorded autograd's graph: grad mode was on (job.kind reads it)
@@ -1113,6 +1114,39 @@ def _process_names(schema: tb.Schema) -> dict[int, str]:
         return {}
     return {int(p): str(n) for p, n in schema.con.execute(f'SELECT pid, name FROM "{tb.PROCESSES}"')
             if p is not None and n}
+
+
+def _close_open_ranges(schema: tb.Schema, raw: _Raw) -> None:
+    """``raw``'s NVTX ranges still open when the capture stopped ended no later than the last thing the capture
+    recorded otherwise (runtime calls, GPU work, OS calls, the ranges that closed), as the Kineto reader ends a trace's
+    open annotations (``formats/kineto/adapter._close_open_annotations``).
+
+    Why: Nsight's export ends a range the program pushed and never popped at the session's end, to the nanosecond
+    (``ANALYSIS_DETAILS``: its ``duration`` on a clock that starts with the session, its ``stopTime`` on the session's
+    own) -- no program's range ends there by itself.  PyProf's wrapper pushes a range around each ``torch`` call and
+    pops it on return, so a call that raises never pops it: 1,404 ranges of a model's ``__getattr__('extra_repr')``
+    (``print(model)``) on one thread all ended at the capture's end, 0.7 s after the process's last recorded OS call,
+    and the one pass of its forward read 3.70 s where it ran 3.00 s (yyhtbs-yye/mmagic_vsr_v2's ``net.sqlite``,
+    survey h37-survey39).  Where the process left nothing but ranges (an NVTX-only window), nothing shows it stopped
+    before the capture did: its open range is kept to the end."""
+    if not raw.h_range.any() or not schema.has(tb.ANALYSIS, "duration", "stopTime"):
+        return
+    row = schema.con.execute(f'SELECT duration, stopTime FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
+    stops = [int(v) for v in (row or ()) if v is not None and int(v) > 0]
+    if not stops:
+        return
+    ends = raw.h_end.astype(np.int64, copy=False)
+    still = raw.h_range & np.isin(ends, np.asarray(stops, np.int64))
+    if not still.any():
+        return
+    # what else the process left shows it alive: its runtime calls, GPU work and OS calls (not the ranges that closed:
+    # an NVTX-only window's last range open at the end ran until the capture stopped, as far as anything shows)
+    calls = ~raw.h_range
+    last = [int(ends[calls].max())] if calls.any() else []
+    last += [int(x.max()) for x in (raw.d_end, raw.os_end) if x.size]
+    if not last:
+        return
+    raw.h_end = np.where(still, np.maximum(raw.h_start, max(last)), raw.h_end).astype(raw.h_end.dtype, copy=False)
 
 
 def _session_window(schema: tb.Schema) -> tuple[int | None, float | None, int | None]:

@@ -293,6 +293,9 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     cut: list[str] = []
     entries = {g: _entries(traces[g] if g < len(traces) and isinstance(traces[g], list) else [], cols, budget)
                for g in gpus}
+    for g in gpus:  # a list read as columns holds only ROW marks: emptied, as the file's bytes were dropped
+        if isinstance(entries[g], _Rows):
+            traces[g].clear()
     times = _times(entries)  # the first and the last time_us (empty: none)
     t0_us = min(times) if times else 0
     if times and max(times) - t0_us > MAX_SPAN_US:
@@ -740,7 +743,7 @@ def _row_events(rows: "_Rows", t0_us: int) -> tuple:
     d[seg] = 0
     del seg
     at = rows.column("addr")[sel]
-    ids = np.where(cat == 1, rows.column("frame")[sel], -1).astype(np.int32)
+    ids = np.where(cat == 1, rows.column("frame")[sel], np.int32(-1))
     return t, d, rd, at, (cols.frames, ids), ooms
 
 
@@ -793,29 +796,33 @@ def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray,
     cached = sum(size for size, used in seg.values() if used == 0)
     n = int(d.shape[0])
     out = np.zeros(n, dtype=np.int64)
-    dl, rl, al = d.tolist(), rd.tolist(), addr.tolist()
+    step = 1 << 16  # the columns as Python ints a window at a time (a list of ints costs ~40 bytes a value)
     for k in range(n - 1, -1, -1):
+        j = k % step
+        if j == step - 1 or k == n - 1:
+            lo = k - j
+            dl, rl, al = (c[lo:k + 1].tolist() for c in (d, rd, addr))
         out[k] = cached
-        a = al[k]
-        if rl[k] > 0:  # a segment_alloc undone: the segment did not exist before it
+        a = al[j]
+        if rl[j] > 0:  # a segment_alloc undone: the segment did not exist before it
             got = seg.pop(a, None)
             if got is None:
                 return None
             starts.pop(bisect.bisect_left(starts, a))
             cached -= got[0] if got[1] == 0 else 0
-        elif rl[k] < 0:  # a segment_free undone: it existed before, empty
+        elif rl[j] < 0:  # a segment_free undone: it existed before, empty
             if a in seg:
                 return None
-            seg[a] = [-rl[k], 0]
+            seg[a] = [-rl[j], 0]
             bisect.insort(starts, a)
-            cached -= rl[k]
-        elif dl[k]:
+            cached -= rl[j]
+        elif dl[j]:
             i = bisect.bisect_right(starts, a) - 1
             if i < 0 or a >= starts[i] + seg[starts[i]][0]:
                 return None
             s = seg[starts[i]]
             was = s[1]
-            s[1] -= dl[k]  # an allocation undone frees its bytes, a free undone holds them again
+            s[1] -= dl[j]  # an allocation undone frees its bytes, a free undone holds them again
             if s[1] < 0:
                 return None
             cached += s[0] if s[1] == 0 and was > 0 else -s[0] if was == 0 and s[1] > 0 else 0
@@ -970,7 +977,7 @@ def _entries(items: list, cols: "_Compactor | None", budget: "_Budget") -> "list
     rows = iter(cols.rows_of(items).tolist()) if cols is not None and ROW in items else iter(())
     out = []
     for e in budget.each(items):
-        if e is ROW:
+        if e is ROW and cols is not None:
             out.append(cols.row(next(rows)))
         elif budget.shaped(e, _ENTRY, "trace entry"):
             out.append(e)

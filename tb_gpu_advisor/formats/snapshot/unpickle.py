@@ -89,8 +89,9 @@ def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict, 
     past a limit (``max_objects``: by default :data:`OBJECTS_PER_BYTE` per byte, at least :data:`MIN_OBJECTS`),
     ``ValueError`` for a truncated or malformed pickle.
 
-    ``compact``: called with each dict as it is placed in a list (and the list); what it returns (not None) is placed instead, so a
-    reader keeps a few fields of a million trace entries, not the entries.  Only memo entries the file fetches again
+    ``compact``: called with each dict as it is placed in a list, and the list (``compact(d, lst)``); what it
+    returns (not None) is placed instead, so a reader keeps a few fields of a million trace entries, not the
+    entries.  Only memo entries the file fetches again
     are kept (a first pass finds them): an object pickled once is freed when its reader is done with it.
 
     Where the compiled twin (``_cpickle.c``) is built it runs instead, with the same result and the same error on

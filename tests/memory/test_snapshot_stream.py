@@ -190,7 +190,7 @@ def test_a_stream_holds_a_window_not_the_file():
         try:
             tracemalloc.start()
             try:
-                doc, total = unpickle.load(lambda: _Pass(data), compact=lambda d: shared, chunk=1 << 16)
+                doc, total = unpickle.load(lambda: _Pass(data), compact=lambda d, lst: shared, chunk=1 << 16)
                 peak = tracemalloc.get_traced_memory()[1]
             finally:
                 tracemalloc.stop()

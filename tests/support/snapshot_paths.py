@@ -19,15 +19,20 @@ CPICKLE = unpickle._CPICKLE
 
 
 class Recording:
-    """The reader's own compactor, logging each dict it is handed (its keys, in order) and whether it took it."""
+    """The reader's own compactor, logging each dict it is handed (its keys, in order), the list it goes into (by the
+    order lists were first met), whether it took it and the row it made (its fields): the rows the lists' ROW marks
+    stand for are compared here."""
 
     def __init__(self) -> None:
         self.inner = reader._Compactor()
         self.calls: list[tuple] = []
+        self._lists: dict[int, tuple[list, int]] = {}  # id -> (the list, kept alive so no id is reused; its order)
 
-    def __call__(self, d: dict) -> Any:
-        out = self.inner(d)
-        self.calls.append((tuple(map(repr, d)), out is not None))
+    def __call__(self, d: dict, lst: list) -> Any:
+        out = self.inner(d, lst)
+        got = self._lists.setdefault(id(lst), (lst, len(self._lists)))
+        row = self.inner.row(len(self.inner.action) - 1).fields() if out is not None else None
+        self.calls.append((tuple(map(repr, d)), got[1], out is not None, row))
         return out
 
 

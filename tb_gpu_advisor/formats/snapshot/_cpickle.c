@@ -457,10 +457,10 @@ static int setitems(R *r, PyObject *d, PyObject **items, Py_ssize_t n) {
     return place(r, d, items + 1, n - 1, 2);
 }
 
-/* Python's ``compacted`` for one item: a new reference to what goes into the list. */
-static PyObject *compacted(R *r, PyObject *x) {
+/* Python's ``compacted`` for one item placed in ``lst``: a new reference to what goes into the list. */
+static PyObject *compacted(R *r, PyObject *x, PyObject *lst) {
     if (!PyDict_CheckExact(x) || is_sealed(&r->t, x)) return Py_NewRef(x);
-    PyObject *y = PyObject_CallOneArg(r->compact, x);
+    PyObject *y = PyObject_CallFunctionObjArgs(r->compact, x, lst, NULL);
     if (!y) return NULL;
     if (y == Py_None) {
         Py_DECREF(y);
@@ -476,7 +476,7 @@ static PyObject *compacted(R *r, PyObject *x) {
 
 static int append_items(R *r, PyObject *lst, PyObject **items, Py_ssize_t n) {
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *x = r->compact ? compacted(r, items[i]) : Py_NewRef(items[i]);
+        PyObject *x = r->compact ? compacted(r, items[i], lst) : Py_NewRef(items[i]);
         if (!x) return -1;
         int rc = PyList_Append(lst, x);
         Py_DECREF(x);

@@ -93,7 +93,8 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     decompressed twice), so memory holds what is built and a window; a viewer page is read whole."""
     if not _whole(path):
         try:
-            doc, size = load(lambda: _Pass(path), compact=_Compactor())
+            cols = _Compactor()
+            doc, size = load(lambda: _Pass(path), compact=cols)
         except SnapshotReadError:  # the file itself refused (its size, a cut gzip), as _read_bytes says it
             raise
         except UnsafePickle as e:
@@ -103,7 +104,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
                                           "run)") from e
         except ValueError as e:
             raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
-        return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
+        return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
     data = _read_bytes(path)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
         if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
@@ -115,7 +116,8 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
             raise SnapshotReadError(path, data)
     size = len(data)
     try:
-        doc = loads(data, compact=_Compactor())
+        cols = _Compactor()
+        doc = loads(data, compact=cols)
     except UnsafePickle as e:
         raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
     except PickleLimit as e:
@@ -124,7 +126,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
     del data  # the file's bytes are read: the walk below no longer holds them beside the tree (a peak of 2.2x the file,
     # not 2.7x: docs/robustness.md)
-    return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size))
+    return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
 
 
 def host_name(path: str) -> str:
@@ -268,8 +270,9 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
-    """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound."""
+def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, cols: "_Compactor | None" = None) -> Trace:
+    """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound;
+    ``cols``: the compactor the pickle was read with (its lists hold :data:`ROW` for the entries it took)."""
     listed = isinstance(doc, list) and bool(doc) and all(isinstance(s, dict) and "total_size" in s for s in doc[:8])
     if listed:
         doc = {"segments": doc}  # ``torch.cuda.memory_snapshot()``: the segments alone, the state at the dump
@@ -288,9 +291,12 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
     _expandable_from_segments(snap.settings, by_gpu)
     cut: list[str] = []
-    entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
-                   if budget.shaped(e, _ENTRY, "trace entry")] for g in gpus}
-    times = array("q", (t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0))
+    entries = {g: _entries(traces[g] if g < len(traces) and isinstance(traces[g], list) else [], cols, budget)
+               for g in gpus}
+    for g in gpus:  # a list read as columns holds only ROW marks: emptied, as the file's bytes were dropped
+        if isinstance(entries[g], _Rows):
+            traces[g].clear()
+    times = _times(entries)  # the first and the last time_us (empty: none)
     t0_us = min(times) if times else 0
     if times and max(times) - t0_us > MAX_SPAN_US:
         raise SnapshotReadError(path, f"its history spans {(max(times) - t0_us) / 86_400e6:,.0f} days (time_us "
@@ -446,9 +452,10 @@ def _block_frames(b: dict) -> Any:
 
 
 class _Entry(int):
-    """A trace entry kept as one row of its compactor's columns (:class:`_Compactor`): the row's number, read like the
-    dict (``get``) -- 44 bytes where the dict, its list of frames and its integers were ~700, and a tuple of its
-    fields ~200.  Each compactor has its own subclass, whose ``cols`` is that compactor."""
+    """A trace entry kept as one row of its compactor's columns (:class:`_Compactor`), read like the dict (``get``):
+    made only where an entry is looked at one by one (an OOM's history, a list that mixes rows and dicts), never held
+    per entry -- the lists hold :data:`ROW` in its place.  Each compactor has its own subclass, whose ``cols`` is
+    that compactor."""
 
     __slots__ = ()
     cols: "_Compactor"
@@ -468,29 +475,62 @@ class _Entry(int):
         return f"_Entry{self.fields()!r}"
 
 
+class _RowMark(int):
+    """What a list holds in place of each trace entry its compactor took (:data:`ROW`, one object for all): the
+    entry is the next row of that list's runs (:meth:`_Compactor.rows_of`).  An int to the unpickler's check of plain
+    data, equal only to itself (``list.count``)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return other is self
+
+    def __ne__(self, other: object) -> bool:
+        return other is not self
+
+    __hash__ = int.__hash__
+
+    def __repr__(self) -> str:
+        return "ROW"
+
+
+ROW = _RowMark(-1)
+
 _ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
-_NUMBERS = ("addr", "size", "time_us", "device_free")  # >= 0 by _RANGE: -1 stands for absent
+_NUMBERS = ("addr", "size", "time_us")  # >= 0 by _RANGE: -1 stands for absent
+_CATEGORY = {**{a: 1 for a in _ALLOC}, **{a: 2 for a in _FREE}, **{a: 3 for a in _SEG_ADD},
+             **{a: 4 for a in _SEG_DROP}, "oom": 5}
 
 
 class _Compactor:
     """Turns each trace entry (a dict with a string ``action``, fields of the right types, an integer time) into a row
-    of columns as the unpickler places it -- its numbers 8 bytes each, its action and its stack a small index (a
-    stack one tuple shared by every entry of the same frames) -- and an :class:`_Entry` naming the row, so a
-    snapshot's history costs its columns, not its dicts; other dicts stay as they are."""
+    of columns as the unpickler places it in a list -- its numbers 8 bytes each, its action one byte and its stack a
+    4-byte index (a stack one tuple shared by every entry of the same frames), ``device_free`` (an OOM's) kept by row
+    -- and puts :data:`ROW` in the list in its place: a snapshot's history costs its columns and one list slot an
+    entry, no Python object per entry.  Which rows a list holds is kept as runs (the list, its first row): appends to
+    one list come in order, so its ``ROW`` marks are its runs' rows in order.  Other dicts stay as they are."""
 
     def __init__(self) -> None:
         self.stacks: dict[tuple[int, ...], int] = {}  # ids of a stack's frames -> its index in ``frames``
         self.frames: list[tuple] = []  # the one tuple of each stack's frames (keeps them alive)
         self.actions: list[str] = []
         self._action: dict[str, int] = {}
-        self.action, self.frame = array("i"), array("i")
+        self.action, self.frame = array("b"), array("i")
         self.numbers = {k: array("q") for k in _NUMBERS}
+        self.device_free: dict[int, int] = {}
+        self.runs: list[tuple[list, int]] = []  # (a list, the row its next ROW marks begin): one per change of list
         self.row = type("_Entry", (_Entry,), {"__slots__": (), "cols": self})
 
-    def __call__(self, d: dict) -> _Entry | None:
+    def __call__(self, d: dict, lst: list) -> _RowMark | None:
         if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None or \
                 type(d.get("time_us", 0)) is float:  # a float time (allowed, read as none) stays in its dict
             return None
+        action = self._action.get(d["action"])
+        if action is None:
+            if len(self.actions) >= 127:  # one byte an action: a 128th distinct one stays a dict
+                return None
+            action = self._action[d["action"]] = len(self.actions)
+            self.actions.append(d["action"])
         frames, stack = d.get("frames"), -1
         if type(frames) is list:
             key = tuple(map(id, frames))
@@ -498,17 +538,17 @@ class _Compactor:
             if stack < 0:
                 stack = self.stacks[key] = len(self.frames)
                 self.frames.append(tuple(frames))
-        action = self._action.get(d["action"])
-        if action is None:
-            action = self._action[d["action"]] = len(self.actions)
-            self.actions.append(d["action"])
         row = len(self.action)
+        if not self.runs or self.runs[-1][0] is not lst:
+            self.runs.append((lst, row))
         self.action.append(action)
         self.frame.append(stack)
         for k, col in self.numbers.items():
             v = d.get(k)
             col.append(-1 if v is None else v)
-        return self.row(row)
+        if d.get("device_free") is not None:
+            self.device_free[row] = d["device_free"]
+        return ROW
 
     def field(self, row: int, key: str) -> Any:
         """One field of a row; None where the entry had none."""
@@ -517,11 +557,65 @@ class _Compactor:
         if key == "frames":
             k = self.frame[row]
             return None if k < 0 else self.frames[k]
+        if key == "device_free":
+            return self.device_free.get(row)
         col = self.numbers.get(key)
         if col is None:
             return None
         v = col[row]
         return None if v < 0 else v
+
+    def rows_of(self, lst: list) -> np.ndarray:
+        """The rows of ``lst``'s ROW marks, in order (int64)."""
+        ends = [r for _, r in self.runs[1:]] + [len(self.action)]
+        parts = [np.arange(start, end, dtype=np.int64) for (x, start), end in zip(self.runs, ends) if x is lst]
+        return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+    def contiguous(self, lst: list) -> tuple[int, int] | None:
+        """(first row, end) where ``lst``'s rows are one run, else None."""
+        ends = [r for _, r in self.runs[1:]] + [len(self.action)]
+        mine = [(start, end) for (x, start), end in zip(self.runs, ends) if x is lst]
+        return mine[0] if len(mine) == 1 else None
+
+
+class _Rows:
+    """A device's trace entries that are all rows of one compactor (the lists of a snapshot as PyTorch writes them):
+    read as column slices, never an object per entry; indexing or iterating makes each row's :class:`_Entry`."""
+
+    __slots__ = ("cols", "rows")
+
+    def __init__(self, cols: _Compactor, rows: "np.ndarray | slice"):
+        self.cols, self.rows = cols, rows  # a slice where the rows are one run (the columns viewed, not copied)
+
+    def __len__(self) -> int:
+        r = self.rows
+        return len(range(*r.indices(len(self.cols.action)))) if isinstance(r, slice) else int(r.size)
+
+    def column(self, name: str) -> np.ndarray:
+        """A column of these rows: ``action`` (int8 index in ``cols.actions``), ``frame`` (int32 stack, -1 none),
+        or one of :data:`_NUMBERS` (int64, -1 absent); a view where the rows are one run."""
+        buf = self.cols.action if name == "action" else self.cols.frame if name == "frame" else self.cols.numbers[name]
+        dtype = np.int8 if name == "action" else np.int32 if name == "frame" else np.int64
+        return np.frombuffer(buf, dtype=dtype)[self.rows]
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            start, stop, step = k.indices(len(self))
+            if step != 1:
+                return list(self)[k]
+            r = self.rows
+            if isinstance(r, slice):
+                return _Rows(self.cols, slice(r.start + start, r.start + max(start, stop)))
+            return _Rows(self.cols, r[start:stop])
+        r = self.rows
+        k = range(len(self))[k]
+        return self.cols.row(r.start + k if isinstance(r, slice) else int(r[k]))
+
+    def __iter__(self):
+        r = self.rows
+        make = self.cols.row
+        for k in (range(r.start, r.start + len(self)) if isinstance(r, slice) else r.tolist()):
+            yield make(k)
 
 
 class _Live:
@@ -561,54 +655,43 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             ) -> tuple[MemoryEvents | None, list[OutOfMemory]]:
     """One device's trace as events with absolute totals, and its OOMs with what was live at each; ``segments``: the
     dump's (address, size, bytes not free) of each segment, from which the cache after each event is counted back."""
-    # the columns as 8-byte integers, not lists of int objects (40 bytes a value): the walk's transient, per entry
-    t, delta, res_delta, addr, raw = array("q"), array("q"), array("q"), array("q"), []
-    ooms: list[tuple[int, int, dict]] = []
-    for i, e in enumerate(entries):
-        action = e.get("action")
-        size = _int(e.get("size"), 0)
-        if action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP:
-            t.append(_time_ps(e, i, t0_us))
-            sign = 1 if action in _ALLOC or action in _SEG_ADD else -1
-            is_seg = action in _SEG_ADD or action in _SEG_DROP
-            delta.append(0 if is_seg else sign * size)
-            res_delta.append(sign * size if is_seg else 0)
-            addr.append(_int(e.get("addr"), -1))
-            raw.append(e.get("frames") if action in _ALLOC else None)
-        elif action == "oom" and len(ooms) < MAX_OOMS:
-            ooms.append((len(t), i, e))
-    if not t and not ooms:
+    if isinstance(entries, _Rows):
+        t, d, rd, at, stack, ooms = _row_events(entries, t0_us)
+    else:
+        t, d, rd, at, stack, ooms = _dict_events(entries, t0_us)
+    if not t.size and not ooms:
         return None, []
-    # the columns seen as numpy arrays in place (``frombuffer``: the array's own bytes, not a copy of them)
-    d, rd = np.frombuffer(delta, dtype=np.int64), np.frombuffer(res_delta, dtype=np.int64)
-    at = np.frombuffer(addr, dtype=np.int64)
     if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
         raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event
-    alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
-    res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
+    alloc, res = _totals(allocated_end, d), _totals(reserved_end, rd)
     anchored = _anchored(alloc, d), _anchored(res, rd)
     whole = anchored[0] is alloc and anchored[1] is res  # the history reaches the dump: segments follow it back
     alloc, res = anchored
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
-    op = np.full(len(t), -1, dtype=np.int32)
-    phase = np.full(len(t), MEMORY_PHASES.index("other"), dtype=np.int8)
-    for k, f in enumerate(raw):
-        if f is None:
-            continue
+    # each distinct stack labelled once, in the order the allocations first use it
+    stacks, ids = stack
+    used, first = np.unique(ids[ids >= 0], return_index=True)
+    used = used[np.argsort(first, kind="stable")].tolist()
+    op_of = np.full(len(stacks) + 1, -1, dtype=np.int32)  # the last: no stack (-1)
+    phase_of = np.full(len(stacks) + 1, MEMORY_PHASES.index("other"), dtype=np.int8)
+    for k in used:
+        f = stacks[k]
         key = id(f)
         if key not in label_of:
             label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
-        op[k] = label_of[key]
-        phase[k] = budget.phase(f)
-    _cast_copies(d, at, phase, raw, dump)
+        op_of[k] = label_of[key]
+        phase_of[k] = budget.phase(f)
+    op, phase = op_of[ids], phase_of[ids]
+    del ids
+    _cast_copies(d, at, phase, [stacks[k] for k in used], dump)
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
-        t=np.frombuffer(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=at,
+        t=t, delta=d, allocated=alloc, reserved=res, addr=at,
         op=op, phase=phase, op_names=list(labels),
         cached=_cached(segments, d, rd, at) if segments is not None and whole else None
-    ) if t else None
+    ) if t.size else None
     out = []
     for k, i, e in ooms:
         before = k - 1
@@ -619,6 +702,85 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
     return events, out
+
+
+def _totals(end: int, deltas: np.ndarray) -> np.ndarray:
+    """The total after each event: the dump's (``end``), less everything that came after the event."""
+    if not deltas.size:
+        return deltas
+    out = np.cumsum(deltas)  # up to each event; the whole history's sum less it is what came after
+    out += end - int(out[-1])
+    return out
+
+
+#: Entry categories by action (:func:`_row_events`): 1 alloc, 2 free, 3 segment made, 4 segment dropped, 5 OOM.
+_SIGN = np.array([0, 1, -1, 1, -1, 0], dtype=np.int64)
+
+
+def _row_events(rows: "_Rows", t0_us: int) -> tuple:
+    """:func:`_dict_events` of a compactor's rows, column by column: no object per entry, and each column a view
+    where it is the compactor's own (the rows one run, every entry an event)."""
+    cols = rows.cols
+    cat_of = np.array([_CATEGORY.get(a, 0) for a in cols.actions] + [0], dtype=np.int8)
+    cat = cat_of[rows.column("action")]
+    kept = (cat >= 1) & (cat <= 4)
+    sel = slice(None) if kept.all() else np.flatnonzero(kept)
+    ooms = [(int(np.count_nonzero(kept[:i])), i, rows[i]) for i in np.flatnonzero(cat == 5)[:MAX_OOMS].tolist()]
+    del kept
+    cat = cat[sel]
+    time = rows.column("time_us")[sel]
+    timed = time >= 0
+    if timed.all():
+        t = time - t0_us
+    else:  # an entry without a time is placed 1 us an entry (its place among the entries)
+        t = np.where(timed, time - t0_us, np.arange(len(rows), dtype=np.int64)[sel])
+    del time, timed
+    t *= 1_000_000
+    d = np.maximum(rows.column("size")[sel], 0)  # absent (-1): 0
+    d *= _SIGN[cat]
+    seg = cat >= 3
+    rd = np.where(seg, d, 0)
+    d[seg] = 0
+    del seg
+    at = rows.column("addr")[sel]
+    ids = np.where(cat == 1, rows.column("frame")[sel], np.int32(-1))
+    return t, d, rd, at, (cols.frames, ids), ooms
+
+
+def _dict_events(entries: list, t0_us: int) -> tuple:
+    """Per event (an allocation, a free, a segment made or dropped): its time (ps), bytes allocated (+) or freed (-),
+    bytes reserved or released, address, and its stack (the distinct stacks, and per event an index in them or -1:
+    only allocations have one); and the first OOMs as (events before it, its place, the entry)."""
+    t, delta, res_delta, addr = array("q"), array("q"), array("q"), array("q")
+    stacks: list = []
+    index: dict[int, int] = {}
+    ids = array("i")
+    ooms: list[tuple[int, int, Any]] = []
+    for i, e in enumerate(entries):
+        action = e.get("action")
+        size = _int(e.get("size"), 0)
+        if action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP:
+            t.append(_time_ps(e, i, t0_us))
+            sign = 1 if action in _ALLOC or action in _SEG_ADD else -1
+            is_seg = action in _SEG_ADD or action in _SEG_DROP
+            delta.append(0 if is_seg else sign * size)
+            res_delta.append(sign * size if is_seg else 0)
+            addr.append(_int(e.get("addr"), -1))
+            f = e.get("frames") if action in _ALLOC else None
+            if f is None:
+                ids.append(-1)
+            else:
+                k = index.get(id(f))
+                if k is None:
+                    k = index[id(f)] = len(stacks)
+                    stacks.append(f)
+                ids.append(k)
+        elif action == "oom" and len(ooms) < MAX_OOMS:
+            ooms.append((len(t), i, e))
+    # the columns seen as numpy arrays in place (``frombuffer``: the array's own bytes, not a copy of them)
+    return (np.frombuffer(t, dtype=np.int64), np.frombuffer(delta, dtype=np.int64),
+            np.frombuffer(res_delta, dtype=np.int64), np.frombuffer(addr, dtype=np.int64),
+            (stacks, np.frombuffer(ids, dtype=np.int32)), ooms)
 
 
 def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray, addr: np.ndarray) -> np.ndarray | None:
@@ -634,29 +796,33 @@ def _cached(segments: list[tuple[int, int, int]], d: np.ndarray, rd: np.ndarray,
     cached = sum(size for size, used in seg.values() if used == 0)
     n = int(d.shape[0])
     out = np.zeros(n, dtype=np.int64)
-    dl, rl, al = d.tolist(), rd.tolist(), addr.tolist()
+    step = 1 << 16  # the columns as Python ints a window at a time (a list of ints costs ~40 bytes a value)
     for k in range(n - 1, -1, -1):
+        j = k % step
+        if j == step - 1 or k == n - 1:
+            lo = k - j
+            dl, rl, al = (c[lo:k + 1].tolist() for c in (d, rd, addr))
         out[k] = cached
-        a = al[k]
-        if rl[k] > 0:  # a segment_alloc undone: the segment did not exist before it
+        a = al[j]
+        if rl[j] > 0:  # a segment_alloc undone: the segment did not exist before it
             got = seg.pop(a, None)
             if got is None:
                 return None
             starts.pop(bisect.bisect_left(starts, a))
             cached -= got[0] if got[1] == 0 else 0
-        elif rl[k] < 0:  # a segment_free undone: it existed before, empty
+        elif rl[j] < 0:  # a segment_free undone: it existed before, empty
             if a in seg:
                 return None
-            seg[a] = [-rl[k], 0]
+            seg[a] = [-rl[j], 0]
             bisect.insort(starts, a)
-            cached -= rl[k]
-        elif dl[k]:
+            cached -= rl[j]
+        elif dl[j]:
             i = bisect.bisect_right(starts, a) - 1
             if i < 0 or a >= starts[i] + seg[starts[i]][0]:
                 return None
             s = seg[starts[i]]
             was = s[1]
-            s[1] -= dl[k]  # an allocation undone frees its bytes, a free undone holds them again
+            s[1] -= dl[j]  # an allocation undone frees its bytes, a free undone holds them again
             if s[1] < 0:
                 return None
             cached += s[0] if s[1] == 0 and was > 0 else -s[0] if was == 0 and s[1] > 0 else 0
@@ -789,6 +955,48 @@ def _on_clock(t: Any, t0_us: int) -> bool:
     """Whether an annotation's ``time_us`` is a time on the entries' clock: an integer within the longest history
     (:data:`MAX_SPAN_US`) of their first, so its picoseconds fit the trace model's int64."""
     return type(t) is int and t >= 0 and abs(t - t0_us) <= MAX_SPAN_US
+
+
+def _entries(items: list, cols: "_Compactor | None", budget: "_Budget") -> "list | _Rows":
+    """A device's trace entries of the right shape, as far as the budget walks: a list whose every item is a row
+    (:data:`ROW`) is read as its compactor's columns (:class:`_Rows`), counted against the budget as one walk counts
+    them; any other list item by item, each ROW made its row's :class:`_Entry`."""
+    n = len(items)
+    if cols is not None and n and items.count(ROW) == n:
+        take = max(0, min(n, budget.limit - budget.n))
+        budget.n += take
+        if take < n:
+            budget.left_out = True
+        span = cols.contiguous(items)
+        if span is not None and span[1] - span[0] == n:
+            return _Rows(cols, slice(span[0], span[0] + take))
+        rows = cols.rows_of(items)
+        if rows.size != n:
+            raise ValueError("a list's rows are not its compactor's")
+        return _Rows(cols, rows[:take])
+    rows = iter(cols.rows_of(items).tolist()) if cols is not None and ROW in items else iter(())
+    out = []
+    for e in budget.each(items):
+        if e is ROW and cols is not None:
+            out.append(cols.row(next(rows)))
+        elif budget.shaped(e, _ENTRY, "trace entry"):
+            out.append(e)
+    return out
+
+
+def _times(entries: dict[int, "list | _Rows"]) -> "array[int]":
+    """The first and the last ``time_us`` of the entries (empty where none has one)."""
+    lo, hi = None, None
+    for es in entries.values():
+        if isinstance(es, _Rows):
+            t = es.column("time_us")
+            t = t[t >= 0]
+        else:
+            t = np.fromiter((t for e in es if (t := _int(e.get("time_us"), -1)) >= 0), np.int64)
+        if t.size:
+            a, b = int(t.min()), int(t.max())
+            lo, hi = a if lo is None else min(lo, a), b if hi is None else max(hi, b)
+    return array("q") if lo is None else array("q", (lo, hi))
 
 
 def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: "array[int]",

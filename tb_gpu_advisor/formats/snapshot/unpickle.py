@@ -84,13 +84,14 @@ class _Mark:
 _MARK = _Mark()
 
 
-def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict], Any] | None = None) -> Any:
+def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict, list], Any] | None = None) -> Any:
     """The plain value pickled in ``data``; :class:`UnsafePickle` for anything but plain data, :class:`PickleLimit`
     past a limit (``max_objects``: by default :data:`OBJECTS_PER_BYTE` per byte, at least :data:`MIN_OBJECTS`),
     ``ValueError`` for a truncated or malformed pickle.
 
-    ``compact``: called with each dict as it is placed in a list; what it returns (not None) is placed instead, so a
-    reader keeps a few fields of a million trace entries, not the entries.  Only memo entries the file fetches again
+    ``compact``: called with each dict as it is placed in a list, and the list (``compact(d, lst)``); what it
+    returns (not None) is placed instead, so a reader keeps a few fields of a million trace entries, not the
+    entries.  Only memo entries the file fetches again
     are kept (a first pass finds them): an object pickled once is freed when its reader is done with it.
 
     Where the compiled twin (``_cpickle.c``) is built it runs instead, with the same result and the same error on
@@ -108,7 +109,7 @@ def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict],
 CHUNK = 1 << 20
 
 
-def load(open_pass: Callable[[], Any], max_objects: int | None = None, compact: Callable[[dict], Any] | None = None,
+def load(open_pass: Callable[[], Any], max_objects: int | None = None, compact: Callable[[dict, list], Any] | None = None,
          chunk: int | None = None) -> tuple[Any, int]:
     """:func:`loads` of a pickle read as a stream, never whole: ``(value, its length in bytes)``.
 
@@ -260,7 +261,7 @@ _UNPACK_B, _UNPACK_H, _UNPACK_I, _UNPACK_i, _UNPACK_Q, _UNPACK_d = (
 class _Reader:
     """One pass over the opcodes (the hot ones inline in :meth:`run`, the others in :meth:`rare`)."""
 
-    def __init__(self, data: bytes, max_objects: int, compact: Callable[[dict], Any] | None = None,
+    def __init__(self, data: bytes, max_objects: int, compact: Callable[[dict, list], Any] | None = None,
                  read: Callable[[int], bytes] | None = None, total: int | None = None, chunk: int = CHUNK,
                  fetched: set[int] | None = None):
         #: the window of the input: ``raw[pos]`` is the byte at ``base + pos`` of ``total``; ``read`` (a stream) gives
@@ -421,15 +422,16 @@ class _Reader:
             d[key] = items[k + 1]
         self.place(d, items[1::2])
 
-    def compacted(self, items: list[Any]) -> list[Any]:
-        """``items`` with each dict the reader's ``compact`` takes replaced by what it returns; the dict's and its
+    def compacted(self, items: list[Any], lst: list) -> list[Any]:
+        """``items`` (placed in ``lst``) with each dict the reader's ``compact`` takes replaced by what it returns
+        (``compact(d, lst)``); the dict's and its
         containers' bookkeeping dropped (a dict placed in a list leaves the stack: only a memo fetch brings it back,
         and a fetched one is never compacted)."""
         out = []
         depth, sealed, compact = self.depth, self.sealed, self.compact
         for x in items:
             if type(x) is dict and id(x) not in sealed:
-                y = compact(x)
+                y = compact(x, lst)
                 if y is not None:
                     for v in x.values():
                         if type(v) in _CONTAINERS and id(v) not in sealed:
@@ -498,7 +500,7 @@ class _Reader:
                 items = self.pop_mark()
                 lst = self.grow(list)
                 self.place(lst, items)
-                lst.extend(self.compacted(items) if self.compact is not None else items)
+                lst.extend(self.compacted(items, lst) if self.compact is not None else items)
             elif op == 0x6A:  # j LONG_BINGET
                 self.get(self.u(_UNPACK_I, 4))
             elif op == 0x2E:  # . STOP
@@ -595,7 +597,7 @@ class _Reader:
             v = self.pop()
             lst = self.grow(list)
             self.place(lst, (v,))
-            lst.append(self.compacted([v])[0] if self.compact is not None else v)
+            lst.append(self.compacted([v], lst)[0] if self.compact is not None else v)
         elif op == b"s":
             v, k = self.pop(), self.pop()
             self.setitems(self.grow(dict), [k, v])

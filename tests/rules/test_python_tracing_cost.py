@@ -20,7 +20,6 @@ from tests.support.paths import FIXTURES
 from tests.support.run_report import run_report
 
 WILD = FIXTURES / "wild"
-GPU = {"ph": "X", "pid": 0, "tid": 7}
 HOST = {"ph": "X", "pid": 1, "tid": 1}
 #: the words' own marks: the count said and how to measure without the tracing
 SAID = re.compile(r"The capture recorded every Python call \(torch\.profiler's with_stack=True\): ([\d,]+) Python calls "
@@ -49,11 +48,7 @@ def _steps(python: bool, n: int = 6, quick: int = 300, slow: int = 10) -> list[d
                 ev.append({**HOST, "cat": "python_function", "name": "model.py(30): prepare",
                            "ts": round(at + 52 * i, 3), "dur": 50})
         corr += 1
-        ev += [{**HOST, "cat": "cpu_op", "name": "aten::mm", "ts": t + 850, "dur": 30},
-               {**HOST, "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t + 855, "dur": 10,
-                "args": {"correlation": corr}},
-               {**GPU, "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": t + 870, "dur": 100,
-                "args": {"correlation": corr, "device": 0, "stream": 7}}]
+        ev += kineto_doc.mm_launch(t + 850, corr, 100)
         t += 1000
     return ev
 

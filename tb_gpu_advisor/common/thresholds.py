@@ -41,6 +41,11 @@ def _t(name: str, value: float, unit: str, source: str, meaning: str, direction:
     return Threshold(name, float(value), unit, source, meaning, direction)  # type: ignore[arg-type]
 
 
+#: why a bound on a faster kernel's saving under a few per cent of the step is an info finding (small_grid,
+#: unfused_attention): one home for the reason both levels share
+_MENTION = "Advisor (issue #37 item 4): a saving under a few per cent of the step is worth a mention, not a warning"
+
+
 _TABLE: tuple[Threshold, ...] = (
     # ---- §1.1 input pipeline ----------------------------------------------------
     _t("input_bound.warning", 0.05, "share", "stock overview: input >=5% of step = moderately input-bound",
@@ -235,8 +240,7 @@ _TABLE: tuple[Threshold, ...] = (
        "MFU under which the low-MFU finding may fire", "below"),
     _t("mfu_low.min_gemm_share", 0.2, "share", "Advisor: GEMMs that take under a fifth of the step cannot be what "
        "holds MFU down", "GEMM kernel time as a share of step time below which the finding stays quiet"),
-    _t("small_grid.info", 0.01, "share", "Advisor (issue #37 item 4): a saving under a few per cent of the step is "
-       "worth a mention, not a warning; under 1% (a reduction's last one-block pass) it is noise",
+    _t("small_grid.info", 0.01, "share", _MENTION + "; under 1% (a reduction's last one-block pass) it is noise",
        "bound on the step time filling the GPU saves (kernel time x (1 - blocks / SMs) of kernels launched with fewer "
        "blocks than SMs, after the critical cap), as a share of the step"),
     _t("small_grid.floor_us", 3.0, "us", "Advisor: what a kernel takes whatever its grid -- its launch ramp, one round "
@@ -254,8 +258,8 @@ _TABLE: tuple[Threshold, ...] = (
     _t("unfused_attention.max_between", 4, "count", "Advisor: eager attention puts the scale, the mask's add, the "
        "dropout and a layout copy between a matmul and its softmax (HF TimeSformer: scale before, one copy after)",
        "element-wise kernels at most between each matmul and the softmax for the three to be one attention"),
-    _t("unfused_attention.info", 0.01, "share", "Advisor (issue #37 item 4): a saving under a few per cent of the "
-       "step is worth a mention, not a warning", "step time a fused attention kernel saves, as a share of the step"),
+    _t("unfused_attention.info", 0.01, "share", _MENTION, "step time a fused attention kernel saves, as a share of the "
+       "step"),
     _t("unfused_attention.warning", 0.05, "share", "stock overview's bar for a fix worth making (input >=5% of the "
        "step); the saving counts only kernels a fused kernel does not run, so it is a lower bound",
        "same metric, warning level"),

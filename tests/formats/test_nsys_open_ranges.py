@@ -12,25 +12,16 @@ after its last CUDA call.  Its closed ranges (``Tensor.cuda`` 1,265.46 ms: the c
 
 from __future__ import annotations
 
-import sqlite3
-
 import numpy as np
 import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tests.support.paths import FIXTURES
+from tests.support.sqlite_edits import query
 
 MMAGIC = FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"
 CENTERFORMER = FIXTURES / "nsys_windows" / "nvtx_only_centerformer.sqlite"
-
-
-def _raw(path, sql):
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +31,10 @@ def mmagic():
 
 def test_the_export_holds_ranges_ended_at_the_sessions_end():
     """The fixture's premise, from the SQLite alone: the open ranges end at the session's end, after everything else."""
-    (duration,), = _raw(MMAGIC, "SELECT duration FROM ANALYSIS_DETAILS")
-    (n,), = _raw(MMAGIC, f"SELECT count(*) FROM NVTX_EVENTS WHERE \"end\" = {duration}")
-    (last_os,), = _raw(MMAGIC, "SELECT max(\"end\") FROM OSRT_API")
-    (last_call,), = _raw(MMAGIC, "SELECT max(\"end\") FROM CUPTI_ACTIVITY_KIND_RUNTIME")
+    (duration,), = query(MMAGIC, "SELECT duration FROM ANALYSIS_DETAILS")
+    (n,), = query(MMAGIC, f"SELECT count(*) FROM NVTX_EVENTS WHERE \"end\" = {duration}")
+    (last_os,), = query(MMAGIC, "SELECT max(\"end\") FROM OSRT_API")
+    (last_call,), = query(MMAGIC, "SELECT max(\"end\") FROM CUPTI_ACTIVITY_KIND_RUNTIME")
     assert n == 1404
     assert duration - max(last_os, last_call) > 500_000_000  # ns: over half a second after the process's last call
 
@@ -59,7 +50,7 @@ def test_ranges_open_at_the_capture_end_end_with_the_process(mmagic):
 
 def test_control_ranges_the_program_closed_keep_their_ends(mmagic):
     """The ``Tensor.cuda`` range around the context's creation, closed by the program, keeps its 1,265.46 ms."""
-    rows = _raw(MMAGIC, "SELECT \"end\" - start FROM NVTX_EVENTS WHERE text LIKE '{''mod'': ''Tensor'', ''op'': ''cuda''%' "
+    rows = query(MMAGIC, "SELECT \"end\" - start FROM NVTX_EVENTS WHERE text LIKE '{''mod'': ''Tensor'', ''op'': ''cuda''%' "
                         "ORDER BY \"end\" - start DESC LIMIT 1")
     longest_ns = rows[0][0]
     h = mmagic.h
@@ -73,8 +64,8 @@ def test_control_ranges_the_program_closed_keep_their_ends(mmagic):
 def test_control_an_nvtx_only_windows_open_range_runs_to_the_capture_end():
     """With nothing but ranges in the window, nothing shows the process stopped first: ``find_centers`` keeps its
     66.4 ms to the capture's end."""
-    (duration,), = _raw(CENTERFORMER, "SELECT duration FROM ANALYSIS_DETAILS")
-    (start,), = _raw(CENTERFORMER, f"SELECT start FROM NVTX_EVENTS WHERE \"end\" = {duration}")
+    (duration,), = query(CENTERFORMER, "SELECT duration FROM ANALYSIS_DETAILS")
+    (start,), = query(CENTERFORMER, f"SELECT start FROM NVTX_EVENTS WHERE \"end\" = {duration}")
     t = read_trace(str(CENTERFORMER))
     h = t.h
     mine = h.name_mask(lambda n: n == "find_centers")

@@ -19,19 +19,12 @@ from tb_gpu_advisor.formats.nsys import layout, probe, reader
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.model.logdir import HostFile
 from tests.support.paths import SHARED_PROFILES
+from tests.support.sqlite_edits import query
 
 NSYS = SHARED_PROFILES / "nsys"
 H100 = NSYS / "h100_fsdp_window" / "h100_2gpu_1s.sqlite"
 REAL = sorted(NSYS.glob("*/*.sqlite")) if NSYS.is_dir() else []
 needs_real = pytest.mark.skipif(not REAL, reason=f"real Nsight exports not found in {NSYS}")
-
-
-def _sql(path, q):
-    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return con.execute(q).fetchall()
-    finally:
-        con.close()
 
 
 def _kernel_ms(d) -> float:
@@ -47,7 +40,7 @@ def _kernel_ms(d) -> float:
 def test_real_export_kernels_copies_and_calls_match_sql(path):
     t = reader.read_trace(str(path))
     assert t.format == "nsys" and t.framework_hint == "pytorch"
-    per_dev = {int(d): (n, ms) for d, n, ms in _sql(path, "SELECT deviceId, count(*), sum(end - start) / 1e6 "
+    per_dev = {int(d): (n, ms) for d, n, ms in query(path, "SELECT deviceId, count(*), sum(end - start) / 1e6 "
                                                         "FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY deviceId")}
     assert sorted(d.gpu for d in t.devices) == sorted(per_dev)
     for d in t.devices:
@@ -55,13 +48,13 @@ def test_real_export_kernels_copies_and_calls_match_sql(path):
         assert int(k.sum()) == per_dev[d.gpu][0]
         assert _kernel_ms(d) == pytest.approx(per_dev[d.gpu][1], abs=1e-6)
         assert (np.diff(d.start) >= 0).all()  # sorted, whatever the rows' order
-        copies = {int(n): b for n, b in _sql(path, f"SELECT count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY "
+        copies = {int(n): b for n, b in query(path, f"SELECT count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY "
                                                    f"WHERE deviceId = {d.gpu}")}
         is_copy = np.array([n.startswith("Memcpy") for n in d.names])[d.name]
         assert {int(is_copy.sum()): int(d.mem_bytes[is_copy].sum())} == copies
     # every runtime call is a host event, its version suffix gone
-    n_calls = _sql(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")[0][0]
-    n_ranges = _sql(path, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND end IS NOT NULL")[0][0]
+    n_calls = query(path, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME")[0][0]
+    n_ranges = query(path, "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND end IS NOT NULL")[0][0]
     assert len(t.h) == n_calls + n_ranges and len(t.ranges.idx) == n_ranges
     assert not any(re.search(r"_v\d{4,}$", n) for n in t.h.names)
     assert "cudaLaunchKernel" in t.h.names and "cudaLaunchKernel_v7000" not in t.h.names
@@ -86,8 +79,8 @@ def test_h100_window_copies_syncs_and_gpu_model():
     assert long == pytest.approx([428.42, 428.47], abs=0.01)
     assert any("GPU model: not in this export" in p for p in t.notes)
     # the window counts from the session's start (ANALYSIS_DETAILS.startTime), as Nsight's timeline does
-    start = _sql(H100, "SELECT startTime FROM ANALYSIS_DETAILS")[0][0]
-    first = min(_sql(H100, f"SELECT min(start) FROM {tb}")[0][0] for tb in
+    start = query(H100, "SELECT startTime FROM ANALYSIS_DETAILS")[0][0]
+    first = min(query(H100, f"SELECT min(start) FROM {tb}")[0][0] for tb in
                 ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "NVTX_EVENTS"))
     assert t.viewer_zero_ps == (start - first) * 1000
     assert t.capture_ms == pytest.approx(1000.0)  # the slice's window (DERIVED_WINDOW_NS), not the 296 s session
@@ -159,8 +152,8 @@ def test_correlation_ids_are_joined_within_their_process(tmp_path):
     launch thread is its own process's."""
     p = tmp_path / "job.sqlite"
     write(str(p), NsysJob(ranks=2))
-    ids = _sql(p, "SELECT DISTINCT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0")
-    ids1 = _sql(p, "SELECT DISTINCT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 1")
+    ids = query(p, "SELECT DISTINCT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 0")
+    ids1 = query(p, "SELECT DISTINCT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 1")
     assert set(ids) == set(ids1)  # they do collide
     t = reader.read_trace(str(p))
     rec = {}

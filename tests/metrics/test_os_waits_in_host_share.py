@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tests.support.intervals import union
+from tests.support.intervals import idle_within, union
 from tests.support.paths import FIXTURES
 
 MMAGIC = FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"
@@ -31,18 +31,7 @@ def _length(iv):
 
 def _minus(iv, cut):
     """The parts of the disjoint sorted intervals ``iv`` outside the disjoint sorted ``cut``."""
-    out = []
-    for a, b in iv:
-        t = a
-        for c, d in cut:
-            if d <= t or c >= b:
-                continue
-            if c > t:
-                out.append((t, c))
-            t = max(t, d)
-        if t < b:
-            out.append((t, b))
-    return out
+    return [part for a, b in iv for part in idle_within(cut, a, b)]
 
 
 def _waits_outside_calls_ms() -> tuple[float, float]:

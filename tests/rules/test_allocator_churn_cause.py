@@ -41,11 +41,7 @@ def _steps(free_in: str, n: int = 5) -> list[dict]:
                {**HOST, "cat": "cuda_runtime", "name": "cudaMalloc", "ts": t + 15, "dur": 300,
                 "args": {"correlation": corr}}]
         corr += 1
-        ev += [{**HOST, "cat": "cpu_op", "name": "aten::mm", "ts": t + 340, "dur": 30},
-               {**HOST, "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": t + 345, "dur": 10,
-                "args": {"correlation": corr}},
-               {**GPU, "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": t + 360, "dur": 300,
-                "args": {"correlation": corr, "device": 0, "stream": 7}}]
+        ev += kineto_doc.mm_launch(t + 340, corr, 300)
         corr += 1
         host_free = {**HOST, "cat": "cuda_runtime", "name": "cudaFree", "ts": t + 700, "dur": 100,
                      "args": {"correlation": corr}}

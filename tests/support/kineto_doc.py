@@ -11,6 +11,17 @@ A100 = {"id": 0, "name": "NVIDIA A100-SXM4-80GB", "computeMajor": 8, "computeMin
         "numSms": 108}
 
 
+def mm_launch(at: float, corr: int, kernel_us: float, kernel_at: float | None = None) -> list[dict]:
+    """One ``aten::mm`` the host launches at ``at`` (30 us, its ``cudaLaunchKernel`` 5 us in) and its SGEMM of
+    ``kernel_us`` on stream 7 of GPU 0, starting at ``kernel_at`` (20 us after the op by default), linked by ``corr``."""
+    host, gpu = {"ph": "X", "pid": 1, "tid": 1}, {"ph": "X", "pid": 0, "tid": 7}
+    return [{**host, "cat": "cpu_op", "name": "aten::mm", "ts": at, "dur": 30},
+            {**host, "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": at + 5, "dur": 10,
+             "args": {"correlation": corr}},
+            {**gpu, "cat": "kernel", "name": "ampere_sgemm_128x64_nn", "ts": at + 20 if kernel_at is None else kernel_at,
+             "dur": kernel_us, "args": {"correlation": corr, "device": 0, "stream": 7}}]
+
+
 def write(path: Path, events: list[dict]) -> Path:
     """``events`` as a Kineto trace of one A100 at ``path`` (its folder made)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1047,10 +1047,8 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
         _drop_one(r, kept, dropped, -1, cut, "; dropped the last step: it holds only the rest of the loop's last iteration")
-    tiled = ((r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source and kept.ids.size >= 2)
-             or (r.source == "gpu_busy_clusters" and kept.ids.size >= 3))  # bursts apart: tiled as well, and the
-    # others' spread to judge the last one by needs two tiles of them
-    short = _last_ends_at_own_work(kept) if tiled and int(kept.ids[-1]) == found - 1 else None
+    short = (_last_ends_at_own_work(kept) if r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source
+             and kept.ids.size >= 2 and int(kept.ids[-1]) == found - 1 else None)
     if short is not None:
         held, tiles = short
         _drop_one(r, kept, dropped, -1, f"partial: {held:,.2f} ms from its start to its own work's end, where every "

@@ -1068,3 +1068,117 @@ def _write_pipeline(job: Job, run: str) -> None:
 
 
 _WRITERS.update({"compiled": _write_compiled, "pipeline": _write_pipeline})
+
+
+# --------------------------------------------------------------- DeepEP's all-to-all beside fp8 grouped GEMMs (h37-randjobs8)
+# Drawn by ``random_form8_job`` (``scripts/randjobs.py --forms8``), a stream of its own: an MoE model's steps as
+# DeepSeek-V3's published H800 training profile runs them (h37-survey35's reading) -- per MoE layer an attention GEMM
+# and the router's gate on the compute stream, DeepEP's dispatch and combine (20 thread blocks, the SMs it keeps for
+# NVLink/RDMA) on a stream of their own, the experts' fp8 grouped GEMM (112 blocks) between them; with ``overlap`` two
+# micro-batches interleave (DualPipe's), the next one's dispatch running beside this one's GEMM.
+
+FORMS8 = ("deepep",)
+
+#: the kernels as DeepSeek's build names them (``dpsk::``), or open DeepEP's (``deep_ep::``), and DeepGEMM-like fp8
+#: grouped GEMMs as CUTLASS device kernels
+DEEPEP_GEMM = ("void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel>"
+               "(dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel::Params)")
+DEEPEP_ATTN = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"
+DEEPEP_GATE = "void cuda::clean_and_count_expert<512>(int*, int)"
+
+
+def _deepep_kernels(internode: bool, own_build: bool) -> tuple[str, str]:
+    ns = ("dpsk::ep::" if own_build else "deep_ep::") + ("internode" if internode else "intranode")
+    return (f"void {ns}::dispatch<false, 8, true, 8>(int4*, float*, long*, float*)",
+            f"void {ns}::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*, int4 const*)")
+
+
+def _form8_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    return {"steps": rng.randint(3, 12), "layers": rng.randint(1, 6), "micro": rng.choice((1, 2)),
+            "gemm_us": round(_log_uniform(rng, 20.0, 3000.0), 3), "a2a_us": round(_log_uniform(rng, 10.0, 3000.0), 3),
+            "attn_us": round(_log_uniform(rng, 10.0, 2000.0), 3), "train": rng.random() < 0.5,
+            "internode": rng.random() < 0.5, "own_build": rng.random() < 0.5,
+            "marker": rng.choice(("profiler_step", "profiler_step", "none")),
+            "loader_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 20.0, 20_000.0), 3)))}
+
+
+def random_form8_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS8` (its own stream of draws)."""
+    rng = random.Random(f"form8{seed}")
+    fmt = rng.choice(FORMS8)
+    return Job(seed, fmt, _form8_params(rng, fmt))
+
+
+def form8_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS8` with its writer's ``params``: a reduced job, written out in a test."""
+    if fmt not in FORMS8:
+        raise ValueError(f"not a form: {fmt}")
+    return Job(seed, fmt, dict(params))
+
+
+def _write_deepep(job: Job, run: str) -> None:
+    """``steps`` iterations of an MoE model on one H100 rank (a kernel trace with its host): per layer and
+    micro-batch (``micro``) the attention GEMM and the gate on the compute stream, DeepEP's dispatch on the
+    communication stream once the gate is done, the fp8 grouped GEMM (112 of 132 SMs) once its tokens arrived, the
+    combine after it; with 2 micro-batches the second's dispatch runs beside the first's GEMM.  Training runs the
+    layers again for the backward (the all-to-alls swapped).  Every iteration reads its loss back.  Truth: the
+    iterations, their period, and what the work is by construction -- the all-to-all a collective, the GEMMs on
+    Tensor Cores (``no_rules``: no mixed-precision or Tensor Core advice), and the grouped GEMM's SMs left idle only
+    while it ran with no all-to-all beside it (``small_grid_bound_ms``: no small-grid saving beyond its time alone)."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    dispatch, combine = _deepep_kernels(p["internode"], p["own_build"])
+    comm = T.NCCL_STREAM
+    starts: list[float] = []
+    gemms: list[tuple[float, float]] = []
+    a2a: list[tuple[float, float]] = []
+    gates: list[tuple[float, float]] = []  # the router's small kernels (64 blocks): their time counts in the bound
+
+    def moe_layer(first: str, second: str) -> None:
+        for _ in range(p["micro"]):
+            r.kernel("aten::mm", DEEPEP_ATTN, p["attn_us"], launch_us=8.0)
+        gate_end = []
+        for _ in range(p["micro"]):
+            gates.append(r.kernel("moe::gate", DEEPEP_GATE, 4.0, launch_us=6.0, grid=(64, 1, 1)))
+            gate_end.append(gates[-1][1])
+        sent = [r.kernel("deep_ep::dispatch", first, p["a2a_us"], launch_us=9.0, stream=comm, grid=(20, 1, 1),
+                         not_before=g) for g in gate_end]
+        a2a.extend(sent)
+        done = []
+        for s in sent:
+            done.append(r.kernel("dpsk::grouped_gemm", DEEPEP_GEMM, p["gemm_us"], launch_us=9.0, grid=(112, 1, 1),
+                                 not_before=s[1]))
+            gemms.append(done[-1])
+        for d in done:
+            a2a.append(r.kernel("deep_ep::combine", second, p["a2a_us"], launch_us=9.0, stream=comm,
+                                grid=(20, 1, 1), not_before=d[1]))
+        r.streams[T.COMPUTE_STREAM] = max(r.streams[T.COMPUTE_STREAM], r.streams[comm])  # the next layer waits
+
+    for n in range(2, 2 + p["steps"]):
+        starts.append(r.host_us)
+        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] == "profiler_step" else None
+        r.host_us += 5.0
+        r.step_kernels = []
+        if p["loader_us"]:
+            r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+        for _ in range(p["layers"]):
+            moe_layer(dispatch, combine)
+        if p["train"]:
+            for _ in range(p["layers"]):
+                moe_layer(combine, dispatch)
+            r.kernel("aten::_foreach_add_", T.SGD_BF16, 20.0, launch_us=8.0)
+        r.sync("aten::item")
+        r.host_us += 5.0
+        if mark is not None:
+            _close_mark(r, {"marker": "profiler_step"}, n, mark)
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    period = [b - a for a, b in zip(starts, starts[1:])]
+    alone = sum(max(0.0, (e - s) - sum(max(0.0, min(e, b) - max(s, a)) for a, b in a2a)) for s, e in gemms + gates)
+    TRUTH[job.seed] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
+                       "kind": "training" if p["train"] else "inference",
+                       "no_rules": ("mixed_precision_off", "tensor_core_unused"),
+                       "small_grid_bound_ms": alone / p["steps"] / 1e3}
+
+
+_WRITERS.update({"deepep": _write_deepep})

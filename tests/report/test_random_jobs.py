@@ -418,7 +418,10 @@ def test_a_read_of_device_values_is_never_the_step():
     assert h.steps["source"] == "annotation_spans" and "np.asarray" not in h.steps["note"], h.steps["note"]
     rows = [x for x in h.step_rows.rows() if x.gpu is None]
     # main: the reads were the steps -- the last a 76 us D2H copy alone, and the sync wait 5.0 ms "in a 3.8 ms step"
-    assert len(rows) == 4 and all(x.breakdown["device_compute"] > 0 for x in rows), rows
+    assert h.steps["found"] == 4 and all(x.breakdown["device_compute"] > 0 for x in rows), rows
+    # the last execution's step ends at its own work, with no read-back and next launch after it: partial for the mean
+    # (h37-randjobs8), so 3 of the 4 are kept
+    assert len(rows) == 3 and "its own work's end" in h.steps["dropped"][-1]["reason"], h.steps["dropped"]
     assert not laws_broken(r)
 
 

@@ -38,6 +38,14 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if not truth or truth.get("steps", 0) < 2:
         return []
     h = report.hosts[0]
+    out = [f"truth: `{f.rule}` on work that by construction does not need it" for f in h.findings
+           if f.rule in truth.get("no_rules", ())]
+    bound = truth.get("small_grid_bound_ms")
+    out += [f"truth: small_grid saves {f.saving.ms_per_step:.4g} ms a step, its kernels ran alone {bound:.4g} ms"
+            for f in h.findings if bound is not None and f.rule == "small_grid" and f.saving is not None
+            and f.saving.ms_per_step > bound * 1.001 + 1e-6]
+    if out:
+        return out
     found = h.steps.get("found") if h.steps else None
     ran = truth["steps"]
     if found != ran and not (ran == 2 and found == 0):

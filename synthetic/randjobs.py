@@ -37,6 +37,7 @@ import math
 import os
 import random
 from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 from synthetic import nsysexport as N
@@ -634,6 +635,14 @@ def _form_params(rng: random.Random, fmt: str) -> dict[str, Any]:
 FORMS = ("nsys", "nsys_lost", "kineto_lost", "nsys_host_loop", "nsys_xla_loop", "jax_programs")
 
 
+def _reduced_job(forms: Sequence[str], fmt: str, seed: int, params: dict[str, Any]) -> Job:
+    """A job of form ``fmt`` with these writer ``params``, refused with a clear error where ``fmt`` is none of
+    ``forms``: the one check every ``formN_job`` makes before a test writes its reduced job out."""
+    if fmt not in forms:
+        raise ValueError(f"not a form: {fmt}")
+    return Job(seed, fmt, params)
+
+
 def random_form_job(seed: int) -> Job:
     """The job of ``seed`` among the forms real captures show that the other draws never make (its own stream of
     draws: ``random_job``'s and ``random_xplane_job``'s seeds are unchanged)."""
@@ -695,9 +704,7 @@ def replace_us(k: Any, scale: float) -> Any:
 
 def form_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS` with its writer's ``params``: a reduced job, written out in a test."""
-    if fmt not in FORMS:
-        raise ValueError(f"not a form: {fmt}")
-    return Job(seed, fmt, dict(params))
+    return _reduced_job(FORMS, fmt, seed, dict(params))
 
 
 #: The smallest JAX job: one host, 4 steps of the 4-layer bf16 MLP, no marker, nothing read back.
@@ -830,9 +837,7 @@ def random_form5_job(seed: int) -> Job:
 def form5_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS5`: a Kineto form is :data:`KINETO_BASE` with ``params``; the others take their
     writer's ``params``."""
-    if fmt not in FORMS5:
-        raise ValueError(f"not a form: {fmt}")
-    return Job(seed, fmt, {**KINETO_BASE, **params} if fmt.startswith("kineto_") else dict(params))
+    return _reduced_job(FORMS5, fmt, seed, {**KINETO_BASE, **params} if fmt.startswith("kineto_") else dict(params))
 
 
 def _write_amd(job: Job, run: str) -> None:
@@ -899,9 +904,36 @@ def random_form7_job(seed: int) -> Job:
 
 def form7_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS7` with its writer's ``params``: a reduced job, written out in a test."""
-    if fmt not in FORMS7:
-        raise ValueError(f"not a form: {fmt}")
-    return Job(seed, fmt, dict(params))
+    return _reduced_job(FORMS7, fmt, seed, dict(params))
+
+
+def _begin_step(r: Any, p: dict[str, Any], n: int, starts: list[float]) -> Any:
+    """Open iteration ``n`` on the host of a Kineto writer ``r``: its start noted in ``starts``, the
+    ``ProfilerStep#n`` marker where the job draws one (returned, to be closed by the caller, else None), and the
+    DataLoader's fetch where the job loads input -- the same opening for every form that steps a Kineto loop."""
+    starts.append(r.host_us)
+    mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] == "profiler_step" else None
+    r.host_us += 5.0
+    r.step_kernels = []
+    if p["loader_us"]:
+        r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+    return mark
+
+
+def _end_step(r: Any, n: int, mark: Any) -> None:
+    """Close iteration ``n`` as every stepped Kineto form does: the loss read back, the marker closed."""
+    r.sync("aten::item")
+    r.host_us += 5.0
+    if mark is not None:
+        _close_mark(r, {"marker": "profiler_step"}, n, mark)
+
+
+def _write_kineto_loop(r: Any, run: str, starts: list[float]) -> list[float]:
+    """Write writer ``r``'s trace into ``run`` under the worker's name and return the iterations' periods (us),
+    from which the form's truth takes its step time."""
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    return [b - a for a, b in zip(starts, starts[1:])]
 
 
 def _write_rocprof_kernels(job: Job, run: str) -> None:
@@ -969,12 +1001,7 @@ def _write_compiled(job: Job, run: str) -> None:
     fwd = [(T.GEMM_FWD, g_us)] + [(n, k_us) for n in INDUCTOR_FWD]
     bwd = [(T.GEMM_BWD[0], g_us), (T.GEMM_BWD[1], g_us)] + [(n, k_us) for n in INDUCTOR_BWD]
     for n in range(2, 2 + p["steps"]):
-        starts.append(r.host_us)
-        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] == "profiler_step" else None
-        r.host_us += 5.0
-        r.step_kernels = []
-        if p["loader_us"]:
-            r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+        mark = _begin_step(r, p, n, starts)
         graph_call("f", fwd * p["layers"])
         if p["train"]:
             graph_call("b", bwd * p["layers"])
@@ -982,13 +1009,8 @@ def _write_compiled(job: Job, run: str) -> None:
             t = r.host_us
             r.kernel("aten::_foreach_add_", T.SGD_BF16, k_us, launch_us=8.0)
             opt["dur"] = round(r.host_us - t, 3)
-        r.sync("aten::item")
-        r.host_us += 5.0
-        if mark is not None:
-            _close_mark(r, {"marker": "profiler_step"}, n, mark)
-    stamp = T.BASE_NS + int(T.T0_US * 1000)
-    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
-    period = [b - a for a, b in zip(starts, starts[1:])]
+        _end_step(r, n, mark)
+    period = _write_kineto_loop(r, run, starts)
     TRUTH[job.seed] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
                        "kind": "training" if p["train"] else "inference",
                        "not_program": ("## Call CompiledFxGraph", "AOTDispatcher", "Torch-Compiled Region")}
@@ -1111,9 +1133,7 @@ def random_form8_job(seed: int) -> Job:
 
 def form8_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS8` with its writer's ``params``: a reduced job, written out in a test."""
-    if fmt not in FORMS8:
-        raise ValueError(f"not a form: {fmt}")
-    return Job(seed, fmt, dict(params))
+    return _reduced_job(FORMS8, fmt, seed, dict(params))
 
 
 def _write_deepep(job: Job, run: str) -> None:
@@ -1155,25 +1175,15 @@ def _write_deepep(job: Job, run: str) -> None:
         r.streams[T.COMPUTE_STREAM] = max(r.streams[T.COMPUTE_STREAM], r.streams[comm])  # the next layer waits
 
     for n in range(2, 2 + p["steps"]):
-        starts.append(r.host_us)
-        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] == "profiler_step" else None
-        r.host_us += 5.0
-        r.step_kernels = []
-        if p["loader_us"]:
-            r.cpu(T.DATALOADER, p["loader_us"], cat="user_annotation")
+        mark = _begin_step(r, p, n, starts)
         for _ in range(p["layers"]):
             moe_layer(dispatch, combine)
         if p["train"]:
             for _ in range(p["layers"]):
                 moe_layer(combine, dispatch)
             r.kernel("aten::_foreach_add_", T.SGD_BF16, 20.0, launch_us=8.0)
-        r.sync("aten::item")
-        r.host_us += 5.0
-        if mark is not None:
-            _close_mark(r, {"marker": "profiler_step"}, n, mark)
-    stamp = T.BASE_NS + int(T.T0_US * 1000)
-    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
-    period = [b - a for a, b in zip(starts, starts[1:])]
+        _end_step(r, n, mark)
+    period = _write_kineto_loop(r, run, starts)
     alone = sum(max(0.0, (e - s) - sum(max(0.0, min(e, b) - max(s, a)) for a, b in a2a)) for s, e in gemms + gates)
     TRUTH[job.seed] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
                        "kind": "training" if p["train"] else "inference",

@@ -20,7 +20,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
-from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -170,7 +170,7 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     comp = d.kind == devices.KIND_KERNEL
     cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
     open_ = ge > gs
-    busy = _covered(cs, ce, gs, np.maximum(ge, gs)) if cs.size else np.zeros(gs.shape)
+    busy = time_within(cs, ce, gs, np.maximum(ge, gs)) if cs.size else np.zeros(gs.shape)
     k_starts = np.sort(d.start[comp].astype(np.int64))
     between = np.searchsorted(k_starts, s[1:], side="left") - np.searchsorted(k_starts, s[:-1], side="right")
     linked = ((st[1:] == st[:-1]) & (between <= int(T("comm.paced_kernels_between")))
@@ -1273,7 +1273,7 @@ def _held_in(iv: dict, win: np.ndarray) -> np.ndarray:
     s, e = union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64),
                            np.concatenate([p[1] for p in parts]).astype(np.int64))
     s, e = np.asarray(s, np.int64), np.asarray(e, np.int64)
-    return _covered(s, e, win[:, 0].astype(np.int64), win[:, 1].astype(np.int64)) / PS_PER_MS
+    return time_within(s, e, win[:, 0].astype(np.int64), win[:, 1].astype(np.int64)) / PS_PER_MS
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -1473,7 +1473,7 @@ def range_time_by(ctx: Context, g: GpuCtx, parts: dict[str, tuple[np.ndarray, np
         run_end = np.maximum.accumulate(e[a:b])
         outer[a + 1:b] = s[a + 1:b] >= run_end[:-1]
     cand, s, e, line = cand[outer], s[outer], e[outer], line[outer]
-    each = {k: (_covered(a, b, s, e) / PS_PER_MS if a.size else np.zeros(s.size)) for k, (a, b) in parts.items()}
+    each = {k: (time_within(a, b, s, e) / PS_PER_MS if a.size else np.zeros(s.size)) for k, (a, b) in parts.items()}
     ms_each = sum(each.values())
     if not (ms_each > 0).any():
         return {}
@@ -1485,17 +1485,6 @@ def range_time_by(ctx: Context, g: GpuCtx, parts: dict[str, tuple[np.ndarray, np
     return {h.names[i]: {k: float(v[i]) for k, v in per.items()} for i in np.flatnonzero(totals > 0).tolist()}
 
 
-def _covered(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """ps of the stretches ``(i0, i1)`` (sorted, disjoint) inside each ``[s, e)``, as float64: the stretches' running
-    total at ``e`` less the one at ``s``."""
-    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
-
-    def before(t: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(i0, t, side="right")  # stretches starting at or before t
-        part = np.minimum(t, i1[np.maximum(k - 1, 0)]) - i0[np.maximum(k - 1, 0)]
-        return acc[k - 1 + (k == 0)] * (k > 0) + np.where(k > 0, np.maximum(part, 0), 0)
-
-    return (before(e) - before(s)).astype(np.float64)
 
 
 def _outer_waits(ctx: Context) -> np.ndarray:
@@ -1619,7 +1608,7 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
             continue
         a0, a1 = i0[mine].astype(np.int64), i1[mine].astype(np.int64)
         s, e = w.start[calls].astype(np.int64), w.end[calls].astype(np.int64)
-        ms = _covered(a0, a1, s, e) / PS_PER_MS
+        ms = time_within(a0, a1, s, e) / PS_PER_MS
         hit = ms > 0
         if not hit.any():
             continue

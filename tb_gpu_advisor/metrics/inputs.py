@@ -15,7 +15,7 @@ import numpy as np
 from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
 from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import time_within, union_intervals
 
 #: How many ops of the untraced input time are named.
 TOP_OPS = 5
@@ -58,14 +58,7 @@ def _frames_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], pre: tuple[np
     if not rows.size:
         return [], []
     s, e = fr.start[rows].astype(np.int64), fr.end[rows].astype(np.int64)
-    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
-
-    def before(t: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(i0, t, side="right")
-        kk = np.maximum(k - 1, 0)
-        return np.where(k > 0, acc[kk] + np.clip(t - i0[kk], 0, (i1 - i0)[kk]), 0)
-
-    inside = (before(e) - before(s)).astype(np.float64)
+    inside = time_within(i0, i1, s, e)
     line = fr.line[rows].astype(np.int64)
     busiest = int(np.argmax(np.bincount(line - line.min(), weights=inside))) + int(line.min())
     mine = (line == busiest) & (inside > 0)
@@ -76,12 +69,12 @@ def _frames_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], pre: tuple[np
            for i in np.flatnonzero(totals > 0).tolist()]
     out = sorted(out, key=lambda x: -x[1])[:TOP_OPS]
     top = int(np.argmax(totals))
-    return out, _within(ctx, rows[fr.name[rows] == top], before, n)
+    return out, _within(ctx, rows[fr.name[rows] == top], (i0, i1), n)
 
 
-def _within(ctx: Context, tops: np.ndarray, before, n: int) -> list[tuple[str, float]]:  # noqa: ANN001
+def _within(ctx: Context, tops: np.ndarray, lead: tuple[np.ndarray, np.ndarray], n: int) -> list[tuple[str, float]]:
     """The frames directly inside the frames ``tops`` (one name's, one thread's): (name, ms per step inside the
-    lead -- ``before``, the lead's running total), longest first: what the longest frame holding the lead spends its
+    lead -- ``lead``, its stretches), longest first: what the longest frame holding the lead spends its
     time in (TimeSformer's ``preprocess``: the image processor 178 ms, PyAV decoding 36 ms)."""
     fr = ctx.trace.spans
     if not tops.size:
@@ -102,7 +95,7 @@ def _within(ctx: Context, tops: np.ndarray, before, n: int) -> list[tuple[str, f
     if not kids:
         return []
     c = np.concatenate(kids)
-    inside = (before(e[c]) - before(s[c])).astype(np.float64)
+    inside = time_within(lead[0], lead[1], s[c], e[c])
     totals = np.bincount(fr.name[c].astype(np.int64), weights=inside)
     names = ctx.h.names
     out = [(names[i], per_step(float(totals[i]) / PS_PER_MS, n)) for i in np.flatnonzero(totals > 0).tolist()]
@@ -138,15 +131,7 @@ def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[
     if not i0.size or not work.size:
         return []
     s, e = h.start[work].astype(np.int64), h.end[work].astype(np.int64)
-    # the part of each event inside the spans: the spans' running total at its end less the one at its start
-    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
-
-    def before(t: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(i0, t, side="right")
-        part = np.clip(t - i0[np.maximum(k - 1, 0)], 0, (i1 - i0)[np.maximum(k - 1, 0)])
-        return np.where(k > 0, acc[np.maximum(k - 1, 0)] + part, 0)
-
-    inside = (before(e) - before(s)).astype(np.float64)
+    inside = time_within(i0, i1, s, e)  # the part of each event inside the spans
     # an event around a whole step (``record_function`` over its body) is outermost over every op and names none
     keep = inside > 0
     keep[keep] = ~around_step_work(ctx, np.zeros((0, 2), np.int64), work[keep])

@@ -295,6 +295,20 @@ def union_intervals(start: np.ndarray, end: np.ndarray, *, merge_touching: bool 
     return us, ue
 
 
+def time_within(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """The time of the stretches ``(i0, i1)`` (sorted, disjoint, as :func:`union_intervals` gives them) inside each
+    ``[s, e)``, as float64: the stretches' running total at ``e`` less the one at ``s`` -- one sum per event, however
+    many stretches it spans."""
+    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
+
+    def before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(i0, t, side="right")  # stretches starting at or before t
+        kk = np.maximum(k - 1, 0)
+        return np.where(k > 0, acc[kk] + np.clip(t - i0[kk], 0, (i1 - i0)[kk]), 0)
+
+    return (before(e) - before(s)).astype(np.float64)
+
+
 def add_intervals(us: np.ndarray, ue: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``union_intervals(concatenate([us, s]), concatenate([ue, e]))`` where ``(us, ue)`` is already a union
     (:func:`union_intervals`' output: sorted, disjoint, apart) and ``(s, e)`` is a few intervals more.

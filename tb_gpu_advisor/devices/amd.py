@@ -50,9 +50,33 @@ def gfx_id(text: str | None) -> str | None:
     return m.group(0).lower() if m else None
 
 
+#: vLLM's ROCm paged attention (vllm-project/vllm csrc/rocm/attention.cu, the ``ll4mi`` family): its ``QKV`` kernels
+#: multiply the query heads of one KV head (``GQA_RATIO`` rows) by the keys and the probabilities by the values on MFMA
+#: -- ``paged_attention_ll4mi_QKV_kernel`` on ``__builtin_amdgcn_mfma_f32_4x4x4f16`` / ``4x4x4bf16_1k`` (the form the
+#: kept ``wild/vllm_rpd_fp8`` runs), its successors naming the instruction (``..._QKV_mfma16_kernel``,
+#: ``_mfma4_kernel``).  Its ``reduce`` kernel merges the partitions (a reduction, no MFMA).
+_VLLM_ROCM_ATTENTION = r"ll4mi_QKV"
+#: Where a vLLM kernel's template names its KV cache's type (``(vllm::Fp8KVCacheDataType)1``, Itanium
+#: ``N4vllm18Fp8KVCacheDataType``): the template arguments before it are the query's and the cache's element types.
+_KV_CACHE_ENUM = re.compile(r"\(?(?:vllm::|N4vllm18)Fp8KVCacheDataType")
+
+
+def vllm_attention_input(name: str) -> str | None:
+    """The part of a vLLM ROCm attention kernel's name (``_VLLM_ROCM_ATTENTION``) that names its query's element type,
+    before its KV cache's (``paged_attention_ll4mi_QKV_kernel<_Float16, unsigned char, (vllm::Fp8KVCacheDataType)1,
+    ...>``), None for any other kernel.  Why: an fp8 cache is widened to the query's type before the MFMAs
+    (csrc/rocm/attention.cu: ``scaled_convert_b8x8`` feeds ``gcn_mfma_instr<scalar_t, ...>``), so the kernel computes
+    in that type; the enum's ``Fp8`` made it read fp8, its ``unsigned char`` cache would read int8."""
+    h = head(name)
+    m = _KV_CACHE_ENUM.search(h)
+    if not m or not re.search(_VLLM_ROCM_ATTENTION, h[:m.start()]):
+        return None
+    return h[:m.start()]
+
+
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
-_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)", re.I)
+_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)|" + _VLLM_ROCM_ATTENTION, re.I)
 #: A matmul/convolution by what its name says the kernel does, never by its library alone: MIOpen and Composable Kernel
 #: also ship batch norm (``MIOpenBatchNormFwdTrainSpatial``), pooling, activations (``MIOpenNeuronFwd``), softmax and
 #: tensor ops, and a ``ck_tile::`` type may sit in any kernel's template arguments.  Tensile GEMMs (``Cijk_``); any
@@ -63,7 +87,7 @@ _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::
 #: solvers (``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``, ``miopenGcnAsmConv1x1U``,
 #: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.
 _GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd|conv_wrw|grouped_conv|naive_conv|"
-                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd", re.I)
+                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd|" + _VLLM_ROCM_ATTENTION, re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
 #: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so

@@ -61,9 +61,11 @@ def _dot_on_matrix_units(name: str) -> bool:
 def matrix_unit_unknown_one(name: str) -> bool:
     """Whether the kernel runs on matrix units is unknown: its name claims them (a program's own WMMA / MMA kernel,
     ``gemm_tensorcore``) but is no vendor library's family, or it is a Triton ``tl.dot`` kernel whose name gives no
-    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way) -- only its
+    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way), or an assembly kernel
+    shipped without source (aiter's paged attention, ``amd.aiter_paged_attention_one``) -- only its
     instructions could tell, so the Tensor Core rules neither count it as using them nor as missing them."""
-    return nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+    return (nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+            or amd.aiter_paged_attention_one(name))
 
 
 def matrix_unit_claimed_one(name: str) -> bool:

@@ -306,6 +306,22 @@ def aiter_asm_narrow_input(name: str) -> bool:
     return aiter_asm_one(name) and bool(_AITER_NARROW_INPUT.search(plain_mangled_name(head(name))))
 
 
+#: aiter's paged-attention assembly (ROCm/aiter hsa/gfx942/pa/pa_asm.csv @372db6e5: columns qType, kvType, Gqa ->
+#: ``_ZN5aiter31pa_bf16_pertokenFp8_gqa8_2tg_4wE``, ``_ZN5aiter42PA_A16W8_BLK1024_1TG_4W_16mx1_64nx4_MTP_PSE``): decode
+#: attention over a paged KV cache whose ``gqa<N>`` query heads sharing one KV head are the rows multiplied by the
+#: keys -- matrix work, so its time is matmul time; the code objects are shipped without source, so whether their
+#: products run on MFMA is unknown (never counted as a miss).  The first dtype word is the query's (``qType``), the
+#: ``pertokenFp8`` the cache's (``kvType``).  Seen: public MI300X/MI355X serving write-ups (find_string
+#: 'pa_bf16_pertokenFp8').
+_AITER_PAGED_ATTENTION = re.compile(r"aiter::(?:pa|PA)_")
+
+
+def aiter_paged_attention_one(name: str) -> bool:
+    """An aiter paged-attention assembly kernel (``_AITER_PAGED_ATTENTION``): matmul work, matrix units unknown."""
+    own = plain_mangled_name(head(name))
+    return bool(own) and bool(_AITER_PAGED_ATTENTION.match(own))
+
+
 def aiter_asm_one(name: str) -> bool:
     """An aiter assembly GEMM or attention kernel (``_AITER_ASM``), by its plain mangled name."""
     own = plain_mangled_name(head(name))
@@ -323,7 +339,7 @@ def matrix_core_one(name: str) -> bool:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel, MIOpen or aiter's assembly, by
     what its name says it computes (``_GEMM``, ``_AITER_ASM``): MIOpen's batch norm is MIOpen's, and no convolution."""
-    return bool(_GEMM.search(head(name))) or aiter_asm_one(name)
+    return bool(_GEMM.search(head(name))) or aiter_asm_one(name) or aiter_paged_attention_one(name)
 
 
 #: Composable Kernel's attention backward helpers (``ck_tile::FmhaBwdOGradDotOKernel``: the row-wise dot of dO and O, a

@@ -64,7 +64,8 @@ def test_the_corpus_covers_every_family_it_names():
     groups = [ln.split(":", 1)[0][len("# group "):] for ln in CORPUS.read_text(encoding="utf-8").splitlines()
               if ln.startswith("# group ")]
     assert {"fa3", "fa4", "fa2", "flashinfer", "cudnn", "ck", "aiter", "deepgemm", "cutlass3", "quant", "inductor", "tritonlib",
-            "comm", "tritonattn", "tritonmoe", "norm", "aiterasm", "rocmskinny"} <= set(groups)
+            "comm", "tritonattn", "tritonmoe", "norm", "aiterasm", "rocmskinny", "datamove", "vllmrocm", "aiterpa", "sage",
+            "cutedsl", "normapply"} <= set(groups)
     assert len(ROWS) >= 70
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor import devices, frameworks
-from tests.devices.test_kernel_corpus import reading
+from tests.support.kernel_reading import reading
 
 #: The DeepSeek transpose (h37-survey35, an H800) and its GEMM library's real GEMM beside it (the same namespace).
 DPSK_TRANSPOSE = "void dpsk::grouped_gemm::cuda::utils::transpose<512, 128, 4, 4>(unsigned char const*, unsigned char*, int)"

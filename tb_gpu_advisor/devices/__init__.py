@@ -46,7 +46,7 @@ def attention_helper_one(name: str) -> bool:
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name: a vendor library's
     family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``)."""
-    if attention_helper_one(name):
+    if attention_helper_one(name) or nvidia.data_movement_one(name):
         return False
     return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name)
 
@@ -54,15 +54,18 @@ def tensor_core_one(name: str) -> bool:
 def _dot_on_matrix_units(name: str) -> bool:
     """A Triton ``tl.dot`` kernel (``triton.dot_kernel_one``) of a dtype every matrix unit takes (16 bits or fewer):
     Triton lowers such a dot to ``mma``/``wgmma``/MFMA whatever the GPU (only an fp32 dot may stay on the CUDA cores)."""
-    return triton.dot_kernel_one(name) and PRECISIONS[precision_one(name)] in LOW_PRECISIONS
+    return triton.dot_kernel_one(name) and (PRECISIONS[precision_one(name)] in LOW_PRECISIONS
+                                            or triton.quantized_dot_one(name))
 
 
 def matrix_unit_unknown_one(name: str) -> bool:
     """Whether the kernel runs on matrix units is unknown: its name claims them (a program's own WMMA / MMA kernel,
     ``gemm_tensorcore``) but is no vendor library's family, or it is a Triton ``tl.dot`` kernel whose name gives no
-    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way) -- only its
+    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way), or an assembly kernel
+    shipped without source (aiter's paged attention, ``amd.aiter_paged_attention_one``) -- only its
     instructions could tell, so the Tensor Core rules neither count it as using them nor as missing them."""
-    return nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+    return (nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+            or amd.aiter_paged_attention_one(name))
 
 
 def matrix_unit_claimed_one(name: str) -> bool:
@@ -84,6 +87,9 @@ def precision_one(name: str) -> int:
     ``ck::f8_fnuz_t, ck::f8_fnuz_t, float, float``), so the library's own input type, where it names one, wins."""
     if amd.aiter_asm_narrow_input(name):  # its output type is named first (``fmoe_bf16_pertokenFp8_...``)
         return P_FP8
+    query = amd.vllm_attention_input(name)  # the query's type, before the KV cache's (widened to it for the MFMAs)
+    if query is not None:
+        return precision_one(query)
     p = nvidia.precision_one(name)
     if p not in (P_UNKNOWN, P_FP32):
         return p
@@ -92,8 +98,10 @@ def precision_one(name: str) -> int:
 
 
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper."""
-    return (any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)) and not attention_helper_one(name)
+    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper nor a kernel whose own
+    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace)."""
+    return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name))
+            and not attention_helper_one(name) and not nvidia.data_movement_one(name))
 
 
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
@@ -393,6 +401,14 @@ _NORM_APPLIES = re.compile(r"elementwise|transform_input|elemt|invstd|update_sta
                            r"SpatialNorm\b", re.I)
 
 
+def normalization_apply_one(name: str) -> bool:
+    """A normalization kernel that only applies the statistics it was given (``_NORM_APPLIES``): ATen's
+    ``batch_norm_transform_input_kernel`` computes ``(x - mean) * invstd * weight + bias`` per element, one pass over
+    the tensor and no reduction -- element-wise work, whatever the words of its name (h37-kernfam3 left it "other")."""
+    h = head(name)
+    return bool(_NORMALIZATION.search(h)) and bool(_NORM_APPLIES.search(h))
+
+
 def normalization_one(name: str) -> bool:
     """A normalization kernel that reduces rows or channels to their statistics (``_NORMALIZATION``, cuDNN's
     ``nvidia.normalization_one``), not one that only applies them (``_NORM_APPLIES``)."""
@@ -469,7 +485,7 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
     helper = attention_helper_kind(name) or kind
     if helper:
         return helper
-    if elementwise:
+    if elementwise or normalization_apply_one(name):
         return "elementwise"
     if REDUCTION.search(head(name)) or normalization_one(name):
         return "reduction"

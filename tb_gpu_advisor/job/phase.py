@@ -434,8 +434,8 @@ def _unrecorded_context(trace: Trace, ctx: np.ndarray) -> tuple[np.ndarray, np.n
     Why: the assumption was that start-up is only what runs inside a recorded runtime call.  Nsight skips some calls
     (``CUDA_SKIP_SOME_API_CALLS``), and PyTorch's ``.cuda()`` creates the primary context through calls it does not
     record: in a real A100 export (mmagic's one forward pass under PyProf) the first ``Tensor.cuda`` takes 1,265 ms
-    of which 971 ms is the thread's ``ioctl`` (652 calls, up to 215 ms each) and its next recorded call,
-    ``cudaStreamIsCapturing``, takes 14 us -- the context existed by then.  Between a runtime's start-up and its next
+    of which 965 ms is the thread's ``ioctl`` (604 calls, up to 215 ms each; 652 in 971 ms from the start-up call on)
+    and its next recorded call, ``cudaStreamIsCapturing``, takes 14 us -- the context existed by then.  Between a runtime's start-up and its next
     call, the driver is what enters its kernel module; that was booked as the host's own work.  Only the driver's
     calls are taken, not the whole gap: the program may run its own code there (this one built its model and
     printed it), and the OS trace does not say what the thread did between two of its calls."""

@@ -6,8 +6,8 @@ The wrong assumption: start-up is only what runs inside a recorded runtime call.
 record.  Truth read off the raw SQLite of ``tests/fixtures/wild/mmagic_a100_pyprof_forward/net.sqlite`` (one forward
 pass under PyProf's NVTX on an A100, traced from the process's start with ``-t cuda,nvtx,osrt``): the launching
 thread's runtime initialises (``cuModuleGetLoadingMode``), its next recorded call (``cudaStreamIsCapturing``) takes
-14 us, and between the two the thread sits 971 ms in the driver's ``ioctl`` -- inside the first ``Tensor.cuda``
-range (1,265 ms), with no runtime call around it.  Main booked that time as the host's own work (a host-bound note
+14 us, and between the two the thread sits 971 ms in the driver's ``ioctl`` -- 965 ms of it inside the first
+``Tensor.cuda`` range (1,265 ms) --, with no runtime call around it.  Main booked that time as the host's own work (a host-bound note
 naming "`ioctl` 1.01 s"); the cold start counted 981.5 ms.
 
 Generated: ``synthetic.nsysexport.write_unrecorded_context``, the context's ``ioctl`` and the program's own mid-run

@@ -184,6 +184,9 @@ INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", 
               "miopenCreate", "hipGraphInstantiate", "hipInit")
 #: Calls the HIP runtime makes only while it initialises (see ``nvidia.RUNTIME_INIT_CALLS``): none known yet.
 RUNTIME_INIT_CALLS: tuple[str, ...] = ()
+#: The OS calls through which ROCm's thunk (libhsakmt) talks to the kernel driver: ``ioctl`` on ``/dev/kfd`` and the
+#: render nodes (see ``nvidia.DRIVER_OS_CALLS``).
+DRIVER_OS_CALLS = ("ioctl",)
 #: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).
 JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
 #: Calls that open a run-time link of code just generated (see ``nvidia.LINK_START_CALLS``).

@@ -1151,8 +1151,10 @@ def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ..
 FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))
 
 #: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
-#: gradient accumulation (PyTorch 1.8 to 2.x spellings).
+#: gradient accumulation (PyTorch 1.8 to 2.x spellings); the program's own ``loss.backward()`` as PyProf and DLProf
+#: name the call (``{'mod': 'Tensor', 'op': 'backward'}``: ``Tensor.backward``).
 _TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
+                       r"^Tensor\.backward$|"
                        r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
                        # DDP exists to reduce gradients; FSDP also shards a model run forward only (FastVideo's
                        # text encoder on two H100s: pre_forward / post_forward and no backward), so only its

@@ -345,6 +345,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if fw.id == "pytorch" and any(n.startswith("aten::") for n in used):
         return Kind("inference", "medium", "ATen ops ran but no backward pass (autograd's `*Backward` nodes) and no "
                                            "optimizer step: a forward pass")
+    recorded = _recorded_ops_forward(trace, fw)
+    if recorded:
+        return Kind("inference", "medium", recorded)
     if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
         return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))")
     hooked = _hooked_forwards(trace)
@@ -353,6 +356,29 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _recorded_ops_forward(trace: Trace, fw: Framework) -> str:
+    """In words, a PyTorch forward pass shown by its ops recorded as NVTX ranges with no ATen name (PyProf / DLProf:
+    ``Tensor.cuda``, ``torch.nn.functional.conv2d``) where no backward ran; "" otherwise.  Asked only once nothing
+    says training (:func:`_training_kind`: no ``Tensor.backward``, no optimizer step, no gradient kernel).
+
+    Why: such a tool wraps every ``torch``, ``Tensor`` and ``torch.nn.functional`` call, so a training step shows the
+    program's ``loss.backward()`` as ``Tensor.backward``, and PyTorch's autograd engine runs a CUDA backward on a
+    device thread of its own, which launches its kernels outside any such range.  Ops recorded, none of them a
+    backward, and every launch made by a thread that recorded ops: nothing ran a backward.  mmagic's one forward
+    pass under PyProf (an A100 Nsight export) read "GPU work of an unknown kind", and its fixes spoke of training
+    (loss scaling) for a forward pass."""
+    r = trace.ranges
+    if fw.id != "pytorch" or r is None or not r.op.any():
+        return ""
+    h = trace.h
+    ops = r.idx[r.op]
+    launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+    if not launch.any() or not np.isin(h.line[launch], np.unique(h.line[ops])).all():
+        return ""
+    return (f"PyTorch's calls recorded as op ranges ({plural(int(ops.size), 'op')}), no backward pass, optimizer step "
+            "or gradient kernel, every launch on a thread that recorded them: a forward pass")
 
 
 def _phase_kind(used: list[str], fw: Framework) -> tuple[str, str] | None:

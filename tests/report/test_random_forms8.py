@@ -89,6 +89,18 @@ def _deepep(**over):
                                   "marker": "none", "loader_us": 6940.266, **over})
 
 
+def test_the_last_of_few_gpu_bursts_ends_at_its_own_work():
+    """Walk seed 246 as it was drawn (no marker): 4 steps read from the GPU's bursts, each running to the next burst's
+    start (the next batch's 6.9 ms of loading in it), the last to its own work's end, 2.85 ms of the 9.82 ms period --
+    main averaged it in (mean 8.07 ms); dropped as partial, the mean is the period (h37-laststep)."""
+    job = _deepep()
+    r = _one(job)
+    s = r.hosts[0].steps
+    assert (s["source"], s["found"], s["count"]) == ("gpu_busy_clusters", 4, 3), s
+    assert [d["reason"].startswith("partial") for d in s["dropped"]] == [True], s["dropped"]
+    assert not truth_problems(job, r) and not laws_broken(r)  # main: the mean step 8.075 ms, the period 9.818
+
+
 def test_deepep_steps_under_profiler_steps_control():
     """Walk seed 246's job under ``ProfilerStep`` marks: its steps and period; the all-to-all a collective, the fp8
     GEMMs no mixed-precision case, the small grid's saving within its kernels' time alone (``truth_problems``)."""

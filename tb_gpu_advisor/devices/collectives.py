@@ -70,7 +70,8 @@ EXCHANGES: tuple[tuple[str, re.Pattern], ...] = (
     ("embeddings", re.compile(r"split_embedding|embedding_?bag|EmbeddingBag|permute_pooled_embs|"
                               r"fbgemm_gpu::\w*(?:permute|jagged|index_select|embedding)|batch_index_select|"
                               r"bounds_check_indices", re.I)),
-    ("experts", re.compile(r"top_?k|moe|expert|grouped_?gemm|m_grouped|group_?gemm|permute_tokens|unpermute|"
+    ("experts", re.compile(r"top_?k|moe|expert|grouped_?gemm|m_grouped|group_?gemm|GemmGrouped|GroupProblemShape|"
+                           r"permute_tokens|unpermute|"
                            r"align_block_size", re.I)),
     ("sequence", re.compile(r"flash_?(?:fwd|bwd|attn)|FlashAttn|FlashAttention|fmha|_attn_|attention|sdpa", re.I)),
 )

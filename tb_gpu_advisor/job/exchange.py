@@ -12,6 +12,8 @@ moves only one kind (DeepEP: MoE tokens) says it by itself.  A model's name is n
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tb_gpu_advisor import devices
@@ -38,9 +40,14 @@ def exchange_kind(trace: Trace, launches: list[np.ndarray]) -> str | None:
     all-to-all or without a clear majority of its calls' neighbours.  ``launches``: per GPU, each device event's host
     launch record (-1 none)."""
     votes: dict[str, int] = {}
-    host_a2a = _host_all_to_all(trace.h)
+    host_a2a: list[np.ndarray] = []
+
+    def host_ops() -> np.ndarray:  # every distinct host name classified: only once a kernel's name does not say
+        if not host_a2a:
+            host_a2a.append(_host_all_to_all(trace.h))
+        return host_a2a[0]
     for d, launch in zip(trace.devices, launches):
-        for kind, n in _gpu_votes(d, launch, trace.h, host_a2a).items():
+        for kind, n in _gpu_votes(d, launch, trace.h, host_ops).items():
             votes[kind] = votes.get(kind, 0) + n
     total = sum(votes.values())
     if not total:
@@ -68,17 +75,22 @@ def _inside(t: np.ndarray, iv: np.ndarray) -> np.ndarray:
     return (k >= 0) & (reach[np.maximum(k, 0)] >= t)
 
 
-def _gpu_votes(d: DeviceEvents, launch: np.ndarray, h: HostEvents, host_a2a: np.ndarray) -> dict[str, int]:
+def _gpu_votes(d: DeviceEvents, launch: np.ndarray, h: HostEvents,
+               host_a2a: Callable[[], np.ndarray]) -> dict[str, int]:
     """One GPU's votes: per all-to-all kernel, its library's kind (DeepEP) or the kind of the nearest compute kernel
-    that says one on each side."""
+    that says one on each side.  ``host_a2a``: the host's all-to-all ops (:func:`_host_all_to_all`), asked for only
+    where a collective kernel's name gives no type or a point-to-point one (issue #38: classifying every host name
+    costs seconds on an Nsight export of named steps)."""
     coll = np.flatnonzero(d.kind == KIND_COLLECTIVE)
     if not len(coll):
         return {}
-    typed = np.array([devices.collective_type(n) == "AllToAll" for n in d.names], bool)[d.name[coll]]
+    named = np.array([devices.collective_type(n) or "" for n in d.names], dtype=object)[d.name[coll]]
     launched = launch[coll] if len(launch) else np.full(len(coll), -1)
-    by_op = (launched >= 0) & _inside(h.start[np.maximum(launched, 0)].astype(np.int64), host_a2a) \
-        if len(h) else np.zeros(len(coll), bool)
-    a2a = coll[typed | by_op]
+    ask = ((named == "") | (named == "SendRecv")) & (launched >= 0)
+    by_op = np.zeros(len(coll), bool)
+    if ask.any() and len(h):
+        by_op[ask] = _inside(h.start[launched[ask]].astype(np.int64), host_a2a())
+    a2a = coll[(named == "AllToAll") | by_op]
     if not len(a2a):
         return {}
     compute = np.flatnonzero(d.kind == KIND_KERNEL)

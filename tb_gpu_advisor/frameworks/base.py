@@ -294,10 +294,14 @@ class Framework:
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:
-        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.
+        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.  A variant
+        ``type/kind`` (``comm_exposed:AllToAll/experts``: what the exchange is for) falls back to ``type``'s, then
+        to the rule's: a framework that writes no fix for the kind keeps its fix for the type.
 
         ``fmt`` fills ``{name}`` fields of the fixes' text (never of their code).
         """
+        while key not in self.fixes and "/" in key.split(":", 1)[-1]:
+            key = key.rsplit("/", 1)[0]
         if key in self.fixes:
             found = self.fixes[key]
         else:

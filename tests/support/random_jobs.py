@@ -44,6 +44,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     out += [f"truth: small_grid saves {f.saving.ms_per_step:.4g} ms a step, its kernels ran alone {bound:.4g} ms"
             for f in h.findings if bound is not None and f.rule == "small_grid" and f.saving is not None
             and f.saving.ms_per_step > bound * 1.001 + 1e-6]
+    out += exchange_problems(truth, report)
     if out:
         return out
     found = h.steps.get("found") if h.steps else None
@@ -54,6 +55,37 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if found and period and step and abs(step - period) > 0.02 * period:
         return [f"step-truth: the mean step is {step:.4g} ms, the job's period {period:.4g} ms"]
     return []
+
+
+#: Words only one kind of all-to-all's fix says (h37-a2afix): TorchRec's pipeline is the embeddings', DualPipe and
+#: DeepEP the experts', Ulysses and ring attention sequence parallelism's.
+EXCHANGE_WORDS = {"embeddings": ("TorchRec", "embedding"), "experts": ("expert", "DeepEP", "DualPipe"),
+                  "sequence": ("Ulysses", "ring attention", "sequence parallel")}
+#: Words of a training step's fix, never said to a forward pass (the job's truth ``kind`` "inference").
+TRAINING_WORDS = ("auxiliary loss", "DualPipe", "optimizer", "backward", "TrainPipelineSparseDist",
+                  "DistributedDataParallel", "gradient")
+
+
+def exchange_problems(truth: dict, report: Report) -> list[str]:
+    """Where the job's writer says what its all-to-all exchanges (``exchange``): the exposed-communication fix of an
+    all-to-all fits that kind -- one of its own words, none of another kind's -- and a forward pass's none of a
+    training step's."""
+    kind = truth.get("exchange")
+    if kind is None:
+        return []
+    out = []
+    for f in report.findings + [f for h in report.hosts for f in h.findings]:
+        if f.rule != "comm_exposed" or "AllToAll" not in f.summary:
+            continue
+        text = " ".join(a.text + " " + (a.snippet or "") for a in f.actions)
+        if not any(w.lower() in text.lower() for w in EXCHANGE_WORDS[kind]):
+            out.append(f"truth: the all-to-all exchanges {kind}, its fix names none of {EXCHANGE_WORDS[kind]}")
+        out += [f"truth: the all-to-all exchanges {kind}, its fix says {w!r} ({other}'s)"
+                for other, words in EXCHANGE_WORDS.items() if other != kind
+                for w in words if w.lower() in text.lower()]
+        if truth.get("kind") == "inference":
+            out += [f"truth: a forward pass told a training fix ({w!r})" for w in TRAINING_WORDS if w in text]
+    return out
 
 
 def report_of(job: randjobs.Job, folder: str) -> Report:

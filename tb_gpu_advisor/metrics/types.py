@@ -1141,6 +1141,11 @@ class HostInput:
     #: source "pipeline": ms per step and GPU of the input wait spent in the batch's transfer to the device after the
     #: pipeline made it (``Framework.batch_transfer_event`` among the input events: TF's ``IteratorGetNext/_1:_Send``)
     transfer_ms_per_step: float = 0.0
+    #: source "pipeline": the ranges the program names for fetching its batch among the pipeline's events (no event of
+    #: the framework's own pipeline: ``get_batch`` as ``record_function``, NVTX, ``jax.profiler.TraceAnnotation`` or
+    #: ``tf.profiler.experimental.Trace``; ``Framework.input_range``), as (name, ms per step and GPU of the input wait
+    #: inside them), longest first: what the finding names as the pipeline (issue #37 item 4)
+    ranges: list[tuple[str, float]] = field(default_factory=list)
     #: source "before_first_op": the program's Python frames holding that time (``with_stack``; outermost frames with
     #: only host work, ``context.lead_frames``), as (frame name, ms per step, whether its name says it fetches or
     #: prepares the batch -- ``Framework.input_frame``), longest first: the input wait is the named ones' time and

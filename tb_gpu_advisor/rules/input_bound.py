@@ -55,7 +55,7 @@ def check(m: HostMetrics) -> list[Finding]:
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
-    what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
+    what = {"pipeline": _ranges_said(src.ranges, wait_ms) or "; the input pipeline's own time (its iterator's next batch)",
             "before_first_op": made or held or ("; the host time before each step's first op: the capture records no "
                                                 "input pipeline event, so that time stands for an untraced loader")
             }.get(src.source, "")
@@ -87,6 +87,17 @@ def check(m: HostMetrics) -> list[Finding]:
         + (ctx.fw.extra(f"{ID}:frames", frames=_frames_said(ctx, _input_frames(src.frames), wait_ms)) if held else [])
         + ctx.fw.fix(f"{ID}:parallel" if src.parallel else f"{ID}:pipeline" if src.source == "pipeline" else ID),
     )]
+
+
+def _ranges_said(ranges: list[tuple[str, float]], wait_ms: float) -> str:
+    """Where the program's own ranges for fetching its batch (``HostInput.ranges``: ``get_batch``) are the pipeline's
+    events and hold most of the wait, the pipeline in their names, each holding a tenth or more with its part (never above
+    the whole); "" otherwise: the framework's own pipeline event (its iterator's next batch) holds it."""
+    named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= 0.1 * wait_ms]
+    if not wait_ms or sum(min(v, wait_ms) for _, v in ranges) < 0.5 * wait_ms:
+        return ""
+    return ("; the input pipeline's own time: the program's " + ("range" if len(named) == 1 else "ranges")
+            + " for fetching its batch (" + ", ".join(named) + ")")
 
 
 def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:

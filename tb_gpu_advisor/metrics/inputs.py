@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
+from tb_gpu_advisor.metrics.capture import idle_calls_within
 from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
 from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
@@ -38,7 +39,19 @@ def host_input(ctx: Context) -> HostInput:
     frames, within = _frames_in(ctx, ctx.input_spans, pre, n) if source == "before_first_op" else ([], [])
     return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
                      transfer_ms_per_step=_transfer_ms(ctx, every, n), frames=frames, frames_within=within,
-                     ranges=_ranges(ctx, every, n))
+                     ranges=_ranges(ctx, every, n), traced_calls_per_step=_traced_calls(ctx, every))
+
+
+def _traced_calls(ctx: Context, rows: np.ndarray) -> float:
+    """The Python calls recorded inside the input wait's own host time -- the pipeline's events ``rows`` and the
+    spans that stand for an untraced loader (``Context.input_spans``) -- while the GPU ran nothing, per step and GPU:
+    an in-process pipeline (a DataLoader without workers) runs the program's Python in the traced process, each call
+    paying its recording (``metrics.capture.idle_calls_within``)."""
+    h = ctx.h
+    sp = ctx.input_spans if ctx.input_spans is not None else (h.start[:0], h.end[:0])
+    s, e = union_intervals(np.concatenate([h.start[rows], sp[0]]).astype(np.int64),
+                           np.concatenate([h.end[rows], sp[1]]).astype(np.int64))
+    return idle_calls_within(ctx, s, e)
 
 
 def _frames_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], pre: tuple[np.ndarray, np.ndarray] | None,

@@ -1154,6 +1154,10 @@ class HostInput:
     #: the frames directly inside the longest of ``frames`` (name, ms per step inside that time), longest first: what
     #: it spends its time in (a pipeline's ``preprocess``: its image processor, its video decoding)
     frames_within: list[tuple[str, float]] = field(default_factory=list)
+    #: Python calls the profiler recorded (``with_stack``) per kept step and GPU that start inside the input wait's own
+    #: host time (the pipeline's events, the lead that stands for it) while the GPU ran nothing: the tracing's cost in
+    #: this wait is these calls' (``metrics.capture.idle_calls_within``); 0.0 where no Python was traced there
+    traced_calls_per_step: float = 0.0
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

@@ -21,8 +21,9 @@ framework's for preparing the input off the step's path
 (``input_bound:frames``); frames whose names say nothing of the batch (a
 library's own set-up) are other host work, not input, and named apart.  Those
 frames are the profiler's Python tracing's own events, so the wait they hold is
-host time measured under the tracer: the finding says what the tracing may
-cost of it (``traced_python``, as the host-time findings do; review18).  A range
+host time measured under the tracer, as an in-process DataLoader's ``__next__``
+is: the finding says what the calls traced inside the wait itself may cost of
+it (``traced_python``, as the host-time findings do; review18).  A range
 the program names for fetching its batch (``get_batch``) with no kernel
 launched inside is the pipeline's own event.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
@@ -74,8 +75,9 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{ctx.part_of_step(wait_ms)} ({pct(share)}; "
         f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart
-        # the frames that hold the wait are the tracer's own records: each of their calls cost the host its recording
-        + (traced_python(ctx, wait_ms) if held else ""),
+        # the Python the profiler traced inside the wait's own host time (the frames that hold it, an in-process
+        # loader's ``__next__``): each of those calls cost the host its recording
+        + traced_python(ctx, wait_ms, src.traced_calls_per_step),
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
                             detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d, "source": src.source,
                                     "pre_op_ms": src.pre_op_ms_per_step}),

@@ -10,7 +10,7 @@ import re
 from tb_gpu_advisor.frameworks import xla
 from dataclasses import dataclass
 
-from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, never, op_type
+from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, names_batch, never, op_type
 from tb_gpu_advisor.model.schema import Action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
@@ -553,6 +553,8 @@ FIXES["unfused_attention"] = (action(
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
+    # the program's ``tf.profiler.experimental.Trace('get_batch')``: its own words, as a PyTorch program's (issue #37)
+    input_range=names_batch,
     device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,

@@ -24,8 +24,10 @@ frames are the profiler's Python tracing's own events, so the wait they hold is
 host time measured under the tracer, as an in-process DataLoader's ``__next__``
 is: the finding says what the calls traced inside the wait itself may cost of
 it (``traced_python``, as the host-time findings do; review18).  A range
-the program names for fetching its batch (``get_batch``) with no kernel
-launched inside is the pipeline's own event.  Saving: the whole input
+the program names for fetching its batch (``get_batch`` in ``record_function``,
+NVTX, JAX's ``TraceAnnotation``, TF's ``Trace``) with no kernel launched inside
+is the pipeline's own event, and where such ranges hold the wait the finding
+names them.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 

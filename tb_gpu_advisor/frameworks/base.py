@@ -65,10 +65,18 @@ def words(text: str) -> set[str]:
 BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
 
 
+#: A hook's words: a callback run at a batch's begin or end (Keras's ``on_train_batch_end``, ``on_batch_begin``,
+#: Lightning's ``on_train_batch_start``) names the batch it follows or precedes, and fetches nothing -- a callback's
+#: logging and metrics between steps (the ``step_gaps_callbacks`` scenario's ``MetricsCallback.on_train_batch_end``).
+_HOOK = frozenset(("begin", "end", "start"))
+
+
 def names_batch(name: str) -> bool:
-    """A range of the program's whose name says it fetches its batch (:data:`BATCH_WORDS`).  Asked only of the ranges
-    the program marks itself (``user_ranges.program_ranges``): a framework's own event is never one."""
-    return bool(words(name) & BATCH_WORDS)
+    """A range of the program's whose name says it fetches its batch (:data:`BATCH_WORDS`), no callback hook at a
+    batch's begin or end (:data:`_HOOK`).  Asked only of the ranges the program marks itself
+    (``user_ranges.program_ranges``): a framework's own event is never one."""
+    w = words(name)
+    return bool(w & BATCH_WORDS) and not ("on" in w and w & _HOOK)
 
 
 #: ``Framework.device_features``: the fix stands without the lines of its code that name the feature.

@@ -134,3 +134,16 @@ def test_control_the_real_jax_input_bound_capture_keeps_its_words() -> None:
         pytest.skip("shared real-h100-jax captures not present")
     m = host_metrics(read_trace(str(runs[0])))
     assert m.input.source == "before_first_op" and m.input.pre_op_ms_per_step == 0.0
+
+
+def test_control_a_callback_at_a_batchs_end_is_no_fetch(tmp_path: Path) -> None:
+    """``Trace('MetricsCallback.on_train_batch_end')`` (a Keras callback's hook) names a batch, and fetches nothing:
+    its 1.5 ms stays the host's own work (the ``step_gaps_callbacks`` scenario's callbacks, between steps)."""
+    cap = Capture(1, A100, seed=0, marker="custom_loop")
+    ops = [_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
+    for _ in range(STEPS):
+        cap.step([ops], host_ranges=[("MetricsCallback.on_train_batch_end", 1500.0)], jitter=0.0)
+    (path,) = Scenario("tf_hook", {"worker0": cap.finish()}, None).write(tmp_path)  # type: ignore[arg-type]
+    host = _host(path)
+    assert host["breakdown_ms"]["input_wait"] < 0.05
+    assert host["breakdown_ms"]["host_compute"] == pytest.approx(1.5, abs=0.02)

@@ -26,12 +26,11 @@ import numpy as np
 import pytest
 
 from synthetic import jaxcapture as jc
-from synthetic.scenarios import Capture, K, Scenario, _dense_layers, _input_copy
-from synthetic.tfcapture import A100
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 from tests.support.intervals import union
 from tests.support.paths import SHARED_PROFILES
+from tests.support.tf_ranges import tf_loop_with_ranges
 
 STEPS = 12
 FETCH_US, OTHER_US = 4000.0, 2000.0
@@ -88,12 +87,7 @@ def test_a_jax_programs_get_batch_annotation_is_its_input_pipeline(tmp_path: Pat
 def test_a_tensorflow_programs_get_batch_trace_is_its_input_pipeline(tmp_path: Path) -> None:
     """By construction: ``Trace('get_batch')`` around 1.5 ms of Python a step, the GPU idle through it, then
     ``Trace('log_metrics')`` around 0.5 ms."""
-    cap = Capture(1, A100, seed=0, marker="custom_loop")
-    ops = [_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
-    for _ in range(STEPS):
-        cap.step([ops], host_ranges=[("get_batch", 1500.0), ("log_metrics", 500.0)], jitter=0.0)
-    (path,) = Scenario("tf_fetch", {"worker0": cap.finish()}, None).write(tmp_path)  # type: ignore[arg-type]
-    host = _host(path)
+    host = _host(tf_loop_with_ranges(tmp_path, "tf_fetch", [("get_batch", 1500.0), ("log_metrics", 500.0)], STEPS))
     # main: input 0.01 ms (the graph's send of the batch only), the fetch booked as host compute
     assert host["breakdown_ms"]["input_wait"] == pytest.approx(1.5 + 0.01, abs=0.02)
     assert host["breakdown_ms"]["host_compute"] == pytest.approx(0.5, abs=0.02)  # log_metrics stays host work
@@ -139,11 +133,6 @@ def test_control_the_real_jax_input_bound_capture_keeps_its_words() -> None:
 def test_control_a_callback_at_a_batchs_end_is_no_fetch(tmp_path: Path) -> None:
     """``Trace('MetricsCallback.on_train_batch_end')`` (a Keras callback's hook) names a batch, and fetches nothing:
     its 1.5 ms stays the host's own work (the ``step_gaps_callbacks`` scenario's callbacks, between steps)."""
-    cap = Capture(1, A100, seed=0, marker="custom_loop")
-    ops = [_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
-    for _ in range(STEPS):
-        cap.step([ops], host_ranges=[("MetricsCallback.on_train_batch_end", 1500.0)], jitter=0.0)
-    (path,) = Scenario("tf_hook", {"worker0": cap.finish()}, None).write(tmp_path)  # type: ignore[arg-type]
-    host = _host(path)
+    host = _host(tf_loop_with_ranges(tmp_path, "tf_hook", [("MetricsCallback.on_train_batch_end", 1500.0)], STEPS))
     assert host["breakdown_ms"]["input_wait"] < 0.05
     assert host["breakdown_ms"]["host_compute"] == pytest.approx(1.5, abs=0.02)

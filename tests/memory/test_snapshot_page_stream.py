@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import pickle
 import tempfile
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from synthetic import hostile_inputs as hi
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.formats.snapshot import layout, reader, unpickle
 from tests.support import snapshot_paths as sp
@@ -31,13 +31,8 @@ REAL = FIXTURES / "wild" / "snapshot_windows_gpt" / "memory_snapshot.pickle"
 
 
 def _page(pickled: bytes, b64: str | None = None) -> bytes:
-    """The page ``torch.cuda._memory_viz._format_viz`` writes (``b64``: the base64 text as given, else the pickle's)."""
-    text = base64.b64encode(pickled).decode("ascii") if b64 is None else b64
-    files = json.dumps([{"name": "snapshot.pickle", "base64": text}])
-    return ("\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\nimport {add_local_files} "
-            "from \"https://cdn.jsdelivr.net/gh/pytorch/pytorch@main/torch/utils/viz/MemoryViz.js\"\n"
-            f"const local_files = {files}\nadd_local_files(local_files, 'Active Memory Timeline')\n</script>\n"
-            "</body>\n").encode()
+    """The viewer's page of ``pickled`` (``b64``: the base64 text put in it as given)."""
+    return hi.page(pickled, b64=b64)
 
 
 class _Logged:

@@ -35,26 +35,6 @@ def _page(pickled: bytes, b64: str | None = None) -> bytes:
     return hi.page(pickled, b64=b64)
 
 
-class _Logged:
-    """A file whose reads are logged (the bytes asked for; -1: all)."""
-
-    def __init__(self, f: Any, log: list[int]):
-        self._f, self._log = f, log
-
-    def read(self, n: int = -1) -> bytes:
-        self._log.append(n)
-        return self._f.read(n)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._f, name)
-
-    def __enter__(self) -> "_Logged":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._f.close()
-
-
 def _summary(path: Path | str) -> Any:
     """What a read gives, to compare: the error's words, or the trace's memory events and dump state."""
     try:
@@ -86,14 +66,15 @@ def test_a_viewer_page_is_decoded_as_it_is_read_never_whole(compiled: bool, tmp_
     monkeypatch.setattr(layout, "_B64_STEP", 1 << 16)
     page = tmp_path / "snapshot.html"
     page.write_bytes(_page(REAL.read_bytes()))
-    log: list[int] = []
+    log: list[tuple[int, int]] = []
     opened = reader.fsio.open_binary
-    monkeypatch.setattr(reader.fsio, "open_binary", lambda p: _Logged(opened(p), log))
+    monkeypatch.setattr(reader.fsio, "open_binary", lambda p: sp.CountingFile(opened(p), log))
     got = _summary(page)
     monkeypatch.setattr(reader.fsio, "open_binary", opened)
     assert got == _summary(REAL) and got[0] == "trace"
-    assert -1 not in log and max(log) <= 1 << 16, max(log)
-    assert sum(n for n in log) <= 4 * page.stat().st_size  # the look, the check of its start, two passes
+    asked = [n for n, _ in log]
+    assert -1 not in asked and max(asked) <= 1 << 16, max(asked)
+    assert sum(k for _, k in log) <= 4 * page.stat().st_size  # the look, the check of its start, two passes
 
 
 @pytest.mark.parametrize("step", [5, 64, 4099])
@@ -133,15 +114,15 @@ def test_pages_the_stream_cannot_tell_are_read_whole_as_before(tmp_path: Path, m
     late.write_bytes(_page(raw).replace(b"const local_files", b"/*" + b" " * (2 << 20) + b"*/\nconst local_files"))
     other = tmp_path / "other.html"
     other.write_bytes(b"<html><body>" + b"x" * (2 << 20) + b"</body></html>")
-    log: list[int] = []
+    log: list[tuple[int, int]] = []
     opened = reader.fsio.open_binary
-    monkeypatch.setattr(reader.fsio, "open_binary", lambda p: _Logged(opened(p), log))
+    monkeypatch.setattr(reader.fsio, "open_binary", lambda p: sp.CountingFile(opened(p), log))
     monkeypatch.setattr(layout, "PAGE_HEAD_BYTES", 4 << 20)
     assert _summary(small) == _summary(REAL)
     monkeypatch.setattr(layout, "PAGE_HEAD_BYTES", 1 << 20)
     log.clear()
     assert _summary(late) == _summary(REAL)
-    assert max(log) > late.stat().st_size  # one read of its size and a byte: whole
+    assert max(n for n, _ in log) > late.stat().st_size  # one read of its size and a byte: whole
     assert _summary(other) == ("error", layout.NOT_VIZ_PAGE)
 
 

@@ -174,3 +174,37 @@ def test_a_remote_snapshot_is_fetched_once_in_parts_never_held_whole(gz: bool, t
     asked = [n for k, n in _FakeGFile.log if k == "read"]
     assert -1 not in asked and max(asked) <= 1 << 20, asked[:5]
     assert list(spool.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    from tests.support.s3_server import moto_endpoint
+
+    yield from moto_endpoint()
+
+
+def test_a_snapshot_on_s3_is_read_from_its_body_in_parts(s3_endpoint, tmp_path: Path, monkeypatch):
+    """The same on S3 (boto3 against moto's server): the object's body read in parts of 1 MiB at most, never
+    ``read()`` whole, and the trace the local file's.  Main read the body whole (``read()``, ``amt=None``)."""
+    boto3 = pytest.importorskip("boto3")
+    from botocore.response import StreamingBody
+
+    for k, v in (("S3_ENDPOINT", s3_endpoint), ("AWS_ACCESS_KEY_ID", "testing"), ("AWS_SECRET_ACCESS_KEY", "testing"),
+                 ("AWS_DEFAULT_REGION", "us-east-1")):
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    path = tmp_path / "long.pickle"
+    ms.write_large(str(path), 20_000)
+    client = boto3.client("s3", endpoint_url=s3_endpoint)
+    client.create_bucket(Bucket="snapshots")
+    client.put_object(Bucket="snapshots", Key="run/long.pickle", Body=path.read_bytes())
+    asked: list[Any] = []
+    read = StreamingBody.read
+    monkeypatch.setattr(StreamingBody, "read", lambda self, amt=None: (asked.append(amt), read(self, amt))[1])
+    spool = tmp_path / "tmp"
+    spool.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spool))
+    got = _summary("s3://snapshots/run/long.pickle")
+    assert got[0] == "trace" and got[1:] == _summary(path)[1:]
+    assert asked and None not in asked and max(asked) <= 1 << 20, asked[:5]
+    assert list(spool.iterdir()) == []

@@ -2,14 +2,16 @@
 peak RSS and time of reading it, one fresh process each, against the floor -- the stdlib's ``pickle.load`` (the C
 unpickler: it runs code and bounds nothing, and builds every dict) -- and ``python -m torch.cuda._memory_viz stats``
 where torch is installed.  Not a test: it writes a file of ``--entries`` trace entries (5,000,000: 1.08 GB) with
-``synthetic.memsnapshot.write_large`` (streamed, in constant memory) to ``--path`` unless it is there, and its gzip
-(``--gzip``, ``gzip -1``) unless that is there, and prints one markdown table: per file, our reader compiled
-(``read``) and pure Python (``read_py``, ``TB_GPU_ADVISOR_PURE_PYTHON=1``), and the floor, each's peak RSS and its
-ratio to the file (to the decompressed pickle for the gzip).  Delete the files after (``--remove``).
+``synthetic.memsnapshot.write_large`` (streamed, in constant memory) to ``--path`` unless it is there, its gzip
+(``--gzip``, ``gzip -1``) and its memory viewer page (``--page``, ``synthetic.hostile_inputs.write_page``: the pickle
+base64 in PyTorch's ``.html``) unless they are there, and prints one markdown table: per file, our reader compiled
+(``read``) and pure Python (``read_py``, ``TB_GPU_ADVISOR_PURE_PYTHON=1``), the whole report (``report``: ``python -m
+tb_gpu_advisor.cli report --format json``, reading and analysing), and the floor, each's peak RSS and its ratio to the
+pickle (the gzip's and the page's decompressed / decoded).  Delete the files after (``--remove``).
 
     python benchmarks/snapshot_large.py [--entries 5000000] [--path /tmp/snapshot_large.pickle]
-        [--gzip /tmp/snapshot_large.pickle.gz | --gzip ''] [--remove]
-        [--methods floor,read,read_py,memory_viz] [--repo PATH ...]
+        [--gzip /tmp/snapshot_large.pickle.gz | --gzip ''] [--page /tmp/snapshot_large.html | --page ''] [--remove]
+        [--methods floor,read,read_py,report,memory_viz] [--files plain,gzip,page] [--repo PATH ...]
 
 ``--repo`` reads with another checkout's reader too (``read@PATH``): the same file before and after a change.
 """
@@ -50,6 +52,9 @@ def run(method: str, path: str, repo: str) -> tuple[str, float | None, int | Non
     """One fresh process: (what, wall s, peak RSS in MB, note)."""
     if method == "memory_viz":
         cmd = [sys.executable, "-m", "torch.cuda._memory_viz", "stats", path]
+    elif method == "report":  # the checkout's own package: run from its root
+        cmd = [sys.executable, "-c", f"import sys, runpy; sys.path.insert(0, {repo!r}); sys.argv = ['tb-gpu-advisor', "
+               f"'report', {path!r}, '--format', 'json']; runpy.run_module('tb_gpu_advisor.cli', run_name='__main__')"]
     else:
         cmd = [sys.executable, "-c", _CHILD.format(repo=repo, method=method, path=path)]
     import tempfile
@@ -60,7 +65,8 @@ def run(method: str, path: str, repo: str) -> tuple[str, float | None, int | Non
 
     with tempfile.TemporaryFile("w+") as fo, tempfile.TemporaryFile("w+") as fe:
         t = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, env=env)
+        proc = subprocess.Popen(cmd, stdout=fo if method != "report" else subprocess.DEVNULL, stderr=fe, text=True,
+                                env=env)
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own high-water mark (ru_maxrss, kB)
         wall = time.perf_counter() - t
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -68,8 +74,9 @@ def run(method: str, path: str, repo: str) -> tuple[str, float | None, int | Non
         fe.seek(0)
         out, err = fo.read(), fe.read()
     rss = usage.ru_maxrss // 1024
-    note = (err.strip().splitlines() or [""])[-1] if proc.returncode else ""
-    if proc.returncode == 0 and method != "memory_viz":
+    ok = proc.returncode == 0 or method == "report" and proc.returncode == 1  # a report's 1: it found something
+    note = "" if ok else f"exit {proc.returncode}: " + (err.strip().splitlines() or [""])[-1][:90]
+    if ok and method in ("read", "read_py"):
         wall = float(out.split()[0])
         note = [line for line in err.splitlines() if line.startswith("reader:")][:1]
         note = note[0] if note else ""
@@ -81,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--entries", type=int, default=5_000_000)
     ap.add_argument("--path", default="/tmp/snapshot_large.pickle")
     ap.add_argument("--gzip", default="/tmp/snapshot_large.pickle.gz", help="its gzip ('': none)")
-    ap.add_argument("--methods", default="floor,read,read_py,memory_viz")
-    ap.add_argument("--files", default="plain,gzip", help="which of the two files to read (plain, gzip)")
+    ap.add_argument("--page", default="/tmp/snapshot_large.html", help="its viewer page ('': none)")
+    ap.add_argument("--methods", default="floor,read,read_py,report,memory_viz")
+    ap.add_argument("--files", default="plain,gzip,page", help="which of the files to read (plain, gzip, page)")
     ap.add_argument("--repo", action="append", default=[], help="another checkout whose reader reads the file too")
     ap.add_argument("--remove", action="store_true", help="delete the file after")
     a = ap.parse_args(argv)
@@ -96,6 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     if a.gzip and not os.path.exists(a.gzip):
         with open(a.gzip, "wb") as out:
             subprocess.run(["gzip", "-1", "-c", a.path], stdout=out, check=True)
+    if a.page and not os.path.exists(a.page):
+        from synthetic.hostile_inputs import write_page
+
+        write_page(a.path, a.page)
     size = os.path.getsize(a.path)
     methods = [m for m in a.methods.split(",") if m]
     if "memory_viz" in methods:
@@ -107,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     print("| file | reader | file MB | wall s | peak RSS MB | peak RSS / pickle | note |\n"
           "|---|---|---:|---:|---:|---:|---|")
     files = a.files.split(",")
-    for path in ([a.path] if "plain" in files else []) + ([a.gzip] if a.gzip and "gzip" in files else []):
-        jobs = [(m, REPO) for m in methods if m != "memory_viz" or path == a.path] + [("read", r) for r in a.repo]
+    for path in ([a.path] if "plain" in files else []) + ([a.gzip] if a.gzip and "gzip" in files else []) + \
+            ([a.page] if a.page and "page" in files else []):
+        jobs = [(m, REPO) for m in methods if m not in ("memory_viz", "floor") or path == a.path or
+                m == "floor" and path == a.gzip] + [(m, r) for r in a.repo for m in ("read", "report") if m in methods]
         for method, repo in jobs:
             name, wall, rss, note = run(method, path, repo)
             label = name if repo == REPO else f"{name}@{repo}"
@@ -117,8 +131,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"{ratio} | {note} |", flush=True)
     if a.remove:
         os.remove(a.path)
-        if a.gzip:
-            os.remove(a.gzip)
+        for other in (a.gzip, a.page):
+            if other:
+                os.remove(other)
     print(f"load average {os.getloadavg()[0]:.1f}", file=sys.stderr)
     return 0
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import pickle
 import zlib
 from collections.abc import Callable
@@ -32,13 +33,34 @@ MiB = 1 << 20
 
 # -- the viewer's page ----------------------------------------------------------------------------------------------
 
-def page(pickled: bytes, name: str = "snapshot.pickle", tail: bytes = b"") -> bytes:
-    """The page ``torch.cuda._memory_viz._format_viz`` writes around ``pickled`` (``tail``: bytes after its script)."""
-    files = json.dumps([{"name": name, "base64": base64.b64encode(pickled).decode("ascii")}]).encode()
+def page(pickled: bytes, name: str = "snapshot.pickle", tail: bytes = b"", b64: str | None = None) -> bytes:
+    """The page ``torch.cuda._memory_viz._format_viz`` writes around ``pickled`` (``tail``: bytes after its script;
+    ``b64``: the base64 text put in it as given, else ``pickled``'s)."""
+    head, end = _page_parts(name, tail)
+    return head + (base64.b64encode(pickled).decode("ascii") if b64 is None else b64).encode() + end
+
+
+def _page_parts(name: str, tail: bytes) -> tuple[bytes, bytes]:
+    """The page's bytes before and after its snapshot's base64 (``json.dumps`` of its one local file, cut there)."""
+    files = json.dumps([{"name": name, "base64": "@"}]).encode()
+    at = files.rindex(b'"@"') + 1  # the base64 is the last field
     return (b"\n<!DOCTYPE html>\n<html>\n<head>\n</head>\n<body>\n<script type=\"module\">\nimport {add_local_files} "
             b"from \"https://cdn.jsdelivr.net/gh/pytorch/pytorch@main/torch/utils/viz/MemoryViz.js\"\n"
-            b"const local_files = " + files + b"\nadd_local_files(local_files, 'Active Memory Timeline')\n</script>\n"
-            + tail + b"</body>\n")
+            b"const local_files = " + files[:at],
+            files[at + 1:] + b"\nadd_local_files(local_files, 'Active Memory Timeline')\n</script>\n" + tail
+            + b"</body>\n")
+
+
+def write_page(pickle_path: str, page_path: str) -> int:
+    """Write :func:`page` of the pickle at ``pickle_path`` to ``page_path`` a part at a time (a page of a gigabyte in
+    constant memory: ``benchmarks/snapshot_large.py``); returns the bytes written."""
+    head, end = _page_parts("snapshot.pickle", b"")
+    with open(pickle_path, "rb") as f, open(page_path, "wb") as out:
+        out.write(head)
+        while part := f.read(3 << 20):  # whole 3-byte groups: the parts' base64 joins as the whole's
+            out.write(base64.b64encode(part))
+        out.write(end)
+    return os.path.getsize(page_path)
 
 
 def page_with(files: str) -> bytes:

@@ -11,6 +11,7 @@ its logdir and only as the file listed (:func:`open_listed`).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import errno
 import io
@@ -188,6 +189,18 @@ def read_bytes(path: str) -> bytes:
             return f.read()
     with open_binary(path) as f:
         return f.read()
+
+
+def open_stream(path: str) -> Any:
+    """A binary stream of the whole file that fetches as it is read (``read(n)``, a context manager): a remote
+    object's body as it comes (boto3's ``StreamingBody``, gfile's ``GFile``), never held whole -- where
+    :func:`open_binary` holds a remote file in memory.  Local paths open as :func:`open_binary` does."""
+    if _use_boto3(path):
+        bucket, key = _bucket_key(path)
+        return contextlib.closing(_s3_client().get_object(Bucket=bucket, Key=key)["Body"])
+    if is_remote(path):
+        return gfile().GFile(path, "rb")
+    return open_binary(path)
 
 
 def read_head(path: str, n: int) -> bytes:

@@ -101,3 +101,36 @@ def test_control_lists_filled_alternately_keep_their_own_rows(compiled: bool, tm
     assert sorted(tr.memory) == [0, 1]
     assert tr.memory[0].delta.tolist() == [1024] and tr.memory[0].addr.tolist() == [8192]
     assert tr.memory[1].delta.tolist() == [512] and tr.memory[1].addr.tolist() == [4096]
+
+
+@pytest.mark.parametrize("compiled", PATHS)
+def test_the_compactor_is_freed_when_the_read_returns(compiled: bool, tmp_path: Path, monkeypatch):
+    """By construction (h37-snap7): with the garbage collector off, no compactor of the read outlives it, on an
+    ordinary history and on one with an OOM (whose entries are read one by one, as ``_Entry`` rows).  Main: the
+    compactor and its row class referred to each other, so its columns (~21 bytes an entry the events do not view)
+    stayed until the collector's next full pass -- which came during the analysis, beside its peak."""
+    import gc
+    import weakref
+
+    made: list[weakref.ref] = []
+    init = reader._Compactor.__init__
+
+    def tracked(self) -> None:
+        init(self)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(reader._Compactor, "__init__", tracked)
+    long = tmp_path / "long.pickle"
+    ms.write_large(str(long), 5_000, stacks=40)
+    oom = ms.write(str(tmp_path / "oom.pickle"), ms.oom_activations().doc)
+    gc.collect()
+    gc.disable()
+    try:
+        for path in (str(long), oom):
+            made.clear()
+            tr = _read(compiled, reader.read_trace, path)
+            assert len(tr.memory[0]) and made, path
+            assert all(r() is None for r in made), path
+        assert tr.snapshot.ooms  # the OOM's entries were read as rows, and their compactor freed too
+    finally:
+        gc.enable()

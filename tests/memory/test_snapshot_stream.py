@@ -125,25 +125,7 @@ def test_the_compiled_first_pass_finds_the_same_keys():
             assert (keys, total) == (unpickle.fetched_keys(data), len(data)), (protocol, chunk)
 
 
-class _Counting:
-    """A file that records every read: how many bytes each asked for and got."""
-
-    def __init__(self, f: Any, log: list[tuple[int, int]]):
-        self._f, self._log = f, log
-
-    def read(self, n: int = -1) -> bytes:
-        out = self._f.read(n)
-        self._log.append((n, len(out)))
-        return out
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._f, name)
-
-    def __enter__(self) -> "_Counting":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._f.close()
+_Counting = sp.CountingFile
 
 
 @pytest.mark.parametrize("gz", [False, True])

@@ -36,6 +36,27 @@ class Recording:
         return out
 
 
+class CountingFile:
+    """A file that records every read: how many bytes each asked for (-1: all) and got."""
+
+    def __init__(self, f: Any, log: list[tuple[int, int]]):
+        self._f, self._log = f, log
+
+    def read(self, n: int = -1) -> bytes:
+        out = self._f.read(n)
+        self._log.append((n, len(out)))
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+    def __enter__(self) -> "CountingFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._f.close()
+
+
 def load_with(compiled: bool, data: bytes, compact: bool = True, **kw: Any) -> tuple[Any, list]:
     """What ``unpickle.loads`` gives on one path: the value or the exception, and the compactor's log."""
     saved = unpickle._CPICKLE

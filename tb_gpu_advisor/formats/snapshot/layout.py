@@ -56,6 +56,16 @@ _VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
 _FIRST_FILE = re.compile(rb'\[\s*\{\s*"name"\s*:\s*"(?:[^"\\]|\\.){0,4096}"\s*,\s*"base64"\s*:\s*"')
 _BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
 _PAGE_START = re.compile(rb"\s*<")
+#: The start of a viewer page read before its snapshot is streamed (:func:`page_stream`): a page whose base64 begins
+#: past it, or that ends within it, is read whole (:func:`embedded_snapshot`).  ``_format_viz``'s page puts it after
+#: ~400 bytes of HTML.
+PAGE_HEAD_BYTES = 1 << 20
+#: Bytes of a page read at a time by :class:`PageStream` (its base64 decoded a part at a time).
+_B64_STEP = 1 << 20
+_NOT_BASE64 = "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
+_CUT_PAGE = "PyTorch's memory viewer page cut off inside its snapshot (the page ends before the base64 does)"
+_UNREADABLE = "PyTorch's memory viewer page with an unreadable snapshot"
+_B64_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot in it (`torch.cuda._memory_viz`'s "
                 "`trace_plot`): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
 #: PyTorch 2.0's ``trace_plot`` page drew the allocations itself (``let alloc_data = {"actions": ...}``: sizes and
@@ -97,16 +107,106 @@ def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
         return "PyTorch's memory viewer page, but no snapshot in it (no `local_files`)"
     m = _FIRST_FILE.match(data, at.end())
     if m is None:
-        return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
+        return _NOT_BASE64
     end = data.find(b'"', m.end())
     if end < 0 and whole:
-        return "PyTorch's memory viewer page cut off inside its snapshot (the page ends before the base64 does)"
+        return _CUT_PAGE
     text = memoryview(data)[m.end():end if end >= 0 else len(data)]  # a view: the page's bytes are not copied
     if not whole:
         text = text[: len(text) // 4 * 4]
     if not _BASE64.fullmatch(text):
-        return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
-    return _b64(text) or "PyTorch's memory viewer page with an unreadable snapshot"
+        return _NOT_BASE64
+    return _b64(text) or _UNREADABLE
+
+
+class PageError(ValueError):
+    """A viewer page read as a stream holds no readable snapshot; the message is :func:`embedded_snapshot`'s words
+    for the same page."""
+
+
+class PageStream:
+    """``read(n)`` of the pickle a viewer page embeds, decoded from its base64 as the page is read (``src``: one pass
+    over the page's bytes, ``read(n)`` and ``close()``), never holding the page or the pickle: what
+    :func:`embedded_snapshot` gives of the whole page, or :class:`PageError` with its words, raised where the stream
+    reaches the fault (a snapshot reader's first pass reads to the end before it builds anything).
+
+    Why: a page is the snapshot base64-encoded -- 4/3 of the pickle -- and read whole it was held as bytes beside the
+    decoded pickle beside what the reader builds (2.3x the page), where a pickle file is streamed (pytorch#176290)."""
+
+    def __init__(self, src, rest: bytes):
+        self.src, self.raw = src, rest
+        self.data = b""  # base64 characters checked, not yet decoded (fewer than a group, between parts)
+        self.pad = b""  # the ``=`` read so far: only more ``=`` (two at most), then the closing quote, may follow
+        self.bad = False  # a character no base64 holds: said once the page's end or the quote is found, as whole
+        self.out, self.got, self.done = b"", 0, False
+
+    def read(self, n: int) -> bytes:
+        while len(self.out) < n and not self.done:
+            self._more()
+        part, self.out = self.out[:n], self.out[n:]
+        return part
+
+    def _more(self) -> None:
+        """The next part of the page: checked, and its whole groups decoded (at the closing quote: the rest, with
+        its padding)."""
+        raw, self.raw = self.raw or self.src.read(_B64_STEP), b""
+        if not raw:
+            raise PageError(_CUT_PAGE)  # as whole: a page cut before its quote is "cut off", whatever it holds
+        end = raw.find(b'"')
+        self._check(raw if end < 0 else raw[:end])
+        if end < 0:
+            if not self.bad:
+                k = len(self.data) // 4 * 4
+                self._decode(self.data[:k])
+                self.data = self.data[k:]
+            return
+        if self.bad:
+            raise PageError(_NOT_BASE64)
+        self._decode(self.data + self.pad)
+        self.data, self.done = b"", True
+        if not self.got:
+            raise PageError(_UNREADABLE)
+
+    def _check(self, body: bytes) -> None:
+        """``body`` continues the base64 as ``[A-Za-z0-9+/]*={0,2}`` allows (:data:`_BASE64`'s full match)."""
+        if self.bad:
+            return
+        data = body.rstrip(b"=")
+        pad = body[len(data):]
+        if data.translate(None, _B64_CHARS) or (data and self.pad) or len(self.pad) + len(pad) > 2:
+            self.bad, self.data = True, b""
+            return
+        self.data += data
+        self.pad += pad
+
+    def _decode(self, text: bytes) -> None:
+        try:
+            got = binascii.a2b_base64(text) if text else b""
+        except (binascii.Error, ValueError):
+            raise PageError(_UNREADABLE) from None
+        self.got += len(got)
+        self.out += got
+
+    def close(self) -> None:
+        self.src.close()
+
+
+def page_stream(src) -> "PageStream | None":
+    """The snapshot a viewer page embeds, as a stream (:class:`PageStream`) over ``src`` (one pass over the page,
+    at its start), else None: the page is read whole instead, as before -- it ends within :data:`PAGE_HEAD_BYTES`, is
+    none of the viewer's, or its base64 does not begin within that start (so the whole page's answer, whatever it is,
+    is :func:`embedded_snapshot`'s).  ``src`` is closed where None is returned."""
+    head, part = b"", b"x"
+    while len(head) < PAGE_HEAD_BYTES and part:
+        part = src.read(PAGE_HEAD_BYTES - len(head))
+        head += part
+    at = _VIZ_FILES.search(head) if part and _VIZ_PAGE.search(head[:SNIFF_BYTES]) else None
+    # a match ending at the head's end may take more blanks from the rest: the whole page tells
+    m = _FIRST_FILE.match(head, at.end()) if at is not None and at.end() < len(head) else None
+    if m is None or is_drawn_page(head):
+        src.close()
+        return None
+    return PageStream(src, head[m.end():])
 
 
 def _other_page(head: bytes) -> str:

@@ -21,9 +21,11 @@ file describe a huge tree, and a real snapshot spends several bytes on every fra
 from __future__ import annotations
 
 import bisect
+import contextlib
 import io
 import os
 import re
+import tempfile
 import zlib
 from array import array
 from typing import Any
@@ -34,7 +36,8 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
-from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
+from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
+                                                    page_stream)
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -90,13 +93,26 @@ class _OutOfRange(ValueError):
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one snapshot pickle (plain or gzip) into a trace (``SnapshotReadError`` when it is none, or asks for more
     than data).  A pickle is read as a stream, never whole (:func:`.unpickle.load`: twice, in chunks; a gzip file is
-    decompressed twice), so memory holds what is built and a window; a viewer page is read whole."""
-    if not _whole(path):
+    decompressed twice), so memory holds what is built and a window; so is a viewer page's base64
+    (:func:`.layout.page_stream`); a remote file is first copied to a local temporary file in chunks
+    (:func:`_local_copy`), fetched once.  A page of another shape (its base64 past its first MiB, PyTorch 2.0's drawn
+    page) is read whole."""
+    with _local_copy(path) as local:
+        return _read_local(path, local, host or host_name(path))
+
+
+def _read_local(path: str, local: str, host: str) -> Trace:
+    """:func:`read_trace` of ``path``'s bytes at ``local`` (``path`` itself where it is a local file)."""
+    kind = _kind(path, local)
+    if kind != "whole":
+        opened = (lambda: _Pass(path, local)) if kind == "pickle" else (lambda: _page_pass(path, local))
         try:
             cols = _Compactor()
-            doc, size = load(lambda: _Pass(path), compact=cols)
+            doc, size = load(opened, compact=cols)
         except SnapshotReadError:  # the file itself refused (its size, a cut gzip), as _read_bytes says it
             raise
+        except PageError as e:  # the page holds no readable snapshot: the words its whole read says
+            raise SnapshotReadError(path, str(e)) from None
         except UnsafePickle as e:
             raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
         except PickleLimit as e:
@@ -104,13 +120,16 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
                                           "run)") from e
         except ValueError as e:
             raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
-        return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
-    data = _read_bytes(path)
+        try:
+            return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
+        finally:
+            cols.release()
+    data = _read_bytes(path, local)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
         if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
             from tb_gpu_advisor.formats.snapshot.drawn import read_drawn  # it reads with this module's helpers
 
-            return read_drawn(data, path, host or host_name(path))
+            return read_drawn(data, path, host)
         data = embedded_snapshot(data)
         if isinstance(data, str):
             raise SnapshotReadError(path, data)
@@ -126,7 +145,46 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
     del data  # the file's bytes are read: the walk below no longer holds them beside the tree (a peak of 2.2x the file,
     # not 2.7x: docs/robustness.md)
-    return to_trace(doc, host or host_name(path), path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
+    try:
+        return to_trace(doc, host, path, size, work=max(MIN_WORK, WORK_PER_BYTE * size), cols=cols)
+    finally:
+        cols.release()
+
+
+@contextlib.contextmanager
+def _local_copy(path: str):
+    """A local path to ``path``'s bytes: itself where it is local, else a temporary file its bytes are copied to in
+    1 MiB parts (no more than the size limit and one byte: past it :class:`_Pass` refuses it in its words), removed
+    after.  Why: ``fsio.open_binary`` holds a remote file whole in memory (an S3 snapshot of 1 GB: 1 GB before the
+    read began), and a stream of it would fetch it once a pass."""
+    if isinstance(path, fsio.Listed) or not fsio.is_remote(path):
+        yield path
+        return
+    fd, local = tempfile.mkstemp(prefix="tb_gpu_advisor_snapshot_")
+    try:
+        with os.fdopen(fd, "wb") as out, fsio.open_stream(path) as f:
+            left = max_profile_bytes() + 1
+            while left > 0:
+                part = f.read(min(_COPY_BYTES, left))
+                if not part:
+                    break
+                out.write(part)
+                left -= len(part)
+        yield local
+    finally:
+        os.remove(local)
+
+
+#: Bytes of a remote file fetched at a time (:func:`_local_copy`).
+_COPY_BYTES = 1 << 20
+
+
+def _page_pass(path: str, local: str) -> "PageStream":
+    """One pass over the pickle a viewer page embeds (:func:`_kind` found it streams)."""
+    stream = page_stream(_Pass(path, local))
+    if stream is None:  # the file changed since it was looked at
+        raise SnapshotReadError(path, "the page changed while it was read")
+    return stream
 
 
 def host_name(path: str) -> str:
@@ -138,22 +196,29 @@ def host_name(path: str) -> str:
     return name
 
 
-#: The start of a file looked at to tell a viewer page (read whole) from a pickle (read as a stream).
+#: The start of a file looked at to tell a viewer page from a pickle (read as a stream).
 _HEAD_BYTES = 1 << 16
 
 
-def _whole(path: str) -> bool:
-    """Whether the file is read whole (:func:`_read_bytes`): a remote file (fetched whole into memory by
-    ``fsio.open_binary``: a stream would fetch it once a pass), a viewer page (``<`` after blanks), or a start of
-    nothing but blanks (an empty file; a page after more than :data:`_HEAD_BYTES` of them).  A local pickle is not."""
-    if not isinstance(path, fsio.Listed) and fsio.is_remote(path):
-        return True
-    p = _Pass(path)
+def _kind(path: str, local: str) -> str:
+    """How the file is read: ``"pickle"`` (streamed: :func:`.unpickle.load`), ``"page"`` (a viewer page whose
+    embedded pickle is streamed: :func:`.layout.page_stream`), or ``"whole"`` (:func:`_read_bytes`): another page
+    (PyTorch 2.0's drawn page; one whose base64 lies past its first MiB, or that ends within it), or a start of
+    nothing but blanks (an empty file; a page after more than :data:`_HEAD_BYTES` of them)."""
+    p = _Pass(path, local)
     try:
         head = p.read(_HEAD_BYTES)
     finally:
         p.close()
-    return is_page(head) or not head.strip()
+    if not head.strip():
+        return "whole"
+    if not is_page(head):
+        return "pickle"
+    stream = page_stream(_Pass(path, local))
+    if stream is None:
+        return "whole"
+    stream.close()
+    return "page"
 
 
 class _Pass:
@@ -161,11 +226,11 @@ class _Pass:
     refused (:class:`SnapshotReadError`) past the size limit, or where a gzip file is cut off, empty or corrupt, in
     the words of :func:`_read_bytes` and :func:`_gunzipped` -- as the bytes come, never holding them."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, local: str | None = None):
         from tb_gpu_advisor.formats.kineto.parse import gunzip_reader  # the one bounded gzip reader
 
         self.path, self.limit, self.got = path, max_profile_bytes(), 0
-        self.f = fsio.open_binary(path)
+        self.f = fsio.open_binary(path if local is None else local)
         try:
             self.size = _stream_size(self.f)
             if self.size is not None and self.size > self.limit:
@@ -223,9 +288,9 @@ def _stream_size(f: Any) -> int | None:
         return None
 
 
-def _read_bytes(path: str) -> bytes:
+def _read_bytes(path: str, local: str | None = None) -> bytes:
     limit = max_profile_bytes()
-    with fsio.open_binary(path) as f:
+    with fsio.open_binary(path if local is None else local) as f:
         data = _read_upto(f, limit + 1)
     if len(data) > limit:
         raise SnapshotReadError(path, f"over the {limit:,}-byte limit (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
@@ -549,6 +614,14 @@ class _Compactor:
         if d.get("device_free") is not None:
             self.device_free[row] = d["device_free"]
         return ROW
+
+    def release(self) -> None:
+        """Unlink the compactor from its row class (each refers to the other), so its columns -- ~29 bytes an entry,
+        the bytes the trace model's events were built from -- are freed when the read returns, not at the garbage
+        collector's next full pass, which came during the analysis that follows (a 1,000,000-entry history: 19 MB
+        beside its peak).  Only columns the events view (an address column taken whole) stay, held by them."""
+        self.row.cols = None
+        self.row = None
 
     def field(self, row: int, key: str) -> Any:
         """One field of a row; None where the entry had none."""

@@ -21,7 +21,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from synthetic.randjobs import random_form5_job, random_form7_job, random_form8_job, random_form_job, random_job, random_xplane_job  # noqa: E402
+from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
+                              random_form_job, random_job, random_xplane_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
@@ -46,13 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--forms8", action="store_true",
                     help="draw h37-randjobs8's form (random_form8_job): an MoE model's fp8 grouped GEMMs beside "
                          "DeepEP's all-to-all on a stream of its own")
+    ap.add_argument("--forms9", action="store_true",
+                    help="draw h37-randjobs9's forms (random_form9_job): attention op by op or fused in training and "
+                         "inference, a pipeline preparing its input in traced Python, a JAX program's batch-fetch range")
     a = ap.parse_args(argv)
     end = time.monotonic() + a.seconds
     seed, ran = a.seed, 0
     laws: collections.Counter[str] = collections.Counter()
     broken = 0
     while time.monotonic() < end and (not a.jobs or ran < a.jobs):
-        job = random_form8_job(seed) if a.forms8 else random_form7_job(seed) if a.forms7 else random_form5_job(seed) if a.forms5 else random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
+        job = random_form9_job(seed) if a.forms9 else random_form8_job(seed) if a.forms8 else random_form7_job(seed) if a.forms7 else random_form5_job(seed) if a.forms5 else random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
         found = check(job)
         ran += 1
         if found:

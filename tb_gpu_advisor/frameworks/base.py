@@ -27,6 +27,26 @@ def action(text: str, snippet: str | None = None, lang: str | None = None) -> Ac
     return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
 
 
+#: A word of a name: an upper-case run, a capitalised or lower-case word, a number (``get_batch``, ``loadBatch``).
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+#: The words of a program's range name that say it holds the batch itself -- fetching it (``get_batch``,
+#: ``load_batch``, ``next_batch``, ``fetch``) or its data (``data_load``, a ``DataLoader``).  The program's own words,
+#: whatever framework runs it: narrower than a Python frame's (a library's own ranges load, bind and transform its
+#: inputs -- nvFuser's ``bindInputs``, ``LoadPTX`` -- without any batch).
+_BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
+
+
+def words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` (:data:`_WORD`)."""
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+def batch_range(name: str) -> bool:
+    """A range whose name says the program fetches its batch inside it (:data:`_BATCH_WORDS`); each framework's
+    ``input_range`` leaves out its own runtime's names first."""
+    return bool(words(name) & _BATCH_WORDS)
+
+
 L = TypeVar("L")
 
 

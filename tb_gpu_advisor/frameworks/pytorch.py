@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, never
+from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, batch_range, job_loop, never,
+                                           words)
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -194,11 +195,6 @@ _INPUT_WORDS = frozenset((
 #: Python frames' and ranges' names: ``path/file.py(123): function`` (``with_stack``) or the range's own text; the
 #: function's words, and its file's (``tokenization_utils_base.py(2403): __call__``, ``image_processing_*.py``)
 _FRAME = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<func>.+)$")
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-
-
-def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)}
 
 
 def is_input_frame(name: str) -> bool:
@@ -209,28 +205,22 @@ def is_input_frame(name: str) -> bool:
         return False
     m = _FRAME.match(name)
     if m is None:
-        return bool(_words(name) & _INPUT_WORDS)
+        return bool(words(name) & _INPUT_WORDS)
     func = m.group("func")
-    if func == "__next__" or _words(func) & _INPUT_WORDS:
+    if func == "__next__" or words(func) & _INPUT_WORDS:
         return True
     if func.startswith("__") and func not in ("__next__", "__getitem__"):
         stem = m.group("file").rsplit("/", 1)[-1].removesuffix(".py")
-        return bool(_words(stem) & _INPUT_WORDS)
+        return bool(words(stem) & _INPUT_WORDS)
     return False
 
 
-#: The words of a range's name that say it holds the batch itself -- fetching it (``get_batch``, ``load_batch``,
-#: ``next_batch``, ``fetch``) or its data (``data_load``, a ``DataLoader``).  Narrower than a frame's
-#: (:data:`_INPUT_WORDS`): a library's own ranges load, bind and transform its inputs (nvFuser's ``bindInputs``,
-#: ``LoadPTX``, ``TransformReplay``) without any batch.
-_BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
-
-
 def is_input_range(name: str) -> bool:
-    """A range the program marks around fetching its batch (:data:`_BATCH_WORDS`); ATen's and the runtime's never."""
+    """A range the program marks around fetching its batch (``base.batch_range``: narrower than a frame's
+    :data:`_INPUT_WORDS`); ATen's and the runtime's never."""
     if name.startswith(("aten::", "cuda", "hip", "cudnn", "nccl", "ProfilerStep")):
         return False
-    return bool(_words(name) & _BATCH_WORDS)
+    return batch_range(name)
 
 
 def frame_label(name: str) -> str:

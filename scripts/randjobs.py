@@ -3,7 +3,8 @@
 Each seed is one job of ``synthetic.randjobs`` (Kineto ranks, Nsight exports, windows with no GPU work; with
 ``--xplane``, JAX and TF XPlane captures and PyTorch memory snapshots; with ``--forms``, the forms of the newer real
 captures: lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, programs called once each; with ``--forms5``,
-AMD's tracers, NVTX-only exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a trace), analysed
+AMD's tracers, NVTX-only exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a trace; with
+``--forms9``, attention op by op or fused, a pipeline's own input preparation, a JAX batch-fetch range), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 

@@ -24,7 +24,9 @@ waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only
 ``random_form_job`` (h37-randjobs4) and ``random_form5_job`` (h37-randjobs5) draw the forms newer real captures show:
 lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX programs called once each; AMD's rocprof and
 rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
-trace.  Writers that return their truth leave it in :data:`TRUTH` for the walk's ``step-truth`` law.
+trace.  ``random_form9_job`` (h37-randjobs9) draws attention op by op or fused, a pipeline preparing its input in
+traced Python, a JAX program's batch-fetch range.  Writers that return their truth leave it in :data:`TRUTH` for the
+walk's ``step-truth`` law and the forms' own laws (``tests/support/random_jobs.truth_problems``).
 
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
 ``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a

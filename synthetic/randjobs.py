@@ -1203,7 +1203,7 @@ _WRITERS.update({"deepep": _write_deepep})
 # ``preprocess``, ``timesformer_h100_video``); a JAX loop whose program marks fetching its batch with its own TraceMe
 # range (``jax.profiler.TraceAnnotation("get_batch")``).
 
-FORMS9 = ("attention", "preprocess", "jax_fetch")
+FORMS9 = ("attention", "preprocess", "jax_fetch", "nsys_pyprof")
 
 #: eager attention's kernels as ATen names them on an H100 (``tests/rules/test_unfused_attention.py``'s): the batched
 #: matmul (cuBLAS's CUTLASS kernel), the scale, the softmax, its backward; FlashAttention's fused forward/backward
@@ -1254,11 +1254,19 @@ def _jax_fetch_params(rng: random.Random) -> dict[str, Any]:
             "module_events": rng.random() < 0.7}
 
 
+def _pyprof_params(rng: random.Random) -> dict[str, Any]:
+    return {"ops": rng.randint(2, 400), "kernel_us": round(_log_uniform(rng, 2.0, 500.0), 3),
+            "build_ms": round(_log_uniform(rng, 10.0, 2000.0), 3), "context_ms": round(_log_uniform(rng, 100.0, 2000.0), 3),
+            "context_recorded": rng.random() < 0.5, "module_ms": round(_log_uniform(rng, 5.0, 1000.0), 3),
+            "open_ranges": rng.choice((0, rng.randint(1, 800))), "tail_ms": round(_log_uniform(rng, 1.0, 2000.0), 3)}
+
+
 def random_form9_job(seed: int) -> Job:
     """The job of ``seed`` among :data:`FORMS9` (its own stream of draws)."""
     rng = random.Random(f"form9{seed}")
-    fmt = rng.choices(FORMS9, weights=(4, 3, 3))[0]
-    params = {"attention": _attention_params, "preprocess": _preprocess_params, "jax_fetch": _jax_fetch_params}[fmt](rng)
+    fmt = rng.choices(FORMS9, weights=(4, 3, 3, 3))[0]
+    params = {"attention": _attention_params, "preprocess": _preprocess_params, "jax_fetch": _jax_fetch_params,
+              "nsys_pyprof": _pyprof_params}[fmt](rng)
     return Job(seed, fmt, params)
 
 
@@ -1412,4 +1420,9 @@ def _write_jax_fetch(job: Job, run: str) -> None:
                        "input_bound_ms": (p["fetch_us"] + put_us + 50.0) / 1e3}
 
 
-_WRITERS.update({"attention": _write_attention, "preprocess": _write_preprocess, "jax_fetch": _write_jax_fetch})
+def _write_nsys_pyprof(job: Job, run: str) -> None:
+    TRUTH[job.seed] = N.write_pyprof_forward(os.path.join(run, "net.sqlite"), **job.params)
+
+
+_WRITERS.update({"attention": _write_attention, "preprocess": _write_preprocess, "jax_fetch": _write_jax_fetch,
+                 "nsys_pyprof": _write_nsys_pyprof})

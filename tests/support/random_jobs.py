@@ -53,6 +53,9 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     per = truth.get("steps", 1) / max(found or 1, 1)
     out += _saving_bounds({k: v * per for k, v in truth.get("saving_bound_ms", {}).items()}, h.findings)
     out += _input_problems(truth, h.findings)
+    top, step = truth.get("step_ms_max"), h.mean_step_ms()
+    if top is not None and step is not None and step > top:
+        out.append(f"truth: the step is {step:.4g} ms, the process ran {top:.4g} ms")
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]

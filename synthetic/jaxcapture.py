@@ -1043,6 +1043,23 @@ def annotated_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int) -> Non
         cap.end_step()
 
 
+def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str = "get_batch", fetch_us: float = 4000.0,
+               other_us: float = 2000.0, put_bytes: int = 512 * 4096 * 2) -> None:
+    """A loop that fetches its batch inside a range of its own (``with jax.profiler.TraceAnnotation(name):
+    batch = jax.device_put(load())``: ``fetch_us`` of untraced Python, then the batch's copy), runs ``other_us`` of
+    untraced Python of another kind (logging), then the jitted step on the batch -- asynchronous, as the real loops
+    run.  The truth by construction: the GPU's idle inside the ``name`` ranges (``cap.annotations``) is the input
+    pipeline's, ``other_us`` a step is host time before the step's first op that is no input (issue #37 item 4)."""
+    for _ in range(steps):
+        cap.begin_step()
+        with cap.annotation(name):
+            cap.host_work(fetch_us)
+            batch = cap.device_put(put_bytes, "bf16[512,4096]")
+        cap.host_work(other_us)
+        cap.execute(kernels, inputs=(batch,))
+        cap.end_step()
+
+
 def mlp_hlo(module: str, kernels: list[XlaKernel], allreduce_group: int | None = None) -> bytes:
     """The HLO of :func:`mlp_bf16_step`: one dot per GEMM kernel, named as the kernel's ``hlo_op`` (real captures
     without command buffers match kernels to HLO instructions by that name); ``3 x layers - 1`` GEMMs."""

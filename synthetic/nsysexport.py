@@ -1590,6 +1590,113 @@ def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float
     return {"one_time_launch_ms": one_time, "kernel_ms": kernel_ms}
 
 
+#: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and
+#: ``torch.nn.functional`` call in an NVTX range whose text is a dict): "" none; "forward" each burst inside a
+#: ``conv2d`` op range and the context inside ``Tensor.cuda``; "backward" the second burst a backward -- the program's
+#: ``Tensor.backward`` range on its thread, the kernels launched by autograd's device thread; "grad" the same backward
+#: without the ``Tensor.backward`` range (``torch.autograd.grad``, which the tools do not wrap).
+PYPROF_PASSES = ("", "forward", "backward", "grad")
+
+
+def _pyprof_op(mod: str, op: str) -> str:
+    """A PyProf op range's text: a Python dict naming the call's module and function."""
+    return str({"mod": mod, "op": op, "args": []})
+
+
+def write_unrecorded_context(path: str, context_ms: float = 960.0, context_calls: int = 240, kernels: int = 40,
+                             kernel_ms: float = 1.0, own_ioctl_ms: float = 0.0, start_in_window: bool = True,
+                             pyprof: str = "") -> dict:
+    """Write the export of a one-pass PyTorch-like program whose CUDA context is created in calls Nsight does not
+    record, shaped after yyhtbs-yye/mmagic_vsr_v2's ``net.sqlite`` (an A100, traced from the process's start with
+    ``-t cuda,nvtx,osrt`` and ``CUDA_SKIP_SOME_API_CALLS``): the runtime initialises (``cuModuleGetLoadingMode``), the
+    host builds its model for 40 ms, then ``.cuda()`` creates the context -- ``context_calls`` of the driver's
+    ``ioctl`` filling ``context_ms`` on the launching thread, no runtime call around them -- and the next recorded
+    call, ``cudaStreamIsCapturing``, takes 14 us.  Then an allocation, one 4 MB upload, ``kernels`` kernels of
+    ``kernel_ms`` launched back to back, twice, one sync, and a read-back: one pass.  ``own_ioctl_ms``: between the
+    two bursts, the first drained, the program itself waits in one ``ioctl`` this long (a camera's next frame), the
+    GPU idle -- the program's own wait, mid-run.  ``start_in_window`` False: a window that opens after the runtime's
+    start-up (no ``cuModuleGetLoadingMode``), the same ``ioctl`` before the first call.  ``pyprof``: the program's
+    annotation (:data:`PYPROF_PASSES`).  Return the truth: the context's ms the capture shows as start-up, the
+    program's own ``ioctl`` ms, and whether a backward ran."""
+    if pyprof not in PYPROF_PASSES:
+        raise ValueError(f"pyprof {pyprof!r}: one of {PYPROF_PASSES}")
+    us, ms = 1000, 1_000_000
+    pid = 3426
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    autograd = gtid + 1  # autograd's device thread: a CUDA backward runs there
+    api = _Calls(strings, SESSION_START_NS + 500 * ms, gap=20 * us)
+    if start_in_window:
+        api("cuModuleGetLoadingMode", 2 * us, then=40 * ms)  # then the model is built on the CPU
+    else:
+        api.t += 40 * ms
+    ranges: list[tuple[int, int, str, int]] = []  # (start, end, text, thread)
+    os_calls: list[tuple[int, int, str, int]] = []
+    cuda_at = api.t
+    each = int(context_ms * ms / context_calls)
+    for _ in range(context_calls):  # the driver creates the context: no runtime call recorded around it
+        os_calls.append((api.t, api.t + each, "ioctl", gtid))
+        api.t += each + 50 * us
+    api.t += 2 * ms
+    api("cudaStreamIsCapturing_v10000", 14 * us)
+    api("cudaMalloc_v3020", 480 * us)
+    up = api("cudaMemcpy_v3020", 450 * us)
+    memcpy = [(api.t - 400 * us, api.t - 30 * us, up, 1)]
+    ranges.append((cuda_at, api.t - 10 * us, _pyprof_op("Tensor", "cuda"), gtid))
+    kern: list[tuple[int, int, int]] = []
+    free = api.t
+    threads: dict[int, int] = {}  # correlation id -> the thread of a call made off the main thread
+
+    def burst(op: tuple[str, str] | None, thread: int = gtid) -> None:
+        nonlocal free
+        a = api.t
+        for _ in range(kernels):
+            c = api("cudaLaunchKernel_v7000", 8 * us, then=2 * us)
+            if thread != gtid:
+                threads[c] = thread
+            free = max(free, api.t) + 5 * us
+            kern.append((free, free + int(kernel_ms * ms), c))
+            free += int(kernel_ms * ms)
+        if pyprof and op is not None:
+            ranges.append((a, api.t, _pyprof_op(*op), gtid))
+
+    conv = ("torch.nn.functional", "conv2d")
+    burst(conv)
+    if own_ioctl_ms:  # after the burst's kernels drained: the GPU idle through the wait
+        api.t = max(api.t, free) + 20 * us
+        os_calls.append((api.t, api.t + int(own_ioctl_ms * ms), "ioctl", gtid))
+        api.t += int(own_ioctl_ms * ms) + 20 * us
+    if pyprof in ("backward", "grad"):
+        a = api.t
+        burst(None, autograd)
+        if pyprof == "backward":
+            ranges.append((a, api.t, _pyprof_op("Tensor", "backward"), gtid))
+    else:
+        burst(conv)
+    api("cudaDeviceSynchronize_v3020", 0)
+    api.end_last(free + 3 * us)
+    api.t = free + 20 * us
+    back = api("cudaMemcpy_v3020", 450 * us)
+    memcpy.append((api.t - 420 * us, api.t - 40 * us, back, 2))
+    stop = api.t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, threads.get(c, gtid), c, n) for a, b, c, n in api.rows])
+    if pyprof:
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,?,?,0)", ranges)
+        if threads:
+            con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("pt_autograd_0"), autograd))
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,4194304,?,0,2)",
+                    [(a, b, c, gpid, k) for a, b, c, k in memcpy])
+    name = strings(RELU)
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, name, name, 32, 63, 50, 1, 128, 1, 1, 0, 0, 0, 0, i,
+                                      None, None) for i, (a, b, c) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python")
+    add_os_runtime(path, os_calls)
+    return {"context_ms": context_ms if start_in_window else 0.0, "own_ioctl_ms": own_ioctl_ms,
+            "kernel_ms": 2 * kernels * kernel_ms, "backward": pyprof in ("backward", "grad")}
+
+
 def write_jit_first_call(path: str, compile_ms: float = 145.0, link: bool = True, kernel_us: float = 4.8) -> dict:
     """Write the export of a Numba CUDA program's first call, shaped after quasiben/nvtx-examples' ``numba-jit.sqlite``
     (NVTX ranges ``copy-to-device``, then ``matmul``): three ``cuMemAlloc`` + ``cuMemcpyHtoD`` uploads, then

@@ -24,8 +24,9 @@ waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only
 ``random_form_job`` (h37-randjobs4) and ``random_form5_job`` (h37-randjobs5) draw the forms newer real captures show:
 lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX programs called once each; AMD's rocprof and
 rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
-trace.  ``random_form9_job`` (h37-randjobs9) draws attention op by op or fused, a pipeline preparing its input in
-traced Python, a JAX program's batch-fetch range.  Writers that return their truth leave it in :data:`TRUTH` for the
+trace.  ``random_form9_job`` (h37-a2afix) draws an NCCL all-to-all of each kind of exchange; ``random_form10_job``
+(h37-randjobs9) attention op by op or fused, a pipeline preparing its input in traced Python, a JAX program's
+batch-fetch range, a PyProf forward from the process's start.  Writers that return their truth leave it in :data:`TRUTH` for the
 walk's ``step-truth`` law and the forms' own laws (``tests/support/random_jobs.truth_problems``).
 
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
@@ -1188,7 +1189,7 @@ def _write_deepep(job: Job, run: str) -> None:
     period = _write_kineto_loop(r, run, starts)
     alone = sum(max(0.0, (e - s) - sum(max(0.0, min(e, b) - max(s, a)) for a, b in a2a)) for s, e in gemms + gates)
     TRUTH[job.seed] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
-                       "kind": "training" if p["train"] else "inference",
+                       "kind": "training" if p["train"] else "inference", "exchange": "experts",
                        "no_rules": ("mixed_precision_off", "tensor_core_unused"),
                        "small_grid_bound_ms": alone / p["steps"] / 1e3}
 
@@ -1196,14 +1197,84 @@ def _write_deepep(job: Job, run: str) -> None:
 _WRITERS.update({"deepep": _write_deepep})
 
 
+# --------------------------------------------------------------- an NCCL all-to-all of each kind of exchange (h37-a2afix)
+# Drawn by ``random_form9_job`` (``scripts/randjobs.py --forms9``), a stream of its own: one rank whose all-to-all is
+# NCCL's point-to-point kernel under ``c10d::alltoall_base_`` (its name says no type, the host op does), once per
+# layer and direction, exposed (the next kernel needs its data), between the work its kind runs beside it -- a
+# recommender's embedding lookups and dense GEMM, an MoE layer's router top-k and grouped GEMM, or sequence
+# parallelism's QKV projection and attention.  Truth: the kind of the exchange, so each report's fix fits it.
+
+FORMS9 = ("a2a",)
+EXCHANGE_KINDS = ("embeddings", "experts", "sequence")
+
+#: the kernels beside each kind's all-to-all, forward (before, after) and backward (before, after), as their libraries
+#: name them: FBGEMM's table-batched lookup, ATen's top-k and a Triton MoE GEMM, FlashAttention 2
+_EXCHANGE_KERNELS = {
+    "embeddings": (("void split_embedding_codegen_forward_unweighted_kernel<float, float, int>(...)", T.GEMM_FWD),
+                   (T.GEMM_BWD[0], "void split_embedding_backward_codegen_sgd_unweighted_kernel_cta_per_row_1<float>()")),
+    "experts": (("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(...)", "fused_moe_kernel"),
+                ("fused_moe_kernel", "fused_moe_kernel")),
+    "sequence": ((T.GEMM_FWD, "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, "
+                  "cutlass::bfloat16_t>, false, true, false, false, true, true, false, false>(Flash_fwd_params)"),
+                 ("void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8>>()",
+                  T.GEMM_BWD[0])),
+}
+
+
+def random_form9_job(seed: int) -> Job:
+    """The job of ``seed`` of the one form :data:`FORMS9` holds, its kind of exchange drawn (its own stream of draws)."""
+    rng = random.Random(f"form9{seed}")
+    return Job(seed, FORMS9[0], {
+        "kind": rng.choice(EXCHANGE_KINDS), "steps": rng.randint(3, 10), "layers": rng.randint(1, 4),
+        "a2a_us": round(_log_uniform(rng, 50.0, 3000.0), 3), "work_us": round(_log_uniform(rng, 20.0, 1000.0), 3),
+        "train": rng.random() < 0.5, "marker": "profiler_step", "loader_us": 0.0})
+
+
+def form9_job(seed: int = 0, **params: Any) -> Job:
+    """A job of :data:`FORMS9`'s form with its writer's ``params``: a reduced job, written out in a test."""
+    return Job(seed, FORMS9[0], dict(params))
+
+
+def _write_a2a(job: Job, run: str) -> None:
+    """``steps`` iterations on one H100 rank: per layer the kind's kernel before the all-to-all, the all-to-all on
+    the communication stream once it is done, the kind's kernel after it once the data arrived; training runs the
+    layers again backward (the backward's kernels) and an optimizer step.  Every iteration reads its loss back."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4200, device=0)
+    forward, backward = _EXCHANGE_KERNELS[p["kind"]]
+    starts: list[float] = []
+
+    def layer(before: str, after: str) -> None:
+        ready = r.kernel("aten::mm", before, p["work_us"])[1]
+        r.cpu("nccl:all_to_all", 12.0, cat="user_annotation", advance=False)
+        done = r.kernel("c10d::alltoall_base_", T.NCCL_SENDRECV, p["a2a_us"], stream=T.NCCL_STREAM, not_before=ready)[1]
+        r.kernel("aten::mm", after, p["work_us"], not_before=done)
+
+    for n in range(2, 2 + p["steps"]):
+        mark = _begin_step(r, p, n, starts)
+        for _ in range(p["layers"]):
+            layer(*forward)
+        if p["train"]:
+            for _ in range(p["layers"]):
+                layer(*backward)
+            r.kernel("aten::_foreach_add_", T.SGD_BF16, 20.0, launch_us=8.0)
+        _end_step(r, n, mark)
+    period = _write_kineto_loop(r, run, starts)
+    TRUTH[job.seed] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
+                       "kind": "training" if p["train"] else "inference", "exchange": p["kind"]}
+
+
+_WRITERS.update({"a2a": _write_a2a})
+
+
 # --------------------------------------------------------------- the forms the last surveys kept (h37-randjobs9)
-# Drawn by ``random_form9_job`` (``scripts/randjobs.py --forms9``), a stream of its own: attention computed op by op
+# Drawn by ``random_form10_job`` (``scripts/randjobs.py --forms10``), a stream of its own: attention computed op by op
 # (bmm -> scale -> softmax -> bmm per layer, h37-eagerattn) or fused (one FlashAttention kernel), in training or
 # inference; a PyTorch inference step that prepares its own input in traced Python before its first op (a pipeline's
 # ``preprocess``, ``timesformer_h100_video``); a JAX loop whose program marks fetching its batch with its own TraceMe
 # range (``jax.profiler.TraceAnnotation("get_batch")``).
 
-FORMS9 = ("attention", "preprocess", "jax_fetch", "nsys_pyprof")
+FORMS10 = ("attention", "preprocess", "jax_fetch", "nsys_pyprof")
 
 #: eager attention's kernels as ATen names them on an H100 (``tests/rules/test_unfused_attention.py``'s): the batched
 #: matmul (cuBLAS's CUTLASS kernel), the scale, the softmax, its backward; FlashAttention's fused forward/backward
@@ -1261,18 +1332,19 @@ def _pyprof_params(rng: random.Random) -> dict[str, Any]:
             "open_ranges": rng.choice((0, rng.randint(1, 800))), "tail_ms": round(_log_uniform(rng, 1.0, 2000.0), 3)}
 
 
-def random_form9_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS9` (its own stream of draws)."""
+def random_form10_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS10` (its own stream of draws: named ``form9`` as when h37-randjobs9 walked
+    it, before h37-a2afix's form took that name, so the seeds its SURVEY section names draw the same jobs)."""
     rng = random.Random(f"form9{seed}")
-    fmt = rng.choices(FORMS9, weights=(4, 3, 3, 3))[0]
+    fmt = rng.choices(FORMS10, weights=(4, 3, 3, 3))[0]
     params = {"attention": _attention_params, "preprocess": _preprocess_params, "jax_fetch": _jax_fetch_params,
               "nsys_pyprof": _pyprof_params}[fmt](rng)
     return Job(seed, fmt, params)
 
 
-def form9_job(fmt: str, seed: int = 0, **params: Any) -> Job:
-    """A job of one of :data:`FORMS9` with its writer's ``params``: a reduced job, written out in a test."""
-    return _reduced_job(FORMS9, fmt, seed, dict(params))
+def form10_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS10` with its writer's ``params``: a reduced job, written out in a test."""
+    return _reduced_job(FORMS10, fmt, seed, dict(params))
 
 
 def _write_attention(job: Job, run: str) -> None:

@@ -1677,6 +1677,56 @@ def write_compiled_loop_unmarked(path: str, iterations: int = 6, fwd_kernels: in
             "forward_share": fwd_kernels / (fwd_kernels + bwd_kernels)}
 
 
+#: The backward nodes AOTAutograd's joint-graph trace runs on fake tensors inside ``create_aot_dispatcher_function``
+#: (the A10G conv of survey h37-survey40 recorded these, 22 in all), each (node, ms).
+TRACED_BACKWARD = (("ViewBackward0", 1.8), ("PermuteBackward0", 1.7), ("AddBackward0", 3.0), ("ViewBackward0", 1.6))
+
+
+def write_compiled_first_call(path: str, backward_after: bool = False, kernel_us: float = 40.0) -> dict[str, Any]:
+    """The first call of a ``torch.compile``d model whose parameters require grad, profiled with CPU and CUDA activity:
+    Dynamo's compile spans (``_compile.compile_inner`` around ``create_aot_dispatcher_function``, ``(dynamo_timed)``),
+    inside which AOTAutograd traces the joint forward + backward graph -- autograd's engine runs its backward nodes
+    (:data:`TRACED_BACKWARD`) on fake tensors, launching nothing -- then the compiled forward's ``Torch-Compiled
+    Region`` launching three Triton kernels and a GEMM.  ``backward_after``: the caller then runs the backward too
+    (``CompiledFunctionBackward`` on autograd's thread, its own kernels): a training step.  Truth by construction: the
+    job is a forward pass unless ``backward_after``; every backward node of the trace lies inside the compile spans
+    but the real one."""
+    r = Rank(rank=0, pid=4200, device=0)
+    compile_ = r.cpu("_compile.compile_inner (dynamo_timed)", 0.0, advance=False)
+    r.host_us += 20.0
+    aot = r.cpu("create_aot_dispatcher_function (dynamo_timed)", 0.0, advance=False)
+    r.host_us += 500.0
+    for node, ms_ in TRACED_BACKWARD:
+        outer = r.cpu(f"autograd::engine::evaluate_function: {node}", ms_ * 1000, advance=False)
+        r.host_us += 2.0
+        r.cpu(node, ms_ * 1000 - 10.0, advance=False)
+        r.host_us = outer["ts"] + outer["dur"] + 200.0
+    aot["dur"] = round(r.host_us + 300_000.0 - aot["ts"], 3)
+    r.host_us = aot["ts"] + aot["dur"] + 50.0
+    compile_["dur"] = round(r.host_us + 200_000.0 - compile_["ts"], 3)
+    r.host_us = compile_["ts"] + compile_["dur"] + 100.0
+    region = r.cpu("Torch-Compiled Region: 0/0", 0.0, advance=False)
+    r.host_us += 12.0
+    for k in range(3):
+        r.kernel(f"triton_poi_fused_{k}", f"triton_poi_fused_{k}", kernel_us, launch_call="cuLaunchKernel")
+    r.kernel("aten::mm", "ampere_sgemm_128x32_tn", kernel_us * 2, args=mm_args("aten::mm", 2048, 64, 8, "float"))
+    region["dur"] = round(r.host_us + 8.0 - region["ts"], 3)
+    r.host_us += 30.0
+    if backward_after:
+        first_host, first_flow = len(r.host), len(r.flows)
+        node = r.cpu("autograd::engine::evaluate_function: CompiledFunctionBackward", 0.0, advance=False)
+        r.host_us += 15.0
+        for k in range(4):
+            r.kernel(f"triton_poi_fused_backward_{k}", f"triton_poi_fused_backward_{k}", kernel_us,
+                     launch_call="cuLaunchKernel")
+        node["dur"] = round(r.host_us + 5.0 - node["ts"], 3)
+        for e in r.host[first_host:] + [f for f in r.flows[first_flow:] if f["ph"] == "s"]:
+            e["tid"] = AUTOGRAD_TID
+    r.sync("aten::to")
+    write_doc(path, trace_doc(r, 1))
+    return {"kind": "training" if backward_after else "inference", "traced_backward_nodes": len(TRACED_BACKWARD)}
+
+
 def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernels: int = 8, kernel_us: float = 500.0,
                            frame: str = "inference", ranged_passes: bool = False, vary: bool = True) -> dict[str, Any]:
     """A Kineto trace of an inference benchmark without ``prof.step()``: ``warmup`` passes launched back to back and

@@ -24,7 +24,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
@@ -46,7 +46,7 @@ def attention_helper_one(name: str) -> bool:
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name: a vendor library's
     family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``)."""
-    if attention_helper_one(name):
+    if attention_helper_one(name) or nvidia.data_movement_one(name):
         return False
     return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name)
 
@@ -54,15 +54,18 @@ def tensor_core_one(name: str) -> bool:
 def _dot_on_matrix_units(name: str) -> bool:
     """A Triton ``tl.dot`` kernel (``triton.dot_kernel_one``) of a dtype every matrix unit takes (16 bits or fewer):
     Triton lowers such a dot to ``mma``/``wgmma``/MFMA whatever the GPU (only an fp32 dot may stay on the CUDA cores)."""
-    return triton.dot_kernel_one(name) and PRECISIONS[precision_one(name)] in LOW_PRECISIONS
+    return triton.dot_kernel_one(name) and (PRECISIONS[precision_one(name)] in LOW_PRECISIONS
+                                            or triton.quantized_dot_one(name))
 
 
 def matrix_unit_unknown_one(name: str) -> bool:
     """Whether the kernel runs on matrix units is unknown: its name claims them (a program's own WMMA / MMA kernel,
     ``gemm_tensorcore``) but is no vendor library's family, or it is a Triton ``tl.dot`` kernel whose name gives no
-    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way) -- only its
+    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way), or an assembly kernel
+    shipped without source (aiter's paged attention, ``amd.aiter_paged_attention_one``) -- only its
     instructions could tell, so the Tensor Core rules neither count it as using them nor as missing them."""
-    return nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+    return (nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+            or amd.aiter_paged_attention_one(name))
 
 
 def matrix_unit_claimed_one(name: str) -> bool:
@@ -84,6 +87,9 @@ def precision_one(name: str) -> int:
     ``ck::f8_fnuz_t, ck::f8_fnuz_t, float, float``), so the library's own input type, where it names one, wins."""
     if amd.aiter_asm_narrow_input(name):  # its output type is named first (``fmoe_bf16_pertokenFp8_...``)
         return P_FP8
+    query = amd.vllm_attention_input(name)  # the query's type, before the KV cache's (widened to it for the MFMAs)
+    if query is not None:
+        return precision_one(query)
     p = nvidia.precision_one(name)
     if p not in (P_UNKNOWN, P_FP32):
         return p
@@ -92,8 +98,10 @@ def precision_one(name: str) -> int:
 
 
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper."""
-    return (any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)) and not attention_helper_one(name)
+    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper nor a kernel whose own
+    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace)."""
+    return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name))
+            and not attention_helper_one(name) and not nvidia.data_movement_one(name))
 
 
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
@@ -335,6 +343,17 @@ def is_runtime_init(name: str) -> bool:
     return bool(RUNTIME_INIT_CALLS) and name.startswith(RUNTIME_INIT_CALLS)
 
 
+#: The OS calls a GPU driver's user-space library enters its kernel module through (``ioctl``), any vendor.
+DRIVER_OS_CALLS = tuple(dict.fromkeys(_calls("DRIVER_OS_CALLS")))
+
+
+def is_driver_os_call(name: str) -> bool:
+    """An OS call (Nsight's OS runtime trace) of the kind a GPU driver makes into its kernel module: ``ioctl``.  The
+    name alone does not say whose call it is (a terminal's size is an ``ioctl`` too): callers ask it only where the
+    driver is the one working (between the runtime's start-up and its next recorded call, see ``job.phase``)."""
+    return name in DRIVER_OS_CALLS
+
+
 def is_jit_compile(name: str) -> bool:
     """Compiling a kernel at run time (a fusion compiler's NVRTC / hipRTC call): a one-time cost per kernel."""
     low = name.lower()
@@ -391,6 +410,14 @@ _NORMALIZATION = re.compile(r"layer_?norm|rms_?norm|group_?norm|batch_?norm|inst
 #: a split batch norm (``MIOpenBatchNormFwdTrainSpatialNorm``).
 _NORM_APPLIES = re.compile(r"elementwise|transform_input|elemt|invstd|update_stats|(?-i:Infer)|_infer|inference|_inf_|"
                            r"SpatialNorm\b", re.I)
+
+
+def normalization_apply_one(name: str) -> bool:
+    """A normalization kernel that only applies the statistics it was given (``_NORM_APPLIES``): ATen's
+    ``batch_norm_transform_input_kernel`` computes ``(x - mean) * invstd * weight + bias`` per element, one pass over
+    the tensor and no reduction -- element-wise work, whatever the words of its name (h37-kernfam3 left it "other")."""
+    h = head(name)
+    return bool(_NORMALIZATION.search(h)) and bool(_NORM_APPLIES.search(h))
 
 
 def normalization_one(name: str) -> bool:
@@ -469,7 +496,7 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
     helper = attention_helper_kind(name) or kind
     if helper:
         return helper
-    if elementwise:
+    if elementwise or normalization_apply_one(name):
         return "elementwise"
     if REDUCTION.search(head(name)) or normalization_one(name):
         return "reduction"

@@ -50,9 +50,33 @@ def gfx_id(text: str | None) -> str | None:
     return m.group(0).lower() if m else None
 
 
+#: vLLM's ROCm paged attention (vllm-project/vllm csrc/rocm/attention.cu, the ``ll4mi`` family): its ``QKV`` kernels
+#: multiply the query heads of one KV head (``GQA_RATIO`` rows) by the keys and the probabilities by the values on MFMA
+#: -- ``paged_attention_ll4mi_QKV_kernel`` on ``__builtin_amdgcn_mfma_f32_4x4x4f16`` / ``4x4x4bf16_1k`` (the form the
+#: kept ``wild/vllm_rpd_fp8`` runs), its successors naming the instruction (``..._QKV_mfma16_kernel``,
+#: ``_mfma4_kernel``).  Its ``reduce`` kernel merges the partitions (a reduction, no MFMA).
+_VLLM_ROCM_ATTENTION = r"ll4mi_QKV"
+#: Where a vLLM kernel's template names its KV cache's type (``(vllm::Fp8KVCacheDataType)1``, Itanium
+#: ``N4vllm18Fp8KVCacheDataType``): the template arguments before it are the query's and the cache's element types.
+_KV_CACHE_ENUM = re.compile(r"\(?(?:vllm::|N4vllm18)Fp8KVCacheDataType")
+
+
+def vllm_attention_input(name: str) -> str | None:
+    """The part of a vLLM ROCm attention kernel's name (``_VLLM_ROCM_ATTENTION``) that names its query's element type,
+    before its KV cache's (``paged_attention_ll4mi_QKV_kernel<_Float16, unsigned char, (vllm::Fp8KVCacheDataType)1,
+    ...>``), None for any other kernel.  Why: an fp8 cache is widened to the query's type before the MFMAs
+    (csrc/rocm/attention.cu: ``scaled_convert_b8x8`` feeds ``gcn_mfma_instr<scalar_t, ...>``), so the kernel computes
+    in that type; the enum's ``Fp8`` made it read fp8, its ``unsigned char`` cache would read int8."""
+    h = head(name)
+    m = _KV_CACHE_ENUM.search(h)
+    if not m or not re.search(_VLLM_ROCM_ATTENTION, h[:m.start()]):
+        return None
+    return h[:m.start()]
+
+
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
-_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)", re.I)
+_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)|" + _VLLM_ROCM_ATTENTION, re.I)
 #: A matmul/convolution by what its name says the kernel does, never by its library alone: MIOpen and Composable Kernel
 #: also ship batch norm (``MIOpenBatchNormFwdTrainSpatial``), pooling, activations (``MIOpenNeuronFwd``), softmax and
 #: tensor ops, and a ``ck_tile::`` type may sit in any kernel's template arguments.  Tensile GEMMs (``Cijk_``); any
@@ -63,7 +87,7 @@ _MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::
 #: solvers (``MIOpenConv1x1``, ``MIOpenCvD3x3_WSR0``, ``MIOpenGroupConvUni``, ``miopenGcnAsmConv1x1U``,
 #: ``miopenSp3AsmConv3x3F``, Winograd) -- ``Conv`` not ``Convert``.
 _GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd|conv_wrw|grouped_conv|naive_conv|"
-                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd", re.I)
+                   r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd|" + _VLLM_ROCM_ATTENTION, re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
 #: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
@@ -160,6 +184,9 @@ INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", 
               "miopenCreate", "hipGraphInstantiate", "hipInit")
 #: Calls the HIP runtime makes only while it initialises (see ``nvidia.RUNTIME_INIT_CALLS``): none known yet.
 RUNTIME_INIT_CALLS: tuple[str, ...] = ()
+#: The OS calls through which ROCm's thunk (libhsakmt) talks to the kernel driver: ``ioctl`` on ``/dev/kfd`` and the
+#: render nodes (see ``nvidia.DRIVER_OS_CALLS``).
+DRIVER_OS_CALLS = ("ioctl",)
 #: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).
 JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
 #: Calls that open a run-time link of code just generated (see ``nvidia.LINK_START_CALLS``).
@@ -282,6 +309,22 @@ def aiter_asm_narrow_input(name: str) -> bool:
     return aiter_asm_one(name) and bool(_AITER_NARROW_INPUT.search(plain_mangled_name(head(name))))
 
 
+#: aiter's paged-attention assembly (ROCm/aiter hsa/gfx942/pa/pa_asm.csv @372db6e5: columns qType, kvType, Gqa ->
+#: ``_ZN5aiter31pa_bf16_pertokenFp8_gqa8_2tg_4wE``, ``_ZN5aiter42PA_A16W8_BLK1024_1TG_4W_16mx1_64nx4_MTP_PSE``): decode
+#: attention over a paged KV cache whose ``gqa<N>`` query heads sharing one KV head are the rows multiplied by the
+#: keys -- matrix work, so its time is matmul time; the code objects are shipped without source, so whether their
+#: products run on MFMA is unknown (never counted as a miss).  The first dtype word is the query's (``qType``), the
+#: ``pertokenFp8`` the cache's (``kvType``).  Seen: public MI300X/MI355X serving write-ups (find_string
+#: 'pa_bf16_pertokenFp8').
+_AITER_PAGED_ATTENTION = re.compile(r"aiter::(?:pa|PA)_")
+
+
+def aiter_paged_attention_one(name: str) -> bool:
+    """An aiter paged-attention assembly kernel (``_AITER_PAGED_ATTENTION``): matmul work, matrix units unknown."""
+    own = plain_mangled_name(head(name))
+    return bool(own) and bool(_AITER_PAGED_ATTENTION.match(own))
+
+
 def aiter_asm_one(name: str) -> bool:
     """An aiter assembly GEMM or attention kernel (``_AITER_ASM``), by its plain mangled name."""
     own = plain_mangled_name(head(name))
@@ -299,7 +342,7 @@ def matrix_core_one(name: str) -> bool:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel, MIOpen or aiter's assembly, by
     what its name says it computes (``_GEMM``, ``_AITER_ASM``): MIOpen's batch norm is MIOpen's, and no convolution."""
-    return bool(_GEMM.search(head(name))) or aiter_asm_one(name)
+    return bool(_GEMM.search(head(name))) or aiter_asm_one(name) or aiter_paged_attention_one(name)
 
 
 #: Composable Kernel's attention backward helpers (``ck_tile::FmhaBwdOGradDotOKernel``: the row-wise dot of dO and O, a

@@ -22,6 +22,8 @@ class Family:
     library: str
     pattern: re.Pattern
     type: str | None  # the collective it runs, when its name does not say
+    #: what the library exchanges whatever the model (:data:`EXCHANGES`' kinds): DeepEP moves only MoE tokens
+    exchange: str | None = None
 
 
 FAMILIES: tuple[Family, ...] = (
@@ -37,7 +39,7 @@ FAMILIES: tuple[Family, ...] = (
     # of ``ep``, not the outer name, and its count exchanges (``notify_dispatch``, ``cached_notify``) move data
     # between GPUs as the dispatch and combine do (h37-survey35)
     Family("DeepEP", re.compile(r"(?:deep_ep|\bep::(?:intra|inter)node(?:_ll)?)::.*(?:dispatch|combine|notify)"),
-           "AllToAll"),
+           "AllToAll", "experts"),
     Family("MSCCL++", re.compile(r"mscclpp", re.I), None),
     Family("NVSHMEM", re.compile(r"nvshmem", re.I), None),
     Family("XLA / generic", re.compile(r"allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|"
@@ -54,3 +56,30 @@ def family(name: str) -> Family | None:
 
 def is_collective(name: str) -> bool:
     return family(name) is not None
+
+
+#: What a kernel beside an all-to-all says the exchange is for, in the order they are tried (an FBGEMM permute is the
+#: embeddings', not a token permute).  The all-to-all itself is the same NCCL/RCCL call for all three; its neighbours
+#: on the same GPU are not: a recommender's sparse part looks rows up in embedding tables (FBGEMM's
+#: ``split_embedding_codegen_*``, ``permute_pooled_embs``, ATen's ``EmbeddingBag``) and sends them to the ranks that
+#: own the batch; a mixture-of-experts layer routes each token (the router's top-k, expert counts and token permutes)
+#: and runs the experts as grouped GEMMs (``fused_moe``, ``m_grouped``); sequence parallelism (DeepSpeed-Ulysses,
+#: xDiT) exchanges heads for sequence around attention (FlashAttention, CK's ``fmha``, cuDNN SDPA, Triton ``_attn_``).
+#: Rotary *embedding* kernels (``rotary_embedding``) are attention's, so the embeddings' words are the lookup's own.
+EXCHANGES: tuple[tuple[str, re.Pattern], ...] = (
+    ("embeddings", re.compile(r"split_embedding|embedding_?bag|EmbeddingBag|permute_pooled_embs|"
+                              r"fbgemm_gpu::\w*(?:permute|jagged|index_select|embedding)|batch_index_select|"
+                              r"bounds_check_indices", re.I)),
+    ("experts", re.compile(r"top_?k|moe|expert|grouped_?gemm|m_grouped|group_?gemm|GemmGrouped|GroupProblemShape|"
+                           r"permute_tokens|unpermute|"
+                           r"align_block_size", re.I)),
+    ("sequence", re.compile(r"flash_?(?:fwd|bwd|attn)|FlashAttn|FlashAttention|fmha|_attn_|attention|sdpa", re.I)),
+)
+
+
+@lru_cache(maxsize=65536)
+def exchange_of(name: str) -> str | None:
+    """What an all-to-all beside this kernel exchanges (:data:`EXCHANGES`' kind), None for a kernel that does not say:
+    a dense GEMM, an element-wise op, a copy."""
+    n = head(name)
+    return next((kind for kind, pattern in EXCHANGES if pattern.search(n)), None)

@@ -106,6 +106,9 @@ WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 INIT_CALLS = ("urProgramBuild", "urProgramCreateWithIL", "urKernelCreate", "piProgramBuild", "piKernelCreate",
               "zeModuleCreate", "zeKernelCreate", "zeInit")
 RUNTIME_INIT_CALLS: tuple[str, ...] = ()
+#: The OS calls through which the Level Zero driver talks to the kernel driver (``ioctl`` on the DRM render node; see
+#: ``nvidia.DRIVER_OS_CALLS``).
+DRIVER_OS_CALLS = ("ioctl",)
 JIT_COMPILE_CALLS = ("urprogrambuild", "piprogrambuild", "zemodulecreate")
 LINK_START_CALLS = ("urProgramLink", "piProgramLink")
 

@@ -110,7 +110,9 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
 #: time; the old ``sgemm_(?!.*tensorop)`` scanned to the end of the name from every ``sgemm_``, quadratic.)
 _TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_", re.I)
 
-_FP16 = re.compile(r"half|fp16|f16(?!\d)|__half|h884|h1688|h16816|hgemm|hmma|float16", re.I)
+#: cuBLAS's ``hgemm`` / ``dgemm`` are words of their own (``ampere_hgemm_...``, ``dgemm_sm80``), never the tail of a
+#: longer one: CuTe DSL's ``GroupedGemmKernel`` read fp64 by its ``dGemm``, a ``BatchGemm`` would read fp16.
+_FP16 = re.compile(r"half|fp16|f16(?!\d)|__half|h884|h1688|h16816|(?<![A-Za-z])hgemm|hmma|float16", re.I)
 #: ``DF16b``: the Itanium C++ ABI's mangling of ``std::bfloat16_t`` / ``__bf16`` (``DF16_`` is ``_Float16``), in the
 #: mangled names ROCm's tracers record (aiter's ``add_rmsnorm_quant_kernelIDF16bDF16b...``): bf16, never the fp16 its
 #: ``F16`` reads as.
@@ -119,7 +121,7 @@ _BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat16|(?-i:DF16b)", re.I)
 _INT8 = re.compile(r"int8|i8816|i16832|imma|s8s8|u8s8|\bchar\b(?!\s*\*)", re.I)
 _FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
 _TF32 = re.compile(r"tf32", re.I)
-_FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
+_FP64 = re.compile(r"\bdouble\b|(?<![A-Za-z])dgemm|fp64|f64", re.I)
 
 
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
@@ -227,6 +229,29 @@ def _attention_on_tensor_cores(name: str) -> bool:
     return bool(kv) and kv.group(1) == "Prefill"
 
 
+#: Quantized attention that names the operand types of its two products, ``qk_<type>_sv_<type>`` (SageAttention 2,
+#: thu-ml/SageAttention csrc/qattn: ``qk_int_sv_f8_attn_kernel``, ``qk_int8_sv_f16_accum_f32_attn``): Q and K quantized
+#: to int8 and multiplied on the integer MMA (``mma.sync`` m16n8k32 s8), P times V on the fp8 or fp16 MMA -- Tensor
+#: Core work whose first product, the one its int8 quantization is for, gives the precision.
+_QUANT_ATTENTION = re.compile(r"(?<![A-Za-z0-9])qk_int\d*_[sp]v_f(?:p)?\d+\w*?attn")
+#: CUTLASS's Python DSL (CuTe DSL) names a kernel ``kernel_cutlass_<function>_<module path><class>_object_at_<args>``,
+#: its arguments spelled out: a kernel built on a ``TiledMMA`` names its MMA atom's shape (``MMAAtom_ThrID10_ShapeMNK
+#: 12812816``: a tcgen05 128x128x16 atom).  Every CuTe MMA atom of more than one element is a matrix instruction
+#: (mma.sync, wgmma, tcgen05); CuTe's CUDA-core atom (``MmaUniversalOp``) is 1x1x1, ``ShapeMNK111``.  A DSL class
+#: named for a GEMM or attention of one generation (``HopperWgmmaGemmKernel``, ``Sm120GemmKernel``,
+#: ``BlackwellFusedMultiHeadAttentionForward``) is built on that generation's matrix instructions, as the C++ builds
+#: of ``_ATTENTION_ARCH`` are.  Seen: NVIDIA/cutlass examples/python/CuTeDSL (dense_gemm, grouped_gemm, fmha)
+#: compiled to MLIR in public repositories (find_string 'kernel_cutlass_kernel_').
+_CUTE_DSL = re.compile(r"^kernel_cutlass_")
+_CUTE_DSL_MMA = re.compile(r"MMAAtom_ThrID\d+_ShapeMNK(?!111_)\d|(?:Hopper|Blackwell|S[Mm](?:[89]\d|1\d\d))[A-Za-z0-9]*?"
+                           r"(?:Gemm|Attention|Fmha|Mha)")
+
+
+def _cute_dsl_mma(name: str) -> bool:
+    """A CuTe DSL kernel built on matrix instructions, by its arguments' MMA atom or its class (``_CUTE_DSL_MMA``)."""
+    return bool(_CUTE_DSL.match(name)) and bool(_CUTE_DSL_MMA.search(name))
+
+
 #: A GEMM (``gemm``, ``matmul``) whose own identifier (not its template arguments or parameters) names an fp8 type:
 #: Triton's ``_w8a8_block_fp8_matmul``, DeepGEMM's ``deep_gemm::fp8_gemm_kernel<...>(__nv_bfloat16*, ...)`` -- fp8
 #: inputs, a bf16 output.  GPUs compute on fp8 only in their matrix units (NVIDIA from sm89, AMD's MFMA from CDNA 3;
@@ -246,11 +271,32 @@ def _own_identifier(name: str) -> str:
     return name[:cut]
 
 
+#: A kernel whose own function is named for moving data -- a transpose, copy, permute, gather, scatter, (re)pack or
+#: fill -- moves bytes and multiplies nothing, whatever namespace holds it: DeepSeek's
+#: ``dpsk::grouped_gemm::cuda::utils::transpose<512, 128, 4, 4>(unsigned char const*, ...)`` (h37-survey35, an H800)
+#: lives in a GEMM library's namespace and takes bytes (``unsigned char``: fp8 data), and was read as an int8 GEMM
+#: off the Tensor Cores.  Only the last part of the kernel's own identifier is read (its function, not its
+#: namespaces or template arguments), and only where that part names no GEMM itself (``gather_gemm`` stays one).
+_DATA_MOVEMENT = re.compile(r"_?(?:batched_)?(?:transpose|copy|permute|gather|scatter|re?pack|unpack|fill)(?![a-z])",
+                            re.I)
+_OWN_GEMM_WORD = re.compile(r"gemm|matmul|mma|conv", re.I)
+
+
+@lru_cache(maxsize=65536)
+def data_movement_one(name: str) -> bool:
+    """A kernel whose own function names a data movement (``_DATA_MOVEMENT``): no matmul, whatever its namespace."""
+    own = _own_identifier(head(name).strip()).rsplit("::", 1)[-1].strip()
+    return bool(_DATA_MOVEMENT.match(own)) and not _OWN_GEMM_WORD.search(own)
+
+
 @lru_cache(maxsize=65536)
 def tensor_core_one(name: str) -> bool:
     """The kernel uses Tensor Cores, by name (a Tensor Core family, not a CUDA-core variant of one)."""
     name = head(name)
-    if _TRTLLM_GEN.match(name) or _MMA_ATOM.search(name) or _attention_on_tensor_cores(name):
+    if data_movement_one(name):
+        return False
+    if (_TRTLLM_GEN.match(name) or _MMA_ATOM.search(name) or _attention_on_tensor_cores(name)
+            or _QUANT_ATTENTION.search(name) or _cute_dsl_mma(name)):
         return True
     own = _own_identifier(name)
     own_mma = _MMA_SHAPE.search(own) and "gemm" in own.lower()
@@ -305,6 +351,13 @@ _NVJET_INPUT = {"h": P_FP16, "t": P_BF16, "s": P_FP32, "q": P_FP8, "e": P_FP8, "
 _NAMED_PRECISIONS = ((_BF16, P_BF16), (_FP8, P_FP8), (_FP16, P_FP16), (_INT8, P_INT8), (_TF32, P_TF32), (_FP64, P_FP64))
 
 
+#: vLLM's KV-cache enum, a template parameter of every vLLM cache and attention kernel whatever the cache holds: its
+#: value ``0`` (``kAuto``: the cache keeps the model's own type; ``(vllm::Fp8KVCacheDataType)0``, the Itanium
+#: ``N4vllm18Fp8KVCacheDataTypeE0E``) says no fp8 at all, though its type's name says ``Fp8``.  A non-zero value is an
+#: fp8 cache (``devices.amd.vllm_attention_input`` reads what an attention kernel computes in then).
+_KV_CACHE_AUTO = re.compile(r"\(vllm::Fp8KVCacheDataType\)0(?!\d)|N4vllm18Fp8KVCacheDataTypeE0E")
+
+
 @lru_cache(maxsize=65536)
 def precision_one(name: str) -> int:
     """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16.
@@ -313,7 +366,9 @@ def precision_one(name: str) -> int:
     ``Memset``) is ``P_UNKNOWN``, never fp32 -- counting it as fp32 raised false "mixed precision is off"
     alarms on bf16 JAX captures.
     """
-    name = head(name)
+    name = _KV_CACHE_AUTO.sub("", head(name))
+    if _QUANT_ATTENTION.search(name):
+        return P_INT8
     gen, fmha = _TRTLLM_GEN.match(name), _TRTLLM_FMHA.match(name)
     own = _trtllm_input(gen.group(2)) if gen else _trtllm_input(fmha.group(1)) if fmha else None
     if own is not None:
@@ -565,7 +620,7 @@ def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
     name = head(name)
     gemm = (bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower()) or bool(_TRTLLM_GEN.match(name))
-            or attention_kernel_one(name))
+            or attention_kernel_one(name) or bool(_QUANT_ATTENTION.search(name)) or _cute_dsl_mma(name))
     return gemm and not collectives.is_collective(name)
 
 
@@ -614,6 +669,10 @@ INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFun
 #: window that holds one holds the process's start, so the next runtime call of its thread creates the context,
 #: whatever call it is (``cudaMalloc``, ``cudaMallocManaged``, a blocking ``cudaMemcpyToSymbol``).
 RUNTIME_INIT_CALLS = ("cuModuleGetLoadingMode",)
+#: The OS calls through which the driver's user-space library talks to its kernel module (``ioctl`` on
+#: ``/dev/nvidiactl``, ``/dev/nvidia0``, ``/dev/nvidia-uvm``), as Nsight's OS runtime trace (``-t osrt``) names them:
+#: creating a context is hundreds of them (a real A100 export: 652 in 971 ms, up to 215 ms each).
+DRIVER_OS_CALLS = ("ioctl",)
 #: Compiling a kernel at run time: NVRTC (CUDA C++ to PTX, ``nvrtcCompileProgram``), nvJitLink and the driver's
 #: linker.  A fusion compiler (nvFuser, Triton, CuPy's raw kernels) runs them once per new kernel: a one-time cost.
 #: JIT compilers wrap them in their own NVTX ranges (nvFuser: ``executor_utils::Nvrtc::CompileProgram``), so the

@@ -36,6 +36,12 @@ _BARE = re.compile(r"[A-Za-z_]\w*")
 _ATTENTION = re.compile(r"_?attn_(?:fwd|bwd)(?!_preprocess)(?:_\w*)?|_fwd_kernel|_fwd_grouped_kernel_stage1|"
                         r"kernel_unified_attention_[23]d")
 _ATTENTION_HELPER = re.compile(r"_?(?:attn_)?bwd_preprocess\w*")
+#: Quantized attention: aiter's Triton SageAttention (ROCm/aiter aiter/ops/triton/_triton_kernels/attention/
+#: fav3_sage_attention.py @12d5bf9c, ``sage_fwd``; ``sage_fwd_v3``, ``sage_fwd_mxfp4``, ``sage_fwd_vfa`` beside it):
+#: ``tl.dot`` of int8 Q and K (quantized per block by ``sage_quant_kernel`` first), then of P and an fp8 (or mxfp4) V --
+#: operands every matrix unit takes, so on them whatever dtype the name leaves out (xDiT's Flux on an MI300X: the
+#: kept ``wild/xdit_flux_mi300x_denoise``, 10 ms a capture).
+_QUANTIZED_ATTENTION = re.compile(r"sage_fwd(?:_\w*)?")
 #: Mixture-of-Experts GEMMs on ``tl.dot``.
 _MOE_GEMM = re.compile(r"fused_moe_kernel\w*|_(?:p_)?matmul_ogs\w*")
 
@@ -50,7 +56,14 @@ def _bare(name: str) -> str:
 def dot_kernel_one(name: str) -> bool:
     """A library's Triton kernel whose work is ``tl.dot`` tiles: an attention pass or a MoE GEMM."""
     own = _bare(name)
-    return bool(own) and bool(_ATTENTION.fullmatch(own) or _MOE_GEMM.fullmatch(own))
+    return bool(own) and bool(_ATTENTION.fullmatch(own) or _MOE_GEMM.fullmatch(own)) or quantized_dot_one(name)
+
+
+def quantized_dot_one(name: str) -> bool:
+    """A Triton ``tl.dot`` kernel whose operands its own algorithm quantizes to 8 bits or fewer (``_QUANTIZED_ATTENTION``):
+    on the matrix units, though its name gives no dtype."""
+    own = _bare(name)
+    return bool(own) and bool(_QUANTIZED_ATTENTION.fullmatch(own))
 
 
 def attention_helper_one(name: str) -> bool:

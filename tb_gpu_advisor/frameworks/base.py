@@ -27,26 +27,6 @@ def action(text: str, snippet: str | None = None, lang: str | None = None) -> Ac
     return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
 
 
-#: A word of a name: an upper-case run, a capitalised or lower-case word, a number (``get_batch``, ``loadBatch``).
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-#: The words of a program's range name that say it holds the batch itself -- fetching it (``get_batch``,
-#: ``load_batch``, ``next_batch``, ``fetch``) or its data (``data_load``, a ``DataLoader``).  The program's own words,
-#: whatever framework runs it: narrower than a Python frame's (a library's own ranges load, bind and transform its
-#: inputs -- nvFuser's ``bindInputs``, ``LoadPTX`` -- without any batch).
-_BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
-
-
-def words(text: str) -> set[str]:
-    """The lower-cased words of ``text`` (:data:`_WORD`)."""
-    return {w.lower() for w in _WORD.findall(text)}
-
-
-def batch_range(name: str) -> bool:
-    """A range whose name says the program fetches its batch inside it (:data:`_BATCH_WORDS`); each framework's
-    ``input_range`` leaves out its own runtime's names first."""
-    return bool(words(name) & _BATCH_WORDS)
-
-
 L = TypeVar("L")
 
 
@@ -65,6 +45,38 @@ def as_is(name: str) -> str:
 def never(_: str) -> bool:
     """The predicate of a concept the framework does not have."""
     return False
+
+
+#: A name's words: split at ``_``, ``.``, spaces, ``#`` and case changes (``get_batch``, ``nextBatch``, ``## load_batch
+#: ##``), so a word is matched whole -- ``batch_norm``'s ``batch`` is a word, ``onload`` holds no ``load``.
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+
+def words(text: str) -> set[str]:
+    """The lower-cased words of ``text`` (:data:`_WORD`)."""
+    return {w.lower() for w in _WORD.findall(text)}
+
+
+#: The words of a range's name that say it holds the batch itself -- fetching it (``get_batch``, ``load_batch``,
+#: ``next_batch``, ``fetch``) or its data (``data_load``, a ``DataLoader``).  Narrower than a Python frame's input
+#: words (``frameworks.pytorch``): a library's own ranges load, bind and transform its inputs (nvFuser's
+#: ``bindInputs``, ``LoadPTX``, ``TransformReplay``) without any batch.  Whatever the framework: a program names its
+#: ranges in its own words, ``jax.profiler.TraceAnnotation('get_batch')`` as ``record_function('get_batch')``.
+BATCH_WORDS = frozenset(("batch", "batches", "fetch", "data", "dataset", "datasets", "dataloader"))
+
+
+#: A hook's words: a callback run at a batch's begin or end (Keras's ``on_train_batch_end``, ``on_batch_begin``,
+#: Lightning's ``on_train_batch_start``) names the batch it follows or precedes, and fetches nothing -- a callback's
+#: logging and metrics between steps (the ``step_gaps_callbacks`` scenario's ``MetricsCallback.on_train_batch_end``).
+_HOOK = frozenset(("begin", "end", "start"))
+
+
+def names_batch(name: str) -> bool:
+    """A range of the program's whose name says it fetches its batch (:data:`BATCH_WORDS`), no callback hook at a
+    batch's begin or end (:data:`_HOOK`).  Asked only of the ranges the program marks itself
+    (``user_ranges.program_ranges``): a framework's own event is never one."""
+    w = words(name)
+    return bool(w & BATCH_WORDS) and not ("on" in w and w & _HOOK)
 
 
 #: ``Framework.device_features``: the fix stands without the lines of its code that name the feature.
@@ -314,10 +326,14 @@ class Framework:
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:
-        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.
+        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.  A variant
+        ``type/kind`` (``comm_exposed:AllToAll/experts``: what the exchange is for) falls back to ``type``'s, then
+        to the rule's: a framework that writes no fix for the kind keeps its fix for the type.
 
         ``fmt`` fills ``{name}`` fields of the fixes' text (never of their code).
         """
+        while key not in self.fixes and "/" in key.split(":", 1)[-1]:
+            key = key.rsplit("/", 1)[0]
         if key in self.fixes:
             found = self.fixes[key]
         else:

@@ -10,7 +10,7 @@ threads as ``H2D Dispatch``.  Only public JAX APIs appear in the fixes.
 from __future__ import annotations
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import Framework, action, batch_range
+from tb_gpu_advisor.frameworks.base import Framework, action, names_batch
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 #: ``jax.jit``'s C++ dispatch is traced ``PjitFunction(<name>)`` since jit became pjit; before (jaxlib 0.3-0.4.x,
@@ -69,12 +69,6 @@ def is_blocking_read(name: str) -> bool:
 
 def is_runtime_event(name: str) -> bool:
     return name.startswith(_RUNTIME)
-
-
-def is_input_range(name: str) -> bool:
-    """A ``jax.profiler.TraceAnnotation`` the program names for fetching its batch (``base.batch_range``:
-    ``get_batch``, ``load_batch``); jaxlib's own events (its runtime's, its dispatch's) never."""
-    return not is_runtime_event(name) and not is_dispatch(name) and batch_range(name)
 
 
 def is_dispatch(name: str) -> bool:
@@ -359,8 +353,9 @@ FIXES["unfused_attention"] = (action(
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
+    # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
+    input_range=names_batch,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,
-    input_range=is_input_range,
     labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, batch_range, job_loop, never,
-                                           words)
+from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
+                                            words)
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -216,11 +216,10 @@ def is_input_frame(name: str) -> bool:
 
 
 def is_input_range(name: str) -> bool:
-    """A range the program marks around fetching its batch (``base.batch_range``: narrower than a frame's
-    :data:`_INPUT_WORDS`); ATen's and the runtime's never."""
+    """A range the program marks around fetching its batch (``base.names_batch``); ATen's and the runtime's never."""
     if name.startswith(("aten::", "cuda", "hip", "cudnn", "nccl", "ProfilerStep")):
         return False
-    return batch_range(name)
+    return names_batch(name)
 
 
 def frame_label(name: str) -> str:
@@ -518,21 +517,67 @@ TP_OVERLAP = action(
     "from torch.distributed._symmetric_memory import enable_symm_mem_for_group\n"
     "enable_symm_mem_for_group(mesh['tp'].get_group().group_name)\n"
     "model = torch.compile(model)")
-#: All-to-all of embeddings / experts overlapped with dense compute.
+#: All-to-all of no kind the job stage could read (``job.exchange``): each kind's overlap, named by what it moves.
 A2A_OVERLAP = action(
-    "All-to-all (embedding or expert exchange) waits on its slowest split: pipeline it with the dense part of the "
-    "model (TorchRec's TrainPipelineSparseDist overlaps the next batch's embedding all-to-all with this batch's "
-    "compute), and balance the splits across ranks.",
+    "All-to-all waits on its slowest split: overlap it with compute that does not need it, as fits what it "
+    "exchanges -- embedding rows: TorchRec's TrainPipelineSparseDist (the next batch's exchange beside this batch's "
+    "compute); a mixture-of-experts layer's tokens: one micro-batch's dispatch and combine beside another's compute; "
+    "sequence-parallel attention heads: the exchange beside the QKV projection, or ring attention -- and balance the "
+    "splits across ranks.")
+#: The embeddings' all-to-all of a recommender (its lookups beside it): TorchRec's pipeline of batches.
+A2A_EMBEDDINGS = action(
+    "The embedding all-to-all (each rank's table lookups sent to the ranks that own the batch's samples) waits on its "
+    "slowest split: pipeline it with the dense part of the model (TorchRec's TrainPipelineSparseDist overlaps the next "
+    "batch's embedding all-to-all with this batch's compute), and balance the splits across ranks.",
     "from torchrec.distributed.train_pipeline import TrainPipelineSparseDist\n"
     "pipeline = TrainPipelineSparseDist(model, optimizer, device)\n"
     "for _ in range(steps):\n"
     "    pipeline.progress(data_iter)")
-
-#: An expert-parallel forward's token exchange: nothing of training's (no pipeline of batches with an optimizer).
+#: A mixture-of-experts layer's token exchange in training (the router's top-k and the experts' grouped GEMMs beside
+#: it, or DeepEP's kernels): micro-batches overlapped, experts balanced.  DeepEP's calls as its README spells them.
+A2A_EXPERTS = action(
+    "A mixture-of-experts layer's all-to-all (its tokens dispatched to their experts' ranks and combined back) waits "
+    "on its slowest split: overlap one micro-batch's dispatch and combine with another micro-batch's attention and "
+    "expert GEMMs (DualPipe, or two-batch overlap, with the dispatch on a communication stream), and balance the "
+    "tokens per expert (a load-balancing auxiliary loss or routing bias, a capacity factor) so no rank waits for the "
+    "hottest expert.",
+    "# DeepEP: the dispatch runs on its own stream while the other micro-batch computes\n"
+    "n_rank, n_rdma, n_expert, in_rank, _ = buffer.get_dispatch_layout(topk_idx, num_experts)\n"
+    "recv_x, recv_idx, recv_w, _, handle, event = buffer.dispatch(\n"
+    "    x, topk_idx=topk_idx, topk_weights=topk_weights, num_tokens_per_rank=n_rank,\n"
+    "    num_tokens_per_rdma_rank=n_rdma, is_token_in_rank=in_rank, num_tokens_per_expert=n_expert,\n"
+    "    async_finish=True, allocate_on_comm_stream=True)\n"
+    "other_micro_batch_attention()\n"
+    "event.current_stream_wait()")
+#: An expert-parallel forward's token exchange: nothing of training's (no pipeline of batches with an optimizer, no
+#: auxiliary loss); decode's small batches: DeepEP's low-latency kernels, whose receive hook holds no SMs.
 A2A_FORWARD = action(
     "An expert-parallel forward's all-to-all (the tokens' dispatch to their experts and back) waits on its slowest "
     "split: overlap the exchange with compute that does not need it (the shared expert, another micro-batch's "
     "attention), and balance the tokens per rank by placing copies of the hot experts on more ranks.")
+A2A_EXPERTS_FORWARD = action(
+    A2A_FORWARD.text + " For decode's small batches, DeepEP's low-latency kernels send over RDMA with no SMs held: "
+    "return_recv_hook=True lets another micro-batch compute until the tokens are needed.",
+    "recv_x, recv_count, handle, event, hook = buffer.low_latency_dispatch(\n"
+    "    x, topk_idx, num_max_dispatch_tokens_per_rank, num_experts, return_recv_hook=True)\n"
+    "other_micro_batch_attention()\n"
+    "hook()   # the tokens have arrived")
+#: Sequence parallelism's head/sequence exchange around attention (attention kernels beside it): the same fix in
+#: training and in a forward (DeepSpeed-Ulysses, xDiT's ``ulysses_degree`` / ``ring_degree``).
+A2A_SEQUENCE = action(
+    "Sequence parallelism's all-to-all (DeepSpeed-Ulysses, xDiT: heads exchanged for sequence before attention and "
+    "back after it) stalls every layer: overlap it with the QKV projection (send one group of heads while the next "
+    "is projected), or move part of the degree to ring attention, which passes K/V blocks between ranks while each "
+    "block's attention runs (xDiT: a larger ring_degree, a smaller ulysses_degree over slow links).")
+#: An embedding forward's exchange (recommender inference): no training pipeline, no optimizer.
+A2A_EMBEDDINGS_FORWARD = action(
+    "The embedding all-to-all of a forward pass (each rank's table lookups sent to the ranks that own the batch) "
+    "waits on its slowest split: overlap the next batch's input distribution and lookups with this batch's dense "
+    "forward, and place the tables so fewer rows cross ranks (replicate small tables, shard hot ones row-wise).")
+#: The all-to-all's fixes by what it exchanges (``job.exchange``: the ``AllToAll/<kind>`` variant), for a forward
+#: pass or work of no known kind.
+_A2A_FORWARD_FIXES = {"embeddings": (A2A_EMBEDDINGS_FORWARD,), "experts": (A2A_EXPERTS_FORWARD,),
+                      "sequence": (A2A_SEQUENCE,)}
 #: DDP's gradient buckets, said to work of no known kind: the constructor, not a training step's code.
 DDP_BUCKETS = action(
     "If this is a DDP training step, DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: "
@@ -552,6 +597,8 @@ FORWARD_COMM_FIXES = {
     "comm_exposed:ReduceScatter@any_work": (FSDP_PREFETCH,),
     "comm_exposed:AllToAll@any_work": (A2A_FORWARD,),
     "comm_exposed:SendRecv@any_work": (A2A_FORWARD,),
+    **{f"comm_exposed:AllToAll/{kind}@{tag}": fix for kind, fix in _A2A_FORWARD_FIXES.items()
+       for tag in ("inference", "any_work")},
     "alltoall_imbalance@inference": (action(
         "Balance what each rank receives: place copies of the hot experts on more ranks (an expert-parallel load "
         "balancer places them by measured load); for embeddings, a sharding plan that spreads hot tables (TorchRec's "
@@ -592,6 +639,9 @@ FIXES = {
     "comm_exposed:AllGather": (FSDP_PREFETCH,),
     "comm_exposed:ReduceScatter": (FSDP_PREFETCH,),
     "comm_exposed:AllToAll": (A2A_OVERLAP,),
+    "comm_exposed:AllToAll/embeddings": (A2A_EMBEDDINGS,),
+    "comm_exposed:AllToAll/experts": (A2A_EXPERTS,),
+    "comm_exposed:AllToAll/sequence": (A2A_SEQUENCE,),
     "comm_exposed:SendRecv": (A2A_OVERLAP,),
     "comm_exposed@tensor_parallel": (TP_OVERLAP,),
     "alltoall_imbalance": (action(
@@ -1141,8 +1191,10 @@ def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ..
 FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))
 
 #: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
-#: gradient accumulation (PyTorch 1.8 to 2.x spellings).
+#: gradient accumulation (PyTorch 1.8 to 2.x spellings); the program's own ``loss.backward()`` as PyProf and DLProf
+#: name the call (``{'mod': 'Tensor', 'op': 'backward'}``: ``Tensor.backward``).
 _TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
+                       r"^Tensor\.backward$|"
                        r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
                        # DDP exists to reduce gradients; FSDP also shards a model run forward only (FastVideo's
                        # text encoder on two H100s: pre_forward / post_forward and no backward), so only its

@@ -10,7 +10,7 @@ import re
 from tb_gpu_advisor.frameworks import xla
 from dataclasses import dataclass
 
-from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, never, op_type
+from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, names_batch, never, op_type
 from tb_gpu_advisor.model.schema import Action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
@@ -41,12 +41,18 @@ BACKGROUND_LINES = ("tf_data_", "tf_GPU_Event_Manager", "collective_ops")
 #: (``IteratorGetNext/_1:_Send``), with the host's staging copies inside it.  The stock tool counts it as input
 #: (survey h37-survey18: a Keras step on an RTX 2060 Max-Q whose GPU idled 17 ms for it, the stock overview's "input"
 #: 17.05 ms of 41.0, while the Advisor read the host's own work).
-_INPUT_SEND = re.compile(r"^(?:%s)(?:/_\d+)?:_Send$" % "|".join(INPUT_EVENT_PREFIXES))
+#: A replica's copy of the iterator op under ``MirroredStrategy`` is the same op numbered (``IteratorGetNextAsOptional_6
+#: /_52:_Send``, ``v100_bert_8gpu_tf24``), its hand-over the same send.
+_INPUT_SEND = re.compile(r"^(?:%s)(?:_\d+)?(?:/_\d+)?:_Send$" % "|".join(INPUT_EVENT_PREFIXES))
 
 
 def is_input_event(name: str) -> bool:
-    """The consumer blocking on tf.data, or the graph sending the batch it got to the GPU."""
-    return (name.startswith(INPUT_EVENT_PREFIXES) and "Op::" in name) or is_input_send(name)
+    """The consumer blocking on tf.data (its ``...Op::DoCompute``, or the iterator op's own event where that is not
+    recorded: ``MultiDeviceIteratorGetNextFromShard:MultiDeviceIteratorGetNextFromShard`` of a distributed dataset), or
+    the graph sending the batch it got to the GPU."""
+    if name.startswith(INPUT_EVENT_PREFIXES) and "Op::" in name:
+        return True
+    return is_input_send(name) or (is_tf_op_event(name) and op_type(name).startswith(INPUT_EVENT_PREFIXES))
 
 
 def is_input_send(name: str) -> bool:
@@ -547,6 +553,8 @@ FIXES["unfused_attention"] = (action(
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
+    # the program's ``tf.profiler.experimental.Trace('get_batch')``: its own words, as a PyTorch program's (issue #37)
+    input_range=names_batch,
     device_features=DEVICE_FEATURES,
     batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,

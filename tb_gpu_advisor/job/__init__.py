@@ -10,6 +10,7 @@ for the job it is given to (``Framework.for_job``).
 - :mod:`.phase`: steady state, warm-up (cold start) or mixed, from one-time costs the trace shows;
 - :mod:`.structure`: steps from the program's repeated spans where the format marks none.
 - :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats;
+- :mod:`.exchange`: what the all-to-all exchanges (embeddings, MoE tokens, attention heads), from its neighbours;
 - :mod:`.iterations`: a memory snapshot's training iterations from its allocations, where it marks none.
 """
 
@@ -24,6 +25,7 @@ from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
+from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
@@ -177,6 +179,9 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     tags.extend(fw.version_tags(rng))  # the releases the framework's fixes are spelled for (an old PyTorch)
     if len(trace.h) and trace.h.name_mask(fw.tensor_parallel_event).any():
         tags.append("tensor_parallel")
+    exchange = exchange_kind(trace, launches)
+    if exchange is not None:
+        tags.append(exchange_tag(exchange))  # what the all-to-all moves: its fix follows it (``job.exchange``)
     return Job(kind=kind, phase=phase, structure=structure, version=version, version_low=rng[0] if rng else None,
                tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),

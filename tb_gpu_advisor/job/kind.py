@@ -152,7 +152,7 @@ def host_kind(trace: Trace, fw: Framework) -> tuple[str, str] | None:
     optimizer's step there is a training step, an inference entry point or a recorded grad mode off a forward.  None
     where they say neither: the work is of no known kind.  Why: the fixes loop the job's own step (a Lightning
     ``training_step`` capture on a CPU, ``wild/lightning_cpu_fit``, was told ``run_one_step()``)."""
-    used = _used_names(trace) if len(trace.h) else []
+    used = _used_names(trace, fw) if len(trace.h) else []
     named = [n for n in used if fw.training_event(n)]
     work = [n for n in named if not fw.grad_reset_event(n)]  # a zero_grad alone may precede a no-grad forward
     # the name that says training plainly: the step's end (an optimizer's step) where the host recorded one, not a
@@ -191,7 +191,7 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     engine = _engine_kind(trace, host, kernels)
     if engine is not None:
         return engine
-    used = _used_names(trace)
+    used = _used_names(trace, fw)
     phase, ranged = _phase_kind(used, fw), _nvtx_kind(trace)
     return _training_kind(trace, fw, used, kernels, phase, ranged) or _forward_kind(trace, fw, used, host, phase, ranged)
 
@@ -343,8 +343,15 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
     if fw.id == "pytorch" and any(n.startswith("aten::") for n in used):
-        return Kind("inference", "medium", "ATen ops ran but no backward pass (autograd's `*Backward` nodes) and no "
-                                           "optimizer step: a forward pass")
+        traced = sorted(_compiler_traced(trace, fw))
+        said = (f" of the job's own (its backward nodes, {and_list([f'`{_short(n)}`' for n in traced[:2]])}"
+                f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
+                f"backward graph, launching nothing)" if traced else " (autograd's `*Backward` nodes)")
+        return Kind("inference", "medium", f"ATen ops ran but no backward pass{said} and no optimizer step: a forward "
+                                           "pass")
+    recorded = _recorded_ops_forward(trace, fw)
+    if recorded:
+        return Kind("inference", "medium", recorded)
     if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
         return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))")
     hooked = _hooked_forwards(trace)
@@ -353,6 +360,29 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _recorded_ops_forward(trace: Trace, fw: Framework) -> str:
+    """In words, a PyTorch forward pass shown by its ops recorded as NVTX ranges with no ATen name (PyProf / DLProf:
+    ``Tensor.cuda``, ``torch.nn.functional.conv2d``) where no backward ran; "" otherwise.  Asked only once nothing
+    says training (:func:`_training_kind`: no ``Tensor.backward``, no optimizer step, no gradient kernel).
+
+    Why: such a tool wraps every ``torch``, ``Tensor`` and ``torch.nn.functional`` call, so a training step shows the
+    program's ``loss.backward()`` as ``Tensor.backward``, and PyTorch's autograd engine runs a CUDA backward on a
+    device thread of its own, which launches its kernels outside any such range.  Ops recorded, none of them a
+    backward, and every launch made by a thread that recorded ops: nothing ran a backward.  mmagic's one forward
+    pass under PyProf (an A100 Nsight export) read "GPU work of an unknown kind", and its fixes spoke of training
+    (loss scaling) for a forward pass."""
+    r = trace.ranges
+    if fw.id != "pytorch" or r is None or not r.op.any():
+        return ""
+    h = trace.h
+    ops = r.idx[r.op]
+    launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+    if not launch.any() or not np.isin(h.line[launch], np.unique(h.line[ops])).all():
+        return ""
+    return (f"PyTorch's calls recorded as op ranges ({plural(int(ops.size), 'op')}), no backward pass, optimizer step "
+            "or gradient kernel, every launch on a thread that recorded them: a forward pass")
 
 
 def _phase_kind(used: list[str], fw: Framework) -> tuple[str, str] | None:
@@ -387,11 +417,9 @@ def _trained_only_in_warmup(trace: Trace, fw: Framework) -> str:
     sel = user_ranges.warmup_ranges(h, trace.ranges)
     if not sel.size:
         return ""
-    ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
 
     def inside(t: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(ws, t.astype(np.int64), side="right") - 1
-        return (k >= 0) & (t < we[np.maximum(k, 0)])
+        return _within_spans(h, sel, t)
 
     launched = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
     if not (launched & ~inside(h.start)).any():
@@ -1155,12 +1183,41 @@ def _line_names(trace: Trace) -> list[str]:
 _PID_SUFFIX = re.compile(r" \(pid \d+.*\)$")
 
 
-def _used_names(trace: Trace) -> list[str]:
-    """The distinct host event and Python span names (a name table may hold names no event uses)."""
+def _used_names(trace: Trace, fw: Framework | None = None) -> list[str]:
+    """The distinct host event and Python span names (a name table may hold names no event uses); with ``fw``, less
+    the training events the framework's compiler only traced (:func:`_compiler_traced`)."""
     names = trace.h.names
     if len(names) > _MAX_NAMES:
         names = names[:_MAX_NAMES]
-    return list(names)
+    traced = _compiler_traced(trace, fw) if fw is not None else set()
+    return [n for n in names if n not in traced]
+
+
+def _compiler_traced(trace: Trace, fw: Framework) -> set[str]:
+    """The names of training events (a backward node) that occur only inside the framework's compile spans
+    (``Framework.compile_event``): the compiler tracing a backward on fake tensors, not a backward the job ran.
+
+    Why: torch.compile's first call of a model whose parameters require grad traces the joint forward + backward graph
+    (AOTAutograd, inside ``create_aot_dispatcher_function``): autograd's engine runs there on fake tensors, recording
+    ``autograd::engine::evaluate_function: ViewBackward0`` and launching nothing.  A forward-only conv benchmark on an
+    A10G (survey h37-survey40: 22 backward nodes, every one inside that span, no backward kernel) read "a training
+    step [high confidence]".  A job that trains runs its backward after the compile, outside these spans."""
+    h = trace.h
+    if not len(h):
+        return set()
+    train = np.flatnonzero(h.name_mask(fw.training_event))
+    compiling = np.flatnonzero(h.name_mask(fw.compile_event))
+    if not train.size or not compiling.size:
+        return set()
+    inside = _within_spans(h, compiling, h.start[train])
+    return {h.names[i] for i in set(h.name[train[inside]].tolist()) - set(h.name[train[~inside]].tolist())}
+
+
+def _within_spans(h, sel: np.ndarray, t: np.ndarray) -> np.ndarray:  # noqa: ANN001 - host events
+    """Bool per time ``t``: inside the union of host events ``sel``'s spans (indices), on any thread."""
+    ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+    k = np.searchsorted(ws, t.astype(np.int64), side="right") - 1
+    return (k >= 0) & (t < we[np.maximum(k, 0)])
 
 
 def _short(name: str, n: int = 80) -> str:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import ms, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import union_intervals
@@ -71,15 +71,19 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call)
                             | _graph_submissions(trace, dur, launches))
     # the context's creation is a one-time cost whatever call it falls in, a blocking copy too (left out just above)
-    ctx = _context_calls(trace) & ~rare & ~init & ~slow
+    ctx = _context_calls(trace)
+    # where no recorded call created it, the driver did in calls the capture skipped: its ioctl between the two
+    drv_s, drv_e, drv_words = _unrecorded_context(trace, ctx)
+    ctx &= ~rare & ~init & ~slow
     graph_s, graph_e = _captures(h)
     m = slow | init | comp | rare | ctx
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
-    up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() else (_EMPTY, _EMPTY, 0)
+    up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
-    cap_s, cap_e = np.concatenate([graph_s, tune_s, up_s, link_s]), np.concatenate([graph_e, tune_e, up_e, link_e])
+    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, drv_s])
+    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, drv_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -93,7 +97,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     share = total / window if window > 0 else 0.0
     parts = (_slow_launch_words(dur, launch, slow, med_us)
              + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
-             + _call_words(h, dur, init, comp, rare, ctx))
+             + _call_words(h, dur, init, comp, rare, ctx) + drv_words)
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
@@ -386,27 +390,85 @@ def _context_calls(trace: Trace) -> np.ndarray:
     a ``cudaMallocManaged`` in a camera pipeline)."""
     h = trace.h
     out = np.zeros(len(h), dtype=bool)
-    init = np.flatnonzero(h.name_mask(devices.is_runtime_init))
-    if not init.size:
+    starts = _runtime_starts(trace)
+    if not starts:
         return out
-    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & ~h.name_mask(devices.is_runtime_init))
-    picked = []
-    for ln in np.unique(h.line[init]).tolist():
-        c = calls[h.line[calls] == ln]
-        if not c.size:
-            continue
-        c = c[np.argsort(h.start[c], kind="stable")]
-        k = np.searchsorted(h.start[c], h.start[init[h.line[init] == ln]].min(), side="right")
-        if k < c.size:
-            picked.append(int(c[k]))
-    if not picked:
-        return out
-    p = np.asarray(picked, np.int64)
+    p = np.asarray([nxt for _, nxt in starts], np.int64)
     long = (h.end[p] - h.start[p]) >= T("job.one_time_launch_ms") * PS_PER_MS
     p = p[long]
     if p.size:
         out[p[_gpu_idle_through(trace, h.start[p], h.end[p])]] = True
     return out
+
+
+def _runtime_starts(trace: Trace) -> list[tuple[int, int]]:
+    """(the first runtime start-up call, the next runtime call) of each thread where the runtime initialised in the
+    window (``devices.is_runtime_init``) and made a call after it, as host event indices: the context is created
+    between the start-up call's start and the next call's end (:func:`_context_calls`, :func:`_unrecorded_context`)."""
+    h = trace.h
+    init = np.flatnonzero(h.name_mask(devices.is_runtime_init))
+    if not init.size:
+        return []
+    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & ~h.name_mask(devices.is_runtime_init))
+    out = []
+    for ln in np.unique(h.line[init]).tolist():
+        c = calls[h.line[calls] == ln]
+        if not c.size:
+            continue
+        c = c[np.argsort(h.start[c], kind="stable")]
+        mine = init[h.line[init] == ln]
+        first = int(mine[np.argmin(h.start[mine])])
+        k = np.searchsorted(h.start[c], h.start[first], side="right")
+        if k < c.size:
+            out.append((first, int(c[k])))
+    return out
+
+
+def _unrecorded_context(trace: Trace, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Host spans (ps, disjoint sorted) in which the driver created the context in calls the capture does not record,
+    and those spans in words: on each thread where the runtime initialised in the window and its next recorded call
+    did not create the context (``ctx``: quick), the thread's calls into the GPU driver's kernel module
+    (``devices.is_driver_os_call``: ``ioctl``, from the OS runtime trace) between the two, where they total at least
+    ``job.one_time_launch_ms`` with every GPU idle.
+
+    Why: the assumption was that start-up is only what runs inside a recorded runtime call.  Nsight skips some calls
+    (``CUDA_SKIP_SOME_API_CALLS``), and PyTorch's ``.cuda()`` creates the primary context through calls it does not
+    record: in a real A100 export (mmagic's one forward pass under PyProf) the first ``Tensor.cuda`` takes 1,265 ms
+    of which 965 ms is the thread's ``ioctl`` (604 calls, up to 215 ms each; 652 in 971 ms from the start-up call on)
+    and its next recorded call, ``cudaStreamIsCapturing``, takes 14 us -- the context existed by then.  Between a runtime's start-up and its next
+    call, the driver is what enters its kernel module; that was booked as the host's own work.  Only the driver's
+    calls are taken, not the whole gap: the program may run its own code there (this one built its model and
+    printed it), and the OS trace does not say what the thread did between two of its calls."""
+    h, w = trace.h, trace.host_waits
+    if w is None or not len(w):
+        return _EMPTY, _EMPTY, []
+    starts = [(i, nxt) for i, nxt in _runtime_starts(trace) if not ctx[nxt]]
+    if not starts:
+        return _EMPTY, _EMPTY, []
+    driver = np.isin(w.name, np.flatnonzero([devices.is_driver_os_call(n) for n in w.names]))
+    spans_s, spans_e, words = [], [], []
+    for i, nxt in starts:
+        a, b = int(h.end[i]), int(h.start[nxt])
+        pick = np.flatnonzero(driver & (w.line == h.line[i]) & (w.start >= a) & (w.end <= b))
+        if not pick.size:
+            continue
+        s, e = union_intervals(w.start[pick].astype(np.int64), w.end[pick].astype(np.int64))
+        idle = _gpu_idle_through(trace, s, e)
+        s, e = s[idle], e[idle]
+        total = int((e - s).sum())
+        if total < T("job.one_time_launch_ms") * PS_PER_MS:
+            continue
+        spans_s.append(s)
+        spans_e.append(e)
+        names = sorted({w.names[int(k)] for k in np.unique(w.name[pick])})
+        words.append(f"the context created in calls the capture does not record: "
+                     f"{plural(int(pick.size), 'call')} into the GPU driver ({', '.join(f'`{n}`' for n in names)}, "
+                     f"{_ms(total)}) between the runtime's start-up (`{h.names[int(h.name[i])]}`) and the thread's "
+                     f"next recorded call (`{h.names[int(h.name[nxt])]}`, {ms(float(h.end[nxt] - h.start[nxt]) / PS_PER_MS)})")
+    if not spans_s:
+        return _EMPTY, _EMPTY, []
+    s, e = union_intervals(np.concatenate(spans_s), np.concatenate(spans_e))
+    return s, e, words
 
 
 def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:

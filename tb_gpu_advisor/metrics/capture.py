@@ -132,13 +132,39 @@ def _python_tracing(ctx: Context) -> PythonTracing:
                          call_us=call_us, pairs=pairs)
 
 
+def idle_calls_within(ctx: Context, s: np.ndarray, e: np.ndarray) -> float:
+    """Python calls (the profiler's Python tracing) per kept step and GPU that start inside the host stretches
+    ``(s, e)`` (disjoint, sorted; ps) and inside the kept steps' host windows, while that GPU runs nothing: the calls
+    whose recording lengthens the GPU's idle in those stretches -- a finding's own host time, counted in it rather than
+    spread by its share of the step's idle (an in-process DataLoader's ``__next__``: h37-pystack's left).  Each GPU's
+    own process's calls (``Trace.gpu_host_lines``), averaged over the active GPUs; 0.0 where none was recorded."""
+    sp = ctx.trace.spans
+    n = ctx.steps.count
+    if sp is None or not len(sp) or not n or not s.size:
+        return 0.0
+    wins = ctx.steps.host_windows
+    ws, we = union_intervals(wins[:, 0].astype(np.int64), wins[:, 1].astype(np.int64))
+    out = []
+    for g in [g for g in ctx.gpus if g.active] or [None]:
+        own = ctx.trace.gpu_host_lines.get(g.d.gpu) if g is not None else None
+        t = np.sort(sp.start[np.ones(len(sp), bool) if own is None else np.isin(sp.line, own)].astype(np.int64))
+        t = t[_within(t, s, e) & _within(t, ws, we)]
+        out.append(int(t.size) - (_in_busy(g, t) if g is not None else 0))
+    return float(np.mean(out)) / n
+
+
+def _within(t: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per time of ``t``: inside one of the disjoint sorted stretches ``(s, e)``."""
+    j = np.searchsorted(s, t, "right") - 1
+    return (j >= 0) & (t < e[np.maximum(j, 0)])
+
+
 def _in_busy(g, t: np.ndarray) -> int:  # noqa: ANN001 - a GpuCtx
     """How many of the sorted times ``t`` fall while GPU ``g`` runs any work (the union of its device events)."""
     if not t.size or not g.d.start.size:
         return 0
     bs, be = union_intervals(g.d.start.astype(np.int64, copy=False), g.d.end.astype(np.int64, copy=False))
-    j = np.searchsorted(bs, t, "right") - 1
-    return int(np.count_nonzero((j >= 0) & (t < be[np.maximum(j, 0)])))
+    return int(np.count_nonzero(_within(t, bs, be)))
 
 
 def _call_period_us(start: np.ndarray, end: np.ndarray, line: np.ndarray) -> tuple[float | None, int]:

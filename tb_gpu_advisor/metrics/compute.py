@@ -12,7 +12,7 @@ from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
-from tb_gpu_advisor.metrics.context import Context, assign, build_context
+from tb_gpu_advisor.metrics.context import Context, assign, build_context, enclosing
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
                                          per_step)
@@ -316,9 +316,33 @@ def _dispatch(ctx: Context) -> Dispatch:
     if ctx.dispatch_calls is None or not ctx.dispatch_calls.any():
         return Dispatch(**looped)
     m = ctx.dispatch_calls & (ctx.host_step >= 0)
+    m |= _calls_launching_unclaimed_steps(ctx, m)
     # per step and rank: each rank's process dispatches its own calls
     return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9),
                     **looped)
+
+
+def _calls_launching_unclaimed_steps(ctx: Context, started: np.ndarray) -> np.ndarray:
+    """Bool per host event: the dispatch calls that launched GPU work of a kept step in which no dispatch call starts
+    (``started``: the calls counted by their start).
+
+    Why: a step drawn from the GPU's work -- a one-pass capture read whole, or the first of the steps cut at XLA's
+    executions -- begins at its first launch, after the call that launched it began; counted by their start, the
+    one-pass window of survey h37-survey40's A10G conv (one ``PjitFunction`` of 337 us dispatching 16 us of kernels)
+    held no call, so the step-level verdict ("too small for its dispatch") could not fire and the host-bound finding
+    said "jit the whole step" to a program that was one jitted call.  A step that already holds a call starting in it
+    keeps the old count: steps that tile the timeline hold the next call's start, and adding the call that launched
+    their work too would count it twice."""
+    out = np.zeros(len(ctx.h), dtype=bool)
+    claimed = np.unique(ctx.host_step[started])
+    for g in ctx.gpus:
+        sel = (g.launch >= 0) & (g.step >= 0)
+        sel[sel] = ~np.isin(g.step[sel], claimed)
+        if not sel.any():
+            continue
+        caller = enclosing(ctx.h, ctx.dispatch_calls, g.launch[sel].astype(np.int64))
+        out[caller[caller >= 0]] = True
+    return out
 
 
 def _in_steps(ctx: Context, pred) -> np.ndarray:  # noqa: ANN001 - a name predicate

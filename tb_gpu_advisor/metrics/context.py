@@ -523,7 +523,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     host_input = h.name_mask(fw.input_event)
     # a range the program names for fetching its batch (Megatron's ``get_batch``, TorchRec's ``## load_batch ##``)
     # with no kernel launched inside is its input pipeline as the DataLoader's ``__next__`` is (issue #37 item 4)
-    host_input = _input_ranges(trace, fw, host_input)
+    # (which host events launched a kernel: asked here first, where a range's own launches say it is no fetch)
+    gpus, launched_kernel = _gpu_contexts(h, devs, launches, steps)
+    host_input = _input_ranges(trace, fw, host_input, launched_kernel)
     dispatch = _dispatch_calls(h, fw)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
@@ -549,7 +551,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # the physics of _host_computing_ops one level down (a 2.19 ms `aten::empty` inside `aten::ones` read as a
     # critical launch wait for 4 kernels, issue #37 survey)
     own_work = _host_computing_ops(h, in_dispatch) if in_dispatch is not None else None
-    gpus, launched_kernel = _gpu_contexts(h, devs, launches, steps)
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
     del launches
@@ -1081,22 +1082,26 @@ def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray
     return rows[outermost(frames.line[rows], s[rows], e[rows])]
 
 
-def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray) -> np.ndarray:
+def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kernel: np.ndarray) -> np.ndarray:
     """``named`` (the input pipeline's own events) with the ranges the program marks around fetching its batch: its
-    own ranges (``user_ranges.program_ranges``: ``record_function``, NVTX) whose name says so
-    (``Framework.input_range``: ``get_batch``, ``## load_batch ##``, ``data_load``) and inside which its thread
-    launches no kernel -- host work, and the batch's copies to the device, only; a range around the step's compute
-    (``sparse_data_dist``'s all-to-all) is no fetch, whatever its name."""
+    own ranges (``user_ranges.program_ranges``: ``record_function``, NVTX, XPlane's TraceMe ranges --
+    ``jax.profiler.TraceAnnotation``, ``tf.profiler.experimental.Trace``) whose name says so (``Framework.input_range``:
+    ``get_batch``, ``## load_batch ##``, ``data_load``) and inside which its thread launches no kernel -- host work,
+    and the batch's copies to the device, only; a range around the step's compute (``sparse_data_dist``'s all-to-all,
+    a jitted call's command buffer) is no fetch, whatever its name.  A launch is a launch call by name (a graph's
+    too: one ``cuGraphLaunch`` runs a jitted step) or, where the device side is recorded, any host event whose
+    correlation a kernel carries (``launched_kernel``: XLA's thunks name their launch records after the kernel)."""
     if fw.input_range is frameworks.never:
         return named
     h = trace.h
-    idx = user_ranges.program_ranges(trace, fw)  # XPlane's TraceMe ranges too: JAX's ``TraceAnnotation("get_batch")``
+    idx = user_ranges.program_ranges(trace, fw)
     if not idx.size:
         return named
     idx = idx[h.per_name(fw.input_range)[h.name[idx]]]
     if not idx.size:
         return named
-    launches = np.flatnonzero(h.name_mask(devices.is_launch_call))
+    launches = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
+                              | launched_kernel)
     out = named.copy()
     for t in np.unique(h.line[idx]):
         r = idx[h.line[idx] == t]

@@ -13,9 +13,10 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
+from tb_gpu_advisor.metrics.capture import idle_calls_within
 from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
-from tb_gpu_advisor.model.columns import outermost, time_within, union_intervals
+from tb_gpu_advisor.model.columns import outermost, subtract_intervals, time_within, union_intervals
 
 #: How many ops of the untraced input time are named.
 TOP_OPS = 5
@@ -37,7 +38,20 @@ def host_input(ctx: Context) -> HostInput:
     ops = _ops_in(ctx, ctx.input_spans, n) if source == "before_first_op" else []
     frames, within = _frames_in(ctx, ctx.input_spans, pre, n) if source == "before_first_op" else ([], [])
     return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
-                     transfer_ms_per_step=_transfer_ms(ctx, every, n), frames=frames, frames_within=within)
+                     transfer_ms_per_step=_transfer_ms(ctx, every, n), frames=frames, frames_within=within,
+                     ranges=_ranges(ctx, every, n), traced_calls_per_step=_traced_calls(ctx, every))
+
+
+def _traced_calls(ctx: Context, rows: np.ndarray) -> float:
+    """The Python calls recorded inside the input wait's own host time -- the pipeline's events ``rows`` and the
+    spans that stand for an untraced loader (``Context.input_spans``) -- while the GPU ran nothing, per step and GPU:
+    an in-process pipeline (a DataLoader without workers) runs the program's Python in the traced process, each call
+    paying its recording (``metrics.capture.idle_calls_within``)."""
+    h = ctx.h
+    sp = ctx.input_spans if ctx.input_spans is not None else (h.start[:0], h.end[:0])
+    s, e = union_intervals(np.concatenate([h.start[rows], sp[0]]).astype(np.int64),
+                           np.concatenate([h.end[rows], sp[1]]).astype(np.int64))
+    return idle_calls_within(ctx, s, e)
 
 
 def _frames_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], pre: tuple[np.ndarray, np.ndarray] | None,
@@ -107,14 +121,36 @@ def _transfer_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
     of a 41 ms step, the host staging the copy)."""
     if not rows.size:
         return 0.0
+    return _wait_in(ctx, rows[ctx.h.name_mask(ctx.fw.batch_transfer_event)[rows]], n)
+
+
+def _wait_in(ctx: Context, rows: np.ndarray, n: int, less: np.ndarray | None = None) -> float:
+    """ms per step and GPU of the ledger's input wait inside the host events ``rows`` (their union: nested or
+    overlapping events count once), outside the events ``less`` (None: none)."""
     h = ctx.h
-    xfer = rows[h.name_mask(ctx.fw.batch_transfer_event)[rows]]
     act = ctx.active
-    if not xfer.size or not act:
+    if not rows.size or not act:
         return 0.0
-    s, e = union_intervals(h.start[xfer].astype(np.int64), h.end[xfer].astype(np.int64))
+    s, e = union_intervals(h.start[rows].astype(np.int64), h.end[rows].astype(np.int64))
+    if less is not None and less.size:
+        s, e = subtract_intervals(s, e, *union_intervals(h.start[less].astype(np.int64), h.end[less].astype(np.int64)))
     col = BREAKDOWN_CATEGORIES.index("input_wait")
     return per_step(sum(float(ledger_of(ctx, g, s, e)[col]) for g in act) / PS_PER_MS, n, len(act))
+
+
+def _ranges(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float]]:
+    """The program's own ranges for fetching its batch among the pipeline's events ``rows`` -- those no framework
+    pipeline event is (``Framework.input_event``) --, (name, ms per step and GPU of input wait inside each name's and
+    outside the framework's own pipeline events), longest first, those holding any: what the finding names the
+    pipeline by where the program marks it itself (a JAX loop's ``TraceAnnotation('get_batch')`` has no iterator to
+    name).  A range around the DataLoader's ``__next__`` holds none of its own: that event names the wait."""
+    if not rows.size:
+        return []
+    h = ctx.h
+    framework = h.name_mask(ctx.fw.input_event)[rows]
+    own, theirs = rows[~framework], rows[framework]
+    out = [(h.names[int(i)], _wait_in(ctx, own[h.name[own] == i], n, theirs)) for i in np.unique(h.name[own]).tolist()]
+    return sorted((x for x in out if x[1] > 0), key=lambda x: -x[1])[:TOP_OPS]
 
 
 def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[tuple[str, float]]:

@@ -1141,6 +1141,11 @@ class HostInput:
     #: source "pipeline": ms per step and GPU of the input wait spent in the batch's transfer to the device after the
     #: pipeline made it (``Framework.batch_transfer_event`` among the input events: TF's ``IteratorGetNext/_1:_Send``)
     transfer_ms_per_step: float = 0.0
+    #: source "pipeline": the ranges the program names for fetching its batch among the pipeline's events (no event of
+    #: the framework's own pipeline: ``get_batch`` as ``record_function``, NVTX, ``jax.profiler.TraceAnnotation`` or
+    #: ``tf.profiler.experimental.Trace``; ``Framework.input_range``), as (name, ms per step and GPU of the input wait
+    #: inside them), longest first: what the finding names as the pipeline (issue #37 item 4)
+    ranges: list[tuple[str, float]] = field(default_factory=list)
     #: source "before_first_op": the program's Python frames holding that time (``with_stack``; outermost frames with
     #: only host work, ``context.lead_frames``), as (frame name, ms per step, whether its name says it fetches or
     #: prepares the batch -- ``Framework.input_frame``), longest first: the input wait is the named ones' time and
@@ -1149,6 +1154,10 @@ class HostInput:
     #: the frames directly inside the longest of ``frames`` (name, ms per step inside that time), longest first: what
     #: it spends its time in (a pipeline's ``preprocess``: its image processor, its video decoding)
     frames_within: list[tuple[str, float]] = field(default_factory=list)
+    #: Python calls the profiler recorded (``with_stack``) per kept step and GPU that start inside the input wait's own
+    #: host time (the pipeline's events, the lead that stands for it) while the GPU ran nothing: the tracing's cost in
+    #: this wait is these calls' (``metrics.capture.idle_calls_within``); 0.0 where no Python was traced there
+    traced_calls_per_step: float = 0.0
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

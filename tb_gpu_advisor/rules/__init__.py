@@ -17,6 +17,7 @@ import logging
 import traceback
 from typing import Iterable
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -842,6 +843,8 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     if loop is not None:  # the host runs the compiled programs' loops: the step is jitted already, the loop is the fix
         actions, what = ctx.fw.fix("launch_bound:host_loop"), " (XLA running loop iterations from the host)"
         how = "the loop run on the GPU, unrolled or shortened"
+    elif not (unseen or elsewhere) and launch_bound.step_level(ctx.m):
+        actions, what, how = ctx.fw.fix("launch_bound:step"), _step_dispatch_words(ctx), "more GPU work per call"
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
@@ -860,6 +863,21 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _step_dispatch_words(ctx: Ctx) -> str:
+    """What the host-bound time is where the step is a few compiled calls whose dispatch costs more host time than the
+    step's GPU work (:func:`launch_bound.step_level`), in words.
+
+    Why: the host-bound finding's fix was the framework's launch fix ("jit the whole step as one function") while the
+    launch check of the same report read the step as too small for its dispatch (wild ``jax_mi300x``: a loop of
+    jitted GEMM calls; survey h37-survey40's one jitted conv on an A10G): the step is compiled already, so its host
+    time is each call's dispatch, which only more GPU work per call (several steps per call, a larger batch)
+    amortises."""
+    d = ctx.m.dispatch
+    return (f" (the dispatch of its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+            f"{ctx.mean_words(d.calls_per_step)}: {ms(d.host_ms_per_step)} on the host for "
+            f"{ms(ctx.m.breakdown.device_compute)} of GPU compute; the step is compiled already)")
 
 
 def _host_claims(host_ms: float, unrecorded_ms: float) -> dict[str, float]:

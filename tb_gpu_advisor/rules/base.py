@@ -496,7 +496,7 @@ def ranges_table(ctx: Ctx) -> list[Table]:
                   f"the step; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
 
 
-def traced_python(ctx: Ctx, host_ms: float) -> str:
+def traced_python(ctx: Ctx, host_ms: float, inside: float | None = None) -> str:
     """The profiler's own cost in a finding that rests on the host's time, in words: where the capture recorded every
     Python call (``CaptureQuality.python_tracing``), how many per step and how much of ``host_ms`` (the finding's
     host time per step, GPU idle) they may cost -- the calls made while the GPU ran nothing (a recording while the GPU
@@ -506,10 +506,16 @@ def traced_python(ctx: Ctx, host_ms: float) -> str:
 
     Why: xDiT's SD 3.5 on an MI300X (survey h37-survey37) is host-bound by 468 ms a step under ``with_stack``'s
     134,151 Python calls in that step: part of the host's time is the tracer's, and the finding said nothing of it.
-    A caveat, not a change to the ledger: the calls' cost is bounded from the file, not measured apart."""
+    A caveat, not a change to the ledger: the calls' cost is bounded from the file, not measured apart.
+
+    ``inside``: where the finding knows its own host time's stretches, the idle calls counted in them, per step
+    (``HostInput.traced_calls_per_step``: the input wait's), whose cost is then the finding's own -- not its share of
+    the step's idle (h37-pystack's left: an in-process DataLoader's ``__next__`` runs traced Python too)."""
     pt = ctx.m.capture.python_tracing
     if pt.calls_per_step < 1 or pt.idle_calls_per_step < 0.5 or host_ms <= 0:  # none lengthens the GPU's idle
         return ""
+    if inside is not None:
+        return _traced_inside(ctx, host_ms, inside)
     calls = (f"{ctx.count_per_step(pt.calls_per_step, 'Python call')}, {n_of(round(pt.idle_calls_per_step), 'call')} "
              f"of them while the GPU ran nothing")
     if pt.call_us is None:
@@ -525,6 +531,23 @@ def traced_python(ctx: Ctx, host_ms: float) -> str:
                 f"about {ms(part)} of this {ms(host_ms)} ({pct(part / host_ms)}) -- time a run without the profiler "
                 f"does not spend")
     return f" The capture recorded {ctx.fw.label('python_tracing')}: {calls}{cost}; {ctx.fw.label('python_tracing_confirm')}."
+
+
+def _traced_inside(ctx: Ctx, host_ms: float, calls: float) -> str:
+    """:func:`traced_python`'s words for the calls counted inside the finding's own host time (``calls`` per step,
+    those while the GPU ran nothing): their cost at the file's least call period, never above ``host_ms``."""
+    pt = ctx.m.capture.python_tracing
+    if calls < 0.5:  # nothing traced inside the wait itself
+        return ""
+    said = f"{ctx.count_per_step(calls, 'Python call')} inside this wait while the GPU ran nothing"
+    if pt.call_us is None:
+        cost = ", each adding to the host's time by an amount this file's clock cannot resolve"
+    else:
+        part = min(host_ms, calls * pt.call_us / 1000.0)
+        cost = (f"; at {pt.call_us:.2f} us a call (the least two back-to-back calls take in this capture, their "
+                f"recording included) those cost up to {ms(part)} of this {ms(host_ms)} ({pct(part / host_ms)}) -- time "
+                f"a run without the profiler does not spend")
+    return f" The capture recorded {ctx.fw.label('python_tracing')}: {said}{cost}; {ctx.fw.label('python_tracing_confirm')}."
 
 
 def in_os_waits(ctx: Ctx, host_ms: float) -> str:

@@ -18,6 +18,7 @@ recovers it whole; the bucketing fix comes first then.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.job.exchange import tagged_exchange
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
@@ -98,8 +99,20 @@ def check(job: JobView) -> list[Finding]:
         evidence=[Table(f"Collectives {job.per_step} (median {job.unit})", ["collective", "calls", "ms", "exposed ms",
                                                                "transfer ms", "paid ms", "bytes per call",
                                                                "bus GB/s"], rows)],
-        actions=fixes_for(job, ID, (["paced"] if paced > 0 else []) + types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
+        actions=fixes_for(job, ID, (["paced"] if paced > 0 else []) + fix_variants(job, types[:2])), host=job.ranks[0].host if len(job.hosts) == 1 else None,
     )]
+
+
+def fix_variants(job: JobView, types: list[str]) -> list[str]:
+    """The fixes' variants of the listed collective types: an all-to-all's by what it exchanges where the job stage
+    read it from the work beside it (``AllToAll/experts``: an MoE's tokens are not TorchRec's embedding rows), then
+    the rule's general fix ("any": DDP's buckets) -- left out where every listed type is such an all-to-all, whose
+    step holds no gradient all-reduce for it to speak of (h37-a2afix: a DeepEP job was told DDP's buckets)."""
+    kind = tagged_exchange(job.tags)
+    if kind is None:
+        return types + ["any"]
+    named = [f"{t}/{kind}" if t == "AllToAll" else t for t in types]
+    return named if all(t == "AllToAll" for t in types) else named + ["any"]
 
 
 def _wait_clause(exposed: float, paid: float, unit: str) -> str:

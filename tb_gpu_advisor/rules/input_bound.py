@@ -21,10 +21,13 @@ framework's for preparing the input off the step's path
 (``input_bound:frames``); frames whose names say nothing of the batch (a
 library's own set-up) are other host work, not input, and named apart.  Those
 frames are the profiler's Python tracing's own events, so the wait they hold is
-host time measured under the tracer: the finding says what the tracing may
-cost of it (``traced_python``, as the host-time findings do; review18).  A range
-the program names for fetching its batch (``get_batch``) with no kernel
-launched inside is the pipeline's own event.  Saving: the whole input
+host time measured under the tracer, as an in-process DataLoader's ``__next__``
+is: the finding says what the calls traced inside the wait itself may cost of
+it (``traced_python``, as the host-time findings do; review18).  A range
+the program names for fetching its batch (``get_batch`` in ``record_function``,
+NVTX, JAX's ``TraceAnnotation``, TF's ``Trace``) with no kernel launched inside
+is the pipeline's own event, and where such ranges hold the wait the finding
+names them.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -55,7 +58,7 @@ def check(m: HostMetrics) -> list[Finding]:
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
-    what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
+    what = {"pipeline": _ranges_said(src.ranges, wait_ms) or "; the input pipeline's own time (its iterator's next batch)",
             "before_first_op": made or held or ("; the host time before each step's first op: the capture records no "
                                                 "input pipeline event, so that time stands for an untraced loader")
             }.get(src.source, "")
@@ -74,8 +77,9 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{ctx.part_of_step(wait_ms)} ({pct(share)}; "
         f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart
-        # the frames that hold the wait are the tracer's own records: each of their calls cost the host its recording
-        + (traced_python(ctx, wait_ms) if held else ""),
+        # the Python the profiler traced inside the wait's own host time (the frames that hold it, an in-process
+        # loader's ``__next__``): each of those calls cost the host its recording
+        + traced_python(ctx, wait_ms, src.traced_calls_per_step),
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
                             detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d, "source": src.source,
                                     "pre_op_ms": src.pre_op_ms_per_step}),
@@ -87,6 +91,17 @@ def check(m: HostMetrics) -> list[Finding]:
         + (ctx.fw.extra(f"{ID}:frames", frames=_frames_said(ctx, _input_frames(src.frames), wait_ms)) if held else [])
         + ctx.fw.fix(f"{ID}:parallel" if src.parallel else f"{ID}:pipeline" if src.source == "pipeline" else ID),
     )]
+
+
+def _ranges_said(ranges: list[tuple[str, float]], wait_ms: float) -> str:
+    """Where the program's own ranges for fetching its batch (``HostInput.ranges``: ``get_batch``) are the pipeline's
+    events and hold most of the wait, the pipeline in their names, each holding a tenth or more with its part (never above
+    the whole); "" otherwise: the framework's own pipeline event (its iterator's next batch) holds it."""
+    named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= 0.1 * wait_ms]
+    if not wait_ms or sum(min(v, wait_ms) for _, v in ranges) < 0.5 * wait_ms:
+        return ""
+    return ("; the input pipeline's own time: the program's " + ("range" if len(named) == 1 else "ranges")
+            + " for fetching its batch (" + ", ".join(named) + ")")
 
 
 def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:

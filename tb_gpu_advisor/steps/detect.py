@@ -402,7 +402,9 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     found = frame(trace, starts)
     if found is None:
         return None
-    lo, hi, label, _ = found
+    lo, hi, label, frame_end = found
+    ends = ends.copy()
+    ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's frame does
     inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
     if not _bursts_repeat(own, inside, starts[lo:hi]):
         return None
@@ -593,6 +595,10 @@ _TILED = ("repeated_launches", "step_end_events", "device_period")
 #: and the program's own repeated spans (``job.structure``): each step runs from its span's start to the next one's, the
 #: last to where its span and its work end -- the same tiling, so the same partial last step (h37-randjobs8)
 _ENDS_AT_OWN_WORK = _TILED + ("annotation_spans",)
+#: and the GPU's bursts, of at least this many: each burst's step runs to the next burst's start (the host's time
+#: between them -- the next batch's loading -- in it), the last to its own work's end (h37-laststep).  Of two, the
+#: one other step's tile cannot tell a short last from a cold first (its one-time work inside its tile)
+_BURSTS_TILED = 3
 
 
 def _untimed_note(trace: Trace) -> str:
@@ -997,6 +1003,11 @@ def _place_windows(r: _Reading) -> None:
     if r.source == "gpu_busy_clusters":
         r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
         r.note += cut_note
+        end = _last_burst_to_window_end(r.trace, r.hs, r.he)
+        if end != int(r.he[-1]):
+            r.he[-1] = end
+            r.note += ("; the last burst's step runs to the profiler's window's end, a step after its start: no next "
+                       "burst began, and the window recorded its time after its work")
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
@@ -1047,8 +1058,9 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
         _drop_one(r, kept, dropped, -1, cut, "; dropped the last step: it holds only the rest of the loop's last iteration")
-    short = (_last_ends_at_own_work(kept) if r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source
-             and kept.ids.size >= 2 and int(kept.ids[-1]) == found - 1 else None)
+    tiled = (r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source and kept.ids.size >= 2
+             or r.source == "gpu_busy_clusters" and kept.ids.size >= _BURSTS_TILED)
+    short = _last_ends_at_own_work(kept) if tiled and int(kept.ids[-1]) == found - 1 else None
     if short is not None:
         held, tiles = short
         _drop_one(r, kept, dropped, -1, f"partial: {held:,.2f} ms from its start to its own work's end, where every "
@@ -1663,6 +1675,35 @@ def _last_cut_short(hs: np.ndarray, he: np.ndarray) -> bool:
     return float(he[-1] - hs[-1]) < 0.5 * float(np.diff(hs).min())
 
 
+def _chance(tile: np.ndarray) -> float:
+    """How far (ps) chance moves the end of a step tiled start to next start (``tile``: the others' start-to-start
+    times): the others' own spread, and the noise floor's share (``steps.short_last_share``) of the shortest."""
+    step = float(tile.min())
+    return max(T("steps.short_last_share") * step, float(tile.max()) - step)
+
+
+def _last_burst_to_window_end(trace: Trace, hs: np.ndarray, he: np.ndarray) -> int:
+    """Where the last of at least :data:`_BURSTS_TILED` GPU bursts' steps (``hs``, ``he``: tiled, ps) ends: at the
+    profiler's own window's end where that falls a whole step after its start (within :func:`_chance` of the others'
+    start-to-start times), else at its own work's end.
+
+    Why: each burst's step runs to the next burst's start, so it holds the host's time after its work; the last has no
+    next burst in the window.  Where the window goes on idle for as long as a step and ends where the next one would
+    have started, it recorded that time (a schedule's window closes at the loop's ``prof.step()``; 3 uploads, each
+    then 20 ms of the host's, a window to the last one's end: the last step 116 ms of 137 without it); where it ends
+    at the burst's work, nothing says how long the iteration ran on (:func:`_last_ends_at_own_work` judges it)."""
+    last = int(he[-1])
+    if hs.size < _BURSTS_TILED or trace.capture_ms is None:
+        return last
+    if any(int(d.end.max()) > last for d in trace.devices if len(d)):  # GPU work after it (bursts outside a frame)
+        return last
+    start = trace.capture_start_ps if trace.capture_start_ps is not None else trace.viewer_zero_ps
+    end = int(start + round(trace.capture_ms * PS_PER_MS))
+    tile = np.diff(hs).astype(np.float64)
+    ran, room = float(end - int(hs[-1])), _chance(tile)
+    return end if end > last and float(tile.min()) - room <= ran <= float(tile.max()) + room else last
+
+
 def _last_ends_at_own_work(kept: _Kept) -> tuple[float, float] | None:
     """(the last step's length, the shortest other start-to-start time; ms) where the last of steps tiled start to next
     start is shorter than every other's start-to-start time on every GPU (its step windows: the ledger's home); None
@@ -1682,8 +1723,7 @@ def _last_ends_at_own_work(kept: _Kept) -> tuple[float, float] | None:
     for w in wins:
         tile = np.diff(w[:, 0]).astype(np.float64)
         last, step = float(w[-1, 1] - w[-1, 0]), float(tile.min())
-        # short by more than chance moves a window's edge: the others' own spread, and the noise floor's share
-        if not 0 < last < step - max(T("steps.short_last_share") * step, float(tile.max()) - step):
+        if not 0 < last < step - _chance(tile):  # short by more than chance moves a window's edge
             return None
         held, tiles = max(held, last), min(tiles, step)
     return held / PS_PER_MS, tiles / PS_PER_MS

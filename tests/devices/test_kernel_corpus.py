@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from tb_gpu_advisor import devices, frameworks
+from tests.support.kernel_reading import reading
 from tests.support.paths import FIXTURES
 
 CORPUS = FIXTURES / "kernel_names" / "corpus.tsv"
@@ -47,24 +47,12 @@ def _rows() -> list[tuple[str, str, bool | str, str]]:
 ROWS = _rows()
 
 
-def reading(name: str) -> tuple[str, str, bool | str]:
-    """(class, precision, matrix units) as the report reads one kernel name: ``metrics.kernels.kernel_stats``'s
-    columns (a GEMM by name -- a library's or a compiler's kind -- or on the matrix units, unless positively no GEMM)
-    through ``devices.kernel_class``; the matrix units "?" where ``rules._kernels.kernel_mix`` counts the kernel as
-    neither using nor missing them (``frameworks.matrix_unit_unknown_one``)."""
-    tc = devices.tensor_core_one(name)
-    eligible = (frameworks.gemm_kernel_one(name) or tc) and not frameworks.not_gemm_kernel_one(name)
-    cls = devices.kernel_class(name, tensor_core=tc, tc_eligible=eligible, elementwise=frameworks.elementwise_one(name),
-                               collective=bool(devices.collective([name])[0]), kind=frameworks.kernel_kind_one(name))
-    units = tc or ("?" if frameworks.matrix_unit_unknown_one(name) else False)
-    return cls, devices.PRECISIONS[devices.precision_one(name)], units
-
-
 def test_the_corpus_covers_every_family_it_names():
     groups = [ln.split(":", 1)[0][len("# group "):] for ln in CORPUS.read_text(encoding="utf-8").splitlines()
               if ln.startswith("# group ")]
     assert {"fa3", "fa4", "fa2", "flashinfer", "cudnn", "ck", "aiter", "deepgemm", "cutlass3", "quant", "inductor", "tritonlib",
-            "comm", "tritonattn", "tritonmoe", "norm", "aiterasm", "rocmskinny"} <= set(groups)
+            "comm", "tritonattn", "tritonmoe", "norm", "aiterasm", "rocmskinny", "datamove", "vllmrocm", "aiterpa", "sage",
+            "cutedsl", "normapply"} <= set(groups)
     assert len(ROWS) >= 70
 
 

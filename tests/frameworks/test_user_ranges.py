@@ -27,6 +27,7 @@ from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.intervals import union
 from tests.support.paths import FIXTURES, SHARED_PROFILES
+from tests.support.tf_ranges import tf_loop_with_ranges
 
 STEPS = 12
 
@@ -135,11 +136,7 @@ def test_real_captures_without_annotations_name_none_of_the_runtimes_events(path
 def test_a_tensorflow_programs_range_inside_its_step_marker_is_its_own(tmp_path):
     """A custom loop's ``Trace('train', step_num=s, _r=1)`` step marker is the runtime's name, but the program's
     ``Trace('load')`` inside it is no runtime call's child: named, with the 1.5 ms the GPU idles in it each step."""
-    cap = Capture(1, A100, seed=0, marker="custom_loop")
-    ops = [_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
-    for _ in range(STEPS):
-        cap.step([ops], host_ranges=[("load", 1500.0)], jitter=0.0)
-    (path,) = Scenario("tf_in_step", {"worker0": cap.finish()}, None).write(tmp_path)  # type: ignore[arg-type]
+    path = tf_loop_with_ranges(tmp_path, "tf_in_step", [("load", 1500.0)], STEPS)
     t = _read(path)
     got = user_annotations(t.h, frameworks.detect_trace(t))
     assert {t.h.names[t.h.name[i]] for i in got} == {"load"}

@@ -7,12 +7,15 @@ construction (issue #37, h37-randjobs8; ``randjobs.TRUTH`` is the answer):
   each call, yet main kept the host windows (the median spill small against the step);
 * DeepEP's all-to-all (20 blocks, a stream of its own) beside fp8 grouped GEMMs (112 blocks), the walk's new form
   (``--forms8``) with its laws: the all-to-all a collective, the fp8 GEMMs no mixed-precision case, the small grid's
-  saving within its kernels' time alone.
+  saving within its kernels' time alone; and, h37-a2afix, its exposed exchange told the experts' fix (a law of
+  ``truth_problems``: the fix's words fit what the all-to-all exchanges).
 """
 
 from __future__ import annotations
 
 import tempfile
+
+import pytest
 
 from synthetic.randjobs import TRUTH, form7_job, form8_job, random_form8_job
 from tests.support.paths import FIXTURES
@@ -89,6 +92,18 @@ def _deepep(**over):
                                   "marker": "none", "loader_us": 6940.266, **over})
 
 
+def test_the_last_of_few_gpu_bursts_ends_at_its_own_work():
+    """Walk seed 246 as it was drawn (no marker): 4 steps read from the GPU's bursts, each running to the next burst's
+    start (the next batch's 6.9 ms of loading in it), the last to its own work's end, 2.85 ms of the 9.82 ms period --
+    main averaged it in (mean 8.07 ms); dropped as partial, the mean is the period (h37-laststep)."""
+    job = _deepep()
+    r = _one(job)
+    s = r.hosts[0].steps
+    assert (s["source"], s["found"], s["count"]) == ("gpu_busy_clusters", 4, 3), s
+    assert [d["reason"].startswith("partial") for d in s["dropped"]] == [True], s["dropped"]
+    assert not truth_problems(job, r) and not laws_broken(r)  # main: the mean step 8.075 ms, the period 9.818
+
+
 def test_deepep_steps_under_profiler_steps_control():
     """Walk seed 246's job under ``ProfilerStep`` marks: its steps and period; the all-to-all a collective, the fp8
     GEMMs no mixed-precision case, the small grid's saving within its kernels' time alone (``truth_problems``)."""
@@ -102,3 +117,18 @@ def test_the_deepep_form_walks_clean_under_every_law():
     of construction."""
     assert random_form8_job(2).params["micro"] == 2
     assert walk((0, 1, 2), random_form8_job) == {"deepep"}
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_deepep_all_to_all_is_told_the_experts_fix(train: bool) -> None:
+    """Walk seed 246's job with a heavier exchange (0.54 ms per dispatch/combine), exposed: DeepEP's all-to-all is
+    an MoE's token exchange, so ``comm_exposed`` says the experts' fix -- micro-batches overlapped, experts balanced in
+    training; in a forward pass no training word, DeepEP's low-latency kernels.  Main told TorchRec's pipeline of
+    embedding batches and DDP's buckets (training), the tensor-parallel fix beside the forward's (h37-a2afix)."""
+    job = _deepep(marker="profiler_step", a2a_us=540.564, loader_us=0.0, train=train)
+    r = _one(job)
+    (f,) = [f for f in r.findings if f.rule == "comm_exposed"]
+    text = " ".join(a.text for a in f.actions)
+    assert "micro-batch" in text and "TorchRec" not in text and "DistributedDataParallel" not in text
+    assert ("auxiliary loss" in text) == train and ("low-latency" in text) == (not train)
+    assert not truth_problems(job, r)

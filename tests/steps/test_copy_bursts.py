@@ -90,5 +90,8 @@ def test_each_upload_burst_joins_the_iteration_it_feeds(tmp_path):
     assert (rep.steps["source"], rep.steps["found"]) == ("gpu_busy_clusters", 3), rep.steps
     assert "1 burst of copies alone" not in rep.steps["note"] and "copies alone" in rep.steps["note"], rep.steps
     rows = [r for r in rep.step_rows if r.gpu is None]
-    assert [r.step_ms for r in rows[:-1]] == pytest.approx([span + 20.0] * 2, rel=0.01), rows
-    assert rows[-1].step_ms == pytest.approx(span, rel=0.01), rows[-1]
+    # the window (the ``Trace`` span) ends the last iteration's 20 ms after it, where a fourth upload would start: the
+    # last step holds them too, as the writer's truth says of each (main ended it at its own work: ``span``, the mean
+    # 4.9% low; h37-laststep)
+    assert [r.step_ms for r in rows] == pytest.approx([span + 20.0] * 3, rel=0.01), rows
+    assert "runs to the profiler's window's end" in rep.steps["note"], rep.steps["note"]

@@ -76,5 +76,10 @@ def test_bursts_whose_gaps_lie_inside_one_op_are_one_window():
 def test_bursts_cut_between_ops_or_inside_a_range_once_a_burst_stay_steps(where):
     """Controls (pass on main too): each gap between two ops, or inside a range that recurs once a burst."""
     st = _bursts(where).steps()
-    assert (st.detection.source, st.count) == ("gpu_busy_clusters", BURSTS), st.detection.note
-    assert st.host_windows[:, 0].tolist() == [b * (KERNELS * 11 + GAP) * US for b in range(BURSTS)]
+    # every burst a step; the last, with no gap (no ``prefetch``, no next op) after it in the window, holds 219 us of
+    # a 2.2 ms period and is dropped as partial, not averaged in (main kept it; h37-laststep)
+    assert (st.detection.source, st.detection.found, st.count) == ("gpu_busy_clusters", BURSTS, BURSTS - 1), \
+        st.detection.note
+    starts = [b * (KERNELS * 11 + GAP) * US for b in range(BURSTS)]
+    assert st.host_windows[:, 0].tolist() == starts[:-1]
+    assert [(d.reason.startswith("partial"), d.window[0]) for d in st.detection.dropped] == [(True, starts[-1])]

@@ -48,6 +48,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     out += [f"truth: small_grid saves {f.saving.ms_per_step:.4g} ms a step, its kernels ran alone {bound:.4g} ms"
             for f in h.findings if bound is not None and f.rule == "small_grid" and f.saving is not None
             and f.saving.ms_per_step > bound * 1.001 + 1e-6]
+    out += exchange_problems(truth, report)
     found = h.steps.get("found") if h.steps else None
     # the bounds are a job's iteration's: over the steps found, the window's whole (one pass: all the iterations)
     per = truth.get("steps", 1) / max(found or 1, 1)
@@ -103,6 +104,37 @@ def _input_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the h
         top = truth.get("input_bound_ms")
         if top is not None and d.get("input_wait_ms", 0.0) > top * 1.02:
             out.append(f"truth: the input wait is {d['input_wait_ms']:.4g} ms a step, the job's input work {top:.4g} ms")
+    return out
+
+
+#: Words only one kind of all-to-all's fix says (h37-a2afix): TorchRec's pipeline is the embeddings', DualPipe and
+#: DeepEP the experts', Ulysses and ring attention sequence parallelism's.
+EXCHANGE_WORDS = {"embeddings": ("TorchRec", "embedding"), "experts": ("expert", "DeepEP", "DualPipe"),
+                  "sequence": ("Ulysses", "ring attention", "sequence parallel")}
+#: Words of a training step's fix, never said to a forward pass (the job's truth ``kind`` "inference").
+TRAINING_WORDS = ("auxiliary loss", "DualPipe", "optimizer", "backward", "TrainPipelineSparseDist",
+                  "DistributedDataParallel", "gradient")
+
+
+def exchange_problems(truth: dict, report: Report) -> list[str]:
+    """Where the job's writer says what its all-to-all exchanges (``exchange``): the exposed-communication fix of an
+    all-to-all fits that kind -- one of its own words, none of another kind's -- and a forward pass's none of a
+    training step's."""
+    kind = truth.get("exchange")
+    if kind is None:
+        return []
+    out = []
+    for f in report.findings + [f for h in report.hosts for f in h.findings]:
+        if f.rule != "comm_exposed" or "AllToAll" not in f.summary:
+            continue
+        text = " ".join(a.text + " " + (a.snippet or "") for a in f.actions)
+        if not any(w.lower() in text.lower() for w in EXCHANGE_WORDS[kind]):
+            out.append(f"truth: the all-to-all exchanges {kind}, its fix names none of {EXCHANGE_WORDS[kind]}")
+        out += [f"truth: the all-to-all exchanges {kind}, its fix says {w!r} ({other}'s)"
+                for other, words in EXCHANGE_WORDS.items() if other != kind
+                for w in words if w.lower() in text.lower()]
+        if truth.get("kind") == "inference":
+            out += [f"truth: a forward pass told a training fix ({w!r})" for w in TRAINING_WORDS if w in text]
     return out
 
 

@@ -802,6 +802,66 @@ def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: in
             "kernels": len(kernels), "context_ms": context_ms}
 
 
+def write_pyprof_forward(path: str, ops: int = 20, kernel_us: float = 12.0, build_ms: float = 400.0,
+                         context_ms: float = 1265.0, context_recorded: bool = False, module_ms: float = 900.0,
+                         open_ranges: int = 50, tail_ms: float = 700.0) -> dict:
+    """Write the export of one forward pass from the process's start under PyProf's NVTX, shaped after
+    ``mmagic_a100_pyprof_forward`` (h37-survey39): the model built on the CPU (``build_ms``) with ``open_ranges``
+    ``__getattr__`` ranges pushed and never popped (the call raises; the exporter ends them at the session's end),
+    ``.cuda()`` -- a ``{'mod': 'Tensor', 'op': 'cuda'}`` range holding the context's creation (``context_ms``: a
+    recorded ``cudaFree`` where ``context_recorded``, else host time no runtime call covers, as nsys's skipped calls
+    leave it) -- then ``ops`` ops, each a ``{'traceMarker': ...}`` range around a ``{'mod': ..., 'op': ...}`` range
+    around one launch (the first loads the module: ``module_ms``), the output read back with
+    ``cudaMemcpy``; the session runs ``tail_ms`` past the process's last call.  Return the truth: one pass, whose span
+    ends at the process's last call (the open ranges' exported end is the session's, not the program's); a cold start
+    where the one-time costs a runtime call records fill half the process's span."""
+    us, ms = 1000, 1_000_000
+    pid = 6160
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 3 * ms, gap=4 * us)
+    nvtx, kernels = [], []
+    free = 0
+    api.t += int(build_ms * ms)
+    opened = [(api.t - int(build_ms * ms) + k * int(build_ms * ms) // max(open_ranges, 1),
+               str({"mod": "Module", "op": "__getattr__", "args": [{"name": "", "type": "str", "value": "extra_repr"}]}))
+              for k in range(open_ranges)]
+    a = api.t
+    if context_recorded:
+        api("cudaFree_v3020", int(context_ms * ms))
+    else:
+        api.t += int(context_ms * ms)
+    api("cudaStreamIsCapturing_v10000", 14 * us)
+    nvtx.append((a, api.t, str({"mod": "Tensor", "op": "cuda", "args": []})))
+    for i in range(ops):
+        outer = api.t
+        api.t += 8 * us
+        inner = api.t
+        c = api("cudaLaunchKernel_v7000", int(module_ms * ms) if i == 0 else 6 * us)
+        ks = max(api.rows[-1][1] + 2 * us, free)
+        free = ks + int(kernel_us * us)
+        kernels.append((ks, free, c, strings(CUDNN_CONV if i % 2 == 0 else RELU)))
+        op = "conv2d" if i % 2 == 0 else "relu"
+        nvtx.append((inner, api.t, str({"mod": "torch.nn.functional", "op": op, "args": []})))
+        api.t += 3 * us
+        nvtx.append((outer, api.t, str({"traceMarker": ["net.py:40"], "funcStack": f"/<module>/Net::forward/{op}"})))
+    c = api("cudaMemcpy_v3020", 20 * us)
+    api.end_last(max(api.rows[-1][1], free + 10 * us))
+    api.t = api.rows[-1][1] + 4 * us
+    last = api.t
+    stop = last + int(tail_ms * ms)
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in nvtx] + [(a, stop, text, gtid) for a, text in opened])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 8, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, n) in enumerate(kernels)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python")
+    span = (last - SESSION_START_NS - 3 * ms) / ms
+    recorded = module_ms + (context_ms if context_recorded else 0.0)  # the one-time costs a runtime call shows
+    return {"steps": 1, "kind": "unknown", "rules": ("cold_start",) if recorded >= 0.5 * span else (),
+            "step_ms_max": span * 1.01}
+
+
 # --------------------------------------------------------------------------- managed memory paged on demand (issue 37)
 
 #: Unified Memory page migrations (``ENUM_CUDA_MEMCPY_OPER``): the driver's, launched by no call (correlation id 0).

@@ -24,7 +24,10 @@ waits and copies, synchronous read-backs, NCCL all-reduces, host-placed ops only
 ``random_form_job`` (h37-randjobs4) and ``random_form5_job`` (h37-randjobs5) draw the forms newer real captures show:
 lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX programs called once each; AMD's rocprof and
 rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
-trace.  Writers that return their truth leave it in :data:`TRUTH` for the walk's ``step-truth`` law.
+trace.  ``random_form9_job`` (h37-a2afix) draws an NCCL all-to-all of each kind of exchange; ``random_form10_job``
+(h37-randjobs9) attention op by op or fused, a pipeline preparing its input in traced Python, a JAX program's
+batch-fetch range, a PyProf forward from the process's start.  Writers that return their truth leave it in :data:`TRUTH` for the
+walk's ``step-truth`` law and the forms' own laws (``tests/support/random_jobs.truth_problems``).
 
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
 ``write(job, folder)`` writes it as a logdir run (``folder/<run>/...``).  ``scripts/randjobs.py`` runs jobs for a
@@ -1262,3 +1265,236 @@ def _write_a2a(job: Job, run: str) -> None:
 
 
 _WRITERS.update({"a2a": _write_a2a})
+
+
+# --------------------------------------------------------------- the forms the last surveys kept (h37-randjobs9)
+# Drawn by ``random_form10_job`` (``scripts/randjobs.py --forms10``), a stream of its own: attention computed op by op
+# (bmm -> scale -> softmax -> bmm per layer, h37-eagerattn) or fused (one FlashAttention kernel), in training or
+# inference; a PyTorch inference step that prepares its own input in traced Python before its first op (a pipeline's
+# ``preprocess``, ``timesformer_h100_video``); a JAX loop whose program marks fetching its batch with its own TraceMe
+# range (``jax.profiler.TraceAnnotation("get_batch")``).
+
+FORMS10 = ("attention", "preprocess", "jax_fetch", "nsys_pyprof")
+
+#: eager attention's kernels as ATen names them on an H100 (``tests/rules/test_unfused_attention.py``'s): the batched
+#: matmul (cuBLAS's CUTLASS kernel), the scale, the softmax, its backward; FlashAttention's fused forward/backward
+ATTN_BMM = "void cutlass::Kernel2<cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_32x6_nn_align8>(Params)"
+ATTN_SCALE = ("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<c10::BFloat16, "
+              "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >"
+              "(int, T2, T3)")
+ATTN_SOFTMAX = ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, "
+                "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4*, T2 const*, int)")
+ATTN_SOFTMAX_BWD = ("void at::native::(anonymous namespace)::cunn_SoftMaxBackward<8, c10::BFloat16, float, "
+                    "c10::BFloat16, at::native::(anonymous namespace)::SoftMaxBackwardEpilogue>(T4*, T2 const*, int)")
+ATTN_FLASH = ("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, "
+              "Flash_kernel_traits<128, 128, 64, 4, cutlass::bfloat16_t> >, false, true, false, false>(Flash_fwd_params)")
+ATTN_FLASH_BWD = ("void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, "
+                  "false, false, cutlass::bfloat16_t, Flash_kernel_traits<128, 64, 128, 8, cutlass::bfloat16_t> >, "
+                  "true, false, false, false, false>(Flash_bwd_params)")
+ATTN_LOSS = ("void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(T1*)")
+#: a pipeline's input preparation as ``with_stack`` names its frames (``timesformer_h100_video``), and a library's own
+#: set-up before the first op that prepares no input (``xdit_flux_mi300x_denoise``'s)
+PREP_FRAME = "transformers/pipelines/video_classification.py(129): preprocess"
+PREP_INNER = ("transformers/image_processing_utils.py(40): __call__", "transformers/pipelines/video_classification.py(174): read_video_pyav")
+SETUP_FRAME = "diffusers/pipelines/pipeline_utils.py(1135): _execution_device"
+
+
+def _attention_params(rng: random.Random) -> dict[str, Any]:
+    layers = rng.randint(1, 8)
+    return {"steps": rng.randint(3, 12), "train": rng.random() < 0.5, "layers": layers,
+            "eager": rng.choice((0, layers, layers, rng.randint(0, layers))),  # the layers computing it op by op
+            "tokens": rng.choice((128, 512, 1024, 3137)), "heads": rng.choice((8, 16, 96)), "dims": rng.random() < 0.5,
+            "bmm_us": round(_log_uniform(rng, 5.0, 2000.0), 3), "softmax_us": round(_log_uniform(rng, 2.0, 2000.0), 3),
+            "proj_us": round(_log_uniform(rng, 5.0, 2000.0), 3), "head": rng.random() < 0.5,
+            "marker": rng.choice(("profiler_step", "profiler_step", "none")),
+            "loader_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 20.0, 20_000.0), 3)))}
+
+
+def _preprocess_params(rng: random.Random) -> dict[str, Any]:
+    return {"steps": rng.randint(3, 12), "prep_us": round(_log_uniform(rng, 100.0, 300_000.0), 3),
+            "inner": rng.random() < 0.7, "setup_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 50.0, 20_000.0), 3))),
+            "untraced_us": rng.choice((0.0, round(_log_uniform(rng, 5.0, 2000.0), 3))),
+            "kernels": rng.randint(2, 30), "kernel_us": round(_log_uniform(rng, 5.0, 5000.0), 3),
+            "upload_mb": rng.choice((0.0, 0.5, 16.0)), "marker": rng.choice(("profiler_step", "profiler_step", "none"))}
+
+
+def _jax_fetch_params(rng: random.Random) -> dict[str, Any]:
+    return {"steps": rng.randint(3, 12), "layers": rng.randint(1, 6), "scale": round(_log_uniform(rng, 0.01, 4.0), 4),
+            "fetch_us": round(_log_uniform(rng, 50.0, 100_000.0), 3), "range": rng.choice(("get_batch", "load_batch", "next_batch")),
+            "put": rng.random() < 0.7, "read": rng.random() < 0.7, "step_annotation": rng.random() < 0.5,
+            "module_events": rng.random() < 0.7}
+
+
+def _pyprof_params(rng: random.Random) -> dict[str, Any]:
+    return {"ops": rng.randint(2, 400), "kernel_us": round(_log_uniform(rng, 2.0, 500.0), 3),
+            "build_ms": round(_log_uniform(rng, 10.0, 2000.0), 3), "context_ms": round(_log_uniform(rng, 100.0, 2000.0), 3),
+            "context_recorded": rng.random() < 0.5, "module_ms": round(_log_uniform(rng, 5.0, 1000.0), 3),
+            "open_ranges": rng.choice((0, rng.randint(1, 800))), "tail_ms": round(_log_uniform(rng, 1.0, 2000.0), 3)}
+
+
+def random_form10_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS10` (its own stream of draws: named ``form9`` as when h37-randjobs9 walked
+    it, before h37-a2afix's form took that name, so the seeds its SURVEY section names draw the same jobs)."""
+    rng = random.Random(f"form9{seed}")
+    fmt = rng.choices(FORMS10, weights=(4, 3, 3, 3))[0]
+    params = {"attention": _attention_params, "preprocess": _preprocess_params, "jax_fetch": _jax_fetch_params,
+              "nsys_pyprof": _pyprof_params}[fmt](rng)
+    return Job(seed, fmt, params)
+
+
+def form10_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS10` with its writer's ``params``: a reduced job, written out in a test."""
+    return _reduced_job(FORMS10, fmt, seed, dict(params))
+
+
+def _write_attention(job: Job, run: str) -> None:
+    """``steps`` iterations of a ``layers``-layer transformer on one H100: per layer a projection GEMM, attention --
+    op by op in the first ``eager`` layers (``bmm`` Q @ K^T, the scale, the softmax, ``bmm`` P @ V; shapes recorded
+    where ``dims``) or one FlashAttention kernel -- and an output projection; with ``head`` a classifier's matmul,
+    softmax and loss once a step (no attention); training runs each layer's backward in reverse (eager: the two
+    bmm gradients, the softmax's backward, the scale's, two more; fused: FlashAttention's backward) and an optimizer.
+    Every iteration reads its loss back.  Truth: the iterations and their period; ``unfused_attention`` where two
+    layers or more are eager and the kernels between their matmuls are worth a mention (``fires_if_saving_ms``, a
+    step: the walk holds it to the rule's own bar), never where none is; its saving at most the kernels between each run's matmuls plus the
+    score matrix ([heads, N, N] bf16) written and read once at the GPU's bandwidth (capped by the matmuls), a step."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    starts: list[float] = []
+    b, n = p["heads"], p["tokens"]
+    dims = (lambda shapes: {"Input Dims": shapes, "Input type": ["c10::BFloat16"] * 2}) if p["dims"] else (lambda s: None)
+    # no kernel beats the GPU: each bmm at least its FLOPs at 70% of the bf16 peak, the softmax at least the score
+    # matrix read and written once at the memory's bandwidth
+    bmm = max(p["bmm_us"], 2 * b * n * n * 64 / (0.7 * PEAK["bf16"]) * 1e6)
+    sm = max(p["softmax_us"], 2 * b * n * n * BYTES["bf16"] / HBM_BPS * 1e6)
+    proj = p["proj_us"]
+    scale = round(sm * 0.2, 3)
+
+    def layer(eager: bool) -> None:
+        r.kernel("aten::linear", T.GEMM_FWD, proj, launch_us=8.0)
+        if eager:
+            r.kernel("aten::bmm", ATTN_BMM, bmm, args=dims([[b, n, 64], [b, 64, n]]))
+            r.kernel("aten::mul", ATTN_SCALE, scale)
+            r.kernel("aten::softmax", ATTN_SOFTMAX, sm)
+            r.kernel("aten::bmm", ATTN_BMM, bmm, args=dims([[b, n, n], [b, n, 64]]))
+        else:
+            r.kernel("aten::_flash_attention_forward", ATTN_FLASH, bmm)
+        r.kernel("aten::linear", T.GEMM_FWD, proj, launch_us=8.0)
+
+    def layer_backward(eager: bool) -> None:
+        r.kernel("autograd::engine::evaluate_function: AddmmBackward0", T.GEMM_BWD[0], proj)
+        if eager:
+            for name, us in ((ATTN_BMM, bmm), (ATTN_BMM, bmm), (ATTN_SOFTMAX_BWD, sm), (ATTN_SCALE, scale),
+                             (ATTN_BMM, bmm), (ATTN_BMM, bmm)):
+                r.kernel("autograd::engine::evaluate_function: BmmBackward0", name, us)
+        else:
+            r.kernel("autograd::engine::evaluate_function: ScaledDotProductFlashAttentionBackward0", ATTN_FLASH_BWD,
+                     bmm * 2.5)
+        r.kernel("autograd::engine::evaluate_function: AddmmBackward0", T.GEMM_BWD[1], proj)
+
+    eager_at = [i < p["eager"] for i in range(p["layers"])]
+    for step in range(2, 2 + p["steps"]):
+        mark = _begin_step(r, p, step, starts)
+        for e in eager_at:
+            layer(e)
+        if p["head"]:
+            r.kernel("aten::linear", T.GEMM_FWD, proj, launch_us=8.0)
+            r.kernel("aten::softmax", ATTN_SOFTMAX, sm * 0.1)
+            r.kernel("aten::nll_loss", ATTN_LOSS, 5.0)
+        if p["train"]:
+            for e in reversed(eager_at):
+                layer_backward(e)
+            r.kernel("aten::_foreach_add_", T.SGD_BF16, proj, launch_us=8.0)
+        _end_step(r, step, mark)
+    period = _write_kineto_loop(r, run, starts)
+    runs = p["eager"] * (2 if p["train"] else 1)  # each eager layer's run, its backward's too
+    between = p["eager"] * ((scale + sm) + ((sm + scale) if p["train"] else 0.0))
+    trip = min(2 * b * n * n * BYTES["bf16"] / HBM_BPS * 1e6, 2 * bmm) * runs if p["dims"] else 0.0
+    truth: dict[str, Any] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3,
+                             "kind": "training" if p["train"] else "inference",
+                             "saving_bound_ms": {"unfused_attention": (between + trip) / 1e3}}
+    if p["eager"] >= 2:  # it must fire where what it saves is worth a mention
+        truth["fires_if_saving_ms"] = {"unfused_attention": between / 1e3}
+    elif p["eager"] == 0:
+        truth["no_rules"] = ("unfused_attention",)
+    TRUTH[job.seed] = truth
+
+
+def _write_preprocess(job: Job, run: str) -> None:
+    """``steps`` inference calls of a pipeline under ``with_stack``: each step's host first runs ``untraced_us`` of
+    Python the profiler records nothing of, a library's own set-up frame (``setup_us``: no input), then the pipeline's
+    ``preprocess`` frame (``prep_us``; with ``inner``, the image processor's ``__call__`` and the video decoding
+    inside it), then the forward: the input uploaded (``upload_mb``, pinned), ``kernels`` kernels, the logits read
+    back.  Truth: the iterations and their period; the input wait, where the report finds one, is the program's own
+    preparation (``preprocess`` named; no untraced loader) where that frame holds most of the time before the first
+    op that is no set-up, and never more than the frame's time and the untraced time."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    starts: list[float] = []
+    for step in range(2, 2 + p["steps"]):
+        mark = _begin_step(r, {**p, "loader_us": 0.0}, step, starts)
+        r.host_us += p["untraced_us"]
+        if p["setup_us"]:
+            r.cpu(SETUP_FRAME, p["setup_us"], cat="python_function")
+        prep = r.cpu(PREP_FRAME, p["prep_us"], cat="python_function", advance=False)
+        if p["inner"]:
+            t = prep["ts"] + 1.0
+            for name, share in zip(PREP_INNER, (0.8, 0.15)):
+                e = r.cpu(name, round(p["prep_us"] * share, 3), cat="python_function", advance=False)
+                e["ts"] = round(t, 3)
+                t += p["prep_us"] * share
+        r.host_us += p["prep_us"]
+        r.cpu("aten::lift_fresh", 4.0)
+        if p["upload_mb"]:
+            r.copy_h2d(p["upload_mb"], p["upload_mb"] * 1e6 / COPY_BPS["pinned"] * 1.048576)
+        for i in range(p["kernels"]):
+            r.kernel("aten::linear" if i % 2 == 0 else "aten::gelu", T.GEMM_FWD if i % 2 == 0 else T.RELU_BF16,
+                     p["kernel_us"] if i % 2 == 0 else p["kernel_us"] * 0.2)
+        _end_step(r, step, mark)
+    period = _write_kineto_loop(r, run, starts)
+    truth: dict[str, Any] = {"steps": p["steps"], "step_ms": sum(period) / len(period) / 1e3, "kind": "inference",
+                             "input_bound_ms": (p["prep_us"] + p["untraced_us"] + 20.0) / 1e3}
+    if p["prep_us"] >= 0.6 * (p["prep_us"] + p["untraced_us"]):  # the frame holds most of the input time
+        truth.update(input_words=("prepares its input itself", "preprocess (video_classification.py:129)"),
+                     input_not_words=("stands for an untraced loader",))
+    TRUTH[job.seed] = truth
+
+
+def _write_jax_fetch(job: Job, run: str) -> None:
+    """``steps`` iterations of a jitted bf16 MLP (``layers``, times scaled by ``scale``) whose program fetches each
+    batch inside its own ``jax.profiler.TraceAnnotation(range)`` (``fetch_us`` of host work), then puts it on the
+    device (``put``), runs the step and reads the loss back (``read``: else the next fetch overlaps the GPU's work).
+    Truth: the input wait, where the report finds one, is the program's own batch-fetch range -- its input
+    pipeline's time, never an untraced loader's -- at most the fetch's and the put's time a step (the batch put on
+    the device is input too, as JAX's words for the wait say)."""
+    from synthetic import jaxcapture as J
+    from synthetic import xla_kernels as X
+
+    p = job.params
+    cap = J.JaxCapture(hostname="node0", seed=job.seed, step_annotation=p["step_annotation"],
+                       module_events=p["module_events"], command_buffers=False)
+    kernels = [replace_us(k, p["scale"]) for k in X.mlp_bf16_step(p["layers"], command_buffers=False)]
+    put_us = 0.0  # the longest put: from its call to its copy's end on the GPU (the input's, by JAX's meaning)
+    for _ in range(p["steps"]):
+        if cap.step_annotation:
+            cap.begin_step()
+        with cap.annotation(p["range"]):
+            cap.host_work(p["fetch_us"])
+        t0 = cap.t
+        puts = (cap.device_put(1 << 22),) if p["put"] else ()
+        put_us = max([put_us] + [(tr.dev_end - t0) / J.US for tr in puts])
+        cap.execute(kernels, inputs=puts)
+        if p["read"]:
+            cap.to_host(4)
+        if cap.step_annotation:
+            cap.end_step()
+    cap.finish().write(os.path.join(run, "plugins", "profile", J.SESSION, "node0.xplane.pb"))
+    TRUTH[job.seed] = {"input_source": "pipeline", "input_not_words": ("stands for an untraced loader",),
+                       "input_bound_ms": (p["fetch_us"] + put_us + 50.0) / 1e3}
+
+
+def _write_nsys_pyprof(job: Job, run: str) -> None:
+    TRUTH[job.seed] = N.write_pyprof_forward(os.path.join(run, "net.sqlite"), **job.params)
+
+
+_WRITERS.update({"attention": _write_attention, "preprocess": _write_preprocess, "jax_fetch": _write_jax_fetch,
+                 "nsys_pyprof": _write_nsys_pyprof})

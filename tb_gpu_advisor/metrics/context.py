@@ -13,7 +13,7 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
-from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, rising_runs,
+from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, outermost, rising_runs,
                                           searchsorted_right, sorted_unique, subtract_intervals, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
@@ -1079,13 +1079,7 @@ def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray
     # outermost per thread: by (thread, start, longest first), a frame inside the running end before it is nested
     order = np.lexsort((-(e[rows] - s[rows]), s[rows], frames.line[rows]))
     rows = rows[order]
-    fl, rs, re_ = frames.line[rows], s[rows], e[rows]
-    outer = np.ones(rows.size, bool)
-    for t in np.unique(fl):
-        idx = np.flatnonzero(fl == t)
-        run_end = np.maximum.accumulate(re_[idx])
-        outer[idx[1:]] = rs[idx[1:]] >= run_end[:-1]
-    return rows[outer]
+    return rows[outermost(frames.line[rows], s[rows], e[rows])]
 
 
 def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kernel: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
 from tb_gpu_advisor.metrics.capture import idle_calls_within
 from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
-from tb_gpu_advisor.model.columns import subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.columns import outermost, subtract_intervals, time_within, union_intervals
 
 #: How many ops of the untraced input time are named.
 TOP_OPS = 5
@@ -102,10 +102,7 @@ def _within(ctx: Context, tops: np.ndarray, lead: tuple[np.ndarray, np.ndarray],
         if not c.size:
             continue
         c = c[np.lexsort((-(e[c] - s[c]), s[c]))]
-        run_end = np.maximum.accumulate(e[c])
-        keep = np.ones(c.size, bool)
-        keep[1:] = s[c[1:]] >= run_end[:-1]
-        kids.append(c[keep])
+        kids.append(c[outermost(np.zeros(c.size, np.int64), s[c], e[c])])
     if not kids:
         return []
     c = np.concatenate(kids)
@@ -179,11 +176,7 @@ def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[
     order = np.lexsort((-(e - s), s, h.line[work]))
     work, s, e, inside = work[order], s[order], e[order], inside[order]
     line = h.line[work].astype(np.int64)
-    outer = np.ones(work.size, bool)
-    for t in np.unique(line):
-        idx = np.flatnonzero(line == t)
-        run_end = np.maximum.accumulate(e[idx])
-        outer[idx[1:]] = s[idx[1:]] >= run_end[:-1]
+    outer = outermost(line, s, e)
     work, inside, line = work[outer], inside[outer], line[outer]
     busiest = int(np.argmax(np.bincount(line - line.min(), weights=inside))) + int(line.min())
     mine = line == busiest

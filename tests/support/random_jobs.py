@@ -35,19 +35,30 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     three iterations or more are found all; two are found both, or none at all (the whole window one step: too few to
     read a period from, said so) -- never one pass of the whole window (h37-randjobs6)."""
     truth = randjobs.TRUTH.get(job.seed)
-    if not truth or truth.get("steps", 0) < 2:
+    if not truth:
         return []
     h = report.hosts[0]
     out = [f"truth: `{f.rule}` on work that by construction does not need it" for f in h.findings
            if f.rule in truth.get("no_rules", ())]
+    fired = {f.rule for f in h.findings}
+    out += [f"truth: no `{rule}` where the job has it by construction" for rule in truth.get("rules", ())
+            if rule not in fired]
+    out += _unfired(truth, fired)
     bound = truth.get("small_grid_bound_ms")
     out += [f"truth: small_grid saves {f.saving.ms_per_step:.4g} ms a step, its kernels ran alone {bound:.4g} ms"
             for f in h.findings if bound is not None and f.rule == "small_grid" and f.saving is not None
             and f.saving.ms_per_step > bound * 1.001 + 1e-6]
     out += exchange_problems(truth, report)
-    if out:
-        return out
     found = h.steps.get("found") if h.steps else None
+    # the bounds are a job's iteration's: over the steps found, the window's whole (one pass: all the iterations)
+    per = truth.get("steps", 1) / max(found or 1, 1)
+    out += _saving_bounds({k: v * per for k, v in truth.get("saving_bound_ms", {}).items()}, h.findings)
+    out += _input_problems(truth, h.findings)
+    top, step = truth.get("step_ms_max"), h.mean_step_ms()
+    if top is not None and step is not None and step > top:
+        out.append(f"truth: the step is {step:.4g} ms, the process ran {top:.4g} ms")
+    if out or truth.get("steps", 0) < 2:
+        return out
     ran = truth["steps"]
     if found != ran and not (ran == 2 and found == 0):
         return [f"step-truth: {found} steps found, the job ran {ran}"]
@@ -55,6 +66,45 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if found and period and step and abs(step - period) > 0.02 * period:
         return [f"step-truth: the mean step is {step:.4g} ms, the job's period {period:.4g} ms"]
     return []
+
+
+def _saving_bounds(bounds: dict[str, float], findings) -> list[str]:  # noqa: ANN001 - the host's findings
+    """Each finding whose saving a step exceeds what the job's writer put there to save (``saving_bound_ms``, by
+    rule): a part never above its whole."""
+    return [f"truth: `{f.rule}` saves {f.saving.ms_per_step:.4g} ms a step, the job has {bounds[f.rule]:.4g} ms to save"
+            for f in findings if f.rule in bounds and f.saving is not None
+            and f.saving.ms_per_step > bounds[f.rule] * 1.01 + 5e-4]  # the report's ms to the microsecond
+
+
+def _unfired(truth: dict, fired: set[str]) -> list[str]:
+    """Each rule the job's writer gave work to save (``fires_if_saving_ms``: ms a step) that is silent though that
+    saving reaches the rule's own bar for a mention (``<rule>.info``, a share of the job's period)."""
+    from tb_gpu_advisor.common.thresholds import T
+
+    step = truth.get("step_ms")
+    return [f"truth: no `{rule}`, whose work saves {v:.4g} ms of the {step:.4g} ms step by construction"
+            for rule, v in truth.get("fires_if_saving_ms", {}).items()
+            if step and rule not in fired and v >= 1.05 * T(f"{rule}.info") * step]
+
+
+def _input_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings
+    """Where the report finds an input wait, what the job's writer says it is: its source (``input_source``), the
+    words that must name it and those that must not (``input_words``, ``input_not_words``), and never more a step
+    than the input work the job did (``input_bound_ms``)."""
+    out = []
+    for f in findings:
+        if f.rule != "input_bound":
+            continue
+        d = f.metric.detail if f.metric is not None else {}
+        src = truth.get("input_source")
+        if src and d.get("source") != src:
+            out.append(f"truth: the input wait's source is {d.get('source')!r}, the job's is {src!r}")
+        out += [f"truth: the input wait does not say {w!r}" for w in truth.get("input_words", ()) if w not in f.summary]
+        out += [f"truth: the input wait says {w!r}" for w in truth.get("input_not_words", ()) if w in f.summary]
+        top = truth.get("input_bound_ms")
+        if top is not None and d.get("input_wait_ms", 0.0) > top * 1.02:
+            out.append(f"truth: the input wait is {d['input_wait_ms']:.4g} ms a step, the job's input work {top:.4g} ms")
+    return out
 
 
 #: Words only one kind of all-to-all's fix says (h37-a2afix): TorchRec's pipeline is the embeddings', DualPipe and

@@ -121,11 +121,11 @@ def torch_runs():
     err = None
     for b in (2048, 2048, 32768):
         try:
-            x = torch.randn(b, 4096, device="cuda")
-            loss = model(x).square().mean()
+            xo = torch.randn(b, 4096, device="cuda")
+            loss = model(xo).square().mean()
             loss.backward()
             opt.step(); opt.zero_grad(set_to_none=True)
-            del x, loss
+            del xo, loss
         except torch.OutOfMemoryError as e:
             err = str(e)
             break

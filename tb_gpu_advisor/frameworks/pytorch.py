@@ -1227,10 +1227,14 @@ def named_module(name: str) -> str:
     return m.group(1) if m else ""
 
 
+_INSTANCE = re.compile(r"^(.+?)(?:_\d+)?$")
+
+
 def module_class(name: str) -> str:
     """The class of the module a ``with_modules`` annotation names (``nn.Module: T5Attention_3`` -> ``T5Attention``:
     the profiler numbers each instance), "" for any other name."""
-    return re.sub(r"_\d+$", "", named_module(name))
+    m = _INSTANCE.match(named_module(name))
+    return m.group(1) if m else ""
 
 
 def is_training_event(name: str) -> bool:

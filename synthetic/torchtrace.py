@@ -1033,6 +1033,63 @@ LIGHTNING_FIT = Scenario(1, lightning_fit, [], ["input_bound", "step_gaps"], "Li
                          "opened as each training_step returns, iterations bounded by run_training_batch")
 
 
+#: ATen's kernels of eager attention in bf16 (``softmax(q @ k.transpose(-2, -1) * scale) @ v``, PyTorch 2.x on CUDA):
+#: the batched matmuls, the scale's multiply, the softmax and its gradient.
+BMM_BF16 = "nvjet_sm90_tst_128x128_64x4_1x2_h_bz_coopA_NNN"
+SCALE_BF16 = ("void at::native::vectorized_elementwise_kernel<8, at::native::AUnaryFunctor<c10::BFloat16, c10::BFloat16, "
+              "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, ...)")
+SOFTMAX_FWD_BF16 = ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, "
+                    "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, int)")
+SOFTMAX_BWD_BF16 = ("void at::native::(anonymous namespace)::cunn_SoftMaxBackward<8, c10::BFloat16, float, c10::BFloat16, "
+                    "at::native::(anonymous namespace)::SoftMaxBackwardEpilogue>(c10::BFloat16*, c10::BFloat16 const*, "
+                    "c10::BFloat16 const*, int)")
+#: Layers of the eager-attention training step, and its kernels' times (us): a projection, a bmm, the scale, the
+#: softmax forward and backward.
+ATTN_LAYERS = 6
+ATTN_US = {"proj": 120.0, "bmm": 90.0, "scale": 40.0, "softmax": 150.0, "softmax_bwd": 180.0}
+
+
+def _attention_forward(r: Rank) -> None:
+    """One layer's eager attention forward: the QKV projection, ``q @ k^T``, the scale, the softmax, ``p @ v``, the
+    output projection."""
+    r.kernel("aten::addmm", GEMM_FWD, ATTN_US["proj"])
+    r.kernel("aten::bmm", BMM_BF16, ATTN_US["bmm"])
+    r.kernel("aten::mul", SCALE_BF16, ATTN_US["scale"])
+    r.kernel("aten::_softmax", SOFTMAX_FWD_BF16, ATTN_US["softmax"])
+    r.kernel("aten::bmm", BMM_BF16, ATTN_US["bmm"])
+    r.kernel("aten::addmm", GEMM_FWD, ATTN_US["proj"])
+
+
+def _attention_backward(r: Rank) -> None:
+    """One layer's backward, as autograd runs it: the output projection's two GEMMs, ``BmmBackward0`` of ``p @ v``
+    (the probabilities' gradient, then v's), the softmax's gradient, the scale's, ``BmmBackward0`` of ``q @ k^T``
+    (q's, then k's), the QKV projection's two GEMMs."""
+    for k in GEMM_BWD:
+        r.kernel("aten::mm", k, ATTN_US["proj"])
+    for _ in range(2):
+        r.kernel("aten::bmm", BMM_BF16, ATTN_US["bmm"])
+    r.kernel("aten::_softmax_backward_data", SOFTMAX_BWD_BF16, ATTN_US["softmax_bwd"])
+    r.kernel("aten::mul", SCALE_BF16, ATTN_US["scale"])
+    for _ in range(2):
+        r.kernel("aten::bmm", BMM_BF16, ATTN_US["bmm"])
+    for k in GEMM_BWD:
+        r.kernel("aten::mm", k, ATTN_US["proj"])
+
+
+def eager_attention_train(r: Rank) -> None:
+    """A training step of ``ATTN_LAYERS`` layers of attention written op by op (no SDPA): each layer's forward runs
+    matmul -> scale -> softmax -> matmul, its backward matmul -> softmax backward -> scale -> matmul; then the
+    optimizer and ``.item()``.  Truth: ``ATTN_LAYERS`` layers, each run twice; the kernels a fused attention does
+    not run are the scale and softmax kernels of both passes."""
+    for _ in range(ATTN_LAYERS):
+        _attention_forward(r)
+    for _ in range(ATTN_LAYERS):
+        _attention_backward(r)
+    optimizer(r)
+    r.sync()
+
+
+
 #: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
 CAST_TO_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda("
                 "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, ...)")
@@ -1435,6 +1492,13 @@ SCENARIOS: dict[str, Scenario] = {
                                    f"the twin of param_allreduce: the same bytes in {BUCKETS} all-reduces, each "
                                    f"behind the rest of the backward (DDP's buckets); healthy",
                                    extra={"calls": BUCKETS}),
+    "eager_attention_train": Scenario(1, _single(eager_attention_train), ["unfused_attention"], ["launch_bound"],
+                                      f"training {ATTN_LAYERS} layers of attention written op by op: per layer a "
+                                      f"forward matmul -> scale -> softmax -> matmul and a backward matmul -> softmax "
+                                      f"backward -> scale -> matmul",
+                                      extra={"layers": ATTN_LAYERS,
+                                             "between_ms": ATTN_LAYERS * (2 * ATTN_US["scale"] + ATTN_US["softmax"]
+                                                                          + ATTN_US["softmax_bwd"]) / 1000}),
     "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow", "comm_exposed"],
                                    ["gpu_imbalance", "launch_skew"],
                                    "one 2.5 ms NCCL AllReduce per step, after the last compute kernel, on a ~2.6 ms "

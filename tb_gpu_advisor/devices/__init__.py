@@ -109,20 +109,39 @@ def gemm_kernel_one(name: str) -> bool:
 #: ``SoftmaxForward``), XLA and Inductor fusions that name it (``triton_per_fused__softmax_0``).  Not log-softmax
 #: (a loss's, over classes): ATen's ``cunn_SoftMaxForward<..., LogSoftMaxForwardEpilogue>`` says so in its
 #: template, ``log_softmax`` in an op's name.
+#: Not a router's softmax fused with its top-k over the experts either (vLLM's ``topkGatingSoftmax``, the kernel of
+#: its ``topk_softmax`` op): it reads [tokens, experts] logits and writes k picks per token, no score matrix between
+#: two matmuls.
 _SOFTMAX = re.compile(r"soft_?max", re.I)
 _LOG_SOFTMAX = re.compile(r"log_?soft_?max", re.I)
+_ROUTER_SOFTMAX = re.compile(r"top_?k|gating", re.I)
+#: A softmax's gradient where its name says so without ``backward`` (cuDNN's and TensorFlow's short spellings:
+#: ``softmax_bw``, ``SoftmaxGrad``); ATen's, MIOpen's and Inductor's say ``backward`` (:func:`gradient_kernel_one`).
+_SOFTMAX_GRAD = re.compile(r"soft_?max_?(?:bwd?|grad)", re.I)
 
 
 def softmax_one(name: str) -> bool:
     """A kernel computing a softmax on its own (not log-softmax; not a fused attention or GEMM kernel that names
-    its softmax in a template argument)."""
-    return (bool(_SOFTMAX.search(name)) and not _LOG_SOFTMAX.search(name) and not gemm_kernel_one(name)
-            and not attention_helper_one(name))
+    its softmax in a template argument; not a router's fused softmax and top-k)."""
+    return (bool(_SOFTMAX.search(name)) and not _LOG_SOFTMAX.search(name) and not _ROUTER_SOFTMAX.search(name)
+            and not gemm_kernel_one(name) and not attention_helper_one(name))
+
+
+def softmax_backward_one(name: str) -> bool:
+    """A softmax kernel of the backward pass (``cunn_SoftMaxBackward``, ``softmax_warp_backward``,
+    ``triton_..._softmax_backward_data_0``, ``softmax_bw``).  Why: eager attention in training runs matmul ->
+    softmax -> matmul twice a layer, once each way; the count of layers is the forward's."""
+    return softmax_one(name) and (gradient_kernel_one(name) or bool(_SOFTMAX_GRAD.search(name)))
 
 
 def softmax(names: list[str]) -> np.ndarray:
     """Bool per name: :func:`softmax_one`."""
     return np.fromiter((softmax_one(n) for n in names), dtype=bool, count=len(names))
+
+
+def softmax_backward(names: list[str]) -> np.ndarray:
+    """Bool per name: :func:`softmax_backward_one`."""
+    return np.fromiter((softmax_backward_one(n) for n in names), dtype=bool, count=len(names))
 
 
 #: A framework's or compiler's own gradient kernels say so on any vendor: ATen's ``batch_norm_backward_kernel``,

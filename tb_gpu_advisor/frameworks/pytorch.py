@@ -1227,6 +1227,16 @@ def named_module(name: str) -> str:
     return m.group(1) if m else ""
 
 
+_INSTANCE = re.compile(r"^(.+?)(?:_\d+)?$")
+
+
+def module_class(name: str) -> str:
+    """The class of the module a ``with_modules`` annotation names (``nn.Module: T5Attention_3`` -> ``T5Attention``:
+    the profiler numbers each instance), "" for any other name."""
+    m = _INSTANCE.match(named_module(name))
+    return m.group(1) if m else ""
+
+
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
@@ -1638,6 +1648,31 @@ FIXES["unfused_attention"] = (action(
     "out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p)\n"
     "# instead of: torch.softmax(q @ k.transpose(-2, -1) * scale + mask, dim=-1) @ v\n"
     "model = AutoModel.from_pretrained(name, attn_implementation=\"sdpa\")"),)
+
+#: Hugging Face's T5 family computed its attention op by op only until transformers moved it to the shared attention
+#: interface (huggingface/transformers#47014, merged 2026-07: T5, mT5, UMT5, Pix2Struct, UDOP, Pop2Piano): before it,
+#: ``attn_implementation="sdpa"`` raises a ValueError for these models, since their relative position bias is added to
+#: the scores.  LongT5 and Switch Transformers stay eager-only after it.  Keyed by the module class that launched the
+#: run (``metrics.attention``: ``with_modules``' ``nn.Module: T5Attention_0``).
+_T5_SDPA_LATER = action(
+    "Hugging Face's {module} computes attention op by op: its relative position bias is added to the scores, and "
+    "transformers offered no attn_implementation=\"sdpa\" for it until its attention moved to the shared attention "
+    "interface (huggingface/transformers#47014, 2026); on an older release the switch raises a ValueError.  Upgrade "
+    "transformers and load the model with attn_implementation=\"sdpa\": the bias goes to "
+    "F.scaled_dot_product_attention as its attention mask, and the fused kernel never writes the score matrix.",
+    "# after upgrading transformers to a release with T5 on the shared attention interface\n"
+    "model = T5EncoderModel.from_pretrained(name, attn_implementation=\"sdpa\")")
+_T5_EAGER_ONLY = action(
+    "Hugging Face's {module} computes attention op by op and offers no attn_implementation=\"sdpa\": its position "
+    "bias is added to the scores in its own code.  Replace the module's attention with "
+    "F.scaled_dot_product_attention, the bias (with the mask) passed as attn_mask and scale=1.0 (T5 does not scale "
+    "its scores).",
+    "out = F.scaled_dot_product_attention(q, k, v, attn_mask=position_bias + mask, scale=1.0)")
+for _m in ("T5Attention", "MT5Attention", "UMT5Attention", "Pix2StructTextAttention", "UdopAttention",
+           "Pop2PianoAttention"):
+    FIXES[f"unfused_attention:{_m}"] = (_T5_SDPA_LATER,)
+for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAttention", "SwitchTransformersAttention"):
+    FIXES[f"unfused_attention:{_m}"] = (_T5_EAGER_ONLY,)
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",

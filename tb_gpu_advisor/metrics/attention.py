@@ -13,6 +13,11 @@ it on the same stream in the same step with at most ``unfused_attention.max_betw
 classifier head's softmax followed by the loss, is no such run -- and the run recurring
 (``unfused_attention.min_per_step``, judged by the rule): a model's attention runs once a layer.  Where the trace
 records the first matmul's shapes (PyTorch's ``Input Dims``), its op and shapes are kept as the pattern's evidence.
+
+A training step runs each layer's attention twice: the forward's matmul -> softmax -> matmul, and the backward's
+matmul (the probabilities' gradient) -> softmax backward -> matmul (the scores' gradient).  A run is the backward's
+where its softmax kernel is the softmax's gradient (``devices.softmax_backward_one``), so the layers are counted
+once, not twice (h37-review18's "2L times a step"); both runs are time a fused forward and backward do not spend.
 """
 
 from __future__ import annotations
@@ -20,17 +25,19 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, distinct_ids
 from tb_gpu_advisor.metrics.types import AttentionPattern, UnfusedAttention
 
-_OTHER, _GEMM, _SOFTMAX, _EW = 0, 1, 2, 3
+_OTHER, _GEMM, _SOFTMAX, _EW, _SOFTMAX_BWD = 0, 1, 2, 3, 4
 
 
 def unfused_attention(ctx: Context, top_n: int = 6) -> UnfusedAttention:
     """Every matmul -> softmax -> matmul run on one stream inside a kept step, all GPUs (see the module)."""
     most = int(T("unfused_attention.max_between"))
-    found: dict[tuple, list] = {}  # (first, softmax, second, between) -> [occurrences, matmul ps, between ps, firsts]
+    found: dict[tuple, list] = {}  # (first, softmax, second, between, backward) -> [occurrences, matmul ps, between
+    # ps, firsts]
     for gi, g in enumerate(ctx.gpus):
         d = g.d
         m, _dur = g.kernels_in_steps()
@@ -45,6 +52,7 @@ def unfused_attention(ctx: Context, top_n: int = 6) -> UnfusedAttention:
         role[ctx.by_name(frameworks.elementwise, d.names)[d.name[idx]]] = _EW
         role[ctx.by_name(devices.gemm_kernel, d.names)[d.name[idx]]] = _GEMM
         role[soft] = _SOFTMAX
+        role[soft & ctx.by_name(devices.softmax_backward, d.names)[d.name[idx]]] = _SOFTMAX_BWD
         stream = d.stream[idx]
         for s in distinct_ids(stream[soft]):
             on = stream == s
@@ -54,15 +62,17 @@ def unfused_attention(ctx: Context, top_n: int = 6) -> UnfusedAttention:
     shapes = _ScoreMatrix(ctx)
     pats = []
     for key, (n, mm_ps, bw_ps, firsts) in found.items():
-        first, sm, second, between = key
+        first, sm, second, between, backward = key
         label, score_bytes, bw = shapes.of(firsts)
         pats.append(AttentionPattern(first=first, softmax=sm, second=second, between=list(between), occurrences=n,
                                      matmul_ms=mm_ps / PS_PER_MS, between_ms=bw_ps / PS_PER_MS, shapes=label,
-                                     score_bytes=score_bytes, bandwidth=bw))
+                                     score_bytes=score_bytes, bandwidth=bw, backward=backward,
+                                     module=_module_of(ctx, *firsts[0])))
     pats.sort(key=lambda p: -(p.matmul_ms + p.between_ms))
     return UnfusedAttention(occurrences=sum(p.occurrences for p in pats), matmul_ms=sum(p.matmul_ms for p in pats),
                             between_ms=sum(p.between_ms for p in pats),
-                            round_trip_ms=sum(p.round_trip_ms for p in pats), patterns=pats[:top_n])
+                            round_trip_ms=sum(p.round_trip_ms for p in pats),
+                            backward_occurrences=sum(p.occurrences for p in pats if p.backward), patterns=pats[:top_n])
 
 
 def _runs_on_stream(g, gi: int, sel: np.ndarray, role: np.ndarray, most: int, found: dict) -> None:  # noqa: ANN001 - GpuCtx
@@ -71,14 +81,14 @@ def _runs_on_stream(g, gi: int, sel: np.ndarray, role: np.ndarray, most: int, fo
     step = g.step[sel]
     start, end = d.start[sel], d.end[sel]
     used = np.zeros(sel.size, bool)  # a matmul is one run's, never two runs'
-    for p in np.flatnonzero(role == _SOFTMAX).tolist():
+    for p in np.flatnonzero((role == _SOFTMAX) | (role == _SOFTMAX_BWD)).tolist():
         a = _matmul_near(role, step, p, -1, most)
         b = _matmul_near(role, step, p, +1, most)
         if a < 0 or b < 0 or used[a] or used[b]:
             continue
         used[a] = used[b] = True
         names = [devices.short_kernel_name(d.names[int(d.name[sel[k]])], 60) for k in range(a, b + 1)]
-        key = (names[0], names[p - a], names[-1], tuple(names[1:-1]))
+        key = (names[0], names[p - a], names[-1], tuple(names[1:-1]), bool(role[p] == _SOFTMAX_BWD))
         mm = int(end[a] - start[a]) + int(end[b] - start[b])
         bw = int((end[a + 1:b] - start[a + 1:b]).sum())
         v = found.setdefault(key, [0, 0, 0, []])
@@ -100,6 +110,22 @@ def _matmul_near(role: np.ndarray, step: np.ndarray, p: int, way: int, most: int
         seen += 1
         j += way
     return -1
+
+
+def _module_of(ctx: Context, gi: int, ev: int) -> str:
+    """The class of the innermost module whose call launched device event ``ev`` of GPU ``gi`` (PyTorch
+    ``with_modules``' ``nn.Module: T5Attention_0`` span around the launch, on the launching thread), "" where the
+    trace records none.  Why: the fix is the model's own -- Hugging Face's T5 attention has no SDPA switch to turn
+    on, and the report must not promise one (``frameworks.pytorch`` words the fix per module class)."""
+    sp, g = ctx.trace.spans, ctx.gpus[gi]
+    if sp is None or not len(sp) or g.launch is None or int(g.launch[ev]) < 0:
+        return ""
+    at = int(g.launch[ev])
+    t, line = int(ctx.h.start[at]), int(ctx.h.line[at])
+    on = np.flatnonzero((sp.line == line) & (sp.start <= t) & (sp.end >= t))
+    names = ctx.h.names
+    mods = [(int(sp.start[i]), c) for i in on.tolist() if (c := pytorch.module_class(names[int(sp.name[i])]))]
+    return max(mods)[1] if mods else ""
 
 
 class _ScoreMatrix:

@@ -554,6 +554,11 @@ class AttentionPattern:
     #: the GPU's peak memory bandwidth (bytes/s; 0 unknown)
     score_bytes: float = 0.0
     bandwidth: float = 0.0
+    #: the backward's run (its softmax kernel the softmax's gradient): a training step runs each layer's twice
+    backward: bool = False
+    #: the class of the module whose call launched the first run's first matmul (``nn.Module: T5Attention_0`` ->
+    #: ``T5Attention``), "" where the trace records no module spans: the fix is worded for it
+    module: str = ""
 
     @property
     def round_trip_ms(self) -> float:
@@ -574,6 +579,8 @@ class UnfusedAttention:
     matmul_ms: float = 0.0  # all steps and GPUs
     between_ms: float = 0.0
     round_trip_ms: float = 0.0  # the score matrices' write and read back at peak bandwidth (``AttentionPattern``)
+    #: of ``occurrences``, the backward's runs (``AttentionPattern.backward``): the layers are the forward's runs
+    backward_occurrences: int = 0
     patterns: list[AttentionPattern] = field(default_factory=list)  # by time, most first
 
 

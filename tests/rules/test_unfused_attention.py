@@ -10,6 +10,11 @@ Now ``unfused_attention`` does, with a saving of the kernels between the matmuls
 By construction (hand-built Kineto traces, truth from the events written): a step of six layers of bmm -> scale ->
 softmax -> bmm; controls a classifier head's matmul -> softmax once a step, a router's softmax followed by a top-k
 before the next matmul, and attention already fused (FlashAttention's kernel, no softmax kernel of its own).
+
+h37-attn2: a training step runs each layer's attention twice (``synthetic.torchtrace.eager_attention_train``): the
+count is the layers, forward and backward, not "2L times"; a router's softmax fused with its top-k (vLLM's
+``topkGatingSoftmax``) is never an attention's middle; Hugging Face's T5 attention (the module the trace names) is
+not promised an ``attn_implementation="sdpa"`` switch its releases lacked.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from __future__ import annotations
 import json
 from functools import cache
 
+from synthetic import torchtrace as tt
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover.logdir import discover
@@ -31,6 +37,11 @@ SCALE = ("void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFu
          "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, T2, T3)")
 SOFTMAX = ("void at::native::(anonymous namespace)::cunn_SoftMaxForward<8, c10::BFloat16, float, c10::BFloat16, "
            "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(T4*, T2 const*, int)")
+SOFTMAX_BWD = ("void at::native::(anonymous namespace)::cunn_SoftMaxBackward<8, c10::BFloat16, float, c10::BFloat16, "
+               "at::native::(anonymous namespace)::SoftMaxBackwardEpilogue>(T4*, T2 const*, T2 const*, int)")
+#: vLLM's MoE router: the gate's softmax and its top-k over the experts in one kernel (csrc/moe/topk_softmax_kernels.cu)
+TOPK_GATING = ("void vllm::moe::topkGatingSoftmax<8, 16, 4, 16, 32, int, float>(float const*, bool const*, float*, int, "
+               "int*, int, int, int, bool)")
 TOPK = "void at::native::sbtopk::gatherTopK<c10::BFloat16, unsigned int, 2, false>(T1, T2, T2)"
 LOSS = "void at::native::(anonymous namespace)::nll_loss_forward_reduce_cuda_kernel_2d<float, float, long>(T1*)"
 FLASH = ("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t, "
@@ -94,15 +105,17 @@ def _layer(ev: list, t: float, corr: int, middle: list[tuple[str, float]], dims:
     return t, corr
 
 
-def _steps(middle: list[tuple[str, float]], per_step: int, n: int = 5, dims: bool = False) -> tuple[list[dict], float]:
-    """``n`` ProfilerSteps of ``per_step`` layers each; returns the events and the step (ms)."""
+def _steps(middle: list[tuple[str, float]], per_step: int, n: int = 5, dims: bool = False,
+           then: list[tuple[str, float]] | None = None) -> tuple[list[dict], float]:
+    """``n`` ProfilerSteps of ``per_step`` layers each (and, ``then`` given, as many more with ``then`` between their
+    matmuls: a backward); returns the events and the step (ms)."""
     ev: list[dict] = []
     t, corr = 1000.0, 0
     for s in range(n):
         t0 = t
         t += 50
-        for _ in range(per_step):
-            t, corr = _layer(ev, t, corr, middle, dims)
+        for mid in [middle] * per_step + ([then] * per_step if then else []):
+            t, corr = _layer(ev, t, corr, mid, dims)
         t += 50
         ev.append({**HOST, "cat": "user_annotation", "name": f"ProfilerStep#{s + 1}", "ts": t0, "dur": t - t0})
     return ev, (t - 1000.0) / n / 1e3
@@ -182,3 +195,52 @@ def test_t5_encoders_eager_attention_is_a_note():
     assert f["severity"] == "info"
     assert f["saving"]["percent_of_step"] < 100 * T("unfused_attention.warning")
     assert not [x for x in rep["findings"] if x["severity"] in ("warning", "critical")]
+
+
+def test_training_counts_each_layer_once_forward_and_backward(tmp_path):
+    """Eager attention trained (``eager_attention_train``: L layers, each a forward matmul -> scale -> softmax ->
+    matmul and a backward matmul -> softmax backward -> scale -> matmul): the finding says L layers, forward and
+    backward -- not "2L times" -- and saves the kernels between the matmuls of both passes (truth by construction)."""
+    sc = tt.SCENARIOS["eager_attention_train"]
+    tt.write_run(str(tmp_path), "eager_attention_train", steps=8)
+    s = next(iter(discover(str(tmp_path))))
+    (f,) = _attention(analyze_session(s.run, s.session, s.hosts).to_dict())
+    layers = sc.extra["layers"]
+    d = f["metric"]["detail"]
+    assert (d["layers_per_step"], d["backward_runs_per_step"], d["runs_per_step"]) == (layers, layers, 2 * layers)
+    assert f"in {layers} layers per step, forward and backward ({2 * layers} runs)" in f["summary"], f["summary"]
+    assert "the backward's runs are in it" in f["summary"]
+    assert abs(f["saving"]["ms_per_step"] - sc.extra["between_ms"]) <= 0.01 * sc.extra["between_ms"], f["saving"]
+
+
+def test_control_a_classifier_heads_softmax_forward_and_backward_once_a_step(tmp_path):
+    """A head's matmul -> softmax -> matmul once forward and once backward a step: two runs, one layer -- no finding
+    (on main the two runs made the count)."""
+    ev, _ = _steps([(SOFTMAX, 300.0)], per_step=1, then=[(SOFTMAX_BWD, 300.0)])
+    assert not _attention(kineto_doc.session_report(tmp_path, ev))
+
+
+def test_softmax_backward_family_by_name():
+    assert devices.softmax_backward_one(SOFTMAX_BWD)
+    assert devices.softmax_backward_one("void (anonymous namespace)::softmax_warp_backward<c10::BFloat16, c10::BFloat16, float, 10, false, false>(T1*)")
+    assert devices.softmax_backward_one("triton_per_fused__softmax_backward_data_mul_3")
+    assert not devices.softmax_backward_one(SOFTMAX)
+
+
+def test_a_routers_fused_softmax_and_top_k_is_no_attention(tmp_path):
+    """vLLM's MoE router runs the gate's softmax and its top-k in one kernel, between the gate's matmul and the
+    experts' GEMM: no score matrix lies between them, whatever the name's "softmax" (on main: a finding every MoE
+    layer)."""
+    assert not devices.softmax_one(TOPK_GATING)
+    ev, _ = _steps([(TOPK_GATING, 30.0)], per_step=6)
+    assert not _attention(kineto_doc.session_report(tmp_path, ev))
+
+
+def test_t5s_fix_is_not_a_switch_its_releases_lacked():
+    """The T5 encoder's eager attention (xdit_flux: ``nn.Module: T5Attention_<n>`` spans around its launches): the
+    fix names T5's attention and the transformers change that gave it SDPA, never the bare
+    ``attn_implementation="sdpa"`` promise of any Hugging Face model (a ValueError on the releases before it)."""
+    (f,) = _attention(_wild("xdit_flux_mi300x_denoise"))
+    (a,) = f["actions"]
+    assert "T5Attention" in a["text"] and "ValueError" in a["text"], a
+    assert "AutoModel.from_pretrained" not in a["snippet"]

@@ -72,7 +72,7 @@ def torch_runs():
                    "reserved_at_end": int(st["reserved_bytes.all.current"]),
                    "expect_memory_top": "activations"}
     log(name, TRUTH[name])
-    del model, opt, x
+    model = opt = x = None  # the first run's tensors freed (step() still names x: rebound, not deleted)
     torch.cuda.empty_cache()
 
     # 2. fragmenting: variable-length batches of growing length; the caching allocator keeps every old size

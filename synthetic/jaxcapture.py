@@ -160,6 +160,13 @@ class JaxTruth:
             raise ValueError(f"dominant rule {self.dominant} is not an expected top rule")
 
 
+#: the HIP calls a ROCm XPlane records for a thunk's launch, by the kernel's kind (``wild/jax_mi355x``'s
+#: ``hipModuleLaunchKernel``, ``hipMemsetAsync``; ``wild/jax_mi300x``'s ``hipMemcpyDtoDAsync``), and the thread id of
+#: the line they lie on (``Host Threads/7`` in ``jax_mi355x``)
+ROCM_LAUNCH_NAMES = {"kernel": "hipModuleLaunchKernel", "memset": "hipMemsetAsync", "memcpy_d2d": "hipMemcpyDtoDAsync"}
+ROCM_API_TID = 7
+
+
 def _add(line: LineBuilder, name: str, start: int, dur: int, stats: dict[str, object]) -> None:
     """One event whose stats may include a stat called ``name`` (the JAX op path of a kernel)."""
     line.add_many([name], np.array([start], np.int64), np.array([max(dur, 0)], np.int64),
@@ -214,7 +221,7 @@ class JaxCapture:
                  function: str = "train_step", program_id: int = 7292, derived_lines: bool = False,
                  step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = CAPTURE_LEAD_PS,
                  module_events: bool = True, command_buffers: bool = False, jitter: float = 0.02,
-                 host_memory: str = "pinned"):
+                 host_memory: str = "pinned", rocm: bool = False):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
         self.module, self.function, self.program_id = module, function, program_id
@@ -225,6 +232,10 @@ class JaxCapture:
         #: the host end of each copy as XLA's CUPTI collector names it in ``memcpy_details`` (``kind_src:pinned``): PjRt
         #: stages through pinned buffers; "pageable" is a copy the driver stages itself
         self.host_memory = host_memory
+        #: a ROCm build's capture: the GPU plane's vendor ``AMD``, and each thunk's launch record a HIP call
+        #: (``ROCM_LAUNCH_NAMES``) on the HIP API's own line, ``Host Threads/<tid>``, apart from the ``python3`` line
+        #: of the call that made it -- as ``wild/jax_mi355x`` and ``wild/jax_mi300x`` record them
+        self.rocm = rocm
         self.latency = int(launch_latency_us * US)
         self.loop_host_us = 6.0  # the host's own work of each iteration of a loop it runs (``_launch_loop``)
         self.t = start_ps
@@ -255,7 +266,7 @@ class JaxCapture:
         self.scopes = self.space.plane("/host:__ScopeRangeCallStack__")
         self.gpu = self.space.plane("/device:GPU:0")
         for key, value in (
-            ("device_vendor", "Nvidia"), ("gpu_device_name", gpu.name), ("clock_rate", gpu.clock_khz),
+            ("device_vendor", "AMD" if self.rocm else "Nvidia"), ("gpu_device_name", gpu.name), ("clock_rate", gpu.clock_khz),
             ("core_count", gpu.sms), ("memory_bandwidth", gpu.bandwidth), ("memory_size", gpu.memory),
             ("compute_cap_major", gpu.cc[0]), ("compute_cap_minor", gpu.cc[1]), ("process_id", pid),
         ):
@@ -268,6 +279,9 @@ class JaxCapture:
             for i, n in enumerate(names):
                 line.add(n, self.t + i * 50 * US, US)
         self.python = self._hashed_line("python3")
+        #: where the thunks' launch records go: the HIP API's own line on ROCm, else the calling thread's
+        self.api = self.host.line(f"Host Threads/{ROCM_API_TID}", ROCM_API_TID,
+                                  display_name=f"Host Threads/{ROCM_API_TID}") if self.rocm else self.python
         self.staging = None  # second `python3` line, created on the first D2H
         self.pjrt = [self._hashed_line("pjrt_async_work_runner/{}", negative=True) for _ in range(2)]
 
@@ -362,7 +376,7 @@ class JaxCapture:
         w = self._dur(2.5)
         f = self._dur(6.0)
         line.add("LocalDeviceState::WaitFor", at + 300_000, w)
-        line.add("cuLaunchHostFunc", at + 300_000 + w + 500_000, f)
+        line.add("hipLaunchHostFunc" if self.rocm else "cuLaunchHostFunc", at + 300_000 + w + 500_000, f)
         end = at + 300_000 + w + 500_000 + f + 300_000
         line.add(f"ThenExecuteCallback:{name}", at, end - at)
         return end
@@ -531,8 +545,9 @@ class JaxCapture:
                     rec["Memset_details"] = "kind:unknown num_bytes:4 async:1"
                 elif k.kind == "memcpy_d2d":
                     rec["memcpy_details"] = f"kind_src:unknown kind_dst:unknown size:{k.nbytes} dest:0 async:1"
-                host_name = {"memset": "Memset", "memcpy_d2d": "MemcpyD2D"}.get(k.kind, k.name)
-                _add(self.python, host_name, h, d, rec)
+                names = ROCM_LAUNCH_NAMES if self.rocm else {"memset": "Memset", "memcpy_d2d": "MemcpyD2D"}
+                host_name = names.get(k.kind, names.get("kernel", k.name))
+                _add(self.api, host_name, h, d, rec)
                 launch.append(h)
                 corr.append(c)
                 scope.append(sc)

@@ -352,6 +352,10 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    _t("steps.idle_bursts_share", 0.01, "share", "Advisor: a loop's GPU bursts run its iterations' work; a window whose "
+       "GPU works under a hundredth of the bursts' span (a compiled model's first call: 70 us of kernels in 3.2 s) "
+       "holds pauses of the host's, not iterations", "share of the span of the GPU's bursts under which the GPU's busy "
+       "time makes the bursts no iterations, where most of their kernel time runs in one burst only", "below"),
     _t("steps.nvtx_min_repeats", 3.0, "count", "Advisor: a block of the user's code that runs once per step repeats as "
        "often as the steps; one that runs once or twice (setup, a checkpoint) marks no steps",
        "times the most repeated top-level NVTX range must occur on a thread to mark steps (no range named like a step)"),

@@ -293,6 +293,11 @@ def is_sync_call(name: str) -> bool:
     return name.startswith(SYNC_CALLS)
 
 
+#: Host calls that only read what the device is, and those that wait for the whole device (CUDA and HIP).
+QUERY_CALLS = _calls("QUERY_CALLS")
+DEVICE_SYNC_CALLS = _calls("DEVICE_SYNC_CALLS")
+
+
 #: Host calls that replay a recorded graph of kernels (CUDA and HIP graphs).
 GRAPH_LAUNCH_CALLS = _calls("GRAPH_LAUNCH_CALLS")
 #: Launch calls whose recorded ``grid`` is in work-items, not blocks (``amd.WORK_ITEM_GRID_CALLS``).

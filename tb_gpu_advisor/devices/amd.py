@@ -163,6 +163,10 @@ FIXES = _fixes()
 SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
 BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
 GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
+#: HIP's device queries and its whole-device wait (see ``nvidia.QUERY_CALLS``).
+QUERY_CALLS = ("hipGetDeviceCount", "hipGetDeviceProperties", "hipDeviceGetAttribute", "hipGetDevice",
+               "hipDriverGetVersion", "hipRuntimeGetVersion")
+DEVICE_SYNC_CALLS = ("hipDeviceSynchronize",)
 #: HIP's kernel launches (a first launch also loads its code object) and its one-time calls (code objects, library
 #: handles of rocBLAS, hipBLASLt and MIOpen, graph instantiation).
 LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",

@@ -97,6 +97,9 @@ SYNC_CALLS = ("urQueueFinish", "urEventWait", "piQueueFinish", "piEventsWait", "
               "zeEventHostSynchronize", "zeFenceHostSynchronize")
 BLOCKING_CALLS = SYNC_CALLS
 GRAPH_LAUNCH_CALLS = ("urCommandBufferEnqueueExp", "urEnqueueCommandBufferExp")
+#: Device queries (see ``nvidia.QUERY_CALLS``); SYCL waits on queues, not on the whole device: no such call is known.
+QUERY_CALLS = ("urDeviceGet", "urDeviceGetInfo", "urPlatformGet", "piDevicesGet", "piDeviceGetInfo", "piPlatformsGet")
+DEVICE_SYNC_CALLS: tuple[str, ...] = ()
 #: The calls that launch one kernel: Unified Runtime, SYCL's plug-in interface, Level Zero.
 LAUNCH_CALLS = ("urEnqueueKernelLaunch", "piEnqueueKernelLaunch", "zeCommandListAppendLaunchKernel",
                 "zeCommandListAppendLaunchCooperativeKernel")

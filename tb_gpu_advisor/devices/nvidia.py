@@ -655,6 +655,16 @@ def is_sync_call(name: str) -> bool:
     return name.startswith(SYNC_CALLS)
 
 
+#: Calls that only read what the device is (its count, properties, attributes, versions): no memory, no work, no
+#: stream -- what a profiler asks at its start.  And the calls that wait for the whole device: ``torch.cuda.
+#: synchronize()``'s, which ``torch.profiler`` makes as it stops (a window whose only other calls are the queries holds
+#: the profiler's calls alone).
+QUERY_CALLS = ("cudaGetDeviceCount", "cudaGetDeviceProperties", "cudaDeviceGetAttribute", "cudaGetDevice",
+               "cudaDriverGetVersion", "cudaRuntimeGetVersion", "cuDeviceGetCount", "cuDeviceGetAttribute",
+               "cuDriverGetVersion")
+DEVICE_SYNC_CALLS = ("cudaDeviceSynchronize", "cuCtxSynchronize")
+
+
 #: Runtime and driver calls that launch one kernel: a call of milliseconds here is no launch cost but a one-time one
 #: (CUDA's lazy module loading runs inside the first launch of each kernel; ``CUDA_MODULE_LOADING=LAZY`` is the
 #: default since CUDA 11.7).

@@ -1135,7 +1135,8 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
                                           "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + advice),),
         "capture_quality:gpu_unused": (action("Move the model and every input of the step to the GPU PyTorch sees, "
                                               "then profile steady-state steps with CUDA activity on.",
-                                              "device = torch.device('cuda')\nmodel = model.to(device)\n"
+                                              "print(next(model.parameters()).device)   # cpu: the model never "
+                                              "moved\ndevice = torch.device('cuda')\nmodel = model.to(device)\n"
                                               "x = x.to(device, non_blocking=True)   # each input of the step\n"
                                               + advice),),
         "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): "

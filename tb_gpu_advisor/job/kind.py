@@ -843,6 +843,11 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
                                       f"on the CPU; the window's {ncalls:,} CUDA call{'s' if ncalls != 1 else ''} did "
                                       f"no GPU work{_seen_words(trace)}", cpu_only=f"its {computed} launched no kernel",
                     gpu_seen=trace.producer.get("visible_gpus", ""))
+    profiler = _profiler_calls_only(trace) if calls else ""
+    if profiler:  # nothing the program called touched the GPU: its code ran on the CPU, whatever the window was
+        return Kind("no_gpu", "high", f"{profiler}; no kernel was launched in the window{_seen_words(trace)}",
+                    cpu_only="the window's only GPU runtime calls are the profiler's own",
+                    gpu_seen=trace.producer.get("visible_gpus", ""))
     if calls:
         return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
                     window="startup")
@@ -922,6 +927,42 @@ def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
     order = np.argsort(-counts, kind="stable")[:3]
     top = ", ".join(f"`{_short(trace.h.names[int(ids[i])], 40)}` ×{int(counts[i]):,}" for i in order)
     return f"{n:,} matmul/convolution op{'s' if n != 1 else ''} ({top})"
+
+
+#: The longest a profiler's exit sync may end before the window's end: the profiler stops right after it returns
+#: (``torch.profiler``'s ``__exit__``: ``torch.cuda.synchronize()``, then the trace's end; 0.05 ms on a course's A10G).
+_EXIT_SYNC_NS = 1_000_000
+
+
+def _profiler_calls_only(trace: Trace) -> str:
+    """The runtime calls of a window without kernels, in words, where every one is the profiler's own: device queries
+    (``devices.QUERY_CALLS``: the count and properties a profiler reads as it starts) and one whole-device sync
+    (``devices.DEVICE_SYNC_CALLS``) that ends at the window's end -- the sync ``torch.profiler`` makes as it stops;
+    "" otherwise.
+
+    Why: such a window is no start-up cut short.  Its sync, not the program, created the CUDA context (115.9 ms of
+    the 154 ms window on a course's A10G, ``baseline_trace.json``, its model and input left on the CPU): no call the
+    profiled code made touched the GPU, so that code ran on the CPU.  A GPU program's first work calls the GPU
+    (allocates, copies, sets a stream) before the profiler stops."""
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_runtime_call))
+    end = trace.window_end_ps()
+    if not idx.size or end is None or not devices.DEVICE_SYNC_CALLS:
+        return ""
+    names = [h.names[int(i)] for i in h.name[idx].tolist()]
+    sync = np.asarray([n.startswith(devices.DEVICE_SYNC_CALLS) for n in names], bool)
+    query = np.asarray([n.startswith(devices.QUERY_CALLS) for n in names], bool)
+    if not sync.any() or not (sync | query).all():
+        return ""
+    last = idx[sync][int(np.argmax(h.end[idx[sync]]))]
+    left = end - int(h.end[last])
+    if int(h.start[last]) < int(h.start[idx].max()) or not 0 <= left <= _EXIT_SYNC_NS * 1000:
+        return ""  # a call after the sync, or time after it: the sync was the program's, not the profiler's exit
+    took = (int(h.end[last]) - int(h.start[last])) / 1e9
+    return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
+            f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
+            f"{', which created the context' if took * 1e6 >= _CONTEXT_NS else ''} -- and the others only read "
+            f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
 
 
 def _startup_calls(trace: Trace) -> str:

@@ -406,14 +406,33 @@ def _host_computing_ops(h: HostEvents, dispatch: np.ndarray) -> np.ndarray:
     calls = h.name_mask(devices.is_runtime_call)
     ops = np.flatnonzero(long)
     out = np.zeros(len(h), dtype=bool)
+    # the runtime's own lines (ROCm's HIP calls in XPlanes) hold the calls of whichever thread ran then: every op's
+    api = calls & runtime_lines(h, calls)[h.line]
     for line in sorted_unique(h.line[ops]).tolist():  # per thread: a few threads hold long ops
         mine = ops[h.line[ops] == line]
-        starts = np.sort(h.start[calls & (h.line == line)].astype(np.int64, copy=False))
+        starts = np.sort(h.start[calls & ((h.line == line) | api)].astype(np.int64, copy=False))
         # the runtime calls starting inside each op, at any depth below it
         inside = (np.searchsorted(starts, h.end[mine].astype(np.int64, copy=False), side="right")
                   - np.searchsorted(starts, h.start[mine].astype(np.int64, copy=False), side="left"))
         out[mine[inside == 0]] = True
     return out
+
+
+def runtime_lines(h: HostEvents, calls: np.ndarray | None = None) -> np.ndarray:
+    """Bool per host line: a line that holds GPU runtime calls and nothing else (``calls``: the runtime-call mask,
+    computed where not given).
+
+    Why: ROCm's tracer writes HIP's API calls on a line of their own (XPlane's ``Host Threads/<tid>``), apart from
+    the thread whose op made them (``wild/jax_mi355x``: 150 ``hip*`` launches there, its ``PjitFunction`` calls on
+    ``python3``).  Such a line is no thread of the program: a call on it belongs to the op running when it began, on
+    whichever line that op lies -- where CUDA's launches lie inside their op on the op's own line."""
+    if calls is None:
+        calls = h.name_mask(devices.is_runtime_call)
+    n = len(h.line_names)
+    line = h.line.astype(np.int64, copy=False)
+    has = np.bincount(line[calls], minlength=n) > 0
+    other = np.bincount(line[~calls], minlength=n) > 0
+    return has & ~other
 
 
 def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray) -> np.ndarray:

@@ -601,6 +601,14 @@ class Trace:
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)
 
+    def window_end_ps(self) -> int | None:
+        """Where the profiler's own window ends (ps, this trace's clock): its start (``capture_start_ps``, else
+        ``viewer_zero_ps``) plus ``capture_ms``; None where the file records no window of its own."""
+        if self.capture_ms is None:
+            return None
+        start = self.capture_start_ps if self.capture_start_ps is not None else self.viewer_zero_ps
+        return int(start + round(self.capture_ms * 1_000_000_000))
+
 
 def _memo_key(pred) -> object | None:
     """The key under which :meth:`HostEvents.per_name` may remember ``pred``'s answers, None where it may not:

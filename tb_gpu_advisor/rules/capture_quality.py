@@ -46,6 +46,7 @@ from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
+from tb_gpu_advisor.steps.detect import StepDetection
 from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
@@ -258,13 +259,25 @@ def _one_pass(ctx: Ctx, m: HostMetrics) -> Finding:
     return finding(
         ctx, ID, "warning",
         f"The window holds one pass of the program ({ms(ctx.step_ms) if ctx.step_ms else 'its whole span'}): no step "
-        f"marker, and none of its GPU work repeats, so there is no step to average and every per-step number is "
+        f"marker, and {_what_repeats(s)}, so there is no step to average and every per-step number is "
         f"the pass's total. {loops}{guess}",
         title="The capture holds one pass of the program: no step repeats",
         metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                             severity="warning", good_direction="higher"),
         actions=ctx.steady_fix(f"{ID}:few_steps"),
     )
+
+
+def _what_repeats(s: StepDetection) -> str:
+    """Why no step of the pass repeats, in words: none of its GPU work does -- or, where the steps stage refused the
+    GPU's bursts as iterations for running unlike work on a GPU idle nearly all their span
+    (``StepDetection.unlike_bursts``), that: a fill kernel run twice is some work repeating, and the window is then a
+    first call (a ``torch.compile``d model's compile on the host between its bursts), not "nothing repeats"."""
+    if not s.unlike_bursts:
+        return "none of its GPU work repeats"
+    return (f"its {s.unlike_bursts} GPU bursts are no iterations: the GPU is idle nearly all their span and most of "
+            f"their kernel time runs in kernels only one burst runs, as in a first call (start-up or a compile on "
+            f"the host between the bursts), not the steady state a loop's iterations repeat")
 
 
 #: Clocks that disagree are the recording's, the same for every framework and profiler.

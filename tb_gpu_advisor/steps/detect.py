@@ -167,6 +167,9 @@ class StepDetection:
     #: bursts -- a guess the per-step savings rest on; False where no step was found and the window is only analysed
     #: as one step, its numbers exact for the window (``rules._step_confidence`` tells the two apart)
     iteration_guess: bool = False
+    #: the GPU's bursts this stage refused as iterations because they run unlike work on a GPU idle nearly all their
+    #: span (``_unlike_bursts``: a first call, its compile on the host between them); 0 where none was refused so
+    unlike_bursts: int = 0
 
 
 @dataclass
@@ -528,6 +531,57 @@ def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndar
             f"ran its work once, and the whole capture is analysed as one pass; per-step numbers are capture totals")
 
 
+def _kernel_time_once_again(active: list[DeviceEvents], starts: np.ndarray) -> tuple[float, float]:
+    """(ps of kernel time in kernels that run in one burst only, ps in kernels that run in two bursts or more) over
+    ``active``'s kernels, each burst starting at ``starts``; kernels by name."""
+    once = again = 0.0
+    for d in active:
+        kern = np.flatnonzero(d.kind == devices.KIND_KERNEL)
+        b = np.searchsorted(starts, d.start[kern], side="right") - 1
+        kern, b = kern[b >= 0], b[b >= 0]
+        if not kern.size:
+            continue
+        pairs = np.unique(np.stack([d.name[kern].astype(np.int64), b]), axis=1)
+        names, runs = np.unique(pairs[0], return_counts=True)
+        repeated = np.isin(d.name[kern], names[runs > 1])
+        dur = (d.end[kern] - d.start[kern]).astype(np.float64)
+        once += float(dur[~repeated].sum())
+        again += float(dur[repeated].sum())
+    return once, again
+
+
+def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
+    """Why the GPU's bursts are no iterations, in words (the whole capture's note), where the GPU works a negligible
+    share of the bursts' span (``steps.idle_bursts_share``) and most of the bursts' kernel time runs in kernels only
+    one burst runs; else None.
+
+    Why: ``_bursts_repeat`` takes the bursts for steps where any work runs in two of them, and a one-off program
+    repeats small things -- a fill kernel, a pageable copy named by its direction alone.  A ``torch.compile``d
+    model's first call, captured with CUDA activity only (a course's A10G ``induction_trace.json``), ran ~70 us of GPU
+    work in a 14.5 s window: 25 copy pairs, a fill and a read-back twice, then the compiled call's 3 Triton kernels
+    and its one cuBLAS GEMM, each burst after seconds of compiling on the host -- read as 4 "steps" of 160.6 ms
+    because the fill ran twice.  A loop's iterations repeat their kernels, and a GPU idle 99% of the bursts' span is
+    waiting on the host between them, not running iterations."""
+    if starts.size < 2:
+        return None
+    span = float(ends[-1] - starts[0])
+    busy = 0.0
+    for d in active:
+        us, ue = union_intervals(d.start.astype(np.int64, copy=False), d.end.astype(np.int64, copy=False))
+        busy += float((ue - us).sum())
+    if span <= 0.0 or busy >= T("steps.idle_bursts_share") * span:
+        return None
+    once, again = _kernel_time_once_again(active, starts)
+    if once <= again:
+        return None
+    return (f"no step markers found; the GPU's {starts.size} bursts are no iterations: the GPU works "
+            f"{busy / PS_PER_MS:,.3f} ms of their {span / PS_PER_MS:,.1f} ms ({busy / span:.2%}), and "
+            f"{once / PS_PER_MS:,.3f} ms of their {(once + again) / PS_PER_MS:,.3f} ms of kernels run in one burst "
+            f"only: a loop's iterations repeat their kernels, so the window is one pass of a program -- a first call, "
+            f"its start-up or compile on the host between the bursts -- not its steady state; the whole capture is "
+            f"analysed as one pass; per-step numbers are capture totals")
+
+
 def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
                       ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
     """((starts, ends), bursts joined) of a training job's GPU bursts with each burst that holds no kernel (copies or
@@ -782,6 +836,7 @@ class _Reading:
         self.source, self.note, self.mapped = "", "", ""
         self.whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
         self.guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess
+        self.unlike = 0  # the GPU's bursts refused as iterations for running unlike work on an idle GPU
         self.own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
         #: host line -> its own ranges' windows (starts, ends; aligned with ``ids``), where the steps are ranges that
         #: each rank's thread marks on its own (NVTX ranges of one number on several threads are one step)
@@ -969,6 +1024,10 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     if once is not None:  # the work of the bursts holding one-time costs never runs again: no warm-up iterations
         cl = None
         r.whole_note = once
+    unlike = _unlike_bursts(r.active, *cl) if cl is not None else None
+    if unlike is not None and cl is not None:  # a GPU idle between bursts that share no compute: one pass
+        r.whole_note, r.unlike = unlike, len(cl[0])
+        cl = None
     if cl is None and not r.whole_note and job is not None and job.periodic is not None:
         # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
         # the host's wait at each repeat and a backward in every one: a training job's iterations
@@ -1200,6 +1259,7 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
                  for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
         mapped_via=r.mapped, confidence=_confidence(r),
         iteration_guess=r.guessed and r.source == "whole_capture",
+        unlike_bursts=r.unlike if r.source == "whole_capture" else 0,
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin, kept.next_start, gpu_next, kept.prev_id)
 
@@ -1693,12 +1753,11 @@ def _last_burst_to_window_end(trace: Trace, hs: np.ndarray, he: np.ndarray) -> i
     then 20 ms of the host's, a window to the last one's end: the last step 116 ms of 137 without it); where it ends
     at the burst's work, nothing says how long the iteration ran on (:func:`_last_ends_at_own_work` judges it)."""
     last = int(he[-1])
-    if hs.size < _BURSTS_TILED or trace.capture_ms is None:
+    end = trace.window_end_ps()
+    if hs.size < _BURSTS_TILED or end is None:
         return last
     if any(int(d.end.max()) > last for d in trace.devices if len(d)):  # GPU work after it (bursts outside a frame)
         return last
-    start = trace.capture_start_ps if trace.capture_start_ps is not None else trace.viewer_zero_ps
-    end = int(start + round(trace.capture_ms * PS_PER_MS))
     tile = np.diff(hs).astype(np.float64)
     ran, room = float(end - int(hs[-1])), _chance(tile)
     return end if end > last and float(tile.min()) - room <= ran <= float(tile.max()) + room else last

@@ -27,6 +27,12 @@ def cli_report(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> dict:
 def first_host(path: str | Path) -> dict:
     """The first host of ``report PATH --format json --cache-dir off`` run in this process (no interpreter started:
     the by-construction tests that write one file and read one host's steps share it)."""
+    return first_report(path)["hosts"][0]
+
+
+def first_report(path: str | Path) -> dict:
+    """The first session report of ``report PATH --format json --cache-dir off`` run in this process (its hosts and
+    its findings)."""
     import io
     from contextlib import redirect_stderr, redirect_stdout
 
@@ -35,7 +41,7 @@ def first_host(path: str | Path) -> dict:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+    return json.loads(out.getvalue())["reports"][0]
 
 
 def framed_passes_host(tmp_path: str | Path, **kw: object) -> tuple[dict, dict]:

@@ -24,17 +24,18 @@ from __future__ import annotations
 import csv
 import glob
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
 from synthetic import rocprofv3trace
 from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.formats.rocprof.csv_reader import read_trace
 from tb_gpu_advisor.job import detect_job
 from tb_gpu_advisor.job.phase import _runtime_starts
 from tb_gpu_advisor.model.trace import device_launches
-from tests.job.test_unrecorded_context import _trace as _nsys_trace
 from tests.support.paths import FIXTURES
 
 STEPS = [[("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]] * 6
@@ -107,10 +108,6 @@ def test_no_kept_amd_capture_reads_a_runtime_start(capture: str):
     """The kept AMD captures with HIP calls: Kineto windows opened after the start (``cold_mi300x_norm``'s 1 us
     ``hipInit`` after its first launch is a library's, no mark), roctracer files (rpd's matmul, from the process's
     start: its first record is a 17 us ``hipGetDeviceCount``, the initialisation before it unrecorded)."""
-    from types import SimpleNamespace
-
-    from tb_gpu_advisor.formats import read
-
     path = next(p for p in sorted((FIXTURES / capture).iterdir()) if p.name.endswith((".gz", ".rpd")))
     fmt = "rpd" if ".rpd" in path.name else "kineto"
     trace = read(SimpleNamespace(host="h", path=str(path), format=fmt))
@@ -121,6 +118,7 @@ def test_no_kept_amd_capture_reads_a_runtime_start(capture: str):
 def test_nvidias_start_up_mark_still_opens_the_threads_calls():
     """The mark's new condition (no call of its thread returned before it) holds for NVIDIA's own: the A100 export's
     ``cuModuleGetLoadingMode`` is still a runtime start."""
-    trace = _nsys_trace(FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite")
+    path = FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"
+    trace = read(SimpleNamespace(host="h", path=str(path), format="nsys"))
     starts = _runtime_starts(trace)
     assert [trace.h.names[int(trace.h.name[i])] for i, _ in starts] == ["cuModuleGetLoadingMode"]

@@ -50,8 +50,10 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
           fmt: str = "csv", upload_ns: int = 400_000, upload_bytes: int = 1 << 24, upload_staging_ms: float = 0.0,
           read_ns: int = 50_000, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
           gap_ms: float = 2.0, hsa_calls: int = 0, agent_info: bool = True, product: str = "AMD Instinct MI300X",
-          cu_count: int = 304) -> dict:
-    """Write the program's capture into ``folder`` and return its truth."""
+          cu_count: int = 304, start_up: tuple[str, float, int] | None = None) -> dict:
+    """Write the program's capture into ``folder`` and return its truth.  ``start_up``: (the process's first HIP call,
+    the runtime's initialisation inside it in ms, the fat binaries registered before it) -- the process's start as
+    rocprofiler-sdk records it (see :func:`_process_start`); ``truth["start_up_ns"]``: that call's whole length."""
     os.makedirs(folder, exist_ok=True)
     api: list[tuple[str, str, int, int, int]] = []  # (domain, name, correlation, start, end)
     kernels: list[tuple[str, int, int, int, int]] = []  # (name, kernel id, correlation, start, end)
@@ -70,6 +72,8 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
     gpu_free = t
     for i in range(hsa_calls):
         record("HSA_CORE_API", "hsa_signal_store_relaxed", t + 10 * i, t + 10 * i + 5)
+    if start_up:
+        t = _process_start(record, t, *start_up, truth)
     record("HIP_RUNTIME_API", "hipMalloc", t, t + 50_000)
     t += 60_000
 
@@ -107,6 +111,26 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
     else:
         _write_csv(os.path.join(folder, prefix + "_"), layout, api, kernels, copies, agents)
     return truth
+
+
+def _process_start(record: Callable[[str, str, int, int], int], t: int, first: str, init_ms: float, fat_binaries: int,
+                   truth: dict) -> int:
+    """The process's start as rocprofiler-sdk records it; returns the time after it.  Facts (ROCm/clr): the compiler
+    emits a module constructor per HIP translation unit that calls ``__hipRegisterFatBinary`` (then
+    ``__hipRegisterFunction`` per kernel) before ``main``: registration only, no runtime initialisation; every HIP
+    API initialises the runtime once (``HIP_INIT_API``: ``std::call_once(hip::init)`` -- ROCr, the devices), and
+    rocprofiler-sdk times the call around it (it wraps the dispatch table's entry; ``--hip-compiler-trace`` records
+    the registrations as ``HIP_COMPILER_API``).  So the process's first HIP call, whatever it is, holds
+    ``init_ms`` of start-up with no GPU work yet."""
+    for i in range(fat_binaries):
+        record("HIP_COMPILER_API", "__hipRegisterFatBinary", t, t + 20_000)
+        record("HIP_COMPILER_API", "__hipRegisterFunction", t + 25_000, t + 27_000)
+        t += 30_000
+    t += 5_000_000  # the program's own code before its first HIP call (main's arguments, its host set-up)
+    end = t + int(init_ms * 1e6) + 30_000
+    record("HIP_RUNTIME_API", first, t, end)
+    truth["start_up_ns"] = end - t
+    return end + 10_000
 
 
 def run_steps(steps: list[list[tuple[str, float]]], t: int, gpu_free: int, truth: dict,

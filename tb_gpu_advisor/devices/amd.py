@@ -186,8 +186,17 @@ CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
 WORK_ITEM_GRID_CALLS = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
-#: Calls the HIP runtime makes only while it initialises (see ``nvidia.RUNTIME_INIT_CALLS``): none known yet.
-RUNTIME_INIT_CALLS: tuple[str, ...] = ()
+#: Calls recorded only while a HIP process starts, before the call that initialises the runtime (see
+#: ``nvidia.RUNTIME_INIT_CALLS``).  Facts (ROCm/clr ``hipamd``): the compiler emits a module constructor per HIP
+#: translation unit that calls ``__hipRegisterFatBinary`` before ``main`` -- it registers the code objects and
+#: initialises nothing --, and every HIP API initialises the runtime once, inside it (``HIP_INIT_API``:
+#: ``std::call_once(hip::init)`` -- ROCr, the devices).  rocprofiler-sdk (rocprofv3 ``--hip-compiler-trace``) records
+#: the registration as a ``HIP_COMPILER_API`` call, and times each HIP call around the dispatch table's entry, so the
+#: process's next HIP call holds the start-up, whatever call it is (a blocking ``hipMemcpyToSymbol``, a sync).
+#: ``hipInit`` is no such mark: a library calls it at any time (a kept MI300X Kineto window records a 1 us ``hipInit``
+#: after its first launch); roctracer (rocprof v1, rpd, Kineto's roctracer logger) records neither the registration
+#: nor the initialisation (its record opens after ``HIP_INIT``).
+RUNTIME_INIT_CALLS = ("__hipRegisterFatBinary",)
 #: The OS calls through which ROCm's thunk (libhsakmt) talks to the kernel driver: ``ioctl`` on ``/dev/kfd`` and the
 #: render nodes (see ``nvidia.DRIVER_OS_CALLS``).
 DRIVER_OS_CALLS = ("ioctl",)

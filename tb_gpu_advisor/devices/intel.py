@@ -108,6 +108,9 @@ CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 INIT_CALLS = ("urProgramBuild", "urProgramCreateWithIL", "urKernelCreate", "piProgramBuild", "piKernelCreate",
               "zeModuleCreate", "zeKernelCreate", "zeInit")
+#: None (see ``nvidia.RUNTIME_INIT_CALLS``): Level Zero initialises its drivers inside a recorded call -- the program
+#: must call ``zeInit`` / ``zeInitDrivers`` before any other (the Level Zero specification) -- which ``INIT_CALLS``
+#: books as start-up; no later call holds an initialisation the capture does not name.
 RUNTIME_INIT_CALLS: tuple[str, ...] = ()
 #: The OS calls through which the Level Zero driver talks to the kernel driver (``ioctl`` on the DRM render node; see
 #: ``nvidia.DRIVER_OS_CALLS``).

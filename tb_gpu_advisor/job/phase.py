@@ -404,7 +404,11 @@ def _context_calls(trace: Trace) -> np.ndarray:
 def _runtime_starts(trace: Trace) -> list[tuple[int, int]]:
     """(the first runtime start-up call, the next runtime call) of each thread where the runtime initialised in the
     window (``devices.is_runtime_init``) and made a call after it, as host event indices: the context is created
-    between the start-up call's start and the next call's end (:func:`_context_calls`, :func:`_unrecorded_context`)."""
+    between the start-up call's start and the next call's end (:func:`_context_calls`, :func:`_unrecorded_context`).
+
+    A start-up call after a runtime call of its thread that had already returned is none: the runtime initialises
+    once, so that mark came later -- HIP's ``__hipRegisterFatBinary`` runs again for each library loaded mid-run
+    (``dlopen`` of an extension), with the runtime long initialised."""
     h = trace.h
     init = np.flatnonzero(h.name_mask(devices.is_runtime_init))
     if not init.size:
@@ -418,6 +422,8 @@ def _runtime_starts(trace: Trace) -> list[tuple[int, int]]:
         c = c[np.argsort(h.start[c], kind="stable")]
         mine = init[h.line[init] == ln]
         first = int(mine[np.argmin(h.start[mine])])
+        if (h.end[c] <= h.start[first]).any():
+            continue  # the thread's runtime ran before this mark: no start in the window
         k = np.searchsorted(h.start[c], h.start[first], side="right")
         if k < c.size:
             out.append((first, int(c[k])))

@@ -438,17 +438,29 @@ NCCL_SENDRECV = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
 def moe(ranks: list[Rank], n: int) -> None:
     """Expert-parallel MoE on 8 ranks: attention, then an all-to-all dispatching tokens to the experts, whose splits
     are skewed (rank 0 hosts the hot expert and moves ``MOE_HOT`` x the others' bytes); every rank's all-to-all
-    ends when rank 0's is done (``MOE_A2A_US`` after the last rank is ready); then the experts' GEMMs."""
+    ends when rank 0's is done (``MOE_A2A_US`` after the last rank is ready); then the experts' GEMMs -- dense GEMMs
+    by name, so nothing beside the exchange says what it moves (``job.exchange``: no kind)."""
+    _skewed_all_to_all(ranks, n, GEMM_FWD, GEMM_BWD[0])
+
+
+def skewed_all_to_all(before: str, after: str) -> Callable[[list[Rank], int], None]:
+    """:func:`moe`'s step with the kernels ``before`` and ``after`` the exchange named as the caller's work names them:
+    the same skewed all-to-all beside a router's top-k and the experts' grouped GEMM, or beside embedding lookups (the
+    work the job stage reads the exchange's kind from, ``devices.collectives.EXCHANGES``)."""
+    return lambda ranks, n: _skewed_all_to_all(ranks, n, before, after)
+
+
+def _skewed_all_to_all(ranks: list[Rank], n: int, before: str, after: str) -> None:
     start = max(r.host_us for r in ranks)
     ready: dict[int, float] = {}
     for r in ranks:
         r.host_us = start
 
-        def attention(rr: Rank) -> None:
+        def before_exchange(rr: Rank) -> None:
             for _ in range(4):
-                rr.kernel("aten::mm", GEMM_FWD, LAYER_US, args=SHAPES_4096["mm"])
+                rr.kernel("aten::mm", before, LAYER_US, args=SHAPES_4096["mm"])
             ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
-        r.step(n, attention)
+        r.step(n, before_exchange)
     end = max(ready.values()) + MOE_A2A_US
     for r in ranks:
         r.step_kernels = []
@@ -457,7 +469,7 @@ def moe(ranks: list[Rank], n: int) -> None:
         r.kernel("c10d::alltoall_base_", NCCL_SENDRECV, end - ready[r.rank], stream=NCCL_STREAM,
                  not_before=ready[r.rank])
         for _ in range(4):
-            r.kernel("aten::mm", GEMM_BWD[0], LAYER_US, not_before=end, args=SHAPES_4096["mm"])
+            r.kernel("aten::mm", after, LAYER_US, not_before=end, args=SHAPES_4096["mm"])
         r.sync()
         _extend_step_span(r, n)
 

@@ -16,7 +16,6 @@ embedding lookups; the control keeps the dense GEMMs of ``moe_alltoall_skew`` (n
 from __future__ import annotations
 
 from functools import cache
-from types import SimpleNamespace
 
 import pytest
 
@@ -24,7 +23,7 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.rules import _job
 from tb_gpu_advisor.rules.comm_exposed import fix_variants
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.run_report import run_report
 
 #: The kernels before and after the exchange, by what the job exchanges (names as the libraries write them).
 BESIDE = {"experts": ("void at::native::sbtopk::gatherTopK<float, unsigned int, 2, false>(...)", "fused_moe_kernel"),
@@ -36,9 +35,8 @@ EXPERT_WORDS, EMBEDDING_WORDS = ("expert",), ("TorchRec", "sharding plan", "embe
 @cache
 def _report(tmp: str, kind: str) -> dict:
     sc = tt.Scenario(8, tt.skewed_all_to_all(*BESIDE[kind]), ["alltoall_imbalance"], [], f"skewed all-to-all, {kind}")
-    paths = tt.write_run(tmp, sc, steps=8, run=kind)
-    hosts = [SimpleNamespace(host=f"h{i}", path=p, format="kineto", size=0) for i, p in enumerate(paths)]
-    return analyze_session(kind, "s", hosts).to_dict()
+    tt.write_run(tmp, sc, steps=8, run=kind)
+    return run_report(tmp, kind).to_dict()
 
 
 @pytest.fixture(scope="module")

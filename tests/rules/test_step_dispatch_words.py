@@ -14,12 +14,10 @@ between them, no compiled region, no Triton kernel).  Controls, real: ``wild/com
 from __future__ import annotations
 
 from pathlib import Path
-from types import SimpleNamespace
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.run_report import run_report
 
 SLOW_DISPATCH_US = 3000.0
 
@@ -38,14 +36,13 @@ def _host_bound(rep: dict) -> dict:
 
 def _kept(folder: str) -> dict:
     parent, run = folder.split("/")
-    (s,) = [s for s in discover(str(FIXTURES / parent)) if s.run == run]
-    return analyze_session(s.run, s.session, s.hosts).to_dict()
+    return run_report(FIXTURES / parent, run).to_dict()
 
 
 def test_an_eager_step_too_small_for_its_dispatch_is_not_told_it_is_compiled(tmp_path: Path) -> None:
     sc = tt.Scenario(1, tt._single(_eager_step), [], [], "an eager step of slow dispatch")
-    (path,) = tt.write_run(str(tmp_path), sc, steps=8, run="eager")
-    rep = analyze_session("eager", "s", [SimpleNamespace(host="h0", path=path, format="kineto", size=0)]).to_dict()
+    tt.write_run(str(tmp_path), sc, steps=8, run="eager")
+    rep = run_report(tmp_path, "eager").to_dict()
     f = _host_bound(rep)
     assert "the dispatch of its 2 top-level op calls" in f["summary"], f["summary"]  # the premise: step-level
     assert "compiled" not in f["summary"] and "torch.compile" not in f["summary"], f["summary"]

@@ -578,6 +578,32 @@ A2A_EMBEDDINGS_FORWARD = action(
 #: pass or work of no known kind.
 _A2A_FORWARD_FIXES = {"embeddings": (A2A_EMBEDDINGS_FORWARD,), "experts": (A2A_EXPERTS_FORWARD,),
                       "sequence": (A2A_SEQUENCE,)}
+#: Balancing a skewed all-to-all's splits by what it exchanges (``alltoall_imbalance:<kind>``, ``job.exchange``).
+#: Embeddings: the sharding plan, in training and in a forward alike.
+BALANCE_EMBEDDINGS = action(
+    "Balance the embedding rows each rank sends: a sharding plan that spreads the hot tables (TorchRec's planner with "
+    "row-wise or table-wise-row-wise sharding), so no rank's lookups outweigh the others'.")
+#: Experts in training: the router's own balance (an auxiliary loss, a capacity factor; Switch Transformer's loss).
+BALANCE_EXPERTS = action(
+    "Balance the tokens per expert: a load-balancing auxiliary loss on the router (or a routing bias) and a capacity "
+    "factor (tokens over capacity dropped or re-routed), so every rank's all-to-all moves about as many tokens.",
+    "aux_loss = num_experts * (tokens_per_expert_fraction * router_prob_mean).sum()  # Switch Transformer\n"
+    "loss = task_loss + 0.01 * aux_loss")
+#: Experts in a forward: no loss to train, so the hot experts are placed, not re-routed.
+BALANCE_EXPERTS_FORWARD = action(
+    "Balance what each rank receives: place copies of the hot experts on more ranks (an expert-parallel load "
+    "balancer places them by measured load).")
+#: Sequence parallelism: each rank's share of the sequence, training or not.
+BALANCE_SEQUENCE = action(
+    "Balance the sequence each rank holds: split the tokens evenly across the sequence-parallel ranks (pack "
+    "variable-length sequences to equal token counts per rank), so no rank's share of the exchange outweighs the "
+    "others'.")
+#: A forward's or work of no known kind's balancing, by the exchange's kind ("": of no kind the job stage read).
+_BALANCE_FORWARD_FIXES = {
+    "": (action("Balance what each rank receives: place copies of the hot experts on more ranks (an expert-parallel "
+                "load balancer places them by measured load); for embeddings, a sharding plan that spreads hot tables "
+                "(TorchRec's planner with row-wise or table-wise-row-wise sharding)."),),
+    ":embeddings": (BALANCE_EMBEDDINGS,), ":experts": (BALANCE_EXPERTS_FORWARD,), ":sequence": (BALANCE_SEQUENCE,)}
 #: DDP's gradient buckets, said to work of no known kind: the constructor, not a training step's code.
 DDP_BUCKETS = action(
     "If this is a DDP training step, DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: "
@@ -599,10 +625,8 @@ FORWARD_COMM_FIXES = {
     "comm_exposed:SendRecv@any_work": (A2A_FORWARD,),
     **{f"comm_exposed:AllToAll/{kind}@{tag}": fix for kind, fix in _A2A_FORWARD_FIXES.items()
        for tag in ("inference", "any_work")},
-    "alltoall_imbalance@inference": (action(
-        "Balance what each rank receives: place copies of the hot experts on more ranks (an expert-parallel load "
-        "balancer places them by measured load); for embeddings, a sharding plan that spreads hot tables (TorchRec's "
-        "planner with row-wise or table-wise-row-wise sharding)."),),
+    **{f"alltoall_imbalance{variant}@{tag}": fix for variant, fix in _BALANCE_FORWARD_FIXES.items()
+       for tag in ("inference", "any_work")},
 }
 
 #: Seeing the host's own code that no event records: the profiler's Python tracing, or named ranges around it.
@@ -647,9 +671,10 @@ FIXES = {
     "alltoall_imbalance": (action(
         "Balance what each rank sends: for mixture-of-experts, a load-balancing auxiliary loss and a capacity factor "
         "(tokens over capacity are dropped or re-routed); for embeddings, a sharding plan that spreads hot tables "
-        "(TorchRec's planner with row-wise or table-wise-row-wise sharding).",
-        "aux_loss = num_experts * (tokens_per_expert_fraction * router_prob_mean).sum()  # Switch Transformer\n"
-        "loss = task_loss + 0.01 * aux_loss"),),
+        "(TorchRec's planner with row-wise or table-wise-row-wise sharding).", BALANCE_EXPERTS.snippet),),
+    "alltoall_imbalance:embeddings": (BALANCE_EMBEDDINGS,),
+    "alltoall_imbalance:experts": (BALANCE_EXPERTS,),
+    "alltoall_imbalance:sequence": (BALANCE_SEQUENCE,),
     "rank_straggler": (_BALANCE,),
     "input_bound:creation": (MADE_ON_GPU,),
     "input_bound:frames": (PREPARE_OFF_PATH,),
@@ -1186,7 +1211,23 @@ def loop_for_job(tags: tuple[str, ...]) -> tuple[str, dict[str, tuple[Action, ..
     fixes = looped_fixes(loop, per_rank)
     if "serving" in tags:  # the cold start's variant is the server's routes too, as every capture fix of the job
         fixes["capture_quality:unsteady@cold"] = JOB_FIXES["capture_quality@serving"]
+    if "tensor_parallel" in tags:
+        fixes.update(_all_to_all_beside_tp(loop))
     return job_capture(tags, loop, per_rank), fixes
+
+
+def _all_to_all_beside_tp(loop: Loop) -> dict[str, tuple[Action, ...]]:
+    """The all-to-all's fixes, each kind's (``comm_exposed:AllToAll/<kind>``), for a tensor-parallel job's work
+    (``loop``: training's, a forward's, a step of its own), as ``@tensor_parallel`` keys.
+
+    Why: ``comm_exposed@tensor_parallel`` rewrites the rule's fixes whole (DTensor's all-gathers and reduce-scatters
+    are TP's, not FSDP's), and with them the all-to-all's: an MoE or sequence-parallel job that also shards its layers
+    lost the fix of the exchange it was told it pays for (h37-a2afix's left).  A tag's own ``rule:variant@tag`` keys
+    survive its rewrite, so the all-to-all's are restated under it -- composed here, where the job's work is known,
+    because the tensor-parallel tag comes after the forward's and would else restate training's fixes to a forward."""
+    suffix = "" if loop is TRAINING_LOOP else "@inference" if loop is FORWARD_LOOP else "@any_work"
+    variants = ["AllToAll"] + [f"AllToAll/{kind}" for kind in _A2A_FORWARD_FIXES]
+    return {f"comm_exposed:{v}@tensor_parallel": FIXES[f"comm_exposed:{v}{suffix}"] for v in variants}
 
 
 FIXES.update(looped_fixes(TRAINING_LOOP, per_rank=True))

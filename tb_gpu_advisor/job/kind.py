@@ -381,7 +381,7 @@ def _recorded_ops_forward(trace: Trace, fw: Framework) -> str:
     launch = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
     if not launch.any() or not np.isin(h.line[launch], np.unique(h.line[ops])).all():
         return ""
-    return (f"PyTorch's calls recorded as op ranges ({plural(int(ops.size), 'op')}), no backward pass, optimizer step "
+    return (f"{fw.name}'s calls recorded as op ranges ({plural(int(ops.size), 'op')}), no backward pass, optimizer step "
             "or gradient kernel, every launch on a thread that recorded them: a forward pass")
 
 

@@ -1226,12 +1226,27 @@ def _gap_columns(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None,
                       step_ms=step_ms, period_ms=period, partial=partial,
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
-                      ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
-                      if marked is not None and marked.size else {},
+                      ranges_ms=_ranges_in_gaps(ctx, g, iv, win, marked) if marked is not None and marked.size else {},
                       comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
                       if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))),
                       held_ms=_held_in(iv, win), windows=win)
+
+
+def _ranges_in_gaps(ctx: Context, g: GpuCtx, iv: dict, win: np.ndarray, cand: np.ndarray) -> dict[str, float]:
+    """Range name -> ms of the gaps ``win`` that the user's ranges ``cand`` span (:func:`range_time`), outside the
+    ledger's input wait there (painted as :func:`attribute` paints the gaps).
+
+    Why: a range the program names for fetching its batch (``get_batch``, read as the input pipeline's own event) is
+    the input wait's, which the gap's input column and the input-bound finding tell; counted again among the ranges
+    "in the gaps", the step-gap finding named it as host work beside "1.51 ms of it input wait" (h37-review19: a TF
+    loop's ``get_batch``).  One instant is told once: the ranges hold the gaps' other time."""
+    s, e = win[:, 0].astype(np.int64, copy=False), win[:, 1].astype(np.int64, copy=False)
+    a, b, cats = painted_segments(iv, int(s.min()), int(e.max()))
+    waits = np.asarray(cats, dtype=object) == "input_wait"
+    if waits.any():
+        s, e = subtract_intervals(s, e, a[waits].astype(np.int64), b[waits].astype(np.int64))
+    return range_time(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), cand, _step_windows(g))
 
 
 def _longest_idle(gs: np.ndarray, ge: np.ndarray, a: np.ndarray, b: np.ndarray, clip: bool = False) -> np.ndarray:

@@ -873,11 +873,18 @@ def _step_dispatch_words(ctx: Ctx) -> str:
     launch check of the same report read the step as too small for its dispatch (wild ``jax_mi300x``: a loop of
     jitted GEMM calls; survey h37-survey40's one jitted conv on an A10G): the step is compiled already, so its host
     time is each call's dispatch, which only more GPU work per call (several steps per call, a larger batch)
-    amortises."""
+    amortises.
+
+    "Compiled already" is said only where the trace shows the framework's launch fix in use (``Framework.applied``:
+    torch.compile's regions or Triton kernels, a tf.function's graph runs), in the framework's words; a JAX call is
+    jitted by its own name ("jitted call").  A dispatch call is any top-level op in an eager PyTorch step, which the
+    fixed clause told "the step is compiled already" (h37-review19)."""
     d = ctx.m.dispatch
+    used = list(dict.fromkeys(w for a in ctx.fw.fix("launch_bound") if (w := ctx.fw.applied(a, ctx.m.applied))))
     return (f" (the dispatch of its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
             f"{ctx.mean_words(d.calls_per_step)}: {ms(d.host_ms_per_step)} on the host for "
-            f"{ms(ctx.m.breakdown.device_compute)} of GPU compute; the step is compiled already)")
+            f"{ms(ctx.m.breakdown.device_compute)} of GPU compute"
+            f"{'; already in use: ' + '; '.join(used) if used else ''})")
 
 
 def _host_claims(host_ms: float, unrecorded_ms: float) -> dict[str, float]:

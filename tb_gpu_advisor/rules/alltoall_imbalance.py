@@ -10,6 +10,7 @@ what it would take with every rank's splits at the median: (1 - median / largest
 from __future__ import annotations
 
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.exchange import tagged_exchange
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Metric, Table
 from tb_gpu_advisor.rules._job import fixes, job_finding, med
@@ -53,5 +54,16 @@ def check(job: JobView) -> list[Finding]:
                    "that much less",
         evidence=[Table(f"All-to-all message per {job.unit} (largest first)", [job.unit, "bytes per call", "exposed ms"],
                         rows)],
-        actions=fixes(job, ID), host=rank.host, gpu=rank.gpu, title=TITLE.format(unit=job.unit),
+        actions=fixes(job, _fix_key(job)), host=rank.host, gpu=rank.gpu, title=TITLE.format(unit=job.unit),
     )]
+
+
+def _fix_key(job: JobView) -> str:
+    """The fixes' key for the job's exchange: ``alltoall_imbalance:<kind>`` where the job stage read what the
+    all-to-all moves (``job.exchange``; a framework without that variant falls back to the rule's), else the rule's.
+
+    Why: an MoE's splits are balanced by its router (an auxiliary loss, a capacity factor), a recommender's by its
+    sharding plan, sequence parallelism's by each rank's share of the tokens; the rule told every job both MoE's and
+    TorchRec's ways, where ``comm_exposed`` already followed the kind (h37-a2afix's left)."""
+    kind = tagged_exchange(job.tags)
+    return f"{ID}:{kind}" if kind else ID

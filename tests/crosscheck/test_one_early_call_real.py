@@ -16,10 +16,7 @@ from __future__ import annotations
 import gzip
 import json
 
-import numpy as np
-
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.job import kind, phase
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 
@@ -60,25 +57,3 @@ def test_a_single_later_step_is_still_judged():
     top = rep["findings"][0]
     assert top["rule"] == "unexplained_idle" and top["severity"] == "critical", (top["rule"], top["severity"])
     assert "one-time cost" not in top["summary"]
-
-
-def test_a_demoted_critical_drops_the_words_that_kept_it_critical(monkeypatch):
-    """``wild/mmagic_a100_pyprof_forward`` (one forward pass under PyProf's NVTX, start-up only): its host-bound
-    finding, critical on the unmarked pass ("Critical though the capture marks no step ..."), is a note once the
-    window reads as the process's first calls -- and said both ("Critical though ... A note, not a problem") before
-    h37-survey39.  Control: its cold-start finding stays critical and keeps those words.
-
-    Read as the job stage read it before h37-nsysos: the context's ``ioctl`` outside any recorded call left to the
-    host (``job.phase._unrecorded_context`` off) and the pass of no known kind (``job.kind._recorded_ops_forward``
-    off).  Since then that second of start-up is the cold start's, the host's remaining work is under half the GPU's
-    idle, the pass is a forward pass (its steps no longer guessed), and no host-bound finding is left to demote on
-    this capture -- the rules' order is what is tested here, on the real capture's reading that exercised it."""
-    empty = np.zeros(0, np.int64)
-    monkeypatch.setattr(phase, "_unrecorded_context", lambda trace, ctx: (empty, empty, []))
-    monkeypatch.setattr(kind, "_recorded_ops_forward", lambda trace, fw: "")
-    rep = _report("wild/mmagic_a100_pyprof_forward")
-    notes = [f for f in rep["findings"] if "A note, not a problem" in f["summary"]]
-    assert notes and all(f["severity"] == "info" for f in notes)
-    assert not [f["rule"] for f in notes if "Critical though" in f["summary"]]
-    cold = next(f for f in rep["findings"] if f["rule"] == "cold_start")
-    assert cold["severity"] == "critical" and "Critical though the capture marks no step" in cold["summary"]

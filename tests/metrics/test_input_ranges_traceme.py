@@ -136,3 +136,18 @@ def test_control_a_callback_at_a_batchs_end_is_no_fetch(tmp_path: Path) -> None:
     host = _host(tf_loop_with_ranges(tmp_path, "tf_hook", [("MetricsCallback.on_train_batch_end", 1500.0)], STEPS))
     assert host["breakdown_ms"]["input_wait"] < 0.05
     assert host["breakdown_ms"]["host_compute"] == pytest.approx(1.5, abs=0.02)
+
+
+def test_a_fetch_range_between_steps_is_told_once_as_input_not_as_the_gaps_host_work(tmp_path: Path) -> None:
+    """The same TF loop: its ``get_batch`` range holds the gap's input wait (1.51 ms, the input-bound finding's), so
+    the step-gap finding's ranges are the gap's other time alone -- ``log_metrics`` 0.5 ms (control: still named, as
+    host work).  h37-inputjax's branch named ``get_batch`` both as "1.51 ms of it input wait" and among "the
+    program's own ranges" of the host work between steps (h37-review19)."""
+    host = _host(tf_loop_with_ranges(tmp_path, "tf_gaps", [("get_batch", 1500.0), ("log_metrics", 500.0)], STEPS))
+    gaps = next(f for f in host["findings"] if f["rule"] == "step_gaps")
+    assert "of it input wait" in gaps["summary"]  # the premise: the gap's input is told there
+    assert "`get_batch`" not in gaps["summary"], gaps["summary"]
+    assert "in the program's own ranges `log_metrics` 500 us" in gaps["summary"], gaps["summary"]
+    (ranges,) = [t for t in gaps["evidence"] if t["title"].startswith("The program's own ranges in the gaps")]
+    assert [r[0] for r in ranges["rows"]] == ["log_metrics"]
+    assert ranges["rows"][0][1] == pytest.approx(0.5, abs=0.02)

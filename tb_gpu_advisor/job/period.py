@@ -17,10 +17,12 @@ How, in numbers only:
   step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between
   launches (``job.period_boundary_gap``).  Where every gap inside the period is a blocking copy (a native loop's
   synchronous ``cudaMemcpy`` at each launch), the gaps are the transfers' times and no pause can stand out: there
-  the host's one wait per period, at the boundary and at no other offset, is the boundary.  Repeated layers, and a
-  loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from Python
-  looks like a model called from Python -- except where each repeat is itself a run of layers its own first and last
-  kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
+  the host's one wait per period, at the boundary and at no other offset, is the boundary.  So it is where the host is
+  slower than its GPU (tiny inference calls, each read back): each sync finds the work done, the boundary's pause is
+  only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  Repeated layers,
+  and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
+  Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
+  and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
 * not for training (``job.detect_job`` asks only for other kinds): FSDP's all-gather rate limit makes the host wait
   before each layer's all-gather, so a training step's layers repeat with exactly the waits a loop's calls have.
 

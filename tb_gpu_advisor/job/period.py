@@ -17,10 +17,12 @@ How, in numbers only:
   step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between
   launches (``job.period_boundary_gap``).  Where every gap inside the period is a blocking copy (a native loop's
   synchronous ``cudaMemcpy`` at each launch), the gaps are the transfers' times and no pause can stand out: there
-  the host's one wait per period, at the boundary and at no other offset, is the boundary.  Repeated layers, and a
-  loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from Python
-  looks like a model called from Python -- except where each repeat is itself a run of layers its own first and last
-  kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
+  the host's one wait per period, at the boundary and at no other offset, is the boundary.  So it is where the host is
+  slower than its GPU (tiny inference calls, each read back): each sync finds the work done, the boundary's pause is
+  only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  Repeated layers,
+  and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
+  Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
+  and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
 * not for training (``job.detect_job`` asks only for other kinds): FSDP's all-gather rate limit makes the host wait
   before each layer's all-gather, so a training step's layers repeat with exactly the waits a loop's calls have.
 
@@ -245,9 +247,14 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
                                                   t_start[first:first + length][1:][inner])
     # where the host sits blocked through the gaps inside the period (every launch a blocking copy), the gaps are the
     # transfers' times and no pause can stand out: the loop's one wait per period, at its boundary alone, marks it
-    alone = blocked >= _BLOCKED and float(np.delete(waited_at, offset).max(initial=0.0)) <= 1.0 - _WAITED
+    only_here = float(np.delete(waited_at, offset).max(initial=0.0)) <= 1.0 - _WAITED
+    alone = blocked >= _BLOCKED and only_here
+    # a host slower than its GPU finds each call's work done when it reads the result: the sync returns at once and
+    # the boundary's pause is only the loop's own turn, no multiple of a launch's gap -- there the one wait per
+    # period, at the boundary that pauses longest, marks it (h37-tinyiter)
+    hostbound = not paused and only_here and _turns_longest(pause_at, offset)
     layered = _calls_of_layers(key, first, length, p)
-    marked = waited >= _WAITED and (paused or alone)
+    marked = waited >= _WAITED and (paused or alone or hostbound)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
         q = _wait_period(t_start, waits, p, first, length)
         steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length) if q else None
@@ -276,7 +283,10 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     coverage = (first + length - int(starts[0])) / n
     why = (f"{ms(pause / 1e9)} typical pause, against {ms(typical / 1e9)} between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
-           f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out")
+           f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out" if alone else
+           f"a sync at each boundary and nowhere else in the period, and there the period's longest pause "
+           f"({ms(pause / 1e9)} against {ms(typical / 1e9)} between launches): the host is slower than the GPU, so "
+           f"each sync finds the work done and the pause is the loop's own turn")
     each = (f"each after the host waited for the GPU ({why})" if marked else
             f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
             f"launched back to back)" if layered else
@@ -373,6 +383,16 @@ def _launch_steps(name: str, start: np.ndarray, end: np.ndarray, coverage: float
     """The steps a reading of the launches alone gives (source ``repeated_launches``), their bounds as int64."""
     return SpanSteps(name=name, source="repeated_launches", start=start.astype(np.int64), end=end.astype(np.int64),
                      coverage=coverage, confidence=confidence, note=note, partial_last=partial_last, waited=waited)
+
+
+def _turns_longest(pause_at: np.ndarray, offset: int) -> bool:
+    """Whether the host's typical pause at the boundary ``offset`` is longer than at every other offset of the period.
+
+    Why: where the host outruns nothing (it is slower than its GPU), the wait at a loop's boundary costs the sync's
+    own call and the loop's turn -- a few launches' worth, not ``job.period_boundary_gap`` times one -- yet still
+    more than any gap between two launches of one call, which holds no sync and no turn of the loop."""
+    others = np.delete(pause_at, offset)
+    return bool(others.size) and float(pause_at[offset]) > float(others.max())
 
 
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import tempfile
 
 import numpy as np
+import pytest
 
 from synthetic.randjobs import FORMS10, TRUTH, form10_job, random_form10_job
 from tb_gpu_advisor.model.columns import outermost
@@ -134,3 +135,37 @@ def test_a_share_printed_to_its_own_digits_is_read_to_them():
     f = next(f for f in r.hosts[0].findings if f.rule == "cold_start")
     assert "50.1 ms, 4% of the 1.11 s" in " ".join(f.summary.split()), f.summary
     assert not laws_broken(r), laws_broken(r)
+
+
+def _tiny(**over):
+    """walk seed 10805: 12 unmarked inference calls of one fused-attention layer and a classifier head, 0.105 ms each,
+    each ending with ``.item()``; the host (13-14 us between launches) is slower than the GPU"""
+    return form10_job("attention", **{"steps": 12, "train": False, "layers": 1, "eager": 0, "tokens": 128, "heads": 96,
+                                      "dims": True, "bmm_us": 5.434, "softmax_us": 66.829, "proj_us": 15.757,
+                                      "head": True, "marker": "none", "loader_us": 0.0, **over})
+
+
+def _steps_of(job):
+    r = _one(job)
+    return r, r.hosts[0].steps
+
+
+@pytest.mark.parametrize("over", [{}, {"steps": 3, "layers": 8, "eager": 5, "tokens": 512, "heads": 16, "dims": False,
+                                       "bmm_us": 12.134, "softmax_us": 3.91, "proj_us": 14.983}],
+                         ids=["seed10805", "seed9563"])
+def test_tiny_host_bound_iterations_are_steps(over):
+    """Each call's sync finds its work done (the host is slower than the GPU), so the boundary's pause is the loop's
+    own turn: 37 us against 13-14 us between launches, under ``job.period_boundary_gap`` (4x).  Main read the 12 (3)
+    calls as one pass; the one wait per period, at the period's longest pause, marks each call's end."""
+    job = _tiny(**over)
+    r, steps = _steps_of(job)
+    assert not truth_problems(job, r), truth_problems(job, r)
+    assert steps["source"] == "repeated_launches" and "slower than the GPU" in steps["note"], steps["note"]
+
+
+def test_a_host_bound_loop_of_layered_calls_counts_calls_not_layers_control():
+    """Eight identical eager layers a call, no head: the layer repeats every 6 launches, the host waits every 48 --
+    the calls are the steps (3), never the 24 layers (no wait between two layers)."""
+    job = _tiny(steps=3, layers=8, eager=8, head=False)
+    r, steps = _steps_of(job)
+    assert steps["found"] <= 3 and not truth_problems(job, r), (steps["found"], truth_problems(job, r))

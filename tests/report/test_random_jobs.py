@@ -186,15 +186,30 @@ def test_the_sessions_findings_are_graded_as_one_list():
     assert not laws_broken(r)
 
 
+def _synced_inference(steps: int):
+    return kineto_job(steps=steps, marker="none", train=False, batch=64, width=4096, efficiency=0.25, launch_us=18.0,
+                      reads=1, end_sync="synchronize", idle_us=21.0)
+
+
 def test_one_steps_syncs_are_counted_in_the_step():
-    job = kineto_job(steps=13, marker="none", train=False, batch=64, width=4096, efficiency=0.25, launch_us=18.0,
-                     reads=1, end_sync="synchronize", idle_us=21.0)
-    r = _report(job)
+    """Two calls: too few for a period, one pass (the 13 calls this test first held are 13 steps since h37-tinyiter)."""
+    r = _report(_synced_inference(2))
     assert r.hosts[0].steps["found"] == 1
     (f,) = [f for f in r.hosts[0].findings if f.rule == "host_sync" and "times" in f.summary]
     # main: "times per step" in a capture of one step; unmarked, that one step is the pass (h37-words3)
     assert "times in the pass" in f.summary, f.summary
     assert all("(" not in w.label for w in f.windows)  # main: "GPU idle, step 0 (1.13 ms)" beside 96 us
+    assert not laws_broken(r)
+
+
+def test_a_host_bound_unmarked_loops_calls_are_its_steps():
+    """13 unmarked calls of 0.10 ms, each read back and synchronized: the host (24 us between launches, 78 us at the
+    boundary) is slower than the GPU, so no pause is four launches' gap; main read one pass ("24 times in the pass").
+    The one wait per period at its longest pause marks each call (h37-tinyiter)."""
+    r = _report(_synced_inference(13))
+    assert r.hosts[0].steps["found"] == 13 and r.hosts[0].steps["source"] == "repeated_launches"
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "host_sync" and "times" in f.summary]
+    assert "2 times per step" in f.summary, f.summary
     assert not laws_broken(r)
 
 

@@ -50,10 +50,11 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
           fmt: str = "csv", upload_ns: int = 400_000, upload_bytes: int = 1 << 24, upload_staging_ms: float = 0.0,
           read_ns: int = 50_000, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
           gap_ms: float | list[float] = 2.0, hsa_calls: int = 0, agent_info: bool = True, product: str = "AMD Instinct MI300X",
-          cu_count: int = 304, start_up: tuple[str, float, int] | None = None) -> dict:
+          cu_count: int = 304, start_up: tuple[str, float, int] | None = None, first_launch_ms: float = 0.0) -> dict:
     """Write the program's capture into ``folder`` and return its truth.  ``start_up``: (the process's first HIP call,
     the runtime's initialisation inside it in ms, the fat binaries registered before it) -- the process's start as
-    rocprofiler-sdk records it (see :func:`_process_start`); ``truth["start_up_ns"]``: that call's whole length."""
+    rocprofiler-sdk records it (see :func:`_process_start`); ``truth["start_up_ns"]``: that call's whole length.
+    ``first_launch_ms``: how long each kernel's first launch takes (its module loaded then, see :func:`run_steps`)."""
     os.makedirs(folder, exist_ok=True)
     api: list[tuple[str, str, int, int, int]] = []  # (domain, name, correlation, start, end)
     kernels: list[tuple[str, int, int, int, int]] = []  # (name, kernel id, correlation, start, end)
@@ -98,7 +99,8 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
 
     marker = "MARKER_CORE_RANGE_API" if layout == "new" else "MARKER_CORE_API"
     t, gpu_free = run_steps(steps, t, gpu_free, truth, lambda name, b, e: record("HIP_RUNTIME_API", name, b, e),
-                            dispatch, (lambda b, e: record(marker, step_range, b, e)) if step_range else None, gap_ms)
+                            dispatch, (lambda b, e: record(marker, step_range, b, e)) if step_range else None, gap_ms,
+                            first_launch_ms)
     if read_ns:
         copy("DEVICE_TO_HOST", read_ns, read_bytes, 0)
     record("HIP_RUNTIME_API", "hipFree", t, t + 80_000)
@@ -135,28 +137,33 @@ def _process_start(record: Callable[[str, str, int, int], int], t: int, first: s
 
 def run_steps(steps: list[list[tuple[str, float]]], t: int, gpu_free: int, truth: dict,
               call: Callable[[str, int, int], int], dispatch: Callable[[str, int, int, int], None],
-              mark: Callable[[int, int], object] | None, gap_ms: float | list[float]) -> tuple[int, int]:
+              mark: Callable[[int, int], object] | None, gap_ms: float | list[float],
+              first_launch_ms: float = 0.0) -> tuple[int, int]:
     """The steps every rocprofv3 writer records (its CSV and JSON here, its rocpd database in ``rocpdtrace``): each
     kernel launched by a ``hipLaunchKernel`` of ``LAUNCH_NS``, running ``LAUNCH_LATENCY_NS`` after it or once the GPU
     is free; a ``hipDeviceSynchronize`` until the step's last kernel ends; the step's range around both (``mark``);
     ``gap_ms`` idle before the next step (one for every gap, or a list: the gap after each step, nothing recorded in
     it -- a loop whose host stalls once between two bursts).  ``call(name, start, end)`` records a HIP call and returns the id its work
     shares; ``dispatch(name, id, start, end)`` records a kernel; ``truth`` counts the kernels, their time and grids.
-    Returns the time after the last step and when the GPU is free."""
+    A kernel's first launch lasts ``first_launch_ms`` where given: its code object loaded on first use (lazy loading),
+    the GPU idle meanwhile; ``truth["first_launch_ns"]`` sums them.  Returns the time after the last step and when the GPU is free."""
     gaps = gap_ms if isinstance(gap_ms, list) else [gap_ms] * len(steps)
     for kernels_of_step, gap in zip(steps, gaps, strict=True):
         s0 = t
         for name, us in kernels_of_step:
             c0 = t
-            cid = call("hipLaunchKernel", c0, c0 + LAUNCH_NS)
-            b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
+            load = int(first_launch_ms * 1e6) if name not in truth["gpu_ns"] else 0
+            if load:
+                truth["first_launch_ns"] = truth.get("first_launch_ns", 0) + load
+            cid = call("hipLaunchKernel", c0, c0 + LAUNCH_NS + load)
+            b = max(c0 + load + LAUNCH_LATENCY_NS, gpu_free)
             e = b + int(us * 1000)
             dispatch(name, cid, b, e)
             truth["kernels"] += 1
             truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + (e - b)
             truth["grids"][name] = (256 * 2, 256)
             gpu_free = e
-            t = c0 + LAUNCH_NS + 2000
+            t = c0 + load + LAUNCH_NS + 2000
         sync0 = t
         t = max(t, gpu_free) + 2000
         call("hipDeviceSynchronize", sync0, t)

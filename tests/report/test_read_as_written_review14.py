@@ -14,6 +14,7 @@ import re
 
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.report.diff import diff_reports
+from tests.support.burst_loops import PARTLY_OUTSIDE_GAPS, WHOLLY_OUTSIDE_GAPS, burst_loop
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.properties import card_noise_problems
 from tests.support.run_report import run_report
@@ -187,25 +188,9 @@ def test_the_periods_gap_between_launches_is_printed_as_every_time(run):
 # --------------------------------------------------------------------------- no-step-time, a gap's part of its own mean
 
 
-#: a loop of 15 passes on an MI300X-like GPU, each a shared gemm (4 ms) and its own relu (1 ms), no step marker: the
-#: host stalls 60 ms (nothing recorded) after passes 3, 6 and 12 and 400 ms after pass 9, 2 ms between the others --
-#: 5 GPU bursts (the steps, a guess); the 400 ms stretch, longer than any other step, is cut out of the steps' windows
-#: (``steps.detect._cut_unrecorded``), the three 60 ms gaps stay inside theirs.  Truth by construction: mean gap over
-#: the 5 steps (180 + 400) / 5 = 116.0 ms, of which 400 / 5 = 80.0 ms (69.0%) lies outside every window, and the part
-#: inside, 180 / 5 = 36.0 ms, is the saving.
-PARTLY_GAPS = [2, 2, 60, 2, 2, 60, 2, 2, 400, 2, 2, 60, 2, 2, 1]
-#: control: 6 such passes, 15 ms apart but one 400 ms stall after the third: 2 bursts, the one gap between them cut
-#: out of both windows -- wholly outside the steps (mean over the 2 steps 200.0 ms, all of it outside).
-WHOLLY_GAPS = [15, 15, 400, 15, 15, 2]
-
-
 def _burst_loop(root: Path, gaps: list[float]) -> Report:
-    """The generated loop above (``synthetic.rocprofv3trace``), one pass per gap, read as GPU-burst steps."""
-    from synthetic import rocprofv3trace
-
-    passes = [[("gemm_kernel(float*)", 4000.0), (f"test{i}_relu(float*)", 1000.0)] for i in range(len(gaps))]
-    rocprofv3trace.write(str(root / "loop"), passes, step_range=None, gap_ms=gaps)
-    r = run_report(root, "loop")
+    """A generated loop read as GPU-burst steps (``tests.support.burst_loops``: the truth by construction)."""
+    r = burst_loop(root, gaps)
     assert r.hosts[0].steps["source"] == "gpu_busy_clusters"
     return r
 
@@ -217,7 +202,7 @@ def test_a_gap_partly_inside_the_steps_says_which_part_it_saves(tmp_path):
     That capture is now one pass (its truth: a cold start, no steps; h37-windows2), so the vehicle is generated."""
     from tests.support.properties import no_steps_time_problems
 
-    r = _burst_loop(tmp_path, PARTLY_GAPS)
+    r = _burst_loop(tmp_path, PARTLY_OUTSIDE_GAPS)
     h = r.hosts[0]
     assert h.steps["count"] == 5
     f = _rule(r, "step_gaps")
@@ -240,11 +225,11 @@ def test_a_gap_wholly_outside_the_steps_saves_none(tmp_path):
     from tests.support.properties import no_steps_time_problems
 
     assert not gap_inside_steps(100.0, 100.0) and gap_inside_steps(108.0, 100.1)
-    whole = _rule(_burst_loop(tmp_path / "wholly", WHOLLY_GAPS), "step_gaps")
+    whole = _rule(_burst_loop(tmp_path / "wholly", WHOLLY_OUTSIDE_GAPS), "step_gaps")
     assert whole.metric.detail["outside_steps_ms"] == pytest.approx(whole.metric.detail["avg_gap_ms"], abs=0.05)
     assert "outside every step's window (100.0% of it): no step's time holds it" in _said(whole)
     assert whole.saving.ms_per_step < 0.01 and not no_steps_time_problems("x", [whole])
-    f = copy.deepcopy(_rule(_burst_loop(tmp_path / "partly", PARTLY_GAPS), "step_gaps"))
+    f = copy.deepcopy(_rule(_burst_loop(tmp_path / "partly", PARTLY_OUTSIDE_GAPS), "step_gaps"))
     f.summary = f.summary.replace("no step's time holds that part", "no step's time holds it")  # main's words
     assert no_steps_time_problems("x", [f])
     f.saving.percent_of_step = 0.0

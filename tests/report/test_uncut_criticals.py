@@ -21,6 +21,7 @@ import pytest
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, Report
+from tests.support.burst_loops import cold_burst_loop
 from tests.support.paths import FIXTURES
 from tests.support.properties import uncut_problems
 from tests.support.run_report import run_report
@@ -42,30 +43,11 @@ def _one_pass(r: Report) -> Finding:
     return f
 
 
-#: a loop of 24 passes on an MI300X-like GPU in 4 bursts of 6 (2 ms apart, 80 ms between bursts, nothing recorded),
-#: no step marker, no copy: each pass runs a shared 0.5 ms gemm, then its own kernel (1 ms) whose first launch loads its
-#: module for 8 ms, the GPU idle for 7.5 ms of it (``synthetic.rocprofv3trace.write(first_launch_ms=8)``).  Truth by
-#: construction: every burst holds its passes' loads, 6 x 7.5 = 45.0 ms -- the bursts are 4 steps (the last dropped,
-#: ending at its own work: 3 kept, from GPU bursts, low confidence), each ~144 ms (burst and gap), 31% of it in one-time
-#: costs: past ``job.warmup_share``, so by its own share the cold start would be critical.
-BURST_GAPS = ([2.0] * 5 + [80.0]) * 4
-
-
-def _cold_bursts(root) -> Report:  # noqa: ANN001 - a pytest tmp_path
-    """The generated loop above, read as its report."""
-    from synthetic import rocprofv3trace
-
-    passes = [[("gemm_kernel(float*)", 500.0), (f"test{i}_relu(float*)", 1000.0)] for i in range(len(BURST_GAPS))]
-    rocprofv3trace.write(str(root / "loop"), passes, step_range=None, gap_ms=BURST_GAPS, first_launch_ms=8.0,
-                         upload_ns=0, read_ns=0)
-    return run_report(root, "loop")
-
-
 def test_a_cold_start_per_guessed_step_is_a_warning_that_says_why(tmp_path):
-    """A cold start of 45.0 ms in each ~144 ms step cut from GPU bursts (low confidence): 31% of such a step -- past
+    """``COLD_BURST_GAPS``' loop: a cold start of 45.0 ms in each ~144 ms step cut from GPU bursts (low confidence): 31% of such a step -- past
     the critical share, so the steps' ceiling, not the share, makes it a warning.  Main (105f2e51, on
     nvfuser_h200_gtest's 6 burst steps, now one pass: its truth, h37-windows2): CRITICAL, high confidence."""
-    r = _cold_bursts(tmp_path)
+    r = cold_burst_loop(tmp_path)
     steps = r.hosts[0].steps
     assert (steps["source"], steps["count"], steps["confidence"]) == ("gpu_busy_clusters", 3, "low")
     f = _rule(r, "cold_start")
@@ -105,7 +87,7 @@ def test_a_critical_on_a_pass_read_whole_keeps_its_grade_and_says_why():
 
 def test_the_uncut_property_catches_mains_criticals(tmp_path):
     """The property ``uncut`` names both of main's readings, rebuilt on today's reports."""
-    bursts = copy.deepcopy(_cold_bursts(tmp_path).hosts[0])
+    bursts = copy.deepcopy(cold_burst_loop(tmp_path).hosts[0])
     f = next(f for f in bursts.findings if f.rule == "cold_start")
     f.severity = "critical"  # main's grade
     (v,) = uncut_problems(bursts)

@@ -50,11 +50,14 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
           fmt: str = "csv", upload_ns: int = 400_000, upload_bytes: int = 1 << 24, upload_staging_ms: float = 0.0,
           read_ns: int = 50_000, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
           gap_ms: float | list[float] = 2.0, hsa_calls: int = 0, agent_info: bool = True, product: str = "AMD Instinct MI300X",
-          cu_count: int = 304, start_up: tuple[str, float, int] | None = None, first_launch_ms: float = 0.0) -> dict:
+          cu_count: int = 304, start_up: tuple[str, float, int] | None = None, first_launch_ms: float = 0.0,
+          loader: tuple[float, float] | None = None) -> dict:
     """Write the program's capture into ``folder`` and return its truth.  ``start_up``: (the process's first HIP call,
     the runtime's initialisation inside it in ms, the fat binaries registered before it) -- the process's start as
     rocprofiler-sdk records it (see :func:`_process_start`); ``truth["start_up_ns"]``: that call's whole length.
-    ``first_launch_ms``: how long each kernel's first launch takes (its module loaded then, see :func:`run_steps`)."""
+    ``first_launch_ms``: how long each kernel's first launch takes (its module loaded then, see :func:`run_steps`).
+    ``loader``: (ms after the first kernel starts, ms long) of one ``hipModuleLoad`` on a second thread of the process
+    (a background thread loading code objects while the main thread's work runs; CSV only)."""
     os.makedirs(folder, exist_ok=True)
     api: list[tuple[str, str, int, int, int]] = []  # (domain, name, correlation, start, end)
     kernels: list[tuple[str, int, int, int, int]] = []  # (name, kernel id, correlation, start, end)
@@ -108,10 +111,15 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
     agents = [(0, 0, "CPU", 96, "AMD EPYC 9654", "CPU", "AMD EPYC 9654 96-Core Processor"),
               (1, 1, "CPU", 96, "AMD EPYC 9654", "CPU", "AMD EPYC 9654 96-Core Processor"),
               (GPU_NODE, GPU_NODE, "GPU", cu_count, "gfx942", "AMD", product)] if agent_info else []
+    side = []
+    if loader:
+        assert fmt == "csv", "the loader thread is written to the CSV files only"
+        b = min(k[3] for k in kernels) + int(loader[0] * 1e6)
+        side.append(["HIP_RUNTIME_API", "hipModuleLoad", PID, TID + 1, corr[0] + 1, b, b + int(loader[1] * 1e6)])
     if fmt == "json":
         _write_json(os.path.join(folder, prefix + "_results.json"), api, kernels, copies, agents, kid)
     else:
-        _write_csv(os.path.join(folder, prefix + "_"), layout, api, kernels, copies, agents)
+        _write_csv(os.path.join(folder, prefix + "_"), layout, api, kernels, copies, agents, side)
     return truth
 
 
@@ -173,7 +181,8 @@ def run_steps(steps: list[list[tuple[str, float]]], t: int, gpu_free: int, truth
     return t, gpu_free
 
 
-def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agents: list) -> None:
+def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agents: list, side: list = ()) -> None:
+    """The CSV files; ``side``: HIP API rows of other threads, as written."""
     new = layout == "new"
     gpu_agent = f"Agent {GPU_NODE}" if new else GPU_NODE
     cpu_agent = "Agent 0" if new else 0
@@ -183,7 +192,7 @@ def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agen
         rows.append(lead + ([0, 0, 32, 0, 16] if new else [0, 0]) + [256, 1, 1, 65536, 2, 1])
     _write(p + "kernel_trace.csv", KERNEL_NEW if new else KERNEL_OLD, rows)
     calls = [[d, n, PID, TID, c, b, e] for d, n, c, b, e in api if d.startswith("HIP_")]
-    _write(p + "hip_api_trace.csv", API, calls)
+    _write(p + "hip_api_trace.csv", API, calls + list(side))
     if copies:
         cop = []
         for op, cid, b, e, _ in copies:

@@ -25,18 +25,30 @@ WHOLLY_OUTSIDE_GAPS = [15, 15, 400, 15, 15, 2]
 #: 6 x 7.5 = 45.0 ms -- 4 steps (the last dropped, ending at its own work: 3 kept), each ~144 ms (burst and gap), 31%
 #: of it in one-time costs: past ``job.warmup_share``, so by its own share a cold start would be critical.
 COLD_BURST_GAPS = ([2.0] * 5 + [80.0]) * 4
+#: 18 passes (4 ms gemm, 1 ms own kernel) in 6 bursts of 3, 2 ms apart, 80 ms between bursts, no copy; a second thread
+#: loads a code object (``hipModuleLoad``, a one-time cost) for 120 ms from 20 ms after the first kernel: it starts in
+#: the first step, which is left out as warm-up (and the last, ending at its own work), and runs on into the second,
+#: whose GPU idles in it -- the 4 kept steps hold that part of the start-up, the dropped one the rest.
+LOADER_GAPS = [2.0, 2.0, 80.0] * 6
+LOADER = (20.0, 120.0)
 
 
 def burst_loop(root: Path, gaps: list[float], gemm_us: float = 4000.0, first_launch_ms: float = 0.0,
-               run: str = "loop") -> Report:
+               loader: tuple[float, float] | None = None, run: str = "loop") -> Report:
     """The report of a loop of ``len(gaps)`` passes, the host idle ``gaps[i]`` ms after pass i, written under
-    ``root / run``; no upload or read-back where the passes load modules, so every burst is the loop's own."""
+    ``root / run``; no upload or read-back where modules load, so every burst is the loop's own."""
     passes = [[("gemm_kernel(float*)", gemm_us), (f"test{i}_relu(float*)", 1000.0)] for i in range(len(gaps))]
-    io = {"upload_ns": 0, "read_ns": 0} if first_launch_ms else {}
-    rocprofv3trace.write(str(root / run), passes, step_range=None, gap_ms=gaps, first_launch_ms=first_launch_ms, **io)
+    io = {"upload_ns": 0, "read_ns": 0} if first_launch_ms or loader else {}
+    rocprofv3trace.write(str(root / run), passes, step_range=None, gap_ms=gaps, first_launch_ms=first_launch_ms,
+                         loader=loader, **io)
     return run_report(root, run)
 
 
 def cold_burst_loop(root: Path) -> Report:
     """The loop of ``COLD_BURST_GAPS``: a cold start inside every guessed step."""
     return burst_loop(root, COLD_BURST_GAPS, gemm_us=500.0, first_launch_ms=8.0)
+
+
+def loader_burst_loop(root: Path) -> Report:
+    """The loop of ``LOADER_GAPS``: a one-time cost begun in a step left out as warm-up, held in part by a kept one."""
+    return burst_loop(root, LOADER_GAPS, loader=LOADER)

@@ -49,7 +49,8 @@ def _write(path: str, header: list[str], rows: list[list]) -> None:
 def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = str(PID), layout: str = "new",
           fmt: str = "csv", upload_ns: int = 400_000, upload_bytes: int = 1 << 24, upload_staging_ms: float = 0.0,
           read_ns: int = 50_000, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
-          gap_ms: float | list[float] = 2.0, hsa_calls: int = 0, agent_info: bool = True, product: str = "AMD Instinct MI300X",
+          gap_ms: float | list[float] = 2.0, hsa_calls: int = 0, agent_info: bool = True,
+          product: str = "AMD Instinct MI300X",
           cu_count: int = 304, start_up: tuple[str, float, int] | None = None, first_launch_ms: float = 0.0,
           loader: tuple[float, float] | None = None) -> dict:
     """Write the program's capture into ``folder`` and return its truth.  ``start_up``: (the process's first HIP call,
@@ -151,10 +152,11 @@ def run_steps(steps: list[list[tuple[str, float]]], t: int, gpu_free: int, truth
     kernel launched by a ``hipLaunchKernel`` of ``LAUNCH_NS``, running ``LAUNCH_LATENCY_NS`` after it or once the GPU
     is free; a ``hipDeviceSynchronize`` until the step's last kernel ends; the step's range around both (``mark``);
     ``gap_ms`` idle before the next step (one for every gap, or a list: the gap after each step, nothing recorded in
-    it -- a loop whose host stalls once between two bursts).  ``call(name, start, end)`` records a HIP call and returns the id its work
-    shares; ``dispatch(name, id, start, end)`` records a kernel; ``truth`` counts the kernels, their time and grids.
-    A kernel's first launch lasts ``first_launch_ms`` where given: its code object loaded on first use (lazy loading),
-    the GPU idle meanwhile; ``truth["first_launch_ns"]`` sums them.  Returns the time after the last step and when the GPU is free."""
+    it -- a loop whose host stalls once between two bursts).  ``call(name, start, end)`` records a HIP call and
+    returns the id its work shares; ``dispatch(name, id, start, end)`` records a kernel; ``truth`` counts the
+    kernels, their time and grids.  A kernel's first launch lasts ``first_launch_ms`` where given: its code object
+    loaded on first use (lazy loading), the GPU idle meanwhile; ``truth["first_launch_ns"]`` sums them.  Returns the
+    time after the last step and when the GPU is free."""
     gaps = gap_ms if isinstance(gap_ms, list) else [gap_ms] * len(steps)
     for kernels_of_step, gap in zip(steps, gaps, strict=True):
         s0 = t

@@ -49,11 +49,16 @@ def _write(path: str, header: list[str], rows: list[list]) -> None:
 def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = str(PID), layout: str = "new",
           fmt: str = "csv", upload_ns: int = 400_000, upload_bytes: int = 1 << 24, upload_staging_ms: float = 0.0,
           read_ns: int = 50_000, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
-          gap_ms: float = 2.0, hsa_calls: int = 0, agent_info: bool = True, product: str = "AMD Instinct MI300X",
-          cu_count: int = 304, start_up: tuple[str, float, int] | None = None) -> dict:
+          gap_ms: float | list[float] = 2.0, hsa_calls: int = 0, agent_info: bool = True,
+          product: str = "AMD Instinct MI300X",
+          cu_count: int = 304, start_up: tuple[str, float, int] | None = None, first_launch_ms: float = 0.0,
+          loader: tuple[float, float] | None = None) -> dict:
     """Write the program's capture into ``folder`` and return its truth.  ``start_up``: (the process's first HIP call,
     the runtime's initialisation inside it in ms, the fat binaries registered before it) -- the process's start as
-    rocprofiler-sdk records it (see :func:`_process_start`); ``truth["start_up_ns"]``: that call's whole length."""
+    rocprofiler-sdk records it (see :func:`_process_start`); ``truth["start_up_ns"]``: that call's whole length.
+    ``first_launch_ms``: how long each kernel's first launch takes (its module loaded then, see :func:`run_steps`).
+    ``loader``: (ms after the first kernel starts, ms long) of one ``hipModuleLoad`` on a second thread of the process
+    (a background thread loading code objects while the main thread's work runs; CSV only)."""
     os.makedirs(folder, exist_ok=True)
     api: list[tuple[str, str, int, int, int]] = []  # (domain, name, correlation, start, end)
     kernels: list[tuple[str, int, int, int, int]] = []  # (name, kernel id, correlation, start, end)
@@ -98,7 +103,8 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
 
     marker = "MARKER_CORE_RANGE_API" if layout == "new" else "MARKER_CORE_API"
     t, gpu_free = run_steps(steps, t, gpu_free, truth, lambda name, b, e: record("HIP_RUNTIME_API", name, b, e),
-                            dispatch, (lambda b, e: record(marker, step_range, b, e)) if step_range else None, gap_ms)
+                            dispatch, (lambda b, e: record(marker, step_range, b, e)) if step_range else None, gap_ms,
+                            first_launch_ms)
     if read_ns:
         copy("DEVICE_TO_HOST", read_ns, read_bytes, 0)
     record("HIP_RUNTIME_API", "hipFree", t, t + 80_000)
@@ -106,10 +112,15 @@ def write(folder: str, steps: list[list[tuple[str, float]]], *, prefix: str = st
     agents = [(0, 0, "CPU", 96, "AMD EPYC 9654", "CPU", "AMD EPYC 9654 96-Core Processor"),
               (1, 1, "CPU", 96, "AMD EPYC 9654", "CPU", "AMD EPYC 9654 96-Core Processor"),
               (GPU_NODE, GPU_NODE, "GPU", cu_count, "gfx942", "AMD", product)] if agent_info else []
+    side = []
+    if loader:
+        assert fmt == "csv", "the loader thread is written to the CSV files only"
+        b = min(k[3] for k in kernels) + int(loader[0] * 1e6)
+        side.append(["HIP_RUNTIME_API", "hipModuleLoad", PID, TID + 1, corr[0] + 1, b, b + int(loader[1] * 1e6)])
     if fmt == "json":
         _write_json(os.path.join(folder, prefix + "_results.json"), api, kernels, copies, agents, kid)
     else:
-        _write_csv(os.path.join(folder, prefix + "_"), layout, api, kernels, copies, agents)
+        _write_csv(os.path.join(folder, prefix + "_"), layout, api, kernels, copies, agents, side)
     return truth
 
 
@@ -135,36 +146,45 @@ def _process_start(record: Callable[[str, str, int, int], int], t: int, first: s
 
 def run_steps(steps: list[list[tuple[str, float]]], t: int, gpu_free: int, truth: dict,
               call: Callable[[str, int, int], int], dispatch: Callable[[str, int, int, int], None],
-              mark: Callable[[int, int], object] | None, gap_ms: float) -> tuple[int, int]:
+              mark: Callable[[int, int], object] | None, gap_ms: float | list[float],
+              first_launch_ms: float = 0.0) -> tuple[int, int]:
     """The steps every rocprofv3 writer records (its CSV and JSON here, its rocpd database in ``rocpdtrace``): each
     kernel launched by a ``hipLaunchKernel`` of ``LAUNCH_NS``, running ``LAUNCH_LATENCY_NS`` after it or once the GPU
     is free; a ``hipDeviceSynchronize`` until the step's last kernel ends; the step's range around both (``mark``);
-    ``gap_ms`` idle before the next step.  ``call(name, start, end)`` records a HIP call and returns the id its work
-    shares; ``dispatch(name, id, start, end)`` records a kernel; ``truth`` counts the kernels, their time and grids.
-    Returns the time after the last step and when the GPU is free."""
-    for kernels_of_step in steps:
+    ``gap_ms`` idle before the next step (one for every gap, or a list: the gap after each step, nothing recorded in
+    it -- a loop whose host stalls once between two bursts).  ``call(name, start, end)`` records a HIP call and
+    returns the id its work shares; ``dispatch(name, id, start, end)`` records a kernel; ``truth`` counts the
+    kernels, their time and grids.  A kernel's first launch lasts ``first_launch_ms`` where given: its code object
+    loaded on first use (lazy loading), the GPU idle meanwhile; ``truth["first_launch_ns"]`` sums them.  Returns the
+    time after the last step and when the GPU is free."""
+    gaps = gap_ms if isinstance(gap_ms, list) else [gap_ms] * len(steps)
+    for kernels_of_step, gap in zip(steps, gaps, strict=True):
         s0 = t
         for name, us in kernels_of_step:
             c0 = t
-            cid = call("hipLaunchKernel", c0, c0 + LAUNCH_NS)
-            b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
+            load = int(first_launch_ms * 1e6) if name not in truth["gpu_ns"] else 0
+            if load:
+                truth["first_launch_ns"] = truth.get("first_launch_ns", 0) + load
+            cid = call("hipLaunchKernel", c0, c0 + LAUNCH_NS + load)
+            b = max(c0 + load + LAUNCH_LATENCY_NS, gpu_free)
             e = b + int(us * 1000)
             dispatch(name, cid, b, e)
             truth["kernels"] += 1
             truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + (e - b)
             truth["grids"][name] = (256 * 2, 256)
             gpu_free = e
-            t = c0 + LAUNCH_NS + 2000
+            t = c0 + load + LAUNCH_NS + 2000
         sync0 = t
         t = max(t, gpu_free) + 2000
         call("hipDeviceSynchronize", sync0, t)
         if mark:
             mark(s0 - 1000, t + 500)
-        t += int(gap_ms * 1e6)
+        t += int(gap * 1e6)
     return t, gpu_free
 
 
-def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agents: list) -> None:
+def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agents: list, side: list = ()) -> None:
+    """The CSV files; ``side``: HIP API rows of other threads, as written."""
     new = layout == "new"
     gpu_agent = f"Agent {GPU_NODE}" if new else GPU_NODE
     cpu_agent = "Agent 0" if new else 0
@@ -174,7 +194,7 @@ def _write_csv(p: str, layout: str, api: list, kernels: list, copies: list, agen
         rows.append(lead + ([0, 0, 32, 0, 16] if new else [0, 0]) + [256, 1, 1, 65536, 2, 1])
     _write(p + "kernel_trace.csv", KERNEL_NEW if new else KERNEL_OLD, rows)
     calls = [[d, n, PID, TID, c, b, e] for d, n, c, b, e in api if d.startswith("HIP_")]
-    _write(p + "hip_api_trace.csv", API, calls)
+    _write(p + "hip_api_trace.csv", API, calls + list(side))
     if copies:
         cop = []
         for op, cid, b, e, _ in copies:

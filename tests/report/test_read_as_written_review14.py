@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 
+from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.report.diff import diff_reports
+from tests.support.burst_loops import PARTLY_OUTSIDE_GAPS, WHOLLY_OUTSIDE_GAPS, burst_loop
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 from tests.support.properties import card_noise_problems
 from tests.support.run_report import run_report
@@ -186,36 +188,60 @@ def test_the_periods_gap_between_launches_is_printed_as_every_time(run):
 # --------------------------------------------------------------------------- no-step-time, a gap's part of its own mean
 
 
-def test_a_gap_partly_inside_the_steps_says_which_part_it_saves():
-    """Main: rocprof_aiter_mi355x "this gap lies between them, outside every step's window (123.6% of it): no step's
-    time holds it" and "Assuming the gaps lie between the steps' windows" beside "saves ~7.84 ms/step": the outside
-    part was a mean over the 3 gaps set against the mean gap over the 4 steps, and the two gaps inside the guessed
-    steps (15.9 and 15.5 ms) are the saving."""
+def _burst_loop(root: Path, gaps: list[float]) -> Report:
+    """A generated loop read as GPU-burst steps (``tests.support.burst_loops``: the truth by construction)."""
+    r = burst_loop(root, gaps)
+    assert r.hosts[0].steps["source"] == "gpu_busy_clusters"
+    return r
+
+
+def test_a_gap_partly_inside_the_steps_says_which_part_it_saves(tmp_path):
+    """Main (on rocprof_aiter_mi355x, read then as 4 GPU-burst steps): "this gap lies between them, outside every
+    step's window (123.6% of it): no step's time holds it" beside "saves ~7.84 ms/step": the outside part was a mean
+    over the gaps set against the mean gap over the steps, and the gaps inside the guessed steps are the saving.
+    That capture is now one pass (its truth: a cold start, no steps; h37-windows2), so the vehicle is generated."""
     from tests.support.properties import no_steps_time_problems
 
-    h = run_report(WILD, "rocprof_aiter_mi355x").hosts[0]
-    f = _rule(run_report(WILD, "rocprof_aiter_mi355x"), "step_gaps")
+    r = _burst_loop(tmp_path, PARTLY_OUTSIDE_GAPS)
+    h = r.hosts[0]
+    assert h.steps["count"] == 5
+    f = _rule(r, "step_gaps")
     detail = f.metric.detail
-    assert detail["outside_steps_ms"] <= detail["avg_gap_ms"]  # a part of its whole
-    assert "outside every step's window (92.7% of it)" in _said(f)
-    assert f.saving.ms_per_step > 7.0 and "the part of the gaps inside the steps' windows" in f.saving.assumption
+    assert detail["avg_gap_ms"] == pytest.approx(116.0, abs=0.05)
+    assert detail["outside_steps_ms"] == pytest.approx(80.0, abs=0.05)  # a part of its whole
+    assert "outside every step's window (69.0% of it)" in _said(f)
+    assert f.saving.ms_per_step == pytest.approx(36.0, abs=0.05)
+    assert "the part of the gaps inside the steps' windows" in f.saving.assumption
     assert not no_steps_time_problems("x", h.findings)
 
 
-def test_a_gap_wholly_outside_the_steps_saves_none():
+def test_a_gap_wholly_outside_the_steps_saves_none(tmp_path):
     """Control (h37-left37's reading): a gap wholly between the steps keeps its words, "no step's time holds it", and
-    the property holds a finding saying so to a saving of ~0 -- main's aiter finding, its saving kept, is named."""
+    saves ~0; the property holds a finding saying so to a saving of ~0 -- the partly-inside finding, its saving kept,
+    with main's words, is named."""
     import copy
 
     from tb_gpu_advisor.rules.step_gaps import gap_inside_steps
     from tests.support.properties import no_steps_time_problems
 
     assert not gap_inside_steps(100.0, 100.0) and gap_inside_steps(108.0, 100.1)
-    f = copy.deepcopy(_rule(run_report(WILD, "rocprof_aiter_mi355x"), "step_gaps"))
+    whole = _rule(_burst_loop(tmp_path / "wholly", WHOLLY_OUTSIDE_GAPS), "step_gaps")
+    assert whole.metric.detail["outside_steps_ms"] == pytest.approx(whole.metric.detail["avg_gap_ms"], abs=0.05)
+    assert "outside every step's window (100.0% of it): no step's time holds it" in _said(whole)
+    assert whole.saving.ms_per_step < 0.01 and not no_steps_time_problems("x", [whole])
+    f = copy.deepcopy(_rule(_burst_loop(tmp_path / "partly", PARTLY_OUTSIDE_GAPS), "step_gaps"))
     f.summary = f.summary.replace("no step's time holds that part", "no step's time holds it")  # main's words
     assert no_steps_time_problems("x", [f])
     f.saving.percent_of_step = 0.0
     assert not no_steps_time_problems("x", [f])
+
+
+@pytest.mark.parametrize("capture", ["rocprof_aiter_mi355x", "nvfuser_h200_gtest"])
+def test_the_old_burst_vehicles_read_as_their_truth_one_pass(capture):
+    """The two captures these tests once rode (4 and 6 GPU-burst steps) are one pass each since h37-windows2: their
+    truth (TRUTH.json's notes) is a cold start with nothing steady, no steps."""
+    steps = run_report(WILD, capture).hosts[0].steps
+    assert (steps["source"], steps["count"]) == ("whole_capture", 1)
 
 
 def test_the_words_property_catches_a_part_above_it():

@@ -418,7 +418,8 @@ class Format:
     native_viewer: str | None = None
     #: How to record the right window with this format's own profiler, for a capture whose window held no GPU work,
     #: by what it held (``job.kind.WINDOWS``; "" for any), and for the other windows the rules name ("steady", "long",
-    #: "lost_records", "no_gpu_records": a window whose launches have no GPU record): ``(what to do, command)`` pairs.  Empty where the format's
+    #: "lost_records", "no_gpu_records": a window whose launches have no GPU record, "no_host": a kernel trace alone,
+    #: nothing of the host recorded): ``(what to do, command)`` pairs.  Empty where the format's
     #: profiler is the framework's own (``torch.profiler``, ``jax.profiler``): the framework's fixes say it then.
     window_fixes: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: The language of :attr:`window_fixes`' code: "shell" for a profiler run from the command line (``nsys profile``),

@@ -53,7 +53,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx, idle.paced)
     ks = _in_step_kernels(ctx)
-    head = _headline(ledger, place, ks.precision, bool(ctx.active), host_recorded=len(trace.h) > 0)
+    recorded = host_recorded(trace)
+    head = _headline(ledger, place, ks.precision, bool(ctx.active), host_recorded=recorded)
     notes = _notes(trace, bool(ctx.active))
     n = ctx.steps.count
     hm = HostMetrics(
@@ -82,11 +83,20 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         graph_node_gap_us=capture.graph_node_gap_us(ctx),
         idle_in_host_loops=_per_step([h for h, _ in idle.loops], n),
         launch_wait_in_host_loops=_per_step([w for _, w in idle.loops], n),
-        waits_traced=(traced := waits_traced(trace)),
+        waits_traced=(traced := waits_traced(trace)), host_recorded=recorded,
         os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     return hm
+
+
+def host_recorded(trace: Trace) -> bool:
+    """Whether the capture recorded anything of the host (a runtime call, a launch, an op, a range): False for a
+    kernel trace alone (rocprof ``--stats`` without ``--hip-trace``, ``rocprofv3 --kernel-trace``), which holds the
+    GPU's work and nothing of what the host did around it.  The one place that decides it: the launch card, the idle
+    findings and the gap check ask ``HostMetrics.host_recorded`` (issue #37 class 1, h37-hostless) -- an unrecorded
+    host is unobserved, not a host that was recorded and did nothing the capture names."""
+    return len(trace.h) > 0
 
 
 #: The longest OS runtime threshold (``nsys profile --osrt-threshold``, ns) under which the trace is read as holding

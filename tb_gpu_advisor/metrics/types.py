@@ -1280,6 +1280,9 @@ class HostMetrics:
     #: outside the program is a traced system call, so the time is the thread running or preempted), "" where nothing
     #: does
     waits_traced: str = ""
+    #: whether the capture recorded anything of the host (``metrics.compute.host_recorded``): False for a kernel
+    #: trace alone, whose host time is unobserved -- the findings and cards say so instead of wording it as recorded
+    host_recorded: bool = True
     #: the OS runtime trace's threshold in us (the shortest call it records) where ``waits_traced`` rests on it
     os_runtime_threshold_us: float | None = None
     #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)

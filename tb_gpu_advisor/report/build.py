@@ -137,8 +137,9 @@ LAUNCH_NOT_MEASURED = ("not measured: the capture recorded the GPU's work and no
 
 def _unmeasured_launch(m: HostMetrics, card: Metric) -> Metric:
     """The launch card where the GPU ran but its share is None: no host was recorded (a kernel trace alone,
-    h37-review17) -- "n/a" and why, as the input card's (:func:`_unmeasured_input`)."""
-    if card.value is not None or not any(g.active for g in m.gpus):
+    h37-review17; ``HostMetrics.host_recorded``, the one home of that fact) -- "n/a" and why, as the input card's
+    (:func:`_unmeasured_input`)."""
+    if m.host_recorded or not any(g.active for g in m.gpus):
         return card
     card.display = "n/a"
     card.meaning = LAUNCH_NOT_MEASURED

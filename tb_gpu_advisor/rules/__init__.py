@@ -534,11 +534,17 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
     if sev is None:
         return None
+    if ctx.no_host:  # nothing of the host to look at: what the window holds is the reason no check can tell
+        summary = (f"The device executes only {pct(dev)} of {ctx.the_step()}, and the capture cannot tell why: "
+                   f"{ctx.no_host}, so what the host did while the GPU idled is unobserved.")
+        title = "The GPU idles and the capture recorded nothing of the host"
+    else:
+        summary = (f"The device executes only {pct(dev)} of {ctx.the_step()}, and no check of the guide recognises "
+                   f"why: open the trace viewer on the windows below and look at what the host does while the GPU "
+                   f"idles.")
+        title = "The GPU idles for a reason no check recognises"
     f = finding(
-        ctx, "unexplained_idle", sev,
-        f"The device executes only {pct(dev)} of {ctx.the_step()}, and no check of the guide recognises "
-        f"why: open the trace viewer on the windows below and look at what the host does while the GPU idles.",
-        title="The GPU idles for a reason no check recognises",
+        ctx, "unexplained_idle", sev, summary, title=title,
         metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
         # what to change: record what the host does while the GPU idles, so the next capture names it
@@ -669,13 +675,18 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     total = left * max(metrics.steps.count, 1)
     of_window = (f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
                  if window > 0 and total >= 0.5 * window else "")
+    head = f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(left)} of it ({pct(left / ctx.step_ms)})"
+    if ctx.no_host:  # a kernel trace alone: the host's time is unobserved, not recorded and found empty
+        summary = (f"{head} the GPU idles, and {ctx.no_host}: what the host did then -- its own code, a wait or the "
+                   f"launches themselves -- is unobserved.{of_window}")
+        title = "The GPU idles while the capture recorded nothing of the host"
+    else:
+        summary = (f"{head} no runtime call, op, range or OS call of the capture covers the host's time: the host's own "
+                   f"code, or a wait for something outside the capture (an input device, a file, a timer) -- the "
+                   f"capture traced no context switches, so it cannot tell which.{of_window}")
+        title = "The GPU idles while the host does what the capture did not record"
     f = finding(
-        ctx, "unexplained_idle", "warning",
-        f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(left)} of it "
-        f"({pct(left / ctx.step_ms)}) no runtime call, op, range or OS call of the capture covers the host's time: "
-        f"the host's own code, or a wait for something outside the capture (an input device, a file, a timer) -- the "
-        f"capture traced no context switches, so it cannot tell which.{of_window}",
-        title="The GPU idles while the host does what the capture did not record",
+        ctx, "unexplained_idle", "warning", summary, title=title,
         metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
         actions=ctx.record_host_fix() or [RECORD_HOST],

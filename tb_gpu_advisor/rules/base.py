@@ -123,20 +123,32 @@ class Ctx:
     def record_host_fix(self, key: str = "step_gaps:unrecorded") -> list[Action]:
         """How to record what the host does between its GPU work: the capture's own profiler's way where its format
         gives one (rocprof's roctx ranges with ``--roctx-trace``; ``Format.window_fixes["unrecorded"]``), else the
-        framework's ``key`` (Nsight's NVTX and CPU sampling for a native program); [] where neither has one."""
-        return self.window_fixes(self.m.capture.capture_format, "unrecorded") or self.fw.extra(key)
+        framework's ``key`` (Nsight's NVTX and CPU sampling for a native program); [] where neither has one.  Where
+        the capture recorded nothing of the host (``HostMetrics.host_recorded``), the profiler's way to record the
+        host's side at all comes first (``window_fixes["no_host"]``: rocprof's ``--hip-trace``), where it has one."""
+        fmt = self.m.capture.capture_format
+        first = [] if self.m.host_recorded else self.window_fixes(fmt, "no_host", fallback=False)
+        return first or self.window_fixes(fmt, "unrecorded") or self.fw.extra(key)
 
-    def window_fixes(self, fmt: str | None, window: str) -> list[Action]:
+    @property
+    def no_host(self) -> str:
+        """"" where the capture recorded the host; else what the window holds, in words -- the one phrase the
+        findings that would word the host's time say instead (a kernel trace alone: the idle is unobserved, not time
+        the host spent on something the capture does not name)."""
+        return "" if self.m.host_recorded else NO_HOST
+
+    def window_fixes(self, fmt: str | None, window: str, fallback: bool = True) -> list[Action]:
         """The capture format ``fmt``'s own fixes for a ``window`` (its profiler's options; the format's ``""`` key
-        where it has none for it), [] where it has none: their code names the job's step in the job's words (an NVTX
-        range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``)."""
+        where it has none for it and ``fallback``), [] where it has none: their code names the job's step in the
+        job's words (an NVTX range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``)."""
         try:
             f = formats.get(fmt) if fmt else None
         except ValueError:
             f = None
         own, lang = (f.window_fixes, f.window_fix_lang) if f is not None else ({}, "shell")
         words = nvtx.step_range(self.m.job.work() if self.m.job is not None else "training")
-        return [action(text, code.format(**words), lang) for text, code in own.get(window) or own.get("", ())]
+        fixes = own.get(window) or (own.get("", ()) if fallback else ())
+        return [action(text, code.format(**words), lang) for text, code in fixes]
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
@@ -350,6 +362,12 @@ def fill_pointers(findings: Iterable[Finding], fired: Iterable[str], beside: Ite
 #: -- a fix is named only where a finding of the report gives it, else the words say why the saving stops there.
 #: Why: dlrm_a100_alltoall's, jax_mi355x's and d2d_v100's savings said "more once the host-bound fix lands" beside no
 #: such finding (survey h37-survey36, "Read and left"), and loader_pass_rtx5070ti's beside an input wait's.
+#: What a kernel trace alone holds (``HostMetrics.host_recorded`` False), said where a finding would word the host's
+#: time: the capture saw the GPU's work only, so the host's time is unobserved -- its code, a wait or the launches
+#: themselves, the capture cannot say (h37-hostless: rocprof_aiter_mi355x's idle was "the host's own code, or a wait
+#: ... the capture traced no context switches", as if the host had been recorded and showed nothing).
+NO_HOST = "the capture recorded only the GPU's kernels, nothing of the host (no runtime call, launch, op or range)"
+
 HOST_FIX = "{host_fix}"
 HOST_FIX_WORDS = {"host": " more once the host-bound fix lands",
                   "none": " left out: the host, not these kernels, sets the pace there, and no finding of this report "

@@ -214,7 +214,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
         paced = _clock_paced(g, ctx, m)
         cause = _unrecorded_kind(ran_witness(m), paced, f"{ms(p.unexplained_ms)} {ctx.a_step}: no runtime call, "
-                                                            f"op, range or OS call covers it")
+                                                            f"op, range or OS call covers it", ctx.no_host)
         actions = (ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
         if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
             sev = _at_most_warning(sev)
@@ -450,11 +450,16 @@ def _clock_paced(g, ctx: Ctx, m: HostMetrics) -> str:  # noqa: ANN001 - Gaps
     return f"{ms(mean)} +/- {pct(cv)}" if cv is not None and cv <= REGULAR_GAPS_CV else ""
 
 
-def _unrecorded_kind(witness: str, paced: str, how_much: str) -> str:
+def _unrecorded_kind(witness: str, paced: str, how_much: str, no_host: str = "") -> str:
     """What the time no event covers is, as far as the capture tells: with the threads' context switches traced (and
     the thread not waiting, :func:`outside_wait_ms`), the host's own code; without, code or a wait -- "likely" a wait
     for a pacing source where the gaps are as regular as a clock (:func:`_clock_paced`), never more than likely: a
-    host computing the same work each time gives equal gaps too."""
+    host computing the same work each time gives equal gaps too.  Where the capture recorded nothing of the host
+    (``no_host``: ``Ctx.no_host``'s words), that is what the window holds: the time is unobserved, whatever its
+    spacing -- no host trace was there to record a call, a range or a context switch (h37-hostless)."""
+    if no_host:
+        return (f"time the capture did not observe ({how_much.split(':')[0]}), since {no_host}: the host's code, its "
+                f"waits and its launches there are all unseen")
     if witness:  # the capture traced the thread's waits (``base.ran_witness``)
         return f"the host's own code, which the capture did not record ({how_much}; {witness})"
     if paced:
@@ -542,6 +547,9 @@ def _window_share(g, m, what: str = "the host's own work") -> str:  # noqa: ANN0
     total = g.avg_gap_ms * g.count if g.avg_gap_ms else 0.0
     if window <= 0 or total < T("step_gaps.window_share") * window:
         return ""
+    if not m.host_recorded:  # the window holds no host time to be "recorded": the GPU's idle is all it shows
+        return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: the GPU idles more "
+                f"of it than it works, and the capture holds nothing of the host to say why.")
     return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: it records {what}, "
             f"with the GPU idle for it, more than the GPU's.")
 

@@ -38,6 +38,12 @@ WINDOW_FIXES = {
                     "(roctxRangePushA / roctxRangePop, roctracer's roctx.h) and record them with the HIP calls; then "
                     "read the ranges that fill the gap -- or move that CPU work out of the profiled window.",
                     "rocprof --hip-trace --roctx-trace -o results.csv ./app"),),
+    # a kernel trace alone (``--stats`` without ``--hip-trace``): the host's side is recorded first
+    "no_host": (("Record the host's side: this capture holds the GPU's kernels alone; rocprof --hip-trace records "
+                 "each HIP call and the launch of each kernel beside it, --roctx-trace the program's roctx ranges "
+                 "(roctxRangePushA / roctxRangePop, roctracer's roctx.h) that name its CPU work -- then the GPU's idle "
+                 "reads as launches, waits or the host's own code.",
+                 "rocprof --hip-trace --roctx-trace -o results.csv ./app"),),
     "long": (("Record a shorter window: a few seconds of the program's steady work, not all of it -- rocprof "
               "records every call and operation for as long as it runs.", _WINDOW),),
 }
@@ -59,6 +65,12 @@ V3_WINDOW_FIXES = {
                     "(roctxRangePush / roctxRangePop, rocprofiler-sdk's roctx.h) and record them beside the HIP calls; "
                     "then read the ranges that fill the gap -- or move that CPU work out of the profiled window.",
                     "rocprofv3 --runtime-trace --marker-trace -- ./app"),),
+    # ``--kernel-trace`` alone records the GPU's kernels only: the host's side is recorded first
+    "no_host": (("Record the host's side: this capture holds the GPU's kernels alone (--kernel-trace); rocprofv3 "
+                 "--runtime-trace records the HIP calls and each kernel's launch beside the kernels, --marker-trace "
+                 "the program's roctx ranges (roctxRangePush / roctxRangePop, rocprofiler-sdk's roctx.h) that name its "
+                 "CPU work -- then the GPU's idle reads as launches, waits or the host's own code.",
+                 "rocprofv3 --runtime-trace --marker-trace -- ./app"),),
     "no_gpu_records": (("Record the GPU's side with the calls: rocprofv3 --runtime-trace (or --kernel-trace "
                         "--memory-copy-trace beside --hip-trace) records each kernel and copy with its call.",
                         "rocprofv3 --runtime-trace -- ./app"),),

@@ -374,14 +374,18 @@ def _caller_across_lines(ctx: Context, launch: np.ndarray) -> np.ndarray:
     own = runtime_lines(h)[h.line[launch]]
     if not calls.size or not own.any():
         return out
-    order = np.argsort(h.start[calls], kind="stable")
-    calls = calls[order]
-    for k in np.flatnonzero(own).tolist():
-        t = int(h.start[launch[k]])
-        began = calls[: int(np.searchsorted(h.start[calls], t, side="right"))]
-        holds = began[h.end[began] > t]
-        if holds.size:
-            out[k] = int(holds[-1])
+    calls = calls[np.argsort(h.start[calls], kind="stable")]
+    starts, ends = h.start[calls], h.end[calls]
+    reach = np.maximum.accumulate(ends)  # the latest end of the calls begun so far: none holds t past it
+    ks = np.flatnonzero(own)
+    t = h.start[launch[ks]]
+    last = np.searchsorted(starts, t, side="right") - 1  # the call that began last before each launch
+    held = (last >= 0) & (reach[np.maximum(last, 0)] > t)
+    direct = held & (ends[np.maximum(last, 0)] > t)  # it holds the launch itself: the usual case
+    out[ks[direct]] = calls[last[direct]]
+    for k, j, tk in zip(ks[held & ~direct].tolist(), last[held & ~direct].tolist(), t[held & ~direct].tolist()):
+        holds = np.flatnonzero(ends[: j + 1] > tk)  # a call nested in a longer one ended first: the longer holds it
+        out[k] = int(calls[holds[-1]])
     return out
 
 

@@ -305,14 +305,13 @@ def outermost(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarra
     apart."""
     s, e = start.astype(np.int64, copy=False), end.astype(np.int64, copy=False)
     out = np.ones(s.size, bool)
-    ln = line.astype(np.int64, copy=False)
-    for t in np.unique(ln):
-        idx = np.flatnonzero(ln == t)
-        if idx.size < 2:
+    cuts = np.flatnonzero(line[1:] != line[:-1]) + 1  # the events come by line: each line one slice
+    for lo, hi in zip(np.concatenate([[0], cuts]).tolist(), np.concatenate([cuts, [s.size]]).tolist()):
+        if hi - lo < 2:
             continue
-        run_end = np.maximum.accumulate(e[idx])[:-1]
-        a, b = s[idx[1:]], e[idx[1:]]
-        out[idx[1:]] = (a >= run_end) | (2 * (run_end - a) <= b - a)
+        run_end = np.maximum.accumulate(e[lo:hi])[:-1]
+        a, b = s[lo + 1:hi], e[lo + 1:hi]
+        out[lo + 1:hi] = (a >= run_end) | (2 * (run_end - a) <= b - a)
     return out
 
 

@@ -137,6 +137,9 @@ class NsysJob:
     extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
     #: the op each of ``extra_ranges`` after the first starts at (ascending); empty: the ops split evenly among them
     range_starts: tuple[int, ...] = ()
+    #: the NVTX domain ``extra_ranges`` are pushed in (``nvtxDomainCreate``: DeepSpeed's ``DeepSpeed``,
+    #: TensorRT-LLM's ``TensorRT-LLM``); None: the default domain
+    range_domain: str | None = None
     comm_range: str | None = None  # the user's NVTX range around each step's NCCL all-reduce (``allreduce grads``)
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
     #: another framework's range around each op instead of autograd's (``{name}``, ``{seq}``, ``{op_id}`` filled in):
@@ -472,6 +475,8 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
         rows = [(int(base), None, 34, None, None, None, "a mark", gtid, None, None, 0) + (None,) * 9]  # not a range
         if job.op_domain and rank == 0:  # nvtxDomainCreate's row: the ops' domain's name
             rows.append((SESSION_START_NS, None, 75, None, None, None, job.op_domain, gtid, None, None, 1) + (None,) * 9)
+        if job.range_domain and rank == 0:  # and the extra ranges' (domain 2)
+            rows.append((SESSION_START_NS, None, 75, None, None, None, job.range_domain, gtid, None, None, 2) + (None,) * 9)
         _insert(con, "NVTX_EVENTS", 20, rows, rng, False)
         con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
         con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
@@ -571,8 +576,13 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     texts = [text for _, _, text in tpl["nvtx"]]
     times = tiled([(a, b) for a, b, _ in tpl["nvtx"]], 2)
     in_domain = {t for t in tpl["op_texts"]} if job.op_domain else set()  # domain 1: the ops' (write() names it)
-    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None,
-             1 if texts[i % len(texts)] in in_domain else 0) + (None,) * 9 for i, (s, e) in enumerate(times)]
+    extra = set(job.extra_ranges) if job.range_domain else set()  # domain 2: the extra ranges'
+
+    def domain(text: str) -> int:
+        return 1 if text in in_domain else 2 if text in extra else 0
+
+    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, domain(texts[i % len(texts)]))
+            + (None,) * 9 for i, (s, e) in enumerate(times)]
     if job.step_range:
         period = tpl["period"][0]
         rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,

@@ -111,9 +111,22 @@ _GENERATE_CAPTURE = action(
     "with torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/run1')):\n"
     "    model.generate(**inputs, max_new_tokens=64)")
 
+#: SGLang's scheduler under ``SGLANG_SCHEDULER_ENABLE_NVTX=1`` (sgl-project/sglang
+#: ``python/sglang/srt/utils/nvtx_utils.py``: ``nvtx_range(debug_name)`` / ``@nvtx_annotated_method``, the ``nvtx``
+#: package's ``annotate`` in the default domain): one range per phase of its event loop, named
+#: ``scheduler.<method>`` after the scheduler's own methods (``scheduler.recv_requests``,
+#: ``scheduler.get_next_batch_to_run``, ``scheduler.run_batch``, ``scheduler.process_batch_result``; the
+#: disaggregated loops' ``scheduler.disagg_decode.<method>``) and ``tp_worker.batch_init_new``.  An Nsight export of
+#: it holds these and CUDA calls only: no Python span, and SGLang's kernels only where the model uses them.  The
+#: methods are SGLang's names (``get_next_batch_to_run`` is its scheduler's own), so the pair names the engine.
+_SGL_SCHEDULER_NVTX = (r"^scheduler\.(?:recv_requests|process_input_requests|get_next_batch_to_run|run_batch|"
+                       r"launch_batch_sample_if_needed|process_batch_result|prepare_mlp_sync_batch|disagg_\w+\.)|"
+                       r"^tp_worker\.batch_init_new$")
+
 ENGINES: tuple[Engine, ...] = (
     Engine("sglang", "SGLang", "serving",
-           spans=re.compile(r"sglang[./:]|sglang_profiler::|forward_batch_generation|tp_worker\.py"),
+           spans=re.compile(r"sglang[./:]|sglang_profiler::|forward_batch_generation|tp_worker\.py|"
+                            + _SGL_SCHEDULER_NVTX),
            kernels=re.compile(r"sgl_kernel|sglang::"),
            step_span=(re.compile(r"^step\[(DECODE|EXTEND|PREFILL|MIXED|IDLE)"), re.compile(r"run_batch"),
                       re.compile(r"forward_batch_generation")),

@@ -224,9 +224,12 @@ def is_pass_phase_name(name: str) -> bool:
 
 #: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
 #: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
-#: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``).
+#: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``), in the
+#: short forms programs write too: ``bwd`` / ``BWD`` beside ``fwd`` (``torch.cuda.nvtx.range_push("BWD");
+#: y.backward(dy)``), ``optim_step``, gradient clipping (``clip_grad_norm``: only gradients are clipped).
 _TRAINING_RANGE = re.compile(
-    r"backward|back[-_ ]?prop|optimi[sz]er|\bopt[-_.]?step|zero[-_]?grad|"
+    r"backward|back[-_ ]?prop|(?<![a-z])bwd(?![a-z])|optimi[sz]er|\bopt(?:im)?[-_.]?step|zero[-_]?grad|"
+    r"clip[-_ ]?grad|grad(?:ient)?s?[-_ ]*(?:norm[-_ ]*)?clip|"
     r"grad(?:ient)?s?[-_ ]*(?:all[-_ ]?reduce|reduce|sync|bucket)|(?:all[-_ ]?reduce|reduce[-_ ]?scatter)[-_ ]*grad|"
     r"\bDDP\b|\bFSDP\b|DistributedDataParallel|FullyShardedDataParallel|"
     r"broadcast[-_ ]*(?:param|model|weight|buffer)|(?:param(?:eter)?s?|model|weight)[-_ ]*broadcast|sync[-_ ]?params",
@@ -256,9 +259,16 @@ def is_inference_runtime_range(name: str) -> bool:
     return bool(_INFERENCE_RUNTIME_RANGE.match(name))
 
 
+#: A range named after a numerical method's backward direction, not a model's backward pass: an inverse transform
+#: (``fft_bwd``, ``backward FFT``, ``bwd_dft``), a triangular solve's backward substitution, a sweep or an
+#: integrator's step (``backward Euler``) -- HPC codes name these ``fwd`` / ``bwd`` as models do their passes.
+_NUMERICAL_DIRECTION = re.compile(r"fft|dft|transform(?!er)|subst|sweep|euler|integrat|(?<![a-z])solve", re.I)
+
+
 def is_training_range(name: str) -> bool:
-    """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up."""
-    return bool(_TRAINING_RANGE.search(name))
+    """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up
+    -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`)."""
+    return bool(_TRAINING_RANGE.search(name)) and not _NUMERICAL_DIRECTION.search(name)
 
 
 def is_inference_range(name: str) -> bool:

@@ -22,14 +22,11 @@ forward`` ...: vLLM), DeepSpeed's ``instrument_w_nvtx`` in its own NVTX domain `
 
 from __future__ import annotations
 
-import os
-from types import SimpleNamespace
-
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import engines, nvtx
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.cli_report import first_host
 
 #: Only the ranges speak: no ATen op ranges, no user step range.
 _BARE = dict(step_range=None, autograd_nvtx=False)
@@ -60,14 +57,11 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
+    """Each case's first host as ``report PATH`` reads it, with the export's truth."""
     d = tmp_path_factory.mktemp("nvtx_vocabularies")
-    out = {}
-    for name, kw in CASES.items():
-        p = str(d / f"{name}.sqlite")
-        truth = nx.write(p, nx.NsysJob(steps=8, ops=9, **_BARE, **kw))
-        host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))
-        out[name] = (analyze_session("w", "s", [host]).to_dict()["hosts"][0], truth)
-    return out
+    paths = {name: d / f"{name}.sqlite" for name in CASES}
+    truths = {name: nx.write(str(paths[name]), nx.NsysJob(steps=8, ops=9, **_BARE, **kw)) for name, kw in CASES.items()}
+    return {name: (first_host(paths[name]), truths[name]) for name in CASES}
 
 
 def _steps_right(host: dict, truth: nx.Truth) -> None:

@@ -1095,6 +1095,58 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
 
 
+#: huy310304/PyTorch-CUDA-ML-Performance ``regression_shared_mem_profiling_individual_report.sqlite`` (Quadro RTX
+#: 4000): the hand-written regression's four kernels, their mean durations (us) in its kernel table
+_REGRESSION_KERNELS = (("forward_pass", 96.4), ("calculate_loss", 188.9), ("calculate_gradients", 317.9),
+                       ("update_weights", 3.0))
+
+
+def write_event_timed_epochs(path: str, epochs: int = 60, print_every: int = 10, latency_us: float = 100.0) -> dict:
+    """Write the export of a CUDA C++ training loop with no framework, shaped after huy310304/PyTorch-CUDA-ML-Performance's
+    Nsight export: each epoch times each of its four kernels between two ``cudaEventRecord`` and waits for the second
+    (``cudaEventSynchronize``), then waits for the epoch's closing event too; every ``print_every`` epochs it reads the
+    loss back and calls ``cudaDeviceSynchronize``.  No call is enclosed by anything the profiler records.  Return the
+    truth: the sync calls per epoch by name."""
+    us, ms = 1000, 1_000_000
+    pid = 4242
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    kern: list[tuple[int, int, int, int]] = []
+    free = api.t
+
+    def wait(name: str) -> None:  # returns 3 us after the GPU's last work, or at once when that is done
+        api(name, 0)
+        api.end_last(max(api.rows[-1][0], free) + 3 * us)
+        api.t = api.rows[-1][1] + 2 * us
+
+    for epoch in range(epochs):
+        api("cudaEventRecord_v3020", 2 * us)
+        for j, (_, kernel_us) in enumerate(_REGRESSION_KERNELS):
+            api("cudaEventCreate_v3020", 1 * us)
+            api("cudaEventCreate_v3020", 1 * us)
+            api("cudaEventRecord_v3020", 2 * us)
+            c = api("cudaLaunchKernel_v7000", 6 * us)
+            start = max(api.t + int(latency_us * us), free)
+            free = start + int(kernel_us * us)
+            kern.append((start, free, c, j))
+            api("cudaEventRecord_v3020", 3 * us)
+            wait("cudaEventSynchronize_v3020")
+        api("cudaEventRecord_v3020", 2 * us)
+        wait("cudaEventSynchronize_v3020")
+        if epoch % print_every == 0:
+            wait("cudaDeviceSynchronize_v3020")
+    stop = api.t + ms
+    api.insert(con, gtid)
+    names = [strings(n) for n, _ in _REGRESSION_KERNELS]
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 15625, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                     for i, (a, b, c, j) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./regression", thread="regression",
+                copy_enums=False, sync_enum=False)
+    return {"syncs_per_epoch": {"cudaEventSynchronize": len(_REGRESSION_KERNELS) + 1,
+                                "cudaDeviceSynchronize": 1.0 / print_every}}
+
+
 # --------------------------------------------------------------------------- a model called back to back (issue 37)
 
 

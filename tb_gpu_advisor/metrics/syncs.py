@@ -93,7 +93,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), calls=int((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
-                     callers=_top(ctx, callers[~copy], top_n),
+                     callers=_top(ctx, _named_by(callers, sync)[~copy], top_n),
                      wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
@@ -191,6 +191,15 @@ def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.
         return np.zeros(t.shape, dtype=bool)
     j = np.searchsorted(spans[0], t, side="right") - 1
     return (j >= 0) & (t < spans[1][np.maximum(j, 0)])
+
+
+def _named_by(callers: np.ndarray, sync: np.ndarray) -> np.ndarray:
+    """Per sync, the host event that names it: the op around it, or where none encloses it, the sync call itself.
+    Why: a program with no framework (a CUDA C++ loop timing each kernel with ``cudaEventSynchronize``) calls its
+    syncs from code the profiler does not record, and a framework's program may call one outside every op
+    (``torch.cuda.synchronize()``); counting only the enclosed ones named fewer syncs than the finding counts, or none
+    ("in runtime calls")."""
+    return np.where(callers >= 0, callers, sync)
 
 
 def _top(ctx: Context, callers: np.ndarray, top_n: int) -> list[tuple[str, float]]:

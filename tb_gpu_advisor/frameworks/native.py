@@ -32,7 +32,9 @@ _OVERLAP_COPIES = action(
     "kernels', so copies overlap computation; keep data that the next kernel needs on the GPU.")
 _FEWER_SYNCS = action(
     "Take device-wide synchronizations (cudaDeviceSynchronize, cudaStreamSynchronize, a blocking cudaMemcpy of a "
-    "result) out of the loop, or wait on events (cudaStreamWaitEvent) so the host keeps queueing work.")
+    "result) out of the loop, or wait on events (cudaStreamWaitEvent) so the host keeps queueing work; to time "
+    "kernels, record their events in the loop and read cudaEventElapsedTime once after it, not cudaEventSynchronize "
+    "after each kernel.")
 _GRAPHS = action(
     "Capture the iteration's launches as a CUDA graph once (cudaStreamBeginCapture ... cudaStreamEndCapture, "
     "cudaGraphInstantiate) and replay it with one cudaGraphLaunch per iteration; fuse very short kernels.")

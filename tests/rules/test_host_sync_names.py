@@ -81,3 +81,11 @@ def test_control_a_sync_inside_an_op_keeps_the_ops_name() -> None:
     f = _host_sync(str(FIXTURES / "h200_jobs"), run="torch_compile_cudagraphs_inference")
     assert "aten::_local_scalar_dense ×1" in f["summary"]
     assert not any(name.startswith("cuda") for name in _named(f))
+
+
+def test_a_loop_timing_each_kernel_is_told_to_read_the_events_after_it(epochs) -> None:  # noqa: ANN001
+    """Five of the file's six syncs an epoch are ``cudaEventSynchronize`` after each timed kernel: the fix names the
+    timing pattern (record in the loop, read ``cudaEventElapsedTime`` after it), not only device-wide syncs."""
+    _, f = epochs
+    text = " ".join(a["text"] for a in f["actions"])
+    assert "cudaEventElapsedTime" in text and "cudaEventSynchronize" in text

@@ -671,10 +671,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     left = _unrecorded_left_ms(metrics, list(others))
     if not _unrecorded_named(left, ctx.step_ms, dev, first_call_why(metrics) is None):
         return None
-    window = metrics.capture.length_ms or 0.0
-    total = left * max(metrics.steps.count, 1)
-    of_window = (f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
-                 if window > 0 and total >= 0.5 * window else "")
+    of_window = _of_window(metrics, left)
     head = f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(left)} of it ({pct(left / ctx.step_ms)})"
     if ctx.no_host:  # a kernel trace alone: the host's time is unobserved, not recorded and found empty
         summary = (f"{head} the GPU idles, and {ctx.no_host}: what the host did then -- its own code, a wait or the "
@@ -688,12 +685,25 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     f = finding(
         ctx, "unexplained_idle", "warning", summary, title=title,
         metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other,
+                             label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time"),
         actions=ctx.record_host_fix() or [RECORD_HOST],
     )
     f.guide_section = "§1 overview"
     f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f
+
+
+def _of_window(metrics: HostMetrics, left_ms: float) -> str:
+    """The unrecorded time over all kept steps as a share of the capture window, in a sentence -- where it is half the
+    window or more and the kept steps are not the window itself: a pass read as the whole capture has its share of
+    the window said already, and "of the 432.6 ms pass (99.9%) ... That is 99.9% of the 432.6 ms capture window"
+    told one number twice as if of two wholes (h37-words20: rocprof_aiter_mi355x, rocprof_mxfp4_setup_gfx950)."""
+    window = metrics.capture.length_ms or 0.0
+    total = left_ms * max(metrics.steps.count, 1)
+    if window <= 0 or total < 0.5 * window or metrics.steps.source == "whole_capture":
+        return ""
+    return f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
 
 
 def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> list[Finding]:
@@ -889,10 +899,17 @@ def _step_dispatch_words(ctx: Ctx) -> str:
     "Compiled already" is said only where the trace shows the framework's launch fix in use (``Framework.applied``:
     torch.compile's regions or Triton kernels, a tf.function's graph runs), in the framework's words; a JAX call is
     jitted by its own name ("jitted call").  A dispatch call is any top-level op in an eager PyTorch step, which the
-    fixed clause told "the step is compiled already" (h37-review19)."""
+    fixed clause told "the step is compiled already" (h37-review19).
+
+    Where the step may be nothing but first calls (:func:`first_call_why`), the host's time in those calls is named
+    without the word "dispatch": a first call's host time is also its one-time work (compiling, autotuning, loading
+    each kernel on its first launch), which the capture cannot tell from a steady call's dispatch -- the note
+    :func:`_one_early_call` appends says so, and "the dispatch of its 2 top-level op calls: 1.39 ms" beside it
+    claimed the per-call cost it doubts (h37-words20: wild/compiled_a100_triton)."""
     d = ctx.m.dispatch
     used = list(dict.fromkeys(w for a in ctx.fw.fix("launch_bound") if (w := ctx.fw.applied(a, ctx.m.applied))))
-    return (f" (the dispatch of its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+    lead = "the dispatch of" if first_call_why(ctx.m) is None else "the host's time in"
+    return (f" ({lead} its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
             f"{ctx.mean_words(d.calls_per_step)}: {ms(d.host_ms_per_step)} on the host for "
             f"{ms(ctx.m.breakdown.device_compute)} of GPU compute"
             f"{'; already in use: ' + '; '.join(used) if used else ''})")

@@ -693,3 +693,56 @@ def text_number_problems(text: str) -> list[str]:
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]
     return out
+
+
+#: a trace window that names a step by its number ("launch wait, step 0 (11.2 ms)")
+_NUMBERED_STEP = re.compile(r", step \d+\b")
+#: a count of kernels said per step ("3 matmul/conv kernels ran per step and GPU")
+_PER_STEP = re.compile(r"\bran (?:on average )?per step\b")
+#: words that claim what the host did ("unrecorded host time", "host work, step 1")
+_HOST_CLAIM = re.compile(r"\bhost (?:time|work)\b|\bthe host's own work\b")
+#: a part's share said of a pass, and again of the capture window
+_OF_PASS = re.compile(r"of the ([\d.,]+ (?:us|ms|s)) pass\b")
+_OF_WINDOW = re.compile(r"of the ([\d.,]+ (?:us|ms|s)) capture window\b")
+
+
+def _one_unmarked_pass(h: HostReport) -> bool:
+    """The host kept one step, the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``)."""
+    from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+
+    return h.steps.get("count") == 1 and h.steps.get("source") in UNMARKED_SOURCES
+
+
+def _hostless(h: HostReport) -> bool:
+    """The capture recorded the GPU's work and nothing of the host (the launch card says so: its one home)."""
+    from tb_gpu_advisor.report.build import LAUNCH_NOT_MEASURED
+
+    return any(m.id == "launch_wait_share" and m.meaning == LAUNCH_NOT_MEASURED for m in h.headline)
+
+
+def window_words_problems(report: Report) -> list[str]:
+    """Words a report says of a window it does not hold (h37-words20): a step number or a count "per step" where the
+    capture marks no step and was read as one pass; host time or host work claimed where it recorded nothing of the
+    host; a share said of the pass and again of the capture window that pass is; "dispatch" for the host time of a
+    step the same finding says may be nothing but first calls (compilation, loading, one-time work)."""
+    out: list[str] = []
+    for h in report.hosts:
+        mine = list({f.id: f for f in [*h.findings, *(f for f in report.findings if f.host == h.host)]}.values())
+        one_pass, hostless = _one_unmarked_pass(h), _hostless(h)
+        for f in mine:
+            labels = [w.label for w in f.windows]
+            if one_pass:
+                out += [f"{h.host}/{f.id}: a numbered step in a one-pass window: '{x}'"
+                        for x in labels if _NUMBERED_STEP.search(x)]
+            if hostless:
+                out += [f"{h.host}/{f.id}: host time claimed with no host recorded: '{x}'"
+                        for x in [f.title, *labels] if _HOST_CLAIM.search(x)]
+            passes = set(_OF_PASS.findall(f.summary))
+            out += [f"{h.host}/{f.id}: the pass's share said again of the capture window ({t})"
+                    for t in _OF_WINDOW.findall(f.summary) if t in passes]
+            if "the first call's one-time cost" in f.summary and "dispatch" in f.summary:
+                out.append(f"{h.host}/{f.id}: 'dispatch' for the host time of what may be a first call")
+        if one_pass:
+            out += [f"{h.host}/{m.id}: 'per step' in a one-pass card: '{m.meaning}'"
+                    for m in h.headline if m.meaning and _PER_STEP.search(m.meaning)]
+    return out

@@ -138,7 +138,7 @@ def _per_step_words(ctx: Context) -> str:
     the one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``) -- the capture
     marks no step, so "per step" spoke of steps it does not hold (h37-words20: rocprof_aiter_mi355x's "3 matmul/conv
     kernels ran per step and GPU" in its one pass)."""
-    if ctx.steps.count == 1 and ctx.steps.source in UNMARKED_SOURCES:
+    if ctx.steps.count == 1 and ctx.steps.detection.source in UNMARKED_SOURCES:
         return "in the pass" + (" per GPU" if ctx.ranks > 1 else "")
     return "per step and GPU"
 

@@ -578,7 +578,7 @@ def _step_count(text: str, flat: str) -> list[str]:
 
 
 _EACH = re.compile(r"([\d.,]+ (?:us|ms|s)) of each [\d.,]+ (?:us|ms|s) step")
-_STEP_WINDOW = re.compile(r"Trace: [^\n]*?, step \d+ \(([\d.,]+ (?:us|ms|s))\)")
+_STEP_WINDOW = re.compile(r"Trace: [^\n]*?, (?:step \d+|the pass|the step) \(([\d.,]+ (?:us|ms|s))\)")
 
 
 def _window_label_once(text: str) -> list[str]:

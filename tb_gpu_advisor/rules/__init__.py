@@ -846,6 +846,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     graphs, a serving engine's graph mode) -- where the time lies in the program's ranges, only for the part in ranges
     that launch GPU work (:func:`_unlaunched`): a graph removes launches, not a range's host work that launches none."""
     unseen = unrecorded_ms >= 0.5 * host_ms  # mostly code no event records: not the dispatch of launches
+    unit = ctx.unit if ctx.one_pass else "step"  # one unmarked pass is "the pass": no step is marked (h37-words20)
     idle, no_launch = _unlaunched(ctx, host_ms, unrecorded_ms)
     elsewhere = not unseen and no_launch >= 0.5 * host_ms  # mostly in ranges that launch nothing
     what = "" if unseen or elsewhere else " (Python, the framework's own work before each launch)"
@@ -870,10 +871,10 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
-        f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
+        f"accounts for: the {unit} is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
-        title="Host-bound: the GPU waits for the host's own work inside the step",
+        title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),

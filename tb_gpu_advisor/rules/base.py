@@ -114,9 +114,13 @@ class Ctx:
         unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``: the whole window, or one pass of the
         program) -- the capture numbers no step, so "step 0" named one it does not hold (h37-words20: the one-pass
         rocprof_aiter_mi355x's window read "unrecorded host time, step 0")."""
-        if self.one_step and self.m.steps.source in UNMARKED_SOURCES:
-            return f"the {self.unit}"
-        return f"step {step}"
+        return f"the {self.unit}" if self.one_pass else f"step {step}"
+
+    @property
+    def one_pass(self) -> bool:
+        """The one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``): no step
+        of the job is marked in it, so the findings speak of "the pass", never of a numbered step."""
+        return self.one_step and self.m.steps.source in UNMARKED_SOURCES
 
     @property
     def a_step(self) -> str:

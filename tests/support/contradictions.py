@@ -697,6 +697,8 @@ def text_number_problems(text: str) -> list[str]:
 
 #: a trace window that names a step by its number ("launch wait, step 0 (11.2 ms)")
 _NUMBERED_STEP = re.compile(r", step \d+\b")
+#: the job's step named in a title ("inside the step", "every step")
+_THE_STEP = re.compile(r"\b(?:the|every|each) step\b")
 #: a count of kernels said per step ("3 matmul/conv kernels ran per step and GPU")
 _PER_STEP = re.compile(r"\bran (?:on average )?per step\b")
 #: words that claim what the host did ("unrecorded host time", "host work, step 1")
@@ -721,8 +723,8 @@ def _hostless(h: HostReport) -> bool:
 
 
 def window_words_problems(report: Report) -> list[str]:
-    """Words a report says of a window it does not hold (h37-words20): a step number or a count "per step" where the
-    capture marks no step and was read as one pass; host time or host work claimed where it recorded nothing of the
+    """Words a report says of a window it does not hold (h37-words20): a step number, a title's "the step" or a count
+    "per step" where the capture marks no step and was read as one pass; host time or host work claimed where it recorded nothing of the
     host; a share said of the pass and again of the capture window that pass is; "dispatch" for the host time of a
     step the same finding says may be nothing but first calls (compilation, loading, one-time work)."""
     out: list[str] = []
@@ -734,6 +736,8 @@ def window_words_problems(report: Report) -> list[str]:
             if one_pass:
                 out += [f"{h.host}/{f.id}: a numbered step in a one-pass window: '{x}'"
                         for x in labels if _NUMBERED_STEP.search(x)]
+                if _THE_STEP.search(f.title):
+                    out.append(f"{h.host}/{f.id}: a step in a one-pass finding's title: '{f.title}'")
             if hostless:
                 out += [f"{h.host}/{f.id}: host time claimed with no host recorded: '{x}'"
                         for x in [f.title, *labels] if _HOST_CLAIM.search(x)]

@@ -695,17 +695,15 @@ def text_number_problems(text: str) -> list[str]:
     return out
 
 
-#: a trace window that names a step by its number ("launch wait, step 0 (11.2 ms)")
-_NUMBERED_STEP = re.compile(r", step \d+\b")
-#: the job's step named in a title ("inside the step", "every step")
-_THE_STEP = re.compile(r"\b(?:the|every|each) step\b")
-#: a count of kernels said per step ("3 matmul/conv kernels ran per step and GPU")
-_PER_STEP = re.compile(r"\bran (?:on average )?per step\b")
-#: words that claim what the host did ("unrecorded host time", "host work, step 1")
-_HOST_CLAIM = re.compile(r"\bhost (?:time|work)\b|\bthe host's own work\b")
-#: a part's share said of a pass, and again of the capture window
-_OF_PASS = re.compile(r"of the ([\d.,]+ (?:us|ms|s)) pass\b")
-_OF_WINDOW = re.compile(r"of the ([\d.,]+ (?:us|ms|s)) capture window\b")
+#: the words a report may say of a window it does not hold (:func:`window_words_problems`): a trace window naming a
+#: step by its number ("launch wait, step 0 (11.2 ms)"), a title's step ("inside the step", "every step"), a count of
+#: kernels per step ("3 matmul/conv kernels ran per step and GPU"), host time or work claimed ("unrecorded host
+#: time"), a share of the pass and of the capture window
+_WINDOW_WORDS = {"numbered": r", step \d+\b", "the_step": r"\b(?:the|every|each) step\b",
+                 "per_step": r"\bran (?:on average )?per step\b",
+                 "host": r"\bhost (?:time|work)\b|\bthe host's own work\b",
+                 "of_pass": r"of the ([\d.,]+ (?:us|ms|s)) pass\b", "of_window": r"of the ([\d.,]+ (?:us|ms|s)) capture window\b"}
+_NUMBERED_STEP, _THE_STEP, _PER_STEP, _HOST_CLAIM, _OF_PASS, _OF_WINDOW = map(re.compile, _WINDOW_WORDS.values())
 
 
 def _one_unmarked_pass(h: HostReport) -> bool:

@@ -30,6 +30,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
 from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
+from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
@@ -124,12 +125,22 @@ def _unshaped_matmuls(ctx: Context) -> str | None:
     whole = abs(calls - round(calls)) < 1e-9
     ran = ((f"{plural(round(calls), 'matmul/conv kernel')} ran" if whole else
             f"{_tenths(calls)} matmul/conv kernels ran on average") +
-           f" per step and GPU ({fmt_ms(ms)}) but no op recorded their shapes, so their FLOPs are unknown")
+           f" {_per_step_words(ctx)} ({fmt_ms(ms)}) but no op recorded their shapes, so their FLOPs are unknown")
     if graph >= 0.5 * dur:
         words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
         ran += (f": {graph / dur:.0%} of their time ran in replays of {words}, and a replay is one launch on the host, "
                 "with no op per kernel to record shapes")
     return ran
+
+
+def _per_step_words(ctx: Context) -> str:
+    """What a count of the kept steps is per: "per step and GPU"; "in the pass" (per GPU where several share it) where
+    the one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``) -- the capture
+    marks no step, so "per step" spoke of steps it does not hold (h37-words20: rocprof_aiter_mi355x's "3 matmul/conv
+    kernels ran per step and GPU" in its one pass)."""
+    if ctx.steps.count == 1 and ctx.steps.detection.source in UNMARKED_SOURCES:
+        return "in the pass" + (" per GPU" if ctx.ranks > 1 else "")
+    return "per step and GPU"
 
 
 def _tenths(k: float) -> str:

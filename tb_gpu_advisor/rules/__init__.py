@@ -671,10 +671,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     left = _unrecorded_left_ms(metrics, list(others))
     if not _unrecorded_named(left, ctx.step_ms, dev, first_call_why(metrics) is None):
         return None
-    window = metrics.capture.length_ms or 0.0
-    total = left * max(metrics.steps.count, 1)
-    of_window = (f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
-                 if window > 0 and total >= 0.5 * window else "")
+    of_window = _of_window(metrics, left)
     head = f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(left)} of it ({pct(left / ctx.step_ms)})"
     if ctx.no_host:  # a kernel trace alone: the host's time is unobserved, not recorded and found empty
         summary = (f"{head} the GPU idles, and {ctx.no_host}: what the host did then -- its own code, a wait or the "
@@ -688,12 +685,25 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     f = finding(
         ctx, "unexplained_idle", "warning", summary, title=title,
         metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other,
+                             label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time"),
         actions=ctx.record_host_fix() or [RECORD_HOST],
     )
     f.guide_section = "§1 overview"
     f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f
+
+
+def _of_window(metrics: HostMetrics, left_ms: float) -> str:
+    """The unrecorded time over all kept steps as a share of the capture window, in a sentence -- where it is half the
+    window or more and the kept steps are not the window itself: a pass read as the whole capture has its share of
+    the window said already, and "of the 432.6 ms pass (99.9%) ... That is 99.9% of the 432.6 ms capture window"
+    told one number twice as if of two wholes (h37-words20: rocprof_aiter_mi355x, rocprof_mxfp4_setup_gfx950)."""
+    window = metrics.capture.length_ms or 0.0
+    total = left_ms * max(metrics.steps.count, 1)
+    if window <= 0 or total < 0.5 * window or metrics.steps.source == "whole_capture":
+        return ""
+    return f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
 
 
 def unrecorded_part_said_in_its_whole(out: list[Finding], whole: Finding) -> list[Finding]:
@@ -836,6 +846,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     graphs, a serving engine's graph mode) -- where the time lies in the program's ranges, only for the part in ranges
     that launch GPU work (:func:`_unlaunched`): a graph removes launches, not a range's host work that launches none."""
     unseen = unrecorded_ms >= 0.5 * host_ms  # mostly code no event records: not the dispatch of launches
+    unit = ctx.unit if ctx.one_pass else "step"  # one unmarked pass is "the pass": no step is marked (h37-words20)
     idle, no_launch = _unlaunched(ctx, host_ms, unrecorded_ms)
     elsewhere = not unseen and no_launch >= 0.5 * host_ms  # mostly in ranges that launch nothing
     what = "" if unseen or elsewhere else " (Python, the framework's own work before each launch)"
@@ -860,10 +871,10 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
-        f"accounts for: the step is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
+        f"accounts for: the {unit} is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
-        title="Host-bound: the GPU waits for the host's own work inside the step",
+        title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
@@ -889,10 +900,17 @@ def _step_dispatch_words(ctx: Ctx) -> str:
     "Compiled already" is said only where the trace shows the framework's launch fix in use (``Framework.applied``:
     torch.compile's regions or Triton kernels, a tf.function's graph runs), in the framework's words; a JAX call is
     jitted by its own name ("jitted call").  A dispatch call is any top-level op in an eager PyTorch step, which the
-    fixed clause told "the step is compiled already" (h37-review19)."""
+    fixed clause told "the step is compiled already" (h37-review19).
+
+    Where the step may be nothing but first calls (:func:`first_call_why`), the host's time in those calls is named
+    without the word "dispatch": a first call's host time is also its one-time work (compiling, autotuning, loading
+    each kernel on its first launch), which the capture cannot tell from a steady call's dispatch -- the note
+    :func:`_one_early_call` appends says so, and "the dispatch of its 2 top-level op calls: 1.39 ms" beside it
+    claimed the per-call cost it doubts (h37-words20: wild/compiled_a100_triton)."""
     d = ctx.m.dispatch
     used = list(dict.fromkeys(w for a in ctx.fw.fix("launch_bound") if (w := ctx.fw.applied(a, ctx.m.applied))))
-    return (f" (the dispatch of its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+    lead = "the dispatch of" if first_call_why(ctx.m) is None else "the host's time in"
+    return (f" ({lead} its {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
             f"{ctx.mean_words(d.calls_per_step)}: {ms(d.host_ms_per_step)} on the host for "
             f"{ms(ctx.m.breakdown.device_compute)} of GPU compute"
             f"{'; already in use: ' + '; '.join(used) if used else ''})")

@@ -109,6 +109,19 @@ class Ctx:
         a = round(float(k), 1)
         return f"{n_of(a, noun, plural)} {self.per_step if per is None else per}{self.mean_words(a)}"
 
+    def step_name(self, step: int) -> str:
+        """A kept step as a trace window names it: "step 3"; "the pass" where the one step kept is the pass an
+        unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``: the whole window, or one pass of the
+        program) -- the capture numbers no step, so "step 0" named one it does not hold (h37-words20: the one-pass
+        rocprof_aiter_mi355x's window read "unrecorded host time, step 0")."""
+        return f"the {self.unit}" if self.one_pass else f"step {step}"
+
+    @property
+    def one_pass(self) -> bool:
+        """The one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``): no step
+        of the job is marked in it, so the findings speak of "the pass", never of a numbered step."""
+        return self.one_step and self.m.steps.source in UNMARKED_SOURCES
+
     @property
     def a_step(self) -> str:
         """"a step" after a time ("1.02 ms a step") over several steps; "in the step" where the capture holds one."""
@@ -710,7 +723,7 @@ def step_windows(
             out.append(
                 TimeWindow(
                     host=ctx.host,
-                    label=f"{label}, step {s.step}{extra}",
+                    label=f"{label}, {ctx.step_name(s.step)}{extra}",
                     start_ms=round(float(start), 3),
                     end_ms=round(float(end), 3),
                     gpu=gpu,
@@ -720,7 +733,7 @@ def step_windows(
         return out
     for w in (ctx.m.steps.windows or [])[:n]:
         out.append(
-            TimeWindow(host=ctx.host, label=f"{label}, step {w.step}", start_ms=round(w.start_ms, 3),
+            TimeWindow(host=ctx.host, label=f"{label}, {ctx.step_name(w.step)}", start_ms=round(w.start_ms, 3),
                        end_ms=round(w.end_ms, 3), gpu=gpu, step=int(w.step))
         )
     return out

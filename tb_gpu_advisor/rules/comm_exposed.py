@@ -76,13 +76,14 @@ def check(job: JobView) -> list[Finding]:
     save = med([hideable_ms(job, r) for r in job.ranks])
     n = len(job.ranks)
     scope = f"the median of {n} {job.unit}s" if n > 1 else _one_rank(job.ranks[0])
+    step = job.step_word if job.one_step and not job.marked else "step"  # an unmarked pass (h37-words20)
     return [job_finding(
         job, ID, sev,
         f"Collectives take {job.part_of_step(total)} ({scope}), and {ms(exposed)} of it runs with no "
         f"compute to overlap it"
         + _wait_clause(exposed, paid - paced, job.unit)
         + (_paced_clause(job, paced) if paced > 0 else "")
-        + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
+        + f": {ms(paid)} ({pct(share)} of the {step}) of communication the {step} pays for. Most exposed: {top[0]}, "
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
         + (f" One {job.unit}'s trace cannot tell the transfer from waiting for the other {job.units}: profile every "
            f"{job.unit} to separate them." if n == 1 else ""),
@@ -100,6 +101,7 @@ def check(job: JobView) -> list[Finding]:
                                                                "transfer ms", "paid ms", "bytes per call",
                                                                "bus GB/s"], rows)],
         actions=fixes_for(job, ID, (["paced"] if paced > 0 else []) + fix_variants(job, types[:2])), host=job.ranks[0].host if len(job.hosts) == 1 else None,
+        title=f"Communication is exposed: the {step} waits for collectives no compute overlaps",
     )]
 
 

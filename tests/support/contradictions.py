@@ -578,7 +578,7 @@ def _step_count(text: str, flat: str) -> list[str]:
 
 
 _EACH = re.compile(r"([\d.,]+ (?:us|ms|s)) of each [\d.,]+ (?:us|ms|s) step")
-_STEP_WINDOW = re.compile(r"Trace: [^\n]*?, step \d+ \(([\d.,]+ (?:us|ms|s))\)")
+_STEP_WINDOW = re.compile(r"Trace: [^\n]*?, (?:step \d+|the pass|the step) \(([\d.,]+ (?:us|ms|s))\)")
 
 
 def _window_label_once(text: str) -> list[str]:
@@ -692,4 +692,59 @@ def text_number_problems(text: str) -> list[str]:
     for line in text.splitlines():
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]
+    return out
+
+
+#: the words a report may say of a window it does not hold (:func:`window_words_problems`): a trace window naming a
+#: step by its number ("launch wait, step 0 (11.2 ms)"), a title's step ("inside the step", "every step"), a count of
+#: kernels per step ("3 matmul/conv kernels ran per step and GPU"), host time or work claimed ("unrecorded host
+#: time"), a share of the pass and of the capture window
+_WINDOW_WORDS = {"numbered": r", step \d+\b", "the_step": r"\b(?:the|every|each) step\b",
+                 "per_step": r"\bran (?:on average )?per step\b",
+                 "host": r"\bhost (?:time|work)\b|\bthe host's own work\b",
+                 "of_pass": r"of the ([\d.,]+ (?:us|ms|s)) pass\b", "of_window": r"of the ([\d.,]+ (?:us|ms|s)) capture window\b"}
+_NUMBERED_STEP, _THE_STEP, _PER_STEP, _HOST_CLAIM, _OF_PASS, _OF_WINDOW = map(re.compile, _WINDOW_WORDS.values())
+
+
+def _one_unmarked_pass(h: HostReport) -> bool:
+    """The host kept one step, the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``)."""
+    from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+
+    return h.steps.get("count") == 1 and h.steps.get("source") in UNMARKED_SOURCES
+
+
+def _hostless(h: HostReport) -> bool:
+    """The capture recorded the GPU's work and nothing of the host (the launch card says so: its one home)."""
+    from tb_gpu_advisor.report.build import LAUNCH_NOT_MEASURED
+
+    return any(m.id == "launch_wait_share" and m.meaning == LAUNCH_NOT_MEASURED for m in h.headline)
+
+
+def window_words_problems(report: Report) -> list[str]:
+    """Words a report says of a window it does not hold (h37-words20): a step number, a title's "the step" or a count
+    "per step" where the capture marks no step and was read as one pass; host time or host work claimed where it recorded nothing of the
+    host; a share said of the pass and again of the capture window that pass is; "dispatch" for the host time of a
+    step the same finding says may be nothing but first calls (compilation, loading, one-time work)."""
+    out: list[str] = []
+    for h in report.hosts:
+        mine = list({f.id: f for f in [*h.findings, *(f for f in report.findings if f.host == h.host)]}.values())
+        one_pass, hostless = _one_unmarked_pass(h), _hostless(h)
+        for f in mine:
+            labels = [w.label for w in f.windows]
+            if one_pass:
+                out += [f"{h.host}/{f.id}: a numbered step in a one-pass window: '{x}'"
+                        for x in labels if _NUMBERED_STEP.search(x)]
+                if _THE_STEP.search(f.title):
+                    out.append(f"{h.host}/{f.id}: a step in a one-pass finding's title: '{f.title}'")
+            if hostless:
+                out += [f"{h.host}/{f.id}: host time claimed with no host recorded: '{x}'"
+                        for x in [f.title, *labels] if _HOST_CLAIM.search(x)]
+            passes = set(_OF_PASS.findall(f.summary))
+            out += [f"{h.host}/{f.id}: the pass's share said again of the capture window ({t})"
+                    for t in _OF_WINDOW.findall(f.summary) if t in passes]
+            if "the first call's one-time cost" in f.summary and "dispatch" in f.summary:
+                out.append(f"{h.host}/{f.id}: 'dispatch' for the host time of what may be a first call")
+        if one_pass:
+            out += [f"{h.host}/{m.id}: 'per step' in a one-pass card: '{m.meaning}'"
+                    for m in h.headline if m.meaning and _PER_STEP.search(m.meaning)]
     return out

@@ -758,8 +758,9 @@ def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:
     return out
 
 
-#: a window's claimed time on its step: "label, step N (Z ms)"
-_WINDOW_CLAIM = re.compile(r", step -?\d+ \(" + _TIME + r"\)$")
+#: a window's claimed time on its step: "label, step N (Z ms)", or "label, the pass (Z ms)" on the one pass of an
+#: unmarked capture (``rules.base.Ctx.step_name``)
+_WINDOW_CLAIM = re.compile(r", (?:step -?\d+|the pass|the step) \(" + _TIME + r"\)$")
 
 
 def claims_once_problems(where: str, findings: list[Finding], breakdown_ms: dict, noted: bool = True) -> list[str]:

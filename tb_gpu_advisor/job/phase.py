@@ -540,7 +540,7 @@ def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     for d in trace.devices:
         if not len(d):
             continue
-        us, ue = union_intervals(d.start.astype(np.int64), d.end.astype(np.int64))
+        us, ue = d.busy()
         cum = np.concatenate([[0], np.cumsum(ue - us)])
         busy = np.maximum(busy, (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length)
     return busy < 0.5

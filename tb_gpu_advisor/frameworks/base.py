@@ -268,6 +268,17 @@ class Framework:
     #: name per module object, the same on each of its calls), "" for any other span: the program a call runs, as an
     #: XLA execution names its module -- instances of a span that run different modules are no loop's iterations
     named_module: Callable[[str], str] = lambda _n: ""
+    #: the class of the module a model-call span names (PyTorch ``with_modules``' ``nn.Module: T5Attention_3``:
+    #: ``T5Attention``, one name for every instance), "" for any other span: the model's own code, which the metrics
+    #: name beside a finding whose fix is the model's (``metrics.attention``)
+    module_class: Callable[[str], str] = lambda _n: ""
+    #: the line of the framework's own frame that moves a module's tensors onto the device (PyTorch's
+    #: ``Module._apply`` in a ``file.py:123 function`` frame), None for any other frame: a memory snapshot's stacks
+    #: that differ only in it tell parameters from their gradients (``metrics.memory``)
+    module_apply_line: Callable[[str], "int | None"] = lambda _f: None
+    #: how to record the allocator history a memory snapshot of the given layout (the reader's ``layout`` fact) lacks,
+    #: in words that fit that release; "" where the framework writes no snapshot
+    record_history: Callable[[str], str] = lambda _layout: ""
     #: the framework version a trace's ``producer`` facts imply, as (oldest, newest-exclusive) version tuples; None
     #: where they say nothing (``frameworks.<name>.version_range``)
     version_range: Callable[[Mapping[str, str]], "tuple[tuple[int, ...], tuple[int, ...] | None] | None"] = \

@@ -1764,5 +1764,6 @@ FRAMEWORK = Framework(
     gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
     model_call=is_model_call, named_module=named_module, cache_release_event=is_cache_release_event,
+    module_class=module_class, module_apply_line=module_apply_line, record_history=record_history,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

@@ -197,6 +197,15 @@ class Framework:
         field(default_factory=dict)
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: an op the framework records in a process whose autograd records a backward pass's own nodes beside it
+    #: (PyTorch's ATen ops, ``aten::*``, beside autograd's ``*Backward`` nodes -- the ``backward_nodes`` label): such
+    #: ops run where no training event did are forward passes (``job.kind``)
+    autograd_op: NamePredicate = never
+    #: the framework's calls recorded as op ranges (``HostRanges.op``: PyProf's and DLProf's NVTX around every
+    #: ``torch``, ``Tensor`` and ``torch.nn.functional`` call) show a training step's backward among them
+    #: (``Tensor.backward``), and its backward launches its kernels from a thread of its own: such ranges with no
+    #: backward, every launch on a thread that recorded them, are a forward pass (``job.kind``)
+    op_ranges_show_backward: bool = False
     #: a stack frame (``file.py:123 function``) whose code allocates only a training job's memory -> what it holds, in
     #: words ("an optimizer's state"); "" for any other frame (``job.kind`` reads a snapshot's live blocks with it)
     training_frame: Callable[[str], str] = lambda _f: ""
@@ -268,6 +277,17 @@ class Framework:
     #: name per module object, the same on each of its calls), "" for any other span: the program a call runs, as an
     #: XLA execution names its module -- instances of a span that run different modules are no loop's iterations
     named_module: Callable[[str], str] = lambda _n: ""
+    #: the class of the module a model-call span names (PyTorch ``with_modules``' ``nn.Module: T5Attention_3``:
+    #: ``T5Attention``, one name for every instance), "" for any other span: the model's own code, which the metrics
+    #: name beside a finding whose fix is the model's (``metrics.attention``)
+    module_class: Callable[[str], str] = lambda _n: ""
+    #: the line of the framework's own frame that moves a module's tensors onto the device (PyTorch's
+    #: ``Module._apply`` in a ``file.py:123 function`` frame), None for any other frame: a memory snapshot's stacks
+    #: that differ only in it tell parameters from their gradients (``metrics.memory``)
+    module_apply_line: Callable[[str], "int | None"] = lambda _f: None
+    #: how to record the allocator history a memory snapshot of the given layout (the reader's ``layout`` fact) lacks,
+    #: in words that fit that release; "" where the framework writes no snapshot
+    record_history: Callable[[str], str] = lambda _layout: ""
     #: the framework version a trace's ``producer`` facts imply, as (oldest, newest-exclusive) version tuples; None
     #: where they say nothing (``frameworks.<name>.version_range``)
     version_range: Callable[[Mapping[str, str]], "tuple[tuple[int, ...], tuple[int, ...] | None] | None"] = \
@@ -415,6 +435,8 @@ GENERIC_LABELS: dict[str, str] = {
     **{f"snapshot_made:{layout}": "its allocator recorded none" for layout in ("1.13", "2.0", "2.0 or older", "2.1", "")},
     "op": "op",
     "ops": "ops",
+    #: the events that show a backward pass ran, in the framework's words (``job.kind``: ops but no backward)
+    "backward_nodes": "the backward pass's own ops",
     "ops_short": "framework ops",
     "ops_table": "Top ops (kept steps, all GPUs)",
     "input_wait_meaning": "share of the step the GPU was idle while the host prepared or waited for input",

@@ -1283,6 +1283,12 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+def is_autograd_op(name: str) -> bool:
+    """An ATen op (``aten::mm``): recorded by the profiler beside autograd's ``*Backward`` nodes wherever a backward
+    ran, so ATen ops with no such node are a forward pass (``Framework.autograd_op``)."""
+    return name.startswith("aten::")
+
+
 #: A training wrapper's own range around a phase of its loop, by the phase's name: PyTorch Lightning records each as
 #: ``[pl][profile]<phase>`` (2.x) or a bare ``<phase>`` (1.x), a hook of its strategy, module or loop as
 #: ``[<Owner>]<Class>.<phase>``.  The phase is what it names -- its last dotted or bracketed part.
@@ -1728,6 +1734,7 @@ FRAMEWORK = Framework(
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
+            "backward_nodes": "autograd's `*Backward` nodes",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
@@ -1756,6 +1763,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_phase=is_training_phase, evaluation_phase=is_evaluation_phase,
+    autograd_op=is_autograd_op, op_ranges_show_backward=True,
     training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event,
@@ -1764,5 +1772,6 @@ FRAMEWORK = Framework(
     gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
     model_call=is_model_call, named_module=named_module, cache_release_event=is_cache_release_event,
+    module_class=module_class, module_apply_line=module_apply_line, record_history=record_history,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

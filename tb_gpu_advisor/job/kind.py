@@ -342,13 +342,13 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
-    if fw.id == "pytorch" and any(n.startswith("aten::") for n in used):
+    if any(fw.autograd_op(n) for n in used):
         traced = sorted(_compiler_traced(trace, fw))
         said = (f" of the job's own (its backward nodes, {and_list([f'`{_short(n)}`' for n in traced[:2]])}"
                 f"{' ...' if len(traced) > 2 else ''}, lie only inside the compiler's spans: the compiler tracing a "
-                f"backward graph, launching nothing)" if traced else " (autograd's `*Backward` nodes)")
-        return Kind("inference", "medium", f"ATen ops ran but no backward pass{said} and no optimizer step: a forward "
-                                           "pass")
+                f"backward graph, launching nothing)" if traced else f" ({fw.label('backward_nodes')})")
+        return Kind("inference", "medium", f"{fw.label('ops')} ran but no backward pass{said} and no optimizer step: "
+                                           "a forward pass")
     recorded = _recorded_ops_forward(trace, fw)
     if recorded:
         return Kind("inference", "medium", recorded)
@@ -374,7 +374,7 @@ def _recorded_ops_forward(trace: Trace, fw: Framework) -> str:
     pass under PyProf (an A100 Nsight export) read "GPU work of an unknown kind", and its fixes spoke of training
     (loss scaling) for a forward pass."""
     r = trace.ranges
-    if fw.id != "pytorch" or r is None or not r.op.any():
+    if not fw.op_ranges_show_backward or r is None or not r.op.any():
         return ""
     h = trace.h
     ops = r.idx[r.op]

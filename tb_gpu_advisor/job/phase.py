@@ -54,9 +54,36 @@ class OneTime:
         return float((self.unseen_end - self.unseen_start).sum()) / PS_PER_MS
 
 
-def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | None = None) -> OneTime:
+@dataclass(frozen=True)
+class ContextStart:
+    """Where a process started its GPU runtime in the window (:func:`context_start`): asked once per analysis and read
+    by the one-time costs (:func:`one_time_costs`: the context's creation, recorded or not) and by the unseen GPU work
+    (:func:`unseen_gpu_work`: the call that created the context waited for no GPU work)."""
+
+    #: (the first runtime start-up call, the next runtime call) of each thread, host event indices
+    #: (:func:`_runtime_starts`)
+    starts: list[tuple[int, int]]
+    #: bool per host event: the call that created the context (:func:`_context_calls`); read-only, shared
+    calls: np.ndarray
+
+
+def context_start(trace: Trace) -> ContextStart:
+    """The runtime's start-ups in ``trace`` and the calls that created the context.
+
+    Why one answer: each thread's start-up and its next call were searched three times an analysis (the context's
+    creation in a recorded call, in the driver's calls between the two, and the calls the unseen-work reading leaves
+    out), a scan of every runtime call per thread each time."""
+    starts = _runtime_starts(trace)
+    calls = _context_calls(trace, starts)
+    calls.flags.writeable = False
+    return ContextStart(starts, calls)
+
+
+def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | None = None,
+                   started: ContextStart | None = None) -> OneTime:
     """The one-time costs of ``trace`` and its phase; ``launches``: per GPU, each device event's host launch record
-    (a graph launch's kernels all map to it), or None."""
+    (a graph launch's kernels all map to it), or None; ``started``: :func:`context_start` of ``trace`` where the
+    caller has it."""
     h = trace.h
     if not len(h):
         return OneTime("steady", "no host events")
@@ -71,9 +98,10 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call)
                             | _graph_submissions(trace, dur, launches))
     # the context's creation is a one-time cost whatever call it falls in, a blocking copy too (left out just above)
-    ctx = _context_calls(trace)
+    started = started if started is not None else context_start(trace)
+    ctx = started.calls.copy()  # narrowed below; the shared answer stays whole
     # where no recorded call created it, the driver did in calls the capture skipped: its ioctl between the two
-    drv_s, drv_e, drv_words = _unrecorded_context(trace, ctx)
+    drv_s, drv_e, drv_words = _unrecorded_context(trace, ctx, started.starts)
     ctx &= ~rare & ~init & ~slow
     graph_s, graph_e = _captures(h)
     m = slow | init | comp | rare | ctx
@@ -326,13 +354,15 @@ def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:
     return out
 
 
-def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, started: ContextStart | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Host waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
     ``job.one_time_launch_ms`` through which every GPU of the trace is idle.  Physics: a host only waits that long for
     a GPU that is busy -- with work outside this file.  A blocking copy call waits for its own copy too, and a pageable
     one for the driver staging its bytes through a pinned buffer on the host (the GPU idle meanwhile): a call no
     longer than its own copies plus their bytes at ``job.staging_min_gbps`` is that, not unseen work (``launches``: per
-    GPU, each device event's host launch record)."""
+    GPU, each device event's host launch record; ``started``: :func:`context_start` of ``trace`` where the caller has
+    it)."""
     h = trace.h
     if not len(h) or not any(len(d) for d in trace.devices):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -344,7 +374,7 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None) -> t
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
     if cand.size:  # the call that created the context waited for no GPU work: there was none yet
-        cand = cand[~_context_calls(trace)[cand]]
+        cand = cand[~(started if started is not None else context_start(trace)).calls[cand]]
     if cand.size:
         cand = cand[~_own_copy_waits(trace, cand, launches)]
     return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
@@ -378,7 +408,7 @@ def _own_copy_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] |
     return (own_ps > 0) & (length <= own_ps + staging_ps)
 
 
-def _context_calls(trace: Trace) -> np.ndarray:
+def _context_calls(trace: Trace, starts: list[tuple[int, int]]) -> np.ndarray:
     """Bool per host event: the call that created the process's context -- on each thread where the runtime
     initialised in the window (``devices.is_runtime_init``), its next runtime call, where it took at least
     ``job.one_time_launch_ms`` with every GPU idle.
@@ -387,10 +417,9 @@ def _context_calls(trace: Trace) -> np.ndarray:
     a sync or a blocking copy that waits for GPU work launched before it, which no context creation explains.  The
     runtime's own initialisation is what shows the process starting in the window; the context is then created in
     the next call the program makes, whatever call it is (a 77 ms ``cudaMemcpyToSymbol`` in a real cloth simulator,
-    a ``cudaMallocManaged`` in a camera pipeline)."""
+    a ``cudaMallocManaged`` in a camera pipeline).  ``starts``: :func:`_runtime_starts` of ``trace``."""
     h = trace.h
     out = np.zeros(len(h), dtype=bool)
-    starts = _runtime_starts(trace)
     if not starts:
         return out
     p = np.asarray([nxt for _, nxt in starts], np.int64)
@@ -430,7 +459,8 @@ def _runtime_starts(trace: Trace) -> list[tuple[int, int]]:
     return out
 
 
-def _unrecorded_context(trace: Trace, ctx: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def _unrecorded_context(trace: Trace, ctx: np.ndarray, starts: list[tuple[int, int]]
+                        ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Host spans (ps, disjoint sorted) in which the driver created the context in calls the capture does not record,
     and those spans in words: on each thread where the runtime initialised in the window and its next recorded call
     did not create the context (``ctx``: quick), the thread's calls into the GPU driver's kernel module
@@ -444,11 +474,12 @@ def _unrecorded_context(trace: Trace, ctx: np.ndarray) -> tuple[np.ndarray, np.n
     and its next recorded call, ``cudaStreamIsCapturing``, takes 14 us -- the context existed by then.  Between a runtime's start-up and its next
     call, the driver is what enters its kernel module; that was booked as the host's own work.  Only the driver's
     calls are taken, not the whole gap: the program may run its own code there (this one built its model and
-    printed it), and the OS trace does not say what the thread did between two of its calls."""
+    printed it), and the OS trace does not say what the thread did between two of its calls.  ``starts``:
+    :func:`_runtime_starts` of ``trace``."""
     h, w = trace.h, trace.host_waits
     if w is None or not len(w):
         return _EMPTY, _EMPTY, []
-    starts = [(i, nxt) for i, nxt in _runtime_starts(trace) if not ctx[nxt]]
+    starts = [(i, nxt) for i, nxt in starts if not ctx[nxt]]
     if not starts:
         return _EMPTY, _EMPTY, []
     driver = np.isin(w.name, np.flatnonzero([devices.is_driver_os_call(n) for n in w.names]))
@@ -540,7 +571,7 @@ def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     for d in trace.devices:
         if not len(d):
             continue
-        us, ue = union_intervals(d.start.astype(np.int64), d.end.astype(np.int64))
+        us, ue = d.busy()
         cum = np.concatenate([[0], np.cumsum(ue - us)])
         busy = np.maximum(busy, (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length)
     return busy < 0.5

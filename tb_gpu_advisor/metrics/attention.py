@@ -25,7 +25,6 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
-from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, distinct_ids
 from tb_gpu_advisor.metrics.types import AttentionPattern, UnfusedAttention
@@ -116,7 +115,8 @@ def _module_of(ctx: Context, gi: int, ev: int) -> str:
     """The class of the innermost module whose call launched device event ``ev`` of GPU ``gi`` (PyTorch
     ``with_modules``' ``nn.Module: T5Attention_0`` span around the launch, on the launching thread), "" where the
     trace records none.  Why: the fix is the model's own -- Hugging Face's T5 attention has no SDPA switch to turn
-    on, and the report must not promise one (``frameworks.pytorch`` words the fix per module class)."""
+    on, and the report must not promise one (the run's framework names the class: ``Framework.module_class``, and
+    words the fix per class)."""
     sp, g = ctx.trace.spans, ctx.gpus[gi]
     if sp is None or not len(sp) or g.launch is None or int(g.launch[ev]) < 0:
         return ""
@@ -124,7 +124,7 @@ def _module_of(ctx: Context, gi: int, ev: int) -> str:
     t, line = int(ctx.h.start[at]), int(ctx.h.line[at])
     on = np.flatnonzero((sp.line == line) & (sp.start <= t) & (sp.end >= t))
     names = ctx.h.names
-    mods = [(int(sp.start[i]), c) for i in on.tolist() if (c := pytorch.module_class(names[int(sp.name[i])]))]
+    mods = [(int(sp.start[i]), c) for i in on.tolist() if (c := ctx.fw.module_class(names[int(sp.name[i])]))]
     return max(mods)[1] if mods else ""
 
 

@@ -842,9 +842,9 @@ def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None, tuple[np.ndarray, np.ndarray]]:
-    """Per-step columns of one GPU, its category intervals, their painting and the union of its device activity
-    (all three reused for its gaps: :func:`step_gaps`)."""
+def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None]:
+    """Per-step columns of one GPU, its category intervals and their painting (both reused for its gaps:
+    :func:`step_gaps`)."""
     lend = launch_ends(ctx, g)
     iv = category_intervals(ctx, g, lend)
     w = g.windows
@@ -868,7 +868,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     first_l = _first_per_step(st_in[hl], ctx.h.start[launch_in[hl]], n)
     del st_in, launch_in, hl
     # busy = union of all device activity within the window
-    us, ue = union_intervals(d.start, d.end)
+    us, ue = d.busy()
     if n:
         busy_cov = _Cover(us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
         busy_iv = {c: (np.zeros(0, np.int64),) * 2 for c in PRIORITY}
@@ -886,7 +886,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
                      critical=gpu_critical_ms(ctx, g, n, classes, lend=lend))
     arr.critical_classes = classes
-    return arr, iv, painted, (us, ue)
+    return arr, iv, painted
 
 
 def critical_time(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: np.ndarray,
@@ -1087,8 +1087,7 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 
 
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
-              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None,
-              comm: np.ndarray | None = None) -> GapColumns | None:
+              marked: np.ndarray | None = None, comm: np.ndarray | None = None) -> GapColumns | None:
     """GPU idle after each kept step: the longest idle stretch from step k's last kernel to the first device event of
     the step after it in the capture (``GpuCtx.next_start``: kept or dropped -- a warm-up step, the stock rule's
     last).  One gap per kept step that a step follows, so the gaps and their periods (step k's start to the next
@@ -1105,7 +1104,6 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     (copies of step k+1 inside its window) it is the old "last device end -> first device start" gap.  A step
     without kernels falls back to its last copy.
 
-    ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
     (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (``frameworks.user_ranges.program_ranges``),
     whose time in the gaps is named (:func:`range_time`); ``comm``: a communication library's ranges
@@ -1124,7 +1122,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
     # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
     # them are exactly those with start >= a and end <= b
-    us, ue = busy if busy is not None else union_intervals(d.start, d.end)
+    us, ue = d.busy()
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
     found = _gap_windows(ctx, g, gs, ge, (last, first, b), nxt, kept_next)
     if found is None:
@@ -1341,8 +1339,7 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
 
 
-def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
-                   cand: np.ndarray) -> dict[str, float]:
+def ranges_in_idle(ctx: Context, g: GpuCtx, cand: np.ndarray) -> dict[str, float]:
     """Range name -> ms of this GPU's idle time inside its kept steps that the range spans (issue #37: a host-bound
     finding said "the host's own work" and not where in the user's code it runs).
 
@@ -1353,7 +1350,7 @@ def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] 
     w = _step_windows(g)
     if not cand.size or not w.size:
         return {}
-    us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
+    us, ue = g.d.busy()
     # the GPU's idle stretches (the complement of its activity) clipped to the kept steps' windows, sorted, disjoint
     idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
     return range_time(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64), cand, w)
@@ -1641,8 +1638,7 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
     return {w.names[i]: float(total[i]) for i in named}, {w.names[i]: float(most[i]) for i in named}
 
 
-def os_waits_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
-                     iv: dict | None = None) -> dict[str, float]:
+def os_waits_in_idle(ctx: Context, g: GpuCtx, iv: dict | None = None) -> dict[str, float]:
     """OS call -> ms of this GPU's idle time inside its kept steps that the launching thread spent in it
     (:func:`os_waits_in`); {} where the capture traced no OS calls.  With ``iv`` (this GPU's category intervals), only
     the idle the step ledger books to the host's own time (:data:`HOST_OWN`) counts.
@@ -1656,7 +1652,7 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray
     w = _step_windows(g)
     if ctx.trace.host_waits is None or not w.size:
         return {}
-    i0, i1 = _idle_in_steps(g, w, busy)
+    i0, i1 = _idle_in_steps(g, w)
     if iv is not None and i0.size:
         a, b, cats = painted_segments(iv, int(w[0, 0]), int(w[:, 1].max()))
         own = np.isin(np.asarray(cats, dtype=object), HOST_OWN) if a.size else np.zeros(0, bool)
@@ -1669,7 +1665,7 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray
     return os_waits_in(ctx, g, i0, i1)[0]
 
 
-def os_waits_after_work(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None) -> float:
+def os_waits_after_work(ctx: Context, g: GpuCtx) -> float:
     """ms, over the kept steps, of this GPU's idle after each step's last kernel that the launching thread spent in
     OS calls (:func:`os_waits_in`); 0 where the capture traced no OS calls.
 
@@ -1689,17 +1685,16 @@ def os_waits_after_work(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndar
     keep = g.windows[:, 1] > g.windows[:, 0]
     order = np.argsort(g.windows[keep, 0], kind="stable")
     w, cut = g.windows[keep].astype(np.int64)[order], cut[keep][order]
-    i0, i1 = _idle_in_steps(g, w, busy)
+    i0, i1 = _idle_in_steps(g, w)
     j = np.searchsorted(w[:, 0], i0, side="right") - 1  # the window each idle stretch lies in
     t0 = np.maximum(i0, cut[j])
     tail = t0 < i1
     return float(sum(os_waits_in(ctx, g, t0[tail], i1[tail])[0].values())) if tail.any() else 0.0
 
 
-def _idle_in_steps(g: GpuCtx, w: np.ndarray, busy: tuple[np.ndarray, np.ndarray] | None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def _idle_in_steps(g: GpuCtx, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(starts, ends), ps, of this GPU's idle stretches inside the step windows ``w``."""
-    us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
+    us, ue = g.d.busy()
     idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
     return np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64)
 

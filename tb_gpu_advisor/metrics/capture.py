@@ -163,7 +163,7 @@ def _in_busy(g, t: np.ndarray) -> int:  # noqa: ANN001 - a GpuCtx
     """How many of the sorted times ``t`` fall while GPU ``g`` runs any work (the union of its device events)."""
     if not t.size or not g.d.start.size:
         return 0
-    bs, be = union_intervals(g.d.start.astype(np.int64, copy=False), g.d.end.astype(np.int64, copy=False))
+    bs, be = g.d.busy()
     return int(np.count_nonzero(_within(t, bs, be)))
 
 

@@ -168,10 +168,10 @@ class _Idle:
 
 def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
     """Each GPU's step ledger, and for an active one what fills its idle time: done GPU by GPU so that only one
-    GPU's attributed intervals (``iv``, ``painted``, ``busy``) are alive at a time."""
+    GPU's attributed intervals (``iv``, ``painted``) are alive at a time."""
     out = _Idle()
     for g in ctx.gpus:
-        arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
+        arr, iv, painted = bd.gpu_step_arrays(ctx, g)
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
@@ -181,13 +181,13 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
             out.replay.append(bd.replay_wait(ctx, g, iv))
             out.loops.append(bd.loop_idle(ctx, g, iv))
-            out.gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
-            out.in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
+            out.gaps.append(bd.step_gaps(ctx, g, iv, painted, marked, comm_ranges))
+            out.in_ranges.append(bd.ranges_in_idle(ctx, g, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
-            out.in_waits.append(bd.os_waits_in_idle(ctx, g, busy, iv))
-            out.tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
-        del iv, painted, busy
+            out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
+            out.tail_waits.append(bd.os_waits_after_work(ctx, g))
+        del iv, painted
     return out
 
 

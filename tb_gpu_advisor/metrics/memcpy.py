@@ -416,7 +416,7 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         ws, we, steps = trip_windows(g, n)
         if not ws.size:
             continue
-        us, ue = union_intervals(d.start, d.end)
+        us, ue = d.busy()
         # the GPU idle in the windows, less the time the host was waiting rather than working on the data: blocked in
         # a copy or a sync, or loading the next batch (a D2H that waits for NCCL, then the input pipeline, is no trip)
         iw_s, iw_e = subtract_intervals(ws, we, us.astype(np.int64), ue.astype(np.int64))

@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, OutOfMemory
@@ -128,7 +127,7 @@ def _gradients_moved(ctx: Context, out: GpuMemory) -> None:
     them into a process that never runs a backward (BlockZero's evaluator: ~14.8 GiB of a 29.6 GiB Qwen3 model,
     issue #37).  ``_apply`` moves each parameter, then its gradient from a later line of the same function; the two
     allocations have the same size and the same stack but for that line.  So the stacks that differ only in their
-    innermost ``_apply`` frame (``frameworks.pytorch.module_apply_line``), in exactly two lines with equal bytes and
+    innermost ``_apply`` frame (the framework's ``module_apply_line``), in exactly two lines with equal bytes and
     block counts, are parameters (the earlier line) and gradients (the later) -- whatever the PyTorch version's line
     numbers."""
     snap = ctx.trace.snapshot
@@ -136,7 +135,7 @@ def _gradients_moved(ctx: Context, out: GpuMemory) -> None:
     groups: dict[tuple, dict[int, list[int]]] = {}
     users: dict[tuple, str] = {}
     for st in stacks:
-        at = next(((i, ln) for i, f in enumerate(st.frames) if (ln := pytorch.module_apply_line(f)) is not None), None)
+        at = next(((i, ln) for i, f in enumerate(st.frames) if (ln := ctx.fw.module_apply_line(f)) is not None), None)
         if at is None:
             continue
         i, line = at
@@ -474,7 +473,7 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
                          for b in blocks[:TOP_HOLDERS]],
                     note=f"{segments} segments at the dump; no history: "
-                         f"{pytorch.record_history(str(ctx.trace.producer.get('layout') or ''))}")
+                         f"{ctx.fw.record_history(str(ctx.trace.producer.get('layout') or ''))}")
     # what the live blocks' stacks say is the state's alone: a dump with no history entry at all (PyTorch 1.13's
     # ``_snapshot()``, ``torch.cuda.memory_snapshot()``, ``context="state"``) holds it as one with a few does
     _gradients_moved(ctx, out)

@@ -185,7 +185,7 @@ def loss_scaling(ctx: Context) -> LossScaling:
     # GPU-idle part: loss-scaling time not covered by any activity of the active GPUs (averaged)
     idle = []
     for g in ctx.active:
-        us, ue = union_intervals(g.d.start, g.d.end)
+        us, ue = g.d.busy()
         pts = np.unique(np.concatenate([ls, le, np.clip(us, ls.min(), le.max()), np.clip(ue, ls.min(), le.max())]))
         if pts.size < 2:
             continue

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, lookup_mask, narrowest
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, lookup_mask, narrowest, union_intervals
 from tb_gpu_advisor.model.idtable import IdTable
 
 
@@ -393,9 +393,28 @@ class DeviceEvents:
     #: -1 unknown -- where the format records the memory kinds apart from the name (XPlane's ``memcpy_details``
     #: ``kind_src:pageable``); empty where none does (Kineto and Nsight name them: ``Memcpy HtoD (Pageable -> Device)``)
     copy_host: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    #: :meth:`busy`'s answer with the columns it was made from (start, end), compared by identity
+    _busy: tuple | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
+
+    def busy(self) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends), int64 ps, of the stretches this GPU runs any work: the union of all its events (kernels,
+        copies, memsets, collectives on every stream), sorted, disjoint and apart (:func:`union_intervals`).
+
+        Made once per GPU and analysis: the job stage (is the GPU idle through a host span), the steps (are the
+        bursts iterations) and the metrics (each step's busy time, its gaps, the idle the host's ranges and waits
+        fill, the loss scaling's idle, the trips) all read this one union, and each used to merge the GPU's events
+        again.  The answer lives with the GPU's columns and is kept with the ``start`` and ``end`` it was read from:
+        a table whose times were replaced gets a new one, never a stale one.  Read-only: callers share it."""
+        memo = self._busy
+        if memo is not None and memo[0] is self.start and memo[1] is self.end:
+            return memo[2], memo[3]
+        us, ue = union_intervals(self.start.astype(np.int64, copy=False), self.end.astype(np.int64, copy=False))
+        us.flags.writeable = ue.flags.writeable = False
+        self._busy = (self.start, self.end, us, ue)
+        return us, ue
 
     @staticmethod
     def launch_columns(blocks: np.ndarray, threads: np.ndarray, block: int = 1 << 20) -> dict[str, np.ndarray]:

@@ -567,7 +567,7 @@ def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndar
     span = float(ends[-1] - starts[0])
     busy = 0.0
     for d in active:
-        us, ue = union_intervals(d.start.astype(np.int64, copy=False), d.end.astype(np.int64, copy=False))
+        us, ue = d.busy()
         busy += float((ue - us).sum())
     if span <= 0.0 or busy >= T("steps.idle_bursts_share") * span:
         return None

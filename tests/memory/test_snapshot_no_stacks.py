@@ -13,7 +13,6 @@ peak: no kind claimed), and generated forms with truth by construction (``synthe
 
 from __future__ import annotations
 
-import copy
 import gzip
 import pickle
 from pathlib import Path
@@ -30,16 +29,7 @@ WILD = Path(__file__).resolve().parents[1] / "fixtures" / "snapshots_wild"
 
 def _without_stacks(doc: dict) -> dict:
     """``doc`` as ``_record_memory_history(context=None)`` writes it: no entry's ``frames``, every block's empty."""
-    out = copy.deepcopy(doc)
-    for seg in out["segments"]:
-        seg["frames"] = []
-        for b in seg["blocks"]:
-            b["frames"] = []
-            b.pop("history", None)
-    for trace in out["device_traces"]:
-        for e in trace:
-            e.pop("frames", None)
-    return out
+    return ms.as_recorded(doc, context=None)
 
 
 def _real(name: str) -> dict:

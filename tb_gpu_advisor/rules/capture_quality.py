@@ -31,7 +31,10 @@ its allocator history kept just its last ``max_entries`` events while its annota
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
 trace, ``context="state"``), an info that its peak and what a forward kept are unknown, with the call that records
-them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy").
+them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy");
+and where its history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``), an
+info that what allocated each block -- and so the job's kind, its iterations and what a forward kept -- is not in the
+file, with the call that records the stacks (the verdict then says what held the peak was not judged).
 No saving.
 """
 

@@ -588,16 +588,20 @@ def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     which = f"GPU {gpus[0]}" if len(gpus) == 1 else f"GPUs {', '.join(map(str, gpus))}"
     key = f"{ID}:no_history_{layout}" if layout in ("1.13", "2.0") else f"{ID}:no_history_2.0" \
         if layout == "2.0 or older" else f"{ID}:no_history"
-    return [finding(
-        ctx, ID, "info",
-        f"The snapshot holds the allocator's state at the dump and no history of {which} ({made}): what was "
-        f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what held "
-        f"it, and what a forward kept for a backward are not -- the memory checks that need them could not run.",
-        title="The memory snapshot holds no allocation history",
-        metric=value_metric(NO_HISTORY_METRIC, "Allocator events recorded", 0, "count", "0", None,
-                            good_direction="higher"),
-        actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None,
-    )]
+    return [_snapshot_note(
+        ctx, f"The snapshot holds the allocator's state at the dump and no history of {which} ({made}): what was "
+             f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what "
+             f"held it, and what a forward kept for a backward are not -- the memory checks that need them could not "
+             f"run.", "The memory snapshot holds no allocation history", (NO_HISTORY_METRIC, "Allocator events recorded"),
+        key, gpus)]
+
+
+def _snapshot_note(ctx: Ctx, summary: str, title: str, metric: tuple[str, str], key: str, gpus: list[int]) -> Finding:
+    """An info on what a snapshot lacks, counted as ``metric`` (id, label) at 0 -- the verdict reads its id -- with
+    the framework's ``key`` fix to record it."""
+    return finding(ctx, ID, "info", summary, title=title,
+                   metric=value_metric(metric[0], metric[1], 0, "count", "0", None, good_direction="higher"),
+                   actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None)
 
 
 #: The metric of the note on a snapshot recorded without stacks: the verdict reads it (what held the peak unjudged).
@@ -619,18 +623,13 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     read = (f"its kind ({kind}) rests on what else the file shows (the job line says what), and " if kind != "unknown"
             else "the job's kind, ")
     events = sum(g.events for g in gpus)
-    return [finding(
-        ctx, ID, "info",
-        f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded without "
-        f"context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or an optimizer "
-        f"made is not -- {read}its iterations and what a forward kept for a backward could not be read.",
-        title="The memory snapshot records no stacks",
-        metric=value_metric(NO_STACKS_METRIC, "Allocations with a stack", 0, "count", "0", None,
-                            good_direction="higher"),
-        actions=ctx.fw.fix(f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older")
-                           else f"{ID}:no_stacks"),
-        gpu=gpus[0].gpu if len(gpus) == 1 else None,
-    )]
+    return [_snapshot_note(
+        ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded "
+             f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
+             f"an optimizer made is not -- {read}its iterations and what a forward kept for a backward could not be "
+             f"read.", "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
+        f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older") else f"{ID}:no_stacks",
+        [g.gpu for g in gpus])]
 
 
 def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:

@@ -749,6 +749,36 @@ def as_version(doc: dict[str, Any], version: str) -> dict[str, Any]:
     return out
 
 
+def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = "all") -> dict[str, Any]:
+    """``doc`` (recorded with ``_record_memory_history()``'s defaults, ``context="all", stacks="all"``) as the other
+    settings write the same history (``torch/csrc/cuda/memory_snapshot.cpp``):
+
+    * ``context=None``: no stack is gathered -- no trace entry has ``frames``, every block and segment ``[]``;
+    * ``stacks="python"``: Python frames only (no C++ unwinding: the only kind on Windows) -- an allocation made on a
+      thread with no Python frame (the backward, on autograd's engine thread) keeps an empty list."""
+    import copy
+
+    out = copy.deepcopy(doc)
+    if context is None:
+        keep: Callable[[list], list] = lambda frames: []  # noqa: E731 - one rule for every list
+    elif stacks == "python":
+        keep = lambda frames: [f for f in frames if f.get("line", 0) > 0]  # noqa: E731 - C++ frames have no line
+    else:
+        return out
+    for seg in out["segments"]:
+        seg["frames"] = keep(seg.get("frames") or [])
+        for b in seg["blocks"]:
+            b["frames"] = keep(b.get("frames") or [])
+            b.pop("history", None)
+    for trace in out["device_traces"]:
+        for e in trace:
+            if context is None:
+                e.pop("frames", None)
+            elif "frames" in e:
+                e["frames"] = keep(e["frames"])
+    return out
+
+
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     """Pickle ``doc`` as ``_dump_snapshot`` does (``pickle.dump``; protocol 4 is Python 3.8-3.13's default)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

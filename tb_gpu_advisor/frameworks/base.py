@@ -409,7 +409,8 @@ class Framework:
 #: serving engine's capture advice (its profiler window) replaces every other fix of ``capture_quality``, never these
 #: (a vLLM worker's state dump without history read "profile the running server through its profiler routes").
 ALLOCATOR_CAPTURE_FIXES = ("capture_quality:no_history", "capture_quality:no_history_2.0",
-                           "capture_quality:no_history_1.13", "capture_quality:history_cut")
+                           "capture_quality:no_history_1.13", "capture_quality:history_cut",
+                           "capture_quality:no_stacks", "capture_quality:no_stacks_2.0")
 
 
 def allocator_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":

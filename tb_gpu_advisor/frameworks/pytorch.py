@@ -134,6 +134,22 @@ def _record_history_fix(layout: str, call: str) -> Action:
                   f"{call}\nrun_steps(2)   # the work to see, after warm-up\n{dump}")
 
 
+#: The call that records the allocator's history with each allocation's stack, by release: 2.1 on, ``context="all"``
+#: (the default; ``None`` records none) with ``stacks="python"`` (the Python frames only: cheaper than ``"all"``'s C++
+#: unwinding, and what names the user's line); 2.0, ``trace_alloc_record_context=True`` (its default records none).
+RECORD_STACKS_21 = ('torch.cuda.memory._record_memory_history(enabled="all", context="all", stacks="python", '
+                    'max_entries=100_000)')
+
+
+def _record_stacks_fix(call: str) -> Action:
+    """The fix of a snapshot whose history carries no stack (``capture_quality``'s ``no_stacks`` note)."""
+    dump = ("pickle.dump(torch.cuda.memory._snapshot(), open('snapshot.pickle', 'wb'))" if call == RECORD_HISTORY_20
+            else "torch.cuda.memory._dump_snapshot('snapshot.pickle')")
+    return action("Record the history with each allocation's stack: the snapshot then says which blocks a forward, a "
+                  "backward or an optimizer made -- the job's kind, its iterations, and what a forward keeps for a "
+                  "backward.", f"{call}\nrun_steps(2)   # the work to see, after warm-up\n{dump}")
+
+
 #: The pin-memory thread and DataLoader workers: background, never the step's critical path.
 _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 
@@ -758,6 +774,8 @@ FIXES = {
     "capture_quality:no_history": (_record_history_fix("2.1", RECORD_HISTORY_21),),
     "capture_quality:no_history_2.0": (_record_history_fix("2.0", RECORD_HISTORY_20),),
     "capture_quality:no_history_1.13": (_record_history_fix("1.13", RECORD_HISTORY_20),),
+    "capture_quality:no_stacks": (_record_stacks_fix(RECORD_STACKS_21),),
+    "capture_quality:no_stacks_2.0": (_record_stacks_fix(RECORD_HISTORY_20),),
     "capture_quality:history_cut": (action(
         "Record the snapshot's history with room for every event of the steps it should show: max_entries is the "
         "number of allocator events kept (the oldest are dropped first), so size it to a few steps' allocations, or "

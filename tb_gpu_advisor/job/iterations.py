@@ -273,11 +273,23 @@ def _phases_held(me: MemoryEvents) -> tuple[bool, list[np.ndarray]] | None:
              for name in ("forward", "backward", "optimizer")}
     if not marks["forward"][-1]:
         return None
+    if not marks["backward"][-1] and marks["optimizer"][-1]:
+        marks["backward"] = np.cumsum(np.concatenate(([0], _frameless(me))))
     training = bool(marks["backward"][-1])
     need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
     if training and _optimizer_steps(me) >= 2:
         need.append(marks["optimizer"])
     return training, need
+
+
+def _frameless(me: MemoryEvents) -> np.ndarray:
+    """Per event, whether it allocates with no frame in its stack -- the backward's allocations where the history
+    shows an optimizer step and no backward frame (:func:`_phases_held`).  Why: ``stacks="python"`` (Windows records
+    nothing else) keeps Python frames only, and the backward runs on autograd's engine thread, which has none: its
+    allocations hold an empty stack.  An optimizer that stepped had gradients, so a backward ran; read without it, the
+    history was no training and its iterations were not found."""
+    bare = np.array([name == "?" for name in me.op_names] + [True], bool)  # the last: op -1, no stack at all
+    return (me.delta > 0) & bare[me.op]
 
 
 def _by_site(me: MemoryEvents, alloc: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

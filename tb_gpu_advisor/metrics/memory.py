@@ -45,7 +45,8 @@ def memory(ctx: Context) -> Memory:
                       f"peak allocated bytes of GPU {top.gpu} ({top.source}) vs its {top.capacity_source or 'capacity'}",
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
                       history_cut=snap.history_cut if snap else None,
-                      snapshot_layout=str(tr.producer.get("layout") or "") if snap else "")
+                      snapshot_layout=str(tr.producer.get("layout") or "") if snap else "",
+                      stackless=snap.stackless if snap else False)
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
     legacy.history_cut = snap.history_cut if snap else None

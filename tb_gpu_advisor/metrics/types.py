@@ -865,6 +865,8 @@ class Memory:
     #: the PyTorch release whose snapshot layout the file has (``formats.snapshot.reader._layout``: "2.1", "2.0",
     #: "1.13", "2.0 or older", "" where nothing tells): the call that records a history differs by release
     snapshot_layout: str = ""
+    #: a snapshot whose allocations carry no stack (``MemorySnapshot.stackless``): phases, kind and iterations unread
+    stackless: bool = False
 
 
 @dataclass

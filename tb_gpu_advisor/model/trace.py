@@ -210,6 +210,10 @@ class MemorySnapshot:
     #: (entries kept, ms they span, ms the profiler's annotations span -- recorded while the history was on, earlier
     #: than the first kept entry); None where nothing shows a loss
     history_cut: tuple[int, float, float] | None = None
+    #: no allocation of the history and no block live at the dump carries a stack frame: the history was recorded
+    #: without context (``_record_memory_history(context=None)``; PyTorch 2.0 without ``trace_alloc_record_context``
+    #: and no live block): what allocated each byte -- a forward, a backward, an optimizer -- is not in the file
+    stackless: bool = False
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).

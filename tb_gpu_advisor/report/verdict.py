@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
-from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC
+from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
 
 _SEVERITIES = ("critical", "warning", "info")
 
@@ -99,6 +99,10 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
         return ("No check fired on the snapshot's state at the dump; it holds no allocation history, so its peak "
                 f"was not judged ({len(notes)} note{'s' if len(notes) != 1 else ''})")
     said = f" ({len(notes)} note{'s' if len(notes) != 1 else ''})" if notes else ""
+    if any(f.metric is not None and f.metric.id == NO_STACKS_METRIC for f in notes):
+        # a snapshot recorded without stacks: the checks that need to know what allocated its peak could not run
+        return ("No check fired on the snapshot's totals; its allocations carry no stack, so what held its peak was "
+                "not judged" + said)
     if all(memory_only(h) is not None for h in report.hosts):
         # memory and no GPU work: the memory checks ran, the time checks had nothing to time -- no verdict on the job's
         # speed (h37-review14: every snapshot read "Healthy" under a header saying "no step timed")

@@ -31,7 +31,10 @@ its allocator history kept just its last ``max_entries`` events while its annota
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them; and
 where it holds no history of a GPU at all (its state at the dump alone: PyTorch 1.13's ``_snapshot()``, 2.0 without a
 trace, ``context="state"``), an info that its peak and what a forward kept are unknown, with the call that records
-them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy").
+them in the release whose layout the file has (``Memory.snapshot_layout``; the verdict then never reads "healthy");
+and where its history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``), an
+info that what allocated each block -- and so the job's kind, its iterations and what a forward kept -- is not in the
+file, with the call that records the stacks (the verdict then says what held the peak was not judged).
 No saving.
 """
 
@@ -60,7 +63,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # what the capture holds and lacks, each its own finding (no docstring: the rule's docs are the module's)
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
         ctx = Ctx(m)
-        return _history_cut(ctx, m) + _no_history(ctx, m)
+        return _suffixed(_history_cut(ctx, m) + _no_history(ctx, m) + _no_stacks(ctx, m))
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
@@ -74,9 +77,13 @@ def check(m: HostMetrics) -> list[Finding]:
         out += _step_count(ctx, m)
     out += _unseen_work(ctx, m)
     out += _window_notes(ctx, m, gpu_work)
-    if len(out) > 1:  # keep ids unique: suffix the secondary ones
-        for i, f in enumerate(out[1:], 1):
-            f.id = f"{f.id}#{f.metric.id if f.metric else i}"
+    return _suffixed(out)
+
+
+def _suffixed(out: list[Finding]) -> list[Finding]:
+    """``out`` with unique ids: the secondary findings' suffixed by their metric."""
+    for i, f in enumerate(out[1:], 1):
+        f.id = f"{f.id}#{f.metric.id if f.metric else i}"
     return out
 
 
@@ -581,16 +588,48 @@ def _no_history(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     which = f"GPU {gpus[0]}" if len(gpus) == 1 else f"GPUs {', '.join(map(str, gpus))}"
     key = f"{ID}:no_history_{layout}" if layout in ("1.13", "2.0") else f"{ID}:no_history_2.0" \
         if layout == "2.0 or older" else f"{ID}:no_history"
-    return [finding(
-        ctx, ID, "info",
-        f"The snapshot holds the allocator's state at the dump and no history of {which} ({made}): what was "
-        f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what held "
-        f"it, and what a forward kept for a backward are not -- the memory checks that need them could not run.",
-        title="The memory snapshot holds no allocation history",
-        metric=value_metric(NO_HISTORY_METRIC, "Allocator events recorded", 0, "count", "0", None,
-                            good_direction="higher"),
-        actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None,
-    )]
+    return [_snapshot_note(
+        ctx, f"The snapshot holds the allocator's state at the dump and no history of {which} ({made}): what was "
+             f"allocated and reserved then, the live blocks and their stacks are known; the peak, when it fell, what "
+             f"held it, and what a forward kept for a backward are not -- the memory checks that need them could not "
+             f"run.", "The memory snapshot holds no allocation history", (NO_HISTORY_METRIC, "Allocator events recorded"),
+        key, gpus)]
+
+
+def _snapshot_note(ctx: Ctx, summary: str, title: str, metric: tuple[str, str], key: str, gpus: list[int]) -> Finding:
+    """An info on what a snapshot lacks, counted as ``metric`` (id, label) at 0 -- the verdict reads its id -- with
+    the framework's ``key`` fix to record it."""
+    return finding(ctx, ID, "info", summary, title=title,
+                   metric=value_metric(metric[0], metric[1], 0, "count", "0", None, good_direction="higher"),
+                   actions=ctx.fw.fix(key), gpu=gpus[0] if len(gpus) == 1 else None)
+
+
+#: The metric of the note on a snapshot recorded without stacks: the verdict reads it (what held the peak unjudged).
+NO_STACKS_METRIC = "stacked_allocations"
+
+
+def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """A snapshot whose history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``,
+    2.0 without ``trace_alloc_record_context``): its totals, peak and when it fell are known, what allocated each
+    block is not -- so the job's kind (but where its allocation pattern shows a backward), its iterations, and what a
+    forward kept for a backward are not read.  Said as an info with the call that records the stacks.
+
+    Why: read without them every allocation was "other", and the report said only "a memory snapshot records
+    allocations, not the GPU's work" -- the checks that need the stacks were silent, and nothing said why."""
+    gpus = [g for g in m.memory.gpus if g.events]
+    if not m.memory.stackless or not gpus:
+        return []
+    kind = m.job.kind.kind if m.job is not None else "unknown"
+    read = (f"its kind ({kind}) rests on what else the file shows (the job line says what), and " if kind != "unknown"
+            else "the job's kind, ")
+    events = sum(g.events for g in gpus)
+    return [_snapshot_note(
+        ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded "
+             f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
+             f"an optimizer made is not -- {read}its iterations and what a forward kept for a backward could not be "
+             f"read.", "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
+        f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older") else f"{ID}:no_stacks",
+        [g.gpu for g in gpus])]
 
 
 def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:

@@ -409,6 +409,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                            "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
                            "are counted from its own lowest point and the state at the dump is not its end")
         snap.ooms.extend(ooms)
+    snap.stackless = _stackless(memory, snap)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -434,6 +435,18 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer=producer)
+
+
+def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
+    """Whether the snapshot's history allocates and no allocation of it, nor any block live at the dump, carries a
+    stack frame (``MemorySnapshot.stackless``).  Why: ``_record_memory_history(context=None)`` records every event
+    and no stack (its entries hold no ``frames``, its blocks an empty list), so every allocation reads as "other";
+    said apart from a ``stacks="python"`` record, whose allocations on autograd's engine thread alone hold no frame."""
+    allocs = [me for me in memory.values() if (me.delta > 0).any()]
+    if not allocs:
+        return False
+    framed = any(name != "?" for me in allocs for name in me.op_names)
+    return not framed and not any(st.frames for stacks in snap.stacks.values() for st in stacks)
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:

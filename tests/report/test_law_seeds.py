@@ -46,8 +46,8 @@ def test_a_collective_some_gpus_ran_reads_one_median_on_host_and_session():
     h = r.hosts[0]
     ran = [g.collectives["Broadcast"][1] for g in h.gpus if "Broadcast" in (g.collectives or {})]
     assert len(ran) == 2 < len(h.gpus)  # two of the four GPUs ran it in the kept steps
-    host = dict((row[0], row[2]) for row in h.communication.rows)
-    session = dict((row[0], row[r.collectives.columns.index("ms")]) for row in r.collectives.rows)
+    host = {row[0]: row[2] for row in h.communication.rows}
+    session = {row[0]: row[r.collectives.columns.index("ms")] for row in r.collectives.rows}
     # main: 0.138 here (the median with two zeros), 0.277 in the session's (the session's table rounds to the us)
     assert abs(host["Broadcast"] - ran[0]) < 1e-6 and abs(session["Broadcast"] - ran[0]) < 1e-3, (host, session, ran)
 

@@ -51,7 +51,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # one step value on the screen: the host-wide step said by its value only where it prints as the step does
     of = (ctx.the_step() if ms(whole) == ms(ctx.step_ms) else
           "the host-wide step, from the first GPU's start to the last one's end")
-    where = (f" in the {len(measured)} of the {kept} steps two or more of them run in" if part < 1.0 else "")
+    where = (f" in the {len(measured)} of the {kept} steps in which two or more of them run" if part < 1.0 else "")
     private = bool(m.capture.gpu_thread_mode_private) or any(g.launch_thread_private for g in m.gpus)
     gs = active_gpus(m)
     offsets = start_offsets_ms(m)

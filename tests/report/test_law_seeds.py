@@ -58,7 +58,7 @@ def test_a_skew_measured_in_few_steps_is_a_part_of_those_steps():
     f = _finding(h, "launch_skew")
     skew = f.metric.detail["launch_skew_ms"]
     assert 0 < f.metric.value <= 1.0  # main: 2.094 (209.4% of the step)
-    assert "in the 2 of the 18 steps two or more of them run in" in f.summary
+    assert "in the 2 of the 18 steps in which two or more of them run" in f.summary
     # the delay a step: the skew in the 2 steps that hold it, over the 18 kept (main: 3.55 ms, the skew every step)
     assert abs(f.saving.ms_per_step - round(skew * 2 / 18, 3)) <= 0.001, (f.saving.ms_per_step, skew)
 

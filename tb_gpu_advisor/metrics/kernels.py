@@ -9,6 +9,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.comm import in_windows
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, distinct_ids
 from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
                                           SmallKernels)
@@ -172,6 +173,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         del key
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur)
+        inside = _inside_us(g, m, inv, u.size)
         mn = np.full(u.size, np.inf)
         mx = np.zeros(u.size)
         np.minimum.at(mn, inv, dur)
@@ -190,19 +192,19 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
             shp = np.where(shp >= 0, shp, lng)
         # the rows' numbers as Python lists first: one conversion per column, not a numpy scalar per row and column
         stride = len(d.op_text) + 1
-        for nid, oi, p_j, mu_j, sh_j, c_j, t_j, mn_j, mx_j, ls_j, ln_j in zip(
+        for nid, oi, p_j, mu_j, sh_j, c_j, t_j, in_j, mn_j, mx_j, ls_j, ln_j in zip(
                 (u // stride).tolist(), (u % stride - 1).tolist(), prec.tolist(), on_mu.tolist(), shp.tolist(),
-                cnt.tolist(), tot.tolist(), mn.tolist(), mx.tolist(), lat_sum.tolist(), lat_n.tolist()):
+                cnt.tolist(), tot.tolist(), inside.tolist(), mn.tolist(), mx.tolist(), lat_sum.tolist(), lat_n.tolist()):
             nm = d.names[nid]
             ot = d.op_text[oi] if oi >= 0 else ""
             r = acc.get((nm, ot))
             if r is None:
-                acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=p_j, gpus=set(),
+                acc[(nm, ot)] = r = dict(count=0, total=0.0, inside=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=p_j, gpus=set(),
                                          shape=None, mu=False)
             r["mu"] = r["mu"] or mu_j
             if r["shape"] is None and sh_j >= 0:
                 r["shape"] = d.string(sh_j) or None
-            r["count"] += c_j; r["total"] += t_j; r["mn"] = min(r["mn"], mn_j); r["mx"] = max(r["mx"], mx_j)
+            r["count"] += c_j; r["total"] += t_j; r["inside"] += in_j; r["mn"] = min(r["mn"], mn_j); r["mx"] = max(r["mx"], mx_j)
             r["lat"] += ls_j; r["latn"] += ln_j; r["gpus"].add(d.gpu)
     # classified once per distinct kernel name (a name is paired with many ops), then looked up per row
     distinct = list(dict.fromkeys(k[0] for k in acc))
@@ -214,7 +216,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = frameworks.op_type(ot)
         out.append(KernelStat(
-            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
+            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], in_steps_us=r["inside"], avg_us=r["total"] / r["count"],
             min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]) or r["mu"],
             # positive: a GEMM/convolution because its library's naming says so (or it runs on the matrix units), never
             # because of the op that launched it -- a matmul op also launches copies, transposes, helper kernels
@@ -225,6 +227,15 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         ))
     out.sort(key=lambda k: -k.total_us)
     return out
+
+
+def _inside_us(g, m: np.ndarray, inv: np.ndarray, n: int) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """Each of ``n`` rows' time inside the GPU's kept steps' windows, us: its kernels ``m`` (a mask; ``inv`` their
+    row) clipped to the windows as the ledger paints them (``comm.in_windows``).  Why apart from the whole durations:
+    a call starts in a kept step but may run past the last one (an all-reduce of 1.37 ms queued at the end of a 0.49 ms
+    step), so its whole time per step is no part of the step."""
+    cs, ce = in_windows(g, np.flatnonzero(m))
+    return np.bincount(inv, weights=(ce - cs).astype(np.float64) / PS_PER_US, minlength=n)
 
 
 def precision_totals(ctx: Context) -> dict[str, float]:

@@ -83,7 +83,9 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         steps = arr.step.shape[0] if arr is not None else 0
         inside = g.step >= 0
         coll = inside & (d.kind == devices.KIND_COLLECTIVE)
-        ar = _allreduce_rows(g)
+        # the AllReduce time inside the kept steps: the calls that start there and those that started before and run
+        # into them (a long call from a dropped step holds a whole kept step's AllReduce: ``comm.ran_into_steps``)
+        ar = _allreduce_rows(g) | _allreduce_rows(g, before=True)
         priv = private_launch_share(ctx, g)
         # Python sums over the rows' values, in step order (as a sum over StepMetrics rows)
         step_ms = sum(arr.step_ms.tolist()) / steps if steps else None
@@ -97,8 +99,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=ctx.per_step(int(coll.sum()), shared=False),
-            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar | _allreduce_rows(g, before=True)), shared=False)
-            if ar.any() else (0.0 if g.active else None),
+            allreduce_ms_per_step=ctx.per_step(_clipped_ms(g, ar), shared=False) if ar.any() else (0.0 if g.active else None),
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
@@ -146,7 +147,7 @@ def _allreduce_transfer(ctx: Context, gpus: list[GpuMetrics]) -> float | None:
 def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
     act = [g for g in gpus if g.active]
     ids = [g.gpu for g in act]
-    skews, lskews, order_votes = _skews(ctx, ids, per_gpu) if _in_step(ctx, per_gpu) else ([], [], {})
+    skews, lskews, order_votes, skew_steps = _skews(ctx, ids, per_gpu) if _in_step(ctx, per_gpu) else ([], [], {}, [])
     conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
     compute = {g.gpu: g.breakdown.device_compute for g in act}
@@ -179,6 +180,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         params=params, params_source=psrc, bandwidth_bytes_per_s=bw, bandwidth_source=bsrc,
         expected_allreduce_ms=(params * 4.0 / bw * 1000.0) if (params and bw) else None,
         launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,
+        launch_skew_steps=skew_steps,
         first_gpu_order=list(max(order_votes, key=order_votes.get)) if order_votes else [],
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
@@ -231,19 +233,24 @@ def processes(ctx: Context, ids: list[int]) -> int:
     return len(groups)
 
 
-def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) -> tuple[list[float], list[float], dict[tuple, int]]:
+def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) \
+        -> tuple[list[float], list[float], dict[tuple, int], list[int]]:
     """Per step with at least two of the GPUs ``ids`` having one: the spread of first kernel starts, of first
-    launches, and votes for the order the GPUs launched in (ties in ``ids`` order), steps in order."""
+    launches, and votes for the order the GPUs launched in (ties in ``ids`` order), steps in order; and the ids of
+    the steps the first spread is over -- a part of those steps, not of every kept one (h37-lawseeds)."""
     if not ids:
-        return [], [], {}
+        return [], [], {}, []
     fk = _step_times(ctx, ids, per_gpu, "first_kernel_ms")
     fl = _step_times(ctx, ids, per_gpu, "first_launch_ms")
-    out = []
+    out, twos = [], []
     for t in (fk, fl):
         ok = ~np.isnan(t)
         two = ok.sum(axis=0) >= 2
         spread = np.where(ok, t, -np.inf).max(axis=0) - np.where(ok, t, np.inf).min(axis=0)
         out.append(spread[two].tolist())
+        twos.append(two)
+    col = per_gpu[ids[0]].step  # every GPU's steps are the kept ones, in one order (``_step_times``' columns)
+    measured = col[twos[0]].tolist() if col.shape[0] == twos[0].shape[0] else []
     ok = ~np.isnan(fl)
     cnt = ok.sum(axis=0)
     order = np.argsort(np.where(ok, fl, np.inf), axis=0, kind="stable").T  # per step: GPUs by first launch
@@ -253,7 +260,7 @@ def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) -> tupl
         if c >= 2:
             key = tuple(gid[o[:c]].tolist())
             votes[key] = votes.get(key, 0) + 1
-    return out[0], out[1], votes
+    return out[0], out[1], votes, measured
 
 
 def concurrency(ctx: Context) -> tuple[float | None, float | None]:

@@ -312,7 +312,7 @@ class KernelStat:
     op_name: str  # "" when no op could be linked
     op_type: str
     count: int
-    total_us: float
+    total_us: float  # each call's whole time (a call starts in a kept step, and may run past the last one)
     avg_us: float
     min_us: float
     max_us: float
@@ -327,6 +327,9 @@ class KernelStat:
     # and the distinct dimension sizes in it (first-seen order); None when the capture carries no shapes
     shape: str | None = None
     dims: list[int] | None = None
+    #: the calls' time inside the kept steps' windows (``metrics.comm.in_windows``): a part of the steps, as the ledger
+    #: paints it, where ``total_us`` holds the time a call runs past the last kept step; None: as ``total_us``
+    in_steps_us: float | None = None
 
 
 @dataclass
@@ -717,6 +720,9 @@ class MultiGpu:
     expected_allreduce_ms: float | None  # params * 4 / bandwidth
     launch_skew_ms: float | None  # avg over steps of (max - min) first-kernel start across active GPUs
     launch_order_skew_ms: float | None  # same for first host launch record
+    #: the kept steps (ids) ``launch_skew_ms`` averages over: those in which two or more active GPUs ran a kernel (a
+    #: GPU that runs nothing in a step starts it at no time); empty: every kept step
+    launch_skew_steps: list[int] = field(default_factory=list)
     first_gpu_order: list[int] = field(default_factory=list)  # GPUs by first launch in the typical step
     # overlap of the GPUs' own work (kernels + copies, collectives excluded) per step:
     # (sum of per-GPU busy - union busy) / (sum busy - max busy); 1 = fully concurrent, 0 = one after another

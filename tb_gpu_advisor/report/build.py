@@ -17,6 +17,7 @@ from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.job import calls_before_note
+from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
@@ -231,7 +232,9 @@ def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
 def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     """Every kept-step kernel by class (kernel_classes.kernel_class), largest time first: complete where the
     kernel table stops at its top rows, so a diff sees every class change.  Per step and GPU (the mean over the
-    host's active GPUs): a sum over GPUs read "matmul/conv 165,058.5 us/step" in a 149.9 ms step (issue #36)."""
+    host's active GPUs): a sum over GPUs read "matmul/conv 165,058.5 us/step" in a 149.9 ms step (issue #36).  The time
+    inside the kept steps (``KernelStat.in_steps_us``), not the calls' whole: a collective queued in the last kept step
+    ran 1.37 ms past it, "collective 514.1 us/step in a 0.493 ms step" (h37-lawseeds)."""
     acc: dict[str, list[float]] = {}
     for k in m.kernels:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
@@ -239,7 +242,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
         a = acc.setdefault(c, [0, 0.0, 0.0])
         a[0] += 1
         a[1] += k.count
-        a[2] += k.total_us
+        a[2] += k.total_us if k.in_steps_us is None else k.in_steps_us  # a part of the steps: their time inside them
     rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(m.per_step(a[1]), 3), "us_per_step": json_float(m.per_step(a[2]), 3)}
             for c, a in acc.items()]
     return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))
@@ -523,7 +526,10 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
 def _communication_table(m: HostMetrics) -> Table | None:
     """Collectives per step by type (``metrics.comm``), of the median GPU: the statistic of the session's table
     (median rank), so one job's collective time reads the same on both (issue #36: AllReduce 1.32 ms in the session's
-    table, 1.03 ms -- a mean over GPUs one of which waits least -- in the host's); None without collectives."""
+    table, 1.03 ms -- a mean over GPUs one of which waits least -- in the host's); None without collectives.  The
+    median over the GPUs that run the type, as the session's is over the ranks that run it (``JobView.summary``):
+    a GPU that runs none of it is no sample of its time (h37-lawseeds: a Broadcast two of four GPUs ran in the kept
+    steps read 0.138 ms here, the zeros of the other two in the median, and 0.277 ms in the session's table)."""
     c = m.comm
     if not c.by_type:
         return None
@@ -531,11 +537,8 @@ def _communication_table(m: HostMetrics) -> Table | None:
     per = {g: {x.type: x for x in c.per_gpu.get(g, [])} for g in active}
 
     def med(t: str, attr: str, mean: float) -> float:
-        vals = sorted(float(getattr(per[g][t], attr) or 0.0) if t in per[g] else 0.0 for g in active)
-        if len(vals) < 2 or not any(per.values()):
-            return mean
-        k = len(vals)
-        return vals[k // 2] if k % 2 else 0.5 * (vals[k // 2 - 1] + vals[k // 2])
+        vals = [float(getattr(per[g][t], attr) or 0.0) for g in active if t in per[g]]
+        return median(vals) if len(active) > 1 and vals else mean
 
     rows = []
     for t in c.by_type:

@@ -17,7 +17,7 @@ import logging
 import traceback
 from typing import Iterable
 
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import pct_part, plural
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -392,9 +392,10 @@ def _guessed_gap_words(f: Finding, source: str) -> str:
     detail = (f.metric.detail or {}) if f.metric is not None else {}
     outside, gap = detail.get("outside_steps_ms") or 0.0, detail.get("avg_gap_ms") or 0.0
     if gap > 0 and outside >= 0.5 * gap:
-        if gap_inside_steps(gap, outside):  # a part lies inside the steps: the saving is that part's (h37-review14)
+        # a part lies inside the steps, against the gap or the step: the saving is that part's (h37-review14, h37-lawseeds)
+        if gap_inside_steps(gap, outside, detail.get("gap_steps_avg_ms")):
             return (f" The steps are a guess (from {source}), but most of this gap lies between them, outside every "
-                    f"step's window ({pct(outside / gap)} of it): no step's time holds that part, so fixing it shortens "
+                    f"step's window ({pct_part(outside / gap)} of it): no step's time holds that part, so fixing it shortens "
                     f"the run, not a step; the saving is the part inside the steps, and it is reported as a note, not "
                     f"a problem.")
         return (f" The steps are a guess (from {source}), but this gap lies between them, outside every step's window "

@@ -1,0 +1,114 @@
+"""The generated jobs that broke the report's laws on main too (h37-lawseeds; found by h37-tinyiter's walks past the
+kept ranges), each held to the quantity it read two ways -- the part and the whole it was measured against:
+
+* ``--forms`` seed 30061, four Nsight ranks that run in turn (31 ms apart, longer than their steps): a Broadcast two of
+  the four GPUs ran in the kept steps read 0.138 ms a step in the host's table (the median with the two GPUs that ran
+  none as zeros) and 0.277 ms in the session's (over the ranks that run it); the launch skew, measured in the 2 steps
+  two GPUs ran in (29.5 ms each), read "209.4% of the 5.31 ms step" -- the mean of all 18 steps;
+* ``--forms5`` seed 30059, two Kineto ranks whose all-reduces (10.5 ms) start before the kept steps and run through
+  them: each GPU's "AllReduce ms/step" read 0 (no call *started* in the steps) beside its 2.23 ms of AllReduce;
+* ``--forms5`` seed 30099: an all-reduce queued in the last kept step ran 1.37 ms past it, its whole time a part of the
+  steps -- "kernel class collective 514.1 us/step in a 0.493 ms step";
+* ``--forms5`` seed 30392, two burst steps of a rocpd trace around a 37.6 ms unrecorded stretch: 10 us of that gap
+  lie inside step 0's window, 0.03% of the gap (under the half percent that "shows") but 1.4% of the 72 us step the
+  saving is a share of -- "no step's time holds it" beside a saving of 1.4% of the step.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+from synthetic.randjobs import random_form5_job, random_form_job
+from tb_gpu_advisor.common.fmt import pct_part
+from tb_gpu_advisor.report import render
+from tb_gpu_advisor.rules.step_gaps import gap_inside_steps
+from tests.support.random_jobs import check, report_of
+
+
+def _report(job):
+    return report_of(job, tempfile.mkdtemp(prefix="lawseed"))
+
+
+def _finding(h, rule):
+    return next(f for f in h.findings if f.rule == rule)
+
+
+def test_each_seed_holds_every_law():
+    """The walks' own check on the four jobs (each broke a law on main: ``one-value``, ``part<=whole``,
+    ``no-step-time``)."""
+    bad = {job.seed: v for job in (random_form_job(30061), random_form5_job(30059), random_form5_job(30099),
+                                   random_form5_job(30392)) if (v := check(job))}
+    assert not bad, bad
+
+
+def test_a_collective_some_gpus_ran_reads_one_median_on_host_and_session():
+    r = _report(random_form_job(30061))
+    h = r.hosts[0]
+    ran = [g.collectives["Broadcast"][1] for g in h.gpus if "Broadcast" in (g.collectives or {})]
+    assert len(ran) == 2 < len(h.gpus)  # two of the four GPUs ran it in the kept steps
+    host = {row[0]: row[2] for row in h.communication.rows}
+    session = {row[0]: row[r.collectives.columns.index("ms")] for row in r.collectives.rows}
+    # main: 0.138 here (the median with two zeros), 0.277 in the session's (the session's table rounds to the us)
+    assert abs(host["Broadcast"] - ran[0]) < 1e-6 and abs(session["Broadcast"] - ran[0]) < 1e-3, (host, session, ran)
+
+
+def test_a_skew_measured_in_few_steps_is_a_part_of_those_steps():
+    r = _report(random_form_job(30061))
+    h = r.hosts[0]
+    f = _finding(h, "launch_skew")
+    skew = f.metric.detail["launch_skew_ms"]
+    assert 0 < f.metric.value <= 1.0  # main: 2.094 (209.4% of the step)
+    assert "in the 2 of the 18 steps in which two or more of them run" in f.summary
+    # the delay a step: the skew in the 2 steps that hold it, over the 18 kept (main: 3.55 ms, the skew every step)
+    assert abs(f.saving.ms_per_step - round(skew * 2 / 18, 3)) <= 0.001, (f.saving.ms_per_step, skew)
+
+
+def test_a_call_run_into_the_kept_steps_is_the_gpus_allreduce():
+    r = _report(random_form5_job(30059))
+    h = r.hosts[0]
+    f = _finding(h, "gpu_imbalance")
+    (t,) = [t for t in f.evidence if "AllReduce ms/step" in t.columns]
+    col = t.columns.index("AllReduce ms/step")
+    for row in t.rows:
+        g = next(g for g in h.gpus if g.gpu == row[0])
+        assert g.collectives["AllReduce"][0] == 0  # no call starts in the kept steps
+        assert row[col] > 1.5 and abs(row[col] - g.collectives["AllReduce"][1]) < 1e-3, (row, g.collectives)  # main: 0
+
+
+def test_a_kernel_class_is_its_time_inside_the_steps():
+    r = _report(random_form5_job(30099))
+    h = r.hosts[0]
+    step = h.gpus[0].step_ms
+    (coll,) = [c for c in h.kernel_classes if c["class"] == "collective"]
+    assert coll["us_per_step"] / 1000 <= step  # main: 514.1 us in a 0.493 ms step
+    # the calls that start in the kept steps, their time inside them: the GPUs' AllReduce transfer column
+    assert abs(coll["us_per_step"] / 1000 - h.gpus[0].collectives["AllReduce"][5]) < 1e-3
+    # the kernels table still holds each call's whole time
+    (k,) = [row for row in h.kernels.rows if "AllReduce" in str(row[0]) or "nccl" in str(row[0]).lower()]
+    assert k[h.kernels.columns.index("total us")] > coll["us_per_step"] * 8 * 1.2
+
+
+def test_a_gap_part_inside_a_step_shows_against_that_step():
+    r = _report(random_form5_job(30392))
+    f = _finding(r.hosts[0], "step_gaps")
+    assert f.saving.percent_of_step >= 0.5
+    text = render.to_text(r)
+    assert "no step's time holds it," not in " ".join(text.split())  # main: said beside the 1.4% saving
+    assert "the saving is the part inside the steps" in " ".join(f.summary.split())
+    assert "(99.97% of it)" in " ".join(f.summary.split())  # never "100.0%" beside the part inside
+
+
+def test_gap_inside_steps_against_the_gap_or_the_step():
+    assert not gap_inside_steps(37.635, 37.625)  # 0.03% of the gap
+    assert gap_inside_steps(37.635, 37.625, 0.072)  # 14% of a 72 us step
+    assert not gap_inside_steps(37.635, 37.635, 0.072)  # all of it outside
+    assert gap_inside_steps(10.0, 9.0)  # 10% of the gap, with or without the step
+    assert not gap_inside_steps(100.0, 99.9999, 5.0)  # 0.1 us: shows against neither (control)
+
+
+def test_pct_part_never_prints_the_whole():
+    assert pct_part(0.99973) == "99.97%"
+    assert pct_part(0.5) == "50.0%"
+    assert pct_part(1.0) == "100.0%"
+    assert pct_part(0.99995) == "99.995%"
+    assert pct_part(0.123) == "12.3%"  # a share that prints under the whole keeps pct's one digit (control)

@@ -544,7 +544,7 @@ def attention_helper_kind(name: str) -> str | None:
 
 #: C++'s name for an unnamed namespace, inside many ATen kernels' names (``at::native::(anonymous namespace)::...``):
 #: a parenthesis that is no argument list, dropped from short names.
-_ANON_NS = "(anonymous namespace)::"
+_ANON_NS = nvidia.ANON_NS
 
 
 def short_kernel_name(name: str, width: int = 80) -> str:

@@ -297,12 +297,16 @@ def data_movement_one(name: str) -> bool:
 #: (``add_rmsnorm_quant_kernel`` reduces its rows first: ``devices.normalization_one`` decides), not one whose own
 #: function names a GEMM (``_OWN_GEMM_WORD``).
 _QUANTIZE = re.compile(r"(?<![a-z])quant(?:ize)?(?![a-z])", re.I)
+#: C++'s name for an unnamed namespace inside a demangled name: a parenthesis that is no argument list.
+ANON_NS = "(anonymous namespace)::"
 
 
 @lru_cache(maxsize=65536)
 def quantize_one(name: str) -> bool:
-    """A kernel whose own function quantizes (``_QUANTIZE``) and names no GEMM."""
-    own = _own_identifier(head(name).strip()).rsplit("::", 1)[-1].strip()
+    """A kernel whose own function quantizes (``_QUANTIZE``) and names no GEMM.  C++'s unnamed namespace is dropped
+    first: its parenthesis is no argument list (FBGEMM's ``fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_
+    cuda_kernel<float>``)."""
+    own = _own_identifier(head(name).strip().replace(ANON_NS, "")).rsplit("::", 1)[-1].strip()
     words = own.replace("_", " ")
     return bool(_QUANTIZE.search(words)) and not _OWN_GEMM_WORD.search(own)
 

@@ -61,11 +61,9 @@ def _dot_on_matrix_units(name: str) -> bool:
 def matrix_unit_unknown_one(name: str) -> bool:
     """Whether the kernel runs on matrix units is unknown: its name claims them (a program's own WMMA / MMA kernel,
     ``gemm_tensorcore``) but is no vendor library's family, or it is a Triton ``tl.dot`` kernel whose name gives no
-    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way), or an assembly kernel
-    shipped without source (aiter's paged attention, ``amd.aiter_paged_attention_one``) -- only its
+    dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way) -- only its
     instructions could tell, so the Tensor Core rules neither count it as using them nor as missing them."""
-    return (nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
-            or amd.aiter_paged_attention_one(name))
+    return nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
 
 
 def matrix_unit_claimed_one(name: str) -> bool:
@@ -85,8 +83,9 @@ def precision_one(name: str) -> int:
     The generic dtype words (NVIDIA's module reads them) come before a library's own letters, except a plain fp32
     word: a C++ ``float`` in a library's GEMM is as often its accumulator as its input (Composable Kernel's
     ``ck::f8_fnuz_t, ck::f8_fnuz_t, float, float``), so the library's own input type, where it names one, wins."""
-    if amd.aiter_asm_narrow_input(name):  # its output type is named first (``fmoe_bf16_pertokenFp8_...``)
-        return P_FP8
+    quantized = amd.aiter_asm_input(name)  # its output type is named first (``fmoe_bf16_pertokenFp8_...``)
+    if quantized is not None:
+        return quantized
     query = amd.vllm_attention_input(name)  # the query's type, before the KV cache's (widened to it for the MFMAs)
     if query is not None:
         return precision_one(query)
@@ -520,7 +519,7 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
     helper = attention_helper_kind(name) or kind
     if helper:
         return helper
-    if elementwise or normalization_apply_one(name):
+    if elementwise or normalization_apply_one(name) or (nvidia.quantize_one(name) and not normalization_one(name)):
         return "elementwise"
     if REDUCTION.search(head(name)) or normalization_one(name):
         return "reduction"
@@ -545,7 +544,7 @@ def attention_helper_kind(name: str) -> str | None:
 
 #: C++'s name for an unnamed namespace, inside many ATen kernels' names (``at::native::(anonymous namespace)::...``):
 #: a parenthesis that is no argument list, dropped from short names.
-_ANON_NS = "(anonymous namespace)::"
+_ANON_NS = nvidia.ANON_NS
 
 
 def short_kernel_name(name: str, width: int = 80) -> str:

@@ -306,8 +306,9 @@ def has_tf32(name: str | None, cc: str | float | None) -> bool:
 #: C++ family.  Hand-written around MFMA: the fused-MoE GEMMs (``fmoe_stage1_bf16_pertokenFp8_blockscale_...``,
 #: ``fmoe_bf16_pertokenMXfp4_g1u1_...``), the GEMMs (``fp8gemm_bf16_blockscale_BpreShuffle_32x128``,
 #: ``f4gemm_bf16_per1x32Fp4_tn_256x256``), flash attention (``fmha_fwd_hd192_hd128_bf16_causal``) and MLA decode
-#: (``mla_...``: the query heads sharing one latent KV are the tile's rows).  h37-kernfam3.
-_AITER_ASM = re.compile(r"aiter::(?:fmoe_|\w*?gemm|fmha_(?:fwd|bwd)_|mla_)")
+#: (``mla_...``: the query heads sharing one latent KV are the tile's rows).  h37-kernfam3.  And its paged attention
+#: (``pa_`` / ``PA_``: see ``_AITER_INT8_INPUT``).
+_AITER_ASM = re.compile(r"aiter::(?:fmoe_|\w*?gemm|fmha_(?:fwd|bwd)_|mla_|pa_|PA_)")
 
 
 #: An aiter assembly kernel's name gives its output type first and its inputs' after the quantization's granularity
@@ -322,20 +323,31 @@ def aiter_asm_narrow_input(name: str) -> bool:
     return aiter_asm_one(name) and bool(_AITER_NARROW_INPUT.search(plain_mangled_name(head(name))))
 
 
-#: aiter's paged-attention assembly (ROCm/aiter hsa/gfx942/pa/pa_asm.csv @372db6e5: columns qType, kvType, Gqa ->
-#: ``_ZN5aiter31pa_bf16_pertokenFp8_gqa8_2tg_4wE``, ``_ZN5aiter42PA_A16W8_BLK1024_1TG_4W_16mx1_64nx4_MTP_PSE``): decode
-#: attention over a paged KV cache whose ``gqa<N>`` query heads sharing one KV head are the rows multiplied by the
-#: keys -- matrix work, so its time is matmul time; the code objects are shipped without source, so whether their
-#: products run on MFMA is unknown (never counted as a miss).  The first dtype word is the query's (``qType``), the
-#: ``pertokenFp8`` the cache's (``kvType``).  Seen: public MI300X/MI355X serving write-ups (find_string
-#: 'pa_bf16_pertokenFp8').
-_AITER_PAGED_ATTENTION = re.compile(r"aiter::(?:pa|PA)_")
+#: aiter's paged-attention assembly, ``_AITER_ASM``'s ``pa_`` (ROCm/aiter hsa/gfx942/pa/pa_asm.csv @372db6e5: columns
+#: qType, kvType, Gqa -> ``_ZN5aiter31pa_bf16_pertokenFp8_gqa8_2tg_4wE``,
+#: ``_ZN5aiter42PA_A16W8_BLK1024_1TG_4W_16mx1_64nx4_MTP_PSE``): decode attention over a paged KV cache whose ``gqa<N>``
+#: query heads sharing one KV head are the rows multiplied by the keys, on MFMA.  The code objects ship without
+#: source; their instructions say it (h37-kernfam5: every one of the 107 ``hsa/gfx942/pa/*.co`` and
+#: ``hsa/gfx950/pa/*.co`` at ROCm/aiter @e4048607, disassembled, holds MFMAs, VOP3P opcodes of the MFMA range: 0x4d
+#: ``v_mfma_f32_16x16x16_f16`` in the ``fp16_noquant`` ones, 0x61 ``v_mfma_f32_16x16x16_bf16`` in the
+#: ``bf16_noquant`` ones -- both checked against LLVM's gfx940 encodings -- and only 0x73 in each of the 67 fp8-cache
+#: ones, only 0x57 in each of the 24 int8-cache ones: fp8 x fp8 and int8 x int8 MFMAs by LLVM's gfx940 opcode order,
+#: so the query is quantized to the cache's type and multiplied there).  So the dtype after the quantization's
+#: granularity (``pertokenFp8``, ``pertokenInt8``) is the kernel's precision (``_AITER_NARROW_INPUT``,
+#: ``_AITER_INT8_INPUT``), the first word (``qType``) only where none follows (``noquant``).  Seen: public
+#: MI300X/MI355X serving write-ups (find_string 'pa_bf16_pertokenFp8').
+#: An aiter assembly kernel whose inputs are quantized to int8 (``pa_bf16_pertokenInt8_...``: int8 MFMA).
+_AITER_INT8_INPUT = re.compile(r"per[A-Za-z0-9]*?Int8")
 
 
-def aiter_paged_attention_one(name: str) -> bool:
-    """An aiter paged-attention assembly kernel (``_AITER_PAGED_ATTENTION``): matmul work, matrix units unknown."""
-    own = plain_mangled_name(head(name))
-    return bool(own) and bool(_AITER_PAGED_ATTENTION.match(own))
+def aiter_asm_input(name: str) -> int | None:
+    """An aiter assembly kernel's input precision where its name gives a quantized one: fp8 for 8-bit or narrower
+    floats (:func:`aiter_asm_narrow_input`), int8 for int8 (``_AITER_INT8_INPUT``); None otherwise."""
+    if aiter_asm_narrow_input(name):
+        return P_FP8
+    if aiter_asm_one(name) and _AITER_INT8_INPUT.search(plain_mangled_name(head(name))):
+        return P_INT8
+    return None
 
 
 def aiter_asm_one(name: str) -> bool:
@@ -355,7 +367,7 @@ def matrix_core_one(name: str) -> bool:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel, MIOpen or aiter's assembly, by
     what its name says it computes (``_GEMM``, ``_AITER_ASM``): MIOpen's batch norm is MIOpen's, and no convolution."""
-    return bool(_GEMM.search(head(name))) or aiter_asm_one(name) or aiter_paged_attention_one(name)
+    return bool(_GEMM.search(head(name))) or aiter_asm_one(name)
 
 
 #: Composable Kernel's attention backward helpers (``ck_tile::FmhaBwdOGradDotOKernel``: the row-wise dot of dO and O, a

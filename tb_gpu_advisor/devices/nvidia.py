@@ -289,6 +289,28 @@ def data_movement_one(name: str) -> bool:
     return bool(_DATA_MOVEMENT.match(own)) and not _OWN_GEMM_WORD.search(own)
 
 
+#: A kernel whose own function is named for quantizing -- SageAttention's ``sage_quant_kernel`` and
+#: ``quant_per_block_int8_kernel`` (Q, K, V to int8/fp8 before its attention: thu-ml/SageAttention, aiter's
+#: fav3_sage_attention.py), vLLM's ``scaled_fp8_quant_kernel``, ``per_token_group_quant_8bit_kernel`` -- reads each
+#: element, scales it and writes it narrower: element-wise traffic, whatever its dtype words (its scale, where it
+#: computes one, is a max over the tile it holds).  Not ``dequant`` (a GEMM's prologue), not a fused norm's
+#: (``add_rmsnorm_quant_kernel`` reduces its rows first: ``devices.normalization_one`` decides), not one whose own
+#: function names a GEMM (``_OWN_GEMM_WORD``).
+_QUANTIZE = re.compile(r"(?<![a-z])quant(?:ize)?(?![a-z])", re.I)
+#: C++'s name for an unnamed namespace inside a demangled name: a parenthesis that is no argument list.
+ANON_NS = "(anonymous namespace)::"
+
+
+@lru_cache(maxsize=65536)
+def quantize_one(name: str) -> bool:
+    """A kernel whose own function quantizes (``_QUANTIZE``) and names no GEMM.  C++'s unnamed namespace is dropped
+    first: its parenthesis is no argument list (FBGEMM's ``fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_
+    cuda_kernel<float>``)."""
+    own = _own_identifier(head(name).strip().replace(ANON_NS, "")).rsplit("::", 1)[-1].strip()
+    words = own.replace("_", " ")
+    return bool(_QUANTIZE.search(words)) and not _OWN_GEMM_WORD.search(own)
+
+
 @lru_cache(maxsize=65536)
 def tensor_core_one(name: str) -> bool:
     """The kernel uses Tensor Cores, by name (a Tensor Core family, not a CUDA-core variant of one)."""
@@ -356,6 +378,61 @@ _NAMED_PRECISIONS = ((_BF16, P_BF16), (_FP8, P_FP8), (_FP16, P_FP16), (_INT8, P_
 #: ``N4vllm18Fp8KVCacheDataTypeE0E``) says no fp8 at all, though its type's name says ``Fp8``.  A non-zero value is an
 #: fp8 cache (``devices.amd.vllm_attention_input`` reads what an attention kernel computes in then).
 _KV_CACHE_AUTO = re.compile(r"\(vllm::Fp8KVCacheDataType\)0(?!\d)|N4vllm18Fp8KVCacheDataTypeE0E")
+#: The same enum holding a narrower cache (``(vllm::Fp8KVCacheDataType)1``: fp8 e4m3, 2: e5m2).
+_KV_CACHE_NARROW = re.compile(r"\(vllm::Fp8KVCacheDataType\)[1-9]")
+
+#: C++ element types as a kernel template's first type argument (its ``scalar_t``) spells them -> precision.
+_SCALAR_TYPES = {"float": P_FP32, "double": P_FP64, "c10::Half": P_FP16, "at::Half": P_FP16, "__half": P_FP16,
+                 "half": P_FP16, "_Float16": P_FP16, "c10::BFloat16": P_BF16, "at::BFloat16": P_BF16,
+                 "__nv_bfloat16": P_BF16, "__hip_bfloat16": P_BF16, "__bf16": P_BF16}
+#: vLLM's kernels over its KV cache (paged attention, its v2 reduce, the cache writes) keep an fp16 as its 16 bits:
+#: vLLM's dispatch (``DISPATCH_BY_KV_CACHE_DTYPE``, csrc/quantization/fp8/nvidia/quant_utils.cuh) instantiates them
+#: with ``float`` for fp32, ``uint16_t`` for ``at::Half`` and ``__nv_bfloat16`` for bf16, and ``uint8_t`` as
+#: ``cache_t`` for an fp8 cache -- a convention vLLM took from FasterTransformer's decoder attention.  So an unsigned
+#: 16-bit integer as such a kernel's element type is fp16, never an integer: a softmax has no integer form.  The
+#: demangler prints ``uint16_t`` as ``unsigned short``.
+_VLLM_HALF_BITS = frozenset({"unsigned short", "uint16_t"})
+
+
+def _first_template_argument(name: str) -> str | None:
+    """The first argument of the kernel's own template, stripped (``void vllm::f<unsigned short, ...>(...)`` ->
+    ``unsigned short``), None where its own name has no template (a mangled name's is not read)."""
+    if name.startswith("_Z"):
+        return None
+    own = _own_identifier(name)
+    rest = name.removeprefix("void ")[len(own):]
+    if not rest.startswith("<"):
+        return None
+    depth = 0
+    for i, ch in enumerate(rest):
+        depth += (ch == "<") - (ch == ">")
+        if (ch == "," and depth == 1) or depth == 0:
+            return rest[1:i].strip()
+    return None
+
+
+@lru_cache(maxsize=65536)
+def vllm_element_precision(name: str) -> int | None:
+    """The precision of a vLLM kernel (``vllm::``) by its template's element type where its dtype words mislead, None
+    for any other kernel.  Two cases, both read from the first template argument (``scalar_t``):
+
+    * ``unsigned short`` / ``uint16_t`` is fp16 (``_VLLM_HALF_BITS``): ``paged_attention_v2_kernel<unsigned short,
+      ...>(float*, ...)`` read fp32 by its fp32 partial sums, the cache write ``reshape_and_cache_kernel<unsigned
+      short, unsigned short, ...>`` no dtype at all;
+    * an attention kernel reading an fp8 cache (``(vllm::Fp8KVCacheDataType)1``, ``cache_t`` ``unsigned char``)
+      computes in ``scalar_t``: csrc/attention/attention_kernels.cuh widens each key and value vector to it
+      (``fp8::scaled_convert``) before the dot products -- so ``float`` there is fp32 work, not the enum's fp8.  A
+      cache *write* with that enum stores fp8, which its generic reading already says: None."""
+    h = head(name)
+    own = _own_identifier(h).removeprefix("void ")
+    if not own.startswith("vllm::"):
+        return None
+    first = _first_template_argument(h)
+    if _KV_CACHE_NARROW.search(h):
+        if "attention" not in own.rsplit("::", 1)[-1].lower():
+            return None
+        return P_FP16 if first in _VLLM_HALF_BITS else _SCALAR_TYPES.get(first or "")
+    return P_FP16 if first in _VLLM_HALF_BITS else None
 
 
 @lru_cache(maxsize=65536)
@@ -366,6 +443,9 @@ def precision_one(name: str) -> int:
     ``Memset``) is ``P_UNKNOWN``, never fp32 -- counting it as fp32 raised false "mixed precision is off"
     alarms on bf16 JAX captures.
     """
+    element = vllm_element_precision(name)
+    if element is not None:
+        return element
     name = _KV_CACHE_AUTO.sub("", head(name))
     if _QUANT_ATTENTION.search(name):
         return P_INT8

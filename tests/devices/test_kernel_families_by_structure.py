@@ -98,11 +98,13 @@ def test_sage_attention_is_matrix_work_on_the_matrix_units_and_its_quantizer_is_
     assert not devices.gemm_kernel_one("sage_quant_kernel")
 
 
-def test_aiter_paged_attention_is_matmul_time_of_unknown_matrix_unit_use():
+def test_aiter_paged_attention_is_matmul_time_on_the_matrix_cores():
+    """h37-kernfam5: its code objects, disassembled, hold fp8 MFMAs for an fp8 cache (the query quantized to it), so
+    it uses the Matrix Cores and computes in fp8 (h37-kernfam4 read the query's bf16, matrix units unknown)."""
     name = "_ZN5aiter31pa_bf16_pertokenFp8_gqa8_2tg_4wE"
-    assert devices.gemm_kernel_one(name) and not devices.tensor_core_one(name)
-    assert devices.matrix_unit_unknown_one(name)
-    assert devices.PRECISIONS[devices.precision_one(name)] == "bf16"  # the query's type, not the cache's fp8
+    assert devices.gemm_kernel_one(name) and devices.tensor_core_one(name)
+    assert not devices.matrix_unit_unknown_one(name)
+    assert devices.PRECISIONS[devices.precision_one(name)] == "fp8"
 
 
 def test_a_norm_s_apply_step_is_elementwise_and_its_statistics_a_reduction():

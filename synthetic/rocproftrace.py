@@ -37,7 +37,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           gap_ms: float = 2.0, hsa_calls: int = 0, labels: bool = True, gz: bool = False,
           other_data: bool = True, gpu_records: bool = True, step_upload_bytes: int = 0,
           step_staging_ms: float = 0.0, step_read_bytes: int = 0, step_copy_call: str = "hipMemcpy",
-          step_sync: str = "hipDeviceSynchronize") -> dict:
+          step_sync: str | None = "hipDeviceSynchronize") -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
     pageable by staging), launches, steps.  ``gpu_records=False`` leaves the GPU's side out (its operations and the
     flows to them): the calls alone, as a capture that lost its GPU records holds them.
@@ -109,7 +109,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
             copy(2, step_read_bytes, 0, step_copy_call)
         sync0 = t
         t = max(t, gpu_free) + 2000
-        call(step_sync, sync0, t, "( stream(1))" if step_sync == "hipStreamSynchronize" else "")
+        if step_sync:  # None: the step's blocking copies are its only waits
+            call(step_sync, sync0, t, "( stream(1))" if step_sync == "hipStreamSynchronize" else "")
         if step_range:
             ranges.append(_x(step_range, RANGES_PID, tid, s0 - 1000, t + 500, {"pid": str(PID), "tid": str(tid),
                                                                                 "Name": step_range}))

@@ -201,12 +201,16 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     if asked > 0:
         words += (f"; {ms(asked)} {per} is the program's own Unified Memory prefetch with the GPU idle: the "
                   "upload its data needs, done as the fixes ask, so the saving leaves it out")
+    lead = m.syncs.copy_lead_ms_per_step
     if m.syncs.copy_calls_per_step:
         who = ", ".join(f"{n} ×{count(round(k, 1))}" for n, k in m.syncs.copy_callers[:3]) or "copies"
         k = m.syncs.copy_calls_per_step
         words += (f"; the host waits for the GPU in {ctx.count_per_step(k, 'copy to the device', 'copies to the device')} "
-                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} {per} until "
+                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits - lead)} {per} until "
                   f"the host launches again")
+    if (ctx.share(lead) or 0.0) >= T("excessive_memcpy.sync_share"):  # a staged copy's transfer begins late
+        words += (f"; the GPU idles {ms(lead)} {per} before the transfers begin, the host inside their copy calls "
+                  "meanwhile (staging the data the transfers then move)")
     return words
 
 

@@ -24,8 +24,12 @@ the framework's managed-memory fix first (``:managed``: prefetch, or explicit de
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).
-Saving: the blocking copy time and the idle after it (copies overlapped with
-compute from pinned memory, or gone).
+Where a copy's call holds the host before its transfer begins (HIP stages a pageable
+buffer inside the call, and AMD's tracers record the transfer only after it), the
+GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``): said
+so, and counted in the saving -- pinned memory removes it.
+Saving: the blocking copy time and the idle before and after it (copies overlapped
+with compute from pinned memory, or gone).
 """
 
 from __future__ import annotations

@@ -246,3 +246,21 @@ def test_an_unstaged_hip_batch_costs_its_transfer_alone(tmp_path: Path):
     assert top["rule"] == "excessive_memcpy"
     assert top["saving"]["ms_per_step"] == pytest.approx(_BATCH // 20 / 1e6, abs=0.01)
     assert "before the transfers begin" not in top["summary"]
+
+
+def test_pytorch_on_rocm_is_told_to_pin_its_staged_batch_in_hips_words(tmp_path: Path):
+    """PyTorch's kernels on an MI300X (``at::native``), each step's 48 MiB batch staged 5 ms inside ``hipMemcpyAsync``:
+    the pinning fix is PyTorch's (DataLoader ``pin_memory``), its reason HIP's.  Main: "(Nsight Systems' 'CUDA Async
+    Memcpy with Pageable Memory' rule)" on a ROCm capture.  Prose only: PyTorch's own ``'cuda'`` device string stays
+    in the code."""
+    path = tmp_path / "results.json"
+    step = [(name, us) for name, us in _NATIVE_STEP[:1]] + [
+        ("void at::native::vectorized_elementwise_kernel<4, at::native::GeluCUDAKernelImpl, std::array<char*, 2> >"
+         "(int, at::native::GeluCUDAKernelImpl, std::array<char*, 2>)", 40.0)] * 4
+    rocproftrace.write(str(path), [step] * 10, gap_ms=0.05, step_upload_bytes=_BATCH, step_staging_ms=5.0,
+                       step_copy_call="hipMemcpyAsync", step_sync="hipStreamSynchronize")
+    top = cli_report(path)["findings"][0]
+    assert top["rule"] == "excessive_memcpy"
+    prose = " ".join([top["summary"]] + [a["text"] for a in top["actions"]])
+    assert "pin_memory" in json.dumps(top["actions"]) and "HIP stages" in prose
+    assert not re.search(r"Nsight|\bCUDA\b", prose), re.search(r"Nsight|\bCUDA\b", prose)

@@ -218,6 +218,17 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     return words
 
 
+def _pin_fix(ctx: Ctx, named: list) -> list:
+    """The framework's fix for the pageable copies ``named``: pinning the destination where they are all read-backs
+    (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``).  Why apart: "let
+    the DataLoader pin its batches" names a copy to the device; a read-back's fix is a pinned buffer to copy into."""
+    if not named:
+        return []
+    copies = pinned_copies(ctx, named)
+    readback = all(c.direction == "d2h" for c in named) and ctx.fw.extra(f"{ID}:pageable_d2h", copies=copies)
+    return readback or ctx.fw.extra(f"{ID}:pageable", copies=copies)
+
+
 def _pinned_words(m: HostMetrics, copies: list, worst) -> str:  # noqa: ANN001 - a copy
     """Where the host copies already come from pinned memory, asynchronously, and outlast all the step's compute they
     could hide behind, the words that the bytes themselves are the cost ("" where not): pinning and overlap, which
@@ -260,7 +271,7 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
                and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
         if m.syncs.copy_calls_per_step else []
     named = pageable + waiting
-    pin = ctx.fw.extra(f"{ID}:pageable", copies=pinned_copies(ctx, named)) if named else []
+    pin = _pin_fix(ctx, named)
     if pin and pageable:
         acts = _first(pin, acts)
     if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first

@@ -799,8 +799,24 @@ def _amd_params(rng: random.Random) -> dict[str, Any]:
             "hsa_calls": rng.choice((0, 0, 3))}
 
 
+def _step_copies(rng: random.Random) -> dict[str, Any]:
+    """A rocprof loop's own copy each step (h37-copyforms): none, or a batch inside ``hipMemcpy`` or
+    ``hipMemcpyAsync``, pinned or pageable -- staged on the host first at 3-12 GB/s, as HIP stages a pageable buffer
+    (a slower "staging" is a wait on GPU work the capture lacks, ``job.phase.unseen_gpu_work``) --, a read-back, and
+    the step's sync."""
+    nbytes = rng.choice((0, 0, 1 << 20, 48 << 20))
+    staged = rng.random() < 0.5
+    return {"step_upload_bytes": nbytes,
+            "step_staging_ms": round(nbytes / rng.uniform(3e9, 12e9) * 1e3, 3) if staged else 0.0,
+            "step_read_bytes": rng.choice((0, 0, 4096, 16 << 20)),
+            "step_copy_call": rng.choice(("hipMemcpy", "hipMemcpyAsync")),
+            "step_sync": rng.choice(("hipDeviceSynchronize", "hipStreamSynchronize"))}
+
+
 def _form5_params(rng: random.Random, fmt: str) -> dict[str, Any]:
-    if fmt in ("rocprof", "rocpd"):
+    if fmt == "rocprof":  # drawn after the rest: the seeds' other draws stay as they were
+        return {**_amd_params(rng), **_step_copies(rng)}
+    if fmt == "rocpd":
         return _amd_params(rng)
     if fmt == "fwnvtx":
         from synthetic import autograd_nvtx

@@ -35,10 +35,17 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           model: str = "AMDInstinctMI300X", compute_units: int = 304, upload_bytes: int = 1 << 26,
           upload_staging_ms: float = 0.0, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
           gap_ms: float = 2.0, hsa_calls: int = 0, labels: bool = True, gz: bool = False,
-          other_data: bool = True, gpu_records: bool = True) -> dict:
+          other_data: bool = True, gpu_records: bool = True, step_upload_bytes: int = 0,
+          step_staging_ms: float = 0.0, step_read_bytes: int = 0, step_copy_call: str = "hipMemcpy",
+          step_sync: str | None = "hipDeviceSynchronize") -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
     pageable by staging), launches, steps.  ``gpu_records=False`` leaves the GPU's side out (its operations and the
-    flows to them): the calls alone, as a capture that lost its GPU records holds them."""
+    flows to them): the calls alone, as a capture that lost its GPU records holds them.
+
+    A step may copy its own batch: ``step_upload_bytes`` to the GPU at its start, staged ``step_staging_ms`` first
+    (a pageable batch: HIP stages it through a pinned buffer while the call holds the host), and ``step_read_bytes``
+    back after its kernels, each by ``step_copy_call`` (``hipMemcpy``; ``hipMemcpyAsync`` from or to pageable
+    memory holds the host the same way), the step then waiting in ``step_sync`` (``hipStreamSynchronize``)."""
     t = START_NS
     tid = PID
     calls: list[str] = []
@@ -57,14 +64,14 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
                                                     "pid": str(PID), "tid": str(tid), "stream-id": str(stream),
                                                     "Data": ""}))
 
-    def copy(kind: int, nbytes: int, staging_ns: int) -> None:
+    def copy(kind: int, nbytes: int, staging_ns: int, api: str = "hipMemcpy") -> None:
         nonlocal t, gpu_free
         c0 = t
         b = max(c0 + LAUNCH_LATENCY_NS + staging_ns, gpu_free)
         e = b + max(nbytes // 20, 1000)  # ~20 GB/s
         c1 = e + 3000
         args = f"( dst(0x7f0000000000) src(0x7f1000000000) sizeBytes({nbytes}) kind({kind}))"
-        call("hipMemcpy", c0, c1, args)
+        call(api, c0, c1, args)
         name = {1: "CopyHostToDevice", 2: "CopyDeviceToHost"}[kind]
         op(name, COPY_PID, 0, b, e)
         flows.append((c0, c1, COPY_PID, 0, b))
@@ -78,6 +85,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
         copy(1, upload_bytes, int(upload_staging_ms * 1e6))
     for s, kernels in enumerate(steps):
         s0 = t
+        if step_upload_bytes:
+            copy(1, step_upload_bytes, int(step_staging_ms * 1e6), step_copy_call)
         for name, us in kernels:
             c0 = t
             c1 = c0 + LAUNCH_NS
@@ -96,9 +105,12 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
             truth["grids"][name] = (16 * 64 * 16, 8 * 8 * 8)
             gpu_free = e
             t = c1 + 2000
+        if step_read_bytes:
+            copy(2, step_read_bytes, 0, step_copy_call)
         sync0 = t
         t = max(t, gpu_free) + 2000
-        call("hipDeviceSynchronize", sync0, t, "")
+        if step_sync:  # None: the step's blocking copies are its only waits
+            call(step_sync, sync0, t, "( stream(1))" if step_sync == "hipStreamSynchronize" else "")
         if step_range:
             ranges.append(_x(step_range, RANGES_PID, tid, s0 - 1000, t + 500, {"pid": str(PID), "tid": str(tid),
                                                                                 "Name": step_range}))

@@ -94,7 +94,9 @@ _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32
 #: code snippets stay as they are).  HIP names its runtime calls as CUDA's with ``hip`` for ``cuda`` (the HIP API
 #: reference), but pinned host memory: ``hipHostMalloc`` (``hipMallocHost`` is its deprecated alias).  ROCm's
 #: ranges are roctx's (``roctxRangePush``; PyTorch's ``torch.cuda.nvtx`` and ``emit_nvtx`` write roctx on ROCm).
-WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
+WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # PyTorch's pinning fix on ROCm
+          "HIP stages a pageable buffer through a pinned one inside the copy call, hipMemcpyAsync or not"),
+         ("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
          ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),

@@ -36,20 +36,40 @@ def gpu_named(product: str, vendor: str) -> str:
     return product if not vendor or vendor.lower() in product.lower().split() else f"{vendor} {product}"
 
 
+def launch_call_times(launch: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per GPU operation: its launching call's (start, end) on the calls' clock, -1 where no call launched it
+    (``launch``: the call's row, -1 none).  Why the end too: whether a copy's call still held the host when its
+    transfer began is read off it (:func:`copies_host_side`)."""
+    call_start = np.full(launch.size, -1, np.int64)
+    call_end = np.full(launch.size, -1, np.int64)
+    has = launch >= 0
+    call_start[has] = start[launch[has]]
+    call_end[has] = end[launch[has]]
+    return call_start, call_end
+
+
 def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op_names: np.ndarray,
                      call_name: list[str], is_copy: np.ndarray, call_start: np.ndarray, tracer: str,
-                     notes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+                     notes: list[str], call_end: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(``sync``, ``host_kind``) per GPU operation: 1 where the copy's call blocks the host (``devices.copy_call_sync``,
     -1 for no copy), and 1 where its timing shows host staging (:func:`formats.staging.pageable_by_staging`: a
-    pageable copy), -1 unknown.  ``call_start`` is each operation's launching call's start on the operations' clock
-    (-1 none); ``tracer`` names the tool in the note said where a copy reads as staged.
+    pageable copy), -1 unknown.  ``call_start`` / ``call_end`` are each operation's launching call's start and end on
+    the operations' clock (-1 none); ``tracer`` names the tool in the note said where a copy reads as staged.
+
+    A copy whose ``...Async`` call was still running when its transfer began held the host as a blocking call does:
+    HIP stages a pageable buffer through a pinned one inside the call, ``hipMemcpyAsync`` or not (as CUDA's API
+    synchronization rule says of ``cudaMemcpyAsync`` from pageable memory).  Read by its name alone it was
+    asynchronous and of unknown memory, so a staged pageable batch got no pinned-memory fix (h37-copyforms).
 
     Why one home: AMD's tracers record no host memory kind, and each of their readers read a copy's blocking and staging
     the same way (rocprof v1/v2, rocprofv3's CSV and JSON, rocpd, rocmProfileData)."""
     sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
     sync[~is_copy] = -1
     direction = np.array([devices.copy_direction(str(x)) for x in op_names.tolist()], dtype=object)
-    host_kind = pageable_by_staging(gpu, o_start, o_end, direction, sync, call_start)
+    held = sync == 1
+    if call_end is not None:  # an async call that held the host until its transfer began is read as a blocking one
+        held |= is_copy & (call_start >= 0) & (call_end > o_start)
+    host_kind = pageable_by_staging(gpu, o_start, o_end, direction, np.where(held, 1, sync), call_start)
     n = int(np.count_nonzero(host_kind == 1))
     if n:
         notes.append(f"{n:,} blocking cop{'y' if n == 1 else 'ies'} between the host and the device held the host "

@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.formats.staging import STAGING_MIN_NS
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
@@ -62,7 +63,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         sync = _outermost(h, np.flatnonzero(h.name_mask(ctx.fw.blocking_read_event) & (ctx.host_step >= 0)))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
-        return HostSyncs()
+        return _leads_only(ctx, gap_windows)
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
         callers, copy = sync.copy(), np.zeros(sync.shape, dtype=bool)
     else:
@@ -73,12 +74,19 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
+    leads = np.zeros(len(BREAKDOWN_CATEGORIES))  # of the copies' waits, their leads (:func:`copy_leads`)
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
     # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
-        per, spans = _idle_after(g, h, held, h.end[sync], copy, _owned(ctx, g), recorded, h.start[sync])
+        owned = _owned(ctx, g)
+        per, spans = _idle_after(g, h, held, h.end[sync], copy, owned, recorded, h.start[sync])
+        lead = _less(copy_leads(ctx, g, owned), spans[0])
+        if lead[0].size:
+            leads += bd.ledger_of(ctx, g, *lead)
+            spans[1] = union_intervals(np.concatenate([spans[1][0].astype(np.int64), lead[0]]),
+                                       np.concatenate([spans[1][1].astype(np.int64), lead[1]]))
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -97,7 +105,73 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                      wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
+                     copy_lead_ms_per_step=_idle_ms(ctx, leads),
                      in_gaps_ledger_ms=in_gaps)
+
+
+def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """The GPU's idle (ps, sorted) before each of its copies between the device and pageable host memory in a kept
+    step whose call held the host until the transfer began: from the call's start (or the end of the GPU's earlier
+    work, where later) to the transfer's start, where that lead is staging's length at least
+    (``formats.staging.STAGING_MIN_NS``), less the stretches another cause owns (``owned``: input waits, round trips).
+
+    Why the copy's: the host is inside the copy's call all that time, and the GPU has nothing queued -- it waits for
+    the call to hand over the data.  An AMD tracer records a pageable copy's transfer only after HIP has staged the
+    buffer inside the call (``formats.staging``: 5 ms of staging before a 2.5 ms transfer), so that lead is the pageable
+    copy's own cost, which pinned memory removes.  Unbooked, it read as host time no call covers, and the gaps' check
+    asked to record the host (h37-copyforms).  A pinned copy's lead is its call's latency, microseconds.  Nothing is
+    read where the GPU's and the host's clocks disagree (a return read against a start means nothing then)."""
+    d, h = g.d, ctx.h
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    if not len(d) or not h.end.size or bd._clocks_disagree(ctx, g):
+        return none
+    cp = np.flatnonzero(((d.kind == devices.KIND_H2D) | (d.kind == devices.KIND_D2H)) & (g.launch >= 0)
+                        & (g.step >= 0) & (d.mem_host == 1))
+    if not cp.size:
+        return none
+    call = g.launch[cp].astype(np.int64)
+    start = d.start[cp].astype(np.int64)
+    held = h.end[call] > start
+    cp, call, start = cp[held], call[held], start[held]
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64))  # device events are sorted by start
+    before = np.where(cp > 0, prev_end[np.maximum(cp - 1, 0)], np.iinfo(np.int64).min)
+    s = np.maximum(h.start[call].astype(np.int64), before)
+    ok = start - s >= STAGING_MIN_NS * 1000  # ps: a shorter lead is the call's own latency, a pinned copy's too
+    s, e = s[ok], start[ok]
+    if owned[0].size and s.size:
+        s, e = subtract_intervals(s, e, *owned)
+    return union_intervals(s, e) if s.size else none
+
+
+def _less(leads: tuple[np.ndarray, np.ndarray], syncs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The copies' leads (:func:`copy_leads`) less what the program's syncs claim already (a sync's idle runs until
+    the host launches again, and a copy call right after it may be that launch): each instant booked to one cause."""
+    if not leads[0].size or not syncs[0].size:
+        return leads
+    return subtract_intervals(*leads, *(x.astype(np.int64, copy=False) for x in syncs))
+
+
+def _idle_ms(ctx: Context, ledger_ps: np.ndarray) -> float:
+    """ms per kept step of a ledger row (ps per category, summed over GPUs), in the categories of GPU idle the host
+    causes (``bd.HOST_IDLE``), as every wait here is booked."""
+    row = ctx.per_step(ledger_ps, unit=PS_PER_MS)
+    return float(sum(row[i] for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0))
+
+
+def _leads_only(ctx: Context, gap_windows: dict | None) -> HostSyncs:
+    """No sync the program asked for: only the copies' leads (:func:`copy_leads`) are a wait, the copies' own."""
+    ledger, in_gaps = np.zeros(len(BREAKDOWN_CATEGORIES)), np.zeros(len(BREAKDOWN_CATEGORIES))
+    for g in ctx.active:
+        s, e = copy_leads(ctx, g, _owned(ctx, g))
+        if s.size:
+            ledger += bd.ledger_of(ctx, g, s, e)
+            in_gaps += _in_gaps(ctx, g, [(s, e)], (gap_windows or {}).get(g.d.gpu))
+    if not ledger.any():
+        return HostSyncs()
+    booked, gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
+                    for row in ctx.per_step(np.stack([ledger, in_gaps]), unit=PS_PER_MS))
+    return HostSyncs(copy_idle_ms_per_step=sum(booked.values()), copy_idle_ledger_ms=booked, in_gaps_ledger_ms=gaps,
+                     copy_lead_ms_per_step=sum(booked.values()))
 
 
 def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noqa: ANN001 - a context.GpuCtx

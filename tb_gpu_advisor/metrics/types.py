@@ -1121,6 +1121,9 @@ class HostSyncs:
     #: that idle per breakdown category, as ``gpu_idle_ledger_ms`` is the syncs' (issue #36)
     copy_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     copy_callers: list[tuple[str, float]] = field(default_factory=list)
+    #: of ``copy_idle_ms_per_step``, the GPU idle before copies whose call held the host until the transfer began (an
+    #: AMD tracer's staged pageable copy: ``metrics.syncs.copy_leads``), not claimed by a sync
+    copy_lead_ms_per_step: float = 0.0
     #: of the syncs' and the copies' idle (``gpu_idle_ledger_ms`` + ``copy_idle_ledger_ms``), the part inside the
     #: between-step gaps (``Gaps``), per breakdown category: a gap that follows a step's closing wait is that wait's
     #: idle, not host work the gaps' check may claim again

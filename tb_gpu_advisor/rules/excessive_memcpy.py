@@ -24,8 +24,12 @@ the framework's managed-memory fix first (``:managed``: prefetch, or explicit de
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).
-Saving: the blocking copy time and the idle after it (copies overlapped with
-compute from pinned memory, or gone).
+Where a copy's call holds the host before its transfer begins (HIP stages a pageable
+buffer inside the call, and AMD's tracers record the transfer only after it), the
+GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``): said
+so, and counted in the saving -- pinned memory removes it.
+Saving: the blocking copy time and the idle before and after it (copies overlapped
+with compute from pinned memory, or gone).
 """
 
 from __future__ import annotations
@@ -201,13 +205,28 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     if asked > 0:
         words += (f"; {ms(asked)} {per} is the program's own Unified Memory prefetch with the GPU idle: the "
                   "upload its data needs, done as the fixes ask, so the saving leaves it out")
+    lead = m.syncs.copy_lead_ms_per_step
     if m.syncs.copy_calls_per_step:
         who = ", ".join(f"{n} ×{count(round(k, 1))}" for n, k in m.syncs.copy_callers[:3]) or "copies"
         k = m.syncs.copy_calls_per_step
         words += (f"; the host waits for the GPU in {ctx.count_per_step(k, 'copy to the device', 'copies to the device')} "
-                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} {per} until "
+                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits - lead)} {per} until "
                   f"the host launches again")
+    if (ctx.share(lead) or 0.0) >= T("excessive_memcpy.sync_share"):  # a staged copy's transfer begins late
+        words += (f"; the GPU idles {ms(lead)} {per} before the transfers begin, the host inside their copy calls "
+                  "meanwhile (staging the data the transfers then move)")
     return words
+
+
+def _pin_fix(ctx: Ctx, named: list) -> list:
+    """The framework's fix for the pageable copies ``named``: pinning the destination where they are all read-backs
+    (a D2H copy into pageable memory: PyTorch's ``.cpu()``), else pinning the batch (``:pageable``).  Why apart: "let
+    the DataLoader pin its batches" names a copy to the device; a read-back's fix is a pinned buffer to copy into."""
+    if not named:
+        return []
+    copies = pinned_copies(ctx, named)
+    readback = all(c.direction == "d2h" for c in named) and ctx.fw.extra(f"{ID}:pageable_d2h", copies=copies)
+    return readback or ctx.fw.extra(f"{ID}:pageable", copies=copies)
 
 
 def _pinned_words(m: HostMetrics, copies: list, worst) -> str:  # noqa: ANN001 - a copy
@@ -252,7 +271,7 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
                and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
         if m.syncs.copy_calls_per_step else []
     named = pageable + waiting
-    pin = ctx.fw.extra(f"{ID}:pageable", copies=pinned_copies(ctx, named)) if named else []
+    pin = _pin_fix(ctx, named)
     if pin and pageable:
         acts = _first(pin, acts)
     if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first

@@ -138,3 +138,41 @@ def test_the_real_jax_round_trip_copies_are_pinned():
     copies = {c.direction: c for c in host_metrics(read_xplane(found[0])).memcpy}
     for d in ("h2d", "d2h"):
         assert copies[d].ms_per_step > 0 and copies[d].pageable_share == 0.0 and not copies[d].sync_share, copies[d]
+
+
+# -- ROCm: HIP stages a pageable copy inside its call, ``hipMemcpyAsync`` or not (h37-copyforms) -------------------
+
+
+def _hip_h2d(tmp_path, call: str, staging_ms: float):
+    """rocprof v1's ``results.json`` of 6 steps, each copying a 48 MiB batch by ``call`` (staged ``staging_ms`` inside
+    the call: a pageable buffer) before 10 kernels and a ``hipStreamSynchronize``."""
+    from synthetic import rocproftrace
+    from tb_gpu_advisor.formats.rocprof.reader import read_trace as read_rocprof
+
+    p = tmp_path / "results.json"
+    kernels = [("Cijk_Ailk_Bljk_BBS_BH_MT128x128x32_MI32x32x8x1_SN_1LDSB0_GRVW8_K1_WG32_4_1", 150.0),
+               ("MIOpenBatchNormFwdTrainSpatial", 40.0)] * 5
+    truth = rocproftrace.write(str(p), [kernels] * 6, gap_ms=0.05, step_upload_bytes=48 << 20,
+                               step_staging_ms=staging_ms, step_copy_call=call, step_sync="hipStreamSynchronize")
+    copy_ms = (48 << 20) // 20 / 1e6  # the generator's transfer: ~20 GB/s
+    return next(c for c in host_metrics(read_rocprof(str(p))).memcpy if c.direction == "h2d"), truth, copy_ms
+
+
+@pytest.mark.parametrize("call", ["hipMemcpyAsync", "hipMemcpy"])
+def test_a_staged_hip_copy_is_pageable_and_synchronous_whatever_its_calls_name(tmp_path, call):
+    """Truth by construction: each step's batch is staged 5 ms inside its call before its 2.5 ms transfer (the call
+    held the host until the transfer ended).  Before: the ``hipMemcpyAsync`` batch read as asynchronous from memory of
+    unknown kind (``sync_ms_per_step`` 0, ``pageable_share`` None), so its report asked for no pinned memory; the
+    ``hipMemcpy`` one (the control) read pageable and synchronous already."""
+    c, truth, copy_ms = _hip_h2d(tmp_path, call, staging_ms=5.0)
+    assert all(x["pageable"] for x in truth["copies"][1:-1])  # the steps' batches (first and last: the model's
+    # upload and the final read-back, unstaged)
+    assert c.pageable_share == pytest.approx(1.0, abs=0.01)
+    assert c.sync_ms_per_step == pytest.approx(copy_ms, rel=0.02)
+
+
+def test_an_unstaged_hip_async_copy_is_not_called_pageable(tmp_path):
+    """Control: the same copy with no staging lead (its transfer starts as its call does) says nothing of its host
+    memory -- never pageable by a call that held the host for the transfer alone."""
+    c, _, _ = _hip_h2d(tmp_path, "hipMemcpyAsync", staging_ms=0.0)
+    assert not c.pageable_share

@@ -39,7 +39,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copies_host_side, copy_name, device_events, gpu_named, \
-    host_events, roctx_ranges, trace_of
+    host_events, launch_call_times, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rocprof.csv_layout import KINDS, header_cells, kind_of, prefix
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -277,10 +277,9 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
     call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
     sized = bool(cop) and all("bytes" in t for t in cop)
     nbytes = np.concatenate([np.full(n_k, -1, np.int64), _cat(cop, "bytes", path, -1)])
-    call_start = np.full(o_start.size, -1, np.int64)
-    call_start[launch >= 0] = start[launch[launch >= 0]]
+    call_start, call_end = launch_call_times(launch, start, end)
     sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
-                                               "rocprofv3", notes)
+                                               "rocprofv3", notes, call_end)
     graph = np.where(np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool), d_corr, -1)
     blocks = np.full(o_start.size, -1, np.int64)
     threads = np.full(o_start.size, -1, np.int64)

@@ -50,7 +50,8 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, gunzipped_within_limit, human_size, is_gzip, max_profile_bytes
-from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
+from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
+    trace_of
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
 from tb_gpu_advisor.model.trace import DeviceInfo, Trace
@@ -389,12 +390,10 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
     fix = is_copy & (asked != "") & (op_names != "FillBuffer")
     op_names[fix] = asked[fix]
     nbytes = np.array([_arg(x, "sizeBytes") if c else -1 for x, c in zip(call_args, is_copy.tolist())], np.int64)
-    call_start = np.full(len(ops), -1, np.int64)
-    has = launch >= 0
-    call_start[has] = start[launch[has]]
+    call_start, call_end = launch_call_times(launch, start, end)
     gpu = np.array([o[0] for o in ops], np.int64)
     sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
-                                               "rocprof", notes)
+                                               "rocprof", notes, call_end)
     is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
     graph = np.where(is_graph, d_corr, -1)
     blocks, threads = _grid(call_name, call_args)

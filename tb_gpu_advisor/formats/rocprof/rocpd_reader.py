@@ -34,7 +34,7 @@ import numpy as np
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import sqlite as tb
 from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copies_host_side, copy_name, device_events, gpu_named, \
-    host_events, roctx_ranges, trace_of
+    host_events, launch_call_times, roctx_ranges, trace_of
 from tb_gpu_advisor.formats.rocprof.rocpd_layout import guids, is_rocpd
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -184,10 +184,9 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     op_of_launch = innermost_range(h, rng, launch)
     call_name = [names[int(name_idx[i])] if i >= 0 else "" for i in launch.tolist()]
     nbytes = np.concatenate([np.full(kd["start"].size, -1, np.int64), mc["size"]])
-    call_start = np.full(o_start.size, -1, np.int64)
-    call_start[launch >= 0] = start[launch[launch >= 0]]
+    call_start, call_end = launch_call_times(launch, start, end)
     sync, host_kind = copies_host_side(gpu, o_start, o_end, op_names, call_name, is_copy, call_start,
-                                               "rocprofv3", notes)
+                                               "rocprofv3", notes, call_end)
     blocks = np.full(o_start.size, -1, np.int64)
     threads_n = np.full(o_start.size, -1, np.int64)
     n_k = kd["start"].size

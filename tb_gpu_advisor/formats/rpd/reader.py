@@ -42,7 +42,8 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import gunzipped_within_limit
 from tb_gpu_advisor.formats import sqlite as tb
-from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, roctx_ranges, trace_of
+from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
+    trace_of
 from tb_gpu_advisor.formats.rpd import tables as rt
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -240,11 +241,12 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
     op_names[fix] = kind_name[fix]
     nbytes = np.where(copy_type, _by_api(copies, op_api, "size"), -1)
     call_name = [names[int(h.name[i])] if i >= 0 else "" for i in launch.tolist()]
-    call_start = np.full(launch.size, -1, np.int64)  # ps from the origin -> the tracer's ns
+    call_start, call_end = launch_call_times(launch, h.start, h.end)  # ps from the origin -> the tracer's ns
     has = launch >= 0
-    call_start[has] = h.start[launch[has]] // 1000 + origin
+    call_start[has] = call_start[has] // 1000 + origin
+    call_end[has] = call_end[has] // 1000 + origin
     sync, host_kind = copies_host_side(ops["gpu"], ops["start"], ops["end"], op_names, call_name, copy_type,
-                                               call_start, "rpd_tracer", notes)
+                                               call_start, "rpd_tracer", notes, call_end)
     is_graph = np.array([devices.is_graph_launch(c) if c else False for c in call_name], bool)
     graph = np.where(is_graph, d_corr, -1)
     blocks, threads = _grid(kernels, op_api, call_name)

@@ -80,7 +80,8 @@ def test_windows_from_columns_are_the_windows_from_row_objects(seed: int) -> Non
     spans = [SimpleNamespace(step=i, start_ms=float(i), end_ms=i + 0.5) for i in range(0, 25, 2)]
 
     def ctx(detail):
-        return SimpleNamespace(host="h", m=SimpleNamespace(steps_detail=detail, steps=SimpleNamespace(windows=spans)))
+        return SimpleNamespace(host="h", m=SimpleNamespace(steps_detail=detail, steps=SimpleNamespace(windows=spans)),
+                               step_name=lambda step: f"step {step}")  # a marked job's windows: "step N"
 
     cols, objs = StepTable(blocks), [r for b in blocks for r in b.rows()]
     for key in KEYS.values():

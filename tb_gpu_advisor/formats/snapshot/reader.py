@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
@@ -410,6 +411,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                            "are counted from its own lowest point and the state at the dump is not its end")
         snap.ooms.extend(ooms)
     snap.stackless = _stackless(memory, snap)
+    snap.vendor = _vendor(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -447,6 +449,22 @@ def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
         return False
     framed = any(name != "?" for me in allocs for name in me.op_names)
     return not framed and not any(st.frames for stacks in snap.stacks.values() for st in stacks)
+
+
+#: How deep in a stack the caching allocator's own frame lies: under the unwinder's two (``torch::unwind::unwind()``,
+#: ``CapturedTraceback::gather``), the allocator's ``malloc`` comes next, innermost first.
+_ALLOCATOR_DEPTH = 16
+
+
+def _vendor(budget: "_Budget") -> str | None:
+    """The vendor of the snapshot's GPUs as its own C++ frames name it (``MemorySnapshot.vendor``), None where none
+    does.  Why: a snapshot records no GPU by name; a ROCm build's allocations run through
+    ``c10::hip::HIPCachingAllocator``, and read without it, every snapshot was taken for NVIDIA's and an AMD GPU's user
+    was told CUDA's settings."""
+    names = (_str(f.get("name"), "") + " " + _str(f.get("filename"), "")
+             for frames in budget.stacks() if isinstance(frames, (list, tuple))
+             for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
+    return devices.vendor_of_frames(names)
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:
@@ -1271,6 +1289,10 @@ class _Budget:
         if got is None or got[0] is not frames:
             got = self._phases[id(frames)] = (frames, _phase(frames, self))
         return got[1]
+
+    def stacks(self) -> list[Any]:
+        """Every distinct stack read for a phase: the history's allocations' and the blocks live at the dump."""
+        return [frames for frames, _ in self._phases.values()]
 
     def spend(self, k: int) -> None:
         self.n += k

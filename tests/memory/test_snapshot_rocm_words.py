@@ -20,6 +20,8 @@ Python-only records, which name no vendor."""
 
 from __future__ import annotations
 
+import gzip
+import pickle
 import re
 from pathlib import Path
 
@@ -89,10 +91,22 @@ def test_the_vendor_is_read_from_the_allocators_frames(tmp_path: Path) -> None:
 
 def test_a_real_snapshot_is_read_as_its_build_wrote_it(tmp_path: Path) -> None:
     """The H200's OOM snapshot names CUDA's allocator; the same history as a ROCm build writes it, HIP's."""
-    import pickle
     doc = pickle.loads(H200_OOM.read_bytes())
     assert read_trace(str(H200_OOM)).snapshot.vendor == "NVIDIA"
     assert _vendor(tmp_path, ms.as_rocm(doc)) == "AMD"
+
+
+def _kept() -> list[Path]:
+    return sorted((FIXTURES / "snapshots_wild").glob("*.pickle*")) + [H200_OOM]
+
+
+@pytest.mark.parametrize("path", _kept(), ids=lambda p: p.name)
+def test_the_kept_snapshots_as_rocm_writes_them_say_no_cuda_only_word(tmp_path: Path, path: Path) -> None:
+    """The property over the kept real snapshots, each rewritten as a ROCm build records the same history."""
+    raw = path.read_bytes()
+    doc = pickle.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+    said = _said(_report(tmp_path, ms.as_rocm(doc), path.name.split(".")[0]))
+    assert not CUDA_ONLY.findall(said), CUDA_ONLY.findall(said)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

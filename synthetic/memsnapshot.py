@@ -779,6 +779,36 @@ def as_recorded(doc: dict[str, Any], context: str | None = "all", stacks: str = 
     return out
 
 
+#: What a ROCm build of PyTorch names in the allocator's C++ frames for CUDA's (its sources are hipified: the caching
+#: allocator is ``c10::hip::HIPCachingAllocator``, a stream an ``ihipStream_t*``); the Python frames are the same.
+HIP_FRAMES = (("c10::cuda::CUDACachingAllocator", "c10::hip::HIPCachingAllocator"),
+              ("CUDACachingAllocator.cpp", "HIPCachingAllocator.cpp"), ("CUstream_st*", "ihipStream_t*"))
+
+
+def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` as a ROCm build of PyTorch dumps the same history: the same layout and Python frames, its C++ frames
+    in HIP's names (:data:`HIP_FRAMES`).  Truth by construction: a snapshot whose frames name HIP was made on an AMD
+    GPU; one recorded with ``stacks="python"`` (or no context) holds no such frame, so names no vendor."""
+    import copy
+
+    out = copy.deepcopy(doc)
+
+    def hip(frames: list) -> None:
+        for f in frames:
+            for cuda, rocm in HIP_FRAMES:
+                f["name"] = f["name"].replace(cuda, rocm)
+                f["filename"] = f["filename"].replace(cuda, rocm)
+
+    for seg in out["segments"]:
+        hip(seg.get("frames") or [])
+        for b in seg["blocks"]:
+            hip(b.get("frames") or [])
+    for trace in out.get("device_traces", []):
+        for e in trace:
+            hip(e.get("frames") or [])
+    return out
+
+
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     """Pickle ``doc`` as ``_dump_snapshot`` does (``pickle.dump``; protocol 4 is Python 3.8-3.13's default)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

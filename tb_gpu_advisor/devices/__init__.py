@@ -25,7 +25,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
@@ -188,6 +188,24 @@ def vendor_of(gpu_names: list[str]):  # noqa: ANN201 - a vendor module
     return found.pop() if len(found) == 1 else nvidia
 
 
+def vendor_of_frames(frame_names: Iterable[str]) -> str | None:
+    """The vendor (``VENDOR``) whose build of the framework recorded ``frame_names`` -- the C++ frames of a memory
+    snapshot's allocations name its caching allocator (``c10::hip::HIPCachingAllocator`` on ROCm, ``c10::cuda::``
+    on CUDA: ``ALLOCATOR_FRAMES``); None where no frame or more than one vendor's does.  Why: a snapshot records no
+    GPU by name, so its frames are the only word of whose GPU it ran on; a Python-only record says nothing."""
+    found: set[str] = set()
+    for name in frame_names:
+        found.update(v.VENDOR for v in VENDORS if v.ALLOCATOR_FRAMES.search(name))
+        if len(found) > 1:
+            return None
+    return found.pop() if found else None
+
+
+def vendor_called(name: str | None):  # noqa: ANN201 - a vendor module
+    """The vendor module whose ``VENDOR`` is ``name`` (a fact a reader recorded), NVIDIA where none is."""
+    return next((v for v in VENDORS if v.VENDOR == name), nvidia)
+
+
 def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
     """How a GPU's architecture reads: NVIDIA's compute capability (``9.0``), AMD's GFX name (``gfx942``)."""
     return vendor(gpu_name).arch_label(gpu_name, cc)
@@ -241,7 +259,12 @@ def copy_host_memory(name: str) -> int:
 def code(gpu_names: list[str], snippet: str) -> str:
     """A PyTorch snippet written for the CUDA device, for the device of ``gpu_names``' vendor (``xpu`` on Intel GPUs;
     ROCm's PyTorch keeps ``cuda``)."""
-    fix = getattr(vendor_of(gpu_names), "code", None)
+    return vendor_code(vendor_of(gpu_names), snippet)
+
+
+def vendor_code(vendor, snippet: str) -> str:  # noqa: ANN001 - a vendor module
+    """A PyTorch snippet written for the CUDA device, for ``vendor``'s device (:func:`code`)."""
+    fix = getattr(vendor, "code", None)
     return fix(snippet) if fix and snippet else snippet
 
 

@@ -24,6 +24,10 @@ from tb_gpu_advisor.devices.codes import (P_BF16, P_FP8, P_FP16, P_FP32, P_FP64,
 VENDOR = "AMD"
 #: The prefix of HIP's calls (``hipMalloc``; not ``hipblasLtMatmul``, a library's).
 RUNTIME_PREFIXES = ("hip",)
+#: What a ROCm build of PyTorch names in the C++ frames a memory snapshot records (``stacks="all"``): its sources are
+#: hipified, so the caching allocator is ``c10::hip::HIPCachingAllocator`` (``HIPCachingAllocatorMasqueradingAsCUDA``
+#: behind ``torch.cuda``), a stream an ``ihipStream_t*``, the runtime ``libamdhip64``.
+ALLOCATOR_FRAMES = re.compile(r"\bc10::hip::|HIPCachingAllocator|\bihipStream_t\b|\bhipMalloc|libamdhip64")
 #: Device names of AMD GPUs (ROCm names consumer and some server parts ``AMD Radeon Graphics``).
 _DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
 #: Architecture by product (computeMajor/Minor 9.0 is both gfx908 and gfx90a), then by (major, minor).

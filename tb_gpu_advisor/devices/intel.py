@@ -24,6 +24,9 @@ VENDOR = "Intel"
 #: The prefixes of the calls of SYCL's Unified Runtime, its older plug-in interface and Level Zero (``urQueueFinish``,
 #: ``piEventsWait``, ``zeCommandListAppendLaunchKernel``).
 RUNTIME_PREFIXES = ("ur", "pi", "ze")
+#: What an XPU build of PyTorch names in the C++ frames a memory snapshot records: its caching allocator
+#: (``c10::xpu::XPUCachingAllocator``).
+ALLOCATOR_FRAMES = re.compile(r"\bc10::xpu::|XPUCachingAllocator")
 #: Device names of Intel GPUs as SYCL reports them (``Intel(R) Data Center GPU Max 1550``, ``Intel(R) Arc(TM) A770
 #: Graphics``): Intel's name, never a CPU's (``deviceProperties`` lists only the accelerators).
 _DEVICE = re.compile(r"\bIntel\b|\bArc\b|Data Center GPU (?:Max|Flex)", re.I)

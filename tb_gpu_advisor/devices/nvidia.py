@@ -19,6 +19,9 @@ from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, K
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
 RUNTIME_PREFIXES = ("cuda", "cu")
+#: What a CUDA build of PyTorch names in the C++ frames a memory snapshot records (``stacks="all"``): the caching
+#: allocator ``c10::cuda::CUDACachingAllocator``, a stream a ``CUstream_st*``, the runtime ``libcudart``.
+ALLOCATOR_FRAMES = re.compile(r"\bc10::cuda::|CUDACachingAllocator|\bCUstream_st\b|\bcudaMalloc|libcudart")
 
 #: What CUPTI's overhead activity records (``CUpti_ActivityOverheadKind``) are named in a TensorFlow/XLA XPlane: the
 #: tracer names each after its kind (``getActivityOverheadKindString`` of tensorflow ``cupti_tracer.cc`` and

@@ -1689,9 +1689,25 @@ _GRAD_SCALER = ("torch.amp.GradScaler('cuda')", (2, 3), Spelled("scaler = torch.
 #: ``torch.cuda.make_graphed_callables`` came with PyTorch 1.10 (its CUDA graphs API, ``torch.cuda.graphs``)
 _GRAPHED_CALLABLES = ("make_graphed_callables", (1, 10), Noted(
     "make_graphed_callables: PyTorch 1.10 or newer; before it, TorchScript's fusion is the lever"))
+#: ROCm's caching allocator reads its settings from ``PYTORCH_CUDA_ALLOC_CONF`` first and, where that is unset, from
+#: ROCm's own ``PYTORCH_HIP_ALLOC_CONF`` (``c10/cuda/CUDAAllocatorConfig.h``, ``#ifdef USE_ROCM``: "convenience for ROCm
+#: users"): an AMD GPU's user is told ROCm's name, with the order.  Expandable segments came to ROCm with PyTorch 2.12
+#: on ROCm 7.0+ (pytorch/pytorch#173330, relanded as #177974, March 2026; gated to ROCm 7 by #179930): an older ROCm
+#: build warns "expandable_segments not supported on this platform" and ignores the setting, so a trace that does not
+#: date PyTorch past 2.11 is told so beside the fix.
+_HIP_ALLOC_CONF = ("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", None, Spelled(
+    "export PYTORCH_HIP_ALLOC_CONF=expandable_segments:True   # read where PYTORCH_CUDA_ALLOC_CONF is unset"))
+_ROCM_EXPANDABLE = ("expandable_segments:True", (2, 12), Noted(
+    "ROCm: PyTorch 2.12+ on ROCm 7.0+; an older ROCm build warns \"expandable_segments not supported on this "
+    "platform\" and ignores it"))
+#: ROCm's own name for the switch that turns the caching allocator off is ``PYTORCH_NO_HIP_MEMORY_CACHING`` (ROCm's
+#: debugging guides set it): both names are unset to turn it back on.
+_HIP_NO_CACHING = ("unset PYTORCH_NO_CUDA_MEMORY_CACHING", None, Spelled(
+    "unset PYTORCH_NO_HIP_MEMORY_CACHING PYTORCH_NO_CUDA_MEMORY_CACHING   # ROCm's name and CUDA's"))
 DEVICE_FEATURES = {
     "NVIDIA": (_GRAD_SCALER, _GRAPHED_CALLABLES),
-    "AMD": (_GRAD_SCALER, _GRAPHED_CALLABLES),
+    # a line spelled anew first: a fix given a note is not read further (``Framework.fit``)
+    "AMD": (_GRAD_SCALER, _HIP_ALLOC_CONF, _HIP_NO_CACHING, _GRAPHED_CALLABLES, _ROCM_EXPANDABLE),
     "Intel": (("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),

@@ -873,6 +873,9 @@ class Memory:
     snapshot_layout: str = ""
     #: a snapshot whose allocations carry no stack (``MemorySnapshot.stackless``): phases, kind and iterations unread
     stackless: bool = False
+    #: a snapshot's GPU vendor as its frames name it (``MemorySnapshot.vendor``: "AMD" for a ROCm build's), None where
+    #: they do not: the words and fixes of a capture with no GPU that ran work recorded (``rules.base.Ctx.vendor``)
+    vendor: str | None = None
 
 
 @dataclass

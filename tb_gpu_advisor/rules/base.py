@@ -49,7 +49,7 @@ class Ctx:
         #: the capture's framework: its fixes, words and finding titles
         self.fw: Framework = framework(m)
         #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
-        self.vendor = devices.vendor_of([g.name for g in m.gpus if g.active])
+        self.vendor = _vendor(m)
 
     @property
     def one_step(self) -> bool:
@@ -165,11 +165,11 @@ class Ctx:
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
-        return devices.words([g.name for g in self.m.gpus if g.active], text)
+        return self.vendor.words(text)
 
     def code(self, snippet: str) -> str:
         """A snippet for the capture's GPU: PyTorch's device is ``xpu`` on Intel GPUs (``devices.code``)."""
-        return devices.code([g.name for g in self.m.gpus if g.active], snippet)
+        return devices.vendor_code(self.vendor, snippet)
 
     def fit(self, actions: Sequence[Action]) -> list[Action]:
         """The fixes the job's GPU can follow at the trace's framework version (``Framework.fit``): a feature its
@@ -212,6 +212,17 @@ class Ctx:
         if gpu is not None:
             parts.append(str(gpu))
         return ":".join(parts)
+
+
+def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module
+    """The vendor of the GPUs that ran the capture's work, by their names; where none ran any the capture recorded
+    (a memory snapshot), the one its allocator's frames name (``Memory.vendor``: a ROCm build's
+    ``c10::hip::HIPCachingAllocator``), else NVIDIA's words as before.  Why: a snapshot's GPUs are never active, so an
+    AMD GPU's snapshot was told CUDA's allocator settings (h37-snaprocm)."""
+    names = [g.name for g in m.gpus if g.active]
+    if any(names) or not m.memory.vendor:
+        return devices.vendor_of(names)
+    return devices.vendor_called(m.memory.vendor)
 
 
 # --------------------------------------------------------------------------- grading

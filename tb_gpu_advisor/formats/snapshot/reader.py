@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
@@ -410,6 +411,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                            "are counted from its own lowest point and the state at the dump is not its end")
         snap.ooms.extend(ooms)
     snap.stackless = _stackless(memory, snap)
+    snap.vendor = _vendor(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -447,6 +449,22 @@ def _stackless(memory: dict[int, MemoryEvents], snap: MemorySnapshot) -> bool:
         return False
     framed = any(name != "?" for me in allocs for name in me.op_names)
     return not framed and not any(st.frames for stacks in snap.stacks.values() for st in stacks)
+
+
+#: How deep in a stack the caching allocator's own frame lies: under the unwinder's two (``torch::unwind::unwind()``,
+#: ``CapturedTraceback::gather``), the allocator's ``malloc`` comes next, innermost first.
+_ALLOCATOR_DEPTH = 16
+
+
+def _vendor(budget: "_Budget") -> str | None:
+    """The vendor of the snapshot's GPUs as its own C++ frames name it (``MemorySnapshot.vendor``), None where none
+    does.  Why: a snapshot records no GPU by name; a ROCm build's allocations run through
+    ``c10::hip::HIPCachingAllocator``, and read without it, every snapshot was taken for NVIDIA's and an AMD GPU's user
+    was told CUDA's settings."""
+    names = (_str(f.get("name"), "") + " " + _str(f.get("filename"), "")
+             for frames in budget.stacks() if isinstance(frames, (list, tuple))
+             for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
+    return devices.vendor_of_frames(names)
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:
@@ -769,9 +787,11 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
         op_of[k] = label_of[key]
         phase_of[k] = budget.phase(f)
-    op, phase = op_of[ids], phase_of[ids]
+    bare_of = np.ones(len(stacks) + 1, dtype=bool)  # per stack (the last: none): it holds no frame at all
+    bare_of[used] = [not stacks[k] for k in used]
+    op, phase, bare = op_of[ids], phase_of[ids], bare_of[ids]
     del ids
-    _cast_copies(d, at, phase, [stacks[k] for k in used], dump)
+    _cast_copies(d, at, phase, [stacks[k] for k in used], dump, bare)
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
@@ -933,7 +953,8 @@ def history_short_of_dump(events: MemoryEvents, held_end: int) -> int:
     return int(events.allocated[-1]) - held_end if events.allocated.size else 0
 
 
-def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: list, dump: list[_Live]) -> None:
+def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: list, dump: list[_Live],
+                 bare: np.ndarray) -> None:
     """Book autocast's cast copies as the parameters' where the snapshot records Python frames only (Windows writes no
     C++ frames, so ``at::autocast::cached_cast`` is never seen): ``phase`` is changed in place.
 
@@ -944,7 +965,10 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     none alone: a forward allocation exactly half the size of a block held since before the history (an fp32
     parameter: no history entry allocated it, or ``Module._apply`` moved it); freed in one run of frees with no allocation between, with the other
     such blocks (the region's exit) -- or still live at the dump -- most of them having outlived forward tensors made
-    after them; and, in that run, no more blocks of a size than held blocks of twice it (one copy per parameter)."""
+    after them; and, in that run, no more blocks of a size than held blocks of twice it (one copy per parameter).
+    ``bare``: per event, its stack holds no frame (autograd's engine thread under ``stacks="python"``): a run that
+    follows such an allocation made after the blocks is a backward's, which frees the forward's saved activations
+    (:func:`_backward_before`), not a region's exit."""
     fwd = MEMORY_PHASES.index("forward")
     if not dump or not (phase == fwd).any() or _has_cpp_frames(raw):
         return
@@ -965,10 +989,23 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     runs = np.searchsorted(alloc, free_at[cand])  # allocations before each free: frees with none between share it
     for run in np.unique(runs).tolist():
         mine = cand[runs == run]
+        if _backward_before(mine, free_at, alloc, bare):
+            continue
         sizes, counts = np.unique(delta[mine], return_counts=True)
         if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and \
                 all(c <= held[2 * int(sz)] for sz, c in zip(sizes.tolist(), counts.tolist())):
             phase[mine] = MEMORY_PHASES.index("parameters")
+
+
+def _backward_before(mine: np.ndarray, free_at: np.ndarray, alloc: np.ndarray, bare: np.ndarray) -> bool:
+    """Whether an allocation with no frame lies after the last of the blocks ``mine`` was made and before the first
+    is freed.  Why: autocast's cache is freed when its region exits, before ``loss.backward()`` runs; a backward
+    recorded with ``stacks="python"`` allocates on autograd's engine thread, with no frame, and frees the forward's
+    saved activations between those allocations and in runs after them -- activations exactly half a weight's bytes
+    (``training_iterations(mib=32)``: 96 MiB of them) read as the cast copies of the weights (h37-snapforms)."""
+    first_free = int(free_at[mine].min())
+    between = alloc[(alloc > int(mine.max())) & (alloc < first_free)]
+    return bool(bare[between].any())
 
 
 def _outlives_later(fwd: np.ndarray, free_at: np.ndarray) -> np.ndarray:
@@ -1271,6 +1308,10 @@ class _Budget:
         if got is None or got[0] is not frames:
             got = self._phases[id(frames)] = (frames, _phase(frames, self))
         return got[1]
+
+    def stacks(self) -> list[Any]:
+        """Every distinct stack read for a phase: the history's allocations' and the blocks live at the dump."""
+        return [frames for frames, _ in self._phases.values()]
 
     def spend(self, k: int) -> None:
         self.n += k

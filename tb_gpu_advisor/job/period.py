@@ -62,6 +62,9 @@ _LAYERS_COVER = 0.8
 #: Share of a period's launches of kernels it launches once per iteration or more, where the period holds several
 #: iterations whose launch order alternates (:func:`_same_work`): iterations of one loop run the same work.
 _ALIKE = 0.5
+#: Share of the gaps at a period's read points below which the host spent them in its own work, not in the syncs
+#: (:func:`_reads_find_work_done`): a host slower than its GPU, each read finding the work done.
+_READ_BLOCKED = 0.5
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
 #: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
@@ -259,10 +262,11 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # the boundary's pause is only the loop's own turn, no multiple of a launch's gap -- there the one wait per
     # period, at the boundary that pauses longest, marks it (h37-tinyiter)
     hostbound = not paused and only_here and _turns_longest(pause_at, offset)
-    # a loop that reads back at a few fixed points of each call: its boundary, one of them, pauses longer than any
-    # launch without a read (h37-twosync)
+    # a loop that reads back at a few fixed points of each call, its host slower than its GPU: its boundary, one of
+    # them, pauses longer than any launch without a read (h37-twosync)
     several = (not paused and reads and
-               float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0)))
+               float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0)) and
+               _reads_find_work_done(trace, t_start, waited_at, first, length, p))
     layered = _calls_of_layers(key, first, length, p)
     marked = waited >= _WAITED and (paused or alone or hostbound or several)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
@@ -424,6 +428,22 @@ def _read_points(waited_at: np.ndarray) -> bool:
     the host waits after most launches, the waits are every launch's (a blocking copy's), no call's reads."""
     synced = waited_at >= _WAITED
     return 2 <= int(synced.sum()) <= synced.size // 2 and float(waited_at[~synced].max(initial=0.0)) <= 1.0 - _WAITED
+
+
+def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int,
+                          p: int) -> bool:
+    """Whether the host spends most of the gaps at the period's read points (``waited_at`` >= :data:`_WAITED`) in its
+    own work, not blocked in the syncs: each read finds the GPU's work done, as a host slower than its GPU's does.
+
+    Why: there the pauses are the loop's own turns, alike at every read, and no pause stands out -- the case the reads'
+    pattern is read for.  Where the syncs hold most of those gaps, the host waits on long GPU work and its pauses say
+    where it waited, not where a loop turns: a one-shot program run three times (a set-up kernel, the host's 40 ms, a
+    110 ms run, each synced, its copies around them: ``synthetic.nsysexport.write_phased_pass``) turns between its
+    copies, where no sync is, and is read by its bursts."""
+    at = np.flatnonzero(waited_at >= _WAITED)
+    idx = (first + at[:, None] + p * np.arange(1, length // p + 1)[None, :]).ravel()
+    idx = idx[idx < first + length]
+    return bool(idx.size) and _blocked_share(trace, t_start[idx - 1], t_start[idx]) < _READ_BLOCKED
 
 
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:

@@ -1095,6 +1095,14 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
 
 
+def _insert_named_kernels(con: sqlite3.Connection, gpid: int, kern: list[tuple[int, int, int, int]],
+                          grid_x: int) -> None:
+    """Kernels ``(start, end, correlation id, name id)`` on stream 7 of device 0, ``grid_x`` blocks of 256 threads."""
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, grid_x, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, n) in enumerate(kern)])
+
+
 #: A native loop's iteration of distinct kernels (``name``, us on the GPU), no layer repeated inside it
 _SYNCED_ITERATION = (("advect_x", 40.0), ("advect_y", 40.0), ("flux_calc", 25.0), ("accelerate", 30.0),
                      ("pdv_predict", 35.0), ("viscosity", 20.0), ("ideal_gas", 15.0), ("reduce_dt", 10.0))
@@ -1126,9 +1134,7 @@ def write_reading_loop(path: str, iterations: int = 10, reads: tuple[int, ...] =
                 api.t = max(api.t, free) + 2 * us + int(turn_us * us)
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c, n) in enumerate(kern)])
+    _insert_named_kernels(con, gpid, kern, 1024)
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
                 program="./solver", thread="solver", copy_enums=False, sync_enum=False)
     return {"iterations": iterations, "first_launch_ns": firsts, "reads": len(reads)}
@@ -1229,9 +1235,7 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
             sync()
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c, n) in enumerate(kern)])
+    _insert_named_kernels(con, gpid, kern, 432)
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB,
                 program="python", thread="python", copy_enums=False, sync_enum=False)
     return {"calls": calls, "call_ms": (layers * layer_kernels + 2) * kernel_us / 1000.0}

@@ -19,7 +19,10 @@ How, in numbers only:
   synchronous ``cudaMemcpy`` at each launch), the gaps are the transfers' times and no pause can stand out: there
   the host's one wait per period, at the boundary and at no other offset, is the boundary.  So it is where the host is
   slower than its GPU (tiny inference calls, each read back): each sync finds the work done, the boundary's pause is
-  only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  Repeated layers,
+  only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  A call that
+  reads back more than once (mid-call and at its end) waits at a few fixed offsets of every repeat and at no other:
+  that pattern of syncs and launches is the iteration's, its boundary the region's start where the host waited there
+  (:func:`_read_points`).  Repeated layers,
   and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
   Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
   and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.

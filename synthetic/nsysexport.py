@@ -1095,6 +1095,51 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
 
 
+def _insert_named_kernels(con: sqlite3.Connection, gpid: int, kern: list[tuple[int, int, int, int]],
+                          grid_x: int) -> None:
+    """Kernels ``(start, end, correlation id, name id)`` on stream 7 of device 0, ``grid_x`` blocks of 256 threads."""
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, grid_x, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, n) in enumerate(kern)])
+
+
+#: A native loop's iteration of distinct kernels (``name``, us on the GPU), no layer repeated inside it
+_SYNCED_ITERATION = (("advect_x", 40.0), ("advect_y", 40.0), ("flux_calc", 25.0), ("accelerate", 30.0),
+                     ("pdv_predict", 35.0), ("viscosity", 20.0), ("ideal_gas", 15.0), ("reduce_dt", 10.0))
+
+
+def write_reading_loop(path: str, iterations: int = 10, reads: tuple[int, ...] = (3, 8), turn_us: float = 15.0,
+                       launch_us: float = 6.0, gpu_lag_us: float = 4.0, kernel_scale: float = 1.0) -> dict:
+    """Write the export of a native loop, no NVTX, whose every iteration launches the kernels of
+    :data:`_SYNCED_ITERATION` in order and waits for the GPU (``cudaStreamSynchronize``) after each count of launches
+    in ``reads`` -- a value read back mid-iteration and the time step at its end -- with the host's own ``turn_us``
+    after each wait alike, so no pause at the iteration's boundary stands out.  ``reads=(8,)``: one wait an iteration
+    (the control).  ``kernel_scale`` scales the kernels' times: below ~0.1 the host is slower than its GPU and each
+    wait finds the work done.  Return the truth by construction: the iterations and each one's first launch (ns)."""
+    us, ms = 1000, 1_000_000
+    pid = 7171
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=2 * us)
+    kern, firsts = [], []
+    free = api.t
+    for _ in range(iterations):
+        for k, (name, k_us) in enumerate(_SYNCED_ITERATION, 1):
+            if k == 1:
+                firsts.append(api.t)
+            ks = max(api.t + int((launch_us + gpu_lag_us) * us), free)
+            free = ks + int(k_us * kernel_scale * us)
+            kern.append((ks, free, api("cudaLaunchKernel", int(launch_us * us)), strings(name)))
+            if k in reads:
+                api.row("cudaStreamSynchronize", api.t, max(api.t, free) + 2 * us)
+                api.t = max(api.t, free) + 2 * us + int(turn_us * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    _insert_named_kernels(con, gpid, kern, 1024)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
+                program="./solver", thread="solver", copy_enums=False, sync_enum=False)
+    return {"iterations": iterations, "first_launch_ns": firsts, "reads": len(reads)}
+
+
 #: huy310304/PyTorch-CUDA-ML-Performance ``regression_shared_mem_profiling_individual_report.sqlite`` (Quadro RTX
 #: 4000): the hand-written regression's four kernels, their mean durations (us) in its kernel table
 _REGRESSION_KERNELS = (("forward_pass", 96.4), ("calculate_loss", 188.9), ("calculate_gradients", 317.9),
@@ -1190,9 +1235,7 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
             sync()
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany(_KERNEL_INSERT,
-                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
-                     for j, (a, b, c, n) in enumerate(kern)])
+    _insert_named_kernels(con, gpid, kern, 432)
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB,
                 program="python", thread="python", copy_enums=False, sync_enum=False)
     return {"calls": calls, "call_ms": (layers * layer_kernels + 2) * kernel_us / 1000.0}

@@ -1171,6 +1171,29 @@ def decode_unmarked(ranks: list[Rank], n: int) -> None:
     r.host_us += 150.0  # logits processing and stopping criteria in Python
 
 
+#: One call of an unmarked loop whose kernels are all different (no layer repeats inside it): a small model's
+#: forward of distinct ops, or a solver's step -- the launch sequence repeats once a call and nowhere inside one.
+SYNCED_CALL = (("aten::linear", GEMM_FWD, 6.0), ("aten::tanh", TANH_F32, 2.5), ("aten::mul", SCALE_BF16, 2.0),
+               ("aten::_softmax", SOFTMAX_FWD_BF16, 3.0), ("aten::matmul", BMM_BF16, 5.0),
+               ("aten::to", CAST_TO_BF16, 2.0), ("aten::add", BIAS_ADD_BF16, 2.0), ("aten::relu", RELU_BF16, 2.0),
+               ("aten::sum", SUM_BF16, 2.5))
+
+
+def synced_calls(ranks: list[Rank], n: int, reads: tuple[int, ...] = (3, 9), turn_us: float = 10.0,
+                 kernels: tuple[tuple[str, str, float], ...] = SYNCED_CALL) -> None:
+    """One call of an unmarked loop (no ``prof.step()``, no span): ``kernels`` launched in order, the host reading a
+    value back (``.item()``: a router's counts mid-call, the stop flag at its end) after each count of launches in
+    ``reads``, and its Python turn (``turn_us``) after each read -- so the loop's boundary pauses no longer than a read
+    inside the call.  Truth by construction: one call, ``len(kernels)`` launches, a step, beginning at its first
+    launch; ``reads=(len(kernels),)`` is the loop that syncs once a call."""
+    r = ranks[0]
+    for k, (op, name, us) in enumerate(kernels, 1):
+        r.kernel(op, name, us)
+        if k in reads:
+            r.sync("aten::item")
+            r.host_us += turn_us
+
+
 def synced_layers(ranks: list[Rank], n: int) -> None:
     """One forward pass of a model whose every block ends with the host waiting for the GPU (a mixture-of-experts
     router reading its counts back: a real MoE forward synced twice a block), recorded with ``with_modules``: the

@@ -19,7 +19,10 @@ How, in numbers only:
   synchronous ``cudaMemcpy`` at each launch), the gaps are the transfers' times and no pause can stand out: there
   the host's one wait per period, at the boundary and at no other offset, is the boundary.  So it is where the host is
   slower than its GPU (tiny inference calls, each read back): each sync finds the work done, the boundary's pause is
-  only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  Repeated layers,
+  only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  A call that
+  reads back more than once (mid-call and at its end) waits at a few fixed offsets of every repeat and at no other:
+  that pattern of syncs and launches is the iteration's, its boundary the region's start where the host waited there
+  (:func:`_read_points`).  Repeated layers,
   and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
   Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
   and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
@@ -59,6 +62,12 @@ _BLOCKED = 0.8
 #: share of each repeat (:func:`_calls_of_layers`).
 _LAYERS = 3
 _LAYERS_COVER = 0.8
+#: Share of a period's launches of kernels it launches once per iteration or more, where the period holds several
+#: iterations whose launch order alternates (:func:`_same_work`): iterations of one loop run the same work.
+_ALIKE = 0.5
+#: Share of the gaps at a period's read points below which the host spent them in its own work, not in the syncs
+#: (:func:`_reads_find_work_done`): a host slower than its GPU, each read finding the work done.
+_READ_BLOCKED = 0.5
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
 #: Launches a loop of one kernel may be read from by the host's waits alone (:func:`_waited_runs`): two iterations
@@ -235,6 +244,9 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
+    reads = _read_points(waited_at)
+    if reads and waited_at[0] >= _WAITED:  # the loop's first call begins where its launches begin repeating
+        best, offset = (float(waited_at[0]), float(pause_at[0])), 0
     waited, pause = best
     # the typical gap between launches inside a step: the boundaries' own pauses left out, which in a short
     # period (two kernels a step) are half the gaps and would make their median a pause
@@ -253,8 +265,13 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # the boundary's pause is only the loop's own turn, no multiple of a launch's gap -- there the one wait per
     # period, at the boundary that pauses longest, marks it (h37-tinyiter)
     hostbound = not paused and only_here and _turns_longest(pause_at, offset)
+    # a loop that reads back at a few fixed points of each call, its host slower than its GPU: its boundary, one of
+    # them, pauses longer than any launch without a read (h37-twosync)
+    several = (not paused and reads and
+               float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0)) and
+               _reads_find_work_done(trace, t_start, waited_at, first, length, p))
     layered = _calls_of_layers(key, first, length, p)
-    marked = waited >= _WAITED and (paused or alone or hostbound)
+    marked = waited >= _WAITED and (paused or alone or hostbound or several)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
         q = _wait_period(t_start, waits, p, first, length)
         steps = _region_steps(trace, launches, key, t_start, t_end, q, first, length) if q else None
@@ -268,7 +285,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         offset = fed
     # a loop whose iterations alternate their launch order (a directionally split solver sweeps x then y, then y then
     # x) repeats its sequence only every few iterations; the host's wait ends each of them alike
-    alike = _iterations_per_period(p, offset, waited_at, pause_at, typical) if marked and paused else 1
+    alike = _iterations_per_period(p, offset, waited_at, pause_at, typical, key[first:first + p]) if marked and paused else 1
     whole, p = p, p // alike
     offset %= p
     # every boundary in the region starts an iteration: the last one too, though fewer than a period of launches may
@@ -284,6 +301,9 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     why = (f"{ms(pause / 1e9)} typical pause, against {ms(typical / 1e9)} between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out" if alone else
+           f"{int((waited_at >= _WAITED).sum())} syncs at the same points of every repeat and at no other: the reads "
+           f"a call makes repeat with it, and the host pauses there ({ms(pause / 1e9)} at the boundary) longer than "
+           f"between launches ({ms(typical / 1e9)})" if several else
            f"a sync at each boundary and nowhere else in the period, and there the period's longest pause "
            f"({ms(pause / 1e9)} against {ms(typical / 1e9)} between launches): the host is slower than the GPU, so "
            f"each sync finds the work done and the pause is the loop's own turn")
@@ -395,6 +415,40 @@ def _turns_longest(pause_at: np.ndarray, offset: int) -> bool:
     return bool(others.size) and float(pause_at[offset]) > float(others.max())
 
 
+def _read_points(waited_at: np.ndarray) -> bool:
+    """Whether the host waits for the GPU at a few fixed offsets of the period (``waited_at``: the share of each
+    offset's instances with a sync) -- two or more, each at most of its instances, no more than half the offsets, the
+    others at few: one iteration that reads back more than once.
+
+    Why: a loop's call may read a value back mid-call (a router's counts, a ``.item()`` on a norm) as well as its
+    result at its end.  Where the host is no slower at the boundary than at that read (its Python turn short), no
+    pause stands out against the launches' gaps, and the reading that asked for one wait per period (the boundary's
+    alone) read no step: a loop of 12 such calls was one pass (h37-twosync).  The waits still repeat with the launch
+    sequence, at the same points of every repeat: the pattern of syncs and launches is the iteration's.  Which of the
+    reads is the boundary the pauses cannot always say (a GPU-bound loop waits longest where more work was queued):
+    the loop's first call begins where its launches begin repeating, so the region's own start is the boundary where
+    the host waited there; else the read after which it pauses longest, longer than at any launch without one.  Where
+    the host waits after most launches, the waits are every launch's (a blocking copy's), no call's reads."""
+    synced = waited_at >= _WAITED
+    return 2 <= int(synced.sum()) <= synced.size // 2 and float(waited_at[~synced].max(initial=0.0)) <= 1.0 - _WAITED
+
+
+def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int,
+                          p: int) -> bool:
+    """Whether the host spends most of the gaps at the period's read points (``waited_at`` >= :data:`_WAITED`) in its
+    own work, not blocked in the syncs: each read finds the GPU's work done, as a host slower than its GPU's does.
+
+    Why: there the pauses are the loop's own turns, alike at every read, and no pause stands out -- the case the reads'
+    pattern is read for.  Where the syncs hold most of those gaps, the host waits on long GPU work and its pauses say
+    where it waited, not where a loop turns: a one-shot program run three times (a set-up kernel, the host's 40 ms, a
+    110 ms run, each synced, its copies around them: ``synthetic.nsysexport.write_phased_pass``) turns between its
+    copies, where no sync is, and is read by its bursts."""
+    at = np.flatnonzero(waited_at >= _WAITED)
+    idx = (first + at[:, None] + p * np.arange(1, length // p + 1)[None, :]).ravel()
+    idx = idx[idx < first + length]
+    return bool(idx.size) and _blocked_share(trace, t_start[idx - 1], t_start[idx]) < _READ_BLOCKED
+
+
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:
     """The number of launches between the host's waits for the GPU (``waits``: sync calls' starts) inside the periodic
     region of ``length`` launches from ``first``, where it is a multiple of the period ``p`` at least twice over and
@@ -437,23 +491,39 @@ def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -
     return None if found is None else (first + found.first, first + found.end, found.name)
 
 
-def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float) -> int:
+def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float,
+                           period: np.ndarray) -> int:
     """How many iterations one period of ``p`` launches holds, where the host ended each alike: the most ``m`` dividing
     ``p`` for which every ``p / m``-th offset from the boundary ``offset`` is one too -- the host waited for the GPU at
     most of its instances and paused as a boundary does (``job.period_boundary_gap`` times the ``typical`` gap between
     launches, and at least half the boundary's own pause).  Why: a loop reads each iteration's result before the next
     (CloverLeaf's time-step control), so every such wait ends one; the sequence itself may repeat only every few
     iterations (an x-then-y sweep, then y-then-x), and taking the sequence's period for the step made each "step" two
-    of the program's iterations.  1 where only the boundary is such an offset."""
+    of the program's iterations.  1 where only the boundary is such an offset.
+
+    The parts must run the same kernels (``period``: one repeat's launch keys), whatever their order: iterations of
+    one loop do the same work, where a call that reads a value back halfway (a router's counts) runs other kernels
+    before the read than after it -- its halves are no iterations (h37-twosync)."""
     floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
 
     def ends(o: int) -> bool:
         return waited_at[o] >= _WAITED and pause_at[o] >= floor
 
     for m in range(p // 2, 1, -1):
-        if p % m == 0 and all(ends((offset + j * (p // m)) % p) for j in range(1, m)):
+        if p % m == 0 and all(ends((offset + j * (p // m)) % p) for j in range(1, m)) and \
+                _same_work(period, m):
             return m
     return 1
+
+
+def _same_work(period: np.ndarray, m: int) -> bool:
+    """Whether the launches of one repeat (``period``: its launch keys) could be ``m`` iterations of one loop: most of
+    them (:data:`_ALIKE`) are of kernels the repeat launches at least ``m`` times, as each iteration runs them.  Read
+    whatever the order and wherever the boundary falls: CloverLeaf's alternating sweeps (a sweep's first and second
+    passes run variants of some kernels) keep 96% of their launches so; a call of distinct kernels read back halfway
+    keeps none."""
+    _, counts = np.unique(period, return_counts=True)
+    return float(counts[counts >= m].sum()) >= _ALIKE * period.size
 
 
 def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> int:

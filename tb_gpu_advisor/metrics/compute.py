@@ -325,14 +325,52 @@ def _dispatch(ctx: Context) -> Dispatch:
                   loop_iterations_per_step=ctx.per_step(iters.sum()), loop_ms_per_step=ctx.per_step(_union_ms(ctx, loops)))
     if ctx.dispatch_calls is None or not ctx.dispatch_calls.any():
         return Dispatch(**looped)
-    m = ctx.dispatch_calls & (ctx.host_step >= 0)
-    m |= _calls_launching_unclaimed_steps(ctx, m)
+    step = _call_steps(ctx)
+    m = ctx.dispatch_calls & (step >= 0)
+    m |= _calls_launching_unclaimed_steps(ctx, m, step)
     # per step and rank: each rank's process dispatches its own calls
     return Dispatch(calls_per_step=ctx.per_step(m.sum()), host_ms_per_step=ctx.per_step((ctx.h.end[m] - ctx.h.start[m]).sum() / 1e9),
                     **looped)
 
 
-def _calls_launching_unclaimed_steps(ctx: Context, started: np.ndarray) -> np.ndarray:
+def _call_steps(ctx: Context) -> np.ndarray:
+    """Kept-step index per host event, as ``ctx.host_step`` (by its start), except that a dispatch call holding the
+    start of a step found in the capture (kept or dropped) belongs to that step (the first such): -1 where it is
+    dropped.
+
+    Why: a step cut where the call's compiled program begins (XLA's ``<module>:XLA GPU module`` execution, nested in
+    its ``PjitFunction``) starts after the call that launched it began; counted by their start, each call fell in the
+    step before its own, the first in none -- ``wild/jax_mi355x``, one ``jit_loss_fn`` call a step, read 4 calls in 5
+    steps (0.8 a step); ``wild/jax_mi300x`` counted the call of its dropped last step in place of its first kept
+    step's.  A call holding a step's start is the call that runs that step: its work begins inside it.  Steps that
+    tile the timeline from markers enclosing their calls hold no boundary inside a call, and each call is counted
+    once, in one step, whichever rule places it."""
+    step = ctx.host_step
+    calls = np.flatnonzero(ctx.dispatch_calls)
+    starts, kept = _step_starts(ctx.steps)
+    if not calls.size or not starts.size:
+        return step
+    k = np.searchsorted(starts, ctx.h.start[calls], side="right")  # the first step beginning after each call's start
+    inside = k < starts.size
+    inside[inside] = starts[k[inside]] < ctx.h.end[calls[inside]]
+    if not inside.any():
+        return step
+    step = step.copy()
+    step[calls[inside]] = kept[k[inside]]
+    return step
+
+
+def _step_starts(steps) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - steps.Steps (metrics reads it as data)
+    """Where every step found in the capture starts on the host (ps, sorted) and its kept index, -1 for a dropped
+    one: a dropped step's call is its own, never the kept step's before it."""
+    dropped = [d.window[0] for d in steps.detection.dropped if d.window is not None]
+    starts = np.concatenate([steps.host_windows[:, 0].astype(np.int64), np.asarray(dropped, dtype=np.int64)])
+    kept = np.concatenate([np.arange(steps.count, dtype=np.int64), np.full(len(dropped), -1, dtype=np.int64)])
+    order = np.argsort(starts, kind="stable")
+    return starts[order], kept[order]
+
+
+def _calls_launching_unclaimed_steps(ctx: Context, started: np.ndarray, step: np.ndarray) -> np.ndarray:
     """Bool per host event: the dispatch calls that launched GPU work of a kept step in which no dispatch call starts
     (``started``: the calls counted by their start).
 
@@ -344,7 +382,7 @@ def _calls_launching_unclaimed_steps(ctx: Context, started: np.ndarray) -> np.nd
     keeps the old count: steps that tile the timeline hold the next call's start, and adding the call that launched
     their work too would count it twice."""
     out = np.zeros(len(ctx.h), dtype=bool)
-    claimed = np.unique(ctx.host_step[started])
+    claimed = np.unique(step[started])
     for g in ctx.gpus:
         sel = (g.launch >= 0) & (g.step >= 0)
         sel[sel] = ~np.isin(g.step[sel], claimed)

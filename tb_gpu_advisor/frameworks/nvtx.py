@@ -261,7 +261,10 @@ def is_inference_runtime_range(name: str) -> bool:
 
 #: A range named after a numerical method's backward direction, not a model's backward pass: an inverse transform
 #: (``fft_bwd``, ``backward FFT``, ``bwd_dft``), a triangular solve's backward substitution, a sweep or an
-#: integrator's step (``backward Euler``) -- HPC codes name these ``fwd`` / ``bwd`` as models do their passes.
+#: integrator's step (``backward Euler``) -- HPC codes name these ``fwd`` / ``bwd`` as models do their passes.  The
+#: veto is of the whole name, not of its direction word alone: a range that names a numerical method and an optimizer
+#: at once (none seen) says no training by its name, and the job's kind then rests on its other evidence -- the safe
+#: side, since training advice to a solver is the error this guards against.
 _NUMERICAL_DIRECTION = re.compile(r"fft|dft|transform(?!er)|subst|sweep|euler|integrat|(?<![a-z])solve", re.I)
 
 

@@ -59,7 +59,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     n = ctx.steps.count
     hm = HostMetrics(
         host=trace.host, path=trace.path, capture=ks.quality, steps=ctx.steps.detection, headline=head,
-        breakdown=ledger.avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],
+        breakdown=ledger.avg, steps_detail=[], gpus=gm, kernels=kernel_rows, kernels_ran_into=kernels.kernel_stats(ctx, True),
+        ops=op_list[:200],
         memcpy=mc, memcpy_steps=mc_rows, small_kernels=ks.small, eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=ks.fusion, loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(idle.gaps, ledger.avg_step, ledger.avg),

@@ -9,7 +9,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.comm import in_windows
+from tb_gpu_advisor.metrics.comm import in_windows, ran_into_steps
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, distinct_ids
 from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
                                           SmallKernels)
@@ -155,23 +155,28 @@ def _idle_launch_latency_us(ctx: Context, g, m: np.ndarray) -> tuple[np.ndarray,
     return counted, np.where(counted, latency / PS_PER_US, 0.0)
 
 
-def kernel_stats(ctx: Context) -> list[KernelStat]:
-    """One row per (kernel name, op name) over kept steps and all GPUs, sorted by total time."""
+def kernel_stats(ctx: Context, ran_into: bool = False) -> list[KernelStat]:
+    """One row per (kernel name, op name) over kept steps and all GPUs, sorted by total time.  ``ran_into``: the rows
+    of the calls that started outside the kept steps and ran into them instead (:func:`_ran_into_mask`; count and
+    whole time 0, their time inside the steps in ``in_steps_us``: ``HostMetrics.kernels_ran_into``)."""
     acc: dict[tuple[str, str], dict] = {}
     for g in ctx.gpus:
         d = g.d
-        m = _kernel_mask(g)
+        m = _ran_into_mask(g) if ran_into else _kernel_mask(g)
         if not m.any():
             continue
         dur = (d.end[m] - d.start[m]).astype(np.float64)
-        dur /= PS_PER_US
+        if ran_into:  # a call run into the steps counts, and is timed whole, in the step it started in, not here
+            dur[:] = 0.0
+        else:
+            dur /= PS_PER_US
         key = d.name[m].astype(np.int64, copy=False)
         key *= len(d.op_text) + 1
         key += d.op_idx[m]
         key += 1
         u, inv = unique_inverse(key)
         del key
-        cnt = np.bincount(inv)
+        cnt = np.bincount(inv) * (0 if ran_into else 1)
         tot = np.bincount(inv, weights=dur)
         inside = _inside_us(g, m, inv, u.size)
         mn = np.full(u.size, np.inf)
@@ -179,13 +184,14 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         np.minimum.at(mn, inv, dur)
         np.maximum.at(mx, inv, dur)
         del dur
-        lm, lat = _idle_launch_latency_us(ctx, g, m)
+        # a call run into the steps was launched before them: no latency of theirs to measure
+        lm, lat = (np.zeros(inv.size, bool), np.zeros(inv.size)) if ran_into else _idle_launch_latency_us(ctx, g, m)
         lat_sum = np.bincount(inv, weights=lat)
         lat_n = np.bincount(inv[lm], minlength=u.size).astype(np.float64)  # counts: the float sums of 1.0s, exact
         del lm, lat
         prec = np.zeros(u.size, np.int8)
         prec[inv] = g.name_prec[m]
-        on_mu = np.bincount(inv[g.tc[m]], minlength=u.size) * 2 > cnt  # most of its runs on matrix units
+        on_mu = np.bincount(inv[g.tc[m]], minlength=u.size) * 2 > np.bincount(inv)  # most of its runs on matrix units
         shp = _dominant_sid(inv, d.shape_sid[m], u.size)
         if d.long_name_sid is not None:
             lng = _dominant_sid(inv, d.long_name_sid[m], u.size)
@@ -216,8 +222,8 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = frameworks.op_type(ot)
         out.append(KernelStat(
-            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], in_steps_us=r["inside"], avg_us=r["total"] / r["count"],
-            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]) or r["mu"],
+            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], in_steps_us=r["inside"], avg_us=r["total"] / r["count"] if r["count"] else 0.0,
+            min_us=r["mn"] if r["count"] else 0.0, max_us=r["mx"], tensor_core=bool(tc[i]) or r["mu"],
             # positive: a GEMM/convolution because its library's naming says so (or it runs on the matrix units), never
             # because of the op that launched it -- a matmul op also launches copies, transposes, helper kernels
             tc_eligible=bool(gemm[i] or tc[i] or r["mu"]) and not other[i],
@@ -226,6 +232,17 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
             shape=r["shape"], dims=shape_dims(r["shape"]),
         ))
     out.sort(key=lambda k: -k.total_us)
+    return out
+
+
+def _ran_into_mask(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """Kernel (and collective) events of a GPU that start outside its kept steps and run into them
+    (``comm.ran_into_steps``), as a mask: the ledger paints their time inside the steps, so the kernels' time by class
+    must hold it too (h37-review21: two ranks' all-reduces queued before the kept steps and running through them,
+    2.0 ms of the ledger's collectives a step, and no collective class at all)."""
+    d = g.d
+    out = np.zeros(len(d), bool)
+    out[ran_into_steps(g, (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))] = True
     return out
 
 

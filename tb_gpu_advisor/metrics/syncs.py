@@ -573,11 +573,12 @@ def _until_owned(s: np.ndarray, e: np.ndarray, returned: np.ndarray, owned: tupl
 
 
 def _idle_in(d, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
-    """The parts of the disjoint sorted stretches (s, e) during which the GPU ran no device event."""
-    m = (d.end > s.min()) & (d.start < e.max())
-    if not m.any():
+    """The parts of the disjoint sorted stretches (s, e) during which the GPU ran no device event: less its busy union
+    (``DeviceEvents.busy``, merged once per GPU and analysis; it was merged again here from the events near the
+    stretches -- the same answer, since only an event overlapping a stretch covers any of it)."""
+    if not len(d):
         return s, e
-    bs, be = union_intervals(d.start[m].astype(np.int64), d.end[m].astype(np.int64))
+    bs, be = d.busy()
     return subtract_intervals(s, e, bs, be)
 
 

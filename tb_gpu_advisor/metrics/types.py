@@ -1305,6 +1305,11 @@ class HostMetrics:
     unfused_attention: UnfusedAttention = field(default_factory=UnfusedAttention)
     #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)
     cache_release: CacheRelease = field(default_factory=CacheRelease)
+    #: the kernels and collectives that started outside the kept steps and ran into them (``metrics.comm.ran_into_steps``:
+    #: a call queued in a dropped step), one row per (kernel, op) as ``kernels``: ``count`` 0 and ``total_us`` 0 (a call
+    #: counts in the step it starts in, as the communication tables count it), ``in_steps_us`` their time inside the
+    #: kept steps -- which the ledger paints, so the kernel classes hold it too (``report.build.kernel_class_summary``)
+    kernels_ran_into: list[KernelStat] = field(default_factory=list)
 
     @property
     def ranks(self) -> int:

@@ -97,3 +97,56 @@ def test_replaced_times_get_a_new_union():
     after = d.busy()
     assert after[0] is not before[0]
     np.testing.assert_array_equal(after[0], union_intervals(d.start.astype(np.int64), d.end.astype(np.int64))[0])
+
+
+@pytest.mark.parametrize("name", ["cloverleaf_a100_cuda", "jax_mi355x"])
+def test_the_syncs_idle_reads_the_kept_union(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program syncs' drained stretches lose the GPU's busy time through ``DeviceEvents.busy`` (h37-review21:
+    ``metrics.syncs._idle_in`` merged the GPU's events near the stretches again).  Real captures whose syncs are
+    measured over their drained stretch (a CUDA loop's, JAX's on ROCm): no union the syncs' stage makes is of device
+    events; what it merges is host time (calls, input spans, copy leads)."""
+    import tb_gpu_advisor.metrics.syncs as syncs
+
+    trace = _read(name)
+    starts = [d.start for d in trace.devices if len(d)]
+    merged_devices: list[int] = []
+    real = syncs.union_intervals
+
+    def watching(start: np.ndarray, end: np.ndarray, **kw):  # noqa: ANN202
+        s = np.asarray(start)
+        if s.size >= 2 and any(np.isin(s, col).all() for col in starts):
+            merged_devices.append(int(s.size))
+        return real(start, end, **kw)
+
+    reached = []
+    idle_in = syncs._idle_in
+    monkeypatch.setattr(syncs, "union_intervals", watching)
+    monkeypatch.setattr(syncs, "_idle_in", lambda d, s, e: reached.append(1) or idle_in(d, s, e))
+    host_metrics(trace)
+    assert reached, "premise: the syncs' drained stretches are measured"
+    assert not merged_devices, f"the syncs merged {merged_devices} device events again"
+
+
+def test_the_syncs_idle_is_the_stretches_less_the_busy_union() -> None:
+    """What ``_idle_in`` returns is unchanged by reading the kept union: each stretch less every event's time, as the
+    plain reference computes it (the stretches straddle busy and idle time of a real GPU)."""
+    from tb_gpu_advisor.metrics.syncs import _idle_in
+
+    d = next(d for d in _read("cloverleaf_a100_cuda").devices if len(d))
+    ref_busy = union(list(zip(d.start.tolist(), d.end.tolist())))
+    lo, hi = int(d.start.min()), int(d.end.max())
+    edges = np.linspace(lo, hi, 41).astype(np.int64)
+    s, e = edges[:-1:2], edges[1::2]  # 20 disjoint stretches over the GPU's whole span
+    got_s, got_e = _idle_in(d, s, e)
+    ref: list[tuple[int, int]] = []
+    for a, b in zip(s.tolist(), e.tolist()):
+        t = a
+        for bs, be in ref_busy:
+            if be <= t or bs >= b:
+                continue
+            if bs > t:
+                ref.append((t, bs))
+            t = max(t, be)
+        if t < b:
+            ref.append((t, b))
+    assert [(a, b) for a, b in zip(got_s.tolist(), got_e.tolist()) if b > a] == ref

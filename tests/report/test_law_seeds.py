@@ -81,8 +81,9 @@ def test_a_kernel_class_is_its_time_inside_the_steps():
     step = h.gpus[0].step_ms
     (coll,) = [c for c in h.kernel_classes if c["class"] == "collective"]
     assert coll["us_per_step"] / 1000 <= step  # main: 514.1 us in a 0.493 ms step
-    # the calls that start in the kept steps, their time inside them: the GPUs' AllReduce transfer column
-    assert abs(coll["us_per_step"] / 1000 - h.gpus[0].collectives["AllReduce"][5]) < 1e-3
+    # the calls' time inside the kept steps, those that started before them and ran in included: the GPUs' AllReduce ms
+    # (h37-review21; the transfer column matched it only while no call ran into the steps)
+    assert abs(coll["us_per_step"] / 1000 - h.gpus[0].collectives["AllReduce"][1]) < 1e-3
     # the kernels table still holds each call's whole time
     (k,) = [row for row in h.kernels.rows if "AllReduce" in str(row[0]) or "nccl" in str(row[0]).lower()]
     assert k[h.kernels.columns.index("total us")] > coll["us_per_step"] * 8 * 1.2

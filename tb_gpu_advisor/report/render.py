@@ -119,13 +119,14 @@ def _step_info(report: Report) -> str:
         procs = _processes(report) if report.ranks.title.startswith("GPUs") else None
         bits = [f"{ranks} GPUs in {plural(procs, 'process')} on {plural(n, 'host')}" if procs else
                 f"{ranks} ranks on {plural(n, 'host')}"]
-        unit = "pass" if one_step(report) == "pass" else "step"
+        if one_step(report) == "pass":  # one unmarked pass per rank: no step of the job to count (h37-words21)
+            took = f" of {ms(a['step_ms'])} each ({a.get('scope') or 'median rank'})" if a.get("step_ms") else " each"
+            return ", ".join(bits + [f"one pass{took}, no step marked"])
         if steps:
             lo, hi = min(steps), max(steps)
-            bits.append("one pass each (no step marked)" if unit == "pass" else
-                        f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
+            bits.append(f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
         if a.get("step_ms"):
-            bits.append(f"{unit} {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
+            bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
         return ", ".join(bits)
     bits = [f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]

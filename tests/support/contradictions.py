@@ -485,8 +485,8 @@ def context_problems(report: Report) -> list[str]:
 # --------------------------------------------------------------------------- one value per quantity, in the text
 
 #: The header's step: ``(1 host, 3 steps, step 1.00 ms)``, ``(1 host, start-up only: one pass of 9.33 ms, ...``,
-#: ``(1 host, one pass of 432.6 ms, no step marked)`` or ``(2 ranks on 1 host, one pass each (...), pass 1.00 ms``.
-_HEADER_STEP = re.compile(r"^GPU Advisor — .*?(?:, step|, pass|one pass of) ([\d.,]+ (?:us|ms|s))\b", re.M)
+#: ``(1 host, one pass of 432.6 ms, no step marked)`` or ``(2 ranks on 1 host, one pass of 1.01 s each (median ...``.
+_HEADER_STEP = re.compile(r"^GPU Advisor — .*?(?:, step|one pass of) ([\d.,]+ (?:us|ms|s))\b", re.M)
 _EVERY_FIX = re.compile(r"^If every fix lands: (?:step|pass) ~[\d.,]+ (?:us|ms|s) instead of ([\d.,]+ (?:us|ms|s))",
                         re.M)
 #: The headroom's arithmetic: ``the step's own A (the [allocated ]peak [B ]less C held across steps)``.
@@ -713,6 +713,9 @@ _NUMBERED_STEP, _THE_STEP, _PER_STEP, _HOST_CLAIM, _OF_PASS, _OF_WINDOW = map(re
 #: step)", "the rest of the step holds MFU down", "worth a look only if the step is short" ("the step's own 6 GiB" of a
 #: memory and "is not the step" of the step reading are not shares of it)
 _STEP_SHARE = re.compile(r"\b(?:off|of|if) the step\b(?!')")
+#: a card's account of how the framework places ops ("PyTorch places each op on the device of its tensors", "JAX places
+#: every op ...")
+_PLACES_OPS = re.compile(r"\bplaces (?:each|every) op\b")
 #: the renderers' step words a one-pass report's text and markdown may not say (h37-words21): the header's step
 #: count and time ("1 host, 1 step, step 432.6 ms"), "If every fix lands: step ~", a saving "/step", "(54% of the
 #: step)" / "(54% of step)", the markdown's "Estimated saving: 42.8 ms of the step" / "per step"
@@ -741,7 +744,9 @@ def window_words_problems(report: Report) -> list[str]:
     """Words a report says of a window it does not hold (h37-words20): a step number, a title's "the step" or a count
     "per step" where the capture marks no step and was read as one pass; host time or host work claimed where it recorded nothing of the
     host; a share said of the pass and again of the capture window that pass is; "dispatch" for the host time of a
-    step the same finding says may be nothing but first calls (compilation, loading, one-time work)."""
+    step the same finding says may be nothing but first calls (compilation, loading, one-time work).  h37-words21: a
+    summary's "of/off the step" on one pass, the renderers' step words of a one-pass report
+    (:func:`rendered_step_problems`), and a framework's op placement told on a capture with no host."""
     out: list[str] = []
     for h in report.hosts:
         mine = list({f.id: f for f in [*h.findings, *(f for f in report.findings if f.host == h.host)]}.values())
@@ -767,6 +772,9 @@ def window_words_problems(report: Report) -> list[str]:
         if one_pass:
             out += [f"{h.host}/{m.id}: 'per step' in a one-pass card: '{m.meaning}'"
                     for m in h.headline if m.meaning and _PER_STEP.search(m.meaning)]
+        if hostless:  # a kernel trace alone holds no op: how its framework places them is no reading of it
+            out += [f"{h.host}/{m.id}: op placement claimed with no host recorded: '{m.meaning}'"
+                    for m in h.headline if m.meaning and _PLACES_OPS.search(m.meaning)]
     return out + rendered_step_problems(report)
 
 

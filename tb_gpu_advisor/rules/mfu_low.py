@@ -38,16 +38,15 @@ def quiet(m: HostMetrics) -> str | None:
     f = m.flops
     if f.mfu is None:
         return None
-    noun = Ctx(m).step_noun  # "the pass" where the capture was read as one (h37-words21)
     if f.below_roofline_share is not None and grade(f.below_roofline_share, "mfu_low.warning") is None:
         slower = _slower_dtype(f)
         if slower:
             return slower
         return (f"the GEMMs reach their roofline ({pct(1 - f.below_roofline_share)} of GEMM time at >= "
-                f"{pct(T('flops.low_roofline_share'))} of it): the {noun}'s other time holds MFU down, and the other "
+                f"{pct(T('flops.low_roofline_share'))} of it): the step's other time holds MFU down, and the other "
                 "checks weigh it")
     if f.gemm_ms_per_step is not None and f.step_ms and f.gemm_ms_per_step / f.step_ms < T("mfu_low.min_gemm_share"):
-        return f"GEMMs take {pct(f.gemm_ms_per_step / f.step_ms)} of the {noun}: the rest of the {noun} holds MFU down"
+        return f"GEMMs take {pct(f.gemm_ms_per_step / f.step_ms)} of the step: the rest of the step holds MFU down"
     return None
 
 

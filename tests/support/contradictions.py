@@ -711,8 +711,8 @@ _WINDOW_WORDS = {"numbered": r", step \d+\b", "the_step": r"\b(?:the|every|each)
 _NUMBERED_STEP, _THE_STEP, _PER_STEP, _HOST_CLAIM, _OF_PASS, _OF_WINDOW = map(re.compile, _WINDOW_WORDS.values())
 #: a share of a step, or a step's length, in a one-pass finding's summary (h37-words21): "off the step", "(95% of the
 #: step)", "the rest of the step holds MFU down", "worth a look only if the step is short" ("the step's own 6 GiB" of a
-#: memory and "is not the step" of the step reading are not shares of it)
-_STEP_SHARE = re.compile(r"\b(?:off|of|if) the step\b(?!')")
+#: memory, "is not the step" and "no part of the step" of the step reading are not shares of it)
+_STEP_SHARE = re.compile(r"(?:\boff|%\)? of|\brest of|\bif) the step\b(?!')")
 #: a card's account of how the framework places ops ("PyTorch places each op on the device of its tensors", "JAX places
 #: every op ...")
 _PLACES_OPS = re.compile(r"\bplaces (?:each|every) op\b")
@@ -721,7 +721,8 @@ _PLACES_OPS = re.compile(r"\bplaces (?:each|every) op\b")
 #: step)" / "(54% of step)", the markdown's "Estimated saving: 42.8 ms of the step" / "per step"
 _RENDERED_STEP = {"header": re.compile(r"\bhosts?, \d+ steps?\b|, step [\d.,]+ (?:us|ms|s)\b"),
                   "every fix": re.compile(r"^If every fix lands: step ~", re.M),
-                  "saving": re.compile(r"saves ~[\d.,]+ (?:us|ms|s)/step\b|% of (?:the )?step\)"),
+                  "saving": re.compile(r"saves ~[\d.,]+ (?:us|ms|s)(?:/step\b| \([^ ()]+% of (?:the )?step\)|, [^ ()]+% "
+                                       r"of the step\))"),
                   "estimated": re.compile(r"^- \*\*Estimated saving:\*\* [\d.,]+ (?:us|ms|s) (?:of the step|per step)\b",
                                           re.M)}
 

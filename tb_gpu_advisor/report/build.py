@@ -38,10 +38,11 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
         Metric("device_step_share", "Device step-time share", json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
                meaning="share of the step the GPU spends executing kernels (guide 1: maximize)",
                detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": json_float(m.breakdown.device_compute)}),
-        _not_applicable(fw, Metric("host_op_share", "Ops placed on host", json_float(h.host_op_share_by_count), "share",
-                                   _pct(h.host_op_share_by_count), "lower", meaning=fw.label("host_op_meaning"),
-                                   detail={"by_time": json_float(h.host_op_share_by_time), "host_ops": h.host_op_count,
-                                           "device_ops": h.device_op_count})),
+        _unrecorded_ops(m, _not_applicable(fw, Metric(
+            "host_op_share", "Ops placed on host", json_float(h.host_op_share_by_count), "share",
+            _pct(h.host_op_share_by_count), "lower", meaning=fw.label("host_op_meaning"),
+            detail={"by_time": json_float(h.host_op_share_by_time), "host_ops": h.host_op_count,
+                    "device_ops": h.device_op_count}))),
         Metric("sixteen_bit_share", "16-bit kernel time", json_float(h.sixteen_bit_time_share), "share", _sixteen_display(h), "higher",
                meaning="share of GPU kernel time of known precision in fp16 or bf16 kernels (guide: how many kernels use fp16); "
                        "kernels whose name gives no dtype (compiler fusions, Triton GEMMs) are left out and counted in detail",
@@ -145,6 +146,26 @@ def _unmeasured_launch(m: HostMetrics, card: Metric) -> Metric:
     card.display = "n/a"
     card.meaning = LAUNCH_NOT_MEASURED
     card.detail = {"not_available": LAUNCH_NOT_MEASURED}
+    return card
+
+
+#: Why the op-placement card has nothing to show on a kernel trace alone (h37-words21)
+OPS_NOT_RECORDED = ("not recorded: the capture recorded the GPU's work and nothing of the host (no op, no call), so "
+                    "no op's placement is seen")
+
+
+def _unrecorded_ops(m: HostMetrics, card: Metric) -> Metric:
+    """The op-placement card where no host was recorded (``HostMetrics.host_recorded``): "n/a" and that reason, not
+    the framework's account of how it places ops.  Why: a kernel trace alone may name its framework by the kernels of
+    its own library (ATen's ``at::native::`` kernels: PyTorch), but what it says of op placement ("PyTorch places
+    each op on the device of its tensors") is a claim about ops the capture holds none of (h37-words21:
+    rocprof_aiter_mi355x, fsdp_mi350x_kernel_trace).  As the launch card's :func:`_unmeasured_launch`."""
+    if m.host_recorded or not any(g.active for g in m.gpus):
+        return card
+    card.value = None
+    card.display = "n/a"
+    card.meaning = OPS_NOT_RECORDED
+    card.detail = {"not_available": OPS_NOT_RECORDED}
     return card
 
 

@@ -35,16 +35,16 @@ _SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢
 # --------------------------------------------------------------------------- shared bits
 
 
-def saving_text(f: Finding, one: bool = False) -> str:
-    """What a finding saves, per step -- or, where its host kept one step (``one``: ``verdict.one_step``), of that
-    step, as the finding's own words say (``rules.base.Ctx.of_step``)."""
+def saving_text(f: Finding, one: str = "") -> str:
+    """What a finding saves, per step -- or, where its host kept one step (``one``: ``verdict.one_step``'s word,
+    "step" or "pass"), of that step or pass, as the finding's own words say (``rules.base.Ctx.of_step``)."""
     s = f.saving
     if s is None:
         return f"frees ~{gb(f.saving_bytes)}" if getattr(f, "saving_bytes", None) else ""
     if s.ms_per_step <= 0:
         return "saves ~0 ms" if one else "saves ~0 ms/step"
     share = saving_share(s)
-    return f"saves ~{ms(s.ms_per_step)} ({share} of the step)" if one else f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
+    return f"saves ~{ms(s.ms_per_step)} ({share} of the {one})" if one else f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
 
 
 def _num(v: Any, nd: int = 2) -> str:
@@ -119,6 +119,9 @@ def _step_info(report: Report) -> str:
         procs = _processes(report) if report.ranks.title.startswith("GPUs") else None
         bits = [f"{ranks} GPUs in {plural(procs, 'process')} on {plural(n, 'host')}" if procs else
                 f"{ranks} ranks on {plural(n, 'host')}"]
+        if one_step(report) == "pass":  # one unmarked pass per rank: no step of the job to count (h37-words21)
+            took = f" of {ms(a['step_ms'])} each ({a.get('scope') or 'median rank'})" if a.get("step_ms") else " each"
+            return ", ".join(bits + [f"one pass{took}, no step marked"])
         if steps:
             lo, hi = min(steps), max(steps)
             bits.append(f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
@@ -140,8 +143,11 @@ def _step_info(report: Report) -> str:
         bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}" if sum(steps) else "no step timed")
     # the step time: each host's one number (``HostReport.mean_step_ms``); a memory snapshot's empty ledger is no step
     per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
+    took = ms(per_host[0] if len(per_host) == 1 else sum(per_host) / len(per_host)) if per_host else ""
+    if per_host and one_step(report) == "pass":  # one unmarked pass: no step of the job to count or time (h37-words21)
+        return ", ".join(bits[:1] + [f"one pass of {took}{' on average per host' if len(per_host) > 1 else ''}, no step marked"])
     if per_host:
-        bits.append(f"step {ms(per_host[0] if len(per_host) == 1 else sum(per_host) / len(per_host))}")
+        bits.append(f"step {took}")
     return ", ".join(bits)
 
 
@@ -372,9 +378,9 @@ def _text_head(report: Report) -> list[str]:
     return out
 
 
-def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int, one: bool = False) -> list[str]:
+def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int, one: str = "") -> list[str]:
     """One finding, ``i``-th: its title, saving and scope, summary, assumption, fixes, evidence and trace window
-    (``one``: its host kept one step)."""
+    (``one``: its host kept one step or pass, ``verdict.one_step``)."""
     out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
     sav = saving_text(f, one)
     conf = confidence_text(f)
@@ -490,7 +496,8 @@ def achievable_text(report: Report) -> str:
     a = report.achievable or {}
     if not a or not a.get("findings"):
         return ""
-    line = f"If every fix lands: step ~{ms(a['achievable_step_ms'])} instead of {ms(a['step_ms'])}"
+    unit = "pass" if one_step(report) == "pass" else "step"  # a pass no step of which is marked: not "step ~"
+    line = f"If every fix lands: {unit} ~{ms(a['achievable_step_ms'])} instead of {ms(a['step_ms'])}"
     if savings_overlap(a):
         line += (f" (the savings overlap: {ms(a['sum_of_savings_ms'])} claimed, {ms(a['recoverable_ms'])} of distinct "
                  f"time)")
@@ -637,7 +644,7 @@ def confidence_text(f: Finding) -> str:
 
 
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
-                     tables: int | None = 2, ranks: dict[str, int] | None = None, one: bool = False) -> list[str]:
+                     tables: int | None = 2, ranks: dict[str, int] | None = None, one: str = "") -> list[str]:
     """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence (``ranks``: the
     rank each finding of the report is shown at, so an overlap names the others by it).
 
@@ -654,7 +661,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
         src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
         out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
     if f.saving is not None:
-        out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} {'of the step' if one else 'per step'} "
+        out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} {f'of the {one}' if one else 'per step'} "
                    f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "

@@ -12,6 +12,7 @@ from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
+from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
 
 _SEVERITIES = ("critical", "warning", "info")
 
@@ -110,12 +111,22 @@ def verdict(report: Report, damage_said_below: bool = False) -> str:
     return "Healthy: no check of the guide fired" + said
 
 
-def one_step(report: Report, f: Finding) -> bool:
-    """Whether ``f``'s numbers are of one step: its host kept one (a finding over every host: each kept one).  The
-    rules say "of the 8.72 ms step" then (``rules.base.Ctx.of_step``); the renderers' saving says the same, not
-    "/step" (h37-left60)."""
-    hosts = [h for h in report.hosts if h.error is None and (f.host is None or h.host == f.host)]
-    return bool(hosts) and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts)
+def one_step(report: Report, f: Finding | None = None) -> str:
+    """What ``f``'s numbers are of, where they are of one step: "step" where its host kept one (a finding over every
+    host, or ``f`` None: each kept one), "pass" where one is the pass an unmarked capture was read as
+    (:func:`one_pass`; as the job rules' ``metrics.job.JobView.marked``); "" over several steps.  The rules say "of the 8.72 ms step" / "of the 432.6 ms pass" then
+    (``rules.base.Ctx.of_step``); the renderers' saving, the header and "if every fix lands" say the same, not
+    "/step" (h37-left60) nor "of the step" for a pass no step of which the capture marks (h37-words21)."""
+    hosts = [h for h in report.hosts if h.error is None and (f is None or f.host is None or h.host == f.host)]
+    if not hosts or not all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts):
+        return ""
+    return "pass" if any(one_pass(h) for h in hosts) else "step"
+
+
+def one_pass(h: HostReport) -> bool:
+    """The host kept one step and it is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``:
+    the whole window, or one pass of the program): the capture numbers no step, so no surface calls it one."""
+    return isinstance(h.steps, dict) and h.steps.get("count") == 1 and h.steps.get("source") in UNMARKED_SOURCES
 
 
 def saving_share(s) -> str:  # noqa: ANN001 - a schema Saving
@@ -126,13 +137,13 @@ def saving_share(s) -> str:  # noqa: ANN001 - a schema Saving
     return f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
 
 
-def _top(real: Sequence[Finding], one: bool = False) -> str:
+def _top(real: Sequence[Finding], one: str = "") -> str:
     """The first finding of the list, in the list's one order (``rules.rank``: what the capture is, then by saving):
     its title and what it saves.  A note saving more than every warning is listed above them (issue #36), so the top
     is that note, named as one -- not the first warning, which the list shows second (h37-review2:
-    ``compiled_a100_triton``'s verdict named finding #2 under an info #1)."""
+    ``compiled_a100_triton``'s verdict named finding #2 under an info #1).  ``one``: :func:`one_step`'s word."""
     f = real[0]
     s = f.saving
     note = "a note, " if f.severity == "info" else ""
-    per = (f", {saving_share(s)} of the step" if one else f"/step, {saving_share(s)}") if s else ""
+    per = (f", {saving_share(s)} of the {one}" if one else f"/step, {saving_share(s)}") if s else ""
     return note + f.title + (f" (saves ~{ms(s.ms_per_step)}{per})" if s and s.ms_per_step else "")

@@ -188,6 +188,8 @@ def capture_fixes_said_once(ranked: list[Finding]) -> list[Finding]:
     findings).  ``ranked``: one host's findings in the report's order; returned, changed in place."""
     first: dict[str, str] = {}  # a fix's text -> the title of the first finding that carries it
     for f in ranked:
+        if f.rule not in _ABOUT_THE_CAPTURE and f.severity != "ok":
+            f.actions = [_pointed(a, first) for a in f.actions]
         if f.rule not in _ABOUT_THE_CAPTURE or f.severity == "ok":
             continue
         said = [a for a in f.actions if a.text in first]
@@ -199,6 +201,15 @@ def capture_fixes_said_once(ranked: list[Finding]) -> list[Finding]:
         for a in f.actions:
             first.setdefault(a.text, f.title)
     return ranked
+
+
+def _pointed(a: Action, first: dict[str, str]) -> Action:
+    """A fix of another kind of finding that a capture finding listed above it prints in full (the steady capture a
+    first call's note leads with, :func:`_one_early_call`): named by that finding's title, not printed twice."""
+    if a.text not in first:
+        return a
+    return Action(text=f"First the fix under \"{first[a.text]}\": record steady iterations after warm-up, then see "
+                       "whether this time recurs before acting on it.")
 
 
 def follow_savings(findings: Iterable[Finding]) -> None:
@@ -459,6 +470,17 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
         f.summary += (f" A note, not a problem: {why}, so this host time may be the first call's one-time cost "
                       f"(kernels loaded on their first launch, caches filled); profile a few steps after warm-up to see "
                       f"whether it recurs.")
+        f.actions = _steady_first(m, f.actions)
+
+
+def _steady_first(m: HostMetrics, actions: list[Action]) -> list[Action]:
+    """A first call's note leads with recording steady iterations (the capture's profiler options, else the
+    framework's: torch.profiler's ``schedule(wait, warmup, active)``), its own fixes after: CUDA graphs and "more GPU
+    work per call" pay only for time that recurs, which the capture cannot show (h37-words21:
+    compiled_a100_triton's one torch.compile'd first call was told CUDA graphs first)."""
+    steady = Ctx(m).steady_fix("capture_quality:few_steps")
+    texts = {a.text for a in steady}
+    return list(steady) + [a for a in actions if a.text not in texts]
 
 
 #: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others

@@ -86,6 +86,14 @@ class Ctx:
         return f"the {ms(self.step_ms if step_ms is None else step_ms)} {self.unit if self.one_step else 'step'}"
 
     @property
+    def step_noun(self) -> str:
+        """"step" over several steps; the job's word for the one step the capture holds (:attr:`unit`: "pass" where it
+        is the pass an unmarked capture was read as).  The one home of the noun a rule writes after "the" ("off the
+        step", "if the step is short", "of the step"): a per-rule "the step" beside :meth:`of_step`'s "of the 432.6 ms
+        pass" said the capture marks a step it does not (h37-words21: small_grid, xla_not_used, launch_bound)."""
+        return self.unit if self.one_step else "step"
+
+    @property
     def per_step(self) -> str:
         """"per step" over several steps; "in the step" (the job's word) where the capture holds one: every count
         and time a rule states per step is that one step's."""

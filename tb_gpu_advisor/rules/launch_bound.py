@@ -316,7 +316,7 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
         actions = [a for a in actions if a is not _BIGGER_KERNELS]
         step_txt = (f" Kernels longer than the launch latency do {pct(1 - (sk.share_of_kernel_time or 0.0))} of the GPU's "
                     f"work, so this wait is the host's cost per op (the profiler's "
-                    f"own launch tracing adds to it), not small kernels: worth a look only if the step is short.")
+                    f"own launch tracing adds to it), not small kernels: worth a look only if the {ctx.step_noun} is short.")
     graphs = m.capture.graph_kernel_share
     if sev == "warning" and graphs >= T("capture.graph_kernel_share"):
         sev = "info"  # the kernels replay from CUDA graphs: no per-kernel launch left to save

@@ -59,7 +59,7 @@ def check(job: JobView) -> list[Finding]:
         job, ID, sev,
         f"{capital(the_others(len(others), job.unit, 'wait'))} {ms(waits)} {job.per_step} in exposed collectives "
         f"(median){where}: {ms(extra)}, {pct(share)} of the {ms(job.step_ms)} {job.step_word if job.one_step else 'step'}, longer than {s.label}, which "
-        f"enters them last. It spends {ms(s.busy_ms)} {'of the step' if job.one_step else 'of each step'} before its "
+        f"enters them last. It spends {ms(s.busy_ms)} {'of the ' + job.step_word if job.one_step else 'of each step'} before its "
         f"collectives, {ms(busy_extra)} more than the median {job.unit}, "
         f"mostly {why}.{rest}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,

@@ -56,10 +56,10 @@ def check(m: HostMetrics) -> list[Finding]:
     top = u.top[0]
     return [finding(
         ctx, ID, sev,
-        f"{pct(under_share)} of the {ctx.unit if ctx.one_step else 'step'} ({ms(u.underfilled_ms_per_step)} {ctx.per_step}) is in kernels launched with fewer "
+        f"{pct(under_share)} of the {ctx.step_noun} ({ms(u.underfilled_ms_per_step)} {ctx.per_step}) is in kernels launched with fewer "
         f"thread blocks than the GPU has SMs{_sms_words(known, gpus)}: {short(top.name)} runs "
         f"{n_of(top.blocks, 'thread block')}{_threads(top)}, so it keeps at most {top.blocks} of the {_of_sms(top)} SMs "
-        f"busy. Filling the GPU could take up to {ms(sv.ms_per_step)} off the step ({pct(share)}).",
+        f"busy. Filling the GPU could take up to {ms(sv.ms_per_step)} off the {ctx.step_noun} ({pct(share)}).",
         metric=share_metric("small_grid_saving_share", "Bound on what filling the GPU's SMs saves", share,
                             "small_grid.warning", severity=sev,
                             detail={"underfilled_kernel_share": under_share,

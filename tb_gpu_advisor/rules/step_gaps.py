@@ -268,7 +268,7 @@ def _summary(ctx: Ctx, m: HostMetrics, p: _Parts, why: _Diagnosis) -> str:
             f"{_named(g, why.host_work and not why.waited)}"
             f"{_waited(g, 'named by the trace' if why.waited else '', ctx.a_step)}"
             f"{_comm_part(g, why.comm_ms, ctx.a_step) if why.comm_ms < 0.5 * g.avg_gap_ms else ''}"
-            f"{_unseen_part(min(p.unexplained_ms, p.share * p.cycle_ms), p.cycle_ms, ctx.a_step) if why.unseen and not why.waited else ''}."
+            f"{_unseen_part(min(p.unexplained_ms, p.share * p.cycle_ms), p.cycle_ms, ctx.a_step, ctx.step_noun) if why.unseen and not why.waited else ''}."
             f"{_window_share(g, m, _holder(why.waited, why.unrecorded, bool(m.waits_traced)))}")
 
 
@@ -526,14 +526,14 @@ def _others_part(p: _Parts, g) -> str:  # noqa: ANN001 - Gaps
     return f" ({'; '.join(said)})" if said else ""
 
 
-def _unseen_part(unexplained_ms: float, cycle_ms: float, a_step: str = "a step") -> str:
+def _unseen_part(unexplained_ms: float, cycle_ms: float, a_step: str = "a step", noun: str = "step") -> str:
     """The part of each gap nothing recorded covers, where it is under half the gap yet a large share of the step
     (``step_gaps.unrecorded_share``): the host work the finding names is then not all there is, and the rest cannot be
     moved before it is seen (survey h37-survey18: Keras's untraced Python between batches, 13-45 ms a step).  The
     caller gives it as a part of the share the finding judges, never more (h37-review12: torch_compile_cudagraphs_
     inference read "47 us a step (21.1% of the step)" after "19.7% of the 221 us step": the sync's idle, owned by the
-    host-sync check and left out of the share, lay in the unrecorded time too)."""
-    return (f"; {ms(unexplained_ms)} {a_step} ({pct(unexplained_ms / cycle_ms)} of the step) no runtime call, op, "
+    host-sync check and left out of the share, lay in the unrecorded time too).  ``noun``: ``Ctx.step_noun``."""
+    return (f"; {ms(unexplained_ms)} {a_step} ({pct(unexplained_ms / cycle_ms)} of the {noun}) no runtime call, op, "
             f"range or OS call of the capture covers: record it to see what it is")
 
 

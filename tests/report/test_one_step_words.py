@@ -57,18 +57,21 @@ def test_several_steps_keep_each() -> None:
     assert one_step_problems(host) == []
 
 
-def test_renderers_say_the_one_step() -> None:
+@pytest.mark.parametrize("run,unit", [("gpt2_b200_one_step", "pass"), ("compiled_a100_triton", "step")])
+def test_renderers_say_the_one_step(run: str, unit: str) -> None:
     """The text and markdown reports' saving and the verdict say "of the step" for a one-step host, as its
-    findings do (``report.verdict.one_step``); a several-step host keeps "/step" (the control)."""
+    findings do (``report.verdict.one_step``); a several-step host keeps "/step" (the control).  The one pass an
+    unmarked capture was read as (gpt2_b200_one_step: one iteration, no ProfilerStep) is "of the pass" (h37-words21);
+    a step the capture marks (compiled_a100_triton's one ProfilerStep) stays "of the step"."""
     from tb_gpu_advisor.report import render
 
-    if not (WILD / "gpt2_b200_one_step").is_dir():
+    if not (WILD / run).is_dir():
         pytest.skip("wild fixture absent")
-    rep = Report.from_dict(cli_report(WILD / "gpt2_b200_one_step"))
+    rep = Report.from_dict(cli_report(WILD / run))
     text, md = render.to_text(rep, top=None), render.to_markdown(rep, top=None)
-    assert "/step" not in text.split("HEADLINE")[0] and "of the step)" in text
+    assert "/step" not in text.split("HEADLINE")[0] and f"of the {unit})" in text
     saved = [line for line in md.splitlines() if line.startswith("- **Estimated saving:**")]
-    assert saved and all(" per step " not in line and " of the step (" in line for line in saved)
+    assert saved and all(" per step " not in line and f" of the {unit} (" in line for line in saved)
     assert "/step" not in rep.verdict if isinstance(rep.verdict, str) else True
     several = Report.from_dict(cli_report(WILD / "cloverleaf_a100_cuda"))
     assert "/step (" in render.to_text(several, top=None)

@@ -484,9 +484,11 @@ def context_problems(report: Report) -> list[str]:
 
 # --------------------------------------------------------------------------- one value per quantity, in the text
 
-#: The header's step: ``(1 host, 3 steps, step 1.00 ms)`` or ``(1 host, start-up only: one pass of 9.33 ms, ...``.
+#: The header's step: ``(1 host, 3 steps, step 1.00 ms)``, ``(1 host, start-up only: one pass of 9.33 ms, ...``,
+#: ``(1 host, one pass of 432.6 ms, no step marked)`` or ``(2 ranks on 1 host, one pass of 1.01 s each (median ...``.
 _HEADER_STEP = re.compile(r"^GPU Advisor — .*?(?:, step|one pass of) ([\d.,]+ (?:us|ms|s))\b", re.M)
-_EVERY_FIX = re.compile(r"^If every fix lands: step ~[\d.,]+ (?:us|ms|s) instead of ([\d.,]+ (?:us|ms|s))", re.M)
+_EVERY_FIX = re.compile(r"^If every fix lands: (?:step|pass) ~[\d.,]+ (?:us|ms|s) instead of ([\d.,]+ (?:us|ms|s))",
+                        re.M)
 #: The headroom's arithmetic: ``the step's own A (the [allocated ]peak [B ]less C held across steps)``.
 _OWN = re.compile(r"peaks at ([\d.]+ [KMG]iB) (reserved|allocated).*?the step's own ([\d.]+ [KMG]iB) \((the allocated "
                   r"peak ([\d.]+ [KMG]iB)|the peak) less ([\d.]+ [KMG]iB) held", re.S)
@@ -555,8 +557,9 @@ def _exposed_paid(flat: str) -> list[str]:
     return out
 
 
-#: the header's step count ("1 host, 0 steps") and the steps line's "the whole capture is analysed as one step"
-_HEADER_STEPS = re.compile(r"^GPU Advisor — .*?\((?:\d+ hosts?), (\d+) steps?\b")
+#: the header's step count ("1 host, 0 steps"; "1 host, one pass of ..." is one) and the steps line's "the whole
+#: capture is analysed as one step"
+_HEADER_STEPS = re.compile(r"^GPU Advisor — .*?\((?:\d+ hosts?), (?:(\d+) steps?\b|one pass of\b)")
 
 
 def _step_count(text: str, flat: str) -> list[str]:
@@ -566,7 +569,7 @@ def _step_count(text: str, flat: str) -> list[str]:
     m = _HEADER_STEPS.search(text.split("\n", 1)[0])
     if m is None:
         return []
-    n = int(m.group(1))
+    n = int(m.group(1) or 1)
     if n == 0:
         return [f"'{m.group(0)}': a header counting 0 steps"]
     if n != 1 and "the whole capture is analysed as one step" in flat:
@@ -642,9 +645,11 @@ def one_step_digits(text: str) -> list[str]:
 
 
 #: the verdict's top finding and what it saves: "top: <title> (saves ~184 us/step, 67%)" / "(saves ~1 ms, 5% of the step)"
-_TOP_SAVES = re.compile(r" — top: (?:a note, )?(.+?) \(saves ~([\d.,]+ (?:us|ms|s))(?:/step)?, ([^,)]*?%)(?: of the step)?\)")
+#: / "(saves ~1 ms, 5% of the pass)"
+_TOP_SAVES = re.compile(r" — top: (?:a note, )?(.+?) \(saves ~([\d.,]+ (?:us|ms|s))(?:/step)?, ([^,)]*?%)(?: of the (?:step|pass))?\)")
 #: a listed finding's first lines: "1. [WARNING] <title>" then "saves ~X/step (P% of step)" / "saves ~X (P% of the step)"
-_LISTED_SAVES = re.compile(r"^ *1\. \[[A-Z]+\] (.+?)\n\s+saves ~([\d.,]+ (?:us|ms|s))(?:/step)? \(([^ ]+%) of (?:the )?step\)",
+#: / "saves ~X (P% of the pass)"
+_LISTED_SAVES = re.compile(r"^ *1\. \[[A-Z]+\] (.+?)\n\s+saves ~([\d.,]+ (?:us|ms|s))(?:/step)? \(([^ ]+%) of (?:the )?(?:step|pass)\)",
                            re.M)
 
 
@@ -704,6 +709,22 @@ _WINDOW_WORDS = {"numbered": r", step \d+\b", "the_step": r"\b(?:the|every|each)
                  "host": r"\bhost (?:time|work)\b|\bthe host's own work\b",
                  "of_pass": r"of the ([\d.,]+ (?:us|ms|s)) pass\b", "of_window": r"of the ([\d.,]+ (?:us|ms|s)) capture window\b"}
 _NUMBERED_STEP, _THE_STEP, _PER_STEP, _HOST_CLAIM, _OF_PASS, _OF_WINDOW = map(re.compile, _WINDOW_WORDS.values())
+#: a share of a step, or a step's length, in a one-pass finding's summary (h37-words21): "off the step", "(95% of the
+#: step)", "the rest of the step holds MFU down", "worth a look only if the step is short" ("the step's own 6 GiB" of a
+#: memory, "is not the step" and "no part of the step" of the step reading are not shares of it)
+_STEP_SHARE = re.compile(r"(?:\boff|%\)? of|\brest of|\bif) the step\b(?!')")
+#: a card's account of how the framework places ops ("PyTorch places each op on the device of its tensors", "JAX places
+#: every op ...")
+_PLACES_OPS = re.compile(r"\bplaces (?:each|every) op\b")
+#: the renderers' step words a one-pass report's text and markdown may not say (h37-words21): the header's step
+#: count and time ("1 host, 1 step, step 432.6 ms"), "If every fix lands: step ~", a saving "/step", "(54% of the
+#: step)" / "(54% of step)", the markdown's "Estimated saving: 42.8 ms of the step" / "per step"
+_RENDERED_STEP = {"header": re.compile(r"\bhosts?, \d+ steps?\b|, step [\d.,]+ (?:us|ms|s)\b"),
+                  "every fix": re.compile(r"^If every fix lands: step ~", re.M),
+                  "saving": re.compile(r"saves ~[\d.,]+ (?:us|ms|s)(?:/step\b| \([^ ()]+% of (?:the )?step\)|, [^ ()]+% "
+                                       r"of the step\))"),
+                  "estimated": re.compile(r"^- \*\*Estimated saving:\*\* [\d.,]+ (?:us|ms|s) (?:of the step|per step)\b",
+                                          re.M)}
 
 
 def _one_unmarked_pass(h: HostReport) -> bool:
@@ -724,7 +745,9 @@ def window_words_problems(report: Report) -> list[str]:
     """Words a report says of a window it does not hold (h37-words20): a step number, a title's "the step" or a count
     "per step" where the capture marks no step and was read as one pass; host time or host work claimed where it recorded nothing of the
     host; a share said of the pass and again of the capture window that pass is; "dispatch" for the host time of a
-    step the same finding says may be nothing but first calls (compilation, loading, one-time work)."""
+    step the same finding says may be nothing but first calls (compilation, loading, one-time work).  h37-words21: a
+    summary's "of/off the step" on one pass, the renderers' step words of a one-pass report
+    (:func:`rendered_step_problems`), and a framework's op placement told on a capture with no host."""
     out: list[str] = []
     for h in report.hosts:
         mine = list({f.id: f for f in [*h.findings, *(f for f in report.findings if f.host == h.host)]}.values())
@@ -744,7 +767,28 @@ def window_words_problems(report: Report) -> list[str]:
                     for t in _OF_WINDOW.findall(f.summary) if t in passes]
             if "the first call's one-time cost" in f.summary and "dispatch" in f.summary:
                 out.append(f"{h.host}/{f.id}: 'dispatch' for the host time of what may be a first call")
+            if one_pass:
+                out += [f"{h.host}/{f.id}: a share of a step in a one-pass finding: '{m.group(0)}'"
+                        for m in _STEP_SHARE.finditer(f.summary)]
         if one_pass:
             out += [f"{h.host}/{m.id}: 'per step' in a one-pass card: '{m.meaning}'"
                     for m in h.headline if m.meaning and _PER_STEP.search(m.meaning)]
-    return out
+        if hostless:  # a kernel trace alone holds no op: how its framework places them is no reading of it
+            out += [f"{h.host}/{m.id}: op placement claimed with no host recorded: '{m.meaning}'"
+                    for m in h.headline if m.meaning and _PLACES_OPS.search(m.meaning)]
+    return out + rendered_step_problems(report)
+
+
+def rendered_step_problems(report: Report) -> list[str]:
+    """The renderers' words of a report whose every analysed host is one unmarked pass (h37-words21): the text's
+    header, "If every fix lands", each finding's saving (text, verdict, markdown) say the pass, never a step the
+    capture does not mark -- "1 host, 1 step, step 432.6 ms" and "(54% of the step)" beside findings saying "the pass".
+    The text is read before its HEADLINE tables (their "ms/step" columns are the tables' unit)."""
+    from tb_gpu_advisor.report import render
+
+    hosts = [h for h in report.hosts if h.error is None]
+    if not hosts or not all(_one_unmarked_pass(h) for h in hosts):
+        return []
+    said = render.to_text(report, top=None).split("\nHEADLINE")[0] + "\n" + render.to_markdown(report, top=None)
+    return sorted({f"rendered: '{m.group(0)}' ({what}) in a one-pass report"
+                   for what, rx in _RENDERED_STEP.items() for m in rx.finditer(said)})

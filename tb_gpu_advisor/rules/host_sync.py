@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (REGISTRY, Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, short,
+from tb_gpu_advisor.rules.base import (Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, short,
                                        step_windows, table)
 from tb_gpu_advisor.rules.savings import idle_claims
 
@@ -79,13 +79,12 @@ def _syncs(ctx: Ctx) -> Finding | None:
     )
 
 
-def _title(ctx: Ctx) -> str | None:
-    """The rule's title (the framework's, else the rule's own) said of the pass where the one step kept is the pass an
-    unmarked capture was read as: the capture marks no step, so "inside the step" named one it does not hold
-    (h37-randjobs11, walk seed 13 of ``--forms11``).  None elsewhere: the title as every finding takes it."""
-    if not ctx.one_pass:
-        return None
-    return (ctx.fw.title(ID) or REGISTRY[ID].title).replace("inside the step", "inside the pass")
+def _title(ctx: Ctx) -> str:
+    """The rule's title, composed: said of the pass where the one step kept is the pass an unmarked capture was read as
+    (the capture marks no step, so "inside the step" named one it does not hold: h37-randjobs11, walk seed 13 of
+    ``--forms11``), and why the wait matters in the framework's words for its waits (``host_sync:drains``)."""
+    where = "the pass" if ctx.one_pass else "the step"
+    return f"The host waits for the GPU inside {where} ({ctx.fw.label('host_sync:drains')})"
 
 
 #: How to record the host's own code, where the framework gives no way of its own (``host_sync:unrecorded``).

@@ -5,7 +5,8 @@ Each seed is one job of ``synthetic.randjobs`` (Kineto ranks, Nsight exports, wi
 captures: lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, programs called once each; with ``--forms5``,
 AMD's tracers, NVTX-only exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a trace; with
 ``--forms9``, an NCCL all-to-all of each kind of exchange; with ``--forms10``, attention op by op or fused, a pipeline's
-own input preparation, a JAX batch-fetch range, a PyProf forward), analysed
+own input preparation, a JAX batch-fetch range, a PyProf forward; with ``--forms11``, libraries' NVTX vocabularies, native loops syncing outside any op, one
+unmarked pass, a kernel trace with no host), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -24,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
-                              random_form10_job, random_form_job, random_job, random_xplane_job)
+                              random_form10_job, random_form11_job, random_form_job, random_job, random_xplane_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
@@ -56,13 +57,17 @@ def main(argv: list[str] | None = None) -> int:
                     help="draw h37-randjobs9's forms (random_form10_job): attention op by op or fused in training and "
                          "inference, a pipeline preparing its input in traced Python, a JAX program's batch-fetch "
                          "range, a PyProf forward from the process's start")
+    ap.add_argument("--forms11", action="store_true",
+                    help="draw h37-randjobs11's forms (random_form11_job): libraries' NVTX vocabularies in their own "
+                         "domains, native CUDA loops syncing outside any framework op (events timing each kernel, an "
+                         "offload loop's stream syncs), one unmarked Kineto pass, a kernel trace with no host")
     a = ap.parse_args(argv)
     end = time.monotonic() + a.seconds
     seed, ran = a.seed, 0
     laws: collections.Counter[str] = collections.Counter()
     broken = 0
     while time.monotonic() < end and (not a.jobs or ran < a.jobs):
-        job = random_form10_job(seed) if a.forms10 else random_form9_job(seed) if a.forms9 else random_form8_job(seed) if a.forms8 else random_form7_job(seed) if a.forms7 else random_form5_job(seed) if a.forms5 else random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
+        job = random_form11_job(seed) if a.forms11 else random_form10_job(seed) if a.forms10 else random_form9_job(seed) if a.forms9 else random_form8_job(seed) if a.forms8 else random_form7_job(seed) if a.forms7 else random_form5_job(seed) if a.forms5 else random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
         found = check(job)
         ran += 1
         if found:

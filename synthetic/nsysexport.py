@@ -1057,14 +1057,15 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
 
 
 def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, kernel_us: float = 520.0,
-                         launch_us: float = 12.0, latency_us: float = 36.0, sync: bool = True) -> dict:
+                         launch_us: float = 12.0, latency_us: float = 36.0, sync: bool = True,
+                         gpu: Gpu = A100_SXM4_40GB) -> dict:
     """Write the export of an OpenMP-offload-like program shaped after lockfuehrer/beast_ressoruces' ``report2``: each
     of ``iterations`` sweeps launches ``kernels`` kernels of ``kernel_us`` (``cuLaunchKernel`` of ``launch_us``, the
     kernel starting ``latency_us`` after the call returns), and with ``sync`` the host waits for each one
     (``cuStreamSynchronize``, a synchronous target region) before launching the next: the GPU idles between kernels only
     because the host waited.  Without ``sync`` the host launches back to back and waits once a sweep; make
     ``launch_us`` longer than ``kernel_us`` for a program truly bound by its launches.  The sweeps are 3 ms apart (the
-    host's own work).  Return the truth: the cause of the GPU's idle between kernels."""
+    host's own work).  ``gpu``: the device it ran on.  Return the truth: the cause of the GPU's idle between kernels."""
     us, ms = 1000, 1_000_000
     pid = 6161
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1090,7 +1091,7 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kern)])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu,
                 program="./offload", thread="offload", copy_enums=False, sync_enum=False)
     return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
 
@@ -1146,11 +1147,13 @@ _REGRESSION_KERNELS = (("forward_pass", 96.4), ("calculate_loss", 188.9), ("calc
                        ("update_weights", 3.0))
 
 
-def write_event_timed_epochs(path: str, epochs: int = 60, print_every: int = 10, latency_us: float = 100.0) -> dict:
+def write_event_timed_epochs(path: str, epochs: int = 60, print_every: int = 10, latency_us: float = 100.0,
+                             gpu: Gpu = RTX_2080) -> dict:
     """Write the export of a CUDA C++ training loop with no framework, shaped after huy310304/PyTorch-CUDA-ML-Performance's
     Nsight export: each epoch times each of its four kernels between two ``cudaEventRecord`` and waits for the second
     (``cudaEventSynchronize``), then waits for the epoch's closing event too; every ``print_every`` epochs it reads the
-    loss back and calls ``cudaDeviceSynchronize``.  No call is enclosed by anything the profiler records.  Return the
+    loss back and calls ``cudaDeviceSynchronize``.  No call is enclosed by anything the profiler records.  ``gpu``: the
+    device it ran on.  Return the
     truth: the sync calls per epoch by name."""
     us, ms = 1000, 1_000_000
     pid = 4242
@@ -1186,7 +1189,7 @@ def write_event_timed_epochs(path: str, epochs: int = 60, print_every: int = 10,
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 15625, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
                      for i, (a, b, c, j) in enumerate(kern)])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./regression", thread="regression",
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="./regression", thread="regression",
                 copy_enums=False, sync_enum=False)
     return {"syncs_per_epoch": {"cudaEventSynchronize": len(_REGRESSION_KERNELS) + 1,
                                 "cudaDeviceSynchronize": 1.0 / print_every}}

@@ -174,12 +174,17 @@ def _nsys_params(rng: random.Random) -> dict[str, Any]:
         d2h_bytes = int(_log_uniform(rng, 4, 64 << 20))
         p.update({"d2h_bytes": d2h_bytes, "d2h_pinned": rng.random() < 0.3, "d2h_async": rng.random() < 0.5})
         p["d2h_us"] = round(max(d2h_bytes / COPY_BPS["pinned" if p["d2h_pinned"] else "pageable"] * 1e6, 1.0), 3)
-    # a loop that never waits for its GPU is paced by something else: its GPU work fits its period (one stream runs
-    # one kernel at a time), else the loop would have queued ahead and waited in the allocator or a full queue
-    gpu_ms = (p["h2d_us"] + ops * (p["kernel_us"] + p["kernel_gap_us"]) + p["nccl_us"] + p["d2h_us"]) / 1e3
+    return _paced(p)
+
+
+def _paced(p: dict[str, Any]) -> dict[str, Any]:
+    """Nsight job ``p`` with a loop that never waits for its GPU paced by something else: its GPU work fits its period
+    (one stream runs one kernel at a time), else the loop would have queued ahead and waited in the allocator or a
+    full queue.  Called again by a draw that changes the step's ops after :func:`_nsys_params`."""
+    gpu_ms = (p["h2d_us"] + p["ops"] * (p["kernel_us"] + p["kernel_gap_us"]) + p["nccl_us"] + p["d2h_us"]) / 1e3
     # (a read-back that blocks waits for the step's kernels; a blocking upload at the step's start does not: the
     # export's step template starts each step's stream afresh)
-    reads_back = p["d2h_us"] and not (p["d2h_async"] and p["d2h_pinned"])
+    reads_back = p["d2h_us"] and not (p.get("d2h_async") and p.get("d2h_pinned"))
     if not p["sync"] and not reads_back:
         p["untraced_ms"] = round(max(p["untraced_ms"], gpu_ms * 1.2), 3)
     return p
@@ -1514,3 +1519,113 @@ def _write_nsys_pyprof(job: Job, run: str) -> None:
 
 _WRITERS.update({"attention": _write_attention, "preprocess": _write_preprocess, "jax_fetch": _write_jax_fetch,
                  "nsys_pyprof": _write_nsys_pyprof})
+
+
+# ------------------------------------------------------------- session 21's forms (h37-randjobs11)
+# Drawn by ``random_form11_job`` (``scripts/randjobs.py --forms11``), a stream of its own: Nsight exports whose only
+# NVTX is a library's vocabulary (``NsysJob.range_domain``; h37-nvtxvocab), native CUDA loops timing each kernel with
+# events and syncing outside any framework op (``nsysexport.write_event_timed_epochs``, ``write_synced_kernels``;
+# h37-survey41), one unmarked Kineto pass and a kernel trace with no host (the windows h37-words20 named "the pass").
+
+#: each library's (or program's) NVTX words as it pushes them (tests/job/test_nvtx_vocabularies.py: their sources),
+#: the domain it pushes them in, and the job's kind they say ("not training": a numerical method's backward direction;
+#: TensorRT-LLM's method names say serving only in its own domain, :data:`NAMED_BY_DOMAIN`)
+VOCAB11: dict[str, tuple[tuple[str, ...], str | None, str]] = {
+    "sglang": (("scheduler.recv_requests", "scheduler.process_input_requests", "scheduler.get_next_batch_to_run",
+                "scheduler.run_batch", "scheduler.process_batch_result"), None, "serving"),
+    "fwd_bwd_opt": (("data", "fwd", "bwd", "opt"), None, "training"),
+    "FWD_BWD": (("FWD", "BWD"), None, "training"),
+    "optim_step": (("forward", "loss", "optim_step"), None, "training"),
+    "clip_grad": (("forward", "loss", "clip_grad_norm"), None, "training"),
+    "backward_fft": (("forward FFT", "pointwise", "backward FFT"), None, "not training"),
+    "fft_bwd": (("fft_fwd", "pointwise", "fft_bwd"), None, "not training"),
+    "vllm": (("gpu_model_runner: preprocess", "gpu_model_runner: forward", "gpu_model_runner: postprocess",
+              "gpu_model_runner: sample", "gpu_model_runner: bookkeep"), None, "serving"),
+    "deepspeed": (("DeepSpeedEngine.forward", "DeepSpeedEngine.backward", "DeepSpeedZeroOptimizer_Stage3.step"),
+                  "DeepSpeed", "training"),
+    "trtllm": (("_fetch_new_requests", "_schedule", "_forward_step", "_sample_async", "_update_requests"),
+               "TensorRT-LLM", "serving"),
+}
+NAMED_BY_DOMAIN = frozenset({"trtllm"})
+#: NVIDIA GPUs a native loop is drawn on (``synthetic.nsysexport``'s): a Turing card and two Amperes
+NATIVE_GPUS = ("RTX_2080", "A100_SXM4_40GB", "RTX_3070_TI")
+FORMS11 = ("nsys_vocab", "event_timed", "synced_kernels", "kineto_pass", "hostless")
+
+
+def _vocab_params(rng: random.Random) -> dict[str, Any]:
+    """An Nsight job of :func:`_nsys_params`'s sizes whose only ranges are one vocabulary's (no ATen op range, no
+    communication range), 1-16 iterations (one: a single unmarked pass), pushed in the library's domain or, at
+    random, in the default one."""
+    p = _nsys_params(rng)
+    vocab = rng.choice(sorted(VOCAB11))
+    words, domain, _ = VOCAB11[vocab]
+    # (a replayed graph launches its ops at once: no host boundary between two ranges, so none but the first written)
+    p.update(vocab=vocab, extra_ranges=words, range_domain=domain if rng.random() < 0.7 else None,
+             autograd_nvtx=False, comm_range=None, step_range=rng.choice((None, None, "step {k}")),
+             steps=rng.choice((1, rng.randint(2, 16))), ops=max(p["ops"], len(words) + 1), setup_ms=0.0,
+             graph_mode=rng.choice((None, None, "node")))
+    return _paced(p)
+
+
+def _form11_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    if fmt == "nsys_vocab":
+        return _vocab_params(rng)
+    if fmt == "event_timed":
+        return {"epochs": rng.randint(2, 120), "print_every": rng.randint(1, 20),
+                "latency_us": round(_log_uniform(rng, 1.0, 400.0), 3), "gpu": rng.choice(NATIVE_GPUS)}
+    if fmt == "synced_kernels":
+        return {"iterations": rng.randint(1, 10), "kernels": rng.randint(1, 200),
+                "kernel_us": round(_log_uniform(rng, 2.0, 5000.0), 3), "launch_us": round(rng.uniform(3.0, 30.0), 3),
+                "latency_us": round(_log_uniform(rng, 1.0, 200.0), 3), "sync": rng.random() < 0.7,
+                "gpu": rng.choice(NATIVE_GPUS)}
+    if fmt == "kineto_pass":  # one unmarked pass (or a few unmarked iterations) of a Kineto job
+        p = _kineto_params(rng)
+        p.update(steps=rng.choice((1, 1, rng.randint(2, 4))), marker="none", no_gpu=False)
+        return p
+    # hostless: rocprofv3's kernel trace alone, one to a few iterations, an MI300X or an MI350X
+    p = _form7_params(rng, "rocprof_kernels")
+    product, gfx, cus = rng.choice((("AMD Instinct MI300X", "gfx942", 304), ("AMD Instinct MI350X", "gfx950", 256)))
+    p.update(iterations=rng.choice((1, 1, 2, rng.randint(3, 8))), product=product, gfx=gfx, cu_count=cus)
+    return p
+
+
+def random_form11_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS11` (its own stream of draws)."""
+    rng = random.Random(f"form11{seed}")
+    fmt = rng.choices(FORMS11, weights=(4, 2, 2, 2, 2))[0]
+    return Job(seed, fmt, _form11_params(rng, fmt))
+
+
+def form11_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS11` with its writer's ``params``: a reduced job, written out in a test."""
+    return _reduced_job(FORMS11, fmt, seed, dict(params))
+
+
+def _write_nsys_vocab(job: Job, run: str) -> None:
+    """The export, and its truth: the iterations and their period (where two or more), the kind the words say."""
+    p = dict(job.params)
+    vocab = p.pop("vocab")
+    kind = VOCAB11[vocab][2] if vocab not in NAMED_BY_DOMAIN or p["range_domain"] else None
+    p["kernel"] = getattr(N, p["kernel"])
+    p["extra_ranges"] = tuple(p["extra_ranges"])
+    t = N.write(os.path.join(run, "job.sqlite"), N.NsysJob(seed=job.seed, **p))
+    TRUTH[job.seed] = {"steps": t.steps, "step_ms": t.step_ms, **({"job_kind": kind} if kind else {})}
+
+
+def _write_event_timed(job: Job, run: str) -> None:
+    """The native loop and its truth: the syncs the program makes, by their own calls' names."""
+    p = dict(job.params)
+    truth = N.write_event_timed_epochs(os.path.join(run, "regression.sqlite"), gpu=getattr(N, p.pop("gpu")), **p)
+    TRUTH[job.seed] = {"sync_names": tuple(truth["syncs_per_epoch"])}
+
+
+def _write_synced_kernels(job: Job, run: str) -> None:
+    """The offload loop and its truth: where it waits for each kernel, the waits are its own ``cuStreamSynchronize``."""
+    p = dict(job.params)
+    N.write_synced_kernels(os.path.join(run, "offload.sqlite"), gpu=getattr(N, p.pop("gpu")), **p)
+    TRUTH[job.seed] = {"sync_names": ("cuStreamSynchronize",)}
+
+
+_WRITERS.update({"nsys_vocab": _write_nsys_vocab, "event_timed": _write_event_timed,
+                 "synced_kernels": _write_synced_kernels, "kineto_pass": _write_kineto_form,
+                 "hostless": _write_rocprof_kernels})

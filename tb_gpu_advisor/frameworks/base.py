@@ -462,6 +462,8 @@ GENERIC_LABELS: dict[str, str] = {
     "host_sync:waits": "The host waits for the GPU {calls} (in {who}; {wait} in the waits)",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
     "host_sync:meaning": "",
+    #: why its title's wait matters, in the framework's words for the waits ("syncs"; JAX's waits and reads)
+    "host_sync:drains": "syncs drain the GPU",
     #: the host launching work during a gap (TF: launch threads contending with tf.data threads)
     "step_gaps:launch": "host launch threads busy (thread contention)",
     "param_upload": "a data-parallel wrapper's parameter-loading hooks (parameters offloaded to host memory)",

@@ -370,7 +370,7 @@ FRAMEWORK = Framework(
             "host_sync:meaning": "share of step time the GPUs are idle after the program's waits for the device "
                                  "(jax.block_until_ready) and reads of device values (np.asarray(jax.Array): "
                                  "float(x), x.item(), np.asarray(x), jax.device_get, print) until the next device work",
-            "title:host_sync": "The host waits for the GPU inside the step (each wait or read drains the GPU)",
+            "host_sync:drains": "each wait or read drains the GPU",
             "step_gaps:launch": "the host dispatching jitted calls"},
     not_applicable={"host_op_share": "JAX places every op on the device of its arrays, jitted or not: there is no op "
                                      "placement to check (host round trips are reported as a finding)"},

@@ -75,7 +75,16 @@ def _syncs(ctx: Ctx) -> Finding | None:
         windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle",
                              claim=False),
         actions=ctx.fw.fix(ID),
+        title=_title(ctx),
     )
+
+
+def _title(ctx: Ctx) -> str:
+    """The rule's title, composed: said of the pass where the one step kept is the pass an unmarked capture was read as
+    (the capture marks no step, so "inside the step" named one it does not hold: h37-randjobs11, walk seed 13 of
+    ``--forms11``), and why the wait matters in the framework's words for its waits (``host_sync:drains``)."""
+    where = "the pass" if ctx.one_pass else "the step"
+    return f"The host waits for the GPU inside {where} ({ctx.fw.label('host_sync:drains')})"
 
 
 #: How to record the host's own code, where the framework gives no way of its own (``host_sync:unrecorded``).

@@ -1432,8 +1432,51 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
     lines = np.unique(h.line[pick]).size
     note = (f"{_ranges_word(trace)} `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
             f"thread{'s' if lines > 1 else ''}): each repeat starts a step")
-    u, s, e = _group_windows(_range_step_ids(h, pick), h.start[pick].astype(np.int64, copy=False), h.end[pick].astype(np.int64, copy=False))
+    start, end = h.start[pick].astype(np.int64, copy=False), h.end[pick].astype(np.int64, copy=False)
+    opening = _iteration_opening(h, idx, pick)
+    if opening is not None:  # the range is a phase of the iteration: the iteration opens with the phase before it
+        first, start, end = opening
+        note += f", from the iteration's first phase `{h.names[int(h.name[first])]}`, which precedes it every time"
+    u, s, e = _group_windows(_range_step_ids(h, pick), start, end)
     return "nvtx_top_range", note, u, s, e
+
+
+def _iteration_opening(h: HostEvents, marked: np.ndarray, pick: np.ndarray) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """Where each iteration opens and ends, per repeat of the training range ``pick`` (sorted by line, start), where
+    that range is one phase of it: the repeats of a top-level range on the same thread that starts before the first
+    repeat of ``pick`` and once between every two (``data``, ``fwd`` before ``bwd``, ``opt``) -- the earliest such
+    name is the iteration's first phase -- each iteration ending with the last top-level range before the next opens.
+    (One opening range, starts, ends); None where none precedes it so (the training range opens each iteration, or
+    the order varies).
+
+    Why: a backward range repeats once an iteration, but starts mid-way through it; its repeats as step starts put each
+    iteration's forward in the step before and cut the last step to its backward and optimizer (walk seed 132 of
+    ``--forms11``: ``data``/``fwd``/``bwd``/``opt``, the last of 2 steps 1.75 ms of the 7.06 ms period)."""
+    starts, ends = [], []
+    for ln in np.unique(h.line[pick]).tolist():
+        mine = pick[h.line[pick] == ln]
+        top = marked[h.line[marked] == ln]
+        top = top[np.lexsort((-(h.end[top] - h.start[top]).astype(np.int64), h.start[top]))]
+        top = top[_top_level(h, top)]
+        opening = next((same for same in (top[h.name[top] == h.name[i]] for i in top[h.start[top] < h.start[mine[0]]])
+                        if _interleaves(h, same, mine)), None)
+        if opening is None:
+            return None
+        s = h.start[opening].astype(np.int64)
+        k = np.searchsorted(s, h.start[top].astype(np.int64), side="right") - 1
+        e = s.copy()
+        np.maximum.at(e, k[k >= 0], h.end[top[k >= 0]].astype(np.int64))
+        starts.append(s)
+        ends.append(e)
+    return int(opening[0]), np.concatenate(starts), np.concatenate(ends)
+
+
+def _interleaves(h: HostEvents, first: np.ndarray, then: np.ndarray) -> bool:
+    """``first`` (a name's repeats, by start) starts once before each of ``then`` and after the one before it."""
+    if first.size != then.size or h.name[first[0]] == h.name[then[0]]:
+        return False
+    fs, ts, te = h.start[first], h.start[then], h.end[then]
+    return bool((fs <= ts).all() and (fs[1:] >= te[:-1]).all())
 
 
 def _cold_steps(hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray], job: Job) -> np.ndarray:

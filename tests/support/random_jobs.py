@@ -18,13 +18,15 @@ from tb_gpu_advisor.runtime.pipeline import analyze_session
 def laws_broken(report: Report) -> list[str]:
     """Every law ``report`` breaks, one line each."""
     from tb_gpu_advisor.report import render
-    from tests.support.contradictions import job_words_problems, text_number_problems, vendor_words_problems
+    from tests.support.contradictions import (job_words_problems, text_number_problems, vendor_words_problems,
+                                              window_words_problems)
     from tests.support.json_fields import json_field_problems
     from tests.support.properties import ledger_savings_violations, report_violations
 
     out = report_violations(report) + ledger_savings_violations(report)
     out += text_number_problems(render.to_text(report))
     out += job_words_problems(report) + vendor_words_problems(report) + json_field_problems(report.to_dict())
+    out += window_words_problems(report)  # the words fit the window: one pass, no host (h37-words20, h37-randjobs11)
     return sorted(set(out))
 
 
@@ -49,6 +51,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
             for f in h.findings if bound is not None and f.rule == "small_grid" and f.saving is not None
             and f.saving.ms_per_step > bound * 1.001 + 1e-6]
     out += exchange_problems(truth, report)
+    out += kind_problems(truth, h) + sync_name_problems(truth, h.findings)
     found = h.steps.get("found") if h.steps else None
     # the bounds are a job's iteration's: over the steps found, the window's whole (one pass: all the iterations)
     per = truth.get("steps", 1) / max(found or 1, 1)
@@ -66,6 +69,29 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if found and period and step and abs(step - period) > 0.02 * period:
         return [f"step-truth: the mean step is {step:.4g} ms, the job's period {period:.4g} ms"]
     return []
+
+
+def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's report
+    """Where the job's writer says what its NVTX words make the job (``job_kind``: "training", "serving", or "not
+    training" for a numerical method's backward direction), the job stage reads that kind (h37-randjobs11)."""
+    want, got = truth.get("job_kind"), (h.job or {}).get("kind")
+    if want is None or (got == want if want != "not training" else got != "training"):
+        return []
+    return [f"truth: the job is read as {got!r}, its NVTX words say {want!r}"]
+
+
+def sync_name_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings
+    """Where the job's writer names the program's syncs (``sync_names``: its own calls, no framework op around any),
+    the host-sync finding that counts them (the rule's own id: its notes are ``host_sync#...``) names them by those
+    calls -- never "runtime calls" it cannot search for (h37-survey41)."""
+    names = truth.get("sync_names", ())
+    out = []
+    for f in findings:
+        if f.rule != "host_sync" or "#" in f.id or not names:
+            continue
+        if "runtime calls" in f.summary or not any(n in f.summary for n in names):
+            out.append(f"truth: the host sync names none of the program's own calls {names}: {f.summary[:160]!r}")
+    return out
 
 
 def _saving_bounds(bounds: dict[str, float], findings) -> list[str]:  # noqa: ANN001 - the host's findings

@@ -221,6 +221,13 @@ not_gemm_one = nvidia.not_gemm_one
 PROFILER_OVERHEAD_EVENTS = nvidia.CUPTI_OVERHEAD_EVENTS
 
 
+#: The shortest host-side lead before a copy's transfer read as staging through pageable memory (``formats.staging``,
+#: ``metrics.syncs.copy_leads``): a launch's own latency is microseconds, so a millisecond with nothing queued ahead
+#: is host work for the copy, not the call's overhead.  Here, not in ``formats.staging``, so that an analysis of a
+#: format that never stages (XPlane) imports no AMD reader's helper to read it.
+STAGING_MIN_NS = 1_000_000
+
+
 def copy_direction(name: str) -> str | None:
     """``h2d``, ``d2h``, ``d2d``, ``p2p``, ``memset``, ``other`` for a copy or memset event's name (CUPTI's and ROCm's
     ``Memcpy HtoD (Pinned -> Device)``, XPlane's ``MemcpyH2D``, Intel PTI's ``Memcpy M2D (MEMORY -> DEVICE)``, roctracer's

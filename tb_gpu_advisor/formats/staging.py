@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: The shortest host-side lead before a copy's transfer read as staging: a launch's own latency is microseconds, so a
-#: millisecond with nothing queued ahead is host work for the copy, not the call's overhead.
-STAGING_MIN_NS = 1_000_000
+from tb_gpu_advisor.devices import STAGING_MIN_NS  # the runtime's fact, in its home (metrics read it too)
 
 
 def pageable_by_staging(gpu: np.ndarray, start: np.ndarray, end: np.ndarray, direction: np.ndarray, sync: np.ndarray,

@@ -30,7 +30,6 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.formats.staging import STAGING_MIN_NS
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
@@ -113,7 +112,7 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     """The GPU's idle (ps, sorted) before each of its copies between the device and pageable host memory in a kept
     step whose call held the host until the transfer began: from the call's start (or the end of the GPU's earlier
     work, where later) to the transfer's start, where that lead is staging's length at least
-    (``formats.staging.STAGING_MIN_NS``), less the stretches another cause owns (``owned``: input waits, round trips).
+    (``devices.STAGING_MIN_NS``), less the stretches another cause owns (``owned``: input waits, round trips).
 
     Why the copy's: the host is inside the copy's call all that time, and the GPU has nothing queued -- it waits for
     the call to hand over the data.  An AMD tracer records a pageable copy's transfer only after HIP has staged the
@@ -136,7 +135,7 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     prev_end = np.maximum.accumulate(d.end.astype(np.int64))  # device events are sorted by start
     before = np.where(cp > 0, prev_end[np.maximum(cp - 1, 0)], np.iinfo(np.int64).min)
     s = np.maximum(h.start[call].astype(np.int64), before)
-    ok = start - s >= STAGING_MIN_NS * 1000  # ps: a shorter lead is the call's own latency, a pinned copy's too
+    ok = start - s >= devices.STAGING_MIN_NS * 1000  # ps: a shorter lead is the call's own latency, a pinned copy's too
     s, e = s[ok], start[ok]
     if owned[0].size and s.size:
         s, e = subtract_intervals(s, e, *owned)

@@ -1202,8 +1202,8 @@ def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, 
 
 def test_a_one_pass_capture_and_a_window_without_gpu_work_read_as_the_cli_says(nsys_url, page, shots):
     """h37-ui11, on kept real exports.  Every run's verdict, savings and "If every fix lands" line are the CLI's words.
-    A one-pass program (wild/mcts_rtx3080_one_pass) saves "4.62 ms (4% of the step)" as the CLI says (was "4.6 ms/step
-    (4.0% of the step)").  A window with CUDA tracing off (nsys_windows/tracing_off_julia): its facts say "capture of a
+    A one-pass program (wild/mcts_rtx3080_one_pass) saves "4.62 ms (4% of the pass)" as the CLI says (was "4.6 ms/step
+    (4.0% of the step)"; "of the step" before h37-words21: the capture marks no step).  A window with CUDA tracing off (nsys_windows/tracing_off_julia): its facts say "capture of a
     GPU program with no ML framework" (was "a GPU program with no ML framework capture"), no empty kernel-duration
     chart, no cause of the tab's own under the finding's ("CUPTI", "a machine where the framework sees the GPU"), and
     no "Set Model FLOPs" where no kernel ran."""
@@ -1217,7 +1217,7 @@ def test_a_one_pass_capture_and_a_window_without_gpu_work_read_as_the_cli_says(n
         assert_the_clis_words(frame, nsys_url, run)
     select_run(frame, "one_pass")
     saving = frame.locator(".finding .saving").first.inner_text()
-    assert "of the step)" in saving and "/step" not in saving, saving
+    assert "of the pass)" in saving and "/step" not in saving, saving  # one pass, no step marked (h37-words21)
     page.screenshot(path=os.path.join(shots, "nsys_one_pass.png"))
     select_run(frame, "no_gpu_window")
     frame.locator("details.host").first.locator("summary").first.click()

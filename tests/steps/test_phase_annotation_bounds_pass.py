@@ -70,8 +70,8 @@ def test_a_pass_after_the_start_up_is_graded_as_a_step_in_the_stated_order():
     assert host.severity == churn.severity == "critical" and "A note, not a problem" not in host.summary
     # the capture is still said to be mostly start-up, first, without a step saving (the costs lie outside the step)
     assert report.findings[0].rule == "cold_start" and report.findings[0].saving is None
-    title = to_text(report).splitlines()[0]  # the pass is a step, not the start-up it followed
-    assert "1 step, step 79.7 ms" in title and "start-up only" not in title
+    title = to_text(report).splitlines()[0]  # the pass is the one step kept, not the start-up it followed
+    assert "one pass of 79.7 ms" in title and "start-up only" not in title
 
 
 @pytest.mark.parametrize("end_ms", [20.0, 60.0])

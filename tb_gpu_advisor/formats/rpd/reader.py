@@ -18,7 +18,7 @@ What is decided here, once, from the database's own conventions (``tables.py`` f
   ``pinned``, which the tracer does not fill for these calls (``tables.py``).  The host memory's kind is unknown but
   where the timing shows it (:func:`formats.hip_ops.copies_host_side`): a blocking copy between the host and the
   device whose call held the host, with no GPU work before it left to wait for, longer than the copy itself took and at least
-  :data:`formats.staging.STAGING_MIN_NS` before its copy began -- host work for the copy (the runtime staging or pinning pageable
+  :data:`devices.STAGING_MIN_NS` before its copy began -- host work for the copy (the runtime staging or pinning pageable
   pages: a pinned copy's transfer starts within microseconds of its call) -- is from pageable memory;
 * a kernel's grid is its launch's (``rocpd_kernelapi``), HIP's module launches' work-item grids divided by their
   workgroup (``devices.WORK_ITEM_GRID_CALLS``);

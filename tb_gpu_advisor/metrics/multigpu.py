@@ -249,8 +249,7 @@ def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) \
         spread = np.where(ok, t, -np.inf).max(axis=0) - np.where(ok, t, np.inf).min(axis=0)
         out.append(spread[two].tolist())
         twos.append(two)
-    col = per_gpu[ids[0]].step  # every GPU's steps are the kept ones, in one order (``_step_times``' columns)
-    measured = col[twos[0]].tolist() if col.shape[0] == twos[0].shape[0] else []
+    measured = _kept_ids(ctx)[twos[0]].tolist()
     ok = ~np.isnan(fl)
     cnt = ok.sum(axis=0)
     order = np.argsort(np.where(ok, fl, np.inf), axis=0, kind="stable").T  # per step: GPUs by first launch
@@ -261,6 +260,13 @@ def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) \
             key = tuple(gid[o[:c]].tolist())
             votes[key] = votes.get(key, 0) + 1
     return out[0], out[1], votes, measured
+
+
+def _kept_ids(ctx: Context) -> np.ndarray:
+    """The kept steps' ids, one per column of ``_step_times``' matrix (column k is kept step k on every GPU).  Why
+    not a GPU's own step column: a GPU with fewer step rows than the kept steps has a shorter one, and the measured
+    steps read from it were none -- every kept step then counted as measured (h37-skewfall)."""
+    return np.asarray(ctx.steps.ids[:ctx.steps.count], dtype=np.int64)
 
 
 def concurrency(ctx: Context) -> tuple[float | None, float | None]:

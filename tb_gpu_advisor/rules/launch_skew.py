@@ -40,7 +40,9 @@ def check(m: HostMetrics) -> list[Finding]:
     # GPUs run in turn, a few steps hold two GPUs' work, 11.1 ms apart, and the mean of all 18 steps was 5.31 ms
     # ("209.4% of the 5.31 ms step", h37-lawseeds)
     measured = set(mg.launch_skew_steps)
-    whole = _host_wide_step_ms(m, measured) or _host_wide_step_ms(m) or ctx.step_ms
+    # where the measured steps are only the last one (left out where the GPUs' windows are apart), their own untrimmed
+    # span: longer, never shorter, so the share is at most understated -- never all steps' mean (h37-skewfall)
+    whole = _host_wide_step_ms(m, measured) or _host_wide_step_ms(m, measured, keep_last=True) or ctx.step_ms
     share = skew / whole
     # the delay per kept step: the skew in the steps that hold it, none in those where one GPU ran alone
     kept = m.steps.count or len(measured)
@@ -79,11 +81,13 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _host_wide_step_ms(m: HostMetrics, steps: set[int] | None = None) -> float | None:
+def _host_wide_step_ms(m: HostMetrics, steps: set[int] | None = None, keep_last: bool = False) -> float | None:
     """The mean host-wide step over the kept steps (those of ``steps`` alone, where given), ms: step k from the first
     active GPU's start of it to the last one's end, ending where the next step starts (the host's steps are disjoint:
     ``steps.detect``); None without per-GPU steps.  GPUs in step (``metrics.breakdown.in_lockstep``: else no skew is
-    measured) each start step k before the next step starts, so no spread of their starts exceeds it."""
+    measured) each start step k before the next step starts, so no spread of their starts exceeds it.  ``keep_last``: the
+    last kept step is kept where the GPUs are apart too, from its first start to its last end -- no shorter than the
+    spread of its GPUs' first kernels, which all lie inside it (h37-skewfall)."""
     act = {g.gpu for g in m.gpus if g.active}
     span: dict[int, list[float]] = {}
     apart = False  # the GPUs' windows of a step differ: each GPU's steps are its own
@@ -99,6 +103,6 @@ def _host_wide_step_ms(m: HostMetrics, steps: set[int] | None = None) -> float |
         span[a][1] = max(span[a][0], min(span[a][1], span[b][0]))
     # GPUs apart: the last kept step has no next start here -- a GPU's window may end at its own work's end, or at the
     # start of a step the averages dropped, past the other GPUs' next start: it is measured where a next step bounds it
-    order = order[:-1] if apart and len(order) > 1 else order
+    order = order[:-1] if apart and len(order) > 1 and not keep_last else order
     ws = [span[k] for k in order if not steps or k in steps]
     return sum(hi - lo for lo, hi in ws) / len(ws) if ws else None

@@ -120,3 +120,15 @@ test("a history without times is drawn by its events' order: no ms on the axis, 
   const el = views.memoryView(hr, { gpu: 0, memory: mem }, { ...ctx, legend: legend() });
   assert.ok(el.querySelector("svg.memory-chart"));
 });
+
+test("the memory peak names the step the server names: 'the pass' where no step is marked (h37-tabpass)", () => {
+  const report = fixture();
+  const mem = { ...memOf(report), gpu: 0 };
+  const shown = report.display.hosts[0].gpus[0].memory;
+  const peakLabel = (labels) => charts.memoryChart(mem, { width: 800, labels }).querySelector(".mem-peak-label").textContent;
+  assert.equal(shown.peak_step_name, "step 3");  // the marked fixture: its step's number, as before
+  assert.match(peakLabel(shown), /, step 3$/);
+  const pass = peakLabel({ ...shown, peak_step_name: "the pass" });  // a one-pass host's (tests/serve/test_tab_pass.py)
+  assert.match(pass, /, the pass$/);
+  assert.doesNotMatch(pass, /step/);
+});

@@ -310,3 +310,18 @@ test("a step timeline prints the server's times: each event's, each idle run's, 
   const fig = tl.timelineFigure(data, data.window, { rule: "input_bound" }, sel, 800);
   assert.ok(fig.querySelector("figcaption").textContent.includes(units(d.span)), fig.querySelector("figcaption").textContent);
 });
+
+// a real one-pass capture (wild/cold_a100_alexnet: no step marked, read as one pass; tests/support/plugin_fixtures.py)
+const passFixture = () => JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+
+test("the axis names a one-pass capture's step 'the pass', a marked step 'step N' (h37-tabpass)", () => {
+  const { window: data } = passFixture();
+  const svg = tl.timelineChart(data, { width: 900 });
+  const said = [...svg.querySelectorAll(".step-edge title, .step-label")].map((t) => t.textContent);
+  assert.ok(said.length >= 2, said);  // both edges of the pass lie inside the window
+  assert.ok(said.every((t) => t.startsWith("the pass")) && !said.some((t) => /step \d/.test(t)), said.join(" | "));
+  // the control: a capture whose steps are marked keeps their numbers
+  const marked = tl.timelineChart(windowFixture(), { width: 900 });
+  const kept = [...marked.querySelectorAll(".step-edge title, .step-label")].map((t) => t.textContent);
+  assert.ok(kept.length && kept.every((t) => /^step \d+/.test(t)), kept.join(" | "));
+});

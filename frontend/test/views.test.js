@@ -463,6 +463,17 @@ test("the host line names the step source in words, never its id", () => {
   assert.ok(snap.includes("no step timed") && !snap.join(" ").includes("0 steps"), snap);
 });
 
+test("the host line of a one-pass capture says one pass, no step marked, never '1 step' (h37-tabpass)", () => {
+  // a real one-pass capture as /report serves its host (wild/cold_a100_alexnet, tests/support/plugin_fixtures.py)
+  const { host, shown } = JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+  const facts = views.hostFacts(host, shown).join(", ");
+  assert.match(facts, /one pass, no step marked/);
+  assert.doesNotMatch(facts, /\b1 step\b/);
+  // the control: one marked step (a ProfilerStep) is still "1 step"
+  const marked = views.hostFacts({ ...host, steps: { count: 1, source: "profiler_step", source_label: "ProfilerStep marks" } }, {});
+  assert.ok(marked.includes("1 step (ProfilerStep marks)"), marked);
+});
+
 test("a table's prose cells use the tab's µs, names stay as written", () => {
   const t = { title: "GPU memory at the peak", columns: ["GPU", "peak at", "kernel"], rows: [[0, "161 us into step 13, 13% of it", "gemm_3us"]] };
   const cells = [...views.tableView(t).querySelectorAll("td")].map((td) => td.textContent);

@@ -23,6 +23,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, ms_span, plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.breakdown import category_intervals, painted_segments
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
+from tb_gpu_advisor.steps.detect import unmarked_pass
 
 #: Events one window answers with at most: about 0.5 MB of JSON, and as many rects as an SVG draws smoothly.
 MAX_EVENTS = 5000
@@ -94,7 +95,7 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
         "events_shown": shown,
         "note": _bound_note(total, shown, (sum(int((~k).sum()) for k in keep), keep_ps), too_deep, lanes_left, idle_left),
     }
-    doc["display"] = display(doc)
+    doc["display"] = display(doc, unmarked_pass(ctx.steps.count, ctx.steps.detection.source))
     return doc
 
 
@@ -107,11 +108,18 @@ def _lasting(start_ms: float, end_ms: float) -> str:
     return f"{ms(end_ms - start_ms)} ({_span(start_ms, end_ms)})"
 
 
-def display(doc: dict) -> dict:
+def step_name(step: int, one_pass: bool) -> str:
+    """A kept step as the tab names it: "step 7", or "the pass" where the host's one step is the pass an unmarked
+    capture was read as (``steps.detect.unmarked_pass``) -- its "step 0" is an index of no step the capture marks."""
+    return "the pass" if one_pass else f"step {step}"
+
+
+def display(doc: dict, one_pass: bool = False) -> dict:
     """Every number the tab's step timeline prints of the window ``doc`` (from 0.1.0+a40), as the CLI writes times and
     bytes (``common.fmt``), aligned with the window's lists: its span, each lane's events, the idle runs, each GPU's idle
-    totals, the steps' edges, each GPU's memory (the highest allocated and reserved in the window, the capacity).  The
-    tab formats no number of its own (``report.view``)."""
+    totals, the steps' edges and names (:func:`step_name`; ``one_pass``: the host's one step is an unmarked pass), each
+    GPU's memory (the highest allocated and reserved in the window, the capacity).  The tab formats no number of its
+    own (``report.view``)."""
     def most(xs: list) -> str:
         xs = [x for x in xs if x is not None]
         return gb(max(xs)) if xs else ""
@@ -120,7 +128,8 @@ def display(doc: dict) -> dict:
         "lanes": [[_lasting(e[0], e[1]) for e in lane["events"]] for lane in doc["lanes"]],
         "idle": [_lasting(r["start_ms"], r["end_ms"]) for r in doc["idle"]],
         "idle_ms": [{"gpu": g["gpu"], "ms": {c: ms(v) for c, v in g["ms"].items()}} for g in doc["idle_ms"]],
-        "steps": [{"start": ms(st["start_ms"]), "end": ms(st["end_ms"])} for st in doc["steps"]],
+        "steps": [{"start": ms(st["start_ms"]), "end": ms(st["end_ms"]), "name": step_name(st["step"], one_pass)}
+                  for st in doc["steps"]],
         "memory": [{"peak": most(m["allocated"]), "reserved": most(m["reserved"]),
                     "capacity": gb(m["capacity_bytes"]) if m.get("capacity_bytes") else ""} for m in doc["memory"]],
     }

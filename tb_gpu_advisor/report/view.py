@@ -19,7 +19,8 @@ from typing import Any
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
-from tb_gpu_advisor.report.verdict import one_step
+from tb_gpu_advisor.report.timeline import step_name
+from tb_gpu_advisor.report.verdict import one_pass, one_step
 
 
 def table_cells(t: Table | None) -> dict[str, list]:
@@ -46,11 +47,12 @@ def _finding(report: Report, f: Finding) -> dict[str, Any]:
     }
 
 
-def memory_peak_text(m: dict) -> str:
+def memory_peak_text(m: dict, one: bool = False) -> str:
     """A GPU's peak in words: ``12.1 GiB allocated (14.0 GiB reserved) of 79.2 GiB, 1.20 ms into step 7`` -- the digits
-    of the peak table's row (``render.memory_rows``)."""
+    of the peak table's row (``render.memory_rows``); "into the pass" where ``one`` (the host's one step is an unmarked
+    pass, ``verdict.one_pass``)."""
     if m.get("peak_step") is not None and m.get("peak_step_offset_ms") is not None:
-        when = f"{ms(m['peak_step_offset_ms'])} into step {m['peak_step']}"
+        when = f"{ms(m['peak_step_offset_ms'])} into {step_name(m['peak_step'], one)}"
     elif m.get("peak_ms") is not None:
         when = f"at {ms(m['peak_ms'])}"
     else:
@@ -61,11 +63,13 @@ def memory_peak_text(m: dict) -> str:
     return f"{gb(m.get('peak_allocated_bytes'))} allocated{above}{res}{cap}, {when}"
 
 
-def _memory(m: dict) -> dict[str, Any]:
+def _memory(m: dict, one: bool) -> dict[str, Any]:
     bd = {k: v for k, v in (m.get("breakdown") or {}).items() if isinstance(v, (int, float)) and v > 0}
     total = sum(bd.values())
     return {
-        "peak": memory_peak_text(m),
+        "peak": memory_peak_text(m, one),
+        # the chart's peak label: the kept step it falls in ("step 7", "the pass"), "" outside every kept step
+        "peak_step_name": step_name(m["peak_step"], one) if m.get("peak_step") is not None else "",
         "peak_allocated": gb(m.get("peak_allocated_bytes")),
         "peak_reserved": gb(m.get("peak_reserved_bytes")) if m.get("peak_reserved_bytes") is not None else "",
         "capacity": gb(m["capacity_bytes"]) if m.get("capacity_bytes") else "",
@@ -149,7 +153,9 @@ def _host(h: HostReport) -> dict[str, Any]:
         "roof": _roof(h),
         # the GPUs as the text report's table of them (``render.gpu_rows``): the per-GPU chart's values
         "gpus_table": {"columns": list(render.GPU_COLS), "rows": render.gpu_rows(h.gpus)},
-        "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory) if g.memory else None} for g in h.gpus],
+        "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory, one_pass(h)) if g.memory else None} for g in h.gpus],
+        # the host's one step is the pass an unmarked capture was read as: the tab's host line says "one pass"
+        "one_pass": one_pass(h),
         "steps": _steps(h),
         "panels": _panels(h),
     }

@@ -118,6 +118,13 @@ CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "iteration_range": 
 UNMARKED_SOURCES: tuple[str, ...] = ("whole_capture", "single_pass")
 
 
+def unmarked_pass(count: int | None, source: str | None) -> bool:
+    """One step kept and it is the pass an unmarked capture was read as (:data:`UNMARKED_SOURCES`): the capture numbers
+    no step, so no surface -- the report's text, the tab's axis, host line and memory peak -- calls it "step 0".  One
+    home for the test every surface asks (h37-tabpass: the tab said "step 0" where the report said "the pass")."""
+    return count == 1 and source in UNMARKED_SOURCES
+
+
 @dataclass
 class DroppedStep:
     """A detected step left out of the averages."""

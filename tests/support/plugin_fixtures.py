@@ -30,6 +30,9 @@ DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "dif
 MEMORY_DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff_memory.json")
 WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
 LEGEND_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "legend.json")
+PASS_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "pass.json")
+#: A real capture read as one pass (no step marked: ``steps.source`` ``single_pass``), 25 kB of gzip.
+PASS_CAPTURE = os.path.join(str(REPO), "tests", "fixtures", "wild", "cold_a100_alexnet")
 DEMO = os.path.join(str(REPO), "demo_logs")
 
 
@@ -242,6 +245,24 @@ def window_fixture_json() -> str:
     return json.dumps(t, indent=1, sort_keys=True) + "\n"
 
 
+def pass_fixture_json() -> str:
+    """A real one-pass capture as the tab gets it (``wild/cold_a100_alexnet``: one pass, no step marked): its host as
+    ``/report`` serves it (``host``, its ``display`` as ``shown``) and the step timeline of its pass (``window``, its
+    events left out: the axis and the host line are what the tab names the pass on)."""
+    from tb_gpu_advisor.discover import logdir as discovery
+    from tb_gpu_advisor.runtime import pipeline
+
+    (session,) = [s for s in discovery.discover(os.path.dirname(PASS_CAPTURE)) if s.run == os.path.basename(PASS_CAPTURE)]
+    doc = pipeline.analyze_session(session.run, session.session, session.hosts).to_dict()
+    host, shown = doc["hosts"][0], doc["display"]["hosts"][0]
+    row = host["step_rows"][0]
+    t = pipeline.host_timelines(session.hosts[0], [(row["start_ms"] - 1.0, row["start_ms"] + row["step_ms"] + 1.0)])[0]
+    t["lanes"], t["idle"], t["display"]["lanes"], t["display"]["idle"] = [], [], [], []
+    keep = {k: host[k] for k in ("host", "capture", "steps", "gpus")}
+    return json.dumps({"host": keep, "shown": {"one_pass": shown["one_pass"]}, "window": t}, indent=1, sort_keys=True,
+                      ensure_ascii=False) + "\n"
+
+
 def legend_fixture_json() -> str:
     """The server's legend (``report.legend``: categories, idle kinds, rule waits, diff groups, settings), as
     ``/runs`` serves it: the frontend tests draw with it, so a category or rule added on the server reaches them."""
@@ -255,7 +276,8 @@ if __name__ == "__main__":
     for path, text in ((FIXTURE_PATH, fixture_json()), (REPORT_TEXT_FIXTURE_PATH, report_text_fixture_json()),
                        (DIFF_FIXTURE_PATH, diff_fixture_json()),
                        (MEMORY_DIFF_FIXTURE_PATH, memory_diff_fixture_json()),
-                       (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json())):
+                       (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json()),
+                       (PASS_FIXTURE_PATH, pass_fixture_json())):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         sys.stdout.write(f"wrote {os.path.normpath(path)}\n")

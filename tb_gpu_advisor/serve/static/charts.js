@@ -541,7 +541,10 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
   }
   if (!byEvent && mem.peak_ms !== null && mem.peak_ms !== undefined && mem.peak_ms >= lo && mem.peak_ms <= hi) {
     const px = x(mem.peak_ms), py = y(mem.peak_allocated_bytes);
-    const label = `peak ${labels.peak_allocated ?? ""}${mem.peak_step !== null && mem.peak_step !== undefined ? `, step ${mem.peak_step}` : ""}`;
+    // the step it falls in as the server names it (`peak_step_name`: "the pass" where the capture marks no step); a
+    // report cached before it gave none: "step N"
+    const inStep = labels.peak_step_name ?? (mem.peak_step !== null && mem.peak_step !== undefined ? `step ${mem.peak_step}` : "");
+    const label = `peak ${labels.peak_allocated ?? ""}${inStep ? `, ${inStep}` : ""}`;
     svg.append(s("g", { class: "mem-peak", "data-ms": mem.peak_ms },
       s("line", { x1: px, x2: px, y1: top, y2: bottom, class: "mem-peak-line" }),
       s("circle", { cx: px, cy: py, r: 4 }, s("title", {}, units(`${label} at ${labels.peak_at ?? ""}`))),

@@ -108,13 +108,14 @@ export function timelineChart(data, { width = DEFAULT_WIDTH, legend = {}, focus 
       s("text", { x: Math.min(x(t), W - 30), y: AXIS_H - 8, "text-anchor": "middle", class: "axis" }, `${t} ms`));
   }
   (data.steps || []).forEach((st, i) => {
+    const told = (said(data).steps || [])[i] || {};
+    // the server's name ("the pass" where the capture marks no step); a window served before it gave none: "step N"
+    const label = told.name || `step ${st.step}`;
     for (const [edge, t] of [["start", st.start_ms], ["end", st.end_ms]]) {
       if (t <= lo || t >= hi) continue;
-      const at = ((said(data).steps || [])[i] || {})[edge] ?? "";
-      axis.append(s("line", { x1: x(t), x2: x(t), y1: 2, y2: lanesEnd, class: `step-edge step-${edge}` }, s("title", {}, units(`step ${st.step} ${edge}s at ${at}`))));
+      axis.append(s("line", { x1: x(t), x2: x(t), y1: 2, y2: lanesEnd, class: `step-edge step-${edge}` }, s("title", {}, units(`${label} ${edge}s at ${told[edge] ?? ""}`))));
     }
     const a = Math.max(lo, st.start_ms), b = Math.min(hi, st.end_ms);
-    const label = `step ${st.step}`;
     if (b > a && x(b) - x(a) > label.length * CHAR_W + 6) axis.append(s("text", { x: x(a) + 4, y: 10, class: "axis step-label" }, label));
   });
   svg.append(axis);

@@ -412,7 +412,9 @@ export function hostFacts(hr, shown = {}) {
     shown.capture ? units(`capture ${shown.capture}`) : null,
     // the source in words (`source_label`); a report cached before it gave none says no more than the count
     // none kept (a memory snapshot's allocations): no step timed, as the CLI's header says -- not "0 steps"
+    // one pass of a capture that marks no step (`shown.one_pass`, the server's test): not "1 step", as the CLI's header
     hr.steps?.count === 0 ? "no step timed"
+      : shown.one_pass ? "one pass, no step marked"
       : hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",
   ].filter(Boolean);

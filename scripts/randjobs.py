@@ -29,45 +29,49 @@ from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8
 from tests.support.random_jobs import check  # noqa: E402
 
 
+#: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
+STREAMS = (
+    ("forms11", random_form11_job,
+     "h37-randjobs11's forms: libraries' NVTX vocabularies in their own domains, native CUDA loops syncing outside any "
+     "framework op (events timing each kernel, an offload loop's stream syncs), one unmarked Kineto pass, a kernel "
+     "trace with no host"),
+    ("forms10", random_form10_job,
+     "h37-randjobs9's forms: attention op by op or fused in training and inference, a pipeline preparing its input in "
+     "traced Python, a JAX program's batch-fetch range, a PyProf forward from the process's start"),
+    ("forms9", random_form9_job,
+     "h37-a2afix's form: an NCCL all-to-all beside embedding lookups, an MoE router and grouped GEMM, or attention -- "
+     "its fix fits what it exchanges"),
+    ("forms8", random_form8_job,
+     "h37-randjobs8's form: an MoE model's fp8 grouped GEMMs beside DeepEP's all-to-all on a stream of its own"),
+    ("forms7", random_form7_job,
+     "h37-randjobs7's forms: rocprofv3 kernel traces with no host, layer-wise hook markers, torch.compile's ranges, a "
+     "diffusion pipeline of models"),
+    ("forms5", random_form5_job,
+     "h37-randjobs5's forms: AMD's rocprof and rocpd traces, NVTX-only Nsight exports, Kineto steps blocking on "
+     "copies, tiny host-bound steps, one GPU slower, a memory snapshot beside a trace"),
+    ("forms", random_form_job,
+     "the forms newer real captures show: GPU records lost mid-window or at the tail, OS-runtime-traced host loops, "
+     "XLA's host-run loops and programs called once each, multi-rank NVTX with lagging ranks, frameworks' own NVTX, "
+     "queued work"),
+    ("xplane", random_xplane_job, "JAX/TF XPlane jobs and memory snapshots instead of Kineto/Nsight"),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=60.0, help="time budget (default 60)")
     ap.add_argument("--seed", type=int, default=0, help="the first job's seed; the next jobs take the next seeds")
     ap.add_argument("--jobs", type=int, default=0, help="stop after this many jobs (0: the time budget only)")
-    ap.add_argument("--xplane", action="store_true",
-                    help="draw JAX/TF XPlane jobs and memory snapshots (random_xplane_job) instead of Kineto/Nsight")
-    ap.add_argument("--forms", action="store_true",
-                    help="draw the forms newer real captures show (random_form_job): GPU records lost mid-window or "
-                         "at the tail, OS-runtime-traced host loops, XLA's host-run loops and programs called once "
-                         "each, multi-rank NVTX with lagging ranks, frameworks' own NVTX, queued work")
-    ap.add_argument("--forms5", action="store_true",
-                    help="draw h37-randjobs5's forms (random_form5_job): AMD's rocprof and rocpd traces, NVTX-only "
-                         "Nsight exports, Kineto steps blocking on copies, tiny host-bound steps, one GPU slower, a "
-                         "memory snapshot beside a trace")
-    ap.add_argument("--forms7", action="store_true",
-                    help="draw h37-randjobs7's forms (random_form7_job): rocprofv3 kernel traces with no host, "
-                         "layer-wise hook markers, torch.compile's ranges, a diffusion pipeline of models")
-    ap.add_argument("--forms8", action="store_true",
-                    help="draw h37-randjobs8's form (random_form8_job): an MoE model's fp8 grouped GEMMs beside "
-                         "DeepEP's all-to-all on a stream of its own")
-    ap.add_argument("--forms9", action="store_true",
-                    help="draw h37-a2afix's form (random_form9_job): an NCCL all-to-all beside embedding lookups, "
-                         "an MoE router and grouped GEMM, or attention -- its fix fits what it exchanges")
-    ap.add_argument("--forms10", action="store_true",
-                    help="draw h37-randjobs9's forms (random_form10_job): attention op by op or fused in training and "
-                         "inference, a pipeline preparing its input in traced Python, a JAX program's batch-fetch "
-                         "range, a PyProf forward from the process's start")
-    ap.add_argument("--forms11", action="store_true",
-                    help="draw h37-randjobs11's forms (random_form11_job): libraries' NVTX vocabularies in their own "
-                         "domains, native CUDA loops syncing outside any framework op (events timing each kernel, an "
-                         "offload loop's stream syncs), one unmarked Kineto pass, a kernel trace with no host")
+    for flag, drawer, what in STREAMS:
+        ap.add_argument(f"--{flag}", action="store_true", help=f"draw {what} ({drawer.__name__})")
     a = ap.parse_args(argv)
+    draw = next((drawer for flag, drawer, _ in STREAMS if getattr(a, flag)), random_job)
     end = time.monotonic() + a.seconds
     seed, ran = a.seed, 0
     laws: collections.Counter[str] = collections.Counter()
     broken = 0
     while time.monotonic() < end and (not a.jobs or ran < a.jobs):
-        job = random_form11_job(seed) if a.forms11 else random_form10_job(seed) if a.forms10 else random_form9_job(seed) if a.forms9 else random_form8_job(seed) if a.forms8 else random_form7_job(seed) if a.forms7 else random_form5_job(seed) if a.forms5 else random_form_job(seed) if a.forms else random_xplane_job(seed) if a.xplane else random_job(seed)
+        job = draw(seed)
         found = check(job)
         ran += 1
         if found:

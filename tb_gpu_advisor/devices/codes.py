@@ -77,3 +77,51 @@ def plain_mangled_name(name: str) -> str:
         parts.append(part)
         i += size
     return "::".join(parts)
+
+
+#: Itanium's one-letter builtin types (the C++ ABI's <builtin-type>), as a demangler prints them.
+_BUILTIN_TYPES = {"v": "void", "b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+                  "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long", "m": "unsigned long",
+                  "x": "long long", "y": "unsigned long long", "f": "float", "d": "double"}
+
+
+def _mangled_parts(body: str, i: int) -> tuple[list[str], int]:
+    """The <source-name> parts from ``body[i]`` on (each its length, then its characters) and where they stop."""
+    parts = []
+    while (n := _SOURCE_NAME.match(body, i)) is not None:
+        size, i = int(n.group(0)), n.end()
+        part = body[i:i + size]
+        if size <= 0 or len(part) < size or not part.isidentifier():
+            return [], -1
+        parts.append(part)
+        i += size
+    return parts, i
+
+
+def mangled_template_head(name: str) -> tuple[str, str] | None:
+    """(``vllm::reshape_and_cache_kernel``, ``unsigned short``) for ``_ZN4vllm24reshape_and_cache_kernelIttLb0EEEv...``:
+    an Itanium-mangled function template's qualified name and its first template argument as a demangler prints it,
+    where that argument is a builtin type (``t``), a name (``13__nv_bfloat16``) or a nested name (``N3c104HalfE``);
+    None for anything else.  Why: a trace that keeps mangled names (a tool that does not demangle) hides the element
+    type a kernel template names, which its demangled twin shows (``reshape_and_cache_kernel<unsigned short, ...>``).
+    Read left to right once, no substitution followed: linear in the name."""
+    if not name.startswith("_Z"):
+        return None
+    nested = name.startswith("_ZN")
+    parts, i = _mangled_parts(name, 3 if nested else 2)
+    if not parts or name[i:i + 1] != "I":
+        return None
+    i += 1
+    if name[i:i + 1] in _BUILTIN_TYPES:
+        first = _BUILTIN_TYPES[name[i]]
+    elif name[i:i + 1] == "N":
+        inner, j = _mangled_parts(name, i + 1)
+        if not inner or name[j:j + 1] != "E":
+            return None
+        first = "::".join(inner)
+    else:
+        inner, _ = _mangled_parts(name, i)
+        if len(inner) < 1:
+            return None
+        first = inner[0]
+    return "::".join(parts), first

@@ -14,7 +14,7 @@ from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head,
-                                          plain_mangled_name)
+                                          mangled_template_head, plain_mangled_name)
 
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
@@ -380,9 +380,10 @@ _NAMED_PRECISIONS = ((_BF16, P_BF16), (_FP8, P_FP8), (_FP16, P_FP16), (_INT8, P_
 #: value ``0`` (``kAuto``: the cache keeps the model's own type; ``(vllm::Fp8KVCacheDataType)0``, the Itanium
 #: ``N4vllm18Fp8KVCacheDataTypeE0E``) says no fp8 at all, though its type's name says ``Fp8``.  A non-zero value is an
 #: fp8 cache (``devices.amd.vllm_attention_input`` reads what an attention kernel computes in then).
-_KV_CACHE_AUTO = re.compile(r"\(vllm::Fp8KVCacheDataType\)0(?!\d)|N4vllm18Fp8KVCacheDataTypeE0E")
-#: The same enum holding a narrower cache (``(vllm::Fp8KVCacheDataType)1``: fp8 e4m3, 2: e5m2).
-_KV_CACHE_NARROW = re.compile(r"\(vllm::Fp8KVCacheDataType\)[1-9]")
+_KV_CACHE_AUTO = re.compile(r"\(vllm::Fp8KVCacheDataType\)0(?!\d)|N(?:4vllm|S\d*_)18Fp8KVCacheDataTypeE0E")
+#: The same enum holding a narrower cache (``(vllm::Fp8KVCacheDataType)1``: fp8 e4m3, 2: e5m2; mangled, the enum's
+#: scope may be a substitution: ``LNS_18Fp8KVCacheDataTypeE1E``).
+_KV_CACHE_NARROW = re.compile(r"\(vllm::Fp8KVCacheDataType\)[1-9]|N(?:4vllm|S\d*_)18Fp8KVCacheDataTypeE[1-9]E")
 
 #: C++ element types as a kernel template's first type argument (its ``scalar_t``) spells them -> precision.
 _SCALAR_TYPES = {"float": P_FP32, "double": P_FP64, "c10::Half": P_FP16, "at::Half": P_FP16, "__half": P_FP16,
@@ -425,15 +426,20 @@ def vllm_element_precision(name: str) -> int | None:
     * an attention kernel reading an fp8 cache (``(vllm::Fp8KVCacheDataType)1``, ``cache_t`` ``unsigned char``)
       computes in ``scalar_t``: csrc/attention/attention_kernels.cuh widens each key and value vector to it
       (``fp8::scaled_convert``) before the dot products -- so ``float`` there is fp32 work, not the enum's fp8.  A
-      cache *write* with that enum stores fp8, which its generic reading already says: None."""
+      cache *write* with that enum stores fp8 whatever it reads: ``reshape_and_cache_flash_kernel<__nv_bfloat16,
+      unsigned char, (vllm::Fp8KVCacheDataType)1>`` read bf16 by its input's word, found before the enum's.
+
+    A mangled name (a tool that keeps symbols as the binary has them) is read the same, by its own template's head
+    (``codes.mangled_template_head``: ``_ZN4vllm24reshape_and_cache_kernelIttLb0EEEv...`` is ``unsigned short``)."""
     h = head(name)
-    own = _own_identifier(h).removeprefix("void ")
+    mangled = mangled_template_head(h) if h.startswith("_Z") else None
+    own = mangled[0] if mangled else _own_identifier(h).removeprefix("void ")
     if not own.startswith("vllm::"):
         return None
-    first = _first_template_argument(h)
+    first = mangled[1] if mangled else _first_template_argument(h)
     if _KV_CACHE_NARROW.search(h):
         if "attention" not in own.rsplit("::", 1)[-1].lower():
-            return None
+            return P_FP8
         return P_FP16 if first in _VLLM_HALF_BITS else _SCALAR_TYPES.get(first or "")
     return P_FP16 if first in _VLLM_HALF_BITS else None
 

@@ -74,7 +74,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     # Frameworks whose dispatch the capture names (JAX) measure it directly below: there an idle gap
     # before a kernel is only launch wait while the host is inside the dispatch.
     # a launch's return read against its work's start says what the GPU held -- only where the two clocks agree
-    returns_read = bool(h.end.size) and not _clocks_disagree(ctx, g)
+    returns_read = bool(h.end.size) and not clocks_disagree(ctx, g)
     out["launch_wait"] = out["kernel_switch"] = (d.start[:0], d.start[:0])
     if len(d) and (returns_read or not ctx.fw.has_dispatch):
         if lend_all is None and h.end.size:
@@ -429,7 +429,7 @@ stretch precedes.  One rule for the idle
     waits for its peers, or any work that ran late, keeps the GPU busy until it ends: only the idle after it can be
     held.
 
-    ``returns_read`` False (the GPU's and the host's clocks disagree: :func:`_clocks_disagree`): no call's return is
+    ``returns_read`` False (the GPU's and the host's clocks disagree: :func:`clocks_disagree`): no call's return is
     read against its work's start, so nothing is held and a late launch's wait runs to its work's start.  A GPU clock
     that drifts later than the host's put the kernels hundreds of microseconds after calls they followed by 10 us:
     read as held, it was host time booked as the GPU's (h37-left31's left).
@@ -519,15 +519,25 @@ def _off_peers(ctx: Context, g: GpuCtx, held: tuple[np.ndarray, np.ndarray]) -> 
              and (not lines or own & set(np.unique(lines.get(p.d.gpu, np.zeros(0, np.int64))).tolist()))]
     s, e = (x.astype(np.int64, copy=False) for x in held)
     for p in peers:
-        key = ("busy_not_collective", p.d.gpu)
-        if key not in ctx.memo:
-            m = p.d.kind != devices.KIND_COLLECTIVE
-            ctx.memo[key] = union_intervals(p.d.start[m].astype(np.int64), p.d.end[m].astype(np.int64))
-        s, e = subtract_intervals(s, e, *ctx.memo[key])
+        s, e = subtract_intervals(s, e, *busy_not_collective(ctx, p))
     return s, e
 
 
-def _clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
+def busy_not_collective(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends), int64 ps: the stretches GPU ``g`` runs work other than a collective, made once per GPU and
+    analysis.  Why apart from ``DeviceEvents.busy``: a collective waits for every peer, so it says nothing of one GPU
+    waiting on another's own work (turn-taking, a replica's control dependency); where the GPU runs no collective the
+    two are one union and this is ``busy`` itself."""
+    key = ("busy_not_collective", g.d.gpu)
+    if key not in ctx.memo:
+        d = g.d
+        m = d.kind != devices.KIND_COLLECTIVE
+        ctx.memo[key] = (d.busy() if m.all() else
+                         union_intervals(d.start[m].astype(np.int64, copy=False), d.end[m].astype(np.int64, copy=False)))
+    return ctx.memo[key]
+
+
+def clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
     """Whether some of GPU ``g``'s work starts before the host call that launched it by more than
     ``capture.clock_skew_us``: the two clocks disagree (``metrics.capture._clock_skew``), so a launch's return read
     against its work's start says nothing of what the GPU held (gpt2_b200_clock_skew: the step's first 30 kernels

@@ -30,7 +30,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
 from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
-from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+from tb_gpu_advisor.steps.detect import unmarked_pass
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
@@ -138,7 +138,7 @@ def _per_step_words(ctx: Context) -> str:
     the one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``) -- the capture
     marks no step, so "per step" spoke of steps it does not hold (h37-words20: rocprof_aiter_mi355x's "3 matmul/conv
     kernels ran per step and GPU" in its one pass)."""
-    if ctx.steps.count == 1 and ctx.steps.detection.source in UNMARKED_SOURCES:
+    if unmarked_pass(ctx.steps.count, ctx.steps.detection.source):
         return "in the pass" + (" per GPU" if ctx.ranks > 1 else "")
     return "per step and GPU"
 

@@ -323,11 +323,7 @@ def peer_waits(ctx: Context) -> dict[str, float]:
     n = ctx.steps.count
     if len(act) < 2 or not n:
         return {}
-    busy = []
-    for g in act:
-        d = g.d
-        m = d.kind != devices.KIND_COLLECTIVE  # collectives wait for every peer: they say nothing of turn-taking
-        busy.append(union_intervals(d.start[m].astype(np.int64, copy=False), d.end[m].astype(np.int64, copy=False)))
+    busy = [bd.busy_not_collective(ctx, g) for g in act]  # collectives wait for every peer: nothing of turn-taking
     tot = np.zeros(len(BREAKDOWN_CATEGORIES))
     for i, g in enumerate(act):
         others = [b for j, b in enumerate(busy) if j != i]

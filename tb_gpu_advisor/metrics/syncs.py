@@ -94,8 +94,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     ledger = ctx.per_step(ledger, unit=PS_PER_MS)
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
-    booked, copy_booked, in_gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES)
-                                     if c in bd.HOST_IDLE and row[i] > 0} for row in ledger)
+    booked, copy_booked, in_gaps = (_booked(row) for row in ledger)
     blocked = (h.end[sync] - _from_step_start(ctx, sync)).astype(np.float64)
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
     return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), calls=int((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
@@ -122,7 +121,7 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     read where the GPU's and the host's clocks disagree (a return read against a start means nothing then)."""
     d, h = g.d, ctx.h
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    if not len(d) or not h.end.size or bd._clocks_disagree(ctx, g):
+    if not len(d) or not h.end.size or bd.clocks_disagree(ctx, g):
         return none
     cp = np.flatnonzero(((d.kind == devices.KIND_H2D) | (d.kind == devices.KIND_D2H)) & (g.launch >= 0)
                         & (g.step >= 0) & (d.mem_host == 1))
@@ -150,11 +149,15 @@ def _less(leads: tuple[np.ndarray, np.ndarray], syncs: tuple[np.ndarray, np.ndar
     return subtract_intervals(*leads, *(x.astype(np.int64, copy=False) for x in syncs))
 
 
+def _booked(row: np.ndarray) -> dict[str, float]:
+    """A ledger row (per category, already per kept step) as the waits here book it: the categories of GPU idle the
+    host causes (``bd.HOST_IDLE``) that hold any of it.  One reading for the syncs', the copies' and the gaps' rows."""
+    return {c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
+
+
 def _idle_ms(ctx: Context, ledger_ps: np.ndarray) -> float:
-    """ms per kept step of a ledger row (ps per category, summed over GPUs), in the categories of GPU idle the host
-    causes (``bd.HOST_IDLE``), as every wait here is booked."""
-    row = ctx.per_step(ledger_ps, unit=PS_PER_MS)
-    return float(sum(row[i] for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0))
+    """ms per kept step of a ledger row (ps per category, summed over GPUs), as every wait here is booked."""
+    return float(sum(_booked(ctx.per_step(ledger_ps, unit=PS_PER_MS)).values()))
 
 
 def _leads_only(ctx: Context, gap_windows: dict | None) -> HostSyncs:
@@ -167,8 +170,7 @@ def _leads_only(ctx: Context, gap_windows: dict | None) -> HostSyncs:
             in_gaps += _in_gaps(ctx, g, [(s, e)], (gap_windows or {}).get(g.d.gpu))
     if not ledger.any():
         return HostSyncs()
-    booked, gaps = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
-                    for row in ctx.per_step(np.stack([ledger, in_gaps]), unit=PS_PER_MS))
+    booked, gaps = (_booked(row) for row in ctx.per_step(np.stack([ledger, in_gaps]), unit=PS_PER_MS))
     return HostSyncs(copy_idle_ms_per_step=sum(booked.values()), copy_idle_ledger_ms=booked, in_gaps_ledger_ms=gaps,
                      copy_lead_ms_per_step=sum(booked.values()))
 

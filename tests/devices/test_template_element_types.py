@@ -148,3 +148,30 @@ def test_a_vllm_fp16_decode_reads_all_sixteen_bit(tmp_path: Path):
     cols = host["kernels"]["columns"]
     precisions = {row[0]: row[cols.index("precision")] for row in host["kernels"]["rows"]}
     assert precisions[V2_FP16] == precisions[V2_REDUCE] == "fp16"
+
+
+#: vLLM's kernels as its ``_C`` library exports them (Itanium-mangled: a tool that does not demangle keeps these), the
+#: first two as they appear in public code listing vLLM's symbols, the third composed by the C++ ABI's rules from the
+#: demangled fp8-cache write above (``h`` unsigned char, the enum's scope the substitution ``S_``).
+MANGLED_FP16_WRITE = "_ZN4vllm24reshape_and_cache_kernelIttLb0EEEvPKT_S3_PT0_S5_PKliiiiii"
+MANGLED_BF16_WRITE = ("_ZN4vllm24reshape_and_cache_kernelI13__nv_bfloat16S1_LNS_18Fp8KVCacheDataTypeE0EEEvPKT_S5_PT0_"
+                      "S7_PKliiiiiiPKfSB_")
+MANGLED_FP8_WRITE = "_ZN4vllm24reshape_and_cache_kernelIthLNS_18Fp8KVCacheDataTypeE1EEEvPKT_S3_PT0_S5_PKliiiiiiPKfS9_"
+
+
+@pytest.mark.parametrize("name, precision", [
+    (MANGLED_FP16_WRITE, "fp16"),  # main: unknown (a mangled name's template was not read)
+    (MANGLED_FP8_WRITE, "fp8"),  # control (fp8 on main too, by the enum's word): the template read keeps it
+    (MANGLED_BF16_WRITE, "bf16"),  # control: its enum is 0 (the model's own type), its element bf16
+])
+def test_a_mangled_vllm_kernel_reads_as_its_demangled_twin(name, precision):
+    assert devices.PRECISIONS[devices.precision_one(name)] == precision
+
+
+def test_a_cache_write_into_an_fp8_cache_stores_fp8_whatever_it_reads():
+    """``reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, (vllm::Fp8KVCacheDataType)1>`` (the template
+    order of csrc/cache_kernels.cu: ``<scalar_t, cache_t, kv_dt>``): main read bf16, its input's word, first."""
+    name = ("void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, unsigned char, (vllm::Fp8KVCacheDataType)1>"
+            "(__nv_bfloat16 const*, __nv_bfloat16 const*, unsigned char*, unsigned char*, long const*, long, long, long, "
+            "long, int, int, int, float const*, float const*)")
+    assert devices.PRECISIONS[devices.precision_one(name)] == "fp8"

@@ -1,6 +1,6 @@
 """Where the GPU's clock and the host's disagree, no launch call's return is read against its kernel's start: the idle
 between kernels is not booked as the GPU holding launched work (``metrics.breakdown._launch_waits``), as the idle
-before a step's first work already was not (``_leading_held``, h37-left31) -- one gate, ``_clocks_disagree``.
+before a step's first work already was not (``_leading_held``, h37-left31) -- one gate, ``clocks_disagree``.
 
 Truth by construction: ``synthetic.nsysexport.write_eager_training_bursts`` (a native eager program: the launch-wait
 reading of ``_launch_waits``, no framework dispatch) with no hold -- every kernel starts 10 us after its launch call

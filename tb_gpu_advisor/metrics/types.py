@@ -331,6 +331,13 @@ class KernelStat:
     #: paints it, where ``total_us`` holds the time a call runs past the last kept step; None: as ``total_us``
     in_steps_us: float | None = None
 
+    @property
+    def step_us(self) -> float:
+        """The calls' time as a part of the kept steps: ``in_steps_us`` where measured, else ``total_us``.  What a
+        share of the step or a per-step saving reads (a part never exceeds its whole); ``total_us`` stays the calls'
+        own duration, for their averages."""
+        return self.total_us if self.in_steps_us is None else self.in_steps_us
+
 
 @dataclass
 class UnderfilledKernel:

@@ -267,7 +267,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
         a = acc.setdefault(c, [0, 0.0, 0.0])
         a[0] += 1 if k.count or (k.name, k.op_name) not in seen else 0  # a distinct kernel once
         a[1] += k.count
-        a[2] += k.total_us if k.in_steps_us is None else k.in_steps_us  # a part of the steps: their time inside them
+        a[2] += k.step_us  # a part of the steps: their time inside them
     rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(m.per_step(a[1]), 3), "us_per_step": json_float(m.per_step(a[2]), 3)}
             for c, a in acc.items()]
     return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))

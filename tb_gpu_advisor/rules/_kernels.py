@@ -30,34 +30,38 @@ class KernelMix:
 
 
 def kernel_mix(m) -> KernelMix:
+    """The kept steps' non-collective kernel time by precision, Tensor Core eligibility and use: what the precision and
+    Tensor Core checks grade and save.  Each call counts its time inside the kept steps (``KernelStat.step_us``), as
+    the step's ledger does: a call running past the last kept step is not the steps' time to save."""
     k = KernelMix()
     for s in m.kernels:
         if s.collective:
             continue
-        k.compute_us += s.total_us
+        us = s.step_us  # a part of the steps: the calls' time inside them (their whole may run past the last)
+        k.compute_us += us
         if s.precision == UNKNOWN:
-            k.unknown_us += s.total_us
+            k.unknown_us += us
             if s.tc_eligible:
-                k.eligible_unknown_us += s.total_us
+                k.eligible_unknown_us += us
             continue
         if not s.tc_eligible:
             if s.precision not in SIXTEEN_BIT:
-                k.other_32_us += s.total_us
+                k.other_32_us += us
             continue
-        k.eligible_us += s.total_us
+        k.eligible_us += us
         k.eligible_rows.append(s)
         sixteen = s.precision in SIXTEEN_BIT
         if not sixteen:
-            k.eligible_32_us += s.total_us
+            k.eligible_32_us += us
         if s.tensor_core:
-            k.eligible_tc_us += s.total_us
+            k.eligible_tc_us += us
         elif frameworks.matrix_unit_unknown_one(s.name):  # a program's own kernel named for the Tensor Cores, a GEMM of no dtype: only its
             k.tc_unknown.append(s)                      # instructions could say, so it is no fallback, nor a use
         elif sixteen:
-            k.eligible_no_tc_16_us += s.total_us
+            k.eligible_no_tc_16_us += us
             k.no_tc_16.append(s)
         else:
-            k.eligible_no_tc_32_us += s.total_us
+            k.eligible_no_tc_32_us += us
             k.no_tc_32.append(s)
     return k
 

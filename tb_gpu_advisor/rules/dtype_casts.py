@@ -36,7 +36,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if ctx.step_ms is None:
         return []
     rows = cast_rows(m, ctx)
-    cast_ms = per_step_ms(m, sum(s.total_us for s in rows))
+    cast_ms = per_step_ms(m, sum(s.step_us for s in rows))  # a part of the step: the casts' time inside it
     graded = ctx.graded(cast_ms, "dtype_casts.warning", "dtype_casts.critical")
     if graded is None:
         return []

@@ -30,7 +30,7 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)
     k = kernel_mix(m)
-    sixteen_eligible = k.eligible_no_tc_16_us + sum(s.total_us for s in k.eligible_rows
+    sixteen_eligible = k.eligible_no_tc_16_us + sum(s.step_us for s in k.eligible_rows
                                                    if s.tensor_core and s.precision in ("fp16", "bf16", "int8", "fp8"))
     if not yes or sixteen_eligible <= 0 or not k.no_tc_16:
         return []

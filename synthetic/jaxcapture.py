@@ -1083,15 +1083,17 @@ GRAIN_STAGES = ("BatchDatasetIterator.__next__", "MapDatasetIterator.__next__")
 
 
 def grain_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, take_us: float, other_us: float,
-               put_bytes: int = 64 * 4096 * 2) -> list[tuple[int, int, int]]:
+               put_bytes: int = 64 * 4096 * 2, prefetch_thread: bool = True) -> list[tuple[int, int, int]]:
     """A small loop fed by grain's dataset API with a prefetch thread (``ds.to_iter_dataset().prefetch(...)``), as
     grain records it under ``jax.profiler``: each step the loop takes its batch (``GRAIN_TAKE``, ``take_us`` on the
     loop's thread), puts it on the device (``jax.device_put``), runs ``other_us`` of untraced Python of another kind
     (logging), calls the jitted step and reads its loss back (``float(loss)``: the GPU idles through the host's
     part).  Meanwhile grain's prefetch thread (its own line) makes the next batch inside ``GRAIN_STAGES`` ranges
-    from just after the take to the step's end: the pipeline working ahead, no wait of the loop's.  Returns per step
+    from just after the take to the step's end: the pipeline working ahead, no wait of the loop's
+    (``prefetch_thread`` False: a capture that records only the take, as grain's multiprocess prefetch does -- its
+    workers are other processes, traced only with ``grain_enable_multiprocess_worker_profiling``).  Returns per step
     (take's start, the other work's start, its end), host ps: the truth by construction (issue #37 item 4)."""
-    worker = cap._hashed_line("grain-thread-prefetch")
+    worker = cap._hashed_line("grain-thread-prefetch") if prefetch_thread else None
     spans = []
     for _ in range(steps):
         cap.begin_step()
@@ -1105,7 +1107,7 @@ def grain_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, take_us: f
         cap.execute(kernels, inputs=(batch,))
         cap.to_host(4)
         made = take + int(take_us * US) + 2 * US
-        for depth, stage in enumerate(GRAIN_STAGES):
+        for depth, stage in enumerate(GRAIN_STAGES if worker is not None else ()):
             worker.add(stage, made + depth * US, cap.t - made - 2 * depth * US)
         cap.end_step()
     return spans

@@ -1052,10 +1052,25 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         xfer &= mask
     starts.append(h.start[xfer])
     ends.append(h.end[xfer])
-    if pre is not None and xfer.any():  # the batch's transfers are input: no part of the other host time too
-        pre = subtract_intervals(*pre, *union_intervals(h.start[xfer].astype(np.int64), h.end[xfer].astype(np.int64)))
+    if pre is not None:
+        pre = _less_own_transfers(h, pre, xfer, dispatch)
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
     return (s, e), in_dispatch, pre
+
+
+def _less_own_transfers(h: HostEvents, pre: tuple[np.ndarray, np.ndarray], xfer: np.ndarray, dispatch: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """The other host time before the steps' first op (``pre``) less the batch's transfers the loop's own threads
+    make there (``xfer`` events on a thread with ``dispatch`` events: ``jax.device_put(next(it))`` after the
+    pipeline's take): they are input, and a part holds no time another part of the same lead holds.  A copy's
+    worker thread staging the batch while the loop does other work is left as it was: the loop's thread is on that
+    work then."""
+    if not xfer.any():
+        return pre
+    own = xfer & np.isin(h.line, np.unique(h.line[dispatch]))
+    if not own.any():
+        return pre
+    return subtract_intervals(*pre, *union_intervals(h.start[own].astype(np.int64), h.end[own].astype(np.int64)))
 
 
 def frames_named(h: HostEvents, frames: Spans, rows: np.ndarray, pred: Callable[[str], bool]) -> np.ndarray:

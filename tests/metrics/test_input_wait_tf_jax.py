@@ -64,8 +64,8 @@ def test_the_batchs_copy_is_no_part_of_the_other_host_time(tmp_path: Path) -> No
     loop's other work is 0.15 ms.  A part never holds what another part of the same whole holds."""
     m, fetch_ms, other_ms = _grain(tmp_path, 75.0, 150.0, prefetch_thread=False)
     assert fetch_ms - 0.01 <= m.breakdown.input_wait <= fetch_ms + 0.03
-    # the copy's worker thread overlaps the other work's first ~20 us (input): the rest is the other work
-    assert other_ms - 0.03 <= m.input.pre_op_ms_per_step <= other_ms + 0.01
+    # the other work, and the few us of the marker before the take and of the loop before its dispatch
+    assert other_ms <= m.input.pre_op_ms_per_step <= other_ms + 0.01
 
 
 def test_control_a_tiny_tf_steps_input_wait_is_getnext_alone(tmp_path: Path) -> None:

@@ -1075,6 +1075,44 @@ def fetch_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, name: str 
         cap.end_step()
 
 
+#: grain's dataset iterators' TraceMe names (``grain/_src/python/dataset/stats.py`` ``trace_input_pipeline_next``:
+#: ``f"{iterator.__class__.__name__}.{next_fn.__name__}"``, google/grain @f5dd0d8a): the loop's own take from the
+#: prefetch buffer, and the stages the prefetch thread runs to make the next batch
+GRAIN_TAKE = "ThreadPrefetchDatasetIterator.__next__"
+GRAIN_STAGES = ("BatchDatasetIterator.__next__", "MapDatasetIterator.__next__")
+
+
+def grain_loop(cap: JaxCapture, kernels: list[XlaKernel], steps: int, take_us: float, other_us: float,
+               put_bytes: int = 64 * 4096 * 2, prefetch_thread: bool = True) -> list[tuple[int, int, int]]:
+    """A small loop fed by grain's dataset API with a prefetch thread (``ds.to_iter_dataset().prefetch(...)``), as
+    grain records it under ``jax.profiler``: each step the loop takes its batch (``GRAIN_TAKE``, ``take_us`` on the
+    loop's thread), puts it on the device (``jax.device_put``), runs ``other_us`` of untraced Python of another kind
+    (logging), calls the jitted step and reads its loss back (``float(loss)``: the GPU idles through the host's
+    part).  Meanwhile grain's prefetch thread (its own line) makes the next batch inside ``GRAIN_STAGES`` ranges
+    from just after the take to the step's end: the pipeline working ahead, no wait of the loop's
+    (``prefetch_thread`` False: a capture that records only the take, as grain's multiprocess prefetch does -- its
+    workers are other processes, traced only with ``grain_enable_multiprocess_worker_profiling``).  Returns per step
+    (take's start, the other work's start, its end), host ps: the truth by construction (issue #37 item 4)."""
+    worker = cap._hashed_line("grain-thread-prefetch") if prefetch_thread else None
+    spans = []
+    for _ in range(steps):
+        cap.begin_step()
+        take = cap.t
+        with cap.annotation(GRAIN_TAKE):
+            cap.host_work(take_us)
+        batch = cap.device_put(put_bytes, "bf16[64,4096]")
+        other = cap.t
+        cap.host_work(other_us)
+        spans.append((take, other, cap.t))
+        cap.execute(kernels, inputs=(batch,))
+        cap.to_host(4)
+        made = take + int(take_us * US) + 2 * US
+        for depth, stage in enumerate(GRAIN_STAGES if worker is not None else ()):
+            worker.add(stage, made + depth * US, cap.t - made - 2 * depth * US)
+        cap.end_step()
+    return spans
+
+
 def mlp_hlo(module: str, kernels: list[XlaKernel], allreduce_group: int | None = None) -> bytes:
     """The HLO of :func:`mlp_bf16_step`: one dot per GEMM kernel, named as the kernel's ``hlo_op`` (real captures
     without command buffers match kernels to HLO instructions by that name); ``3 x layers - 1`` GEMMs."""

@@ -544,8 +544,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # with no kernel launched inside is its input pipeline as the DataLoader's ``__next__`` is (issue #37 item 4)
     # (which host events launched a kernel: asked here first, where a range's own launches say it is no fetch)
     gpus, launched_kernel = _gpu_contexts(h, devs, launches, steps)
-    host_input = _input_ranges(trace, fw, host_input, launched_kernel)
     dispatch = _dispatch_calls(h, fw)
+    host_input = _input_ranges(trace, fw, host_input, launched_kernel, dispatch)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
     # its host time before the first op is not an untraced loader (issue #37 survey: HTA's event-sync test step)
@@ -1052,8 +1052,25 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         xfer &= mask
     starts.append(h.start[xfer])
     ends.append(h.end[xfer])
+    if pre is not None:
+        pre = _less_own_transfers(h, pre, xfer, dispatch)
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
     return (s, e), in_dispatch, pre
+
+
+def _less_own_transfers(h: HostEvents, pre: tuple[np.ndarray, np.ndarray], xfer: np.ndarray, dispatch: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """The other host time before the steps' first op (``pre``) less the batch's transfers the loop's own threads
+    make there (``xfer`` events on a thread with ``dispatch`` events: ``jax.device_put(next(it))`` after the
+    pipeline's take): they are input, and a part holds no time another part of the same lead holds.  A copy's
+    worker thread staging the batch while the loop does other work is left as it was: the loop's thread is on that
+    work then."""
+    if not xfer.any():
+        return pre
+    own = xfer & np.isin(h.line, np.unique(h.line[dispatch]))
+    if not own.any():
+        return pre
+    return subtract_intervals(*pre, *union_intervals(h.start[own].astype(np.int64), h.end[own].astype(np.int64)))
 
 
 def frames_named(h: HostEvents, frames: Spans, rows: np.ndarray, pred: Callable[[str], bool]) -> np.ndarray:
@@ -1101,7 +1118,20 @@ def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray
     return rows[outermost(frames.line[rows], s[rows], e[rows])]
 
 
-def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kernel: np.ndarray) -> np.ndarray:
+def _on_loop_threads(h: HostEvents, idx: np.ndarray, dispatch: np.ndarray) -> np.ndarray:
+    """The ranges of ``idx`` on a thread that dispatches the step's work (``dispatch``: the framework's dispatch
+    events), where any thread does.  The loop waits for its batch only on its own thread: a pipeline's worker thread
+    making the next batch meanwhile (grain's prefetch thread, whose dataset iterators record
+    ``MapDatasetIterator.__next__``-style TraceMe ranges while the step runs) is the pipeline working ahead, and the
+    GPU's idle under it is whatever the loop's thread does then -- its other host work, its dispatch -- not a wait for
+    input.  A capture with no dispatch event (TensorFlow's) names no loop thread: its ranges stand."""
+    if not idx.size or not dispatch.any():
+        return idx
+    return idx[np.isin(h.line[idx], np.unique(h.line[dispatch]))]
+
+
+def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kernel: np.ndarray,
+                  dispatch: np.ndarray | None = None) -> np.ndarray:
     """``named`` (the input pipeline's own events) with the ranges the program marks around fetching its batch: its
     own ranges (``user_ranges.program_ranges``: ``record_function``, NVTX, XPlane's TraceMe ranges --
     ``jax.profiler.TraceAnnotation``, ``tf.profiler.experimental.Trace``) whose name says so (``Framework.input_range``:
@@ -1117,6 +1147,8 @@ def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kerne
     if not idx.size:
         return named
     idx = idx[h.per_name(fw.input_range)[h.name[idx]]]
+    if dispatch is not None:
+        idx = _on_loop_threads(h, idx, dispatch)
     if not idx.size:
         return named
     launches = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)

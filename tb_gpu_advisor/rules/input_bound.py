@@ -25,9 +25,11 @@ host time measured under the tracer, as an in-process DataLoader's ``__next__``
 is: the finding says what the calls traced inside the wait itself may cost of
 it (``traced_python``, as the host-time findings do; review18).  A range
 the program names for fetching its batch (``get_batch`` in ``record_function``,
-NVTX, JAX's ``TraceAnnotation``, TF's ``Trace``) with no kernel launched inside
-is the pipeline's own event, and where such ranges hold the wait the finding
-names them.  Saving: the whole input
+NVTX, JAX's ``TraceAnnotation``, TF's ``Trace``; grain's dataset iterators'
+``...DatasetIterator.__next__``) with no kernel launched inside is the
+pipeline's own event -- on the loop's own thread: a pipeline's worker thread
+making the next batch meanwhile is no wait of the loop's -- and where such
+ranges hold the wait the finding names them.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 

@@ -22,6 +22,8 @@ Sources, tried in order (the first that yields steps wins; see
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
    (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
    around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
+   else, outside training, ``single_pass`` of the one burst inside the program's one range after warm-ups of the
+   same work (:func:`_framed_pass`: the one pass a benchmark times);
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
    inside one op: :func:`_gaps_inside_one_range`);

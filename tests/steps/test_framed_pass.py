@@ -63,3 +63,26 @@ def test_one_framed_pass_after_its_warm_ups_is_the_step(tmp_path, kw: dict) -> N
 def test_controls(tmp_path, kw: dict, source: str, count: int) -> None:  # noqa: ANN001
     host, _ = framed_passes_host(tmp_path, **{"measured": 1, **kw})
     assert host["steps"]["source"] == source and host["steps"]["count"] == count
+
+
+def test_control_a_training_job_is_left_to_its_own_readings(tmp_path) -> None:  # noqa: ANN001
+    """The same export with the job known as training: one range around a training job's last burst (an evaluation
+    after its iterations) is no step of the loop, so the framed pass is not read there."""
+    import dataclasses
+    import os
+    from types import SimpleNamespace
+
+    from synthetic import nsysexport
+    from tb_gpu_advisor import formats, frameworks
+    from tb_gpu_advisor.job import detect_job
+    from tb_gpu_advisor.model.trace import device_launches
+    from tb_gpu_advisor.steps.detect import detect_steps
+
+    path = os.path.join(str(tmp_path), "run.sqlite")
+    nsysexport.write_framed_passes(path, warmup=1, measured=1, frame="measurement")
+    trace = formats.read(SimpleNamespace(host="h", path=path, format="nsys", size=0))
+    launches = device_launches(trace.h, trace.devices)
+    job = detect_job(trace, launches, frameworks.detect_trace(trace))
+    assert detect_steps(trace, launches, job).detection.source == "single_pass"  # premise: read as the framed pass
+    trained = dataclasses.replace(job, kind=dataclasses.replace(job.kind, kind="training"))
+    assert detect_steps(trace, launches, trained).detection.source != "single_pass"

@@ -22,6 +22,8 @@ Sources, tried in order (the first that yields steps wins; see
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
    (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
    around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
+   else, outside training, ``single_pass`` of the one burst inside the program's one range after warm-ups of the
+   same work (:func:`_framed_pass`: the one pass a benchmark times);
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
    inside one op: :func:`_gaps_inside_one_range`);
@@ -401,14 +403,10 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     if busy is None:
         return None
     own, keep, us, ue = busy
-    h = trace.h
-    waits = np.sort(h.end[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
-    gaps = us[1:] - ue[:-1]
-    synced = np.searchsorted(waits, us[1:], side="right") > np.searchsorted(waits, ue[:-1], side="left")
-    cut = np.nonzero(synced | (gaps > _cluster_gap(gaps)))[0]
-    if not cut.size:
+    cut = _synced_bursts(trace.h, us, ue)
+    if cut is None:
         return None
-    starts, ends = np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]
+    starts, ends = cut
     found = frame(trace, starts)
     if found is None:
         return None
@@ -423,6 +421,51 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
             f"bursts inside the program's one range `{label}`, its frame, not its step: it holds {hi - lo} of the "
             f"{starts.size} bursts, and {apart(lo, starts.size - hi)}, read apart")
     return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi]
+
+
+def _synced_bursts(h: HostEvents, us: np.ndarray, ue: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(starts, ends) of the GPU's bursts in the busy intervals ``us``/``ue``: each ended where the GPU fell idle and
+    the host waited on it (a sync ending in the idle gap) or paused past ``steps.cluster_*``; None where nothing cuts
+    them.  The one cut :func:`_framed_bursts` and :func:`_framed_pass` read a frame's passes by."""
+    waits = np.sort(h.end[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    gaps = us[1:] - ue[:-1]
+    synced = np.searchsorted(waits, us[1:], side="right") > np.searchsorted(waits, ue[:-1], side="left")
+    cut = np.nonzero(synced | (gaps > _cluster_gap(gaps)))[0]
+    if not cut.size:
+        return None
+    return np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]
+
+
+def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None) -> tuple[int, int, str] | None:
+    """(start, end, note) of the one GPU burst inside the program's one range (``job.frame`` of one repeat), where the
+    same work ran before the range (its warm-up); None elsewhere, and for a training job.
+
+    Why: a benchmark that times a single pass (``--measurement-steps 1``) wraps it in one range (``measurement``)
+    after warm-up passes of the same work outside it.  The range frames one pass, so no boundary lies inside it, but
+    it says which pass is timed: that pass is the step.  Read as the GPU's bursts, a forward-only benchmark on an RTX
+    5070 Laptop GPU (CS336, h37-survey42) became 43 "steps" of its first calls and warm-up halves, and the stock rule
+    dropped its one timed pass as the possibly partial last; read as one inference pass, the window's warm-ups were
+    the step's.  A training job is left to its own readings: one range around its last burst there (an evaluation
+    after the iterations) is not the step the loop repeats."""
+    if job is not None and job.kind.kind == "training":
+        return None
+    busy = _program_busy(active)
+    cut = _synced_bursts(trace.h, busy[2], busy[3]) if busy is not None else None
+    if cut is None:
+        return None
+    starts, ends = cut
+    found = frame(trace, starts, least=1)
+    if found is None or found.end - found.first != 1 or found.first == 0:
+        return None
+    own, keep = busy[0], busy[1]
+    lo, end = found.first, max(int(ends[found.first]), found.end_ps)
+    upto = [k & (d.start <= end) for d, k in zip(own, keep)]
+    if not _bursts_repeat(own, upto, np.array([starts[0], starts[lo]])):  # the warm-up ran the same work
+        return None
+    note = (f"one pass: the program's one range `{found.name}` holds one of the GPU's {starts.size} bursts (each "
+            f"ended where the GPU fell idle and the host waited on it or paused), the pass it times: the step; "
+            f"{apart(lo, starts.size - lo - 1)}, read apart (the same work ran before it)")
+    return int(starts[lo]), end, note
 
 
 def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts: np.ndarray
@@ -921,6 +964,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:
         r.take_spans(*framed, "device")
+    elif (one := _framed_pass(trace, r.active, job)) is not None:
+        r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")
     elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
         r.own = job.periodic  # a kernel trace's iterations by its stream's period: GPU windows, no launch to map
         r.take_spans("device_period", job.periodic.note, job.periodic.start, job.periodic.end, "device")

@@ -468,11 +468,11 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         return None
     ids, counts = np.unique(trace.h.name[user_ranges.marked_ranges(r)], return_counts=True)
     names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
-    train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: -names[n])
+    writers = user_ranges.framework_writers(trace.h, r)
+    train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: (n in writers, -names[n]))
     if train:
-        said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
-        return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
-                    from_ranges=True)
+        return Kind("training", "high", f"{_whose(train, writers)} name work only training does: "
+                                        f"{_counted(train, names)}", from_ranges=True)
     runtime = sorted((n for n in names if nvtx.is_inference_runtime_range(n)), key=lambda n: -names[n])
     if runtime:
         return Kind("inference", "high", f"an inference-only runtime's own NVTX ranges (TensorRT running its engine): "
@@ -481,7 +481,25 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
     if infer:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
                     from_ranges=True)
+    evaluate = sorted((n for n in names if nvtx.is_evaluation_range(n)), key=lambda n: (n in writers, -names[n]))
+    if evaluate:  # read only where nothing trains (``_training_kind`` first): a fit's validation is training's
+        return Kind("inference", "medium", f"{_whose(evaluate, writers)} name evaluation ({_counted(evaluate, names)}) "
+                                           f"and nothing in the capture shows a backward pass or an optimizer step: "
+                                           f"forward passes", from_ranges=True)
     return None
+
+
+def _whose(said: list[str], writers: dict[str, str]) -> str:
+    """Whose NVTX ranges ``said`` are, in words: the user's where the first is no framework's (``writers``:
+    ``user_ranges.framework_writers``), else the library's that wrote it -- a DeepSpeed job's
+    ``DeepSpeedEngine.backward`` is DeepSpeed's own range, not one the user wrote."""
+    writer = writers.get(said[0])
+    return f"{writer}'s own NVTX ranges (around its own calls)" if writer else "the user's NVTX ranges"
+
+
+def _counted(said: list[str], names: dict[str, int]) -> str:
+    """``said``'s first four range names with their counts (``names``), in words."""
+    return ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in said[:4])
 
 
 #: The fewest model forwards a framework's forward hooks must mark for a loop of forward passes to be read from them:

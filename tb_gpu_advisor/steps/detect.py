@@ -1382,7 +1382,9 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     Why: a benchmark that times one pass (CS336's DDP scripts: ``forward pass`` and ``backward pass`` once per rank)
     runs its set-up -- the process group, the model's construction, the parameters' broadcast, NCCL's start-up -- in
     the same window; the whole window as the step (3.37 s for a 0.54 s pass) books all of it as the step's idle time."""
-    user = user_ranges.program_ranges(trace)  # NVTX ranges, else Kineto's record_function; no op's, no library's
+    # NVTX ranges, else Kineto's record_function; no op's, no library's -- but a framework's around its own pass
+    # (DeepSpeed's engine ``forward`` / ``backward``) bound it as the program's would (h37-nvtx22)
+    user = np.union1d(user_ranges.program_ranges(trace), user_ranges.framework_written_ranges(trace))
     if not user.size or not active:
         return None
     h = trace.h

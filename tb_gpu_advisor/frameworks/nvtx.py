@@ -175,6 +175,12 @@ def is_framework_range(name: str) -> bool:
 FRAMEWORK_RANGE_DOMAINS = frozenset(pytorch.FRAMEWORK_RANGE_DOMAINS)
 
 
+def is_framework_step_end(name: str) -> bool:
+    """A framework's own range closing each training iteration (``pytorch.is_framework_step_end``: DeepSpeed's ZeRO
+    optimizer's ``step``)."""
+    return pytorch.is_framework_step_end(name)
+
+
 def framework_range_writer(name: str, domain: str = "") -> str:
     """The library that wrote a framework range, by its name or its NVTX domain (``pytorch.framework_range_writer``:
     ``DeepSpeed``); "" for a range none of them wrote -- the user's."""

@@ -96,6 +96,19 @@ def is_framework_range(name: str) -> bool:
             or name.endswith(_COMPILE_TIMED))
 
 
+#: DeepSpeed's ZeRO optimizer's ``step`` (``DeepSpeedZeroOptimizer_Stage3.step``, its subclasses'
+#: ``SuperOffloadOptimizer_Stage3.step``, ``MiCS_Optimizer.step``): once an iteration, after all of its micro-batches'
+#: ``DeepSpeedEngine.forward`` / ``backward`` -- which repeat ``gradient_accumulation_steps`` times an iteration.
+_DEEPSPEED_STEP_END = re.compile(r"^\w*(?:Optimizer|_Stage3)\w*\.step$")
+
+
+def is_framework_step_end(name: str) -> bool:
+    """A framework's own range that closes each training iteration (:data:`_DEEPSPEED_STEP_END`): the iteration runs
+    from the end of one to the end of the next.  Why: its engine's ``forward`` is the most repeated of its ranges,
+    once a micro-batch -- a step read from it is a micro-batch, not the iteration (h37-nvtx22)."""
+    return bool(_DEEPSPEED_RANGE.match(name)) and bool(_DEEPSPEED_STEP_END.match(name))
+
+
 def framework_range_writer(name: str, domain: str = "") -> str:
     """The library that wrote a framework range (:func:`is_framework_range`, or one in its NVTX ``domain``), as the
     report names it (``DeepSpeed``); "torch.compile" for a compiled graph's; "" where ``name`` is none of theirs.

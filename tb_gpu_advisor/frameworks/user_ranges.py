@@ -147,6 +147,12 @@ def _framework_written(h: HostEvents, ranges: HostRanges, domain: np.ndarray) ->
     return ~ranges.op & (domain | h.per_name(nvtx.is_framework_range)[h.name[ranges.idx]])
 
 
+def framework_written_mask(h: HostEvents, ranges: HostRanges) -> np.ndarray:
+    """Bool per range of ``ranges``: a marked range a framework wrote around its own code, by its name or its NVTX
+    domain (:func:`framework_written_ranges`)."""
+    return _framework_written(h, ranges, in_domains(ranges, nvtx.FRAMEWORK_RANGE_DOMAINS))
+
+
 def framework_written_ranges(trace: Trace) -> np.ndarray:
     """Host event indices (ascending) of the marked ranges a framework wrote around its own code (DeepSpeed's
     ``DeepSpeedEngine.forward``, Megatron-core's layers): not the user's code (:func:`program_ranges` leaves them),
@@ -155,7 +161,7 @@ def framework_written_ranges(trace: Trace) -> np.ndarray:
     r = trace.ranges
     if r is None or not r.idx.size:
         return np.zeros(0, np.int64)
-    return r.idx[_framework_written(trace.h, r, in_domains(r, nvtx.FRAMEWORK_RANGE_DOMAINS))].astype(np.int64)
+    return r.idx[framework_written_mask(trace.h, r)].astype(np.int64)
 
 
 def communication_ranges(ranges: HostRanges | None) -> np.ndarray:

@@ -2025,6 +2025,9 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
         sel = cand[base[h.name[cand]] == best]
     else:
+        ended = _framework_iterations(trace, user)
+        if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
+            return ended
         found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
         inside = False
@@ -2050,6 +2053,40 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
+    """Steps of a training job marked by its framework's own ranges (``user_ranges.framework_written_mask``), where one
+    of them closes each iteration (``nvtx.is_framework_step_end``: DeepSpeed's ZeRO optimizer's ``step``), at least
+    twice on a thread: each iteration from the end of one such range to the end of the next, the first from the
+    thread's first framework range -- the micro-batches' ``forward`` / ``backward`` inside.  ``user``: bool per range
+    of ``trace.ranges``, the ranges that may mark steps.  None elsewhere.
+
+    Why: the framework's ranges are its calls, not the iteration; its engine's ``forward``, the most repeated of them,
+    is once a micro-batch, and under gradient accumulation a step read from it was a quarter of an iteration with the
+    optimizer's step in one of four (h37-nvtx22)."""
+    r, h = trace.ranges, trace.h
+    written = user & user_ranges.framework_written_mask(h, r)
+    ends = written & h.per_name(nvtx.is_framework_step_end)[h.name[r.idx]]
+    if int(ends.sum()) < 2:
+        return None
+    parts = []
+    for ln in np.unique(h.line[r.idx[ends]]).tolist():
+        sel = r.idx[ends & (h.line[r.idx] == ln)]
+        if sel.size < 2:
+            continue
+        e = np.sort(h.end[sel].astype(np.int64))
+        first = int(h.start[r.idx[written & (h.line[r.idx] == ln)]].min())
+        parts.append((np.r_[first, e[:-1]], e))
+    if not parts:
+        return None
+    ids = np.concatenate([np.arange(p[1].size, dtype=np.int64) for p in parts])
+    u, s, e = _group_windows(ids, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    name = h.names[int(h.name[r.idx[ends][0]])]
+    note = (f"{_ranges_word(trace)} `{name}`, the framework's own range closing each iteration ({int(ends.sum())} on "
+            f"{len(parts)} thread{'s' if len(parts) > 1 else ''}): each step runs from the end of one to the end of the "
+            f"next, its micro-batches' forward and backward inside")
+    return "nvtx_range", note, u, s, e, {}
 
 
 def _line_windows(h: HostEvents, sel: np.ndarray, ids: np.ndarray, u: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:

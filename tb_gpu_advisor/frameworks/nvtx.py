@@ -285,12 +285,15 @@ def is_inference_runtime_range(name: str) -> bool:
 _NUMERICAL_DIRECTION = re.compile(r"fft|dft|transform(?!er)|subst|sweep|euler|integrat|(?<![a-z])solve", re.I)
 
 
-#: A range named after evaluating a model on held-out data: ``eval_step``, ``evaluate``, ``evaluation``,
-#: ``validation_step``, ``validate``, ``val_step``, ``test_step`` -- forward passes where nothing else trains (Lightning
-#: runs its validation inside ``fit``, between training steps: a window with training's names too is training).
-#: Words end at any non-letter, as :data:`_INFERENCE_RANGE`'s do: ``interval``, ``retrieval``, ``value`` say nothing.
-_EVALUATION_RANGE = re.compile(r"(?<![a-z])(?:eval(?:uat(?:e|es|ion|ing))?|validat(?:e|ion|ing)|val)(?![a-z])|"
-                               r"(?<![a-z])test[-_ ]?step(?![a-z])", re.I)
+#: A range named after evaluating a model on held-out data, the whole name a phase of a loop: ``eval_step``,
+#: ``evaluate``, ``evaluation``, ``validation_step``, ``validate``, ``val_step``, ``test_step``, ``eval 3`` -- forward
+#: passes where nothing else trains (Lightning runs its validation inside ``fit``, between training steps: a window
+#: with training's names too is training).  The whole name, not a word in it: a method's ``ExpressionEvaluator::
+#: evaluate`` / ``PrecomputedValues::Validate`` (nvFuser's C++ expression evaluator, wild/nvfuser_h200_gtest)
+#: evaluates an expression, not a model; ``val`` and ``test`` only with the phase they name (``val_step``).
+_PHASE = r"(?:[-_ .]?(?:step|loop|batch|epoch|phase|pass|iter(?:ation)?))"
+_EVALUATION_RANGE = re.compile(r"^(?:(?:eval(?:uat(?:e|ion|ing))?|validat(?:e|ion|ing))%s?|(?:val|test)%s)"
+                               r"(?:[-_ #:=]*\d+)?$" % (_PHASE, _PHASE), re.I)
 
 
 def is_evaluation_range(name: str) -> bool:

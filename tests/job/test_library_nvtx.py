@@ -155,8 +155,12 @@ def test_the_iterations_end(name, step_end):
 @pytest.mark.parametrize(("name", "evaluation"), [
     ("eval_step", True), ("evaluate", True), ("Evaluation", True), ("validation_step", True), ("validate", True),
     ("val_step", True), ("test_step", True),
+    ("eval 3", True), ("evaluation loop", True),
     ("interval", False), ("retrieval", False), ("value", False), ("evalue", False), ("eval_backward", False),
-    ("training_step", False),
+    ("training_step", False), ("test", False), ("val", False),
+    # nvFuser's C++ expression evaluator (wild/nvfuser_h200_gtest): an expression's evaluation, not a model's
+    ("ExpressionEvaluator::evaluate", False), ("PrecomputedValues::Evaluate", False),
+    ("PrecomputedValuess::Validate", False),
 ])
 def test_evaluation_words(name, evaluation):
     assert nvtx.is_evaluation_range(name) is evaluation

@@ -15,7 +15,8 @@ Sources, tried in order (the first that yields steps wins; see
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
 8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
-   like a step or iteration; else the most repeated top-level user range (``frameworks.nvtx``);
+   like a step or iteration, or a framework's own range closing each iteration (DeepSpeed's optimizer ``step``);
+   else the most repeated top-level user range (``frameworks.nvtx``);
 10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else

@@ -170,6 +170,23 @@ def is_framework_range(name: str) -> bool:
     return pytorch.is_framework_range(name)
 
 
+#: NVTX domains a framework writes its own ranges in (``pytorch.FRAMEWORK_RANGE_DOMAINS``: DeepSpeed's): every range
+#: there is the framework's structure, as :func:`is_framework_range`'s are by their names.
+FRAMEWORK_RANGE_DOMAINS = frozenset(pytorch.FRAMEWORK_RANGE_DOMAINS)
+
+
+def is_framework_step_end(name: str) -> bool:
+    """A framework's own range closing each training iteration (``pytorch.is_framework_step_end``: DeepSpeed's ZeRO
+    optimizer's ``step``)."""
+    return pytorch.is_framework_step_end(name)
+
+
+def framework_range_writer(name: str, domain: str = "") -> str:
+    """The library that wrote a framework range, by its name or its NVTX domain (``pytorch.framework_range_writer``:
+    ``DeepSpeed``); "" for a range none of them wrote -- the user's."""
+    return pytorch.framework_range_writer(name, domain)
+
+
 def is_user_scope(name: str) -> bool:
     """A suffixed autograd NVTX range's name (suffix cut off) that is the user's ``record_function`` (no ``seq``: no
     op autograd numbered): neither a framework op nor a scope PyTorch opens itself."""
@@ -266,6 +283,22 @@ def is_inference_runtime_range(name: str) -> bool:
 #: at once (none seen) says no training by its name, and the job's kind then rests on its other evidence -- the safe
 #: side, since training advice to a solver is the error this guards against.
 _NUMERICAL_DIRECTION = re.compile(r"fft|dft|transform(?!er)|subst|sweep|euler|integrat|(?<![a-z])solve", re.I)
+
+
+#: A range named after evaluating a model on held-out data, the whole name a phase of a loop: ``eval_step``,
+#: ``evaluate``, ``evaluation``, ``validation_step``, ``validate``, ``val_step``, ``test_step``, ``eval 3`` -- forward
+#: passes where nothing else trains (Lightning runs its validation inside ``fit``, between training steps: a window
+#: with training's names too is training).  The whole name, not a word in it: a method's ``ExpressionEvaluator::
+#: evaluate`` / ``PrecomputedValues::Validate`` (nvFuser's C++ expression evaluator, wild/nvfuser_h200_gtest)
+#: evaluates an expression, not a model; ``val`` and ``test`` only with the phase they name (``val_step``).
+_PHASE = r"(?:[-_ .]?(?:step|loop|batch|epoch|phase|pass|iter(?:ation)?))"
+_EVALUATION_RANGE = re.compile(r"^(?:(?:eval(?:uat(?:e|ion|ing))?|validat(?:e|ion|ing))%s?|(?:val|test)%s)"
+                               r"(?:[-_ #:=]*\d+)?$" % (_PHASE, _PHASE), re.I)
+
+
+def is_evaluation_range(name: str) -> bool:
+    """A range name that says evaluation (:data:`_EVALUATION_RANGE`) and nothing of training's."""
+    return bool(_EVALUATION_RANGE.search(name)) and not is_training_range(name)
 
 
 def is_training_range(name: str) -> bool:

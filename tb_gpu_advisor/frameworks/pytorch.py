@@ -66,11 +66,58 @@ _COMPILED_CALLS = ("## Call CompiledFxGraph", "AOTDispatcher ")
 _COMPILE_TIMED = " (dynamo_timed)"
 
 
+#: DeepSpeed's ``instrument_w_nvtx`` (``deepspeed/utils/nvtx.py``) pushes the decorated function's ``__qualname__``
+#: around its engine's and ZeRO's own calls: ``DeepSpeedEngine.forward`` / ``.backward`` / ``.allreduce_gradients``,
+#: ``DeepSpeedZeroOptimizer_Stage3.step`` (and its subclasses' ``SuperOffloadOptimizer_Stage3.step``,
+#: ``MiCS_Optimizer.allreduce_mics_shard_grads``), ``DeepSpeedZeRoOffload.partition_all_parameters``,
+#: ``PartitionedParameterCoordinator.fetch_sub_module`` once a layer, the all-gather handles' ``wait``.  A qualname is
+#: ``<class>.<method>`` (``<locals>`` between them for a nested hook): the class says whose code it is.  Its module
+#: functions (``reduce_scatter_coalesced``) and wrapped calls (``cat``) carry no class: only its NVTX domain
+#: (:data:`FRAMEWORK_RANGE_DOMAINS`) tells those.  A user's own ``Trainer.step`` names no DeepSpeed class: it stays
+#: the user's.
+_DEEPSPEED_RANGE = re.compile(r"^(?:DeepSpeed\w*|\w+_Stage3|MiCS_\w+|PartitionedParameterCoordinator|"
+                              r"(?:NoGather|AllGather|AllReduce)\w*Handle)\.[\w.<>]+$")
+#: NVTX domains a training library pushes its own ranges in (``nvtxDomainCreate``): DeepSpeed's ``DeepSpeed``
+#: (``deepspeed/utils/nvtx.py`` where the ``nvtx`` package is installed), around its own calls -- not ops, not the
+#: user's blocks, and no communication library's.
+FRAMEWORK_RANGE_DOMAINS = {"DeepSpeed": "DeepSpeed"}
+#: Who writes a framework range, by its name (:func:`framework_range_writer`): the words that say it is not the user's.
+_RANGE_WRITERS = ((_DEEPSPEED_RANGE, "DeepSpeed"), (re.compile(r"^(?:megatron\.|MFSDP )"), "Megatron-core"),
+                  (re.compile(r"^nemo\."), "NeMo"), (re.compile(r"^transformer_engine\."), "Transformer Engine"),
+                  (re.compile(r"^(?:lightning\.|pytorch_lightning\.|\[pl\]\[)"), "Lightning"))
+
+
 def is_framework_range(name: str) -> bool:
     """An NVTX range (or ``record_function``) a library of PyTorch's ecosystem writes around its own code, by the names
-    its writer gives them (:data:`_FRAMEWORK_RANGE`, :data:`_COMPILED_CALLS`): the framework's structure (a layer, a
-    module, its loop's actions, a compiled graph's call), never a region the user named."""
-    return bool(_FRAMEWORK_RANGE.match(name)) or name.startswith(_COMPILED_CALLS) or name.endswith(_COMPILE_TIMED)
+    its writer gives them (:data:`_FRAMEWORK_RANGE`, :data:`_DEEPSPEED_RANGE`, :data:`_COMPILED_CALLS`): the
+    framework's structure (a layer, a module, its loop's actions, its engine's calls, a compiled graph's call), never a
+    region the user named."""
+    return (bool(_FRAMEWORK_RANGE.match(name)) or bool(_DEEPSPEED_RANGE.match(name)) or name.startswith(_COMPILED_CALLS)
+            or name.endswith(_COMPILE_TIMED))
+
+
+#: DeepSpeed's ZeRO optimizer's ``step`` (``DeepSpeedZeroOptimizer_Stage3.step``, its subclasses'
+#: ``SuperOffloadOptimizer_Stage3.step``, ``MiCS_Optimizer.step``): once an iteration, after all of its micro-batches'
+#: ``DeepSpeedEngine.forward`` / ``backward`` -- which repeat ``gradient_accumulation_steps`` times an iteration.
+_DEEPSPEED_STEP_END = re.compile(r"^\w*(?:Optimizer|_Stage3)\w*\.step$")
+
+
+def is_framework_step_end(name: str) -> bool:
+    """A framework's own range that closes each training iteration (:data:`_DEEPSPEED_STEP_END`): the iteration runs
+    from the end of one to the end of the next.  Why: its engine's ``forward`` is the most repeated of its ranges,
+    once a micro-batch -- a step read from it is a micro-batch, not the iteration (h37-nvtx22)."""
+    return bool(_DEEPSPEED_RANGE.match(name)) and bool(_DEEPSPEED_STEP_END.match(name))
+
+
+def framework_range_writer(name: str, domain: str = "") -> str:
+    """The library that wrote a framework range (:func:`is_framework_range`, or one in its NVTX ``domain``), as the
+    report names it (``DeepSpeed``); "torch.compile" for a compiled graph's; "" where ``name`` is none of theirs.
+    Why: a finding that reads a library's ranges must say whose they are -- "the user's NVTX ranges" of a DeepSpeed
+    job's ``DeepSpeedEngine.backward`` told the user about code they never wrote."""
+    if domain in FRAMEWORK_RANGE_DOMAINS:
+        return FRAMEWORK_RANGE_DOMAINS[domain]
+    writer = next((w for rx, w in _RANGE_WRITERS if rx.match(name)), "")
+    return writer or ("torch.compile" if is_framework_range(name) else "")
 
 
 def is_own_scope(name: str) -> bool:

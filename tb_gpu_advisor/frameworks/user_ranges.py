@@ -121,6 +121,49 @@ def library_range_mask(h: HostEvents, ranges: HostRanges) -> np.ndarray:
     return h.per_name(nvtx.is_library_range)[h.name[ranges.idx]] | in_domains(ranges, nvtx.LIBRARY_DOMAINS)
 
 
+def framework_writers(h: HostEvents, ranges: HostRanges | None) -> dict[str, str]:
+    """Range name -> the library that wrote it (``nvtx.framework_range_writer``: ``DeepSpeed``), for the marked ranges
+    (:func:`marked_ranges`) a framework writes around its own code, by their names or their NVTX domain; a name not
+    in it is the user's (or an ordinary library's: :func:`library_range_mask`).  The job reads these ranges as
+    evidence of what ran, and says whose they are: not the user's."""
+    if ranges is None or not ranges.idx.size:
+        return {}
+    domain = in_domains(ranges, nvtx.FRAMEWORK_RANGE_DOMAINS)
+    sel = np.flatnonzero(_framework_written(h, ranges, domain))
+    # one (name, domain) pair each: a layer's range repeats thousands of times
+    dom = np.where(domain[sel], ranges.domain[sel].astype(np.int64), -1)
+    pairs = np.unique(np.stack([h.name[ranges.idx[sel]].astype(np.int64), dom]), axis=1)
+    out: dict[str, str] = {}
+    for name_id, d in pairs.T.tolist():
+        name = h.names[name_id]
+        out[name] = out.get(name) or nvtx.framework_range_writer(name, ranges.domains[d] if d >= 0 else "")
+    return out
+
+
+def _framework_written(h: HostEvents, ranges: HostRanges, domain: np.ndarray) -> np.ndarray:
+    """Bool per range of ``ranges``: a marked range (no op) a framework wrote around its own code, by its name
+    (``nvtx.is_framework_range``) or in its NVTX domain (``domain``: :func:`in_domains` of
+    ``nvtx.FRAMEWORK_RANGE_DOMAINS``)."""
+    return ~ranges.op & (domain | h.per_name(nvtx.is_framework_range)[h.name[ranges.idx]])
+
+
+def framework_written_mask(h: HostEvents, ranges: HostRanges) -> np.ndarray:
+    """Bool per range of ``ranges``: a marked range a framework wrote around its own code, by its name or its NVTX
+    domain (:func:`framework_written_ranges`)."""
+    return _framework_written(h, ranges, in_domains(ranges, nvtx.FRAMEWORK_RANGE_DOMAINS))
+
+
+def framework_written_ranges(trace: Trace) -> np.ndarray:
+    """Host event indices (ascending) of the marked ranges a framework wrote around its own code (DeepSpeed's
+    ``DeepSpeedEngine.forward``, Megatron-core's layers): not the user's code (:func:`program_ranges` leaves them),
+    yet the bounds of the pass they wrap where the program marks none of its own -- a DeepSpeed benchmark's one pass
+    is its engine's ``forward``, ``backward`` and optimizer ``step``."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return np.zeros(0, np.int64)
+    return r.idx[framework_written_mask(trace.h, r)].astype(np.int64)
+
+
 def communication_ranges(ranges: HostRanges | None) -> np.ndarray:
     """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
     domain (``nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain ``MPI``).
@@ -143,7 +186,8 @@ def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:
     if r is not None and r.idx.size:
         # a framework's forward-hook markers (``HostRanges.framework``, told by their text) are its modules, not the
         # program's blocks: named ``model.layers.0``, no name rule can tell them (h37-fwnvtx3)
-        mine = ~r.op & ~in_domains(r, nvtx.LIBRARY_DOMAINS)
+        # nor are a framework's own domain's (DeepSpeed's): its engine's calls, whatever their names (h37-nvtx22)
+        mine = ~r.op & ~in_domains(r, nvtx.LIBRARY_DOMAINS | nvtx.FRAMEWORK_RANGE_DOMAINS)
         parts.append(r.idx[mine & ~r.framework if r.framework is not None else mine])
     if trace.annotations is not None and trace.annotations.size:
         parts.append(trace.annotations)

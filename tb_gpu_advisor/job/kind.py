@@ -357,6 +357,9 @@ def _forward_kind(trace: Trace, fw: Framework, used: list[str], host: list[str],
     hooked = _hooked_forwards(trace)
     if hooked:
         return Kind("inference", "medium", hooked)
+    evaluated = _evaluation_kind(trace)
+    if evaluated is not None:
+        return evaluated
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
@@ -466,13 +469,11 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
     r = trace.ranges
     if r is None or not r.idx.size:
         return None
-    ids, counts = np.unique(trace.h.name[user_ranges.marked_ranges(r)], return_counts=True)
-    names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
-    train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: -names[n])
+    names, writers = _marked_names(trace)
+    train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: (n in writers, -names[n]))
     if train:
-        said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
-        return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
-                    from_ranges=True)
+        return Kind("training", "high", f"{_whose(train, writers)} name work only training does: "
+                                        f"{_counted(train, names)}", from_ranges=True)
     runtime = sorted((n for n in names if nvtx.is_inference_runtime_range(n)), key=lambda n: -names[n])
     if runtime:
         return Kind("inference", "high", f"an inference-only runtime's own NVTX ranges (TensorRT running its engine): "
@@ -482,6 +483,46 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
                     from_ranges=True)
     return None
+
+
+def _evaluation_kind(trace: Trace) -> Kind | None:
+    """Evaluation, where the marked ranges name it (``nvtx.is_evaluation_range``: ``eval_step``,
+    ``validation_step``, ``evaluate``).  Asked only once nothing in the capture shows training (``_training_kind``:
+    no backward pass, optimizer step, training range or gradient kernel) and no op shows a forward pass by itself:
+    Lightning's ``fit`` runs its validation between training steps, so the name alone says no evaluation -- the
+    capture's missing backward does.  Why: such a capture read "GPU work of an unknown kind"."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return None
+    names, writers = _marked_names(trace)
+    evaluate = sorted((n for n in names if nvtx.is_evaluation_range(n)), key=lambda n: (n in writers, -names[n]))
+    if not evaluate:
+        return None
+    return Kind("inference", "medium", f"{_whose(evaluate, writers)} name evaluation ({_counted(evaluate, names)}) "
+                                       f"and nothing in the capture shows a backward pass or an optimizer step: "
+                                       f"forward passes", from_ranges=True)
+
+
+def _marked_names(trace: Trace) -> tuple[dict[str, int], dict[str, str]]:
+    """The marked ranges' names with their counts (``user_ranges.marked_ranges``), and which of them a framework wrote
+    (``user_ranges.framework_writers``: name -> its writer)."""
+    r = trace.ranges
+    ids, counts = np.unique(trace.h.name[user_ranges.marked_ranges(r)], return_counts=True)
+    names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
+    return names, user_ranges.framework_writers(trace.h, r)
+
+
+def _whose(said: list[str], writers: dict[str, str]) -> str:
+    """Whose NVTX ranges ``said`` are, in words: the user's where the first is no framework's (``writers``:
+    ``user_ranges.framework_writers``), else the library's that wrote it -- a DeepSpeed job's
+    ``DeepSpeedEngine.backward`` is DeepSpeed's own range, not one the user wrote."""
+    writer = writers.get(said[0])
+    return f"{writer}'s own NVTX ranges (around its own calls)" if writer else "the user's NVTX ranges"
+
+
+def _counted(said: list[str], names: dict[str, int]) -> str:
+    """``said``'s first four range names with their counts (``names``), in words."""
+    return ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in said[:4])
 
 
 #: The fewest model forwards a framework's forward hooks must mark for a loop of forward passes to be read from them:

@@ -15,7 +15,8 @@ Sources, tried in order (the first that yields steps wins; see
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
 8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
-   like a step or iteration; else the most repeated top-level user range (``frameworks.nvtx``);
+   like a step or iteration, or a framework's own range closing each iteration (DeepSpeed's optimizer ``step``);
+   else the most repeated top-level user range (``frameworks.nvtx``);
 10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
@@ -1427,7 +1428,9 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     Why: a benchmark that times one pass (CS336's DDP scripts: ``forward pass`` and ``backward pass`` once per rank)
     runs its set-up -- the process group, the model's construction, the parameters' broadcast, NCCL's start-up -- in
     the same window; the whole window as the step (3.37 s for a 0.54 s pass) books all of it as the step's idle time."""
-    user = user_ranges.program_ranges(trace)  # NVTX ranges, else Kineto's record_function; no op's, no library's
+    # NVTX ranges, else Kineto's record_function; no op's, no library's -- but a framework's around its own pass
+    # (DeepSpeed's engine ``forward`` / ``backward``) bound it as the program's would (h37-nvtx22)
+    user = np.union1d(user_ranges.program_ranges(trace), user_ranges.framework_written_ranges(trace))
     if not user.size or not active:
         return None
     h = trace.h
@@ -2068,6 +2071,9 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
         sel = cand[base[h.name[cand]] == best]
     else:
+        ended = _framework_iterations(trace, user)
+        if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
+            return ended
         found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
         inside = False
@@ -2093,6 +2099,40 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
+    """Steps of a training job marked by its framework's own ranges (``user_ranges.framework_written_mask``), where one
+    of them closes each iteration (``nvtx.is_framework_step_end``: DeepSpeed's ZeRO optimizer's ``step``), at least
+    twice on a thread: each iteration from the end of one such range to the end of the next, the first from the
+    thread's first framework range -- the micro-batches' ``forward`` / ``backward`` inside.  ``user``: bool per range
+    of ``trace.ranges``, the ranges that may mark steps.  None elsewhere.
+
+    Why: the framework's ranges are its calls, not the iteration; its engine's ``forward``, the most repeated of them,
+    is once a micro-batch, and under gradient accumulation a step read from it was a quarter of an iteration with the
+    optimizer's step in one of four (h37-nvtx22)."""
+    r, h = trace.ranges, trace.h
+    written = user & user_ranges.framework_written_mask(h, r)
+    ends = written & h.per_name(nvtx.is_framework_step_end)[h.name[r.idx]]
+    if int(ends.sum()) < 2:
+        return None
+    parts = []
+    for ln in np.unique(h.line[r.idx[ends]]).tolist():
+        sel = r.idx[ends & (h.line[r.idx] == ln)]
+        if sel.size < 2:
+            continue
+        e = np.sort(h.end[sel].astype(np.int64))
+        first = int(h.start[r.idx[written & (h.line[r.idx] == ln)]].min())
+        parts.append((np.r_[first, e[:-1]], e))
+    if not parts:
+        return None
+    ids = np.concatenate([np.arange(p[1].size, dtype=np.int64) for p in parts])
+    u, s, e = _group_windows(ids, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    name = h.names[int(h.name[r.idx[ends][0]])]
+    note = (f"{_ranges_word(trace)} `{name}`, the framework's own range closing each iteration ({int(ends.sum())} on "
+            f"{len(parts)} thread{'s' if len(parts) > 1 else ''}): each step runs from the end of one to the end of the "
+            f"next, its micro-batches' forward and backward inside")
+    return "nvtx_range", note, u, s, e, {}
 
 
 def _line_windows(h: HostEvents, sel: np.ndarray, ids: np.ndarray, u: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:

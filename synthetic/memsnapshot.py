@@ -809,6 +809,31 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def as_windows(doc: dict[str, Any], drive: str = "C:") -> dict[str, Any]:
+    """``doc`` as PyTorch on Windows dumps the same history: Python frames only (``as_recorded(stacks="python")``: no
+    C++ unwinding there), each file's path a Windows one (``/usr/lib/x.py`` -> ``C:\\usr\\lib\\x.py``, ``train.py`` ->
+    ``C:\\proj\\train.py``).  Truth by construction: a snapshot whose frames carry such paths was made on Windows."""
+    out = as_recorded(doc, stacks="python")
+    done: set[int] = set()  # a frame shared by many entries (the copy keeps them shared) is rewritten once
+
+    def windows(frames: list) -> None:
+        for f in frames:
+            if id(f) in done:
+                continue
+            done.add(id(f))
+            name = f["filename"]
+            f["filename"] = drive + (name if name.startswith("/") else "/proj/" + name).replace("/", "\\")
+
+    for seg in out["segments"]:
+        windows(seg.get("frames") or [])
+        for b in seg["blocks"]:
+            windows(b.get("frames") or [])
+    for trace in out.get("device_traces", []):
+        for e in trace:
+            windows(e.get("frames") or [])
+    return out
+
+
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     """Pickle ``doc`` as ``_dump_snapshot`` does (``pickle.dump``; protocol 4 is Python 3.8-3.13's default)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)

@@ -218,6 +218,9 @@ class MemorySnapshot:
     #: caching allocator (``c10::hip::HIPCachingAllocator`` on ROCm); None where no frame names one (a
     #: ``stacks="python"`` or stackless record): a snapshot records no GPU by name
     vendor: str | None = None
+    #: the operating system its Python frames' paths show ("Windows": a drive letter or backslashes), None where they
+    #: show none: PyTorch's Windows builds lack what the CUDA driver API gives (expandable segments)
+    platform: str | None = None
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).

@@ -412,6 +412,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
     snap.stackless = _stackless(memory, snap)
     snap.vendor = _vendor(budget)
+    snap.platform = _platform(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -465,6 +466,20 @@ def _vendor(budget: "_Budget") -> str | None:
              for frames in budget.stacks() if isinstance(frames, (list, tuple))
              for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
     return devices.vendor_of_frames(names)
+
+
+#: A Windows path: a drive letter (``C:\\Users\\...``, ``c:/...``) or a UNC share (``\\\\server\\...``).
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+
+
+def _platform(budget: "_Budget") -> str | None:
+    """"Windows" where a Python frame's file is a Windows path (``MemorySnapshot.platform``), else None.  Why: PyTorch
+    builds expandable segments on the CUDA driver API, which its Windows builds leave out (``c10/cuda/CMakeLists.txt``
+    defines ``PYTORCH_C10_DRIVER_API_SUPPORTED`` where ``NOT WIN32``; without it the setting warns "expandable_segments
+    not supported on this platform" and is ignored), so a Windows user told to turn them on changes nothing."""
+    files = (_str(f.get("filename"), "") for frames in budget.stacks() if isinstance(frames, (list, tuple))
+             for f in frames if isinstance(f, dict) and _int(f.get("line"), 0) > 0)
+    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in files) else None
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:

@@ -440,6 +440,12 @@ GENERIC_LABELS: dict[str, str] = {
     "python_tracing_confirm": "profile again without Python tracing to measure the host's time as the job runs it",
     # how a memory snapshot without history came to have none, by its layout (``capture_quality``'s note)
     **{f"snapshot_made:{layout}": "its allocator recorded none" for layout in ("1.13", "2.0", "2.0 or older", "2.1", "")},
+    # a memory history that frees blocks it never allocated (``metrics.memory``'s note; fields: blocks, size, entries)
+    "snapshot_begun:ring": "the history frees {blocks} it never allocated ({size}) and holds exactly {entries}: "
+                           "most likely the allocator kept only its last {entries} events -- what came before its "
+                           "first event, and any peak there, is not in it",
+    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after they were made "
+                             "-- what came before its first event, and any peak there, is not in it",
     "op": "op",
     "ops": "ops",
     #: the events that show a backward pass ran, in the framework's words (``job.kind``: ops but no backward)

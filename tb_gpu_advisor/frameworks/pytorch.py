@@ -119,6 +119,16 @@ SNAPSHOT_MADE = {
     "snapshot_made:2.0 or older": "segments of PyTorch 2.0 or older (torch.cuda.memory_snapshot())",
     "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: context=\"state\", or no _record_memory_history before it",
     "snapshot_made:": "segments alone (torch.cuda.memory_snapshot())",
+    # a history that frees blocks it never allocated (``metrics.memory``): a full ring buffer, or a late start
+    "snapshot_begun:ring": "the history frees {blocks} it never allocated ({size}) and holds exactly {entries}, "
+                           "a round number as max_entries is: most likely a full ring buffer "
+                           "(_record_memory_history(max_entries={n})) that dropped its oldest events -- what "
+                           "came before its first event, and any peak there, is not in it",
+    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after they were made "
+                             "-- _record_memory_history was called with the run under way, or its ring buffer of "
+                             "max_entries events was full and dropped the oldest ({entries}, no round "
+                             "max_entries: more likely the first; the file does not say). Either way what came before "
+                             "its first event, and any peak there, is not in it",
 }
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
@@ -121,7 +122,29 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if me.baseline == "capture_start":
         out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
                     "allocator's total")
+    out.note = out.note or _begun_late(ctx, me.gpu)
     return out
+
+
+def _round_entries(n: int) -> bool:
+    """``n`` is a number a user passes as ``max_entries`` (two significant digits at most, 100 or more: 10,000,
+    25,000, 1,000,000): a full ring buffer holds exactly that many, while a history cut by nothing ends at any count
+    (one in a hundred five-digit counts is so round)."""
+    return n >= 100 and n % 10 ** (len(str(n)) - 2) == 0
+
+
+def _begun_late(ctx: Context, gpu: int) -> str:
+    """The memory section's words on a snapshot GPU whose history frees blocks it never allocated
+    (``MemorySnapshot.begun_late``), "" elsewhere.  Why: its peak and what held it are those of the events it kept;
+    a ring buffer cut (``max_entries`` reached) or a recording begun mid-run was reported as the job's whole history.
+    The two leave the same mark; a count of entries that is a round ``max_entries`` tells the ring buffer."""
+    snap = ctx.trace.snapshot
+    late = snap.begun_late.get(gpu) if snap is not None else None
+    if late is None:
+        return ""
+    blocks, size, entries = late
+    key = "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
+    return ctx.fw.label(key, blocks=plural(blocks, "block"), size=gb(size), entries=plural(entries, "entry", "entries"), n=entries)
 
 
 def _gradients_moved(ctx: Context, out: GpuMemory) -> None:

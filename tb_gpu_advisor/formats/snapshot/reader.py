@@ -404,6 +404,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
             memory[g] = events
+            if (late := _freed_unseen(events)) is not None:
+                snap.begun_late[g] = (*late, len(entries[g]))
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
             if (short := history_short_of_dump(events, allocated + pending)) > 0:
                 cut.append(f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
@@ -959,6 +961,19 @@ def _anchored(totals: np.ndarray, deltas: np.ndarray) -> np.ndarray:
     short of it by that allocation."""
     low = min(int(totals.min()), int(totals[0] - deltas[0])) if totals.size else 0
     return totals - low if low < 0 else totals
+
+
+def _freed_unseen(events: MemoryEvents) -> tuple[int, int] | None:
+    """(blocks, bytes) the history frees whose address it never allocated before, None where it frees none such:
+    the first event at such an address is a free.  Why: every block an allocator frees it allocated first, so a
+    history that frees one it never allocated began after that block was made (``MemorySnapshot.begun_late``)."""
+    at = np.flatnonzero((events.addr >= 0) & (events.delta != 0))
+    if not at.size:
+        return None
+    _, first = np.unique(events.addr[at], return_index=True)
+    firsts = at[first]
+    freed = firsts[events.delta[firsts] < 0]
+    return (int(freed.size), int(-events.delta[freed].sum())) if freed.size else None
 
 
 def history_short_of_dump(events: MemoryEvents, held_end: int) -> int:

@@ -406,10 +406,11 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     between), or freed over a span.  A forward run with autograd on keeps every layer's tensors for a backward; one
     under ``no_grad`` keeps only the tensors in use (a few times its largest)."""
     n = len(me)
-    fwd_phase = MEMORY_PHASES.index("forward")
+    snap = ctx.trace.snapshot
+    made = _climb(me, p) if snap is not None and snap.stackless else me.phase == MEMORY_PHASES.index("forward")
     free_at = me.frees()
     i = np.arange(n)
-    kept = (me.delta > 0) & (i <= p) & (free_at > p) & (me.phase == fwd_phase)
+    kept = (me.delta > 0) & (i <= p) & (free_at > p) & made
     if not kept.any():
         return
     size, fr = me.delta[kept], free_at[kept]
@@ -433,6 +434,20 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
         out.forward_kept_release = f"freed over {span:.1f} ms"
     else:
         out.forward_kept_release = f"freed over {int(fr[freed].max()) - int(fr[freed].min()) + 1:,} events"
+
+
+def _climb(me: MemoryEvents, p: int) -> np.ndarray:
+    """Per event, whether it lies in the climb to the peak ``p``: from the last event before it at which the level
+    stood at the floor the history falls back to after it (the level held between passes: weights, state) to ``p``.
+    The forward's blocks of a history recorded without stacks (``MemorySnapshot.stackless``: no phase to read): a
+    forward climbs from that floor and its blocks live at the peak are what it kept; what was live at the floor (the
+    weights, made before) is not.  A history that never falls back (held to the dump) has its floor at the peak:
+    nothing is told apart from the weights there."""
+    before = me.allocated[: p + 1] - me.delta[: p + 1]
+    floor = int(np.flatnonzero(before <= int(me.allocated[p:].min()))[-1])
+    out = np.zeros(len(me), bool)
+    out[floor: p + 1] = True
+    return out
 
 
 def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:

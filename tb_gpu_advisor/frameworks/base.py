@@ -444,7 +444,7 @@ GENERIC_LABELS: dict[str, str] = {
     "snapshot_begun:ring": "the history frees {blocks} it never allocated ({size}) and holds exactly {entries}: "
                            "most likely the allocator kept only its last {entries} events -- what came before its "
                            "first event, and any peak there, is not in it",
-    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after they were made "
+    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after {made} "
                              "-- what came before its first event, and any peak there, is not in it",
     "op": "op",
     "ops": "ops",

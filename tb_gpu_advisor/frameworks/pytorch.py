@@ -124,7 +124,7 @@ SNAPSHOT_MADE = {
                            "a round number as max_entries is: most likely a full ring buffer "
                            "(_record_memory_history(max_entries={n})) that dropped its oldest events -- what "
                            "came before its first event, and any peak there, is not in it",
-    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after they were made "
+    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after {made} "
                              "-- _record_memory_history was called with the run under way, or its ring buffer of "
                              "max_entries events was full and dropped the oldest ({entries}, no round "
                              "max_entries: more likely the first; the file does not say). Either way what came before "

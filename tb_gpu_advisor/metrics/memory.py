@@ -144,7 +144,8 @@ def _begun_late(ctx: Context, gpu: int) -> str:
         return ""
     blocks, size, entries = late
     key = "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
-    return ctx.fw.label(key, blocks=plural(blocks, "block"), size=gb(size), entries=plural(entries, "entry", "entries"), n=entries)
+    return ctx.fw.label(key, blocks=plural(blocks, "block"), size=gb(size), entries=plural(entries, "entry", "entries"),
+                        n=entries, made="it was made" if blocks == 1 else "they were made")
 
 
 def _gradients_moved(ctx: Context, out: GpuMemory) -> None:

@@ -27,7 +27,7 @@ import argparse
 import os
 import pickle
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 MiB, GiB = 1 << 20, 1 << 30
 SMALL, SMALL_SEGMENT, MIN_LARGE_SEGMENT = 1 * MiB, 2 * MiB, 20 * MiB
@@ -785,6 +785,17 @@ HIP_FRAMES = (("c10::cuda::CUDACachingAllocator", "c10::hip::HIPCachingAllocator
               ("CUDACachingAllocator.cpp", "HIPCachingAllocator.cpp"), ("CUstream_st*", "ihipStream_t*"))
 
 
+def _frame_lists(doc: dict[str, Any]) -> Iterator[list]:
+    """Every stack of a snapshot: its segments', its blocks' and its trace entries' ``frames``."""
+    for seg in doc["segments"]:
+        yield seg.get("frames") or []
+        for b in seg["blocks"]:
+            yield b.get("frames") or []
+    for trace in doc.get("device_traces", []):
+        for e in trace:
+            yield e.get("frames") or []
+
+
 def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
     """``doc`` as a ROCm build of PyTorch dumps the same history: the same layout and Python frames, its C++ frames
     in HIP's names (:data:`HIP_FRAMES`).  Truth by construction: a snapshot whose frames name HIP was made on an AMD
@@ -799,13 +810,28 @@ def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
                 f["name"] = f["name"].replace(cuda, rocm)
                 f["filename"] = f["filename"].replace(cuda, rocm)
 
-    for seg in out["segments"]:
-        hip(seg.get("frames") or [])
-        for b in seg["blocks"]:
-            hip(b.get("frames") or [])
-    for trace in out.get("device_traces", []):
-        for e in trace:
-            hip(e.get("frames") or [])
+    for frames in _frame_lists(out):
+        hip(frames)
+    return out
+
+
+def as_windows(doc: dict[str, Any], drive: str = "C:") -> dict[str, Any]:
+    """``doc`` as PyTorch on Windows dumps the same history: Python frames only (``as_recorded(stacks="python")``: no
+    C++ unwinding there), each file's path a Windows one (``/usr/lib/x.py`` -> ``C:\\usr\\lib\\x.py``, ``train.py`` ->
+    ``C:\\proj\\train.py``).  Truth by construction: a snapshot whose frames carry such paths was made on Windows."""
+    out = as_recorded(doc, stacks="python")
+    done: set[int] = set()  # a frame shared by many entries (the copy keeps them shared) is rewritten once
+
+    def windows(frames: list) -> None:
+        for f in frames:
+            if id(f) in done:
+                continue
+            done.add(id(f))
+            name = f["filename"]
+            f["filename"] = drive + (name if name.startswith("/") else "/proj/" + name).replace("/", "\\")
+
+    for frames in _frame_lists(out):
+        windows(frames)
     return out
 
 

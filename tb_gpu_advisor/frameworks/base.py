@@ -195,6 +195,10 @@ class Framework:
     #: :class:`Noted` or None: none), asked in order (:meth:`fit`)
     device_features: Mapping[str, tuple[tuple[str, tuple[int, ...] | None, Action | Spelled | Noted | str | None], ...]] = \
         field(default_factory=dict)
+    #: the same for what the framework's build on an operating system lacks (``MemorySnapshot.platform``:
+    #: "Windows"), asked before the vendor's (:meth:`fit`)
+    platform_features: Mapping[str, tuple[tuple[str, tuple[int, ...] | None, Action | Spelled | Noted | str | None], ...]] = \
+        field(default_factory=dict)
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
     #: an op the framework records in a process whose autograd records a backward pass's own nodes beside it
@@ -360,16 +364,18 @@ class Framework:
             found = self.fixes.get(key.split(":", 1)[0], ())
         return [_filled(a, fmt) for a in found]
 
-    def fit(self, a: Action, vendor: str, version: tuple[int, ...] | None) -> Action | None:
+    def fit(self, a: Action, vendor: str, version: tuple[int, ...] | None, platform: str | None = None) -> Action | None:
         """``a`` as the job's GPU can follow it: a fix whose code names a feature the vendor's device lacks at the
         framework's ``version`` (its lowest; None where the trace does not date it, so a feature that came late is
-        not assumed) is replaced by the general fix without it, or left out where there is none
-        (:attr:`device_features`)."""
-        for marker, since, instead in self.device_features.get(vendor, ()):
+        not assumed) -- or the framework's build on the job's ``platform`` lacks (None: not known, nothing assumed)
+        -- is replaced by the general fix without it, or left out where there is none (:attr:`device_features`,
+        :attr:`platform_features`, the platform's first: a vendor's note would end the reading)."""
+        features = (*self.platform_features.get(platform or "", ()), *self.device_features.get(vendor, ()))
+        for marker, since, instead in features:
             if marker in (a.snippet or "") and (since is None or version is None or tuple(version) < since):
                 if instead == WITHOUT_LINE:  # the fix's other lines stand alone; a fix that is only the call goes
                     rest = "\n".join(line for line in (a.snippet or "").split("\n") if marker not in line)
-                    return self.fit(replace(a, snippet=rest), vendor, version) if rest.strip() else None
+                    return self.fit(replace(a, snippet=rest), vendor, version, platform) if rest.strip() else None
                 if isinstance(instead, Noted):
                     lines = (a.snippet or "").split("\n")
                     at = next(i for i, line in enumerate(lines) if marker in line)
@@ -381,8 +387,8 @@ class Framework:
                 if isinstance(instead, Spelled):
                     lines = [(x[: len(x) - len(x.lstrip())] + instead.line) if marker in x else x
                              for x in (a.snippet or "").split("\n")]
-                    return self.fit(replace(a, snippet="\n".join(lines)), vendor, version)
-                return self.fit(instead, vendor, version) if isinstance(instead, Action) else None
+                    return self.fit(replace(a, snippet="\n".join(lines)), vendor, version, platform)
+                return self.fit(instead, vendor, version, platform) if isinstance(instead, Action) else None
         return a
 
     def extra(self, key: str, **fmt: object) -> list[Action]:
@@ -434,6 +440,12 @@ GENERIC_LABELS: dict[str, str] = {
     "python_tracing_confirm": "profile again without Python tracing to measure the host's time as the job runs it",
     # how a memory snapshot without history came to have none, by its layout (``capture_quality``'s note)
     **{f"snapshot_made:{layout}": "its allocator recorded none" for layout in ("1.13", "2.0", "2.0 or older", "2.1", "")},
+    # a memory history that frees blocks it never allocated (``metrics.memory``'s note; fields: blocks, size, entries)
+    "snapshot_begun:ring": "the history frees {blocks} it never allocated ({size}) and holds exactly {entries}: "
+                           "most likely the allocator kept only its last {entries} events -- what came before its "
+                           "first event, and any peak there, is not in it",
+    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after {made} "
+                             "-- what came before its first event, and any peak there, is not in it",
     "op": "op",
     "ops": "ops",
     #: the events that show a backward pass ran, in the framework's words (``job.kind``: ops but no backward)

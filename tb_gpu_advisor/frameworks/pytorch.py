@@ -166,6 +166,16 @@ SNAPSHOT_MADE = {
     "snapshot_made:2.0 or older": "segments of PyTorch 2.0 or older (torch.cuda.memory_snapshot())",
     "snapshot_made:2.1": "a PyTorch 2.1+ dump with no history: context=\"state\", or no _record_memory_history before it",
     "snapshot_made:": "segments alone (torch.cuda.memory_snapshot())",
+    # a history that frees blocks it never allocated (``metrics.memory``): a full ring buffer, or a late start
+    "snapshot_begun:ring": "the history frees {blocks} it never allocated ({size}) and holds exactly {entries}, "
+                           "a round number as max_entries is: most likely a full ring buffer "
+                           "(_record_memory_history(max_entries={n})) that dropped its oldest events -- what "
+                           "came before its first event, and any peak there, is not in it",
+    "snapshot_begun:either": "the history frees {blocks} it never allocated ({size}): it begins after {made} "
+                             "-- _record_memory_history was called with the run under way, or its ring buffer of "
+                             "max_entries events was full and dropped the oldest ({entries}, no round "
+                             "max_entries: more likely the first; the file does not say). Either way what came before "
+                             "its first event, and any peak there, is not in it",
 }
 
 
@@ -1760,6 +1770,25 @@ DEVICE_FEATURES = {
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
 }
 
+#: PyTorch's Windows builds leave out the CUDA driver API its expandable segments are built on
+#: (``c10/cuda/CMakeLists.txt`` defines ``PYTORCH_C10_DRIVER_API_SUPPORTED`` only ``if(NOT WIN32)``; without it
+#: ``CUDAAllocatorConfig``'s ``expandable_segments()`` warns "expandable_segments not supported on this platform" and
+#: returns false): a Windows job is told the allocator's setting against fragmentation its build honours,
+#: ``max_split_size_mb`` (PyTorch's own out-of-memory advice before expandable segments), and a fix whose other lines
+#: stand alone keeps them.
+WINDOWS_NO_SPLIT = action(
+    "Keep large cached blocks whole instead: PyTorch on Windows has no expandable segments (the setting warns "
+    "\"expandable_segments not supported on this platform\" and is ignored). With max_split_size_mb the caching "
+    "allocator never splits a cached block larger than it, so a large request still finds one whole; set it before "
+    "the first CUDA allocation.",
+    "import os\n"
+    "os.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"max_split_size_mb:128\"   # Windows: no expandable segments\n"
+    "import torch", "python")
+PLATFORM_FEATURES = {
+    "Windows": (("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   #", None, WITHOUT_LINE),
+                ("expandable_segments:True", None, WINDOWS_NO_SPLIT)),
+}
+
 
 def fix_introduces(a: Action) -> tuple[str, ...]:
     """What a fix's code puts in place: CUDA graphs (a compiled run without them may still be told of the mode),
@@ -1853,6 +1882,7 @@ FRAMEWORK = Framework(
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_introduces=fix_introduces,
     device_features=DEVICE_FEATURES,
+    platform_features=PLATFORM_FEATURES,
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,

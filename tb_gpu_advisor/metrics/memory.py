@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
@@ -46,10 +47,12 @@ def memory(ctx: Context) -> Memory:
                       gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
                       history_cut=snap.history_cut if snap else None,
                       snapshot_layout=str(tr.producer.get("layout") or "") if snap else "",
-                      stackless=snap.stackless if snap else False, vendor=snap.vendor if snap else None)
+                      stackless=snap.stackless if snap else False, vendor=snap.vendor if snap else None,
+                      platform=snap.platform if snap else None)
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
     legacy.vendor = snap.vendor if snap else None
+    legacy.platform = snap.platform if snap else None
     legacy.history_cut = snap.history_cut if snap else None
     if gpus and not legacy.available:
         legacy.note = ("the trace records allocations as deltas only (PyTorch 1.8-1.10): bytes above the capture's "
@@ -119,7 +122,30 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if me.baseline == "capture_start":
         out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
                     "allocator's total")
+    out.note = out.note or _begun_late(ctx, me.gpu)
     return out
+
+
+def _round_entries(n: int) -> bool:
+    """``n`` is a number a user passes as ``max_entries`` (two significant digits at most, 100 or more: 10,000,
+    25,000, 1,000,000): a full ring buffer holds exactly that many, while a history cut by nothing ends at any count
+    (one in a hundred five-digit counts is so round)."""
+    return n >= 100 and n % 10 ** (len(str(n)) - 2) == 0
+
+
+def _begun_late(ctx: Context, gpu: int) -> str:
+    """The memory section's words on a snapshot GPU whose history frees blocks it never allocated
+    (``MemorySnapshot.begun_late``), "" elsewhere.  Why: its peak and what held it are those of the events it kept;
+    a ring buffer cut (``max_entries`` reached) or a recording begun mid-run was reported as the job's whole history.
+    The two leave the same mark; a count of entries that is a round ``max_entries`` tells the ring buffer."""
+    snap = ctx.trace.snapshot
+    late = snap.begun_late.get(gpu) if snap is not None else None
+    if late is None:
+        return ""
+    blocks, size, entries = late
+    key = "snapshot_begun:ring" if _round_entries(entries) else "snapshot_begun:either"
+    return ctx.fw.label(key, blocks=plural(blocks, "block"), size=gb(size), entries=plural(entries, "entry", "entries"),
+                        n=entries, made="it was made" if blocks == 1 else "they were made")
 
 
 def _gradients_moved(ctx: Context, out: GpuMemory) -> None:
@@ -381,10 +407,11 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     between), or freed over a span.  A forward run with autograd on keeps every layer's tensors for a backward; one
     under ``no_grad`` keeps only the tensors in use (a few times its largest)."""
     n = len(me)
-    fwd_phase = MEMORY_PHASES.index("forward")
+    snap = ctx.trace.snapshot
+    made = _climb(me, p) if snap is not None and snap.stackless else me.phase == MEMORY_PHASES.index("forward")
     free_at = me.frees()
     i = np.arange(n)
-    kept = (me.delta > 0) & (i <= p) & (free_at > p) & (me.phase == fwd_phase)
+    kept = (me.delta > 0) & (i <= p) & (free_at > p) & made
     if not kept.any():
         return
     size, fr = me.delta[kept], free_at[kept]
@@ -408,6 +435,20 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
         out.forward_kept_release = f"freed over {span:.1f} ms"
     else:
         out.forward_kept_release = f"freed over {int(fr[freed].max()) - int(fr[freed].min()) + 1:,} events"
+
+
+def _climb(me: MemoryEvents, p: int) -> np.ndarray:
+    """Per event, whether it lies in the climb to the peak ``p``: from the last event before it at which the level
+    stood at the floor the history falls back to after it (the level held between passes: weights, state) to ``p``.
+    The forward's blocks of a history recorded without stacks (``MemorySnapshot.stackless``: no phase to read): a
+    forward climbs from that floor and its blocks live at the peak are what it kept; what was live at the floor (the
+    weights, made before) is not.  A history that never falls back (held to the dump) has its floor at the peak:
+    nothing is told apart from the weights there."""
+    before = me.allocated[: p + 1] - me.delta[: p + 1]
+    floor = int(np.flatnonzero(before <= int(me.allocated[p:].min()))[-1])
+    out = np.zeros(len(me), bool)
+    out[floor: p + 1] = True
+    return out
 
 
 def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:

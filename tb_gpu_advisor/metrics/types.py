@@ -883,6 +883,9 @@ class Memory:
     #: a snapshot's GPU vendor as its frames name it (``MemorySnapshot.vendor``: "AMD" for a ROCm build's), None where
     #: they do not: the words and fixes of a capture with no GPU that ran work recorded (``rules.base.Ctx.vendor``)
     vendor: str | None = None
+    #: the operating system a snapshot's own frames' paths show (``MemorySnapshot.platform``: "Windows"), None where
+    #: they do not: the allocator settings its build honours (``Framework.platform_features``)
+    platform: str | None = None
 
 
 @dataclass

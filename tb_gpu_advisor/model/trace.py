@@ -218,6 +218,13 @@ class MemorySnapshot:
     #: caching allocator (``c10::hip::HIPCachingAllocator`` on ROCm); None where no frame names one (a
     #: ``stacks="python"`` or stackless record): a snapshot records no GPU by name
     vendor: str | None = None
+    #: the operating system its Python frames' paths show ("Windows": a drive letter or backslashes), None where they
+    #: show none: PyTorch's Windows builds lack what the CUDA driver API gives (expandable segments)
+    platform: str | None = None
+    #: GPU -> (blocks its history frees that it never allocated, their bytes, entries of its history), for a GPU whose
+    #: history does: it begins after those blocks were made -- its ring buffer (``max_entries``) dropped its oldest
+    #: events, or the recording began with the run under way
+    begun_late: dict[int, tuple[int, int, int]] = field(default_factory=dict)
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).

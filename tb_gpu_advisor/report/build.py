@@ -389,11 +389,13 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
 
 
 def _vendor(m: HostMetrics) -> str | None:
-    """``capture.vendor``, whose words the tab's legend takes: the vendor of the GPUs that ran work, None where none
-    did (a CPU-only capture, an accelerator the Advisor does not analyse, a memory snapshot) -- the default vendor
-    claimed for a capture with no GPU contradicted its own job line (h37-review4)."""
+    """``capture.vendor``, whose words the tab's legend takes: the vendor of the GPUs that ran work; where none did,
+    the one a memory snapshot's allocator frames name (``Memory.vendor``: ``c10::hip::`` for a ROCm build's), else
+    None (a CPU-only capture, an accelerator the Advisor does not analyse, a snapshot whose frames name no build) --
+    the default vendor claimed for a capture with no GPU contradicted its own job line (h37-review4), while a ROCm
+    snapshot's findings in AMD's words beside a legend in none contradicted each other (h37-snap22)."""
     names = [g.name for g in m.gpus if g.active]
-    return devices.vendor_of(names).VENDOR if names else None
+    return devices.vendor_of(names).VENDOR if names else m.memory.vendor
 
 
 def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:

@@ -86,6 +86,25 @@ def check(m: HostMetrics) -> list[Finding]:
 #: Distinct allocation sites the kept tensors come from, at least: autograd keeps the tensors of every op of every
 #: layer, a cache (a KV cache kept on purpose) comes from one or two.
 MIN_SITES = 4
+#: Of a snapshot recorded without stacks (no site to count), the blocks the climb to the peak kept, at least -- and
+#: freed together or still held, never over a backward's span: a backward frees what a forward kept one by one
+#: while it makes gradients, a graph dropped unused frees them in one run (``job.kind``'s
+#: ``_STACKLESS_MIN_BLOCKS``: a pass under ``no_grad`` holds a few at its peak, a forward with autograd every layer's).
+MIN_BLOCKS_STACKLESS = 16
+
+
+#: How a snapshot without stacks shows its forward's blocks (``metrics.memory._climb``).
+STACKLESS_FORWARD = (" (read from the allocation pattern, the snapshot recording no stacks: the blocks made since the "
+                     "level last stood at its floor, freed with no allocation between)")
+
+
+def _kept_by_a_forward(m: HostMetrics, g) -> bool:  # noqa: ANN001 - a GpuMemory
+    """The blocks the peak held are a forward's graph: made at :data:`MIN_SITES` places (a cache comes from one or
+    two); where the snapshot records no stack, :data:`MIN_BLOCKS_STACKLESS` blocks that no backward freed."""
+    if not m.memory.stackless:
+        return g.forward_kept_sites >= MIN_SITES
+    return g.forward_kept_blocks >= MIN_BLOCKS_STACKLESS and \
+        g.forward_kept_release.startswith(("freed together", "still held"))
 
 
 def _forward_kept(m: HostMetrics) -> list[Finding]:
@@ -96,7 +115,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     cands = []
     for g in mem.totals(m, without_oom=True):
         kept, largest = g.forward_kept_bytes, g.forward_kept_largest
-        if not kept or not g.peak_allocated_bytes or not largest or g.forward_kept_sites < MIN_SITES:
+        if not kept or not g.peak_allocated_bytes or not largest or not _kept_by_a_forward(m, g):
             continue
         if kept >= T("memory.forward_kept.ratio") * largest and \
                 kept >= T("memory.forward_kept.share") * g.peak_allocated_bytes:
@@ -118,7 +137,8 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, "info" if held else "warning",
         f"No backward pass ran, yet at its memory peak ({mem.when(g)}) GPU {g.gpu}{others} holds {gb(kept)} that the "
-        f"forward pass allocated -- {g.forward_kept_blocks:,} tensors, {kept / g.forward_kept_largest:.0f}x the "
+        f"forward pass allocated{STACKLESS_FORWARD if m.memory.stackless else ''} -- {g.forward_kept_blocks:,} "
+        f"tensors, {kept / g.forward_kept_largest:.0f}x the "
         f"largest, {g.forward_kept_release}: {why}. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} "
         f"allocated{of_gpu}. Run the forward under inference mode (or no_grad): about {gb(frees)} is then never held."
         f"{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",

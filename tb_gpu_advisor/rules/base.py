@@ -181,9 +181,10 @@ class Ctx:
 
     def fit(self, actions: Sequence[Action]) -> list[Action]:
         """The fixes the job's GPU can follow at the trace's framework version (``Framework.fit``): a feature its
-        vendor's device lacks (CUDA graphs through torch.compile on an Intel GPU) is left out of the advice."""
+        vendor's device lacks (CUDA graphs through torch.compile on an Intel GPU), or the framework's build on the
+        job's operating system (expandable segments on Windows: ``Memory.platform``), is left out of the advice."""
         low = self.m.job.version_low if self.m.job is not None else None
-        fitted = (self.fw.fit(a, self.vendor.VENDOR, low) for a in actions)
+        fitted = (self.fw.fit(a, self.vendor.VENDOR, low, self.m.memory.platform) for a in actions)
         return [a for a in fitted if a is not None]
 
     def share(self, ms: float | None) -> float | None:

@@ -626,8 +626,9 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     return [_snapshot_note(
         ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded "
              f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
-             f"an optimizer made is not -- {read}its iterations and what a forward kept for a backward could not be "
-             f"read.", "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
+             f"an optimizer made is not -- {read}its iterations could not be read, and what a forward kept for a "
+             f"backward only where the pattern shows it (a climb from the level held between passes, freed in one "
+             f"run).", "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
         f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older") else f"{ID}:no_stacks",
         [g.gpu for g in gpus])]
 

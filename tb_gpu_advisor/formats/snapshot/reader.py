@@ -404,6 +404,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
             memory[g] = events
+            if (late := _freed_unseen(events)) is not None:
+                snap.begun_late[g] = (*late, len(entries[g]))
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
             if (short := history_short_of_dump(events, allocated + pending)) > 0:
                 cut.append(f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
@@ -412,6 +414,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         snap.ooms.extend(ooms)
     snap.stackless = _stackless(memory, snap)
     snap.vendor = _vendor(budget)
+    snap.platform = _platform(budget)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     if not gpus:
@@ -465,6 +468,20 @@ def _vendor(budget: "_Budget") -> str | None:
              for frames in budget.stacks() if isinstance(frames, (list, tuple))
              for f in frames[:_ALLOCATOR_DEPTH] if isinstance(f, dict))
     return devices.vendor_of_frames(names)
+
+
+#: A Windows path: a drive letter (``C:\\Users\\...``, ``c:/...``) or a UNC share (``\\\\server\\...``).
+_WINDOWS_PATH = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+
+
+def _platform(budget: "_Budget") -> str | None:
+    """"Windows" where a Python frame's file is a Windows path (``MemorySnapshot.platform``), else None.  Why: PyTorch
+    builds expandable segments on the CUDA driver API, which its Windows builds leave out (``c10/cuda/CMakeLists.txt``
+    defines ``PYTORCH_C10_DRIVER_API_SUPPORTED`` where ``NOT WIN32``; without it the setting warns "expandable_segments
+    not supported on this platform" and is ignored), so a Windows user told to turn them on changes nothing."""
+    files = (_str(f.get("filename"), "") for frames in budget.stacks() if isinstance(frames, (list, tuple))
+             for f in frames if isinstance(f, dict) and _int(f.get("line"), 0) > 0)
+    return "Windows" if any(_WINDOWS_PATH.match(name) or "\\" in name for name in files) else None
 
 
 def _expandable_from_segments(settings: dict[str, Any], by_gpu: dict[int, list[dict]]) -> None:
@@ -944,6 +961,19 @@ def _anchored(totals: np.ndarray, deltas: np.ndarray) -> np.ndarray:
     short of it by that allocation."""
     low = min(int(totals.min()), int(totals[0] - deltas[0])) if totals.size else 0
     return totals - low if low < 0 else totals
+
+
+def _freed_unseen(events: MemoryEvents) -> tuple[int, int] | None:
+    """(blocks, bytes) the history frees whose address it never allocated before, None where it frees none such:
+    the first event at such an address is a free.  Why: every block an allocator frees it allocated first, so a
+    history that frees one it never allocated began after that block was made (``MemorySnapshot.begun_late``)."""
+    at = np.flatnonzero((events.addr >= 0) & (events.delta != 0))
+    if not at.size:
+        return None
+    _, first = np.unique(events.addr[at], return_index=True)
+    firsts = at[first]
+    freed = firsts[events.delta[firsts] < 0]
+    return (int(freed.size), int(-events.delta[freed].sum())) if freed.size else None
 
 
 def history_short_of_dump(events: MemoryEvents, held_end: int) -> int:

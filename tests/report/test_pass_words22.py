@@ -130,3 +130,14 @@ def test_the_checker_catches_mains_words_of_a_one_pass_report(gpt2: Report) -> N
         assert "'step 0 +5.12 ms' (peak at)" in " ".join(window_words_problems(gpt2))
     finally:
         render.memory_rows = real
+
+
+def test_a_one_pass_window_opening_on_earlier_work_speaks_of_the_pass() -> None:
+    """wild/held_pass_rtx5070ti (one pass of a ViT-B/16 whose window opens on work launched before it): main's note
+    said "The host meanwhile goes on with the step's own launches ... not as this step's launch or host overhead; the
+    step's own work is the other 13.0 ms" beside "of the 28.5 ms pass"."""
+    rep = _report(WILD / "held_pass_rtx5070ti")
+    note = next(f for f in rep.findings if f.id.endswith("#before_capture_share")).summary
+    assert "of the 28.5 ms pass" in note and "the pass's own work is the other 13.0 ms" in note, note
+    assert "the step" not in note and "this step" not in note, note
+    assert window_words_problems(rep) == []

@@ -20,8 +20,15 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
-from tb_gpu_advisor.report.verdict import (damage_note, damaged_hosts, failed_hosts, one_pass, one_step, saving_share,
-                                           verdict)
+from tb_gpu_advisor.report.verdict import (
+    damage_note,
+    damaged_hosts,
+    failed_hosts,
+    one_pass,
+    one_step,
+    saving_share,
+    verdict,
+)
 
 WIDTH = 100
 

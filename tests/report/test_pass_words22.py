@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import re
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ WILD = FIXTURES / "wild"
 NUMBERED = re.compile(r"(?<![\w.(])step \d+\b")
 
 
-def _report(path) -> Report:  # noqa: ANN001 - a Path
+def _report(path: Path) -> Report:
     if not path.is_dir():
         pytest.skip(f"{path} absent")
     return Report.from_dict(first_report(path))

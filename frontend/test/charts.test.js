@@ -216,3 +216,19 @@ test("an AMD report's breakdown legend names HIP's allocator calls, an NVIDIA re
   const idle = legendFor(legend(), host("AMD")).idle.find((c) => c.id === "allocator").label;
   assert.match(idle, /hipMalloc/);
 });
+
+test("a one-pass capture's step bar says 'the pass' on hover, a marked step's 'step N' (h37-words22)", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { fixture } = await import("./dom_env.js");
+  // a real one-pass capture as /report serves it (wild/cold_a100_alexnet, tests/support/plugin_fixtures.py)
+  const { host, shown } = JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+  const tips = [...charts.stepChart(host.step_rows, { categories: legend().categories, labels: shown })
+    .querySelectorAll("g.step-bar rect title")].map((t) => t.textContent);
+  assert.ok(tips.length > 0);
+  assert.ok(tips.every((t) => /^(GPU \d+, )?the pass: /.test(t)) && !tips.some((t) => /step \d/.test(t)), tips.join(" | "));
+  // the control: the marked fixture report's bars keep their step numbers
+  const report = fixture();
+  const marked = [...charts.stepChart(report.hosts[0].step_rows, { labels: report.display.hosts[0] })
+    .querySelectorAll("g.step-bar rect title")].map((t) => t.textContent);
+  assert.ok(marked.length && marked.every((t) => /^(GPU \d+, )?step \d+: /.test(t)), marked.join(" | "));
+});

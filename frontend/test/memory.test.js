@@ -132,3 +132,21 @@ test("the memory peak names the step the server names: 'the pass' where no step 
   assert.match(pass, /, the pass$/);
   assert.doesNotMatch(pass, /step/);
 });
+
+test("the memory chart's band over a one-pass capture says 'the pass', a marked step's 'step N' (h37-words22)", async () => {
+  const { readFileSync } = await import("node:fs");
+  // a real one-pass host's steps as /report serves them (wild/cold_a100_alexnet, tests/support/plugin_fixtures.py);
+  // it records no memory, so the line drawn over its pass is made here: the band's name is the server's
+  const { host, shown } = JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+  const steps = views.hostSteps(host, shown);
+  assert.deepEqual(steps.map((s) => s.name), ["the pass"]);
+  const { start_ms: a, end_ms: b } = steps[0];
+  const mem = { gpu: 0, timeline: { t_ms: [a - 1, (a + b) / 2, b + 1], allocated: [0, 1 << 20, 0] } };
+  const titles = [...charts.memoryChart(mem, { steps, width: 800 }).querySelectorAll("rect.step-band title")].map((t) => t.textContent);
+  assert.deepEqual(titles, [units(`the pass: ${steps[0].span ?? ""}`)]);
+  // the control: the marked fixture report's bands keep "step N"
+  const report = fixture();
+  const marked = views.hostSteps(report.hosts[0], report.display.hosts[0]);
+  const bands = [...charts.memoryChart({ ...memOf(report), gpu: 0 }, { steps: marked, width: 800 }).querySelectorAll("rect.step-band title")];
+  assert.ok(bands.length && bands.every((t, i) => t.textContent.startsWith(`step ${marked[i].step}: `)), bands.map((t) => t.textContent).join(" | "));
+});

@@ -325,3 +325,30 @@ test("the axis names a one-pass capture's step 'the pass', a marked step 'step N
   const kept = [...marked.querySelectorAll(".step-edge title, .step-label")].map((t) => t.textContent);
   assert.ok(kept.length && kept.every((t) => /^step \d+/.test(t)), kept.join(" | "));
 });
+
+test("a one-pass capture's window buttons and their panel say 'the pass', a marked step's 'step N' (h37-words22)", async () => {
+  // the real one-pass finding (wild/cold_a100_alexnet's first finding with a window) as /report serves it
+  const { finding } = passFixture();
+  const f = { ...fixture().findings[0], rule: finding.rule, windows: finding.windows };
+  const names = finding.shown.window_names;
+  assert.deepEqual(names, ["the pass"]);  // the server's name (report/view._window_names), not the step id 0
+  assert.deepEqual(tl.windowButtonLabels(f.windows, names), ["Show the pass"]);
+  const el = tl.windowTimelines(f, { ...sel, fetchFn: fakeFetch(new Error("worker process killed by signal 9")) },
+    finding.shown.windows, names);
+  const button = el.querySelector("button.show-window");
+  assert.equal(button.textContent, "Show the pass");
+  button.click();
+  // while it reads and when it fails, the panel names the window as its button does
+  assert.match(el.querySelector(".timeline-panel [role=status]").textContent, /^Reading benchmark_result for the pass…$/);
+  await new Promise((r) => setTimeout(r, 600));
+  assert.match(el.querySelector(".timeline-error").textContent, /^Could not draw the pass: worker process killed/);
+  assert.doesNotMatch(el.textContent, /step \d/);
+  await settle();
+  // the control: a marked capture's windows keep their numbers (the fixture report's display names them "step N")
+  const report = fixture();
+  const k = report.findings.findIndex((x) => x.windows.length);
+  const marked = report.display.findings[k].window_names;
+  assert.deepEqual(marked, report.findings[k].windows.map((w) => `step ${w.step}`));
+  assert.deepEqual(tl.windowButtonLabels(report.findings[k].windows, marked).map((l) => l.replace(/ on .*|, GPU .*| \(\d\)$/, "")),
+    marked.map((n) => `Show ${n}`));
+});

@@ -19,7 +19,16 @@ from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
-from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, one_step, saving_share, verdict
+from tb_gpu_advisor.report.timeline import step_name
+from tb_gpu_advisor.report.verdict import (
+    damage_note,
+    damaged_hosts,
+    failed_hosts,
+    one_pass,
+    one_step,
+    saving_share,
+    verdict,
+)
 
 WIDTH = 100
 
@@ -213,8 +222,8 @@ def memory_rows(report: Report) -> list[list[str]]:
             used = m.get("peak_reserved_bytes")
             used = used if used is not None else m.get("peak_allocated_bytes")
             cap = m.get("capacity_bytes")
-            if m.get("peak_step") is not None:
-                when = f"step {m['peak_step']} +{ms(m.get('peak_step_offset_ms'))}"
+            if m.get("peak_step") is not None:  # the step as the tab names it: "the pass" on one unmarked pass
+                when = f"{step_name(m['peak_step'], one_pass(h))} +{ms(m.get('peak_step_offset_ms'))}"
             elif m.get("peak_ms") is not None:
                 when = ms(m["peak_ms"])
             else:  # a history without times: its place in the events' order, never a time

@@ -44,7 +44,17 @@ def _finding(report: Report, f: Finding) -> dict[str, Any]:
         "threshold": render.threshold_text(f.metric) if f.metric is not None and f.metric.threshold is not None else "",
         "evidence": [table_cells(t) for t in f.evidence],
         "windows": [render.window_span(w) for w in f.windows],
+        "window_names": _window_names(report, f),
     }
+
+
+def _window_names(report: Report, f: Finding) -> list[str]:
+    """Each of a finding's trace windows as the tab's buttons name it: the step it is ("step 10", or "the pass" where
+    its host's one step is the pass an unmarked capture was read as: :func:`step_name`), "" for a window of no step
+    (the tab numbers those).  Why: the tab composed "Show step 0" from the window's step id, an index of no step the
+    capture marks, beside a label the report already says "the pass" in (h37-words22)."""
+    passes = {h.host: one_pass(h) for h in report.hosts}
+    return [step_name(w.step, passes.get(w.host, False)) if w.step is not None else "" for w in f.windows]
 
 
 def memory_peak_text(m: dict, one: bool = False) -> str:
@@ -127,9 +137,11 @@ STEP_BARS = 120
 
 def _steps(h: HostReport) -> list[dict[str, Any]]:
     """Per step row: its step and breakdown (the step chart's hovers, where it draws a bar per step) and, for a host-wide
-    row of a host whose GPUs record memory, its span (the memory chart's step bands); ``{}`` where none is drawn."""
+    row of a host whose GPUs record memory, its span (the memory chart's step bands), with the step's name for both
+    (:func:`step_name`); ``{}`` where none is drawn."""
     bars = len({r.step for r in h.step_rows}) <= STEP_BARS
     bands = any(g.memory for g in h.gpus)
+    one = one_pass(h)
     out = []
     for r in h.step_rows:
         d: dict[str, Any] = {}
@@ -137,6 +149,8 @@ def _steps(h: HostReport) -> list[dict[str, Any]]:
             d.update(step=ms(r.step_ms), breakdown={k: ms(v) for k, v in (r.breakdown or {}).items() if v})
         if bands and r.gpu is None:
             d["span"] = f"{ms(r.start_ms)}–{ms(r.start_ms + r.step_ms)}"
+        if d:  # the bar's hover and the band's title name the step as the text does: "the pass" on one unmarked pass
+            d["name"] = step_name(r.step, one)
         out.append(d)
     return out
 

@@ -4,10 +4,15 @@ window of its peak, the table of every GPU, the words for what holds memory."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Table, TimeWindow
+
+if TYPE_CHECKING:  # the rules' context: only its words are read here, and base imports nothing of this module
+    from tb_gpu_advisor.rules.base import Ctx
 
 #: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary.
 CATEGORY_WORDS = {
@@ -97,11 +102,14 @@ def use_share(g: GpuMemory) -> float | None:
     return used(g) / g.capacity_bytes if g.capacity_bytes else None
 
 
-def when(g: GpuMemory) -> str:
-    """When the peak falls, in words: 'at 12.3 ms into step 7 (41% of it)' or 'at 812 ms of the capture'."""
+def when(g: GpuMemory, ctx: Ctx) -> str:
+    """When the peak falls, in words: '12.3 ms into step 7, 41% of it' or 'at 812 ms of the capture'.  The step as
+    a trace window names it (``Ctx.step_name``): "into the pass" where the one step kept is the pass an unmarked
+    capture was read as -- the capture numbers no step, so "into step 0" named one it does not hold (h37-words22:
+    gpt2_b200_one_step's peak "5.12 ms into step 0" beside findings that say "the pass")."""
     if g.peak_step is not None and g.peak_step_offset_ms is not None:
         share = f", {pct(g.peak_step_share, 0)} of it" if g.peak_step_share is not None else ""
-        return f"{ms(g.peak_step_offset_ms)} into step {g.peak_step}{share}"
+        return f"{ms(g.peak_step_offset_ms)} into {ctx.step_name(g.peak_step)}{share}"
     if g.peak_ms is not None:
         return f"at {ms(g.peak_ms)} of the capture"
     if g.peak_place:  # a history without times: its place in the events' order, no time
@@ -126,14 +134,14 @@ def peak_window(m: HostMetrics, g: GpuMemory, label: str) -> list[TimeWindow]:
                        gpu=None, step=step)]
 
 
-def gpu_table(gpus: list[GpuMemory], title: str = "GPU memory at the peak") -> Table:
+def gpu_table(gpus: list[GpuMemory], ctx: Ctx, title: str = "GPU memory at the peak") -> Table:
     rows = []
     for g in gpus:
         share = use_share(g)
         rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes),
                      gb(g.capacity_bytes) + (" (allocator limit)" if g.capacity_source == "allocator limit" and
                                              g.capacity_bytes else ""),
-                     pct(share) if share is not None else "n/a", when(g), gb(g.breakdown.get("held")) if g.breakdown
+                     pct(share) if share is not None else "n/a", when(g, ctx), gb(g.breakdown.get("held")) if g.breakdown
                      else "n/a", gb(g.breakdown.get("activations", 0)) if g.breakdown else "n/a", gb(g.gap_bytes)])
     return Table(title, list(GPU_COLUMNS), rows)
 

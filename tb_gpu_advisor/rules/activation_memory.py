@@ -69,7 +69,7 @@ def check(m: HostMetrics) -> list[Finding]:
     in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use" if known else ""
     return [finding(
         ctx, ID, sev,
-        f"At its memory peak ({mem.when(g)}) GPU {g.gpu}{others} holds {gb(act)} of activations kept for the backward "
+        f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(act)} of activations kept for the backward "
         f"pass: {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated ({gb(held)} is held across steps)"
         f"{in_use}. Recomputing them in the backward pass frees about "
         f"{gb(frees)} for one more forward pass of compute.{grow}{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
@@ -77,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"activation_bytes": act, "peak_allocated_bytes": g.peak_allocated_bytes,
                                                   "held_bytes": held, "capacity_bytes": g.capacity_bytes, "gpu": g.gpu,
                                                   "use_share": round(use, 4)}),
-        evidence=[mem.holders_table(g), mem.gpu_table([c[3] for c in cands])],
+        evidence=[mem.holders_table(g), mem.gpu_table([c[3] for c in cands], ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(ID) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")), saving_bytes=frees,
     )]
@@ -136,7 +136,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
            "autograd kept every layer's tensors for a backward that never came")
     return [finding(
         ctx, ID, "info" if held else "warning",
-        f"No backward pass ran, yet at its memory peak ({mem.when(g)}) GPU {g.gpu}{others} holds {gb(kept)} that the "
+        f"No backward pass ran, yet at its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(kept)} that the "
         f"forward pass allocated{STACKLESS_FORWARD if m.memory.stackless else ''} -- {g.forward_kept_blocks:,} "
         f"tensors, {kept / g.forward_kept_largest:.0f}x the "
         f"largest, {g.forward_kept_release}: {why}. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} "
@@ -149,7 +149,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
                                     "largest_bytes": g.forward_kept_largest, "release": g.forward_kept_release,
                                     "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "forward_kept"}),
-        evidence=[mem.holders_table(g), mem.gpu_table([c[1] for c in cands])],
+        evidence=[mem.holders_table(g), mem.gpu_table([c[1] for c in cands], ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(f"{ID}:forward_kept") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=frees,
@@ -180,7 +180,7 @@ def _grads_kept(m: HostMetrics) -> list[Finding]:
                             detail={"grads_bytes": g.grads_moved_bytes, "grads_blocks": g.grads_moved_blocks,
                                     "moved_by": g.grads_moved_by, "live_bytes": g.grads_moved_of,
                                     "gpu": g.gpu, "cause": "grads_kept"}),
-        evidence=[mem.gpu_table(cands)],
+        evidence=[mem.gpu_table(cands, ctx)],
         actions=ctx.fw.fix(f"{ID}:grads_kept"),
         saving_bytes=g.grads_moved_bytes,
     )

@@ -39,12 +39,13 @@ def check(m: HostMetrics) -> list[Finding]:
     factor = (room - held) / step_bytes if step_bytes > 0 else None
     kind = "reserved" if g.peak_reserved_bytes is not None else "allocated"
     text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind} of {mem.capacity(g)} ({pct(used)}, "
-            f"{mem.when(g)})")
+            f"{mem.when(g, ctx)})")
     if factor is not None and factor > 1:
         # the step's own bytes are the allocated peak's: where the peak above is the reserved one, say which
         peak = "the peak" if kind == "allocated" else f"the allocated peak {gb(g.peak_allocated_bytes)}"
-        text += (f": the step's own {gb(step_bytes)} ({peak} less {gb(held)} held across steps) could grow about "
-                 f"{times(factor)} before {mem.pool(g)} is {pct(T('memory.usable_share'), 0)} full")
+        # the one step's noun as every rule writes it (``Ctx.step_noun``): "the pass's own" on a pass read whole
+        text += (f": the {ctx.step_noun}'s own {gb(step_bytes)} ({peak} less {gb(held)} held across steps) could "
+                 f"grow about {times(factor)} before {mem.pool(g)} is {pct(T('memory.usable_share'), 0)} full")
     text += ". A larger batch raises device utilization" + (
         " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")
     return [finding(
@@ -54,7 +55,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"gpu": g.gpu, "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "peak_reserved_bytes": g.peak_reserved_bytes, "capacity_bytes": g.capacity_bytes,
                                     "held_bytes": held, "growth_factor": round(factor, 2) if factor else None}),
-        evidence=[mem.gpu_table(gpus)], windows=mem.peak_window(m, g, "memory peak"),
+        evidence=[mem.gpu_table(gpus, ctx)], windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(ID),  # no saving_bytes: a larger batch uses the headroom, it frees none (issue #36)
     )]
 

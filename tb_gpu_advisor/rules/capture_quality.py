@@ -649,16 +649,17 @@ def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:
     before the profiler still running, the host launching the profiled forward meanwhile."""
     step = ctx.step_ms
     first = min((w.step for w in ctx.m.steps.windows), default=None)
+    noun = ctx.step_noun  # "the pass's own work" on a capture read whole (h37-words22: held_pass_rtx5070ti)
     host = (f" The host spends {ms(blocked)} of it blocked in syncs or blocking copies, waiting for that earlier work."
             if blocked >= 0.5 * before else
-            " The host meanwhile goes on with the step's own launches: none of it waits on the host.")
+            f" The host meanwhile goes on with the {noun}'s own launches: none of it waits on the host.")
     return finding(
         ctx, ID, "info",
         f"The capture opens while the GPU is still running work launched before it: for "
         f"{ctx.part_of_step(before, step)} ({pct(before / step)}) the GPU runs nothing the capture recorded, though the first work it "
         f"recorded was already launched -- it was on work this window does not hold (launched before the profiler "
         f"started, or left out where the window was cut from a longer trace).{host} That time is booked apart as work "
-        f"not in the capture, not as this step's launch or host overhead; the step's own work is the other "
+        f"not in the capture, not as this {noun}'s launch or host overhead; the {noun}'s own work is the other "
         f"{ms(step - before)}.",
         title="The capture opens while the GPU still runs earlier work",
         metric=share_metric("before_capture_share", "GPU on work from before the capture", before / step,

@@ -56,7 +56,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"gap_bytes": gap, "peak_reserved_bytes": g.peak_reserved_bytes,
                                     "peak_allocated_bytes": g.peak_allocated_bytes, "capacity_bytes": g.capacity_bytes,
                                     "gpu": g.gpu}),
-        evidence=[mem.gpu_table([c[2] for c in cands])],
+        evidence=[mem.gpu_table([c[2] for c in cands], ctx)],
         windows=mem.peak_window(m, g, "memory peak"),
         actions=([] if expandable else ctx.fw.fix(ID)) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=gap,

@@ -41,7 +41,7 @@ def check(m: HostMetrics) -> list[Finding]:
                 f"takes the GPU's memory for its KV cache by design.{held}")
     else:
         text = (f"GPU {g.gpu} peaks at {gb(mem.used(g))} {'reserved' if g.peak_reserved_bytes is not None else 'allocated'} "
-                f"of {mem.capacity(g)} ({pct(use)}, {mem.when(g)}): a longer sequence, a larger batch or the "
+                f"of {mem.capacity(g)} ({pct(use)}, {mem.when(g, ctx)}): a longer sequence, a larger batch or the "
                 f"allocator's rounding will run out of memory.{held}")
         if lever:
             text += f" What frees the most: {words[lever].split(' (')[0]}, about {gb(frees)}."
@@ -54,7 +54,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             severity=sev, detail={"peak_reserved_bytes": g.peak_reserved_bytes,
                                                   "peak_allocated_bytes": g.peak_allocated_bytes,
                                                   "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "lever": lever}),
-        evidence=[mem.gpu_table(others)] + ([mem.holders_table(g)] if g.top else []),
+        evidence=[mem.gpu_table(others, ctx)] + ([mem.holders_table(g)] if g.top else []),
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fixes_for(ID, [lever]) if lever and not serving else ctx.fw.fix(ID),
         saving_bytes=frees if lever and not serving else None,

@@ -34,19 +34,22 @@ def _slow(f) -> list[GemmRoofline]:  # noqa: ANN001 - metrics.types.Flops
 
 
 def quiet(m: HostMetrics) -> str | None:
-    """Why a low MFU card has no finding: the GEMMs reach their roofline, so the time goes elsewhere."""
+    """Why a low MFU card has no finding: the GEMMs reach their roofline, so the time goes elsewhere.  The step is
+    named as every rule names it (``Ctx.step_noun``): "the rest of the pass" on a capture read whole, which marks no
+    step (h37-words22: part_forward_a100's card read "GEMMs take 2.5% of the step" beside findings of "the pass")."""
     f = m.flops
     if f.mfu is None:
         return None
+    noun = Ctx(m).step_noun
     if f.below_roofline_share is not None and grade(f.below_roofline_share, "mfu_low.warning") is None:
         slower = _slower_dtype(f)
         if slower:
             return slower
         return (f"the GEMMs reach their roofline ({pct(1 - f.below_roofline_share)} of GEMM time at >= "
-                f"{pct(T('flops.low_roofline_share'))} of it): the step's other time holds MFU down, and the other "
+                f"{pct(T('flops.low_roofline_share'))} of it): the {noun}'s other time holds MFU down, and the other "
                 "checks weigh it")
     if f.gemm_ms_per_step is not None and f.step_ms and f.gemm_ms_per_step / f.step_ms < T("mfu_low.min_gemm_share"):
-        return f"GEMMs take {pct(f.gemm_ms_per_step / f.step_ms)} of the step: the rest of the step holds MFU down"
+        return f"GEMMs take {pct(f.gemm_ms_per_step / f.step_ms)} of the {noun}: the rest of the {noun} holds MFU down"
     return None
 
 

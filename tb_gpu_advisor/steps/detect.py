@@ -793,7 +793,8 @@ def _before_window(lead_ms: float) -> str:
     return f"{fmt_ms(lead_ms)} of GPU work whose launches precede the window (no host launch of it is recorded)"
 
 
-def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept) -> str:
+def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray], kept: _Kept,
+                          one_pass: bool = False) -> str:
     """Start the first of GPU-burst steps at its first work launched in the capture, where the burst opens with work
     launched before the capture and runs on into work launched inside it; the note's words ("" where nothing is cut).
     Per GPU: each GPU's window starts at its own first launched work (kept's per-GPU windows, set where the GPUs'
@@ -806,7 +807,8 @@ def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: lis
     first work on.  A burst whose first record was launched in the window is unchanged.  The host's wait in a sync
     over the head is a wait on that work: said with it, and out of the step with it (``nsys/h100_fsdp_window``: 424
     ms of uploads launched before the slice, the host's 428 ms ``cudaStreamSynchronize`` begun 145 ms before they
-    end) -- no step's time, no sync's claim."""
+    end) -- no step's time, no sync's claim.  ``one_pass``: the one window is the pass a capture read whole was read
+    as (:func:`unmarked_pass`), named so, never "the first step"."""
     if not kept.ids.size:
         return ""
     start0 = int(kept.hs[0])
@@ -850,14 +852,16 @@ def _trim_launched_before(h: HostEvents, devs: list[DeviceEvents], launches: lis
             w[0, 0] = starts.get(g, int(w[0, 0]))
             kept.gpu[g] = w
     kept.hs = host
-    return (f"; the first step starts at its first work launched in the capture, after {_before_window(head)}: "
-            f"work from before the capture, no part of the step{_waits_on_head(h, list(heads.values()))}")
+    first, own, one = ("the pass", "the pass", "the pass") if one_pass else ("the first step", "the step", "a step")
+    return (f"; {first} starts at its first work launched in the capture, after {_before_window(head)}: "
+            f"work from before the capture, no part of {own}{_waits_on_head(h, list(heads.values()), one)}")
 
 
-def _waits_on_head(h: HostEvents, heads: list[tuple[int, int]]) -> str:
+def _waits_on_head(h: HostEvents, heads: list[tuple[int, int]], step: str = "a step") -> str:
     """The words for the host's longest wait in a sync over GPU work launched before the capture (``heads``: per GPU,
     the head's ``[start, end)``), "" where no sync overlaps one: the part of the call over the head waits on work from
-    before the capture, so it is said here, beside that work, and is no step's (each step starts after it)."""
+    before the capture, so it is said here, beside that work, and is no step's (each step starts after it); ``step``:
+    what it is no part of ("the pass" on a capture read whole)."""
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if len(h) else np.zeros(0, np.int64)
     if not sync.size or not heads:
         return ""
@@ -872,7 +876,7 @@ def _waits_on_head(h: HostEvents, heads: list[tuple[int, int]]) -> str:
     name = h.names[int(h.name[int(sync[k])])]
     said = f"all {fmt_ms(whole)} of it" if part >= whole else f"{fmt_ms(part)} of its {fmt_ms(whole)}"
     return (f"; the host's `{name}` waits on that work for {said}: a wait on work from before the capture, no "
-            f"part of a step or of a sync's cost")
+            f"part of {step} or of a sync's cost")
 
 
 class _Reading:
@@ -995,9 +999,9 @@ def _one_pass_step(r: _Reading, job: Job) -> None:
         ps, pe, names = phases
         lead = (ps - int(r.hs[0])) / PS_PER_MS
         r.note += (f"; the pass is the program's own {names} ranges: " +
-                   (f"the {lead:,.1f} ms of set-up before them is not the step" if lead > 0 else
+                   (f"the {lead:,.1f} ms of set-up before them is not the pass" if lead > 0 else
                     f"they start {-lead:,.1f} ms before the op that launches its first kernel, and the "
-                    f"host's work before that launch is the step's"))
+                    f"host's work before that launch is the pass's"))
         r.hs, r.he = np.array([ps], np.int64), np.array([pe], np.int64)
         return
     fetch = _input_fetch_before(r.trace, int(r.hs[0]))
@@ -1241,7 +1245,9 @@ def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found:
         _drop_one(r, kept, dropped, 0, f"partial: {lead}",
                   "; dropped the first step: the capture began inside it (its work was launched before the window)")
     elif r.mapped == "device":
-        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept)
+        # a capture read whole (:func:`unmarked_pass`) numbers no step: its one window is "the pass", as every
+        # finding later names it (h37-words22: nsys fsdp_mfu_before's note read "the first step starts at ...")
+        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept, unmarked_pass(int(kept.ids.size), r.source))
 
 
 def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:

@@ -207,10 +207,11 @@ def test_an_mfu_held_down_by_fp32_gemms_names_the_dtype_not_the_other_time():
     it down; GEMMs at the roofline of the dtype MFU is measured in leave the step's other time as the cause."""
     from tb_gpu_advisor.metrics.types import Flops
     from tb_gpu_advisor.rules import mfu_low
+    from tests.support.rules_factory import healthy
 
     def quiet(**kw) -> str:
         f = Flops(mfu=0.05, below_roofline_share=0.0, peak_flops=989.4e12, peak_dtype="bf16", **kw)
-        return mfu_low.quiet(SimpleNamespace(flops=f)) or ""
+        return mfu_low.quiet(healthy(flops=f)) or ""
 
     fp32 = quiet(dtype="fp32", dtype_peak_flops=66.9e12, dtype_mfu=0.74)
     assert "fp32 math holds MFU down" in fp32 and "15x" in fp32 and "other time" not in fp32

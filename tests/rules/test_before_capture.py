@@ -123,5 +123,6 @@ def test_vllms_cut_window_gets_the_note_and_stays_healthy():
     assert 10.7 <= own <= 12.0  # the GPU's own 10.7 ms and the launches before it
     # the host launched the step meanwhile (its one graph launch returned at 1.5 ms): no wait of its is said
     assert m.idle_queued_first_blocked < 0.1 * m.idle_queued_first
-    assert "goes on with the step's own launches" in note.summary
+    # the job's word for its one marked step, as the same summary's "of the 19.1 ms engine step" (h37-words22)
+    assert "goes on with the engine step's own launches" in note.summary
     assert not [f for f in findings if f.severity in ("critical", "warning")]

@@ -92,6 +92,9 @@ def test_a_burst_opening_with_work_launched_before_the_window_starts_at_its_own_
     assert st.host_windows[:, 1].tolist() == own[1:]
     assert st.detection.dropped[0].window[0] == own[-1]
     assert "22 us of GPU work whose launches precede the window" in st.detection.note, st.detection.note
+    # several steps: the first of them is "the first step" (a capture read as one pass says "the pass", h37-words22)
+    assert "; the first step starts at its first work launched" in st.detection.note
+    assert "no part of the step" in st.detection.note and "the pass" not in st.detection.note
 
 
 @pytest.mark.parametrize("head_launched", [True, None])

@@ -32,7 +32,7 @@ def test_the_pass_is_its_phase_ranges_not_the_set_up_before_them(tmp_path):
     m = host_metrics(reader.read_trace(str(p)))
     assert m.steps.count == 1 and m.steps.source == "single_pass"
     assert m.headline.avg_step_ms == pytest.approx(truth.step_ms, rel=0.05)
-    assert "`forward`, `backward`" in m.steps.note and "set-up before them is not the step" in m.steps.note
+    assert "`forward`, `backward`" in m.steps.note and "set-up before them is not the pass" in m.steps.note
     host = _report(str(p))
     assert "unexplained_idle" not in {f["rule"] for f in host["findings"]}
 

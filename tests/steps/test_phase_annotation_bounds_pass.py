@@ -55,7 +55,7 @@ def test_the_benchmarks_measure_range_bounds_its_one_pass():
     assert m.steps.count == 1 and m.steps.source == "single_pass"
     # the last kernel ends 0.3 ms before the range does (the host syncs inside it): the step is the range
     assert m.headline.avg_step_ms == pytest.approx(truth, abs=0.005)
-    assert f"`{_MEASURE}`" in m.steps.note and "set-up before them is not the step" in m.steps.note
+    assert f"`{_MEASURE}`" in m.steps.note and "set-up before them is not the pass" in m.steps.note
     assert m.breakdown.startup == 0.0  # the start-up lies before the pass, none of it inside
 
 

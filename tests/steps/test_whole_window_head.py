@@ -70,7 +70,7 @@ def test_a_real_whole_pass_starts_at_its_first_launched_work_and_its_wait_on_the
         assert int(w[0, 1]) == int(st.host_windows[0, 1]), g  # the pass's end, unchanged
     assert int(st.host_windows[0, 0]) == min(int(st.window(g)[0, 0]) for g in gpus)
     note = st.detection.note
-    assert "work from before the capture, no part of the step" in note, note
+    assert "work from before the capture, no part of the pass" in note, note  # a pass, no step (h37-words22)
     assert "`cudaStreamSynchronize` waits on that work for 145." in note, note
     # the syncs' wait is only their part inside the step: each from the step's start (its GPU's) to its end
     m = host_metrics(trace)

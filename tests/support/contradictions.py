@@ -727,6 +727,51 @@ _RENDERED_STEP = {"header": re.compile(r"\bhosts?, \d+ steps?\b|, step [\d.,]+ (
                                           re.M)}
 
 
+#: a one-pass host's step named by its number or as a step anywhere else a user reads it (h37-words22): a memory
+#: finding's "5.12 ms into step 0" (summary, evidence cells), the peak table's "step 0 +5.12 ms" (text, markdown, the
+#: tab's table), the step reading's "the first step starts at ... no part of the step" / "is not the step" / "is the
+#: step's", a card's "the step's other time holds MFU down", a memory finding's "the step's own 33.1 MiB"; the tab's
+#: names (a finding's ``window_names``, a step row's ``name``) saying "step 0"
+_PASS_NUMBERED = re.compile(r"(?<![\w.(])step \d+\b")
+_PASS_STEP_WORDS = re.compile(r"\bthe first step\b|\bno part of (?:the|a) step\b|\bis not the step\b|\bthe step's\b")
+
+
+def _one_pass_step_words(h: HostReport, findings: list[Finding]) -> list[str]:
+    """What a one-pass host's findings, cards and step reading say of a step it does not hold (:data:`_PASS_NUMBERED`,
+    :data:`_PASS_STEP_WORDS`, :data:`_STEP_SHARE` in a card's words)."""
+    said = [("steps note", str(h.steps.get("note") or ""))]
+    for f in findings:
+        said.append((f"{f.id} summary", f.summary))
+        said += [(f"{f.id} evidence", str(c)) for t in f.evidence for r in t.rows for c in r if isinstance(c, str)]
+    cards = [(f"{m.id} card", str(v)) for m in h.headline if isinstance(m.detail, dict) for v in m.detail.values()
+             if isinstance(v, str)]
+    out = [f"{h.host}/{what}: '{m.group(0)}' of a one-pass host" for what, text in said + cards
+           for rx in (_PASS_NUMBERED, _PASS_STEP_WORDS) for m in rx.finditer(text)]
+    return out + [f"{h.host}/{what}: a share of a step in a one-pass card: '{m.group(0)}'" for what, text in cards
+                  for m in _STEP_SHARE.finditer(text)]
+
+
+def _tab_step_names(report: Report) -> list[str]:
+    """The names the tab prints of a one-pass host's step (``Report.display``: each finding's ``window_names``, each
+    step row's ``name``, each GPU memory's ``peak_step_name``, the peak table's "peak at" cell): none numbers a step."""
+    d = report.display or {}
+    one = {h.host for h in report.hosts if h.error is None and _one_unmarked_pass(h)}
+    names = [n for f, shown in zip(report.findings, d.get("findings") or [])
+             for w, n in zip(f.windows, shown.get("window_names") or []) if w.host in one]
+    for h, shown in zip(report.hosts, d.get("hosts") or []):
+        if h.host in one:
+            names += [st.get("name", "") for st in shown.get("steps") or []]
+            names += [(g.get("memory") or {}).get("peak_step_name", "") for g in shown.get("gpus") or []]
+    cols = (d.get("memory") or {}).get("columns") or []
+    at = cols.index("peak at") if "peak at" in cols else None
+    names += [r[at] for r in (d.get("memory") or {}).get("rows") or [] if at is not None and r[0] in one]
+    return [f"tab: '{m.group(0)}' names a one-pass host's step" for n in names for m in _PASS_NUMBERED.finditer(n)]
+
+
+#: the peak table's "peak at" cell naming a step by its number (h37-words22): "step 0 +5.12 ms"
+_PEAK_AT_STEP = re.compile(r"\bstep \d+ \+[\d.,]+ (?:us|ms|s)\b")
+
+
 def _one_unmarked_pass(h: HostReport) -> bool:
     """The host kept one step, the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``)."""
     from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
@@ -776,7 +821,9 @@ def window_words_problems(report: Report) -> list[str]:
         if hostless:  # a kernel trace alone holds no op: how its framework places them is no reading of it
             out += [f"{h.host}/{m.id}: op placement claimed with no host recorded: '{m.meaning}'"
                     for m in h.headline if m.meaning and _PLACES_OPS.search(m.meaning)]
-    return out + rendered_step_problems(report)
+        if one_pass:
+            out += _one_pass_step_words(h, mine)
+    return out + rendered_step_problems(report) + _tab_step_names(report)
 
 
 def rendered_step_problems(report: Report) -> list[str]:
@@ -789,6 +836,10 @@ def rendered_step_problems(report: Report) -> list[str]:
     hosts = [h for h in report.hosts if h.error is None]
     if not hosts or not all(_one_unmarked_pass(h) for h in hosts):
         return []
-    said = render.to_text(report, top=None).split("\nHEADLINE")[0] + "\n" + render.to_markdown(report, top=None)
+    text, md = render.to_text(report, top=None), render.to_markdown(report, top=None)
+    said = text.split("\nHEADLINE")[0] + "\n" + md
     return sorted({f"rendered: '{m.group(0)}' ({what}) in a one-pass report"
-                   for what, rx in _RENDERED_STEP.items() for m in rx.finditer(said)})
+                   for what, rx in _RENDERED_STEP.items() for m in rx.finditer(said)} |
+                  # the peak table's "peak at" (h37-words22: "step 0 +5.12 ms"), read in the whole text and markdown
+                  {f"rendered: '{m.group(0)}' (peak at) in a one-pass report"
+                   for m in _PEAK_AT_STEP.finditer(text + "\n" + md)})

@@ -247,8 +247,9 @@ def window_fixture_json() -> str:
 
 def pass_fixture_json() -> str:
     """A real one-pass capture as the tab gets it (``wild/cold_a100_alexnet``: one pass, no step marked): its host as
-    ``/report`` serves it (``host``, its ``display`` as ``shown``) and the step timeline of its pass (``window``, its
-    events left out: the axis and the host line are what the tab names the pass on)."""
+    ``/report`` serves it (``host``, its ``display`` as ``shown``), the step timeline of its pass (``window``, its
+    events left out: the axis and the host line are what the tab names the pass on) and a finding with windows on the
+    pass (``finding``: its "Show ..." buttons)."""
     from tb_gpu_advisor.discover import logdir as discovery
     from tb_gpu_advisor.runtime import pipeline
 
@@ -258,9 +259,14 @@ def pass_fixture_json() -> str:
     row = host["step_rows"][0]
     t = pipeline.host_timelines(session.hosts[0], [(row["start_ms"] - 1.0, row["start_ms"] + row["step_ms"] + 1.0)])[0]
     t["lanes"], t["idle"], t["display"]["lanes"], t["display"]["idle"] = [], [], [], []
-    keep = {k: host[k] for k in ("host", "capture", "steps", "gpus")}
-    return json.dumps({"host": keep, "shown": {"one_pass": shown["one_pass"]}, "window": t}, indent=1, sort_keys=True,
-                      ensure_ascii=False) + "\n"
+    keep = {k: host[k] for k in ("host", "capture", "steps", "gpus", "step_rows")}
+    # the first finding with a trace window on the pass: its buttons' names (h37-words22), as /report serves it
+    k = next(i for i, f in enumerate(doc["findings"]) if f["windows"])
+    f, said = doc["findings"][k], doc["display"]["findings"][k]
+    finding = {"rule": f["rule"], "windows": f["windows"],
+               "shown": {"windows": said["windows"], "window_names": said["window_names"]}}
+    return json.dumps({"host": keep, "shown": {"one_pass": shown["one_pass"], "steps": shown["steps"]}, "window": t,
+                       "finding": finding}, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def legend_fixture_json() -> str:

@@ -114,7 +114,9 @@ export function breakdownKeys(categories = [], rows = []) {
   return out;
 }
 
-const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.first}–${b.last}`);
+// a bar of one step is named as the server names it (`said.name`: "the pass" where the capture marks no step; a report
+// served before it gave none: "step N"); a mean of several steps, by their ids
+const stepLabel = (b, said) => (b.first === b.last ? said?.name || `step ${b.first}` : `steps ${b.first}–${b.last}`);
 
 /**
  * Per-step stacked bars of the non-overlapping breakdown (device compute at
@@ -158,10 +160,10 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
       if (!bar) return;
       let acc = 0;
       const x = left + i * band + (band - barW) / 2;
-      const what = `${sr.gpu === null ? (multi ? "all GPUs (mean), " : "") : `GPU ${sr.gpu}, `}${stepLabel(bar)}${bar.count > 1 ? ` (mean of ${bar.count})` : ""}`;
-      const g = s("g", { class: "step-bar", "data-first": String(bar.first), "data-last": String(bar.last) });
       // one step's bar says its times as the report writes them; a mean of several steps, its steps (the axis reads it)
       const said = bar.row === null ? null : (labels.steps || [])[bar.row];
+      const what = `${sr.gpu === null ? (multi ? "all GPUs (mean), " : "") : `GPU ${sr.gpu}, `}${stepLabel(bar, said)}${bar.count > 1 ? ` (mean of ${bar.count})` : ""}`;
+      const g = s("g", { class: "step-bar", "data-first": String(bar.first), "data-last": String(bar.last) });
       for (const [key, label] of used) {
         const v = bar.breakdown?.[key] || 0;
         if (v <= 0) continue;
@@ -467,7 +469,7 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
 
 /**
  * One GPU's memory over the capture (GpuSummary.memory): allocated as an area, reserved as a line, the capacity
- * dashed, the peak marked, the steps' boundaries (`steps`: [{step, start_ms, end_ms}]) as light bands; under it, the
+ * dashed, the peak marked, the steps' boundaries (`steps`: [{step, start_ms, end_ms, span, name}]) as light bands; under it, the
  * bytes live at the peak stacked by what holds them.  `labels`: its texts in the report's display (the GPU's
  * display memory: peaks, capacity, what holds the peak, the first and last event's time); `steps[].span` each step's.
  */
@@ -513,7 +515,7 @@ export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "G
     if (st.end_ms <= lo || st.start_ms >= hi) continue;
     bands.append(s("rect", { x: x(st.start_ms), y: top, width: Math.max(1, x(st.end_ms) - x(st.start_ms)), height: plotH,
       class: `step-band${st.step === mem.peak_step ? " peak-step" : ""}`, "data-step": st.step },
-    s("title", {}, units(`step ${st.step}: ${st.span ?? ""}`))));
+    s("title", {}, units(`${st.name || `step ${st.step}`}: ${st.span ?? ""}`))));
   }
   svg.append(bands);
   const pts = t.map((v, i) => [v, alloc[i]]).filter(([v]) => v >= lo && v <= hi);

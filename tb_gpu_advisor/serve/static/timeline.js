@@ -317,16 +317,18 @@ async function perfettoBuffer(source, data, legend, fetchFn = fetch) {
   return response.arrayBuffer();
 }
 
-const windowName = (w, i) => (w.step !== null && w.step !== undefined ? `step ${w.step}` : `window ${i + 1}`);
+// the server's name of the window's step (`names`: the finding's display.window_names, "the pass" where the capture
+// marks no step); a report served before it gave none: "step N"; a window of no step is numbered
+const windowName = (w, i, names = []) => names[i] || (w.step !== null && w.step !== undefined ? `step ${w.step}` : `window ${i + 1}`);
 
 /**
  * The "Show …" labels of a finding's windows: "Show step 10", naming the host when the windows lie on several
  * ("Show step 10 on worker1": was three identical "Show step 10" buttons for three hosts), and the GPU or the
  * window's number where that still leaves two alike.
  */
-export function windowButtonLabels(windows) {
+export function windowButtonLabels(windows, names = []) {
   const hosts = new Set(windows.map((w) => w.host));
-  const base = windows.map((w, i) => `Show ${windowName(w, i)}${hosts.size > 1 ? ` on ${w.host}` : ""}`);
+  const base = windows.map((w, i) => `Show ${windowName(w, i, names)}${hosts.size > 1 ? ` on ${w.host}` : ""}`);
   const gpu = (w) => (w.gpu !== null && w.gpu !== undefined ? `, GPU ${w.gpu}` : "");
   const count = (xs, x) => xs.filter((y) => y === x).length;
   const withGpu = base.map((label, i) => (count(base, label) > 1 ? `${label}${gpu(windows[i])}` : label));
@@ -371,12 +373,12 @@ export function fitTimeline(fig, width = fig.clientWidth) {
  * `ctx`: {run, session, perfetto, hostInfo, legend, chartWidth, fetchFn}; nothing without a session (a detached report).
  * `spans`: each window's times as the server wrote them (the finding's display.windows).
  */
-export function windowTimelines(f, ctx, spans = []) {
+export function windowTimelines(f, ctx, spans = [], names = []) {
   const windows = (f.windows || []).slice(0, 3);
   if (!windows.length || !ctx.session) return null;
   const panel = h("div", { class: "timeline-panel", hidden: true });
   let shown = -1, generation = 0, observer = null;
-  const labels = windowButtonLabels(windows);
+  const labels = windowButtonLabels(windows, names);
   const buttons = windows.map((w, i) => h("button", { type: "button", class: "show-window", "aria-pressed": "false", "aria-expanded": "false",
     title: `${w.label} (${(spans || [])[i] ?? ""} on ${w.host})`, dataset: { host: w.host }, onClick: () => toggle(i) }, labels[i]));
   const hosts = [...new Set(windows.map((w) => w.host))];
@@ -399,7 +401,7 @@ export function windowTimelines(f, ctx, spans = []) {
     shown = i;
     panel.hidden = false;
     const w = windows[i];
-    replaceChildren(panel, h("p", { class: "muted", role: "status" }, `Reading ${w.host} for ${windowName(w, i)}…`));
+    replaceChildren(panel, h("p", { class: "muted", role: "status" }, `Reading ${w.host} for ${windowName(w, i, names)}…`));
     try {
       const data = await fetchWindow(ctx, w, {
         fetchFn: ctx.fetchFn || fetch,
@@ -415,7 +417,7 @@ export function windowTimelines(f, ctx, spans = []) {
         observer.observe(fig);
       }
     } catch (e) {
-      if (gen === generation) replaceChildren(panel, h("p", { class: "timeline-error", role: "alert" }, `Could not draw ${windowName(w, i)}: ${e.message}`));
+      if (gen === generation) replaceChildren(panel, h("p", { class: "timeline-error", role: "alert" }, `Could not draw ${windowName(w, i, names)}: ${e.message}`));
     }
   }
 

@@ -305,7 +305,7 @@ export function findingView(f, rank, ctx, shown = {}) {
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
       f.evidence.map((t, i) => tableView(...said(t, (shown.evidence || [])[i]))),
       findingLinks(f, ctx, shown.windows),
-      windowTimelines(f, ctx, shown.windows)));
+      windowTimelines(f, ctx, shown.windows, shown.window_names)));
 }
 
 export function findingsView(all, ctx) {
@@ -354,11 +354,11 @@ export function fitChart(fig, width = fig.clientWidth) {
   return true;
 }
 
-/** The host's kept steps as time windows (its host-wide step rows), for the memory chart's bands; `span`: each one's
- * times as the server wrote them (the host's display.steps). */
+/** The host's kept steps as time windows (its host-wide step rows), for the memory chart's bands; `span` and `name`:
+ * each one's times and name ("the pass" where the capture marks no step) as the server wrote them (display.steps). */
 export function hostSteps(hr, shown = {}) {
-  return (hr.step_rows || []).map((r, i) => [r, ((shown.steps || [])[i] || {}).span]).filter(([r]) => r.gpu === null || r.gpu === undefined)
-    .map(([r, span]) => ({ step: r.step, start_ms: r.start_ms, end_ms: r.start_ms + r.step_ms, span }));
+  return (hr.step_rows || []).map((r, i) => [r, (shown.steps || [])[i] || {}]).filter(([r]) => r.gpu === null || r.gpu === undefined)
+    .map(([r, said]) => ({ step: r.step, start_ms: r.start_ms, end_ms: r.start_ms + r.step_ms, span: said.span, name: said.name }));
 }
 
 /**

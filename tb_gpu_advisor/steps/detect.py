@@ -1793,20 +1793,21 @@ def _launch_lags(hs: np.ndarray, h: HostEvents, devs: list[DeviceEvents], launch
 def _last_device_end(start: np.ndarray, last: np.ndarray, host_end: int) -> int:
     """Where a GPU's last step ends (ps), its steps placed from first kernel to the next step's first kernel
     (``start``; ``last``: the end of each step's launched work, int64 min where it launched none here): its own work's
-    end and after it the GPU's idle time before a next step, as the steps before it show it (the median of each one's
-    time from its work's end to the next step's first kernel); the host's end (``host_end``) where it launched none.
+    end and after it the GPU's idle time before a next step that every step before it shows (the least of their
+    times from their work's end to the next step's first kernel); the host's end (``host_end``) where it launched none.
 
     Why: every other step runs to the next one's first kernel, so it holds the host's time between its work and that
     kernel (the next batch's wait, the untraced Python); the last has no next kernel in the capture, and ended at its
     own work it lacks that time -- a 3-step job of 8.91 ms steps (4.5 ms of them the host's between the work) read its
     last 4.41 ms on each rank, its mean 7.41 ms (h37-nsyslast).  A step's length is never shorter than the work it
-    holds and the gap every other step shows."""
+    holds and the gap every other step shows; the least, not a typical one: a step whose gap held a one-time cost (a
+    recompilation before the next step) stretches no last step."""
     small = np.iinfo(np.int64).min
     if last[-1] <= small:
         return host_end
     k = np.flatnonzero(last[:-1] > small)  # the steps with work here whose next step starts in the capture
-    gap = float(np.median(np.maximum(start[k + 1] - last[k], 0))) if k.size else 0.0
-    return int(last[-1]) + int(gap)
+    gap = int(np.maximum(start[k + 1] - last[k], 0).min()) if k.size else 0
+    return int(last[-1]) + gap
 
 
 def _spill_grows(spill: np.ndarray, length: float) -> bool:

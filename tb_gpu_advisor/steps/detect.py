@@ -20,8 +20,10 @@ Sources, tried in order (the first that yields steps wins; see
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
-   (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
-   around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
+   (``job.period``); else a training range or a serving engine's step range (TensorRT-LLM's ``_forward_step``)
+   repeated, each iteration opened by the phase before it (``nvtx_top_range``); else ``gpu_busy_clusters`` inside the
+   job's frame (``job.frame``: the program's one range around some of the GPU's bursts, each ended by the host's sync
+   or a long pause), its bursts the steps;
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
    inside one op: :func:`_gaps_inside_one_range`);
@@ -35,7 +37,8 @@ Host-defined steps tile time: step k runs from its marker's start to the
 next marker's start (the gap before the next step belongs to step k, as in
 the stock tool's step-to-step time); the last step ends at the later of its
 marker's end and the end of the last device event launched inside it
-(host launch -> kernel via ``correlation_id``).  Like the stock tool, when
+(host launch -> kernel via ``correlation_id``); a GPU's own last step, placed at its work, runs past that work by the
+idle gap every step before it shows.  Like the stock tool, when
 more than 5 steps are found the first (warm-up) and last (partial) are
 dropped; with fewer, a last host-marked step that launched no GPU work (the
 empty step a final ``prof.step()`` opens after the loop) is dropped.

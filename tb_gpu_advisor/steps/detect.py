@@ -21,10 +21,11 @@ Sources, tried in order (the first that yields steps wins; see
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
-   (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
-   around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
-   else, outside training, ``single_pass`` of the one burst inside the program's one range after warm-ups of the
-   same work (:func:`_framed_pass`: the one pass a benchmark times);
+   (``job.period``); else a training range or a serving engine's step range (TensorRT-LLM's ``_forward_step``)
+   repeated, each iteration opened by the phase before it (``nvtx_top_range``); else ``gpu_busy_clusters`` inside the
+   job's frame (``job.frame``: the program's one range around some of the GPU's bursts, each ended by the host's sync
+   or a long pause), its bursts the steps; else, outside training, ``single_pass`` of the one burst inside the
+   program's one range after warm-ups of the same work (:func:`_framed_pass`: the one pass a benchmark times);
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
    inside one op: :func:`_gaps_inside_one_range`);
@@ -38,7 +39,8 @@ Host-defined steps tile time: step k runs from its marker's start to the
 next marker's start (the gap before the next step belongs to step k, as in
 the stock tool's step-to-step time); the last step ends at the later of its
 marker's end and the end of the last device event launched inside it
-(host launch -> kernel via ``correlation_id``).  Like the stock tool, when
+(host launch -> kernel via ``correlation_id``); a GPU's own last step, placed at its work, runs past that work by the
+idle gap every step before it shows.  Like the stock tool, when
 more than 5 steps are found the first (warm-up) and last (partial) are
 dropped; with fewer, a last host-marked step that launched no GPU work (the
 empty step a final ``prof.step()`` opens after the loop) is dropped.
@@ -55,7 +57,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import ms as fmt_ms, plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, user_ranges, xla
+from tb_gpu_advisor.frameworks import engines, nvtx, pytorch, tensorflow, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, sorted_unique, union_intervals,
@@ -956,7 +958,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
         r.whole_note, own = own.note, None
     r.own = own
-    trained = _training_range_steps(trace, job) if marked is None and own is None else None
+    trained = (_training_range_steps(trace, job) or _engine_range_steps(trace, job, r.launched())
+               if marked is None and own is None else None)
     framed = (_framed_bursts(trace, r.active) if xla is None and marked is None and own is None
               and trained is None else None)
     if xla is not None:
@@ -1502,6 +1505,55 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
     return "nvtx_top_range", note, u, s, e
 
 
+def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray]
+                        ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Steps of a serving engine's loop from its own NVTX ranges: its step range (``Engine.step_span``, run once an
+    iteration: TensorRT-LLM's ``_forward_step``) repeated on a thread, one phase of an iteration the earlier phase
+    before it opens every time (:func:`_iteration_opening`: ``_fetch_new_requests``), where the iterations so read
+    hold at least ``job.span_step_coverage`` of the GPU work; None otherwise.
+
+    Why: the step range alone holds only its phase's work (the forward's kernels, not the sampling's or the batch's
+    upload), so as a span of the program's own it holds too little of the work to be read as the step, and repeated
+    fewer than ``steps.nvtx_min_repeats`` times it marks none as a top-level range; the capture then read as one
+    serving pass -- 2 ranks of 2 TensorRT-LLM iterations, one pass of 77.3 ms (h37-nsyslast).  The engine names its
+    iteration's phase, and its repeats count the iterations."""
+    rg = trace.ranges
+    engine = engines.by_id(job.kind.engine) if job is not None else None
+    if engine is None or not engine.step_span or rg is None or not rg.idx.size:
+        return None
+    h = trace.h
+    idx = user_ranges.marked_ranges(rg)
+    idx = idx[np.lexsort((h.start[idx], h.line[idx]))]
+    for pattern in engine.step_span:
+        hit = np.fromiter((bool(pattern.search(n)) for n in h.names), bool, len(h.names))
+        pick = idx[hit[h.name[idx]]]
+        if _max_per_line(h, pick) < 2:
+            continue
+        opening = _iteration_opening(h, idx, pick)
+        if opening is None or not _windows_hold_work(h, launches, *opening[1:]):
+            continue
+        first, start, end = opening
+        lines = np.unique(h.line[pick]).size
+        note = (f"{_ranges_word(trace)} `{h.names[int(h.name[pick[0]])]}`, {engine.name}'s step range ({pick.size} "
+                f"on {lines} thread{'s' if lines > 1 else ''}), each iteration from its first phase "
+                f"`{h.names[int(h.name[first])]}`, which precedes it every time")
+        u, s_, e_ = _group_windows(_range_step_ids(h, pick), start, end)
+        return "nvtx_top_range", note, u, s_, e_
+    return None
+
+
+def _windows_hold_work(h: HostEvents, launches: list[np.ndarray], start: np.ndarray, end: np.ndarray) -> bool:
+    """Whether the windows (``start``, ``end``, ps) enclose at least ``job.span_step_coverage`` of the launches of the
+    capture's device events: the share a span must hold to be the step (as :func:`_hold_the_work`)."""
+    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    if not rec.size:
+        return False
+    rs, re_ = union_intervals(start.astype(np.int64, copy=False), end.astype(np.int64, copy=False))
+    t = h.start[rec].astype(np.int64, copy=False)
+    j = np.searchsorted(rs, t, side="right") - 1
+    return float(((j >= 0) & (t <= re_[np.maximum(j, 0)])).mean()) >= T("job.span_step_coverage")
+
+
 def _iteration_opening(h: HostEvents, marked: np.ndarray, pick: np.ndarray) -> tuple[int, np.ndarray, np.ndarray] | None:
     """Where each iteration opens and ends, per repeat of the training range ``pick`` (sorted by line, start), where
     that range is one phase of it: the repeats of a top-level range on the same thread that starts before the first
@@ -1720,11 +1772,16 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     out: dict[int, np.ndarray] = {}
     spills, lengths = [], he - hs
     per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    lags = _launch_lags(hs, h, devs, launches)
     for d, launch in zip(devs, launches):
         if not len(d):
             continue
         hs_d, he_d = (own or {}).get(d.gpu, (hs, he))
-        first_k, first_any, last = _launched_per_step(hs_d, he_d, h, d, launch)
+        reach = he_d
+        if d.gpu not in (own or {}) and lags.get(d.gpu, 0) > 0:
+            reach = he_d.copy()
+            reach[-1] += lags[d.gpu]
+        first_k, first_any, last = _launched_per_step(hs_d, reach, h, d, launch)
         has = last > np.iinfo(np.int64).min
         if has.sum() < 2:
             continue
@@ -1747,9 +1804,66 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
         start = np.maximum.accumulate(start)
         end = np.empty_like(start)
         end[:-1] = start[1:]
-        end[-1] = max(int(start[-1]), int(last[-1]) if last[-1] > np.iinfo(np.int64).min else int(he[-1]))
+        end[-1] = max(int(start[-1]), _last_device_end(start, last, int(he[-1])))
         out[d.gpu] = np.stack([start, end], axis=1)
     return out, ahead
+
+
+def _launch_lags(hs: np.ndarray, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]
+                 ) -> dict[int, int]:
+    """GPU -> how much later (ps) its launches of each host-wide step begin than the earliest GPU's (the median over
+    the steps with a next one); {} where fewer than two GPUs launched in them.
+
+    Why: host-wide windows read from one thread (a launch sequence's repeats) end the last step at that thread's last
+    launch; every other step runs to the next one's start, so it holds the other ranks' launches made a little later,
+    but the last holds none of a lagging rank's launches after its reading thread's -- 4 ranks 50 us apart read their
+    last steps 37.9, 33.1, 29.0 and 24.9 ms of a 37.9 ms step (h37-nsyslast).  The lag each rank shows in the steps
+    before is where its own last step's launches end.  Only of ranks that launch from threads of their own: one
+    thread launching to every GPU in turn makes its sequence of them all, its last launch every GPU's."""
+    if hs.size < 2:
+        return {}
+    firsts: dict[int, np.ndarray] = {}
+    seen: set[int] = set()
+    for d, launch in zip(devs, launches):
+        ev = launch[launch >= 0] if len(d) else launch[:0]
+        if not ev.size:
+            continue
+        lines = set(np.unique(h.line[ev]).tolist())
+        if lines & seen:
+            return {}
+        seen |= lines
+        t = np.sort(h.start[ev].astype(np.int64))
+        i = np.searchsorted(t, hs[:-1])  # each step's first launch here, where it lies before the next step's start
+        at = t[np.minimum(i, t.size - 1)]
+        firsts[d.gpu] = np.where((i < t.size) & (at < hs[1:]), at - hs[:-1], -1)
+    if len(firsts) < 2:
+        return {}
+    both = np.all(np.stack(list(firsts.values())) >= 0, axis=0)
+    if not both.any():
+        return {}
+    lead = {g: float(np.median(f[both])) for g, f in firsts.items()}
+    least = min(lead.values())
+    return {g: int(v - least) for g, v in lead.items()}
+
+
+def _last_device_end(start: np.ndarray, last: np.ndarray, host_end: int) -> int:
+    """Where a GPU's last step ends (ps), its steps placed from first kernel to the next step's first kernel
+    (``start``; ``last``: the end of each step's launched work, int64 min where it launched none here): its own work's
+    end and after it the GPU's idle time before a next step that every step before it shows (the least of their
+    times from their work's end to the next step's first kernel); the host's end (``host_end``) where it launched none.
+
+    Why: every other step runs to the next one's first kernel, so it holds the host's time between its work and that
+    kernel (the next batch's wait, the untraced Python); the last has no next kernel in the capture, and ended at its
+    own work it lacks that time -- a 3-step job of 8.91 ms steps (4.5 ms of them the host's between the work) read its
+    last 4.41 ms on each rank, its mean 7.41 ms (h37-nsyslast).  A step's length is never shorter than the work it
+    holds and the gap every other step shows; the least, not a typical one: a step whose gap held a one-time cost (a
+    recompilation before the next step) stretches no last step."""
+    small = np.iinfo(np.int64).min
+    if last[-1] <= small:
+        return host_end
+    k = np.flatnonzero(last[:-1] > small)  # the steps with work here whose next step starts in the capture
+    gap = int(np.maximum(start[k + 1] - last[k], 0).min()) if k.size else 0
+    return int(last[-1]) + gap
 
 
 def _spill_grows(spill: np.ndarray, length: float) -> bool:

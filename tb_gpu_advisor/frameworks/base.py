@@ -238,6 +238,10 @@ class Framework:
     #: read of a ``jax.Array``'s value passes through -- ``float(x)``, ``x.item()``, ``np.asarray(x)``,
     #: ``jax.device_get``, ``print(x)``): a sync the program asked for (``metrics.syncs``)
     blocking_read_event: NamePredicate = never
+    #: the host event of a blocking read copying the read bytes out of the runtime's pinned staging buffer into the
+    #: program's own memory (JAX's ``D2H Copy From Staging Buffer``, on its own thread, inside the read's wait): time
+    #: the read spends moving bytes, as its transfer does -- the copy's cost, not the wait for the GPU's queue
+    read_staging_event: NamePredicate = never
     #: the program emptying the framework's device memory cache itself (PyTorch's ``torch.cuda.empty_cache()``, as its
     #: Python frame or a range named for it): the driver frees inside one are the program's own release, and the next
     #: pass asks the driver for that memory again -- churn a call causes, not a cache that is off (``allocator_churn``)

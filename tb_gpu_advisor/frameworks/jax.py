@@ -67,6 +67,15 @@ def is_blocking_read(name: str) -> bool:
     return name == _BLOCKING_READ or xla.python_frame_function(name) in _WAIT_FRAMES
 
 
+#: jaxlib's copy of a read's bytes from its pinned staging buffer into the NumPy array (the real H100 captures: 16 MiB
+#: in ~1.8 ms, on a second ``python3`` line, inside the read's ``np.asarray(jax.Array)``).
+_READ_STAGING = "D2H Copy From Staging Buffer"
+
+
+def is_read_staging(name: str) -> bool:
+    return name == _READ_STAGING
+
+
 def is_runtime_event(name: str) -> bool:
     return name.startswith(_RUNTIME)
 
@@ -98,6 +107,18 @@ PREFETCH = action(
     "for step in range(num_steps):\n"
     "    state, out = step_fn(state, batch)           # dispatched asynchronously\n"
     "    batch = jax.device_put(next(it))             # loads and copies while the step runs")
+#: A read of a large array each step: its bytes moving (the transfer, then jaxlib's copy out of its staging buffer) are
+#: what the host waits on with the GPU idle -- read less, reduce on the device, or start the copy early
+#: (``jax.copy_to_host_async``: "does not wait for the copy to complete ... may speed up a future on-host access").
+READ_LESS = action(
+    "Read fewer bytes back each step: every np.asarray(x) / jax.device_get / float(x) of a large array moves it to the "
+    "host and then out of jaxlib's staging buffer while the GPU idles. Reduce on the device what you log (jnp.mean, "
+    "a slice), read it every N steps, or start its copy when the step is dispatched and read it after the next "
+    "step's dispatch, so the transfer overlaps the GPU's work.",
+    "state, out = step_fn(state, batch)\n"
+    "jax.copy_to_host_async(out)       # the device-to-host copy starts now, without waiting\n"
+    "state, nxt = step_fn(state, batch)  # the next step is queued first\n"
+    "host_out = np.asarray(out)        # the bytes are (mostly) on the host already")
 #: Load batches in background threads (the host stall itself).
 LOADER = action(
     "Prepare batches in background workers so the step loop never waits for them: a data loader with worker "
@@ -270,6 +291,7 @@ FIXES = {
     "host_sync": (READ_EVERY_N, TRANSFER_GUARD, SCAN_STEPS),
     "excessive_memcpy": (TRANSFER_GUARD,),
     "excessive_memcpy:h2d": (PREFETCH,),
+    "excessive_memcpy:read": (READ_LESS,),
     "excessive_memcpy:d2d": (action(
         "Copies on the device in a jitted program are XLA's layout changes and copies of buffers it may not "
         "overwrite: donate the arrays a step replaces, so XLA updates them in place, and keep transposes and "
@@ -356,6 +378,7 @@ FRAMEWORK = Framework(
     # the program's ``jax.profiler.TraceAnnotation('get_batch')``: its own words, as a PyTorch program's (issue #37)
     input_range=names_batch,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,
+    read_staging_event=is_read_staging,
     labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",

@@ -77,7 +77,8 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     # the direction that costs most, the waits of copies to the device counted with them: 4.8 ms of D2D copies beside
     # 11 ms of GPU idle after pageable H2D copies is not "mostly D2D" (TorchRec's A100 trace)
-    worst = max(copies, key=lambda c: c.blocking_ms_per_step + (waits if c.direction == "h2d" else 0.0))
+    waited = "d2h" if _reads_out(ctx, m) else "h2d"  # the direction of the copies the host waited in
+    worst = max(copies, key=lambda c: c.blocking_ms_per_step + (waits if c.direction == waited else 0.0))
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
                f"every step" if recurring else "")
@@ -209,9 +210,14 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     if m.syncs.copy_calls_per_step:
         who = ", ".join(f"{n} ×{count(round(k, 1))}" for n, k in m.syncs.copy_callers[:3]) or "copies"
         k = m.syncs.copy_calls_per_step
-        words += (f"; the host waits for the GPU in {ctx.count_per_step(k, 'copy to the device', 'copies to the device')} "
-                  f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits - lead)} {per} until "
-                  f"the host launches again")
+        if _reads_out(ctx, m):  # the framework's reads of device values whose bytes, not the drain, held the host
+            words += (f"; the host waits in {ctx.count_per_step(k, 'read of device values', 'reads of device values')} "
+                      f"({who}) while its bytes move to the host (the transfer, then the copy out of the runtime's "
+                      f"staging buffer), and the GPU idles {ms(waits - lead)} {per} until the host launches again")
+        else:
+            words += (f"; the host waits for the GPU in {ctx.count_per_step(k, 'copy to the device', 'copies to the device')} "
+                      f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits - lead)} {per} until "
+                      f"the host launches again")
     if (ctx.share(lead) or 0.0) >= T("excessive_memcpy.sync_share"):  # a staged copy's transfer begins late
         words += (f"; the GPU idles {ms(lead)} {per} before the transfers begin, the host inside their copy calls "
                   "meanwhile (staging the data the transfers then move)")
@@ -255,8 +261,9 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
     sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
     fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
+    reads = _reads_out(ctx, m)
     if m.syncs.copy_calls_per_step:
-        dirs.add("h2d")
+        dirs.add("d2h" if reads else "h2d")
     # the device-to-host sync advice only where device-to-host copies are
     variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
     if worst.direction == "h2d":
@@ -269,12 +276,14 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
     waits = m.syncs.copy_idle_ms_per_step
     waiting = [c for c in copies if c.direction == "h2d" and c.pageable_count_per_step > 0 and c not in pageable
                and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
-        if m.syncs.copy_calls_per_step else []
+        if m.syncs.copy_calls_per_step and not reads else []
     named = pageable + waiting
     pin = _pin_fix(ctx, named)
     if pin and pageable:
         acts = _first(pin, acts)
-    if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
+    if reads:  # reads of device values whose bytes held the host: fewer bytes, or their copy started early
+        acts = _first(ctx.fw.fix(f"{ID}:read"), acts)
+    elif m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
         acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
@@ -290,6 +299,14 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                            "or ops pinned to one GPU) — guide §2 item 4."))
     return acts
+
+
+def _reads_out(ctx: Ctx, m: HostMetrics) -> bool:
+    """The host's waits in copies are all the framework's reads of device values (JAX's ``np.asarray(jax.Array)``
+    whose bytes, not the GPU's queue, held it: ``metrics.syncs._bulk_reads``): copies to the host, whose fix is reading
+    less or starting the copy early -- not pinning a batch going to the device."""
+    names = [n for n, _ in m.syncs.copy_callers]
+    return bool(names) and all(ctx.fw.blocking_read_event(n) for n in names)
 
 
 def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown

@@ -247,8 +247,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     n = key.size
     gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
     region_gaps = gaps[first:first + length - 1]
-    waits = np.sort(np.r_[trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False),
-                          _read_backs(trace, launches)])
+    waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
     best, offset = (-1.0, -1.0), 0
     waited_at, pause_at = np.zeros(p), np.zeros(p)
     for o in range(p):
@@ -405,26 +404,6 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
             f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
     tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
-
-
-def _read_backs(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:
-    """When the host's synchronous copies from the busiest GPU to the host returned (ps): each such call waits for the
-    GPU as a sync does -- the copy runs after the work queued before it, and the call returns with the result.
-
-    Why: a native loop that reads each iteration's result with a plain ``hipMemcpy`` / ``cudaMemcpy`` (no sync call,
-    no range) waits for its GPU at every iteration's end all the same; counted only by its sync calls, its period read
-    no boundary and the window one pass (h37-rocsteps).  A copy to the device is no such wait (offloaded weights are
-    copied in before each layer), nor an asynchronous one (the framework's ``.item()`` syncs after it: that sync is
-    counted)."""
-    d = _busiest(trace, launches, 1)
-    if d is None:
-        return np.zeros(0, np.int64)
-    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
-    d2h = np.fromiter((devices.copy_direction(n) == "d2h" for n in d.names), bool, len(d.names))
-    calls = rec[(rec >= 0) & d2h[np.asarray(d.name)]]
-    h = trace.h
-    sync = np.fromiter((devices.copy_call_sync(h.names[int(k)]) == 1 for k in h.name[calls]), bool, calls.size)
-    return h.end[calls[sync]].astype(np.int64, copy=False)
 
 
 def _partial_words(n: int, of: str, after: str, partial: bool) -> str:

@@ -311,14 +311,17 @@ def write_kernel_trace(path: str, iterations: int, layers: int = 2, kernel_us: f
                        comm_us: float = 1000.0, comm_waited: bool = True, gap_ms: float = 1.0,
                        inner_gap_us: float = 5.0, setup_bursts: int = 20, setup_idle_ms: float = 50.0,
                        warmup_ms: float = 30.0, gpus: int = 8, product: str = "AMD Instinct MI350X",
-                       gfx: str = "gfx950", cu_count: int = 256, max_steps: bool = True) -> dict:
+                       gfx: str = "gfx950", cu_count: int = 256, max_steps: bool = True,
+                       forward_kernels: int | None = None, update_kernels: int = 1) -> dict:
     """Write rocprofv3's JSON of a ``--kernel-trace`` capture alone -- no HIP call, no marker, no copy record: what the
     GPU ran and nothing of the host (shaped after ``wild/fsdp_mi350x_kernel_trace``).  ``gpus`` agents of ``product``
     (every dispatch on the first: one rank's process); set-up first -- ``setup_bursts`` bursts of HIP's fill and copy
     kernels 2 ms apart (parameter init), ``setup_idle_ms`` idle, an RCCL warm-up of ``warmup_ms`` --; then
     ``iterations`` training iterations on one compute stream: ``layers`` layers' forward kernels, their backward
     (a gradient kernel in each: ``attn_bwd``, ATen's ``..._backward_...``) and Adam's ``multi_tensor_apply``, each
-    kernel ``kernel_us`` (scaled by its place) ``inner_gap_us`` after the previous; ``comm_calls`` RCCL kernels of
+    kernel ``kernel_us`` (scaled by its place) ``inner_gap_us`` after the previous (the first ``forward_kernels`` of a
+    layer's forward where given: a small forward beside its backward; ``update_kernels`` of Adam's, one a parameter
+    group); ``comm_calls`` RCCL kernels of
     ``comm_us`` a layer on a stream of their own, started after the layer's backward, the next layer's work waiting for
     them where ``comm_waited`` (FSDP's reduce-scatter before the next layer's gradients are sharded), the optimizer
     waiting for every one (it reads the reduced gradients: RCCL's stream never runs an iteration ahead); ``gap_ms`` the
@@ -360,7 +363,7 @@ def write_kernel_trace(path: str, iterations: int, layers: int = 2, kernel_us: f
             t += int(gap_ms * 1e6) - inner
         starts.append(t + inner)
         for n in range(layers):
-            for i, name in enumerate(KT_FORWARD):
+            for i, name in enumerate(KT_FORWARD[:forward_kernels]):
                 run(name, kernel_us * (2.0 if i in (0, 2) else 0.5))
         wait = 0
         for n in range(layers):
@@ -372,7 +375,8 @@ def write_kernel_trace(path: str, iterations: int, layers: int = 2, kernel_us: f
                 c += int(comm_us * 1000) + inner
             comm_free = c
             wait = c if comm_waited else 0
-        run(KT_OPTIMIZER[0], kernel_us, not_before=comm_free)  # the update reads every reduced gradient
+        for _ in range(update_kernels):
+            run(KT_OPTIMIZER[0], kernel_us, not_before=comm_free)  # the update reads every reduced gradient
     agents = [(0, 0, "CPU", 128, "AMD EPYC 9575F 64-Core Processor", "CPU", "AMD EPYC 9575F 64-Core Processor"),
               (1, 1, "CPU", 128, "AMD EPYC 9575F 64-Core Processor", "CPU", "AMD EPYC 9575F 64-Core Processor")]
     agents += [(2 + g, 2 + g, "GPU", cu_count, gfx, "AMD", product) for g in range(gpus)]

@@ -110,7 +110,7 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaEventSynchronize", "hipEventSynchronize"),
          ("cudaEventElapsedTime", "hipEventElapsedTime"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
          ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
-         ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
+         ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaGraphExecUpdate", "hipGraphExecUpdate"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
          ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"), ("nvtxRangePushA", "roctxRangePushA"),
          ("nvtxRangePop", "roctxRangePop"), ("CUPTI", "roctracer / rocprofiler-sdk"))
 
@@ -164,6 +164,68 @@ def _fixes() -> dict[str, Action]:
 
 #: ROCm's own fixes (the keys of ``nvidia.FIXES``).
 FIXES = _fixes()
+
+#: How a HIP program with no ML framework marks and records its iterations: roctx ranges (rocprofiler-sdk's
+#: ``rocprofiler-sdk-roctx/roctx.h``, linked with ``librocprofiler-sdk-roctx.so``; ``roctxRangePush`` is the macro of
+#: ``roctxRangePushA``) recorded by rocprofv3's ``--marker-trace`` beside its ``--runtime-trace`` (HIP calls, kernels,
+#: copies) -- the program's own code, so no translation of CUDA's snippet: ``nvtxRangePushA`` and ``nsys`` do not
+#: exist there (h37-rocsteps).
+PROGRAM_CAPTURE = (
+    "# mark each iteration with a roctx range and record a steady window of a few dozen of them:\n"
+    "#   #include <rocprofiler-sdk-roctx/roctx.h>   (link -lrocprofiler-sdk-roctx)\n"
+    "#   roctxRangePush(\"iteration\"); ... ; roctxRangePop();\n"
+    "rocprofv3 --runtime-trace --marker-trace --output-format json -- ./app"
+)
+
+
+def _program_fixes() -> dict[str, tuple[Action, ...]]:
+    """A HIP program's fixes (no ML framework) where a CUDA program's are CUDA's own tools and calls
+    (``frameworks.native.FIXES``' keys): rocprofv3 and roctx for Nsight and NVTX, HIP's managed-memory calls, rocBLAS
+    and hipBLASLt's 16-bit GEMMs for cuBLAS' TF32 mode (no TF32 mode to switch on: fp32 GEMMs already run on the fp32
+    MFMA instructions, and the gain is from a 16-bit input)."""
+    record = "rocprofv3 --runtime-trace --marker-trace --output-format json -- ./app"
+    return {
+        "capture_quality": (Action(
+            text="Record a steady window of a few dozen iterations after start-up, each marked with a roctx range (the "
+                 "Advisor takes them as the steps).", snippet=PROGRAM_CAPTURE, snippet_lang="shell"),),
+        "step_gaps:unrecorded": (Action(
+            text="Record what the host does between its GPU work: mark the CPU code with roctx ranges (roctxRangePush "
+                 "/ roctxRangePop) and record them beside the HIP calls; then read the ranges that fill the gap -- or "
+                 "move that CPU work out of the profiled window, or onto the GPU.", snippet=record,
+            snippet_lang="shell"),),
+        "step_gaps:outside": (Action(
+            text="Find what the host waits for between its GPU work -- the source that paces the loop (a camera's or "
+                 "sensor's frame rate, a file or socket reader, a timer, another thread's lock): a system-call trace "
+                 "names the call it waits in.  Where the GPU should work faster than the source delivers, read the "
+                 "next input on a thread of its own into a second (pinned) buffer while the GPU processes this one; "
+                 "where the source sets the pace, the GPU's idle is the program's budget per input, not a loss.",
+            snippet="strace -f -tt -T -o calls.txt ./app   # the blocking calls and how long each waited",
+            snippet_lang="shell"),),
+        "excessive_memcpy:managed": (Action(
+            text="Move managed memory before it is touched instead of page by page on demand: hipMemPrefetchAsync(ptr, "
+                 "bytes, device, stream) before the kernels that read it, and to hipCpuDeviceId before the host reads "
+                 "the results (hipMemAdvise for data both sides read); or allocate it with hipMalloc and copy it once.",
+            snippet="hipMemPrefetchAsync(x, n * sizeof(float), device, stream);   // pages on the GPU before the launch\n"
+                    "add<<<blocks, threads, 0, stream>>>(n, x, y);\n"
+                    "hipMemPrefetchAsync(y, n * sizeof(float), hipCpuDeviceId, stream);   // and back before the host reads\n"
+                    "hipStreamSynchronize(stream);", snippet_lang="text"),),
+        "tensor_core_unused": (Action(
+            text="Where the algorithm tolerates a 16-bit input, run the GEMMs with bf16 (or fp16) inputs and fp32 "
+                 "accumulation (rocblas_gemm_ex, hipblasLtMatmul), which the Matrix Cores (MFMA) run at several times "
+                 "their fp32 rate."),),
+        "capture_quality:no_gpu": (Action(
+            text="Check that the program ran its GPU work inside the recorded window (rocprofv3 --kernel-trace, or "
+                 "--runtime-trace for the HIP calls too), and that the output holds the kernel records."),),
+        "capture_quality:lost_records": (Action(
+            text="Record the kernels: trace them with the HIP calls (rocprofv3 --runtime-trace) and let the GPU finish "
+                 "(hipDeviceSynchronize) before the program exits, so that its records are written.",
+            snippet="rocprofv3 --runtime-trace --output-format json -- ./app   # app: hipDeviceSynchronize() before exit",
+            snippet_lang="shell"),),
+    }
+
+
+#: :func:`_program_fixes`, read by ``frameworks.native.for_vendor``.
+PROGRAM_FIXES = _program_fixes()
 
 
 #: HIP's calls that wait for the GPU, and those the host is blocked in (copies, as for CUDA).

@@ -24,7 +24,7 @@ from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, Framework, NamePredi
                                             op_type)
 
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "fix_rule", "never", "detect",
-           "detect_trace", "display_names", "elementwise", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
+           "detect_trace", "display_names", "elementwise", "for_vendor", "elementwise_one", "gemm_kernel", "gemm_kernel_one", "get", "how_to_capture", "matrix_unit_unknown_one", "not_gemm_kernel", "not_gemm_kernel_one",
            "not_host_work",
            "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]
 
@@ -142,6 +142,12 @@ def how_to_capture(layouts: Mapping[str, str]) -> str:
 def get(framework_id: str | None) -> Framework:
     """The framework of a capture (``capture.framework``); unknown ones get the guide's TensorFlow spelling."""
     return _BY_ID.get(framework_id or "", UNKNOWN)
+
+
+def for_vendor(framework_id: str | None, vendor) -> Framework:  # noqa: ANN001 - a vendor module
+    """The framework of a capture (:func:`get`) as it talks to a program on ``vendor``'s GPUs: a GPU program with no
+    ML framework is told its vendor's own tools and calls (``native.for_vendor``); every framework keeps its own."""
+    return native.for_vendor(get(framework_id), vendor)
 
 
 def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) -> Framework:

@@ -141,6 +141,22 @@ FRAMEWORK = Framework(
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
 )
 
+def for_vendor(fw: Framework, vendor) -> Framework:  # noqa: ANN001 - a vendor module (``devices/amd.py``)
+    """``fw`` (this module's, or a framework with no fixes of its own for a GPU program) talking to a program on
+    ``vendor``'s GPUs: the vendor's own program fixes (``PROGRAM_FIXES``: its profiler, its range API, its runtime's
+    calls) in place of the CUDA ones of the same keys, and its capture advice; ``fw`` itself where the vendor writes
+    none (CUDA's are these).
+
+    Why: the fixes here are Nsight's and CUDA's; a rocprof capture of a HIP program had its prose translated
+    (``devices.words``: "NVTX range" -> "roctx range") but its code kept ``nvtxRangePushA`` and ``nsys profile``,
+    which do not exist there, and a TF32 switch (``cublasSetMathMode``) its GPUs lack (h37-rocsteps)."""
+    own = getattr(vendor, "PROGRAM_FIXES", None)
+    if not own or fw.id not in (FRAMEWORK.id, NOT_LOADED.id):
+        return fw
+    return dataclasses.replace(fw, fixes={**fw.fixes, **own},
+                               capture_snippet=getattr(vendor, "PROGRAM_CAPTURE", "") or fw.capture_snippet)
+
+
 #: Why a framework check has nothing to say to a Python process whose window ended before it loaded a framework.
 _NOT_LOADED = ("no framework loaded yet: the Python process ran no framework op before the window ended, so there "
                "is no {} to check -- record a later window")

@@ -182,6 +182,20 @@ def device_iterations(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
 _STREAMS_TRIED = 8
 
 
+def _two_repeats_tile(key: np.ndarray, p: int, first: int, length: int) -> bool:
+    """Whether a period seen only twice tiles its stream's work (``key``: the stream's kernels in run order; the
+    periodic region ``length`` kernels from ``first``): what lies outside the region is at most a window's cut ends --
+    fewer than ``p`` kernels, each a kernel the repeat runs.
+
+    Why: two repeats of the same kernel sequence, each running a backward, are two iterations where they are the
+    stream's work; but within one iteration the backward of two alike layers repeats twice as well, and that
+    iteration's forward and update lie outside the repeats: kernels no repeat runs.  Of three repeats or more the
+    region itself is the evidence (a capture's iterations outnumber its cut ends); of two, only what lies outside it
+    can tell a loop from one iteration's layers (h37-rocsteps)."""
+    outside = np.r_[key[:first], key[first + length:]]
+    return outside.size < p and bool(np.isin(outside, key[first:first + p]).all())
+
+
 def _stream_iterations(dev, stream: np.ndarray, sid: int) -> SpanSteps | None:  # noqa: ANN001 - DeviceEvents
     """:func:`device_iterations` on the kernels of stream ``sid`` of ``dev``."""
     on = np.flatnonzero(stream == sid)[:MAX_LAUNCHES]  # ``dev`` is sorted by start: the stream's run order
@@ -195,7 +209,7 @@ def _stream_iterations(dev, stream: np.ndarray, sid: int) -> SpanSteps | None:  
     reps = length // p
     grad_names = np.fromiter((devices.gradient_kernel_one(n) for n in dev.names), bool, len(dev.names))
     grad = grad_names[key[first:first + reps * p]].reshape(reps, p)
-    if reps < 3 or not grad.any(axis=1).all():
+    if reps < 2 or reps == 2 and not _two_repeats_tile(key, p, first, length) or not grad.any(axis=1).all():
         return None  # a period a repeat of which runs no backward is no training iteration (a layer's, a forward's)
     start = np.asarray(dev.start, np.int64)
     end_before = np.maximum.accumulate(np.asarray(dev.end, np.int64))  # the GPU's work done by each event's start
@@ -219,8 +233,11 @@ def _stream_iterations(dev, stream: np.ndarray, sid: int) -> SpanSteps | None:  
             f"every {p} kernels, {reps} times, each repeat running a backward" + (f" (`{word}`)" if word else "") +
             f"; each iteration starts at the kernel the GPU idled longest before ({ms(max(float(gaps[off]), 0.0) / 1e9)} "
             f"median) at the same place of every repeat, a cut iteration at the repeats' ends read apart")
+    if reps == 2:  # one recurrence: its boundary is one pair of idles, not a median over many
+        note += ("; only two repeats: each iteration's start is where the GPU idled longest in two iterations, "
+                 "a guess a longer capture confirms")
     return SpanSteps(name=label, source="device_period", start=bounds[:-1].copy(), end=bounds[1:].copy(),
-                     coverage=float(length / key.size), confidence="medium", note=note)
+                     coverage=float(length / key.size), confidence="medium" if reps > 2 else "low", note=note)
 
 
 def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
@@ -756,13 +773,16 @@ def _period(key: np.ndarray) -> tuple[int, int, int] | None:
 
 
 def _probe(key: np.ndarray, c: int, p: int) -> bool:
-    """Whether the launches after the middle repeat ``p`` later (or ``p`` earlier, near the end): one period's
-    launches (at most :data:`_PROBE`), so that a short capture whose periodic region ends soon after its middle
-    (the results copied back) still passes to the full check."""
+    """Whether the launches after the middle repeat ``p`` later or ``p`` earlier: one period's launches (at most
+    :data:`_PROBE`), so that a short capture whose periodic region ends soon after its middle (the results copied
+    back) still passes to the full check.
+
+    Either way, not the later one alone where it fits: of a short loop's three repeats the middle's next period
+    reaches the result's read-back after the last one, while its previous period is the first repeat (a native
+    rocprof loop of 3 iterations read as one pass, h37-rocsteps)."""
     m = min(_PROBE, p, key.size - c)
-    if c + p + m <= key.size:
-        return bool(np.array_equal(key[c:c + m], key[c + p:c + p + m]))
-    return c - p >= 0 and bool(np.array_equal(key[c - p:c - p + m], key[c:c + m]))
+    later = c + p + m <= key.size and bool(np.array_equal(key[c:c + m], key[c + p:c + p + m]))
+    return later or c - p >= 0 and bool(np.array_equal(key[c - p:c - p + m], key[c:c + m]))
 
 
 def _longest_run(eq: np.ndarray) -> tuple[int, int]:

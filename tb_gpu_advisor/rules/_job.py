@@ -78,7 +78,8 @@ def _framework(job: JobView) -> frameworks.Framework:
     engine, an old version), its kind (forward passes and work of no known kind are not told a training step's
     code: ``any_work``) and one process's GPUs (``alone``: no per-rank words)."""
     alone = job.processes == 1
-    return adapt(frameworks.get(job.framework), context_tags(job.kind, job.tags, alone), job.engine)
+    fw = frameworks.for_vendor(job.framework, devices.vendor_of(job.gpu_names))
+    return adapt(fw, context_tags(job.kind, job.tags, alone), job.engine)
 
 
 def vendor_fixes(job: JobView, *keys: str) -> list[Action]:

@@ -860,7 +860,7 @@ def _said_before(a: Action, earlier: Sequence[Action]) -> bool:
 def framework(m: HostMetrics) -> Framework:
     """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it, written for
     the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
-    fw = frameworks.get(m.capture.framework)
+    fw = frameworks.for_vendor(m.capture.framework, _vendor(m))
     # one GPU process that runs no collective talks to no other rank (a CPU-only capture counts no GPU process: a
     # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words); one process driving several GPUs
     # (DataParallel, TF MirroredStrategy) runs its collectives among its own GPUs: no rank either (h37-left29) --

@@ -195,6 +195,14 @@ _INTEL_UNITS = r"\bXMX\b|oneDNN|oneMKL|oneCCL|xpu-smi|SYCL graph|Xe (?:cores?|Li
 #: NVIDIA's tools names them as written (Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule): quotes are
 #: left out (:func:`_unquoted`).
 _CUDA_ITSELF = r"\bCUDA\b|\bNVIDIA\b|\bNVTX\b|device='cuda'|torch\.cuda\b"
+#: CUDA's own tools, calls and GPU generations, which a program on an AMD GPU cannot use: Nsight's and NVTX's C API
+#: (``nsys``, ``nvtxRangePushA``), the CUDA runtime's and libraries' calls (``cudaMemPrefetchAsync``,
+#: ``cublasSetMathMode``), NVIDIA's generations ("Ampere and newer").  Checked in code too, where ``_FOREIGN`` is not:
+#: ROCm's PyTorch keeps ``torch.cuda`` (``torch.cuda.nvtx`` writes roctx there), but a HIP program's snippet has no
+#: ``nsys profile`` to run (h37-rocsteps).
+_CUDA_TOOLS = re.compile(r"\bnsys\b|\bncu\b|\bnvtx[A-Z]\w*|(?<![\w.])cuda[A-Z]\w*|\bcu(?:blas|dnn|fft)[A-Z]\w*|"
+                         r"\bCUBLAS_\w+|--trace=cuda|\s-t cuda|\bnvidia-smi\b|\bCUPTI\b|"
+                         r"\b(?:Volta|Turing|Ampere|Hopper|Blackwell)\b")
 #: Each vendor's GPU -> the words that are another vendor's (checked in what a user reads, not in code).
 _FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}", re.I),
             "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
@@ -420,11 +428,23 @@ def vendor_words_problems(report: Report, prose: str | None = None) -> list[str]
                 out.append(f"{h.host}: table '{t.title}' has another vendor's words {bad} on an {vendor} GPU")
         for k, v in (h.capture or {}).get("applied", {}).items() if isinstance(h.capture, dict) else []:
             out += [f"{h.host}: capture.applied[{k}] says '{w}' on an {vendor} GPU" for w in _foreign(vendor, v)]
+        if vendor == "AMD":
+            out += _cuda_tools_on_amd(h, findings)
     vendors = {_vendor(h) for h in report.hosts}
     if len(vendors) == 1:
         prose = _rendered_prose(report) if prose is None else prose
         out += [f"markdown: another vendor's words on an {v} GPU: '{w}'" for v in vendors for w in _foreign(v, prose)]
     return sorted(set(out))
+
+
+def _cuda_tools_on_amd(h: HostReport, findings: list[Finding]) -> list[str]:
+    """CUDA's own tools and calls (:data:`_CUDA_TOOLS`) in what an AMD GPU's host is told to do: each fix's words and
+    code, and the job's capture advice."""
+    said = [(f"{f.id} fix", a.text or "") for f in findings for a in f.actions]
+    said += [(f"{f.id} code", a.snippet or "") for f in findings for a in f.actions]
+    said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
+    return [f"{h.host}: {where} says '{m.group(0)}' on an AMD GPU" for where, text in said
+            for m in _CUDA_TOOLS.finditer(_unquoted(text))]
 
 
 def context_problems(report: Report) -> list[str]:

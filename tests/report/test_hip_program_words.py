@@ -1,0 +1,63 @@
+"""A HIP program with no ML framework, captured by ROCm's tracers, is told ROCm's tools and calls in its fixes' code as
+in their words (h37-rocsteps): the native framework's fixes are Nsight's and CUDA's, and on an AMD GPU only their
+prose was translated (``devices.words``: "NVTX ranges" -> "roctx ranges") -- the code kept ``nsys profile -t
+cuda,nvtx,osrt``, and a GEMM fix named ``cublasSetMathMode(handle, CUBLAS_TF32_TENSOR_OP_MATH)`` "(Ampere and
+newer)".  Now ``devices/amd.PROGRAM_FIXES`` (rocprofv3 and roctx, HIP's managed-memory calls, 16-bit GEMMs) stand in
+for those keys (``frameworks.native.for_vendor``).  The captures are generated: truth by construction (a HIP loop,
+an MI300X or a GPU rocmProfileData does not name)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthetic import rocproftrace, rpdtrace
+from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.devices import amd, nvidia
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.contradictions import _CUDA_TOOLS, vendor_words_problems
+
+#: an fp32 GEMM and an element-wise kernel, as a HIP program's own loop launches them
+LOOP = [("gemm_kernel(float*)", 900.0), ("relu(float*)", 80.0)]
+
+
+def analyse(path: Path) -> Report:
+    """The one session's report of the capture written in ``path``, analysed in this process."""
+    (s,) = discover(str(path))
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def _problems(path: Path) -> list[str]:
+    report = analyse(path)
+    assert report.hosts and report.hosts[0].capture["vendor"] == "AMD"
+    return vendor_words_problems(report)
+
+
+def test_an_rpd_hip_loops_host_fix_records_roctx_with_rocprofv3(tmp_path: Path) -> None:
+    """rocmProfileData, 8 bursts 3 ms apart that the host's recorded calls do not fill: the fix that records the
+    host's own code ran ``nsys profile -t cuda,nvtx,osrt`` (main); now rocprofv3's marker trace."""
+    rpdtrace.write(str(tmp_path / "trace.rpd"), [LOOP] * 8, gap_ms=3.0)
+    report = analyse(tmp_path)
+    gaps = [f for f in report.hosts[0].findings if f.rule == "step_gaps"]
+    assert gaps, [f.rule for f in report.hosts[0].findings]
+    code = "\n".join(a.snippet or "" for f in gaps for a in f.actions)
+    assert "rocprofv3 --runtime-trace --marker-trace" in code, code
+    assert not vendor_words_problems(report)
+
+
+def test_a_rocprof_hip_loops_gemm_fix_names_no_cuda_switch(tmp_path: Path) -> None:
+    """rocprof's trace of one pass of an fp32 GEMM on an MI300X: the Matrix-Core fix named cuBLAS' TF32 mode and
+    NVIDIA's generations (main); now a 16-bit GEMM through ROCm's libraries."""
+    rocproftrace.write(str(tmp_path / "results.json"), [LOOP], step_range=None, step_sync=None)
+    assert not _problems(tmp_path)
+
+
+def test_every_native_fix_on_an_amd_gpu_is_free_of_cudas_tools() -> None:
+    """Every fix a GPU program with no ML framework can be given on an AMD GPU -- the capture advice, each rule's and
+    each variant's -- holds none of CUDA's own tools or calls; on an NVIDIA GPU the framework is CUDA's, unchanged."""
+    fw = frameworks.for_vendor("native", amd)
+    said = [fw.capture_snippet] + [t for acts in fw.fixes.values() for a in acts for t in (a.text, a.snippet or "")]
+    bad = sorted({m.group(0) for t in said for m in _CUDA_TOOLS.finditer(amd.words(t))})
+    assert not bad, bad
+    assert frameworks.for_vendor("native", nvidia) is frameworks.get("native")

@@ -116,6 +116,10 @@ class Allocator:
     device: int = 0
     device_total: int | None = None  # the device's memory where a cap (set_per_process_memory_fraction) is below it
     expandable: bool = False
+    #: PyTorch's ``should_split``: a large-pool block is split only where more than 1 MiB (``kSmallSize``) of it would
+    #: remain, so a 25 MiB tensor keeps the whole 26 MiB block of its segment; off, every block is split to its size
+    #: (the scenarios written before it keep their truths)
+    unsplit_rest: bool = False
     segments: list[_Segment] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
     now_us: int = T0_US
@@ -154,7 +158,7 @@ class Allocator:
             self.reserved += seg_size
             self._entry("segment_alloc", seg.address, seg_size, frames)
             blk = seg.blocks[0]
-        if blk.size > size:  # split: the rest stays cached
+        if blk.size > size and not (self.unsplit_rest and large and blk.size - size <= SMALL):  # the rest stays cached
             i = seg.blocks.index(blk)
             seg.blocks.insert(i + 1, _Block(blk.address + size, blk.size - size))
             blk.size = size
@@ -168,8 +172,9 @@ class Allocator:
 
     def free(self, addr: int) -> None:
         seg, blk = next((s, b) for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
-        self._entry("free_requested", addr, blk.size, blk.frames)
-        self._entry("free_completed", addr, blk.size, blk.frames)
+        recorded = _round(blk.requested)  # as its allocation was recorded (the block's bytes, unless left unsplit)
+        self._entry("free_requested", addr, recorded, blk.frames)
+        self._entry("free_completed", addr, recorded, blk.frames)
         blk.allocated, blk.requested, blk.frames = False, 0, []
         self.allocated -= blk.size
         merged: list[_Block] = []
@@ -966,16 +971,20 @@ WIN_PARAMS = [frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1355, "convert"),
 
 
 def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int = 16, act_mib: int = 4,
-                             weights_in_history: bool = False, cast: bool = True) -> Scenario:
+                             weights_in_history: bool = False, cast: bool = True, unsplit: bool = False) -> Scenario:
     """Forward passes of a bf16 benchmark under ``torch.no_grad()`` and autocast recorded on Windows (Python frames
     only), shaped after LilySu/stanford-cs336-assignment2-systems' ``memory_snapshot_large_forward_ctx128_mp.pickle``:
     ``layers`` x 2 fp32 weights of ``weight_mib`` MiB, allocated before the history (or, with ``weights_in_history``,
     moved by ``Module._apply`` inside it); each pass, one ``with autocast():`` region, makes each weight's bf16 copy on
     its first use (``weight_mib / 2`` MiB, with ``cast``; without, the weights are used as they are) and an output of
     ``act_mib`` MiB per layer, the layer before's freed as it goes, and on leaving the region frees the copies together.
-    Truth: the weights' bytes, the copies' bytes live at the peak, and the forward's own at most."""
-    a = Allocator(80 * GiB)
+    ``unsplit``: the allocator leaves a large block whole where 1 MiB or less would remain (:attr:`Allocator.unsplit_rest`),
+    as PyTorch's does: with ``weight_mib=25`` (CS336's 2.7B model, d_model 2560: QR-0W/Stanford-CS336) each weight
+    holds a 26 MiB block and its copy 12.5 MiB, not half the block.
+    Truth: the weights' bytes (their blocks'), the copies' bytes live at the peak, and the forward's own at most."""
+    a = Allocator(80 * GiB, unsplit_rest=unsplit)
     weights = [a.malloc(weight_mib * MiB, WIN_PARAMS if weights_in_history else []) for _ in range(2 * layers)]
+    weights_bytes = sum(a.size_of(w) for w in weights)
     if not weights_in_history:
         a.trace = []
     for _ in range(passes):
@@ -993,7 +1002,7 @@ def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int 
             a.free(x)
         for x in copies:  # the autocast region left: its cache cleared, every copy freed in one run
             a.free(x)
-    truth = {"gpu": 0, "weights_bytes": len(weights) * weight_mib * MiB,
+    truth = {"gpu": 0, "weights_bytes": weights_bytes,
              "cast_bytes": 2 * layers * weight_mib * MiB // 2 if cast else 0, "act_bytes": 2 * act_mib * MiB,
              "kind": "inference"}
     return Scenario(snapshot([a]), truth)

@@ -394,7 +394,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
                        "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
                        "file was edited or damaged")
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
-        dump = [_Live(_int(b.get("size"), 0), where[id(b)], _block_frames(b), None, budget) for b in live]
+        dump = [_Live(_int(b.get("size"), 0), where[id(b)], _block_frames(b), None, budget,
+                      _int(b.get("requested_size"), 0) or None) for b in live]
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
         try:
@@ -742,11 +743,15 @@ class _Rows:
 class _Live:
     """A live block before it is a :class:`SnapshotBlock`: its frames are formatted only for the few kept."""
 
-    __slots__ = ("size", "address", "raw", "time_ps", "phase")
+    __slots__ = ("size", "address", "raw", "time_ps", "phase", "requested")
 
-    def __init__(self, size: int, address: int, raw: Any, time_ps: int | None, budget: "_Budget"):
+    def __init__(self, size: int, address: int, raw: Any, time_ps: int | None, budget: "_Budget",
+                 requested: int | None = None):
         self.size, self.address, self.raw, self.time_ps = size, address, raw, time_ps
         self.phase = MEMORY_PHASES[budget.phase(raw)]
+        #: the bytes the tensor asked for (``requested_size``, PyTorch 2.1+), ``size`` where the file says nothing:
+        #: the allocator rounds a block up, and leaves a large one unsplit when less than 1 MiB of its segment is left
+        self.requested = requested if requested is not None and 0 < requested <= size else size
 
     def block(self, budget: "_Budget") -> SnapshotBlock:
         frames = _frames(self.raw)
@@ -992,8 +997,9 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     module's forward, so its frames read as an activation's -- kept for the whole region, and all freed at its exit
     (``autocast_mode.cpp``: the cache is cleared when the outermost region ends).  LilySu's bf16 forward under
     ``no_grad`` read 3.07 GiB of such copies as activations (survey h37-survey9).  Three facts together tell a copy,
-    none alone: a forward allocation exactly half the size of a block held since before the history (an fp32
-    parameter: no history entry allocated it, or ``Module._apply`` moved it); freed in one run of frees with no allocation between, with the other
+    none alone: a forward allocation of half the bytes of a block held since before the history (an fp32
+    parameter: no history entry allocated it, or ``Module._apply`` moved it; half its block, or half the bytes its
+    tensor asked for, rounded as the allocator rounds: :func:`_copy_blocks`); freed in one run of frees with no allocation between, with the other
     such blocks (the region's exit) -- or still live at the dump -- most of them having outlived forward tensors made
     after them; and, in that run, no more blocks of a size than held blocks of twice it (one copy per parameter).
     ``bare``: per event, its stack holds no frame (autograd's engine thread under ``stacks="python"``): a run that
@@ -1005,13 +1011,14 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     # the parameters live at the dump: blocks no history entry allocated (made before it), or moved to the GPU in it
     made = {a: k for k, a in zip(np.flatnonzero(delta > 0).tolist(), addr[delta > 0].tolist())}  # its last allocation
     params = MEMORY_PHASES.index("parameters")
-    held: dict[int, int] = {}
+    held: dict[int, int] = {}  # a copy's block bytes -> how many parameters' copies have them
     for b in dump:
         k = made.get(b.address)
-        if k is None or (phase[k] == params and delta[k] == b.size):
-            held[b.size] = held.get(b.size, 0) + 1
+        if k is None or (phase[k] == params and delta[k] in (b.size, b.requested)):  # a trace records the request
+            for c in _copy_blocks(b.size, b.requested):
+                held[c] = held.get(c, 0) + 1
     alloc = np.flatnonzero(delta > 0)
-    cand = alloc[(phase[alloc] == fwd) & np.isin(2 * delta[alloc], np.fromiter(held, np.int64, len(held)))]
+    cand = alloc[(phase[alloc] == fwd) & np.isin(delta[alloc], np.fromiter(held, np.int64, len(held)))]
     if cand.size < 2:
         return
     free_at = _frees(delta, addr)
@@ -1023,8 +1030,24 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
             continue
         sizes, counts = np.unique(delta[mine], return_counts=True)
         if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and \
-                all(c <= held[2 * int(sz)] for sz, c in zip(sizes.tolist(), counts.tolist())):
+                all(c <= held[int(sz)] for sz, c in zip(sizes.tolist(), counts.tolist())):
             phase[mine] = MEMORY_PHASES.index("parameters")
+
+
+#: the caching allocator's least block: every block's bytes are a multiple of it (``kMinBlockSize``)
+_BLOCK_ROUND = 512
+
+
+def _copy_blocks(size: int, requested: int) -> set[int]:
+    """The bytes of the block a 16-bit copy of a 32-bit tensor held in a block of ``size`` bytes (``requested`` of
+    them asked for) gets: half of the block, as before, and half of the tensor's own bytes rounded up to the
+    allocator's least block.  Why: a large block is left unsplit when less than 1 MiB of its segment would remain, so
+    a 25 MiB fp32 weight sits in a 26 MiB block while its bf16 copy is 12.5 MiB -- CS336's 2.7B model under autocast
+    (h37-autocast): 128 of its 224 weights' copies were missed by the block's half alone."""
+    out = {size // 2} if size % 2 == 0 else set()
+    half = (requested + 1) // 2
+    out.add(-(-half // _BLOCK_ROUND) * _BLOCK_ROUND)
+    return out
 
 
 def _backward_before(mine: np.ndarray, free_at: np.ndarray, alloc: np.ndarray, bare: np.ndarray) -> bool:

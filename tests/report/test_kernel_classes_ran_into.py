@@ -24,17 +24,24 @@ def _report(seed: int):  # noqa: ANN202 - a Report
 
 
 def test_calls_run_into_the_steps_are_their_class_time():
+    """Since h37-nsyslast the late rank's last step runs its whole period (2.23 ms; it ended at its own work before,
+    0.54 ms), so it holds the start of GPU 1's next queued all-reduce: one call of the eight GPU-steps starts inside
+    (0.25 a step on GPU 1), the rest of the class's time ran in from before."""
     (h,) = _report(30059).hosts
     ar = [g.collectives["AllReduce"] for g in h.gpus]
-    assert all(a[0] == 0 and a[1] > 1.5 for a in ar), ar  # premise: no call starts in the kept steps, each GPU's runs in
+    assert ar[0][0] == 0 and all(a[1] > 1.5 for a in ar), ar  # premise: GPU 0's calls all run in from before the steps
     classes = {c["class"]: c for c in h.kernel_classes}
-    coll = classes.get("collective")  # main: absent
+    coll = classes.get("collective")  # main before h37-review21: absent
     assert coll is not None, h.kernel_classes
     assert coll["us_per_step"] / 1000 == pytest.approx(sum(a[1] for a in ar) / len(ar), abs=1e-3)
-    assert coll["launches_per_step"] == 0 and coll["kernels"] == 1
+    # launches count where they started, as the communication tables count them: per step and GPU
+    assert coll["launches_per_step"] == pytest.approx(sum(a[0] for a in ar) / len(ar)) and coll["kernels"] == 1
     # a part of the step: the class holds no more than the ledger's collectives and what ran beside them
     assert coll["us_per_step"] / 1000 <= max(g.step_ms for g in h.gpus) + 1e-6
-    assert not any("AllReduce" in str(row[0]) or "nccl" in str(row[0]).lower() for row in h.kernels.rows)
+    # the kernels table holds the kept steps' own calls: GPU 1's one, none of those that ran in
+    rows = [row for row in h.kernels.rows if "AllReduce" in str(row[0])]
+    count = h.kernels.columns.index("count")
+    assert sum(row[count] for row in rows) == round(ar[1][0] * h.capture["steps_kept"]) == 1
 
 
 def test_a_run_whose_calls_start_in_the_steps_keeps_its_classes():

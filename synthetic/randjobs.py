@@ -1734,7 +1734,7 @@ def _write_framed_pass(job: Job, run: str) -> None:
     # no count or period of them by construction)
     truth: dict[str, Any] = {} if p["phases"] and t["warmup"] else {"steps": t["measured"], "step_ms": t["period_ms"]}
     if t["measured"] == 1 and t["warmup"] and not p["phases"]:
-        truth["pass_ms"] = t["pass_ms"]
+        truth.update(pass_ms=t["pass_ms"], pass_range_ms=t["period_ms"])
     if p["phases"]:
         truth["job_kind"] = "training"
     TRUTH[job.seed] = truth

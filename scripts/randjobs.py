@@ -6,7 +6,8 @@ captures: lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, 
 AMD's tracers, NVTX-only exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a trace; with
 ``--forms9``, an NCCL all-to-all of each kind of exchange; with ``--forms10``, attention op by op or fused, a pipeline's
 own input preparation, a JAX batch-fetch range, a PyProf forward; with ``--forms11``, libraries' NVTX vocabularies, native loops syncing outside any op, one
-unmarked pass, a kernel trace with no host), analysed
+unmarked pass, a kernel trace with no host; with ``--forms12``, grain's loop in a JAX capture, one NVTX range framing a
+benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -25,12 +26,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
-                              random_form10_job, random_form11_job, random_form_job, random_job, random_xplane_job)
+                              random_form10_job, random_form11_job, random_form12_job, random_form_job, random_job,
+                              random_xplane_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
 #: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
 STREAMS = (
+    ("forms12", random_form12_job,
+     "h37-randjobs12's forms: a JAX loop fed by grain (its prefetch thread recorded or not), one NVTX range framing a "
+     "benchmark's measured passes after 0-3 warm-ups, DeepSpeed's NVTX ranges in either domain under gradient "
+     "accumulation, a program's evaluation ranges alone or beside a fit"),
     ("forms11", random_form11_job,
      "h37-randjobs11's forms: libraries' NVTX vocabularies in their own domains, native CUDA loops syncing outside any "
      "framework op (events timing each kernel, an offload loop's stream syncs), one unmarked Kineto pass, a kernel "

@@ -2124,7 +2124,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
 
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
                         frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False,
-                        context_ms: float = 150.0, phases: bool = False) -> dict:
+                        context_ms: float = 150.0, phases: bool = False, gpu: Gpu = A100_80GB_PCIE) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
@@ -2136,8 +2136,9 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     so that the launch sequence never repeats and only the GPU's bursts show the passes.  ``context_ms``: the
     first ``cudaMalloc`` (the context's creation: a one-time cost before every pass).  ``phases``: every pass, warm-ups
     too, an NVTX ``forward`` range around its first half of launches and ``backward`` around the rest (a training
-    loop's ranges: the job is training by its range names).  Return the truth:
-    the measured passes' count and length, the warm-up passes' count."""
+    loop's ranges: the job is training by its range names).  ``gpu``: the device it ran on.  Return the truth:
+    the measured passes' count and length, their period (the pass, then the sync's 10 us, the timing loop's 200 us and
+    the next launch's 20 us lead), the warm-up passes' count."""
     us, ms = 1000, 1_000_000
     pid = 2222
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -2191,9 +2192,10 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     con.executemany(_KERNEL_INSERT,
                     [(s, e, 0, 1, 7, c, gpid, n, n, 128, 4, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (s, e, c, n) in enumerate(kern)])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="python", thread="python",
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python",
                 copy_enums=False, sync_enum=False)
-    return {"measured": measured, "pass_ms": pass_ms, "warmup": warmup, "context_ms": context_ms}
+    return {"measured": measured, "pass_ms": pass_ms, "period_ms": pass_ms + 0.23, "warmup": warmup,
+            "context_ms": context_ms}
 
 
 # --------------------------------------------------------------------------- h37-left41: a kernel waiting on a later copy

@@ -1629,3 +1629,127 @@ def _write_synced_kernels(job: Job, run: str) -> None:
 _WRITERS.update({"nsys_vocab": _write_nsys_vocab, "event_timed": _write_event_timed,
                  "synced_kernels": _write_synced_kernels, "kineto_pass": _write_kineto_form,
                  "hostless": _write_rocprof_kernels})
+
+
+# ------------------------------------------------------------- session 22's forms (h37-randjobs12)
+# Drawn by ``random_form12_job`` (``scripts/randjobs.py --forms12``), a stream of its own: a JAX loop fed by grain
+# (``jaxcapture.grain_loop``; h37-inputwait), one NVTX range framing the measured passes of a benchmark after its
+# warm-ups (``nsysexport.write_framed_passes``; h37-survey42), DeepSpeed's NVTX ranges in either domain under gradient
+# accumulation, and a program's evaluation ranges alone or beside a fit (``tests/job/test_library_nvtx.py``; h37-nvtx22).
+
+FORMS12 = ("grain", "framed_pass", "ds_nvtx", "eval_nvtx")
+#: DeepSpeed's ``instrument_w_nvtx`` qualnames: the engine's once a micro-batch, ZeRO-3's optimizer step once an
+#: iteration (deepspeedai/DeepSpeed ``runtime/engine.py``, ``runtime/zero/stage3.py``)
+DS_MICRO = ("DeepSpeedEngine.forward", "DeepSpeedEngine.backward")
+DS_STEP = "DeepSpeedZeroOptimizer_Stage3.step"
+#: a program's own evaluation ranges (nothing trains: forward passes) and a fit that validates (training)
+EVAL_RANGES = {("data", "eval_step"): "inference", ("validation_step",): "inference",
+               ("load", "evaluate", "metrics"): "inference",
+               ("forward", "backward", "optimizer_step", "validation_step"): "training"}
+#: the framed benchmark's GPUs (``synthetic.nsysexport``'s): its own A100 PCIe, an SXM A100, a Turing and an Ampere card
+FRAMED_GPUS = ("A100_80GB_PCIE", "A100_SXM4_80GB", "RTX_2080", "RTX_3070_TI")
+
+
+def _grain_params(rng: random.Random) -> dict[str, Any]:
+    """A grain-fed JAX loop: 2-12 steps of a 1-6 layer bf16 MLP at a random scale, on an H100 or an A100, grain's
+    take and the loop's other Python of random lengths, the prefetch thread recorded or not."""
+    return {"steps": rng.randint(2, 12), "layers": rng.randint(1, 6), "scale": round(_log_uniform(rng, 0.05, 20.0), 4),
+            "take_us": round(_log_uniform(rng, 10.0, 5000.0), 3), "other_us": round(_log_uniform(rng, 5.0, 5000.0), 3),
+            "prefetch_thread": rng.random() < 0.6, "command_buffers": rng.random() < 0.5,
+            "gpu": rng.choice(("H100", "A100"))}
+
+
+def _framed_params(rng: random.Random) -> dict[str, Any]:
+    """A benchmark's 0-3 warm-up passes and 1-4 measured passes in one NVTX range (each measured pass in its own range
+    too at random; a shape-tuned first kernel per pass; forward/backward phase ranges: a training loop)."""
+    kernels = rng.randint(4, 64)
+    return {"warmup": rng.randint(0, 3), "measured": rng.randint(1, 4), "kernels": kernels,
+            # each kernel far longer than its 6 us launch: the GPU-bound pass the writer models
+            "pass_ms": round(max(_log_uniform(rng, 5.0, 80.0), kernels * 0.05), 3),
+            "frame": rng.choice(("resnet50_inference", "measurement", "timed", "benchmark")),
+            "ranged_passes": rng.random() < 0.2, "vary": rng.random() < 0.3, "phases": rng.random() < 0.2,
+            "context_ms": round(rng.uniform(20.0, 300.0), 3), "gpu": rng.choice(FRAMED_GPUS)}
+
+
+def _library_nvtx_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """An Nsight job of :func:`_nsys_params`'s sizes and ranks whose only NVTX is DeepSpeed's (``ds_nvtx``:
+    accumulation 1-8, the default domain or ``DeepSpeed``) or a program's evaluation ranges (``eval_nvtx``)."""
+    p = _nsys_params(rng)
+    if fmt == "ds_nvtx":
+        gas = rng.choice((1, 1, rng.randint(2, 8)))
+        words = DS_MICRO * gas + (DS_STEP,)
+        p.update(gas=gas, range_domain=rng.choice((None, "DeepSpeed")), job_kind="training")
+    else:
+        words = rng.choice(sorted(EVAL_RANGES))
+        p.update(range_domain=None, job_kind=EVAL_RANGES[words])
+    p.update(extra_ranges=words, autograd_nvtx=False, comm_range=None, step_range=None, graph_mode=None,
+             steps=rng.choice((1, rng.randint(2, 16))), ops=max(p["ops"], len(words) + 1), setup_ms=0.0)
+    return _paced(p)
+
+
+def random_form12_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS12` (its own stream of draws)."""
+    rng = random.Random(f"form12{seed}")
+    fmt = rng.choices(FORMS12, weights=(3, 3, 3, 2))[0]
+    if fmt == "grain":
+        return Job(seed, fmt, _grain_params(rng))
+    if fmt == "framed_pass":
+        return Job(seed, fmt, _framed_params(rng))
+    return Job(seed, fmt, _library_nvtx_params(rng, fmt))
+
+
+def form12_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS12` with its writer's ``params``: a reduced job, written out in a test."""
+    return _reduced_job(FORMS12, fmt, seed, dict(params))
+
+
+def _write_grain(job: Job, run: str) -> None:
+    """The grain-fed loop and its truth: the steps and their period, the input wait the program's own pipeline
+    (grain's take on the loop's thread), at most the take and the batch's ``device_put`` a step (the prefetch
+    thread working ahead is no wait of the loop's)."""
+    from synthetic import jaxcapture as J
+    from synthetic import tfcapture as TF
+    from synthetic import xla_kernels as X
+
+    p = job.params
+    gpu = {"H100": X.H100, "A100": TF.A100}[p["gpu"]]
+    cap = J.JaxCapture(gpu=gpu, hostname="node0", seed=job.seed, step_annotation=True,
+                       command_buffers=p["command_buffers"])
+    kernels = [replace_us(k, p["scale"]) for k in X.mlp_bf16_step(p["layers"], command_buffers=p["command_buffers"])]
+    spans = J.grain_loop(cap, kernels, p["steps"], p["take_us"], p["other_us"], prefetch_thread=p["prefetch_thread"])
+    cap.finish().write(os.path.join(run, "plugins", "profile", J.SESSION, "node0.xplane.pb"))
+    starts = [s for s, _, _ in spans]
+    period = (starts[-1] - starts[0]) / (len(starts) - 1) / J.US / 1e3
+    fetch_ms = max(other - take for take, other, _ in spans) / J.US / 1e3
+    TRUTH[job.seed] = {"steps": p["steps"], "step_ms": period, "input_source": "pipeline",
+                       "input_not_words": ("stands for an untraced loader",), "input_bound_ms": fetch_ms + 0.05}
+
+
+def _write_framed_pass(job: Job, run: str) -> None:
+    """The framed benchmark and its truth: the measured passes and their period (where no warm-up has the phase
+    ranges of a training loop); one pass after warm-ups of the same work, outside training, is the step (``pass_ms``)."""
+    p = dict(job.params)
+    t = N.write_framed_passes(os.path.join(run, "bench.sqlite"), gpu=getattr(N, p.pop("gpu")), **p)
+    # (with phase ranges the warm-ups are iterations of the loop too, launched back to back, the first twice as slow:
+    # no count or period of them by construction)
+    truth: dict[str, Any] = {} if p["phases"] and t["warmup"] else {"steps": t["measured"], "step_ms": t["period_ms"]}
+    if t["measured"] == 1 and t["warmup"] and not p["phases"]:
+        truth.update(pass_ms=t["pass_ms"], pass_range_ms=t["period_ms"])
+    if p["phases"]:
+        truth["job_kind"] = "training"
+    TRUTH[job.seed] = truth
+
+
+def _write_library_nvtx(job: Job, run: str) -> None:
+    """The export, and its truth: the iterations and their period, the kind the ranges say."""
+    p = dict(job.params)
+    kind = p.pop("job_kind")
+    p.pop("gas", None)
+    p["kernel"] = getattr(N, p["kernel"])
+    p["extra_ranges"] = tuple(p["extra_ranges"])
+    t = N.write(os.path.join(run, "job.sqlite"), N.NsysJob(seed=job.seed, **p))
+    TRUTH[job.seed] = {"steps": t.steps, "step_ms": t.step_ms, "job_kind": kind}
+
+
+_WRITERS.update({"grain": _write_grain, "framed_pass": _write_framed_pass, "ds_nvtx": _write_library_nvtx,
+                 "eval_nvtx": _write_library_nvtx})

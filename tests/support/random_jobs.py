@@ -60,6 +60,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     top, step = truth.get("step_ms_max"), h.mean_step_ms()
     if top is not None and step is not None and step > top:
         out.append(f"truth: the step is {step:.4g} ms, the process ran {top:.4g} ms")
+    out += _one_pass_problems(truth, step)
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]
@@ -69,6 +70,17 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if found and period and step and abs(step - period) > 0.02 * period:
         return [f"step-truth: the mean step is {step:.4g} ms, the job's period {period:.4g} ms"]
     return []
+
+
+def _one_pass_problems(truth: dict, step: float | None) -> list[str]:
+    """Where the job's writer timed one pass after warm-ups of the same work (``pass_ms``: h37-survey42's framed
+    pass), the step read is that pass, its GPU work to its range (``pass_range_ms``: the sync and the timing loop's
+    host work in it) -- never the warm-ups with it, never the window (h37-randjobs12)."""
+    want = truth.get("pass_ms")
+    top = truth.get("pass_range_ms", want)
+    if want is None or (step is not None and 0.97 * want <= step <= 1.01 * top):
+        return []
+    return [f"truth: the one timed pass is {want:.4g} ms ({top:.4g} ms its range), the step read {step!r} ms"]
 
 
 def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's report

@@ -84,7 +84,7 @@ def check(m: HostMetrics) -> list[Finding]:
                f"every step" if recurring else "")
     pageable = _to_pin(ctx, copies)
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
-    pinned = _pinned_words(m, copies, worst)
+    pinned = _pinned_words(m, ctx, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
@@ -235,7 +235,7 @@ def _pin_fix(ctx: Ctx, named: list) -> list:
     return readback or ctx.fw.extra(f"{ID}:pageable", copies=copies)
 
 
-def _pinned_words(m: HostMetrics, copies: list, worst) -> str:  # noqa: ANN001 - a copy
+def _pinned_words(m: HostMetrics, ctx: Ctx, copies: list, worst) -> str:  # noqa: ANN001 - a copy
     """Where the host copies already come from pinned memory, asynchronously, and outlast all the step's compute they
     could hide behind, the words that the bytes themselves are the cost ("" where not): pinning and overlap, which
     they do already, are no fix (issue #37 survey h37-survey3: a 4-stream CUDA program was told to do what it does)."""
@@ -247,7 +247,7 @@ def _pinned_words(m: HostMetrics, copies: list, worst) -> str:  # noqa: ANN001 -
     names = " and ".join(_NAMES.get(c.direction, c.direction) for c in copies
                          if c.direction in ("h2d", "d2h") and c.ms_per_step > 0)
     return (f"; the {names} copies already come from pinned memory, asynchronously, and take longer than the "
-            f"step's compute ({ms(host_ms)} against {ms(compute)}): the transfers themselves are the cost")
+            f"{ctx.step_noun}'s compute ({ms(host_ms)} against {ms(compute)}): the transfers themselves are the cost")
 
 
 def _first(lead: list, acts: list) -> list:

@@ -31,8 +31,9 @@ from synthetic.randjobs import FORMS11, TRUTH, random_form11_job
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems, walk
 
 #: the first seed of each form (event_timed 0, hostless 1, kineto_pass 3, synced_kernels 4, nsys_vocab 6) and the
-#: seeds that broke a law on main's analysis (13, 132)
-SEEDS = (0, 1, 3, 4, 6, 13, 132)
+#: seeds that broke a law on main's analysis (13, 132; 5145 the lead's session-22 walk: excessive_memcpy's "take
+#: longer than the step's compute" of a one-pass Kineto capture, which h37-words22's stronger window law now reads)
+SEEDS = (0, 1, 3, 4, 6, 13, 132, 5145)
 
 
 def _one(seed: int):

@@ -2329,23 +2329,24 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
     ends = written & h.per_name(nvtx.is_framework_step_end)[h.name[r.idx]]
     if int(ends.sum()) < 2:
         return None
-    parts = []
+    parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for ln in np.unique(h.line[r.idx[ends]]).tolist():
         sel = r.idx[ends & (h.line[r.idx] == ln)]
         if sel.size < 2:
             continue
         e = np.sort(h.end[sel].astype(np.int64))
         starts = np.sort(h.start[r.idx[written & (h.line[r.idx] == ln)]].astype(np.int64))
-        parts.append((np.r_[_first_iteration_start(starts, e, _window_start_ps(trace)), e[:-1]], e))
+        parts[int(ln)] = (np.arange(e.size, dtype=np.int64),
+                          np.r_[_first_iteration_start(starts, e, _window_start_ps(trace)), e[:-1]], e)
     if not parts:
         return None
-    ids = np.concatenate([np.arange(p[1].size, dtype=np.int64) for p in parts])
-    u, s, e = _group_windows(ids, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+    ids, s, e = (np.concatenate([p[i] for p in parts.values()]) for i in range(3))
+    u, s, e = _group_windows(ids, s, e)
     name = h.names[int(h.name[r.idx[ends][0]])]
     note = (f"{_ranges_word(trace)} `{name}`, the framework's own range closing each iteration ({int(ends.sum())} on "
             f"{len(parts)} thread{'s' if len(parts) > 1 else ''}): each step runs from the end of one to the end of the "
             f"next, its micro-batches' forward and backward inside")
-    return "nvtx_range", note, u, s, e, {}
+    return "nvtx_range", note, u, s, e, _aligned_line_windows(parts, u)
 
 
 def _first_iteration_start(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:
@@ -2380,15 +2381,25 @@ def _line_windows(h: HostEvents, sel: np.ndarray, ids: np.ndarray, u: np.ndarray
     the first rank's start to the last's end, tiled by the first rank's; ranks 50 us apart in 119 us steps with no
     collective binding them placed the last rank's kernels a step off (its GPU counted 41 of its 42 kernels: "7
     kernels per step" of 6.96, walk seed 20656).  Each rank's GPU is placed by its own thread's ranges."""
-    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     line = h.line[sel]
-    if np.unique(line).size < 2:
+    per = {int(ln): (ids[line == ln], h.start[sel[line == ln]].astype(np.int64),
+                     h.end[sel[line == ln]].astype(np.int64)) for ln in np.unique(line).tolist()}
+    return _aligned_line_windows(per, u)
+
+
+def _aligned_line_windows(per: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], u: np.ndarray
+                          ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Host line -> (starts, ends) of its own windows, aligned with the host-wide steps ``u``, from each line's own
+    (step numbers, starts, ends) in ``per``; only the lines that hold every step once, and only where two lines or more
+    mark steps (one line's windows are the host's).  The one home of the per-rank windows every NVTX reading returns
+    (:func:`_line_windows`, :func:`_framework_iterations`)."""
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if len(per) < 2:
         return out
     pos = {int(k): i for i, k in enumerate(u.tolist())}
-    for ln in np.unique(line).tolist():
-        m = line == ln
-        lu, ls, le = _group_windows(ids[m], h.start[sel[m]].astype(np.int64), h.end[sel[m]].astype(np.int64))
-        if lu.size != u.size or int(m.sum()) != u.size:
+    for ln, (ids, starts, ends) in per.items():
+        lu, ls, le = _group_windows(ids, starts, ends)
+        if lu.size != u.size or ids.size != u.size:
             continue  # a thread that marked fewer steps (or one step twice): the host's windows stand for it
         s, e = np.empty(u.size, np.int64), np.empty(u.size, np.int64)
         at = np.array([pos[int(k)] for k in lu.tolist()], np.int64)

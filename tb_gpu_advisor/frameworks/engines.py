@@ -145,8 +145,11 @@ ENGINES: tuple[Engine, ...] = (
            kernels=re.compile(r"reshape_and_cache|paged_attention|cross_device_reduce|vllm::|_vllm_"),
            # ``execute_model`` where the profile records Python (with_stack); else the step's own range, named by
            # the batch it runs: ``execute_context_<n>(<tokens>)_generation_<m>(<tokens>)`` (a count first in some
-           # builds: ``execute_32_context_0(...)``)
-           step_span=(re.compile(r"execute_model"), re.compile(r"^execute_(?:\d+_)?context_\d+\(")),
+           # builds: ``execute_32_context_0(...)``); else V1's model runner's scope of its step's model run, pushed once
+           # an engine step between ``gpu_model_runner: preprocess`` and ``: postprocess`` (``VLLM_NVTX_SCOPES_FOR_
+           # PROFILING=1``: ``vllm/v1/worker/gpu_model_runner.py``)
+           step_span=(re.compile(r"execute_model"), re.compile(r"^execute_(?:\d+_)?context_\d+\("),
+                      re.compile(r"^gpu_model_runner: forward$")),
            capture=(_VLLM_CAPTURE,),
            # ``set_process_title``: ``<VLLM_PROCESS_NAME_PREFIX, default VLLM>::<EngineCore|Worker_TP0|APIServer|
            # DPCoordinator...>`` (``vllm/utils/system_utils.py``)

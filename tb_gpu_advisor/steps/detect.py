@@ -1473,7 +1473,7 @@ def _ranges_word(trace: Trace) -> str:
     return src if src.endswith("ranges") else f"{src} ranges"
 
 
-def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _training_range_steps(trace: Trace, job: Job | None) -> tuple | None:
     """Steps of a training job known by its own NVTX ranges (``Kind.from_ranges``): the training range that lasts
     longest on average (the backward pass holds the gradient all-reduces it launches, so it outlasts them), where it
     repeats on a thread -- each repeat starts an iteration.  None where it does not repeat (one iteration)."""
@@ -1501,12 +1501,12 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
     if opening is not None:  # the range is a phase of the iteration: the iteration opens with the phase before it
         first, start, end = opening
         note += f", from the iteration's first phase `{h.names[int(h.name[first])]}`, which precedes it every time"
-    u, s, e = _group_windows(_range_step_ids(h, pick), start, end)
-    return "nvtx_top_range", note, u, s, e
+    ids = _range_step_ids(h, pick)
+    u, s, e = _group_windows(ids, start, end)
+    return "nvtx_top_range", note, u, s, e, _windows_by_line(h.line[pick], ids, start, end, u)
 
 
-def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray]
-                        ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray]) -> tuple | None:
     """Steps of a serving engine's loop from its own NVTX ranges: its step range (``Engine.step_span``, run once an
     iteration: TensorRT-LLM's ``_forward_step``) repeated on a thread, one phase of an iteration the earlier phase
     before it opens every time (:func:`_iteration_opening`: ``_fetch_new_requests``), where the iterations so read
@@ -1537,8 +1537,9 @@ def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray
         note = (f"{_ranges_word(trace)} `{h.names[int(h.name[pick[0]])]}`, {engine.name}'s step range ({pick.size} "
                 f"on {lines} thread{'s' if lines > 1 else ''}), each iteration from its first phase "
                 f"`{h.names[int(h.name[first])]}`, which precedes it every time")
-        u, s_, e_ = _group_windows(_range_step_ids(h, pick), start, end)
-        return "nvtx_top_range", note, u, s_, e_
+        ids = _range_step_ids(h, pick)
+        u, s_, e_ = _group_windows(ids, start, end)
+        return "nvtx_top_range", note, u, s_, e_, _windows_by_line(h.line[pick], ids, start, end, u)
     return None
 
 
@@ -2381,9 +2382,14 @@ def _line_windows(h: HostEvents, sel: np.ndarray, ids: np.ndarray, u: np.ndarray
     the first rank's start to the last's end, tiled by the first rank's; ranks 50 us apart in 119 us steps with no
     collective binding them placed the last rank's kernels a step off (its GPU counted 41 of its 42 kernels: "7
     kernels per step" of 6.96, walk seed 20656).  Each rank's GPU is placed by its own thread's ranges."""
-    line = h.line[sel]
-    per = {int(ln): (ids[line == ln], h.start[sel[line == ln]].astype(np.int64),
-                     h.end[sel[line == ln]].astype(np.int64)) for ln in np.unique(line).tolist()}
+    return _windows_by_line(h.line[sel], ids, h.start[sel], h.end[sel], u)
+
+
+def _windows_by_line(line: np.ndarray, ids: np.ndarray, start: np.ndarray, end: np.ndarray, u: np.ndarray
+                     ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """:func:`_aligned_line_windows` of windows given flat: each one's host line, step number, start and end."""
+    per = {int(ln): (ids[line == ln], start[line == ln].astype(np.int64), end[line == ln].astype(np.int64))
+           for ln in np.unique(line).tolist()}
     return _aligned_line_windows(per, u)
 
 

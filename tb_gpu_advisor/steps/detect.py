@@ -1476,7 +1476,8 @@ def _ranges_word(trace: Trace) -> str:
 def _training_range_steps(trace: Trace, job: Job | None) -> tuple | None:
     """Steps of a training job known by its own NVTX ranges (``Kind.from_ranges``): the training range that lasts
     longest on average (the backward pass holds the gradient all-reduces it launches, so it outlasts them), where it
-    repeats on a thread -- each repeat starts an iteration.  None where it does not repeat (one iteration)."""
+    repeats on a thread -- each repeat starts an iteration.  None where it does not repeat (one iteration).  Each
+    rank's thread keeps its own windows (:func:`_windows_by_line`), as every NVTX reading's (h37-ranksteps)."""
     r = trace.ranges
     if job is None or not job.kind.from_ranges or job.kind.kind != "training" or r is None or not r.idx.size:
         return None
@@ -1516,7 +1517,8 @@ def _engine_range_steps(trace: Trace, job: Job | None, launches: list[np.ndarray
     upload), so as a span of the program's own it holds too little of the work to be read as the step, and repeated
     fewer than ``steps.nvtx_min_repeats`` times it marks none as a top-level range; the capture then read as one
     serving pass -- 2 ranks of 2 TensorRT-LLM iterations, one pass of 77.3 ms (h37-nsyslast).  The engine names its
-    iteration's phase, and its repeats count the iterations."""
+    iteration's phase, and its repeats count the iterations; each rank's thread keeps its own windows (its GPU's last
+    step spanned the ranks' lag without them, h37-ranksteps)."""
     rg = trace.ranges
     engine = engines.by_id(job.kind.engine) if job is not None else None
     if engine is None or not engine.step_span or rg is None or not rg.idx.size:
@@ -2324,7 +2326,10 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
 
     Why: the framework's ranges are its calls, not the iteration; its engine's ``forward``, the most repeated of them,
     is once a micro-batch, and under gradient accumulation a step read from it was a quarter of an iteration with the
-    optimizer's step in one of four (h37-nvtx22)."""
+    optimizer's step in one of four (h37-nvtx22).  Each rank's thread keeps its own windows
+    (:func:`_aligned_line_windows`): the ranks' windows of one iteration merged run from the first rank's start to the
+    last's end, and every GPU's last step spanned the ranks' lag -- 4 ranks 50 us apart, the last 3.12 of 2.97 ms
+    (h37-ranksteps, ``--forms12`` walk seed 494)."""
     r, h = trace.ranges, trace.h
     written = user & user_ranges.framework_written_mask(h, r)
     ends = written & h.per_name(nvtx.is_framework_step_end)[h.name[r.idx]]

@@ -56,6 +56,20 @@ def test_every_ranks_marked_iterations_are_the_period(draw, seed):  # noqa: ANN0
     assert not laws_broken(r), laws_broken(r)
 
 
+def test_a_training_ranges_iterations_on_two_ranks():
+    """``--forms11`` seed 132 (``data``/``fwd``/``bwd``/``opt``, 2 iterations, one rank) on 2 ranks: read from the
+    ``bwd`` training range opened by ``data`` (``_training_range_steps``), each GPU's steps the period (main: the last
+    7.113 of 7.063 ms on both GPUs, the ranks' 50 us lag)."""
+    job = random_form11_job(132)
+    job = dataclasses.replace(job, params={**job.params, "ranks": 2})
+    r, rows = _rows(job)
+    assert "`bwd`, the training iteration's own range" in r.hosts[0].steps["note"], r.hosts[0].steps
+    period = TRUTH[132]["step_ms"]
+    assert sorted(rows) == [0, 1] and all(len(ms) == 2 for ms in rows.values()), rows
+    assert all(abs(x - period) <= 0.001 * period + 0.002 for ms in rows.values() for x in ms), (rows, period)
+    assert not laws_broken(r), laws_broken(r)
+
+
 def test_control_vllm_three_iterations():
     """Control: seed 6725's job of 3 iterations repeats ``gpu_model_runner: preprocess`` often enough to read it as
     the top-level range, as on main (its last step dropped: nothing marks where it ends)."""

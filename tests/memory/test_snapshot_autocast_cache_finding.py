@@ -94,3 +94,20 @@ def test_real_snapshots_read_as_training_say_nothing_of_the_cache() -> None:
     rep = _analyze(WILD.parent / "snapshots_wild" / "forward_autograd_cs336.pickle.gz")
     assert rep.job["kind"] == "training"
     assert not _cache(rep)
+
+
+@pytest.mark.parametrize("tight", [True, False])
+def test_severity_follows_the_gpus_use_where_its_capacity_is_known(tmp_path: Path, monkeypatch, tight: bool) -> None:
+    """A snapshot records no capacity; where one is known (a profiler trace's device, an OOM's free bytes), the cache
+    is a warning when the peak uses ``memory.pressure.warning`` of the GPU (it is what stands between the run and an
+    OOM), info on a GPU mostly free -- and then without the unknown capacity's caveat."""
+    from tb_gpu_advisor.metrics import memory as metrics_memory
+
+    sc = ms.windows_autocast_forward()
+    first = _cache(_synthetic(tmp_path, sc))[0].metric.detail
+    cap = int(first["peak_allocated_bytes"] / 0.9) if tight else 80 * GiB
+    monkeypatch.setattr(metrics_memory, "_capacity", lambda ctx, me: (cap, "device memory"))
+    (f,) = _cache(_synthetic(tmp_path, sc))
+    assert f.metric.detail["capacity_bytes"] == cap
+    assert f.severity == ("warning" if tight else "info")
+    assert "capacity is unknown" not in f.summary

@@ -28,8 +28,10 @@ and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trac
 
 from __future__ import annotations
 
+from typing import Callable
+
 from tb_gpu_advisor.common.fmt import gb, times
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
 from tb_gpu_advisor.rules.base import Ctx, T, finding, pct, rule, share_metric
@@ -70,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
         before, after = room / step_bytes, room / max(step_bytes - frees, 1)
         if after > before >= 0:
             grow = f" The step's own memory could then grow about {times(after)} before the GPU is full, instead of {times(before)}."
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use" if known else ""
     return [finding(
         ctx, ID, sev,
@@ -133,7 +135,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     frees = kept - g.forward_kept_largest
     known = g.capacity_bytes is not None
     of_gpu = f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     # freed with no backward in between: none came.  Held to the dump: one may follow it, outside the snapshot
     held = g.forward_kept_release.startswith("still held")
     why = ("autograd keeps every layer's tensors for a backward pass; if none follows the dump (a forward-only "
@@ -161,18 +163,30 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     )]
 
 
+def _alike(cands: list) -> str:
+    """The words that say how many GPUs a finding about the first of ``cands`` stands for, where more than one."""
+    return f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+
+
+def _over_share(m: HostMetrics, part: Callable[[GpuMemory], int], whole: Callable[[GpuMemory], int],
+                key: str) -> list[GpuMemory]:
+    """The GPUs (at no OOM) whose ``part`` bytes are at least ``T(key)`` of their ``whole``, most ``part`` first (the
+    first of equals as they came): the no-backward checks' candidates."""
+    cands = [g for g in mem.totals(m, without_oom=True) if part(g) and whole(g) and part(g) >= T(key) * whole(g)]
+    return sorted(cands, key=part, reverse=True)
+
+
 def _grads_kept(m: HostMetrics) -> list[Finding]:
     """No backward pass runs, yet the model was moved to the GPU with its parameters' gradients (a model loaded with
     its ``.grad`` set): memory held for a backward that never runs (BlockZero's evaluator, issue #37)."""
-    cands = [g for g in mem.totals(m, without_oom=True) if g.grads_moved_bytes and g.grads_moved_of and
-             g.grads_moved_bytes >= T("memory.grads_kept.share") * g.grads_moved_of]
+    cands = _over_share(m, lambda g: g.grads_moved_bytes, lambda g: g.grads_moved_of, "memory.grads_kept.share")
     if not cands:
         return []
-    g = max(cands, key=lambda c: c.grads_moved_bytes)
+    g = cands[0]
     ctx = Ctx(m)
     share = g.grads_moved_bytes / g.grads_moved_of
     by = f" ({g.grads_moved_by})" if g.grads_moved_by else ""
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     f = finding(
         ctx, ID, "warning",
         f"No backward pass runs, yet GPU {g.gpu}{others} holds {gb(g.grads_moved_bytes)} of parameters' gradients "
@@ -203,20 +217,17 @@ def _cast_cache(m: HostMetrics) -> list[Finding]:
     cache exists to reuse a weight's copy across a training step's forward and backward; a run that never trains
     pays for it in memory only, and the script's own no_grad does not turn it off (``cached_cast`` keys on the
     parameter's requires_grad flag, not on the grad mode)."""
-    if not m.memory.snapshot:
-        return []
-    cands = [g for g in mem.totals(m, without_oom=True) if g.cast_cache_bytes and g.peak_allocated_bytes and
-             g.cast_cache_bytes >= T("memory.cast_cache.share") * g.peak_allocated_bytes]
+    # only a snapshot's reader books the copies (``MemoryEvents.cast_copy``): elsewhere no GPU has any
+    cands = _over_share(m, lambda g: g.cast_cache_bytes, lambda g: g.peak_allocated_bytes, "memory.cast_cache.share")
     if not cands:
         return []
-    g = max(cands, key=lambda c: c.cast_cache_bytes)
-    ctx = Ctx(m)
+    g, ctx = cands[0], Ctx(m)
     share = g.cast_cache_bytes / g.peak_allocated_bytes
     use = mem.use_share(g)
     known = use is not None
     sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
     of_gpu = f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     frees = g.cast_cache_bytes - g.cast_cache_largest
     f = finding(
         ctx, ID, sev,

@@ -1084,6 +1084,19 @@ NO_GRAPH = action(
     "model.eval()\n"
     "with torch.inference_mode():          # or torch.no_grad() where the outputs feed autograd later\n"
     "    out = model(x)")
+#: autocast caches its 16-bit cast of an fp32 parameter that requires grad (a tensor's flag, which torch.no_grad()
+#: leaves on) until the outermost autocast region exits (``aten/src/ATen/autocast_mode.cpp``, ``cached_cast``):
+#: ``cache_enabled=False`` or parameters that require no grad make no cache; a model cast once holds no fp32 weights.
+NO_CAST_CACHE = action(
+    "Keep no cache of the weights' 16-bit copies in a run that never trains: autocast keeps its cast of every fp32 "
+    "weight that requires grad until the autocast region exits, and torch.no_grad() does not turn that off. Turn "
+    "autograd off for the parameters (or pass cache_enabled=False), and each copy is freed once its layer has used "
+    "it; or, for inference only, cast the model once to bfloat16 (or .half()), which also drops the fp32 weights.",
+    "model.requires_grad_(False)          # autocast caches casts only of weights that require grad\n"
+    "with torch.no_grad(), torch.autocast(device_type='cuda', dtype=torch.bfloat16, cache_enabled=False):\n"
+    "    out = model(x)\n"
+    "# or, inference only: one 16-bit copy of the weights and no fp32 ones\n"
+    "model = model.to(torch.bfloat16)")
 RECORD_CAPACITY = action(
     "Record the GPU's capacity next to the snapshot, so its peak can be judged against it: save "
     "torch.cuda.mem_get_info() (free and total bytes) beside the dump, or profile with "
@@ -1095,6 +1108,7 @@ MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
     "activation_memory:forward_kept": (NO_GRAPH,),
     "activation_memory:grads_kept": (DROP_GRADS,),
+    "activation_memory:cast_cache": (NO_CAST_CACHE,),
     "activation_memory:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation": (EXPANDABLE,),

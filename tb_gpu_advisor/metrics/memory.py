@@ -117,6 +117,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if (me.addr >= 0).any():
         out.breakdown, out.top = _at_peak(me, p, step_start)
         _forward_kept(ctx, me, p, out)
+        _cast_cache(me, p, out)
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
     if me.baseline == "capture_start":
@@ -435,6 +436,19 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
         out.forward_kept_release = f"freed over {span:.1f} ms"
     else:
         out.forward_kept_release = f"freed over {int(fr[freed].max()) - int(fr[freed].min()) + 1:,} events"
+
+
+def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:
+    """Autocast's cached 16-bit copies of the parameters live at the peak (``out.cast_cache_*``).  Why apart from the
+    weights they are booked with: the cache lives only as long as the autocast region, and a run that never trains
+    need not keep it at all (``rules.activation_memory``'s cast-cache check)."""
+    if me.cast_copy is None or not me.cast_copy.any():
+        return
+    free_at = me.frees()
+    live = me.cast_copy & (np.arange(len(me)) <= p) & (free_at > p)
+    if live.any():
+        out.cast_cache_bytes, out.cast_cache_blocks = int(me.delta[live].sum()), int(live.sum())
+        out.cast_cache_largest = int(me.delta[live].max())
 
 
 def _climb(me: MemoryEvents, p: int) -> np.ndarray:

@@ -839,6 +839,11 @@ class GpuMemory:
     grads_moved_blocks: int = 0
     grads_moved_by: str = ""
     grads_moved_of: int = 0  # bytes of every block live at the dump (what the gradients are a share of)
+    #: autocast's cached 16-bit copies of fp32 parameters live at the allocated peak (``MemoryEvents.cast_copy``):
+    #: bytes and blocks; booked with the parameters in ``breakdown``
+    cast_cache_bytes: int = 0
+    cast_cache_blocks: int = 0
+    cast_cache_largest: int = 0
 
 
 @dataclass

@@ -120,6 +120,10 @@ class MemoryEvents:
     #: back whole (``empty_cache()``, or itself before it raises an OOM), so ``reserved - cached`` is what it cannot;
     #: None where the format says nothing of segments (a trace's totals) or they are not followed (expandable segments)
     cached: np.ndarray | None = None
+    #: bool per event: an allocation the reader booked as autocast's cached 16-bit copy of an fp32 parameter (its
+    #: phase is "parameters": it lives with the weights until the autocast region exits); None where the format
+    #: cannot tell (every format but a PyTorch memory snapshot)
+    cast_copy: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

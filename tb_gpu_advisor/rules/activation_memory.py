@@ -16,6 +16,11 @@ snapshot was dumped while they were held (a backward may follow the dump).  Savi
 tensor (what stays in use).  The third (``grads_kept``): a job with no backward pass whose snapshot holds parameters'
 gradients that ``Module._apply`` moved to the GPU with the model (``GpuMemory.grads_moved_bytes``), at least
 ``memory.grads_kept.share`` of the allocated bytes: held for a backward that never runs; saving, those bytes.
+The fourth (``cast_cache``): a job with no backward pass whose peak holds autocast's cached 16-bit copies of the fp32
+weights (``GpuMemory.cast_cache_bytes``), at least ``memory.cast_cache.share`` of the peak: autocast keeps them to the
+region's exit for a backward's reuse, and ``no_grad`` does not stop it.  A warning where the GPU's capacity is known
+and the peak uses ``memory.pressure.warning`` of it, info otherwise; saving, the cache less its largest copy (the one
+in use).
 
 A memory snapshot does not record the GPU's capacity: then both checks are measured against the peak alone, say so,
 and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trace with ``profile_memory=True``).
@@ -23,8 +28,10 @@ and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trac
 
 from __future__ import annotations
 
+from typing import Callable
+
 from tb_gpu_advisor.common.fmt import gb, times
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
 from tb_gpu_advisor.rules.base import Ctx, T, finding, pct, rule, share_metric
@@ -35,11 +42,11 @@ ID = "activation_memory"
 @rule(ID, "§2 item 1", "Activations are most of the memory peak: recompute them (activation checkpointing)",
       thresholds=("memory.activations.share", "memory.activations.min_use", "memory.pressure.warning",
                   "memory.checkpoint_frees", "memory.forward_kept.ratio", "memory.forward_kept.share",
-                  "memory.grads_kept.share"))
+                  "memory.grads_kept.share", "memory.cast_cache.share"))
 def check(m: HostMetrics) -> list[Finding]:
     kind = m.job.kind.kind if m.job is not None else "unknown"
     if kind != "training":
-        kept = _forward_kept(m) + _grads_kept(m)
+        kept = _forward_kept(m) + _grads_kept(m) + (_cast_cache(m) if kind in NO_BACKWARD else [])
         if kept or kind != "unknown":
             return kept
     cands = []
@@ -65,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
         before, after = room / step_bytes, room / max(step_bytes - frees, 1)
         if after > before >= 0:
             grow = f" The step's own memory could then grow about {times(after)} before the GPU is full, instead of {times(before)}."
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use" if known else ""
     return [finding(
         ctx, ID, sev,
@@ -128,7 +135,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     frees = kept - g.forward_kept_largest
     known = g.capacity_bytes is not None
     of_gpu = f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     # freed with no backward in between: none came.  Held to the dump: one may follow it, outside the snapshot
     held = g.forward_kept_release.startswith("still held")
     why = ("autograd keeps every layer's tensors for a backward pass; if none follows the dump (a forward-only "
@@ -156,18 +163,30 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     )]
 
 
+def _alike(cands: list) -> str:
+    """The words that say how many GPUs a finding about the first of ``cands`` stands for, where more than one."""
+    return f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+
+
+def _over_share(m: HostMetrics, part: Callable[[GpuMemory], int], whole: Callable[[GpuMemory], int],
+                key: str) -> list[GpuMemory]:
+    """The GPUs (at no OOM) whose ``part`` bytes are at least ``T(key)`` of their ``whole``, most ``part`` first (the
+    first of equals as they came): the no-backward checks' candidates."""
+    cands = [g for g in mem.totals(m, without_oom=True) if part(g) and whole(g) and part(g) >= T(key) * whole(g)]
+    return sorted(cands, key=part, reverse=True)
+
+
 def _grads_kept(m: HostMetrics) -> list[Finding]:
     """No backward pass runs, yet the model was moved to the GPU with its parameters' gradients (a model loaded with
     its ``.grad`` set): memory held for a backward that never runs (BlockZero's evaluator, issue #37)."""
-    cands = [g for g in mem.totals(m, without_oom=True) if g.grads_moved_bytes and g.grads_moved_of and
-             g.grads_moved_bytes >= T("memory.grads_kept.share") * g.grads_moved_of]
+    cands = _over_share(m, lambda g: g.grads_moved_bytes, lambda g: g.grads_moved_of, "memory.grads_kept.share")
     if not cands:
         return []
-    g = max(cands, key=lambda c: c.grads_moved_bytes)
+    g = cands[0]
     ctx = Ctx(m)
     share = g.grads_moved_bytes / g.grads_moved_of
     by = f" ({g.grads_moved_by})" if g.grads_moved_by else ""
-    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    others = _alike(cands)
     f = finding(
         ctx, ID, "warning",
         f"No backward pass runs, yet GPU {g.gpu}{others} holds {gb(g.grads_moved_bytes)} of parameters' gradients "
@@ -183,6 +202,52 @@ def _grads_kept(m: HostMetrics) -> list[Finding]:
         evidence=[mem.gpu_table(cands, ctx)],
         actions=ctx.fw.fix(f"{ID}:grads_kept"),
         saving_bytes=g.grads_moved_bytes,
+    )
+    f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return [f]
+
+
+#: The job kinds that run no backward pass by what the capture shows (``job.kind``): an "unknown" one may.
+NO_BACKWARD = ("inference", "serving")
+
+
+def _cast_cache(m: HostMetrics) -> list[Finding]:
+    """No backward pass runs, yet the peak holds autocast's cache of the weights' 16-bit copies (CS336's 2.7B forward
+    under no_grad and bf16 autocast: 6.25 GiB, a third of its 19.1 GiB peak; h37-cachefind).  Why a finding: the
+    cache exists to reuse a weight's copy across a training step's forward and backward; a run that never trains
+    pays for it in memory only, and the script's own no_grad does not turn it off (``cached_cast`` keys on the
+    parameter's requires_grad flag, not on the grad mode)."""
+    # only a snapshot's reader books the copies (``MemoryEvents.cast_copy``): elsewhere no GPU has any
+    cands = _over_share(m, lambda g: g.cast_cache_bytes, lambda g: g.peak_allocated_bytes, "memory.cast_cache.share")
+    if not cands:
+        return []
+    g, ctx = cands[0], Ctx(m)
+    share = g.cast_cache_bytes / g.peak_allocated_bytes
+    use = mem.use_share(g)
+    known = use is not None
+    sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
+    of_gpu = f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
+    others = _alike(cands)
+    frees = g.cast_cache_bytes - g.cast_cache_largest
+    f = finding(
+        ctx, ID, sev,
+        f"No backward pass runs, yet at its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(g.cast_cache_bytes)} "
+        f"of autocast's cached 16-bit copies of the weights ({g.cast_cache_blocks:,} tensors, the largest "
+        f"{gb(g.cast_cache_largest)}): each weight's copy is kept until the autocast region exits, for a backward that "
+        f"never reuses it. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated{of_gpu}. Without the "
+        f"cache each copy is freed once its layer has used it: about {gb(frees)} is then never held."
+        f"{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
+        title="Autocast's copies of the weights are cached in a run with no backward pass",
+        metric=share_metric("cast_cache_share", "Autocast's cached weight copies at the peak / allocated peak", share,
+                            "memory.cast_cache.share", severity=sev,
+                            detail={"cache_bytes": g.cast_cache_bytes, "cache_blocks": g.cast_cache_blocks,
+                                    "largest_bytes": g.cast_cache_largest,
+                                    "peak_allocated_bytes": g.peak_allocated_bytes,
+                                    "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "cast_cache"}),
+        evidence=[mem.holders_table(g), mem.gpu_table(cands, ctx)],
+        windows=mem.peak_window(m, g, "memory peak"),
+        actions=ctx.fw.fix(f"{ID}:cast_cache") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
+        saving_bytes=frees,
     )
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return [f]

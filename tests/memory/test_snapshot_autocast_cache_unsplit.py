@@ -44,4 +44,5 @@ def test_the_cache_is_held_with_the_weights(ctx: int) -> None:
 def test_no_forward_kept_for_a_backward_at_context_512() -> None:
     """The one context where main advised no_grad to a forward under no_grad."""
     rep = _report(512)
-    assert not [f for f in rep.findings if f.rule == "activation_memory"]
+    # the cache's own finding (h37-cachefind: test_snapshot_autocast_cache_finding.py) is not a forward kept
+    assert not [f for f in rep.findings if f.rule == "activation_memory" and f.metric.id != "cast_cache_share"]

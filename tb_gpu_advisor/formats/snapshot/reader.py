@@ -811,13 +811,15 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         phase_of[k] = budget.phase(f)
     bare_of = np.ones(len(stacks) + 1, dtype=bool)  # per stack (the last: none): it holds no frame at all
     bare_of[used] = [not stacks[k] for k in used]
-    op, phase, bare = op_of[ids], phase_of[ids], bare_of[ids]
+    cached_of = np.zeros(len(stacks) + 1, dtype=bool)  # per stack: it runs through autocast's cast cache
+    cached_of[used] = [_autocast_cached(stacks[k]) for k in used]
+    op, phase, bare, cast = op_of[ids], phase_of[ids], bare_of[ids], cached_of[ids] & (d > 0)
     del ids
-    _cast_copies(d, at, phase, [stacks[k] for k in used], dump, bare)
+    cast[_cast_copies(d, at, phase, [stacks[k] for k in used], dump, bare)] = True
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
-        op=op, phase=phase, op_names=list(labels),
+        op=op, phase=phase, op_names=list(labels), cast_copy=cast,
         cached=_cached(segments, d, rd, at) if segments is not None and whole else None
     ) if t.size else None
     out = []
@@ -989,9 +991,10 @@ def history_short_of_dump(events: MemoryEvents, held_end: int) -> int:
 
 
 def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: list, dump: list[_Live],
-                 bare: np.ndarray) -> None:
+                 bare: np.ndarray) -> np.ndarray:
     """Book autocast's cast copies as the parameters' where the snapshot records Python frames only (Windows writes no
-    C++ frames, so ``at::autocast::cached_cast`` is never seen): ``phase`` is changed in place.
+    C++ frames, so ``at::autocast::cached_cast`` is never seen): ``phase`` is changed in place; returns the indices
+    of the events booked (``MemoryEvents.cast_copy``: what the cache costs is a finding of its own).
 
     Why: under autocast each fp32 parameter's 16-bit copy is made by the first op that uses it in the region -- in a
     module's forward, so its frames read as an activation's -- kept for the whole region, and all freed at its exit
@@ -1006,8 +1009,9 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     follows such an allocation made after the blocks is a backward's, which frees the forward's saved activations
     (:func:`_backward_before`), not a region's exit."""
     fwd = MEMORY_PHASES.index("forward")
+    booked: list[np.ndarray] = [np.zeros(0, np.int64)]
     if not dump or not (phase == fwd).any() or _has_cpp_frames(raw):
-        return
+        return booked[0]
     # the parameters live at the dump: blocks no history entry allocated (made before it), or moved to the GPU in it
     made = {a: k for k, a in zip(np.flatnonzero(delta > 0).tolist(), addr[delta > 0].tolist())}  # its last allocation
     params = MEMORY_PHASES.index("parameters")
@@ -1020,7 +1024,7 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
     alloc = np.flatnonzero(delta > 0)
     cand = alloc[(phase[alloc] == fwd) & np.isin(delta[alloc], np.fromiter(held, np.int64, len(held)))]
     if cand.size < 2:
-        return
+        return booked[0]
     free_at = _frees(delta, addr)
     outlived = _outlives_later(alloc[phase[alloc] == fwd], free_at)
     runs = np.searchsorted(alloc, free_at[cand])  # allocations before each free: frees with none between share it
@@ -1032,6 +1036,8 @@ def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: li
         if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and \
                 all(c <= held[int(sz)] for sz, c in zip(sizes.tolist(), counts.tolist())):
             phase[mine] = MEMORY_PHASES.index("parameters")
+            booked.append(mine)
+    return np.concatenate(booked)
 
 
 #: the caching allocator's least block: every block's bytes are a multiple of it (``kMinBlockSize``)

@@ -117,7 +117,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
     me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
     confidence = "medium"
     if snap.iteration_ends_ps:
-        got = marked_iterations(me, snap.iteration_ends_ps)
+        # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
+        got = marked_iterations(_phased(me) if snap.stackless else me, snap.iteration_ends_ps)
     elif snap.stackless:
         got, confidence = _stackless_iterations(me), "low"
     else:
@@ -804,6 +805,12 @@ def _nest(by_free: np.ndarray) -> np.ndarray:
         out.append(int(by_free[i]))
         i = int(parent[i])
     return np.array(out[::-1], np.int64)
+
+
+def _phased(me: MemoryEvents) -> MemoryEvents:
+    """``me`` with the phases its allocation pattern shows (:func:`pattern_phases`); as it is where it shows none."""
+    pattern = pattern_phases(me)
+    return me if pattern is None else dataclasses.replace(me, phase=pattern.phase)
 
 
 def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:

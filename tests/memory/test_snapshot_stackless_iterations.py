@@ -63,3 +63,13 @@ def test_the_real_snapshots_without_stacks_read_no_iterations(tmp_path: Path, na
     doc = pickle.loads(gzip.decompress((WILD / f"{name}.pickle.gz").read_bytes()))
     rep = snapshot_report(tmp_path, ms.as_recorded(doc, context=None), name)
     assert rep.steps["source"] == "whole_capture", rep.steps
+
+
+def test_an_annotated_stackless_history_is_cut_at_its_marks(tmp_path: Path) -> None:
+    """The profiler's optimizer-step marks end the iterations; each opens with its forward's first allocation, which a
+    stackless history shows only through its pattern: read so, the same steps as with stacks."""
+    doc = ms.ring_buffer_training(max_entries=None).doc
+    framed = snapshot_report(tmp_path, doc, "framed")
+    bare = snapshot_report(tmp_path, ms.as_recorded(doc, context=None), "bare")
+    assert (bare.steps["source"], bare.steps["found"], bare.steps["count"]) == ("memory_iterations", 6, 4), bare.steps
+    assert [r.start_ms for r in bare.step_rows.rows()] == [r.start_ms for r in framed.step_rows.rows()]

@@ -51,6 +51,14 @@ by the gradients a group's first backward makes and ``zero_grad()`` frees (:func
 iteration is warm-up where it makes allocations no later one makes (:func:`first_call_work`: an optimizer's state, a
 library's workspace -- left out of the steps' averages by the step detection); a history without times (PyTorch 2.0)
 is cut by its events' order and never timed (:func:`_untimed`).
+
+A history recorded without stacks (``_record_memory_history(context=None)``, ``MemorySnapshot.stackless``) marks no
+allocation as a forward's or a backward's, and the cut above found none (h37-stackiter).  Its pattern shows them
+(:func:`pattern_phases`): a loop's iterations allocate the same sizes in the same order, and in each the backward
+frees the forward's blocks in reverse order while it makes gradients.  Those phases feed the same cut
+(:func:`_stackless_iterations`), or open the iterations an annotated history's marks end; the steps are then low
+confidence, the note says how they were read, and a history that shows no such repeat (a forward whose graph is
+dropped unused, passes under ``no_grad``, one step) reads none.
 """
 
 from __future__ import annotations

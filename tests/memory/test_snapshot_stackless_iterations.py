@@ -40,6 +40,9 @@ def test_a_stackless_training_history_is_cut_into_its_iterations(tmp_path: Path,
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
     assert "read from the allocation pattern" in rep.steps["note"]
     assert (rep.job["kind"], rep.job["kind_confidence"]) == ("training", "low"), rep.job
+    # the no-stacks note no longer says the iterations could not be read
+    note = next(f for f in rep.findings if f.title == "The memory snapshot records no stacks")
+    assert "its iterations only from the pattern" in note.summary and "could not be read" not in note.summary
 
 
 def test_the_same_loop_with_stacks_reads_the_same_steps(tmp_path: Path) -> None:
@@ -56,6 +59,8 @@ def test_the_same_loop_with_stacks_reads_the_same_steps(tmp_path: Path) -> None:
 def test_no_iterations_where_the_pattern_holds_none(tmp_path: Path, doc: dict) -> None:
     rep = snapshot_report(tmp_path, ms.as_recorded(doc, context=None))
     assert rep.steps["source"] == "whole_capture", rep.steps
+    note = next(f for f in rep.findings if f.title == "The memory snapshot records no stacks")
+    assert "its iterations could not be read" in note.summary
 
 
 @pytest.mark.parametrize("name", ["forward_no_grad_cs336", "forward_autograd_cs336", "windows_training_cs336"])

@@ -681,6 +681,9 @@ class Pattern:
     period: int  # allocations each repeat of the sequence of sizes holds
     repeats: int  # whole repeats of it in the history
     turns: int  # the iterations whose backward was read (every whole repeat's; the head's and tail's where shown)
+    #: int32 per event: an allocation's place in the period inside the repeats (the same code each iteration), -1
+    #: outside them and for frees -- the site a stackless allocation has no frame to name (``MemoryEvents.op``)
+    site: np.ndarray
 
 
 def pattern_phases(me: MemoryEvents) -> Pattern | None:
@@ -720,7 +723,9 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
     if turns < 2:
         return None
-    return Pattern(phase, p, reps, turns)
+    site = np.full(len(me), -1, np.int32)
+    site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
+    return Pattern(phase, p, reps, turns, site)
 
 
 def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:
@@ -827,7 +832,8 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
     pattern = pattern_phases(me)
     if pattern is None:
         return None
-    got = _iterations(dataclasses.replace(me, phase=pattern.phase))
+    # a site is a frame's code and the size it made; without frames, the place in the repeated sequence is that code
+    got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site))
     if got is None or got[3] != "training iteration":
         return None
     start, end, note, name = got

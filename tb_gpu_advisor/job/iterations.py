@@ -51,9 +51,21 @@ by the gradients a group's first backward makes and ``zero_grad()`` frees (:func
 iteration is warm-up where it makes allocations no later one makes (:func:`first_call_work`: an optimizer's state, a
 library's workspace -- left out of the steps' averages by the step detection); a history without times (PyTorch 2.0)
 is cut by its events' order and never timed (:func:`_untimed`).
+
+A history recorded without stacks (``_record_memory_history(context=None)``, ``MemorySnapshot.stackless``) marks no
+allocation as a forward's or a backward's, and the cut above found none (h37-stackiter).  Its pattern shows them
+(:func:`pattern_phases`): a loop's iterations allocate the same sizes in the same order, and in each the backward
+frees the forward's blocks in reverse order while it makes gradients.  Those phases feed the same cut
+(:func:`_stackless_iterations`), or open the iterations an annotated history's marks end; the steps are then low
+confidence, the note says how they were read, and a history that shows no such repeat (a forward whose graph is
+dropped unused, passes under ``no_grad``, one step) reads none.
 """
 
 from __future__ import annotations
+
+import bisect
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -111,14 +123,21 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
     if not trace.memory:
         return None
     me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
-    got = marked_iterations(me, snap.iteration_ends_ps) if snap.iteration_ends_ps else _iterations(me)
+    confidence = "medium"
+    if snap.iteration_ends_ps:
+        # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
+        got = marked_iterations(_phased(me) if snap.stackless else me, snap.iteration_ends_ps)
+    elif snap.stackless:
+        got, confidence = _stackless_iterations(me), "low"
+    else:
+        got = _iterations(me)
     if got is None:
         return None
     start, end, note, name = got
     if trace.span_ps is None:
-        return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", _untimed(me, start, end, note),
+        return SpanSteps(name, "memory_iterations", start, end, 1.0, confidence, _untimed(me, start, end, note),
                          timed=False)
-    return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", note,
+    return SpanSteps(name, "memory_iterations", start, end, 1.0, confidence, note,
                      warmup_first=first_call_work(me, start, end))
 
 
@@ -640,3 +659,186 @@ def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarr
     return max(start - lo, 0) / climb  # a level that stays above its start dips by nothing
 
 
+
+
+#: Candidate periods :func:`_period` tries: the distances from one allocation to the later and earlier allocations of
+#: its size (the rarest size near the history's middle: one a period, or a few).
+_PERIODS = 64
+#: Of the blocks a climb held at its peak and the fall after it frees, the share freed last-in first-out for the fall to
+#: be a backward pass: autograd walks the graph back, freeing each layer's saved tensors after its gradient is made.
+#: The share ``job.kind`` asks of a stackless backward (``_LIFO_SHARE``), for the same cause.
+_FALL_LIFO = 0.8
+#: Blocks a backward's walk back must free, at least: two layers' saved input and output.  A pass under ``no_grad``
+#: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
+_MIN_NEST = 4
+
+
+@dataclass
+class Pattern:
+    """A stackless history's training iterations as its allocation pattern shows them (:func:`pattern_phases`)."""
+
+    phase: np.ndarray  # int8 per event, MEMORY_PHASES: "forward" in each climb, "backward" in each fall, else -1
+    period: int  # allocations each repeat of the sequence of sizes holds
+    repeats: int  # whole repeats of it in the history
+    turns: int  # the iterations whose backward was read (every whole repeat's; the head's and tail's where shown)
+    #: int32 per event: an allocation's place in the period inside the repeats (the same code each iteration), -1
+    #: outside them and for frees -- the site a stackless allocation has no frame to name (``MemoryEvents.op``)
+    site: np.ndarray
+
+
+def pattern_phases(me: MemoryEvents) -> Pattern | None:
+    """The forward and backward allocations of a history recorded without stacks, read from its pattern; None where
+    it shows no repeated training iteration.
+
+    Why: ``_record_memory_history(context=None)`` records no frame, so no allocation reads as a backward's and
+    :func:`_iterations` (which cuts after a backward allocation) found none.  A training loop's iterations run the same
+    code, so the sizes it allocates repeat in the same order (:func:`_period`: two repeats at least, holding at least
+    half the history -- a set-up before, a cut iteration after); in each, the forward climbs to a peak and the backward
+    falls from it, freeing the forward's blocks in reverse order (:data:`_FALL_LIFO`) while it makes gradients.  Each
+    repeat's peak and the trough after it mark the phases: what is made in the climb from the trough before is the
+    forward's, what is made in the fall the backward's.  A forward whose graph is dropped unused frees its blocks with
+    nothing made between; a pass under ``no_grad`` holds few blocks at its peak: neither reads as training."""
+    alloc = np.flatnonzero(me.delta > 0)
+    if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
+        return None
+    got = _period(me.delta[alloc])
+    if got is None:
+        return None
+    p, first, cover = got
+    reps = cover // p
+    troughs = _troughs(me, alloc, p, first, cover)
+    cuts = [-1, *troughs, len(me) - 1]  # (lo, hi] event ranges: the head, each whole repeat, the tail
+    phase = np.full(len(me), -1, np.int8)
+    made = me.delta > 0
+    frees = me.frees()
+    turns = 0
+    for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+        turn = _turn(lo, hi, made, frees)
+        if turn is None:
+            if 0 < k < len(cuts) - 2:
+                return None  # a whole repeat with no backward's walk back: no training iteration
+            continue  # the head (set-up, or an iteration that differs) or the tail (cut by the dump) need not have one
+        turns += 1
+        ev = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
+        phase[ev] = np.where(ev < turn, MEMORY_PHASES.index("forward"), MEMORY_PHASES.index("backward"))
+    if turns < 2:
+        return None
+    site = np.full(len(me), -1, np.int32)
+    site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
+    return Pattern(phase, p, reps, turns, site)
+
+
+def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:
+    """(period, first allocation, allocations covered) of the longest stretch of ``sizes`` that repeats with one
+    period -- two repeats at least, over half the allocations at least -- the shortest period on a tie (a multiple of
+    it covers no more); None where none does.  Why the candidates: a period's every allocation recurs one period on,
+    so an allocation inside the repeats (near the middle) meets its size again at each multiple of it; of those near
+    the middle the rarest size offers fewest distances to try."""
+    m = sizes.size
+    _, inv, counts = np.unique(sizes, return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    mid = np.arange(m // 4, max(3 * m // 4, m // 4 + 1))
+    c = counts[inv[mid]]
+    if not (c >= 2).any():
+        return None
+    anchor = int(mid[c >= 2][np.argmin(c[c >= 2])])
+    gaps = np.unique(np.abs(np.flatnonzero(inv == inv[anchor]) - anchor))
+    best: tuple[int, int, int] | None = None
+    for p in gaps[(gaps > 0) & (gaps <= m // 2)][:_PERIODS].tolist():
+        start, run = _longest_run(sizes[:-p] == sizes[p:])
+        cover = run + p
+        if cover >= 2 * p and 2 * cover >= m and (best is None or cover > best[2]):
+            best = (p, start, cover)
+    return best
+
+
+def _troughs(me: MemoryEvents, alloc: np.ndarray, p: int, first: int, cover: int) -> list[int]:
+    """The events just before each repeat's first allocation, inside the repeats: the place in the period where the
+    level before an allocation is lowest on average -- an iteration starts at the level held between iterations."""
+    idx = np.arange(first, first + cover)
+    where = (idx - first) % p
+    before = (me.allocated - me.delta)[alloc[idx]].astype(np.float64)
+    r = int(np.argmin(np.bincount(where, weights=before, minlength=p) / np.bincount(where, minlength=p)))
+    return [int(alloc[i]) - 1 for i in range(first + r, first + cover, p)]
+
+
+def _longest_run(eq: np.ndarray) -> tuple[int, int]:
+    """(start, length) of the longest run of True in ``eq``; (0, 0) where none."""
+    d = np.diff(np.concatenate(([0], eq.astype(np.int8), [0])))
+    s, e = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+    if not s.size:
+        return 0, 0
+    j = int(np.argmax(e - s))
+    return int(s[j]), int(e[j] - s[j])
+
+
+def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
+    """The event at which the backward of the iteration between troughs ``lo`` and ``hi`` (event indices) begins --
+    the first free of the forward's blocks it walks back -- or None where the iteration shows no backward.
+
+    Why: a backward frees the tensors its forward saved in reverse order of their making, so their lifetimes nest
+    (made a1 < ... < an, freed fn < ... < f1), while it makes gradients between those frees.  The longest such nest
+    among the blocks the iteration makes and frees (:func:`_nest`) is that walk: a forward's temporaries are freed
+    before it, gradients made after fn are freed after f1 (``zero_grad()``) and nest with nothing.  Where it holds
+    :data:`_FALL_LIFO` of the blocks made before fn and freed from fn on (:data:`_MIN_NEST` at least), and a block is
+    made between fn and f1, it is a backward.  Not the level's peak: a backward that makes gradients larger than the
+    activations it frees climbs on past the forward's end.  A forward whose graph is dropped unused frees its blocks
+    in the same order with nothing made between; a pass under ``no_grad`` frees most of its blocks as it goes."""
+    blocks = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
+    blocks = blocks[frees[blocks] <= hi]
+    by_free = blocks[np.argsort(frees[blocks], kind="stable")]
+    nest = _nest(by_free)
+    if nest.size < _MIN_NEST:
+        return None
+    first, last = int(frees[nest[0]]), int(frees[nest[-1]])
+    walked = by_free[(by_free < first) & (frees[by_free] >= first)]
+    if nest.size < _FALL_LIFO * walked.size or not made[first:last].any():
+        return None
+    return first
+
+
+def _nest(by_free: np.ndarray) -> np.ndarray:
+    """The longest run of blocks (event indices of their allocations, in the order they are freed) each made before
+    the one freed before it: lifetimes nested one in the other.  Longest decreasing subsequence, patience sort."""
+    tails: list[int] = []  # per length - 1: the index in by_free ending the best run of that length (its -value)
+    keys: list[int] = []
+    parent = np.full(by_free.size, -1, np.int64)
+    for i, v in enumerate((-by_free).tolist()):
+        j = bisect.bisect_left(keys, v)
+        if j:
+            parent[i] = tails[j - 1]
+        if j == len(keys):
+            keys.append(v)
+            tails.append(i)
+        else:
+            keys[j], tails[j] = v, i
+    out: list[int] = []
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        out.append(int(by_free[i]))
+        i = int(parent[i])
+    return np.array(out[::-1], np.int64)
+
+
+def _phased(me: MemoryEvents) -> MemoryEvents:
+    """``me`` with the phases its allocation pattern shows (:func:`pattern_phases`); as it is where it shows none."""
+    pattern = pattern_phases(me)
+    return me if pattern is None else dataclasses.replace(me, phase=pattern.phase)
+
+
+def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The training iterations of a history recorded without stacks: the phases its pattern shows
+    (:func:`pattern_phases`), cut as a framed history is (:func:`_iterations`), said to be read so."""
+    pattern = pattern_phases(me)
+    if pattern is None:
+        return None
+    # a site is a frame's code and the size it made; without frames, the place in the repeated sequence is that code
+    got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site))
+    if got is None or got[3] != "training iteration":
+        return None
+    start, end, note, name = got
+    note += (f"; read from the allocation pattern, the snapshot recording no stacks: its sizes repeat every "
+             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times), each climb to a peak taken for a "
+             f"forward and each fall -- freeing the climb's blocks in reverse order while making others -- for a "
+             f"backward (low confidence: no frame says so)")
+    return start, end, note, name

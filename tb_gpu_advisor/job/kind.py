@@ -23,6 +23,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
+from tb_gpu_advisor.job.iterations import pattern_phases
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, Trace
 
@@ -1086,7 +1087,7 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
     if trace.snapshot is not None and trace.snapshot.stackless:
-        return _stackless_backward(trace) or Kind(
+        return _stackless_backward(trace) or _repeated_backward(trace) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
                               "pass -- the kind is not read")
@@ -1271,6 +1272,23 @@ def _stackless_backward(trace: Trace) -> Kind | None:
                                            f"{by_free.size:,} blocks GPU {g}'s peak held are freed in reverse order "
                                            f"({lifo:.0%} of them) while {made:,} blocks are made between those frees "
                                            "-- a backward pass walking the forward's graph back")
+    return None
+
+
+def _repeated_backward(trace: Trace) -> Kind | None:
+    """Training, low, where a history without stacks repeats its allocations with a backward's walk back in each
+    repeat (``job.iterations.pattern_phases``); None where no GPU's does.  Why: a small model's backward frees fewer
+    blocks than :data:`_STACKLESS_MIN_BLOCKS` asks of one peak, but the same walk back in every iteration of a loop --
+    the same sizes in the same order, each iteration's forward blocks freed in reverse order while others are made --
+    is a training loop's mark, and the iterations the job stage reads from it are training iterations."""
+    for g, me in sorted(trace.memory.items()):
+        got = pattern_phases(me)
+        if got is not None:
+            return Kind("training", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
+                                           f"GPU {g}'s allocation sizes repeat every {got.period:,} allocations "
+                                           f"({got.repeats} times), and in {got.turns} of its iterations the "
+                                           "forward's blocks are freed in reverse order while others are made -- "
+                                           "a backward pass each iteration")
     return None
 
 

@@ -883,7 +883,8 @@ class Memory:
     #: the PyTorch release whose snapshot layout the file has (``formats.snapshot.reader._layout``: "2.1", "2.0",
     #: "1.13", "2.0 or older", "" where nothing tells): the call that records a history differs by release
     snapshot_layout: str = ""
-    #: a snapshot whose allocations carry no stack (``MemorySnapshot.stackless``): phases, kind and iterations unread
+    #: a snapshot whose allocations carry no stack (``MemorySnapshot.stackless``): phases, kind and iterations
+    #: unread but where the allocation pattern shows them (``job.iterations.pattern_phases``)
     stackless: bool = False
     #: a snapshot's GPU vendor as its frames name it (``MemorySnapshot.vendor``: "AMD" for a ROCm build's), None where
     #: they do not: the words and fixes of a capture with no GPU that ran work recorded (``rules.base.Ctx.vendor``)

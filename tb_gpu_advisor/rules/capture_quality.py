@@ -611,8 +611,8 @@ NO_STACKS_METRIC = "stacked_allocations"
 def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A snapshot whose history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``,
     2.0 without ``trace_alloc_record_context``): its totals, peak and when it fell are known, what allocated each
-    block is not -- so the job's kind (but where its allocation pattern shows a backward), its iterations, and what a
-    forward kept for a backward are not read.  Said as an info with the call that records the stacks.
+    block is not -- so the job's kind and its iterations (but where its allocation pattern shows a backward:
+    ``job.iterations.pattern_phases``, low confidence), and what a forward kept for a backward are not read.  Said as an info with the call that records the stacks.
 
     Why: read without them every allocation was "other", and the report said only "a memory snapshot records
     allocations, not the GPU's work" -- the checks that need the stacks were silent, and nothing said why."""
@@ -623,10 +623,13 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     read = (f"its kind ({kind}) rests on what else the file shows (the job line says what), and " if kind != "unknown"
             else "the job's kind, ")
     events = sum(g.events for g in gpus)
+    iterations = ("its iterations only from the pattern (the same allocations repeating, each repeat's forward blocks "
+                  "freed in reverse order while a backward makes others: low confidence)"
+                  if m.steps.source == "memory_iterations" and m.steps.found else "its iterations could not be read")
     return [_snapshot_note(
         ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded "
              f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "
-             f"an optimizer made is not -- {read}its iterations could not be read, and what a forward kept for a "
+             f"an optimizer made is not -- {read}{iterations}, and what a forward kept for a "
              f"backward only where the pattern shows it (a climb from the level held between passes, freed in one "
              f"run).", "The memory snapshot records no stacks", (NO_STACKS_METRIC, "Allocations with a stack"),
         f"{ID}:no_stacks_2.0" if m.memory.snapshot_layout in ("2.0", "2.0 or older") else f"{ID}:no_stacks",

@@ -61,7 +61,7 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     """One GPU's :class:`GpuUnderfill`, its underfilled kernels added to ``rows``; None without kernels in steps."""
     d = g.d
     in_step, _ = g.kernels_in_steps()  # the kernel modules' shared mask (GpuCtx), not made again
-    dur = g.kernel_time_in_steps()  # each kernel's time inside its step: a part of the step, never above it
+    dur = g.kernel_time_in_steps()  # each kernel's time inside the kept steps: a part of them, never above
     if not dur.size:
         return None
     sms, source = gpu_sms(d)
@@ -109,18 +109,18 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
 
 
 def _step_ends(g) -> np.ndarray:
-    """Per device event of ``g``, the end (ps) of the step it belongs to; events outside kept steps get their own end
-    (only in-step events are read)."""
+    """Per device event of ``g``, its end cut where it leaves the kept steps (``GpuCtx.kept_reach``); events outside
+    kept steps keep their own end (only in-step events are read)."""
     d = g.d
     out = d.end.astype(np.int64)
     inside = g.step >= 0
-    out[inside] = np.minimum(out[inside], g.windows[g.step[inside], 1].astype(np.int64))
+    out[inside] = np.minimum(out[inside], g.kept_reach()[g.step[inside]])
     return out
 
 
 def _union_ps(d, mask: np.ndarray, ends: np.ndarray | None = None) -> int:
     """The length in ps of the union of the device events at ``mask``, each cut at ``ends`` where given (its
-    step's end: :func:`_step_ends`)."""
+    kept steps' end: :func:`_step_ends`)."""
     if not mask.any():
         return 0
     st = d.start[mask].astype(np.int64)
@@ -210,7 +210,7 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         pos += n_in
         # the time another kernel ran beside it is no idle-SM time (``_shared_spans``): only the time it ran alone,
         # above the floor, counts toward the bound
-        # the kernel's span inside its step (``dur`` is cut at the step's end, ``GpuCtx.kernel_time_in_steps``)
+        # the kernel's span inside the kept steps (``dur`` is cut where it leaves them, ``GpuCtx.kernel_time_in_steps``)
         st = d.start[a : a + block][m].astype(np.int64)
         alone = dur - _shared_time(shared, st, st + dur) if shared is not None else None
         # grouped by counting (key ids span a names x configurations range), not by a stable argsort of the keys:

@@ -15,6 +15,7 @@ import numpy as np
 from synthetic.randjobs import random_form12_job, write
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.metrics import underfill
+from tb_gpu_advisor.metrics.context import GpuCtx
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 
@@ -54,12 +55,27 @@ def test_kernels_inside_their_steps_keep_their_whole_time():
             assert gu.underfilled_ms <= _window_ms(m, gu.gpu)
 
 
-def test_union_of_two_streams_cut_at_the_step_end():
-    """Two streams' small kernels overlapping, the step ending inside the second: their union in the step is the
+def _gpu(start, end, step, windows) -> GpuCtx:
+    d = types.SimpleNamespace(start=np.array(start, np.int64), end=np.array(end, np.int64),
+                              kind=np.full(len(start), devices.KIND_KERNEL, np.int8))
+    return GpuCtx(d=d, launch=np.full(len(start), -1), step=np.array(step, np.int16),
+                  windows=np.array(windows, np.int64), active=True)
+
+
+def test_union_of_two_streams_cut_where_the_kept_steps_end():
+    """Two streams' small kernels overlapping, the kept step ending inside the second: their union in the steps is the
     stretch up to the step's end, not past it (``underfill._step_ends``)."""
-    start, end = np.array([0, 50, 300], np.int64), np.array([100, 250, 400], np.int64)
-    d = types.SimpleNamespace(start=start, end=end, kind=np.full(3, devices.KIND_KERNEL, np.int8))
-    g = types.SimpleNamespace(d=d, step=np.array([0, 0, -1], np.int16), windows=np.array([[0, 200]], np.int64))
+    g = _gpu([0, 50, 300], [100, 250, 400], [0, 0, -1], [[0, 200]])
     mask = np.array([True, True, False])
-    assert underfill._union_ps(d, mask) == 250
-    assert underfill._union_ps(d, mask, underfill._step_ends(g)) == 200
+    assert underfill._union_ps(g.d, mask) == 250
+    assert underfill._union_ps(g.d, mask, underfill._step_ends(g)) == 200
+
+
+def test_a_kernel_across_a_boundary_of_tiled_steps_keeps_its_time():
+    """Control (wild/resnet_rtx2080ti_slow_workers: steps tiling the GPU's time, one kernel a step running into the
+    next): the part past the boundary is inside the next kept step and stays counted; only the part past the last
+    kept window of a run of back-to-back windows is cut."""
+    g = _gpu([50, 180, 450], [150, 260, 600], [0, 0, 2], [[0, 200], [200, 300], [400, 500]])
+    g.d.kind[:] = devices.KIND_KERNEL
+    assert g.kept_reach().tolist() == [300, 300, 500]
+    assert g.kernel_time_in_steps().tolist() == [100, 80, 50]

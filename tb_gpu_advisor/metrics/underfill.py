@@ -60,7 +60,8 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
 def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnderfill | None:
     """One GPU's :class:`GpuUnderfill`, its underfilled kernels added to ``rows``; None without kernels in steps."""
     d = g.d
-    in_step, dur = g.kernels_in_steps()  # the kernel modules' shared mask and durations (GpuCtx), not made again
+    in_step, _ = g.kernels_in_steps()  # the kernel modules' shared mask (GpuCtx), not made again
+    dur = g.kernel_time_in_steps()  # each kernel's time inside the kept steps: a part of them, never above
     if not dur.size:
         return None
     sms, source = gpu_sms(d)
@@ -103,15 +104,28 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     if shared is not None:
         # kernels of two streams at once are one stretch of the GPU's time, not two: the time "in" small kernels is
         # their union, never above the window (DeepSeek's H800 step read 147.9% of itself, h37-survey35)
-        gu.underfilled_ms = _union_ps(d, recorded & small_cfg[cfg]) / PS_PER_MS
+        gu.underfilled_ms = _union_ps(d, recorded & small_cfg[cfg], _step_ends(g)) / PS_PER_MS
     return gu
 
 
-def _union_ps(d, mask: np.ndarray) -> int:
-    """The length in ps of the union of the device events at ``mask``."""
+def _step_ends(g) -> np.ndarray:
+    """Per device event of ``g``, its end cut where it leaves the kept steps (``GpuCtx.kept_reach``); events outside
+    kept steps keep their own end (only in-step events are read)."""
+    d = g.d
+    out = d.end.astype(np.int64)
+    inside = g.step >= 0
+    out[inside] = np.minimum(out[inside], g.kept_reach()[g.step[inside]])
+    return out
+
+
+def _union_ps(d, mask: np.ndarray, ends: np.ndarray | None = None) -> int:
+    """The length in ps of the union of the device events at ``mask``, each cut at ``ends`` where given (its
+    kept steps' end: :func:`_step_ends`)."""
     if not mask.any():
         return 0
-    st, en = d.start[mask].astype(np.int64), d.end[mask].astype(np.int64)
+    st = d.start[mask].astype(np.int64)
+    en = (ends if ends is not None else d.end)[mask].astype(np.int64)
+    en = np.maximum(en, st)
     o = np.argsort(st, kind="stable")
     st, en = st[o], np.maximum.accumulate(en[o])
     # each event adds what reaches past every earlier one's end
@@ -196,8 +210,9 @@ def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: in
         pos += n_in
         # the time another kernel ran beside it is no idle-SM time (``_shared_spans``): only the time it ran alone,
         # above the floor, counts toward the bound
-        alone = (dur - _shared_time(shared, d.start[a : a + block][m], d.end[a : a + block][m])
-                 if shared is not None else None)
+        # the kernel's span inside the kept steps (``dur`` is cut where it leaves them, ``GpuCtx.kernel_time_in_steps``)
+        st = d.start[a : a + block][m].astype(np.int64)
+        alone = dur - _shared_time(shared, st, st + dur) if shared is not None else None
         # grouped by counting (key ids span a names x configurations range), not by a stable argsort of the keys:
         # that sort was half of this module's time on the dense 100 MB capture
         u, inv = unique_inverse(key)

@@ -320,6 +320,18 @@ def test_tables_hold_shares_within_100_percent(straggler):
     assert any("over 100%" in v for v in report_violations(r))
 
 
+def test_a_share_in_a_findings_detail_over_100_percent_is_caught(straggler):
+    """h37-smallgrid: walk seed 3954 of ``--forms12`` held ``underfilled_kernel_share`` 1.528 in small_grid's detail
+    (a 1.5 ms kernel counted whole in a 137 us step); a share there is a part of its whole whether or not the text
+    prints it, and 95% is none."""
+    r = copy.deepcopy(straggler)
+    f = next(f for f in r.hosts[0].findings if f.metric is not None)
+    f.metric.detail["underfilled_kernel_share"] = 0.95
+    assert not any("underfilled_kernel_share" in v for v in report_violations(r))
+    f.metric.detail["underfilled_kernel_share"] = 1.528
+    assert any("underfilled_kernel_share is 1.5280" in v for v in report_violations(r))
+
+
 def test_the_wait_for_the_last_gpu_is_the_ranks_tables(straggler):
     """pytorch_ddp_straggler: "the others spend 880 us more per step inside it" (the mean over all 4 GPUs, the late
     one included, less its own) beside the ranks table's 1.32 vs 0.15 ms: now the others' own mean excess, 1.17 ms."""

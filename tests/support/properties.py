@@ -496,6 +496,20 @@ def _shares(where: str, metrics: Iterable) -> list[str]:
             if m is not None and m.unit == "share" and m.value is not None and not -1e-9 <= m.value <= 1.0005]
 
 
+def _detail_shares(where: str, findings: Iterable[Finding]) -> list[str]:
+    """A share a finding's metric holds in its detail (a key ending in ``share``: the part of the step in small grids,
+    the eligible share of the kernel time) is a part of its whole too, whether or not the text prints it: between 0 and
+    100% (h37-smallgrid: ``underfilled_kernel_share`` 1.528, a 1.5 ms kernel counted whole in a 137 us step)."""
+    out = []
+    for f in findings:
+        detail = (f.metric.detail if f.metric is not None else None) or {}
+        for k, v in detail.items():
+            if k.endswith("share") and isinstance(v, (int, float)) and not isinstance(v, bool) \
+                    and not -1e-9 <= v <= 1.0005:
+                out.append(f"part<=whole: {where}: {f.id} {k} is {v:.4f}")
+    return out
+
+
 def _precision_parts(h: HostReport) -> list[str]:
     """The 16-bit card's parts of the known-precision kernel time (fp16, bf16, 8-bit) never add up past it, and a
     part of 8-bit time the card's detail holds is said on the card (an FP8 model read "16-bit kernel time 17.6%" as
@@ -516,6 +530,7 @@ def _precision_parts(h: HostReport) -> list[str]:
 def _card_values(h: HostReport) -> list[str]:
     """A card graded by a finding shows the finding's number."""
     out = _shares(h.host, list(h.headline or []) + [f.metric for f in h.findings]) + _precision_parts(h)
+    out += _detail_shares(h.host, h.findings)
     for c in h.headline or []:
         by = (c.detail or {}).get("graded_by") or {}
         for f in h.findings:

@@ -164,13 +164,18 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         return []
     window_ms = p.total_ms / p.share
     span_ms = sum(w.end_ms - w.start_ms for w in m.steps.windows)
+    # the pass an unmarked capture was read as is no step: "outside the 1 step analysed ... No step counts them" named
+    # one the capture does not mark (h37-words23: "outside the pass analysed ... The pass does not count them")
+    noun = ctx.step_noun if ctx.one_pass else "step"
+    kept = noun if ctx.one_pass else n_of(m.steps.count, "step")
     left = (f"the {n_of(len(dropped), 'step')} left out as warm-up" if dropped else
             f"the work before or after {'it' if m.steps.count == 1 else 'them'} (warm-up passes, set-up)")
     return [finding(
         ctx, ID, "info",
-        f"{pct(p.share)} of the capture window is one-time costs outside the {n_of(m.steps.count, 'step')} analysed "
-        f"({p.evidence}). {'The step spans' if m.steps.count == 1 else 'The steps span'} {ms(span_ms)} of the "
-        f"{ms(window_ms)} window; the rest holds these costs and {left}. No step counts them, so nothing is to save.",
+        f"{pct(p.share)} of the capture window is one-time costs outside the {kept} analysed ({p.evidence}). "
+        f"{'The steps span' if m.steps.count != 1 else f'The {noun} spans'} {ms(span_ms)} of the {ms(window_ms)} "
+        f"window; the rest holds these costs and {left}. "
+        f"{f'The {noun} does not count' if ctx.one_pass else 'No step counts'} them, so nothing is to save.",
         title="The window holds one-time costs outside its steps",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.one_time_min_share", severity="info",

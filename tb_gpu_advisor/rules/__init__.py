@@ -568,7 +568,7 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         title = "The GPU idles for a reason no check recognises"
     f = finding(
         ctx, "unexplained_idle", sev, summary, title=title,
-        metric=_device_share_metric(ctx, dev, sev),
+        metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
         # what to change: record what the host does while the GPU idles, so the next capture names it
         actions=ctx.record_host_fix() or [RECORD_HOST],
@@ -577,17 +577,13 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     return f
 
 
-#: what the idle findings' and the healthy finding's device share is, of a step (``Ctx.share_words`` says it of the window)
-DEVICE_SHARE_MEANING = "share of the step the device executes (the guide's first overview number)"
-
-
-def _device_share_metric(ctx: Ctx, dev: float | None, sev: str, detail: dict | None = None) -> Metric:
-    """The device step-time share as the idle findings grade it (the guide's first overview number), its meaning said
-    of the host's window (``Ctx.share_words``: "share of the pass" on one pass)."""
+def _device_share_metric(dev: float | None, sev: str, detail: dict | None = None) -> Metric:
+    """The device step-time share as the idle findings grade it (the guide's first overview number)."""
     return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                   unit="share", display=pct(dev), good_direction="higher", status=sev,
                   threshold=T("headline.device_step_share.warning"),
-                  meaning=ctx.share_words(DEVICE_SHARE_MEANING), detail=dict(detail or {}))
+                  meaning="share of the step the device executes (the guide's first overview number)",
+                  detail=dict(detail or {}))
 
 
 def _host_claims_ms(others: Iterable[Finding]) -> float:
@@ -711,7 +707,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
         title = "The GPU idles while the host does what the capture did not record"
     f = finding(
         ctx, "unexplained_idle", "warning", summary, title=title,
-        metric=_device_share_metric(ctx, dev, "warning", {"unrecorded_ms": round(left, 3)}),
+        metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other,
                              label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time"),
         actions=ctx.record_host_fix() or [RECORD_HOST],
@@ -843,7 +839,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         actions = ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE]
     f = finding(
         ctx, "unexplained_idle", "warning", summary, title=title,
-        metric=_device_share_metric(ctx, dev, "warning"),
+        metric=_device_share_metric(dev, "warning"),
         # a pool of its own: the wait inside the step, what every other claim on the host leaves (unclaimed_wait_ms),
         # never the gaps' wait between steps -- both fixes land, both count
         saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),
@@ -902,7 +898,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
         title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
-        metric=_device_share_metric(ctx, dev, sev),
+        metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
@@ -1002,7 +998,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",
-                      meaning=ctx.share_words(DEVICE_SHARE_MEANING)),
+                      meaning="share of the step the device executes (the guide's first overview number)"),
     )
     f.guide_section = "§1 overview"
     return f

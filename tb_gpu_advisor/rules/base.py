@@ -805,8 +805,13 @@ def finding(
 
 
 def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:
-    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`)."""
-    return metric_in_words(metric, ctx.words) if metric is not None else None
+    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`), its meaning said of the
+    host's window (:meth:`Ctx.share_words`: a threshold's "share of the step the host waits ..." is "share of the pass
+    ..." on one pass, as the summary beside it says "of the 28.5 ms pass")."""
+    if metric is None:
+        return None
+    said = metric_in_words(metric, ctx.words)
+    return dataclasses.replace(said, meaning=ctx.share_words(said.meaning))
 
 
 def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:

@@ -93,14 +93,6 @@ class Ctx:
         pass" said the capture marks a step it does not (h37-words21: small_grid, xla_not_used, launch_bound)."""
         return self.unit if self.one_step else "step"
 
-    def share_words(self, meaning: str) -> str:
-        """A card's or metric's meaning, written of "the step" ("share of the step the GPU spends executing kernels",
-        each framework's input-wait words), said of the window its numbers are of: "share of the pass ..." where the
-        host holds one step (:attr:`step_noun`), as its findings say "of the 28.5 ms pass" -- "share of the step"
-        beside them named a step the capture does not mark (h37-words23)."""
-        noun = self.step_noun
-        return meaning.replace("share of the step ", f"share of the {noun} ", 1) if noun != "step" else meaning
-
     @property
     def per_step(self) -> str:
         """"per step" over several steps; "in the step" (the job's word) where the capture holds one: every count
@@ -805,13 +797,8 @@ def finding(
 
 
 def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:
-    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`), its meaning said of the
-    host's window (:meth:`Ctx.share_words`: a threshold's "share of the step the host waits ..." is "share of the pass
-    ..." on one pass, as the summary beside it says "of the 28.5 ms pass")."""
-    if metric is None:
-        return None
-    said = metric_in_words(metric, ctx.words)
-    return dataclasses.replace(said, meaning=ctx.share_words(said.meaning))
+    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`)."""
+    return metric_in_words(metric, ctx.words) if metric is not None else None
 
 
 def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:

@@ -589,7 +589,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         # -- the dispatching threads' own waits: a helper thread parked in ``pthread_cond_wait`` the whole step is
         # no wait of the loop's
         w = trace.host_waits
-        mine = np.isin(w.line, np.unique(h.line[dispatch]))
+        mine = _on_dispatch_lines(w.line, h, dispatch)
         if mine.any():
             input_spans = subtract_intervals(input_spans[0].astype(np.int64), input_spans[1].astype(np.int64),
                                              w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
@@ -1094,7 +1094,7 @@ def _less_own_transfers(h: HostEvents, pre: tuple[np.ndarray, np.ndarray], xfer:
     work then."""
     if not xfer.any():
         return pre
-    own = xfer & np.isin(h.line, np.unique(h.line[dispatch]))
+    own = xfer & _on_dispatch_lines(h.line, h, dispatch)
     if not own.any():
         return pre
     return subtract_intervals(*pre, *union_intervals(h.start[own].astype(np.int64), h.end[own].astype(np.int64)))
@@ -1145,6 +1145,13 @@ def lead_frames(h: HostEvents, frames: Spans, lead: tuple[np.ndarray, np.ndarray
     return rows[outermost(frames.line[rows], s[rows], e[rows])]
 
 
+def _on_dispatch_lines(lines: np.ndarray, h: HostEvents, dispatch: np.ndarray) -> np.ndarray:
+    """Bool per entry of ``lines`` (host thread ids): the thread is one that dispatches the step's work (``dispatch``:
+    the framework's dispatch events) -- the loop's own thread, whose waits and transfers are the loop's.  One test for
+    the host waits, the input ranges and the batch transfers that ask it."""
+    return np.isin(lines, np.unique(h.line[dispatch]))
+
+
 def _on_loop_threads(h: HostEvents, idx: np.ndarray, dispatch: np.ndarray) -> np.ndarray:
     """The ranges of ``idx`` on a thread that dispatches the step's work (``dispatch``: the framework's dispatch
     events), where any thread does.  The loop waits for its batch only on its own thread: a pipeline's worker thread
@@ -1154,7 +1161,7 @@ def _on_loop_threads(h: HostEvents, idx: np.ndarray, dispatch: np.ndarray) -> np
     input.  A capture with no dispatch event (TensorFlow's) names no loop thread: its ranges stand."""
     if not idx.size or not dispatch.any():
         return idx
-    return idx[np.isin(h.line[idx], np.unique(h.line[dispatch]))]
+    return idx[_on_dispatch_lines(h.line[idx], h, dispatch)]
 
 
 def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kernel: np.ndarray,

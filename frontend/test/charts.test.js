@@ -232,3 +232,18 @@ test("a one-pass capture's step bar says 'the pass' on hover, a marked step's 's
     .querySelectorAll("g.step-bar rect title")].map((t) => t.textContent);
   assert.ok(marked.length && marked.every((t) => /^(GPU \d+, )?step \d+: /.test(t)), marked.join(" | "));
 });
+
+test("a one-pass capture's step axis names the pass under its bar, a marked report's axis its step ids (h37-words23)", async () => {
+  const { readFileSync } = await import("node:fs");
+  const { fixture } = await import("./dom_env.js");
+  // the real one-pass capture as /report serves it (wild/cold_a100_alexnet): its one row is step 0 of no marked step
+  const { host, shown } = JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+  const ticks = (svg) => [...svg.querySelectorAll("text.step-tick")].map((t) => t.textContent);
+  assert.deepEqual(ticks(charts.stepChart(host.step_rows, { categories: legend().categories, labels: shown })), ["the pass"]);
+  // the control: the marked fixture report's axis keeps the ids its bars are numbered by
+  const report = fixture();
+  const marked = ticks(charts.stepChart(report.hosts[0].step_rows, { labels: report.display.hosts[0] }));
+  assert.ok(marked.length && marked.every((t) => /^\d+$/.test(t)), marked.join(" | "));
+  // a report cached before the names (no one_pass) keeps the id
+  assert.deepEqual(ticks(charts.stepChart(host.step_rows, { categories: legend().categories })), ["0"]);
+});

@@ -36,6 +36,19 @@ class Threshold:
     meaning: str
     direction: Literal["above", "below", "none"] = "above"  # which side fires
 
+    def meaning_of(self, step: str = "step") -> str:
+        """The meaning said of the window its share is of (:func:`of_window`): "share of the step ..." in the docs and
+        over several steps, "share of the pass ..." on a host read as one pass."""
+        return of_window(self.meaning, step)
+
+
+def of_window(template: str, step: str = "step") -> str:
+    """``template`` with its ``{step}`` (where a meaning names the window its numbers are of) filled with the window's
+    noun: "step" over several steps, the job's word for the one step a capture holds ("pass", "forward pass", "engine
+    step": ``rules.base.Ctx.step_noun``).  A meaning written of "the step" beside findings saying "of the 28.5 ms
+    pass" named a step the capture does not mark (h37-words23); it is composed here, never reworded after."""
+    return template.replace("{step}", step)
+
 
 def _t(name: str, value: float, unit: str, source: str, meaning: str, direction: str = "above") -> Threshold:
     return Threshold(name, float(value), unit, source, meaning, direction)  # type: ignore[arg-type]
@@ -135,7 +148,7 @@ _TABLE: tuple[Threshold, ...] = (
        "leads with the pinned-memory fix"),
     _t("excessive_memcpy.pin_share", 0.01, "share", "Advisor (issue #37, h37-fwnvtx2): pinning saves at most the "
        "pageable copies' own time; under 1% of the step it is no fix to lead with (as excessive_memcpy.sync_share)",
-       "share of the step the pageable copies of a direction take, at least, for the finding to ask to pin them"),
+       "share of the {step} the pageable copies of a direction take, at least, for the finding to ask to pin them"),
     _t("excessive_memcpy.pin_bytes", 64 * 1024, "bytes", "Advisor (issue #37, h37-fwnvtx2): pinning speeds a copy's "
        "bytes across the bus, not its call; at ~10 GB/s a 64 KiB copy moves in ~6 us, the order of a copy call's own "
        "latency, so a smaller one (a 4-byte .item() read) gains nothing from pinned memory",
@@ -209,7 +222,7 @@ _TABLE: tuple[Threshold, ...] = (
        "from messages of several MB; smaller ones are latency-bound, so their bandwidth says nothing of the link",
        "collectives with a smaller mean message are not judged"),
     _t("comm_bandwidth_low.min_share", 0.05, "share", "Advisor: a slow collective the step does not wait for costs "
-       "nothing", "the collective's exposed transfer time below this share of the step: not judged"),
+       "nothing", "the collective's exposed transfer time below this share of the {step}: not judged"),
     _t("comm.paced_run_calls", 16, "count", "Advisor (issue #37, h37-buckets): DDP's default 25 MB buckets make a "
        "handful of gradient all-reduces a step; HTA's compiled V100 trace (wild/compiled_v100_param_allreduce) launches "
        "404 one-parameter all-reduces one by one, each shorter than the host's gap before the next",
@@ -242,7 +255,7 @@ _TABLE: tuple[Threshold, ...] = (
        "holds MFU down", "GEMM kernel time as a share of step time below which the finding stays quiet"),
     _t("small_grid.info", 0.01, "share", _MENTION + "; under 1% (a reduction's last one-block pass) it is noise",
        "bound on the step time filling the GPU saves (kernel time x (1 - blocks / SMs) of kernels launched with fewer "
-       "blocks than SMs, after the critical cap), as a share of the step"),
+       "blocks than SMs, after the critical cap), as a share of the {step}"),
     _t("small_grid.floor_us", 3.0, "us", "Advisor: what a kernel takes whatever its grid -- its launch ramp, one round "
        "trip to memory, its tail: the trivial kernels of the real H100 tiny-ops capture (real-h100-torch "
        "torch_tiny_ops) record 1.06-1.2 us, a kernel whose threads load and store once a DRAM round trip (~1 us) more",
@@ -309,7 +322,7 @@ _TABLE: tuple[Threshold, ...] = (
        "device step-time share below this -> red card", "below"),
     _t("host_bound.saving_warning", 0.25, "share", "Advisor; issue #37 item 4: a finding is judged by what it saves -- a "
        "quarter of the step is the host's own work, whatever the device share",
-       "host work the GPU waits for, no other finding recovers, at this share of the step or more -> host-bound "
+       "host work the GPU waits for, no other finding recovers, at this share of the {step} or more -> host-bound "
        "warning where the device step-time share is not amber"),
     _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
        "share of TF ops (by count) with no device kernels above this -> amber card"),
@@ -327,7 +340,7 @@ _TABLE: tuple[Threshold, ...] = (
        "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
        "the capture-quality note says how to get per-op names"),
     _t("capture.unseen_share", 0.05, "share", "Advisor: at the stock overview's 'all others' moderate level, time the "
-       "capture cannot explain changes every other number", "share of the step the host waits for GPU work the "
+       "capture cannot explain changes every other number", "share of the {step} the host waits for GPU work the "
        "trace does not hold, above which the capture-quality check says so"),
     _t("capture.lost_launch_share", 0.01, "share", "Advisor: every accepted launch runs a kernel; a percent of the "
        "launches without their records is more than a capture's edge holds in flight, and moves every share the "
@@ -490,9 +503,9 @@ _TABLE: tuple[Threshold, ...] = (
     _t("severity.warning_min_saving", 0.03, "share", "Advisor (issues #27 item 6, #37 item 4): a fix that saves under "
        "a few per cent of the step is worth knowing, not a problem, whatever share of the GPU's time it touches (fp32 "
        "GEMMs that are 1.9% of a 1.5 ms host-bound step); a few per cent is about the spread of step times between "
-       "two runs of the same code", "a finding whose saving is below this share of the step is info"),
+       "two runs of the same code", "a finding whose saving is below this share of the {step} is info"),
     _t("severity.critical_min_saving", 0.10, "share", "Advisor: critical means a tenth of the step or more to win",
-       "a finding whose saving is below this share of the step is at most a warning"),
+       "a finding whose saving is below this share of the {step} is at most a warning"),
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor in the text and markdown reports, not a firing threshold"),
 )

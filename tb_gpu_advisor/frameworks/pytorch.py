@@ -1875,7 +1875,7 @@ FRAMEWORK = Framework(
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "backward_nodes": "autograd's `*Backward` nodes",
-            "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
+            "input_wait_meaning": "share of the {step} the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
             "gpu_user": "PyTorch",

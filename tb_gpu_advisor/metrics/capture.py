@@ -79,7 +79,7 @@ def _few_steps(kept: int, whole: bool, snapshot: bool) -> str:
     if not whole:
         said = f"only {plural(kept, 'step')} kept"
     else:
-        said = "no step found: the whole capture is analysed as one step" if kept else "no step found, none timed"
+        said = "no step found: the whole capture is analysed as one pass" if kept else "no step found, none timed"
     return said if snapshot else f"{said}; capture a few steady-state steps (about 10 s)"
 
 

@@ -34,9 +34,10 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
     """The guide's overview numbers as cards, graded with the host's findings (rules/headline.py)."""
     h = m.headline
     fw = frameworks.get(m.capture.framework)
+    step = Ctx(m).step_noun  # the window the cards' shares are of: "share of the pass ..." on one pass (h37-words23)
     cards = [
         Metric("device_step_share", "Device step-time share", json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
-               meaning="share of the step the GPU spends executing kernels (guide 1: maximize)",
+               meaning=f"share of the {step} the GPU spends executing kernels (guide 1: maximize)",
                detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": json_float(m.breakdown.device_compute)}),
         _unrecorded_ops(m, _not_applicable(fw, Metric(
             "host_op_share", "Ops placed on host", json_float(h.host_op_share_by_count), "share",
@@ -53,12 +54,12 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                        "eight_bit_share": json_float(h.eight_bit_time_share)}),
         _unmeasured_launch(m, Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share),
                                      "share", _pct(h.launch_wait_share), "lower",
-                                     meaning="share of the step the GPU was idle waiting for the host to launch the "
-                                             "next kernel",
+                                     meaning=f"share of the {step} the GPU was idle waiting for the host to launch "
+                                             "the next kernel",
                                      detail={"ms_per_step": json_float(m.breakdown.launch_wait)})),
         _not_applicable(fw, _held_input(m, fw, _unmeasured_input(m, Metric(
             "input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share),
-            "lower", meaning=fw.label("input_wait_meaning"), detail={"ms_per_step": json_float(m.breakdown.input_wait)})))),
+            "lower", meaning=fw.label("input_wait_meaning", step=step), detail={"ms_per_step": json_float(m.breakdown.input_wait)})))),
         mfu_card(m),
     ]
     active = any(g.active for g in m.gpus)
@@ -67,7 +68,8 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
 
 
 def mfu_card(m: HostMetrics) -> Metric:
-    """Model FLOPs utilisation: FLOPs per step over step time x the GPU's dense peak (metrics/flops.py)."""
+    """Model FLOPs utilisation: FLOPs per step over step time x the GPU's dense peak (metrics/flops.py), said of the
+    host's window (``Ctx.per_step``, ``Ctx.step_noun``)."""
     f = m.flops
     detail = {"flops_per_step": json_float(f.flops_per_step, 0), "trace_flops_per_step": json_float(f.trace_flops_per_step, 0),
               "user_flops_per_step": json_float(f.user_flops_per_step, 0), "peak_flops": json_float(f.peak_flops, 0),
@@ -92,8 +94,9 @@ def mfu_card(m: HostMetrics) -> Metric:
     how = SOURCE_WORDS.get(f.source or "", "")
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = f.note
+    ctx = Ctx(m)  # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
-                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.peak_dtype} peak)"
+                  meaning=f"FLOPs {ctx.per_step} / ({ctx.step_noun} time x the GPU's dense {f.peak_dtype} peak)"
                           + (f"; {_pct(f.dtype_mfu)} of the {f.dtype} peak its GEMMs run in"
                              if f.dtype_mfu is not None and f.dtype != f.peak_dtype else "") + f"; {how}",
                   detail={k: v for k, v in detail.items() if v is not None})

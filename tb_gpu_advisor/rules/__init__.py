@@ -582,7 +582,7 @@ def _device_share_metric(dev: float | None, sev: str, detail: dict | None = None
     return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                   unit="share", display=pct(dev), good_direction="higher", status=sev,
                   threshold=T("headline.device_step_share.warning"),
-                  meaning="share of the step the device executes (the guide's first overview number)",
+                  meaning="share of the {step} the device executes (the guide's first overview number)",
                   detail=dict(detail or {}))
 
 
@@ -998,7 +998,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+                      meaning="share of the {step} the device executes (the guide's first overview number)"),
     )
     f.guide_section = "§1 overview"
     return f

@@ -24,7 +24,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, ms_apart, ms_step, pct  # noqa: F401  (re-exported: rules format numbers alike)
-from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, of_window  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action, nvtx  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.job import step_word
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, StepTable, rows_of_gpu
@@ -92,6 +92,12 @@ class Ctx:
         step", "if the step is short", "of the step"): a per-rule "the step" beside :meth:`of_step`'s "of the 432.6 ms
         pass" said the capture marks a step it does not (h37-words21: small_grid, xla_not_used, launch_bound)."""
         return self.unit if self.one_step else "step"
+
+    def window_words(self, template: str) -> str:
+        """A meaning written with a ``{step}`` for the window its numbers are of (a threshold's, a finding's metric's:
+        "share of the {step} the device executes") said of this host's window (:attr:`step_noun`,
+        ``common.thresholds.of_window``): "share of the pass ..." beside findings saying "of the 28.5 ms pass"."""
+        return of_window(template, self.step_noun)
 
     @property
     def per_step(self) -> str:
@@ -797,8 +803,12 @@ def finding(
 
 
 def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:
-    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`)."""
-    return metric_in_words(metric, ctx.words) if metric is not None else None
+    """A finding's metric as its user reads it beside the summary (:func:`metric_in_words`), its meaning's ``{step}``
+    (a threshold's or a rule's) filled with the host's window (:meth:`Ctx.window_words`)."""
+    if metric is None:
+        return None
+    said = metric_in_words(metric, ctx.words)
+    return dataclasses.replace(said, meaning=ctx.window_words(said.meaning))
 
 
 def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:

@@ -122,13 +122,12 @@ def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         where = (f"The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out; "
                  f"the averages below rest on the other {m.steps.count}, {verdict}.")
     elif dropped and held > 0:
-        where = (f"{ms(held)} of them lie in {left}; the rest ran outside the {n_of(m.steps.count, 'step')} "
-                 f"analysed, {verdict}.")
+        where = f"{ms(held)} of them lie in {left}; the rest ran outside the {_kept(ctx)} analysed, {verdict}."
     elif dropped:
-        where = (f"They ran outside every step, {left} too; the averages below rest on the "
-                 f"{n_of(m.steps.count, 'step')} analysed, {verdict}.")
+        where = (f"They ran outside every step, {left} too; the averages below rest on the {_kept(ctx)} analysed, "
+                 f"{verdict}.")
     else:
-        where = f"They ran before or between the {n_of(m.steps.count, 'step')} analysed, {verdict}."
+        where = f"They ran {'outside' if ctx.one_pass else 'before or between'} the {_kept(ctx)} analysed, {verdict}."
     return [finding(
         ctx, ID, "warning",
         f"{pct(p.share)} of the capture window is one-time costs: {p.evidence}. {where} Profile after warm-up.",
@@ -151,6 +150,13 @@ def _held_ms(m: HostMetrics, dropped: list) -> float:
     return held / PS_PER_MS
 
 
+def _kept(ctx: Ctx) -> str:
+    """The steps the averages rest on, as the one-time costs' words name them: "3 steps", "1 step"; "pass" (the job's
+    word, ``Ctx.step_noun``) where the one step is the pass an unmarked capture was read as: "outside the 1 step
+    analysed ... No step counts them" named a step the capture does not mark (h37-words23)."""
+    return ctx.step_noun if ctx.one_pass else n_of(ctx.steps, "step")
+
+
 def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
     """Some one-time costs (``job.one_time_min_share`` to ``job.warmup_share`` of the window) that lie outside every
     kept step: an info note saying what the window holds beyond the steps, with no saving.
@@ -164,13 +170,15 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         return []
     window_ms = p.total_ms / p.share
     span_ms = sum(w.end_ms - w.start_ms for w in m.steps.windows)
+    noun = ctx.step_noun if ctx.one_pass else "step"
     left = (f"the {n_of(len(dropped), 'step')} left out as warm-up" if dropped else
             f"the work before or after {'it' if m.steps.count == 1 else 'them'} (warm-up passes, set-up)")
     return [finding(
         ctx, ID, "info",
-        f"{pct(p.share)} of the capture window is one-time costs outside the {n_of(m.steps.count, 'step')} analysed "
-        f"({p.evidence}). {'The step spans' if m.steps.count == 1 else 'The steps span'} {ms(span_ms)} of the "
-        f"{ms(window_ms)} window; the rest holds these costs and {left}. No step counts them, so nothing is to save.",
+        f"{pct(p.share)} of the capture window is one-time costs outside the {_kept(ctx)} analysed ({p.evidence}). "
+        f"{'The steps span' if m.steps.count != 1 else f'The {noun} spans'} {ms(span_ms)} of the {ms(window_ms)} "
+        f"window; the rest holds these costs and {left}. "
+        f"{f'The {noun} does not count' if ctx.one_pass else 'No step counts'} them, so nothing is to save.",
         title="The window holds one-time costs outside its steps",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.one_time_min_share", severity="info",

@@ -139,7 +139,7 @@ is critical -- a critical one is a warning that says its steps are a guess -- an
 gap between steps is at most info.  What rests on the steps is said once (`rules.rests_on_the_steps`): a saving
 is time per step, a part of the steps as cut, whichever rule claims it (the cold start's too); a finding about the
 capture itself or the allocator's totals with no saving measures the window, which no step cut changes, and keeps
-its grade.  The whole capture analysed as one step because no step was found is no
+its grade.  The whole capture analysed as one pass because no step was found is no
 guess (`rules.steps_are_cut`): its numbers are exact for the window, so its findings keep their grade and carry no
 confidence label (the capture finding says there are no steps), and a critical one with a saving says why it stands.  Where the steps stage read the window as one iteration from its GPU
 bursts (`steps.iteration_guess`: a burst of copies joined to the one burst of kernels), each per-step saving is per
@@ -196,7 +196,7 @@ def rule_section(rid: str) -> list[str]:
            textwrap.dedent(r.doc).strip() + "\n", "Thresholds:\n"]
     for t in r.thresholds:
         th = THRESHOLDS[t]
-        out.append(f"- `{t}` = {th.value:g} {th.unit} ({th.direction}): {th.meaning}. *Source:* {th.source}.")
+        out.append(f"- `{t}` = {th.value:g} {th.unit} ({th.direction}): {th.meaning_of()}. *Source:* {th.source}.")
     out.append("")
     fixes = framework_fixes(rid)
     if fixes:

@@ -996,7 +996,7 @@ def _one_pass_step(r: _Reading, job: Job) -> None:
     if job.kind.kind == "training" and job.optimizer_steps == 1 and not job.kind.from_ranges:
         r.note = ("one training iteration: no step markers or repeated span holds the GPU work, and the "
                   "capture holds one optimizer step (an update runs once per iteration), so it is one "
-                  "step, whatever GPU bursts it runs in")
+                  "pass, whatever GPU bursts it runs in")
     phases = _pass_phase_window(r.trace, r.active)
     if phases is not None and phases[0] != int(r.hs[0]):
         ps, pe, names = phases
@@ -1058,7 +1058,7 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         r.whole_note = (f"no step markers found; the GPU's long idle gaps lie inside one host op or range that "
                         f"recurs within the iterations ({names}): it began before the GPU fell idle and launched the "
                         f"work after the gap, and no iteration ends inside one op, so the GPU's bursts are one: the "
-                        f"window is analysed as one step, part of an iteration or more; per-step numbers are the "
+                        f"window is analysed as one pass, part of an iteration or more; per-step numbers are the "
                         f"window's")
     if cl is not None:
         bursts = cl[0].size
@@ -1160,7 +1160,7 @@ def _whole_capture(r: _Reading) -> None:
         r.ids = np.zeros(1, np.int64)
     # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
     r.note = r.whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
-                              "step; per-step numbers are capture totals" if r.ids.size else _untimed_note(r.trace))
+                              "pass; per-step numbers are capture totals" if r.ids.size else _untimed_note(r.trace))
 
 
 def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[DroppedStep]:

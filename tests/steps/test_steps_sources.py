@@ -199,7 +199,7 @@ def test_whole_capture_note_and_window():
     st = cap.steps()
     det = st.detection
     assert det.source == "whole_capture" and det.count == 1 and det.found == 0 and not det.dropped
-    assert "whole capture is analysed as one step" in det.note
+    assert "whole capture is analysed as one pass" in det.note
     assert _win(st) == [[20 * US, (20 + 11 * 29 + 10) * US]]  # device span, host-only time excluded
 
 

@@ -592,7 +592,7 @@ def _step_count(text: str, flat: str) -> list[str]:
     n = int(m.group(1) or 1)
     if n == 0:
         return [f"'{m.group(0)}': a header counting 0 steps"]
-    if n != 1 and "the whole capture is analysed as one step" in flat:
+    if n != 1 and re.search(r"the whole capture is analysed as one (?:step|pass)\b", flat):
         return [f"'{m.group(0)}': {n} steps in the header, one in the steps line"]
     many = _PLURAL_JOB.search(flat)
     if n == 1 and many and "holds one pass of the program" in flat:  # h37-review6: mi210_gpu_only
@@ -751,15 +751,25 @@ _RENDERED_STEP = {"header": re.compile(r"\bhosts?, \d+ steps?\b|, step [\d.,]+ (
 #: finding's "5.12 ms into step 0" (summary, evidence cells), the peak table's "step 0 +5.12 ms" (text, markdown, the
 #: tab's table), the step reading's "the first step starts at ... no part of the step" / "is not the step" / "is the
 #: step's", a card's "the step's other time holds MFU down", a memory finding's "the step's own 33.1 MiB"; the tab's
-#: names (a finding's ``window_names``, a step row's ``name``) saying "step 0"
+#: names (a finding's ``window_names``, a step row's ``name``) saying "step 0"; h37-words23: the step reading's
+#: "analysed as one step" / "so it is one step" (the steps and capture notes, the job line), the one-time costs' note
+#: "outside the 1 step analysed ... The step spans ... No step counts them"
 _PASS_NUMBERED = re.compile(r"(?<![\w.(])step \d+\b")
-_PASS_STEP_WORDS = re.compile(r"\bthe first step\b|\bno part of (?:the|a) step\b|\bis not the step\b|\bthe step's\b")
+_PASS_STEP_WORDS = re.compile(r"\bthe first step\b|\bno part of (?:the|a) step\b|\bis not the step\b|\bthe step's\b"
+                              r"|\b(?:analysed as|it is) one step\b|\bthe 1 step analysed\b|\b[Nn]o step counts\b"
+                              r"|\bThe step spans\b")
+#: a card's meaning said of a step on a one-pass host (h37-words23): "share of the step the GPU spends executing
+#: kernels", the input card's framework words "share of the step the GPU was idle while ...", the MFU card's "FLOPs per
+#: step / (step time x ...)", a finding's device share "share of the step the device executes"
+_CARD_STEP = re.compile(r"\bshare of the step\b|\bper step / \(step time\b")
 
 
 def _one_pass_step_words(h: HostReport, findings: list[Finding]) -> list[str]:
     """What a one-pass host's findings, cards and step reading say of a step it does not hold (:data:`_PASS_NUMBERED`,
-    :data:`_PASS_STEP_WORDS`, :data:`_STEP_SHARE` in a card's words)."""
-    said = [("steps note", str(h.steps.get("note") or ""))]
+    :data:`_PASS_STEP_WORDS`, :data:`_STEP_SHARE` in a card's words, :data:`_CARD_STEP` in a card's or a finding's
+    metric's meaning)."""
+    said = [("steps note", str(h.steps.get("note") or "")), ("capture note", str(h.capture.get("note") or "")),
+            ("job summary", str(h.job.get("summary") or ""))]
     for f in findings:
         said.append((f"{f.id} summary", f.summary))
         said += [(f"{f.id} evidence", str(c)) for t in f.evidence for r in t.rows for c in r if isinstance(c, str)]
@@ -767,6 +777,8 @@ def _one_pass_step_words(h: HostReport, findings: list[Finding]) -> list[str]:
              if isinstance(v, str)]
     out = [f"{h.host}/{what}: '{m.group(0)}' of a one-pass host" for what, text in said + cards
            for rx in (_PASS_NUMBERED, _PASS_STEP_WORDS) for m in rx.finditer(text)]
+    out += [f"{h.host}/{what} meaning: '{x.group(0)}' of a one-pass host" for what, text in _meanings(h, findings)
+            for x in _CARD_STEP.finditer(text or "")]
     return out + [f"{h.host}/{what}: a share of a step in a one-pass card: '{m.group(0)}'" for what, text in cards
                   for m in _STEP_SHARE.finditer(text)]
 
@@ -843,7 +855,22 @@ def window_words_problems(report: Report) -> list[str]:
                     for m in h.headline if m.meaning and _PLACES_OPS.search(m.meaning)]
         if one_pass:
             out += _one_pass_step_words(h, mine)
+        out += _unfilled_window(h, mine)
     return out + rendered_step_problems(report) + _tab_step_names(report)
+
+
+def _unfilled_window(h: HostReport, findings: list[Finding]) -> list[str]:
+    """A meaning whose window placeholder reached the report unfilled (h37-words23): the thresholds', the rules' and the
+    frameworks' meanings write "share of the {step} ..." and the one home (``rules.base.Ctx.window_words``, the cards'
+    ``Ctx.step_noun``) fills it; a path that skipped it would print the brace on any host."""
+    return [f"{h.host}/{what} meaning: an unfilled '{{step}}'" for what, text in _meanings(h, findings)
+            if "{step}" in (text or "")]
+
+
+def _meanings(h: HostReport, findings: list[Finding]) -> list[tuple[str, str]]:
+    """(where, meaning) of each card of ``h`` and each metric of its ``findings``."""
+    return [(f"{m.id} card", m.meaning) for m in h.headline] + [(f"{f.id} metric", f.metric.meaning) for f in findings
+                                                                 if f.metric is not None]
 
 
 def rendered_step_problems(report: Report) -> list[str]:

@@ -150,7 +150,7 @@ def test_step_source_and_count(written, name):
     assert det.count == st.count == truth.steady_steps
     if truth.expected_source == "whole_capture":
         assert det.count == 1 and det.found == 0 and not det.dropped
-        assert "whole capture is analysed as one step" in det.note
+        assert "whole capture is analysed as one pass" in det.note
         return
     assert [d.step for d in det.dropped] == [0, truth.num_steps - 1]
     assert f"dropped first and last of {truth.num_steps} steps" in det.note

@@ -119,6 +119,18 @@ export function breakdownKeys(categories = [], rows = []) {
 const stepLabel = (b, said) => (b.first === b.last ? said?.name || `step ${b.first}` : `steps ${b.first}–${b.last}`);
 
 /**
+ * The step axis's tick under a bar: the step's id on an axis of steps the capture numbers; on a host whose one step is
+ * the pass an unmarked capture was read as (`labels.one_pass`), the server's name of it ("the pass",
+ * `display.hosts[].steps[].name`) -- the id 0 there numbers no step the capture marks (h37-words23). A report served
+ * before the names, or a bar of several steps, keeps the id.
+ */
+function tickLabel(b, rows, labels) {
+  if (!labels.one_pass || b.first !== b.last) return String(b.first);
+  const i = rows.findIndex((r) => r.step === b.first);
+  return (labels.steps || [])[i]?.name || String(b.first);
+}
+
+/**
  * Per-step stacked bars of the non-overlapping breakdown (device compute at
  * the bottom, so the idle categories stack visibly on top of it). Multi-GPU
  * hosts get one small panel per GPU, stacked, on the same time scale and
@@ -180,7 +192,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
   const every = Math.max(1, Math.ceil(buckets.length / Math.max(4, Math.floor(plotW / 48))));
   buckets.forEach((b, i) => {
     if (i % every) return;
-    svg.append(s("text", { x: left + i * band + band / 2, y: axisY + 14, class: "axis step-tick", "text-anchor": "middle" }, String(b.first)));
+    svg.append(s("text", { x: left + i * band + band / 2, y: axisY + 14, class: "axis step-tick", "text-anchor": "middle" }, tickLabel(b, stepRows || [], labels)));
   });
   svg.append(s("g", { class: "legend", transform: `translate(${left},${axisY + 24})` }, leg.items));
   if (note) svg.append(s("text", { x: left, y: height - 4, class: "axis step-note" }, `step (${note})`));

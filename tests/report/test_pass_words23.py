@@ -1,0 +1,123 @@
+"""The last "one step" words of a one-pass report (h37-words23, after h37-words22).
+
+A capture read as one pass (``steps.detect.UNMARKED_SOURCES``) marks no step, yet on main its step reading said "the
+whole capture is analysed as one step" (``whole_capture``, in the steps note and the capture-quality note) or "the
+capture holds one optimizer step ..., so it is one step" (``single_pass`` of a training iteration), and its cards'
+meanings "share of the step the GPU spends executing kernels", "share of the step the GPU was idle ...", "FLOPs per
+step / (step time x ...)" -- each beside findings that say "of the 28.5 ms pass".  The cards and the findings' metrics
+now ask ``Ctx.share_words`` / ``Ctx.step_noun``; the step reading says "one pass".  Controls: a marked multi-step
+capture keeps its cards' "share of the step" and "FLOPs per step".
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from tb_gpu_advisor.model.schema import Report
+from tests.support.cli_report import first_report
+from tests.support.contradictions import window_words_problems
+from tests.support.paths import FIXTURES
+
+WILD = FIXTURES / "wild"
+
+
+def _report(path: Path) -> Report:
+    if not path.is_dir():
+        pytest.skip(f"{path} absent")
+    return Report.from_dict(first_report(path))
+
+
+def _meanings(rep: Report) -> dict[str, str]:
+    (h,) = rep.hosts
+    return {m.id: m.meaning for m in h.headline}
+
+
+@pytest.fixture(scope="module")
+def reduce_baseline() -> Report:
+    """wild/cuda_reduce_baseline: no step marker, no repeating work -- the whole window is the one pass."""
+    return _report(WILD / "cuda_reduce_baseline")
+
+
+@pytest.fixture(scope="module")
+def gpt2() -> Report:
+    """wild/gpt2_b200_one_step: one training iteration (one optimizer step), no step marked: a single pass."""
+    return _report(WILD / "gpt2_b200_one_step")
+
+
+def test_a_whole_capture_is_analysed_as_one_pass(reduce_baseline: Report) -> None:
+    """Main: "no step markers found, nor repeating GPU activity: the whole capture is analysed as one step" (the steps
+    note) and "no step found: the whole capture is analysed as one step" (the capture-quality note)."""
+    (h,) = reduce_baseline.hosts
+    assert h.steps["source"] == "whole_capture" and h.steps["count"] == 1
+    assert "the whole capture is analysed as one pass; per-step numbers are capture totals" in h.steps["note"]
+    assert h.capture["note"].startswith("no step found: the whole capture is analysed as one pass;"), h.capture["note"]
+    assert "as one pass (low confidence)" in h.job["summary"], h.job["summary"]
+    assert "as one step" not in h.capture["note"] + h.steps["note"] + h.job["summary"]
+    assert window_words_problems(reduce_baseline) == []
+
+
+def test_one_time_costs_lie_outside_the_pass(reduce_baseline: Report) -> None:
+    """Main: "5.8% of the capture window is one-time costs outside the 1 step analysed (...). The step spans 1.05 s of
+    the 1.17 s window; ... No step counts them, so nothing is to save." on the one pass the window was read as."""
+    note = next(f.summary for f in reduce_baseline.findings if f.rule == "cold_start" and f.severity == "info")
+    assert "5.8% of the capture window is one-time costs outside the pass analysed (" in note, note
+    assert "The pass spans 1.05 s of the 1.17 s window" in note and "The pass does not count them, so nothing" in note
+    assert window_words_problems(reduce_baseline) == []
+
+
+def test_a_one_optimizer_step_pass_is_one_pass(gpt2: Report) -> None:
+    """Main: "the capture holds one optimizer step (an update runs once per iteration), so it is one step"."""
+    (h,) = gpt2.hosts
+    assert h.steps["source"] == "single_pass"
+    assert "holds one optimizer step (an update runs once per iteration), so it is one pass, whatever" in \
+        h.steps["note"], h.steps["note"]
+    assert window_words_problems(gpt2) == []
+
+
+def test_a_one_pass_hosts_cards_mean_shares_of_the_pass(gpt2: Report, reduce_baseline: Report) -> None:
+    """Main: every card meant "share of the step ..." and the MFU card "FLOPs per step / (step time x ...)"; the
+    findings' device-share metric "share of the step the device executes"."""
+    m = _meanings(gpt2)
+    assert m["device_step_share"] == "share of the pass the GPU spends executing kernels (guide 1: maximize)"
+    assert m["launch_wait_share"].startswith("share of the pass the GPU was idle waiting for the host")
+    assert m["input_wait_share"].startswith("share of the pass the GPU was idle while the training loop waited")
+    assert m["mfu"].startswith("FLOPs in the pass / (pass time x the GPU's dense bf16 peak)"), m["mfu"]
+    metrics = [f.metric.meaning for f in gpt2.findings if f.metric is not None and f.metric.id == "device_step_share"]
+    assert metrics and all(x.startswith("share of the pass the device executes") for x in metrics), metrics
+    assert _meanings(reduce_baseline)["device_step_share"].startswith("share of the pass ")
+
+
+def test_marked_steps_keep_their_cards_meanings_control() -> None:
+    """h200_memory/torch_mem_activations (ProfilerStep-marked steps): the cards still mean shares of the step (main's
+    words, unchanged)."""
+    m = _meanings(_report(FIXTURES / "h200_memory" / "torch_mem_activations"))
+    assert m["device_step_share"] == "share of the step the GPU spends executing kernels (guide 1: maximize)"
+    assert m["launch_wait_share"].startswith("share of the step the GPU was idle")
+    assert m["mfu"].startswith("FLOPs per step / (step time x ") or "not" in m["mfu"], m["mfu"]
+
+
+def test_the_checker_catches_mains_one_step_words(gpt2: Report) -> None:
+    """The property's new parts can fail: main's words planted back into a copy of the one-pass report are found."""
+    r = copy.deepcopy(gpt2)
+    (h,) = r.hosts
+    h.steps["note"] = h.steps["note"].replace("so it is one pass", "so it is one step")
+    h.steps["note"] += "; the whole capture is analysed as one step"
+    f0 = h.findings[0]  # the one-time costs' note as main wrote it, planted in any summary (the host's and the report's)
+    for f1 in (x for x in [*h.findings, *r.findings] if x.id == f0.id):
+        f1.summary += " 5.8% of the capture window is one-time costs outside the 1 step analysed. The step spans 1 s."
+    card = next(m for m in h.headline if m.id == "device_step_share")
+    card.meaning = card.meaning.replace("share of the pass", "share of the step")
+    mfu = next(m for m in h.headline if m.id == "mfu")
+    mfu.meaning = mfu.meaning.replace("FLOPs in the pass / (pass time", "FLOPs per step / (step time")
+    shares = [f for f in [*h.findings, *r.findings] if f.metric is not None and f.metric.id == "device_step_share"]
+    for f in shares:  # the host's and the report's copy
+        f.metric.meaning = f.metric.meaning.replace("share of the pass", "share of the step")
+    found = " | ".join(window_words_problems(r))
+    for said in ("steps note: 'it is one step'", "steps note: 'analysed as one step'",
+                 "device_step_share card meaning: 'share of the step'", "mfu card meaning: 'per step / (step time'",
+                 f"{f.id} metric meaning: 'share of the step'", f"{f0.id} summary: 'the 1 step analysed'",
+                 f"{f0.id} summary: 'The step spans'"):
+        assert said in found, (said, found)

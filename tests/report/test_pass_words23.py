@@ -4,9 +4,13 @@ A capture read as one pass (``steps.detect.UNMARKED_SOURCES``) marks no step, ye
 whole capture is analysed as one step" (``whole_capture``, in the steps note and the capture-quality note) or "the
 capture holds one optimizer step ..., so it is one step" (``single_pass`` of a training iteration), and its cards'
 meanings "share of the step the GPU spends executing kernels", "share of the step the GPU was idle ...", "FLOPs per
-step / (step time x ...)" -- each beside findings that say "of the 28.5 ms pass".  The cards and the findings' metrics
-now ask ``Ctx.share_words`` / ``Ctx.step_noun``; the step reading says "one pass".  Controls: a marked multi-step
-capture keeps its cards' "share of the step" and "FLOPs per step".
+step / (step time x ...)" -- each beside findings that say "of the 28.5 ms pass".  Session 23 composes them: each
+meaning is written with a ``{step}`` (the thresholds' table, the frameworks' input-wait words, the rules' device share)
+or an f-string of the window's noun (the cards, MFU), filled at the one home -- ``rules.base.Ctx.window_words`` for a
+finding's metric, ``Ctx.step_noun`` / ``Ctx.per_step`` for the cards -- never reworded after (session 22's
+``str.replace`` of finished text broke ``tests/rules/test_words_composed_not_reworded.py`` and was reverted).  The
+step reading says "one pass".  Controls: a marked multi-step capture keeps its cards' "share of the step" and "FLOPs
+per step"; the threshold table's docs keep "share of the step".
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tb_gpu_advisor.common.thresholds import THRESHOLDS
 from tb_gpu_advisor.model.schema import Report
 from tests.support.cli_report import first_report
 from tests.support.contradictions import window_words_problems
@@ -121,3 +126,55 @@ def test_the_checker_catches_mains_one_step_words(gpt2: Report) -> None:
                  f"{f.id} metric meaning: 'share of the step'", f"{f0.id} summary: 'the 1 step analysed'",
                  f"{f0.id} summary: 'The step spans'"):
         assert said in found, (said, found)
+
+
+def _metric_meanings(rep: Report, metric_id: str | None = None) -> dict[str, str]:
+    (h,) = rep.hosts
+    return {f.id: f.metric.meaning for f in h.findings
+            if f.metric is not None and (metric_id is None or f.metric.id == metric_id)}
+
+
+def test_a_thresholds_meaning_is_said_of_the_pass() -> None:
+    """wild/held_pass_rtx5070ti (one ViT pass, no step marked): the capture-quality metric takes its meaning from the
+    threshold table (``capture.unseen_share``); main said "share of the step the host waits for GPU work the trace does
+    not hold" beside a summary of the pass."""
+    said = _metric_meanings(_report(WILD / "held_pass_rtx5070ti"))
+    unseen = [v for k, v in said.items() if k.endswith("#before_capture_share")]
+    assert unseen and unseen[0].startswith("share of the pass the host waits for GPU work the trace does not hold"), said
+    assert not any("{step}" in v or "share of the step" in v for v in said.values()), said
+
+
+def test_one_marked_step_says_the_jobs_word() -> None:
+    """One marked step is said in the job's word, as its findings say "of the 19.1 ms engine step" (``Ctx.step_noun``):
+    hf_qwen_h100's one ProfilerStep of a forward pass, vllm_b200_tp8's one engine step.  Main: "share of the step"."""
+    qwen = _meanings(_report(WILD / "hf_qwen_h100"))
+    assert qwen["device_step_share"] == "share of the forward pass the GPU spends executing kernels (guide 1: maximize)"
+    assert qwen["launch_wait_share"].startswith("share of the forward pass the GPU was idle waiting for the host")
+    vllm = _report(WILD / "vllm_b200_tp8")
+    assert _meanings(vllm)["device_step_share"].startswith("share of the engine step the GPU spends executing")
+    idle = _metric_meanings(vllm, "device_step_share")
+    assert idle and all(v.startswith("share of the engine step the device executes") for v in idle.values()), idle
+
+
+def test_the_threshold_table_keeps_the_step_in_its_docs() -> None:
+    """Control: the docs' threshold table (``rules.docs``) says "share of the step", no placeholder reaches them."""
+    t = THRESHOLDS["capture.unseen_share"]
+    assert "{step}" in t.meaning  # the table writes the window as a placeholder ...
+    assert t.meaning_of().startswith("share of the step the host waits for GPU work")  # ... the docs fill "step"
+    assert t.meaning_of("pass").startswith("share of the pass the host waits")
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert "share of the step the host waits for GPU work" in docs and "{step}" not in docs
+
+
+def test_the_checker_catches_an_unfilled_window(gpt2: Report) -> None:
+    """The property catches a meaning that skipped the one home: a card's or a finding's metric's "{step}"."""
+    r = copy.deepcopy(gpt2)
+    (h,) = r.hosts
+    card = next(m for m in h.headline if m.id == "device_step_share")
+    card.meaning = "share of the {step} the GPU spends executing kernels"
+    f0 = next(f for f in h.findings if f.metric is not None)
+    for f in (x for x in [*h.findings, *r.findings] if x.id == f0.id and x.metric is not None):  # the host's, the report's
+        f.metric.meaning = "share of the {step} the device executes"
+    found = " | ".join(window_words_problems(r))
+    assert "device_step_share card meaning: an unfilled '{step}'" in found, found
+    assert f"{f0.id} metric meaning: an unfilled '{{step}}'" in found, found

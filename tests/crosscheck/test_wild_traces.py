@@ -93,6 +93,32 @@ def test_an_rdna2_laptop_gpu_named_only_radeon_graphics_is_read_by_its_gfx_id():
     assert abs(g["step_ms"] - 5.43) < 0.01  # first H2D copy to the D2H copy's end, read by hand
 
 
+def _memcpy_finding(run: str) -> dict:
+    _, rep = _report(run)
+    (f,) = [f for f in rep["findings"] if f["rule"] == "excessive_memcpy"]
+    return f
+
+
+def test_pinned_synchronous_copies_get_the_streams_fix_not_the_pinning_they_do():
+    """The course's matmul built for CUDA copies from ``cudaHostAlloc`` buffers with synchronous ``cudaMemcpy``
+    (Nsight's ``srcKind`` Pinned): the copies, 282 us of a 0.87 ms pass, are in series with the kernel because the
+    calls are synchronous.  Their fix is asynchronous copies on streams, in chunks -- not "copy from pinned host
+    memory", which the program does (survey h37-survey43)."""
+    f = _memcpy_finding("matmul_rtx3060_laptop_pinned_sync")
+    texts = [a["text"] for a in f["actions"]]
+    assert "comes from pinned memory already" in f["summary"], f["summary"]
+    assert texts[0].startswith("The host buffers are pinned already") and "cudaMemcpyAsync" in texts[0], texts
+    assert not any("Copy from pinned host memory" in t for t in texts), texts
+    assert "pinned memory and non_blocking" not in json.dumps(f)  # nor does the saving assume the pinning
+
+
+def test_control_pageable_copies_keep_the_pinning_fix():
+    """CloverLeaf's copies are pageable: pinning them is still the fix, and no word says they are pinned."""
+    f = _memcpy_finding("cloverleaf_a100_cuda")
+    assert f["actions"][0]["text"].startswith("Copy from pinned host memory"), f["actions"][0]["text"]
+    assert "pinned memory already" not in f["summary"]
+
+
 def test_dlrm_ranks_are_one_job_and_embedding_kernels_are_no_gemms():
     """8 ranks that say so (``distributedInfo`` world 8) are one session; FBGEMM's embedding kernels (templated on
     ``fbgemm_gpu::``) are not 16-bit MatMul/Conv that missed the Tensor Cores (was: critical misaligned_dims)."""

@@ -86,7 +86,9 @@ def check(m: HostMetrics) -> list[Finding]:
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
     pinned = _pinned_words(m, ctx, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
-    sync_pinned = _pinned_but_synchronous(copies)
+    # pinned already but synchronous: said, and fixed, where the framework's own fix for it exists (a native CUDA/HIP
+    # program's: the calls are its code); a framework's copies keep its fixes and words
+    sync_pinned = _pinned_but_synchronous(copies) and bool(ctx.fw.extra(f"{ID}:pinned_sync"))
     sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + (
         "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
         "series with the kernels" if sync_pinned else "")
@@ -117,7 +119,7 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
-        actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads) or ctx.fw.fix(ID),
+        actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads, sync_pinned) or ctx.fw.fix(ID),
     )]
 
 
@@ -259,7 +261,7 @@ def _first(lead: list, acts: list) -> list:
 
 
 def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrated: list, pinned: bool,  # noqa: ANN001
-           uploads: float | None) -> list:
+           uploads: float | None, sync_pinned: bool = False) -> list:
     """The fixes, the copy's own first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the
     sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
     fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
@@ -288,9 +290,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(ctx.fw.fix(f"{ID}:read"), acts)
     elif m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
-    streams = ctx.fw.extra(f"{ID}:pinned_sync") if _pinned_but_synchronous(copies) else []
-    if streams:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks, not pinning
-        acts = streams + [a for a in acts if a not in ctx.fw.fix(ID)]
+    if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
+        acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
         acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
     elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix

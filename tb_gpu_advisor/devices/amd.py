@@ -343,8 +343,23 @@ def arch(name: str | None, cc: str | float | None) -> str | None:
 
 
 def has_matrix_units(name: str | None = None, cc: object = None) -> bool:
-    """Every CDNA Instinct GPU has Matrix Cores (MFMA) for fp32, fp16 and bf16."""
-    return True
+    """Whether the GPU has matrix units: every CDNA Instinct GPU has Matrix Cores (MFMA, from gfx908), RDNA 3 and 4
+    (gfx11, gfx12) their WMMA units; GCN before gfx908 (Vega 10/20: gfx900-gfx906, gfx90c) and RDNA 1/2 (gfx10) have
+    none.  An architecture the capture does not record is read as an Instinct's (ROCm's own GPUs)."""
+    return _matrix_units_of(arch(name, cc))
+
+
+def _matrix_units_of(gfx: str | None) -> bool:
+    """Matrix units by GFX id (``_GFX``: major version, then a hex digit each of minor version and stepping).  Why
+    by number: ROCm names an RDNA 2 laptop GPU (gfx1035) ``AMD Radeon Graphics`` as it does an Instinct board, so
+    only the id tells the generation (survey h37-survey43: a HIP matmul on a Ryzen 6800H's Radeon 680M)."""
+    m = _GFX.fullmatch(gfx or "")
+    if not m:
+        return True
+    major, minor, stepping = int(m.group(1)), int(m.group(2), 16), int(m.group(3), 16)
+    if major == 9:  # CDNA 1/2 are gfx908/gfx90a; gfx94x/gfx95x CDNA 3/4; gfx90c a Renoir APU's Vega
+        return minor >= 4 or stepping in (0x8, 0xA)
+    return major >= 11
 
 
 def has_tf32_on(name: str | None, cc: object) -> bool:

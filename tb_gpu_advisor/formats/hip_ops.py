@@ -36,6 +36,14 @@ def gpu_named(product: str, vendor: str) -> str:
     return product if not vendor or vendor.lower() in product.lower().split() else f"{vendor} {product}"
 
 
+def with_arch(name: str, gfx: str | None) -> str:
+    """A marketing name that says only the vendor (``AMD Radeon Graphics``: ROCm's name for some Instinct boards and
+    for Radeon APUs alike) with the agent's GFX id after it (``AMD Radeon Graphics (gfx950)``): the architecture the
+    capture records, which tells the generation and, with the CU count, the table's models of it (``devices.peaks``)
+    -- never a model it does not name."""
+    return f"{name} ({gfx})" if name and gfx and devices.amd.named_generically(name) else name
+
+
 def launch_call_times(launch: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Per GPU operation: its launching call's (start, end) on the calls' clock, -1 where no call launched it
     (``launch``: the call's row, -1 none).  Why the end too: whether a copy's call still held the host when its

@@ -65,6 +65,20 @@ FIXES = {
         "Move fewer bytes across the bus: keep the data resident on the GPU between kernels and iterations instead of "
         "copying it in and out each time, send compact types (and widen them on the GPU), and give each transfer "
         "more work; the H2D and D2H copies of different streams can run at once on the two copy engines."),),
+    # the copies come from pinned memory already but are synchronous calls (cudaMemcpy of a cudaHostAlloc buffer):
+    # each waits for the GPU and holds the next launch, so the copies run in series with the kernels
+    "excessive_memcpy:pinned_sync": (action(
+        "The host buffers are pinned already; the copies are synchronous calls, each run in series with the kernels. "
+        "Issue them with cudaMemcpyAsync on streams other than the kernels' and split the data into chunks, so one "
+        "chunk's upload (and the previous chunk's download) overlaps the kernel working on another; wait once, on an "
+        "event or the stream, before the host reads the results.",
+        "for (int c = 0; c < nchunks; ++c) {   // the work of one chunk needs only its own rows\n"
+        "  cudaStream_t s = streams[c % nstreams];\n"
+        "  cudaMemcpyAsync(d_in + c * n, h_in + c * n, n * sizeof(float), cudaMemcpyHostToDevice, s);\n"
+        "  kernel<<<grid, block, 0, s>>>(d_in + c * n, d_out + c * n, n);\n"
+        "  cudaMemcpyAsync(h_out + c * n, d_out + c * n, n * sizeof(float), cudaMemcpyDeviceToHost, s);\n"
+        "}\n"
+        "cudaDeviceSynchronize();   // once, after every chunk is queued", "text"),),
     # the copies are the driver's Unified Memory page migrations: the program made none, so pinning does not apply
     "excessive_memcpy:managed": (action(
         "Move managed memory before it is touched instead of page by page on demand: cudaMemPrefetchAsync(ptr, bytes, "

@@ -86,7 +86,12 @@ def check(m: HostMetrics) -> list[Finding]:
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
     pinned = _pinned_words(m, ctx, copies, worst)
     uploads = _param_uploads(copies) if worst.direction == "h2d" else None
-    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned
+    # pinned already but synchronous: said, and fixed, where the framework's own fix for it exists (a native CUDA/HIP
+    # program's: the calls are its code); a framework's copies keep its fixes and words
+    sync_pinned = _pinned_but_synchronous(copies) and bool(ctx.fw.extra(f"{ID}:pinned_sync"))
+    sync_txt = _cost_words(ctx, sync_ms, sync_share, waits, asked, pageable, migrated) + pinned + (
+        "; every host copy comes from pinned memory already: the synchronous calls, not the memory, hold them in "
+        "series with the kernels" if sync_pinned else "")
     if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
         sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
                      f"{ctx.fw.label('param_upload')}")
@@ -107,14 +112,14 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "copies": {c.direction: c.count for c in m.memcpy}}),
         saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging),
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
-                      _ASSUMPTION_PINNED if pinned else _ASSUMPTION,
+                      _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else _ASSUMPTION,
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms)),
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
-        actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads) or ctx.fw.fix(ID),
+        actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads, sync_pinned) or ctx.fw.fix(ID),
     )]
 
 
@@ -256,7 +261,7 @@ def _first(lead: list, acts: list) -> list:
 
 
 def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrated: list, pinned: bool,  # noqa: ANN001
-           uploads: float | None) -> list:
+           uploads: float | None, sync_pinned: bool = False) -> list:
     """The fixes, the copy's own first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the
     sync that pulls values to the host: .item()); pageable memory's and host-blocking copies' pinning and non_blocking;
     fewer bytes where pinned already, else D2D's own; managed memory's prefetch, a wrapper's offloaded parameters."""
@@ -285,6 +290,8 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
         acts = _first(ctx.fw.fix(f"{ID}:read"), acts)
     elif m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
         acts = _first(pin + ctx.fw.fix(f"{ID}:h2d"), acts)
+    if sync_pinned:  # pinned already, each copy a synchronous call serial with the kernels: streams and chunks
+        acts = ctx.fw.extra(f"{ID}:pinned_sync") + [a for a in acts if a not in ctx.fw.fix(ID)]
     if pinned:  # pinned and asynchronous already: the bytes themselves are the cost
         acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
     elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
@@ -330,6 +337,10 @@ _ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappea
 _ASSUMPTION_PINNED = ("the copies move fewer bytes (only what the GPU needs, in a smaller dtype, or kept on the GPU "
                       "between steps): they already come from pinned memory, asynchronously, so only a copy that no "
                       "longer runs stops blocking the GPU; an upper bound where the transfers are the program's work")
+#: the host copies come from pinned memory already but are synchronous calls: pinning is no part of the saving
+_ASSUMPTION_SYNC_PINNED = ("the synchronous copies, from pinned memory already, become asynchronous calls on streams "
+                           "of their own, overlapped with the kernels (in chunks where a kernel needs all of its "
+                           "input first); an upper bound where the transfers are the program's work")
 #: the copies are a data-parallel wrapper's uploads of offloaded parameters: its own fix recovers them
 _ASSUMPTION_UPLOADS = ("the parameters' uploads leave the step (offload off) or overlap with the previous layers' "
                        "compute (prefetched)")
@@ -372,6 +383,16 @@ def _already_pinned(copies: list, waits: float) -> bool:
     host = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0]
     return bool(host) and not waits and all(c.pageable_share is not None and c.pageable_share == 0
                                             and not (c.sync_share or 0.0) for c in host)
+
+
+def _pinned_but_synchronous(copies: list) -> bool:
+    """Whether every host-device copy with time is known to come from pinned memory and some are synchronous calls
+    (``cudaMemcpy`` of a ``cudaHostAlloc`` buffer): pinning is done already, and what holds the copies in series with
+    the kernels is the call, so the fix is the asynchronous call on a stream of its own -- not the pinning the generic
+    fix leads with (survey h37-survey43: a HIP course's matmul, built for CUDA, copies from ``cudaHostAlloc``)."""
+    host = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0]
+    return (bool(host) and all(c.pageable_share is not None and c.pageable_share == 0 for c in host)
+            and any((c.sync_share or 0.0) > 0 for c in host))
 
 
 def _worst_words(c, ctx: Ctx) -> str:  # noqa: ANN001 - a direction's copy metrics

@@ -28,7 +28,7 @@ def quiet_reason(m) -> str | None:
     """Why a low 16-bit share is not a finding: no Tensor Core GPU, or too little MatMul/Conv work to matter."""
     yes, _ = tensor_core_gpus(m)
     if not yes:
-        return "no GPU with Tensor Cores in this capture: 16-bit kernels would not use them"
+        return f"no GPU with {Ctx(m).vendor.TERMS['matrix_units']} in this capture: 16-bit kernels would not use them"
     k = kernel_mix(m)
     known = known_us(k)
     if known > 0 and k.eligible_us / known < T("mixed_precision_off.min_eligible_share"):

@@ -62,6 +62,63 @@ def test_amd_vocabulary_units():
     assert devices.words(["NVIDIA A100"], "Tensor Cores") == "Tensor Cores"
 
 
+@pytest.mark.parametrize("gfx,units", [("gfx900", False), ("gfx906", False), ("gfx90c", False), ("gfx1010", False),
+                                       ("gfx1030", False), ("gfx1035", False), ("gfx908", True), ("gfx90a", True),
+                                       ("gfx942", True), ("gfx950", True), ("gfx1100", True), ("gfx1151", True),
+                                       ("gfx1201", True)])
+def test_amd_matrix_units_are_the_architectures_not_every_amd_gpus(gfx, units):
+    """MFMA came with CDNA (gfx908), WMMA with RDNA 3 (gfx11): GCN Vega (gfx900-gfx906, the gfx90c APU) and RDNA 1/2
+    (gfx10) have no matrix units, whatever ROCm names the board."""
+    assert devices.has_matrix_units(f"AMD Radeon Graphics ({gfx})", None) is units
+
+
+def test_control_an_amd_gpu_of_unrecorded_architecture_keeps_its_instinct_reading():
+    assert devices.has_matrix_units("AMD Radeon Graphics", None) is True
+    assert devices.has_matrix_units("AMD Instinct MI250X", None) is True
+
+
+def test_an_rdna2_laptop_gpu_named_only_radeon_graphics_is_read_by_its_gfx_id():
+    """rocprofv3's ``agent_info.csv`` names a Ryzen 6800H's Radeon 680M ``AMD Radeon Graphics`` (as ROCm names some
+    Instinct boards); its ``Name`` gfx1035 (RDNA 2) says it has no matrix units.  The 16-bit check is quiet for that
+    reason, in ROCm's words -- not because the program's fp32 ``mat_mult`` is no library GEMM -- and the report is a
+    cold start and one pass, nothing more (survey h37-survey43)."""
+    _, rep = _report("hip_matmul_rdna2_igpu")
+    (g,) = [g for h in rep["hosts"] for g in h["gpus"] if g["kernel_count"]]
+    assert (g["name"], g["compute_capability"]) == ("AMD Radeon Graphics (gfx1035)", "gfx1035")
+    (sixteen,) = [x for x in rep["hosts"][0]["headline"] if x["id"] == "sixteen_bit_share"]
+    assert sixteen["detail"]["not_flagged"].startswith("no GPU with Matrix Cores"), sixteen["detail"]
+    assert not NVIDIA_WORDS.findall(json.dumps(sixteen) + _prose(rep))
+    assert [(f["rule"], f["severity"]) for f in rep["findings"]] == [("cold_start", "warning"),
+                                                                      ("capture_quality", "warning")]
+    assert abs(g["step_ms"] - 5.43) < 0.01  # first H2D copy to the D2H copy's end, read by hand
+
+
+def _memcpy_finding(run: str) -> dict:
+    _, rep = _report(run)
+    (f,) = [f for f in rep["findings"] if f["rule"] == "excessive_memcpy"]
+    return f
+
+
+def test_pinned_synchronous_copies_get_the_streams_fix_not_the_pinning_they_do():
+    """The course's matmul built for CUDA copies from ``cudaHostAlloc`` buffers with synchronous ``cudaMemcpy``
+    (Nsight's ``srcKind`` Pinned): the copies, 282 us of a 0.87 ms pass, are in series with the kernel because the
+    calls are synchronous.  Their fix is asynchronous copies on streams, in chunks -- not "copy from pinned host
+    memory", which the program does (survey h37-survey43)."""
+    f = _memcpy_finding("matmul_rtx3060_laptop_pinned_sync")
+    texts = [a["text"] for a in f["actions"]]
+    assert "comes from pinned memory already" in f["summary"], f["summary"]
+    assert texts[0].startswith("The host buffers are pinned already") and "cudaMemcpyAsync" in texts[0], texts
+    assert not any("Copy from pinned host memory" in t for t in texts), texts
+    assert "pinned memory and non_blocking" not in json.dumps(f)  # nor does the saving assume the pinning
+
+
+def test_control_pageable_copies_keep_the_pinning_fix():
+    """CloverLeaf's copies are pageable: pinning them is still the fix, and no word says they are pinned."""
+    f = _memcpy_finding("cloverleaf_a100_cuda")
+    assert f["actions"][0]["text"].startswith("Copy from pinned host memory"), f["actions"][0]["text"]
+    assert "pinned memory already" not in f["summary"]
+
+
 def test_dlrm_ranks_are_one_job_and_embedding_kernels_are_no_gemms():
     """8 ranks that say so (``distributedInfo`` world 8) are one session; FBGEMM's embedding kernels (templated on
     ``fbgemm_gpu::``) are not 16-bit MatMul/Conv that missed the Tensor Cores (was: critical misaligned_dims)."""

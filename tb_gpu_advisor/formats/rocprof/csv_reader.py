@@ -39,7 +39,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.hip_ops import GPU_NAME, copies_host_side, copy_name, device_events, gpu_named, \
-    host_events, launch_call_times, roctx_ranges, trace_of
+    host_events, launch_call_times, roctx_ranges, trace_of, with_arch
 from tb_gpu_advisor.formats.rocprof.csv_layout import KINDS, header_cells, kind_of, prefix
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -154,7 +154,9 @@ def _agents(tables: list[dict[str, list[str]]], path: str) -> dict[tuple[str, in
         units = _ints(t, "cu_count", path, 0)
         typ, prod = t.get("agent_type", []), t.get("product_name") or t.get("name") or [""] * node.size
         vend = t.get("vendor_name") or [""] * node.size
-        rows += [(int(node[i]), int(logical[i]), typ[i].strip().upper(), prod[i].strip(), vend[i].strip(),
+        gfx = t.get("name") or [""] * node.size  # the agent's GFX id (``gfx1035``): the generation a generic name hides
+        rows += [(int(node[i]), int(logical[i]), typ[i].strip().upper(),
+                  with_arch(prod[i].strip(), devices.amd.gfx_id(gfx[i])), vend[i].strip(),
                   int(units[i])) for i in range(node.size)]
     gpus = sorted((r for r in rows if r[2] == "GPU"), key=lambda r: r[0])
     for r in rows:

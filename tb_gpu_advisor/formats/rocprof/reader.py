@@ -51,6 +51,7 @@ from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, gunzipped_within_limit, human_size, is_gzip, max_profile_bytes
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
+    with_arch, \
     trace_of
 from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
@@ -223,17 +224,9 @@ def _gpu_models(other: dict) -> tuple[dict[int, DeviceInfo], DeviceInfo | None, 
         node = _int(a.get("Node"))
         if gfx:
             gfx_by_node[node] = gfx
-        by_node[node] = DeviceInfo(name=_with_arch(name, gfx) or GPU_NAME, sm_count=units or None)
+        by_node[node] = DeviceInfo(name=with_arch(name, gfx) or GPU_NAME, sm_count=units or None)
     shared = {(i.name, i.sm_count) for i in by_node.values()}
     return by_node, (next(iter(by_node.values())) if len(shared) == 1 else None), gfx_by_node
-
-
-def _with_arch(name: str, gfx: str | None) -> str:
-    """A marketing name that says only the vendor (``AMD Radeon Graphics``: ROCm's name for some Instinct boards) with
-    the agent's GFX id after it (``AMD Radeon Graphics (gfx950)``): the architecture the capture records, which tells
-    the generation and, with the CU count, the table's models of it (``devices.peaks``) -- never a model it does not
-    name."""
-    return f"{name} ({gfx})" if name and gfx and amd.named_generically(name) else name
 
 
 #: How much of the sibling ``<name>.sysinfo.txt`` is read (rocminfo of an 8-GPU node: ~70 kB).
@@ -406,7 +399,7 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
     models, shared, gfx_by_node = _gpu_models(other)
     for node, spelled in _sysinfo_names(path).items():  # rocminfo's own spelling, where rocprof kept it beside
         if node in models:
-            models[node] = dataclasses.replace(models[node], name=_with_arch(spelled, gfx_by_node.get(node)))
+            models[node] = dataclasses.replace(models[node], name=with_arch(spelled, gfx_by_node.get(node)))
     if shared is not None and len({i.name for i in models.values()}) == 1:
         shared = next(iter(models.values()))
     streams = np.array([o[1] for o in ops], np.int64)

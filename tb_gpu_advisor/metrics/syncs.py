@@ -17,7 +17,8 @@ Each wait is booked to its cause (issue #37 item 3):
   ``.tolist()`` of device values);
 * where the runtime records no sync call (JAX's XPlane: the host waits on PjRt's events), the framework's blocking
   reads are those syncs (``Framework.blocking_read_event``: JAX's ``np.asarray(jax.Array)``, which ``float(x)``,
-  ``x.item()``, ``np.asarray(x)``, ``jax.device_get`` and ``print(x)`` write), each its own caller;
+  ``x.item()``, ``np.asarray(x)``, ``jax.device_get`` and ``print(x)`` write), each its own caller -- the instants
+  its bytes move (the transfer, the staging copy) are the copy's, the rest of its wait the sync's;
 * the idle inside a round trip (data copied out, worked on by the host, copied back: ``memcpy.trip_windows``) is the
   round trip's, ``host_op_placement``'s, whatever sync or read comes before it -- as the host's input waits are the
   input check's (an implicit transfer's copy among them);

@@ -227,6 +227,11 @@ PROFILER_OVERHEAD_EVENTS = nvidia.CUPTI_OVERHEAD_EVENTS
 #: format that never stages (XPlane) imports no AMD reader's helper to read it.
 STAGING_MIN_NS = 1_000_000
 
+#: The longest a copy's bytes take to move that is still its own latency, not its size: a read of a few bytes
+#: (``float(loss)``) spends microseconds in its transfer and its staging copy whatever the bandwidth, so that time is
+#: the read's round trip (the sync's), and only a read moving longer is the copy's in part (``metrics.syncs``).
+COPY_LATENCY_NS = 20_000
+
 
 def copy_direction(name: str) -> str | None:
     """``h2d``, ``d2h``, ``d2d``, ``p2p``, ``memset``, ``other`` for a copy or memset event's name (CUPTI's and ROCm's

@@ -17,7 +17,8 @@ Each wait is booked to its cause (issue #37 item 3):
   ``.tolist()`` of device values);
 * where the runtime records no sync call (JAX's XPlane: the host waits on PjRt's events), the framework's blocking
   reads are those syncs (``Framework.blocking_read_event``: JAX's ``np.asarray(jax.Array)``, which ``float(x)``,
-  ``x.item()``, ``np.asarray(x)``, ``jax.device_get`` and ``print(x)`` write), each its own caller;
+  ``x.item()``, ``np.asarray(x)``, ``jax.device_get`` and ``print(x)`` write), each its own caller -- the instants
+  its bytes move (the transfer, the staging copy) are the copy's, the rest of its wait the sync's;
 * the idle inside a round trip (data copied out, worked on by the host, copied back: ``memcpy.trip_windows``) is the
   round trip's, ``host_op_placement``'s, whatever sync or read comes before it -- as the host's input waits are the
   input check's (an implicit transfer's copy among them);
@@ -63,12 +64,19 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return _leads_only(ctx, gap_windows)
+    moving, moved = np.zeros(sync.shape, dtype=np.int64), None
     if reads:  # a read is its own caller, the program's read of a value (no copy op around it: a read is no copy in)
-        callers, copy = sync.copy(), _bulk_reads(ctx, sync)
+        callers = sync.copy()
+        moving, moved = _read_moving(ctx, sync)
+        copy = moving >= devices.COPY_LATENCY_NS * 1000  # bytes moving beyond a copy's own latency: the copy's part
+        moved = _of_reads(moved, copy)
+        moving = np.where(copy, moving, 0)
+        waited = np.ones(sync.shape, dtype=bool)  # every read drains the queue and waits for its callback: a sync
     else:
         encloser = encloser if encloser is not None else _encloser(h)
         callers = encloser.find(sync)
         copy = _copy_waits(ctx, encloser, callers)
+        waited = ~copy
     recorded = _recorded(ctx, sync)
     active = ctx.active
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
@@ -80,7 +88,9 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                     h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
         owned = _owned(ctx, g)
-        per, spans = _idle_after(g, h, held, h.end[sync], copy, owned, recorded, h.start[sync])
+        per, spans = _idle_after(g, h, held, h.end[sync], copy & ~waited, owned, recorded, h.start[sync])
+        if moved is not None:
+            _split_reads(spans, moved)
         lead = _less(copy_leads(ctx, g, owned), spans[0])
         if lead[0].size:
             leads += bd.ledger_of(ctx, g, *lead)
@@ -95,12 +105,12 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
     # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
     booked, copy_booked, in_gaps = (_booked(row) for row in ledger)
-    blocked = (h.end[sync] - _from_step_start(ctx, sync)).astype(np.float64)
+    blocked = (h.end[sync] - _from_step_start(ctx, sync) - moving).astype(np.float64)  # a read's bytes: the copy's
     # every count per step and rank, as the idle and the wait beside it (``Context.per_step``)
-    return HostSyncs(calls_per_step=ctx.per_step((~copy).sum()), calls=int((~copy).sum()), gpu_idle_ms_per_step=sum(booked.values()),
+    return HostSyncs(calls_per_step=ctx.per_step(waited.sum()), calls=int(waited.sum()), gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
-                     callers=_top(ctx, _named_by(callers, sync)[~copy], top_n),
-                     wait_ms_per_step=ctx.per_step(blocked[~copy].sum() / PS_PER_MS),  # per GPU, as the idle is
+                     callers=_top(ctx, _named_by(callers, sync)[waited], top_n),
+                     wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads),
@@ -313,24 +323,27 @@ def _blocking_reads(ctx: Context) -> np.ndarray:
     return out
 
 
-def _bulk_reads(ctx: Context, reads: np.ndarray) -> np.ndarray:
-    """Bool per framework read (JAX's ``np.asarray(jax.Array)``): the read's time from its first transfer's start to
-    its return is mostly its bytes moving -- the D2H transfers inside it (device time) and the host's copies of them out
-    of the runtime's staging buffer (``Framework.read_staging_event``) -- so its wait is that copy's.
+def _read_moving(ctx: Context, reads: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per framework read (JAX's ``np.asarray(jax.Array)``): its bytes moving (ps) -- the D2H transfers that start
+    inside it (device time) and, from the first of them to its return, the host's copies out of the runtime's staging
+    buffer (``Framework.read_staging_event``) -- and those stretches (start, end, read), for the idle's split.
 
-    Why: a read was taken for a sync whatever it read.  Reading 4 bytes (``float(loss)``) costs the round trip of a
-    wait: the drain, the callback, the next dispatch, and fewer reads are the fix.  Reading 64 MiB each step holds the
-    host 1.2 ms in the transfer and 7.3 ms copying out of the staging buffer while the GPU idles (H100 rates): that is
-    the copy's cost, which fewer or smaller reads, or a transfer started early (``copy_to_host_async``), remove -- not
-    a wait for the GPU's queue.  Half is the line where the bytes, not the latency, are what the host waits on.  Data
-    that leaves in a round trip (``memcpy.trip_windows``) stays the round trip's, ``host_op_placement``'s, as before."""
-    out = np.zeros(reads.shape, dtype=bool)
+    Why: a read's wait is two costs.  Reading 4 bytes (``float(loss)``) is the round trip of a wait: the drain, the
+    callback, the next dispatch, and fewer reads are the fix.  Reading 64 MiB adds 1.2 ms of transfer and 7.3 ms
+    copying out of the staging buffer while the GPU idles (H100 rates): the bytes' cost, which fewer or smaller reads,
+    or a transfer started early (``copy_to_host_async``), remove.  Data that leaves in a round trip
+    (``memcpy.trip_windows``) stays the round trip's, ``host_op_placement``'s.  Found by binary search over the
+    transfers' and staging events' sorted starts (a loop over reads was one Python pass per read, h37-copies23)."""
     h = ctx.h
-    if not reads.size:
-        return out
+    n = reads.size
+    never = np.iinfo(np.int64).max
+    first = np.full(n, never, dtype=np.int64)
+    moving = np.zeros(n, dtype=np.int64)
+    none = np.zeros(0, np.int64)
+    if not n:
+        return moving, (none, none, none)
     rs, re = h.start[reads].astype(np.int64), h.end[reads].astype(np.int64)
-    first = np.full(reads.shape, np.iinfo(np.int64).max, dtype=np.int64)
-    moving = np.zeros(reads.shape, dtype=np.int64)
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for g in ctx.gpus:
         d = g.d
         if not len(d) or bd.clocks_disagree(ctx, g):
@@ -341,18 +354,53 @@ def _bulk_reads(ctx: Context, reads: np.ndarray) -> np.ndarray:
         if ws.size:
             out_trip = ~_in_spans(ce, (ws.astype(np.int64), we.astype(np.int64)))  # a trip opens at its copy's end
             cs, ce = cs[out_trip], ce[out_trip]
-        for i in range(reads.size):  # a read a step: few
-            inside = (cs >= rs[i]) & (cs < re[i])
-            if inside.any():
-                first[i] = min(first[i], int(cs[inside].min()))
-                moving[i] += int((np.minimum(ce[inside], re[i]) - cs[inside]).sum())
+        k, r = _starting_in(cs, rs, re)
+        np.minimum.at(first, r, cs[k])
+        parts.append((cs[k], np.minimum(ce[k], re[r]), r))
     stage = np.flatnonzero(h.name_mask(ctx.fw.read_staging_event))
     ss, se = h.start[stage].astype(np.int64), h.end[stage].astype(np.int64)
-    for i in np.flatnonzero(first < np.iinfo(np.int64).max):
-        inside = (ss >= first[i]) & (ss < re[i])
-        moving[i] += int((np.minimum(se[inside], re[i]) - ss[inside]).sum())
-        out[i] = 2 * moving[i] >= re[i] - first[i]
-    return out
+    order = np.argsort(ss, kind="stable")
+    ss, se = ss[order], se[order]
+    k, r = _starting_in(ss, np.minimum(first, re), re)  # no transfer inside: an empty range, no staging counted
+    parts.append((ss[k], np.minimum(se[k], re[r]), r))
+    s, e, r = (np.concatenate(x) for x in zip(*parts))
+    np.add.at(moving, r, e - s)
+    return moving, (s, e, r)
+
+
+def _of_reads(moved: tuple[np.ndarray, np.ndarray, np.ndarray], keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The moving stretches (start, end, read: :func:`_read_moving`) of the reads ``keep`` marks, merged."""
+    s, e, r = moved
+    on = keep[r]
+    return union_intervals(s[on], e[on])
+
+
+def _starting_in(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (event, window) pair where an event's start (``starts``, sorted) lies in a window [lo, hi): the events'
+    indices and their windows', one pair per row -- an event inside two overlapping windows is a row of each."""
+    a = np.searchsorted(starts, lo, side="left")
+    b = np.searchsorted(starts, hi, side="left")
+    cnt = np.maximum(b - a, 0)
+    win = np.repeat(np.arange(lo.size), cnt)
+    offset = np.arange(win.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return np.repeat(a, cnt) + offset, win
+
+
+def _split_reads(spans: list[tuple[np.ndarray, np.ndarray]], moving: tuple[np.ndarray, np.ndarray]) -> None:
+    """The reads' idle (``spans[0]``, measured as the syncs' drained stretch) in two: the instants their bytes move
+    (``moving``: the transfers and the staging copies, sorted and disjoint) to the copies' waits (``spans[1]``), the
+    rest -- the drain, the callback, the next dispatch -- stays the syncs'.  Each instant is booked once, so the two
+    sum to what the read cost as a whole (h37-copies23: a read was one cause or the other, by which half was larger)."""
+    s, e = spans[0]
+    if not s.size or not moving[0].size:
+        return
+    s, e = s.astype(np.int64, copy=False), e.astype(np.int64, copy=False)
+    rest = subtract_intervals(s, e, *moving)
+    part = subtract_intervals(s, e, *rest)
+    spans[0] = rest
+    if part[0].size:
+        spans[1] = union_intervals(np.concatenate([spans[1][0].astype(np.int64), part[0]]),
+                                   np.concatenate([spans[1][1].astype(np.int64), part[1]]))
 
 
 def _framework_reads(ctx: Context, encloser: Encloser, idx: np.ndarray) -> np.ndarray:

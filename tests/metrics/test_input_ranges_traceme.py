@@ -73,9 +73,12 @@ def test_a_jax_programs_get_batch_annotation_is_its_input_pipeline(tmp_path: Pat
     # main: source "before_first_op", the whole lead (3.9 ms: the fetch and the 2 ms of other work) as input
     assert m.input.source == "pipeline"
     assert m.input.pre_op_ms_per_step == pytest.approx(OTHER_US / 1000, abs=0.05)  # the other work, named apart
-    # the wait: the GPU's idle inside the range, and the batch's staging copy after it -- never the other work's
+    # the wait: the GPU's idle inside the range (less the gaps between its kernels, kernel switches) -- never the other
+    # work's, nor the batch's staging on the copy's worker thread while the loop runs that work (h37-copies23: main
+    # 2.52 ms, 0.54 ms of the 4 MiB batch's staging in both input and "other")
     wait = m.breakdown.input_wait
-    assert fetch_idle - 0.01 <= wait < fetch_idle + OTHER_US / 1000 - 1.0
+    assert fetch_idle - m.breakdown.kernel_switch - 0.01 <= wait <= fetch_idle + 0.01
+    assert wait + m.input.pre_op_ms_per_step <= fetch_idle + OTHER_US / 1000 + 0.01  # the lead they share
     (name, held), = m.input.ranges
     assert name == "get_batch" and held == pytest.approx(fetch_idle, abs=0.05)
     f = _input_finding(_host(path))

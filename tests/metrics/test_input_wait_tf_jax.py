@@ -53,9 +53,11 @@ def test_grains_prefetch_thread_is_no_wait_of_the_loop(tmp_path: Path, take_us: 
     # main: the prefetch thread's two stages named as ranges of the loop's fetch (0.58 ms each, fast take)
     assert [name for name, _ in m.input.ranges] == [jc.GRAIN_TAKE]
     # main 0.68 ms (fast take), 3.45 ms (slow): the loop's other work and dispatch counted as input.  The wait is the
-    # take and the batch's copy (its worker thread's staging runs ~20 us into the other work: input by the copy's
-    # rule, unchanged)
-    assert fetch_ms - 0.01 <= m.breakdown.input_wait <= fetch_ms + 0.03
+    # take and the batch's copy on the loop's thread; its worker thread's staging runs ~20 us into the other work, the
+    # loop's then, not input (h37-copies23: main 0.327 ms, fast take)
+    assert fetch_ms - 0.01 <= m.breakdown.input_wait <= fetch_ms + 0.005
+    # input and the other host time before the first op share the lead, never more than it
+    assert m.breakdown.input_wait + m.input.pre_op_ms_per_step <= fetch_ms + other_ms + 0.01
 
 
 def test_the_batchs_copy_is_no_part_of_the_other_host_time(tmp_path: Path) -> None:

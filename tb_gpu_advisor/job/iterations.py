@@ -668,6 +668,11 @@ _PERIODS = 64
 #: be a backward pass: autograd walks the graph back, freeing each layer's saved tensors after its gradient is made.
 #: The share ``job.kind`` asks of a stackless backward (``_LIFO_SHARE``), for the same cause.
 _FALL_LIFO = 0.8
+#: Nests :func:`_turn` reads, longest first, before it gives up: a chain of blocks freed together with nothing made
+#: between nests too but is no walk back -- gradients made by the backward in reverse order of the layers and freed by
+#: ``zero_grad()`` in the layers' order, an optimizer's temporaries -- and it may be longer than the walk itself (the
+#: H200 OOM snapshot: 25 such blocks against a walk back over 8 layers' saved outputs).
+_NESTS = 3
 #: Blocks a backward's walk back must free, at least: two layers' saved input and output.  A pass under ``no_grad``
 #: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
 _MIN_NEST = 4
@@ -684,6 +689,9 @@ class Pattern:
     #: int32 per event: an allocation's place in the period inside the repeats (the same code each iteration), -1
     #: outside them and for frees -- the site a stackless allocation has no frame to name (``MemoryEvents.op``)
     site: np.ndarray
+    #: allocations left out of the sequence of sizes: blocks never freed in the history (:func:`_repeating`), 0 where
+    #: every allocation was read
+    set_aside: int = 0
 
 
 def pattern_phases(me: MemoryEvents) -> Pattern | None:
@@ -698,19 +706,18 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     repeat's peak and the trough after it mark the phases: what is made in the climb from the trough before is the
     forward's, what is made in the fall the backward's.  A forward whose graph is dropped unused frees its blocks with
     nothing made between; a pass under ``no_grad`` holds few blocks at its peak: neither reads as training."""
-    alloc = np.flatnonzero(me.delta > 0)
-    if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
+    if int((me.delta > 0).sum()) < 2 * _MIN_ALLOCS or me.baseline != "absolute":
         return None
-    got = _period(me.delta[alloc])
+    frees = me.frees()
+    got = _repeating(me, frees)
     if got is None:
         return None
-    p, first, cover = got
+    alloc, (p, first, cover) = got
     reps = cover // p
     troughs = _troughs(me, alloc, p, first, cover)
     cuts = [-1, *troughs, len(me) - 1]  # (lo, hi] event ranges: the head, each whole repeat, the tail
     phase = np.full(len(me), -1, np.int8)
     made = me.delta > 0
-    frees = me.frees()
     turns = 0
     for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
         turn = _turn(lo, hi, made, frees)
@@ -725,7 +732,36 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         return None
     site = np.full(len(me), -1, np.int32)
     site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
-    return Pattern(phase, p, reps, turns, site)
+    return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size)
+
+
+def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
+    """(the allocations read, (period, first, covered) of :func:`_period` over their sizes) of the reading that holds
+    more whole repeats: every allocation, or those the history frees -- of two that hold as many, the one whose
+    repeats begin earlier, every allocation on a full tie; None where neither repeats.
+
+    Why: an iteration that makes state once -- an optimizer's on its first step (Adam's moments), a cache on the
+    first call -- inserts allocations into the sequence of sizes the later iterations repeat, so that iteration does
+    not repeat theirs and the period was read from the later ones alone: the first iteration fell to the set-up, and
+    a history of two iterations (the H200 OOM snapshot) read none.  State made once is held from then on, so it is
+    never freed in the history: without the blocks never freed the first iteration repeats the others.  Blocks a
+    loop holds at the dump from its last iteration (gradients, a loss) are never freed either, and taking them out
+    cuts that repeat short.  So of readings holding as many whole repeats, the earlier wins: the history before the
+    repeats is never a step, the rest after the last is one more iteration where it is alike (:func:`_check`), so
+    the reading that starts at the first iteration reads it and loses no later one (snapshot_adam_iterations: its
+    warm-up iteration read, as its frames read it)."""
+    every = np.flatnonzero(me.delta > 0)
+    freed = every[frees[every] < len(me)]
+    best: tuple[np.ndarray, tuple[int, int, int]] | None = None
+    rank: tuple[int, int] | None = None
+    for alloc in (every, freed):
+        got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
+        if got is None:
+            continue
+        mine = (got[2] // got[0], -int(alloc[got[1]]))  # whole repeats, then the earlier first allocation (event)
+        if rank is None or mine > rank:
+            best, rank = (alloc, got), mine
+    return best
 
 
 def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:
@@ -787,14 +823,16 @@ def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
     blocks = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
     blocks = blocks[frees[blocks] <= hi]
     by_free = blocks[np.argsort(frees[blocks], kind="stable")]
-    nest = _nest(by_free)
-    if nest.size < _MIN_NEST:
-        return None
-    first, last = int(frees[nest[0]]), int(frees[nest[-1]])
-    walked = by_free[(by_free < first) & (frees[by_free] >= first)]
-    if nest.size < _FALL_LIFO * walked.size or not made[first:last].any():
-        return None
-    return first
+    for _ in range(_NESTS):
+        nest = _nest(by_free)
+        if nest.size < _MIN_NEST:
+            return None
+        first, last = int(frees[nest[0]]), int(frees[nest[-1]])
+        if made[first:last].any():
+            walked = by_free[(by_free < first) & (frees[by_free] >= first)]
+            return first if nest.size >= _FALL_LIFO * walked.size else None
+        by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
+    return None
 
 
 def _nest(by_free: np.ndarray) -> np.ndarray:
@@ -838,7 +876,15 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
         return None
     start, end, note, name = got
     note += (f"; read from the allocation pattern, the snapshot recording no stacks: its sizes repeat every "
-             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times), each climb to a peak taken for a "
+             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times{_set_aside_words(pattern)}), each climb to a peak taken for a "
              f"forward and each fall -- freeing the climb's blocks in reverse order while making others -- for a "
              f"backward (low confidence: no frame says so)")
     return start, end, note, name
+
+
+def _set_aside_words(pattern: Pattern) -> str:
+    """"; N blocks never freed set aside ..." where the sequence was read without them (:func:`_repeating`), else ""."""
+    if not pattern.set_aside:
+        return ""
+    return (f"; {plural(pattern.set_aside, 'block')} never freed set aside: weights, state made once, what the "
+            f"dump came before freeing")

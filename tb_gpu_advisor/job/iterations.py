@@ -869,7 +869,7 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
     (:func:`pattern_phases`), cut as a framed history is (:func:`_iterations`), said to be read so."""
     pattern = pattern_phases(me)
     if pattern is None:
-        return None
+        return _stackless_passes(me)
     # a site is a frame's code and the size it made; without frames, the place in the repeated sequence is that code
     got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site))
     if got is None or got[3] != "training iteration":
@@ -888,3 +888,99 @@ def _set_aside_words(pattern: Pattern) -> str:
         return ""
     return (f"; {plural(pattern.set_aside, 'block')} never freed set aside: weights, state made once, what the "
             f"dump came before freeing")
+
+
+#: Passes alike in a row a stackless history must hold to be read as a loop's forward passes (:func:`pass_phases`).
+_MIN_PASSES = 2
+
+
+@dataclass
+class Passes:
+    """A stackless history's forward passes as its allocation pattern shows them (:func:`pass_phases`)."""
+
+    starts: list[int]  # event index of each pass's first allocation
+    end: int  # event index of the last pass's return to the floor
+    size: int  # allocations each pass makes and frees
+
+
+def pass_phases(me: MemoryEvents) -> Passes | None:
+    """The forward passes of a history recorded without stacks and showing no training iteration, read from its
+    pattern; None where it shows no two alike in a row.
+
+    Why: a loop of forward passes (inference, a benchmark) runs the same code on inputs of one shape, so each pass
+    allocates the same sizes in the same order, and frees them all by its end -- between passes only what the job
+    holds (weights, a cache made once) is live.  So the history falls back to the level it never falls below again
+    (its floor from there on) at each pass's end; from one such return to the next is one pass.  A model's identical
+    blocks repeat sizes inside a pass too, but the level does not come back to that floor between them (the pass's
+    input and the block's output are live), so a block is never read as a pass.  The passes are the bulk of the
+    history (half its allocations at least, as :func:`_period` asks of repeats): two small calls alike before a
+    forward that holds a thousand tensors at the dump (``forward_autograd_cs336``) are no loop of passes.  Blocks never freed (a cache the first
+    pass makes) are set aside, as :func:`_repeating` does: the first pass then repeats the others.  A stretch between
+    returns whose blocks a backward walks back (:func:`_turn`) is a training iteration the pattern did not read: no
+    pass is read there, rather than a training loop named inference."""
+    n = len(me)
+    if int((me.delta > 0).sum()) < 2 * _MIN_ALLOCS or me.baseline != "absolute":
+        return None
+    frees = me.frees()
+    made = me.delta > 0
+    level = me.allocated
+    floor = np.minimum.accumulate(level[::-1])[::-1]
+    # a return: a free that leaves the level at its floor (events that move nothing after it), the next climbing from
+    # there -- not an allocation at the floor (a pass's input made before a cache it makes outweighs it)
+    moved = np.flatnonzero(me.delta != 0)
+    last = np.searchsorted(moved, np.arange(n), "right") - 1
+    fell = (last >= 0) & (me.delta[moved[np.maximum(last, 0)]] < 0)
+    back = np.flatnonzero((level[:-1] == floor[:-1]) & (level[1:] > level[:-1]) & fell[:-1])
+    cuts = [-1, *back.tolist(), n - 1]  # the last event is at the floor: what follows it is nothing
+    keys = [_pass_key(me, lo, hi, made, frees) for lo, hi in zip(cuts[:-1], cuts[1:])]
+    run = _alike_run(keys)
+    if run is None:
+        return None
+    a, b = run  # segments a .. b-1 are the passes
+    if 2 * (b - a) * len(keys[a]) < int(made.sum()):
+        return None  # a loop's passes are the bulk of its history, as a period's repeats are (:func:`_period`)
+    if any(_turn(cuts[k], cuts[k + 1], made, frees) is not None for k in range(a, b)):
+        return None
+    freed = made & (frees < n)  # a pass opens with its first block it frees: the weights before it are no part
+    starts = [cuts[k] + 1 + int(np.argmax(freed[cuts[k] + 1:cuts[k + 1] + 1])) for k in range(a, b)]
+    return Passes(starts, cuts[b], len(keys[a]))
+
+
+def _pass_key(me: MemoryEvents, lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, ...]:
+    """The sizes events ``(lo, hi]`` allocate and free, in order: the code a pass runs, as its allocations show it;
+    blocks never freed in the history (a cache, state) set aside."""
+    ev = np.flatnonzero(made[lo + 1:hi + 1] & (frees[lo + 1:hi + 1] < len(me))) + lo + 1
+    return tuple(me.delta[ev].tolist())
+
+
+def _alike_run(keys: list[tuple[int, ...]]) -> tuple[int, int] | None:
+    """(first, end) of the longest run of equal ``keys`` in a row (:data:`_MIN_PASSES` at least, each of two
+    allocations at least: one block is no pass), the earlier on a tie; None where none."""
+    best: tuple[int, int] | None = None
+    i = 0
+    while i < len(keys):
+        j = i + 1
+        while j < len(keys) and keys[j] == keys[i]:
+            j += 1
+        if len(keys[i]) >= 2 and j - i >= _MIN_PASSES and (best is None or j - i > best[1] - best[0]):
+            best = (i, j)
+        i = j
+    return best
+
+
+def _stackless_passes(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The forward passes of a history recorded without stacks (:func:`pass_phases`), each from its first allocation
+    to the next one's (the last to its return to the floor), said to be read so."""
+    passes = pass_phases(me)
+    if passes is None:
+        return None
+    starts, k = passes.starts, len(passes.starts)
+    bounds = [*starts, passes.end + 1]
+    n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
+    note = _iterations_note(False, starts, k, True, bounds, n_alloc, me.allocated - me.delta, np.zeros(0, np.int64))
+    note += (f"; read from the allocation pattern, the snapshot recording no stacks: {k} times in a row the same "
+             f"{plural(passes.size, 'allocation')} in the same order, all freed by the end, each taken for a forward "
+             f"pass (low confidence: no frame says so)")
+    t = me.t
+    return (np.array([int(t[i]) for i in starts], np.int64),
+            np.array([int(t[i]) for i in starts[1:]] + [int(t[passes.end])], np.int64), note, "forward pass")

@@ -23,7 +23,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.job.iterations import pattern_phases
+from tb_gpu_advisor.job.iterations import pass_phases, pattern_phases
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, Trace
 
@@ -1087,7 +1087,7 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
     if trace.snapshot is not None and trace.snapshot.stackless:
-        return _stackless_backward(trace) or _repeated_backward(trace) or Kind(
+        return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
                               "pass -- the kind is not read")
@@ -1289,6 +1289,22 @@ def _repeated_backward(trace: Trace) -> Kind | None:
                                            f"({got.repeats} times), and in {got.turns} of its iterations the "
                                            "forward's blocks are freed in reverse order while others are made -- "
                                            "a backward pass each iteration")
+    return None
+
+
+def _repeated_passes(trace: Trace) -> Kind | None:
+    """Inference, low, where a history without stacks repeats one forward pass -- the same sizes in the same order,
+    all freed by each pass's end, no backward's walk back in any (``job.iterations.pass_phases``); None where no GPU's
+    does.  Why: without frames nothing names a module's forward, but a loop of passes that make and free the same
+    blocks with no backward between them is a forward run again and again: what inference and a forward benchmark
+    do, and what no training loop does."""
+    for g, me in sorted(trace.memory.items()):
+        got = pass_phases(me)
+        if got is not None:
+            return Kind("inference", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
+                                            f"GPU {g} makes the same {got.size:,} allocations in the same order "
+                                            f"{len(got.starts)} times in a row, each time freeing them all, with no "
+                                            "backward pass walking them back -- forward passes")
     return None
 
 

@@ -59,6 +59,12 @@ frees the forward's blocks in reverse order while it makes gradients.  Those pha
 (:func:`_stackless_iterations`), or open the iterations an annotated history's marks end; the steps are then low
 confidence, the note says how they were read, and a history that shows no such repeat (a forward whose graph is
 dropped unused, passes under ``no_grad``, one step) reads none.
+
+Its first iteration makes state once (Adam's moments), which breaks the repeat: the sizes are read again without the
+blocks the history never frees (:func:`_repeating`), so the first repeats the others -- warm-up, as frames read it --
+and a history of two iterations reads both (h37-snap23).  A stackless loop of forward passes (no backward anywhere)
+is read from the level: each pass frees all it made by its end, falling back to the floor it never falls below
+again, and the passes make the same sizes in the same order (:func:`pass_phases`).
 """
 
 from __future__ import annotations
@@ -876,9 +882,9 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
         return None
     start, end, note, name = got
     note += (f"; read from the allocation pattern, the snapshot recording no stacks: its sizes repeat every "
-             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times{_set_aside_words(pattern)}), each climb to a peak taken for a "
-             f"forward and each fall -- freeing the climb's blocks in reverse order while making others -- for a "
-             f"backward (low confidence: no frame says so)")
+             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times{_set_aside_words(pattern)}), each "
+             f"climb to a peak taken for a forward and each fall -- freeing the climb's blocks in reverse order while "
+             f"making others -- for a backward (low confidence: no frame says so)")
     return start, end, note, name
 
 
@@ -914,8 +920,9 @@ def pass_phases(me: MemoryEvents) -> Passes | None:
     blocks repeat sizes inside a pass too, but the level does not come back to that floor between them (the pass's
     input and the block's output are live), so a block is never read as a pass.  The passes are the bulk of the
     history (half its allocations at least, as :func:`_period` asks of repeats): two small calls alike before a
-    forward that holds a thousand tensors at the dump (``forward_autograd_cs336``) are no loop of passes.  Blocks never freed (a cache the first
-    pass makes) are set aside, as :func:`_repeating` does: the first pass then repeats the others.  A stretch between
+    forward that holds a thousand tensors at the dump (``forward_autograd_cs336``) are no loop of passes.  Blocks
+    never freed (a cache the first pass makes) are set aside, as :func:`_repeating` does: the first pass then
+    repeats the others.  A stretch between
     returns whose blocks a backward walks back (:func:`_turn`) is a training iteration the pattern did not read: no
     pass is read there, rather than a training loop named inference."""
     n = len(me)

@@ -10,7 +10,8 @@ A real history: the kept ``wild/snapshot_adam_iterations`` with its stacks and a
 steady iterations its frames read (main: none).  Truth by construction: ``synthetic.memsnapshot.training_iterations`` (each iteration's first allocation's time and
 peak; Adam's moments made on the first step) written as ``context=None`` records it.  Controls: the same loop with
 stacks reads the same steps (medium) where this one says low; a single training step, a single forward and one
-pass of a model of identical blocks read no iterations; the real CS336 snapshots rewritten without stacks keep their reading.
+pass of a model of identical blocks read no iterations; the real CS336 snapshots rewritten without stacks keep
+their reading.
 """
 
 from __future__ import annotations

@@ -59,6 +59,12 @@ frees the forward's blocks in reverse order while it makes gradients.  Those pha
 (:func:`_stackless_iterations`), or open the iterations an annotated history's marks end; the steps are then low
 confidence, the note says how they were read, and a history that shows no such repeat (a forward whose graph is
 dropped unused, passes under ``no_grad``, one step) reads none.
+
+Its first iteration makes state once (Adam's moments), which breaks the repeat: the sizes are read again without the
+blocks the history never frees (:func:`_repeating`), so the first repeats the others -- warm-up, as frames read it --
+and a history of two iterations reads both (h37-snap23).  A stackless loop of forward passes (no backward anywhere)
+is read from the level: each pass frees all it made by its end, falling back to the floor it never falls below
+again, and the passes make the same sizes in the same order (:func:`pass_phases`).
 """
 
 from __future__ import annotations
@@ -668,6 +674,11 @@ _PERIODS = 64
 #: be a backward pass: autograd walks the graph back, freeing each layer's saved tensors after its gradient is made.
 #: The share ``job.kind`` asks of a stackless backward (``_LIFO_SHARE``), for the same cause.
 _FALL_LIFO = 0.8
+#: Nests :func:`_turn` reads, longest first, before it gives up: a chain of blocks freed together with nothing made
+#: between nests too but is no walk back -- gradients made by the backward in reverse order of the layers and freed by
+#: ``zero_grad()`` in the layers' order, an optimizer's temporaries -- and it may be longer than the walk itself (the
+#: H200 OOM snapshot: 25 such blocks against a walk back over 8 layers' saved outputs).
+_NESTS = 3
 #: Blocks a backward's walk back must free, at least: two layers' saved input and output.  A pass under ``no_grad``
 #: nests a block's temporaries in its output (two or three); a backward frees every layer's saved tensors.
 _MIN_NEST = 4
@@ -684,6 +695,9 @@ class Pattern:
     #: int32 per event: an allocation's place in the period inside the repeats (the same code each iteration), -1
     #: outside them and for frees -- the site a stackless allocation has no frame to name (``MemoryEvents.op``)
     site: np.ndarray
+    #: allocations left out of the sequence of sizes: blocks never freed in the history (:func:`_repeating`), 0 where
+    #: every allocation was read
+    set_aside: int = 0
 
 
 def pattern_phases(me: MemoryEvents) -> Pattern | None:
@@ -698,19 +712,18 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
     repeat's peak and the trough after it mark the phases: what is made in the climb from the trough before is the
     forward's, what is made in the fall the backward's.  A forward whose graph is dropped unused frees its blocks with
     nothing made between; a pass under ``no_grad`` holds few blocks at its peak: neither reads as training."""
-    alloc = np.flatnonzero(me.delta > 0)
-    if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
+    if int((me.delta > 0).sum()) < 2 * _MIN_ALLOCS or me.baseline != "absolute":
         return None
-    got = _period(me.delta[alloc])
+    frees = me.frees()
+    got = _repeating(me, frees)
     if got is None:
         return None
-    p, first, cover = got
+    alloc, (p, first, cover) = got
     reps = cover // p
     troughs = _troughs(me, alloc, p, first, cover)
     cuts = [-1, *troughs, len(me) - 1]  # (lo, hi] event ranges: the head, each whole repeat, the tail
     phase = np.full(len(me), -1, np.int8)
     made = me.delta > 0
-    frees = me.frees()
     turns = 0
     for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
         turn = _turn(lo, hi, made, frees)
@@ -725,7 +738,36 @@ def pattern_phases(me: MemoryEvents) -> Pattern | None:
         return None
     site = np.full(len(me), -1, np.int32)
     site[alloc[first:first + cover]] = np.arange(cover, dtype=np.int32) % p
-    return Pattern(phase, p, reps, turns, site)
+    return Pattern(phase, p, reps, turns, site, int((me.delta > 0).sum()) - alloc.size)
+
+
+def _repeating(me: MemoryEvents, frees: np.ndarray) -> tuple[np.ndarray, tuple[int, int, int]] | None:
+    """(the allocations read, (period, first, covered) of :func:`_period` over their sizes) of the reading that holds
+    more whole repeats: every allocation, or those the history frees -- of two that hold as many, the one whose
+    repeats begin earlier, every allocation on a full tie; None where neither repeats.
+
+    Why: an iteration that makes state once -- an optimizer's on its first step (Adam's moments), a cache on the
+    first call -- inserts allocations into the sequence of sizes the later iterations repeat, so that iteration does
+    not repeat theirs and the period was read from the later ones alone: the first iteration fell to the set-up, and
+    a history of two iterations (the H200 OOM snapshot) read none.  State made once is held from then on, so it is
+    never freed in the history: without the blocks never freed the first iteration repeats the others.  Blocks a
+    loop holds at the dump from its last iteration (gradients, a loss) are never freed either, and taking them out
+    cuts that repeat short.  So of readings holding as many whole repeats, the earlier wins: the history before the
+    repeats is never a step, the rest after the last is one more iteration where it is alike (:func:`_check`), so
+    the reading that starts at the first iteration reads it and loses no later one (snapshot_adam_iterations: its
+    warm-up iteration read, as its frames read it)."""
+    every = np.flatnonzero(me.delta > 0)
+    freed = every[frees[every] < len(me)]
+    best: tuple[np.ndarray, tuple[int, int, int]] | None = None
+    rank: tuple[int, int] | None = None
+    for alloc in (every, freed):
+        got = _period(me.delta[alloc]) if alloc.size >= 2 * _MIN_ALLOCS else None
+        if got is None:
+            continue
+        mine = (got[2] // got[0], -int(alloc[got[1]]))  # whole repeats, then the earlier first allocation (event)
+        if rank is None or mine > rank:
+            best, rank = (alloc, got), mine
+    return best
 
 
 def _period(sizes: np.ndarray) -> tuple[int, int, int] | None:
@@ -787,14 +829,16 @@ def _turn(lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> int | None:
     blocks = np.flatnonzero(made[lo + 1:hi + 1]) + lo + 1
     blocks = blocks[frees[blocks] <= hi]
     by_free = blocks[np.argsort(frees[blocks], kind="stable")]
-    nest = _nest(by_free)
-    if nest.size < _MIN_NEST:
-        return None
-    first, last = int(frees[nest[0]]), int(frees[nest[-1]])
-    walked = by_free[(by_free < first) & (frees[by_free] >= first)]
-    if nest.size < _FALL_LIFO * walked.size or not made[first:last].any():
-        return None
-    return first
+    for _ in range(_NESTS):
+        nest = _nest(by_free)
+        if nest.size < _MIN_NEST:
+            return None
+        first, last = int(frees[nest[0]]), int(frees[nest[-1]])
+        if made[first:last].any():
+            walked = by_free[(by_free < first) & (frees[by_free] >= first)]
+            return first if nest.size >= _FALL_LIFO * walked.size else None
+        by_free = by_free[~np.isin(by_free, nest)]  # freed at once: no walk (see _NESTS)
+    return None
 
 
 def _nest(by_free: np.ndarray) -> np.ndarray:
@@ -831,14 +875,119 @@ def _stackless_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str
     (:func:`pattern_phases`), cut as a framed history is (:func:`_iterations`), said to be read so."""
     pattern = pattern_phases(me)
     if pattern is None:
-        return None
+        return _stackless_passes(me)
     # a site is a frame's code and the size it made; without frames, the place in the repeated sequence is that code
     got = _iterations(dataclasses.replace(me, phase=pattern.phase, op=pattern.site))
     if got is None or got[3] != "training iteration":
         return None
     start, end, note, name = got
     note += (f"; read from the allocation pattern, the snapshot recording no stacks: its sizes repeat every "
-             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times), each climb to a peak taken for a "
-             f"forward and each fall -- freeing the climb's blocks in reverse order while making others -- for a "
-             f"backward (low confidence: no frame says so)")
+             f"{plural(pattern.period, 'allocation')} ({pattern.repeats} times{_set_aside_words(pattern)}), each "
+             f"climb to a peak taken for a forward and each fall -- freeing the climb's blocks in reverse order while "
+             f"making others -- for a backward (low confidence: no frame says so)")
     return start, end, note, name
+
+
+def _set_aside_words(pattern: Pattern) -> str:
+    """"; N blocks never freed set aside ..." where the sequence was read without them (:func:`_repeating`), else ""."""
+    if not pattern.set_aside:
+        return ""
+    return (f"; {plural(pattern.set_aside, 'block')} never freed set aside: weights, state made once, what the "
+            f"dump came before freeing")
+
+
+#: Passes alike in a row a stackless history must hold to be read as a loop's forward passes (:func:`pass_phases`).
+_MIN_PASSES = 2
+
+
+@dataclass
+class Passes:
+    """A stackless history's forward passes as its allocation pattern shows them (:func:`pass_phases`)."""
+
+    starts: list[int]  # event index of each pass's first allocation
+    end: int  # event index of the last pass's return to the floor
+    size: int  # allocations each pass makes and frees
+
+
+def pass_phases(me: MemoryEvents) -> Passes | None:
+    """The forward passes of a history recorded without stacks and showing no training iteration, read from its
+    pattern; None where it shows no two alike in a row.
+
+    Why: a loop of forward passes (inference, a benchmark) runs the same code on inputs of one shape, so each pass
+    allocates the same sizes in the same order, and frees them all by its end -- between passes only what the job
+    holds (weights, a cache made once) is live.  So the history falls back to the level it never falls below again
+    (its floor from there on) at each pass's end; from one such return to the next is one pass.  A model's identical
+    blocks repeat sizes inside a pass too, but the level does not come back to that floor between them (the pass's
+    input and the block's output are live), so a block is never read as a pass.  The passes are the bulk of the
+    history (half its allocations at least, as :func:`_period` asks of repeats): two small calls alike before a
+    forward that holds a thousand tensors at the dump (``forward_autograd_cs336``) are no loop of passes.  Blocks
+    never freed (a cache the first pass makes) are set aside, as :func:`_repeating` does: the first pass then
+    repeats the others.  A stretch between
+    returns whose blocks a backward walks back (:func:`_turn`) is a training iteration the pattern did not read: no
+    pass is read there, rather than a training loop named inference."""
+    n = len(me)
+    if int((me.delta > 0).sum()) < 2 * _MIN_ALLOCS or me.baseline != "absolute":
+        return None
+    frees = me.frees()
+    made = me.delta > 0
+    level = me.allocated
+    floor = np.minimum.accumulate(level[::-1])[::-1]
+    # a return: a free that leaves the level at its floor (events that move nothing after it), the next climbing from
+    # there -- not an allocation at the floor (a pass's input made before a cache it makes outweighs it)
+    moved = np.flatnonzero(me.delta != 0)
+    last = np.searchsorted(moved, np.arange(n), "right") - 1
+    fell = (last >= 0) & (me.delta[moved[np.maximum(last, 0)]] < 0)
+    back = np.flatnonzero((level[:-1] == floor[:-1]) & (level[1:] > level[:-1]) & fell[:-1])
+    cuts = [-1, *back.tolist(), n - 1]  # the last event is at the floor: what follows it is nothing
+    keys = [_pass_key(me, lo, hi, made, frees) for lo, hi in zip(cuts[:-1], cuts[1:])]
+    run = _alike_run(keys)
+    if run is None:
+        return None
+    a, b = run  # segments a .. b-1 are the passes
+    if 2 * (b - a) * len(keys[a]) < int(made.sum()):
+        return None  # a loop's passes are the bulk of its history, as a period's repeats are (:func:`_period`)
+    if any(_turn(cuts[k], cuts[k + 1], made, frees) is not None for k in range(a, b)):
+        return None
+    freed = made & (frees < n)  # a pass opens with its first block it frees: the weights before it are no part
+    starts = [cuts[k] + 1 + int(np.argmax(freed[cuts[k] + 1:cuts[k + 1] + 1])) for k in range(a, b)]
+    return Passes(starts, cuts[b], len(keys[a]))
+
+
+def _pass_key(me: MemoryEvents, lo: int, hi: int, made: np.ndarray, frees: np.ndarray) -> tuple[int, ...]:
+    """The sizes events ``(lo, hi]`` allocate and free, in order: the code a pass runs, as its allocations show it;
+    blocks never freed in the history (a cache, state) set aside."""
+    ev = np.flatnonzero(made[lo + 1:hi + 1] & (frees[lo + 1:hi + 1] < len(me))) + lo + 1
+    return tuple(me.delta[ev].tolist())
+
+
+def _alike_run(keys: list[tuple[int, ...]]) -> tuple[int, int] | None:
+    """(first, end) of the longest run of equal ``keys`` in a row (:data:`_MIN_PASSES` at least, each of two
+    allocations at least: one block is no pass), the earlier on a tie; None where none."""
+    best: tuple[int, int] | None = None
+    i = 0
+    while i < len(keys):
+        j = i + 1
+        while j < len(keys) and keys[j] == keys[i]:
+            j += 1
+        if len(keys[i]) >= 2 and j - i >= _MIN_PASSES and (best is None or j - i > best[1] - best[0]):
+            best = (i, j)
+        i = j
+    return best
+
+
+def _stackless_passes(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The forward passes of a history recorded without stacks (:func:`pass_phases`), each from its first allocation
+    to the next one's (the last to its return to the floor), said to be read so."""
+    passes = pass_phases(me)
+    if passes is None:
+        return None
+    starts, k = passes.starts, len(passes.starts)
+    bounds = [*starts, passes.end + 1]
+    n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
+    note = _iterations_note(False, starts, k, True, bounds, n_alloc, me.allocated - me.delta, np.zeros(0, np.int64))
+    note += (f"; read from the allocation pattern, the snapshot recording no stacks: {k} times in a row the same "
+             f"{plural(passes.size, 'allocation')} in the same order, all freed by the end, each taken for a forward "
+             f"pass (low confidence: no frame says so)")
+    t = me.t
+    return (np.array([int(t[i]) for i in starts], np.int64),
+            np.array([int(t[i]) for i in starts[1:]] + [int(t[passes.end])], np.int64), note, "forward pass")

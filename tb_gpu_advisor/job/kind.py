@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -23,9 +25,9 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.job.iterations import pattern_phases
+from tb_gpu_advisor.job.iterations import pass_phases, pattern_phases
 from tb_gpu_advisor.model.columns import union_intervals
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, MemoryEvents, Trace
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -1087,7 +1089,7 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
     if trace.snapshot is not None and trace.snapshot.stackless:
-        return _stackless_backward(trace) or _repeated_backward(trace) or Kind(
+        return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
                               "pass -- the kind is not read")
@@ -1281,15 +1283,36 @@ def _repeated_backward(trace: Trace) -> Kind | None:
     blocks than :data:`_STACKLESS_MIN_BLOCKS` asks of one peak, but the same walk back in every iteration of a loop --
     the same sizes in the same order, each iteration's forward blocks freed in reverse order while others are made --
     is a training loop's mark, and the iterations the job stage reads from it are training iterations."""
-    for g, me in sorted(trace.memory.items()):
-        got = pattern_phases(me)
-        if got is not None:
-            return Kind("training", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
-                                           f"GPU {g}'s allocation sizes repeat every {got.period:,} allocations "
-                                           f"({got.repeats} times), and in {got.turns} of its iterations the "
-                                           "forward's blocks are freed in reverse order while others are made -- "
-                                           "a backward pass each iteration")
+    for g, got in _patterned(trace, pattern_phases):
+        return Kind("training", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
+                                       f"GPU {g}'s allocation sizes repeat every {got.period:,} allocations "
+                                       f"({got.repeats} times), and in {got.turns} of its iterations the "
+                                       "forward's blocks are freed in reverse order while others are made -- "
+                                       "a backward pass each iteration")
     return None
+
+
+def _repeated_passes(trace: Trace) -> Kind | None:
+    """Inference, low, where a history without stacks repeats one forward pass -- the same sizes in the same order,
+    all freed by each pass's end, no backward's walk back in any (``job.iterations.pass_phases``); None where no GPU's
+    does.  Why: without frames nothing names a module's forward, but a loop of passes that make and free the same
+    blocks with no backward between them is a forward run again and again: what inference and a forward benchmark
+    do, and what no training loop does."""
+    for g, got in _patterned(trace, pass_phases):
+        return Kind("inference", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
+                                        f"GPU {g} makes the same {got.size:,} allocations in the same order "
+                                        f"{len(got.starts)} times in a row, each time freeing them all, with no "
+                                        "backward pass walking them back -- forward passes")
+    return None
+
+
+def _patterned(trace: Trace, read: Callable[[MemoryEvents], Any]) -> Iterator[tuple[int, Any]]:
+    """(GPU, what ``read`` finds in its history) for each GPU, in order, where it finds something: the first GPU whose
+    history shows the pattern speaks for the process (its devices run the same loop)."""
+    for g, me in sorted(trace.memory.items()):
+        got = read(me)
+        if got is not None:
+            yield g, got
 
 
 def _sharded_training_forward(trace: Trace, used: list[str], fw: Framework) -> str:

@@ -608,6 +608,16 @@ def _snapshot_note(ctx: Ctx, summary: str, title: str, metric: tuple[str, str], 
 NO_STACKS_METRIC = "stacked_allocations"
 
 
+#: How a stackless snapshot's steps were read from its pattern, by the job's kind (``job.iterations``: the training
+#: iterations of ``pattern_phases``, the forward passes of ``pass_phases``).
+_PATTERN_READ = {
+    "training": "its iterations only from the pattern (the same allocations repeating, each repeat's forward blocks "
+                "freed in reverse order while a backward makes others: low confidence)",
+    "inference": "its forward passes only from the pattern (the same allocations in the same order, each pass freeing "
+                 "them all by its end: low confidence)",
+}
+
+
 def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     """A snapshot whose history carries no stack at all (``Memory.stackless``: ``_record_memory_history(context=None)``,
     2.0 without ``trace_alloc_record_context``): its totals, peak and when it fell are known, what allocated each
@@ -623,9 +633,9 @@ def _no_stacks(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     read = (f"its kind ({kind}) rests on what else the file shows (the job line says what), and " if kind != "unknown"
             else "the job's kind, ")
     events = sum(g.events for g in gpus)
-    iterations = ("its iterations only from the pattern (the same allocations repeating, each repeat's forward blocks "
-                  "freed in reverse order while a backward makes others: low confidence)"
-                  if m.steps.source == "memory_iterations" and m.steps.found else "its iterations could not be read")
+    read_steps = m.steps.source == "memory_iterations" and m.steps.found
+    iterations = (_PATTERN_READ["inference" if kind == "inference" else "training"] if read_steps
+                  else "its iterations could not be read")
     return [_snapshot_note(
         ctx, f"The snapshot's allocator history ({plural(events, 'event')}) carries no stack frame: it was recorded "
              f"without context. Its totals, its peak and when it fell are known; which blocks a forward, a backward or "

@@ -9,9 +9,9 @@ while it makes gradients (``job.iterations.pattern_phases``); those phases feed 
 A real history: the kept ``wild/snapshot_adam_iterations`` with its stacks and annotations taken away reads the
 steady iterations its frames read (main: none).  Truth by construction: ``synthetic.memsnapshot.training_iterations`` (each iteration's first allocation's time and
 peak; Adam's moments made on the first step) written as ``context=None`` records it.  Controls: the same loop with
-stacks reads the same steps (medium) where this one says low; a forward-only benchmark without stacks (its graph
-dropped unused, h37-snap22's case: nothing is made while it is freed), passes under ``no_grad``, an inference loop
-and a single training step read no iterations; the real CS336 snapshots rewritten without stacks keep their reading.
+stacks reads the same steps (medium) where this one says low; a single training step, a single forward and one
+pass of a model of identical blocks read no iterations; the real CS336 snapshots rewritten without stacks keep
+their reading.
 """
 
 from __future__ import annotations
@@ -34,11 +34,12 @@ ADAM = FIXTURES / "wild" / "snapshot_adam_iterations" / "forward_and_backward_me
 def test_a_stackless_training_history_is_cut_into_its_iterations(tmp_path: Path, iterations: int) -> None:
     sc = ms.training_iterations(iterations=iterations)
     rep = snapshot_report(tmp_path, ms.as_recorded(sc.doc, context=None))
-    # the first makes Adam's moments: unlike the repeats, it is read with the set-up before them (no step), where
-    # stacks read it as warm-up -- the steady iterations are the same either way
+    # the first makes Adam's moments: read as warm-up, as stacks read it (h37-snap23: the blocks it never frees set
+    # aside, it repeats the others' sizes), the steady iterations after it
     kept = slice(1, None)
     assert (rep.steps["source"], rep.steps["found"], rep.steps["count"], rep.steps["confidence"]) == \
-        ("memory_iterations", iterations - 1, iterations - 1, "low"), rep.steps
+        ("memory_iterations", iterations, iterations - 1, "low"), rep.steps
+    assert [d["step"] for d in rep.steps["dropped"]] == [0] and "warm-up" in rep.steps["dropped"][0]["reason"]
     first_us = min(e["time_us"] for e in sc.doc["device_traces"][0])
     assert [round(r.start_ms * 1000) + first_us for r in rep.step_rows.rows()] == sc.truth["starts_us"][kept]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
@@ -71,9 +72,11 @@ def test_a_real_training_history_without_stacks_reads_its_steady_iterations(tmp_
     assert "repeat every 1,262 allocations" in bare.steps["note"]
 
 
-@pytest.mark.parametrize("doc", [ms.forward_only().doc, ms.forward_only(grad=False, passes=4).doc,
-                                 ms.inference_loop().doc, ms.windows_training().doc],
-                         ids=["forward_graph_dropped", "no_grad_passes", "inference_loop", "one_step"])
+# (passes under no_grad, an inference loop and a forward whose graph is dropped unused read as forward passes since
+# h37-snap23: tests/memory/test_snapshot_stackless_passes.py)
+@pytest.mark.parametrize("doc", [ms.windows_training().doc, ms.forward_only(passes=1).doc,
+                                 ms.inference_loop(passes=1).doc],
+                         ids=["one_step", "one_forward", "one_pass_of_identical_blocks"])
 def test_no_iterations_where_the_pattern_holds_none(tmp_path: Path, doc: dict) -> None:
     rep = snapshot_report(tmp_path, ms.as_recorded(doc, context=None))
     assert rep.steps["source"] == "whole_capture", rep.steps

@@ -704,7 +704,8 @@ _TILED = ("repeated_launches", "step_end_events", "device_period")
 _ENDS_AT_OWN_WORK = _TILED + ("annotation_spans",)
 #: and the GPU's bursts, of at least this many: each burst's step runs to the next burst's start (the host's time
 #: between them -- the next batch's loading -- in it), the last to its own work's end (h37-laststep).  Of two, the
-#: one other step's tile cannot tell a short last from a cold first (its one-time work inside its tile)
+#: one other step's tile cannot tell a short last from a cold first (its one-time work inside its tile): the last is
+#: stretched by the first's gap instead (``steps.detect._last_burst_end``)
 _BURSTS_TILED = 3
 
 
@@ -1116,6 +1117,7 @@ def _place_windows(r: _Reading) -> None:
         r.ids, r.hs, r.he, r.note = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note)
     if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
         return
+    work_end = r.he.astype(np.int64)  # each window's own end: a burst's, its work's end
     r.hs, r.he = _tile(r.hs, r.he)
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     r.he[-1] = max(int(r.he[-1]), _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1])))
@@ -1127,6 +1129,10 @@ def _place_windows(r: _Reading) -> None:
             r.he[-1] = end
             r.note += ("; the last burst's step runs to the profiler's window's end, a step after its start: no next "
                        "burst began, and the window recorded its time after its work")
+        elif (end := _last_burst_end(r.hs, r.he, work_end)) != int(r.he[-1]):
+            r.he[-1] = end
+            r.note += ("; the last burst's step runs past its work by the time the first held after its burst: no "
+                       "next burst began in the capture")
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
@@ -1974,6 +1980,26 @@ def _chance(tile: np.ndarray) -> float:
     times): the others' own spread, and the noise floor's share (``steps.short_last_share``) of the shortest."""
     step = float(tile.min())
     return max(T("steps.short_last_share") * step, float(tile.max()) - step)
+
+
+def _last_burst_end(hs: np.ndarray, he: np.ndarray, work_end: np.ndarray) -> int:
+    """Where the last of two GPU-burst steps (``hs``, ``he``: tiled, ps; ``work_end``: each burst's own end) ends:
+    past its work by the time the first held after its burst (:func:`_last_device_end`, the host-window reading's
+    rule), where it is shorter than the first's start-to-start time; else at its own end.  Of :data:`_BURSTS_TILED`
+    or more, a last step that short is dropped as partial (:func:`_last_ends_at_own_work`); of two, dropping it leaves
+    one step, and the first's gap is the time it lacks.
+
+    Why: each burst's step runs to the next burst's start, so it holds the host's time between its work and the next
+    (the untraced host code, the next batch's wait); the last has no next burst and, ended at its work, lacks that time
+    -- 2 ranks' node-mode CUDA graphs with 8.46 ms of untraced host time a step read 8.92 and 7.11 ms, the mean 8.02 of
+    the 8.92 ms period (h37-seeds23).  A last step already as long as another's tile lacks nothing the steps show: a
+    last burst of other work (a benchmark's 77 ms of copies after a 24 ms step) is not stretched."""
+    last = int(he[-1])
+    if hs.size != 2 or last - int(hs[-1]) >= int(hs[1] - hs[0]):
+        return last
+    ends = np.minimum(work_end[:-1], he[:-1])  # a step cut at an unrecorded stretch: its time after work ends there
+    nxt = np.concatenate([hs[:1], he[:-1]])  # each step's next start as its own end (the cut's, or the next's start)
+    return max(last, _last_device_end(nxt, np.append(ends, last), last))
 
 
 def _last_burst_to_window_end(trace: Trace, hs: np.ndarray, he: np.ndarray) -> int:

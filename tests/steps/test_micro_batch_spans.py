@@ -15,20 +15,10 @@ same job of 2 iterations (the framework's iterations, as on main).
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 
 from synthetic.randjobs import TRUTH, random_form12_job
-from tests.support.random_jobs import laws_broken, reports_of, truth_problems
-
-
-def _rows(job) -> tuple:  # noqa: ANN001 - a randjobs Job
-    """The job's report and GPU -> its step rows' lengths (ms)."""
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="seeds23"))
-    out: dict = {}
-    for row in r.to_dict()["hosts"][0]["step_rows"]:
-        if row["gpu"] is not None:
-            out.setdefault(row["gpu"], []).append(row["step_ms"])
-    return r, out
+from tests.steps.test_framework_rank_windows import _rows
+from tests.support.random_jobs import laws_broken, truth_problems
 
 
 def test_one_iteration_of_two_micro_batches_is_one_step_on_every_gpu():

@@ -12,24 +12,19 @@ stretched) and the three-or-more readings of ``test_last_burst.py`` (unchanged).
 
 from __future__ import annotations
 
-import tempfile
-
 from synthetic.randjobs import TRUTH, random_form11_job
+from tests.steps.test_framework_rank_windows import _rows
 from tests.steps.test_last_burst import _bursts, _steps
-from tests.support.random_jobs import laws_broken, reports_of, truth_problems
+from tests.support.random_jobs import laws_broken, truth_problems
 from tests.support.tiny_capture import US, Cap
 
 
 def test_two_ranks_bursts_both_steps_the_period():
     """Fails on main (each GPU 8.923, 7.112 ms): every GPU's two steps the job's period, to 0.1% + 2 us."""
     job = random_form11_job(6675)
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="seeds23"))
+    r, rows = _rows(job)
     assert job.params["ranks"] == 2 and TRUTH[6675]["steps"] == 2, job  # premise: the walk's job
     assert r.hosts[0].steps["source"] == "gpu_busy_clusters", r.hosts[0].steps
-    rows: dict = {}
-    for row in r.to_dict()["hosts"][0]["step_rows"]:
-        if row["gpu"] is not None:
-            rows.setdefault(row["gpu"], []).append(row["step_ms"])
     period = TRUTH[6675]["step_ms"]
     assert sorted(rows) == [0, 1] and all(len(ms) == 2 for ms in rows.values()), rows
     assert all(abs(x - period) <= 0.001 * period + 0.002 for ms in rows.values() for x in ms), (rows, period)

@@ -17,8 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from synthetic.randjobs import TRUTH, random_form12_job
-from tests.steps.test_framework_rank_windows import _rows
-from tests.support.random_jobs import laws_broken, truth_problems
+from tests.support.random_jobs import gpu_step_rows as _rows, laws_broken, truth_problems
 
 
 def test_one_iteration_of_two_micro_batches_is_one_step_on_every_gpu():

@@ -13,10 +13,8 @@ stretched) and the three-or-more readings of ``test_last_burst.py`` (unchanged).
 from __future__ import annotations
 
 from synthetic.randjobs import TRUTH, random_form11_job
-from tests.steps.test_framework_rank_windows import _rows
-from tests.steps.test_last_burst import _bursts, _steps
-from tests.support.random_jobs import laws_broken, truth_problems
-from tests.support.tiny_capture import US, Cap
+from tests.support.random_jobs import gpu_step_rows as _rows, laws_broken, truth_problems
+from tests.support.tiny_capture import US, Cap, bursts as _bursts, capture_steps as _steps
 
 
 def test_two_ranks_bursts_both_steps_the_period():

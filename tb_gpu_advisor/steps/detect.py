@@ -60,6 +60,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import engines, nvtx, pytorch, tensorflow, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, sorted_unique, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
@@ -704,7 +705,8 @@ _TILED = ("repeated_launches", "step_end_events", "device_period")
 _ENDS_AT_OWN_WORK = _TILED + ("annotation_spans",)
 #: and the GPU's bursts, of at least this many: each burst's step runs to the next burst's start (the host's time
 #: between them -- the next batch's loading -- in it), the last to its own work's end (h37-laststep).  Of two, the
-#: one other step's tile cannot tell a short last from a cold first (its one-time work inside its tile)
+#: one other step's tile cannot tell a short last from a cold first (its one-time work inside its tile): the last is
+#: stretched by the first's gap instead (``steps.detect._last_burst_end``)
 _BURSTS_TILED = 3
 
 
@@ -900,6 +902,8 @@ class _Reading:
         self.per_line: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.ids = np.zeros(0, np.int64)
         self.hs = self.he = np.zeros(0, np.int64)
+        #: each window's own end as read, before tiling (a range's end, a burst's): where its mark or its work ends
+        self.read_end = np.zeros(0, np.int64)
         self.gpu_windows: dict[int, np.ndarray] = {}
 
     def launched(self) -> list[np.ndarray]:
@@ -957,6 +961,9 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     own = job.structure if job is not None else None
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
         r.whole_note, own = own.note, None
+    inside = _spans_inside_iterations(trace, own) if own is not None else ""
+    if inside:  # a micro-batch's spans: no iteration each
+        own = None
     r.own = own
     trained = (_training_range_steps(trace, job) or _engine_range_steps(trace, job, r.launched())
                if marked is None and own is None else None)
@@ -981,6 +988,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         _one_pass_step(r, job)
     else:
         _burst_steps(r, job)
+    r.note += inside if r.source else ""
 
 
 def _one_pass_step(r: _Reading, job: Job) -> None:
@@ -1116,6 +1124,7 @@ def _place_windows(r: _Reading) -> None:
         r.ids, r.hs, r.he, r.note = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note)
     if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
         return
+    r.read_end = r.he.astype(np.int64)
     r.hs, r.he = _tile(r.hs, r.he)
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
     r.he[-1] = max(int(r.he[-1]), _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1])))
@@ -1127,6 +1136,10 @@ def _place_windows(r: _Reading) -> None:
             r.he[-1] = end
             r.note += ("; the last burst's step runs to the profiler's window's end, a step after its start: no next "
                        "burst began, and the window recorded its time after its work")
+        elif (end := _last_burst_end(r.hs, r.he, r.read_end)) != int(r.he[-1]):
+            r.he[-1] = end
+            r.note += ("; the last burst's step runs past its work by the time the first held after its burst: no "
+                       "next burst began in the capture")
     if r.source in _HOST_SOURCES:
         r.mapped = "correlation_id"
         own = _own_host_windows(r)
@@ -1976,6 +1989,26 @@ def _chance(tile: np.ndarray) -> float:
     return max(T("steps.short_last_share") * step, float(tile.max()) - step)
 
 
+def _last_burst_end(hs: np.ndarray, he: np.ndarray, work_end: np.ndarray) -> int:
+    """Where the last of two GPU-burst steps (``hs``, ``he``: tiled, ps; ``work_end``: each burst's own end) ends:
+    past its work by the time the first held after its burst (:func:`_last_device_end`, the host-window reading's
+    rule), where it is shorter than the first's start-to-start time; else at its own end.  Of :data:`_BURSTS_TILED`
+    or more, a last step that short is dropped as partial (:func:`_last_ends_at_own_work`); of two, dropping it leaves
+    one step, and the first's gap is the time it lacks.
+
+    Why: each burst's step runs to the next burst's start, so it holds the host's time between its work and the next
+    (the untraced host code, the next batch's wait); the last has no next burst and, ended at its work, lacks that time
+    -- 2 ranks' node-mode CUDA graphs with 8.46 ms of untraced host time a step read 8.92 and 7.11 ms, the mean 8.02 of
+    the 8.92 ms period (h37-seeds23).  A last step already as long as another's tile lacks nothing the steps show: a
+    last burst of other work (a benchmark's 77 ms of copies after a 24 ms step) is not stretched."""
+    last = int(he[-1])
+    if hs.size != 2 or last - int(hs[-1]) >= int(hs[1] - hs[0]):
+        return last
+    ends = np.minimum(work_end[:-1], he[:-1])  # a step cut at an unrecorded stretch: its time after work ends there
+    nxt = np.concatenate([hs[:1], he[:-1]])  # each step's next start as its own end (the cut's, or the next's start)
+    return max(last, _last_device_end(nxt, np.append(ends, last), last))
+
+
 def _last_burst_to_window_end(trace: Trace, hs: np.ndarray, he: np.ndarray) -> int:
     """Where the last of at least :data:`_BURSTS_TILED` GPU bursts' steps (``hs``, ``he``: tiled, ps) ends: at the
     profiler's own window's end where that falls a whole step after its start (within :func:`_chance` of the others'
@@ -2023,23 +2056,39 @@ def _last_ends_at_own_work(kept: _Kept) -> tuple[float, float] | None:
 
 
 def _two_part_marks(r: _Reading, kept: _Kept) -> bool:
-    """Whether the last of two steps tiled from the program's own spans (``job.structure``) is part of an iteration:
-    the first step's own span holds under half of its tile (its start to the next one's), so each span holds part of
-    an iteration, and the last step, ending where its span and its work end, is under half that tile too.
+    """Whether the last of two tiled steps read from marks the program repeats -- its own spans (``job.structure``) or
+    a repeated NVTX range (``nvtx_top_range``) -- is part of an iteration: the first step's own mark falls short of its
+    tile (its start to the next one's) by more than chance moves an edge (:func:`_chance`), so each mark holds part of
+    an iteration, and the last step, ending where its mark and its work end, falls that short of the tile too.
 
     Why apart from :func:`_last_cut_short`: with one other step, its tile alone cannot tell a cold first step (its
-    one-time work inside its tile) from a mark that holds part of each iteration -- the span itself can: a cold first
+    one-time work inside its tile) from a mark that holds part of each iteration -- the mark itself can: a cold first
     call's span holds its compilation.  Two jitted executions (``PjRtCApiLoadedExecutable::Execute``, 0.2 ms each)
-    12.4 ms apart read as steps of 12.2 and 0.4 ms, a 6.3 ms mean (h37-xplane3)."""
+    12.4 ms apart read as steps of 12.2 and 0.4 ms, a 6.3 ms mean (h37-xplane3); two training iterations read from
+    their ``backward`` range opened by ``forward``, a DataLoader wait before each, 3.275 and 2.646 ms (the second
+    without the next batch's wait, h37-seeds23: main's bar, half the tile, let a mark of 81% of it through)."""
+    marks = _first_mark(r, kept)
+    if marks is None:
+        return False
+    tile = np.asarray([float(int(kept.hs[1]) - int(kept.hs[0]))])
+    room = float(tile[0]) - _chance(tile)
+    return marks < room and float(int(kept.he[1]) - int(kept.hs[1])) < room
+
+
+def _first_mark(r: _Reading, kept: _Kept) -> float | None:
+    """The length (ps) of the first of two kept steps' own mark, as read before tiling: the program's span
+    (``job.structure``) or the NVTX range's window (from its iteration's opening phase); None where the steps are not
+    two such marks with a next one."""
     own = r.own
-    if kept.ids.size != 2 or own is None or r.source != own.source:
-        return False
+    if kept.ids.size != 2:
+        return None
     i = int(kept.ids[0])
-    if i + 1 >= own.start.size:
-        return False
-    tile = float(int(kept.hs[1]) - int(kept.hs[0]))
-    mark = float(int(own.end[i]) - int(own.start[i]))
-    return mark < 0.5 * tile and float(int(kept.he[1]) - int(kept.hs[1])) < 0.5 * tile
+    if own is not None and r.source == own.source:
+        return float(int(own.end[i]) - int(own.start[i])) if i + 1 < own.start.size else None
+    if r.source != "nvtx_top_range" or r.read_end.size != r.ids.size:
+        return None
+    k = int(np.searchsorted(r.ids, i))
+    return float(int(r.read_end[k]) - int(kept.hs[0])) if k + 1 < r.ids.size else None
 
 
 def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> bool:
@@ -2332,7 +2381,7 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
     (h37-ranksteps, ``--forms12`` walk seed 494)."""
     r, h = trace.ranges, trace.h
     written = user & user_ranges.framework_written_mask(h, r)
-    ends = written & h.per_name(nvtx.is_framework_step_end)[h.name[r.idx]]
+    ends = written & _framework_step_ends(trace)
     if int(ends.sum()) < 2:
         return None
     parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
@@ -2353,6 +2402,37 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
             f"{len(parts)} thread{'s' if len(parts) > 1 else ''}): each step runs from the end of one to the end of the "
             f"next, its micro-batches' forward and backward inside")
     return "nvtx_range", note, u, s, e, _aligned_line_windows(parts, u)
+
+
+def _framework_step_ends(trace: Trace) -> np.ndarray:
+    """Per range of ``trace.ranges``, whether it is a framework's own range closing each iteration
+    (``nvtx.is_framework_step_end``: DeepSpeed's ZeRO optimizer's ``step``), written by the framework."""
+    r, h = trace.ranges, trace.h
+    return user_ranges.framework_written_mask(h, r) & h.per_name(nvtx.is_framework_step_end)[h.name[r.idx]]
+
+
+def _spans_inside_iterations(trace: Trace, own: SpanSteps) -> str:
+    """Why the program's repeated spans (``job.structure``, on one thread) are no steps, in the note's words, where they
+    recur inside the framework's iterations: some thread runs the framework's range closing each iteration
+    (:func:`_framework_step_ends`) and the spans number at least twice its most on one thread -- the rule a repeated
+    NVTX range takes against the optimizer's updates (:func:`_within_iterations`); "" else.
+
+    Why: an iteration closes once; a span that repeats between its closes is a micro-batch's (DeepSpeed's engine
+    ``forward`` under gradient accumulation) or a layer's.  One iteration of 2 micro-batches on 4 ranks read as 2 steps
+    from one rank's 2 ``DeepSpeedEngine.forward`` spans, the second dropped, the first 0.137 ms lent to the GPUs that
+    launched nothing in it (h37-seeds23, ``--forms12`` walk seed 3954: an iteration of 11.2 ms)."""
+    r = trace.ranges
+    if own.source != "annotation_spans" or r is None or not r.idx.size:
+        return ""
+    ends = r.idx[_framework_step_ends(trace)]
+    if not ends.size:
+        return ""
+    closes = int(np.bincount(trace.h.line[ends].astype(np.int64)).max())
+    if own.start.size < 2 * closes:
+        return ""
+    name = trace.h.names[int(trace.h.name[ends[0]])]
+    return (f"; the program's {own.start.size} `{own.name}` spans are no steps: they recur inside its iterations, "
+            f"which `{name}` closes {'once' if closes == 1 else f'{closes} times'} a thread")
 
 
 def _first_iteration_start(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:

@@ -21,22 +21,11 @@ forward`` runs once an engine step, so it is vLLM's step range too.
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 
 import pytest
 
 from synthetic.randjobs import TRUTH, random_form11_job, random_form12_job
-from tests.support.random_jobs import laws_broken, reports_of, truth_problems
-
-
-def _rows(job) -> tuple:  # noqa: ANN001 - a randjobs Job
-    """The job's report and GPU -> its step rows' lengths (ms), in order."""
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="ranksteps"))
-    out: dict = {}
-    for row in r.to_dict()["hosts"][0]["step_rows"]:
-        if row["gpu"] is not None:
-            out.setdefault(row["gpu"], []).append(row["step_ms"])
-    return r, out
+from tests.support.random_jobs import gpu_step_rows as _rows, laws_broken, truth_problems
 
 
 @pytest.mark.parametrize(("draw", "seed"), [(random_form12_job, s) for s in (494, 1765, 2906, 3664, 5087, 5116)]

@@ -13,27 +13,7 @@ chance (kept), two bursts (kept: one other tile cannot tell a short last from a 
 
 from __future__ import annotations
 
-from tb_gpu_advisor.formats.xplane.adapter import to_trace
-from tb_gpu_advisor.formats.xplane.reader import parse_timeline
-from tb_gpu_advisor.steps.detect import detect_steps
-from tests.support.tiny_capture import US, Cap
-
-
-def _bursts(starts_us: list[float], kernels: int = 4, kernel_us: float = 10.0) -> Cap:
-    """One burst of ``kernels`` kernels of ``kernel_us`` (1 us apart) at each start."""
-    cap = Cap()
-    for s in starts_us:
-        for i in range(kernels):
-            cap.kernel(s + (kernel_us + 1) * i, kernel_us)
-    return cap
-
-
-def _steps(cap: Cap, window_ms: float | None = None):
-    """The capture's steps; ``window_ms``: the profiler's own window, from 0, as the file would record it."""
-    trace = to_trace(parse_timeline(cap.space.encode()))
-    if window_ms is not None:
-        trace.capture_start_ps, trace.capture_ms = 0, window_ms
-    return detect_steps(trace)
+from tests.support.tiny_capture import US, bursts as _bursts, capture_steps as _steps
 
 
 def test_the_last_of_four_bursts_ending_at_its_work_is_dropped():

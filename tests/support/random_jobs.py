@@ -188,6 +188,17 @@ def reports_of(job: randjobs.Job, folder: str) -> list[Report]:
     return [analyze_session(s.run, s.session, s.hosts) for s in discover(folder) if s.run == f"job{job.seed}"]
 
 
+def gpu_step_rows(job: randjobs.Job) -> tuple[Report, dict[int, list[float]]]:
+    """The report of ``job`` (written under a fresh temporary folder) and GPU -> its step rows' lengths (ms), in
+    order: each GPU's own steps, as the tests of each rank's windows read them."""
+    r = report_of(job, tempfile.mkdtemp(prefix="gpurows"))
+    out: dict[int, list[float]] = {}
+    for row in r.to_dict()["hosts"][0]["step_rows"]:
+        if row["gpu"] is not None:
+            out.setdefault(row["gpu"], []).append(row["step_ms"])
+    return r, out
+
+
 def check(job: randjobs.Job) -> list[str]:
     """The laws the report of ``job`` breaks; an exception in the analysis is one line ``crash: ...``."""
     folder = tempfile.mkdtemp(prefix="randjob")

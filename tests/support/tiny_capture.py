@@ -50,3 +50,20 @@ def epoch_space(line_ns: int, offset_ps: int = 7_000, duration_ps: int = 3_000) 
         line = plane.lines.add(id=i, name=f"Stream #{i}(Compute)", timestamp_ns=ts)
         line.events.add(metadata_id=1, offset_ps=offset_ps, duration_ps=duration_ps)
     return space.SerializeToString()
+
+
+def bursts(starts_us: list[float], kernels: int = 4, kernel_us: float = 10.0) -> Cap:
+    """One burst of ``kernels`` kernels of ``kernel_us`` (1 us apart) at each start."""
+    cap = Cap()
+    for s in starts_us:
+        for i in range(kernels):
+            cap.kernel(s + (kernel_us + 1) * i, kernel_us)
+    return cap
+
+
+def capture_steps(cap: Cap, window_ms: float | None = None):  # noqa: ANN201 - Steps
+    """The capture's steps; ``window_ms``: the profiler's own window, from 0, as the file would record it."""
+    trace = to_trace(parse_timeline(cap.space.encode()))
+    if window_ms is not None:
+        trace.capture_start_ps, trace.capture_ms = 0, window_ms
+    return detect_steps(trace)

@@ -425,6 +425,24 @@ def _recovers_within_classes(f: Finding, kernel_classes: list | None) -> list[st
             for c, v in per.items() if _over(v, held[c])]
 
 
+#: a finding's detail key holding kernel time of one class per step -> that class (:func:`_class_ms`): the fusible
+#: chains' kernels (element-wise), an unfused attention run's matmuls and the kernels between them
+_DETAIL_CLASS = {"chain_kernel_ms_per_step": "other", "matmul_ms_per_step": "matmul", "between_ms_per_step": "other"}
+
+
+def _detail_within_classes(f: Finding, kernel_classes: list | None) -> list[str]:
+    """A finding's kernel time of a class per step (its metric's detail, :data:`_DETAIL_CLASS`) is a part of the
+    step's kernels of that class inside the steps (h37-ledger23: a chain's element-wise kernels summed whole, the last
+    running past the kept step, read more than every element-wise kernel of the step)."""
+    if f.metric is None or not kernel_classes:
+        return []
+    held = _class_ms(kernel_classes)
+    return [f"part<=whole: {f.id}: {k} {v:.3f} ms, the step's {_DETAIL_CLASS[k]} kernels take "
+            f"{held[_DETAIL_CLASS[k]]:.3f} ms" for k, v in (f.metric.detail or {}).items()
+            if k in _DETAIL_CLASS and isinstance(v, (int, float)) and not isinstance(v, bool)
+            and _over(v, held[_DETAIL_CLASS[k]])]
+
+
 # --------------------------------------------------------------------------- one value
 
 
@@ -2147,7 +2165,7 @@ def report_violations(report: Report) -> list[str]:
             out += _text_parts(f.id, _finding_text(f), step)
             out += _count_text(f.id, f"{_finding_text(f)} {f.saving.assumption if f.saving else ''}", h)
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
-            out += _recovers_within_classes(f, h.kernel_classes)
+            out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):

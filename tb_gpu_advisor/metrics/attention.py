@@ -78,7 +78,8 @@ def _runs_on_stream(g, gi: int, sel: np.ndarray, role: np.ndarray, most: int, fo
     """Add each softmax of one stream's kernels ``sel`` (by start) that sits between two matmuls of its step."""
     d = g.d
     step = g.step[sel]
-    start, end = d.start[sel], d.end[sel]
+    # each kernel's time inside the kept steps: a run's matmul and between times are parts of the step (its saving)
+    start, end = d.start[sel].astype(np.int64), g.ends_in_steps(sel)
     used = np.zeros(sel.size, bool)  # a matmul is one run's, never two runs'
     for p in np.flatnonzero((role == _SOFTMAX) | (role == _SOFTMAX_BWD)).tolist():
         a = _matmul_near(role, step, p, -1, most)

@@ -92,6 +92,16 @@ class GpuCtx:
         room = self.kept_reach()[self.step[m]] - self.d.start[m].astype(np.int64)
         return np.minimum(dur, np.maximum(room, 0))
 
+    def ends_in_steps(self, sel: np.ndarray) -> np.ndarray:
+        """The ends (int64 ps) of the in-step device events ``sel`` (indices), each cut where the run of kept windows
+        its step begins ends (:meth:`kept_reach`), as :meth:`kernel_time_in_steps` cuts a kernel's time.
+
+        Why: a sum of kernels' times said as a part of the step (a fusible chain's kernel time, an attention run's
+        matmuls) is their time inside the steps, whichever kernels a module picks out of the GPU's in-step ones;
+        its start is the kernel's own."""
+        end = self.d.end[sel].astype(np.int64)
+        return np.minimum(end, self.kept_reach()[self.step[sel]]) if end.size else end
+
     def kept_reach(self) -> np.ndarray:
         """Per kept step (int64 ps): the end of the run of kept windows, back to back, that begins with it -- where
         a kernel started in that step leaves the kept steps."""

@@ -317,13 +317,14 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         if not dur_ps.size:
             continue
         d = g.d
-        dur = dur_ps.astype(np.float64) / PS_PER_US
+        dur = dur_ps.astype(np.float64) / PS_PER_US  # a kernel's own length: is it small?
+        inside = g.kernel_time_in_steps() / PS_PER_US  # its time in the steps: what a share or a per-step time sums
         total += int(dur_ps.size)
-        time_all += float(dur.sum())
+        time_all += float(inside.sum())
         sm = dur < thr
         count += int(sm.sum())
         tiny += int((dur < T("launch.latency_us")).sum())
-        time_small += float(dur[sm].sum())
+        time_small += float(inside[sm].sum())
         if not sm.any():
             continue
         if spans is not None:
@@ -335,12 +336,14 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         key = nm.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
         u, inv = unique_inverse(key)
         cnt = np.bincount(inv)
-        tot = np.bincount(inv, weights=dur[sm])
+        tot = np.bincount(inv, weights=inside[sm])
+        own = np.bincount(inv, weights=dur[sm])
         stride = len(d.op_text) + 1
-        for nid, oi, c_j, t_j in zip((u // stride).tolist(), (u % stride - 1).tolist(), cnt.tolist(), tot.tolist()):
+        for nid, oi, c_j, t_j, o_j in zip((u // stride).tolist(), (u % stride - 1).tolist(), cnt.tolist(), tot.tolist(),
+                                          own.tolist()):
             typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 else ""
-            r = groups.setdefault((d.names[nid], typ), [0, 0.0])
-            r[0] += c_j; r[1] += t_j
+            r = groups.setdefault((d.names[nid], typ), [0, 0.0, 0.0])
+            r[0] += c_j; r[1] += t_j; r[2] += o_j
     top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:top_n]
     # per kept step and rank, as the step's times: a file of two ranks read "848 of 1,972 kernels per step", both GPUs'
     return SmallKernels(
@@ -348,7 +351,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         time_ms=time_small / 1000.0, share_of_kernel_time=(time_small / time_all) if time_all else None,
         per_step=ctx.per_step(count), kernels_per_step=ctx.per_step(total) if ctx.steps.count else None,
         top=[SmallKernelOffender(name=devices.short_kernel_name(k[0]), op_type=k[1], count=v[0], total_ms=v[1] / 1000.0,
-                                 avg_us=v[1] / v[0], per_step=ctx.per_step(v[0]), ms_per_step=ctx.per_step(v[1] / 1000.0))
+                                 avg_us=v[2] / v[0], per_step=ctx.per_step(v[0]), ms_per_step=ctx.per_step(v[1] / 1000.0))
              for k, v in top],
         in_optimizer_share=(in_optimizer / count) if spans is not None and count else None,
     )
@@ -419,7 +422,8 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         for s in distinct_ids(stream):
             on = stream == s
             sel = idx[on]
-            _chains_on_stream(d, sel, cand[on], g.step[sel], (bs, be), chains, top_n)
+            if cand[on].sum() >= 2:  # each kernel's time in the steps, where a chain may be there to sum it
+                _chains_on_stream(d, sel, cand[on], g.step[sel], (bs, be), chains, top_n, g.ends_in_steps(sel))
         del stream
     top = sorted(chains.items(), key=lambda kv: -kv[1][0] * len(kv[0]))[:top_n]
     return Fusion(
@@ -460,9 +464,14 @@ def _run_sums(sums: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
 
 
 def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, blocked: tuple[np.ndarray, np.ndarray],
-                      chains: dict[tuple, list], top_n: int) -> None:
+                      chains: dict[tuple, list], top_n: int, in_step_end: np.ndarray | None = None) -> None:
     """Add the recurring runs of >= 2 consecutive candidates among the kernels ``sel`` (one stream, by start) to
-    ``chains`` (names -> [occurrences, kernel ms, gap ms, longest-kernel ms])."""
+    ``chains`` (names -> [occurrences, kernel ms, gap ms, longest-kernel ms]).
+
+    ``in_step_end``: each kernel's end cut where it leaves the kept steps (``GpuCtx.ends_in_steps``): a chain's
+    kernel time and its longest kernel are said as parts of the step (the saving is their difference), so they are
+    the time inside the steps; a kernel's whole length still decides where a chain breaks (is the gap longer than
+    the kernels beside it?).  None: the whole durations."""
     if cand.sum() < 2:
         return
     # each per-kernel column (1.7 MB a column on a 200k-kernel stream) is dropped as soon as its last use is
@@ -509,7 +518,7 @@ def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, bl
         return
     # the running sums below are written behind a leading 0 in place (``_after_zero``): no concatenated copies.
     # Durations and gaps are whole ps: summed in int64 where every sum is exact in float64 (_run_sums), else as floats
-    dur = np.subtract(en, st)
+    dur = np.subtract(en if in_step_end is None else in_step_end, st)
     gaps = np.zeros(sel.size, dtype=np.int64)  # GPU idle before each kernel on this stream
     if sel.size > 1:
         idle = np.subtract(st[1:], en[:-1])

@@ -381,6 +381,37 @@ def test_a_saving_over_its_ledger_group_is_caught(straggler):
     assert any("of launch time, the step holds" in v for v in report_violations(r))
 
 
+def test_a_saving_over_its_kernel_class_is_caught(straggler):
+    """h37-ledger23: a saving of kernel time recovers no more than the step's kernels of the class its pool names take
+    inside the steps (``kernel_classes``, as the ledger paints them) -- a part of ``device_compute`` finer than the
+    group's law: fusing element-wise chains saves at most the non-matmul kernels' time, faster GEMMs at most the
+    matmul/conv kernels'; and a finding's own kernel time of a class (its metric's detail: the fusible chains', an
+    unfused attention run's matmuls and the kernels between them) is a part of that class's.  Checked on the 140 kept
+    reports of session 23's base: 0 of 145 kernel-pool claims and 0 of 11 such details break them."""
+    r = copy.deepcopy(straggler)
+    h = r.hosts[0]
+    f = next(f for f in h.findings if f.saving and f.saving.recovers and f.metric is not None)
+    h.kernel_classes = [{"class": "matmul/conv", "kernels": 2, "launches_per_step": 2.0, "us_per_step": 900.0},
+                        {"class": "elementwise", "kernels": 3, "launches_per_step": 3.0, "us_per_step": 60.0},
+                        {"class": "reduction", "kernels": 1, "launches_per_step": 1.0, "us_per_step": 40.0},
+                        {"class": "collective", "kernels": 1, "launches_per_step": 1.0, "us_per_step": 500.0}]
+    f.saving.recovers = [{"group": "compute", "pool": "non_matmul_kernels", "ms": 0.099}]  # within 0.100 ms
+    assert not any("kernel time, the step's" in v for v in report_violations(r))
+    f.saving.recovers = [{"group": "compute", "pool": "non_matmul_kernels", "ms": 0.15}]  # the collectives are no part
+    assert any("recovers 0.150 ms of other kernel time, the step's other kernels take 0.100 ms" in v
+               for v in report_violations(r))
+    f.saving.recovers = [{"group": "compute", "pool": "gemm_kernels", "ms": 0.5},
+                         {"group": "compute", "pool": "tc_eligible_kernels", "ms": 0.5}]  # 1.0 ms of 0.9 ms matmuls
+    assert any("of matmul kernel time" in v for v in ledger_savings_violations(r))
+    # a finding's own kernel time of a class (its detail): the chains' 130 us of element-wise kernels where the
+    # step's non-matmul kernels take 100 us inside it (tests/metrics/test_kernel_sums_in_steps.py, on main)
+    f.metric.detail = dict(f.metric.detail or {}, chain_kernel_ms_per_step=0.1)
+    assert not any("chain_kernel_ms_per_step" in v for v in report_violations(r))
+    f.metric.detail["chain_kernel_ms_per_step"] = 0.13
+    assert any("chain_kernel_ms_per_step 0.130 ms, the step's other kernels take 0.100 ms" in v
+               for v in report_violations(r))
+
+
 def test_if_every_fix_lands_never_exceeds_the_step(straggler):
     r = copy.deepcopy(straggler)
     h = r.hosts[0]

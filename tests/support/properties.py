@@ -377,7 +377,7 @@ def ledger_savings_violations(report: Report) -> list[str]:
     """A finding's saving recovers, per breakdown group, no more than the step's ledger holds there (part of
     :func:`report_violations`; alone, for the test that names it)."""
     return sorted({v for h in report.hosts if h.error is None for f in h.findings
-                   for v in _recovers_within_ledger(f, h.breakdown_ms)})
+                   for v in _recovers_within_ledger(f, h.breakdown_ms) + _recovers_within_classes(f, h.kernel_classes)})
 
 
 def _recovers_within_ledger(f: Finding, breakdown_ms: dict) -> list[str]:
@@ -395,6 +395,52 @@ def _recovers_within_ledger(f: Finding, breakdown_ms: dict) -> list[str]:
         if _over(v, held):
             out.append(f"part<=whole: {f.id}: recovers {v:.3f} ms of {g} time, the step holds {held:.3f} ms")
     return out
+
+
+def _class_ms(kernel_classes: list | None) -> dict[str, float]:
+    """The step's kernel time per class a saving's pool speaks of (``rules.savings.POOL_CLASS``: "matmul", "other"),
+    ms per step and GPU, from the report's ``kernel_classes`` (the kernels' time inside the kept steps, as the ledger
+    paints it): "matmul/conv" is the matrix kernels' time, every class but it and the collectives the others'."""
+    out = {"matmul": 0.0, "other": 0.0}
+    for c in kernel_classes or ():
+        if c.get("class") != "collective":
+            out["matmul" if c.get("class") == "matmul/conv" else "other"] += float(c.get("us_per_step") or 0.0) / 1e3
+    return out
+
+
+def _recovers_within_classes(f: Finding, kernel_classes: list | None) -> list[str]:
+    """A saving of kernel time recovers, per kernel class its pools speak of, no more than the step's kernels of that
+    class take inside the steps (h37-ledger23: a fusible chain's kernels summed whole where the last ran past the kept
+    step; a part of ``device_compute`` finer than its group's law)."""
+    from tb_gpu_advisor.rules.savings import POOL_CLASS
+
+    if f.saving is None or not kernel_classes:
+        return []
+    per: dict[str, float] = {}
+    for r in f.saving.recovers:
+        if r.get("pool") in POOL_CLASS:
+            per[POOL_CLASS[r["pool"]]] = per.get(POOL_CLASS[r["pool"]], 0.0) + float(r["ms"])
+    held = _class_ms(kernel_classes)
+    return [f"part<=whole: {f.id}: recovers {v:.3f} ms of {c} kernel time, the step's {c} kernels take {held[c]:.3f} ms"
+            for c, v in per.items() if _over(v, held[c])]
+
+
+#: a finding's detail key holding kernel time of one class per step -> that class (:func:`_class_ms`): the fusible
+#: chains' kernels (element-wise), an unfused attention run's matmuls and the kernels between them
+_DETAIL_CLASS = {"chain_kernel_ms_per_step": "other", "matmul_ms_per_step": "matmul", "between_ms_per_step": "other"}
+
+
+def _detail_within_classes(f: Finding, kernel_classes: list | None) -> list[str]:
+    """A finding's kernel time of a class per step (its metric's detail, :data:`_DETAIL_CLASS`) is a part of the
+    step's kernels of that class inside the steps (h37-ledger23: a chain's element-wise kernels summed whole, the last
+    running past the kept step, read more than every element-wise kernel of the step)."""
+    if f.metric is None or not kernel_classes:
+        return []
+    held = _class_ms(kernel_classes)
+    return [f"part<=whole: {f.id}: {k} {v:.3f} ms, the step's {_DETAIL_CLASS[k]} kernels take "
+            f"{held[_DETAIL_CLASS[k]]:.3f} ms" for k, v in (f.metric.detail or {}).items()
+            if k in _DETAIL_CLASS and isinstance(v, (int, float)) and not isinstance(v, bool)
+            and _over(v, held[_DETAIL_CLASS[k]])]
 
 
 # --------------------------------------------------------------------------- one value
@@ -2119,6 +2165,7 @@ def report_violations(report: Report) -> list[str]:
             out += _text_parts(f.id, _finding_text(f), step)
             out += _count_text(f.id, f"{_finding_text(f)} {f.saving.assumption if f.saving else ''}", h)
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
+            out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):

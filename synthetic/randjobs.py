@@ -1816,13 +1816,9 @@ def random_form13_job(seed: int) -> Job:
     """The job of ``seed`` among :data:`FORMS13` (its own stream of draws)."""
     rng = random.Random(f"form13{seed}")
     fmt = rng.choices(FORMS13, weights=(2, 3, 3, 1, 1))[0]
-    if fmt == "kineto_setup_window":
-        return Job(seed, fmt, _setup_window_params(rng))
-    if fmt == "kineto_user_copies":
-        return Job(seed, fmt, _user_copies_params(rng))
-    if fmt == "rl_loop":
-        return Job(seed, fmt, _rl_params(rng))
-    return Job(seed, fmt, _snapshot13_params(rng, fmt))
+    draw = {"kineto_setup_window": _setup_window_params, "kineto_user_copies": _user_copies_params,
+            "rl_loop": _rl_params}.get(fmt)
+    return Job(seed, fmt, draw(rng) if draw else _snapshot13_params(rng, fmt))
 
 
 def form13_job(fmt: str, seed: int = 0, **params: Any) -> Job:

@@ -26,7 +26,10 @@ lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX progra
 rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
 trace.  ``random_form9_job`` (h37-a2afix) draws an NCCL all-to-all of each kind of exchange; ``random_form10_job``
 (h37-randjobs9) attention op by op or fused, a pipeline preparing its input in traced Python, a JAX program's
-batch-fetch range, a PyProf forward from the process's start.  Writers that return their truth leave it in :data:`TRUTH` for the
+batch-fetch range, a PyProf forward from the process's start; ``random_form13_job`` (h37-randjobs13) a GPU host's Kineto
+window that ended before its first kernel, the blocking copies users write in a step (``.tolist()``,
+``torch.tensor(pylist, device="cuda")``, a pageable ``non_blocking`` upload), a tiny RL loop, and memory snapshots of
+expandable segments or of two devices.  Writers that return their truth leave it in :data:`TRUTH` for the
 walk's ``step-truth`` law and the forms' own laws (``tests/support/random_jobs.truth_problems``).
 
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.

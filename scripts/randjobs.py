@@ -7,7 +7,9 @@ AMD's tracers, NVTX-only exports, blocking copies, tiny host-bound steps, a slow
 ``--forms9``, an NCCL all-to-all of each kind of exchange; with ``--forms10``, attention op by op or fused, a pipeline's
 own input preparation, a JAX batch-fetch range, a PyProf forward; with ``--forms11``, libraries' NVTX vocabularies, native loops syncing outside any op, one
 unmarked pass, a kernel trace with no host; with ``--forms12``, grain's loop in a JAX capture, one NVTX range framing a
-benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges), analysed
+benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges; with ``--forms13``, a
+GPU host's window before its first kernel, users' blocking copies, a tiny RL loop, expandable-segment and two-device
+snapshots), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -26,13 +28,17 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
-                              random_form10_job, random_form11_job, random_form12_job, random_form_job, random_job,
-                              random_xplane_job)
+                              random_form10_job, random_form11_job, random_form12_job, random_form13_job, random_form_job,
+                              random_job, random_xplane_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
 #: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
 STREAMS = (
+    ("forms13", random_form13_job,
+     "h37-randjobs13's forms: a Kineto window on a GPU host that ended before its first kernel, the blocking copies "
+     "users write in a step (.tolist(), torch.tensor(pylist, device=\"cuda\"), a pageable non_blocking upload), a tiny "
+     "RL loop, memory snapshots of expandable segments or of two devices"),
     ("forms12", random_form12_job,
      "h37-randjobs12's forms: a JAX loop fed by grain (its prefetch thread recorded or not), one NVTX range framing a "
      "benchmark's measured passes after 0-3 warm-ups, DeepSpeed's NVTX ranges in either domain under gradient "

@@ -26,7 +26,10 @@ lost GPU records, OS-runtime-traced host loops, XLA's host-run loops, JAX progra
 rocpd traces, NVTX-only framework exports, blocking copies, tiny host-bound steps, a slower GPU, a snapshot beside a
 trace.  ``random_form9_job`` (h37-a2afix) draws an NCCL all-to-all of each kind of exchange; ``random_form10_job``
 (h37-randjobs9) attention op by op or fused, a pipeline preparing its input in traced Python, a JAX program's
-batch-fetch range, a PyProf forward from the process's start.  Writers that return their truth leave it in :data:`TRUTH` for the
+batch-fetch range, a PyProf forward from the process's start; ``random_form13_job`` (h37-randjobs13) a GPU host's Kineto
+window that ended before its first kernel, the blocking copies users write in a step (``.tolist()``,
+``torch.tensor(pylist, device="cuda")``, a pageable ``non_blocking`` upload), a tiny RL loop, and memory snapshots of
+expandable segments or of two devices.  Writers that return their truth leave it in :data:`TRUTH` for the
 walk's ``step-truth`` law and the forms' own laws (``tests/support/random_jobs.truth_problems``).
 
 Each job is a :class:`Job`: its seed, its format and its parameters -- printed, it is the job to rebuild.
@@ -363,6 +366,8 @@ def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
         for _ in range(p["reads"]):
             r.sync("aten::item")
             r.host_us += p["python_us"]
+        for how, mb in p.get("user_copies", ()):  # (h37-randjobs13) the copies users write inside the step
+            _user_copy(r, how, mb)
         if p["train"]:
             _backward(r, p, slow)
         ready[r.rank] = max(r.streams.get(T.COMPUTE_STREAM, 0.0), r.host_us)
@@ -1753,3 +1758,270 @@ def _write_library_nvtx(job: Job, run: str) -> None:
 
 _WRITERS.update({"grain": _write_grain, "framed_pass": _write_framed_pass, "ds_nvtx": _write_library_nvtx,
                  "eval_nvtx": _write_library_nvtx})
+
+
+# ------------------------------------------------------------- forms no stream drew before (h37-randjobs13)
+# Drawn by ``random_form13_job`` (``scripts/randjobs.py --forms13``), a stream of its own, one form per class of #37:
+# a Kineto window on a GPU host whose active steps ended before the first kernel (the DataLoader's steps only: its
+# pinned buffers, the device queries, the profiler's exit sync -- class 1); the blocking copies PyTorch users write
+# inside a step that no other draw makes (``.tolist()``, ``torch.tensor(pylist, device="cuda")``, ``x.to("cuda",
+# non_blocking=True)`` of a pageable batch -- class 3); a tiny RL loop: a CPU environment's step between tiny GPU
+# forwards, the action read back each step (class 4); memory snapshots of ``expandable_segments`` (segments mapped and
+# unmapped) and of two devices in one snapshot (class 5).
+
+FORMS13 = ("kineto_setup_window", "kineto_user_copies", "rl_loop", "snapshot_expandable", "snapshot_two_devices")
+#: the copies a step's own code makes: how, and the memory its host side is in
+USER_COPIES = ("tolist", "tensor_from_list", "nonblocking_pageable")
+#: the runtime calls a GPU host's window makes before its first kernel: the DataLoader's ``pin_memory`` buffers,
+#: ``torch.cuda.is_available()`` / ``current_device()``'s queries, and ``torch.profiler``'s exit sync
+SETUP_CALLS = ("none", "query", "pin", "query_exit_sync")
+
+
+def _setup_window_params(rng: random.Random) -> dict[str, Any]:
+    """A schedule's active steps that ended before the loop's first kernel: 1-8 steps of a DataLoader's fetch and its
+    collate (CPU ops), with one of :data:`SETUP_CALLS`."""
+    return {"steps": rng.randint(1, 8), "loader_us": round(_log_uniform(rng, 50.0, 50_000.0), 3),
+            "collate_ops": rng.randint(1, 6), "calls": rng.choice(SETUP_CALLS), "batch_mib": rng.choice((1, 8, 64))}
+
+
+def _user_copies_params(rng: random.Random) -> dict[str, Any]:
+    """A Kineto job of :func:`_kineto_params`'s sizes whose step makes 1-3 of :data:`USER_COPIES`, none of the
+    blocking forms the other draws make (pageable ``copy_h2d``, ``.cpu()``, mid-step ``.item()``)."""
+    p = _kineto_params(rng)
+    p.update(no_gpu=False, graph=False, copies=[], reads=0, end_sync="item",
+             marker=rng.choice(("profiler_step", "profiler_step", "none")))
+    p["user_copies"] = [(rng.choice(USER_COPIES), round(_log_uniform(rng, 0.0001, 64.0), 6))
+                        for _ in range(rng.randint(1, 3))]
+    return p
+
+
+def _rl_params(rng: random.Random) -> dict[str, Any]:
+    """A tiny RL loop: each env step a CPU environment (untraced Python, numpy), the observation uploaded with
+    ``torch.tensor(obs, device="cuda")``, a 1-3 layer policy's tiny kernels, the action read back with ``.item()``,
+    and (training) the update each step."""
+    return {"steps": rng.randint(2, 20), "env_us": round(_log_uniform(rng, 20.0, 5000.0), 3),
+            "layers": rng.randint(1, 3), "kernel_us": round(rng.uniform(2.0, 8.0), 3),
+            "launch_us": round(rng.uniform(4.0, 15.0), 3), "obs_floats": rng.choice((4, 8, 24, 376)),
+            "train": rng.random() < 0.6, "marker": rng.choice(("profiler_step", "profiler_step", "none"))}
+
+
+def _snapshot13_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """A training loop's snapshot (:func:`synthetic.memsnapshot.training_iterations`'s sizes, whole histories)."""
+    p = {"iterations": rng.randint(1, 6), "layers": rng.randint(1, 12), "mib": rng.choice((1, 8, 32, 128)),
+         "params": rng.randint(1, 6), "param_mib": rng.choice((4, 64, 256)), "hold_loss": rng.random() < 0.5,
+         "set_to_none": rng.random() < 0.7}
+    if fmt == "snapshot_expandable":
+        p["empty_cache"] = rng.random() < 0.5  # the unused pages unmapped at the end (``torch.cuda.empty_cache()``)
+    return p
+
+
+def random_form13_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS13` (its own stream of draws)."""
+    rng = random.Random(f"form13{seed}")
+    fmt = rng.choices(FORMS13, weights=(2, 3, 3, 1, 1))[0]
+    draw = {"kineto_setup_window": _setup_window_params, "kineto_user_copies": _user_copies_params,
+            "rl_loop": _rl_params}.get(fmt)
+    return Job(seed, fmt, draw(rng) if draw else _snapshot13_params(rng, fmt))
+
+
+def form13_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS13` with its writer's ``params`` (``kineto_user_copies``: :data:`KINETO_BASE`'s
+    with ``params``): a reduced job, written out in a test."""
+    return _reduced_job(FORMS13, fmt, seed, {**KINETO_BASE, **params} if fmt == "kineto_user_copies" else dict(params))
+
+
+def _runtime_call(r: T.Rank, name: str, dur: float, ext: int | None = None) -> dict:
+    """A CUDA runtime call of the host thread, ``dur`` long from now (the clock moves past it)."""
+    r.corr += 1
+    e = {"ph": "X", "cat": "cuda_runtime", "name": name, "pid": r.pid, "tid": r.pid, "ts": round(r.host_us, 3),
+         "dur": round(dur, 3), "args": {"External id": r.ext if ext is None else ext, "cbid": 0, "correlation": r.corr}}
+    r.host.append(e)
+    r.host_us += dur
+    return e
+
+
+def _copy_ops(r: T.Rank, outer: tuple[str, ...]) -> tuple[list[dict], dict]:
+    """The op stack a copy runs in (``outer`` ops, then ``aten::_to_copy`` -> ``aten::copy_``), opened now; the
+    caller closes them with :func:`_close_ops`. Returns (every op, the ``aten::copy_`` whose id the copy carries)."""
+    ops = [r.cpu(name, 0.0, advance=False) for name in (*outer, "aten::_to_copy")]
+    r.host_us += 2.0
+    r.cpu("aten::empty_strided", 3.0)
+    op = r.cpu("aten::copy_", 0.0, advance=False)
+    return [*ops, op], op
+
+
+def _close_ops(r: T.Rank, ops: list[dict]) -> None:
+    """Close ``ops`` (outermost first) where the host clock is, each 1 us after the one it holds."""
+    for k, op in enumerate(reversed(ops)):
+        op["dur"] = round(r.host_us + k - op["ts"], 3)
+    r.host_us += len(ops)
+
+
+def _user_copy(r: T.Rank, how: str, mb: float) -> None:
+    """One of :data:`USER_COPIES` of ``mb`` MB in the step, as PyTorch runs it:
+
+    * ``tolist``: ``aten::to`` -> ``aten::_to_copy`` -> ``aten::copy_``: a device-to-host copy into pageable memory
+      after the queued kernels, the host waiting in ``cudaStreamSynchronize`` (``tensor_to_list`` copies to the CPU);
+    * ``tensor_from_list``: ``torch.tensor(pylist, device="cuda")``: ``aten::lift_fresh`` then the same stack uploading
+      the new pageable CPU tensor, ``cudaMemcpyAsync`` then ``cudaStreamSynchronize`` (``non_blocking=False``);
+    * ``nonblocking_pageable``: ``x.to("cuda", non_blocking=True)`` of a batch not pinned: no sync call, but the
+      driver stages pageable memory, so ``cudaMemcpyAsync`` returns only when the copy -- queued behind the stream's
+      kernels -- is done: the host blocks inside the copy call itself."""
+    nbytes = max(int(mb * (1 << 20)), 4)
+    us = max(nbytes / COPY_BPS["pageable"] * 1e6, 1.5)
+    if how == "tensor_from_list":
+        r.cpu("aten::lift_fresh", 1.0)
+    ops, op = _copy_ops(r, ("aten::to",))
+    name = "Memcpy DtoH (Device -> Pageable)" if how == "tolist" else "Memcpy HtoD (Pageable -> Device)"
+    ext = op["args"]["External id"]
+    launch_at = r.host_us
+    start = max(r.streams.get(T.COMPUTE_STREAM, 0.0), launch_at + 8.0)
+    call = _runtime_call(r, "cudaMemcpyAsync", 12.0 if how != "nonblocking_pageable" else start + us - launch_at + 3.0,
+                         ext)
+    call["args"]["cbid"] = 41
+    r.streams[T.COMPUTE_STREAM] = start + us
+    r.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": name, "pid": r.device, "tid": T.COMPUTE_STREAM,
+                  "ts": round(start, 3), "dur": round(us, 3),
+                  "args": {"External id": ext, "device": r.device, "context": 1, "stream": T.COMPUTE_STREAM,
+                           "correlation": r.corr, "bytes": nbytes, "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
+    r._flow(launch_at, start, T.COMPUTE_STREAM)
+    r.step_kernels.append((start, start + us))
+    if how != "nonblocking_pageable":
+        r.host_us += 2.0
+        _runtime_call(r, "cudaStreamSynchronize", max(start + us - r.host_us, 0.0) + 3.0, ext)["args"]["cbid"] = 131
+    _close_ops(r, ops)
+
+
+def _write_setup_window(job: Job, run: str) -> None:
+    """The window and its truth: the capture's quality is the finding, no other rule fires (nothing ran on a GPU)."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    for n in range(1, 1 + p["steps"]):
+        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False)
+        r.host_us += 5.0
+        fetch = r.cpu(T.DATALOADER, 0.0, cat="user_annotation", advance=False)
+        r.host_us += p["loader_us"]
+        if p["calls"] == "pin":  # the pin-memory thread's page-locked buffer for the batch
+            _runtime_call(r, "cudaHostAlloc", 40.0 + p["batch_mib"] * 30.0)
+        for _ in range(p["collate_ops"]):
+            r.cpu("aten::stack", 20.0 + p["batch_mib"] * 4.0)
+        fetch["dur"] = round(r.host_us - fetch["ts"], 3)
+        if p["calls"] in ("query", "query_exit_sync"):  # torch.cuda.is_available(), current_device()
+            _runtime_call(r, "cudaGetDeviceCount", 2.0)
+            _runtime_call(r, "cudaGetDevice", 1.0)
+        r.host_us += 5.0
+        mark["dur"] = round(r.host_us - mark["ts"], 3)
+    if p["calls"] == "query_exit_sync":  # torch.profiler's exit: a device sync, then the trace's end
+        _runtime_call(r, "cudaDeviceSynchronize", 6.0)
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    TRUTH[job.seed] = {"rules": ("capture_quality",), "only_rules": ("capture_quality",)}
+
+
+def _write_user_copies(job: Job, run: str) -> None:
+    """The Kineto job and its truth: its iterations and kind, and where ``prof.step()`` marks each, their period."""
+    _write_kineto(job, run)
+    p = job.params
+    truth: dict[str, Any] = {"steps": p["steps"], "job_kind": "training" if p["train"] else "not training"}
+    if p["marker"] == "profiler_step" and p["steps"] >= 2:
+        truth["step_ms"] = _marked_period_ms(run)
+    TRUTH[job.seed] = truth
+
+
+def _marked_period_ms(run: str) -> float:
+    """The mean period of the ``ProfilerStep#`` marks of rank 0's Kineto trace in ``run``, ms (first start to last):
+    every rank's loop keeps the same period (the ranks' all-reduce binds them)."""
+    import glob
+    import json
+
+    starts = []
+    for path in glob.glob(os.path.join(run, "*.pt.trace.json")):
+        with open(path) as f:
+            doc = json.load(f)
+        starts += [e["ts"] for e in doc["traceEvents"] if e.get("pid") == 4100 and e.get("cat") == "user_annotation"
+                   and str(e.get("name", "")).startswith("ProfilerStep#")]
+    starts.sort()
+    return (starts[-1] - starts[0]) / (len(starts) - 1) / 1e3
+
+
+def _write_rl_loop(job: Job, run: str) -> None:
+    """The loop and its truth: the env steps and their period, the kind (an update each step: training; none: a
+    rollout, not training)."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    starts: list[float] = []
+    obs = p["obs_floats"] * 4 / (1 << 20)
+    for n in range(1, 1 + p["steps"]):
+        starts.append(r.host_us)
+        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] == "profiler_step" else None
+        r.host_us += 5.0
+        r.step_kernels = []
+        r.host_us += p["env_us"]  # env.step(action): numpy in Python, no op recorded
+        _user_copy(r, "tensor_from_list", obs)
+        for _ in range(p["layers"]):
+            r.kernel("aten::addmm", T.FP32_GEMM, p["kernel_us"], launch_us=p["launch_us"])
+            r.kernel("aten::tanh", RELU["fp32"], 2.0, launch_us=p["launch_us"])
+        r.kernel("aten::softmax", RELU["fp32"], 2.5, launch_us=p["launch_us"])
+        r.kernel("aten::multinomial", RELU["fp32"], 3.0, launch_us=p["launch_us"])
+        r.sync("aten::item")  # the action, read back for the environment
+        if p["train"]:
+            for _ in range(p["layers"]):
+                node = r.cpu("autograd::engine::evaluate_function: AddmmBackward0", 0.0, advance=False)
+                t = r.host_us
+                r.kernel("aten::mm", T.FP32_GEMM, p["kernel_us"], launch_us=p["launch_us"])
+                r.kernel("aten::mm", T.FP32_GEMM, p["kernel_us"], launch_us=p["launch_us"])
+                node["dur"] = round(r.host_us - t, 3)
+            _optimizer(r, {"dtype": "fp32", "layers": p["layers"], "width": 64, "launch_us": p["launch_us"]}, 0.0)
+        r.host_us += 5.0
+        if mark is not None:
+            _close_mark(r, {"marker": "profiler_step"}, n, mark)
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    TRUTH[job.seed] = {"job_kind": "training" if p["train"] else "not training", "steps": p["steps"],
+                       "step_ms": (starts[-1] - starts[0]) / (len(starts) - 1) / 1e3}
+
+
+def _write_snapshot13(job: Job, run: str) -> None:
+    """The snapshot: with ``expandable_segments`` every segment is one mapping (``segment_map``, its free pages
+    ``segment_unmap``-ed by ``empty_cache``), or the same loop on two devices (``device_traces`` one list each).
+    Truth: the loop's iterations, a training loop's."""
+    from synthetic import memsnapshot as M
+
+    p = dict(job.params)
+    empty = p.pop("empty_cache", False)
+    doc = M.training_iterations(**p).doc
+    if job.fmt == "snapshot_expandable":
+        doc = _as_expandable(doc, empty)
+    else:
+        other = M.training_iterations(**p).doc
+        for s in other["segments"]:
+            s["device"] = 1
+        doc["segments"] += other["segments"]
+        doc["device_traces"].append(other["device_traces"][0])
+    M.write(os.path.join(run, "snapshot.pickle"), doc)
+    TRUTH[job.seed] = {"steps": p["iterations"], "job_kind": "training"}
+
+
+def _as_expandable(doc: dict[str, Any], empty_cache: bool) -> dict[str, Any]:
+    """``doc`` as ``expandable_segments:True`` records it: each segment's growth a ``segment_map``, its release a
+    ``segment_unmap``; ``empty_cache``: the pages no block uses unmapped at the end (each free segment's)."""
+    actions = {"segment_alloc": "segment_map", "segment_free": "segment_unmap"}
+    for trace in doc["device_traces"]:
+        for e in trace:
+            e["action"] = actions.get(e["action"], e["action"])
+    if empty_cache:
+        free = [s for s in doc["segments"] if not s["allocated_size"]]
+        t = doc["device_traces"][0][-1]["time_us"] if doc["device_traces"][0] else 0
+        for k, s in enumerate(free):
+            doc["device_traces"][0].append({"action": "segment_unmap", "addr": s["address"], "size": s["total_size"],
+                                            "stream": 0, "time_us": t + 7 * (k + 1)})
+        doc["segments"] = [s for s in doc["segments"] if s["allocated_size"]]
+    for s in doc["segments"]:
+        s["is_expandable"] = True
+    doc["allocator_settings"].update(expandable_segments=True, PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")
+    return doc
+
+
+_WRITERS.update({"kineto_setup_window": _write_setup_window, "kineto_user_copies": _write_user_copies,
+                 "rl_loop": _write_rl_loop, "snapshot_expandable": _write_snapshot13,
+                 "snapshot_two_devices": _write_snapshot13})

@@ -639,6 +639,16 @@ class Trace:
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)
 
+    def window_start_ps(self) -> int:
+        """Where the profiler's own window starts (ps, this trace's clock): ``capture_start_ps``, else the viewer's 0
+        where the file records a window, else where the host's events start (0 without any): no step reaches before
+        it."""
+        if self.capture_start_ps is not None:
+            return int(self.capture_start_ps)
+        if self.capture_ms is not None:
+            return int(self.viewer_zero_ps)
+        return int(self.h.start.min()) if len(self.h) else 0
+
     def window_end_ps(self) -> int | None:
         """Where the profiler's own window ends (ps, this trace's clock): its start (``capture_start_ps``, else
         ``viewer_zero_ps``) plus ``capture_ms``; None where the file records no window of its own."""

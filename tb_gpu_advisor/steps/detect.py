@@ -59,6 +59,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import engines, nvtx, pytorch, tensorflow, user_ranges, xla
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job import structure as job_structure
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, sorted_unique, union_intervals,
@@ -2436,29 +2437,16 @@ def _spans_inside_iterations(trace: Trace, own: SpanSteps) -> str:
 
 
 def _first_iteration_start(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:
-    """The first iteration's start on a thread whose framework ranges start at ``starts`` (sorted) and whose
-    iteration-closing ranges end at ``ends`` (sorted): its first range less the lead every later iteration shows
-    between the previous one's end and its own first framework range (the least of them), never before ``floor``
-    (the capture window's start).
-
-    Why: each later step runs from the previous iteration's end, so it holds the loop's own work before the engine's
-    ``forward`` (waiting for its batch, copying it); a first step from its first framework range alone left that work
-    out -- 7.43 of 9.43 ms where the loop waits 2 ms for its DataLoader (h37-randjobs12, walk seed 84)."""
-    after = np.searchsorted(starts, ends[:-1], side="left")
-    ok = after < starts.size
-    leads = starts[after[ok]] - ends[:-1][ok]
-    lead = int(leads.min()) if leads.size else 0
-    return max(int(starts[0]) - max(lead, 0), min(floor, int(starts[0])))
+    """The first iteration's start of a thread's framework ranges: ``job.structure.first_iteration_start`` (the
+    lead every later iteration shows before its first range, h37-randjobs12's walk seed 84), one home for both
+    readings of a step from its ends."""
+    return job_structure.first_iteration_start(starts, ends, floor)
 
 
 def _window_start_ps(trace: Trace) -> int:
-    """Where the profiler's own window starts on the trace's clock (``Trace.capture_start_ps``, else the viewer's 0
-    where the file records a window), else where the host's events start: no step reaches before it."""
-    if trace.capture_start_ps is not None:
-        return int(trace.capture_start_ps)
-    if trace.capture_ms is not None:
-        return int(trace.viewer_zero_ps)
-    return int(trace.h.start.min())
+    """Where the profiler's own window starts on the trace's clock (``Trace.window_start_ps``): no step reaches
+    before it."""
+    return trace.window_start_ps()
 
 
 def _line_windows(h: HostEvents, sel: np.ndarray, ids: np.ndarray, u: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:

@@ -31,7 +31,8 @@ def laws_broken(report: Report) -> list[str]:
 
 
 def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
-    """Where the job's writer returned its truth (``randjobs.TRUTH``): the steps the report found against the iterations
+    """Where the job's writer returned its truth (``randjobs.TRUTH``): the rules it needs (``rules``), those it does not
+    (``no_rules``; ``only_rules``: none but these -- a window with no GPU work has only its quality to report), the steps the report found against the iterations
     the job ran, and its mean step against the job's period where the writer gives one (``step_ms``: every iteration
     alike).  Never more steps than the job ran (a law: no reading counts more iterations than its evidence shows);
     three iterations or more are found all; two are found both, or none at all (the whole window one step: too few to
@@ -40,8 +41,9 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if not truth:
         return []
     h = report.hosts[0]
+    only = truth.get("only_rules")
     out = [f"truth: `{f.rule}` on work that by construction does not need it" for f in h.findings
-           if f.rule in truth.get("no_rules", ())]
+           if f.rule in truth.get("no_rules", ()) or (only is not None and f.rule not in only)]
     fired = {f.rule for f in h.findings}
     out += [f"truth: no `{rule}` where the job has it by construction" for rule in truth.get("rules", ())
             if rule not in fired]

@@ -211,7 +211,7 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     firsts = {ln: min(first, first_iteration_start(np.sort(h.start[h.line == ln].astype(np.int64)), e, floor))
               for ln, e in by_line.items()}
     # the kth update of every rank ends step k: the step runs from the first rank's (k-1)th update's end to the last
-    # rank's kth, as the ranks' marks of one step number make one step (``steps.detect._group_windows``)
+    # rank's kth, as the ranks' marks of one step number make one step (``steps.windows._group_windows``)
     starts = np.full(n, np.iinfo(np.int64).max, np.int64)
     ends = np.full(n, np.iinfo(np.int64).min, np.int64)
     for ln, e in by_line.items():

@@ -18,7 +18,7 @@ from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, Captu
                                          per_step)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
-from tb_gpu_advisor.steps.detect import Steps
+from tb_gpu_advisor.steps.types import Steps
 
 
 def _share(a: float | None, b: float | None) -> float | None:

@@ -19,7 +19,7 @@ from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_d
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Spans, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics.types import per_step, sharing_ranks
-from tb_gpu_advisor.steps.detect import Steps
+from tb_gpu_advisor.steps.types import Steps
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6

@@ -30,7 +30,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
 from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
-from tb_gpu_advisor.steps.detect import unmarked_pass
+from tb_gpu_advisor.steps.types import unmarked_pass
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
@@ -135,7 +135,7 @@ def _unshaped_matmuls(ctx: Context) -> str | None:
 
 def _per_step_words(ctx: Context) -> str:
     """What a count of the kept steps is per: "per step and GPU"; "in the pass" (per GPU where several share it) where
-    the one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``) -- the capture
+    the one step kept is the pass an unmarked capture was read as (``steps.types.UNMARKED_SOURCES``) -- the capture
     marks no step, so "per step" spoke of steps it does not hold (h37-words20: rocprof_aiter_mi355x's "3 matmul/conv
     kernels ran per step and GPU" in its one pass)."""
     if unmarked_pass(ctx.steps.count, ctx.steps.detection.source):

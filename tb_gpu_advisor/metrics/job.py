@@ -17,7 +17,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.callrows import CALL_ROWS_CAP, call_rows, calls_cut
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.model.steprows import StepRowTable
-from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
 
 def med(xs) -> float:  # noqa: ANN001 - any iterable of numbers
@@ -108,7 +108,7 @@ def step_word(kind: str, confidence: str, marked: bool) -> str:
     """The job's own word for its step: "engine step" (a serving engine), "forward pass" (inference), else "step" --
     only where the job's kind is more than a guess (``confidence`` not "low") and the capture marks the step.  A step
     the capture does not mark (``marked`` False: the whole window, or the one pass it was read as,
-    ``steps.detect.UNMARKED_SOURCES``) is "pass": it may hold several calls of the model launched back to back, so it
+    ``steps.types.UNMARKED_SOURCES``) is "pass": it may hold several calls of the model launched back to back, so it
     is neither one of the job's steps nor its forward pass (h37-words3: torch_fp16_inference_unmarked's 10 forward
     calls read "of the 36.6 ms step").  The one table the host rules (``rules.base.Ctx.unit``), the job rules
     (:attr:`JobView.step_word`) and the capture's own findings read."""

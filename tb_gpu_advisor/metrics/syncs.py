@@ -205,7 +205,7 @@ def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noq
 def _ends_in_step(ctx: Context) -> np.ndarray:
     """Bool per host event: it began before every kept step's window it overlaps and ends inside one -- a wait begun
     over work from before that step (the GPU work launched before the capture that a first step is trimmed of:
-    ``steps.detect._trim_launched_before``), whose part inside the step is the step's."""
+    ``steps.head._trim_launched_before``), whose part inside the step is the step's."""
     h, w = ctx.h, ctx.steps.host_windows
     if not w.shape[0]:
         return np.zeros(len(h), dtype=bool)

@@ -31,7 +31,7 @@ import numpy as np
 
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.steprows import RowTable
-from tb_gpu_advisor.steps.detect import StepDetection
+from tb_gpu_advisor.steps.types import StepDetection
 
 def sharing_ranks(shares: Iterable[bool]) -> int:
     """How many GPUs a per-step number is shared among: those whose ``shares`` flag the context set

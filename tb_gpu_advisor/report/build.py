@@ -25,7 +25,7 @@ from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.base import Ctx
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
-from tb_gpu_advisor.steps.detect import SOURCE_LABEL
+from tb_gpu_advisor.steps.types import SOURCE_LABEL
 
 TOP_N = TABLE_ROWS
 
@@ -463,7 +463,7 @@ def _job(m: HostMetrics) -> dict:
     return out
 
 
-def _dropped_row(d) -> dict:  # noqa: ANN001 - a steps.detect.DroppedStep
+def _dropped_row(d) -> dict:  # noqa: ANN001 - a steps.types.DroppedStep
     """A step left out of the averages: its number, why, and how long it lasted (``ms``, where it had a window): what
     a sentence saying it held some time is held to (h37-review13: "The 1 step holding them was left out" of 631.8 ms
     of one-time costs, beside a left-out step of 13.9 ms)."""

@@ -23,7 +23,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, ms_span, plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.breakdown import category_intervals, painted_segments
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.steps.detect import unmarked_pass
+from tb_gpu_advisor.steps.types import unmarked_pass
 
 #: Events one window answers with at most: about 0.5 MB of JSON, and as many rects as an SVG draws smoothly.
 MAX_EVENTS = 5000
@@ -110,7 +110,7 @@ def _lasting(start_ms: float, end_ms: float) -> str:
 
 def step_name(step: int, one_pass: bool) -> str:
     """A kept step as the tab names it: "step 7", or "the pass" where the host's one step is the pass an unmarked
-    capture was read as (``steps.detect.unmarked_pass``) -- its "step 0" is an index of no step the capture marks."""
+    capture was read as (``steps.types.unmarked_pass``) -- its "step 0" is an index of no step the capture marks."""
     return "the pass" if one_pass else f"step {step}"
 
 

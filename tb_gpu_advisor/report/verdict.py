@@ -12,7 +12,7 @@ from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
-from tb_gpu_advisor.steps.detect import unmarked_pass
+from tb_gpu_advisor.steps.types import unmarked_pass
 
 _SEVERITIES = ("critical", "warning", "info")
 
@@ -124,7 +124,7 @@ def one_step(report: Report, f: Finding | None = None) -> str:
 
 
 def one_pass(h: HostReport) -> bool:
-    """The host kept one step and it is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``:
+    """The host kept one step and it is the pass an unmarked capture was read as (``steps.types.UNMARKED_SOURCES``:
     the whole window, or one pass of the program): the capture numbers no step, so no surface calls it one."""
     return isinstance(h.steps, dict) and unmarked_pass(h.steps.get("count"), h.steps.get("source"))
 

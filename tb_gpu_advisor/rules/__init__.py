@@ -47,7 +47,7 @@ from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT,
                                            gap_inside_steps)
-from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
+from tb_gpu_advisor.steps.types import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]

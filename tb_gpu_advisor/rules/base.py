@@ -32,7 +32,7 @@ from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, 
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
 from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, POOL_CLASS, parts
-from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
 # --------------------------------------------------------------------------- context
 
@@ -125,14 +125,14 @@ class Ctx:
 
     def step_name(self, step: int) -> str:
         """A kept step as a trace window names it: "step 3"; "the pass" where the one step kept is the pass an
-        unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``: the whole window, or one pass of the
+        unmarked capture was read as (``steps.types.UNMARKED_SOURCES``: the whole window, or one pass of the
         program) -- the capture numbers no step, so "step 0" named one it does not hold (h37-words20: the one-pass
         rocprof_aiter_mi355x's window read "unrecorded host time, step 0")."""
         return f"the {self.unit}" if self.one_pass else f"step {step}"
 
     @property
     def one_pass(self) -> bool:
-        """The one step kept is the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``): no step
+        """The one step kept is the pass an unmarked capture was read as (``steps.types.UNMARKED_SOURCES``): no step
         of the job is marked in it, so the findings speak of "the pass", never of a numbered step."""
         return self.one_step and self.m.steps.source in UNMARKED_SOURCES
 

@@ -49,8 +49,8 @@ from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
-from tb_gpu_advisor.steps.detect import StepDetection
-from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+from tb_gpu_advisor.steps.types import StepDetection
+from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"

@@ -380,7 +380,7 @@ def gap_inside_steps(gap_ms: float, outside_ms: float, step_ms: float | None = N
 
 def outside_steps_ms(g, m: HostMetrics) -> float:  # noqa: ANN001 - Gaps
     """The mean part of a gap (over the gaps' rows) that lies between its two steps' windows, in no step at all: a
-    stretch the guessed steps were cut at because nothing was recorded in it (``steps.detect._cut_unrecorded``), or
+    stretch the guessed steps were cut at because nothing was recorded in it (``steps.place._cut_unrecorded``), or
     the time between device-defined steps.  Why: a gap inside a step's window is that step's time and shrinking it
     shortens the step; one between the windows is no step's, whatever the steps' confidence (h37-left37)."""
     order = sorted(m.steps.windows, key=lambda w: w.start_ms)

@@ -88,5 +88,5 @@ def test_every_stage_asks_the_one_home(which: str, kept: Trace, tmp_path: Path):
         t = _read(path)
     own = program_ranges(t)
     r = t.ranges
-    # the steps stage calls program_ranges itself (steps/detect._pass_phase_window): no set of its own to compare
+    # the steps stage calls program_ranges itself (steps/passes._pass_phase_window): no set of its own to compare
     np.testing.assert_array_equal(np.sort(r.idx[~_tool_ranges(t)[r.idx]]), own)

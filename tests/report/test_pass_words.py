@@ -1,6 +1,6 @@
 """The words of a report fit the window it holds, beyond the findings' own (h37-words21, after h37-words20).
 
-A capture read as one pass (``steps.detect.UNMARKED_SOURCES``) marks no step, yet its text header read "1 host, 1 step,
+A capture read as one pass (``steps.types.UNMARKED_SOURCES``) marks no step, yet its text header read "1 host, 1 step,
 step 432.6 ms", each saving "(54% of the step)", the verdict and "If every fix lands: step ~..." -- beside findings
 saying "of the 432.6 ms pass".  Some rules wrote their own "off the step" / "(3% of the step)" (small_grid,
 xla_not_used); ``rules.base.Ctx.step_noun`` is now their one home.  A possible first call's host-bound note offered

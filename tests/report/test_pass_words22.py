@@ -1,9 +1,9 @@
 """A one-pass report never says "step 0", anywhere (h37-words22, after h37-words20/21 and h37-tabpass).
 
-A capture read as one pass (``steps.detect.UNMARKED_SOURCES``) numbers no step, yet on main its memory words said
+A capture read as one pass (``steps.types.UNMARKED_SOURCES``) numbers no step, yet on main its memory words said
 "5.12 ms into step 0", the peak table (text, markdown, the tab) "step 0 +5.12 ms", the step reading's note "the first
 step starts at its first work launched in the capture ... no part of the step" (made before any rule's ``Ctx``: it
-now asks ``steps.detect.unmarked_pass`` as every other surface does), the pass's phase ranges "the set-up before them
+now asks ``steps.types.unmarked_pass`` as every other surface does), the pass's phase ranges "the set-up before them
 is not the step", the MFU card "GEMMs take 2.5% of the step: the rest of the step holds MFU down", the headroom "the
 step's own 33.1 MiB", and the tab's window buttons "Show step 0" (now the server's ``display.findings[].window_names``,
 its step hovers and memory bands ``display.hosts[].steps[].name``).  Each real capture below failed on main; the

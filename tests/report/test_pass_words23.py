@@ -1,6 +1,6 @@
 """The last "one step" words of a one-pass report (h37-words23, after h37-words22).
 
-A capture read as one pass (``steps.detect.UNMARKED_SOURCES``) marks no step, yet on main its step reading said "the
+A capture read as one pass (``steps.types.UNMARKED_SOURCES``) marks no step, yet on main its step reading said "the
 whole capture is analysed as one step" (``whole_capture``, in the steps note and the capture-quality note) or "the
 capture holds one optimizer step ..., so it is one step" (``single_pass`` of a training iteration), and its cards'
 meanings "share of the step the GPU spends executing kernels", "share of the step the GPU was idle ...", "FLOPs per

@@ -149,10 +149,10 @@ def test_a_tiny_jitted_step_counts_its_calls_in_words_not_call_s():
 
 def test_every_step_source_has_words_and_the_tab_never_shows_the_id():
     """The tab's host line read "13 steps (trace_train)": an internal id.  Every source the detector can name has
-    words (``steps.detect.SOURCE_LABEL``), the report carries them, and the tab prints those."""
+    words (``steps.types.SOURCE_LABEL``), the report carries them, and the tab prints those."""
     import typing
 
-    from tb_gpu_advisor.steps.detect import SOURCE_LABEL, StepSource
+    from tb_gpu_advisor.steps.types import SOURCE_LABEL, StepSource
 
     assert set(typing.get_args(StepSource)) == set(SOURCE_LABEL)
     assert all("_" not in v for v in SOURCE_LABEL.values())

@@ -17,7 +17,7 @@ Two laws broke on main's analysis, fixed:
   of a capture that marks none (``rules.host_sync._title``: "inside the pass", the framework's title kept);
 * walk seed 132 (``data``/``fwd``/``bwd``/``opt`` twice, no step range): the steps were read from ``bwd``, "the
   training iteration's own range", each repeat starting a step -- the last step cut to its backward and optimizer
-  (1.75 ms of the 7.06 ms period, the mean 4.41 ms).  ``steps.detect._iteration_opening``: a training range that is
+  (1.75 ms of the 7.06 ms period, the mean 4.41 ms).  ``steps.top_ranges._iteration_opening``: a training range that is
   one phase of the iteration opens it at the phase that precedes it every time (``data``).
 """
 

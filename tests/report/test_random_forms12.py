@@ -15,10 +15,10 @@ Two assumptions broke on main's analysis, fixed (``tests/steps/test_framework_fi
 
 * walk seed 84 (DeepSpeed, accumulation 7, 2 ranks, 1.17 ms waiting for the DataLoader before each iteration): the
   first iteration began at its first framework range, without the wait every later step holds -- 0.98 of 2.15 ms
-  (``steps.detect._first_iteration_start``);
+  (``steps.iterations._first_iteration_start``);
 * walk seeds 83 and 373 (``forward`` around half of each pass's launches; ``load`` before ``evaluate`` and
   ``metrics``): the last step read from a repeated top-level range that is one phase of the iteration held that
-  phase alone, 10.22 of 19.96 ms, 2.22 of 2.76 ms -- dropped only under half (``steps.detect._top_range_last_short``).
+  phase alone, 10.22 of 19.96 ms, 2.22 of 2.76 ms -- dropped only under half (``steps.ends._top_range_last_short``).
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ Below the walk, each law the walk found broken on main, on the smallest job that
 * a native loop launching the same layer's kernels four times, then ``hipDeviceSynchronize``: 32 "iterations" of
   0.13 ms for 8 of 0.54 ms -- ``job.period._wait_period``: the host's waits every few repeats make them one iteration;
 * Lightning's ``run_training_batch`` ranges on 2 ranks: 12 steps of 2.67 ms for 6 of 5.33 ms --
-  ``steps.detect._iteration_range_steps`` numbers each thread's ranges on their own;
+  ``steps.markers._iteration_range_steps`` numbers each thread's ranges on their own;
 * Megatron's ``--nvtx-ranges`` on a 2-layer model: 30 "steps" (a layer's range) for 15 iterations --
-  ``steps.detect._ranges_holding_backward``: a range holding the backward in half its windows is a layer's.
+  ``steps.nvtx_ranges._ranges_holding_backward``: a range holding the backward in half its windows is a layer's.
 """
 
 from __future__ import annotations

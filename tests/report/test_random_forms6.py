@@ -7,7 +7,7 @@ its control; the truth of construction (``randjobs.TRUTH``) is the answer:
   the region in halves is two (``job.period._wait_period``), a region of two repeats has a boundary to read
   (``_region_steps``);
 * the mean of five steps or fewer ran low: the capture's last ends at its own work, the others at the next one's
-  start -- ``steps.detect._last_ends_at_own_work`` drops it as partial where it is the shortest.
+  start -- ``steps.ends._last_ends_at_own_work`` drops it as partial where it is the shortest.
 """
 
 from __future__ import annotations

@@ -23,10 +23,10 @@ main; each has its control, the job that did not break it):
 * (h37-left62) queued all-reduces nobody waits for, 2.2 ms each in steps of 0.7 ms, read "AllReduce 0.726 ms per step
   in a 0.707 ms step" -- ``metrics.comm.in_windows`` counts a collective's time inside the kept steps, as the ledger;
 * 4 ranks 1.5 ms apart whose host runs a step ahead placed GPU0's step a step later than the others' ("102.1% of the
-  step" of launch skew) -- ``steps.detect._own_host_windows``: each GPU's step k from its own process's kth update;
+  step" of launch skew) -- ``steps.place._own_host_windows``: each GPU's step k from its own process's kth update;
 * "22.0 ms of the 22.0 ms pass (99.7%)" -- ``fmt.ms_apart``: a part and its whole to the digits that tell them apart.
 * (h37-left63) 4 ranks 0.84 ms apart with ``prof.step()`` marks: the host-wide step windows overlapped, rank 0's next
-  ``.item()`` read in the step before (13.0 ms of waits in a 12.6 ms step) -- ``steps.detect._gpu_step_line_windows``
+  ``.item()`` read in the step before (13.0 ms of waits in a 12.6 ms step) -- ``steps.markers._gpu_step_line_windows``
   keeps them disjoint;
 * an Nsight loop whose 19.8 ms of unrecorded host time the steps cut out as between the steps: "9.91 ms of each 8.29 ms
   step" -- ``metrics.syncs`` counts the unrecorded idle inside the kept steps, as the ledger;
@@ -35,14 +35,14 @@ main; each has its control, the job that did not break it):
 * (h37-randjobs3) 4 ranks 1.4 ms apart whose GPUs' last steps end with their own work: "4.19 ms apart (129.3% of the
   3.24 ms step)" -- ``launch_skew`` measures the skew against the host-wide step;
 * 4 ranks 1.5 ms apart whose GPUs wait in the all-reduce: "GPU0 starts last (+3.18 ms)" -- each rank's own updates
-  place its GPU's steps whether or not the host runs ahead (``steps.detect._async_device_windows``);
+  place its GPU's steps whether or not the host runs ahead (``steps.place._async_device_windows``);
 * 2 ranks no collective binds, one 1.3x slower: overlapping host step rows, launch skew, and ``gpu_imbalance``
   recovering 22 us of a ledger holding none -- ``metrics.breakdown.in_lockstep``: out of step is drift, not skew;
   and "189 us per step" of a 188.8 us step read as over it (the law: a time printed whole is rounded);
 * an all-reduce from the dropped first step running into the kept ones: exposed 0.51 ms a step in the ranks table,
   0.36 ms in the collectives table -- ``metrics.comm.ran_into_steps``.
 * (h37-walk3) 4 ranks marking `iteration k` NVTX ranges on their own threads 50 us apart, no collective: the last
-  rank's GPU counted 41 of its 42 kernels, "7 kernels per step" of 6.96 -- ``steps.detect._line_windows``: each
+  rank's GPU counted 41 of its 42 kernels, "7 kernels per step" of 6.96 -- ``steps.windows._line_windows``: each
   rank's GPU placed by its own thread's ranges.
 * (h37-randjobs4) a step at a printing tie, "273 us" in the header and "272 us" in the achievable line -- the metrics
   keep the step to the report's ns, every surface prints ``HostReport.mean_step_ms``; a top saving "0%" in the
@@ -331,7 +331,7 @@ def test_a_hosts_step_windows_are_disjoint_where_its_ranks_steps_overlap():
     assert f.metric.detail["wait_ms_per_step"] <= step, (f.metric.detail, step)
     assert not laws_broken(r)
     import numpy as np
-    from tb_gpu_advisor.steps.detect import _gpu_step_line_windows
+    from tb_gpu_advisor.steps.markers import _gpu_step_line_windows
     k = np.array([1, 2, 3])  # a rank half a step late: the host-wide windows clipped, each GPU's own as read
     lines = {0: (k, np.array([0, 100, 200]), np.array([90, 190, 290])),
              1: (k, np.array([50, 150, 250]), np.array([140, 240, 340]))}
@@ -343,7 +343,7 @@ def test_ranks_in_step_keep_their_windows():
     # the control: windows that do not overlap keep their ends (a gap between steps stays a gap), and the same ranks
     # together read as before
     import numpy as np
-    from tb_gpu_advisor.steps.detect import _gpu_step_line_windows
+    from tb_gpu_advisor.steps.markers import _gpu_step_line_windows
     k = np.array([1, 2, 3])
     lines = {0: (k, np.array([0, 100, 200]), np.array([90, 190, 290])),
              1: (k, np.array([5, 105, 205]), np.array([95, 195, 295]))}

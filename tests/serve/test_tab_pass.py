@@ -1,7 +1,7 @@
 """The tab names a one-pass capture's step "the pass", as the report's text does (h37-tabpass).
 
 h37-words20/21 made every text of a report whose one step is the pass an unmarked capture was read as
-(``steps.detect.unmarked_pass``: ``steps.source`` ``whole_capture`` / ``single_pass``) say "the pass"; the tab still
+(``steps.types.unmarked_pass``: ``steps.source`` ``whole_capture`` / ``single_pass``) say "the pass"; the tab still
 drew "step 0" on the timeline's axis, "1 step" in the host line and "step N" at the memory peak, its words composed
 from the step's index.  The server now names them (``report.timeline.step_name``, ``display.hosts[].one_pass``,
 ``display.hosts[].gpus[].memory.peak_step_name``) with the test the text uses.  Real one-pass capture:

@@ -21,7 +21,8 @@ import pytest
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_session
-from tb_gpu_advisor.steps.detect import PS_PER_MS, detect_steps
+from tb_gpu_advisor.steps.detect import detect_steps
+from tb_gpu_advisor.steps.types import PS_PER_MS
 from tests.support import kineto_doc
 from tests.support.paths import FIXTURES
 

@@ -1,7 +1,7 @@
 """The first iteration a framework's ranges mark holds the loop's own work before its engine's ``forward``
 (h37-randjobs12, ``scripts/randjobs.py --forms12`` walk seed 84).
 
-``steps.detect._framework_iterations`` (h37-nvtx22) runs each step from the end of one iteration-closing range
+``steps.iterations._framework_iterations`` (h37-nvtx22) runs each step from the end of one iteration-closing range
 (DeepSpeed's ZeRO-3 optimizer ``step``) to the end of the next, so every later step holds the loop's wait for its
 batch before the engine's ``forward``; the first ran from the thread's first framework range alone and left that wait
 out.  Nsight exports by construction (``synthetic.nsysexport.NsysJob``: no ATen op range, only DeepSpeed's ranges,

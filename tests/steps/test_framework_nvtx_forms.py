@@ -11,7 +11,7 @@ Main misread two of them:
   self_attention`` once a layer and no range around an iteration: main took it for "the most repeated top-level range"
   and cut 12 iterations of 6 layers into 72 "steps" of one layer (0.4-4 ms for 5.85 ms).  A range that repeats
   inside a training job's iterations -- twice as often as its optimizer's updates, or with a backward in fewer than
-  half of its windows -- is no step (``steps.detect._within_iterations``);
+  half of its windows -- is no step (``steps.nvtx_ranges._within_iterations``);
 * without ``--record-shapes`` no op range is there, and once the layers were refused main read the whole window as
   "one pass of the program: no step repeats" and asked for 5 iterations in a window of 12.  The launch sequence
   repeats, the host waits at each repeat (the optimizer's ``.item()`` of its grad norm) and every repeat runs a

@@ -2,7 +2,7 @@
 runner scopes as its engine's steps (h37-ranksteps; ``scripts/randjobs.py --forms12`` walk seeds 494, 1765, 2906,
 3664, 5087, 5116; ``--forms11`` seeds 221, 6725).
 
-``steps.detect._framework_iterations`` (h37-nvtx22) reads DeepSpeed's iterations from the end of one ZeRO optimizer
+``steps.iterations._framework_iterations`` (h37-nvtx22) reads DeepSpeed's iterations from the end of one ZeRO optimizer
 ``step`` range to the end of the next, on each rank's thread.  Main merged the ranks' windows of one iteration into
 one (the first rank's start to the last rank's end) and returned no per-rank windows, so every GPU's last step
 spanned the ranks' lag: 4 ranks 50 us apart read their last steps 3.12 ms of the 2.97 ms period (seed 494), 2 ranks

@@ -1,4 +1,4 @@
-"""``steps.detect._launched_per_step`` (the asynchronous-dispatch windows' per-step first kernel, first event and last
+"""``steps.place._launched_per_step`` (the asynchronous-dispatch windows' per-step first kernel, first event and last
 end) against its definition, one device event at a time: with every event launched inside a step (the whole columns
 read as they are, issue #38) and with events launched outside every step, not launched at all, or copies."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.steps import detect
+from tb_gpu_advisor.steps import place
 
 
 def _by_definition(hs, he, h, d, launch):
@@ -44,5 +44,5 @@ def test_the_definition(every):
         start = np.sort(rng.integers(0, 2000, n_dev)).astype(np.int64)
         kinds = [devices.KIND_KERNEL] if every else [devices.KIND_KERNEL, devices.KIND_COLLECTIVE, devices.KIND_H2D]
         d = SimpleNamespace(start=start, end=start + rng.integers(0, 50, n_dev), kind=rng.choice(kinds, n_dev).astype(np.int8))
-        got = detect._launched_per_step(hs, he, h, d, launch)
+        got = place._launched_per_step(hs, he, h, d, launch)
         assert [a.tolist() for a in got] == list(_by_definition(hs, he, h, d, launch))

@@ -1,4 +1,4 @@
-"""``steps.detect._launched_per_step`` places the host steps' bounds among the launch times (rising runs, one per
+"""``steps.place._launched_per_step`` places the host steps' bounds among the launch times (rising runs, one per
 launching thread) instead of searching each launch: the same first starts and last ends per step as the search."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.model.columns import reduce_at
-from tb_gpu_advisor.steps.detect import _launched_per_step
+from tb_gpu_advisor.steps.place import _launched_per_step
 
 
 def _searched(hs, he, h, d, launch):  # noqa: ANN001

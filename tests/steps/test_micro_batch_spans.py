@@ -8,7 +8,7 @@ iterations from its optimizer's range only where it closes two; with one, the pr
 to the three GPUs that launched nothing in it.  The wrong assumption: *a span the program repeats is an iteration* --
 an iteration closes once, so a span repeated twice or more between its closes is a micro-batch's (the rule a
 repeated NVTX range takes against the optimizer's updates, ``_within_iterations``).  Now
-``steps.detect._spans_inside_iterations`` refuses them and the capture reads as one training pass.  Controls: the
+``steps.iterations._spans_inside_iterations`` refuses them and the capture reads as one training pass.  Controls: the
 same job of 2 iterations (the framework's iterations, as on main).
 """
 

@@ -7,7 +7,7 @@ data, MIT): 29.9 s of context creation, a 12.74 s warm-up forward in ``...|warmu
 pass in ``[param|pytorch.model.alex_net|0|0|0|measure|forward]`` (79.7 ms: the benchmark's 43.1 ms
 ``[param|clear_cache]`` on the CPU, a ``cudaFree`` that empties the caching allocator, then the 36.4 ms forward whose
 ``cudaMalloc`` calls refill it).  Main read the whole 12.92 s window as the step, since Kineto's phase annotations
-were no bounds (``steps.detect._pass_phase_window``, h37-left15's left).  Truth: the range's timestamps, read from the
+were no bounds (``steps.passes._pass_phase_window``, h37-left15's left).  Truth: the range's timestamps, read from the
 file here, independently of the reader.
 """
 

@@ -7,14 +7,14 @@ Jobs of ``scripts/randjobs.py --forms11`` (``synthetic.randjobs.random_form11_jo
   its work (the next batch's wait, the untraced Python); the last has no next kernel, and main ended it at its own
   work's end -- 3 steps of 8.91 ms read 8.91, 8.91, 4.41 on each rank (walk seed 769: step ranges; 469: DeepSpeed's
   ``forward`` ranges; 704: SGLang's scheduler phases).  Now the last runs past its work by the gap the steps before it
-  show (``steps.detect._last_device_end``);
+  show (``steps.place._last_device_end``);
 * host-wide windows read from one thread's launch sequence end the last step at that thread's last launch: the other
   ranks' launches of the last step, a little later, were in no step -- 4 ranks of a 37.94 ms step read their last
   37.9, 33.1, 29.0, 24.9 ms (seed 1066).  Now each rank's last window reaches past the reading thread's by the lag
-  its launches show in the steps before (``steps.detect._launch_lags``);
+  its launches show in the steps before (``steps.place._launch_lags``);
 * 2 ranks of 2 TensorRT-LLM executor iterations in its domain (seed 221), ``_forward_step`` holding a fifth of the
   work: one serving pass of 77.3 ms.  Now the engine's step range, opened by ``_fetch_new_requests`` every time, reads
-  the 2 iterations (``steps.detect._engine_range_steps``).
+  the 2 iterations (``steps.top_ranges._engine_range_steps``).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ The same merge chained ranks that run together (50 us apart: each execution over
 of the whole window.
 
 The wrong assumption: a host's processes run their steps together, so their executions merged by time are the
-host's steps.  Each process's kth execution is its own step k (``steps.detect._module_processes``); each GPU is
+host's steps.  Each process's kth execution is its own step k (``steps.xla_modules._module_processes``); each GPU is
 placed by its own process's windows.  Truth by construction (``synthetic.nsysexport.write``): 5 steps a rank, every
 one of the template's period."""
 

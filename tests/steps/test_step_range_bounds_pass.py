@@ -5,7 +5,7 @@ first module calls) is the step's time.
 Survey h37-survey15: wbing520/ai-performance-engineering's ``deepseek_v3_trace.json`` (tiny-gpt2, one AdamW
 iteration on a B200, kept as ``wild/gpt2_b200_clock_skew`` and ``wild/gpt2_b200_one_step``) wraps the iteration in a
 ``training_step`` user annotation of 13.8 ms; main's one-pass window started at the op that launches the first kernel
-and read 12.8 ms, since Kineto's annotations were no user ranges to ``steps.detect._pass_phase_window`` (NVTX only).
+and read 12.8 ms, since Kineto's annotations were no user ranges to ``steps.passes._pass_phase_window`` (NVTX only).
 Truth: the range's own length, read from the file here, independently of the reader.
 """
 

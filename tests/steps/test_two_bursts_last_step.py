@@ -5,7 +5,7 @@ Each burst's step runs to the next burst's start, so it holds the host's time be
 host code, the next batch's wait); the last has no next burst, and ended at its work it lacked that time: 2 ranks'
 node-mode CUDA graphs with 8.46 ms of untraced host time a step read 8.923 and 7.112 ms on each GPU (mean 8.018 of the
 8.923 ms period).  Of three or more bursts such a last step is dropped as partial (``tests/steps/test_last_burst.py``);
-of two, dropping leaves one step, so the last is stretched by the first's gap -- ``steps.detect._last_device_end``,
+of two, dropping leaves one step, so the last is stretched by the first's gap -- ``steps.place._last_device_end``,
 the rule the host-window readings take (h37-nsyslast).  Controls: a last burst longer than the first's step (not
 stretched) and the three-or-more readings of ``test_last_burst.py`` (unchanged).
 """

@@ -2,7 +2,7 @@
 first holds (h37-seeds23; ``scripts/randjobs.py --forms12`` walk seeds 1293, 1440, 2896, left by h37-randjobs12).
 
 The jobs: ``forward``, ``backward``, ``optimizer_step``, ``validation_step`` NVTX ranges, 2 iterations, a DataLoader
-wait before each.  ``steps.detect._training_range_steps`` reads the iterations from ``backward`` opened by ``forward``
+wait before each.  ``steps.top_ranges._training_range_steps`` reads the iterations from ``backward`` opened by ``forward``
 (``nvtx_top_range``); each step runs from its ``forward`` to the next one's, the last to where its mark and its work
 end, so it holds neither the optimizer's and the validation's work nor the next batch's wait: 132.68 and 10.76 ms
 (1293), 3.275 and 2.646 (1440), 45.24 and 0.266 (2896).  Of three steps or more such a last step is dropped
@@ -23,7 +23,8 @@ import numpy as np
 import pytest
 
 from synthetic.randjobs import TRUTH, random_form12_job
-from tb_gpu_advisor.steps.detect import _Kept, _two_part_marks
+from tb_gpu_advisor.steps.ends import _two_part_marks
+from tb_gpu_advisor.steps.reading import _Kept
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems
 
 

@@ -13,7 +13,7 @@ from tests.support.run_report import run_report
 
 #: 15 passes (4 ms gemm, 1 ms own kernel): the host stalls 60 ms (nothing recorded) after passes 3, 6 and 12 and
 #: 400 ms after pass 9, 2 ms between the others -- 5 GPU bursts, the steps; the 400 ms stretch, longer than any other
-#: step, is cut out of the steps' windows (``steps.detect._cut_unrecorded``), the three 60 ms gaps stay inside theirs.
+#: step, is cut out of the steps' windows (``steps.place._cut_unrecorded``), the three 60 ms gaps stay inside theirs.
 #: Mean gap over the 5 steps (180 + 400) / 5 = 116.0 ms, of which 400 / 5 = 80.0 ms (69.0%) lies outside every
 #: window; the part inside, 180 / 5 = 36.0 ms, is the saving.
 PARTLY_OUTSIDE_GAPS = [2, 2, 60, 2, 2, 60, 2, 2, 400, 2, 2, 60, 2, 2, 1]

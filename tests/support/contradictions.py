@@ -282,7 +282,7 @@ def _internal_ids() -> "re.Pattern[str]":
     import tb_gpu_advisor.rules  # noqa: F401 - importing the rules fills their registry
     from tb_gpu_advisor.rules.registry import REGISTRY
 
-    from tb_gpu_advisor.steps.detect import SOURCE_LABEL
+    from tb_gpu_advisor.steps.types import SOURCE_LABEL
 
     ids = sorted(k for k in REGISTRY if "_" in k) + sorted(k for k in SOURCE_LABEL if "_" in k)
     return re.compile(r"(?<![\w`'-])(%s)(?![\w`'])" % "|".join(map(re.escape, ids)))
@@ -805,8 +805,8 @@ _PEAK_AT_STEP = re.compile(r"\bstep \d+ \+[\d.,]+ (?:us|ms|s)\b")
 
 
 def _one_unmarked_pass(h: HostReport) -> bool:
-    """The host kept one step, the pass an unmarked capture was read as (``steps.detect.UNMARKED_SOURCES``)."""
-    from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+    """The host kept one step, the pass an unmarked capture was read as (``steps.types.UNMARKED_SOURCES``)."""
+    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     return h.steps.get("count") == 1 and h.steps.get("source") in UNMARKED_SOURCES
 

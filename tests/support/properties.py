@@ -1029,11 +1029,11 @@ _JOB_STEP = re.compile(r"\b(?:of|in) (?:the|each) [\d.,]+ ?(?:us|µs|ms|s) (?:en
 
 
 def unmarked_problems(h: HostReport) -> list[str]:
-    """``one-step`` on a capture that marks no step (``steps.detect.UNMARKED_SOURCES``: the whole window, or the one
+    """``one-step`` on a capture that marks no step (``steps.types.UNMARKED_SOURCES``: the whole window, or the one
     pass it was read as, which may hold several calls of the model): its findings call that step "the pass", never one
     of the job's steps or forward passes, nor count too few of them (h37-words3: torch_fp16_inference_unmarked's ten
     forward calls read "of the 36.6 ms step" and "Only 1 forward pass was kept")."""
-    from tb_gpu_advisor.steps.detect import UNMARKED_SOURCES
+    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     if not isinstance(h.steps, dict) or h.steps.get("source") not in UNMARKED_SOURCES:
         return []

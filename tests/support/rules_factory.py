@@ -28,7 +28,7 @@ from tb_gpu_advisor.metrics.types import (
     StepGap,
     StepMetrics,
 )
-from tb_gpu_advisor.steps.detect import StepDetection, StepWindow
+from tb_gpu_advisor.steps.types import StepDetection, StepWindow
 
 STEP_MS = 10.0
 STEPS = 20

@@ -1,0 +1,234 @@
+"""Source 12, ``gpu_busy_clusters``: the GPU's bursts as steps, unless they cannot be iterations:
+a training job's bursts that mostly hold no backward, bursts of copies alone (joined to the iteration they feed),
+bursts holding one-time costs whose work never runs again, or bursts that share no compute on a mostly idle GPU --
+then the window is one pass, with the reason.
+
+Why: the last reading before the whole capture; every refusal is a law of iterations (each runs kernels and, when
+training, a backward), so a guess that breaks one is no step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.model.trace import DeviceEvents
+from tb_gpu_advisor.steps.bursts import _busy_clusters
+from tb_gpu_advisor.steps.reading import _Reading
+from tb_gpu_advisor.steps.types import PS_PER_MS
+
+
+def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts: np.ndarray
+                             ) -> tuple[int, int] | None:
+    """(bursts holding a gradient kernel, bursts) of a training job's GPU bursts (``starts``), where fewer than half
+    hold one and at least one does; else None.
+
+    Why: every training iteration runs a backward pass, so GPU bursts that are iterations each hold one.  Where most
+    bursts hold no gradient kernel (``devices.gradient_kernel_one``) they are parts of iterations -- the host's
+    pauses inside one eager step -- and the window holds no more iterations than the bursts that do (casio's TF 1.15
+    NeRF: 85 bursts, 2 with a ``ReluGradHalfKernelVector``, read as 83 steps of 3.88 ms).  Where no kernel is named
+    as a gradient's, names say nothing either way."""
+    if job is None or job.kind.kind != "training" or starts.size < 3:
+        return None
+    held = np.zeros(starts.size, bool)
+    for d in active:
+        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
+        k = np.searchsorted(starts, d.start[grad], side="right") - 1
+        held[k[k >= 0]] = True
+    n = int(held.sum())
+    # a range k >= 2 times an iteration holds the backward in 1/k of its windows: half of them at most -- exactly half
+    # for a model of 2 layers (h37-randjobs5: Megatron's 2-layer ranges, 30 "steps" of 15 iterations)
+    return (n, int(starts.size)) if 0 < n and 2 * n <= starts.size else None
+
+
+def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
+    """Why the GPU's bursts are no iterations of one loop, in words (the whole capture's note), where the bursts
+    holding the capture's one-time costs (``job.phase``: module loading, library start-up) run kernel work that no
+    other burst runs again -- most of their kernel time in kernels no later burst runs, and more of it than every
+    other burst's kernel time together; else None.
+
+    Why: a burst holding one-time costs is left out as a warm-up iteration only where the steps left repeat its work.
+    A program traced from its start that runs its work once (a script's one ``torch.matmul`` of a 2 GB input, then
+    the ``print`` of its result in a dozen small bursts) has no warm-up iteration: dropping the bursts that hold the
+    start-up dropped the program's only GEMM and its upload, and averaged the ``print``'s 3.7 ms of small kernels as
+    its "steady state".  Its window is one pass."""
+    if job is None or starts.size < 3 or not job.phase.start.size:
+        return None
+    cold = np.zeros(starts.size, bool)
+    k = np.searchsorted(starts, job.phase.start, side="right") - 1
+    inside = (k >= 0) & (job.phase.start < ends[np.clip(k, 0, None)])
+    cold[k[inside]] = True
+    ahead = ~inside & (k + 1 < starts.size)  # a cost in the idle before a burst (a first launch loading its code) is
+    cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
+    if not cold.any() or cold.all():
+        return None
+    once = again = steady = 0.0
+    for d in active:
+        kern = np.flatnonzero(d.kind == devices.KIND_KERNEL)
+        if not kern.size:
+            continue
+        b = np.searchsorted(starts, d.start[kern], side="right") - 1
+        inb = b >= 0
+        kern, b = kern[inb], b[inb]
+        dur = (d.end[kern] - d.start[kern]).astype(np.float64)
+        in_cold = cold[b]
+        steady_names = set(np.unique(d.name[kern[~in_cold]]).tolist())
+        repeated = np.fromiter((int(n) in steady_names for n in d.name[kern].tolist()), bool, kern.size)
+        once += float(dur[in_cold & ~repeated].sum())
+        again += float(dur[in_cold & repeated].sum())
+        steady += float(dur[~in_cold].sum())
+    if once <= 0.0 or once <= again or once <= steady:
+        return None
+    return (f"no step markers found; the GPU's bursts are no iterations: the {plural(int(cold.sum()), 'burst')} "
+            f"holding the start-up's one-time costs run {once / PS_PER_MS:,.1f} ms of kernels no later burst runs "
+            f"again (more than all the other bursts' kernels), so none is a warm-up iteration of a loop: the program "
+            f"ran its work once, and the whole capture is analysed as one pass; per-step numbers are capture totals")
+
+
+def _kernel_time_once_again(active: list[DeviceEvents], starts: np.ndarray) -> tuple[float, float]:
+    """(ps of kernel time in kernels that run in one burst only, ps in kernels that run in two bursts or more) over
+    ``active``'s kernels, each burst starting at ``starts``; kernels by name."""
+    once = again = 0.0
+    for d in active:
+        kern = np.flatnonzero(d.kind == devices.KIND_KERNEL)
+        b = np.searchsorted(starts, d.start[kern], side="right") - 1
+        kern, b = kern[b >= 0], b[b >= 0]
+        if not kern.size:
+            continue
+        pairs = np.unique(np.stack([d.name[kern].astype(np.int64), b]), axis=1)
+        names, runs = np.unique(pairs[0], return_counts=True)
+        repeated = np.isin(d.name[kern], names[runs > 1])
+        dur = (d.end[kern] - d.start[kern]).astype(np.float64)
+        once += float(dur[~repeated].sum())
+        again += float(dur[repeated].sum())
+    return once, again
+
+
+def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
+    """Why the GPU's bursts are no iterations, in words (the whole capture's note), where the GPU works a negligible
+    share of the bursts' span (``steps.idle_bursts_share``) and most of the bursts' kernel time runs in kernels only
+    one burst runs; else None.
+
+    Why: ``_bursts_repeat`` takes the bursts for steps where any work runs in two of them, and a one-off program
+    repeats small things -- a fill kernel, a pageable copy named by its direction alone.  A ``torch.compile``d
+    model's first call, captured with CUDA activity only (a course's A10G ``induction_trace.json``), ran ~70 us of GPU
+    work in a 14.5 s window: 25 copy pairs, a fill and a read-back twice, then the compiled call's 3 Triton kernels
+    and its one cuBLAS GEMM, each burst after seconds of compiling on the host -- read as 4 "steps" of 160.6 ms
+    because the fill ran twice.  A loop's iterations repeat their kernels, and a GPU idle 99% of the bursts' span is
+    waiting on the host between them, not running iterations."""
+    if starts.size < 2:
+        return None
+    span = float(ends[-1] - starts[0])
+    busy = 0.0
+    for d in active:
+        us, ue = d.busy()
+        busy += float((ue - us).sum())
+    if span <= 0.0 or busy >= T("steps.idle_bursts_share") * span:
+        return None
+    once, again = _kernel_time_once_again(active, starts)
+    if once <= again:
+        return None
+    return (f"no step markers found; the GPU's {starts.size} bursts are no iterations: the GPU works "
+            f"{busy / PS_PER_MS:,.3f} ms of their {span / PS_PER_MS:,.1f} ms ({busy / span:.2%}), and "
+            f"{once / PS_PER_MS:,.3f} ms of their {(once + again) / PS_PER_MS:,.3f} ms of kernels run in one burst "
+            f"only: a loop's iterations repeat their kernels, so the window is one pass of a program -- a first call, "
+            f"its start-up or compile on the host between the bursts -- not its steady state; the whole capture is "
+            f"analysed as one pass; per-step numbers are capture totals")
+
+
+def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
+                      ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+    """((starts, ends), bursts joined) of a training job's GPU bursts with each burst that holds no kernel (copies or
+    memsets alone) joined to the next burst, the last such to the one before it; the bursts unchanged elsewhere.
+
+    Why: every training iteration runs kernels (its forward, backward and update), so a burst of copies alone is no
+    iteration but part of one: the batch's upload before its compute (a ViT's 154 MB pageable copy, then 14 ms of the
+    host's own code, then 585 kernels: one iteration read as two "steps" of 58 ms, the copy's name -- a direction
+    and memory kinds, the same for the labels' 2 kB -- taken for repeated work), or the results' read-back after it.
+    Other jobs keep their bursts: a program of copies and kernels that is no training loop may repeat either."""
+    if job is None or job.kind.kind != "training" or starts.size < 2:
+        return (starts, ends), 0
+    held = np.zeros(starts.size, bool)
+    for d in active:
+        work = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+        k = np.searchsorted(starts, d.start[work], side="right") - 1
+        held[k[k >= 0]] = True
+    if held.all() or not held.any():
+        return (starts, ends), 0
+    out_s: list[int] = []
+    out_e: list[int] = []
+    pending: int | None = None  # the start of the copies' bursts waiting for the kernels they feed
+    for s, e, h in zip(starts.tolist(), ends.tolist(), held.tolist()):
+        if not h:
+            pending = s if pending is None else pending
+            continue
+        out_s.append(s if pending is None else pending)
+        out_e.append(e)
+        pending = None
+    if pending is not None:  # copies after the last kernels: that iteration's read-back
+        out_e[-1] = int(ends[-1])
+    return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
+
+
+def _burst_steps(r: _Reading, job: Job | None) -> None:
+    """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
+    bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
+    most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``."""
+    refused: list[str] = []
+    launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
+    cl = _busy_clusters(r.active, r.trace.h, launches, refused)
+    joined = 0
+    if cl is None and refused:
+        names = ", ".join(f"`{n}`" for n in refused[:3])
+        r.whole_note = (f"no step markers found; the GPU's long idle gaps lie inside one host op or range that "
+                        f"recurs within the iterations ({names}): it began before the GPU fell idle and launched the "
+                        f"work after the gap, and no iteration ends inside one op, so the GPU's bursts are one: the "
+                        f"window is analysed as one pass, part of an iteration or more; per-step numbers are the "
+                        f"window's")
+    if cl is not None:
+        bursts = cl[0].size
+        cl, joined = _join_copy_bursts(job, r.active, *cl)
+        if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
+            cl = None
+            r.whole_note = (f"a training job's GPU work runs in {bursts} bursts, "
+                            f"{plural(joined, 'burst')} of them copies alone (no kernel): every iteration "
+                            f"runs kernels, so such a burst is part of one -- its input's upload or its "
+                            f"results' read-back -- and the window holds one iteration; the whole capture "
+                            f"is analysed as one pass; per-step numbers are capture totals")
+            r.guessed = True
+    backward = _bursts_holding_backward(job, r.active, cl[0]) if cl is not None else None
+    if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
+        cl = None
+        r.whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, with a gradient kernel "
+                        f"in only {plural(backward[0], 'burst')}: every iteration runs a "
+                        f"backward, so a burst without one is no iteration and the window holds at most "
+                        f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
+                        f"per-step numbers are capture totals")
+        r.guessed = backward[0] <= 1  # "at most one iteration": the window read as one, a guess
+    once = _one_off_bursts(job, r.active, *cl) if cl is not None else None
+    if once is not None:  # the work of the bursts holding one-time costs never runs again: no warm-up iterations
+        cl = None
+        r.whole_note = once
+    unlike = _unlike_bursts(r.active, *cl) if cl is not None else None
+    if unlike is not None and cl is not None:  # a GPU idle between bursts that share no compute: one pass
+        r.whole_note, r.unlike = unlike, len(cl[0])
+        cl = None
+    if cl is None and not r.whole_note and job is not None and job.periodic is not None:
+        # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
+        # the host's wait at each repeat and a backward in every one: a training job's iterations
+        own = job.periodic
+        r.own = own
+        r.take_spans(own.source, own.note, own.start, own.end, "host_window")
+        return
+    if cl is None:
+        return
+    # in words any capture's user reads, as the whole capture's note
+    note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
+            "idle gaps, some of the same work running in several of them")
+    if joined:
+        note += (f"; {plural(joined, 'burst')} of copies alone joined to the iteration it feeds (or, "
+                 f"last, the one it ends)")
+    r.take_spans("gpu_busy_clusters", note, *cl, "device")

@@ -1,0 +1,150 @@
+"""The GPU's bursts: the program's own busy intervals (Unified-memory migrations out), cut into
+clusters apart by an idle gap much longer than the usual one (:func:`_busy_clusters`), or by the host's sync between
+them (:func:`_synced_bursts`); a gap the host spends inside one op or range is no gap between iterations
+(:func:`_gaps_inside_one_range`), and bursts that share no work are no repeats (:func:`_bursts_repeat`).
+
+Why: with no marker, range or span, the GPU's idleness is the last evidence of where one iteration ends -- a guess
+(low confidence), so each cut must show repeated work.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents
+from tb_gpu_advisor.steps.types import PS_PER_MS
+
+
+def _program_busy(devs: list[DeviceEvents]) -> tuple[list[DeviceEvents], list[np.ndarray], np.ndarray, np.ndarray] | None:
+    """(the devices with events, each one's mask of the program's own work, the union's starts and ends) -- Unified
+    Memory migrations left out (:func:`_busy_clusters` says why); None with fewer than 4 events or 3 busy intervals,
+    too few to cut into bursts.  The one reading :func:`_busy_clusters` and :func:`_framed_bursts` cut."""
+    own = [d for d in devs if len(d)]
+    keep = [~devices.managed_migration(d.names)[d.name] for d in own]
+    st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
+    en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
+    if st.size < 4:
+        return None
+    us, ue = union_intervals(st.astype(np.int64, copy=False), en.astype(np.int64, copy=False))
+    return (own, keep, us, ue) if us.size >= 3 else None
+
+
+def _cluster_gap(gaps: np.ndarray) -> float:
+    """The idle gap (ps) past which the GPU's bursts are apart: ``steps.cluster_gap_factor`` times the median gap,
+    at least ``steps.cluster_min_gap_ms``."""
+    return max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
+
+
+def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launches: list[np.ndarray] | None = None,
+                   refused: list[str] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory migrations are
+    left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU last
+    wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), or in chunks of its
+    choosing for the program's ``cudaMemPrefetchAsync``, so they would make steps of the host's paging and leave the
+    program's kernels out as the first or last "step".  A long gap inside one host op or range that recurs within
+    the iterations is no boundary (:func:`_gaps_inside_one_range`; with ``h`` and ``launches``, each of ``devs``'s
+    host launch records): the names of the ranges that held refused gaps go to ``refused``."""
+    busy = _program_busy(devs)
+    if busy is None:
+        return None
+    own, keep, us, ue = busy
+    gaps = us[1:] - ue[:-1]
+    big = np.nonzero(gaps > _cluster_gap(gaps))[0]
+    if h is not None and launches is not None and big.size:
+        inside = _gaps_inside_one_range(h, own, [la for d, la in zip(devs, launches) if len(d)], us, ue, big)
+        if refused is not None:
+            refused += [n for n in dict.fromkeys(inside.tolist()) if n]
+        big = big[np.asarray([not n for n in inside.tolist()], dtype=bool)]
+    if big.size < 1 or big.size > us.size // 2:
+        return None
+    starts = np.concatenate([[us[0]], us[big + 1]])
+    ends = np.concatenate([ue[big], [ue[-1]]])
+    if not _bursts_repeat(own, keep, starts):
+        return None
+    return starts, ends
+
+
+def _gaps_inside_one_range(h: HostEvents, own: list[DeviceEvents], launches: list[np.ndarray], us: np.ndarray,
+                           ue: np.ndarray, big: np.ndarray) -> np.ndarray:
+    """Per long idle gap (``big``: indices into the GPU's busy intervals ``us``/``ue``, the gap after each), the name of
+    the host event that holds it, "" where none does: an event on the thread that launched the work after the gap
+    that began before the GPU fell idle and ends after that launch returned, and whose name recurs more often than
+    the GPU's bursts (an op, a layer's range: many per iteration).
+
+    Why: an iteration ends between the host's ops, never inside one -- its sync returns, the loop turns, the next
+    iteration's first op launches.  A gap the host spends inside one op that launched nothing yet (``aten::linear``'s
+    cuBLAS set-up after a pageable copy's sync, on an FSDP forward 90% busy: a 1.0 ms idle among microsecond gaps,
+    read as a step boundary that cut a 300 ms slice of one forward into "steps" of 290 and 10 ms) is that op's.  A
+    name that recurs no more often than the bursts may mark the iterations themselves (a ``train_step`` range the
+    host opens ahead of its GPU, a data loader's ``__next__``), or wrap the loop (one range around it all): a gap
+    inside it may be a boundary, so it is left to the gaps' length."""
+    out = np.full(big.size, "", dtype=object)
+    if not len(h) or not big.size:
+        return out
+    counts = np.bincount(h.name.astype(np.int64), minlength=len(h.names))
+    often = counts[h.name.astype(np.int64)] > big.size + 1  # recurs more often than there are bursts
+    # per gap: the first work after it that has a launch record, on any GPU -- its launch call's thread and end
+    nxt = np.full(big.size, -1, np.int64)
+    nxt_t = np.full(big.size, np.iinfo(np.int64).max, np.int64)
+    for d, launch in zip(own, launches):
+        st = d.start.astype(np.int64, copy=False)
+        order = np.flatnonzero(launch >= 0)
+        order = order[np.argsort(st[order], kind="stable")]
+        if not order.size:
+            continue
+        j = np.searchsorted(st[order], us[big + 1], side="left")
+        ok = j < order.size
+        cand = order[np.minimum(j, order.size - 1)]
+        better = ok & (st[cand] < nxt_t)
+        nxt_t[better], nxt[better] = st[cand[better]], launch[cand[better]]
+    has = nxt >= 0
+    if not has.any():
+        return out
+    lines = h.line.astype(np.int64, copy=False)
+    for ln in np.unique(lines[nxt[has]]).tolist():
+        ev = np.flatnonzero((lines == ln) & often)
+        if not ev.size:
+            continue
+        ev = ev[np.argsort(h.start[ev], kind="stable")]
+        st, reach = h.start[ev].astype(np.int64), np.maximum.accumulate(h.end[ev].astype(np.int64))
+        for k in np.flatnonzero(has & (lines[np.maximum(nxt, 0)] == ln)).tolist():
+            gs, lend = int(ue[big[k]]), int(h.end[nxt[k]])
+            p = int(np.searchsorted(st, gs, side="left")) - 1  # events begun before the GPU fell idle
+            if p < 0 or reach[p] <= lend:
+                continue
+            q = int(np.flatnonzero(h.end[ev[:p + 1]] > lend)[-1])  # the innermost such: the latest begun
+            out[k] = h.names[int(h.name[ev[q]])]
+    return out
+
+
+def _synced_bursts(h: HostEvents, us: np.ndarray, ue: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(starts, ends) of the GPU's bursts in the busy intervals ``us``/``ue``: each ended where the GPU fell idle and
+    the host waited on it (a sync ending in the idle gap) or paused past ``steps.cluster_*``; None where nothing cuts
+    them.  The one cut :func:`_framed_bursts` and :func:`_framed_pass` read a frame's passes by."""
+    waits = np.sort(h.end[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    gaps = us[1:] - ue[:-1]
+    synced = np.searchsorted(waits, us[1:], side="right") > np.searchsorted(waits, ue[:-1], side="left")
+    cut = np.nonzero(synced | (gaps > _cluster_gap(gaps)))[0]
+    if not cut.size:
+        return None
+    return np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]
+
+
+def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> bool:
+    """Whether some of the work (a kernel or copy, by name) runs in two bursts or more: steps are iterations, so
+    bursts are steps only where the work repeats across them.  Bursts that share nothing are one pass of a program
+    cut at its host's pauses, not iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code, then
+    one kernel and a read-back -- two "steps" of 7.4 s that were a single run)."""
+    seen: dict[int, int] = {}  # name -> the first burst it ran in, or -1 once it ran in two
+    for d, k in zip(own, keep):
+        burst = np.searchsorted(starts, d.start[k], side="right") - 1
+        names = np.asarray([hash(n) for n in d.names], np.int64)[d.name[k]]
+        pairs = np.unique(np.stack([names, burst]), axis=1)
+        for name, b in zip(pairs[0].tolist(), pairs[1].tolist()):
+            first = seen.setdefault(name, b)
+            if first != b:
+                return True
+    return False

@@ -1,0 +1,198 @@
+"""The dropping rules after a reading: warm-up steps (the capture's one-time costs, the program's
+warm-up ranges), a partial first or last step (cut by the window), empty edge steps, steps in stretches the capture
+lost, and, like the stock tool, the first and last of more than 5 steps -- each drop recorded with its reason
+(:class:`~tb_gpu_advisor.steps.types.DroppedStep`).
+
+Why: the steady state is what each fix saves time in; what the steps hold of start-up or of a cut iteration would
+bias every per-step number.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import user_ranges
+from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.steps.ends import (_last_cut_short, _last_ends_at_own_work, _launched_work, _top_range_last_short,
+                                       _two_part_marks)
+from tb_gpu_advisor.steps.head import _launched_before, _trim_launched_before
+from tb_gpu_advisor.steps.reading import _Kept, _Reading
+from tb_gpu_advisor.steps.types import (_BURSTS_TILED, _ENDS_AT_OWN_WORK, _HOST_SOURCES, _PART_MARKS, PS_PER_MS,
+                                        DroppedStep, unmarked_pass)
+
+
+def _dropped(k: int, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray],
+             reason: str) -> DroppedStep:
+    """Step ``k`` (an index into the steps still kept) dropped for ``reason``, with its windows."""
+    return DroppedStep(int(ids[k]), reason, (int(hs[k]), int(he[k])),
+                       {g: (int(w[k, 0]), int(w[k, 1])) for g, w in gpu_windows.items() if k < w.shape[0]})
+
+
+def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[DroppedStep]:
+    """Leave out of the averages the steps that are no whole steady iteration, each rule on the steps the earlier
+    ones left: a first step the window cut, an empty or edge step, a loop's partial last iteration, the program's
+    warm-up calls, steps holding one-time costs, steps in the program's own warm-up range, a last step cut short.
+    The note says each drop; ``found``: the steps read before any drop."""
+    dropped: list[DroppedStep] = []
+    _drop_lost(r, kept, dropped, job)  # first: a step whose GPU records were lost is no empty or partial step
+    if r.active and kept.ids.size:
+        _drop_cut_first(r, kept, dropped, found)
+    _drop_empty_or_edges(r, kept, found, dropped)
+    own = r.own
+    cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
+    if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
+        _drop_one(r, kept, dropped, -1, cut, "; dropped the last step: it holds only the rest of the loop's last iteration")
+    tiled = (r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source and kept.ids.size >= 2
+             or r.source == "gpu_busy_clusters" and kept.ids.size >= _BURSTS_TILED)
+    short = _last_ends_at_own_work(kept) if tiled and int(kept.ids[-1]) == found - 1 else None
+    if short is not None:
+        held, tiles = short
+        _drop_one(r, kept, dropped, -1, f"partial: {held:,.2f} ms from its start to its own work's end, where every "
+                  f"other step ran at least {tiles:,.2f} ms from its start to the next's: no next iteration starts "
+                  f"after it in the capture, so it holds none of the time between its work and a next one",
+                  "; dropped the last step: it ends at its own work, not at a next step's start")
+    first = own.warmup_first if own is not None and r.source == own.source else ""
+    if first and kept.ids.size > 2 and int(kept.ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
+        _drop_one(r, kept, dropped, 0, f"warm-up: {first}", f"; dropped the first step as warm-up: {first}")
+    if job is not None and kept.ids.size > 1 and job.phase.start.size:
+        cold = _cold_steps(kept.hs, kept.he, kept.gpu, job)
+        if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
+            _drop_masked(r, kept, dropped, cold, "warm-up: holds one-time costs (module loading, library start-up, "
+                         "compilation)", f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs")
+    if r.source in _HOST_SOURCES and kept.ids.size > 2:
+        warm, label = _in_warmup_ranges(r.trace, kept.hs)
+        if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
+            _drop_masked(r, kept, dropped, warm, f"warm-up: inside the program's own `{label}` range",
+                         f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range")
+    _drop_short_last(r, kept, dropped)
+    return dropped
+
+
+def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | None) -> None:
+    """Steps that reach into a stretch whose GPU records were lost (``job.kind.lost_spans``: launches accepted, their
+    kernels run, no record written -- a tail, or a stretch mid-window after which the records resume) are no steps to
+    time: their host side is there, their GPU work is not, so they would read as a GPU idling for the host.  Dropped
+    where a step outside the stretches remains; where none does, kept (the capture-quality warning says the records
+    are lost, and the averages are the recorded part's)."""
+    spans = job.kind.lost_spans if job is not None else ()
+    if not spans or not kept.ids.size:
+        return
+    mask = np.zeros(kept.ids.size, dtype=bool)
+    for a, b in spans:
+        mask |= (kept.he > a) & ((kept.hs < b) if b >= 0 else True)
+    if mask.any() and not mask.all():
+        _drop_masked(r, kept, dropped, mask, "lost records: its GPU work ran without a record (the capture lost the "
+                     "GPU's records of its launches)", f"; dropped {plural(int(mask.sum()), 'step')} in a "
+                     "stretch whose GPU records were lost")
+
+
+def _drop_one(r: _Reading, kept: _Kept, dropped: list[DroppedStep], k: int, reason: str, note: str) -> None:
+    """Drop the first (``k`` 0) or the last (-1) kept step for ``reason``, and say so in the note."""
+    dropped.append(_dropped(k, kept.ids, kept.hs, kept.he, kept.gpu, reason))
+    kept.keep(slice(1, None) if k == 0 else slice(None, -1))
+    r.note += note
+
+
+def _drop_masked(r: _Reading, kept: _Kept, dropped: list[DroppedStep], mask: np.ndarray, reason: str,
+                 note: str) -> None:
+    """Drop the kept steps ``mask`` marks, each for ``reason``, and say so in the note."""
+    dropped += [_dropped(k, kept.ids, kept.hs, kept.he, kept.gpu, reason) for k in np.flatnonzero(mask).tolist()]
+    kept.keep(~mask)
+    r.note += note
+
+
+def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found: int) -> None:
+    """A first step the window cut: dropped where it holds only work launched before the capture (the tail of an
+    iteration; of two steps or more read); else a step whose window the GPU's work bounds (its bursts, one pass, the
+    whole capture: ``mapped`` "device") that opens with such work starts at its own first work -- one rule for every
+    such step, the whole window's as a burst's.  Host-marked steps start at their marker and place their GPU windows
+    at the work launched inside them already (:func:`_async_device_windows`)."""
+    launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
+    lead = _launched_before(r.active, launches, kept) if r.source != "whole_capture" and found > 1 else ""
+    if lead:  # the window cut an iteration: its first step is the tail of one launched before the capture
+        _drop_one(r, kept, dropped, 0, f"partial: {lead}",
+                  "; dropped the first step: the capture began inside it (its work was launched before the window)")
+    elif r.mapped == "device":
+        # a capture read whole (:func:`unmarked_pass`) numbers no step: its one window is "the pass", as every
+        # finding later names it (h37-words22: nsys fsdp_mfu_before's note read "the first step starts at ...")
+        r.note += _trim_launched_before(r.trace.h, r.active, launches, kept, unmarked_pass(int(kept.ids.size), r.source))
+
+
+def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:
+    """A host-marked last step that launched no GPU work (the step a last ``prof.step()`` opens after the loop) is
+    dropped; else, of more than a few steps, the first (warm-up, unless a cut first step was that) and the last
+    (possibly partial), as the stock tool does."""
+    if (r.source in _HOST_SOURCES and kept.ids.size > 1 and r.active
+            and not _launched_work(r.trace.h, r.active, int(kept.hs[-1]), int(kept.he[-1]))):
+        _drop_one(r, kept, dropped, -1, "empty: no GPU work was launched in it (the step a last prof.step() opens "
+                  "when the loop has ended: only the profiler's own stop)", "; dropped the last step: it launched no GPU work")
+    elif found > T("steps.drop_edges_above") and kept.ids.size:
+        edge = f"{T('steps.drop_edges_above'):g}"
+        # the capture's own first and last steps, where still kept: a first step cut by the window is dropped already
+        # (the stock rule's warm-up is that one), and a step before a stretch whose GPU records were lost is no last
+        # step the window cut -- the steps after it started (h37-randjobs4: 2 recorded steps of 12 before a lost tail,
+        # the stock rule took them for the capture's edges and kept none)
+        warm = not any(d.reason.startswith("partial") for d in dropped) and int(kept.ids[0]) == int(r.ids[0])
+        last = int(kept.ids[-1]) == int(r.ids[-1])
+        if warm and kept.ids.size == 1 + last:  # never every step: the last one left is timed
+            warm = False
+        if warm:
+            dropped.append(_dropped(0, kept.ids, kept.hs, kept.he, kept.gpu,
+                                    f"warm-up: first of more than {edge} steps (stock tool rule)"))
+        if last and kept.ids.size > 1:
+            dropped.append(_dropped(-1, kept.ids, kept.hs, kept.he, kept.gpu,
+                                    f"possibly partial: last of more than {edge} steps (stock tool rule)"))
+        else:
+            last = False
+        kept.keep(slice(1 if warm else 0, -1 if last else None))
+        said = "first and last" if warm and last else "first" if warm else "last" if last else ""
+        r.note += f"; dropped {said} of {found} steps" if said else ""
+
+
+def _drop_short_last(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """A last step cut short: its mark (a part mark, or an iteration range the capture ended inside) ends where its
+    work ends, shorter than every other step's start to the next's -- nothing marks where that iteration ends."""
+    if r.source not in _PART_MARKS + ("iteration_range",) or kept.ids.size < 2:
+        return
+    if not (_last_cut_short(kept.hs, kept.he) or _two_part_marks(r, kept) or _top_range_last_short(r, kept)):
+        return
+    held = (int(kept.he[-1]) - int(kept.hs[-1])) / PS_PER_MS
+    tiles = float(np.diff(kept.hs).min()) / PS_PER_MS
+    if r.source == "iteration_range":
+        _drop_one(r, kept, dropped, -1, f"partial: the capture ended inside it ({held:,.1f} ms of an iteration range, "
+                  f"where every other iteration ran at least {tiles:,.1f} ms from its start to the next's)",
+                  "; dropped the last iteration: the capture ended inside it")
+    else:
+        _drop_one(r, kept, dropped, -1, f"partial: {held:,.1f} ms from its start to its work's end, where every other "
+                  f"step ran at least {tiles:,.1f} ms from its start to the next's: its mark holds part of each "
+                  f"iteration, and nothing marks where the last one ends",
+                  "; dropped the last step: it ends where its mark and its work end, not at a next step's start")
+
+
+def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:
+    """Bool per step (by its host start): the step begins inside a user range the program names as its warm-up
+    (``frameworks.nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure), and
+    the first such range's name."""
+    h = trace.h
+    sel = user_ranges.warmup_ranges(h, trace.ranges)
+    if not sel.size:
+        return np.zeros(starts.size, dtype=bool), ""
+    ws, we = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+    k = np.searchsorted(ws, starts.astype(np.int64), side="right") - 1
+    inside = (k >= 0) & (starts < we[np.maximum(k, 0)])
+    outer = sel[np.argmax(h.end[sel] - h.start[sel])]  # the whole warm-up, not one of its iterations
+    return inside, h.names[int(h.name[outer])]
+
+
+def _cold_steps(hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray], job: Job) -> np.ndarray:
+    """Bool per step: it holds one-time costs (their host spans start inside the step's host window)."""
+    cs = job.phase.start
+    k = np.searchsorted(hs, cs, side="right") - 1
+    ok = (k >= 0) & (cs < he[np.clip(k, 0, None)])
+    out = np.zeros(hs.size, dtype=bool)
+    out[k[ok]] = True
+    return out

@@ -1,0 +1,173 @@
+"""Where a step ends: whether a host window launched GPU work, the device end of the last step's work,
+and whether a last step is partial: shorter than every other step's start-to-start time by more than chance, under
+half the shortest of them, or the second of two steps whose spans each hold only part of an iteration.
+
+Why: host marks tile time, so the last step has no next mark to end it; its end is read from its work, and a last
+step the window cut short would pull the mean down, so it is dropped where the others show it is short.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.columns import sorted_unique
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.steps.reading import _Kept, _Reading
+from tb_gpu_advisor.steps.types import _BURSTS_TILED, PS_PER_MS
+
+
+def _top_range_last_short(r: _Reading, kept: _Kept) -> bool:
+    """Whether the last of three or more steps read from the most repeated top-level range (``nvtx_top_range``) ends
+    at its own work short of every other step's start to the next's by more than chance moves an edge
+    (:func:`_last_ends_at_own_work`, the test the job's own tiled readings take).
+
+    Why: such a range is a guess at the iteration; where it is one phase of it (a training loop's ``forward``, a
+    loader's ``load`` before ``evaluate`` and ``metrics``), the last step ends where that phase's work ends, and the
+    rest of the iteration is in no step -- at half of it or more, :func:`_last_cut_short`'s bar let it through: 3
+    passes of 19.96 ms read 19.96, 19.96 and 10.22 ms (``forward`` around 15 of each pass's 29 kernels; h37-randjobs12,
+    walk seed 83)."""
+    return r.source == "nvtx_top_range" and kept.ids.size >= 3 and _last_ends_at_own_work(kept) is not None
+
+
+def _last_cut_short(hs: np.ndarray, he: np.ndarray) -> bool:
+    """Whether the last of tiled steps (``hs``, ``he``: host windows, ps) is under half the shortest of the others'
+    start-to-start times (the shortest: a cold first step, 1,175 ms before steps of 3.5 ms, says nothing of the rest).
+
+    Why: every tiled step but the last runs from its mark to the next one's, so it holds a whole iteration wherever in
+    the iteration the mark stands; the last ends where its own mark and the work launched in it end.  Where the mark
+    holds only part of each iteration (an MPI saxpy's NVTX ``saxpy`` range around its launch alone: 17.7 ms of the
+    254 ms iterations), that step is a fraction of one, and averaging it with the whole ones understates the step
+    (208 ms for 256)."""
+    if hs.size < 3:
+        return False
+    return float(he[-1] - hs[-1]) < 0.5 * float(np.diff(hs).min())
+
+
+def _chance(tile: np.ndarray) -> float:
+    """How far (ps) chance moves the end of a step tiled start to next start (``tile``: the others' start-to-start
+    times): the others' own spread, and the noise floor's share (``steps.short_last_share``) of the shortest."""
+    step = float(tile.min())
+    return max(T("steps.short_last_share") * step, float(tile.max()) - step)
+
+
+def _last_burst_to_window_end(trace: Trace, hs: np.ndarray, he: np.ndarray) -> int:
+    """Where the last of at least :data:`_BURSTS_TILED` GPU bursts' steps (``hs``, ``he``: tiled, ps) ends: at the
+    profiler's own window's end where that falls a whole step after its start (within :func:`_chance` of the others'
+    start-to-start times), else at its own work's end.
+
+    Why: each burst's step runs to the next burst's start, so it holds the host's time after its work; the last has no
+    next burst in the window.  Where the window goes on idle for as long as a step and ends where the next one would
+    have started, it recorded that time (a schedule's window closes at the loop's ``prof.step()``; 3 uploads, each
+    then 20 ms of the host's, a window to the last one's end: the last step 116 ms of 137 without it); where it ends
+    at the burst's work, nothing says how long the iteration ran on (:func:`_last_ends_at_own_work` judges it)."""
+    last = int(he[-1])
+    end = trace.window_end_ps()
+    if hs.size < _BURSTS_TILED or end is None:
+        return last
+    if any(int(d.end.max()) > last for d in trace.devices if len(d)):  # GPU work after it (bursts outside a frame)
+        return last
+    tile = np.diff(hs).astype(np.float64)
+    ran, room = float(end - int(hs[-1])), _chance(tile)
+    return end if end > last and float(tile.min()) - room <= ran <= float(tile.max()) + room else last
+
+
+def _last_ends_at_own_work(kept: _Kept) -> tuple[float, float] | None:
+    """(the last step's length, the shortest other start-to-start time; ms) where the last of steps tiled start to next
+    start is shorter than every other's start-to-start time on every GPU (its step windows: the ledger's home); None
+    else.
+
+    Why: each iteration the job's own reading tiles (:data:`_TILED`: a launch sequence's repeats, the updates' ends)
+    runs to the next one's start, so it holds its work and the time after it (the result read back, the next batch's
+    loading); the capture's last ends where its own work ends, with no next iteration to run to.  Where it is the
+    shortest it lacks that time, and averaged with the whole ones it understates the step (h37-randjobs6: 5 repeats of a
+    3.17 ms loop, the last 2.61 ms, mean 3.06 ms).  The stock rule drops the last of more than
+    ``steps.drop_edges_above`` steps anyway; of fewer, this one is dropped where it is short by more than chance moves
+    a window's edge (``steps.short_last_share`` of the step, and the others' own spread): a benchmark's last pass,
+    synced at its end, 20.02 ms of 20.23, holds its whole pass."""
+    n = kept.ids.size
+    wins = [w for w in kept.gpu.values() if w.shape[0] == n] or [np.stack([kept.hs, kept.he], axis=1)]
+    held, tiles = 0.0, np.inf
+    for w in wins:
+        tile = np.diff(w[:, 0]).astype(np.float64)
+        last, step = float(w[-1, 1] - w[-1, 0]), float(tile.min())
+        if not 0 < last < step - _chance(tile):  # short by more than chance moves a window's edge
+            return None
+        held, tiles = max(held, last), min(tiles, step)
+    return held / PS_PER_MS, tiles / PS_PER_MS
+
+
+def _two_part_marks(r: _Reading, kept: _Kept) -> bool:
+    """Whether the last of two tiled steps read from marks the program repeats -- its own spans (``job.structure``) or
+    a repeated NVTX range (``nvtx_top_range``) -- is part of an iteration: the first step's own mark falls short of its
+    tile (its start to the next one's) by more than chance moves an edge (:func:`_chance`), so each mark holds part of
+    an iteration, and the last step, ending where its mark and its work end, falls that short of the tile too.
+
+    Why apart from :func:`_last_cut_short`: with one other step, its tile alone cannot tell a cold first step (its
+    one-time work inside its tile) from a mark that holds part of each iteration -- the mark itself can: a cold first
+    call's span holds its compilation.  Two jitted executions (``PjRtCApiLoadedExecutable::Execute``, 0.2 ms each)
+    12.4 ms apart read as steps of 12.2 and 0.4 ms, a 6.3 ms mean (h37-xplane3); two training iterations read from
+    their ``backward`` range opened by ``forward``, a DataLoader wait before each, 3.275 and 2.646 ms (the second
+    without the next batch's wait, h37-seeds23: main's bar, half the tile, let a mark of 81% of it through)."""
+    marks = _first_mark(r, kept)
+    if marks is None:
+        return False
+    tile = np.asarray([float(int(kept.hs[1]) - int(kept.hs[0]))])
+    room = float(tile[0]) - _chance(tile)
+    return marks < room and float(int(kept.he[1]) - int(kept.hs[1])) < room
+
+
+def _first_mark(r: _Reading, kept: _Kept) -> float | None:
+    """The length (ps) of the first of two kept steps' own mark, as read before tiling: the program's span
+    (``job.structure``) or the NVTX range's window (from its iteration's opening phase); None where the steps are not
+    two such marks with a next one."""
+    own = r.own
+    if kept.ids.size != 2:
+        return None
+    i = int(kept.ids[0])
+    if own is not None and r.source == own.source:
+        return float(int(own.end[i]) - int(own.start[i])) if i + 1 < own.start.size else None
+    if r.source != "nvtx_top_range" or r.read_end.size != r.ids.size:
+        return None
+    k = int(np.searchsorted(r.ids, i))
+    return float(int(r.read_end[k]) - int(kept.hs[0])) if k + 1 < r.ids.size else None
+
+
+def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> bool:
+    """Some device event was launched (host correlation_id record) within [s, e]: the window is a step of the GPU
+    job, not the empty one a final ``prof.step()`` opens after the loop's last step (shreyansh26/MLSys-Experiments'
+    pinned-copy traces: ``ProfilerStep#4`` of 18 us holding only the profiler's stop, read as a second step that
+    halved the step time)."""
+    m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
+    if not m.any():
+        return False
+    corr = sorted_unique(h.corr[m])
+    return any(bool(np.isin(d.corr, corr).any()) for d in devs)
+
+
+def _kernels_launched_after(h: HostEvents, devs: list[DeviceEvents], e: int) -> bool:
+    """A kernel (or collective) was launched after ``e``: ranges that end there do not enclose the pass's GPU work
+    (a ``forward`` range with the backward and the optimizer's step launched after it), so they bound nothing --
+    the set-up before them is no step, but the work after them is.  Copies are left out: reading the results back
+    after the measured pass (``loss.item()``, ``.cpu()``) is no part of the pass's compute."""
+    m = (h.corr >= 0) & (h.start > e)
+    if not m.any():
+        return False
+    corr = sorted_unique(h.corr[m])
+    return any(bool(np.isin(d.corr[(d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)], corr).any())
+               for d in devs)
+
+
+def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:
+    """End of the last device event launched (host correlation_id record) within [s, e]."""
+    m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
+    if not m.any():
+        return e
+    corr = sorted_unique(h.corr[m])
+    best = e
+    for d in devs:
+        hit = np.isin(d.corr, corr)
+        if hit.any():
+            best = max(best, int(d.end[hit].max()))
+    return best

@@ -1,0 +1,109 @@
+"""Bursts inside the job's frame (``job.frame``: the program's one range around some of the GPU's
+bursts, each ended by the host's sync or a long pause): the bursts are the steps (:func:`_framed_bursts`), or,
+outside training, the one burst after warm-ups of the same work is the one pass a benchmark times
+(:func:`_framed_pass`); steps outside the frame or in warm-up ranges are cut (:func:`_inside_frame`).
+
+Why: a benchmark times its work inside one range, after warm-ups; the range says which bursts are the measured ones.
+Tried after the training/engine ranges, before the job's device period, one pass and bare bursts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace
+from tb_gpu_advisor.steps.bursts import _bursts_repeat, _program_busy, _synced_bursts
+from tb_gpu_advisor.steps.drop import _in_warmup_ranges
+
+
+def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """The repeated spans' steps (``ids``, host windows) inside the job's frame (``job.frame``), the note saying which
+    were read apart; all of them, unchanged, where no frame holds two or more but not all.
+
+    Why: a span the program repeats (``forward``) marks every pass, the warm-ups' too; the one range the program puts
+    around the passes it times says which are the steps, as it does for the launch period and the GPU's bursts.
+    Where every span before it lies in a range the program names its warm-up, that name says it better (the drop of
+    :func:`_in_warmup_ranges`)."""
+    order = np.argsort(hs, kind="stable")
+    found = frame(trace, hs[order].astype(np.int64, copy=False))
+    if found is None:
+        return ids, hs, he, note
+    lo, hi, label, end = found
+    if hi == hs.size and _in_warmup_ranges(trace, hs[order[:lo]])[0].all():
+        return ids, hs, he, note  # the program names them itself: dropped as inside its own `Warm-up` range
+    keep = np.sort(order[lo:hi])
+    note += (f"; the steps are the spans inside the program's one range `{label}`, its frame, not its step: it holds "
+             f"{hi - lo} of the {hs.size}, and {apart(lo, hs.size - hi)}, read apart")
+    he = he[keep].copy()
+    last = int(np.argmax(hs[keep]))
+    he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
+    return ids[keep], hs[keep], he, note
+
+
+def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:
+    """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
+    program's one range holding at least two of them but not all), where the same work runs in them; else None.
+
+    Why: a benchmark times its passes inside one range (``record_function("inference")`` around 5 passes, each ended
+    by a sync) after warm-up passes outside it.  Where the launch sequence does not repeat (a kernel that differs per
+    call) no period is read, and an inference job would be one pass; but the frame says which repeats the program
+    times.  A burst here ends where the GPU fell idle and the host, waiting on it (a sync ending in the idle gap), or
+    paused past ``steps.cluster_*``, launched the next: a pass the program synchronizes ends so however short the
+    gap.  Bursts before the frame are its warm-up, after it outside its timing: named, not steps."""
+    busy = _program_busy(active)
+    if busy is None:
+        return None
+    own, keep, us, ue = busy
+    cut = _synced_bursts(trace.h, us, ue)
+    if cut is None:
+        return None
+    starts, ends = cut
+    found = frame(trace, starts)
+    if found is None:
+        return None
+    lo, hi, label, frame_end = found
+    ends = ends.copy()
+    ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's frame does
+    inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
+    if not _bursts_repeat(own, inside, starts[lo:hi]):
+        return None
+    note = (f"no step markers found; steps inferred from the GPU's bursts (each ended where the GPU fell idle and the "
+            f"host waited on it or paused), some of the same work running in several of them; the steps are the "
+            f"bursts inside the program's one range `{label}`, its frame, not its step: it holds {hi - lo} of the "
+            f"{starts.size} bursts, and {apart(lo, starts.size - hi)}, read apart")
+    return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi]
+
+
+def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None) -> tuple[int, int, str] | None:
+    """(start, end, note) of the one GPU burst inside the program's one range (``job.frame`` of one repeat), where the
+    same work ran before the range (its warm-up); None elsewhere, and for a training job.
+
+    Why: a benchmark that times a single pass (``--measurement-steps 1``) wraps it in one range (``measurement``)
+    after warm-up passes of the same work outside it.  The range frames one pass, so no boundary lies inside it, but
+    it says which pass is timed: that pass is the step.  Read as the GPU's bursts, a forward-only benchmark on an RTX
+    5070 Laptop GPU (CS336, h37-survey42) became 43 "steps" of its first calls and warm-up halves, and the stock rule
+    dropped its one timed pass as the possibly partial last; read as one inference pass, the window's warm-ups were
+    the step's.  A training job is left to its own readings: one range around its last burst there (an evaluation
+    after the iterations) is not the step the loop repeats."""
+    if job is not None and job.kind.kind == "training":
+        return None
+    busy = _program_busy(active)
+    cut = _synced_bursts(trace.h, busy[2], busy[3]) if busy is not None else None
+    if cut is None:
+        return None
+    starts, ends = cut
+    found = frame(trace, starts, least=1)
+    if found is None or found.end - found.first != 1 or found.first == 0:
+        return None
+    own, keep = busy[0], busy[1]
+    lo, end = found.first, max(int(ends[found.first]), found.end_ps)
+    upto = [k & (d.start <= end) for d, k in zip(own, keep)]
+    if not _bursts_repeat(own, upto, np.array([starts[0], starts[lo]])):  # the warm-up ran the same work
+        return None
+    note = (f"one pass: the program's one range `{found.name}` holds one of the GPU's {starts.size} bursts (each "
+            f"ended where the GPU fell idle and the host waited on it or paused), the pass it times: the step; "
+            f"{apart(lo, starts.size - lo - 1)}, read apart (the same work ran before it)")
+    return int(starts[lo]), end, note

@@ -1,0 +1,124 @@
+"""Source 1-6: the step marks the capture itself carries, the surest reading, tried first.  A
+derived ``Steps`` line on the GPU planes (TF 2.4 grouped files), a training wrapper's range around each whole
+iteration (Lightning's ``run_training_batch``), the format's own step annotations (PyTorch ``ProfilerStep#N``),
+Keras' ``Profiled batch``, ``train*``/``test*`` host events with ``_r``, other ``_r`` events, or events carrying
+``step_num``/``iter_num``.
+
+Why it wins: these marks are written by the framework at each step's boundary, so where any exist no inference from
+the program's structure or the GPU's idleness can know better.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.frameworks import pytorch, tensorflow
+from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
+from tb_gpu_advisor.model.trace import HostEvents, Trace
+from tb_gpu_advisor.steps.windows import _group_windows
+
+
+def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(source, note, ids, starts, ends) of the first host step source that has events."""
+    if not len(h):
+        return None
+    pb = h.name_mask(lambda n: n == tensorflow.KERAS_BATCH_EVENT)
+    if pb.any():
+        sn = h.step_num[pb]
+        ids = np.where(sn >= 0, sn, np.arange(pb.sum()))
+        u, s, e = _group_windows(ids, h.start[pb], h.end[pb])
+        return "keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e
+    tr = h.name_mask(lambda n: bool(tensorflow.STEP_ROOT.match(n)) or n == tensorflow.TRACE_CONTEXT_EVENT)
+    tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == tensorflow.TRACE_CONTEXT_EVENT)
+    if tr.any():
+        sn = h.step_num[tr]
+        ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
+        u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
+        return "trace_train", "`train`/`test` step markers", u, s, e
+    rt = h.root >= 0
+    if rt.any():
+        names, counts = np.unique(h.name[rt], return_counts=True)
+        best = names[np.argmax(counts)]
+        m = rt & (h.name == best)
+        # nested roots of the same name (re-entrant) are merged
+        s, e = union_intervals(h.start[m], h.end[m])
+        return "root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64), s, e
+    for stat, arr in (("step_num", h.step_num), ("iter_num", h.iter_num)):
+        m = arr >= 0
+        if m.any() and sorted_unique(arr[m]).size >= 2:
+            u, s, e = _group_windows(arr[m], h.start[m], h.end[m])
+            return "step_num_stat", f"host events grouped by `{stat}`", u, s, e
+    return None
+
+
+def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    """Steps of per-GPU step lines: (ids, host-wide starts, ends, per-GPU windows), by start.
+
+    A step's host-wide window spans its windows on every GPU; a GPU that did not see a step gets the
+    host-wide window."""
+    per = {g: _group_windows(*kse) for g, kse in lines.items()}
+    ids = sorted_unique(np.concatenate([v[0] for v in per.values()]))
+    hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
+    he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
+    for k, s, e in per.values():
+        idx = np.searchsorted(ids, k)
+        np.minimum.at(hs, idx, s)
+        np.maximum.at(he, idx, e)
+    gpu_windows = {}
+    for g, (k, s, e) in per.items():
+        w = np.stack([hs, he], axis=1).copy()
+        idx = np.searchsorted(ids, k)
+        w[idx, 0], w[idx, 1] = s, e
+        gpu_windows[g] = w
+    o = np.argsort(hs, kind="stable")
+    hs, he = hs[o], he[o]
+    # host-wide windows are disjoint, as every host event's step is read by its start (``metrics.context.assign``):
+    # a late rank's step k reaches past the first rank's k+1 start, whose events would fall in both (h37-left63)
+    he[:-1] = np.maximum(hs[:-1], np.minimum(he[:-1], hs[1:]))
+    return ids[o], hs, he, {g: w[o] for g, w in gpu_windows.items()}
+
+
+def _iteration_range_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The training wrapper's own ranges around whole iterations (``frameworks.pytorch.is_iteration_range``), where
+    at least two are recorded: (source, note, ids, starts, ends), by start; None elsewhere."""
+    h = trace.h
+    if not len(h):
+        return None
+    m = np.flatnonzero(h.name_mask(pytorch.is_iteration_range))
+    if m.size < 2:
+        return None
+    m = m[np.lexsort((h.start[m], h.line[m]))]  # by thread, then start
+    s, e, line = h.start[m].astype(np.int64), h.end[m].astype(np.int64), h.line[m].astype(np.int64)
+    new_line = np.r_[True, line[1:] != line[:-1]]
+    # one range a nest, each thread's on their own (a rank's process runs its loop on a thread of its own): the running
+    # end restarts on each thread
+    lines_at = np.flatnonzero(new_line)
+    run_end = np.empty_like(e)
+    for a, b in zip(lines_at, np.r_[lines_at[1:], e.size]):
+        run_end[a:b] = np.maximum.accumulate(e[a:b])
+    outer = e > np.where(new_line, np.iinfo(np.int64).min, np.r_[np.iinfo(np.int64).min, run_end[:-1]])
+    s, e, line = s[outer], e[outer], line[outer]
+    if s.size < 2:
+        return None
+    # each thread's kth iteration is the job's kth: the ranks of a data-parallel job run their iterations together
+    first = np.flatnonzero(np.r_[True, line[1:] != line[:-1]])
+    ids = np.arange(s.size, dtype=np.int64) - np.repeat(first, np.diff(np.r_[first, s.size]))
+    threads = first.size
+    ids, s, e = _group_windows(ids, s, e) if threads > 1 else (ids, s, e)
+    if s.size < 2:
+        return None
+    name = h.names[int(h.name[m[0]])]
+    note = (f"the training loop's own `{name}` ranges, one around each whole iteration"
+            + (f" on each of {threads} threads, the kth of each one iteration" if threads > 1 else "")
+            + ": they bound the iterations, where the profiler's step marks bound the interval between two "
+              "`prof.step()` calls, which the loop makes mid-iteration")
+    return "iteration_range", note, np.arange(s.size, dtype=np.int64), s, e
+
+
+def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The format's own host step annotations (PyTorch ``ProfilerStep#N``), merged per step number."""
+    m = trace.host_steps
+    if m is None or not m.ids.size:
+        return None
+    u, s, e = _group_windows(m.ids, m.start, m.end)
+    return m.source, m.note, u, s, e

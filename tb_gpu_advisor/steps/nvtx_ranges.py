@@ -1,0 +1,206 @@
+"""Source 9, ``nvtx_range`` / ``nvtx_top_range``: steps from the program's ranges (Nsight's NVTX,
+Kineto's ``record_function``): a range named like a step or iteration (``ProfilerStep#N``, ``train_step``,
+``iteration 3``), a framework's own range closing each iteration (DeepSpeed's optimizer ``step``,
+:mod:`.iterations`), else the most repeated top-level user range that holds the GPU work.
+
+Why: a capture without the format's step markers often still marks its loop with ranges; read per rank, they give
+each GPU's steps.  They win over the program's repeated spans and GPU bursts (the user's own words for a step), and
+lose to the format's markers and to XLA's module executions; a range that holds a gradient in under half its windows
+is a layer's, not a step's (:func:`_within_iterations`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
+from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
+from tb_gpu_advisor.steps.iterations import _framework_iterations
+from tb_gpu_advisor.steps.ranges import (_base_name, _max_per_line, _most_repeated, _range_step_ids, _ranges_word,
+                                         _top_level)
+from tb_gpu_advisor.steps.windows import _group_windows, _line_windows
+
+
+def _within_iterations(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
+                       starts: np.ndarray) -> bool:
+    """Whether a training job's repeated range (its instances' ``starts`` on the thread repeating it most) recurs
+    inside its iterations rather than once an iteration: it repeats at least twice as often as the optimizer's updates
+    (``Job.optimizer_steps``: one a training iteration), or most of its windows launch no backward work
+    (:func:`_ranges_holding_backward`).  Such a range is a framework's per-layer or per-module range
+    (Megatron-core's ``--nvtx-ranges``), never a step."""
+    if job is None or job.kind.kind != "training" or starts.size < 3:
+        return False
+    if job.optimizer_steps >= 2 and starts.size >= 2 * job.optimizer_steps:
+        return True
+    return _ranges_holding_backward(job, h, devs, launches, starts) is not None
+
+
+def _ranges_holding_backward(job: Job | None, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray],
+                             starts: np.ndarray) -> tuple[int, int] | None:
+    """(windows launching a gradient kernel, windows) of the host windows a training job's repeated range tiles (each
+    from one range's start to the next's: ``starts``, sorted), where at most half launch one and at least one does;
+    else None.
+
+    Why: as for its GPU bursts (:func:`_bursts_holding_backward`), every iteration of a training job runs a backward
+    pass, so a range that repeats once an iteration launches one in each of its windows.  A range that repeats inside
+    the forward -- a framework's per-layer range, Megatron-core's ``--nvtx-ranges``
+    (``...transformer_layer._forward_attention.self_attention``, once a layer, none around an iteration) -- launches
+    the backward in only the last layer's window, whichever thread (autograd's own) launches it: it marks layers, not
+    iterations (h37-fwnvtx: 72 "steps" of one layer for 12 iterations of 6).  A kernel is placed by its launch's host
+    time, else its own start."""
+    if job is None or job.kind.kind != "training" or starts.size < 3:
+        return None
+    held = np.zeros(starts.size, bool)
+    for d, la in zip(devs, launches):
+        if not len(d):
+            continue
+        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
+        t = d.start[grad].astype(np.int64)
+        if la is not None and la.size == len(d):
+            rec = la[grad]
+            t = np.where(rec >= 0, h.start[np.maximum(rec, 0)].astype(np.int64), t)
+        k = np.searchsorted(starts, t, side="right") - 1
+        held[k[k >= 0]] = True
+    n = int(held.sum())
+    # a range k >= 2 times an iteration holds the backward in 1/k of its windows: half of them at most -- exactly half
+    # for a model of 2 layers (h37-randjobs5: Megatron's 2-layer ranges, 30 "steps" of 15 iterations)
+    return (n, int(starts.size)) if 0 < n and 2 * n <= starts.size else None
+
+
+def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None
+                ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]] | None:
+    """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
+    ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
+    ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
+    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence), where the
+    steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
+    Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
+    its thread; ranks' ranges of the same number are one step, and each thread's own windows of them are kept
+    (:func:`_line_windows`: each rank's GPU is placed by its own ranges, :func:`_own_host_windows`)."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return None
+    h = trace.h
+    idx = r.idx
+    names = h.names
+    pstep = np.fromiter((pytorch.step_number(n) for n in names), np.int64, len(names))
+    m = pstep[h.name[idx]] >= 0
+    if m.any():
+        sel = idx[m]
+        ids = pstep[h.name[sel]]
+        u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+        return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e, _line_windows(h, sel, ids, u)
+    user = ~r.op & ~user_ranges.library_range_mask(h, r)
+    if not user.any():
+        return None
+    # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,
+    # ``token_7_processing``) are one name
+    bases: dict[str, int] = {}
+    base_text = [_base_name(n) for n in names]
+    base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
+    base_names = list(bases)
+    step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))
+    named = user & step_named[h.name[idx]]
+    how = "named like a step"
+    source = "nvtx_range"
+    if named.any():
+        cand = idx[named]
+        best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
+        sel = cand[base[h.name[cand]] == best]
+    else:
+        ended = _framework_iterations(trace, user)
+        if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
+            return ended
+        found = _repeated_outer(h, idx, user, base, top_only=True)
+        how = "the most repeated top-level range"
+        inside = False
+        if found is None:  # the loop inside one range around the whole run (``generate`` around its tokens)
+            found = _repeated_outer(h, idx, user & ~_nested_module_calls(h, idx, r.framework), base, top_only=False)
+            how, inside = "the outermost repeated range", True
+        if found is None:
+            return None
+        best, sel = found
+        if not _hold_the_work(h, trace.devices, launches, sel, inside=inside):
+            return None
+        if launches is None:
+            launches = device_launches(h, trace.devices)
+        first = sel[_top_level(h, sel)] if sel.size else sel
+        starts = np.sort(h.start[first[h.line[first] == np.bincount(h.line[first].astype(np.int64)).argmax()]]
+                         .astype(np.int64))  # the windows of the thread that repeats it most
+        if _within_iterations(job, h, trace.devices, launches, starts):
+            return None  # it repeats inside each iteration (a layer's range): a part of one, no step
+        source = "nvtx_top_range"
+    sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
+    ids = _range_step_ids(h, sel)
+    lines = np.unique(h.line[sel]).size
+    note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+    return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray,
+                    top_only: bool) -> tuple[int, np.ndarray] | None:
+    """(base name, its ranges) of the most repeated user range among the outer ones, or None where none repeats
+    ``steps.nvtx_min_repeats`` times on one thread.  ``top_only``: the ranges inside no other range of their thread;
+    else the ranges inside no other *repeated* range -- a loop wrapped in one range that runs once (``generate``
+    around its ``token_N`` ranges, ``train`` around its iterations) has its iteration one level down, and the blocks
+    inside each iteration (``layer_3``) repeat more often but are parts of it."""
+    cand = idx[user]
+    if not top_only:
+        key = base[h.name[cand]].astype(np.int64, copy=False) * (int(h.line.max()) + 1) + h.line[cand].astype(np.int64, copy=False)
+        _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+        cand = cand[counts[inv] >= T("steps.nvtx_min_repeats")]
+    if not cand.size:
+        return None
+    cand = cand[_top_level(h, cand)]
+    best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
+    sel = cand[base[h.name[cand]] == best]
+    if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
+        return None
+    return best, sel
+
+
+def _nested_module_calls(h: HostEvents, idx: np.ndarray, framework: np.ndarray | None) -> np.ndarray:
+    """Bool per range of ``idx``: a framework's module-hook range (``HostRanges.framework``) inside another one of its
+    thread -- a submodule's call, part of its parent module's call however often that runs.
+
+    Why: the ranges below the top level are read as a loop's iterations where they sit inside no range that repeats
+    ``steps.nvtx_min_repeats`` times (a loop wrapped in a range run once); a serving engine's layer-wise markers of two
+    steps run the model's range twice, so its decoder layers' ranges (``model.layers.0`` ... numbered alike) sat
+    inside no such range and read as 6 "steps" for 2 (h37-randjobs7).  A module's hook range is its call, and a
+    submodule's call is part of its parent's: never an iteration."""
+    out = np.zeros(idx.size, bool)
+    if framework is None or not framework.any():
+        return out
+    pos = np.flatnonzero(framework)
+    out[pos[~_top_level(h, idx[pos])]] = True
+    return out
+
+
+def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray,
+                   inside: bool = False) -> bool:
+    """Whether steps marked by ranges ``sel`` hold the job's work: the span from the first range's start to the last
+    one's end (the steps tile it) encloses at least ``job.span_step_coverage`` of the GPU work launched in the
+    capture, counted per device event -- the share a span of the program's own must hold to be its step
+    (``job.structure``).  A block that merely repeats is no iteration: the ten ``.cuda()`` calls of ``model.cuda()``
+    before one forward pass repeat, but launch only their copies.  ``inside``: the launches must fall inside the ranges
+    themselves, not merely between the first and the last -- a range found below the top level may be a library's
+    small helper called all through the run (nvFuser's ``isResharding`` on seven threads), which spans the work
+    without holding it.  True where no device event maps to a launch."""
+    if launches is None:
+        launches = device_launches(h, devs)
+    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    if not rec.size:
+        return True
+    t = h.start[rec].astype(np.int64, copy=False)
+    if inside:
+        rs, re_ = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+        j = np.searchsorted(rs, t, side="right") - 1
+        held = (j >= 0) & (t <= re_[np.maximum(j, 0)])
+    else:
+        held = (t >= int(h.start[sel].min())) & (t <= int(h.end[sel].max()))
+    return float(held.mean()) >= T("job.span_step_coverage")

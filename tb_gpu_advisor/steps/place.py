@@ -1,0 +1,351 @@
+"""Placing the windows read onto time and onto each GPU: host marks tile time (step k to the next
+mark's start), each GPU's steps from its own process's marks or, under asynchronous dispatch, from the work each
+step launched (correlation ids), and steps cut at stretches where nothing was recorded.
+
+Why: a host mark bounds the host's step; the GPU runs the step's work later (launch lag), so per-GPU windows come
+from the launches, not from the host's times.  Applied to every reading except the format's own per-GPU step line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
+                                          window_index_by_runs)
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_step_device_end
+from tb_gpu_advisor.steps.framed import _inside_frame
+from tb_gpu_advisor.steps.reading import _Reading
+from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, PS_PER_MS
+
+
+def _place_windows(r: _Reading) -> None:
+    """Shape the windows read into steps that cover the time: marks that hold part of an iteration kept inside the
+    job's frame; host and burst windows tiled (each to the next's start, the last to its work's end), bursts cut
+    where the capture recorded nothing; and host steps placed on each GPU where the work they launch runs (the host
+    runs ahead of an asynchronous GPU)."""
+    h = r.trace.h
+    if r.source in _PART_MARKS and r.ids.size > 2:
+        r.ids, r.hs, r.he, r.note = _inside_frame(r.trace, r.ids, r.hs, r.he, r.note)
+    if r.source not in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") or not r.ids.size:
+        return
+    r.read_end = r.he.astype(np.int64)
+    r.hs, r.he = _tile(r.hs, r.he)
+    host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
+    r.he[-1] = max(int(r.he[-1]), _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1])))
+    if r.source == "gpu_busy_clusters":
+        r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
+        r.note += cut_note
+        end = _last_burst_to_window_end(r.trace, r.hs, r.he)
+        if end != int(r.he[-1]):
+            r.he[-1] = end
+            r.note += ("; the last burst's step runs to the profiler's window's end, a step after its start: no next "
+                       "burst began, and the window recorded its time after its work")
+        elif (end := _last_burst_end(r.hs, r.he, r.read_end)) != int(r.he[-1]):
+            r.he[-1] = end
+            r.note += ("; the last burst's step runs past its work by the time the first held after its burst: no "
+                       "next burst began in the capture")
+    if r.source in _HOST_SOURCES:
+        r.mapped = "correlation_id"
+        own = _own_host_windows(r)
+        marks = "numbers its own updates" if r.source == "step_end_events" else "marks its own steps (ranges)"
+        # (the last host window stretched to its GPU work's end is a device time: on a host running ahead it holds
+        # the launches made after the step -- a pipeline's VAE after its last denoising call (h37-randjobs7))
+        dev_w, ahead = _async_device_windows(r.hs, host_he, h, r.trace.devices, r.launched(), own)
+        if dev_w:
+            r.gpu_windows = dev_w
+            if ahead:
+                r.note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
+                           "the work launched inside that host step runs (first kernel to the next step's first kernel)")
+                if own:
+                    r.note += (", each GPU's step k the work its own process launched in its kth step (its own "
+                               f"{'updates' if r.source == 'step_end_events' else 'ranges'})")
+            else:
+                r.note += (f"; each rank {marks}: each GPU's step k is placed where the work its own "
+                           "process launched in its kth step runs (first kernel to the next step's first kernel)")
+
+
+def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceEvents,
+                       launch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per host step: (first kernel start, first device event start, last device end) of the work launched
+    inside it; int64 max / min where the step launched nothing on this GPU."""
+    n = hs.size
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    first_k = np.full(n, big, np.int64)
+    first_any = np.full(n, big, np.int64)
+    last = np.full(n, small, np.int64)
+    m = _where(launch >= 0)
+    if _size(m, launch.size) == 0 or n == 0:
+        return first_k, first_any, last
+    t = h.start[launch[m]]
+    runs = rising_runs(t)
+    bounds = np.stack([hs, he], axis=1).reshape(-1)
+    if runs is not None and bool((bounds[1:] >= bounds[:-1]).all()):
+        # disjoint steps and launch times in a few rising runs (one per launching thread): each step bound placed
+        # among the times, not a search and a gather per launch (8 GPUs x 220 k launches on the dense 100 MB capture)
+        k = window_index_by_runs(t, bounds, runs, np.intp)
+        ok = k >= 0
+    else:
+        k = searchsorted_right(hs, t) - 1  # launch times come in order: merged, not searched one by one
+        ok = k >= 0
+        ok &= t < he[np.clip(k, 0, None)]
+    del t
+    # every event launched inside a step (the usual GPU): its columns as they are, no gathers
+    if not ok.all():
+        m = (np.flatnonzero(ok) if isinstance(m, slice) else m[ok])
+        k = k[ok]
+    start, end, kind = d.start[m], d.end[m], d.kind[m]
+    reduce_at(np.minimum, first_any, k, start)
+    reduce_at(np.maximum, last, k, end)
+    kern = (kind == devices.KIND_KERNEL) | (kind == devices.KIND_COLLECTIVE)
+    if kern.all():
+        reduce_at(np.minimum, first_k, k, start)
+    else:
+        reduce_at(np.minimum, first_k, k[kern], start[kern])
+    return first_k, first_any, last
+
+
+def _where(mask: np.ndarray) -> np.ndarray | slice:
+    """The positions ``mask`` holds: every position as a slice (views, no gathers) where it holds them all."""
+    return slice(None) if bool(mask.all()) else np.flatnonzero(mask)
+
+
+def _size(sel: np.ndarray | slice, n: int) -> int:
+    """How many positions :func:`_where`'s answer holds, of ``n``."""
+    return n if isinstance(sel, slice) else int(sel.size)
+
+
+def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """GPU -> the host windows of its own process's steps, where each rank numbers its steps on its own
+    (``SpanSteps.per_line``: each rank's updates; ``_Reading.per_line``: each rank's thread's step ranges) and the
+    format names the lines of each GPU's process; {} otherwise.
+
+    Why: the host's step k runs from the first rank's (k-1)th update to the last's kth, tiled by the first rank's.  A
+    rank 1.5 ms behind launches the end of its step k-1 (its backward, its all-reduce) inside that window, so its GPU's
+    step k was placed at work a step earlier than the first rank's GPU's -- 4 ranks 1.5 ms apart whose host runs a step
+    ahead read as GPUs starting "each step" 15 ms apart in a 14.7 ms step (h37-left62).  Each GPU's step k is where
+    the work its own process launched in its own kth step runs."""
+    own = r.own.per_line if r.own is not None and r.source == "step_end_events" else r.per_line
+    lines = r.trace.gpu_host_lines
+    out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    if not own or not lines:
+        return out
+    for gpu, ls in lines.items():
+        ws = [own.get(int(ln)) for ln in np.asarray(ls).tolist()]
+        ws = [w for w in ws if w is not None]
+        if not ws or any(w[0].size != r.hs.size for w in ws):
+            continue  # a process that ran fewer updates than the host's steps: the host's windows stand
+        s = np.min(np.stack([w[0] for w in ws]), axis=0)
+        e = np.max(np.stack([w[1] for w in ws]), axis=0)
+        s, e = _tile(s, e)
+        e[-1] = max(int(e[-1]), int(r.he[-1]))
+        out[int(gpu)] = (s, e)
+    return out
+
+
+def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: list[DeviceEvents],
+                          launches: list[np.ndarray],
+                          own: dict[int, tuple[np.ndarray, np.ndarray]] | None = None
+                          ) -> tuple[dict[int, np.ndarray], bool]:
+    """Per GPU step windows placed on the device, when dispatch is asynchronous or each rank's own steps are known
+    (``own``); ({}, False) otherwise.  The flag: the host runs ahead of the GPU (the spill test below).
+
+    With asynchronous dispatch (JAX: a jitted call returns before its kernels run; the host runs up to
+    dozens of steps ahead) a host step window says nothing about the GPU: the device step k is where the
+    work launched inside host step k runs, found through the launches' correlation ids (a CUDA graph
+    launch covers all its kernels).  Step k then runs from its first kernel to the next step's first
+    kernel (idle time before a step belongs to the one before, as with host windows).  Where the launched
+    work ends inside (or shortly after) its host window -- a synchronous step, TensorFlow's usual -- the
+    host windows are kept: they contain the device work and the host's input wait before it.  ``own``: GPU -> the
+    host windows of its own process's steps (:func:`_own_host_windows`), read instead of the host's for that GPU.
+    """
+    out: dict[int, np.ndarray] = {}
+    spills, lengths = [], he - hs
+    per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    lags = _launch_lags(hs, h, devs, launches)
+    for d, launch in zip(devs, launches):
+        if not len(d):
+            continue
+        hs_d, he_d = (own or {}).get(d.gpu, (hs, he))
+        reach = he_d
+        if d.gpu not in (own or {}) and lags.get(d.gpu, 0) > 0:
+            reach = he_d.copy()
+            reach[-1] += lags[d.gpu]
+        first_k, first_any, last = _launched_per_step(hs_d, reach, h, d, launch)
+        has = last > np.iinfo(np.int64).min
+        if has.sum() < 2:
+            continue
+        spills.append((last[has] - he_d[has]).astype(np.float64))
+        per.append((d, first_k, first_any, last, hs_d))
+    if not per or not lengths.size:
+        return out, False
+    # each rank's own steps (``own``, every placed GPU's): the host-wide windows are tiled by the first rank's updates,
+    # so they hold none of a late rank's step whether or not its host runs ahead -- a rank 4.5 ms late whose GPU waits
+    # for it read its first GPU "starting last" at work of the step before (h37-randjobs3)
+    mine = bool(own) and all(d.gpu in own for d, *_ in per)
+    ahead = float(np.median(np.concatenate(spills))) > T("steps.async_spill_steps") * float(np.median(lengths))
+    ahead = ahead or any(_spill_grows(sp, float(np.median(lengths))) for sp in spills)
+    if not (ahead or mine):
+        return out, False
+    for d, first_k, first_any, last, hs_d in per:
+        big = np.iinfo(np.int64).max
+        start = np.where(first_k < big, first_k, first_any)
+        start = np.where(start < big, start, hs_d)  # a step that launched nothing here: its host start
+        start = np.maximum.accumulate(start)
+        end = np.empty_like(start)
+        end[:-1] = start[1:]
+        end[-1] = max(int(start[-1]), _last_device_end(start, last, int(he[-1])))
+        out[d.gpu] = np.stack([start, end], axis=1)
+    return out, ahead
+
+
+def _launch_lags(hs: np.ndarray, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]
+                 ) -> dict[int, int]:
+    """GPU -> how much later (ps) its launches of each host-wide step begin than the earliest GPU's (the median over
+    the steps with a next one); {} where fewer than two GPUs launched in them.
+
+    Why: host-wide windows read from one thread (a launch sequence's repeats) end the last step at that thread's last
+    launch; every other step runs to the next one's start, so it holds the other ranks' launches made a little later,
+    but the last holds none of a lagging rank's launches after its reading thread's -- 4 ranks 50 us apart read their
+    last steps 37.9, 33.1, 29.0 and 24.9 ms of a 37.9 ms step (h37-nsyslast).  The lag each rank shows in the steps
+    before is where its own last step's launches end.  Only of ranks that launch from threads of their own: one
+    thread launching to every GPU in turn makes its sequence of them all, its last launch every GPU's."""
+    if hs.size < 2:
+        return {}
+    firsts: dict[int, np.ndarray] = {}
+    seen: set[int] = set()
+    for d, launch in zip(devs, launches):
+        ev = launch[launch >= 0] if len(d) else launch[:0]
+        if not ev.size:
+            continue
+        lines = set(np.unique(h.line[ev]).tolist())
+        if lines & seen:
+            return {}
+        seen |= lines
+        t = np.sort(h.start[ev].astype(np.int64))
+        i = np.searchsorted(t, hs[:-1])  # each step's first launch here, where it lies before the next step's start
+        at = t[np.minimum(i, t.size - 1)]
+        firsts[d.gpu] = np.where((i < t.size) & (at < hs[1:]), at - hs[:-1], -1)
+    if len(firsts) < 2:
+        return {}
+    both = np.all(np.stack(list(firsts.values())) >= 0, axis=0)
+    if not both.any():
+        return {}
+    lead = {g: float(np.median(f[both])) for g, f in firsts.items()}
+    least = min(lead.values())
+    return {g: int(v - least) for g, v in lead.items()}
+
+
+def _last_device_end(start: np.ndarray, last: np.ndarray, host_end: int) -> int:
+    """Where a GPU's last step ends (ps), its steps placed from first kernel to the next step's first kernel
+    (``start``; ``last``: the end of each step's launched work, int64 min where it launched none here): its own work's
+    end and after it the GPU's idle time before a next step that every step before it shows (the least of their
+    times from their work's end to the next step's first kernel); the host's end (``host_end``) where it launched none.
+
+    Why: every other step runs to the next one's first kernel, so it holds the host's time between its work and that
+    kernel (the next batch's wait, the untraced Python); the last has no next kernel in the capture, and ended at its
+    own work it lacks that time -- a 3-step job of 8.91 ms steps (4.5 ms of them the host's between the work) read its
+    last 4.41 ms on each rank, its mean 7.41 ms (h37-nsyslast).  A step's length is never shorter than the work it
+    holds and the gap every other step shows; the least, not a typical one: a step whose gap held a one-time cost (a
+    recompilation before the next step) stretches no last step."""
+    small = np.iinfo(np.int64).min
+    if last[-1] <= small:
+        return host_end
+    k = np.flatnonzero(last[:-1] > small)  # the steps with work here whose next step starts in the capture
+    gap = int(np.maximum(start[k + 1] - last[k], 0).min()) if k.size else 0
+    return int(last[-1]) + gap
+
+
+def _spill_grows(spill: np.ndarray, length: float) -> bool:
+    """Whether the launched work's spill past its host window (``spill``, ps, one a step) grows every step, by more than
+    chance moves a window's edge (``steps.short_last_share`` of the median step ``length``) on average, and past the
+    first step's work always ends outside its window.
+
+    Why: a host that waits for its GPU each step (a read, a sync) leaves no spill to grow -- its next window starts
+    after the work ends; a GPU a little slower than its host falls further behind each step, its spill growing by the
+    difference of the periods while its median stays small against the step.  The host windows then stand for the
+    host's period, not the GPU's (h37-randjobs8: 9 calls of 3.62 ms on the host, 3.96 ms on the GPU, the lag growing
+    0.33 ms a call: the mean read 8.5% low)."""
+    if spill.size < 3 or not (spill[1:] > 0).all():
+        return False
+    grow = np.diff(spill)
+    return bool((grow > 0).all()) and float(grow.mean()) > T("steps.short_last_share") * length
+
+
+def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step k ends where step k+1 starts (gaps belong to the earlier step); last keeps its end."""
+    s = s.astype(np.int64).copy()
+    e = e.astype(np.int64).copy()
+    if s.size > 1:
+        e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
+    return s, e
+
+
+def _recorded(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """The union (sorted, disjoint ps intervals) of everything the capture recorded: every thread's host events, its
+    Python spans, its OS calls and every GPU's records."""
+    parts = [(trace.h.start, trace.h.end)] + [(d.start, d.end) for d in trace.devices if len(d)]
+    for extra in (trace.spans, trace.host_waits):
+        if extra is not None and len(extra):
+            parts.append((extra.start, extra.end))
+    return union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64, copy=False),
+                           np.concatenate([p[1] for p in parts]).astype(np.int64, copy=False))
+
+
+def _cut_unrecorded(trace: Trace, hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray, str]:
+    """GPU-burst steps (tiled ``hs``, ``he``, ps) each cut at the longest stretch inside it with nothing recorded
+    (:func:`_recorded`) where that stretch is at least half its window and longer than any other step; the stretch is
+    then between steps: the step ends where it starts and the next starts where it ends.  Returns the windows and the
+    note's words ("" if none).
+
+    Why: a burst step runs from its burst to the next, on the guess that the host's time between them serves the
+    iteration.  Where nothing at all was recorded there -- no host event, OS call or GPU record -- nothing says so:
+    the stretch may be any code or wait outside the loop, and a step made mostly of it is the stretch's length, not
+    the iteration's (a ViT's 3.78 s unrecorded stretch made a 1.94 s mean step of an ~84 ms iteration, and every
+    per-step share a fraction of its truth).  The host's own unrecorded code in each iteration (a capture of CUDA
+    calls only, a GPU-only one) recurs in every step, so a stretch no longer than another whole step may be that, and
+    stays; a stretch the thread spent in a recorded OS wait (a benchmark's 4.65 s in ``getc``) is recorded, and a
+    shorter one leaves the step mostly known: all stay in the step."""
+    us, ue = _recorded(trace)
+    gs, ge = ue[:-1], us[1:]  # the stretches nothing covers, sorted
+    span = (he - hs).astype(np.int64)
+    hs, he = hs.copy(), he.copy()
+    cuts: list[str] = []
+    for k in range(hs.size):
+        lo, hi = np.searchsorted(gs, hs[k], side="left"), np.searchsorted(ge, he[k], side="right")
+        if hi <= lo:
+            continue
+        j = lo + int(np.argmax(ge[lo:hi] - gs[lo:hi]))
+        length = int(ge[j] - gs[j])
+        if 2 * length < int(span[k]) or length <= int(np.delete(span, k).max(initial=0)):
+            continue
+        he[k] = gs[j]
+        if k + 1 < hs.size:
+            hs[k + 1] = ge[j]
+        cuts.append(f"step {k} at a {length / PS_PER_MS:,.1f} ms stretch")
+    if not cuts:
+        return hs, he, ""
+    return hs, he, (f"; cut {', '.join(cuts)} with nothing recorded (no host event, OS call or GPU record) and "
+                    f"longer than any other step: a stretch between steps, not in one")
+
+
+def _last_burst_end(hs: np.ndarray, he: np.ndarray, work_end: np.ndarray) -> int:
+    """Where the last of two GPU-burst steps (``hs``, ``he``: tiled, ps; ``work_end``: each burst's own end) ends:
+    past its work by the time the first held after its burst (:func:`_last_device_end`, the host-window reading's
+    rule), where it is shorter than the first's start-to-start time; else at its own end.  Of :data:`_BURSTS_TILED`
+    or more, a last step that short is dropped as partial (:func:`_last_ends_at_own_work`); of two, dropping it leaves
+    one step, and the first's gap is the time it lacks.
+
+    Why: each burst's step runs to the next burst's start, so it holds the host's time between its work and the next
+    (the untraced host code, the next batch's wait); the last has no next burst and, ended at its work, lacks that time
+    -- 2 ranks' node-mode CUDA graphs with 8.46 ms of untraced host time a step read 8.92 and 7.11 ms, the mean 8.02 of
+    the 8.92 ms period (h37-seeds23).  A last step already as long as another's tile lacks nothing the steps show: a
+    last burst of other work (a benchmark's 77 ms of copies after a 24 ms step) is not stretched."""
+    last = int(he[-1])
+    if hs.size != 2 or last - int(hs[-1]) >= int(hs[1] - hs[0]):
+        return last
+    ends = np.minimum(work_end[:-1], he[:-1])  # a step cut at an unrecorded stretch: its time after work ends there
+    nxt = np.concatenate([hs[:1], he[:-1]])  # each step's next start as its own end (the cut's, or the next's start)
+    return max(last, _last_device_end(nxt, np.append(ends, last), last))

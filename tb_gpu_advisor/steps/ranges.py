@@ -1,0 +1,85 @@
+"""Helpers over the host's ranges: their level (top-level, not nested in another of the
+selection), how often a name repeats (per thread or overall), the step number a range's name ends in
+(``ProfilerStep#12``, ``token_6_processing``), the name with its number taken out, and the word for the ranges
+as the trace's reader names them (NVTX for Nsight, roctx for AMD's tracers).
+
+Why apart: both range readings -- NVTX / user ranges (:mod:`.nvtx_ranges`) and the training or serving engine's
+step ranges (:mod:`.top_ranges`) -- and the one-pass phase window (:mod:`.passes`) ask the same questions of ranges;
+one home keeps their answers the same.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tb_gpu_advisor.model.trace import HostEvents, Trace
+
+
+def _ranges_word(trace: Trace) -> str:
+    """What the trace's marked ranges are called, as its reader names them (``HostRanges.source``: NVTX for Nsight,
+    roctx for AMD's tracers)."""
+    src = (trace.ranges.source if trace.ranges is not None else "NVTX").split(" (")[0].strip() or "NVTX"
+    return src if src.endswith("ranges") else f"{src} ranges"
+
+
+def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:
+    """Bool per range of ``idx`` (host events in (line, start, longer first) order): inside no other range of its line."""
+    out = np.zeros(idx.size, dtype=bool)
+    line = h.line[idx]
+    for ln in np.unique(line).tolist():
+        pos = np.flatnonzero(line == ln)
+        s, e = h.start[idx[pos]].astype(np.int64, copy=False), h.end[idx[pos]].astype(np.int64, copy=False)
+        before = np.maximum.accumulate(e)
+        open_end = np.concatenate([[np.iinfo(np.int64).min], before[:-1]])
+        out[pos] = s >= open_end
+    return out
+
+
+def _most_repeated(h: HostEvents, names: np.ndarray, sel: np.ndarray, per_line: bool) -> int:
+    """The name (``names``: one per range of ``sel``) occurring most often (on one line when ``per_line``); ties: the
+    one that starts first."""
+    key = names.astype(np.int64)
+    if per_line:
+        key = key * (int(h.line.max()) + 1) + h.line[sel].astype(np.int64, copy=False)
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    best = np.lexsort((h.start[sel][first], -counts))[0]
+    return int(names[first[best]])
+
+
+def _max_per_line(h: HostEvents, sel: np.ndarray) -> int:
+    return int(np.bincount(h.line[sel].astype(np.int64, copy=False)).max()) if sel.size else 0
+
+
+_TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
+
+
+#: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.
+_TRAILING_NUMBER_PART = re.compile(r"[-_ #:=]*\d+\s*$")
+
+
+#: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), not part of a word
+#: (``conv2d``, ``fp16``).
+_INNER_NUMBER = re.compile(r"(?<=[-_ #:=])\d+(?=[-_ :=])")
+
+
+def _base_name(name: str) -> str:
+    """A range's name without its numbers: the trailing one and those standing as words of their own, so that the
+    ranges of one loop, numbered by its counter anywhere in their name, are one name."""
+    return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
+
+
+def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
+    """Step numbers of step ranges ``sel`` (by line, then start): the number each name carries where they are distinct
+    on every line, else the order on its line (0, 1, ...)."""
+    nums = np.array([int(m.group(1)) if (m := _TRAILING_NUMBER.search(h.names[int(i)])) else -1
+                     for i in h.name[sel].tolist()], dtype=np.int64)
+    line = h.line[sel].astype(np.int64, copy=False)
+    if (nums >= 0).all() and all(np.unique(nums[line == ln]).size == int((line == ln).sum()) for ln in np.unique(line)):
+        return nums
+    order = np.zeros(sel.size, np.int64)
+    for ln in np.unique(line).tolist():
+        pos = np.flatnonzero(line == ln)
+        order[pos] = np.arange(pos.size)
+    return order

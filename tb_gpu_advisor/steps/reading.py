@@ -1,0 +1,73 @@
+"""The state one detection fills in: :class:`_Reading` (what the sources read, source by source,
+and the launches computed once on first need) and :class:`_Kept` (the steps found, cut together by the dropping
+rules so that no column forgets a drop).
+
+Why apart: every reading (markers, ranges, bursts, passes) and every rule after it (placing, dropping) takes these
+holders; here they import nothing of those, so no reading depends on another through them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.model.trace import Trace, device_launches
+
+
+class _Kept:
+    """The steps found, as the dropping rules leave them: ids, host windows, per-GPU windows, and where the step after
+    each starts in the capture (kept or not), cut together by :meth:`keep` so that no column forgets a drop."""
+
+    def __init__(self, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu: dict[int, np.ndarray]) -> None:
+        self.ids, self.hs, self.he, self.gpu = ids, hs, he, dict(gpu)
+        self.first = int(ids[0]) if ids.size else -1
+        self.next_start = np.append(hs[1:], -1).astype(np.int64) if hs.size else np.zeros(0, np.int64)
+        self.gpu_next = {g: np.append(w[1:, 0], -1).astype(np.int64) for g, w in self.gpu.items()}
+        self.prev_id = np.append(-1, ids[:-1]).astype(np.int64) if ids.size else np.zeros(0, np.int64)
+
+    def keep(self, sel: slice | np.ndarray) -> None:
+        self.ids, self.hs, self.he = self.ids[sel], self.hs[sel], self.he[sel]
+        self.next_start, self.prev_id = self.next_start[sel], self.prev_id[sel]
+        self.gpu = {g: w[sel] for g, w in self.gpu.items()}
+        self.gpu_next = {g: w[sel] for g, w in self.gpu_next.items()}
+
+
+class _Reading:
+    """What the step sources read as the capture's steps, filled in source by source: the windows (ids, host starts
+    and ends, per-GPU windows where placed apart), the source and its note, how the windows map onto the GPUs, and why
+    the whole capture is one step where a reading was refused.  One holder, so that each source is a step of its own
+    that a reader follows in :func:`detect_steps`, and the launches are computed once, where a step first needs them."""
+
+    def __init__(self, trace: Trace, launches: list[np.ndarray] | None) -> None:
+        self.trace, self.launches = trace, launches
+        self.active = [d for d in trace.devices if len(d)]
+        self.source, self.note, self.mapped = "", "", ""
+        self.whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
+        self.guessed = False  # whole_note reads the window as (at most) one iteration from the GPU's bursts: a guess
+        self.unlike = 0  # the GPU's bursts refused as iterations for running unlike work on an idle GPU
+        self.own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
+        #: host line -> its own ranges' windows (starts, ends; aligned with ``ids``), where the steps are ranges that
+        #: each rank's thread marks on its own (NVTX ranges of one number on several threads are one step)
+        self.per_line: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self.ids = np.zeros(0, np.int64)
+        self.hs = self.he = np.zeros(0, np.int64)
+        #: each window's own end as read, before tiling (a range's end, a burst's): where its mark or its work ends
+        self.read_end = np.zeros(0, np.int64)
+        self.gpu_windows: dict[int, np.ndarray] = {}
+
+    def launched(self) -> list[np.ndarray]:
+        """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):
+        the caller's, else computed on first need -- many captures' steps never need them."""
+        if self.launches is None:
+            self.launches = device_launches(self.trace.h, self.trace.devices)
+        return self.launches
+
+    def take(self, read: tuple, mapped: str) -> None:
+        """A source's reading, (source, note, ids, host starts, host ends[, per-line windows]), as the steps."""
+        self.source, self.note, self.ids, self.hs, self.he = read[:5]
+        self.per_line = read[5] if len(read) > 5 else {}
+        self.mapped = mapped
+
+    def take_spans(self, source: str, note: str, hs: np.ndarray, he: np.ndarray, mapped: str) -> None:
+        """Spans with no step numbers of their own as the steps, numbered in order."""
+        self.source, self.note, self.hs, self.he, self.mapped = source, note, hs, he, mapped
+        self.ids = np.arange(hs.size, dtype=np.int64)

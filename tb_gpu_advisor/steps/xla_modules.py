@@ -1,0 +1,180 @@
+"""Sources 7-8, ``xla_modules`` / ``xla_module_launches``: JAX / XLA steps from the executions of
+the most frequent compiled module -- the ``XLA Modules`` line (post-processed files) or the host's ``<module>:XLA GPU
+module`` launches (raw files) --, each process's kth execution its step k, modules run once per cycle folded in.
+
+Why: a JAX program marks no step; its jitted train step is one module executed once per iteration, so the most
+frequent module's executions are the iterations.  They win over NVTX ranges and everything after them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import HostEvents, Trace
+from tb_gpu_advisor.steps.windows import _group_windows
+
+
+def _xla_module_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Executions of the compiled module run most often on any GPU (the ``XLA Modules`` line), one per step."""
+    if not trace.module_runs:
+        return None
+    best = max(trace.module_runs, key=lambda r: r.start.size)  # the first GPU's on a tie, as the planes come
+    return "xla_modules", best.note, np.arange(best.start.size, dtype=np.int64), best.start, best.end
+
+
+def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
+                      ) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | tuple[str, str, np.ndarray, np.ndarray, np.ndarray, dict] | None:
+    """Steps of a raw JAX/XLA capture: the host's executions of its most executed GPU module.
+
+    Raw ``jax.profiler.trace`` files have no ``XLA Modules`` line (the stock
+    converter derives it later) and no step markers unless the user added
+    ``StepTraceAnnotation``; but every execution of a jitted function's
+    module is wrapped in a ``<module>:XLA GPU module`` host event.  The
+    module executed most often (at least twice) is taken to be the training
+    step -- a whole-run ``fori_loop`` executes once and is left to the later
+    sources.  Unlike GPU busy clusters, this needs no idle gap between
+    steps, so asynchronous dispatch (no per-step host sync) still splits.
+    Where several processes ran it (``proc``: each host line's process, :func:`_line_processes`; the ranks of one
+    Nsight export), each process's executions are its own steps (:func:`_module_processes`).
+    """
+    if not len(h):
+        return None
+    # each name's module (XPlane's ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``):
+    # one module recompiled is one module, whatever program id each compilation got
+    modules: dict[str, int] = {}
+    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else modules.setdefault(m, len(modules))
+                        for n in h.names], dtype=np.int64)
+    if not modules:
+        return None
+    ev = of_name[h.name]
+    mod = ev >= 0
+    if not mod.any():
+        return None
+    counts = np.bincount(ev[mod], minlength=len(modules))
+    if counts.max() < 2:
+        return None
+    tied = np.flatnonzero(counts == counts.max())
+    # modules executed as often as each other (``jit_train_step`` and the ``jit__threefry_split`` of the key split
+    # before it): the step is the one whose executions launch the most work, not the first seen
+    best = int(tied[np.argmax([_launches_inside(h, ev == k) for k in tied.tolist()])]) if tied.size > 1 else int(tied[0])
+    m = ev == best
+    module = list(modules)[best]
+    shown = h.names[int(h.name[np.flatnonzero(m)[0]])]
+    others = [int(k) for k in tied.tolist() if int(k) != best]
+    procs = _module_processes(h, m, proc)
+    runs = [_module_runs(h, np.where(own, ev, -1), best, others) for own in procs]
+    cycle = np.logical_or.reduce([c for _, _, c in runs])
+    note = f"host executions of XLA module `{module}` (`{shown}` events)"
+    if cycle.any():
+        names = sorted({list(modules)[int(k)] for k in np.unique(ev[cycle]).tolist()})
+        note += (f", each followed by one execution of {', '.join(f'`{n}`' for n in names[:3])}"
+                 f"{' ...' if len(names) > 3 else ''} (one iteration)")
+    if len(runs) == 1:
+        s, e, _ = runs[0]
+        return "xla_module_launches", note, np.arange(s.size, dtype=np.int64), s, e
+    if max(s.size for s, _, _ in runs) < 2:  # each process ran it once: a whole run, as one process's would be
+        return None
+    return ("xla_module_launches", note + _processes_note(runs)) + _each_process_steps(h, runs, procs)
+
+
+def _module_runs(h: HostEvents, ev: np.ndarray, best: int, others: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(starts, ends, cycle) of one process's steps: its executions of module ``best`` (``ev``: each host event's
+    module, -1 off this process), each to its end -- the last to the end of the rest of its iteration, where other
+    modules run once in each step (``cycle``, bool per host event: :func:`_cycle_modules`).
+
+    Why the last step's end: each step ends where the next starts; the last ended at its module's end, and the cycle's
+    other modules' work fell outside every step (survey h37-survey32: a 1.42 ms last step of 3.7-4.5 ms iterations)."""
+    m = ev == best
+    s, e = union_intervals(h.start[m], h.end[m])
+    cycle = _cycle_modules(h, ev, others, s)
+    if cycle.any():
+        e = e.copy()
+        e[-1] = max(int(e[-1]), int(h.end[cycle & (h.start >= s[-1])].max(initial=int(e[-1]))))
+    return s, e, cycle
+
+
+def _line_processes(trace: Trace) -> np.ndarray | None:
+    """Per host line, the process that drives a GPU from it (GPUs that share a line are one process's), -1 for a line of
+    no GPU's process; None where the format names no lines per GPU (``Trace.gpu_host_lines`` empty: one process)."""
+    lines = trace.gpu_host_lines
+    if not lines:
+        return None
+    out = np.full(len(trace.h.line_names), -1, np.int64)
+    for k, ls in enumerate(lines.values()):
+        ls = np.unique(np.asarray(ls, np.int64))
+        joined = np.unique(out[ls])
+        out[np.isin(out, joined[joined >= 0])] = k
+        out[ls] = k
+    return out
+
+
+def _module_processes(h: HostEvents, m: np.ndarray, proc: np.ndarray | None) -> list[np.ndarray]:
+    """Bool per host event, one mask per process that executed the step's module (``m``; ``proc``: each line's process,
+    :func:`_line_processes`): its lines' events; one mask of every event where one process ran it or none is named.
+
+    Why: each process executes its own steps.  Executions of every process merged by time are no host-wide steps: ranks
+    that run together overlap each other's executions into one chain (4 ranks 50 us apart: five steps read as one),
+    ranks that run in turn (each process after the last has ended) line theirs up as one sequence (4 ranks' 5 steps
+    read as 20, walk ``--forms`` seed 30061)."""
+    if proc is None:
+        return [np.ones(len(h), dtype=bool)]
+    of = proc[h.line.astype(np.int64)]
+    ran = np.unique(of[m]).tolist()
+    return [of == p for p in ran] if len(ran) > 1 else [np.ones(len(h), dtype=bool)]
+
+
+def _processes_note(runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> str:
+    """How the steps of several processes make the job's: each process's kth execution its step k, and, where no
+    process's executions overlap another's, that they ran one after another (not ranks of one step at once)."""
+    note = f"; each of {len(runs)} processes executes its own steps: its kth execution is its step k"
+    spans = sorted((int(s[0]), int(e.max())) for s, e, _ in runs)
+    if all(a[1] <= b[0] for a, b in zip(spans, spans[1:])):
+        note += (" (the processes ran one after another, none executing while another did: their steps are "
+                 "numbered each from its own first)")
+    return note
+
+
+def _each_process_steps(h: HostEvents, runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]], procs: list[np.ndarray]
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, tuple[np.ndarray, np.ndarray]]]:
+    """(ids, host-wide starts, ends, per-line windows) of processes' own steps ``runs`` (one per mask of ``procs``):
+    step k is every process's kth, host-wide from the first one's start to the last one's end; each line of a process
+    that ran every step keeps that process's own windows (:func:`_own_host_windows` places its GPU by them)."""
+    ids = np.concatenate([np.arange(s.size, dtype=np.int64) for s, _, _ in runs])
+    u, s, e = _group_windows(ids, np.concatenate([r[0] for r in runs]).astype(np.int64),
+                             np.concatenate([r[1] for r in runs]).astype(np.int64))
+    per_line: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for (ps, pe, _), own in zip(runs, procs):
+        if ps.size == u.size:
+            for ln in np.unique(h.line[own]).tolist():
+                per_line[int(ln)] = (ps[u].astype(np.int64), pe[u].astype(np.int64))
+    return u, s, e, per_line
+
+
+def _cycle_modules(h: HostEvents, ev: np.ndarray, others: list[int], s: np.ndarray) -> np.ndarray:
+    """Bool per host event: an execution of another module run as often as the step's module (``others``) that runs
+    once in each step (steps from ``s``, the step module's executions' starts, to the next's start; the last to the
+    capture's end) -- the rest of one iteration, as a loop calling four jitted solvers in turn runs each once."""
+    out = np.zeros(len(h), dtype=bool)
+    for k in others:
+        mk = ev == k
+        if not mk.any():  # a module this process never ran (``ev`` is one process's)
+            continue
+        at = np.searchsorted(s, h.start[mk], side="right") - 1
+        if at.min() >= 0 and np.array_equal(np.bincount(at, minlength=s.size), np.ones(s.size, np.int64)):
+            out |= mk
+    return out
+
+
+def _launches_inside(h: HostEvents, sel: np.ndarray) -> int:
+    """How many launch records (host events with a correlation id) start inside the events ``sel`` on their thread."""
+    n = 0
+    launch = np.asarray(h.corr) >= 0
+    for ln in np.unique(h.line[sel]).tolist():
+        on = h.line == ln
+        s, e = union_intervals(h.start[sel & on], h.end[sel & on])
+        t = h.start[launch & on].astype(np.int64, copy=False)
+        k = np.searchsorted(s, t, side="right") - 1
+        n += int(((k >= 0) & (t <= e[np.maximum(k, 0)])).sum())
+    return n

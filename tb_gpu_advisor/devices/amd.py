@@ -209,6 +209,20 @@ def _program_fixes() -> dict[str, tuple[Action, ...]]:
                     "add<<<blocks, threads, 0, stream>>>(n, x, y);\n"
                     "hipMemPrefetchAsync(y, n * sizeof(float), hipCpuDeviceId, stream);   // and back before the host reads\n"
                     "hipStreamSynchronize(stream);", snippet_lang="text"),),
+        # the host buffers are pinned already (hipHostMalloc) but each copy is a synchronous hipMemcpy: the copies run
+        # in series with the kernels -- HIP's streams and async copies, not CUDA's (h37-survey43's fix, on AMD)
+        "excessive_memcpy:pinned_sync": (Action(
+            text="The host buffers are pinned already; the copies are synchronous calls, each run in series with the "
+                 "kernels. Issue them with hipMemcpyAsync on streams other than the kernels' and split the data into "
+                 "chunks, so one chunk's upload (and the previous chunk's download) overlaps the kernel working on "
+                 "another; wait once, on an event or the stream, before the host reads the results.",
+            snippet="for (int c = 0; c < nchunks; ++c) {   // the work of one chunk needs only its own rows\n"
+                    "  hipStream_t s = streams[c % nstreams];\n"
+                    "  hipMemcpyAsync(d_in + c * n, h_in + c * n, n * sizeof(float), hipMemcpyHostToDevice, s);\n"
+                    "  kernel<<<grid, block, 0, s>>>(d_in + c * n, d_out + c * n, n);\n"
+                    "  hipMemcpyAsync(h_out + c * n, d_out + c * n, n * sizeof(float), hipMemcpyDeviceToHost, s);\n"
+                    "}\n"
+                    "hipDeviceSynchronize();   // once, after every chunk is queued", snippet_lang="text"),),
         "tensor_core_unused": (Action(
             text="Where the algorithm tolerates a 16-bit input, run the GEMMs with bf16 (or fp16) inputs and fp32 "
                  "accumulation (rocblas_gemm_ex, hipblasLtMatmul), which the Matrix Cores (MFMA) run at several times "

@@ -95,7 +95,8 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
             b = max(t + LAUNCH_LATENCY_NS, gpu_free)
             gpu_free = b + max(read_bytes // 10, 1000)
             api = call("hipMemcpy", t, gpu_free + 1000)
-            con.execute("INSERT INTO rocpd_copyapi VALUES (?, '0x0', ?, 0, 0, 2, '', '', 0, 0, 1, 0)", (api, read_bytes))
+            con.execute("INSERT INTO rocpd_copyapi VALUES (?, '0x0', ?, 0, 0, 2, '', '', 0, 0, 1, 0)",
+                        (api, read_bytes))
             op(api, b, gpu_free, "", "CopyDeviceToHost")
             t = gpu_free + 2000
         if sync:

@@ -47,7 +47,7 @@ from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
 MAX_LAUNCHES = 200_000
@@ -666,14 +666,11 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
     rec, idx = _launched(trace, launches, d)
     if idx.size != key.size:
         return None
-    kind = np.asarray(d.kind)[idx[first:first + length]].reshape(-1)
-    at = np.flatnonzero(kind[:p] == devices.KIND_D2H)
+    at = np.flatnonzero(np.asarray(d.kind)[idx[first:first + p]] == devices.KIND_D2H)
     if at.size != 1 or length < 2 * p:
         return None
     r = int(at[0])
-    reps = (length - r + p - 1) // p
-    reads = first + r + p * np.arange(reps)
-    reads = reads[reads < first + length]
+    reads = np.arange(first + r, first + length, p)
     nbytes = np.asarray(d.mem_bytes)[idx[reads]]
     # a call that returned only after its own work ended waited in it: the read-backs every time, the others rarely
     waited = t_end[first:first + length] >= np.asarray(d.end, np.int64)[idx[first:first + length]]
@@ -684,19 +681,20 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
         return None
     h = trace.h
     syncs = h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False)
-    if ((syncs >= t_start[first]) & (syncs <= t_end[first + length - 1])).any() or \
-            _other_kernels(trace, key, first, length, p) or _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED:
+    synced = bool(((syncs >= t_start[first]) & (syncs <= t_end[first + length - 1])).any())
+    if synced or _other_kernels(trace, key, first, length, p) or \
+            _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED:
         return None
     call = h.names[int(h.name[rec[idx[reads[0]]]])]
     size = "" if nbytes[0] < 0 else f"{gb(int(nbytes[0]))} "
-    words = (f"each ended by the host's blocking read of its result (`{call}`, the same {size}copied from the device "
-             f"at the same point of every repeat, the one launch of it whose call returned only once its work was "
-             f"done), launched by the program's own calls with no framework op around them and no other kernel in "
-             f"the window: the iterations of its loop")
+    words = (f"each ended by the host's blocking read of its result (`{call}`: the same {size}from the device at the "
+             f"same point of every repeat, the repeat's only launch whose call returned once its work was done), "
+             f"launched by the program's own calls with no framework op around them and no other kernel in the "
+             f"window: the iterations of its loop")
     return _ReadBack((r + 1) % p, words)
 
 
-def _launched(trace: Trace, launches: list[np.ndarray], d) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a device table
+def _launched(trace: Trace, launches: list[np.ndarray], d: DeviceEvents) -> tuple[np.ndarray, np.ndarray]:
     """(the launch of each event of ``d``, the indices of its launched events in host launch order): the order of
     :func:`_sequence`, its ties by the GPU's start."""
     rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]

@@ -22,7 +22,9 @@ How, in numbers only:
   only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  A call that
   reads back more than once (mid-call and at its end) waits at a few fixed offsets of every repeat and at no other:
   that pattern of syncs and launches is the iteration's, its boundary the region's start where the host waited there
-  (:func:`_read_points`).  Repeated layers,
+  (:func:`_read_points`).  A native loop that never syncs but reads each result back with a blocking copy -- one
+  copy from the device a repeat, the same bytes each time, the host's one wait of the repeat -- ends each iteration
+  there (:func:`_read_backs`).  Repeated layers,
   and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
   Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
   and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
@@ -686,8 +688,8 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
             _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED:
         return None
     call = h.names[int(h.name[rec[idx[reads[0]]]])]
-    size = "" if nbytes[0] < 0 else f"{gb(int(nbytes[0]))} "
-    words = (f"each ended by the host's blocking read of its result (`{call}`: the same {size}from the device at the "
+    size = f"the same {gb(int(nbytes[0]))}" if nbytes[0] >= 0 else "a copy"
+    words = (f"each ended by the host's blocking read of its result (`{call}`: {size} from the device at the "
              f"same point of every repeat, the repeat's only launch whose call returned once its work was done), "
              f"launched by the program's own calls with no framework op around them and no other kernel in the "
              f"window: the iterations of its loop")

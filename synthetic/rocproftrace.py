@@ -39,7 +39,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           step_staging_ms: float = 0.0, step_read_bytes: int = 0, step_copy_call: str = "hipMemcpy",
           step_sync: str | None = "hipDeviceSynchronize") -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
-    pageable by staging), launches, steps.  ``gpu_records=False`` leaves the GPU's side out (its operations and the
+    pageable by staging), launches, steps, each step's first call (ns).  ``gpu_records=False`` leaves the GPU's side out (its operations and the
     flows to them): the calls alone, as a capture that lost its GPU records holds them.
 
     A step may copy its own batch: ``step_upload_bytes`` to the GPU at its start, staged ``step_staging_ms`` first
@@ -52,7 +52,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
     ops: list[str] = []
     ranges: list[str] = []
     flows: list[tuple[int, int, int, int, int]] = []  # (call start, call end, op section pid, lane, op start)
-    truth: dict = {"kernels": 0, "gpu_ns": {}, "copies": [], "launches": 0, "steps": len(steps), "grids": {}}
+    truth: dict = {"kernels": 0, "gpu_ns": {}, "copies": [], "launches": 0, "steps": len(steps), "grids": {},
+                   "step_starts": []}
     gpu_free = t
 
     def call(name: str, b: int, e: int, args: str) -> None:
@@ -85,6 +86,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
         copy(1, upload_bytes, int(upload_staging_ms * 1e6))
     for s, kernels in enumerate(steps):
         s0 = t
+        truth["step_starts"].append(s0)
         if step_upload_bytes:
             copy(1, step_upload_bytes, int(step_staging_ms * 1e6), step_copy_call)
         for name, us in kernels:

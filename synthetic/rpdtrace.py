@@ -41,9 +41,11 @@ LAUNCH_NS = 5_000
 
 
 def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list[float] = 5.0, module_load_ms: float = 30.0,
-          upload_bytes: int = 0) -> dict:
+          upload_bytes: int = 0, read_bytes: int = 0, sync: bool = True) -> dict:
     """Write the program to ``path`` (``gap_ms``: the host's pause after each burst, one for all or one per burst);
-    returns its truth: the bursts' count, kernels, GPU time (ns) per kernel name."""
+    returns its truth: the bursts' count, kernels, GPU time (ns) per kernel name, each burst's first call (ns).
+    ``read_bytes``: each burst's result read back after its kernels by a blocking ``hipMemcpy`` (0: none); ``sync``
+    False: no ``hipDeviceSynchronize`` after a burst (its read-back, if any, its only wait)."""
     con = sqlite3.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
@@ -65,7 +67,7 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
 
     t = 1_000_000_000
     gpu_free = t
-    truth = {"bursts": len(bursts), "kernels": 0, "gpu_ns": {}}
+    truth = {"bursts": len(bursts), "kernels": 0, "gpu_ns": {}, "burst_starts": []}
     if upload_bytes:  # a blocking upload: the call holds the host until its copy is done
         c0 = t
         copy_ns = max(upload_bytes // 10, 1000)  # ~10 GB/s
@@ -77,6 +79,7 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
         if b == 0 and module_load_ms:
             call("hipModuleLoadData", t, t + int(module_load_ms * 1e6))
             t += int(module_load_ms * 1e6) + 1000
+        truth["burst_starts"].append(t)
         for name, us in kernels:
             api = call("hipLaunchKernel", t, t + LAUNCH_NS)
             con.execute("INSERT INTO rocpd_kernelapi VALUES (?, '0x0', 64, 1, 1, 256, 1, 1, 0, 0, '', '', '', 0, ?)",
@@ -88,8 +91,16 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
             t += LAUNCH_NS + 1000
             truth["kernels"] += 1
             truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + int(us * 1000)
-        sync = call("hipDeviceSynchronize", t, max(t, gpu_free) + 2000)
-        del sync
+        if read_bytes:  # the result back: the call waits for the kernels, then for its own copy
+            b = max(t + LAUNCH_LATENCY_NS, gpu_free)
+            gpu_free = b + max(read_bytes // 10, 1000)
+            api = call("hipMemcpy", t, gpu_free + 1000)
+            con.execute("INSERT INTO rocpd_copyapi VALUES (?, '0x0', ?, 0, 0, 2, '', '', 0, 0, 1, 0)",
+                        (api, read_bytes))
+            op(api, b, gpu_free, "", "CopyDeviceToHost")
+            t = gpu_free + 2000
+        if sync:
+            call("hipDeviceSynchronize", t, max(t, gpu_free) + 2000)
         gap = gap_ms[b % len(gap_ms)] if isinstance(gap_ms, list) else gap_ms
         t = max(t, gpu_free) + 2000 + int(gap * 1e6)
     con.commit()

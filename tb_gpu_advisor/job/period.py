@@ -22,7 +22,9 @@ How, in numbers only:
   only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  A call that
   reads back more than once (mid-call and at its end) waits at a few fixed offsets of every repeat and at no other:
   that pattern of syncs and launches is the iteration's, its boundary the region's start where the host waited there
-  (:func:`_read_points`).  Repeated layers,
+  (:func:`_read_points`).  A native loop that never syncs but reads each result back with a blocking copy -- one
+  copy from the device a repeat, the same bytes each time, the host's one wait of the repeat -- ends each iteration
+  there (:func:`_read_backs`).  Repeated layers,
   and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
   Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
   and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
@@ -36,17 +38,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import ms, plural
+from tb_gpu_advisor.common.fmt import gb, ms, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
 MAX_LAUNCHES = 200_000
@@ -296,10 +299,14 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             return steps
     own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
     fed = None if (marked or layered or own) else _fed_calls(trace, launches, key, first, length, p, t_start)
-    if not (marked or layered or own or fed is not None):
+    read = None if (marked or layered or own or fed is not None) else \
+        _read_backs(trace, launches, key, first, length, p, t_start, t_end)
+    if not (marked or layered or own or fed is not None or read is not None):
         return None
     if fed is not None:  # each repeat starts where its input is uploaded
         offset = fed
+    if read is not None:  # each repeat ends with its read-back: the next starts at the launch after it
+        offset = read.offset
     # a loop whose iterations alternate their launch order (a directionally split solver sweeps x then y, then y then
     # x) repeats its sequence only every few iterations; the host's wait ends each of them alike
     alike = _iterations_per_period(p, offset, waited_at, pause_at, typical, key[first:first + p]) if marked and paused else 1
@@ -330,14 +337,15 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             "each launched by the program's own calls, no framework op around them, and no other kernel in the "
             "window: the iterations of its loop" if own else
             "each fed by its own upload from the host (a host-to-device copy at the same point of every repeat) and "
-            "no other kernel in the window: a loop's calls on new inputs, launched without reading a result back")
+            "no other kernel in the window: a loop's calls on new inputs, launched without reading a result back"
+            if fed is not None else read.words)
     what = (f"{starts.size} repeats of the same {p}-kernel launch sequence" if alike == 1 else
             f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
             f"sequence repeats every {alike} iterations)")
     note = (f"the GPU work's own period: {what} ({100 * coverage:.0f}% of the launches), {each}; no step markers or "
             f"step spans in the capture")
     cut = _partial_words(tail, f"the period's {p}", "the last boundary where the launches stop repeating", partial)
-    return _launch_steps(f"{p}-launch period", start, end, coverage, "medium", note, cut, marked)
+    return _launch_steps(f"{p}-launch period", start, end, coverage, "medium", note, cut, marked or read is not None)
 
 
 def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
@@ -580,10 +588,7 @@ def _own_loop(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: 
     first and last kernels around its layers: an embedding, a head).  Copies outside it are the loop's inputs and
     results; a repeat that copies (3) is left to the waits, as before: a layer whose offloaded weights are copied in
     before it repeats so too."""
-    period = np.unique(key[first:first + p])
-    outside = np.r_[key[:first], key[first + length:]]
-    kernels = _kernel_names(trace)
-    if np.setdiff1d(period, kernels).size or np.setdiff1d(np.intersect1d(np.unique(outside), kernels), period).size:
+    if np.setdiff1d(key[first:first + p], _kernel_names(trace)).size or _other_kernels(trace, key, first, length, p):
         return False
     return _op_share(trace, t_start[first:first + length]) < 1.0 - _WAITED
 
@@ -619,12 +624,85 @@ def _fed_calls(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first:
     up = t_start[np.arange(first + int(at[0]), first + length, p)]
     if _op_share(trace, up) < _WAITED or _in_library_range(trace, up):
         return None
-    period_ids = np.unique(period)
-    outside = np.r_[key[:first], key[first + length:]]
-    kernels = _kernel_names(trace)
-    if np.setdiff1d(np.intersect1d(np.unique(outside), kernels), period_ids).size:
+    if _other_kernels(trace, key, first, length, p):
         return None
     return int(at[0])
+
+
+def _other_kernels(trace: Trace, key: np.ndarray, first: int, length: int, p: int) -> bool:
+    """Whether the GPU computes anything outside the periodic region (``length`` launches from ``first``, period
+    ``p``) that the period does not launch: a kernel of a call's own around its layers (an embedding, a head), where
+    the repeats of a loop are all the work (copies outside are its inputs and results)."""
+    outside = np.unique(np.r_[key[:first], key[first + length:]])
+    return bool(np.setdiff1d(np.intersect1d(outside, _kernel_names(trace)), key[first:first + p]).size)
+
+
+@dataclass(frozen=True)
+class _ReadBack:
+    """Where a native loop's blocking read-back ends each repeat (:func:`_read_backs`): the offset in the period of
+    the launch after it, and the note's words for it."""
+
+    offset: int
+    words: str
+
+
+def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,
+                t_start: np.ndarray, t_end: np.ndarray) -> _ReadBack | None:
+    """The boundary of a native loop's iterations where each ends by reading its result back with a blocking copy
+    and the host waits for the GPU nowhere else; None else.
+
+    Why: a HIP or CUDA program that runs the same kernels each iteration and reads the result back with a blocking
+    ``hipMemcpy`` / ``cudaMemcpy``, never calling a sync, gave the waits nothing to mark, and its copies made it no
+    loop of its own (:func:`_own_loop`): one pass (h37-hipread).  A blocking copy alone marks no boundary -- a layer
+    whose swapped weights are copied in and out blocks the host at every copy, and nothing says which copy ends a
+    repeat.  What the capture itself says of a loop's read: (1) one copy from the device to the host in each repeat,
+    at the same offset, the same number of bytes each time (one result buffer; a model's layers copy tensors of their
+    own sizes); (2) its call returned only once the copy had ended, every time (the host waited for the result);
+    (3) every other launch of the period returned before its own work ended, at most of its instances (the kernels
+    queued, no copy in blocking the host: the read is the host's one wait per iteration); (4) the program's own loop,
+    as :func:`_own_loop` reads it: no framework op around the launches, no kernel outside the region the period does
+    not launch, and no sync inside the region."""
+    d = _busiest(trace, launches)
+    if d is None:
+        return None
+    rec, idx = _launched(trace, launches, d)
+    if idx.size != key.size:
+        return None
+    at = np.flatnonzero(np.asarray(d.kind)[idx[first:first + p]] == devices.KIND_D2H)
+    if at.size != 1 or length < 2 * p:
+        return None
+    r = int(at[0])
+    reads = np.arange(first + r, first + length, p)
+    nbytes = np.asarray(d.mem_bytes)[idx[reads]]
+    # a call that returned only after its own work ended waited in it: the read-backs every time, the others rarely
+    waited = t_end[first:first + length] >= np.asarray(d.end, np.int64)[idx[first:first + length]]
+    offsets = np.arange(length) % p
+    waited_at = np.array([float(waited[(offsets == o)].mean()) for o in range(p)])
+    if not waited[reads - first].all() or float(np.delete(waited_at, r).max(initial=0.0)) > 1.0 - _WAITED or \
+            np.unique(nbytes).size != 1:
+        return None
+    h = trace.h
+    syncs = h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False)
+    synced = bool(((syncs >= t_start[first]) & (syncs <= t_end[first + length - 1])).any())
+    if synced or _other_kernels(trace, key, first, length, p) or \
+            _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED:
+        return None
+    call = h.names[int(h.name[rec[idx[reads[0]]]])]
+    size = f"the same {gb(int(nbytes[0]))}" if nbytes[0] >= 0 else "a copy"
+    words = (f"each ended by the host's blocking read of its result (`{call}`: {size} from the device at the "
+             f"same point of every repeat, the repeat's only launch whose call returned once its work was done), "
+             f"launched by the program's own calls with no framework op around them and no other kernel in the "
+             f"window: the iterations of its loop")
+    return _ReadBack((r + 1) % p, words)
+
+
+def _launched(trace: Trace, launches: list[np.ndarray], d: DeviceEvents) -> tuple[np.ndarray, np.ndarray]:
+    """(the launch of each event of ``d``, the indices of its launched events in host launch order): the order of
+    :func:`_sequence`, its ties by the GPU's start."""
+    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
+    ok = np.flatnonzero(rec >= 0)
+    order = np.lexsort((np.asarray(d.start)[ok], trace.h.start[rec[ok]]))[:MAX_LAUNCHES]
+    return rec, ok[order]
 
 
 def _kernel_names(trace: Trace) -> np.ndarray:
@@ -713,13 +791,10 @@ def _sequence(trace: Trace, launches: list[np.ndarray], least: int = 8
     best = _busiest(trace, launches, least)
     if best is None:
         return None
-    d = best
-    rec = launches[next(i for i, x in enumerate(trace.devices) if x is d)]
-    ok = rec >= 0
-    r = rec[ok]
-    order = np.lexsort((np.asarray(d.start)[ok], h.start[r]))[:MAX_LAUNCHES]
-    return np.asarray(d.name)[ok][order].astype(np.int64), h.start[r][order].astype(np.int64, copy=False), \
-        h.end[r][order].astype(np.int64, copy=False)
+    rec, idx = _launched(trace, launches, best)
+    r = rec[idx]
+    return np.asarray(best.name)[idx].astype(np.int64), h.start[r].astype(np.int64, copy=False), \
+        h.end[r].astype(np.int64, copy=False)
 
 
 def _busiest(trace: Trace, launches: list[np.ndarray], least: int = 8):  # noqa: ANN202 - a device table

@@ -537,15 +537,7 @@ def evaluate_session(job: JobView, findings: Iterable[Finding]) -> list[Finding]
 
 
 def quiet_reason(rule_id: str, metrics: HostMetrics) -> str:
-    """Why ``rule_id`` did not fire on these metrics ('' when the rule gives no reason).
-
-    A rule the host's framework has no concept for never ran (:func:`evaluate`): the framework's reason is the one
-    that held it back, not the rule's own reading of numbers it never judged.  A native program's one kernel
-    ``mat_mult``, 100% of its kernel time, read "MatMul/Conv kernels are 0.0% of the kernel time" -- the rule's
-    families are libraries' GEMMs, and a program's own matmul is none (h37-words24)."""
-    fw = Ctx(metrics).fw
-    if not fw.applies(rule_id):
-        return fw.not_applicable[rule_id]
+    """Why ``rule_id`` did not fire on these metrics ('' when the rule gives no reason)."""
     r = REGISTRY.get(rule_id)
     try:
         return (r.quiet(metrics) or "") if r is not None and r.quiet is not None else ""

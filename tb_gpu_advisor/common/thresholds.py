@@ -62,7 +62,7 @@ _MENTION = "Advisor (issue #37 item 4): a saving under a few per cent of the ste
 _TABLE: tuple[Threshold, ...] = (
     # ---- §1.1 input pipeline ----------------------------------------------------
     _t("input_bound.warning", 0.05, "share", "stock overview: input >=5% of step = moderately input-bound",
-       "share of step time the GPUs are idle while the host waits for input (its data iterator or loader, or the "
+       "share of {step} time the GPUs are idle while the host waits for input (its data iterator or loader, or the "
        "loop's own code before the step's first op); "
        "H2D input copies are shown beside it"),
     _t("input_bound.critical", 0.20, "share", "stock overview: input >=20% of step = highly input-bound",
@@ -71,23 +71,23 @@ _TABLE: tuple[Threshold, ...] = (
     _t("step_gaps.warning", 0.05, "share",
        "Advisor; stock overview flags unattributed ('all others') time at >=3% moderate / >=15% high, "
        "we start at 5% because a 1-2% inter-step gap is a training loop's normal bookkeeping between steps",
-       "share of step time the GPUs are idle between the end of one step's device work and the next step's start"),
+       "share of {step} time the GPUs are idle between the end of one step's device work and the next step's start"),
     _t("step_gaps.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high",
        "same metric, critical level"),
     _t("step_gaps.unrecorded_share", 0.15, "share", "stock overview: 'all others' (time no category explains) >=15% "
-       "of step = high", "share of step time the GPU idles while no runtime call, op, range or OS call of the capture "
+       "of step = high", "share of {step} time the GPU idles while no runtime call, op, range or OS call of the capture "
        "covers the host's time: named, with the way to record it, even where it is under half the idle or the gap"),
     _t("step_gaps.min_gap_ms", 0.05, "ms", "Advisor: below 50 us a gap is launch jitter, not a between-step gap",
        "average gap must also be at least this long"),
     _t("step_gaps.window_share", 0.5, "share", "Advisor: gaps that fill most of the capture window make it a "
        "recording of the host's own work, said so", "the gaps' total time over the capture window's length"),
     _t("host_sync.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a sync inside "
-       "the step leaves the GPU idle like a gap between steps", "share of step time the GPUs are idle after host "
+       "the step leaves the GPU idle like a gap between steps", "share of {step} time the GPUs are idle after host "
        "sync calls (.item(), stream/device/event synchronize) until the next device work"),
     _t("host_sync.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high", "same metric, critical level"),
     # ---- §1.2.2 small kernels / launch latency ---------------------------------
     _t("launch_bound.warning", 0.03, "share", "stock overview: kernel launch >=3% of step = moderate",
-       "share of step time the GPU is idle waiting for the host to launch kernels"),
+       "share of {step} time the GPU is idle waiting for the host to launch kernels"),
     _t("launch_bound.critical", 0.15, "share", "stock overview: kernel launch >=15% of step = high",
        "same metric, critical level"),
     _t("launch.latency_us", 20.0, "us", "guide §1.2.2: each kernel takes about 20-40 us from enqueue to execution "
@@ -126,7 +126,7 @@ _TABLE: tuple[Threshold, ...] = (
     # ---- §1.2.2 op placement ----------------------------------------------------
     _t("host_op_placement.warning", 0.05, "share",
        "Advisor; guide §1.2.2: the host share 'should be very small' (stock reports it without a threshold)",
-       "share of step time spent in TF ops placed on the host (excluding the input pipeline)"),
+       "share of {step} time spent in TF ops placed on the host (excluding the input pipeline)"),
     _t("host_op_placement.critical", 0.20, "share", "Advisor: a fifth of the step in host-placed ops",
        "same metric, critical level"),
     # ---- §1.2.2 / §2 item 4 memory copies ---------------------------------------
@@ -135,12 +135,12 @@ _TABLE: tuple[Threshold, ...] = (
        "host -- a host sync's cost, reported by host_sync -- and two such copies need not be the same data",
        "a device->host->device round trip counts only copies of at least this size (unknown sizes count)"),
     _t("excessive_memcpy.warning", 0.05, "share", "Advisor; guide §1.2.2/§2.4: copies hurt when they block kernels",
-       "share of step time in non-input memcpy (H2D/D2H/D2D/P2P) that the compute stream waits on"),
+       "share of {step} time in non-input memcpy (H2D/D2H/D2D/P2P) that the compute stream waits on"),
     _t("excessive_memcpy.critical", 0.20, "share", "Advisor; capped at warning when host-placed ops explain the copies "
        "(the host_op_placement finding is then the cause)", "same metric, critical level"),
     _t("excessive_memcpy.sync_share", 0.01, "share",
        "Nsight Systems rule 'synchronous memcpy' (any); Advisor fires at 1% of step so trivial ones stay quiet",
-       "share of step time in synchronous (async:0) copies that makes the finding at least a warning"),
+       "share of {step} time in synchronous (async:0) copies that makes the finding at least a warning"),
     # ---- §1.2.3 Tensor Cores / precision ---------------------------------------
     _t("excessive_memcpy.pageable_share", 0.5, "share", "Nsight Systems' expert rule 'CUDA Async Memcpy with Pageable "
        "Memory': a copy from pageable host memory is staged through a pinned buffer by the driver and blocks the host",
@@ -188,12 +188,12 @@ _TABLE: tuple[Threshold, ...] = (
        "conservative", "speedup assumed for misaligned kernels once padded to their dtype's multiple"),
     # ---- §1.3 loss scaling -------------------------------------------------------
     _t("loss_scaling_gaps.warning", 0.03, "share", "stock overview: 'all others' >=3%; guide §1.3: dynamic loss scaling "
-       "adds host-side conditional ops that show as gaps", "share of step time in dynamic loss-scaling host ops / gaps"),
+       "adds host-side conditional ops that show as gaps", "share of {step} time in dynamic loss-scaling host ops / gaps"),
     _t("loss_scaling_gaps.critical", 0.30, "share", "Advisor: the fix (static scale) needs a validated scale value, so "
        "critical only when the gaps are a third of the step", "same metric, critical level"),
     # ---- §1.3 XLA -------------------------------------------------------------------
     _t("xla_not_used.warning", 0.10, "share", "Advisor; guide §1.2.3/§1.3: fusing small ops gives 'significant gains'. "
-       "Never critical: the guide calls compiler fusion an optional last step", "share of step time that fusing the "
+       "Never critical: the guide calls compiler fusion an optional last step", "share of {step} time that fusing the "
        "element-wise chains would save (per GPU), captures without a fusing compiler only"),
     _t("xla_not_used.info", 0.03, "share", "Advisor: below the warning, still mention compiler fusion as the guide's last step",
        "same metric, info level"),
@@ -252,7 +252,7 @@ _TABLE: tuple[Threshold, ...] = (
     _t("mfu_low.mfu", 0.3, "share", "Advisor: PaLM-class training reaches 40-50% MFU; under 30% there is room",
        "MFU under which the low-MFU finding may fire", "below"),
     _t("mfu_low.min_gemm_share", 0.2, "share", "Advisor: GEMMs that take under a fifth of the step cannot be what "
-       "holds MFU down", "GEMM kernel time as a share of step time below which the finding stays quiet"),
+       "holds MFU down", "GEMM kernel time as a share of {step} time below which the finding stays quiet"),
     _t("small_grid.info", 0.01, "share", _MENTION + "; under 1% (a reduction's last one-block pass) it is noise",
        "bound on the step time filling the GPU saves (kernel time x (1 - blocks / SMs) of kernels launched with fewer "
        "blocks than SMs, after the critical cap), as a share of the {step}"),
@@ -285,28 +285,28 @@ _TABLE: tuple[Threshold, ...] = (
        "same metric, critical level"),
     _t("comm_exposed.warning", 0.10, "share", "Advisor: a tenth of the step waiting for collectives no compute "
        "overlaps; peers (HTA's comm/comp overlap, Nsight's nccl_gpu_overlap) report the same quantity without a level",
-       "share of step time in collective kernels that no compute kernel of the same GPU overlaps"),
+       "share of {step} time in collective kernels that no compute kernel of the same GPU overlaps"),
     _t("comm_exposed.critical", 0.25, "share", "Advisor: a quarter of the step is the main cost of the step",
        "same metric, critical level"),
     _t("allreduce_extra.calls_per_gpu_step", 1.0, "count", "guide §2 item 3: one NCCL AllReduce per GPU per step",
        "AllReduce calls per GPU per step above this fire"),
     _t("allreduce_extra.min_share", 0.01, "share", "Advisor (issue #19): extra calls whose time compute hides cost "
        "the step nothing; a finding rests on time the step pays for", "exposed time of the extra AllReduce calls below "
-       "this share of step: no finding"),
+       "this share of {step}: no finding"),
     _t("allreduce_extra.critical", 0.15, "share", "stock overview: device collectives >=15% of step = high",
-       "time of the extra AllReduce calls as a share of step at which the finding is critical"),
+       "time of the extra AllReduce calls as a share of {step} at which the finding is critical"),
     _t("allreduce_slow.ratio_warning", 2.0, "ratio", "guide §2.1: expected ~ params x 4 bytes / bandwidth; Advisor "
        "allows 2x for ring overhead and latency", "measured / expected AllReduce time"),
     _t("allreduce_slow.ratio_critical", 5.0, "ratio", "Advisor", "same metric, critical level"),
     _t("allreduce_slow.share_info", 0.03, "share", "stock overview: device collectives >=3% of step = moderate",
-       "collective share of step that earns an info finding when the parameter count is unknown"),
+       "collective share of {step} that earns an info finding when the parameter count is unknown"),
     _t("allreduce.bandwidth_GBps", 10.0, "GB/s", "Advisor: PCIe 3.0 x16 effective (~10-12 GB/s); used when the capture "
        "does not give the interconnect bandwidth. NVLink is 5-30x faster", "communication bandwidth in the formula"),
     _t("gpu_imbalance.warning", 0.10, "ratio", "Advisor; guide §2 item 5: every replica should do the same work",
        "(busiest GPU busy time - median GPU busy time) / median, per step"),
     _t("gpu_imbalance.critical", 0.30, "ratio", "Advisor", "same metric, critical level"),
     _t("launch_skew.warning", 0.05, "share", "Advisor; guide §2.2: skewed start = host thread contention",
-       "average spread of the GPUs' first-kernel start per step, as a share of step time"),
+       "average spread of the GPUs' first-kernel start per step, as a share of {step} time"),
     _t("launch_skew.critical", 0.30, "share", "Advisor: part of a skew hides behind the AllReduce wait; critical when "
        "it is near a third of the step", "same metric, critical level"),
     _t("launch_skew.min_ms", 0.1, "ms", "Advisor: skews under 100 us are scheduling noise", "absolute minimum skew"),
@@ -374,11 +374,11 @@ _TABLE: tuple[Threshold, ...] = (
        "times the most repeated top-level NVTX range must occur on a thread to mark steps (no range named like a step)"),
     _t("dtype_casts.warning", 0.10, "share", "Advisor: a tenth of the step in kernels that only convert dtypes is "
        "mixed precision paying more than it should (real HF autocast forward passes: casts beside GEMMs of half their "
-       "time)", "share of step time in dtype-conversion kernels"),
+       "time)", "share of {step} time in dtype-conversion kernels"),
     _t("dtype_casts.critical", 0.25, "share", "Advisor: a quarter of the step in casts is more than the GEMMs of a "
        "typical eager forward pass", "same metric, critical level"),
     _t("allocator_churn.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a "
-       "caching allocator makes driver allocations rare after warm-up", "share of step time the GPU idles while the host "
+       "caching allocator makes driver allocations rare after warm-up", "share of {step} time the GPU idles while the host "
        "is in cudaMalloc / cudaFree"),
     _t("allocator_churn.critical", 0.20, "share", "Advisor: a fifth of the step in the driver's allocator", "same "
        "metric, critical level"),

@@ -390,7 +390,7 @@ FRAMEWORK = Framework(
             "host_sync:waits": "The host waits for the GPU {calls} (in {who}: the "
                                "jax.block_until_ready, float(loss), x.item(), np.asarray(x), jax.device_get or "
                                "print(x) in the step; {wait} blocked in them)",
-            "host_sync:meaning": "share of step time the GPUs are idle after the program's waits for the device "
+            "host_sync:meaning": "share of {step} time the GPUs are idle after the program's waits for the device "
                                  "(jax.block_until_ready) and reads of device values (np.asarray(jax.Array): "
                                  "float(x), x.item(), np.asarray(x), jax.device_get, print) until the next device work",
             "host_sync:drains": "each wait or read drains the GPU",

@@ -3,13 +3,14 @@ in the framework's and the GPU vendor's words, and the ranks table they show."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.job import adapt, context_tags
 from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
-from tb_gpu_advisor.rules.base import metric_in_words, table_in_words
+from tb_gpu_advisor.rules.base import metric_in_words, of_window, table_in_words
 from tb_gpu_advisor.rules.registry import REGISTRY
 from tb_gpu_advisor.rules.savings import parts
 
@@ -54,6 +55,9 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
 
     evidence = [table_in_words(t, words) for t in evidence]
     metric = metric_in_words(metric, words)
+    # the label's and meaning's window ("share of {step}"), in the job's word where every host kept one step
+    noun = job.step_word if job.one_step else "step"
+    metric = dataclasses.replace(metric, label=of_window(metric.label, noun), meaning=of_window(metric.meaning, noun))
 
     return Finding(
         id=rule_id, rule=rule_id, severity=severity, title=words(title or reg.title), summary=words(summary),  # type: ignore[arg-type]

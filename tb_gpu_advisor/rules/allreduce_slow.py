@@ -96,7 +96,7 @@ def check(m: HostMetrics) -> list[Finding]:
         # without the parameter count nothing says it is slow: the title states what was measured, not a verdict;
         # ``needs_setting`` lets the tab point at its Settings field that would judge it
         title="AllReduce time measured, not judged: give the parameter count to compare",
-        metric=share_metric("collective_share", "AllReduce share of step", share, "allreduce_slow.share_info",
+        metric=share_metric("collective_share", "AllReduce share of {step}", share, "allreduce_slow.share_info",
                             severity=sev, detail={"allreduce_ms": ar, "needs_setting": "params"}),
         saving=None,
         evidence=evidence,

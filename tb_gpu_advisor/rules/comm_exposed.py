@@ -87,7 +87,7 @@ def check(job: JobView) -> list[Finding]:
           f"{_calls(top[1])} and {ms(top[3])} exposed {job.per_step}{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
         + (f" One {job.unit}'s trace cannot tell the transfer from waiting for the other {job.units}: profile every "
            f"{job.unit} to separate them." if n == 1 else ""),
-        metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",
+        metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n,
                                                   **({"paced_ms_per_step": paced} if paced > 0 else {})}),

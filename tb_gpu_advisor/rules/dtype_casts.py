@@ -16,9 +16,12 @@ import re
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import fp16_reason, per_step_ms, sixteen_bit_dtype
-from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, pct, rule, saving, share_metric, short, table
+from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, of_window, pct, rule, saving, share_metric, short, table
 
 ID = "dtype_casts"
+#: the title, of the window the casts' share is of: "of the step" registered (docs, MCP), the host's own window in a
+#: finding ("of the pass" on a capture read as one pass, ``Ctx.window_words``; h37-words24)
+_TITLE = "Dtype casts take a large share of the {step}"
 
 
 def cast_rows(m: HostMetrics, ctx: Ctx) -> list:
@@ -29,7 +32,7 @@ def cast_rows(m: HostMetrics, ctx: Ctx) -> list:
             and ((rx is not None and rx.search(s.name)) or (s.op_type in ops))]
 
 
-@rule(ID, "§1.3", "Dtype casts take a large share of the step",
+@rule(ID, "§1.3", of_window(_TITLE),
       thresholds=("dtype_casts.warning", "dtype_casts.critical"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
@@ -49,6 +52,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"Kernels that only convert dtypes take {ctx.part_of_step(cast_ms)} ({pct(share)}{than}): "
         f"{count(sum(s.count for s in rows))} casts in the kept steps, memory-bound copies that no GEMM or "
         f"precision number shows -- {ctx.fw.label('cast_cause')}.",
+        title=ctx.window_words(_TITLE),
         metric=share_metric("cast_share", "Step time in dtype casts", share, "dtype_casts.warning", severity=sev,
                             detail={"cast_ms_per_step": cast_ms, "gemm_ms_per_step": gemm}),
         saving=saving(ctx, cast_ms, "no cast is left: the weights are kept in the 16-bit dtype and activations stay "

@@ -47,7 +47,7 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence.insert(0, chain_table(cs, ctx, m))
     return [finding(
         ctx, ID, sev, text,
-        metric=share_metric("eager_time_share", "Eager op time share of step", share, "eager_execution.warning",
+        metric=share_metric("eager_time_share", "Eager op time share of {step}", share, "eager_execution.warning",
                             severity=sev, detail={"eager_ops_per_step": e.per_step, "eager_ops": e.count,
                                                   "eager_ms_per_step": e.time_ms_per_step,
                                                   "fused_kernel_saving_ms_per_step": fused_ms}),

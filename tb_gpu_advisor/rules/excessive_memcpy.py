@@ -102,7 +102,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"Copies block the GPU for {ctx.part_of_step(blocking)} ({pct(share)}), "
         f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx)}){sync_txt}{rec_txt}"
         f"{explained}.",
-        metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
+        metric=share_metric("memcpy_blocking_share", "Blocking copy time share of {step}", share,
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
                                     "sync_share_of_step": sync_share,

@@ -73,7 +73,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"{ctx.count_per_step(h.count_per_step, ctx.fw.label('ops_short').removesuffix('s'), ctx.fw.label('ops_short'))} run on the host ({pct(h.share_by_count)} of ops by "
         f"count), taking {ctx.part_of_step(t_ms)} ({pct(share)}){copy_txt}.{heavy_txt}",
-        metric=share_metric("host_op_time_share", "Host-placed op time share of step", share,
+        metric=share_metric("host_op_time_share", "Host-placed op time share of {step}", share,
                             "host_op_placement.warning", severity=sev,
                             detail={"host_op_share_by_count": h.share_by_count, "host_ops_per_step": h.count_per_step,
                                     "host_op_ms_per_step": t_ms, "round_trip_copy_ms_per_step": copies}),
@@ -114,7 +114,7 @@ def round_trip_check(m) -> list:
         f"({rt.d2h_bytes_per_step / 1e6:.1f} MB {ctx.per_step}), {ms(rt.idle_ms_per_step)} of host work with the GPU idle "
         f"({pct(share)} {ctx.of_step()}), then a host->device copy ({rt.h2d_bytes_per_step / 1e6:.1f} MB).",
         title="Computation leaves the GPU mid-step: a device -> host -> device round trip",
-        metric=share_metric("round_trip_idle_share", "GPU idle in host round trips, share of step", share,
+        metric=share_metric("round_trip_idle_share", "GPU idle in host round trips, share of {step}", share,
                             "host_op_placement.warning", severity=sev,
                             detail={"round_trip_idle_ms_per_step": rt.idle_ms_per_step, "steps_with_round_trip": rt.steps_with,
                                     "d2h_bytes_per_step": rt.d2h_bytes_per_step, "h2d_bytes_per_step": rt.h2d_bytes_per_step,

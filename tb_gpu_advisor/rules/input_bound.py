@@ -82,7 +82,7 @@ def check(m: HostMetrics) -> list[Finding]:
         # the Python the profiler traced inside the wait's own host time (the frames that hold it, an in-process
         # loader's ``__next__``): each of those calls cost the host its recording
         + traced_python(ctx, wait_ms, src.traced_calls_per_step),
-        metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
+        metric=share_metric("input_wait_share", "Input wait share of {step}", share, "input_bound.warning", severity=sev,
                             detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d, "source": src.source,
                                     "pre_op_ms": src.pre_op_ms_per_step}),
         saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "

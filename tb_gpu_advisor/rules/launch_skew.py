@@ -67,7 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"The GPUs start {'a' if part < 1.0 else 'each'} step up to {ms(skew)} apart{where} ({pct(share)} of {of}); GPU{late_gpu} "
         f"starts last (+{ms(late_ms)}), launch order {order or 'n/a'}"
         f"{'' if private else ctx.fw.label('launch_skew:no_private_threads')}.",
-        metric=share_metric("launch_skew_share", "Launch skew share of step", share, "launch_skew.warning", severity=sev,
+        metric=share_metric("launch_skew_share", "Launch skew share of {step}", share, "launch_skew.warning", severity=sev,
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
         saving=saving(ctx, min(skew * part, wait_held_ms(m)), "all GPUs start the step together (the late GPU no longer delays the AllReduce)",

@@ -30,7 +30,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"Dynamic loss scaling runs {ctx.count_per_step(ls.op_count_per_step, 'conditional op')} on the host "
         f"({ms(ls.host_ms_per_step)}), leaving the GPU idle {ctx.part_of_step(cost)} ({pct(share)}).",
-        metric=share_metric("loss_scaling_gap_share", "Loss-scaling gap share of step", share,
+        metric=share_metric("loss_scaling_gap_share", "Loss-scaling gap share of {step}", share,
                             "loss_scaling_gaps.warning", severity=sev,
                             detail={"host_ms_per_step": ls.host_ms_per_step, "gap_ms_per_step": ls.gap_ms_per_step,
                                     "ops_per_step": ls.op_count_per_step, "ops": ls.op_count}),

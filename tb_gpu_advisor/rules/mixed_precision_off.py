@@ -25,10 +25,19 @@ _VERIFY = action("Enable it alone first and verify the gain, then check the find
 
 
 def quiet_reason(m) -> str | None:
-    """Why a low 16-bit share is not a finding: no Tensor Core GPU, or too little MatMul/Conv work to matter."""
+    """Why a low 16-bit share is not a finding: no Tensor Core GPU; a program whose framework has no precision to
+    set (the check never runs: ``rules.evaluate`` skips what ``Framework.applies`` denies); too little MatMul/Conv
+    work to matter.
+
+    Why the framework's reason before the MatMul/Conv share: the share is of the kernels a library's names mark as
+    GEMMs, and a native program's own kernels carry none -- its one kernel ``mat_mult``, 100% of the kernel time,
+    read "MatMul/Conv kernels are 0.0% of the kernel time" (h37-words24, wild/matmul_rtx3060_laptop_pinned_sync)."""
+    ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)
     if not yes:
-        return f"no GPU with {Ctx(m).vendor.TERMS['matrix_units']} in this capture: 16-bit kernels would not use them"
+        return f"no GPU with {ctx.vendor.TERMS['matrix_units']} in this capture: 16-bit kernels would not use them"
+    if not ctx.fw.applies(ID):
+        return ctx.fw.not_applicable[ID]
     k = kernel_mix(m)
     known = known_us(k)
     if known > 0 and k.eligible_us / known < T("mixed_precision_off.min_eligible_share"):

@@ -43,7 +43,7 @@ def check(job: JobView) -> list[Finding]:
         f"The other nodes' {job.units} wait {ms(others_comm)} {job.per_step} in exposed collectives (median); every one of the {n} "
         f"{job.units} on {host} waits at most {ms(comm)}: they enter the collectives last, and the job runs at {host}'s "
         f"pace, {ms(extra)} ({pct(share)} of the {ms(job.step_ms)} {job.step_word if job.one_step else 'step'}) {job.per_step}.",
-        metric=share_metric("node_extra_share", "Slow node's extra time, share of step", share, "rank_straggler.warning",
+        metric=share_metric("node_extra_share", "Slow node's extra time, share of {step}", share, "rank_straggler.warning",
                             meaning=straggler_meaning(job), severity=sev, detail={"node": host, "extra_ms_per_step": extra, "node_comm_ms": comm,
                                                   "others_comm_ms": others_comm, "nodes": len(job.hosts)}),
         saving_ms=extra, assumption=f"{host} runs as fast as the other nodes: their {job.units} stop waiting for it",

@@ -62,7 +62,7 @@ def check(job: JobView) -> list[Finding]:
         f"enters them last. It spends {ms(s.busy_ms)} {'of the ' + job.step_word if job.one_step else 'of each step'} before its "
         f"collectives, {ms(busy_extra)} more than the median {job.unit}, "
         f"mostly {why}.{rest}{persist}",
-        metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,
+        metric=share_metric("straggler_extra_share", "Straggler's extra time, share of {step}", share,
                             "rank_straggler.warning", meaning=straggler_meaning(job), severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
                                     "straggler_busy_extra_ms": busy_extra, "last_in_steps": last_in,

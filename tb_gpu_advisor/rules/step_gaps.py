@@ -85,7 +85,7 @@ def check(m: HostMetrics) -> list[Finding]:
     why = _diagnose(ctx, m, p, sev, private, outside)
     return [finding(
         ctx, ID, why.severity, _summary(ctx, m, p, why) + (traced_python(ctx, save_ms) if why.host_work else ""),
-        metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", p.share,
+        metric=share_metric("step_gap_share", "Between-step gap (non-input) share of {step}", p.share,
                             "step_gaps.warning", severity=why.severity, detail=_detail(g, p, private, why, outside)),
         saving=saving(ctx, save_ms, why.assumption, claims),
         evidence=_evidence(ctx, g, p, why.comm_ms),

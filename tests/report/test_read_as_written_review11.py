@@ -87,10 +87,13 @@ def test_the_launch_card_names_the_note_its_check_gave(run):
 
 def test_a_card_that_does_not_fire_keeps_its_reason():
     """Control: cloverleaf_a100_cuda's 16-bit card is past its level and mixed_precision_off gave no
-    finding: the card keeps the rule's own reason."""
+    finding: the card keeps the reason that held the rule back -- a native program's, where the rule never runs
+    (h37-words24: its "MatMul/Conv kernels are 0.0%" read library names a program's own kernels need not carry)."""
+    from tb_gpu_advisor.frameworks import native
+
     r = run_report(FIXTURES / "wild", "cloverleaf_a100_cuda")
     said = _card(r, "sixteen_bit_share").detail["not_flagged"]
-    assert "MatMul/Conv kernels are" in said
+    assert said == native.FRAMEWORK.not_applicable["mixed_precision_off"], said
     assert not [f for f in r.hosts[0].findings if f.rule == "mixed_precision_off"]
 
 

@@ -760,8 +760,9 @@ _PASS_STEP_WORDS = re.compile(r"\bthe first step\b|\bno part of (?:the|a) step\b
                               r"|\bThe step spans\b")
 #: a card's meaning said of a step on a one-pass host (h37-words23): "share of the step the GPU spends executing
 #: kernels", the input card's framework words "share of the step the GPU was idle while ...", the MFU card's "FLOPs per
-#: step / (step time x ...)", a finding's device share "share of the step the device executes"
-_CARD_STEP = re.compile(r"\bshare of the step\b|\bper step / \(step time\b")
+#: step / (step time x ...)", a finding's device share "share of the step the device executes"; h37-words24: a
+#: threshold's "share of step time the GPUs are idle ...", a metric's label "Input wait share of step"
+_CARD_STEP = re.compile(r"\bshare of (?:the )?step\b|\bper step / \(step time\b")
 
 
 def _one_pass_step_words(h: HostReport, findings: list[Finding]) -> list[str]:
@@ -868,9 +869,11 @@ def _unfilled_window(h: HostReport, findings: list[Finding]) -> list[str]:
 
 
 def _meanings(h: HostReport, findings: list[Finding]) -> list[tuple[str, str]]:
-    """(where, meaning) of each card of ``h`` and each metric of its ``findings``."""
-    return [(f"{m.id} card", m.meaning) for m in h.headline] + [(f"{f.id} metric", f.metric.meaning) for f in findings
-                                                                 if f.metric is not None]
+    """(where, meaning) of each card of ``h`` and each metric of its ``findings``, and (where, label) of each: a label
+    names the window too ("Input wait share of step", h37-words24)."""
+    metrics = [(f"{m.id} card", m) for m in h.headline] + [(f"{f.id} metric", f.metric) for f in findings
+                                                            if f.metric is not None]
+    return [(what, m.meaning) for what, m in metrics] + [(f"{what} label", m.label) for what, m in metrics]
 
 
 def rendered_step_problems(report: Report) -> list[str]:

@@ -1335,9 +1335,10 @@ def _grad_reset_then(trace: Trace, reset: str) -> Kind:
     held = _held_at_dump(trace)
     if held is not None and held >= T("job.snapshot_forward_kept"):
         return Kind("training", "low", f"a memory snapshot recorded without stacks: `{_short(reset)}` ran and "
-                                       f"{held:.0%} of the bytes its history allocated are held at the dump -- a "
-                                       "forward kept for its backward, or a backward's gradients")
-    freed = "frees every block it allocated" if not held else f"holds {held:.0%} of the bytes it allocated"
+                                       f"{held:.0%} of the bytes its history allocated after it are held at the dump "
+                                       "-- a forward kept for its backward, or a backward's gradients")
+    freed = ("frees every block it allocated after it" if not held
+             else f"holds {held:.0%} of the bytes it allocated after it")
     return Kind("inference", "low", f"a memory snapshot recorded without stacks: `{_short(reset)}` ran, but no "
                                     f"optimizer step and no backward's walk back show, and its history {freed} by "
                                     "the dump -- nothing kept for a backward, no gradient made: forward work (a "

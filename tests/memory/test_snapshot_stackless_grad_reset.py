@@ -17,6 +17,7 @@ step (its backward's walk back), and the stackless forward with no annotation (o
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
@@ -42,8 +43,6 @@ def _annotated(doc: dict, name: str = ZERO_GRAD) -> dict:
 
 
 def _real() -> dict:
-    import pickle
-
     return pickle.loads(REAL.read_bytes())
 
 
@@ -96,3 +95,18 @@ def test_controls_without_the_reset(tmp_path: Path, sc: ms.Scenario, kind: str) 
     """Controls (as on main): a backward's walk back reads training; one pass with no annotation is not read."""
     rep = report(tmp_path, ms.as_recorded(sc.doc, context=None))
     assert rep.job["kind"] == kind, rep.job
+
+
+ADAM = FIXTURES / "wild" / "snapshot_adam_iterations" / "forward_and_backward_memory_snapshot_200.pickle"
+
+
+@pytest.mark.skipif(not ADAM.is_file(), reason="wild fixture missing")
+def test_a_real_training_loop_with_only_its_resets_is_training_by_its_pattern(tmp_path: Path) -> None:
+    """The real 3-iteration Adam loop stackless, its ``Optimizer.step`` ranges taken away (its 3 ``zero_grad`` kept):
+    training, from the backward's walk back in its pattern -- the evidence that outranks the reset's name (main: from
+    the name, high)."""
+    doc = pickle.loads(ADAM.read_bytes())
+    doc["external_annotations"] = [a for a in doc["external_annotations"] if "zero_grad" in a["name"]]
+    rep = report(tmp_path, ms.as_recorded(doc, context=None))
+    assert (rep.job["kind"], rep.job["kind_confidence"]) == ("training", "low"), rep.job
+    assert "by its allocation pattern" in rep.job["kind_evidence"], rep.job

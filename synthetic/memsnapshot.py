@@ -360,21 +360,22 @@ AUTOCAST_CAST = [*ALLOCATOR_CPP, *_op("_to_copy"),
 
 
 def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2,
-                 cast_mib: int = 0) -> Scenario:
+                 cast_mib: int = 0, dump_before_drop: bool = False) -> Scenario:
     """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
     allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  With autograd on (``grad``) every tensor is kept
     for a backward that never runs, and all are freed together when the output is dropped after the pass; under
     ``no_grad`` each layer's tensors are freed once the next layer has used them.  ``cast_mib``: under autocast, each
     layer's first op also casts its weight to 16 bits (``cast_mib`` MiB), cached until the pass ends -- a parameter's
-    copy, not an activation.  No OOM: the capacity is unknown.  Truth: the forward bytes live at the peak and the
-    largest of them (the casts apart, ``cast_bytes``)."""
+    copy, not an activation.  ``dump_before_drop``: the dump comes before the last pass's output is dropped (a
+    training forward dumped before its backward), so that pass's tensors are live at it.  No OOM: the capacity is
+    unknown.  Truth: the forward bytes live at the peak and the largest of them (the casts apart, ``cast_bytes``)."""
     a = Allocator(80 * GiB)
     for _ in range(8):
         a.malloc(256 * MiB, PARAMS)
     peak_kept = largest = 0
     casts_held = 0
     starts = []
-    for _ in range(passes):
+    for n in range(passes):
         first = len(a.trace)
         live: list[int] = []
         casts = []
@@ -391,8 +392,8 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
             held = sum(a.size_of(x) for x in live)
             if held > peak_kept:
                 peak_kept, largest = held, max(a.size_of(x) for x in live)
-        for x in live + casts:  # the output dropped: the graph (or the last layer's tensors) freed at once, and
-            a.free(x)            # the autocast region left
+        for x in ([] if dump_before_drop and n == passes - 1 else live + casts):  # the output dropped: the graph
+            a.free(x)  # (or the last layer's tensors) freed at once, and the autocast region left
         # the pass's first allocation: its first layer's (the input is reused in place)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
     truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": 8 * 256 * MiB,

@@ -1067,11 +1067,13 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     named = [n for n in trace.producer.get("annotations", ()) if fw.training_event(n)]
     kept = _forward_kept_share(trace)
     no_grad = ""
+    bare = trace.snapshot is not None and trace.snapshot.stackless
     if named:
         work = [n for n in named if not fw.grad_reset_event(n)]
-        if work or kept is None or kept >= T("job.snapshot_forward_kept"):
+        if work or _kept_for_backward(kept, bare):
             return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
                                             f"`{_short((work or named)[0])}`")
+    if named and kept is not None:
         no_grad = (f"; `{_short(named[0])}` ran, but the forward freed its blocks as it went ({kept:.0%} of its bytes "
                    "live at the peak): it kept nothing for a backward (grad off), and no backward or optimizer step "
                    "followed")
@@ -1088,8 +1090,9 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     if "forward" in seen:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
-    if trace.snapshot is not None and trace.snapshot.stackless:
-        return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or Kind(
+    if bare:
+        return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or (
+            _grad_reset_then(trace, named[0]) if named else None) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
                               "pass -- the kind is not read")
@@ -1304,6 +1307,63 @@ def _repeated_passes(trace: Trace) -> Kind | None:
                                         f"{len(got.starts)} times in a row, each time freeing them all, with no "
                                         "backward pass walking them back -- forward passes")
     return None
+
+
+def _kept_for_backward(kept: float | None, bare: bool) -> bool:
+    """Whether a snapshot whose annotations name only a gradient reset (``zero_grad``) is read as training from
+    them: where its forward kept ``job.snapshot_forward_kept`` of its bytes at the peak, or where no forward
+    allocation was recorded in a history with stacks (nothing contradicts the name).  A history without stacks
+    (``bare``) has no forward allocation by construction: its allocation pattern decides (:func:`_grad_reset_then`),
+    the name ranking below it -- a reset says an optimizer exists, not that it stepped."""
+    if kept is None:
+        return not bare
+    return kept >= T("job.snapshot_forward_kept")
+
+
+def _grad_reset_then(trace: Trace, reset: str) -> Kind:
+    """The kind of a history without stacks whose only training-worded annotation resets the gradients
+    (``Optimizer.zero_grad``), and whose allocation pattern shows no backward and no loop of passes: training
+    (low) where the blocks it made are held at the dump (:func:`_held_at_dump`, a share at least
+    ``job.snapshot_forward_kept`` of them), else inference (low).
+
+    Why: a ``zero_grad`` says an optimizer exists, not that it stepped -- a benchmark calls it before forward-only
+    passes (``wild/snapshot_nograd_bf16``: `zero_grad`, then one forward under ``no_grad``), and main called that
+    "training (high)" without the stacks that let the framed reading see the forward freeing its blocks as it
+    went.  The allocations are the physics: a forward kept for a backward, or the gradients a backward made (held
+    until the next ``zero_grad``), are live at the dump; a history that frees what it made kept nothing for either,
+    and no optimizer step shows (the profiler's ranges would name it, as they name the reset)."""
+    held = _held_at_dump(trace)
+    if held is not None and held >= T("job.snapshot_forward_kept"):
+        return Kind("training", "low", f"a memory snapshot recorded without stacks: `{_short(reset)}` ran and "
+                                       f"{held:.0%} of the bytes its history allocated after it are held at the dump "
+                                       "-- a forward kept for its backward, or a backward's gradients")
+    freed = ("frees every block it allocated after it" if not held
+             else f"holds {held:.0%} of the bytes it allocated after it")
+    return Kind("inference", "low", f"a memory snapshot recorded without stacks: `{_short(reset)}` ran, but no "
+                                    f"optimizer step and no backward's walk back show, and its history {freed} by "
+                                    "the dump -- nothing kept for a backward, no gradient made: forward work (a "
+                                    "benchmark calling `zero_grad`)")
+
+
+def _held_at_dump(trace: Trace) -> float | None:
+    """The largest share, over GPUs, of the bytes a snapshot's history allocated after its last gradient reset
+    (``MemorySnapshot.reset_ends_ps``; the whole history where none on its clock, or nothing after it) that it never
+    frees (live at the dump); None where the history allocates nothing.  Why: without stacks no block reads as the
+    forward's, but what a backward still needs, or made, is live when the history ends whatever allocated it; what a
+    forward under ``no_grad`` made, and an autocast region's cast cache, are freed by then.  Set-up before the reset
+    (the model's weights, the optimizer's state) is held too, and says nothing of the step."""
+    resets = trace.snapshot.reset_ends_ps if trace.snapshot is not None else ()
+    best: float | None = None
+    for me in trace.memory.values():
+        made = me.delta > 0
+        after = made & (me.t >= resets[-1]) if resets else made
+        made = after if after.any() else made
+        total = float(me.delta[made].sum())
+        if total <= 0:
+            continue
+        share = float(me.delta[made & (me.frees() >= len(me))].sum()) / total
+        best = share if best is None else max(best, share)
+    return best
 
 
 def _patterned(trace: Trace, read: Callable[[MemoryEvents], Any]) -> Iterator[tuple[int, Any]]:

@@ -210,6 +210,10 @@ class MemorySnapshot:
     #: iterations' boundaries where the snapshot has no step markers (what is live at a peak and older than the last
     #: one before it was made by an earlier iteration: held across steps)
     iteration_ends_ps: tuple[int, ...] = ()
+    #: when the optimizer's gradient resets (``Optimizer.zero_grad``) ended (ps, the events' clock), from the same
+    #: annotations: what a history makes after the last one is the step the dump interrupted (its forward kept for a
+    #: backward, the gradients a backward made), set apart from what set-up made before it (weights, state)
+    reset_ends_ps: tuple[int, ...] = ()
     #: the allocator's history lost its start (``_record_memory_history(max_entries=N)`` keeps only the last N events):
     #: (entries kept, ms they span, ms the profiler's annotations span -- recorded while the history was on, earlier
     #: than the first kept entry); None where nothing shows a loss

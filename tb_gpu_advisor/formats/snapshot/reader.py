@@ -28,6 +28,7 @@ import re
 import tempfile
 import zlib
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -437,6 +438,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
         named = [a.get("name") for a in budget.each(notes) if isinstance(a, dict)]
         producer["annotations"] = tuple(dict.fromkeys(n for n in named if isinstance(n, str) and n))[:MAX_ANNOTATIONS]
         snap.iteration_ends_ps = _iteration_ends(budget.each(notes), t0_us)
+        snap.reset_ends_ps = _iteration_ends(budget.each(notes), t0_us, pytorch.is_grad_reset_event)
         snap.history_cut = _history_cut(snap.iteration_ends_ps, budget.each(notes), entries, times, t0_us)
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
@@ -1124,12 +1126,14 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase
 
 
-def _iteration_ends(notes: Any, t0_us: int) -> tuple[int, ...]:
-    """When the optimizer's steps ended (ps from the first entry), sorted: each ends an iteration of the job.  Only
-    annotations with a time on the entries' clock (``time_us``) count."""
+def _iteration_ends(notes: Any, t0_us: int,
+                    said: Callable[[str], bool] = pytorch.is_step_end_event) -> tuple[int, ...]:
+    """When the optimizer's steps ended (ps from the first entry), sorted: each ends an iteration of the job (``said``:
+    the ranges whose ends are read, the steps by default).  Only annotations with a time on the entries' clock
+    (``time_us``) count."""
     ends = {(_int(a.get("time_us"), -1) - t0_us) * 1_000_000 for a in notes
             if isinstance(a, dict) and a.get("stage") == "END" and _on_clock(a.get("time_us"), t0_us)
-            and isinstance(a.get("name"), str) and pytorch.is_step_end_event(a["name"])}
+            and isinstance(a.get("name"), str) and said(a["name"])}
     return tuple(sorted(ends))[:MAX_ANNOTATIONS]
 
 

@@ -298,6 +298,19 @@ def _offenders(sk, ctx: Ctx, against_launch: bool = True) -> tuple[list, str]:  
                   f"{_against_latency(o.avg_us) if against_launch else ''}.")
 
 
+def _step_host_cost(m: HostMetrics) -> tuple[str, str]:
+    """What the host's time in a step too small for it is called ("of host ...", "too small for its ..."): its
+    dispatch where a steady step shows it recurs, else its host time.  Where the capture's one step may be nothing but
+    first calls (``rules.first_call_why``), its host time is also one-time work (compiling, loading each kernel on its
+    first launch) the capture cannot tell from a steady call's dispatch, and the note ``rules._one_early_call``
+    appends says so -- "of host dispatch" beside it claimed the per-call cost it doubts, as the host-bound clause's
+    "the host's time in" avoids (h37-walk23: ``--forms`` seed 6053, one Kineto step kept, the later steps' GPU records
+    lost)."""
+    from tb_gpu_advisor.rules import first_call_why  # the package imports this module: read at call time
+
+    return ("dispatch", "dispatch cost") if first_call_why(m) is None else ("time", "host time")
+
+
 def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, bool, list, str]:
     """(severity, few small kernels, fixes, words) for what the wait is: an optimizer's per-parameter launches (its
     multi-tensor update); a moderate wait beside big kernels or kernels replayed from CUDA graphs (the host's per-op
@@ -324,10 +337,11 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
                     f"{GRAPH_LAUNCH_LEFT}.")
     if step_level(m) and sev != "info":
         d = m.dispatch
+        spent, too_small_for = _step_host_cost(m)
         step_txt = (f" Each step is {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
                     f"{ctx.mean_words(d.calls_per_step)} costing {ms(d.host_ms_per_step)} "
-                    f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
-                    f"too small for its dispatch cost.")
+                    f"of host {spent}, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole "
+                    f"step is too small for its {too_small_for}.")
         actions = ctx.fw.fix(f"{ID}:step")
     return sev, few_small, actions, words + step_txt
 

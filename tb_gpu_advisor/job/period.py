@@ -265,7 +265,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         if score > best:
             best, offset = score, o
     reads = _read_points(waited_at)
-    if reads and waited_at[0] >= _WAITED:  # the loop's first call begins where its launches begin repeating
+    opens = reads and waited_at[0] >= _WAITED
+    if opens:  # the loop's first call begins where its launches begin repeating
         best, offset = (float(waited_at[0]), float(pause_at[0])), 0
     waited, pause = best
     # the typical gap between launches inside a step: the boundaries' own pauses left out, which in a short
@@ -285,11 +286,12 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # the boundary's pause is only the loop's own turn, no multiple of a launch's gap -- there the one wait per
     # period, at the boundary that pauses longest, marks it (h37-tinyiter)
     hostbound = not paused and only_here and _turns_longest(pause_at, offset)
-    # a loop that reads back at a few fixed points of each call, its host slower than its GPU: its boundary, one of
-    # them, pauses longer than any launch without a read (h37-twosync)
+    # a loop that reads back at a few fixed points of each call: its boundary, one of them, pauses longer than any
+    # launch without a read (h37-twosync); the host slower than its GPU, or the boundary the one where the launches
+    # begin repeating (:func:`_reads_bound_calls`)
     several = (not paused and reads and
                float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0)) and
-               _reads_find_work_done(trace, t_start, waited_at, first, length, p))
+               _reads_bound_calls(trace, t_start, waited_at, first, length, p, opens))
     layered = _calls_of_layers(key, first, length, p)
     marked = waited >= _WAITED and (paused or alone or hostbound or several)
     if not marked and not layered:  # the host waits every few repeats, at one offset: those repeats are one iteration
@@ -472,6 +474,22 @@ def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarr
     idx = (first + at[:, None] + p * np.arange(1, length // p + 1)[None, :]).ravel()
     idx = idx[idx < first + length]
     return bool(idx.size) and _blocked_share(trace, t_start[idx - 1], t_start[idx]) < _READ_BLOCKED
+
+
+def _reads_bound_calls(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int, p: int,
+                       opens: bool) -> bool:
+    """Whether a period's reads (``waited_at``: a few fixed offsets, :func:`_read_points`) end the calls of a loop:
+    each finds the work done (:func:`_reads_find_work_done`), or the periodic region opens at one of them (``opens``:
+    the host waited before the first launch of every repeat), so the boundary is where the launches begin repeating.
+
+    Why: the reads' pauses pick the boundary only where the host is slower than its GPU; where the GPU is slower, each
+    read waits on the work queued before it, and the syncs hold the gaps -- as a one-shot program run three times
+    waits on its long phases, turning between its copies, where no sync is.  A GPU-bound loop whose calls read back
+    several times (``torch.tensor(list, device="cuda")``, ``.tolist()``, ``.item()`` after each forward) waits the
+    same way, yet its repeats open at a read: the wait before each call's first launch is the loop's own, and the
+    boundary needs no pause to say it (h37-randjobs13's seed 430: 9 calls with four reads each, one pass read).  The
+    one-shot program's repeats open at its upload, after no sync."""
+    return opens or _reads_find_work_done(trace, t_start, waited_at, first, length, p)
 
 
 def _wait_period(t_start: np.ndarray, waits: np.ndarray, p: int, first: int, length: int) -> int:

@@ -78,7 +78,32 @@ def driver_thread(name: str) -> bool:
 
 
 def precision_one(name: str) -> int:
-    """Precision code of one kernel name: its dtype words, else what its library's naming says.
+    """Precision code of one kernel name: its dtype words, else what its library's naming says (:func:`_named_precision`),
+    an 8-bit integer type only where the kernel computes in it (:func:`integer_arithmetic_one`).
+
+    Why: an 8-bit integer type names a precision of arithmetic only in the kernels that multiply in it (int8 GEMMs,
+    convolutions and attention on the matrix units, llama.cpp's int8 dot products) and the quantizers that make their
+    operands.  Anywhere else it is the type of the bytes moved -- a ``uint8`` image, a mask, random bytes, fp8 values
+    carried as ``unsigned char``, a ``char*`` argument -- and says nothing of the arithmetic: main read
+    ``distribution_elementwise_grid_stride_kernel<... unsigned char ...>`` (``aten::random_`` of a uint8 tensor) and
+    ``FillFunctor<unsigned char>`` as int8, and a fp32 model's headline said "x% 8-bit" (h37-survey44).  Such a
+    kernel's precision is unknown, as a ``FillFunctor<unsigned short>``'s already is: no share counts it either way."""
+    p = _named_precision(name)
+    return P_UNKNOWN if p == P_INT8 and not integer_arithmetic_one(name) else p
+
+
+def integer_arithmetic_one(name: str) -> bool:
+    """The kernel computes in the integer type its name gives: a GEMM / convolution / attention family of any vendor
+    (``gemm_kernel_one``, the matrix units' families, a program's own kernel claiming them), a kernel whose own
+    function names a matrix product (``nvidia.own_product_one``: llama.cpp's ``mul_mat_q``), a quantizer (its output
+    is the integer GEMM's operand: ``nvidia.quantize_one``) or a collective (its type is what it reduces).  Not
+    ``tensor_core_one``: a Triton dot's answer there asks this kernel's precision."""
+    return (gemm_kernel_one(name) or any(v.matrix_unit_one(name) for v in VENDORS) or matrix_unit_claimed_one(name)
+            or nvidia.own_product_one(name) or nvidia.quantize_one(name) or nvidia.collective_one(name))
+
+
+def _named_precision(name: str) -> int:
+    """Precision code of one kernel name by its dtype words, else by what its library's naming says.
 
     The generic dtype words (NVIDIA's module reads them) come before a library's own letters, except a plain fp32
     word: a C++ ``float`` in a library's GEMM is as often its accumulator as its input (Composable Kernel's

@@ -309,9 +309,30 @@ def quantize_one(name: str) -> bool:
     """A kernel whose own function quantizes (``_QUANTIZE``) and names no GEMM.  C++'s unnamed namespace is dropped
     first: its parenthesis is no argument list (FBGEMM's ``fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_
     cuda_kernel<float>``)."""
-    own = _own_identifier(head(name).strip().replace(ANON_NS, "")).rsplit("::", 1)[-1].strip()
+    own = _own_function(name)
     words = own.replace("_", " ")
     return bool(_QUANTIZE.search(words)) and not _OWN_GEMM_WORD.search(own)
+
+
+def _own_function(name: str) -> str:
+    """The last part of the kernel's own identifier, C++'s unnamed namespace dropped first (its parenthesis is no
+    argument list): ``void vllm::dynamic_scaled_int8_quant_kernel<...>(...)`` -> ``dynamic_scaled_int8_quant_kernel``."""
+    return _own_identifier(head(name).strip().replace(ANON_NS, "")).rsplit("::", 1)[-1].strip()
+
+
+#: A kernel whose own function names a matrix product though it is in no library's GEMM family: llama.cpp's quantized
+#: matmuls (ggml/src/ggml-cuda/mmq.cuh, mmvq.cu, hipified for ROCm as they are: ``mul_mat_q<(ggml_type)2, 128,
+#: false>(char const*, ...)``, ``mul_mat_vec_q``) multiply their quantized weights by activations quantized to
+#: ``q8_1`` in int8 dot products (``dp4a``, int8 MMA) -- seen: the kept wild/llamacpp_rocprof_r9700 (Q4_0, 90% of
+#: its kernel time) --, a program's own ``int8_gemm_kernel``.  ``conv`` and ``mma`` as words only (``convert`` is
+#: a cast).
+_OWN_PRODUCT = re.compile(r"gemm|matmul|mul_?mat|(?<![a-z])(?:mma|bmm|conv(?:\dd)?)(?![a-z])", re.I)
+
+
+@lru_cache(maxsize=65536)
+def own_product_one(name: str) -> bool:
+    """A kernel whose own function names a matrix product (``_OWN_PRODUCT``), whatever family its library is."""
+    return bool(_OWN_PRODUCT.search(_own_function(name)))
 
 
 @lru_cache(maxsize=65536)

@@ -42,12 +42,12 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules import launch_bound
-from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
+from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT,
                                            gap_inside_steps)
-from tb_gpu_advisor.steps.types import COUNTED_SOURCES, SOURCE_LABEL, UNMARKED_SOURCES
+from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
@@ -425,22 +425,6 @@ def _waits_outside(f: Finding) -> bool:
 
 #: Savings of the host's time (its own work, launches, gaps): what a first call may spend once.
 _HOST_TIME_GROUPS = ("host", "launch")
-
-
-def first_call_why(m: HostMetrics) -> str | None:
-    """Why the capture's one step may be nothing but first calls (see :func:`_one_early_call`), in a clause; None
-    where a steady step is there to judge."""
-    w = m.steps.windows
-    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels) and \
-        steps_hold_start_up(m)  # a pass after the start-up (its ranges bound it) is no first call
-    if warm:
-        return f"the capture is one pass and {m.job.phase.share:.0%} of its window is one-time costs (start-up only)"
-    if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
-        return None
-    if any(k.count > 1 for k in m.kernels if not k.collective):
-        return None
-    return (f"the capture holds one step, step {w[0].step} (at most one iteration ran before it), and no kernel in "
-            f"it runs twice")
 
 
 def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:

@@ -22,6 +22,7 @@ from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, n_of, pct, rule, saving, share_metric, step_windows
+from tb_gpu_advisor.steps.types import COUNTED_SOURCES
 
 ID = "cold_start"
 
@@ -83,6 +84,22 @@ def steps_hold_start_up(m: HostMetrics) -> bool:
     warm-up, or run before a pass the program's own ranges bound (a benchmark's ``measure|forward`` after its warm-up
     forward) -- then the step is no first call, whatever share of the window the start-up fills."""
     return Ctx(m).graded(m.breakdown.startup, "job.one_time_min_share", "job.warmup_share") is not None
+
+
+def first_call_why(m: HostMetrics) -> str | None:
+    """Why the capture's one step may be nothing but first calls (see :func:`_one_early_call`), in a clause; None
+    where a steady step is there to judge."""
+    w = m.steps.windows
+    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels) and \
+        steps_hold_start_up(m)  # a pass after the start-up (its ranges bound it) is no first call
+    if warm:
+        return f"the capture is one pass and {m.job.phase.share:.0%} of its window is one-time costs (start-up only)"
+    if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
+        return None
+    if any(k.count > 1 for k in m.kernels if not k.collective):
+        return None
+    return (f"the capture holds one step, step {w[0].step} (at most one iteration ran before it), and no kernel in "
+            f"it runs twice")
 
 
 def owns_one_pass(m: HostMetrics) -> bool:

@@ -33,6 +33,7 @@ from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
                                        ranges_table, rule, saving, share_metric, short, step_windows, table,
                                        traced_python)
+from tb_gpu_advisor.rules.cold_start import first_call_why
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
@@ -301,12 +302,11 @@ def _offenders(sk, ctx: Ctx, against_launch: bool = True) -> tuple[list, str]:  
 def _step_host_cost(m: HostMetrics) -> tuple[str, str]:
     """What the host's time in a step too small for it is called ("of host ...", "too small for its ..."): its
     dispatch where a steady step shows it recurs, else its host time.  Where the capture's one step may be nothing but
-    first calls (``rules.first_call_why``), its host time is also one-time work (compiling, loading each kernel on its
+    first calls (``rules.cold_start.first_call_why``), its host time is also one-time work (compiling, loading each kernel on its
     first launch) the capture cannot tell from a steady call's dispatch, and the note ``rules._one_early_call``
     appends says so -- "of host dispatch" beside it claimed the per-call cost it doubts, as the host-bound clause's
     "the host's time in" avoids (h37-walk23: ``--forms`` seed 6053, one Kineto step kept, the later steps' GPU records
     lost)."""
-    from tb_gpu_advisor.rules import first_call_why  # the package imports this module: read at call time
 
     return ("dispatch", "dispatch cost") if first_call_why(m) is None else ("time", "host time")
 

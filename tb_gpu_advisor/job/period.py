@@ -45,7 +45,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import user_ranges
+from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
@@ -703,7 +703,7 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
     syncs = h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False)
     synced = bool(((syncs >= t_start[first]) & (syncs <= t_end[first + length - 1])).any())
     if synced or _other_kernels(trace, key, first, length, p) or \
-            _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED:
+            _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED or _engine_named(trace):
         return None
     call = h.names[int(h.name[rec[idx[reads[0]]]])]
     size = f"the same {gb(int(nbytes[0]))}" if nbytes[0] >= 0 else "a copy"
@@ -712,6 +712,23 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
              f"launched by the program's own calls with no framework op around them and no other kernel in the "
              f"window: the iterations of its loop")
     return _ReadBack((r + 1) % p, words)
+
+
+def _engine_named(trace: Trace) -> bool:
+    """Whether the capture's NVTX ranges name a serving engine (``engines.find`` by their names or domain: TensorRT-LLM's
+    ``_forward_step`` in its ``TensorRT-LLM`` domain): its launches are the engine's loop, not a native program's own.
+
+    Why: a 2-rank TensorRT-LLM executor reading its sampled tokens back once an iteration holds the one read-back a
+    native loop's iterations end with, and no framework op (the engine writes ranges, not ops) -- its iterations were
+    said to be "the program's own calls with no framework op around them" where its own ranges name them
+    (``steps.top_ranges._engine_range_steps``; h37-hipread merged beside h37-nsyslast's walk seed 221)."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return False
+    h = trace.h
+    names = [h.names[int(i)] for i in np.unique(h.name[r.idx])]
+    domains = [r.domains[int(d)] for d in np.unique(r.domain) if 0 <= int(d) < len(r.domains)]
+    return engines.find(names, [], domains=domains) is not None
 
 
 def _launched(trace: Trace, launches: list[np.ndarray], d: DeviceEvents) -> tuple[np.ndarray, np.ndarray]:

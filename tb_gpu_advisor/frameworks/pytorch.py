@@ -123,6 +123,20 @@ def is_framework_step_end(name: str) -> bool:
     return bool(_DEEPSPEED_RANGE.match(name)) and bool(_DEEPSPEED_STEP_END.match(name))
 
 
+#: DeepSpeed's engine ``forward`` (``runtime/engine.py``, ``@instrument_w_nvtx``): once a micro-batch, whatever the
+#: ZeRO stage.  Under ZeRO-1/2 no range of DeepSpeed's closes an iteration: ``DeepSpeedEngine.step`` is not decorated
+#: and runs the optimizer's update (``_take_model_step``) only where ``is_gradient_accumulation_boundary()`` -- every
+#: ``gradient_accumulation_steps``-th micro-batch -- outside every range of its own (deepspeedai/DeepSpeed @edaa7221).
+_DEEPSPEED_MICRO_BATCH = "DeepSpeedEngine.forward"
+
+
+def is_framework_micro_batch(name: str) -> bool:
+    """A framework's own range once a micro-batch (:data:`_DEEPSPEED_MICRO_BATCH`): where none of its ranges closes an
+    iteration (:func:`is_framework_step_end`), the GPU work it launches outside its ranges after every k-th of them --
+    the update at the accumulation boundary -- does.  Why: read alone it is a micro-batch, not the iteration."""
+    return name == _DEEPSPEED_MICRO_BATCH
+
+
 def framework_range_writer(name: str, domain: str = "") -> str:
     """The library that wrote a framework range (:func:`is_framework_range`, or one in its NVTX ``domain``), as the
     report names it (``DeepSpeed``); "torch.compile" for a compiled graph's; "" where ``name`` is none of theirs.

@@ -134,7 +134,8 @@ class NsysJob:
     nccl_us: float = 0.0  # an NCCL AllReduce kernel per step (0: none)
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
-    extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
+    #: top-level user ranges inside each step, in order (``forward``...); "" a block of ops in no range
+    extra_ranges: tuple[str, ...] = ()
     #: the op each of ``extra_ranges`` after the first starts at (ascending); empty: the ops split evenly among them
     range_starts: tuple[int, ...] = ()
     #: the NVTX domain ``extra_ranges`` are pushed in (``nvtxDomainCreate``: DeepSpeed's ``DeepSpeed``,
@@ -415,7 +416,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     t += 10 * us
     ranges_at.append(t)
     for j, name in enumerate(job.extra_ranges[:len(ranges_at) - 1]):
-        ev["nvtx"].append((ranges_at[j], ranges_at[j + 1] - 1, name))
+        if name:  # "": a block of the step's ops no range marks (ZeRO-1/2's update after DeepSpeed's last backward)
+            ev["nvtx"].append((ranges_at[j], ranges_at[j + 1] - 1, name))
     if job.os_call_ms:
         ev["osrt"].append((0, t, strings("pthread_cond_wait"), 1))
     ev["period"] = [t]

@@ -1676,13 +1676,15 @@ def _framed_params(rng: random.Random) -> dict[str, Any]:
             "context_ms": round(rng.uniform(20.0, 300.0), 3), "gpu": rng.choice(FRAMED_GPUS)}
 
 
-def _library_nvtx_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+def _library_nvtx_params(rng: random.Random, fmt: str, stage: int = 3) -> dict[str, Any]:
     """An Nsight job of :func:`_nsys_params`'s sizes and ranks whose only NVTX is DeepSpeed's (``ds_nvtx``:
-    accumulation 1-8, the default domain or ``DeepSpeed``) or a program's evaluation ranges (``eval_nvtx``)."""
+    accumulation 1-8, the default domain or ``DeepSpeed``; ZeRO ``stage`` 3 closes each iteration with its optimizer's
+    ``step`` range, 1 and 2 with the update's kernels in no range, accumulation 1, 2, 4 or 2-8) or a program's
+    evaluation ranges (``eval_nvtx``).  Stage 3 draws as before: ``--forms12``'s seeds are unchanged."""
     p = _nsys_params(rng)
     if fmt == "ds_nvtx":
-        gas = rng.choice((1, 1, rng.randint(2, 8)))
-        words = DS_MICRO * gas + (DS_STEP,)
+        gas = rng.choice((1, 1, rng.randint(2, 8)) if stage == 3 else (1, 2, 4, rng.randint(2, 8)))
+        words = DS_MICRO * gas + ((DS_STEP,) if stage == 3 else ("",))
         p.update(gas=gas, range_domain=rng.choice((None, "DeepSpeed")), job_kind="training")
     else:
         words = rng.choice(sorted(EVAL_RANGES))
@@ -1701,6 +1703,15 @@ def random_form12_job(seed: int) -> Job:
     if fmt == "framed_pass":
         return Job(seed, fmt, _framed_params(rng))
     return Job(seed, fmt, _library_nvtx_params(rng, fmt))
+
+
+def random_zero12_job(seed: int) -> Job:
+    """The job of ``seed`` of DeepSpeed's ZeRO stages (its own stream of draws, ``scripts/randjobs.py --zero12``):
+    ``ds_nvtx`` under ZeRO-1 or -2 -- no range of DeepSpeed's closes an iteration, the optimizer's update launched
+    outside its ranges after every ``gradient_accumulation_steps``-th micro-batch (deepspeedai/DeepSpeed @edaa7221
+    ``runtime/engine.py``; h37-zero12) -- or ZeRO-3 (its optimizer's ``step`` range), on 1-4 ranks."""
+    rng = random.Random(f"zero12{seed}")
+    return Job(seed, "ds_nvtx", _library_nvtx_params(rng, "ds_nvtx", stage=rng.choice((1, 2, 2, 3))))
 
 
 def form12_job(fmt: str, seed: int = 0, **params: Any) -> Job:

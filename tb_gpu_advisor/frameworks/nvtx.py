@@ -181,6 +181,12 @@ def is_framework_step_end(name: str) -> bool:
     return pytorch.is_framework_step_end(name)
 
 
+def is_framework_micro_batch(name: str) -> bool:
+    """A framework's own range once a micro-batch (``pytorch.is_framework_micro_batch``: DeepSpeed's engine
+    ``forward``)."""
+    return pytorch.is_framework_micro_batch(name)
+
+
 def framework_range_writer(name: str, domain: str = "") -> str:
     """The library that wrote a framework range, by its name or its NVTX domain (``pytorch.framework_range_writer``:
     ``DeepSpeed``); "" for a range none of them wrote -- the user's."""

@@ -71,12 +71,26 @@ _COMPILE_TIMED = " (dynamo_timed)"
 #: ``DeepSpeedZeroOptimizer_Stage3.step`` (and its subclasses' ``SuperOffloadOptimizer_Stage3.step``,
 #: ``MiCS_Optimizer.allreduce_mics_shard_grads``), ``DeepSpeedZeRoOffload.partition_all_parameters``,
 #: ``PartitionedParameterCoordinator.fetch_sub_module`` once a layer, the all-gather handles' ``wait``.  A qualname is
-#: ``<class>.<method>`` (``<locals>`` between them for a nested hook): the class says whose code it is.  Its module
-#: functions (``reduce_scatter_coalesced``) and wrapped calls (``cat``) carry no class: only its NVTX domain
-#: (:data:`FRAMEWORK_RANGE_DOMAINS`) tells those.  A user's own ``Trainer.step`` names no DeepSpeed class: it stays
-#: the user's.
-_DEEPSPEED_RANGE = re.compile(r"^(?:DeepSpeed\w*|\w+_Stage3|MiCS_\w+|PartitionedParameterCoordinator|"
-                              r"(?:NoGather|AllGather|AllReduce)\w*Handle)\.[\w.<>]+$")
+#: ``<class>.<method>`` (``<locals>`` between them for a nested hook): the class says whose code it is; its
+#: functions without a class carry their own names (:data:`_DEEPSPEED_FUNCTIONS`).  A user's own ``Trainer.step``
+#: names no DeepSpeed class: it stays the user's.
+_DEEPSPEED_CLASSES = (r"(?:DeepSpeed\w*|\w+_Stage3|MiCS_\w+|PartitionedParameterCoordinator|"
+                      r"(?:NoGather|AllGather|AllReduce)\w*Handle)\.[\w.<>]+")
+#: The ``__qualname__`` DeepSpeed's ``instrument_w_nvtx`` pushes for its decorated functions that belong to no class
+#: of its own (deepspeedai/DeepSpeed @edaa7221, every ``@instrument_w_nvtx`` / ``instrument_w_nvtx(f)`` under
+#: ``deepspeed/``): ``runtime/comm/coalesced_collectives.py``'s module functions and the ``deepspeed.comm`` calls it
+#: wraps (``reduce_scatter_fn``, ``allgather_fn``), ``runtime/zero/partitioned_param_coordinator.py``'s,
+#: ``partition_parameters.py``'s (``free_param``; ``all_gather_coalesced``, nested in ``Init``'s
+#: ``_convert_to_deepspeed_param``), ``zero/utils.py``'s rank checks, ZenFlow's stage-3 functions
+#: (``runtime/zenflow/engine_stage3.py``).  Left out, by design: its wrapped ``torch.cat`` (``cat``) and ZenFlow's
+#: ``step`` -- a program's own range may bear those names, and only DeepSpeed's NVTX domain
+#: (:data:`FRAMEWORK_RANGE_DOMAINS`) tells them apart.
+_DEEPSPEED_FUNCTIONS = ("reduce_scatter_coalesced", "all_to_all_quant_reduce", "all_to_all_loco_quant_reduce",
+                        "reduce_scatter_fn", "allgather_fn", "update_recompute_parameters", "get_all_parameters",
+                        "free_param", "Init._convert_to_deepspeed_param.<locals>.all_gather_coalesced",
+                        "assert_ints_same_as_other_ranks", "assert_lst_len_same_as_other_ranks", "partition_grads",
+                        "unscale_and_clip_grads")
+_DEEPSPEED_RANGE = re.compile(rf"^(?:{_DEEPSPEED_CLASSES}|{'|'.join(map(re.escape, _DEEPSPEED_FUNCTIONS))})$")
 #: NVTX domains a training library pushes its own ranges in (``nvtxDomainCreate``): DeepSpeed's ``DeepSpeed``
 #: (``deepspeed/utils/nvtx.py`` where the ``nvtx`` package is installed), around its own calls -- not ops, not the
 #: user's blocks, and no communication library's.
@@ -107,6 +121,20 @@ def is_framework_step_end(name: str) -> bool:
     from the end of one to the end of the next.  Why: its engine's ``forward`` is the most repeated of its ranges,
     once a micro-batch -- a step read from it is a micro-batch, not the iteration (h37-nvtx22)."""
     return bool(_DEEPSPEED_RANGE.match(name)) and bool(_DEEPSPEED_STEP_END.match(name))
+
+
+#: DeepSpeed's engine ``forward`` (``runtime/engine.py``, ``@instrument_w_nvtx``): once a micro-batch, whatever the
+#: ZeRO stage.  Under ZeRO-1/2 no range of DeepSpeed's closes an iteration: ``DeepSpeedEngine.step`` is not decorated
+#: and runs the optimizer's update (``_take_model_step``) only where ``is_gradient_accumulation_boundary()`` -- every
+#: ``gradient_accumulation_steps``-th micro-batch -- outside every range of its own (deepspeedai/DeepSpeed @edaa7221).
+_DEEPSPEED_MICRO_BATCH = "DeepSpeedEngine.forward"
+
+
+def is_framework_micro_batch(name: str) -> bool:
+    """A framework's own range once a micro-batch (:data:`_DEEPSPEED_MICRO_BATCH`): where none of its ranges closes an
+    iteration (:func:`is_framework_step_end`), the GPU work it launches outside its ranges after every k-th of them --
+    the update at the accumulation boundary -- does.  Why: read alone it is a micro-batch, not the iteration."""
+    return name == _DEEPSPEED_MICRO_BATCH
 
 
 def framework_range_writer(name: str, domain: str = "") -> str:

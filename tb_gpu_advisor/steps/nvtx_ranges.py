@@ -19,7 +19,7 @@ from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
-from tb_gpu_advisor.steps.iterations import _framework_iterations
+from tb_gpu_advisor.steps.iterations import _framework_iterations, _update_iterations
 from tb_gpu_advisor.steps.ranges import (_base_name, _max_per_line, _most_repeated, _range_step_ids, _ranges_word,
                                          _top_level)
 from tb_gpu_advisor.steps.windows import _group_windows, _line_windows
@@ -115,6 +115,11 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         ended = _framework_iterations(trace, user)
         if ended is not None:  # a framework's own ranges: its iteration's end marks the steps, not its micro-batches
             return ended
+        if launches is None:
+            launches = device_launches(h, trace.devices)
+        updated = _update_iterations(trace, user, launches)
+        if updated is not None:  # its micro-batches' ranges, the updates after every k-th closing the iterations
+            return updated
         found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
         inside = False

@@ -614,6 +614,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     del launched_kernel
     release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
     host_work = _host_work(h, fw, host_op, host_input, dispatch, op_on_device, in_dispatch, own_work)
+    host_work &= ~np.isin(h.line, _pipeline_workers(trace, fw, dispatch))
     for g in gpus:
         g.step = assign(g.d.start, g.windows)
         _kernel_classes(g, trace, memo)
@@ -1194,6 +1195,29 @@ def _on_loop_threads(h: HostEvents, idx: np.ndarray, dispatch: np.ndarray) -> np
     return idx[_on_dispatch_lines(h.line[idx], h, dispatch)]
 
 
+def _batch_ranges(trace: Trace, fw: Framework) -> np.ndarray:
+    """The program's own ranges (``user_ranges.program_ranges``) whose name says they fetch or make its batch
+    (``Framework.input_range``), on any thread: one reading for the loop's input ranges and its pipeline's workers."""
+    idx = user_ranges.program_ranges(trace, fw)
+    return idx[trace.h.per_name(fw.input_range)[trace.h.name[idx]]] if idx.size else idx
+
+
+def _pipeline_workers(trace: Trace, fw: Framework, dispatch: np.ndarray) -> np.ndarray:
+    """The host threads (line ids) that record the program's batch-named ranges but dispatch none of the step's work,
+    where some thread does: the input pipeline's worker threads (grain's ``grain-thread-prefetch-*``, whose
+    ``MapDatasetIterator.__next__``-style ranges make the next batch while the step runs).  Why: their work is the
+    pipeline working ahead, neither the loop's wait for input (:func:`_on_loop_threads`) nor the loop's own host work
+    -- the GPU's idle under it is whatever the loop's thread does then, and where that is untraced it is unrecorded
+    host time, not host compute painted by another thread's ranges (h37-grainpaint: 0.30 ms of a grain loop's 0.15 ms
+    of untraced Python and its dispatch read as ``host_compute``).  None where no thread dispatches (TensorFlow's
+    ``tf.data`` threads: background by their names, ``Framework.background_line``)."""
+    if fw.input_range is frameworks.never or not dispatch.any():
+        return np.zeros(0, dtype=trace.h.line.dtype)
+    idx = _batch_ranges(trace, fw)
+    lines = trace.h.line[idx]
+    return np.unique(lines[~_on_dispatch_lines(lines, trace.h, dispatch)])
+
+
 def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kernel: np.ndarray,
                   dispatch: np.ndarray | None = None) -> np.ndarray:
     """``named`` (the input pipeline's own events) with the ranges the program marks around fetching its batch: its
@@ -1207,10 +1231,7 @@ def _input_ranges(trace: Trace, fw: Framework, named: np.ndarray, launched_kerne
     if fw.input_range is frameworks.never:
         return named
     h = trace.h
-    idx = user_ranges.program_ranges(trace, fw)
-    if not idx.size:
-        return named
-    idx = idx[h.per_name(fw.input_range)[h.name[idx]]]
+    idx = _batch_ranges(trace, fw)
     if dispatch is not None:
         idx = _on_loop_threads(h, idx, dispatch)
     if not idx.size:

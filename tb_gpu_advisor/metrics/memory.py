@@ -409,7 +409,8 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     under ``no_grad`` keeps only the tensors in use (a few times its largest)."""
     n = len(me)
     snap = ctx.trace.snapshot
-    made = _climb(me, p) if snap is not None and snap.stackless else me.phase == MEMORY_PHASES.index("forward")
+    made = _climb(me, p) & ~_cast(me) if snap is not None and snap.stackless else \
+        me.phase == MEMORY_PHASES.index("forward")
     free_at = me.frees()
     i = np.arange(n)
     kept = (me.delta > 0) & (i <= p) & (free_at > p) & made
@@ -449,6 +450,13 @@ def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:
     if live.any():
         out.cast_cache_bytes, out.cast_cache_blocks = int(me.delta[live].sum()), int(live.sum())
         out.cast_cache_largest = int(me.delta[live].max())
+
+
+def _cast(me: MemoryEvents) -> np.ndarray:
+    """Per event, whether the reader booked it as autocast's cached copy of a weight (none where it booked nothing).
+    Why apart from the climb: the cache climbs with the forward but is held by the autocast region, not for a
+    backward (the reader tells it without stacks from the weights held before the history: ``_bare_cast_copies``)."""
+    return me.cast_copy if me.cast_copy is not None else np.zeros(len(me), bool)
 
 
 def _climb(me: MemoryEvents, p: int) -> np.ndarray:

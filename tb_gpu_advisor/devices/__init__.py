@@ -96,7 +96,7 @@ def precision_one(name: str) -> int:
 def integer_arithmetic_one(name: str) -> bool:
     """The kernel computes in the integer type its name gives: a GEMM / convolution / attention family of any vendor
     (``gemm_kernel_one``, the matrix units' families, a program's own kernel claiming them), a kernel whose own
-    function names a matrix product (``nvidia.own_product_one``: llama.cpp's ``mul_mat_q``), a quantizer (its output
+    function names a matrix product (``nvidia.own_product_one``: llama.cpp's ``mul_mat_vec_q``), a quantizer (its output
     is the integer GEMM's operand: ``nvidia.quantize_one``) or a collective (its type is what it reduces).  Not
     ``tensor_core_one``: a Triton dot's answer there asks this kernel's precision."""
     return (gemm_kernel_one(name) or any(v.matrix_unit_one(name) for v in VENDORS) or matrix_unit_claimed_one(name)

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.devices import amd, intel, nvidia, triton
+from tb_gpu_advisor.devices import amd, ggml, intel, nvidia, triton
 from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, unit_name
 from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
                                           KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
@@ -48,7 +48,7 @@ def tensor_core_one(name: str) -> bool:
     family, or a Triton ``tl.dot`` kernel whose name gives a 16-bit or narrower dtype (``devices.triton``)."""
     if attention_helper_one(name) or nvidia.data_movement_one(name):
         return False
-    return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name)
+    return any(v.matrix_unit_one(name) for v in VENDORS) or _dot_on_matrix_units(name) or ggml.matrix_unit_one(name)
 
 
 def _dot_on_matrix_units(name: str) -> bool:
@@ -63,7 +63,8 @@ def matrix_unit_unknown_one(name: str) -> bool:
     ``gemm_tensorcore``) but is no vendor library's family, or it is a Triton ``tl.dot`` kernel whose name gives no
     dtype of 16 bits or fewer (``attn_fwd``, ``fused_moe_kernel``: fp32 dots may run either way) -- only its
     instructions could tell, so the Tensor Core rules neither count it as using them nor as missing them."""
-    return nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+    return (nvidia.tensor_core_claimed_one(name) or (triton.dot_kernel_one(name) and not _dot_on_matrix_units(name))
+            or ggml.matrix_unit_unknown_one(name))
 
 
 def matrix_unit_claimed_one(name: str) -> bool:
@@ -95,7 +96,7 @@ def precision_one(name: str) -> int:
 def integer_arithmetic_one(name: str) -> bool:
     """The kernel computes in the integer type its name gives: a GEMM / convolution / attention family of any vendor
     (``gemm_kernel_one``, the matrix units' families, a program's own kernel claiming them), a kernel whose own
-    function names a matrix product (``nvidia.own_product_one``: llama.cpp's ``mul_mat_q``), a quantizer (its output
+    function names a matrix product (``nvidia.own_product_one``: llama.cpp's ``mul_mat_vec_q``), a quantizer (its output
     is the integer GEMM's operand: ``nvidia.quantize_one``) or a collective (its type is what it reduces).  Not
     ``tensor_core_one``: a Triton dot's answer there asks this kernel's precision."""
     return (gemm_kernel_one(name) or any(v.matrix_unit_one(name) for v in VENDORS) or matrix_unit_claimed_one(name)
@@ -108,6 +109,9 @@ def _named_precision(name: str) -> int:
     The generic dtype words (NVIDIA's module reads them) come before a library's own letters, except a plain fp32
     word: a C++ ``float`` in a library's GEMM is as often its accumulator as its input (Composable Kernel's
     ``ck::f8_fnuz_t, ck::f8_fnuz_t, float, float``), so the library's own input type, where it names one, wins."""
+    own = ggml.precision(name)  # ggml's int8 products: their only dtype words are a byte pointer and a float output
+    if own is not None:
+        return own
     quantized = amd.aiter_asm_input(name)  # its output type is named first (``fmoe_bf16_pertokenFp8_...``)
     if quantized is not None:
         return quantized
@@ -124,7 +128,8 @@ def _named_precision(name: str) -> int:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper nor a kernel whose own
     function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace)."""
-    return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name))
+    return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
+             or ggml.matrix_product_one(name))
             and not attention_helper_one(name) and not nvidia.data_movement_one(name))
 
 

@@ -320,9 +320,10 @@ def _own_function(name: str) -> str:
     return _own_identifier(head(name).strip().replace(ANON_NS, "")).rsplit("::", 1)[-1].strip()
 
 
-#: A kernel whose own function names a matrix product though it is in no library's GEMM family: llama.cpp's quantized
-#: matmuls (ggml/src/ggml-cuda/mmq.cuh, mmvq.cu, hipified for ROCm as they are: ``mul_mat_q<(ggml_type)2, 128,
-#: false>(char const*, ...)``, ``mul_mat_vec_q``) multiply their quantized weights by activations quantized to
+#: A kernel whose own function names a matrix product, whatever its family (``devices.ggml`` now reads llama.cpp's own
+#: kernels as the families they are; this stays the int8 test of any library's or program's product): llama.cpp's
+#: quantized matmuls (ggml/src/ggml-cuda/mmq.cuh, mmvq.cu, hipified for ROCm as they are: ``mul_mat_q<(ggml_type)2,
+#: 128, false>(char const*, ...)``, ``mul_mat_vec_q``) multiply their quantized weights by activations quantized to
 #: ``q8_1`` in int8 dot products (``dp4a``, int8 MMA) -- seen: the kept wild/llamacpp_rocprof_r9700 (Q4_0, 90% of
 #: its kernel time) --, a program's own ``int8_gemm_kernel``.  ``conv`` and ``mma`` as words only (``convert`` is
 #: a cast).

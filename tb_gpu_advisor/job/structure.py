@@ -23,7 +23,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import stable_order, union_intervals
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 #: Span names weighed per table, by total time: the step is among the longest-running names.
 _CANDIDATES = 48
@@ -406,16 +406,25 @@ def within_one_call(start: np.ndarray, end: np.ndarray, calls: tuple[np.ndarray,
     return bool(ks.size) and bool((np.bincount(ks) >= 2).any())
 
 
+def module_executions(h: HostEvents) -> tuple[np.ndarray, list[str]] | None:
+    """Per host event, the id of the compiled XLA module it executes (``xla.module_execution``: XPlane's
+    ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``), -1 for none, and the modules by id;
+    None where the capture names none.  One module recompiled is one module, whatever program id each compilation got.
+    One home for the job's program spans and the steps' XLA launch reading."""
+    ids: dict[str, int] = {}
+    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else ids.setdefault(m, len(ids))
+                        for n in h.names], dtype=np.int64)
+    return (of_name[h.name], list(ids)) if ids else None
+
+
 def _module_runs(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The host's executions of compiled XLA modules (``xla.module_execution``), as (starts ps, ends ps, module ids),
     sorted by start; None where the capture names none."""
     h = trace.h
-    ids: dict[str, int] = {}
-    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else ids.setdefault(m, len(ids))
-                        for n in h.names], dtype=np.int64)
-    if not ids:
+    of = module_executions(h)
+    if of is None:
         return None
-    ev = of_name[h.name]
+    ev = of[0]
     sel = np.flatnonzero(ev >= 0)
     sel = sel[np.argsort(h.start[sel], kind="stable")]
     return h.start[sel].astype(np.int64), h.end[sel].astype(np.int64), ev[sel]

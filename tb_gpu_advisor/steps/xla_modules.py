@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.job.structure import module_executions
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.windows import _group_windows
@@ -41,14 +41,10 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
     """
     if not len(h):
         return None
-    # each name's module (XPlane's ``<module>:XLA GPU module``, Nsight's ``XlaModule:#hlo_module=<module>,...#``):
-    # one module recompiled is one module, whatever program id each compilation got
-    modules: dict[str, int] = {}
-    of_name = np.array([-1 if (m := xla.module_execution(n)) is None else modules.setdefault(m, len(modules))
-                        for n in h.names], dtype=np.int64)
-    if not modules:
+    of = module_executions(h)  # each event's module, one module recompiled one module
+    if of is None:
         return None
-    ev = of_name[h.name]
+    ev, modules = of
     mod = ev >= 0
     if not mod.any():
         return None
@@ -60,7 +56,7 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
     # before it): the step is the one whose executions launch the most work, not the first seen
     best = int(tied[np.argmax([_launches_inside(h, ev == k) for k in tied.tolist()])]) if tied.size > 1 else int(tied[0])
     m = ev == best
-    module = list(modules)[best]
+    module = modules[best]
     shown = h.names[int(h.name[np.flatnonzero(m)[0]])]
     others = [int(k) for k in tied.tolist() if int(k) != best]
     procs = _module_processes(h, m, proc)
@@ -68,7 +64,7 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
     cycle = np.logical_or.reduce([c for _, _, c in runs])
     note = f"host executions of XLA module `{module}` (`{shown}` events)"
     if cycle.any():
-        names = sorted({list(modules)[int(k)] for k in np.unique(ev[cycle]).tolist()})
+        names = sorted({modules[int(k)] for k in np.unique(ev[cycle]).tolist()})
         note += (f", each followed by one execution of {', '.join(f'`{n}`' for n in names[:3])}"
                  f"{' ...' if len(names) > 3 else ''} (one iteration)")
     if len(runs) == 1:

@@ -37,7 +37,8 @@ from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, E
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals, unique_inverse
+from tb_gpu_advisor.model.columns import (sorted_unique, starts_in_windows, subtract_intervals, union_intervals,
+                                          unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
 
@@ -354,14 +355,14 @@ def _read_moving(ctx: Context, reads: np.ndarray) -> tuple[np.ndarray, tuple[np.
         if ws.size:
             out_trip = ~_in_spans(ce, (ws.astype(np.int64), we.astype(np.int64)))  # a trip opens at its copy's end
             cs, ce = cs[out_trip], ce[out_trip]
-        k, r = _starting_in(cs, rs, re)
+        k, r = starts_in_windows(cs, rs, re)
         np.minimum.at(first, r, cs[k])
         parts.append((cs[k], np.minimum(ce[k], re[r]), r))
     stage = np.flatnonzero(h.name_mask(ctx.fw.read_staging_event))
     ss, se = h.start[stage].astype(np.int64), h.end[stage].astype(np.int64)
     order = np.argsort(ss, kind="stable")
     ss, se = ss[order], se[order]
-    k, r = _starting_in(ss, np.minimum(first, re), re)  # no transfer inside: an empty range, no staging counted
+    k, r = starts_in_windows(ss, np.minimum(first, re), re)  # no transfer inside: an empty range, no staging counted
     parts.append((ss[k], np.minimum(se[k], re[r]), r))
     s, e, r = (np.concatenate(x) for x in zip(*parts))
     np.add.at(moving, r, e - s)
@@ -373,17 +374,6 @@ def _of_reads(moved: tuple[np.ndarray, np.ndarray, np.ndarray], keep: np.ndarray
     s, e, r = moved
     on = keep[r]
     return union_intervals(s[on], e[on])
-
-
-def _starting_in(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every (event, window) pair where an event's start (``starts``, sorted) lies in a window [lo, hi): the events'
-    indices and their windows', one pair per row -- an event inside two overlapping windows is a row of each."""
-    a = np.searchsorted(starts, lo, side="left")
-    b = np.searchsorted(starts, hi, side="left")
-    cnt = np.maximum(b - a, 0)
-    win = np.repeat(np.arange(lo.size), cnt)
-    offset = np.arange(win.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-    return np.repeat(a, cnt) + offset, win
 
 
 def _split_reads(spans: list[tuple[np.ndarray, np.ndarray]], moving: tuple[np.ndarray, np.ndarray]) -> None:

@@ -229,6 +229,17 @@ def rising_runs(times: np.ndarray) -> list[int] | None:
     return [0, *(breaks + 1).tolist(), n]
 
 
+def starts_in_windows(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (event, window) pair where an event's start (``starts``, sorted) lies in a window [lo, hi): the events'
+    indices and their windows', one pair per row -- an event inside two overlapping windows is a row of each."""
+    a = np.searchsorted(starts, lo, side="left")
+    b = np.searchsorted(starts, hi, side="left")
+    cnt = np.maximum(b - a, 0)
+    win = np.repeat(np.arange(lo.size), cnt)
+    offset = np.arange(win.size) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    return np.repeat(a, cnt) + offset, win
+
+
 def window_index_by_runs(times: np.ndarray, flat: np.ndarray, runs: list[int],
                          dt) -> np.ndarray:  # noqa: ANN001 - a dtype
     """The window holding each time (its index, -1 for none: ``metrics.context.assign``) where the windows' bounds

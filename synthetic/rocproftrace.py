@@ -36,8 +36,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           upload_staging_ms: float = 0.0, read_bytes: int = 1 << 20, step_range: str | None = "iteration",
           gap_ms: float = 2.0, hsa_calls: int = 0, labels: bool = True, gz: bool = False,
           other_data: bool = True, gpu_records: bool = True, step_upload_bytes: int = 0,
-          step_staging_ms: float = 0.0, step_read_bytes: int = 0, step_copy_call: str = "hipMemcpy",
-          step_sync: str | None = "hipDeviceSynchronize") -> dict:
+          step_staging_ms: float = 0.0, step_read_bytes: int | tuple[int, ...] = 0, step_copy_call: str = "hipMemcpy",
+          step_sync: str | None = "hipDeviceSynchronize", gpu_clock_ns: int = 0) -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
     pageable by staging), launches, steps, each step's first call (ns).  ``gpu_records=False`` leaves the GPU's side out (its operations and the
     flows to them): the calls alone, as a capture that lost its GPU records holds them.
@@ -45,7 +45,10 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
     A step may copy its own batch: ``step_upload_bytes`` to the GPU at its start, staged ``step_staging_ms`` first
     (a pageable batch: HIP stages it through a pinned buffer while the call holds the host), and ``step_read_bytes``
     back after its kernels, each by ``step_copy_call`` (``hipMemcpy``; ``hipMemcpyAsync`` from or to pageable
-    memory holds the host the same way), the step then waiting in ``step_sync`` (``hipStreamSynchronize``)."""
+    memory holds the host the same way), the step then waiting in ``step_sync`` (``hipStreamSynchronize``); a tuple
+    of sizes reads that many results back, one copy each, in turn (a loss and an accuracy).  ``gpu_clock_ns``: the
+    GPU's clock reads that much later than the host's (earlier where negative): every GPU operation is recorded so
+    shifted, the calls and ``truth`` on the host's clock."""
     t = START_NS
     tid = PID
     calls: list[str] = []
@@ -61,6 +64,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
                                                     "Data": ""}))
 
     def op(name: str, section: int, stream: int, b: int, e: int) -> None:
+        b, e = b + gpu_clock_ns, e + gpu_clock_ns
         ops.append(_x(name, section, stream, b, e, {"dev-id": str(dev_id), "queue-id": "0", "Name": name,
                                                     "pid": str(PID), "tid": str(tid), "stream-id": str(stream),
                                                     "Data": ""}))
@@ -75,7 +79,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
         call(api, c0, c1, args)
         name = {1: "CopyHostToDevice", 2: "CopyDeviceToHost"}[kind]
         op(name, COPY_PID, 0, b, e)
-        flows.append((c0, c1, COPY_PID, 0, b))
+        flows.append((c0, c1, COPY_PID, 0, b + gpu_clock_ns))
         truth["copies"].append({"bytes": nbytes, "direction": "h2d" if kind == 1 else "d2h",
                                 "pageable": staging_ns >= 1_000_000 and staging_ns > e - b})
         t, gpu_free = c1 + 1000, e
@@ -100,15 +104,16 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
             b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
             e = b + int(us * 1000)
             op(name, GPU_BASE_PID + dev_id, 1, b, e)
-            flows.append((c0, c1, GPU_BASE_PID + dev_id, 1, b))
+            flows.append((c0, c1, GPU_BASE_PID + dev_id, 1, b + gpu_clock_ns))
             truth["kernels"] += 1
             truth["launches"] += 1
             truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + (e - b)
             truth["grids"][name] = (16 * 64 * 16, 8 * 8 * 8)
             gpu_free = e
             t = c1 + 2000
-        if step_read_bytes:
-            copy(2, step_read_bytes, 0, step_copy_call)
+        for nbytes in (step_read_bytes if isinstance(step_read_bytes, tuple) else (step_read_bytes,)):
+            if nbytes:
+                copy(2, nbytes, 0, step_copy_call)
         sync0 = t
         t = max(t, gpu_free) + 2000
         if step_sync:  # None: the step's blocking copies are its only waits

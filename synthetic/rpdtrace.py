@@ -41,11 +41,13 @@ LAUNCH_NS = 5_000
 
 
 def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list[float] = 5.0, module_load_ms: float = 30.0,
-          upload_bytes: int = 0, read_bytes: int = 0, sync: bool = True) -> dict:
+          upload_bytes: int = 0, read_bytes: int | tuple[int, ...] = 0, sync: bool = True, gpu_clock_ns: int = 0) -> dict:
     """Write the program to ``path`` (``gap_ms``: the host's pause after each burst, one for all or one per burst);
     returns its truth: the bursts' count, kernels, GPU time (ns) per kernel name, each burst's first call (ns).
     ``read_bytes``: each burst's result read back after its kernels by a blocking ``hipMemcpy`` (0: none); ``sync``
-    False: no ``hipDeviceSynchronize`` after a burst (its read-back, if any, its only wait)."""
+    False: no ``hipDeviceSynchronize`` after a burst (its read-back, if any, its only wait); a tuple of sizes reads
+    that many results back, one blocking copy each, in turn.  ``gpu_clock_ns``: the GPU's clock reads that much later
+    than the host's (earlier where negative): every GPU operation is recorded so shifted, the calls on the host's."""
     con = sqlite3.connect(path)
     con.executescript(SCHEMA)
     strings: dict[str, int] = {}
@@ -60,6 +62,7 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
                            (PID, PID, start, end, sid(name), sid(""))).lastrowid
 
     def op(api: int, start: int, end: int, desc: str, kind: str) -> None:
+        start, end = start + gpu_clock_ns, end + gpu_clock_ns
         oid = con.execute('INSERT INTO rocpd_op (gpuId, queueId, sequenceId, completionSignal, start, "end", '
                           'description_id, opType_id) VALUES (0, 0, 0, "", ?, ?, ?, ?)',
                           (start, end, sid(desc), sid(kind))).lastrowid
@@ -91,13 +94,16 @@ def write(path: str, bursts: list[list[tuple[str, float]]], gap_ms: float | list
             t += LAUNCH_NS + 1000
             truth["kernels"] += 1
             truth["gpu_ns"][name] = truth["gpu_ns"].get(name, 0) + int(us * 1000)
-        if read_bytes:  # the result back: the call waits for the kernels, then for its own copy
-            b = max(t + LAUNCH_LATENCY_NS, gpu_free)
-            gpu_free = b + max(read_bytes // 10, 1000)
+        for nbytes in (read_bytes if isinstance(read_bytes, tuple) else (read_bytes,)):
+            if not nbytes:
+                continue
+            # the result back: the call waits for the kernels, then for its own copy
+            c = max(t + LAUNCH_LATENCY_NS, gpu_free)
+            gpu_free = c + max(nbytes // 10, 1000)
             api = call("hipMemcpy", t, gpu_free + 1000)
             con.execute("INSERT INTO rocpd_copyapi VALUES (?, '0x0', ?, 0, 0, 2, '', '', 0, 0, 1, 0)",
-                        (api, read_bytes))
-            op(api, b, gpu_free, "", "CopyDeviceToHost")
+                        (api, nbytes))
+            op(api, c, gpu_free, "", "CopyDeviceToHost")
             t = gpu_free + 2000
         if sync:
             call("hipDeviceSynchronize", t, max(t, gpu_free) + 2000)

@@ -200,6 +200,13 @@ def find(host_names: list[str], kernel_names: list[str], lines: Iterable[str] = 
     return None
 
 
+def names_engine(name: str) -> bool:
+    """Whether a span or range name is one a serving engine writes (its ``Engine.spans``), as :func:`find` reads a
+    host name.  Module level, so ``HostEvents.per_name`` remembers it: a reading that asks of every range of a trace
+    several times reads each name once (h37-readbacks2)."""
+    return any(e.spans.search(name) for e in ENGINES)
+
+
 def find_frontend(span_names: Iterable[str]) -> tuple[Engine, str] | None:
     """The serving engine whose front-end process's code the Python spans ``span_names`` run (``Engine.frontend``),
     with the span that showed it; None for none.  Asked only of a capture that holds no GPU work: the engine's own

@@ -77,6 +77,7 @@ _ANCHORS = 3
 #: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
 _WAITED_LEAST = 2
 _MAX_CANDIDATES = 512
+_PS_PER_US = 1e6
 
 
 def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | None:
@@ -657,8 +658,8 @@ def _other_kernels(trace: Trace, key: np.ndarray, first: int, length: int, p: in
 
 @dataclass(frozen=True)
 class _ReadBack:
-    """Where a native loop's blocking read-back ends each repeat (:func:`_read_backs`): the offset in the period of
-    the launch after it, and the note's words for it."""
+    """Where a native loop's blocking read-backs end each repeat (:func:`_read_backs`): the offset in the period of
+    the launch after them, and the note's words for them."""
 
     offset: int
     words: str
@@ -666,38 +667,50 @@ class _ReadBack:
 
 def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,
                 t_start: np.ndarray, t_end: np.ndarray) -> _ReadBack | None:
-    """The boundary of a native loop's iterations where each ends by reading its result back with a blocking copy
+    """The boundary of a native loop's iterations where each ends by reading its results back with blocking copies
     and the host waits for the GPU nowhere else; None else.
 
     Why: a HIP or CUDA program that runs the same kernels each iteration and reads the result back with a blocking
     ``hipMemcpy`` / ``cudaMemcpy``, never calling a sync, gave the waits nothing to mark, and its copies made it no
     loop of its own (:func:`_own_loop`): one pass (h37-hipread).  A blocking copy alone marks no boundary -- a layer
     whose swapped weights are copied in and out blocks the host at every copy, and nothing says which copy ends a
-    repeat.  What the capture itself says of a loop's read: (1) one copy from the device to the host in each repeat,
-    at the same offset, the same number of bytes each time (one result buffer; a model's layers copy tensors of their
-    own sizes); (2) its call returned only once the copy had ended, every time (the host waited for the result);
+    repeat.  What the capture itself says of a loop's reads: (1) the copies from the device to the host recur with
+    the period, each at its own offset with the same number of bytes every time (one result buffer each: a loss and
+    an accuracy, a result and a flag; a model's layers copy tensors of their own sizes) -- the iteration is the
+    repeat of that set of reads, not of one read (h37-readbacks2: a loop reading back two results was one pass);
+    (2) each read's call returned only once its copy had ended, every time (the host waited for the result);
     (3) every other launch of the period returned before its own work ended, at most of its instances (the kernels
-    queued, no copy in blocking the host: the read is the host's one wait per iteration); (4) the program's own loop,
-    as :func:`_own_loop` reads it: no framework op around the launches, no kernel outside the region the period does
-    not launch, and no sync inside the region."""
+    queued, no copy in blocking the host: the reads are the host's only waits); (4) the program's own loop, as
+    :func:`_own_loop` reads it: no framework op around the launches, no kernel outside the region the period does not
+    launch, and no sync inside the region.  (2) and (3) compare the host's clock with the GPU's, each within how far
+    the capture shows the two may disagree (:func:`_clock_slack`)."""
     d = _busiest(trace, launches)
     if d is None:
         return None
     rec, idx = _launched(trace, launches, d)
-    if idx.size != key.size:
+    if idx.size != key.size or length < 2 * p:
         return None
     at = np.flatnonzero(np.asarray(d.kind)[idx[first:first + p]] == devices.KIND_D2H)
-    if at.size != 1 or length < 2 * p:
+    if not 0 < at.size < p:
         return None
-    r = int(at[0])
-    reads = np.arange(first + r, first + length, p)
-    nbytes = np.asarray(d.mem_bytes)[idx[reads]]
-    # a call that returned only after its own work ended waited in it: the read-backs every time, the others rarely
-    waited = t_end[first:first + length] >= np.asarray(d.end, np.int64)[idx[first:first + length]]
+    ev = idx[first:first + length]
     offsets = np.arange(length) % p
-    waited_at = np.array([float(waited[(offsets == o)].mean()) for o in range(p)])
-    if not waited[reads - first].all() or float(np.delete(waited_at, r).max(initial=0.0)) > 1.0 - _WAITED or \
-            np.unique(nbytes).size != 1:
+    nbytes = np.asarray(d.mem_bytes)[ev]
+    if any(np.unique(nbytes[offsets == o]).size != 1 for o in at):
+        return None
+    early, late = _clock_slack(trace, rec, d)
+    work_end = np.asarray(d.end, np.int64)[ev]
+    calls_end = t_end[first:first + length]
+    read = np.isin(offsets, at)
+    # a read's call returned once its copy had ended (the GPU's clock perhaps reading late): the host waited for it
+    if not (calls_end[read] >= work_end[read] - late).all():
+        return None
+    # another launch's call that returned only after its work ended waited: a copy's within the clocks' slack (a copy
+    # in that holds the host -- a layer's swapped weights -- is a second wait whichever way the clocks disagree), a
+    # kernel's beyond it (its launch returns once queued; the GPU's clock perhaps reading early)
+    copy = np.asarray(d.kind)[ev] != devices.KIND_KERNEL
+    waited = calls_end >= work_end + np.where(copy, -late, early)
+    if max(float(waited[offsets == o].mean()) for o in np.setdiff1d(np.arange(p), at)) > 1.0 - _WAITED:
         return None
     h = trace.h
     syncs = h.start[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False)
@@ -705,30 +718,82 @@ def _read_backs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first
     if synced or _other_kernels(trace, key, first, length, p) or \
             _op_share(trace, t_start[first:first + length]) >= 1.0 - _WAITED or _engine_named(trace):
         return None
-    call = h.names[int(h.name[rec[idx[reads[0]]]])]
-    size = f"the same {gb(int(nbytes[0]))}" if nbytes[0] >= 0 else "a copy"
-    words = (f"each ended by the host's blocking read of its result (`{call}`: {size} from the device at the "
-             f"same point of every repeat, the repeat's only launch whose call returned once its work was done), "
-             f"launched by the program's own calls with no framework op around them and no other kernel in the "
-             f"window: the iterations of its loop")
-    return _ReadBack((r + 1) % p, words)
+    return _ReadBack(_after_reads(at, p, first, length, t_start, t_end),
+                     _read_words([h.names[int(h.name[rec[i]])] for i in ev[at]], [int(b) for b in nbytes[at]]))
+
+
+def _after_reads(at: np.ndarray, p: int, first: int, length: int, t_start: np.ndarray, t_end: np.ndarray) -> int:
+    """The offset in the period of the launch that starts each iteration, given its reads' offsets ``at``: the launch
+    after a read that no read follows.
+
+    Why: reads made together (a loss, then an accuracy) end one iteration after the last of them.  Where the reads
+    lie apart (a flag read mid-iteration, the result at its end), the loop's first iteration begins where its
+    launches begin repeating: the region's start, where a read ends the period; else the launch the host turns to
+    longest after its read (the loop's own turn, against the code between two calls)."""
+    after = [(o + 1) % p for o in at.tolist() if (o + 1) % p not in set(at.tolist())]
+    if len(after) == 1 or 0 in after:
+        return after[0] if len(after) == 1 else 0
+
+    def turn(o: int) -> float:
+        i = np.arange(first + o, first + length, p)
+        i = i[i > first]
+        return float(np.median(t_start[i] - t_end[i - 1])) if i.size else 0.0
+
+    return max(after, key=turn)
+
+
+def _read_words(calls: list[str], nbytes: list[int]) -> str:
+    """The note's words for a loop's reads (``calls``: each read's call as the capture spells it, ``nbytes`` its
+    size, -1 unknown), one read as h37-hipread wrote it, several in one sentence."""
+    tail = ("launched by the program's own calls with no framework op around them and no other kernel in the "
+            "window: the iterations of its loop")
+    if len(calls) == 1:
+        size = f"the same {gb(nbytes[0])}" if nbytes[0] >= 0 else "a copy"
+        return (f"each ended by the host's blocking read of its result (`{calls[0]}`: {size} from the device at the "
+                f"same point of every repeat, the repeat's only launch whose call returned once its work was done), "
+                + tail)
+    reads = ", ".join(f"`{c}` of {gb(b)}" if b >= 0 else f"`{c}`" for c, b in zip(calls, nbytes))
+    return (f"each ended by the host's {len(calls)} blocking reads of its results ({reads} from the device, each the "
+            f"same bytes at the same point of every repeat, the repeat's only launches whose calls returned once "
+            f"their work was done), " + tail)
+
+
+def _clock_slack(trace: Trace, rec: np.ndarray, d: DeviceEvents) -> tuple[int, int]:
+    """(early, late), ps: how far GPU ``d``'s clock may read ahead of the host's and behind it, as the capture itself
+    shows (``rec``: each event's launch, -1 for none), each at most ``capture.clock_skew_us``.
+
+    Why: a read that waits for its copy returns a few microseconds after the copy ends, so a GPU clock reading a few
+    microseconds late puts the copy's end after the call's return, and the host's one wait a repeat read as none:
+    the loop was one pass (h37-readbacks2).  No work starts before the call that launched it, so a start recorded
+    before its call is the GPU's clock reading early by at least that lead, and the GPU's clock reads late by no
+    more than the shortest distance from a call's start to its work's start.  Both bounds are what the capture proves,
+    never more than the disagreement at which the capture-quality check says the clocks disagree."""
+    ok = np.flatnonzero(rec >= 0)
+    if not ok.size:
+        return 0, 0
+    lag = int((np.asarray(d.start, np.int64)[ok] - trace.h.start[rec[ok]].astype(np.int64)).min())
+    cap = int(T("capture.clock_skew_us") * _PS_PER_US)
+    return min(max(-lag, 0), cap), min(max(lag, 0), cap)
 
 
 def _engine_named(trace: Trace) -> bool:
-    """Whether the capture's NVTX ranges name a serving engine (``engines.find`` by their names or domain: TensorRT-LLM's
-    ``_forward_step`` in its ``TensorRT-LLM`` domain): its launches are the engine's loop, not a native program's own.
+    """Whether the capture's NVTX ranges name a serving engine (by their names, ``engines.names_engine``, read once
+    per name of the trace through ``HostEvents.per_name``; or by their domain: TensorRT-LLM's ``_forward_step`` in its
+    ``TensorRT-LLM`` domain): its launches are the engine's loop, not a native program's own.
 
     Why: a 2-rank TensorRT-LLM executor reading its sampled tokens back once an iteration holds the one read-back a
     native loop's iterations end with, and no framework op (the engine writes ranges, not ops) -- its iterations were
     said to be "the program's own calls with no framework op around them" where its own ranges name them
-    (``steps.top_ranges._engine_range_steps``; h37-hipread merged beside h37-nsyslast's walk seed 221)."""
+    (``steps.top_ranges._engine_range_steps``; h37-hipread merged beside h37-nsyslast's walk seed 221).  Each reading
+    of a period asks again (a frame, the whole region, the host's wait period): the range names are read once."""
     r = trace.ranges
     if r is None or not r.idx.size:
         return False
     h = trace.h
-    names = [h.names[int(i)] for i in np.unique(h.name[r.idx])]
+    if h.per_name(engines.names_engine)[h.name[r.idx]].any():
+        return True
     domains = [r.domains[int(d)] for d in np.unique(r.domain) if 0 <= int(d) < len(r.domains)]
-    return engines.find(names, [], domains=domains) is not None
+    return engines.find([], [], domains=domains) is not None
 
 
 def _launched(trace: Trace, launches: list[np.ndarray], d: DeviceEvents) -> tuple[np.ndarray, np.ndarray]:

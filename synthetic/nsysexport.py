@@ -126,6 +126,9 @@ class NsysJob:
     copies_block: bool = False  # the batch's copy call holds the host until its transfer ends (a native cudaMemcpy)
     d2h_us: float = 0.0  # the results copied back after the kernels by a blocking cudaMemcpy this long (0: none)
     d2h_bytes: int = 64 << 20
+    #: how many results the blocking copy back reads, one ``cudaMemcpy`` of ``d2h_bytes`` each, in turn (a loss and an
+    #: accuracy); only where the copy blocks
+    d2h_reads: int = 1
     #: the read-back made by ``cudaMemcpyAsync``: into pageable memory its call still returns only once the copy has
     #: completed (CUDA's API synchronization behaviour), into pinned memory (``d2h_pinned``) at once
     d2h_async: bool = False
@@ -400,10 +403,11 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         ev["memcpy"].append((cs, stream_free, c, job.d2h_bytes, 2, 2, dst))
         t += 1 * us
     elif job.d2h_us:  # the results back to the host: a copy that blocks, waiting for the kernels, then the transfer
-        c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, dst,
-                              "cudaMemcpyAsync_v3020" if job.d2h_async else "cudaMemcpy_v3020")
-        stream_free = t
-        t += 1 * us
+        for _ in range(job.d2h_reads):
+            c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, dst,
+                                  "cudaMemcpyAsync_v3020" if job.d2h_async else "cudaMemcpy_v3020")
+            stream_free = t
+            t += 1 * us
     if job.sync:
         a = t
         c, t = call("cudaStreamSynchronize_v3020", t + 1 * us, max(stream_free + 5 * us - t - 1 * us, int(job.launch_us * us)))

@@ -37,7 +37,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           gap_ms: float = 2.0, hsa_calls: int = 0, labels: bool = True, gz: bool = False,
           other_data: bool = True, gpu_records: bool = True, step_upload_bytes: int = 0,
           step_staging_ms: float = 0.0, step_read_bytes: int | tuple[int, ...] = 0, step_copy_call: str = "hipMemcpy",
-          step_sync: str | None = "hipDeviceSynchronize", gpu_clock_ns: int = 0) -> dict:
+          step_sync: str | None = "hipDeviceSynchronize", gpu_clock_ns: int = 0,
+          step_flag_after: int | None = None) -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
     pageable by staging), launches, steps, each step's first call (ns).  ``gpu_records=False`` leaves the GPU's side out (its operations and the
     flows to them): the calls alone, as a capture that lost its GPU records holds them.
@@ -48,7 +49,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
     memory holds the host the same way), the step then waiting in ``step_sync`` (``hipStreamSynchronize``); a tuple
     of sizes reads that many results back, one copy each, in turn (a loss and an accuracy).  ``gpu_clock_ns``: the
     GPU's clock reads that much later than the host's (earlier where negative): every GPU operation is recorded so
-    shifted, the calls and ``truth`` on the host's clock."""
+    shifted, the calls and ``truth`` on the host's clock.  ``step_flag_after``: a 4-byte flag read back by
+    ``step_copy_call`` after that many of each step's kernels (a convergence test mid-iteration)."""
     t = START_NS
     tid = PID
     calls: list[str] = []
@@ -93,7 +95,9 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
         truth["step_starts"].append(s0)
         if step_upload_bytes:
             copy(1, step_upload_bytes, int(step_staging_ms * 1e6), step_copy_call)
-        for name, us in kernels:
+        for k, (name, us) in enumerate(kernels):
+            if k == step_flag_after:
+                copy(2, 4, 0, step_copy_call)
             c0 = t
             c1 = c0 + LAUNCH_NS
             grid, block = (16, 64, 16), (8, 8, 8)

@@ -26,11 +26,13 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from synthetic import rocproftrace, rpdtrace
+from synthetic import nsysexport, rocproftrace, rpdtrace
+from synthetic.nsysexport import NsysJob
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.frameworks import engines
 from tb_gpu_advisor.job import period
+from tb_gpu_advisor.model.trace import device_launches
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.cli_report import first_host
 from tests.support.contradictions import context_problems, report_problems
@@ -70,6 +72,33 @@ def test_an_rpd_loop_reading_back_two_results_is_its_iterations(tmp_path: Path) 
     steps = first_host(tmp_path)["steps"]
     assert (steps["source"], steps["found"]) == ("repeated_launches", 10), steps
     assert first_host(tmp_path)["gpus"][0]["step_ms"] == pytest.approx(_step_ms(truth["burst_starts"]), rel=0.01)
+
+
+def test_a_cuda_loop_reading_back_two_results_is_its_iterations(tmp_path: Path) -> None:
+    """Nsight Systems: 10 iterations of a pinned upload, 3 kernels of 2 ms and two blocking ``cudaMemcpy`` of 4 KiB
+    back, no sync (main: one pass)."""
+    job = NsysJob(steps=10, ops=3, kernel_us=2000.0, d2h_us=50.0, d2h_bytes=4096, d2h_reads=2, step_range=None,
+                  autograd_nvtx=False, sync=False, shuffle=False)
+    truth = nsysexport.write(str(tmp_path / "loop.sqlite"), job)
+    host = first_host(tmp_path)
+    assert (host["steps"]["source"], host["steps"]["found"]) == ("repeated_launches", 10), host["steps"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth.step_ms, rel=0.01)
+    assert "2 blocking reads of its results (`cudaMemcpy" in host["steps"]["note"]
+
+
+def test_a_flag_read_mid_iteration_and_the_result_at_its_end(tmp_path: Path) -> None:
+    """A 4-byte flag read back after the first kernel and the result after the last: the reads lie apart, and the
+    iteration begins where the launches begin repeating (main: bursts of the GPU's work, not the loop's)."""
+    truth = _hip_loop(tmp_path, 8, step_flag_after=1)
+    host = first_host(tmp_path)
+    assert (host["steps"]["source"], host["steps"]["found"]) == ("repeated_launches", 8), host["steps"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(_step_ms(truth["step_starts"]), rel=0.01)
+    # each iteration starts at its first kernel's launch (the loop's first call is the trace's first kernel launch),
+    # not after the flag's read
+    trace = read(SimpleNamespace(host="h", path=str(tmp_path / "results.json"), format="rocprof"))
+    steps = period.repeated_launches(trace, device_launches(trace.h, trace.devices))
+    first_launch = int(trace.h.start[trace.h.name_mask(lambda n: n == "hipLaunchKernel")].min())
+    assert (steps.start - first_launch).tolist() == [1000 * (s - truth["step_starts"][0]) for s in truth["step_starts"]]
 
 
 @pytest.mark.parametrize("reads", [4096, (4096, 4)])

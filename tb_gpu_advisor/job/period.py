@@ -22,9 +22,9 @@ How, in numbers only:
   only the loop's own turn, and the one wait per period marks it where that offset pauses longest.  A call that
   reads back more than once (mid-call and at its end) waits at a few fixed offsets of every repeat and at no other:
   that pattern of syncs and launches is the iteration's, its boundary the region's start where the host waited there
-  (:func:`_read_points`).  A native loop that never syncs but reads each result back with a blocking copy -- one
-  copy from the device a repeat, the same bytes each time, the host's one wait of the repeat -- ends each iteration
-  there (:func:`_read_backs`).  Repeated layers,
+  (:func:`_read_points`).  A native loop that never syncs but reads its results back with blocking copies -- the
+  copies from the device that recur with the period, each the same bytes every time, the host's only waits of the
+  repeat -- ends each iteration after them (:func:`_read_backs`).  Repeated layers,
   and a loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from
   Python looks like a model called from Python -- except where each repeat is itself a run of layers its own first
   and last kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.

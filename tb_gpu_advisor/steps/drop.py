@@ -94,8 +94,9 @@ def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | 
 def _drop_profiler_waits(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
     """Steps whose host window holds at least ``job.one_time_call_ms`` of the profiler's own work
     (``Trace.profiler_overhead``: CUPTI's activity buffer requests) are no steady steps: the program's launch waited
-    for the profiler there, a wait it never has unprofiled.  Dropped where two steps or more remain, as the steps
-    holding one-time costs are.
+    for the profiler there, a wait it never has unprofiled (Kineto allocates CUPTI's buffers on demand, in the active
+    window too, and the launch that triggers one takes orders of magnitude longer: pytorch/kineto#1020).  Dropped
+    where two steps or more remain, as the steps holding one-time costs are.
 
     ASSUMPTION this replaces: a step with no one-time call in it (module loading, library start-up, compilation) is
     steady.  On three short iterations the first one held a 0.45 ms buffer request and read 1.94 ms against 0.2 ms,

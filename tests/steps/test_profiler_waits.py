@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -23,7 +24,7 @@ JOBS = FIXTURES / "h200_jobs"
 WILD = FIXTURES / "wild"
 
 
-def _steps(run: str, root=JOBS) -> dict:  # noqa: ANN001 - a Path
+def _steps(run: str, root: Path = JOBS) -> dict:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         cli.main(["report", str(root / run), "--format", "json", "--cache-dir", "off"])
@@ -56,6 +57,6 @@ def test_a_decode_step_holding_buffer_requests_is_left_out() -> None:
 
 @pytest.mark.parametrize("root,run", [(JOBS, "torch_fp16_inference_unmarked"), (JOBS, "hf_generate_llama_stack"),
                                       (WILD, "held_pass_rtx5070ti"), (WILD, "vllm_b200_tp8")])
-def test_control_captures_whose_requests_fall_outside_several_steps_keep_their_steps(root, run) -> None:  # noqa: ANN001
+def test_control_captures_whose_requests_fall_outside_several_steps_keep_their_steps(root: Path, run: str) -> None:
     """Controls: buffer requests in a one-pass capture (no two steps would remain) or outside the steps drop nothing."""
     assert _profiler_drops(_steps(run, root)) == []

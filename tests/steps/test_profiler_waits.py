@@ -60,3 +60,15 @@ def test_a_decode_step_holding_buffer_requests_is_left_out() -> None:
 def test_control_captures_whose_requests_fall_outside_several_steps_keep_their_steps(root: Path, run: str) -> None:
     """Controls: buffer requests in a one-pass capture (no two steps would remain) or outside the steps drop nothing."""
     assert _profiler_drops(_steps(run, root)) == []
+
+
+@pytest.mark.parametrize("run,count", [("torch_mem_activations", 5), ("torch_mem_fragmented", 7)])
+def test_control_cupti_overheads_that_are_not_the_profilers_own_drop_nothing(run: str, count: int) -> None:
+    """Controls: the other kinds Kineto files under ``overhead`` are the program's, not the profiler's --
+    ``Command Buffer Full`` (the launch queue full behind a busy GPU, 40 of them in torch_mem_activations) and
+    ``Lazy Function Loading`` (a module loaded on first launch, torch_mem_fragmented).  A first cut that read the whole
+    category dropped 2 and 1 of their steps."""
+    (path,) = (FIXTURES / "h200_memory" / run).glob("*.pt.trace.json.gz")
+    assert read(SimpleNamespace(path=str(path), host="vm", format="kineto")).profiler_overhead is None
+    steps = _steps(run, FIXTURES / "h200_memory")
+    assert _profiler_drops(steps) == [] and steps["count"] == count

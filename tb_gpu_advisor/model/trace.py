@@ -639,6 +639,10 @@ class Trace:
     #: accelerators whose work the file holds but no reader turns into device events ("4 x TPU v6 Lite",
     #: "MTIA 9 (ARTEMIS)"), as the file names them: their work ran on neither a GPU nor the CPU, and is named so
     unread_devices: tuple[str, ...] = ()
+    #: the profiler's own work on the host, (starts, ends) ps sorted by start, where the file records it (Kineto's
+    #: ``overhead`` events: CUPTI's ``Activity Buffer Request``); None where it records none.  A program thread that
+    #: needs an activity buffer waits for it, so a step holding this time ran slower than the program runs unprofiled
+    profiler_overhead: tuple[np.ndarray, np.ndarray] | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

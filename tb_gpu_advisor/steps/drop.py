@@ -63,6 +63,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
             _drop_masked(r, kept, dropped, cold, "warm-up: holds one-time costs (module loading, library start-up, "
                          "compilation)", f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs")
+    _drop_profiler_waits(r, kept, dropped)
     if r.source in _HOST_SOURCES and kept.ids.size > 2:
         warm, label = _in_warmup_ranges(r.trace, kept.hs)
         if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
@@ -88,6 +89,31 @@ def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | 
         _drop_masked(r, kept, dropped, mask, "lost records: its GPU work ran without a record (the capture lost the "
                      "GPU's records of its launches)", f"; dropped {plural(int(mask.sum()), 'step')} in a "
                      "stretch whose GPU records were lost")
+
+
+def _drop_profiler_waits(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """Steps whose host window holds at least ``job.one_time_call_ms`` of the profiler's own work
+    (``Trace.profiler_overhead``: CUPTI's activity buffer requests) are no steady steps: the program's launch waited
+    for the profiler there, a wait it never has unprofiled (Kineto allocates CUPTI's buffers on demand, in the active
+    window too, and the launch that triggers one takes orders of magnitude longer: pytorch/kineto#1020).  Dropped
+    where two steps or more remain, as the steps holding one-time costs are.
+
+    ASSUMPTION this replaces: a step with no one-time call in it (module loading, library start-up, compilation) is
+    steady.  On three short iterations the first one held a 0.45 ms buffer request and read 1.94 ms against 0.2 ms,
+    which quadrupled the mean step and made the host-bound share of it 85%."""
+    spans = r.trace.profiler_overhead
+    if spans is None or kept.ids.size < 3:
+        return
+    s, e = spans
+    held = np.clip(np.minimum(kept.he[:, None], e[None, :]) - np.maximum(kept.hs[:, None], s[None, :]), 0, None).sum(1)
+    mask = held >= T("job.one_time_call_ms") * PS_PER_MS
+    if not mask.any() or int((~mask).sum()) < 2:
+        return
+    most = float(held[mask].max()) / PS_PER_MS
+    _drop_masked(r, kept, dropped, mask, f"profiler: the profiler's own work (its activity buffer requests, up to "
+                 f"{most:,.2f} ms) ran inside it, and the program's launches waited for it",
+                 f"; dropped {plural(int(mask.sum()), 'step')} holding the profiler's own work (its activity buffer "
+                 f"requests, up to {most:,.2f} ms), which the program waited for")
 
 
 def _drop_one(r: _Reading, kept: _Kept, dropped: list[DroppedStep], k: int, reason: str, note: str) -> None:

@@ -38,7 +38,10 @@ def test_a_generate_loop_has_one_step_per_decode_forward():
     steps = rep.steps
     assert steps["source"] == "repeated_launches" and steps["confidence"] == "medium"
     assert 28 <= steps["found"] <= TRUTH["hf_generate_llama"]["decode_forwards"]
-    assert steps["count"] == steps["found"] - 2
+    # the first and last dropped as partial, and the one decode step that held 4.3 ms of the profiler's own buffer
+    # requests (h37-survey45: no steady step)
+    held = [d for d in steps["dropped"] if d["reason"].startswith("profiler:")]
+    assert len(held) == 1 and steps["count"] == steps["found"] - 3
     gpu = [r.step_ms for r in rep.step_rows if r.gpu == 0]
     assert np.std(gpu) / np.mean(gpu) < 0.1
     assert rep.job["kind"] == "inference"

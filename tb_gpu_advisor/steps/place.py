@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
-from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_step_device_end
+from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn, _last_step_device_end
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, _TILED, PS_PER_MS
@@ -37,7 +37,7 @@ def _place_windows(r: _Reading) -> None:
     end = _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1]))
     if r.source in _TILED:
         end -= _carried_spill(r, host_he)
-    r.he[-1] = max(int(r.he[-1]), end)
+    r.he[-1] = max(int(r.he[-1]), end, _last_marker_turn(r))
     if r.source == "gpu_busy_clusters":
         r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
         r.note += cut_note

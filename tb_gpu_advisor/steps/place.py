@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
-from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_step_device_end
+from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn, _last_step_device_end
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, _TILED, PS_PER_MS
@@ -37,7 +37,7 @@ def _place_windows(r: _Reading) -> None:
     end = _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1]))
     if r.source in _TILED:
         end -= _carried_spill(r, host_he)
-    r.he[-1] = max(int(r.he[-1]), end)
+    r.he[-1] = max(int(r.he[-1]), end, _last_marker_turn(r))
     if r.source == "gpu_busy_clusters":
         r.hs, r.he, cut_note = _cut_unrecorded(r.trace, r.hs, r.he)
         r.note += cut_note
@@ -166,9 +166,22 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
         s = np.min(np.stack([w[0] for w in ws]), axis=0)
         e = np.max(np.stack([w[1] for w in ws]), axis=0)
         s, e = _tile(s, e)
-        e[-1] = max(int(e[-1]), int(r.he[-1]))
+        e[-1] = max(int(e[-1]), _own_last_reach(r, int(s[-1])))
         out[int(gpu)] = (s, e)
     return out
+
+
+def _own_last_reach(r: _Reading, own_start: int) -> int:
+    """How far (ps) a rank's own last step reaches for the launches it made: the host-wide last step's reach
+    (``r.he[-1]``: its mark's end stretched to its launched work's end) moved by how much later the rank's own last
+    step starts (``own_start``) than the host-wide one.
+
+    Why: the host-wide last window starts at the first rank's last mark, so its reach is that rank's; a rank whose own
+    last step starts later launches its work later by as much.  Cut at the first rank's reach, its last step lost the
+    launches after it -- a program's ``data`` ranges (each mark the batch's load, its ``eval_step`` after it) on 4
+    ranks 50 us apart read each GPU's last step 0.372, 0.356, 0.306 and 0.257 ms of a 0.372 ms iteration, the last
+    rank's 4 last kernels in no step (``--forms12`` seed 6593).  Every other step reaches the next one's start."""
+    return int(r.he[-1]) + max(own_start - int(r.hs[-1]), 0)
 
 
 def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: list[DeviceEvents],
@@ -188,7 +201,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     host windows of its own process's steps (:func:`_own_host_windows`), read instead of the host's for that GPU.
     """
     out: dict[int, np.ndarray] = {}
-    spills, lengths = [], he - hs
+    spills, tiled, lengths = [], [], he - hs
     per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     lags = _launch_lags(hs, h, devs, launches)
     for d, launch in zip(devs, launches):
@@ -204,6 +217,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
         if has.sum() < 2:
             continue
         spills.append((last[has] - he_d[has]).astype(np.float64))
+        tiled.append(_tiled_spill(last, he_d, has))
         per.append((d, first_k, first_any, last, hs_d))
     if not per or not lengths.size:
         return out, False
@@ -211,7 +225,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     # so they hold none of a late rank's step whether or not its host runs ahead -- a rank 4.5 ms late whose GPU waits
     # for it read its first GPU "starting last" at work of the step before (h37-randjobs3)
     mine = bool(own) and all(d.gpu in own for d, *_ in per)
-    ahead = float(np.median(np.concatenate(spills))) > T("steps.async_spill_steps") * float(np.median(lengths))
+    ahead = float(np.median(np.concatenate(tiled))) > T("steps.async_spill_steps") * float(np.median(lengths))
     ahead = ahead or any(_spill_grows(sp, float(np.median(lengths))) for sp in spills)
     if not (ahead or mine):
         return out, False
@@ -225,6 +239,24 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
         end[-1] = max(int(start[-1]), _last_device_end(start, last, int(he[-1])))
         out[d.gpu] = np.stack([start, end], axis=1)
     return out, ahead
+
+
+def _tiled_spill(last: np.ndarray, he: np.ndarray, has: np.ndarray) -> np.ndarray:
+    """How far (ps) the work each step launched (``last``: its end; ``has``: the steps that launched some) ran past its
+    host window's end (``he``), of the steps with a next one -- each step's but the last's where two or more have one.
+
+    Why: every tiled step but the last ends where the next starts, so its spill says whether the GPU runs its work
+    after the host has moved on; the last ends where its own reading ends it -- a loop read from its updates runs its
+    last to its read-back's end (``job.structure``'s last tail), which waited for the GPU, so it spills nothing
+    whatever the host's lead.  Of two steps the median is their mean, and the last's zero halved the first's spill
+    under the bar: an ``emit_nvtx`` loop of 2 iterations whose update's kernels run through its ``.item()`` kept the
+    host windows, the first 0.745 ms from the capture's start to its update's end, the last 5.445 ms without the
+    loop's untraced turn after its read-back -- a mean of 3.095 ms of 3.17 (h37-fwnvtx's left; 3 iterations, the
+    median the earlier steps', placed each GPU step at its work)."""
+    with_next = has.copy()
+    with_next[-1] = False
+    use = with_next if with_next.any() else has
+    return (last[use] - he[use]).astype(np.float64)
 
 
 def _launch_lags(hs: np.ndarray, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]

@@ -186,6 +186,9 @@ _PART_MARKS = ("nvtx_top_range", "annotation_spans")
 #: the job's own readings whose steps run each from its start to the next one's, the last to its own work's end
 #: (``steps.ends._last_ends_at_own_work``)
 _TILED = ("repeated_launches", "step_end_events", "device_period")
+#: the host marks a loop's own code ends before the next one opens (``tf.profiler.experimental.Trace("train")`` /
+#: Keras 2's ``train`` markers, JAX's ``StepTraceAnnotation``): the loop's turn between them belongs to the step before
+_TURN_MARKS = ("trace_train",)
 
 
 #: and the program's own repeated spans (``job.structure``): each step runs from its span's start to the next one's, the

@@ -3,7 +3,8 @@
 Metric: ``multi_gpu.launch_skew_ms`` (spread of the GPUs' first-kernel start
 per step) as a share of the host-wide step (each step from its first GPU's
 start to its last GPU's end), over the steps it was measured in (two or more
-GPUs ran in them: ``multi_gpu.launch_skew_steps``); none where the GPUs run out of step (ranks no
+GPUs ran in them: ``multi_gpu.launch_skew_steps``) whose host-wide step is measured, each step's skew its own
+(``multi_gpu.launch_skew_by_step``); none where the GPUs run out of step (ranks no
 collective binds drift apart: ``metrics.breakdown.in_lockstep``), nor where their processes ran in turn (one rank's work
 all ended before another's began: ``metrics.multigpu.processes_in_turn``).  Silent when the GPUs run sequentially
 (that rule explains the skew).  Recommends ``TF_GPU_THREAD_MODE=

@@ -1011,16 +1011,15 @@ def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | No
             acc = acc + get(c)
         return acc
 
-    # a host-wide step starts at its first GPU's start; where the GPUs run out of step (a rank's step k after another's
-    # k+1: ranks no collective binds drift apart), a row there of the GPUs' mean step would reach past the next row's
-    # start -- such a row stands where the GPUs' mean start is, and the rows tile as each GPU's do (h37-randjobs3)
-    together = in_lockstep(cols)
-    start = cols[0].start_ms.copy() if together else mean(lambda c: c.start_ms)
+    # the row is the GPUs' mean step (the ledger's), so it stands where their mean start is: each GPU's windows tile,
+    # so the mean start plus the mean step is the next row's mean start, and the rows tile as each GPU's do.  The first
+    # GPU's start with the mean step is a window of no GPU: where the GPUs' skew changes from step to step it reaches
+    # past the next row's start (h37-randjobs3: ranks drifting apart; h37-zero12law: 2 ranks in step, 330 then 457 us
+    # apart, rows overlapping by 63 us).  The trace windows are the detected ones (``rules.base.step_windows``).
+    start = mean(lambda c: c.start_ms)
     fk = cols[0].first_kernel_ms.copy()
     fl = cols[0].first_launch_ms.copy()
     for c in cols[1:]:
-        if together:
-            np.minimum(start, c.start_ms, out=start)
         np.minimum(fk, c.first_kernel_ms, out=fk)
         np.minimum(fl, c.first_launch_ms, out=fl)
     crit = mean(lambda c: c.critical) if all(c.critical is not None for c in cols) else None
@@ -1072,7 +1071,7 @@ def host_rows(ctx: Context, per_gpu: dict[int, list[StepMetrics]]) -> list[StepM
         fk = [r.first_kernel_ms for r in rs if r.first_kernel_ms is not None]
         fl = [r.first_launch_ms for r in rs if r.first_launch_ms is not None]
         out.append(StepMetrics(
-            step=rs[0].step, gpu=None, start_ms=min(r.start_ms for r in rs), step_ms=sum(r.step_ms for r in rs) / k,
+            step=rs[0].step, gpu=None, start_ms=sum(r.start_ms for r in rs) / k, step_ms=sum(r.step_ms for r in rs) / k,
             breakdown=bd, device_busy_ms=sum(r.device_busy_ms for r in rs) / k, kernel_count=sum(r.kernel_count for r in rs),
             first_kernel_ms=min(fk) if fk else None, first_launch_ms=min(fl) if fl else None,
             collective_calls=sum(r.collective_calls for r in rs), memcpy_count=sum(r.memcpy_count for r in rs),

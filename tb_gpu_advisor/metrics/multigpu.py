@@ -201,7 +201,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         params=params, params_source=psrc, bandwidth_bytes_per_s=bw, bandwidth_source=bsrc,
         expected_allreduce_ms=(params * 4.0 / bw * 1000.0) if (params and bw) else None,
         launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,
-        launch_skew_steps=skew_steps,
+        launch_skew_steps=skew_steps, launch_skew_by_step=skews,
         first_gpu_order=list(max(order_votes, key=order_votes.get)) if order_votes else [],
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},

@@ -730,6 +730,9 @@ class MultiGpu:
     #: the kept steps (ids) ``launch_skew_ms`` averages over: those in which two or more active GPUs ran a kernel (a
     #: GPU that runs nothing in a step starts it at no time); empty: every kept step
     launch_skew_steps: list[int] = field(default_factory=list)
+    #: the spread of first-kernel starts in each of ``launch_skew_steps`` (ms, in its order; ``launch_skew_ms`` is their
+    #: mean): a share of the skew is over the steps whose whole is measured, each step's own (h37-zero12law)
+    launch_skew_by_step: list[float] = field(default_factory=list)
     first_gpu_order: list[int] = field(default_factory=list)  # GPUs by first launch in the typical step
     # overlap of the GPUs' own work (kernels + copies, collectives excluded) per step:
     # (sum of per-GPU busy - union busy) / (sum busy - max busy); 1 = fully concurrent, 0 = one after another

@@ -3,7 +3,8 @@
 Metric: ``multi_gpu.launch_skew_ms`` (spread of the GPUs' first-kernel start
 per step) as a share of the host-wide step (each step from its first GPU's
 start to its last GPU's end), over the steps it was measured in (two or more
-GPUs ran in them: ``multi_gpu.launch_skew_steps``); none where the GPUs run out of step (ranks no
+GPUs ran in them: ``multi_gpu.launch_skew_steps``) whose host-wide step is measured, each step's skew its own
+(``multi_gpu.launch_skew_by_step``); none where the GPUs run out of step (ranks no
 collective binds drift apart: ``metrics.breakdown.in_lockstep``), nor where their processes ran in turn (one rank's work
 all ended before another's began: ``metrics.multigpu.processes_in_turn``).  Silent when the GPUs run sequentially
 (that rule explains the skew).  Recommends ``TF_GPU_THREAD_MODE=
@@ -41,10 +42,12 @@ def check(m: HostMetrics) -> list[Finding]:
     # GPUs run in turn, a few steps hold two GPUs' work, 11.1 ms apart, and the mean of all 18 steps was 5.31 ms
     # ("209.4% of the 5.31 ms step", h37-lawseeds)
     measured = set(mg.launch_skew_steps)
-    # where the measured steps are only the last one (left out where the GPUs' windows are apart), their own untrimmed
-    # span: longer, never shorter, so the share is at most understated -- never all steps' mean (h37-skewfall)
-    whole = _host_wide_step_ms(m, measured) or _host_wide_step_ms(m, measured, keep_last=True) or ctx.step_ms
-    share = skew / whole
+    # and a part of the very steps whose whole is measured: where the GPUs' windows are apart the last step has no
+    # whole (no next start bounds it), and its skew is left out of the part too -- 2 ranks 330 then 457 us apart,
+    # both steps' mean set against the first one's 380 us read "103.5% of the host-wide step" (h37-zero12law)
+    held_skew, whole = _skew_and_whole_ms(m, measured)
+    held_skew, whole = (skew, ctx.step_ms) if held_skew is None or not whole else (held_skew, whole)
+    share = held_skew / whole
     # the delay per kept step: the skew in the steps that hold it, none in those where one GPU ran alone
     kept = m.steps.count or len(measured)
     part = len(measured) / kept if measured and kept > len(measured) else 1.0
@@ -52,7 +55,8 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev is None:
         return []
     # one step value on the screen: the host-wide step said by its value only where it prints as the step does
-    of = (ctx.the_step() if ms(whole) == ms(ctx.step_ms) else
+    # (and where the part is the skew said: a part of fewer steps than the skew's is set against no printed step)
+    of = (ctx.the_step() if ms(whole) == ms(ctx.step_ms) and ms(held_skew) == ms(skew) else
           "the host-wide step, from the first GPU's start to the last one's end")
     where = (f" in the {len(measured)} of the {kept} steps in which two or more of them run" if part < 1.0 else "")
     private = bool(m.capture.gpu_thread_mode_private) or any(g.launch_thread_private for g in m.gpus)
@@ -82,13 +86,33 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _host_wide_step_ms(m: HostMetrics, steps: set[int] | None = None, keep_last: bool = False) -> float | None:
-    """The mean host-wide step over the kept steps (those of ``steps`` alone, where given), ms: step k from the first
+def _skew_and_whole_ms(m: HostMetrics, measured: set[int]) -> tuple[float | None, float | None]:
+    """(the mean skew, the mean host-wide step) over the same steps: the measured ones (every kept one where none is
+    named) whose host-wide step is bounded by the next one's start, else -- where the measured steps are only the last
+    one, left out where the GPUs' windows are apart -- their own untrimmed span: longer, never shorter, so the share is
+    at most understated, never of all steps' mean (h37-skewfall).  Each step's skew is its own
+    (``MultiGpu.launch_skew_by_step``; the mean ``launch_skew_ms`` for each where the metrics name none).  Why one set
+    of steps: a part averaged over steps its whole leaves out is no part of it (h37-zero12law).  (None, None) without
+    per-GPU steps."""
+    mg = m.multi_gpu
+    own = (dict(zip(mg.launch_skew_steps, mg.launch_skew_by_step))
+           if len(mg.launch_skew_by_step) == len(mg.launch_skew_steps) else {})
+    for keep_last in (False, True):
+        spans = _host_wide_spans(m, keep_last)
+        held = [k for k in spans if not measured or k in measured]
+        if held:
+            part = sum(own.get(k, mg.launch_skew_ms or 0.0) for k in held)
+            return part / len(held), sum(spans[k] for k in held) / len(held)
+    return None, None
+
+
+def _host_wide_spans(m: HostMetrics, keep_last: bool = False) -> dict[int, float]:
+    """Kept step -> its host-wide step, ms: step k from the first
     active GPU's start of it to the last one's end, ending where the next step starts (the host's steps are disjoint:
-    ``steps.detect``); None without per-GPU steps.  GPUs in step (``metrics.breakdown.in_lockstep``: else no skew is
+    ``steps.detect``).  GPUs in step (``metrics.breakdown.in_lockstep``: else no skew is
     measured) each start step k before the next step starts, so no spread of their starts exceeds it.  ``keep_last``: the
     last kept step is kept where the GPUs are apart too, from its first start to its last end -- no shorter than the
-    spread of its GPUs' first kernels, which all lie inside it (h37-skewfall)."""
+    spread of its GPUs' first kernels, which all lie inside it (h37-skewfall).  Empty without per-GPU steps."""
     act = {g.gpu for g in m.gpus if g.active}
     span: dict[int, list[float]] = {}
     apart = False  # the GPUs' windows of a step differ: each GPU's steps are its own
@@ -99,11 +123,10 @@ def _host_wide_step_ms(m: HostMetrics, steps: set[int] | None = None, keep_last:
             lo_hi[0], lo_hi[1] = min(lo_hi[0], s.start_ms), max(lo_hi[1], s.start_ms + s.step_ms)
     order = sorted(span, key=lambda k: span[k])
     if not order:
-        return None
+        return {}
     for a, b in zip(order, order[1:]):
         span[a][1] = max(span[a][0], min(span[a][1], span[b][0]))
     # GPUs apart: the last kept step has no next start here -- a GPU's window may end at its own work's end, or at the
     # start of a step the averages dropped, past the other GPUs' next start: it is measured where a next step bounds it
     order = order[:-1] if apart and len(order) > 1 and not keep_last else order
-    ws = [span[k] for k in order if not steps or k in steps]
-    return sum(hi - lo for lo, hi in ws) / len(ws) if ws else None
+    return {k: span[k][1] - span[k][0] for k in order}

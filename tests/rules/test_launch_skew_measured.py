@@ -19,7 +19,7 @@ from tb_gpu_advisor.metrics.breakdown import NONE_MS
 from tb_gpu_advisor.metrics.multigpu import _skews
 from tb_gpu_advisor.metrics.types import Breakdown, StepMetrics
 from tb_gpu_advisor.rules import REGISTRY
-from tb_gpu_advisor.rules.launch_skew import _host_wide_step_ms
+from tb_gpu_advisor.rules.launch_skew import _host_wide_spans
 from tests.support.rules_factory import STEPS, multi
 
 
@@ -71,8 +71,8 @@ def test_a_skew_measured_in_the_last_step_alone_is_a_part_of_that_step():
     # main: 4 ms over the 2 ms mean of the steps one GPU ran alone, "200.0% of the step"
     assert f.metric.value == pytest.approx(4.0 / 14.0, abs=1e-3)
     assert "in the 1 of the 20 steps in which two or more of them run" in f.summary
-    assert _host_wide_step_ms(m, {STEPS - 1}) is None  # the last step is left out where the GPUs are apart
-    assert _host_wide_step_ms(m, {STEPS - 1}, keep_last=True) == pytest.approx(14.0)  # 38 ms .. 52 ms
+    assert STEPS - 1 not in _host_wide_spans(m)  # the last step is left out where the GPUs are apart
+    assert _host_wide_spans(m, keep_last=True)[STEPS - 1] == pytest.approx(14.0)  # 38 ms .. 52 ms
 
 
 def test_a_skew_of_gpus_in_the_hosts_windows_is_a_part_of_the_step():

@@ -183,7 +183,7 @@ def _finding_text(f: Finding) -> str:
 def _printed_over(part: tuple[str, str], whole: tuple[str, str]) -> bool:
     """A printed part over its printed whole, beyond what rounding the two printed numbers may hide."""
     (a, ua), (b, ub) = part, whole
-    return _ms(a, ua) - _half_ulp(a) * _UNIT_MS[ua] > _ms(b, ub) + _half_ulp(b) * _UNIT_MS[ub] + 1e-9
+    return _ms(a, ua) - _time_half_ulp(a) * _UNIT_MS[ua] > _ms(b, ub) + _time_half_ulp(b) * _UNIT_MS[ub] + 1e-9
 
 
 def _text_parts(where: str, text: str, step: float | None) -> list[str]:
@@ -785,7 +785,7 @@ def window_value_problems(where: str, h: HostReport) -> list[str]:
                 continue
             z, zu = claim.group(1), claim.group(2)
             a, b = _ms(x, xu), _ms(z, zu)
-            ea, eb = _half_ulp(x) * _UNIT_MS[xu], _half_ulp(z) * _UNIT_MS[zu]
+            ea, eb = _time_half_ulp(x) * _UNIT_MS[xu], _time_half_ulp(z) * _UNIT_MS[zu]
             # one value printed twice where its roundings share more than a point (25.0 and 25.1 share 25.05 only)
             if x + xu != z + zu and not (a - ea < b + eb - 1e-9 and b - eb < a + ea - 1e-9):
                 out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' and shows the window '{w.label}'")
@@ -809,10 +809,11 @@ def _window_sum_problems(where: str, h: HostReport, kept: int) -> list[str]:
         said = next((m for m in (r.search(text) for r in _FINDING_PER_STEP) if m is not None), None)
         if said is None or not kept:
             continue
-        x = _ms(*said.group(1, 2)) + _half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
+        # times, each printed to its unit's last digit: "24 us" is 23.5..24.5 us, no exact count (h37-zero12law)
+        x = _ms(*said.group(1, 2)) + _time_half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
         shown = [(w.label, _WINDOW_CLAIM.search(w.label)) for w in f.windows if w.gpu is None]
         claims = [(label, m) for label, m in shown if m is not None]
-        total = sum(_ms(*m.group(1, 2)) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)] for _, m in claims)
+        total = sum(_ms(*m.group(1, 2)) - _time_half_ulp(m.group(1)) * _UNIT_MS[m.group(2)] for _, m in claims)
         if claims and _over(total, x * kept):
             out.append(f"one-value: {where}: {f.id} says '{said.group(0)}' over {kept} steps and shows windows "
                        f"claiming {total:.3f} ms: {[label for label, _ in claims]}")
@@ -1152,10 +1153,10 @@ def period_problems(where: str, h: HostReport) -> list[str]:
         gap, whole = _ms(*said.group(1, 2)), _ms(*said.group(3, 4))
         step = _ms(*said.group(5, 6)) if said.group(5) else whole
         outside = float(((f.metric.detail if f.metric else None) or {}).get("outside_steps_ms") or 0.0)
-        slack = _half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
-        if _over(gap - slack, whole + _half_ulp(said.group(3)) * _UNIT_MS[said.group(4)]):
+        slack = _time_half_ulp(said.group(1)) * _UNIT_MS[said.group(2)]
+        if _over(gap - slack, whole + _time_half_ulp(said.group(3)) * _UNIT_MS[said.group(4)]):
             out.append(f"period: {where}: {f.id}: a mean gap of {gap:.3f} ms in a {whole:.3f} ms period")
-        if _over(gap - outside - slack, step + (_half_ulp(said.group(5)) * _UNIT_MS[said.group(6)] if said.group(5)
+        if _over(gap - outside - slack, step + (_time_half_ulp(said.group(5)) * _UNIT_MS[said.group(6)] if said.group(5)
                                                   else 0.0)):
             out.append(f"period: {where}: {f.id}: {gap - outside:.3f} ms of the mean gap lies in the steps, over the "
                        f"{step:.3f} ms mean step")
@@ -1215,7 +1216,7 @@ def ranges_within_claim(where: str, f: Finding) -> list[str]:
     if claim is None:
         return []
     parts = [(m.group(1), m.group(2)) for m in _RANGE_PART.finditer(said.group(1))]
-    low = sum(_ms(n, u) - _half_ulp(n) * _UNIT_MS[u] for n, u in parts)
+    low = sum(_ms(n, u) - _time_half_ulp(n) * _UNIT_MS[u] for n, u in parts)
     return ([f"ranges<=claim: {where}: ranges '{said.group(1)[:100]}' add up to {low:.3f} ms, over the finding's "
              f"{claim:.3f} ms"] if _over(low, claim) else [])
 

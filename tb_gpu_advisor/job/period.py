@@ -286,12 +286,12 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # a host slower than its GPU finds each call's work done when it reads the result: the sync returns at once and
     # the boundary's pause is only the loop's own turn, no multiple of a launch's gap -- there the one wait per
     # period, at the boundary that pauses longest, marks it (h37-tinyiter)
-    hostbound = not paused and only_here and _turns_longest(pause_at, offset)
+    hostbound = not paused and only_here and (_turns_longest(pause_at, offset) or _opens_at_wait(waited_at, offset))
     # a loop that reads back at a few fixed points of each call: its boundary, one of them, pauses longer than any
     # launch without a read (h37-twosync); the host slower than its GPU, or the boundary the one where the launches
     # begin repeating (:func:`_reads_bound_calls`)
     several = (not paused and reads and
-               float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0)) and
+               (opens or float(pause_at[offset]) > float(pause_at[waited_at < _WAITED].max(initial=0.0))) and
                _reads_bound_calls(trace, t_start, waited_at, first, length, p, opens))
     layered = _calls_of_layers(key, first, length, p)
     marked = waited >= _WAITED and (paused or alone or hostbound or several)
@@ -441,6 +441,19 @@ def _turns_longest(pause_at: np.ndarray, offset: int) -> bool:
     more than any gap between two launches of one call, which holds no sync and no turn of the loop."""
     others = np.delete(pause_at, offset)
     return bool(others.size) and float(pause_at[offset]) > float(others.max())
+
+
+def _opens_at_wait(waited_at: np.ndarray, offset: int) -> bool:
+    """Whether the boundary ``offset`` is where the periodic region opens (offset 0) and the host waited for the GPU
+    there before every repeat: the loop's first call begins where its launches begin repeating, after its read.
+
+    Why: where the host is slower than its GPU, :func:`_turns_longest` asks the boundary to pause longer than any gap
+    inside a call -- but a call whose Python between ops outlasts the loop's turn, or whose pageable upload blocks the
+    host inside the copy call, holds longer gaps than the turn: 9 calls of 2 layers, 106 us of Python after each op,
+    their one ``.item()`` each followed by a 3.5 us turn, two ``non_blocking`` pageable uploads before it, read as one
+    5.3 ms pass (h37-usercopies13, ``--forms13`` walk seed 21671).  The read's position needs no pause to say it where
+    the repeats open there."""
+    return offset == 0 and waited_at.size > 0 and float(waited_at[0]) >= _WAITED
 
 
 def _read_points(waited_at: np.ndarray) -> bool:

@@ -21,6 +21,15 @@ Two assumptions broke on main's analysis, fixed (``tests/job/test_first_update_l
 * walk seeds 340, 347, 578 (2-4 ranks read from their GPUs' ``ProfilerStep`` spans): the last step ended at its
   device span's end, without the rank's time before its first kernel and after its last -- 1.13 of 1.48 ms
   (``formats.kineto.adapter._host_step_ps``).
+
+Session 24 (h37-usercopies13; ``tests/steps/test_rank_last_step_host.py``, ``tests/job/test_reads_open_repeats.py``):
+
+* walk seeds 20464, 21052, 21678, 22796, 23156 (2-4 ranks, each later one reaching its steps late): the last step
+  was its rank's host annotation alone, without the gap every earlier step holds before its next mark -- 14.66 of
+  15 ms (``formats.kineto.adapter._host_mark_gap_ps``);
+* walk seeds 6016, 21671, 22655 (unmarked host-bound calls reading back at the repeats' opening): the boundary had
+  to pause longer than a call's own gaps, which its Python between ops and its pageable uploads outlast -- one pass
+  (``job.period._opens_at_wait``).
 """
 
 from __future__ import annotations
@@ -33,8 +42,9 @@ from tests.support.random_jobs import walk
 
 #: the first seed of each form (user copies 0 -- all three copies --, RL 2, two devices 3, expandable 4 with its
 #: cache emptied, setup window 6 pinning), the other setup windows (7 exit sync, 35 no CUDA call, 43 queries), an RL
-#: rollout (5), an expandable snapshot kept whole (42), and the seeds that broke a law on main (256; 340, 578)
-SEEDS = (0, 2, 3, 4, 5, 6, 7, 35, 42, 43, 256, 340, 578)
+#: rollout (5), an expandable snapshot kept whole (42), and the seeds that broke a law on main (256; 340, 578;
+#: session 24: 23156, 21671)
+SEEDS = (0, 2, 3, 4, 5, 6, 7, 35, 42, 43, 256, 340, 578, 23156, 21671)
 
 
 def test_random_form13_jobs_hold_every_law():

@@ -1311,34 +1311,37 @@ def _repeated_passes(trace: Trace) -> Kind | None:
 
 def _dropped_forward(trace: Trace) -> Kind | None:
     """Inference, low, where a history without stacks, with no annotation naming training, drops a stack of blocks
-    unwalked and keeps nothing it made: on a GPU the peak held at least :data:`_STACKLESS_MIN_BLOCKS` of the history's
-    blocks, all freed with fewer than :data:`_BACKWARD_MADE_PER_FREE` allocations a block between those frees, and
-    the history holds under ``job.snapshot_forward_kept`` of the bytes it made at the dump; None otherwise.
+    unwalked and keeps nothing it made from then on: on a GPU the peak held at least :data:`_STACKLESS_MIN_BLOCKS` of
+    the history's blocks, all freed with fewer than :data:`_BACKWARD_MADE_PER_FREE` allocations a block between those
+    frees, and of the bytes made from the first of them on, under ``job.snapshot_forward_kept`` are live at the dump;
+    None otherwise.
 
     Why: each of a training step's parts leaves its mark in the allocations -- a backward makes each layer's
     gradients while it frees the forward's saved blocks (:func:`_stackless_backward`), the gradients stay live until
-    the next ``zero_grad`` and an optimizer's state for good (:func:`_held_at_dump`) -- and a forward whose graph is
-    dropped unused, or an autocast region's cache cleared at its exit, frees its stack at once with nothing made
-    between.  One such pass reads nothing repeated (:func:`_repeated_passes`), so CS336's three bf16 forwards under
-    ``no_grad`` and autocast, stripped of stacks, read "unknown" (h37-castcache's left (c)) where their frames read
-    inference.  Where the peak held fewer blocks, a small model's backward frees as few: nothing is said
+    the next ``zero_grad`` and an optimizer's state for good -- and a forward whose graph is dropped unused, or an
+    autocast region's cache cleared at its exit, frees its stack at once with nothing made between.  One such pass
+    reads nothing repeated (:func:`_repeated_passes`), so CS336's three bf16 forwards under ``no_grad`` and
+    autocast, stripped of stacks, read "unknown" (h37-castcache's left (c)) where their frames read inference.  What
+    was made before the stack's first block is the model's set-up (weights loaded inside the history), held by any
+    kind of job.  Where the peak held fewer blocks, a small model's backward frees as few: nothing is said
     (:func:`_unread_why`)."""
-    held = _held_at_dump(trace)
-    if held is None or held >= T("job.snapshot_forward_kept"):
-        return None
     for g, me in sorted(trace.memory.items()):
         got = _peak_frees(me, None, _STACKLESS_MIN_BLOCKS)
         if got is None:
             continue
         by_free, lo, hi = got
         made = int((me.delta[lo:hi + 1] > 0).sum())
-        if made < _BACKWARD_MADE_PER_FREE * by_free.size:
+        since = np.flatnonzero(me.delta > 0)
+        since = since[since >= int(by_free.min())]
+        held = float(me.delta[since[me.frees()[since] >= len(me)]].sum()) / float(me.delta[since].sum())
+        if made < _BACKWARD_MADE_PER_FREE * by_free.size and held < T("job.snapshot_forward_kept"):
             return Kind("inference", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
                                             f"the {by_free.size:,} blocks GPU {g}'s peak held are freed with "
                                             f"{plural(made, 'block')} made between those frees (no gradient made as "
-                                            f"they go: no backward), and its history holds {held:.0%} of the bytes "
-                                            "it made at the dump (nothing kept for a backward, no gradient held) -- "
-                                            "a forward pass, its graph or cast cache dropped at its end")
+                                            f"they go: no backward), and {held:.0%} of the bytes its history made "
+                                            "from the first of them on are held at the dump (nothing kept for a "
+                                            "backward, no gradient held) -- a forward pass, its graph or cast "
+                                            "cache dropped at its end")
     return None
 
 

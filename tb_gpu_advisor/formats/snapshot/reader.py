@@ -1055,9 +1055,13 @@ def _bare_cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, du
     region's exit) releases the copies, each size no more often than weights that have it (one copy per weight);
     (2) most of them outlived blocks made after them (:func:`_outlives_later`), as a cache does and a layer's
     output does not; (3) the run releases at least :data:`_BARE_CACHE_SHARE` of the bytes a 16-bit copy of every
-    block held since before the history would take -- a region under autocast casts the model's weights, not two
-    of them (measured: 92% and 98% on the four real caches; 3% at most in the no-grad forwards).  A history that
-    also holds an optimizer's state before it falls under the third bound and is left as before."""
+    block live at the dump would take -- a region under autocast casts the model's weights, not two of them
+    (measured: 92% and 98% on the four real caches; 3% at most in the no-grad forwards).  The weights a copy may be
+    of are the blocks live at the dump made before the run's first copy (:func:`_made_at`): before the history, or
+    loaded inside it, which no frame marks without stacks (``forward_only(cast_of_weights=True)``: main booked none
+    and warned of a forward kept for a backward, h37-stackless2).  A history that also holds an optimizer's state
+    falls under the third bound and is left as before: a moment is a weight's size, and nothing in the segments
+    (size, request, stream, pool, address) tells it from the weight."""
     made = _made_at(delta, addr, dump)
     alloc = np.flatnonzero(delta > 0)
     every = _copy_counts(dump)

@@ -145,8 +145,9 @@ def test_casts_that_are_half_no_weight_are_no_cache_without_stacks(tmp_path: Pat
 
 
 def test_a_kept_graph_beside_copies_of_weights_made_in_the_history_still_warns(tmp_path: Path) -> None:
-    """Control (both): the same model with autograd on keeps every forward tensor to the pass's end: the copies are
-    booked as the frames book them, and the tensors kept for a backward that never runs are still the warning."""
+    """The same model with autograd on keeps every forward tensor to the pass's end: the copies are booked as the
+    frames book them (main: none), and the tensors kept for a backward that never runs are still the warning (as on
+    main: the control)."""
     sc = ms.forward_only(grad=True, cast_mib=32, cast_of_weights=True)
     bare = ms.as_recorded(sc.doc, context=None)
     assert _booked(bare) == _booked(sc.doc)

@@ -102,3 +102,4 @@ def test_an_annotated_stackless_history_is_cut_at_its_marks(tmp_path: Path) -> N
     rows, framed_rows = bare.step_rows.rows(), framed.step_rows.rows()
     assert [round(r.start_ms + r.step_ms, 3) for r in rows] == [round(r.start_ms + r.step_ms, 3) for r in framed_rows]
     assert all(0 <= f.start_ms - b.start_ms < 0.05 for b, f in zip(rows, framed_rows))
+    assert all(abs(b.start_ms - (a.start_ms + a.step_ms)) < 0.002 for a, b in zip(rows, rows[1:]))  # main: the forward

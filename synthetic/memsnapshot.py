@@ -360,18 +360,22 @@ AUTOCAST_CAST = [*ALLOCATOR_CPP, *_op("_to_copy"),
 
 
 def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2,
-                 cast_mib: int = 0, dump_before_drop: bool = False) -> Scenario:
+                 cast_mib: int = 0, dump_before_drop: bool = False, cast_of_weights: bool = False) -> Scenario:
     """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
     allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  With autograd on (``grad``) every tensor is kept
     for a backward that never runs, and all are freed together when the output is dropped after the pass; under
     ``no_grad`` each layer's tensors are freed once the next layer has used them.  ``cast_mib``: under autocast, each
     layer's first op also casts its weight to 16 bits (``cast_mib`` MiB), cached until the pass ends -- a parameter's
     copy, not an activation.  ``dump_before_drop``: the dump comes before the last pass's output is dropped (a
-    training forward dumped before its backward), so that pass's tensors are live at it.  No OOM: the capacity is
-    unknown.  Truth: the forward bytes live at the peak and the largest of them (the casts apart, ``cast_bytes``)."""
+    training forward dumped before its backward), so that pass's tensors are live at it.  ``cast_of_weights``: the
+    model is one fp32 weight of ``2 * cast_mib`` MiB per layer, so each cast is its weight's 16-bit copy, half its
+    bytes, as a real one is; without it the 8 x 256 MiB weights are no twice any cast (only the cast's frame names
+    it).  No OOM: the capacity is unknown.  Truth: the forward bytes live at the peak and the largest of them (the
+    casts apart, ``cast_bytes``)."""
     a = Allocator(80 * GiB)
-    for _ in range(8):
-        a.malloc(256 * MiB, PARAMS)
+    weights = [2 * cast_mib * MiB] * layers if cast_mib and cast_of_weights else [256 * MiB] * 8
+    for size in weights:
+        a.malloc(size, PARAMS)
     peak_kept = largest = 0
     casts_held = 0
     starts = []
@@ -396,7 +400,7 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
             a.free(x)  # (or the last layer's tensors) freed at once, and the autocast region left
         # the pass's first allocation: its first layer's (the input is reused in place)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
-    truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": 8 * 256 * MiB,
+    truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": sum(weights),
              "cast_bytes": casts_held, "grad": grad, "kind": "inference", "starts_us": starts}
     return Scenario(snapshot([a]), truth)
 

@@ -133,6 +133,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
     if snap.iteration_ends_ps:
         # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
         got = marked_iterations(_phased(me) if snap.stackless else me, snap.iteration_ends_ps)
+        if snap.stackless:
+            got = _opened_at_marks(got, snap.iteration_ends_ps)
     elif snap.stackless:
         got, confidence = _stackless_iterations(me), "low"
     else:
@@ -211,6 +213,13 @@ def _beyond(mine: dict[tuple[int, int], int], others: list[dict[tuple[int, int],
     return n, sum(out.values()), sorted(out, key=lambda k: -out[k])
 
 
+#: the words of a history's iterations cut at its marked optimizer steps (:func:`marked_iterations`), and where each opens
+_MARKED_NOTE = "a memory snapshot's training iterations, from its annotations: {k} marked (Optimizer.step), {each}"
+_FROM_FORWARD = "each iteration from its forward's first allocation to its optimizer step's end"
+_FROM_MARK = ("each iteration from the optimizer step's end before it to its own (the first from its forward's first "
+              "allocation, read from the allocation pattern)")
+
+
 def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:
     """The iterations of a history whose annotations mark its optimizer steps' ends (``ends``, ps): each ends there,
     and begins with its forward's first allocation after the step before (the history's start for the first).
@@ -232,9 +241,33 @@ def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.nda
     if not starts:
         return None
     k = len(starts)
-    note = (f"a memory snapshot's training iterations, from its annotations: {plural(k, 'optimizer step')} marked "
-            f"(Optimizer.step), each iteration from its forward's first allocation to its optimizer step's end")
+    note = _MARKED_NOTE.format(k=plural(k, "optimizer step"), each=_FROM_FORWARD)
     return np.array(starts, np.int64), np.array(stops, np.int64), note, "training iteration"
+
+
+def _opened_at_marks(got: tuple[np.ndarray, np.ndarray, str, str] | None, ends: "tuple[int, ...]"
+                     ) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """A stackless history's marked iterations (:func:`marked_iterations` on its pattern's phases), each after the
+    first opened at the mark before it (that optimizer step's end) rather than at the pattern's first forward
+    allocation.
+
+    Why: without frames the pattern's forward opens at the loop's first allocation of a turn -- the input's copy to
+    the GPU, before the model's first op (``torch_oom_snapshot`` stripped of stacks: 0.54 / 0.13 ms before the
+    frames' forward) -- a start no frame confirms.  The marks do: one optimizer step's end is the next turn's start,
+    whatever the loop does between (``zero_grad``, the next batch, its copy), so the turns tile the loop and each
+    step lasts the loop's period.  The first has no mark before it on the history's clock; it keeps the pattern's
+    start."""
+    if got is None:
+        return None
+    starts, stops, note, name = got
+    marks = np.array(sorted(ends), np.int64)
+    before = np.searchsorted(marks, stops, "left") - 1  # the mark before each iteration's own
+    opened = starts.copy()
+    at_mark = (before >= 0) & (np.arange(starts.size) > 0)
+    opened[at_mark] = marks[before[at_mark]]
+    if at_mark.any():
+        note = _MARKED_NOTE.format(k=plural(starts.size, "optimizer step"), each=_FROM_MARK)
+    return opened, stops, note, name
 
 
 def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] | None:

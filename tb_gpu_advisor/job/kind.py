@@ -1092,10 +1092,10 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                            f"with no backward pass and no optimizer step{no_grad}")
     if bare:
         return _stackless_backward(trace) or _repeated_backward(trace) or _repeated_passes(trace) or (
-            _grad_reset_then(trace, named[0]) if named else None) or Kind(
+            _grad_reset_then(trace, named[0]) if named else None) or _dropped_forward(trace) or Kind(
             "unknown", "low", "a memory snapshot recorded without stacks (no allocation carries a frame): what "
                               "allocated each block is not in the file, and its allocation pattern shows no backward "
-                              "pass -- the kind is not read")
+                              f"pass -- the kind is not read{_unread_why(trace)}")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
 
 
@@ -1307,6 +1307,57 @@ def _repeated_passes(trace: Trace) -> Kind | None:
                                         f"{len(got.starts)} times in a row, each time freeing them all, with no "
                                         "backward pass walking them back -- forward passes")
     return None
+
+
+def _dropped_forward(trace: Trace) -> Kind | None:
+    """Inference, low, where a history without stacks, with no annotation naming training, drops a stack of blocks
+    unwalked and keeps nothing it made from then on: on a GPU the peak held at least :data:`_STACKLESS_MIN_BLOCKS` of
+    the history's blocks, all freed with fewer than :data:`_BACKWARD_MADE_PER_FREE` allocations a block between those
+    frees, and of the bytes made from the first of them on, under ``job.snapshot_forward_kept`` are live at the dump;
+    None otherwise.
+
+    Why: each of a training step's parts leaves its mark in the allocations -- a backward makes each layer's
+    gradients while it frees the forward's saved blocks (:func:`_stackless_backward`), the gradients stay live until
+    the next ``zero_grad`` and an optimizer's state for good -- and a forward whose graph is dropped unused, or an
+    autocast region's cache cleared at its exit, frees its stack at once with nothing made between.  One such pass
+    reads nothing repeated (:func:`_repeated_passes`), so CS336's three bf16 forwards under ``no_grad`` and
+    autocast, stripped of stacks, read "unknown" (h37-castcache's left (c)) where their frames read inference.  What
+    was made before the stack's first block is the model's set-up (weights loaded inside the history), held by any
+    kind of job.  Where the peak held fewer blocks, a small model's backward frees as few: nothing is said
+    (:func:`_unread_why`)."""
+    for g, me in sorted(trace.memory.items()):
+        got = _peak_frees(me, None, _STACKLESS_MIN_BLOCKS)
+        if got is None:
+            continue
+        by_free, lo, hi = got
+        made = int((me.delta[lo:hi + 1] > 0).sum())
+        since = np.flatnonzero(me.delta > 0)
+        since = since[since >= int(by_free.min())]
+        held = float(me.delta[since[me.frees()[since] >= len(me)]].sum()) / float(me.delta[since].sum())
+        if made < _BACKWARD_MADE_PER_FREE * by_free.size and held < T("job.snapshot_forward_kept"):
+            return Kind("inference", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
+                                            f"the {by_free.size:,} blocks GPU {g}'s peak held are freed with "
+                                            f"{plural(made, 'block')} made between those frees (no gradient made as "
+                                            f"they go: no backward), and {held:.0%} of the bytes its history made "
+                                            "from the first of them on are held at the dump (nothing kept for a "
+                                            "backward, no gradient held) -- a forward pass, its graph or cast "
+                                            "cache dropped at its end")
+    return None
+
+
+def _unread_why(trace: Trace) -> str:
+    """Why a stackless history's kind is not read, where its pattern rules out neither: "; ..." or "".  Why: a
+    history that keeps what it made at the dump is a forward kept for its backward (dumped before it) or a cache an
+    inference server holds, alike in the allocations; one whose peak held few blocks is a pass under ``no_grad`` or a
+    small model's backward, which frees as few."""
+    held = _held_at_dump(trace)
+    if held is not None and held >= T("job.snapshot_forward_kept"):
+        return (f" (it holds {held:.0%} of the bytes it made at the dump: a model's set-up, a forward kept for a "
+                "backward not run yet, or a cache an inference server keeps -- alike without frames)")
+    if held is not None and all(_peak_frees(me, None, _STACKLESS_MIN_BLOCKS) is None for me in trace.memory.values()):
+        return (f" (its peak held fewer than {_STACKLESS_MIN_BLOCKS} of the blocks it made: a pass under `no_grad` "
+                "or a small model's backward, alike without frames)")
+    return ""
 
 
 def _kept_for_backward(kept: float | None, bare: bool) -> bool:

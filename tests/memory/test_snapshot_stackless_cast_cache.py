@@ -117,3 +117,38 @@ def test_stackless_gpt2_inference_books_no_cache() -> None:
                          ids=["no-cast", "training-half-weight-activations"])
 def test_generated_histories_without_a_cache_book_none_stackless(sc: ms.Scenario) -> None:
     assert _booked(ms.as_recorded(sc.doc, context=None)) == ([], 0)
+
+
+def test_copies_of_weights_made_inside_the_history_are_booked_without_stacks(tmp_path: Path) -> None:
+    """h37-stackless2 (h37-castcache's left (a)): ``forward_only(cast_of_weights=True)`` -- the model's 24 fp32
+    weights loaded inside the history (``context=None`` records no ``Module._apply`` frame to mark them), each cast
+    its 16-bit copy, half its bytes, by construction.  Main looked for weights only before the history: nothing
+    booked, and the no-grad forward was told its casts were "kept for a backward that never runs" (warning).  A block
+    live at the dump and made before the copies can be the weight one copies: the same 48 copies (2 regions) as the
+    frames book, the cache's info finding, no warning."""
+    sc = ms.forward_only(grad=False, cast_mib=32, cast_of_weights=True)
+    bare = ms.as_recorded(sc.doc, context=None)
+    got = _booked(bare)
+    assert got == _booked(sc.doc) and len(got[0]) == 48 and got[1] == 2 * sc.truth["cast_bytes"]
+    rep = report(tmp_path, bare, "bare")
+    assert not _kept_warning(rep), [(f.id, f.severity, f.title) for f in rep.findings]
+    cache = _cache_finding(rep)
+    assert len(cache) == 1 and cache[0].metric.detail["cache_bytes"] == sc.truth["cast_bytes"]
+
+
+def test_casts_that_are_half_no_weight_are_no_cache_without_stacks(tmp_path: Path) -> None:
+    """Control (both): 32 MiB casts beside 256 MiB weights -- no weight's 16-bit copy, by their bytes; only the cast's
+    frame (``at::autocast::cached_cast``) names them, so without stacks no cast cache is booked or reported."""
+    bare = ms.as_recorded(ms.forward_only(grad=False, cast_mib=32).doc, context=None)
+    assert _booked(bare) == ([], 0)
+    assert not _cache_finding(report(tmp_path, bare, "bare"))
+
+
+def test_a_kept_graph_beside_copies_of_weights_made_in_the_history_still_warns(tmp_path: Path) -> None:
+    """The same model with autograd on keeps every forward tensor to the pass's end: the copies are booked as the
+    frames book them (main: none), and the tensors kept for a backward that never runs are still the warning (as on
+    main: the control)."""
+    sc = ms.forward_only(grad=True, cast_mib=32, cast_of_weights=True)
+    bare = ms.as_recorded(sc.doc, context=None)
+    assert _booked(bare) == _booked(sc.doc)
+    assert _kept_warning(report(tmp_path, bare, "bare"))

@@ -52,15 +52,20 @@ def test_a_stackless_history_of_two_iterations_reads_both(tmp_path: Path) -> Non
 
 def test_a_stackless_annotated_history_of_two_iterations_is_cut_at_its_marks(tmp_path: Path) -> None:
     """The same snapshot with its ``Optimizer.step`` annotations: each mark closes one of the two iterations its
-    frames read, each opened by the pattern's forward (main: no forward read, the whole capture)."""
+    frames read; the first opens at the pattern's forward (its input's copy, the allocation before the forward's first
+    its frames name), the second at the first's mark (h37-stackless2: main opened it at its input's copy too, 0.32 ms
+    after the mark, where no frame confirms a start; main before h37-snap23: the whole capture)."""
     doc = pickle.loads(OOM.read_bytes())
     framed = snapshot_report(tmp_path, doc, "framed")
     bare = snapshot_report(tmp_path, ms.as_recorded(doc, context=None), "bare")
     assert (bare.steps["source"], bare.steps["count"]) == ("memory_iterations", 2)
-    ends = [round(r.start_ms + r.step_ms, 2) for r in bare.step_rows.rows()]
-    assert ends == [round(r.start_ms + r.step_ms, 2) for r in framed.step_rows.rows()]
-    # each opens at its input's copy, the allocation before the forward's first its frames name
-    assert all(0 < f.start_ms - b.start_ms < 1 for b, f in zip(bare.step_rows.rows(), framed.step_rows.rows()))
+    rows, framed_rows = bare.step_rows.rows(), framed.step_rows.rows()
+    ends = [round(r.start_ms + r.step_ms, 2) for r in rows]
+    assert ends == [round(r.start_ms + r.step_ms, 2) for r in framed_rows]
+    assert 0 < framed_rows[0].start_ms - rows[0].start_ms < 1  # the input's copy
+    assert abs(rows[1].start_ms - (rows[0].start_ms + rows[0].step_ms)) < 0.002  # the first step's mark: the turns tile
+    assert framed_rows[1].start_ms - rows[1].start_ms > 0.4  # the mark, then zero_grad, the input's copy, the forward
+    assert "from the optimizer step's end before it" in bare.steps["note"]
 
 
 def test_a_stackless_first_iteration_is_read_as_warm_up(tmp_path: Path) -> None:
@@ -73,3 +78,16 @@ def test_a_stackless_first_iteration_is_read_as_warm_up(tmp_path: Path) -> None:
     assert [d["step"] for d in bare.steps["dropped"]] == [d["step"] for d in framed.steps["dropped"]] == [0]
     assert "warm-up" in bare.steps["dropped"][0]["reason"]
     assert [r.start_ms for r in bare.step_rows.rows()] == [r.start_ms for r in framed.step_rows.rows()]
+
+
+def test_a_real_annotated_loop_without_stacks_tiles_its_marks(tmp_path: Path) -> None:
+    """``snapshot_adam_iterations`` with its ``Optimizer.step`` marks, stacks taken away (h37-stackless2): the two kept
+    iterations open at the marks before them (899.75 / 959.60 ms, the first and second steps' ends), each ending at
+    its own as with frames -- main opened them at the pattern's forward, 0.28 / 0.33 ms after the mark."""
+    doc = pickle.loads(ADAM.read_bytes())
+    framed = snapshot_report(tmp_path, doc, "framed").step_rows.rows()
+    rows = snapshot_report(tmp_path, ms.as_recorded(doc, context=None), "bare").step_rows.rows()
+    assert len(rows) == len(framed) == 2
+    assert [round(r.start_ms + r.step_ms, 2) for r in rows] == [round(r.start_ms + r.step_ms, 2) for r in framed]
+    assert abs(rows[1].start_ms - (rows[0].start_ms + rows[0].step_ms)) < 0.002
+    assert all(0.2 < f.start_ms - b.start_ms < 0.5 for b, f in zip(rows, framed))

@@ -92,10 +92,14 @@ def test_the_real_snapshots_without_stacks_read_no_iterations(tmp_path: Path, na
 
 
 def test_an_annotated_stackless_history_is_cut_at_its_marks(tmp_path: Path) -> None:
-    """The profiler's optimizer-step marks end the iterations; each opens with its forward's first allocation, which a
-    stackless history shows only through its pattern: read so, the same steps as with stacks."""
+    """The profiler's optimizer-step marks end the iterations; with stacks each opens with its forward's first
+    allocation; without, the first with the forward its pattern shows, each later one at the mark before it (the
+    step before's end: h37-stackless2), so the kept steps are the framed ones, each opened a little earlier."""
     doc = ms.ring_buffer_training(max_entries=None).doc
     framed = snapshot_report(tmp_path, doc, "framed")
     bare = snapshot_report(tmp_path, ms.as_recorded(doc, context=None), "bare")
     assert (bare.steps["source"], bare.steps["found"], bare.steps["count"]) == ("memory_iterations", 6, 4), bare.steps
-    assert [r.start_ms for r in bare.step_rows.rows()] == [r.start_ms for r in framed.step_rows.rows()]
+    rows, framed_rows = bare.step_rows.rows(), framed.step_rows.rows()
+    assert [round(r.start_ms + r.step_ms, 3) for r in rows] == [round(r.start_ms + r.step_ms, 3) for r in framed_rows]
+    assert all(0 <= f.start_ms - b.start_ms < 0.05 for b, f in zip(rows, framed_rows))
+    assert all(abs(b.start_ms - (a.start_ms + a.step_ms)) < 0.002 for a, b in zip(rows, rows[1:]))  # main: the forward

@@ -1055,15 +1055,19 @@ def _bare_cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, du
     region's exit) releases the copies, each size no more often than weights that have it (one copy per weight);
     (2) most of them outlived blocks made after them (:func:`_outlives_later`), as a cache does and a layer's
     output does not; (3) the run releases at least :data:`_BARE_CACHE_SHARE` of the bytes a 16-bit copy of every
-    block held since before the history would take -- a region under autocast casts the model's weights, not two
-    of them (measured: 92% and 98% on the four real caches; 3% at most in the no-grad forwards).  A history that
-    also holds an optimizer's state before it falls under the third bound and is left as before."""
-    blocks = _held_blocks(delta, addr, phase, dump)
-    held = _copy_counts(blocks)
-    whole = sum(b.size // 2 for b in blocks)
+    block live at the dump would take -- a region under autocast casts the model's weights, not two of them
+    (measured: 92% and 98% on the four real caches; 3% at most in the no-grad forwards).  The weights a copy may be
+    of are the blocks live at the dump made before the run's first copy (:func:`_made_at`): before the history, or
+    loaded inside it, which no frame marks without stacks (``forward_only(cast_of_weights=True)``: main booked none
+    and warned of a forward kept for a backward, h37-stackless2).  A history that also holds an optimizer's state
+    falls under the third bound and is left as before: a moment is a weight's size, and nothing in the segments
+    (size, request, stream, pool, address) tells it from the weight."""
+    made = _made_at(delta, addr, dump)
     alloc = np.flatnonzero(delta > 0)
-    cand = alloc[np.isin(delta[alloc], np.fromiter(held, np.int64, len(held)))]
-    if cand.size < 2 or whole <= 0:
+    every = _copy_counts(dump)
+    whole = sum(b.size // 2 for b in dump)  # all it holds: a training run's state made after a copy weighs too
+    cand = alloc[np.isin(delta[alloc], np.fromiter(every, np.int64, len(every)))]
+    if cand.size < 2:
         return np.zeros(0, np.int64)
     free_at = _frees(delta, addr)
     outlived = _outlives_later(alloc, free_at)
@@ -1071,11 +1075,23 @@ def _bare_cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, du
     booked = [np.zeros(0, np.int64)]
     for run in np.unique(runs).tolist():
         mine = cand[runs == run]
+        blocks = [b for b, k in zip(dump, made) if k < int(mine.min())]  # a copy is made after its weight
+        held = _copy_counts(blocks)
+        mine = mine[np.isin(delta[mine], np.fromiter(held, np.int64, len(held)))]
         if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and _one_per_weight(delta[mine], held) \
-                and int(delta[mine].sum()) >= _BARE_CACHE_SHARE * whole:
+                and int(delta[mine].sum()) >= _BARE_CACHE_SHARE * whole > 0:
             phase[mine] = MEMORY_PHASES.index("parameters")  # held with the weights, as the frames' reading books them
             booked.append(mine)
     return np.concatenate(booked)
+
+
+def _made_at(delta: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> list[int]:
+    """Per block live at the dump, the event that allocated it last (-1: before the history).  Why: without frames
+    nothing marks the weights a history made (a model loaded with ``context=None`` recording: no ``Module._apply``
+    frame), but a block still live at the dump that was made before an autocast region's copies could be the weight
+    one of them copies, and a block made after could not -- the order is physics where the frames are absent."""
+    made = {a: k for k, a in zip(np.flatnonzero(delta > 0).tolist(), addr[delta > 0].tolist())}
+    return [made.get(b.address, -1) for b in dump]
 
 
 def _held_blocks(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, dump: list[_Live]) -> list[_Live]:

@@ -22,7 +22,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, Kern
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
-from tb_gpu_advisor.rules.base import Ctx
+from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.types import SOURCE_LABEL
@@ -34,9 +34,10 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
     """The guide's overview numbers as cards, graded with the host's findings (rules/headline.py)."""
     h = m.headline
     fw = frameworks.get(m.capture.framework)
-    step = Ctx(m).step_noun  # the window the cards' shares are of: "share of the pass ..." on one pass (h37-words23)
+    ctx = Ctx(m)
+    step = ctx.step_noun  # the window the cards' shares are of: "share of the pass ..." on one pass (h37-words23)
     cards = [
-        Metric("device_step_share", "Device step-time share", json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
+        Metric("device_step_share", ctx.window_words(DEVICE_SHARE_LABEL), json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
                meaning=f"share of the {step} the GPU spends executing kernels (guide 1: maximize)",
                detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": json_float(m.breakdown.device_compute)}),
         _unrecorded_ops(m, _not_applicable(fw, Metric(
@@ -70,7 +71,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
 def mfu_card(m: HostMetrics) -> Metric:
     """Model FLOPs utilisation: FLOPs per step over step time x the GPU's dense peak (metrics/flops.py), said of the
     host's window (``Ctx.per_step``, ``Ctx.step_noun``)."""
-    f = m.flops
+    f, ctx = m.flops, Ctx(m)
     detail = {"flops_per_step": json_float(f.flops_per_step, 0), "trace_flops_per_step": json_float(f.trace_flops_per_step, 0),
               "user_flops_per_step": json_float(f.user_flops_per_step, 0), "peak_flops": json_float(f.peak_flops, 0),
               "peak_source": f.peak_source, "dtype": f.dtype, "source": f.source, "tflops_per_s": json_float(f.tflops_per_s, 2),
@@ -82,7 +83,7 @@ def mfu_card(m: HostMetrics) -> Metric:
               "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
-                         "the trace gives no FLOPs: give the model's FLOPs per step and GPU")
+                         f"the trace gives no FLOPs: give the model's FLOPs {_flops_per(ctx)}")
         detail["not_available"] = why
         # the setting that would give it: the tab points at its Settings, the CLI at its flag -- only where GPU work was
         # timed (``step_ms``): over no kernel no FLOPs setting gives an MFU (h37-ui11: "Set Model FLOPs" under
@@ -94,12 +95,19 @@ def mfu_card(m: HostMetrics) -> Metric:
     how = SOURCE_WORDS.get(f.source or "", "")
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = f.note
-    ctx = Ctx(m)  # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)
+    # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
                   meaning=f"FLOPs {ctx.per_step} / ({ctx.step_noun} time x the GPU's dense {f.peak_dtype} peak)"
                           + (f"; {_pct(f.dtype_mfu)} of the {f.dtype} peak its GEMMs run in"
                              if f.dtype_mfu is not None and f.dtype != f.peak_dtype else "") + f"; {how}",
                   detail={k: v for k, v in detail.items() if v is not None})
+
+
+def _flops_per(ctx: Ctx) -> str:
+    """What the model's FLOPs the user gives are of: "per step and GPU"; "in the pass, per GPU" where the capture holds
+    one step -- the FLOPs its one window ran, which may be several of the program's iterations (the capture note:
+    "every per-step number is the pass's total"), not one step's (h37-onepass)."""
+    return f"{ctx.per_step}, per GPU" if ctx.one_step else "per step and GPU"
 
 
 def _roofline_table(m: HostMetrics) -> Table | None:

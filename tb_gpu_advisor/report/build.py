@@ -52,7 +52,9 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                        "fp16_share": json_float(h.fp16_time_share), "bf16_share": json_float(h.bf16_time_share),
                        "tensor_core_share": json_float(h.tensor_core_time_share),
                        "unknown_precision_share": json_float(h.unknown_precision_share),
-                       "eight_bit_share": json_float(h.eight_bit_time_share)}),
+                       "eight_bit_share": json_float(h.eight_bit_time_share),
+                       # only where some kernel time is typed bytes alone (the display's "integer byte data")
+                       **({"integer_data_share": json_float(h.integer_data_share)} if h.integer_data_share else {})}),
         _unmeasured_launch(m, Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share),
                                      "share", _pct(h.launch_wait_share), "lower",
                                      meaning=f"share of the {step} the GPU was idle waiting for the host to launch "
@@ -123,13 +125,26 @@ def _roofline_table(m: HostMetrics) -> Table | None:
                    json_float(x.roofline_share), x.bound] for x in top])
 
 
+def _no_arithmetic_dtype(unknown: float, integer_data: float | None) -> str:
+    """The precision card where no kernel's arithmetic has a known dtype, saying what is known: kernels whose names
+    type their bytes as 8-bit integers, with no GEMM or other arithmetic whose precision the card asks ("n/a: integer
+    byte data only": a benchmark's set-up packing random bytes) -- "no dtype known" denied the type those names give
+    (h37-onepass: wild/rocprof_mxfp4_setup_gfx950).  Never "8-bit" alone: that is the card's word for 8-bit
+    arithmetic (fp8/int8 GEMMs), which these bytes are not (h37-int8share)."""
+    if not integer_data or integer_data < 0.005:
+        return "n/a: no dtype known"
+    if integer_data >= unknown - 0.005:
+        return "n/a: integer byte data only"
+    return f"n/a: {_pct(integer_data)} integer byte data, the rest no dtype known"
+
+
 def _sixteen_display(h) -> str:
     """The 16-bit share; when some kernel time has no known precision, led by the share that has one ("16.0% known:
     100.0% 16-bit"), so a share of the known part never reads as one of the whole (was: "100.0% of known (84.0%
     unknown)", on a card whose value then wrapped to three lines)."""
     unk = h.unknown_precision_share
     if h.sixteen_bit_time_share is None:
-        return "n/a: no dtype known" if unk else _pct(None)
+        return _no_arithmetic_dtype(unk, h.integer_data_share) if unk else _pct(None)
     eight = h.eight_bit_time_share
     # the 8-bit part said beside the 16-bit one: an FP8 model read "16-bit kernel time 17.6%" as if the rest were fp32
     low = f", {_pct(eight)} 8-bit" if eight and eight >= 0.005 else ""

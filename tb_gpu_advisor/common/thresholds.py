@@ -48,13 +48,14 @@ def of_window(template: str, step: str = "step", per: str | None = None) -> str:
     step": ``rules.base.Ctx.step_noun``).  A meaning written of "the step" beside findings saying "of the 28.5 ms
     pass" named a step the capture does not mark (h37-words23); it is composed here, never reworded after.
 
-    ``{Step}`` is the noun opening a label ("Step time in dtype casts", "Pass time in dtype casts"); ``{per_step}`` the
+    ``{Step}`` is the noun opening a label ("Step time in dtype casts", "Pass time in dtype casts"), ``{step-}`` the
+    noun in a compound ("Device step-time share", "Device forward-pass-time share"); ``{per_step}`` the
     words a number per window takes (``per``: "per step" over several steps, "in the pass" where the capture holds
     one, as ``Ctx.per_step`` says it): a straggler's or an imbalance's meaning "..., per step" beside a summary of
     "the 28.5 ms pass" spoke of steps the capture does not hold (h37-onepass)."""
     said = per if per is not None else ("per step" if step == "step" else f"in the {step}")
     return (template.replace("{step}", step).replace("{Step}", step[:1].upper() + step[1:])
-            .replace("{per_step}", said))
+            .replace("{step-}", step.replace(" ", "-")).replace("{per_step}", said))
 
 
 def _t(name: str, value: float, unit: str, source: str, meaning: str, direction: str = "above") -> Threshold:
@@ -324,13 +325,13 @@ _TABLE: tuple[Threshold, ...] = (
        "peak memory / GPU memory below this earns an info finding", "below"),
     # ---- headline cards (status colour only; findings use the rule thresholds) ------
     _t("headline.device_step_share.warning", 0.50, "share", "peers: torch-tb-profiler and Nsight Systems flag GPU "
-       "utilization < 50%; guide §1: maximize", "device {step}-time share below this -> amber card", "below"),
+       "utilization < 50%; guide §1: maximize", "device {step-}-time share below this -> amber card", "below"),
     _t("headline.device_step_share.critical", 0.25, "share", "Advisor: the GPU idles three quarters of the step",
-       "device {step}-time share below this -> red card", "below"),
+       "device {step-}-time share below this -> red card", "below"),
     _t("host_bound.saving_warning", 0.25, "share", "Advisor; issue #37 item 4: a finding is judged by what it saves -- a "
        "quarter of the step is the host's own work, whatever the device share",
        "host work the GPU waits for, no other finding recovers, at this share of the {step} or more -> host-bound "
-       "warning where the device {step}-time share is not amber"),
+       "warning where the device {step-}-time share is not amber"),
     _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
        "share of TF ops (by count) with no device kernels above this -> amber card"),
     _t("headline.host_op_share.critical", 0.50, "share", "Advisor", "same metric, red card"),

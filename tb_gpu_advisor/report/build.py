@@ -53,8 +53,8 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                        "tensor_core_share": json_float(h.tensor_core_time_share),
                        "unknown_precision_share": json_float(h.unknown_precision_share),
                        "eight_bit_share": json_float(h.eight_bit_time_share),
-                       # only where some kernel time is typed bytes alone (the display's "integer byte data")
-                       **({"integer_data_share": json_float(h.integer_data_share)} if h.integer_data_share else {})}),
+                       # only where the display says it: no known precision, some kernel time typed bytes alone
+                       **({"integer_data_share": json_float(h.integer_data_share)} if _said_integer_data(h) else {})}),
         _unmeasured_launch(m, Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share),
                                      "share", _pct(h.launch_wait_share), "lower",
                                      meaning=f"share of the {step} the GPU was idle waiting for the host to launch "
@@ -125,13 +125,19 @@ def _roofline_table(m: HostMetrics) -> Table | None:
                    json_float(x.roofline_share), x.bound] for x in top])
 
 
+def _said_integer_data(h) -> bool:  # noqa: ANN001 - a Headline
+    """The precision card has no known precision and some of its kernel time is integer byte data (the display says
+    so: :func:`_no_arithmetic_dtype`)."""
+    return h.sixteen_bit_time_share is None and (h.integer_data_share or 0.0) >= 0.005
+
+
 def _no_arithmetic_dtype(unknown: float, integer_data: float | None) -> str:
     """The precision card where no kernel's arithmetic has a known dtype, saying what is known: kernels whose names
     type their bytes as 8-bit integers, with no GEMM or other arithmetic whose precision the card asks ("n/a: integer
     byte data only": a benchmark's set-up packing random bytes) -- "no dtype known" denied the type those names give
     (h37-onepass: wild/rocprof_mxfp4_setup_gfx950).  Never "8-bit" alone: that is the card's word for 8-bit
     arithmetic (fp8/int8 GEMMs), which these bytes are not (h37-int8share)."""
-    if not integer_data or integer_data < 0.005:
+    if integer_data is None or integer_data < 0.005:
         return "n/a: no dtype known"
     if integer_data >= unknown - 0.005:
         return "n/a: integer byte data only"

@@ -368,9 +368,9 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
 #: demo multi_host's AllReduce note read "(see the straggler findings)" in a report with none,
 #: ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
 #: the guide's first overview number's label, of the host's window (``Ctx.window_words``): "Device pass-time share" on
-#: a capture read as one pass, whose other words say "the 28.5 ms pass" (h37-onepass); the card and the idle findings'
-#: metric share it
-DEVICE_SHARE_LABEL = "Device {step}-time share"
+#: a capture read as one pass, whose other words say "the 28.5 ms pass", "Device forward-pass-time share" on one
+#: marked forward pass (h37-onepass); the card and the idle findings' metric share it
+DEVICE_SHARE_LABEL = "Device {step-}-time share"
 
 SEE_STRAGGLERS = "{see_stragglers}"
 SEE_IMBALANCE = "{see_imbalance}"

@@ -88,6 +88,16 @@ def test_kept_one_pass_captures_label_the_pass(run: str) -> None:
     assert h.headline[0].label == "Device pass-time share"
 
 
+def test_one_marked_forward_pass_labels_say_it() -> None:
+    """wild/hf_qwen_h100 (one ``ProfilerStep`` of a model's forward pass): its findings say "of the ... forward pass";
+    main's labels "Device step-time share", "Step time fusing element-wise chains would save"."""
+    rep = _report(WILD / "hf_qwen_h100")
+    (h,) = rep.hosts
+    assert h.headline[0].label == "Device forward-pass-time share"
+    (f,) = [f for f in rep.findings if f.rule == "xla_not_used"]
+    assert f.metric.label == "Forward pass time fusing element-wise chains would save" and "forward pass" in f.summary
+
+
 def test_a_multi_step_capture_keeps_its_step_words_control(tmp_path: Path) -> None:
     """Control: the same DDP job, 6 marked steps: "per step" and "Device step-time share" as before."""
     from synthetic import torchtrace as tt
@@ -149,4 +159,6 @@ def test_typed_bytes_are_said_not_denied() -> None:
     ("part_forward_a100", "96.1% known: 63.3% 16-bit"),  # index copies' ``char*`` beside known fp16/fp32 kernels
 ])
 def test_control_other_cards_keep_their_display(run: str, display: str) -> None:
-    assert _precision_card(run).display == display
+    """A card with known precision says its shares and no integer-data detail, even where some bytes are typed."""
+    c = _precision_card(run)
+    assert c.display == display and "integer_data_share" not in c.detail

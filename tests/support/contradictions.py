@@ -869,7 +869,7 @@ def _unfilled_window(h: HostReport, findings: list[Finding]) -> list[str]:
     frameworks' meanings write "share of the {step} ..." and the one home (``rules.base.Ctx.window_words``, the cards'
     ``Ctx.step_noun``) fills it; a path that skipped it would print the brace on any host."""
     return [f"{h.host}/{what} meaning: an unfilled '{x}'" for what, text in _meanings(h, findings)
-            for x in ("{step}", "{Step}", "{per_step}") if x in (text or "")]
+            for x in ("{step}", "{Step}", "{step-}", "{per_step}") if x in (text or "")]
 
 
 def _meanings(h: HostReport, findings: list[Finding]) -> list[tuple[str, str]]:

@@ -28,7 +28,7 @@ import pytest
 
 from tb_gpu_advisor.common.thresholds import THRESHOLDS
 from tb_gpu_advisor.model.schema import Report
-from tests.support.cli_report import first_report
+from tests.support.cli_report import first_report, kept_report
 from tests.support.contradictions import _one_unmarked_pass, window_words_problems
 from tests.support.paths import FIXTURES
 
@@ -36,12 +36,6 @@ WILD = FIXTURES / "wild"
 #: a step named as the window a number is of, in a label or a meaning (the count "Steps kept" and "fewer complete
 #: steps than this" of the capture-quality finding are about the step reading itself)
 _STEP_UNIT = re.compile(r"\b[Ss]tep[- ](?:time|share)\b|\bper step\b|\bof (?:the )?step\b|\bthe step's\b")
-
-
-def _report(path: Path) -> Report:
-    if not path.is_dir():
-        pytest.skip(f"{path} absent")
-    return Report.from_dict(first_report(path))
 
 
 def _unmarked(tmp: Path, scenario: str, steps: int = 1) -> Report:
@@ -78,7 +72,7 @@ def test_a_one_pass_findings_metric_says_the_pass(tmp_path: Path, scenario: str,
 def test_kept_one_pass_captures_label_the_pass(run: str) -> None:
     """Real captures read as one pass: every card's and finding metric's label and meaning is of the pass (main: the
     device-share card "Device step-time share" on each, and the words in the comments)."""
-    rep = _report(WILD / run)
+    rep = kept_report(WILD / run)
     (h,) = rep.hosts
     assert _one_unmarked_pass(h)
     said = [(m.label, m.meaning) for m in h.headline] + [(f.metric.label, f.metric.meaning) for f in rep.findings
@@ -91,7 +85,7 @@ def test_kept_one_pass_captures_label_the_pass(run: str) -> None:
 def test_one_marked_forward_pass_labels_say_it() -> None:
     """wild/hf_qwen_h100 (one ``ProfilerStep`` of a model's forward pass): its findings say "of the ... forward pass";
     main's labels "Device step-time share", "Step time fusing element-wise chains would save"."""
-    rep = _report(WILD / "hf_qwen_h100")
+    rep = kept_report(WILD / "hf_qwen_h100")
     (h,) = rep.hosts
     assert h.headline[0].label == "Device forward-pass-time share"
     (f,) = [f for f in rep.findings if f.rule == "xla_not_used"]
@@ -122,14 +116,14 @@ def test_the_docs_keep_per_step() -> None:
 
 def test_a_one_marked_steps_straggler_meaning_says_in_the_step() -> None:
     """wild/dlrm_v100 (8 ranks, one marked step each): its summary says "in the step"; main's meaning "per step"."""
-    rep = _report(WILD / "dlrm_v100")
+    rep = kept_report(WILD / "dlrm_v100")
     (f,) = [f for f in rep.findings if f.rule == "rank_straggler"]
     assert "in the step" in f.summary and f.metric.meaning.endswith("median, in the step"), f.metric.meaning
 
 
 def test_the_checker_catches_mains_step_label() -> None:
     """The property's new part can fail: main's card label and straggler meaning planted into the one-pass report."""
-    rep = _report(WILD / "rocprof_mxfp4_setup_gfx950")
+    rep = kept_report(WILD / "rocprof_mxfp4_setup_gfx950")
     r = copy.deepcopy(rep)
     r.hosts[0].headline[0].label = "Device step-time share"
     r.hosts[0].headline[0].meaning = "a rank's extra time before the collectives, per step"
@@ -140,7 +134,7 @@ def test_the_checker_catches_mains_step_label() -> None:
 
 
 def _precision_card(run: str):  # noqa: ANN202 - a Metric
-    (h,) = _report(WILD / run).hosts[:1]
+    (h,) = kept_report(WILD / run).hosts[:1]
     (c,) = [m for m in h.headline if m.id == "sixteen_bit_share"]
     return c
 

@@ -42,12 +42,20 @@ class Threshold:
         return of_window(self.meaning, step)
 
 
-def of_window(template: str, step: str = "step") -> str:
+def of_window(template: str, step: str = "step", per: str | None = None) -> str:
     """``template`` with its ``{step}`` (where a meaning names the window its numbers are of) filled with the window's
     noun: "step" over several steps, the job's word for the one step a capture holds ("pass", "forward pass", "engine
     step": ``rules.base.Ctx.step_noun``).  A meaning written of "the step" beside findings saying "of the 28.5 ms
-    pass" named a step the capture does not mark (h37-words23); it is composed here, never reworded after."""
-    return template.replace("{step}", step)
+    pass" named a step the capture does not mark (h37-words23); it is composed here, never reworded after.
+
+    ``{Step}`` is the noun opening a label ("Step time in dtype casts", "Pass time in dtype casts"), ``{step-}`` the
+    noun in a compound ("Device step-time share", "Device forward-pass-time share"); ``{per_step}`` the
+    words a number per window takes (``per``: "per step" over several steps, "in the pass" where the capture holds
+    one, as ``Ctx.per_step`` says it): a straggler's or an imbalance's meaning "..., per step" beside a summary of
+    "the 28.5 ms pass" spoke of steps the capture does not hold (h37-onepass)."""
+    said = per if per is not None else ("per step" if step == "step" else f"in the {step}")
+    return (template.replace("{step}", step).replace("{Step}", step[:1].upper() + step[1:])
+            .replace("{step-}", step.replace(" ", "-")).replace("{per_step}", said))
 
 
 def _t(name: str, value: float, unit: str, source: str, meaning: str, direction: str = "above") -> Threshold:
@@ -63,7 +71,7 @@ _TABLE: tuple[Threshold, ...] = (
     # ---- §1.1 input pipeline ----------------------------------------------------
     _t("input_bound.warning", 0.05, "share", "stock overview: input >=5% of step = moderately input-bound",
        "share of {step} time the GPUs are idle while the host waits for input (its data iterator or loader, or the "
-       "loop's own code before the step's first op); "
+       "loop's own code before the {step}'s first op); "
        "H2D input copies are shown beside it"),
     _t("input_bound.critical", 0.20, "share", "stock overview: input >=20% of step = highly input-bound",
        "same metric, critical level"),
@@ -207,7 +215,7 @@ _TABLE: tuple[Threshold, ...] = (
     # ---- §2 several GPUs --------------------------------------------------------
     _t("rank_straggler.warning", 0.05, "share", "Advisor (issue #19): a rank 5% slower makes every other rank wait "
        "5% of each step; peers (HTA straggler analysis, TraceLens per-collective skew) report it without a level",
-       "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, per step"),
+       "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, {per_step}"),
     _t("rank_straggler.critical", 0.20, "share", "Advisor: a fifth of every rank's step lost waiting",
        "same metric, critical level"),
     _t("rank_straggler.min_steps", 3.0, "count", "Advisor (issue #27 item 2): one step cannot tell a straggler from "
@@ -254,7 +262,7 @@ _TABLE: tuple[Threshold, ...] = (
     _t("mfu_low.min_gemm_share", 0.2, "share", "Advisor: GEMMs that take under a fifth of the step cannot be what "
        "holds MFU down", "GEMM kernel time as a share of {step} time below which the finding stays quiet"),
     _t("small_grid.info", 0.01, "share", _MENTION + "; under 1% (a reduction's last one-block pass) it is noise",
-       "bound on the step time filling the GPU saves (kernel time x (1 - blocks / SMs) of kernels launched with fewer "
+       "bound on the {step} time filling the GPU saves (kernel time x (1 - blocks / SMs) of kernels launched with fewer "
        "blocks than SMs, after the critical cap), as a share of the {step}"),
     _t("small_grid.floor_us", 3.0, "us", "Advisor: what a kernel takes whatever its grid -- its launch ramp, one round "
        "trip to memory, its tail: the trivial kernels of the real H100 tiny-ops capture (real-h100-torch "
@@ -271,8 +279,8 @@ _TABLE: tuple[Threshold, ...] = (
     _t("unfused_attention.max_between", 4, "count", "Advisor: eager attention puts the scale, the mask's add, the "
        "dropout and a layout copy between a matmul and its softmax (HF TimeSformer: scale before, one copy after)",
        "element-wise kernels at most between each matmul and the softmax for the three to be one attention"),
-    _t("unfused_attention.info", 0.01, "share", _MENTION, "step time a fused attention kernel saves, as a share of the "
-       "step"),
+    _t("unfused_attention.info", 0.01, "share", _MENTION, "{step} time a fused attention kernel saves, as a share of "
+       "the {step}"),
     _t("unfused_attention.warning", 0.05, "share", "stock overview's bar for a fix worth making (input >=5% of the "
        "step); the saving counts only kernels a fused kernel does not run, so it is a lower bound",
        "same metric, warning level"),
@@ -303,10 +311,10 @@ _TABLE: tuple[Threshold, ...] = (
     _t("allreduce.bandwidth_GBps", 10.0, "GB/s", "Advisor: PCIe 3.0 x16 effective (~10-12 GB/s); used when the capture "
        "does not give the interconnect bandwidth. NVLink is 5-30x faster", "communication bandwidth in the formula"),
     _t("gpu_imbalance.warning", 0.10, "ratio", "Advisor; guide §2 item 5: every replica should do the same work",
-       "(busiest GPU busy time - median GPU busy time) / median, per step"),
+       "(busiest GPU busy time - median GPU busy time) / median, {per_step}"),
     _t("gpu_imbalance.critical", 0.30, "ratio", "Advisor", "same metric, critical level"),
     _t("launch_skew.warning", 0.05, "share", "Advisor; guide §2.2: skewed start = host thread contention",
-       "average spread of the GPUs' first-kernel start per step, as a share of {step} time"),
+       "average spread of the GPUs' first-kernel start {per_step}, as a share of {step} time"),
     _t("launch_skew.critical", 0.30, "share", "Advisor: part of a skew hides behind the AllReduce wait; critical when "
        "it is near a third of the step", "same metric, critical level"),
     _t("launch_skew.min_ms", 0.1, "ms", "Advisor: skews under 100 us are scheduling noise", "absolute minimum skew"),
@@ -317,13 +325,13 @@ _TABLE: tuple[Threshold, ...] = (
        "peak memory / GPU memory below this earns an info finding", "below"),
     # ---- headline cards (status colour only; findings use the rule thresholds) ------
     _t("headline.device_step_share.warning", 0.50, "share", "peers: torch-tb-profiler and Nsight Systems flag GPU "
-       "utilization < 50%; guide §1: maximize", "device step-time share below this -> amber card", "below"),
+       "utilization < 50%; guide §1: maximize", "device {step-}-time share below this -> amber card", "below"),
     _t("headline.device_step_share.critical", 0.25, "share", "Advisor: the GPU idles three quarters of the step",
-       "device step-time share below this -> red card", "below"),
+       "device {step-}-time share below this -> red card", "below"),
     _t("host_bound.saving_warning", 0.25, "share", "Advisor; issue #37 item 4: a finding is judged by what it saves -- a "
        "quarter of the step is the host's own work, whatever the device share",
        "host work the GPU waits for, no other finding recovers, at this share of the {step} or more -> host-bound "
-       "warning where the device step-time share is not amber"),
+       "warning where the device {step-}-time share is not amber"),
     _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
        "share of TF ops (by count) with no device kernels above this -> amber card"),
     _t("headline.host_op_share.critical", 0.50, "share", "Advisor", "same metric, red card"),

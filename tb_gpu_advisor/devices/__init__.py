@@ -24,7 +24,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
@@ -91,6 +91,20 @@ def precision_one(name: str) -> int:
     kernel's precision is unknown, as a ``FillFunctor<unsigned short>``'s already is: no share counts it either way."""
     p = _named_precision(name)
     return P_UNKNOWN if p == P_INT8 and not integer_arithmetic_one(name) else p
+
+
+def integer_data_one(name: str) -> bool:
+    """The kernel's name types its data as an 8-bit integer it does no arithmetic in (:func:`precision_one`'s unknown
+    precision of ``random_from_to_kernel<unsigned char>``, ``BitwiseOrFunctor<unsigned char>``): the bytes' type is
+    known, the arithmetic's is not -- there is none to run in 16 bits.  What the precision card says of a window of
+    such kernels alone, where "no dtype known" denied the type its names give (h37-onepass:
+    wild/rocprof_mxfp4_setup_gfx950, an MXFP4 benchmark's packing of random bytes)."""
+    return _named_precision(name) == P_INT8 and not integer_arithmetic_one(name)
+
+
+def integer_data(names: list[str]) -> np.ndarray:
+    """Bool per name: :func:`integer_data_one`."""
+    return np.fromiter((integer_data_one(n) for n in names), dtype=bool, count=len(names))
 
 
 def integer_arithmetic_one(name: str) -> bool:

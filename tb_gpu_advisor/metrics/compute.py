@@ -267,6 +267,7 @@ def _headline(ledger: _Ledger, place: dict, prec: dict, has_gpu: bool, host_reco
         fp16_time_share=_share(prec["fp16_ms"], known_ms), bf16_time_share=_share(prec["bf16_ms"], known_ms),
         sixteen_bit_time_share=_share(prec["fp16_ms"] + prec["bf16_ms"], known_ms),
         unknown_precision_share=_share(prec["unknown_ms"], prec["kernel_ms"]),
+        integer_data_share=_share(prec["integer_data_ms"], prec["kernel_ms"]),
         eight_bit_time_share=_share(prec["eight_bit_ms"], known_ms),
         tensor_core_time_share=_share(prec["tc_ms"], prec["kernel_ms"]),
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu and host_recorded else None,

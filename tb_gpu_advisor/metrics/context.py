@@ -38,6 +38,7 @@ class GpuCtx:
     shares: bool = False
     name_prec: np.ndarray = field(default=None)  # per event precision code
     tc: np.ndarray = field(default=None)  # per event tensor core bool
+    int_data: np.ndarray = field(default=None)  # per event: of unknown precision, its name types 8-bit integer data
     #: bool per host event: on a line of the process driving this GPU (``Trace.gpu_host_lines``); None: every line
     host_mask: np.ndarray | None = None
     #: this GPU's own input / dispatch spans when ``host_mask`` is set (else the context's)
@@ -755,6 +756,8 @@ def _kernel_classes(g: GpuCtx, trace: Trace, memo: dict) -> None:
         prec[idx[known]] = refined[known]
     # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
     g.name_prec = prec
+    g.int_data = ((by_name(memo, devices.integer_data, names)[d.name] & (prec == devices.P_UNKNOWN)) if len(d)
+                  else np.zeros(0, bool))
     g.tc = by_name(memo, devices.tensor_core, names)[d.name] if len(d) else np.zeros(0, bool)
     fast = _matrix_by_rate(trace, d)
     if fast is not None:

@@ -258,7 +258,7 @@ def _inside_us(g, m: np.ndarray, inv: np.ndarray, n: int) -> np.ndarray:  # noqa
 def precision_totals(ctx: Context) -> dict[str, float]:
     """Kernel counts and time (ms) by precision, plus Tensor Core time, over kept steps."""
     res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0,
-           "unknown_ms": 0.0, "eight_bit_ms": 0.0}
+           "unknown_ms": 0.0, "eight_bit_ms": 0.0, "integer_data_ms": 0.0}
     for g in ctx.gpus:
         m, dur_ps = g.kernels_in_steps()
         if not dur_ps.size:
@@ -273,6 +273,7 @@ def precision_totals(ctx: Context) -> dict[str, float]:
         res["bf16_ms"] += float(dur[p == devices.P_BF16].sum())
         res["tc_ms"] += float(dur[g.tc[m]].sum())
         res["unknown_ms"] += float(dur[p == devices.P_UNKNOWN].sum())
+        res["integer_data_ms"] += float(dur[g.int_data[m]].sum())  # a part of the unknown: bytes typed, no arithmetic
         res["eight_bit_ms"] += float(dur[(p == devices.P_FP8) | (p == devices.P_INT8)].sum())
     return res
 

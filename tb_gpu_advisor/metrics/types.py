@@ -276,6 +276,10 @@ class Headline:
       shape tells (XLA fusions, Triton GEMMs); None without kernels.
     eight_bit_time_share: share of the kernel time of known precision in fp8 or
       int8 kernels (a quantised model's GEMMs).
+    integer_data_share: share of all kernel time (a part of the unknown) in
+      kernels whose names type their data as 8-bit integers they do no
+      arithmetic in (random bytes, bit packing): the data's type is known,
+      no arithmetic's precision is.
     launch_wait_share: idle-waiting-for-launch time / step time.
     input_wait_share: input_wait / step time.
     """
@@ -299,6 +303,7 @@ class Headline:
     # share of the known-precision kernel time in fp8 or int8 kernels: lower than 16-bit, so a quantised model's
     # GEMMs never read as if the time outside the 16-bit share were fp32 (h37-review12: vllm_rpd_fp8)
     eight_bit_time_share: float | None = None
+    integer_data_share: float | None = None
 
 
 # --------------------------------------------------------------------------- kernels

@@ -22,7 +22,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, Kern
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
-from tb_gpu_advisor.rules.base import Ctx
+from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.types import SOURCE_LABEL
@@ -34,9 +34,10 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
     """The guide's overview numbers as cards, graded with the host's findings (rules/headline.py)."""
     h = m.headline
     fw = frameworks.get(m.capture.framework)
-    step = Ctx(m).step_noun  # the window the cards' shares are of: "share of the pass ..." on one pass (h37-words23)
+    ctx = Ctx(m)
+    step = ctx.step_noun  # the window the cards' shares are of: "share of the pass ..." on one pass (h37-words23)
     cards = [
-        Metric("device_step_share", "Device step-time share", json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
+        Metric("device_step_share", ctx.window_words(DEVICE_SHARE_LABEL), json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
                meaning=f"share of the {step} the GPU spends executing kernels (guide 1: maximize)",
                detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": json_float(m.breakdown.device_compute)}),
         _unrecorded_ops(m, _not_applicable(fw, Metric(
@@ -51,7 +52,9 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                        "fp16_share": json_float(h.fp16_time_share), "bf16_share": json_float(h.bf16_time_share),
                        "tensor_core_share": json_float(h.tensor_core_time_share),
                        "unknown_precision_share": json_float(h.unknown_precision_share),
-                       "eight_bit_share": json_float(h.eight_bit_time_share)}),
+                       "eight_bit_share": json_float(h.eight_bit_time_share),
+                       # only where the display says it: no known precision, some kernel time typed bytes alone
+                       **({"integer_data_share": json_float(h.integer_data_share)} if _said_integer_data(h) else {})}),
         _unmeasured_launch(m, Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share),
                                      "share", _pct(h.launch_wait_share), "lower",
                                      meaning=f"share of the {step} the GPU was idle waiting for the host to launch "
@@ -70,7 +73,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
 def mfu_card(m: HostMetrics) -> Metric:
     """Model FLOPs utilisation: FLOPs per step over step time x the GPU's dense peak (metrics/flops.py), said of the
     host's window (``Ctx.per_step``, ``Ctx.step_noun``)."""
-    f = m.flops
+    f, ctx = m.flops, Ctx(m)
     detail = {"flops_per_step": json_float(f.flops_per_step, 0), "trace_flops_per_step": json_float(f.trace_flops_per_step, 0),
               "user_flops_per_step": json_float(f.user_flops_per_step, 0), "peak_flops": json_float(f.peak_flops, 0),
               "peak_source": f.peak_source, "dtype": f.dtype, "source": f.source, "tflops_per_s": json_float(f.tflops_per_s, 2),
@@ -82,7 +85,7 @@ def mfu_card(m: HostMetrics) -> Metric:
               "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
-                         "the trace gives no FLOPs: give the model's FLOPs per step and GPU")
+                         f"the trace gives no FLOPs: give the model's FLOPs {_flops_per(ctx)}")
         detail["not_available"] = why
         # the setting that would give it: the tab points at its Settings, the CLI at its flag -- only where GPU work was
         # timed (``step_ms``): over no kernel no FLOPs setting gives an MFU (h37-ui11: "Set Model FLOPs" under
@@ -94,12 +97,19 @@ def mfu_card(m: HostMetrics) -> Metric:
     how = SOURCE_WORDS.get(f.source or "", "")
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = f.note
-    ctx = Ctx(m)  # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)
+    # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
                   meaning=f"FLOPs {ctx.per_step} / ({ctx.step_noun} time x the GPU's dense {f.peak_dtype} peak)"
                           + (f"; {_pct(f.dtype_mfu)} of the {f.dtype} peak its GEMMs run in"
                              if f.dtype_mfu is not None and f.dtype != f.peak_dtype else "") + f"; {how}",
                   detail={k: v for k, v in detail.items() if v is not None})
+
+
+def _flops_per(ctx: Ctx) -> str:
+    """What the model's FLOPs the user gives are of: "per step and GPU"; "in the pass, per GPU" where the capture holds
+    one step -- the FLOPs its one window ran, which may be several of the program's iterations (the capture note:
+    "every per-step number is the pass's total"), not one step's (h37-onepass)."""
+    return f"{ctx.per_step}, per GPU" if ctx.one_step else "per step and GPU"
 
 
 def _roofline_table(m: HostMetrics) -> Table | None:
@@ -115,13 +125,32 @@ def _roofline_table(m: HostMetrics) -> Table | None:
                    json_float(x.roofline_share), x.bound] for x in top])
 
 
+def _said_integer_data(h) -> bool:  # noqa: ANN001 - a Headline
+    """The precision card has no known precision and some of its kernel time is integer byte data (the display says
+    so: :func:`_no_arithmetic_dtype`)."""
+    return h.sixteen_bit_time_share is None and (h.integer_data_share or 0.0) >= 0.005
+
+
+def _no_arithmetic_dtype(unknown: float, integer_data: float | None) -> str:
+    """The precision card where no kernel's arithmetic has a known dtype, saying what is known: kernels whose names
+    type their bytes as 8-bit integers, with no GEMM or other arithmetic whose precision the card asks ("n/a: integer
+    byte data only": a benchmark's set-up packing random bytes) -- "no dtype known" denied the type those names give
+    (h37-onepass: wild/rocprof_mxfp4_setup_gfx950).  Never "8-bit" alone: that is the card's word for 8-bit
+    arithmetic (fp8/int8 GEMMs), which these bytes are not (h37-int8share)."""
+    if integer_data is None or integer_data < 0.005:
+        return "n/a: no dtype known"
+    if integer_data >= unknown - 0.005:
+        return "n/a: integer byte data only"
+    return f"n/a: {_pct(integer_data)} integer byte data, the rest no dtype known"
+
+
 def _sixteen_display(h) -> str:
     """The 16-bit share; when some kernel time has no known precision, led by the share that has one ("16.0% known:
     100.0% 16-bit"), so a share of the known part never reads as one of the whole (was: "100.0% of known (84.0%
     unknown)", on a card whose value then wrapped to three lines)."""
     unk = h.unknown_precision_share
     if h.sixteen_bit_time_share is None:
-        return "n/a: no dtype known" if unk else _pct(None)
+        return _no_arithmetic_dtype(unk, h.integer_data_share) if unk else _pct(None)
     eight = h.eight_bit_time_share
     # the 8-bit part said beside the 16-bit one: an FP8 model read "16-bit kernel time 17.6%" as if the rest were fp32
     low = f", {_pct(eight)} 8-bit" if eight and eight >= 0.005 else ""

@@ -23,6 +23,7 @@ from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Action, Finding, Metric
 from tb_gpu_advisor.rules.base import (
+    DEVICE_SHARE_LABEL,
     Ctx,
     action,
     finding,
@@ -563,7 +564,7 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
 
 def _device_share_metric(dev: float | None, sev: str, detail: dict | None = None) -> Metric:
     """The device step-time share as the idle findings grade it (the guide's first overview number)."""
-    return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+    return Metric(id="device_step_share", label=DEVICE_SHARE_LABEL, value=None if dev is None else round(dev, 4),
                   unit="share", display=pct(dev), good_direction="higher", status=sev,
                   threshold=T("headline.device_step_share.warning"),
                   meaning="share of the {step} the device executes (the guide's first overview number)",
@@ -980,7 +981,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
         f"(input wait {pct(inp) if metrics.input.measured else 'not measured'}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) " + ("over the one pass the capture was read as." if ctx.unit == "pass" else
                           f"over {ctx.steps} step{'s' if ctx.steps != 1 else ''}."),
         title="Healthy: no guide check fired",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+        metric=Metric(id="device_step_share", label=DEVICE_SHARE_LABEL, value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",
                       meaning="share of the {step} the device executes (the guide's first overview number)"),
     )

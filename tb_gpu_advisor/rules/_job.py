@@ -57,7 +57,8 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     metric = metric_in_words(metric, words)
     # the label's and meaning's window ("share of {step}"), in the job's word where every host kept one step
     noun = job.step_word if job.one_step else "step"
-    metric = dataclasses.replace(metric, label=of_window(metric.label, noun), meaning=of_window(metric.meaning, noun))
+    metric = dataclasses.replace(metric, label=of_window(metric.label, noun, job.per_step),
+                                 meaning=of_window(metric.meaning, noun, job.per_step))
 
     return Finding(
         id=rule_id, rule=rule_id, severity=severity, title=words(title or reg.title), summary=words(summary),  # type: ignore[arg-type]
@@ -74,7 +75,7 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
 def straggler_meaning(job: JobView) -> str:
     """What the straggler metrics measure (``rank_straggler.warning``'s meaning), in the job's unit."""
     return (f"a {job.unit}'s (or a whole node's) extra time before the collectives, above the other {job.units}' "
-            "median, per step")
+            "median, {per_step}")  # filled with the job's window by job_finding
 
 
 def _framework(job: JobView) -> frameworks.Framework:

@@ -96,8 +96,9 @@ class Ctx:
     def window_words(self, template: str) -> str:
         """A meaning written with a ``{step}`` for the window its numbers are of (a threshold's, a finding's metric's:
         "share of the {step} the device executes") said of this host's window (:attr:`step_noun`,
-        ``common.thresholds.of_window``): "share of the pass ..." beside findings saying "of the 28.5 ms pass"."""
-        return of_window(template, self.step_noun)
+        ``common.thresholds.of_window``): "share of the pass ..." beside findings saying "of the 28.5 ms pass"; its
+        ``{per_step}`` as :attr:`per_step` says it ("in the pass")."""
+        return of_window(template, self.step_noun, self.per_step)
 
     @property
     def per_step(self) -> str:
@@ -366,6 +367,11 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
 #: ``report.merge.merge_hosts``) with its words where one of the rules it names fired, else with nothing (h37-review12:
 #: demo multi_host's AllReduce note read "(see the straggler findings)" in a report with none,
 #: ddp_overlap_rtx3090's "(see imbalance and launch skew)" beside neither).
+#: the guide's first overview number's label, of the host's window (``Ctx.window_words``): "Device pass-time share" on
+#: a capture read as one pass, whose other words say "the 28.5 ms pass", "Device forward-pass-time share" on one
+#: marked forward pass (h37-onepass); the card and the idle findings' metric share it
+DEVICE_SHARE_LABEL = "Device {step-}-time share"
+
 SEE_STRAGGLERS = "{see_stragglers}"
 SEE_IMBALANCE = "{see_imbalance}"
 #: placeholder -> (its words, the rules whose findings they point to)

@@ -53,7 +53,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{count(sum(s.count for s in rows))} casts in the kept steps, memory-bound copies that no GEMM or "
         f"precision number shows -- {ctx.fw.label('cast_cause')}.",
         title=ctx.window_words(_TITLE),
-        metric=share_metric("cast_share", "Step time in dtype casts", share, "dtype_casts.warning", severity=sev,
+        metric=share_metric("cast_share", "{Step} time in dtype casts", share, "dtype_casts.warning", severity=sev,
                             detail={"cast_ms_per_step": cast_ms, "gemm_ms_per_step": gemm}),
         saving=saving(ctx, cast_ms, "no cast is left: the weights are kept in the 16-bit dtype and activations stay "
                                     "in it between ops (an upper bound)", [("compute", "non_matmul_kernels", cast_ms)],

@@ -79,7 +79,7 @@ def check(m: HostMetrics) -> list[Finding]:
              round(p.score_bytes / p.occurrences / 2**20, 1) if p.score_bytes else "-"] for p in a.patterns]
     return [finding(
         ctx, ID, sev, text,
-        metric=share_metric("unfused_attention_saving_share", "Step share of the kernels fused attention does not run",
+        metric=share_metric("unfused_attention_saving_share", "{Step} share of the kernels fused attention does not run",
                             share, "unfused_attention.warning", severity=sev,
                             detail={"runs_per_step": per_step, "layers_per_step": layers,
                                     "backward_runs_per_step": backward, "between_ms_per_step": between,

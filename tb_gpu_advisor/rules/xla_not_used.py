@@ -54,7 +54,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{'takes' if len(cs.chains) == 1 else 'take'} {ms(cs.kernel_ms)} of kernel time "
         f"{'in the ' + ctx.unit if ctx.one_step else 'in each ' + ms(ctx.step_ms) + ' step'}; fused into one kernel each, about {ms(cs.kernel_ms - cs.fused_ms)}: {ms(cs.fused_ms)} "
         f"({pct(share)} of the {ctx.step_noun}) saved. {most}",
-        metric=share_metric("fusible_saving_share", "Step time fusing element-wise chains would save", share,
+        metric=share_metric("fusible_saving_share", "{Step} time fusing element-wise chains would save", share,
                             "xla_not_used.warning", severity=sev,
                             detail={"chain_kernel_ms_per_step": cs.kernel_ms, "chain_gap_ms_per_step": cs.gap_ms,
                                     "chain_kernel_share_of_step": ctx.share(cs.kernel_ms),

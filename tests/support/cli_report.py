@@ -44,6 +44,18 @@ def first_report(path: str | Path) -> dict:
     return json.loads(out.getvalue())["reports"][0]
 
 
+def kept_report(path: Path):  # noqa: ANN201 - a Report (the schema's import stays inside, as cli's does)
+    """:func:`first_report` of a kept capture's folder as a ``Report``, the test skipped where the folder is absent
+    (the shared profiles' captures are not in every checkout)."""
+    import pytest
+
+    from tb_gpu_advisor.model.schema import Report
+
+    if not path.is_dir():
+        pytest.skip(f"{path} absent")
+    return Report.from_dict(first_report(path))
+
+
 def framed_passes_host(tmp_path: str | Path, **kw: object) -> tuple[dict, dict]:
     """(first host's report, truth) of ``synthetic.nsysexport.write_framed_passes(**kw)`` written under ``tmp_path``:
     the framed-pass tests' one export and read."""

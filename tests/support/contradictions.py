@@ -761,8 +761,12 @@ _PASS_STEP_WORDS = re.compile(r"\bthe first step\b|\bno part of (?:the|a) step\b
 #: a card's meaning said of a step on a one-pass host (h37-words23): "share of the step the GPU spends executing
 #: kernels", the input card's framework words "share of the step the GPU was idle while ...", the MFU card's "FLOPs per
 #: step / (step time x ...)", a finding's device share "share of the step the device executes"; h37-words24: a
-#: threshold's "share of step time the GPUs are idle ...", a metric's label "Input wait share of step"
-_CARD_STEP = re.compile(r"\bshare of (?:the )?step\b|\bper step / \(step time\b")
+#: threshold's "share of step time the GPUs are idle ...", a metric's label "Input wait share of step"; h37-onepass: a
+#: label opening with the step ("Step time in dtype casts", "Device step-time share", "Step share of ..."), a meaning's
+#: number "per step" (the straggler's and the imbalance's "..., per step", the MFU card's "give the model's FLOPs per
+#: step"), "step time" and "the step's first op" in a meaning
+_CARD_STEP = re.compile(r"\bshare of (?:the )?step\b|\bper step / \(step time\b|\b[Ss]tep[- ]time\b|\b[Ss]tep share\b"
+                        r"|\bper step\b|\bthe step's\b")
 
 
 def _one_pass_step_words(h: HostReport, findings: list[Finding]) -> list[str]:
@@ -864,8 +868,8 @@ def _unfilled_window(h: HostReport, findings: list[Finding]) -> list[str]:
     """A meaning whose window placeholder reached the report unfilled (h37-words23): the thresholds', the rules' and the
     frameworks' meanings write "share of the {step} ..." and the one home (``rules.base.Ctx.window_words``, the cards'
     ``Ctx.step_noun``) fills it; a path that skipped it would print the brace on any host."""
-    return [f"{h.host}/{what} meaning: an unfilled '{{step}}'" for what, text in _meanings(h, findings)
-            if "{step}" in (text or "")]
+    return [f"{h.host}/{what} meaning: an unfilled '{x}'" for what, text in _meanings(h, findings)
+            for x in ("{step}", "{Step}", "{step-}", "{per_step}") if x in (text or "")]
 
 
 def _meanings(h: HostReport, findings: list[Finding]) -> list[tuple[str, str]]:

@@ -504,18 +504,21 @@ def _skew_finding(r):
     return next((f for f in r.findings if f.rule == "launch_skew"), None)
 
 
-def test_a_launch_skew_is_a_part_of_the_host_wide_step():
-    """4 ranks 1.4 ms apart with ``prof.step()``: each GPU's last step ends with its own work, so the GPUs' mean step
-    (3.24 ms) falls below the 4.19 ms skew; the skew is a part of the host-wide step (first GPU's start to the last
-    one's end), said by no second step value."""
+def test_a_launch_skew_is_a_part_of_the_step_it_is_said_of():
+    """4 ranks 1.4 ms apart with ``prof.step()``: each rank's marks leave its wait for the last rank between them, so
+    every step -- the last too, which takes its rank's gap between marks (h37-usercopies13) -- is the job's period,
+    4.30 ms, and the 4.19 ms skew is 97.5% of it.  The share is of the one step value every GPU's row says, never
+    over its whole (before h37-randjobs3: "129.3% of the 3.24 ms step", a last step cut at its own work)."""
     r = _report(kineto_job(steps=4, ranks=4, late_rank_us=1396.9))
     f = _skew_finding(r)
     h = r.hosts[0]
     assert f is not None and f.gpu == 3
+    steps = [g.step_ms for g in h.gpus]
+    assert max(steps) - min(steps) < 0.01 * max(steps), steps  # each rank's period is the job's
     skew = f.metric.detail["launch_skew_ms"]
-    assert skew > max(g.step_ms for g in h.gpus)  # the skew outgrows every GPU's mean step ...
-    assert f.metric.value <= 1.0, f.summary  # ... but not its whole (main: "129.3% of the 3.24 ms step")
-    assert "host-wide step" in f.summary and re.search(r"% of the [\d.]+ ?m?s step", f.summary) is None
+    assert 0 < f.metric.value <= 1.0 and skew < min(steps), f.summary
+    said = re.search(r"% of the ([\d.]+) ms step", f.summary)
+    assert said is not None and abs(float(said.group(1)) - steps[0]) < 0.006, f.summary  # one value on one screen
     assert not laws_broken(r)
 
 

@@ -1,7 +1,8 @@
 """A framework's own iterations from the ranges that close each one (DeepSpeed's ZeRO optimizer
 ``step``, ``frameworks.nvtx``): each step runs from the end of one iteration-closing range to the end of the next,
 per rank's thread, the first from that thread's first framework range less the lead every later iteration shows
-before its own (never before the capture window's start).
+before its own (never before the capture window's start; the silence the first has no room for is the tail of the
+iteration before, :func:`_with_silent_tails`).
 
 Why: such a framework marks no step, only the update that ends it; read as ranges alone, the update would be taken
 for the step.  Part of the ``nvtx_range`` source, asked where no step-named range exists.

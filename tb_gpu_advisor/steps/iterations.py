@@ -1,7 +1,8 @@
 """A framework's own iterations from the ranges that close each one (DeepSpeed's ZeRO optimizer
 ``step``, ``frameworks.nvtx``): each step runs from the end of one iteration-closing range to the end of the next,
 per rank's thread, the first from that thread's first framework range less the lead every later iteration shows
-before its own (never before the capture window's start).
+before its own (never before the capture window's start; the silence the first has no room for is the tail of the
+iteration before, :func:`_with_silent_tails`).
 
 Why: such a framework marks no step, only the update that ends it; read as ranges alone, the update would be taken
 for the step.  Part of the ``nvtx_range`` source, asked where no step-named range exists.
@@ -43,8 +44,8 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
         sel = r.idx[ends & (h.line[r.idx] == ln)]
         if sel.size < 2:
             continue
-        e = np.sort(h.end[sel].astype(np.int64))
         starts = np.sort(h.start[r.idx[written & (h.line[r.idx] == ln)]].astype(np.int64))
+        e = _with_silent_tails(trace, starts, np.sort(h.end[sel].astype(np.int64)))
         parts[int(ln)] = (np.arange(e.size, dtype=np.int64),
                           np.r_[_first_iteration_start(starts, e, _window_start_ps(trace)), e[:-1]], e)
     if not parts:
@@ -58,10 +59,12 @@ def _framework_iterations(trace: Trace, user: np.ndarray) -> tuple | None:
 
 def _iteration_windows(parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], note: str) -> tuple:
     """The ``nvtx_range`` reading of each thread's (iteration numbers, starts, ends) in ``parts``: the ranks' windows
-    of one number grouped, each thread's own kept (:func:`_aligned_line_windows`)."""
+    of one number grouped, each thread's own kept (:func:`_aligned_line_windows`), marked tiled from one update's end
+    to the next's (``_Reading.tiled_by_updates``: the last step stretched to its work holds its predecessor's spill,
+    ``steps.place._carried_spill``)."""
     ids, s, e = (np.concatenate([p[i] for p in parts.values()]) for i in range(3))
     u, s, e = _group_windows(ids, s, e)
-    return "nvtx_range", note, u, s, e, _aligned_line_windows(parts, u)
+    return "nvtx_range", note, u, s, e, _aligned_line_windows(parts, u), True
 
 
 def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray]) -> tuple | None:
@@ -99,6 +102,8 @@ def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray
             continue
         k, ends, whole_first = got
         starts = np.sort(h.start[mine].astype(np.int64))
+        if whole_first:
+            ends = _with_silent_tails(trace, starts, ends)
         first = _first_iteration_start(starts, ends, _window_start_ps(trace)) if whole_first else None
         s = np.r_[[first] if whole_first else [], ends[:-1]].astype(np.int64)
         e = ends if whole_first else ends[1:]
@@ -202,6 +207,41 @@ def _spans_inside_iterations(trace: Trace, own: SpanSteps) -> str:
     name = trace.h.names[int(trace.h.name[ends[0]])]
     return (f"; the program's {own.start.size} `{own.name}` spans are no steps: they recur inside its iterations, "
             f"which `{name}` closes {'once' if closes == 1 else f'{closes} times'} a thread")
+
+
+def _with_silent_tails(trace: Trace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Each iteration's end on a thread (``ends``: sorted, where its host's last recorded call after the update ends;
+    ``starts``: its framework ranges' starts, sorted) moved later by the part of the silence before every next
+    iteration that the first iteration cannot show as its own lead (:func:`_silent_tail`); the last no later than
+    the profiler's window's end.  ``ends`` itself where the first shows it all.
+
+    Why: an iteration's silence before its next one's first range is read as that one's lead (waiting for its batch,
+    :func:`_first_iteration_start`), so the first iteration holds the same lead before its first range -- but never
+    before the capture's window.  Where the window opened closer to the first range than the silence every later
+    iteration shows, the silence is not (all) lead: it is the host's untraced time after the update's sync (logging,
+    the scheduler's step in Python), the end of the iteration that synced.  Read as the next one's lead, the first
+    iteration could not hold it: 2 iterations of 44.35 ms, 24.73 ms of untraced Python after each sync, read 24.61
+    and 44.35 ms (h37-zero12lead, ``--zero12`` walk seed 1257; 1377 and 1535 alike)."""
+    tail = _silent_tail(starts, ends, _window_start_ps(trace))
+    if not tail:
+        return ends
+    out = ends + tail
+    stop = trace.window_end_ps()
+    if stop is not None:
+        out[-1] = max(min(int(out[-1]), stop), int(ends[-1]))
+    return out
+
+
+def _silent_tail(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:
+    """How much (ps) of the least silence between an iteration's end (``ends``, sorted) and the next one's first range
+    (``starts``, sorted) exceeds the room the capture's window (from ``floor``) leaves before the first range: the
+    part no iteration's lead can be, since the first could not hold it; 0 where the first has room for it all."""
+    after = np.searchsorted(starts, ends[:-1], side="left")
+    ok = after < starts.size
+    if not ok.any() or not starts.size:
+        return 0
+    least = int((starts[after[ok]] - ends[:-1][ok]).min())
+    return max(least - max(int(starts[0]) - int(floor), 0), 0)
 
 
 def _first_iteration_start(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:

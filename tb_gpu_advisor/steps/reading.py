@@ -53,6 +53,9 @@ class _Reading:
         #: each window's own end as read, before tiling (a range's end, a burst's): where its mark or its work ends
         self.read_end = np.zeros(0, np.int64)
         self.gpu_windows: dict[int, np.ndarray] = {}
+        #: the windows run from one update's end to the next's (a framework's iterations, ``steps.iterations``): tiled
+        #: like :data:`~tb_gpu_advisor.steps.types._TILED`'s readings, whatever their source's name
+        self.tiled_by_updates = False
 
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):
@@ -62,9 +65,11 @@ class _Reading:
         return self.launches
 
     def take(self, read: tuple, mapped: str) -> None:
-        """A source's reading, (source, note, ids, host starts, host ends[, per-line windows]), as the steps."""
+        """A source's reading, (source, note, ids, host starts, host ends[, per-line windows[, whether the windows
+        are tiled from one update's end to the next's]]), as the steps."""
         self.source, self.note, self.ids, self.hs, self.he = read[:5]
         self.per_line = read[5] if len(read) > 5 else {}
+        self.tiled_by_updates = bool(read[6]) if len(read) > 6 else False
         self.mapped = mapped
 
     def take_spans(self, source: str, note: str, hs: np.ndarray, he: np.ndarray, mapped: str) -> None:

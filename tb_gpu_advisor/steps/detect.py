@@ -69,7 +69,8 @@ from tb_gpu_advisor.steps.place import _place_windows
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.top_ranges import _engine_range_steps, _training_range_steps
 from tb_gpu_advisor.steps.types import CONFIDENCE, PS_PER_MS, DroppedStep, StepDetection, Steps, StepWindow
-from tb_gpu_advisor.steps.xla_modules import _line_processes, _xla_launch_steps, _xla_module_steps
+from tb_gpu_advisor.steps.xla_modules import (_line_processes, _runs_several_per_span, _xla_launch_steps,
+                                              _xla_module_steps)
 
 
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
@@ -102,6 +103,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(cand, "host_window")
         return
     xla = _xla_module_steps(trace) or _xla_launch_steps(h, _line_processes(trace))
+    if _runs_several_per_span(xla, job.structure if job is not None else None):
+        xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations
     if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
         r.launched()
     marked = _nvtx_steps(trace, r.launches, job) if xla is None else None

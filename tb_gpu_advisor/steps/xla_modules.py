@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.job.structure import module_executions
+from tb_gpu_advisor.job.structure import SpanSteps, module_executions
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.windows import _group_windows
@@ -73,6 +73,26 @@ def _xla_launch_steps(h: HostEvents, proc: np.ndarray | None = None
     if max(s.size for s, _, _ in runs) < 2:  # each process ran it once: a whole run, as one process's would be
         return None
     return ("xla_module_launches", note + _processes_note(runs)) + _each_process_steps(h, runs, procs)
+
+
+def _runs_several_per_span(xla: tuple | None, own: SpanSteps | None) -> bool:
+    """Whether the module read as the step (``xla``, :func:`_xla_launch_steps`' reading) runs two or more times inside
+    every one of the program's own repeated spans (``own``: ``job.structure``), each execution inside one: the module
+    is then one call of many in each iteration, not the iteration.
+
+    Why: an un-jitted JAX program dispatches every ``jnp`` call as its own one-op module (``jit_add``, ``jit_matmul``);
+    the most executed module is the most used op, run several times in each call of the Python function the loop
+    repeats (survey h37-survey46: TraceLens' eager attention read as 22 steps of 1.47 ms inside 3 iterations of
+    3.3-5.1 ms).  No step runs several times inside one iteration that encloses it; a jitted step called once per
+    iteration (one execution in each span) keeps its reading."""
+    if xla is None or own is None or xla[0] != "xla_module_launches" or not own.timed or own.start.size < 2:
+        return False
+    starts = np.asarray(xla[3], np.int64)
+    at = np.searchsorted(own.start, starts, side="right") - 1
+    inside = (at >= 0) & (starts < own.end[np.maximum(at, 0)])
+    if not inside.all():
+        return False
+    return bool(np.bincount(at, minlength=own.start.size).min() >= 2)
 
 
 def _module_runs(h: HostEvents, ev: np.ndarray, best: int, others: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1789,6 +1789,69 @@ def write_compiled_loop_unmarked(path: str, iterations: int = 6, fwd_kernels: in
             "forward_share": fwd_kernels / (fwd_kernels + bwd_kernels)}
 
 
+def _driver_launch(r: Rank, name: str, kernel_us: float, call: str, call_us: float = 8.0) -> None:
+    """A kernel a Python launcher starts straight through the driver (Triton's ``JITFunction.run`` outside
+    ``torch.compile``): one ``call`` (``cuLaunchKernel``; ``hipModuleLaunchKernel`` on ROCm) in Kineto's
+    ``cuda_driver`` category, starting now, with no op or range around it; its kernel on the compute stream."""
+    r.corr += 1
+    r.host.append({"ph": "X", "cat": "cuda_driver", "name": call, "pid": r.pid, "tid": r.pid,
+                   "ts": round(r.host_us, 3), "dur": round(call_us, 3),
+                   "args": {"cbid": 307, "correlation": r.corr}})
+    start = max(r.streams.get(COMPUTE_STREAM, 0.0), r.host_us + call_us * 0.7)
+    r.streams[COMPUTE_STREAM] = start + kernel_us
+    r.gpu.append({"ph": "X", "cat": "kernel", "name": name, "pid": r.device, "tid": COMPUTE_STREAM,
+                  "ts": round(start, 3), "dur": round(kernel_us, 3),
+                  "args": {"queued": 0, "device": r.device, "context": 1, "stream": COMPUTE_STREAM,
+                           "correlation": r.corr, "registers per thread": 32, "shared memory": 0,
+                           "blocks per SM": 1.0, "warps per SM": 4.0, "grid": [128, 1, 1], "block": [128, 1, 1],
+                           "est. achieved occupancy %": 6}})
+    r._flow(r.host_us, start, COMPUTE_STREAM)
+    r.host_us += call_us
+    r.step_kernels.append((start, start + kernel_us))
+
+
+def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher_us: float = 40.0,
+                          between_us: float = 60.0, kernel_us: float = 2.0, marked: bool = True,
+                          call: str = "cuLaunchKernel", compiled: bool = False,
+                          props: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A Triton kernel microbenchmark outside ``torch.compile`` (survey h37-survey44's A10G capture, JerryLiang49's
+    ``_qk_draft_hist_kernel``): each step builds an input with one ATen op (its kernel launched inside the op through
+    the runtime), runs ``between_us`` of its own unrecorded Python, then ``launches`` times allocates the output
+    (``aten::empty``, no kernel), spends ``launcher_us`` in the Python launcher -- nothing recorded -- and launches
+    the kernel through the driver (:func:`_driver_launch`).  ``marked``: each step a ``ProfilerStep#N``, else one
+    unmarked pass of them all.  ``compiled``: the control -- the same silences, but each launch inside its Inductor
+    ``triton_*`` op (a compiled function's launch), so no launch is a bare launcher's.  Truth by construction: the
+    launcher's time, ``launches * launcher_us`` a step, right before as many bare launches (0 and 0 where
+    ``compiled``): ``bare_ms_per_step`` and ``bare_launches_per_step``, whatever ``call`` launches them."""
+    r = Rank(rank=0, pid=4100, device=0)
+    kname = "_qk_draft_hist_kernel"
+
+    def body(rr: Rank) -> None:
+        rr.kernel("aten::normal_", "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_"
+                  "kernel<float, 4>", kernel_us)
+        rr.host_us += between_us
+        for _ in range(launches):
+            rr.cpu("aten::empty", 8.0)
+            rr.host_us += launcher_us
+            if compiled:
+                rr.kernel(f"triton_poi_fused_{kname}", f"triton_poi_fused_{kname}", kernel_us, launch_call=call)
+            else:
+                _driver_launch(rr, kname, kernel_us, call)
+
+    for n in range(2, 2 + steps):
+        if marked:
+            r.step(n, body)
+        else:
+            body(r)
+    doc = trace_doc(r, 1, props or H100)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_dumps(doc))
+    bare = 0 if compiled else launches
+    per = 1 if marked else steps  # one unmarked pass holds every iteration
+    return {"steps": steps if marked else 1, "bare_ms_per_step": bare * launcher_us / 1000.0 * per,
+            "bare_launches_per_step": bare * per}
+
+
 #: The backward nodes AOTAutograd's joint-graph trace runs on fake tensors inside ``create_aot_dispatcher_function``
 #: (the A10G conv of survey h37-survey40 recorded these, 22 in all), each (node, ms).
 TRACED_BACKWARD = (("ViewBackward0", 1.8), ("PermuteBackward0", 1.7), ("AddBackward0", 3.0), ("ViewBackward0", 1.6))

@@ -111,6 +111,11 @@ _TABLE: tuple[Threshold, ...] = (
        "idle between a kernel and the next one the GPU already holds (launched, returned, submitted) shorter than "
        "this is the GPU's kernel switching (ledger kernel_switch), longer is held work (unseen); at a graph's entry "
        "or exit the GPU's own graph switch where its architecture has one (devices.graph_switch_us: MI300X 15 us)"),
+    _t("launch.python_launcher_us", 5.0, "us", "Advisor (h37-driverlaunch): a Python launcher's call costs tens of us "
+       "before its launch (Triton's JIT runtime called directly: 25-68 us of silence before each cuLaunchKernel on an "
+       "A10G, survey h37-survey44), a C++ launcher's about one (nvFuser's driver launches on an H200: 0.7 us)",
+       "a silence before a kernel launched outside every op shorter than this is no Python launcher's time: not "
+       "named as one (metrics.syncs.launcher_silence)"),
     _t("launch_bound.min_small_kernel_share", 0.5, "share", "Advisor (issue #18): a title must agree with its numbers; "
        "when most kernels outlast the launch latency the GPU waits for the host to dispatch ops of ordinary size",
        "below this share of kernels (by count) shorter than launch.small_kernel_us, launch_bound is titled "

@@ -24,7 +24,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name"]
 
@@ -385,6 +385,9 @@ WORK_ITEM_GRID_CALLS = _calls("WORK_ITEM_GRID_CALLS")
 #: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
 LAUNCH_CALLS = _calls("LAUNCH_CALLS")
 INIT_CALLS = _calls("INIT_CALLS")
+#: Launches of a kernel from a module the program loaded itself (CUDA's driver API, HIP's module API): a kernel
+#: compiled at run time (``nvidia.MODULE_LAUNCH_CALLS``).
+MODULE_LAUNCH_CALLS = _calls("MODULE_LAUNCH_CALLS")
 #: Run-time kernel compilation (NVRTC, hipRTC and their linkers), lower case: matched anywhere in a name, since JIT
 #: compilers wrap the call in ranges of their own (``executor_utils::Nvrtc::CompileProgram``).
 JIT_COMPILE_CALLS = _calls("JIT_COMPILE_CALLS")
@@ -430,6 +433,12 @@ def is_free_call(name: str) -> bool:
 
 def is_launch_call(name: str) -> bool:
     return name.startswith(LAUNCH_CALLS)
+
+
+def is_module_launch(name: str) -> bool:
+    """A launch of a kernel from a module the program loaded itself (:data:`MODULE_LAUNCH_CALLS`): a kernel a JIT
+    compiler made, started by its launcher -- not a library's kernel compiled into the program."""
+    return name.startswith(MODULE_LAUNCH_CALLS)
 
 
 def is_init_call(name: str) -> bool:

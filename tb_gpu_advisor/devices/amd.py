@@ -254,6 +254,11 @@ DEVICE_SYNC_CALLS = ("hipDeviceSynchronize",)
 #: handles of rocBLAS, hipBLASLt and MIOpen, graph instantiation).
 LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
                 "hipLaunchCooperativeKernel")
+#: HIP's launches of a kernel from a code object the program loaded itself (``hipModuleLoadData``, then
+#: ``hipModuleGetFunction``): see ``nvidia.MODULE_LAUNCH_CALLS`` -- Triton on ROCm launches this way, ATen's own kernels
+#: through ``hipLaunchKernel`` (rocBLAS and hipBLASLt use ``hipExtModuleLaunchKernel`` too, inside the op that calls
+#: them).
+MODULE_LAUNCH_CALLS = ("hipModuleLaunchKernel", "hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
 CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
 #: HIP's launches whose ``grid`` is the grid size in work-items (threads), not in workgroups: they take HSA's global
 #: work size (``globalWorkSizeX..Z``), which AQL's dispatch packet defines in work-items, next to the workgroup size

@@ -106,6 +106,9 @@ DEVICE_SYNC_CALLS: tuple[str, ...] = ()
 #: The calls that launch one kernel: Unified Runtime, SYCL's plug-in interface, Level Zero.
 LAUNCH_CALLS = ("urEnqueueKernelLaunch", "piEnqueueKernelLaunch", "zeCommandListAppendLaunchKernel",
                 "zeCommandListAppendLaunchCooperativeKernel")
+#: No call tells a kernel compiled at run time from the runtime's own (``nvidia.MODULE_LAUNCH_CALLS``): SYCL launches
+#: both through ``urEnqueueKernelLaunch``.
+MODULE_LAUNCH_CALLS: tuple[str, ...] = ()
 #: SYCL graphs are recorded in the runtime, with no call of their own around the recording.
 CAPTURE_CALLS: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()

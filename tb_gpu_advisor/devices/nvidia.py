@@ -781,6 +781,11 @@ DEVICE_SYNC_CALLS = ("cudaDeviceSynchronize", "cuCtxSynchronize")
 #: default since CUDA 11.7).
 LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
                 "cudaLaunchKernelExC", "cuLaunchKernelEx")
+#: The driver API's launches of a kernel from a module the program loaded itself (``cuModuleLoadData``, then
+#: ``cuModuleGetFunction``): how a kernel compiled at run time is started -- Triton's launcher, CuPy's and Numba's
+#: kernels, Inductor's generated code -- where a library compiled into the program launches through the runtime API
+#: (``cudaLaunchKernel``: ATen's own kernels).  ``cuLaunchKernelEx`` is matched as ``cuLaunchKernel``'s prefix.
+MODULE_LAUNCH_CALLS = ("cuLaunchKernel", "cuLaunchCooperativeKernel")
 #: Calls that only a process's first work makes: loading modules, creating library handles (cuBLAS, cuBLASLt, cuDNN),
 #: building a CUDA graph.  ``cudaGetDeviceProperties``-style queries are cheap and left out.
 INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cudnnCreate", "cublasCreate",

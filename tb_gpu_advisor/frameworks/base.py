@@ -142,6 +142,12 @@ class Framework:
     background_line: NamePredicate = never
     #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
     step_marker: NamePredicate = never
+    #: a kernel launch call that, made where the capture records the framework's dispatch (``dispatch_event``) on the
+    #: same thread yet outside every op and range, is a Python launcher's of its own kernels (PyTorch: a driver-API
+    #: launch -- Triton's JIT runtime called directly, CuPy, Numba): the host time right before it, which nothing
+    #: records, is that launcher's (``metrics.syncs.launcher_silence``); never where the framework's own launches
+    #: can lie outside its ops (a JAX or TF executor launches through the driver itself)
+    launcher_call: NamePredicate = never
     #: host events the framework's runtime writes on the program's own thread outside its compiled work (JAX's
     #: ``PjitFunction(f)``, buffer waits, allocations; TF's ``FunctionRun``, ``TFE_*``): in a format where the program's
     #: own annotations are events like the runtime's (XPlane TraceMe), what is left on that thread outside them is the
@@ -351,6 +357,7 @@ class Framework:
             fixes.update(mine)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
         fixes.update(allocator_fixes(self.fixes))
+        fixes.update(job_free_fixes(self.fixes))
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:
@@ -428,6 +435,17 @@ def allocator_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
     return {k: fixes[k] for k in ALLOCATOR_CAPTURE_FIXES if k in fixes}
 
 
+#: Fixes of the program's own launches whatever its job: a tag's rewrite of their rule (``step_gaps@inference``: the
+#: loop between forward passes) keeps them -- a Python launcher before each kernel (Triton called directly) costs the
+#: same in a training step, a forward pass or a benchmark, and the gap's other fixes do not name it.
+JOB_FREE_FIXES = ("step_gaps:launcher",)
+
+
+def job_free_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
+    """The :data:`JOB_FREE_FIXES` among ``fixes``."""
+    return {k: fixes[k] for k in JOB_FREE_FIXES if k in fixes}
+
+
 def fix_rule(key: str) -> str:
     """The rule id of a fixes key: ``rule``, ``rule:variant``, ``rule@tag`` or ``rule:variant@tag``."""
     return key.split("@", 1)[0].split(":", 1)[0]
@@ -439,6 +457,8 @@ def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
 
 #: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
+    # the unrecorded time right before kernels launched outside every op (``Framework.launcher_call``)
+    "unrecorded:launcher": "{ms} of it comes right before kernels launched outside every op of the framework ({launches})",
     # the profiler's tracing of every Python call, and how to measure the host's time without it (``traced_python``)
     "python_tracing": "every Python call (the profiler's Python tracing)",
     "python_tracing_confirm": "profile again without Python tracing to measure the host's time as the job runs it",

@@ -269,6 +269,16 @@ def is_step_marker(name: str) -> bool:
     return name.startswith(_STEP)
 
 
+def is_launcher_call(name: str) -> bool:
+    """A launch from a module loaded at run time (``devices.is_module_launch``: CUDA's ``cuLaunchKernel``, HIP's
+    ``hipModuleLaunchKernel``).  Why it names a Python launcher where no op or range is around it: ATen launches
+    its own kernels inside its ops, and Inductor's Triton kernels inside their ``triton_*`` op or the compiled
+    region; a driver launch outside all of them comes from a launcher the program calls itself -- Triton's JIT
+    runtime outside ``torch.compile``, CuPy, Numba (a Triton microbenchmark on an A10G, survey h37-survey44: 12
+    bare ``cuLaunchKernel`` calls, each after 25-68 us the profiler records nothing of)."""
+    return devices.is_module_launch(name)
+
+
 def is_input(name: str) -> bool:
     return name.startswith(_DATALOADER) or ("DataLoaderIter" in name and name.endswith("__next__"))
 
@@ -814,6 +824,18 @@ FIXES = {
     "host_sync:unrecorded": (RECORD_PYTHON,),
     # the step's host time no event covers (between batches, or inside a one-pass step): the same Python tracing
     "step_gaps:unrecorded": (RECORD_PYTHON,),
+    # the unrecorded time right before kernels a Python launcher starts through the driver (Triton called directly)
+    "step_gaps:launcher": (action(
+        "Take the Python launcher off each kernel's path: call the Triton kernels from a torch.compile'd function "
+        "(Inductor launches them from its generated code, without the JIT's per-call argument binding and cache "
+        "lookup), or capture the launches once in a CUDA graph and replay it -- one launch for all of them, no Python "
+        "per kernel (the kernels must run on the capturing stream).",
+        "fn = torch.compile(fn)              # Triton kernels called inside: launched by Inductor\n"
+        "# or record the launches once and replay them:\n"
+        "g = torch.cuda.CUDAGraph()\n"
+        "with torch.cuda.graph(g):\n"
+        "    out = fn(static_x)\n"
+        "g.replay()                          # static_x.copy_(x) before each replay"),),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     # the copies to the GPU are FSDP's uploads of offloaded parameters, launched in its pre-forward/backward hooks
     "excessive_memcpy:param_upload": (action(
@@ -1893,6 +1915,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
+    launcher_call=is_launcher_call,
     labels={**SNAPSHOT_MADE,
             "python_tracing": "every Python call (torch.profiler's with_stack=True)",
             "python_tracing_confirm": ("profile again without with_stack=True (torch.profiler.record_function ranges "
@@ -1914,6 +1937,10 @@ FRAMEWORK = Framework(
             "step_gaps:cpu_ops": "CPU ops between steps (tensor work on the host, no sync among it: often the next "
                                  "batch being built)",
             "step_gaps:launch": "the host launching kernels",
+            "unrecorded:launcher": ("{ms} of it comes right before kernels launched straight through the driver, "
+                                    "outside every ATen op ({launches}): a Python launcher's own time (Triton's JIT "
+                                    "runtime called outside torch.compile, CuPy, Numba), binding the kernel's "
+                                    "arguments and finding its compiled kernel on every call"),
             "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
                             "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},

@@ -87,6 +87,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         waits_traced=(traced := waits_traced(trace)), host_recorded=recorded,
         os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
+    hm.unrecorded_before_launcher_ms, hm.launcher_launches = syncs.launcher_silence(ctx)
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     return hm
 

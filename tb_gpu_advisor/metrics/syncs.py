@@ -31,9 +31,10 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, PS_PER_US, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
@@ -679,3 +680,81 @@ def _first_of_each(s: np.ndarray, e: np.ndarray, ga: np.ndarray, gb: np.ndarray,
     take = np.clip(room[gap] - before, 0, length)
     keep = take > 0
     return s[keep], (s + take)[keep]
+
+
+#: The ledger's column of the GPU idle nothing recorded covers.
+_OTHER = BREAKDOWN_CATEGORIES.index("other")
+
+
+def launcher_silence(ctx: Context) -> tuple[float, float]:
+    """(ms, launches), per step and rank: the GPU idle inside the kept steps that the ledger books to nothing
+    recorded (``other``) and that lies in the launching thread's silence right before a launch the framework reads as
+    a Python launcher's (``Framework.launcher_call``, outside every op and range: :func:`_bare_launcher_calls`) --
+    from the end of the thread's last recorded event to the call --, and how many such launches of the GPUs' kept
+    work there are.  (0, 0) where the framework names no launcher.  A silence shorter than a Python call's cost
+    (``launch.python_launcher_us``) is no Python launcher's: a compiled one (nvFuser's C++ executor on an H200, 0.7 us
+    before each of its driver launches) prepares its launch inside the call.
+
+    Why: a Triton kernel called outside ``torch.compile`` (survey h37-survey44, an A10G microbenchmark) is launched
+    by ``cuLaunchKernel`` after 25-68 us of Triton's Python launcher, which the profiler records nothing of: ~400 us
+    of the 1.21 ms the report could only call "the host's own code".  The time is the ledger's own booking of a
+    subset of the steps' time, so it is a part of ``other`` by construction, never above it."""
+    h = ctx.h
+    if not len(h) or not ctx.steps.count:
+        return 0.0, 0.0
+    named = h.name_mask(ctx.fw.launcher_call)
+    if not named.any():
+        return 0.0, 0.0
+    total_ps, launches = 0.0, 0
+    for g in ctx.active:
+        calls = _bare_launcher_calls(ctx, g, named)
+        if not calls.size:
+            continue
+        s, e = _silence_before(h, _recorded(ctx, calls), calls)
+        keep = (e - s) >= T("launch.python_launcher_us") * PS_PER_US  # shorter: a compiled launcher's own call
+        launches += int(keep.sum())
+        if keep.any():
+            total_ps += float(bd.ledger_of(ctx, g, *union_intervals(s[keep], e[keep]))[_OTHER])
+    return float(ctx.per_step(total_ps, unit=PS_PER_MS)), float(ctx.per_step(launches))
+
+
+def _bare_launcher_calls(ctx: Context, g, named: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx
+    """The host calls (sorted indices) that launched GPU ``g``'s work in a kept step, that the framework reads as a
+    launcher's (``named``), made outside every op and range of their thread (the step's own bounds aside:
+    :func:`_recorded`), on a thread where the capture records the framework's dispatch -- where it does not (an
+    Nsight export of PyTorch without ``emit_nvtx``), every launch is outside an op and none is told apart."""
+    h = ctx.h
+    launched = g.launch[(g.launch >= 0) & (g.step >= 0)]
+    calls = sorted_unique(launched.astype(np.int64))
+    calls = calls[named[calls]]
+    if not calls.size:
+        return calls
+    dispatching = sorted_unique(h.line[h.name_mask(ctx.fw.dispatch_event)].astype(np.int64))
+    calls = calls[np.isin(h.line[calls].astype(np.int64), dispatching)]
+    if not calls.size:
+        return calls
+    mask, _ = _recorded(ctx, calls)
+    outer = mask & ~h.name_mask(devices.is_runtime_call)
+    return calls[Encloser(h, outer).find(calls) < 0]
+
+
+def _silence_before(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],  # noqa: ANN001
+                    calls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per call (host event indices): (the end of the last thing its thread recorded before it -- an event of
+    ``recorded`` or a Python span starting earlier --, the call's start), int64 ps; an empty stretch ends where it
+    starts.  The thread's first call has no start before it but the earliest time: the ledger keeps only the steps."""
+    mask, py = recorded
+    at = h.start[calls].astype(np.int64)
+    begin = np.full(calls.size, np.iinfo(np.int64).min, dtype=np.int64)
+    lines = h.line[calls].astype(np.int64)
+    for line in sorted_unique(lines):
+        on = np.flatnonzero(mask & (h.line == line))
+        s, e = h.start[on].astype(np.int64), h.end[on].astype(np.int64)
+        if py is not None:
+            s, e = np.concatenate([s, py[0]]), np.concatenate([e, py[1]])
+        order = np.argsort(s, kind="stable")
+        s, last_end = s[order], np.maximum.accumulate(e[order])
+        mine = lines == line
+        j = np.searchsorted(s, at[mine], side="left") - 1
+        begin[mine] = np.where(j >= 0, last_end[np.maximum(j, 0)], begin[mine])
+    return np.minimum(begin, at), at

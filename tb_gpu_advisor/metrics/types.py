@@ -1312,6 +1312,11 @@ class HostMetrics:
     #: ms per step and GPU of launch wait (the ledger's ``launch_wait``) while the host ran those loops' iterations:
     #: the launches of a host-run loop's body, one by one (h37-loops2)
     launch_wait_in_host_loops: float = 0.0
+    #: of the ledger's ``other`` (ms per step and GPU), the part in the launching thread's silence right before the
+    #: launches the framework reads as a Python launcher's (``Framework.launcher_call`` outside every op: Triton's JIT
+    #: runtime called directly, CuPy, Numba), and those launches per step and GPU (``metrics.syncs.launcher_silence``)
+    unrecorded_before_launcher_ms: float = 0.0
+    launcher_launches: float = 0.0
     #: what records the threads' waits, so that a thread's time outside them is time it ran, code recorded or not
     #: (``metrics.compute.waits_traced``): "scheduler" (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``: the
     #: time is on the CPU), "os runtime" (Nsight ``-t osrt`` at a threshold of at most a few us: a wait for anything

@@ -1,0 +1,66 @@
+"""A Python launcher's own time before the kernels it starts through the driver (issue #37 class 3, h37-driverlaunch).
+
+A Triton kernel called outside ``torch.compile`` is launched by ``cuLaunchKernel`` (``hipModuleLaunchKernel`` on
+ROCm) with no ATen op or range around it, after tens of microseconds of Triton's Python launcher that the profiler
+records nothing of (survey h37-survey44: an A10G microbenchmark, ~400 us of the 1.21 ms the report called
+unrecorded).  The unrecorded-idle finding names that part of its time, from the step ledger's own ``other``, and
+how to cut it.  Truth by construction: ``synthetic.torchtrace.write_python_launcher``'s launcher time and launches.
+Controls: the same silences before launches made inside Inductor's ``triton_*`` ops (a compiled function), and
+before bare launches through the runtime API (not a launcher of a run-time compiled kernel): nothing is named."""
+
+from __future__ import annotations
+
+import pytest
+
+from synthetic.torchtrace import MI300X, write_python_launcher
+from tests.support.cli_report import first_report
+
+WORDS = "launched straight through the driver"
+
+
+def _unrecorded(tmp_path, **kw) -> tuple[dict, dict, dict]:
+    """(the unrecorded-idle finding, the host's report, the generator's truth) of one generated capture."""
+    run = tmp_path / "run"
+    run.mkdir()
+    truth = write_python_launcher(str(run / "bench.pt.trace.json"), **kw)
+    report = first_report(run)
+    (f,) = [f for f in report["findings"] if f["id"].endswith("#unrecorded")]
+    return f, report["hosts"][0], truth
+
+
+@pytest.mark.parametrize("kw", [{}, {"marked": False}, {"launches": 6, "launcher_us": 25.0}],
+                         ids=["steps", "one_pass", "six_launches"])
+def test_launcher_time_is_named_as_part_of_the_unrecorded_time(tmp_path, kw):
+    """The launcher's time a step, and its launches, are the generator's; a part of the finding's unrecorded time,
+    itself the ledger's ``other``; the words say whose time it is, and the fix how to cut it."""
+    f, host, truth = _unrecorded(tmp_path, **kw)
+    detail = f["metric"]["detail"]
+    assert detail["launcher_ms"] == pytest.approx(truth["bare_ms_per_step"], abs=1e-3)
+    assert detail["launcher_launches_per_step"] == truth["bare_launches_per_step"]
+    assert detail["launcher_ms"] < detail["unrecorded_ms"] <= host["breakdown_ms"]["other"] + 1e-6  # part < whole
+    assert WORDS in f["summary"] and "Triton" in f["summary"]
+    assert any("Python launcher" in a["text"] and "torch.compile" in (a["snippet"] or "") for a in f["actions"])
+
+
+def test_launcher_on_rocm_in_hip_words(tmp_path):
+    """HIP's ``hipModuleLaunchKernel`` is the same class on an MI300X: named alike, in ROCm's words (a HIP graph, no
+    CUDA word in the prose; PyTorch's ``torch.cuda`` code stays as ROCm's PyTorch spells it)."""
+    f, _, truth = _unrecorded(tmp_path, call="hipModuleLaunchKernel", props=MI300X)
+    assert f["metric"]["detail"]["launcher_ms"] == pytest.approx(truth["bare_ms_per_step"], abs=1e-3)
+    prose = [f["summary"], *(a["text"] for a in f["actions"])]
+    assert not [t for t in prose if "CUDA" in t], prose
+    assert any("HIP graph" in t for t in prose)
+
+
+@pytest.mark.parametrize("kw", [{"compiled": True}, {"call": "cudaLaunchKernel"},
+                                {"launcher_us": 2.0, "between_us": 600.0}],
+                         ids=["compiled_op", "runtime_call", "compiled_launcher"])
+def test_no_launcher_named_where_the_launch_is_no_bare_driver_launch(tmp_path, kw):
+    """Controls: the same unrecorded silences before each launch, but the launch inside its Inductor op (a compiled
+    function's), or a bare launch through the runtime API; or bare driver launches each after a silence shorter
+    than a Python call (a C++ launcher's: nvFuser's 0.7 us on an H200) -- the unrecorded time is still named, no
+    launcher."""
+    f, _, _ = _unrecorded(tmp_path, **kw)
+    assert "launcher_ms" not in f["metric"]["detail"]
+    assert WORDS not in f["summary"]
+    assert not any("Python launcher" in a["text"] for a in f["actions"])

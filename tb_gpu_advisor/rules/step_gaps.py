@@ -19,7 +19,8 @@ other findings own (input wait, dispatch, loss scaling, a GPU's late start, and 
 blocking copies inside the gaps: a step that ends in ``jax.block_until_ready`` or ``.item()`` drained the queue, and
 its wait's check claims that idle).  The words and the first fix follow what the gaps hold: where the host's own ops
 fill them and no wait leaves its idle there, the framework's words for CPU ops between steps and its fix that moves
-them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).
+them (``step_gaps:cpu_ops``), not its words for syncs (issue #37 class 3).  With one step kept, every gap lies beside
+a step left out: low confidence, never critical.
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   part of a step's ledger is at most the step.  On main ``wild/mordred_rtx6000_hashjoin`` read "idle 957.9 ms between
   steps on average ... of the 1.03 s from one step's start to the next (the mean step is 877.5 ms)": the gaps were
   five, one over a dropped step, the mean step six, and the gaps' in-step part outgrew the step that held it.
+* ``average<=max`` -- a mean gap between steps is at most its own maximum, in words and in the detail (h37-gapsum:
+  one kept step between two dropped ones read "idle 62 us between steps on average (max 40 us)").
 * ``per-gpu`` -- a count of kernels "per step" is one GPU's, as the step it sits beside: at most the most kernels one
   GPU of the host runs a step (on main v100_bert's two GPUs in one process read "1,086 of 1,330 kernels per step",
   each GPU running 665).

@@ -1171,6 +1171,51 @@ def decode_unmarked(ranks: list[Rank], n: int) -> None:
     r.host_us += 150.0  # logits processing and stopping criteria in Python
 
 
+#: CUPTI's activity buffer request as Kineto writes it (``overhead``, on a process of its own): the launch after it waits
+#: for it (pytorch/kineto#1020); SURVEY h37-survey45 read 0.33-0.45 ms ones in TraceLens' B300 MoE benchmarks.
+BUFFER_REQUEST_US = 450.0
+
+
+def buffer_request(r: Rank, us: float = BUFFER_REQUEST_US) -> None:
+    """The profiler requests an activity buffer now; the program's next launch waits until it returns."""
+    r.host.append({"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": -1, "tid": 0,
+                   "ts": round(r.host_us + 2.0, 3), "dur": round(us, 3)})
+    r.host_us += us + 5.0
+
+
+def requested_iteration(r: Rank, request: bool, turn_us: float) -> None:
+    """One short host-bound iteration (12 small GEMMs, then a sync): the profiler's buffer request before its first
+    launch where ``request``, and ``turn_us`` of the loop's own Python before that launch, which nothing records --
+    the GPU idles from the last sync to this first kernel.  Truth by construction: every iteration's work is the
+    same, so a kept iteration beside left-out ones holds the idle before and after it."""
+    if request:
+        buffer_request(r)
+    r.host_us += turn_us
+    for _ in range(12):
+        r.kernel("aten::mm", GEMM_FWD, 6.0, launch_us=12.0)
+    r.sync()
+
+
+def requests_in(steps: tuple[int, ...], turn_us: float) -> Callable[[list[Rank], int], None]:
+    """``prof.step()`` iterations (:func:`requested_iteration`), the profiler's buffer request in those numbered
+    ``steps`` (the handler numbers them from 2)."""
+    return lambda ranks, n: ranks[0].step(n, lambda r: requested_iteration(r, n in steps, turn_us))
+
+
+def spanned_requests(first_request: bool, turn_us: float) -> Callable[[list[Rank], int], None]:
+    """A benchmark's iterations each in a ``record_function`` span and no ``prof.step()`` (TraceLens' MoE benchmarks:
+    ``MoE[...]`` x3, a sync inside each), the profiler's buffer request in the first where ``first_request``; the
+    span ends at the sync, the loop's turn lies between spans."""
+    def body(ranks: list[Rank], n: int) -> None:
+        r = ranks[0]
+        start = r.host_us
+        mark = r.cpu("MoE[experts=64, tokens=16]", 0.0, cat="user_annotation", advance=False)
+        requested_iteration(r, first_request and n == 2, 0.0)
+        mark["dur"] = round(r.host_us - start, 3)
+        r.host_us += turn_us
+    return body
+
+
 #: One call of an unmarked loop whose kernels are all different (no layer repeats inside it): a small model's
 #: forward of distinct ops, or a solver's step -- the launch sequence repeats once a call and nowhere inside one.
 SYNCED_CALL = (("aten::linear", GEMM_FWD, 6.0), ("aten::tanh", TANH_F32, 2.5), ("aten::mul", SCALE_BF16, 2.0),

@@ -642,6 +642,8 @@ class StepGap:
 class Gaps:
     count: int
     avg_gap_ms: float | None
+    #: the most gap time one kept step of one GPU holds (the largest of what ``avg_gap_ms`` averages: a kept step
+    #: after a dropped one holds two pieces of gap), so the average never exceeds it
     max_gap_ms: float | None
     #: avg_gap_ms / avg_cycle_ms: the gaps' share of the time they sit in, never above 1 (issue #37: the gap over the
     #: mean step read 176% on two steps guessed from GPU bursts, the gap lying in the first)

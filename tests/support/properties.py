@@ -44,6 +44,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   part of a step's ledger is at most the step.  On main ``wild/mordred_rtx6000_hashjoin`` read "idle 957.9 ms between
   steps on average ... of the 1.03 s from one step's start to the next (the mean step is 877.5 ms)": the gaps were
   five, one over a dropped step, the mean step six, and the gaps' in-step part outgrew the step that held it.
+* ``average<=max`` -- a mean gap between steps is at most its own maximum, in words and in the detail (h37-gapsum:
+  one kept step between two dropped ones read "idle 62 us between steps on average (max 40 us)").
 * ``per-gpu`` -- a count of kernels "per step" is one GPU's, as the step it sits beside: at most the most kernels one
   GPU of the host runs a step (on main v100_bert's two GPUs in one process read "1,086 of 1,330 kernels per step",
   each GPU running 665).
@@ -1141,12 +1143,34 @@ _GAP_SAID = re.compile(r"idle " + _TIME + r" between steps on average.*?% of the
                        r"average) " + _TIME + r")")
 
 
+_GAP_MAX_SAID = re.compile(r"idle " + _TIME + r" between steps on average \(max " + _TIME + r"\)")
+
+
+def gap_max_problems(where: str, f: Finding) -> list[str]:
+    """``average<=max``: a mean gap is at most its own maximum, in words and in the detail (h37-gapsum: one kept
+    step between two dropped ones read "idle 62 us between steps on average (max 40 us)", the mean per step beside
+    the longest single gap)."""
+    out = []
+    said = _GAP_MAX_SAID.search(" ".join(f.summary.split()))
+    if said and _over(_ms(*said.group(1, 2)) - _time_half_ulp(said.group(1)) * _UNIT_MS[said.group(2)],
+                      _ms(*said.group(3, 4)) + _time_half_ulp(said.group(3)) * _UNIT_MS[said.group(4)]):
+        out.append(f"average<=max: {where}: {f.id}: a mean gap of {said.group(1)} {said.group(2)} over its maximum "
+                   f"{said.group(3)} {said.group(4)}")
+    d = (f.metric.detail if f.metric else None) or {}
+    avg, most = d.get("avg_gap_ms"), d.get("max_gap_ms")
+    if avg is not None and most is not None and _over(float(avg), float(most)):
+        out.append(f"average<=max: {where}: {f.id}: detail avg_gap_ms {avg} over max_gap_ms {most}")
+    return out
+
+
 def period_problems(where: str, h: HostReport) -> list[str]:
-    """``period``: the gaps fit the period they split, their in-step part the step; step rows never overlap."""
+    """``period``: the gaps fit the period they split, their in-step part the step; step rows never overlap; a mean
+    gap is at most its maximum (:func:`gap_max_problems`)."""
     out = []
     for f in h.findings:
         if f.rule != "step_gaps":
             continue
+        out += gap_max_problems(where, f)
         said = _GAP_SAID.search(" ".join(f.summary.split()))
         if not said:
             continue

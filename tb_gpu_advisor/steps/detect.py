@@ -59,6 +59,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
+from tb_gpu_advisor.steps.forward_runs import _forward_run_steps
 from tb_gpu_advisor.steps.framed import _framed_bursts, _framed_pass
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
@@ -126,6 +127,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:
         r.take_spans(*framed, "device")
+    elif xla is None and marked is None and (runs := _forward_runs(trace, r, job)) is not None:
+        r.take(runs, "host_window")
     elif (one := _framed_pass(trace, r.active, job)) is not None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")
     elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
@@ -136,6 +139,15 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     else:
         _burst_steps(r, job)
     r.note += inside if r.source else ""
+
+
+def _forward_runs(trace: Trace, r: _Reading, job: Job | None) -> tuple | None:
+    """The forward runs' reading (:func:`~tb_gpu_advisor.steps.forward_runs._forward_run_steps`) where the job's
+    launch sequence shows no period (``Job.periodic``): where it does, the period's repeats are the iterations, each from
+    the loop's own boundary (the batch's upload, not its forward), and that reading stands."""
+    if job is None or job.periodic is not None:
+        return None
+    return _forward_run_steps(trace, r.launched(), job)
 
 
 def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> Steps:

@@ -2,8 +2,8 @@
 that a backward separates, each run one iteration's forward (:func:`_forward_run_steps`).
 
 Why: a framework may push ranges around each layer's parts and none around an iteration -- Megatron-core's
-``--nvtx-ranges`` without pipelining (``frameworks.user_ranges.FORWARD_ONLY_RANGES``).  Such a range repeats inside
-each iteration, so it marks no step (``steps.nvtx_ranges._within_iterations``); of 3 iterations or more the launch
+``--nvtx-ranges`` without pipelining (NVIDIA/Megatron-LM @d98e8a64, as ``frameworks.pytorch`` notes; the reading
+asks no name of them).  Such a range repeats inside each iteration, so it marks no step (``steps.nvtx_ranges._within_iterations``); of 3 iterations or more the launch
 sequence's period reads them (``job.period.training_iterations``), but of 2 nothing repeated 3 times, and the window
 read as one pass: 2 iterations of 3.319 ms as one of 6.299 ms (h37-forms12b's left).  The structure still tells
 them: a forward's ranges follow each other with no gradient kernel launched between them; between two forwards the

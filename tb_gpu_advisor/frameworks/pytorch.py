@@ -47,7 +47,11 @@ def module_hook_name(text: str) -> str | None:
 #: * Megatron-core (``--nvtx-ranges``: ``megatron/core/utils.py``, ``nvtx_range_push`` and ``nvtx_decorator`` without a
 #:   message) names a range after its caller, ``<module.__name__>.<function>[.<suffix>]``:
 #:   ``megatron.core.transformer.transformer_layer._forward_attention.self_attention``, pushed once a layer; NeMo's
-#:   and Transformer Engine's modules are named by the same rule where they call it;
+#:   and Transformer Engine's modules are named by the same rule where they call it.  In the forward only
+#:   (NVIDIA/Megatron-LM @d98e8a64, ``transformer_layer.py``: ``self_attention``, ``self_attn_bda``, ``mlp``,
+#:   ``mlp_bda``; the backward runs under autograd, no range), and without pipelining none around an iteration
+#:   (``forward_backward_no_pipelining`` pushes none; ``training.py`` turns them on at ``--profile-step-start``): its
+#:   iterations are the runs of those ranges a backward separates (``steps.forward_runs``);
 #: * Megatron-FSDP (``megatron_fsdp/experimental/module.py``, ``_nvtx_label``): ``MFSDP <module> forward|backward``;
 #: * Lightning (``profilers/pytorch.py``): ``record_function("[pl][profile]" + action)`` around its loop's actions and
 #:   ``[pl][module]<module class path>: <name>`` around each module's forward.

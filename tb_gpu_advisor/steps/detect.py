@@ -24,7 +24,9 @@ Sources, tried in order (the first that yields steps wins; see
    (``job.period``); else a training range or a serving engine's step range (TensorRT-LLM's ``_forward_step``)
    repeated, each iteration opened by the phase before it (``nvtx_top_range``); else ``gpu_busy_clusters`` inside the
    job's frame (``job.frame``: the program's one range around some of the GPU's bursts, each ended by the host's sync
-   or a long pause), its bursts the steps; else, outside training, ``single_pass`` of the one burst inside the
+   or a long pause), its bursts the steps; else, for training where the launches show no period, the runs of
+   ranges that mark only the forward's parts (Megatron-core's layer ranges), a backward and the host's wait between
+   every two, each from its first range to the next's (``nvtx_top_range``, :mod:`.forward_runs`); else, outside training, ``single_pass`` of the one burst inside the
    program's one range after warm-ups of the same work (:func:`_framed_pass`: the one pass a benchmark times);
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
@@ -46,7 +48,7 @@ dropped; with fewer, a last host-marked step that launched no GPU work (the
 empty step a final ``prof.step()`` opens after the loop) is dropped.
 
 Each reading lives in its own module: :mod:`.markers` (1-6), :mod:`.xla_modules` (7-8), :mod:`.nvtx_ranges`,
-:mod:`.iterations` and :mod:`.ranges` (9), :mod:`.top_ranges` and :mod:`.framed` (10), :mod:`.passes` (11, 13),
+:mod:`.iterations` and :mod:`.ranges` (9), :mod:`.top_ranges`, :mod:`.framed` and :mod:`.forward_runs` (10), :mod:`.passes` (11, 13),
 :mod:`.bursts` and :mod:`.burst_steps` (12); then :mod:`.place` (windows onto time and GPUs), :mod:`.head`,
 :mod:`.ends` and :mod:`.drop` (partial and warm-up steps).  This module chooses among them (:func:`detect_steps`).
 """
@@ -59,6 +61,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
+from tb_gpu_advisor.steps.forward_runs import _forward_run_steps
 from tb_gpu_advisor.steps.framed import _framed_bursts, _framed_pass
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
@@ -129,6 +132,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:
         r.take_spans(*framed, "device")
+    elif xla is None and marked is None and (runs := _forward_runs(trace, r, job)) is not None:
+        r.take(runs, "host_window")
     elif (one := _framed_pass(trace, r.active, job)) is not None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")
     elif job is not None and job.periodic is not None and job.periodic.source == "device_period":
@@ -139,6 +144,15 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     else:
         _burst_steps(r, job)
     r.note += inside if r.source else ""
+
+
+def _forward_runs(trace: Trace, r: _Reading, job: Job | None) -> tuple | None:
+    """The forward runs' reading (:func:`~tb_gpu_advisor.steps.forward_runs._forward_run_steps`) where the job's
+    launch sequence shows no period (``Job.periodic``): where it does, the period's repeats are the iterations, each from
+    the loop's own boundary (the batch's upload, not its forward), and that reading stands."""
+    if job is None or job.periodic is not None:
+        return None
+    return _forward_run_steps(trace, r.launched(), job)
 
 
 def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> Steps:

@@ -755,6 +755,9 @@ class MultiGpu:
     # hides a straggler: NCCL kernels spin while they wait for the slowest GPU, so the others look as busy as it is.
     compute_imbalance: float | None = None
     heaviest_compute_gpu: int | None = None
+    #: the active GPUs whose compute per step the kept steps hold (``multigpu.compute_held_gpus``), the set
+    #: ``compute_imbalance`` compares; None: every active GPU (a MultiGpu built by hand)
+    compute_gpus: list[int] | None = None
     # the smallest active GPU's AllReduce ms per step: the GPU that enters the collective last waits least, so its
     # time is the transfer itself; the others' include waiting for it (a straggler, a late launch)
     allreduce_transfer_ms_per_step: float | None = None

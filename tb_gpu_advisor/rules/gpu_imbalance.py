@@ -1,7 +1,8 @@
 """§2 item 5: replicas do unequal work; typically GPU0 is oversubscribed.
 
 Metric: ``multi_gpu.compute_imbalance`` = (max - min) / max of the active
-GPUs' non-collective compute ms per step.  Not busy time: NCCL kernels spin
+GPUs' non-collective compute ms per step (those whose kept steps hold their
+compute: ``multi_gpu.compute_gpus``).  Not busy time: NCCL kernels spin
 while they wait for the slowest GPU, so busy time hides the straggler (it
 shows the most compute, the others the longest AllReduce).  Saving: the
 heaviest GPU's compute minus the mean (every replica waits for the slowest),
@@ -39,7 +40,7 @@ def check(m: HostMetrics) -> list[Finding]:
     sev = grade(mg.compute_imbalance, "gpu_imbalance.warning", "gpu_imbalance.critical")
     if sev is None:
         return []
-    gs = active_gpus(m)
+    gs = [g for g in active_gpus(m) if mg.compute_gpus is None or g.gpu in mg.compute_gpus]
     if not gs:
         return []
     comp = {g.gpu: g.breakdown.device_compute for g in gs}

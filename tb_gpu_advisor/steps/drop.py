@@ -41,6 +41,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     _drop_lost(r, kept, dropped, job)  # first: a step whose GPU records were lost is no empty or partial step
     if r.active and kept.ids.size:
         _drop_cut_first(r, kept, dropped, found)
+        _drop_window_start_first(r, kept, dropped)
     _drop_empty_or_edges(r, kept, found, dropped)
     own = r.own
     cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
@@ -146,6 +147,31 @@ def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found:
         # a capture read whole (:func:`unmarked_pass`) numbers no step: its one window is "the pass", as every
         # finding later names it (h37-words22: nsys fsdp_mfu_before's note read "the first step starts at ...")
         r.note += _trim_launched_before(r.trace.h, r.active, launches, kept, unmarked_pass(int(kept.ids.size), r.source))
+
+
+def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
+    """A host-read first step that starts at the capture window's own start and is shorter than every later step: the
+    window's start cuts it, so it holds only part of what every later step holds.  Dropped where another step remains,
+    as a last step the capture ended inside is (:func:`_drop_short_last`).
+
+    ASSUMPTION this replaces: a first step floored at the window's start is a whole step.  A reading that starts each
+    step at the previous iteration's end starts the first one the lead the later ones show before their first range
+    earlier, never before the window (``job.structure.first_iteration_start``); where that lead reaches past the
+    window's start, the floor cuts it -- whether the loop ran before the window or not, the trace cannot show.
+    DeepSpeed's ranges under gradient accumulation, 30.6 ms of the loop's untraced Python between one update and the
+    next micro-batch, the window opened 5.6 ms before the first micro-batch: steps of 10.76, 41.39, 41.39 ms, a mean
+    of 31.18 against the job's 41.39 ms period (h37-walk24, ``--zero12`` walk seed 70120)."""
+    if r.source not in _HOST_SOURCES or kept.ids.size < 2 or int(kept.ids[0]) != int(r.ids[0]):
+        return
+    if int(kept.hs[0]) > r.trace.window_start_ps():
+        return
+    held = int(kept.he[0]) - int(kept.hs[0])
+    later = int((kept.he[1:] - kept.hs[1:]).min())
+    if held >= later:
+        return
+    _drop_one(r, kept, dropped, 0, f"partial: {held / PS_PER_MS:,.2f} ms from the capture window's start, where every "
+              f"later step ran at least {later / PS_PER_MS:,.2f} ms: the window's start cuts it",
+              "; dropped the first step: the capture window's start cuts it")
 
 
 def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:

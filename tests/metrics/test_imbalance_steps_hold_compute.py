@@ -1,0 +1,58 @@
+"""The GPUs' compute imbalance compares only GPUs whose kept steps hold their compute (h37-walk24).
+
+``--forms12`` seed 70368: four ranks each run one evaluation pass (15 GEMMs and an all-reduce), each 50 us after the
+one before; the steps are cut from GPU bursts (low confidence) and GPU0's kept steps hold none of its 15 GEMMs, GPU1's
+only its all-reduce.  Main set their 0 us of compute a step beside GPU3's 3 us: "GPU3 computes 3 us per step vs 1 us
+on average for the other 3 GPUs (100.0% imbalance)", and "the others" beside the one other GPU whose steps hold
+compute (the ``the-others`` law).  Wrong assumption: *an active GPU's kept steps hold its work*, so its compute a step
+is what it did.  A GPU that ran compute kernels in the window and none in its kept steps is steps that missed its
+work, not a GPU doing less; one that ran no compute kernel at all keeps its 0 (the control below).
+"""
+
+from __future__ import annotations
+
+import glob
+import sqlite3
+import tempfile
+
+from synthetic import randjobs
+from synthetic.randjobs import random_form12_job
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.properties import others_problems
+from tests.support.random_jobs import check, report_of
+
+SEED = 70368
+
+
+def _imbalance(r: Report) -> dict:
+    (f,) = [f for f in r.hosts[0].findings if f.rule == "gpu_imbalance"]
+    return f.metric.detail["compute_ms"]
+
+
+def test_gpus_whose_steps_miss_their_compute_are_not_compared():
+    r = report_of(random_form12_job(SEED), tempfile.mkdtemp(prefix="walk24"))
+    h = r.hosts[0]
+    kernels = {g.gpu: g.kernel_count for g in h.gpus}
+    assert kernels == {0: 0, 1: 0, 2: 3, 3: 5}  # the reading the test rests on: GPU0's and GPU1's steps hold no GEMM
+    assert set(_imbalance(r)) == {"2", "3"}  # main: {"0", "1", "2", "3"}, GPU0 and GPU1 at 0 ms
+    (f,) = [f for f in h.findings if f.rule == "gpu_imbalance"]
+    assert "vs 2 us on GPU2" in f.summary and "the other 3 GPUs" not in f.summary
+    assert others_problems("job", sum(1 for g in h.gpus if g.kernel_count), h.findings) == []
+    assert check(random_form12_job(SEED)) == []
+
+
+def test_a_gpu_that_ran_no_compute_keeps_its_zero():
+    """Control: the same job with GPU1's GEMMs gone from the capture -- GPU1 ran its all-reduce and no compute kernel
+    in the whole window, so its 0 us a step is what it did, and it stays in the comparison (GPU0, whose GEMMs lie
+    outside its steps, does not: the first test)."""
+    job = random_form12_job(SEED)
+    folder = tempfile.mkdtemp(prefix="walk24")
+    randjobs.write(job, folder)
+    (db,) = glob.glob(f"{folder}/**/*.sqlite", recursive=True)
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE deviceId = 1 AND shortName != "
+                    "(SELECT id FROM StringIds WHERE value LIKE 'ncclDevKernel%')")
+    (r,) = [analyze_session(s.run, s.session, s.hosts) for s in discover(folder)]
+    assert _imbalance(r)["1"] == 0.0 and {"2", "3"} <= set(_imbalance(r))

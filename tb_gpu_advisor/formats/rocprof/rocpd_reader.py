@@ -107,7 +107,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         need=("start", "end", "name", "size"))
     threads = _cols(schema, T["info_thread"], {"id": "id", "tid": "tid", "pid": "pid"}, path)
     if not reg["id"].size and not kd["start"].size and not mc["start"].size:
-        raise RocpdReadError(f"{path}: no events: the rocpd database holds no HIP call, marker or GPU operation")
+        raise RocpdReadError(f"{path}: {_nothing_traced(schema, guid)}")
 
     # ---- each record's category and correlation (its event row)
     def by_event(ids: np.ndarray, col: str) -> np.ndarray:
@@ -205,6 +205,47 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
                                   op_of_launch, h, nbytes, sync, np.full(gpu.size, -1, np.int8), blocks, threads_n,
                                   host_kind))
     return trace_of("rocpd", host, path, size, h, devs, notes, ranges, TIME_BASE)
+
+
+#: How many names an error shows of a list it counts.
+_SHOWN = 4
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(names[:_SHOWN]) + (f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else "")
+
+
+def _count(names: list[str], noun: str) -> str:
+    return f"{len(names)} {noun}" + ("" if len(names) == 1 else "s")
+
+
+def _nothing_traced(schema: tb.Schema, guid: str) -> str:
+    """Why a database with no call, marker or GPU operation holds no timeline, from what it does hold.
+
+    rocprofv3 writes its set-up records (agents, the program's loaded kernels, the counters it was asked for) whatever
+    it traces; a run with no tracing option -- a thread trace (``--att``) or a counter collection (``--pmc``) alone,
+    whose results go to other files -- leaves every event table empty though the program ran its kernels.  Kernels
+    loaded but none launched is that run, not a program that stopped before its first call, and the way out is the
+    same option either way."""
+    kernels = list(_symbols(schema, f"rocpd_info_kernel_symbol_{guid}").values())
+    counters = _counters(schema, f"rocpd_info_pmc_{guid}")
+    said = "no events: the rocpd database holds no HIP call, marker or GPU operation"
+    if not kernels:
+        return said + (" (was rocprofv3 run without --runtime-trace or --kernel-trace, or did the program stop "
+                       "before its first call?)")
+    why = (f"; it lists the {_count(kernels, 'kernel')} the program loaded ({_shown(kernels)}) and no launch of any: "
+           "rocprofv3 traced no API call or kernel")
+    if counters:
+        why += (f" and set up only {_count(counters, 'counter')} ({_shown(counters)}): a thread trace (--att) or counter "
+                "collection (--pmc) alone, whose results go to other files, never a timeline")
+    return said + why + "; run it again with --runtime-trace (or --kernel-trace --hip-trace) for a timeline"
+
+
+def _counters(schema: tb.Schema, table: str) -> list[str]:
+    """The counters a run was asked for (``rocpd_info_pmc``'s names), in the database's order."""
+    if not schema.has(table, "name"):
+        return []
+    return [str(r[0]) for r in schema.con.execute(f'SELECT name FROM "{table}" ORDER BY id').fetchall() if r[0]]
 
 
 def _agents(schema: tb.Schema, table: str) -> dict[int, tuple[int, DeviceInfo | None]]:

@@ -115,3 +115,24 @@ def test_no_launcher_named_in_the_gaps_where_no_bare_driver_launch(tmp_path, kw)
     assert "launcher_ms" not in f["metric"]["detail"]
     assert WORDS not in f["summary"]
     assert not any("Python launcher" in a["text"] for a in f["actions"])
+
+
+@pytest.mark.parametrize("kw", [{}, {"opening": True}, {"opening": True, "call": "hipModuleLaunchKernel",
+                                                         "props": MI300X}], ids=["in_step", "opening", "opening_rocm"])
+def test_launcher_reports_hold_every_property(tmp_path, kw):
+    """The report properties (tests/support/properties.py; ``launcher<=unrecorded`` among them: the launcher's part
+    within each finding's unrecorded whole, the gaps' within the launcher's) on the launcher captures, which the
+    walk of tests/report/test_properties.py does not hold."""
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.properties import launcher_part_problems, report_violations
+
+    write_python_launcher(str(tmp_path / "bench.pt.trace.json"), **kw)
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts)
+    assert any((f.metric.detail or {}).get("launcher_ms") for f in rep.hosts[0].findings if f.metric)
+    assert report_violations(rep) == []
+    if kw.get("opening"):  # the law can fail: a gaps' launcher time over its own unrecorded whole is found
+        (gaps,) = [f for f in rep.hosts[0].findings if f.rule == "step_gaps"]
+        gaps.metric.detail["launcher_ms"] = gaps.metric.detail["unexplained_ms"] * 2
+        assert launcher_part_problems("h", rep.hosts[0])

@@ -20,6 +20,10 @@ from synthetic.torchtrace import MI300X, write_python_launcher
 from tests.support.cli_report import first_report
 
 WORDS = "launched straight through the driver"
+#: The same silences before launches no Python launcher makes: inside Inductor ops, through the runtime API, or
+#: bare driver launches after a C++ launcher's silence.
+CONTROLS = [{"compiled": True}, {"call": "cudaLaunchKernel"}, {"launcher_us": 2.0, "between_us": 600.0}]
+CONTROL_IDS = ["compiled_op", "runtime_call", "compiled_launcher"]
 
 
 def _unrecorded(tmp_path, **kw) -> tuple[dict, dict, dict]:
@@ -52,19 +56,21 @@ def test_launcher_time_is_named_as_part_of_the_unrecorded_time(tmp_path, kw):
     assert any("Python launcher" in a["text"] and "torch.compile" in (a["snippet"] or "") for a in f["actions"])
 
 
-def test_launcher_on_rocm_in_hip_words(tmp_path):
+@pytest.mark.parametrize("suffix,key,kw", [("#unrecorded", "bare_ms_per_step", {}),
+                                           ("step_gaps:bench", "gap_launcher_ms_per_step", {"opening": True})],
+                         ids=["unrecorded", "gaps"])
+def test_launcher_on_rocm_in_hip_words(tmp_path, suffix, key, kw):
     """HIP's ``hipModuleLaunchKernel`` is the same class on an MI300X: named alike, in ROCm's words (a HIP graph, no
-    CUDA word in the prose; PyTorch's ``torch.cuda`` code stays as ROCm's PyTorch spells it)."""
-    f, _, truth = _unrecorded(tmp_path, call="hipModuleLaunchKernel", props=MI300X)
-    assert f["metric"]["detail"]["launcher_ms"] == pytest.approx(truth["bare_ms_per_step"], abs=1e-3)
+    CUDA word in the prose; PyTorch's ``torch.cuda`` code stays as ROCm's PyTorch spells it) -- by the unrecorded-idle
+    finding, and by the gaps' check where the launches open each step."""
+    f, _, truth = _finding(tmp_path, suffix, call="hipModuleLaunchKernel", props=MI300X, **kw)
+    assert f["metric"]["detail"]["launcher_ms"] == pytest.approx(truth[key], abs=1e-3)
     prose = [f["summary"], *(a["text"] for a in f["actions"])]
     assert not [t for t in prose if "CUDA" in t], prose
     assert any("HIP graph" in t for t in prose)
 
 
-@pytest.mark.parametrize("kw", [{"compiled": True}, {"call": "cudaLaunchKernel"},
-                                {"launcher_us": 2.0, "between_us": 600.0}],
-                         ids=["compiled_op", "runtime_call", "compiled_launcher"])
+@pytest.mark.parametrize("kw", CONTROLS, ids=CONTROL_IDS)
 def test_no_launcher_named_where_the_launch_is_no_bare_driver_launch(tmp_path, kw):
     """Controls: the same unrecorded silences before each launch, but the launch inside its Inductor op (a compiled
     function's), or a bare launch through the runtime API; or bare driver launches each after a silence shorter
@@ -96,18 +102,7 @@ def test_launcher_time_in_the_gaps_is_named_by_the_gap_check(tmp_path, kw):
     assert at > 0 and texts[at - 1].startswith("Record"), texts
 
 
-def test_launcher_in_the_gaps_on_rocm_in_hip_words(tmp_path):
-    """The between-steps case on an MI300X through ``hipModuleLaunchKernel``: named alike, no CUDA word."""
-    f, _, truth = _finding(tmp_path, "step_gaps:bench", opening=True, call="hipModuleLaunchKernel", props=MI300X)
-    assert f["metric"]["detail"]["launcher_ms"] == pytest.approx(truth["gap_launcher_ms_per_step"], abs=1e-3)
-    prose = [f["summary"], *(a["text"] for a in f["actions"])]
-    assert not [t for t in prose if "CUDA" in t], prose
-    assert any("HIP graph" in t for t in prose)
-
-
-@pytest.mark.parametrize("kw", [{"compiled": True}, {"call": "cudaLaunchKernel"},
-                                {"launcher_us": 2.0, "between_us": 600.0}],
-                         ids=["compiled_op", "runtime_call", "compiled_launcher"])
+@pytest.mark.parametrize("kw", CONTROLS, ids=CONTROL_IDS)
 def test_no_launcher_named_in_the_gaps_where_no_bare_driver_launch(tmp_path, kw):
     """Controls: the same gaps, opened by launches inside Inductor ops, bare runtime-API launches, or bare driver
     launches after a C++ launcher's silence: the gaps' check fires on its unrecorded time, no launcher named."""

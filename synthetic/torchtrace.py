@@ -1858,7 +1858,7 @@ def _driver_launch(r: Rank, name: str, kernel_us: float, call: str, call_us: flo
 def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher_us: float = 40.0,
                           between_us: float = 60.0, kernel_us: float = 2.0, marked: bool = True,
                           call: str = "cuLaunchKernel", compiled: bool = False,
-                          props: dict[str, Any] | None = None) -> dict[str, Any]:
+                          props: dict[str, Any] | None = None, opening: bool = False) -> dict[str, Any]:
     """A Triton kernel microbenchmark outside ``torch.compile`` (survey h37-survey44's A10G capture, JerryLiang49's
     ``_qk_draft_hist_kernel``): each step builds an input with one ATen op (its kernel launched inside the op through
     the runtime), runs ``between_us`` of its own unrecorded Python, then ``launches`` times allocates the output
@@ -1867,14 +1867,21 @@ def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher
     unmarked pass of them all.  ``compiled``: the control -- the same silences, but each launch inside its Inductor
     ``triton_*`` op (a compiled function's launch), so no launch is a bare launcher's.  Truth by construction: the
     launcher's time, ``launches * launcher_us`` a step, right before as many bare launches (0 and 0 where
-    ``compiled``): ``bare_ms_per_step`` and ``bare_launches_per_step``, whatever ``call`` launches them."""
+    ``compiled``): ``bare_ms_per_step`` and ``bare_launches_per_step``, whatever ``call`` launches them.
+
+    ``opening``: the between-steps case -- the launches open each step, the ATen op and the ``between_us`` of Python
+    close it, so the GPU idles from the step's last kernel through the Python, the first ``aten::empty`` and the
+    first launch's launcher time: that one silence a step lies in the gap between steps, the other launches' inside
+    the step (``gap_launcher_ms_per_step``, ``gap_launches_per_step``; 0 unless ``opening`` and marked)."""
     r = Rank(rank=0, pid=4100, device=0)
     kname = "_qk_draft_hist_kernel"
 
-    def body(rr: Rank) -> None:
+    def build(rr: Rank) -> None:
         rr.kernel("aten::normal_", "void at::native::(anonymous namespace)::distribution_elementwise_grid_stride_"
                   "kernel<float, 4>", kernel_us)
         rr.host_us += between_us
+
+    def launch(rr: Rank) -> None:
         for _ in range(launches):
             rr.cpu("aten::empty", 8.0)
             rr.host_us += launcher_us
@@ -1882,6 +1889,10 @@ def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher
                 rr.kernel(f"triton_poi_fused_{kname}", f"triton_poi_fused_{kname}", kernel_us, launch_call=call)
             else:
                 _driver_launch(rr, kname, kernel_us, call)
+
+    def body(rr: Rank) -> None:
+        for part in ((launch, build) if opening else (build, launch)):
+            part(rr)
 
     for n in range(2, 2 + steps):
         if marked:
@@ -1893,8 +1904,10 @@ def write_python_launcher(path: str, steps: int = 8, launches: int = 4, launcher
         f.write(_dumps(doc))
     bare = 0 if compiled else launches
     per = 1 if marked else steps  # one unmarked pass holds every iteration
+    gap = 1 if bare and opening and marked else 0  # the first launch's silence a step, in the gap before it
     return {"steps": steps if marked else 1, "bare_ms_per_step": bare * launcher_us / 1000.0 * per,
-            "bare_launches_per_step": bare * per}
+            "bare_launches_per_step": bare * per, "gap_launcher_ms_per_step": gap * launcher_us / 1000.0,
+            "gap_launches_per_step": gap}
 
 
 #: The backward nodes AOTAutograd's joint-graph trace runs on fake tensors inside ``create_aot_dispatcher_function``

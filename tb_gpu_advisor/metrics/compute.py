@@ -87,7 +87,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         waits_traced=(traced := waits_traced(trace)), host_recorded=recorded,
         os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
-    hm.unrecorded_before_launcher_ms, hm.launcher_launches = syncs.launcher_silence(ctx)
+    (hm.unrecorded_before_launcher_ms, hm.launcher_launches, hm.unrecorded_before_launcher_in_gaps_ms,
+     hm.launcher_launches_in_gaps) = syncs.launcher_silence(ctx, {c.gpu: c.windows for c in idle.gaps if c is not None})
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     return hm
 

@@ -686,7 +686,7 @@ def _first_of_each(s: np.ndarray, e: np.ndarray, ga: np.ndarray, gb: np.ndarray,
 _OTHER = BREAKDOWN_CATEGORIES.index("other")
 
 
-def launcher_silence(ctx: Context) -> tuple[float, float]:
+def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[float, float, float, float]:
     """(ms, launches), per step and rank: the GPU idle inside the kept steps that the ledger books to nothing
     recorded (``other``) and that lies in the launching thread's silence right before a launch the framework reads as
     a Python launcher's (``Framework.launcher_call``, outside every op and range: :func:`_bare_launcher_calls`) --
@@ -698,14 +698,20 @@ def launcher_silence(ctx: Context) -> tuple[float, float]:
     Why: a Triton kernel called outside ``torch.compile`` (survey h37-survey44, an A10G microbenchmark) is launched
     by ``cuLaunchKernel`` after 25-68 us of Triton's Python launcher, which the profiler records nothing of: ~400 us
     of the 1.21 ms the report could only call "the host's own code".  The time is the ledger's own booking of a
-    subset of the steps' time, so it is a part of ``other`` by construction, never above it."""
+    subset of the steps' time, so it is a part of ``other`` by construction, never above it.
+
+    Then (ms, launches) again, of the same silences, for their part inside the GPUs' between-step gaps
+    (``gap_windows``: GPU -> ``GapColumns.windows``, ps; :func:`_in_gaps`) and the launches whose silence reaches
+    into a gap: what the gaps' check names of its own unrecorded time.  Why from the same silences: one launcher's
+    time is one measure, of which the gaps hold a part (h37-launcher2: a launcher opening each step spends the
+    first launch's silence in the gap before it, the rest inside the step)."""
     h = ctx.h
     if not len(h) or not ctx.steps.count:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0
     named = h.name_mask(ctx.fw.launcher_call)
     if not named.any():
-        return 0.0, 0.0
-    total_ps, launches = 0.0, 0
+        return 0.0, 0.0, 0.0, 0.0
+    total_ps, launches, gaps_ps, gap_launches = 0.0, 0, 0.0, 0
     for g in ctx.active:
         calls = _bare_launcher_calls(ctx, g, named)
         if not calls.size:
@@ -713,9 +719,26 @@ def launcher_silence(ctx: Context) -> tuple[float, float]:
         s, e = _silence_before(h, _recorded(ctx, calls), calls)
         keep = (e - s) >= T("launch.python_launcher_us") * PS_PER_US  # shorter: a compiled launcher's own call
         launches += int(keep.sum())
-        if keep.any():
-            total_ps += float(bd.ledger_of(ctx, g, *union_intervals(s[keep], e[keep]))[_OTHER])
-    return float(ctx.per_step(total_ps, unit=PS_PER_MS)), float(ctx.per_step(launches))
+        if not keep.any():
+            continue
+        spans = union_intervals(s[keep], e[keep])
+        total_ps += float(bd.ledger_of(ctx, g, *spans)[_OTHER])
+        windows = (gap_windows or {}).get(g.d.gpu)
+        in_gaps = _in_gaps(ctx, g, [spans], windows)
+        if isinstance(in_gaps, np.ndarray) and in_gaps[_OTHER] > 0:
+            gaps_ps += float(in_gaps[_OTHER])
+            gap_launches += int(_reach_into(s[keep], e[keep], windows).sum())
+    return (float(ctx.per_step(total_ps, unit=PS_PER_MS)), float(ctx.per_step(launches)),
+            float(ctx.per_step(gaps_ps, unit=PS_PER_MS)), float(ctx.per_step(gap_launches)))
+
+
+def _reach_into(s: np.ndarray, e: np.ndarray, windows: np.ndarray) -> np.ndarray:
+    """Bool per stretch [``s``, ``e``) (ps): it overlaps one of the disjoint ``windows`` ((n, 2) ps, any order) --
+    the last window starting before the stretch's end is the only one that can, and does where it ends after the
+    stretch's start."""
+    w = windows[np.argsort(windows[:, 0], kind="stable")].astype(np.int64, copy=False)
+    j = np.searchsorted(w[:, 0], e, side="left") - 1
+    return (j >= 0) & (w[np.maximum(j, 0), 1] > s)
 
 
 def _bare_launcher_calls(ctx: Context, g, named: np.ndarray) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx

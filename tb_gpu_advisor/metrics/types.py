@@ -1322,6 +1322,10 @@ class HostMetrics:
     #: runtime called directly, CuPy, Numba), and those launches per step and GPU (``metrics.syncs.launcher_silence``)
     unrecorded_before_launcher_ms: float = 0.0
     launcher_launches: float = 0.0
+    #: of those, the part inside the GPUs' between-step gaps (ms per step and GPU, booked ``other`` there) and the
+    #: launches whose silence reaches into a gap, per step and GPU: what the gaps' check names of its unrecorded time
+    unrecorded_before_launcher_in_gaps_ms: float = 0.0
+    launcher_launches_in_gaps: float = 0.0
     #: what records the threads' waits, so that a thread's time outside them is time it ran, code recorded or not
     #: (``metrics.compute.waits_traced``): "scheduler" (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``: the
     #: time is on the CPU), "os runtime" (Nsight ``-t osrt`` at a threshold of at most a few us: a wait for anything

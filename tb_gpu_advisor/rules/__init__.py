@@ -47,7 +47,7 @@ from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT,
-                                           gap_inside_steps)
+                                           gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
@@ -692,8 +692,10 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
         title = "The GPU idles while the host does what the capture did not record"
     launcher = min(metrics.unrecorded_before_launcher_ms, left)
     f = finding(
-        ctx, "unexplained_idle", "warning", summary + _launcher_words(ctx, launcher), title=title,
-        metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3), **_launcher_detail(ctx, launcher)}),
+        ctx, "unexplained_idle", "warning", summary + _sentence(launcher_words(ctx, launcher, metrics.launcher_launches)),
+        title=title,
+        metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3),
+                                                             **launcher_detail(launcher, metrics.launcher_launches)}),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other,
                              label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time"),
         actions=(ctx.record_host_fix() or [RECORD_HOST]) + (ctx.fit(ctx.fw.extra("step_gaps:launcher")) if launcher > 0 else []),
@@ -703,23 +705,9 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
     return f
 
 
-def _launcher_words(ctx: Ctx, launcher_ms: float) -> str:
-    """The sentence that names the part of the unrecorded time a Python launcher spends right before its own kernel
-    launches (``HostMetrics.unrecorded_before_launcher_ms``, at most the finding's whole), in the framework's words
-    (its ``unrecorded:launcher`` label); "" where there is none.  Why: on a Triton microbenchmark (survey
-    h37-survey44) a third of the time the finding calls unrecorded precedes launches no op makes, which says whose
-    code it is and what cuts it."""
-    if launcher_ms <= 0:
-        return ""
-    launches = ctx.count_per_step(ctx.m.launcher_launches, "launch", "launches")
-    return " " + ctx.fw.label("unrecorded:launcher", ms=ms(launcher_ms), launches=launches) + "."
-
-
-def _launcher_detail(ctx: Ctx, launcher_ms: float) -> dict[str, float]:
-    """The launcher's part of the unrecorded time and its launches per step, for the finding's metric (none without)."""
-    if launcher_ms <= 0:
-        return {}
-    return {"launcher_ms": round(launcher_ms, 3), "launcher_launches_per_step": round(ctx.m.launcher_launches, 1)}
+def _sentence(words: str) -> str:
+    """``words`` as a sentence of its own after another ("" stays "")."""
+    return f" {words}." if words else ""
 
 
 def _of_window(metrics: HostMetrics, left_ms: float) -> str:

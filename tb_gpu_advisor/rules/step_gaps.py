@@ -91,7 +91,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, why.severity, _summary(ctx, m, p, why) + (traced_python(ctx, save_ms) if why.host_work else "")
         + (_ONE_STEP if one else ""),
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of {step}", p.share,
-                            "step_gaps.warning", severity=why.severity, detail=_detail(g, p, private, why, outside)),
+                            "step_gaps.warning", severity=why.severity, detail=_detail(m, p, private, why, outside)),
         saving=saving(ctx, save_ms, why.assumption, claims),
         evidence=_evidence(ctx, g, p, why.comm_ms),
         windows=_windows(ctx, m),
@@ -182,6 +182,9 @@ class _Diagnosis:
     unseen: bool
     #: the cause stayed the host's recorded work, whose ops and ranges the summary names
     host_work: bool
+    #: of the gaps' unrecorded time, the part right before a Python launcher's bare launches (ms per step,
+    #: :func:`_launcher_in_gaps`)
+    launcher_ms: float = 0.0
 
 
 def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outside: float) -> _Diagnosis:
@@ -240,10 +243,51 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     if _comm_part(g, comm_ms, ctx.a_step) and COMMUNICATE not in actions:  # a part of the gaps: its fix after the first
         actions = actions[:1] + [COMMUNICATE] + actions[1:]
     actions = _made_on_host(ctx, g, cause == host_work) + actions
+    launcher = _launcher_in_gaps(m, p, waited)
+    if launcher > 0:  # whose the unrecorded time is, and its own fix, beside the way to record it
+        record = ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST]
+        actions = _after_record_fix(actions, record, ctx.fit(ctx.fw.extra(f"{ID}:launcher")))
     if p.input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(p.input_ms)} {ctx.a_step} of the gaps is input wait: see the input-bound finding (guide §1.1)."))
     return _Diagnosis(cause=cause, actions=actions, assumption=assumption, severity=sev, waited=waited,
-                      comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work)
+                      comm_ms=comm_ms, unrecorded=unrecorded, unseen=unseen, host_work=cause == host_work,
+                      launcher_ms=launcher)
+
+
+def _launcher_in_gaps(m: HostMetrics, p: _Parts, waited: float) -> float:
+    """The part of the gaps' unrecorded time (ms per step) in a Python launcher's silence right before its bare
+    driver launches (``HostMetrics.unrecorded_before_launcher_in_gaps_ms``, the launcher's one measure's part in the
+    gaps), at most that unrecorded whole; 0 where the host's time in the gaps is an OS wait (a thread that waited ran
+    no launcher).  Why: a Triton kernel called outside torch.compile opening each step spends its launcher's time
+    in the gap before it (h37-launcher2), which the gaps' check otherwise calls only "not recorded"."""
+    return 0.0 if waited else min(m.unrecorded_before_launcher_in_gaps_ms, p.unexplained_ms)
+
+
+def _after_record_fix(actions: list, record: list, fix: list) -> list:
+    """``fix`` placed right after the fixes that ask to record the host (``record``) where the list holds them (the
+    two are read together: see the time, and what cuts the launcher's part of it), else after the first fix."""
+    at = max((i + 1 for i, a in enumerate(actions) if a in record), default=1)
+    return actions[:at] + [a for a in fix if a not in actions] + actions[at:]
+
+
+def launcher_words(ctx: Ctx, launcher_ms: float, launches: float, a_step: str = "") -> str:
+    """The clause that names the part of a finding's unrecorded time a Python launcher spends right before its own
+    kernel launches (``launcher_ms``, at most the finding's whole, and its ``launches`` per step), in the framework's
+    words (its ``unrecorded:launcher`` label; ``a_step``: the amount's "a step" where the sentence needs it); "" where
+    there is none.  Why: on a Triton microbenchmark (survey h37-survey44) a third of the time the report called
+    unrecorded precedes launches no op makes, which says whose code it is and what cuts it."""
+    if launcher_ms <= 0:
+        return ""
+    amount = f"{ms(launcher_ms)} {a_step}" if a_step else ms(launcher_ms)
+    return ctx.fw.label("unrecorded:launcher", ms=amount, launches=ctx.count_per_step(launches, "launch", "launches"))
+
+
+def launcher_detail(launcher_ms: float, launches: float) -> dict[str, float]:
+    """The launcher's part of a finding's unrecorded time and its launches per step, for the finding's metric (none
+    without)."""
+    if launcher_ms <= 0:
+        return {}
+    return {"launcher_ms": round(launcher_ms, 3), "launcher_launches_per_step": round(launches, 1)}
 
 
 def _cpu_ops(m: HostMetrics, p: _Parts, host_ms: float, a_step: str = "a step") -> str:
@@ -282,21 +326,24 @@ def _summary(ctx: Ctx, m: HostMetrics, p: _Parts, why: _Diagnosis) -> str:
             f"{pct(p.share)} of "
             f"{_whole(p.cycle_ms, ctx.step_ms, g.avg_step_ms)} outside input wait; most of it is {why.cause}"
             f"{_named(g, why.host_work and not why.waited)}"
+            f"{'; ' + words if (words := launcher_words(ctx, why.launcher_ms, m.launcher_launches_in_gaps, ctx.a_step)) else ''}"
             f"{_waited(g, 'named by the trace' if why.waited else '', ctx.a_step)}"
             f"{_comm_part(g, why.comm_ms, ctx.a_step) if why.comm_ms < 0.5 * g.avg_gap_ms else ''}"
             f"{_unseen_part(min(p.unexplained_ms, p.share * p.cycle_ms), p.cycle_ms, ctx.a_step, ctx.step_noun) if why.unseen and not why.waited else ''}."
             f"{_window_share(g, m, _holder(why.waited, why.unrecorded, bool(m.waits_traced)))}")
 
 
-def _detail(g: Gaps, p: _Parts, private: bool, why: _Diagnosis, outside: float) -> dict:
+def _detail(m: HostMetrics, p: _Parts, private: bool, why: _Diagnosis, outside: float) -> dict:
     """The metric's detail: the split's numbers a reader (or the JSON's user) checks the share against."""
+    g = m.gaps
     return {"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
             "input_wait_ms": p.input_ms, "launch_ms": p.launch_ms,
             "host_other_ms": p.other_ms, "unexplained_ms": p.unexplained_ms,
             "gpu_private_threads": private, "outside_wait_ms": why.waited,
             "avg_cycle_ms": p.cycle_ms,
             **({"gap_steps_avg_ms": g.avg_step_ms} if g.avg_step_ms is not None else {}),
-            **({"outside_steps_ms": outside} if outside else {})}
+            **({"outside_steps_ms": outside} if outside else {}),
+            **launcher_detail(why.launcher_ms, m.launcher_launches_in_gaps)}
 
 
 def _evidence(ctx: Ctx, g: Gaps, p: _Parts, comm_ms: float) -> list:

@@ -46,6 +46,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   five, one over a dropped step, the mean step six, and the gaps' in-step part outgrew the step that held it.
 * ``average<=max`` -- a mean gap between steps is at most its own maximum, in words and in the detail (h37-gapsum:
   one kept step between two dropped ones read "idle 62 us between steps on average (max 40 us)").
+* ``launcher<=unrecorded`` -- a Python launcher's part of a finding's unrecorded time (detail ``launcher_ms``) is at
+  most that unrecorded whole (``unrecorded_ms`` on the unrecorded-idle finding, ``unexplained_ms`` on the gaps'
+  check), and the gaps' part at most the unrecorded-idle finding's where both name one (h37-launcher2: the gaps hold
+  the first launch's silence a step, the step the rest).
 * ``per-gpu`` -- a count of kernels "per step" is one GPU's, as the step it sits beside: at most the most kernels one
   GPU of the host runs a step (on main v100_bert's two GPUs in one process read "1,086 of 1,330 kernels per step",
   each GPU running 665).
@@ -1163,6 +1167,25 @@ def gap_max_problems(where: str, f: Finding) -> list[str]:
     return out
 
 
+def launcher_part_problems(where: str, h: HostReport) -> list[str]:
+    """``launcher<=unrecorded``: each finding's ``launcher_ms`` within its own unrecorded whole, and the gaps' part
+    within the unrecorded-idle finding's launcher time where both are said."""
+    out, parts = [], {}
+    for f in h.findings:
+        d = (f.metric.detail if f.metric else None) or {}
+        part = d.get("launcher_ms")
+        if part is None:
+            continue
+        whole = d.get("unexplained_ms", d.get("unrecorded_ms"))
+        parts[f.rule] = float(part)
+        if whole is None or _over(float(part), float(whole)):
+            out.append(f"launcher<=unrecorded: {where}: {f.id}: launcher_ms {part} over its unrecorded whole {whole}")
+    if "step_gaps" in parts and "unexplained_idle" in parts and _over(parts["step_gaps"], parts["unexplained_idle"]):
+        out.append(f"launcher<=unrecorded: {where}: the gaps' launcher_ms {parts['step_gaps']} over the launcher's "
+                   f"{parts['unexplained_idle']}")
+    return out
+
+
 def period_problems(where: str, h: HostReport) -> list[str]:
     """``period``: the gaps fit the period they split, their in-step part the step; step rows never overlap; a mean
     gap is at most its maximum (:func:`gap_max_problems`)."""
@@ -2201,7 +2224,7 @@ def report_violations(report: Report) -> list[str]:
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)
         out += window_once_problems(h.host, h.findings) + claims_once_problems(h.host, h.findings, h.breakdown_ms)
         out += loop_once_problems(h.host, h.findings, (h.job or {}).get("capture_advice") or "")
-        out += period_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
+        out += period_problems(h.host, h) + launcher_part_problems(h.host, h) + window_value_problems(h.host, h) + gpu_count_problems(h.host, h) + per_rank_problems(h)
         out += one_step_problems(h) + others_problems(h.host, sum(1 for g in h.gpus if g.kernel_count), h.findings)
         out += card_quiet_problems(h.host, h) + ruled_out_fix_problems(h.host, h.findings) + limit_name_problems(h.host, h)
         out += fix_twice_problems(h.host, h.findings) + premise_fix_problems(h.host, h.findings)

@@ -204,6 +204,15 @@ ELEMENTWISE_KERNELS = (r"^loop_\w*fusion", r"^wrapped_(add|multiply|subtract|div
 HLO_DOT, HLO_CONVOLUTION, HLO_FUSION, HLO_WHILE = "dot", "convolution", "fusion", "while"
 #: Opcodes whose called computations run once per execution of the caller (a conditional: one branch of them).
 HLO_CALLERS = ("call", "conditional", "async-start")
+#: The dtype conversion opcode, and the opcodes that compute nothing -- they name, move or re-lay out values: an
+#: instruction whose computations hold a convert and nothing outside these is a cast.  XLA names a fusion after its
+#: root, so a bf16 ``sine`` computed in f32 is a ``loop_convert_fusion`` (``parameter, convert, sine, convert``):
+#: the name says the last step, the opcodes say the work (h37-convertfusion).
+HLO_CONVERT = "convert"
+HLO_CAST_ONLY_OPCODES = frozenset({
+    HLO_CONVERT, "bitcast-convert", "parameter", "constant", "bitcast", "reshape", "copy", "transpose", "broadcast",
+    "slice", "concatenate", "tuple", "get-tuple-element",
+})
 #: cuBLAS GEMM custom calls (XLA GPU ``cublas_cudnn.h``): operands lhs, rhs[, bias, scales]; the result is
 #: (output, workspace) or (output, amax, workspace); ``gemm_backend_config`` holds the dot dimension numbers.
 CUBLAS_GEMM_TARGETS = frozenset({"__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"})

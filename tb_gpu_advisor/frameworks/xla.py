@@ -93,6 +93,18 @@ def hlo_tc_eligible_type(op_type_: str) -> bool:
 
 
 
+_KERNEL_SUFFIX = re.compile(r"_(\d+)$")
+
+
+def kernel_instructions(kernel: str) -> tuple[str, ...]:
+    """The HLO instruction names an XLA GPU kernel may be named after: XLA names a fusion's kernel after the
+    instruction, its ``.`` made ``_`` (``wrapped_convert.25`` -> ``wrapped_convert_25``).  Where a command buffer
+    launches the kernels, their op is the buffer (``command_buffer_1``), and the kernel's own name is what finds its
+    instruction."""
+    dotted = _KERNEL_SUFFIX.sub(r".\1", kernel)
+    return (kernel,) if dotted == kernel else (kernel, dotted)
+
+
 def module_op(op_text: str) -> str:
     """``<module>/<hlo op>`` of an XLA kernel's op text (``jit_step/dot.3:dot`` -> ``jit_step/dot.3``): the key
     a module's HLO instructions are found by."""

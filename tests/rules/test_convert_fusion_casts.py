@@ -19,12 +19,16 @@ import pytest
 from synthetic.hlo import fusions_module
 from synthetic.jaxcapture import GEMM_BF16, JaxCapture, XlaKernel
 from tb_gpu_advisor.formats.xplane import hlo
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.rules import dtype_casts
+from tb_gpu_advisor.rules.base import Ctx
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.paths import FIXTURES
 
 ELEMENTWISE = FIXTURES / "wild" / "jax_eager_mi300x_elementwise"
+#: a jitted JAX train step on an H200 with command buffers: its kernels' op is the buffer, not the fusion
+COMMAND_BUFFER = FIXTURES / "h200_waits" / "jax_train_no_wait"
 
 
 def _metrics(run: Path):
@@ -41,6 +45,30 @@ def test_convert_fusions_that_compute_are_no_casts_on_the_eager_mi300x_capture()
     assert sum(k.count for k in fusions) == 45
     assert {k.hlo_cast for k in fusions} == {False}
     assert dtype_casts.check(m) == []
+
+
+def test_a_command_buffer_kernel_finds_its_instruction_by_its_own_name() -> None:
+    """h200_waits/jax_train_no_wait: under a command buffer the kernels' op is ``command_buffer_1``; the kernel
+    ``loop_convert_fusion`` is the GELU (``multiply, add, tanh`` between converts: its HLO, read by hand), found by
+    the name XLA gave it from its instruction -- no cast."""
+    m = _metrics(COMMAND_BUFFER)
+    (row,) = [k for k in m.kernels if k.name == "loop_convert_fusion"]
+    assert row.op_type.startswith("command_buffer")
+    assert row.hlo_cast is False
+    assert row not in dtype_casts.cast_rows(m, Ctx(m))
+
+
+def test_control_true_casts_stay_casts_on_a_rocm_jax_capture() -> None:
+    """wild/jax_mi355x: its two ``wrapped_convert`` fusions of ``jit_loss_fn`` only convert (HLO): still the cast
+    rows, as the name reading had them (passes on main too)."""
+    m = _metrics(FIXTURES / "wild" / "jax_mi355x")
+    rows = dtype_casts.cast_rows(m, Ctx(m))
+    assert sorted(k.op_name for k in rows) == ["jit_loss_fn/wrapped_convert", "jit_loss_fn/wrapped_convert.1"]
+
+
+def test_kernel_names_map_to_instruction_names() -> None:
+    assert xla.kernel_instructions("wrapped_convert_25") == ("wrapped_convert_25", "wrapped_convert.25")
+    assert xla.kernel_instructions("loop_convert_fusion") == ("loop_convert_fusion",)
 
 
 def test_the_hlo_tells_a_cast_from_math_that_ends_in_a_convert() -> None:

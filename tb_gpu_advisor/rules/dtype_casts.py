@@ -6,8 +6,9 @@ memory-bound copies: on an eager forward pass they can take longer than the GEMM
 precision number shows them.  Kernels count as casts by the framework's naming of its dtype conversions
 (``Framework.cast_kernels``: PyTorch's ``bfloat16_copy_kernel``, XLA's ``convert`` fusions) or the op that launched
 them (``Framework.cast_ops``: ``aten::_to_copy``, TF ``Cast``), but never where the kernel's HLO shows math beside
-its converts (an XLA fusion is named after its root: a bf16 sine computed in f32 is a ``loop_convert_fusion``).  Saving: the cast time, an upper bound (weights kept
-in the 16-bit dtype, activations staying in it between ops); the assumption says so.
+its converts (an XLA fusion is named after its root: a bf16 sine computed in f32 is a ``loop_convert_fusion``).
+Saving: the cast time, an upper bound (weights kept in the 16-bit dtype, activations staying in it between ops); the
+assumption says so.
 """
 
 from __future__ import annotations

@@ -145,3 +145,23 @@ def mlp_train_step(name: str, layers: int, rows: int, width: int, dtype: str = "
         e.add(ar, "all-reduce-start", tuple_shape(*[shape(dtype, width, width) for _ in grads]), tuple(grads),
               collective_device_list=dl)
     return mod.encode(e), dots, ar
+
+
+def fusions_module(name: str, fusions: dict[str, tuple[str, ...]], dtype: str = "bf16", n: int = 1 << 20) -> bytes:
+    """A module whose entry runs one fusion per item of ``fusions``: instruction name -> the opcodes of its fused
+    computation after its parameter, each applied to the one before (``("convert", "sine", "convert")``: bf16 math in
+    f32, as XLA fuses it and names it ``loop_convert_fusion``; ``("convert",)``: a cast alone).  The opcodes, not
+    the shapes, are what a test of the cast reading needs: every array is ``dtype[n]``."""
+    mod = Module(name)
+    fused = []
+    for i, ops in enumerate(fusions.values()):
+        c = mod.computation(f"fused_computation.{i}")
+        prev = c.param(f"param_0.{i}", shape(dtype, n))
+        for k, op in enumerate(ops):
+            prev = c.add(f"{op}.{i}.{k}", op, shape(dtype, n), (prev,))
+        fused.append(c.id)
+    e = mod.computation("main")
+    x = e.param("x.1", shape(dtype, n))
+    for (inst, _), cid in zip(fusions.items(), fused):
+        e.add(inst, "fusion", shape(dtype, n), (x,), called_computation_ids=[cid])
+    return mod.encode(e)

@@ -93,6 +93,18 @@ def hlo_tc_eligible_type(op_type_: str) -> bool:
 
 
 
+_KERNEL_SUFFIX = re.compile(r"_(\d+)$")
+
+
+def kernel_instructions(kernel: str) -> tuple[str, ...]:
+    """The HLO instruction names an XLA GPU kernel may be named after: XLA names a fusion's kernel after the
+    instruction, its ``.`` made ``_`` (``wrapped_convert.25`` -> ``wrapped_convert_25``).  Where a command buffer
+    launches the kernels, their op is the buffer (``command_buffer_1``), and the kernel's own name is what finds its
+    instruction."""
+    dotted = _KERNEL_SUFFIX.sub(r".\1", kernel)
+    return (kernel,) if dotted == kernel else (kernel, dotted)
+
+
 def module_op(op_text: str) -> str:
     """``<module>/<hlo op>`` of an XLA kernel's op text (``jit_step/dot.3:dot`` -> ``jit_step/dot.3``): the key
     a module's HLO instructions are found by."""
@@ -204,6 +216,15 @@ ELEMENTWISE_KERNELS = (r"^loop_\w*fusion", r"^wrapped_(add|multiply|subtract|div
 HLO_DOT, HLO_CONVOLUTION, HLO_FUSION, HLO_WHILE = "dot", "convolution", "fusion", "while"
 #: Opcodes whose called computations run once per execution of the caller (a conditional: one branch of them).
 HLO_CALLERS = ("call", "conditional", "async-start")
+#: The dtype conversion opcode, and the opcodes that compute nothing -- they name, move or re-lay out values: an
+#: instruction whose computations hold a convert and nothing outside these is a cast.  XLA names a fusion after its
+#: root, so a bf16 ``sine`` computed in f32 is a ``loop_convert_fusion`` (``parameter, convert, sine, convert``):
+#: the name says the last step, the opcodes say the work (h37-convertfusion).
+HLO_CONVERT = "convert"
+HLO_CAST_ONLY_OPCODES = frozenset({
+    HLO_CONVERT, "bitcast-convert", "parameter", "constant", "bitcast", "reshape", "copy", "transpose", "broadcast",
+    "slice", "concatenate", "tuple", "get-tuple-element",
+})
 #: cuBLAS GEMM custom calls (XLA GPU ``cublas_cudnn.h``): operands lhs, rhs[, bias, scales]; the result is
 #: (output, workspace) or (output, amax, workspace); ``gemm_backend_config`` holds the dot dimension numbers.
 CUBLAS_GEMM_TARGETS = frozenset({"__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"})

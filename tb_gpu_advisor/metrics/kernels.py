@@ -229,10 +229,28 @@ def kernel_stats(ctx: Context, ran_into: bool = False) -> list[KernelStat]:
             tc_eligible=bool(gemm[i] or tc[i] or r["mu"]) and not other[i],
             precision=devices.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
-            shape=r["shape"], dims=shape_dims(r["shape"]),
+            shape=r["shape"], dims=shape_dims(r["shape"]), hlo_cast=_hlo_cast(ctx, ot, nm),
         ))
     out.sort(key=lambda k: -k.total_us)
     return out
+
+
+def _hlo_cast(ctx: Context, op_text: str, kernel: str) -> bool | None:
+    """Whether the XLA instruction behind a kernel only converts dtypes, where the modules' HLO says (True/False);
+    None for a kernel no HLO instruction with a convert names.  The kernel's op names the instruction; where it
+    names none with a convert (a command buffer's kernels carry the buffer as their op), the kernel's own name,
+    which XLA takes from the instruction, does."""
+    casts = ctx.trace.xla_casts
+    key = xla.module_op(op_text) if casts and op_text else ""
+    if not key:
+        return None
+    got = casts.get(key)
+    module = key.split("/", 1)[0]
+    for inst in xla.kernel_instructions(kernel) if got is None else ():
+        got = casts.get(f"{module}/{inst}")
+        if got is not None:
+            break
+    return got
 
 
 def _ran_into_mask(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx

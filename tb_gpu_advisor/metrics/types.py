@@ -335,6 +335,9 @@ class KernelStat:
     #: the calls' time inside the kept steps' windows (``metrics.comm.in_windows``): a part of the steps, as the ledger
     #: paints it, where ``total_us`` holds the time a call runs past the last kept step; None: as ``total_us``
     in_steps_us: float | None = None
+    #: whether the kernel's XLA instruction only converts dtypes, as its HLO says (``Trace.xla_casts``): True a cast,
+    #: False it computes (a ``loop_convert_fusion`` doing f32 math on bf16 data); None where no HLO tells
+    hlo_cast: bool | None = None
 
     @property
     def step_us(self) -> float:

@@ -611,6 +611,10 @@ class Trace:
     #: XLA collectives from the modules' HLO, keyed like the FLOP rows' kernels (``<module>/<op>``, the op text of
     #: their kernels without ``:<type>``) -> (bytes of one rank's message, group size or -1)
     xla_collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: XLA instructions that convert dtypes, keyed like :attr:`xla_collectives` -> whether converting is all they do
+    #: (their fused computation's opcodes: a ``loop_convert_fusion`` may compute a sine in f32 and convert its result
+    #: back), from the modules' HLO; an op absent here is not known from it
+    xla_casts: dict[str, bool] = field(default_factory=dict)
     #: the user's (and libraries') marked host ranges (Nsight's NVTX), None where the format has none
     ranges: HostRanges | None = None
     #: host event indices (ascending) of the annotations the program marks among its ops where the format keeps them

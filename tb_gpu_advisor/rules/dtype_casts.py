@@ -5,8 +5,10 @@ before its GEMM), and a model that keeps some layers in fp32 converts activation
 memory-bound copies: on an eager forward pass they can take longer than the GEMMs they feed, and no GEMM-time or
 precision number shows them.  Kernels count as casts by the framework's naming of its dtype conversions
 (``Framework.cast_kernels``: PyTorch's ``bfloat16_copy_kernel``, XLA's ``convert`` fusions) or the op that launched
-them (``Framework.cast_ops``: ``aten::_to_copy``, TF ``Cast``).  Saving: the cast time, an upper bound (weights kept
-in the 16-bit dtype, activations staying in it between ops); the assumption says so.
+them (``Framework.cast_ops``: ``aten::_to_copy``, TF ``Cast``), but never where the kernel's HLO shows math beside
+its converts (an XLA fusion is named after its root: a bf16 sine computed in f32 is a ``loop_convert_fusion``).
+Saving: the cast time, an upper bound (weights kept in the 16-bit dtype, activations staying in it between ops); the
+assumption says so.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ _TITLE = "Dtype casts take a large share of the {step}"
 
 
 def cast_rows(m: HostMetrics, ctx: Ctx) -> list:
-    """The kernel rows that only convert dtypes, by the framework's naming or the op that launched them."""
+    """The kernel rows that only convert dtypes, by the framework's naming or the op that launched them -- unless
+    the kernel's own program (XLA's HLO, ``KernelStat.hlo_cast``) shows it computes: a fusion is named after its
+    last instruction, and bf16 math done in f32 ends in a convert (``loop_convert_fusion`` of a sine)."""
     rx = re.compile("|".join(ctx.fw.cast_kernels)) if ctx.fw.cast_kernels else None
     ops = set(ctx.fw.cast_ops)
-    return [s for s in m.kernels if not s.collective and not s.tensor_core
+    return [s for s in m.kernels if not s.collective and not s.tensor_core and s.hlo_cast is not False
             and ((rx is not None and rx.search(s.name)) or (s.op_type in ops))]
 
 

@@ -103,7 +103,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     allocator = _allocator(tl)  # before the host lines' stats go with their columns
     memory = memory_events(tl)
     meta = tl.plane("/host:metadata")
-    flop_ops, flops_note, xla_collectives = hlo_work(meta)
+    flop_ops, flops_note, xla_collectives, xla_casts = hlo_work(meta)
     calls = copy_calls(tl)  # before the host tables take the host lines' columns
     range_domains = nvtx_domains(tl)
     h = host_events(tl, release)
@@ -116,6 +116,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
+        xla_casts=xla_casts,
         producer={**_producer(meta), **_records_loss(tl.warnings)}, memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
     )
 
@@ -194,18 +195,21 @@ _NO_HLO = ("the capture holds no XLA module's HLO (no `Hlo Proto` on its /host:m
 
 #: ``<module>/<collective op>`` -> (bytes of one rank's message, group size or -1), from the HLO
 XlaCollectives = dict[str, tuple[int, int]]
+#: ``<module>/<op>`` -> whether the converting instruction does nothing but convert (``hlo.convert_ops``)
+XlaCasts = dict[str, bool]
 
 
 def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
     """The matmul/conv/attention rows of every module's HLO on the ``/host:metadata`` plane, and a note on what is
     missing or uncertain; (None, why) where no module has an HLO.  See :func:`hlo_work`."""
-    fo, note, _ = hlo_work(meta)
+    fo, note, _, _ = hlo_work(meta)
     return fo, note
 
 
-def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives]:
+def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives, XlaCasts]:
     """What every module's HLO on the ``/host:metadata`` plane says: the FLOP rows, a note on what they miss or
-    guess ((None, why) where no module has an HLO), and the collectives' messages.
+    guess ((None, why) where no module has an HLO), the collectives' messages, and which converting instructions
+    only convert (:func:`xla_casts`).
 
     A module whose ``Hlo Proto`` cannot be read is skipped and named in the note: the rest of the file is still
     analysed.  Kernels name their module (``hlo_module``), not the compiled program: where one name was compiled
@@ -213,7 +217,7 @@ def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollect
     """
     blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
     if not blobs:
-        return None, _NO_HLO, {}
+        return None, _NO_HLO, {}, {}
     from tb_gpu_advisor.formats.xplane import hlo
 
     by_name: dict[str, list[hlo.ModuleWork]] = {}
@@ -227,11 +231,24 @@ def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollect
             continue
         by_name.setdefault(m.module, []).append(m)
     if not by_name:
-        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}
+        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}, {}
     modules = [ms[-1] for ms in by_name.values()]
     notes = _flop_notes(by_name, modules, bad)
     collectives = {f"{m.module}/{op}": msg for m in modules for op, msg in m.collectives.items()}
-    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives
+    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives, xla_casts(by_name)
+
+
+def xla_casts(by_name: dict[str, list[hlo.ModuleWork]]) -> XlaCasts:
+    """``<module>/<op>`` (the FLOP rows' key) of each converting instruction -> whether it only converts.  Kernels
+    name their module, not the compiled program: an op is a cast only where every program of that name that holds
+    it says so (a name's programs that disagree are not read as casts)."""
+    out: XlaCasts = {}
+    for name, ms in by_name.items():
+        for m in ms:
+            for op, only in m.casts.items():
+                key = f"{name}/{op}"
+                out[key] = out.get(key, True) and only
+    return out
 
 
 def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.ModuleWork], bad: list[str]) -> list[str]:

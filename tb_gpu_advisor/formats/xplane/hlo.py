@@ -266,6 +266,9 @@ class ModuleWork:
     unknown_loops: int = 0  # while loops with work inside whose trip count XLA did not prove: counted once
     #: collective instruction name -> (bytes of one rank's message, group size or -1)
     collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: executed instruction that converts dtypes (a bare convert, or a fusion holding one) -> whether it does nothing
+    #: else (:func:`convert_ops`); instructions without a convert are absent
+    casts: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -435,6 +438,8 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
     corrupt proto."""
     msg = parse_module(raw, skim=True)
     out = ModuleWork(module=msg.name or fallback_name)
+    if _CONVERT_BYTES.search(raw) is not None:
+        out.casts = convert_ops(_Program(msg))
     if _MODULE_WORK_BYTES.search(raw) is None:
         return out
     prog = _Program(msg)
@@ -461,6 +466,59 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
         raise HloReadError(f"{type(e).__name__}: {e}") from e
     out.rows = list(rows.values())
     return out
+
+
+#: A convert opcode's bytes: a module or fused computation without them converts nothing, and is not parsed for it.
+_CONVERT_BYTES = _opcode_bytes(frozenset({xla.HLO_CONVERT}))
+
+
+def convert_ops(prog: _Program) -> dict[str, bool]:
+    """Each executed instruction that converts dtypes -> whether converting is all it does.
+
+    Why: XLA names a fusion after its root instruction, so element-wise math done in f32 on bf16 data ends in a
+    convert and is called ``loop_convert_fusion`` -- a kernel name that reads as a cast while it computes a sine or
+    an add.  The fused computation's opcodes say what it does: a cast holds converts and instructions that only
+    move or re-lay out values (``xla.HLO_CAST_ONLY_OPCODES``); anything else is work.  :class:`HloReadError` for a
+    corrupt program."""
+    out: dict[str, bool] = {}
+    seen: dict[int, bool | None] = {}
+    try:
+        for comp, _ in _executed(prog, ModuleWork(module="")):
+            for inst in comp.instructions:
+                if inst.opcode == xla.HLO_CONVERT:
+                    out[inst.name] = True
+                elif inst.opcode == xla.HLO_FUSION:
+                    raws = [prog.raw.get(c, b"") for c in inst.called_computation_ids]
+                    if any(_CONVERT_BYTES.search(r) for r in raws):
+                        out[inst.name] = all(_only_converts(prog, c, seen, 1) for c in inst.called_computation_ids)
+    except HloReadError:
+        raise
+    except _HOSTILE as e:
+        raise HloReadError(f"{type(e).__name__}: {e}") from e
+    return out
+
+
+def _only_converts(prog: _Program, cid: int, seen: dict[int, bool | None], depth: int) -> bool:
+    """Whether fused computation ``cid`` (and the fusions nested in it) holds cast-only opcodes alone; ``seen``
+    caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
+    if cid in seen:
+        got = seen[cid]
+        if got is None:
+            raise HloReadError(f"computation id {cid} calls itself")
+        return got
+    if depth > _MAX_DEPTH:
+        raise HloReadError("fusions nested too deep")
+    seen[cid] = None
+    ok = True
+    for inst in prog.comp(cid).instructions:
+        if inst.opcode in _NESTING_OPCODES:
+            ok = all(_only_converts(prog, c, seen, depth + 1) for c in inst.called_computation_ids)
+        else:
+            ok = inst.opcode in xla.HLO_CAST_ONLY_OPCODES
+        if not ok:
+            break
+    seen[cid] = ok
+    return ok
 
 
 #: JAX's names for the instructions of a gradient: the forward pass linearised (``jvp(``) and its transpose.

@@ -58,8 +58,18 @@ def test_the_gemm_loop_on_rocm_is_eager_too() -> None:
     """``wild/jax_mi300x`` (TraceLens' ``jax08_gemm``): ``generate_gemm_trace.py:31 run_gemms`` calls ``jnp.ones``
     and ``jnp.dot`` un-jitted (18 outer ``PjitFunction(dot)``, each one hipBLASLt GEMM, no user function jitted);
     each kept step is one ``jit_dot`` execution, so each holds at least its dot (main: 0 eager ops)."""
-    e = _wild("jax_mi300x").eager
-    assert e.count >= 16 and "PjitFunction(dot)" in e.top, e
+    m = _wild("jax_mi300x")
+    assert m.eager.count >= 16 and "PjitFunction(dot)" in m.eager.top, m.eager
+
+
+def test_a_step_of_few_calls_too_small_for_their_dispatch_is_not_told_to_jit_the_step() -> None:
+    """``jax_mi300x``'s step is one ``jnp.dot`` (2.2 calls a step whose dispatch outlasts their GPU work): jitting the
+    step merges nothing, so ``eager_execution`` stands down for the step-level verdict (launch and host-bound checks:
+    several steps per call, a larger batch) -- now that its eager ops are counted, the guard is what keeps it."""
+    m = _wild("jax_mi300x")
+    assert m.eager.count > 0
+    rules = {f.rule for f in evaluate(m)}
+    assert "eager_execution" not in rules and "launch_bound" in rules, rules
 
 
 def test_control_a_jitted_rocm_step_has_no_eager_ops() -> None:

@@ -12,7 +12,7 @@ from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
-from tb_gpu_advisor.metrics.context import Context, assign, build_context, enclosing, runtime_lines
+from tb_gpu_advisor.metrics.context import Context, assign, build_context, caller_across_lines, enclosing
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
                                          per_step)
@@ -396,38 +396,8 @@ def _calls_launching_unclaimed_steps(ctx: Context, started: np.ndarray, step: np
         caller = enclosing(ctx.h, ctx.dispatch_calls, launch)
         lost = caller < 0
         if lost.any():
-            caller[lost] = _caller_across_lines(ctx, launch[lost])
+            caller[lost] = caller_across_lines(ctx.h, ctx.dispatch_calls, launch[lost])
         out[caller[caller >= 0]] = True
-    return out
-
-
-def _caller_across_lines(ctx: Context, launch: np.ndarray) -> np.ndarray:
-    """Per launch record of ``launch`` on a line of runtime calls alone: the dispatch call, on any line, that began
-    last before its start and holds it; -1 for the others and where none does.
-
-    Why: ROCm's tracer writes HIP's API calls on a line of their own (``context.runtime_lines``), not on the
-    ``python3`` line of the ``PjitFunction`` that made them, so no call encloses a launch on its own line: a one-pass
-    JAX capture on ROCm counted 0 calls.  The call that launched such a launch's work is the one running when it
-    began.  A launch on a thread of the program's (CUDA's launches on ``python3``; a copy launched on a PjRt worker,
-    whose line holds the transfer's own events) keeps its own line's answer."""
-    h = ctx.h
-    out = np.full(launch.shape, -1, dtype=np.int64)
-    calls = np.flatnonzero(ctx.dispatch_calls)
-    own = runtime_lines(h)[h.line[launch]]
-    if not calls.size or not own.any():
-        return out
-    calls = calls[np.argsort(h.start[calls], kind="stable")]
-    starts, ends = h.start[calls], h.end[calls]
-    reach = np.maximum.accumulate(ends)  # the latest end of the calls begun so far: none holds t past it
-    ks = np.flatnonzero(own)
-    t = h.start[launch[ks]]
-    last = np.searchsorted(starts, t, side="right") - 1  # the call that began last before each launch
-    held = (last >= 0) & (reach[np.maximum(last, 0)] > t)
-    direct = held & (ends[np.maximum(last, 0)] > t)  # it holds the launch itself: the usual case
-    out[ks[direct]] = calls[last[direct]]
-    for k, j, tk in zip(ks[held & ~direct].tolist(), last[held & ~direct].tolist(), t[held & ~direct].tolist()):
-        holds = np.flatnonzero(ends[: j + 1] > tk)  # a call nested in a longer one ended first: the longer holds it
-        out[k] = int(calls[holds[-1]])
     return out
 
 

@@ -473,6 +473,36 @@ def runtime_lines(h: HostEvents, calls: np.ndarray | None = None) -> np.ndarray:
     return has & ~other
 
 
+def caller_across_lines(h: HostEvents, calls: np.ndarray, launch: np.ndarray) -> np.ndarray:
+    """Per launch record of ``launch`` on a line of runtime calls alone (:func:`runtime_lines`): the ``calls`` event
+    (a bool mask over the host's events), on any line, that began last before its start and holds it; -1 for the
+    others and where none does.
+
+    Why: ROCm's tracer writes HIP's API calls on a line of their own, not on the ``python3`` line of the
+    ``PjitFunction`` that made them, so no call encloses a launch on its own line: a one-pass JAX capture on ROCm
+    counted 0 calls, an un-jitted JAX loop on ROCm 0 eager ops.  The call that launched such a launch's work is the
+    one running when it began.  A launch on a thread of the program's (CUDA's launches on ``python3``; a copy
+    launched on a PjRt worker, whose line holds the transfer's own events) keeps its own line's answer."""
+    out = np.full(launch.shape, -1, dtype=np.int64)
+    idx = np.flatnonzero(calls)
+    own = runtime_lines(h)[h.line[launch]]
+    if not idx.size or not own.any():
+        return out
+    idx = idx[np.argsort(h.start[idx], kind="stable")]
+    starts, ends = h.start[idx], h.end[idx]
+    reach = np.maximum.accumulate(ends)  # the latest end of the calls begun so far: none holds t past it
+    ks = np.flatnonzero(own)
+    t = h.start[launch[ks]]
+    last = np.searchsorted(starts, t, side="right") - 1  # the call that began last before each launch
+    held = (last >= 0) & (reach[np.maximum(last, 0)] > t)
+    direct = held & (ends[np.maximum(last, 0)] > t)  # it holds the launch itself: the usual case
+    out[ks[direct]] = idx[last[direct]]
+    for k, j, tk in zip(ks[held & ~direct].tolist(), last[held & ~direct].tolist(), t[held & ~direct].tolist()):
+        holds = np.flatnonzero(ends[: j + 1] > tk)  # a call nested in a longer one ended first: the longer holds it
+        out[k] = int(idx[holds[-1]])
+    return out
+
+
 def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray) -> np.ndarray:
     """Bool per host event: a ``mask_outer`` event that is the innermost one enclosing (:class:`Encloser`) at least
     one ``mask_inner`` event.
@@ -863,7 +893,10 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray,
     Two forms: ops the framework marks eager (TF ``is_eager`` ops, ``EagerExecute``); and calls of compiled
     functions that ran at most ``eager.max_kernels_per_call`` kernels -- an un-jitted ``jnp`` call is a
     one-op program dispatched from Python, where a compiled step runs tens to thousands of kernels per call.
-    The device side of a graph launch counts every kernel of the graph.  Returns the eager events, and of them the
+    The device side of a graph launch counts every kernel of the graph.  A launch on a line of runtime calls alone
+    (ROCm's HIP line in XPlanes) belongs to the call running when it began, on whichever line
+    (:func:`caller_across_lines`): an un-jitted JAX loop on an MI300X counted no eager op, its calls on ``python``
+    and their launches on ``Host Threads/<tid>``.  Returns the eager events, and of them the
     ``EagerExecute`` calls that hold an op's own event (that op's, not a second one: counted once).
     """
     marked = (((h.is_eager == 1) & host_op) | h.name_mask(lambda n: n == "EagerExecute")) if len(h) else host_op
@@ -880,6 +913,10 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray,
             k = (g.launch >= 0) & ((g.d.kind == devices.KIND_KERNEL) | (g.d.kind == devices.KIND_COLLECTIVE))
             call = np.full(len(g.d), -1, dtype=np.int64)
             call[k] = enc_calls.find(g.launch[k])
+            # ROCm's launches sit on a line of HIP calls alone, apart from the op that made them: paired by time
+            lost = np.flatnonzero(k & (call < 0))
+            if lost.size:
+                call[lost] = caller_across_lines(h, calls, g.launch[lost].astype(np.int64))
             per_gpu_call.append(call)
             np.add.at(kernels, call[call >= 0], 1)
         single = calls & (kernels >= 1) & (kernels <= T("eager.max_kernels_per_call"))

@@ -13,6 +13,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._fusion import assumption as fusion_assumption, chain_saving, chain_table
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.launch_bound import step_level
 
 ID = "eager_execution"
 
@@ -24,6 +25,11 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     e = m.eager
     if not e.count or ctx.step_ms is None:
+        return []
+    if step_level(m):
+        # a step of a few calls, each too small for its dispatch (``wild/jax_mi300x``: one ``jnp.dot`` a step, 2.2
+        # calls): compiling the step merges almost nothing -- more GPU work per call is the fix, and the launch and
+        # host-bound checks' step-level verdict says so; "jit the whole step" beside it would contradict it
         return []
     share = min(1.0, ctx.share(e.time_ms_per_step) or 0.0)
     sev = grade(share, "eager_execution.warning", "eager_execution.critical")

@@ -106,12 +106,12 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(cand, "host_window")
         return
     xla = _xla_module_steps(trace) or _xla_launch_steps(h, _line_processes(trace))
-    if _runs_several_per_span(xla, job.structure if job is not None else None):
+    own = job.structure if job is not None else None
+    if _runs_several_per_span(xla, own):
         xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations
     if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
         r.launched()
     marked = _nvtx_steps(trace, r.launches, job) if xla is None else None
-    own = job.structure if job is not None else None
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
         r.whole_note, own = own.note, None
     inside = _spans_inside_iterations(trace, own) if own is not None else ""
@@ -132,7 +132,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:
         r.take_spans(*framed, "device")
-    elif xla is None and marked is None and (runs := _forward_runs(trace, r, job)) is not None:
+    elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
     elif (one := _framed_pass(trace, r.active, job)) is not None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")

@@ -14,6 +14,8 @@ Sources, tried in order (the first that yields steps wins; see
 6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
 8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
+   never one run several times inside each of the program's own repeated spans (``job.structure``): one op of an
+   un-jitted program, not its step (:func:`.xla_modules._runs_several_per_span`);
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
    like a step or iteration, or a framework's own range closing each iteration (DeepSpeed's optimizer ``step``);
    else the most repeated top-level user range (``frameworks.nvtx``);

@@ -47,6 +47,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
+from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
@@ -77,7 +78,6 @@ _ANCHORS = 3
 #: of one launch each, a wait between -- fewer than the 8 a period is read from, each iteration ended by its sync.
 _WAITED_LEAST = 2
 _MAX_CANDIDATES = 512
-_PS_PER_US = 1e6
 
 
 def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | None:
@@ -785,7 +785,7 @@ def _clock_slack(trace: Trace, rec: np.ndarray, d: DeviceEvents) -> tuple[int, i
     if not ok.size:
         return 0, 0
     lag = int((np.asarray(d.start, np.int64)[ok] - trace.h.start[rec[ok]].astype(np.int64)).min())
-    cap = int(T("capture.clock_skew_us") * _PS_PER_US)
+    cap = int(T("capture.clock_skew_us") * PS_PER_US)
     return min(max(-lag, 0), cap), min(max(lag, 0), cap)
 
 

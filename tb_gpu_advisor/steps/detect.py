@@ -14,6 +14,8 @@ Sources, tried in order (the first that yields steps wins; see
 6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
 8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
+   never one run several times inside each of the program's own repeated spans (``job.structure``): one op of an
+   un-jitted program, not its step (:func:`.xla_modules._runs_several_per_span`);
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
    like a step or iteration, or a framework's own range closing each iteration (DeepSpeed's optimizer ``step``);
    else the most repeated top-level user range (``frameworks.nvtx``);
@@ -106,12 +108,12 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(cand, "host_window")
         return
     xla = _xla_module_steps(trace) or _xla_launch_steps(h, _line_processes(trace))
-    if _runs_several_per_span(xla, job.structure if job is not None else None):
+    own = job.structure if job is not None else None
+    if _runs_several_per_span(xla, own):
         xla = None  # one op of an un-jitted program, run several times in each of the program's own iterations
     if xla is None and r.launches is None and trace.ranges is not None and trace.ranges.idx.size:
         r.launched()
     marked = _nvtx_steps(trace, r.launches, job) if xla is None else None
-    own = job.structure if job is not None else None
     if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
         r.whole_note, own = own.note, None
     inside = _spans_inside_iterations(trace, own) if own is not None else ""
@@ -132,7 +134,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
         r.take(trained, "host_window")
     elif framed is not None:
         r.take_spans(*framed, "device")
-    elif xla is None and marked is None and (runs := _forward_runs(trace, r, job)) is not None:
+    elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
     elif (one := _framed_pass(trace, r.active, job)) is not None:
         r.take_spans("single_pass", one[2], np.array([one[0]], np.int64), np.array([one[1]], np.int64), "device")

@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import time_within, union_intervals
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.ends import (_last_cut_short, _last_ends_at_own_work, _launched_work, _top_range_last_short,
                                        _two_part_marks)
@@ -105,8 +105,9 @@ def _drop_profiler_waits(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -
     spans = r.trace.profiler_overhead
     if spans is None or kept.ids.size < 3:
         return
-    s, e = spans
-    held = np.clip(np.minimum(kept.he[:, None], e[None, :]) - np.maximum(kept.hs[:, None], s[None, :]), 0, None).sum(1)
+    # the union of the requests, each step's share of it: one sum per step (no steps-by-requests table), and requests
+    # that overlap counted once -- no step holds more of the profiler than it lasts
+    held = time_within(*union_intervals(*spans), kept.hs, kept.he)
     mask = held >= T("job.one_time_call_ms") * PS_PER_MS
     if not mask.any() or int((~mask).sum()) < 2:
         return

@@ -20,7 +20,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.ranges import _ranges_word, _top_level
 from tb_gpu_advisor.steps.windows import _group_windows, _windows_by_line
 from tb_gpu_advisor.steps.xla_modules import _line_processes
@@ -156,7 +156,7 @@ def _process_times(trace: Trace, rec: np.ndarray, proc: np.ndarray | None) -> di
     return {int(k): np.sort(t[p == k]) for k in np.unique(p).tolist()}
 
 
-def _hold_from(h, launches: list[np.ndarray], start: int) -> bool:  # noqa: ANN001 - HostEvents
+def _hold_from(h: HostEvents, launches: list[np.ndarray], start: int) -> bool:
     """Whether at least ``job.span_step_coverage`` of the launched device events were launched from ``start`` on:
     the steps tile from there to the window's end, so they hold the job's work, not a stretch of it."""
     rec = np.concatenate([a[a >= 0] for a in launches] or [_NONE])

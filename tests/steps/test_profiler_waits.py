@@ -14,10 +14,15 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.formats import read
+from tb_gpu_advisor.steps.drop import _drop_profiler_waits
+from tb_gpu_advisor.steps.reading import _Kept
+from tb_gpu_advisor.steps.types import PS_PER_MS
 from tests.support.paths import FIXTURES
 
 JOBS = FIXTURES / "h200_jobs"
@@ -72,3 +77,28 @@ def test_control_cupti_overheads_that_are_not_the_profilers_own_drop_nothing(run
     assert read(SimpleNamespace(path=str(path), host="vm", format="kineto")).profiler_overhead is None
     steps = _steps(run, FIXTURES / "h200_memory")
     assert _profiler_drops(steps) == [] and steps["count"] == count
+
+
+def _drop_on(spans: tuple[np.ndarray, np.ndarray], steps: int = 4, step_ms: float = 1.0) -> list[int]:
+    """The ids ``steps.drop._drop_profiler_waits`` drops of ``steps`` back-to-back steps of ``step_ms`` each, given
+    the profiler's own spans (ms)."""
+    hs = (np.arange(steps) * step_ms * PS_PER_MS).astype(np.int64)
+    kept = _Kept(np.arange(steps, dtype=np.int64), hs, hs + int(step_ms * PS_PER_MS), {})
+    r = SimpleNamespace(trace=SimpleNamespace(profiler_overhead=tuple((np.asarray(a) * PS_PER_MS).astype(np.int64)
+                                                                      for a in spans)), note="")
+    dropped: list = []
+    _drop_profiler_waits(r, kept, dropped)
+    return [d.step for d in dropped]
+
+
+def test_overlapping_requests_count_once() -> None:
+    """Accounting: a step holds the profiler's work for as long as any request runs, not the requests' summed
+    lengths.  Two requests recorded over the same 0.06 ms of step 1 hold 0.06 ms, under ``job.one_time_call_ms``
+    (0.1 ms): the step is kept.  main summed each pair's overlap (0.12 ms) and dropped it (h37-review24)."""
+    assert T("job.one_time_call_ms") == pytest.approx(0.1)
+    assert _drop_on((np.array([1.2, 1.2]), np.array([1.26, 1.26]))) == []
+
+
+def test_requests_holding_one_time_call_ms_still_drop_their_step() -> None:
+    """Control by construction: disjoint requests of 0.06 ms each in step 2 hold 0.12 ms, and step 2 alone drops."""
+    assert _drop_on((np.array([2.1, 2.5]), np.array([2.16, 2.56]))) == [2]

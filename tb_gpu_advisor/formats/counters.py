@@ -11,7 +11,7 @@ The layouts (facts from the tools' documentation and from a real rocprof-compute
 
 * rocprof-compute (Omniperf) profile mode: a workload folder ``workloads/<name>/<gpu>/`` holding ``pmc_perf.csv``
   (one row per dispatch, its counters as columns; ``.csv.gz`` in newer releases, ``pmc_perf_<n>.csv`` per pass before
-  the analyser merges them) beside ``profiling_config.yaml`` (from ROCm 6.4) or ``sysinfo.csv``;
+  the analyser merges them) beside ``profiling_config.yaml`` (newer releases) or ``sysinfo.csv``;
 * rocprofv3 ``--pmc`` with CSV output: ``<prefix>_counter_collection.csv``; while it collects, rocprofv3 buffers
   records in ``.rocprofv3/<pid>-<tid>-counter_values.dat`` (binary);
 * Nsight Compute: ``ncu -o <name>`` writes ``<name>.ncu-rep``.

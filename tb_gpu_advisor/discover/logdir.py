@@ -40,9 +40,10 @@ from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import clip, echo
 from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
+from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -150,16 +151,23 @@ def skipped(logdir: str, limit: int = 50, follow_symlinks: bool = False) -> list
     return out[:limit]
 
 
-def nothing_found(skips: list[tuple[str, str]], follow_flag: str) -> tuple[str, str] | None:
-    """Why a logdir that lists no profile holds none we read, from what the walk left out (:func:`skipped`), as
-    (headline, what to do) -- the message itself, not a note under "no profiles"; None when nothing was left out.
+def nothing_found(skips: list[tuple[str, str]], follow_flag: str,
+                  collections: list[tuple[str, Collection]] | None = None) -> tuple[str, str] | None:
+    """Why a logdir that lists no profile holds none we read, from what the walk left out (:func:`skipped`) and the
+    counter tools' folders it holds (:func:`counter_collections`), as (headline, what to do) -- the message itself,
+    not a note under "no profiles"; None when nothing was left out and no counter collection is there.
     ``follow_flag``: how the caller's user has symlinks followed (``--follow-symlinks``, a TensorBoard flag)."""
-    if not skips:
+    collections = collections or []
+    if not skips and not collections:
         return None
     inside = [rel for rel, why in skips if why == SKIP_NOT_FOLLOWED]
     outside = [rel for rel, why in skips if why == SKIP_OUTSIDE]
     other = [(rel, why) for rel, why in skips if why not in (SKIP_NOT_FOLLOWED, SKIP_OUTSIDE)]
     heads, text = [], []
+    if collections:
+        one = len(collections) == 1
+        heads.append(f"{len(collections)} counter collection{'' if one else 's'}, no timeline")
+        text.extend(held.words("the logdir" if rel == "." else echo(rel)) + "." for rel, held in collections)
     if inside:
         one = len(inside) == 1
         heads.append(f"{len(inside)} symlink{'' if one else 's'} in the logdir not followed")
@@ -268,40 +276,81 @@ def misplaced_profiles(logdir: str, limit: int = 5) -> list[tuple[str, str]]:
     raises: a listing failure gives what was found so far.
     """
     found: list[tuple[str, str]] = []
-
-    def check(rel: tuple[str, ...]) -> bool:
-        for f in formats.REGISTRY.values():
-            if f.layout.misplaced(rel):
-                found.append(("/".join(rel), f.layout.expected))
-                return len(found) >= limit
-        return False
-
     try:
-        if fsio.is_remote(logdir):
-            for f in fsio.remote_walk(logdir):
-                if check(tuple(f.rel.split("/"))):
-                    break
-            return found
-        root = fsio.local_path(logdir)
-        stack: list[tuple[str, tuple[str, ...]]] = [(root, ())]
-        seen_dirs = 0
-        while stack and len(found) < limit and seen_dirs < _MISPLACED_MAX_DIRS:
-            path, rel = stack.pop()
-            seen_dirs += 1
-            subdirs = []
-            for entry in sorted(_scandir(path), key=lambda e: e.name):
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        subdirs.append((entry.path, rel + (entry.name,)))
-                    elif entry.is_file(follow_symlinks=False) and check(rel + (entry.name,)):
-                        break
-                except OSError:
-                    continue
-            if len(rel) + 1 < _MISPLACED_MAX_DEPTH:
-                stack.extend(reversed(subdirs))
+        for rel, names in _bounded_folders(logdir):
+            for name in names:
+                layout = next((f.layout for f in formats.REGISTRY.values() if f.layout.misplaced(rel + (name,))), None)
+                if layout is not None:
+                    found.append(("/".join(rel + (name,)), layout.expected))
+            if len(found) >= limit:
+                break
     except Exception as e:  # noqa: BLE001 - only a hint for an error message
         logger.debug("cannot search %s for misplaced profiles: %s", logdir, e)
+    return found[:limit]
+
+
+def counter_collections(logdir: str, limit: int = 5) -> list[tuple[str, Collection]]:
+    """The folders of ``logdir`` that hold a counter tool's output (``formats.counters``: rocprof-compute's workload,
+    rocprofv3's counter files, Nsight Compute's reports), as (folder relative to the logdir, "." for the logdir
+    itself; its collection).
+
+    For the "no profiles found" message: a native HIP or CUDA user who ran a counter tool is told that, and the
+    vendor's tracing command, not how TensorFlow, JAX and PyTorch capture.  Bounded as :func:`misplaced_profiles`;
+    never raises."""
+    found: list[tuple[str, Collection]] = []
+    try:
+        for rel, names in _bounded_folders(logdir):
+            held = counter_collection(names)
+            if held is not None:
+                found.append(("/".join(rel) or ".", held))
+            if len(found) >= limit:
+                break
+    except Exception as e:  # noqa: BLE001 - only a hint for an error message
+        logger.debug("cannot search %s for counter collections: %s", logdir, e)
     return found
+
+
+def counter_file(path: str) -> str | None:
+    """Why the local file ``path`` is no profile when it is one of a counter collection's files (told with its
+    folder's other files: ``formats.counters``), in words; None otherwise.  ``report FILE`` of a counter tool's file
+    says what it is and what to run, not "not a profile this tool reads"."""
+    folder, name = os.path.split(os.path.abspath(fsio.local_path(path)))
+    try:
+        names = [e.name for e in _scandir(folder) if e.is_file()]
+    except OSError:
+        return None
+    held = counter_collection(names)
+    return held.words(echo(os.path.basename(folder) or folder)) if held is not None and name in held.files else None
+
+
+def _bounded_folders(logdir: str) -> Iterator[tuple[tuple[str, ...], list[str]]]:
+    """Each folder of ``logdir`` as (path parts below it, the names of its files): locally depth first in name order,
+    bounded in depth and folders (symlinks not followed); remotely from the same flat listing as :func:`discover`.
+    The search of the "nothing found" hints, never a full crawl."""
+    if fsio.is_remote(logdir):
+        folders: dict[tuple[str, ...], list[str]] = {}
+        for f in fsio.remote_walk(logdir):
+            parts = tuple(f.rel.split("/"))
+            folders.setdefault(parts[:-1], []).append(parts[-1])
+        yield from folders.items()
+        return
+    stack: list[tuple[str, tuple[str, ...]]] = [(fsio.local_path(logdir), ())]
+    seen_dirs = 0
+    while stack and seen_dirs < _MISPLACED_MAX_DIRS:
+        path, rel = stack.pop()
+        seen_dirs += 1
+        subdirs, names = [], []
+        for entry in sorted(_scandir(path), key=lambda e: e.name):
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    subdirs.append((entry.path, rel + (entry.name,)))
+                elif entry.is_file(follow_symlinks=False):
+                    names.append(entry.name)
+            except OSError:
+                continue
+        yield rel, names
+        if len(rel) + 1 < _MISPLACED_MAX_DEPTH:
+            stack.extend(reversed(subdirs))
 
 
 # --- ordering -----------------------------------------------------------------

@@ -265,7 +265,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
-    reads = _read_points(waited_at)
+    reads = _read_points(waited_at, _copies_own_waits(trace, launches, t_start, p, first, length))
     opens = reads and waited_at[0] >= _WAITED
     if opens:  # the loop's first call begins where its launches begin repeating
         best, offset = (float(waited_at[0]), float(pause_at[0])), 0
@@ -456,9 +456,10 @@ def _opens_at_wait(waited_at: np.ndarray, offset: int) -> bool:
     return offset == 0 and waited_at.size > 0 and float(waited_at[0]) >= _WAITED
 
 
-def _read_points(waited_at: np.ndarray) -> bool:
+def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:
     """Whether the host waits for the GPU at a few fixed offsets of the period (``waited_at``: the share of each
-    offset's instances with a sync) -- two or more, each at most of its instances, no more than half the offsets, the
+    offset's instances with a sync) -- two or more, each at most of its instances, no more than half the offsets (not
+    counting, where some read remains, those whose waits are copies' own, ``own_at``: :func:`_copies_own_waits`), the
     others at few: one iteration that reads back more than once.
 
     Why: a loop's call may read a value back mid-call (a router's counts, a ``.item()`` on a norm) as well as its
@@ -469,9 +470,58 @@ def _read_points(waited_at: np.ndarray) -> bool:
     reads is the boundary the pauses cannot always say (a GPU-bound loop waits longest where more work was queued):
     the loop's first call begins where its launches begin repeating, so the region's own start is the boundary where
     the host waited there; else the read after which it pauses longest, longer than at any launch without one.  Where
-    the host waits after most launches, the waits are every launch's (a blocking copy's), no call's reads."""
+    the host waits after most launches, the waits are every launch's (a blocking copy's), no call's reads -- but a
+    wait that is a copy's own (the host blocked until the transfer it just launched ended) is no read of the call's,
+    and counts for no offset: a call of 2 kernels, ``.tolist()``, ``torch.tensor(pylist, device="cuda")``, a pageable
+    upload, then ``.item()`` waits at 3 of its 5 launches, two of them its copies' own, and was one pass
+    (h37-copysync, ``--forms13`` walk seed 6141).  Where every wait is a copy's own, nothing tells a read from a copy:
+    the count is theirs."""
     synced = waited_at >= _WAITED
-    return 2 <= int(synced.sum()) <= synced.size // 2 and float(waited_at[~synced].max(initial=0.0)) <= 1.0 - _WAITED
+    reads = synced & (own_at < _WAITED)
+    held = int(reads.sum()) if reads.any() else int(synced.sum())
+    return 2 <= int(synced.sum()) and held <= synced.size // 2 and \
+        float(waited_at[~synced].max(initial=0.0)) <= 1.0 - _WAITED
+
+
+def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, p: int, first: int,
+                      length: int) -> np.ndarray:
+    """Per offset of the period (``p`` launches, the region of ``length`` from ``first``), the share of its instances
+    where the host's first sync after the launch before it is that launch's copy's own wait: the launch is a copy
+    (not a kernel), and the sync starts before the copy ends and returns no earlier than its end (the host blocked in
+    the sync until its own transfer ended: ``.tolist()``'s download, ``torch.tensor(pylist, device="cuda")``'s upload).
+
+    Why: such a wait is the copy's, made where the copy is, whatever the call does with the bytes; a read that ends a
+    call waits on the work queued before it -- or, where the host is slower than its GPU, finds it done, after a copy
+    that ended first (a pageable upload blocking inside its own call) -- and is the call's.  The sync's end may read
+    early against the GPU's clock by the capture's own slack (:func:`_clock_slack`)."""
+    own = np.zeros(p)
+    d = _busiest(trace, launches)
+    if d is None:
+        return own
+    rec, idx = _launched(trace, launches, d)
+    if idx.size != t_start.size:
+        return own
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    ss = h.start[sync].astype(np.int64, copy=False)[order]
+    se = h.end[sync].astype(np.int64, copy=False)[order]
+    if not ss.size:
+        return own
+    kind = np.asarray(d.kind)[idx]
+    work_end = np.asarray(d.end, np.int64)[idx]
+    late = _clock_slack(trace, rec, d)[1]
+    for o in range(p):
+        i = np.arange(first + o, first + length, p)
+        i = i[i > first]
+        if not i.size:
+            continue
+        k = np.minimum(np.searchsorted(ss, t_start[i - 1], side="right"), ss.size - 1)
+        copy = (kind[i - 1] != devices.KIND_KERNEL) & (kind[i - 1] != devices.KIND_COLLECTIVE)
+        held = (ss[k] > t_start[i - 1]) & (ss[k] < t_start[i]) & (ss[k] < work_end[i - 1]) & \
+            (se[k] >= work_end[i - 1] - late)
+        own[o] = float(np.mean(copy & held))
+    return own
 
 
 def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int,

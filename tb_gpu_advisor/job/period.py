@@ -265,7 +265,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
-    reads = _read_points(waited_at, _copies_own_waits(trace, launches, t_start, p, first, length))
+    own_at = _copies_own_waits(trace, launches, t_start, p, first, length)
+    reads = _read_points(waited_at, own_at)
     opens = reads and waited_at[0] >= _WAITED
     if opens:  # the loop's first call begins where its launches begin repeating
         best, offset = (float(waited_at[0]), float(pause_at[0])), 0
@@ -328,12 +329,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     why = (f"{ms(pause / 1e9)} typical pause, against {ms(typical / 1e9)} between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out" if alone else
-           f"{int((waited_at >= _WAITED).sum())} syncs at the same points of every repeat and at no other: the reads "
-           f"a call makes repeat with it, and the host pauses there ({ms(pause / 1e9)} at the boundary) longer than "
-           f"between launches ({ms(typical / 1e9)})" if several else
-           f"a sync at each boundary and nowhere else in the period, and there the period's longest pause "
-           f"({ms(pause / 1e9)} against {ms(typical / 1e9)} between launches): the host is slower than the GPU, so "
-           f"each sync finds the work done and the pause is the loop's own turn")
+           _reads_words(waited_at, own_at, pause, typical, opens) if several else
+           _hostbound_words(pause, typical, _turns_longest(pause_at, offset)))
     each = (f"each after the host waited for the GPU ({why})" if marked else
             f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
             f"launched back to back)" if layered else
@@ -415,6 +412,42 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
             f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
     tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
+
+
+def _reads_words(waited_at: np.ndarray, own_at: np.ndarray, pause: float, typical: float, opens: bool) -> str:
+    """The note's words for a period read from its reads (:func:`_read_points`): how many syncs, how many of them
+    copies' own waits (``own_at``, :func:`_copies_own_waits`), and what marks the boundary among them -- its pause
+    where it is longer than the typical gap between launches (ps), else where the repeats open (``opens``), else its
+    pause against the launches without a read.
+
+    Why: the boundary chosen where the repeats open needs no pause, and a note saying the host paused longer there
+    than between launches, beside two numbers saying the reverse, contradicted itself (h37-copysync: seed 6141's
+    102 us at the boundary against 139 us between launches)."""
+    synced = waited_at >= _WAITED
+    own = int((synced & (own_at >= _WAITED)).sum())
+    copies = ("" if not own else " (one of them a copy's own wait for its transfer)" if own == 1 else
+              f" ({own} of them the copies' own waits for their transfers)")
+    at = f"{ms(pause / 1e9)} at the boundary, {ms(typical / 1e9)} between launches"
+    where = (f"the host pauses there ({ms(pause / 1e9)} at the boundary) longer than between launches "
+             f"({ms(typical / 1e9)})" if pause > typical else
+             f"the launches begin repeating at one of them, the loop's first call starting after its read ({at})"
+             if opens else f"the host pauses at the boundary longer than at any launch without a read ({at})")
+    return (f"{int(synced.sum())} syncs at the same points of every repeat and at no other{copies}: the reads a call "
+            f"makes repeat with it, and {where}")
+
+
+def _hostbound_words(pause: float, typical: float, longest: bool) -> str:
+    """The note's words for a period whose one wait per repeat marks its boundary, the host slower than its GPU:
+    there the period's longest pause (``longest``, :func:`_turns_longest`), else where the repeats open
+    (:func:`_opens_at_wait`) -- pause and typical gap between launches in ps.
+
+    Why: a boundary read where the repeats open is no longest pause (h37-usercopies13's seed 21671: 47 us there, 120 us
+    between launches); the note says what marked it (h37-copysync)."""
+    at = f"{ms(pause / 1e9)} against {ms(typical / 1e9)} between launches"
+    where = (f"and there the period's longest pause ({at})" if longest else
+             f"where the launches begin repeating, the loop's first call starting after its read ({at})")
+    return (f"a sync at each boundary and nowhere else in the period, {where}: the host is slower than the GPU, so "
+            f"each sync finds the work done and the pause is the loop's own turn")
 
 
 def _partial_words(n: int, of: str, after: str, partial: bool) -> str:

@@ -265,7 +265,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
         score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
-    reads = _read_points(waited_at)
+    own_at = _copies_own_waits(trace, launches, t_start, p, first, length)
+    reads = _read_points(waited_at, own_at)
     opens = reads and waited_at[0] >= _WAITED
     if opens:  # the loop's first call begins where its launches begin repeating
         best, offset = (float(waited_at[0]), float(pause_at[0])), 0
@@ -328,12 +329,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     why = (f"{ms(pause / 1e9)} typical pause, against {ms(typical / 1e9)} between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out" if alone else
-           f"{int((waited_at >= _WAITED).sum())} syncs at the same points of every repeat and at no other: the reads "
-           f"a call makes repeat with it, and the host pauses there ({ms(pause / 1e9)} at the boundary) longer than "
-           f"between launches ({ms(typical / 1e9)})" if several else
-           f"a sync at each boundary and nowhere else in the period, and there the period's longest pause "
-           f"({ms(pause / 1e9)} against {ms(typical / 1e9)} between launches): the host is slower than the GPU, so "
-           f"each sync finds the work done and the pause is the loop's own turn")
+           _reads_words(waited_at, own_at, pause, typical, opens) if several else
+           _hostbound_words(pause, typical, _turns_longest(pause_at, offset)))
     each = (f"each after the host waited for the GPU ({why})" if marked else
             f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
             f"launched back to back)" if layered else
@@ -417,6 +414,42 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     return _launch_steps(f"{q}-launch run between waits", start, end, coverage, "low", note, tail, True)
 
 
+def _reads_words(waited_at: np.ndarray, own_at: np.ndarray, pause: float, typical: float, opens: bool) -> str:
+    """The note's words for a period read from its reads (:func:`_read_points`): how many syncs, how many of them
+    copies' own waits (``own_at``, :func:`_copies_own_waits`), and what marks the boundary among them -- its pause
+    where it is longer than the typical gap between launches (ps), else where the repeats open (``opens``), else its
+    pause against the launches without a read.
+
+    Why: the boundary chosen where the repeats open needs no pause, and a note saying the host paused longer there
+    than between launches, beside two numbers saying the reverse, contradicted itself (h37-copysync: seed 6141's
+    102 us at the boundary against 139 us between launches)."""
+    synced = waited_at >= _WAITED
+    own = int((synced & (own_at >= _WAITED)).sum())
+    copies = ("" if not own else " (one of them a copy's own wait for its transfer)" if own == 1 else
+              f" ({own} of them the copies' own waits for their transfers)")
+    at = f"{ms(pause / 1e9)} at the boundary, {ms(typical / 1e9)} between launches"
+    where = (f"the host pauses there ({ms(pause / 1e9)} at the boundary) longer than between launches "
+             f"({ms(typical / 1e9)})" if pause > typical else
+             f"the launches begin repeating at one of them, the loop's first call starting after its read ({at})"
+             if opens else f"the host pauses at the boundary longer than at any launch without a read ({at})")
+    return (f"{int(synced.sum())} syncs at the same points of every repeat and at no other{copies}: the reads a call "
+            f"makes repeat with it, and {where}")
+
+
+def _hostbound_words(pause: float, typical: float, longest: bool) -> str:
+    """The note's words for a period whose one wait per repeat marks its boundary, the host slower than its GPU:
+    there the period's longest pause (``longest``, :func:`_turns_longest`), else where the repeats open
+    (:func:`_opens_at_wait`) -- pause and typical gap between launches in ps.
+
+    Why: a boundary read where the repeats open is no longest pause (h37-usercopies13's seed 21671: 47 us there, 120 us
+    between launches); the note says what marked it (h37-copysync)."""
+    at = f"{ms(pause / 1e9)} against {ms(typical / 1e9)} between launches"
+    where = (f"and there the period's longest pause ({at})" if longest else
+             f"where the launches begin repeating, the loop's first call starting after its read ({at})")
+    return (f"a sync at each boundary and nowhere else in the period, {where}: the host is slower than the GPU, so "
+            f"each sync finds the work done and the pause is the loop's own turn")
+
+
 def _partial_words(n: int, of: str, after: str, partial: bool) -> str:
     """A launch-read loop's last iteration the window cut, in words ("" where it is whole): one sentence for every
     reading from the launches, so the steps' ``dropped`` reasons read alike whichever boundary cut it."""
@@ -456,9 +489,10 @@ def _opens_at_wait(waited_at: np.ndarray, offset: int) -> bool:
     return offset == 0 and waited_at.size > 0 and float(waited_at[0]) >= _WAITED
 
 
-def _read_points(waited_at: np.ndarray) -> bool:
+def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:
     """Whether the host waits for the GPU at a few fixed offsets of the period (``waited_at``: the share of each
-    offset's instances with a sync) -- two or more, each at most of its instances, no more than half the offsets, the
+    offset's instances with a sync) -- two or more, each at most of its instances, no more than half the offsets (not
+    counting, where some read remains, those whose waits are copies' own, ``own_at``: :func:`_copies_own_waits`), the
     others at few: one iteration that reads back more than once.
 
     Why: a loop's call may read a value back mid-call (a router's counts, a ``.item()`` on a norm) as well as its
@@ -469,9 +503,58 @@ def _read_points(waited_at: np.ndarray) -> bool:
     reads is the boundary the pauses cannot always say (a GPU-bound loop waits longest where more work was queued):
     the loop's first call begins where its launches begin repeating, so the region's own start is the boundary where
     the host waited there; else the read after which it pauses longest, longer than at any launch without one.  Where
-    the host waits after most launches, the waits are every launch's (a blocking copy's), no call's reads."""
+    the host waits after most launches, the waits are every launch's (a blocking copy's), no call's reads -- but a
+    wait that is a copy's own (the host blocked until the transfer it just launched ended) is no read of the call's,
+    and counts for no offset: a call of 2 kernels, ``.tolist()``, ``torch.tensor(pylist, device="cuda")``, a pageable
+    upload, then ``.item()`` waits at 3 of its 5 launches, two of them its copies' own, and was one pass
+    (h37-copysync, ``--forms13`` walk seed 6141).  Where every wait is a copy's own, nothing tells a read from a copy:
+    the count is theirs."""
     synced = waited_at >= _WAITED
-    return 2 <= int(synced.sum()) <= synced.size // 2 and float(waited_at[~synced].max(initial=0.0)) <= 1.0 - _WAITED
+    reads = synced & (own_at < _WAITED)
+    held = int(reads.sum()) if reads.any() else int(synced.sum())
+    return 2 <= int(synced.sum()) and held <= synced.size // 2 and \
+        float(waited_at[~synced].max(initial=0.0)) <= 1.0 - _WAITED
+
+
+def _copies_own_waits(trace: Trace, launches: list[np.ndarray], t_start: np.ndarray, p: int, first: int,
+                      length: int) -> np.ndarray:
+    """Per offset of the period (``p`` launches, the region of ``length`` from ``first``), the share of its instances
+    where the host's first sync after the launch before it is that launch's copy's own wait: the launch is a copy
+    (not a kernel), and the sync starts before the copy ends and returns no earlier than its end (the host blocked in
+    the sync until its own transfer ended: ``.tolist()``'s download, ``torch.tensor(pylist, device="cuda")``'s upload).
+
+    Why: such a wait is the copy's, made where the copy is, whatever the call does with the bytes; a read that ends a
+    call waits on the work queued before it -- or, where the host is slower than its GPU, finds it done, after a copy
+    that ended first (a pageable upload blocking inside its own call) -- and is the call's.  The sync's end may read
+    early against the GPU's clock by the capture's own slack (:func:`_clock_slack`)."""
+    own = np.zeros(p)
+    d = _busiest(trace, launches)
+    if d is None:
+        return own
+    rec, idx = _launched(trace, launches, d)
+    if idx.size != t_start.size:
+        return own
+    h = trace.h
+    sync = h.name_mask(devices.is_sync_call)
+    order = np.argsort(h.start[sync], kind="stable")
+    ss = h.start[sync].astype(np.int64, copy=False)[order]
+    se = h.end[sync].astype(np.int64, copy=False)[order]
+    if not ss.size:
+        return own
+    kind = np.asarray(d.kind)[idx]
+    work_end = np.asarray(d.end, np.int64)[idx]
+    late = _clock_slack(trace, rec, d)[1]
+    for o in range(p):
+        i = np.arange(first + o, first + length, p)
+        i = i[i > first]
+        if not i.size:
+            continue
+        k = np.minimum(np.searchsorted(ss, t_start[i - 1], side="right"), ss.size - 1)
+        copy = (kind[i - 1] != devices.KIND_KERNEL) & (kind[i - 1] != devices.KIND_COLLECTIVE)
+        held = (ss[k] > t_start[i - 1]) & (ss[k] < t_start[i]) & (ss[k] < work_end[i - 1]) & \
+            (se[k] >= work_end[i - 1] - late)
+        own[o] = float(np.mean(copy & held))
+    return own
 
 
 def _reads_find_work_done(trace: Trace, t_start: np.ndarray, waited_at: np.ndarray, first: int, length: int,

@@ -101,8 +101,8 @@ def kernel_instructions(kernel: str) -> tuple[str, ...]:
     instruction, its ``.`` made ``_`` (``wrapped_convert.25`` -> ``wrapped_convert_25``).  Where a command buffer
     launches the kernels, their op is the buffer (``command_buffer_1``), and the kernel's own name is what finds its
     instruction."""
-    dotted = _KERNEL_SUFFIX.sub(r".\1", kernel)
-    return (kernel,) if dotted == kernel else (kernel, dotted)
+    m = _KERNEL_SUFFIX.search(kernel)
+    return (kernel, f"{kernel[:m.start()]}.{m.group(1)}") if m else (kernel,)
 
 
 def module_op(op_text: str) -> str:

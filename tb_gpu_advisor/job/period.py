@@ -49,7 +49,7 @@ from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.phase import PS_PER_US
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
+from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
@@ -864,10 +864,10 @@ def _clock_slack(trace: Trace, rec: np.ndarray, d: DeviceEvents) -> tuple[int, i
     before its call is the GPU's clock reading early by at least that lead, and the GPU's clock reads late by no
     more than the shortest distance from a call's start to its work's start.  Both bounds are what the capture proves,
     never more than the disagreement at which the capture-quality check says the clocks disagree."""
-    ok = np.flatnonzero(rec >= 0)
-    if not ok.size:
+    after = work_after_call(trace.h.start, rec, d.start)
+    if not after.size:
         return 0, 0
-    lag = int((np.asarray(d.start, np.int64)[ok] - trace.h.start[rec[ok]].astype(np.int64)).min())
+    lag = int(after.min())
     cap = int(T("capture.clock_skew_us") * PS_PER_US)
     return min(max(-lag, 0), cap), min(max(lag, 0), cap)
 

@@ -20,7 +20,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
-from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -172,7 +172,7 @@ def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     open_ = ge > gs
     busy = time_within(cs, ce, gs, np.maximum(ge, gs)) if cs.size else np.zeros(gs.shape)
     k_starts = np.sort(d.start[comp].astype(np.int64))
-    between = np.searchsorted(k_starts, s[1:], side="left") - np.searchsorted(k_starts, s[:-1], side="right")
+    between = count_between(k_starts, s[:-1], s[1:])
     linked = ((st[1:] == st[:-1]) & (between <= int(T("comm.paced_kernels_between")))
               & (~open_ | (2 * busy < ge - gs)))
     keep_s: list[np.ndarray] = []

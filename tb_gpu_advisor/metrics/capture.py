@@ -10,7 +10,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks.base import never
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
 from tb_gpu_advisor.metrics.types import CacheRelease, CaptureQuality, ClockSkew, PythonTracing
-from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
+from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import Trace
 
 
@@ -93,11 +93,10 @@ def _clock_skew(ctx: Context) -> ClockSkew:
     lead = 0
     if h.start.size:
         for g in ctx.gpus:
-            has = np.nonzero(g.launch >= 0)[0]
-            if not has.size:
+            ahead = -work_after_call(h.start, g.launch, g.d.start)
+            if not ahead.size:
                 continue
-            ahead = h.start[g.launch[has]] - g.d.start[has]
-            linked += int(has.size)
+            linked += int(ahead.size)
             early += int(np.count_nonzero(ahead > 0))
             lead = max(lead, int(ahead.max()))
     return ClockSkew(linked=linked, early=early, max_lead_us=max(lead, 0) / PS_PER_US)

@@ -20,7 +20,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
-from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import count_between, subtract_intervals, union_intervals
 
 UNKNOWN = "collective"  # a collective whose type neither its name nor its host op tells
 
@@ -393,7 +393,7 @@ def _groups(starts: np.ndarray, step: np.ndarray, comp_starts: np.ndarray) -> in
     s, st = starts[o], step[o]
     if s.size == 0:
         return 0
-    between = np.searchsorted(comp_starts, s[1:], side="left") - np.searchsorted(comp_starts, s[:-1], side="right")
+    between = count_between(comp_starts, s[:-1], s[1:])
     return 1 + int(((between > 0) | (st[1:] != st[:-1])).sum())
 
 

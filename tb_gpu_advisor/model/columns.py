@@ -229,6 +229,21 @@ def rising_runs(times: np.ndarray) -> list[int] | None:
     return [0, *(breaks + 1).tolist(), n]
 
 
+def count_between(t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """How many of the sorted times ``t`` fall strictly inside each open interval (``lo``, ``hi``): the kernels
+    started between two calls, the gradient launches between two forwards -- one binary search each side."""
+    return np.searchsorted(t, hi, side="left") - np.searchsorted(t, lo, side="right")
+
+
+def work_after_call(call_start: np.ndarray, launch: np.ndarray, work_start: np.ndarray) -> np.ndarray:
+    """Of each device event with a recorded launch (``launch``: its host event's row, -1 for none), how long after its
+    call's start (``call_start``) its work starts (ps; negative: recorded before its call).  No work starts before its
+    call, so this is the one measure of how far a capture's two clocks disagree, read by the capture check (the
+    largest lead) and the period's read-back test (the slack either way)."""
+    ok = np.flatnonzero(launch >= 0)
+    return np.asarray(work_start, np.int64)[ok] - np.asarray(call_start, np.int64)[launch[ok]]
+
+
 def starts_in_windows(starts: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every (event, window) pair where an event's start (``starts``, sorted) lies in a window [lo, hi): the events'
     indices and their windows', one pair per row -- an event inside two overlapping windows is a row of each."""

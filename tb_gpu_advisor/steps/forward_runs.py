@@ -20,13 +20,14 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.model.columns import count_between
 from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.ranges import _ranges_word, _top_level
 from tb_gpu_advisor.steps.windows import _group_windows, _windows_by_line
 from tb_gpu_advisor.steps.xla_modules import _line_processes
 
 
-def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job | None) -> tuple | None:
+def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job) -> tuple | None:
     """Steps of a training job from the runs of its top-level user ranges on a thread (:func:`_runs`): each step from
     the first range of one run -- its iteration's forward -- to the next run's first, the last placed and dropped as
     the tiled readings' are (``steps.drop``: it ends at its own work, no next forward to end it).  Per thread, where
@@ -38,7 +39,7 @@ def _forward_run_steps(trace: Trace, launches: list[np.ndarray], job: Job | None
     runs forward and backward per micro-batch, and reads the loss and the gradients' norm back once an iteration); a
     single forward pass -- inference, a benchmark -- launches no gradient kernel, so it is one run and no reading."""
     r = trace.ranges
-    if job is None or job.kind.kind != "training" or r is None or not r.idx.size:
+    if job.kind.kind != "training" or r is None or not r.idx.size:
         return None
     h = trace.h
     idx = r.idx[~r.op & ~user_ranges.library_range_mask(h, r)]
@@ -81,7 +82,7 @@ def _runs(s: np.ndarray, e: np.ndarray, grad: np.ndarray, waits: np.ndarray
     launch, each gap between two holds a wait, and every run has as many ranges as the others -- a first run with
     fewer, a forward the window cut, is left out."""
     reach = np.maximum.accumulate(e)
-    split = _count(grad, reach[:-1], s[1:]) > 0
+    split = count_between(grad, reach[:-1], s[1:]) > 0
     first = np.r_[0, np.flatnonzero(split) + 1]
     last = np.r_[first[1:] - 1, s.size - 1]
     sizes = last - first + 1
@@ -90,7 +91,7 @@ def _runs(s: np.ndarray, e: np.ndarray, grad: np.ndarray, waits: np.ndarray
     if first.size < 2 or (sizes != sizes[0]).any():
         return None
     rs, re_ = s[first], reach[last]
-    if (_count(grad, rs, re_) > 0).any() or (_count(waits, re_[:-1], rs[1:]) == 0).any():
+    if (count_between(grad, rs, re_) > 0).any() or (count_between(waits, re_[:-1], rs[1:]) == 0).any():
         return None
     return rs, re_
 
@@ -129,11 +130,6 @@ def _launched_kernels(trace: Trace, launches: list[np.ndarray], proc: np.ndarray
         o = np.argsort(t[p == k], kind="stable")
         out[int(k)] = (t[p == k][o], n[p == k][o])
     return out
-
-
-def _count(t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """How many of the sorted times ``t`` fall inside each (``lo``, ``hi``)."""
-    return np.searchsorted(t, hi, side="left") - np.searchsorted(t, lo, side="right")
 
 
 def _gradient_launches(trace: Trace, launches: list[np.ndarray]) -> np.ndarray:

@@ -320,8 +320,9 @@ class JaxCapture:
         self._step = _Step((self.t, self.t), [], [])
         self.t += 4 * US
 
-    def end_step(self) -> None:
-        """Close the step: write the ``train`` marker."""
+    def end_step(self, turn_us: float = 15.0) -> None:
+        """Close the step: write the ``train`` marker; the loop's turn (its own code between two markers) then takes
+        ``turn_us`` on the host."""
         st = self._step
         assert st is not None
         end = self.t + 2 * US
@@ -331,7 +332,7 @@ class JaxCapture:
             ex.marker = st.marker
         self.steps.append(st)
         self._step = None
-        self.t = end + 15 * US
+        self.t = end + int(turn_us * US)
 
     @contextmanager
     def annotation(self, name: str) -> Iterator[None]:

@@ -342,6 +342,13 @@ def _host_only_step(r: T.Rank, p: dict[str, Any]) -> None:
         r.cpu("aten::relu", 5.0)
 
 
+def _late_us(late: float | tuple[float, ...], n: int) -> float:
+    """How late (us) each rank after the first reaches the loop's ``n``-th step (0: the first, ``ProfilerStep#2``):
+    ``late`` itself, or its ``n``-th where it is one lateness a step (a rank held up once, by its own untraced work,
+    before one step)."""
+    return float(late[n]) if isinstance(late, (tuple, list)) else float(late)
+
+
 def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
     """Step ``n`` of every rank: each opens its mark, loads and copies its batch, runs forward (and backward); the
     ranks' all-reduce ends when the last rank's gradients are in; then the optimizer, the reads, the idle."""
@@ -349,7 +356,7 @@ def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
     ready: dict[int, float] = {}
     marks: dict[int, dict | None] = {}
     for r in ranks:
-        r.host_us = start + (r.rank * p["late_rank_us"] if len(ranks) > 1 else 0.0)
+        r.host_us = start + (r.rank * _late_us(p["late_rank_us"], n - 2) if len(ranks) > 1 else 0.0)
         marks[r.rank] = _open_mark(r, p, n)
         r.host_us += 5.0
         r.step_kernels = []

@@ -235,6 +235,22 @@ def count_between(t: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.searchsorted(t, hi, side="left") - np.searchsorted(t, lo, side="right")
 
 
+def loop_turn(gaps: np.ndarray) -> int:
+    """The turn a loop takes between its iterations (ps) from the ``gaps`` it showed between one iteration's end and
+    the next one's start: their lower median (a gap below 0 as 0); 0 where none.  The one reading of the turn the
+    capture's last iteration, with no next one, did not get (``steps.ends``, ``steps.iterations``, the Kineto
+    adapter's rank steps).
+
+    Why the lower median: the turn is a property of the loop (its bookkeeping, the iterator's advance, the Python
+    after a sync), the same each iteration but for one-time work that lengthens one (an evaluation, a checkpoint)
+    and a turn cut short (a step skipped its logging).  The least takes the cut turn for the loop's; the mean and
+    the median of two blend the evaluation in; the lower median is a turn the loop did take, resists one outlier
+    of either kind from three gaps on, and of two -- where it cannot tell which is usual -- takes the shorter,
+    since one-time work only ever adds to a turn."""
+    g = np.sort(np.maximum(np.asarray(gaps, np.int64), 0))
+    return int(g[(g.size - 1) // 2]) if g.size else 0
+
+
 def work_after_call(call_start: np.ndarray, launch: np.ndarray, work_start: np.ndarray) -> np.ndarray:
     """Of each device event with a recorded launch (``launch``: its host event's row, -1 for none), how long after its
     call's start (``call_start``) its work starts (ps; negative: recorded before its call).  No work starts before its

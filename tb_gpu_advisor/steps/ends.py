@@ -12,7 +12,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.model.columns import sorted_unique
+from tb_gpu_advisor.model.columns import loop_turn, sorted_unique
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.types import _BURSTS_TILED, _TURN_MARKS, PS_PER_MS
@@ -175,21 +175,23 @@ def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: in
 
 def _last_marker_turn(r: _Reading) -> int:
     """Where the last of host-marked steps (``r.hs``; ``r.read_end``: each marker's own end) ends at least: its marker's
-    end and the loop's turn after it -- the least time any earlier marker's end is from the next one's start, never
-    longer than the longest earlier step (by more than :func:`_chance`) nor past the profiler's window's end; its
-    marker's end where the source is none of :data:`_TURN_MARKS` or no earlier step has a next.
+    end and the loop's turn after it -- ``model.columns.loop_turn`` of the times from each earlier marker's end to the
+    next one's start, never longer than the longest earlier step (by more than :func:`_chance`) nor past the
+    profiler's window's end; its marker's end where the source is none of :data:`_TURN_MARKS` or no earlier step has a
+    next.
 
     Why: each marked step runs to the next marker's start, so it holds the loop's own code between its marker and the
     next (the loop's turn: its bookkeeping, the iterator's advance); the last has no next marker and ended at its own,
     so it lacked that time -- a grain-fed JAX loop of 2 steps read 2.976 and 2.795 ms, the last without its 15 us
-    turn (``--forms12`` seed 4044, h37-seeds24's left).  The least, as ``place._last_device_end`` takes on the GPU:
-    of three or more steps a gap that held a one-time cost (an evaluation between two steps) stretches no last step;
-    of two, the longest-step bound keeps it from making the last longer than any step seen."""
+    turn (``--forms12`` seed 4044, h37-seeds24's left).  The turn is the loop's, read as every reading of a last
+    step's missing turn reads it (``loop_turn``, h37-lastturn): the least took one cut turn for the loop's and the
+    last step fell short; a gap that held a one-time cost (an evaluation between two steps) stretches no last step;
+    of two steps, the longest-step bound keeps it from making the last longer than any step seen."""
     end = int(r.read_end[-1]) if r.read_end.size else 0
     if r.source not in _TURN_MARKS or r.read_end.size != r.hs.size or r.hs.size < 2:
         return end
     hs = r.hs.astype(np.int64)
-    turn = int(np.maximum(hs[1:] - r.read_end[:-1], 0).min())
+    turn = loop_turn(hs[1:] - r.read_end[:-1])
     # never longer than the longest tile before it by more than chance moves an edge, never past the window's end
     tile = np.diff(hs).astype(np.float64)
     stop = min(int(hs[-1] + tile.max() + _chance(tile)), r.trace.window_end_ps() or np.iinfo(np.int64).max)

@@ -16,6 +16,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.job import structure as job_structure
 from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.model.columns import loop_turn
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.ranges import _ranges_word
 from tb_gpu_advisor.steps.windows import _aligned_line_windows, _group_windows
@@ -212,8 +213,9 @@ def _spans_inside_iterations(trace: Trace, own: SpanSteps) -> str:
 def _with_silent_tails(trace: Trace, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Each iteration's end on a thread (``ends``: sorted, where its host's last recorded call after the update ends;
     ``starts``: its framework ranges' starts, sorted) moved later by the part of the silence before every next
-    iteration that the first iteration cannot show as its own lead (:func:`_silent_tail`); the last no later than
-    the profiler's window's end.  ``ends`` itself where the first shows it all.
+    iteration that the first iteration cannot show as its own lead (:func:`_silent_tail`), never past the next
+    iteration's first range (a silence shorter than the loop's: that iteration's turn was cut), the last no later
+    than the profiler's window's end.  ``ends`` itself where the first shows it all.
 
     Why: an iteration's silence before its next one's first range is read as that one's lead (waiting for its batch,
     :func:`_first_iteration_start`), so the first iteration holds the same lead before its first range -- but never
@@ -226,6 +228,8 @@ def _with_silent_tails(trace: Trace, starts: np.ndarray, ends: np.ndarray) -> np
     if not tail:
         return ends
     out = ends + tail
+    nxt = _next_first_range(starts, ends)
+    out[:-1] = np.where(nxt >= 0, np.minimum(out[:-1], nxt), out[:-1])
     stop = trace.window_end_ps()
     if stop is not None:
         out[-1] = max(min(int(out[-1]), stop), int(ends[-1]))
@@ -233,15 +237,28 @@ def _with_silent_tails(trace: Trace, starts: np.ndarray, ends: np.ndarray) -> np
 
 
 def _silent_tail(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:
-    """How much (ps) of the least silence between an iteration's end (``ends``, sorted) and the next one's first range
-    (``starts``, sorted) exceeds the room the capture's window (from ``floor``) leaves before the first range: the
-    part no iteration's lead can be, since the first could not hold it; 0 where the first has room for it all."""
-    after = np.searchsorted(starts, ends[:-1], side="left")
-    ok = after < starts.size
-    if not ok.any() or not starts.size:
+    """How much (ps) of the loop's silence between an iteration's end (``ends``, sorted) and the next one's first
+    range (``starts``, sorted) -- ``model.columns.loop_turn`` of the silences, the one reading of a loop's turn --
+    exceeds the room the capture's window (from ``floor``) leaves before the first range: the part no iteration's
+    lead can be, since the first could not hold it; 0 where the first has room for it all.
+
+    Why the loop's turn and not the least silence: the untraced Python after each sync is the loop's own, the same
+    each iteration; one iteration that skipped some of it (a cut turn) made every iteration's end, the last's too,
+    fall short of the rest (h37-lastturn)."""
+    nxt = _next_first_range(starts, ends)
+    ok = nxt >= 0
+    if not ok.any():
         return 0
-    least = int((starts[after[ok]] - ends[:-1][ok]).min())
-    return max(least - max(int(starts[0]) - int(floor), 0), 0)
+    return max(loop_turn(nxt[ok] - ends[:-1][ok]) - max(int(starts[0]) - int(floor), 0), 0)
+
+
+def _next_first_range(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Where the iteration after each of ``ends[:-1]`` (sorted) opens its first range (the first of the sorted
+    ``starts`` at or after that end), ps; -1 where no range opens after it."""
+    if not starts.size:
+        return np.full(max(ends.size - 1, 0), -1, np.int64)
+    after = np.searchsorted(starts, ends[:-1], side="left")
+    return np.where(after < starts.size, starts[np.minimum(after, starts.size - 1)], -1).astype(np.int64)
 
 
 def _first_iteration_start(starts: np.ndarray, ends: np.ndarray, floor: int) -> int:

@@ -5,8 +5,9 @@ The wrong assumption (``steps.place._place_windows``): *a marked step ends at it
 the next marker's start, so it holds the loop's own code between its marker and the next (the turn: bookkeeping, the
 iterator's advance); the last has no next marker and ended at its own.  A grain-fed JAX loop of 2 steps read 2.976 and
 2.795 ms, the last without its 15 us turn: a mean of 2.885 ms of the 2.893 the loop ran.  Now the last runs past its
-marker by the least turn any earlier step shows (``steps.ends._last_marker_turn``), never longer than the longest
-earlier step nor past the window's end.
+marker by the loop's turn the earlier steps show (``steps.ends._last_marker_turn``; the lower median of their turns,
+``model.columns.loop_turn``, since h37-lastturn), never longer than the longest earlier step nor past the window's
+end.
 
 Truth by construction: ``synthetic.randjobs._write_grain`` (the mean over the iterations run, first marker to the
 loop's end).  Controls: marks with no gap between them (``ProfilerStep#N``) and the kept ``real-h100-jax`` captures

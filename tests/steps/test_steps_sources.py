@@ -57,8 +57,8 @@ def test_trace_train_beats_root_r_and_tiles_windows():
         cap.host_ev("FunctionRun", s + 1, 70, _r=1)
     st = cap.steps()
     assert st.detection.source == "trace_train" and st.detection.mapped_via == "correlation_id"
-    # step k ends where step k+1 starts (the gap belongs to step k); the last runs past its marker by the least gap
-    # an earlier step shows, the loop's turn (20 us; h37-forms12b: it ended at its marker, 330)
+    # step k ends where step k+1 starts (the gap belongs to step k); the last runs past its marker by the loop's turn,
+    # the lower median of the earlier gaps, 20 and 70 us (20; h37-forms12b: it ended at its marker, 330; h37-lastturn)
     assert _win(st) == [[0, 100 * US], [100 * US, 250 * US], [250 * US, 350 * US]]
 
 

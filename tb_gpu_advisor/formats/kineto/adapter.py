@@ -31,7 +31,8 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, nothing_recorded, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse, unique_pairs
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, narrowest, nest, unique_inverse,
+                                          unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, NO_FLOP_OPS_NOTE, Allocator, DeviceEvents, DeviceInfo, FlopOps,
                                        HostEvents, MemoryEvents, Spans, StepMarkers, Trace)
@@ -778,23 +779,23 @@ def _host_step_ps(kt: KinetoTrace, gpu: int, number: int, start_ps: np.ndarray, 
 
 
 def _host_mark_gap_ps(kt: KinetoTrace, gpu: int, start_ps: np.ndarray, end_ps: np.ndarray) -> int:
-    """The median time the rank driving ``gpu`` spent between one host ``ProfilerStep#`` annotation's end and the
-    next one's start, ps (0 where its annotations touch, or where it has fewer than two).
+    """The loop's turn (``model.columns.loop_turn``) the rank driving ``gpu`` took between one host ``ProfilerStep#``
+    annotation's end and the next one's start, ps (0 where its annotations touch, or where it has fewer than two).
 
     Why: each GPU step but the last runs from its span's start to the next one's, so it holds that gap -- a rank that
     reaches each step late, untraced, opens its annotation after the others' and closes it with them at the
     all-reduce's end; the last step, read as its host annotation (:func:`_host_step_ps`), would leave the gap out and
     be measured on another ruler than the steps before it: 4 ranks each keeping a 15 ms period, the latest rank's
     last step read 13.64 ms, the mean 14.66 ms (h37-usercopies13, ``--forms13`` walk seed 23156).  Annotations that
-    tile their loop, as ``prof.step()`` writes them, have no gap: nothing changes there."""
+    tile their loop, as ``prof.step()`` writes them, have no gap: nothing changes there.  Read as every reading of a
+    last step's missing turn reads it (h37-lastturn): the median of two gaps blended a one-time wait into the last."""
     m = _cat_mask(kt, ("user_annotation",)) & np.isin(kt.pid, kt.gpu_pids.get(gpu, []))
     m &= np.fromiter((pytorch.step_number(n) >= 0 for n in kt.names), dtype=bool, count=len(kt.names))[kt.name]
     sel = np.flatnonzero(m)
     if sel.size < 2:
         return 0
     sel = sel[np.argsort(start_ps[sel], kind="stable")]
-    gaps = start_ps[sel][1:].astype(np.int64) - end_ps[sel][:-1].astype(np.int64)
-    return max(int(np.median(gaps)), 0)
+    return loop_turn(start_ps[sel][1:].astype(np.int64) - end_ps[sel][:-1].astype(np.int64))
 
 
 #: Where a PyTorch report's times count from (``Trace.time_base``).

@@ -419,17 +419,3 @@ def _last_burst_end(hs: np.ndarray, he: np.ndarray, work_end: np.ndarray) -> int
     ends = np.minimum(work_end[:-1], he[:-1])  # a step cut at an unrecorded stretch: its time after work ends there
     nxt = np.concatenate([hs[:1], he[:-1]])  # each step's next start as its own end (the cut's, or the next's start)
     return max(last, _last_device_end(nxt, np.append(ends, last), last))
-
-
-
-
-    import json, os, sys
-    if not os.environ.get("SPILL4_LOG"):
-        return
-    old = [bool(sp.size >= 3 and _spill_grows(sp, length)) for sp in _OLDLOG]
-    new = [bool(_spill_grows(sp, length)) for sp in spills]
-    with open(os.environ["SPILL4_LOG"], "a") as f:
-        f.write(json.dumps({"argv": sys.argv[1:], "old": old, "new": new, "differ": old != new,
-                            "n": [int(x.size) for x in _OLDLOG],
-                            "oldsp": [[round(v / 1e6, 3) for v in x.tolist()] for x in _OLDLOG],
-                            "len": round(length / 1e6, 3)}) + "\n")

@@ -337,7 +337,9 @@ def _spill_grows(spill: np.ndarray, length: float) -> bool:
     after the work ends; a GPU a little slower than its host falls further behind each step, its spill growing by the
     difference of the periods while its median stays small against the step.  The host windows then stand for the
     host's period, not the GPU's (h37-randjobs8: 9 calls of 3.62 ms on the host, 3.96 ms on the GPU, the lag growing
-    0.33 ms a call: the mean read 8.5% low)."""
+    0.33 ms a call: the mean read 8.5% low).  Two spills are one growth: the last step's is no spill
+    (:func:`_spill`), so a reading of 3 steps has 2 -- the 2 growths it was judged on before counted the last's, whose
+    window ends at its reading's own end (its read-back, its reach), not at a next step's start (h37-spill4)."""
     if spill.size < 2 or not (spill[1:] > 0).all():
         return False
     grow = np.diff(spill)

@@ -85,14 +85,29 @@ def _carried_spill(r: _Reading, he: np.ndarray) -> int:
     after their launches, read 0.366 of 0.282 ms (h37-zero12lead, ``--zero12`` walk seed 294)."""
     if r.hs.size < 2:
         return 0
-    small = np.iinfo(np.int64).min
-    spill = np.zeros(r.hs.size - 1, np.int64)
+    carried = np.zeros(r.hs.size - 1, np.float64)
     for d, launch in zip(r.trace.devices, r.launched()):
-        if not len(d):
-            continue
-        last = _launched_per_step(r.hs, he, r.trace.h, d, launch)[2][:-1]
-        spill = np.maximum(spill, np.where(last > small, last - he[:-1].astype(np.int64), 0))
-    return max(int(spill.min()), 0)
+        if len(d):  # a step that launched nothing here carried nothing here
+            carried = np.fmax(carried, _spill(_launched_per_step(r.hs, he, r.trace.h, d, launch)[2], he))
+    return max(int(carried.min()), 0)
+
+
+def _spill(last: np.ndarray, he: np.ndarray) -> np.ndarray:
+    """The one measure of spill: how far (ps) the work each step launched on one GPU (``last``: its end, int64 min
+    where it launched none) ran past its host window's end (``he``), for every step with a next one; NaN where the
+    step launched nothing here.  :func:`_carried_spill`, :func:`_spill_median` and :func:`_spill_grows` each ask it
+    their own question (the least every step carried, the typical, whether it grows).
+
+    Why the last is left out: every tiled step but the last ends where the next starts, so its spill is the time its
+    work ran while the host had moved on; the last ends where its own reading ends it -- a loop read from its updates
+    at its read-back's end, which waited for the GPU (``job.structure``'s last tail); a rank's own last step, or one
+    read from a lagging thread, at a reach stretched to its work's end (:func:`_own_last_reach`, :func:`_launch_lags`)
+    -- so its "spill" is zero or less whatever the host's lead, and a different measure of another window.  Of two
+    steps the median took the mean of the first's spill and the last's zero, under the bar: an ``emit_nvtx`` loop of 2
+    iterations whose update's kernels run through its ``.item()`` kept the host windows, 3.095 ms of 3.17 (h37-forms12b);
+    a GPU falling behind its host step by step grew its spill every step but the last, whose read-back waited."""
+    has = last[:-1] > np.iinfo(np.int64).min
+    return np.where(has, (np.where(has, last[:-1], 0) - he[:-1]).astype(np.float64), np.nan)
 
 
 def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceEvents,
@@ -203,7 +218,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     host windows of its own process's steps (:func:`_own_host_windows`), read instead of the host's for that GPU.
     """
     out: dict[int, np.ndarray] = {}
-    spills, tiled, lengths = [], [], he - hs
+    spills, lengths = [], he - hs
     per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     lags = _launch_lags(hs, h, devs, launches)
     for d, launch in zip(devs, launches):
@@ -218,8 +233,8 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
         has = last > np.iinfo(np.int64).min
         if has.sum() < 2:
             continue
-        spills.append((last[has] - he_d[has]).astype(np.float64))
-        tiled.append(_tiled_spill(last, he_d, has))
+        spill = _spill(last, he_d)
+        spills.append(spill[~np.isnan(spill)])
         per.append((d, first_k, first_any, last, hs_d))
     if not per or not lengths.size:
         return out, False
@@ -227,7 +242,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     # so they hold none of a late rank's step whether or not its host runs ahead -- a rank 4.5 ms late whose GPU waits
     # for it read its first GPU "starting last" at work of the step before (h37-randjobs3)
     mine = bool(own) and all(d.gpu in own for d, *_ in per)
-    ahead = _spill_median(tiled, mine) > T("steps.async_spill_steps") * float(np.median(lengths))
+    ahead = _spill_median(spills, mine) > T("steps.async_spill_steps") * float(np.median(lengths))
     ahead = ahead or any(_spill_grows(sp, float(np.median(lengths))) for sp in spills)
     if not (ahead or mine):
         return out, False
@@ -243,7 +258,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
     return out, ahead
 
 
-def _spill_median(tiled: list[np.ndarray], mine: bool) -> float:
+def _spill_median(spills: list[np.ndarray], mine: bool) -> float:
     """The spill (ps) that says whether the host runs ahead of its GPU: the median of every placed GPU's steps, or,
     where each GPU is read against its own rank's windows (``mine``), the least of the GPUs' own medians.
 
@@ -252,26 +267,8 @@ def _spill_median(tiled: list[np.ndarray], mine: bool) -> float:
     window: the rank that paces the job says whether hosts outrun their GPUs.  4 ranks 1.5 ms apart spilled 4.6,
     3.1, 1.6 and 0.08 ms of 4.63 ms steps; the pooled median (2.35 ms) read "the host runs ahead" (test_random_jobs)."""
     if mine:
-        return min(float(np.median(t)) for t in tiled)
-    return float(np.median(np.concatenate(tiled)))
-
-
-def _tiled_spill(last: np.ndarray, he: np.ndarray, has: np.ndarray) -> np.ndarray:
-    """How far (ps) the work each step launched (``last``: its end; ``has``: the steps that launched some) ran past its
-    host window's end (``he``), of the steps with a next one -- each step's but the last's where two or more have one.
-
-    Why: every tiled step but the last ends where the next starts, so its spill says whether the GPU runs its work
-    after the host has moved on; the last ends where its own reading ends it -- a loop read from its updates runs its
-    last to its read-back's end (``job.structure``'s last tail), which waited for the GPU, so it spills nothing
-    whatever the host's lead.  Of two steps the median is their mean, and the last's zero halved the first's spill
-    under the bar: an ``emit_nvtx`` loop of 2 iterations whose update's kernels run through its ``.item()`` kept the
-    host windows, the first 0.745 ms from the capture's start to its update's end, the last 5.445 ms without the
-    loop's untraced turn after its read-back -- a mean of 3.095 ms of 3.17 (h37-fwnvtx's left; 3 iterations, the
-    median the earlier steps', placed each GPU step at its work)."""
-    with_next = has.copy()
-    with_next[-1] = False
-    use = with_next if with_next.any() else has
-    return (last[use] - he[use]).astype(np.float64)
+        return min(float(np.median(t)) for t in spills)
+    return float(np.median(np.concatenate(spills)))
 
 
 def _launch_lags(hs: np.ndarray, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]
@@ -332,16 +329,18 @@ def _last_device_end(start: np.ndarray, last: np.ndarray, host_end: int) -> int:
 
 
 def _spill_grows(spill: np.ndarray, length: float) -> bool:
-    """Whether the launched work's spill past its host window (``spill``, ps, one a step) grows every step, by more than
-    chance moves a window's edge (``steps.short_last_share`` of the median step ``length``) on average, and past the
-    first step's work always ends outside its window.
+    """Whether the launched work's spill past its host window (``spill``, ps: :func:`_spill`'s, one a step with a next
+    one) grows every step, by more than chance moves a window's edge (``steps.short_last_share`` of the median step
+    ``length``) on average, and past the first step's work always ends outside its window.
 
     Why: a host that waits for its GPU each step (a read, a sync) leaves no spill to grow -- its next window starts
     after the work ends; a GPU a little slower than its host falls further behind each step, its spill growing by the
     difference of the periods while its median stays small against the step.  The host windows then stand for the
     host's period, not the GPU's (h37-randjobs8: 9 calls of 3.62 ms on the host, 3.96 ms on the GPU, the lag growing
-    0.33 ms a call: the mean read 8.5% low)."""
-    if spill.size < 3 or not (spill[1:] > 0).all():
+    0.33 ms a call: the mean read 8.5% low).  Two spills are one growth: the last step's is no spill
+    (:func:`_spill`), so a reading of 3 steps has 2 -- the 2 growths it was judged on before counted the last's, whose
+    window ends at its reading's own end (its read-back, its reach), not at a next step's start (h37-spill4)."""
+    if spill.size < 2 or not (spill[1:] > 0).all():
         return False
     grow = np.diff(spill)
     return bool((grow > 0).all()) and float(grow.mean()) > T("steps.short_last_share") * length

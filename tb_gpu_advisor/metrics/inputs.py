@@ -146,9 +146,13 @@ def _put_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
     that names the pipeline's ranges as the wait names this part too, or its parts fall short of its whole (h37-forms10in:
     seed 41178's 42.7 ms wait, 41.9 ms of it in ``next_batch``, 0.8 ms in the put around it)."""
     act = ctx.active
-    if not act:
-        return 0.0
     h = ctx.h
+    moves = h.name_mask(ctx.fw.transfer_event) | h.name_mask(ctx.fw.batch_transfer_event)
+    if not act or not moves.any():
+        return 0.0
+    # only the input spans' transfers: a GPU whose own process records no pipeline event counts its lead as input
+    # too (``context._own_host``), and that lead is no transfer
+    xs, xe = union_intervals(h.start[moves].astype(np.int64), h.end[moves].astype(np.int64))
     own = union_intervals(h.start[rows].astype(np.int64), h.end[rows].astype(np.int64))
     col = BREAKDOWN_CATEGORIES.index("input_wait")
     total = 0.0
@@ -157,6 +161,7 @@ def _put_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
         if sp is None or not sp[0].size:
             continue
         s, e = union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64))
+        s, e = subtract_intervals(s, e, *subtract_intervals(s, e, xs, xe))  # inside a transfer event
         s, e = subtract_intervals(s, e, *own) if own[0].size else (s, e)
         total += float(ledger_of(ctx, g, s, e)[col])
     return per_step(total / PS_PER_MS, n, len(act))

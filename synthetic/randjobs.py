@@ -1521,8 +1521,11 @@ def _write_jax_fetch(job: Job, run: str) -> None:
         if cap.step_annotation:
             cap.end_step()
     cap.finish().write(os.path.join(run, "plugins", "profile", J.SESSION, "node0.xplane.pb"))
+    # the longest fetch as the capture records it: the host's work is jittered (``JaxCapture.jitter``, 2% sigma), so the
+    # drawn ``fetch_us`` is no bound on it (seed 41178: 40.5 ms drawn, a 41.93 ms ``next_batch`` range; h37-forms10in)
+    fetch_us = max(t1 - t0 for name, t0, t1 in cap.annotations if name == p["range"]) / J.US
     TRUTH[job.seed] = {"input_source": "pipeline", "input_not_words": ("stands for an untraced loader",),
-                       "input_bound_ms": (p["fetch_us"] + put_us + 50.0) / 1e3}
+                       "input_bound_ms": (fetch_us + put_us + 50.0) / 1e3}
 
 
 def _write_nsys_pyprof(job: Job, run: str) -> None:

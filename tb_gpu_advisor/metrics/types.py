@@ -1211,6 +1211,11 @@ class HostInput:
     #: host time (the pipeline's events, the lead that stands for it) while the GPU ran nothing: the tracing's cost in
     #: this wait is these calls' (``metrics.capture.idle_calls_within``); 0.0 where no Python was traced there
     traced_calls_per_step: float = 0.0
+    #: source "pipeline": ms per step and GPU of the input wait outside the pipeline's own events, in the batch's
+    #: transfers to the device the ledger books as input beside them (``jax.device_put`` after the program's fetch
+    #: range; ``context._input_spans`` (b) and (c)): the part of the wait a finding naming the pipeline's ranges names
+    #: beside them (metrics/inputs._put_ms, h37-forms10in)
+    put_ms_per_step: float = 0.0
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

@@ -29,7 +29,9 @@ NVTX, JAX's ``TraceAnnotation``, TF's ``Trace``; grain's dataset iterators'
 ``...DatasetIterator.__next__``) with no kernel launched inside is the
 pipeline's own event -- on the loop's own thread: a pipeline's worker thread
 making the next batch meanwhile is no wait of the loop's -- and where such
-ranges hold the wait the finding names them.  Saving: the whole input
+ranges hold the wait the finding names them, with the batch's transfer to
+the device the ledger books as input beside them (``jax.device_put`` after
+the fetch), so the parts it names add up to the wait.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -60,7 +62,7 @@ def check(m: HostMetrics) -> list[Finding]:
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
-    what = {"pipeline": _ranges_said(src.ranges, wait_ms) or "; the input pipeline's own time (its iterator's next batch)",
+    what = {"pipeline": _ranges_said(src.ranges, wait_ms, src.put_ms_per_step) or "; the input pipeline's own time (its iterator's next batch)",
             "before_first_op": made or held or ("; the host time before each step's first op: the capture records no "
                                                 "input pipeline event, so that time stands for an untraced loader")
             }.get(src.source, "")
@@ -95,15 +97,21 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _ranges_said(ranges: list[tuple[str, float]], wait_ms: float) -> str:
+def _ranges_said(ranges: list[tuple[str, float]], wait_ms: float, put_ms: float = 0.0) -> str:
     """Where the program's own ranges for fetching its batch (``HostInput.ranges``: ``get_batch``) are the pipeline's
     events and hold most of the wait, the pipeline in their names, each holding a tenth or more with its part (never above
-    the whole); "" otherwise: the framework's own pipeline event (its iterator's next batch) holds it."""
-    named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= 0.1 * wait_ms]
+    the whole), the smaller ones together, and the batch's transfer to the device the ledger books as input beside them
+    (``HostInput.put_ms_per_step``): the parts named add up to the wait (h37-forms10in); "" otherwise: the framework's
+    own pipeline event (its iterator's next batch) holds it."""
     if not wait_ms or sum(min(v, wait_ms) for _, v in ranges) < 0.5 * wait_ms:
         return ""
-    return ("; the input pipeline's own time: the program's " + ("range" if len(named) == 1 else "ranges")
-            + " for fetching its batch (" + ", ".join(named) + ")")
+    named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= 0.1 * wait_ms]
+    rest = sum(v for _, v in ranges if v < 0.1 * wait_ms)
+    if rest >= 0.0005:
+        named.append(f"other ranges {ms(min(rest, wait_ms))}")
+    put = (f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= 0.0005 else "")
+    return ("; the input pipeline's own time: the program's " + ("range" if len(ranges) == 1 else "ranges")
+            + " for fetching its batch (" + ", ".join(named) + ")" + put)
 
 
 def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:

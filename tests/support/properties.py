@@ -32,6 +32,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``ranges<=claim`` -- the program's ranges a finding names as holding its time ("this time lies in the program's
   own ranges `a` 467 us, `b` 76 us a step") add up to at most that time, the finding's own claim on the step's ledger
   (the host-bound finding's host time, the launch-bound one's wait): each microsecond of a step attributed once.
+* ``input<=account`` -- the input-bound finding that names its pipeline's own ranges as the wait ("the input
+  pipeline's own time: the program's range for fetching its batch (`next_batch` 41.9 ms) and the batch's transfer to
+  the device (774 us)") names all of it: the wait is at most the parts it names (printed rounding aside), so no idle
+  outside them is booked as the pipeline's (h37-forms10in: main named 41.9 ms of a 42.7 ms wait).
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
   Its noun may follow words that qualify it ("424.5 TF ops"), and on a host of one kept step a mean can only be over
@@ -1268,6 +1272,29 @@ def ranges_within_claim(where: str, f: Finding) -> list[str]:
              f"{claim:.3f} ms"] if _over(low, claim) else [])
 
 
+_INPUT_ACCOUNT = re.compile(r"the input pipeline's own time: the program's ranges? for fetching its batch \(((?:`[^`]*`|[^`)])*)\)"
+                            r"(?: and the batch's transfer to the device \(" + _TIME + r"\))?(?:,|;|\.|$)")
+_OTHER_RANGES = re.compile(r"other ranges " + _TIME)
+
+
+def input_account_problems(where: str, f: Finding) -> list[str]:
+    """``input<=account``: the input wait is at most the ranges and the transfer its finding names as the pipeline's
+    own time (printed rounding aside, as ``part<=whole`` allows)."""
+    if f.rule != "input_bound" or f.metric is None:
+        return []
+    said = _INPUT_ACCOUNT.search(" ".join(f.summary.split()))
+    wait = (f.metric.detail or {}).get("input_wait_ms")
+    if said is None or not isinstance(wait, (int, float)):
+        return []
+    parts = [(m.group(1), m.group(2)) for m in _RANGE_PART.finditer(said.group(1))]
+    parts += [(m.group(1), m.group(2)) for m in _OTHER_RANGES.finditer(said.group(1))]
+    if said.group(2):
+        parts.append((said.group(2), said.group(3)))
+    high = sum(_ms(n, u) + _time_half_ulp(n) * _UNIT_MS[u] for n, u in parts)
+    return ([f"input<=account: {where}: the input wait {wait:.3f} ms is over the {high:.3f} ms its finding names as "
+             f"the pipeline's own ({said.group(0)[:120]!r})"] if _over(float(wait), high) else [])
+
+
 def _ranks(h: HostReport) -> int:
     """The GPUs a host's per-step numbers are shared among: those with kernels or collectives; where none has any,
     those with device work in the kept steps (``busy_share``: copies -- h37-xplane3, 4 GPUs that only copied); at
@@ -2213,6 +2240,7 @@ def report_violations(report: Report) -> list[str]:
             out += _text_parts(f.id, _finding_text(f), step)
             out += _count_text(f.id, f"{_finding_text(f)} {f.saving.assumption if f.saving else ''}", h)
             out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms) + ranges_within_claim(f.id, f)
+            out += input_account_problems(f.id, f)
             out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)

@@ -613,6 +613,18 @@ LAUNCH_ERRORS = {
     98: ("cudaErrorInvalidDeviceFunction", "the kernel is not a device function of this program's loaded modules"),
     209: ("cudaErrorNoKernelImageForDevice", "the binary holds no code for this GPU's architecture (build it with "
                                             "-arch for the GPU)"),
+    # The module-loading errors a launch returns where the driver cannot make machine code of the kernel's PTX: the
+    # kernel's module is loaded (lazily) at its first launch, so the launch is where a driver older than the toolkit
+    # that built the binary shows (CUDA Runtime API, cudaLaunchKernel's return codes).
+    218: ("cudaErrorInvalidPtx", "the driver's JIT compiler could not compile the kernel's PTX (build machine code "
+                                "for the GPU with -arch=sm_XX)"),
+    221: ("cudaErrorJitCompilerNotFound", "the binary holds only PTX for this GPU and the driver's PTX JIT compiler "
+                                         "is missing (build machine code for the GPU with -arch=sm_XX)"),
+    222: ("cudaErrorUnsupportedPtxVersion", "the binary holds only PTX for this GPU, built by a newer CUDA toolkit "
+                                           "than the driver supports (update the driver, or build machine code for "
+                                           "the GPU with -arch=sm_XX, or build with the toolkit the driver supports)"),
+    223: ("cudaErrorJitCompilationDisabled", "the binary holds only PTX for this GPU and PTX JIT compilation is "
+                                            "disabled (CUDA_DISABLE_PTX_JIT; build machine code with -arch=sm_XX)"),
     701: ("cudaErrorLaunchOutOfResources", "the block needs more registers than an SM has for it (fewer threads per "
                                           "block, or __launch_bounds__)"),
 }

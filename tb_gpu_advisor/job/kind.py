@@ -233,6 +233,15 @@ def _launched_words(trace: Trace, kernels: int, graphs: int) -> str:
     return f"{plural(kernels, 'kernel')} and {said}" if kernels else said
 
 
+def _every_launch_refused(trace: Trace, launched: int) -> bool:
+    """Whether the runtime refused every one of the ``launched`` launches (``Trace.producer["refused_count"]``, the
+    calls that returned a launch error).  Why: a refused launch runs no kernel, so its missing GPU record is the
+    refusal's, not a profiler's loss (Butter-gpw/CUDA's export: 21 ``cudaLaunchKernel`` calls, each returned
+    cudaErrorUnsupportedPtxVersion under a driver older than the toolkit, read "the GPU's side of the capture was
+    lost" and told to trace CUDA again)."""
+    return int(trace.producer.get("refused_count", 0) or 0) >= launched
+
+
 def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int, what: str = "") -> Kind | None:
     """Where the job used a GPU whose records the capture lacks, the evidence that it did, strongest first: launches
     with no kernel (WSL2's platform, or records lost), the allocator's GPU memory, ops only a GPU runs, a GPU-only
@@ -250,6 +259,9 @@ def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int,
                                       f"GPU record of them: it ran under WSL2 (Linux kernel {wsl2}"
                                       f"{f', Windows driver {driver}' if driver else ''}), {why}",
                     window="wsl2_driver_ok" if recent else "wsl2", capture_format=trace.format)
+    if launched and _every_launch_refused(trace, launched):
+        return Kind("unknown", "low", f"the host launched {what}, and the runtime refused every launch (each call "
+                                      "returned an error): no kernel ran, so the capture holds no GPU record of one")
     if launched:
         # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
         return Kind("unknown", "low", f"the host launched {what}, but the capture holds no "

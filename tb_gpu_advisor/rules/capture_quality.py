@@ -67,7 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
-    if not gpu_work:
+    if not gpu_work and not _every_launch_refused(m):  # a refusal of every launch is said by _run_ended
         no_gpu, elsewhere = _no_gpu(ctx, m)
         out.append(no_gpu)
         if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
@@ -93,7 +93,7 @@ def _run_ended(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     if job is not None and job.kind.died:
         out.append(_died(ctx, m, job.kind))
     if job is not None and job.kind.refused_launches:
-        out.append(_refused(ctx, job.kind.refused_launches))
+        out.append(_refused(ctx, job.kind.refused_launches, ran=any(g.active for g in m.gpus)))
     if job is not None and (job.kind.lost_launches or job.kind.lost_counted):
         out.append(_lost_launches(ctx, job.kind))
     return out
@@ -460,14 +460,26 @@ def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind
         "The program stopped with an error after its GPU work began", _window_fixes(ctx, "died", kind.capture_format))
 
 
-def _refused(ctx: Ctx, refused: str) -> Finding:
+def _every_launch_refused(m: HostMetrics) -> bool:
+    """No GPU work, and the runtime refused the launches (``job.kind``: no record lost, no window put wrong): the
+    refusal is why no kernel ran, and :func:`_refused` says it."""
+    kind = m.job.kind if m.job is not None else None
+    return (kind is not None and bool(kind.refused_launches) and not any(g.active for g in m.gpus)
+            and not (kind.lost_gpu or kind.window or kind.unread_devices))
+
+
+def _refused(ctx: Ctx, refused: str, ran: bool = True) -> Finding:
     """Launches the CUDA runtime refused: their kernels never ran, so the program's results miss them and any time it
-    measured around them timed nothing -- critical (the run did not do its work), whatever the rest of it costs."""
+    measured around them timed nothing -- critical (the run did not do its work), whatever the rest of it costs.
+    Where no kernel ran at all (``ran`` False), no GPU check had work to judge: said so, not "the kernels that ran"."""
+    rest = ("The other findings describe the kernels that ran." if ran else
+            "No kernel ran in the window, so the guide's GPU checks had nothing to judge: fix the error, then "
+            "profile again.")
     return _run_failed(
         ctx,
         f"{refused}. A refused launch runs no kernel and leaves no GPU record, and the program goes on unless it checks "
-        f"the code: its results lack that kernel's work, and a time it measured around the launch timed nothing. The "
-        f"other findings describe the kernels that ran.",
+        f"the code: its results lack that kernel's work, and a time it measured around the launch timed nothing. "
+        f"{rest}",
         "A kernel launch failed: its kernel never ran", [action(*devices.nvidia.LAUNCH_ERROR_FIX, "text")],
         metric=("refused_launches", "Launches refused"))
 

@@ -11,6 +11,9 @@ construction."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 from synthetic.nsysexport import write_refused_launch
 from tb_gpu_advisor.formats.nsys import reader
 from tests.support.cli_report import cli_report
@@ -60,3 +63,56 @@ def test_a_fault_is_not_a_refused_launch(tmp_path):
     p = tmp_path / "faulted.sqlite"
     write_refused_launch(str(p), code=700)
     assert "refused_launches" not in reader.read_trace(str(p)).producer
+
+
+# --------------------------------------------------------------------- every launch refused: no kernel lost, none ran
+
+#: Butter-gpw/CUDA's ``build/report1.sqlite`` (MIT, kept unchanged, h37-survey48): ``./gemm`` built by CUDA 12.4 nvcc
+#: for ``CMAKE_CUDA_ARCHITECTURES=52`` (sm_52 machine code and compute_52 PTX), run on an RTX 4090 D (sm_89) under
+#: driver 535.183.01 (CUDA 12.2): the GPU needs the PTX compiled, and the driver cannot read PTX of a newer toolkit, so
+#: every one of the 21 ``cudaLaunchKernel`` calls returned 222 (cudaErrorUnsupportedPtxVersion) and no kernel ran.
+PTX_REFUSED = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "ptx_refused_rtx4090d" / "report1.sqlite"
+
+
+def _lost(findings):
+    return [f for f in findings if f["title"] == "The capture lost its GPU records"]
+
+
+def test_an_old_drivers_refusal_of_every_launch_is_said_not_a_lost_capture():
+    con = sqlite3.connect(f"file:{PTX_REFUSED}?mode=ro", uri=True)
+    launches = con.execute("SELECT returnValue, COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+                           "ON s.id = r.nameId WHERE s.value LIKE 'cudaLaunchKernel%' GROUP BY 1").fetchall()
+    kernel_table = con.execute("SELECT COUNT(*) FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'").fetchone()
+    con.close()
+    assert launches == [(222, 21)] and kernel_table == (0,)  # the file's own truth: 21 launches, each refused
+    assert reader.read_trace(str(PTX_REFUSED)).producer["refused_count"] == "21"
+    findings = _findings(PTX_REFUSED.parent)
+    assert not _lost(findings)  # nothing was lost: no kernel ran
+    top = findings[0]
+    assert top["title"] == "A kernel launch failed: its kernel never ran" and top["severity"] == "critical"
+    assert top["summary"].startswith("21 launch calls (`cudaLaunchKernel`) returned cudaErrorUnsupportedPtxVersion "
+                                     "(222): the binary holds only PTX for this GPU, built by a newer CUDA toolkit")
+    assert "No kernel ran in the window" in top["summary"]
+    assert "the kernels that ran" not in top["summary"]
+
+
+def test_every_launch_refused_by_construction_is_no_lost_record(tmp_path):
+    """Every launch of the generated benchmark refused (209, no code for the GPU): the one finding is the refusal."""
+    p = tmp_path / "all_refused.sqlite"
+    truth = write_refused_launch(str(p), refused=(0, 1, 2, 3, 4), code=209)
+    assert truth["kernels_run"] == 0 and truth["refused"] == 5
+    findings = _findings(p)
+    assert not _lost(findings)
+    (f,) = _refused(findings)
+    assert f["summary"].startswith("5 launch calls (`cudaLaunchKernel`) returned cudaErrorNoKernelImageForDevice (209)")
+    assert "No kernel ran in the window" in f["summary"]
+
+
+def test_some_launches_refused_by_an_old_driver_keep_the_kernels_that_ran(tmp_path):
+    """Four of five launches refused for their PTX (222, a code main did not know): the kernel that ran is still
+    judged, and the words say the other findings are of the kernels that ran."""
+    p = tmp_path / "four_refused.sqlite"
+    write_refused_launch(str(p), refused=(0, 1, 2, 3), code=222)
+    (f,) = _refused(_findings(p))
+    assert f["summary"].startswith("4 launch calls (`cudaLaunchKernel`) returned cudaErrorUnsupportedPtxVersion (222)")
+    assert "The other findings describe the kernels that ran." in f["summary"]

@@ -332,26 +332,27 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
             raw.facts["program_stream"] = stream
     if died:
         raw.facts["program_died"] = died
-    refused = _refused_launches(schema)
+    refused, n_refused = _refused_launches(schema)
     if refused:
         raw.facts["refused_launches"] = refused
+        raw.facts["refused_count"] = str(n_refused)  # job.kind: every launch refused is no kernel lost
     raw.facts.update(_records_loss(schema, raw.facts, raw.capture_ms))
     return raw
 
 
-def _refused_launches(schema: tb.Schema) -> str:
+def _refused_launches(schema: tb.Schema) -> tuple[str, int]:
     """The CUDA Runtime launches that returned an error without running their kernel
     (``devices.nvidia.LAUNCH_ERRORS``), in words -- "1 `cudaLaunchKernel` call returned cudaErrorInvalidValue (1):
-    <its usual cause>" -- the first error's cause named; "" where none did.  Why: such a kernel never runs and leaves no
-    GPU record, and the program goes on unless it checks the code, so its results and timings miss that kernel; only
-    the call's return code tells it.  Sticky errors (a kernel that faulted) are :func:`_sticky_error`'s."""
+    <its usual cause>" -- the first error's cause named, and how many; ("", 0) where none did.  Why: such a kernel
+    never runs and leaves no GPU record, and the program goes on unless it checks the code, so its results and timings
+    miss that kernel; only the call's return code tells it.  Sticky errors (a kernel that faulted) are :func:`_sticky_error`'s."""
     if not schema.has(tb.RUNTIME, "returnValue", "nameId", "start"):
-        return ""
+        return "", 0
     codes = ",".join(str(c) for c in devices.nvidia.LAUNCH_ERRORS)
     rows = schema.con.execute(f'SELECT nameId, returnValue, COUNT(*), MIN(start) FROM "{tb.RUNTIME}" '
                               f"WHERE returnValue IN ({codes}) GROUP BY nameId, returnValue").fetchall()
     if not rows:
-        return ""
+        return "", 0
     names = tb.string_table(schema, np.array([r[0] for r in rows], np.int64))
     refused = []  # (first start, call, code, count)
     for name_id, code, n, start in rows:
@@ -359,14 +360,14 @@ def _refused_launches(schema: tb.Schema) -> str:
         if call.startswith("cuda") and devices.is_launch_call(call):  # the runtime's codes; a driver call's differ
             refused.append((int(start), call, int(code), int(n)))
     if not refused:
-        return ""
+        return "", 0
     refused.sort()
     _, call, code, _ = refused[0]
     name, cause = devices.nvidia.launch_error(code) or ("an error", "")
     total = sum(n for *_, n in refused)
     calls = "call" if total == 1 else "calls"
     return (f"{total:,} launch {calls} (`{call}`{' and others' if len(refused) > 1 else ''}) returned {name} ({code})"
-            f"{': ' + cause if cause else ''}")
+            f"{': ' + cause if cause else ''}"), total
 
 
 #: An error report whose message is a number (``Error: 3.2e-06``): a program's measured error, not its failure.

@@ -1,0 +1,68 @@
+"""Controls for the "forward kept for a backward that never runs" advice (issue #37 class 5, survey h37-survey49).
+
+Two real snapshots of a CS336 attention benchmark (sungdk0822/CS336-assignment2-systems @849f31ec, MIT, kept in
+tests/fixtures/wild/snapshot_attn_fwd_{autograd,compiled}): 100 forward passes of a hand-written attention
+(batch 8, 16,384 tokens, d 64) on ``Q, K, V`` that require grad, with autograd on and no backward -- eager and under
+``torch.compile``.  Autograd keeps tensors past each pass (16 GiB eager, both 8 GiB buffers compiled, freed only when
+the output is dropped), but the PEAK would not fall under ``inference_mode``: eager, the softmax's division holds
+the scores (a local of the caller), ``exp(x)`` and its result at once (3 x 8 GiB) whatever the grad mode; compiled,
+the score matrix and the softmax's output are both live in the softmax kernel (2 x 8 GiB).  A finding that said
+``inference_mode`` "frees" memory at the peak here would contradict the file.  Truth by replay of the file's own
+history (below), not by the Advisor."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+EAGER = FIXTURES / "wild" / "snapshot_attn_fwd_autograd" / "dmodel64_seqlen16384_forwardpassonly.pickle"
+COMPILED = FIXTURES / "wild" / "snapshot_attn_fwd_compiled" / "dmodel64_seqlen16384_forwardpassonly_compile.pickle"
+GIB = 2 ** 30
+
+
+def _analyze(path: Path):
+    rep = analyze_host(HostFile(path.stem, str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def _replayed_peak(path: Path) -> tuple[int, int]:
+    """(the allocated bytes at the history's peak, the number of 8 GiB blocks live there), from the file alone: the
+    bytes allocated at the dump less the history's net change, plus the running sum's maximum."""
+    with open(path, "rb") as f:
+        snap = pickle.load(f)
+    events = snap["device_traces"][0]
+    at_dump = sum(s["allocated_size"] for s in snap["segments"])
+    net = sum(e["size"] if e["action"] == "alloc" else -e["size"]
+              for e in events if e["action"] in ("alloc", "free_completed"))
+    live, peak, big, big_at_peak = at_dump - net, 0, 0, 0
+    for e in events:
+        step = {"alloc": 1, "free_completed": -1}.get(e["action"], 0)
+        live += step * e["size"]
+        big += step * (e["size"] >= 8 * GIB)
+        if live > peak:
+            peak, big_at_peak = live, big
+    return peak, big_at_peak
+
+
+@pytest.mark.parametrize("path, big", [(EAGER, 3), (COMPILED, 2)], ids=["eager", "compiled"])
+def test_a_forward_whose_peak_no_grad_would_not_lower_gets_no_inference_mode_advice(path: Path, big: int):
+    peak, big_at_peak = _replayed_peak(path)
+    assert big_at_peak == big  # the pass's own working set at its peak: 3 (eager) or 2 (compiled) score matrices
+    rep = _analyze(path)
+    mem = rep.gpus[0].memory
+    assert mem["peak_allocated_bytes"] == peak
+    assert not [f.id for f in rep.findings if f.id.startswith("activation_memory")], [f.id for f in rep.findings]
+
+
+def test_the_compiled_passes_are_forward_passes_and_its_steps():
+    """The compiled twin reads as what it is: 100 forward passes (first and last dropped), no training."""
+    rep = _analyze(COMPILED)
+    assert rep.job["kind"] == "inference", rep.job
+    assert (rep.steps["found"], rep.steps["count"]) == (100, 98)

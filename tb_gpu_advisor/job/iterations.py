@@ -139,6 +139,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
         got, confidence = _stackless_iterations(me), "low"
     else:
         got = _iterations(me)
+        if got is None and not _module_phases(me):
+            got, confidence = _stackless_passes(me, UNPHASED_WHY), "low"
     if got is None:
         return None
     start, end, note, name = got
@@ -1008,9 +1010,27 @@ def _alike_run(keys: list[tuple[int, ...]]) -> tuple[int, int] | None:
     return best
 
 
-def _stackless_passes(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    """The forward passes of a history recorded without stacks (:func:`pass_phases`), each from its first allocation
-    to the next one's (the last to its return to the floor), said to be read so."""
+#: Why a framed history's passes are read from its pattern, as a stackless one's are (:func:`_stackless_passes`).
+UNPHASED_WHY = "its frames naming no module's forward, backward or optimizer (functional code)"
+
+
+def _module_phases(me: MemoryEvents) -> bool:
+    """Whether any allocation's frames name a module's forward, autograd's backward or an optimizer (its phase).
+
+    Why: a pass is cut by those phases (:func:`_phases_held`); a forward written as plain functions -- a hand-written
+    attention called on tensors, not an ``nn.Module`` -- has frames but none of them, so nothing said where a pass is
+    though the history repeats one (sungdk0822's CS336 attention benchmark: 100 passes read as no step, its
+    ``torch.compile`` twin, whose Inductor frames read as a forward, as 98)."""
+    phases = np.unique(me.phase[me.delta > 0])
+    return any(MEMORY_PHASES[p] in ("forward", "backward", "optimizer") for p in phases.tolist()
+               if 0 <= p < len(MEMORY_PHASES))
+
+
+def _stackless_passes(me: MemoryEvents, why: str = "the snapshot recording no stacks"
+                      ) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The forward passes of a history no frame cuts -- recorded without stacks, or with frames that name no phase
+    (``why``) -- read from its pattern (:func:`pass_phases`), each from its first allocation to the next one's (the
+    last to its return to the floor), said to be read so."""
     passes = pass_phases(me)
     if passes is None:
         return None
@@ -1018,7 +1038,7 @@ def _stackless_passes(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, st
     bounds = [*starts, passes.end + 1]
     n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
     note = _iterations_note(False, starts, k, True, bounds, n_alloc, me.allocated - me.delta, np.zeros(0, np.int64))
-    note += (f"; read from the allocation pattern, the snapshot recording no stacks: {k} times in a row the same "
+    note += (f"; read from the allocation pattern, {why}: {k} times in a row the same "
              f"{plural(passes.size, 'allocation')} in the same order, all freed by the end, each taken for a forward "
              f"pass (low confidence: no frame says so)")
     t = me.t

@@ -8,7 +8,8 @@ Warning from ``memory.pressure.warning`` of the GPU in use, info below.  Saving:
 segments let freed space serve a request of any size).  A GPU known only by its state at the dump (a snapshot without
 history: no event) is not judged: the most ever allocated at once is not in it, and the free bytes at the dump may be
 the cache of an earlier, higher use rather than split blocks (Maphsge4/select_n's 3 GiB wholly free segment); nor is
-one whose history never takes allocated memory above its level at the history's start (its peak is older than it).
+one whose history never takes allocated memory above its level at the history's start (its peak is older than it),
+nor one whose gap is whole empty segments (the cache of an earlier, larger use: no split block).
 """
 
 from __future__ import annotations
@@ -30,8 +31,7 @@ def check(m: HostMetrics) -> list[Finding]:
         if not g.gap_bytes or not g.peak_reserved_bytes or not g.events or _peak_before_history(g):
             continue  # no history: the peak allocated is unknown, the gap at the dump may be an earlier use's cache
         share = g.gap_bytes / g.peak_reserved_bytes
-        of_gpu = g.gap_bytes / (g.capacity_bytes or g.peak_reserved_bytes)  # unknown capacity: against the peak
-        if share >= T("memory.fragmentation.share") and of_gpu >= T("memory.fragmentation.min_share"):
+        if _fragmented(g, g.gap_bytes, g.peak_reserved_bytes) and not _whole_segments_only(g):
             cands.append((g.gap_bytes, share, g))
     if not cands:
         return []
@@ -69,3 +69,23 @@ def _peak_before_history(g: GpuMemory) -> bool:
     dump), and the reserve beside it is the cache of that unrecorded use, no evidence of split blocks
     (jogregoire/How-Diffusion-Models-Work ``my_snapshot.pickle``: one free in its history)."""
     return g.start_bytes is not None and g.peak_allocated_bytes <= g.start_bytes
+
+
+def _fragmented(g: GpuMemory, gap: int, reserved: int) -> bool:
+    """Whether a gap of ``gap`` bytes beside ``reserved`` passes both bounds: its share of the reserve, and of the GPU
+    (of the reserve where its capacity is unknown)."""
+    return (gap / reserved >= T("memory.fragmentation.share")
+            and gap / (g.capacity_bytes or reserved) >= T("memory.fragmentation.min_share"))
+
+
+def _whole_segments_only(g: GpuMemory) -> bool:
+    """Whether, with the segments known, the reserve beyond the allocated peak is whole empty segments: counted only
+    in segments that hold a block (``peak_reserved_in_use_bytes``), the gap passes no bound.  Why: a whole free
+    segment is no split block -- any request up to its size fits it, and ``empty_cache()`` hands it back -- but the
+    cache of an earlier, larger use in the same process (a benchmark sweep's previous, longer sequence: sungdk0822's
+    CS336 attention snapshots: 31.5 of 31.6 GiB reserved in wholly free segments at the dump, beside a 1.59 GiB peak,
+    read as 30 GiB "in split, cached blocks" with expandable segments as the fix; h37-survey49)."""
+    in_use = g.peak_reserved_in_use_bytes
+    if in_use is None or not g.peak_allocated_bytes:
+        return False
+    return not _fragmented(g, max(in_use - g.peak_allocated_bytes, 0), max(in_use, 1))

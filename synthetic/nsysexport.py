@@ -2656,7 +2656,7 @@ def write_launcher_waits(path: str, steps: int = 8, launches: int = 2, waited: i
         api.t += int(between_us * us)
         for j in range(launches + waited):
             op("aten::empty", False)
-            if j % 2 and j // 2 < waited or j // 2 >= launches:  # a waited launch
+            if (j % 2 == 1 and j // 2 < waited) or j // 2 >= launches:  # a waited launch: odd ones, then the rest
                 waits.append((api.t, api.t + int(wait_us * us), wait, gtid))
                 api.t += int((wait_us + after_wait_us) * us)
             else:

@@ -893,7 +893,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"{_sentence(launcher_words(ctx, launcher, ctx.m.launcher_launches))}"
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
         title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
-        metric=_device_share_metric(dev, sev, launcher_detail(launcher, ctx.m.launcher_launches)),
+        metric=_device_share_metric(dev, sev, _launcher_whole(unrecorded_ms, launcher, ctx.m.launcher_launches)),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
@@ -913,6 +913,14 @@ def _launcher_part(m: HostMetrics, unrecorded_ms: float) -> float:
     the launcher's part of it was named nowhere (h37-launcherhb; the Triton microbenchmark of survey h37-survey44 under
     Nsight with ``-t osrt``)."""
     return min(m.unrecorded_before_launcher_ms, unrecorded_ms) if unrecorded_ms > 0 else 0.0
+
+
+def _launcher_whole(unrecorded_ms: float, launcher_ms: float, launches: float) -> dict[str, float]:
+    """The host-bound finding's detail where it names a launcher's part (none without): that part and its launches
+    (``launcher_detail``), with the unrecorded whole it is a part of (``unrecorded_ms``, as the unrecorded-idle
+    warning's), so a reader -- and the ``launcher<=unrecorded`` law -- sees both."""
+    detail = launcher_detail(launcher_ms, launches)
+    return {"unrecorded_ms": round(unrecorded_ms, 3), **detail} if detail else {}
 
 
 def _with_launcher_fix(ctx: Ctx, actions: list, launcher_ms: float) -> list:

@@ -2607,6 +2607,81 @@ def write_untraced_host_loop(path: str, steps: int = 12, kernels: int = 8, kerne
             "step_ms": (kernels * 15 + host_us) / 1000.0}
 
 
+def write_launcher_waits(path: str, steps: int = 8, launches: int = 2, waited: int = 2, launcher_us: float = 40.0,
+                         wait_us: float = 60.0, after_wait_us: float = 0.0, between_us: float = 30.0,
+                         kernel_us: float = 2.0, wait: str = "poll", call: str = "cuLaunchKernel",
+                         settings: bool = True) -> dict:
+    """Write the export of a Triton kernel called outside ``torch.compile`` under ``nsys profile -t
+    cuda,nvtx,osrt`` with ``torch.autograd.profiler.emit_nvtx()`` (h37-launcherhb): each of ``steps`` iterations
+    (the program's NVTX range ``iteration {k}``) builds its input with one ATen op (``aten::normal_``, its kernel
+    launched inside the op through the runtime), runs ``between_us`` of its own Python no event records, then makes
+    ``launches + waited`` launches, alternating (a launcher's first): each allocates its output (``aten::empty``, no
+    kernel) and starts a kernel of ``kernel_us`` straight through the driver (``call``, no range around it).  Before
+    each of the ``launches`` the thread is silent ``launcher_us`` -- Triton's Python launcher, which nothing records;
+    before each of the ``waited`` it blocks ``wait_us`` in the OS call ``wait`` (the OS runtime trace records it:
+    a ``poll`` on a pipe, a ``read``), then is silent ``after_wait_us`` -- the launcher's own part of that silence.
+    The OS runtime trace as :func:`write_untraced_host_loop`'s (``settings``: the options say it was traced, at
+    1 us; without, the waits are rows nothing says are all of them).
+
+    Return the truth: per step, the launcher's time -- the untraced silences before bare driver launches, never the
+    traced wait (``launcher_ms_per_step``) -- and the launches it precedes (``launcher_launches_per_step``; a silence
+    under 5 us is no Python call's: ``launch.python_launcher_us``), the OS waits (``wait_ms_per_step``) and the
+    host's untraced time in all (``untraced_ms_per_step``: the launcher's and the loop's own Python)."""
+    us, ms = 1000, 1_000_000
+    pid = 4300
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 20 * ms, gap=0)
+    kern, ranges, waits = [], [], []
+    free, op_id = api.t, 0
+
+    def kernel(corr: int, name: str) -> None:
+        nonlocal free
+        a = max(api.t - 3 * us, free)  # the launch reaches the GPU before its call returns
+        free = a + int(kernel_us * us)
+        kern.append((a, free, corr, name))
+
+    def op(name: str, launch: bool) -> None:
+        nonlocal op_id
+        op_id += 1
+        a = api.t
+        api.t += 2 * us
+        if launch:
+            kernel(api("cudaLaunchKernel_v7000", 6 * us), "distribution_elementwise_grid_stride_kernel")
+        api.t += 2 * us if launch else 6 * us
+        ranges.append((a, api.t, f"{name}, op_id = {op_id}"))
+
+    for k in range(steps):
+        opened = api.t
+        op("aten::normal_", True)
+        api.t += int(between_us * us)
+        for j in range(launches + waited):
+            op("aten::empty", False)
+            if (j % 2 == 1 and j // 2 < waited) or j // 2 >= launches:  # a waited launch: odd ones, then the rest
+                waits.append((api.t, api.t + int(wait_us * us), wait, gtid))
+                api.t += int((wait_us + after_wait_us) * us)
+            else:
+                api.t += int(launcher_us * us)
+            kernel(api(call, 8 * us), "_qk_draft_hist_kernel")
+        ranges.append((opened, api.t, f"iteration {k}"))
+        api.t += 2 * us
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 128, 128, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None,
+                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python3", thread="pt_main_thread",
+                copy_enums=False, sync_enum=False)
+    add_os_runtime(path, _runtime_os_calls(path, "", None) + waits, settings=settings)
+    floor = 5.0  # launch.python_launcher_us
+    after = waited * after_wait_us if after_wait_us >= floor else 0.0
+    return {"steps": steps, "launcher_ms_per_step": (launches * launcher_us + after) / 1000.0,
+            "launcher_launches_per_step": launches + (waited if after else 0),
+            "wait_ms_per_step": waited * wait_us / 1000.0,
+            "untraced_ms_per_step": (between_us + launches * launcher_us + waited * after_wait_us) / 1000.0}
+
+
 # --------------------------------------------------------------------------- XLA running while loops from the host
 
 

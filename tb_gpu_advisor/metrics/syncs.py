@@ -38,8 +38,8 @@ from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, PS_PER_US,
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import (sorted_unique, starts_in_windows, subtract_intervals, union_intervals,
-                                          unique_inverse)
+from tb_gpu_advisor.model.columns import (sorted_unique, starts_in_windows, subtract_intervals, time_within,
+                                          union_intervals, unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
 
@@ -704,7 +704,11 @@ def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[flo
     (``gap_windows``: GPU -> ``GapColumns.windows``, ps; :func:`_in_gaps`) and the launches whose silence reaches
     into a gap: what the gaps' check names of its own unrecorded time.  Why from the same silences: one launcher's
     time is one measure, of which the gaps hold a part (h37-launcher2: a launcher opening each step spends the
-    first launch's silence in the gap before it, the rest inside the step)."""
+    first launch's silence in the gap before it, the rest inside the step).
+
+    A silence is the launcher's only outside the OS waits its thread was traced in (:func:`_ran_in`: Nsight's OS
+    runtime trace, context switches): a thread blocked in ``poll`` before its launch runs no launcher, and the floor
+    applies to what it ran (h37-launcherhb: a traced 40 us wait before a bare ``cuLaunchKernel`` was counted whole)."""
     h = ctx.h
     if not len(h) or not ctx.steps.count:
         return 0.0, 0.0, 0.0, 0.0
@@ -717,11 +721,13 @@ def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[flo
         if not calls.size:
             continue
         s, e = _silence_before(h, _recorded(ctx, calls), calls)
-        keep = (e - s) >= T("launch.python_launcher_us") * PS_PER_US  # shorter: a compiled launcher's own call
+        lines = h.line[calls].astype(np.int64)
+        # shorter: a compiled launcher's own call; a thread's traced OS wait is no launcher's time (h37-launcherhb)
+        keep = _ran_in(ctx, lines, s, e) >= T("launch.python_launcher_us") * PS_PER_US
         launches += int(keep.sum())
         if not keep.any():
             continue
-        spans = union_intervals(s[keep], e[keep])
+        spans = _out_of_waits(ctx, lines[keep], s[keep], e[keep])
         total_ps += float(bd.ledger_of(ctx, g, *spans)[_OTHER])
         windows = (gap_windows or {}).get(g.d.gpu)
         in_gaps = _in_gaps(ctx, g, [spans], windows)
@@ -730,6 +736,48 @@ def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[flo
             gap_launches += int(_reach_into(s[keep], e[keep], windows).sum())
     return (float(ctx.per_step(total_ps, unit=PS_PER_MS)), float(ctx.per_step(launches)),
             float(ctx.per_step(gaps_ps, unit=PS_PER_MS)), float(ctx.per_step(gap_launches)))
+
+
+def _thread_waits(ctx: Context, line: int) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted (starts, ends), ps, of the OS waits the capture traced on thread ``line`` (its outermost ones,
+    ``breakdown._outer_waits``: an OS runtime call, a stretch off the CPU); empty where it traced none there."""
+    w = ctx.trace.host_waits
+    none = np.zeros(0, np.int64)
+    if w is None or not len(w):
+        return none, none
+    outer = bd._outer_waits(ctx)
+    mine = outer[w.line[outer].astype(np.int64) == line]
+    return union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64)) if mine.size else (none, none)
+
+
+def _ran_in(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per silence [``s``, ``e``) (ps) of the thread ``lines`` names: its length less the time that thread spent in
+    a traced OS wait inside it (:func:`_thread_waits`).  Why: where the capture traces the host's waits (Nsight's
+    ``-t osrt``, context switches), the silence before a bare driver launch may be the thread blocked in ``poll`` or
+    ``read``, which is no launcher's code: only what the thread did outside its traced waits can be the launcher's
+    (h37-launcherhb; a 40 us ``poll`` before a launch was named "a Python launcher's own time")."""
+    ran = (e - s).astype(np.float64)
+    for line in sorted_unique(lines).tolist():
+        ws, we = _thread_waits(ctx, line)
+        if ws.size:
+            mine = lines == line
+            ran[mine] -= time_within(ws, we, s[mine], e[mine])
+    return ran
+
+
+def _out_of_waits(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union, disjoint and sorted (ps), of the silences [``s``, ``e``) less each one's thread's traced OS waits
+    (:func:`_thread_waits`): the launcher's time the ledger books, as :func:`_ran_in` counts it per silence."""
+    out_s, out_e = [s[:0]], [e[:0]]
+    for line in sorted_unique(lines).tolist():
+        mine = lines == line
+        a, b = s[mine], e[mine]
+        ws, we = _thread_waits(ctx, line)
+        if ws.size:
+            a, b = subtract_intervals(a, b, ws, we)
+        out_s.append(np.asarray(a, np.int64))
+        out_e.append(np.asarray(b, np.int64))
+    return union_intervals(np.concatenate(out_s), np.concatenate(out_e))
 
 
 def _reach_into(s: np.ndarray, e: np.ndarray, windows: np.ndarray) -> np.ndarray:

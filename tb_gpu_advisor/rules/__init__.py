@@ -47,7 +47,7 @@ from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import (RECORD_HOST, WAIT_SOURCE, WAIT_SOURCE_ASSUMPTION, WRITE_OUTPUT,
-                                           gap_inside_steps, launcher_detail, launcher_words)
+                                           after_record_fix, gap_inside_steps, launcher_detail, launcher_words)
 from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 __all__ = ["evaluate", "evaluate_job", "evaluate_session", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES", "fill_pointers",
@@ -698,7 +698,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
                                                              **launcher_detail(launcher, metrics.launcher_launches)}),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other,
                              label="GPU idle with the host unobserved" if ctx.no_host else "unrecorded host time"),
-        actions=(ctx.record_host_fix() or [RECORD_HOST]) + (ctx.fit(ctx.fw.extra("step_gaps:launcher")) if launcher > 0 else []),
+        actions=_with_launcher_fix(ctx, ctx.record_host_fix() or [RECORD_HOST], launcher),
     )
     f.guide_section = "§1 overview"
     f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
@@ -877,6 +877,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         actions = [_move_host_work(idle, launch)] + launch
     else:
         actions = ctx.fw.fix("launch_bound")
+    launcher = _launcher_part(ctx.m, unrecorded_ms)
     loop = None if unseen or elsewhere else launch_bound.host_loop(ctx.m, host_ms)
     if loop is not None:  # the host runs the compiled programs' loops: the step is jitted already, the loop is the fix
         actions, what = ctx.fw.fix("launch_bound:host_loop"), " (XLA running loop iterations from the host)"
@@ -889,18 +890,46 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the {unit} is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
+        f"{_sentence(launcher_words(ctx, launcher, ctx.m.launcher_launches))}"
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
         title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",
-        metric=_device_share_metric(dev, sev),
+        metric=_device_share_metric(dev, sev, _launcher_whole(unrecorded_ms, launcher, ctx.m.launcher_launches)),
         saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
                       [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute + st.breakdown.other, label="host work"),
-        # the code the capture did not record is seen first where it is most of the time
-        actions=actions,
+        # the code the capture did not record is seen first where it is most of the time; the launcher's fix after it
+        actions=_with_launcher_fix(ctx, actions, launcher),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _launcher_part(m: HostMetrics, unrecorded_ms: float) -> float:
+    """The part of the host-bound finding's unrecorded time (ms per step, the thread on the CPU where the capture
+    traced its waits: :func:`on_cpu_unrecorded_ms`) a Python launcher spends right before its bare driver launches
+    (``HostMetrics.unrecorded_before_launcher_ms``, its silences less the thread's traced OS waits), at most that
+    whole.  Why: where the waits are traced the unrecorded-idle warning is silent and this finding names the time, so
+    the launcher's part of it was named nowhere (h37-launcherhb; the Triton microbenchmark of survey h37-survey44 under
+    Nsight with ``-t osrt``)."""
+    return min(m.unrecorded_before_launcher_ms, unrecorded_ms) if unrecorded_ms > 0 else 0.0
+
+
+def _launcher_whole(unrecorded_ms: float, launcher_ms: float, launches: float) -> dict[str, float]:
+    """The host-bound finding's detail where it names a launcher's part (none without): that part and its launches
+    (``launcher_detail``), with the unrecorded whole it is a part of (``unrecorded_ms``, as the unrecorded-idle
+    warning's), so a reader -- and the ``launcher<=unrecorded`` law -- sees both."""
+    detail = launcher_detail(launcher_ms, launches)
+    return {"unrecorded_ms": round(unrecorded_ms, 3), **detail} if detail else {}
+
+
+def _with_launcher_fix(ctx: Ctx, actions: list, launcher_ms: float) -> list:
+    """``actions`` and, where a launcher's time is named (``launcher_ms`` > 0), the framework's fix for it
+    (``step_gaps:launcher``) -- right after the fix that asks to record the host where the list holds it, as the
+    gaps' check places it."""
+    if launcher_ms <= 0:
+        return actions
+    return after_record_fix(actions, ctx.record_host_fix() or [RECORD_HOST], ctx.fit(ctx.fw.extra("step_gaps:launcher")))
 
 
 def _step_dispatch_words(ctx: Ctx) -> str:

@@ -246,7 +246,7 @@ def _diagnose(ctx: Ctx, m: HostMetrics, p: _Parts, sev: str, private: bool, outs
     launcher = _launcher_in_gaps(m, p, waited)
     if launcher > 0:  # whose the unrecorded time is, and its own fix, beside the way to record it
         record = ctx.record_host_fix(f"{ID}:unrecorded") or [RECORD_HOST]
-        actions = _after_record_fix(actions, record, ctx.fit(ctx.fw.extra(f"{ID}:launcher")))
+        actions = after_record_fix(actions, record, ctx.fit(ctx.fw.extra(f"{ID}:launcher")))
     if p.input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(p.input_ms)} {ctx.a_step} of the gaps is input wait: see the input-bound finding (guide §1.1)."))
     return _Diagnosis(cause=cause, actions=actions, assumption=assumption, severity=sev, waited=waited,
@@ -263,7 +263,7 @@ def _launcher_in_gaps(m: HostMetrics, p: _Parts, waited: float) -> float:
     return 0.0 if waited else min(m.unrecorded_before_launcher_in_gaps_ms, p.unexplained_ms)
 
 
-def _after_record_fix(actions: list, record: list, fix: list) -> list:
+def after_record_fix(actions: list, record: list, fix: list) -> list:
     """``fix`` placed right after the fixes that ask to record the host (``record``) where the list holds them (the
     two are read together: see the time, and what cuts the launcher's part of it), else after the first fix."""
     at = max((i + 1 for i, a in enumerate(actions) if a in record), default=1)

@@ -151,9 +151,10 @@ def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found:
 
 
 def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
-    """A host-read first step that starts at the capture window's own start and is shorter than every later step: the
-    window's start cuts it, so it holds only part of what every later step holds.  Dropped where another step remains,
-    as a last step the capture ended inside is (:func:`_drop_short_last`).
+    """A host-read first step that starts at no loop boundary (:func:`_first_start_unmarked`: the capture window's
+    start, or the first thing the window shows) and is shorter than every later step: the window's start cuts it, so
+    it holds only part of what every later step holds.  Dropped where another step remains, as a last step the
+    capture ended inside is (:func:`_drop_short_last`).
 
     ASSUMPTION this replaces: a first step floored at the window's start is a whole step.  A reading that starts each
     step at the previous iteration's end starts the first one the lead the later ones show before their first range
@@ -164,15 +165,38 @@ def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep
     of 31.18 against the job's 41.39 ms period (h37-walk24, ``--zero12`` walk seed 70120)."""
     if r.source not in _HOST_SOURCES or kept.ids.size < 2 or int(kept.ids[0]) != int(r.ids[0]):
         return
-    if int(kept.hs[0]) > r.trace.window_start_ps():
+    where = _first_start_unmarked(r, kept)
+    if not where:
         return
     held = int(kept.he[0]) - int(kept.hs[0])
     later = int((kept.he[1:] - kept.hs[1:]).min())
     if held >= later:
         return
-    _drop_one(r, kept, dropped, 0, f"partial: {held / PS_PER_MS:,.2f} ms from the capture window's start, where every "
-              f"later step ran at least {later / PS_PER_MS:,.2f} ms: the window's start cuts it",
+    _drop_one(r, kept, dropped, 0, f"partial: {held / PS_PER_MS:,.2f} ms from {where}, where every later step ran at "
+              f"least {later / PS_PER_MS:,.2f} ms: the window's start cuts it",
               "; dropped the first step: the capture window's start cuts it")
+
+
+def _first_start_unmarked(r: _Reading, kept: _Kept) -> str:
+    """Where the first kept step starts, in words, where that start is no loop boundary the trace shows; "" where it
+    is one.  Floored at the capture window's start, it is the window's; in a reading that runs each step from one
+    update's end to the next (``step_end_events``, the update readings' ``tiled_by_updates``), a first step that
+    starts at or before the first thing the window shows has no update before it: its start is the window's first
+    event (less the lead the later steps show, ``job.structure.first_iteration_start``), not where an iteration
+    began.
+
+    ASSUMPTION this replaces: a first step the window's start does not floor starts at a loop boundary.  A Kineto loop
+    read from its optimizer steps, 20 ms of untraced host time after each update's ``.item()``, the window opening
+    in that time: the lead every later step shows after its update is the read-back's, none, so the first step began
+    at the window's first op and held 0.084 of 20.11 ms, 0.155 ms after the window's start -- where the floor rule
+    never looked (h37-opens2)."""
+    start = int(kept.hs[0])
+    if start <= r.trace.window_start_ps():
+        return "the capture window's start"
+    if not (r.source == "step_end_events" or r.tiled_by_updates):
+        return ""
+    h = r.trace.h
+    return "the window's first event (no update before it)" if len(h) and start <= int(h.start.min()) else ""
 
 
 def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:

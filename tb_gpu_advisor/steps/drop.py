@@ -152,9 +152,10 @@ def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found:
 
 def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
     """A host-read first step that starts at no loop boundary (:func:`_first_start_unmarked`: the capture window's
-    start, or the first thing the window shows) and is shorter than every later step: the window's start cuts it, so
-    it holds only part of what every later step holds.  Dropped where another step remains, as a last step the
-    capture ended inside is (:func:`_drop_short_last`).
+    start, or the first thing the window shows) and that, even from the window's start, is shorter than every later
+    step (:func:`_first_and_later`): the window's start cuts it, so it holds only part of what every later step
+    holds.  Dropped where another
+    step remains, as a last step the capture ended inside is (:func:`_drop_short_last`).
 
     ASSUMPTION this replaces: a first step floored at the window's start is a whole step.  A reading that starts each
     step at the previous iteration's end starts the first one the lead the later ones show before their first range
@@ -168,27 +169,38 @@ def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep
     where = _first_start_unmarked(r, kept)
     if not where:
         return
-    held, later = _first_and_later(r, kept)
+    floor = r.trace.window_start_ps()
+    held, later = _first_and_later(kept, floor)
     if held >= later:
         return
-    _drop_one(r, kept, dropped, 0, f"partial: {held / PS_PER_MS:,.2f} ms from {where}, where every later step ran at "
-              f"least {later / PS_PER_MS:,.2f} ms: the window's start cuts it",
+    read = int(kept.he[0]) - int(kept.hs[0])
+    since = "" if where == _WINDOW_START else f"{read / PS_PER_MS:,.2f} ms from {where}, "
+    _drop_one(r, kept, dropped, 0, f"partial: {since}{held / PS_PER_MS:,.2f} ms from {_WINDOW_START} to the next "
+              f"step's start, where every later step ran at least {later / PS_PER_MS:,.2f} ms from its start to the "
+              f"next's: the window's start cuts it",
               "; dropped the first step: the capture window's start cuts it")
 
 
-def _first_and_later(r: _Reading, kept: _Kept) -> tuple[int, int]:
-    """The first kept step's length and the least of the later ones' (ps): each rank's thread's own where the reading
-    keeps them (:meth:`_Reading.line_windows`; the thread whose first step falls least short, so that every thread's
-    is short where the first is dropped), else the host's windows.
+#: where a first step floored at the window's start starts, in words
+_WINDOW_START = "the capture window's start"
 
-    Why each thread's own: the host's windows of one step run from the first rank's start to the last rank's end, and
-    the last one stretches to the last rank's work -- the ranks' lag, no part of any step.  Two DeepSpeed iterations
-    on 4 ranks 50 us apart read 2.97 and 3.12 ms host-wide where every rank's own were 2.97 ms, whole
-    (``--forms12`` walk seed 494, h37-opens2)."""
-    pairs = [(int(e[0] - s[0]), int((e[1:] - s[1:]).min())) for s, e in r.line_windows().values() if s.size >= 2]
-    if pairs:
-        return max(pairs, key=lambda p: p[0] - p[1])
-    return int(kept.he[0]) - int(kept.hs[0]), int((kept.he[1:] - kept.hs[1:]).min())
+
+def _first_and_later(kept: _Kept, floor: int) -> tuple[int, int]:
+    """The first kept step's time from the capture window's start (``floor``, ps: the most of it the window could
+    hold, whatever lead its reading gave it) to the next step's start, and the least time any later step but the last
+    ran from its start to the next's (ps); (0, 0), nothing to judge by, where fewer than three steps are kept.
+
+    Why from the window's start: a first step at no loop boundary could have begun anywhere from the window's start
+    to its first event; where the window holds room for a whole step before its end, nothing shows it cut -- a loop
+    that began inside the window, its read-back after each update (a compiled loop's 64 us ``.item()`` and 10 us
+    turn, 150 us of window before its first op: h37-seeds24's ``tests/job/test_last_update_tail.py``).  Why start to
+    start, the last left out: the last step's end is its reading's (stretched to its read-back, its launched work, the
+    last rank's reach), no next step's start -- 2 DDP iterations of 3.71 ms whose host runs ahead read a last host
+    window of 6.49 ms (``tests/steps/test_two_update_steps_ahead.py``), and 4 ranks 50 us apart 3.12 ms for 2.97
+    (``--forms12`` walk seed 494): the first step whole either way, as start to start shows."""
+    if kept.hs.size < 3:
+        return 0, 0
+    return int(kept.hs[1]) - min(int(kept.hs[0]), floor), int(np.diff(kept.hs[1:]).min())
 
 
 def _first_start_unmarked(r: _Reading, kept: _Kept) -> str:
@@ -202,11 +214,11 @@ def _first_start_unmarked(r: _Reading, kept: _Kept) -> str:
     ASSUMPTION this replaces: a first step the window's start does not floor starts at a loop boundary.  A Kineto loop
     read from its optimizer steps, 20 ms of untraced host time after each update's ``.item()``, the window opening
     in that time: the lead every later step shows after its update is the read-back's, none, so the first step began
-    at the window's first op and held 0.084 of 20.11 ms, 0.155 ms after the window's start -- where the floor rule
+    at the window's first op and held 0.084 of 20.11 ms, 5.155 ms after the window's start -- where the floor rule
     never looked (h37-opens2)."""
     start = int(kept.hs[0])
     if start <= r.trace.window_start_ps():
-        return "the capture window's start"
+        return _WINDOW_START
     if not (r.source == "step_end_events" or r.tiled_by_updates):
         return ""
     h = r.trace.h

@@ -155,7 +155,7 @@ def _own_host_windows(r: _Reading) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     step k was placed at work a step earlier than the first rank's GPU's -- 4 ranks 1.5 ms apart whose host runs a step
     ahead read as GPUs starting "each step" 15 ms apart in a 14.7 ms step (h37-left62).  Each GPU's step k is where
     the work its own process launched in its own kth step runs."""
-    own = r.line_windows()
+    own = r.own.per_line if r.own is not None and r.source == "step_end_events" else r.per_line
     lines = r.trace.gpu_host_lines
     out: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if not own or not lines:

@@ -57,14 +57,6 @@ class _Reading:
         #: like :data:`~tb_gpu_advisor.steps.types._TILED`'s readings, whatever their source's name
         self.tiled_by_updates = False
 
-    def line_windows(self) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """Host line -> the windows (starts, ends) each rank's thread reads on its own: its updates' where the steps
-        are a training loop's step ends (``SpanSteps.per_line``), its ranges' where the ranges are each thread's
-        (:attr:`per_line`); {} where the reading keeps no thread's own."""
-        if self.own is not None and self.source == "step_end_events":
-            return self.own.per_line
-        return self.per_line
-
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):
         the caller's, else computed on first need -- many captures' steps never need them."""

@@ -80,12 +80,12 @@ class _Host:
         return 1
 
 
-def _reading(source: str, first_event_ps: int, tiled: bool = False) -> SimpleNamespace:
+def _reading(source: str, first_event_ps: int, tiled: bool = False,
+             window_start_ps: int = -5_000_000_000) -> SimpleNamespace:
     """The parts of a reading the rule asks: its source, step ids, whether it tiles from updates, its trace's window
-    start (5 ms before the first step) and first host event, its note."""
-    trace = SimpleNamespace(window_start_ps=lambda: -5_000_000_000, h=_Host(first_event_ps))
-    return SimpleNamespace(source=source, ids=np.arange(4), note="", tiled_by_updates=tiled, line_windows=dict,
-                           trace=trace)
+    start (5 ms before the first step unless told) and first host event, its note."""
+    trace = SimpleNamespace(window_start_ps=lambda: window_start_ps, h=_Host(first_event_ps))
+    return SimpleNamespace(source=source, ids=np.arange(4), note="", tiled_by_updates=tiled, trace=trace)
 
 
 @pytest.mark.parametrize(("source", "tiled", "first_event", "dropped"), [
@@ -110,25 +110,23 @@ def test_the_rule_by_construction(source, tiled, first_event, dropped):  # noqa:
     assert ("window's start cuts it" in r.note) == dropped
 
 
-@pytest.mark.parametrize(("lags_us", "first_ms", "dropped"), [
-    ((0, 50, 100, 150), 2.97, False),   # every rank's own first is whole: the host-wide one's shortfall is the lag
-    ((0, 50, 100, 150), 0.084, True),   # every rank's own first is short: cut
+@pytest.mark.parametrize(("steps", "first_ms", "dropped"), [
+    (3, 2.97, False),   # whole: the host-wide windows' lag (each later one 150 us longer) is no step's length
+    (3, 0.084, True),   # short, even from the window's start: cut
+    (2, 0.084, False),  # two steps: the later one is the last, whose end is its reading's -- nothing to judge by
 ])
-def test_each_ranks_own_first_step_decides(lags_us, first_ms, dropped):  # noqa: ANN001
-    """Each rank's thread's own windows (``_Reading.line_windows``) against its own later ones: 2 iterations of
-    2.97 ms on 4 ranks 50 us apart, tiled from their updates, read host-wide as 2.97 then 3.12 ms -- the last window
-    stretched to the last rank's end (``--forms12`` walk seed 494: this rule, asked host-wide, dropped a whole first
-    step)."""
+def test_later_steps_start_to_start(steps, first_ms, dropped):  # noqa: ANN001
+    """The first step from the window's start to the next's start against every later one but the last, start to
+    start: iterations of 2.97 ms on 4 ranks 50 us apart tiled from their updates, each host-wide window to the last
+    rank's end, 150 us longer (``--forms12`` walk seed 494's 2 iterations read 2.97 then 3.12 ms: compared window to
+    window, this rule dropped a whole first step), the window opened 1 ms before the first event."""
     from tb_gpu_advisor.steps.drop import _drop_window_start_first
     from tb_gpu_advisor.steps.reading import _Kept
-    period, first = int(2.97e9), int(first_ms * 1e9)
-    lines = {k: (np.array([lag * 10**6 - 1000, lag * 10**6 + first], np.int64),
-                 np.array([lag * 10**6 + first, lag * 10**6 + first + period], np.int64))
-             for k, lag in enumerate(lags_us)}
-    hs = np.array([-1000, first], np.int64)
-    he = np.array([first, first + period + 150 * 10**6], np.int64)  # the last host-wide window: to the last rank's end
-    r = _reading("nvtx_range", 0, tiled=True)
-    r.ids, r.line_windows = np.arange(2), lambda: lines
-    kept, out = _Kept(np.arange(2), hs, he, {}), []
+    period, first, lag = int(2.97e9), int(first_ms * 1e9), 50 * 10**6
+    ends = np.array([first + k * period for k in range(steps)], np.int64)
+    hs, he = np.r_[0, ends[:-1]].astype(np.int64), ends + 3 * lag
+    r = _reading("nvtx_range", 0, tiled=True, window_start_ps=-10**9)
+    r.ids = np.arange(steps)
+    kept, out = _Kept(np.arange(steps), hs, he, {}), []
     _drop_window_start_first(r, kept, out)
-    assert (len(out) == 1) == dropped and kept.ids.size == (1 if dropped else 2)
+    assert (len(out) == 1) == dropped and kept.ids.size == steps - dropped

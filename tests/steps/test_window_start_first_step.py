@@ -67,7 +67,7 @@ def _reading(window_start_ps: int):
     """The parts of a reading the rule asks: its host source, its step ids, its trace's window start, its note."""
     from types import SimpleNamespace
     return SimpleNamespace(source="nvtx_range", ids=np.arange(4), note="", tiled_by_updates=False,
-                           line_windows=dict, trace=SimpleNamespace(window_start_ps=lambda: window_start_ps))
+                           trace=SimpleNamespace(window_start_ps=lambda: window_start_ps))
 
 
 @pytest.mark.parametrize(("window_start", "first_ms", "dropped"), [

@@ -1,5 +1,6 @@
-"""A first step that starts at no loop boundary -- the first thing the capture window shows -- and is shorter than every
-later step is cut by the window's start, and dropped (h37-opens2, issue #37 class 2, "one account").
+"""A first step that starts at no loop boundary -- the first thing the capture window shows -- and that, even from the
+window's start, ran shorter than every later step is cut by the window's start, and dropped (h37-opens2, issue #37
+class 2, "one account").
 
 A Kineto loop with no ``prof.step()``, read from its optimizer steps (``job.structure.step_end_steps``: each step from
 one update's end to the next), 20 ms of untraced host time after each update's ``.item()``: the window opened inside
@@ -8,12 +9,15 @@ update; the first holds none (they ran before the window), so it read 0.084 of 2
 4 steps.  ``steps.drop._drop_window_start_first`` looked only at a first step floored at the window's start, and this
 one starts 5 ms after it, at the window's first op.  Wrong assumption: *a first step the window's start does not
 floor starts at a loop boundary*.  In a reading tiled from update ends, the first step has no update before it: its
-start is the first thing the window shows, wherever the window opened.
+start is the first thing the window shows, wherever the window opened.  Whether an iteration ran before the window
+the trace cannot show; where the window holds room for a whole step before the first one's end (its start to the
+next's, against every later step's but the last, whose end is its reading's), nothing shows it cut, and it is kept.
 
 Truth by construction: ``synthetic.randjobs`` ``opened_in_loop_us`` (``randjobs.TRUTH``: the iterations and their
-period).  Controls: the same loop marked by ``prof.step()`` (its first mark is a boundary: nothing dropped), a first
-step whose lead the reading found (``--forms13`` walk seeds 143, 220, 256: whole, kept), and the rule's conditions one
-by one on steps built by hand."""
+period).  Controls: the same loop marked by ``prof.step()`` (its first mark is a boundary: nothing dropped), the loop
+begun inside the window with its read-back and no idle (the window's 150 us before it hold its turn: kept), a first
+step whose lead the reading found (``--forms13`` walk seeds 143, 220, 256: whole, kept), and the rule's conditions
+one by one on steps built by hand."""
 
 from __future__ import annotations
 
@@ -57,6 +61,13 @@ def test_control_a_loop_marked_by_prof_step_keeps_its_first_step(tmp_path):  # n
     """The same loop with ``prof.step()``: its first mark is where an iteration began -- a boundary -- and whole."""
     found = _steps(tmp_path, steps=4, **{**_CUT, "marker": "profiler_step"})
     assert (found["source"], found["found"], found["dropped"]) == ("profiler_step", 4, []), found
+
+
+def test_control_a_loop_begun_in_the_window_keeps_its_first_step(tmp_path):  # noqa: ANN001 - pytest's tmp_path
+    """The loop starting 150 us after the window opens, its ``.item()`` after each update and no idle: the first step
+    lacks a read-back and a turn (none ran before it), yet the window before it has room for them -- kept."""
+    found = _steps(tmp_path, steps=4, marker="none")
+    assert (found["source"], found["found"], found["dropped"]) == ("step_end_events", 4, []), found
 
 
 @pytest.mark.parametrize("seed", [143, 220, 256])

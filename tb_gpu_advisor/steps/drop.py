@@ -154,8 +154,8 @@ def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep
     """A host-read first step that starts at no loop boundary (:func:`_first_start_unmarked`: the capture window's
     start, or the first thing the window shows) and that, even from the window's start, is shorter than every later
     step (:func:`_first_and_later`): the window's start cuts it, so it holds only part of what every later step
-    holds.  Dropped where another
-    step remains, as a last step the capture ended inside is (:func:`_drop_short_last`).
+    holds.  Dropped where another step remains, as a last step the capture ended inside is
+    (:func:`_drop_short_last`); a floored first step as an update-tiled one, judged from three steps on.
 
     ASSUMPTION this replaces: a first step floored at the window's start is a whole step.  A reading that starts each
     step at the previous iteration's end starts the first one the lead the later ones show before their first range
@@ -214,7 +214,7 @@ def _first_start_unmarked(r: _Reading, kept: _Kept) -> str:
     ASSUMPTION this replaces: a first step the window's start does not floor starts at a loop boundary.  A Kineto loop
     read from its optimizer steps, 20 ms of untraced host time after each update's ``.item()``, the window opening
     in that time: the lead every later step shows after its update is the read-back's, none, so the first step began
-    at the window's first op and held 0.084 of 20.11 ms, 5.155 ms after the window's start -- where the floor rule
+    at the window's first op, 5.005 ms after the window's start, and held 0.084 of 20.11 ms -- where the floor rule
     never looked (h37-opens2)."""
     start = int(kept.hs[0])
     if start <= r.trace.window_start_ps():

@@ -129,7 +129,8 @@ KINETO_BASE: dict[str, Any] = {
     "efficiency": 0.5, "marker": "profiler_step", "range_name": "train_step", "launch_us": 8.0, "loop_us": 2.0,
     "python_us": 0.0,
     "loader_us": 0.0, "copies": [], "unrecorded_us": 0.0, "idle_us": 0.0, "reads": 0, "end_sync": "item",
-    "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "comm_waited": True, "slow_rank": None, "no_gpu": False}
+    "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "comm_waited": True, "slow_rank": None, "no_gpu": False,
+    "opened_in_loop_us": 0.0}
 
 
 def kineto_job(seed: int = 0, **overrides: Any) -> Job:
@@ -397,12 +398,34 @@ def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
 
 def _write_kineto(job: Job, run: str) -> None:
     p = job.params
-    ranks = [T.Rank(rank=k, pid=4100 + k, device=k) for k in range(p["ranks"])]
+    opened = _opened_in_loop_us(p)
+    ranks = [T.Rank(rank=k, pid=4100 + k, device=k, **({"host_us": T.T0_US + opened} if opened else {}))
+             for k in range(p["ranks"])]
+    starts = []
     for n in range(2, 2 + p["steps"]):
+        starts.append(max(r.host_us for r in ranks))
         _step(ranks, p, n)
+    if opened:  # every iteration alike: the period is each one's length, start to start
+        bounds = starts + [max(r.host_us for r in ranks)]
+        TRUTH[job.seed] = {"steps": p["steps"], "step_ms": (bounds[-1] - bounds[0]) / p["steps"] / 1e3}
     for r in ranks:
         stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000
         T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, len(ranks)))
+
+
+def _opened_in_loop_us(p: dict[str, Any]) -> float:
+    """How long before the first recorded iteration's start the profiler's window opened inside the loop
+    (``opened_in_loop_us``; 0: the loop starts in the window, ``torchtrace.TRACE_LEAD_US`` after it opens).
+
+    Truth by construction (h37-opens2): an iteration ran before the window and ended in the loop's untraced time
+    after its read-back (``idle_us``), the window opening in that time -- its GPU work done at its end sync and its
+    host in no event, nothing of it is recorded, yet the first iteration the window shows lacks the read-back and
+    idle that every later one holds after its update.  Hence a read-back at each iteration's end and the window
+    inside the idle, else the iteration before would show."""
+    opened = float(p.get("opened_in_loop_us", 0.0))
+    if opened and (p["end_sync"] == "none" or opened > p["idle_us"] or p["ranks"] != 1):
+        raise ValueError("a window opened inside the loop needs one rank's end sync and an idle that holds it")
+    return opened
 
 
 def as_dict(job: Job) -> dict[str, Any]:

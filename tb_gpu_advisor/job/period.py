@@ -267,8 +267,8 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             best, offset = score, o
     own_at = _copies_own_waits(trace, launches, t_start, p, first, length)
     reads = _read_points(waited_at, own_at)
-    opens = reads and waited_at[0] >= _WAITED
-    if opens:  # the loop's first call begins where its launches begin repeating
+    opens = _opens_at_wait(waited_at)  # asked once: the reads' boundary and the host-bound one's alike
+    if reads and opens:  # the loop's first call begins where its launches begin repeating
         best, offset = (float(waited_at[0]), float(pause_at[0])), 0
     waited, pause = best
     # the typical gap between launches inside a step: the boundaries' own pauses left out, which in a short
@@ -287,7 +287,9 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     # a host slower than its GPU finds each call's work done when it reads the result: the sync returns at once and
     # the boundary's pause is only the loop's own turn, no multiple of a launch's gap -- there the one wait per
     # period, at the boundary that pauses longest, marks it (h37-tinyiter)
-    hostbound = not paused and only_here and (_turns_longest(pause_at, offset) or _opens_at_wait(waited_at, offset))
+    # (``only_here`` with ``opens`` puts the boundary at offset 0: a wait before most repeats' first launch anywhere
+    # else would be a second wait in the period)
+    hostbound = not paused and only_here and (_turns_longest(pause_at, offset) or opens)
     # a loop that reads back at a few fixed points of each call: its boundary, one of them, pauses longer than any
     # launch without a read (h37-twosync); the host slower than its GPU, or the boundary the one where the launches
     # begin repeating (:func:`_reads_bound_calls`)
@@ -476,17 +478,20 @@ def _turns_longest(pause_at: np.ndarray, offset: int) -> bool:
     return bool(others.size) and float(pause_at[offset]) > float(others.max())
 
 
-def _opens_at_wait(waited_at: np.ndarray, offset: int) -> bool:
-    """Whether the boundary ``offset`` is where the periodic region opens (offset 0) and the host waited for the GPU
-    there before every repeat: the loop's first call begins where its launches begin repeating, after its read.
+def _opens_at_wait(waited_at: np.ndarray) -> bool:
+    """Whether the periodic region opens at a wait: the host waited for the GPU before the first launch of most
+    repeats (``waited_at[0]``, the share of offset 0's instances with a sync), so the loop's first call begins where
+    its launches begin repeating, after its read.  One test for both readings that take that wait for the boundary:
+    a host-bound loop's one wait per period (``only_here``) and a loop's several reads (:func:`_read_points`).
 
     Why: where the host is slower than its GPU, :func:`_turns_longest` asks the boundary to pause longer than any gap
     inside a call -- but a call whose Python between ops outlasts the loop's turn, or whose pageable upload blocks the
     host inside the copy call, holds longer gaps than the turn: 9 calls of 2 layers, 106 us of Python after each op,
     their one ``.item()`` each followed by a 3.5 us turn, two ``non_blocking`` pageable uploads before it, read as one
     5.3 ms pass (h37-usercopies13, ``--forms13`` walk seed 21671).  The read's position needs no pause to say it where
-    the repeats open there."""
-    return offset == 0 and waited_at.size > 0 and float(waited_at[0]) >= _WAITED
+    the repeats open there.  Asked once (h37-opens2): the reads' reading asked it inline as well, the same test
+    twice."""
+    return waited_at.size > 0 and float(waited_at[0]) >= _WAITED
 
 
 def _read_points(waited_at: np.ndarray, own_at: np.ndarray) -> bool:

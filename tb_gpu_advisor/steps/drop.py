@@ -151,9 +151,11 @@ def _drop_cut_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep], found:
 
 
 def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:
-    """A host-read first step that starts at the capture window's own start and is shorter than every later step: the
-    window's start cuts it, so it holds only part of what every later step holds.  Dropped where another step remains,
-    as a last step the capture ended inside is (:func:`_drop_short_last`).
+    """A host-read first step that starts at no loop boundary (:func:`_first_start_unmarked`: the capture window's
+    start, or the first thing the window shows) and that, even from the window's start, is shorter than every later
+    step (:func:`_first_and_later`): the window's start cuts it, so it holds only part of what every later step
+    holds.  Dropped where another step remains, as a last step the capture ended inside is
+    (:func:`_drop_short_last`); a floored first step as an update-tiled one, judged from three steps on.
 
     ASSUMPTION this replaces: a first step floored at the window's start is a whole step.  A reading that starts each
     step at the previous iteration's end starts the first one the lead the later ones show before their first range
@@ -164,15 +166,63 @@ def _drop_window_start_first(r: _Reading, kept: _Kept, dropped: list[DroppedStep
     of 31.18 against the job's 41.39 ms period (h37-walk24, ``--zero12`` walk seed 70120)."""
     if r.source not in _HOST_SOURCES or kept.ids.size < 2 or int(kept.ids[0]) != int(r.ids[0]):
         return
-    if int(kept.hs[0]) > r.trace.window_start_ps():
+    where = _first_start_unmarked(r, kept)
+    if not where:
         return
-    held = int(kept.he[0]) - int(kept.hs[0])
-    later = int((kept.he[1:] - kept.hs[1:]).min())
+    floor = r.trace.window_start_ps()
+    held, later = _first_and_later(kept, floor)
     if held >= later:
         return
-    _drop_one(r, kept, dropped, 0, f"partial: {held / PS_PER_MS:,.2f} ms from the capture window's start, where every "
-              f"later step ran at least {later / PS_PER_MS:,.2f} ms: the window's start cuts it",
+    read = int(kept.he[0]) - int(kept.hs[0])
+    since = "" if where == _WINDOW_START else f"{read / PS_PER_MS:,.2f} ms from {where}, "
+    _drop_one(r, kept, dropped, 0, f"partial: {since}{held / PS_PER_MS:,.2f} ms from {_WINDOW_START} to the next "
+              f"step's start, where every later step ran at least {later / PS_PER_MS:,.2f} ms from its start to the "
+              f"next's: the window's start cuts it",
               "; dropped the first step: the capture window's start cuts it")
+
+
+#: where a first step floored at the window's start starts, in words
+_WINDOW_START = "the capture window's start"
+
+
+def _first_and_later(kept: _Kept, floor: int) -> tuple[int, int]:
+    """The first kept step's time from the capture window's start (``floor``, ps: the most of it the window could
+    hold, whatever lead its reading gave it) to the next step's start, and the least time any later step but the last
+    ran from its start to the next's (ps); (0, 0), nothing to judge by, where fewer than three steps are kept.
+
+    Why from the window's start: a first step at no loop boundary could have begun anywhere from the window's start
+    to its first event; where the window holds room for a whole step before its end, nothing shows it cut -- a loop
+    that began inside the window, its read-back after each update (a compiled loop's 64 us ``.item()`` and 10 us
+    turn, 150 us of window before its first op: h37-seeds24's ``tests/job/test_last_update_tail.py``).  Why start to
+    start, the last left out: the last step's end is its reading's (stretched to its read-back, its launched work, the
+    last rank's reach), no next step's start -- 2 DDP iterations of 3.71 ms whose host runs ahead read a last host
+    window of 6.49 ms (``tests/steps/test_two_update_steps_ahead.py``), and 4 ranks 50 us apart 3.12 ms for 2.97
+    (``--forms12`` walk seed 494): the first step whole either way, as start to start shows."""
+    if kept.hs.size < 3:
+        return 0, 0
+    return int(kept.hs[1]) - min(int(kept.hs[0]), floor), int(np.diff(kept.hs[1:]).min())
+
+
+def _first_start_unmarked(r: _Reading, kept: _Kept) -> str:
+    """Where the first kept step starts, in words, where that start is no loop boundary the trace shows; "" where it
+    is one.  Floored at the capture window's start, it is the window's; in a reading that runs each step from one
+    update's end to the next (``step_end_events``, the update readings' ``tiled_by_updates``), a first step that
+    starts at or before the first thing the window shows has no update before it: its start is the window's first
+    event (less the lead the later steps show, ``job.structure.first_iteration_start``), not where an iteration
+    began.
+
+    ASSUMPTION this replaces: a first step the window's start does not floor starts at a loop boundary.  A Kineto loop
+    read from its optimizer steps, 20 ms of untraced host time after each update's ``.item()``, the window opening
+    in that time: the lead every later step shows after its update is the read-back's, none, so the first step began
+    at the window's first op, 5.005 ms after the window's start, and held 0.084 of 20.11 ms -- where the floor rule
+    never looked (h37-opens2)."""
+    start = int(kept.hs[0])
+    if start <= r.trace.window_start_ps():
+        return _WINDOW_START
+    if not (r.source == "step_end_events" or r.tiled_by_updates):
+        return ""
+    h = r.trace.h
+    return "the window's first event (no update before it)" if len(h) and start <= int(h.start.min()) else ""
 
 
 def _drop_empty_or_edges(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:

@@ -66,7 +66,7 @@ def test_the_walk_seeds_hold_every_law(seed):
 def _reading(window_start_ps: int):
     """The parts of a reading the rule asks: its host source, its step ids, its trace's window start, its note."""
     from types import SimpleNamespace
-    return SimpleNamespace(source="nvtx_range", ids=np.arange(4), note="",
+    return SimpleNamespace(source="nvtx_range", ids=np.arange(4), note="", tiled_by_updates=False,
                            trace=SimpleNamespace(window_start_ps=lambda: window_start_ps))
 
 

@@ -1,0 +1,64 @@
+"""The laws h37-walk25's walk (every stream from seed 50000 on main df03124a) broke, each on its seed and on a host
+built by hand, with its control:
+
+* ``--forms`` seed 51122, four Nsight ranks read as one pass each: a Broadcast began before one rank's pass (its time
+  in the pass, no call counted) and inside another's (1 call); the median over the two ranks that ran it read
+  "Broadcast calls 0.50" in a pass -- half a call.  *Wrong assumption: the median of counts is a count*; of an even
+  number of ranks it is the mean of the two middle ones.  ``metrics.job.med_count``: where every rank's count is
+  whole, the higher middle count, one some rank made.
+"""
+
+from __future__ import annotations
+
+import tempfile
+
+import pytest
+
+from synthetic.randjobs import random_form_job
+from tb_gpu_advisor.metrics.job import med, med_count
+from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
+from tb_gpu_advisor.report.build import _communication_table
+from tests.support.random_jobs import check, report_of
+from tests.support.rules_factory import multi
+
+
+def _calls(table, typ: str) -> float:
+    return next(row for row in table.rows if row[0] == typ)[table.columns.index("calls")]
+
+
+def test_the_seed_holds_every_law():
+    """main: ``whole-count`` on both collective tables ("Broadcast calls 0.5")."""
+    assert not check(random_form_job(51122))
+
+
+def test_a_pass_counts_the_broadcast_one_rank_ran_in_it_whole():
+    """The seed's tables: 1 Broadcast call in the pass (main: 0.5), its time unchanged (the median of both ranks')."""
+    r = report_of(random_form_job(51122), tempfile.mkdtemp(prefix="walk25"))
+    h = r.hosts[0]
+    host_t, job_t = h.communication, r.collectives
+    assert host_t.title.startswith("Collectives in the pass") and job_t.title.startswith("Collectives in the pass")
+    assert _calls(host_t, "Broadcast") == 1 and _calls(job_t, "Broadcast") == 1
+    assert _calls(host_t, "AllReduce") == 2  # every rank's 2: unchanged
+
+
+def test_the_hosts_table_reads_a_count_some_gpu_made():
+    """Two of four GPUs ran a Broadcast, 0 and 1 calls in the pass: 1 (main: 0.5); its ms the median of both."""
+    m = multi(n=4)
+    m.comm = Communication(by_type=[CollectiveStat("Broadcast", 0.25, 0.5, 0.5)],
+                           per_gpu={0: [CollectiveStat("Broadcast", 0.0, 0.08, 0.08)],
+                                    1: [CollectiveStat("Broadcast", 1.0, 2.1, 2.1)]})
+    t = _communication_table(m)
+    assert _calls(t, "Broadcast") == 1.0
+    assert t.rows[0][t.columns.index("ms")] == pytest.approx(1.09)
+
+
+@pytest.mark.parametrize("counts, want", [((0.0, 1.0), 1.0), ((2.0, 3.0, 3.0, 4.0), 3.0), ((2.0, 2.0), 2.0),
+                                          ((1.0, 2.0, 5.0), 2.0)])
+def test_the_median_of_whole_counts_is_a_count(counts, want):
+    assert med_count(counts) == want
+
+
+@pytest.mark.parametrize("means", [(2.5, 3.5), (15.5, 16.0, 16.5, 17.0), (0.5,)])
+def test_control_per_step_means_keep_the_median(means):
+    """Counts already per-step means (15.5 calls a step) keep the plain median: a mean of means says it is one."""
+    assert med_count(means) == med(means)

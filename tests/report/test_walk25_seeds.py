@@ -6,6 +6,16 @@ built by hand, with its control:
   "Broadcast calls 0.50" in a pass -- half a call.  *Wrong assumption: the median of counts is a count*; of an even
   number of ranks it is the mean of the two middle ones.  ``metrics.job.med_count``: where every rank's count is
   whole, the higher middle count, one some rank made.
+
+And the two forms real captures showed that no stream drew (h37-walk25's check of the generator):
+
+* CUPTI's activity buffer requests (Kineto ``overhead`` events, the next launch waiting for each; h37-survey45) in
+  some steps of the default stream's Kineto jobs (``randjobs._buffer_requests``, drawn last: every earlier draw as
+  before), with their truth: a ``ProfilerStep#n`` holding one of 0.1 ms or more is not kept where two others remain
+  (``tests/support/random_jobs._profiler_step_problems``);
+* un-jitted JAX (each ``jnp`` call its own ``jit_<op>`` module; h37-survey46) in the ``--xplane`` stream's JAX jobs
+  (``eager``, drawn last), with their truth where a ``train`` StepTraceAnnotation marks the steps: every step found,
+  ``eager_execution`` where 10 calls or more make each.
 """
 
 from __future__ import annotations
@@ -14,11 +24,11 @@ import tempfile
 
 import pytest
 
-from synthetic.randjobs import random_form_job
+from synthetic.randjobs import TRUTH, random_form_job, random_job, random_xplane_job
 from tb_gpu_advisor.metrics.job import med, med_count
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.report.build import _communication_table
-from tests.support.random_jobs import check, report_of
+from tests.support.random_jobs import _profiler_step_problems, check, report_of
 from tests.support.rules_factory import multi
 
 
@@ -62,3 +72,45 @@ def test_the_median_of_whole_counts_is_a_count(counts, want):
 def test_control_per_step_means_keep_the_median(means):
     """Counts already per-step means (15.5 calls a step) keep the plain median: a mean of means says it is one."""
     assert med_count(means) == med(means)
+
+
+#: default-stream seeds whose Kineto job holds buffer requests of 0.1 ms or more in ``ProfilerStep#n`` steps (1 and 4
+#: ranks), and ``--xplane`` seeds of eager JAX: marked (``train``) and unmarked
+REQUEST_SEEDS = (50030, 50047, 50053, 50140)
+EAGER_SEEDS = (50049, 50283, 50010, 50001)
+
+
+def test_the_default_stream_draws_the_profilers_buffer_requests():
+    drawn = [random_job(s).params.get("buffer_requests") for s in range(50000, 50200)]
+    assert sum(bool(d) for d in drawn) >= 20
+    assert all(70.0 <= us <= 2200.0 for d in drawn if d for _, us in d)
+
+
+@pytest.mark.parametrize("seed", REQUEST_SEEDS)
+def test_a_job_with_buffer_requests_holds_every_law_and_its_truth(seed):
+    job = random_job(seed)
+    assert not check(job)
+    assert TRUTH[seed]["profiler_steps"]  # the truth was there to hold
+
+
+def test_the_truth_catches_a_kept_step_that_held_a_request():
+    """The law can fail: a step that held a request and was kept is named; dropped, or too few others left, it is not."""
+    steps = {"source": "profiler_step", "found": 8, "dropped": [{"step": 2, "reason": "warm-up"}]}
+    assert _profiler_step_problems({"profiler_steps": (2, 5)}, steps) == [
+        "truth: step 5 held the profiler's buffer request and is kept"]
+    assert not _profiler_step_problems({"profiler_steps": (2, 5)}, {**steps, "found": 3})
+    assert not _profiler_step_problems({"profiler_steps": (2,)}, steps)
+
+
+def test_the_xplane_stream_draws_eager_jax():
+    drawn = [random_xplane_job(s) for s in range(50000, 50400)]
+    eager = [j for j in drawn if j.fmt == "jax" and j.params.get("eager")]
+    assert len(eager) >= 15 and {j.params["marker"] for j in eager} >= {"train", "none"}
+
+
+@pytest.mark.parametrize("seed", EAGER_SEEDS)
+def test_an_eager_jax_job_holds_every_law_and_its_truth(seed):
+    job = random_xplane_job(seed)
+    assert job.params["eager"]
+    assert not check(job)
+    assert (seed in TRUTH) == (job.params["marker"] == "train")

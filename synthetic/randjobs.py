@@ -409,7 +409,9 @@ def _write_kineto(job: Job, run: str) -> None:
     for n in range(2, 2 + p["steps"]):
         _step(ranks, p, n)
     held = [n for n, us in p.get("buffer_requests", ()) if us >= 100.0]
-    if held and p["marker"] == "profiler_step" and not p["no_gpu"]:  # the steps are ProfilerStep#n: named alike
+    # one rank: its steps are its host's ProfilerStep#n, numbered as drawn (several: each rank's GPU-side spans, the
+    # request's idle in the step before on the GPU's clock -- h37-walk25's Left)
+    if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] == 1:
         TRUTH.setdefault(job.seed, {})["profiler_steps"] = tuple(held)
     for r in ranks:
         stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000

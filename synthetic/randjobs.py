@@ -412,7 +412,7 @@ def _write_kineto(job: Job, run: str) -> None:
     # one rank: its steps are its host's ProfilerStep#n, numbered as drawn (several: each rank's GPU-side spans, the
     # request's idle in the step before on the GPU's clock -- h37-walk25's Left)
     if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] == 1:
-        TRUTH.setdefault(job.seed, {})["profiler_steps"] = tuple(held)
+        TRUTH.setdefault(job.seed, {}).update(profiler_steps=tuple(held), profiler_numbers=(2, 1 + p["steps"]))
     for r in ranks:
         stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000
         T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, len(ranks)))

@@ -76,7 +76,7 @@ def test_control_per_step_means_keep_the_median(means):
 
 #: default-stream seeds whose one-rank Kineto job holds buffer requests of 0.1 ms or more in ``ProfilerStep#n``
 #: steps, and ``--xplane`` seeds of eager JAX: marked (``train``) and unmarked
-REQUEST_SEEDS = (50047, 50053, 50078, 50086)
+REQUEST_SEEDS = (50047, 50053, 50078, 50086, 50998)
 EAGER_SEEDS = (50049, 50283, 50010, 50001)
 
 
@@ -103,12 +103,15 @@ def test_control_several_ranks_requests_carry_no_step_truth(seed):
 
 
 def test_the_truth_catches_a_kept_step_that_held_a_request():
-    """The law can fail: a step that held a request and was kept is named; dropped, or too few others left, it is not."""
-    steps = {"source": "profiler_step", "found": 8, "dropped": [{"step": 2, "reason": "warm-up"}]}
-    assert _profiler_step_problems({"profiler_steps": (2, 5)}, steps) == [
-        "truth: step 5 held the profiler's buffer request and is kept"]
-    assert not _profiler_step_problems({"profiler_steps": (2, 5)}, {**steps, "found": 3})
-    assert not _profiler_step_problems({"profiler_steps": (2,)}, steps)
+    """The law can fail: a step that held a request, kept beside two clean kept steps, is named; dropped, or with
+    fewer than two clean steps kept (50998: the stock rule took steps 2 and 7, one clean step left), it is not."""
+    truth = {"profiler_steps": (3, 5), "profiler_numbers": (2, 9)}
+    steps = {"source": "profiler_step", "found": 8, "dropped": [{"step": 3, "reason": "profiler"}]}
+    assert _profiler_step_problems(truth, steps) == [
+        "truth: step 5 held the profiler's buffer request and is kept beside 6 steps that held none"]
+    few = {"profiler_steps": (3, 4, 6), "profiler_numbers": (2, 7)}
+    assert not _profiler_step_problems(few, {**steps, "dropped": [{"step": 2}, {"step": 7}]})
+    assert not _profiler_step_problems(truth, {**steps, "dropped": [{"step": 3}, {"step": 5}]})
 
 
 def test_the_xplane_stream_draws_eager_jax():

@@ -5,7 +5,14 @@ built by hand, with its control:
   in the pass, no call counted) and inside another's (1 call); the median over the two ranks that ran it read
   "Broadcast calls 0.50" in a pass -- half a call.  *Wrong assumption: the median of counts is a count*; of an even
   number of ranks it is the mean of the two middle ones.  ``metrics.job.med_count``: where every rank's count is
-  whole, the higher middle count, one some rank made.
+  whole, the higher middle count, one some rank made;
+* default seed 51181 (drawn once the stream drew buffer requests, below), one Kineto rank of 4 ``ProfilerStep``s whose
+  steps 2 and 4 held requests, both dropped: kept steps 3 and 5, 51.2 ms each, 40 ms of idle at the end of each
+  step's own window.  The gap after step 3 (its part step 3 holds: ``partial``, step 4 dropped) was measured as
+  lying between step 3's window and step 5's -- 20.0 of the 20.0 ms mean gap "outside every step's window" -- and
+  the finding said "no step's time holds them" beside a saving of 39.1% of the step.  *Wrong assumption: the stretch
+  between two kept windows is in no step*; a dropped step's window lies there.  ``rules.step_gaps.outside_steps_ms``:
+  a partial gap is the part its kept step holds, none of it between windows.
 
 And the two forms real captures showed that no stream drew (h37-walk25's check of the generator):
 
@@ -26,8 +33,10 @@ import pytest
 
 from synthetic.randjobs import TRUTH, random_form_job, random_job, random_xplane_job
 from tb_gpu_advisor.metrics.job import med, med_count
-from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
+from tb_gpu_advisor.metrics.types import CollectiveStat, Communication, StepGap
 from tb_gpu_advisor.report.build import _communication_table
+from tb_gpu_advisor.rules.step_gaps import outside_steps_ms
+from tb_gpu_advisor.steps.types import StepWindow
 from tests.support.random_jobs import _profiler_step_problems, check, report_of
 from tests.support.rules_factory import multi
 
@@ -60,6 +69,30 @@ def test_the_hosts_table_reads_a_count_some_gpu_made():
     t = _communication_table(m)
     assert _calls(t, "Broadcast") == 1.0
     assert t.rows[0][t.columns.index("ms")] == pytest.approx(1.09)
+
+
+def _gaps(partial: bool):
+    """51181's kept windows (steps 3 and 5; 4 dropped between them) and the 40.0 ms gap after step 3."""
+    from types import SimpleNamespace
+    m = SimpleNamespace(steps=SimpleNamespace(windows=[StepWindow(3, 51.464, 102.663), StepWindow(5, 155.066, 206.266)]))
+    gap = StepGap(3, 0, 40.046, 0.0, 0.0, 0.0, 40.046, partial=partial)
+    return SimpleNamespace(gaps=[gap], count=2), m
+
+
+def test_a_gap_its_kept_step_holds_lies_in_no_stretch_between_windows():
+    """main: 20.02 ms a step outside every window (the gap set against step 5's start, past dropped step 4's window)."""
+    assert outside_steps_ms(*_gaps(partial=True)) == 0.0
+
+
+def test_control_a_whole_gap_between_kept_windows_keeps_its_outside_part():
+    assert outside_steps_ms(*_gaps(partial=False)) == pytest.approx(40.046 / 2)
+
+
+def test_the_seed_whose_middle_step_held_a_request_holds_every_law():
+    """51181 (main: ``no-step-time``, "no step's time holds them" beside 39.1% of the step)."""
+    job = random_job(51181)
+    assert job.params["buffer_requests"] == ((2, 109.775), (4, 1199.276))
+    assert not check(job)
 
 
 @pytest.mark.parametrize("counts, want", [((0.0, 1.0), 1.0), ((2.0, 3.0, 3.0, 4.0), 3.0), ((2.0, 2.0), 2.0),

@@ -88,7 +88,19 @@ def random_job(seed: int) -> Job:
         return Job(seed, fmt, {"window": rng.choice(N.WINDOWS), "ranges": rng.randint(1, 8)})
     if fmt == "nsys":
         return Job(seed, fmt, _nsys_params(rng))
-    return Job(seed, fmt, _kineto_params(rng))
+    p = _kineto_params(rng)
+    p["buffer_requests"] = _buffer_requests(rng, p["steps"])  # drawn last: the other draws as before (h37-walk25)
+    return Job(seed, fmt, p)
+
+
+def _buffer_requests(rng: random.Random, steps: int) -> tuple[tuple[int, float], ...]:
+    """CUPTI's activity buffer requests in some steps (``synthetic.torchtrace.buffer_request``: Kineto's ``overhead``
+    events, the next launch waiting for each): (step number, us), within what real captures hold -- 71-451 us once in
+    TraceLens' B300 benchmarks, 84-2,184 us in four decode steps of ``h200_jobs/hf_generate_llama`` (h37-survey45)."""
+    if rng.random() >= 0.3:
+        return ()
+    at = rng.sample(range(2, 2 + steps), min(steps, rng.randint(1, 4)))
+    return tuple((n, round(_log_uniform(rng, 70.0, 2_200.0), 3)) for n in sorted(at))
 
 
 def _kineto_params(rng: random.Random) -> dict[str, Any]:
@@ -130,7 +142,7 @@ KINETO_BASE: dict[str, Any] = {
     "python_us": 0.0,
     "loader_us": 0.0, "copies": [], "unrecorded_us": 0.0, "idle_us": 0.0, "reads": 0, "end_sync": "item",
     "graph": False, "comm_us": 0.0, "late_rank_us": 0.0, "comm_waited": True, "slow_rank": None, "no_gpu": False,
-    "opened_in_loop_us": 0.0}
+    "opened_in_loop_us": 0.0, "buffer_requests": ()}
 
 
 def kineto_job(seed: int = 0, **overrides: Any) -> Job:
@@ -370,6 +382,8 @@ def _step(ranks: list[T.Rank], p: dict[str, Any], n: int) -> None:
         for kind, mb in p["copies"]:
             r.copy_h2d(mb, max(mb * (1 << 20) / COPY_BPS[kind] * 1e6, 1.5), pageable=kind == "pageable")
         r.host_us += p["unrecorded_us"]
+        for _, us in (x for x in p.get("buffer_requests", ()) if x[0] == n):  # the profiler's, before a launch
+            T.buffer_request(r, us)
         _forward(r, p, slow)
         for _ in range(p["reads"]):
             r.sync("aten::item")
@@ -408,6 +422,11 @@ def _write_kineto(job: Job, run: str) -> None:
     if opened:  # every iteration alike: the period is each one's length, start to start
         bounds = starts + [max(r.host_us for r in ranks)]
         TRUTH[job.seed] = {"steps": p["steps"], "step_ms": (bounds[-1] - bounds[0]) / p["steps"] / 1e3}
+    held = [n for n, us in p.get("buffer_requests", ()) if us >= 100.0]
+    # one rank: its steps are its host's ProfilerStep#n, numbered as drawn (several: each rank's GPU-side spans, the
+    # request's idle in the step before on the GPU's clock -- h37-walk25's Left)
+    if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] == 1:
+        TRUTH.setdefault(job.seed, {}).update(profiler_steps=tuple(held), profiler_numbers=(2, 1 + p["steps"]))
     for r in ranks:
         stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000
         T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, len(ranks)))
@@ -451,6 +470,9 @@ def _jax_params(rng: random.Random) -> dict[str, Any]:
         "read": rng.choice(("none", "none", "block", "device_get")),  # block_until_ready / float(loss), np.asarray
         "allreduce_us": round(_log_uniform(rng, 20.0, 40_000.0), 3),
         "no_gpu": rng.random() < 0.05,
+        # (h37-walk25, drawn last: the other draws as before) no jit: each jnp call its own one-op executable
+        # (``jit_<op>``, h37-survey46's un-jitted loops), ``eager`` calls a step -- one host only
+        "eager": rng.choice((0, 0, 0, rng.randint(2, 60))) if not hlo else 0,
     }
 
 
@@ -513,7 +535,7 @@ def _write_jax(job: Job, run: str) -> None:
     for host in range(p["hosts"]):
         cap = J.JaxCapture(hostname=f"node{host}", seed=job.seed + host, step_annotation=p["marker"] == "train",
                            module_events=p["marker"] != "none_no_module_events",
-                           command_buffers=p["command_buffers"] and p["hosts"] == 1)
+                           command_buffers=p["command_buffers"] and p["hosts"] == 1 and not p.get("eager"))
         base = X.mlp_fp32_highest_step() if p["fp32"] else X.mlp_bf16_step(p["layers"], command_buffers=cap.command_buffers)
         kernels = [replace(k, us=k.us * p["scale"]) for k in base]
         if p["hosts"] > 1:
@@ -526,7 +548,9 @@ def _write_jax(job: Job, run: str) -> None:
                 cap.begin_step()
             if p["host_us"]:
                 cap.host_work(p["host_us"])
-            if not p["no_gpu"]:
+            if not p["no_gpu"] and p.get("eager") and p["hosts"] == 1:
+                _eager_calls(cap, p["eager"])
+            elif not p["no_gpu"]:
                 inputs = (cap.device_put(p["put_bytes"], "bf16[512,4096]"),) if p["put_bytes"] else ()
                 cap.execute(kernels, inputs=inputs)
                 if p["read"] != "none":
@@ -540,6 +564,20 @@ def _write_jax(job: Job, run: str) -> None:
                 cap.host_work(20.0)
         space = cap.finish()
         space.write(os.path.join(run, "plugins", "profile", J.SESSION, f"node{host}.xplane.pb"))
+    if p.get("eager") and p["hosts"] == 1 and not p["no_gpu"] and p["marker"] == "train":
+        # each step a StepTraceAnnotation around its eager calls: the steps are those, the dispatch theirs to save
+        TRUTH[job.seed] = {"steps": p["steps"], **({"rules": ("eager_execution",)} if p["eager"] >= 10 else {})}
+
+
+def _eager_calls(cap: Any, calls: int) -> None:
+    """One step of an un-jitted JAX loop: ``calls`` element-wise jnp calls in turn, each its own ``jit_<op>``
+    executable of one kernel (its Python scalar put on the device where it takes one), 2 us of Python between."""
+    from synthetic import xla_kernels as X
+
+    for i in range(calls):
+        fn, kernel, op, scalar = X.EAGER_OPS[i % len(X.EAGER_OPS)]
+        cap.execute(X.eager_op(fn, kernel, op), function=fn, scalar_args=int(scalar))
+        cap.host_work(2.0)
 
 
 def _write_tf(job: Job, run: str) -> None:

@@ -31,6 +31,18 @@ def med(xs) -> float:  # noqa: ANN001 - any iterable of numbers
     return float(xs[n // 2]) if n % 2 else float((xs[n // 2 - 1] + xs[n // 2]) / 2)
 
 
+def med_count(xs) -> float:  # noqa: ANN001 - any iterable of numbers
+    """The median of counts (calls a rank made): where every rank's count is whole (one pass, or as many calls in
+    each step), a count some rank made -- of two middle ones the higher -- never their mean: 0 and 1 calls are no
+    "0.5 calls in the pass" (h37-walk25, ``--forms`` 51122: a Broadcast that began before one rank's pass and inside
+    another's).  The higher, as every rank sampled ran the type: the lower may be a rank whose only call began
+    before its kept steps (time in them, no call counted).  Counts already per-step means keep :func:`med`."""
+    xs = sorted(xs)
+    if len(xs) % 2 or any(x != int(x) for x in xs):
+        return med(xs)
+    return float(xs[len(xs) // 2])
+
+
 @dataclass
 class CollectiveSummary:
     """One collective type across the job, per step, at the median rank (of the ranks that run it)."""
@@ -322,7 +334,7 @@ class JobView:
         rs = [r for r in self.ranks if typ in r.collectives]
         bw = self.bus_bandwidth(typ)
         return CollectiveSummary(
-            type=typ, calls=med(r.collectives[typ][0] for r in rs), ms=med(r.collectives[typ][1] for r in rs),
+            type=typ, calls=med_count(r.collectives[typ][0] for r in rs), ms=med(r.collectives[typ][1] for r in rs),
             exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=self.transfer_ms(typ),
             paid_ms=med(self.paid_ms(r, typ) for r in rs), bytes_per_call=bw[0] if bw else None,
             bus_bytes_per_s=bw[1] if bw else None)

@@ -16,7 +16,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
-from tb_gpu_advisor.metrics.job import calls_before_note
+from tb_gpu_advisor.metrics.job import calls_before_note, med_count
 from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.model.callrows import call_columns
@@ -595,14 +595,14 @@ def _communication_table(m: HostMetrics) -> Table | None:
     active = [g.gpu for g in m.gpus if g.active]
     per = {g: {x.type: x for x in c.per_gpu.get(g, [])} for g in active}
 
-    def med(t: str, attr: str, mean: float) -> float:
+    def med(t: str, attr: str, mean: float, of=median) -> float:  # noqa: ANN001 - med or med_count
         vals = [float(getattr(per[g][t], attr) or 0.0) for g in active if t in per[g]]
-        return median(vals) if len(active) > 1 and vals else mean
+        return of(vals) if len(active) > 1 and vals else mean
 
     rows = []
     for t in c.by_type:
         ms_, ex = med(t.type, "ms_per_step", t.ms_per_step), med(t.type, "exposed_ms_per_step", t.exposed_ms_per_step)
-        rows.append([t.type, json_float(med(t.type, "calls_per_step", t.calls_per_step), 6), json_float(ms_, 6),
+        rows.append([t.type, json_float(med(t.type, "calls_per_step", t.calls_per_step, med_count), 6), json_float(ms_, 6),
                      json_float(ex, 6), json_float(t.bytes_per_call), json_float(ex / ms_ if ms_ else None),
                      ", ".join(t.process_groups) or None])
     # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)

@@ -449,7 +449,10 @@ def outside_steps_ms(g, m: HostMetrics) -> float:  # noqa: ANN001 - Gaps
     order = sorted(m.steps.windows, key=lambda w: w.start_ms)
     nxt = {w.step: order[k + 1] for k, w in enumerate(order[:-1])}
     own = {w.step: w for w in order}
-    parts = [min(x.gap_ms, max(0.0, nxt[x.after_step].start_ms - own[x.after_step].end_ms))
+    # a partial gap is the part its kept step's window holds (the step beside it dropped: h37-walk25, a step holding
+    # the profiler's buffer request dropped between two kept ones) -- none of it between windows, whatever the next
+    # kept window's distance: that stretch holds the dropped step's window, not time outside every step
+    parts = [0.0 if x.partial else min(x.gap_ms, max(0.0, nxt[x.after_step].start_ms - own[x.after_step].end_ms))
              for x in g.gaps if x.after_step in nxt]
     # over the steps the mean gap is over (``Gaps.count``: one gap a kept step, ``metrics.breakdown.summarize_gaps``),
     # so it is a part of that mean: over the gaps alone it read "outside every step's window (123.6% of it)" of

@@ -63,6 +63,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     if top is not None and step is not None and step > top:
         out.append(f"truth: the step is {step:.4g} ms, the process ran {top:.4g} ms")
     out += _one_pass_problems(truth, step)
+    out += _profiler_step_problems(truth, h.steps or {})
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]
@@ -83,6 +84,22 @@ def _one_pass_problems(truth: dict, step: float | None) -> list[str]:
     if want is None or (step is not None and 0.97 * want <= step <= 1.01 * top):
         return []
     return [f"truth: the one timed pass is {want:.4g} ms ({top:.4g} ms its range), the step read {step!r} ms"]
+
+
+def _profiler_step_problems(truth: dict, steps: dict) -> list[str]:
+    """Where the job's profiler requested an activity buffer of 0.1 ms or more inside a ``ProfilerStep#n``
+    (``profiler_steps``: those n, of the job's ``profiler_numbers`` first to last; ``synthetic.torchtrace.
+    buffer_request``), that step is no steady step: never kept beside two kept steps that hold none (h37-survey45: the
+    launch after the request waited for it; fewer clean steps left, the step stage keeps them all, as it should)."""
+    held = set(truth.get("profiler_steps", ()))
+    if not held or steps.get("source") != "profiler_step":
+        return []
+    first, last = truth["profiler_numbers"]
+    kept = set(range(first, last + 1)) - {d.get("step") for d in steps.get("dropped", ())}
+    if len(kept - held) < 2:
+        return []
+    return [f"truth: step {n} held the profiler's buffer request and is kept beside {len(kept - held)} steps that "
+            f"held none" for n in sorted(kept & held)]
 
 
 def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's report

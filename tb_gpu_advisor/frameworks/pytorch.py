@@ -1763,7 +1763,14 @@ INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elemen
 ATEN_KERNEL_KINDS = ((r"multi_tensor_apply_kernel<.*?Lp(?:Norm|Max)Functor|\blpnorm_cleanup\b", "reduction"),
                      (r"\bmulti_tensor_apply_kernel\b", "elementwise"),
                      (r"\bCatArrayBatchedCopy", "elementwise"),
-                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise"))
+                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise")) + (
+    # nvFuser (Thunder's and TorchScript's fuser) names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>``
+    # by the scheduler that built it (NVIDIA/Fuser csrc/scheduler/scheduler_types.cpp ``toString``): ``pointwise``,
+    # ``transpose`` and ``resize`` (pad, slice, cat) move or map each element; ``reduction`` and the ``*_persistent``
+    # normalization schedulers reduce rows or columns.  ``matmul``, ``cutlass``, ``expr_eval``, ``none`` (a kernel
+    # scheduled by hand) say nothing this reading can use and stay unread.
+    (r"\bnvfuser_(?:pointwise|transpose|resize)_f\d", "elementwise"),
+    (r"\bnvfuser_(?:reduction|(?:inner_|outer_|inner_outer_)persistent)_f\d", "reduction"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).

@@ -527,8 +527,8 @@ def normalization_apply_one(name: str) -> bool:
     """A normalization kernel that only applies the statistics it was given (``_NORM_APPLIES``): ATen's
     ``batch_norm_transform_input_kernel`` computes ``(x - mean) * invstd * weight + bias`` per element, one pass over
     the tensor and no reduction -- element-wise work, whatever the words of its name (h37-kernfam3 left it "other")."""
-    h = head(name)
-    return bool(_NORMALIZATION.search(h)) and bool(_NORM_APPLIES.search(h))
+    h = head(name)  # cuDNN's inference kernel too, mangled (``_ZN5cudnn26bn_fw_inf_...``: "other" on main)
+    return bool(_NORMALIZATION.search(h) or nvidia.batch_norm_one(h)) and bool(_NORM_APPLIES.search(h))
 
 
 def normalization_one(name: str) -> bool:
@@ -611,7 +611,43 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
         return "elementwise"
     if REDUCTION.search(head(name)) or normalization_one(name):
         return "reduction"
-    return "other"
+    return named_work_kind(name) or "other"
+
+
+#: Pooling kernels by name, any vendor: ATen's (``max_pool_forward_nchw``, ``max_pool_backward_nchw``,
+#: ``adaptive_average_pool``, ``avg_pool2d_out_cuda_frame``), cuDNN's (``pooling_fw_4d_kernel``), MIOpen's
+#: (``mloPoolingG``, ``mloPoolingMaxBwd``): each output is the max or the mean of a window of inputs, and the
+#: gradient sums, per input, the windows that chose it -- a reduction over the window, no matmul.
+_POOLING = re.compile(r"max_?pool|avg_?pool|average_?pool|pooling", re.I)
+
+
+def pooling_one(name: str) -> bool:
+    """A pooling kernel (``_POOLING``) that is no GEMM by its library's naming."""
+    return bool(_POOLING.search(head(name))) and not gemm_kernel_one(name)
+
+
+def row_softmax_one(name: str) -> bool:
+    """A kernel computing a softmax or log-softmax of rows on its own (``_SOFTMAX``; a router's fused softmax and
+    top-k included): each row's max and sum of exponentials, then a scale -- a row reduction.  Not a GEMM or
+    attention kernel naming its softmax (those are claimed first, as matmul work or an attention helper)."""
+    return bool(_SOFTMAX.search(head(name))) and not gemm_kernel_one(name) and not attention_helper_one(name)
+
+
+def named_work_kind(name: str) -> str | None:
+    """The class of a kernel no family claimed, by the work its name states (h37-kernelfam): ``"reduction"`` for a
+    softmax of rows (:func:`row_softmax_one`) and a pooling (:func:`pooling_one`); ``"elementwise"`` for a kernel that
+    moves each element once -- a copy, a transpose, a gather (``nvidia.data_movement_one``: MIOpen's
+    ``batched_transpose_*``), a layout conversion (``nvidia.layout_conversion_one``: cuDNN's ``nchwToNhwcKernel``);
+    None for any other kernel.
+
+    Why: these were "other", which says no family knows the kernel: ATen's ``cunn_SoftMaxForward`` held 44% of a
+    TimeSformer's kernel time on an H100 (wild/timesformer_h100_video), MIOpen's transposes 14% of a ResNet step on
+    an MI300X (wild/ddp_mi300x_nopool), and the kernel-class table called that time unknown work."""
+    if row_softmax_one(name) or pooling_one(name):
+        return "reduction"
+    if nvidia.data_movement_one(name) or nvidia.layout_conversion_one(name):
+        return "elementwise"
+    return None
 
 
 #: What an attention helper does, by the verb its name carries: a combine of split-KV partials, a merge of attention

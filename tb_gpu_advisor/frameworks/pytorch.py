@@ -1752,6 +1752,25 @@ ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
 #: GEMM; ``triton_tem_fused_addmm_relu_0`` is the GEMM with its epilogue).
 INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elementwise"), ("triton_per_", "reduction"),
                          ("triton_red_", "reduction"), ("triton_tem_", "matmul/conv"))
+#: ATen's own kernels whose function names their work (``named_kernel_kinds``; truth from aten/src/ATen/native/cuda/):
+#: ``multi_tensor_apply_kernel`` runs one functor over chunks of a list of tensors -- the ``torch._foreach_*`` ops and
+#: the fused optimizers (``FusedAdamMathFunctor``, ``FusedSgdMathFunctor``), each element updated from its own
+#: gradient and states: element-wise, except the foreach norms (``LpNormFunctor``, ``LpMaxFunctor``:
+#: ``_foreach_norm``, ``clip_grad_norm_``), which reduce each tensor to one value, and ``lpnorm_cleanup``, which sums
+#: their partials.  ``CatArrayBatchedCopy`` (``torch.cat``) and ``indexSelect{Small,Large}Index`` (``index_select``,
+#: an embedding lookup) copy each output element from one input element: element-wise traffic, no arithmetic.
+#: The pooling kernels and the softmaxes are read by ``devices`` (every vendor's libraries name them alike).
+ATEN_KERNEL_KINDS = ((r"multi_tensor_apply_kernel<.*?Lp(?:Norm|Max)Functor|\blpnorm_cleanup\b", "reduction"),
+                     (r"\bmulti_tensor_apply_kernel\b", "elementwise"),
+                     (r"\bCatArrayBatchedCopy", "elementwise"),
+                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise")) + (
+    # nvFuser (Thunder's and TorchScript's fuser) names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>``
+    # by the scheduler that built it (NVIDIA/Fuser csrc/scheduler/scheduler_types.cpp ``toString``): ``pointwise``,
+    # ``transpose`` and ``resize`` (pad, slice, cat) move or map each element; ``reduction`` and the ``*_persistent``
+    # normalization schedulers reduce rows or columns.  ``matmul``, ``cutlass``, ``expr_eval``, ``none`` (a kernel
+    # scheduled by hand) say nothing this reading can use and stay unread.
+    (r"\bnvfuser_(?:pointwise|transpose|resize)_f\d", "elementwise"),
+    (r"\bnvfuser_(?:reduction|(?:inner_|outer_|inner_outer_)persistent)_f\d", "reduction"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).
@@ -1959,6 +1978,7 @@ FRAMEWORK = Framework(
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
+    named_kernel_kinds=ATEN_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),

@@ -161,6 +161,10 @@ def is_tc_eligible_op(op_type_: str) -> bool:
 #: Element-wise kernels TensorFlow generates: Eigen's evaluators and TF's functors (and XLA's fusions).
 ELEMENTWISE_KERNELS = (r"EigenMetaKernel", r"scalar_\w{1,64}?_op", r"TensorCwise", r"cwise", r"BinaryFunctor",
                        r"UnaryFunctor") + xla.ELEMENTWISE_KERNELS
+#: TF's own training kernels (``named_kernel_kinds``; tensorflow/core/kernels/training_ops_gpu.cu.cc:
+#: ``tensorflow::functor::ApplyAdamKernel<float>``, the ``SparseApply*Kernel`` forms): the optimizer's update of each
+#: variable element from its gradient and slots -- element-wise work (a sparse form's on the rows it gathers).
+TRAINING_KERNEL_KINDS = ((r"\btensorflow::functor::(?:Sparse)?Apply\w*Kernel\b", "elementwise"),)
 
 
 
@@ -573,6 +577,7 @@ FRAMEWORK = Framework(
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
+    named_kernel_kinds=TRAINING_KERNEL_KINDS,
     not_host_work=is_bookkeeping, runtime_event=is_runtime_event,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),

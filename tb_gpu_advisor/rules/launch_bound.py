@@ -87,8 +87,8 @@ def quiet(m) -> str | None:
     wait follows the host's syncs, it is theirs."""
     kps = kernels_per_step(m, Ctx(m)) or 0.0
     if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0:
-        return ("one kernel a step: batching launches into a graph would leave one launch too, so there is no launch "
-                "to save")
+        return (f"one kernel {Ctx(m).a_step}: batching launches into a graph would leave one launch too, so there is no "
+                "launch to save")
     after = after_waits_ms(m)
     if after > 0:
         return (f"{ms(after)} of the launch wait per step follows the host's syncs and blocking copies, which drained the "

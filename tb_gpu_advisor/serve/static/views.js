@@ -282,6 +282,8 @@ export function hostsText(f) {
  */
 export function findingView(f, rank, ctx, shown = {}) {
   const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
+  // the server's words ("low confidence (the pass)" on one pass, h37-onepass2); a report cached before them: its own
+  const conf = shown.confidence || (f.confidence && f.confidence !== "high" ? `${f.confidence} confidence (steps)` : "");
   return h("details", { class: `finding sev-${f.severity}`, open: rank === 1, dataset: { findingId: f.id, rule: f.rule } },
     h("summary", {},
       h("span", { class: "rank" }, `#${rank}`),
@@ -290,7 +292,7 @@ export function findingView(f, rank, ctx, shown = {}) {
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
       shown.saving ? h("span", { class: "saving" }, units(shown.saving)) : null,
       shown.frees ? h("span", { class: "saving saving-bytes" }, shown.frees) : null,
-      f.confidence && f.confidence !== "high" ? h("span", { class: "confidence muted" }, `${f.confidence} confidence (steps)`) : null),
+      conf ? h("span", { class: "confidence muted" }, conf) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
       settingPointer(f, ctx),

@@ -42,7 +42,7 @@ def quiet_reason(m) -> str | None:
     known = known_us(k)
     if known > 0 and k.eligible_us / known < T("mixed_precision_off.min_eligible_share"):
         return (f"MatMul/Conv kernels are {pct(k.eligible_us / known)} of the kernel time, under the "
-                f"{pct(T('mixed_precision_off.min_eligible_share'))} at which precision limits the step")
+                f"{pct(T('mixed_precision_off.min_eligible_share'))} at which precision limits the {ctx.step_noun}")
     return None
 
 

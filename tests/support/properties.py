@@ -1108,11 +1108,13 @@ _A_STEP = re.compile(r"\b(?:per[- ])?steps?\b", re.I)
 #: - advice for the next capture ("capture a few steady-state steps", "keep it on several steps", "about ten seconds
 #:   of steady-state steps"): steps the user is asked to record, not ones this capture holds;
 #: - "only 1 step kept": the capture note's count, the step reading's own word;
-#: - "optimizer step": the name of the update call (``optimizer.step()``), not a step of the loop.
+#: - "optimizer step": the name of the update call (``optimizer.step()``), not a step of the loop;
+#: - the fix a saving assumes, in its framework's words for the program's loop it changes ("values are read every N
+#:   steps, not every step", copies "kept on the GPU between steps"): advice, as a fix's text is.
 _NEEDED_STEP = re.compile(
     r"\b[Nn]o (?:\w+ )?steps?\b(?: marker\b[^.;:]*?\ba step's\b)?|\bnot of a (?:\w+ )?step\b|\bno cut of steps\b"
     r"|\bper-step numbers? (?:is|are)\b|\b(?:a few|several|seconds of) (?:steady-state |steady )?steps\b"
-    r"|\bonly 1 step kept\b|\boptimizer steps?\b")
+    r"|\bonly 1 step kept\b|\boptimizer steps?\b|\bevery N steps(?:, not every step)?|\bon the GPU between steps\b")
 
 
 def _one_pass_texts(h: HostReport) -> Iterable[tuple[str, str]]:

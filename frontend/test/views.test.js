@@ -562,3 +562,24 @@ test("no finding and every card n/a (a memory snapshot alone): the tab never say
   measured.findings = [];
   assert.match(views.reportView(measured, ctx).querySelector(".findings").textContent, /within their thresholds/);
 });
+
+test("a one-pass host's charts say the pass, never steps; a host of steps keeps its step words (h37-onepass2)", () => {
+  // a real one-pass capture as /report serves its host (wild/cold_a100_alexnet, tests/support/plugin_fixtures.py)
+  const { host, shown } = JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+  const labels = (el) => [...el.querySelectorAll("figcaption, svg > title, .axis")].map((e) => e.textContent);
+  const pass = labels(views.hostView(host, { chartWidth: 900 }, shown));
+  assert.ok(pass.includes("Time breakdown of the pass"), pass);
+  const said = pass.filter((t) => /\b(?:per[- ])?steps?\b/i.test(t));
+  assert.deepEqual(said, []);
+  // two GPUs of that pass: the comparison's measures are the pass's too
+  const two = { ...host, gpus: [host.gpus[0], { ...host.gpus[0], gpu: 1 }] };
+  const pair = views.hostView(two, { chartWidth: 1200 }, { ...shown, gpus_table: { columns: [], rows: [] } });
+  const gpuTitles = [...pair.querySelectorAll(".gpu-chart text")].map((e) => e.textContent).join(" | ");
+  assert.match(gpuTitles, /share of the pass/);
+  assert.match(gpuTitles, /Pass time/);
+  assert.doesNotMatch(gpuTitles, /\bStep time\b|share of step/);
+  // the control: the same host read as steps keeps "Per-step time breakdown", "Step time" and "share of step"
+  const steps = views.hostView(two, { chartWidth: 1200 }, { ...shown, one_pass: false, gpus_table: { columns: [], rows: [] } });
+  assert.ok(labels(steps).some((t) => t.startsWith("Per-step time breakdown")), labels(steps));
+  assert.match([...steps.querySelectorAll(".gpu-chart text")].map((e) => e.textContent).join(" | "), /Step time.*share of step|share of step.*Step time/);
+});

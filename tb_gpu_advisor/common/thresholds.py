@@ -52,10 +52,19 @@ def of_window(template: str, step: str = "step", per: str | None = None) -> str:
     noun in a compound ("Device step-time share", "Device forward-pass-time share"); ``{per_step}`` the
     words a number per window takes (``per``: "per step" over several steps, "in the pass" where the capture holds
     one, as ``Ctx.per_step`` says it): a straggler's or an imbalance's meaning "..., per step" beside a summary of
-    "the 28.5 ms pass" spoke of steps the capture does not hold (h37-onepass)."""
+    "the 28.5 ms pass" spoke of steps the capture does not hold (h37-onepass); ``{kept}`` what a table's numbers are
+    of (:func:`kept_words`: "kept steps", "the pass")."""
     said = per if per is not None else ("per step" if step == "step" else f"in the {step}")
     return (template.replace("{step}", step).replace("{Step}", step[:1].upper() + step[1:])
-            .replace("{step-}", step.replace(" ", "-")).replace("{per_step}", said))
+            .replace("{step-}", step.replace(" ", "-")).replace("{per_step}", said).replace("{kept}", kept_words(step)))
+
+
+def kept_words(step: str = "step") -> str:
+    """What a table or a note over the kept window covers (a template's ``{kept}``): "kept steps" over steps, "the
+    pass" / "the forward pass" where the capture holds one (``step``: ``rules.base.Ctx.step_noun``).  A one-pass
+    report's "Top GPU kernels (kept steps, all GPUs)" and MFU card's "no GPU kernels in kept steps" spoke of steps the
+    capture does not hold beside findings saying "of the 28.5 ms pass" (h37-onepass2)."""
+    return "kept steps" if step == "step" else f"the {step}"
 
 
 def _t(name: str, value: float, unit: str, source: str, meaning: str, direction: str = "above") -> Threshold:

@@ -479,7 +479,7 @@ GENERIC_LABELS: dict[str, str] = {
     #: the events that show a backward pass ran, in the framework's words (``job.kind``: ops but no backward)
     "backward_nodes": "the backward pass's own ops",
     "ops_short": "framework ops",
-    "ops_table": "Top ops (kept steps, all GPUs)",
+    "ops_table": "Top ops ({kept}, all GPUs)",
     "input_wait_meaning": "share of the {step} the GPU was idle while the host prepared or waited for input",
     "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
     #: one call of the framework's dispatch of compiled work (step-level launch-bound)

@@ -379,7 +379,7 @@ FRAMEWORK = Framework(
     input_range=names_batch,
     background_line=is_background_line, runtime_event=is_runtime_event, blocking_read_event=is_blocking_read,
     read_staging_event=is_read_staging,
-    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
+    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the {step}, before its jitted call)",
             "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device",

@@ -1947,7 +1947,7 @@ FRAMEWORK = Framework(
             "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
-            "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
+            "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops ({kept}, all GPUs)",
             "backward_nodes": "autograd's `*Backward` nodes",
             "input_wait_meaning": "share of the {step} the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",

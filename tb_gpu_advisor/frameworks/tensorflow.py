@@ -565,7 +565,7 @@ FRAMEWORK = Framework(
     labels={"cast_cause": "the mixed-precision policy's variables cast from fp32 again on every read, or layers kept "
                           "in fp32 (a dtype='float32' layer between 16-bit ones)",
             "op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
-            "ops_table": "Top TensorFlow ops (kept steps, all GPUs)",
+            "ops_table": "Top TensorFlow ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host waited in IteratorGetNext (tf.data)",
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",

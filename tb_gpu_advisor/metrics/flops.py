@@ -52,7 +52,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     active = ctx.active
     n = ctx.steps.count
     if not active or not n or not step_ms:
-        return Flops(note="no GPU kernels in kept steps", user_flops_per_step=user)
+        # "{kept}": the window's words, filled where the card is said (``report.build.mfu_card``): "in the pass"
+        return Flops(note="no GPU kernels in {kept}", user_flops_per_step=user)
     info = active[0].d.info
     rows = _row_kernels(ctx, fo) if fo is not None else None
     coverage = _coverage(ctx, rows)

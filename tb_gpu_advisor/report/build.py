@@ -84,7 +84,7 @@ def mfu_card(m: HostMetrics) -> Metric:
               "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6), "peak_dtype": f.peak_dtype,
               "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
-        why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
+        why = ctx.window_words(f.note) if f.note else ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          f"the trace gives no FLOPs: give the model's FLOPs {_flops_per(ctx)}")
         detail["not_available"] = why
         # the setting that would give it: the tab points at its Settings, the CLI at its flag -- only where GPU work was
@@ -96,7 +96,7 @@ def mfu_card(m: HostMetrics) -> Metric:
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
-        detail["note"] = f.note
+        detail["note"] = ctx.window_words(f.note)
     # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
                   meaning=f"FLOPs {ctx.per_step} / ({ctx.step_noun} time x the GPU's dense {f.peak_dtype} peak)"
@@ -271,7 +271,7 @@ def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
     cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", unit, eligible, "precision", "launch latency us", "GPUs"]
     rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), _on_matrix_units(k),
              k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
-    return Table("Top GPU kernels (kept steps, all GPUs)", cols, rows)
+    return Table(Ctx(m).window_words("Top GPU kernels ({kept}, all GPUs)"), cols, rows)
 
 
 def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
@@ -279,7 +279,7 @@ def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
     cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", eligible, share, "precision", "eager"]
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, json_float(o.host_self_ms), o.kernel_count, json_float(o.kernel_total_us, 3), o.tc_eligible,
              json_float(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
-    return Table(frameworks.get(m.capture.framework).label("ops_table"), cols, rows)
+    return Table(Ctx(m).window_words(frameworks.get(m.capture.framework).label("ops_table")), cols, rows)
 
 
 def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
@@ -309,7 +309,7 @@ def _memcpy_table(m: HostMetrics) -> Table:
     cols = ["direction", "count/step", "bytes/step", "ms/step", "sync/step", "sync share", "recurring", "exposed ms/step", "top ops"]
     rows = [[c.direction, json_float(c.count_per_step, 2), json_float(c.bytes_per_step, 0), json_float(c.ms_per_step), json_float(c.sync_count_per_step, 2), json_float(c.sync_share),
              c.recurring, json_float(c.blocking_ms_per_step), "; ".join(c.top_ops[:3])] for c in m.memcpy]
-    return Table("Memory copies per step", cols, rows)
+    return Table(Ctx(m).window_words("Memory copies {per_step}"), cols, rows)
 
 
 def kernel_histogram(k: KernelDurations) -> dict[str, Any]:

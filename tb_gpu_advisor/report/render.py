@@ -392,7 +392,7 @@ def _text_finding(f: Finding, i: int, ranks: dict[str, int], evidence_rows: int,
     (``one``: its host kept one step or pass, ``verdict.one_step``)."""
     out = [f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"]
     sav = saving_text(f, one)
-    conf = confidence_text(f)
+    conf = confidence_text(f, one)
     out.append("    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
                                    if x))
     out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
@@ -645,11 +645,12 @@ def table_markdown(t: Table, rows: int | None = None) -> list[str]:
     return md_table(*table_text(t.columns, t.rows[:rows]))
 
 
-def confidence_text(f: Finding) -> str:
+def confidence_text(f: Finding, one: str = "") -> str:
     """"low confidence (steps)" where a finding rests on steps that are a guess; "" at high confidence -- said wherever
-    the finding is shown (text, markdown, MCP, the tab), beside its saving (issue #36)."""
+    the finding is shown (text, markdown, MCP, the tab), beside its saving (issue #36).  "(the pass)" where its host
+    is one unmarked pass (``one``: ``verdict.one_step``'s "pass"): the guess is that pass, no step (h37-onepass2)."""
     c = getattr(f, "confidence", "high")
-    return f"{c} confidence (steps)" if c and c != "high" else ""
+    return f"{c} confidence ({'the pass' if one == 'pass' else 'steps'})" if c and c != "high" else ""
 
 
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
@@ -661,7 +662,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
     saving = f" · {_html(sav)}" if (sav := saving_text(f, one)) else ""
-    conf = f" · {_html(ct)}" if (ct := confidence_text(f)) else ""
+    conf = f" · {_html(ct)}" if (ct := confidence_text(f, one)) else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
            f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}{conf}</summary>", "",
            md_inline(f.summary), ""]

@@ -38,6 +38,7 @@ def _finding(report: Report, f: Finding) -> dict[str, Any]:
     saving = render.saving_text(f, one) if f.saving is not None else ""
     return {
         "saving": saving,  # "saves ~12.4 ms/step (31% of step)", as the text report's finding line
+        "confidence": render.confidence_text(f, one),  # "low confidence (the pass)" on one pass, as the text says
         "saving_value": saving.removeprefix("saves ~"),
         "frees": f"frees ~{gb(f.saving_bytes)}" if f.saving_bytes else "",
         "freed": gb(f.saving_bytes) if f.saving_bytes else "",

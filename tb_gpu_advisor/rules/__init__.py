@@ -355,7 +355,7 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
             _cap(f, "info", _guessed_gap_words(f, source))
         elif cut and f.severity == "critical":
             # a number per guessed step (GPU bursts) is never critical
-            _cap(f, "warning", f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
+            _cap(f, "warning", f" A warning, not critical: it rests on {_guessed(m)} (from {source}, low "
                                f"confidence).")
 
 
@@ -377,6 +377,14 @@ def _recorded_minority(m: HostMetrics, findings: list[Finding]) -> None:
             _cap(f, "warning", f" A warning, not critical: it rests on the recorded part of the window alone, "
                                f"{pct(1.0 - share)} of the kernel launches the runtime accepted (the rest lost their "
                                f"records).")
+
+
+def _guessed(m: HostMetrics) -> str:
+    """What a low-confidence cut guessed: "steps that are a guess"; "a pass that is a guess" where the capture was read
+    as one unmarked pass (h37-onepass2: the one pass of vit_a4000_avg_batch read "it rests on steps that are a guess"
+    beside findings saying "of the 84.9 ms pass")."""
+    ctx = Ctx(m)
+    return f"a {ctx.step_noun} that is a guess" if ctx.one_pass else "steps that are a guess"
 
 
 def _guess_words(m: HostMetrics) -> str:
@@ -868,7 +876,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     what = "" if unseen or elsewhere else " (Python, the framework's own work before each launch)"
     alone = (f"; {_names(idle)} {'launches' if len(idle) == 1 else 'launch'} no GPU work" if no_launch > 0 and
              not unseen else "")
-    how = ("moved out of the step, onto the GPU, or overlapped with the GPU's work" if unseen or elsewhere else
+    how = (f"moved out of the {unit}, onto the GPU, or overlapped with the GPU's work" if unseen or elsewhere else
            "fewer, larger launches or graphs, or overlapped with the GPU")
     if unseen:
         actions = ctx.record_host_fix() or [RECORD_HOST]

@@ -14,9 +14,11 @@ from tb_gpu_advisor.model.schema import Table, TimeWindow
 if TYPE_CHECKING:  # the rules' context: only its words are read here, and base imports nothing of this module
     from tb_gpu_advisor.rules.base import Ctx
 
+#: What memory made before a step (or the one pass) holds, for a training job and for one of forward passes only.
+_HELD = {"training": "parameters, optimizer state, caches", "forward": "parameters, caches"}
 #: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary.
 CATEGORY_WORDS = {
-    "held": "held across steps (parameters, optimizer state, caches)",
+    "held": f"held across steps ({_HELD['training']})",
     "activations": "the forward pass's activations (training keeps them for the backward pass)",
     "gradients": "gradients and the backward pass's temporaries",
     "optimizer": "the optimizer step's state and temporaries",
@@ -25,14 +27,26 @@ CATEGORY_WORDS = {
 }
 #: The same for a job of forward passes only (inference, serving): it has no optimizer and keeps nothing for a
 #: backward pass, so its memory is never said to hold either.
-FORWARD_ONLY_WORDS = {**CATEGORY_WORDS, "held": "held across steps (parameters, caches)",
+FORWARD_ONLY_WORDS = {**CATEGORY_WORDS, "held": f"held across steps ({_HELD['forward']})",
                       "activations": "the forward pass's activations"}
 
 
-def category_words(m: HostMetrics) -> dict[str, str]:
-    """How each memory category reads for this job (a serving engine is not told of optimizer state)."""
+def category_words(m: HostMetrics, ctx: Ctx | None = None) -> dict[str, str]:
+    """How each memory category reads for this job (a serving engine is not told of optimizer state), the held
+    memory's in the window's words (:func:`held_words`, where ``ctx`` is given)."""
     kind = m.job.kind.kind if m.job is not None else None
-    return FORWARD_ONLY_WORDS if kind in ("inference", "serving") else CATEGORY_WORDS
+    forward = kind in ("inference", "serving")
+    words = FORWARD_ONLY_WORDS if forward else CATEGORY_WORDS
+    if ctx is None or not ctx.one_pass:
+        return words
+    return {**words, "held": f"{held_words(ctx)} ({_HELD['forward' if forward else 'training']})"}
+
+
+def held_words(ctx: Ctx) -> str:
+    """The memory made before the window a peak falls in: "held across steps"; "held from before the pass" where the
+    capture holds one unmarked pass (h37-onepass2: ``metrics.memory`` counts as held what an earlier iteration made,
+    and one pass has no steps for it to be held across -- only the time before it)."""
+    return f"held from before the {ctx.step_noun}" if ctx.one_pass else "held across steps"
 
 
 GPU_COLUMNS = ["GPU", "peak allocated", "peak reserved", "capacity", "peak / capacity", "peak at", "held across steps",

@@ -77,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(act)} of activations kept for the backward "
-        f"pass: {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated ({gb(held)} is held across steps)"
+        f"pass: {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated ({gb(held)} is {mem.held_words(ctx)})"
         f"{in_use}. Recomputing them in the backward pass frees about "
         f"{gb(frees)} for one more forward pass of compute.{grow}{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
         metric=share_metric("activation_share", "Activations / allocated peak", share, "memory.activations.share",

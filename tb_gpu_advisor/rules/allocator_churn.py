@@ -41,16 +41,16 @@ def check(m: HostMetrics) -> list[Finding]:
                       ["GPU", "reserved changes / step", "peak reserved", "peak allocated"],
                       [[g.gpu, round(g.reserved_changes_per_step, 2), gb(g.peak_reserved_bytes),
                         gb(g.peak_allocated_bytes)] for g in moves])] if moves else []
-    emptied = _emptied_by_program(m)
+    emptied = _emptied_by_program(m, *((f"the {ctx.step_noun}", f"the {ctx.step_noun}'s") if ctx.one_pass else ()))
     return [finding(
         ctx, ID, sev,
         f"The GPU idles {ctx.part_of_step(idle)} ({pct(share)}) while the host is inside the device "
         f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): "
-        f"{emptied or 'the caching allocator is off, or blocks never fit because shapes change every step.'}{seen}",
+        f"{emptied or f'the caching allocator is off, or blocks never fit because shapes change {_every(ctx)}.'}{seen}",
         evidence=evidence,
         metric=share_metric("allocator_share", "GPU idle in allocator calls", share, "allocator_churn.warning",
                             severity=sev, detail={"allocator_ms_per_step": idle}),
-        saving=saving(ctx, idle, "the allocator's calls leave the steady steps (memory cached and reused)",
+        saving=saving(ctx, idle, f"the allocator's calls leave {_steady(ctx)} (memory cached and reused)",
                       [("allocator", "allocator", idle)]),
         windows=step_windows(ctx, key=lambda s: s.breakdown.allocator, label="allocator"),
         actions=ctx.fw.fix(f"{ID}:empty_cache" if emptied else ID),
@@ -60,8 +60,21 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _emptied_by_program(m: HostMetrics) -> str:
-    """Why the allocator churns where the program empties its cache itself, else "".
+def _every(ctx: Ctx) -> str:
+    """How often shapes change for the allocator to churn: "every step"; "within the pass" where the capture holds one
+    unmarked pass (h37-onepass2: no step repeats in it for a shape to change at)."""
+    return f"within the {ctx.step_noun}" if ctx.one_pass else "every step"
+
+
+def _steady(ctx: Ctx) -> str:
+    """What the allocator's calls leave once memory is cached: "the steady steps"; "the pass" where the capture holds one
+    (h37-onepass2: a one-pass report has no steady steps to speak of, only the pass its numbers are of)."""
+    return f"the {ctx.step_noun}" if ctx.one_pass else "the steady steps"
+
+
+def _emptied_by_program(m: HostMetrics, of: str = "the steps", whose: str = "the steps'") -> str:
+    """Why the allocator churns where the program empties its cache itself, else "" (``of`` / ``whose``: the window's
+    words, "the pass" / "the pass's" where the capture holds one).
 
     A caching allocator frees device memory only when told to (or when an allocation fails): when at least half the
     steps' driver frees run inside the program's own release call, that call is the cause -- it hands the cache
@@ -71,10 +84,10 @@ def _emptied_by_program(m: HostMetrics) -> str:
     if not cr.released or 2 * cr.released < cr.frees:
         return ""
     if cr.frees == 1:
-        which = "the steps' one cudaFree call runs"
+        which = f"{whose} one cudaFree call runs"
     elif cr.released == cr.frees:
-        which = f"all {cr.frees} cudaFree calls of the steps run"
+        which = f"all {cr.frees} cudaFree calls of {of} run"
     else:
-        which = f"{cr.released} of the steps' {cr.frees} cudaFree calls run"
+        which = f"{cr.released} of {whose} {cr.frees} cudaFree calls run"
     return (f"the program empties the allocator's cache itself: {which} inside its own `{cr.names[0]}`, and the next "
             f"pass asks the driver for that memory again.")

@@ -358,7 +358,9 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
         assumption += (CAPPED_SHARE.format(share=share, cut=ms(cut)) if share else
                        CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut)))
     return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2),
-                  assumption=ctx.words(assumption),  # read by the user like the summary: the GPU's vendor's words
+                  # read by the user like the summary: the GPU's vendor's words, of the host's window ("shortens the
+                  # {step}": "the pass" on one pass, h37-onepass2)
+                  assumption=ctx.words(ctx.window_words(assumption)),
                   recovers=parts(v, recovers))
 
 
@@ -453,7 +455,7 @@ def host_fix_words(findings: Iterable[Finding]) -> str:
 
 #: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix
 #: speeds up, or (no share measured) by the step's critical kernel time
-CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work waited for shortens the step ({share}): "
+CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work waited for shortens the {{step}} ({share}): "
                 "the GPU idles waiting for the host the rest of the time, so a faster kernel there only lengthens that "
                 "idle ({cut}{{host_fix}})")
 _CLASS_WORDS = {"matmul": "matmul/convolution kernels' time", "other": "other kernels' time"}
@@ -556,7 +558,7 @@ def ranges_table(ctx: Ctx) -> list[Table]:
     """The evidence of :func:`in_ranges`: the ranges and their idle time per step; none where there are none."""
     rows = [[n, v] for n, v in ctx.m.idle_in_ranges]
     return [table("The GPU's idle time inside the program's own ranges (the busiest thread's outermost ranges below "
-                  f"the step; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
+                  f"the {{step}}; ms {ctx.per_step})", ["range", "ms"], rows)] if rows else []
 
 
 def traced_python(ctx: Ctx, host_ms: float, inside: float | None = None) -> str:
@@ -799,7 +801,7 @@ def finding(
         guide_section=reg.section if reg else "",
         metric=_in_words(ctx, metric),
         saving=saving,
-        evidence=[table_in_words(t, ctx.words) for t in evidence],
+        evidence=[table_in_words(_titled(ctx.window_words, t), ctx.words) for t in evidence],
         windows=list(windows),
         actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
         host=ctx.host or None,
@@ -827,6 +829,13 @@ def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:
     if isinstance(detail, dict) and isinstance(detail.get("threshold_source"), str):
         detail = {**detail, "threshold_source": words(detail["threshold_source"])}
     return dataclasses.replace(metric, label=words(metric.label), meaning=words(metric.meaning), detail=detail)
+
+
+def _titled(window: Callable[[str], str], t: Table) -> Table:
+    """``t`` with its title's window placeholders filled (``window``: :meth:`Ctx.window_words` or the job's): a rule
+    writes "Dtype casts ({kept}, all GPUs)", and a one-pass host reads "(the pass, all GPUs)" beside findings saying
+    "of the 28.5 ms pass" -- "(kept steps, all GPUs)" named steps the capture does not hold (h37-onepass2)."""
+    return dataclasses.replace(t, title=window(t.title))
 
 
 def table_in_words(t: Table, words: Callable[[str], str]) -> Table:

@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
         # the step's own bytes are the allocated peak's: where the peak above is the reserved one, say which
         peak = "the peak" if kind == "allocated" else f"the allocated peak {gb(g.peak_allocated_bytes)}"
         # the one step's noun as every rule writes it (``Ctx.step_noun``): "the pass's own" on a pass read whole
-        text += (f": the {ctx.step_noun}'s own {gb(step_bytes)} ({peak} less {gb(held)} held across steps) could "
+        text += (f": the {ctx.step_noun}'s own {gb(step_bytes)} ({peak} less {gb(held)} {mem.held_words(ctx)}) could "
                  f"grow about {times(factor)} before {mem.pool(g)} is {pct(T('memory.usable_share'), 0)} full")
     text += ". A larger batch raises device utilization" + (
         " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")

@@ -342,7 +342,7 @@ _ASSUMPTION_SYNC_PINNED = ("the synchronous copies, from pinned memory already, 
                            "of their own, overlapped with the kernels (in chunks where a kernel needs all of its "
                            "input first); an upper bound where the transfers are the program's work")
 #: the copies are a data-parallel wrapper's uploads of offloaded parameters: its own fix recovers them
-_ASSUMPTION_UPLOADS = ("the parameters' uploads leave the step (offload off) or overlap with the previous layers' "
+_ASSUMPTION_UPLOADS = ("the parameters' uploads leave the {step} (offload off) or overlap with the previous layers' "
                        "compute (prefetched)")
 #: a lower bound where kernels wait on pages: a kernel faulting its pages in runs far longer than the copies' own time
 _ASSUMPTION_MANAGED = ("the page migrations are prefetched before the kernels and the host touch the pages, so no "

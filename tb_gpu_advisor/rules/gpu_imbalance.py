@@ -63,7 +63,7 @@ def check(m: HostMetrics) -> list[Finding]:
         # the others' wait for the busiest is collective or idle time in the step's ledger: a fix recovers no more
         # (h37-randjobs3: two ranks no collective binds, each at its own pace, recovered 22 us of a ledger holding none)
         saving=saving(ctx, min(comp[heavy.gpu] - mean, wait_held_ms(m)), "every GPU does the mean amount of work, so "
-                      "the step no longer waits for the busiest one", wait_parts(m)),
+                      "the {step} no longer waits for the busiest one", wait_parts(m)),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label="compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
@@ -89,12 +89,14 @@ def _where_they_wait(ctx: Ctx, heavy, others: list, coll: dict) -> str:  # noqa:
         return f"every replica waits for it at the AllReduce ({said})"
     def rest(g) -> float:  # noqa: ANN001 - the step less its compute and collectives: the ranks table's "other ms"
         return max(0.0, (g.step_ms or 0.0) - g.breakdown.device_compute - g.breakdown.collectives)
+    # the window each GPU's time is of: "step"; the pass's noun where the capture holds one unmarked pass (h37-onepass2)
+    noun = ctx.step_noun if ctx.one_pass else "step"
     if in_coll + sum(rest(g) for g in others) / n < 0.5 * gap:  # no time in their steps to wait in: each at its own pace
         return (f"{the_others(len(others), 'GPU', 'do', 'the others do')} not wait for it: "
-                f"{'its' if len(others) == 1 else 'their'} step holds {ms(in_coll + sum(rest(g) for g in others) / n)} "
-                f"of collectives and idle {ctx.per_step}: the ranks run each at its own pace, GPU{heavy.gpu}'s steps the "
-                f"longer")
+                f"{'its' if len(others) == 1 else 'their'} {noun} holds {ms(in_coll + sum(rest(g) for g in others) / n)} "
+                f"of collectives and idle {ctx.per_step}: the ranks run each at its own pace, GPU{heavy.gpu}'s "
+                f"{noun if ctx.one_pass else 'steps'} the longer")
     return (f"{the_others(len(others), 'GPU', 'wait', 'the others wait')} for it outside the collectives, not "
-            f"inside them: the rest of {'its' if len(others) == 1 else 'their'} step beside compute and collectives is "
+            f"inside them: the rest of {'its' if len(others) == 1 else 'their'} {noun} beside compute and collectives is "
             f"{ms(sum(rest(g) for g in others) / n)} "
             f"{ctx.per_step} (GPU{heavy.gpu} {ms(rest(heavy))}), while {said}")

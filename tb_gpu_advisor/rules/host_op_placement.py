@@ -80,7 +80,7 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, save_ms, "host-placed ops move to the GPU: the GPU no longer idles while they run on the "
                                     "host, and their device->host->device copies disappear",
                       [("host", "host_work", on_host), ("launch", "launch", on_launch), ("copies", "copies", copies)]),
-        evidence=[table("Host-placed ops by host time (kept steps, all GPUs)", ["op", "type", "occurrences", "host ms"], rows)],
+        evidence=[table("Host-placed ops by host time ({kept}, all GPUs)", ["op", "type", "occurrences", "host ms"], rows)],
         actions=ctx.fw.fix(ID),
     )]
 

@@ -69,7 +69,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
                                     "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "
                                                   "every step", idle_claims(s.gpu_idle_ledger_ms)),
-        evidence=[table("Host events that wait for the GPU, per step", ["host event", "syncs per step"],
+        evidence=[table("Host events that wait for the GPU, {per_step}", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
         # ranked by the step's idle, of which the syncs' is a part the ledger does not hold per step: no time claimed
         windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle",

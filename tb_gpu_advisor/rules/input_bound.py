@@ -58,7 +58,7 @@ def check(m: HostMetrics) -> list[Finding]:
         [s.step, s.step_ms, s.breakdown.input_wait, s.breakdown.memcpy_h2d, s.breakdown.device_compute]
         for s in pick_steps(m.steps_detail, None, None, 50)  # the first 50 host-wide rows, only those made
     ]
-    evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
+    evidence = [table("Input wait {per_step} (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
@@ -72,14 +72,14 @@ def check(m: HostMetrics) -> list[Finding]:
         part = "all of it" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
         what += f"; {part} the batch's transfer to the device after the pipeline made it"
     other = _frames_said(ctx, [(n, v) for n, v, inp in src.frames if not inp], src.pre_op_ms_per_step)
-    apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the step's first op is not the input "
+    apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the {ctx.step_noun}'s first op is not the input "
              f"pipeline's" + (f" (the program's other work: {other})" if other else "") + " and is not counted here."
              if src.pre_op_ms_per_step >= (0.0005 if src.source == "pipeline" else 0.05 * wait_ms) else "")
     return [finding(
         ctx, ID, sev,
         f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
         f"{ctx.part_of_step(wait_ms)} ({pct(share)}; "
-        f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
+        f"stock 'input-bound' level is >=5%){what}, over {f'the {ctx.step_noun}' if ctx.one_pass else n_of(ctx.steps, 'step')}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart
         # the Python the profiler traced inside the wait's own host time (the frames that hold it, an in-process
         # loader's ``__next__``): each of those calls cost the host its recording
@@ -88,7 +88,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d, "source": src.source,
                                     "pre_op_ms": src.pre_op_ms_per_step}),
         saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "
-                                    "so it overlaps with the previous step's compute)", [("input", "input", wait_ms)]),
+                                    "so it overlaps with the previous {step}'s compute)", [("input", "input", wait_ms)]),
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
         actions=_creation(ctx, src.ops, wait_ms) + (ctx.fw.extra(f"{ID}:transfer") if moved else [])

@@ -85,13 +85,14 @@ def host_loop_words(ctx: Ctx, loop: tuple[float, float], idle_ms: float | None =
 def quiet(m) -> str | None:
     """Why a launch wait is no finding: where a step launches one kernel a graph would be one launch too; where the
     wait follows the host's syncs, it is theirs."""
-    kps = kernels_per_step(m, Ctx(m)) or 0.0
+    ctx = Ctx(m)
+    kps = kernels_per_step(m, ctx) or 0.0
     if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0:
-        return ("one kernel a step: batching launches into a graph would leave one launch too, so there is no launch "
-                "to save")
+        return (f"one kernel {ctx.a_step}: batching launches into a graph would leave one launch too, so there is no "
+                "launch to save")
     after = after_waits_ms(m)
     if after > 0:
-        return (f"{ms(after)} of the launch wait per step follows the host's syncs and blocking copies, which drained the "
+        return (f"{ms(after)} of the launch wait {ctx.per_step} follows the host's syncs and blocking copies, which drained the "
                 f"GPU's queue: that wait is the host-sync and blocking-copy checks' to judge, and the rest is below "
                 f"this check's level")
     return None
@@ -264,7 +265,7 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
                    f"{', not already in graphs' if graphed else ''}){measured}")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
-                   f"no longer waits before a replay ({ms(hidden)}, at most the step's GPU compute)")
+                   f"no longer waits before a replay ({ms(hidden)}, at most the {ctx.step_noun if ctx.one_pass else 'step'}'s GPU compute)")
     return "; and ".join(out)
 
 
@@ -338,10 +339,11 @@ def _verdict(ctx: Ctx, m: HostMetrics, sev: str, few_small: bool) -> tuple[str, 
     if step_level(m) and sev != "info":
         d = m.dispatch
         spent, too_small_for = _step_host_cost(m)
-        step_txt = (f" Each step is {plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
+        step_txt = (f" {'The' if ctx.one_step else 'Each'} {ctx.step_noun} is "
+                    f"{plural(round(d.calls_per_step, 1), ctx.fw.label('dispatch_call'))}"
                     f"{ctx.mean_words(d.calls_per_step)} costing {ms(d.host_ms_per_step)} "
                     f"of host {spent}, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole "
-                    f"step is too small for its {too_small_for}.")
+                    f"{ctx.step_noun} is too small for its {too_small_for}.")
         actions = ctx.fw.fix(f"{ID}:step")
     return sev, few_small, actions, words + step_txt
 

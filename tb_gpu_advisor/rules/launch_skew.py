@@ -68,15 +68,16 @@ def check(m: HostMetrics) -> list[Finding]:
     acts = ctx.fw.fix(f"{ID}:{'private_threads' if private else 'shared_threads'}")
     return [finding(
         ctx, ID, sev,
-        f"The GPUs start {'a' if part < 1.0 else 'each'} step up to {ms(skew)} apart{where} ({pct(share)} of {of}); GPU{late_gpu} "
+        f"The GPUs start {_which(ctx, part)} up to {ms(skew)} apart{where} ({pct(share)} of {of}); GPU{late_gpu} "
         f"starts last (+{ms(late_ms)}), launch order {order or 'n/a'}"
         f"{'' if private else ctx.fw.label('launch_skew:no_private_threads')}.",
         metric=share_metric("launch_skew_share", "Launch skew share of {step}", share, "launch_skew.warning", severity=sev,
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
-        saving=saving(ctx, min(skew * part, wait_held_ms(m)), "all GPUs start the step together (the late GPU no longer delays the AllReduce)",
+        saving=saving(ctx, min(skew * part, wait_held_ms(m)), "all GPUs start the {step} together (the late GPU no longer delays the AllReduce)",
                       wait_parts(m)),
-        evidence=[table("First kernel / first launch per GPU, relative to the earliest (ms, average per step)",
+        evidence=[table("First kernel / first launch per GPU, relative to the earliest "
+                        f"(ms, {ctx.per_step if ctx.one_pass else 'average per step'})",
                         ["gpu", "first kernel offset ms", "first launch offset ms", "private launch threads"],
                         [[g.gpu, offsets.get(g.gpu, g.first_kernel_offset_ms), g.first_launch_offset_ms,
                           g.launch_thread_private] for g in gs])],
@@ -84,6 +85,14 @@ def check(m: HostMetrics) -> list[Finding]:
         gpu=late_gpu,
         actions=acts,
     )]
+
+
+def _which(ctx: Ctx, part: float) -> str:
+    """The steps the GPUs start apart: "a step" where only some hold two GPUs' work, "each step", "the pass" where the
+    capture holds one unmarked pass (h37-onepass2: "The GPUs start each step up to 3.82 ms apart" of one pass)."""
+    if part < 1.0:
+        return "a step"
+    return f"the {ctx.step_noun}" if ctx.one_pass else "each step"
 
 
 def _skew_and_whole_ms(m: HostMetrics, measured: set[int]) -> tuple[float | None, float | None]:

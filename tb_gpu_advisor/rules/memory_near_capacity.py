@@ -33,7 +33,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if serving:
         sev = "info"
     lever, frees = _lever(g)
-    words = mem.category_words(m)
+    words = mem.category_words(m, ctx)
     parts = ", ".join(f"{words[c]} {gb(b)}" for c, b in sorted(g.breakdown.items(), key=lambda x: -x[1]))
     held = f" At the peak: {parts}." if parts else ""
     if serving:

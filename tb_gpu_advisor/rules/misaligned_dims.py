@@ -54,7 +54,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             "misaligned_dims.warning", severity=sev),
         saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of {mult} so these kernels run {sp:g}x faster "
                                                f"on Tensor Cores", [("compute", "tc_eligible_16bit_kernels", t_ms)]),
-        evidence=[table("16-bit TC-eligible kernels not using Tensor Cores (kept steps, all GPUs)",
+        evidence=[table("16-bit TC-eligible kernels not using Tensor Cores ({kept}, all GPUs)",
                         ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of the dtype's alignment"], rows)],
         actions=[
             action(f"Pad the layer sizes (units, channels, vocabulary, sequence/batch dims): {rule_words}; "

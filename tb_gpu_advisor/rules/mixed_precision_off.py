@@ -42,7 +42,7 @@ def quiet_reason(m) -> str | None:
     known = known_us(k)
     if known > 0 and k.eligible_us / known < T("mixed_precision_off.min_eligible_share"):
         return (f"MatMul/Conv kernels are {pct(k.eligible_us / known)} of the kernel time, under the "
-                f"{pct(T('mixed_precision_off.min_eligible_share'))} at which precision limits the step")
+                f"{pct(T('mixed_precision_off.min_eligible_share'))} at which precision limits the {ctx.step_noun}")
     return None
 
 
@@ -104,7 +104,7 @@ def check(m: HostMetrics) -> list[Finding]:
                       + (f"; {roof_cc[1]}" if roof_cc else ""),
                       [("compute", "tc_eligible_kernels", t32_save),
                        ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),
-        evidence=[table("Largest 32-bit MatMul/Conv kernels (kept steps, all GPUs)", ["kernel", "op", "op type", "precision", "count", "total ms",
+        evidence=[table("Largest 32-bit MatMul/Conv kernels ({kept}, all GPUs)", ["kernel", "op", "op type", "precision", "count", "total ms",
                                                                ctx.vendor.TERMS["matrix_unit"].lower()],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
                          for s in top])],

@@ -83,7 +83,7 @@ def check(m: HostMetrics) -> list[Finding]:
 _ASSUMPTION = ("an upper bound: the same work spread over all the SMs, each as fast as now, takes thread blocks / SMs "
                "of the kernel's time above the few microseconds every kernel takes (a thread block runs on one of "
                "the SMs); work that is serial in itself gains less")
-_TABLE = "Kernels with fewer thread blocks than SMs, by the time of the SMs they left idle (kept steps, all GPUs)"
+_TABLE = "Kernels with fewer thread blocks than SMs, by the time of the SMs they left idle ({kept}, all GPUs)"
 _COLUMNS = ("kernel", "thread blocks", "threads each", "SMs", "count", "total ms", "bound ms (idle SMs)")
 
 

@@ -91,7 +91,7 @@ def check(m: HostMetrics) -> list[Finding]:
                       + (f"; {roof[1]}" if roof else ""),
                       [("compute", "tc_eligible_kernels", t32 * (1 - 1 / sp)),
                        ("compute", "tc_eligible_16bit_kernels", t16 * (1 - 1 / sp16))]),
-        evidence=[table("TC-eligible kernels not using Tensor Cores (kept steps, all GPUs)", ["kernel", "op", "op type", "precision", "count",
+        evidence=[table("TC-eligible kernels not using Tensor Cores ({kept}, all GPUs)", ["kernel", "op", "op type", "precision", "count",
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]

@@ -86,7 +86,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "matmul_ms_per_step": matmul, "score_round_trip_ms_per_step": trip,
                                     "run_share": run_share}),
         saving=sv,
-        evidence=[table("Attention computed op by op (kept steps, all GPUs)",
+        evidence=[table("Attention computed op by op ({kept}, all GPUs)",
                         ["first matmul", "kernels between", "second matmul", "runs", "matmul ms", "between ms",
                          "shapes (first matmul)", "score matrix MiB"], rows)],
         actions=ctx.fw.fix(f"{ID}:{top.module}" if top.module else ID, module=top.module),

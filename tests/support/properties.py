@@ -1101,6 +1101,65 @@ def _words(h: HostReport | None, findings: list[Finding]) -> list[str]:
     return out
 
 
+#: a step said on a one-pass host (h37-onepass2): "step", "steps", "per step", "per-step", "step-time"
+_A_STEP = re.compile(r"\b(?:per[- ])?steps?\b", re.I)
+#: the step words a one-pass report needs, each removed before :data:`_A_STEP` reads the text, with why:
+#: - that the capture holds no step ("no step markers found", "No step is marked", "no steady step is left", "not of
+#:   a guessed step", "no cut of steps", "no step marker bounds the host time before a step's first op"): the reading
+#:   of the window says what it lacks;
+#: - what its numbers are ("every per-step number is the pass's total", "per-step numbers are capture totals"): the
+#:   note that maps the per-step fields of the schema to the pass;
+#: - advice for the next capture ("capture a few steady-state steps", "keep it on several steps", "about ten seconds
+#:   of steady-state steps"): steps the user is asked to record, not ones this capture holds;
+#: - "only 1 step kept": the capture note's count, the step reading's own word;
+#: - "optimizer step": the name of the update call (``optimizer.step()``), not a step of the loop;
+#: - the fix a saving assumes, in its framework's words for the program's loop it changes ("values are read every N
+#:   steps, not every step", copies "kept on the GPU between steps"): advice, as a fix's text is.
+_NEEDED_STEP = re.compile(
+    r"\b[Nn]o (?:\w+ )?steps?\b(?: marker\b[^.;:]*?\ba step's\b)?|\bnot of a (?:\w+ )?step\b|\bno cut of steps\b"
+    r"|\bper-step numbers? (?:is|are)\b|\b(?:a few|several|seconds of) (?:steady-state |steady )?steps\b"
+    r"|\bonly 1 step kept\b|\boptimizer steps?\b|\bevery N steps(?:, not every step)?|\bon the GPU between steps\b")
+
+
+def _one_pass_texts(h: HostReport) -> Iterable[tuple[str, str]]:
+    """(where, text) of what a one-pass host's report says in its own words: its tables' titles, each finding's title,
+    summary, saving's assumption, evidence titles and metric, each card's label, meaning and words.  Not read: a fix's
+    text (advice for the next capture's loop: "call prof.step() once per step"), a threshold's source (a stock tool's
+    words, quoted), the tables' columns ("ms/step": the schema's keys, read by name by the tab's charts), the capture
+    and steps notes and the capture-quality finding's summary (the step reading's account of the steps it did not
+    find, and how to record them: its subject is the steps)."""
+    for name in ("kernels", "ops", "memcpy", "roofline", "communication"):
+        t = getattr(h, name)
+        if t is not None:
+            yield f"{name} table", t.title
+    for f in h.findings:
+        yield f"{f.id} title", f.title
+        yield f"{f.id} summary", f.summary if f.rule != "capture_quality" else ""
+        yield f"{f.id} assumption", f.saving.assumption if f.saving else ""
+        yield from ((f"{f.id} evidence", t.title) for t in f.evidence)
+        if f.metric is not None and f.metric.id != "steps_kept":  # the count of steps the capture-quality finding grades
+            yield f"{f.id} metric", f"{f.metric.label}; {f.metric.meaning}"
+    for m in h.headline:
+        said = m.detail.values() if isinstance(m.detail, dict) else ()
+        yield f"{m.id} card", "; ".join([m.label, m.meaning or "", *(v for v in said if isinstance(v, str))])
+
+
+def one_pass_words_problems(h: HostReport) -> list[str]:
+    """``one-pass-words`` (h37-onepass2): a host read as one pass (its one kept step is the unmarked window or pass,
+    ``steps.types.UNMARKED_SOURCES``) says "the pass", never "step", "steps" or "per step", in its tables' titles,
+    findings and cards (:func:`_one_pass_texts`), but for the words :data:`_NEEDED_STEP` allows: on main the kernel
+    table read "Top GPU kernels (kept steps, all GPUs)", the copies "Memory copies per step" and the MFU card "no GPU
+    kernels in kept steps" beside findings saying "of the 28.5 ms pass"."""
+    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+
+    steps = h.steps if isinstance(h.steps, dict) else {}
+    if steps.get("count") != 1 or steps.get("source") not in UNMARKED_SOURCES:
+        return []
+    return [f"one-pass-words: {h.host}: {where}: '...{said[max(0, m.start() - 50):m.end() + 20]}...'"
+            for where, text in _one_pass_texts(h) for said in [_NEEDED_STEP.sub("", text or "")]
+            for m in _A_STEP.finditer(said)]
+
+
 # --------------------------------------------------------------------------- entry points
 
 
@@ -2270,6 +2329,7 @@ def report_violations(report: Report) -> list[str]:
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
+        out += one_pass_words_problems(h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

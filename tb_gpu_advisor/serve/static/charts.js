@@ -204,7 +204,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
  * skew): the measures side by side when the width allows 300 px each, else
  * one under the other.
  */
-export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] } } = {}) {
+export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] }, onePass = false } = {}) {
   const W = Math.max(320, Math.round(width));
   // each value as the report's GPU table prints it (`table`: the host's display.gpus_table, render's GPU columns)
   const cell = (column, unit) => (i) => {
@@ -212,8 +212,9 @@ export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], r
     return text === undefined ? "" : `${text}${unit}`;
   };
   const measures = [
-    ["busy_share", "GPU active: kernels, copies, collectives (share of step)", cell("active (any GPU work)", ""), 1],
-    ["step_ms", "Step time", cell("step ms", " ms"), null],
+    // of the pass where the host is one unmarked pass (`onePass`: the host's display `one_pass`, h37-onepass2)
+    ["busy_share", `GPU active: kernels, copies, collectives (share of ${onePass ? "the pass" : "step"})`, cell("active (any GPU work)", ""), 1],
+    ["step_ms", onePass ? "Pass time" : "Step time", cell("step ms", " ms"), null],
     ["launch_skew_ms", "Launch skew vs. first GPU", cell("skew ms", " ms"), null],
   ].filter(([key]) => gpus.some((g) => g[key] !== null && g[key] !== undefined));
   const side = measures.length > 0 && W >= measures.length * 300;
@@ -470,12 +471,14 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
   // dots: area by time per step; the slowest shape drawn last, on top
   const maxMs = Math.max(1e-12, ...pts.map((p) => p.ms || 0));
   const dots = spreadDots(pts.map((p) => ({ p, x: x(p.x), y: y(p.y), r: 3.5 + 5.5 * Math.sqrt(Math.max(0, p.ms || 0) / maxMs) })));
+  // a time of the one pass where the host is an unmarked pass (`labels.one_pass`, h37-onepass2), else per step
+  const per = labels.one_pass ? "in the pass" : "per step";
   for (const d of [...dots].sort((a, b) => (a.p.ms || 0) - (b.p.ms || 0))) {
     const p = d.p;
     svg.append(s("circle", { cx: d.x + d.dx, cy: d.y, r: Number(d.r.toFixed(2)), class: p.share !== null && p.share < 0.4 ? "gemm gemm-low" : "gemm", "data-dx": d.dx },
-      s("title", {}, `${p.label}: ${text(p.i, "TFLOP/s")} TFLOP/s at ${text(p.i, "FLOP/byte")} FLOP/byte, ${p.share === null ? "?" : text(p.i, "of roofline")} of its roofline, ${text(p.i, "ms/step")} ms per step${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
+      s("title", {}, `${p.label}: ${text(p.i, "TFLOP/s")} TFLOP/s at ${text(p.i, "FLOP/byte")} FLOP/byte, ${p.share === null ? "?" : text(p.i, "of roofline")} of its roofline, ${text(p.i, "ms/step")} ms ${per}${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
   }
-  svg.append(s("text", { x: left, y: height - 4, class: "axis" }, "arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales; dot area: time per step)"));
+  svg.append(s("text", { x: left, y: height - 4, class: "axis" }, `arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales; dot area: time ${per})`));
   return svg;
 }
 

@@ -282,6 +282,8 @@ export function hostsText(f) {
  */
 export function findingView(f, rank, ctx, shown = {}) {
   const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
+  // the server's words ("low confidence (the pass)" on one pass, h37-onepass2); a report cached before them: its own
+  const conf = shown.confidence || (f.confidence && f.confidence !== "high" ? `${f.confidence} confidence (steps)` : "");
   return h("details", { class: `finding sev-${f.severity}`, open: rank === 1, dataset: { findingId: f.id, rule: f.rule } },
     h("summary", {},
       h("span", { class: "rank" }, `#${rank}`),
@@ -290,7 +292,7 @@ export function findingView(f, rank, ctx, shown = {}) {
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
       shown.saving ? h("span", { class: "saving" }, units(shown.saving)) : null,
       shown.frees ? h("span", { class: "saving saving-bytes" }, shown.frees) : null,
-      f.confidence && f.confidence !== "high" ? h("span", { class: "confidence muted" }, `${f.confidence} confidence (steps)`) : null),
+      conf ? h("span", { class: "confidence muted" }, conf) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
       settingPointer(f, ctx),
@@ -373,7 +375,8 @@ export function memoryView(hr, g, ctx, shown = {}, hostShown = {}) {
   const parts = [h("p", { class: "memory-peak" }, units(`GPU ${g.gpu} peak: ${shown.peak}.`))];
   if (m.note) parts.push(h("p", { class: "note" }, m.note));
   if ((m.timeline?.t_ms || m.timeline?.event || []).length) {
-    parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, steps shaded`,
+    const shaded = hostShown.one_pass ? "the pass shaded" : "steps shaded";
+    parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, ${shaded}`,
       (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: ctx.legend?.memory, labels: shown }), width));
   }
   if ((m.top || []).length) {
@@ -453,10 +456,14 @@ export function hostView(hr, ctx, shown = {}) {
   hr.gpus.forEach((g, i) => { if (g.memory) parts.push(memoryView(hr, g, ctx, ((shown.gpus || [])[i] || {}).memory || {}, shown)); });
   if (hr.step_rows.length) {
     const perGpu = stepSeries(hr.step_rows).series.length > 1;
-    const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
-    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, labels: shown }), width));
+    // one pass of a capture that marks no step (`shown.one_pass`) has no steps to break down: the pass's time is
+    // (h37-onepass2, as the server's table titles say "the pass")
+    const what = shown.one_pass ? "Time breakdown of the pass" : "Per-step time breakdown";
+    const caption = perGpu ? `${what}, one panel per GPU (same time scale)` : what;
+    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, labels: shown,
+      ...(shown.one_pass ? { title: what } : {}) }), width));
   }
-  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table }), width));
+  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table, onePass: shown.one_pass }), width));
   // drawn when a kernel was timed: a capture with none has every bin at 0, an empty chart with no word
   if ((hr.kernel_durations_us?.counts || []).some((n) => n > 0)) {
     parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));

@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
-from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn, _last_step_device_end
+from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, _TILED, PS_PER_MS
@@ -34,7 +34,7 @@ def _place_windows(r: _Reading) -> None:
     r.read_end = r.he.astype(np.int64)
     r.hs, r.he = _tile(r.hs, r.he)
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
-    end = _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1]))
+    end = _last_launched_end(r, int(r.hs[-1]), int(r.he[-1]))
     if r.source in _TILED or r.tiled_by_updates:
         end -= _carried_spill(r, host_he)
     r.he[-1] = max(int(r.he[-1]), end, _last_marker_turn(r))
@@ -90,6 +90,23 @@ def _carried_spill(r: _Reading, he: np.ndarray) -> int:
         if len(d):  # a step that launched nothing here carried nothing here
             carried = np.fmax(carried, _spill(_launched_per_step(r.hs, he, r.trace.h, d, launch)[2], he))
     return max(int(carried.min()), 0)
+
+
+def _last_launched_end(r: _Reading, s: int, e: int) -> int:
+    """Where (ps) the work launched in the last host window ``[s, e)`` ends on any GPU: the end
+    :func:`_launched_per_step` reads for that window (each device event's launch record, the window half-open); ``e``
+    where it launched nothing, or nothing that ends later.
+
+    Why this one measure: the last step is stretched to its work's end here and placed on each GPU from the same
+    launches by :func:`_launched_per_step`; read apart (the stretch from every host event carrying a correlation id in
+    the closed ``[s, e]``), a launch at the window's very end counted for the stretch and not for the placement.  Such
+    a launch is the next range's, not this one's: every window but the last is tiled ``[s, next start)``, so a
+    launch at a bound belongs to the step it opens -- a benchmark's ``forward`` range ending at the instant its
+    ``backward`` range opens with a launch stretched the last ``forward`` step to the end of ``backward``'s first
+    kernel (``--forms12`` seeds 60002, 60009, 60040: 134, 210 and 567 us; h37-lastend)."""
+    ends = [int(_launched_per_step(np.array([s]), np.array([e]), r.trace.h, d, launch)[2][0])
+            for d, launch in zip(r.trace.devices, r.launched()) if len(d)]
+    return max([e, *ends])
 
 
 def _spill(last: np.ndarray, he: np.ndarray) -> np.ndarray:

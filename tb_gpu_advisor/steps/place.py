@@ -214,7 +214,17 @@ def _own_last_reach(r: _Reading, own_start: int) -> int:
     last step starts later launches its work later by as much.  Cut at the first rank's reach, its last step lost the
     launches after it -- a program's ``data`` ranges (each mark the batch's load, its ``eval_step`` after it) on 4
     ranks 50 us apart read each GPU's last step 0.372, 0.356, 0.306 and 0.257 ms of a 0.372 ms iteration, the last
-    rank's 4 last kernels in no step (``--forms12`` seed 6593).  Every other step reaches the next one's start."""
+    rank's 4 last kernels in no step (``--forms12`` seed 6593).  Every other step reaches the next one's start.
+
+    Why the stretched end here and the mark's own end for a GPU read from the host-wide windows
+    (:func:`_async_device_windows`, moved by :func:`_launch_lags`): no host time says where a last step's launches
+    stop, and each base is wrong for the other decision (h37-lastend).  The stretched end is a device time: on a host
+    running ahead it holds the work launched after the loop, so a host-wide reach from it took a pipeline's VAE into
+    its last denoiser step (``test_random_forms7``'s seed 498 fails) and would move 5 kept captures' last steps
+    (``mpi_saxpy_a100_rank0``, ``resnet_rtx2080ti_slow_workers``, the three ``sglang_*``: 1, 1, 29, 4, 5 more launches).  The
+    mark's end holds only the marked part of an iteration, so an own reach from it lost a rank's last launches
+    (``--forms12`` seed 60023: 24 of the 38 launches of one iteration; 60028: 9 of 11).  One measure needs the
+    host's own end of the last iteration, which the capture does not record."""
     return int(r.he[-1]) + max(own_start - int(r.hs[-1]), 0)
 
 

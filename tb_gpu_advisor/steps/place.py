@@ -221,8 +221,8 @@ def _own_last_reach(r: _Reading, own_start: int) -> int:
     stop, and each base is wrong for the other decision (h37-lastend).  The stretched end is a device time: on a host
     running ahead it holds the work launched after the loop, so a host-wide reach from it took a pipeline's VAE into
     its last denoiser step (``test_random_forms7``'s seed 498 fails) and would move 5 kept captures' last steps
-    (``mpi_saxpy_a100_rank0``, ``resnet_rtx2080ti_slow_workers``, the three ``sglang_*``: 1, 1, 29, 4, 5 more launches).  The
-    mark's end holds only the marked part of an iteration, so an own reach from it lost a rank's last launches
+    (``mpi_saxpy_a100_rank0``, ``resnet_rtx2080ti_slow_workers``, the three ``sglang_*``: 1, 1, 29, 4, 5 more
+    launches).  The mark's end holds only the marked part of an iteration, so an own reach from it lost a rank's last launches
     (``--forms12`` seed 60023: 24 of the 38 launches of one iteration; 60028: 9 of 11).  One measure needs the
     host's own end of the last iteration, which the capture does not record."""
     return int(r.he[-1]) + max(own_start - int(r.hs[-1]), 0)

@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
-from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn, _last_step_device_end
+from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.types import _HOST_SOURCES, _PART_MARKS, _TILED, PS_PER_MS
@@ -34,7 +34,7 @@ def _place_windows(r: _Reading) -> None:
     r.read_end = r.he.astype(np.int64)
     r.hs, r.he = _tile(r.hs, r.he)
     host_he = r.he.copy()  # the host's own windows: which launches each step made (the last's not stretched)
-    end = _last_step_device_end(h, r.active, int(r.hs[-1]), int(r.he[-1]))
+    end = _last_launched_end(r, int(r.hs[-1]), int(r.he[-1]))
     if r.source in _TILED or r.tiled_by_updates:
         end -= _carried_spill(r, host_he)
     r.he[-1] = max(int(r.he[-1]), end, _last_marker_turn(r))
@@ -90,6 +90,23 @@ def _carried_spill(r: _Reading, he: np.ndarray) -> int:
         if len(d):  # a step that launched nothing here carried nothing here
             carried = np.fmax(carried, _spill(_launched_per_step(r.hs, he, r.trace.h, d, launch)[2], he))
     return max(int(carried.min()), 0)
+
+
+def _last_launched_end(r: _Reading, s: int, e: int) -> int:
+    """Where (ps) the work launched in the last host window ``[s, e)`` ends on any GPU: the end
+    :func:`_launched_per_step` reads for that window (each device event's launch record, the window half-open); ``e``
+    where it launched nothing, or nothing that ends later.
+
+    Why this one measure: the last step is stretched to its work's end here and placed on each GPU from the same
+    launches by :func:`_launched_per_step`; read apart (the stretch from every host event carrying a correlation id in
+    the closed ``[s, e]``), a launch at the window's very end counted for the stretch and not for the placement.  Such
+    a launch is the next range's, not this one's: every window but the last is tiled ``[s, next start)``, so a
+    launch at a bound belongs to the step it opens -- a benchmark's ``forward`` range ending at the instant its
+    ``backward`` range opens with a launch stretched the last ``forward`` step to the end of ``backward``'s first
+    kernel (``--forms12`` seeds 60002, 60009, 60040: 134, 210 and 567 us; h37-lastend)."""
+    ends = [int(_launched_per_step(np.array([s]), np.array([e]), r.trace.h, d, launch)[2][0])
+            for d, launch in zip(r.trace.devices, r.launched()) if len(d)]
+    return max([e, *ends])
 
 
 def _spill(last: np.ndarray, he: np.ndarray) -> np.ndarray:
@@ -197,7 +214,17 @@ def _own_last_reach(r: _Reading, own_start: int) -> int:
     last step starts later launches its work later by as much.  Cut at the first rank's reach, its last step lost the
     launches after it -- a program's ``data`` ranges (each mark the batch's load, its ``eval_step`` after it) on 4
     ranks 50 us apart read each GPU's last step 0.372, 0.356, 0.306 and 0.257 ms of a 0.372 ms iteration, the last
-    rank's 4 last kernels in no step (``--forms12`` seed 6593).  Every other step reaches the next one's start."""
+    rank's 4 last kernels in no step (``--forms12`` seed 6593).  Every other step reaches the next one's start.
+
+    Why the stretched end here and the mark's own end for a GPU read from the host-wide windows
+    (:func:`_async_device_windows`, moved by :func:`_launch_lags`): no host time says where a last step's launches
+    stop, and each base is wrong for the other decision (h37-lastend).  The stretched end is a device time: on a host
+    running ahead it holds the work launched after the loop, so a host-wide reach from it took a pipeline's VAE into
+    its last denoiser step (``test_random_forms7``'s seed 498 fails) and would move 5 kept captures' last steps
+    (``mpi_saxpy_a100_rank0``, ``resnet_rtx2080ti_slow_workers``, the three ``sglang_*``: 1, 1, 29, 4, 5 more
+    launches).  The mark's end holds only the marked part of an iteration, so an own reach from it lost a rank's last launches
+    (``--forms12`` seed 60023: 24 of the 38 launches of one iteration; 60028: 9 of 11).  One measure needs the
+    host's own end of the last iteration, which the capture does not record."""
     return int(r.he[-1]) + max(own_start - int(r.hs[-1]), 0)
 
 

@@ -437,10 +437,11 @@ def _lead_words(s: np.ndarray, e: np.ndarray) -> list[str]:
     """The first-work leads (:func:`_first_work_leads`) in words."""
     if not s.size:
         return []
-    return [f"the GPU idle {_ms((e - s).sum())} after {plural(int(s.size), 'first launch', 'first launches')} returned, "
-            f"before {'its' if s.size == 1 else 'their'} work started, in a process that started in the window (the "
-            "loaded module made resident, the context's first work set up: nothing launched before the start-up to "
-            "wait on)"]
+    n = int(s.size)
+    return [f"the GPU idle {_ms((e - s).sum())} from the return of {plural(n, 'first launch', 'first launches')} "
+            f"(a module loaded in the call, or the process's first work on its GPU) to the start of "
+            f"{'its' if n == 1 else 'their'} work, in a process that started in the window: the first use of what "
+            "the call set up, with nothing launched before the start-up to wait on"]
 
 
 def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, started: ContextStart | None = None

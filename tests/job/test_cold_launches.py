@@ -75,7 +75,7 @@ def test_the_gpu_idle_after_a_started_process_loads_its_modules_is_the_loads(tmp
     assert not [f for f in findings if f["title"] == BEFORE]
     cold = _cold(findings)
     lead = sum(truth["load_leads_ms"])
-    assert f"the GPU idle {lead:.1f} ms after 2 first launches returned" in cold["summary"], cold["summary"]
+    assert f"the GPU idle {lead:.1f} ms from the return of 2 first launches" in cold["summary"], cold["summary"]
     # the whole of the load's cost is booked as start-up: both launches and the idle after them
     assert cold["saving"]["ms_per_step"] >= sum(truth["load_launches_ms"]) + lead - 0.05
 

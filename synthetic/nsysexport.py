@@ -1704,6 +1704,53 @@ def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float
     return {"one_time_launch_ms": one_time, "kernel_ms": kernel_ms}
 
 
+def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.9, 28.6),
+                        leads_us: tuple[float, ...] = (), repeat_us: float | None = None, started: bool = True) -> dict:
+    """Write the export of a one-pass CUDA program shaped after Better-Call-Paul/CUDA-Transformer's T4 ``layer_norm``
+    (``src/report1.sqlite``, kept as ``wild/lazy_first_launch_t4``): the runtime's start-up
+    (``cuModuleGetLoadingMode``: lazy loading) and the context in a 176 ms ``cudaMalloc`` (``started``; False: the
+    window opens on a process that had started before it), then one ``cudaLaunchKernel`` of each ``launches_us`` --
+    a kernel of its own each, the first loading the module -- each kernel (1.7 us) read back by a 4-byte
+    ``cudaMemcpy``.  ``leads_us``: per launch, the GPU idle from its return to its kernel's start (2 us where not
+    given; Qcompiler/MIXQ's A100 benchmark: 0.42 and 1.48 ms after its two module-loading launches).  ``repeat_us``: a
+    last launch of the first kernel again, that long (a repeat launch by the same call: no module to load).  Return
+    the truth: which launches load a module (a first launch over 1 ms and over every repeat launch, ms) and the leads
+    (ms) after them."""
+    us, ms = 1000, 1_000_000
+    pid = 7474
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 900 * ms, gap=5 * us)
+    if started:
+        api("cuModuleGetLoadingMode", 2 * us, then=2 * ms)
+        api("cudaMalloc_v3020", 176 * ms)  # the context
+    plan = [(f"kernel_{i}(float *, int)", d, leads_us[i] if i < len(leads_us) else 2.0)
+            for i, d in enumerate(launches_us)]
+    if repeat_us is not None:
+        plan.append((plan[0][0], repeat_us, 2.0))
+    for name, dur_us, lead_us in plan:
+        c = api("cudaLaunchKernel_v7000", int(dur_us * us), then=0)
+        k0 = api.t + int(lead_us * us)
+        k1 = k0 + 1700
+        nid = strings(name)
+        con.execute(_KERNEL_INSERT, (k0, k1, 0, 1, 7, c, gpid, nid, nid, 16, 4, 1, 1, 256, 1, 1, 0, 1024, 0, 0, 0,
+                                     None, None))
+        copy = api("cudaMemcpy_v3020", 0)
+        api.end_last(k1 + 15 * us)
+        api.t = k1 + 15 * us + 5 * us
+        con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,4,2,2,0)",
+                    (k1 + 8 * us, k1 + 10 * us, copy, gpid))
+    api("cudaFree_v3020", 106 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./layer_norm", thread="layer_norm",
+                sync_enum=False)
+    worst = repeat_us or 0.0
+    loads = [d / 1e3 for d in launches_us if d >= 1000.0 and d > worst]
+    return {"load_launches_ms": loads,
+            "load_leads_ms": [lead / 1e3 for d, lead in zip(launches_us, leads_us) if d >= 1000.0 and d > worst]}
+
+
 #: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and
 #: ``torch.nn.functional`` call in an NVTX range whose text is a dict): "" none; "forward" each burst inside a
 #: ``conv2d`` op range and the context inside ``Tensor.cuda``; "backward" the second burst a backward -- the program's

@@ -461,7 +461,8 @@ _TABLE: tuple[Threshold, ...] = (
        "the driver's staging, not for GPU work the capture does not show"),
     _t("job.one_time_launch_factor", 100.0, "ratio", "Advisor: two orders of magnitude above the capture's median launch",
        "a one-time launch is this many times the median launch under job.one_time_launch_ms at least (where no "
-       "launch is under it, the one-time cut alone decides)"),
+       "launch is under it, the one-time cut alone decides), unless it ran its kernel's first run and took longer "
+       "than every launch by the same call of a kernel already run: that is the module's load whatever the median"),
     _t("job.one_time_launch_share", 0.5, "share", "Advisor: cold captures hold most of their launch time in a few "
        "launches (99% in 18 launches on a real cold forward pass); one slow launch among thousands is noise",
        "slow launches count as one-time costs only when they hold at least this share of all launch time"),

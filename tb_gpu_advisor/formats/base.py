@@ -67,6 +67,10 @@ _FATAL_LINE = (r"error while loading shared libraries|symbol lookup error|termin
 #: (``Error: ...``, ``ERROR: ...``, ``prog: error: ...``, ``fatal error: ...``): a program that went on after such a
 #: line printed more, so only the last line of its standard error counts.
 _ERROR_REPORT = r"(?i)^(?:[\w./-]+: )?(?:fatal )?error\s*:"
+#: A program's report of the exception that ended it, as its last words: its own handler's (PEXSI's ranks:
+#: ``Processor 8 caught exception with message: basic_string::_M_construct null not valid``) or a runtime's
+#: (``Unhandled exception: ...``) -- caught, unhandled or uncaught, then the exception's message after a colon.
+_EXCEPTION_REPORT = r"(?i)\b(?:caught|unhandled|uncaught)\b[^:\n]{0,40}\bexception\b[^:\n]{0,40}:\s*\S"
 #: The C library's report of a failed call (``perror``: ``fopen: No such file or directory``): the call's name, then
 #: the system's words for the error (``strerror``), a fixed vocabulary.
 _STRERROR = (r"(?:No such file or directory|Permission denied|Cannot allocate memory|Is a directory|Not a directory|"
@@ -83,6 +87,7 @@ def program_failure(stderr: str, chars: int = 300) -> str:
     ``ProcessStreams``): a Python traceback's exception (its line and the message lines after it), a line of the
     loader, of C++'s ``terminate`` or of a fatal signal, or the program's own ``Error: ...`` report or the C library's
     ``perror`` line (``fopen: No such file or directory``, or Python's ``... [Errno 2] No such file or directory``)
+    or its report of the exception that ended it (``... caught exception with message: ...``)
     when it is the last line it wrote, or a runtime's ``Fatal
     Error:`` report wherever it stands; "" when the text shows none -- warnings and progress lines
     are no failure.  Cut at ``chars`` characters."""
@@ -100,7 +105,8 @@ def program_failure(stderr: str, chars: int = 300) -> str:
     for ln in reversed(lines):
         if re.search(_FATAL_LINE, ln):
             return ln if len(ln) <= chars else ln[:chars - 3] + "..."
-    if lines and (re.match(_ERROR_REPORT, lines[-1]) or re.match(_PERROR, lines[-1]) or re.search(_ERRNO, lines[-1])):
+    if lines and (re.match(_ERROR_REPORT, lines[-1]) or re.match(_PERROR, lines[-1]) or re.search(_ERRNO, lines[-1])
+                  or re.search(_EXCEPTION_REPORT, lines[-1])):
         return lines[-1] if len(lines[-1]) <= chars else lines[-1][:chars - 3] + "..."
     return ""
 

@@ -110,8 +110,9 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # first kernel: those copies are set-up, not a step's
     up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
-    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, drv_s])
-    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, drv_e])
+    lead_s, lead_e = _first_work_leads(trace, started, launches, slow)
+    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, drv_s, lead_s])
+    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, drv_e, lead_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -125,7 +126,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     share = total / window if window > 0 else 0.0
     parts = (_slow_launch_words(dur, launch, slow, med_us)
              + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
-             + _call_words(h, dur, init, comp, rare, ctx) + drv_words)
+             + _call_words(h, dur, init, comp, rare, ctx) + drv_words + _lead_words(lead_s, lead_e))
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
@@ -152,12 +153,14 @@ def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> t
     # themselves would set the cut above each of them
     median = float(np.median(quick, overwrite_input=True)) if quick.size else None
     del quick
-    cut = T("job.one_time_launch_ms") * PS_PER_MS
+    floor = cut = T("job.one_time_launch_ms") * PS_PER_MS
     if median is not None:
         cut = max(cut, T("job.one_time_launch_factor") * median)
-    cand = np.flatnonzero(launch & (dur > cut))
-    if cand.size:
-        idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & ~_repeat_launches(trace, cand)
+    long = launch & (dur > floor)
+    if long.any():
+        state = _launch_states(trace)
+        cand = np.flatnonzero((long & (dur > cut)) | _first_over_repeats(h, dur, launch, long, state))
+        idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & (state[cand] != _REPEAT)
         slow[cand[idle]] = True
     if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
         slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
@@ -332,16 +335,21 @@ def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return s[idle], e[idle]
 
 
-def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:
-    """Bool per launch call ``cand``: every device event it launched runs a kernel the capture had already run --
-    no first launch, so no module to load.  Slow launches of kernels launched hundreds of times before (a TorchRec
-    step 550 stalling 2-7 ms on the same three element-wise launches each step) are a recurring host stall, not a
-    cold start.  False where the launch maps to no device event (nothing says it is a repeat)."""
+#: :func:`_launch_states`: a launch call none of whose device events is mapped, one that ran only kernels the
+#: capture had run before, one that ran a kernel's first run.
+_UNMAPPED, _REPEAT, _FIRST = 0, 1, 2
+
+
+def _launch_states(trace: Trace) -> np.ndarray:
+    """Per host event (int8): :data:`_FIRST` where a device event it launched is its kernel's first run in the
+    capture (the launch that loads the kernel's module, lazily), :data:`_REPEAT` where every one it launched runs a
+    kernel the capture had already run -- no first launch, so no module to load: slow launches of kernels launched
+    hundreds of times before (a TorchRec step 550 stalling 2-7 ms on the same three element-wise launches each step)
+    are a recurring host stall, not a cold start -- :data:`_UNMAPPED` where it maps to no device event (nothing says
+    which)."""
     h = trace.h
-    out = np.zeros(cand.size, dtype=bool)
-    launched = device_launches(h, trace.devices)
-    repeat = np.zeros(len(h), dtype=np.int8)  # 0 nothing mapped, 1 only repeats, 2 a first launch among them
-    for d, rec in zip(trace.devices, launched):
+    state = np.zeros(len(h), dtype=np.int8)
+    for d, rec in zip(trace.devices, device_launches(h, trace.devices)):
         if not len(d):
             continue
         order = np.argsort(d.start, kind="stable")
@@ -349,9 +357,91 @@ def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:
         _, pos = np.unique(d.name[order], return_index=True)
         first[order[pos]] = True
         ok = rec >= 0
-        np.maximum.at(repeat, rec[ok], np.where(first[ok], 2, 1).astype(np.int8))
-    out[:] = repeat[cand] == 1
+        np.maximum.at(state, rec[ok], np.where(first[ok], _FIRST, _REPEAT).astype(np.int8))
+    return state
+
+
+def _first_over_repeats(h: HostEvents, dur: np.ndarray, launch: np.ndarray, long: np.ndarray, state: np.ndarray
+                        ) -> np.ndarray:
+    """Bool per host event: a launch (``launch``) over the one-time floor (``long``) that ran its kernel's first run and took
+    longer than every launch by the same call of a kernel already run (:func:`_launch_states`).  Physics, not a
+    multiple of the median: a launch returns in microseconds; one of a millisecond with the GPU idle (read by the
+    caller) is the host stalled in it, and where it is the kernel's first launch and no repeat launch by that call
+    stalled as long, the stall is what only a first launch does -- loading the kernel's module (CUDA's lazy loading).
+
+    Why: the cut of ``job.one_time_launch_factor`` x the median launch (2.25 ms on a median of 22.5 us) left
+    Better-Call-Paul/CUDA-Transformer's T4 ``layer_norm`` first launch of 1.13 ms (the next two 17 and 28 us) as
+    the steady launch path: "critical launch-bound ... saves ~806 us (65%)" with a CUDA-graph fix, which removes no
+    module load."""
+    first = np.flatnonzero(long & (state == _FIRST))
+    if not first.size:
+        return np.zeros(len(h), dtype=bool)
+    rep = np.flatnonzero(launch & (state == _REPEAT))
+    worst = np.zeros(len(h.names), dtype=np.int64)  # per call name, its longest repeat launch
+    if rep.size:
+        np.maximum.at(worst, h.name[rep].astype(np.int64), dur[rep].astype(np.int64))
+    out = np.zeros(len(h), dtype=bool)
+    out[first[dur[first] > worst[h.name[first].astype(np.int64)]]] = True
     return out
+
+
+def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.ndarray] | None, slow: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Host spans (ps) from a launch call's return to its work's start, the GPU idle between, where the launch is
+    the first of a process that started its runtime in the window (``started``: :func:`context_start`) on its GPU,
+    or one the reading took for a module load (``slow``: :func:`_slow_first_launches`): the GPU's side of that
+    first use -- the module the lazy launch loaded made resident, the new context's first work set up -- a one-time
+    cost of the load, booked with it.
+
+    Why: the ledger reads an idle GPU holding launched work before a step's first work as work from before the
+    capture (still running when the window opened).  That reading needs work that could precede the window; a
+    process whose first runtime call the window holds launched none before it.  Qcompiler/MIXQ's A100 benchmark
+    (``nsys`` launched the program) waits 1.48 ms for `reduce_kernel` after the 6.5 ms launch that loaded its module
+    (and 0.42 ms for its first kernel), and the report called it "The capture opens while the GPU still runs earlier
+    work".  A GPU another process drives, or work launched before the start-up, keeps the earlier reading."""
+    if not started.starts or not any(len(d) for d in trace.devices):
+        return _EMPTY, _EMPTY
+    h = trace.h
+    if launches is None:
+        launches = device_launches(h, trace.devices)
+    lines = {int(h.line[first]) for first, _ in started.starts}
+    t0 = min(int(h.start[first]) for first, _ in started.starts)
+    floor = T("launch.kernel_switch_us") * PS_PER_US
+    starts, ends = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    for d, rec in zip(trace.devices, launches):
+        if not len(d):
+            continue
+        own = trace.gpu_host_lines.get(d.gpu)
+        if own is not None and own.size and not lines & set(np.unique(own).tolist()):
+            continue  # another process drives this GPU: this start-up says nothing of its work
+        rec = np.asarray(rec, np.int64)
+        first = np.zeros(len(d), bool)
+        first[int(np.argmin(d.start))] = True
+        i = np.flatnonzero(rec >= 0)
+        i = i[(slow[rec[i]] | first[i]) & (h.start[rec[i]] >= t0)]
+        if not i.size:
+            continue
+        # the idle begins where the call returned, or where the GPU's earlier work ended if later
+        prev_end = np.maximum.accumulate(d.end.astype(np.int64, copy=False))
+        before = np.where(i > 0, prev_end[np.maximum(i - 1, 0)], np.iinfo(np.int64).min)
+        s = np.maximum(h.end[rec[i]].astype(np.int64), before)
+        e = d.start[i].astype(np.int64)
+        keep = (e - s) >= floor
+        starts.append(s[keep])
+        ends.append(e[keep])
+    s, e = np.concatenate(starts), np.concatenate(ends)
+    return union_intervals(s, e) if s.size else (_EMPTY, _EMPTY)
+
+
+def _lead_words(s: np.ndarray, e: np.ndarray) -> list[str]:
+    """The first-work leads (:func:`_first_work_leads`) in words."""
+    if not s.size:
+        return []
+    n = int(s.size)
+    return [f"the GPU idle {_ms((e - s).sum())} from the return of {plural(n, 'first launch', 'first launches')} "
+            f"(a module loaded in the call, or the process's first work on its GPU) to the start of "
+            f"{'its' if n == 1 else 'their'} work, in a process that started in the window: the first use of what "
+            "the call set up, with nothing launched before the start-up to wait on"]
 
 
 def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, started: ContextStart | None = None

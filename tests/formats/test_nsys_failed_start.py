@@ -297,3 +297,42 @@ def test_stringids_beside_tables_nsight_never_writes_is_no_export(tmp_path):
                       "INSERT INTO StringIds VALUES (1, 'x');")
     con.close()
     assert "not an Nsight Systems export" in layout.sniff(str(p))
+
+
+#: Ther-LF/QuantPSelInvPlus ``examples/report1.sqlite`` @ad90e017 (PEXSI's modified BSD licence; kept as
+#: ``wild/mpirun_ranks_exception_a100``): ``nsys`` started ``mpirun`` (its ``PROCESSES`` table: mpirun,
+#: nsys-launcher, nsys-tee, bash) on an A100 box; the OS runtime trace holds the calls of nine more processes (the
+#: ranks, pids 494-502, 0.08-0.36 s) and no CUDA table, and mpirun's standard error (kept) holds each rank's own
+#: report, ``Processor N caught exception with message: basic_string::_M_construct null not valid`` (the examples'
+#: ``catch (std::exception&)``): every rank stopped before it touched the GPU.
+MPIRUN_RANKS = FIXTURES / "wild" / "mpirun_ranks_exception_a100" / "report1.sqlite"
+
+
+def test_ranks_that_reported_the_exception_that_ended_them_are_said_stopped():
+    con = sqlite3.connect(MPIRUN_RANKS)
+    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables and "CUPTI_ACTIVITY_KIND_KERNEL" not in tables
+    ranks = con.execute("SELECT COUNT(DISTINCT globalTid / 16777216 % 16777216) FROM OSRT_API").fetchone()[0]
+    assert ranks == 11  # mpirun, one helper, nine ranks: the ranks were followed, and made no CUDA call
+    report = cli_report(MPIRUN_RANKS)
+    top = report["findings"][0]
+    assert "stopped with an error" in top["title"], top["title"]
+    assert "caught exception with message: basic_string::_M_construct null not valid" in top["summary"]
+    assert "Was the GPU visible" not in top["summary"]
+
+
+@pytest.mark.parametrize("text", ["Processor 8 caught exception with message: basic_string::_M_construct null not "
+                                  "valid\n", "Unhandled exception: std::bad_alloc\n"])
+def test_the_report_of_the_exception_that_ended_a_program_is_its_failure(text):
+    from tb_gpu_advisor.formats.base import program_failure
+    assert program_failure(text) == text.strip()
+
+
+@pytest.mark.parametrize("text", [
+    # Python at shutdown: the exception was ignored, the program had ended as it meant to
+    "Exception ignored in: <function _after_fork at 0x7f>\nTraceback (most recent call last):\n",
+    "caught exception: retrying (1/3)\nstep 1 done\n",  # it went on after it
+])
+def test_an_exception_the_program_went_on_after_or_ignored_is_no_failure(text):
+    from tb_gpu_advisor.formats.base import program_failure
+    assert program_failure(text) == ""

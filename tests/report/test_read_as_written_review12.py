@@ -145,7 +145,8 @@ def test_steps_mostly_the_programs_own_work_are_no_start_up_pass():
 def test_the_program_s_own_work_is_the_rest_of_the_step_not_of_the_window():
     f = _rule(run_report(WILD, "nvfuser_h200_first_call"), "cold_start")
     words = " ".join(f.summary.split())
-    assert "The other 72.8% of the pass is the program's own work" in words, words
+    # 72.7%: h37-coldstart reads `unrolled_elementwise_kernel`'s 2.07 ms first launch as its module's load too
+    assert "The other 72.7% of the pass is the program's own work" in words, words
     assert not own_work_problems("h", [f])
     bad = dataclasses.replace(f, summary=f.summary + " The other 88.0% of the window is the program's own work, "
                                                      "analysed below.")

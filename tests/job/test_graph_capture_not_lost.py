@@ -72,3 +72,12 @@ def test_control_the_same_launches_outside_a_capture_are_lost(tmp_path):
     rep = _report(run)
     lost = _lost(rep)
     assert lost and "544 of the 546" in lost[0]["summary"], [f["title"] for f in rep["findings"]]
+
+
+def test_ops_called_inside_the_capture_give_no_model_flops():
+    """The 145 GEMMs of the captured forward (484 GFLOP by their shapes) launched nothing: no MFU is measured from
+    them (main said 1.1%, "14.4 TFLOP/s", for a window whose GPU ran 11 us of fills), and the note says why."""
+    rep = _report(RUN.parent / RUN.name)
+    mfu = [m for m in rep["hosts"][0]["headline"] if m["id"] == "mfu"][0]
+    assert mfu["value"] is None, mfu
+    assert "recorded into the graph, not run" in mfu["detail"].get("not_available", ""), mfu

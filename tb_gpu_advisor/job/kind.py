@@ -26,6 +26,7 @@ from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
+from tb_gpu_advisor.job.phase import captured_calls
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, MemoryEvents, Trace
 
@@ -782,6 +783,7 @@ def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float
         return None
     corr = np.asarray(h.corr)
     launch = np.flatnonzero(h.name_mask(devices.is_launch_call) & (corr >= 0))
+    launch = launch[~captured_calls(h, launch)]  # recorded into a graph, not run: no kernel record to lose
     if not launch.size:
         return None
     recorded = np.unique(np.concatenate([np.asarray(d.corr) for d in devs if d.corr is not None]))

@@ -27,6 +27,7 @@ from tb_gpu_advisor.common.fmt import ms as fmt_ms, plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.job.phase import captured_calls
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
 from tb_gpu_advisor.model.trace import FLOP_KINDS, NO_FLOP_OPS_NOTE, FlopOps
@@ -82,6 +83,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
         # no op recorded matmul shapes: where matmul kernels ran anyway (replayed from a graph), say so -- "no matmul
         # op" beside a kernel table of GEMMs reads as no matmul work (h37-mfugraph)
         out.note = _unshaped_matmuls(ctx) or out.note
+    if fo is not None and not traced:
+        out.note = _captured_only(ctx, fo) or out.note
     out.trace_flops_per_step = traced if usable else None
     out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
     if out.flops_per_step:
@@ -241,13 +244,30 @@ def _in_steps(ctx: Context, fo: FlopOps) -> float:
     the step its host event starts in (PyTorch); each module's FLOPs times its executions in kept steps (XLA)."""
     if fo.source == "trace shapes":
         st = ctx.host_step[fo.host_idx]
-        return float(fo.flops[st >= 0].sum())
+        # an op called while its thread captures a graph launches nothing: its kernels are recorded, not run (SGLang's
+        # start-up capture of its decode graph: 484 GFLOP of captured GEMMs read as the step's work, h37-survey50)
+        return float(fo.flops[(st >= 0) & ~captured_calls(ctx.h, fo.host_idx)].sum())
     reps = fo.repeats if fo.repeats is not None else np.ones(len(fo))
     per_module: dict[str, float] = defaultdict(float)
     for m, f, r in zip(fo.module, fo.flops.tolist(), reps.tolist()):
         per_module[m] += f * r
     execs = _module_executions(ctx)
     return sum(f * execs.get(m, 0) for m, f in per_module.items())
+
+
+def _captured_only(ctx: Context, fo: FlopOps) -> str | None:
+    """Why no FLOPs where the kept steps' shaped ops were all called inside a graph capture, None elsewhere: their
+    FLOPs are in the trace, but no kernel of theirs ran -- "the trace gives no FLOPs" beside 145 captured GEMMs would
+    deny what the trace shows (h37-survey50)."""
+    if fo.source != "trace shapes":
+        return None
+    inside = (ctx.host_step[fo.host_idx] >= 0) & captured_calls(ctx.h, fo.host_idx)
+    if not inside.any():
+        return None
+    words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
+    return (f"the {plural(int(inside.sum()), 'matmul/conv op')} whose shapes give FLOPs "
+            f"({float(fo.flops[inside].sum()) / 1e9:,.0f} GFLOP) were called while {words} were captured: their "
+            "kernels were recorded into the graph, not run, so no model work ran to measure")
 
 
 def _module_executions(ctx: Context) -> dict[str, int]:

@@ -226,7 +226,18 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     if (ctx.share(lead) or 0.0) >= T("excessive_memcpy.sync_share"):  # a staged copy's transfer begins late
         words += (f"; the GPU idles {ms(lead)} {per} before the transfers begin, the host inside their copy calls "
                   "meanwhile (staging the data the transfers then move)")
-    return words
+    return words + _tail_words(ctx)
+
+
+def _tail_words(ctx: Ctx) -> str:
+    """The GPU's idle after the transfers of copies to pageable memory while the host is still inside their calls
+    (``metrics.syncs.copy_tails``), in words where it is a part of the step of note ("" else): counted in the
+    finding's time and saving, it is said so the time adds up from its parts."""
+    tail = ctx.m.syncs.copy_tail_ms_per_step
+    if (ctx.share(tail) or 0.0) < T("excessive_memcpy.sync_share"):
+        return ""
+    return (f"; and {ms(tail)} {ctx.per_step} after the transfers end, the host still inside their copy calls "
+            "(copying the bytes out of the driver's staging buffer into pageable memory)")
 
 
 def _pin_fix(ctx: Ctx, named: list) -> list:

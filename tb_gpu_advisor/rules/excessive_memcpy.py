@@ -24,10 +24,13 @@ the framework's managed-memory fix first (``:managed``: prefetch, or explicit de
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).
-Where a copy's call holds the host before its transfer begins (HIP stages a pageable
-buffer inside the call, and AMD's tracers record the transfer only after it), the
-GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``): said
-so, and counted in the saving -- pinned memory removes it.
+Where a copy to or from pageable memory holds the host before its transfer begins (the
+runtime stages the buffer inside the call: CUDA's pageable upload returns as it submits
+the transfer, HIP's as it ends, and AMD's tracers record the transfer only after it), the
+GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``), and so is
+its idle after the transfer while the call copies the bytes out of the staging buffer
+(``metrics.syncs.copy_tails``): said so, and counted in the saving -- pinned memory
+removes both, a CUDA graph neither, so the launch-bound check leaves them out.
 Saving: the blocking copy time and the idle before and after it (copies overlapped
 with compute from pinned memory, or gone).
 """

@@ -124,11 +124,11 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     """The GPU's idle (ps, sorted) before each of its copies between the device and pageable host memory in a kept
     step whose call held the host until the transfer began: from the call's start (or the end of the GPU's earlier
     work, where later) to the transfer's start, less the stretches another cause owns (``owned``: input waits, round
-    trips).  No floor on the lead: where the record names the host memory (CUDA's), a 561 kB upload stages in ~100 us,
-    and PEXSI's A100 pass left 946 such leads (92.3 ms), each under the millisecond this once asked
-    (``devices.STAGING_MIN_NS``), to the next launch's wait, whose fix (CUDA graphs, bigger kernels) removes none of
-    it (h37-pexsi); where the tracer records none (AMD's), ``formats.staging`` names a copy pageable only from a lead
-    of that length.
+    trips).  A lead of a copy's own latency at least (``devices.COPY_LATENCY_NS``: shorter, the call's latency, as
+    a pinned copy's), not of staging's millisecond (``devices.STAGING_MIN_NS``): where the record names the host
+    memory (CUDA's), a 561 kB upload stages in ~100 us, and PEXSI's A100 pass left 946 such leads (92.3 ms) to the next
+    launch's wait, whose fix (CUDA graphs, bigger kernels) removes none of it (h37-pexsi); where the tracer records
+    none (AMD's), ``formats.staging`` names a copy pageable only from a lead of a millisecond.
 
     Why the copy's: the host is inside the copy's call all that time, and the GPU has nothing queued -- it waits for
     the call to hand over the data.  An AMD tracer records a pageable copy's transfer only after HIP has staged the
@@ -147,7 +147,7 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     prev_end = np.maximum.accumulate(d.end.astype(np.int64))  # device events are sorted by start
     before = np.where(cp > 0, prev_end[np.maximum(cp - 1, 0)], np.iinfo(np.int64).min)
     s = np.maximum(h.start[call].astype(np.int64), before)
-    ok = start > s
+    ok = start - s >= devices.COPY_LATENCY_NS * 1000  # ps: shorter, the call's own latency, a pinned copy's too
     return _less_owned((s[ok], start[ok]), owned)
 
 
@@ -171,14 +171,15 @@ def copy_tails(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     buffer and then copies them out into the program's memory inside the call (PEXSI's A100 pass: 389 downloads of
     224 kB, 10.0 ms of transfer and 28.3 ms in the calls after it), and the GPU, its queue drained, waits for the
     host to return.  Read as the next kernel's launch wait, a CUDA graph was told to save it; a pinned destination
-    (or an asynchronous copy into one) removes it.  A pinned copy returns microseconds after its transfer."""
+    (or an asynchronous copy into one) removes it.  A pinned copy returns microseconds after its transfer: a tail
+    under a copy's own latency (``devices.COPY_LATENCY_NS``) is that return, not a copy out."""
     d, h = g.d, ctx.h
     cp = _pageable_copies(ctx, g)
     if not cp.size:
         return (np.zeros(0, np.int64), np.zeros(0, np.int64))
     s = d.end[cp].astype(np.int64)
     e = h.end[g.launch[cp].astype(np.int64)].astype(np.int64)
-    ok = e > s
+    ok = e - s >= devices.COPY_LATENCY_NS * 1000  # ps: shorter, the call's return after its transfer, not a copy out
     return _less_owned((s[ok], e[ok]), owned)
 
 

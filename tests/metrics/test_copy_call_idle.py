@@ -11,7 +11,8 @@ the call either way; pinned memory removes that wait, a CUDA graph or bigger ker
 
 Real: PEXSI's selected inversion on an A100 (kept: ``wild/pexsi_a100_pageable_sync``, Ther-LF/QuantPSelInvPlus,
 modified BSD): 1,335 synchronous ``cudaMemcpy`` of pageable memory.  Read by SQL on the file: the GPU idles 79.4 ms
-inside the uploads' and downloads' calls before their transfers and 28.3 ms inside the downloads' calls after them;
+inside the uploads' and downloads' calls before their transfers and 28.3 ms inside the downloads' calls after them
+(74.0 and 26.4 ms in stretches beyond a copy's own latency, 20 us);
 main booked all of it as launch wait (130.2 ms, a critical launch-bound finding saving 129.2 ms "by a CUDA graph")
 and the copy finding held the transfers only (125.0 ms).
 
@@ -42,7 +43,8 @@ def _finding(rep: dict, rule: str) -> dict | None:
 def _idle_in_copy_calls_ms(path: Path) -> tuple[float, float, float]:
     """(GPU idle inside the copy calls before their transfers, after them, the transfers), ms, read by SQL: per copy,
     from its call's start (or the end of the GPU's earlier work, where later) to its transfer's start or its call's
-    return, whichever is first; and from its transfer's end to its call's return."""
+    return, whichever is first; and from its transfer's end to its call's return -- each where it lasts a copy's own
+    latency at least (20 us: shorter is the call's latency, as a pinned copy's)."""
     con = sqlite3.connect(path)
     work = sorted(con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL UNION ALL SELECT start, end FROM "
                               "CUPTI_ACTIVITY_KIND_MEMSET UNION ALL SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY"))
@@ -55,15 +57,20 @@ def _idle_in_copy_calls_ms(path: Path) -> tuple[float, float, float]:
         ran_to.setdefault(s, latest)  # the latest end of the work that started before s
         latest = max(latest, e)
     for s, e, cs, ce in copies:
-        lead += max(0, min(s, ce) - max(cs, ran_to[s]))
-        tail += max(0, ce - e)
+        lead += _beyond_latency(min(s, ce) - max(cs, ran_to[s]))
+        tail += _beyond_latency(ce - e)
         moved += e - s
     return lead / 1e6, tail / 1e6, moved / 1e6
 
 
+def _beyond_latency(ns: int) -> int:
+    """``ns`` where it lasts a copy's own latency (20 us) at least, else 0."""
+    return ns if ns >= 20_000 else 0
+
+
 def test_pexsis_copy_calls_are_the_copies_not_launch_wait() -> None:
     lead, tail, moved = _idle_in_copy_calls_ms(PEXSI)
-    assert 79 < lead < 80 and 28 < tail < 29 and 124 < moved < 126  # the file's own numbers
+    assert 73 < lead < 75 and 26 < tail < 27 and 124 < moved < 126  # the file's own numbers
     rep = first_report(PEXSI)
     copies = _finding(rep, "excessive_memcpy")
     assert copies is not None and copies["severity"] == "critical"

@@ -118,10 +118,7 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
     if not m.any():
         return None
     dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
-    # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
-    host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
-    # or where the format records it apart from the name (XPlane's ``memcpy_details``: ``kind_src:pageable``)
-    host_kind = np.where(host_kind >= 0, host_kind, d.mem_host[m])
+    host_kind = host_kinds(d)[m]
     migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
     # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
     asked = devices.managed_migration(names)[d.name[m]] & ~migration
@@ -130,6 +127,15 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
                    dur_ms=(d.end[m] - d.start[m]).astype(float) / PS_PER_MS, nbytes=np.maximum(d.mem_bytes[m], 0),
                    sync=_blocks_host(ctx.h, d.mem_sync[m], host_kind, dname, g.launch[m], d.start[m]),
                    op_idx=d.op_idx[m], launch=g.launch[m], kind=d.kind, all_start=d.start, all_end=d.end)
+
+
+def host_kinds(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+    """Per device event of ``d``, the host memory of its copy: 1 pageable, 0 another kind, -1 unknown or no copy.
+    One reading for the copies' tally and the idle inside their calls (``metrics.syncs``): the kind a copy's name
+    gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"), or where the name does not say, what the format records apart
+    from it (XPlane's ``memcpy_details``: ``kind_src:pageable``; ``formats.staging``'s reading of AMD's timing)."""
+    by_name = np.array([_host_memory(x) for x in d.names], dtype=np.int8)[d.name] if len(d) else np.zeros(0, np.int8)
+    return np.where(by_name >= 0, by_name, d.mem_host)
 
 
 def _compute_time(c: _Copies) -> tuple[np.ndarray, np.ndarray]:

@@ -84,6 +84,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
     leads = np.zeros(len(BREAKDOWN_CATEGORIES))  # of the copies' waits, their leads (:func:`copy_leads`)
+    tails = np.zeros(len(BREAKDOWN_CATEGORIES))  # and their tails (:func:`copy_tails`)
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
     # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
@@ -93,11 +94,11 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
         per, spans = _idle_after(g, h, held, h.end[sync], copy & ~waited, owned, recorded, h.start[sync])
         if moved is not None:
             _split_reads(spans, moved)
-        lead = _less(copy_leads(ctx, g, owned), spans[0])
-        if lead[0].size:
-            leads += bd.ledger_of(ctx, g, *lead)
-            spans[1] = union_intervals(np.concatenate([spans[1][0].astype(np.int64), lead[0]]),
-                                       np.concatenate([spans[1][1].astype(np.int64), lead[1]]))
+        for row, held_in in zip((leads, tails), _in_copy_calls(ctx, g, spans[0], spans[1])):
+            if held_in[0].size:
+                row += bd.ledger_of(ctx, g, *held_in)
+                spans[1] = union_intervals(np.concatenate([spans[1][0].astype(np.int64), held_in[0]]),
+                                           np.concatenate([spans[1][1].astype(np.int64), held_in[1]]))
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -115,15 +116,19 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                      wait_ms_per_step=ctx.per_step(blocked[waited].sum() / PS_PER_MS),  # per GPU, as the idle is
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
-                     copy_lead_ms_per_step=_idle_ms(ctx, leads),
+                     copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
                      in_gaps_ledger_ms=in_gaps)
 
 
 def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
     """The GPU's idle (ps, sorted) before each of its copies between the device and pageable host memory in a kept
     step whose call held the host until the transfer began: from the call's start (or the end of the GPU's earlier
-    work, where later) to the transfer's start, where that lead is staging's length at least
-    (``devices.STAGING_MIN_NS``), less the stretches another cause owns (``owned``: input waits, round trips).
+    work, where later) to the transfer's start, less the stretches another cause owns (``owned``: input waits, round
+    trips).  A lead of a copy's own latency at least (``devices.COPY_LATENCY_NS``: shorter, the call's latency, as
+    a pinned copy's), not of staging's millisecond (``devices.STAGING_MIN_NS``): where the record names the host
+    memory (CUDA's), a 561 kB upload stages in ~100 us, and PEXSI's A100 pass left 946 such leads (92.3 ms) to the next
+    launch's wait, whose fix (CUDA graphs, bigger kernels) removes none of it (h37-pexsi); where the tracer records
+    none (AMD's), ``formats.staging`` names a copy pageable only from a lead of a millisecond.
 
     Why the copy's: the host is inside the copy's call all that time, and the GPU has nothing queued -- it waits for
     the call to hand over the data.  An AMD tracer records a pageable copy's transfer only after HIP has staged the
@@ -132,25 +137,59 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     asked to record the host (h37-copyforms).  A pinned copy's lead is its call's latency, microseconds.  Nothing is
     read where the GPU's and the host's clocks disagree (a return read against a start means nothing then)."""
     d, h = g.d, ctx.h
-    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    if not len(d) or not h.end.size or bd.clocks_disagree(ctx, g):
-        return none
-    cp = np.flatnonzero(((d.kind == devices.KIND_H2D) | (d.kind == devices.KIND_D2H)) & (g.launch >= 0)
-                        & (g.step >= 0) & (d.mem_host == 1))
+    cp = _pageable_copies(ctx, g)
     if not cp.size:
-        return none
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64))
     call = g.launch[cp].astype(np.int64)
-    start = d.start[cp].astype(np.int64)
-    held = h.end[call] > start
-    cp, call, start = cp[held], call[held], start[held]
+    # to the transfer's start, or where the call returned before it (a pageable upload's call returns once the
+    # driver has staged the last chunk), to the return and the driver's submission, as the ledger's launch wait ends
+    start = bd.launch_wait_end(d.start[cp].astype(np.int64), h.end[call].astype(np.int64))
     prev_end = np.maximum.accumulate(d.end.astype(np.int64))  # device events are sorted by start
     before = np.where(cp > 0, prev_end[np.maximum(cp - 1, 0)], np.iinfo(np.int64).min)
     s = np.maximum(h.start[call].astype(np.int64), before)
-    ok = start - s >= devices.STAGING_MIN_NS * 1000  # ps: a shorter lead is the call's own latency, a pinned copy's too
-    s, e = s[ok], start[ok]
+    ok = start - s >= devices.COPY_LATENCY_NS * 1000  # ps: shorter, the call's own latency, a pinned copy's too
+    return _less_owned((s[ok], start[ok]), owned)
+
+
+def _pageable_copies(ctx: Context, g) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx
+    """Indices of ``g``'s copies between the device and pageable host memory in a kept step whose launch call the
+    capture holds; none where the GPU's and the host's clocks disagree (a call's bounds read against a transfer's
+    then mean nothing)."""
+    d, h = g.d, ctx.h
+    if not len(d) or not h.end.size or bd.clocks_disagree(ctx, g):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(((d.kind == devices.KIND_H2D) | (d.kind == devices.KIND_D2H)) & (g.launch >= 0)
+                          & (g.step >= 0) & (memcpy.host_kinds(d) == 1))
+
+
+def copy_tails(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
+    """The GPU's idle (ps, sorted) after each of its copies between the device and pageable host memory in a kept
+    step whose call held the host past the transfer's end: from the transfer's end to the call's return, less the
+    stretches another cause owns (``owned``).
+
+    Why the copy's: a synchronous copy to pageable host memory moves its bytes into the driver's pinned staging
+    buffer and then copies them out into the program's memory inside the call (PEXSI's A100 pass: 389 downloads of
+    224 kB, 10.0 ms of transfer and 28.3 ms in the calls after it), and the GPU, its queue drained, waits for the
+    host to return.  Read as the next kernel's launch wait, a CUDA graph was told to save it; a pinned destination
+    (or an asynchronous copy into one) removes it.  A pinned copy returns microseconds after its transfer: a tail
+    under a copy's own latency (``devices.COPY_LATENCY_NS``) is that return, not a copy out."""
+    d, h = g.d, ctx.h
+    cp = _pageable_copies(ctx, g)
+    if not cp.size:
+        return (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    s = d.end[cp].astype(np.int64)
+    e = h.end[g.launch[cp].astype(np.int64)].astype(np.int64)
+    ok = e - s >= devices.COPY_LATENCY_NS * 1000  # ps: shorter, the call's return after its transfer, not a copy out
+    return _less_owned((s[ok], e[ok]), owned)
+
+
+def _less_owned(spans: tuple[np.ndarray, np.ndarray], owned: tuple[np.ndarray, np.ndarray]
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """``spans`` less the stretches another cause owns, as disjoint sorted intervals (empty where none is left)."""
+    s, e = spans
     if owned[0].size and s.size:
         s, e = subtract_intervals(s, e, *owned)
-    return union_intervals(s, e) if s.size else none
+    return union_intervals(s, e) if s.size else (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
 def _less(leads: tuple[np.ndarray, np.ndarray], syncs: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -173,18 +212,38 @@ def _idle_ms(ctx: Context, ledger_ps: np.ndarray) -> float:
 
 
 def _leads_only(ctx: Context, gap_windows: dict | None) -> HostSyncs:
-    """No sync the program asked for: only the copies' leads (:func:`copy_leads`) are a wait, the copies' own."""
-    ledger, in_gaps = np.zeros(len(BREAKDOWN_CATEGORIES)), np.zeros(len(BREAKDOWN_CATEGORIES))
+    """No sync the program asked for: only the GPU's idle inside the copies' calls (:func:`copy_leads`,
+    :func:`copy_tails`) is a wait, the copies' own."""
+    rows = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # leads, tails, both's in the gaps
     for g in ctx.active:
-        s, e = copy_leads(ctx, g, _owned(ctx, g))
-        if s.size:
-            ledger += bd.ledger_of(ctx, g, s, e)
-            in_gaps += _in_gaps(ctx, g, [(s, e)], (gap_windows or {}).get(g.d.gpu))
-    if not ledger.any():
+        for i, (s, e) in enumerate(_in_copy_calls(ctx, g)):
+            if s.size:
+                rows[i] += bd.ledger_of(ctx, g, s, e)
+                rows[2] += _in_gaps(ctx, g, [(s, e)], (gap_windows or {}).get(g.d.gpu))
+    if not rows[:2].any():
         return HostSyncs()
-    booked, gaps = (_booked(row) for row in ctx.per_step(np.stack([ledger, in_gaps]), unit=PS_PER_MS))
+    lead, tail, gaps = (_booked(row) for row in ctx.per_step(rows, unit=PS_PER_MS))
+    booked = {c: lead.get(c, 0.0) + tail.get(c, 0.0) for c in {**lead, **tail}}
     return HostSyncs(copy_idle_ms_per_step=sum(booked.values()), copy_idle_ledger_ms=booked, in_gaps_ledger_ms=gaps,
-                     copy_lead_ms_per_step=sum(booked.values()))
+                     copy_lead_ms_per_step=sum(lead.values()), copy_tail_ms_per_step=sum(tail.values()))
+
+
+def _in_copy_calls(ctx: Context, g, *claimed: tuple[np.ndarray, np.ndarray]  # noqa: ANN001 - a context.GpuCtx
+                   ) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """(leads, tails): the GPU's idle inside its pageable copies' calls before their transfers (:func:`copy_leads`)
+    and after them (:func:`copy_tails`), each instant once -- less the host's input waits and what ``claimed`` holds
+    already (the program's syncs' idle, the copies' waits after their syncs), the tails less the leads too.
+
+    Not less the round trips (``memcpy.trip_windows``), which own the rest of their idle: a round trip's window runs
+    from a download's transfer to the upload's that brings the data back, so it holds the tail of the one call and
+    the lead of the other, and that time is the calls' staging, which pinned memory removes whether or not the
+    host's work between them moves to the GPU (PEXSI's A100 pass: its 384 windows held 131 ms of its copy calls'
+    idle, booked as launch wait and claimed by no finding; h37-pexsi)."""
+    own = _input_wait(ctx, g)
+    lead, tail = copy_leads(ctx, g, own), copy_tails(ctx, g, own)
+    for c in claimed:
+        lead, tail = _less(lead, c), _less(tail, c)
+    return lead, _less(tail, lead)
 
 
 def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noqa: ANN001 - a context.GpuCtx

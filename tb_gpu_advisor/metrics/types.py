@@ -1159,6 +1159,9 @@ class HostSyncs:
     #: of ``copy_idle_ms_per_step``, the GPU idle before copies whose call held the host until the transfer began (an
     #: AMD tracer's staged pageable copy: ``metrics.syncs.copy_leads``), not claimed by a sync
     copy_lead_ms_per_step: float = 0.0
+    #: of ``copy_idle_ms_per_step``, the GPU idle after copies to or from pageable memory whose call held the host past
+    #: the transfer's end (a synchronous download copied out of the driver's staging buffer: ``metrics.syncs.copy_tails``)
+    copy_tail_ms_per_step: float = 0.0
     #: of the syncs' and the copies' idle (``gpu_idle_ledger_ms`` + ``copy_idle_ledger_ms``), the part inside the
     #: between-step gaps (``Gaps``), per breakdown category: a gap that follows a step's closing wait is that wait's
     #: idle, not host work the gaps' check may claim again

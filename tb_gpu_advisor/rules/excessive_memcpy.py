@@ -24,10 +24,13 @@ the framework's managed-memory fix first (``:managed``: prefetch, or explicit de
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).
-Where a copy's call holds the host before its transfer begins (HIP stages a pageable
-buffer inside the call, and AMD's tracers record the transfer only after it), the
-GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``): said
-so, and counted in the saving -- pinned memory removes it.
+Where a copy to or from pageable memory holds the host before its transfer begins (the
+runtime stages the buffer inside the call: CUDA's pageable upload returns as it submits
+the transfer, HIP's as it ends, and AMD's tracers record the transfer only after it), the
+GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``), and so is
+its idle after the transfer while the call copies the bytes out of the staging buffer
+(``metrics.syncs.copy_tails``): said so, and counted in the saving -- pinned memory
+removes both, a CUDA graph neither, so the launch-bound check leaves them out.
 Saving: the blocking copy time and the idle before and after it (copies overlapped
 with compute from pinned memory, or gone).
 """
@@ -226,7 +229,18 @@ def _cost_words(ctx: Ctx, sync_ms: float, sync_share: float, waits: float, asked
     if (ctx.share(lead) or 0.0) >= T("excessive_memcpy.sync_share"):  # a staged copy's transfer begins late
         words += (f"; the GPU idles {ms(lead)} {per} before the transfers begin, the host inside their copy calls "
                   "meanwhile (staging the data the transfers then move)")
-    return words
+    return words + _tail_words(ctx)
+
+
+def _tail_words(ctx: Ctx) -> str:
+    """The GPU's idle after the transfers of copies to pageable memory while the host is still inside their calls
+    (``metrics.syncs.copy_tails``), in words where it is a part of the step of note ("" else): counted in the
+    finding's time and saving, it is said so the time adds up from its parts."""
+    tail = ctx.m.syncs.copy_tail_ms_per_step
+    if (ctx.share(tail) or 0.0) < T("excessive_memcpy.sync_share"):
+        return ""
+    return (f"; and {ms(tail)} {ctx.per_step} after the transfers end, the host still inside their copy calls "
+            "(copying the bytes out of the driver's staging buffer into pageable memory)")
 
 
 def _pin_fix(ctx: Ctx, named: list) -> list:

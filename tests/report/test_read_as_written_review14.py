@@ -70,12 +70,13 @@ def _said(f) -> str:
     return " ".join(f.summary.split())
 
 
-@pytest.mark.parametrize("run", ["cloverleaf_a100_cuda", "jax_mi300x"])
-def test_the_top_offenders_time_is_not_said_per_step_twice(run):
-    """Main: "3 calls per step taking 15 us per step" -- the count already said what the time is of."""
+@pytest.mark.parametrize("where, run", [(WAITS, "torch_numpy_read"), (WILD, "jax_mi300x")])
+def test_the_top_offenders_time_is_not_said_per_step_twice(where, run):
+    """Main: "3 calls per step taking 15 us per step" (cloverleaf_a100_cuda, whose launch wait h37-pexsi booked to its
+    uploads' staging) -- the count already said what the time is of."""
     from tests.support.properties import words_problems
 
-    f = _rule(run_report(WILD, run), "launch_bound")
+    f = _rule(run_report(where, run), "launch_bound")
     assert "Top offender:" in _said(f)
     assert not [p for p in words_problems(f.id, _said(f)) if "twice" in p], _said(f)
 

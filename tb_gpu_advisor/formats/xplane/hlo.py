@@ -502,17 +502,27 @@ def convert_ops(prog: _Program) -> dict[str, bool]:
     return out
 
 
-def _only_converts(prog: _Program, cid: int, seen: dict[int, bool | None], depth: int) -> bool:
-    """Whether fused computation ``cid`` (and the fusions nested in it) holds cast-only opcodes alone; ``seen``
-    caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
+def _enter(seen: dict[int, Any], cid: int, depth: int) -> tuple[bool, Any]:
+    """(True, the answer) where fused computation ``cid`` was answered before; else (False, None), ``cid`` marked in
+    progress (None) in ``seen``.  A walk back into a computation in progress is a cycle, and a nesting deeper than
+    ``_MAX_DEPTH`` a cyclic program: both are corrupt (:class:`HloReadError`)."""
     if cid in seen:
         got = seen[cid]
         if got is None:
             raise HloReadError(f"computation id {cid} calls itself")
-        return got
+        return True, got
     if depth > _MAX_DEPTH:
         raise HloReadError("fusions nested too deep")
     seen[cid] = None
+    return False, None
+
+
+def _only_converts(prog: _Program, cid: int, seen: dict[int, bool | None], depth: int) -> bool:
+    """Whether fused computation ``cid`` (and the fusions nested in it) holds cast-only opcodes alone; ``seen``
+    caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
+    hit, got = _enter(seen, cid, depth)
+    if hit:
+        return got
     ok = True
     for inst in prog.comp(cid).instructions:
         if inst.opcode in _NESTING_OPCODES:
@@ -551,14 +561,9 @@ def fusion_classes(prog: _Program) -> dict[str, str]:
 def _fused_opcodes(prog: _Program, cid: int, seen: dict, depth: int) -> tuple[frozenset[str], frozenset[str]]:
     """(opcodes, custom-call targets) of fused computation ``cid`` and the fusions and calls nested in it; ``seen``
     caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
-    if cid in seen:
-        got = seen[cid]
-        if got is None:
-            raise HloReadError(f"computation id {cid} calls itself")
+    hit, got = _enter(seen, cid, depth)
+    if hit:
         return got
-    if depth > _MAX_DEPTH:
-        raise HloReadError("fusions nested too deep")
-    seen[cid] = None
     ops: set[str] = set()
     targets: set[str] = set()
     for inst in prog.comp(cid).instructions:

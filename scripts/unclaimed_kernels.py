@@ -32,7 +32,7 @@ def unclaimed(m) -> tuple[float, float, dict[str, float]]:  # noqa: ANN001 - a H
     for k in [*m.kernels, *m.kernels_ran_into]:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible,
                                  elementwise=k.elementwise, collective=k.collective,
-                                 kind=frameworks.kernel_kind_one(k.name))
+                                 kind=frameworks.stated_kernel_kind(k.name, k.hlo_class))
         total += k.step_us
         if c == "other":
             other += k.step_us

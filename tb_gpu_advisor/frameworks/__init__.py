@@ -74,6 +74,19 @@ def kernel_kind_one(name: str) -> str | None:
     return next((kind for prefix, kind in _KERNEL_KINDS if name.startswith(prefix)), None) or named_kernel_kind_one(name)
 
 
+def stated_kernel_kind(name: str, hlo_class: str | None) -> str | None:
+    """The kernel class a compiler states for a kernel (``devices.kernel_class``'s ``kind``): what its XLA fusion's
+    opcodes say (``hlo_class``, ``KernelStat.hlo_class``: a reduce makes a reduction) where that is a reduction or
+    element-wise work, else what its name says (:func:`kernel_kind_one`).
+
+    Why the HLO's matrix class is left out: the savings' matmul pool (``metrics.flops.gemm_events``) reads kernel
+    names, and the classes table must agree with it -- no fusion of the kept JAX captures is a matmul by its HLO and
+    not by its name, so none is lost (h37-xlafusion)."""
+    if hlo_class in ("reduction", "elementwise"):
+        return hlo_class
+    return kernel_kind_one(name)
+
+
 def named_kernel_kind_one(name: str) -> str | None:
     """The class of a framework's own kernel whose function names its work (``Framework.named_kernel_kinds``: ATen's
     multi-tensor optimizer kernels, TF's ``Apply*`` training kernels), None for any other kernel.

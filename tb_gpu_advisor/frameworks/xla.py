@@ -225,6 +225,22 @@ HLO_CAST_ONLY_OPCODES = frozenset({
     HLO_CONVERT, "bitcast-convert", "parameter", "constant", "bitcast", "reshape", "copy", "transpose", "broadcast",
     "slice", "concatenate", "tuple", "get-tuple-element",
 })
+#: What a fused computation's opcodes say its kernel does (XLA's HLO semantics, ``hlo_opcode.h``), for the kernel
+#: class of a fusion whose name says only its root or a number (``fusion_338``: a Triton softmax holding two reduces;
+#: h37-xlafusion).  Matrix work: a dot or convolution (a Triton GEMM fusion holds its dot).  Reductions: a reduce,
+#: a window reduce (pooling) and the pooling gradient's select-and-scatter.  Element-wise: maths on each element and
+#: the opcodes that only move or re-lay out values -- one pass over the data.  Anything else (a sort, a scatter that
+#: combines, random numbers, another library call) is named by none of them: the kernel stays unclaimed.
+HLO_MATRIX_OPCODES = frozenset({HLO_DOT, HLO_CONVOLUTION, "ragged-dot", "scaled-dot"})
+HLO_REDUCE_OPCODES = frozenset({"reduce", "reduce-window", "select-and-scatter"})
+HLO_ELEMENTWISE_OPCODES = frozenset({
+    "abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "cosine", "count-leading-zeros",
+    "divide", "erf", "exponential", "exponential-minus-one", "floor", "imag", "is-finite", "log", "log-plus-one",
+    "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
+    "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left", "shift-right-arithmetic",
+    "shift-right-logical", "sign", "sine", "sqrt", "stochastic-convert", "subtract", "tan", "tanh", "xor",
+    "iota", "pad", "reverse", "dynamic-slice", "dynamic-update-slice", "gather",
+})
 #: cuBLAS GEMM custom calls (XLA GPU ``cublas_cudnn.h``): operands lhs, rhs[, bias, scales]; the result is
 #: (output, workspace) or (output, amax, workspace); ``gemm_backend_config`` holds the dot dimension numbers.
 CUBLAS_GEMM_TARGETS = frozenset({"__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"})
@@ -306,6 +322,24 @@ def custom_call_kind(target: str) -> str | None:
     if target.startswith(_CUDNN_FMHA_PREFIXES):
         return "attention"
     return None
+
+
+def fusion_class(opcodes: frozenset[str], targets: frozenset[str]) -> str | None:
+    """The kernel class (``devices.kernel_class``'s words) of a fusion whose computations hold ``opcodes`` and call
+    the library ``targets`` (custom calls), by :data:`HLO_MATRIX_OPCODES` and its neighbours: matrix work first (a
+    fused matmul is a matmul whatever else it does), then a reduction, then element-wise where every opcode is one;
+    None where an opcode is none of them.
+
+    Why: XLA names a fusion's kernel after its root or just numbers it, so the name hides what the kernel does; the
+    program it runs does not (a Triton softmax, ``fusion_338``, held 22% of a GPT step's GPU time as "other")."""
+    if opcodes & HLO_MATRIX_OPCODES or any(custom_call_kind(t) is not None for t in targets):
+        return "matmul/conv"
+    if targets:  # a library call that is no matmul: its work is the library's
+        return None
+    rest = opcodes - HLO_CAST_ONLY_OPCODES - HLO_ELEMENTWISE_OPCODES
+    if not rest:
+        return "elementwise"
+    return "reduction" if rest <= HLO_REDUCE_OPCODES else None
 
 
 def conv_roles(target: str) -> tuple[int, int, int]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import numpy as np
 
@@ -230,6 +231,7 @@ def kernel_stats(ctx: Context, ran_into: bool = False) -> list[KernelStat]:
             precision=devices.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
             shape=r["shape"], dims=shape_dims(r["shape"]), hlo_cast=_hlo_cast(ctx, ot, nm),
+            hlo_class=_hlo_lookup(ctx.trace.xla_fusion_classes, ot, nm),
         ))
     out.sort(key=lambda k: -k.total_us)
     return out
@@ -240,14 +242,20 @@ def _hlo_cast(ctx: Context, op_text: str, kernel: str) -> bool | None:
     None for a kernel no HLO instruction with a convert names.  The kernel's op names the instruction; where it
     names none with a convert (a command buffer's kernels carry the buffer as their op), the kernel's own name,
     which XLA takes from the instruction, does."""
-    casts = ctx.trace.xla_casts
-    key = xla.module_op(op_text) if casts and op_text else ""
+    return _hlo_lookup(ctx.trace.xla_casts, op_text, kernel)
+
+
+def _hlo_lookup(table: dict[str, Any], op_text: str, kernel: str) -> Any:
+    """What ``table`` (keyed ``<module>/<instruction>``, from the modules' HLO) says of a kernel's instruction, None
+    where it says nothing.  The kernel's op names the instruction; where it names none the table holds (a command
+    buffer's kernels carry the buffer as their op), the kernel's own name, which XLA takes from the instruction, does."""
+    key = xla.module_op(op_text) if table and op_text else ""
     if not key:
         return None
-    got = casts.get(key)
+    got = table.get(key)
     module = key.split("/", 1)[0]
     for inst in xla.kernel_instructions(kernel) if got is None else ():
-        got = casts.get(f"{module}/{inst}")
+        got = table.get(f"{module}/{inst}")
         if got is not None:
             break
     return got

@@ -338,6 +338,9 @@ class KernelStat:
     #: whether the kernel's XLA instruction only converts dtypes, as its HLO says (``Trace.xla_casts``): True a cast,
     #: False it computes (a ``loop_convert_fusion`` doing f32 math on bf16 data); None where no HLO tells
     hlo_cast: bool | None = None
+    #: the kernel class its XLA fusion's opcodes state (``Trace.xla_fusion_classes``): "matmul/conv", "reduction",
+    #: "elementwise"; None where no HLO tells
+    hlo_class: str | None = None
 
     @property
     def step_us(self) -> float:

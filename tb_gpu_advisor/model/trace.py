@@ -615,6 +615,10 @@ class Trace:
     #: (their fused computation's opcodes: a ``loop_convert_fusion`` may compute a sine in f32 and convert its result
     #: back), from the modules' HLO; an op absent here is not known from it
     xla_casts: dict[str, bool] = field(default_factory=dict)
+    #: XLA fusions, keyed like :attr:`xla_collectives` -> the kernel class their fused opcodes state
+    #: (``frameworks.xla.fusion_class``: "matmul/conv", "reduction", "elementwise"), from the modules' HLO; a fusion
+    #: absent here states none (or no HLO was written)
+    xla_fusion_classes: dict[str, str] = field(default_factory=dict)
     #: the user's (and libraries') marked host ranges (Nsight's NVTX), None where the format has none
     ranges: HostRanges | None = None
     #: host event indices (ascending) of the annotations the program marks among its ops where the format keeps them

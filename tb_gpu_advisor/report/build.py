@@ -295,7 +295,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     # step of the ledger's collectives, and no collective class)
     for k in [*m.kernels, *m.kernels_ran_into]:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
-                                  collective=k.collective, kind=frameworks.kernel_kind_one(k.name))
+                                  collective=k.collective, kind=frameworks.stated_kernel_kind(k.name, k.hlo_class))
         a = acc.setdefault(c, [0, 0.0, 0.0])
         a[0] += 1 if k.count or (k.name, k.op_name) not in seen else 0  # a distinct kernel once
         a[1] += k.count

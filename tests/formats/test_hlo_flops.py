@@ -319,5 +319,5 @@ def test_collective_messages_and_group_sizes():
 
 def test_the_trace_keys_collectives_like_the_kernels():
     tl = parse_timeline(metadata_space({"jit_sharded(5)": _collectives().encode()}))
-    _, _, coll, _ = hlo_work(tl.plane("/host:metadata"))
+    _, _, coll, _, _ = hlo_work(tl.plane("/host:metadata"))
     assert coll["jit_sharded/all-reduce.1"] == (4096, 4)

@@ -103,7 +103,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     allocator = _allocator(tl)  # before the host lines' stats go with their columns
     memory = memory_events(tl)
     meta = tl.plane("/host:metadata")
-    flop_ops, flops_note, xla_collectives, xla_casts = hlo_work(meta)
+    flop_ops, flops_note, xla_collectives, xla_casts, xla_classes = hlo_work(meta)
     calls = copy_calls(tl)  # before the host tables take the host lines' columns
     range_domains = nvtx_domains(tl)
     h = host_events(tl, release)
@@ -116,7 +116,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
-        xla_casts=xla_casts,
+        xla_casts=xla_casts, xla_fusion_classes=xla_classes,
         producer={**_producer(meta), **_records_loss(tl.warnings)}, memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
     )
 
@@ -197,19 +197,21 @@ _NO_HLO = ("the capture holds no XLA module's HLO (no `Hlo Proto` on its /host:m
 XlaCollectives = dict[str, tuple[int, int]]
 #: ``<module>/<op>`` -> whether the converting instruction does nothing but convert (``hlo.convert_ops``)
 XlaCasts = dict[str, bool]
+#: ``<module>/<fusion>`` -> the kernel class its fused opcodes state (``hlo.fusion_classes``)
+XlaClasses = dict[str, str]
 
 
 def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
     """The matmul/conv/attention rows of every module's HLO on the ``/host:metadata`` plane, and a note on what is
     missing or uncertain; (None, why) where no module has an HLO.  See :func:`hlo_work`."""
-    fo, note, _, _ = hlo_work(meta)
+    fo, note, _, _, _ = hlo_work(meta)
     return fo, note
 
 
-def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives, XlaCasts]:
+def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives, XlaCasts, XlaClasses]:
     """What every module's HLO on the ``/host:metadata`` plane says: the FLOP rows, a note on what they miss or
-    guess ((None, why) where no module has an HLO), the collectives' messages, and which converting instructions
-    only convert (:func:`xla_casts`).
+    guess ((None, why) where no module has an HLO), the collectives' messages, which converting instructions only
+    convert (:func:`xla_casts`), and the kernel class each fusion's opcodes state (:func:`xla_classes`).
 
     A module whose ``Hlo Proto`` cannot be read is skipped and named in the note: the rest of the file is still
     analysed.  Kernels name their module (``hlo_module``), not the compiled program: where one name was compiled
@@ -217,7 +219,7 @@ def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollect
     """
     blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
     if not blobs:
-        return None, _NO_HLO, {}, {}
+        return None, _NO_HLO, {}, {}, {}
     from tb_gpu_advisor.formats.xplane import hlo
 
     by_name: dict[str, list[hlo.ModuleWork]] = {}
@@ -231,11 +233,11 @@ def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollect
             continue
         by_name.setdefault(m.module, []).append(m)
     if not by_name:
-        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}, {}
+        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}, {}, {}
     modules = [ms[-1] for ms in by_name.values()]
     notes = _flop_notes(by_name, modules, bad)
     collectives = {f"{m.module}/{op}": msg for m in modules for op, msg in m.collectives.items()}
-    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives, xla_casts(by_name)
+    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives, xla_casts(by_name), xla_classes(by_name)
 
 
 def xla_casts(by_name: dict[str, list[hlo.ModuleWork]]) -> XlaCasts:
@@ -249,6 +251,20 @@ def xla_casts(by_name: dict[str, list[hlo.ModuleWork]]) -> XlaCasts:
                 key = f"{name}/{op}"
                 out[key] = out.get(key, True) and only
     return out
+
+
+def xla_classes(by_name: dict[str, list[hlo.ModuleWork]]) -> XlaClasses:
+    """``<module>/<fusion>`` -> the kernel class its fused opcodes state, where every program of that module name
+    that holds the fusion states the same one (kernels name their module, not the program: :func:`xla_casts`)."""
+    out: XlaClasses = {}
+    mixed: set[str] = set()
+    for name, ms in by_name.items():
+        for m in ms:
+            for op, cls in m.classes.items():
+                key = f"{name}/{op}"
+                if out.setdefault(key, cls) != cls:
+                    mixed.add(key)
+    return {k: v for k, v in out.items() if k not in mixed}
 
 
 def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.ModuleWork], bad: list[str]) -> list[str]:

@@ -269,6 +269,9 @@ class ModuleWork:
     #: executed instruction that converts dtypes (a bare convert, or a fusion holding one) -> whether it does nothing
     #: else (:func:`convert_ops`); instructions without a convert are absent
     casts: dict[str, bool] = field(default_factory=dict)
+    #: executed fusion -> the kernel class its fused opcodes state (:func:`fusion_classes`); fusions whose opcodes
+    #: state none are absent
+    classes: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -440,6 +443,7 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
     out = ModuleWork(module=msg.name or fallback_name)
     if _CONVERT_BYTES.search(raw) is not None:
         out.casts = convert_ops(_Program(msg))
+    out.classes = fusion_classes(_Program(msg))
     if _MODULE_WORK_BYTES.search(raw) is None:
         return out
     prog = _Program(msg)
@@ -498,17 +502,27 @@ def convert_ops(prog: _Program) -> dict[str, bool]:
     return out
 
 
-def _only_converts(prog: _Program, cid: int, seen: dict[int, bool | None], depth: int) -> bool:
-    """Whether fused computation ``cid`` (and the fusions nested in it) holds cast-only opcodes alone; ``seen``
-    caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
+def _enter(seen: dict[int, Any], cid: int, depth: int) -> tuple[bool, Any]:
+    """(True, the answer) where fused computation ``cid`` was answered before; else (False, None), ``cid`` marked in
+    progress (None) in ``seen``.  A walk back into a computation in progress is a cycle, and a nesting deeper than
+    ``_MAX_DEPTH`` a cyclic program: both are corrupt (:class:`HloReadError`)."""
     if cid in seen:
         got = seen[cid]
         if got is None:
             raise HloReadError(f"computation id {cid} calls itself")
-        return got
+        return True, got
     if depth > _MAX_DEPTH:
         raise HloReadError("fusions nested too deep")
     seen[cid] = None
+    return False, None
+
+
+def _only_converts(prog: _Program, cid: int, seen: dict[int, bool | None], depth: int) -> bool:
+    """Whether fused computation ``cid`` (and the fusions nested in it) holds cast-only opcodes alone; ``seen``
+    caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
+    hit, got = _enter(seen, cid, depth)
+    if hit:
+        return got
     ok = True
     for inst in prog.comp(cid).instructions:
         if inst.opcode in _NESTING_OPCODES:
@@ -519,6 +533,51 @@ def _only_converts(prog: _Program, cid: int, seen: dict[int, bool | None], depth
             break
     seen[cid] = ok
     return ok
+
+
+def fusion_classes(prog: _Program) -> dict[str, str]:
+    """Each executed fusion -> the kernel class its fused computations' opcodes state (``xla.fusion_class``).
+
+    Why: XLA names a fusion's kernel after its root (``loop_convert_fusion``) or only numbers it (``fusion_338``, a
+    Triton softmax); the opcodes it fuses say what its kernel does.  :class:`HloReadError` for a corrupt program."""
+    out: dict[str, str] = {}
+    seen: dict[int, tuple[frozenset[str], frozenset[str]] | None] = {}
+    try:
+        for comp, _ in _executed(prog, ModuleWork(module="")):
+            for inst in comp.instructions:
+                if inst.opcode != xla.HLO_FUSION:
+                    continue
+                got = [_fused_opcodes(prog, c, seen, 1) for c in inst.called_computation_ids]
+                kind = xla.fusion_class(frozenset().union(*(o for o, _ in got)), frozenset().union(*(t for _, t in got)))
+                if kind is not None:
+                    out[inst.name] = kind
+    except HloReadError:
+        raise
+    except _HOSTILE as e:
+        raise HloReadError(f"{type(e).__name__}: {e}") from e
+    return out
+
+
+def _fused_opcodes(prog: _Program, cid: int, seen: dict, depth: int) -> tuple[frozenset[str], frozenset[str]]:
+    """(opcodes, custom-call targets) of fused computation ``cid`` and the fusions and calls nested in it; ``seen``
+    caches each computation's answer (None while in progress: a cycle is a corrupt program)."""
+    hit, got = _enter(seen, cid, depth)
+    if hit:
+        return got
+    ops: set[str] = set()
+    targets: set[str] = set()
+    for inst in prog.comp(cid).instructions:
+        if inst.opcode in _NESTING_OPCODES:
+            for c in inst.called_computation_ids:
+                o, t = _fused_opcodes(prog, c, seen, depth + 1)
+                ops |= o
+                targets |= t
+            continue
+        ops.add(inst.opcode)
+        if inst.opcode == "custom-call":
+            targets.add(inst.custom_call_target)
+    seen[cid] = got = (frozenset(ops), frozenset(targets))
+    return got
 
 
 #: JAX's names for the instructions of a gradient: the forward pass linearised (``jvp(``) and its transpose.

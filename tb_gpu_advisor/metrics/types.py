@@ -834,6 +834,9 @@ class GpuMemory:
     #: their segments): peak reserved less the cache of whole empty segments, which ``empty_cache()`` -- or the
     #: allocator itself, before it raises an OOM -- hands back; None where segments are unknown (traces' totals)
     peak_reserved_in_use_bytes: int | None = None
+    #: the least the allocator's segment sizes reserve for the blocks live at the allocated peak (the framework's
+    #: ``least_reserve``): rounding, no split block; None where the blocks or the allocator's sizes are not known
+    reserve_floor_bytes: int | None = None
     #: the allocator's segment allocations and frees (reserved changes) per kept step: driver calls, not caching
     reserved_changes_per_step: float | None = None
     #: per kept step: [step, peak allocated, peak reserved or None, allocated at its start]

@@ -781,7 +781,9 @@ class MultiGpu:
 #: step (parameters, optimizer state, caches; and whatever was allocated before the capture), and the step's own
 #: allocations by the phase that made them -- the forward pass's (activations kept for the backward), the backward's
 #: (gradients and its temporaries), the optimizer's -- and those of no known phase.
-MEMORY_CATEGORIES = ("held", "activations", "gradients", "optimizer", "other")
+#: ``casts``: autocast's cached 16-bit copies of the weights made in the peak's own pass or step (freed when its
+#: autocast region exits: not held across steps; one made before it, by a region spanning passes, is ``held``)
+MEMORY_CATEGORIES = ("held", "casts", "activations", "gradients", "optimizer", "other")
 
 
 @dataclass

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable, Mapping, TypeVar
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, TypeVar
 
 from tb_gpu_advisor.model.schema import Action
+
+if TYPE_CHECKING:
+    import numpy as np
 
 NamePredicate = Callable[[str], bool]
 
@@ -135,6 +138,10 @@ class Framework:
     dispatch_event: NamePredicate = never
     #: a framework op that may be placed on the host or the GPU (TF ``name:Type`` op events)
     host_op_event: NamePredicate = never
+    #: the least bytes the framework's allocator reserves from the driver to hold blocks of the given sizes at once,
+    #: given the largest request its history records (its segment rounding: no split block, no fragmentation); None
+    #: where its segment sizes are not known (``metrics.memory._least_reserve``)
+    least_reserve: "Callable[[np.ndarray, int], int] | None" = None
     #: an op type (``op_type``) that runs only on the host, wherever its graph is placed: nothing to move to the GPU
     #: (TF's tf.data iterators, ``RemoteCall``, a collective's host side)
     host_only_op_type: NamePredicate = never

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
                                             words)
@@ -155,6 +157,39 @@ def framework_range_writer(name: str, domain: str = "") -> str:
 def is_own_scope(name: str) -> bool:
     """A ``record_function`` scope PyTorch opens around its own code (:data:`_OWN_SCOPES`), never the user's block."""
     return name.startswith(_OWN_SCOPES)
+
+
+#: PyTorch's caching allocator's segment sizes (c10/cuda/CUDACachingAllocator.cpp, hipified alike for ROCm): a request
+#: up to 1 MiB (kSmallSize) is served from 2 MiB segments (kSmallBuffer); a larger one under 10 MiB (kMinLargeAlloc)
+#: opens a 20 MiB segment (kLargeBuffer); from 10 MiB on, a segment of its own size rounded up to 2 MiB (kRoundLarge).
+#: Expandable segments map pages of the same sizes (2 MiB small, 20 MiB large).
+SMALL_REQUEST = 1 << 20
+SMALL_SEGMENT = 2 << 20
+LARGE_REQUEST = 10 << 20
+LARGE_SEGMENT = 20 << 20
+SEGMENT_ROUND = 2 << 20
+
+
+def _round_up(n: int, to: int) -> int:
+    return -(-n // to) * to
+
+
+def least_reserve(sizes: np.ndarray, largest_request: int) -> int:
+    """The least bytes the caching allocator reserves from the driver to hold blocks of ``sizes`` at once.
+
+    Why: the allocator never reserves less than its segment sizes allow, so the reserve beside a small program's peak
+    is its rounding, not split blocks (sungdk0822's CS336 attention sweep, d=16 at 256 tokens: a 14.8 MiB peak in 22
+    MiB reserved -- one 20 MiB segment for its 2 MiB tensors, one 2 MiB for its small ones -- read as 7 MiB of
+    fragmentation; h37-snapleft).  Small blocks fill 2 MiB segments; large ones at least their bytes rounded to 2 MiB,
+    in segments of 10 MiB or more -- 20 MiB where no request of 10 MiB or more (``largest_request``) opened a
+    smaller one.  A lower bound: how the blocks pack into segments may take more, and that more is the gap judged."""
+    small = sizes[sizes <= SMALL_REQUEST]
+    large = sizes[sizes > SMALL_REQUEST]
+    out = _round_up(int(small.sum()), SMALL_SEGMENT)
+    if large.size:
+        least_segment = LARGE_SEGMENT if largest_request < LARGE_REQUEST else LARGE_REQUEST
+        out += max(_round_up(int(large.sum()), SEGMENT_ROUND), least_segment)
+    return out
 
 
 #: The call that records the caching allocator's history a memory snapshot dumps: what a snapshot without history
@@ -1938,7 +1973,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    launcher_call=is_launcher_call,
+    launcher_call=is_launcher_call, least_reserve=least_reserve,
     labels={**SNAPSHOT_MADE,
             "python_tracing": "every Python call (torch.profiler's with_stack=True)",
             "python_tracing_confirm": ("profile again without with_stack=True (torch.profiler.record_function ranges "

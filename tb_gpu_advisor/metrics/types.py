@@ -784,7 +784,9 @@ class MultiGpu:
 #: step (parameters, optimizer state, caches; and whatever was allocated before the capture), and the step's own
 #: allocations by the phase that made them -- the forward pass's (activations kept for the backward), the backward's
 #: (gradients and its temporaries), the optimizer's -- and those of no known phase.
-MEMORY_CATEGORIES = ("held", "activations", "gradients", "optimizer", "other")
+#: ``casts``: autocast's cached 16-bit copies of the weights made in the peak's own pass or step (freed when its
+#: autocast region exits: not held across steps; one made before it, by a region spanning passes, is ``held``)
+MEMORY_CATEGORIES = ("held", "casts", "activations", "gradients", "optimizer", "other")
 
 
 @dataclass
@@ -837,6 +839,9 @@ class GpuMemory:
     #: their segments): peak reserved less the cache of whole empty segments, which ``empty_cache()`` -- or the
     #: allocator itself, before it raises an OOM -- hands back; None where segments are unknown (traces' totals)
     peak_reserved_in_use_bytes: int | None = None
+    #: the least the allocator's segment sizes reserve for the blocks live at the allocated peak (the framework's
+    #: ``least_reserve``): rounding, no split block; None where the blocks or the allocator's sizes are not known
+    reserve_floor_bytes: int | None = None
     #: the allocator's segment allocations and frees (reserved changes) per kept step: driver calls, not caching
     reserved_changes_per_step: float | None = None
     #: per kept step: [step, peak allocated, peak reserved or None, allocated at its start]

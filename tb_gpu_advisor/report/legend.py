@@ -64,6 +64,7 @@ KIND_LABELS = {
 MEMORY_LABELS = {
     "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (forward pass)",
     "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
+    "casts": "Cached 16-bit copies of the weights (this pass)",
 }
 #: The saving groups (``rules.savings.GROUPS``) the diff compares the breakdown by.
 GROUP_LABELS = {

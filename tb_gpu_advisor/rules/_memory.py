@@ -23,6 +23,7 @@ CATEGORY_WORDS = {
     "gradients": "gradients and the backward pass's temporaries",
     "optimizer": "the optimizer step's state and temporaries",
     "other": "allocations of no known phase",
+    "casts": "cached 16-bit copies of the weights, kept for this pass only (freed when its mixed-precision region exits)",
     "fragmentation": "reserved but unallocated (the allocator's cache, split blocks)",
 }
 #: The same for a job of forward passes only (inference, serving): it has no optimizer and keeps nothing for a

@@ -31,13 +31,15 @@ def _report(ctx: int):
 
 
 @pytest.mark.parametrize("ctx", [128, 256, 512])
-def test_the_cache_is_held_with_the_weights(ctx: int) -> None:
+def test_the_cache_is_booked_apart_from_the_weights(ctx: int) -> None:
     """Weights (12.8 GiB) and their copies (6.25 GiB) are what the peak holds; the pass's own tensors are the rest
-    (main: 1.6-2.0 GiB of "activations", the 128 copies of the 25 MiB weights among them)."""
+    (main: 1.6-2.0 GiB of "activations", the 128 copies of the 25 MiB weights among them).  The copies are this pass's
+    (the cache is emptied at the region's exit): booked apart, not held across steps (h37-snapleft)."""
     rep = _report(ctx)
     assert rep.job["kind"] == "inference"
     mem = rep.gpus[0].memory
-    assert mem["breakdown"]["held"] >= 12.8 * GiB + 6.0 * GiB
+    assert 12.8 * GiB <= mem["breakdown"]["held"] < 13 * GiB
+    assert mem["breakdown"]["casts"] >= 6.0 * GiB
     assert mem["breakdown"]["activations"] < 0.5 * GiB
 
 

@@ -79,7 +79,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
         f"{ctx.part_of_step(wait_ms)} ({pct(share)}; "
-        f"stock 'input-bound' level is >=5%){what}, over {f'the {ctx.step_noun}' if ctx.one_pass else n_of(ctx.steps, 'step')}"
+        f"stock 'input-bound' level is >=5%){what}, over {ctx.the_pass_or(n_of(ctx.steps, 'step'))}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart
         # the Python the profiler traced inside the wait's own host time (the frames that hold it, an in-process
         # loader's ``__next__``): each of those calls cost the host its recording

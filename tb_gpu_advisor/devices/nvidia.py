@@ -730,8 +730,10 @@ def gradient_kernel_one(name: str) -> bool:
 #: cuDNN's batch normalization of training, forward and backward (``cudnn::bn_fw_tr_1C11_kernel_NCHW``,
 #: ``bn_fw_tr_1C11_singleread``, ``bn_bw_1C11_kernel_new``): each reduces every channel to its statistics (or their
 #: gradients) before it scales -- a reduction.  Not the inference kernel (``bn_fw_inf_``), which applies stored ones.
-#: The name may be Itanium-mangled, where a length precedes each identifier (``_ZN5cudnn24bn_fw_tr_1C11_...``).
-_NORMALIZATION = re.compile(r"(?:^|[_:\d])bn_(?:fw_tr|bw)_")
+#: The name may be Itanium-mangled, where a length precedes each identifier (``_ZN5cudnn24bn_fw_tr_1C11_...``):
+#: ``_BN_AT``, where a cuDNN batch-norm kernel's name begins, mangled or not, is that of :data:`_BATCH_NORM` too.
+_BN_AT = r"(?:^|[_:\d])bn_"
+_NORMALIZATION = re.compile(_BN_AT + r"(?:fw_tr|bw)_")
 #: cuDNN's layout conversions (``cudnn::ops::nchwToNhwcKernel``, ``nhwcToNchwKernel``; mangled in some captures:
 #: ``_ZN5cudnn19engines_precompiled16nchwToNhwcKernel...``): a convolution's input or output transposed between
 #: NCHW and NHWC around a Tensor Core engine -- each element read once and written once, no arithmetic.
@@ -739,7 +741,7 @@ _LAYOUT_CONVERSION = re.compile(r"nchw_?to_?nhwc|nhwc_?to_?nchw", re.I)
 
 
 #: Every cuDNN batch-norm kernel, the inference one (``bn_fw_inf_1C11_kernel_NCHW``: stored statistics applied) too.
-_BATCH_NORM = re.compile(r"(?:^|[_:\d])bn_(?:fw_(?:tr|inf)|bw)_")
+_BATCH_NORM = re.compile(_BN_AT + r"(?:fw_(?:tr|inf)|bw)_")
 
 
 def batch_norm_one(name: str) -> bool:

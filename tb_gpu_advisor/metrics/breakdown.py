@@ -1525,6 +1525,20 @@ def _outer_waits(ctx: Context) -> np.ndarray:
     return got
 
 
+def threads_waits(ctx: Context, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint sorted (starts, ends), ps, of the OS waits the capture traced on the threads ``lines`` (their
+    outermost calls, :func:`_outer_waits`: an OS runtime call, a stretch off the CPU); empty where it traced none
+    there.  The one reader of a thread's traced waits: the ledger's launchers (:func:`_launchers_waits`) and the
+    launcher's silences (``metrics.syncs.launcher_silence``) each take their own part of it."""
+    w = ctx.trace.host_waits
+    none = np.zeros(0, np.int64)
+    if w is None or not len(w):
+        return none, none
+    outer = _outer_waits(ctx)
+    mine = outer[np.isin(w.line[outer].astype(np.int64), np.asarray(lines, np.int64))]
+    return union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64)) if mine.size else (none, none)
+
+
 def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
     """Disjoint sorted (starts, ends) of the outermost OS waits of the threads that launch ``g``'s work; None where the
     capture traced no OS wait or no launch of them.  Why: a camera loop's thread asleep until its next frame, mid-step,
@@ -1536,12 +1550,10 @@ def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] |
     launched = g.launch[g.launch >= 0]
     if not launched.size:
         return None
-    outer = _outer_waits(ctx)
     lines = np.unique(ctx.h.line[launched]).astype(np.int64)
-    mine = outer[np.isin(w.line[outer].astype(np.int64), lines)]
-    if not mine.size:
+    ws, we = threads_waits(ctx, lines)
+    if not ws.size:
         return None
-    ws, we = union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
     # a wait inside a runtime call is the call's own (the driver's ioctl in a launch, a sync's sleep): launch wait
     # stays launch wait there; only the thread's waits between its calls are waits for something else
     key = ("launchers_calls", lines.tobytes())  # the same threads launch on every GPU of a process: once for all

@@ -797,27 +797,15 @@ def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[flo
             float(ctx.per_step(gaps_ps, unit=PS_PER_MS)), float(ctx.per_step(gap_launches)))
 
 
-def _thread_waits(ctx: Context, line: int) -> tuple[np.ndarray, np.ndarray]:
-    """Disjoint sorted (starts, ends), ps, of the OS waits the capture traced on thread ``line`` (its outermost ones,
-    ``breakdown._outer_waits``: an OS runtime call, a stretch off the CPU); empty where it traced none there."""
-    w = ctx.trace.host_waits
-    none = np.zeros(0, np.int64)
-    if w is None or not len(w):
-        return none, none
-    outer = bd._outer_waits(ctx)
-    mine = outer[w.line[outer].astype(np.int64) == line]
-    return union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64)) if mine.size else (none, none)
-
-
 def _ran_in(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Per silence [``s``, ``e``) (ps) of the thread ``lines`` names: its length less the time that thread spent in
-    a traced OS wait inside it (:func:`_thread_waits`).  Why: where the capture traces the host's waits (Nsight's
+    a traced OS wait inside it (``breakdown.threads_waits``).  Why: where the capture traces the host's waits (Nsight's
     ``-t osrt``, context switches), the silence before a bare driver launch may be the thread blocked in ``poll`` or
     ``read``, which is no launcher's code: only what the thread did outside its traced waits can be the launcher's
     (h37-launcherhb; a 40 us ``poll`` before a launch was named "a Python launcher's own time")."""
     ran = (e - s).astype(np.float64)
     for line in sorted_unique(lines).tolist():
-        ws, we = _thread_waits(ctx, line)
+        ws, we = bd.threads_waits(ctx, np.array([line]))
         if ws.size:
             mine = lines == line
             ran[mine] -= time_within(ws, we, s[mine], e[mine])
@@ -826,12 +814,12 @@ def _ran_in(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> np
 
 def _out_of_waits(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The union, disjoint and sorted (ps), of the silences [``s``, ``e``) less each one's thread's traced OS waits
-    (:func:`_thread_waits`): the launcher's time the ledger books, as :func:`_ran_in` counts it per silence."""
+    (``breakdown.threads_waits``): the launcher's time the ledger books, as :func:`_ran_in` counts it per silence."""
     out_s, out_e = [s[:0]], [e[:0]]
     for line in sorted_unique(lines).tolist():
         mine = lines == line
         a, b = s[mine], e[mine]
-        ws, we = _thread_waits(ctx, line)
+        ws, we = bd.threads_waits(ctx, np.array([line]))
         if ws.size:
             a, b = subtract_intervals(a, b, ws, we)
         out_s.append(np.asarray(a, np.int64))

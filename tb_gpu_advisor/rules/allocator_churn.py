@@ -69,7 +69,7 @@ def _every(ctx: Ctx) -> str:
 def _steady(ctx: Ctx) -> str:
     """What the allocator's calls leave once memory is cached: "the steady steps"; "the pass" where the capture holds one
     (h37-onepass2: a one-pass report has no steady steps to speak of, only the pass its numbers are of)."""
-    return f"the {ctx.step_noun}" if ctx.one_pass else "the steady steps"
+    return ctx.the_pass_or("the steady steps")
 
 
 def _emptied_by_program(m: HostMetrics, of: str = "the steps", whose: str = "the steps'") -> str:

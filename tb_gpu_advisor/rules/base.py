@@ -137,6 +137,13 @@ class Ctx:
         of the job is marked in it, so the findings speak of "the pass", never of a numbered step."""
         return self.one_step and self.m.steps.source in UNMARKED_SOURCES
 
+    def the_pass_or(self, words: str) -> str:
+        """"the pass" (:attr:`step_noun`) where the capture holds one unmarked pass (:attr:`one_pass`), else ``words``
+        ("each step", "the steady steps", "3 steps"): the one test of the words a rule writes for the steps it speaks
+        of, each rule having asked it in its own line (h37-onepass2's launch_skew, allocator_churn, input_bound,
+        cold_start; h37-review25)."""
+        return f"the {self.step_noun}" if self.one_pass else words
+
     @property
     def a_step(self) -> str:
         """"a step" after a time ("1.02 ms a step") over several steps; "in the step" where the capture holds one."""

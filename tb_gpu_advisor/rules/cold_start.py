@@ -196,7 +196,7 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         f"{'The steps span' if m.steps.count != 1 else f'The {noun} spans'} {ms(span_ms)} of the {ms(window_ms)} "
         f"window; the rest holds these costs and {left}. "
         f"{f'The {noun} does not count' if ctx.one_pass else 'No step counts'} them, so nothing is to save.",
-        title=f"The window holds one-time costs outside {f'the {noun}' if ctx.one_pass else 'its steps'}",
+        title=f"The window holds one-time costs outside {ctx.the_pass_or('its steps')}",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.one_time_min_share", severity="info",
                             detail={"one_time_ms": p.total_ms, "window_ms": window_ms, "steps_ms": span_ms,

@@ -92,7 +92,7 @@ def _which(ctx: Ctx, part: float) -> str:
     capture holds one unmarked pass (h37-onepass2: "The GPUs start each step up to 3.82 ms apart" of one pass)."""
     if part < 1.0:
         return "a step"
-    return f"the {ctx.step_noun}" if ctx.one_pass else "each step"
+    return ctx.the_pass_or("each step")
 
 
 def _skew_and_whole_ms(m: HostMetrics, measured: set[int]) -> tuple[float | None, float | None]:

@@ -160,7 +160,12 @@ def _kernels_launched_after(h: HostEvents, devs: list[DeviceEvents], e: int) -> 
 
 
 def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:
-    """End of the last device event launched (host correlation_id record) within [s, e]."""
+    """End of the last device event launched (host correlation_id record) within [s, e]; ``e`` where none ends later.
+
+    Why closed, where a tiled last step reads its work half-open (``steps.place._last_launched_end``): this is the
+    end of one framed pass (``steps.passes``), whose ranges tile nothing -- no next window opens at ``e`` to own a
+    launch there -- and whose launches :func:`_launched_work` reads in the same ``[s, e]``, with only those after
+    ``e`` (:func:`_kernels_launched_after`) left outside it (h37-lastend kept this measure for the pass)."""
     m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
     if not m.any():
         return e

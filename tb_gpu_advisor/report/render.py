@@ -122,6 +122,8 @@ def _step_info(report: Report) -> str:
                 f"{ranks} ranks on {plural(n, 'host')}"]
         if one_step(report) == "pass":  # one unmarked pass per rank: no step of the job to count (h37-words21)
             took = f" of {ms(a['step_ms'])} each ({a.get('scope') or 'median rank'})" if a.get("step_ms") else " each"
+            if start_up_only(report):  # each rank's one pass is its start-up: as one host's, no steady step
+                return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
             return ", ".join(bits + [f"one pass{took}, no step marked"])
         if steps:
             lo, hi = min(steps), max(steps)

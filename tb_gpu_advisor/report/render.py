@@ -16,7 +16,6 @@ import textwrap
 from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
-from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
@@ -27,6 +26,7 @@ from tb_gpu_advisor.report.verdict import (
     one_pass,
     one_step,
     saving_share,
+    start_up_only,
     verdict,
 )
 
@@ -109,14 +109,6 @@ def job_lines(report: Report) -> list[str]:
     return [f"{', '.join(hosts[:3])}{'…' if len(hosts) > 3 else ''}: {line}" for line, hosts in seen.items()]
 
 
-def _holds_start_up(breakdown_ms: dict | None) -> bool:
-    """The step's ledger holds one-time costs: the GPU idles in them at least ``job.one_time_min_share`` of the step,
-    as the cold-start check grades a step holding them (``rules.cold_start.steps_hold_start_up``)."""
-    b = breakdown_ms or {}
-    total = sum(v for v in b.values() if v)
-    return total > 0 and (b.get("startup") or 0.0) / total >= T("job.one_time_min_share")
-
-
 def _step_info(report: Report) -> str:
     """``1 host, 12 steps, step 4.01 ms``; for a job of several ranks ``8 ranks on 8 hosts, 1 step each, step 16.0 ms
     (median rank)`` -- the step the achievable line and the job's findings speak of."""
@@ -130,6 +122,8 @@ def _step_info(report: Report) -> str:
                 f"{ranks} ranks on {plural(n, 'host')}"]
         if one_step(report) == "pass":  # one unmarked pass per rank: no step of the job to count (h37-words21)
             took = f" of {ms(a['step_ms'])} each ({a.get('scope') or 'median rank'})" if a.get("step_ms") else " each"
+            if start_up_only(report):  # each rank's one pass is its start-up: as one host's, no steady step
+                return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
             return ", ".join(bits + [f"one pass{took}, no step marked"])
         if steps:
             lo, hi = min(steps), max(steps)
@@ -141,10 +135,8 @@ def _step_info(report: Report) -> str:
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
     if jobs and all(j.get("kind") == "no_gpu" for j in jobs):  # a window without GPU work has no step to time
         return ", ".join(bits + ["no step: the window holds no GPU work"])
-    if jobs and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs) and \
-            any(_holds_start_up(h.breakdown_ms) for h in report.hosts):
-        # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37); a pass
-        # the program's ranges bound after its start-up (its warm-up forward before it) is a step, timed as one
+    if start_up_only(report):
+        # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)
         per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
         took = f" of {ms(sum(per_host) / len(per_host))}" if per_host else ""
         return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
@@ -505,6 +497,9 @@ def achievable_text(report: Report) -> str:
     a = report.achievable or {}
     if not a or not a.get("findings"):
         return ""
+    if start_up_only(report):  # no steady step was measured: the line would promise a step time nothing timed
+        return ("If every fix lands: no step time to promise: the window holds only the start-up, and no steady step "
+                "was measured.")
     unit = "pass" if one_step(report) == "pass" else "step"  # a pass no step of which is marked: not "step ~"
     line = f"If every fix lands: {unit} ~{ms(a['achievable_step_ms'])} instead of {ms(a['step_ms'])}"
     if savings_overlap(a):

@@ -34,7 +34,9 @@ def test_a_one_pass_report_renders_the_pass(name: str) -> None:
     rep = _report(name)
     text = render.to_text(rep, top=None)
     head = text.splitlines()[0]
-    assert "one pass of " in head and head.endswith(", no step marked)") and head.count("step") == 1, head
+    # a pass that is the start-up (tp_rtx4090_two_ranks' cold forward, 43% one-time costs) says so (h37-startonly)
+    assert "one pass of " in head and head.endswith((", no step marked)", ", no steady step)")), head
+    assert head.count("step") == 1, head
     assert "of the pass)" in text or not any(f.saving for f in rep.findings)
     assert rendered_step_problems(rep) == [] and window_words_problems(rep) == []
 

@@ -104,6 +104,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   the share it grades), ``framework-words`` (no other framework's API in prose), ``see-also`` (a pointer to findings
   the report holds), ``one-advice`` (the capture advice is the capture tool's own, as the capture findings' fixes).
 
+* h37-startonly: ``no-promise`` (a report whose header says its window holds no steady step prints no achievable
+  step time on any surface, nor gives one in the MCP summary).
+
 * h37-review13: ``held-within`` (a step said to hold a time lasts at least that long), ``graph-launch`` (a kernel
   replayed from a graph is never held against the launch latency beside "not a launch per kernel"), ``one-cause``
   (the MFU card blames the GEMMs' dtype only where the step reaches that dtype's own peak, never beside a 16-bit card
@@ -2352,6 +2355,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
+    out += start_up_promise_problems(report)
     out += table_scope_problems(report) + untimed_verdict_problems(report)
     out += see_also_problems(report)
     out += capture_advice_problems(report)
@@ -2378,6 +2382,29 @@ def _plain(text: str) -> str:
     """Text as read, whatever surface printed it: markdown's escapes and code spans, wrapping and indents dropped."""
     text = re.sub(r"\\(.)", r"\1", text).replace("`", "").replace("&lt;", "<").replace("&amp;", "&")
     return " ".join(text.split())
+
+
+def start_up_promise_problems(report: Report) -> list[str]:
+    """``no-promise`` (h37-startonly): a report whose header says its window holds no steady step ("start-up only:
+    one pass of 33.7 ms, no steady step") promises no step time: no surface's "if every fix lands" line prints one
+    ("step ~1.55 ms instead of 33.7 ms" on SGLang's graph capture at start-up, 2.00 ms on vLLM's), and the MCP
+    summary gives no achievable step.  Read from what the surfaces print, not from the predicate that made them."""
+    import json
+
+    from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.serve.mcp_server import summary_json
+
+    text = render.to_text(report, top=None)
+    if "no steady step)" not in text.split("\n", 1)[0]:
+        return []
+    surfaces = {"text": _plain(text), "markdown": _plain(render.to_markdown(report, top=None)),
+                "tab": _plain(render.achievable_text(report))}
+    out = [f"no-promise: {name}: a start-up-only window promises a step time: "
+           f"'{t[t.index('If every fix lands'):][:80]}'" for name, t in surfaces.items()
+           if re.search(r"If every fix lands: \w+ ~", t)]
+    if json.loads(summary_json(report)).get("achievable_step_ms") is not None:
+        out.append("no-promise: mcp summary: a start-up-only window gives an achievable step")
+    return out
 
 
 def surface_steps_problems(report: Report) -> list[str]:

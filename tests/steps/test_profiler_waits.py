@@ -17,6 +17,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from synthetic import randjobs
+from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.formats import read
@@ -24,6 +26,7 @@ from tb_gpu_advisor.steps.drop import _drop_profiler_waits
 from tb_gpu_advisor.steps.reading import _Kept
 from tb_gpu_advisor.steps.types import PS_PER_MS
 from tests.support.paths import FIXTURES
+from tests.support.random_jobs import reports_of
 
 JOBS = FIXTURES / "h200_jobs"
 WILD = FIXTURES / "wild"
@@ -102,3 +105,48 @@ def test_overlapping_requests_count_once() -> None:
 def test_requests_holding_one_time_call_ms_still_drop_their_step() -> None:
     """Control by construction: disjoint requests of 0.06 ms each in step 2 hold 0.12 ms, and step 2 alone drops."""
     assert _drop_on((np.array([2.1, 2.5]), np.array([2.16, 2.56]))) == [2]
+
+
+
+def _ranks_job(tmp_path: Path, steps: dict[int, tuple[int, ...]], late_us: float) -> tuple[dict, float]:
+    """A two-rank job (:func:`synthetic.torchtrace.ranks_requests`, 8 ``prof.step()`` iterations, 40 us of untraced
+    turn each): its report's host and its request-free period (ms) by construction -- rank 0's host
+    ``ProfilerStep#n`` of a step with no request (a rank's iterations alike but for its requests, marks back to back)."""
+    sc = tt.Scenario(2, tt.ranks_requests(steps, late_us, 40.0), [], [], "ranks_requests")
+    r0, _ = tt.simulate(sc, 8)
+    clean = {e["dur"] for e in r0.host if e["name"].startswith("ProfilerStep#")
+             and int(e["name"].split("#")[1]) not in steps[0]}
+    assert len(clean) == 1
+    tt.write_run(str(tmp_path), sc, steps=8, run="ranks_requests")
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", str(tmp_path / "ranks_requests"), "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]["hosts"][0], clean.pop() / 1e3
+
+
+def test_each_ranks_requests_are_measured_against_its_own_steps(tmp_path: Path) -> None:
+    """Two ranks, rank 1 0.2 ms late (an iteration is 0.28 ms), each with its own 0.45 ms buffer requests (rank 0 in
+    host steps #3 and #6, rank 1 in #4 and #7).  On the GPU's clock a request's wait lies in the rank's window before
+    its host step (#2 and #5 on GPU 0, #3 and #6 on GPU 1): #3, #5 and #6 are left out (#2 by the stock rule), and
+    every kept step, on each GPU, is the request-free period.  Fails on main: the requests pooled with no rank and
+    measured against GPU 0's windows, 5 of 6 windows held one, fewer than two stayed clean and nothing was dropped --
+    rows of 0.735 ms kept beside 0.28 ms ones (the walk's seed 50301, below)."""
+    host, period = _ranks_job(tmp_path, {0: (3, 6), 1: (4, 7)}, 200.0)
+    steps = host["steps"]
+    assert steps["source"] == "profiler_step"
+    assert sorted(d["step"] for d in _profiler_drops(steps)) == [3, 5, 6]
+    rows = [(r["gpu"], r["step_ms"]) for r in host["step_rows"] if r["gpu"] is not None]
+    assert {g for g, _ in rows} == {0, 1} and len(rows) == 6
+    assert all(ms == pytest.approx(period, rel=0.01) for _, ms in rows), (period, rows)
+
+
+def test_a_walk_job_of_two_ranks_keeps_only_its_steady_steps(tmp_path: Path) -> None:
+    """Walk seed 50301 (default stream: 2 ranks, rank 1 0.27 ms late, requests of 0.12 / 2.19 / 0.29 ms in host steps
+    #3, #4, #7 on each rank): measured per rank, the windows #3 and #6 hold requests and are left out, the three kept
+    steps are 1.852 ms.  Fails on main: 4 of 5 windows "held" one, nothing dropped, mean step 2.349 ms."""
+    job = randjobs.random_job(50301)
+    assert job.params["ranks"] == 2 and job.params["buffer_requests"] == ((3, 119.896), (4, 2190.281), (7, 285.969))
+    (report,) = reports_of(job, str(tmp_path))
+    h = report.hosts[0]
+    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [3, 6]
+    assert h.mean_step_ms() == pytest.approx(1.852, abs=0.002)

@@ -15,7 +15,9 @@ What changes when files are put together:
   two files use the same id (``CUDA_VISIBLE_DEVICES`` narrowed per process), every GPU is renumbered in rank
   order (``distributedInfo.rank``, else worker order);
 * names, categories, string pids: one table for all; thread names start with their rank's worker
-  (every rank's main thread is ``thread <pid> (python3)``).
+  (every rank's main thread is ``thread <pid> (python3)``);
+* rows: each GPU keeps the rows of its rank's file (``gpu_rows``), since some events are a process's by their file
+  alone (Kineto's own ``overhead`` on pid -1, in every rank's file).
 """
 
 from __future__ import annotations

@@ -427,9 +427,10 @@ def _write_kineto(job: Job, run: str) -> None:
     # request's idle in the step before on the GPU's clock -- h37-walk25's Left -- so their truth is a time)
     if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] == 1:
         TRUTH.setdefault(job.seed, {}).update(profiler_steps=tuple(held), profiler_numbers=(2, 1 + p["steps"]))
-    free = _request_free_ms(p, starts + [max(r.host_us for r in ranks)])
-    if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] > 1 and free is not None:
-        TRUTH.setdefault(job.seed, {}).update(request_free_ms=free)
+    if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] > 1:
+        free = _request_free_ms(p, starts + [max(r.host_us for r in ranks)])
+        if free is not None:
+            TRUTH.setdefault(job.seed, {}).update(request_free_ms=free)
     for r in ranks:
         stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000
         T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, len(ranks)))
@@ -441,7 +442,7 @@ def _request_free_ms(p: dict[str, Any], bounds: list[float]) -> float | None:
     is free."""
     asked = {n for n, _ in p.get("buffer_requests", ())}
     free = {round(bounds[k + 1] - bounds[k], 3) for k in range(p["steps"]) if 2 + k not in asked}
-    alike = not isinstance(p["late_rank_us"], (tuple, list))
+    alike = not isinstance(p.get("late_rank_us", 0.0), (tuple, list))
     return free.pop() / 1e3 if alike and len(free) == 1 else None
 
 

@@ -424,12 +424,26 @@ def _write_kineto(job: Job, run: str) -> None:
         TRUTH[job.seed] = {"steps": p["steps"], "step_ms": (bounds[-1] - bounds[0]) / p["steps"] / 1e3}
     held = [n for n, us in p.get("buffer_requests", ()) if us >= 100.0]
     # one rank: its steps are its host's ProfilerStep#n, numbered as drawn (several: each rank's GPU-side spans, the
-    # request's idle in the step before on the GPU's clock -- h37-walk25's Left)
+    # request's idle in the step before on the GPU's clock -- h37-walk25's Left -- so their truth is a time)
     if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] == 1:
         TRUTH.setdefault(job.seed, {}).update(profiler_steps=tuple(held), profiler_numbers=(2, 1 + p["steps"]))
+    if held and p["marker"] == "profiler_step" and not p["no_gpu"] and p["ranks"] > 1:
+        free = _request_free_ms(p, starts + [max(r.host_us for r in ranks)])
+        if free is not None:
+            TRUTH.setdefault(job.seed, {}).update(request_free_ms=free)
     for r in ranks:
         stamp = T.BASE_NS + int(T.T0_US * 1000) + r.rank * 1_000_000
         T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, len(ranks)))
+
+
+def _request_free_ms(p: dict[str, Any], bounds: list[float]) -> float | None:
+    """The length (ms, start to start on the host) of every iteration that holds no buffer request, where the job's
+    iterations are alike but for their requests (one lateness for every step); None where they are not, or none
+    is free."""
+    asked = {n for n, _ in p.get("buffer_requests", ())}
+    free = {round(bounds[k + 1] - bounds[k], 3) for k in range(p["steps"]) if 2 + k not in asked}
+    alike = not isinstance(p.get("late_rank_us", 0.0), (tuple, list))
+    return free.pop() / 1e3 if alike and len(free) == 1 else None
 
 
 def _opened_in_loop_us(p: dict[str, Any]) -> float:

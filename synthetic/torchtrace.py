@@ -1202,6 +1202,20 @@ def requests_in(steps: tuple[int, ...], turn_us: float) -> Callable[[list[Rank],
     return lambda ranks, n: ranks[0].step(n, lambda r: requested_iteration(r, n in steps, turn_us))
 
 
+def ranks_requests(steps: dict[int, tuple[int, ...]], late_us: float, turn_us: float
+                   ) -> Callable[[list[Rank], int], None]:
+    """Each rank's ``prof.step()`` iterations (:func:`requested_iteration`), its own profiler's buffer request in the
+    steps ``steps[rank]`` numbers, rank k starting ``k * late_us`` after rank 0 (no collective ties them).  Truth by
+    construction: each rank's iterations are alike but for its own requests, and each file holds its own (Kineto
+    writes them on pid -1 in every rank's file)."""
+    def body(ranks: list[Rank], n: int) -> None:
+        for r in ranks:
+            if n == 2:
+                r.host_us += r.rank * late_us
+            r.step(n, lambda x: requested_iteration(x, n in steps.get(x.rank, ()), turn_us))
+    return body
+
+
 def spanned_requests(first_request: bool, turn_us: float) -> Callable[[list[Rank], int], None]:
     """A benchmark's iterations each in a ``record_function`` span and no ``prof.step()`` (TraceLens' MoE benchmarks:
     ``MoE[...]`` x3, a sync inside each), the profiler's buffer request in the first where ``first_request``; the

@@ -651,6 +651,10 @@ class Trace:
     #: ``overhead`` events: CUPTI's ``Activity Buffer Request``); None where it records none.  A program thread that
     #: needs an activity buffer waits for it, so a step holding this time ran slower than the program runs unprofiled
     profiler_overhead: tuple[np.ndarray, np.ndarray] | None = None
+    #: per GPU, the spans of ``profiler_overhead`` (indices) that its own process's profiler wrote, where several
+    #: processes' captures were read as one (PyTorch ranks merged): a rank's launch waits for its own profiler's
+    #: buffer requests only.  Empty: every span is every GPU's (one process)
+    profiler_overhead_gpus: dict[int, np.ndarray] = field(default_factory=dict)
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -17,13 +17,18 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
+from synthetic import randjobs
+from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.formats import read
+from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.model.schema import StepRow
 from tb_gpu_advisor.steps.drop import _drop_profiler_waits
 from tb_gpu_advisor.steps.reading import _Kept
 from tb_gpu_advisor.steps.types import PS_PER_MS
 from tests.support.paths import FIXTURES
+from tests.support.random_jobs import _request_free_problems, reports_of, truth_problems
 
 JOBS = FIXTURES / "h200_jobs"
 WILD = FIXTURES / "wild"
@@ -85,7 +90,8 @@ def _drop_on(spans: tuple[np.ndarray, np.ndarray], steps: int = 4, step_ms: floa
     hs = (np.arange(steps) * step_ms * PS_PER_MS).astype(np.int64)
     kept = _Kept(np.arange(steps, dtype=np.int64), hs, hs + int(step_ms * PS_PER_MS), {})
     r = SimpleNamespace(trace=SimpleNamespace(profiler_overhead=tuple((np.asarray(a) * PS_PER_MS).astype(np.int64)
-                                                                      for a in spans)), note="")
+                                                                      for a in spans),
+                                                 profiler_overhead_gpus={}), note="")
     dropped: list = []
     _drop_profiler_waits(r, kept, dropped)
     return [d.step for d in dropped]
@@ -102,3 +108,90 @@ def test_overlapping_requests_count_once() -> None:
 def test_requests_holding_one_time_call_ms_still_drop_their_step() -> None:
     """Control by construction: disjoint requests of 0.06 ms each in step 2 hold 0.12 ms, and step 2 alone drops."""
     assert _drop_on((np.array([2.1, 2.5]), np.array([2.16, 2.56]))) == [2]
+
+
+
+def _ranks_job(tmp_path: Path, steps: dict[int, tuple[int, ...]], late_us: float) -> tuple[dict, float]:
+    """A two-rank job (:func:`synthetic.torchtrace.ranks_requests`, 8 ``prof.step()`` iterations, 40 us of untraced
+    turn each): its report's host and its request-free period (ms) by construction -- rank 0's host
+    ``ProfilerStep#n`` of a step with no request (a rank's iterations alike but for its requests, marks back to back)."""
+    sc = tt.Scenario(2, tt.ranks_requests(steps, late_us, 40.0), [], [], "ranks_requests")
+    r0, _ = tt.simulate(sc, 8)
+    clean = {e["dur"] for e in r0.host if e["name"].startswith("ProfilerStep#")
+             and int(e["name"].split("#")[1]) not in steps[0]}
+    assert len(clean) == 1
+    tt.write_run(str(tmp_path), sc, steps=8, run="ranks_requests")
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", str(tmp_path / "ranks_requests"), "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]["hosts"][0], clean.pop() / 1e3
+
+
+def test_each_ranks_requests_are_measured_against_its_own_steps(tmp_path: Path) -> None:
+    """Two ranks, rank 1 0.2 ms late (an iteration is 0.28 ms), each with its own 0.45 ms buffer requests (rank 0 in
+    host steps #3 and #6, rank 1 in #4 and #7).  On the GPU's clock a request's wait lies in the rank's window before
+    its host step (#2 and #5 on GPU 0, #3 and #6 on GPU 1): #3, #5 and #6 are left out (#2 by the stock rule), and
+    every kept step, on each GPU, is the request-free period.  Fails on main: the requests pooled with no rank and
+    measured against GPU 0's windows, 5 of 6 windows held one, fewer than two stayed clean and nothing was dropped --
+    rows of 0.735 ms kept beside 0.28 ms ones (the walk's seed 50301, below)."""
+    host, period = _ranks_job(tmp_path, {0: (3, 6), 1: (4, 7)}, 200.0)
+    steps = host["steps"]
+    assert steps["source"] == "profiler_step"
+    assert sorted(d["step"] for d in _profiler_drops(steps)) == [3, 5, 6]
+    rows = [(r["gpu"], r["step_ms"]) for r in host["step_rows"] if r["gpu"] is not None]
+    assert {g for g, _ in rows} == {0, 1} and len(rows) == 6
+    assert all(ms == pytest.approx(period, rel=0.01) for _, ms in rows), (period, rows)
+
+
+def test_a_walk_job_of_two_ranks_keeps_only_its_steady_steps(tmp_path: Path) -> None:
+    """Walk seed 50301 (default stream: 2 ranks, rank 1 0.27 ms late, requests of 0.12 / 2.19 / 0.29 ms in host steps
+    #3, #4, #7 on each rank): measured per rank, the windows #3 and #6 hold requests and are left out, the three kept
+    steps are 1.852 ms.  Fails on main: 4 of 5 windows "held" one, nothing dropped, mean step 2.349 ms."""
+    job = randjobs.random_job(50301)
+    assert job.params["ranks"] == 2 and job.params["buffer_requests"] == ((3, 119.896), (4, 2190.281), (7, 285.969))
+    (report,) = reports_of(job, str(tmp_path))
+    h = report.hosts[0]
+    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [3, 6]
+    assert h.mean_step_ms() == pytest.approx(1.852, abs=0.002)
+    assert randjobs.TRUTH[50301]["request_free_ms"] == pytest.approx(1.852, abs=0.001)  # the writer's own period
+    assert truth_problems(job, report) == []
+
+
+def test_the_walk_truth_of_several_ranks_is_a_time() -> None:
+    """The law on several ranks' requests (``request_free_ms``) can fail: main's reading of seed 50301 (GPU 0's
+    rows 4.047, 1.852, 1.852, 2.143, 1.852 ms, three at the 1.852 ms period) breaks it; rows within 0.1 ms of the
+    period (a window may hold that much) do not."""
+    main = [StepRow(k, 0.0, ms, {}, 0) for k, ms in enumerate((4.047, 1.852, 1.852, 2.143, 1.852))]
+    assert _request_free_problems({"request_free_ms": 1.852}, main) == [
+        "truth: GPU 0 keeps a step of 4.047 ms beside 3 of the request-free period 1.852 ms"]
+    near = [StepRow(k, 0.0, ms, {}, 0) for k, ms in enumerate((1.94, 1.852, 1.852))]
+    assert _request_free_problems({"request_free_ms": 1.852}, near) == []
+
+
+def test_control_a_rank_waiting_for_anothers_request_at_the_all_reduce_still_drops_it(tmp_path: Path) -> None:
+    """Control (walk seed 51232: 2 ranks, the second 1.89 ms late, an all-reduce each step, a 1.26 ms request in host
+    step #3 on each): rank 0's window #3 is 3.34 ms against 2.84 ms steady -- its all-reduce waited for rank 1's
+    request, which rank 0's own requests never show.  main (all requests pooled) dropped #2 and #3; a first cut that
+    measured each rank's own requests only kept #3 (mean 2.906 ms).  Counted where the window outlasts its steady
+    length, #3 is dropped again and the mean is the 2.844 ms period."""
+    job = randjobs.random_job(51232)
+    assert job.params["ranks"] == 2 and job.params["comm_us"] > 0
+    (report,) = reports_of(job, str(tmp_path))
+    h = report.hosts[0]
+    assert sorted(d["step"] for d in _profiler_drops(h.steps)) == [2, 3]
+    assert h.mean_step_ms() == pytest.approx(randjobs.TRUTH[51232]["request_free_ms"], rel=1e-3)
+
+
+def test_the_merge_keeps_each_requests_rank(tmp_path: Path) -> None:
+    """Reading two ranks' files as one trace, each GPU's own requests are those of its rank's file, though both files
+    write them on pid -1 (``Trace.profiler_overhead_gpus``): rank 0's two in host steps #3 and #6 start before rank
+    1's (0.2 ms late) in #4 and #7.  main kept no rank: the field did not exist."""
+    sc = tt.Scenario(2, tt.ranks_requests({0: (3, 6), 1: (4, 7)}, 200.0, 40.0), [], [], "merged")
+    paths = sorted(tt.write_run(str(tmp_path), sc, steps=8, run="merged"))
+    t = read_trace(paths[0], ranks=paths)
+    s, e = t.profiler_overhead
+    own = {g: s[idx].tolist() for g, idx in t.profiler_overhead_gpus.items()}
+    assert sorted(own) == [0, 1] and len(own[0]) == len(own[1]) == 2 and sorted(own[0] + own[1]) == s.tolist()
+    r0, r1 = tt.simulate(sc, 8)
+    starts = {r.rank: [ev["ts"] for ev in r.host if ev["name"] == "Activity Buffer Request"] for r in (r0, r1)}
+    assert np.allclose(np.diff(own[1]) / 1e6, np.diff(starts[1])) and own[0][0] < own[1][0] < own[0][1] < own[1][1]

@@ -64,6 +64,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
         out.append(f"truth: the step is {step:.4g} ms, the process ran {top:.4g} ms")
     out += _one_pass_problems(truth, step)
     out += _profiler_step_problems(truth, h.steps or {})
+    out += _request_free_problems(truth, h.step_rows)
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]
@@ -100,6 +101,30 @@ def _profiler_step_problems(truth: dict, steps: dict) -> list[str]:
         return []
     return [f"truth: step {n} held the profiler's buffer request and is kept beside {len(kept - held)} steps that "
             f"held none" for n in sorted(kept & held)]
+
+
+def _request_free_problems(truth: dict, rows) -> list[str]:  # noqa: ANN001 - the host's step rows
+    """Where several ranks' profilers requested buffers of 0.1 ms or more and the job's other iterations are alike
+    (``request_free_ms``: their period), no GPU's kept step is longer than that period by more than the
+    ``job.one_time_call_ms`` a kept window may hold, beside two of its kept steps at the period (within 2%, and
+    under 0.1 ms: a step longer by that may hold a request, and with it fewer clean steps remain): a longer one held
+    a request a rank waited for (h37-ranksreq; stated as time, not by number: on a GPU's clock the wait lies in the
+    window before the request's host step)."""
+    free = truth.get("request_free_ms")
+    if free is None:
+        return []
+    by_gpu: dict[int, list[float]] = {}
+    for r in rows:
+        if r.gpu is not None:
+            by_gpu.setdefault(r.gpu, []).append(r.step_ms)
+    out = []
+    for g, ms in sorted(by_gpu.items()):
+        steady = sum(abs(m - free) <= min(0.02 * free, 0.1) for m in ms)  # a longer one may hold 0.1 ms: a request
+        longest = max(ms)
+        if steady >= 2 and longest > 1.02 * free + 0.1:
+            out.append(f"truth: GPU {g} keeps a step of {longest:.4g} ms beside {steady} of the request-free "
+                       f"period {free:.4g} ms")
+    return out
 
 
 def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's report

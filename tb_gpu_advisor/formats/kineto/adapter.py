@@ -152,7 +152,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
         unread_devices=_unread_devices(kt, is_host | is_dev),
-        profiler_overhead=_profiler_overhead(kt, start_ps, end_ps),
+        **_profiler_overhead(kt, start_ps, end_ps),
     )
 
 
@@ -164,8 +164,9 @@ _OVERHEAD_CAT = "overhead"
 _PROFILER_OWN = ("Activity Buffer Request", "Buffer Flush", "Instrumentation", "Resource")
 
 
-def _profiler_overhead(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """The profiler's own host work (``Trace.profiler_overhead``), sorted by start; None where the file has none.
+def _profiler_overhead(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray) -> dict[str, Any]:
+    """The profiler's own host work (``Trace.profiler_overhead``), sorted by start, and after a merge of ranks each
+    GPU's share of it (``profiler_overhead_gpus``); nothing where the file has none.
 
     Why: Kineto writes it on a thread of its own (pid -1), not on the program's, so no host event shows that the
     program's launch waited for it -- yet the launch did (TraceLens' B300 MoE benchmarks: a 0.45 ms buffer request
@@ -174,9 +175,10 @@ def _profiler_overhead(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray
     own = [i for i, n in enumerate(kt.names) if n in _PROFILER_OWN]
     rows = rows[np.isin(kt.name[rows], np.asarray(own, dtype=kt.name.dtype))] if own else rows[:0]
     if not rows.size:
-        return None
+        return {}
     rows = rows[np.argsort(start_ps[rows], kind="stable")]
-    return start_ps[rows].astype(np.int64), end_ps[rows].astype(np.int64)
+    return {"profiler_overhead": (start_ps[rows].astype(np.int64), end_ps[rows].astype(np.int64)),
+            "profiler_overhead_gpus": {g: np.flatnonzero((rows >= a) & (rows < b)) for g, (a, b) in kt.gpu_rows.items()}}
 
 
 def _recorded_something(kt: KinetoTrace, used: np.ndarray, path: str) -> None:

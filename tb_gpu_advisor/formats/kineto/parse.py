@@ -264,6 +264,10 @@ class KinetoTrace:
     workers: list[str] = field(default_factory=list)
     #: After a merge: each GPU's driving process(es), GPU id -> host pids of its rank's file.
     gpu_pids: dict[int, list[int]] = field(default_factory=dict)
+    #: After a merge: GPU id -> the rows of its rank's file in the merged columns, (first, past the last).  Kineto
+    #: writes some of a process's events on a pid of no process (the profiler's own ``overhead`` on pid -1, the same
+    #: in every rank's file), so only the file they came from tells whose they are.
+    gpu_rows: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: Row -> the shape ``args`` of a collective or FLOP op (:func:`keeps_args`): ``Input Dims``, ``Input type``,
     #: ``Concrete Inputs``, ``In msg nelems``, ``dtype``, ``Group size`` where written.
     op_args: dict[int, dict[str, Any]] = field(default_factory=dict)

@@ -15,7 +15,9 @@ What changes when files are put together:
   two files use the same id (``CUDA_VISIBLE_DEVICES`` narrowed per process), every GPU is renumbered in rank
   order (``distributedInfo.rank``, else worker order);
 * names, categories, string pids: one table for all; thread names start with their rank's worker
-  (every rank's main thread is ``thread <pid> (python3)``).
+  (every rank's main thread is ``thread <pid> (python3)``);
+* rows: each GPU keeps the rows of its rank's file (``gpu_rows``), since some events are a process's by their file
+  alone (Kineto's own ``overhead`` on pid -1, in every rank's file).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
     gpu_pids: dict[int, list[int]] = {}
     gpu_ranks: dict[int, int] = {}
+    gpu_rows: dict[int, tuple[int, int]] = {}
     launch: list[tuple[np.ndarray, ...]] = []
     offset = 0
     for i, kt in enumerate(kts):
@@ -56,6 +59,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         host_pids = sorted(set(pid[(dev < 0) & (pid >= 0)].tolist()))
         for g in dev_maps[i].values():
             gpu_pids.setdefault(g, []).extend(host_pids)
+            gpu_rows[g] = (offset, offset + len(kt))
             if _rank(kt) < 1 << 30:
                 gpu_ranks[g] = _rank(kt)
         cols["name"].append(name_maps[i][kt.name])
@@ -88,7 +92,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers, gpu_pids=gpu_pids, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
+        workers=workers, gpu_pids=gpu_pids, gpu_rows=gpu_rows, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
         gpu_ranks=gpu_ranks, **_launches(launch),
     )
 

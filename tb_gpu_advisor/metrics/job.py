@@ -103,17 +103,23 @@ class RankRow:
         return max(0.0, self.step_ms - self.comm_ms)
 
 
-def calls_before_note(counts: dict[str, int], gpus: int, units: str = "GPUs") -> str:
+def calls_before_note(counts: dict[str, int], gpus: int, units: str = "GPUs", step: str = "step") -> str:
     """Words for a collectives table whose time holds calls that started before the first kept step and run into
     it (``CollectiveStat.calls_before``; ``counts`` summed over the table's ``gpus``), "" where none does: their time
     inside the steps is in the table's ms, as the ledger paints it, and each call counts in the step it starts in, a
-    dropped one -- one home for the host's table and the session's."""
+    dropped one -- one home for the host's table and the session's.  ``step``: the window's noun ("step" over
+    several steps, ``rules.base.Ctx.step_noun`` where the capture holds one): a call that started before the one pass
+    a capture holds counts in no kept window, and "the first kept step" named steps the capture does not hold
+    (h37-walk25's `--forms` 51122 under h37-onepass2's law)."""
     named = [f"{plural(n, t + ' call')}" for t, n in sorted(counts.items()) if n]
     if not named:
         return ""
     over = f" over the {gpus} {units}" if gpus > 1 else ""
-    return (f"; {' and '.join(named)}{over} started before the first kept step and ran into it: their time inside the "
-            "steps is in ms, their calls count in the step they started in")
+    if step == "step":
+        return (f"; {' and '.join(named)}{over} started before the first kept step and ran into it: their time inside "
+                "the steps is in ms, their calls count in the step they started in")
+    return (f"; {' and '.join(named)}{over} started before the {step} and ran into it: their time inside the {step} is "
+            "in ms, their calls are not counted in it")
 
 
 def step_word(kind: str, confidence: str, marked: bool) -> str:
@@ -290,7 +296,7 @@ class JobView:
         for r in self.ranks:
             for t, n in r.calls_before.items():
                 counts[t] = counts.get(t, 0) + n
-        return calls_before_note(counts, len(self.ranks), self.units)
+        return calls_before_note(counts, len(self.ranks), self.units, self.step_word if self.one_step else "step")
 
     def _whole_ratio(self, typ: str) -> float:
         """How much longer a collective type's calls are than their time inside the kept steps (1: every call ends

@@ -609,7 +609,7 @@ def _communication_table(m: HostMetrics) -> Table | None:
     per = Ctx(m).per_step  # "in the step" where the host kept one: the title says what its numbers are
     title = f"Collectives {per} (median GPU)" if len(active) > 1 else f"Collectives {per}" + \
         (" and GPU" if per == "per step" else "")
-    title += calls_before_note({t.type: t.calls_before for t in c.by_type}, len(active))
+    title += calls_before_note({t.type: t.calls_before for t in c.by_type}, len(active), step=Ctx(m).step_noun)
     return Table(title, ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
                          "process groups"], rows)
 

@@ -55,7 +55,7 @@ def check(m: HostMetrics) -> list[Finding]:
         windows=step_windows(ctx, key=lambda s: s.breakdown.allocator, label="allocator"),
         actions=ctx.fw.fix(f"{ID}:empty_cache" if emptied else ID),
         # one unmarked pass holds no step to be "every step" of (h37-words20: cold_a100_alexnet's one pass)
-        title=f"The device allocator runs inside {'the pass' if ctx.one_pass else 'every step'} (cudaMalloc / "
+        title=f"The device allocator runs inside {ctx.the_pass_or('every step')} (cudaMalloc / "
               f"cudaFree churn)",
     )]
 

@@ -187,7 +187,7 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         return []
     window_ms = p.total_ms / p.share
     span_ms = sum(w.end_ms - w.start_ms for w in m.steps.windows)
-    noun = ctx.step_noun if ctx.one_pass else "step"
+    noun = ctx.step_noun
     left = (f"the {n_of(len(dropped), 'step')} left out as warm-up" if dropped else
             f"the work before or after {'it' if m.steps.count == 1 else 'them'} (warm-up passes, set-up)")
     return [finding(

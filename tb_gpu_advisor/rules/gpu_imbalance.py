@@ -89,8 +89,9 @@ def _where_they_wait(ctx: Ctx, heavy, others: list, coll: dict) -> str:  # noqa:
         return f"every replica waits for it at the AllReduce ({said})"
     def rest(g) -> float:  # noqa: ANN001 - the step less its compute and collectives: the ranks table's "other ms"
         return max(0.0, (g.step_ms or 0.0) - g.breakdown.device_compute - g.breakdown.collectives)
-    # the window each GPU's time is of: "step"; the pass's noun where the capture holds one unmarked pass (h37-onepass2)
-    noun = ctx.step_noun if ctx.one_pass else "step"
+    # the window each GPU's time is of: the one home's noun ("step"; "pass" or the job's word where the capture holds
+    # one: h37-onepass2, h37-review25)
+    noun = ctx.step_noun
     if in_coll + sum(rest(g) for g in others) / n < 0.5 * gap:  # no time in their steps to wait in: each at its own pace
         return (f"{the_others(len(others), 'GPU', 'do', 'the others do')} not wait for it: "
                 f"{'its' if len(others) == 1 else 'their'} {noun} holds {ms(in_coll + sum(rest(g) for g in others) / n)} "

@@ -83,7 +83,7 @@ def _title(ctx: Ctx) -> str:
     """The rule's title, composed: said of the pass where the one step kept is the pass an unmarked capture was read as
     (the capture marks no step, so "inside the step" named one it does not hold: h37-randjobs11, walk seed 13 of
     ``--forms11``), and why the wait matters in the framework's words for its waits (``host_sync:drains``)."""
-    where = "the pass" if ctx.one_pass else "the step"
+    where = ctx.the_pass_or("the step")
     return f"The host waits for the GPU inside {where} ({ctx.fw.label('host_sync:drains')})"
 
 

@@ -265,7 +265,7 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
                    f"{', not already in graphs' if graphed else ''}){measured}")
     if hidden > 0:
         out.append(f"at most: the host prepares each graph replay while the GPU still runs the work before it, so the GPU "
-                   f"no longer waits before a replay ({ms(hidden)}, at most the {ctx.step_noun if ctx.one_pass else 'step'}'s GPU compute)")
+                   f"no longer waits before a replay ({ms(hidden)}, at most the {ctx.step_noun}'s GPU compute)")
     return "; and ".join(out)
 
 

@@ -34,6 +34,10 @@ from tests.support.intervals import union
 from tests.support.paths import FIXTURES
 
 MMAGIC = FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"
+#: a second real export with its context outside the recorded calls (kept by h37-survey48): the runtime's start-up
+#: (``cuModuleGetLoadingMode``) and the first recorded call (``cudaMalloc``, 242 us) lie 94.9 ms apart on the launching
+#: thread, 60.1 ms of it in 378 ``ioctl`` calls -- read off its SQLite below
+PTX_REFUSED = FIXTURES / "wild" / "ptx_refused_rtx4090d" / "report1.sqlite"
 WORDS = "the context created in calls the capture does not record"
 
 
@@ -136,8 +140,23 @@ def test_control_a_window_opened_after_the_start_up_takes_no_context(generated):
     assert _overlap_ms(spans, context) == 0.0 and WORDS not in phase.evidence
 
 
-@pytest.mark.parametrize("path", sorted(p for p in (FIXTURES / "wild").glob("*/*.sqlite") if p != MMAGIC),
-                         ids=lambda p: p.parent.name)
+def test_a_second_real_export_creates_its_context_outside_the_recorded_calls():
+    """The driver-refused RTX 4090 D export: the SQL facts first (the gap and its ``ioctl``), then the reading."""
+    db = sqlite3.connect(PTX_REFUSED)
+    (first, tid), (second, name) = (
+        db.execute("select r.end, r.globalTid from CUPTI_ACTIVITY_KIND_RUNTIME r order by r.start limit 1").fetchone(),
+        db.execute("select r.start, s.value from CUPTI_ACTIVITY_KIND_RUNTIME r join StringIds s on s.id = r.nameId "
+                   "order by r.start limit 1 offset 1").fetchone())
+    n, ns = db.execute("select count(*), sum(o.end - o.start) from OSRT_API o join StringIds s on s.id = o.nameId "
+                       "where s.value like '%ioctl%' and o.globalTid = ? and o.start >= ? and o.end <= ?",
+                       (tid, first, second)).fetchone()
+    assert name.startswith("cudaMalloc") and n == 378 and ns / 1e6 == pytest.approx(60.1, abs=0.1)
+    _, phase = _phase(PTX_REFUSED)
+    assert WORDS in phase.evidence and "60.1 ms" in phase.evidence, phase.evidence
+
+
+@pytest.mark.parametrize("path", sorted(p for p in (FIXTURES / "wild").glob("*/*.sqlite")
+                                        if p not in (MMAGIC, PTX_REFUSED)), ids=lambda p: p.parent.name)
 def test_control_other_exports_read_no_unrecorded_context(path):
     """Every other kept export: the context in a recorded call (CloverLeaf's ``cudaMalloc``, a hash join's), or no
     runtime start-up in the window, or no OS runtime trace -- none reads a context created outside the calls."""

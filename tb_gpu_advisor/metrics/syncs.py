@@ -788,11 +788,12 @@ def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[flo
         s, e = _silence_before(h, _recorded(ctx, calls), calls)
         lines = h.line[calls].astype(np.int64)
         # shorter: a compiled launcher's own call; a thread's traced OS wait is no launcher's time (h37-launcherhb)
-        keep = _ran_in(ctx, lines, s, e) >= T("launch.python_launcher_us") * PS_PER_US
+        waits = _waits_of(ctx, lines)  # each thread's traced OS waits, read once for both uses below
+        keep = _ran_in(waits, lines, s, e) >= T("launch.python_launcher_us") * PS_PER_US
         launches += int(keep.sum())
         if not keep.any():
             continue
-        spans = _out_of_waits(ctx, lines[keep], s[keep], e[keep])
+        spans = _out_of_waits(waits, lines[keep], s[keep], e[keep])
         total_ps += float(bd.ledger_of(ctx, g, *spans)[_OTHER])
         windows = (gap_windows or {}).get(g.d.gpu)
         in_gaps = _in_gaps(ctx, g, [spans], windows)
@@ -803,31 +804,42 @@ def launcher_silence(ctx: Context, gap_windows: dict | None = None) -> tuple[flo
             float(ctx.per_step(gaps_ps, unit=PS_PER_MS)), float(ctx.per_step(gap_launches)))
 
 
-def _ran_in(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+def _waits_of(ctx: Context, lines: np.ndarray) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """Per thread ``lines`` names, its traced OS waits (``breakdown.threads_waits``; disjoint sorted ps), where it has
+    any: read once for the per-silence count (:func:`_ran_in`) and the ledger's spans (:func:`_out_of_waits`)."""
+    out = {}
+    for line in sorted_unique(lines).tolist():
+        ws, we = bd.threads_waits(ctx, np.array([line]))
+        if ws.size:
+            out[int(line)] = (ws, we)
+    return out
+
+
+def _ran_in(waits: dict[int, tuple[np.ndarray, np.ndarray]], lines: np.ndarray, s: np.ndarray, e: np.ndarray
+            ) -> np.ndarray:
     """Per silence [``s``, ``e``) (ps) of the thread ``lines`` names: its length less the time that thread spent in
-    a traced OS wait inside it (``breakdown.threads_waits``).  Why: where the capture traces the host's waits (Nsight's
+    a traced OS wait inside it (``waits``: :func:`_waits_of`).  Why: where the capture traces the host's waits (Nsight's
     ``-t osrt``, context switches), the silence before a bare driver launch may be the thread blocked in ``poll`` or
     ``read``, which is no launcher's code: only what the thread did outside its traced waits can be the launcher's
     (h37-launcherhb; a 40 us ``poll`` before a launch was named "a Python launcher's own time")."""
     ran = (e - s).astype(np.float64)
-    for line in sorted_unique(lines).tolist():
-        ws, we = bd.threads_waits(ctx, np.array([line]))
-        if ws.size:
-            mine = lines == line
+    for line, (ws, we) in waits.items():
+        mine = lines == line
+        if mine.any():
             ran[mine] -= time_within(ws, we, s[mine], e[mine])
     return ran
 
 
-def _out_of_waits(ctx: Context, lines: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _out_of_waits(waits: dict[int, tuple[np.ndarray, np.ndarray]], lines: np.ndarray, s: np.ndarray, e: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """The union, disjoint and sorted (ps), of the silences [``s``, ``e``) less each one's thread's traced OS waits
-    (``breakdown.threads_waits``): the launcher's time the ledger books, as :func:`_ran_in` counts it per silence."""
+    (``waits``: :func:`_waits_of`): the launcher's time the ledger books, as :func:`_ran_in` counts it per silence."""
     out_s, out_e = [s[:0]], [e[:0]]
     for line in sorted_unique(lines).tolist():
         mine = lines == line
         a, b = s[mine], e[mine]
-        ws, we = bd.threads_waits(ctx, np.array([line]))
-        if ws.size:
-            a, b = subtract_intervals(a, b, ws, we)
+        if line in waits:
+            a, b = subtract_intervals(a, b, *waits[line])
         out_s.append(np.asarray(a, np.int64))
         out_e.append(np.asarray(b, np.int64))
     return union_intervals(np.concatenate(out_s), np.concatenate(out_e))

@@ -12,6 +12,7 @@ from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
+from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
 from tb_gpu_advisor.steps.types import unmarked_pass
 
 _SEVERITIES = ("critical", "warning", "info")
@@ -130,10 +131,24 @@ def start_up_only(report: Report) -> bool:
     no steady step") and "if every fix lands" ask: such a window holds no steady step, so no step time is promised
     (issue #37: "step ~1.55 ms instead of 33.7 ms" on SGLang's graph capture at start-up).  A pass the program's
     ranges bound after its start-up is a step, timed as one: its ledger holds no one-time cost."""
-    jobs = [getattr(h, "job", None) or {} for h in report.hosts]
-    steps = [h.steps.get("count") for h in report.hosts if isinstance(h.steps, dict) and h.steps.get("count") is not None]
+    return start_up_window(report.hosts)
+
+
+def start_up_window(hosts: Sequence[HostReport]) -> bool:
+    """:func:`start_up_only` of these hosts: the report's assembly asks it once, before the report exists, to decide
+    whether the account promises a step (:func:`no_promise_reason`); the title asks it of the finished report."""
+    jobs = [getattr(h, "job", None) or {} for h in hosts]
+    steps = [h.steps.get("count") for h in hosts if isinstance(h.steps, dict) and h.steps.get("count") is not None]
     return bool(jobs) and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs) and \
-        any(_holds_start_up(h.breakdown_ms) for h in report.hosts)
+        any(_holds_start_up(h.breakdown_ms) for h in hosts)
+
+
+def no_promise_reason(hosts: Sequence[HostReport]) -> str | None:
+    """Why these hosts' "if every fix lands" account holds no achievable step (``achievable.reason``), or None where
+    it holds one: a start-up-only window measured no steady step, so no step time is promised.  Decided here once,
+    by the report's assembly (``report.build`` per host, ``report.merge`` per session); every reader follows the
+    account's value."""
+    return NO_STEADY_STEP if start_up_window(hosts) else None
 
 
 def _holds_start_up(breakdown_ms: dict | None) -> bool:

@@ -24,6 +24,8 @@ def savings_problems(where: str, findings, achievable: dict, breakdown_ms: dict 
     if not achievable:
         return out + [f"{where}: findings with savings but no achievable step time"]
     a = achievable
+    if a["achievable_step_ms"] is None:  # withheld (a start-up-only window): only where the account says why
+        return out + ([] if a.get("reason") else [f"{where}: no achievable step and no reason"])
     if not (0 <= a["achievable_step_ms"] <= a["step_ms"] + 1e-6):
         out.append(f"{where}: achievable {a['achievable_step_ms']} outside [0, step {a['step_ms']}]")
     if a["recoverable_ms"] > a["step_ms"] + 1e-6:

@@ -128,3 +128,14 @@ def test_a_pass_after_the_start_up_keeps_its_promise(name: str, line: str) -> No
     assert "start-up only" not in render.to_text(r, top=None).splitlines()[0]
     assert line in render.achievable_text(r)
     assert r.achievable["achievable_step_ms"] is not None and "reason" not in r.achievable
+
+
+def test_a_diff_side_follows_the_account() -> None:
+    """``report diff``'s side reads the host's account: a start-up-only capture's side holds no achievable step
+    (main: 1.554 ms on SGLang's graph capture), a steady one's keeps its number (control)."""
+    from tb_gpu_advisor.report.diff import diff_reports
+
+    cold, steady = _report("sglang_mi300x_capture"), _report("sglang_b300_decode")
+    d = diff_reports(cold, steady)
+    assert d.base.achievable_step_ms is None
+    assert d.new.achievable_step_ms == steady.hosts[0].achievable["achievable_step_ms"] is not None

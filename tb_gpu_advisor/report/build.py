@@ -24,6 +24,7 @@ from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostRep
 from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
+from tb_gpu_advisor.report.verdict import no_promise_reason
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.types import SOURCE_LABEL
 
@@ -394,7 +395,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
             for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps
-    return HostReport(
+    hr = HostReport(
         host=m.host, path=m.path, size_bytes=size,
         capture={"length_ms": json_float(cap.length_ms, 3), "window_start_ms": json_float(cap.window_start_ms, 3),
                  "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
@@ -414,10 +415,13 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
         breakdown_ms={k: json_float(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
         kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
-        achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
         roofline=_roofline_table(m), damage=list(damage or []),
     )
+    # whether the window holds a step to promise is read off the host's own report (its steps, phase and ledger)
+    hr.achievable = achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings,
+                               withheld=no_promise_reason([hr]))
+    return hr
 
 
 def _vendor(m: HostMetrics) -> str | None:

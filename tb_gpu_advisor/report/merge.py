@@ -12,7 +12,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
-from tb_gpu_advisor.report.verdict import damage_note, verdict
+from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
 from tb_gpu_advisor.report.view import display
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
@@ -184,7 +184,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
                                        findings, any(h.gpus for h in ok)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     notes += [damage_note(h) for h in ok if h.damage]
-    slowest = _session_achievable(ok, job, findings)
+    slowest = _session_achievable(ok, job, findings, no_promise_reason(host_reports))
     if len(job.ranks) > 1 and _of_session_step(findings, slowest.get("step_ms")):
         # the shares restated, the grade follows them: a host's warning saving 3.05% of its own step saved 2.95% of
         # the session's and stayed a warning (h37-xplane3: 2 TF hosts' launch wait, seed 6115)
@@ -203,24 +203,36 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     return report
 
 
-def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Finding]) -> dict:
+def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Finding], withheld: str | None) -> dict:
     """The session's step if every fix lands.  One host: its own.  Several ranks: the job's median rank step, less
     what the session's findings recover -- the merged host findings and the job findings together, each pool capped
     by the median rank's breakdown -- so the line, the header's step and the findings' savings speak of one step
-    (issue #27 item 1; one worker's findings alone said "19.6 ms instead of 19.9" beside a 4.6 ms straggler)."""
+    (issue #27 item 1; one worker's findings alone said "19.6 ms instead of 19.9" beside a 4.6 ms straggler).
+    ``withheld``: why the session's window holds no step to promise (``verdict.no_promise_reason`` of every host,
+    asked once here), or None."""
     if len(job.ranks) < 2:
-        own = dict(max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={}))
+        pick = max((h for h in ok if h.achievable), key=lambda h: _promised(h.achievable), default=None)
+        own = dict(pick.achievable) if pick is not None else {}
         missing = {f.id for f in counted(findings) if f.saving.ms_per_step > 0} - set(own.get("findings") or [])
         if own and len(ok) == 1 and missing:  # a job finding on one rank: its saving counts too (issue #36)
-            return achievable(own["step_ms"], ok[0].breakdown_ms, findings)
+            return achievable(own["step_ms"], ok[0].breakdown_ms, findings, withheld)
+        if own and own.get("reason") != withheld:  # the session's window reads otherwise than this host's own
+            return achievable(own["step_ms"], pick.breakdown_ms, pick.findings, withheld)
         return own
     rows = [g.breakdown or {} for h in ok for g in h.gpus if g.kernel_count and g.step_ms is not None]
     cats = {c for b in rows for c in b}
     median = {c: _median([float(b.get(c) or 0.0) for b in rows]) for c in cats}
-    out = achievable(job.step_ms, median, findings)
+    out = achievable(job.step_ms, median, findings, withheld)
     if out:
         out["scope"] = f"median of {len(job.ranks)} {job.unit}s"
     return out
+
+
+def _promised(a: dict) -> float:
+    """The step a host's account promises: its achievable step, or its step itself where it promises none (a window
+    of start-up only: no fix is promised to shorten it) -- the session steps at its slowest host's pace."""
+    left = a.get("achievable_step_ms")
+    return float(a.get("step_ms") or 0.0) if left is None else float(left)
 
 
 def _of_session_step(findings: list[Finding], step_ms: float | None) -> bool:

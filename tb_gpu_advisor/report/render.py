@@ -29,6 +29,7 @@ from tb_gpu_advisor.report.verdict import (
     start_up_only,
     verdict,
 )
+from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
 
 WIDTH = 100
 
@@ -492,14 +493,17 @@ _ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
 _TILDE_CLOSER = re.compile(r"(?<=\S)~")
 
 
+#: ``achievable.reason`` -> why no step time is promised, as the "if every fix lands" line says it
+_NO_PROMISE = {NO_STEADY_STEP: "the window holds only the start-up, and no steady step was measured"}
+
+
 def achievable_text(report: Report) -> str:
     """One line: the step time if every fix lands, from the union of recovered time (rules/savings.py)."""
     a = report.achievable or {}
     if not a or not a.get("findings"):
         return ""
-    if start_up_only(report):  # no steady step was measured: the line would promise a step time nothing timed
-        return ("If every fix lands: no step time to promise: the window holds only the start-up, and no steady step "
-                "was measured.")
+    if a.get("achievable_step_ms") is None:  # the account promises no step (``achievable.reason``): say why
+        return f"If every fix lands: no step time to promise: {_NO_PROMISE[a.get('reason') or NO_STEADY_STEP]}."
     unit = "pass" if one_step(report) == "pass" else "step"  # a pass no step of which is marked: not "step ~"
     line = f"If every fix lands: {unit} ~{ms(a['achievable_step_ms'])} instead of {ms(a['step_ms'])}"
     if savings_overlap(a):

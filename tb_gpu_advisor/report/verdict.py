@@ -12,6 +12,7 @@ from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
+from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
 from tb_gpu_advisor.steps.types import unmarked_pass
 
 _SEVERITIES = ("critical", "warning", "info")
@@ -124,24 +125,43 @@ def one_step(report: Report, f: Finding | None = None) -> str:
 
 
 def start_up_only(report: Report) -> bool:
-    """The kept window is start-up only: every host kept at most one step, its phase reads warm-up, and the GPU idles
+    """The kept window is start-up only: every host kept at most one step, its phase reads warm-up (or its pass holds
+    at least ``job.warmup_share`` of one-time costs itself: ``rules.cold_start.pass_is_start_up``), and the GPU idles
     in one-time costs at least ``job.one_time_min_share`` of a host's step, as the cold-start check grades a step
     holding them (``rules.cold_start.steps_hold_start_up``).  The one account the title ("start-up only: one pass,
     no steady step") and "if every fix lands" ask: such a window holds no steady step, so no step time is promised
     (issue #37: "step ~1.55 ms instead of 33.7 ms" on SGLang's graph capture at start-up).  A pass the program's
     ranges bound after its start-up is a step, timed as one: its ledger holds no one-time cost."""
-    jobs = [getattr(h, "job", None) or {} for h in report.hosts]
-    steps = [h.steps.get("count") for h in report.hosts if isinstance(h.steps, dict) and h.steps.get("count") is not None]
-    return bool(jobs) and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs) and \
-        any(_holds_start_up(h.breakdown_ms) for h in report.hosts)
+    return start_up_window(report.hosts)
 
 
-def _holds_start_up(breakdown_ms: dict | None) -> bool:
+def start_up_window(hosts: Sequence[HostReport]) -> bool:
+    """:func:`start_up_only` of these hosts: the report's assembly asks it once, before the report exists, to decide
+    whether the account promises a step (:func:`no_promise_reason`); the title asks it of the finished report."""
+    jobs = [getattr(h, "job", None) or {} for h in hosts]
+    steps = [h.steps.get("count") for h in hosts if isinstance(h.steps, dict) and h.steps.get("count") is not None]
+    return bool(jobs) and sum(steps or [0]) <= 1 and any(_holds_start_up(h.breakdown_ms) for h in hosts) and \
+        all(j.get("phase") == "warm-up" or _holds_start_up(h.breakdown_ms, "job.warmup_share")
+            for h, j in zip(hosts, jobs))
+
+
+def no_promise_reason(hosts: Sequence[HostReport]) -> str | None:
+    """Why these hosts' "if every fix lands" account holds no achievable step (``achievable.reason``), or None where
+    it holds one: a start-up-only window measured no steady step, so no step time is promised.  Decided here once,
+    by the report's assembly (``report.build`` per host, ``report.merge`` per session); every reader follows the
+    account's value."""
+    return NO_STEADY_STEP if start_up_window(hosts) else None
+
+
+def _holds_start_up(breakdown_ms: dict | None, bar: str = "job.one_time_min_share") -> bool:
     """The step's ledger holds one-time costs: the GPU idles in them at least ``job.one_time_min_share`` of the step,
-    as the cold-start check grades a step holding them (``rules.cold_start.steps_hold_start_up``)."""
+    as the cold-start check grades a step holding them (``rules.cold_start.steps_hold_start_up``).  ``bar``
+    ``job.warmup_share``: the pass is itself the start-up, whatever the window's phase reads -- the phase's bar applied
+    to the part analysed (``rules.cold_start.pass_is_start_up``: a first call in a window the program's imports
+    dilute)."""
     b = breakdown_ms or {}
     total = sum(v for v in b.values() if v)
-    return total > 0 and (b.get("startup") or 0.0) / total >= T("job.one_time_min_share")
+    return total > 0 and (b.get("startup") or 0.0) / total >= T(bar)
 
 
 def one_pass(h: HostReport) -> bool:

@@ -159,8 +159,19 @@ def mark_overlaps(findings: Iterable[Finding], ledger_ms: dict[str, float | None
         f.saving.overlaps = sorted(o.id for o in fs if o is not f and (mine & _pools(o) or crowd(f, o)))
 
 
-def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], findings: Iterable[Finding]) -> dict[str, Any]:
-    """The step time if every fix lands (info included), from the union of what they recover (see module doc)."""
+#: ``achievable.reason`` where the window holds only the start-up: one pass of one-time costs, no steady step, so the
+#: account promises no step time (issue #37: "step ~1.55 ms instead of 33.7 ms" on SGLang's graph capture at start-up)
+NO_STEADY_STEP = "start_up_only"
+
+
+def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], findings: Iterable[Finding],
+               withheld: str | None = None) -> dict[str, Any]:
+    """The step time if every fix lands (info included), from the union of what they recover (see module doc).
+
+    ``withheld``: why the window holds no step to promise (:data:`NO_STEADY_STEP`), decided once by the report's
+    assembly; then ``achievable_step_ms`` is null and ``reason`` says why, and every reader (the text, the tab, the
+    MCP summary, a diff) follows that one value instead of asking again.  What the fixes recover of the window
+    (``recoverable_ms``, ``by_group``) is measured, so it stays."""
     if not step_ms:
         return {}
     fs = counted(findings)
@@ -180,10 +191,10 @@ def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], fin
     claimed_total = sum(f.saving.ms_per_step for f in fs)
     return {
         "step_ms": round(step_ms, 6),  # printed as the header prints the step: rounded once, not twice
-        "achievable_step_ms": round(max(step_ms - recoverable, floor, 0.0), 3),
+        "achievable_step_ms": None if withheld else round(max(step_ms - recoverable, floor, 0.0), 3),
         "recoverable_ms": round(min(recoverable, step_ms), 3),
         "by_group": by_group,
         "floor_ms": round(floor, 3),
         "sum_of_savings_ms": round(claimed_total, 3),
         "findings": [f.id for f in fs],
-    }
+    } | ({"reason": withheld} if withheld else {})

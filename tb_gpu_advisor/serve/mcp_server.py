@@ -49,7 +49,7 @@ from tb_gpu_advisor.job import work_of
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
-from tb_gpu_advisor.report.verdict import one_step, start_up_only
+from tb_gpu_advisor.report.verdict import one_step
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules import RULE_IDS
 from tb_gpu_advisor.rules import docs as rule_docs
@@ -210,8 +210,8 @@ def summary_json(report: Report, top: int = 10) -> str:
     body = {
         "run": report.run, "session": report.session, "verdict": report.verdict, "healthy": report.healthy,
         "step_ms": a.get("step_ms"),
-        # a start-up-only window holds no steady step: no step time to promise (render.achievable_text says why)
-        "achievable_step_ms": None if start_up_only(report) else a.get("achievable_step_ms"),
+        # null where the account promises no step (a start-up-only window: ``achievable.reason``)
+        "achievable_step_ms": a.get("achievable_step_ms"),
         "hosts": [{"host": h.host, "framework": h.capture.get("framework_name") or h.capture.get("framework"),
                    "job": (h.job or {}).get("summary"), "steps": h.steps.get("count"),
                    "gpus": sorted({g.name for g in h.gpus}), "error": h.error, "damage": h.damage or None}

@@ -145,8 +145,10 @@ def test_steps_mostly_the_programs_own_work_are_no_start_up_pass():
 def test_the_program_s_own_work_is_the_rest_of_the_step_not_of_the_window():
     f = _rule(run_report(WILD, "nvfuser_h200_first_call"), "cold_start")
     words = " ".join(f.summary.split())
-    # 72.7%: h37-coldstart reads `unrolled_elementwise_kernel`'s 2.07 ms first launch as its module's load too
-    assert "The other 72.7% of the pass is the program's own work" in words, words
+    # h37-startjson: Thunder's first call, 27.3% of its one pass one-time costs, is the start-up whatever its diluted
+    # window reads ("The other 72.7% of the pass is the program's own work" before): no own work is said of it; the
+    # pass's own-work words stay on ddp_overlap_rtx3090 (below)
+    assert "No steady step is left to analyse" in words and "program's own work" not in words, words
     assert not own_work_problems("h", [f])
     bad = dataclasses.replace(f, summary=f.summary + " The other 88.0% of the window is the program's own work, "
                                                      "analysed below.")
@@ -163,7 +165,13 @@ def ddp_rtx3090(tmp_path_factory) -> Report:
 
 def test_a_pass_after_long_set_up_is_the_whole_its_start_up_is_of(ddp_rtx3090):
     f = _rule(ddp_rtx3090, "cold_start")
-    assert "The other 37.2% of the pass is the program's own work" in " ".join(f.summary.split())
+    words = " ".join(f.summary.split())
+    # of the pass, not of the window; h37-startjson: 62.8% of the one measured pass is one-time costs (its forward's
+    # `cuLibraryLoadData` and first launches: the program's warm-up loaded none of these kernels), the phase's bar
+    # applied to the pass, so it is the start-up ("The other 37.2% of the pass is the program's own work" before; the
+    # own-work words under the bar: tests/rules/test_cold_start_mixed.py)
+    assert "of the 538.9 ms pass (62.8%)" in words and "No steady step is left to analyse" in words, words
+    assert "of the window" not in words.split("inside one-time costs")[0]
     assert not own_work_problems("h", [f])
 
 

@@ -56,3 +56,27 @@ def test_a_mixed_window_whose_steps_are_mostly_start_up_still_leads():
     assert cold.severity == "critical"
     grid = _one_block_kernel(8.0)
     assert rank([cold, grid]) == [cold, grid]
+
+
+def _one_pass(share_of_window: float, startup_ms: float):
+    """:func:`_window` kept as one pass (no step found): the capture's only iteration."""
+    m = _window("mixed", share_of_window, startup_ms)
+    m.steps.count = 1
+    return m
+
+
+def test_a_one_pass_mostly_start_up_is_the_start_up_whatever_the_window_reads():
+    """h37-startjson (``wild/nvfuser_h200_first_call``: Thunder's first call, 27% of its one 3.19 s pass compiling,
+    12% of a window its imports dilute): the pass is the start-up -- the phase's bar (``job.warmup_share``) applied to
+    the part analysed -- so no steady step is left, as a warm-up window's one pass says.  Main read "The other 72.7% of
+    the pass is the program's own work, analysed below" under a title that now says "start-up only"."""
+    (cold,) = REGISTRY["cold_start"].check(_one_pass(0.12, 3.0))
+    assert "No steady step is left to analyse apart from them" in cold.summary, cold.summary
+    assert "program's own work" not in cold.summary
+
+
+def test_a_one_pass_with_some_start_up_keeps_its_own_work():
+    """The control: under the bar (20% of the pass) the rest of the pass is the program's own work, as before."""
+    (cold,) = REGISTRY["cold_start"].check(_one_pass(0.12, 2.0))
+    assert "The other 80.0% of the step is the program's own work" in cold.summary, cold.summary
+    assert "No steady step is left" not in cold.summary

@@ -105,7 +105,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   the report holds), ``one-advice`` (the capture advice is the capture tool's own, as the capture findings' fixes).
 
 * h37-startonly: ``no-promise`` (a report whose header says its window holds no steady step prints no achievable
-  step time on any surface, nor gives one in the MCP summary).
+  step time on any surface, nor gives one in the MCP summary).  h37-startjson: nor holds one in its JSON (the
+  session's and a one-host report's host's ``achievable.achievable_step_ms`` null, ``reason`` saying why), and an
+  account withholds its step only where the header says so.
 
 * h37-review13: ``held-within`` (a step said to hold a time lasts at least that long), ``graph-launch`` (a kernel
   replayed from a graph is never held against the launch latency beside "not a launch per kernel"), ``one-cause``
@@ -2395,8 +2397,9 @@ def start_up_promise_problems(report: Report) -> list[str]:
     from tb_gpu_advisor.serve.mcp_server import summary_json
 
     text = render.to_text(report, top=None)
-    if "no steady step)" not in text.split("\n", 1)[0]:
-        return []
+    said = "no steady step)" in text.split("\n", 1)[0]
+    if not said:
+        return _json_promise_problems(report, said)
     surfaces = {"text": _plain(text), "markdown": _plain(render.to_markdown(report, top=None)),
                 "tab": _plain(render.achievable_text(report))}
     out = [f"no-promise: {name}: a start-up-only window promises a step time: "
@@ -2404,6 +2407,27 @@ def start_up_promise_problems(report: Report) -> list[str]:
            if re.search(r"If every fix lands: \w+ ~", t)]
     if json.loads(summary_json(report)).get("achievable_step_ms") is not None:
         out.append("no-promise: mcp summary: a start-up-only window gives an achievable step")
+    return out + _json_promise_problems(report, said)
+
+
+def _json_promise_problems(report: Report, said: bool) -> list[str]:
+    """``no-promise`` on the JSON itself (h37-startjson): the account the surfaces read is the one that decides, so a
+    start-up-only report's ``achievable`` (the session's; a one-host report's host's too) holds no achievable step and
+    says why, and an account that withholds its step does so only under a header saying "no steady step" -- the
+    number is not made and then hidden by each reader."""
+    accounts = [("json", report.achievable or {})]
+    if len(report.hosts) == 1:
+        accounts.append((f"json host {report.hosts[0].host}", report.hosts[0].achievable or {}))
+    out = []
+    for name, a in accounts:
+        if not a:
+            continue
+        if said and (a.get("achievable_step_ms") is not None or not a.get("reason")):
+            out.append(f"no-promise: {name}: a start-up-only window's account holds an achievable step "
+                       f"{a.get('achievable_step_ms')!r} (reason {a.get('reason')!r})")
+        if not said and (a.get("achievable_step_ms") is None or a.get("reason")):
+            out.append(f"no-promise: {name}: the account withholds its step ({a.get('reason')!r}) under a header "
+                       f"that reads a steady step")
     return out
 
 

@@ -24,12 +24,15 @@ def savings_problems(where: str, findings, achievable: dict, breakdown_ms: dict 
     if not achievable:
         return out + [f"{where}: findings with savings but no achievable step time"]
     a = achievable
-    if not (0 <= a["achievable_step_ms"] <= a["step_ms"] + 1e-6):
-        out.append(f"{where}: achievable {a['achievable_step_ms']} outside [0, step {a['step_ms']}]")
+    left = a["achievable_step_ms"]
+    if left is None and not a.get("reason"):  # withheld (a start-up-only window) only where the account says why
+        out.append(f"{where}: no achievable step and no reason")
+    if left is not None and not (0 <= left <= a["step_ms"] + 1e-6):
+        out.append(f"{where}: achievable {left} outside [0, step {a['step_ms']}]")
     if a["recoverable_ms"] > a["step_ms"] + 1e-6:
         out.append(f"{where}: recoverable {a['recoverable_ms']} exceeds the step {a['step_ms']}")
-    if a["achievable_step_ms"] + 1e-6 < a["floor_ms"]:
-        out.append(f"{where}: achievable {a['achievable_step_ms']} below the remaining device work {a['floor_ms']}")
+    if left is not None and left + 1e-6 < a["floor_ms"]:
+        out.append(f"{where}: achievable {left} below the remaining device work {a['floor_ms']}")
     if breakdown_ms is not None:
         for g, v in a["by_group"].items():
             measured = sum(float(breakdown_ms.get(c) or 0.0) for c in GROUPS[g])

@@ -511,7 +511,7 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         why = f.layout.sniff(listed)
         if why is None:
             return f
-        first = first or why
+        first = first or formats.text_decoded(listed) or why  # a binary converted to text: that, not its damage
     if skips is not None and first is not None:
         skips.append(("/".join(rel), first))
     return None

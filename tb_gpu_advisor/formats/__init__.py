@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tb_gpu_advisor.formats import kineto, nsys, rocprof, rpd, snapshot, xplane
-from tb_gpu_advisor.formats.base import ENV_MAX_BYTES, Format, LfsPointerError, lfs_pointer, max_profile_bytes
+from tb_gpu_advisor.formats.base import (ENV_MAX_BYTES, Format, LfsPointerError, TextDecodedError, lfs_pointer,
+                                         max_profile_bytes, text_decoded)
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
@@ -25,7 +26,8 @@ REGISTRY[rocprof.CSV_FORMAT.id] = rocprof.CSV_FORMAT  # rocprofv3's CSV files: t
 REGISTRY[rocprof.JSON_FORMAT.id] = rocprof.JSON_FORMAT  # rocprofv3's JSON: told by its top key, after rocprof's
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
-__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "get", "lfs_pointer", "max_profile_bytes", "read"]
+__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "TextDecodedError", "get", "lfs_pointer",
+           "max_profile_bytes", "read", "text_decoded"]
 
 
 def get(fmt: str) -> Format:
@@ -45,11 +47,15 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
     if pointer:
         raise LfsPointerError(f"{host_file.path}: {pointer}")
     read_trace = get(getattr(host_file, "format", "xplane")).reader()
-    ranks = getattr(host_file, "ranks", ())
-    if ranks:
-        trace = read_trace(host_file.path, host=host_file.host, ranks=[r.path for r in ranks])
-    else:
-        trace = read_trace(host_file.path, host=host_file.host)
+    ranks = [r.path for r in getattr(host_file, "ranks", ())]
+    try:
+        trace = (read_trace(host_file.path, host=host_file.host, ranks=ranks) if ranks
+                 else read_trace(host_file.path, host=host_file.host))
+    except MemoryError:
+        raise
+    except Exception as e:  # the reader's own words, unless the file is a binary converted to text
+        _raise_if_text_decoded([host_file.path, *ranks], e)
+        raise
     from tb_gpu_advisor.model.sanity import MAX_NAME_CHARS, cut_long_names, time_problems  # numpy: not at import
 
     trace.problems += [p for p in time_problems(trace) if p not in trace.problems]
@@ -57,3 +63,13 @@ def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything
     if cut:
         trace.notes.append(f"names longer than {MAX_NAME_CHARS:,} characters, cut to that length: {cut:,}")
     return trace
+
+
+def _raise_if_text_decoded(paths: list[str], error: Exception) -> None:
+    """:class:`TextDecodedError` naming the first of ``paths`` (a host's files) that is a binary profile converted to
+    text, when its reader failed with ``error``: the reader's words (a protobuf wire error, "not a pickle", a
+    malformed database) would name damage or a foreign file, where the file is the profile's text copy."""
+    for path in paths:
+        why = text_decoded(path)
+        if why:
+            raise TextDecodedError(f"{path}: {why}") from error

@@ -208,6 +208,10 @@ class LfsPointerError(ValueError):
     """A profile file that is a Git LFS pointer: the message says so and how to fetch the file itself."""
 
 
+class TextDecodedError(ValueError):
+    """A binary profile converted to text (:func:`text_decoded`): the message says so and how to fetch it again."""
+
+
 def lfs_pointer(path: str) -> str | None:
     """Why ``path`` is not a profile when it is a Git LFS pointer (the file it stands for, its size and how to fetch
     it), else None -- also for an unreadable file, which its format's reader reports in its own words."""
@@ -228,6 +232,43 @@ def lfs_pointer(path: str) -> str | None:
     return (f"a Git LFS pointer, not the profile: the repository keeps {what}{ident} in Git LFS, and this copy holds "
             f"only its {len(head)}-byte pointer. Fetch the file itself (`git lfs pull --include <this path>` in the "
             f"clone, or the repository's download of it) and analyse that")
+
+
+#: How much of a file :func:`text_decoded` reads, and how many replacement characters and control bytes that head must
+#: hold: a UTF-8 decode that met binary data leaves thousands of both in 64 KiB (the TPU XPlane xprof committed as
+#: text: 12,704 replacements in its first 37,694 characters); a text file holds no control byte but tab and
+#: newlines, and a real binary file is not valid UTF-8 at all, so neither reaches 16 of both.
+_TEXT_DECODED_HEAD = 1 << 16
+_TEXT_DECODED_MIN = 16
+_REPLACEMENT = "\ufffd"
+
+
+def text_decoded(path: str) -> str | None:
+    """Why ``path`` is not the profile when it is a binary profile that went through a UTF-8 text decoder (an editor,
+    a web page's text, a tool that read and wrote it as text): each byte the decoder could not read became U+FFFD,
+    written back as the three bytes EF BF BD, so the file decodes as valid UTF-8 -- which no binary profile does --
+    and keeps the binary's control bytes -- which no text does.  None for any other file, and for an unreadable one.
+
+    Asked only after a format's reader failed (``formats.read``): a readable file is never refused by it."""
+    try:
+        head = fsio.read_head(path, _TEXT_DECODED_HEAD)
+    except Exception:  # noqa: BLE001 - unreadable: the format's reader says why
+        return None
+    import codecs
+
+    try:  # not final: a head cut inside a character is no sign of anything
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return None  # a binary's own bytes
+    replaced = text.count(_REPLACEMENT)
+    controls = sum(1 for c in text if c < " " and c not in "\t\n\r")
+    if replaced < _TEXT_DECODED_MIN or controls < _TEXT_DECODED_MIN:
+        return None
+    return (f"a binary profile converted to text, not the profile: {replaced:,} of the first {len(text):,} characters "
+            f"are U+FFFD, the mark a UTF-8 text decoder writes for each byte it cannot read, between the binary's "
+            f"own control bytes -- the original bytes are lost. Fetch the file again as binary (the repository's "
+            f"raw download, `git show <commit>:<path> > <file>` from a commit before the conversion, or the "
+            f"profiler's output itself) and analyse that")
 
 
 #: (run, session, session folder) -> the host files of that session.

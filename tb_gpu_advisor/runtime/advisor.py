@@ -226,7 +226,8 @@ def why_not_read(path: str) -> str | None:
     of an unreadable export says that, not which files are read); None when no format's layout looks at it."""
     rel = (os.path.basename(path),)
     looked = any(f.layout.maybe(rel) or f.layout.claims(rel) for f in formats.REGISTRY.values())
-    pointer = formats.lfs_pointer(path) if looked else None  # a profile's name, a Git LFS pointer's content
+    # a profile's name, and content that stands in for the profile: a Git LFS pointer, a binary converted to text
+    pointer = (formats.lfs_pointer(path) or formats.text_decoded(path)) if looked else None
     placed = tuple(os.path.abspath(path).split(os.sep)[-4:])  # another writer's file in a format's place
     unread = next((why for f in formats.REGISTRY.values() if (why := f.layout.unread(placed)) is not None), None)
     return pointer or unread or _discover.counter_file(path) or next((f.layout.sniff(path) for f in formats.REGISTRY.values()

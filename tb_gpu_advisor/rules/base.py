@@ -811,7 +811,7 @@ def finding(
         guide_section=reg.section if reg else "",
         metric=_in_words(ctx, metric),
         saving=saving,
-        evidence=[table_in_words(_titled(ctx.window_words, t), ctx.words) for t in evidence],
+        evidence=[table_in_words(titled(ctx.window_words, t), ctx.words) for t in evidence],
         windows=list(windows),
         actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
         host=ctx.host or None,
@@ -841,7 +841,7 @@ def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:
     return dataclasses.replace(metric, label=words(metric.label), meaning=words(metric.meaning), detail=detail)
 
 
-def _titled(window: Callable[[str], str], t: Table) -> Table:
+def titled(window: Callable[[str], str], t: Table) -> Table:
     """``t`` with its title's window placeholders filled (``window``: :meth:`Ctx.window_words` or the job's): a rule
     writes "Dtype casts ({kept}, all GPUs)", and a one-pass host reads "(the pass, all GPUs)" beside findings saying
     "of the 28.5 ms pass" -- "(kept steps, all GPUs)" named steps the capture does not hold (h37-onepass2)."""

@@ -142,7 +142,14 @@ class Ctx:
         ("each step", "the steady steps", "3 steps"): the one test of the words a rule writes for the steps it speaks
         of, each rule having asked it in its own line (h37-onepass2's launch_skew, allocator_churn, input_bound,
         cold_start; h37-review25)."""
-        return f"the {self.step_noun}" if self.one_pass else words
+        return self.pass_or("the {step}", words)
+
+    def pass_or(self, template: str, words: str) -> str:
+        """``template`` said of the one unmarked pass the capture holds (:attr:`one_pass`; its ``{step}`` filled with
+        :attr:`step_noun`: "a {step} that is a guess" -> "a pass that is a guess"), else ``words`` ("steps that are a
+        guess"): the phrase whose article, number or verb follows the window is composed here, the rules and the
+        report's caps asking no ``one_pass`` of their own (h37-review25's list: ``rules._guessed``)."""
+        return of_window(template, self.step_noun) if self.one_pass else words
 
     @property
     def a_step(self) -> str:

@@ -1,8 +1,9 @@
 """PyTorch's named kernel tables, each of one library's code (h37-review25's list): ATen's own kernels
 (``ATEN_KERNEL_KINDS``, aten/src/ATen/native/cuda/) and nvFuser's generated ones (``NVFUSER_KERNEL_KINDS``, named by
 the scheduler that built them), so a table's comment and its truth source speak of the names it holds.  The kept
-``wild/nvfuser_h200_first_call`` (Thunder + nvFuser's first call of a cross-entropy on an H200, beside ATen kernels) gives both libraries'
-names; a pattern of either table must claim none of the other library's names, and the framework applies both."""
+``wild/nvfuser_h200_first_call`` (Thunder + nvFuser's first call of a cross-entropy on an H200, beside ATen kernels)
+gives both libraries' names; a pattern of either table must claim none of the other library's names, and the
+framework applies both."""
 
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ def test_the_defaults_are_the_numbers_written_before():
     assert (T("input_bound.ranges_share"), T("input_bound.range_named_share"), T("report.min_said_ms")) == \
         (0.5, 0.1, 0.0005)
     said = _ranges_said(RANGES, WAIT, PUT)
-    assert said == ("; the input pipeline's own time: the program's ranges for fetching its batch (`get_batch` 6.00 ms, "
-                    "other ranges 800 us)")
+    assert said == ("; the input pipeline's own time: the program's ranges for fetching its batch "
+                    "(`get_batch` 6.00 ms, other ranges 800 us)")
     assert ms(PUT) == "0 us"  # the floor is the printer's: below it a part would read "0 us"
 
 

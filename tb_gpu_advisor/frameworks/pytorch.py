@@ -1800,8 +1800,8 @@ ATEN_KERNEL_KINDS = ((r"multi_tensor_apply_kernel<.*?Lp(?:Norm|Max)Functor|\blpn
                      (r"\bCatArrayBatchedCopy", "elementwise"),
                      (r"\bindexSelect(?:Small|Large)Index\b", "elementwise"))
 #: nvFuser's generated kernels by the scheduler that built them (``named_kernel_kinds``, beside ATen's: nvFuser is
-#: PyTorch's fuser -- TorchScript's, then Thunder's -- whose compiling ranges ``_COMPILING`` holds -- not ATen's own code).
-#: It names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>`` (NVIDIA/Fuser
+#: PyTorch's fuser -- TorchScript's, then Thunder's; ``_COMPILING`` holds its compiling ranges -- not ATen's own
+#: code).  It names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>`` (NVIDIA/Fuser
 #: csrc/scheduler/scheduler_types.cpp ``toString``): ``pointwise``, ``transpose`` and ``resize`` (pad, slice, cat) move
 #: or map each element; ``reduction`` and the ``*_persistent`` normalization schedulers reduce rows or columns.
 #: ``matmul``, ``cutlass``, ``expr_eval``, ``none`` (a kernel scheduled by hand) say nothing this reading can use and

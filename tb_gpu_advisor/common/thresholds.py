@@ -84,6 +84,13 @@ _TABLE: tuple[Threshold, ...] = (
        "H2D input copies are shown beside it"),
     _t("input_bound.critical", 0.20, "share", "stock overview: input >=20% of step = highly input-bound",
        "same metric, critical level"),
+    _t("input_bound.ranges_share", 0.5, "share", "Advisor: the program's own ranges name the pipeline only where they "
+       "hold most of the wait; else its framework's iterator does, and the ranges would leave the larger part unnamed",
+       "share of the input wait the program's own ranges for fetching its batch must hold together for the finding to "
+       "name the pipeline by them (a JAX loop's `get_batch`)"),
+    _t("input_bound.range_named_share", 0.1, "share", "Advisor: a range holding under a tenth of the wait is a detail "
+       "of it; said together as 'other ranges', so the parts named still add up to the wait (h37-forms10in)",
+       "share of the input wait one of the program's ranges must hold to be named on its own"),
     # ---- §1.2.1 gaps between steps ---------------------------------------------
     _t("step_gaps.warning", 0.05, "share",
        "Advisor; stock overview flags unattributed ('all others') time at >=3% moderate / >=15% high, "
@@ -531,6 +538,10 @@ _TABLE: tuple[Threshold, ...] = (
        "a finding whose saving is below this share of the {step} is at most a warning"),
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor in the text and markdown reports, not a firing threshold"),
+    _t("report.min_said_ms", 0.0005, "ms", "Advisor: the least time `common.fmt.ms` prints as more than '0 us' (it "
+       "rounds to whole microseconds below 1 ms)", "display floor: a part of a finding's time under it is left "
+       "unsaid (an input wait's H2D copies, its other ranges, a launch wait before graph replays), not a firing "
+       "threshold"),
 )
 
 THRESHOLDS: dict[str, Threshold] = {t.name: t for t in _TABLE}

@@ -614,10 +614,12 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
     return named_work_kind(name) or "other"
 
 
-#: Pooling kernels by name, any vendor: ATen's (``max_pool_forward_nchw``, ``max_pool_backward_nchw``,
-#: ``adaptive_average_pool``, ``avg_pool2d_out_cuda_frame``), cuDNN's (``pooling_fw_4d_kernel``), MIOpen's
-#: (``mloPoolingG``, ``mloPoolingMaxBwd``): each output is the max or the mean of a window of inputs, and the
-#: gradient sums, per input, the windows that chose it -- a reduction over the window, no matmul.
+#: Pooling kernels by the word for the work in their name (``max_pool``, ``avg_pool``, ``average_pool``,
+#: ``pooling``), whichever library wrote them: the vendors' DNN libraries -- cuDNN's ``pooling_fw_4d_kernel``,
+#: MIOpen's ``mloPoolingG`` and ``mloPoolingMaxBwd`` -- and the frameworks' own kernels, which use the same words
+#: (ATen's ``max_pool_forward_nchw``, ``avg_pool2d_out_cuda_frame``), so no framework table repeats them.  The work
+#: is what this table knows: each output is the max or the mean of a window of inputs, and the gradient sums, per
+#: input, the windows that chose it -- a reduction over the window, no matmul.
 _POOLING = re.compile(r"max_?pool|avg_?pool|average_?pool|pooling", re.I)
 
 

@@ -64,6 +64,13 @@ def elementwise_one(name: str) -> bool:
 _KERNEL_KINDS = tuple(dict.fromkeys(k for f in REGISTRY.values() for k in f.kernel_kinds))
 
 
+#: Every framework's ``named_kernel_kinds``, whichever framework the capture was detected as: each pattern holds its
+#: library's own namespace or prefix (``tensorflow::functor::``, ATen's ``multi_tensor_apply_kernel``, nvFuser's
+#: ``nvfuser_<scheduler>_f<n>``), so a kernel it matches ran that library's code -- the name is the evidence the
+#: framework ran, stronger than the detection from host markers (``native`` for an Nsight export of a PyTorch program
+#: with no framework hint, one framework where two ran).  Applied per detected framework it would change no kept report
+#: (h37-tidy26: over the 47 kept captures not read as PyTorch, only TF's ``ApplyAdamKernel`` in TF's own demo captures
+#: matched) and would only lose classes where the detection is wrong.
 _NAMED_KINDS = tuple((re.compile(p), kind) for p, kind in dict.fromkeys(k for f in REGISTRY.values()
                                                                          for k in f.named_kernel_kinds))
 

@@ -1798,14 +1798,16 @@ INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elemen
 ATEN_KERNEL_KINDS = ((r"multi_tensor_apply_kernel<.*?Lp(?:Norm|Max)Functor|\blpnorm_cleanup\b", "reduction"),
                      (r"\bmulti_tensor_apply_kernel\b", "elementwise"),
                      (r"\bCatArrayBatchedCopy", "elementwise"),
-                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise")) + (
-    # nvFuser (Thunder's and TorchScript's fuser) names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>``
-    # by the scheduler that built it (NVIDIA/Fuser csrc/scheduler/scheduler_types.cpp ``toString``): ``pointwise``,
-    # ``transpose`` and ``resize`` (pad, slice, cat) move or map each element; ``reduction`` and the ``*_persistent``
-    # normalization schedulers reduce rows or columns.  ``matmul``, ``cutlass``, ``expr_eval``, ``none`` (a kernel
-    # scheduled by hand) say nothing this reading can use and stay unread.
-    (r"\bnvfuser_(?:pointwise|transpose|resize)_f\d", "elementwise"),
-    (r"\bnvfuser_(?:reduction|(?:inner_|outer_|inner_outer_)persistent)_f\d", "reduction"))
+                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise"))
+#: nvFuser's generated kernels by the scheduler that built them (``named_kernel_kinds``, beside ATen's: nvFuser is
+#: PyTorch's fuser -- TorchScript's, then Thunder's; ``_COMPILING`` holds its compiling ranges -- not ATen's own
+#: code).  It names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>`` (NVIDIA/Fuser
+#: csrc/scheduler/scheduler_types.cpp ``toString``): ``pointwise``, ``transpose`` and ``resize`` (pad, slice, cat) move
+#: or map each element; ``reduction`` and the ``*_persistent`` normalization schedulers reduce rows or columns.
+#: ``matmul``, ``cutlass``, ``expr_eval``, ``none`` (a kernel scheduled by hand) say nothing this reading can use and
+#: stay unread.
+NVFUSER_KERNEL_KINDS = ((r"\bnvfuser_(?:pointwise|transpose|resize)_f\d", "elementwise"),
+                        (r"\bnvfuser_(?:reduction|(?:inner_|outer_|inner_outer_)persistent)_f\d", "reduction"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).
@@ -2013,7 +2015,7 @@ FRAMEWORK = Framework(
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
-    named_kernel_kinds=ATEN_KERNEL_KINDS,
+    named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),

@@ -75,6 +75,10 @@ class Kind:
     #: launches the CUDA runtime refused, their kernels never run (``Trace.producer["refused_launches"]``, from the
     #: calls' return codes), in words; "" where every launch was accepted
     refused_launches: str = ""
+    #: the runtime refused every launch the host made (:func:`_every_launch_refused`): no kernel ran because none was
+    #: accepted, so the missing GPU records are the refusal's, not a loss, and ``refused_launches`` is the one thing
+    #: to say of the window -- decided here, once, from the counts; the rules read it
+    every_launch_refused: bool = False
     #: GPU use with no GPU record -- or no GPU call at all in what was read --, in a file the reader could not read to
     #: its end (``Trace.problems``: cut off, corrupt): the records may lie past the damage rather than be missing from
     #: the capture, in words; "" otherwise
@@ -262,7 +266,8 @@ def _lost_gpu_kind(trace: Trace, fw: Framework, names: list[str], launched: int,
                     window="wsl2_driver_ok" if recent else "wsl2", capture_format=trace.format)
     if launched and _every_launch_refused(trace, launched):
         return Kind("unknown", "low", f"the host launched {what}, and the runtime refused every launch (each call "
-                                      "returned an error): no kernel ran, so the capture holds no GPU record of one")
+                                      "returned an error): no kernel ran, so the capture holds no GPU record of one",
+                    every_launch_refused=True)
     if launched:
         # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
         return Kind("unknown", "low", f"the host launched {what}, but the capture holds no "

@@ -20,7 +20,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
-from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -1597,8 +1597,7 @@ def _long_overlaps(s: np.ndarray, e: np.ndarray, hs: np.ndarray, he: np.ndarray)
     """The pieces of the disjoint sorted intervals (s, e) inside the disjoint sorted holes (hs, he) that last
     ``metrics.cpu_op_ms`` or longer: only there is a launch's wait the host's unrecorded code (a short silence before
     a launch -- a pause of 0.3 ms, the launch's own preparation -- stays launch wait)."""
-    out_s, out_e = subtract_intervals(s, e, hs, he)
-    in_s, in_e = subtract_intervals(s, e, out_s, out_e) if out_s.size else (s, e)
+    in_s, in_e = intersect_intervals(s, e, hs, he)
     keep = (in_e - in_s) >= T("metrics.cpu_op_ms") * PS_PER_MS
     return in_s[keep], in_e[keep]
 
@@ -1679,8 +1678,8 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, iv: dict | None = None) -> dict[st
         own = np.isin(np.asarray(cats, dtype=object), HOST_OWN) if a.size else np.zeros(0, bool)
         if not own.any():
             return {}
-        not_own = subtract_intervals(i0, i1, a[own].astype(np.int64), b[own].astype(np.int64))
-        i0, i1 = (np.asarray(x, np.int64) for x in subtract_intervals(i0, i1, *not_own))
+        own_spans = intersect_intervals(i0, i1, a[own].astype(np.int64), b[own].astype(np.int64))
+        i0, i1 = (np.asarray(x, np.int64) for x in own_spans)
         keep = i1 > i0
         i0, i1 = i0[keep], i1[keep]
     return os_waits_in(ctx, g, i0, i1)[0]

@@ -16,7 +16,7 @@ from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
 from tb_gpu_advisor.metrics.capture import idle_calls_within
 from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
-from tb_gpu_advisor.model.columns import outermost, subtract_intervals, time_within, union_intervals
+from tb_gpu_advisor.model.columns import intersect_intervals, outermost, subtract_intervals, time_within, union_intervals
 
 #: How many ops of the untraced input time are named.
 TOP_OPS = 5
@@ -161,7 +161,7 @@ def _put_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
         if sp is None or not sp[0].size:
             continue
         s, e = union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64))
-        s, e = subtract_intervals(s, e, *subtract_intervals(s, e, xs, xe))  # inside a transfer event
+        s, e = intersect_intervals(s, e, xs, xe)  # inside a transfer event
         s, e = subtract_intervals(s, e, *own) if own[0].size else (s, e)
         total += float(ledger_of(ctx, g, s, e)[col])
     return per_step(total / PS_PER_MS, n, len(act))

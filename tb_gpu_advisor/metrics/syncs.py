@@ -38,7 +38,7 @@ from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, PS_PER_US,
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
-from tb_gpu_advisor.model.columns import (sorted_unique, starts_in_windows, subtract_intervals, time_within,
+from tb_gpu_advisor.model.columns import (intersect_intervals, sorted_unique, starts_in_windows, subtract_intervals, time_within,
                                           union_intervals, unique_inverse)
 
 _RUNTIME = ("cuda", "cu")
@@ -264,8 +264,7 @@ def _in_gaps(ctx: Context, g, spans: list[tuple[np.ndarray, np.ndarray]],  # noq
     if not s.size:
         return 0.0
     ws, we = windows[:, 0].astype(np.int64, copy=False), windows[:, 1].astype(np.int64, copy=False)
-    out_s, out_e = subtract_intervals(s, e, ws, we)  # the spans outside the gaps
-    s, e = subtract_intervals(s, e, out_s, out_e)  # the spans inside them
+    s, e = intersect_intervals(s, e, ws, we)  # the spans inside the gaps
     return bd.ledger_of(ctx, g, s, e) if s.size else 0.0
 
 
@@ -562,8 +561,7 @@ def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None
     rs, re = union_intervals(np.concatenate(cs), np.concatenate(ce))
     if not rs.size:
         return s[:0], e[:0]
-    outside = subtract_intervals(s, e, rs, re)
-    return subtract_intervals(s, e, *outside)
+    return intersect_intervals(s, e, rs, re)
 
 
 def _owned(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx

@@ -420,6 +420,16 @@ def subtract_intervals(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray,
                            cut_e.astype(i64, copy=False))
 
 
+def intersect_intervals(s: np.ndarray, e: np.ndarray, with_s: np.ndarray,
+                        with_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of intervals (s, e) inside the intervals (with_s, with_e), as disjoint sorted intervals: (s, e) less
+    its parts outside them, so both sets may be unsorted, nested or overlapping, and the answer is
+    :func:`subtract_intervals`' own canonical form (none where ``with`` is empty).  Why one function: the metrics
+    asked it as a subtraction of a subtraction at each site (input waits inside transfers, idle inside gaps or the
+    host's own stretches), each writing the idiom and its comment again."""
+    return subtract_intervals(s, e, *subtract_intervals(s, e, with_s, with_e))
+
+
 def _outside_merged(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray, cut_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """:func:`subtract_intervals` of two merged sets (:func:`union_intervals`' output: sorted, disjoint, none ending
     before it starts): each interval intersected with the gaps between the cuts that it overlaps.

@@ -383,8 +383,7 @@ def _guessed(m: HostMetrics) -> str:
     """What a low-confidence cut guessed: "steps that are a guess"; "a pass that is a guess" where the capture was read
     as one unmarked pass (h37-onepass2: the one pass of vit_a4000_avg_batch read "it rests on steps that are a guess"
     beside findings saying "of the 84.9 ms pass")."""
-    ctx = Ctx(m)
-    return f"a {ctx.step_noun} that is a guess" if ctx.one_pass else "steps that are a guess"
+    return Ctx(m).pass_or("a {step} that is a guess", "steps that are a guess")
 
 
 def _guess_words(m: HostMetrics) -> str:

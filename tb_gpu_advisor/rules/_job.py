@@ -10,7 +10,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.job import adapt, context_tags
 from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
-from tb_gpu_advisor.rules.base import _titled, metric_in_words, of_window, table_in_words
+from tb_gpu_advisor.rules.base import titled, metric_in_words, of_window, table_in_words
 from tb_gpu_advisor.rules.registry import REGISTRY
 from tb_gpu_advisor.rules.savings import parts
 
@@ -56,7 +56,7 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     # the label's, meaning's and tables' window ("share of {step}", "({kept}, all GPUs)"), in the job's word where
     # every host kept one step
     noun = job.step_word if job.one_step else "step"
-    evidence = [table_in_words(_titled(lambda t: of_window(t, noun, job.per_step), t), words) for t in evidence]
+    evidence = [table_in_words(titled(lambda t: of_window(t, noun, job.per_step), t), words) for t in evidence]
     metric = metric_in_words(metric, words)
     metric = dataclasses.replace(metric, label=of_window(metric.label, noun, job.per_step),
                                  meaning=of_window(metric.meaning, noun, job.per_step))

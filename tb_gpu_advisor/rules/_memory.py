@@ -47,7 +47,7 @@ def held_words(ctx: Ctx) -> str:
     """The memory made before the window a peak falls in: "held across steps"; "held from before the pass" where the
     capture holds one unmarked pass (h37-onepass2: ``metrics.memory`` counts as held what an earlier iteration made,
     and one pass has no steps for it to be held across -- only the time before it)."""
-    return f"held from before the {ctx.step_noun}" if ctx.one_pass else "held across steps"
+    return ctx.pass_or("held from before the {step}", "held across steps")
 
 
 GPU_COLUMNS = ["GPU", "peak allocated", "peak reserved", "capacity", "peak / capacity", "peak at", "held across steps",

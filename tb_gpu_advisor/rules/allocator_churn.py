@@ -63,7 +63,7 @@ def check(m: HostMetrics) -> list[Finding]:
 def _every(ctx: Ctx) -> str:
     """How often shapes change for the allocator to churn: "every step"; "within the pass" where the capture holds one
     unmarked pass (h37-onepass2: no step repeats in it for a shape to change at)."""
-    return f"within the {ctx.step_noun}" if ctx.one_pass else "every step"
+    return ctx.pass_or("within the {step}", "every step")
 
 
 def _steady(ctx: Ctx) -> str:

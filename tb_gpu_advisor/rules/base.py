@@ -142,7 +142,14 @@ class Ctx:
         ("each step", "the steady steps", "3 steps"): the one test of the words a rule writes for the steps it speaks
         of, each rule having asked it in its own line (h37-onepass2's launch_skew, allocator_churn, input_bound,
         cold_start; h37-review25)."""
-        return f"the {self.step_noun}" if self.one_pass else words
+        return self.pass_or("the {step}", words)
+
+    def pass_or(self, template: str, words: str) -> str:
+        """``template`` said of the one unmarked pass the capture holds (:attr:`one_pass`; its ``{step}`` filled with
+        :attr:`step_noun`: "a {step} that is a guess" -> "a pass that is a guess"), else ``words`` ("steps that are a
+        guess"): the phrase whose article, number or verb follows the window is composed here, the rules and the
+        report's caps asking no ``one_pass`` of their own (h37-review25's list: ``rules._guessed``)."""
+        return of_window(template, self.step_noun) if self.one_pass else words
 
     @property
     def a_step(self) -> str:
@@ -811,7 +818,7 @@ def finding(
         guide_section=reg.section if reg else "",
         metric=_in_words(ctx, metric),
         saving=saving,
-        evidence=[table_in_words(_titled(ctx.window_words, t), ctx.words) for t in evidence],
+        evidence=[table_in_words(titled(ctx.window_words, t), ctx.words) for t in evidence],
         windows=list(windows),
         actions=[dataclasses.replace(a, text=ctx.words(a.text), snippet=ctx.code(a.snippet)) for a in actions],
         host=ctx.host or None,
@@ -841,7 +848,7 @@ def metric_in_words(metric: Metric, words: Callable[[str], str]) -> Metric:
     return dataclasses.replace(metric, label=words(metric.label), meaning=words(metric.meaning), detail=detail)
 
 
-def _titled(window: Callable[[str], str], t: Table) -> Table:
+def titled(window: Callable[[str], str], t: Table) -> Table:
     """``t`` with its title's window placeholders filled (``window``: :meth:`Ctx.window_words` or the job's): a rule
     writes "Dtype casts ({kept}, all GPUs)", and a one-pass host reads "(the pass, all GPUs)" beside findings saying
     "of the 28.5 ms pass" -- "(kept steps, all GPUs)" named steps the capture does not hold (h37-onepass2)."""

@@ -67,7 +67,9 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     out = []
     gpu_work = any(g.active for g in m.gpus)
-    if not gpu_work and not _every_launch_refused(m):  # a refusal of every launch is said by _run_ended
+    # every launch refused (job.kind's decision): the refusal is why no kernel ran, and _run_ended says it
+    refused_all = m.job is not None and m.job.kind.every_launch_refused
+    if not gpu_work and not refused_all:
         no_gpu, elsewhere = _no_gpu(ctx, m)
         out.append(no_gpu)
         if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
@@ -458,14 +460,6 @@ def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind
         f"{seconds:.2f} s window holds what ran before the failure, not the job's steady state: the other findings "
         f"describe that part only. Fix the error, then profile again.",
         "The program stopped with an error after its GPU work began", _window_fixes(ctx, "died", kind.capture_format))
-
-
-def _every_launch_refused(m: HostMetrics) -> bool:
-    """No GPU work, and the runtime refused the launches (``job.kind``: no record lost, no window put wrong): the
-    refusal is why no kernel ran, and :func:`_refused` says it."""
-    kind = m.job.kind if m.job is not None else None
-    return (kind is not None and bool(kind.refused_launches) and not any(g.active for g in m.gpus)
-            and not (kind.lost_gpu or kind.window or kind.unread_devices))
 
 
 def _refused(ctx: Ctx, refused: str, ran: bool = True) -> Finding:

@@ -39,14 +39,15 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, finding, ms, n_of, pct, pick_steps, rule, saving, share_metric, step_windows, table,
+from tb_gpu_advisor.rules.base import (Ctx, T, finding, ms, n_of, pct, pick_steps, rule, saving, share_metric, step_windows, table,
                                        traced_python)
 
 ID = "input_bound"
 
 
 @rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
-      thresholds=("input_bound.warning", "input_bound.critical"), card="input_wait_share", waits=("input_wait",))
+      thresholds=("input_bound.warning", "input_bound.critical", "input_bound.ranges_share",
+                  "input_bound.range_named_share"), card="input_wait_share", waits=("input_wait",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     graded = ctx.graded_wait(m.headline.input_wait_share, m.breakdown.input_wait, "input_bound.warning", "input_bound.critical")
@@ -74,13 +75,14 @@ def check(m: HostMetrics) -> list[Finding]:
     other = _frames_said(ctx, [(n, v) for n, v, inp in src.frames if not inp], src.pre_op_ms_per_step)
     apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the {ctx.step_noun}'s first op is not the input "
              f"pipeline's" + (f" (the program's other work: {other})" if other else "") + " and is not counted here."
-             if src.pre_op_ms_per_step >= (0.0005 if src.source == "pipeline" else 0.05 * wait_ms) else "")
+             if src.pre_op_ms_per_step >= (T("report.min_said_ms") if src.source == "pipeline" else 0.05 * wait_ms)
+             else "")
     return [finding(
         ctx, ID, sev,
         f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
         f"{ctx.part_of_step(wait_ms)} ({pct(share)}; "
         f"stock 'input-bound' level is >=5%){what}, over {ctx.the_pass_or(n_of(ctx.steps, 'step'))}"
-        + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart
+        + (f"; H2D input copies add {ms(h2d)}." if h2d >= T("report.min_said_ms") else ".") + apart
         # the Python the profiler traced inside the wait's own host time (the frames that hold it, an in-process
         # loader's ``__next__``): each of those calls cost the host its recording
         + traced_python(ctx, wait_ms, src.traced_calls_per_step),
@@ -97,24 +99,21 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-#: The share of the input wait a program's range must hold to be named on its own (:func:`_ranges_said`); the ranges
-#: below it are said together, so both sides of the split read this one bar (h37-forms10in wrote it twice).
-_NAMED_SHARE = 0.1
-
-
 def _ranges_said(ranges: list[tuple[str, float]], wait_ms: float, put_ms: float = 0.0) -> str:
     """Where the program's own ranges for fetching its batch (``HostInput.ranges``: ``get_batch``) are the pipeline's
     events and hold most of the wait, the pipeline in their names, each holding a tenth or more with its part (never above
     the whole), the smaller ones together, and the batch's transfer to the device the ledger books as input beside them
     (``HostInput.put_ms_per_step``): the parts named add up to the wait (h37-forms10in); "" otherwise: the framework's
     own pipeline event (its iterator's next batch) holds it."""
-    if not wait_ms or sum(min(v, wait_ms) for _, v in ranges) < 0.5 * wait_ms:
+    if not wait_ms or sum(min(v, wait_ms) for _, v in ranges) < T("input_bound.ranges_share") * wait_ms:
         return ""
-    named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= _NAMED_SHARE * wait_ms]
-    rest = sum(v for _, v in ranges if v < _NAMED_SHARE * wait_ms)
-    if rest >= 0.0005:
+    # both sides of the split read the one bar (h37-forms10in wrote it twice); a part too small to print is unsaid
+    bar, shown = T("input_bound.range_named_share") * wait_ms, T("report.min_said_ms")
+    named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= bar]
+    rest = sum(v for _, v in ranges if v < bar)
+    if rest >= shown:
         named.append(f"other ranges {ms(min(rest, wait_ms))}")
-    put = (f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= 0.0005 else "")
+    put = (f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= shown else "")
     return ("; the input pipeline's own time: the program's " + ("range" if len(ranges) == 1 else "ranges")
             + " for fetching its batch (" + ", ".join(named) + ")" + put)
 

@@ -156,7 +156,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if hidden > 0:
         title, sev, actions = "The GPU waits while the host prepares each graph replay", "info", ctx.fw.fix(f"{ID}:replay")
         said = _replay_txt(ctx, replay, wait_ms or 0.0, m.capture.graph_kernel_share)
-    elif replay >= 0.0005:  # a part before replays: the host's preparation of them, which no graph cuts
+    elif replay >= T("report.min_said_ms"):  # a part before replays: the host preparing them, which no graph cuts
         said += (f" {ms(replay)} of the wait comes before graph replays: the host preparing them, which another "
                  f"graph cannot cut, so it is left out of the saving.")
     elif f"{ID}:host_loop" in ctx.fw.fixes and (loop := host_loop(m, wait_ms or 0.0, m.launch_wait_in_host_loops)):

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from synthetic.nsysexport import write_refused_launch
 from tb_gpu_advisor.formats.nsys import reader
+from tb_gpu_advisor.frameworks import detect_trace
+from tb_gpu_advisor.job.kind import work_kind
 from tests.support.cli_report import cli_report
 
 
@@ -116,3 +118,25 @@ def test_some_launches_refused_by_an_old_driver_keep_the_kernels_that_ran(tmp_pa
     (f,) = _refused(_findings(p))
     assert f["summary"].startswith("4 launch calls (`cudaLaunchKernel`) returned cudaErrorUnsupportedPtxVersion (222)")
     assert "The other findings describe the kernels that ran." in f["summary"]
+
+
+def _kind(path):
+    trace = reader.read_trace(str(path))
+    return work_kind(trace, detect_trace(trace))
+
+
+def test_every_launch_refused_is_decided_once_by_the_job(tmp_path):
+    """h37-review25's list: the job stage decides from the counts whether the runtime refused every launch
+    (``Kind.every_launch_refused``), and capture_quality reads that fact instead of re-deriving it from the kind's other
+    fields.  The kept capture (21 of 21 refused) and the generator's 5 of 5 say so; 4 of 5 (one kernel ran) and 1 of 5
+    do not."""
+    assert _kind(PTX_REFUSED).every_launch_refused
+    every, some, one = tmp_path / "all.sqlite", tmp_path / "four.sqlite", tmp_path / "one.sqlite"
+    write_refused_launch(str(every), refused=(0, 1, 2, 3, 4), code=209)
+    write_refused_launch(str(some), refused=(0, 1, 2, 3), code=222)
+    write_refused_launch(str(one))
+    assert _kind(every).every_launch_refused
+    assert _kind(every).refused_launches.startswith("5 launch calls")
+    for path in (some, one):
+        kind = _kind(path)
+        assert kind.refused_launches and not kind.every_launch_refused

@@ -11,7 +11,8 @@ the same loop peaks at the weights and one layer's tensors.  ``inference_mode`` 
 
 Main read only the pass's own graph (the tensors whose allocation the history shows) as kept for nothing, and the
 previous pass's as weights "held across steps": it advised ``inference_mode`` for half of what it frees, as info.
-Truth below is replayed from the files themselves, not read from the Advisor."""
+Truth below is replayed from the files themselves, not read from the Advisor; the generator's
+(``synthetic.memsnapshot.forward_rebound``) is by construction."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ import gzip
 import pickle
 from pathlib import Path
 
+import pytest
+
+from synthetic import memsnapshot as ms
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
@@ -101,3 +105,22 @@ def test_control_the_same_loop_under_no_grad_keeps_nothing():
     rep = _analyze(NO_GRAD)
     assert not [f.id for f in rep.findings if f.id.startswith("activation_memory")], [f.id for f in rep.findings]
     assert rep.gpus[0].memory["peak_allocated_bytes"] == _replay(NO_GRAD)[0]
+
+
+@pytest.mark.parametrize("grad", [True, False], ids=["autograd", "no_grad"])
+def test_generator_a_rebound_output_keeps_two_graphs_by_construction(tmp_path: Path, grad: bool):
+    """The generator's loop (truth by construction): with autograd on, the saving is both graphs less the largest
+    tensor and the earlier pass's bytes are one graph; under no_grad no finding."""
+    sc = ms.forward_rebound(grad=grad)
+    path = Path(ms.write(str(tmp_path / "rank0.pickle"), sc.doc))
+    rep = _analyze(path)
+    assert rep.gpus[0].memory["peak_allocated_bytes"] == sc.truth["peak_bytes"]
+    kept = _kept_findings(rep)
+    if not grad:
+        assert not kept, [f.id for f in rep.findings]
+        return
+    assert len(kept) == 1, [f.id for f in rep.findings]
+    f = kept[0]
+    assert f.saving_bytes == sc.truth["kept_bytes"] + sc.truth["earlier_bytes"] - sc.truth["largest_bytes"]
+    assert f.metric.detail["earlier_pass_bytes"] == sc.truth["earlier_bytes"]
+    assert f.severity == "warning"

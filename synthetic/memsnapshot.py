@@ -359,6 +359,21 @@ AUTOCAST_CAST = [*ALLOCATOR_CPP, *_op("_to_copy"),
                  *FORWARD_SITES[0][len(ALLOCATOR_CPP) + 2:]]
 
 
+def _forward_layer(a: Allocator, live: list[int], grad: bool, mib: int) -> tuple[list[int], int]:
+    """One layer of a forward pass: a tensor at each of the 4 :data:`FORWARD_SITES` (``mib`` and twice it, in turn);
+    under no_grad the previous layer's tensors (``live``) are freed once these are made, with autograd on they stay.
+    Returns the tensors live after it and the most allocated while it ran (the pass's peak is inside a layer)."""
+    mine, top = [], 0
+    for k, site in enumerate(FORWARD_SITES):
+        mine.append(a.malloc(mib * MiB * (1 + k % 2), site))
+        top = max(top, a.allocated)
+    if not grad:
+        for x in live:
+            a.free(x)
+        live = []
+    return live + mine, top
+
+
 def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2,
                  cast_mib: int = 0, dump_before_drop: bool = False, cast_of_weights: bool = False) -> Scenario:
     """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
@@ -387,12 +402,7 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
             if cast_mib:
                 casts.append(a.malloc(cast_mib * MiB, AUTOCAST_CAST))
                 casts_held = max(casts_held, len(casts) * cast_mib * MiB)
-            mine = [a.malloc(mib * MiB * (1 + k % 2), site) for k, site in enumerate(FORWARD_SITES)]
-            if not grad:
-                for x in live:
-                    a.free(x)
-                live = []
-            live += mine
+            live, _ = _forward_layer(a, live, grad, mib)
             held = sum(a.size_of(x) for x in live)
             if held > peak_kept:
                 peak_kept, largest = held, max(a.size_of(x) for x in live)
@@ -425,15 +435,8 @@ def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: 
             earlier = sum(a.size_of(x) for x in out) if grad else 0
         live: list[int] = []
         for _layer in range(layers):
-            mine = []
-            for k, site in enumerate(FORWARD_SITES):
-                mine.append(a.malloc(mib * MiB * (1 + k % 2), site))
-                peak = max(peak, a.allocated)
-            if not grad:
-                for x in live:
-                    a.free(x)
-                live = []
-            live += mine
+            live, top = _forward_layer(a, live, grad, mib)
+            peak = max(peak, top)
         kept = sum(a.size_of(x) for x in live)
         largest = max(a.size_of(x) for x in live)
         if not grad:  # the output alone outlives the pass

@@ -359,6 +359,21 @@ AUTOCAST_CAST = [*ALLOCATOR_CPP, *_op("_to_copy"),
                  *FORWARD_SITES[0][len(ALLOCATOR_CPP) + 2:]]
 
 
+def _forward_layer(a: Allocator, live: list[int], grad: bool, mib: int) -> tuple[list[int], int]:
+    """One layer of a forward pass: a tensor at each of the 4 :data:`FORWARD_SITES` (``mib`` and twice it, in turn);
+    under no_grad the previous layer's tensors (``live``) are freed once these are made, with autograd on they stay.
+    Returns the tensors live after it and the most allocated while it ran (the pass's peak is inside a layer)."""
+    mine, top = [], 0
+    for k, site in enumerate(FORWARD_SITES):
+        mine.append(a.malloc(mib * MiB * (1 + k % 2), site))
+        top = max(top, a.allocated)
+    if not grad:
+        for x in live:
+            a.free(x)
+        live = []
+    return live + mine, top
+
+
 def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2,
                  cast_mib: int = 0, dump_before_drop: bool = False, cast_of_weights: bool = False) -> Scenario:
     """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
@@ -387,12 +402,7 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
             if cast_mib:
                 casts.append(a.malloc(cast_mib * MiB, AUTOCAST_CAST))
                 casts_held = max(casts_held, len(casts) * cast_mib * MiB)
-            mine = [a.malloc(mib * MiB * (1 + k % 2), site) for k, site in enumerate(FORWARD_SITES)]
-            if not grad:
-                for x in live:
-                    a.free(x)
-                live = []
-            live += mine
+            live, _ = _forward_layer(a, live, grad, mib)
             held = sum(a.size_of(x) for x in live)
             if held > peak_kept:
                 peak_kept, largest = held, max(a.size_of(x) for x in live)
@@ -402,6 +412,42 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
     truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": sum(weights),
              "cast_bytes": casts_held, "grad": grad, "kind": "inference", "starts_us": starts}
+    return Scenario(snapshot([a]), truth)
+
+
+def forward_rebound(grad: bool = True, layers: int = 12, mib: int = 32, warmup: int = 2) -> Scenario:
+    """A forward-only loop that rebinds its output (``out = model(x)`` again and again), recorded from after its
+    ``warmup`` passes, as ``_record_memory_history`` begun there: 2 GiB of weights, then passes of ``layers`` layers
+    allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  The old output is dropped only when the new pass
+    has returned.  With autograd on (``grad``) the output holds its pass's whole graph, so the recorded pass's peak
+    holds two graphs, the earlier one made before the recording (its history shows it only by its frees); under
+    ``no_grad`` each layer's tensors are freed once the next has used them and the output is one tensor.  Truth: the
+    recorded peak, the pass's own kept bytes, the earlier pass's at the peak (``earlier_bytes``: 0 under no_grad,
+    where it is no graph), and the largest kept tensor."""
+    a = Allocator(80 * GiB)
+    for size in [256 * MiB] * 8:
+        a.malloc(size, PARAMS)
+    out: list[int] = []
+    peak = kept = largest = earlier = 0
+    for n in range(warmup + 1):
+        if n == warmup:
+            a.trace = []  # the recording begins between two passes
+            earlier = sum(a.size_of(x) for x in out) if grad else 0
+        live: list[int] = []
+        for _layer in range(layers):
+            live, top = _forward_layer(a, live, grad, mib)
+            peak = max(peak, top)
+        kept = sum(a.size_of(x) for x in live)
+        largest = max(a.size_of(x) for x in live)
+        if not grad:  # the output alone outlives the pass
+            for x in live[:-1]:
+                a.free(x)
+            live = live[-1:]
+        for x in out:  # the old output (with its graph) dropped at the rebinding, the new pass returned
+            a.free(x)
+        out = live
+    truth = {"gpu": 0, "peak_bytes": peak, "kept_bytes": kept, "earlier_bytes": earlier, "largest_bytes": largest,
+             "params_bytes": 8 * 256 * MiB, "grad": grad, "kind": "inference"}
     return Scenario(snapshot([a]), truth)
 
 

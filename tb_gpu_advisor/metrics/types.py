@@ -857,6 +857,10 @@ class GpuMemory:
     forward_kept_largest: int = 0
     forward_kept_sites: int = 0  # distinct places (ops, source lines) that allocated them
     forward_kept_release: str = ""
+    #: of the blocks held from before a snapshot's history, those the same forward's earlier pass kept: live at the
+    #: peak, freed after it, in the sizes of the pass's own kept blocks (``memory._earlier_pass_kept``): bytes, count
+    forward_kept_earlier_bytes: int = 0
+    forward_kept_earlier_blocks: int = 0
     #: a snapshot's live blocks that ``Module._apply`` moved as parameters' gradients (``memory._gradients_moved``):
     #: bytes, blocks, and the user's frame that moved the model ("evaluator.py:37 load_model_from_path")
     grads_moved_bytes: int = 0

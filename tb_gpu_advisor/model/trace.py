@@ -128,6 +128,16 @@ class MemoryEvents:
     def __len__(self) -> int:
         return int(self.t.shape[0])
 
+    def unseen_frees(self) -> np.ndarray:
+        """The indices of the frees of blocks the history never allocated: the first event at their address frees.
+        Every block an allocator frees it allocated first, so these were made before the history began."""
+        at = np.flatnonzero((self.addr >= 0) & (self.delta != 0))
+        if not at.size:
+            return at
+        _, first = np.unique(self.addr[at], return_index=True)
+        firsts = at[first]
+        return np.sort(firsts[self.delta[firsts] < 0])
+
     def frees(self) -> np.ndarray:
         """Per event: for an allocation, the index of the free of its block (the next event at its address that
         frees), ``len(self)`` when it is never freed in the capture; -1 for frees."""

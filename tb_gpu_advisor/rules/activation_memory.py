@@ -11,9 +11,12 @@ Training only: a forward pass alone keeps no activations for a backward -- unles
 here (``forward_kept``): a capture with no backward pass whose forward keeps ``memory.forward_kept.ratio`` times its
 largest tensor live at the peak (every layer's tensors, as autograd keeps them for a backward that never runs; under
 ``no_grad`` only the tensors in use live) and ``memory.forward_kept.share`` of the peak: those bytes, with the fix
-(``inference_mode`` / ``no_grad``).  A warning when they are freed with no backward in between; info when the
-snapshot was dumped while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest
-tensor (what stays in use).  The third (``grads_kept``): a job with no backward pass whose snapshot holds parameters'
+(``inference_mode`` / ``no_grad``).  The kept bytes count the same forward's previous pass where the peak still
+holds it (a loop that rebinds its output frees the last graph only once the next forward returns: blocks made before
+the recording, freed after the peak, in the pass's own sizes -- ``GpuMemory.forward_kept_earlier_bytes``).  A
+warning when they are freed with no backward in between (the previous pass's are); info when the snapshot was dumped
+while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest tensor (what stays
+in use).  The third (``grads_kept``): a job with no backward pass whose snapshot holds parameters'
 gradients that ``Module._apply`` moved to the GPU with the model (``GpuMemory.grads_moved_bytes``), at least
 ``memory.grads_kept.share`` of the allocated bytes: held for a backward that never runs; saving, those bytes.
 The fourth (``cast_cache``): a job with no backward pass whose peak holds autocast's cached 16-bit copies of the fp32
@@ -121,10 +124,11 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         return []
     cands = []
     for g in mem.totals(m, without_oom=True):
-        kept, largest = g.forward_kept_bytes, g.forward_kept_largest
-        if not kept or not g.peak_allocated_bytes or not largest or not _kept_by_a_forward(m, g):
+        own, largest = g.forward_kept_bytes, g.forward_kept_largest
+        if not own or not g.peak_allocated_bytes or not largest or not _kept_by_a_forward(m, g):
             continue
-        if kept >= T("memory.forward_kept.ratio") * largest and \
+        kept = own + g.forward_kept_earlier_bytes  # the pass's own, and its earlier pass's still held at the peak
+        if own >= T("memory.forward_kept.ratio") * largest and \
                 kept >= T("memory.forward_kept.share") * g.peak_allocated_bytes:
             cands.append((kept, g))
     if not cands:
@@ -136,23 +140,27 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     known = g.capacity_bytes is not None
     of_gpu = f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
     others = _alike(cands)
-    # freed with no backward in between: none came.  Held to the dump: one may follow it, outside the snapshot
-    held = g.forward_kept_release.startswith("still held")
+    # freed with no backward in between (this pass's, or the earlier pass's at this one's end): none came
+    # held to the dump with no earlier pass seen freed unused: a backward may follow the dump, outside the snapshot
+    held = g.forward_kept_release.startswith("still held") and not g.forward_kept_earlier_bytes
     why = ("autograd keeps every layer's tensors for a backward pass; if none follows the dump (a forward-only "
            "benchmark, evaluation), they are held for nothing" if held else
            "autograd kept every layer's tensors for a backward that never came")
     return [finding(
         ctx, ID, "info" if held else "warning",
-        f"No backward pass ran, yet at its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(kept)} that the "
+        f"No backward pass ran, yet at its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds "
+        f"{gb(g.forward_kept_bytes)} that the "
         f"forward pass allocated{STACKLESS_FORWARD if m.memory.stackless else ''} -- {g.forward_kept_blocks:,} "
-        f"tensors, {kept / g.forward_kept_largest:.0f}x the "
-        f"largest, {g.forward_kept_release}: {why}. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} "
+        f"tensors, {g.forward_kept_bytes / g.forward_kept_largest:.0f}x the "
+        f"largest, {g.forward_kept_release}{_earlier_pass(g)}: {why}. That is {pct(share)} of the "
+        f"{gb(g.peak_allocated_bytes)} "
         f"allocated{of_gpu}. Run the forward under inference mode (or no_grad): about {gb(frees)} is then never held."
         f"{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
         title="A forward pass keeps its tensors for a backward that never runs",
         metric=share_metric("forward_kept_share", "Forward bytes kept with no backward / allocated peak", share,
                             "memory.forward_kept.share", severity="info" if held else "warning",
                             detail={"kept_bytes": kept, "kept_blocks": g.forward_kept_blocks,
+                                    "earlier_pass_bytes": g.forward_kept_earlier_bytes,
                                     "largest_bytes": g.forward_kept_largest, "release": g.forward_kept_release,
                                     "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "forward_kept"}),
@@ -161,6 +169,17 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         actions=ctx.fw.fix(f"{ID}:forward_kept") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=frees,
     )]
+
+
+def _earlier_pass(g: GpuMemory) -> str:
+    """The words on the same forward's earlier pass still held at the peak (``GpuMemory.forward_kept_earlier_*``), ""
+    where none is.  Why: a loop that rebinds its output (``out = model(x)``) frees the last pass's graph only once
+    the next forward has returned, so with autograd on the peak holds two passes' tensors, and no_grad frees both."""
+    if not g.forward_kept_earlier_bytes:
+        return ""
+    return (f"; and {gb(g.forward_kept_earlier_bytes)} more that the same forward's previous pass kept "
+            f"({g.forward_kept_earlier_blocks:,} tensors of the same sizes, held from before the recording began and "
+            f"freed only after this peak, when the new output replaced the old)")
 
 
 def _alike(cands: list) -> str:

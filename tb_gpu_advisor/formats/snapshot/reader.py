@@ -976,12 +976,7 @@ def _freed_unseen(events: MemoryEvents) -> tuple[int, int] | None:
     """(blocks, bytes) the history frees whose address it never allocated before, None where it frees none such:
     the first event at such an address is a free.  Why: every block an allocator frees it allocated first, so a
     history that frees one it never allocated began after that block was made (``MemorySnapshot.begun_late``)."""
-    at = np.flatnonzero((events.addr >= 0) & (events.delta != 0))
-    if not at.size:
-        return None
-    _, first = np.unique(events.addr[at], return_index=True)
-    firsts = at[first]
-    freed = firsts[events.delta[firsts] < 0]
+    freed = events.unseen_frees()
     return (int(freed.size), int(-events.delta[freed].sum())) if freed.size else None
 
 

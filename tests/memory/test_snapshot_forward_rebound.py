@@ -1,0 +1,126 @@
+"""A forward-only loop with autograd on holds two passes' tensors at its peak (issue #37 class 5, h37-survey52).
+
+Two real snapshots of one program, Hyperion-shuo/assignment2-systems @ee486a41 (MIT, kept in
+tests/fixtures/wild/snapshot_forward_rebound_{autograd,nograd}): ``basic_lm_memory_profile.py --size_name large
+--context_length 512`` -- CS336's 36-layer LM (d_model 1280, fp32, batch 1), five warm-up passes, then one recorded
+pass of ``logits = model(x); loss = cross_entropy(...)``: with autograd on and no backward (``--stage fw_with_grad``),
+and under ``torch.no_grad()`` (``--stage fw``).  With autograd on, the previous pass's ``logits`` and ``loss`` keep
+its graph until the new pass's ``logits`` replaces them, so the recorded pass's peak holds the weights, the previous
+pass's graph (made before the recording began: the history only frees it) and the pass's own graph.  Under no_grad
+the same loop peaks at the weights and one layer's tensors.  ``inference_mode`` frees the difference: both graphs.
+
+Main read only the pass's own graph (the tensors whose allocation the history shows) as kept for nothing, and the
+previous pass's as weights "held across steps": it advised ``inference_mode`` for half of what it frees, as info.
+Truth below is replayed from the files themselves, not read from the Advisor; the generator's
+(``synthetic.memsnapshot.forward_rebound``) is by construction."""
+
+from __future__ import annotations
+
+import gzip
+import pickle
+from pathlib import Path
+
+import pytest
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+AUTOGRAD = FIXTURES / "wild" / "snapshot_forward_rebound_autograd" / "memory_snapshot_large_cl512_fw_with_grad.pickle.gz"
+NO_GRAD = FIXTURES / "wild" / "snapshot_forward_rebound_nograd" / "memory_snapshot_large_cl512_fw.pickle.gz"
+GIB = 2 ** 30
+
+
+def _events(path: Path) -> tuple[list[dict], int]:
+    """(the allocations and completed frees of GPU 0's history, the bytes allocated at the dump)."""
+    with gzip.open(path, "rb") as f:
+        snap = pickle.load(f)
+    events = [e for e in snap["device_traces"][0] if e["action"] in ("alloc", "free_completed")]
+    return events, sum(s["allocated_size"] for s in snap["segments"])
+
+
+def _replay(path: Path) -> tuple[int, int]:
+    """(the allocated peak, the bytes of blocks made before the history and freed after its peak), from the file
+    alone: the level before the history is the dump's bytes less the history's net change; a block whose first event
+    is a free was made before the history began."""
+    events, at_dump = _events(path)
+    level = at_dump - sum(e["size"] if e["action"] == "alloc" else -e["size"] for e in events)
+    peak, peak_i, seen, earlier = level, -1, set(), []
+    for i, e in enumerate(events):
+        level += e["size"] if e["action"] == "alloc" else -e["size"]
+        if e["action"] == "free_completed" and e["addr"] not in seen:
+            earlier.append((i, e["size"]))
+        seen.add(e["addr"])
+        if level > peak:
+            peak, peak_i = level, i
+    return peak, sum(size for i, size in earlier if i > peak_i)
+
+
+def _analyze(path: Path):
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def _kept_findings(rep) -> list:
+    return [f for f in rep.findings if f.id.startswith("activation_memory") and "#" not in f.id]
+
+
+def test_the_files_own_truth_two_graphs_at_the_peak():
+    """The truth, by replay: 11.9 GiB with autograd on, 3.8 GiB under no_grad; 4.09 GiB of the autograd peak are
+    blocks made before the recording and freed after the peak (the previous pass's graph)."""
+    peak, earlier = _replay(AUTOGRAD)
+    nograd_peak, _ = _replay(NO_GRAD)
+    assert 11.8 * GIB < peak < 12.0 * GIB
+    assert 3.7 * GIB < nograd_peak < 3.9 * GIB
+    assert 4.0 * GIB < earlier < 4.2 * GIB
+
+
+def test_inference_mode_frees_both_passes_graphs_not_one():
+    """The saving is what no_grad takes off the peak (the twin's own peak), within 2%: main said ~4.07 GiB of ~8.09."""
+    peak, earlier = _replay(AUTOGRAD)
+    nograd_peak, _ = _replay(NO_GRAD)
+    rep = _analyze(AUTOGRAD)
+    kept = _kept_findings(rep)
+    assert len(kept) == 1, [f.id for f in rep.findings]
+    f = kept[0]
+    truth = peak - nograd_peak
+    assert abs(f.saving_bytes - truth) <= 0.02 * truth, (f.saving_bytes / GIB, truth / GIB)
+    assert abs(f.metric.detail["earlier_pass_bytes"] - earlier) <= 0.01 * earlier
+    assert "previous pass" in f.summary
+
+
+def test_a_graph_freed_unused_is_proof_no_backward_came():
+    """The previous pass's graph is freed by the next pass with no backward between: a warning, not the info kept for
+    a graph still held at the dump (a backward may follow a dump; none followed that pass)."""
+    f = _kept_findings(_analyze(AUTOGRAD))[0]
+    assert f.severity == "warning"
+    assert "never came" in f.summary
+
+
+def test_control_the_same_loop_under_no_grad_keeps_nothing():
+    """The twin: the same loop under no_grad frees each layer's tensors as it goes; its two blocks held from before
+    the recording (the previous logits and loss) repeat no kept graph: no finding."""
+    rep = _analyze(NO_GRAD)
+    assert not [f.id for f in rep.findings if f.id.startswith("activation_memory")], [f.id for f in rep.findings]
+    assert rep.gpus[0].memory["peak_allocated_bytes"] == _replay(NO_GRAD)[0]
+
+
+@pytest.mark.parametrize("grad", [True, False], ids=["autograd", "no_grad"])
+def test_generator_a_rebound_output_keeps_two_graphs_by_construction(tmp_path: Path, grad: bool):
+    """The generator's loop (truth by construction): with autograd on, the saving is both graphs less the largest
+    tensor and the earlier pass's bytes are one graph; under no_grad no finding."""
+    sc = ms.forward_rebound(grad=grad)
+    path = Path(ms.write(str(tmp_path / "rank0.pickle"), sc.doc))
+    rep = _analyze(path)
+    assert rep.gpus[0].memory["peak_allocated_bytes"] == sc.truth["peak_bytes"]
+    kept = _kept_findings(rep)
+    if not grad:
+        assert not kept, [f.id for f in rep.findings]
+        return
+    assert len(kept) == 1, [f.id for f in rep.findings]
+    f = kept[0]
+    assert f.saving_bytes == sc.truth["kept_bytes"] + sc.truth["earlier_bytes"] - sc.truth["largest_bytes"]
+    assert f.metric.detail["earlier_pass_bytes"] == sc.truth["earlier_bytes"]
+    assert f.severity == "warning"

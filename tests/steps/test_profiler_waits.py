@@ -182,6 +182,15 @@ def test_control_a_last_step_with_the_usual_lead_keeps_its_host_length(tmp_path:
     assert sorted(last) == [0, 1] and all(ms == pytest.approx(period, rel=0.01) for ms in last.values()), last
 
 
+def test_control_a_last_lead_shorter_than_the_usual_one_keeps_its_host_length(tmp_path: Path) -> None:
+    """Control (passes on main too): requests before the first launch of #3, #4 and #5 of 5 steps, so the usual lead
+    (the lower median) holds a request and the last step's is shorter: no wait of the last step lies elsewhere, its
+    window stays its host annotation's length, the period -- never lengthened by the others' waits (0.735 ms)."""
+    host, period = _ranks_job(tmp_path, {0: (3, 4, 5), 1: (3, 4, 5)}, 200.0, count=5)
+    last = {r["gpu"]: r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None and r["step"] == 6}
+    assert sorted(last) == [0, 1] and all(ms == pytest.approx(period, rel=0.01) for ms in last.values()), last
+
+
 def test_the_walk_truth_of_several_ranks_is_a_time() -> None:
     """The law on several ranks' requests (``request_free_ms``) can fail: main's reading of seed 50301 (GPU 0's
     rows 4.047, 1.852, 1.852, 2.143, 1.852 ms, three at the 1.852 ms period) breaks it; rows within 0.1 ms of the

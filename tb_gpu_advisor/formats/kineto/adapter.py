@@ -802,24 +802,26 @@ def _host_mark_gap_ps(kt: KinetoTrace, gpu: int, start_ps: np.ndarray, end_ps: n
 def _late_first_work_ps(kt: KinetoTrace, gpu: int, ids: np.ndarray, gpu_start: np.ndarray,
                         start_ps: np.ndarray) -> int:
     """How much later after its host ``ProfilerStep#`` annotation opens the last step's GPU span (``gpu_start[-1]``)
-    opens than the loop's usual lead (``model.columns.lower_median`` of every step's lead), ps; negative where sooner,
-    0 where the rank's file marks fewer than two of the GPU's steps (``ids``).
+    opens than the loop's usual lead (``model.columns.lower_median`` of every step's lead), ps; 0 where no later, or
+    where the rank's file marks fewer than two of the GPU's steps (``ids``).
 
-    Why: the last GPU step, with no next span to end at, is measured by its host annotation's length
-    (:func:`_host_step_ps`) from its span's start -- as if its first work followed its annotation's start by the
-    same lead as the next step's would.  A wait on the host before the last step's first launch (the profiler's
+    ASSUMPTION this replaces: *the last step's own lead is the one the next step's first work would have taken*.  The
+    last GPU step, with no next span to end at, is measured by its host annotation's length (:func:`_host_step_ps`)
+    from its span's start -- its own lead carried past its end.  A wait on the host before the last step's first launch (the profiler's
     activity buffer request, a batch's fetch) breaks that: on the GPU's clock it lies in the step before, which ends
     at the late span's start, yet the annotation holds it too, so the last step read it again after its own work:
     2 ranks, a 0.67 ms request in the last of 4 steps of 0.92 ms, the step before 1.59 ms (holding it, dropped) and
     the last 1.59 ms as well, kept (walk seed 52518).  The next step's first work would have followed its
-    annotation by the loop's usual lead, not by this one's."""
+    annotation by the loop's usual lead, not by this one's.  A last lead shorter than the usual one is no wait moved
+    elsewhere: a host draining the GPU's backlog shortens its leads step by step, and the next one would be shorter
+    still -- the annotation's length stands there, as before."""
     marks = _rank_step_marks(kt, gpu)
     numbers = np.fromiter((pytorch.step_number(kt.names[k]) for k in kt.name[marks]), np.int64, count=marks.size)
     leads = [int(gpu_start[k]) - int(start_ps[marks[numbers == n]].min())
              for k, n in enumerate(ids.tolist()) if (numbers == n).any()]
     if len(leads) < 2 or not (numbers == ids[-1]).any():
         return 0
-    return leads[-1] - lower_median(np.array(leads, np.int64))
+    return max(leads[-1] - lower_median(np.array(leads, np.int64)), 0)
 
 
 def _rank_step_marks(kt: KinetoTrace, gpu: int) -> np.ndarray:

@@ -115,7 +115,8 @@ def _ranks_job(tmp_path: Path, steps: dict[int, tuple[int, ...]], late_us: float
                count: int = 8) -> tuple[dict, float]:
     """A two-rank job (:func:`synthetic.torchtrace.ranks_requests`, ``count`` ``prof.step()`` iterations, 40 us of
     untraced turn each): its report's host and its request-free period (ms) by construction -- rank 0's host
-    ``ProfilerStep#n`` of a step with no request (a rank's iterations alike but for its requests, marks back to back)."""
+    ``ProfilerStep#n`` of a step with no request (a rank's iterations alike but for its requests, marks back to
+    back)."""
     sc = tt.Scenario(2, tt.ranks_requests(steps, late_us, 40.0), [], [], "ranks_requests")
     r0, _ = tt.simulate(sc, count)
     clean = {e["dur"] for e in r0.host if e["name"].startswith("ProfilerStep#")

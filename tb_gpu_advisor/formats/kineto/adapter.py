@@ -806,17 +806,17 @@ def _late_first_work_ps(kt: KinetoTrace, gpu: int, ids: np.ndarray, gpu_start: n
     where the rank's file marks fewer than two of the GPU's steps (``ids``).
 
     ASSUMPTION this replaces: *the last step's own lead is the one the next step's first work would have taken*.  The
-    last GPU step, with no next span to end at, is measured by its host annotation's length (:func:`_host_step_ps`)
-    from its span's start -- its own lead carried past its end.  A wait on the host before the last step's first launch (the profiler's
-    activity buffer request, a batch's fetch) breaks that: on the GPU's clock it lies in the step before, which ends
-    at the late span's start, yet the annotation holds it too, so the last step read it again after its own work:
-    2 ranks, a 0.67 ms request in the last of 4 steps of 0.92 ms, the step before 1.59 ms (holding it, dropped) and
-    the last 1.59 ms as well, kept (walk seed 52518).  Likewise the GPU's backlog (the step before's all-reduce still
-    running when the last step's first launch came): its idle after that step's work was read 0.68 ms past a GPU
-    whose next work would have queued behind it (walk seed 55591, 8.62 ms of a 7.94 ms span).  The next step's first
-    work would have followed its annotation by the loop's usual lead, not by this one's.  A last lead shorter than the usual one is no wait moved
-    elsewhere: a host draining the GPU's backlog shortens its leads step by step, and the next one would be shorter
-    still -- the annotation's length stands there, as before."""
+    last GPU step, with no next span to end at, is measured by its host annotation's length (:func:`_host_step_ps`) from
+    its span's start -- its own lead carried past its end.  A wait on the host before the last step's first launch (the
+    profiler's activity buffer request, a batch's fetch) breaks that: on the GPU's clock it lies in the step before,
+    which ends at the late span's start, yet the annotation holds it too, so the last step read it again after its own
+    work: 2 ranks, a 0.67 ms request in the last of 4 steps of 0.92 ms, the step before 1.59 ms (holding it, dropped)
+    and the last 1.59 ms as well, kept (walk seed 52518).  Likewise the GPU's backlog (the step before's all-reduce
+    still running when the last step's first launch came): the last window ran 0.68 ms past its work, where the next
+    step's work would have queued behind it (walk seed 55591, 8.62 ms for a 7.94 ms span).  The next step's first
+    work would have followed its annotation by the loop's usual lead, not by this one's.  A last lead shorter than the
+    usual one is no wait moved elsewhere: a host draining the GPU's backlog shortens its leads step by step, and the
+    next one would be shorter still -- the annotation's length stands there, as before."""
     marks = _rank_step_marks(kt, gpu)
     numbers = np.fromiter((pytorch.step_number(kt.names[k]) for k in kt.name[marks]), np.int64, count=marks.size)
     leads = [int(gpu_start[k]) - int(start_ps[marks[numbers == n]].min())

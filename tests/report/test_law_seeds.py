@@ -15,7 +15,11 @@ kept ranges), each held to the quantity it read two ways -- the part and the who
   steps -- "kernel class collective 514.1 us/step in a 0.493 ms step";
 * ``--forms5`` seed 30392, two burst steps of a rocpd trace around a 37.6 ms unrecorded stretch: 10 us of that gap
   lie inside step 0's window, 0.03% of the gap (under the half percent that "shows") but 1.4% of the 72 us step the
-  saving is a share of -- "no step's time holds it" beside a saving of 1.4% of the step.
+  saving is a share of -- "no step's time holds it" beside a saving of 1.4% of the step;
+* the default stream's seed 52518 (h37-lastwin), two Kineto ranks in step, a 0.67 ms buffer request before the first
+  launch of the last of 4 steps: each GPU's window #4 (holding the request on the GPU's clock) was dropped, its last
+  window -- measured by its host annotation from its late span's start -- read the request again after its work and
+  was kept at 1.594 ms beside two of the 0.923 ms period (the walk's several-rank request truth).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import tempfile
 
 import pytest
 
-from synthetic.randjobs import random_form5_job, random_form_job
+from synthetic.randjobs import random_form5_job, random_form_job, random_job
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.report.build import _communication_table
@@ -125,3 +129,14 @@ def test_pct_part_never_prints_the_whole():
     assert pct_part(1.0) == "100.0%"
     assert pct_part(0.99995) == "99.995%"
     assert pct_part(0.123) == "12.3%"  # a share that prints under the whole keeps pct's one digit (control)
+
+
+def test_a_last_window_after_a_request_is_the_period():
+    """Seed 52518: each GPU keeps its steps #2, #3 and #5 at the request-free period (the writer's own, 0.9228 ms),
+    #4 (the request's wait on the GPU's clock) left out.  Fails on main: #5 read 1.594 ms (the truth's law breaks)."""
+    job = random_job(52518)
+    assert job.params["ranks"] == 2 and job.params["buffer_requests"] == ((5, 666.39),)
+    assert check(job) == []
+    rows = [(r.gpu, r.step, r.step_ms) for r in _report(job).hosts[0].step_rows if r.gpu is not None]
+    assert {(g, n) for g, n, _ in rows} == {(g, n) for g in (0, 1) for n in (2, 3, 5)}
+    assert all(ms == pytest.approx(0.9228, abs=0.001) for _, _, ms in rows), rows

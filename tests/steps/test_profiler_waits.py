@@ -111,16 +111,18 @@ def test_requests_holding_one_time_call_ms_still_drop_their_step() -> None:
 
 
 
-def _ranks_job(tmp_path: Path, steps: dict[int, tuple[int, ...]], late_us: float) -> tuple[dict, float]:
-    """A two-rank job (:func:`synthetic.torchtrace.ranks_requests`, 8 ``prof.step()`` iterations, 40 us of untraced
-    turn each): its report's host and its request-free period (ms) by construction -- rank 0's host
-    ``ProfilerStep#n`` of a step with no request (a rank's iterations alike but for its requests, marks back to back)."""
+def _ranks_job(tmp_path: Path, steps: dict[int, tuple[int, ...]], late_us: float,
+               count: int = 8) -> tuple[dict, float]:
+    """A two-rank job (:func:`synthetic.torchtrace.ranks_requests`, ``count`` ``prof.step()`` iterations, 40 us of
+    untraced turn each): its report's host and its request-free period (ms) by construction -- rank 0's host
+    ``ProfilerStep#n`` of a step with no request (a rank's iterations alike but for its requests, marks back to
+    back)."""
     sc = tt.Scenario(2, tt.ranks_requests(steps, late_us, 40.0), [], [], "ranks_requests")
-    r0, _ = tt.simulate(sc, 8)
+    r0, _ = tt.simulate(sc, count)
     clean = {e["dur"] for e in r0.host if e["name"].startswith("ProfilerStep#")
              and int(e["name"].split("#")[1]) not in steps[0]}
     assert len(clean) == 1
-    tt.write_run(str(tmp_path), sc, steps=8, run="ranks_requests")
+    tt.write_run(str(tmp_path), sc, steps=count, run="ranks_requests")
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         cli.main(["report", str(tmp_path / "ranks_requests"), "--format", "json", "--cache-dir", "off"])
@@ -155,6 +157,39 @@ def test_a_walk_job_of_two_ranks_keeps_only_its_steady_steps(tmp_path: Path) -> 
     assert h.mean_step_ms() == pytest.approx(1.852, abs=0.002)
     assert randjobs.TRUTH[50301]["request_free_ms"] == pytest.approx(1.852, abs=0.001)  # the writer's own period
     assert truth_problems(job, report) == []
+
+
+def test_a_request_before_the_last_steps_first_launch_is_read_once(tmp_path: Path) -> None:
+    """Two ranks (rank 1 0.2 ms late), 5 steps, each with a 0.45 ms buffer request in its last host step (#6) before
+    its first launch.  On each GPU's clock the wait lies in window #5, which ends where #6's late first kernel starts:
+    #5 is left out, and the last window -- measured by its host annotation from its span's start -- is the period, its
+    first work following its annotation by the loop's usual lead.  Fails on main: the last window took its own lead
+    (the request) as the next step's and read the request again after its work (0.735 ms on GPU 0): #6 was left out
+    as holding a request it does not hold on the GPU's clock, a clean step lost (with 4 steps the walk's seed 52518,
+    ``tests/report/test_law_seeds.py``, kept it at 1.594 ms beside two of 0.923 ms)."""
+    host, period = _ranks_job(tmp_path, {0: (6,), 1: (6,)}, 200.0, count=5)
+    assert sorted(d["step"] for d in _profiler_drops(host["steps"])) == [5]
+    rows = [(r["gpu"], r["step"], r["step_ms"]) for r in host["step_rows"] if r["gpu"] is not None]
+    assert {g for g, _, _ in rows} == {0, 1} and {n for _, n, _ in rows} == {2, 3, 4, 6}
+    assert all(ms == pytest.approx(period, rel=0.01) for _, _, ms in rows), (period, rows)
+
+
+def test_control_a_last_step_with_the_usual_lead_keeps_its_host_length(tmp_path: Path) -> None:
+    """Control (passes on main too): the requests in a middle step (#4 of 5) of each rank, the last step's first work
+    follows its annotation as every other's does -- its window is its host annotation's length, the period."""
+    host, period = _ranks_job(tmp_path, {0: (4,), 1: (4,)}, 200.0, count=5)
+    assert sorted(d["step"] for d in _profiler_drops(host["steps"])) == [3]
+    last = {r["gpu"]: r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None and r["step"] == 6}
+    assert sorted(last) == [0, 1] and all(ms == pytest.approx(period, rel=0.01) for ms in last.values()), last
+
+
+def test_control_a_last_lead_shorter_than_the_usual_one_keeps_its_host_length(tmp_path: Path) -> None:
+    """Control (passes on main too): requests before the first launch of #3, #4 and #5 of 5 steps, so the usual lead
+    (the lower median) holds a request and the last step's is shorter: no wait of the last step lies elsewhere, its
+    window stays its host annotation's length, the period -- never lengthened by the others' waits (0.735 ms)."""
+    host, period = _ranks_job(tmp_path, {0: (3, 4, 5), 1: (3, 4, 5)}, 200.0, count=5)
+    last = {r["gpu"]: r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None and r["step"] == 6}
+    assert sorted(last) == [0, 1] and all(ms == pytest.approx(period, rel=0.01) for ms in last.values()), last
 
 
 def test_the_walk_truth_of_several_ranks_is_a_time() -> None:

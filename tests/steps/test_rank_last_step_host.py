@@ -58,3 +58,14 @@ def test_the_gap_is_read_from_the_ranks_own_marks(tmp_path, late_us):
     found, mean, period = _read(tmp_path, ranks=3, steps=4, late_rank_us=late_us, comm_us=900.0, train=True)
     assert (found["source"], found["found"]) == ("profiler_step", 4), found
     assert mean == pytest.approx(period, rel=0.01), (mean, period)
+
+
+def test_a_last_step_queued_behind_the_gpus_backlog_ends_with_its_work(tmp_path):
+    """Walk seed 55591 (2 ranks, 2 inference steps, a 7.9 ms all-reduce the compute stream waits for): step #3's first
+    kernel queued behind #2's all-reduce, 7.87 ms after its host mark opened (#2's: 16 us).  On the GPU's clock that
+    delay is #2's window (8.81 ms); the last window is its span, 7.94 ms, the next step's work queued behind it.
+    Fails on main: the last step took its own lead for the next one's and ran its host annotation and the loop's turn
+    (0.68 ms) past its work -- GPU 0's #3 8.62 ms (h37-lastwin)."""
+    h = report_of(randjobs.random_job(55591), str(tmp_path)).hosts[0]
+    last = {r.gpu: r.step_ms for r in h.step_rows if r.gpu is not None and r.step == 3}
+    assert last == {0: pytest.approx(7.9409, abs=1e-3), 1: pytest.approx(7.9409, abs=1e-3)}, last

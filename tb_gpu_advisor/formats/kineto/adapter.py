@@ -31,8 +31,8 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.layout import LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, nothing_recorded, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
-from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, narrowest, nest, unique_inverse,
-                                          unique_pairs)
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
+                                          unique_inverse, unique_pairs)
 from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, NO_FLOP_OPS_NOTE, Allocator, DeviceEvents, DeviceInfo, FlopOps,
                                        HostEvents, MemoryEvents, Spans, StepMarkers, Trace)
@@ -758,6 +758,7 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
         ids = step_of_name[kt.name[sel]]
         host = _host_step_ps(kt, d.gpu, int(ids[-1]), start_ps, end_ps)
         host += _host_mark_gap_ps(kt, d.gpu, start_ps, end_ps) if host else 0  # the gap every earlier step holds
+        host -= _late_first_work_ps(kt, d.gpu, ids, start, start_ps) if host else 0  # its own wait: the step before's
         end[-1] = max(int(end[-1]), int(start[-1]) + host)
         lines[d.gpu] = (ids, start, end)
     note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
@@ -791,13 +792,46 @@ def _host_mark_gap_ps(kt: KinetoTrace, gpu: int, start_ps: np.ndarray, end_ps: n
     last step read 13.64 ms, the mean 14.66 ms (h37-usercopies13, ``--forms13`` walk seed 23156).  Annotations that
     tile their loop, as ``prof.step()`` writes them, have no gap: nothing changes there.  Read as every reading of a
     last step's missing turn reads it (h37-lastturn): the median of two gaps blended a one-time wait into the last."""
-    m = _cat_mask(kt, ("user_annotation",)) & np.isin(kt.pid, kt.gpu_pids.get(gpu, []))
-    m &= np.fromiter((pytorch.step_number(n) >= 0 for n in kt.names), dtype=bool, count=len(kt.names))[kt.name]
-    sel = np.flatnonzero(m)
+    sel = _rank_step_marks(kt, gpu)
     if sel.size < 2:
         return 0
     sel = sel[np.argsort(start_ps[sel], kind="stable")]
     return loop_turn(start_ps[sel][1:].astype(np.int64) - end_ps[sel][:-1].astype(np.int64))
+
+
+def _late_first_work_ps(kt: KinetoTrace, gpu: int, ids: np.ndarray, gpu_start: np.ndarray,
+                        start_ps: np.ndarray) -> int:
+    """How much later after its host ``ProfilerStep#`` annotation opens the last step's GPU span (``gpu_start[-1]``)
+    opens than the loop's usual lead (``model.columns.lower_median`` of every step's lead), ps; 0 where no later, or
+    where the rank's file marks fewer than two of the GPU's steps (``ids``).
+
+    ASSUMPTION this replaces: *the last step's own lead is the one the next step's first work would have taken*.  The
+    last GPU step, with no next span to end at, is measured by its host annotation's length (:func:`_host_step_ps`) from
+    its span's start -- its own lead carried past its end.  A wait on the host before the last step's first launch (the
+    profiler's activity buffer request, a batch's fetch) breaks that: on the GPU's clock it lies in the step before,
+    which ends at the late span's start, yet the annotation holds it too, so the last step read it again after its own
+    work: 2 ranks, a 0.67 ms request in the last of 4 steps of 0.92 ms, the step before 1.59 ms (holding it, dropped)
+    and the last 1.59 ms as well, kept (walk seed 52518).  Likewise the GPU's backlog (the step before's all-reduce
+    still running when the last step's first launch came): the last window ran 0.68 ms past its work, where the next
+    step's work would have queued behind it (walk seed 55591, 8.62 ms for a 7.94 ms span).  The next step's first
+    work would have followed its annotation by the loop's usual lead, not by this one's.  A last lead shorter than the
+    usual one is no wait moved elsewhere: a host draining the GPU's backlog shortens its leads step by step, and the
+    next one would be shorter still -- the annotation's length stands there, as before."""
+    marks = _rank_step_marks(kt, gpu)
+    numbers = np.fromiter((pytorch.step_number(kt.names[k]) for k in kt.name[marks]), np.int64, count=marks.size)
+    leads = [int(gpu_start[k]) - int(start_ps[marks[numbers == n]].min())
+             for k, n in enumerate(ids.tolist()) if (numbers == n).any()]
+    if len(leads) < 2 or not (numbers == ids[-1]).any():
+        return 0
+    return max(leads[-1] - lower_median(np.array(leads, np.int64)), 0)
+
+
+def _rank_step_marks(kt: KinetoTrace, gpu: int) -> np.ndarray:
+    """The rows of the ``ProfilerStep#N`` host annotations (``user_annotation``) of the rank driving ``gpu``
+    (``KinetoTrace.gpu_pids``), in file order."""
+    m = _cat_mask(kt, ("user_annotation",)) & np.isin(kt.pid, kt.gpu_pids.get(gpu, []))
+    m &= np.fromiter((pytorch.step_number(n) >= 0 for n in kt.names), dtype=bool, count=len(kt.names))[kt.name]
+    return np.flatnonzero(m)
 
 
 #: Where a PyTorch report's times count from (``Trace.time_base``).

@@ -476,10 +476,10 @@ def gemm_kernel_one(name: str) -> bool:
 #: Matrix x vector products on the vector units: rocBLAS's level-2 ``gemv`` kernels (``rocblas_gemvn_kernel``,
 #: ``rocblas_gemvt_kernel``, ``rocblas_gemvt_sn_kernel``: library/src/blas2/rocblas_gemv_kernels.cpp) and vLLM's
 #: ROCm skinny GEMMs (csrc/rocm/skinny_gemms.cu: ``wvSplitK`` / ``wvSplitKQ``, first spelled ``wvSpltK``, with
-#: ``_sml_`` / ``_big_`` forms, and ``LLGemm1_kernel`` of its ``LLMM1`` op; aiter carries the same ``wvSpltK``) that
-#: vLLM runs in place of hipBLASLt for a decode's 1-4 tokens.  Each
-#: weight is read once and used for at most 4 columns in ``dot2`` instructions: at most 4 FLOP per fp16 weight byte,
-#: far below any Instinct GPU's ridge point -- the memory's time, which no Matrix Core shortens.
+#: ``_sml_`` / ``_big_`` forms, and ``LLGemm1_kernel`` of its ``LLMM1`` op; aiter carries the same ``wvSpltK``),
+#: which vLLM runs in place of hipBLASLt for a decode's 1-4 tokens.  Each weight is read once and used for at most 4
+#: columns in ``dot2`` instructions: at most 4 FLOP per fp16 weight byte, far below any Instinct GPU's ridge point --
+#: the memory's time, which no Matrix Core shortens.
 _MATRIX_VECTOR = re.compile(r"(?:rocblas_)?gemv\w*|wvSpl(?:i)?tKQ?\w*|LLGemm1\w*")
 
 

@@ -774,6 +774,20 @@ def matrix_vector_one(name: str) -> bool:
     return any(_CUBLAS_GEMV.fullmatch(p) for p in function_parts(name))
 
 
+#: cuBLAS's GEMM for an inner dimension of one (``gemmk1_kernel``: ``cublasGemmEx`` with k = 1, an outer product
+#: ``C = alpha * a b^T + beta * C`` -- a ``linear`` of one input feature, a broadcast product written as a matmul):
+#: each output element is one product of one element of each operand, nothing is accumulated, so a Tensor Core's
+#: tile has no sum to run (2-3 FLOP per output element against its 2-4 bytes written: element-wise work, the
+#: memory's time).  cuBLAS picks it for k = 1 whatever the other dims' alignment.
+_OUTER_PRODUCT = "gemmk1_kernel"
+
+
+@lru_cache(maxsize=65536)
+def outer_product_one(name: str) -> bool:
+    """cuBLAS's k = 1 GEMM (``_OUTER_PRODUCT``), by its own function's name."""
+    return _OUTER_PRODUCT in function_parts(name)
+
+
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""

@@ -763,8 +763,9 @@ def normalization_one(name: str) -> bool:
 #: ``internal::gemvx::kernel<...>`` -- ``cublasGemmEx`` / ``cublasSgemv`` with one column, which PyTorch's ``mv``,
 #: ``addmv`` and a ``linear`` of one row call --, the older ``gemv2N_kernel``, ``gemv2T_kernel_val``,
 #: ``gemvNSP_kernel``): each weight is read once and multiplied once, so no matrix unit can speed them.  Only the
-#: function's own name is read (``codes.function_parts``): the small-N GEMMs (``gemmSN_TN_kernel``, ``gemmk1_kernel``)
-#: carry ``cublasGemvTensorStridedBatched`` in their template arguments and stay GEMMs.
+#: function's own name is read (``codes.function_parts``): the small-N GEMMs (``gemmSN_TN_kernel``) carry
+#: ``cublasGemvTensorStridedBatched`` in their template arguments and stay GEMMs (``gemmk1_kernel``, which carries it
+#: too, is :func:`outer_product_one`'s).
 _CUBLAS_GEMV = re.compile(r"gemv\w*")
 
 

@@ -140,11 +140,14 @@ def _named_precision(name: str) -> int:
 
 
 def gemm_kernel_one(name: str) -> bool:
-    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper nor a kernel whose own
-    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace)."""
+    """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper, a kernel whose own
+    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace) nor cuBLAS's
+    k = 1 GEMM (``nvidia.outer_product_one``: an outer product, nothing to accumulate -- element-wise work; HTA's
+    inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2)."""
     return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
              or ggml.matrix_product_one(name))
-            and not attention_helper_one(name) and not nvidia.data_movement_one(name))
+            and not attention_helper_one(name) and not nvidia.data_movement_one(name)
+            and not nvidia.outer_product_one(name))
 
 
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
@@ -635,19 +638,35 @@ def row_softmax_one(name: str) -> bool:
     return bool(_SOFTMAX.search(head(name))) and not gemm_kernel_one(name) and not attention_helper_one(name)
 
 
+def matrix_vector_one(name: str) -> bool:
+    """A matrix x vector product by its library's naming: cuBLAS's and rocBLAS's ``gemv`` kernels, vLLM's ROCm skinny
+    GEMMs (``nvidia.matrix_vector_one``, ``amd.matrix_vector_one``), ggml's ``mul_mat_vec_*`` (``ggml``).
+
+    Why a reduction, and no matmul: each output is the dot product of one matrix row with the vector, each weight read
+    once and used once -- 2 FLOP per element read, 1 FLOP/byte in 16 bits, where every GPU's ridge point (peak FLOP/s
+    over memory bandwidth) is in the tens to hundreds: the memory's time, which no Tensor Core or Matrix Core
+    shortens.  cuBLAS leaves them off the matrix units for that reason, so they are not Tensor-Core-eligible
+    (``gemm_kernel_one`` does not claim them) and the savings keep them in the non-matmul pool
+    (``metrics.flops.gemm_events``): their precision fix is half the bytes, never a matrix unit's speed-up.  They were
+    "other" (h37-kernelfam2): cuBLAS's complex ``gemvx`` held 7.4% of an mmagic forward's kernel time on an A100."""
+    return nvidia.matrix_vector_one(name) or amd.matrix_vector_one(name) or ggml.matrix_vector_one(name)
+
+
 def named_work_kind(name: str) -> str | None:
     """The class of a kernel no family claimed, by the work its name states (h37-kernelfam): ``"reduction"`` for a
-    softmax of rows (:func:`row_softmax_one`) and a pooling (:func:`pooling_one`); ``"elementwise"`` for a kernel that
-    moves each element once -- a copy, a transpose, a gather (``nvidia.data_movement_one``: MIOpen's
-    ``batched_transpose_*``), a layout conversion (``nvidia.layout_conversion_one``: cuDNN's ``nchwToNhwcKernel``);
+    softmax of rows (:func:`row_softmax_one`), a pooling (:func:`pooling_one`) and a matrix x vector product
+    (:func:`matrix_vector_one`); ``"elementwise"`` for a kernel that moves each element once -- a copy, a transpose,
+    a gather (``nvidia.data_movement_one``: MIOpen's ``batched_transpose_*``), a layout conversion
+    (``nvidia.layout_conversion_one``: cuDNN's ``nchwToNhwcKernel``) -- and for an outer product
+    (``nvidia.outer_product_one``: cuBLAS's ``gemmk1_kernel``, one product per output element);
     None for any other kernel.
 
     Why: these were "other", which says no family knows the kernel: ATen's ``cunn_SoftMaxForward`` held 44% of a
     TimeSformer's kernel time on an H100 (wild/timesformer_h100_video), MIOpen's transposes 14% of a ResNet step on
     an MI300X (wild/ddp_mi300x_nopool), and the kernel-class table called that time unknown work."""
-    if row_softmax_one(name) or pooling_one(name):
+    if row_softmax_one(name) or pooling_one(name) or matrix_vector_one(name):
         return "reduction"
-    if nvidia.data_movement_one(name) or nvidia.layout_conversion_one(name):
+    if nvidia.data_movement_one(name) or nvidia.layout_conversion_one(name) or nvidia.outer_product_one(name):
         return "elementwise"
     return None
 

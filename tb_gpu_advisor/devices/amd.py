@@ -18,8 +18,8 @@ import re
 from functools import lru_cache
 
 from tb_gpu_advisor.model.schema import Action
-from tb_gpu_advisor.devices.codes import (P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head,
-                                          plain_mangled_name, replace_each)
+from tb_gpu_advisor.devices.codes import (P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN,
+                                          function_parts, head, plain_mangled_name, replace_each)
 
 VENDOR = "AMD"
 #: The prefix of HIP's calls (``hipMalloc``; not ``hipblasLtMatmul``, a library's).
@@ -471,6 +471,22 @@ def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel, MIOpen or aiter's assembly, by
     what its name says it computes (``_GEMM``, ``_AITER_ASM``): MIOpen's batch norm is MIOpen's, and no convolution."""
     return bool(_GEMM.search(head(name))) or aiter_asm_one(name)
+
+
+#: Matrix x vector products on the vector units: rocBLAS's level-2 ``gemv`` kernels (``rocblas_gemvn_kernel``,
+#: ``rocblas_gemvt_kernel``, ``rocblas_gemvt_sn_kernel``: library/src/blas2/rocblas_gemv_kernels.cpp) and vLLM's
+#: ROCm skinny GEMMs (csrc/rocm/skinny_gemms.cu: ``wvSplitK`` / ``wvSplitKQ``, first spelled ``wvSpltK``, with
+#: ``_sml_`` / ``_big_`` forms, and ``LLGemm1_kernel`` of its ``LLMM1`` op; aiter carries the same ``wvSpltK``),
+#: which vLLM runs in place of hipBLASLt for a decode's 1-4 tokens.  Each weight is read once and used for at most 4
+#: columns in ``dot2`` instructions: at most 4 FLOP per fp16 weight byte, far below any Instinct GPU's ridge point --
+#: the memory's time, which no Matrix Core shortens.
+_MATRIX_VECTOR = re.compile(r"(?:rocblas_)?gemv\w*|wvSpl(?:i)?tKQ?\w*|LLGemm1\w*")
+
+
+@lru_cache(maxsize=65536)
+def matrix_vector_one(name: str) -> bool:
+    """A rocBLAS or vLLM-ROCm matrix x vector product (``_MATRIX_VECTOR``), by its own function's name."""
+    return any(_MATRIX_VECTOR.fullmatch(p) for p in function_parts(name))
 
 
 #: Composable Kernel's attention backward helpers (``ck_tile::FmhaBwdOGradDotOKernel``: the row-wise dot of dO and O, a

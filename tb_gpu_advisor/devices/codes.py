@@ -125,3 +125,33 @@ def mangled_template_head(name: str) -> tuple[str, str] | None:
             return None
         first = inner[0]
     return "::".join(parts), first
+
+
+def _without_templates(text: str) -> str:
+    """``text`` with every ``<...>`` (nested ones included) dropped: one pass, linear in the text."""
+    depth, out = 0, []
+    for ch in text:
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def function_parts(name: str) -> tuple[str, ...]:
+    """The parts of a kernel's own qualified function name, whatever comes before it or after it:
+    ``("internal", "gemvx", "kernel")`` for ``std::enable_if<!T7, void>::type internal::gemvx::kernel<int, ...>(...)``
+    and for its mangled twin ``_ZN8internal5gemvx6kernelIiiff...``; ``("gemv2T_kernel_val",)`` for
+    ``void gemv2T_kernel_val<int, int, float, ...>(...)``.  Template arguments, the parameter list, C++'s unnamed
+    namespace and a return type (``void``, an ``enable_if``'s ``::type``) are dropped: a library's type names inside
+    them (cuBLAS's ``cublasGemvTensorStridedBatched`` in its small-N GEMMs' templates) say nothing of the function.
+    A mangled name reads as its leading source names; () where none can be read."""
+    h = head(name).strip()
+    if h.startswith("_Z"):
+        parts, _ = _mangled_parts(h, 3 if h.startswith("_ZN") else 2)
+        return tuple(parts)
+    flat = _without_templates(h.replace("(anonymous namespace)::", ""))
+    own = flat.split("(", 1)[0].strip().rsplit(" ", 1)[-1]
+    return tuple(p for p in own.split("::") if p)

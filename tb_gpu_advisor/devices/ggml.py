@@ -67,6 +67,13 @@ def matrix_product_one(name: str) -> bool:
     return (p is not None and not p[0]) or _own(name) == _ATTENTION_TILES
 
 
+def matrix_vector_one(name: str) -> bool:
+    """One of ggml's matrix x vector products (``mul_mat_vec_q``, ``mul_mat_vec_f``, ``dequantize_mul_mat_vec``): a
+    decode's weights, each read once for one token -- a dot product per output row, the memory's time."""
+    p = _product(name)
+    return p is not None and p[0]
+
+
 def matrix_unit_one(name: str) -> bool:
     """On the matrix units by ggml's own choice: ``mul_mat_f`` (only ever ``mma`` tiles) and ``flash_attn_ext_f16``."""
     return _product(name) == (False, "f") or _own(name) == _ATTENTION_TILES

@@ -14,7 +14,7 @@ from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head,
-                                          mangled_template_head, plain_mangled_name)
+                                          function_parts, mangled_template_head, plain_mangled_name)
 
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
@@ -757,6 +757,36 @@ def layout_conversion_one(name: str) -> bool:
 def normalization_one(name: str) -> bool:
     """A normalization kernel that reduces its rows or channels, by cuDNN's naming (``_NORMALIZATION``)."""
     return bool(_NORMALIZATION.search(head(name)))
+
+
+#: cuBLAS's matrix x vector products by their own function (cuBLAS's level-2 ``gemv`` and ``gemvx`` kernels:
+#: ``internal::gemvx::kernel<...>`` -- ``cublasGemmEx`` / ``cublasSgemv`` with one column, which PyTorch's ``mv``,
+#: ``addmv`` and a ``linear`` of one row call --, the older ``gemv2N_kernel``, ``gemv2T_kernel_val``,
+#: ``gemvNSP_kernel``): each weight is read once and multiplied once, so no matrix unit can speed them.  Only the
+#: function's own name is read (``codes.function_parts``): the small-N GEMMs (``gemmSN_TN_kernel``) carry
+#: ``cublasGemvTensorStridedBatched`` in their template arguments and stay GEMMs (``gemmk1_kernel``, which carries it
+#: too, is :func:`outer_product_one`'s).
+_CUBLAS_GEMV = re.compile(r"gemv\w*")
+
+
+@lru_cache(maxsize=65536)
+def matrix_vector_one(name: str) -> bool:
+    """A cuBLAS matrix x vector product (``_CUBLAS_GEMV``), by its own function's name."""
+    return any(_CUBLAS_GEMV.fullmatch(p) for p in function_parts(name))
+
+
+#: cuBLAS's GEMM for an inner dimension of one (``gemmk1_kernel``: ``cublasGemmEx`` with k = 1, an outer product
+#: ``C = alpha * a b^T + beta * C`` -- a ``linear`` of one input feature, a broadcast product written as a matmul):
+#: each output element is one product of one element of each operand, nothing is accumulated, so a Tensor Core's
+#: tile has no sum to run (2-3 FLOP per output element against its 2-4 bytes written: element-wise work, the
+#: memory's time).  cuBLAS picks it for k = 1 whatever the other dims' alignment.
+_OUTER_PRODUCT = "gemmk1_kernel"
+
+
+@lru_cache(maxsize=65536)
+def outer_product_one(name: str) -> bool:
+    """cuBLAS's k = 1 GEMM (``_OUTER_PRODUCT``), by its own function's name."""
+    return _OUTER_PRODUCT in function_parts(name)
 
 
 @lru_cache(maxsize=65536)

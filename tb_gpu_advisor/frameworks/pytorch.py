@@ -1808,6 +1808,24 @@ ATEN_KERNEL_KINDS = ((r"multi_tensor_apply_kernel<.*?Lp(?:Norm|Max)Functor|\blpn
 #: stay unread.
 NVFUSER_KERNEL_KINDS = ((r"\bnvfuser_(?:pointwise|transpose|resize)_f\d", "elementwise"),
                         (r"\bnvfuser_(?:reduction|(?:inner_|outer_|inner_outer_)persistent)_f\d", "reduction"))
+#: FBGEMM's embedding kernels (fbgemm_gpu's code-generated table-batched embeddings, which TorchRec and DLRM call;
+#: ``(split|dense)_embedding[_nobag]_{codegen_forward,backward_codegen}_*``; truth from fbgemm_gpu/codegen/): a pooled
+#: forward (``..._codegen_forward_{un,}weighted_kernel``) gathers each bag's rows and sums them (a mean is that sum
+#: scaled) -- a reduction over the bag; an unpooled one (``_nobag_``) copies one row per index -- element-wise
+#: traffic.  The backward kernels (``..._kernel_cta_per_row_1``, ``_warp_per_row_1``) sum each row's gradient over
+#: its occurrences in the sorted indices, then apply the optimizer fused into them (rowwise Adagrad's per-row mean of
+#: squares too) -- a segment reduction; ``grad_indice_weights`` is the dot of a gradient row with an embedding row per
+#: index (a reduction); ``find_long_segments`` marks the segments too long for one warp (a compare per segment).
+#: ``bounds_check_indices`` and ``linearize_index`` check or offset each index once: element-wise.  No multiply of
+#: two matrices in any: the embeddings' time is the memory's (``NOT_GEMM_KERNELS`` already keeps them off the matrix
+#: units).  They were "other" (h37-kernelfam2): 17.6% of a DLRM step on an A100, 15.1% of a TorchRec step.
+_FBGEMM_EMBEDDING = r"\b(?:split|dense)_embedding(?:_nobag)?_"
+FBGEMM_KERNEL_KINDS = ((_FBGEMM_EMBEDDING + r"codegen_grad_indice_weights", "reduction"),
+                       (_FBGEMM_EMBEDDING + r"backward_codegen_\w*find_long_segments", "elementwise"),
+                       (_FBGEMM_EMBEDDING + r"backward_codegen_\w*_kernel_(?:cta|warp)_per_row", "reduction"),
+                       (r"\b(?:split|dense)_embedding_nobag_codegen_forward", "elementwise"),
+                       (r"\b(?:split|dense)_embedding_codegen_forward", "reduction"),
+                       (r"\b(?:bounds_check_indices|linearize_index)_kernel\b", "elementwise"))
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).
@@ -2015,7 +2033,7 @@ FRAMEWORK = Framework(
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
-    named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS,
+    named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS + FBGEMM_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),

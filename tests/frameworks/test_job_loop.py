@@ -13,11 +13,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from tb_gpu_advisor import rules
+from tb_gpu_advisor import formats, rules
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 from tests.support.paths import FIXTURES
 
 PER_RANK = "one trace per rank"
@@ -45,11 +45,15 @@ def test_work_of_no_known_kind_reads_its_own_step_in_the_sync_fix():
 
 def test_an_old_pytorchs_work_of_no_known_kind_is_told_autocast_around_its_step():
     """tests/fixtures/gaps/inference_rank_1 (HTA's rank 1 of an *inference* job, PyTorch 1.8-1.10; unknown kind to the
-    report) was told ``scaler.scale(loss).backward()`` and ``scaler.step(optimizer)`` under its Tensor Core note."""
+    report) was told ``scaler.scale(loss).backward()`` and ``scaler.step(optimizer)`` under its Tensor Core note.  That
+    note no longer fires there (its one "16-bit GEMM off the Tensor Cores" is cuBLAS's k = 1 outer product, no Tensor
+    Core work: h37-kernelfam2), so the fixes its job's tags compose are read from the framework."""
     (s,) = discover(str(FIXTURES / "gaps" / "inference_rank_1"))
     r = analyze_session(s.run, s.session, s.hosts)
     assert r.hosts[0].job["kind"] == "unknown" and "legacy" in r.hosts[0].job["tags"]
-    code = " ".join(a.snippet or "" for a in _fixes(r, "tensor_core_unused"))
+    fw = host_metrics(formats.read(s.hosts[0])).job.framework(pytorch.FRAMEWORK)
+    code = " ".join(a.snippet or "" for k in ("tensor_core_unused", "tensor_core_unused:fp16")
+                    for a in fw.fixes.get(k, ()))
     assert "torch.cuda.amp.autocast()" in code and "run_one_step(batch)" in code
     assert "GradScaler" not in code and ".backward(" not in code and "optimizer" not in code
 

@@ -40,7 +40,8 @@ def test_each_table_claims_only_its_own_librarys_kernels():
     assert not any(_claims(pytorch.NVFUSER_KERNEL_KINDS, n) for n in names if n not in fused)
 
 
-def test_pytorch_applies_both_tables_in_one_order():
-    assert pytorch.FRAMEWORK.named_kernel_kinds == pytorch.ATEN_KERNEL_KINDS + pytorch.NVFUSER_KERNEL_KINDS
+def test_pytorch_applies_its_tables_in_one_order():
+    assert pytorch.FRAMEWORK.named_kernel_kinds == (pytorch.ATEN_KERNEL_KINDS + pytorch.NVFUSER_KERNEL_KINDS
+                                                   + pytorch.FBGEMM_KERNEL_KINDS)
     assert frameworks.named_kernel_kind_one("nvfuser_inner_persistent_f0_c1_r0_g2") == "reduction"
     assert frameworks.named_kernel_kind_one("nvfuser_pointwise_f0_c1_r0_g4") == "elementwise"

@@ -31,7 +31,12 @@ pipeline's own event -- on the loop's own thread: a pipeline's worker thread
 making the next batch meanwhile is no wait of the loop's -- and where such
 ranges hold the wait the finding names them, with the batch's transfer to
 the device the ledger books as input beside them (``jax.device_put`` after
-the fetch), so the parts it names add up to the wait.  Saving: the whole input
+the fetch), so the parts it names add up to the wait.  Every part it names
+states its time a step and its share of the step, from the ledger's input wait
+inside what it names: the framework's own pipeline event (the DataLoader's
+``__next__``, tf.data's ``IteratorGetNext``) beside the program's ranges where
+both hold some of it, or the untraced lead (h37-forms10num: the iterator's and
+the untraced loader's words stated no time).  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 

@@ -24,7 +24,8 @@ import tempfile
 import pytest
 
 from synthetic.randjobs import random_form10_job, random_form12_job, random_form13_job
-from tb_gpu_advisor.model.schema import Finding, Metric
+from tb_gpu_advisor.model.schema import Finding
+from tests.report.test_input_account import _finding  # the input finding the law reads, around its summary
 from tests.support.paths import DEMO_LOGS, FIXTURES
 from tests.support.properties import input_account_problems
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems
@@ -114,14 +115,6 @@ def test_a_grain_wait_is_not_put_in_an_iterator_that_held_none_of_it():
     assert re.search(r"the program's range for fetching its batch \(`ThreadPrefetchDatasetIterator.__next__` \d+ us\) "
                      r"and the batch's transfer to the device \(\d+ us\)", text), text
     assert not laws_broken(r) and not truth_problems(job, r), laws_broken(r) + truth_problems(job, r)
-
-
-def _finding(summary: str, wait_ms: float) -> Finding:
-    metric = Metric(id="input_wait_share", label="Input wait share of step", value=0.389, unit="share", display="38.9%",
-                    good_direction="lower", status="critical", meaning="", threshold=0.05,
-                    detail={"input_wait_ms": wait_ms, "source": "pipeline"})
-    return Finding(id="input_bound:node0", rule="input_bound", severity="critical", title="Input-bound",
-                   summary=summary, guide_section="§1.1", metric=metric)
 
 
 HEAD = "The GPU sits idle waiting for input for 9.43 ms of the 24.2 ms pass (38.9%; stock 'input-bound' level is >=5%)"

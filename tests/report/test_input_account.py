@@ -16,9 +16,9 @@ import re
 import tempfile
 
 from synthetic.randjobs import random_form10_job
-from tb_gpu_advisor.model.schema import Finding, Metric
 from tb_gpu_advisor.rules.input_bound import _range_parts
 from tests.support.properties import input_account_problems
+from tests.support.properties import input_finding as _finding
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems
 
 
@@ -42,14 +42,6 @@ def test_the_wait_of_a_jax_fetch_range_names_the_put_beside_it():
     assert not input_account_problems(f.id, f)
     assert not truth_problems(job, r), truth_problems(job, r)
     assert not laws_broken(r), laws_broken(r)
-
-
-def _finding(summary: str, wait_ms: float) -> Finding:
-    metric = Metric(id="input_wait_share", label="Input wait share of step", value=0.84, unit="share", display="84.0%",
-                    good_direction="lower", status="critical", meaning="", threshold=0.05,
-                    detail={"input_wait_ms": wait_ms, "source": "pipeline"})
-    return Finding(id="input_bound:node0", rule="input_bound", severity="critical", title="Input-bound",
-                   summary=summary, guide_section="§1.1", metric=metric)
 
 
 def test_a_wait_over_the_ranges_it_names_is_caught():

@@ -25,9 +25,9 @@ import pytest
 
 from synthetic.randjobs import random_form10_job, random_form12_job, random_form13_job
 from tb_gpu_advisor.model.schema import Finding
-from tests.report.test_input_account import _finding  # the input finding the law reads, around its summary
 from tests.support.paths import DEMO_LOGS, FIXTURES
 from tests.support.properties import input_account_problems
+from tests.support.properties import input_finding as _finding
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems
 from tests.support.run_report import run_report
 

@@ -142,7 +142,7 @@ from itertools import pairwise
 from typing import Any
 
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
+from tb_gpu_advisor.model.schema import Finding, HostReport, Metric, Report, Table
 
 #: relative and absolute slack for rounding in displayed numbers (a part may equal its whole)
 _REL, _ABS_MS = 0.005, 0.002
@@ -1389,6 +1389,16 @@ def input_account_problems(where: str, f: Finding) -> list[str]:
             f"the pipeline's own ({words[:120]!r})"] if whole and _over(float(wait), high) else [])
     return out + ([f"input<=account: {where}: the parts named of the input wait add up to {low:.3f} ms, over the wait "
                    f"{wait:.3f} ms ({words[:120]!r})"] if _over(low, float(wait)) else [])
+
+
+def input_finding(summary: str, wait_ms: float) -> Finding:
+    """An input finding around ``summary`` with its ledger wait ``wait_ms``: what ``input<=account`` reads, for the
+    law's own tests (h37-forms10in, h37-forms10num)."""
+    metric = Metric(id="input_wait_share", label="Input wait share of step", value=0.84, unit="share", display="84.0%",
+                    good_direction="lower", status="critical", meaning="", threshold=0.05,
+                    detail={"input_wait_ms": wait_ms, "source": "pipeline"})
+    return Finding(id="input_bound:node0", rule="input_bound", severity="critical", title="Input-bound",
+                   summary=summary, guide_section="§1.1", metric=metric)
 
 
 def _ranks(h: HostReport) -> int:

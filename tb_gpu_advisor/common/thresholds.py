@@ -84,10 +84,6 @@ _TABLE: tuple[Threshold, ...] = (
        "H2D input copies are shown beside it"),
     _t("input_bound.critical", 0.20, "share", "stock overview: input >=20% of step = highly input-bound",
        "same metric, critical level"),
-    _t("input_bound.ranges_share", 0.5, "share", "Advisor: the program's own ranges name the pipeline only where they "
-       "hold most of the wait; else its framework's iterator does, and the ranges would leave the larger part unnamed",
-       "share of the input wait the program's own ranges for fetching its batch must hold together for the finding to "
-       "name the pipeline by them (a JAX loop's `get_batch`)"),
     _t("input_bound.range_named_share", 0.1, "share", "Advisor: a range holding under a tenth of the wait is a detail "
        "of it; said together as 'other ranges', so the parts named still add up to the wait (h37-forms10in)",
        "share of the input wait one of the program's ranges must hold to be named on its own"),

@@ -488,6 +488,9 @@ GENERIC_LABELS: dict[str, str] = {
     "ops_short": "framework ops",
     "ops_table": "Top ops ({kept}, all GPUs)",
     "input_wait_meaning": "share of the {step} the GPU was idle while the host prepared or waited for input",
+    #: the framework's own input pipeline event, as ``input_bound`` names the part of the wait it holds
+    #: (``HostInput.own_ms_per_step``)
+    "input_next": "its iterator's next batch",
     "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
     #: one call of the framework's dispatch of compiled work (step-level launch-bound)
     "dispatch_call": "compiled call",

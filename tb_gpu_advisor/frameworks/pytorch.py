@@ -2006,6 +2006,7 @@ FRAMEWORK = Framework(
             "backward_nodes": "autograd's `*Backward` nodes",
             "input_wait_meaning": "share of the {step} the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
+            "input_next": "the DataLoader's `__next__`",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
             "gpu_user": "PyTorch",
             "dispatch_call": "top-level op call",

@@ -567,6 +567,7 @@ FRAMEWORK = Framework(
             "op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
             "ops_table": "Top TensorFlow ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host waited in IteratorGetNext (tf.data)",
+            "input_next": "tf.data's `IteratorGetNext`",
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",
             "compiled_step": "one tf.function graph",

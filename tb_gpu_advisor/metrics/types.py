@@ -1231,6 +1231,15 @@ class HostInput:
     #: range; ``context._input_spans`` (b) and (c)): the part of the wait a finding naming the pipeline's ranges names
     #: beside them (metrics/inputs._put_ms, h37-forms10in)
     put_ms_per_step: float = 0.0
+    #: source "pipeline": ms per step and GPU of the input wait inside the framework's own pipeline events
+    #: (``Framework.input_event``: the DataLoader's ``__next__``, tf.data's ``IteratorGetNext`` and its send), the
+    #: program's ranges aside: the part a finding naming the iterator's next batch states (metrics/inputs._own_ms,
+    #: h37-forms10num)
+    own_ms_per_step: float = 0.0
+    #: source "before_first_op": ms per step and GPU of the input wait inside the host time before each step's first
+    #: op that stands for an untraced loader (the input spans): the part a finding naming that time states
+    #: (metrics/inputs._lead_ms, h37-forms10num)
+    lead_ms_per_step: float = 0.0
     #: whether anything read an input wait: the input pipeline's own events, transfers to the device, or each marked
     #: step's host time before its first op (``context._input_measured``).  False where none did (steps from the
     #: GPU's period or a program's spans with no pipeline event: an NVTX-only Megatron export): the input wait is then

@@ -31,13 +31,18 @@ pipeline's own event -- on the loop's own thread: a pipeline's worker thread
 making the next batch meanwhile is no wait of the loop's -- and where such
 ranges hold the wait the finding names them, with the batch's transfer to
 the device the ledger books as input beside them (``jax.device_put`` after
-the fetch), so the parts it names add up to the wait.  Saving: the whole input
+the fetch), so the parts it names add up to the wait.  Every part it names
+states its time a step and its share of the step, from the ledger's input wait
+inside what it names: the framework's own pipeline event (the DataLoader's
+``__next__``, tf.data's ``IteratorGetNext``) beside the program's ranges where
+both hold some of it, or the untraced lead (h37-forms10num: the iterator's and
+the untraced loader's words stated no time).  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import HostInput, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, finding, ms, n_of, pct, pick_steps, rule, saving, share_metric, step_windows, table,
                                        traced_python)
@@ -46,8 +51,7 @@ ID = "input_bound"
 
 
 @rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
-      thresholds=("input_bound.warning", "input_bound.critical", "input_bound.ranges_share",
-                  "input_bound.range_named_share"), card="input_wait_share", waits=("input_wait",))
+      thresholds=("input_bound.warning", "input_bound.critical", "input_bound.range_named_share"), card="input_wait_share", waits=("input_wait",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     graded = ctx.graded_wait(m.headline.input_wait_share, m.breakdown.input_wait, "input_bound.warning", "input_bound.critical")
@@ -63,14 +67,13 @@ def check(m: HostMetrics) -> list[Finding]:
     src = m.input
     made = _made_by_ops(src.ops, wait_ms)
     held = _held_by_frames(ctx, src.frames, src.frames_within, wait_ms) if not made else ""
-    what = {"pipeline": _ranges_said(src.ranges, wait_ms, src.put_ms_per_step) or "; the input pipeline's own time (its iterator's next batch)",
-            "before_first_op": made or held or ("; the host time before each step's first op: the capture records no "
-                                                "input pipeline event, so that time stands for an untraced loader")
+    what = {"pipeline": _pipeline_said(ctx, src, wait_ms),
+            "before_first_op": made or held or _UNTRACED.format(part=_part(ctx, min(src.lead_ms_per_step, wait_ms)))
             }.get(src.source, "")
     xfer = min(src.transfer_ms_per_step, wait_ms)
     moved = xfer >= 0.5 * wait_ms  # the batch was made in time; most of the wait is its transfer to the device
     if moved:
-        part = "all of it" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
+        part = f"all of it ({ms(xfer)})" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
         what += f"; {part} the batch's transfer to the device after the pipeline made it"
     other = _frames_said(ctx, [(n, v) for n, v, inp in src.frames if not inp], src.pre_op_ms_per_step)
     apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the {ctx.step_noun}'s first op is not the input "
@@ -99,23 +102,58 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _ranges_said(ranges: list[tuple[str, float]], wait_ms: float, put_ms: float = 0.0) -> str:
-    """Where the program's own ranges for fetching its batch (``HostInput.ranges``: ``get_batch``) are the pipeline's
-    events and hold most of the wait, the pipeline in their names, each holding a tenth or more with its part (never above
-    the whole), the smaller ones together, and the batch's transfer to the device the ledger books as input beside them
-    (``HostInput.put_ms_per_step``): the parts named add up to the wait (h37-forms10in); "" otherwise: the framework's
-    own pipeline event (its iterator's next batch) holds it."""
-    if not wait_ms or sum(min(v, wait_ms) for _, v in ranges) < T("input_bound.ranges_share") * wait_ms:
-        return ""
+#: The words of an input wait the capture records no pipeline event of: the host time before each step's first op, with
+#: the ledger's input wait inside it (``HostInput.lead_ms_per_step``) as ``{part}`` (:func:`_part`).
+_UNTRACED = ("; the host time before each step's first op ({part}): the capture records no input pipeline event, so that "
+             "time stands for an untraced loader")
+#: The words of an input wait in the pipeline's own events: ``{parts}`` the parts the ledger books there, the larger
+#: first -- the framework's own event as ``_NEXT`` (``{next}`` its label ``input_next``, ``{part}`` :func:`_part` of
+#: ``HostInput.own_ms_per_step``) and the program's ranges --, ``{put}`` the batch's transfer beside them.
+_PIPELINE = "; the input pipeline's own time: {parts}{put}"
+_NEXT = "{next} ({part})"
+
+
+def _part(ctx: Ctx, part_ms: float) -> str:
+    """"9.43 ms a step, 38.9% of the step": a part of the input wait as the finding states it, per step and as a share
+    of the step, so the reader can check the claim against the step it is of (h37-forms10num)."""
+    share = part_ms / ctx.step_ms if ctx.step_ms else 0.0
+    return f"{ms(part_ms)} {ctx.a_step}, {pct(share)} of the {ctx.step_noun}"
+
+
+def _pipeline_said(ctx: Ctx, src: HostInput, wait_ms: float) -> str:
+    """The input pipeline's own time, in the parts the ledger books as input: the framework's own pipeline event
+    (its label ``input_next``: the DataLoader's ``__next__``, tf.data's ``IteratorGetNext``) with the time inside it
+    (``HostInput.own_ms_per_step``), the program's ranges for fetching its batch (``HostInput.ranges``: ``get_batch``),
+    the larger part first, and the batch's transfer to the device beside them (``HostInput.put_ms_per_step``), each
+    never above the whole: the parts named add up to the wait (h37-forms10in, h37-forms10num).  Main named the
+    iterator with no time where the ranges held under half of the wait -- and where the iterator held none of it (a
+    grain loop's wait, its ranges' and the put's)."""
+    own = min(src.own_ms_per_step, wait_ms)
+    ranges = _range_parts(src.ranges, wait_ms)
+    parts = [(sum(min(v, wait_ms) for _, v in src.ranges), "the program's " + ("range" if len(src.ranges) == 1 else "ranges")
+              + " for fetching its batch (" + ", ".join(ranges) + ")")] if ranges else []
+    if own >= T("report.min_said_ms") or not parts:
+        parts.append((own, _NEXT.format(next=ctx.fw.label("input_next"), part=_part(ctx, own))))
+    return _PIPELINE.format(parts=", ".join(w for _, w in sorted(parts, key=lambda p: -p[0])),
+                            put=_put_said(src.put_ms_per_step, wait_ms))
+
+
+def _range_parts(ranges: list[tuple[str, float]], wait_ms: float) -> list[str]:
+    """The program's ranges, each holding a tenth of the wait or more with its part (never above the whole), the
+    smaller ones together ("other ranges X")."""
     # both sides of the split read the one bar (h37-forms10in wrote it twice); a part too small to print is unsaid
-    bar, shown = T("input_bound.range_named_share") * wait_ms, T("report.min_said_ms")
+    bar = T("input_bound.range_named_share") * wait_ms
     named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= bar]
     rest = sum(v for _, v in ranges if v < bar)
-    if rest >= shown:
+    if rest >= T("report.min_said_ms"):
         named.append(f"other ranges {ms(min(rest, wait_ms))}")
-    put = (f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= shown else "")
-    return ("; the input pipeline's own time: the program's " + ("range" if len(ranges) == 1 else "ranges")
-            + " for fetching its batch (" + ", ".join(named) + ")" + put)
+    return named
+
+
+def _put_said(put_ms: float, wait_ms: float) -> str:
+    """The batch's transfer to the device the ledger books as input beside the pipeline's events
+    (``HostInput.put_ms_per_step``), "" where there is none."""
+    return f" and the batch's transfer to the device ({ms(min(put_ms, wait_ms))})" if put_ms >= T("report.min_said_ms") else ""
 
 
 def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:

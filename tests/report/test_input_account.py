@@ -16,9 +16,9 @@ import re
 import tempfile
 
 from synthetic.randjobs import random_form10_job
-from tb_gpu_advisor.model.schema import Finding, Metric
-from tb_gpu_advisor.rules.input_bound import _ranges_said
+from tb_gpu_advisor.rules.input_bound import _range_parts
 from tests.support.properties import input_account_problems
+from tests.support.properties import input_finding as _finding
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems
 
 
@@ -44,14 +44,6 @@ def test_the_wait_of_a_jax_fetch_range_names_the_put_beside_it():
     assert not laws_broken(r), laws_broken(r)
 
 
-def _finding(summary: str, wait_ms: float) -> Finding:
-    metric = Metric(id="input_wait_share", label="Input wait share of step", value=0.84, unit="share", display="84.0%",
-                    good_direction="lower", status="critical", meaning="", threshold=0.05,
-                    detail={"input_wait_ms": wait_ms, "source": "pipeline"})
-    return Finding(id="input_bound:node0", rule="input_bound", severity="critical", title="Input-bound",
-                   summary=summary, guide_section="§1.1", metric=metric)
-
-
 def test_a_wait_over_the_ranges_it_names_is_caught():
     """The law on main's words for seed 41178, and on the account named whole (printed rounding allowed)."""
     head = "The GPU sits idle waiting for input for 42.7 ms of the 50.8 ms step (84.0%); "
@@ -65,8 +57,8 @@ def test_a_wait_over_the_ranges_it_names_is_caught():
 
 def test_small_ranges_are_named_together_so_the_parts_add_up():
     """Ranges under a tenth of the wait each are not named one by one, but their time is ("other ranges")."""
-    text = _ranges_said([("get_batch", 9.0), ("decode", 0.4), ("augment", 0.3)], 9.7)
+    text = ", ".join(_range_parts([("get_batch", 9.0), ("decode", 0.4), ("augment", 0.3)], 9.7))
     assert "`get_batch` 9.00 ms" in text and "other ranges 700 us" in text and "decode" not in text, text
-    assert _ranges_said([("get_batch", 9.0)], 9.0) == ("; the input pipeline's own time: the program's range for "
-                                                       "fetching its batch (`get_batch` 9.00 ms)")
-    assert _ranges_said([("get_batch", 2.0)], 9.0) == ""  # most of the wait elsewhere: the iterator's words
+    assert _range_parts([("get_batch", 9.0)], 9.0) == ["`get_batch` 9.00 ms"]
+    # a range under a tenth of the wait is said with the others, never above the whole
+    assert _range_parts([("get_batch", 0.5)], 9.0) == ["other ranges 500 us"]

@@ -9,7 +9,8 @@ At the peak: an allocation is live when it is allocated at or before the peak's 
 found by its address).  Live bytes are *held* when allocated before the peak's step started (parameters, optimizer
 state, caches -- and everything the capture saw no allocation of: the allocator's total less the live allocations
 it did see), else booked to the phase of the op that allocated them (``MEMORY_PHASES``: the forward pass's are
-activations).  Without addresses (PyTorch 1.8-1.10) nothing is paired and the breakdown is left empty.
+activations) -- but for the same forward's earlier pass, still held at the peak, whose blocks the capture saw only
+freed: activations too (:func:`_earlier_pass_booked`).  Without addresses (PyTorch 1.8-1.10) nothing is paired and the breakdown is left empty.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if (me.addr >= 0).any():
         out.breakdown, out.top = _at_peak(me, p, step_start)
         _forward_kept(ctx, me, p, out)
+        _earlier_pass_booked(out)
         _cast_cache(me, p, out)
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
@@ -482,6 +484,25 @@ def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemor
     matched = int((sizes * both).sum())
     if matched >= T("memory.forward_kept.together") * int(kept.sum()):
         out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, int(both.sum())
+
+
+def _earlier_pass_booked(out: GpuMemory) -> None:
+    """Books the same forward's earlier pass held at the peak (``out.forward_kept_earlier_bytes``) as activations in
+    ``out.breakdown``, out of ``held``.
+
+    Why: :func:`_at_peak` books every byte live at the peak that the history never saw allocated as held across
+    steps -- the weights, the state.  A graph the previous pass kept for a backward (a forward-only loop with autograd
+    on, recorded from between two passes) is no state: it is freed once the next output replaces it, and
+    ``inference_mode`` frees it with the pass's own.  The table's "held across steps" read 7.82 GiB on Hyperion-shuo's
+    CS336 forward (h37-survey52) where the finding said 4.09 GiB of it was that graph: one quantity, two values.  Those
+    blocks are in the unseen remainder ``held`` holds (made before the history, live to after the peak); never more is
+    moved than ``held`` has."""
+    earlier = min(out.forward_kept_earlier_bytes, out.breakdown.get("held", 0))
+    if earlier <= 0:
+        return
+    bd = {**out.breakdown, "held": out.breakdown["held"] - earlier,
+          "activations": out.breakdown.get("activations", 0) + earlier}
+    out.breakdown = {c: bd[c] for c in MEMORY_CATEGORIES if bd.get(c)}  # the categories' order, as _at_peak gives it
 
 
 def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:

@@ -785,7 +785,9 @@ class MultiGpu:
 #: allocations by the phase that made them -- the forward pass's (activations kept for the backward), the backward's
 #: (gradients and its temporaries), the optimizer's -- and those of no known phase.
 #: ``casts``: autocast's cached 16-bit copies of the weights made in the peak's own pass or step (freed when its
-#: autocast region exits: not held across steps; one made before it, by a region spanning passes, is ``held``)
+#: autocast region exits: not held across steps; one made before it, by a region spanning passes, is ``held``).
+#: ``activations`` also holds the same forward's previous pass still held at the peak (a rebinding loop's last graph,
+#: made before the history: ``GpuMemory.forward_kept_earlier_bytes``), never ``held``
 MEMORY_CATEGORIES = ("held", "casts", "activations", "gradients", "optimizer", "other")
 
 

@@ -183,8 +183,8 @@ def _earlier_pass(g: GpuMemory) -> str:
              f"{gb(g.forward_kept_earlier_cast_bytes)} in the sizes of this pass's own casts"
              if g.forward_kept_earlier_cast_bytes else "")
     return (f"; and {gb(_earlier_bytes(g))} more that the same forward's previous pass kept "
-            f"({g.forward_kept_earlier_blocks:,} tensors of the same sizes{casts}; held from before the recording "
-            f"began and freed only after this peak, when the new output replaced the old)")
+            f"({g.forward_kept_earlier_blocks:,} tensors of the same sizes{casts}{';' if casts else ','} held from "
+            f"before the recording began and freed only after this peak, when the new output replaced the old)")
 
 
 def _earlier_bytes(g: GpuMemory) -> int:

@@ -9,7 +9,9 @@ At the peak: an allocation is live when it is allocated at or before the peak's 
 found by its address).  Live bytes are *held* when allocated before the peak's step started (parameters, optimizer
 state, caches -- and everything the capture saw no allocation of: the allocator's total less the live allocations
 it did see), else booked to the phase of the op that allocated them (``MEMORY_PHASES``: the forward pass's are
-activations).  Without addresses (PyTorch 1.8-1.10) nothing is paired and the breakdown is left empty.
+activations) -- but for the same forward's earlier pass, still held at the peak, whose blocks the capture saw only
+freed: activations (its casts, casts) too (:func:`_earlier_pass_booked`).  Without addresses (PyTorch 1.8-1.10)
+nothing is paired and the breakdown is left empty.
 """
 
 from __future__ import annotations
@@ -118,6 +120,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if (me.addr >= 0).any():
         out.breakdown, out.top = _at_peak(me, p, step_start)
         _forward_kept(ctx, me, p, out)
+        _earlier_pass_booked(out)
         _cast_cache(me, p, out)
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
@@ -476,12 +479,69 @@ def _earlier_pass_kept(me: MemoryEvents, p: int, kept: np.ndarray, out: GpuMemor
     earlier = -me.delta[unseen[unseen > p]]
     if not earlier.size:
         return
-    sizes, own = np.unique(kept, return_counts=True)
-    theirs = np.array([int((earlier == s).sum()) for s in sizes])
-    both = np.minimum(own, theirs)
-    matched = int((sizes * both).sum())
+    left, matched, blocks = _repeats(earlier, kept)
     if matched >= T("memory.forward_kept.together") * int(kept.sum()):
-        out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, int(both.sum())
+        out.forward_kept_earlier_bytes, out.forward_kept_earlier_blocks = matched, blocks
+        _earlier_pass_casts(me, p, left, out)
+
+
+def _repeats(earlier: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, int, int]:
+    """(the sizes in ``earlier`` left unmatched, the bytes and count matched): the blocks of ``earlier`` whose sizes
+    repeat those of ``own``, each of ``own`` matched once (a multiset match)."""
+    sizes, n_own = np.unique(own, return_counts=True)
+    left = np.sort(earlier)
+    keep = np.ones(left.size, bool)
+    matched = blocks = 0
+    for size, k in zip(sizes.tolist(), n_own.tolist()):
+        lo = int(np.searchsorted(left, size, side="left"))
+        take = min(k, int(np.searchsorted(left, size, side="right")) - lo)
+        keep[lo:lo + take] = False
+        matched += size * take
+        blocks += take
+    return left[keep], matched, blocks
+
+
+def _earlier_pass_casts(me: MemoryEvents, p: int, left: np.ndarray, out: GpuMemory) -> None:
+    """Of the earlier pass's blocks not matched to the pass's kept ones (``left``), those whose sizes repeat the
+    pass's own autocast casts live at the peak (``out.forward_kept_earlier_cast_*``).
+
+    Why: under autocast with autograd on, each matmul saves its 16-bit inputs -- the weight's cast copy among them --
+    for the backward, so the previous pass's graph holds its pass's casts as well as its activations; they are not
+    the forward's blocks (the reader books them as casts), so :func:`_earlier_pass_kept` left them with the weights.
+    Hyperion-shuo's CS336 forward with autograd under bf16 (h37-survey52's *Left* 2): at context 128 the 1,233 blocks
+    from before the recording freed after the peak are 688 in the kept activations' sizes (0.38 GiB) and 545 in the
+    sizes of the 543 casts live at the peak (1.89 GiB); the no_grad twin peaks 2.8 GiB lower, not 0.8.  Counted only
+    once the earlier graph is proven by its activations: a cache of casts from before the recording (a region around
+    several passes) repeats the casts' sizes too, but holds no activations."""
+    if not left.size:
+        return
+    live = _cast(me) & (np.arange(len(me)) <= p) & (me.frees() > p) & (me.delta > 0)
+    if not live.any():
+        return
+    _, matched, blocks = _repeats(left, me.delta[live])
+    out.forward_kept_earlier_cast_bytes, out.forward_kept_earlier_cast_blocks = matched, blocks
+
+
+def _earlier_pass_booked(out: GpuMemory) -> None:
+    """Books the same forward's earlier pass held at the peak in ``out.breakdown``, out of ``held``: its kept blocks
+    (``out.forward_kept_earlier_bytes``) as activations, its autocast casts (``out.forward_kept_earlier_cast_bytes``)
+    as casts.
+
+    Why: :func:`_at_peak` books every byte live at the peak that the history never saw allocated as held across
+    steps -- the weights, the state.  A graph the previous pass kept for a backward (a forward-only loop with autograd
+    on, recorded from between two passes) is no state: it is freed once the next output replaces it, and
+    ``inference_mode`` frees it with the pass's own.  The table's "held across steps" read 7.82 GiB on Hyperion-shuo's
+    CS336 forward (h37-survey52) where the finding said 4.09 GiB of it was that graph: one quantity, two values.  Those
+    blocks are in the unseen remainder ``held`` holds (made before the history, live to after the peak); never more is
+    moved than ``held`` has."""
+    held = out.breakdown.get("held", 0)
+    earlier = min(out.forward_kept_earlier_bytes, held)
+    casts = min(out.forward_kept_earlier_cast_bytes, held - earlier)
+    if earlier <= 0:
+        return
+    bd = {**out.breakdown, "held": held - earlier - casts, "activations": out.breakdown.get("activations", 0) + earlier,
+          "casts": out.breakdown.get("casts", 0) + casts}
+    out.breakdown = {c: bd[c] for c in MEMORY_CATEGORIES if bd.get(c)}  # the categories' order, as _at_peak gives it
 
 
 def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:

@@ -785,7 +785,10 @@ class MultiGpu:
 #: allocations by the phase that made them -- the forward pass's (activations kept for the backward), the backward's
 #: (gradients and its temporaries), the optimizer's -- and those of no known phase.
 #: ``casts``: autocast's cached 16-bit copies of the weights made in the peak's own pass or step (freed when its
-#: autocast region exits: not held across steps; one made before it, by a region spanning passes, is ``held``)
+#: autocast region exits: not held across steps; one made before it, by a region spanning passes, is ``held``).
+#: ``activations`` also holds the same forward's previous pass still held at the peak (a rebinding loop's last graph,
+#: made before the history: ``GpuMemory.forward_kept_earlier_bytes``), never ``held``; ``casts`` that pass's casts
+#: its graph saved (``GpuMemory.forward_kept_earlier_cast_bytes``)
 MEMORY_CATEGORIES = ("held", "casts", "activations", "gradients", "optimizer", "other")
 
 
@@ -861,6 +864,10 @@ class GpuMemory:
     #: peak, freed after it, in the sizes of the pass's own kept blocks (``memory._earlier_pass_kept``): bytes, count
     forward_kept_earlier_bytes: int = 0
     forward_kept_earlier_blocks: int = 0
+    #: of the same blocks, those in the sizes of the pass's own autocast casts live at the peak: the earlier pass's
+    #: 16-bit copies its graph saved for a backward (``memory._earlier_pass_casts``): bytes, count
+    forward_kept_earlier_cast_bytes: int = 0
+    forward_kept_earlier_cast_blocks: int = 0
     #: a snapshot's live blocks that ``Module._apply`` moved as parameters' gradients (``memory._gradients_moved``):
     #: bytes, blocks, and the user's frame that moved the model ("evaluator.py:37 load_model_from_path")
     grads_moved_bytes: int = 0

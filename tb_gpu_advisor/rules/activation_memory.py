@@ -13,7 +13,8 @@ largest tensor live at the peak (every layer's tensors, as autograd keeps them f
 ``no_grad`` only the tensors in use live) and ``memory.forward_kept.share`` of the peak: those bytes, with the fix
 (``inference_mode`` / ``no_grad``).  The kept bytes count the same forward's previous pass where the peak still
 holds it (a loop that rebinds its output frees the last graph only once the next forward returns: blocks made before
-the recording, freed after the peak, in the pass's own sizes -- ``GpuMemory.forward_kept_earlier_bytes``).  A
+the recording, freed after the peak, in the pass's own sizes -- ``GpuMemory.forward_kept_earlier_bytes``; under
+autocast also its casts, in the sizes of the pass's own -- ``forward_kept_earlier_cast_bytes``).  A
 warning when they are freed with no backward in between (the previous pass's are); info when the snapshot was dumped
 while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest tensor (what stays
 in use).  The third (``grads_kept``): a job with no backward pass whose snapshot holds parameters'
@@ -127,7 +128,7 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         own, largest = g.forward_kept_bytes, g.forward_kept_largest
         if not own or not g.peak_allocated_bytes or not largest or not _kept_by_a_forward(m, g):
             continue
-        kept = own + g.forward_kept_earlier_bytes  # the pass's own, and its earlier pass's still held at the peak
+        kept = own + _earlier_bytes(g)  # the pass's own, and its earlier pass's still held at the peak
         if own >= T("memory.forward_kept.ratio") * largest and \
                 kept >= T("memory.forward_kept.share") * g.peak_allocated_bytes:
             cands.append((kept, g))
@@ -160,7 +161,8 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         metric=share_metric("forward_kept_share", "Forward bytes kept with no backward / allocated peak", share,
                             "memory.forward_kept.share", severity="info" if held else "warning",
                             detail={"kept_bytes": kept, "kept_blocks": g.forward_kept_blocks,
-                                    "earlier_pass_bytes": g.forward_kept_earlier_bytes,
+                                    "earlier_pass_bytes": _earlier_bytes(g),
+                                    "earlier_pass_cast_bytes": g.forward_kept_earlier_cast_bytes,
                                     "largest_bytes": g.forward_kept_largest, "release": g.forward_kept_release,
                                     "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "forward_kept"}),
@@ -177,9 +179,18 @@ def _earlier_pass(g: GpuMemory) -> str:
     the next forward has returned, so with autograd on the peak holds two passes' tensors, and no_grad frees both."""
     if not g.forward_kept_earlier_bytes:
         return ""
-    return (f"; and {gb(g.forward_kept_earlier_bytes)} more that the same forward's previous pass kept "
-            f"({g.forward_kept_earlier_blocks:,} tensors of the same sizes, held from before the recording began and "
-            f"freed only after this peak, when the new output replaced the old)")
+    casts = (f" and {g.forward_kept_earlier_cast_blocks:,} autocast casts saved for its backward, "
+             f"{gb(g.forward_kept_earlier_cast_bytes)} in the sizes of this pass's own casts"
+             if g.forward_kept_earlier_cast_bytes else "")
+    return (f"; and {gb(_earlier_bytes(g))} more that the same forward's previous pass kept "
+            f"({g.forward_kept_earlier_blocks:,} tensors of the same sizes{casts}{';' if casts else ','} held from "
+            f"before the recording began and freed only after this peak, when the new output replaced the old)")
+
+
+def _earlier_bytes(g: GpuMemory) -> int:
+    """The bytes the same forward's previous pass still holds at the peak: its kept tensors and the autocast casts
+    its graph saved (``GpuMemory.forward_kept_earlier_*``) -- what the fix frees beside the pass's own."""
+    return g.forward_kept_earlier_bytes + g.forward_kept_earlier_cast_bytes
 
 
 def _alike(cands: list) -> str:

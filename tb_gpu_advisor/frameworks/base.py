@@ -509,6 +509,7 @@ GENERIC_LABELS: dict[str, str] = {
     #: the same, where what fills the gaps is the host's own ops (no sync among them): tensor work on the CPU
     "step_gaps:cpu_ops": "the host's own ops between steps (work on the CPU, no wait for the GPU)",
     #: ``host_sync``'s opening: the syncs the program asked for, where they are and how long the host waited in them
+    #: (``{step}``: the window's noun, ``Ctx.step_noun``, for a framework whose words name where the syncs sit)
     "host_sync:waits": "The host waits for the GPU {calls} (in {who}; {wait} in the waits)",
     #: what its metric measures, where the threshold's own words (the CUDA runtime's syncs) do not fit; "": those
     "host_sync:meaning": "",

@@ -389,7 +389,7 @@ FRAMEWORK = Framework(
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
             "host_sync:waits": "The host waits for the GPU {calls} (in {who}: the "
                                "jax.block_until_ready, float(loss), x.item(), np.asarray(x), jax.device_get or "
-                               "print(x) in the step; {wait} blocked in them)",
+                               "print(x) in the {step}; {wait} blocked in them)",
             "host_sync:meaning": "share of {step} time the GPUs are idle after the program's waits for the device "
                                  "(jax.block_until_ready) and reads of device values (np.asarray(jax.Array): "
                                  "float(x), x.item(), np.asarray(x), jax.device_get, print) until the next device work",

@@ -60,7 +60,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
     return finding(
         ctx, ID, sev,
         ctx.fw.label("host_sync:waits", calls=ctx.count_per_step(s.calls_per_step, "time"), who=who,
-                     wait=ms(s.wait_ms_per_step)) +
+                     wait=ms(s.wait_ms_per_step), step=ctx.step_noun) +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
         f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,

@@ -55,7 +55,8 @@ class Kind:
     #: side of the capture was lost or not recorded, its work did not run on the CPU (kind ``unknown``, not ``no_gpu``)
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
-    #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
+    #: yet), "input_only" (the framework's input pipeline fetching batch after batch, no kernel launched: a loop that
+    #: runs no model), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
@@ -114,7 +115,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
+WINDOWS = ("startup", "input_only", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
            "wsl2_untraced", "frontend")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
@@ -911,6 +912,9 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
         return Kind("no_gpu", "high", f"{profiler}; no kernel was launched in the window{_seen_words(trace)}",
                     cpu_only="the window's only GPU runtime calls are the profiler's own",
                     gpu_seen=trace.producer.get("visible_gpus", ""))
+    loading = _input_only(trace, fw) if calls else ""
+    if loading:  # start-up does not repeat: batch after batch fetched, and no kernel, is a loop that runs no model
+        return Kind("no_gpu", "high", loading, window="input_only")
     if calls:
         return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
                     window="startup")
@@ -1026,6 +1030,41 @@ def _profiler_calls_only(trace: Trace) -> str:
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
             f"{', which created the context' if took * 1e6 >= _CONTEXT_NS else ''} -- and the others only read "
             f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
+
+
+#: The fewest batches a window without kernels must fetch to be a loop over its input, not start-up: start-up fetches
+#: the first batch once before the first step's launches; a second fetch with still no launch is the loop's next turn.
+_MIN_INPUT_BATCHES = 2
+
+
+def _input_only(trace: Trace, fw: Framework) -> str:
+    """The input pipeline's work of a window without kernels, in words, where the framework's input events
+    (``Framework.input_event``: the DataLoader's ``__next__``) fetch :data:`_MIN_INPUT_BATCHES` or more batches; ""
+    otherwise, and "" where the framework's matmuls or convolutions ran (a model, on the CPU).
+
+    Why: such a window is no start-up cut short.  A SlimUNETR data-loading check (slpkite108/DET_SEG
+    ``dataloader_trace.json``, its model call commented out) fetched 12 batches on an RTX 4090 and copied each to the
+    GPU (24 copies, 2.4 GB, each waited for by ``cudaStreamSynchronize``), and no kernel ran: read as "start-up only",
+    it was told to skip start-up with the profiler's schedule, where its loop never runs the model (h37-survey53)."""
+    h = trace.h
+    mask = h.name_mask(fw.input_event)
+    n = int(mask.sum())
+    if n < _MIN_INPUT_BATCHES or h.name_mask(lambda name: fw.tc_eligible_op(op_type(name))).any():
+        return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
+    waited = int((h.end[mask] - h.start[mask]).astype(np.int64).sum()) / 1e9  # ms
+    name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
+    words = (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
+             f"{ms(waited)} inside them)")
+    copied = [(d.gpu, int(np.isin(d.kind, _COPY_KINDS).sum()), int(np.maximum(d.copy_bytes, 0).sum()))
+              for d in trace.devices if len(d)]
+    if any(c for _, c, _ in copied):
+        words += ", then copied to the GPU (" + ", ".join(f"{plural(c, 'copy', 'copies')}, {gb(b)} in all, on GPU {g}"
+                                                          for g, c, b in copied if c) + ")"
+    return words + "; no kernel was launched: the profiled loop fetches batches and runs no model on them"
+
+
+#: The device events that move bytes (the copies a window of input loading holds).
+_COPY_KINDS = (devices.KIND_H2D, devices.KIND_D2H, devices.KIND_D2D, devices.KIND_OTHER_COPY)
 
 
 def _startup_calls(trace: Trace) -> str:

@@ -1,0 +1,81 @@
+"""A window that only loads data is no start-up (issue #37, deliverable 1; h37-survey53).
+
+slpkite108/DET_SEG ``dataloader_trace.json`` (MIT; kept as ``tests/fixtures/wild/input_only_rtx4090_unetr``): a
+SlimUNETR data-loading check on an RTX 4090 whose model call is commented out.  Read by hand: 13 DataLoader
+``__next__`` calls (13.76 s of waiting, worker start and one refill), 24 synchronous copies of the batches to GPU 3
+(``.to(device)``: 67 MB image + 134 MB label a batch, 2.25 GiB, each waited for by ``cudaStreamSynchronize``), no
+kernel.  On main it was "The capture window ended during start-up: no GPU work launched yet", told to skip start-up
+with the profiler's schedule -- where the loop turned twelve times and never ran the model.
+
+Controls, built from the same file: cut before its second fetch it is start-up again (one batch fetched, the first
+step not yet launched); with a matmul op in it a model ran, on the CPU, and it is no loop without a model.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from types import SimpleNamespace
+
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+TRACE = FIXTURES / "wild" / "input_only_rtx4090_unetr" / "dataloader_trace.pt.trace.json.gz"
+FETCH = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+
+
+def _doc() -> dict:
+    with gzip.open(TRACE, "rt") as f:
+        return json.load(f)
+
+
+def _report(path: str) -> dict:
+    hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=os.path.getsize(path))]
+    rep = analyze_session("w", "s", hosts).to_dict()
+    (host,) = rep["hosts"]
+    assert host["error"] is None, host["error"]
+    return {**host, "findings": rep["findings"]}
+
+
+def _written(tmp_path, doc: dict) -> str:
+    path = str(tmp_path / "cut.pt.trace.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def _window_finding(host: dict) -> dict:
+    (f,) = [f for f in host["findings"] if f["rule"] == "capture_quality"]
+    return f
+
+
+def test_a_real_loop_that_only_loads_batches_is_named_so_not_start_up():
+    host = _report(str(TRACE))
+    job, f = host["job"], _window_finding(host)
+    assert job["kind"] == "no_gpu", job
+    evidence = job["kind_evidence"]
+    assert evidence.startswith("the input pipeline only: 13 batch fetches"), evidence
+    assert "24 copies, 2.25 GiB in all, on GPU 3" in evidence and "start-up" not in evidence, evidence
+    assert f["severity"] == "warning" and "input pipeline" in f["title"] and "start-up" not in f["title"], f["title"]
+    fix = " ".join(a["text"] for a in f["actions"])
+    assert "run the model on each batch inside the profiled block" in fix, fix
+    assert "skip start-up" not in fix, fix
+
+
+def test_the_same_window_cut_before_its_second_fetch_is_start_up(tmp_path):
+    doc = _doc()
+    second = sorted(e["ts"] for e in doc["traceEvents"] if e.get("name") == FETCH)[1]
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if "ts" not in e or e["ts"] < second]
+    job = _report(_written(tmp_path, doc))["job"]
+    assert job["kind"] == "no_gpu" and job["kind_evidence"].startswith("start-up only:"), job["kind_evidence"]
+
+
+def test_the_same_window_with_a_matmul_on_the_cpu_is_no_loop_without_a_model(tmp_path):
+    doc = _doc()
+    first = min(e["ts"] for e in doc["traceEvents"] if e.get("name") == FETCH)
+    tid = next(e["tid"] for e in doc["traceEvents"] if e.get("name") == FETCH)
+    doc["traceEvents"].append({"ph": "X", "cat": "cpu_op", "name": "aten::linear", "pid": 1743389, "tid": tid,
+                               "ts": first - 100, "dur": 50, "args": {"External id": 99999}})
+    job = _report(_written(tmp_path, doc))["job"]
+    assert "input pipeline only" not in job["kind_evidence"], job["kind_evidence"]

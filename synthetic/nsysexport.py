@@ -1695,12 +1695,13 @@ def write_scheduled_host_work_window(path: str, host_ms: float = 2000.0, on_cpu:
 
 
 def write_refused_launch(path: str, kernels: int = 5, refused: tuple[int, ...] = (4,), code: int = 1,
-                         kernel_ms: float = 20.0) -> dict:
+                         kernel_ms: float = 20.0, gpu: Gpu | None = A100_80GB_PCIE) -> dict:
     """Write the export of a GEMM benchmark shaped after Promisewjx/cuda-gemm's ``report_nsys.sqlite`` (an A100, one
     kernel of each version timed between two ``cudaEventRecord``): the context in ``cudaMalloc``, then ``kernels``
     launches of ``cudaLaunchKernel``, each followed by ``cudaEventSynchronize``; the launches whose index is in
     ``refused`` return ``code`` (1, cudaErrorInvalidValue: more dynamic shared memory than a kernel may have without
-    raising its limit) and run no kernel, so their sync returns at once.  Return the truth: the refused launches."""
+    raising its limit) and run no kernel, so their sync returns at once; ``gpu`` None: no GPU table.  Return the
+    truth: the refused launches."""
     us, ms = 1000, 1_000_000
     pid = 5353
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1725,7 +1726,7 @@ def write_refused_launch(path: str, kernels: int = 5, refused: tuple[int, ...] =
                     [(code, c) for c in failed])
     con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 256, 1, 16, 16, 1, 0, 0, 0, 0, j, None,
                                       None) for j, (a, b, c, n) in enumerate(kern)])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="./gemm_test", thread="gemm_test",
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="./gemm_test", thread="gemm_test",
                 sync_enum=False)
     return {"refused": len(failed), "code": code, "kernels_run": len(kern)}
 

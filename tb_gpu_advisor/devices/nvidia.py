@@ -602,7 +602,8 @@ def sticky_error(code: int) -> tuple[str, str] | None:
 
 #: The errors a CUDA Runtime *launch* returns when it refuses a kernel before it runs (``cudaError_t``): the kernel
 #: never runs, nothing else breaks, and the program goes on with its results missing unless it checks the return code.
-#: code -> (name, the usual cause at a launch).
+#: code -> (name, the usual cause at a launch).  A cause's ``{placeholder}``s name what the export knows of the GPU and
+#: the driver (:func:`launch_error`): the architecture to build for, the driver's CUDA version.
 LAUNCH_ERRORS = {
     1: ("cudaErrorInvalidValue", "a launch argument out of range -- most often more dynamic shared memory than the "
                                  "48 KB a kernel gets unless cudaFuncSetAttribute(kernel, "
@@ -611,20 +612,20 @@ LAUNCH_ERRORS = {
     9: ("cudaErrorInvalidConfiguration", "a grid or block out of the device's limits (more than 1024 threads per "
                                          "block, a zero dimension) or more shared memory than a block may have"),
     98: ("cudaErrorInvalidDeviceFunction", "the kernel is not a device function of this program's loaded modules"),
-    209: ("cudaErrorNoKernelImageForDevice", "the binary holds no code for this GPU's architecture (build it with "
-                                            "-arch for the GPU)"),
+    209: ("cudaErrorNoKernelImageForDevice", "the binary holds no code for this GPU's architecture{gpu} (build it "
+                                            "with -arch={sm})"),
     # The module-loading errors a launch returns where the driver cannot make machine code of the kernel's PTX: the
     # kernel's module is loaded (lazily) at its first launch, so the launch is where a driver older than the toolkit
     # that built the binary shows (CUDA Runtime API, cudaLaunchKernel's return codes).
     218: ("cudaErrorInvalidPtx", "the driver's JIT compiler could not compile the kernel's PTX (build machine code "
-                                "for the GPU with -arch=sm_XX)"),
-    221: ("cudaErrorJitCompilerNotFound", "the binary holds only PTX for this GPU and the driver's PTX JIT compiler "
-                                         "is missing (build machine code for the GPU with -arch=sm_XX)"),
-    222: ("cudaErrorUnsupportedPtxVersion", "the binary holds only PTX for this GPU, built by a newer CUDA toolkit "
-                                           "than the driver supports (update the driver, or build machine code for "
-                                           "the GPU with -arch=sm_XX, or build with the toolkit the driver supports)"),
-    223: ("cudaErrorJitCompilationDisabled", "the binary holds only PTX for this GPU and PTX JIT compilation is "
-                                            "disabled (CUDA_DISABLE_PTX_JIT; build machine code with -arch=sm_XX)"),
+                                "for the GPU with -arch={sm})"),
+    221: ("cudaErrorJitCompilerNotFound", "the binary holds only PTX for this GPU{gpu} and the driver's PTX JIT "
+                                         "compiler is missing (build machine code for the GPU with -arch={sm})"),
+    222: ("cudaErrorUnsupportedPtxVersion", "the binary holds only PTX for this GPU{gpu}, built by a newer CUDA "
+                                           "toolkit than the driver{driver} supports (update the driver, or build "
+                                           "machine code for the GPU with -arch={sm}, or build with {toolkit})"),
+    223: ("cudaErrorJitCompilationDisabled", "the binary holds only PTX for this GPU{gpu} and PTX JIT compilation is "
+                                            "disabled (CUDA_DISABLE_PTX_JIT; build machine code with -arch={sm})"),
     701: ("cudaErrorLaunchOutOfResources", "the block needs more registers than an SM has for it (fewer threads per "
                                           "block, or __launch_bounds__)"),
 }
@@ -643,9 +644,32 @@ LAUNCH_ERROR_FIX = (
     "// then: compute-sanitizer ./app")
 
 
-def launch_error(code: int) -> tuple[str, str] | None:
-    """(name, usual cause) of an error a CUDA Runtime launch returned without running its kernel, else None."""
-    return LAUNCH_ERRORS.get(int(code))
+def launch_error(code: int, cc: tuple[int, int] | None = None, driver: str | None = None,
+                 driver_cuda: int | None = None) -> tuple[str, str] | None:
+    """(name, usual cause) of an error a CUDA Runtime launch returned without running its kernel, else None; the cause
+    names the GPU's architecture (``cc``, its compute capability) and the driver (``driver``, its release;
+    ``driver_cuda``, the CUDA version it supports as the driver API encodes it, 12020) where the export records them.
+    Why: a finding never withholds what the report knows -- "-arch=sm_XX" on an export that records an sm_89 GPU left
+    the reader to look up what the report had read (h37-survey48's kept ``ptx_refused_rtx4090d``).  Unknown, the
+    words stay generic."""
+    found = LAUNCH_ERRORS.get(int(code))
+    if found is None:
+        return None
+    name, cause = found
+    sm = f"sm_{cc[0]}{cc[1]}" if cc else ""
+    cuda = cuda_version_words(driver_cuda)
+    driver_words = ", ".join(w for w in (driver, f"CUDA {cuda}" if cuda else "") if w)
+    return name, cause.format(gpu=f" ({sm})" if sm else "", sm=sm or "sm_XX",
+                              driver=f" ({driver_words})" if driver_words else "",
+                              toolkit=f"CUDA {cuda} or older" if cuda else "the toolkit the driver supports")
+
+
+def cuda_version_words(encoded: int | None) -> str:
+    """The CUDA version ``cuDriverGetVersion`` encodes as 1000 * major + 10 * minor (12020 -> "12.2"); "" where it is
+    unknown or not of that form."""
+    if not encoded or encoded < 1000:
+        return ""
+    return f"{encoded // 1000}.{encoded % 1000 // 10}"
 
 
 #: The words the Nsight reader puts in the name of a Unified Memory page migration (``copyKind`` UVM HtoD/DtoH/DtoD,

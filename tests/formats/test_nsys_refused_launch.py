@@ -93,7 +93,8 @@ def test_an_old_drivers_refusal_of_every_launch_is_said_not_a_lost_capture():
     top = findings[0]
     assert top["title"] == "A kernel launch failed: its kernel never ran" and top["severity"] == "critical"
     assert top["summary"].startswith("21 launch calls (`cudaLaunchKernel`) returned cudaErrorUnsupportedPtxVersion "
-                                     "(222): the binary holds only PTX for this GPU, built by a newer CUDA toolkit")
+                                     "(222): the binary holds only PTX for this GPU (sm_89), built by a newer CUDA "
+                                     "toolkit")
     assert "No kernel ran in the window" in top["summary"]
     assert "the kernels that ran" not in top["summary"]
 
@@ -140,3 +141,58 @@ def test_every_launch_refused_is_decided_once_by_the_job(tmp_path):
     for path in (some, one):
         kind = _kind(path)
         assert kind.refused_launches and not kind.every_launch_refused
+
+
+# --------------------------------------------------------------------- the cause names the GPU and driver the export records
+
+def test_the_ptx_refusals_cause_names_the_gpu_and_driver_the_export_records():
+    """h37-ptxarch: the kept export records its GPUs (four, RTX 4080 and RTX 4090 D, each compute capability 8.9) and
+    the driver (``NvDriverVersion`` 535.183.01, ``CudaDriverVersion`` 12020: CUDA 12.2); on main the cause said
+    "-arch=sm_XX" and "the toolkit the driver supports", withholding both."""
+    con = sqlite3.connect(f"file:{PTX_REFUSED}?mode=ro", uri=True)
+    ccs = con.execute("SELECT DISTINCT computeMajor, computeMinor FROM TARGET_INFO_GPU").fetchall()
+    env = dict(con.execute("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
+                           "('NvDriverVersion', 'CudaDriverVersion')").fetchall())
+    con.close()
+    assert ccs == [(8, 9)] and env == {"NvDriverVersion": "535.183.01", "CudaDriverVersion": "12020"}  # the file's truth
+    (f,) = _refused(_findings(PTX_REFUSED.parent))
+    summary = f["summary"]
+    assert "only PTX for this GPU (sm_89)" in summary
+    assert "than the driver (535.183.01, CUDA 12.2) supports" in summary
+    assert "-arch=sm_89" in summary and "build with CUDA 12.2 or older" in summary
+    assert "sm_XX" not in summary and "the toolkit the driver supports" not in summary
+
+
+def test_a_refusal_names_the_generated_gpus_architecture(tmp_path):
+    """The generator's A100 (8.0) and an invalid-PTX refusal (218): build for sm_80; no driver recorded, none named."""
+    p = tmp_path / "invalid_ptx.sqlite"
+    write_refused_launch(str(p), refused=(0, 1, 2, 3, 4), code=218)
+    (f,) = _refused(_findings(p))
+    assert f["summary"].startswith("5 launch calls (`cudaLaunchKernel`) returned cudaErrorInvalidPtx (218)")
+    assert "-arch=sm_80" in f["summary"] and "sm_XX" not in f["summary"]
+
+
+def test_a_refusal_without_the_gpu_table_keeps_the_generic_words(tmp_path):
+    """No GPU table, no driver recorded: nothing to name, the generic words stay (and no empty parentheses)."""
+    p = tmp_path / "no_gpu.sqlite"
+    write_refused_launch(str(p), refused=(0, 1, 2, 3), code=222, gpu=None)
+    text = reader.read_trace(str(p)).producer["refused_launches"]
+    assert ("the binary holds only PTX for this GPU, built by a newer CUDA toolkit than the driver supports (update "
+            "the driver, or build machine code for the GPU with -arch=sm_XX, or build with the toolkit the driver "
+            "supports)") in text
+    assert "()" not in text and "{" not in text
+
+
+def test_a_box_of_mixed_gpus_names_no_architecture(tmp_path):
+    """Two GPUs of different compute capability (8.0 and 8.6): a runtime row does not say which one refused, so no
+    architecture is named."""
+    p = tmp_path / "mixed.sqlite"
+    write_refused_launch(str(p), refused=(0, 1, 2, 3), code=223)
+    con = sqlite3.connect(p)
+    con.execute("INSERT INTO TARGET_INFO_GPU SELECT * FROM TARGET_INFO_GPU")
+    con.execute("UPDATE TARGET_INFO_GPU SET id = 1, cuDevice = 1, computeMinor = 6 WHERE rowid = "
+                "(SELECT MAX(rowid) FROM TARGET_INFO_GPU)")
+    con.commit()
+    con.close()
+    text = reader.read_trace(str(p)).producer["refused_launches"]
+    assert "build machine code with -arch=sm_XX" in text and "sm_80" not in text and "sm_86" not in text

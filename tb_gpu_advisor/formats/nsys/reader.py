@@ -363,11 +363,26 @@ def _refused_launches(schema: tb.Schema) -> tuple[str, int]:
         return "", 0
     refused.sort()
     _, call, code, _ = refused[0]
-    name, cause = devices.nvidia.launch_error(code) or ("an error", "")
+    name, cause = devices.nvidia.launch_error(code, *_launch_target(schema)) or ("an error", "")
     total = sum(n for *_, n in refused)
     calls = "call" if total == 1 else "calls"
     return (f"{total:,} launch {calls} (`{call}`{' and others' if len(refused) > 1 else ''}) returned {name} ({code})"
             f"{': ' + cause if cause else ''}"), total
+
+
+def _launch_target(schema: tb.Schema) -> tuple[tuple[int, int] | None, str | None, int | None]:
+    """What a refused launch's cause may name (``devices.nvidia.launch_error``): the compute capability of the
+    export's GPUs (``TARGET_INFO_GPU``, else ``TARGET_INFO_CUDA_DEVICE``) where they all share one, else None -- a
+    runtime row does not say which GPU it launched on, and a process's ordinals move with ``CUDA_VISIBLE_DEVICES``,
+    so a box of mixed GPUs keeps the generic words; the driver's release (``NvDriverVersion``) and the CUDA version it
+    supports (``CudaDriverVersion``, 12020), None where not recorded.  Why: a refusal for the GPU's architecture or
+    the driver's age is fixed by building for that architecture or that CUDA version, and the export records both."""
+    rows = tb.dict_rows(schema, tb.GPU_INFO) or tb.dict_rows(schema, tb.CUDA_DEVICE)
+    ccs = {_info(r).compute_capability for r in rows}
+    cc = next(iter(ccs)) if len(ccs) == 1 else None
+    driver = driver_version(tb.value_of(schema, tb.SYSTEM_ENV, "NvDriverVersion") or "") or None
+    cuda = (tb.value_of(schema, tb.SYSTEM_ENV, "CudaDriverVersion") or "").strip()
+    return cc, driver, int(cuda) if cuda.isdigit() else None
 
 
 #: An error report whose message is a number (``Error: 3.2e-06``): a program's measured error, not its failure.

@@ -292,9 +292,11 @@ _NO_WORK = -2
 
 
 def _work_steps(ctx: Context, idx: np.ndarray) -> np.ndarray:
-    """Per module host event ``idx``: the kept step (-1 none) its first device event started in, of those whose
-    launch record it encloses on its own line (``Encloser``); :data:`_NO_WORK` where none is (launches on a
-    runtime line of their own, as ROCm's are; records lost)."""
+    """Per module host event ``idx``: the kept step (-1 none) its first kernel started in, of those whose launch
+    record it encloses on its own line (``Encloser``); :data:`_NO_WORK` where none is (launches on a runtime line
+    of their own, as ROCm's are; records lost).  Kernels alone: the FLOPs are theirs, and a module's input copy or
+    memset runs at once where its kernels queue behind the last execution's (a GPU running a step behind its host:
+    the copy in step 0's lead-in, the kernels in step 1)."""
     out = np.full(len(idx), _NO_WORK, np.int64)
     first = np.full(len(idx), np.iinfo(np.int64).max, np.int64)
     if not len(idx):
@@ -305,7 +307,7 @@ def _work_steps(ctx: Context, idx: np.ndarray) -> np.ndarray:
     pos = np.full(len(ctx.h), -1, np.int64)
     pos[idx] = np.arange(len(idx))
     for g in ctx.gpus:
-        sel = np.flatnonzero(g.launch >= 0)
+        sel = np.flatnonzero((g.launch >= 0) & (g.d.kind == devices.KIND_KERNEL))
         host = enc.find(g.launch[sel].astype(np.int64, copy=False))
         ok = host >= 0
         if not ok.any():

@@ -19,7 +19,11 @@ kept ranges), each held to the quantity it read two ways -- the part and the who
 * the default stream's seed 52518 (h37-lastwin), two Kineto ranks in step, a 0.67 ms buffer request before the first
   launch of the last of 4 steps: each GPU's window #4 (holding the request on the GPU's clock) was dropped, its last
   window -- measured by its host annotation from its late span's start -- read the request again after its work and
-  was kept at 1.594 ms beside two of the 0.923 ms period (the walk's several-rank request truth).
+  was kept at 1.594 ms beside two of the 0.923 ms period (the walk's several-rank request truth);
+* ``--xplane`` seed 52430 (h37-onestepjax), one JAX step with no marker read as the capture's one pass: its only
+  ``jit_train_step:XLA GPU module`` event starts 26 us before the pass (which opens at the GPU's first work), so
+  keyed by its host start no execution lay in the pass -- MFU n/a, "no execution ... was found in the kept steps (no
+  `<module>:XLA GPU module` host event)" beside the event (``one-pass-words``); the text's "per step and GPU" alike.
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ import tempfile
 
 import pytest
 
-from synthetic.randjobs import random_form5_job, random_form_job, random_job
+from dataclasses import replace
+
+from synthetic.randjobs import random_form5_job, random_form_job, random_job, random_xplane_job
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.report.build import _communication_table
@@ -140,3 +146,49 @@ def test_a_last_window_after_a_request_is_the_period():
     rows = [(r.gpu, r.step, r.step_ms) for r in _report(job).hosts[0].step_rows if r.gpu is not None]
     assert {(g, n) for g, n, _ in rows} == {(g, n) for g in (0, 1) for n in (2, 3, 5)}
     assert all(ms == pytest.approx(0.9228, abs=0.001) for _, _, ms in rows), rows
+
+
+def _mfu(h):
+    return next(m for m in h.headline if m.id == "mfu")
+
+
+def test_a_one_pass_jax_step_counts_its_module_run_in_the_pass():
+    """Seed 52430: the pass holds the work of the module's one execution, its FLOPs counted -- the MFU the same job
+    reads over 4 marked steps (17.5%), within the pass's own lead-in -- and its card and text say "in the pass".
+    Fails on main: MFU n/a, the note "found in the kept steps"."""
+    job = random_xplane_job(52430)
+    assert job.params["steps"] == 1 and job.params["marker"] == "none" and job.params["hlo"]
+    assert check(job) == []
+    h = _report(job).hosts[0]
+    assert h.steps["source"] == "whole_capture" and h.steps["count"] == 1
+    card = _mfu(h)
+    assert card.value == pytest.approx(0.174, abs=0.002), card.detail
+    assert card.detail["flops_per"] == "in the pass, per GPU"
+    note = render.card_note(card)
+    assert "in the pass, per GPU at" in note and "step" not in note.split("; not flagged")[0], note
+    marked = _mfu(_report(replace(job, params={**job.params, "steps": 6, "marker": "train"})).hosts[0])
+    assert marked.value == pytest.approx(0.175, abs=0.002) and "flops_per" not in marked.detail  # control
+
+
+def test_a_one_pass_without_module_events_says_the_pass():
+    """The same pass with no ``<module>:XLA GPU module`` event: MFU is n/a, its reason said of the pass; over several
+    steps of kept steps (control).  Fails on main: "found in the kept steps" in the one pass."""
+    job = random_xplane_job(52430)
+    one = replace(job, params={**job.params, "marker": "none_no_module_events"})
+    assert check(one) == []
+    why = _mfu(_report(one).hosts[0]).detail["not_available"]
+    assert "no execution of a module with matmul work was found in the pass (" in why, why
+    many = _mfu(_report(replace(one, params={**one.params, "steps": 6})).hosts[0])
+    assert "was found in kept steps (" in many.detail["not_available"]
+
+
+def test_a_module_run_a_step_behind_its_host_counts_in_the_step_of_its_kernels():
+    """Two marked steps, the GPU a step behind its host: the first module's D2D copy runs at once, before the GPU's
+    first step, its kernels in that step; the second's kernels queue into the next.  Each execution counts once, by
+    its first kernel (a control main holds by the host starts: counted by its first device event, the first fell
+    outside the steps and MFU halved, 8.7%)."""
+    job = random_xplane_job(52430)
+    for marker in ("train", "none"):
+        h = _report(replace(job, params={**job.params, "steps": 2, "marker": marker})).hosts[0]
+        assert h.steps["count"] == 2
+        assert _mfu(h).value == pytest.approx(0.174, abs=0.002), (marker, _mfu(h).display)

@@ -35,9 +35,11 @@ from tb_gpu_advisor.steps.types import unmarked_pass
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
-#: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).
+#: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).  No window in them: the
+#: card's meaning and note say what the FLOPs are of ("FLOPs in the pass / ..."), and "the model FLOPs per step
+#: given as a setting" beside them named steps a one-pass capture does not hold (h37-onestepjax).
 SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-                "user": "the model FLOPs per step given as a setting"}
+                "user": "the model FLOPs given as a setting"}
 
 
 

@@ -192,3 +192,23 @@ def test_a_module_run_a_step_behind_its_host_counts_in_the_step_of_its_kernels()
         h = _report(replace(job, params={**job.params, "steps": 2, "marker": marker})).hosts[0]
         assert h.steps["count"] == 2
         assert _mfu(h).value == pytest.approx(0.174, abs=0.002), (marker, _mfu(h).display)
+
+
+def test_a_one_pass_with_the_users_flops_says_no_step():
+    """The same pass analysed with the model's FLOPs given (``--model-flops-per-step``): the card's source reads "the
+    model FLOPs given as a setting", the window said once, by the meaning ("FLOPs in the pass / ...").  Fails on main:
+    "(the model FLOPs per step given as a setting)" in the card's meaning (``one-pass-words``)."""
+    from tb_gpu_advisor.common.options import UserOptions
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from synthetic.randjobs import write
+    from tests.support.properties import one_pass_words_problems
+
+    folder = tempfile.mkdtemp(prefix="lawseed")
+    write(random_xplane_job(52430), folder)
+    (s,) = discover(folder)
+    h = analyze_session(s.run, s.session, s.hosts, options=UserOptions(model_flops=1.5e12)).hosts[0]
+    card = _mfu(h)
+    assert card.detail["source"] == "user" and card.value == pytest.approx(0.172, abs=0.002)
+    assert one_pass_words_problems(h) == []
+    assert card.meaning.startswith("FLOPs in the pass / (pass time x") and "given as a setting" in card.meaning

@@ -274,16 +274,21 @@ def _captured_only(ctx: Context, fo: FlopOps) -> str | None:
 
 def _module_executions(ctx: Context) -> dict[str, int]:
     """Executions of each XLA module in kept steps: its ``<module>:XLA GPU module`` host events (one per execution
-    and GPU), each in the kept step its work ran in (:func:`_work_steps`), else -- no device event of its launches
-    recorded on its line -- the step its host event starts in.
+    and GPU), each in the kept step its host event starts in -- or, where the steps are the GPU's own windows
+    (``StepDetection.mapped_via`` "device"), in the one its work ran in (:func:`_work_steps`; the host start where
+    no kernel of its launches is recorded on its line).
 
-    Why by its work: the FLOPs are the GPU's, and a step read from the GPU's time (the one pass of an unmarked
-    capture starts at its first GPU work, ``steps.drop``) opens after the host began the launch that made that
-    work -- keyed by its host start, the pass's only execution lay outside it, and MFU read "no execution ... found
-    (no `<module>:XLA GPU module` host event)" beside the event (walk seed 52430, ``--xplane``)."""
+    Why by its work there: a step read from the GPU's time (the one pass of an unmarked capture starts at its first
+    GPU work, ``steps.drop``) opens after the host began the launch that made that work -- keyed by its host start,
+    the pass's only execution lay outside it, and MFU read "no execution ... found (no `<module>:XLA GPU module`
+    host event)" beside the event (walk seed 52430, ``--xplane``).  Why not where the program marks its steps: its
+    marker encloses the call and says its step, while the kernels of a step's last call run past the marker's end
+    (real-h100-jax input_bound: 8 of 18 executions' first kernels in the next step's window, the last one's after
+    every kept step -- 17 counted in 18 steps)."""
     h = ctx.h
     idx = np.flatnonzero(h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX)))
-    ran = _work_steps(ctx, idx)
+    ran = (_work_steps(ctx, idx) if ctx.steps.detection.mapped_via == "device"
+           else np.full(len(idx), _NO_WORK, np.int64))
     step = np.where(ran != _NO_WORK, ran, ctx.host_step[idx].astype(np.int64))
     names, counts = np.unique(h.name[idx[step >= 0]], return_counts=True)
     return {h.names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)]: int(c) for i, c in zip(names, counts)}

@@ -83,10 +83,7 @@ def mfu_card(m: HostMetrics) -> Metric:
               "below_roofline_share": json_float(f.below_roofline_share),
               "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None,
               "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6), "peak_dtype": f.peak_dtype,
-              "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu),
-              # what the FLOPs are of where the host kept one step ("in the pass, per GPU"): the text's words
-              # (``render.mfu_note``); absent over several steps, where they read "per step and GPU"
-              "flops_per": _flops_per(ctx) if ctx.one_step else None}
+              "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = ctx.window_words(f.note) if f.note else ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          f"the trace gives no FLOPs: give the model's FLOPs {_flops_per(ctx)}")
@@ -99,6 +96,8 @@ def mfu_card(m: HostMetrics) -> Metric:
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")
+    if ctx.one_step:  # what the FLOPs are of, as the text says them (``render.mfu_note``): "in the pass, per GPU"
+        detail["flops_per"] = _flops_per(ctx)
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = ctx.window_words(f.note)
     # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)

@@ -183,14 +183,15 @@ def test_a_one_pass_without_module_events_says_the_pass():
 
 
 def test_a_module_run_a_step_behind_its_host_counts_in_the_step_of_its_kernels():
-    """Two marked steps, the GPU a step behind its host: the first module's D2D copy runs at once, before the GPU's
-    first step, its kernels in that step; the second's kernels queue into the next.  Each execution counts once, by
-    its first kernel (a control main holds by the host starts: counted by its first device event, the first fell
-    outside the steps and MFU halved, 8.7%)."""
+    """Two steps, the GPU a step behind its host: the first module's D2D copy runs at once, before the GPU's first
+    window, its kernels in that window; the second's kernels queue into the next.  Read from XLA's module launches
+    (GPU windows), each execution counts once, by its first kernel; read from the program's markers, by the marker
+    that encloses it.  A control main holds (by the host starts): counted by its first device event, the first fell
+    outside the steps and MFU halved (8.7%)."""
     job = random_xplane_job(52430)
     for marker in ("train", "none"):
         h = _report(replace(job, params={**job.params, "steps": 2, "marker": marker})).hosts[0]
-        assert h.steps["count"] == 2
+        assert h.steps["count"] == 2 and h.steps["source"] == {"train": "trace_train", "none": "xla_module_launches"}[marker]
         assert _mfu(h).value == pytest.approx(0.174, abs=0.002), (marker, _mfu(h).display)
 
 
@@ -212,3 +213,20 @@ def test_a_one_pass_with_the_users_flops_says_no_step():
     assert card.detail["source"] == "user" and card.value == pytest.approx(0.172, abs=0.002)
     assert one_pass_words_problems(h) == []
     assert card.meaning.startswith("FLOPs in the pass / (pass time x") and "given as a setting" in card.meaning
+
+
+def test_a_marked_steps_calls_count_by_their_marker():
+    """Control on a real capture (real-h100-jax input_bound: 18 StepTraceAnnotation steps, the GPU idle between them):
+    each step's ``jit_train_step`` runs its kernels past its marker's end (8 of 18 start in the next step's window,
+    the last after every kept step), so counted by the kernels 17 executions made 18 steps' FLOPs (8.0%); by the
+    marker that encloses each call, 18 (8.5%, as on main)."""
+    from tb_gpu_advisor.formats.xplane.adapter import read_trace
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+    from tests.support.paths import SHARED_PROFILES
+
+    found = sorted((SHARED_PROFILES / "real-h100-jax" / "input_bound").glob("plugins/profile/*/*.xplane.pb"))
+    if len(found) != 1:
+        pytest.skip("../shared/profiles/real-h100-jax/input_bound is absent")
+    m = host_metrics(read_trace(str(found[0])))
+    assert m.steps.count == 18 and m.steps.source == "trace_train"
+    assert m.flops.mfu == pytest.approx(0.0852, abs=0.0005), m.flops.mfu

@@ -35,9 +35,11 @@ from tb_gpu_advisor.steps.types import unmarked_pass
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
-#: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).
+#: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).  No window in them: the
+#: card's meaning and note say what the FLOPs are of ("FLOPs in the pass / ..."), and "the model FLOPs per step
+#: given as a setting" beside them named steps a one-pass capture does not hold (h37-onestepjax).
 SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-                "user": "the model FLOPs per step given as a setting"}
+                "user": "the model FLOPs given as a setting"}
 
 
 
@@ -75,7 +77,7 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
         # h37-survey32) has no model FLOPs to count: said as that, not as module events the capture lacks
         out.note = (_NO_MATMUL if not len(fo) else
                     "the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
-                    "found in the kept steps (no `<module>:XLA GPU module` host event)")
+                    "found in {kept} (no `<module>:XLA GPU module` host event)")  # "{kept}": as "no GPU kernels in"
     if traced is not None and not usable and coverage is not None:
         out.note = (f"the ops whose shapes give FLOPs launch {coverage:.0%} of the matmul/conv kernel time "
                     f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))
@@ -271,12 +273,61 @@ def _captured_only(ctx: Context, fo: FlopOps) -> str | None:
 
 
 def _module_executions(ctx: Context) -> dict[str, int]:
-    """Executions of each XLA module in kept steps: its ``<module>:XLA GPU module`` host events (one per
-    execution and GPU) by the step they start in."""
+    """Executions of each XLA module in kept steps: its ``<module>:XLA GPU module`` host events (one per execution
+    and GPU), each in the kept step its host event starts in -- or, where the steps are the GPU's own windows
+    (``StepDetection.mapped_via`` "device"), in the one its work ran in (:func:`_work_steps`; the host start where
+    no kernel of its launches is recorded on its line).
+
+    Why by its work there: a step read from the GPU's time (the one pass of an unmarked capture starts at its first
+    GPU work, ``steps.drop``) opens after the host began the launch that made that work -- keyed by its host start,
+    the pass's only execution lay outside it, and MFU read "no execution ... found (no `<module>:XLA GPU module`
+    host event)" beside the event (walk seed 52430, ``--xplane``).  Why not where the program marks its steps: its
+    marker encloses the call and says its step, while the kernels of a step's last call run past the marker's end
+    (real-h100-jax input_bound: 8 of 18 executions' first kernels in the next step's window, the last one's after
+    every kept step -- 17 counted in 18 steps)."""
     h = ctx.h
-    mod = h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX)) & (ctx.host_step >= 0)
-    names, counts = np.unique(h.name[mod], return_counts=True)
+    idx = np.flatnonzero(h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX)))
+    ran = (_work_steps(ctx, idx) if ctx.steps.detection.mapped_via == "device"
+           else np.full(len(idx), _NO_WORK, np.int64))
+    step = np.where(ran != _NO_WORK, ran, ctx.host_step[idx].astype(np.int64))
+    names, counts = np.unique(h.name[idx[step >= 0]], return_counts=True)
     return {h.names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)]: int(c) for i, c in zip(names, counts)}
+
+
+#: :func:`_work_steps`' mark of a module event none of whose launches' device events the trace ties to it
+_NO_WORK = -2
+
+
+def _work_steps(ctx: Context, idx: np.ndarray) -> np.ndarray:
+    """Per module host event ``idx``: the kept step (-1 none) its first kernel started in, of those whose launch
+    record it encloses on its own line (``Encloser``); :data:`_NO_WORK` where none is (launches on a runtime line
+    of their own, as ROCm's are; records lost).  Kernels alone: the FLOPs are theirs, and a module's input copy or
+    memset runs at once where its kernels queue behind the last execution's (a GPU running a step behind its host:
+    the copy in step 0's lead-in, the kernels in step 1)."""
+    out = np.full(len(idx), _NO_WORK, np.int64)
+    first = np.full(len(idx), np.iinfo(np.int64).max, np.int64)
+    if not len(idx):
+        return out
+    mask = np.zeros(len(ctx.h), bool)
+    mask[idx] = True
+    enc = Encloser(ctx.h, mask)
+    pos = np.full(len(ctx.h), -1, np.int64)
+    pos[idx] = np.arange(len(idx))
+    for g in ctx.gpus:
+        sel = np.flatnonzero((g.launch >= 0) & (g.d.kind == devices.KIND_KERNEL))
+        host = enc.find(g.launch[sel].astype(np.int64, copy=False))
+        ok = host >= 0
+        if not ok.any():
+            continue
+        p, ev = pos[host[ok]], sel[ok]
+        start = g.d.start[ev].astype(np.int64)
+        order = np.lexsort((start, p))
+        up, at = np.unique(p[order], return_index=True)
+        e0, s0 = ev[order][at], start[order][at]
+        earlier = s0 < first[up]
+        first[up[earlier]] = s0[earlier]
+        out[up[earlier]] = g.step[e0[earlier]]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------- precision

@@ -96,6 +96,8 @@ def mfu_card(m: HostMetrics) -> Metric:
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")
+    if ctx.one_step:  # what the FLOPs are of, as the text says them (``render.mfu_note``): "in the pass, per GPU"
+        detail["flops_per"] = _flops_per(ctx)
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = ctx.window_words(f.note)
     # the window: "FLOPs in the pass / (pass time x ..." on one pass (h37-words23)

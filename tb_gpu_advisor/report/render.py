@@ -565,9 +565,12 @@ def flop_count(x: float) -> str:
 
 
 def mfu_note(d: dict) -> str:
-    """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
+    """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of.  What the
+    FLOPs are of is the card's ``flops_per`` (``report.build.mfu_card``: "in the pass, per GPU" on one pass -- the
+    text read "1.51 TFLOP per step and GPU" of a capture that marks no step, walk seed 52430 ``--xplane``); a
+    report from before it kept that key says "per step and GPU"."""
     src = SOURCE_WORDS.get(d.get("source") or "", "")
-    out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
+    out = (f"{flop_count(d['flops_per_step'])} {d.get('flops_per') or 'per step and GPU'} at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
            f"the {d.get('peak_dtype') or d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
     if d.get("dtype_mfu") is not None and d.get("dtype") and d.get("dtype") != d.get("peak_dtype"):
         out += f"; {_pct(d['dtype_mfu'])} of the {d['dtype']} peak its GEMMs run in"

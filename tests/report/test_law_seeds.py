@@ -22,7 +22,11 @@ kept ranges), each held to the quantity it read two ways -- the part and the who
   was kept at 1.594 ms beside two of the 0.923 ms period (the walk's several-rank request truth);
 * ``--forms`` seed 50018 (found by h37-forms10num's walk), one pass of two jitted JAX programs read by blocking reads:
   ``host_sync``'s opening named the reads "in the step" from JAX's words, fixed text, on a window of one pass
-  (``one-pass-words``): the window's noun now fills the words.
+  (``one-pass-words``): the window's noun now fills the words;
+* ``--xplane`` seed 52430 (h37-onestepjax), one JAX step with no marker read as the capture's one pass: its only
+  ``jit_train_step:XLA GPU module`` event starts 26 us before the pass (which opens at the GPU's first work), so
+  keyed by its host start no execution lay in the pass -- MFU n/a, "no execution ... was found in the kept steps (no
+  `<module>:XLA GPU module` host event)" beside the event (``one-pass-words``); the text's "per step and GPU" alike.
 """
 
 from __future__ import annotations
@@ -31,7 +35,9 @@ import tempfile
 
 import pytest
 
-from synthetic.randjobs import random_form5_job, random_form_job, random_job
+from dataclasses import replace
+
+from synthetic.randjobs import random_form5_job, random_form_job, random_job, random_xplane_job
 from tb_gpu_advisor.common.fmt import pct_part
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.report.build import _communication_table
@@ -143,3 +149,87 @@ def test_a_last_window_after_a_request_is_the_period():
     rows = [(r.gpu, r.step, r.step_ms) for r in _report(job).hosts[0].step_rows if r.gpu is not None]
     assert {(g, n) for g, n, _ in rows} == {(g, n) for g in (0, 1) for n in (2, 3, 5)}
     assert all(ms == pytest.approx(0.9228, abs=0.001) for _, _, ms in rows), rows
+
+
+def _mfu(h):
+    return next(m for m in h.headline if m.id == "mfu")
+
+
+def test_a_one_pass_jax_step_counts_its_module_run_in_the_pass():
+    """Seed 52430: the pass holds the work of the module's one execution, its FLOPs counted -- the MFU the same job
+    reads over 4 marked steps (17.5%), within the pass's own lead-in -- and its card and text say "in the pass".
+    Fails on main: MFU n/a, the note "found in the kept steps"."""
+    job = random_xplane_job(52430)
+    assert job.params["steps"] == 1 and job.params["marker"] == "none" and job.params["hlo"]
+    assert check(job) == []
+    h = _report(job).hosts[0]
+    assert h.steps["source"] == "whole_capture" and h.steps["count"] == 1
+    card = _mfu(h)
+    assert card.value == pytest.approx(0.174, abs=0.002), card.detail
+    assert card.detail["flops_per"] == "in the pass, per GPU"
+    note = render.card_note(card)
+    assert "in the pass, per GPU at" in note and "step" not in note.split("; not flagged")[0], note
+    marked = _mfu(_report(replace(job, params={**job.params, "steps": 6, "marker": "train"})).hosts[0])
+    assert marked.value == pytest.approx(0.175, abs=0.002) and "flops_per" not in marked.detail  # control
+
+
+def test_a_one_pass_without_module_events_says_the_pass():
+    """The same pass with no ``<module>:XLA GPU module`` event: MFU is n/a, its reason said of the pass; over several
+    steps of kept steps (control).  Fails on main: "found in the kept steps" in the one pass."""
+    job = random_xplane_job(52430)
+    one = replace(job, params={**job.params, "marker": "none_no_module_events"})
+    assert check(one) == []
+    why = _mfu(_report(one).hosts[0]).detail["not_available"]
+    assert "no execution of a module with matmul work was found in the pass (" in why, why
+    many = _mfu(_report(replace(one, params={**one.params, "steps": 6})).hosts[0])
+    assert "was found in kept steps (" in many.detail["not_available"]
+
+
+def test_a_module_run_a_step_behind_its_host_counts_in_the_step_of_its_kernels():
+    """Two steps, the GPU a step behind its host: the first module's D2D copy runs at once, before the GPU's first
+    window, its kernels in that window; the second's kernels queue into the next.  Read from XLA's module launches
+    (GPU windows), each execution counts once, by its first kernel; read from the program's markers, by the marker
+    that encloses it.  A control main holds (by the host starts): counted by its first device event, the first fell
+    outside the steps and MFU halved (8.7%)."""
+    job = random_xplane_job(52430)
+    for marker in ("train", "none"):
+        h = _report(replace(job, params={**job.params, "steps": 2, "marker": marker})).hosts[0]
+        assert h.steps["count"] == 2 and h.steps["source"] == {"train": "trace_train", "none": "xla_module_launches"}[marker]
+        assert _mfu(h).value == pytest.approx(0.174, abs=0.002), (marker, _mfu(h).display)
+
+
+def test_a_one_pass_with_the_users_flops_says_no_step():
+    """The same pass analysed with the model's FLOPs given (``--model-flops-per-step``): the card's source reads "the
+    model FLOPs given as a setting", the window said once, by the meaning ("FLOPs in the pass / ...").  Fails on main:
+    "(the model FLOPs per step given as a setting)" in the card's meaning (``one-pass-words``)."""
+    from tb_gpu_advisor.common.options import UserOptions
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from synthetic.randjobs import write
+    from tests.support.properties import one_pass_words_problems
+
+    folder = tempfile.mkdtemp(prefix="lawseed")
+    write(random_xplane_job(52430), folder)
+    (s,) = discover(folder)
+    h = analyze_session(s.run, s.session, s.hosts, options=UserOptions(model_flops=1.5e12)).hosts[0]
+    card = _mfu(h)
+    assert card.detail["source"] == "user" and card.value == pytest.approx(0.172, abs=0.002)
+    assert one_pass_words_problems(h) == []
+    assert card.meaning.startswith("FLOPs in the pass / (pass time x") and "given as a setting" in card.meaning
+
+
+def test_a_marked_steps_calls_count_by_their_marker():
+    """Control on a real capture (real-h100-jax input_bound: 18 StepTraceAnnotation steps, the GPU idle between them):
+    each step's ``jit_train_step`` runs its kernels past its marker's end (8 of 18 start in the next step's window,
+    the last after every kept step), so counted by the kernels 17 executions made 18 steps' FLOPs (8.0%); by the
+    marker that encloses each call, 18 (8.5%, as on main)."""
+    from tb_gpu_advisor.formats.xplane.adapter import read_trace
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+    from tests.support.paths import SHARED_PROFILES
+
+    found = sorted((SHARED_PROFILES / "real-h100-jax" / "input_bound").glob("plugins/profile/*/*.xplane.pb"))
+    if len(found) != 1:
+        pytest.skip("../shared/profiles/real-h100-jax/input_bound is absent")
+    m = host_metrics(read_trace(str(found[0])))
+    assert m.steps.count == 18 and m.steps.source == "trace_train"
+    assert m.flops.mfu == pytest.approx(0.0852, abs=0.0005), m.flops.mfu

@@ -141,13 +141,15 @@ def _named_precision(name: str) -> int:
 
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper, a kernel whose own
-    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace) nor cuBLAS's
+    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace), cuBLAS's
     k = 1 GEMM (``nvidia.outer_product_one``: an outer product, nothing to accumulate -- element-wise work; HTA's
-    inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2)."""
+    inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2) nor a matrix x vector
+    product (:func:`matrix_vector_one`: the memory's time, no matrix unit's -- vLLM's ROCm ``LLGemm1_kernel`` says
+    "Gemm" in its name, which ROCm's GEMM pattern read as matrix-unit work, h37-review26)."""
     return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
              or ggml.matrix_product_one(name))
             and not attention_helper_one(name) and not nvidia.data_movement_one(name)
-            and not nvidia.outer_product_one(name))
+            and not nvidia.outer_product_one(name) and not matrix_vector_one(name))
 
 
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,

@@ -16,10 +16,10 @@ import numpy as np
 
 from tb_gpu_advisor.devices import amd, ggml, intel, nvidia, triton
 from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, unit_name
-from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
-                                          KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
-                                          P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS, TC_ALIGN_BYTES,
-                                          head, tc_align_elements)
+from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
+                                          KIND_KERNEL, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
+                                          P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS,
+                                          TC_ALIGN_BYTES, head, tc_align_elements)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
@@ -688,18 +688,12 @@ def attention_helper_kind(name: str) -> str | None:
     return "reduction" if _HELPER_REDUCES.search(head(name)) else "elementwise"
 
 
-
-#: C++'s name for an unnamed namespace, inside many ATen kernels' names (``at::native::(anonymous namespace)::...``):
-#: a parenthesis that is no argument list, dropped from short names.
-_ANON_NS = nvidia.ANON_NS
-
-
 def short_kernel_name(name: str, width: int = 80) -> str:
     """Readable kernel name: template arguments collapsed, the argument list and ``(anonymous namespace)::`` dropped,
     cut to ``width`` -- ``void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<...>(...)`` is
     ``at::native::vectorized_layer_norm_kernel<…>``, never ``at::native::`` (the first parenthesis taken for the
     arguments)."""
-    s = name.replace(_ANON_NS, "")
+    s = name.replace(ANON_NS, "")  # its parenthesis is no argument list (``codes.ANON_NS``)
     if s.startswith("void "):
         s = s[5:]
     depth, out = 0, []

@@ -16,10 +16,10 @@ import numpy as np
 
 from tb_gpu_advisor.devices import amd, ggml, intel, nvidia, triton
 from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count, unit_name
-from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
-                                          KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
-                                          P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS, TC_ALIGN_BYTES,
-                                          head, tc_align_elements)
+from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
+                                          KIND_KERNEL, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
+                                          P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS,
+                                          TC_ALIGN_BYTES, head, tc_align_elements)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
@@ -141,13 +141,15 @@ def _named_precision(name: str) -> int:
 
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor), not an attention helper, a kernel whose own
-    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace) nor cuBLAS's
+    function moves data (``nvidia.data_movement_one``: a transpose inside a GEMM library's namespace), cuBLAS's
     k = 1 GEMM (``nvidia.outer_product_one``: an outer product, nothing to accumulate -- element-wise work; HTA's
-    inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2)."""
+    inference_rank_1 was told to pad its fp16 dims to 8 for the Tensor Cores, h37-kernelfam2) nor a matrix x vector
+    product (:func:`matrix_vector_one`: the memory's time, no matrix unit's -- vLLM's ROCm ``LLGemm1_kernel`` says
+    "Gemm" in its name, which ROCm's GEMM pattern read as matrix-unit work, h37-review26)."""
     return ((any(v.gemm_kernel_one(name) for v in VENDORS) or triton.dot_kernel_one(name)
              or ggml.matrix_product_one(name))
             and not attention_helper_one(name) and not nvidia.data_movement_one(name)
-            and not nvidia.outer_product_one(name))
+            and not nvidia.outer_product_one(name) and not matrix_vector_one(name))
 
 
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
@@ -686,18 +688,12 @@ def attention_helper_kind(name: str) -> str | None:
     return "reduction" if _HELPER_REDUCES.search(head(name)) else "elementwise"
 
 
-
-#: C++'s name for an unnamed namespace, inside many ATen kernels' names (``at::native::(anonymous namespace)::...``):
-#: a parenthesis that is no argument list, dropped from short names.
-_ANON_NS = nvidia.ANON_NS
-
-
 def short_kernel_name(name: str, width: int = 80) -> str:
     """Readable kernel name: template arguments collapsed, the argument list and ``(anonymous namespace)::`` dropped,
     cut to ``width`` -- ``void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<...>(...)`` is
     ``at::native::vectorized_layer_norm_kernel<…>``, never ``at::native::`` (the first parenthesis taken for the
     arguments)."""
-    s = name.replace(_ANON_NS, "")
+    s = name.replace(ANON_NS, "")  # its parenthesis is no argument list (``codes.ANON_NS``)
     if s.startswith("void "):
         s = s[5:]
     depth, out = 0, []

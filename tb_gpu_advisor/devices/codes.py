@@ -47,6 +47,12 @@ def replace_each(text: str, pairs: tuple[tuple[str, str], ...]) -> str:
     return text
 
 
+#: C++'s name for an unnamed namespace inside a demangled name (``at::native::(anonymous namespace)::...``): a
+#: parenthesis that is no argument list, dropped before a name's own function is read (:func:`function_parts`,
+#: ``nvidia._own_function``, ``devices.short_kernel_name``).
+ANON_NS = "(anonymous namespace)::"
+
+
 #: kernel classes of a report's ``kernel_classes`` summary (and the diff's kernel-class changes)
 KERNEL_CLASSES = ("matmul/conv", "elementwise", "reduction", "collective", "other")
 
@@ -58,25 +64,16 @@ _SOURCE_NAME = re.compile(r"\d+")
 def plain_mangled_name(name: str) -> str:
     """``aiter::fp8gemm_bf16_blockscale_32x128`` for ``_ZN5aiter33fp8gemm_bf16_blockscale_32x128E``: the qualified name of
     an Itanium-mangled name that is a plain nested name and nothing more (no template arguments, no parameter list:
-    an assembly kernel's symbol, maybe with its code object's ``.kd``), each part its length then its characters; ""
-    for any other name.  Read left to right once: linear in the name."""
+    an assembly kernel's symbol, maybe with its code object's ``.kd``), each part its length then its characters
+    (:func:`_mangled_parts`, read to the name's end); "" for any other name.  Read left to right once: linear in the
+    name."""
     if not name.startswith("_ZN"):
         return ""
     body = name[3:].removesuffix(".kd")
     if not body.endswith("E"):
         return ""
-    body, parts, i = body[:-1], [], 0
-    while i < len(body):
-        n = _SOURCE_NAME.match(body, i)
-        if not n:
-            return ""
-        size, i = int(n.group(0)), n.end()
-        part = body[i:i + size]
-        if size <= 0 or len(part) < size or not part.isidentifier():
-            return ""
-        parts.append(part)
-        i += size
-    return "::".join(parts)
+    parts, end = _mangled_parts(body[:-1], 0)
+    return "::".join(parts) if end == len(body) - 1 else ""
 
 
 #: Itanium's one-letter builtin types (the C++ ABI's <builtin-type>), as a demangler prints them.
@@ -152,6 +149,6 @@ def function_parts(name: str) -> tuple[str, ...]:
     if h.startswith("_Z"):
         parts, _ = _mangled_parts(h, 3 if h.startswith("_ZN") else 2)
         return tuple(parts)
-    flat = _without_templates(h.replace("(anonymous namespace)::", ""))
+    flat = _without_templates(h.replace(ANON_NS, ""))
     own = flat.split("(", 1)[0].strip().rsplit(" ", 1)[-1]
     return tuple(p for p in own.split("::") if p)

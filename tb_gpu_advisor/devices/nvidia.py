@@ -13,8 +13,8 @@ from functools import lru_cache
 from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
-                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head,
-                                          function_parts, mangled_template_head, plain_mangled_name)
+                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, ANON_NS,
+                                          function_parts, head, mangled_template_head, plain_mangled_name)
 
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
@@ -300,8 +300,6 @@ def data_movement_one(name: str) -> bool:
 #: (``add_rmsnorm_quant_kernel`` reduces its rows first: ``devices.normalization_one`` decides), not one whose own
 #: function names a GEMM (``_OWN_GEMM_WORD``).
 _QUANTIZE = re.compile(r"(?<![a-z])quant(?:ize)?(?![a-z])", re.I)
-#: C++'s name for an unnamed namespace inside a demangled name: a parenthesis that is no argument list.
-ANON_NS = "(anonymous namespace)::"
 
 
 @lru_cache(maxsize=65536)

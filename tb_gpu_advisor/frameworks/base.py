@@ -182,9 +182,10 @@ class Framework:
     #: (name prefix, kernel class) of the kernels its compiler names by their kind (Inductor's ``triton_red_``): the
     #: class a kernel's own name states, for the report's kernel classes
     kernel_kinds: tuple[tuple[str, str], ...] = ()
-    #: (regex, kernel class) of this framework's own kernels whose function names what they do, wherever the name
-    #: puts it (ATen's ``multi_tensor_apply_kernel<..., FusedAdamMathFunctor<...>>``, TF's ``ApplyAdamKernel``): the
-    #: class of work no vendor's family claims, for the report's kernel classes; the first that matches wins
+    #: (regex, kernel class) of the kernels of this framework and of the libraries it calls whose function names what
+    #: they do, wherever the name puts it (ATen's ``multi_tensor_apply_kernel<..., FusedAdamMathFunctor<...>>``, TF's
+    #: ``ApplyAdamKernel``, PyTorch's nvFuser and FBGEMM kernels): the class of work no vendor's family claims, for
+    #: the report's kernel classes; the first that matches wins
     named_kernel_kinds: tuple[tuple[str, str], ...] = ()
     #: host events that are bookkeeping, not host compute (wrappers whose children are classified, markers)
     not_host_work: NamePredicate = never

@@ -14,7 +14,8 @@ import numpy as np
 
 from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
 from tb_gpu_advisor.metrics.capture import idle_calls_within
-from tb_gpu_advisor.metrics.context import DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, lead_frames
+from tb_gpu_advisor.metrics.context import (DISPATCH_BIT, HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx,
+                                            lead_frames)
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput, per_step
 from tb_gpu_advisor.model.columns import intersect_intervals, outermost, subtract_intervals, time_within, union_intervals
 
@@ -161,10 +162,21 @@ def _lead_ms(ctx: Context, n: int) -> float:
     col = BREAKDOWN_CATEGORIES.index("input_wait")
     total = 0.0
     for g in ctx.active:
-        sp = ctx.input_spans if g.input_spans is None else g.input_spans
-        if sp is not None and sp[0].size:
-            total += float(ledger_of(ctx, g, *union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64)))[col])
+        sp = _input_spans(ctx, g)
+        if sp is not None:
+            total += float(ledger_of(ctx, g, *sp)[col])
     return per_step(total / PS_PER_MS, n, len(ctx.active)) if ctx.active else 0.0
+
+
+def _input_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """GPU ``g``'s input spans, merged (:func:`union_intervals`): its own process's (``GpuCtx.input_spans``), else the
+    host's (``Context.input_spans``); None where it has none.  Why one reading: the untraced lead (:func:`_lead_ms`)
+    and the batch's put (:func:`_put_ms`) are parts of the one input wait the ledger paints from these spans
+    (``breakdown`` reads them so), and each asked it in its own loop (h37-review26)."""
+    sp = ctx.input_spans if g.input_spans is None else g.input_spans
+    if sp is None or not sp[0].size:
+        return None
+    return union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64))
 
 
 def _put_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
@@ -185,11 +197,10 @@ def _put_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
     col = BREAKDOWN_CATEGORIES.index("input_wait")
     total = 0.0
     for g in act:
-        sp = ctx.input_spans if g.input_spans is None else g.input_spans
-        if sp is None or not sp[0].size:
+        sp = _input_spans(ctx, g)
+        if sp is None:
             continue
-        s, e = union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64))
-        s, e = intersect_intervals(s, e, xs, xe)  # inside a transfer event
+        s, e = intersect_intervals(*sp, xs, xe)  # inside a transfer event
         s, e = subtract_intervals(s, e, *own) if own[0].size else (s, e)
         total += float(ledger_of(ctx, g, s, e)[col])
     return per_step(total / PS_PER_MS, n, len(act))

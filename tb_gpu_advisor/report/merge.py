@@ -9,7 +9,7 @@ from tb_gpu_advisor import ANALYZER_VERSION, rules
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.fmt import ms as _ms
 from tb_gpu_advisor.common.fmt import pct as _pct
-from tb_gpu_advisor.metrics.job import JobView, job_view
+from tb_gpu_advisor.metrics.job import JobView, job_view, med
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.verdict import damage_note, no_promise_reason, verdict
@@ -221,7 +221,7 @@ def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Findi
         return own
     rows = [g.breakdown or {} for h in ok for g in h.gpus if g.kernel_count and g.step_ms is not None]
     cats = {c for b in rows for c in b}
-    median = {c: _median([float(b.get(c) or 0.0) for b in rows]) for c in cats}
+    median = {c: med([float(b.get(c) or 0.0) for b in rows]) for c in cats}  # the job view's median rank
     out = achievable(job.step_ms, median, findings, withheld)
     if out:
         out["scope"] = f"median of {len(job.ranks)} {job.unit}s"
@@ -246,12 +246,6 @@ def _of_session_step(findings: list[Finding], step_ms: float | None) -> bool:
         if f.host is None and f.saving is not None:
             f.saving.percent_of_step = round(100.0 * f.saving.ms_per_step / step_ms, 2)
     return True
-
-
-def _median(xs: list[float]) -> float:
-    xs = sorted(xs)
-    n = len(xs)
-    return 0.0 if not n else (xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2]))
 
 
 def _collectives_table(job: JobView) -> Table | None:

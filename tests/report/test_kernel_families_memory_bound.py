@@ -139,3 +139,20 @@ def test_an_outer_product_is_told_nothing_of_tensor_cores():
     classes = {c["class"]: c["us_per_step"] for c in rep.hosts[0].kernel_classes}
     assert classes["elementwise"] == pytest.approx(9.0 + 6.0, abs=0.01)  # main: 9.0 (2 kernels); + gemmk1's 6 us
     assert classes["matmul/conv"] == pytest.approx(21.0 - 6.0, abs=0.01)  # main: 21.0 (gemmk1 and one GEMM)
+
+
+@pytest.mark.parametrize("name", [
+    # vLLM's ROCm LLMM1 op (csrc/rocm/skinny_gemms.cu: ``template <typename scalar_t, int NUM_A_ROWS_PER_BLOCK>
+    # __global__ void LLGemm1_kernel(const scalar_t* in_a, const scalar_t* in_b, scalar_t* out_c, const int K)``: one
+    # column of B, each row's dot product reduced across the warps in shared memory), as a demangler prints it
+    "void LLGemm1_kernel<__half, 4>(__half const*, __half const*, __half*, int)",
+    "void LLGemm1_kernel<__hip_bfloat16, 2>(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16*, int)",
+])
+def test_a_matrix_vector_product_named_gemm_is_no_gemm(name):
+    """``devices.matrix_vector_one`` claims ``LLGemm1_kernel`` (``amd._MATRIX_VECTOR``) and says the GEMM readers
+    claim none of its kernels -- but ROCm's GEMM pattern matched "Gemm" in its name, so main read it as matrix-unit
+    GEMM work (Tensor-Core-eligible, class matmul/conv: precision and Matrix Core advice for a memory-bound dot
+    product).  One reading now: a matrix x vector product is no GEMM, whatever its name says (h37-review26)."""
+    assert devices.matrix_vector_one(name)
+    assert not devices.gemm_kernel_one(name)
+    assert _class_of(name) == "reduction"

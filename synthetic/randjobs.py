@@ -1972,10 +1972,10 @@ def _user_copy(r: T.Rank, how: str, mb: float) -> None:
     ops, op = _copy_ops(r, ("aten::to",))
     name = "Memcpy DtoH (Device -> Pageable)" if how == "tolist" else "Memcpy HtoD (Pageable -> Device)"
     ext = op["args"]["External id"]
-    _queued_copy(r, name, ext, nbytes, us, blocks=how == "nonblocking_pageable")
+    end = _queued_copy(r, name, ext, nbytes, us, blocks=how == "nonblocking_pageable")
     if how != "nonblocking_pageable":
         r.host_us += 2.0
-        _runtime_call(r, "cudaStreamSynchronize", max(start + us - r.host_us, 0.0) + 3.0, ext)["args"]["cbid"] = 131
+        _runtime_call(r, "cudaStreamSynchronize", max(end - r.host_us, 0.0) + 3.0, ext)["args"]["cbid"] = 131
     _close_ops(r, ops)
 
 

@@ -146,7 +146,7 @@ def window_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the h
     if want is None:
         return []
     titles = [f.title for f in findings if f.rule == "capture_quality"]
-    read = [w for w in ("input_only", "startup") if _WINDOW_TITLES[w] in titles]
+    read = [w for w in ("input_only", "startup") if _WINDOW_TITLES.get(w) in titles]
     if read == ([want] if want in ("input_only", "startup") else []):
         return []
     return [f"truth: the window is read as {read or titles!r}, it is {want!r} by construction"]

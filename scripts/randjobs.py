@@ -9,7 +9,7 @@ own input preparation, a JAX batch-fetch range, a PyProf forward; with ``--forms
 unmarked pass, a kernel trace with no host; with ``--forms12``, grain's loop in a JAX capture, one NVTX range framing a
 benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges; with ``--forms13``, a
 GPU host's window before its first kernel, users' blocking copies, a tiny RL loop, expandable-segment and two-device
-snapshots; with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
+snapshots; with ``--forms14``, a GPU host's loop that only fetches batches (or runs its model on the CPU); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -28,13 +28,18 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
-                              random_form10_job, random_form11_job, random_form12_job, random_form13_job, random_form_job,
+                              random_form10_job, random_form11_job, random_form12_job, random_form13_job, random_form14_job,
+                              random_form_job,
                               random_job, random_xplane_job, random_zero12_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
 #: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
 STREAMS = (
+    ("forms14", random_form14_job,
+     "h37-inputgen's form: a Kineto window on a GPU host whose loop only fetches batches (0-12 DataLoader fetches, "
+     "each copied to the GPU pinned or pageable, synced or not, or kept on the CPU), no kernel -- or the same loop "
+     "running its model's aten::linear on the CPU"),
     ("zero12", random_zero12_job,
      "h37-zero12's form: DeepSpeed's NVTX ranges under ZeRO-1/2 (its update launched outside its ranges after every "
      "k-th micro-batch) or ZeRO-3, gradient accumulation 1, 2, 4 or 2-8, 1-4 ranks, in either domain"),

@@ -1972,10 +1972,20 @@ def _user_copy(r: T.Rank, how: str, mb: float) -> None:
     ops, op = _copy_ops(r, ("aten::to",))
     name = "Memcpy DtoH (Device -> Pageable)" if how == "tolist" else "Memcpy HtoD (Pageable -> Device)"
     ext = op["args"]["External id"]
+    end = _queued_copy(r, name, ext, nbytes, us, blocks=how == "nonblocking_pageable")
+    if how != "nonblocking_pageable":
+        r.host_us += 2.0
+        _runtime_call(r, "cudaStreamSynchronize", max(end - r.host_us, 0.0) + 3.0, ext)["args"]["cbid"] = 131
+    _close_ops(r, ops)
+
+
+def _queued_copy(r: T.Rank, name: str, ext: int, nbytes: int, us: float, blocks: bool) -> float:
+    """A ``cudaMemcpyAsync`` of the host thread now and its copy ``name`` on the compute stream, queued behind the
+    stream's work; ``blocks``: the call returns only when the copy is done (pageable memory staged by the driver), else
+    after 12 us. Returns the copy's end, us."""
     launch_at = r.host_us
     start = max(r.streams.get(T.COMPUTE_STREAM, 0.0), launch_at + 8.0)
-    call = _runtime_call(r, "cudaMemcpyAsync", 12.0 if how != "nonblocking_pageable" else start + us - launch_at + 3.0,
-                         ext)
+    call = _runtime_call(r, "cudaMemcpyAsync", start + us - launch_at + 3.0 if blocks else 12.0, ext)
     call["args"]["cbid"] = 41
     r.streams[T.COMPUTE_STREAM] = start + us
     r.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": name, "pid": r.device, "tid": T.COMPUTE_STREAM,
@@ -1984,10 +1994,7 @@ def _user_copy(r: T.Rank, how: str, mb: float) -> None:
                            "correlation": r.corr, "bytes": nbytes, "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
     r._flow(launch_at, start, T.COMPUTE_STREAM)
     r.step_kernels.append((start, start + us))
-    if how != "nonblocking_pageable":
-        r.host_us += 2.0
-        _runtime_call(r, "cudaStreamSynchronize", max(start + us - r.host_us, 0.0) + 3.0, ext)["args"]["cbid"] = 131
-    _close_ops(r, ops)
+    return start + us
 
 
 def _write_setup_window(job: Job, run: str) -> None:
@@ -2123,3 +2130,104 @@ def _as_expandable(doc: dict[str, Any], empty_cache: bool) -> dict[str, Any]:
 _WRITERS.update({"kineto_setup_window": _write_setup_window, "kineto_user_copies": _write_user_copies,
                  "rl_loop": _write_rl_loop, "snapshot_expandable": _write_snapshot13,
                  "snapshot_two_devices": _write_snapshot13})
+
+
+# ------------------------------------------------------------- forms no stream drew before (h37-inputgen)
+# Drawn by ``random_form14_job`` (``scripts/randjobs.py --forms14``), a stream of its own: a Kineto window on a GPU
+# host whose profiled loop only loads data (#37 class 1, h37-survey53's ``wild/input_only_rtx4090_unetr``): N fetches
+# of a DataLoader's ``__next__``, each batch copied to the GPU or not (pinned or pageable, waited for or not), no
+# kernel -- or, as a control, the same loop running its model's ``aten::linear`` on the CPU.
+
+FORMS14 = ("kineto_input_only",)
+#: how each batch reaches the GPU: not at all, ``.to("cuda", non_blocking=True)`` of a pinned batch (the call returns
+#: at once), or ``.to("cuda")`` of a pageable one (the driver stages it: the call returns when the copy is done)
+BATCH_COPIES = ("none", "pinned", "pageable")
+#: the DataLoader iterators whose ``__next__`` the profiler records (``num_workers=0`` and ``>0``)
+LOADERS = (T.DATALOADER, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__")
+
+
+def _input_only_params(rng: random.Random) -> dict[str, Any]:
+    """A loop of 0-12 batch fetches (2 or more most often), each batch copied as one of :data:`BATCH_COPIES` in 1-2
+    tensors (image, label) with or without a ``torch.cuda.synchronize()``; the device queried before the loop
+    (``torch.cuda.is_available()``) or not (always, without a fetch: a window holds something); a model run on the CPU (``aten::linear`` on each batch) one time in five.
+    A CPU model's batches stay on the CPU: a tensor on the GPU fed to a CPU model is an error, not a job."""
+    cpu_model, fetches = rng.random() < 0.2, rng.choice((0, 1, 2, 2, 3, 4, 6, 8, 12))
+    return {"fetches": fetches, "loader": rng.choice(LOADERS),
+            "loader_us": round(_log_uniform(rng, 50.0, 200_000.0), 3), "collate_ops": rng.randint(1, 4),
+            "copies": "none" if cpu_model else rng.choice(BATCH_COPIES), "tensors": rng.randint(1, 2),
+            "batch_mib": round(_log_uniform(rng, 0.01, 256.0), 4), "sync": rng.random() < 0.5,
+            "query": rng.random() < 0.6 or not fetches, "cpu_model": cpu_model, "linear_us": round(_log_uniform(rng, 20.0, 20_000.0), 3),
+            "marker": rng.choice(("profiler_step", "none"))}
+
+
+def random_form14_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS14` (its own stream of draws)."""
+    rng = random.Random(f"form14{seed}")
+    fmt = rng.choice(FORMS14)
+    return Job(seed, fmt, _input_only_params(rng))
+
+
+def form14_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS14` with :func:`_input_only_params`'s keys: a reduced job, written in a test."""
+    return _reduced_job(FORMS14, fmt, seed, dict(params))
+
+
+def _batch_upload(r: T.Rank, p: dict[str, Any]) -> None:
+    """One batch's tensors to the GPU as ``p["copies"]`` says (``aten::to`` -> ``aten::_to_copy`` -> ``aten::copy_``,
+    its ``cudaMemcpyAsync`` and the copy), then ``torch.cuda.synchronize()`` where ``p["sync"]``."""
+    nbytes = max(int(p["batch_mib"] * (1 << 20)), 4)
+    us = max(nbytes / COPY_BPS[p["copies"]] * 1e6, 1.5)
+    name = "Memcpy HtoD (Pinned -> Device)" if p["copies"] == "pinned" else "Memcpy HtoD (Pageable -> Device)"
+    end = 0.0
+    for _ in range(p["tensors"]):
+        ops, op = _copy_ops(r, ("aten::to",))
+        end = _queued_copy(r, name, op["args"]["External id"], nbytes, us, blocks=p["copies"] == "pageable")
+        _close_ops(r, ops)
+    if p["sync"]:
+        r.host_us += 2.0
+        _runtime_call(r, "cudaDeviceSynchronize", max(end - r.host_us, 0.0) + 3.0)["args"]["cbid"] = 165
+
+
+def _write_input_only(job: Job, run: str) -> None:
+    """The loop and its truth, by construction: no kernel runs, so the job does no GPU work (kind ``no_gpu``) and the
+    capture's quality is its one finding; the window (``window``, read by ``tests/support/random_jobs``) is
+    ``input_only`` where two or more batches were fetched and no model op ran, ``startup`` where at most one was and
+    the host made a runtime call (a query or a copy), ``cpu_model`` where an ``aten::linear`` ran each batch on the
+    CPU (no CUDA call inside the model's ops: its queries come before the loop)."""
+    p = job.params
+    r = T.Rank(rank=0, pid=4100, device=0)
+    r.host_us += 20.0
+    if p["query"]:  # torch.cuda.is_available(), current_device()
+        _runtime_call(r, "cudaGetDeviceCount", 2.0)
+        _runtime_call(r, "cudaGetDevice", 1.0)
+    for n in range(1, 1 + p["fetches"]):
+        mark = r.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False) if p["marker"] != "none" else None
+        r.host_us += 5.0
+        fetch = r.cpu(p["loader"], 0.0, cat="user_annotation", advance=False)
+        r.host_us += p["loader_us"]
+        for _ in range(p["collate_ops"]):
+            r.cpu("aten::stack", 20.0 + p["batch_mib"] * 4.0)
+        fetch["dur"] = round(r.host_us - fetch["ts"], 3)
+        if p["copies"] != "none":
+            _batch_upload(r, p)
+        if p["cpu_model"]:
+            r.cpu("aten::linear", p["linear_us"])
+        r.host_us += 5.0
+        if mark is not None:
+            mark["dur"] = round(r.host_us - mark["ts"], 3)
+    stamp = T.BASE_NS + int(T.T0_US * 1000)
+    T.write_doc(os.path.join(run, f"{T._worker(r)}.{stamp}.pt.trace.json"), T.trace_doc(r, 1))
+    TRUTH[job.seed] = {"job_kind": "no_gpu", "only_rules": ("capture_quality",), "window": input_window(p)}
+
+
+def input_window(p: dict[str, Any]) -> str:
+    """What :func:`_write_input_only`'s window of ``p`` is by construction: "cpu_model", "input_only", "startup", or
+    "cpu_loop" (no runtime call at all: nothing shows the loop reached for a GPU)."""
+    if p["cpu_model"] and p["fetches"]:
+        return "cpu_model"
+    if not p["query"] and (p["copies"] == "none" or not p["fetches"]):
+        return "cpu_loop"
+    return "input_only" if p["fetches"] >= 2 else "startup"
+
+
+_WRITERS.update({"kineto_input_only": _write_input_only})

@@ -53,7 +53,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
             for f in h.findings if bound is not None and f.rule == "small_grid" and f.saving is not None
             and f.saving.ms_per_step > bound * 1.001 + 1e-6]
     out += exchange_problems(truth, report)
-    out += kind_problems(truth, h) + sync_name_problems(truth, h.findings)
+    out += kind_problems(truth, h) + sync_name_problems(truth, h.findings) + window_problems(truth, h.findings)
     found = h.steps.get("found") if h.steps else None
     # the bounds are a job's iteration's: over the steps found, the window's whole (one pass: all the iterations)
     per = truth.get("steps", 1) / max(found or 1, 1)
@@ -134,6 +134,22 @@ def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's rep
     if want is None or (got == want if want != "not training" else got != "training"):
         return []
     return [f"truth: the job is read as {got!r}, its NVTX words say {want!r}"]
+
+
+def window_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings
+    """Where the job's writer says what its window without kernels holds (``window``: "input_only", "startup", or
+    "cpu_model" / "cpu_loop" -- work on the CPU, no window of either kind), the capture-quality finding says that window
+    (its title, ``rules.capture_quality``'s one per window kind), never the other's (h37-inputgen)."""
+    from tb_gpu_advisor.rules.capture_quality import _WINDOW_TITLES
+
+    want = truth.get("window")
+    if want is None:
+        return []
+    titles = [f.title for f in findings if f.rule == "capture_quality"]
+    read = [w for w in ("input_only", "startup") if _WINDOW_TITLES.get(w) in titles]
+    if read == ([want] if want in ("input_only", "startup") else []):
+        return []
+    return [f"truth: the window is read as {read or titles!r}, it is {want!r} by construction"]
 
 
 def sync_name_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings

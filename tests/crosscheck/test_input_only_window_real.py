@@ -30,9 +30,13 @@ def _doc() -> dict:
         return json.load(f)
 
 
-def _report(path: str) -> dict:
+def _analyzed(path: str):  # noqa: ANN202 - a Report
     hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=os.path.getsize(path))]
-    rep = analyze_session("w", "s", hosts).to_dict()
+    return analyze_session("w", "s", hosts)
+
+
+def _report(path: str) -> dict:
+    rep = _analyzed(path).to_dict()
     (host,) = rep["hosts"]
     assert host["error"] is None, host["error"]
     return {**host, "findings": rep["findings"]}
@@ -85,8 +89,7 @@ def test_a_loop_without_a_kernel_times_no_gpu_step():
     """The job reads no GPU work (the title: "no step: the window holds no GPU work"), so no GPU step is timed: main
     cut the window's 24 uploads into 3 "GPU burst" steps (86.6 ms, 5.46 s, 5.63 s) and the GPUs table showed "step ms
     3,727.67" on the same screen.  The steps ask the job's reading: the whole window, one pass, and no GPU row's step."""
-    hosts = [SimpleNamespace(host="h0", path=str(TRACE), format="kineto", size=os.path.getsize(TRACE))]
-    (host,) = analyze_session("w", "s", hosts).hosts
+    (host,) = _analyzed(str(TRACE)).hosts
     assert host.job["kind"] == "no_gpu", host.job
     assert host.steps["source"] != "gpu_busy_clusters", host.steps  # main: gpu_busy_clusters, 3 steps
     assert [g.step_ms for g in host.gpus] == [None], [g.step_ms for g in host.gpus]  # main: [3727.669013]
@@ -101,8 +104,7 @@ def test_the_law_sees_a_gpu_step_timed_under_no_step():
 
     from tests.support.properties import no_gpu_step_problems
 
-    hosts = [SimpleNamespace(host="h0", path=str(TRACE), format="kineto", size=os.path.getsize(TRACE))]
-    (host,) = analyze_session("w", "s", hosts).hosts
+    (host,) = _analyzed(str(TRACE)).hosts
     timed = dataclasses.replace(host, gpus=[dataclasses.replace(g, step_ms=3727.67) for g in host.gpus])
     assert [v.split(":")[0] for v in no_gpu_step_problems("h0", timed)] == ["no-gpu-step"]
     bursts = dataclasses.replace(host, steps={**host.steps, "source": "gpu_busy_clusters"})

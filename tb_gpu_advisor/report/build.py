@@ -26,7 +26,7 @@ from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.report.verdict import no_promise_reason
 from tb_gpu_advisor.rules.savings import achievable
-from tb_gpu_advisor.steps.types import SOURCE_LABEL
+from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 TOP_N = TABLE_ROWS
 
@@ -374,11 +374,14 @@ def _step_rows(detail) -> StepRowTable:
 
 
 def _gpu_step_ms(m: HostMetrics, step_ms: float | None) -> float | None:
-    """A GPU's step for its row of the GPUs table; none where the job's reading says the window holds no GPU work.
+    """A GPU's step for its row of the GPUs table; none where the job's reading says the window holds no GPU work and
+    no step is marked (the window read as one pass, ``steps.types.UNMARKED_SOURCES``).
 
     Why: a GPU step is the GPU's work of one iteration; a window without a kernel has none, and its title says "no
-    step" -- the span of its copies (an input-only DataLoader loop's uploads, 5.72 s) is no step length."""
-    return None if m.job is not None and m.job.kind.kind == "no_gpu" else json_float(step_ms, 6)
+    step" -- the span of its copies (an input-only DataLoader loop's uploads, 5.72 s) is no step length.  Where the
+    host marks its iterations (a TF loop whose GPUs only copy), the row keeps the marked step its copies are booked in."""
+    unmarked = m.steps.source in UNMARKED_SOURCES
+    return None if unmarked and m.job is not None and m.job.kind.kind == "no_gpu" else json_float(step_ms, 6)
 
 
 def build_host_report(m: HostMetrics, findings: list[Finding], size: int,

@@ -124,7 +124,7 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
 
 * h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
-  no GPU row's step, and no steps read from the GPU's bursts).
+  no GPU row's step where no step is marked, and no steps read from the GPU's bursts).
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -1855,14 +1855,17 @@ def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
 
 def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
     """``no-gpu-step`` (h37-inputonly2): a host whose job's reading is ``no_gpu`` (no kernel launched: the title says
-    "no step: the window holds no GPU work") shows no GPU step -- every GPU row's step is empty, and its steps are not
-    the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU burst" steps, the GPUs
-    table's "step ms 3,727.67" under that title)."""
+    "no step: the window holds no GPU work") shows no GPU step -- no GPU row's step where no step is marked (the
+    window one pass; a host's marked steps are its own), and its steps are not the GPU's bursts
+    (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU burst" steps, the GPUs table's "step ms
+    3,727.67" under that title)."""
+    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+
     if (h.job or {}).get("kind") != "no_gpu":
         return []
-    out = [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU work"
-           for g in h.gpus if g.step_ms is not None]
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
+    out = [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU work"
+           for g in h.gpus if g.step_ms is not None and source in UNMARKED_SOURCES]
     if source == "gpu_busy_clusters":
         out.append(f"no-gpu-step: {where}: steps read from the GPU's bursts in a window without GPU work")
     return out

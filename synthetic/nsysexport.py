@@ -637,10 +637,12 @@ CAPTURE_DDL = "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT)"
 #: Nsight's own messages about the session (``DIAGNOSTIC_EVENT``, as Nsight Systems 2025.6 exports it).
 DIAG_DDL = """CREATE TABLE DIAGNOSTIC_EVENT (timestamp INTEGER NOT NULL, timestampType INTEGER NOT NULL,
     source INTEGER NOT NULL, severity INTEGER NOT NULL, text TEXT NOT NULL, globalPid INTEGER)"""
-#: The start-up calls of :func:`write_window` ("startup"): (name as exported, count, ns each); the first creates
-#: the CUDA context and takes its ~120 ms.
-STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags_v5000", 4, 15_000),
-                 ("cudaMalloc_v3020", 2, 60_000), ("cudaMemsetAsync_v3020", 1, 9_000))
+#: The start-up calls of :func:`write_window` ("startup"): (name as exported, count, ns each); the runtime initialises
+#: (``cuModuleGetLoadingMode``, as the real climate U-Net's export records it), then its next call creates the CUDA
+#: context and takes its ~120 ms.
+STARTUP_CALLS = (("cuModuleGetLoadingMode", 1, 2_000), ("cudaFree_v3020", 1, 120_000_000),
+                 ("cudaStreamCreateWithFlags_v5000", 4, 15_000), ("cudaMalloc_v3020", 2, 60_000),
+                 ("cudaMemsetAsync_v3020", 1, 9_000))
 WINDOW_RANGES = ("load batch", "preprocess")
 
 
@@ -700,7 +702,7 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     con.commit()
     con.close()
     return {"window": window, "cuda_calls": len(api.rows), "nvtx_ranges": nvtx, "memset_bytes": memset,
-            "context_ms": STARTUP_CALLS[0][2] / 1e6 if window == "startup" else 0.0}
+            "context_ms": STARTUP_CALLS[1][2] / 1e6 if window == "startup" else 0.0}
 
 
 # --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)

@@ -173,10 +173,23 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
 
 
+def _no_gpu_work(job: Job | None) -> bool:
+    """Whether the job's reading says the window holds no GPU work (``job.kind``'s ``no_gpu``: no kernel launched --
+    start-up, an input pipeline's loop, a model on the CPU).
+
+    Why: a GPU step is the GPU's work of one iteration, and without a kernel there is none; the bursts such a window
+    holds are copies alone (the input-only DataLoader loop on an RTX 4090: 24 uploads in 3 bursts read as 3 "steps" of
+    up to 5.6 s under a title that says "no step").  The job's reading is the one answer; the steps ask it."""
+    return job is not None and job.kind.kind == "no_gpu"
+
+
 def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
-    most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``."""
+    most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``; none in a window
+    without GPU work (:func:`_no_gpu_work`): the whole capture, one pass."""
+    if _no_gpu_work(job):
+        return
     refused: list[str] = []
     launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]
     cl = _busy_clusters(r.active, r.trace.h, launches, refused)

@@ -30,9 +30,13 @@ def _doc() -> dict:
         return json.load(f)
 
 
-def _report(path: str) -> dict:
+def _analyzed(path: str):  # noqa: ANN202 - a Report
     hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=os.path.getsize(path))]
-    rep = analyze_session("w", "s", hosts).to_dict()
+    return analyze_session("w", "s", hosts)
+
+
+def _report(path: str) -> dict:
+    rep = _analyzed(path).to_dict()
     (host,) = rep["hosts"]
     assert host["error"] is None, host["error"]
     return {**host, "findings": rep["findings"]}
@@ -79,3 +83,44 @@ def test_the_same_window_with_a_matmul_on_the_cpu_is_no_loop_without_a_model(tmp
                                "ts": first - 100, "dur": 50, "args": {"External id": 99999}})
     job = _report(_written(tmp_path, doc))["job"]
     assert "input pipeline only" not in job["kind_evidence"], job["kind_evidence"]
+
+
+def test_a_loop_without_a_kernel_times_no_gpu_step():
+    """The job reads no GPU work (the title: "no step: the window holds no GPU work"), so no GPU step is timed: main
+    cut the window's 24 uploads into 3 "GPU burst" steps (86.6 ms, 5.46 s, 5.63 s) and the GPUs table showed "step ms
+    3,727.67" on the same screen.  The steps ask the job's reading: the whole window, one pass, and no GPU row's step."""
+    (host,) = _analyzed(str(TRACE)).hosts
+    assert host.job["kind"] == "no_gpu", host.job
+    assert host.steps["source"] != "gpu_busy_clusters", host.steps  # main: gpu_busy_clusters, 3 steps
+    assert [g.step_ms for g in host.gpus] == [None], [g.step_ms for g in host.gpus]  # main: [3727.669013]
+    from tests.support.properties import no_gpu_step_problems
+
+    assert no_gpu_step_problems(host.host, host) == []
+
+
+def test_the_law_sees_a_gpu_step_timed_under_no_step():
+    """The law can fail: the same report with its GPU row given a step, or its steps said read from bursts."""
+    import dataclasses
+
+    from tests.support.properties import no_gpu_step_problems
+
+    (host,) = _analyzed(str(TRACE)).hosts
+    timed = dataclasses.replace(host, gpus=[dataclasses.replace(g, step_ms=3727.67) for g in host.gpus])
+    assert [v.split(":")[0] for v in no_gpu_step_problems("h0", timed)] == ["no-gpu-step"]
+    bursts = dataclasses.replace(host, steps={**host.steps, "source": "gpu_busy_clusters"})
+    assert no_gpu_step_problems("h0", bursts) == [
+        "no-gpu-step: h0: steps read from the GPU's bursts in a window without GPU work"]
+
+
+def test_page_locking_in_a_window_cut_from_a_running_process_is_no_context_creation(tmp_path):
+    """Cut before its second fetch the window is start-up, and main named its longest call of 10 ms or more -- a
+    267 ms ``cudaHostAlloc`` among 17 page-locking siblings of 16-54 ms -- "the CUDA context's creation".  The window
+    records no runtime initialisation (the context was made before it: the model's ``accelerator.prepare``), so no
+    call created it here (``job.phase.context_start``); the climate U-Net's ``cudaFree`` keeps its words
+    (tests/job/test_window_kinds.py)."""
+    doc = _doc()
+    second = sorted(e["ts"] for e in doc["traceEvents"] if e.get("name") == FETCH)[1]
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if "ts" not in e or e["ts"] < second]
+    evidence = _report(_written(tmp_path, doc))["job"]["kind_evidence"]
+    assert evidence.startswith("start-up only:") and "`cudaHostAlloc` ×" in evidence, evidence
+    assert "context's creation" not in evidence, evidence  # main: "`cudaHostAlloc` ×… (…: the CUDA context's creation"

@@ -117,7 +117,8 @@ def test_generated_windows_are_read_as_what_they_hold(tmp_path, window):
     text = _text(f)
     evidence = host["job"]["kind_evidence"]
     if window == "startup":
-        assert f"{truth['cuda_calls']} CUDA calls" in evidence and f"{truth['context_ms']:.1f} ms" in evidence
+        assert f"{truth['cuda_calls']} CUDA calls" in evidence
+        assert f"`cudaFree` ×1 ({truth['context_ms']:.1f} ms: the CUDA context's creation" in evidence, evidence
         assert f"{truth['memset_bytes']:,} bytes" in evidence
     if window == "nvtx_only":
         assert f"{truth['nvtx_ranges']} ranges" in evidence and "CUDA tracing on" in evidence

@@ -123,6 +123,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * h37-mfugraph: ``mfu-kernels`` (the MFU card never says no matmul is there beside the kept steps' matmul kernels:
   graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
 
+* h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
+  no GPU row's step where no step is marked, and no steps read from the GPU's bursts).
+
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
 
@@ -1850,6 +1853,24 @@ def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
             if f.saving is not None and (f.saving.ms_per_step or 0) > 0 and _LEFT_OUT.search(" ".join(f.summary.split()))]
 
 
+def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
+    """``no-gpu-step`` (h37-inputonly2): a host whose job's reading is ``no_gpu`` (no kernel launched: the title says
+    "no step: the window holds no GPU work") shows no GPU step -- no GPU row's step where no step is marked (the
+    window one pass; a host's marked steps are its own), and its steps are not the GPU's bursts
+    (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU burst" steps, the GPUs table's "step ms
+    3,727.67" under that title)."""
+    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+
+    if (h.job or {}).get("kind") != "no_gpu":
+        return []
+    source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
+    out = [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU work"
+           for g in h.gpus if g.step_ms is not None and source in UNMARKED_SOURCES]
+    if source == "gpu_busy_clusters":
+        out.append(f"no-gpu-step: {where}: steps read from the GPU's bursts in a window without GPU work")
+    return out
+
+
 def no_steady_problems(where: str, h: HostReport) -> list[str]:
     """``no-steady`` (h37-review12): "no steady step is left" is said of a host whose kept steps are its start-up: one
     pass, or steps whose ledger is start-up as a start-up window's is (at least ``job.warmup_share``).  Several steps
@@ -2378,7 +2399,7 @@ def report_violations(report: Report) -> list[str]:
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
-        out += one_pass_words_problems(h)
+        out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

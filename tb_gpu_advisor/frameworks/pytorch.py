@@ -638,7 +638,8 @@ def capture(loop: Loop, per_rank: bool) -> str:
 
 def loop_ended(loop: Loop) -> Action:
     """A window opened after the loop's last batch (``job.kind._loop_ended``): a schedule the loader's batches cover,
-    checked before the loop, around the job's own loop over its loader."""
+    checked before the loop, around the job's own loop over its loader, its step the capture advice's (one job, one
+    loop: the ``loop-once`` law)."""
     return action(
         "The profiler's window opened after the loop's last batch: its schedule's wait and warmup steps used up the "
         "loader's batches. Keep wait + warmup + active within the batches the profiled loop runs (len(loader) per "
@@ -650,7 +651,7 @@ def loop_ended(loop: Loop) -> Action:
         "             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),\n"
         "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
         f"    {loop.header}\n"
-        f"        {loop.step()}\n"
+        f"        {loop.capture_step}\n"
         "        prof.step()")
 
 

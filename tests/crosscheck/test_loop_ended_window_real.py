@@ -20,11 +20,9 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-import os
-from types import SimpleNamespace
 
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.run_report import capture_quality_finding, one_file_host
 
 TRACE = FIXTURES / "wild" / "loop_ended_a100_gnn" / "thetagpu11_934191.1644389933042.pt.trace.json.gz"
 FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
@@ -36,24 +34,11 @@ def _doc() -> dict:
         return json.load(f)
 
 
-def _report(path: str) -> dict:
-    hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=os.path.getsize(path))]
-    rep = analyze_session("w", "s", hosts).to_dict()
-    (host,) = rep["hosts"]
-    assert host["error"] is None, host["error"]
-    return {**host, "findings": rep["findings"]}
-
-
-def _written(tmp_path, doc: dict) -> str:
-    path = str(tmp_path / "cut.pt.trace.json")
-    with open(path, "w") as f:
-        json.dump(doc, f)
-    return path
-
-
-def _window_finding(host: dict) -> dict:
-    (f,) = [f for f in host["findings"] if f["rule"] == "capture_quality"]
-    return f
+def _window_finding(tmp_path, doc: dict) -> dict:
+    """The capture-quality finding of ``doc`` written as a one-file session."""
+    path = tmp_path / "cut.pt.trace.json"
+    path.write_text(json.dumps(doc))
+    return capture_quality_finding(one_file_host(str(path), "kineto"))
 
 
 def _fetch(doc: dict) -> dict:
@@ -66,8 +51,8 @@ def _text(f: dict) -> str:
 
 
 def test_a_window_after_the_last_batch_is_the_loops_end_not_a_model_on_the_cpu():
-    host = _report(str(TRACE))
-    job, f = host["job"], _window_finding(host)
+    host = one_file_host(str(TRACE), "kineto")
+    job, f = host["job"], capture_quality_finding(host)
     assert job["kind"] == "no_gpu", job
     assert f["title"] == LOOP_ENDED, f["title"]
     said = _text(f)
@@ -82,7 +67,7 @@ def test_a_model_op_after_the_fetch_is_a_model_on_the_cpu(tmp_path):
     op = copy.deepcopy(fetch)
     op.update(name="aten::addmm", ts=fetch["ts"] + fetch["dur"] + 5, dur=40)
     doc["traceEvents"].append(op)
-    f = _window_finding(_report(_written(tmp_path, doc)))
+    f = _window_finding(tmp_path, doc)
     assert f["title"] != LOOP_ENDED and "ran on the CPU" in f["summary"], f
 
 
@@ -92,12 +77,12 @@ def test_a_second_fetch_is_a_loop_over_its_input_not_its_end(tmp_path):
     again = copy.deepcopy(fetch)
     again.update(ts=fetch["ts"] - 80)  # inside the step, before the last one
     doc["traceEvents"].append(again)
-    f = _window_finding(_report(_written(tmp_path, doc)))
+    f = _window_finding(tmp_path, doc)
     assert f["title"] != LOOP_ENDED, f
 
 
 def test_without_the_step_marks_nothing_says_the_loop_ended(tmp_path):
     doc = _doc()
     doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
-    f = _window_finding(_report(_written(tmp_path, doc)))
+    f = _window_finding(tmp_path, doc)
     assert f["title"] != LOOP_ENDED, f

@@ -149,6 +149,9 @@ class Framework:
     background_line: NamePredicate = never
     #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
     step_marker: NamePredicate = never
+    #: an op that only hands out a tensor (PyTorch ``aten::empty``, ``aten::zeros``, ``aten::zero_``): no work of the
+    #: program's own -- the handles ``record_function`` makes for its ranges in PyTorch 1.8-1.10 are such ops
+    factory_op: NamePredicate = never
     #: a kernel launch call that, made where the capture records the framework's dispatch (``dispatch_event``) on the
     #: same thread yet outside every op and range, is a Python launcher's of its own kernels (PyTorch: a driver-API
     #: launch -- Triton's JIT runtime called directly, CuPy, Numba): the host time right before it, which nothing

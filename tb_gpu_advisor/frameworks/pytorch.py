@@ -636,6 +636,25 @@ def capture(loop: Loop, per_rank: bool) -> str:
             "        prof.step()")
 
 
+def loop_ended(loop: Loop) -> Action:
+    """A window opened after the loop's last batch (``job.kind._loop_ended``): a schedule the loader's batches cover,
+    checked before the loop, around the job's own loop over its loader, its step the capture advice's (one job, one
+    loop: the ``loop-once`` law)."""
+    return action(
+        "The profiler's window opened after the loop's last batch: its schedule's wait and warmup steps used up the "
+        "loader's batches. Keep wait + warmup + active within the batches the profiled loop runs (len(loader) per "
+        "pass; loop over the data again for more), and call prof.step() after each step.",
+        "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+        "wait, warmup, active = 1, 1, 3\n"
+        "assert wait + warmup + active <= len(loader), 'the window would open after the last batch'\n"
+        "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+        "             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),\n"
+        "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
+        f"    {loop.header}\n"
+        f"        {loop.capture_step}\n"
+        "        prof.step()")
+
+
 def short_capture(advice: str) -> str:
     """A long capture's advice: the same schedule, said as the short window it records."""
     return ("# record 10 steps, not the whole run: skip 5, warm up 2, record 10, then stop (repeat=1)\n"
@@ -1365,6 +1384,7 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "The profiled loop only fetched batches (and copied them to the GPU): run the model on each batch inside "
             "the profiled block -- the forward pass, and for training the backward pass and the optimizer step -- and "
             "call prof.step() after each step.", advice),),
+        "capture_quality:loop_ended": (loop_ended(loop),),
         "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                              "once per step (ProfilerStep#N marks).", advice),),
         "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
@@ -1996,7 +2016,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, factory_op=is_factory_op,
     launcher_call=is_launcher_call, least_reserve=least_reserve,
     labels={**SNAPSHOT_MADE,
             "python_tracing": "every Python call (torch.profiler's with_stack=True)",

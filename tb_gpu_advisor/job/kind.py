@@ -56,7 +56,9 @@ class Kind:
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "input_only" (the framework's input pipeline fetching batch after batch, no kernel launched: a loop that
-    #: runs no model), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
+    #: runs no model), "loop_ended" (the framework's steps hold one batch fetch and nothing of the model after it: the
+    #: fetch that found the input exhausted, the profiler's window opened after the loop's last batch),
+    #: "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
@@ -115,7 +117,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "input_only", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
+WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
            "wsl2_untraced", "frontend")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
@@ -908,6 +910,10 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
                                       f"no GPU work{_seen_words(trace)}", cpu_only=f"its {computed} launched no kernel",
                     gpu_seen=trace.producer.get("visible_gpus", ""))
     profiler = _profiler_calls_only(trace) if calls else ""
+    ended = _loop_ended(trace, fw) if profiler or not calls else ""
+    if ended:  # the program's steps ran before the window: it says nothing of where its model runs
+        return Kind("no_gpu", "high", ended + (", and the window's only CUDA calls are the profiler's own" if calls
+                                               else ""), window="loop_ended")
     if profiler:  # nothing the program called touched the GPU: its code ran on the CPU, whatever the window was
         return Kind("no_gpu", "high", f"{profiler}; no kernel was launched in the window{_seen_words(trace)}",
                     cpu_only="the window's only GPU runtime calls are the profiler's own",
@@ -1030,6 +1036,37 @@ def _profiler_calls_only(trace: Trace) -> str:
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
             f"{', which created the context' if took * 1e6 >= _CONTEXT_NS else ''} -- and the others only read "
             f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
+
+
+def _loop_ended(trace: Trace, fw: Framework) -> str:
+    """The end of a loop, in words, where a window without kernels holds the framework's step marks (``prof.step()``'s
+    ``ProfilerStep#N``), exactly one batch fetch (``Framework.input_event``) inside them, and no other op but ones that
+    only allocate (``Framework.factory_op``: the profiler's own handles); "" otherwise.
+
+    Why: a fetch that returns a batch is followed by the loop's body -- the model's ops, on the GPU or the CPU --
+    before the step ends; a step that fetched and then ended, with nothing after, ends the loop: that fetch found the
+    input exhausted.  The window opened after the last batch (a schedule whose wait and warmup steps used up the
+    loader's batches), so it holds none of the job's work and says nothing of where the model runs.  A GNN benchmark on
+    an A100 (ryienh/gnn-ops-benchmark: ``schedule(wait=1, warmup=1, active=3)`` over a loader of 2 batches, its model
+    and batches moved to the GPU) read "the work ran on the CPU ... move the model and its inputs there"
+    (h37-survey55)."""
+    h = trace.h
+    if not len(h):
+        return ""
+    marks, fetch = h.name_mask(fw.step_marker), h.name_mask(fw.input_event)
+    other = ~(marks | fetch | h.name_mask(devices.is_runtime_call) | h.name_mask(fw.factory_op))
+    if not marks.any() or int(fetch.sum()) != 1 or other.any():
+        return ""
+    i = int(np.flatnonzero(fetch)[0])
+    if not (h.start[marks].min() <= h.start[i] and h.end[i] <= h.end[marks].max()):
+        return ""  # a fetch outside the marked steps is not the loop's turn
+    steps = [h.names[int(k)] for k in np.unique(h.name[marks])]
+    took = int(h.end[i] - h.start[i]) / 1e9  # ms
+    return (f"the loop's end only: {plural(len(steps), 'marked step')} (`{_short(steps[0], 40)}`"
+            f"{', ...' if len(steps) > 1 else ''}) hold{'s' if len(steps) == 1 else ''} one batch fetch "
+            f"(`{_short(h.names[int(h.name[i])], 60)}`, {ms(took)}) and no op of the model after it -- the fetch that "
+            f"found the input exhausted, which ends the loop: the window opened after the loop's last batch; no kernel "
+            f"was launched")
 
 
 #: The fewest batches a window without kernels must fetch to be a loop over its input, not start-up: start-up fetches

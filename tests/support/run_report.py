@@ -2,8 +2,10 @@
 findings of one kept capture share its analysis (analysis is deterministic for one tree)."""
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
@@ -44,3 +46,19 @@ def v100_bert_report(root: Path) -> Report:
     if not V100_BERT.is_file():
         pytest.skip("../shared/profiles is not beside this checkout")
     return run_report(root, as_logdir_run(V100_BERT, root))
+
+
+def one_file_host(path: str, fmt: str) -> dict:
+    """The host block of a one-file session's report (``fmt`` its reader), with the report's findings in it: the
+    tests that read a window's finding off one capture, kept or cut from a kept one, build it so."""
+    hosts = [SimpleNamespace(host="h0", path=path, format=fmt, size=os.path.getsize(path))]
+    rep = analyze_session("w", "s", hosts).to_dict()
+    (host,) = rep["hosts"]
+    assert host["error"] is None, host["error"]
+    return {**host, "findings": rep["findings"]}
+
+
+def capture_quality_finding(host: dict) -> dict:
+    """The one capture-quality finding of :func:`one_file_host`'s host."""
+    (f,) = [f for f in host["findings"] if f["rule"] == "capture_quality"]
+    return f

@@ -1,0 +1,88 @@
+"""A window that opened after the loop's last batch is no model on the CPU (issue #37, class 1; h37-survey55).
+
+ryienh/gnn-ops-benchmark ``log/tensorboard/AttentiveFPREG_FakeDataset_train/thetagpu11_934191.1644389933042.pt.trace.json``
+(BSD-3-Clause, Argonne; kept as ``tests/fixtures/wild/loop_ended_a100_gnn``): a PyTorch Geometric AttentiveFP
+training loop on an A100-SXM4-40GB (ThetaGPU), PyTorch 1.8-1.10, its model and each batch moved to ``cuda``
+(``profile/profile_models.py``), profiled with ``schedule(wait=1, warmup=1, active=3, repeat=2)`` over a loader of 2
+batches (128 fake graphs, 80% for training, batch 64).  Read by hand: the window holds one ``ProfilerStep#2``
+(543 us) whose only op is one ``_SingleProcessDataLoaderIter.__next__`` (34 us) with nothing after it -- the fetch that
+found the loader exhausted -- plus the ``aten::zeros`` / ``aten::empty`` / ``aten::zero_`` handles ``record_function``
+makes in PyTorch 1.8-1.10, and the profiler's own ``cudaDeviceSynchronize`` as it stops; no kernel.  On main it read
+"the work ran on the CPU ... move the model and its inputs there": the model was on the GPU, its steps ran before the
+window.
+
+Controls, built from the same file: a model op after the fetch (a model on the CPU) keeps main's reading; a second
+fetch is a loop over its input, not its end; without the step marks nothing says the loop ended.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+
+from tests.support.paths import FIXTURES
+from tests.support.run_report import capture_quality_finding, one_file_host
+
+TRACE = FIXTURES / "wild" / "loop_ended_a100_gnn" / "thetagpu11_934191.1644389933042.pt.trace.json.gz"
+FETCH = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+LOOP_ENDED = "The capture window opened after the loop's last batch: none of the job's steps in it"
+
+
+def _doc() -> dict:
+    with gzip.open(TRACE, "rt") as f:
+        return json.load(f)
+
+
+def _window_finding(tmp_path, doc: dict) -> dict:
+    """The capture-quality finding of ``doc`` written as a one-file session."""
+    path = tmp_path / "cut.pt.trace.json"
+    path.write_text(json.dumps(doc))
+    return capture_quality_finding(one_file_host(str(path), "kineto"))
+
+
+def _fetch(doc: dict) -> dict:
+    (e,) = [e for e in doc["traceEvents"] if e.get("name") == FETCH]
+    return e
+
+
+def _text(f: dict) -> str:
+    return " ".join([f["summary"], *(a.get("text", "") + " " + (a.get("code") or "") for a in f["actions"])])
+
+
+def test_a_window_after_the_last_batch_is_the_loops_end_not_a_model_on_the_cpu():
+    host = one_file_host(str(TRACE), "kineto")
+    job, f = host["job"], capture_quality_finding(host)
+    assert job["kind"] == "no_gpu", job
+    assert f["title"] == LOOP_ENDED, f["title"]
+    said = _text(f)
+    assert "`ProfilerStep#2`" in said and FETCH in said and "34 us" in said, said
+    assert "ran on the CPU" not in said and "move the model" not in said.lower(), said
+    assert "wait + warmup + active" in said and "len(loader)" in said, said
+
+
+def test_a_model_op_after_the_fetch_is_a_model_on_the_cpu(tmp_path):
+    doc = _doc()
+    fetch = _fetch(doc)
+    op = copy.deepcopy(fetch)
+    op.update(name="aten::addmm", ts=fetch["ts"] + fetch["dur"] + 5, dur=40)
+    doc["traceEvents"].append(op)
+    f = _window_finding(tmp_path, doc)
+    assert f["title"] != LOOP_ENDED and "ran on the CPU" in f["summary"], f
+
+
+def test_a_second_fetch_is_a_loop_over_its_input_not_its_end(tmp_path):
+    doc = _doc()
+    fetch = _fetch(doc)
+    again = copy.deepcopy(fetch)
+    again.update(ts=fetch["ts"] - 80)  # inside the step, before the last one
+    doc["traceEvents"].append(again)
+    f = _window_finding(tmp_path, doc)
+    assert f["title"] != LOOP_ENDED, f
+
+
+def test_without_the_step_marks_nothing_says_the_loop_ended(tmp_path):
+    doc = _doc()
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
+    f = _window_finding(tmp_path, doc)
+    assert f["title"] != LOOP_ENDED, f

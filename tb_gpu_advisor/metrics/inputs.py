@@ -173,7 +173,7 @@ def _input_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | Non
     host's (``Context.input_spans``); None where it has none.  Why one reading: the untraced lead (:func:`_lead_ms`)
     and the batch's put (:func:`_put_ms`) are parts of the one input wait the ledger paints from these spans
     (``breakdown`` reads them so), and each asked it in its own loop (h37-review26)."""
-    sp = ctx.input_spans if g.input_spans is None else g.input_spans
+    sp = ctx.gpu_input_spans(g)
     if sp is None or not sp[0].size:
         return None
     return union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64))

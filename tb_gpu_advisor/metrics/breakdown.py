@@ -784,7 +784,13 @@ def ledger_of(ctx: Context, g: GpuCtx, s: np.ndarray, e: np.ndarray, iv: dict | 
 
 
 def _inside_steps(g: GpuCtx, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The parts of the intervals (s, e) inside GPU ``g``'s kept step windows, disjoint and sorted (none empty)."""
+    """The parts of the intervals (s, e) inside GPU ``g``'s kept step windows, disjoint and sorted (none empty).
+
+    One subtraction of the windows' complement, not ``model.columns.intersect_intervals`` (two subtractions): measured
+    (h37-tidy27, best of 5) 79 vs 209 ms on 200,000 intervals and 1,000 windows, 0.40 vs 1.05 s on 2 M and 50 -- the
+    ledger asks this per category and GPU.  Same answer on 20,000 drawn sets (with a reversed interval among them too),
+    once ``intersect_intervals``' empty pieces are dropped as here; only reversed windows (none a step reader makes)
+    read otherwise."""
     w = g.windows
     if not s.size or w is None or not w.shape[0]:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)

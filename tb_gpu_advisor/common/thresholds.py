@@ -87,6 +87,17 @@ _TABLE: tuple[Threshold, ...] = (
     _t("input_bound.range_named_share", 0.1, "share", "Advisor: a range holding under a tenth of the wait is a detail "
        "of it; said together as 'other ranges', so the parts named still add up to the wait (h37-forms10in)",
        "share of the input wait one of the program's ranges must hold to be named on its own"),
+    _t("input_bound.most_share", 0.5, "share", "Advisor: a cause holding most of the wait is the wait's cause; under "
+       "half, the rest would be unexplained (h37-tidy27: one bar for the four readings that wrote 0.5 in the rule)",
+       "share of the input wait the batch's transfer to the device, the host's own ops or the program's input frames "
+       "must hold to be said as what holds it (and, for the transfer or a tensor-creating op, to lead the fixes)"),
+    _t("input_bound.whole_share", 0.995, "share", "Advisor: a part within half a per cent of its whole prints as the "
+       "whole at the report's precision",
+       "share of the input wait the batch's transfer must hold to be said as all of it"),
+    _t("input_bound.apart_share", 0.05, "share", "Advisor: where no pipeline event bounds the wait, host time before "
+       "the first op under a twentieth of the wait is noise beside it",
+       "share of the input wait other host time before the step's first op must reach to be said apart, where the "
+       "capture records no input pipeline (a pipeline's own events say it from report.min_said_ms)"),
     # ---- §1.2.1 gaps between steps ---------------------------------------------
     _t("step_gaps.warning", 0.05, "share",
        "Advisor; stock overview flags unattributed ('all others') time at >=3% moderate / >=15% high, "

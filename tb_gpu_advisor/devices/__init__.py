@@ -19,7 +19,7 @@ from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, six
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
                                           KIND_KERNEL, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
                                           P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS,
-                                          TC_ALIGN_BYTES, head, tc_align_elements)
+                                          TC_ALIGN_BYTES, head, tc_align_elements, without_templates)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
@@ -696,17 +696,5 @@ def short_kernel_name(name: str, width: int = 80) -> str:
     s = name.replace(ANON_NS, "")  # its parenthesis is no argument list (``codes.ANON_NS``)
     if s.startswith("void "):
         s = s[5:]
-    depth, out = 0, []
-    for ch in s:
-        if ch == "<":
-            if depth == 0:
-                out.append("<…>")
-            depth += 1
-        elif ch == ">":
-            depth = max(0, depth - 1)
-        elif ch == "(" and depth == 0:
-            break
-        elif depth == 0:
-            out.append(ch)
-    s = "".join(out).strip() or name
+    s = without_templates(s, "<…>", stop_at_arguments=True).strip() or name
     return s if len(s) <= width else s[: width - 1] + "…"

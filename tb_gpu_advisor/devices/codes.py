@@ -124,14 +124,28 @@ def mangled_template_head(name: str) -> tuple[str, str] | None:
     return "::".join(parts), first
 
 
-def _without_templates(text: str) -> str:
-    """``text`` with every ``<...>`` (nested ones included) dropped: one pass, linear in the text."""
-    depth, out = 0, []
+def without_templates(text: str, mark: str = "", stop_at_arguments: bool = False) -> str:
+    """``text`` with every ``<...>`` (nested ones included) dropped -- each outermost one written as ``mark`` --, and,
+    where ``stop_at_arguments``, cut at the first ``(`` outside them (the parameter list).  One pass, linear in the
+    text.  Why one walk: a kernel's own function (:func:`function_parts`) and its short display name
+    (``devices.short_kernel_name``: ``<…>`` for its templates) read the same bracket depth (h37-review26 *Left* 3).
+    Inside a template a parenthesised expression's ``<`` and ``>`` compare, never bracket: vLLM's
+    ``std::enable_if<(((8)>(0)))&&..., void>::type vllm::fused_add_rms_norm_kernel<...>(...)`` read as
+    ``std::enable_if`` when its ``(8)>(0)`` closed the template (h37-tidy27)."""
+    depth, paren, out = 0, 0, []
     for ch in text:
-        if ch == "<":
+        if depth and ch in "()":
+            paren = paren + 1 if ch == "(" else max(0, paren - 1)
+        elif paren:
+            continue
+        elif ch == "<":
+            if depth == 0 and mark:
+                out.append(mark)
             depth += 1
         elif ch == ">":
             depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0 and stop_at_arguments:
+            break
         elif depth == 0:
             out.append(ch)
     return "".join(out)
@@ -149,6 +163,16 @@ def function_parts(name: str) -> tuple[str, ...]:
     if h.startswith("_Z"):
         parts, _ = _mangled_parts(h, 3 if h.startswith("_ZN") else 2)
         return tuple(parts)
-    flat = _without_templates(h.replace(ANON_NS, ""))
-    own = flat.split("(", 1)[0].strip().rsplit(" ", 1)[-1]
+    own = without_templates(h.replace(ANON_NS, ""), stop_at_arguments=True).strip().rsplit(" ", 1)[-1]
     return tuple(p for p in own.split("::") if p)
+
+
+def own_function(name: str) -> str:
+    """The last part of a kernel's own function name (:func:`function_parts`), "" where none can be read:
+    ``dynamic_scaled_int8_quant_kernel`` for ``void vllm::dynamic_scaled_int8_quant_kernel<...>(...)``, for
+    ``std::enable_if<...>::type vllm::...`` and for its mangled twin.  Why one reader: the vendors' tests of what a
+    kernel's own function names (NVIDIA's data movement, quantizing and product words, ggml's kernels) each cut the
+    name their own way, and a return type or a mangled symbol read as the function in some and not in others
+    (h37-review26 *Left* 2)."""
+    parts = function_parts(name)
+    return parts[-1] if parts else ""

@@ -22,13 +22,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tb_gpu_advisor.devices.codes import P_INT8, head
+from tb_gpu_advisor.devices.codes import P_INT8, function_parts
 
 #: ggml's matrix products by its naming (see the module's docstring).  Group 1: ``vec_`` (matrix x vector) or none;
 #: group 2: ``q`` (quantized, int8 dot products) or ``f`` (float).
 _MUL_MAT = re.compile(r"mul_mat_(vec_)?([qf])(?:_ids)?")
-#: A mangled unqualified name: ``_Z`` then the identifier's length and characters (``_Z9mul_mat_qIL9ggml_type2E...``).
-_MANGLED = re.compile(r"_Z(\d+)")
 _DEQUANTIZE_VEC = "dequantize_mul_mat_vec"
 #: ggml's fused attention on matrix tiles (``mma`` on NVIDIA, WMMA / rocWMMA on AMD), fp16 by its name.
 _ATTENTION_TILES = "flash_attn_ext_f16"
@@ -37,14 +35,10 @@ _ATTENTION_TILES = "flash_attn_ext_f16"
 def _own(name: str) -> str:
     """The kernel's own function, bare: ``void mul_mat_q<(ggml_type)2, 128, false>(char const*, ...) [clone .kd]`` ->
     ``mul_mat_q``.  ggml's kernels are ``static`` and namespace-free, so a qualified name (``ns::mul_mat_q``) is
-    somebody else's kernel; a mangled one (``_Z9mul_mat_qI...``) reads as its identifier."""
-    name = head(name).strip()
-    m = _MANGLED.match(name)
-    if m:
-        return name[m.end():m.end() + int(m.group(1))]
-    name = name.removeprefix("void ")
-    cut = min((i for i in (name.find("<"), name.find("(")) if i >= 0), default=len(name))
-    return name[:cut].strip()
+    somebody else's kernel ("" here); a mangled one (``_Z9mul_mat_qI...``) reads as its identifier.  Read by
+    ``codes.function_parts``, every vendor's reader of a kernel's own function."""
+    parts = function_parts(name)
+    return parts[0] if len(parts) == 1 else ""
 
 
 @lru_cache(maxsize=65536)

@@ -13,8 +13,9 @@ from functools import lru_cache
 from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
-                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, ANON_NS,
-                                          function_parts, head, mangled_template_head, plain_mangled_name)
+                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN,
+                                          function_parts, head, mangled_template_head, own_function,
+                                          plain_mangled_name)
 
 VENDOR = "NVIDIA"
 #: The prefixes of its runtime's and driver's calls (``cudaMalloc``, ``cuModuleLoadData``).
@@ -266,7 +267,10 @@ _OWN_FP8_GEMM = re.compile(r"(?i:fp8|e4m3|e5m2)\w*?(?i:gemm|matmul)|(?i:gemm|mat
 def _own_identifier(name: str) -> str:
     """The kernel's own name: its qualified identifier before its template arguments and parameters
     (``void deep_gemm::fp8_gemm_kernel<...>(...)`` -> ``deep_gemm::fp8_gemm_kernel``); of a mangled name, only a plain
-    nested one's (``_ZN5aiter42fp8gemm_bf16_...E`` -> ``aiter::fp8gemm_bf16_...``: ``codes.plain_mangled_name``)."""
+    nested one's (``_ZN5aiter42fp8gemm_bf16_...E`` -> ``aiter::fp8gemm_bf16_...``: ``codes.plain_mangled_name``).
+    The name's text up to its first ``<`` or ``(``: :func:`_first_template_argument` reads the template that follows
+    it.  The last part of the kernel's own function, its return type and unnamed namespaces dropped, is
+    ``codes.own_function``'s (one reader for every vendor)."""
     if name.startswith("_Z"):  # mangled: a plain nested name reads as its parts (aiter's assembly kernels), else none
         return plain_mangled_name(name)
     name = name.removeprefix("void ")
@@ -288,7 +292,7 @@ _OWN_GEMM_WORD = re.compile(r"gemm|matmul|mma|conv", re.I)
 @lru_cache(maxsize=65536)
 def data_movement_one(name: str) -> bool:
     """A kernel whose own function names a data movement (``_DATA_MOVEMENT``): no matmul, whatever its namespace."""
-    own = _own_identifier(head(name).strip()).rsplit("::", 1)[-1].strip()
+    own = own_function(name)
     return bool(_DATA_MOVEMENT.match(own)) and not _OWN_GEMM_WORD.search(own)
 
 
@@ -307,15 +311,9 @@ def quantize_one(name: str) -> bool:
     """A kernel whose own function quantizes (``_QUANTIZE``) and names no GEMM.  C++'s unnamed namespace is dropped
     first: its parenthesis is no argument list (FBGEMM's ``fbgemm_gpu::(anonymous namespace)::_compute_FP8_quantize_
     cuda_kernel<float>``)."""
-    own = _own_function(name)
+    own = own_function(name)
     words = own.replace("_", " ")
     return bool(_QUANTIZE.search(words)) and not _OWN_GEMM_WORD.search(own)
-
-
-def _own_function(name: str) -> str:
-    """The last part of the kernel's own identifier, C++'s unnamed namespace dropped first (its parenthesis is no
-    argument list): ``void vllm::dynamic_scaled_int8_quant_kernel<...>(...)`` -> ``dynamic_scaled_int8_quant_kernel``."""
-    return _own_identifier(head(name).strip().replace(ANON_NS, "")).rsplit("::", 1)[-1].strip()
 
 
 #: A kernel whose own function names a matrix product, whatever its family (``devices.ggml`` now reads llama.cpp's own
@@ -331,7 +329,7 @@ _OWN_PRODUCT = re.compile(r"gemm|matmul|mul_?mat|(?<![a-z])(?:mma|bmm|conv(?:\dd
 @lru_cache(maxsize=65536)
 def own_product_one(name: str) -> bool:
     """A kernel whose own function names a matrix product (``_OWN_PRODUCT``), whatever family its library is."""
-    return bool(_OWN_PRODUCT.search(_own_function(name)))
+    return bool(_OWN_PRODUCT.search(own_function(name)))
 
 
 @lru_cache(maxsize=65536)

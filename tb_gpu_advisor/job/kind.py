@@ -1092,8 +1092,7 @@ def _input_only(trace: Trace, fw: Framework) -> str:
     name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
     words = (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
              f"{ms(waited)} inside them)")
-    copied = [(d.gpu, int(np.isin(d.kind, _COPY_KINDS).sum()), int(np.maximum(d.copy_bytes, 0).sum()))
-              for d in trace.devices if len(d)]
+    copied = _device_events(trace, _COPY_KINDS)
     if any(c for _, c, _ in copied):
         words += ", then copied to the GPU (" + ", ".join(f"{plural(c, 'copy', 'copies')}, {gb(b)} in all, on GPU {g}"
                                                           for g, c, b in copied if c) + ")"
@@ -1102,6 +1101,14 @@ def _input_only(trace: Trace, fw: Framework) -> str:
 
 #: The device events that move bytes (the copies a window of input loading holds).
 _COPY_KINDS = (devices.KIND_H2D, devices.KIND_D2H, devices.KIND_D2D, devices.KIND_OTHER_COPY)
+
+
+def _device_events(trace: Trace, kinds: tuple[int, ...] | None = None) -> list[tuple[int, int, int]]:
+    """(GPU, events, bytes moved) per GPU with any device event in a window without kernels: its events of ``kinds``
+    (all where None) and the bytes of all its events.  Why one count: the input-only and the start-up words each
+    counted a GPU's copies in their own loop (h37-review26's list)."""
+    return [(d.gpu, len(d) if kinds is None else int(np.isin(d.kind, kinds).sum()),
+             int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices if len(d)]
 
 
 def _startup_calls(trace: Trace) -> str:
@@ -1131,8 +1138,7 @@ def _startup_calls(trace: Trace) -> str:
     if len(order) > 6:
         parts.append(f"{len(order) - 6} more")
     text = f"{int(idx.size):,} {terms['runtime']} call{'s' if idx.size != 1 else ''}: {', '.join(parts)}"
-    ran = [(d.gpu, len(d), int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices
-           if len(d)]
+    ran = _device_events(trace)
     if ran:
         text += "; " + ", ".join(f"{n} copy or memset event{'s' if n != 1 else ''} ({b:,} bytes) on GPU {g}"
                                  for g, n, b in ran)

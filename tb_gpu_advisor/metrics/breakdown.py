@@ -17,7 +17,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
+from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
@@ -65,8 +65,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
-    inp = ctx.role_rows(HOST_INPUT_BIT, hm)
-    out["input_wait"] = _cat2((h.start[inp], h.end[inp]), ctx.input_spans if g.input_spans is None else g.input_spans)
+    out["input_wait"] = ctx.input_wait_parts(g)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
     # everything earlier on this GPU to the event's start, when the event's host launch record ended
     # after that earlier work had finished (the GPU drained its queue and waited for the host), and
@@ -785,7 +784,13 @@ def ledger_of(ctx: Context, g: GpuCtx, s: np.ndarray, e: np.ndarray, iv: dict | 
 
 
 def _inside_steps(g: GpuCtx, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The parts of the intervals (s, e) inside GPU ``g``'s kept step windows, disjoint and sorted (none empty)."""
+    """The parts of the intervals (s, e) inside GPU ``g``'s kept step windows, disjoint and sorted (none empty).
+
+    One subtraction of the windows' complement, not ``model.columns.intersect_intervals`` (two subtractions): measured
+    (h37-tidy27, best of 5) 79 vs 209 ms on 200,000 intervals and 1,000 windows, 0.40 vs 1.05 s on 2 M and 50 -- the
+    ledger asks this per category and GPU.  Same answer on 20,000 drawn sets (with a reversed interval among them too),
+    once ``intersect_intervals``' empty pieces are dropped as here; only reversed windows (none a step reader makes)
+    read otherwise."""
     w = g.windows
     if not s.size or w is None or not w.shape[0]:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)

@@ -239,6 +239,26 @@ class Context:
             rows = self.memo[("role", bit)] = np.flatnonzero(self._flag(bit)).astype(index_dtype(len(self.h)), copy=False)
         return rows
 
+    def gpu_input_spans(self, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+        """GPU ``g``'s input spans (time that stands for an untraced loader): its own process's
+        (``GpuCtx.input_spans``, set where the GPU has a ``host_mask``), else the host's (:attr:`input_spans`); None or
+        empty where there are none.  Why one home: the ledger, the copies' waits, the syncs' and the input account each
+        wrote this choice inline (h37-review26 *Left* 5); a GPU that read the host's spans in one and its own in
+        another would book its input wait twice or not at all."""
+        return self.input_spans if g.input_spans is None else g.input_spans
+
+    def input_wait_parts(self, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+        """(starts, ends) int64, not merged, of the host's input wait that explains GPU ``g``'s idle time: the input
+        pipeline's own events on ``g``'s process's lines (role ``HOST_INPUT_BIT`` under ``host_mask``) and
+        :meth:`gpu_input_spans`.  Callers merge (``union_intervals``) where they need disjoint intervals."""
+        h = self.h
+        inp = self.role_rows(HOST_INPUT_BIT, g.host_mask)
+        s, e = h.start[inp].astype(np.int64, copy=False), h.end[inp].astype(np.int64, copy=False)
+        sp = self.gpu_input_spans(g)
+        if sp is None or not sp[0].size:
+            return s, e
+        return np.concatenate([s, sp[0].astype(np.int64)]), np.concatenate([e, sp[1].astype(np.int64)])
+
     @property
     def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The host inside one-time costs (module loading, library start-up, compilation): disjoint (starts, ends)."""

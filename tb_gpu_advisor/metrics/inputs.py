@@ -173,7 +173,7 @@ def _input_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | Non
     host's (``Context.input_spans``); None where it has none.  Why one reading: the untraced lead (:func:`_lead_ms`)
     and the batch's put (:func:`_put_ms`) are parts of the one input wait the ledger paints from these spans
     (``breakdown`` reads them so), and each asked it in its own loop (h37-review26)."""
-    sp = ctx.input_spans if g.input_spans is None else g.input_spans
+    sp = ctx.gpu_input_spans(g)
     if sp is None or not sp[0].size:
         return None
     return union_intervals(sp[0].astype(np.int64), sp[1].astype(np.int64))
@@ -211,14 +211,16 @@ def _ranges(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float]]:
     pipeline event is (``Framework.input_event``) --, (name, ms per step and GPU of input wait inside each name's and
     outside the framework's own pipeline events), longest first, those holding any: what the finding names the
     pipeline by where the program marks it itself (a JAX loop's ``TraceAnnotation('get_batch')`` has no iterator to
-    name).  A range around the DataLoader's ``__next__`` holds none of its own: that event names the wait."""
+    name).  A range around the DataLoader's ``__next__`` holds none of its own: that event names the wait.  Every
+    such range is kept, not the longest ``TOP_OPS``: the finding names the longest and says the rest together as
+    "other ranges", so a cut here left a sixth range's time out of the parts it names (h37-review26 *Left* 7)."""
     if not rows.size:
         return []
     h = ctx.h
     framework = h.name_mask(ctx.fw.input_event)[rows]
     own, theirs = rows[~framework], rows[framework]
     out = [(h.names[int(i)], _wait_in(ctx, own[h.name[own] == i], n, theirs)) for i in np.unique(h.name[own]).tolist()]
-    return sorted((x for x in out if x[1] > 0), key=lambda x: -x[1])[:TOP_OPS]
+    return sorted((x for x in out if x[1] > 0), key=lambda x: -x[1])
 
 
 def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[tuple[str, float]]:

@@ -10,7 +10,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser, GpuCtx
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals
 
@@ -355,10 +355,7 @@ def _trip_windows(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray,  # noqa
 
 def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a GpuCtx
     """Host time that is waiting, not work on data: inside blocking runtime calls, and waiting for input."""
-    h = ctx.h
-    inp = ctx.role_rows(HOST_INPUT_BIT, g.host_mask)
-    spans = [ctx.blocked_spans, (h.start[inp].astype(np.int64, copy=False), h.end[inp].astype(np.int64, copy=False)),
-             ctx.input_spans if g.input_spans is None else g.input_spans]
+    spans = [ctx.blocked_spans, ctx.input_wait_parts(g)]
     spans = [sp for sp in spans if sp is not None and len(sp[0])]
     if not spans:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)

@@ -34,7 +34,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, PS_PER_US, Context, Encloser
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import memcpy
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
@@ -581,12 +581,7 @@ def _owned(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - 
 
 def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
     """The host's input waits that explain this GPU's idle time (its own process's, as the breakdown counts them)."""
-    h = ctx.h
-    inp = ctx.role_rows(HOST_INPUT_BIT, g.host_mask)
-    spans = ctx.input_spans if g.input_spans is None else g.input_spans
-    s = np.concatenate([h.start[inp].astype(np.int64, copy=False), spans[0].astype(np.int64)]) if spans else h.start[inp]
-    e = np.concatenate([h.end[inp].astype(np.int64, copy=False), spans[1].astype(np.int64)]) if spans else h.end[inp]
-    return union_intervals(s.astype(np.int64), e.astype(np.int64))
+    return union_intervals(*ctx.input_wait_parts(g))
 
 
 def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001

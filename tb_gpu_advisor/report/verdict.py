@@ -12,6 +12,7 @@ from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
+from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
 from tb_gpu_advisor.rules.savings import NO_STEADY_STEP
 from tb_gpu_advisor.steps.types import unmarked_pass
 
@@ -140,9 +141,8 @@ def start_up_window(hosts: Sequence[HostReport]) -> bool:
     whether the account promises a step (:func:`no_promise_reason`); the title asks it of the finished report."""
     jobs = [getattr(h, "job", None) or {} for h in hosts]
     steps = [h.steps.get("count") for h in hosts if isinstance(h.steps, dict) and h.steps.get("count") is not None]
-    return bool(jobs) and sum(steps or [0]) <= 1 and any(_holds_start_up(h.breakdown_ms) for h in hosts) and \
-        all(j.get("phase") == "warm-up" or _holds_start_up(h.breakdown_ms, "job.warmup_share")
-            for h, j in zip(hosts, jobs))
+    return bool(jobs) and sum(steps or [0]) <= 1 and any(holds_start_up(*_start_up_of(h)) for h in hosts) and \
+        all(pass_reads_start_up(j.get("phase"), *_start_up_of(h)) for h, j in zip(hosts, jobs))
 
 
 def no_promise_reason(hosts: Sequence[HostReport]) -> str | None:
@@ -153,15 +153,11 @@ def no_promise_reason(hosts: Sequence[HostReport]) -> str | None:
     return NO_STEADY_STEP if start_up_window(hosts) else None
 
 
-def _holds_start_up(breakdown_ms: dict | None, bar: str = "job.one_time_min_share") -> bool:
-    """The step's ledger holds one-time costs: the GPU idles in them at least ``job.one_time_min_share`` of the step,
-    as the cold-start check grades a step holding them (``rules.cold_start.steps_hold_start_up``).  ``bar``
-    ``job.warmup_share``: the pass is itself the start-up, whatever the window's phase reads -- the phase's bar applied
-    to the part analysed (``rules.cold_start.pass_is_start_up``: a first call in a window the program's imports
-    dilute)."""
-    b = breakdown_ms or {}
-    total = sum(v for v in b.values() if v)
-    return total > 0 and (b.get("startup") or 0.0) / total >= T(bar)
+def _start_up_of(h: HostReport) -> tuple[float, float]:
+    """(ms of one-time costs, ms of the whole) of a host's step ledger (``breakdown_ms``): what
+    ``rules.cold_start.holds_start_up`` reads of a finished report, where the check reads a host's metrics."""
+    b = h.breakdown_ms or {}
+    return b.get("startup") or 0.0, sum(v for v in b.values() if v)
 
 
 def one_pass(h: HostReport) -> bool:

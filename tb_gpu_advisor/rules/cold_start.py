@@ -78,12 +78,30 @@ def _warmup_dropped(m: HostMetrics) -> list:
     return [d for d in m.steps.dropped if d.reason.startswith("warm-up")]
 
 
+def holds_start_up(startup_ms: float | None, whole_ms: float | None, bar: str = "job.one_time_min_share") -> bool:
+    """The part analysed holds one-time costs: the GPU idles in them (``startup_ms``) at least ``bar`` of ``whole_ms``
+    -- ``job.one_time_min_share``, what :func:`check` grades, or ``job.warmup_share``, the window's phase bar applied
+    to the part analysed (:func:`pass_reads_start_up`).  One reading, one home: the cold-start check asks it of a host's
+    step (:func:`steps_hold_start_up`, :func:`pass_is_start_up`) and the report's start-up-only account of a host's
+    ledger (``report.verdict.start_up_window``, which holds the report, not the metrics), where each wrote its own
+    share and bar before (h37-review26 *Left* 8)."""
+    return whole_ms is not None and whole_ms > 0 and (startup_ms or 0.0) / whole_ms >= T(bar)
+
+
+def pass_reads_start_up(phase: str | None, startup_ms: float | None, whole_ms: float | None) -> bool:
+    """One pass is the start-up: the window's phase reads warm-up, or the pass itself holds at least
+    ``job.warmup_share`` of one-time costs (:func:`holds_start_up`) -- a first call in a window the program's imports
+    dilute (:func:`pass_is_start_up`).  Asked of a host's metrics by the check and of a host's report by
+    ``report.verdict.start_up_window``."""
+    return phase == "warm-up" or holds_start_up(startup_ms, whole_ms, "job.warmup_share")
+
+
 def steps_hold_start_up(m: HostMetrics) -> bool:
     """The kept steps hold the capture's one-time costs: the GPU idles in them at least ``job.one_time_min_share`` of
     the step (what :func:`check` grades).  Under it the costs lie outside the steps (:func:`_window_only`): dropped as
     warm-up, or run before a pass the program's own ranges bound (a benchmark's ``measure|forward`` after its warm-up
     forward) -- then the step is no first call, whatever share of the window the start-up fills."""
-    return Ctx(m).graded(m.breakdown.startup, "job.one_time_min_share", "job.warmup_share") is not None
+    return holds_start_up(m.breakdown.startup, Ctx(m).step_ms)
 
 
 def pass_is_start_up(m: HostMetrics) -> bool:
@@ -96,10 +114,7 @@ def pass_is_start_up(m: HostMetrics) -> bool:
     (``report.verdict.start_up_window``)."""
     if m.steps.count > 1 or m.job is None:
         return False
-    if m.job.phase.phase == "warm-up":
-        return True
-    graded = Ctx(m).graded(m.breakdown.startup, "job.one_time_min_share", "job.warmup_share")
-    return graded is not None and graded[0] >= T("job.warmup_share")
+    return pass_reads_start_up(m.job.phase.phase, m.breakdown.startup, Ctx(m).step_ms)
 
 
 def first_call_why(m: HostMetrics) -> str | None:

@@ -51,7 +51,8 @@ ID = "input_bound"
 
 
 @rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
-      thresholds=("input_bound.warning", "input_bound.critical", "input_bound.range_named_share"), card="input_wait_share", waits=("input_wait",))
+      thresholds=("input_bound.warning", "input_bound.critical", "input_bound.range_named_share",
+                  "input_bound.most_share", "input_bound.whole_share", "input_bound.apart_share"), card="input_wait_share", waits=("input_wait",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     graded = ctx.graded_wait(m.headline.input_wait_share, m.breakdown.input_wait, "input_bound.warning", "input_bound.critical")
@@ -70,15 +71,12 @@ def check(m: HostMetrics) -> list[Finding]:
     what = {"pipeline": _pipeline_said(ctx, src, wait_ms),
             "before_first_op": made or held or _UNTRACED.format(part=_part(ctx, min(src.lead_ms_per_step, wait_ms)))
             }.get(src.source, "")
-    xfer = min(src.transfer_ms_per_step, wait_ms)
-    moved = xfer >= 0.5 * wait_ms  # the batch was made in time; most of the wait is its transfer to the device
-    if moved:
-        part = f"all of it ({ms(xfer)})" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
-        what += f"; {part} the batch's transfer to the device after the pipeline made it"
+    moved = _transfer_said(min(src.transfer_ms_per_step, wait_ms), wait_ms)
+    what += moved
     other = _frames_said(ctx, [(n, v) for n, v, inp in src.frames if not inp], src.pre_op_ms_per_step)
     apart = (f" Another {ms(src.pre_op_ms_per_step)} {ctx.per_step} of host time before the {ctx.step_noun}'s first op is not the input "
              f"pipeline's" + (f" (the program's other work: {other})" if other else "") + " and is not counted here."
-             if src.pre_op_ms_per_step >= (T("report.min_said_ms") if src.source == "pipeline" else 0.05 * wait_ms)
+             if src.pre_op_ms_per_step >= _apart_floor(src.source, wait_ms)
              else "")
     return [finding(
         ctx, ID, sev,
@@ -102,6 +100,24 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
+def _transfer_said(xfer_ms: float, wait_ms: float) -> str:
+    """Where the batch's transfer to the device after the pipeline made it (``HostInput.transfer_ms_per_step``, never
+    above the wait) holds most of the wait, the words that say so -- "all of it" where it holds the whole at the
+    report's precision; "" otherwise: the batch was not made in time, the transfer is no cause."""
+    if xfer_ms < T("input_bound.most_share") * wait_ms:
+        return ""
+    part = f"all of it ({ms(xfer_ms)})" if xfer_ms >= T("input_bound.whole_share") * wait_ms else \
+        f"{ms(xfer_ms)} of it ({pct(xfer_ms / wait_ms)})"
+    return f"; {part} the batch's transfer to the device after the pipeline made it"
+
+
+def _apart_floor(source: str, wait_ms: float) -> float:
+    """ms a step of other host time before the step's first op from which the finding says it apart: where the
+    pipeline's own events bound the wait, any time the report prints; else a share of the wait (the lead that stands
+    for an untraced loader already holds the rest)."""
+    return T("report.min_said_ms") if source == "pipeline" else T("input_bound.apart_share") * wait_ms
+
+
 #: The words of an input wait the capture records no pipeline event of: the host time before each step's first op, with
 #: the ledger's input wait inside it (``HostInput.lead_ms_per_step``) as ``{part}`` (:func:`_part`).
 _UNTRACED = ("; the host time before each step's first op ({part}): the capture records no input pipeline event, so that "
@@ -116,7 +132,7 @@ _NEXT = "{next} ({part})"
 def _part(ctx: Ctx, part_ms: float) -> str:
     """"9.43 ms a step, 38.9% of the step": a part of the input wait as the finding states it, per step and as a share
     of the step, so the reader can check the claim against the step it is of (h37-forms10num)."""
-    share = part_ms / ctx.step_ms if ctx.step_ms else 0.0
+    share = ctx.share(part_ms) if ctx.step_ms else 0.0
     return f"{ms(part_ms)} {ctx.a_step}, {pct(share)} of the {ctx.step_noun}"
 
 
@@ -161,7 +177,7 @@ def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:
     itself (a CPU ``aten::randn`` before its copy), and says so with the ops (each at least a tenth of the wait; a
     part never above its whole); "" otherwise (an untraced loader stands for that time)."""
     named = [(name, min(v, wait_ms)) for name, v in ops if v >= 0.1 * wait_ms]
-    if not named or sum(v for _, v in named) < 0.5 * wait_ms:
+    if not named or sum(v for _, v in named) < T("input_bound.most_share") * wait_ms:
         return ""
     return ("; the host's own ops before each step's first launch: " + ", ".join(f"`{n}` {ms(v)}" for n, v in named)
             + " -- the step makes its input itself")
@@ -173,7 +189,7 @@ def _creation(ctx: Ctx, ops: list[tuple[str, float]], wait_ms: float) -> list:
     if not ops or not wait_ms:
         return []
     name, op_ms = ops[0]
-    if op_ms < 0.5 * wait_ms or not ctx.fw.creation_op(name):
+    if op_ms < T("input_bound.most_share") * wait_ms or not ctx.fw.creation_op(name):
         return []
     return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(min(op_ms, wait_ms)))
 
@@ -196,7 +212,7 @@ def _held_by_frames(ctx: Ctx, frames: list[tuple[str, float, bool]], within: lis
     capture records what holds it: the step prepares its input itself, in those frames (and, inside the longest,
     ``within``: what it spends its time in), and says so; "" otherwise (an untraced loader stands for that time)."""
     own = _input_frames(frames)
-    if not wait_ms or sum(min(v, wait_ms) for _, v in own) < 0.5 * wait_ms:
+    if not wait_ms or sum(min(v, wait_ms) for _, v in own) < T("input_bound.most_share") * wait_ms:
         return ""
     inner = _frames_said(ctx, within, min(frames[0][1], wait_ms)) if frames[0][2] else ""
     return ("; the host time before each step's first op, held by the program's own input preparation: "

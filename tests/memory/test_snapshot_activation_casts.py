@@ -18,13 +18,10 @@ from pathlib import Path
 import pytest
 
 from synthetic import memsnapshot as ms
-from tests.memory.test_snapshot_forward_rebound import BF16, BF16_NO_GRAD, _analyze, _kept_findings, _replay
+from tests.memory.test_snapshot_forward_rebound import BF16, BF16_NO_GRAD, LARGE_CACHE, _analyze, _kept_findings, _replay
 from tests.support.paths import FIXTURES
 
 GIB = 2 ** 30
-#: CS336's "large" LM (Hyperion-shuo's ``basic_lm_memory_profile.py --size_name large``): 36 layers, d_model 1280,
-#: d_ff 5120 (SwiGLU: three matrices), vocabulary 10,000; a bf16 copy of each linear weight: 2 bytes a value
-LARGE_CACHE = 36 * (4 * 1280 * 1280 + 3 * 1280 * 5120) * 2 + 10_000 * 1280 * 2
 #: notHanmin's forward (``snapshots_wild/forward_autograd_cs336``): CS336's "xl" LM, 48 layers, d_model 1600,
 #: d_ff 6400, vocabulary 10,000
 XL_CACHE = 48 * (4 * 1600 * 1600 + 3 * 1600 * 6400) * 2 + 10_000 * 1600 * 2

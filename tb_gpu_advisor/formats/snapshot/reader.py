@@ -1411,8 +1411,9 @@ def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = T
     return MEMORY_PHASES.index("forward" if forward else "other")
 
 
-#: autocast's cast cache, in a ``stacks="all"`` record's C++ frames: where it allocates, the block is a parameter's
-#: 16-bit copy kept until the autocast region ends (``aten/src/ATen/autocast_mode.cpp``).
+#: autocast's cast cache, in a ``stacks="all"`` record's C++ frames: where it allocates, the block is a cast autocast
+#: made -- a parameter's 16-bit copy kept until the autocast region ends (``aten/src/ATen/autocast_mode.cpp``) where
+#: its bytes halve a weight's, else an activation's cast it does not keep (:func:`_activation_casts`).
 _AUTOCAST_CACHE = "autocast::cached_cast"
 
 

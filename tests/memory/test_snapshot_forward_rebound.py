@@ -237,8 +237,8 @@ def _cache_finding(rep):
 @pytest.mark.parametrize("path", [BF16, BF16_NO_GRAD], ids=["autograd", "no_grad"])
 def test_the_cache_is_the_weights_copies_whatever_the_grad_mode(path: Path):
     """The cast cache at the peak is the bf16 copies of the model's linear weights, 1,913,036,800 bytes, with
-    autograd on and under no_grad alike (main: 2,024,652,800 with autograd -- 289 casts of the inputs and attention
-    scores with them -- and 1,918,156,800 under no_grad, the loss's fp32 cast of the logits)."""
+    autograd on and under no_grad alike (main: 2,024,652,800 with autograd -- 290 casts of the inputs, the attention
+    scores and the logits with them -- and 1,918,156,800 under no_grad, the loss's fp32 cast of the logits)."""
     assert _cache_finding(_analyze(path)).metric.detail["cache_bytes"] == LARGE_CACHE
 
 

@@ -1124,10 +1124,10 @@ def _activation_casts(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, ca
     Why: ``at::autocast::cached_cast`` casts every fp32 input of an op; it *keeps* only the casts of leaves that
     require grad (the weights), yet every cast it makes runs through it, so its frame alone read the activations'
     casts -- under autograd saved for the backward, freed with the graph -- as the weights' cache.  Hyperion-shuo's
-    CS336 forward with autograd under bf16 (h37-heldcol's *Left*): 543 casts live at the peak, 289 of them
-    (253 x 0.3125 MiB, the 128 x 1280 inputs; 36 x 0.625 MiB, the attention scores) in sizes no weight halves, the
-    other 254 the bf16 copies of its linear weights and the logits' fp32 cast for the loss; ``inference_mode`` frees
-    the 289, and the saving stayed short of the twins' difference by their bytes.  A 16-bit copy of a weight takes half its weight's bytes (:func:`_copy_blocks`): physics, not a
+    CS336 forward with autograd under bf16 (h37-heldcol's *Left*): 543 casts live at the peak, 290 of them
+    (253 x 0.3125 MiB, the 128 x 1280 inputs; 36 x 0.625 MiB, the attention scores; the logits' fp32 cast for the
+    loss) in sizes no weight halves, the other 253 the bf16 copies of its linear weights; ``inference_mode`` frees
+    the 290, and the saving stayed short of the twins' difference by their bytes.  A 16-bit copy of a weight takes half its weight's bytes (:func:`_copy_blocks`): physics, not a
     name.  The weights are the blocks held since before the history or moved in by ``Module._apply``
     (:func:`_held_blocks`); where none of the casts halves one of them the weights are not in evidence (freed before
     the dump, or made by code no frame marks) and every cast is left as the cache, as before."""

@@ -375,7 +375,8 @@ def _forward_layer(a: Allocator, live: list[int], grad: bool, mib: int) -> tuple
 
 
 def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2,
-                 cast_mib: int = 0, dump_before_drop: bool = False, cast_of_weights: bool = False) -> Scenario:
+                 cast_mib: int = 0, dump_before_drop: bool = False, cast_of_weights: bool = False,
+                 input_cast_mib: int = 0) -> Scenario:
     """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
     allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  With autograd on (``grad``) every tensor is kept
     for a backward that never runs, and all are freed together when the output is dropped after the pass; under
@@ -385,8 +386,11 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
     training forward dumped before its backward), so that pass's tensors are live at it.  ``cast_of_weights``: the
     model is one fp32 weight of ``2 * cast_mib`` MiB per layer, so each cast is its weight's 16-bit copy, half its
     bytes, as a real one is; without it the 8 x 256 MiB weights are no twice any cast (only the cast's frame names
-    it).  No OOM: the capacity is unknown.  Truth: the forward bytes live at the peak and the largest of them (the
-    casts apart, ``cast_bytes``)."""
+    it).  ``input_cast_mib``: each layer's op also casts its fp32 input to 16 bits (``input_cast_mib`` MiB, under the
+    same ``at::autocast::cached_cast`` frames: autocast casts every input, caching only the weights'); with autograd on
+    the cast is saved for the backward with the layer's tensors, under no_grad freed once the op has used it -- an
+    activation's cast, counted in ``kept_bytes``, never in ``cast_bytes``.  No OOM: the capacity is unknown.  Truth:
+    the forward bytes live at the peak and the largest of them (the weights' casts apart, ``cast_bytes``)."""
     a = Allocator(80 * GiB)
     weights = [2 * cast_mib * MiB] * layers if cast_mib and cast_of_weights else [256 * MiB] * 8
     for size in weights:
@@ -402,7 +406,10 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
             if cast_mib:
                 casts.append(a.malloc(cast_mib * MiB, AUTOCAST_CAST))
                 casts_held = max(casts_held, len(casts) * cast_mib * MiB)
+            saved = [a.malloc(input_cast_mib * MiB, AUTOCAST_CAST)] if input_cast_mib else []
             live, _ = _forward_layer(a, live, grad, mib)
+            for x in saved:  # the input's cast: saved for the backward with the layer's tensors, else used and freed
+                live.append(x) if grad else a.free(x)
             held = sum(a.size_of(x) for x in live)
             if held > peak_kept:
                 peak_kept, largest = held, max(a.size_of(x) for x in live)

@@ -816,6 +816,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     cached_of = np.zeros(len(stacks) + 1, dtype=bool)  # per stack: it runs through autocast's cast cache
     cached_of[used] = [_autocast_cached(stacks[k]) for k in used]
     op, phase, bare, cast = op_of[ids], phase_of[ids], bare_of[ids], cached_of[ids] & (d > 0)
+    _activation_casts(d, at, phase, cast, dump, _uncached_phases(stacks, used, cached_of, budget)[ids])
     del ids
     cast[_cast_copies(d, at, phase, [stacks[k] for k in used], dump, bare)] = True
     events = MemoryEvents(
@@ -1089,18 +1090,57 @@ def _made_at(delta: np.ndarray, addr: np.ndarray, dump: list[_Live]) -> list[int
     return [made.get(b.address, -1) for b in dump]
 
 
-def _held_blocks(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, dump: list[_Live]) -> list[_Live]:
+def _held_blocks(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, dump: list[_Live],
+                 cast: np.ndarray | None = None) -> list[_Live]:
     """The parameters live at the dump: blocks no history entry allocated (made before it), or moved to the GPU in
     it by ``Module._apply`` (a parameters-phase allocation of the block's or the tensor's bytes: a trace entry records
-    the request)."""
+    the request) -- not a cast autocast made (``cast``: booked with the parameters too, yet a copy, never a weight)."""
     made = {a: k for k, a in zip(np.flatnonzero(delta > 0).tolist(), addr[delta > 0].tolist())}  # its last allocation
     params = MEMORY_PHASES.index("parameters")
     out = []
     for b in dump:
         k = made.get(b.address)
-        if k is None or (phase[k] == params and delta[k] in (b.size, b.requested)):
+        if k is None or (phase[k] == params and delta[k] in (b.size, b.requested) and (cast is None or not cast[k])):
             out.append(b)
     return out
+
+
+def _uncached_phases(stacks: list, used: list[int], cached_of: np.ndarray, budget: "_Budget") -> np.ndarray:
+    """Per stack (the last: none), the phase its frames give past autocast's cast (the module's forward that cast
+    an activation), for the stacks that run through the cast cache (``cached_of``); -1 for the others."""
+    out = np.full(len(stacks) + 1, -1, dtype=np.int8)
+    for k in used:
+        if cached_of[k]:
+            out[k] = _phase(stacks[k], budget, through_cache=False)
+    return out
+
+
+def _activation_casts(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, cast: np.ndarray, dump: list[_Live],
+                      uncached: np.ndarray) -> None:
+    """Unbooks, in place, the casts through autocast's cache (``cast``, ``phase``) that copy no parameter: their
+    bytes are half of no weight's block.  They are activations' casts, booked to the phase their frames give past the
+    cast (``uncached``: the module's forward).
+
+    Why: ``at::autocast::cached_cast`` casts every fp32 input of an op; it *keeps* only the casts of leaves that
+    require grad (the weights), yet every cast it makes runs through it, so its frame alone read the activations'
+    casts -- under autograd saved for the backward, freed with the graph -- as the weights' cache.  Hyperion-shuo's
+    CS336 forward with autograd under bf16 (h37-heldcol's *Left*): 543 casts live at the peak, 290 of them
+    (253 x 0.3125 MiB, the 128 x 1280 inputs; 36 x 0.625 MiB, the attention scores; the logits' fp32 cast for the
+    loss) in sizes no weight halves, the other 253 the bf16 copies of its linear weights; ``inference_mode`` frees
+    the 290, and the saving stayed short of the twins' difference by their bytes.  A 16-bit copy of a weight takes half its weight's bytes (:func:`_copy_blocks`): physics, not a
+    name.  The weights are the blocks held since before the history or moved in by ``Module._apply``
+    (:func:`_held_blocks`); where none of the casts halves one of them the weights are not in evidence (freed before
+    the dump, or made by code no frame marks) and every cast is left as the cache, as before."""
+    at = np.flatnonzero(cast)
+    if not at.size:
+        return
+    held = _copy_counts(_held_blocks(delta, addr, phase, dump, cast))
+    copy = np.isin(delta[at], np.fromiter(held, np.int64, len(held)))
+    if not copy.any() or copy.all():
+        return
+    other = at[~copy]
+    cast[other] = False
+    phase[other] = uncached[other]
 
 
 def _copy_counts(blocks: list[_Live]) -> dict[int, int]:
@@ -1343,12 +1383,13 @@ def user_frame(frames: list[str]) -> str:
 _user_frame = user_frame
 
 
-def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
+def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = True) -> int:
     """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine, in
     Python or on its C++ thread (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
     module's forward, else other.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
-    copy of a parameter, made once and reused by every call) is a parameter's copy, not the forward's activation."""
-    if _autocast_cached(frames):
+    copy of a parameter, made once and reused by every call) is a parameter's copy, not the forward's activation --
+    unless ``through_cache`` is off: the phase of the code that cast (an activation's cast, :func:`_activation_casts`)."""
+    if through_cache and _autocast_cached(frames):
         return MEMORY_PHASES.index("parameters")
     fs = _python_frames(frames, budget, limit=MAX_SCAN)  # autograd's engine lies ~30 C++ frames deep
     if not fs:
@@ -1370,8 +1411,9 @@ def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
     return MEMORY_PHASES.index("forward" if forward else "other")
 
 
-#: autocast's cast cache, in a ``stacks="all"`` record's C++ frames: where it allocates, the block is a parameter's
-#: 16-bit copy kept until the autocast region ends (``aten/src/ATen/autocast_mode.cpp``).
+#: autocast's cast cache, in a ``stacks="all"`` record's C++ frames: where it allocates, the block is a cast autocast
+#: made -- a parameter's 16-bit copy kept until the autocast region ends (``aten/src/ATen/autocast_mode.cpp``) where
+#: its bytes halve a weight's, else an activation's cast it does not keep (:func:`_activation_casts`).
 _AUTOCAST_CACHE = "autocast::cached_cast"
 
 

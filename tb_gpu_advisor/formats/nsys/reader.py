@@ -281,6 +281,11 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         part, domains, recorded = _nvtx(schema, names, fidx)
         if part is not None:
             h_parts.append(part)
+    mpi = _mpi_calls(schema, names, fidx)
+    if mpi is not None:
+        domains = _with_domain(domains, _MPI_DOMAIN)
+        mpi["domain"] = np.full(mpi["start"].size, domains.index(_MPI_DOMAIN), np.int16)
+        h_parts.append(mpi)
     # ---- device
     d_names: dict[str, int] = {}
     launcher = (next(iter(callers)) << 24) if len(callers) == 1 else None
@@ -459,6 +464,43 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
     raw.os_start, raw.os_end = start.astype(np.int64), end.astype(np.int64)
     raw.os_tid = _thread_key(tid, fidx)
     raw.os_name = inv.astype(np.int32)
+
+
+#: The tables Nsight Systems 2023 and later write the MPI trace's calls into (``nsys profile -t mpi``): point-to-point,
+#: the start and wait of non-blocking calls (``MPI_Wait`` of an ``MPI_Iallreduce``), collectives, and the rest
+#: (``MPI_Init``, ``MPI_Finalize``), each row a call's ``start``, ``end``, ``globalTid`` and ``textId``.  Older exports
+#: (pipit's, Nsight 2022.2) wrote the same calls as NVTX ranges in the domain ``MPI``; a newer one registers that domain
+#: and leaves it empty (a 4-rank CME 213 export of 2026: 47 collectives and 40 ``MPI_Wait`` in the tables, none in
+#: ``NVTX_EVENTS``), so read from the tables they are the same ranges in the same domain.
+_MPI_TABLES = ("MPI_P2P_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS")
+_MPI_COLS = {"start": "start", "end": "end", "tid": "globalTid", "name": "textId"}
+#: The NVTX domain Nsight's MPI trace writes its calls in (``frameworks.nvtx.COMMUNICATION_DOMAINS`` names it).
+_MPI_DOMAIN = "MPI"
+
+
+def _mpi_calls(schema: tb.Schema, names: dict[str, int], fidx: int) -> dict | None:
+    """The MPI trace's calls from ``_MPI_TABLES`` as host ranges (``_nvtx``'s columns but the domain, which the caller
+    sets): why ranges, not runtime calls -- the host inside one waits for its peers, as in the older exports' ``MPI``
+    ranges, which the rules already read as communication.  A call with no end or no thread is left out."""
+    parts = [sqlite.int_columns(schema, t, _MPI_COLS) for t in _MPI_TABLES if schema.nonempty(t)]
+    if not parts:
+        return None
+    c = {k: np.concatenate([p[k].astype(np.int64) for p in parts]) for k in _MPI_COLS}
+    ok = (c["end"] >= c["start"]) & (c["tid"] >= 0) & (c["start"] >= 0)
+    c = {k: v[ok] for k, v in c.items()}
+    n = c["start"].size
+    if not n:
+        return None
+    strings = tb.string_table(schema, c["name"])
+    ids, inv = unique_inverse(c["name"])
+    local = np.array([_intern(names, strings.get(int(i), f"MPI call {int(i)}")) for i in ids.tolist()], np.int32)
+    return dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=local[inv],
+                corr=np.full(n, -1, np.int64), range=np.ones(n, bool), op=np.zeros(n, np.int8))
+
+
+def _with_domain(domains: list[str], name: str) -> list[str]:
+    """``domains`` with ``name`` in it (appended where absent: the export registered no such NVTX domain)."""
+    return domains if name in domains else [*domains, name]
 
 
 #: The scheduler's trace (``nsys profile --cpuctxsw=process-tree``, on by default on Linux): one row per context

@@ -38,6 +38,7 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2) -> Frame | None:
     frame."""
     h, windows = trace.h, set()
     idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    idx = idx[_once_on_its_thread(h, idx)]
     for i in idx.tolist():
         lo = int(np.searchsorted(times, h.start[i], side="left"))
         hi = int(np.searchsorted(times, h.end[i], side="right"))
@@ -46,6 +47,15 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2) -> Frame | None:
     if len({(f.first, f.end) for f in windows}) != 1:
         return None
     return min(windows)
+
+
+def _once_on_its_thread(h, idx: np.ndarray) -> np.ndarray:
+    """Bool per range of ``idx``: its name opens no other range of its thread -- the program's one range, not one of a
+    range it repeats (a rank's ``backward_bucketed``, run every step, may reach past the next step's start where the
+    steps' starts are the ranks' earliest: h37-survey54's 4-rank MPI job, read as 2 steps "framed" by one of them)."""
+    key = h.name[idx].astype(np.int64) * (int(h.line.max()) + 1 if h.line.size else 1) + h.line[idx].astype(np.int64)
+    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return counts[inv] == 1
 
 
 def apart(before: int, after: int) -> str:

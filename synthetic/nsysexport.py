@@ -90,6 +90,12 @@ SYNC_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NO
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, deprecatedSyncType INTEGER, syncType INTEGER NOT NULL,
     eventId INTEGER NOT NULL, eventSyncId INTEGER)"""
+#: Two of the tables Nsight Systems 2023 and later writes the MPI trace's calls into (``-t mpi``; the columns of its
+#: SQLite schema reference, ``MPI_OTHER_EVENTS`` as a 2023.4.1 export holds it).
+MPI_P2P_DDL = """CREATE TABLE MPI_P2P_EVENTS (start INTEGER NOT NULL, end INTEGER, globalTid INTEGER, textId INTEGER,
+    commHandle INTEGER, tag INTEGER, remoteRank INTEGER, size INTEGER, requestHandle INTEGER)"""
+MPI_OTHER_DDL = """CREATE TABLE MPI_OTHER_EVENTS (start INTEGER NOT NULL, end INTEGER, globalTid INTEGER,
+    textId INTEGER)"""
 NVTX_DDL = """CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
     rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
     textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,
@@ -2165,7 +2171,8 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
 
 
 def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
-                    mpi_ms: float = 22.0, host_ms: float = 68.0, mpi_domain: str = "MPI") -> dict:
+                    mpi_ms: float = 22.0, host_ms: float = 68.0, mpi_domain: str = "MPI",
+                    mpi_tables: bool = False) -> dict:
     """Write rank 0's export of an MPI + CUDA saxpy shaped after hpcgroup/pipit's
     ``saxpy-mpi-cuda_nsys_perlmutter0.sqlite`` (an A100 on Perlmutter, read in the h37-survey14 survey): after
     ``MPI_Init``, each iteration allocates its buffers, copies two vectors in (blocking pageable ``cudaMemcpy``,
@@ -2175,17 +2182,27 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     NVTX domain, ``MPI``, as Nsight's MPI trace writes them).  The ``saxpy`` ranges
     mark one point of each iteration, so the steps they tile are whole iterations -- except the last, which nothing
     follows.  ``mpi_domain=""``: the same ranges in the default domain, as a program marking its own code writes them
-    (a control: the names alone say nothing of who opened them).  Return the truth: the iterations, the time from one
+    (a control: the names alone say nothing of who opened them).  ``mpi_tables``: the same calls where Nsight Systems
+    2023 and later writes them, in ``MPI_P2P_EVENTS`` (``MPI_Send``, ``MPI_Recv``) and ``MPI_OTHER_EVENTS``
+    (``MPI_Init``, ``MPI_Finalize``), the ``MPI`` domain still registered in ``NVTX_EVENTS`` and empty there (a CME 213
+    export of Nsight 2023.4.1, read in h37-survey54).  Return the truth: the iterations, the time from one
     ``saxpy`` range to the next, and the MPI ranges' time in each iteration's GPU idle (``mpi_ms_per_gap``)."""
     us, ms = 1000, 1_000_000
     pid = 1230493
-    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    ddls = [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL] + ([MPI_P2P_DDL, MPI_OTHER_DDL] if mpi_tables else [])
+    con, strings, gtid, gpid = _open_one(path, ddls, pid)
     api = _Calls(strings, SESSION_START_NS + 60 * ms, gap=5 * us)
     nvtx, kern, memcpy = [], [], []
+    mpi: dict[str, list] = {"MPI_P2P_EVENTS": [], "MPI_OTHER_EVENTS": []}
     marks = []
 
-    def ranged(name: str, dur_ms: float) -> None:  # the MPI library's own ranges, in its NVTX domain
-        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1 if mpi_domain else 0))
+    def ranged(name: str, dur_ms: float) -> None:  # the MPI library's own ranges, in its NVTX domain or its tables
+        span = (api.t, api.t + int(dur_ms * ms))
+        if mpi_tables:
+            mpi["MPI_P2P_EVENTS" if name in ("MPI_Send", "MPI_Recv") else "MPI_OTHER_EVENTS"].append(
+                (*span, gtid, strings(name)))
+        else:
+            nvtx.append((*span, name, 1 if mpi_domain else 0))
         api.t += int(dur_ms * ms) + 10 * us
 
     def copy(kind: int) -> None:
@@ -2221,6 +2238,9 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
                     "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 60 * ms, mpi_domain, gtid))
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
                     [(a, b, text, gtid, d) for a, b, text, d in nvtx])
+    for table, rows in mpi.items():
+        if rows:
+            con.executemany(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", rows)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,262144000,?,?,?)",
                     [(a, b, c, gpid, k, s, d) for a, b, c, k, s, d in memcpy])

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from tb_gpu_advisor.frameworks import user_ranges
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace
 
 
 class Frame(NamedTuple):
@@ -27,10 +27,11 @@ class Frame(NamedTuple):
     end_ps: int
 
 
-def frame(trace: Trace, times: np.ndarray, least: int = 2) -> Frame | None:
+def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -> Frame | None:
     """(first, end, name, end_ps): the indices ``[first, end)`` of the sorted host ``times`` (ps; the repeats' starts, or
     their launches) inside the program's one range that holds at least ``least`` of them but not all; None where no
-    such range, or more than one, exists.
+    such range, or more than one, exists.  ``once``: only a range whose name its thread opens once (repeated spans
+    framed: :func:`_once_on_its_thread`).
 
     Why each condition: a range holding every repeat frames nothing apart (the whole reading stands); one holding
     fewer than ``least`` shows no step boundary inside it; two ranges that split the repeats differently leave the
@@ -38,6 +39,8 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2) -> Frame | None:
     frame."""
     h, windows = trace.h, set()
     idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    if once:
+        idx = idx[_once_on_its_thread(h, idx)]
     for i in idx.tolist():
         lo = int(np.searchsorted(times, h.start[i], side="left"))
         hi = int(np.searchsorted(times, h.end[i], side="right"))
@@ -46,6 +49,15 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2) -> Frame | None:
     if len({(f.first, f.end) for f in windows}) != 1:
         return None
     return min(windows)
+
+
+def _once_on_its_thread(h: HostEvents, idx: np.ndarray) -> np.ndarray:
+    """Bool per range of ``idx``: its name opens no other range of its thread -- the program's one range, not one of a
+    range it repeats (a rank's ``backward_bucketed``, run every step, may reach past the next step's start where the
+    steps' starts are the ranks' earliest: h37-survey54's 4-rank MPI job, read as 2 steps "framed" by one of them)."""
+    key = h.name[idx].astype(np.int64) * (int(h.line.max()) + 1 if h.line.size else 1) + h.line[idx].astype(np.int64)
+    _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+    return counts[inv] == 1
 
 
 def apart(before: int, after: int) -> str:

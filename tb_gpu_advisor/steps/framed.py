@@ -28,7 +28,7 @@ def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
     Where every span before it lies in a range the program names its warm-up, that name says it better (the drop of
     :func:`_in_warmup_ranges`)."""
     order = np.argsort(hs, kind="stable")
-    found = frame(trace, hs[order].astype(np.int64, copy=False))
+    found = frame(trace, hs[order].astype(np.int64, copy=False), once=True)
     if found is None:
         return ids, hs, he, note
     lo, hi, label, end = found

@@ -286,3 +286,34 @@ def test_a_name_that_is_no_utf8_is_read_with_replacement(tmp_path):
     con.close()
     t = reader.read_trace(str(p))
     assert "data@\ufffd" in t.h.names
+
+
+def _session_started_later(path, ns: int) -> None:
+    """Rewrite the export at ``path`` as a session that started ``ns`` later on the wall clock: every time it records
+    counts from its own session's start, so each is ``ns`` smaller, and ``utcEpochNs`` is ``ns`` larger -- the same
+    events at the same moments, written by an ``nsys`` launched later (one per rank under ``mpirun``)."""
+    con = sqlite3.connect(path)
+    tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for t in tables:
+        cols = {c[1] for c in con.execute(f'PRAGMA table_info("{t}")')}
+        if t != "TARGET_INFO_SESSION_START_TIME" and {"start", "end"} <= cols:
+            con.execute(f'UPDATE "{t}" SET start = start - ?, end = end - ?', (ns, ns))
+    con.execute("UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + ?", (ns,))
+    con.commit()
+    con.close()
+
+
+def test_ranks_of_one_machine_are_put_on_one_clock_by_their_sessions_starts(tmp_path):
+    """Each rank's ``nsys profile`` is a session of its own whose times count from its own start (a CME 213 4-rank
+    MPI export, Nsight 2023.4.1: sessions started up to 111 ms apart, one ``MPI_Barrier`` ending 111 ms apart as
+    written and within 43 us once each export is moved by its session's start).  Truth by construction: rank 1's
+    export rewritten as a session started 37 ms later holds the same moments, so the merged trace must not move."""
+    a, b = tmp_path / "report_rank0.sqlite", tmp_path / "report_rank1.sqlite"
+    write(str(a), NsysJob(steps=6))
+    write(str(b), replace(NsysJob(steps=6), kernel_us=150.0))
+    same = reader.read_trace(str(a), host="node", ranks=[str(a), str(b)])
+    _session_started_later(b, 37_000_000)
+    moved = reader.read_trace(str(a), host="node", ranks=[str(a), str(b)])
+    for d0, d1 in zip(same.devices, moved.devices):
+        assert np.array_equal(d0.start, d1.start) and np.array_equal(d0.end, d1.end)  # main: rank 1's 37 ms early
+    assert np.array_equal(np.sort(same.h.start), np.sort(moved.h.start))

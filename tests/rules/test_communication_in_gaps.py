@@ -87,3 +87,60 @@ def test_the_kept_mpi_rank_names_its_communication():
     comm = dict(_tables(f)["Communication libraries' ranges in the gaps"])
     assert set(comm) == {"MPI_Send", "MPI_Recv"}
     assert "The program's own ranges in the gaps" not in _tables(f)
+
+
+# --------------------------------------------------------------------------- h37-survey54: MPI calls in their own tables
+# Nsight Systems 2023 and later writes the MPI trace's calls into ``MPI_*_EVENTS`` tables, not as ranges in the NVTX
+# domain ``MPI`` (which it still registers, empty): a CME 213 4-rank training export (Nsight 2023.4.1) holds 40
+# ``MPI_Wait`` (2.3 ms of each 4.0 ms step) and 47 collectives there and none in ``NVTX_EVENTS``.  Main read no MPI
+# table, so the host's wait for its peers read as its own code.
+
+_MPI_TABLES = {"MPI_Send": "MPI_P2P_EVENTS", "MPI_Recv": "MPI_P2P_EVENTS"}
+
+
+def _as_mpi_tables(src: Path, dst: Path) -> int:
+    """Copy the export ``src`` to ``dst`` with its ``MPI``-domain NVTX ranges moved into the tables Nsight 2023+
+    writes them in (point-to-point calls in ``MPI_P2P_EVENTS``, the rest in ``MPI_OTHER_EVENTS``), the domain's
+    registration left in place.  Returns how many rows moved."""
+    import shutil
+    import sqlite3
+
+    from synthetic.nsysexport import MPI_OTHER_DDL, MPI_P2P_DDL
+    shutil.copyfile(src, dst)
+    con = sqlite3.connect(dst)
+    con.executescript(MPI_P2P_DDL + ";" + MPI_OTHER_DDL + ";")
+    (dom,) = con.execute("SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'MPI'").fetchone()
+    rows = con.execute("SELECT n.rowid, n.start, n.end, n.globalTid, COALESCE(n.text, s.value) FROM NVTX_EVENTS n "
+                       "LEFT JOIN StringIds s ON s.id = n.textId WHERE n.domainId = ? AND n.eventType = 59",
+                       (dom,)).fetchall()
+    (top,) = con.execute("SELECT MAX(id) FROM StringIds").fetchone()
+    for i, (rowid, start, end, tid, text) in enumerate(rows):
+        con.execute("INSERT INTO StringIds (id, value) VALUES (?, ?)", (top + 1 + i, text))
+        table = _MPI_TABLES.get(text, "MPI_OTHER_EVENTS")
+        con.execute(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", (start, end, tid, top + 1 + i))
+        con.execute("DELETE FROM NVTX_EVENTS WHERE rowid = ?", (rowid,))
+    con.commit()
+    con.close()
+    return len(rows)
+
+
+def test_mpi_calls_in_their_own_tables_are_communication_too(tmp_path):
+    p = tmp_path / "saxpy.sqlite"
+    truth = write_mpi_saxpy(str(p), mpi_tables=True)
+    f = _gaps(p)
+    assert "a step of it is communication (`MPI_Recv`" in f["summary"], f["summary"]
+    comm = _tables(f)["Communication libraries' ranges in the gaps"]
+    assert sum(v for _, v in comm) == pytest.approx(truth["mpi_ms_per_gap"], rel=0.01)
+    assert "The program's own ranges in the gaps" not in _tables(f)
+
+
+def test_the_kept_mpi_export_reads_alike_in_either_layout(tmp_path):
+    """The kept pipit export (Nsight 2022.2: MPI calls as ``MPI``-domain NVTX ranges) and the same calls moved into
+    the newer layout's tables give one communication reading: the layout is the exporter's, not the program's."""
+    moved = tmp_path / "saxpy-mpi-tables.sqlite"
+    assert _as_mpi_tables(KEPT, moved) == 17  # MPI_Init, 10 MPI_Send, 5 MPI_Recv, MPI_Finalize
+    before, after = _gaps(KEPT), _gaps(moved)
+    comm = _tables(before)["Communication libraries' ranges in the gaps"]
+    assert comm and {n for n, _ in comm} >= {"MPI_Send", "MPI_Recv"}, comm
+    assert _tables(after)["Communication libraries' ranges in the gaps"] == comm
+    assert after["summary"] == before["summary"]

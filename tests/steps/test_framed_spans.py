@@ -58,3 +58,32 @@ def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
     with redirect_stdout(out), redirect_stderr(io.StringIO()):
         cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
     assert "its frame" not in json.loads(out.getvalue())["reports"][0]["hosts"][0]["steps"]["note"]
+
+
+def test_a_repeated_range_running_long_is_no_frame(tmp_path) -> None:  # noqa: ANN001
+    """One of a range a thread repeats (``backward``) that runs past the next passes' starts is no frame: the frame is
+    the program's *one* range.  h37-survey54: a 4-rank MPI job's exports put on one clock, where one rank's
+    ``backward_bucketed`` (20 a rank) reached past the next step's start on the ranks' earliest clock -- read as the
+    frame of 2 of the 20 steps.  By construction: a second thread repeats ``backward`` three times, the second
+    running over two measured passes' starts; the one range ``train`` still frames the measured passes (main: two
+    frames, none read, the warm-ups counted as steps)."""
+    import sqlite3
+
+    path = os.path.join(str(tmp_path), "run.sqlite")
+    truth = nx.write_framed_passes(path, phases=True, frame="train")
+    con = sqlite3.connect(path)
+    starts = [s for (s,) in con.execute("SELECT start FROM NVTX_EVENTS WHERE text = 'forward' ORDER BY start")]
+    (tid,) = con.execute("SELECT globalTid FROM NVTX_EVENTS LIMIT 1").fetchone()
+    w = truth["warmup"]
+    other = [(starts[0], starts[0] + 50_000), (starts[w] + 1000, starts[w + 2] + 1000),
+             (starts[-1] + 1000, starts[-1] + 50_000)]
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?,?,59,'backward',?,0)", [(a, b, tid + 1) for a, b in other])
+    con.commit()
+    con.close()
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
+    steps = json.loads(out.getvalue())["reports"][0]["hosts"][0]["steps"]
+    assert steps["count"] == truth["measured"], steps
+    assert "`train`, its frame" in steps["note"]

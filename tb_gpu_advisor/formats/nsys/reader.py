@@ -31,8 +31,9 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
   hold are GPU records the profiler lost, read as any such capture (``job.kind``: a report whose first finding says
   so, not damage to the file), as in every format.
 
-Several exports of one machine (one per rank, ``report_rank%q{RANK}``) are read as one trace on the clock they
-share, their GPUs side by side (``ranks=``).
+Several exports of one machine (one per rank, ``report_rank%q{RANK}``) are read as one trace, their GPUs side by
+side (``ranks=``), each moved onto the first-started session's clock by its session's start (``utcEpochNs``): each
+export's times count from its own session's start.
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ class _Raw:
     gpu_info: dict[int, DeviceInfo] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     zero_ns: int | None = None  # the session's start on the export's clock
+    utc_ns: int | None = None  # the wall-clock time (UTC, ns) of the export's time 0 (``_session_utc``)
     capture_ms: float | None = None
     #: where the capture's window starts on the export's clock where it is not the session's start (a time slice)
     capture_start_ns: int | None = None
@@ -281,6 +283,11 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         part, domains, recorded = _nvtx(schema, names, fidx)
         if part is not None:
             h_parts.append(part)
+    mpi = _mpi_calls(schema, names, fidx)
+    if mpi is not None:
+        domains = _with_domain(domains, _MPI_DOMAIN)
+        mpi["domain"] = np.full(mpi["start"].size, domains.index(_MPI_DOMAIN), np.int16)
+        h_parts.append(mpi)
     # ---- device
     d_names: dict[str, int] = {}
     launcher = (next(iter(callers)) << 24) if len(callers) == 1 else None
@@ -301,6 +308,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     if note:
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms, raw.capture_start_ns = _session_window(schema)
+    raw.utc_ns = _session_utc(schema)
     _close_open_ranges(schema, raw)
     raw.facts = _capture_options(schema)
     raw.facts.update(_platform(schema))
@@ -459,6 +467,43 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
     raw.os_start, raw.os_end = start.astype(np.int64), end.astype(np.int64)
     raw.os_tid = _thread_key(tid, fidx)
     raw.os_name = inv.astype(np.int32)
+
+
+#: The tables Nsight Systems 2023 and later write the MPI trace's calls into (``nsys profile -t mpi``): point-to-point,
+#: the start and wait of non-blocking calls (``MPI_Wait`` of an ``MPI_Iallreduce``), collectives, and the rest
+#: (``MPI_Init``, ``MPI_Finalize``), each row a call's ``start``, ``end``, ``globalTid`` and ``textId``.  Older exports
+#: (pipit's, Nsight 2022.2) wrote the same calls as NVTX ranges in the domain ``MPI``; a newer one registers that domain
+#: and leaves it empty (a 4-rank CME 213 export of 2026: 47 collectives and 40 ``MPI_Wait`` in the tables, none in
+#: ``NVTX_EVENTS``), so read from the tables they are the same ranges in the same domain.
+_MPI_TABLES = ("MPI_P2P_EVENTS", "MPI_START_WAIT_EVENTS", "MPI_COLLECTIVES_EVENTS", "MPI_OTHER_EVENTS")
+_MPI_COLS = {"start": "start", "end": "end", "tid": "globalTid", "name": "textId"}
+#: The NVTX domain Nsight's MPI trace writes its calls in (``frameworks.nvtx.COMMUNICATION_DOMAINS`` names it).
+_MPI_DOMAIN = "MPI"
+
+
+def _mpi_calls(schema: tb.Schema, names: dict[str, int], fidx: int) -> dict | None:
+    """The MPI trace's calls from ``_MPI_TABLES`` as host ranges (``_nvtx``'s columns but the domain, which the caller
+    sets): why ranges, not runtime calls -- the host inside one waits for its peers, as in the older exports' ``MPI``
+    ranges, which the rules already read as communication.  A call with no end or no thread is left out."""
+    parts = [sqlite.int_columns(schema, t, _MPI_COLS) for t in _MPI_TABLES if schema.nonempty(t)]
+    if not parts:
+        return None
+    c = {k: np.concatenate([p[k].astype(np.int64) for p in parts]) for k in _MPI_COLS}
+    ok = (c["end"] >= c["start"]) & (c["tid"] >= 0) & (c["start"] >= 0)
+    c = {k: v[ok] for k, v in c.items()}
+    n = c["start"].size
+    if not n:
+        return None
+    strings = tb.string_table(schema, c["name"])
+    ids, inv = unique_inverse(c["name"])
+    local = np.array([_intern(names, strings.get(int(i), f"MPI call {int(i)}")) for i in ids.tolist()], np.int32)
+    return dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=local[inv],
+                corr=np.full(n, -1, np.int64), range=np.ones(n, bool), op=np.zeros(n, np.int8))
+
+
+def _with_domain(domains: list[str], name: str) -> list[str]:
+    """``domains`` with ``name`` in it (appended where absent: the export registered no such NVTX domain)."""
+    return domains if name in domains else [*domains, name]
 
 
 #: The scheduler's trace (``nsys profile --cpuctxsw=process-tree``, on by default on Linux): one row per context
@@ -1187,6 +1232,15 @@ def _session_window(schema: tb.Schema) -> tuple[int | None, float | None, int | 
     return zero, capture, start
 
 
+def _session_utc(schema: tb.Schema) -> int | None:
+    """The wall-clock time (UTC ns) at the export's time 0: ``TARGET_INFO_SESSION_START_TIME.utcEpochNs``, the
+    session's start, from which its timestamps count.  None where the export does not record it."""
+    if not schema.has(tb.SESSION_START, "utcEpochNs"):
+        return None
+    row = schema.con.execute(f'SELECT utcEpochNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
+    return int(row[0]) if row and isinstance(row[0], int) and row[0] > 0 else None
+
+
 # --------------------------------------------------------------------------- GPU model
 
 
@@ -1595,7 +1649,8 @@ def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> di
 
 def _merge(raws: list[_Raw]) -> _Raw:
     """Exports of one machine (one per rank) as one: names re-indexed, GPUs kept apart (a rank that saw its GPU as
-    device 0 beside another rank's device 0 gets the next free id), one clock (the machine's)."""
+    device 0 beside another rank's device 0 gets the next free id), on one clock: the first-started session's
+    (:func:`_session_shifts`)."""
     h_names: dict[str, int] = {}
     d_names: dict[str, int] = {}
     domains: list[str] = [""]
@@ -1608,7 +1663,9 @@ def _merge(raws: list[_Raw]) -> _Raw:
     ranks: dict[int, int] = {}
     facts: dict[str, str] = {}
     os_names: dict[str, int] = {}
+    shifts = _session_shifts(raws)
     for k, r in enumerate(raws):
+        _shift_times(r, shifts[k])
         for key, value in r.facts.items():  # "on" in any export wins: the option was on for the job
             facts[key] = value if facts.get(key) != "on" else "on"
         hmap = np.array([_intern(h_names, n) for n in r.h_names], np.int32)
@@ -1649,6 +1706,30 @@ def _merge(raws: list[_Raw]) -> _Raw:
                 d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
                 zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
                 files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, facts=facts, **merged)
+
+
+def _session_shifts(raws: list[_Raw]) -> list[int]:
+    """Per export, the ns to add to its times to put it on the first-started session's clock: how much later its
+    session started (``utc_ns``).  Why: each ``nsys profile`` of a rank is a session of its own, whose timestamps
+    count from its own start -- the exports of one machine share no clock as written.  A CME 213 4-rank MPI job's
+    exports (Nsight 2023.4.1) started up to 111 ms apart: as written, one ``MPI_Barrier`` ended 111 ms apart on the
+    ranks and a rank's start-up lay over the others' steady steps; moved by their sessions' starts, it ends within
+    43 us on all four.  All zero where any export does not record its start (nothing to align by)."""
+    utc = [r.utc_ns for r in raws]
+    if any(u is None for u in utc):
+        return [0] * len(raws)
+    first = min(utc)
+    return [u - first for u in utc]
+
+
+def _shift_times(r: _Raw, ns: int) -> None:
+    """Every time of export ``r`` (events, OS calls, its session's start) moved ``ns`` later, in place."""
+    if not ns:
+        return
+    for key in ("h_start", "h_end", "d_start", "d_end", "os_start", "os_end"):
+        setattr(r, key, getattr(r, key).astype(np.int64) + ns)
+    if r.zero_ns is not None:
+        r.zero_ns += ns
 
 
 def _merge_os_calls(cols: dict[str, list[np.ndarray]], r: _Raw, names: dict[str, int]) -> None:

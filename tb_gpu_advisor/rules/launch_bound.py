@@ -195,7 +195,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   **({"launch_wait_before_replay_ms": replay,
                                                       "kernels_outside_graphs_per_step": launches,
                                                       "graph_node_gap_us": m.graph_node_gap_us}
-                                                     if m.capture.graph_kernel_share > 0 else {})}),
+                                                     if m.capture.graph_kernel_share > 0 else {}),
+                                                  **({"launch_call_wait_ms": code[0], "host_code_wait_ms": code[1]}
+                                                     if code is not None else {})}),
         saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)])
         if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",

@@ -22,6 +22,11 @@ the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one. 
 inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
 ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
 loop's (``launch_bound:host_loop``), never "compile the step": it is compiled already.
+Where a GPU program with no ML framework spends more of the wait in its own code between launches (the launching
+threads record nothing: ``HostMetrics.launch_wait_host_code``) than inside its launch calls and their submission
+(``HostMetrics.launch_wait_in_launch_calls``), the saving counts the calls' part only -- a graph of the launches does
+not run that code away -- and the finding names both parts and how to see the code (``launch_bound:host_code``); a
+framework's host time between launches is its dispatch, which a graph of the step does replay away.
 """
 
 from __future__ import annotations

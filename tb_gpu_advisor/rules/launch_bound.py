@@ -237,7 +237,7 @@ def _host_code(ctx: Ctx, m: HostMetrics, wait_ms: float) -> tuple[float, float] 
 def _host_code_txt(ctx: Ctx, wait_ms: float, calls: float, code: float) -> str:
     """The words of a wait that is mostly the program's own code between its launches (:func:`_host_code`)."""
     rest = wait_ms - calls - code
-    other = (f"; the other {ms(rest)} inside its other runtime calls" if ms(rest) != ms(0.0) else "")
+    other = (f"; the other {ms(rest)} inside the other calls or ranges it records" if ms(rest) != ms(0.0) else "")
     return (f" Of the {ms(wait_ms)} wait, the host is inside its launch calls (or the GPU about to start what they "
             f"submitted) for {ms(calls)}: the launches' own cost; for {ms(code)} it runs "
             f"{ctx.fw.label('launch_bound:host_code')}, in stretches no call records (each shorter than "

@@ -25,6 +25,8 @@ from pathlib import Path
 import pytest
 
 from synthetic.nsysexport import write_host_code_launches
+from tb_gpu_advisor.devices import amd
+from tb_gpu_advisor.frameworks import native
 from tests.support.cli_report import first_report
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 
@@ -100,3 +102,12 @@ def test_a_frameworks_launch_wait_keeps_its_dispatch_reading() -> None:
     launch = _launch(first_report(SHARED_PROFILES / "real-h100-torch" / "torch_tiny_ops"))
     assert launch is not None and launch["severity"] == "critical"
     assert "launch_call_wait_ms" not in launch["metric"]["detail"] and WORDS not in launch["summary"]
+
+
+def test_a_hip_programs_host_code_fix_names_rocm_tools() -> None:
+    # the fix that says how to see the code is the vendor's: roctx and rocprofv3 on AMD, NVTX and nsys on NVIDIA
+    (cuda,) = native.FRAMEWORK.fix("launch_bound:host_code")
+    (hip,) = native.for_vendor(native.FRAMEWORK, amd).fix("launch_bound:host_code")
+    assert "nvtxRangePushA" in cuda.text and "nsys" in (cuda.snippet or "")
+    assert "roctx" in hip.text and "rocprofv3" in (hip.snippet or "")
+    assert not any(w in hip.text + (hip.snippet or "") for w in ("NVTX", "nvtx", "nsys", "Nsight", "CUDA"))

@@ -2909,3 +2909,49 @@ def write_xla_host_loop(path: str, steps: int = 10, iterations: int = 48, kernel
     step_ms = (api.t - step_starts[0]) / steps / ms
     return {"steps": steps, "iterations": iterations, "kernels_per_step": per, "gpu_busy_ms": per * kernel_us / 1000.0,
             "loop_host_ms": loop_ns / steps / ms, "step_ms": step_ms}
+
+
+# --------------------------------------------------------------------------- the host's code between launches (issue 37)
+
+
+def write_host_code_launches(path: str, launches: int = 1200, kernel_us: float = 6.0, call_us: float = 5.0,
+                             code_us: float = 40.0, submit_us: float = 4.0) -> dict:
+    """Write the export of a native pass of ``launches`` small kernels, shaped after PEXSI's selected inversion on an
+    A100 (``wild/pexsi_a100_pageable_sync``): before each ``cudaLaunchKernel`` of ``call_us`` the host runs
+    ``code_us`` of its own code that no call records; each kernel of ``kernel_us`` starts ``submit_us`` after its
+    call returns, on a GPU that has drained.  The pass ends with one ``cudaDeviceSynchronize``.  With ``code_us``
+    small and ``call_us`` large, the same pass is launch-call-bound (the control).
+
+    Return the truth, by construction, over the launches after the first (the GPU is idle before each, from the end of
+    the kernel before it): the idle with the host inside the launch call or the GPU about to start what it submitted
+    (``launch_calls_ms``), and in the host's own code (``host_code_ms``); all of it is launch wait."""
+    us, ms = 1000, 1_000_000
+    pid = 27182
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    call, code, run, submit = (int(x * us) for x in (call_us, code_us, kernel_us, submit_us))
+    api = _Calls(strings, SESSION_START_NS + 100 * ms, gap=code)
+    api("cudaFree_v3020", 300 * ms)  # the context, before the pass
+    kern = []
+    calls_ps = code_ps = 0
+    for i in range(launches):
+        c = api("cudaLaunchKernel_v7000", call)
+        ks = api.t - code + submit  # the call's return, then the driver's submission
+        if kern:
+            prev_end = kern[-1][1]
+            begun = ks - call - submit  # the call's start
+            calls_ps += ks - max(begun, prev_end)  # the call and its submission, from the GPU's drain
+            code_ps += max(0, begun - prev_end)  # the host's own code before the call, from the drain
+            assert ks > prev_end, "the GPU drains before each launch"
+        kern.append((ks, ks + run, c))
+    api("cudaDeviceSynchronize_v3020", 0)
+    api.end_last(max(api.rows[-1][0], kern[-1][1]) + 3 * us)  # the GPU's last kernel has ended, or ends, first
+    stop = api.rows[-1][1] + ms
+    api.insert(con, gtid)
+    names = [strings(n) for n in ("void trsm_right_kernel<double, 64, 16, false, true>(int, int, double const *, "
+                                  "double *)", "void gemv_kernel<double, 128>(int, double const *, double *)")]
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, names[i % 2], names[i % 2], 64, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, i,
+                      None, None) for i, (a, b, c) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./run_pselinv", thread="run_pselinv")
+    return {"launches": launches, "launch_calls_ms": calls_ps / ms, "host_code_ms": code_ps / ms,
+            "pass_ms": (kern[-1][1] - kern[0][0]) / ms}

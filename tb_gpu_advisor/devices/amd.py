@@ -201,6 +201,12 @@ def _program_fixes() -> dict[str, tuple[Action, ...]]:
                  "where the source sets the pace, the GPU's idle is the program's budget per input, not a loss.",
             snippet="strace -f -tt -T -o calls.txt ./app   # the blocking calls and how long each waited",
             snippet_lang="shell"),),
+        # the launch wait is mostly the program's own code between its launches (h37-launchwait): roctx, not NVTX
+        "launch_bound:host_code": (Action(
+            text="Find what the host computes between its launches: mark that code with roctx ranges (roctxRangePush "
+                 "/ roctxRangePop) and record them beside the HIP calls, then take it off the launch path -- queue "
+                 "the next kernels before the host's bookkeeping, prepare their arguments ahead, or run that work on "
+                 "another thread or on the GPU.", snippet=record, snippet_lang="shell"),),
         "excessive_memcpy:managed": (Action(
             text="Move managed memory before it is touched instead of page by page on demand: hipMemPrefetchAsync(ptr, "
                  "bytes, device, stream) before the kernels that read it, and to hipCpuDeviceId before the host reads "

@@ -93,6 +93,14 @@ FIXES = {
         "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "
         "stream, overlapped with compute."),),
     "launch_bound": (_GRAPHS,),
+    # most of the launch wait is the program's own code between its launches, which no call records (h37-launchwait):
+    # a graph batches the calls, not that code -- see it first, then take it off the launch path
+    "launch_bound:host_code": (action(
+        "Find what the host computes between its launches: mark that code with NVTX ranges (nvtxRangePushA / "
+        "nvtxRangePop) or let Nsight Systems sample the CPU, then take it off the launch path -- queue the next "
+        "kernels before the host's bookkeeping, prepare their arguments ahead, or run that work on another thread or "
+        "on the GPU.",
+        "nsys profile -t cuda,nvtx,osrt --sample=process-tree -o run ./app"),),
     # the wait comes before graph replays: the host's preparation of each (h37-left60)
     "launch_bound:replay": (action(
         "The GPU waits while the host prepares each graph replay: update the graph's inputs (cudaGraphExecUpdate, "
@@ -143,7 +151,10 @@ FRAMEWORK = Framework(
     labels={"op": "call", "ops": "calls", "ops_short": "calls", "gpu_user": "the program",
             "first_upload": "the program's first inputs uploaded once",
             "step_gaps:host_work": "host work between iterations",
-            "compiled_step": "one CUDA graph"},
+            "compiled_step": "one CUDA graph",
+            # the host's time between its launches, outside every call: the program's own code (no framework
+            # dispatches its ops), which a graph of its launches does not replay away (``launch_bound``)
+            "launch_bound:host_code": "the program's own code between its launches"},
     not_applicable={rule: _NO_FRAMEWORK.format(what) for rule, what in (
         ("host_op_share", "op placement"), ("host_op_placement", "op placement"),
         ("eager_execution", "eager mode"), ("xla_not_used", "compiler setting"),

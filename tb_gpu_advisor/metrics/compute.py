@@ -84,6 +84,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         graph_node_gap_us=capture.graph_node_gap_us(ctx),
         idle_in_host_loops=_per_step([h for h, _ in idle.loops], n),
         launch_wait_in_host_loops=_per_step([w for _, w in idle.loops], n),
+        launch_wait_in_launch_calls=_per_step([c for c, _ in idle.launch_split], n),
+        launch_wait_host_code=_per_step([o for _, o in idle.launch_split], n),
         waits_traced=(traced := waits_traced(trace)), host_recorded=recorded,
         os_runtime_threshold_us=_os_runtime_threshold_us(trace) if traced == "os runtime" else None,
     )
@@ -167,6 +169,9 @@ class _Idle:
     #: (ms of idle booked as the host's own time, ms booked as launch wait) while the host ran the compiled programs'
     #: loop iterations, per active GPU
     loops: list[tuple[float, float]] = field(default_factory=list)
+    #: (ms of launch wait in the kernel launch calls and their submission, ms in the launching threads' silences
+    #: outside them) in the kept steps, per active GPU (``metrics/breakdown.launch_split``)
+    launch_split: list[tuple[float, float]] = field(default_factory=list)
 
 
 def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> _Idle:
@@ -184,6 +189,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.queued_blocked.append(bd.queued_first_blocked_ms(ctx, g, iv))
             out.replay.append(bd.replay_wait(ctx, g, iv))
             out.loops.append(bd.loop_idle(ctx, g, iv))
+            out.launch_split.append(bd.launch_split(ctx, g, iv))
             out.gaps.append(bd.step_gaps(ctx, g, iv, painted, marked, comm_ranges))
             out.in_ranges.append(bd.ranges_in_idle(ctx, g, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))

@@ -1356,6 +1356,13 @@ class HostMetrics:
     #: ms per step and GPU of launch wait (the ledger's ``launch_wait``) while the host ran those loops' iterations:
     #: the launches of a host-run loop's body, one by one (h37-loops2)
     launch_wait_in_host_loops: float = 0.0
+    #: ms per step and GPU of launch wait (the ledger's ``launch_wait``) with the host inside the kernel launch calls
+    #: or the GPU about to start the kernels they submitted: the launches' own cost (``metrics/breakdown.launch_split``)
+    launch_wait_in_launch_calls: float = 0.0
+    #: ms per step and GPU of launch wait in the launching threads' silences outside those calls: the host's own code
+    #: between its launches, in stretches no event records -- which a graph or fewer kernels leave as they are
+    #: (h37-launchwait)
+    launch_wait_host_code: float = 0.0
     #: of the ledger's ``other`` (ms per step and GPU), the part in the launching thread's silence right before the
     #: launches the framework reads as a Python launcher's (``Framework.launcher_call`` outside every op: Triton's JIT
     #: runtime called directly, CuPy, Numba), and those launches per step and GPU (``metrics.syncs.launcher_silence``)

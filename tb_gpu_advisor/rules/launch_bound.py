@@ -22,6 +22,11 @@ the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one. 
 inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
 ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
 loop's (``launch_bound:host_loop``), never "compile the step": it is compiled already.
+Where a GPU program with no ML framework spends more of the wait in its own code between launches (the launching
+threads record nothing: ``HostMetrics.launch_wait_host_code``) than inside its launch calls and their submission
+(``HostMetrics.launch_wait_in_launch_calls``), the saving counts the calls' part only -- a graph of the launches does
+not run that code away -- and the finding names both parts and how to see the code (``launch_bound:host_code``); a
+framework's host time between launches is its dispatch, which a graph of the step does replay away.
 """
 
 from __future__ import annotations
@@ -133,6 +138,9 @@ def check(m: HostMetrics) -> list[Finding]:
     # assumption read "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
+    code = _host_code(ctx, m, wait_ms or 0.0) if not replay else None
+    if code is not None:  # the program's own code between its launches: no graph of them cuts it
+        loose = min(loose, code[0])
     launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
     residual = launched_ps * _node_us(m) / 1000.0
     # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
@@ -165,12 +173,16 @@ def check(m: HostMetrics) -> list[Finding]:
         # (h37-loops2: "jit the whole step" to wrf_gpu's jitted solvers)
         actions = ctx.fw.fix(f"{ID}:host_loop")
         said += host_loop_words(ctx, loop, m.launch_wait_in_host_loops)
+    elif code is not None:
+        said += _host_code_txt(ctx, wait_ms or 0.0, *code)
+        actions = actions + ctx.fw.fix(f"{ID}:host_code")
     elif _no_graph_fits(ctx, actions):  # the device cannot replay a graph at the version the trace shows
         save_ms = 0.0
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
                  f"its launch and no saving from batching them into one is claimed.")
     assumption = _assumption(ctx, save_ms, hidden, launched_ps, few_small,
-                             launches < (kps if few_small else small_ps), m.graph_node_gap_us)
+                             launches < (kps if few_small else small_ps), m.graph_node_gap_us,
+                             code[0] if code is not None and not hidden else None)
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} {ctx.of_step()} ({ms(wait_ms)}; stock "
@@ -188,7 +200,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   **({"launch_wait_before_replay_ms": replay,
                                                       "kernels_outside_graphs_per_step": launches,
                                                       "graph_node_gap_us": m.graph_node_gap_us}
-                                                     if m.capture.graph_kernel_share > 0 else {})}),
+                                                     if m.capture.graph_kernel_share > 0 else {}),
+                                                  **({"launch_call_wait_ms": code[0], "host_code_wait_ms": code[1]}
+                                                     if code is not None else {})}),
         saving=saving(ctx, save_ms + hidden, assumption, [("launch", "launch", save_ms + hidden)])
         if save_ms + hidden > 0 else None,
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
@@ -198,6 +212,37 @@ def check(m: HostMetrics) -> list[Finding]:
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait * own, label="launch wait"),
         actions=actions, title=title,
     )]
+
+
+def _host_code(ctx: Ctx, m: HostMetrics, wait_ms: float) -> tuple[float, float] | None:
+    """(ms in the launch calls, ms of the program's own code) of the finding's wait of ``wait_ms`` a step, where the
+    framework names the host's time between launches as the program's own code (``launch_bound:host_code``: no
+    framework dispatches its ops) and that code holds more of the wait than the calls do; None otherwise.
+
+    Why: the ledger's launch wait is the GPU idle before a late launch, whatever made it late.  Where the host is
+    inside its launch calls (``HostMetrics.launch_wait_in_launch_calls``) a graph or fewer kernels cut it; where it
+    runs its own code between them (``HostMetrics.launch_wait_host_code``) they do not -- ASSUMPTION that was wrong:
+    the GPU idle while the host launches is the launches' cost (PEXSI's selected inversion on an A100: 2.0 ms in its
+    849 launch calls, 20.9 ms in its own code, priced whole as launch overhead).  A framework's host time between
+    launches is its dispatch (PyTorch's ops, JAX's calls), which a graph of the step does replay away: it keeps the
+    reading it had."""
+    if "launch_bound:host_code" not in ctx.fw.labels or wait_ms <= 0:
+        return None
+    calls, code = min(m.launch_wait_in_launch_calls, wait_ms), min(m.launch_wait_host_code, wait_ms)
+    if code <= calls or ms(code) == ms(0.0):
+        return None
+    return calls, min(code, wait_ms - calls)
+
+
+def _host_code_txt(ctx: Ctx, wait_ms: float, calls: float, code: float) -> str:
+    """The words of a wait that is mostly the program's own code between its launches (:func:`_host_code`)."""
+    rest = wait_ms - calls - code
+    other = (f"; the other {ms(rest)} inside the other calls or ranges it records" if ms(rest) != ms(0.0) else "")
+    return (f" Of the {ms(wait_ms)} wait, the host is inside its launch calls (or the GPU about to start what they "
+            f"submitted) for {ms(calls)}: the launches' own cost; for {ms(code)} it runs "
+            f"{ctx.fw.label('launch_bound:host_code')}, in stretches no call records (each shorter than "
+            f"{T('metrics.cpu_op_ms'):g} ms){other}. A graph of the launches does not cut that code, so the saving "
+            f"leaves it out.")
 
 
 #: the words that say the kernels' launches are their graphs' (no launch per kernel is left to cut)
@@ -249,7 +294,7 @@ def _node_us(m: HostMetrics) -> float:
 
 
 def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_small: bool, graphed: bool,
-                gap_us: float | None = None) -> str:
+                gap_us: float | None = None, calls_ms: float | None = None) -> str:
     """The saving's assumption: the launches a graph still batches (``graphed``: fewer than the finding counts, the
     rest already in graphs), the replays' preparation overlapped.  The saving is an upper bound, said so: it takes
     every gap the host's launches leave away, less what a replay still pays per node (:func:`_node_us`), where the
@@ -259,7 +304,8 @@ def _assumption(ctx: Ctx, save_ms: float, hidden: float, launched: float, few_sm
         node = max(T("launch.fused_us_per_kernel"), gap_us) if gap_us is not None else T("launch.fused_us_per_kernel")
         measured = (f"; this capture's own replays start each node {abs(gap_us):.2f} us "
                     f"{'before' if gap_us < 0 else 'after'} the last one ends (the median)" if gap_us is not None else "")
-        out.append(f"at most: the launch wait reduced to one launch {ctx.a_step} (a graph's) and the "
+        wait = "the launch wait" if calls_ms is None else f"the launch calls' {ms(calls_ms)} of the wait"
+        out.append(f"at most: {wait} reduced to one launch {ctx.a_step} (a graph's) and the "
                    f"{node:g} us/kernel a replayed graph still pays per node "
                    f"({ctx.count_per_step(launched, 'kernel' if few_small else 'small kernel')}"
                    f"{', not already in graphs' if graphed else ''}){measured}")

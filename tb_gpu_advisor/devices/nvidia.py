@@ -811,6 +811,29 @@ def outer_product_one(name: str) -> bool:
     return _OUTER_PRODUCT in function_parts(name)
 
 
+#: TensorRT-LLM's Mixture-of-Experts routing and finalize kernels (its trtllm-gen MoE, ``namespace moe::dev``, which
+#: FlashInfer ships and vLLM and SGLang call for Blackwell MoE layers; truth from ``RoutingKernel.cuh`` and
+#: ``DevKernel.cu``): the router's ``moe::dev::routing::<method>::routingIndices*Kernel`` pick each token's top-k experts
+#: from its scores (``HistogramScores``: a selection over the expert row), count the tokens per expert (``Histogram``:
+#: a histogram) and prefix-scan the counts into each expert's offsets, placing each (token, expert) pair there
+#: (``Offsets``; the ``Block``, ``Cluster`` and ``Coop`` kernels fuse the three) -- reductions over the experts; its
+#: ``routingInitExpertCounts`` zeroes the counts (element-wise).  ``moe::dev::finalize::finalizeKernel*`` gathers each
+#: token's k expert outputs and sums them weighted by the router's scores (the "k-way reduction"): a reduction.  No
+#: product of two matrices in any: the experts' GEMMs are the trtllm-gen ``bmm_*`` kernels (``_TRTLLM_GEN``).  They
+#: were "other" (h37-kernelfam3): 7.4% of a gpt-oss engine step on a B200, 3.7% of an SGLang decode step on a B300.
+_TRTLLM_MOE_NS = ("moe", "dev")
+_TRTLLM_MOE_ZEROING = "routingInitExpertCounts"
+
+
+def moe_routing_kind(name: str) -> str | None:
+    """The class of a TensorRT-LLM MoE routing or finalize kernel (``_TRTLLM_MOE_NS``): "elementwise" for its
+    counts' zeroing, "reduction" for every other routing or finalize kernel; None for any other kernel."""
+    parts = function_parts(name)
+    if parts[:2] != _TRTLLM_MOE_NS or len(parts) < 4 or parts[2] not in ("routing", "finalize"):
+        return None
+    return "elementwise" if parts[-1] == _TRTLLM_MOE_ZEROING else "reduction"
+
+
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""

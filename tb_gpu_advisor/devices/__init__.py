@@ -661,7 +661,8 @@ def named_work_kind(name: str) -> str | None:
     a gather (``nvidia.data_movement_one``: MIOpen's ``batched_transpose_*``), a layout conversion
     (``nvidia.layout_conversion_one``: cuDNN's ``nchwToNhwcKernel``) -- and for an outer product
     (``nvidia.outer_product_one``: cuBLAS's ``gemmk1_kernel``, one product per output element); a Mixture-of-Experts
-    router's or combine's class (:func:`moe_routing_kind`); None for any other kernel.
+    router's or combine's class (:func:`moe_routing_kind`); a library primitive's (CUB's and rocPRIM's scans and radix
+    sort counts: ``nvidia.primitive_kind``, ``amd.primitive_kind``); None for any other kernel.
 
     Why: these were "other", which says no family knows the kernel: ATen's ``cunn_SoftMaxForward`` held 44% of a
     TimeSformer's kernel time on an H100 (wild/timesformer_h100_video), MIOpen's transposes 14% of a ResNet step on
@@ -670,7 +671,7 @@ def named_work_kind(name: str) -> str | None:
         return "reduction"
     if nvidia.data_movement_one(name) or nvidia.layout_conversion_one(name) or nvidia.outer_product_one(name):
         return "elementwise"
-    return moe_routing_kind(name)
+    return moe_routing_kind(name) or nvidia.primitive_kind(name) or amd.primitive_kind(name)
 
 
 def moe_routing_kind(name: str) -> str | None:

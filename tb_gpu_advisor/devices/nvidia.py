@@ -811,6 +811,27 @@ def outer_product_one(name: str) -> bool:
     return _OUTER_PRODUCT in function_parts(name)
 
 
+#: CUB's prefix scans and the passes of its radix sort that count or scan (NVIDIA/cccl cub/device/dispatch/
+#: dispatch_scan.cuh, dispatch_radix_sort.cuh; PyTorch's copy in ``at_cuda_detail::cub``), by the kernel's own
+#: function under a ``cub`` namespace: ``DeviceScanKernel`` / ``DeviceScanByKeyKernel`` (``cumsum``, the offsets of a
+#: ``nonzero`` or an index sort), ``RadixSortScanBinsKernel`` and ``DeviceRadixSortExclusiveSumKernel`` (the digit
+#: counts' prefix sum), ``DeviceRadixSortUpsweepKernel`` and ``DeviceRadixSortHistogramKernel`` (the digit counts) --
+#: reductions; ``DeviceScanInitKernel`` and ``DeviceCompactInitKernel`` initialise the tiles' status words (a fill:
+#: element-wise).  The sort's ranking-and-scatter passes (``Downsweep``, ``Onesweep``, ``SingleTile``) do neither alone
+#: and stay unread.  ``DeviceReduce*`` kernels are read by their word (``REDUCTION``).
+_CUB_KINDS = {"DeviceScanKernel": "reduction", "DeviceScanByKeyKernel": "reduction",
+              "RadixSortScanBinsKernel": "reduction", "DeviceRadixSortExclusiveSumKernel": "reduction",
+              "DeviceRadixSortUpsweepKernel": "reduction", "DeviceRadixSortHistogramKernel": "reduction",
+              "DeviceScanInitKernel": "elementwise", "DeviceCompactInitKernel": "elementwise"}
+
+
+def primitive_kind(name: str) -> str | None:
+    """The class of a CUB scan or radix-sort counting kernel (``_CUB_KINDS``), by its own function under a ``cub``
+    namespace; None for any other kernel."""
+    parts = function_parts(name)
+    return _CUB_KINDS.get(parts[-1]) if "cub" in parts[:-1] else None
+
+
 #: TensorRT-LLM's Mixture-of-Experts routing and finalize kernels (its trtllm-gen MoE, ``namespace moe::dev``, which
 #: FlashInfer ships and vLLM and SGLang call for Blackwell MoE layers; truth from ``RoutingKernel.cuh`` and
 #: ``DevKernel.cu``): the router's ``moe::dev::routing::<method>::routingIndices*Kernel`` pick each token's top-k experts

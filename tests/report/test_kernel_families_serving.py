@@ -13,7 +13,9 @@ source:
   parameter structs) and sgl-kernel's ROCm ``rotary_embedding_kernel`` -- a rotation of each element pair or a copy of
   each key and value into its cache slot: element-wise (``frameworks.engines.Engine.kernel_kinds``);
 * ATen's upsampling forward (``upsample_bilinear2d_out_frame``) and mmcv's ``deformable_im2col_gpu_kernel`` -- each
-  output interpolated from a fixed few inputs: element-wise (``frameworks.pytorch``).
+  output interpolated from a fixed few inputs: element-wise (``frameworks.pytorch``);
+* CUB's and rocPRIM's prefix scans (``DeviceScanKernel``, ``single_scan_kernel``) and radix-sort digit counts --
+  reductions; their tile-status init a fill (``nvidia.primitive_kind``, ``amd.primitive_kind``).
 
 The wrong assumption: that a kernel no vendor GEMM, attention, collective or framework family claims does unknown
 work -- these families' work is stated by their library's own function names.  Only the classes table moves: each
@@ -54,7 +56,7 @@ MAIN = {
     # sgl-kernel's ROCm rotary, SGLang's store_kvcache
     "sglang_mi300x_decode": ({"matmul/conv": 7731.813, "reduction": 862.266, "elementwise": 707.583,
                               "other": 405.689}, 0.005),
-    # vLLM's rotary and fp8 reshape_and_cache on ROCm (rocprof RPD)
+    # vLLM's rotary and fp8 reshape_and_cache, rocPRIM's scan, on ROCm (rocprof RPD)
     "vllm_rpd_fp8": ({"matmul/conv": 9647.418, "reduction": 1316.851, "elementwise": 982.795, "other": 527.509}, 0.005),
     # mmcv's deformable im2col, ATen's bilinear upsample (BasicVSR++ forward on an A100); flip_filter stays other
     "mmagic_a100_pyprof_forward": ({"matmul/conv": 1542.002, "reduction": 1061.552, "other": 921.911,
@@ -110,6 +112,17 @@ def test_library_kernels_leave_other_for_their_work(run):
     ("void at::native::<unnamed>::upsample_bilinear2d_out_frame<float, float>(int, T2, T2, bool, "
      "at::GenericPackedTensorAccessor<T1, (unsigned long)4, at::DefaultPtrTraits, long>, "
      "at::GenericPackedTensorAccessor<T1, (unsigned long)4, at::DefaultPtrTraits, long>)", "elementwise"),
+    # CUB's and rocPRIM's prefix scans (wild/dlrm_v100, sglang_b300_decode; wild/vllm_rpd_fp8) and CUB's tile init
+    ("void at_cuda_detail::cub::detail::scan::DeviceScanKernel<at_cuda_detail::cub::detail::scan::policy_hub<int, int, "
+     "int, unsigned int, std::plus<int> >::Policy1000, int const*, int*, at_cuda_detail::cub::ScanTileState<int, true>, "
+     "std::plus<int>, at_cuda_detail::cub::detail::InputValue<int, int*>, unsigned int, int, false>(int const*, int*, "
+     "at_cuda_detail::cub::ScanTileState<int, true>, int, std::plus<int>, at_cuda_detail::cub::detail::InputValue<int, "
+     "int*>, unsigned int)", "reduction"),
+    ("void rocprim::detail::single_scan_kernel<false, rocprim::detail::wrapped_scan_config<rocprim::default_config, "
+     "int>, int const*, int*, std::plus<int>, int, int>(int const*, unsigned long, int, int*, std::plus<int>)",
+     "reduction"),
+    ("void cub::DeviceScanInitKernel<cub::ScanTileState<int, true> >(cub::ScanTileState<int, true>, int)",
+     "elementwise"),
 ])
 def test_each_family_reads_as_its_work(name, cls):
     assert reading(name)[0] == cls
@@ -126,6 +139,10 @@ def test_each_family_reads_as_its_work(name, cls):
     ("void deformable_col2im_gpu_kernel<float>(int, const T1 *, const T1 *, const T1 *)", "other"),
     # a kernel that is not the engine's: no vllm:: namespace, no SGLang parameter struct, no c10 types
     ("void mylib::store_kvcache<float>(float const*, float*, int)", "other"),
+    # a radix sort's ranking-and-scatter pass is neither a scan nor a copy alone; a scan of no cub namespace is not CUB's
+    ("void cub::DeviceRadixSortSingleTileKernel<cub::DeviceRadixSortPolicy<long, int, int>::Policy800, false, long, "
+     "int, int>(long const*, long*, int const*, int*, int, int, int)", "other"),
+    ("void mylib::DeviceScanKernel<int>(int const*, int*, int)", "other"),
 ])
 def test_what_the_families_do_not_claim(name, cls):
     assert reading(name)[0] == cls

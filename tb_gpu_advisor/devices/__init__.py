@@ -660,8 +660,9 @@ def named_work_kind(name: str) -> str | None:
     (:func:`matrix_vector_one`); ``"elementwise"`` for a kernel that moves each element once -- a copy, a transpose,
     a gather (``nvidia.data_movement_one``: MIOpen's ``batched_transpose_*``), a layout conversion
     (``nvidia.layout_conversion_one``: cuDNN's ``nchwToNhwcKernel``) -- and for an outer product
-    (``nvidia.outer_product_one``: cuBLAS's ``gemmk1_kernel``, one product per output element);
-    None for any other kernel.
+    (``nvidia.outer_product_one``: cuBLAS's ``gemmk1_kernel``, one product per output element); a Mixture-of-Experts
+    router's or combine's class (:func:`moe_routing_kind`); a library primitive's (CUB's and rocPRIM's scans and radix
+    sort counts: ``nvidia.primitive_kind``, ``amd.primitive_kind``); None for any other kernel.
 
     Why: these were "other", which says no family knows the kernel: ATen's ``cunn_SoftMaxForward`` held 44% of a
     TimeSformer's kernel time on an H100 (wild/timesformer_h100_video), MIOpen's transposes 14% of a ResNet step on
@@ -670,7 +671,20 @@ def named_work_kind(name: str) -> str | None:
         return "reduction"
     if nvidia.data_movement_one(name) or nvidia.layout_conversion_one(name) or nvidia.outer_product_one(name):
         return "elementwise"
-    return None
+    return moe_routing_kind(name) or nvidia.primitive_kind(name) or amd.primitive_kind(name)
+
+
+def moe_routing_kind(name: str) -> str | None:
+    """The class of a Mixture-of-Experts routing or combine kernel of a vendor's or a compiler's library: TensorRT-LLM's
+    ``moe::dev::routing`` / ``moe::dev::finalize`` (``nvidia.moe_routing_kind``), the ``triton_kernels`` package's
+    ``_topk_forward``, ``_sum_bitmatrix_rows``, ``_combined_routing_*``, ``_finalize_matmul_*`` (``triton``); None
+    for any other kernel.
+
+    Why: a MoE layer's router picks each token's experts (a top-k over the expert row), counts the tokens per expert
+    (a histogram) and prefix-sums the counts into offsets; its combine sums each token's k expert outputs -- all
+    reductions over the experts or the top-k, none a matmul.  They were "other" (h37-kernelfam3): up to 7.4% of a
+    serving engine step's kernel time (gpt-oss on a B200, ``wild/vllm_b200_tp8``)."""
+    return nvidia.moe_routing_kind(name) or triton.moe_routing_kind(name)
 
 
 #: What an attention helper does, by the verb its name carries: a combine of split-KV partials, a merge of attention

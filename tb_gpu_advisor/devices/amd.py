@@ -479,6 +479,22 @@ def gemm_kernel_one(name: str) -> bool:
     return bool(_GEMM.search(head(name))) or aiter_asm_one(name)
 
 
+#: rocPRIM's prefix scans (ROCm/rocPRIM rocprim/include/rocprim/device/device_scan.hpp, detail/device_scan_*.hpp; hipCUB
+#: and PyTorch's ROCm ``cumsum`` and index sorts call them), by the kernel's own function under ``rocprim``:
+#: ``single_scan_kernel`` (one block scans it all) and ``lookback_scan_kernel`` (decoupled look-back) -- reductions;
+#: ``init_lookback_scan_state_kernel`` fills the tiles' status words (element-wise).  Newer rocPRIM launches them
+#: through a ``trampoline_kernel<...config...>`` whose own name says nothing; left unread.
+_ROCPRIM_KINDS = {"single_scan_kernel": "reduction", "lookback_scan_kernel": "reduction",
+                  "init_lookback_scan_state_kernel": "elementwise"}
+
+
+def primitive_kind(name: str) -> str | None:
+    """The class of a rocPRIM scan kernel (``_ROCPRIM_KINDS``), by its own function under ``rocprim``; None for any
+    other kernel."""
+    parts = function_parts(name)
+    return _ROCPRIM_KINDS.get(parts[-1]) if parts and parts[0] == "rocprim" else None
+
+
 #: Matrix x vector products on the vector units: rocBLAS's level-2 ``gemv`` kernels (``rocblas_gemvn_kernel``,
 #: ``rocblas_gemvt_kernel``, ``rocblas_gemvt_sn_kernel``: library/src/blas2/rocblas_gemv_kernels.cpp) and vLLM's
 #: ROCm skinny GEMMs (csrc/rocm/skinny_gemms.cu: ``wvSplitK`` / ``wvSplitKQ``, first spelled ``wvSpltK``, with

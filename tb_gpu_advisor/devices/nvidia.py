@@ -809,6 +809,50 @@ def outer_product_one(name: str) -> bool:
     return _OUTER_PRODUCT in function_parts(name)
 
 
+#: CUB's prefix scans and the passes of its radix sort that count or scan (NVIDIA/cccl cub/device/dispatch/
+#: dispatch_scan.cuh, dispatch_radix_sort.cuh; PyTorch's copy in ``at_cuda_detail::cub``), by the kernel's own
+#: function under a ``cub`` namespace: ``DeviceScanKernel`` / ``DeviceScanByKeyKernel`` (``cumsum``, the offsets of a
+#: ``nonzero`` or an index sort), ``RadixSortScanBinsKernel`` and ``DeviceRadixSortExclusiveSumKernel`` (the digit
+#: counts' prefix sum), ``DeviceRadixSortUpsweepKernel`` and ``DeviceRadixSortHistogramKernel`` (the digit counts) --
+#: reductions; ``DeviceScanInitKernel`` and ``DeviceCompactInitKernel`` initialise the tiles' status words (a fill:
+#: element-wise).  The sort's ranking-and-scatter passes (``Downsweep``, ``Onesweep``, ``SingleTile``) do neither alone
+#: and stay unread.  ``DeviceReduce*`` kernels are read by their word (``REDUCTION``).
+_CUB_KINDS = {"DeviceScanKernel": "reduction", "DeviceScanByKeyKernel": "reduction",
+              "RadixSortScanBinsKernel": "reduction", "DeviceRadixSortExclusiveSumKernel": "reduction",
+              "DeviceRadixSortUpsweepKernel": "reduction", "DeviceRadixSortHistogramKernel": "reduction",
+              "DeviceScanInitKernel": "elementwise", "DeviceCompactInitKernel": "elementwise"}
+
+
+def primitive_kind(name: str) -> str | None:
+    """The class of a CUB scan or radix-sort counting kernel (``_CUB_KINDS``), by its own function under a ``cub``
+    namespace; None for any other kernel."""
+    parts = function_parts(name)
+    return _CUB_KINDS.get(parts[-1]) if "cub" in parts[:-1] else None
+
+
+#: TensorRT-LLM's Mixture-of-Experts routing and finalize kernels (its trtllm-gen MoE, ``namespace moe::dev``, which
+#: FlashInfer ships and vLLM and SGLang call for Blackwell MoE layers; truth from ``RoutingKernel.cuh`` and
+#: ``DevKernel.cu``): the router's ``moe::dev::routing::<method>::routingIndices*Kernel`` pick each token's top-k experts
+#: from its scores (``HistogramScores``: a selection over the expert row), count the tokens per expert (``Histogram``:
+#: a histogram) and prefix-scan the counts into each expert's offsets, placing each (token, expert) pair there
+#: (``Offsets``; the ``Block``, ``Cluster`` and ``Coop`` kernels fuse the three) -- reductions over the experts; its
+#: ``routingInitExpertCounts`` zeroes the counts (element-wise).  ``moe::dev::finalize::finalizeKernel*`` gathers each
+#: token's k expert outputs and sums them weighted by the router's scores (the "k-way reduction"): a reduction.  No
+#: product of two matrices in any: the experts' GEMMs are the trtllm-gen ``bmm_*`` kernels (``_TRTLLM_GEN``).  They
+#: were "other" (h37-kernelfam3): 7.4% of a gpt-oss engine step on a B200, 3.7% of an SGLang decode step on a B300.
+_TRTLLM_MOE_NS = ("moe", "dev")
+_TRTLLM_MOE_ZEROING = "routingInitExpertCounts"
+
+
+def moe_routing_kind(name: str) -> str | None:
+    """The class of a TensorRT-LLM MoE routing or finalize kernel (``_TRTLLM_MOE_NS``): "elementwise" for its
+    counts' zeroing, "reduction" for every other routing or finalize kernel; None for any other kernel."""
+    parts = function_parts(name)
+    if parts[:2] != _TRTLLM_MOE_NS or len(parts) < 4 or parts[2] not in ("routing", "finalize"):
+        return None
+    return "elementwise" if parts[-1] == _TRTLLM_MOE_ZEROING else "reduction"
+
+
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""

@@ -70,3 +70,29 @@ def attention_helper_one(name: str) -> bool:
     """A Triton attention backward's helper (the row-wise dot of dO and O): attention's family, no matmul."""
     own = _bare(name)
     return bool(own) and bool(_ATTENTION_HELPER.fullmatch(own))
+
+
+#: The ``triton_kernels`` package's Mixture-of-Experts routing and combine kernels (triton-lang/triton
+#: python/triton_kernels: ``topk.py``, ``bitmatrix.py``, ``routing.py``, ``matmul_ogs``'s ``reduce``; gpt-oss's MoE in
+#: vLLM): ``_topk_forward`` picks each token's top-k experts from its logits (a selection over the row);
+#: ``_sum_bitmatrix_rows`` counts the tokens per expert from the top-k bitmatrix (population counts summed);
+#: ``_combined_routing_memset`` prefix-sums that histogram into the experts' token and tile offsets (its other blocks
+#: fill the index buffers); ``_combined_routing_compute`` sorts a block's (expert, slot) pairs and scans their run
+#: lengths into each pair's gather and scatter index; ``_finalize_matmul[_scatter]_<dtype>`` sums each token's k
+#: expert outputs (its ``EXPT_PER_TOK``-way reduction) -- reductions; ``_sum_bitmatrix_memset`` and
+#: ``_routing_clear_bitmatrix`` zero their outputs (element-wise).  They were "other" (h37-kernelfam3): 7.1% of a
+#: gpt-oss decode step on an MI300X.
+_MOE_ROUTING_REDUCE = re.compile(r"_topk_forward|_sum_bitmatrix_rows|_combined_routing_(?:memset|compute)\w*|"
+                                 r"_finalize_matmul(?:_scatter)?_\w+")
+_MOE_ROUTING_FILL = re.compile(r"_sum_bitmatrix_memset|_routing_clear_bitmatrix")
+
+
+def moe_routing_kind(name: str) -> str | None:
+    """The class of a ``triton_kernels`` MoE routing or combine kernel (``_MOE_ROUTING_REDUCE``,
+    ``_MOE_ROUTING_FILL``) by its bare name; None for any other kernel."""
+    own = _bare(name)
+    if own and _MOE_ROUTING_REDUCE.fullmatch(own):
+        return "reduction"
+    if own and _MOE_ROUTING_FILL.fullmatch(own):
+        return "elementwise"
+    return None

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import jax, native, pytorch, tensorflow
+from tb_gpu_advisor.frameworks import engines, jax, native, pytorch, tensorflow
 from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, Framework, NamePredicate, action, fix_rule, never, op_name,
                                             op_type)
 
@@ -70,9 +70,10 @@ _KERNEL_KINDS = tuple(dict.fromkeys(k for f in REGISTRY.values() for k in f.kern
 #: framework ran, stronger than the detection from host markers (``native`` for an Nsight export of a PyTorch program
 #: with no framework hint, one framework where two ran).  Applied per detected framework it would change no kept report
 #: (h37-tidy26: over the 47 kept captures not read as PyTorch, only TF's ``ApplyAdamKernel`` in TF's own demo captures
-#: matched) and would only lose classes where the detection is wrong.
-_NAMED_KINDS = tuple((re.compile(p), kind) for p, kind in dict.fromkeys(k for f in REGISTRY.values()
-                                                                         for k in f.named_kernel_kinds))
+#: matched) and would only lose classes where the detection is wrong.  The serving engines' own kernels
+#: (``engines.Engine.kernel_kinds``: vLLM's ``vllm::``, SGLang's parameter structs) are read the same way.
+_NAMED_KINDS = tuple((re.compile(p), kind) for p, kind in dict.fromkeys(
+    [*(k for f in REGISTRY.values() for k in f.named_kernel_kinds), *(k for e in engines.ENGINES for k in e.kernel_kinds)]))
 
 
 def kernel_kind_one(name: str) -> str | None:

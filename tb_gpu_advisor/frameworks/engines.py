@@ -47,6 +47,33 @@ class Engine:
     #: capture of it alone holds no GPU work by design: vLLM's profiler writes one trace per process, the front-end's
     #: (``async_llm``) beside the engine core's (``rank<N>``)
     frontend: re.Pattern | None = None
+    #: its own kernels whose function names their work: (regex searched in the kernel's name, class), as
+    #: ``Framework.named_kernel_kinds`` -- each pattern holds the engine's namespace or its own parameter types, so a
+    #: kernel it matches ran the engine's code, whatever engine the capture was detected as
+    kernel_kinds: tuple[tuple[str, str], ...] = ()
+
+
+#: vLLM's own attention-side kernels (``namespace vllm``; truth from vllm csrc/pos_encoding_kernels.cu and
+#: csrc/cache_kernels.cu): ``rotary_embedding_kernel`` rotates each pair of a token's query and key elements by its
+#: position's angle (``x cos - y sin``, ``y cos + x sin``: a few products per element read, nothing summed across
+#: elements); ``reshape_and_cache[_flash]_kernel`` (and ``concat_and_cache_mla_kernel``) copies each new token's key and
+#: value into its slot of the paged KV cache, scaled to fp8 where the cache is fp8 -- element-wise traffic, the
+#: memory's time.  They were "other" (h37-kernelfam3): 1.2-1.5% each of a vLLM engine step on a B200 and an MI300X,
+#: half of a ROCm graph-capture window's kernel time.
+_VLLM_KERNEL_KINDS = ((r"\bvllm::(?:rotary_embedding|reshape_and_cache(?:_flash)?|concat_and_cache_mla)_kernel\b",
+                       "elementwise"),)
+#: SGLang's own attention-side kernels (truth from sgl-project/sglang python/sglang/jit_kernel/csrc/elementwise/
+#: kvcache.cuh and rope.cuh, in an unnamed namespace in older releases and ``namespace sglang`` since, each taking its
+#: own parameter struct; sgl-kernel/csrc/elementwise/pos_enc.hip, vLLM's rotary kernel adapted, in no namespace, on
+#: PyTorch's ``c10`` types): ``store_kvcache`` copies each token's key and value rows into its KV-cache slot;
+#: ``fused_rope_kernel`` rotates query and key pairs by their positions' angles, and ``fused_rope_store_kernel`` writes
+#: the rotated key and the value into the cache too; ``rotary_embedding_kernel`` is that rotation (ROCm) --
+#: element-wise.  They were "other" (h37-kernelfam3): 1.8% of an SGLang decode step on a B300, 3.8% on an MI300X.
+_SGL_KERNEL_KINDS = ((r"\bstore_kvcache<[^()]*>\((?:\(anonymous namespace\)::|sglang::)?StoreKVCacheParams\)",
+                      "elementwise"),
+                     (r"\bfused_rope(?:_store)?_kernel<[^()]*>\((?:const )?(?:\(anonymous namespace\)::|sglang::)?"
+                      r"FusedRope(?:Store)?Params\b", "elementwise"),
+                     (r"(?<![\w:])rotary_embedding_kernel<c10::", "elementwise"))
 
 
 _VLLM_HOST = action(
@@ -138,7 +165,8 @@ ENGINES: tuple[Engine, ...] = (
            frontend=re.compile(r"sglang/srt/(?:entrypoints/|managers/tokenizer_manager\.py)"),
            fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
                   "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,),
-                  "capture_quality:frontend": (_SGL_FRONTEND,), "small_grid": (_SGL_FULLER,)}),
+                  "capture_quality:frontend": (_SGL_FRONTEND,), "small_grid": (_SGL_FULLER,)},
+           kernel_kinds=_SGL_KERNEL_KINDS),
     Engine("vllm", "vLLM", "serving",
            # a word of its own: verl's ``megatron_vllm.py`` (a trainer's bridge to vLLM) is not vLLM's code
            spans=re.compile(r"\bvllm[./:]|gpu_model_runner|EngineCore|execute_model"),
@@ -161,7 +189,8 @@ ENGINES: tuple[Engine, ...] = (
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
                   "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
                   "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,),
-                  "capture_quality:frontend": (_VLLM_FRONTEND,), "small_grid": (_VLLM_FULLER,)}),
+                  "capture_quality:frontend": (_VLLM_FRONTEND,), "small_grid": (_VLLM_FULLER,)},
+           kernel_kinds=_VLLM_KERNEL_KINDS),
     Engine("tgi", "Text Generation Inference", "serving", spans=re.compile(r"text_generation_server"), kernels=None,
            step_span=(re.compile(r"generate_token"),)),
     Engine("trtllm", "TensorRT-LLM", "serving", spans=re.compile(r"tensorrt_llm"),

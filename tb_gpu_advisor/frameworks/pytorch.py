@@ -1819,10 +1819,18 @@ INDUCTOR_KERNEL_KINDS = (("triton_poi_", "elementwise"), ("triton_for_", "elemen
 #: their partials.  ``CatArrayBatchedCopy`` (``torch.cat``) and ``indexSelect{Small,Large}Index`` (``index_select``,
 #: an embedding lookup) copy each output element from one input element: element-wise traffic, no arithmetic.
 #: The pooling kernels and the softmaxes are read by ``devices`` (every vendor's libraries name them alike).
+#: ATen's upsampling forward kernels (aten/src/ATen/native/cuda/UpSample*.cu: ``upsample_bilinear2d_out_frame``,
+#: ``upsample_nearest2d_out_frame``, ``upsample_bicubic2d_out_frame``, their ``_nhwc_`` twins): each output element is
+#: interpolated from a fixed 1-16 input elements around its source position -- a gather and a few products per
+#: output, no dimension summed (Inductor lowers the same op to a pointwise ``triton_poi_`` kernel).  The backward
+#: kernels (``_backward_out_frame``) scatter-add gradients and are left unread.  ``upsample_bilinear2d`` was "other"
+#: (h37-kernelfam3): 9.5% of an mmagic forward on an A100.
+_ATEN_UPSAMPLE = r"\bat::native::(?:<unnamed>::|\(anonymous namespace\)::)?upsample_\w+?(?<!backward)_out_frame\b"
 ATEN_KERNEL_KINDS = ((r"multi_tensor_apply_kernel<.*?Lp(?:Norm|Max)Functor|\blpnorm_cleanup\b", "reduction"),
                      (r"\bmulti_tensor_apply_kernel\b", "elementwise"),
                      (r"\bCatArrayBatchedCopy", "elementwise"),
-                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise"))
+                     (r"\bindexSelect(?:Small|Large)Index\b", "elementwise"),
+                     (_ATEN_UPSAMPLE, "elementwise"))
 #: nvFuser's generated kernels by the scheduler that built them (``named_kernel_kinds``, beside ATen's: nvFuser is
 #: PyTorch's fuser -- TorchScript's, then Thunder's; ``_COMPILING`` holds its compiling ranges -- not ATen's own
 #: code).  It names each kernel ``nvfuser_<scheduler>_f<fusion>_c<id>_r<id>_g<group>`` (NVIDIA/Fuser
@@ -1850,6 +1858,14 @@ FBGEMM_KERNEL_KINDS = ((_FBGEMM_EMBEDDING + r"codegen_grad_indice_weights", "red
                        (r"\b(?:split|dense)_embedding_nobag_codegen_forward", "elementwise"),
                        (r"\b(?:split|dense)_embedding_codegen_forward", "reduction"),
                        (r"\b(?:bounds_check_indices|linearize_index)_kernel\b", "elementwise"))
+#: The deformable convolution's column kernels of PyTorch's vision extensions (open-mmlab/mmcv
+#: mmcv/ops/csrc/common/cuda/deform_conv_cuda_kernel.cuh ``deformable_im2col_gpu_kernel``, its
+#: ``modulated_deformable_im2col_gpu_kernel``; torchvision's ``deformable_im2col_kernel``): each column element is the
+#: input sampled at its kernel tap's learned offset -- a bilinear interpolation of four input elements (times the
+#: tap's mask) -- an im2col with a gather, element-wise traffic; the convolution's products are the GEMM that follows
+#: (cuBLAS).  The backward's ``col2im`` kernels scatter-add and are left unread.  It was "other" (h37-kernelfam3):
+#: 10.4% of an mmagic (BasicVSR++) forward on an A100.
+VISION_KERNEL_KINDS = ((r"\b(?:modulated_)?deformable_im2col(?:_gpu)?_kernel<", "elementwise"),)
 #: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
 #: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
 #: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).
@@ -2058,7 +2074,7 @@ FRAMEWORK = Framework(
     fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS, kernel_kinds=INDUCTOR_KERNEL_KINDS,
-    named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS + FBGEMM_KERNEL_KINDS,
+    named_kernel_kinds=ATEN_KERNEL_KINDS + NVFUSER_KERNEL_KINDS + FBGEMM_KERNEL_KINDS + VISION_KERNEL_KINDS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),

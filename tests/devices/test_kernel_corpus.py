@@ -52,7 +52,7 @@ def test_the_corpus_covers_every_family_it_names():
               if ln.startswith("# group ")]
     assert {"fa3", "fa4", "fa2", "flashinfer", "cudnn", "ck", "aiter", "deepgemm", "cutlass3", "quant", "inductor", "tritonlib",
             "comm", "tritonattn", "tritonmoe", "norm", "aiterasm", "rocmskinny", "datamove", "vllmrocm", "aiterpa", "sage",
-            "cutedsl", "normapply", "bytes", "blasgemv", "fbgemm"} <= set(groups)
+            "cutedsl", "normapply", "bytes", "blasgemv", "fbgemm", "moerouting", "enginekv", "resample", "primitives"} <= set(groups)
     assert len(ROWS) >= 70
 
 

@@ -42,6 +42,6 @@ def test_each_table_claims_only_its_own_librarys_kernels():
 
 def test_pytorch_applies_its_tables_in_one_order():
     assert pytorch.FRAMEWORK.named_kernel_kinds == (pytorch.ATEN_KERNEL_KINDS + pytorch.NVFUSER_KERNEL_KINDS
-                                                   + pytorch.FBGEMM_KERNEL_KINDS)
+                                                   + pytorch.FBGEMM_KERNEL_KINDS + pytorch.VISION_KERNEL_KINDS)
     assert frameworks.named_kernel_kind_one("nvfuser_inner_persistent_f0_c1_r0_g2") == "reduction"
     assert frameworks.named_kernel_kind_one("nvfuser_pointwise_f0_c1_r0_g4") == "elementwise"

@@ -285,6 +285,10 @@ class Framework:
     step_end_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
+    #: host events whose own time -- outside every op and call nested in them -- is the framework compiling what
+    #: they are about to run (TorchScript's fallback functions: the executor profiles and optimises a graph for
+    #: shapes its guards have not seen before the graph runs); the nested work itself is the program's
+    compile_gap_event: NamePredicate = never
     #: a framework op whose own syncs are a library's algorithm search (PyTorch's convolutions under
     #: ``cudnn.benchmark``: candidate kernels timed with events on the first call of each shape): a one-time cost
     autotune_event: NamePredicate = never

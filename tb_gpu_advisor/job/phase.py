@@ -184,8 +184,8 @@ def _gap_words(fw: Framework, gap_s: np.ndarray, gap_e: np.ndarray) -> list[str]
     """The compile gaps (:func:`_compile_gaps`) in words: how many, how long, whose."""
     if not gap_s.size:
         return []
-    return [f"{plural(int(gap_s.size), 'stretch', 'stretches')} of {fw.label('compile_gap')} with no op run "
-            f"({_ms((gap_e - gap_s).sum())})"]
+    return [(f"{plural(int(gap_s.size), 'stretch', 'stretches')} of {fw.label('compile_gap')} with no op run "
+             f"({_ms((gap_e - gap_s).sum())})")]
 
 
 def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, graph: tuple) -> list[str]:

@@ -504,6 +504,7 @@ GENERIC_LABELS: dict[str, str] = {
     "dispatch_call": "compiled call",
     #: syncs inside the framework's ops that search for the fastest library kernel (the job stage's one-time costs)
     "autotune": "an algorithm search (the library times candidate kernels on the first call of each shape)",
+    "compile_gap": "the framework compiling a graph for input shapes it had not seen",
     #: who should see the GPU ("Was the GPU visible to ...?")
     "gpu_user": "the framework",
     #: what a process copies to a GPU before its first kernel (the job stage's one-time costs)

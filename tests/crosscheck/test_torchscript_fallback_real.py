@@ -21,24 +21,11 @@ work, so the step is host-bound again.
 from __future__ import annotations
 
 import copy
-import gzip
-import json
 
 from tests.support.paths import FIXTURES
-from tests.support.run_report import one_file_host
+from tests.support.run_report import doc_host, gzip_json, one_file_host
 
 TRACE = FIXTURES / "wild" / "torchscript_fallback_a100_gnn" / "thetagpu11_3733800.1646347140914.pt.trace.json.gz"
-
-
-def _doc() -> dict:
-    with gzip.open(TRACE, "rt") as f:
-        return json.load(f)
-
-
-def _host(tmp_path, doc: dict) -> dict:
-    path = tmp_path / "cut.pt.trace.json"
-    path.write_text(json.dumps(doc))
-    return one_file_host(str(path), "kineto")
 
 
 def _said(host: dict) -> str:
@@ -78,7 +65,7 @@ def test_the_executors_silences_are_compilation_not_host_bound_work():
 def test_fallbacks_that_run_ops_are_not_taken():
     """The 5 quick ``softmax`` calls' fallbacks (and each slow chain's outer and inner ones) run the graph: only
     the 6 silences, 2 per slow call, are compilation."""
-    doc = _doc()
+    doc = gzip_json(TRACE)
     silences = _silences(doc)
     assert len(silences) == 6, silences
     fallbacks = [e for e in doc["traceEvents"] if e.get("name") == "fallback_function"]
@@ -90,14 +77,14 @@ def test_fallbacks_that_run_ops_are_not_taken():
 def test_the_same_silences_filled_with_ops_are_the_programs_work(tmp_path):
     """An op spanning each silence: the fallback function now runs the graph all along, and the step is host-bound
     as main read it -- the name alone takes nothing."""
-    doc = _doc()
+    doc = gzip_json(TRACE)
     proto = next(e for e in doc["traceEvents"] if e.get("name") == "aten::exp")
     for a, b in _silences(doc):
         op = copy.deepcopy(proto)
         op.update(ts=a + 1, dur=b - a - 2, name="aten::cumsum")
         op.get("args", {}).pop("External id", None)
         doc["traceEvents"].append(op)
-    host = _host(tmp_path, doc)
+    host = doc_host(tmp_path, doc)
     assert "TorchScript's executor" not in host["job"]["phase_evidence"], host["job"]
     top = host["findings"][0]
     assert host["job"]["phase"] == "steady", host["job"]

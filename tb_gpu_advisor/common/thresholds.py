@@ -482,6 +482,11 @@ _TABLE: tuple[Threshold, ...] = (
        "slow launches count as one-time costs only when they hold at least this share of all launch time"),
     _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
        "start-up and compilation calls at least this long count as one-time costs"),
+    _t("job.compile_gap_ms", 1.0, "ms", "Advisor: an interpreter runs a graph's next op microseconds after the last "
+       "(real TorchScript fallbacks: 18-78 us of their own between ops); the executor's profiling and optimising a "
+       "graph takes milliseconds to seconds (135-140 ms with no op on a real A100 GNN inference)",
+       "a stretch of a compile-gap event (TorchScript's fallback function) with no nested op or call at least this "
+       "long counts as one-time compilation"),
     _t("job.graph_node_us", 3.0, "us", "Advisor: a CUDA/HIP graph launch submits its nodes one by one on the host "
        "(real captures: 1.15 us a node for a 1,387-kernel decode graph on an L40, 1.59 ms; 2.8 us for a 555-kernel "
        "one on an MI300X, 1.57 ms), every time it is launched", "a graph launch no longer than this per kernel it "

@@ -285,6 +285,10 @@ class Framework:
     step_end_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
+    #: host events whose own time -- outside every op and call nested in them -- is the framework compiling what
+    #: they are about to run (TorchScript's fallback functions: the executor profiles and optimises a graph for
+    #: shapes its guards have not seen before the graph runs); the nested work itself is the program's
+    compile_gap_event: NamePredicate = never
     #: a framework op whose own syncs are a library's algorithm search (PyTorch's convolutions under
     #: ``cudnn.benchmark``: candidate kernels timed with events on the first call of each shape): a one-time cost
     autotune_event: NamePredicate = never
@@ -500,6 +504,7 @@ GENERIC_LABELS: dict[str, str] = {
     "dispatch_call": "compiled call",
     #: syncs inside the framework's ops that search for the fastest library kernel (the job stage's one-time costs)
     "autotune": "an algorithm search (the library times candidate kernels on the first call of each shape)",
+    "compile_gap": "the framework compiling a graph for input shapes it had not seen",
     #: who should see the GPU ("Was the GPU visible to ...?")
     "gpu_user": "the framework",
     #: what a process copies to a GPU before its first kernel (the job stage's one-time costs)

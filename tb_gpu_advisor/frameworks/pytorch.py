@@ -1657,6 +1657,19 @@ def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
 
+#: TorchScript's profiling executor (PyTorch 1.6+): a scripted function runs a profiling plan on its first calls, then
+#: an optimised, fused plan guarded by type checks on the shapes it profiled; a guard that fails calls the function's
+#: ``fallback_function`` -- a graph function with an executor of its own, which profiles and optimises its graph on
+#: its own first calls (and bails out again, up to the executor's bailout depth).  The profiler records that call
+#: by the function's name: its time outside the ops nested in it is the executor building a plan, not the graph's
+#: work.  A model whose input shapes change each call (a GNN's node count) pays it on every new shape.
+_JIT_FALLBACK = "fallback_function"
+
+
+def is_jit_fallback(name: str) -> bool:
+    return name == _JIT_FALLBACK
+
+
 #: ATen's convolution ops.  Their own math never syncs: a sync inside one is cuDNN's (or MIOpen's) algorithm search,
 #: which ``torch.backends.cudnn.benchmark = True`` runs on the first call of each input shape, timing each candidate
 #: kernel with CUDA events (``cudaEventSynchronize``).
@@ -2040,6 +2053,8 @@ FRAMEWORK = Framework(
                                        "around the suspect code keep it named) to measure the host's time as the "
                                        "job runs it"),
             "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
+            "compile_gap": ("TorchScript's executor profiling and optimising a scripted graph for input shapes its "
+                            "guards had not seen (`fallback_function`)"),
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops ({kept}, all GPUs)",
@@ -2082,7 +2097,7 @@ FRAMEWORK = Framework(
     autograd_op=is_autograd_op, op_ranges_show_backward=True,
     training_frame=training_frame, grad_reset_event=is_grad_reset_event,
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
-    compile_event=is_compile_event,
+    compile_event=is_compile_event, compile_gap_event=is_jit_fallback,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
     scalar_read_event=is_scalar_read_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range, version_tags=version_tags,

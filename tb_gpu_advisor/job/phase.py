@@ -21,7 +21,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import ms, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
 from tb_gpu_advisor.model.trace import HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -111,9 +111,10 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # first kernel: those copies are set-up, not a step's
     up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
+    gap_s, gap_e = _compile_gaps(trace, fw)
     lead_s, lead_e = _first_work_leads(trace, started, launches, slow)
-    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, drv_s, lead_s])
-    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, drv_e, lead_e])
+    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, gap_s, drv_s, lead_s])
+    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, gap_e, drv_e, lead_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -127,7 +128,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     share = total / window if window > 0 else 0.0
     parts = (_slow_launch_words(dur, launch, slow, med_us)
              + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
-             + _call_words(h, dur, init, comp, rare, ctx) + drv_words + _lead_words(lead_s, lead_e))
+             + _call_words(h, dur, init, comp, rare, ctx) + _gap_words(fw, gap_s, gap_e) + drv_words
+             + _lead_words(lead_s, lead_e))
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
@@ -176,6 +178,14 @@ def _slow_launch_words(dur: np.ndarray, launch: np.ndarray, slow: np.ndarray, me
     return [f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
             f"idle ({typical}{100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
             "of all launch time): first launches load their modules"]
+
+
+def _gap_words(fw: Framework, gap_s: np.ndarray, gap_e: np.ndarray) -> list[str]:
+    """The compile gaps (:func:`_compile_gaps`) in words: how many, how long, whose."""
+    if not gap_s.size:
+        return []
+    return [(f"{plural(int(gap_s.size), 'stretch', 'stretches')} of {fw.label('compile_gap')} with no op run "
+             f"({_ms((gap_e - gap_s).sum())})")]
 
 
 def _span_words(fw: Framework, up: tuple, tune: tuple, link: tuple, graph: tuple) -> list[str]:
@@ -247,6 +257,37 @@ def _autotune(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray, int]
     if not starts:
         return _EMPTY, _EMPTY, 0
     return np.concatenate(starts), np.concatenate(ends), n
+
+
+def _compile_gaps(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
+    """The stretches (ps, disjoint) of each ``fw.compile_gap_event`` with no host event nested in them, each at least
+    ``job.compile_gap_ms`` long.
+
+    Why the stretches, not the events: a TorchScript fallback function's own time is its executor planning the graph
+    for new shapes, but the ops it then runs (nested in it, as the nested fallbacks that run them) are the program's
+    work; an interpreter that runs no op for milliseconds is not running the graph."""
+    h = trace.h
+    floor = T("job.compile_gap_ms") * PS_PER_MS
+    cand = np.flatnonzero(h.name_mask(fw.compile_gap_event)
+                          & ((h.end - h.start).astype(np.int64, copy=False) >= floor))
+    if not cand.size:
+        return _EMPTY, _EMPTY
+    starts, ends = [], []
+    for ln in np.unique(h.line[cand]).tolist():
+        on = np.flatnonzero(h.line == ln)
+        on = on[np.argsort(h.start[on], kind="stable")]
+        s, e = h.start[on].astype(np.int64, copy=False), h.end[on].astype(np.int64, copy=False)
+        for i in cand[h.line[cand] == ln].tolist():
+            a, b = int(h.start[i]), int(h.end[i])
+            lo, hi = np.searchsorted(s, a, side="left"), np.searchsorted(s, b, side="right")
+            kid = (on[lo:hi] != i) & (e[lo:hi] <= b)
+            gs, ge = subtract_intervals(np.array([a], np.int64), np.array([b], np.int64), s[lo:hi][kid], e[lo:hi][kid])
+            keep = (ge - gs) >= floor
+            starts.append(gs[keep])
+            ends.append(ge[keep])
+    if not starts:
+        return _EMPTY, _EMPTY
+    return union_intervals(np.concatenate(starts), np.concatenate(ends))
 
 
 def _first_uploads(trace: Trace, context: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:

@@ -30,7 +30,7 @@ ID = "cold_start"
 @rule(ID, "Q&A", "The capture is a cold start: one-time costs, not the steady state",
       thresholds=("job.one_time_min_share", "job.warmup_share", "job.one_time_launch_ms",
                   "job.one_time_launch_factor", "job.one_time_launch_share", "job.one_time_call_ms",
-                  "capture.min_steps"), waits=("startup",))
+                  "job.compile_gap_ms", "capture.min_steps"), waits=("startup",))
 def check(m: HostMetrics) -> list[Finding]:
     job = m.job
     if job is None or job.phase.phase == "steady":

@@ -2,6 +2,8 @@
 findings of one kept capture share its analysis (analysis is deterministic for one tree)."""
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import shutil
 from pathlib import Path
@@ -56,6 +58,19 @@ def one_file_host(path: str, fmt: str) -> dict:
     (host,) = rep["hosts"]
     assert host["error"] is None, host["error"]
     return {**host, "findings": rep["findings"]}
+
+
+def gzip_json(path: str | Path) -> dict:
+    """A kept capture's document (gzipped JSON), to cut a control from."""
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def doc_host(tmp_path: Path, doc: dict) -> dict:
+    """:func:`one_file_host` of a Kineto document written as a one-file session (a control cut from a kept capture)."""
+    path = tmp_path / "cut.pt.trace.json"
+    path.write_text(json.dumps(doc))
+    return one_file_host(str(path), "kineto")
 
 
 def capture_quality_finding(host: dict) -> dict:

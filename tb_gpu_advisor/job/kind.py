@@ -56,7 +56,8 @@ class Kind:
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "input_only" (the framework's input pipeline fetching batch after batch, no kernel launched: a loop that
-    #: runs no model), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
+    #: runs no model), "input_on_cpu" (the same loop with no GPU runtime call recorded: its batches on the CPU),
+    #: "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
@@ -115,7 +116,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "input_only", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
+WINDOWS = ("startup", "input_only", "input_on_cpu", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
            "wsl2_untraced", "frontend")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
@@ -946,6 +947,9 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
             tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
                        "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
         return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
+    fetched = _input_on_cpu(trace, fw) if names else ""
+    if fetched:  # no model op, no call: a loop over its input alone, not a model on the CPU
+        return Kind("no_gpu", "high", fetched, window="input_on_cpu")
     if names:
         return Kind("no_gpu", "high", f"{_no_kernel(trace)}, and the host made no GPU runtime call: the work ran on "
                                       f"the CPU{_seen_words(trace)}",
@@ -1038,14 +1042,29 @@ _MIN_INPUT_BATCHES = 2
 
 
 def _input_only(trace: Trace, fw: Framework) -> str:
-    """The input pipeline's work of a window without kernels, in words, where the framework's input events
-    (``Framework.input_event``: the DataLoader's ``__next__``) fetch :data:`_MIN_INPUT_BATCHES` or more batches; ""
-    otherwise, and "" where the framework's matmuls or convolutions ran (a model, on the CPU).
+    """The input pipeline's work of a window without kernels, in words (:func:`_fetches`), with the copies of its
+    batches to the GPU; "" where it fetched fewer than :data:`_MIN_INPUT_BATCHES` batches or ran a model.
 
     Why: such a window is no start-up cut short.  A SlimUNETR data-loading check (slpkite108/DET_SEG
     ``dataloader_trace.json``, its model call commented out) fetched 12 batches on an RTX 4090 and copied each to the
     GPU (24 copies, 2.4 GB, each waited for by ``cudaStreamSynchronize``), and no kernel ran: read as "start-up only",
     it was told to skip start-up with the profiler's schedule, where its loop never runs the model (h37-survey53)."""
+    words = _fetches(trace, fw)
+    if not words:
+        return ""
+    copied = [(d.gpu, int(np.isin(d.kind, _COPY_KINDS).sum()), int(np.maximum(d.copy_bytes, 0).sum()))
+              for d in trace.devices if len(d)]
+    if any(c for _, c, _ in copied):
+        words += ", then copied to the GPU (" + ", ".join(f"{plural(c, 'copy', 'copies')}, {gb(b)} in all, on GPU {g}"
+                                                          for g, c, b in copied if c) + ")"
+    return words + "; no kernel was launched: the profiled loop fetches batches and runs no model on them"
+
+
+def _fetches(trace: Trace, fw: Framework) -> str:
+    """The batches the framework's input events (``Framework.input_event``: the DataLoader's ``__next__``) fetched,
+    in words -- "the input pipeline only: 8 batch fetches (`...`, 1.20 ms inside them)" -- where they are
+    :data:`_MIN_INPUT_BATCHES` or more and no matmul or convolution op ran (that is a model, on the CPU); ""
+    otherwise."""
     h = trace.h
     mask = h.name_mask(fw.input_event)
     n = int(mask.sum())
@@ -1053,14 +1072,22 @@ def _input_only(trace: Trace, fw: Framework) -> str:
         return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
     waited = int((h.end[mask] - h.start[mask]).astype(np.int64).sum()) / 1e9  # ms
     name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
-    words = (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
-             f"{ms(waited)} inside them)")
-    copied = [(d.gpu, int(np.isin(d.kind, _COPY_KINDS).sum()), int(np.maximum(d.copy_bytes, 0).sum()))
-              for d in trace.devices if len(d)]
-    if any(c for _, c, _ in copied):
-        words += ", then copied to the GPU (" + ", ".join(f"{plural(c, 'copy', 'copies')}, {gb(b)} in all, on GPU {g}"
-                                                          for g, c, b in copied if c) + ")"
-    return words + "; no kernel was launched: the profiled loop fetches batches and runs no model on them"
+    return (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
+            f"{ms(waited)} inside them)")
+
+
+def _input_on_cpu(trace: Trace, fw: Framework) -> str:
+    """A window with no GPU runtime call whose loop only fetched batches (:func:`_fetches`), in words; "" otherwise.
+
+    Why: "the work ran on the CPU", with the fix "move the model and every input of the step to the GPU", named a
+    model where none ran -- the trace's own evidence is a loop of batch fetches and no matmul or convolution op: an
+    input-only loop whose batches stayed on the CPU (h37-inputgen's generated ``cpu_loop``).  What to fix is the
+    profiled block (the model's step inside it), not where a model lives.  Whether CUDA activity was recorded the
+    window cannot say (a ``ProfilerActivity.CPU`` capture records no call either), so the words say what was not
+    recorded, not that the GPU was unused."""
+    words = _fetches(trace, fw)
+    return (f"{words}, and no model op (no matmul or convolution) and no GPU runtime call recorded: the loop fetched "
+            f"its batches on the CPU and ran no model on them" if words else "")
 
 
 #: The device events that move bytes (the copies a window of input loading holds).

@@ -490,6 +490,8 @@ def _run_failed(ctx: Ctx, summary: str, title: str, actions: list,
 #: A window without GPU work, by what it holds (``job.kind.WINDOWS``).
 _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU work launched yet",
                   "input_only": "The capture window holds only the input pipeline: batches fetched, no model run",
+                  "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
+                                  "model run",
                   "no_cuda_call": "The capture window holds no CUDA call: the program had not reached its GPU work",
                   "nvtx_only": "The capture window holds only NVTX ranges: no CUDA call, no GPU work",
                   "tracing_off": "CUDA tracing was off: the capture holds no GPU work",
@@ -537,6 +539,9 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
         return (f"{length} holds no GPU work: {held}. It is not start-up cut short: the loop turned again and again "
                 f"without the model, so the guide's GPU checks did not run and nothing here is a verdict on the job's "
                 f"steps.")
+    if window == "input_on_cpu":
+        return (f"{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's checks "
+                f"did not run and nothing here is a verdict on the job's steps.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")
@@ -550,7 +555,7 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
     the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's); a serving engine's front-end,
     its engine's words on where the GPU work's trace is (``frameworks.engines``: the window was right, the process
     was another)."""
-    if window in ("frontend", "input_only"):  # the framework's own words: the process or the loop, not the window
+    if window in ("frontend", "input_only", "input_on_cpu"):  # the framework's words: the process or the loop
         return ctx.fw.fix(f"{ID}:{window}") or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
 

@@ -1014,7 +1014,12 @@ def _profiler_calls_only(trace: Trace) -> str:
     Why: such a window is no start-up cut short.  Its sync, not the program, created the CUDA context (115.9 ms of
     the 154 ms window on a course's A10G, ``baseline_trace.json``, its model and input left on the CPU): no call the
     profiled code made touched the GPU, so that code ran on the CPU.  A GPU program's first work calls the GPU
-    (allocates, copies, sets a stream) before the profiler stops."""
+    (allocates, copies, sets a stream) before the profiler stops.
+
+    Which call created the context is ``job.phase.context_start``'s answer where the window records the runtime's own
+    start on the sync's thread (as :func:`_startup_calls` asks it): the runtime's next call that is no device query.
+    Where it records none -- torch.profiler, whose exit sync this is, records no driver call but the launches, so no
+    kept Kineto trace holds the start -- the sync's own evidence (:func:`_exit_sync_created`)."""
     h = trace.h
     idx = np.flatnonzero(h.name_mask(devices.is_runtime_call))
     end = trace.window_end_ps()
@@ -1022,7 +1027,8 @@ def _profiler_calls_only(trace: Trace) -> str:
         return ""
     names = [h.names[int(i)] for i in h.name[idx].tolist()]
     sync = np.asarray([n.startswith(devices.DEVICE_SYNC_CALLS) for n in names], bool)
-    query = np.asarray([n.startswith(devices.QUERY_CALLS) for n in names], bool)
+    # the runtime's own initialisation is no call of the program's
+    query = np.asarray([n.startswith(devices.QUERY_CALLS) or devices.is_runtime_init(n) for n in names], bool)
     if not sync.any() or not (sync | query).all():
         return ""
     last = idx[sync][int(np.argmax(h.end[idx[sync]]))]
@@ -1032,8 +1038,24 @@ def _profiler_calls_only(trace: Trace) -> str:
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
     return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
-            f"{', which created the context' if took * 1e6 >= _CONTEXT_NS else ''} -- and the others only read "
+            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} -- and the others only read "
             f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
+
+
+def _exit_sync_created(trace: Trace, last: int) -> bool:
+    """Whether the profiler's exit sync (host event ``last``) created the context: ``job.phase.context_start``'s answer
+    where the window records the runtime's start on its thread; else its length, :data:`_CONTEXT_NS` or more.
+
+    Why the length where the start is not recorded: every call before the sync is a device query, which needs no
+    context, so the sync is the first call that needs one, and a whole-device sync on a GPU the window gave no work
+    returns in microseconds unless it creates the context.  The one other cause -- work the process queued before the
+    window, still running when the profiler stops -- the trace cannot show (its GPU records start with the window):
+    it needs a program that launched GPU work and then ran a whole profiled block on the CPU."""
+    h = trace.h
+    started = context_start(trace)
+    if any(int(h.line[first]) == int(h.line[last]) for first, _ in started.starts):
+        return bool(started.calls[last])
+    return (int(h.end[last]) - int(h.start[last])) / 1000 >= _CONTEXT_NS
 
 
 #: The fewest batches a window without kernels must fetch to be a loop over its input, not start-up: start-up fetches
@@ -1100,7 +1122,7 @@ def _startup_calls(trace: Trace) -> str:
     are the vendor's whose runtime made the calls: the window names no GPU to ask.
 
     Which call created the context is ``job.phase.context_start``'s answer (the runtime's own initialisation in the
-    window, then its thread's next call, long, the GPU idle), not the longest call's: a window cut from a running
+    window, then its thread's next call that is no device query, long, the GPU idle), not the longest call's: a window cut from a running
     process holds no creation, and its longest call may be one whose time grows with its bytes -- a 267 ms
     ``cudaHostAlloc`` of 134 MB among 17 page-locking siblings of 16-54 ms on an RTX 4090, its context made before the
     window.  Asked here, not handed down: only a window without kernels is worded so, and it holds few calls."""

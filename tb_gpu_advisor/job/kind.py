@@ -1085,13 +1085,18 @@ def _input_only(trace: Trace, fw: Framework) -> str:
 def _fetches(trace: Trace, fw: Framework) -> str:
     """The batches the framework's input events (``Framework.input_event``: the DataLoader's ``__next__``) fetched,
     in words -- "the input pipeline only: 8 batch fetches (`...`, 1.20 ms inside them)" -- where they are
-    :data:`_MIN_INPUT_BATCHES` or more and no matmul or convolution op ran (that is a model, on the CPU); ""
-    otherwise."""
+    :data:`_MIN_INPUT_BATCHES` or more and no model ran: no matmul or convolution op, and no host event of the
+    framework's that names a training step or an inference entry point (:func:`host_kind`); "" otherwise.
+
+    Why both: a TensorFlow training loop on the CPU (``demo_logs/real_tf_cpu_custom``: its iterator's fetches, its
+    ``gradient_tape/...`` ops) names no op the matmul test knows, yet its host events say a model trained."""
     h = trace.h
     mask = h.name_mask(fw.input_event)
     n = int(mask.sum())
     if n < _MIN_INPUT_BATCHES or h.name_mask(lambda name: fw.tc_eligible_op(op_type(name))).any():
         return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
+    if host_kind(trace, fw) is not None:
+        return ""  # the framework's own events name the model's work: a model ran
     waited = int((h.end[mask] - h.start[mask]).astype(np.int64).sum()) / 1e9  # ms
     name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
     return (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "

@@ -86,3 +86,16 @@ def test_one_fetch_with_no_call_is_no_loop(tmp_path):
     assert input_window(job.params) == "cpu_loop"
     report = report_of(job, str(tmp_path / "one"))
     assert window_problems({"window": "cpu_loop"}, report.hosts[0].findings) == []
+
+
+def test_control_a_real_cpu_training_loop_is_no_loop_without_a_model():
+    """Control (real): a TensorFlow training loop on the CPU (``demo_logs/real_tf_cpu_custom``) fetches batch after
+    batch and no op the matmul test knows, but its host events name a training step (``gradient_tape/...``): a model
+    ran, so it keeps "No GPU activity in the capture" and the CPU's words -- a first cut of h37-nogpu2 read it as a
+    loop of fetches with no model."""
+    from tests.support.paths import DEMO_LOGS
+
+    rep = first_report(DEMO_LOGS / "real_tf_cpu_custom")
+    job = rep["hosts"][0]["job"]
+    assert "its host events name a training step" in job["kind_evidence"], job["kind_evidence"]
+    assert [f["title"] for f in rep["findings"] if f["rule"] == "capture_quality"] == ["No GPU activity in the capture"]

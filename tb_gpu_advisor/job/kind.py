@@ -56,8 +56,7 @@ class Kind:
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "input_only" (the framework's input pipeline fetching batch after batch, no kernel launched: a loop that
-    #: runs no model), "input_on_cpu" (the same loop with no GPU runtime call recorded: its batches on the CPU),
-    #: "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
+    #: runs no model), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
@@ -65,7 +64,8 @@ class Kind:
     #: Windows driver is one NVIDIA's profilers trace the GPU with), "wsl2_untraced" (under WSL2 no CUDA
     #: call recorded at all, though the program loaded CUDA or ran to its output), "frontend" (a serving engine's
     #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
-    #: GPU work), "" otherwise
+    #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
+    #: batches on the CPU), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -116,8 +116,8 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "input_only", "input_on_cpu", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
-           "wsl2_untraced", "frontend")
+WINDOWS = ("startup", "input_only", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
+           "wsl2_untraced", "frontend", "input_on_cpu")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000

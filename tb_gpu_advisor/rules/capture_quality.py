@@ -490,8 +490,6 @@ def _run_failed(ctx: Ctx, summary: str, title: str, actions: list,
 #: A window without GPU work, by what it holds (``job.kind.WINDOWS``).
 _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU work launched yet",
                   "input_only": "The capture window holds only the input pipeline: batches fetched, no model run",
-                  "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
-                                  "model run",
                   "no_cuda_call": "The capture window holds no CUDA call: the program had not reached its GPU work",
                   "nvtx_only": "The capture window holds only NVTX ranges: no CUDA call, no GPU work",
                   "tracing_off": "CUDA tracing was off: the capture holds no GPU work",
@@ -500,7 +498,9 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_driver_ok": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there",
-                  "frontend": "A serving engine's front-end process: its GPU work runs in another process"}
+                  "frontend": "A serving engine's front-end process: its GPU work runs in another process",
+                  "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
+                                  "model run"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -531,6 +531,9 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
                 f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "
                 f"nothing here is a verdict on the job. Profile on native Linux, or update Nsight Systems and the "
                 f"Windows driver together.")
+    if window == "input_on_cpu":
+        return (f"{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's checks "
+                f"did not run and nothing here is a verdict on the job's steps.")
     if window == "frontend":
         return (f"{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "
                 f"runs the model, so the guide's GPU checks did not run and nothing here is a verdict on the job or its "
@@ -539,9 +542,6 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
         return (f"{length} holds no GPU work: {held}. It is not start-up cut short: the loop turned again and again "
                 f"without the model, so the guide's GPU checks did not run and nothing here is a verdict on the job's "
                 f"steps.")
-    if window == "input_on_cpu":
-        return (f"{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's checks "
-                f"did not run and nothing here is a verdict on the job's steps.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")

@@ -2191,9 +2191,10 @@ def _batch_upload(r: T.Rank, p: dict[str, Any]) -> None:
 def _write_input_only(job: Job, run: str) -> None:
     """The loop and its truth, by construction: no kernel runs, so the job does no GPU work (kind ``no_gpu``) and the
     capture's quality is its one finding; the window (``window``, read by ``tests/support/random_jobs``) is
-    ``input_only`` where two or more batches were fetched and no model op ran, ``startup`` where at most one was and
-    the host made a runtime call (a query or a copy), ``cpu_model`` where an ``aten::linear`` ran each batch on the
-    CPU (no CUDA call inside the model's ops: its queries come before the loop)."""
+    ``input_only`` where two or more batches were fetched and no model op ran (``input_on_cpu`` where no runtime call
+    was made either), ``startup`` where at most one was and the host made a runtime call (a query or a copy),
+    ``cpu_model`` where an ``aten::linear`` ran each batch on the CPU (no CUDA call inside the model's ops: its
+    queries come before the loop) -- :func:`input_window`."""
     p = job.params
     r = T.Rank(rank=0, pid=4100, device=0)
     r.host_us += 20.0
@@ -2221,12 +2222,14 @@ def _write_input_only(job: Job, run: str) -> None:
 
 
 def input_window(p: dict[str, Any]) -> str:
-    """What :func:`_write_input_only`'s window of ``p`` is by construction: "cpu_model", "input_only", "startup", or
-    "cpu_loop" (no runtime call at all: nothing shows the loop reached for a GPU)."""
+    """What :func:`_write_input_only`'s window of ``p`` is by construction: "cpu_model", "input_only", "startup",
+    "input_on_cpu" (two or more fetches, no model op, no runtime call at all: a loop over its input alone, its batches
+    on the CPU -- h37-nogpu2), or "cpu_loop" (at most one fetch and no runtime call: no loop, nothing reached for a
+    GPU)."""
     if p["cpu_model"] and p["fetches"]:
         return "cpu_model"
     if not p["query"] and (p["copies"] == "none" or not p["fetches"]):
-        return "cpu_loop"
+        return "input_on_cpu" if p["fetches"] >= 2 else "cpu_loop"
     return "input_only" if p["fetches"] >= 2 else "startup"
 
 

@@ -2032,16 +2032,22 @@ def _runtime_call(r: Rank, name: str, us: float, cbid: int) -> None:
     r.host_us += us
 
 
-def write_profiler_calls_only(path: str, program_call: str | None = None) -> dict[str, Any]:
+def write_profiler_calls_only(path: str, program_call: str | None = None, runtime_start: bool = False,
+                              sync_us: float = 115_864.5) -> dict[str, Any]:
     """A window of a model left on the CPU, profiled with CUDA activity only (the course's A10G ``baseline_trace.json``
     v1, read in place: no licence): the profiler's own CUDA calls -- ``cudaGetDeviceCount`` twice and
     ``cudaGetDeviceProperties_v2`` as it starts, then, as it stops, ``torch.cuda.synchronize()``'s
-    ``cudaDeviceSynchronize`` (115.9 ms: it created the context) ending 0.05 ms before the window's end.
+    ``cudaDeviceSynchronize`` (``sync_us``, 115.9 ms: it created the context) ending 0.05 ms before the window's end.
     ``program_call``: the program makes that CUDA call first (``cudaMalloc``: a model moved to the GPU, cut before its
-    first kernel) -- the control.  Truth by construction: without it, nothing the program called touched the GPU."""
+    first kernel) -- the control.  ``runtime_start``: the window also records the runtime's own initialisation
+    (``cuModuleGetLoadingMode``, as an Nsight export does; torch.profiler records none) before the first query.
+    Truth by construction: without ``program_call``, nothing the program called touched the GPU."""
     r = Rank(rank=0, pid=12365, device=0)
     call = partial(_runtime_call, r)
     r.host_us += 17_000.0
+    if runtime_start:
+        call("cuModuleGetLoadingMode", 0.5, 0)
+        r.host_us += 10.0
     call("cudaGetDeviceCount", 0.22, 3)
     r.host_us += 1_700.0
     call("cudaGetDeviceCount", 0.07, 3)
@@ -2051,7 +2057,7 @@ def write_profiler_calls_only(path: str, program_call: str | None = None) -> dic
     if program_call is not None:
         call(program_call, 110_000.0, 20)
         r.host_us += 5_000.0
-    call("cudaDeviceSynchronize", 115_864.5 if program_call is None else 12.0, 165)
+    call("cudaDeviceSynchronize", sync_us if program_call is None else 12.0, 165)
     r.host_us += 47.0
     write_doc(path, trace_doc(r, 1, A10G))
     return {"cpu_only": program_call is None}

@@ -1380,6 +1380,11 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): "
                                           "let torch.profiler's schedule skip start-up (wait), warm up (warmup) and "
                                           "record a few steps (active), with CUDA activity on.", advice),),
+        "capture_quality:input_on_cpu": (action(
+            "The profiled loop only fetched batches, and no model op ran on them: run the model's step on each batch "
+            "inside the profiled block -- the model and the batch moved to the GPU (model.to('cuda'), "
+            "batch.to('cuda', non_blocking=True)) -- with CUDA activity recorded, and call prof.step() after each "
+            "step.", advice),),
         "capture_quality:input_only": (action(
             "The profiled loop only fetched batches (and copied them to the GPU): run the model on each batch inside "
             "the profiled block -- the forward pass, and for training the backward pass and the optimizer step -- and "

@@ -66,7 +66,8 @@ class Kind:
     #: Windows driver is one NVIDIA's profilers trace the GPU with), "wsl2_untraced" (under WSL2 no CUDA
     #: call recorded at all, though the program loaded CUDA or ran to its output), "frontend" (a serving engine's
     #: front-end process, which runs no GPU work by design: ``engine`` names the engine, whose own process holds the
-    #: GPU work), "" otherwise
+    #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
+    #: batches on the CPU), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -117,8 +118,8 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
-           "wsl2_untraced", "frontend")
+WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
+           "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -952,6 +953,9 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
             tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
                        "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
         return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
+    fetched = _input_on_cpu(trace, fw) if names else ""
+    if fetched:  # no model op, no call: a loop over its input alone, not a model on the CPU
+        return Kind("no_gpu", "high", fetched, window="input_on_cpu")
     if names:
         return Kind("no_gpu", "high", f"{_no_kernel(trace)}, and the host made no GPU runtime call: the work ran on "
                                       f"the CPU{_seen_words(trace)}",
@@ -1016,7 +1020,12 @@ def _profiler_calls_only(trace: Trace) -> str:
     Why: such a window is no start-up cut short.  Its sync, not the program, created the CUDA context (115.9 ms of
     the 154 ms window on a course's A10G, ``baseline_trace.json``, its model and input left on the CPU): no call the
     profiled code made touched the GPU, so that code ran on the CPU.  A GPU program's first work calls the GPU
-    (allocates, copies, sets a stream) before the profiler stops."""
+    (allocates, copies, sets a stream) before the profiler stops.
+
+    Which call created the context is ``job.phase.context_start``'s answer where the window records the runtime's own
+    start on the sync's thread (as :func:`_startup_calls` asks it): the runtime's next call that is no device query.
+    Where it records none -- torch.profiler, whose exit sync this is, records no driver call but the launches, so no
+    kept Kineto trace holds the start -- the sync's own evidence (:func:`_exit_sync_created`)."""
     h = trace.h
     idx = np.flatnonzero(h.name_mask(devices.is_runtime_call))
     end = trace.window_end_ps()
@@ -1024,7 +1033,8 @@ def _profiler_calls_only(trace: Trace) -> str:
         return ""
     names = [h.names[int(i)] for i in h.name[idx].tolist()]
     sync = np.asarray([n.startswith(devices.DEVICE_SYNC_CALLS) for n in names], bool)
-    query = np.asarray([n.startswith(devices.QUERY_CALLS) for n in names], bool)
+    # the runtime's own initialisation is no call of the program's
+    query = np.asarray([n.startswith(devices.QUERY_CALLS) or devices.is_runtime_init(n) for n in names], bool)
     if not sync.any() or not (sync | query).all():
         return ""
     last = idx[sync][int(np.argmax(h.end[idx[sync]]))]
@@ -1034,7 +1044,7 @@ def _profiler_calls_only(trace: Trace) -> str:
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
     return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
-            f"{', which created the context' if took * 1e6 >= _CONTEXT_NS else ''} -- and the others only read "
+            f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} -- and the others only read "
             f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
 
 
@@ -1069,34 +1079,78 @@ def _loop_ended(trace: Trace, fw: Framework) -> str:
             f"was launched")
 
 
+def _exit_sync_created(trace: Trace, last: int) -> bool:
+    """Whether the profiler's exit sync (host event ``last``) created the context: ``job.phase.context_start``'s answer
+    where the window records the runtime's start on its thread; else its length, :data:`_CONTEXT_NS` or more.
+
+    Why the length where the start is not recorded: every call before the sync is a device query, which needs no
+    context, so the sync is the first call that needs one, and a whole-device sync on a GPU the window gave no work
+    returns in microseconds unless it creates the context.  The one other cause -- work the process queued before the
+    window, still running when the profiler stops -- the trace cannot show (its GPU records start with the window):
+    it needs a program that launched GPU work and then ran a whole profiled block on the CPU."""
+    h = trace.h
+    started = context_start(trace)
+    if any(int(h.line[first]) == int(h.line[last]) for first, _ in started.starts):
+        return bool(started.calls[last])
+    return (int(h.end[last]) - int(h.start[last])) / 1000 >= _CONTEXT_NS
+
+
 #: The fewest batches a window without kernels must fetch to be a loop over its input, not start-up: start-up fetches
 #: the first batch once before the first step's launches; a second fetch with still no launch is the loop's next turn.
 _MIN_INPUT_BATCHES = 2
 
 
 def _input_only(trace: Trace, fw: Framework) -> str:
-    """The input pipeline's work of a window without kernels, in words, where the framework's input events
-    (``Framework.input_event``: the DataLoader's ``__next__``) fetch :data:`_MIN_INPUT_BATCHES` or more batches; ""
-    otherwise, and "" where the framework's matmuls or convolutions ran (a model, on the CPU).
+    """The input pipeline's work of a window without kernels, in words (:func:`_fetches`), with the copies of its
+    batches to the GPU; "" where it fetched fewer than :data:`_MIN_INPUT_BATCHES` batches or ran a model.
 
     Why: such a window is no start-up cut short.  A SlimUNETR data-loading check (slpkite108/DET_SEG
     ``dataloader_trace.json``, its model call commented out) fetched 12 batches on an RTX 4090 and copied each to the
     GPU (24 copies, 2.4 GB, each waited for by ``cudaStreamSynchronize``), and no kernel ran: read as "start-up only",
     it was told to skip start-up with the profiler's schedule, where its loop never runs the model (h37-survey53)."""
-    h = trace.h
-    mask = h.name_mask(fw.input_event)
-    n = int(mask.sum())
-    if n < _MIN_INPUT_BATCHES or h.name_mask(lambda name: fw.tc_eligible_op(op_type(name))).any():
-        return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
-    waited = int((h.end[mask] - h.start[mask]).astype(np.int64).sum()) / 1e9  # ms
-    name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
-    words = (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
-             f"{ms(waited)} inside them)")
+    words = _fetches(trace, fw)
+    if not words:
+        return ""
     copied = _device_events(trace, _COPY_KINDS)
     if any(c for _, c, _ in copied):
         words += ", then copied to the GPU (" + ", ".join(f"{plural(c, 'copy', 'copies')}, {gb(b)} in all, on GPU {g}"
                                                           for g, c, b in copied if c) + ")"
     return words + "; no kernel was launched: the profiled loop fetches batches and runs no model on them"
+
+
+def _fetches(trace: Trace, fw: Framework) -> str:
+    """The batches the framework's input events (``Framework.input_event``: the DataLoader's ``__next__``) fetched,
+    in words -- "the input pipeline only: 8 batch fetches (`...`, 1.20 ms inside them)" -- where they are
+    :data:`_MIN_INPUT_BATCHES` or more and no model ran: no matmul or convolution op, and no host event of the
+    framework's that names a training step or an inference entry point (:func:`host_kind`); "" otherwise.
+
+    Why both: a TensorFlow training loop on the CPU (``demo_logs/real_tf_cpu_custom``: its iterator's fetches, its
+    ``gradient_tape/...`` ops) names no op the matmul test knows, yet its host events say a model trained."""
+    h = trace.h
+    mask = h.name_mask(fw.input_event)
+    n = int(mask.sum())
+    if n < _MIN_INPUT_BATCHES or h.name_mask(lambda name: fw.tc_eligible_op(op_type(name))).any():
+        return ""  # a matmul or convolution without a kernel ran a model, on the CPU: not a loop without one
+    if host_kind(trace, fw) is not None:
+        return ""  # the framework's own events name the model's work: a model ran
+    waited = int((h.end[mask] - h.start[mask]).astype(np.int64).sum()) / 1e9  # ms
+    name = h.names[int(h.name[np.flatnonzero(mask)[0]])]
+    return (f"the input pipeline only: {plural(n, 'batch fetch', 'batch fetches')} (`{_short(name, 60)}`, "
+            f"{ms(waited)} inside them)")
+
+
+def _input_on_cpu(trace: Trace, fw: Framework) -> str:
+    """A window with no GPU runtime call whose loop only fetched batches (:func:`_fetches`), in words; "" otherwise.
+
+    Why: "the work ran on the CPU", with the fix "move the model and every input of the step to the GPU", named a
+    model where none ran -- the trace's own evidence is a loop of batch fetches and no matmul or convolution op: an
+    input-only loop whose batches stayed on the CPU (h37-inputgen's generated ``cpu_loop``).  What to fix is the
+    profiled block (the model's step inside it), not where a model lives.  Whether CUDA activity was recorded the
+    window cannot say (a ``ProfilerActivity.CPU`` capture records no call either), so the words say what was not
+    recorded, not that the GPU was unused."""
+    words = _fetches(trace, fw)
+    return (f"{words}, and no model op (no matmul or convolution) and no GPU runtime call recorded: the loop fetched "
+            f"its batches on the CPU and ran no model on them" if words else "")
 
 
 #: The device events that move bytes (the copies a window of input loading holds).
@@ -1117,7 +1171,7 @@ def _startup_calls(trace: Trace) -> str:
     are the vendor's whose runtime made the calls: the window names no GPU to ask.
 
     Which call created the context is ``job.phase.context_start``'s answer (the runtime's own initialisation in the
-    window, then its thread's next call, long, the GPU idle), not the longest call's: a window cut from a running
+    window, then its thread's next call that is no device query, long, the GPU idle), not the longest call's: a window cut from a running
     process holds no creation, and its longest call may be one whose time grows with its bytes -- a 267 ms
     ``cudaHostAlloc`` of 134 MB among 17 page-locking siblings of 16-54 ms on an RTX 4090, its context made before the
     window.  Asked here, not handed down: only a window without kernels is worded so, and it holds few calls."""

@@ -18,7 +18,7 @@ from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, Captu
                                          per_step)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
-from tb_gpu_advisor.steps.types import Steps
+from tb_gpu_advisor.steps.types import UNMARKED_SOURCES, StepDetection, Steps
 
 
 def _share(a: float | None, b: float | None) -> float | None:
@@ -92,7 +92,34 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     (hm.unrecorded_before_launcher_ms, hm.launcher_launches, hm.unrecorded_before_launcher_in_gaps_ms,
      hm.launcher_launches_in_gaps) = syncs.launcher_silence(ctx, {c.gpu: c.windows for c in idle.gaps if c is not None})
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
+    if not gpu_step_timed(job, ctx.steps.detection):
+        _without_gpu_step(hm)
     return hm
+
+
+def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
+    """Whether the host's window holds a GPU step to time: not where the job's reading says it holds no GPU work
+    (``job.kind`` ``no_gpu``: no kernel launched -- start-up, an input pipeline's loop, a model on the CPU) and no step
+    is marked (the window read as one pass, ``steps.types.UNMARKED_SOURCES``).
+
+    Why here: a GPU step is the GPU's work of one iteration, and such a window has none -- the span of an input-only
+    DataLoader loop's uploads (5.72 s) is no step length, yet the report's step rows, its achievable account and its
+    cards kept it while its title said "no step" and its GPU row (asked apart, in the report builder) said none.
+    Decided once, where the step is measured, so that every reader -- step rows, cards, the account, the text, the
+    MCP, a diff, a merge -- reads the one value.  A host that marks its iterations keeps its steps (a TF loop whose
+    GPUs only copy books its copies per marked step; a CPU-only capture's ``ProfilerStep`` marks)."""
+    return not (job is not None and job.kind.kind == "no_gpu" and detection.source in UNMARKED_SOURCES)
+
+
+def _without_gpu_step(hm: HostMetrics) -> None:
+    """Drop the step a window without GPU work was measured as (:func:`gpu_step_timed`): no step rows, no mean step,
+    no ledger of the pass (its parts sum to the step a report without one reads), no GPU row's step.  What the window
+    holds -- its length, its copies, the job's words -- stays."""
+    hm.steps_detail = StepTable()
+    hm.headline.avg_step_ms = None
+    hm.breakdown = Breakdown()
+    for g in hm.gpus:
+        g.step_ms, g.breakdown = None, Breakdown()
 
 
 def host_recorded(trace: Trace) -> bool:

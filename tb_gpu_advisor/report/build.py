@@ -26,7 +26,7 @@ from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.report.verdict import no_promise_reason
 from tb_gpu_advisor.rules.savings import achievable
-from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
+from tb_gpu_advisor.steps.types import SOURCE_LABEL
 
 TOP_N = TABLE_ROWS
 
@@ -373,17 +373,6 @@ def _step_rows(detail) -> StepRowTable:
     return StepRowTable(steps, gpus, round6_array(mat).reshape(len(gpus), 2 + len(cats)), cats)
 
 
-def _gpu_step_ms(m: HostMetrics, step_ms: float | None) -> float | None:
-    """A GPU's step for its row of the GPUs table; none where the job's reading says the window holds no GPU work and
-    no step is marked (the window read as one pass, ``steps.types.UNMARKED_SOURCES``).
-
-    Why: a GPU step is the GPU's work of one iteration; a window without a kernel has none, and its title says "no
-    step" -- the span of its copies (an input-only DataLoader loop's uploads, 5.72 s) is no step length.  Where the
-    host marks its iterations (a TF loop whose GPUs only copy), the row keeps the marked step its copies are booked in."""
-    unmarked = m.steps.source in UNMARKED_SOURCES
-    return None if unmarked and m.job is not None and m.job.kind.kind == "no_gpu" else json_float(step_ms, 6)
-
-
 def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                       damage: list[str] | None = None) -> HostReport:
     """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them;
@@ -391,7 +380,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
     for f in findings:
         f.host = f.host or m.host
     steps_rows = _step_rows(m.steps_detail)
-    gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=devices.arch_label(g.name, g.compute_capability), step_ms=_gpu_step_ms(m, g.step_ms), busy_share=json_float(g.busy_share),
+    gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=devices.arch_label(g.name, g.compute_capability), step_ms=json_float(g.step_ms, 6), busy_share=json_float(g.busy_share),
                        kernel_count=g.kernel_count, collective_calls_per_step=json_float(g.collective_calls_per_step),
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),

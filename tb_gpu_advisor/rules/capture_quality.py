@@ -499,7 +499,9 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_driver_ok": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there",
-                  "frontend": "A serving engine's front-end process: its GPU work runs in another process"}
+                  "frontend": "A serving engine's front-end process: its GPU work runs in another process",
+                  "input_on_cpu": "The capture window holds only the input pipeline, on the CPU: batches fetched, no "
+                                  "model run"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -530,6 +532,9 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
                 f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "
                 f"nothing here is a verdict on the job. Profile on native Linux, or update Nsight Systems and the "
                 f"Windows driver together.")
+    if window == "input_on_cpu":
+        return (f"{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's checks "
+                f"did not run and nothing here is a verdict on the job's steps.")
     if window == "frontend":
         return (f"{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "
                 f"runs the model, so the guide's GPU checks did not run and nothing here is a verdict on the job or its "
@@ -554,7 +559,7 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
     the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's); a serving engine's front-end,
     its engine's words on where the GPU work's trace is (``frameworks.engines``: the window was right, the process
     was another)."""
-    if window in ("frontend", "input_only", "loop_ended"):  # the framework's own words: the process or the loop
+    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's own words: the process or the loop
         return ctx.fw.fix(f"{ID}:{window}") or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
 

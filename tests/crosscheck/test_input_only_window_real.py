@@ -124,3 +124,47 @@ def test_page_locking_in_a_window_cut_from_a_running_process_is_no_context_creat
     evidence = _report(_written(tmp_path, doc))["job"]["kind_evidence"]
     assert evidence.startswith("start-up only:") and "`cudaHostAlloc` ×" in evidence, evidence
     assert "context's creation" not in evidence, evidence  # main: "`cudaHostAlloc` ×… (…: the CUDA context's creation"
+
+
+def test_a_loop_without_a_kernel_holds_no_step_anywhere_in_its_json():
+    """h37-nogpu2: the GPUs table's step was nulled apart (``report.build``) while the same JSON kept the one pass as a
+    step -- main: 1 step row of 5,723.57 ms, ``achievable.step_ms`` 5723.573024 (host and session), the device-share
+    card's ``avg_step_ms`` 5723.573 -- under a title that says "no step".  The metrics stage decides once
+    (``metrics.compute.gpu_step_timed``), and every part of the JSON reads that one value."""
+    report = _analyzed(str(TRACE))
+    (host,) = report.hosts
+    rep = report.to_dict()
+    assert len(host.step_rows) == 0, len(host.step_rows)  # main: 1
+    assert host.achievable == {} and rep["achievable"] == {}, (host.achievable, rep["achievable"])
+    assert host.mean_step_ms() is None, host.mean_step_ms()  # main: 5723.573024
+    assert [c.detail.get("avg_step_ms") for c in host.headline if "avg_step_ms" in (c.detail or {})] == [None]
+    assert rep["hosts"][0]["gpus"][0]["step_ms"] is None
+    assert rep["display"]["achievable"] == "" and rep["display"]["hosts"][0]["steps"] == []
+    from tests.support.properties import no_gpu_session_step_problems, no_gpu_step_problems
+
+    assert no_gpu_step_problems(host.host, host) == [] and no_gpu_session_step_problems(report) == []
+    # what the window holds stays: its length and its copies
+    assert rep["hosts"][0]["capture"]["length_ms"] > 19_000 and rep["hosts"][0]["memcpy"], rep["hosts"][0]["capture"]
+
+
+def test_the_law_sees_a_step_left_anywhere_in_the_json():
+    """The law can fail on each part of the JSON that held main's step: the account (host and session), a card."""
+    import dataclasses
+
+    from tb_gpu_advisor.model.schema import Metric
+    from tests.support.properties import no_gpu_session_step_problems, no_gpu_step_problems
+
+    report = _analyzed(str(TRACE))
+    (host,) = report.hosts
+    account = {"step_ms": 5723.573024, "achievable_step_ms": 5723.573}
+    kept = dataclasses.replace(host, achievable=account)
+    assert no_gpu_step_problems("h0", kept) == [
+        "no-gpu-step: h0: a mean step of 5,723.57 ms in a window without GPU work",
+        "no-gpu-step: h0: the account holds a step of 5,723.57 ms in a window without GPU work"]
+    card = Metric(id="device_step_share", label="", value=None, unit="", display="", detail={"avg_step_ms": 5723.573})
+    carded = dataclasses.replace(host, headline=[card])
+    assert no_gpu_step_problems("h0", carded) == [
+        "no-gpu-step: h0: card device_step_share holds a step of 5,723.57 ms in a window without GPU work"]
+    session = dataclasses.replace(report, achievable=account)
+    assert no_gpu_session_step_problems(session) == [
+        "no-gpu-step: session: the account holds a step of 5,723.57 ms in a window without GPU work"]

@@ -21,10 +21,10 @@ from synthetic.torchtrace import write_profiler_calls_only
 from tests.support.cli_report import first_report
 
 
-def _report(tmp_path: Path, program_call: str | None = None) -> dict:
+def _report(tmp_path: Path, program_call: str | None = None, **kw) -> dict:
     path = tmp_path / "run" / "a10g.pt.trace.json"
     path.parent.mkdir(parents=True)
-    write_profiler_calls_only(str(path), program_call)
+    write_profiler_calls_only(str(path), program_call, **kw)
     return first_report(path)
 
 
@@ -54,3 +54,37 @@ def test_control_a_program_call_before_the_sync_is_a_start_up_window(tmp_path: P
     job = rep["hosts"][0]["job"]
     assert job["kind"] == "no_gpu" and job["kind_evidence"].startswith("start-up only"), job
     assert "start-up" in _window(rep)["title"]
+
+
+def test_the_exit_sync_that_created_the_context_is_said_to(tmp_path: Path):
+    """h37-nogpu2: the A10G's 115.9 ms exit sync, the window's first call that needs a context (every call before it
+    a device query), is named the context's creation; a sync of 2 ms on the same window is none (control)."""
+    assert "which created the context" in _report(tmp_path)["hosts"][0]["job"]["kind_evidence"]
+    quick = _report(tmp_path / "quick", sync_us=2_000.0)["hosts"][0]["job"]["kind_evidence"]
+    assert "the profiler's calls only" in quick and "created the context" not in quick, quick
+
+
+def test_a_window_that_records_the_runtimes_start_names_the_sync_from_the_phase(tmp_path: Path):
+    """h37-nogpu2: the same window with the runtime's own start recorded before its first query (as an Nsight export
+    records ``cuModuleGetLoadingMode``).  Main read it "start-up only: 5 CUDA calls: `cudaDeviceSynchronize` ×1
+    (115.9 ms), ..." -- the start taken for a call of the program's, and ``job.phase.context_start`` naming no creating
+    call (it took the quick query after the start for it; a query needs no context).  Now the phase names the sync,
+    the first call that needs a context, and the profiler's-calls reading asks it."""
+    from tb_gpu_advisor.formats.kineto.adapter import read_trace
+    from tb_gpu_advisor.job.phase import context_start
+
+    path = tmp_path / "run" / "a10g.pt.trace.json"
+    path.parent.mkdir(parents=True)
+    write_profiler_calls_only(str(path), runtime_start=True)
+    trace = read_trace(str(path))
+    created = [trace.h.names[int(trace.h.name[i])] for i in context_start(trace).calls.nonzero()[0]]
+    assert created == ["cudaDeviceSynchronize"], created  # main: []
+    evidence = first_report(path)["hosts"][0]["job"]["kind_evidence"]
+    assert evidence.startswith("the profiler's calls only") and "which created the context" in evidence, evidence
+
+
+def test_control_the_runtimes_start_then_a_quick_sync_names_no_creation(tmp_path: Path):
+    """Control: the runtime's start recorded and a 0.5 ms exit sync -- the phase names no call (under
+    ``job.one_time_launch_ms``), and the words say no creation."""
+    evidence = _report(tmp_path, runtime_start=True, sync_us=500.0)["hosts"][0]["job"]["kind_evidence"]
+    assert evidence.startswith("the profiler's calls only") and "created the context" not in evidence, evidence

@@ -124,7 +124,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
 
 * h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
-  no GPU row's step where no step is marked, and no steps read from the GPU's bursts).
+  no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
+  no step row, mean step, card's step or account of one, the session's too.
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -1854,20 +1855,55 @@ def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
 
 
 def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
-    """``no-gpu-step`` (h37-inputonly2): a host whose job's reading is ``no_gpu`` (no kernel launched: the title says
-    "no step: the window holds no GPU work") shows no GPU step -- no GPU row's step where no step is marked (the
-    window one pass; a host's marked steps are its own), and its steps are not the GPU's bursts
-    (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU burst" steps, the GPUs table's "step ms
-    3,727.67" under that title)."""
+    """``no-gpu-step`` (h37-inputonly2; the whole JSON from h37-nogpu2): a host whose job's reading is ``no_gpu`` (no
+    kernel launched: the title says "no step: the window holds no GPU work") shows no GPU step -- where no step is
+    marked (the window one pass; a host's marked steps are its own) no GPU row's step, no step row, no mean step
+    (``mean_step_ms``: the account's step, else the ledger's parts summed), no card's step and no account of one; and
+    its steps are not the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU
+    burst" steps, the GPUs table's "step ms 3,727.67" under that title; then its JSON's one 5,723.57 ms "step" in its
+    step rows, cards and account beside a null GPU row)."""
     from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     if (h.job or {}).get("kind") != "no_gpu":
         return []
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
-    out = [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU work"
-           for g in h.gpus if g.step_ms is not None and source in UNMARKED_SOURCES]
+    out = []
+    if source in UNMARKED_SOURCES:
+        out += [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU "
+                f"work" for g in h.gpus if g.step_ms is not None]
+        out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
     if source == "gpu_busy_clusters":
         out.append(f"no-gpu-step: {where}: steps read from the GPU's bursts in a window without GPU work")
+    return out
+
+
+def _json_steps(h: HostReport) -> list[str]:
+    """Where a host's JSON holds a step time: its step rows, its mean step, its cards' ``avg_step_ms``, its account."""
+    out = [f"{len(h.step_rows)} step rows"] if len(h.step_rows) else []
+    if (mean := h.mean_step_ms()) is not None:
+        out.append(f"a mean step of {mean:,.2f} ms")
+    out += [f"card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms" for c in h.headline
+            if isinstance(c.detail, dict) and c.detail.get("avg_step_ms") is not None]
+    if isinstance(h.achievable, dict) and h.achievable.get("step_ms") is not None:
+        out.append(f"the account holds a step of {h.achievable['step_ms']:,.2f} ms")
+    return out
+
+
+def no_gpu_session_step_problems(report: Report) -> list[str]:
+    """``no-gpu-step`` of the session: where every host holds no GPU step (:func:`no_gpu_step_problems`' premise), the
+    session's account and cards hold none either (the merge reads the hosts' one value)."""
+    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+
+    hosts = [h for h in report.hosts if h.error is None]
+    if not hosts or any((h.job or {}).get("kind") != "no_gpu" or (h.steps or {}).get("source") not in UNMARKED_SOURCES
+                        for h in hosts):
+        return []
+    out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "
+           f"without GPU work" for c in report.headline
+           if isinstance(c.detail, dict) and c.detail.get("avg_step_ms") is not None]
+    if isinstance(report.achievable, dict) and report.achievable.get("step_ms") is not None:
+        out.append(f"no-gpu-step: session: the account holds a step of {report.achievable['step_ms']:,.2f} ms in a "
+                   f"window without GPU work")
     return out
 
 
@@ -2400,6 +2436,7 @@ def report_violations(report: Report) -> list[str]:
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
         out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h)
+    out += no_gpu_session_step_problems(report)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
         out += one_step_problems(next(iter(hosts.values())), session, "session: ")

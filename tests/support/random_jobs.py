@@ -136,9 +136,13 @@ def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's rep
     return [f"truth: the job is read as {got!r}, its NVTX words say {want!r}"]
 
 
+#: The windows a generated loop without kernels is read as (``job.kind.WINDOWS``): the others are no window of its.
+_LOOP_WINDOWS = ("input_only", "input_on_cpu", "startup")
+
+
 def window_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings
-    """Where the job's writer says what its window without kernels holds (``window``: "input_only", "startup", or
-    "cpu_model" / "cpu_loop" -- work on the CPU, no window of either kind), the capture-quality finding says that window
+    """Where the job's writer says what its window without kernels holds (``window``: "input_only", "input_on_cpu",
+    "startup", or "cpu_model" / "cpu_loop" -- work on the CPU, no window of these kinds), the capture-quality finding says that window
     (its title, ``rules.capture_quality``'s one per window kind), never the other's (h37-inputgen)."""
     from tb_gpu_advisor.rules.capture_quality import _WINDOW_TITLES
 
@@ -146,8 +150,8 @@ def window_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the h
     if want is None:
         return []
     titles = [f.title for f in findings if f.rule == "capture_quality"]
-    read = [w for w in ("input_only", "startup") if _WINDOW_TITLES.get(w) in titles]
-    if read == ([want] if want in ("input_only", "startup") else []):
+    read = [w for w in _LOOP_WINDOWS if _WINDOW_TITLES.get(w) in titles]
+    if read == ([want] if want in _LOOP_WINDOWS else []):
         return []
     return [f"truth: the window is read as {read or titles!r}, it is {want!r} by construction"]
 

@@ -429,7 +429,8 @@ class Loop:
     capture advice and every fix that runs the step are composed from it, so none is written for a training loop
     and reworded afterwards (h37-left29; h37-left28's ``capture_words`` replaced finished text)."""
 
-    #: the profiled loop of the capture advice: its header and its step line (comment included)
+    #: the profiled loop of the capture advice: its header (``{steps}``: the steps its schedule asks, filled by the
+    #: advice that proposes the schedule) and its step line (comment included)
     capture_header: str
     capture_step: str
     #: the loop over a run's batches, and the step on its batch: ``call`` with ``{}`` for its arguments
@@ -455,7 +456,7 @@ TRAINING_LOOP = Loop(capture_header="for step, (x, y) in enumerate(loader):", ca
                      header="for step, (x, y) in enumerate(loader):", call="train_step({})", args="x, y",
                      batch="x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()", value="loss", training=True)
 #: GPU work of no known kind (a Triton kernel's test, a low-confidence forward): a step of its own, not train_step
-ANY_LOOP = Loop(capture_header="for step in range(wait + warmup + active):",
+ANY_LOOP = Loop(capture_header="for step in range({steps}):",
                 capture_step="run_one_step()             # a training step or a forward pass",
                 header="for step, batch in enumerate(loader):", call="run_one_step({})", args="batch",
                 batch="batch = next(iter(loader)).cuda()", value="out")
@@ -626,21 +627,23 @@ DDP_BUCKETS = action(
 
 #: torch.profiler's schedule counts prof.step() calls: wait, then warmup, then active.  A loop of fewer steps than
 #: their sum ends before the window opens (or while it is open) -- the very failure ``loop_ended`` names -- so every
-#: schedule the advice proposes states its sum beside the loop it must fit.
-SCHEDULE_FITS = "   # wait + warmup + active <= the loop's steps: prof.step() counts them"
+#: schedule the advice proposes states the steps it asks beside the loop that must run them.
+SCHEDULE_FITS = "# the loop must run wait + warmup + active = {steps} steps (prof.step() counts them)"
 
 
-def _profiled(schedule: tuple[int, int, int], loop: Loop, fits: str = SCHEDULE_FITS, header: str = "") -> str:
-    """A profiled loop under ``schedule`` (wait, warmup, active), its numbers named once so that the loop and the
-    condition they must meet (``fits``) read them: the one home of a capture's schedule lines (h37-schedfit: the
-    generic advice asked ``schedule(wait=5, warmup=2, active=10)`` of ``for step in range(10)``, 17 steps of 10)."""
+def _profiled(schedule: tuple[int, int, int], loop: Loop) -> str:
+    """A profiled loop under ``schedule`` (wait, warmup, active), with the steps it asks said beside it and a loop of
+    the framework's own count (``Loop.capture_header``'s ``{steps}``) running exactly those: the one home of a capture
+    advice's schedule lines (h37-schedfit: the generic advice asked ``schedule(wait=5, warmup=2, active=10)`` of
+    ``for step in range(10)``, 17 steps of 10 -- the window recorded 3 steps and the loop ended)."""
     wait, warmup, active = schedule
+    steps = wait + warmup + active
     return ("from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
-            f"wait, warmup, active = {wait}, {warmup}, {active}{fits}\n"
+            + SCHEDULE_FITS.format(steps=steps) + "\n"
             "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
-            "             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),\n"
+            f"             schedule=schedule(wait={wait}, warmup={warmup}, active={active}, repeat=1),\n"
             "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-            f"    {header or loop.capture_header}\n"
+            f"    {loop.capture_header.format(steps=steps)}\n"
             f"        {loop.capture_step}\n"
             "        prof.step()")
 
@@ -674,14 +677,21 @@ def loop_ended(loop: Loop, steps: int = 0) -> Action:
     loop: the ``loop-once`` law).  Where the window numbers the steps the loop ran (``steps``: ``ProfilerStep#N``'s
     N), the proposed schedule fits them (h37-schedfit: ``1, 1, 3`` was proposed to a loop of 2 batches)."""
     wait, warmup, active = fit_schedule(LOOP_ENDED_SCHEDULE, steps)
-    ran = (f" This loop ran {plural(steps, 'batch', 'batches')} (`ProfilerStep#{steps}` found its input exhausted): the schedule "
-           f"below fits them (wait={wait}, warmup={warmup}, active={active})." if steps else "")
+    ran = (f" This loop ran {plural(steps, 'batch', 'batches')} (`ProfilerStep#{steps}` found its input exhausted): the "
+           f"schedule below fits them (wait={wait}, warmup={warmup}, active={active})." if steps else "")
     return action(
         "The profiler's window opened after the loop's last batch: its schedule's wait and warmup steps used up the "
         "loader's batches. Keep wait + warmup + active within the batches the profiled loop runs (len(loader) per "
         "pass; loop over the data again for more), and call prof.step() after each step." + ran,
-        _profiled((wait, warmup, active), loop, "\nassert wait + warmup + active <= len(loader), "
-                  "'the window would open after the last batch'", loop.header))
+        "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+        f"wait, warmup, active = {wait}, {warmup}, {active}\n"
+        "assert wait + warmup + active <= len(loader), 'the window would open after the last batch'\n"
+        "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+        "             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),\n"
+        "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
+        f"    {loop.header}\n"
+        f"        {loop.capture_step}\n"
+        "        prof.step()")
 
 
 def short_capture(advice: str) -> str:
@@ -1003,7 +1013,7 @@ NO_SYNC_INFERENCE = action(
     "    outs = [model(x) for x in batches]   # no .item() inside\n"
     "results = torch.stack(outs).cpu()       # one sync at the end")
 #: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
-FORWARD_LOOP = Loop(capture_header="for batch in batches:          # 8 or more inputs", capture_step="model(batch)",
+FORWARD_LOOP = Loop(capture_header="for batch in batches:          # {steps} or more inputs", capture_step="model(batch)",
                     header="for step, batch in enumerate(batches):", call="model({})", args="batch",
                     batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE)
 CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.step() after each:\n"
@@ -1012,7 +1022,7 @@ CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.s
                      "        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                      "        schedule=schedule(wait=1, warmup=2, active=5, repeat=1),\n"
                      "        on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-                     f"    {FORWARD_LOOP.capture_header}\n"
+                     f"    {FORWARD_LOOP.capture_header.format(steps=1 + 2 + 5)}\n"
                      f"        {FORWARD_LOOP.capture_step}\n"
                      "        prof.step()")
 #: A long capture's fix: how torch.profiler records a short window rather than the whole run (its schedule).

@@ -149,6 +149,9 @@ class Framework:
     background_line: NamePredicate = never
     #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
     step_marker: NamePredicate = never
+    #: N of a step mark that numbers the steps the profiler counted before it (PyTorch ``ProfilerStep#N``: prof.step()
+    #: counts from 0), -1 for a name that numbers none: how many steps a loop ran before the mark's step
+    step_number: Callable[[str], int] = lambda _n: -1
     #: an op that only hands out a tensor (PyTorch ``aten::empty``, ``aten::zeros``, ``aten::zero_``): no work of the
     #: program's own -- the handles ``record_function`` makes for its ranges in PyTorch 1.8-1.10 are such ops
     factory_op: NamePredicate = never

@@ -17,6 +17,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
                                             words)
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -428,7 +429,8 @@ class Loop:
     capture advice and every fix that runs the step are composed from it, so none is written for a training loop
     and reworded afterwards (h37-left29; h37-left28's ``capture_words`` replaced finished text)."""
 
-    #: the profiled loop of the capture advice: its header and its step line (comment included)
+    #: the profiled loop of the capture advice: its header (``{steps}``: the steps its schedule asks, filled by the
+    #: advice that proposes the schedule) and its step line (comment included)
     capture_header: str
     capture_step: str
     #: the loop over a run's batches, and the step on its batch: ``call`` with ``{}`` for its arguments
@@ -454,7 +456,7 @@ TRAINING_LOOP = Loop(capture_header="for step, (x, y) in enumerate(loader):", ca
                      header="for step, (x, y) in enumerate(loader):", call="train_step({})", args="x, y",
                      batch="x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()", value="loss", training=True)
 #: GPU work of no known kind (a Triton kernel's test, a low-confidence forward): a step of its own, not train_step
-ANY_LOOP = Loop(capture_header="for step in range(10):",
+ANY_LOOP = Loop(capture_header="for step in range({steps}):",
                 capture_step="run_one_step()             # a training step or a forward pass",
                 header="for step, batch in enumerate(loader):", call="run_one_step({})", args="batch",
                 batch="batch = next(iter(loader)).cuda()", value="out")
@@ -623,29 +625,66 @@ DDP_BUCKETS = action(
     "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)")
 
 
-def capture(loop: Loop, per_rank: bool) -> str:
-    """PyTorch's capture advice for a job: a few steady-state steps of its loop after warm-up; "one trace per rank"
-    only to a job of several processes (a one-process job has no rank to trace: mi210_gpu_only, h37-left28)."""
-    return ("# capture a few steady-state steps after warm-up" + (", one trace per rank:" if per_rank else ":") + "\n"
-            "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+#: torch.profiler's schedule counts prof.step() calls: wait, then warmup, then active.  A loop of fewer steps than
+#: their sum ends before the window opens (or while it is open) -- the very failure ``loop_ended`` names -- so every
+#: schedule the advice proposes states the steps it asks beside the loop that must run them.
+SCHEDULE_FITS = "# the loop must run wait + warmup + active = {steps} steps (prof.step() counts them)"
+
+
+def _profiled(schedule: tuple[int, int, int], loop: Loop) -> str:
+    """A profiled loop under ``schedule`` (wait, warmup, active), with the steps it asks said beside it and a loop of
+    the framework's own count (``Loop.capture_header``'s ``{steps}``) running exactly those: the one home of a capture
+    advice's schedule lines (h37-schedfit: the generic advice asked ``schedule(wait=5, warmup=2, active=10)`` of
+    ``for step in range(10)``, 17 steps of 10 -- the window recorded 3 steps and the loop ended)."""
+    wait, warmup, active = schedule
+    steps = wait + warmup + active
+    return ("from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+            + SCHEDULE_FITS.format(steps=steps) + "\n"
             "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
-            "             schedule=schedule(wait=5, warmup=2, active=10, repeat=1),\n"
+            f"             schedule=schedule(wait={wait}, warmup={warmup}, active={active}, repeat=1),\n"
             "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-            f"    {loop.capture_header}\n"
+            f"    {loop.capture_header.format(steps=steps)}\n"
             f"        {loop.capture_step}\n"
             "        prof.step()")
 
 
-def loop_ended(loop: Loop) -> Action:
+def capture(loop: Loop, per_rank: bool) -> str:
+    """PyTorch's capture advice for a job: a few steady-state steps of its loop after warm-up; "one trace per rank"
+    only to a job of several processes (a one-process job has no rank to trace: mi210_gpu_only, h37-left28)."""
+    return ("# capture a few steady-state steps after warm-up" + (", one trace per rank:" if per_rank else ":") + "\n"
+            + _profiled((5, 2, 10), loop))
+
+
+#: The schedule a loop-ended window's fix proposes where the loop ran at least its sum of steps.
+LOOP_ENDED_SCHEDULE = (1, 1, 3)
+
+
+def fit_schedule(schedule: tuple[int, int, int], steps: int) -> tuple[int, int, int]:
+    """``schedule`` (wait, warmup, active) cut to a loop of ``steps`` steps: wait goes first, then warmup down to one,
+    then active down to one, then the last warmup -- a window that records one step of the loop is still a window;
+    ``schedule`` itself where it fits (or ``steps`` is not known: 0)."""
+    wait, warmup, active = schedule
+    over = max(wait + warmup + active - steps, 0) if steps > 0 else 0
+    cut = min(wait, over); wait, over = wait - cut, over - cut
+    cut = min(max(warmup - 1, 0), over); warmup, over = warmup - cut, over - cut
+    cut = min(active - 1, over); active, over = active - cut, over - cut
+    return wait, warmup - min(warmup, over), active
+
+
+def loop_ended(loop: Loop, steps: int = 0) -> Action:
     """A window opened after the loop's last batch (``job.kind._loop_ended``): a schedule the loader's batches cover,
     checked before the loop, around the job's own loop over its loader, its step the capture advice's (one job, one
-    loop: the ``loop-once`` law)."""
+    loop: the ``loop-once`` law).  Where the window numbers the steps the loop ran (``steps``: ``ProfilerStep#N``'s
+    N), the proposed schedule fits them (h37-schedfit: ``1, 1, 3`` was proposed to a loop of 2 batches)."""
+    wait, warmup, active = fit_schedule(LOOP_ENDED_SCHEDULE, steps)
+    ran = (f" This loop ran {plural(steps, 'batch', 'batches')} (`ProfilerStep#{steps}` found its input exhausted): the "
+           f"schedule below fits them (wait={wait}, warmup={warmup}, active={active})." if steps else "")
     return action(
         "The profiler's window opened after the loop's last batch: its schedule's wait and warmup steps used up the "
         "loader's batches. Keep wait + warmup + active within the batches the profiled loop runs (len(loader) per "
-        "pass; loop over the data again for more), and call prof.step() after each step.",
+        "pass; loop over the data again for more), and call prof.step() after each step." + ran,
         "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
-        "wait, warmup, active = 1, 1, 3\n"
+        f"wait, warmup, active = {wait}, {warmup}, {active}\n"
         "assert wait + warmup + active <= len(loader), 'the window would open after the last batch'\n"
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
         "             schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=1),\n"
@@ -974,7 +1013,7 @@ NO_SYNC_INFERENCE = action(
     "    outs = [model(x) for x in batches]   # no .item() inside\n"
     "results = torch.stack(outs).cpu()       # one sync at the end")
 #: A forward pass over inputs (``inference``): its outputs read once, after the batch, not every N steps.
-FORWARD_LOOP = Loop(capture_header="for batch in batches:          # 8 or more inputs", capture_step="model(batch)",
+FORWARD_LOOP = Loop(capture_header="for batch in batches:          # {steps} or more inputs", capture_step="model(batch)",
                     header="for step, batch in enumerate(batches):", call="model({})", args="batch",
                     batch="batch = next(iter(batches)).cuda()", value="out", no_sync=NO_SYNC_INFERENCE)
 CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.step() after each:\n"
@@ -983,7 +1022,7 @@ CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.s
                      "        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
                      "        schedule=schedule(wait=1, warmup=2, active=5, repeat=1),\n"
                      "        on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-                     f"    {FORWARD_LOOP.capture_header}\n"
+                     f"    {FORWARD_LOOP.capture_header.format(steps=1 + 2 + 5)}\n"
                      f"        {FORWARD_LOOP.capture_step}\n"
                      "        prof.step()")
 #: A long capture's fix: how torch.profiler records a short window rather than the whole run (its schedule).
@@ -1002,13 +1041,7 @@ def capture_cold(loop: Loop) -> str:
     job's own loop (h37-review5: cold_a100_alexnet's forward passes were told `run_one_step()` here and `model(batch)`
     by every other capture fix of the same report)."""
     return ("# skip the first calls (module loading, library and allocator start-up, compilation):\n"
-            "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
-            "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
-            "             schedule=schedule(wait=2, warmup=3, active=5, repeat=1),\n"
-            "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-            f"    {loop.capture_header}\n"
-            f"        {loop.capture_step}\n"
-            "        prof.step()")
+            + _profiled((2, 3, 5), loop))
 
 #: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only -- the
 #: dtype every Tensor Core GPU of those releases runs; no word of bfloat16, which the fix does not use and a V100 or
@@ -1390,6 +1423,8 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
             "the profiled block -- the forward pass, and for training the backward pass and the optimizer step -- and "
             "call prof.step() after each step.", advice),),
         "capture_quality:loop_ended": (loop_ended(loop),),
+        # a loop that numbered its steps, fewer than the proposed schedule's: the schedule cut to fit them
+        **{f"capture_quality:loop_ended/{n}": (loop_ended(loop, n),) for n in range(1, sum(LOOP_ENDED_SCHEDULE))},
         "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                              "once per step (ProfilerStep#N marks).", advice),),
         "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
@@ -2050,7 +2085,7 @@ for _m in ("LongT5Attention", "LongT5LocalAttention", "LongT5TransientGlobalAtte
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, factory_op=is_factory_op,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, input_frame=is_input_frame, input_range=is_input_range, frame_label=frame_label, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker, step_number=step_number, factory_op=is_factory_op,
     launcher_call=is_launcher_call, least_reserve=least_reserve,
     labels={**SNAPSHOT_MADE,
             "python_tracing": "every Python call (torch.profiler's with_stack=True)",

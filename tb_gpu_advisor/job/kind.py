@@ -69,6 +69,9 @@ class Kind:
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
     #: batches on the CPU), "" otherwise
     window: str = ""
+    #: a ``loop_ended`` window's count of the steps the loop ran before the fetch that found its input exhausted (the
+    #: framework's number on that step's mark: ``ProfilerStep#N``), 0 where the mark numbers none
+    loop_steps: int = 0
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
     #: the kind was read off the user's NVTX range names: the job has an iteration structure of its own
@@ -914,7 +917,7 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     ended = _loop_ended(trace, fw) if profiler or not calls else ""
     if ended:  # the program's steps ran before the window: it says nothing of where its model runs
         return Kind("no_gpu", "high", ended + (", and the window's only CUDA calls are the profiler's own" if calls
-                                               else ""), window="loop_ended")
+                                               else ""), window="loop_ended", loop_steps=_loop_steps(trace, fw))
     if profiler:  # nothing the program called touched the GPU: its code ran on the CPU, whatever the window was
         return Kind("no_gpu", "high", f"{profiler}; no kernel was launched in the window{_seen_words(trace)}",
                     cpu_only="the window's only GPU runtime calls are the profiler's own",
@@ -1093,6 +1096,16 @@ def _exit_sync_created(trace: Trace, last: int) -> bool:
     if any(int(h.line[first]) == int(h.line[last]) for first, _ in started.starts):
         return bool(started.calls[last])
     return (int(h.end[last]) - int(h.start[last])) / 1000 >= _CONTEXT_NS
+
+
+def _loop_steps(trace: Trace, fw: Framework) -> int:
+    """The steps a loop ran before its window's step that found the input exhausted: that step's number on its mark
+    (``Framework.step_number``; prof.step() counts from 0, so ``ProfilerStep#2`` ran after 2 steps), 0 where the marks
+    number none.  It counts the profiler's steps, which are the loop's where the profiler steps once per batch inside
+    it, as its advice has it: the schedule proposed to the job must fit them (h37-schedfit)."""
+    h = trace.h
+    numbers = [fw.step_number(h.names[int(k)]) for k in np.unique(h.name[h.name_mask(fw.step_marker)])]
+    return max(max(numbers, default=0), 0)
 
 
 #: The fewest batches a window without kernels must fetch to be a loop over its input, not start-up: start-up fetches

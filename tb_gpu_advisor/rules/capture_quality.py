@@ -394,7 +394,7 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"on that work.")
     elif kind is not None and kind.window:
         title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, kind.window, kind.evidence)
-        actions = _window_fixes(ctx, kind.window, kind.capture_format)
+        actions = _window_fixes(ctx, kind.window, kind.capture_format, kind.loop_steps)
     elif kind is not None and kind.lost_gpu and kind.died:  # the program failed, and its GPU records with it
         title, actions = ("The program failed, and the GPU's records were lost with it",
                           _window_fixes(ctx, "died", kind.capture_format))
@@ -453,11 +453,10 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
 def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
     """The program died after its GPU work began: critical (the run failed), first, with its own last words -- what
     the window holds is the part before the failure, which every other finding describes."""
-    seconds = (m.capture.length_ms or 0) / 1000.0
     return _run_failed(
         ctx,
         f"The program failed: its standard error, kept in the capture, ends in \"{kind.died}\". This "
-        f"{seconds:.2f} s window holds what ran before the failure, not the job's steady state: the other findings "
+        f"{ms(m.capture.length_ms or 0)} window holds what ran before the failure, not the job's steady state: the other findings "
         f"describe that part only. Fix the error, then profile again.",
         "The program stopped with an error after its GPU work began", _window_fixes(ctx, "died", kind.capture_format))
 
@@ -507,9 +506,9 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     """What a window without GPU work holds, and why the checks did not run: a capture of the wrong window, not a
     damaged file and not a healthy job."""
-    seconds = (m.capture.length_ms or 0) / 1000.0
-    # a window whose file holds no timed event has no length to state: say so, where its siblings state theirs
-    length = f"This {seconds:.2f} s window" if seconds else "This window (of no recorded length)"
+    # a window whose file holds no timed event has no length to state: say so, where its siblings state theirs; a
+    # length in the unit that shows it (a 0.8 ms window read "This 0.00 s window": h37-survey55)
+    length = f"This {ms(m.capture.length_ms)} window" if m.capture.length_ms else "This window (of no recorded length)"
     if window == "tracing_off":
         return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
                 f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")
@@ -554,13 +553,15 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
             f"its steps.")
 
 
-def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
+def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[Action]:
     """How to record the right window: the capture format's own profiler options where it has them (Nsight), else
     the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's); a serving engine's front-end,
     its engine's words on where the GPU work's trace is (``frameworks.engines``: the window was right, the process
-    was another)."""
-    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's own words: the process or the loop
-        return ctx.fw.fix(f"{ID}:{window}") or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
+    was another).  A loop that ended before the window, where its steps are numbered (``loop_steps``), gets the
+    framework's fix for a loop of that many steps (``loop_ended/N``; the general one where none is written)."""
+    if window in ("frontend", "input_only", "loop_ended", "input_on_cpu"):  # the framework's words: process or loop
+        key = f"{ID}:{window}" + (f"/{loop_steps}" if loop_steps else "")
+        return ctx.fw.fix(key) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
     return ctx.window_fixes(fmt, window) or ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
 
 

@@ -47,7 +47,7 @@ def _fetch(doc: dict) -> dict:
 
 
 def _text(f: dict) -> str:
-    return " ".join([f["summary"], *(a.get("text", "") + " " + (a.get("code") or "") for a in f["actions"])])
+    return " ".join([f["summary"], *(a.get("text", "") + " " + (a.get("snippet") or "") for a in f["actions"])])
 
 
 def test_a_window_after_the_last_batch_is_the_loops_end_not_a_model_on_the_cpu():
@@ -86,3 +86,34 @@ def test_without_the_step_marks_nothing_says_the_loop_ended(tmp_path):
     doc["traceEvents"] = [e for e in doc["traceEvents"] if not str(e.get("name", "")).startswith("ProfilerStep#")]
     f = _window_finding(tmp_path, doc)
     assert f["title"] != LOOP_ENDED, f
+
+
+def test_the_fix_proposes_a_schedule_the_loop_that_ended_could_run(tmp_path):
+    """h37-schedfit: the loop ran 2 batches (``ProfilerStep#2`` found the loader exhausted); main's fix proposed
+    ``wait, warmup, active = 1, 1, 3`` -- 5 steps of a 2-step loop, the failure the finding names.  Now its schedule
+    fits the 2 steps the window numbers.  Control: the same window numbered ``ProfilerStep#7`` (a loop of 7 steps,
+    which the general schedule fits) keeps the general schedule, with the condition to check."""
+    f = capture_quality_finding(one_file_host(str(TRACE), "kineto"))
+    assert _schedule(f) == (0, 1, 1), _text(f)
+    assert "ran 2 batches" in _text(f), _text(f)
+
+    doc = _doc()
+    for e in doc["traceEvents"]:
+        if e.get("name") == "ProfilerStep#2":
+            e["name"] = "ProfilerStep#7"
+    g = _window_finding(tmp_path, doc)
+    assert g["title"] == LOOP_ENDED, g["title"]
+    assert _schedule(g) == (1, 1, 3) and "batches (`ProfilerStep#" not in _text(g), _text(g)
+    assert "assert wait + warmup + active <= len(loader)" in _text(g), _text(g)
+
+
+def _schedule(f: dict) -> tuple[int, ...]:
+    """The (wait, warmup, active) a finding's fix proposes."""
+    (code,) = [a["snippet"] for a in f["actions"] if "wait, warmup, active = " in (a.get("snippet") or "")]
+    return tuple(int(x) for x in code.split("wait, warmup, active = ", 1)[1].split("\n", 1)[0].split(", "))
+
+
+def test_a_short_window_states_its_length_in_a_unit_that_shows_it():
+    """h37-survey55's Left 3: this 0.8 ms window read "This 0.00 s window"; a length says what it is (``ms()``)."""
+    said = capture_quality_finding(one_file_host(str(TRACE), "kineto"))["summary"]
+    assert "0.00 s" not in said and "This 797 us window" in said, said

@@ -97,3 +97,14 @@ def test_the_kept_rtx5070ti_capture_knows_its_gemv_s_precision():
     assert detail["unknown_precision_share"] < 0.01
     assert detail["fp16_share"] == detail["bf16_share"] == 0.0
     assert r["findings"][0]["id"].startswith("mixed_precision_off:")
+
+
+def test_the_kept_rtx5070ti_resnet_knows_its_cudnn_kernels_precision():
+    """wild/loader_pass_rtx5070ti (ResNet-50 fp32, mangled): cuDNN's batch norm, layout transforms and non-fused
+    Winograd convolution (``winogradForwardData4x4IffEE``: ``<float, float>``) read fp32, not unknown -- the unknown
+    share 50.8% on main, now 25.9% (cuDNN's ``cutlass__5x_cudnn`` kernels name no element type).  The Winograd
+    convolutions, fp32 and eligible, join the Tensor-Core-unused pool: 5 -> 8 kernels, 3.49 -> 3.72 ms."""
+    r = run_report(FIXTURES / "wild", "loader_pass_rtx5070ti").to_dict()
+    assert r["headline"][2]["detail"]["unknown_precision_share"] < 0.3
+    unused = next(f for f in r["findings"] if f["id"].startswith("tensor_core_unused:"))
+    assert unused["metric"]["detail"]["unused_32bit_ms_per_step"] > 3.6

@@ -19,7 +19,8 @@ from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops, six
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
                                           KIND_KERNEL, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
                                           P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS,
-                                          TC_ALIGN_BYTES, head, tc_align_elements, without_templates)
+                                          TC_ALIGN_BYTES, head, mangled_template_text, tc_align_elements,
+                                          without_templates)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
@@ -136,7 +137,17 @@ def _named_precision(name: str) -> int:
     if p not in (P_UNKNOWN, P_FP32):
         return p
     q = amd.precision_one(name)
-    return q if q != P_UNKNOWN else p
+    return q if q != P_UNKNOWN else p if p != P_UNKNOWN else _mangled_precision(name)
+
+
+def _mangled_precision(name: str) -> int:
+    """An Itanium-mangled kernel's precision read as its demangled twin's would be: by its template arguments' element
+    types (``codes.mangled_template_text``: ``_ZN8internal5gemvx6kernelIiiffff...`` is ``kernel<int, int, float, float,
+    ...>``, fp32).  Why: the element types of a mangled name are letters (``f``) and length-prefixed names
+    (``6__half``, ``13__nv_bfloat16``) no dtype word matches, so a trace that keeps symbols undemangled read "unknown"
+    where its demangled twin read its type (h37-kernelfam3 *Left*).  Only where the mangled name itself told nothing."""
+    text = mangled_template_text(name)
+    return _named_precision(text) if text else P_UNKNOWN
 
 
 def gemm_kernel_one(name: str) -> bool:

@@ -124,6 +124,106 @@ def mangled_template_head(name: str) -> tuple[str, str] | None:
     return "::".join(parts), first
 
 
+#: Itanium's two-letter builtin types a kernel's element type may be (``Dh``: IEEE half, ``DF16_``: ``_Float16``,
+#: ``DF16b``: ``std::bfloat16_t``), as a demangler prints them.
+_BUILTIN_PAIRS = {"Dh": "half", "DF16_": "_Float16", "DF16b": "std::bfloat16_t"}
+#: Type qualifiers and pointers: read, then the type they qualify (``IKfE`` is ``<float const>``).
+_QUALIFIERS = {"K": " const", "V": " volatile", "r": " restrict", "P": "*", "R": "&", "O": "&&"}
+#: A substitution (``S_``, ``S0_``; ``St``: ``std::``) or template parameter (``T_``, ``T1_``) of a mangled name.
+_SUBSTITUTION = re.compile(r"[ST][0-9A-Z]*_|St")
+#: How deep templates inside template arguments are read (cuBLAS's ``cublasGemvParamsEx<int,
+#: cublasGemvTensorStridedBatched<float const>, ...>`` is 2); deeper ones end the reading.
+_MAX_TEMPLATE_DEPTH = 4
+
+
+def _mangled_type(name: str, i: int, depth: int) -> tuple[str, int]:
+    """One <type> or <template-arg> of an Itanium-mangled name from ``name[i]`` on, as a demangler would print it
+    (a substitution ``S_`` or template parameter ``T_`` it cannot resolve without the whole name is ``?``, a literal
+    ``Lb0E`` / ``Li6E`` is ``literal``), and where it stops; ("", -1) for a form it does not read (an expression)."""
+    ch = name[i:i + 1]
+    for code, spelled in _BUILTIN_PAIRS.items():
+        if name.startswith(code, i):
+            return spelled, i + len(code)
+    if ch in _BUILTIN_TYPES:
+        return _BUILTIN_TYPES[ch], i + 1
+    if ch in _QUALIFIERS:
+        inner, j = _mangled_type(name, i + 1, depth)
+        return (inner + _QUALIFIERS[ch], j) if j >= 0 else ("", -1)
+    if ch in "ST" and (m := _SUBSTITUTION.match(name, i)) is not None and m.group(0) != "St":
+        return _with_arguments(name, "?", m.end(), depth)
+    if ch == "L":
+        end = name.find("E", i)
+        return ("literal", end + 1) if end > i + 1 and name[i + 1] != "Z" else ("", -1)
+    if ch == "N":
+        return _nested_type(name, i + 1, depth)
+    std = name.startswith("St", i)
+    parts, j = _mangled_parts(name, i + 2 if std else i)
+    if not parts:
+        return "", -1
+    return _with_arguments(name, "::".join((["std"] if std else []) + parts), j, depth)
+
+
+def _nested_type(name: str, i: int, depth: int) -> tuple[str, int]:
+    """A nested name from ``name[i]`` (just past its ``N``) to its ``E``: its parts (a substitution ``S0_`` is ``?``,
+    ``St`` is ``std``), each maybe a template (``N3c107complexIfEE`` is ``c10::complex<float>``), and where it stops."""
+    parts: list[str] = []
+    while i < len(name) and name[i] != "E":
+        if (m := _SUBSTITUTION.match(name, i)) is not None:
+            parts.append("std" if m.group(0) == "St" else "?")
+            i = m.end()
+        elif name[i] == "I" and parts:
+            parts[-1], i = _with_arguments(name, parts[-1], i, depth)
+            if i < 0:
+                return "", -1
+        else:
+            read, i = _mangled_parts(name, i)
+            if not read:
+                return "", -1
+            parts.extend(read)
+    return ("::".join(parts), i + 1) if parts and i < len(name) else ("", -1)
+
+
+def _with_arguments(name: str, qualified: str, i: int, depth: int) -> tuple[str, int]:
+    """``qualified`` with the template arguments that open at ``name[i]`` (an ``I``), if any, and where they stop."""
+    if name[i:i + 1] != "I":
+        return qualified, i
+    if depth >= _MAX_TEMPLATE_DEPTH:
+        return "", -1
+    arguments, j = _mangled_arguments(name, i + 1, depth + 1)
+    return (f"{qualified}<{', '.join(arguments)}>", j) if j >= 0 else ("", -1)
+
+
+def _mangled_arguments(name: str, i: int, depth: int) -> tuple[list[str], int]:
+    """The template arguments from ``name[i]`` (just past an ``I``) to their ``E``, and where they stop (-1: a form
+    this reader does not read came first; the arguments before it are returned)."""
+    arguments: list[str] = []
+    while i < len(name) and name[i] != "E":
+        argument, i = _mangled_type(name, i, depth)
+        if i < 0:
+            return arguments, -1
+        arguments.append(argument)
+    return arguments, (i + 1 if i < len(name) else -1)
+
+
+def mangled_template_text(name: str) -> str:
+    """``internal::gemvx::kernel<int, int, float, float, float, float, literal, ...>`` for
+    ``_ZN8internal5gemvx6kernelIiiffffLb0E...``: an Itanium-mangled function template's qualified name and its
+    template arguments as a demangler prints them (those read before a form this reader does not read: an expression,
+    a substitution is ``?``), "" for a name that is not one.  Why: a trace that keeps mangled names hides the element
+    types a kernel template names -- cuBLAS's mangled ``gemvx`` read no precision where its demangled twin
+    (``kernel<int, int, float, ...>``) reads fp32 (h37-kernelfam3 *Left*).  Read left to right once, nesting bounded
+    (``_MAX_TEMPLATE_DEPTH``): linear in the name."""
+    h = head(name)
+    if not h.startswith("_Z"):
+        return ""
+    nested = h.startswith("_ZN")
+    parts, i = _mangled_parts(h, 3 if nested else 2)
+    if not parts or h[i:i + 1] != "I":
+        return ""
+    arguments, _ = _mangled_arguments(h, i + 1, 1)
+    return f"{'::'.join(parts)}<{', '.join(arguments)}>" if arguments else ""
+
+
 def without_templates(text: str, mark: str = "", stop_at_arguments: bool = False) -> str:
     """``text`` with every ``<...>`` (nested ones included) dropped -- each outermost one written as ``mark`` --, and,
     where ``stop_at_arguments``, cut at the first ``(`` outside them (the parameter list).  One pass, linear in the

@@ -2274,8 +2274,9 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
     ``MPI_Wait`` (``wait_ms``: the GPU idle, nothing queued), the averaged gradients copied in and ``adam_update``
     (``update_ms``).  The MPI calls lie in Nsight 2023's ``MPI_COLLECTIVES_EVENTS`` / ``MPI_START_WAIT_EVENTS``;
     ``mpi_domain=""`` writes them instead as NVTX ranges of the default domain, as a program naming its own code would
-    (the control: the same host time, no library's call).  Return the truth: the steps, the step's time, and the GPU
-    idle the host spends in ``MPI_Wait`` per step (``wait_ms_per_step``)."""
+    (the control: the same host time, no library's call).  Return the truth: the steps, the step's time, the GPU
+    idle the host spends in ``MPI_Wait`` per step (``wait_ms_per_step``) and in the two MPI calls (``mpi_ms_per_step``:
+    the GPU is idle from the read-back's end to the next copy, the calls inside that stretch)."""
     us, ms = 1000, 1_000_000
     pid = 2417755
     ddls = [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL, MPI_START_WAIT_DDL, MPI_COLLECTIVES_DDL,
@@ -2321,15 +2322,16 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
 
     call_mpi("MPI_OTHER_EVENTS", "MPI_Init_thread", 150 * ms)
     api("cudaMalloc_v3020", 120 * ms)  # the context
-    starts, waits = [], []
+    starts, waits, calls = [], [], []
     for _ in range(steps):
         def one_step() -> None:
             phase("forward", forward_ms)
             phase("backward", backward_ms)
             copy(2)
-            call_mpi("MPI_COLLECTIVES_EVENTS", "MPI_Iallreduce", 20 * us)
+            a0, b0 = call_mpi("MPI_COLLECTIVES_EVENTS", "MPI_Iallreduce", 20 * us)
             a, b = call_mpi("MPI_START_WAIT_EVENTS", "MPI_Wait", int(wait_ms * ms))
             waits.append((a, b))
+            calls.append(b - a + b0 - a0)
             copy(1)
             phase("adam_update", update_ms)
             api("cudaDeviceSynchronize_v3020", gpu_free[0] + 2 * us - api.t)
@@ -2354,7 +2356,8 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
                       None) for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
     return {"steps": steps, "step_ms": float(np.median(np.diff(starts))) / ms,
-            "wait_ms_per_step": float(np.median([b - a for a, b in waits])) / ms}
+            "wait_ms_per_step": float(np.median([b - a for a, b in waits])) / ms,
+            "mpi_ms_per_step": float(np.median(calls)) / ms}
 
 
 # --------------------------------------------------------------------------- h37-left22: one range around timed passes

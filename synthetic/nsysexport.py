@@ -2170,6 +2170,26 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
             "kernels_per_iteration": 3 + 2 * sweep}
 
 
+def _mpi_rank_rows(con: sqlite3.Connection, ids: tuple[int, int], domain: tuple[str, int], nvtx: list,
+                   mpi: dict[str, list], memcpy: list, copy_bytes: int) -> None:
+    """The rows an MPI rank's writer makes of its NVTX ranges ``(start, end, text, domainId)``, its MPI calls (table ->
+    ``(start, end, globalTid, textId)``) and its copies ``(start, end, corr, kind, src, dst)`` of ``copy_bytes`` each;
+    ``domain``: the MPI trace's NVTX domain and when ``nvtxDomainCreate`` named it (its row: id 1; none where "").
+    ``ids``: the process's global pid and its thread's global tid."""
+    gpid, gtid = ids
+    if domain[0]:  # nvtxDomainCreate's row: the domain's name
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?,NULL,75,?,?,1)", (domain[1], domain[0], gtid))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
+                    [(a, b, text, gtid, d) for a, b, text, d in nvtx])
+    for table, rows in mpi.items():
+        if rows:
+            con.executemany(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", rows)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
+                    [(a, b, c, gpid, copy_bytes, k, s, d) for a, b, c, k, s, d in memcpy])
+
+
 def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
                     mpi_ms: float = 22.0, host_ms: float = 68.0, mpi_domain: str = "MPI",
                     mpi_tables: bool = False) -> dict:
@@ -2233,17 +2253,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     ranged("MPI_Finalize", 6.0)
     stop = api.t + ms
     api.insert(con, gtid)
-    if mpi_domain:  # nvtxDomainCreate's row: the domain's name
-        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                    "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 60 * ms, mpi_domain, gtid))
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
-                    [(a, b, text, gtid, d) for a, b, text, d in nvtx])
-    for table, rows in mpi.items():
-        if rows:
-            con.executemany(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", rows)
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,262144000,?,?,?)",
-                    [(a, b, c, gpid, k, s, d) for a, b, c, k, s, d in memcpy])
+    _mpi_rank_rows(con, (gpid, gtid), (mpi_domain, SESSION_START_NS + 60 * ms), nvtx, mpi, memcpy, 262144000)
     name = strings("saxpy")
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 16, 2, 1, 1, 512, 1, 1, 0, 0, 0, 0, j, None, None)
@@ -2340,17 +2350,8 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
     call_mpi("MPI_OTHER_EVENTS", "MPI_Finalize", 3 * ms)
     stop = api.t + ms
     api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(a, b, text, gtid) for a, b, text, _ in nvtx])
-    if mpi_domain:  # Nsight 2023.4 registers the MPI trace's domain and writes none of its calls there
-        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                    "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 80 * ms, mpi_domain, gtid))
-    for table, rows in mpi.items():
-        if rows:
-            con.executemany(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", rows)
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,4194304,?,?,?)",
-                    [(a, b, c, gpid, k, s, d) for a, b, c, k, s, d in memcpy])
+    # Nsight 2023.4 registers the MPI trace's domain and writes none of its calls there
+    _mpi_rank_rows(con, (gpid, gtid), (mpi_domain, SESSION_START_NS + 80 * ms), nvtx, mpi, memcpy, 4194304)
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 64, 288, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
                       None) for j, (a, b, c, n) in enumerate(kern)])

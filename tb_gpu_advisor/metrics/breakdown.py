@@ -148,8 +148,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
 
 
 def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
-    """The host inside a communication library's calls (``frameworks.user_ranges.communication_ranges``: the ranges
-    of its NVTX domain, Nsight's MPI trace's calls) on ``g``'s process, within each kept step between its first device
+    """The host inside a communication library's calls (the ranges of its NVTX domain, Nsight's MPI trace's calls) on ``g``'s process, within each kept step between its first device
     event and its last kernel, as disjoint (starts, ends) ps.
 
     Why: a process that waits for its peers in ``MPI_Wait`` or a blocking ``MPI_Allreduce`` leaves its GPU idle, and
@@ -157,11 +156,11 @@ def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     CME 213's ``train_mpi``, h37-survey54: 2.27 ms of each ~4 ms step in ``MPI_Wait``).  The call is the host waiting
     on other processes: booked with the collectives, the step's communication.  Why between the step's first work and
     its last kernel: the idle after the last kernel is the gap between steps, which the gap check reads with the same
-    ranges (``step_gaps``: "... of it is communication"); each instant is told once."""
+    ranges (``step_gaps``: "... of it is communication"); each instant is told once.  Only a library whose calls may
+    wait for the peers (``frameworks.user_ranges.waiting_communication_ranges``: MPI's): an NCCL call enqueues its
+    collective and returns, so the host inside it is launching (CS336's DDP: ``ncclAllReduce`` 393 us a call)."""
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    comm = user_ranges.communication_ranges(ctx.trace.ranges)
-    if g.host_mask is not None and comm.size:
-        comm = comm[g.host_mask[comm]]
+    comm = _waiting_calls(ctx, g)
     n = ctx.steps.count
     if not comm.size or n < 1 or not len(g.d):
         return empty
@@ -1402,13 +1401,20 @@ def ranges_in_idle(ctx: Context, g: GpuCtx, cand: np.ndarray) -> dict[str, float
     return range_time(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64), cand, w)
 
 
-def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict, comm: np.ndarray) -> dict[str, float]:
+def _waiting_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
+    """Host event indices of the communication calls the host may wait for its peers in
+    (``frameworks.user_ranges.waiting_communication_ranges``), on ``g``'s process."""
+    comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
+    return comm[g.host_mask[comm]] if g.host_mask is not None and comm.size else comm
+
+
+def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
     """Communication call name -> ms of this GPU's idle in its kept steps that the ledger books to the host's
     communication calls (``iv["comm_wait"]``, :func:`comm_call_spans`), as painted: what the step pays waiting for its
-    peers with no collective kernel to show it (``MPI_Wait`` 2.0 ms).  ``comm``: the calls' host event indices
-    (``frameworks.user_ranges.communication_ranges``).  Empty where the host made no such call inside a step."""
+    peers with no collective kernel to show it (``MPI_Wait`` 2.0 ms).  Empty where the host made no such call inside a
+    step."""
     s, e = iv.get("comm_wait", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
-    if not s.size or not comm.size:
+    if not s.size:
         return {}
     a, b, cats = painted_segments(iv, int(s.min()), int(e.max()))
     booked = np.asarray(cats, dtype=object) == _BOOKED_AS["comm_wait"]  # painted under the category it is booked as
@@ -1419,7 +1425,8 @@ def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict, comm: np.ndarray) -> d
     for c in ("collectives", "comm_launch"):  # the GPU's own collectives above it: theirs, not the calls'
         if a.size and iv[c][0].size:
             a, b = subtract_intervals(a, b, *(x.astype(np.int64, copy=False) for x in iv[c]))
-    return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), comm, _step_windows(g))
+    return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), _waiting_calls(ctx, g),
+                      _step_windows(g))
 
 
 def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> dict[str, dict[str, float]]:

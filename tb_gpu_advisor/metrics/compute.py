@@ -192,7 +192,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
-            out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv, comm_ranges))
+            out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))
             out.tail_waits.append(bd.os_waits_after_work(ctx, g))
         del iv, painted
     return out

@@ -2276,7 +2276,8 @@ MPI_COLLECTIVES_DDL = MPI_OTHER_DDL.replace("MPI_OTHER_EVENTS", "MPI_COLLECTIVES
 
 
 def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backward_ms: float = 1.2,
-                    wait_ms: float = 2.0, update_ms: float = 0.3, kernels: int = 6, mpi_domain: str = "MPI") -> dict:
+                    wait_ms: float = 2.0, update_ms: float = 0.3, kernels: int = 6, mpi_domain: str = "MPI",
+                    other_thread: bool = False) -> dict:
     """Write one rank's export of a data-parallel training loop shaped after Stanford CME 213's ``train_mpi``
     (``h256_comm_pinned_*_rank0.sqlite``, read in h37-survey54): each step is an NVTX range ``train_step`` around
     ``forward`` (``kernels`` kernels filling ``forward_ms``) and ``backward`` (``backward_ms``), the gradients read back
@@ -2284,7 +2285,9 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
     ``MPI_Wait`` (``wait_ms``: the GPU idle, nothing queued), the averaged gradients copied in and ``adam_update``
     (``update_ms``).  The MPI calls lie in Nsight 2023's ``MPI_COLLECTIVES_EVENTS`` / ``MPI_START_WAIT_EVENTS``;
     ``mpi_domain=""`` writes them instead as NVTX ranges of the default domain, as a program naming its own code would
-    (the control: the same host time, no library's call).  Return the truth: the steps, the step's time, the GPU
+    (the control: the same host time, no library's call).  ``other_thread``: the MPI calls made by a thread of their
+    own, which launches nothing (a communication thread; the launching thread's time then unrecorded: the control
+    for calls off the launching thread).  Return the truth: the steps, the step's time, the GPU
     idle the host spends in ``MPI_Wait`` per step (``wait_ms_per_step``) and in the two MPI calls (``mpi_ms_per_step``:
     the GPU is idle from the read-back's end to the next copy, the calls inside that stretch)."""
     us, ms = 1000, 1_000_000
@@ -2299,10 +2302,12 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
     mpi: dict[str, list] = {"MPI_START_WAIT_EVENTS": [], "MPI_COLLECTIVES_EVENTS": [], "MPI_OTHER_EVENTS": []}
     gpu_free = [0]  # the GPU's clock: the end of its last work (ns)
 
+    caller = _gid(pid, pid + 1) if other_thread else gtid
+
     def call_mpi(table: str, name: str, dur_ns: int) -> tuple[int, int]:
         span = (api.t, api.t + dur_ns)
         if mpi_domain:
-            mpi[table].append((*span, gtid, strings(name)))
+            mpi[table].append((*span, caller, strings(name)))
         else:
             nvtx.append((*span, name, 0))
         api.t = span[1] + 5 * us

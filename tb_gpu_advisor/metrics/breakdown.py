@@ -1403,9 +1403,17 @@ def ranges_in_idle(ctx: Context, g: GpuCtx, cand: np.ndarray) -> dict[str, float
 
 def _waiting_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
     """Host event indices of the communication calls the host may wait for its peers in
-    (``frameworks.user_ranges.waiting_communication_ranges``), on ``g``'s process."""
+    (``frameworks.user_ranges.waiting_communication_ranges``) made by a thread that launches ``g``'s work.
+
+    Why only those: a thread inside a blocking call launches nothing, so the GPU's idle then waits on the call.  A
+    call on another thread (an MPI progress or communication thread, a listener parked in ``MPI_Recv``) says nothing
+    of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories."""
     comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
-    return comm[g.host_mask[comm]] if g.host_mask is not None and comm.size else comm
+    launched = g.launch[g.launch >= 0]
+    if not comm.size or not launched.size:
+        return comm[:0]
+    h = ctx.h
+    return comm[np.isin(h.line[comm], np.unique(h.line[launched]))]
 
 
 def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:

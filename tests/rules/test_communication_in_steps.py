@@ -19,6 +19,7 @@ import pytest
 
 from synthetic.nsysexport import write_mpi_steps
 from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
 
 
 def _host(path) -> dict:
@@ -68,3 +69,24 @@ def test_the_same_calls_in_the_default_domain_stay_the_programs_own(tmp_path):
     assert h["breakdown_ms"]["host_compute"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.02)
     assert not _by_id(h, "comm_exposed")
     assert any(f["title"].startswith("Host-bound") for f in h["findings"])
+
+
+def test_control_the_kept_mpi_rank_waits_between_its_steps_only():
+    """Control, real: pipit's MPI saxpy (``wild/mpi_saxpy_a100_rank0``, Nsight 2022.2, ranges in the ``MPI`` domain)
+    sends and receives after each iteration's last kernel: the gap check's time (``test_communication_in_gaps``),
+    never booked inside the step -- the ledger holds no communication, and no host-calls finding fires."""
+    h = _host(FIXTURES / "wild" / "mpi_saxpy_a100_rank0" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite")
+    assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
+    assert not _by_id(h, "comm_exposed", "#host_calls")
+    assert any(f["rule"] == "step_gaps" and "is communication" in f["summary"] for f in h["findings"])
+
+
+def test_control_calls_on_a_thread_that_launches_nothing_stay_out_of_the_ledger(tmp_path):
+    """Control: the same MPI calls made by a communication thread of their own, the launching thread recording
+    nothing meanwhile: that thread's call says nothing of what the launcher does (it may be launching, late), so the
+    ledger books no communication and the host-calls finding stays silent."""
+    p = tmp_path / "thread.sqlite"
+    write_mpi_steps(str(p), other_thread=True)
+    h = _host(p)
+    assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
+    assert not _by_id(h, "comm_exposed", "#host_calls")

@@ -2170,6 +2170,26 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
             "kernels_per_iteration": 3 + 2 * sweep}
 
 
+def _mpi_rank_rows(con: sqlite3.Connection, ids: tuple[int, int], domain: tuple[str, int], nvtx: list,
+                   mpi: dict[str, list], memcpy: list, copy_bytes: int) -> None:
+    """The rows an MPI rank's writer makes of its NVTX ranges ``(start, end, text, domainId)``, its MPI calls (table ->
+    ``(start, end, globalTid, textId)``) and its copies ``(start, end, corr, kind, src, dst)`` of ``copy_bytes`` each;
+    ``domain``: the MPI trace's NVTX domain and when ``nvtxDomainCreate`` named it (its row: id 1; none where "").
+    ``ids``: the process's global pid and its thread's global tid."""
+    gpid, gtid = ids
+    if domain[0]:  # nvtxDomainCreate's row: the domain's name
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?,NULL,75,?,?,1)", (domain[1], domain[0], gtid))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
+                    [(a, b, text, gtid, d) for a, b, text, d in nvtx])
+    for table, rows in mpi.items():
+        if rows:
+            con.executemany(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", rows)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
+                    [(a, b, c, gpid, copy_bytes, k, s, d) for a, b, c, k, s, d in memcpy])
+
+
 def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
                     mpi_ms: float = 22.0, host_ms: float = 68.0, mpi_domain: str = "MPI",
                     mpi_tables: bool = False) -> dict:
@@ -2233,17 +2253,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     ranged("MPI_Finalize", 6.0)
     stop = api.t + ms
     api.insert(con, gtid)
-    if mpi_domain:  # nvtxDomainCreate's row: the domain's name
-        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                    "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 60 * ms, mpi_domain, gtid))
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
-                    [(a, b, text, gtid, d) for a, b, text, d in nvtx])
-    for table, rows in mpi.items():
-        if rows:
-            con.executemany(f"INSERT INTO {table} (start, end, globalTid, textId) VALUES (?,?,?,?)", rows)
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,262144000,?,?,?)",
-                    [(a, b, c, gpid, k, s, d) for a, b, c, k, s, d in memcpy])
+    _mpi_rank_rows(con, (gpid, gtid), (mpi_domain, SESSION_START_NS + 60 * ms), nvtx, mpi, memcpy, 262144000)
     name = strings("saxpy")
     con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 16, 2, 1, 1, 512, 1, 1, 0, 0, 0, 0, j, None, None)
@@ -2253,6 +2263,107 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     # two sends of mpi_ms / 2 and one receive of mpi_ms, all between the read-back and the next iteration's copies
     return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms,
             "mpi_ms_per_gap": 2 * mpi_ms}
+
+
+# --------------------------------------------------------------------------- h37-mpiwait: MPI waits inside the step
+
+
+#: The table Nsight Systems 2023 and later writes an ``MPI_Wait`` (and the start of a non-blocking call) into, and the
+#: collectives' table: the columns the reader reads (``MPI_OTHER_DDL``'s); the real tables add the request's handle
+#: and the communicator.
+MPI_START_WAIT_DDL = MPI_OTHER_DDL.replace("MPI_OTHER_EVENTS", "MPI_START_WAIT_EVENTS")
+MPI_COLLECTIVES_DDL = MPI_OTHER_DDL.replace("MPI_OTHER_EVENTS", "MPI_COLLECTIVES_EVENTS")
+
+
+def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backward_ms: float = 1.2,
+                    wait_ms: float = 2.0, update_ms: float = 0.3, kernels: int = 6, mpi_domain: str = "MPI",
+                    other_thread: bool = False) -> dict:
+    """Write one rank's export of a data-parallel training loop shaped after Stanford CME 213's ``train_mpi``
+    (``h256_comm_pinned_*_rank0.sqlite``, read in h37-survey54): each step is an NVTX range ``train_step`` around
+    ``forward`` (``kernels`` kernels filling ``forward_ms``) and ``backward`` (``backward_ms``), the gradients read back
+    to pinned memory (``cudaMemcpyAsync`` + ``cudaStreamSynchronize``), an ``MPI_Iallreduce`` started and waited for in
+    ``MPI_Wait`` (``wait_ms``: the GPU idle, nothing queued), the averaged gradients copied in and ``adam_update``
+    (``update_ms``).  The MPI calls lie in Nsight 2023's ``MPI_COLLECTIVES_EVENTS`` / ``MPI_START_WAIT_EVENTS``;
+    ``mpi_domain=""`` writes them instead as NVTX ranges of the default domain, as a program naming its own code would
+    (the control: the same host time, no library's call).  ``other_thread``: the MPI calls made by a thread of their
+    own, which launches nothing (a communication thread; the launching thread's time then unrecorded: the control
+    for calls off the launching thread).  Return the truth: the steps, the step's time, the GPU
+    idle the host spends in ``MPI_Wait`` per step (``wait_ms_per_step``) and in the two MPI calls (``mpi_ms_per_step``:
+    the GPU is idle from the read-back's end to the next copy, the calls inside that stretch)."""
+    us, ms = 1000, 1_000_000
+    pid = 2417755
+    ddls = [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL, MPI_START_WAIT_DDL, MPI_COLLECTIVES_DDL,
+            MPI_OTHER_DDL]
+    con, strings, gtid, gpid = _open_one(path, ddls, pid)
+    api = _Calls(strings, SESSION_START_NS + 80 * ms, gap=4 * us)
+    nvtx: list[tuple[int, int, str, int]] = []
+    kern: list[tuple[int, int, int, str]] = []
+    memcpy: list[tuple[int, int, int, int, int, int]] = []
+    mpi: dict[str, list] = {"MPI_START_WAIT_EVENTS": [], "MPI_COLLECTIVES_EVENTS": [], "MPI_OTHER_EVENTS": []}
+    gpu_free = [0]  # the GPU's clock: the end of its last work (ns)
+
+    caller = _gid(pid, pid + 1) if other_thread else gtid
+
+    def call_mpi(table: str, name: str, dur_ns: int) -> tuple[int, int]:
+        span = (api.t, api.t + dur_ns)
+        if mpi_domain:
+            mpi[table].append((*span, caller, strings(name)))
+        else:
+            nvtx.append((*span, name, 0))
+        api.t = span[1] + 5 * us
+        return span
+
+    def launch(name: str, dur_ns: int) -> None:
+        c = api("cudaLaunchKernel_v7000", 8 * us)
+        a = max(api.t, gpu_free[0]) + 3 * us
+        kern.append((a, a + dur_ns, c, name))
+        gpu_free[0] = a + dur_ns
+
+    def copy(kind: int) -> None:  # pinned memory, 50 us; the host waits for it
+        c = api("cudaMemcpyAsync_v3020", 6 * us)
+        a = max(api.t, gpu_free[0]) + 3 * us
+        memcpy.append((a, a + 50 * us, c, kind, 3 if kind == 2 else 0, 0 if kind == 2 else 3))
+        gpu_free[0] = a + 50 * us
+        api("cudaStreamSynchronize_v3020", gpu_free[0] + 2 * us - api.t)
+
+    def ranged(name: str, body) -> None:  # noqa: ANN001 - the range's contents
+        a = api.t
+        body()
+        nvtx.append((a, api.t, name, 0))
+        api.t += 2 * us
+
+    def phase(name: str, total_ms: float) -> None:
+        ranged(name, lambda: [launch(f"{name}_kernel_{j}", int(total_ms * ms / kernels)) for j in range(kernels)])
+
+    call_mpi("MPI_OTHER_EVENTS", "MPI_Init_thread", 150 * ms)
+    api("cudaMalloc_v3020", 120 * ms)  # the context
+    starts, waits, calls = [], [], []
+    for _ in range(steps):
+        def one_step() -> None:
+            phase("forward", forward_ms)
+            phase("backward", backward_ms)
+            copy(2)
+            a0, b0 = call_mpi("MPI_COLLECTIVES_EVENTS", "MPI_Iallreduce", 20 * us)
+            a, b = call_mpi("MPI_START_WAIT_EVENTS", "MPI_Wait", int(wait_ms * ms))
+            waits.append((a, b))
+            calls.append(b - a + b0 - a0)
+            copy(1)
+            phase("adam_update", update_ms)
+            api("cudaDeviceSynchronize_v3020", gpu_free[0] + 2 * us - api.t)
+        starts.append(api.t)
+        ranged("train_step", one_step)
+    call_mpi("MPI_OTHER_EVENTS", "MPI_Finalize", 3 * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    # Nsight 2023.4 registers the MPI trace's domain and writes none of its calls there
+    _mpi_rank_rows(con, (gpid, gtid), (mpi_domain, SESSION_START_NS + 80 * ms), nvtx, mpi, memcpy, 4194304)
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 64, 288, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
+    return {"steps": steps, "step_ms": float(np.median(np.diff(starts))) / ms,
+            "wait_ms_per_step": float(np.median([b - a for a, b in waits])) / ms,
+            "mpi_ms_per_step": float(np.median(calls)) / ms}
 
 
 # --------------------------------------------------------------------------- h37-left22: one range around timed passes

@@ -82,6 +82,15 @@ def is_framework_op_domain(domain: str) -> bool:
 #: Nsight's MPI trace writes them, NCCL's collectives, NVSHMEM's and UCX's transfers): a host inside one in the GPU's
 #: idle waits for its peers -- another rank's data or its turn -- and runs none of the program's code.
 COMMUNICATION_DOMAINS = frozenset({"NCCL", "nccl", "NVIDIA NCCL", "MPI", "NVSHMEM", "UCX"})
+#: Of those, the libraries whose calls enqueue the communication on a CUDA stream and return: NCCL's collectives and
+#: point-to-point calls are asynchronous to the host (its documentation: they return once the operation is enqueued
+#: on the stream), so the host inside one is launching a collective kernel, never waiting for its peers -- the GPU's
+#: idle then is the launch's, and the collective kernel itself shows the transfer.  CS336's overlapped DDP
+#: (``nsys_ranks/ddp_overlap_rtx3090``): ``ncclAllReduce`` 393 us a call on the host, inside the backward's hooks.
+ENQUEUING_COMMUNICATION_DOMAINS = frozenset({"NCCL", "nccl", "NVIDIA NCCL"})
+#: The communication domains whose calls the host may sit in until its peers answer (MPI's ``MPI_Wait``, a blocking
+#: ``MPI_Allreduce``): GPU idle inside one is the step waiting on communication (``metrics.breakdown.comm_call_spans``).
+WAITING_COMMUNICATION_DOMAINS = COMMUNICATION_DOMAINS - ENQUEUING_COMMUNICATION_DOMAINS
 
 #: A user range that marks a step: ``step``, ``train_step``, ``training_step 12``, ``iteration 3``, ``iter_7``,
 #: ``Step#4``, ``batch 12`` -- but no optimizer or scheduler step (``optimizer.step``, ``lr_scheduler.step``), which

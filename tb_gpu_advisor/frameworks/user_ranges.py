@@ -175,6 +175,15 @@ def communication_ranges(ranges: HostRanges | None) -> np.ndarray:
     return ranges.idx[in_domains(ranges, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
 
 
+def waiting_communication_ranges(ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices of the communication ranges (:func:`communication_ranges`) of a library whose calls the host
+    may sit in until its peers answer (``nvtx.WAITING_COMMUNICATION_DOMAINS``: MPI's, not NCCL's, whose calls enqueue
+    and return).  Empty where the capture has none."""
+    if ranges is None or not ranges.idx.size:
+        return np.zeros(0, np.int64)
+    return ranges.idx[in_domains(ranges, nvtx.WAITING_COMMUNICATION_DOMAINS)].astype(np.int64)
+
+
 def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:
     """Host event indices (ascending) of the ranges the program marks around its own code, none a framework op or a
     library's: Nsight's NVTX ranges (:func:`marked_ranges` less :func:`library_range_mask`), Kineto's

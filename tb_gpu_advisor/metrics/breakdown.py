@@ -16,7 +16,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
@@ -33,6 +33,7 @@ PRIORITY: tuple[str, ...] = (
     "startup",
     "unseen",
     "comm_launch",
+    "comm_wait",
     "allocator",
     "input_wait",
     "host_compute",
@@ -41,7 +42,7 @@ PRIORITY: tuple[str, ...] = (
 )
 #: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
 #: wait: a Python span encloses the launches it makes).
-_BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives"}
+_BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives", "comm_wait": "collectives"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
@@ -130,6 +131,10 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if out["launch_wait"][0].size:
             lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
             out["launch_wait"] = subtract_intervals(lw_s, lw_e, *paced)
+    # and the GPU idle inside a step while the host is in a communication library's call (``MPI_Wait`` of an
+    # ``MPI_Iallreduce``, a blocking ``MPI_Allreduce``) is the step waiting for its peers: communication, whatever
+    # op or range encloses the call (:func:`comm_call_spans`)
+    out["comm_wait"] = comm_call_spans(ctx, g)
     out["host_python"] = _python_spans(ctx, g)
     work = ctx.role_rows(HOST_WORK_BIT, hm)
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
@@ -140,6 +145,32 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if under is not None:  # painted above host work: the host's op is submitting the GPU's next work then
         out["host_compute"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["host_compute"]), *under)
     return out
+
+
+def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """The host inside a communication library's calls (the ranges of its NVTX domain, Nsight's MPI trace's calls) on ``g``'s process, within each kept step between its first device
+    event and its last kernel, as disjoint (starts, ends) ps.
+
+    Why: a process that waits for its peers in ``MPI_Wait`` or a blocking ``MPI_Allreduce`` leaves its GPU idle, and
+    no collective kernel runs to say so: the ledger booked that idle the host's own work ("host-bound", Stanford
+    CME 213's ``train_mpi``, h37-survey54: 2.27 ms of each ~4 ms step in ``MPI_Wait``).  The call is the host waiting
+    on other processes: booked with the collectives, the step's communication.  Why between the step's first work and
+    its last kernel: the idle after the last kernel is the gap between steps, which the gap check reads with the same
+    ranges (``step_gaps``: "... of it is communication"); each instant is told once.  Only a library whose calls may
+    wait for the peers (``frameworks.user_ranges.waiting_communication_ranges``: MPI's): an NCCL call enqueues its
+    collective and returns, so the host inside it is launching (CS336's DDP: ``ncclAllReduce`` 393 us a call)."""
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    comm = _waiting_calls(ctx, g)
+    n = ctx.steps.count
+    if not comm.size or n < 1 or not len(g.d):
+        return empty
+    last, first = _step_edges(g, n)
+    ok = (first >= 0) & (last > first)
+    if not ok.any():
+        return empty
+    h = ctx.h
+    s, e = union_intervals(h.start[comm].astype(np.int64), h.end[comm].astype(np.int64))
+    return intersect_intervals(s, e, first[ok].astype(np.int64), last[ok].astype(np.int64))
 
 
 def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1404,6 +1435,42 @@ def ranges_in_idle(ctx: Context, g: GpuCtx, cand: np.ndarray) -> dict[str, float
     # the GPU's idle stretches (the complement of its activity) clipped to the kept steps' windows, sorted, disjoint
     idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
     return range_time(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64), cand, w)
+
+
+def _waiting_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
+    """Host event indices of the communication calls the host may wait for its peers in
+    (``frameworks.user_ranges.waiting_communication_ranges``) made by a thread that launches ``g``'s work.
+
+    Why only those: a thread inside a blocking call launches nothing, so the GPU's idle then waits on the call.  A
+    call on another thread (an MPI progress or communication thread, a listener parked in ``MPI_Recv``) says nothing
+    of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories."""
+    comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
+    launched = g.launch[g.launch >= 0]
+    if not comm.size or not launched.size:
+        return comm[:0]
+    h = ctx.h
+    return comm[np.isin(h.line[comm], np.unique(h.line[launched]))]
+
+
+def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
+    """Communication call name -> ms of this GPU's idle in its kept steps that the ledger books to the host's
+    communication calls (``iv["comm_wait"]``, :func:`comm_call_spans`), as painted: what the step pays waiting for its
+    peers with no collective kernel to show it (``MPI_Wait`` 2.0 ms).  Empty where the host made no such call inside a
+    step."""
+    s, e = iv.get("comm_wait", (np.zeros(0, np.int64), np.zeros(0, np.int64)))
+    if not s.size:
+        return {}
+    a, b, cats = painted_segments(iv, int(s.min()), int(e.max()))
+    booked = np.asarray(cats, dtype=object) == _BOOKED_AS["comm_wait"]  # painted under the category it is booked as
+    if not booked.any():
+        return {}
+    a, b = intersect_intervals(a[booked].astype(np.int64), b[booked].astype(np.int64), s.astype(np.int64),
+                               e.astype(np.int64))
+    for c in ("collectives", "comm_launch"):  # the GPU's own collectives above it: theirs, not the calls'
+        if a.size and iv[c][0].size:
+            a, b = subtract_intervals(a, b, *(x.astype(np.int64, copy=False) for x in iv[c]))
+    return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), _waiting_calls(ctx, g),
+                      _step_windows(g))
 
 
 def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> dict[str, dict[str, float]]:

@@ -74,7 +74,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_in_ranges=bd.top_ranges(idle.in_ranges, n),
         idle_in_ranges_by=(by := bd.top_ranges_by(idle.in_host_idle, n)),
         ranges_launching=sorted(idle.launching & set(by)),
-        idle_in_os_waits=bd.top_ranges(idle.in_waits, n), underfill=ks.underfill, unfused_attention=ks.attention,
+        idle_in_os_waits=bd.top_ranges(idle.in_waits, n), idle_in_comm_calls=bd.top_ranges(idle.in_comm, n),
+        underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
         idle_queued_first=_per_step(idle.queued, n),
@@ -180,6 +181,8 @@ class _Idle:
     #: the ranges inside which some GPU's work was launched
     launching: set[str] = field(default_factory=set)
     in_waits: list[dict[str, float]] = field(default_factory=list)
+    #: per active GPU: communication call name -> ms of idle in the steps booked to it (``bd.comm_calls_in_idle``)
+    in_comm: list[dict[str, float]] = field(default_factory=list)
     #: ms of OS waits after each step's last GPU work, per active GPU
     tail_waits: list[float] = field(default_factory=list)
     #: ms of idle holding launched work, per active GPU
@@ -222,6 +225,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
+            out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))
             out.tail_waits.append(bd.os_waits_after_work(ctx, g))
         del iv, painted
     return out

@@ -1325,6 +1325,10 @@ class HostMetrics:
     #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
     #: (``metrics/breakdown.os_waits_in_idle``)
     idle_in_os_waits: list[tuple[str, float]] = field(default_factory=list)
+    #: (communication call, ms per step and active GPU) of the GPU's idle inside the steps that the ledger books to the
+    #: host waiting in a communication library's call (``MPI_Wait``; with the collectives), longest first
+    #: (``metrics/breakdown.comm_calls_in_idle``)
+    idle_in_comm_calls: list[tuple[str, float]] = field(default_factory=list)
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0

@@ -42,7 +42,7 @@ from tb_gpu_advisor.rules.base import (
     fill_pointers,
 )
 from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
-from tb_gpu_advisor.rules import launch_bound
+from tb_gpu_advisor.rules import comm_exposed, launch_bound
 from tb_gpu_advisor.rules.cold_start import first_call_why
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
@@ -149,6 +149,10 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             logger.debug("%s", traceback.format_exc())
     # the idle inside the step the host spent waiting first: a thread off its CPU runs no code, whatever range or op
     # spans it, so that time is no host work
+    # the idle inside the step the host spent in a communication library's calls: the step's communication
+    comm = comm_exposed.host_calls_finding(metrics) if has_gpu else None
+    if comm is not None:
+        out.append(comm)
     waits = host_waits_finding(metrics, out) if has_gpu else None
     if waits is not None:
         out.append(waits)  # by its own saving, whatever else fired, wherever the step boundaries fall

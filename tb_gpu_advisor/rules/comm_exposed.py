@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from tb_gpu_advisor.job.exchange import tagged_exchange
 from tb_gpu_advisor.metrics.job import JobView, RankRow
+from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
-from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, grade, ms, n_of, pct, share_metric
+from tb_gpu_advisor.rules.base import SEE_STRAGGLERS, Ctx, finding, grade, ms, n_of, pct, saving, share_metric, step_windows, table
 from tb_gpu_advisor.rules.registry import rule
+from tb_gpu_advisor.rules.step_gaps import COMMUNICATE
 
 ID = "comm_exposed"
 
@@ -155,3 +157,46 @@ def _calls(n: float) -> str:
     """"1 call", "2 calls", "1.5 calls": a whole count as one, a mean with its decimal (issue #36: "1.0 calls")."""
     k = round(n, 1)
     return f"{k:g} call" if k == 1 else f"{k:g} calls"
+
+
+def host_calls_finding(metrics: HostMetrics) -> Finding | None:
+    """The GPU idles inside the step while the host waits in a communication library's calls (``MPI_Wait`` of an
+    ``MPI_Iallreduce``, a blocking ``MPI_Allreduce``), no collective kernel running: communication the step pays for,
+    graded as the exposed collectives are (the share of the step), fired whatever else fired.
+
+    Why: a program that reduces its gradients through MPI from the host runs no collective kernel, so the collectives'
+    table above is empty, and the ledger booked the GPU's idle in ``MPI_Wait`` the host's own work: Stanford CME 213's
+    ``train_mpi`` (h37-survey54) read "Host-bound ... 1.60 ms/step (41%)" for 2.27 ms of each ~4 ms step spent in
+    ``MPI_Wait``.  The ledger books that idle with the collectives (``metrics.breakdown.comm_call_spans``,
+    ``HostMetrics.idle_in_comm_calls``); this finding says it, with the calls' names and time, and the fix is the
+    communication's: overlap it, or a rank arrives late.  The GPU idle after a step's last kernel is the gap check's."""
+    calls = metrics.idle_in_comm_calls
+    ctx = Ctx(metrics)
+    wait = sum(v for _, v in calls)
+    if not calls or not ctx.step_ms or wait <= 0:
+        return None
+    share = wait / ctx.step_ms
+    sev = grade(share, "comm_exposed.warning", "comm_exposed.critical")
+    if sev is None:
+        return None
+    names = ", ".join(f"`{n}` {ms(v)}" for n, v in calls)
+    f = finding(
+        ctx, ID, sev,
+        f"For {ms(wait)} of {ctx.the_step()} ({pct(share)}) the GPU idles while the host waits in a communication "
+        f"library's calls ({names} {ctx.per_step}): the process waits on the other processes -- their data, or the "
+        f"last of them to arrive -- and no collective kernel runs meanwhile, so this is communication the "
+        f"{ctx.unit} pays for, not the host's own work.",
+        title=f"Communication is exposed: the GPU idles while the host waits in communication calls inside the "
+              f"{ctx.unit}",
+        metric=share_metric("comm_exposed_share", "Exposed communication share of {step}", share,
+                            "comm_exposed.warning", severity=sev, detail={"host_calls_ms_per_step": round(wait, 4)}),
+        saving=saving(ctx, wait, "the communication overlaps the GPU's work (posted non-blocking before the next "
+                                 "kernels, waited for where its data is needed), and no process arrives late",
+                      [("collectives", "exposed_comm", wait)]),
+        evidence=[table(f"Communication calls the host waited in while the GPU idled (ms {ctx.per_step})",
+                        ["call", "ms"], [[n, v] for n, v in calls])],
+        windows=step_windows(ctx, key=lambda st: st.breakdown.collectives, label="waiting in communication"),
+        actions=[COMMUNICATE],
+    )
+    f.id += "#host_calls"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return f

@@ -98,6 +98,17 @@ it says so and gives the framework's fixes for that loop
 (`launch_bound:host_loop`: the loop in a command buffer, unrolled, or fewer
 sequential iterations), never "compile the step": the step is compiled already.
 
+**Waiting for the peers inside the step** (`rules.comm_exposed.host_calls_finding`,
+h37-mpiwait): whatever else fired, where the step ledger books GPU idle to the
+launching thread's communication calls that wait for the other processes
+(MPI's, not NCCL's enqueueing calls; between a step's first work and its last
+kernel: `HostMetrics.idle_in_comm_calls`, booked with `collectives`),
+`comm_exposed:<host>#host_calls`, graded by `comm_exposed`'s thresholds on
+that time's share of the step, names the calls (`MPI_Wait`, a blocking
+`MPI_Allreduce`) and saves that time (pool `exposed_comm`) with the fix that
+overlaps the communication with the GPU's work; before, that idle read
+"host-bound".
+
 **Waiting outside the capture** (`rules.host_waits_finding`, h37-paced):
 whatever else fired, taken before host-bound's share, when the device
 step-time share is amber or red and the launching thread's OS waits (off the

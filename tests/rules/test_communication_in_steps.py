@@ -1,0 +1,92 @@
+"""The GPU idle inside a step while the host waits in a communication library's call is communication, not host work.
+
+Stanford CME 213's ``train_mpi`` (4 ranks, Nsight 2023.4.1; survey h37-survey54, not kept: no licence) reduces its
+gradients from the host: ``MPI_Iallreduce`` then ``MPI_Wait`` 2.27 ms of each ~4 ms step, the GPU idle, no collective
+kernel.  Main booked that idle ``host_compute`` and read it "Host-bound ... the host's own work".  The wrong
+assumption: *GPU idle with the host in a call is host work unless a collective kernel runs*.  The ledger now books the
+idle the host spends inside a communication library's calls (its NVTX domain, Nsight's ``MPI_*_EVENTS``) between a
+step's first work and its last kernel with the collectives, and ``comm_exposed#host_calls`` says it.
+
+Truth by construction (``synthetic.nsysexport.write_mpi_steps``: ``wait_ms_per_step``); the control writes the same
+calls as ranges of the default domain, as a program naming its own code would -- the domain decides, not the names.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic.nsysexport import write_mpi_steps
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+
+def _host(path) -> dict:
+    host = SimpleNamespace(host="rank0", path=str(path), format="nsys", size=0)
+    return analyze_session("rank0", "s", [host]).to_dict()["hosts"][0]
+
+
+def _by_id(h: dict, rule: str, tail: str = "") -> list[dict]:
+    """The findings of ``rule`` whose id ends with ``tail`` (a secondary finding's ``#...``)."""
+    return [f for f in h["findings"] if f["rule"] == rule and f["id"].endswith(tail)]
+
+
+def test_mpi_wait_inside_the_step_is_booked_and_said_as_communication(tmp_path):
+    p = tmp_path / "train_mpi.sqlite"
+    truth = write_mpi_steps(str(p))
+    h = _host(p)
+    led = h["breakdown_ms"]
+    # the ledger: the wait is the step's communication (no collective kernel runs), not the host's own work
+    assert led["collectives"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.01), led
+    assert led["host_compute"] < 0.1 * truth["wait_ms_per_step"], led
+    assert not _by_id(h, "unexplained_idle"), [f["title"] for f in h["findings"]]
+    (f,) = _by_id(h, "comm_exposed", "#host_calls")
+    assert f["severity"] == "critical"  # 2.0 of 4.3 ms
+    assert "`MPI_Wait` 2.00 ms" in f["summary"], f["summary"]
+    assert "not the host's own work" in f["summary"]
+    assert f["metric"]["detail"]["host_calls_ms_per_step"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.01)
+    assert f["saving"]["ms_per_step"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.01)
+    assert [r["group"] for r in f["saving"]["recovers"]] == ["collectives"]
+    (rows,) = [e["rows"] for e in f["evidence"] if e["title"].startswith("Communication calls")]
+    assert dict(rows)["MPI_Wait"] == pytest.approx(truth["wait_ms_per_step"], rel=0.01)
+    assert any("MPI_Isend" in a["text"] for a in f["actions"])
+
+
+def test_a_short_wait_is_booked_but_not_a_finding(tmp_path):
+    p = tmp_path / "short.sqlite"
+    truth = write_mpi_steps(str(p), wait_ms=0.05)
+    h = _host(p)
+    assert h["breakdown_ms"]["collectives"] == pytest.approx(truth["mpi_ms_per_step"], abs=0.002)
+    assert not _by_id(h, "comm_exposed", "#host_calls")
+
+
+def test_the_same_calls_in_the_default_domain_stay_the_programs_own(tmp_path):
+    p = tmp_path / "own.sqlite"
+    truth = write_mpi_steps(str(p), mpi_domain="")
+    h = _host(p)
+    assert h["breakdown_ms"]["collectives"] == 0.0
+    assert h["breakdown_ms"]["host_compute"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.02)
+    assert not _by_id(h, "comm_exposed")
+    assert any(f["title"].startswith("Host-bound") for f in h["findings"])
+
+
+def test_control_the_kept_mpi_rank_waits_between_its_steps_only():
+    """Control, real: pipit's MPI saxpy (``wild/mpi_saxpy_a100_rank0``, Nsight 2022.2, ranges in the ``MPI`` domain)
+    sends and receives after each iteration's last kernel: the gap check's time (``test_communication_in_gaps``),
+    never booked inside the step -- the ledger holds no communication, and no host-calls finding fires."""
+    h = _host(FIXTURES / "wild" / "mpi_saxpy_a100_rank0" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite")
+    assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
+    assert not _by_id(h, "comm_exposed", "#host_calls")
+    assert any(f["rule"] == "step_gaps" and "is communication" in f["summary"] for f in h["findings"])
+
+
+def test_control_calls_on_a_thread_that_launches_nothing_stay_out_of_the_ledger(tmp_path):
+    """Control: the same MPI calls made by a communication thread of their own, the launching thread recording
+    nothing meanwhile: that thread's call says nothing of what the launcher does (it may be launching, late), so the
+    ledger books no communication and the host-calls finding stays silent."""
+    p = tmp_path / "thread.sqlite"
+    write_mpi_steps(str(p), other_thread=True)
+    h = _host(p)
+    assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
+    assert not _by_id(h, "comm_exposed", "#host_calls")

@@ -34,10 +34,10 @@ def host_input(ctx: Context) -> HostInput:
     rows = every[ctx.host_step[every] >= 0]
     pre = ctx.pre_op_spans
     pre_ms = ctx.per_step(float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS, shared=False) if pre is not None else 0.0
-    untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)
-    source = "pipeline" if rows.size else ("before_first_op" if untraced else "")
-    ops = _ops_in(ctx, ctx.input_spans, n) if source == "before_first_op" else []
-    frames, within = _frames_in(ctx, ctx.input_spans, pre, n) if source == "before_first_op" else ([], [])
+    lead = _untraced_spans(ctx)
+    source = "pipeline" if rows.size else ("before_first_op" if lead is not None else "")
+    ops = _ops_in(ctx, lead, n) if lead is not None and source == "before_first_op" else []
+    frames, within = _frames_in(ctx, lead, pre, n) if lead is not None and source == "before_first_op" else ([], [])
     return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
                      transfer_ms_per_step=_transfer_ms(ctx, every, n), frames=frames, frames_within=within,
                      ranges=_ranges(ctx, every, n), traced_calls_per_step=_traced_calls(ctx, every),
@@ -46,13 +46,29 @@ def host_input(ctx: Context) -> HostInput:
                      lead_ms_per_step=_lead_ms(ctx, n) if source == "before_first_op" else 0.0)
 
 
+def _untraced_spans(ctx: Context) -> tuple[np.ndarray, np.ndarray] | None:
+    """The input spans the ledger books for the host's active GPUs (:func:`_input_spans` of each: a GPU driven by its
+    own process reads its own rank's, the others the host's), merged; the host's (``Context.input_spans``) where no
+    GPU is active; None where there are none.  Why: the source, ops and frames the finding names are read from the
+    spans the ledger's wait was painted from.  Read from the host's alone, a host of merged ranks whose own spans held
+    each rank's lead (its steps marked per rank) while the host's, over the merged windows, held none named no part
+    of its wait (h37-walk13: forms13 seed 33, a 2.40 ms wait of a 6.61 ms step with no source)."""
+    if not ctx.active:
+        sp = ctx.input_spans
+        return sp if sp is not None and sp[0].size else None
+    parts = [sp for sp in (_input_spans(ctx, g) for g in ctx.active) if sp is not None]
+    if not parts:
+        return None
+    return union_intervals(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]))
+
+
 def _traced_calls(ctx: Context, rows: np.ndarray) -> float:
     """The Python calls recorded inside the input wait's own host time -- the pipeline's events ``rows`` and the
     spans that stand for an untraced loader (``Context.input_spans``) -- while the GPU ran nothing, per step and GPU:
     an in-process pipeline (a DataLoader without workers) runs the program's Python in the traced process, each call
     paying its recording (``metrics.capture.idle_calls_within``)."""
     h = ctx.h
-    sp = ctx.input_spans if ctx.input_spans is not None else (h.start[:0], h.end[:0])
+    sp = _untraced_spans(ctx) or (h.start[:0], h.end[:0])
     s, e = union_intervals(np.concatenate([h.start[rows], sp[0]]).astype(np.int64),
                            np.concatenate([h.end[rows], sp[1]]).astype(np.int64))
     return idle_calls_within(ctx, s, e)

@@ -40,7 +40,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
     cards = [
         Metric("device_step_share", ctx.window_words(DEVICE_SHARE_LABEL), json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
                meaning=f"share of the {step} the GPU spends executing kernels (guide 1: maximize)",
-               detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": json_float(m.breakdown.device_compute)}),
+               detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": _per_step_ms(m, m.breakdown.device_compute)}),
         _unrecorded_ops(m, _not_applicable(fw, Metric(
             "host_op_share", "Ops placed on host", json_float(h.host_op_share_by_count), "share",
             _pct(h.host_op_share_by_count), "lower", meaning=fw.label("host_op_meaning"),
@@ -60,15 +60,23 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                                      "share", _pct(h.launch_wait_share), "lower",
                                      meaning=f"share of the {step} the GPU was idle waiting for the host to launch "
                                              "the next kernel",
-                                     detail={"ms_per_step": json_float(m.breakdown.launch_wait)})),
+                                     detail={"ms_per_step": _per_step_ms(m, m.breakdown.launch_wait)})),
         _not_applicable(fw, _held_input(m, fw, _unmeasured_input(m, Metric(
             "input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share),
-            "lower", meaning=fw.label("input_wait_meaning", step=step), detail={"ms_per_step": json_float(m.breakdown.input_wait)})))),
+            "lower", meaning=fw.label("input_wait_meaning", step=step), detail={"ms_per_step": _per_step_ms(m, m.breakdown.input_wait)})))),
         mfu_card(m),
     ]
     active = any(g.active for g in m.gpus)
     return [grade_card(c, findings, active, rules.quiet_reason(rules.card_rule(c.id), m) if rules.card_rule(c.id) else "")
             for c in cards]
+
+
+def _per_step_ms(m: HostMetrics, ms_per_step: float) -> float | None:
+    """A card's ms per step of a ledger part: null where the host times no step (``headline.avg_step_ms`` None: a
+    window without GPU work, ``metrics.compute.gpu_step_timed``; a memory snapshot alone).  Why: such a host's ledger is
+    empty, not measured at zero -- a 0.0 ms wait per step is a number of a step the window does not hold, beside the
+    card's own null step (h37-walk13: input_only_rtx4090_unetr's input and launch cards)."""
+    return json_float(ms_per_step) if m.headline.avg_step_ms is not None else None
 
 
 def mfu_card(m: HostMetrics) -> Metric:

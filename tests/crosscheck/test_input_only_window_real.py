@@ -168,3 +168,36 @@ def test_the_law_sees_a_step_left_anywhere_in_the_json():
     session = dataclasses.replace(report, achievable=account)
     assert no_gpu_session_step_problems(session) == [
         "no-gpu-step: session: the account holds a step of 5,723.57 ms in a window without GPU work"]
+
+
+def test_a_loop_without_a_kernel_states_no_time_per_step_on_its_cards():
+    """h37-walk13: with its step dropped (``metrics.compute.gpu_step_timed``), the input and launch cards still said
+    ``ms_per_step`` 0.0 and the device-share card ``device_compute_ms`` 0.0 -- times per step of a step the window
+    does not hold, beside that card's own null ``avg_step_ms``.  Each is null now, on the host's cards and the
+    session's, and the ``no-gpu-step`` law holds."""
+    from tests.support.properties import no_gpu_session_step_problems, no_gpu_step_problems
+
+    report = _analyzed(str(TRACE))
+    (host,) = report.hosts
+    for cards in (host.headline, report.headline):
+        said = {(c.id, k): c.detail[k] for c in cards for k in ("ms_per_step", "device_compute_ms")
+                if k in (c.detail or {})}
+        # main: input_wait_share and launch_wait_share 0.0 ms per step, device_step_share 0.0 ms of device compute
+        assert said and set(said.values()) == {None}, said
+    assert no_gpu_step_problems(host.host, host) == [] and no_gpu_session_step_problems(report) == []
+
+
+def test_the_law_sees_a_time_per_step_on_a_card():
+    """The law can fail on a card's time per step, of the host and of the session."""
+    import dataclasses
+
+    from tb_gpu_advisor.model.schema import Metric
+    from tests.support.properties import no_gpu_session_step_problems, no_gpu_step_problems
+
+    report = _analyzed(str(TRACE))
+    (host,) = report.hosts
+    card = Metric(id="input_wait_share", label="", value=None, unit="", display="", detail={"ms_per_step": 0.0})
+    assert no_gpu_step_problems("h0", dataclasses.replace(host, headline=[card])) == [
+        "no-gpu-step: h0: card input_wait_share holds ms_per_step 0.0 in a window without GPU work"]
+    assert no_gpu_session_step_problems(dataclasses.replace(report, headline=[card])) == [
+        "no-gpu-step: session: card input_wait_share holds ms_per_step 0.0 in a window without GPU work"]

@@ -30,6 +30,12 @@ Session 24 (h37-usercopies13; ``tests/steps/test_rank_last_step_host.py``, ``tes
 * walk seeds 6016, 21671, 22655 (unmarked host-bound calls reading back at the repeats' opening): the boundary had
   to pause longer than a call's own gaps, which its Python between ops and its pageable uploads outlast -- one pass
   (``job.period._opens_at_wait``).
+
+Session 27 (h37-walk13; ``tests/metrics/test_input_rank_lead.py``):
+
+* walk seed 33 (two ranks, each with untraced host time before its steps' first op): the input account read the
+  host's input spans over the merged step windows, which held none, while the ledger booked each rank's own -- a
+  2.40 ms wait whose finding named no part of it (``metrics.inputs._untraced_spans``).
 """
 
 from __future__ import annotations
@@ -43,8 +49,8 @@ from tests.support.random_jobs import walk
 #: the first seed of each form (user copies 0 -- all three copies --, RL 2, two devices 3, expandable 4 with its
 #: cache emptied, setup window 6 pinning), the other setup windows (7 exit sync, 35 no CUDA call, 43 queries), an RL
 #: rollout (5), an expandable snapshot kept whole (42), and the seeds that broke a law on main (256; 340, 578;
-#: session 24: 23156, 21671)
-SEEDS = (0, 2, 3, 4, 5, 6, 7, 35, 42, 43, 256, 340, 578, 23156, 21671)
+#: session 24: 23156, 21671; session 27: 33)
+SEEDS = (0, 2, 3, 4, 5, 6, 7, 35, 42, 43, 256, 340, 578, 23156, 21671, 33)
 
 
 def test_random_form13_jobs_hold_every_law():

@@ -125,7 +125,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 
 * h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
   no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
-  no step row, mean step, card's step or account of one, the session's too.
+  no step row, mean step, card's step or account of one, the session's too; h37-walk13: no card's time per step
+  (its input and launch waits, its device compute).
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -1884,9 +1885,22 @@ def _json_steps(h: HostReport) -> list[str]:
         out.append(f"a mean step of {mean:,.2f} ms")
     out += [f"card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms" for c in h.headline
             if isinstance(c.detail, dict) and c.detail.get("avg_step_ms") is not None]
+    out += _card_per_step(h.headline)
     if isinstance(h.achievable, dict) and h.achievable.get("step_ms") is not None:
         out.append(f"the account holds a step of {h.achievable['step_ms']:,.2f} ms")
     return out
+
+
+#: The card details that are a ledger part's ms per step (the input and launch cards' ``ms_per_step``, the device
+#: share card's ``device_compute_ms``): numbers of a step, so null where there is none (h37-walk13).
+_PER_STEP_DETAIL = ("ms_per_step", "device_compute_ms")
+
+
+def _card_per_step(cards) -> list[str]:  # noqa: ANN001 - a report's or host's headline cards
+    """The cards whose detail states a time per step (:data:`_PER_STEP_DETAIL`): a window without a step holds none,
+    not 0.0 ms (h37-walk13: input_only_rtx4090_unetr's input and launch cards said 0.0 ms beside their null step)."""
+    return [f"card {c.id} holds {k} {c.detail[k]}" for c in cards if isinstance(c.detail, dict)
+            for k in _PER_STEP_DETAIL if c.detail.get(k) is not None]
 
 
 def no_gpu_session_step_problems(report: Report) -> list[str]:
@@ -1901,6 +1915,7 @@ def no_gpu_session_step_problems(report: Report) -> list[str]:
     out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "
            f"without GPU work" for c in report.headline
            if isinstance(c.detail, dict) and c.detail.get("avg_step_ms") is not None]
+    out += [f"no-gpu-step: session: {what} in a window without GPU work" for what in _card_per_step(report.headline)]
     if isinstance(report.achievable, dict) and report.achievable.get("step_ms") is not None:
         out.append(f"no-gpu-step: session: the account holds a step of {report.achievable['step_ms']:,.2f} ms in a "
                    f"window without GPU work")

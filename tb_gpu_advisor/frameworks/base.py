@@ -508,6 +508,12 @@ GENERIC_LABELS: dict[str, str] = {
     #: syncs inside the framework's ops that search for the fastest library kernel (the job stage's one-time costs)
     "autotune": "an algorithm search (the library times candidate kernels on the first call of each shape)",
     "compile_gap": "the framework compiling a graph for input shapes it had not seen",
+    #: why the compile gaps recur (the cold-start finding, where they are most of the one-time costs): the planning
+    #: is per input shape, not per process
+    "compile_gap_cause": ("The framework compiles its graph again for each input shape it has not seen: inputs whose "
+                          "sizes change from call to call pay it again for each new shape, in the steady run too."),
+    #: what the cold-start saving assumes where the compile gaps are most of the one-time costs
+    "compile_gap_saving": "the steady state's inputs reuse graphs already compiled, and pay none of the compilation",
     #: who should see the GPU ("Was the GPU visible to ...?")
     "gpu_user": "the framework",
     #: what a process copies to a GPU before its first kernel (the job stage's one-time costs)

@@ -1432,6 +1432,21 @@ def looped_fixes(loop: Loop, per_rank: bool) -> dict[str, tuple[Action, ...]]:
         "capture_quality:long": (action(LONG_WORDS.format(steps="steps"), short_capture(advice)),),
         # the warm-up's own fix (the cold start's, and unsteady steps'), around the job's loop; the capture's other
         # findings keep theirs
+        # the executor re-plans per input shape (``Framework.label('compile_gap_cause')``): fewer shapes, fewer
+        # plans; PyTorch 1.11's fusion strategy compiles for dynamic shapes (``_FUSION_STRATEGY`` gates it)
+        "cold_start:compile_gap": (
+            action("Pad or bucket the inputs' sizes to a few fixed shapes (a GNN's batch: nodes and edges padded up to "
+                   "the next bucket, the padding masked out), so the TorchScript executor reuses its plans instead of "
+                   "planning for each new size.",
+                   "import torch.nn.functional as F\n"
+                   "BUCKETS = (1024, 2048, 4096, 8192)   # a few sizes every input fits in\n"
+                   "def padded(x):   # rows (a graph's nodes) padded up to the next bucket; mask the padding out\n"
+                   "    n = next(b for b in BUCKETS if b >= x.shape[0])\n"
+                   "    return F.pad(x, (0, 0, 0, n - x.shape[0]))", "python"),
+            action("Let the fuser compile for dynamic shapes after a few static ones, before the scripted model's "
+                   "first call.",
+                   "torch.jit.set_fusion_strategy([('STATIC', 2), ('DYNAMIC', 10)])   # before the first call",
+                   "python"),),
         "capture_quality:unsteady@cold": (action("Skip the first calls: profile with a schedule whose wait and warmup "
                                                  "steps cover the one-time start-up.", capture_cold(loop)),),
         "mixed_precision_off": (autocast(loop),),
@@ -1996,11 +2011,14 @@ _ROCM_EXPANDABLE = ("expandable_segments:True", (2, 12), Noted(
 #: debugging guides set it): both names are unset to turn it back on.
 _HIP_NO_CACHING = ("unset PYTORCH_NO_CUDA_MEMORY_CACHING", None, Spelled(
     "unset PYTORCH_NO_HIP_MEMORY_CACHING PYTORCH_NO_CUDA_MEMORY_CACHING   # ROCm's name and CUDA's"))
+#: ``torch.jit.set_fusion_strategy`` came with PyTorch 1.11 (pytorch/pytorch#72937, the dynamic-shape fusion API):
+#: a trace of an older release, or one that does not date it (nothing assumed), is not told of it
+_FUSION_STRATEGY = ("torch.jit.set_fusion_strategy", (1, 11), None)
 DEVICE_FEATURES = {
-    "NVIDIA": (_GRAD_SCALER, _GRAPHED_CALLABLES),
+    "NVIDIA": (_GRAD_SCALER, _GRAPHED_CALLABLES, _FUSION_STRATEGY),
     # a line spelled anew first: a fix given a note is not read further (``Framework.fit``)
-    "AMD": (_GRAD_SCALER, _HIP_ALLOC_CONF, _HIP_NO_CACHING, _GRAPHED_CALLABLES, _ROCM_EXPANDABLE),
-    "Intel": (("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
+    "AMD": (_GRAD_SCALER, _HIP_ALLOC_CONF, _HIP_NO_CACHING, _GRAPHED_CALLABLES, _ROCM_EXPANDABLE, _FUSION_STRATEGY),
+    "Intel": (_FUSION_STRATEGY, ("reduce-overhead", None, XPU_GRAPHS), ("make_graphed_callables", (2, 11), None),
               ("torch.cuda.graph(", (2, 11), None), ("CUDAGraph(", (2, 11), None),
               ("memory._record_memory_history", (2, 11), None), ("set_sync_debug_mode", None, WITHOUT_LINE)),
 }
@@ -2095,6 +2113,16 @@ FRAMEWORK = Framework(
             "cast_cause": "autocast casting the fp32 weights again on every call, or layers kept in fp32",
             "compile_gap": ("TorchScript's executor profiling and optimising a scripted graph for input shapes its "
                             "guards had not seen (`fallback_function`)"),
+            # PyTorch's profiling executor (``profiling_graph_executor_impl``; ``torch.jit.set_fusion_strategy``'s
+            # docs): a failed type guard runs the fallback function, compiled and specialised in turn for the shapes it
+            # sees, down to the bailout depth -- then an unfused, unspecialised graph
+            "compile_gap_cause": (
+                "TorchScript's profiling executor plans the graph again for each input shape its type guards have not "
+                "seen, one fallback deeper each time until its bailout depth is spent: a model whose input sizes change "
+                "every call (a graph's node count, a sequence's length) pays this planning again for each new shape, "
+                "in the steady run too, not once."),
+            "compile_gap_saving": ("the steady state's inputs fit plans the executor already made (sizes padded to a "
+                                   "few buckets) and pay none of the planning"),
             "autotune": "cuDNN's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops ({kept}, all GPUs)",

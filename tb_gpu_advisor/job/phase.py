@@ -41,6 +41,9 @@ class OneTime:
     slow_launches: int = 0  # launches taken for one-time costs
     launches: int = 0  # all launch calls
     launch_median_us: float | None = None
+    #: of ``total_ms``, the framework planning a graph for new input shapes with no op run (:func:`_compile_gaps`):
+    #: a cost paid again for each new shape, not once (the cold-start finding names it where it is most of the costs)
+    compile_gap_ms: float = 0.0
 
     #: the host blocked waiting for the GPU while the trace shows every GPU idle: GPU work the capture does not
     #: hold (a window cut out of a longer trace, another process on the GPU); disjoint sorted (starts, ends), ps
@@ -135,7 +138,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
     evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
                 f"{_ms(window * PS_PER_MS)} window")
-    return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+    return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
+                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS)
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:

@@ -96,6 +96,7 @@ class Job:
             "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
             "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
             "host_kind": self.kind.host_kind, **({"gpus_listed": self.gpus_listed} if self.gpus_listed else {}),
+            **({"marks_no_job_step": True} if self.kind.marks_no_job_step else {}),
         }
 
 

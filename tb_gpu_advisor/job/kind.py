@@ -69,6 +69,12 @@ class Kind:
     #: GPU work), "input_on_cpu" (the input pipeline's loop with no model op and no GPU runtime call recorded: its
     #: batches on the CPU), "" otherwise
     window: str = ""
+    @property
+    def marks_no_job_step(self) -> bool:
+        """Whether the window's step marks are none of the job's steps (:data:`MARKS_NO_JOB_STEP`): a ``loop_ended``
+        window's one marked step holds the fetch that found the input exhausted, not an iteration of the loop."""
+        return self.window in MARKS_NO_JOB_STEP
+
     #: a ``loop_ended`` window's count of the steps the loop ran before the fetch that found its input exhausted (the
     #: framework's number on that step's mark: ``ProfilerStep#N``), 0 where the mark numbers none
     loop_steps: int = 0
@@ -121,6 +127,11 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
+#: Windows whose step marks time none of the job's steps.  Why: the loop's end marks a step (``ProfilerStep#2``, 0.54
+#: ms) that holds one fetch finding the input exhausted and nothing of the model: read as the job's step, the report's
+#: JSON held a 0.54 ms step and an account of it under a title saying "no step" and words saying "none of the job's
+#: steps in it" (h37-survey55's ``wild/loop_ended_a100_gnn``).
+MARKS_NO_JOB_STEP = ("loop_ended",)
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs

@@ -108,8 +108,11 @@ def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
     cards kept it while its title said "no step" and its GPU row (asked apart, in the report builder) said none.
     Decided once, where the step is measured, so that every reader -- step rows, cards, the account, the text, the
     MCP, a diff, a merge -- reads the one value.  A host that marks its iterations keeps its steps (a TF loop whose
-    GPUs only copy books its copies per marked step; a CPU-only capture's ``ProfilerStep`` marks)."""
-    return not (job is not None and job.kind.kind == "no_gpu" and detection.source in UNMARKED_SOURCES)
+    GPUs only copy books its copies per marked step; a CPU-only capture's ``ProfilerStep`` marks) -- unless the job's
+    reading says its marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end)."""
+    if job is None or job.kind.kind != "no_gpu":
+        return True
+    return not (detection.source in UNMARKED_SOURCES or job.kind.marks_no_job_step)
 
 
 def _without_gpu_step(hm: HostMetrics) -> None:

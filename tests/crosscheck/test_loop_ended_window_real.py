@@ -117,3 +117,40 @@ def test_a_short_window_states_its_length_in_a_unit_that_shows_it():
     """h37-survey55's Left 3: this 0.8 ms window read "This 0.00 s window"; a length says what it is (``ms()``)."""
     said = capture_quality_finding(one_file_host(str(TRACE), "kineto"))["summary"]
     assert "0.00 s" not in said and "This 797 us window" in said, said
+
+
+def test_the_loops_end_times_no_step_anywhere_in_its_json():
+    """The loop's end marks one step (``ProfilerStep#2``, 0.54 ms: the fetch that found the input exhausted): none of
+    the job's steps, as the finding says.  Merged, the report's JSON still held it as the step -- one step row, a card's
+    ``avg_step_ms`` 0.543, an account of a 0.543 ms step -- under the title "no step: the window holds no GPU work"."""
+    import os
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.properties import no_gpu_session_step_problems, no_gpu_step_problems
+
+    report = analyze_session("w", "s", [SimpleNamespace(host="h0", path=str(TRACE), format="kineto",
+                                                        size=os.path.getsize(TRACE))])
+    (host,) = report.hosts
+    assert host.job["marks_no_job_step"] is True, host.job
+    assert no_gpu_step_problems("h0", host) == [] and no_gpu_session_step_problems(report) == []
+    assert len(host.step_rows) == 0 and host.mean_step_ms() is None and not host.achievable, host.achievable
+    assert all(c.detail.get("avg_step_ms") is None for c in host.headline if isinstance(c.detail, dict))
+
+
+def test_the_law_holds_the_loops_end_to_no_step():
+    """The law can fail here: the same report with its marked step put back in the account."""
+    import dataclasses
+    import os
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.properties import no_gpu_step_problems
+
+    report = analyze_session("w", "s", [SimpleNamespace(host="h0", path=str(TRACE), format="kineto",
+                                                        size=os.path.getsize(TRACE))])
+    (host,) = report.hosts
+    kept = dataclasses.replace(host, achievable={"step_ms": 0.543, "achievable_step_ms": 0.543})
+    assert no_gpu_step_problems("h0", kept) == ["no-gpu-step: h0: a mean step of 0.54 ms in a window without GPU work",
+                                                "no-gpu-step: h0: the account holds a step of 0.54 ms in a window "
+                                                "without GPU work"]

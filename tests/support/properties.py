@@ -126,7 +126,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
   no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
   no step row, mean step, card's step or account of one, the session's too; h37-walk13: no card's time per step
-  (its input and launch waits, its device compute).
+  (its input and launch waits, its device compute); session 27: a window whose marks time none of the job's steps
+  (``job.marks_no_job_step``: the loop's end) is held to it as an unmarked one.
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -1869,7 +1870,7 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
         return []
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
     out = []
-    if source in UNMARKED_SOURCES:
+    if source in UNMARKED_SOURCES or (h.job or {}).get("marks_no_job_step"):  # no step, or marks of none of the job's
         out += [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU "
                 f"work" for g in h.gpus if g.step_ms is not None]
         out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
@@ -1909,7 +1910,8 @@ def no_gpu_session_step_problems(report: Report) -> list[str]:
     from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     hosts = [h for h in report.hosts if h.error is None]
-    if not hosts or any((h.job or {}).get("kind") != "no_gpu" or (h.steps or {}).get("source") not in UNMARKED_SOURCES
+    if not hosts or any((h.job or {}).get("kind") != "no_gpu" or ((h.steps or {}).get("source") not in UNMARKED_SOURCES
+                                                                    and not (h.job or {}).get("marks_no_job_step"))
                         for h in hosts):
         return []
     out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "

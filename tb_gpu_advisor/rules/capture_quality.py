@@ -503,54 +503,54 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                                   "model run"}
 
 
+#: What a window without GPU work holds, by its kind (``Kind.window``), and why the checks did not run: ``{length}``
+#: the window's length, ``{held}`` the job's words for what it holds; a kind not here is a capture of the wrong window
+#: (:data:`_WRONG_WINDOW`).  One table, as :data:`_WINDOW_TITLES`: each kind's sentence differs, its frame does not.
+_WINDOW_SUMMARIES = {
+    "tracing_off": ("{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
+                    "not run: nothing here is a verdict on the job. Record again with CUDA tracing on."),
+    "counters": ("{length} holds {held}. A kernel replayed for its counters takes no time in the step, so the guide's "
+                 "time checks did not run: nothing here is a verdict on the job. Profile the steps again without the "
+                 "counters to time them."),
+    "failed": ("{length} holds no GPU work: {held}. The window was not the problem: the program failed, so the guide's "
+               "GPU checks did not run and nothing here is a verdict on the job. Fix that error, then profile again."),
+    "wsl2": ("{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file is not "
+             "damaged: the platform did not record the kernels, so the guide's GPU checks did not run and nothing here "
+             "is a verdict on the job. Profile on native Linux, or update the Windows driver and the profiler."),
+    "wsl2_driver_ok": ("{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file "
+                       "is not damaged: the platform did not record the kernels, so the guide's GPU checks did not run "
+                       "and nothing here is a verdict on the job. Profile on native Linux, or install the Nsight "
+                       "Systems release that supports this driver."),
+    "wsl2_untraced": ("{length} holds no CUDA record: {held}. The window was not the problem and the file is not "
+                      "damaged: the profiler recorded none of the program's CUDA work, so the guide's GPU checks did "
+                      "not run and nothing here is a verdict on the job. Profile on native Linux, or update Nsight "
+                      "Systems and the Windows driver together."),
+    "input_on_cpu": ("{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's "
+                     "checks did not run and nothing here is a verdict on the job's steps."),
+    "frontend": ("{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "
+                 "runs the model, so the guide's GPU checks did not run and nothing here is a verdict on the job or "
+                 "its GPU. Its engine steps are in the trace of the engine's own process."),
+    "input_only": ("{length} holds no GPU work: {held}. It is not start-up cut short: the loop turned again and again "
+                   "without the model, so the guide's GPU checks did not run and nothing here is a verdict on the "
+                   "job's steps."),
+    "loop_ended": ("{length} holds no GPU work: {held}. The job's steps ran before the window, so the guide's GPU "
+                   "checks did not run: nothing here is a verdict on the job, nor on where its model runs."),
+    "nvtx_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
+                  "guide's GPU checks did not run: nothing here is a verdict on the job."),
+}
+#: Any other kind: a capture of the wrong window; ``{user}`` the framework's words for the code that runs the steps.
+_WRONG_WINDOW = ("{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks "
+                 "did not run: nothing here is a verdict on the job. Record the window where {user} runs its steps.")
+
+
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     """What a window without GPU work holds, and why the checks did not run: a capture of the wrong window, not a
     damaged file and not a healthy job."""
     # a window whose file holds no timed event has no length to state: say so, where its siblings state theirs; a
     # length in the unit that shows it (a 0.8 ms window read "This 0.00 s window": h37-survey55)
     length = f"This {ms(m.capture.length_ms)} window" if m.capture.length_ms else "This window (of no recorded length)"
-    if window == "tracing_off":
-        return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
-                f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")
-    if window == "counters":
-        return (f"{length} holds {held}. A kernel replayed for its counters takes no time in the step, so the "
-                f"guide's time checks did not run: nothing here is a verdict on the job. Profile the steps again without "
-                f"the counters to time them.")
-    if window == "failed":
-        return (f"{length} holds no GPU work: {held}. The window was not the problem: the program failed, so the "
-                f"guide's GPU checks did not run and nothing here is a verdict on the job. Fix that error, then "
-                f"profile again.")
-    if window in ("wsl2", "wsl2_driver_ok"):
-        fix = ("update the Windows driver and the profiler" if window == "wsl2" else
-               "install the Nsight Systems release that supports this driver")
-        return (f"{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file is "
-                f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
-                f"nothing here is a verdict on the job. Profile on native Linux, or {fix}.")
-    if window == "wsl2_untraced":
-        return (f"{length} holds no CUDA record: {held}. The window was not the problem and the file is not damaged: "
-                f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "
-                f"nothing here is a verdict on the job. Profile on native Linux, or update Nsight Systems and the "
-                f"Windows driver together.")
-    if window == "input_on_cpu":
-        return (f"{length} holds no GPU work: {held}. No model ran in it, on the GPU or the CPU, so the guide's checks "
-                f"did not run and nothing here is a verdict on the job's steps.")
-    if window == "frontend":
-        return (f"{length} holds no GPU work: {held}. The window and the file are not the problem: this process never "
-                f"runs the model, so the guide's GPU checks did not run and nothing here is a verdict on the job or its "
-                f"GPU. Its engine steps are in the trace of the engine's own process.")
-    if window == "input_only":
-        return (f"{length} holds no GPU work: {held}. It is not start-up cut short: the loop turned again and again "
-                f"without the model, so the guide's GPU checks did not run and nothing here is a verdict on the job's "
-                f"steps.")
-    if window == "loop_ended":
-        return (f"{length} holds no GPU work: {held}. The job's steps ran before the window, so the guide's GPU checks "
-                f"did not run: nothing here is a verdict on the job, nor on where its model runs.")
-    if window == "nvtx_only":
-        return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
-                f"GPU checks did not run: nothing here is a verdict on the job.")
-    return (f"{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks did "
-            f"not run: nothing here is a verdict on the job. Record the window where {ctx.fw.label('gpu_user')} runs "
-            f"its steps.")
+    return _WINDOW_SUMMARIES.get(window, _WRONG_WINDOW).format(length=length, held=held,
+                                                               user=ctx.fw.label("gpu_user"))
 
 
 def _window_fixes(ctx: Ctx, window: str, fmt: str, loop_steps: int = 0) -> list[Action]:

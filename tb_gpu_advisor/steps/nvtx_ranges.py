@@ -1,7 +1,8 @@
 """Source 9, ``nvtx_range`` / ``nvtx_top_range``: steps from the program's ranges (Nsight's NVTX,
 Kineto's ``record_function``): a range named like a step or iteration (``ProfilerStep#N``, ``train_step``,
 ``iteration 3``), a framework's own range closing each iteration (DeepSpeed's optimizer ``step``,
-:mod:`.iterations`), else the most repeated top-level user range that holds the GPU work.
+:mod:`.iterations`), else the most repeated top-level user range that holds the GPU work, on a thread that
+launches kernels where one marks ranges (:func:`_on_launching_threads`).
 
 Why: a capture without the format's step markers often still marks its loop with ranges; read per rank, they give
 each GPU's steps.  They win over the program's repeated spans and GPU bursts (the user's own words for a step), and
@@ -76,8 +77,8 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
     ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
     ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
-    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence), where the
-    steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
+    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence) -- of the threads
+    that launch a kernel, where any range's thread does (:func:`_on_launching_threads`) -- where the steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
     Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
     its thread; ranks' ranges of the same number are one step, and each thread's own windows of them are kept
     (:func:`_line_windows`: each rank's GPU is placed by its own ranges, :func:`_own_host_windows`)."""

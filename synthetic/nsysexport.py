@@ -3066,3 +3066,108 @@ def write_host_code_launches(path: str, launches: int = 1200, kernel_us: float =
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./run_pselinv", thread="run_pselinv")
     return {"launches": launches, "launch_calls_ms": calls_ps / ms, "host_code_ms": code_ps / ms,
             "pass_ms": (kern[-1][1] - kern[0][0]) / ms}
+
+
+# --------------------------------------------------------------------------- h37-commthread: a comm thread's ranges
+
+
+def write_comm_thread_steps(path: str, steps: int = 12, buckets: int = 2, forward_ms: float = 0.8,
+                            backward_ms: float = 1.2, update_ms: float = 0.2, allreduce_ms: float = 0.5,
+                            kernels: int = 6, dispatcher: bool = False) -> dict:
+    """Write one rank's export of a training loop whose gradients are all-reduced by a communication thread, shaped
+    after Stanford CME 213's ``train_mpi --sync-mode openmp`` (``h256_comm_openmp_thread_*_rank0.sqlite``, read in
+    h37-survey54): the main thread marks each step with NVTX ranges ``forward``, ``backward_bucketed`` and
+    ``adam_update`` (``kernels`` kernels filling each phase), records an event after each of ``buckets`` parts of the
+    backward, waits (unrecorded: an OpenMP barrier) for the communication thread and updates.  The communication
+    thread, per bucket, waits on the bucket's event in a range ``openmp_comm_event_wait`` (``cudaEventSynchronize``),
+    then in ``openmp_comm_mpi_allreduce`` copies the bucket to the host, all-reduces it (``MPI_Allreduce`` in Nsight
+    2023's ``MPI_COLLECTIVES_EVENTS``) and copies it back: its ranges repeat ``buckets`` times a step, as regularly
+    as the main thread's, and it launches copies, never a kernel.  ``dispatcher``: the main thread's ranges pushed by
+    a thread of their own that launches nothing (an async runtime's Python thread marking the steps its worker
+    launches) and the communication thread's ranges left out -- no range's thread launches a kernel, and the ranges
+    still mark the steps (the control).  Return the truth: the steps and the step's time (one ``forward`` start to
+    the next)."""
+    us, ms = 1000, 1_000_000
+    pid = 404227
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL,
+                                                MPI_COLLECTIVES_DDL, MPI_OTHER_DDL], pid)
+    comm_tid = _gid(pid, pid + 76)
+    api = _Calls(strings, SESSION_START_NS + 90 * ms, gap=4 * us)
+    comm = _Calls(strings, api.t, gap=4 * us)
+    comm.corr = 1 << 20  # one process's correlation ids are distinct across its threads
+    nvtx: list[tuple[int, int, str, int]] = []
+    comm_nvtx: list[tuple[int, int, str, int]] = []
+    kern: list[tuple[int, int, int, str]] = []
+    memcpy: list[tuple[int, int, int, int, int, int]] = []
+    mpi: dict[str, list] = {"MPI_COLLECTIVES_EVENTS": [], "MPI_OTHER_EVENTS": []}
+    gpu_free = [0]
+
+    def launch(calls: _Calls, name: str, dur_ns: int) -> None:
+        c = calls("cudaLaunchKernel_v7000", 6 * us)
+        a = max(calls.t, gpu_free[0]) + 3 * us
+        kern.append((a, a + dur_ns, c, name))
+        gpu_free[0] = a + dur_ns
+
+    def phase(name: str, kernel: str, total_ms: float, n: int) -> None:
+        a = api.t
+        for j in range(n):
+            launch(api, f"{kernel}_{j}", int(total_ms * ms / kernels))
+        nvtx.append((a, api.t, name, 0))
+        api.t += 2 * us
+
+    def copy(kind: int) -> None:  # a bucket to pinned host memory (2) or back (1), 40 us; the thread waits for it
+        c = comm("cuMemcpyAsync", 5 * us)
+        a = max(comm.t, gpu_free[0]) + 3 * us
+        memcpy.append((a, a + 40 * us, c, kind, 0 if kind == 2 else 3, 3 if kind == 2 else 0))
+        gpu_free[0] = a + 40 * us
+        comm("cuStreamSynchronize", gpu_free[0] + 2 * us - comm.t)
+
+    def reduce_bucket(ready: int) -> None:  # the comm thread: wait for the bucket's event, then all-reduce it
+        a = max(comm.t, api.t - 30 * us)
+        comm.t = a
+        comm("cudaEventSynchronize_v3020", max(ready, a + 5 * us) - a)
+        comm_nvtx.append((a, comm.t, "openmp_comm_event_wait", 0))
+        b = comm.t
+        copy(2)
+        mpi["MPI_COLLECTIVES_EVENTS"].append((comm.t, comm.t + int(allreduce_ms * ms), comm_tid, strings("MPI_Allreduce")))
+        comm.t += int(allreduce_ms * ms) + 5 * us
+        copy(1)
+        comm_nvtx.append((b, comm.t, "openmp_comm_mpi_allreduce", 0))
+        comm.t += 3 * us
+
+    mpi["MPI_OTHER_EVENTS"].append((api.t, api.t + 150 * ms, gtid, strings("MPI_Init_thread")))
+    api.t += 151 * ms
+    api("cudaMalloc_v3020", 120 * ms)  # the context
+    comm.t = api.t
+    starts = []
+    for _ in range(steps):
+        starts.append(api.t)
+        phase("forward", "fwd_kernel", forward_ms, kernels)
+        a = api.t
+        per = kernels // buckets
+        for k in range(buckets):
+            for j in range(per):
+                launch(api, f"bias_backward_kernel_{k}_{j}", int(backward_ms * ms / kernels))
+            api("cudaEventRecord_v3020", 3 * us)
+            reduce_bucket(gpu_free[0])
+        nvtx.append((a, api.t, "backward_bucketed", 0))
+        api.t = max(api.t, comm.t) + 5 * us  # the barrier: the update waits for the last bucket's all-reduce
+        phase("adam_update", "adam_kernel", update_ms, 2)
+        api("cudaDeviceSynchronize_v3020", gpu_free[0] + 2 * us - api.t)
+        comm.t = max(comm.t, api.t - 30 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    comm.insert(con, comm_tid)
+    _mpi_rank_rows(con, (gpid, gtid), ("MPI", SESSION_START_NS + 90 * ms), [] if dispatcher else nvtx, mpi, memcpy,
+                   2 << 20)
+    marker = _gid(pid, pid + 77)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
+                    [(a, b, text, marker, d) for a, b, text, d in nvtx] if dispatcher else
+                    [(a, b, text, comm_tid, d) for a, b, text, d in comm_nvtx])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 64, 128, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                      None) for j, (a, b, c, n) in enumerate(kern)])
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("train_mpi"), comm_tid))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
+    return {"steps": steps, "step_ms": float(np.median(np.diff(starts))) / ms,
+            "comm_ranges_per_step": buckets}

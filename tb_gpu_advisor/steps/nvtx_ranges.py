@@ -1,7 +1,8 @@
 """Source 9, ``nvtx_range`` / ``nvtx_top_range``: steps from the program's ranges (Nsight's NVTX,
 Kineto's ``record_function``): a range named like a step or iteration (``ProfilerStep#N``, ``train_step``,
 ``iteration 3``), a framework's own range closing each iteration (DeepSpeed's optimizer ``step``,
-:mod:`.iterations`), else the most repeated top-level user range that holds the GPU work.
+:mod:`.iterations`), else the most repeated top-level user range that holds the GPU work, on a thread that
+launches kernels where one marks ranges (:func:`_on_launching_threads`).
 
 Why: a capture without the format's step markers often still marks its loop with ranges; read per rank, they give
 each GPU's steps.  They win over the program's repeated spans and GPU bursts (the user's own words for a step), and
@@ -76,8 +77,8 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
     ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
     ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
-    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence), where the
-    steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
+    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence) -- of the threads
+    that launch a kernel, where any range's thread does (:func:`_on_launching_threads`) -- where the steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
     Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
     its thread; ranks' ranges of the same number are one step, and each thread's own windows of them are kept
     (:func:`_line_windows`: each rank's GPU is placed by its own ranges, :func:`_own_host_windows`)."""
@@ -120,6 +121,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         updated = _update_iterations(trace, user, launches)
         if updated is not None:  # its micro-batches' ranges, the updates after every k-th closing the iterations
             return updated
+        user = user & _on_launching_threads(h, idx, user, trace.devices, launches)
         found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
         inside = False
@@ -131,8 +133,6 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         best, sel = found
         if not _hold_the_work(h, trace.devices, launches, sel, inside=inside):
             return None
-        if launches is None:
-            launches = device_launches(h, trace.devices)
         first = sel[_top_level(h, sel)] if sel.size else sel
         starts = np.sort(h.start[first[h.line[first] == np.bincount(h.line[first].astype(np.int64)).argmax()]]
                          .astype(np.int64))  # the windows of the thread that repeats it most
@@ -145,6 +145,32 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
+
+
+def _on_launching_threads(h: HostEvents, idx: np.ndarray, user: np.ndarray, devs: list[DeviceEvents],
+                          launches: list[np.ndarray]) -> np.ndarray:
+    """Bool per range of ``idx``: on a thread that launches a kernel (or a collective), where some user range
+    (``user``) is; all True where no user range's thread launches one (the launches unmapped, or the work launched by
+    threads that mark no range: an async runtime's workers under the Python thread's ``train_step``).
+
+    Why: a step is the GPU work its range frames, and the kernels are launched from inside the loop that marks it.
+    A thread that launches no kernel runs beside the loop -- an OpenMP communication thread's
+    ``openmp_comm_event_wait``, run twice (h256) or four times (h512) in each step while it waits for the gradients'
+    copies, each a wait and an all-reduce -- so its range, however regular and however often it repeats, counts its
+    own round trips, not the steps: 38 "steps" of 1.64 ms for 20 of ~2.9 ms framed by the main thread's
+    ``forward`` / ``backward_bucketed`` / ``adam_update`` (CME 213's MPI transformer, h37-commthread).  Its copies
+    are the comm's, not the step's work: only kernels count."""
+    lines = _kernel_launch_lines(h, devs, launches)
+    on = np.isin(h.line[idx], lines)
+    return on if (on & user).any() else np.ones(idx.size, bool)
+
+
+def _kernel_launch_lines(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]) -> np.ndarray:
+    """The host lines (threads) whose launch records started a kernel or a collective on some GPU (sorted)."""
+    rec = [la[(la >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))]
+           for d, la in zip(devs, launches) if len(d) and la is not None and la.size == len(d)]
+    rec = np.concatenate(rec) if rec else np.zeros(0, np.int64)
+    return np.unique(h.line[rec]) if rec.size else np.zeros(0, np.int64)
 
 
 def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray,

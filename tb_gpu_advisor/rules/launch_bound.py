@@ -147,7 +147,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # assumption read "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
-    code = _host_code(ctx, m, wait_ms or 0.0) if not replay else None
+    code = _host_code(ctx, m, wait_ms or 0.0)
     if code is not None:  # the program's own code between its launches: no graph of them cuts it
         loose = min(loose, code[0])
     launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
@@ -237,8 +237,8 @@ def _host_code(ctx: Ctx, m: HostMetrics, wait_ms: float) -> tuple[float, float] 
     is between launches is launch time (PEXSI's selected inversion on an A100: 2.0 ms in its 849 launch calls,
     20.9 ms in its own code, priced whole as launch overhead).  A framework's host time between launches is its
     dispatch (PyTorch's ops, JAX's calls), which a graph of the step does replay away: it keeps the reading it had."""
-    if not ctx.fw.own_code_between_launches or wait_ms <= 0:
-        return None
+    if not ctx.fw.own_code_between_launches or wait_ms <= 0 or _replayed(m, wait_ms, 0.0)[0] > 0:
+        return None  # a wait before graph replays is the host preparing them, read as such (``_replay_txt``)
     calls = min(m.launch_wait_in_launch_calls, wait_ms)
     if ms(calls) == ms(wait_ms):
         return None

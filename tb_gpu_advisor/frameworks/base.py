@@ -161,6 +161,13 @@ class Framework:
     #: records, is that launcher's (``metrics.syncs.launcher_silence``); never where the framework's own launches
     #: can lie outside its ops (a JAX or TF executor launches through the driver itself)
     launcher_call: NamePredicate = never
+    #: the host's time between its launches that no event records is the program's own code, not a framework's
+    #: dispatch: a GPU program with no ML framework (CUDA C++, Fortran) calls the runtime itself, so what its launching
+    #: thread does outside every call is its own computation, which a graph of its launches leaves as it is.  The step
+    #: ledger books that time as the host's unrecorded time (``other``), not as launch wait
+    #: (``metrics.breakdown.own_code_spans``).  False for a framework: its host time between launches is its dispatch
+    #: or the model's Python, which a graph of the step replays away (PyTorch's eager ops, a jitted call's dispatch)
+    own_code_between_launches: bool = False
     #: host events the framework's runtime writes on the program's own thread outside its compiled work (JAX's
     #: ``PjitFunction(f)``, buffer waits, allocations; TF's ``FunctionRun``, ``TFE_*``): in a format where the program's
     #: own annotations are events like the runtime's (XPlane TraceMe), what is left on that thread outside them is the

@@ -164,6 +164,7 @@ FRAMEWORK = Framework(
     fixes=FIXES,
     capture_snippet=CAPTURE,
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
+    own_code_between_launches=True,
 )
 
 def for_vendor(fw: Framework, vendor) -> Framework:  # noqa: ANN001 - a vendor module (``devices/amd.py``)

@@ -110,6 +110,12 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if silent is not None:
         lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
         out["launch_wait"] = subtract_intervals(lw_s, lw_e, *_long_overlaps(lw_s, lw_e, *silent))
+        # and the shorter silences outside the launch calls: the host's own code before a late launch -- a program's
+        # own computation where no framework dispatches its ops, booked as the host's unrecorded time (``other``)
+        out["own_code"] = own_code_spans(ctx, g, out["launch_wait"], silent, lend_all)
+        if ctx.fw.own_code_between_launches and out["own_code"][0].size:
+            out["launch_wait"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["launch_wait"]),
+                                                    *out["own_code"])
     # and the GPU idle while the host is inside the graph launch of the GPU's next kernels: whatever else the host
     # is in (an op, a Python frame), it is submitting the GPU's next work then
     under = _under_launch_calls(ctx, g, lend_all) if returns_read else None
@@ -345,40 +351,77 @@ def loop_idle(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
 
 
 def launch_split(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
-    """(ms, ms) of GPU ``g``'s launch wait in its kept steps, as the ledger books it (:func:`ledger_of`): with the
-    host inside the kernel launch calls or the GPU about to start what they submitted (each kernel's call, from its
-    start to :func:`launch_wait_end`), and in the launching threads' silences outside those (the host's own code
-    between its launches, in stretches no op, runtime call, range or Python span records; the longer ones are
-    ``other`` already, :func:`_launchers_silent`).  (0, 0) without host events.
+    """(ms, ms) of GPU ``g``'s idle before late launches in its kept steps, as the ledger books it (:func:`ledger_of`):
+    with the host inside the kernel launch calls or the GPU about to start what they submitted (:func:`launch_call_spans`:
+    the ledger's ``launch_wait`` there), and in the launching threads' shorter silences outside those (``own_code``
+    of :func:`category_intervals`, :func:`own_code_spans`: the host's own code between its launches, booked
+    ``launch_wait`` for a framework -- its dispatch -- and ``other`` for a program that dispatches its own launches,
+    ``Framework.own_code_between_launches``).  (0, 0) without host events.
 
     Why: the launch wait is the GPU idle before a launch that came late -- late for whatever the host did before the
     call, not only for the call.  A CUDA graph or fewer kernels cut the calls and their submission; the program's own
     code between them runs as before.  PEXSI's selected inversion on an A100 (``wild/pexsi_a100_pageable_sync``,
-    849 launch calls of 5.7 ms in all) idles 29.5 ms before its launches, of which the calls and their submission
-    hold 2.03 ms and the host's unrecorded code 20.9 ms (the rest inside its other calls): the wait was priced whole
-    as launch overhead."""
+    849 launch calls of 5.7 ms in all) idles 2.03 ms with the host in its calls and their submission, and 20.9 ms in
+    the host's unrecorded code between them, which main's ledger booked as launch wait and priced as launch
+    overhead."""
     d, h = g.d, ctx.h
-    if not h.end.size or not len(d) or not iv["launch_wait"][0].size:
+    own_iv = iv.get("own_code")
+    if not h.end.size or not len(d) or not (iv["launch_wait"][0].size or (own_iv is not None and own_iv[0].size)):
         return 0.0, 0.0
+    ps, pe = launch_call_spans(ctx, g)
+    lw = _CAT_INDEX["launch_wait"]
+    in_calls = float(ledger_of(ctx, g, ps, pe, iv)[lw]) if ps.size else 0.0
+    own = 0.0
+    if own_iv is not None and own_iv[0].size:
+        led = ledger_of(ctx, g, *(np.asarray(x, np.int64) for x in own_iv), iv)
+        own = float(led[lw] + led[_CAT_INDEX["other"]])  # launch wait of a framework's, the host's own of a program's
+    return in_calls / PS_PER_MS, own / PS_PER_MS
+
+
+def launch_call_spans(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The host inside the launch calls of ``g``'s kernels and collectives (a kernel launch or a graph launch), each
+    from its start to :func:`launch_wait_end` (its return and the driver's submission, or the work's start where
+    earlier), as disjoint sorted (starts, ends) ps.  Why: a graph or fewer kernels cut exactly this time -- the
+    launches' own cost --, whatever the host did before each call.  ``lend_all``: :func:`launch_ends` of ``g``."""
+    d, h = g.d, ctx.h
     kern = np.flatnonzero(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)) & (g.launch >= 0))
     calls = g.launch[kern]
     launching = h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)
     kern, calls = kern[launching[calls]], calls[launching[calls]]
+    lend = h.end[calls] if lend_all is None else lend_all[kern]
     ps, pe = union_intervals(h.start[calls].astype(np.int64),
-                             launch_wait_end(d.start[kern].astype(np.int64), h.end[calls].astype(np.int64)))
+                             launch_wait_end(d.start[kern].astype(np.int64), lend.astype(np.int64)))
     ps, pe = np.asarray(ps, np.int64), np.asarray(pe, np.int64)
     ok = pe > ps
-    ps, pe = ps[ok], pe[ok]
-    lw = _CAT_INDEX["launch_wait"]
-    in_calls = float(ledger_of(ctx, g, ps, pe, iv)[lw]) if ps.size else 0.0
-    silent = _launchers_silent(ctx, g)
-    own = 0.0
-    if silent is not None and silent[0].size:
-        ss, se = (np.asarray(x, np.int64) for x in silent)
-        keep = se > ss
-        ss, se = subtract_intervals(ss[keep], se[keep], ps, pe) if ps.size else (ss[keep], se[keep])
-        own = float(ledger_of(ctx, g, np.asarray(ss, np.int64), np.asarray(se, np.int64), iv)[lw]) if ss.size else 0.0
-    return in_calls / PS_PER_MS, own / PS_PER_MS
+    return ps[ok], pe[ok]
+
+
+def own_code_spans(ctx: Context, g: GpuCtx, wait: tuple[np.ndarray, np.ndarray],
+                   silent: tuple[np.ndarray, np.ndarray], lend_all: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the launch wait ``wait`` (starts, ends) in which the launching threads record nothing
+    (``silent``: :func:`_launchers_silent`) and the host is in no launch call nor its submission
+    (:func:`launch_call_spans`), as disjoint sorted (starts, ends) ps.
+
+    Why: the GPU idles there because the host was not launching yet -- it ran code of its own between two calls.
+    For a program that calls the runtime itself (``Framework.own_code_between_launches``) that is its computation,
+    the host's own time which no event records, as the longer silences are (``other``): PEXSI's selected inversion on
+    an A100 (``wild/pexsi_a100_pageable_sync``) idles 20.9 ms so between its 849 launches, booked as launch wait on
+    main (the step card "Idle waiting for launch 22.2%") while its launch calls and their submission held 2.03 ms
+    of it.  A graph of the launches runs none of that code away.  Empty where the threads record nothing at all."""
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    if not wait[0].size or not silent[0].size:
+        return empty
+    ws, we = union_intervals(*(np.asarray(x, np.int64) for x in wait))
+    ss, se = (np.asarray(x, np.int64) for x in silent)
+    keep = se > ss
+    ss, se = intersect_intervals(np.asarray(ws, np.int64), np.asarray(we, np.int64), ss[keep], se[keep])
+    ps, pe = launch_call_spans(ctx, g, lend_all)
+    if ps.size and ss.size:
+        ss, se = subtract_intervals(np.asarray(ss, np.int64), np.asarray(se, np.int64), ps, pe)
+    ss, se = np.asarray(ss, np.int64), np.asarray(se, np.int64)
+    keep = se > ss
+    return ss[keep], se[keep]
 
 
 def split_switches(s: np.ndarray, e: np.ndarray, floor_ps: np.ndarray | float | None = None

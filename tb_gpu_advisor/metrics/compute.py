@@ -202,8 +202,8 @@ class _Idle:
     #: (ms of idle booked as the host's own time, ms booked as launch wait) while the host ran the compiled programs'
     #: loop iterations, per active GPU
     loops: list[tuple[float, float]] = field(default_factory=list)
-    #: (ms of launch wait in the kernel launch calls and their submission, ms in the launching threads' silences
-    #: outside them) in the kept steps, per active GPU (``metrics/breakdown.launch_split``)
+    #: (ms of launch wait in the kernel launch calls and their submission, ms of the idle before late launches in the
+    #: launching threads' silences outside them) in the kept steps, per active GPU (``metrics/breakdown.launch_split``)
     launch_split: list[tuple[float, float]] = field(default_factory=list)
 
 

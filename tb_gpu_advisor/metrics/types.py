@@ -1363,9 +1363,10 @@ class HostMetrics:
     #: ms per step and GPU of launch wait (the ledger's ``launch_wait``) with the host inside the kernel launch calls
     #: or the GPU about to start the kernels they submitted: the launches' own cost (``metrics/breakdown.launch_split``)
     launch_wait_in_launch_calls: float = 0.0
-    #: ms per step and GPU of launch wait in the launching threads' silences outside those calls: the host's own code
-    #: between its launches, in stretches no event records -- which a graph or fewer kernels leave as they are
-    #: (h37-launchwait)
+    #: ms per step and GPU of the GPU's idle before late launches in the launching threads' silences outside those
+    #: calls: the host's own code between its launches, in stretches no event records -- which a graph or fewer kernels
+    #: leave as they are (h37-launchwait).  The ledger books it ``launch_wait`` for a framework (its dispatch) and
+    #: ``other`` for a program that dispatches its own launches (``Framework.own_code_between_launches``, h37-ownsplit)
     launch_wait_host_code: float = 0.0
     #: of the ledger's ``other`` (ms per step and GPU), the part in the launching thread's silence right before the
     #: launches the framework reads as a Python launcher's (``Framework.launcher_call`` outside every op: Triton's JIT

@@ -22,11 +22,14 @@ the trace shows (an Intel GPU, PyTorch undated), no saving is claimed from one. 
 inside loops a compiled program runs from the host (XLA's ``while`` loops: ``[iter=N]`` spans, or Nsight's loop thunk
 ranges; ``HostMetrics.launch_wait_in_host_loops``), the launches are the loop's iterations and the fixes are the
 loop's (``launch_bound:host_loop``), never "compile the step": it is compiled already.
-Where a GPU program with no ML framework spends more of the wait in its own code between launches (the launching
-threads record nothing: ``HostMetrics.launch_wait_host_code``) than inside its launch calls and their submission
-(``HostMetrics.launch_wait_in_launch_calls``), the saving counts the calls' part only -- a graph of the launches does
-not run that code away -- and the finding names both parts and how to see the code (``launch_bound:host_code``); a
-framework's host time between launches is its dispatch, which a graph of the step does replay away.
+A GPU program with no ML framework (``Framework.own_code_between_launches``) has its own code between launches (the
+launching threads record nothing: ``HostMetrics.launch_wait_host_code``) booked by the ledger as the host's own
+unrecorded time, not as launch wait; of the wait left, the grade and the saving rest on the part inside its launch
+calls and their submission (``HostMetrics.launch_wait_in_launch_calls``) -- a graph of the launches cuts that, not
+the other calls the host waits in before a launch (a synchronous copy's return) -- and the finding names the parts
+and, where the code holds more of the GPU's idle before launches than the calls do, how to see it
+(``launch_bound:host_code``).  A framework's host time between launches is its dispatch, which a graph of the step
+does replay away: its wait is graded and saved whole.
 """
 
 from __future__ import annotations
@@ -100,6 +103,12 @@ def quiet(m) -> str | None:
         return (f"{ms(after)} of the launch wait {ctx.per_step} follows the host's syncs and blocking copies, which drained the "
                 f"GPU's queue: that wait is the host-sync and blocking-copy checks' to judge, and the rest is below "
                 f"this check's level")
+    wait = m.breakdown.launch_wait or 0.0
+    code = _host_code(ctx, m, wait)
+    if code is not None:  # graded on the launch calls' part (_own_wait)
+        return (f"of the {ms(wait)} launch wait {ctx.per_step}, the host is inside its launch calls (or the GPU about "
+                f"to start what they submitted) for {ms(code[0])}, below this check's level; the rest is inside the "
+                f"other calls it records, which no graph of the launches cuts")
     return None
 
 
@@ -138,7 +147,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # assumption read "92 kernels per step", its 92 small ones, beside "92 of 125 kernels per step")
     sev, few_small, actions, said = _verdict(ctx, m, sev, few_small)
     replay, loose, launches = _replayed(m, wait_ms or 0.0, kps)
-    code = _host_code(ctx, m, wait_ms or 0.0) if not replay else None
+    code = _host_code(ctx, m, wait_ms or 0.0)
     if code is not None:  # the program's own code between its launches: no graph of them cuts it
         loose = min(loose, code[0])
     launched_ps = min(kps if few_small else small_ps, launches)  # the launches a fused graph still makes, ~1 us each
@@ -175,7 +184,8 @@ def check(m: HostMetrics) -> list[Finding]:
         said += host_loop_words(ctx, loop, m.launch_wait_in_host_loops)
     elif code is not None:
         said += _host_code_txt(ctx, wait_ms or 0.0, *code)
-        actions = actions + ctx.fw.fix(f"{ID}:host_code")
+        if code[1] > code[0]:  # the code holds more of the GPU's idle before launches than the calls: see it first
+            actions = actions + ctx.fw.fix(f"{ID}:host_code")
     elif _no_graph_fits(ctx, actions):  # the device cannot replay a graph at the version the trace shows
         save_ms = 0.0
         said += (f" No graph fix fits this GPU at the {ctx.fw.name} version the trace shows, so every kernel keeps "
@@ -215,34 +225,37 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 def _host_code(ctx: Ctx, m: HostMetrics, wait_ms: float) -> tuple[float, float] | None:
-    """(ms in the launch calls, ms of the program's own code) of the finding's wait of ``wait_ms`` a step, where the
-    framework names the host's time between launches as the program's own code (``launch_bound:host_code``: no
-    framework dispatches its ops) and that code holds more of the wait than the calls do; None otherwise.
+    """(ms of the finding's wait of ``wait_ms`` a step inside the launch calls, ms of the program's own code before
+    its launches, which the ledger books as the host's time outside that wait) where the program dispatches its own
+    launches (``Framework.own_code_between_launches``: no framework) and its calls hold less of the wait than all of it
+    (as printed); None otherwise.
 
-    Why: the ledger's launch wait is the GPU idle before a late launch, whatever made it late.  Where the host is
-    inside its launch calls (``HostMetrics.launch_wait_in_launch_calls``) a graph or fewer kernels cut it; where it
-    runs its own code between them (``HostMetrics.launch_wait_host_code``) they do not -- ASSUMPTION that was wrong:
-    the GPU idle while the host launches is the launches' cost (PEXSI's selected inversion on an A100: 2.0 ms in its
-    849 launch calls, 20.9 ms in its own code, priced whole as launch overhead).  A framework's host time between
-    launches is its dispatch (PyTorch's ops, JAX's calls), which a graph of the step does replay away: it keeps the
-    reading it had."""
-    if "launch_bound:host_code" not in ctx.fw.labels or wait_ms <= 0:
+    Why: the GPU idle before a late launch is late for whatever the host did before the call.  Where the host is
+    inside its launch calls (``HostMetrics.launch_wait_in_launch_calls``) a graph or fewer kernels cut it; the other
+    calls it waits in (a synchronous copy's return) and its own code between the calls
+    (``HostMetrics.launch_wait_host_code``) run as before -- ASSUMPTION that was wrong: the GPU idle while the host
+    is between launches is launch time (PEXSI's selected inversion on an A100: 2.0 ms in its 849 launch calls,
+    20.9 ms in its own code, priced whole as launch overhead).  A framework's host time between launches is its
+    dispatch (PyTorch's ops, JAX's calls), which a graph of the step does replay away: it keeps the reading it had."""
+    if not ctx.fw.own_code_between_launches or wait_ms <= 0 or _replayed(m, wait_ms, 0.0)[0] > 0:
+        return None  # a wait before graph replays is the host preparing them, read as such (``_replay_txt``)
+    calls = min(m.launch_wait_in_launch_calls, wait_ms)
+    if ms(calls) == ms(wait_ms):
         return None
-    calls, code = min(m.launch_wait_in_launch_calls, wait_ms), min(m.launch_wait_host_code, wait_ms)
-    if code <= calls or ms(code) == ms(0.0):
-        return None
-    return calls, min(code, wait_ms - calls)
+    return calls, m.launch_wait_host_code
 
 
 def _host_code_txt(ctx: Ctx, wait_ms: float, calls: float, code: float) -> str:
-    """The words of a wait that is mostly the program's own code between its launches (:func:`_host_code`)."""
-    rest = wait_ms - calls - code
-    other = (f"; the other {ms(rest)} inside the other calls or ranges it records" if ms(rest) != ms(0.0) else "")
+    """The words of a program's wait that its launch calls hold only a part of (:func:`_host_code`), and of the
+    program's own code before its launches, which the ledger books outside the wait."""
+    own = (f" Before its launches the GPU idles another {ms(code)} while the host runs "
+           f"{ctx.fw.label('launch_bound:host_code')}, in stretches no call records (each shorter than "
+           f"{T('metrics.cpu_op_ms'):g} ms): the host's own time, not launch wait, and no graph of the launches runs "
+           f"it away." if ms(code) != ms(0.0) else "")
     return (f" Of the {ms(wait_ms)} wait, the host is inside its launch calls (or the GPU about to start what they "
-            f"submitted) for {ms(calls)}: the launches' own cost; for {ms(code)} it runs "
-            f"{ctx.fw.label('launch_bound:host_code')}, in stretches no call records (each shorter than "
-            f"{T('metrics.cpu_op_ms'):g} ms){other}. A graph of the launches does not cut that code, so the saving "
-            f"leaves it out.")
+            f"submitted) for {ms(calls)}: the launches' own cost; the other {ms(wait_ms - calls)} inside the other "
+            f"calls or ranges it records, which a graph of the launches does not cut, so the grade and the saving "
+            f"count the calls' part alone.{own}")
 
 
 #: the words that say the kernels' launches are their graphs' (no launch per kernel is left to cut)
@@ -327,6 +340,11 @@ def _own_wait(ctx: Ctx, m: HostMetrics) -> tuple[float, str, float | None, float
         wait_ms = (wait_ms or 0.0) - after
         share = wait_ms / ctx.step_ms
         sev = grade(share, "launch_bound.warning", "launch_bound.critical")
+        if sev is None:
+            return None
+    code = _host_code(ctx, m, wait_ms or 0.0)
+    if code is not None and ctx.step_ms:  # a program's launches: graded on the part a graph of them cuts
+        sev = grade(code[0] / ctx.step_ms, "launch_bound.warning", "launch_bound.critical")
         if sev is None:
             return None
     return share, sev, wait_ms, after

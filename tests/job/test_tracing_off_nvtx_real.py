@@ -14,10 +14,23 @@ import shutil
 import sqlite3
 
 from synthetic import nsysexport as nx
-from tests.job.test_window_kinds import WINDOWS, _host, _text, _window_finding
+from tests.support.cli_report import first_report
 from tests.support.paths import REPO
 
 REAL = os.path.join(REPO, "tests", "fixtures", "wild", "tracing_off_nvtx_a10_train", "nvtx_result.sqlite")
+WINDOWS = os.path.join(REPO, "tests", "fixtures", "nsys_windows")
+
+
+def _host(path: str) -> dict:
+    """The report's one host of an export, with the report's findings in it."""
+    rep = first_report(path)
+    (host,) = rep["hosts"]
+    return {**host, "findings": rep["findings"]}
+
+
+def _window_finding(host: dict) -> dict:
+    (f,) = [f for f in host["findings"] if f["rule"] == "capture_quality"]
+    return f
 
 
 def test_tracing_off_export_names_the_training_loop_its_nvtx_ranges_time():
@@ -29,8 +42,7 @@ def test_tracing_off_export_names_the_training_loop_its_nvtx_ranges_time():
     assert ("which name a training loop: `benchmark_iteration` ×15 of 209.5 ms each (median), each holding "
             "`backward`") in evidence, evidence
     f = _window_finding(host)
-    text = _text(f)
-    assert f["severity"] == "warning" and "Turn CUDA tracing on" in text
+    assert f["severity"] == "warning" and "Turn CUDA tracing on" in f["actions"][0]["text"]
     assert "`benchmark_iteration` ×15 of 209.5 ms" in f["summary"]
 
 

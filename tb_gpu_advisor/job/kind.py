@@ -27,8 +27,8 @@ from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
-from tb_gpu_advisor.model.columns import union_intervals
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, MemoryEvents, Trace
+from tb_gpu_advisor.model.columns import outermost, union_intervals
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -948,17 +948,15 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
                     window="frontend")
     if cuda == "off":
         return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
-                                      "copy or kernel", window="tracing_off")
+                                      f"copy or kernel{_ranges_beside(trace)}", window="tracing_off")
     if trace.producer.get("cuda_in_stacks"):  # the program used CUDA: no record of it is the profiler's, not the GPU's
         return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
                                       "capture sampled, ran inside the CUDA driver's library), but the capture holds "
                                       "no CUDA call, copy or kernel table", window="tracing_off")
     if trace.producer.get("cuda_thread") and cuda != "on":  # the driver initialised in it: its CUDA went untraced
-        user = _user_ranges(trace)
         return Kind("unknown", "low", "CUDA was not traced: the CUDA driver initialised in the program (its own thread, "
                                       "cuda-EvtHandlr, ran in the program's process), but the capture holds no CUDA "
-                                      f"call, copy or kernel table{f'; only NVTX ranges ({user})' if user else ''}",
-                    window="tracing_off")
+                                      f"call, copy or kernel table{_ranges_beside(trace)}", window="tracing_off")
     user = _user_ranges(trace)
     if user:
         if cuda == "on":
@@ -1231,6 +1229,58 @@ def _user_ranges(trace: Trace) -> str:
     ids, counts = np.unique(trace.h.name[user], return_counts=True)
     top = [trace.h.names[int(i)] for i in ids[np.argsort(-counts, kind="stable")][:4]]
     return f"{int(user.size):,} range{'s' if user.size != 1 else ''}: " + ", ".join(f"`{_short(n, 40)}`" for n in top)
+
+
+def _ranges_beside(trace: Trace) -> str:
+    """What a window whose CUDA side went unrecorded still holds of the job: the program's NVTX ranges
+    (:func:`_user_ranges`) and, where some are named after work only training does (``nvtx.is_training_range``:
+    ``backward``, ``optimizer_step``), those names with their count and median length -- the job's own words for what
+    it ran and how long each took on the host, which a capture with CUDA tracing off keeps (``nsys profile -t nvtx``
+    records them alone): the repeated range around them where there is one (the program's iteration: ``; only NVTX
+    ranges (...), which name a training loop: `benchmark_iteration` ×15 of 209.5 ms each (median), each holding
+    `backward```), else those names themselves; "" where the window holds no range.  Words only: the window still
+    holds no GPU work to judge, and its kind stays ``no_gpu``."""
+    user = _user_ranges(trace)
+    if not user:
+        return ""
+    marked = user_ranges.marked_ranges(trace.ranges)
+    h = trace.h
+    train = marked[h.per_name(nvtx.is_training_range)[h.name[marked]]]
+    if not train.size:
+        return f"; only NVTX ranges ({user})"
+    ids, counts = np.unique(h.name[train], return_counts=True)
+    top = np.argsort(-counts, kind="stable")[:2]
+    said = and_list([f"`{_short(h.names[int(ids[k])], 40)}`" for k in top])
+    outer = _holding_ranges(h, marked, train)
+    if outer.size > 1 and np.unique(h.name[outer]).size == 1:  # one repeated range around them: the iterations
+        loop = f"{_named_lengths(h, outer)}, each holding {said}"
+        return f"; only NVTX ranges ({user}), which name a training loop: {loop}"
+    said = and_list([_named_lengths(h, train[h.name[train] == ids[k]]) for k in top])
+    return f"; only NVTX ranges ({user}), which name work only training does: {said}"
+
+
+def _holding_ranges(h: HostEvents, marked: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """Host indices of the outermost marked ranges (``model.columns.outermost``, per thread) that hold one of the
+    ranges ``inner`` -- the program's own iteration around its ``forward`` / ``backward``, each once; empty where one of
+    ``inner`` lies in no other range."""
+    order = np.lexsort((-h.end[marked], h.start[marked], h.line[marked]))
+    m = marked[order]
+    top = m[outermost(h.line[m], h.start[m], h.end[m])]
+    held = []
+    for line in np.unique(h.line[inner]).tolist():  # per thread: its outermost ranges come by start
+        on, ii = top[h.line[top] == line], inner[h.line[inner] == line]
+        k = np.searchsorted(h.start[on], h.start[ii], side="right") - 1
+        if (k < 0).any() or (on[np.maximum(k, 0)] == ii).any() or (h.end[on[k]] < h.end[ii]).any():
+            return np.zeros(0, np.int64)
+        held.append(on[k])
+    return np.unique(np.concatenate(held))
+
+
+def _named_lengths(h: HostEvents, sel: np.ndarray) -> str:
+    """Ranges of one name as ```backward` ×15 of 136.1 ms each (median)``: how often the program ran that part and
+    how long it took on the host."""
+    length = float(np.median(h.end[sel] - h.start[sel])) / _PS_PER_MS
+    return f"`{_short(h.names[int(h.name[sel[0]])], 40)}` ×{int(sel.size):,} of {ms(length)} each (median)"
 
 
 def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:

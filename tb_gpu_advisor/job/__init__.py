@@ -97,6 +97,7 @@ class Job:
             "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
             "host_kind": self.kind.host_kind, **({"gpus_listed": self.gpus_listed} if self.gpus_listed else {}),
             **({"marks_no_job_step": True} if self.kind.marks_no_job_step else {}),
+            **({"gpu_unrecorded": True} if self.kind.gpu_unrecorded else {}),
         }
 
 

@@ -75,6 +75,12 @@ class Kind:
         window's one marked step holds the fetch that found the input exhausted, not an iteration of the loop."""
         return self.window in MARKS_NO_JOB_STEP
 
+    @property
+    def gpu_unrecorded(self) -> bool:
+        """Whether the window's GPU side went unrecorded (:data:`GPU_UNRECORDED`: CUDA tracing off): its marks time
+        no GPU step the report could account."""
+        return self.window in GPU_UNRECORDED
+
     #: a ``loop_ended`` window's count of the steps the loop ran before the fetch that found its input exhausted (the
     #: framework's number on that step's mark: ``ProfilerStep#N``), 0 where the mark numbers none
     loop_steps: int = 0
@@ -132,6 +138,12 @@ class Kind:
 #: JSON held a 0.54 ms step and an account of it under a title saying "no step" and words saying "none of the job's
 #: steps in it" (h37-survey55's ``wild/loop_ended_a100_gnn``).
 MARKS_NO_JOB_STEP = ("loop_ended",)
+#: Windows whose GPU side the capture did not record: their marks may time the job's iterations (the user's NVTX
+#: ranges), but no GPU step -- a ledger of such a step books the GPU's unrecorded work as the host's time.  Why: an
+#: export made with ``nsys -t nvtx`` (h37-survey57's ``wild/tracing_off_nvtx_a10_train``: 15 ``benchmark_iteration``
+#: ranges of ~210 ms) was read as 13 steps whose ledger said "host compute 203 ms" of each, an account of GPU time the
+#: capture never saw, under a title saying "no step: the window holds no GPU work".
+GPU_UNRECORDED = ("tracing_off",)
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs

@@ -76,3 +76,14 @@ def test_generated_ranges_that_name_no_training_are_listed_and_say_none(tmp_path
     evidence = _host(p)["job"]["kind_evidence"]
     assert evidence.endswith(f"; only NVTX ranges ({truth['nvtx_ranges']} ranges: `load batch`, `preprocess`)"), evidence
     assert "training" not in evidence
+
+
+def test_tracing_off_marks_time_no_gpu_step_the_report_could_account():
+    """One account of the window (the lead, after h37-survey57's *Left* 1): the title said "no step: the window holds no
+    GPU work" while the JSON held 13 NVTX steps of 210.0 ms, step rows whose ledger booked 203.3 ms of each as host
+    compute (the GPU's side unrecorded, not idle) and an account "achievable 210 ms".  The marks time iterations the
+    job's words still state (above), but no GPU step: no step rows, no account, ``job.gpu_unrecorded``."""
+    host = _host(REAL)
+    assert host["job"].get("gpu_unrecorded") is True, host["job"]
+    assert host["step_rows"] == [] and not host["achievable"], (host["step_rows"][:1], host["achievable"])
+    assert "no_gpu" == host["job"]["kind"] and "×15 of 209.5 ms" in host["job"]["kind_evidence"]

@@ -1870,13 +1870,19 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
         return []
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
     out = []
-    if source in UNMARKED_SOURCES or (h.job or {}).get("marks_no_job_step"):  # no step, or marks of none of the job's
+    if source in UNMARKED_SOURCES or _marks_time_no_gpu_step(h.job):  # no step, or marks timing no GPU step
         out += [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU "
                 f"work" for g in h.gpus if g.step_ms is not None]
         out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
     if source == "gpu_busy_clusters":
         out.append(f"no-gpu-step: {where}: steps read from the GPU's bursts in a window without GPU work")
     return out
+
+
+def _marks_time_no_gpu_step(job: dict | None) -> bool:
+    """A ``no_gpu`` host whose step marks time no GPU step: marks of none of the job's steps (the loop's end), or
+    marks over a GPU side the capture did not record (CUDA tracing off)."""
+    return bool((job or {}).get("marks_no_job_step") or (job or {}).get("gpu_unrecorded"))
 
 
 def _json_steps(h: HostReport) -> list[str]:
@@ -1911,7 +1917,7 @@ def no_gpu_session_step_problems(report: Report) -> list[str]:
 
     hosts = [h for h in report.hosts if h.error is None]
     if not hosts or any((h.job or {}).get("kind") != "no_gpu" or ((h.steps or {}).get("source") not in UNMARKED_SOURCES
-                                                                    and not (h.job or {}).get("marks_no_job_step"))
+                                                                    and not _marks_time_no_gpu_step(h.job))
                         for h in hosts):
         return []
     out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "

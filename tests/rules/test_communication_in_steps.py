@@ -90,3 +90,37 @@ def test_control_calls_on_a_thread_that_launches_nothing_stay_out_of_the_ledger(
     h = _host(p)
     assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
     assert not _by_id(h, "comm_exposed", "#host_calls")
+
+
+def test_a_communication_threads_call_the_launcher_blocks_on_is_communication(tmp_path):
+    """A communication thread that launches nothing runs the all-reduce while the launching thread, having handed it
+    the gradients, blocks in ``pthread_cond_wait`` until it returns (CME 213's OpenMP variant: its main thread
+    227 ms in ``pthread_cond_wait`` while the comm thread ran ``MPI_Allreduce``).  The wrong assumption (h37-mpiwait):
+    *a call on a thread that launches nothing says nothing of the launcher* -- true while the launcher runs, not while
+    it is blocked on that very call.  Main booked the idle ``host_compute`` and read it "the host waits for something
+    outside the capture" (2.03 ms): the thing waited on is in the capture, the comm thread's ``MPI_Wait``."""
+    p = tmp_path / "comm_thread.sqlite"
+    truth = write_mpi_steps(str(p), other_thread=True, launcher_wait="pthread_cond_wait")
+    h = _host(p)
+    led = h["breakdown_ms"]
+    assert led["collectives"] == pytest.approx(truth["blocked_ms_per_step"], rel=0.01), led
+    assert led["host_compute"] < 0.1 * truth["wait_ms_per_step"], led
+    assert not _by_id(h, "unexplained_idle"), [f["title"] for f in h["findings"]]
+    (f,) = _by_id(h, "comm_exposed", "#host_calls")
+    assert f["severity"] == "critical"
+    (rows,) = [e["rows"] for e in f["evidence"] if e["title"].startswith("Communication calls")]
+    assert dict(rows)["MPI_Wait"] == pytest.approx(truth["wait_ms_per_step"], rel=0.01)
+    assert f["saving"]["ms_per_step"] == pytest.approx(truth["blocked_ms_per_step"], rel=0.01)
+
+
+def test_the_launchers_own_code_beside_the_call_stays_host_work(tmp_path):
+    """Control of the same shape: the launching thread runs 1 ms of its own code after the hand-off and blocks only for
+    the rest of the call.  Only the blocked part is communication; the 1 ms it ran is the host's (its own code may be
+    the late launch)."""
+    p = tmp_path / "comm_thread_own.sqlite"
+    truth = write_mpi_steps(str(p), other_thread=True, launcher_wait="pthread_cond_wait", own_ms=1.0)
+    h = _host(p)
+    led = h["breakdown_ms"]
+    assert truth["blocked_ms_per_step"] < truth["mpi_ms_per_step"] - 0.9  # the truth: the call less the 1 ms ran
+    assert led["collectives"] == pytest.approx(truth["blocked_ms_per_step"], rel=0.01), led
+    assert led["host_compute"] == pytest.approx(1.0, abs=0.05), led

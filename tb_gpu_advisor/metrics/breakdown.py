@@ -159,7 +159,10 @@ def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     its last kernel: the idle after the last kernel is the gap between steps, which the gap check reads with the same
     ranges (``step_gaps``: "... of it is communication"); each instant is told once.  Only a library whose calls may
     wait for the peers (``frameworks.user_ranges.waiting_communication_ranges``: MPI's): an NCCL call enqueues its
-    collective and returns, so the host inside it is launching (CS336's DDP: ``ncclAllReduce`` 393 us a call)."""
+    collective and returns, so the host inside it is launching (CS336's DDP: ``ncclAllReduce`` 28 us a call in its
+    backward, half of it the runtime calls that launch its kernel and order its streams; h37-mpithread).  The calls
+    of the thread that launches ``g``'s work, and of another thread while every launching thread is blocked on it
+    (:func:`_calls_waited_on`)."""
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     comm = _waiting_calls(ctx, g)
     n = ctx.steps.count
@@ -1448,7 +1451,8 @@ def _waiting_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
 
     Why only those: a thread inside a blocking call launches nothing, so the GPU's idle then waits on the call.  A
     call on another thread (an MPI progress or communication thread, a listener parked in ``MPI_Recv``) says nothing
-    of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories."""
+    of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories,
+    unless every launching thread is blocked on it (:func:`_calls_waited_on`)."""
     comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
     launched = g.launch[g.launch >= 0]
     if not comm.size or not launched.size:

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from synthetic.nsysexport import write_mpi_steps
+from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 
@@ -124,3 +125,26 @@ def test_the_launchers_own_code_beside_the_call_stays_host_work(tmp_path):
     assert truth["blocked_ms_per_step"] < truth["mpi_ms_per_step"] - 0.9  # the truth: the call less the 1 ms ran
     assert led["collectives"] == pytest.approx(truth["blocked_ms_per_step"], rel=0.01), led
     assert led["host_compute"] == pytest.approx(1.0, abs=0.05), led
+
+
+@pytest.mark.parametrize("comm_thread", [False, True])
+def test_the_jobs_ranks_read_the_mpi_wait_and_its_straggler(tmp_path, comm_thread):
+    """The job's ranks table (``RankRow.comm_ms``) and ``rank_straggler`` read the ledger's ``collectives``, which
+    holds the host's MPI wait (h37-mpiwait's ``comm_wait``): four ranks, each its own export and host, rank 3 with
+    1.5 ms more backward and 1.5 ms less ``MPI_Wait`` (it enters the all-reduce last).  With the calls on the
+    launching thread this held on main already (h37-mpiwait's *Left* 2 said otherwise); with them on a communication
+    thread the launcher blocks on, main's ranks showed 0 exposed communication and no straggler."""
+    kw = dict(other_thread=True, launcher_wait="pthread_cond_wait") if comm_thread else {}
+    truths = [write_mpi_steps(str(tmp_path / f"rank{r}.sqlite"), **kw,
+                              **(dict(backward_ms=2.7, wait_ms=0.5) if r == 3 else {})) for r in range(4)]
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    (ranks,) = [t for f in rep["findings"] if f["rule"] == "rank_straggler" for t in f["evidence"]
+                if t["title"].startswith("Ranks")]
+    comm = {row[0].split("/")[0].split(" ")[0]: row[3] for row in ranks["rows"]}
+    for r, t in enumerate(truths):
+        key = "blocked_ms_per_step" if comm_thread else "mpi_ms_per_step"
+        assert comm[f"rank{r}"] == pytest.approx(t[key], rel=0.02), ranks["rows"]
+    (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
+    assert f["host"] == "rank3"
+    assert f["metric"]["detail"]["extra_ms_per_step"] == pytest.approx(1.5, abs=0.05)

@@ -148,3 +148,15 @@ def test_the_jobs_ranks_read_the_mpi_wait_and_its_straggler(tmp_path, comm_threa
     (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
     assert f["host"] == "rank3"
     assert f["metric"]["detail"]["extra_ms_per_step"] == pytest.approx(1.5, abs=0.05)
+
+
+def test_control_a_listener_parked_across_the_steps_is_no_wait_a_step_handed_off(tmp_path):
+    """Control: the launching thread blocks as before, but the communication thread's one call is an ``MPI_Recv``
+    begun before the first step and ended after the last (a listener).  No step handed it anything: the launcher's
+    block stays what main read it as (a wait for something outside the capture), no communication is booked."""
+    p = tmp_path / "listener.sqlite"
+    write_mpi_steps(str(p), other_thread=True, launcher_wait="pthread_cond_wait", listener=True)
+    h = _host(p)
+    assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
+    assert not _by_id(h, "comm_exposed", "#host_calls")
+    assert _by_id(h, "unexplained_idle", "#outside_wait")

@@ -2277,7 +2277,8 @@ MPI_COLLECTIVES_DDL = MPI_OTHER_DDL.replace("MPI_OTHER_EVENTS", "MPI_COLLECTIVES
 
 def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backward_ms: float = 1.2,
                     wait_ms: float = 2.0, update_ms: float = 0.3, kernels: int = 6, mpi_domain: str = "MPI",
-                    other_thread: bool = False) -> dict:
+                    other_thread: bool = False, launcher_wait: str = "", own_ms: float = 0.0,
+                    listener: bool = False) -> dict:
     """Write one rank's export of a data-parallel training loop shaped after Stanford CME 213's ``train_mpi``
     (``h256_comm_pinned_*_rank0.sqlite``, read in h37-survey54): each step is an NVTX range ``train_step`` around
     ``forward`` (``kernels`` kernels filling ``forward_ms``) and ``backward`` (``backward_ms``), the gradients read back
@@ -2287,13 +2288,22 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
     ``mpi_domain=""`` writes them instead as NVTX ranges of the default domain, as a program naming its own code would
     (the control: the same host time, no library's call).  ``other_thread``: the MPI calls made by a thread of their
     own, which launches nothing (a communication thread; the launching thread's time then unrecorded: the control
-    for calls off the launching thread).  Return the truth: the steps, the step's time, the GPU
+    for calls off the launching thread).  ``launcher_wait`` (with ``other_thread``; :data:`OSRT_WAITS`): an OS
+    runtime trace (:func:`add_os_runtime`) in which the launching thread, having handed the gradients to the
+    communication thread, blocks in that call until the thread's ``MPI_Wait`` returns (CME 213's OpenMP communication
+    thread: the main thread in ``pthread_cond_wait`` 227 ms while its comm thread ran ``MPI_Allreduce``), and the
+    communication thread parks in ``pthread_cond_wait`` between its jobs; ``own_ms``: the launching thread instead
+    runs its own code (no OS call) that long after handing off, then blocks for the rest (the control: the GPU idle
+    then waits on the host's own work); ``listener`` (with ``other_thread``): the communication thread's per-step
+    calls unrecorded, the thread instead parked in one ``MPI_Recv`` from before the first step to after the last (a
+    listener: the control for a call no step handed off).  Return the truth: the steps, the step's time, the GPU
     idle the host spends in ``MPI_Wait`` per step (``wait_ms_per_step``) and in the two MPI calls (``mpi_ms_per_step``:
-    the GPU is idle from the read-back's end to the next copy, the calls inside that stretch)."""
+    the GPU is idle from the read-back's end to the next copy, the calls inside that stretch); with ``launcher_wait``,
+    the part of the calls the launching thread spends blocked on them (``blocked_ms_per_step``)."""
     us, ms = 1000, 1_000_000
     pid = 2417755
     ddls = [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL, MPI_START_WAIT_DDL, MPI_COLLECTIVES_DDL,
-            MPI_OTHER_DDL]
+            MPI_OTHER_DDL] + ([MPI_P2P_DDL] if listener else [])
     con, strings, gtid, gpid = _open_one(path, ddls, pid)
     api = _Calls(strings, SESSION_START_NS + 80 * ms, gap=4 * us)
     nvtx: list[tuple[int, int, str, int]] = []
@@ -2306,7 +2316,9 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
 
     def call_mpi(table: str, name: str, dur_ns: int) -> tuple[int, int]:
         span = (api.t, api.t + dur_ns)
-        if mpi_domain:
+        if listener and other_thread and table != "MPI_OTHER_EVENTS":
+            pass  # the listener's one call stands for them
+        elif mpi_domain:
             mpi[table].append((*span, caller, strings(name)))
         else:
             nvtx.append((*span, name, 0))
@@ -2337,7 +2349,9 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
 
     call_mpi("MPI_OTHER_EVENTS", "MPI_Init_thread", 150 * ms)
     api("cudaMalloc_v3020", 120 * ms)  # the context
-    starts, waits, calls = [], [], []
+    prev_end = [api.t]  # the communication thread's last job's end: it parks until the next
+    starts, waits, calls, blocked = [], [], [], []
+    osrt: list[tuple[int, int, str, int]] = []
     for _ in range(steps):
         def one_step() -> None:
             phase("forward", forward_ms)
@@ -2347,11 +2361,19 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
             a, b = call_mpi("MPI_START_WAIT_EVENTS", "MPI_Wait", int(wait_ms * ms))
             waits.append((a, b))
             calls.append(b - a + b0 - a0)
+            if launcher_wait and other_thread:  # handed off at a0 - 3 us, woken 4 us after the Wait returns
+                w0 = a0 - 3 * us + int(own_ms * ms)
+                osrt.append((w0, b + 4 * us, launcher_wait, gtid))
+                blocked.append(max(0, b0 - max(a0, w0)) + max(0, b - max(a, w0)))
+                osrt.append((prev_end[0], a0 - 2 * us, "pthread_cond_wait", caller))  # the comm thread parks
+                prev_end[0] = b + 2 * us
             copy(1)
             phase("adam_update", update_ms)
             api("cudaDeviceSynchronize_v3020", gpu_free[0] + 2 * us - api.t)
         starts.append(api.t)
         ranged("train_step", one_step)
+    if listener and other_thread:
+        mpi["MPI_P2P_EVENTS"] = [(starts[0] - 50 * us, api.t, caller, strings("MPI_Recv"))]
     call_mpi("MPI_OTHER_EVENTS", "MPI_Finalize", 3 * ms)
     stop = api.t + ms
     api.insert(con, gtid)
@@ -2361,9 +2383,12 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
                     [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 64, 288, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
                       None) for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
+    if osrt:
+        add_os_runtime(path, osrt)
     return {"steps": steps, "step_ms": float(np.median(np.diff(starts))) / ms,
             "wait_ms_per_step": float(np.median([b - a for a, b in waits])) / ms,
-            "mpi_ms_per_step": float(np.median(calls)) / ms}
+            "mpi_ms_per_step": float(np.median(calls)) / ms,
+            **({"blocked_ms_per_step": float(np.median(blocked)) / ms} if blocked else {})}
 
 
 # --------------------------------------------------------------------------- h37-left22: one range around timed passes

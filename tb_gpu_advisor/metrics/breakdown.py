@@ -165,19 +165,25 @@ def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     its last kernel: the idle after the last kernel is the gap between steps, which the gap check reads with the same
     ranges (``step_gaps``: "... of it is communication"); each instant is told once.  Only a library whose calls may
     wait for the peers (``frameworks.user_ranges.waiting_communication_ranges``: MPI's): an NCCL call enqueues its
-    collective and returns, so the host inside it is launching (CS336's DDP: ``ncclAllReduce`` 393 us a call)."""
+    collective and returns, so the host inside it is launching (CS336's DDP: ``ncclAllReduce`` 28 us a call in its
+    backward, half of it the runtime calls that launch its kernel and order its streams; h37-mpithread).  The calls
+    of the thread that launches ``g``'s work, and of another thread while every launching thread is blocked on it
+    (:func:`_calls_waited_on`)."""
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     comm = _waiting_calls(ctx, g)
     n = ctx.steps.count
-    if not comm.size or n < 1 or not len(g.d):
+    if n < 1 or not len(g.d) or not (comm.size or _off_launcher_calls(ctx, g).size):
         return empty
     last, first = _step_edges(g, n)
     ok = (first >= 0) & (last > first)
     if not ok.any():
         return empty
+    first, last = first[ok].astype(np.int64), last[ok].astype(np.int64)
     h = ctx.h
-    s, e = union_intervals(h.start[comm].astype(np.int64), h.end[comm].astype(np.int64))
-    return intersect_intervals(s, e, first[ok].astype(np.int64), last[ok].astype(np.int64))
+    ws, we = _calls_waited_on(ctx, g, first, last)  # a communication thread's, while the launchers block on it
+    s, e = union_intervals(np.concatenate([h.start[comm].astype(np.int64), ws]),
+                           np.concatenate([h.end[comm].astype(np.int64), we]))
+    return intersect_intervals(s, e, first, last)
 
 
 def paced_collective_gaps(g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1488,13 +1494,68 @@ def _waiting_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
 
     Why only those: a thread inside a blocking call launches nothing, so the GPU's idle then waits on the call.  A
     call on another thread (an MPI progress or communication thread, a listener parked in ``MPI_Recv``) says nothing
-    of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories."""
+    of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories,
+    unless every launching thread is blocked on it (:func:`_calls_waited_on`)."""
     comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
     launched = g.launch[g.launch >= 0]
     if not comm.size or not launched.size:
         return comm[:0]
     h = ctx.h
     return comm[np.isin(h.line[comm], np.unique(h.line[launched]))]
+
+
+def _off_launcher_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
+    """Host event indices of the communication calls the host may wait for its peers in, made on ``g``'s process by a
+    thread that launches none of ``g``'s work (an OpenMP communication thread, an MPI progress thread); empty where
+    none is."""
+    comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
+    launched = g.launch[g.launch >= 0]
+    if not comm.size or not launched.size:
+        return comm[:0]
+    off = comm[~np.isin(ctx.h.line[comm], np.unique(ctx.h.line[launched]))]
+    return off[g.host_mask[off]] if g.host_mask is not None else off
+
+
+def _launchers_blocked(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """Disjoint sorted (starts, ends) of the stretches in which every thread that launches ``g``'s work is blocked in
+    the OS between its runtime calls (:func:`_waits_between_calls`); None where some launching thread has no traced
+    wait.  Every one: a launching thread that runs meanwhile may be the late launch itself."""
+    launched = g.launch[g.launch >= 0]
+    out = None
+    for line in np.unique(ctx.h.line[launched]).astype(np.int64) if launched.size else ():
+        w = _waits_between_calls(ctx, np.asarray([line], np.int64))
+        if w is None:
+            return None
+        out = w if out is None else intersect_intervals(*out, *w)
+    return out
+
+
+def _calls_waited_on(ctx: Context, g: GpuCtx, first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the communication calls of a thread that launches none of ``g``'s work (:func:`_off_launcher_calls`)
+    begun inside a kept step's work (between ``first`` and ``last``, per step) during which every launching thread is
+    blocked in the OS (:func:`_launchers_blocked`), as disjoint (starts, ends) ps.
+
+    Why: a process whose main thread hands its gradients to a communication thread and blocks until that thread's
+    ``MPI_Allreduce`` returns (Stanford CME 213's ``train_mpi``, OpenMP variant: the main thread in
+    ``pthread_cond_wait`` 227 ms while the comm thread ran 80 ``MPI_Allreduce``) leaves its GPU idle for the call's
+    length: the launcher runs no code and the one thing the process is doing is the call -- communication, not "the
+    host waits for something outside the capture".  A launcher that runs meanwhile is host work (its own code may be
+    the late launch), and a call begun before the step's work (a listener parked in ``MPI_Recv`` across steps) was
+    handed nothing by this step: both stay out."""
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    off = _off_launcher_calls(ctx, g)
+    if not off.size:
+        return none
+    h = ctx.h
+    a = h.start[off].astype(np.int64)
+    o = np.argsort(first, kind="stable")
+    k = np.searchsorted(first[o], a, side="right") - 1  # the step whose work began last before each call
+    inside = (k >= 0) & (a < last[o][np.clip(k, 0, None)])
+    blocked = _launchers_blocked(ctx, g) if inside.any() else None
+    if blocked is None:
+        return none
+    s, e = union_intervals(a[inside], h.end[off][inside].astype(np.int64))
+    return intersect_intervals(s, e, *blocked)
 
 
 def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
@@ -1514,8 +1575,8 @@ def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
     for c in ("collectives", "comm_launch"):  # the GPU's own collectives above it: theirs, not the calls'
         if a.size and iv[c][0].size:
             a, b = subtract_intervals(a, b, *(x.astype(np.int64, copy=False) for x in iv[c]))
-    return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), _waiting_calls(ctx, g),
-                      _step_windows(g))
+    calls = np.concatenate([_waiting_calls(ctx, g), _off_launcher_calls(ctx, g)])  # painted only where waited on
+    return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), calls, _step_windows(g))
 
 
 def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> dict[str, dict[str, float]]:
@@ -1703,7 +1764,12 @@ def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] |
     launched = g.launch[g.launch >= 0]
     if not launched.size:
         return None
-    lines = np.unique(ctx.h.line[launched]).astype(np.int64)
+    return _waits_between_calls(ctx, np.unique(ctx.h.line[launched]).astype(np.int64))
+
+
+def _waits_between_calls(ctx: Context, lines: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Disjoint sorted (starts, ends) of the threads ``lines``' outermost OS waits outside their runtime calls; None
+    where the capture traced none there."""
     ws, we = threads_waits(ctx, lines)
     if not ws.size:
         return None

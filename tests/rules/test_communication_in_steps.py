@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from synthetic.nsysexport import write_mpi_steps
+from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 
@@ -32,17 +33,22 @@ def _by_id(h: dict, rule: str, tail: str = "") -> list[dict]:
     return [f for f in h["findings"] if f["rule"] == rule and f["id"].endswith(tail)]
 
 
-def test_mpi_wait_inside_the_step_is_booked_and_said_as_communication(tmp_path):
-    p = tmp_path / "train_mpi.sqlite"
-    truth = write_mpi_steps(str(p))
-    h = _host(p)
+def _said_as_communication(h: dict, truth: dict, booked_ms: float) -> dict:
+    """Assert the ledger books ``booked_ms`` of the step with the collectives (no collective kernel runs), not the
+    host's own work, and no idle finding claims it; return the critical host-calls finding that says it."""
     led = h["breakdown_ms"]
-    # the ledger: the wait is the step's communication (no collective kernel runs), not the host's own work
-    assert led["collectives"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.01), led
+    assert led["collectives"] == pytest.approx(booked_ms, rel=0.01), led
     assert led["host_compute"] < 0.1 * truth["wait_ms_per_step"], led
     assert not _by_id(h, "unexplained_idle"), [f["title"] for f in h["findings"]]
     (f,) = _by_id(h, "comm_exposed", "#host_calls")
     assert f["severity"] == "critical"  # 2.0 of 4.3 ms
+    return f
+
+
+def test_mpi_wait_inside_the_step_is_booked_and_said_as_communication(tmp_path):
+    p = tmp_path / "train_mpi.sqlite"
+    truth = write_mpi_steps(str(p))
+    f = _said_as_communication(_host(p), truth, truth["mpi_ms_per_step"])
     assert "`MPI_Wait` 2.00 ms" in f["summary"], f["summary"]
     assert "not the host's own work" in f["summary"]
     assert f["metric"]["detail"]["host_calls_ms_per_step"] == pytest.approx(truth["mpi_ms_per_step"], rel=0.01)
@@ -90,3 +96,66 @@ def test_control_calls_on_a_thread_that_launches_nothing_stay_out_of_the_ledger(
     h = _host(p)
     assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
     assert not _by_id(h, "comm_exposed", "#host_calls")
+
+
+def test_a_communication_threads_call_the_launcher_blocks_on_is_communication(tmp_path):
+    """A communication thread that launches nothing runs the all-reduce while the launching thread, having handed it
+    the gradients, blocks in ``pthread_cond_wait`` until it returns (CME 213's OpenMP variant: its main thread
+    227 ms in ``pthread_cond_wait`` while the comm thread ran ``MPI_Allreduce``).  The wrong assumption (h37-mpiwait):
+    *a call on a thread that launches nothing says nothing of the launcher* -- true while the launcher runs, not while
+    it is blocked on that very call.  Main booked the idle ``host_compute`` and read it "the host waits for something
+    outside the capture" (2.03 ms): the thing waited on is in the capture, the comm thread's ``MPI_Wait``."""
+    p = tmp_path / "comm_thread.sqlite"
+    truth = write_mpi_steps(str(p), other_thread=True, launcher_wait="pthread_cond_wait")
+    f = _said_as_communication(_host(p), truth, truth["blocked_ms_per_step"])
+    (rows,) = [e["rows"] for e in f["evidence"] if e["title"].startswith("Communication calls")]
+    assert dict(rows)["MPI_Wait"] == pytest.approx(truth["wait_ms_per_step"], rel=0.01)
+    assert f["saving"]["ms_per_step"] == pytest.approx(truth["blocked_ms_per_step"], rel=0.01)
+
+
+def test_the_launchers_own_code_beside_the_call_stays_host_work(tmp_path):
+    """Control of the same shape: the launching thread runs 1 ms of its own code after the hand-off and blocks only for
+    the rest of the call.  Only the blocked part is communication; the 1 ms it ran is the host's (its own code may be
+    the late launch)."""
+    p = tmp_path / "comm_thread_own.sqlite"
+    truth = write_mpi_steps(str(p), other_thread=True, launcher_wait="pthread_cond_wait", own_ms=1.0)
+    h = _host(p)
+    led = h["breakdown_ms"]
+    assert truth["blocked_ms_per_step"] < truth["mpi_ms_per_step"] - 0.9  # the truth: the call less the 1 ms ran
+    assert led["collectives"] == pytest.approx(truth["blocked_ms_per_step"], rel=0.01), led
+    assert led["host_compute"] == pytest.approx(1.0, abs=0.05), led
+
+
+@pytest.mark.parametrize("comm_thread", [False, True])
+def test_the_jobs_ranks_read_the_mpi_wait_and_its_straggler(tmp_path, comm_thread):
+    """The job's ranks table (``RankRow.comm_ms``) and ``rank_straggler`` read the ledger's ``collectives``, which
+    holds the host's MPI wait (h37-mpiwait's ``comm_wait``): four ranks, each its own export and host, rank 3 with
+    1.5 ms more backward and 1.5 ms less ``MPI_Wait`` (it enters the all-reduce last).  With the calls on the
+    launching thread this held on main already (h37-mpiwait's *Left* 2 said otherwise); with them on a communication
+    thread the launcher blocks on, main's ranks showed 0 exposed communication and no straggler."""
+    kw = dict(other_thread=True, launcher_wait="pthread_cond_wait") if comm_thread else {}
+    truths = [write_mpi_steps(str(tmp_path / f"rank{r}.sqlite"), **kw,
+                              **(dict(backward_ms=2.7, wait_ms=0.5) if r == 3 else {})) for r in range(4)]
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    (ranks,) = [t for f in rep["findings"] if f["rule"] == "rank_straggler" for t in f["evidence"]
+                if t["title"].startswith("Ranks")]
+    comm = {row[0].split("/")[0].split(" ")[0]: row[3] for row in ranks["rows"]}
+    for r, t in enumerate(truths):
+        key = "blocked_ms_per_step" if comm_thread else "mpi_ms_per_step"
+        assert comm[f"rank{r}"] == pytest.approx(t[key], rel=0.02), ranks["rows"]
+    (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
+    assert f["host"] == "rank3"
+    assert f["metric"]["detail"]["extra_ms_per_step"] == pytest.approx(1.5, abs=0.05)
+
+
+def test_control_a_listener_parked_across_the_steps_is_no_wait_a_step_handed_off(tmp_path):
+    """Control: the launching thread blocks as before, but the communication thread's one call is an ``MPI_Recv``
+    begun before the first step and ended after the last (a listener).  No step handed it anything: the launcher's
+    block stays what main read it as (a wait for something outside the capture), no communication is booked."""
+    p = tmp_path / "listener.sqlite"
+    write_mpi_steps(str(p), other_thread=True, launcher_wait="pthread_cond_wait", listener=True)
+    h = _host(p)
+    assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
+    assert not _by_id(h, "comm_exposed", "#host_calls")
+    assert _by_id(h, "unexplained_idle", "#outside_wait")

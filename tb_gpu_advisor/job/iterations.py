@@ -77,7 +77,8 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.job.phase import PS_PER_MS
+from tb_gpu_advisor.job.structure import SpanSteps, first_iteration_start
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
 
 #: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
@@ -132,9 +133,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
     confidence = "medium"
     if snap.iteration_ends_ps:
         # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
-        got = marked_iterations(_phased(me) if snap.stackless else me, snap.iteration_ends_ps)
-        if snap.stackless:
-            got = _opened_at_marks(got, snap.iteration_ends_ps)
+        got = _opened_at_marks(marked_iterations(_phased(me) if snap.stackless else me, snap.iteration_ends_ps),
+                               snap.iteration_ends_ps, int(me.t[0]))
     elif snap.stackless:
         got, confidence = _stackless_iterations(me), "low"
     else:
@@ -148,7 +148,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
         return SpanSteps(name, "memory_iterations", start, end, 1.0, confidence, _untimed(me, start, end, note),
                          timed=False)
     return SpanSteps(name, "memory_iterations", start, end, 1.0, confidence, note,
-                     warmup_first=first_call_work(me, start, end))
+                     warmup_first=first_call_work(me, start, end),
+                     partial_first=_cut_first(start, end, int(me.t[0])) if snap.iteration_ends_ps else "")
 
 
 def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) -> str:
@@ -218,8 +219,8 @@ def _beyond(mine: dict[tuple[int, int], int], others: list[dict[tuple[int, int],
 #: the words of a history's iterations cut at its marked optimizer steps (:func:`marked_iterations`), and where each opens
 _MARKED_NOTE = "a memory snapshot's training iterations, from its annotations: {k} marked (Optimizer.step), {each}"
 _FROM_FORWARD = "each iteration from its forward's first allocation to its optimizer step's end"
-_FROM_MARK = ("each iteration from the optimizer step's end before it to its own (the first from its forward's first "
-              "allocation, read from the allocation pattern)")
+_FROM_MARK = ("each iteration from the optimizer step's end before it to its own (the first from as long before its "
+              "forward's first allocation as the later ones' forwards open after the end before them)")
 
 
 def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:
@@ -247,18 +248,24 @@ def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.nda
     return np.array(starts, np.int64), np.array(stops, np.int64), note, "training iteration"
 
 
-def _opened_at_marks(got: tuple[np.ndarray, np.ndarray, str, str] | None, ends: "tuple[int, ...]"
+def _opened_at_marks(got: tuple[np.ndarray, np.ndarray, str, str] | None, ends: "tuple[int, ...]", floor: int
                      ) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    """A stackless history's marked iterations (:func:`marked_iterations` on its pattern's phases), each after the
-    first opened at the mark before it (that optimizer step's end) rather than at the pattern's first forward
-    allocation.
+    """A history's marked iterations (:func:`marked_iterations`), each after the first opened at the mark before it
+    (that optimizer step's end) rather than at its forward's first allocation, and the first that far before its
+    forward as the least of the later ones' leads (the mark before each to its forward's first allocation), never
+    before the history's first event (``floor``).
 
-    Why: without frames the pattern's forward opens at the loop's first allocation of a turn -- the input's copy to
-    the GPU, before the model's first op (``torch_oom_snapshot`` stripped of stacks: 0.54 / 0.13 ms before the
-    frames' forward) -- a start no frame confirms.  The marks do: one optimizer step's end is the next turn's start,
-    whatever the loop does between (``zero_grad``, the next batch, its copy), so the turns tile the loop and each
-    step lasts the loop's period.  The first has no mark before it on the history's clock; it keeps the pattern's
-    start."""
+    Why: one optimizer step's end is the next turn's start, whatever the loop does between -- ``zero_grad``, the next
+    batch and its copy, a ``torch.cuda.synchronize()`` that waits for the step's kernels -- so the turns tile the loop
+    and each step lasts the loop's period, as the optimizer-step ends of a trace cut its steps
+    (``job.structure.step_end_steps``).  ASSUMPTION this replaces: an iteration begins with its forward's first
+    allocation.  Without frames that is the loop's first allocation of a turn -- the input's copy to the GPU, before
+    the model's first op (``torch_oom_snapshot`` stripped of stacks: 0.54 / 0.13 ms before the frames' forward) -- a
+    start no frame confirms; with frames it is the forward's, and the loop's time before it is still the step's: a
+    CS336 benchmark that synchronizes after each AdamW step (Zhangkuns ``bwd_128``: 5 marked steps 50.3 ms apart, the
+    host's 39 ms wait for the GPU between one step's end and the next forward) read 11.2 ms steps, the host's enqueue
+    time alone.  The first has no mark before it on the history's clock: it opens the lead the others show before its
+    forward (:func:`job.structure.first_iteration_start`), floored at the history's start."""
     if got is None:
         return None
     starts, stops, note, name = got
@@ -268,8 +275,32 @@ def _opened_at_marks(got: tuple[np.ndarray, np.ndarray, str, str] | None, ends: 
     at_mark = (before >= 0) & (np.arange(starts.size) > 0)
     opened[at_mark] = marks[before[at_mark]]
     if at_mark.any():
+        opened[0] = first_iteration_start(starts, stops, floor)
         note = _MARKED_NOTE.format(k=plural(starts.size, "optimizer step"), each=_FROM_MARK)
     return opened, stops, note, name
+
+
+def _cut_first(starts: np.ndarray, ends: np.ndarray, floor: int) -> str:
+    """Why the first of marked iterations tiled at their marks (:func:`_opened_at_marks`) is only part of one, in
+    words, or "" where it is whole: its start reaches the history's first event (``floor``, ps) and, even from there,
+    it ran shorter than every later one from the mark before it to its own.
+
+    Why: each later iteration holds the loop's time between the step before and its forward (the host's wait for the
+    GPU where the loop synchronizes after its step); the first holds it only where the history began before it.  A
+    recording begun between two turns (a benchmark's ``_record_memory_history`` after its warm-up and its
+    ``synchronize()``) cuts that time off: Zhangkuns ``bwd_128``'s first iteration 20.0 ms from the history's start
+    to its step's end, every later one 43.0-53.3 ms, the loop's period -- its mean with them read 44.0 ms for 50.0.
+    As a trace's first step floored at its window's start is judged (``steps.drop._drop_window_start_first``), from
+    three iterations on."""
+    if starts.size < 3 or int(starts[0]) > floor:
+        return ""
+    first = int(ends[0]) - int(starts[0])
+    later = int((ends[1:] - starts[1:]).min())
+    if first >= later:
+        return ""
+    return (f"{first / PS_PER_MS:,.2f} ms from the history's start to its optimizer step's end, where every later "
+            f"iteration ran at least {later / PS_PER_MS:,.2f} ms from the step's end before it to its own: the "
+            f"recording began inside it, after the loop's time before its forward")
 
 
 def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] | None:

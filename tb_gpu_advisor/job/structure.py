@@ -45,6 +45,9 @@ class SpanSteps:
     #: why the first instance holds one-time work (dropped as warm-up by the step detection where two or more steps
     #: remain), "" when it is like the others
     warmup_first: str = ""
+    #: why the first instance is only part of an iteration (the recording began inside it: dropped as partial by the
+    #: step detection where two or more steps remain), "" when whole
+    partial_first: str = ""
     #: False where the capture records no times (a PyTorch 2.0 snapshot's history, cut by its events' order): the
     #: instances are counted in ``note``, never timed as steps
     timed: bool = True

@@ -56,6 +56,9 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
                   f"other step ran at least {tiles:,.2f} ms from its start to the next's: no next iteration starts "
                   f"after it in the capture, so it holds none of the time between its work and a next one",
                   "; dropped the last step: it ends at its own work, not at a next step's start")
+    cut = own.partial_first if own is not None and r.source == own.source else ""
+    if cut and kept.ids.size > 2 and int(kept.ids[0]) == 0:  # a snapshot's history begun inside its first iteration
+        _drop_one(r, kept, dropped, 0, f"partial: {cut}", "; dropped the first step: the recording began inside it")
     first = own.warmup_first if own is not None and r.source == own.source else ""
     if first and kept.ids.size > 2 and int(kept.ids[0]) == 0:  # the program's first calls' one-time work (job.iterations)
         _drop_one(r, kept, dropped, 0, f"warm-up: {first}", f"; dropped the first step as warm-up: {first}")

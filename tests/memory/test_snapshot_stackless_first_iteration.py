@@ -64,7 +64,9 @@ def test_a_stackless_annotated_history_of_two_iterations_is_cut_at_its_marks(tmp
     assert ends == [round(r.start_ms + r.step_ms, 2) for r in framed_rows]
     assert 0 < framed_rows[0].start_ms - rows[0].start_ms < 1  # the input's copy
     assert abs(rows[1].start_ms - (rows[0].start_ms + rows[0].step_ms)) < 0.002  # the first step's mark: the turns tile
-    assert framed_rows[1].start_ms - rows[1].start_ms > 0.4  # the mark, then zero_grad, the input's copy, the forward
+    # h37-survey56: with frames too the turns tile at the marks (main opened the framed second at its forward, 0.32 ms
+    # after the mark: the mark, then zero_grad, the input's copy, the forward)
+    assert framed_rows[1].start_ms == rows[1].start_ms
     assert "from the optimizer step's end before it" in bare.steps["note"]
 
 
@@ -90,4 +92,6 @@ def test_a_real_annotated_loop_without_stacks_tiles_its_marks(tmp_path: Path) ->
     assert len(rows) == len(framed) == 2
     assert [round(r.start_ms + r.step_ms, 2) for r in rows] == [round(r.start_ms + r.step_ms, 2) for r in framed]
     assert abs(rows[1].start_ms - (rows[0].start_ms + rows[0].step_ms)) < 0.002
-    assert all(0.2 < f.start_ms - b.start_ms < 0.5 for b, f in zip(rows, framed))
+    # h37-survey56: with frames the same marks open them (main opened the framed ones at their forwards, 0.28 / 0.33 ms
+    # after the marks): one reading of the marks, framed or not
+    assert [f.start_ms for f in framed] == [b.start_ms for b in rows]

@@ -121,3 +121,67 @@ def test_the_pure_python_rerun_leaves_out_only_what_it_would_repeat():
             if path not in files or not any(c in body for c in children) or any(r in body for r in readers):
                 bad.append(f"{path.name}::{node.name}")
     assert marked and not bad, bad
+
+
+def _called(node: ast.AST, names: tuple[str, ...]) -> bool:
+    """Whether ``node`` calls one of ``names`` (``tempfile.mkdtemp(...)`` or a bare ``mkdtemp(...)``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    return (f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)) in names
+
+
+def _removes_in_finally(fn: ast.AST) -> bool:
+    """Whether ``fn`` removes a folder (``rmtree``) in a ``finally``: the fixture or helper that made it cleans up
+    however its body ends."""
+    return any(isinstance(t, ast.Try) and any(_called(n, ("rmtree",)) for s in t.finalbody for n in ast.walk(s))
+               for t in ast.walk(fn))
+
+
+def _leaked_scratch(tree: ast.Module) -> list[int]:
+    """The lines of ``mkdtemp``/``mkstemp`` calls that nothing removes: a call outside any function, or in one that
+    removes nothing in a ``finally``.  ``tmp_path`` and ``with tempfile.TemporaryDirectory()`` are the forms that
+    clean up by construction; a bare ``mkdtemp`` leaves its folder in /tmp on every run."""
+    owner: dict[ast.AST, ast.AST] = {}
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for n in ast.walk(fn):
+                owner[n] = fn  # ast.walk is breadth-first: an inner function's calls are set last, to it
+    return [n.lineno for n in ast.walk(tree) if _called(n, ("mkdtemp", "mkstemp"))
+            and not (n in owner and _removes_in_finally(owner[n]))]
+
+
+def test_no_test_leaves_a_scratch_folder_behind():
+    """A test's scratch folder is pytest's ``tmp_path`` or a ``with tempfile.TemporaryDirectory()``; a bare
+    ``mkdtemp`` (a thousand random jobs a run, each written to its own folder) filled the lead's /tmp with ~3,000
+    folders, 2 GB.  Fails on main (``report_of(job, tempfile.mkdtemp(prefix="randjob"))`` and 30 more)."""
+    bad = [f"{path.relative_to(TESTS)}:{line}" for path in MODULES for line in _leaked_scratch(_tree(path))]
+    assert not bad, bad
+
+
+def test_the_scratch_check_sees_each_form():
+    """The detector itself: a bare ``mkdtemp`` (in a function, at module level, nested) is found; one whose function
+    removes it in a ``finally`` (the e2e fixtures) is not, nor a ``with TemporaryDirectory()``."""
+    forms = {
+        "def f():\n    return report_of(job, tempfile.mkdtemp())": [2],
+        "d = mkdtemp()": [1],
+        "def f():\n    d = mkdtemp()\n    try:\n        yield d\n    finally:\n        shutil.rmtree(d)": [],
+        "def f():\n    def g():\n        return mkdtemp()\n    try:\n        g()\n    finally:\n        rmtree(x)": [3],
+        "def f():\n    d = mkdtemp()\n    try:\n        yield d\n    finally:\n        close(d)": [2],
+        "def f():\n    with tempfile.TemporaryDirectory() as d:\n        return run(d)": [],
+    }
+    assert {src: _leaked_scratch(ast.parse(src)) for src in forms} == forms
+
+
+def test_no_frontend_test_leaves_a_scratch_folder_behind():
+    """The tab's node tests: a ``mkdtempSync`` folder is removed when its test ends, the removal registered on the
+    next line (``t.after(() => rmSync(dir, ...))``).  Fails on main: settings.test.js left an ``advisor-tab-*``
+    folder in /tmp on every run."""
+    bad = []
+    for path in sorted((TESTS.parent / "frontend" / "test").glob("*.js")):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            after = lines[i + 1] if i + 1 < len(lines) else ""
+            if "mkdtempSync(" in line and not ("after(" in after and "rmSync(" in after):
+                bad.append(f"{path.name}:{i + 1}")
+    assert not bad, bad

@@ -1,7 +1,7 @@
 // The tab's settings (issue #21 item 5): parsing, the URL round trip, the request parameters, the control, and
 // the page's wiring of them (index.js under a stand-in TensorBoard page and server).
 import assert from "node:assert/strict";
-import { copyFileSync, mkdtempSync, symlinkSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
@@ -184,9 +184,11 @@ test("an MFU card the trace gives no FLOPs for points at Settings, not at --mode
 
 // -- the page: index.js in a stand-in TensorBoard page, against a stand-in server ----------------------------------
 
-/** index.js where TensorBoard serves it: beside static/ (it imports "./static/*.js"), as the plugin's /index.js. */
-function servedIndex() {
+/** index.js where TensorBoard serves it: beside static/ (it imports "./static/*.js"), as the plugin's /index.js; the
+ * folder is removed when the test `t` ends (a suite that leaves a folder per run fills a CI machine's /tmp). */
+function servedIndex(t) {
   const dir = mkdtempSync(join(tmpdir(), "advisor-tab-"));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
   copyFileSync(fileURLToPath(new URL("index.js", STATIC)), join(dir, "index.js"));
   symlinkSync(fileURLToPath(STATIC), join(dir, "static"));
   return pathToFileURL(join(dir, "index.js")).href;
@@ -195,7 +197,7 @@ function servedIndex() {
 const RUNS = { logdir_set: true, frameworks: [], skipped: [], settings: { params: null, net_gbps: null, model_flops: null, net_gbps_default: 25 }, legend: legend(),
   runs: [{ run: "ddp", sessions: [{ session: "s1", mtime_ms: 1, has_gpu: true, stock_run: "ddp/s1", hosts: [{ host: "node0" }] }] }] };
 
-test("the page restores settings from the URL, sends them, and a changed field re-requests and rewrites the URL", async () => {
+test("the page restores settings from the URL, sends them, and a changed field re-requests and rewrites the URL", async (t) => {
   const parent = { location: { hash: "#gpu_advisor&p.gpu_advisor.run=ddp&p.gpu_advisor.params=1.1e8&p.gpu_advisor.model_flops=oops" },
     history: { state: null }, postMessage: () => {}, document: null };
   parent.history.replaceState = (state, title, url) => { parent.location.hash = url; };
@@ -207,7 +209,7 @@ test("the page restores settings from the URL, sends them, and a changed field r
     const text = JSON.stringify(body);
     return { status: 200, ok: true, statusText: "", json: async () => JSON.parse(text), text: async () => text };
   };
-  const { render } = await import(servedIndex());
+  const { render } = await import(servedIndex(t));
   const app = await render(); // the bridge gets no answer (1.5 s), then the parent's hash is read
   assert.deepEqual(app.settings, { params: "110000000" }); // the unreadable model_flops is dropped, never sent
   assert.equal(requests.at(-1), "./report?run=ddp&session=s1&params=110000000");

@@ -12,6 +12,7 @@ training loop's, as the guide writes them.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -907,87 +908,222 @@ def _seen_words(trace: Trace) -> str:
 
 
 def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
-    """A window in which no kernel ran and none was launched, by what it holds: the framework's matmuls or
-    convolutions run on the CPU, CUDA calls of start-up, the user's NVTX ranges alone, the framework's ops on the CPU,
-    or nothing of CUDA's -- with tracing off where the capture's own options say so
-    (``Trace.producer["cuda_trace"]``), never guessed from a missing table alone."""
-    cuda = trace.producer.get("cuda_trace", "")
-    calls = [n for n in names if devices.is_runtime_call(n)]
-    failed = trace.producer.get("program_error", "")
-    stream = trace.producer.get("program_stream", "") or "standard error"
-    if failed:  # the window was not put wrong: the program died before its GPU work, and says why
-        held = (f"; the window holds {_startup_calls(trace)}" if calls else
-                "; CUDA tracing was on, and the window holds no CUDA call" if cuda == "on" else "")
+    """A window in which no kernel ran and none was launched, by what it holds: the first reader of
+    :data:`_WINDOW_READERS` that recognises it, asked in the table's order, names its window; none does: no kernel,
+    and nothing said of why."""
+    held = _Held(trace, fw, names, any(devices.is_runtime_call(n) for n in names), trace.producer.get("cuda_trace", ""))
+    for read, window in _WINDOW_READERS:
+        kind = read(held)
+        if kind is not None:
+            return dataclasses.replace(kind, window=window)
+    return Kind("no_gpu", "high", _no_kernel(trace))
+
+
+@dataclass
+class _Held:
+    """A window without kernels as its readers (:data:`_WINDOW_READERS`) ask it: the trace, its framework, its host
+    events' names, whether any is a GPU runtime call, and what the capture's own options say of CUDA tracing
+    (``Trace.producer["cuda_trace"]``: "on", "off", "" where they do not say -- never guessed from a missing table)."""
+
+    trace: Trace
+    fw: Framework
+    names: list[str]
+    calls: bool
+    cuda: str
+
+    @property
+    def stream(self) -> str:
+        """The program's stream whose last words the capture kept."""
+        return self.trace.producer.get("program_stream", "") or "standard error"
+
+    @functools.cached_property
+    def profiler(self) -> str:
+        """:func:`_profiler_calls_only`'s words, read once: the loop's end is asked only of a window whose calls are
+        the profiler's own (or none), and the profiler's reader after it says them."""
+        return _profiler_calls_only(self.trace) if self.calls else ""
+
+
+def _failed_window(w: _Held) -> Kind | None:
+    """The program died before its GPU work, in its own last words; or it launched nothing and reported that something
+    it needed failed (likely why, not a death form: medium)."""
+    failed = w.trace.producer.get("program_error", "")
+    if failed:
+        held = (f"; the window holds {_startup_calls(w.trace)}" if w.calls else
+                "; CUDA tracing was on, and the window holds no CUDA call" if w.cuda == "on" else "")
         return Kind("no_gpu", "high", f"the program stopped with an error before it launched a kernel: \"{failed}\" "
-                                      f"(its {stream}, kept in the capture){held}", window="failed")
-    reported = trace.producer.get("program_reported", "")
-    if reported and calls:  # it launched nothing and said something it needed failed: likely why (not a death form)
+                                      f"(its {w.stream}, kept in the capture){held}")
+    reported = w.trace.producer.get("program_reported", "")
+    if reported and w.calls:
         return Kind("no_gpu", "medium", f"the program reported a failure and launched no kernel: \"{reported}\" (its "
-                                        f"{stream}, kept in the capture), likely why it stopped before its GPU work; "
-                                        f"the window holds {_startup_calls(trace)}", window="failed")
-    untraced = _wsl2_untraced(trace) if not calls and cuda != "off" else ""
-    if untraced:  # the platform, not the window: the program ran, the profiler traced none of its CUDA work
-        return Kind("unknown", "low", untraced, window="wsl2_untraced")
-    computed = _cpu_compute_ops(trace, fw) if calls else ""
-    if computed:  # a matmul on the GPU launches a kernel: these launched none, so they ran on the CPU
-        ncalls = int(trace.h.name_mask(devices.is_runtime_call).sum())
-        return Kind("no_gpu", "high", f"{_no_kernel(trace)}; the framework's "
-                                      f"{computed} launched no kernel, where on a GPU each launches one: the model ran "
-                                      f"on the CPU; the window's {ncalls:,} CUDA call{'s' if ncalls != 1 else ''} did "
-                                      f"no GPU work{_seen_words(trace)}", cpu_only=f"its {computed} launched no kernel",
-                    gpu_seen=trace.producer.get("visible_gpus", ""))
-    profiler = _profiler_calls_only(trace) if calls else ""
-    ended = _loop_ended(trace, fw) if profiler or not calls else ""
-    if ended:  # the program's steps ran before the window: it says nothing of where its model runs
-        return Kind("no_gpu", "high", ended + (", and the window's only CUDA calls are the profiler's own" if calls
-                                               else ""), window="loop_ended", loop_steps=_loop_steps(trace, fw))
-    if profiler:  # nothing the program called touched the GPU: its code ran on the CPU, whatever the window was
-        return Kind("no_gpu", "high", f"{profiler}; no kernel was launched in the window{_seen_words(trace)}",
-                    cpu_only="the window's only GPU runtime calls are the profiler's own",
-                    gpu_seen=trace.producer.get("visible_gpus", ""))
-    loading = _input_only(trace, fw) if calls else ""
-    if loading:  # start-up does not repeat: batch after batch fetched, and no kernel, is a loop that runs no model
-        return Kind("no_gpu", "high", loading, window="input_only")
-    if calls:
-        return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
-                    window="startup")
-    front = _frontend(trace)
-    if front is not None:  # no CUDA call at all, and the code that ran is a serving engine's request handling
-        e, hit = front
-        return Kind("no_gpu", "high", f"the {e.name} serving engine's front-end process: its Python spans run the "
-                                      f"engine's request handling (`{_short(hit)}`), not its model, and it made no GPU "
-                                      f"runtime call; the engine's steps run in a process of their own", e.id, e.name,
-                    window="frontend")
-    if cuda == "off":
+                                        f"{w.stream}, kept in the capture), likely why it stopped before its GPU work; "
+                                        f"the window holds {_startup_calls(w.trace)}")
+    return None
+
+
+def _wsl2_window(w: _Held) -> Kind | None:
+    """The platform, not the window (:func:`_wsl2_untraced`): the program ran, the profiler traced none of its CUDA
+    work."""
+    untraced = _wsl2_untraced(w.trace) if not w.calls and w.cuda != "off" else ""
+    return Kind("unknown", "low", untraced) if untraced else None
+
+
+def _cpu_ops_window(w: _Held) -> Kind | None:
+    """The framework's matmuls or convolutions ran with no CUDA call among them (:func:`_cpu_compute_ops`): a matmul
+    on the GPU launches a kernel, these launched none, so the model ran on the CPU."""
+    computed = _cpu_compute_ops(w.trace, w.fw) if w.calls else ""
+    if not computed:
+        return None
+    ncalls = int(w.trace.h.name_mask(devices.is_runtime_call).sum())
+    return Kind("no_gpu", "high", f"{_no_kernel(w.trace)}; the framework's "
+                                  f"{computed} launched no kernel, where on a GPU each launches one: the model ran "
+                                  f"on the CPU; the window's {ncalls:,} CUDA call{'s' if ncalls != 1 else ''} did "
+                                  f"no GPU work{_seen_words(w.trace)}", cpu_only=f"its {computed} launched no kernel",
+                gpu_seen=w.trace.producer.get("visible_gpus", ""))
+
+
+def _loop_ended_window(w: _Held) -> Kind | None:
+    """The loop ended before the window (:func:`_loop_ended`): the program's steps ran before it, so it says nothing
+    of where its model runs.  Asked only where the calls are the profiler's own or none: a call of the program's is
+    work the window holds."""
+    ended = _loop_ended(w.trace, w.fw) if w.profiler or not w.calls else ""
+    if not ended:
+        return None
+    return Kind("no_gpu", "high", ended + (", and the window's only CUDA calls are the profiler's own" if w.calls
+                                           else ""), loop_steps=_loop_steps(w.trace, w.fw))
+
+
+def _profiler_window(w: _Held) -> Kind | None:
+    """Every call is the profiler's own (:func:`_profiler_calls_only`): nothing the program called touched the GPU,
+    so its code ran on the CPU, whatever the window was."""
+    if not w.profiler:
+        return None
+    return Kind("no_gpu", "high", f"{w.profiler}; no kernel was launched in the window{_seen_words(w.trace)}",
+                cpu_only="the window's only GPU runtime calls are the profiler's own",
+                gpu_seen=w.trace.producer.get("visible_gpus", ""))
+
+
+def _input_only_window(w: _Held) -> Kind | None:
+    """Batch after batch fetched, and no kernel (:func:`_input_only`): start-up does not repeat, so this is a loop that
+    runs no model."""
+    loading = _input_only(w.trace, w.fw) if w.calls else ""
+    return Kind("no_gpu", "high", loading) if loading else None
+
+
+def _startup_window(w: _Held) -> Kind | None:
+    """Runtime calls and no kernel launched: the program's start-up (:func:`_startup_calls`)."""
+    if not w.calls:
+        return None
+    return Kind("no_gpu", "high", f"start-up only: {_startup_calls(w.trace)}; no kernel was launched in the window")
+
+
+def _frontend_window(w: _Held) -> Kind | None:
+    """No CUDA call at all, and the code that ran is a serving engine's request handling (:func:`_frontend`)."""
+    front = _frontend(w.trace)
+    if front is None:
+        return None
+    e, hit = front
+    return Kind("no_gpu", "high", f"the {e.name} serving engine's front-end process: its Python spans run the "
+                                  f"engine's request handling (`{_short(hit)}`), not its model, and it made no GPU "
+                                  f"runtime call; the engine's steps run in a process of their own", e.id, e.name)
+
+
+def _tracing_off_window(w: _Held) -> Kind | None:
+    """CUDA went untraced: the capture's options say so; else the program called into CUDA (its sampled call stacks
+    ran inside the driver's library: no record of it is the profiler's, not the GPU's); else the driver initialised
+    in the program (its own thread ran there) and the options do not say tracing was on."""
+    p = w.trace.producer
+    if w.cuda == "off":
         return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
-                                      f"copy or kernel{_ranges_beside(trace)}", window="tracing_off")
-    if trace.producer.get("cuda_in_stacks"):  # the program used CUDA: no record of it is the profiler's, not the GPU's
+                                      f"copy or kernel{_ranges_beside(w.trace)}")
+    if p.get("cuda_in_stacks"):
         return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
                                       "capture sampled, ran inside the CUDA driver's library), but the capture holds "
-                                      "no CUDA call, copy or kernel table", window="tracing_off")
-    if trace.producer.get("cuda_thread") and cuda != "on":  # the driver initialised in it: its CUDA went untraced
+                                      "no CUDA call, copy or kernel table")
+    if p.get("cuda_thread") and w.cuda != "on":
         return Kind("unknown", "low", "CUDA was not traced: the CUDA driver initialised in the program (its own thread, "
                                       "cuda-EvtHandlr, ran in the program's process), but the capture holds no CUDA "
-                                      f"call, copy or kernel table{_ranges_beside(trace)}", window="tracing_off")
-    user = _user_ranges(trace)
-    if user:
-        if cuda == "on":
-            tracing = "with CUDA tracing on: the window holds no CUDA call, copy or kernel"
-        else:  # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
-            tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
-                       "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
-        return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
-    fetched = _input_on_cpu(trace, fw) if names else ""
-    if fetched:  # no model op, no call: a loop over its input alone, not a model on the CPU
-        return Kind("no_gpu", "high", fetched, window="input_on_cpu")
-    if names:
-        return Kind("no_gpu", "high", f"{_no_kernel(trace)}, and the host made no GPU runtime call: the work ran on "
-                                      f"the CPU{_seen_words(trace)}",
-                    cpu_only="the host made no GPU runtime call", gpu_seen=trace.producer.get("visible_gpus", ""))
-    if cuda == "on":
-        return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
-                                      "reached its GPU work", window="no_cuda_call")
-    return Kind("no_gpu", "high", _no_kernel(trace))
+                                      f"call, copy or kernel table{_ranges_beside(w.trace)}")
+    return None
+
+
+def _nvtx_window(w: _Held) -> Kind | None:
+    """The user's NVTX ranges (:func:`_user_ranges`) and no CUDA record."""
+    user = _user_ranges(w.trace)
+    if not user:
+        return None
+    if w.cuda == "on":
+        tracing = "with CUDA tracing on: the window holds no CUDA call, copy or kernel"
+    else:  # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
+        tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
+                   "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
+    return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}")
+
+
+def _input_on_cpu_window(w: _Held) -> Kind | None:
+    """No model op and no call: a loop over its input alone (:func:`_input_on_cpu`), not a model on the CPU."""
+    fetched = _input_on_cpu(w.trace, w.fw) if w.names else ""
+    return Kind("no_gpu", "high", fetched) if fetched else None
+
+
+def _cpu_window(w: _Held) -> Kind | None:
+    """Host events and no GPU runtime call: the work ran on the CPU."""
+    if not w.names:
+        return None
+    return Kind("no_gpu", "high", f"{_no_kernel(w.trace)}, and the host made no GPU runtime call: the work ran on "
+                                  f"the CPU{_seen_words(w.trace)}",
+                cpu_only="the host made no GPU runtime call", gpu_seen=w.trace.producer.get("visible_gpus", ""))
+
+
+def _no_cuda_call_window(w: _Held) -> Kind | None:
+    """CUDA tracing on (the capture's options), and nothing at all recorded: the program had not reached its GPU
+    work."""
+    if w.cuda != "on":
+        return None
+    return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
+                                  "reached its GPU work")
+
+
+#: The readers of a window without kernels and the window each names (``Kind.window``; "" for the work on the CPU,
+#: which names none), asked in this order; the first that recognises the window decides it.  The order is the logic:
+#:
+#: * ``failed`` first: the program's own last words say why no kernel ran; what the window holds was cut short by it.
+#: * ``wsl2_untraced`` before every reader of a window without calls: under WSL2 the calls are missing because the
+#:   platform's profiler traced none, and the readers after it take a missing call for one the program never made.
+#: * the framework's matmuls on the CPU before the loop's end and the profiler's calls: the model's own ops, named,
+#:   are the surest evidence of where the work ran (a loop's end holds no op of the model: the two never both hold).
+#: * ``loop_ended`` before the profiler's calls: a window opened after the loop's last batch says nothing of where the
+#:   model runs, though its only calls are the profiler's (ryienh/gnn-ops-benchmark's A100 window read "the work ran
+#:   on the CPU ... move the model there", h37-survey55).
+#: * the profiler's calls before ``input_only`` and ``startup``: a window whose every call is the profiler's own
+#:   (device queries, its exit sync) holds no call of the program -- no start-up of its own, no batch copied to a GPU.
+#: * ``input_only`` before ``startup``: start-up does not repeat; batch after batch fetched without a kernel is a loop
+#:   that runs no model, not start-up cut short (h37-survey53).
+#: * ``startup`` last of the readers of a window with calls: any call left is start-up; every reader after it reads a
+#:   window with no runtime call at all.
+#: * ``frontend`` before the tracing readers: a serving engine's front-end runs no GPU work by design; its missing CUDA
+#:   records say nothing of the profiler's settings.
+#: * ``tracing_off`` before ``nvtx_only``: where the options (or CUDA seen from the program's side) say CUDA went
+#:   untraced, the ranges are what tracing left, not what the program did.
+#: * ``nvtx_only`` before ``input_on_cpu``: the user's ranges and no CUDA record is what tracing NVTX alone leaves
+#:   (``-t nvtx``), so a missing call is no proof that a loop fetched its batches on the CPU.
+#: * ``input_on_cpu`` before the work on the CPU: a loop of fetches with no model op ran no model; "move the model to
+#:   the GPU" names one where none ran (h37-inputgen's ``cpu_loop``).
+#: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
+_WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str], ...] = (
+    (_failed_window, "failed"),
+    (_wsl2_window, "wsl2_untraced"),
+    (_cpu_ops_window, ""),
+    (_loop_ended_window, "loop_ended"),
+    (_profiler_window, ""),
+    (_input_only_window, "input_only"),
+    (_startup_window, "startup"),
+    (_frontend_window, "frontend"),
+    (_tracing_off_window, "tracing_off"),
+    (_nvtx_window, "nvtx_only"),
+    (_input_on_cpu_window, "input_on_cpu"),
+    (_cpu_window, ""),
+    (_no_cuda_call_window, "no_cuda_call"),
+)
 
 
 def _wsl2_untraced(trace: Trace) -> str:

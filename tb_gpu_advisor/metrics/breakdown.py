@@ -170,7 +170,7 @@ def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     of the thread that launches ``g``'s work, and of another thread while every launching thread is blocked on it
     (:func:`_calls_waited_on`)."""
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    comm = _waiting_calls(ctx, g)
+    comm = waiting_calls_of(ctx, g)
     n = ctx.steps.count
     if n < 1 or not len(g.d) or not (comm.size or _off_launcher_calls(ctx, g).size):
         return empty
@@ -1558,6 +1558,17 @@ def _calls_waited_on(ctx: Context, g: GpuCtx, first: np.ndarray, last: np.ndarra
     return intersect_intervals(s, e, *blocked)
 
 
+def waiting_calls_of(ctx: Context, g: GpuCtx) -> np.ndarray:
+    """:func:`_waiting_calls` of ``g``, read once and kept on it (``GpuCtx.waiting_memo``) while its launches and the
+    capture's ranges are the ones read.  Why: each GPU's ledger is painted three times (its step arrays, the host
+    syncs' ledger, the gaps' ledger: :func:`comm_call_spans` each time) and its calls named once more
+    (:func:`comm_calls_in_idle`), each a pass over every range of the capture (5.4 ms on a 5,000-step MPI job)."""
+    memo, ranges = g.waiting_memo, ctx.trace.ranges
+    if memo is None or memo[0] is not g.launch or memo[1] is not ranges:
+        memo = g.waiting_memo = (g.launch, ranges, _waiting_calls(ctx, g))
+    return memo[2]
+
+
 def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
     """Communication call name -> ms of this GPU's idle in its kept steps that the ledger books to the host's
     communication calls (``iv["comm_wait"]``, :func:`comm_call_spans`), as painted: what the step pays waiting for its
@@ -1575,7 +1586,7 @@ def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
     for c in ("collectives", "comm_launch"):  # the GPU's own collectives above it: theirs, not the calls'
         if a.size and iv[c][0].size:
             a, b = subtract_intervals(a, b, *(x.astype(np.int64, copy=False) for x in iv[c]))
-    calls = np.concatenate([_waiting_calls(ctx, g), _off_launcher_calls(ctx, g)])  # painted only where waited on
+    calls = np.concatenate([waiting_calls_of(ctx, g), _off_launcher_calls(ctx, g)])  # painted only where waited on
     return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), calls, _step_windows(g))
 
 

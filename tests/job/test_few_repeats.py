@@ -15,7 +15,6 @@ by construction: the generators' ``Truth`` (``rocprofv3trace.write_kernel_trace`
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -55,12 +54,11 @@ def test_one_iteration_of_two_alike_layers_is_no_two_iterations(tmp_path: Path) 
 
 
 @pytest.mark.parametrize("n", [2, 3, 6])
-def test_a_native_loop_with_no_sync_nor_range_reads_its_iterations(n: int) -> None:
+def test_a_native_loop_with_no_sync_nor_range_reads_its_iterations(n: int, tmp_path: Path) -> None:
     """rocprof v1's trace of a HIP loop launching the same 3 kernels ``n`` times, 2 ms apart, never syncing (the
     result read back once after the loop): ``n`` steps from the launches' period (main: 3 read as one pass)."""
-    folder = Path(tempfile.mkdtemp(prefix="rocsteps"))
-    rocproftrace.write(str(folder / "results.json"), [LOOP] * n, step_range=None, step_sync=None, gap_ms=2.0)
-    steps = first_host(folder)["steps"]
+    rocproftrace.write(str(tmp_path / "results.json"), [LOOP] * n, step_range=None, step_sync=None, gap_ms=2.0)
+    steps = first_host(tmp_path)["steps"]
     assert (steps["source"], steps["found"]) == ("repeated_launches", n), steps
 
 

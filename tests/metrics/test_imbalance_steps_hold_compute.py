@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import glob
 import sqlite3
-import tempfile
 
 from synthetic import randjobs
 from synthetic.randjobs import random_form12_job
@@ -32,7 +31,7 @@ def _imbalance(r: Report) -> dict:
 
 
 def test_gpus_whose_steps_miss_their_compute_are_not_compared():
-    r = report_of(random_form12_job(SEED), tempfile.mkdtemp(prefix="walk24"))
+    r = report_of(random_form12_job(SEED))
     h = r.hosts[0]
     kernels = {g.gpu: g.kernel_count for g in h.gpus}
     assert kernels == {0: 0, 1: 0, 2: 3, 3: 5}  # the reading the test rests on: GPU0's and GPU1's steps hold no GEMM
@@ -43,12 +42,12 @@ def test_gpus_whose_steps_miss_their_compute_are_not_compared():
     assert check(random_form12_job(SEED)) == []
 
 
-def test_a_gpu_that_ran_no_compute_keeps_its_zero():
+def test_a_gpu_that_ran_no_compute_keeps_its_zero(tmp_path):
     """Control: the same job with GPU1's GEMMs gone from the capture -- GPU1 ran its all-reduce and no compute kernel
     in the whole window, so its 0 us a step is what it did, and it stays in the comparison (GPU0, whose GEMMs lie
     outside its steps, does not: the first test)."""
     job = random_form12_job(SEED)
-    folder = tempfile.mkdtemp(prefix="walk24")
+    folder = str(tmp_path)
     randjobs.write(job, folder)
     (db,) = glob.glob(f"{folder}/**/*.sqlite", recursive=True)
     with sqlite3.connect(db) as con:

@@ -8,7 +8,6 @@ spans over the merged step windows, which held none -- so the finding had no sou
 
 from __future__ import annotations
 
-import tempfile
 
 from synthetic import randjobs
 from tests.support.random_jobs import report_of
@@ -16,7 +15,7 @@ from tests.support.random_jobs import report_of
 
 def _input_finding(seed: int) -> dict:
     """The input finding of forms13 job ``seed``'s one host (as the report's JSON states it)."""
-    r = report_of(randjobs.random_form13_job(seed), tempfile.mkdtemp(prefix="rankslead"))
+    r = report_of(randjobs.random_form13_job(seed))
     (f,) = [f for f in r.to_dict()["hosts"][0]["findings"] if f["rule"] == "input_bound"]
     return f
 

@@ -11,7 +11,6 @@ from the first marker to the loop's end (``synthetic.randjobs._write_grain``); t
 
 from __future__ import annotations
 
-import tempfile
 
 from synthetic import randjobs
 from tests.support.random_jobs import check, report_of
@@ -26,7 +25,7 @@ def test_the_walk_s_two_step_grain_loop_holds_every_law() -> None:
 def test_the_truth_lies_between_the_iterations_read() -> None:
     """The period of two unlike iterations lies between their lengths as read (main: the first's, the longer)."""
     job = randjobs.random_form12_job(4044)
-    host = report_of(job, tempfile.mkdtemp(prefix="grain")).to_dict()["hosts"][0]
+    host = report_of(job).to_dict()["hosts"][0]
     rows = [r["step_ms"] for r in host["step_rows"] if r["gpu"] is None] or [r["step_ms"] for r in host["step_rows"]]
     period = randjobs.TRUTH[4044]["step_ms"]
     assert len(rows) == 2 and min(rows) < period < max(rows), (rows, period)

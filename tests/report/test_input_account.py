@@ -13,7 +13,6 @@ walk's truth bounded the input work by the drawn fetch time (40.5 ms), where the
 from __future__ import annotations
 
 import re
-import tempfile
 
 from synthetic.randjobs import random_form10_job
 from tb_gpu_advisor.rules.input_bound import _range_parts
@@ -31,7 +30,7 @@ def test_the_wait_of_a_jax_fetch_range_names_the_put_beside_it():
     Main: 41.9 ms named of 42.7 (``input<=account``), and the truth's bound (41.43 ms) below the range it recorded."""
     job = random_form10_job(41178)
     assert job.fmt == "jax_fetch" and job.params["range"] == "next_batch"
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="forms10in"))
+    (r,) = reports_of(job)
     f = _input(r)
     assert f is not None and f.metric.detail["source"] == "pipeline", f
     said = re.search(r"\(`next_batch` ([\d.]+) ms\) and the batch's transfer to the device \(([\d.]+) us\)", f.summary)

@@ -19,7 +19,6 @@ it waited in an iterator that held none of it.
 from __future__ import annotations
 
 import re
-import tempfile
 
 import pytest
 
@@ -86,7 +85,7 @@ def test_a_dataloader_wait_beside_the_programs_batch_ranges_names_both():
 
 
 def _one(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="forms10num"))
+    (r,) = reports_of(job)
     (f,) = _inputs(r)
     return r, f
 

@@ -11,7 +11,6 @@ the kept steps keeps its classes (seed 0 of the same walk), and the kernels tabl
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -20,7 +19,7 @@ from tests.support.random_jobs import report_of
 
 
 def _report(seed: int):  # noqa: ANN202 - a Report
-    return report_of(random_form5_job(seed), tempfile.mkdtemp(prefix="ranin"))
+    return report_of(random_form5_job(seed))
 
 
 def test_calls_run_into_the_steps_are_their_class_time():

@@ -31,7 +31,6 @@ kept ranges), each held to the quantity it read two ways -- the part and the who
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -48,7 +47,7 @@ from tests.support.rules_factory import multi
 
 
 def _report(job):
-    return report_of(job, tempfile.mkdtemp(prefix="lawseed"))
+    return report_of(job)
 
 
 def _finding(h, rule):
@@ -198,7 +197,7 @@ def test_a_module_run_a_step_behind_its_host_counts_in_the_step_of_its_kernels()
         assert _mfu(h).value == pytest.approx(0.174, abs=0.002), (marker, _mfu(h).display)
 
 
-def test_a_one_pass_with_the_users_flops_says_no_step():
+def test_a_one_pass_with_the_users_flops_says_no_step(tmp_path):
     """The same pass analysed with the model's FLOPs given (``--model-flops-per-step``): the card's source reads "the
     model FLOPs given as a setting", the window said once, by the meaning ("FLOPs in the pass / ...").  Fails on main:
     "(the model FLOPs per step given as a setting)" in the card's meaning (``one-pass-words``)."""
@@ -208,7 +207,7 @@ def test_a_one_pass_with_the_users_flops_says_no_step():
     from synthetic.randjobs import write
     from tests.support.properties import one_pass_words_problems
 
-    folder = tempfile.mkdtemp(prefix="lawseed")
+    folder = str(tmp_path)
     write(random_xplane_job(52430), folder)
     (s,) = discover(folder)
     h = analyze_session(s.run, s.session, s.hosts, options=UserOptions(model_flops=1.5e12)).hosts[0]

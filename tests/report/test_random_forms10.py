@@ -19,7 +19,6 @@ h37-randjobs9, ``scripts/randjobs.py --forms10``; ``randjobs.TRUTH`` is the answ
 
 from __future__ import annotations
 
-import tempfile
 
 import numpy as np
 import pytest
@@ -30,7 +29,7 @@ from tests.support.random_jobs import laws_broken, reports_of, truth_problems, w
 
 
 def _one(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="randjob9"))
+    (r,) = reports_of(job)
     return r
 
 

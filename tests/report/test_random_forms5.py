@@ -15,7 +15,6 @@ Below the walk, each law the walk found broken on main, on the smallest job that
 
 from __future__ import annotations
 
-import tempfile
 
 from synthetic.randjobs import FORMS5, TRUTH, form5_job, random_form5_job
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems, walk
@@ -26,7 +25,7 @@ WALK = (0, 1, 2, 3, 4, 6, 7, 18, 30059, 30099, 30392)
 
 
 def _one(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="randjob5"))
+    (r,) = reports_of(job)
     return r
 
 
@@ -37,7 +36,7 @@ def test_the_new_forms_hold_every_law():
 
 def test_a_snapshot_beside_a_trace_is_walked_as_its_own_session():
     job = random_form5_job(next(s for s in range(100) if random_form5_job(s).fmt == "kineto_snapshot"))
-    reports = reports_of(job, tempfile.mkdtemp(prefix="randjob5"))
+    reports = reports_of(job)
     assert len(reports) == 2  # the trace's and the snapshot's
     assert not [v for r in reports for v in laws_broken(r)]
 

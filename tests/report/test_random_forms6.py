@@ -12,7 +12,6 @@ its control; the truth of construction (``randjobs.TRUTH``) is the answer:
 
 from __future__ import annotations
 
-import tempfile
 
 from synthetic.randjobs import TRUTH, form5_job
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems
@@ -29,7 +28,7 @@ def _amd(fmt, steps, kernels, seed=0):
 
 
 def _one(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="randjob6"))
+    (r,) = reports_of(job)
     return r
 
 

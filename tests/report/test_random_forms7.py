@@ -14,7 +14,6 @@ engines under layer-wise hook markers, torch.compile's own ranges, a diffusion p
 
 from __future__ import annotations
 
-import tempfile
 
 from synthetic.randjobs import TRUTH, form7_job, random_form7_job
 from tests.support.random_jobs import laws_broken, reports_of, truth_problems, walk
@@ -24,7 +23,7 @@ _KT = {"layers": 2, "kernel_us": 200.0, "comm_calls": 0, "setup_bursts": 0, "set
 
 
 def _one(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="randjob7"))
+    (r,) = reports_of(job)
     return r
 
 

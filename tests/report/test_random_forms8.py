@@ -13,7 +13,6 @@ construction (issue #37, h37-randjobs8; ``randjobs.TRUTH`` is the answer):
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -24,7 +23,7 @@ from tests.support.run_report import run_report
 
 
 def _one(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="randjob8"))
+    (r,) = reports_of(job)
     return r
 
 

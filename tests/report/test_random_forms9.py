@@ -10,7 +10,6 @@ exchange)": both kinds' words at once, and a training pipeline to a forward pass
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -27,7 +26,7 @@ def _job(kind: str, train: bool):
 @pytest.mark.parametrize("train", [True, False])
 def test_each_kind_of_all_to_all_is_told_its_own_fix(kind: str, train: bool) -> None:
     job = _job(kind, train)
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="randjob9"))
+    (r,) = reports_of(job)
     assert any(f.rule == "comm_exposed" for f in r.findings)  # the law below has a finding to read
     assert not exchange_problems(TRUTH[job.seed], r), exchange_problems(TRUTH[job.seed], r)
     assert r.hosts[0].job["tags"][-1] == f"exchange_{kind}"

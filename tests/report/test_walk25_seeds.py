@@ -27,7 +27,6 @@ And the two forms real captures showed that no stream drew (h37-walk25's check o
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -52,7 +51,7 @@ def test_the_seed_holds_every_law():
 
 def test_a_pass_counts_the_broadcast_one_rank_ran_in_it_whole():
     """The seed's tables: 1 Broadcast call in the pass (main: 0.5), its time unchanged (the median of both ranks')."""
-    r = report_of(random_form_job(51122), tempfile.mkdtemp(prefix="walk25"))
+    r = report_of(random_form_job(51122))
     h = r.hosts[0]
     host_t, job_t = h.communication, r.collectives
     assert host_t.title.startswith("Collectives in the pass") and job_t.title.startswith("Collectives in the pass")

@@ -8,7 +8,6 @@ count) and saw 99 us of windows over 96 us; the wrong assumption was the checker
 from __future__ import annotations
 
 import copy
-import tempfile
 
 from synthetic.randjobs import random_zero12_job
 from tests.support.properties import window_value_problems
@@ -16,7 +15,7 @@ from tests.support.random_jobs import report_of
 
 
 def _host():
-    r = report_of(random_zero12_job(21954), tempfile.mkdtemp(prefix="winsum"))
+    r = report_of(random_zero12_job(21954))
     return r.hosts[0]
 
 

@@ -59,10 +59,10 @@ def _jax_loop(turns_us: tuple[float, ...], last_us: float) -> tuple[list[float],
         cap.end_step(turn_us=turn)
     starts = [s.marker[0] for s in cap.steps] + [cap.t]
     truth = [(b - a) / _US / 1e3 for a, b in zip(starts, starts[1:])]
-    folder = tempfile.mkdtemp(prefix="lastturn")
-    cap.finish().write(os.path.join(folder, "run", "plugins", "profile", J.SESSION, "node0.xplane.pb"))
-    (s,) = discover(folder)
-    host = analyze_session(s.run, s.session, s.hosts).hosts[0]
+    with tempfile.TemporaryDirectory(prefix="lastturn") as folder:
+        cap.finish().write(os.path.join(folder, "run", "plugins", "profile", J.SESSION, "node0.xplane.pb"))
+        (s,) = discover(folder)
+        host = analyze_session(s.run, s.session, s.hosts).hosts[0]
     return [row.step_ms for row in host.step_rows], truth, host.steps["source"]
 
 

@@ -15,7 +15,6 @@ loop's end).  Controls: marks with no gap between them (``ProfilerStep#N``) and 
 
 from __future__ import annotations
 
-import tempfile
 
 import pytest
 
@@ -24,7 +23,7 @@ from tests.support.random_jobs import laws_broken, report_of, truth_problems
 
 
 def _mean(job: randjobs.Job) -> tuple[dict, float, float]:
-    r = report_of(job, tempfile.mkdtemp(prefix="turn"))
+    r = report_of(job)
     assert not laws_broken(r) and not truth_problems(job, r), (laws_broken(r), truth_problems(job, r))
     h = r.hosts[0]
     return h.steps, h.mean_step_ms(), randjobs.TRUTH[job.seed]["step_ms"]

@@ -20,7 +20,6 @@ Jobs of ``scripts/randjobs.py --forms11`` (``synthetic.randjobs.random_form11_jo
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 
 import pytest
 
@@ -29,7 +28,7 @@ from tests.support.random_jobs import laws_broken, reports_of, truth_problems
 
 
 def _report(job):
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="nsyslast"))
+    (r,) = reports_of(job)
     return r
 
 

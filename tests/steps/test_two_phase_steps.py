@@ -16,7 +16,6 @@ Controls: a cold first span holding its tile (kept), the same jobs of 3 iteratio
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 from types import SimpleNamespace
 
 import numpy as np
@@ -29,7 +28,7 @@ from tests.support.random_jobs import laws_broken, reports_of, truth_problems
 
 
 def _report(job):  # noqa: ANN001, ANN202 - a randjobs Job, its report
-    (r,) = reports_of(job, tempfile.mkdtemp(prefix="seeds23"))
+    (r,) = reports_of(job)
     return r
 
 

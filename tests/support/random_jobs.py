@@ -240,22 +240,28 @@ def exchange_problems(truth: dict, report: Report) -> list[str]:
     return out
 
 
-def report_of(job: randjobs.Job, folder: str) -> Report:
-    """The report of ``job``, written under ``folder``."""
+def report_of(job: randjobs.Job, folder: str | None = None) -> Report:
+    """The report of ``job``, written under ``folder`` (by default a scratch folder removed once read:
+    :func:`reports_of`)."""
     (r,) = reports_of(job, folder)
     return r
 
 
-def reports_of(job: randjobs.Job, folder: str) -> list[Report]:
-    """The report of each session ``job`` writes under ``folder`` (a trace and a memory snapshot beside it: two)."""
+def reports_of(job: randjobs.Job, folder: str | None = None) -> list[Report]:
+    """The report of each session ``job`` writes under ``folder`` (a trace and a memory snapshot beside it: two).
+    Given no folder, the job is written to a scratch folder removed once its reports are made: a report holds what it
+    read, never the files, and a suite that leaves each job's traces in /tmp fills a CI machine's disk."""
+    if folder is None:
+        with tempfile.TemporaryDirectory(prefix=f"job{job.seed}-") as scratch:
+            return reports_of(job, scratch)
     randjobs.write(job, folder)
     return [analyze_session(s.run, s.session, s.hosts) for s in discover(folder) if s.run == f"job{job.seed}"]
 
 
 def gpu_step_rows(job: randjobs.Job) -> tuple[Report, dict[int, list[float]]]:
-    """The report of ``job`` (written under a fresh temporary folder) and GPU -> its step rows' lengths (ms), in
-    order: each GPU's own steps, as the tests of each rank's windows read them."""
-    r = report_of(job, tempfile.mkdtemp(prefix="gpurows"))
+    """The report of ``job`` (written under a scratch folder, removed after) and GPU -> its step rows' lengths (ms),
+    in order: each GPU's own steps, as the tests of each rank's windows read them."""
+    r = report_of(job)
     out: dict[int, list[float]] = {}
     for row in r.to_dict()["hosts"][0]["step_rows"]:
         if row["gpu"] is not None:

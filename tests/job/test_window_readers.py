@@ -1,0 +1,33 @@
+"""The readers of a window without kernels (``job.kind._WINDOW_READERS``): one table, asked in order, whose order is
+the logic (h37-tidy28: it lived only in ``_window_kind``'s body, a chain of thirteen if-returns)."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.job import kind
+
+#: The windows decided before the readers are asked: kernels measured by their counters, kernels launched under WSL2
+#: and none recorded (``_no_kernel_kind``, ``_lost_gpu_kind``).
+_DECIDED_BEFORE = {"counters", "wsl2", "wsl2_driver_ok"}
+
+
+def _order() -> list[str]:
+    """Each reader by its window, or its function's name where it names none (the work on the CPU)."""
+    return [window or read.__name__ for read, window in kind._WINDOW_READERS]
+
+
+def test_each_window_without_kernels_is_named_by_one_reader():
+    """Every window ``Kind.window`` may hold is named by exactly one reader of the table, or decided before it."""
+    named = [w for _, w in kind._WINDOW_READERS if w]
+    assert len(named) == len(set(named)), named
+    assert set(named) | _DECIDED_BEFORE == set(kind.WINDOWS) and not set(named) & _DECIDED_BEFORE
+
+
+def test_the_readers_are_asked_in_the_order_the_table_states():
+    """The precedences the table's comment gives a reason for, each asked before the next."""
+    order = _order()
+    before = [("failed", "wsl2_untraced"), ("wsl2_untraced", "_cpu_ops_window"), ("_cpu_ops_window", "loop_ended"),
+              ("loop_ended", "_profiler_window"), ("_profiler_window", "input_only"), ("input_only", "startup"),
+              ("startup", "frontend"), ("frontend", "tracing_off"), ("tracing_off", "nvtx_only"),
+              ("nvtx_only", "input_on_cpu"), ("input_on_cpu", "_cpu_window"), ("_cpu_window", "no_cuda_call")]
+    assert [order.index(a) < order.index(b) for a, b in before] == [True] * len(before), order
+    assert len(order) == len(before) + 1  # each reader is in one stated precedence

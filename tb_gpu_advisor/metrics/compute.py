@@ -110,9 +110,9 @@ def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
     MCP, a diff, a merge -- reads the one value.  A host that marks its iterations keeps its steps (a TF loop whose
     GPUs only copy books its copies per marked step; a CPU-only capture's ``ProfilerStep`` marks) -- unless the job's
     reading says its marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end)."""
-    if job is None or job.kind.kind != "no_gpu":
-        return True
-    return not (detection.source in UNMARKED_SOURCES or job.kind.marks_no_job_step)
+    if job is not None and job.kind.marks_no_job_step:  # the loop's end, its GPU idle or draining an earlier queue
+        return False
+    return job is None or job.kind.kind != "no_gpu" or detection.source not in UNMARKED_SOURCES
 
 
 def _without_gpu_step(hm: HostMetrics) -> None:
@@ -121,6 +121,8 @@ def _without_gpu_step(hm: HostMetrics) -> None:
     holds -- its length, its copies, the job's words -- stays."""
     hm.steps_detail = StepTable()
     hm.headline.avg_step_ms = None
+    # a share of no step: the GPU's work of a loop's end (an earlier step's queue draining) is no step's part
+    hm.headline.device_step_share = hm.headline.launch_wait_share = hm.headline.input_wait_share = None
     hm.breakdown = Breakdown()
     for g in hm.gpus:
         g.step_ms, g.breakdown = None, Breakdown()

@@ -1156,11 +1156,11 @@ def _queued_before(trace: Trace, fw: Framework) -> str:
     busy = sum(int((d.end[k] - d.start[k]).sum()) for k, d in work) / 1e9  # ms
     rest = f" and {other:,} cop{'ies' if other != 1 else 'y'} or memset{'s' if other != 1 else ''}" if other else ""
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
-    were = "were" if kernels + other > 1 else "was"
-    return (f"the GPU's {plural(kernels, 'kernel')} ({ms(busy)}){rest} {were} queued before the window: none was "
-            f"launched in it (no call in the window carries their correlation ids), and the GPU ran them down by the "
-            f"end of the profiler's exit sync (`{h.names[int(h.name[last])]}`, {ms(took)}) -- the loop's last step's "
-            f"backlog, not a step of the window")
+    one = kernels + other == 1
+    return (f"the GPU ran {plural(kernels, 'kernel')} ({ms(busy)}){rest} queued before the window: no call in the "
+            f"window carries {'its correlation id' if one else 'their correlation ids'}, and the profiler's exit sync "
+            f"(`{h.names[int(h.name[last])]}`, {ms(took)}) waited for {'it' if one else 'them'} -- the loop's last "
+            f"step's backlog, not a step of the window")
 
 
 def _exit_sync_created(trace: Trace, last: int) -> bool:

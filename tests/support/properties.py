@@ -2562,7 +2562,8 @@ def surface_steps_problems(report: Report) -> list[str]:
     out = []
     for h in report.hosts:
         note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
-        if not note or (h.job or {}).get("kind") == "no_gpu":
+        job = h.job or {}
+        if not note or job.get("kind") == "no_gpu" or job.get("marks_no_job_step"):  # no step: its title says so
             continue
         for name, text in surfaces.items():
             if _plain(note) not in text:

@@ -575,7 +575,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         return ""
     kind = kind_words(job.get("kind") or "", steps_found)
     if job.get("marks_no_job_step") and job.get("kind") != "no_gpu":  # its GPU work is queued work of earlier steps
-        kind = f"{kind_words(job['kind'])}, none of them in the window"
+        kind = f"{kind_words(job['kind'], 1)}, its GPU work queued before the window: none of the job's steps in it"
     elif job.get("kind") == "unknown" and job.get("host_kind"):
         kind = f"{kind_words(job['host_kind'], steps_found)}, as the host's events name the work"
     if job.get("engine"):

@@ -45,7 +45,10 @@ def test_a_gpu_draining_the_last_steps_queue_is_the_loops_end_not_a_step():
     assert [g["rule"] for g in host["findings"]] == ["capture_quality"], [g["title"] for g in host["findings"]]
     job = host["job"]
     assert job["marks_no_job_step"] is True and job["kind"] == "training", job
-    assert job["summary"].startswith("Job: training steps, none of them in the window"), job["summary"]
+    assert job["summary"].startswith("Job: a training step, its GPU work queued before the window: none of the job's "
+                                     "steps in it"), job["summary"]
+    (gpu,) = host["gpus"]  # the row counts the kernels the finding counts, and no share of a step it has not
+    assert gpu["kernel_count"] == 964 and gpu["busy_share"] is None and gpu["step_ms"] is None, gpu
 
 
 def test_the_drained_queue_times_no_step_anywhere_in_its_json():

@@ -1981,6 +1981,10 @@ def write_compiled_first_call(path: str, backward_after: bool = False, kernel_us
 #: it runs: ("copies", pairs) | ("fill", 1) | ("triton", 3) | ("gemm", 1))
 FIRST_CALL_BURSTS = ((0.0, "copies", 11), (46.0, "copies", 14), (390.0, "fill", 1), (24.0, "fill", 1),
                      (2650.0, "triton", 3), (60.0, "gemm", 1))
+#: An A100-SXM4-40GB as PyTorch 1.10's Kineto records it (``wild/loop_ended_backlog_a100_gnn``'s ``deviceProperties``).
+A100_40GB = {"name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42505273344, "computeMajor": 8, "computeMinor": 0,
+             "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
+             "sharedMemPerBlock": 49152, "numSms": 108}
 A10G = {"name": "NVIDIA A10G", "totalGlobalMem": 23696375808, "computeMajor": 8, "computeMinor": 6,
         "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 1536, "regsPerBlock": 65536, "warpSize": 32,
         "sharedMemPerBlock": 49152, "numSms": 80}
@@ -2061,6 +2065,54 @@ def write_profiler_calls_only(path: str, program_call: str | None = None, runtim
     r.host_us += 47.0
     write_doc(path, trace_doc(r, 1, A10G))
     return {"cpu_only": program_call is None}
+
+
+#: :func:`write_loop_ended`'s queue: the element-wise kernels of a step's backward and optimizer, as the GNN's warm-up
+#: step left them (``wild/loop_ended_backlog_a100_gnn``: 964 of them, most a few us, a few GEMMs of 80 us).
+BACKLOG_KERNEL = ("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, "
+                  "at::detail::Array<char*, 3> >(int, at::native::AddFunctor<float>, at::detail::Array<char*, 3>)")
+BACKLOG_KERNEL_US = 50.0
+
+
+def write_loop_ended(path: str, backlog: int = 0, launch_in_step: bool = False, step: int = 2) -> dict[str, Any]:
+    """A ``torch.profiler`` window opened after the loop's last batch, as ``schedule(wait=1, warmup=1, active=3)``
+    over a loader of ``step`` batches records it: one ``ProfilerStep#{step}`` holding the DataLoader's ``__next__``
+    that found the loader exhausted, nothing after it, then the profiler's exit ``cudaDeviceSynchronize``.
+    ``backlog``: that many kernels the last batch's step launched before the window, still queued when it opened:
+    the GPU runs them from the window's start, back to back, with their correlation ids and no launch call in the
+    file (CUPTI records the launch when it happens, before the window), and the exit sync waits for the last.
+    ``launch_in_step``: the control -- the step launches one kernel after its fetch (a step of its own: the loop's
+    body ran), from the fetch's own code (no op of its own, so only the launch tells it from the loop's end).
+    Truth by construction: the window holds the job's step only where ``launch_in_step``; its GPU work otherwise is
+    all queued before it (``queued``: the kernels, their summed time in ms)."""
+    r = Rank(rank=0, pid=3884292, device=0)
+    window_at = r.host_us
+    for _ in range(backlog):  # queued before the window: the GPU's work, with no call of the window's
+        r.corr += 1
+        start = max(r.streams.get(COMPUTE_STREAM, window_at + 20.0), window_at + 20.0)
+        r.streams[COMPUTE_STREAM] = start + BACKLOG_KERNEL_US
+        r.gpu.append({"ph": "X", "cat": "kernel", "name": BACKLOG_KERNEL, "pid": r.device, "tid": COMPUTE_STREAM,
+                      "ts": round(start, 3), "dur": BACKLOG_KERNEL_US,
+                      "args": {"queued": 0, "device": r.device, "context": 1, "stream": COMPUTE_STREAM,
+                               "correlation": r.corr, "grid": [245, 1, 1], "block": [64, 1, 1]}})
+        r.flows.append({"ph": "f", "id": r.corr, "pid": r.device, "tid": COMPUTE_STREAM, "ts": round(start, 3),
+                        "cat": "ac2g", "name": "ac2g", "bp": "e"})
+        r.corr += 6  # the step's other calls between two launches (its ops' allocations, its copies' calls)
+
+    def body(rr: Rank) -> None:
+        rr.cpu(DATALOADER, 42.0)
+        if launch_in_step:
+            rr.kernel(None, BACKLOG_KERNEL, BACKLOG_KERNEL_US)
+
+    r.host_us += 260.0
+    r.step(step, body)
+    r.host_us += 60.0
+    drained = max(r.streams.values(), default=r.host_us)
+    _runtime_call(r, "cudaDeviceSynchronize", max(drained - r.host_us, 0.0) + 7.0, 165)
+    r.host_us += 47.0
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    return {"window": "" if launch_in_step else "loop_ended", "loop_steps": step, "queued": backlog,
+            "queued_ms": backlog * BACKLOG_KERNEL_US / 1000 if not launch_in_step else 0.0}
 
 
 #: :func:`write_start_up_of_no_framework`'s first calls: module loads long enough that the GPU idles in start-up for

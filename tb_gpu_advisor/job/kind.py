@@ -29,7 +29,7 @@ from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.model.columns import outermost, union_intervals
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -85,6 +85,11 @@ class Kind:
     #: a ``loop_ended`` window's count of the steps the loop ran before the fetch that found its input exhausted (the
     #: framework's number on that step's mark: ``ProfilerStep#N``), 0 where the mark numbers none
     loop_steps: int = 0
+    #: a ``loop_ended`` window whose GPU ran work all the same: work queued before the window, none of it launched in
+    #: it, run after the last marked step inside the profiler's exit sync (:func:`_queued_before`) -- the loop's last
+    #: step's backlog, in words ("964 kernels (53.5 ms) and 34 copies or memsets ..."); "" otherwise.  The kind is
+    #: still what those kernels show (they are the job's), but the window holds none of its steps
+    queued: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
     #: the kind was read off the user's NVTX range names: the job has an iteration structure of its own
@@ -232,7 +237,25 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
         return engine
     used = _used_names(trace, fw)
     phase, ranged = _phase_kind(used, fw), _nvtx_kind(trace)
-    return _training_kind(trace, fw, used, kernels, phase, ranged) or _forward_kind(trace, fw, used, host, phase, ranged)
+    kind = _training_kind(trace, fw, used, kernels, phase, ranged) or _forward_kind(trace, fw, used, host, phase, ranged)
+    return _ended_with_backlog(trace, fw, kind)
+
+
+def _ended_with_backlog(trace: Trace, fw: Framework, kind: Kind) -> Kind:
+    """``kind`` read as the loop's end (window ``loop_ended``) where the host's window is one (:func:`_loop_ended`) and
+    the GPU's work in it is all queued before it (:func:`_queued_before`); ``kind`` unchanged otherwise.
+
+    Why: a window's kernels are not always its own.  torch.profiler opened after the loop's last batch (a schedule
+    whose wait and warmup steps used the loader up) records one ``ProfilerStep#N`` holding the fetch that found the
+    input exhausted; the last step's launches, queued before the window, run in it, inside the profiler's exit sync.
+    Read as the job's, that window was "a training step" of 0.56 ms, input-bound by its 42 us fetch, with the GPU idle
+    in it (ryienh/gnn-ops-benchmark ``thetagpu11_3884292``: 964 kernels, 53.5 ms, none launched in the window)."""
+    ended = _loop_ended(trace, fw)
+    queued = _queued_before(trace, fw) if ended else ""
+    if not queued:
+        return kind
+    return dataclasses.replace(kind, window="loop_ended", loop_steps=_loop_steps(trace, fw), queued=f"{ended}; {queued}",
+                               capture_format=trace.format)
 
 
 def _no_kernel_kind(trace: Trace, fw: Framework) -> Kind:
@@ -1187,25 +1210,39 @@ def _profiler_calls_only(trace: Trace) -> str:
     Where it records none -- torch.profiler, whose exit sync this is, records no driver call but the launches, so no
     kept Kineto trace holds the start -- the sync's own evidence (:func:`_exit_sync_created`)."""
     h = trace.h
-    idx = np.flatnonzero(h.name_mask(devices.is_runtime_call))
-    end = trace.window_end_ps()
-    if not idx.size or end is None or not devices.DEVICE_SYNC_CALLS:
+    last = _exit_sync(trace)
+    if last < 0:
         return ""
-    names = [h.names[int(i)] for i in h.name[idx].tolist()]
-    sync = np.asarray([n.startswith(devices.DEVICE_SYNC_CALLS) for n in names], bool)
-    # the runtime's own initialisation is no call of the program's
-    query = np.asarray([n.startswith(devices.QUERY_CALLS) or devices.is_runtime_init(n) for n in names], bool)
-    if not sync.any() or not (sync | query).all():
-        return ""
-    last = idx[sync][int(np.argmax(h.end[idx[sync]]))]
-    left = end - int(h.end[last])
-    if int(h.start[last]) < int(h.start[idx].max()) or not 0 <= left <= _EXIT_SYNC_NS * 1000:
-        return ""  # a call after the sync, or time after it: the sync was the program's, not the profiler's exit
+    left = trace.window_end_ps() - int(h.end[last])
     took = (int(h.end[last]) - int(h.start[last])) / 1e9
     return (f"the profiler's calls only: {_startup_calls(trace)}; the last, `{h.names[int(h.name[last])]}` "
             f"({ms(took)}), ends {ms(left / 1e9)} before the window's end -- the profiler's own sync as it stops"
             f"{', which created the context' if _exit_sync_created(trace, int(last)) else ''} -- and the others only read "
             f"the device: no call of the profiled code touched the GPU, so it ran on the CPU")
+
+
+def _exit_sync(trace: Trace) -> int:
+    """The host event of the profiler's exit sync where every runtime call of the window is the profiler's own: device
+    queries (``devices.QUERY_CALLS``) or the runtime's initialisation, and one whole-device sync
+    (``devices.DEVICE_SYNC_CALLS``), the last call, ending at most :data:`_EXIT_SYNC_NS` before the window's end --
+    ``torch.profiler``'s ``__exit__`` syncs, then stops; -1 otherwise (a call of the program's, or time after the
+    sync: the sync was the program's)."""
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_runtime_call)) if len(h) else np.zeros(0, np.int64)
+    end = trace.window_end_ps()
+    if not idx.size or end is None or not devices.DEVICE_SYNC_CALLS:
+        return -1
+    names = [h.names[int(i)] for i in h.name[idx].tolist()]
+    sync = np.asarray([n.startswith(devices.DEVICE_SYNC_CALLS) for n in names], bool)
+    # the runtime's own initialisation is no call of the program's
+    query = np.asarray([n.startswith(devices.QUERY_CALLS) or devices.is_runtime_init(n) for n in names], bool)
+    if not sync.any() or not (sync | query).all():
+        return -1
+    last = int(idx[sync][int(np.argmax(h.end[idx[sync]]))])
+    left = end - int(h.end[last])
+    if int(h.start[last]) < int(h.start[idx].max()) or not 0 <= left <= _EXIT_SYNC_NS * 1000:
+        return -1
+    return last
 
 
 def _loop_ended(trace: Trace, fw: Framework) -> str:
@@ -1237,6 +1274,39 @@ def _loop_ended(trace: Trace, fw: Framework) -> str:
             f"(`{_short(h.names[int(h.name[i])], 60)}`, {ms(took)}) and no op of the model after it -- the fetch that "
             f"found the input exhausted, which ends the loop: the window opened after the loop's last batch; no kernel "
             f"was launched")
+
+
+def _queued_before(trace: Trace, fw: Framework) -> str:
+    """The GPU's work of a window whose every runtime call is the profiler's own (:func:`_exit_sync`: no launch, no
+    copy, no call of the program's), in words, where all of it was queued before the window: every device event
+    carries a correlation id that no host call in the window carries, and ends by the end of the profiler's exit sync,
+    which waited for it; "" otherwise (a device event without an id to look up, or ending after the sync: what the
+    window shows of it is not the GPU draining its queue).
+
+    Why this is the accounting, not a guess: a GPU runs only what was launched to it, and the window launched nothing
+    (CUPTI gives a launch and its work one id; none of these ids is on a call of the window).  So the work ran off a
+    queue filled before the window opened -- the previous step's launches, which the host issued faster than the GPU
+    ran them -- and the profiler's exit sync is where that queue drained.  Where it starts does not matter: the queue
+    runs from the window's first instant, during the step's fetch as after it (``thetagpu11_3887901``: its first two
+    kernels ran while the exhausted fetch did)."""
+    h, last = trace.h, _exit_sync(trace)
+    if last < 0 or not any(len(d) for d in trace.devices):
+        return ""
+    until = int(h.end[last])
+    for d, launch in zip(trace.devices, device_launches(h, trace.devices)):
+        if len(d) and ((d.corr < 0).any() or (launch >= 0).any() or int(d.end.max()) > until):
+            return ""
+    work = [((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE), d) for d in trace.devices if len(d)]
+    kernels = sum(int(k.sum()) for k, _ in work)
+    other = sum(int((~k).sum()) for k, _ in work)
+    busy = sum(int((d.end[k] - d.start[k]).sum()) for k, d in work) / 1e9  # ms
+    rest = f" and {other:,} cop{'ies' if other != 1 else 'y'} or memset{'s' if other != 1 else ''}" if other else ""
+    took = (int(h.end[last]) - int(h.start[last])) / 1e9
+    one = kernels + other == 1
+    return (f"the GPU ran {plural(kernels, 'kernel')} ({ms(busy)}){rest} queued before the window: no call in the "
+            f"window carries {'its correlation id' if one else 'their correlation ids'}, and the profiler's exit sync "
+            f"(`{h.names[int(h.name[last])]}`, {ms(took)}) waited for {'it' if one else 'them'} -- the loop's last "
+            f"step's backlog, not a step of the window")
 
 
 def _exit_sync_created(trace: Trace, last: int) -> bool:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
@@ -94,7 +95,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
      hm.launcher_launches_in_gaps) = syncs.launcher_silence(ctx, {c.gpu: c.windows for c in idle.gaps if c is not None})
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
     if not gpu_step_timed(job, ctx.steps.detection):
-        _without_gpu_step(hm)
+        _without_gpu_step(hm, trace)
     return hm
 
 
@@ -112,20 +113,29 @@ def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
     reading says its marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end), or that the
     capture did not record the GPU's side of them (``Kind.gpu_unrecorded``: CUDA tracing off, whose NVTX marks time
     iterations the ledger could only book as host time)."""
+    if job is not None and job.kind.marks_no_job_step:  # the loop's end, its GPU idle or draining an earlier queue
+        return False
     if job is None or job.kind.kind != "no_gpu":
         return True
-    return not (detection.source in UNMARKED_SOURCES or job.kind.marks_no_job_step or job.kind.gpu_unrecorded)
+    return not (detection.source in UNMARKED_SOURCES or job.kind.gpu_unrecorded)
 
 
-def _without_gpu_step(hm: HostMetrics) -> None:
+def _without_gpu_step(hm: HostMetrics, trace: Trace) -> None:
     """Drop the step a window without GPU work was measured as (:func:`gpu_step_timed`): no step rows, no mean step,
     no ledger of the pass (its parts sum to the step a report without one reads), no GPU row's step.  What the window
     holds -- its length, its copies, the job's words -- stays."""
     hm.steps_detail = StepTable()
     hm.headline.avg_step_ms = None
+    # a share of no step: the GPU's work of a loop's end (an earlier step's queue draining) is no step's part
+    hm.headline.device_step_share = hm.headline.launch_wait_share = hm.headline.input_wait_share = None
     hm.breakdown = Breakdown()
+    # with no step kept, a GPU's kernels are the window's: a loop's end whose GPU drained the last step's queue ran
+    # 964 of them, which its row said were 0 beside the finding that counts them (h37-loopend2)
+    ran = {d.gpu: int((d.kind == devices.KIND_KERNEL).sum()) for d in trace.devices if len(d)}
     for g in hm.gpus:
-        g.step_ms, g.breakdown = None, Breakdown()
+        g.step_ms, g.breakdown, g.kernel_count = None, Breakdown(), ran.get(g.gpu, 0)
+        if g.kernel_count:  # its busy share was of the step dropped, the kernels' time lying outside it: no share
+            g.busy_ms_per_step = g.busy_share = None
 
 
 def host_recorded(trace: Trace) -> bool:

@@ -27,6 +27,7 @@ from tb_gpu_advisor.rules.base import (
     Ctx,
     action,
     finding,
+    gpu_steps_to_judge,
     grade,
     in_os_waits,
     in_ranges,
@@ -125,7 +126,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     """
     out: list[Finding] = []
     ctx = Ctx(metrics)
-    has_gpu = any(g.active for g in metrics.gpus)
+    has_gpu = gpu_steps_to_judge(metrics)
     for rid in (rules or RULE_IDS):
         r = REGISTRY[rid]
         if r.scope != "host":

@@ -244,6 +244,14 @@ class Ctx:
         return ":".join(parts)
 
 
+def gpu_steps_to_judge(m: HostMetrics) -> bool:
+    """Whether the guide's GPU checks have work of the job's steps to judge: a GPU ran work, and the job's reading does
+    not say the window's marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end).  Why: at the
+    loop's end the GPU may still drain the last step's queue inside the profiler's exit sync (``Kind.queued``); that
+    work is no step of the window, and judged as one it read as an input-bound 0.56 ms step whose GPU idled."""
+    return any(g.active for g in m.gpus) and not (m.job is not None and m.job.kind.marks_no_job_step)
+
+
 def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module
     """The vendor of the GPUs that ran the capture's work, by their names; where none ran any the capture recorded
     (a memory snapshot), the one its allocator's frames name (``Memory.vendor``: a ROCm build's

@@ -51,7 +51,8 @@ from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
 from tb_gpu_advisor.steps.types import StepDetection
 from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
-from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
+from tb_gpu_advisor.rules.base import (Ctx, T, finding, gpu_steps_to_judge, ms, pct, rule, share_metric, step_windows,
+                                      value_metric)
 
 ID = "capture_quality"
 
@@ -69,7 +70,8 @@ def check(m: HostMetrics) -> list[Finding]:
     gpu_work = any(g.active for g in m.gpus)
     # every launch refused (job.kind's decision): the refusal is why no kernel ran, and _run_ended says it
     refused_all = m.job is not None and m.job.kind.every_launch_refused
-    if not gpu_work and not refused_all:
+    # the loop's end is said as a window without the job's steps even where its GPU drained an earlier queue
+    if not gpu_steps_to_judge(m) and not refused_all:
         no_gpu, elsewhere = _no_gpu(ctx, m)
         out.append(no_gpu)
         if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
@@ -393,7 +395,8 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"analyses NVIDIA and AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict "
                    f"on that work.")
     elif kind is not None and kind.window:
-        title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, kind.window, kind.evidence)
+        said = f"{kind.window}:queued" if kind.queued else kind.window
+        title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, said, kind.queued or kind.evidence)
         actions = _window_fixes(ctx, kind.window, kind.capture_format, kind.loop_steps)
     elif kind is not None and kind.lost_gpu and kind.died:  # the program failed, and its GPU records with it
         title, actions = ("The program failed, and the GPU's records were lost with it",
@@ -445,9 +448,11 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                        + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
     # the work ran elsewhere, its records were lost, or the window holds none of it: no GPU steps to judge
     elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_gpu or kind.window)
+    # a GPU that drained an earlier queue was active: what the window lacks is the job's steps, counted as such
+    metric = (("job_steps", "Steps of the job in the window") if kind is not None and kind.queued else
+              ("active_gpus", "GPUs that ran kernels" if copied else "GPUs with activity"))
     return finding(ctx, ID, "warning", summary, title=title, actions=actions,
-                   metric=value_metric("active_gpus", "GPUs that ran kernels" if copied else "GPUs with activity", 0,
-                                       "count", "0", severity="warning", good_direction="higher")), elsewhere
+                   metric=value_metric(*metric, 0, "count", "0", severity="warning", good_direction="higher")), elsewhere
 
 
 def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
@@ -535,6 +540,9 @@ _WINDOW_SUMMARIES = {
                    "job's steps."),
     "loop_ended": ("{length} holds no GPU work: {held}. The job's steps ran before the window, so the guide's GPU "
                    "checks did not run: nothing here is a verdict on the job, nor on where its model runs."),
+    "loop_ended:queued": ("{length} holds none of the job's steps: {held}. The job's steps ran before the window and "
+                          "its GPU work is theirs, so the guide's checks did not run: nothing here is a verdict on the "
+                          "job's steps."),
     "nvtx_only": ("{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the "
                   "guide's GPU checks did not run: nothing here is a verdict on the job."),
 }

@@ -1866,7 +1866,9 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
     step rows, cards and account beside a null GPU row)."""
     from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
-    if (h.job or {}).get("kind") != "no_gpu":
+    # a window whose marks time none of the job's steps holds none, whatever its kind (h37-loopend2: the loop's end
+    # whose GPU drained the last step's queue reads as training, and times no step either)
+    if (h.job or {}).get("kind") != "no_gpu" and not (h.job or {}).get("marks_no_job_step"):
         return []
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
     out = []
@@ -2566,7 +2568,8 @@ def surface_steps_problems(report: Report) -> list[str]:
     out = []
     for h in report.hosts:
         note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
-        if not note or (h.job or {}).get("kind") == "no_gpu":
+        job = h.job or {}
+        if not note or job.get("kind") == "no_gpu" or job.get("marks_no_job_step"):  # no step: its title says so
             continue
         for name, text in surfaces.items():
             if _plain(note) not in text:

@@ -1918,9 +1918,12 @@ def no_gpu_session_step_problems(report: Report) -> list[str]:
     from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     hosts = [h for h in report.hosts if h.error is None]
-    if not hosts or any((h.job or {}).get("kind") != "no_gpu" or ((h.steps or {}).get("source") not in UNMARKED_SOURCES
-                                                                    and not _marks_time_no_gpu_step(h.job))
-                        for h in hosts):
+    def times_none(h: HostReport) -> bool:  # the loop's end of any kind, or a no_gpu window unmarked or unrecorded
+        job = h.job or {}
+        return bool(job.get("marks_no_job_step")) or (job.get("kind") == "no_gpu" and (
+            (h.steps or {}).get("source") in UNMARKED_SOURCES or _marks_time_no_gpu_step(job)))
+
+    if not hosts or not all(times_none(h) for h in hosts):
         return []
     out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "
            f"without GPU work" for c in report.headline

@@ -159,3 +159,33 @@ def test_control_a_listener_parked_across_the_steps_is_no_wait_a_step_handed_off
     assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
     assert not _by_id(h, "comm_exposed", "#host_calls")
     assert _by_id(h, "unexplained_idle", "#outside_wait")
+
+
+def test_the_jobs_mpi_wait_is_claimed_once_between_the_transfer_and_the_straggler(tmp_path):
+    """No part exceeds its whole: the 4-rank job of the test above (rank 3 enters the exchange 1.5 ms late, so it waits
+    0.52 ms in ``MPI_Iallreduce`` + ``MPI_Wait``, the others 2.02 ms).  The session's host-calls finding saves the
+    communication itself -- the least any rank waits, 0.52 ms (truth: rank 3's ``mpi_ms_per_step``) --, and
+    ``rank_straggler`` the others' extra 1.50 ms; together no more than the 2.02 ms any rank waits.  Main claimed the
+    hosts' mean wait, 1.65 ms, beside the straggler's 1.50 (3.15 ms of savings for 2.02 ms of wait)."""
+    truths = [write_mpi_steps(str(tmp_path / f"rank{r}.sqlite"),
+                              **(dict(backward_ms=2.7, wait_ms=0.5) if r == 3 else {})) for r in range(4)]
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    waits = [t["mpi_ms_per_step"] for t in truths]
+    least, whole = min(waits), max(waits)
+    by = {f["rule"]: f for f in rep["findings"] if f["rule"] in ("comm_exposed", "rank_straggler")}
+    assert by["comm_exposed"]["saving"]["ms_per_step"] == pytest.approx(least, rel=0.02)
+    assert sum(x["saving"]["ms_per_step"] for x in by.values()) == pytest.approx(whole, rel=0.02)
+    assert sum(r["ms"] for x in by.values() for r in x["saving"]["recovers"]) == pytest.approx(whole, rel=0.02)
+    assert "waits 1.50 ms more, for the rank that arrives last" in by["comm_exposed"]["summary"]
+    assert [g["host_calls_ms"] for h in rep["hosts"] for g in h["gpus"]] == pytest.approx(waits, rel=0.02)
+
+
+def test_control_one_mpi_rank_keeps_its_whole_wait(tmp_path):
+    """Control: one rank's export cannot tell the transfer from waiting for a late peer -- its host-calls finding
+    saves the whole wait, as on main (``JobView.host_calls_transfer_ms`` needs two ranks that wait)."""
+    t = write_mpi_steps(str(tmp_path / "rank0.sqlite"))
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    (f,) = [f for f in rep["findings"] if f["id"].endswith("#host_calls")]
+    assert f["saving"]["ms_per_step"] == pytest.approx(t["mpi_ms_per_step"], rel=0.02)

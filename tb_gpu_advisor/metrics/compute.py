@@ -14,7 +14,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, assign, build_context, caller_across_lines, enclosing
-from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, Headline, HostMetrics,
+from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
                                          per_step)
 from tb_gpu_advisor.model.columns import union_intervals
@@ -50,6 +50,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     mc, mc_rows = memcpy.memcpy_stats(ctx, ledger.avg.as_dict(), max_rows=500)
     release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, idle.arrays)
+    _host_calls_per_gpu(gm, idle.comm_calls_ms, ctx.steps.count)
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx, idle.paced)
@@ -198,6 +199,8 @@ class _Idle:
     in_waits: list[dict[str, float]] = field(default_factory=list)
     #: per active GPU: communication call name -> ms of idle in the steps booked to it (``bd.comm_calls_in_idle``)
     in_comm: list[dict[str, float]] = field(default_factory=list)
+    #: GPU -> ms of its idle in the steps booked to the host's communication calls (the sum of its ``in_comm``)
+    comm_calls_ms: dict[int, float] = field(default_factory=dict)
     #: ms of OS waits after each step's last GPU work, per active GPU
     tail_waits: list[float] = field(default_factory=list)
     #: ms of idle holding launched work, per active GPU
@@ -241,6 +244,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
             out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))
+            out.comm_calls_ms[g.d.gpu] = sum(out.in_comm[-1].values())
             out.tail_waits.append(bd.os_waits_after_work(ctx, g))
         del iv, painted
     return out
@@ -342,6 +346,14 @@ def _notes(trace: Trace, has_gpu: bool) -> list[str]:
         # window before the GPU work): guessing "CPU-only" here contradicted it on 12 of 15 kept captures (h37-review4)
         notes.append("no GPU kernels in this capture: device metrics are not available")
     return notes
+
+
+def _host_calls_per_gpu(gm: list[GpuMetrics], comm_calls_ms: dict[int, float], steps: int) -> None:
+    """Each GPU's idle per step the host spent waiting in communication calls (``GpuMetrics.host_calls_ms_per_step``).
+    Why per GPU: the host's ``idle_in_comm_calls`` is a mean over its GPUs, and the job reads each rank's wait apart --
+    the least rank's is the communication itself, the rest waiting for a late rank (``JobView.host_calls_transfer_ms``)."""
+    for g in gm:
+        g.host_calls_ms_per_step = round(per_step(comm_calls_ms.get(g.gpu, 0.0), steps, 1), 6) if steps else 0.0
 
 
 def _per_step(per_gpu_ms: list[float], steps: int) -> float:

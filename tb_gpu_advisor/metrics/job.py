@@ -90,6 +90,9 @@ class RankRow:
     #: (``CollectiveStat.paced_ms_per_step``): the calls' count's cost, past their time; a type absent: none (or a
     #: report before 0.1.0+a41)
     paced: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: ms per step the rank's GPU idled while its host waited in a communication library's calls (``MPI_Wait``:
+    #: ``GpuSummary.host_calls_ms``, part of ``comm_ms``); None: a report before 0.1.0+a52
+    host_calls_ms: float | None = None
 
     @property
     def label(self) -> str:
@@ -330,6 +333,17 @@ class JobView:
             out.append((step, last, med(r.steps[step][1] for r in self.ranks) - last.steps[step][1]))
         return out
 
+    def host_calls_transfer_ms(self) -> float | None:
+        """The communication itself in the hosts' communication calls (an MPI job's ``MPI_Wait``, no collective
+        kernel): the least wait any rank's GPU shows in them, as :meth:`transfer_ms` reads a collective kernel -- every
+        rank leaves the exchange together, so the one that enters it last waits least; the others' extra time is
+        waiting for it (``rank_straggler``'s).  Read over the ranks that wait in such calls at all; None where fewer
+        than two do, or a rank's report predates the reading (0.1.0+a52): one rank cannot tell the two apart."""
+        if any(r.host_calls_ms is None for r in self.ranks):
+            return None
+        xs = [r.host_calls_ms for r in self.ranks if r.host_calls_ms]
+        return min(xs) if len(xs) >= 2 else None
+
     def paid_ms(self, r: RankRow, typ: str) -> float:
         """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
         c = r.collectives.get(typ)
@@ -406,7 +420,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None), xfer, dict(getattr(g, "calls", None) or {}), whole, before,
-                                 paced))
+                                 paced, _float_or_none(getattr(g, "host_calls_ms", None))))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
@@ -415,6 +429,11 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
                    kind_confidence=str(what.get("kind_confidence") or "low"),
                    processes=procs or None, one_step=bool(counts) and all(c == 1 for c in counts),
                    marked=not any(x in UNMARKED_SOURCES for x in sources))
+
+
+def _float_or_none(x: object) -> float | None:
+    """A number a report may lack (a key newer than the report): None stays None -- unknown, not zero."""
+    return float(x) if isinstance(x, (int, float)) else None
 
 
 def _keyed_calls(c: dict | None) -> tuple[list, list, int] | None:

@@ -162,6 +162,9 @@ class GpuSummary:
     #: peak allocated / reserved bytes, capacity, when the peak falls, what holds it, the chart's series; null where
     #: the capture records no allocator events
     memory: dict[str, Any] | None = None
+    #: ms per step this GPU idled while the host waited in a communication library's calls (``MPI_Wait``; from
+    #: 0.1.0+a52; absent before: read as unknown): what the job splits into the transfer and the wait for a late rank
+    host_calls_ms: float | None = None
 
 
 @dataclass

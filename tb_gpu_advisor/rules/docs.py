@@ -107,7 +107,10 @@ kernel: `HostMetrics.idle_in_comm_calls`, booked with `collectives`),
 that time's share of the step, names the calls (`MPI_Wait`, a blocking
 `MPI_Allreduce`) and saves that time (pool `exposed_comm`) with the fix that
 overlaps the communication with the GPU's work; before, that idle read
-"host-bound".
+"host-bound".  Across a job's host files (`rules.comm_exposed.host_calls_in_job`,
+h37-jobcomm) the session's finding saves at most the least wait any rank shows
+in those calls (`GpuSummary.host_calls_ms`): the communication itself; the
+other ranks' extra wait is for the rank that arrives last, `rank_straggler`'s.
 
 **Waiting outside the capture** (`rules.host_waits_finding`, h37-paced):
 whatever else fired, taken before host-bound's share, when the device

@@ -19,6 +19,10 @@ import pytest
 
 from synthetic.nsysexport import write_mpi_steps
 from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.metrics.job import JobView, RankRow
+from tb_gpu_advisor.model.schema import Finding, Saving
+from tb_gpu_advisor.rules import comm_exposed
+from tb_gpu_advisor.rules.base import SEE_IMBALANCE, SEE_STRAGGLERS
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
 
@@ -159,3 +163,67 @@ def test_control_a_listener_parked_across_the_steps_is_no_wait_a_step_handed_off
     assert h["breakdown_ms"]["collectives"] == 0.0, h["breakdown_ms"]
     assert not _by_id(h, "comm_exposed", "#host_calls")
     assert _by_id(h, "unexplained_idle", "#outside_wait")
+
+
+def test_the_jobs_mpi_wait_is_claimed_once_between_the_transfer_and_the_straggler(tmp_path):
+    """No part exceeds its whole: the 4-rank job of the test above (rank 3 enters the exchange 1.5 ms late, so it waits
+    0.52 ms in ``MPI_Iallreduce`` + ``MPI_Wait``, the others 2.02 ms).  The session's host-calls finding saves the
+    communication itself -- the least any rank waits, 0.52 ms (truth: rank 3's ``mpi_ms_per_step``) --, and
+    ``rank_straggler`` the others' extra 1.50 ms; together no more than the 2.02 ms any rank waits.  Main claimed the
+    hosts' mean wait, 1.65 ms, beside the straggler's 1.50 (3.15 ms of savings for 2.02 ms of wait)."""
+    truths = [write_mpi_steps(str(tmp_path / f"rank{r}.sqlite"),
+                              **(dict(backward_ms=2.7, wait_ms=0.5) if r == 3 else {})) for r in range(4)]
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    waits = [t["mpi_ms_per_step"] for t in truths]
+    least, whole = min(waits), max(waits)
+    by = {f["rule"]: f for f in rep["findings"] if f["rule"] in ("comm_exposed", "rank_straggler")}
+    assert by["comm_exposed"]["saving"]["ms_per_step"] == pytest.approx(least, rel=0.02)
+    assert sum(x["saving"]["ms_per_step"] for x in by.values()) == pytest.approx(whole, rel=0.02)
+    assert sum(r["ms"] for x in by.values() for r in x["saving"]["recovers"]) == pytest.approx(whole, rel=0.02)
+    assert "waits 1.50 ms more, for the rank that arrives last" in by["comm_exposed"]["summary"]
+    assert [g["host_calls_ms"] for h in rep["hosts"] for g in h["gpus"]] == pytest.approx(waits, rel=0.02)
+
+
+def test_control_one_mpi_rank_keeps_its_whole_wait(tmp_path):
+    """Control: one rank's export cannot tell the transfer from waiting for a late peer -- its host-calls finding
+    saves the whole wait, as on main (``JobView.host_calls_transfer_ms`` needs two ranks that wait)."""
+    t = write_mpi_steps(str(tmp_path / "rank0.sqlite"))
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    (f,) = [f for f in rep["findings"] if f["id"].endswith("#host_calls")]
+    assert f["saving"]["ms_per_step"] == pytest.approx(t["mpi_ms_per_step"], rel=0.02)
+
+
+def _one_host_job(waits: list) -> JobView:
+    """Four ranks in one host file (CME 213's 4-rank OpenMP export, read from its numbers: each rank's MPI wait per
+    step), no collective kernel."""
+    ranks = [RankRow("node", g, 9.32, 3.0, w or 0.0, 9.32 - 3.0 - (w or 0.0), host_calls_ms=w)
+             for g, w in enumerate(waits)]
+    return JobView("native", ["NVIDIA A100"] * len(ranks), ranks)
+
+
+def _host_calls(saving_ms: float) -> Finding:
+    return Finding(id="comm_exposed:node#host_calls", rule="comm_exposed", severity="critical", title="t",
+                   summary="s.", guide_section="§2",
+                   saving=Saving(saving_ms, 50.0, "a", [{"group": "collectives", "pool": "exposed_comm",
+                                                          "ms": saving_ms}]))
+
+
+def test_one_hosts_ranks_pay_the_least_wait_and_leave_the_rest_to_the_imbalance():
+    """The ranks of one host file split alike: the host's finding claimed its GPUs' mean wait (4.71 ms on CME 213's
+    ``h512_openmp_breakdown``) beside ``gpu_imbalance``'s claim on the wait for the busiest GPU; across the job it
+    saves the least rank's wait, 4.45 ms, and points to the imbalance findings for the rest."""
+    job = _one_host_job([4.448, 4.763, 4.917, 4.717])
+    g = comm_exposed.host_calls_in_job(_host_calls(4.712), job, [])
+    assert g.saving.ms_per_step == pytest.approx(4.448)
+    assert g.saving.recovers[0]["ms"] == pytest.approx(4.448)
+    assert SEE_IMBALANCE in g.summary and SEE_STRAGGLERS not in g.summary
+
+
+@pytest.mark.parametrize("waits", [[4.448, None, 4.917, 4.717], [4.448, 0.0, 0.0, 0.0]])
+def test_control_ranks_without_their_waits_keep_the_hosts_saving(waits):
+    """Control: a rank's report without the reading (before 0.1.0+a52), or one rank alone that waits: the transfer
+    cannot be told from the wait, so the host's saving stands."""
+    g = comm_exposed.host_calls_in_job(_host_calls(4.712), _one_host_job(waits), [])
+    assert g.saving.ms_per_step == 4.712

@@ -334,10 +334,13 @@ def framework_shown(host_names: list[str], kernel_names: list[str], domains: lis
     their markers (``module_hooks``: :func:`is_module_hook`, told by the reader from the ranges' text -- the hooks are
     ``torch.nn.Module`` forward hooks, so the job they mark is PyTorch's whatever its kernels are named); JAX where XLA's
     module ranges execute modules JAX named (``XlaModule:#hlo_module=jit_train_step,...#``); TensorFlow where its op
-    ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``)."""
+    ranges' NVTX domain is there (``TF_ENABLE_NVTX_RANGES``) or its own kernels ran (``tensorflow::``: an export of a
+    TensorFlow 1.15 program traced without NVTX, shaped in ``synthetic.nsysexport.write_eager_training_bursts``, read
+    as a program with no framework, had TF's dispatch between launches booked as the program's own code once
+    h37-ownsplit told the two apart)."""
     if module_hooks or any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
         return "pytorch"
-    if tensorflow.NVTX_OP_DOMAIN in domains:
+    if tensorflow.NVTX_OP_DOMAIN in domains or any(tensorflow.KERNEL_NAMESPACE in n for n in kernel_names):
         return "tensorflow"
     if any(jax.is_module_name(xla.nvtx_module(n)) for n in host_names):
         return "jax"

@@ -21,6 +21,10 @@ HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute
 #: and categorised by op type; ``TF_ENABLE_NVTX_RANGES_DETAILED=1``: a JSON text ``{"op":"MatMul","name":
 #: "dense/MatMul","args":[...],"attrs":{...}}``): the framework's ops, never the user's blocks.
 NVTX_OP_DOMAIN = "tensorflow-core"
+#: The C++ namespace of TensorFlow's own CUDA kernels (``tensorflow::functor::ReluGradHalfKernelVector``,
+#: ``tensorflow::BiasNCHWKernel<float>``): compiled into TensorFlow, launched by nothing else -- a tracer's export
+#: whose kernels carry it ran TensorFlow, NVTX ranges or not (as ATen's ``at::native::`` shows PyTorch).
+KERNEL_NAMESPACE = "tensorflow::"
 _NVTX_DETAILED_OP = re.compile(r'^\{\s*"op"\s*:\s*"([^"]*)"\s*,\s*"name"\s*:\s*"([^"]*)"')
 
 

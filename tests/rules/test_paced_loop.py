@@ -219,10 +219,10 @@ def test_every_fix_lands_removes_the_wait_between_and_inside_the_step_once_each(
     idle = [(b[0] - a[1]) / 1e6 for a, b in zip(ks, ks[1:])]
     gap_ms = sum(idle[0::3]) / len(idle[0::3])
     assert gap_ms == pytest.approx(g["saving"]["ms_per_step"], rel=0.01)
-    left_ms = step_ms - gap_ms - truth["off_cpu_ms_per_gap"]  # both intervals gone: the frame's launches and kernels
+    # both waits gone: the thread's two waits off the CPU, no more -- its own code before each launch (on the CPU, the
+    # host's unrecorded time since h37-ownsplit) stays in the step: the frame's launches, kernels and that code
+    left_ms = step_ms - truth["mid_wait_off_cpu_ms"] - truth["off_cpu_ms_per_gap"]
     assert ach["achievable_step_ms"] == pytest.approx(left_ms, rel=0.02)
-    assert ach["achievable_step_ms"] == pytest.approx(  # and the thread's two waits off the CPU gone, within 2% of it
-        step_ms - truth["mid_wait_off_cpu_ms"] - truth["off_cpu_ms_per_gap"], abs=0.02 * step_ms)
     assert ach["achievable_step_ms"] >= ach["floor_ms"] > 0
     assert ach["recoverable_ms"] == pytest.approx(ach["sum_of_savings_ms"], abs=0.01)  # nothing counted twice
 

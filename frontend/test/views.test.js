@@ -461,6 +461,12 @@ test("the host line names the step source in words, never its id", () => {
   // a memory snapshot not cut into iterations keeps no step: the tab says what the CLI's header says
   const snap = views.hostFacts({ ...hr, steps: { count: 0, source: "whole_capture", source_label: "the whole capture" } });
   assert.ok(snap.includes("no step timed") && !snap.join(" ").includes("0 steps"), snap);
+  // marks that time no GPU step -- the loop's end, a window with CUDA tracing off whose NVTX ranges were counted (the
+  // kept wild/tracing_off_nvtx_a10_train: 13 of them) -- are no step on the tab either, as the CLI's header says
+  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true }, { kind: "training", marks_no_job_step: true }]) {
+    const marks = views.hostFacts({ ...hr, job, steps: { count: 13, source: "nvtx_top_range", source_label: "a repeated NVTX range" } });
+    assert.ok(marks.includes("no step timed") && !marks.join(" ").includes("13 steps"), marks);
+  }
 });
 
 test("the host line of a one-pass capture says one pass, no step marked, never '1 step' (h37-tabpass)", () => {

@@ -416,7 +416,9 @@ export function hostFacts(hr, shown = {}) {
     // the source in words (`source_label`); a report cached before it gave none says no more than the count
     // none kept (a memory snapshot's allocations): no step timed, as the CLI's header says -- not "0 steps"
     // one pass of a capture that marks no step (`shown.one_pass`, the server's test): not "1 step", as the CLI's header
-    hr.steps?.count === 0 ? "no step timed"
+    // marks that time no GPU step (the loop's end: `job.marks_no_job_step`; CUDA tracing off: `job.gpu_unrecorded`)
+    // count no step either: the CLI's header says "no step" there, and the report's step rows are empty
+    hr.steps?.count === 0 || hr.job?.marks_no_job_step || hr.job?.gpu_unrecorded ? "no step timed"
       : shown.one_pass ? "one pass, no step marked"
       : hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",

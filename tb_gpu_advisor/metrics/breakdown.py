@@ -172,7 +172,7 @@ def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     comm = waiting_calls_of(ctx, g)
     n = ctx.steps.count
-    if n < 1 or not len(g.d) or not (comm.size or _off_launcher_calls(ctx, g).size):
+    if n < 1 or not len(g.d) or not (comm.size or off_launcher_calls_of(ctx, g).size):
         return empty
     last, first = _step_edges(g, n)
     ok = (first >= 0) & (last > first)
@@ -1496,24 +1496,27 @@ def _waiting_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
     call on another thread (an MPI progress or communication thread, a listener parked in ``MPI_Recv``) says nothing
     of what the launching thread does meanwhile -- it may be launching, late -- and is left to the other categories,
     unless every launching thread is blocked on it (:func:`_calls_waited_on`)."""
-    comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
-    launched = g.launch[g.launch >= 0]
-    if not comm.size or not launched.size:
-        return comm[:0]
-    h = ctx.h
-    return comm[np.isin(h.line[comm], np.unique(h.line[launched]))]
+    comm, on = _calls_on_launchers(ctx, g)
+    return comm[on]
 
 
 def _off_launcher_calls(ctx: Context, g: GpuCtx) -> np.ndarray:
     """Host event indices of the communication calls the host may wait for its peers in, made on ``g``'s process by a
     thread that launches none of ``g``'s work (an OpenMP communication thread, an MPI progress thread); empty where
     none is."""
+    comm, on = _calls_on_launchers(ctx, g)
+    off = comm[~on]
+    return off[g.host_mask[off]] if g.host_mask is not None else off
+
+
+def _calls_on_launchers(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """The capture's waiting communication calls (``frameworks.user_ranges.waiting_communication_ranges``) and, for
+    each, whether a thread that launches ``g``'s work made it; none where ``g`` launched nothing."""
     comm = user_ranges.waiting_communication_ranges(ctx.trace.ranges)
     launched = g.launch[g.launch >= 0]
     if not comm.size or not launched.size:
-        return comm[:0]
-    off = comm[~np.isin(ctx.h.line[comm], np.unique(ctx.h.line[launched]))]
-    return off[g.host_mask[off]] if g.host_mask is not None else off
+        return comm[:0], np.zeros(0, bool)
+    return comm, np.isin(ctx.h.line[comm], np.unique(ctx.h.line[launched]))
 
 
 def _launchers_blocked(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
@@ -1543,7 +1546,7 @@ def _calls_waited_on(ctx: Context, g: GpuCtx, first: np.ndarray, last: np.ndarra
     the late launch), and a call begun before the step's work (a listener parked in ``MPI_Recv`` across steps) was
     handed nothing by this step: both stay out."""
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    off = _off_launcher_calls(ctx, g)
+    off = off_launcher_calls_of(ctx, g)
     if not off.size:
         return none
     h = ctx.h
@@ -1563,9 +1566,27 @@ def waiting_calls_of(ctx: Context, g: GpuCtx) -> np.ndarray:
     capture's ranges are the ones read.  Why: each GPU's ledger is painted three times (its step arrays, the host
     syncs' ledger, the gaps' ledger: :func:`comm_call_spans` each time) and its calls named once more
     (:func:`comm_calls_in_idle`), each a pass over every range of the capture (5.4 ms on a 5,000-step MPI job)."""
+    kept = _waiting_memo(ctx, g)
+    if "on" not in kept:
+        kept["on"] = _waiting_calls(ctx, g)
+    return kept["on"]
+
+
+def off_launcher_calls_of(ctx: Context, g: GpuCtx) -> np.ndarray:
+    """:func:`_off_launcher_calls` of ``g``, read once and kept beside :func:`waiting_calls_of`'s answer: the ledger's
+    communication spans ask it each time they are painted (three times a GPU), as they ask for the launchers' own."""
+    kept = _waiting_memo(ctx, g)
+    if "off" not in kept:
+        kept["off"] = _off_launcher_calls(ctx, g)
+    return kept["off"]
+
+
+def _waiting_memo(ctx: Context, g: GpuCtx) -> dict:
+    """The answers kept on ``g`` (``GpuCtx.waiting_memo``) while its launches and the capture's ranges are the ones
+    they were read from; a fresh, empty one otherwise."""
     memo, ranges = g.waiting_memo, ctx.trace.ranges
     if memo is None or memo[0] is not g.launch or memo[1] is not ranges:
-        memo = g.waiting_memo = (g.launch, ranges, _waiting_calls(ctx, g))
+        memo = g.waiting_memo = (g.launch, ranges, {})
     return memo[2]
 
 
@@ -1586,7 +1607,7 @@ def comm_calls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
     for c in ("collectives", "comm_launch"):  # the GPU's own collectives above it: theirs, not the calls'
         if a.size and iv[c][0].size:
             a, b = subtract_intervals(a, b, *(x.astype(np.int64, copy=False) for x in iv[c]))
-    calls = np.concatenate([waiting_calls_of(ctx, g), _off_launcher_calls(ctx, g)])  # painted only where waited on
+    calls = np.concatenate([waiting_calls_of(ctx, g), off_launcher_calls_of(ctx, g)])  # painted only where waited on
     return range_time(ctx, g, np.asarray(a, np.int64), np.asarray(b, np.int64), calls, _step_windows(g))
 
 

@@ -91,7 +91,7 @@ def _start_after_inherited_queue(r: _Reading) -> None:
     said: list[str] = []
     for d, launch in zip(r.trace.devices, r.launched()):
         end, n, busy = _inherited_end(d, launch, int(hs[0]))
-        if n and end < int(r.he[0]):
+        if n and int(hs[0]) < end < int(r.he[0]):  # a queue drained before the step opened is none of its time
             w = host_w.copy()
             w[0, 0] = end
             r.gpu_windows[d.gpu] = w

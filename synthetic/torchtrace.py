@@ -2138,8 +2138,10 @@ def write_loop_opened(path: str, backlog: int = 0, steps: int = 4, sync_first: b
     Truth by construction: ``queued``/``queued_ms`` the work queued before the window, ``inherited`` whether it still
     runs as the first step opens (a queue of 1 kernel has drained by then); ``first_step_ms`` the first step's GPU time
     without it -- from where the queue ends to the next step's start, as every other step runs from its start to the
-    next's (``step_ms``: the second step's); main booked the queue in the first step (``first_step_ms`` plus the
+    next's (``step_ms``: the second step's, where a third follows); main booked the queue in the first step (``first_step_ms`` plus the
     queue's span from the step's start)."""
+    if steps < 2:
+        raise ValueError("the first step's truth is its start to the next step's: two steps or more")
     r = Rank(rank=0, pid=1016005, device=0)
     queue_end = _queued_before_window(r, backlog)
     r.host_us += 100.0
@@ -2161,7 +2163,8 @@ def write_loop_opened(path: str, backlog: int = 0, steps: int = 4, sync_first: b
     opens = starts[0] if not backlog else max(queue_end, starts[0])
     return {"queued": backlog, "queued_ms": backlog * BACKLOG_KERNEL_US / 1000, "steps": steps,
             "inherited": opens > starts[0],
-            "first_step_ms": (starts[1] - opens) / 1000, "step_ms": (starts[2] - starts[1]) / 1000}
+            "first_step_ms": (starts[1] - opens) / 1000,
+            "step_ms": (starts[2] - starts[1]) / 1000 if steps > 2 else None}
 
 
 #: :func:`write_start_up_of_no_framework`'s first calls: module loads long enough that the GPU idles in start-up for

@@ -84,7 +84,7 @@ def _start_after_inherited_queue(r: _Reading) -> None:
     only waits for it.  ``hf_qwen_h100``: ``ProfilerStep#6``'s first call is a 14.1 ms ``cudaDeviceSynchronize``
     waiting for 509 kernels and memsets (13.7 ms; ids 675771-682741, the step's own from 682764) of the step before;
     Kineto's own GPU mark of the step runs 34.9 ms, the host window 49.4 (h37-loopstart)."""
-    h, hs = r.trace.h, r.hs
+    hs = r.hs
     if not hs.size:
         return
     host_w = np.stack([hs, r.he], axis=1).astype(np.int64)

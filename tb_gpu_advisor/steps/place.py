@@ -98,7 +98,7 @@ def _start_after_inherited_queue(r: _Reading) -> None:
             said.append(f"{plural(n, 'kernel, copy or memset', 'kernels, copies or memsets')} of "
                         f"{busy / PS_PER_MS:.1f} ms" + (f" on GPU {d.gpu}" if len(r.trace.devices) > 1 else ""))
     if said:
-        r.note += ("; the first step's GPU time starts after the work queued before the window ("
+        r.inherited = ("; the first step's GPU time starts after the work queued before the window ("
                    + ", ".join(said) + "): no call in the window carries their correlation ids, so the steps before "
                    "it launched them -- the window's inheritance, not the step's")
 

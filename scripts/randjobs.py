@@ -9,7 +9,8 @@ own input preparation, a JAX batch-fetch range, a PyProf forward; with ``--forms
 unmarked pass, a kernel trace with no host; with ``--forms12``, grain's loop in a JAX capture, one NVTX range framing a
 benchmark's measured passes, DeepSpeed's ranges under gradient accumulation, evaluation ranges; with ``--forms13``, a
 GPU host's window before its first kernel, users' blocking copies, a tiny RL loop, expandable-segment and two-device
-snapshots; with ``--forms14``, a GPU host's loop that only fetches batches (or runs its model on the CPU); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
+snapshots; with ``--forms14``, a GPU host's loop that only fetches batches (or runs its model on the CPU); with ``--forms15``, a window at
+either end of a queue (the loop's end draining it, a window opening on it); with ``--zero12``, DeepSpeed's ranges under ZeRO-1/2 or ZeRO-3 and gradient accumulation), analysed
 in-process and held to ``tests/support/random_jobs.laws_broken``.  Prints each job that breaks a law (its seed, the
 job to rebuild it with, the laws), then how many jobs ran and how many broke which law.
 
@@ -29,13 +30,17 @@ sys.path.insert(0, str(REPO))
 
 from synthetic.randjobs import (random_form5_job, random_form7_job, random_form8_job, random_form9_job,  # noqa: E402
                               random_form10_job, random_form11_job, random_form12_job, random_form13_job, random_form14_job,
-                              random_form_job,
+                              random_form15_job, random_form_job,
                               random_job, random_xplane_job, random_zero12_job)
 from tests.support.random_jobs import check  # noqa: E402
 
 
 #: Each stream a walk can draw, newest first (the first flag given wins): its flag, its drawer, what it draws.
 STREAMS = (
+    ("forms15", random_form15_job,
+     "h37-loopstart's forms: a Kineto window at the loop's end whose GPU drains the last step's queue (0-2,000 "
+     "kernels; or the step launching its own work, the control), and a window mid-loop opening on the step before's "
+     "queue, its steps opened by torch.cuda.synchronize() or not"),
     ("forms14", random_form14_job,
      "h37-inputgen's form: a Kineto window on a GPU host whose loop only fetches batches (0-12 DataLoader fetches, "
      "each copied to the GPU pinned or pageable, synced or not, or kept on the CPU), no kernel -- or the same loop "

@@ -2234,3 +2234,53 @@ def input_window(p: dict[str, Any]) -> str:
 
 
 _WRITERS.update({"kineto_input_only": _write_input_only})
+
+
+# ------------------------------------------------------------- a window at either end of a queue (h37-loopstart)
+# Drawn by ``random_form15_job`` (``scripts/randjobs.py --forms15``), a stream of its own: a Kineto window at the
+# loop's end whose GPU drains the last step's queue (``torchtrace.write_loop_ended``, h37-loopend2's
+# ``wild/loop_ended_backlog_a100_gnn``), and its mid-loop twin, a window that opens on the step before's queue
+# (``torchtrace.write_loop_opened``, ``wild/hf_qwen_h100``'s first step).
+
+FORMS15 = ("kineto_loop_ended", "kineto_loop_opened")
+
+
+def _queue_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """The queue left before the window (none, one kernel, or up to 2,000 of ``torchtrace.BACKLOG_KERNEL_US``) and,
+    at the loop's end, whether the step launched work of its own after its fetch (the control) and its number; mid-loop,
+    2-5 steps (the stock rule drops none) each opened by ``torch.cuda.synchronize()`` or not."""
+    backlog = rng.choice((0, 1, rng.randint(2, 40), rng.randint(41, 2000)))
+    if fmt == "kineto_loop_ended":
+        return {"backlog": backlog, "launch_in_step": rng.random() < 0.2, "step": rng.randint(1, 5)}
+    return {"backlog": backlog, "steps": rng.randint(2, 5), "sync_first": rng.random() < 0.5,
+            "first": rng.randint(1, 30)}
+
+
+def random_form15_job(seed: int) -> Job:
+    """The job of ``seed`` among :data:`FORMS15` (its own stream of draws)."""
+    rng = random.Random(f"form15{seed}")
+    fmt = rng.choice(FORMS15)
+    return Job(seed, fmt, _queue_params(rng, fmt))
+
+
+def form15_job(fmt: str, seed: int = 0, **params: Any) -> Job:
+    """A job of one of :data:`FORMS15` with :func:`_queue_params`'s keys: a reduced job, written in a test."""
+    return _reduced_job(FORMS15, fmt, seed, dict(params))
+
+
+def _write_queue_window(job: Job, run: str) -> None:
+    """The window and its truth, by construction (``tests/support/random_jobs``): at the loop's end, the window
+    ``loop_ended`` and capture quality its one finding -- or, where the step launched its own work, no such window;
+    mid-loop, every step found and the first one's GPU time without the queue (``first_step_ms``)."""
+    p, stamp = job.params, T.BASE_NS + int(T.T0_US * 1000)
+    path = os.path.join(run, f"host_3884292.{stamp}.pt.trace.json")
+    if job.fmt == "kineto_loop_ended":
+        truth = T.write_loop_ended(path, **p)
+        TRUTH[job.seed] = ({"window": "step"} if p["launch_in_step"] else
+                           {"window": "loop_ended", "only_rules": ("capture_quality",)})
+        return
+    truth = T.write_loop_opened(path, **p)
+    TRUTH[job.seed] = {"steps": truth["steps"], "first_step_ms": truth["first_step_ms"]}
+
+
+_WRITERS.update({"kineto_loop_ended": _write_queue_window, "kineto_loop_opened": _write_queue_window})

@@ -2074,6 +2074,25 @@ BACKLOG_KERNEL = ("void at::native::vectorized_elementwise_kernel<4, at::native:
 BACKLOG_KERNEL_US = 50.0
 
 
+def _queued_before_window(r: Rank, backlog: int) -> float:
+    """``backlog`` kernels launched before the window opened (now, on ``r``'s clock) and still queued: the GPU runs
+    them from the window's start, back to back, with their correlation ids and no launch call in the file (CUPTI
+    records the launch when it happens, before the window) -- only the flow's end.  Returns where the last ends."""
+    window_at = r.host_us
+    for _ in range(backlog):
+        r.corr += 1
+        start = max(r.streams.get(COMPUTE_STREAM, window_at + 20.0), window_at + 20.0)
+        r.streams[COMPUTE_STREAM] = start + BACKLOG_KERNEL_US
+        r.gpu.append({"ph": "X", "cat": "kernel", "name": BACKLOG_KERNEL, "pid": r.device, "tid": COMPUTE_STREAM,
+                      "ts": round(start, 3), "dur": BACKLOG_KERNEL_US,
+                      "args": {"queued": 0, "device": r.device, "context": 1, "stream": COMPUTE_STREAM,
+                               "correlation": r.corr, "grid": [245, 1, 1], "block": [64, 1, 1]}})
+        r.flows.append({"ph": "f", "id": r.corr, "pid": r.device, "tid": COMPUTE_STREAM, "ts": round(start, 3),
+                        "cat": "ac2g", "name": "ac2g", "bp": "e"})
+        r.corr += 6  # the step's other calls between two launches (its ops' allocations, its copies' calls)
+    return r.streams.get(COMPUTE_STREAM, window_at)
+
+
 def write_loop_ended(path: str, backlog: int = 0, launch_in_step: bool = False, step: int = 2) -> dict[str, Any]:
     """A ``torch.profiler`` window opened after the loop's last batch, as ``schedule(wait=1, warmup=1, active=3)``
     over a loader of ``step`` batches records it: one ``ProfilerStep#{step}`` holding the DataLoader's ``__next__``
@@ -2086,18 +2105,7 @@ def write_loop_ended(path: str, backlog: int = 0, launch_in_step: bool = False, 
     Truth by construction: the window holds the job's step only where ``launch_in_step``; its GPU work otherwise is
     all queued before it (``queued``: the kernels, their summed time in ms)."""
     r = Rank(rank=0, pid=3884292, device=0)
-    window_at = r.host_us
-    for _ in range(backlog):  # queued before the window: the GPU's work, with no call of the window's
-        r.corr += 1
-        start = max(r.streams.get(COMPUTE_STREAM, window_at + 20.0), window_at + 20.0)
-        r.streams[COMPUTE_STREAM] = start + BACKLOG_KERNEL_US
-        r.gpu.append({"ph": "X", "cat": "kernel", "name": BACKLOG_KERNEL, "pid": r.device, "tid": COMPUTE_STREAM,
-                      "ts": round(start, 3), "dur": BACKLOG_KERNEL_US,
-                      "args": {"queued": 0, "device": r.device, "context": 1, "stream": COMPUTE_STREAM,
-                               "correlation": r.corr, "grid": [245, 1, 1], "block": [64, 1, 1]}})
-        r.flows.append({"ph": "f", "id": r.corr, "pid": r.device, "tid": COMPUTE_STREAM, "ts": round(start, 3),
-                        "cat": "ac2g", "name": "ac2g", "bp": "e"})
-        r.corr += 6  # the step's other calls between two launches (its ops' allocations, its copies' calls)
+    _queued_before_window(r, backlog)
 
     def body(rr: Rank) -> None:
         rr.cpu(DATALOADER, 42.0)
@@ -2113,6 +2121,50 @@ def write_loop_ended(path: str, backlog: int = 0, launch_in_step: bool = False, 
     write_doc(path, trace_doc(r, 1, A100_40GB))
     return {"window": "" if launch_in_step else "loop_ended", "loop_steps": step, "queued": backlog,
             "queued_ms": backlog * BACKLOG_KERNEL_US / 1000 if not launch_in_step else 0.0}
+
+
+#: :func:`write_loop_opened`'s step: ``LOOP_OPENED_KERNELS`` matmuls of ``LOOP_OPENED_KERNEL_US`` each.
+LOOP_OPENED_KERNELS, LOOP_OPENED_KERNEL_US = 6, 400.0
+
+
+def write_loop_opened(path: str, backlog: int = 0, steps: int = 4, sync_first: bool = True,
+                      first: int = 6) -> dict[str, Any]:
+    """:func:`write_loop_ended`'s twin, mid-loop: a ``torch.profiler`` window that opens while the GPU still runs
+    ``backlog`` kernels the step before it launched (queued as :func:`_queued_before_window` has them), then
+    ``steps`` training steps ``ProfilerStep#{first}``..., each ``LOOP_OPENED_KERNELS`` launches ended by
+    ``loss.item()`` (the host waits for its GPU work, so the steps' host windows hold it).  ``sync_first``: each step
+    opens with ``torch.cuda.synchronize()`` (``hf_qwen_h100``'s first call), which in the first step waits for the
+    queue; else the first step's launches queue behind it.
+    Truth by construction: ``queued``/``queued_ms`` the work queued before the window, ``inherited`` whether it still
+    runs as the first step opens (a queue of 1 kernel has drained by then); ``first_step_ms`` the first step's GPU time
+    without it -- from where the queue ends to the next step's start, as every other step runs from its start to the
+    next's (``step_ms``: the second step's, where a third follows); main booked the queue in the first step (``first_step_ms`` plus the
+    queue's span from the step's start)."""
+    if steps < 2:
+        raise ValueError("the first step's truth is its start to the next step's: two steps or more")
+    r = Rank(rank=0, pid=1016005, device=0)
+    queue_end = _queued_before_window(r, backlog)
+    r.host_us += 100.0
+    starts: list[float] = []
+
+    def body(rr: Rank) -> None:
+        if sync_first:
+            _runtime_call(rr, "cudaDeviceSynchronize", max(max(rr.streams.values(), default=0.0) - rr.host_us, 0.0)
+                          + 3.0, 165)
+        for _ in range(LOOP_OPENED_KERNELS):
+            rr.kernel("aten::mm", "ampere_sgemm_128x64_nn", LOOP_OPENED_KERNEL_US)
+        rr.sync("aten::item")
+
+    for k in range(steps):
+        starts.append(r.host_us)
+        r.step(first + k, body)
+        r.host_us += 30.0
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    opens = starts[0] if not backlog else max(queue_end, starts[0])
+    return {"queued": backlog, "queued_ms": backlog * BACKLOG_KERNEL_US / 1000, "steps": steps,
+            "inherited": opens > starts[0],
+            "first_step_ms": (starts[1] - opens) / 1000,
+            "step_ms": (starts[2] - starts[1]) / 1000 if steps > 2 else None}
 
 
 #: :func:`write_start_up_of_no_framework`'s first calls: module loads long enough that the GPU idles in start-up for

@@ -253,6 +253,22 @@ def gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
              _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
 
 
+#: The GPUs table's legend where a GPU ran work yet the window times no step of the job: its step and active columns
+#: are a step's length and a share of it, and a window at the loop's end whose GPU drains the last step's queue
+#: (``job.marks_no_job_step``) has no step to measure -- its kernels column counts the window's, as its finding does.
+NO_STEP_GPUS_LEGEND = ("step ms and active are a step's length and a share of it: this window holds none of the "
+                       "job's steps, so they are '-'; kernels counts the window's, queued before it")
+
+
+def gpus_legend(h) -> str:  # noqa: ANN001 - a host's report
+    """:data:`NO_STEP_GPUS_LEGEND` under a host's GPUs table where a GPU ran kernels and no step of the job is timed
+    ("-" in its step and active columns: one account with the header's "no step" and the finding's kernel count,
+    never a share of a step the window lacks); "" otherwise (h37-loopstart, h37-loopend2's *Left* 1)."""
+    job = getattr(h, "job", None) or {}
+    ran = any(g.kernel_count and g.busy_share is None for g in h.gpus or ())
+    return NO_STEP_GPUS_LEGEND if ran and job.get("marks_no_job_step") else ""
+
+
 #: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
 #: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
 GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
@@ -455,6 +471,8 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
     if h.gpus:
         out.append(f"GPUs on {h.host}")
         out.extend("  " + line for line in text_table(GPU_COLS, gpu_rows(h.gpus)))
+        if legend := gpus_legend(h):
+            out.extend(_wrap(legend, WIDTH, initial_indent="  ", subsequent_indent="  "))
         out.append("")
     comm = _communication(h)
     if comm:
@@ -798,6 +816,8 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append(f"### GPUs on {md_code(h.host)}")
         out.append("")
         out += md_table(GPU_COLS, gpu_rows(h.gpus))
+        if legend := gpus_legend(h):
+            out += ["", md_inline(legend)]
         out.append("")
     comm = _communication(h)
     if comm:

@@ -168,7 +168,7 @@ def _steps(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> 
     gpu_next = {g: kept.gpu_next.get(g, kept.next_start) for g in gpu_windows}
     det = StepDetection(
         source=r.source, count=int(ids.size), found=found if r.source != "whole_capture" else 0, dropped=dropped,
-        note=r.note,
+        note=r.note + (r.inherited if ids.size and int(ids[0]) == kept.first else ""),
         # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
         windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
                  for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],

@@ -56,6 +56,9 @@ class _Reading:
         #: the windows run from one update's end to the next's (a framework's iterations, ``steps.iterations``): tiled
         #: like :data:`~tb_gpu_advisor.steps.types._TILED`'s readings, whatever their source's name
         self.tiled_by_updates = False
+        #: the steps note's words on the work queued before the window that the first step's GPU window starts after
+        #: (``steps.place._start_after_inherited_queue``): said where that step is kept, a dropped one's being no time
+        self.inherited = ""
 
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):

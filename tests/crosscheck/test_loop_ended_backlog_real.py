@@ -94,3 +94,34 @@ def test_a_model_op_after_the_fetch_is_a_loop_still_running(tmp_path):
     host = doc_host(tmp_path, doc)
     assert all(f["title"] != LOOP_ENDED for f in host["findings"]), [f["title"] for f in host["findings"]]
     assert "marks_no_job_step" not in host["job"] and host["step_rows"], host["job"]
+
+
+def test_the_gpus_table_says_why_its_step_columns_are_empty():
+    """The GPUs table's step and active columns are a step's length and a share of it: for the drained queue they
+    are "-" beside the window's 964 kernels, and the text and markdown say why under the table (h37-loopstart,
+    h37-loopend2's *Left* 1) -- main printed "-" with no word, beside a header of "no step"."""
+    import os
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    report = analyze_session("w", "s", [SimpleNamespace(host="h0", path=str(TRACE), format="kineto",
+                                                        size=os.path.getsize(TRACE))])
+    (gpu,) = report.hosts[0].gpus
+    assert gpu.busy_share is None and gpu.step_ms is None and gpu.kernel_count == 964, gpu
+    text, md = render.to_text(report), render.to_markdown(report)
+    flat = " ".join(text.split())
+    assert "step ms and active are a step's length and a share of it: this window holds none of the job's steps, " \
+           "so they are '-'; kernels counts the window's, queued before it" in flat, text
+    assert "this window holds none of the job's steps, so they are '-'" in md, md
+
+
+def test_control_a_host_with_steps_has_no_such_legend():
+    """Control: a host whose steps are timed has every column filled, and no legend under its GPUs table."""
+    from tb_gpu_advisor.report import render
+    from tests.support.run_report import run_report
+
+    control = run_report(FIXTURES / "wild" / "hf_qwen_h100", ".")
+    assert control.hosts[0].gpus[0].busy_share is not None
+    assert "so they are '-'" not in render.to_text(control) + render.to_markdown(control)

@@ -65,6 +65,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     out += _one_pass_problems(truth, step)
     out += _profiler_step_problems(truth, h.steps or {})
     out += _request_free_problems(truth, h.step_rows)
+    out += _first_step_problems(truth, h.step_rows)
     if out or truth.get("steps", 0) < 2:
         return out
     ran = truth["steps"]
@@ -103,6 +104,17 @@ def _profiler_step_problems(truth: dict, steps: dict) -> list[str]:
             f"held none" for n in sorted(kept & held)]
 
 
+def _first_step_problems(truth: dict, rows) -> list[str]:  # noqa: ANN001 - the host's step rows
+    """Where the job's writer times its first step's own GPU work (``first_step_ms``: a window opened on the step
+    before's queue, ``torchtrace.write_loop_opened``), the first GPU step row is that long: the queue is the window's
+    inheritance, never the step's (h37-loopstart)."""
+    want = truth.get("first_step_ms")
+    got = sorted((r for r in rows or () if r.gpu is not None), key=lambda r: r.step)
+    if want is None or not got or abs(got[0].step_ms - want) <= 0.002 + 1e-3 * want:
+        return []
+    return [f"truth: the first step's GPU time is {got[0].step_ms:.4g} ms, its own work {want:.4g} ms"]
+
+
 def _request_free_problems(truth: dict, rows) -> list[str]:  # noqa: ANN001 - the host's step rows
     """Where several ranks' profilers requested buffers of 0.1 ms or more and the job's other iterations are alike
     (``request_free_ms``: their period), no GPU's kept step is longer than that period by more than the
@@ -137,7 +149,7 @@ def kind_problems(truth: dict, h) -> list[str]:  # noqa: ANN001 - the host's rep
 
 
 #: The windows a generated loop without kernels is read as (``job.kind.WINDOWS``): the others are no window of its.
-_LOOP_WINDOWS = ("input_only", "input_on_cpu", "startup")
+_LOOP_WINDOWS = ("input_only", "input_on_cpu", "startup", "loop_ended")
 
 
 def window_problems(truth: dict, findings) -> list[str]:  # noqa: ANN001 - the host's findings

@@ -1060,12 +1060,24 @@ def _frontend_window(w: _Held) -> Kind | None:
 def _tracing_off_window(w: _Held) -> Kind | None:
     """CUDA went untraced: the capture's options say so; else the program called into CUDA (its sampled call stacks
     ran inside the driver's library: no record of it is the profiler's, not the GPU's); else the driver initialised
-    in the program (its own thread ran there) and the options do not say tracing was on."""
+    in the program (its own thread ran there) and the options do not say tracing was on.
+
+    Where the options say tracing was off and the user's NVTX ranges name the work (:func:`_nvtx_kind`: a
+    ``backward``, an optimizer step), the kind is theirs -- ``training`` -- and the window stays ``tracing_off``
+    (``Kind.gpu_unrecorded``: no GPU step, no ledger).  Why: the job the capture describes is a training loop whose
+    GPU side went unrecorded, not one without GPU work; read as ``no_gpu`` it was reported as "no GPU work" beside
+    ranges that time 15 training iterations (h37-tracingoff2's ``wild/tracing_off_nvtx_a10_train``)."""
     p = w.trace.producer
     if w.cuda == "off":
         fix, words = _retrace(w.trace)
-        return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
-                                      f"copy or kernel{_ranges_beside(w.trace)}", window_fix=fix, fix_words=words)
+        said = f"CUDA tracing was off (the capture's options): the window records no CUDA call, copy or kernel" \
+               f"{_ranges_beside(w.trace)}"
+        named = _nvtx_kind(w.trace)
+        if named is not None:  # the job's own ranges name its work: the kind is theirs, its GPU side unrecorded
+            said += f"; {named.evidence}" if named.kind != "training" else ""
+            return Kind(named.kind, named.confidence, said, from_ranges=named.from_ranges, window_fix=fix,
+                        fix_words=words)
+        return Kind("no_gpu", "high", said, window_fix=fix, fix_words=words)
     if p.get("cuda_in_stacks"):
         return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
                                       "capture sampled, ran inside the CUDA driver's library), but the capture holds "
@@ -1465,7 +1477,7 @@ def _ranges_beside(trace: Trace) -> str:
     records them alone): the repeated range around them where there is one (the program's iteration: ``; only NVTX
     ranges (...), which name a training loop: `benchmark_iteration` ×15 of 209.5 ms each (median), each holding
     `backward```), else those names themselves; "" where the window holds no range.  Words only: the window still
-    holds no GPU work to judge, and its kind stays ``no_gpu``."""
+    holds no GPU work to judge (the kind the names say is :func:`_nvtx_kind`'s)."""
     user = _user_ranges(trace)
     if not user:
         return ""

@@ -108,3 +108,63 @@ def test_generated_command_without_iterations_names_the_program_alone(tmp_path):
     fix = _fix(p)
     assert fix["snippet"].splitlines()[0].startswith("nsys profile -t cuda,nvtx -o run python3   #"), fix["snippet"]
     assert "--capture-range" not in fix["snippet"]
+
+
+# --------------------------------------------------------------------------- the kind its ranges name (deliverable 2)
+
+def _session(path: str):  # noqa: ANN202 - runtime's Report
+    """The whole report of one export, as the pipeline builds it (the laws read it)."""
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    return analyze_session("w", "s", [SimpleNamespace(host="h0", path=path, format="nsys",
+                                                      size=os.path.getsize(path))])
+
+
+def _no_step_anywhere(report) -> None:  # noqa: ANN001 - runtime's Report
+    """No GPU step in the host's JSON and the laws hold (``no-gpu-step`` of the host and the session among them)."""
+    from tests.support.properties import no_gpu_session_step_problems, no_gpu_step_problems, report_violations
+
+    (host,) = report.hosts
+    assert len(host.step_rows) == 0 and host.mean_step_ms() is None and not host.achievable, host.achievable
+    assert no_gpu_step_problems("h0", host) == [] and no_gpu_session_step_problems(report) == []
+    assert report_violations(report) == []
+
+
+def test_the_real_export_is_a_training_job_whose_gpu_side_went_unrecorded():
+    """SQL: 15 ``backward`` ranges, each inside a ``benchmark_iteration`` (the job is training); no CUDA table, the
+    options' ``COLLECT_CUDA_TRACE`` false.  The kind is training, the window tracing off, no step timed anywhere --
+    the title "no step", the job line saying the GPU work was not recorded."""
+    con = sqlite3.connect(REAL)
+    inside = con.execute("SELECT count(*) FROM NVTX_EVENTS b JOIN NVTX_EVENTS i ON i.text = 'benchmark_iteration' "
+                         "AND b.start >= i.start AND b.end <= i.end WHERE b.text = 'backward'").fetchone()[0]
+    cuda = {t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE name LIKE 'CUPTI_ACTIVITY_KIND_%'")}
+    con.close()
+    assert inside == 15 and not cuda
+    report = _session(REAL)
+    (host,) = report.hosts
+    assert (host.job["kind"], host.job.get("gpu_unrecorded")) == ("training", True), host.job
+    assert host.job["summary"].startswith("Job: training steps, their GPU work not recorded ["), host.job["summary"]
+    _no_step_anywhere(report)
+    (f,) = [f for f in report.findings if f.rule == "capture_quality"]
+    assert f.title == "CUDA tracing was off: the capture holds no GPU work"
+    assert [x.rule for x in report.findings] == ["capture_quality"]
+
+
+def test_generated_loop_reads_as_training_with_no_step(tmp_path):
+    """Truth by construction: a training loop's NVTX ranges under ``-t nvtx`` are a training job, no step timed."""
+    p = str(tmp_path / "loop.sqlite")
+    nx.write_tracing_off_loop(p)
+    report = _session(p)
+    (host,) = report.hosts
+    assert (host.job["kind"], host.job.get("gpu_unrecorded")) == ("training", True), host.job
+    _no_step_anywhere(report)
+
+
+def test_generated_ranges_that_name_no_training_stay_no_gpu(tmp_path):
+    """Control: tracing off under ranges that name no work (``load batch`` / ``preprocess``) keeps ``no_gpu``."""
+    p = str(tmp_path / "window.sqlite")
+    nx.write_window(p, "tracing_off")
+    (host,) = _session(p).hosts
+    assert (host.job["kind"], host.job.get("gpu_unrecorded")) == ("no_gpu", True), host.job

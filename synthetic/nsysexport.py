@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sqlite3
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -709,6 +710,39 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     con.close()
     return {"window": window, "cuda_calls": len(api.rows), "nvtx_ranges": nvtx, "memset_bytes": memset,
             "context_ms": STARTUP_CALLS[1][2] / 1e6 if window == "startup" else 0.0}
+
+
+def write_tracing_off_loop(path: str, command: tuple[str, ...] = ("python", "train.py", "--steps", "10"),
+                           iteration: str = "train_iter", iterations: int = 10, warmup: int = 2,
+                           step_ms: float = 120.0, warm_ms: float = 600.0) -> dict:
+    """Write an export recorded with ``nsys profile -t nvtx <command>``: the program's command line kept in the
+    capture's options (``PROCESS_0:COMMAND`` / ``ARGUMENT_n``), CUDA tracing off, and its NVTX training loop --
+    ``iterations`` ranges named ``iteration``, each holding ``forward`` then ``backward``, the first ``warmup`` of them
+    ``warm_ms`` long, the rest ``step_ms``; no CUDA table.  Return its truth: the program as a shell reads it, the
+    iteration range, the warm-up count and how many ranges a window on them should record (the warm-up and two
+    steady ones), the trace list it was recorded with and the one to record with."""
+    pid = 4242
+    con, strings, gtid, gpid = _open_one(path, [NVTX_DDL, CAPTURE_DDL], pid)
+    t = SESSION_START_NS + 5_000_000
+    for k in range(iterations):
+        length = int((warm_ms if k < warmup else step_ms) * 1e6)
+        fwd, bwd = int(length * 0.3), int(length * 0.6)
+        for name, start, end in ((iteration, t, t + length), ("forward", t + 100_000, t + 100_000 + fwd),
+                                 ("backward", t + 200_000 + fwd, t + 200_000 + fwd + bwd)):
+            con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?, ?, 59, ?, ?, 0)", (start, end, name, gtid))
+        t += length + 1_000_000
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(command[0]), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, command[0]))
+    finish_tables(con, strings, t + 1_000_000, copy_enums=False, sync_enum=False)
+    con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", [
+        ("CAPTURE_EVENT_TYPE", "NvtxEvents"), ("START_TRIGGER", "Immediate"), ("STOP_TRIGGER", "Delayed"),
+        ("PROCESS_0:COMMAND", command[0]), *((f"PROCESS_0:ARGUMENT_{i}", a) for i, a in enumerate(command[1:])),
+        ("PROCESS_0:COLLECT_NVTX_TRACE", "true"), ("PROCESS_0:COLLECT_CUDA_TRACE", "false")])
+    con.commit()
+    con.close()
+    return {"program": shlex.join(command), "iteration": iteration, "warmup": warmup, "repeat": warmup + 2,
+            "traced": "nvtx", "retrace": "cuda,nvtx", "nvtx_ranges": 3 * iterations}
 
 
 # --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)

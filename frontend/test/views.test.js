@@ -463,7 +463,7 @@ test("the host line names the step source in words, never its id", () => {
   assert.ok(snap.includes("no step timed") && !snap.join(" ").includes("0 steps"), snap);
   // marks that time no GPU step -- the loop's end, a window with CUDA tracing off whose NVTX ranges were counted (the
   // kept wild/tracing_off_nvtx_a10_train: 13 of them) -- are no step on the tab either, as the CLI's header says
-  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true }, { kind: "training", marks_no_job_step: true }]) {
+  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true }, { kind: "training", gpu_unrecorded: true }, { kind: "training", marks_no_job_step: true }]) {
     const marks = views.hostFacts({ ...hr, job, steps: { count: 13, source: "nvtx_top_range", source_label: "a repeated NVTX range" } });
     assert.ok(marks.includes("no step timed") && !marks.join(" ").includes("13 steps"), marks);
   }

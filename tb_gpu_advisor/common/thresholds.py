@@ -495,6 +495,10 @@ _TABLE: tuple[Threshold, ...] = (
        "streams are slow a few times (real cold A100 capture: 1-5 slow calls a name); a call slow every iteration "
        "(hipFree with the caching allocator off: hundreds) is steady state", "a runtime call of milliseconds with the "
        "GPU idle counts as one-time when its name is that slow at most this many times"),
+    _t("job.warmup_iteration_ratio", 1.5, "ratio", "Advisor: a first iteration pays its one-time costs (allocations, "
+       "kernel selection, compilation) -- a real CS336 GPT benchmark's first `benchmark_iteration` took 780 ms against a "
+       "median of 209.5 ms, the next 14 within 6% of it", "a leading iteration longer than this multiple of the median "
+       "iteration is warm-up, which a capture window on the iterations should skip"),
     _t("job.warmup_share", 0.25, "share", "Advisor: when a quarter of the window is one-time costs, the capture "
        "describes the start-up, not the steady state", "one-time costs above this share of the capture: phase warm-up"),
     _t("job.snapshot_forward_kept", 0.1, "share", "Advisor: autograd keeps most of a forward's outputs for the backward; "

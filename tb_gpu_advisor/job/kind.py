@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +83,12 @@ class Kind:
         no GPU step the report could account."""
         return self.window in GPU_UNRECORDED
 
+    #: the key of the capture format's fix for this window where the capture's own record picks one
+    #: (``Format.window_fixes``: ``tracing_off:range``, the user's command with its trace options corrected and the
+    #: window on its iteration range), and the words its code is filled with (``program``, ``retrace``,
+    #: ``iteration`` ...); "" and () for the window's general fix
+    window_fix: str = ""
+    fix_words: tuple[tuple[str, str], ...] = ()
     #: a ``loop_ended`` window's count of the steps the loop ran before the fetch that found its input exhausted (the
     #: framework's number on that step's mark: ``ProfilerStep#N``), 0 where the mark numbers none
     loop_steps: int = 0
@@ -1053,11 +1060,24 @@ def _frontend_window(w: _Held) -> Kind | None:
 def _tracing_off_window(w: _Held) -> Kind | None:
     """CUDA went untraced: the capture's options say so; else the program called into CUDA (its sampled call stacks
     ran inside the driver's library: no record of it is the profiler's, not the GPU's); else the driver initialised
-    in the program (its own thread ran there) and the options do not say tracing was on."""
+    in the program (its own thread ran there) and the options do not say tracing was on.
+
+    Where the options say tracing was off and the user's NVTX ranges name the work (:func:`_nvtx_kind`: a
+    ``backward``, an optimizer step), the kind is theirs -- ``training`` -- and the window stays ``tracing_off``
+    (``Kind.gpu_unrecorded``: no GPU step, no ledger).  Why: the job the capture describes is a training loop whose
+    GPU side went unrecorded, not one without GPU work; read as ``no_gpu`` it was reported as "no GPU work" beside
+    ranges that time 15 training iterations (h37-tracingoff2's ``wild/tracing_off_nvtx_a10_train``)."""
     p = w.trace.producer
     if w.cuda == "off":
-        return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
-                                      f"copy or kernel{_ranges_beside(w.trace)}")
+        fix, words = _retrace(w.trace)
+        said = f"CUDA tracing was off (the capture's options): the window records no CUDA call, copy or kernel" \
+               f"{_ranges_beside(w.trace)}"
+        named = _nvtx_kind(w.trace)
+        if named is not None:  # the job's own ranges name its work: the kind is theirs, its GPU side unrecorded
+            said += f"; {named.evidence}" if named.kind != "training" else ""
+            return Kind(named.kind, named.confidence, said, from_ranges=named.from_ranges, window_fix=fix,
+                        fix_words=words)
+        return Kind("no_gpu", "high", said, window_fix=fix, fix_words=words)
     if p.get("cuda_in_stacks"):
         return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
                                       "capture sampled, ran inside the CUDA driver's library), but the capture holds "
@@ -1457,24 +1477,76 @@ def _ranges_beside(trace: Trace) -> str:
     records them alone): the repeated range around them where there is one (the program's iteration: ``; only NVTX
     ranges (...), which name a training loop: `benchmark_iteration` ×15 of 209.5 ms each (median), each holding
     `backward```), else those names themselves; "" where the window holds no range.  Words only: the window still
-    holds no GPU work to judge, and its kind stays ``no_gpu``."""
+    holds no GPU work to judge (the kind the names say is :func:`_nvtx_kind`'s)."""
     user = _user_ranges(trace)
     if not user:
         return ""
-    marked = user_ranges.marked_ranges(trace.ranges)
     h = trace.h
-    train = marked[h.per_name(nvtx.is_training_range)[h.name[marked]]]
+    train, outer = _training_loop(trace)
     if not train.size:
         return f"; only NVTX ranges ({user})"
     ids, counts = np.unique(h.name[train], return_counts=True)
     top = np.argsort(-counts, kind="stable")[:2]
     said = and_list([f"`{_short(h.names[int(ids[k])], 40)}`" for k in top])
-    outer = _holding_ranges(h, marked, train)
-    if outer.size > 1 and np.unique(h.name[outer]).size == 1:  # one repeated range around them: the iterations
+    if outer.size:  # one repeated range around them: the iterations
         loop = f"{_named_lengths(h, outer)}, each holding {said}"
         return f"; only NVTX ranges ({user}), which name a training loop: {loop}"
     said = and_list([_named_lengths(h, train[h.name[train] == ids[k]]) for k in top])
     return f"; only NVTX ranges ({user}), which name work only training does: {said}"
+
+
+def _training_loop(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Host indices of the user's ranges named after work only training does (``nvtx.is_training_range``), and of
+    the one repeated range around them where there is one (:func:`_holding_ranges`, a single name, more than once:
+    the program's iteration), empty where none."""
+    marked = user_ranges.marked_ranges(trace.ranges) if trace.ranges is not None else np.zeros(0, np.int64)
+    if not marked.size:
+        return marked, marked
+    h = trace.h
+    train = marked[h.per_name(nvtx.is_training_range)[h.name[marked]]]
+    outer = _holding_ranges(h, marked, train) if train.size else train
+    if outer.size < 2 or np.unique(h.name[outer]).size != 1:
+        outer = outer[:0]
+    return train, outer
+
+
+def _retrace(trace: Trace) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """The fix of a capture whose options had CUDA tracing off, as its own record picks it: the key of the format's
+    fix (``tracing_off:range`` where the program's command and an iteration range are recorded,
+    ``tracing_off:program`` where only the command is, "" for the general one) and the words of its code -- the
+    user's command (``program``), what it traced and what to trace (``traced``, ``retrace``: the format reader's
+    ``Trace.producer`` facts), the iteration range (:func:`_training_loop`) and how many of them to record so that
+    some lie past the warm-up (:func:`_warmup_iterations`).  Why: the generic ``nsys profile -t cuda,nvtx ./app``
+    asked the user to rebuild a command the capture had kept (``python benchmark.py``) and to find a window their own
+    ``benchmark_iteration`` ranges already mark (h37-tracingoff2)."""
+    p = trace.producer
+    program, retrace = p.get("program_command", ""), p.get("retrace_apis", "")
+    if not program or not retrace:
+        return "", ()
+    words = {"program": program, "traced": p.get("traced_apis", ""), "retrace": retrace}
+    _, outer = _training_loop(trace)
+    if not outer.size:
+        return "tracing_off:program", tuple(words.items())
+    h = trace.h
+    order = outer[np.argsort(h.start[outer], kind="stable")]
+    lengths = (h.end[order] - h.start[order]) / _PS_PER_MS
+    warm = _warmup_iterations(lengths)
+    name = h.names[int(h.name[order[0]])]
+    words |= {"iteration": name, "iteration_arg": shlex.quote(name), "repeat": str(warm + _STEADY_ITERATIONS),
+              "first_ms": ms(float(lengths[0])), "median_ms": ms(float(np.median(lengths))), "warmup": str(warm)}
+    return ("tracing_off:range" if warm else "tracing_off:range_steady"), tuple(words.items())
+
+
+#: Steady iterations a window on the program's iteration range records past its warm-up: one is no mean, two show
+#: whether the iterations agree.
+_STEADY_ITERATIONS = 2
+
+
+def _warmup_iterations(lengths: np.ndarray) -> int:
+    """How many leading iterations (their lengths in start order) are warm-up: each longer than
+    ``job.warmup_iteration_ratio`` times the median iteration, from the first on."""
+    long = lengths > T("job.warmup_iteration_ratio") * float(np.median(lengths))
+    return int(np.argmin(long)) if not long.all() else int(long.size)
 
 
 def _holding_ranges(h: HostEvents, marked: np.ndarray, inner: np.ndarray) -> np.ndarray:

@@ -114,11 +114,12 @@ def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
     reading says its marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end), or that the
     capture did not record the GPU's side of them (``Kind.gpu_unrecorded``: CUDA tracing off, whose NVTX marks time
     iterations the ledger could only book as host time)."""
-    if job is not None and job.kind.marks_no_job_step:  # the loop's end, its GPU idle or draining an earlier queue
+    if job is not None and (job.kind.marks_no_job_step or job.kind.gpu_unrecorded):  # the loop's end (its GPU idle or
+        # draining an earlier queue); a GPU side unrecorded, whatever kind the job's ranges name (tracing off)
         return False
     if job is None or job.kind.kind != "no_gpu":
         return True
-    return not (detection.source in UNMARKED_SOURCES or job.kind.gpu_unrecorded)
+    return detection.source not in UNMARKED_SOURCES
 
 
 def _without_gpu_step(hm: HostMetrics, trace: Trace) -> None:

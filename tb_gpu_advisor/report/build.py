@@ -576,6 +576,8 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
     kind = kind_words(job.get("kind") or "", steps_found)
     if job.get("marks_no_job_step") and job.get("kind") != "no_gpu":  # its GPU work is queued work of earlier steps
         kind = f"{kind_words(job['kind'], 1)}, its GPU work queued before the window: none of the job's steps in it"
+    elif job.get("gpu_unrecorded") and job.get("kind") != "no_gpu":  # the ranges name the work, the GPU's went unseen
+        kind = f"{kind_words(job['kind'])}, their GPU work not recorded"
     elif job.get("kind") == "unknown" and job.get("host_kind"):
         kind = f"{kind_words(job['host_kind'], steps_found)}, as the host's events name the work"
     if job.get("engine"):
@@ -585,7 +587,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
     if job.get("version"):
         bits.append(f"written by {job['version']}")
-    if job.get("kind") == "no_gpu" or job.get("marks_no_job_step"):  # the title says it: no step to time
+    if job.get("kind") == "no_gpu" or job.get("marks_no_job_step") or job.get("gpu_unrecorded"):  # the title says it
         pass
     elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"

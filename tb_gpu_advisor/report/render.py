@@ -134,7 +134,7 @@ def _step_info(report: Report) -> str:
         return ", ".join(bits)
     bits = [f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
-    if jobs and all(j.get("kind") == "no_gpu" for j in jobs):  # a window without GPU work has no step to time
+    if jobs and all(_no_gpu_work(j) for j in jobs):  # a window without GPU work has no step to time
         return ", ".join(bits + ["no step: the window holds no GPU work"])
     if jobs and all(_no_step(j) for j in jobs):  # the loop's end, its GPU draining the last step's queue
         return ", ".join(bits + ["no step: the window holds none of the job's steps"])
@@ -627,7 +627,13 @@ def _steps_note(h) -> str | None:
 def _no_step(job: dict) -> bool:
     """Whether a host's job (its report's ``job`` block) says its window holds no step to time: no GPU work, or marks
     that time none of the job's steps (``marks_no_job_step``: the loop's end, whose GPU may drain an earlier queue)."""
-    return job.get("kind") == "no_gpu" or bool(job.get("marks_no_job_step"))
+    return _no_gpu_work(job) or bool(job.get("marks_no_job_step"))
+
+
+def _no_gpu_work(job: dict) -> bool:
+    """Whether a host's job says its window holds no GPU work the capture recorded: none at all (``no_gpu``), or its
+    GPU side unrecorded (``gpu_unrecorded``: CUDA tracing off), whatever kind the job's own ranges name."""
+    return job.get("kind") == "no_gpu" or bool(job.get("gpu_unrecorded"))
 
 
 def md_inline(s: Any) -> str:

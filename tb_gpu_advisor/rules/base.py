@@ -18,7 +18,7 @@ import dataclasses
 import math
 import re
 from types import SimpleNamespace
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -179,18 +179,20 @@ class Ctx:
         the host spent on something the capture does not name)."""
         return "" if self.m.host_recorded else NO_HOST
 
-    def window_fixes(self, fmt: str | None, window: str, fallback: bool = True) -> list[Action]:
+    def window_fixes(self, fmt: str | None, window: str, fallback: bool = True,
+                     words: Mapping[str, str] | None = None) -> list[Action]:
         """The capture format ``fmt``'s own fixes for a ``window`` (its profiler's options; the format's ``""`` key
         where it has none for it and ``fallback``), [] where it has none: their code names the job's step in the
-        job's words (an NVTX range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``)."""
+        job's words (an NVTX range named for a forward pass, not ``train_step``: ``frameworks.nvtx.step_range``),
+        and ``words`` the capture's own record fills (``job.kind.Kind.fix_words``: the user's command, their range)."""
         try:
             f = formats.get(fmt) if fmt else None
         except ValueError:
             f = None
         own, lang = (f.window_fixes, f.window_fix_lang) if f is not None else ({}, "shell")
-        words = nvtx.step_range(self.m.job.work() if self.m.job is not None else "training")
+        said = {**nvtx.step_range(self.m.job.work() if self.m.job is not None else "training"), **(words or {})}
         fixes = own.get(window) or (own.get("", ()) if fallback else ())
-        return [action(text, code.format(**words), lang) for text, code in fixes]
+        return [action(text.format(**said) if words else text, code.format(**said), lang) for text, code in fixes]
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""

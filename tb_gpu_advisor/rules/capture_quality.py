@@ -397,7 +397,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     elif kind is not None and kind.window:
         said = f"{kind.window}:queued" if kind.queued else kind.window
         title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, said, kind.queued or kind.evidence)
-        actions = _window_fixes(ctx, kind.window, kind.capture_format, kind.loop_steps)
+        actions = ((ctx.window_fixes(kind.capture_format, kind.window_fix, False, dict(kind.fix_words))
+                    if kind.window_fix else [])
+                   or _window_fixes(ctx, kind.window, kind.capture_format, kind.loop_steps))
     elif kind is not None and kind.lost_gpu and kind.died:  # the program failed, and its GPU records with it
         title, actions = ("The program failed, and the GPU's records were lost with it",
                           _window_fixes(ctx, "died", kind.capture_format))

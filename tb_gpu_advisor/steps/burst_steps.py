@@ -180,7 +180,7 @@ def _no_gpu_work(job: Job | None) -> bool:
     Why: a GPU step is the GPU's work of one iteration, and without a kernel there is none; the bursts such a window
     holds are copies alone (the input-only DataLoader loop on an RTX 4090: 24 uploads in 3 bursts read as 3 "steps" of
     up to 5.6 s under a title that says "no step").  The job's reading is the one answer; the steps ask it."""
-    return job is not None and job.kind.kind == "no_gpu"
+    return job is not None and (job.kind.kind == "no_gpu" or job.kind.gpu_unrecorded)
 
 
 def _burst_steps(r: _Reading, job: Job | None) -> None:

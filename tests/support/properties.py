@@ -1868,7 +1868,9 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
 
     # a window whose marks time none of the job's steps holds none, whatever its kind (h37-loopend2: the loop's end
     # whose GPU drained the last step's queue reads as training, and times no step either)
-    if (h.job or {}).get("kind") != "no_gpu" and not (h.job or {}).get("marks_no_job_step"):
+    # nor a window whose GPU side went unrecorded, whatever kind its ranges name (h37-tracingoff2: CUDA tracing off
+    # under ranges that name a training loop reads as training)
+    if (h.job or {}).get("kind") != "no_gpu" and not _marks_time_no_gpu_step(h.job):
         return []
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
     out = []
@@ -1920,8 +1922,8 @@ def no_gpu_session_step_problems(report: Report) -> list[str]:
     hosts = [h for h in report.hosts if h.error is None]
     def times_none(h: HostReport) -> bool:  # the loop's end of any kind, or a no_gpu window unmarked or unrecorded
         job = h.job or {}
-        return bool(job.get("marks_no_job_step")) or (job.get("kind") == "no_gpu" and (
-            (h.steps or {}).get("source") in UNMARKED_SOURCES or _marks_time_no_gpu_step(job)))
+        return _marks_time_no_gpu_step(job) or (job.get("kind") == "no_gpu" and (
+            (h.steps or {}).get("source") in UNMARKED_SOURCES))
 
     if not hosts or not all(times_none(h) for h in hosts):
         return []
@@ -2572,7 +2574,8 @@ def surface_steps_problems(report: Report) -> list[str]:
     for h in report.hosts:
         note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
         job = h.job or {}
-        if not note or job.get("kind") == "no_gpu" or job.get("marks_no_job_step"):  # no step: its title says so
+        # no step: its title says so (a GPU side unrecorded too, whatever kind the ranges name: h37-tracingoff2)
+        if not note or job.get("kind") == "no_gpu" or _marks_time_no_gpu_step(job):
             continue
         for name, text in surfaces.items():
             if _plain(note) not in text:

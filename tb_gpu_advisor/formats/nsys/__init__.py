@@ -27,6 +27,18 @@ _STEADY = ("# start the window after warm-up and keep it on a few steps:\n"
            "nsys export --type sqlite run.nsys-rep")
 _TRACE_CUDA = ("nsys profile -t cuda,nvtx -o run ./app   # -t cuda records the CUDA API calls and the GPU's kernels "
                "and copies\nnsys export --type sqlite run.nsys-rep")
+#: The user's recorded command with CUDA traced (``{program}``, ``{retrace}``: ``job.kind._retrace``'s words).
+_RETRACE = ("nsys profile -t {retrace} -o run {program}   # the recorded command, CUDA traced beside -t {traced}\n"
+            "nsys export --type sqlite run.nsys-rep")
+#: The same with the window on the program's iteration range: one report per range, ``{repeat}`` of them.
+_RETRACE_RANGE = ("NSYS_NVTX_PROFILER_REGISTER_ONLY=0 nsys profile -t {retrace} --capture-range=nvtx "
+                  "--nvtx-capture={iteration_arg} --capture-range-end=repeat-shutdown:{repeat} -o run {program}   "
+                  "# a report for each of the first {repeat} `{iteration}` ranges, then the session ends")
+_RETRACE_WORDS = ("Turn CUDA tracing on beside what this capture traced, with the window on the program's own "
+                  "iterations: it was recorded with -t {traced}, so no CUDA call, copy or kernel could be recorded; "
+                  "record the same program with -t {retrace}, each `{iteration}` range a report")
+_RETRACE_ALL = ("for r in run*.nsys-rep; do nsys export --type sqlite \"$r\"; done\n"
+                "nsys profile -t {retrace} -o run {program}   # or the whole run again, as recorded, CUDA traced")
 WINDOW_FIXES = {
     "startup": (("The window ended during start-up, before the program launched its first kernel: start the window "
                  "where the steps run, and make it long enough to hold several of them.", _WINDOW),),
@@ -76,6 +88,18 @@ WINDOW_FIXES = {
                            "nsys export --type sqlite run.nsys-rep"),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
+    # the same, built from what the capture recorded (``job.kind._retrace``): the user's own command with CUDA added to
+    # what it traced; and where NVTX ranges mark the program's iterations, the window on them.  A range named by a
+    # plain string (``torch.cuda.nvtx.range_push``, ``nvtxRangePushA``) starts an NVTX capture range only with
+    # NSYS_NVTX_PROFILER_REGISTER_ONLY=0 (Nsight's default reads registered strings alone); repeat-shutdown:N writes
+    # one report per range, N of them, then ends the session
+    "tracing_off:program": (("Turn CUDA tracing on beside what this capture traced: it was recorded with -t "
+                             "{traced}, so no CUDA call, copy or kernel could be recorded. Record the same program "
+                             "again with -t {retrace}.", _RETRACE),),
+    "tracing_off:range": ((_RETRACE_WORDS + ", and read those past the warm-up.",
+                           _RETRACE_RANGE + ("; read those past the warm-up (the first ran {first_ms} against a median "
+                                             "of {median_ms})\n") + _RETRACE_ALL),),
+    "tracing_off:range_steady": ((_RETRACE_WORDS + ".", _RETRACE_RANGE + "\n" + _RETRACE_ALL),),
     # NVIDIA's profilers trace the GPU under WSL2 only from a recent Windows display driver (Nsight Compute's system
     # requirements: 545 or newer on Windows 10 WSL); a native Linux machine records the kernels with any
     "wsl2": (("Profile on native Linux, where Nsight Systems records every kernel and copy; under WSL2, update the "

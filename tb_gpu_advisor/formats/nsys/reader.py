@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -311,6 +312,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.utc_ns = _session_utc(schema)
     _close_open_ranges(schema, raw)
     raw.facts = _capture_options(schema)
+    raw.facts.update(_recorded_command(schema))
     raw.facts.update(_platform(schema))
     if recorded:  # the forward recorded autograd's graph: grad mode was on (job.kind reads it)
         raw.facts["grad_recorded_ops"] = str(recorded)
@@ -699,6 +701,57 @@ def _capture_options(schema: tb.Schema) -> dict[str, str]:
     if facts.get("os_runtime_trace") == "on" and threshold:  # the threshold counts only where the trace was on
         facts["os_runtime_threshold_ns"] = threshold
     return facts
+
+
+#: ``META_DATA_CAPTURE``'s ``CAPTURE_EVENT_TYPE`` values -> the ``nsys profile -t`` name that records them (Nsight's
+#: Linux default ``-t cuda,opengl,nvtx,osrt`` is stored as ``Cuda``, ``Graphics``, ``NvtxEvents``, ``OSRuntime``); a type
+#: not listed is left out of the command rebuilt from them, never guessed.
+_TRACE_NAMES = {"Cuda": "cuda", "NvtxEvents": "nvtx", "OSRuntime": "osrt", "Graphics": "opengl"}
+#: The longest program command kept (``program_command``): a command line is the user's, shown back in a fix.
+_COMMAND_CHARS = 300
+
+
+def _recorded_command(schema: tb.Schema) -> dict[str, str]:
+    """The profiled program's command line and what the capture traced, as the export records them
+    (``META_DATA_CAPTURE``: ``PROCESS_0:COMMAND`` and its ``ARGUMENT_n``; ``CAPTURE_EVENT_TYPE``): ``program_command``
+    (shell-quoted, where one program was launched), ``traced_apis`` (the ``-t`` list it was recorded with, in nsys's
+    names) and ``retrace_apis`` (that list with ``cuda`` first, where CUDA tracing was off).  Why: a fix for a capture
+    recorded with the wrong options is the user's own command with those options corrected -- their program and
+    what they traced kept -- not a generic ``./app`` (h37-tracingoff2: ``wild/tracing_off_nvtx_a10_train`` was
+    recorded as ``python benchmark.py`` under ``-t nvtx``).  Nothing where the export does not record them."""
+    if tb.META_CAPTURE not in schema:
+        return {}
+    commands: dict[str, str] = {}
+    args: dict[str, dict[int, str]] = {}
+    traced: list[str] = []
+    cuda_on = nvtx_on = False
+    for name, value in tb.key_values(schema, tb.META_CAPTURE):
+        proc, _, option = name.rpartition(":")
+        if option == "COMMAND" and proc.startswith("PROCESS_") and value.strip():
+            commands[proc] = value.strip()
+        elif option.startswith("ARGUMENT_") and option[9:].isdigit() and proc.startswith("PROCESS_"):
+            args.setdefault(proc, {})[int(option[9:])] = value
+        elif name == "CAPTURE_EVENT_TYPE" and _TRACE_NAMES.get(value.strip()) and _TRACE_NAMES[value.strip()] not in traced:
+            traced.append(_TRACE_NAMES[value.strip()])
+        elif option == "COLLECT_CUDA_TRACE" and value.strip().lower() == "true":
+            cuda_on = True
+        elif option == "COLLECT_NVTX_TRACE" and value.strip().lower() == "true":
+            nvtx_on = True
+    if not cuda_on and "cuda" in traced:  # the type is listed, but no process traced it (tracing_off_julia)
+        traced.remove("cuda")
+    if nvtx_on and "nvtx" not in traced:  # a process's own option says what the event types did not list
+        traced.append("nvtx")
+    out: dict[str, str] = {}
+    if len(commands) == 1:
+        (proc, command), = commands.items()
+        line = shlex.join([command, *(a for _, a in sorted(args.get(proc, {}).items()))])
+        if len(line) <= _COMMAND_CHARS:
+            out["program_command"] = line
+    if traced:
+        out["traced_apis"] = ",".join(traced)
+        if not cuda_on:
+            out["retrace_apis"] = ",".join(["cuda", *traced])
+    return out
 
 
 #: ``META_DATA_CAPTURE``'s ``CAPTURE_EVENT_TYPE`` value of the OS runtime trace (``nsys profile -t osrt``), and the key

@@ -1776,6 +1776,75 @@ def write_refused_launch(path: str, kernels: int = 5, refused: tuple[int, ...] =
 # --------------------------------------------------------------------------- a one-pass program's lazy first launch
 
 
+#: The laptop GPU of RyuGracie/SudokuSolverCUDA's export (``TARGET_INFO_GPU``: 24 SMs, 8 GB, 256 GB/s).
+RTX_4060_LAPTOP = Gpu("NVIDIA GeForce RTX 4060 Laptop GPU", "0000:01:00.0", 33554432, 8184725504, 256032000000,
+                      2250000000, 24, "AD107", 0, (8, 9))
+
+
+def write_filled_frontier(path: str, fill_bytes: int = 1_358_954_334, fill_ms: float = 6.4, levels: int = 31,
+                          level_us: float = 12.0, dfs_us: float = 109.0) -> dict:
+    """Write the export of a one-pass CUDA search shaped after RyuGracie/SudokuSolverCUDA's ``build/report3.sqlite`` (an
+    RTX 4060 Laptop): the context in a 105 ms ``cudaMalloc``, a ``cudaMemset`` of ``fill_bytes`` (the whole frontier
+    buffer; ``fill_ms`` on the GPU), two synchronous uploads of 4 and 162 bytes -- the first call waits for the fill --,
+    the first launch loading its module, then ``levels`` levels of one ``ExpandFrontierKernel`` of ``level_us`` each
+    followed by a synchronous 4-byte read-back of the next level's size, and one ``DfsSolveKernel``.  Return the truth:
+    the fill's GPU time, the copies' own GPU time and the uploads' own time (ms), by construction."""
+    us, ms = 1000, 1_000_000
+    pid = 4848
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL],
+                                         pid)
+    api = _Calls(strings, SESSION_START_NS + 240 * ms, gap=5 * us)
+    api("cuModuleGetLoadingMode", 2 * us, then=300 * us)
+    api("cudaMalloc_v3020", 105 * ms)  # the context
+    api("cudaMalloc_v3020", 7 * us)
+    c = api("cudaMemset_v3020", 60 * us, then=3 * us)
+    fill = (api.t - 8 * us, api.t - 8 * us + int(fill_ms * ms), c)
+    copies, kernels = [], []
+    a = api.t  # the first upload's call waits for the fill, then its copy
+    c = api("cudaMemcpy_v3020", fill[1] + 12 * us - a)
+    copies.append((fill[1] + 10 * us, fill[1] + 11 * us, c, 1, 4))
+    c = api("cudaMemcpy_v3020", 7 * us)
+    copies.append((api.t - 8 * us, api.t - 7 * us, c, 1, 162))
+    api("cuLibraryLoadData", 727 * us)  # the first launch loads the module
+    free = api.t
+    for level in range(levels + 1):
+        if level:
+            c = api("cudaMemcpy_v3020", 0)  # the next level's size: waits for the kernel, then 4 bytes come back
+            api.end_last(free + 8 * us)
+            api.t = free + 8 * us + 5 * us
+            copies.append((free + 5 * us, free + 6 * us, c, 2, 4))
+            free += 6 * us
+        c = api("cudaLaunchKernel_v7000", 250 * us if not level else 5 * us)
+        ks = max(api.t, free)
+        free = ks + int(level_us * us)
+        kernels.append((ks, free, c, "ExpandFrontierKernel"))
+    c = api("cudaLaunchKernel_v7000", 47 * us)
+    ks = max(api.t, free)
+    free = ks + int(dfs_us * us)
+    kernels.append((ks, free, c, "DfsSolveKernel"))
+    api("cudaDeviceSynchronize_v3020", 0)
+    api.end_last(free + 5 * us)
+    api.t = free + 10 * us
+    c = api("cudaMemcpy_v3020", 13 * us)
+    copies.append((api.t - 10 * us, api.t - 9 * us, c, 2, 162))
+    api("cudaFree_v3020", 533 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,?,?)",
+                    [(a, b, c, gpid, n, k, 0 if k == 1 else 2, 2 if k == 1 else 0) for a, b, c, k, n in copies])
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,1,NULL,7,?,?,0,?,NULL,2)",
+                (fill[0], fill[1], fill[2], gpid, fill_bytes))
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, strings(n), strings(n), 32, 20, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, n) in enumerate(kernels)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_4060_LAPTOP, program="my_cuda_app", thread="my_cuda_app")
+    own = sum(b - a for a, b, *_ in copies) / ms
+    # the uploads' own time: the first call from the fill's end to its return, the second call whole
+    return {"fill_ms": fill_ms, "fill_bytes": fill_bytes, "copies_ms": own, "uploads_ms": (12 + 7) * us / ms,
+            "levels": levels}
+
+
 def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float = 20.2) -> dict:
     """Write the export of a one-pass CUDA program shaped after BrianLa0616/mandelbrot's ``profile_output.sqlite`` (an
     A100, ``./mandelbrot``): ``cuModuleGetLoadingMode`` (lazy loading), the context in a 283.7 ms ``cudaMalloc``, its

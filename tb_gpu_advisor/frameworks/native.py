@@ -88,6 +88,15 @@ FIXES = {
         "add<<<blocks, threads, 0, stream>>>(n, x, y);\n"
         "cudaMemPrefetchAsync(y, n * sizeof(float), cudaCpuDeviceId, stream);   // and back before the host reads\n"
         "cudaStreamSynchronize(stream);", "text"),),
+    # the GPU filling its own memory holds the copies' time: no transfer, so the fill itself is what to cut
+    "excessive_memcpy:memset": (action(
+        "Fill only the device memory a kernel reads before writing it, and only once: a cudaMemset runs at the GPU's "
+        "memory bandwidth over every byte it is given, however few the program then uses -- size the buffer to the "
+        "data or clear only its used part (a counter, the first rows), drop the fill where every element is written "
+        "before it is read, and issue a fill that must stay with cudaMemsetAsync on a stream beside the kernels.",
+        "cudaMemsetAsync(d_next, 0, sizeof(int), stream);   // the counter the kernel reads\n"
+        "// not: cudaMemset(d_frontier, 0, MAX_ITEMS * sizeof(Item)) -- the whole buffer, of which the kernel writes "
+        "what it uses", "text"),),
     "excessive_memcpy:d2d": (action(
         "Remove the copies on the device the computation does not need: have each kernel write its output in the "
         "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "

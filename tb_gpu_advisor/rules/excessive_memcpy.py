@@ -31,6 +31,9 @@ GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``), and 
 its idle after the transfer while the call copies the bytes out of the staging buffer
 (``metrics.syncs.copy_tails``): said so, and counted in the saving -- pinned memory
 removes both, a CUDA graph neither, so the launch-bound check leaves them out.
+Memsets (the GPU filling its own memory, ``cudaMemset``) share the device copies' ledger category: where their
+time no kernel overlaps is the largest part, the finding says the memsets hold it -- no transfer, nothing to pin --
+with the framework's fill fix first (``:memset``: fill only what is read, once).
 Saving: the blocking copy time and the idle before and after it (copies overlapped
 with compute from pinned memory, or gone).
 """
@@ -81,14 +84,18 @@ def check(m: HostMetrics) -> list[Finding]:
     # the direction that costs most, the waits of copies to the device counted with them: 4.8 ms of D2D copies beside
     # 11 ms of GPU idle after pageable H2D copies is not "mostly D2D" (TorchRec's A100 trace)
     waited = "d2h" if _reads_out(ctx, m) else "h2d"  # the direction of the copies the host waited in
-    worst = max(copies, key=lambda c: c.blocking_ms_per_step + (waits if c.direction == waited else 0.0))
+    worst = max(copies, key=lambda c: c.blocking_ms_per_step + (waits if c.direction == waited else 0.0)) \
+        if copies else None
+    fills = _fills_hold(m, worst, waits if worst is not None and worst.direction == waited else 0.0)
+    if worst is None and fills is None:
+        return []
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
                f"every step" if recurring else "")
     pageable = _to_pin(ctx, copies)
     migrated = _host_copies_over(copies, lambda c: c.migration_share)
-    pinned = _pinned_words(m, ctx, copies, worst)
-    uploads = _param_uploads(copies) if worst.direction == "h2d" else None
+    pinned = _pinned_words(m, ctx, copies, worst) if worst is not None else ""
+    uploads = _param_uploads(copies) if worst is not None and worst.direction == "h2d" else None
     # pinned already but synchronous: said, and fixed, where the framework's own fix for it exists (a native CUDA/HIP
     # program's: the calls are its code); a framework's copies keep its fixes and words
     sync_pinned = _pinned_but_synchronous(copies) and bool(ctx.fw.extra(f"{ID}:pinned_sync"))
@@ -103,8 +110,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Copies block the GPU for {ctx.part_of_step(blocking)} ({pct(share)}), "
-        f"mostly {_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx)}){sync_txt}{rec_txt}"
-        f"{explained}.",
+        f"mostly {_largest_words(ctx, worst, fills)}{sync_txt}{rec_txt}{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of {step}", share,
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
@@ -114,6 +120,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "copies_per_step": {c.direction: c.count_per_step for c in m.memcpy},
                                     "copies": {c.direction: c.count for c in m.memcpy}}),
         saving=saving(ctx, max(blocking - asked, exposed_sync + waits + paging),
+                      _ASSUMPTION_FILLS if fills is not None else
                       _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else
                       _ASSUMPTION_PINNED if pinned else _ASSUMPTION_SYNC_PINNED if sync_pinned else _ASSUMPTION,
                       [("copies", "copies", max(ledger - asked, exposed_sync)),
@@ -122,8 +129,45 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table(f"Copies {ctx.per_step} by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: _blocked(s.breakdown, paging + waits), label="copies"),
-        actions=_fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads, sync_pinned) or ctx.fw.fix(ID),
+        actions=_fill_fixes(ctx, fills, _fixes(ctx, m, copies, worst, pageable, migrated, bool(pinned), uploads,
+                                               sync_pinned) if worst is not None else [])
+        or ctx.fw.fix(ID),
     )]
+
+
+def _fills_hold(m: HostMetrics, worst, worst_extra: float):  # noqa: ANN001, ANN202 - MemcpyStat or None
+    """The memsets' stat where their time no kernel overlaps is more than the largest copy direction's (``worst``,
+    with ``worst_extra``: the idle after the copies the host waited in, counted with it), else None.
+
+    Why: the ledger books a memset beside the device copies, so the copies' blocking time holds it, while the largest
+    *copy* named the finding: a Sudoku solver's 1.36 GB ``cudaMemset`` (6.40 ms of its 9.69 ms pass, at 212 GB/s, the
+    RTX 4060 Laptop's memory bandwidth) was "Copies block the GPU for 6.47 ms ... mostly D2H (all of its 45 us)",
+    fixed by pinning host memory -- a memset moves no byte across the bus, so no pinning or copy stream removes it."""
+    fill = next((c for c in m.memcpy if c.direction == "memset"), None)
+    if fill is None or fill.blocking_ms_per_step <= 0:
+        return None
+    if worst is not None and fill.blocking_ms_per_step <= worst.blocking_ms_per_step + worst_extra:
+        return None
+    return fill
+
+
+def _largest_words(ctx: Ctx, worst, fills) -> str:  # noqa: ANN001 - MemcpyStat or None each
+    """The largest part of the blocking time in words: a copy direction's (:func:`_worst_words`), or the memsets'
+    (``fills``) said as the GPU filling its own memory."""
+    if fills is None:
+        return f"{_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst, ctx)})"
+    sized = f", {size(fills.bytes_per_step)} filled" if fills.bytes_per_step > 0 else ""
+    part, whole = ms(fills.blocking_ms_per_step), ms(fills.ms_per_step)
+    said = f"all of its {whole}" if part == whole else f"{part} of its {whole}"
+    return (f"memsets ({said} {ctx.per_step} blocks, {ctx.count_per_step(fills.count_per_step, 'memset')}{sized}: "
+            f"the GPU writing its own memory, no transfer -- nothing to pin or move to a copy stream)")
+
+
+def _fill_fixes(ctx: Ctx, fills, acts: list) -> list:  # noqa: ANN001 - MemcpyStat or None
+    """The framework's fill fix first where the memsets hold the blocking time (``fills``), else ``acts``."""
+    if fills is None:
+        return acts
+    return _first(ctx.fw.extra(f"{ID}:memset"), acts)
 
 
 def _severity(ctx: Ctx, m: HostMetrics, copies: list, share: float | None, sync_share: float) -> tuple[str | None, str]:
@@ -355,6 +399,9 @@ _ASSUMPTION_PINNED = ("the copies move fewer bytes (only what the GPU needs, in 
 _ASSUMPTION_SYNC_PINNED = ("the synchronous copies, from pinned memory already, become asynchronous calls on streams "
                            "of their own, overlapped with the kernels (in chunks where a kernel needs all of its "
                            "input first); an upper bound where the transfers are the program's work")
+#: the memsets hold the blocking time: filling only what the kernels read, once, is what returns it
+_ASSUMPTION_FILLS = ("the memsets fill only the bytes the kernels read, once rather than in every {step}, or run on a "
+                     "stream of their own beside compute; an upper bound where the fill is the program's work")
 #: the copies are a data-parallel wrapper's uploads of offloaded parameters: its own fix recovers them
 _ASSUMPTION_UPLOADS = ("the parameters' uploads leave the {step} (offload off) or overlap with the previous layers' "
                        "compute (prefetched)")

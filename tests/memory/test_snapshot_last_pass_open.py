@@ -12,7 +12,7 @@ by hand the passes open at 1,866.7 / 3,407.0 / 4,612.1 ms and return to the weig
 allocation ends the others.  Now, where every earlier iteration ran on after its own last event for longer than chance
 moves a step's end, the last is dropped as partial (``SpanSteps.partial_last``, from three iterations on).
 
-No kept real snapshot holds such a loop (the 24 kept ones read the same: SURVEY h37-survey60), so the truth here is
+No kept real snapshot holds such a loop (the 29 kept ones read the same steps: SURVEY h37-survey60), so the truth here is
 the generator's, by construction: ``synthetic.memsnapshot.inference_loop(between_us=)``.  Control: the same loop whose
 next pass begins at once (one event's tick after the last free) keeps its last pass.
 """

@@ -27,6 +27,7 @@ import argparse
 import os
 import pickle
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any, Callable, Iterator
 
 MiB, GiB = 1 << 20, 1 << 30
@@ -725,13 +726,16 @@ KV_CACHE = [*ALLOCATOR_CPP, *_op("zeros"), frame("model.py", 40, "forward"),
 
 
 def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: int = 8, weight_mib: int = 256,
-                   kv_mib: int = 0, dump_in_pass: bool = False) -> Scenario:
+                   kv_mib: int = 0, dump_in_pass: bool = False, between_us: int = 0) -> Scenario:
     """An inference loop under ``no_grad`` with no annotation: 1 GiB of weights, then ``passes`` forward passes of a
     model of ``blocks`` identical blocks, each pass copying its input to the GPU (``input_mib``), each block making
     its output (``mib``, one site: the blocks are alike) and freeing the one before it, the input and the last output
     freed when the pass ends.  ``kv_mib``: a KV cache made on the first pass and held from then on.
-    ``dump_in_pass``: the last pass's input and output still live at the dump (no whole pass there).  Truth: each
-    pass's start (its input's time) and peak allocated bytes, and the bytes held between passes after the first."""
+    ``dump_in_pass``: the last pass's input and output still live at the dump (no whole pass there).
+    ``between_us``: the loop's time after each pass's last free, with no allocation in it (a wait for the GPU, the
+    profiler's ``prof.step()``): the last pass, the history's end, has none of it after it.  Truth: each pass's start
+    (its input's time) and peak allocated bytes, the bytes held between passes after the first, and each pass's
+    period (its start to the next one's; the last has none: its end is not in the history)."""
     a = Allocator(80 * GiB)
     for _ in range(4):
         a.malloc(weight_mib * MiB, PARAMS)
@@ -757,10 +761,12 @@ def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: 
             a.free(prev)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
         peaks.append(top)
+        a.now_us += between_us
     # the first pass's one-time work: the KV cache, made on it alone (warm-up where two passes remain)
     return Scenario(snapshot([a]), {"gpu": 0, "passes": passes, "starts_us": starts, "peaks": peaks,
                                     "held": 4 * weight_mib * MiB + kv_mib * MiB, "kind": "inference",
-                                    "first_call_allocs": 1 if kv_mib else 0})
+                                    "first_call_allocs": 1 if kv_mib else 0,
+                                    "periods_us": [nxt - cur for cur, nxt in pairwise(starts)]})
 
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,

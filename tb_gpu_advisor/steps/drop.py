@@ -25,6 +25,14 @@ from tb_gpu_advisor.steps.types import (_BURSTS_TILED, _ENDS_AT_OWN_WORK, _HOST_
                                         DroppedStep, unmarked_pass)
 
 
+#: the readings that say themselves why their last step is only part of an iteration (``SpanSteps.partial_last``), and
+#: the note's words for that drop: the launches' period (its last repeat cut by the window), a snapshot's iterations
+#: read from its allocations (the last ends at the history's end, without the loop's time after it: h37-survey60)
+_OWN_PARTIAL_LAST = {"repeated_launches": "; dropped the last step: it holds only the rest of the loop's last iteration",
+                     "memory_iterations": "; dropped the last step: the history ends at its last free, before the "
+                                          "loop's time after it"}
+
+
 def _dropped(k: int, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray],
              reason: str) -> DroppedStep:
     """Step ``k`` (an index into the steps still kept) dropped for ``reason``, with its windows."""
@@ -44,9 +52,9 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
         _drop_window_start_first(r, kept, dropped)
     _drop_empty_or_edges(r, kept, found, dropped)
     own = r.own
-    cut = own.partial_last if r.source == "repeated_launches" and own is not None else ""
+    cut = own.partial_last if r.source in _OWN_PARTIAL_LAST and own is not None and r.source == own.source else ""
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
-        _drop_one(r, kept, dropped, -1, cut, "; dropped the last step: it holds only the rest of the loop's last iteration")
+        _drop_one(r, kept, dropped, -1, cut, _OWN_PARTIAL_LAST[r.source])
     tiled = (r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source and kept.ids.size >= 2
              or r.source == "gpu_busy_clusters" and kept.ids.size >= _BURSTS_TILED)
     short = _last_ends_at_own_work(kept) if tiled and int(kept.ids[-1]) == found - 1 else None

@@ -304,7 +304,7 @@ def _cut_first(starts: np.ndarray, ends: np.ndarray, marks: "tuple[int, ...]", f
     """Why the first of the turns :func:`_turns_at_openers` reads is only part of one, in words, or "" where it is
     whole: the history holds none of the time every later turn shows between the step's end before it (``marks``, ps)
     and its first allocation -- the least of those leads reaches back past the history's first event (``floor``) --
-    and it ran shorter than every later whole one (the last may lack its tail: not one of them).
+    and it ran shorter than every later whole one by more than chance (the last may lack its tail: not one of them).
 
     Why: a recording begun inside a turn (a ring buffer that dropped its oldest events, ``_record_memory_history``
     called mid-iteration) keeps only its tail, whose first allocation is no turn's first; one begun between turns (a
@@ -320,8 +320,11 @@ def _cut_first(starts: np.ndarray, ends: np.ndarray, marks: "tuple[int, ...]", f
     if not ok.any() or int(starts[0]) - int((starts[1:][ok] - m[before[ok]]).min()) > floor:
         return ""
     first = int(ends[0]) - int(starts[0])
-    later = int((ends[1:-1] - starts[1:-1]).min())
-    if first >= later:
+    whole = (ends[1:-1] - starts[1:-1]).astype(np.int64)
+    later = int(whole.min())
+    # short by more than chance moves a turn's edge (the others' spread, a noise floor's share of one), as a tiled
+    # reading's last step is judged (``steps.ends._chance``): a first turn that makes its segments holds their events
+    if first >= later - max(T("steps.short_last_share") * later, int(whole.max()) - later):
         return ""
     return (f"{first / PS_PER_MS:,.2f} ms from its first allocation to the next turn's, where every later whole turn "
             f"ran at least {later / PS_PER_MS:,.2f} ms: the recording began inside it")

@@ -547,19 +547,24 @@ def ring_buffer_training(iterations: int = 6, max_entries: int | None = 60, laye
 
 
 def synced_training(turns: int = 5, period_us: int = 50_000, enqueue_us: int = 9_000, first_enqueue_us: int = 20_000,
-                    layers: int = 8, mib: int = 64) -> Scenario:
+                    layers: int = 8, mib: int = 64, empty_cache: bool = True) -> Scenario:
     """A GPU-bound training loop that synchronizes after each optimizer step (CS336's ``benchmark_memory.py``:
     ``zero_grad``, forward, backward, AdamW ``step``, ``torch.cuda.synchronize()``), recorded after its warm-up with
     its annotations: the host enqueues each turn in ``enqueue_us`` (the first in ``first_enqueue_us``: its forward
     makes the segments a preceding ``empty_cache()`` returned) and waits for the GPU until ``period_us`` after the
     turn's start.  The history holds the turns' events only (the weights were made before recording) and ends at the
     last step's end (the dump comes after the last wait, which allocates nothing).  Truth by construction: every turn
-    lasts ``period_us`` from its ``zero_grad`` to the next's, whatever its enqueue took (h37-snapturn)."""
+    lasts ``period_us`` from its ``zero_grad`` to the next's, whatever its enqueue took (h37-snapturn).
+    ``empty_cache=False``: the warm-up's blocks stay cached, so the first recorded turn makes no segment either."""
     assert first_enqueue_us < period_us and enqueue_us < period_us
     a = Allocator(80 * GiB)
     for _ in range(4):
         a.malloc(256 * MiB, PARAMS)
-    a.empty_cache()
+    warm = [a.malloc(mib * MiB, ACTIVATION) for _ in range(layers + 1)]  # the warm-up's turns
+    for x in warm:
+        a.free(x)
+    if empty_cache:
+        a.empty_cache()
     skip = len(a.trace)
     notes: list[dict[str, Any]] = []
     opens: list[int] = []

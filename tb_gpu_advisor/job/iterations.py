@@ -250,7 +250,7 @@ def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.nda
 
 
 def _turns_at_openers(me: MemoryEvents, got: tuple[np.ndarray, np.ndarray, str, str] | None,
-                      ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:
+                      ends: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, str, str] | None:
     """A history's marked iterations (:func:`marked_iterations`) as the loop's turns: each from its first allocation
     (after the first: the first after the optimizer step's end before it) to the next one's, the last to its own mark
     and as long after it as the least time the earlier ones show from their mark to the next turn's first allocation,
@@ -267,7 +267,8 @@ def _turns_at_openers(me: MemoryEvents, got: tuple[np.ndarray, np.ndarray, str, 
     ``zero_grad``; ``bwd_257`` 102.9 for 115.7, ``bwd_512`` 296.9 for 306.4).  From one turn's first allocation to
     the next a turn holds its own enqueue and the wait for its own kernels: 52.50 / 115.68 / 306.34 ms.  The turn's
     first allocation, not its forward's: the loop's input made before the model runs opens it, with frames or
-    without (``torch_oom_snapshot``: 0.14 ms before the forward's frame; its stackless reading sees no forward)."""
+    without (``torch_oom_snapshot``: its input's copy 0.54 / 0.13 ms before the forward's first allocation, where its
+    stackless reading's pattern opens each turn)."""
     if got is None:
         return None
     starts, stops, note, name = got
@@ -283,8 +284,8 @@ def _turns_at_openers(me: MemoryEvents, got: tuple[np.ndarray, np.ndarray, str, 
     opened[later] = me.t[opens]
     lo = int(marks[before[0]]) if before[0] >= 0 else None
     opened[0] = _like_opening(me, alloc, int(opens[0]), lo, int(starts[0]))
-    tails = opened[1:][later[1:]] - stops[:-1][later[1:]]
-    last = int(stops[-1]) + max(min(int(tails.min()), int(me.t[-1]) - int(stops[-1])), 0)
+    tail = int((opened[later] - marks[before[later]]).min())  # the least time from a mark to the next turn's opening
+    last = int(stops[-1]) + max(min(tail, int(me.t[-1]) - int(stops[-1])), 0)
     closed = np.append(opened[1:], last).astype(np.int64)
     note = _MARKED_NOTE.format(k=plural(starts.size, "optimizer step"), each=_TURNS)
     return opened, closed, note, name
@@ -300,7 +301,7 @@ def _like_opening(me: MemoryEvents, alloc: np.ndarray, opener: int, lo: int | No
     return int(me.t[like[-1]]) if like.size else forward
 
 
-def _cut_first(starts: np.ndarray, ends: np.ndarray, marks: "tuple[int, ...]", floor: int) -> str:
+def _cut_first(starts: np.ndarray, ends: np.ndarray, marks: tuple[int, ...], floor: int) -> str:
     """Why the first of the turns :func:`_turns_at_openers` reads is only part of one, in words, or "" where it is
     whole: the history holds none of the time every later turn shows between the step's end before it (``marks``, ps)
     and its first allocation -- the least of those leads reaches back past the history's first event (``floor``) --

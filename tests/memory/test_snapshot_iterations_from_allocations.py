@@ -86,9 +86,9 @@ def test_the_iterations_read_from_allocations_end_where_the_real_annotations_say
 
 def test_an_annotated_snapshot_is_cut_at_its_optimizer_steps():
     """h37-left28: the kept snapshot's annotations mark three ``Optimizer.step`` ends, and it read as one untimed
-    window.  Each is an iteration's end: three steps, each a turn holding its mark, each peak that of a by-hand replay of the
-    pickle (its allocations and completed frees from the level held before the history: the blocks live at the dump
-    less the history's net)."""
+    window.  Each is an iteration's end: three steps, each a turn holding its mark, each peak that of a by-hand replay
+    of the pickle (its allocations and completed frees from the level held before the history: the blocks live at the
+    dump less the history's net)."""
     rep = analyze_host(HostFile("adam", str(ADAM), ADAM.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", 3), rep.steps

@@ -20,6 +20,7 @@ read the same: ``test_snapshot_stackless_first_iteration.py``).
 from __future__ import annotations
 
 import gzip
+import itertools
 import pickle
 from pathlib import Path
 
@@ -68,7 +69,7 @@ def test_each_step_lasts_the_loops_period_not_the_hosts_enqueue() -> None:
     assert len(rows) == 4
     # each turn opens with its forward's first allocation, just after its zero_grad (the history's first: 0.15 ms)
     assert all(0 < r.start_ms - o < 0.2 for r, o in zip(rows, opens)), ([r.start_ms for r in rows], opens)
-    periods = [b - a for a, b in zip(opens, opens[1:])]
+    periods = [b - a for a, b in itertools.pairwise(opens)]
     assert all(abs(r.step_ms - p) < 0.2 for r, p in zip(rows, periods)), ([r.step_ms for r in rows], periods)
 
 

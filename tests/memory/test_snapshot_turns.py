@@ -50,9 +50,11 @@ def test_the_last_turn_whose_wait_the_history_ends_before_is_partial(tmp_path: P
 
 
 def test_control_turns_of_equal_enqueue_read_the_period_either_way(tmp_path: Path) -> None:
-    """Control: where every turn enqueues alike, a turn read from a step's end and one read from a first allocation
-    are the same length: the period (main and branch agree on the length)."""
-    sc = ms.synced_training(turns=5, first_enqueue_us=9_000)
+    """Control: where every turn enqueues alike (the warm-up's segments still cached), a turn read from a step's end
+    and one read from a first allocation are the same length: the period, on main too."""
+    sc = ms.synced_training(turns=5, first_enqueue_us=9_000, empty_cache=False)
     rep = snapshot_report(tmp_path, sc.doc)
     period_ms = sc.truth["period_us"] / 1000
+    assert rep.steps["count"] == 4, rep.steps
     assert all(abs(r.step_ms - period_ms) <= 2 * _ENTRY_MS for r in rep.step_rows.rows())
+    assert abs(rep.gpus[0].step_ms - period_ms) <= _ENTRY_MS, rep.gpus[0].step_ms

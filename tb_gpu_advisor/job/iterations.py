@@ -221,7 +221,8 @@ def _beyond(mine: dict[tuple[int, int], int], others: list[dict[tuple[int, int],
 _MARKED_NOTE = "a memory snapshot's training iterations, from its annotations: {k} marked (Optimizer.step), {each}"
 _FROM_FORWARD = "each iteration from its forward's first allocation to its optimizer step's end"
 _TURNS = ("each iteration a turn of the loop: from its first allocation to the next turn's (the first allocation after "
-          "the optimizer step's end before it), the last to its own end")
+          "the optimizer step's end before it), the last to its step's end and the least time the others show from "
+          "theirs to the next turn, within the history")
 
 
 def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:

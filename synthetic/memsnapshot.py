@@ -547,6 +547,60 @@ def ring_buffer_training(iterations: int = 6, max_entries: int | None = 60, laye
     return Scenario(doc, {"gpu": 0, "kept": kept, "cut": kept < full, "iterations": iterations})
 
 
+def synced_training(turns: int = 5, period_us: int = 50_000, enqueue_us: int = 9_000, first_enqueue_us: int = 20_000,
+                    layers: int = 8, mib: int = 64, empty_cache: bool = True) -> Scenario:
+    """A GPU-bound training loop that synchronizes after each optimizer step (CS336's ``benchmark_memory.py``:
+    ``zero_grad``, forward, backward, AdamW ``step``, ``torch.cuda.synchronize()``), recorded after its warm-up with
+    its annotations: the host enqueues each turn in ``enqueue_us`` (the first in ``first_enqueue_us``: its forward
+    makes the segments a preceding ``empty_cache()`` returned) and waits for the GPU until ``period_us`` after the
+    turn's start.  The history holds the turns' events only (the weights were made before recording) and ends at the
+    last step's end (the dump comes after the last wait, which allocates nothing).  Truth by construction: every turn
+    lasts ``period_us`` from its ``zero_grad`` to the next's, whatever its enqueue took (h37-snapturn).
+    ``empty_cache=False``: the warm-up's blocks stay cached, so the first recorded turn makes no segment either."""
+    assert first_enqueue_us < period_us and enqueue_us < period_us
+    a = Allocator(80 * GiB)
+    for _ in range(4):
+        a.malloc(256 * MiB, PARAMS)
+    warm = [a.malloc(mib * MiB, ACTIVATION) for _ in range(layers + 1)]  # the warm-up's turns
+    for x in warm:
+        a.free(x)
+    if empty_cache:
+        a.empty_cache()
+    skip = len(a.trace)
+    notes: list[dict[str, Any]] = []
+    opens: list[int] = []
+
+    def note(stage: str, name: str) -> None:
+        notes.append({"stage": stage, "name": name, "device": 0, "time_us": a.now_us})
+
+    a.now_us += 1_000  # the warm-up's synchronize() and the recording's start
+    for k in range(turns):
+        start = a.now_us
+        opens.append(start)
+        note("START", "Optimizer.zero_grad#AdamW.zero_grad")
+        note("END", "Optimizer.zero_grad#AdamW.zero_grad")
+        enqueue = first_enqueue_us if k == 0 else enqueue_us
+        beat = enqueue // (3 * layers + 2)  # the host's time between its allocations, spread over the enqueue
+        acts = []
+        for _ in range(layers):
+            acts.append(a.malloc(mib * MiB, ACTIVATION))
+            a.now_us += beat
+        for x in reversed(acts):
+            g = a.malloc(mib * MiB, GRADIENT)
+            a.now_us += beat
+            a.free(x)
+            a.free(g)
+            a.now_us += beat
+        note("START", "Optimizer.step#AdamW.step")
+        a.free(a.malloc(8 * MiB, OPTIMIZER))
+        note("END", "Optimizer.step#AdamW.step")
+        a.now_us = start + period_us  # synchronize(): the GPU's work of the turn ends a period after its start
+    doc = snapshot([a])
+    doc["device_traces"][0] = doc["device_traces"][0][skip:]
+    doc["external_annotations"] = notes
+    return Scenario(doc, {"gpu": 0, "period_us": period_us, "turns": turns, "zero_grad_us": opens})
+
+
 def training_with_workspace(iterations: int = 4, layers: int = 6, mib: int = 4, workspace_mib: int = 8) -> Scenario:
     """A training loop recorded without annotations (no ``Optimizer.step`` marks) whose first forward allocates a
     block it never frees -- cuBLAS's workspace, made in the first matmul's ``linear`` forward and kept by its handle

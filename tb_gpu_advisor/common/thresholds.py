@@ -392,7 +392,8 @@ _TABLE: tuple[Threshold, ...] = (
     _t("steps.short_last_share", 0.02, "share", "Advisor: two processes of the same code differ by about 1% "
        "(diff.noise_floor_share); twice that is what a window's edge may move by chance", "share of the shortest other "
        "step by which (and by more than the others' own spread) the last of a few tiled steps, ending at its own work, "
-       "must fall short to be partial for the mean"),
+       "or a memory snapshot's first marked turn, begun with its recording, must fall short to be partial for the "
+       "mean"),
     _t("steps.async_spill_steps", 0.5, "ratio", "Advisor: JAX returns from a jitted call at once, TensorFlow steps end on "
        "a device sync; measured on the real H100 captures", "dispatch is asynchronous when a host step's device work "
        "typically ends this many host-step lengths after it"),

@@ -78,7 +78,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.phase import PS_PER_MS
-from tb_gpu_advisor.job.structure import SpanSteps, first_iteration_start
+from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
 
 #: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
@@ -133,8 +133,8 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
     confidence = "medium"
     if snap.iteration_ends_ps:
         # the marks end the iterations; a stackless history's forwards, which open them, are read from its pattern
-        got = _opened_at_marks(marked_iterations(_phased(me) if snap.stackless else me, snap.iteration_ends_ps),
-                               snap.iteration_ends_ps, int(me.t[0]))
+        got = _turns_at_openers(me, marked_iterations(_phased(me) if snap.stackless else me,
+                                                      snap.iteration_ends_ps), snap.iteration_ends_ps)
     elif snap.stackless:
         got, confidence = _stackless_iterations(me), "low"
     else:
@@ -149,8 +149,10 @@ def snapshot_iterations(trace: Trace) -> SpanSteps | None:
                          timed=False)
     return SpanSteps(name, "memory_iterations", start, end, 1.0, confidence, note,
                      warmup_first=first_call_work(me, start, end),
-                     partial_first=_cut_first(start, end, int(me.t[0])) if snap.iteration_ends_ps else "",
-                     partial_last="" if snap.iteration_ends_ps else _open_last(me, start, end, name))
+                     partial_first=(_cut_first(start, end, snap.iteration_ends_ps, int(me.t[0]))
+                                    if snap.iteration_ends_ps else ""),
+                     partial_last="" if snap.iteration_ends_ps else _open_last(me, start, end, name),
+                     tiled=bool(snap.iteration_ends_ps))
 
 
 def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) -> str:
@@ -220,8 +222,9 @@ def _beyond(mine: dict[tuple[int, int], int], others: list[dict[tuple[int, int],
 #: the words of a history's iterations cut at its marked optimizer steps (:func:`marked_iterations`), and where each opens
 _MARKED_NOTE = "a memory snapshot's training iterations, from its annotations: {k} marked (Optimizer.step), {each}"
 _FROM_FORWARD = "each iteration from its forward's first allocation to its optimizer step's end"
-_FROM_MARK = ("each iteration from the optimizer step's end before it to its own (the first from as long before its "
-              "forward's first allocation as the later ones' forwards open after the end before them)")
+_TURNS = ("each iteration a turn of the loop: from its first allocation to the next turn's (the first allocation after "
+          "the optimizer step's end before it), the last to its step's end and the least time the others show from "
+          "theirs to the next turn, within the history")
 
 
 def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:
@@ -249,59 +252,86 @@ def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.nda
     return np.array(starts, np.int64), np.array(stops, np.int64), note, "training iteration"
 
 
-def _opened_at_marks(got: tuple[np.ndarray, np.ndarray, str, str] | None, ends: "tuple[int, ...]", floor: int
-                     ) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    """A history's marked iterations (:func:`marked_iterations`), each after the first opened at the mark before it
-    (that optimizer step's end) rather than at its forward's first allocation, and the first that far before its
-    forward as the least of the later ones' leads (the mark before each to its forward's first allocation), never
-    before the history's first event (``floor``).
+def _turns_at_openers(me: MemoryEvents, got: tuple[np.ndarray, np.ndarray, str, str] | None,
+                      ends: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """A history's marked iterations (:func:`marked_iterations`) as the loop's turns: each from its first allocation
+    (after the first: the first after the optimizer step's end before it) to the next one's, the last to its own mark
+    and as long after it as the least time the earlier ones show from their mark to the next turn's first allocation,
+    never past the history's last event (nor before its mark).
 
-    Why: one optimizer step's end is the next turn's start, whatever the loop does between -- ``zero_grad``, the next
-    batch and its copy, a ``torch.cuda.synchronize()`` that waits for the step's kernels -- so the turns tile the loop
-    and each step lasts the loop's period, as the optimizer-step ends of a trace cut its steps
-    (``job.structure.step_end_steps``).  ASSUMPTION this replaces: an iteration begins with its forward's first
-    allocation.  Without frames that is the loop's first allocation of a turn -- the input's copy to the GPU, before
-    the model's first op (``torch_oom_snapshot`` stripped of stacks: 0.54 / 0.13 ms before the frames' forward) -- a
-    start no frame confirms; with frames it is the forward's, and the loop's time before it is still the step's: a
-    CS336 benchmark that synchronizes after each AdamW step (Zhangkuns ``bwd_128``: 5 marked steps 50.3 ms apart, the
-    host's 39 ms wait for the GPU between one step's end and the next forward) read 11.2 ms steps, the host's enqueue
-    time alone.  The first has no mark before it on the history's clock: it opens the lead the others show before its
-    forward (:func:`job.structure.first_iteration_start`), floored at the history's start."""
+    Why: a turn is the distance between like marks of consecutive turns, and N turns tile the span from the first
+    like mark to the last, so their mean is that span over N whatever the loop does between one step's end and the
+    next forward -- ``zero_grad`` first or last, the next batch, a ``torch.cuda.synchronize()`` that waits for the
+    step's kernels -- with no guess about the loop's order.  ASSUMPTION this replaces (h37-survey56's end-to-end
+    tiling): the optimizer step's end is where a turn begins.  Each turn was read from the step end before it, so it
+    held the wait after the turn before and its own enqueue: where the first recorded turn enqueued longer (segments
+    made after a benchmark's ``empty_cache()``), its wait was shorter and the next "turn" short (Zhangkuns ``bwd_128``:
+    43.0 ms, the steady 51-53), and the mean sat under the loop's period (49.97 ms for 52.52 from ``zero_grad`` to
+    ``zero_grad``; ``bwd_257`` 102.9 for 115.7, ``bwd_512`` 296.9 for 306.4).  From one turn's first allocation to
+    the next a turn holds its own enqueue and the wait for its own kernels: 52.50 / 115.68 / 306.34 ms.  The turn's
+    first allocation, not its forward's: the loop's input made before the model runs opens it, with frames or
+    without (``torch_oom_snapshot``: its input's copy 0.54 / 0.13 ms before the forward's first allocation, where its
+    stackless reading's pattern opens each turn)."""
     if got is None:
         return None
     starts, stops, note, name = got
     marks = np.array(sorted(ends), np.int64)
     before = np.searchsorted(marks, stops, "left") - 1  # the mark before each iteration's own
+    alloc = np.flatnonzero(me.delta > 0)
+    at = me.t[alloc]
+    later = (before >= 0) & (np.arange(starts.size) > 0)
+    if not later.any():
+        return got
+    opens = alloc[np.searchsorted(at, marks[before[later]], "right")]  # each later turn's first allocation
     opened = starts.copy()
-    at_mark = (before >= 0) & (np.arange(starts.size) > 0)
-    opened[at_mark] = marks[before[at_mark]]
-    if at_mark.any():
-        opened[0] = first_iteration_start(starts, stops, floor)
-        note = _MARKED_NOTE.format(k=plural(starts.size, "optimizer step"), each=_FROM_MARK)
-    return opened, stops, note, name
+    opened[later] = me.t[opens]
+    lo = int(marks[before[0]]) if before[0] >= 0 else None
+    opened[0] = _like_opening(me, alloc, int(opens[0]), lo, int(starts[0]))
+    tail = int((opened[later] - marks[before[later]]).min())  # the least time from a mark to the next turn's opening
+    last = int(stops[-1]) + max(min(tail, int(me.t[-1]) - int(stops[-1])), 0)
+    closed = np.append(opened[1:], last).astype(np.int64)
+    note = _MARKED_NOTE.format(k=plural(starts.size, "optimizer step"), each=_TURNS)
+    return opened, closed, note, name
 
 
-def _cut_first(starts: np.ndarray, ends: np.ndarray, floor: int) -> str:
-    """Why the first of marked iterations tiled at their marks (:func:`_opened_at_marks`) is only part of one, in
-    words, or "" where it is whole: its start reaches the history's first event (``floor``, ps) and, even from there,
-    it ran shorter than every later one from the mark before it to its own.
+def _like_opening(me: MemoryEvents, alloc: np.ndarray, opener: int, lo: int | None, forward: int) -> int:
+    """Where the first marked turn opens (ps): its last allocation of the site and size that opened the turn after it
+    (event ``opener``), after the mark before it (``lo``, where one is) and no later than its forward's first
+    allocation (``forward``); that allocation where none is.  Why: the like mark of consecutive turns is the same
+    code's allocation each turn; a set-up call of other code (a forward outside the loop) is not it."""
+    sel = alloc[(me.t[alloc] <= forward) & ((me.t[alloc] > lo) if lo is not None else True)]
+    like = sel[(me.op[sel] == me.op[opener]) & (me.delta[sel] == me.delta[opener])]
+    return int(me.t[like[-1]]) if like.size else forward
 
-    Why: each later iteration holds the loop's time between the step before and its forward (the host's wait for the
-    GPU where the loop synchronizes after its step); the first holds it only where the history began before it.  A
-    recording begun between two turns (a benchmark's ``_record_memory_history`` after its warm-up and its
-    ``synchronize()``) cuts that time off: Zhangkuns ``bwd_128``'s first iteration 20.0 ms from the history's start
-    to its step's end, every later one 43.0-53.3 ms, the loop's period -- its mean with them read 44.0 ms for 50.0.
-    As a trace's first step floored at its window's start is judged (``steps.drop._drop_window_start_first``), from
-    three iterations on."""
-    if starts.size < 3 or int(starts[0]) > floor:
+
+def _cut_first(starts: np.ndarray, ends: np.ndarray, marks: tuple[int, ...], floor: int) -> str:
+    """Why the first of the turns :func:`_turns_at_openers` reads is only part of one, in words, or "" where it is
+    whole: the history holds none of the time every later turn shows between the step's end before it (``marks``, ps)
+    and its first allocation -- the least of those leads reaches back past the history's first event (``floor``) --
+    and it ran shorter than every later whole one by more than chance (the last may lack its tail: not one of them).
+
+    Why: a recording begun inside a turn (a ring buffer that dropped its oldest events, ``_record_memory_history``
+    called mid-iteration) keeps only its tail, whose first allocation is no turn's first; one begun between turns (a
+    benchmark's recording after its warm-up's ``synchronize()``: Zhangkuns ``bwd_128``, 0.15 ms before its first
+    forward) keeps the whole turn, and it runs as long as the others (54.27 ms, the later 51.16-53.28).  As a trace's
+    first step floored at its window's start is judged (``steps.drop._drop_window_start_first``), from three turns
+    on."""
+    if starts.size < 3:
+        return ""
+    m = np.array(sorted(marks), np.int64)
+    before = np.searchsorted(m, starts[1:], "left") - 1
+    ok = before >= 0
+    if not ok.any() or int(starts[0]) - int((starts[1:][ok] - m[before[ok]]).min()) > floor:
         return ""
     first = int(ends[0]) - int(starts[0])
-    later = int((ends[1:] - starts[1:]).min())
-    if first >= later:
+    whole = (ends[1:-1] - starts[1:-1]).astype(np.int64)
+    later = int(whole.min())
+    # short by more than chance moves a turn's edge (the others' spread, a noise floor's share of one), as a tiled
+    # reading's last step is judged (``steps.ends._chance``): a first turn that makes its segments holds their events
+    if first >= later - max(T("steps.short_last_share") * later, int(whole.max()) - later):
         return ""
-    return (f"{first / PS_PER_MS:,.2f} ms from the history's start to its optimizer step's end, where every later "
-            f"iteration ran at least {later / PS_PER_MS:,.2f} ms from the step's end before it to its own: the "
-            f"recording began inside it, after the loop's time before its forward")
+    return (f"{first / PS_PER_MS:,.2f} ms from its first allocation to the next turn's, where every later whole turn "
+            f"ran at least {later / PS_PER_MS:,.2f} ms: the recording began inside it")
 
 
 def _open_last(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, name: str) -> str:

@@ -48,6 +48,11 @@ class SpanSteps:
     #: why the first instance is only part of an iteration (the recording began inside it: dropped as partial by the
     #: step detection where two or more steps remain), "" when whole
     partial_first: str = ""
+    #: True where each instance runs from its start to the next one's and the last to its own work's end (a snapshot's
+    #: marked turns, ``job.iterations._turns_at_openers``): the last is judged as :data:`steps.types._TILED` readings'
+    #: are (``steps.ends._last_ends_at_own_work``), from three instances (of two, the one other tile cannot tell a short
+    #: last from a cold first: ``steps.types._BURSTS_TILED``)
+    tiled: bool = False
     #: False where the capture records no times (a PyTorch 2.0 snapshot's history, cut by its events' order): the
     #: instances are counted in ``note``, never timed as steps
     timed: bool = True

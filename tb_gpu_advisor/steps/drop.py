@@ -56,6 +56,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
     if cut and kept.ids.size > 2 and int(kept.ids[-1]) == found - 1:  # the last window still kept: part of an iteration
         _drop_one(r, kept, dropped, -1, cut, _OWN_PARTIAL_LAST[r.source])
     tiled = (r.source in _ENDS_AT_OWN_WORK and own is not None and r.source == own.source and kept.ids.size >= 2
+             or own is not None and own.tiled and r.source == own.source and kept.ids.size >= _BURSTS_TILED
              or r.source == "gpu_busy_clusters" and kept.ids.size >= _BURSTS_TILED)
     short = _last_ends_at_own_work(kept) if tiled and int(kept.ids[-1]) == found - 1 else None
     if short is not None:

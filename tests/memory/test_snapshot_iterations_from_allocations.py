@@ -86,9 +86,9 @@ def test_the_iterations_read_from_allocations_end_where_the_real_annotations_say
 
 def test_an_annotated_snapshot_is_cut_at_its_optimizer_steps():
     """h37-left28: the kept snapshot's annotations mark three ``Optimizer.step`` ends, and it read as one untimed
-    window.  Each is an iteration's end: three steps, each ending there, each peak that of a by-hand replay of the
-    pickle (its allocations and completed frees from the level held before the history: the blocks live at the dump
-    less the history's net)."""
+    window.  Each is an iteration's end: three steps, each a turn holding its mark, each peak that of a by-hand replay
+    of the pickle (its allocations and completed frees from the level held before the history: the blocks live at the
+    dump less the history's net)."""
     rep = analyze_host(HostFile("adam", str(ADAM), ADAM.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", 3), rep.steps
@@ -97,8 +97,13 @@ def test_an_annotated_snapshot_is_cut_at_its_optimizer_steps():
     t0 = events[0]["time_us"]
     ends = [a["time_us"] for a in doc["external_annotations"]
             if a["stage"] == "END" and a["name"].startswith("Optimizer.step")]
-    # the first is warm-up (test_the_first_marked_iteration_is_warm_up): the other two are the steps
-    assert [round((r.start_ms + r.step_ms) * 1000) + t0 for r in rep.step_rows.rows()] == ends[1:]
+    # the first is warm-up (test_the_first_marked_iteration_is_warm_up): the other two are the steps, each a turn
+    # from its first allocation after the step end before it to the next turn's; the last to its own end (the history
+    # ends before it: h37-snapturn)
+    opens = [min(e["time_us"] for e in events if e["action"] == "alloc" and e["time_us"] > end) for end in ends[:-1]]
+    rows = rep.step_rows.rows()
+    assert [round(r.start_ms * 1000) + t0 for r in rows] == opens
+    assert [round((r.start_ms + r.step_ms) * 1000) + t0 for r in rows] == [opens[1], ends[-1]]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == _replayed_peaks(doc, ends)[1:]
 
 

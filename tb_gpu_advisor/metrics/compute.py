@@ -111,14 +111,11 @@ def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
     Decided once, where the step is measured, so that every reader -- step rows, cards, the account, the text, the
     MCP, a diff, a merge -- reads the one value.  A host that marks its iterations keeps its steps (a TF loop whose
     GPUs only copy books its copies per marked step; a CPU-only capture's ``ProfilerStep`` marks) -- unless the job's
-    reading says its marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end), or that the
-    capture did not record the GPU's side of them (``Kind.gpu_unrecorded``: CUDA tracing off, whose NVTX marks time
-    iterations the ledger could only book as host time)."""
-    if job is not None and job.kind.marks_no_job_step:  # the loop's end, its GPU idle or draining an earlier queue
-        return False
-    if job is None or job.kind.kind != "no_gpu":
-        return True
-    return not (detection.source in UNMARKED_SOURCES or job.kind.gpu_unrecorded)
+    reading says its marks time no GPU step (``Kind.times_gpu_step``: the loop's end, whose marks time none of the job's
+    steps; CUDA tracing off, whose NVTX marks time iterations the ledger could only book as host time)."""
+    if job is not None and not job.kind.times_gpu_step:  # the loop's end, its GPU idle or draining an earlier queue; or the
+        return False  # GPU's side unrecorded
+    return job is None or job.kind.kind != "no_gpu" or detection.source not in UNMARKED_SOURCES
 
 
 def _without_gpu_step(hm: HostMetrics, trace: Trace) -> None:

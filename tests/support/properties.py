@@ -1864,11 +1864,12 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
     its steps are not the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU
     burst" steps, the GPUs table's "step ms 3,727.67" under that title; then its JSON's one 5,723.57 ms "step" in its
     step rows, cards and account beside a null GPU row)."""
+    from tb_gpu_advisor.report.verdict import no_gpu_step
     from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     # a window whose marks time none of the job's steps holds none, whatever its kind (h37-loopend2: the loop's end
     # whose GPU drained the last step's queue reads as training, and times no step either)
-    if (h.job or {}).get("kind") != "no_gpu" and not (h.job or {}).get("marks_no_job_step"):
+    if not no_gpu_step(h.job or {}):
         return []
     source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
     out = []
@@ -1882,9 +1883,11 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
 
 
 def _marks_time_no_gpu_step(job: dict | None) -> bool:
-    """A ``no_gpu`` host whose step marks time no GPU step: marks of none of the job's steps (the loop's end), or
-    marks over a GPU side the capture did not record (CUDA tracing off)."""
-    return bool((job or {}).get("marks_no_job_step") or (job or {}).get("gpu_unrecorded"))
+    """A host whose step marks the job's reading says time no GPU step (a key of ``job.kind.NO_GPU_STEP``: the loop's
+    end, CUDA tracing off)."""
+    from tb_gpu_advisor.job.kind import NO_GPU_STEP
+
+    return any((job or {}).get(key) for key in NO_GPU_STEP.values())
 
 
 def _json_steps(h: HostReport) -> list[str]:
@@ -1920,8 +1923,8 @@ def no_gpu_session_step_problems(report: Report) -> list[str]:
     hosts = [h for h in report.hosts if h.error is None]
     def times_none(h: HostReport) -> bool:  # the loop's end of any kind, or a no_gpu window unmarked or unrecorded
         job = h.job or {}
-        return bool(job.get("marks_no_job_step")) or (job.get("kind") == "no_gpu" and (
-            (h.steps or {}).get("source") in UNMARKED_SOURCES or _marks_time_no_gpu_step(job)))
+        return _marks_time_no_gpu_step(job) or (job.get("kind") == "no_gpu" and (
+            (h.steps or {}).get("source") in UNMARKED_SOURCES))
 
     if not hosts or not all(times_none(h) for h in hosts):
         return []
@@ -2566,13 +2569,14 @@ def surface_steps_problems(report: Report) -> list[str]:
     markdown report alike (h37-review8: the markdown never said it -- snapshot_adam_iterations' dropped warm-up
     iteration, 2 allocations of 16.2 MiB, was the text report's alone)."""
     from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.report.verdict import no_gpu_step
 
     surfaces = {"text": _plain(render.to_text(report, top=None)), "markdown": _plain(render.to_markdown(report, top=None))}
     out = []
     for h in report.hosts:
         note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
         job = h.job or {}
-        if not note or job.get("kind") == "no_gpu" or job.get("marks_no_job_step"):  # no step: its title says so
+        if not note or no_gpu_step(job):  # no step: its title says so
             continue
         for name, text in surfaces.items():
             if _plain(note) not in text:

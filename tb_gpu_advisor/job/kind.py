@@ -72,12 +72,17 @@ class Kind:
     window: str = ""
     @property
     def times_gpu_step(self) -> bool:
-        """Whether the window's step marks may time a GPU step: not where the job's reading says they time none
-        (:data:`NO_GPU_STEP`: the loop's end, CUDA tracing off).  The one answer to "do the window's marks time a GPU
-        step?", which the metrics stage (``metrics.compute.gpu_step_timed``), the rules and the report's JSON
-        (``job.<key>`` of :data:`NO_GPU_STEP`) read.  Why one: the question had two tuples and two properties, one a
-        window, which every reader -- the metrics, the laws, the tab -- joined again (h37-tidy29)."""
-        return self.window not in NO_GPU_STEP
+        """Whether the window's step marks may time a GPU step: not in a window without GPU work (kind ``no_gpu``),
+        marked or not, nor where the job's reading says its marks time none (:data:`NO_GPU_STEP`: the loop's end, CUDA
+        tracing off).  The one answer to "do the window's marks time a GPU step?", which the metrics stage
+        (``metrics.compute.gpu_step_timed``), the rules and the report's JSON (``kind`` and the ``job.<key>`` of
+        :data:`NO_GPU_STEP`: ``report.verdict.no_gpu_step``) read.  Why one: the question had two tuples and two
+        properties, which every reader -- the metrics, the laws, the tab -- joined again, and one more reading apart
+        (h37-tidy29).  Why a window without GPU work times none, marked or not: a GPU step is the GPU's work of one
+        iteration, and such a window has none; a CPU-only host's ``ProfilerStep`` marks time its host's loop
+        (``h200_jobs/torch_cpu_only``: 4 of 88 ms, all host compute), which the JSON booked as 4 GPU steps under a
+        title saying "no step: the window holds no GPU work"."""
+        return self.kind != "no_gpu" and self.window not in NO_GPU_STEP
 
     #: a ``loop_ended`` window's count of the steps the loop ran before the fetch that found its input exhausted (the
     #: framework's number on that step's mark: ``ProfilerStep#N``), 0 where the mark numbers none

@@ -127,7 +127,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
   no step row, mean step, card's step or account of one, the session's too; h37-walk13: no card's time per step
   (its input and launch waits, its device compute); session 27: a window whose marks time none of the job's steps
-  (``job.marks_no_job_step``: the loop's end) is held to it as an unmarked one.
+  (``job.marks_no_job_step``: the loop's end) is held to it as an unmarked one; h37-tidy29: every host whose job
+  says it times no GPU step (``report.verdict.no_gpu_step``), marked or not (a CPU-only host's marks).
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -1857,37 +1858,26 @@ def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
 
 
 def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
-    """``no-gpu-step`` (h37-inputonly2; the whole JSON from h37-nogpu2): a host whose job's reading is ``no_gpu`` (no
-    kernel launched: the title says "no step: the window holds no GPU work") shows no GPU step -- where no step is
-    marked (the window one pass; a host's marked steps are its own) no GPU row's step, no step row, no mean step
-    (``mean_step_ms``: the account's step, else the ledger's parts summed), no card's step and no account of one; and
-    its steps are not the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU
-    burst" steps, the GPUs table's "step ms 3,727.67" under that title; then its JSON's one 5,723.57 ms "step" in its
-    step rows, cards and account beside a null GPU row)."""
+    """``no-gpu-step`` (h37-inputonly2; the whole JSON from h37-nogpu2): a host whose job's reading says its window
+    times no GPU step (``report.verdict.no_gpu_step``: the title says "no step") shows none -- no GPU row's step, no
+    step row, no mean step (``mean_step_ms``: the account's step, else the ledger's parts summed), no card's step and
+    no account of one; and its steps are not the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24
+    uploads read as 3 "GPU burst" steps, the GPUs table's "step ms 3,727.67" under that title; then its JSON's one
+    5,723.57 ms "step" in its step rows, cards and account beside a null GPU row).  From h37-tidy29 whether or not the
+    window marks steps: a CPU-only host's marks time its host's loop, no GPU step (``h200_jobs/torch_cpu_only``: 4
+    step rows of 88 ms under the title "no step: the window holds no GPU work")."""
     from tb_gpu_advisor.report.verdict import no_gpu_step
-    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
     # a window whose marks time none of the job's steps holds none, whatever its kind (h37-loopend2: the loop's end
     # whose GPU drained the last step's queue reads as training, and times no step either)
     if not no_gpu_step(h.job or {}):
         return []
-    source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
-    out = []
-    if source in UNMARKED_SOURCES or _marks_time_no_gpu_step(h.job):  # no step, or marks timing no GPU step
-        out += [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU "
-                f"work" for g in h.gpus if g.step_ms is not None]
-        out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
-    if source == "gpu_busy_clusters":
+    out = [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU work"
+           for g in h.gpus if g.step_ms is not None]
+    out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
+    if isinstance(h.steps, dict) and h.steps.get("source") == "gpu_busy_clusters":
         out.append(f"no-gpu-step: {where}: steps read from the GPU's bursts in a window without GPU work")
     return out
-
-
-def _marks_time_no_gpu_step(job: dict | None) -> bool:
-    """A host whose step marks the job's reading says time no GPU step (a key of ``job.kind.NO_GPU_STEP``: the loop's
-    end, CUDA tracing off)."""
-    from tb_gpu_advisor.job.kind import NO_GPU_STEP
-
-    return any((job or {}).get(key) for key in NO_GPU_STEP.values())
 
 
 def _json_steps(h: HostReport) -> list[str]:
@@ -1918,15 +1908,10 @@ def _card_per_step(cards) -> list[str]:  # noqa: ANN001 - a report's or host's h
 def no_gpu_session_step_problems(report: Report) -> list[str]:
     """``no-gpu-step`` of the session: where every host holds no GPU step (:func:`no_gpu_step_problems`' premise), the
     session's account and cards hold none either (the merge reads the hosts' one value)."""
-    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+    from tb_gpu_advisor.report.verdict import no_gpu_step
 
     hosts = [h for h in report.hosts if h.error is None]
-    def times_none(h: HostReport) -> bool:  # the loop's end of any kind, or a no_gpu window unmarked or unrecorded
-        job = h.job or {}
-        return _marks_time_no_gpu_step(job) or (job.get("kind") == "no_gpu" and (
-            (h.steps or {}).get("source") in UNMARKED_SOURCES))
-
-    if not hosts or not all(times_none(h) for h in hosts):
+    if not hosts or not all(no_gpu_step(h.job or {}) for h in hosts):
         return []
     out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "
            f"without GPU work" for c in report.headline

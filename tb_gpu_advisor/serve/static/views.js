@@ -406,11 +406,12 @@ export function memoryPeaksView(shown) {
 
 /**
  * Whether a host's job block says its window times no GPU step: the report's one reader of it
- * (`tb_gpu_advisor.report.verdict.no_gpu_step`), read here as the JSON holds it -- marks the job's reading says
- * time none (the loop's end: `marks_no_job_step`; CUDA tracing off: `gpu_unrecorded`).
+ * (`tb_gpu_advisor.report.verdict.no_gpu_step`), read here as the JSON holds it -- no GPU work (`kind` `no_gpu`,
+ * marked or not), or marks the job's reading says time none (the loop's end: `marks_no_job_step`; CUDA tracing off:
+ * `gpu_unrecorded`).
  */
 export function noStepTimed(job) {
-  return Boolean(job?.marks_no_job_step || job?.gpu_unrecorded);
+  return Boolean(job?.kind === "no_gpu" || job?.marks_no_job_step || job?.gpu_unrecorded);
 }
 
 /** Capture facts for a host's heading: framework, length (`shown.capture`, as the server wrote it), steps, GPUs. */

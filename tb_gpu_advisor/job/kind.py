@@ -140,7 +140,6 @@ class Kind:
     lost_counted_n: int = 0
 
 
-#: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 #: Windows whose step marks time no GPU step, each with the report's JSON key that says why (``job.<key>``:
 #: :attr:`Kind.times_gpu_step`):
 #:
@@ -154,6 +153,7 @@ class Kind:
 #:   ``benchmark_iteration`` ranges of ~210 ms) was read as 13 steps whose ledger said "host compute 203 ms" of each,
 #:   an account of GPU time the capture never saw, under a title saying "no step: the window holds no GPU work".
 NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded"}
+#: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs

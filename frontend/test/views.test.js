@@ -463,7 +463,10 @@ test("the host line names the step source in words, never its id", () => {
   assert.ok(snap.includes("no step timed") && !snap.join(" ").includes("0 steps"), snap);
   // marks that time no GPU step -- the loop's end, a window with CUDA tracing off whose NVTX ranges were counted (the
   // kept wild/tracing_off_nvtx_a10_train: 13 of them) -- are no step on the tab either, as the CLI's header says
-  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true }, { kind: "training", gpu_unrecorded: true }, { kind: "training", marks_no_job_step: true }]) {
+  // and a window without GPU work whose host marks its loop (h37-tidy29: h200_jobs/torch_cpu_only's 4 ProfilerSteps
+  // on the CPU read "4 steps (ProfilerStep marks)" on the tab beside the CLI's "no step: the window holds no GPU work")
+  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true }, { kind: "training", gpu_unrecorded: true },
+    { kind: "training", marks_no_job_step: true }, { kind: "no_gpu" }]) {
     const marks = views.hostFacts({ ...hr, job, steps: { count: 13, source: "nvtx_top_range", source_label: "a repeated NVTX range" } });
     assert.ok(marks.includes("no step timed") && !marks.join(" ").includes("13 steps"), marks);
   }

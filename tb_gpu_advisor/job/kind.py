@@ -72,16 +72,18 @@ class Kind:
     #: batches on the CPU), "" otherwise
     window: str = ""
     @property
-    def marks_no_job_step(self) -> bool:
-        """Whether the window's step marks are none of the job's steps (:data:`MARKS_NO_JOB_STEP`): a ``loop_ended``
-        window's one marked step holds the fetch that found the input exhausted, not an iteration of the loop."""
-        return self.window in MARKS_NO_JOB_STEP
-
-    @property
-    def gpu_unrecorded(self) -> bool:
-        """Whether the window's GPU side went unrecorded (:data:`GPU_UNRECORDED`: CUDA tracing off): its marks time
-        no GPU step the report could account."""
-        return self.window in GPU_UNRECORDED
+    def times_gpu_step(self) -> bool:
+        """Whether the window's step marks may time a GPU step: not in a window without GPU work (kind ``no_gpu``),
+        marked or not, nor where the job's reading says its marks time none (:data:`NO_GPU_STEP`: the loop's end, CUDA
+        tracing off).  The one answer to "do the window's marks time a GPU step?", which the metrics stage
+        (``metrics.compute.gpu_step_timed``), the rules and the report's JSON (``kind`` and the ``job.<key>`` of
+        :data:`NO_GPU_STEP`: ``report.verdict.no_gpu_step``) read.  Why one: the question had two tuples and two
+        properties, which every reader -- the metrics, the laws, the tab -- joined again, and one more reading apart
+        (h37-tidy29).  Why a window without GPU work times none, marked or not: a GPU step is the GPU's work of one
+        iteration, and such a window has none; a CPU-only host's ``ProfilerStep`` marks time its host's loop
+        (``h200_jobs/torch_cpu_only``: 4 of 88 ms, all host compute), which the JSON booked as 4 GPU steps under a
+        title saying "no step: the window holds no GPU work"."""
+        return self.kind != "no_gpu" and self.window not in NO_GPU_STEP
 
     #: the key of the capture format's fix for this window where the capture's own record picks one
     #: (``Format.window_fixes``: ``tracing_off:range``, the user's command with its trace options corrected and the
@@ -145,18 +147,20 @@ class Kind:
     lost_counted_n: int = 0
 
 
+#: Windows whose step marks time no GPU step, each with the report's JSON key that says why (``job.<key>``:
+#: :attr:`Kind.times_gpu_step`):
+#:
+#: * ``loop_ended`` -> ``marks_no_job_step``: the marks time none of the job's steps.  The loop's end marks a step
+#:   (``ProfilerStep#2``, 0.54 ms) that holds one fetch finding the input exhausted and nothing of the model: read as
+#:   the job's step, the report's JSON held a 0.54 ms step and an account of it under a title saying "no step" and
+#:   words saying "none of the job's steps in it" (h37-survey55's ``wild/loop_ended_a100_gnn``).
+#: * ``tracing_off`` -> ``gpu_unrecorded``: the capture did not record the GPU's side; the marks may time the job's
+#:   iterations (the user's NVTX ranges), but a ledger of such a step books the GPU's unrecorded work as the host's
+#:   time.  An export made with ``nsys -t nvtx`` (h37-survey57's ``wild/tracing_off_nvtx_a10_train``: 15
+#:   ``benchmark_iteration`` ranges of ~210 ms) was read as 13 steps whose ledger said "host compute 203 ms" of each,
+#:   an account of GPU time the capture never saw, under a title saying "no step: the window holds no GPU work".
+NO_GPU_STEP = {"loop_ended": "marks_no_job_step", "tracing_off": "gpu_unrecorded"}
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-#: Windows whose step marks time none of the job's steps.  Why: the loop's end marks a step (``ProfilerStep#2``, 0.54
-#: ms) that holds one fetch finding the input exhausted and nothing of the model: read as the job's step, the report's
-#: JSON held a 0.54 ms step and an account of it under a title saying "no step" and words saying "none of the job's
-#: steps in it" (h37-survey55's ``wild/loop_ended_a100_gnn``).
-MARKS_NO_JOB_STEP = ("loop_ended",)
-#: Windows whose GPU side the capture did not record: their marks may time the job's iterations (the user's NVTX
-#: ranges), but no GPU step -- a ledger of such a step books the GPU's unrecorded work as the host's time.  Why: an
-#: export made with ``nsys -t nvtx`` (h37-survey57's ``wild/tracing_off_nvtx_a10_train``: 15 ``benchmark_iteration``
-#: ranges of ~210 ms) was read as 13 steps whose ledger said "host compute 203 ms" of each, an account of GPU time the
-#: capture never saw, under a title saying "no step: the window holds no GPU work".
-GPU_UNRECORDED = ("tracing_off",)
 WINDOWS = ("startup", "input_only", "loop_ended", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2",
            "wsl2_driver_ok", "wsl2_untraced", "frontend", "input_on_cpu")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
@@ -245,23 +249,24 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     used = _used_names(trace, fw)
     phase, ranged = _phase_kind(used, fw), _nvtx_kind(trace)
     kind = _training_kind(trace, fw, used, kernels, phase, ranged) or _forward_kind(trace, fw, used, host, phase, ranged)
-    return _ended_with_backlog(trace, fw, kind)
+    return _window_kind(trace, host, fw, ran=kind)
 
 
-def _ended_with_backlog(trace: Trace, fw: Framework, kind: Kind) -> Kind:
-    """``kind`` read as the loop's end (window ``loop_ended``) where the host's window is one (:func:`_loop_ended`) and
-    the GPU's work in it is all queued before it (:func:`_queued_before`); ``kind`` unchanged otherwise.
+def _backlog_window(w: _Held) -> Kind | None:
+    """The kind the window's kernels show (``w.ran``) read as the loop's end where the host's window is one
+    (:func:`_loop_ended`) and the GPU's work in it is all queued before it (:func:`_queued_before`); None otherwise.
 
     Why: a window's kernels are not always its own.  torch.profiler opened after the loop's last batch (a schedule
     whose wait and warmup steps used the loader up) records one ``ProfilerStep#N`` holding the fetch that found the
     input exhausted; the last step's launches, queued before the window, run in it, inside the profiler's exit sync.
     Read as the job's, that window was "a training step" of 0.56 ms, input-bound by its 42 us fetch, with the GPU idle
     in it (ryienh/gnn-ops-benchmark ``thetagpu11_3884292``: 964 kernels, 53.5 ms, none launched in the window)."""
+    trace, fw = w.trace, w.fw
     ended = _loop_ended(trace, fw)
     queued = _queued_before(trace, fw) if ended else ""
     if not queued:
-        return kind
-    return dataclasses.replace(kind, window="loop_ended", loop_steps=_loop_steps(trace, fw), queued=f"{ended}; {queued}",
+        return None
+    return dataclasses.replace(w.ran, loop_steps=_loop_steps(trace, fw), queued=f"{ended}; {queued}",
                                capture_format=trace.format)
 
 
@@ -937,29 +942,36 @@ def _seen_words(trace: Trace) -> str:
     return f"; the capture lists the GPUs the program saw ({seen}): they went unused" if seen else ""
 
 
-def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
-    """A window in which no kernel ran and none was launched, by what it holds: the first reader of
-    :data:`_WINDOW_READERS` that recognises it, asked in the table's order, names its window; none does: no kernel,
-    and nothing said of why."""
-    held = _Held(trace, fw, names, any(devices.is_runtime_call(n) for n in names), trace.producer.get("cuda_trace", ""))
-    for read, window in _WINDOW_READERS:
+def _window_kind(trace: Trace, names: list[str], fw: Framework, ran: Kind | None = None) -> Kind:
+    """A window by what it holds: the first reader of :data:`_WINDOW_READERS` that recognises it, asked in the table's
+    order among the readers of its sort (with kernels, whose kind read off them is ``ran``; without, ``ran`` None),
+    names its window; none does: the kernels' kind, or no kernel and nothing said of why."""
+    held = _Held(trace, fw, names, trace.producer.get("cuda_trace", ""), ran)
+    for read, window, with_kernels in _WINDOW_READERS:
+        if with_kernels != (ran is not None):
+            continue
         kind = read(held)
         if kind is not None:
             return dataclasses.replace(kind, window=window)
-    return Kind("no_gpu", "high", _no_kernel(trace))
+    return ran if ran is not None else Kind("no_gpu", "high", _no_kernel(trace))
 
 
 @dataclass
 class _Held:
-    """A window without kernels as its readers (:data:`_WINDOW_READERS`) ask it: the trace, its framework, its host
-    events' names, whether any is a GPU runtime call, and what the capture's own options say of CUDA tracing
-    (``Trace.producer["cuda_trace"]``: "on", "off", "" where they do not say -- never guessed from a missing table)."""
+    """A window as its readers (:data:`_WINDOW_READERS`) ask it: the trace, its framework, its host events' names,
+    what the capture's own options say of CUDA tracing (``Trace.producer["cuda_trace"]``: "on", "off", "" where they
+    do not say -- never guessed from a missing table), and the kind its kernels show (None: a window without)."""
 
     trace: Trace
     fw: Framework
     names: list[str]
-    calls: bool
     cuda: str
+    ran: Kind | None = None
+
+    @functools.cached_property
+    def calls(self) -> bool:
+        """Whether any host event is a GPU runtime call."""
+        return any(devices.is_runtime_call(n) for n in self.names)
 
     @property
     def stream(self) -> str:
@@ -1126,9 +1138,15 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
                                   "reached its GPU work")
 
 
-#: The readers of a window without kernels and the window each names (``Kind.window``; "" for the work on the CPU,
-#: which names none), asked in this order; the first that recognises the window decides it.  The order is the logic:
+#: The readers of a window, the window each names (``Kind.window``; "" for the work on the CPU, which names none) and
+#: whether it reads a window with kernels (whose kind read off them it may rename) or one without, asked in this
+#: order among the readers of the window's sort; the first that recognises the window decides it.  One table, so
+#: that the windows' order lives in one place (h37-tidy29: the loop's end with a backlog was asked apart).  The order
+#: is the logic:
 #:
+#: * the loop's end with a backlog, the one reader of a window with kernels: asked after the kernels' kind (a serving
+#:   engine's window is the engine's, never asked), it keeps that kind -- the kernels are the job's -- and says the
+#:   window holds none of its steps.  Every reader after it reads a window without kernels.
 #: * ``failed`` first: the program's own last words say why no kernel ran; what the window holds was cut short by it.
 #: * ``wsl2_untraced`` before every reader of a window without calls: under WSL2 the calls are missing because the
 #:   platform's profiler traced none, and the readers after it take a missing call for one the program never made.
@@ -1152,20 +1170,21 @@ def _no_cuda_call_window(w: _Held) -> Kind | None:
 #: * ``input_on_cpu`` before the work on the CPU: a loop of fetches with no model op ran no model; "move the model to
 #:   the GPU" names one where none ran (h37-inputgen's ``cpu_loop``).
 #: * host events without a call (the work on the CPU) before ``no_cuda_call``, which is the window with nothing at all.
-_WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str], ...] = (
-    (_failed_window, "failed"),
-    (_wsl2_window, "wsl2_untraced"),
-    (_cpu_ops_window, ""),
-    (_loop_ended_window, "loop_ended"),
-    (_profiler_window, ""),
-    (_input_only_window, "input_only"),
-    (_startup_window, "startup"),
-    (_frontend_window, "frontend"),
-    (_tracing_off_window, "tracing_off"),
-    (_nvtx_window, "nvtx_only"),
-    (_input_on_cpu_window, "input_on_cpu"),
-    (_cpu_window, ""),
-    (_no_cuda_call_window, "no_cuda_call"),
+_WINDOW_READERS: tuple[tuple[Callable[[_Held], Kind | None], str, bool], ...] = (
+    (_backlog_window, "loop_ended", True),
+    (_failed_window, "failed", False),
+    (_wsl2_window, "wsl2_untraced", False),
+    (_cpu_ops_window, "", False),
+    (_loop_ended_window, "loop_ended", False),
+    (_profiler_window, "", False),
+    (_input_only_window, "input_only", False),
+    (_startup_window, "startup", False),
+    (_frontend_window, "frontend", False),
+    (_tracing_off_window, "tracing_off", False),
+    (_nvtx_window, "nvtx_only", False),
+    (_input_on_cpu_window, "input_on_cpu", False),
+    (_cpu_window, "", False),
+    (_no_cuda_call_window, "no_cuda_call", False),
 )
 
 

@@ -374,7 +374,7 @@ def launch_split(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
     own_iv = iv.get("own_code")
     if not h.end.size or not len(d) or not (iv["launch_wait"][0].size or (own_iv is not None and own_iv[0].size)):
         return 0.0, 0.0
-    ps, pe = launch_call_spans(ctx, g)
+    ps, pe = launch_calls_of(ctx, g)
     lw = _CAT_INDEX["launch_wait"]
     in_calls = float(ledger_of(ctx, g, ps, pe, iv)[lw]) if ps.size else 0.0
     own = 0.0
@@ -402,6 +402,18 @@ def launch_call_spans(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = Non
     return ps[ok], pe[ok]
 
 
+def launch_calls_of(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`launch_call_spans` of ``g``, read once and kept beside its waiting calls (``GpuCtx.waiting_memo``) while
+    its launches, the capture's ranges and its host events are the ones read (``lend_all`` is their gather,
+    :func:`launch_ends`: the same spans with it or without).  Why: :func:`own_code_spans` asks it each time the GPU's
+    ledger is painted (three times a GPU) and :func:`launch_split` once more, each a pass over every launch."""
+    kept = _waiting_memo(ctx, g)
+    memo = kept.get("launch_calls")
+    if memo is None or memo[0] is not ctx.h:
+        memo = kept["launch_calls"] = (ctx.h, launch_call_spans(ctx, g, lend_all))
+    return memo[1]
+
+
 def own_code_spans(ctx: Context, g: GpuCtx, wait: tuple[np.ndarray, np.ndarray],
                    silent: tuple[np.ndarray, np.ndarray], lend_all: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -422,7 +434,7 @@ def own_code_spans(ctx: Context, g: GpuCtx, wait: tuple[np.ndarray, np.ndarray],
     ss, se = (np.asarray(x, np.int64) for x in silent)
     keep = se > ss
     ss, se = intersect_intervals(np.asarray(ws, np.int64), np.asarray(we, np.int64), ss[keep], se[keep])
-    ps, pe = launch_call_spans(ctx, g, lend_all)
+    ps, pe = launch_calls_of(ctx, g, lend_all)
     if ps.size and ss.size:
         ss, se = subtract_intervals(np.asarray(ss, np.int64), np.asarray(se, np.int64), ps, pe)
     ss, se = np.asarray(ss, np.int64), np.asarray(se, np.int64)

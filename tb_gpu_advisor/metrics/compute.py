@@ -19,7 +19,7 @@ from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, Captu
                                          per_step)
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
-from tb_gpu_advisor.steps.types import UNMARKED_SOURCES, StepDetection, Steps
+from tb_gpu_advisor.steps.types import Steps
 
 
 def _share(a: float | None, b: float | None) -> float | None:
@@ -95,31 +95,26 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     (hm.unrecorded_before_launcher_ms, hm.launcher_launches, hm.unrecorded_before_launcher_in_gaps_ms,
      hm.launcher_launches_in_gaps) = syncs.launcher_silence(ctx, {c.gpu: c.windows for c in idle.gaps if c is not None})
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
-    if not gpu_step_timed(job, ctx.steps.detection):
+    if not gpu_step_timed(job):
         _without_gpu_step(hm, trace)
     return hm
 
 
-def gpu_step_timed(job: Job | None, detection: StepDetection) -> bool:
-    """Whether the host's window holds a GPU step to time: not where the job's reading says it holds no GPU work
-    (``job.kind`` ``no_gpu``: no kernel launched -- start-up, an input pipeline's loop, a model on the CPU) and no step
-    is marked (the window read as one pass, ``steps.types.UNMARKED_SOURCES``).
+def gpu_step_timed(job: Job | None) -> bool:
+    """Whether the host's window holds a GPU step to time: not where the job's reading says its marks time none
+    (``Kind.times_gpu_step``): a window without GPU work (``job.kind`` ``no_gpu``: no kernel launched -- start-up, an
+    input pipeline's loop, a model on the CPU), marked or not; the loop's end, whose marks time none of the job's
+    steps; CUDA tracing off, whose NVTX marks time iterations the ledger could only book as host time.
 
     Why here: a GPU step is the GPU's work of one iteration, and such a window has none -- the span of an input-only
     DataLoader loop's uploads (5.72 s) is no step length, yet the report's step rows, its achievable account and its
     cards kept it while its title said "no step" and its GPU row (asked apart, in the report builder) said none.
     Decided once, where the step is measured, so that every reader -- step rows, cards, the account, the text, the
-    MCP, a diff, a merge -- reads the one value.  A host that marks its iterations keeps its steps (a TF loop whose
-    GPUs only copy books its copies per marked step; a CPU-only capture's ``ProfilerStep`` marks) -- unless the job's
-    reading says its marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end), or that the
-    capture did not record the GPU's side of them (``Kind.gpu_unrecorded``: CUDA tracing off, whose NVTX marks time
-    iterations the ledger could only book as host time)."""
-    if job is not None and (job.kind.marks_no_job_step or job.kind.gpu_unrecorded):  # the loop's end (its GPU idle or
-        # draining an earlier queue); a GPU side unrecorded, whatever kind the job's ranges name (tracing off)
-        return False
-    if job is None or job.kind.kind != "no_gpu":
-        return True
-    return detection.source not in UNMARKED_SOURCES
+    MCP, a diff, a merge -- reads the one value.  A host that marks its iterations on the CPU (a CPU-only capture's
+    ``ProfilerStep`` marks; a TF loop whose GPUs only copy its batches) keeps them as how the window was read
+    (``steps``) and in the job's words, not as GPU steps (h37-tidy29: ``h200_jobs/torch_cpu_only``'s JSON held 4 steps
+    of 88 ms under the title "no step: the window holds no GPU work")."""
+    return job is None or job.kind.times_gpu_step
 
 
 def _without_gpu_step(hm: HostMetrics, trace: Trace) -> None:

@@ -54,9 +54,9 @@ class GpuCtx:
     next_start: np.ndarray | None = None
     #: per kept step, the id of the step before it in the capture (kept or dropped), -1 where none (``Steps.prev_ids``)
     prev_id: np.ndarray | None = None
-    #: ``metrics.breakdown.waiting_calls_of``' and ``off_launcher_calls_of``' answers with what they were read from
-    #: (the launches, the capture's ranges), compared by identity: kept per GPU, whose ledger is painted three times
-    #: and named once
+    #: ``metrics.breakdown.waiting_calls_of``', ``off_launcher_calls_of``' and ``launch_calls_of``' answers with what
+    #: they were read from (the launches, the capture's ranges), compared by identity: kept per GPU, whose ledger is
+    #: painted three times and named once
     waiting_memo: tuple | None = field(default=None, repr=False, compare=False)
 
     def kernels_in_steps(self) -> tuple[np.ndarray, np.ndarray]:

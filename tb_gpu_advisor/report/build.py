@@ -24,7 +24,7 @@ from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostRep
 from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
-from tb_gpu_advisor.report.verdict import no_promise_reason
+from tb_gpu_advisor.report.verdict import no_gpu_step, no_promise_reason
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.types import SOURCE_LABEL
 
@@ -587,7 +587,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
     if job.get("version"):
         bits.append(f"written by {job['version']}")
-    if job.get("kind") == "no_gpu" or job.get("marks_no_job_step") or job.get("gpu_unrecorded"):  # the title says it
+    if no_gpu_step(job):  # the title says it: no step to time
         pass
     elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"

@@ -23,6 +23,7 @@ from tb_gpu_advisor.report.verdict import (
     damage_note,
     damaged_hosts,
     failed_hosts,
+    no_gpu_step,
     one_pass,
     one_step,
     saving_share,
@@ -134,10 +135,13 @@ def _step_info(report: Report) -> str:
         return ", ".join(bits)
     bits = [f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
-    if jobs and all(_no_gpu_work(j) for j in jobs):  # a window without GPU work has no step to time
+    if jobs and all(j.get("kind") == "no_gpu" and not j.get("gpu_unrecorded") for j in jobs):  # a window without
+        # GPU work has no step to time (one whose GPU side went unrecorded says so below)
         return ", ".join(bits + ["no step: the window holds no GPU work"])
-    if jobs and all(_no_step(j) for j in jobs):  # the loop's end, its GPU draining the last step's queue
-        return ", ".join(bits + ["no step: the window holds none of the job's steps"])
+    if jobs and all(no_gpu_step(j) for j in jobs):  # the loop's end (its GPU draining the last step's queue), or
+        why = ("the window holds none of the job's steps" if any(j.get("marks_no_job_step") for j in jobs) else
+               "the capture did not record the GPU's work")  # a GPU side untraced: its marks time no GPU step
+        return ", ".join(bits + [f"no step: {why}"])
     if start_up_only(report):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)
         per_host = [t for h in report.hosts if not h.error and (t := h.mean_step_ms())]
@@ -621,19 +625,7 @@ def _steps_note(h) -> str | None:
     """How a host's steps were found and which were dropped, as every surface closes the host with it; none for a
     window without GPU work (no step: its title says so)."""
     note = h.steps.get("note") if isinstance(h.steps, dict) else None
-    return note if note and not _no_step(getattr(h, "job", None) or {}) else None
-
-
-def _no_step(job: dict) -> bool:
-    """Whether a host's job (its report's ``job`` block) says its window holds no step to time: no GPU work, or marks
-    that time none of the job's steps (``marks_no_job_step``: the loop's end, whose GPU may drain an earlier queue)."""
-    return _no_gpu_work(job) or bool(job.get("marks_no_job_step"))
-
-
-def _no_gpu_work(job: dict) -> bool:
-    """Whether a host's job says its window holds no GPU work the capture recorded: none at all (``no_gpu``), or its
-    GPU side unrecorded (``gpu_unrecorded``: CUDA tracing off), whatever kind the job's own ranges name."""
-    return job.get("kind") == "no_gpu" or bool(job.get("gpu_unrecorded"))
+    return note if note and not no_gpu_step(getattr(h, "job", None) or {}) else None
 
 
 def md_inline(s: Any) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.kind import NO_GPU_STEP
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
 from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
@@ -158,6 +159,15 @@ def _start_up_of(h: HostReport) -> tuple[float, float]:
     ``rules.cold_start.holds_start_up`` reads of a finished report, where the check reads a host's metrics."""
     b = h.breakdown_ms or {}
     return b.get("startup") or 0.0, sum(v for v in b.values() if v)
+
+
+def no_gpu_step(job: dict) -> bool:
+    """Whether a host's ``job`` block (its report's JSON) says its window times no GPU step: no GPU work (``kind``
+    ``no_gpu``), or marks the job's reading says time none (a key of ``job.kind.NO_GPU_STEP``: the loop's end, CUDA
+    tracing off -- ``Kind.times_gpu_step``).  The one reader of the finished report's answer, which the title, the
+    job's line, the steps note and the tab's host line (``serve/static/views.js`` ``noStepTimed``, its JavaScript
+    twin) say, and the laws hold every part of the JSON to."""
+    return job.get("kind") == "no_gpu" or any(job.get(key) for key in NO_GPU_STEP.values())
 
 
 def one_pass(h: HostReport) -> bool:

@@ -248,10 +248,10 @@ class Ctx:
 
 def gpu_steps_to_judge(m: HostMetrics) -> bool:
     """Whether the guide's GPU checks have work of the job's steps to judge: a GPU ran work, and the job's reading does
-    not say the window's marks time none of the job's steps (``Kind.marks_no_job_step``: the loop's end).  Why: at the
+    not say the window's marks time no GPU step (``Kind.times_gpu_step``: the loop's end, CUDA tracing off).  Why: at the
     loop's end the GPU may still drain the last step's queue inside the profiler's exit sync (``Kind.queued``); that
     work is no step of the window, and judged as one it read as an input-bound 0.56 ms step whose GPU idled."""
-    return any(g.active for g in m.gpus) and not (m.job is not None and m.job.kind.marks_no_job_step)
+    return any(g.active for g in m.gpus) and (m.job is None or m.job.kind.times_gpu_step)
 
 
 def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module

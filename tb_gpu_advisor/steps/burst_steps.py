@@ -174,13 +174,14 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
 
 
 def _no_gpu_work(job: Job | None) -> bool:
-    """Whether the job's reading says the window holds no GPU work (``job.kind``'s ``no_gpu``: no kernel launched --
-    start-up, an input pipeline's loop, a model on the CPU).
+    """Whether the job's reading says the window times no GPU step (``Kind.times_gpu_step``): no GPU work (``no_gpu``:
+    no kernel launched -- start-up, an input pipeline's loop, a model on the CPU), or marks that time none (the loop's
+    end; CUDA tracing off).
 
     Why: a GPU step is the GPU's work of one iteration, and without a kernel there is none; the bursts such a window
     holds are copies alone (the input-only DataLoader loop on an RTX 4090: 24 uploads in 3 bursts read as 3 "steps" of
     up to 5.6 s under a title that says "no step").  The job's reading is the one answer; the steps ask it."""
-    return job is not None and (job.kind.kind == "no_gpu" or job.kind.gpu_unrecorded)
+    return job is not None and not job.kind.times_gpu_step
 
 
 def _burst_steps(r: _Reading, job: Job | None) -> None:

@@ -47,3 +47,20 @@ def test_options_that_say_cuda_was_traced_are_believed(tmp_path):
     nx.write_window(str(p), "nvtx_only", driver_thread="program")
     job = _job(p)
     assert job["kind_evidence"].startswith("NVTX ranges only") and "with CUDA tracing on" in job["kind_evidence"], job
+
+
+def test_ranges_over_untraced_cuda_time_no_gpu_step(tmp_path):
+    """h37-tidy29: the window's GPU side went unrecorded (``job.gpu_unrecorded``), so its NVTX ranges time no GPU step
+    -- whatever its kind: here ``unknown`` (the driver initialised in the program), where main held 4 step rows of
+    7.00 ms (the ranges, booked as the host's time) and a title "4 steps, step 7.00 ms" beside that key.  One property
+    (``job.kind.Kind.times_gpu_step``) answers it for both kinds."""
+    from tb_gpu_advisor.report import render
+
+    p = tmp_path / "untraced.sqlite"
+    nx.write_window(str(p), "nvtx_only", driver_thread="program", options=False)
+    hosts = [SimpleNamespace(host="h0", path=str(p), format="nsys", size=os.path.getsize(p))]
+    report = analyze_session("w", "s", hosts)
+    (host,) = report.to_dict()["hosts"]
+    assert host["job"]["kind"] == "unknown" and host["job"]["gpu_unrecorded"] is True, host["job"]
+    assert host["steps"]["count"] == 4 and not host["step_rows"] and not report.achievable, report.achievable
+    assert "no step: the capture did not record the GPU's work" in render.to_text(report).splitlines()[0]

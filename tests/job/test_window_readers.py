@@ -1,5 +1,6 @@
-"""The readers of a window without kernels (``job.kind._WINDOW_READERS``): one table, asked in order, whose order is
-the logic (h37-tidy28: it lived only in ``_window_kind``'s body, a chain of thirteen if-returns)."""
+"""The readers of a window (``job.kind._WINDOW_READERS``): one table, asked in order, whose order is the logic
+(h37-tidy28: it lived only in ``_window_kind``'s body, a chain of thirteen if-returns; h37-tidy29: the loop's end with
+a backlog, a reader of a window with kernels, was asked apart, in ``_work_kind``)."""
 
 from __future__ import annotations
 
@@ -10,16 +11,25 @@ from tb_gpu_advisor.job import kind
 _DECIDED_BEFORE = {"counters", "wsl2", "wsl2_driver_ok"}
 
 
-def _order() -> list[str]:
-    """Each reader by its window, or its function's name where it names none (the work on the CPU)."""
-    return [window or read.__name__ for read, window in kind._WINDOW_READERS]
+def _order(with_kernels: bool = False) -> list[str]:
+    """Each reader of a window with kernels (``with_kernels``) or without, by its window, or its function's name where
+    it names none (the work on the CPU)."""
+    return [window or read.__name__ for read, window, kernels in kind._WINDOW_READERS if kernels == with_kernels]
 
 
 def test_each_window_without_kernels_is_named_by_one_reader():
     """Every window ``Kind.window`` may hold is named by exactly one reader of the table, or decided before it."""
-    named = [w for _, w in kind._WINDOW_READERS if w]
+    named = [w for _, w, kernels in kind._WINDOW_READERS if w and not kernels]
     assert len(named) == len(set(named)), named
     assert set(named) | _DECIDED_BEFORE == set(kind.WINDOWS) and not set(named) & _DECIDED_BEFORE
+
+
+def test_the_window_readers_of_a_window_with_kernels_are_the_tables_too():
+    """The loop's end whose GPU drains the last step's queue (h37-loopend2) is read off a window with kernels: one
+    reader of the same table, before the readers of a window without (so the windows' order lives in one place)."""
+    assert _order(with_kernels=True) == ["loop_ended"]
+    rows = [kernels for _, _, kernels in kind._WINDOW_READERS]
+    assert rows == sorted(rows, reverse=True), rows  # the readers of a window with kernels come first
 
 
 def test_the_readers_are_asked_in_the_order_the_table_states():

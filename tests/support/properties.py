@@ -127,7 +127,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
   no step row, mean step, card's step or account of one, the session's too; h37-walk13: no card's time per step
   (its input and launch waits, its device compute); session 27: a window whose marks time none of the job's steps
-  (``job.marks_no_job_step``: the loop's end) is held to it as an unmarked one.
+  (``job.marks_no_job_step``: the loop's end) is held to it as an unmarked one; h37-tidy29: every host whose job
+  says it times no GPU step (``report.verdict.no_gpu_step``), marked or not (a CPU-only host's marks).
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -1857,36 +1858,26 @@ def left_out_problems(where: str, findings: list[Finding]) -> list[str]:
 
 
 def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
-    """``no-gpu-step`` (h37-inputonly2; the whole JSON from h37-nogpu2): a host whose job's reading is ``no_gpu`` (no
-    kernel launched: the title says "no step: the window holds no GPU work") shows no GPU step -- where no step is
-    marked (the window one pass; a host's marked steps are its own) no GPU row's step, no step row, no mean step
-    (``mean_step_ms``: the account's step, else the ledger's parts summed), no card's step and no account of one; and
-    its steps are not the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24 uploads read as 3 "GPU
-    burst" steps, the GPUs table's "step ms 3,727.67" under that title; then its JSON's one 5,723.57 ms "step" in its
-    step rows, cards and account beside a null GPU row)."""
-    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+    """``no-gpu-step`` (h37-inputonly2; the whole JSON from h37-nogpu2): a host whose job's reading says its window
+    times no GPU step (``report.verdict.no_gpu_step``: the title says "no step") shows none -- no GPU row's step, no
+    step row, no mean step (``mean_step_ms``: the account's step, else the ledger's parts summed), no card's step and
+    no account of one; and its steps are not the GPU's bursts (input_only_rtx4090_unetr: a DataLoader loop's 24
+    uploads read as 3 "GPU burst" steps, the GPUs table's "step ms 3,727.67" under that title; then its JSON's one
+    5,723.57 ms "step" in its step rows, cards and account beside a null GPU row).  From h37-tidy29 whether or not the
+    window marks steps: a CPU-only host's marks time its host's loop, no GPU step (``h200_jobs/torch_cpu_only``: 4
+    step rows of 88 ms under the title "no step: the window holds no GPU work")."""
+    from tb_gpu_advisor.report.verdict import no_gpu_step
 
     # a window whose marks time none of the job's steps holds none, whatever its kind (h37-loopend2: the loop's end
     # whose GPU drained the last step's queue reads as training, and times no step either)
-    # nor a window whose GPU side went unrecorded, whatever kind its ranges name (h37-tracingoff2: CUDA tracing off
-    # under ranges that name a training loop reads as training)
-    if (h.job or {}).get("kind") != "no_gpu" and not _marks_time_no_gpu_step(h.job):
+    if not no_gpu_step(h.job or {}):
         return []
-    source = (h.steps or {}).get("source") if isinstance(h.steps, dict) else None
-    out = []
-    if source in UNMARKED_SOURCES or _marks_time_no_gpu_step(h.job):  # no step, or marks timing no GPU step
-        out += [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU "
-                f"work" for g in h.gpus if g.step_ms is not None]
-        out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
-    if source == "gpu_busy_clusters":
+    out = [f"no-gpu-step: {where}: GPU{g.gpu}'s row times a step of {g.step_ms:,.2f} ms in a window without GPU work"
+           for g in h.gpus if g.step_ms is not None]
+    out += [f"no-gpu-step: {where}: {what} in a window without GPU work" for what in _json_steps(h)]
+    if isinstance(h.steps, dict) and h.steps.get("source") == "gpu_busy_clusters":
         out.append(f"no-gpu-step: {where}: steps read from the GPU's bursts in a window without GPU work")
     return out
-
-
-def _marks_time_no_gpu_step(job: dict | None) -> bool:
-    """A ``no_gpu`` host whose step marks time no GPU step: marks of none of the job's steps (the loop's end), or
-    marks over a GPU side the capture did not record (CUDA tracing off)."""
-    return bool((job or {}).get("marks_no_job_step") or (job or {}).get("gpu_unrecorded"))
 
 
 def _json_steps(h: HostReport) -> list[str]:
@@ -1917,15 +1908,10 @@ def _card_per_step(cards) -> list[str]:  # noqa: ANN001 - a report's or host's h
 def no_gpu_session_step_problems(report: Report) -> list[str]:
     """``no-gpu-step`` of the session: where every host holds no GPU step (:func:`no_gpu_step_problems`' premise), the
     session's account and cards hold none either (the merge reads the hosts' one value)."""
-    from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
+    from tb_gpu_advisor.report.verdict import no_gpu_step
 
     hosts = [h for h in report.hosts if h.error is None]
-    def times_none(h: HostReport) -> bool:  # the loop's end of any kind, or a no_gpu window unmarked or unrecorded
-        job = h.job or {}
-        return _marks_time_no_gpu_step(job) or (job.get("kind") == "no_gpu" and (
-            (h.steps or {}).get("source") in UNMARKED_SOURCES))
-
-    if not hosts or not all(times_none(h) for h in hosts):
+    if not hosts or not all(no_gpu_step(h.job or {}) for h in hosts):
         return []
     out = [f"no-gpu-step: session: card {c.id} holds a step of {c.detail['avg_step_ms']:,.2f} ms in a window "
            f"without GPU work" for c in report.headline
@@ -2568,14 +2554,14 @@ def surface_steps_problems(report: Report) -> list[str]:
     markdown report alike (h37-review8: the markdown never said it -- snapshot_adam_iterations' dropped warm-up
     iteration, 2 allocations of 16.2 MiB, was the text report's alone)."""
     from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.report.verdict import no_gpu_step
 
     surfaces = {"text": _plain(render.to_text(report, top=None)), "markdown": _plain(render.to_markdown(report, top=None))}
     out = []
     for h in report.hosts:
         note = (h.steps or {}).get("note") if isinstance(h.steps, dict) and h.error is None else None
         job = h.job or {}
-        # no step: its title says so (a GPU side unrecorded too, whatever kind the ranges name: h37-tracingoff2)
-        if not note or job.get("kind") == "no_gpu" or _marks_time_no_gpu_step(job):
+        if not note or no_gpu_step(job):  # no step: its title says so
             continue
         for name, text in surfaces.items():
             if _plain(note) not in text:

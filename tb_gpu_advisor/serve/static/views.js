@@ -404,6 +404,16 @@ export function memoryPeaksView(shown) {
     (shown.notes || []).length ? h("ul", { class: "notes" }, shown.notes.map((n) => h("li", {}, units(n)))) : null);
 }
 
+/**
+ * Whether a host's job block says its window times no GPU step: the report's one reader of it
+ * (`tb_gpu_advisor.report.verdict.no_gpu_step`), read here as the JSON holds it -- no GPU work (`kind` `no_gpu`,
+ * marked or not), or marks the job's reading says time none (the loop's end: `marks_no_job_step`; CUDA tracing off:
+ * `gpu_unrecorded`).
+ */
+export function noStepTimed(job) {
+  return Boolean(job?.kind === "no_gpu" || job?.marks_no_job_step || job?.gpu_unrecorded);
+}
+
 /** Capture facts for a host's heading: framework, length (`shown.capture`, as the server wrote it), steps, GPUs. */
 export function hostFacts(hr, shown = {}) {
   const fw = hr.capture?.framework;
@@ -416,9 +426,9 @@ export function hostFacts(hr, shown = {}) {
     // the source in words (`source_label`); a report cached before it gave none says no more than the count
     // none kept (a memory snapshot's allocations): no step timed, as the CLI's header says -- not "0 steps"
     // one pass of a capture that marks no step (`shown.one_pass`, the server's test): not "1 step", as the CLI's header
-    // marks that time no GPU step (the loop's end: `job.marks_no_job_step`; CUDA tracing off: `job.gpu_unrecorded`)
-    // count no step either: the CLI's header says "no step" there, and the report's step rows are empty
-    hr.steps?.count === 0 || hr.job?.marks_no_job_step || hr.job?.gpu_unrecorded ? "no step timed"
+    // a window that times no GPU step (`noStepTimed`) counts no step either: the CLI's header says "no step" there,
+    // and the report's step rows are empty
+    hr.steps?.count === 0 || noStepTimed(hr.job) ? "no step timed"
       : shown.one_pass ? "one pass, no step marked"
       : hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",

@@ -321,9 +321,9 @@ def _empty_last(r: _Reading, kept: _Kept) -> tuple[str, str] | None:
                                                                         "it launched no GPU work")
     # a mark of no length is one the capture ended inside (Lightning's last ``run_training_batch``, its end never
     # written): nothing bounds its window, so the work after its start is its own
-    until = e if e > s else int(np.iinfo(np.int64).max)
+    until = None if e > s else int(np.iinfo(np.int64).max)
     unrecorded = "no host op ran in it, and the capture recorded no GPU work"
-    return None if _holds_host_work(r.trace.h, s, until) else (unrecorded, "no host op ran in it")
+    return None if _holds_host_work(r.trace.h, s, e, until) else (unrecorded, "no host op ran in it")
 
 
 def _drop_short_last(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:

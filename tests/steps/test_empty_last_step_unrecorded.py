@@ -23,10 +23,11 @@ from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 @pytest.fixture(scope="module")
 def loops(tmp_path_factory) -> dict[str, tuple[dict, object]]:
-    """The generator's 3 iterations with the empty final mark, and without it (the control)."""
+    """The generator's 3 iterations with the empty final mark, with one of no length (its end never written), and
+    without it (the control)."""
     out = tmp_path_factory.mktemp("unrecorded_last")
     runs = {}
-    for name, final in (("empty_last", 17.0), ("loop_only", None)):
+    for name, final in (("empty_last", 17.0), ("cut_mark", 0.0), ("loop_only", None)):
         path = out / f"{name}.1.pt.trace.json"
         truth = tt.write_unrecorded_gpu_steps(str(path), steps=3, final_mark_us=final)
         runs[name] = (truth, host_metrics(read_trace(str(path))))
@@ -39,6 +40,13 @@ def test_the_empty_last_mark_of_a_capture_without_gpu_records_is_dropped(loops):
     assert (m.steps.found, m.steps.count) == (truth["steps"] + 1, truth["steps"])
     assert [d.reason.split(":")[0] for d in m.steps.dropped] == ["empty"]
     assert m.headline.avg_step_ms == pytest.approx(truth["step_ms"], abs=1e-3)
+
+
+def test_a_final_mark_of_no_length_with_nothing_after_it_is_empty_too(loops):
+    """A last mark the capture ended inside is read to the capture's end: nothing runs after it, so it is empty."""
+    truth, m = loops["cut_mark"]
+    assert m.steps.count == truth["steps"]
+    assert [d.reason.split(":")[0] for d in m.steps.dropped] == ["empty"]
 
 
 def test_the_loop_without_that_mark_keeps_every_step(loops):

@@ -2267,3 +2267,37 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
         doc["traceName"] = name
     write_doc(path, doc)
     return {"lost": lost, "launches": steps * kernels}
+
+
+#: :func:`write_unrecorded_gpu_steps`' host ops of one data-parallel training iteration (name, us), in order: the
+#: gradient all-reduce names work only a GPU does (``nccl:all_reduce``), so the capture shows a GPU job whose GPU side
+#: was not recorded
+UNRECORDED_STEP_OPS = (("Optimizer.zero_grad#Adam.zero_grad", 35.0), ("aten::embedding", 80.0),
+                       ("aten::linear", 110.0), ("aten::cross_entropy_loss", 80.0), ("aten::ones_like", 30.0),
+                       ("autograd::engine::evaluate_function: AddmmBackward0", 200.0),
+                       ("c10d::allreduce_", 70.0), ("nccl:all_reduce", 60.0), ("aten::div_", 14.0),
+                       ("Optimizer.step#Adam.step", 900.0))
+
+
+def write_unrecorded_gpu_steps(path: str, steps: int = 3, final_mark_us: float | None = 17.0,
+                               gap_us: float = 800.0) -> dict[str, Any]:
+    """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` training iterations whose GPU side was not recorded
+    (no runtime call, kernel or copy: CUDA activity off, or a build whose profiler records the host alone), each the
+    host ops of :data:`UNRECORDED_STEP_OPS` with ``gap_us`` of untraced host time (the Python between ops), then, where
+    ``final_mark_us`` is not None, the ``ProfilerStep#{steps}`` a last ``prof.step()`` opens after the loop's last
+    iteration, holding nothing but itself (``final_mark_us`` long: the profiler's stop).  Truth by construction:
+    every ``ProfilerStep#n`` of ``n < steps`` is one iteration of ``step_ms``; the final mark is no step."""
+    r = Rank(rank=0, pid=598906, device=0)
+
+    def body(rr: Rank) -> None:
+        for name, us in UNRECORDED_STEP_OPS:
+            rr.cpu(name, us)
+        rr.host_us += gap_us
+
+    for n in range(steps):
+        r.step(n, body)
+    if final_mark_us is not None:
+        r.cpu(f"ProfilerStep#{steps}", final_mark_us, cat="user_annotation")
+    write_doc(path, trace_doc(r, 1))
+    step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us + 10.0  # ``Rank.step``'s 5 us either side
+    return {"steps": steps, "step_ms": step_us / 1000.0}

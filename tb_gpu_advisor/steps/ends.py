@@ -146,6 +146,16 @@ def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> b
     return any(bool(np.isin(d.corr, corr).any()) for d in devs)
 
 
+def _holds_host_work(h: HostEvents, s: int, e: int, until: int | None = None) -> bool:
+    """Some host event begins within ``[s, until)`` (``until`` None: ``e``) other than one spanning the whole window
+    ``[s, e]`` (the step's own mark, the profiler's span around the capture): the window ran some of the program's
+    work.  The evidence for a step where the capture recorded no GPU work to read :func:`_launched_work` by: CUDA
+    activity off, or a build whose profiler records the host alone (its ``ProfilerStep#N`` of 17 us after the loop's
+    last iteration holds nothing)."""
+    inside = (h.start >= s) & (h.start < (e if until is None else until))
+    return bool((inside & ~((h.start <= s) & (h.end >= e))).any())
+
+
 def _kernels_launched_after(h: HostEvents, devs: list[DeviceEvents], e: int) -> bool:
     """A kernel (or collective) was launched after ``e``: ranges that end there do not enclose the pass's GPU work
     (a ``forward`` range with the backward and the optimizer's step launched after it), so they bound nothing --

@@ -21,6 +21,7 @@ import argparse
 import gzip
 import json
 import os
+import random
 from functools import partial
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -2026,6 +2027,60 @@ def write_cuda_only_first_call(path: str, calls_after: int = 0, pause_ms: float 
     r.host = [e for e in r.host if e["cat"] != "cpu_op"]  # CUDA activity only: the runtime's calls, no op
     write_doc(path, trace_doc(r, 1, A10G))
     return {"bursts": len(FIRST_CALL_BURSTS) + 2 * calls_after, "iterations": calls_after}
+
+
+#: One iteration of a shifted-window block's test loop, as the RTX A4000 capture of
+#: willding123/Shift-Equivariant-Vision-Transformers runs it (names shortened from the real file's): the input's
+#: pageable upload, then these kernels with their time on the GPU (us).
+WARMING_LOOP_KERNELS = (
+    ("void at::native::(anonymous namespace)::grid_sampler_2d_kernel<float, int>", 77.0),
+    ("void at::native::roll_cuda_kernel<float>", 15.0),
+    ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>", 29.0),
+    ("ampere_sgemm_128x64_tn", 120.0),
+    ("void (anonymous namespace)::softmax_warp_forward<float, float, float, 6, false, false>", 18.0),
+    ("ampere_sgemm_128x128_nn", 68.0),
+)
+
+
+def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_burst: int = 3,
+                                 cold_pause_ms: float = 30.0, warm_pause_ms: float = 20.0, op_us: float = 150.0
+                                 ) -> dict[str, Any]:
+    """A test loop profiled with CUDA activity only (no op, no step mark) on an A10G-class GPU: ``cold + warm``
+    iterations of the same work (an upload and :data:`WARMING_LOOP_KERNELS`).  In the ``cold`` first iterations the
+    host pauses ``cold_pause_ms`` after each launch (each kernel's first launches loading its module), so each of
+    their copies and kernels is a GPU burst of its own; the ``warm`` later ones run back to back, ``per_burst`` to a
+    burst, ``warm_pause_ms`` apart (the loop's own host work between groups), the host's Python taking ``op_us``
+    between launches (longer than most kernels: each kernel is a busy interval of its own, as in the real file).  An iteration whose random shift is 0
+    (seeded) launches no roll (the real loop's iterations vary from 25 to 65 GPU events), so no launch sequence repeats
+    exactly.
+    Truth by construction: ``cold + warm`` iterations; with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
+    pieces of iterations (one burst per copy or kernel of the cold ones) and groups of them, not iterations; with
+    ``cold=0, per_burst=1`` every burst is one iteration (the control)."""
+    r = Rank(rank=0, pid=1312450, device=0)
+    draw = random.Random(5)  # the test's torch.randint(5, (1,)) shifts, seeded: 0 in about a fifth of the iterations
+    shifts = [draw.randrange(5) for _ in range(cold + warm)]
+
+    def iteration(k: int, pause_us: float) -> None:
+        r.copy_h2d(0.27, 20.0, pageable=True)
+        r.host_us += pause_us
+        for name, us in WARMING_LOOP_KERNELS:
+            if "roll" in name and not shifts[k]:
+                continue  # the random shift drawn was 0: torch.roll launches nothing, so the iterations' launches vary
+            r.kernel(None, name, us)
+            r.host_us += pause_us
+
+    for k in range(cold):
+        iteration(k, cold_pause_ms * 1000.0)
+    for k in range(cold, cold + warm):
+        if (k - cold) % per_burst == 0:
+            r.host_us += warm_pause_ms * 1000.0
+        iteration(k, op_us)
+    r.sync("aten::to")
+    r.host = [e for e in r.host if e["cat"] != "cpu_op"]  # CUDA activity only: the runtime's calls, no op
+    write_doc(path, trace_doc(r, 1, A10G))
+    rolls = sum(1 for k in range(cold) if not shifts[k])  # the cold iterations whose roll launched nothing
+    return {"iterations": cold + warm,
+            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst)}
 
 
 def _runtime_call(r: Rank, name: str, us: float, cbid: int) -> None:

@@ -406,6 +406,11 @@ _TABLE: tuple[Threshold, ...] = (
        "GPU works under a hundredth of the bursts' span (a compiled model's first call: 70 us of kernels in 3.2 s) "
        "holds pauses of the host's, not iterations", "share of the span of the GPU's bursts under which the GPU's busy "
        "time makes the bursts no iterations, where most of their kernel time runs in one burst only", "below"),
+    _t("steps.body_bursts_share", 0.5, "share", "Advisor: a loop's body runs in every iteration, so where the GPU's "
+       "bursts are its iterations some of the same work runs in each of them; a window whose work runs in under half "
+       "of its bursts (a test loop's 16 iterations cut into 85 bursts by first launches, later ones merged) holds "
+       "pieces of iterations, not iterations", "share of the GPU's inner bursts (the window's first and last left "
+       "out) that the most widespread kernel or copy must run in for the bursts to be read as iterations", "below"),
     _t("steps.nvtx_min_repeats", 3.0, "count", "Advisor: a block of the user's code that runs once per step repeats as "
        "often as the steps; one that runs once or twice (setup, a checkpoint) marks no steps",
        "times the most repeated top-level NVTX range must occur on a thread to mark steps (no range named like a step)"),

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any

@@ -28,7 +28,7 @@ from tests.support.cli_report import first_report
 from tests.support.paths import REPO
 
 REAL = os.path.join(REPO, "tests", "fixtures", "wild", "tracing_off_nvtx_a10_train", "nvtx_result.sqlite")
-NEEDED = int(math.ceil(T("capture.min_steps"))) + 2  # the window's whole iterations: min_steps and the two edges
+NEEDED = math.ceil(T("capture.min_steps")) + 2  # the window's whole iterations: min_steps and the two edges
 
 
 def _fix(rep: dict) -> dict:
@@ -145,3 +145,16 @@ def test_secrets_on_the_recorded_command_are_masked(tmp_path):
     assert command == ("python train.py --token=*** --api-key *** HF_TOKEN=*** --lr=0.1 --key-file cfg.json")
     snippet = _fix(first_report(p))["snippet"]
     assert not any(s in snippet for s in ("s3cr3t", "k3y ", "abc123")), snippet
+
+
+def test_the_law_reads_the_unrecorded_reason():
+    """``gpu-unrecorded-reason`` holds on the real export and finds main's reason where it is put back on a card."""
+    from tb_gpu_advisor.model.schema import Report
+    from tests.support.properties import unrecorded_reason_problems
+
+    (host,) = Report.from_dict(first_report(REAL)).hosts
+    assert unrecorded_reason_problems("h0", host) == []
+    card = next(c for c in host.headline if c.id == "host_op_share")
+    card.detail = {"not_applicable": "no ML framework in the capture: a GPU program's own code has no op placement"}
+    assert unrecorded_reason_problems("h0", host) == [
+        f"gpu-unrecorded-reason: h0: card host_op_share says {card.detail['not_applicable']!r}"]

@@ -713,7 +713,8 @@ _COMMAND_CHARS = 300
 
 #: An option or variable whose value is a secret, by its name (``--token``, ``--api-key``, ``HF_TOKEN``, ``AWS_SECRET_KEY``,
 #: ``--password``): a command line is shown back in a fix, and a credential typed on it must not be.
-_SECRET_NAME = re.compile(r"(token|secret|passw(or)?d|api[-_]?key|access[-_]?key|credential|(^|[-_])key)$", re.I)
+_SECRET_NAME = re.compile(r"(token|secret|passw(or)?d|api[-_]?key|access[-_]?key|credential|(^|[-_])key)$",
+                          re.IGNORECASE)
 #: What a secret value is shown as.
 MASK = "***"
 

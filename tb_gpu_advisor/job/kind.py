@@ -83,7 +83,7 @@ class Kind:
         return self.window in GPU_UNRECORDED
 
     #: the key of the capture format's fix for this window where the capture's own record picks one
-    #: (``Format.window_fixes``: ``tracing_off:range``, the user's command with its trace options corrected and the
+    #: (``Format.window_fixes``: ``tracing_off:time``, the user's command with its trace options corrected and the
     #: window on its iteration range), and the words its code is filled with (``program``, ``retrace``,
     #: ``iteration`` ...); "" and () for the window's general fix
     window_fix: str = ""

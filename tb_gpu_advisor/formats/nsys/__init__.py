@@ -96,10 +96,9 @@ WINDOW_FIXES = {
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
     # the same, built from what the capture recorded (``job.kind._retrace``): the user's own command with CUDA added to
-    # what it traced; and where NVTX ranges mark the program's iterations, the window on them.  A range named by a
-    # plain string (``torch.cuda.nvtx.range_push``, ``nvtxRangePushA``) starts an NVTX capture range only with
-    # NSYS_NVTX_PROFILER_REGISTER_ONLY=0 (Nsight's default reads registered strings alone); repeat-shutdown:N writes
-    # one report per range, N of them, then ends the session
+    # what it traced; and where NVTX ranges mark the program's iterations, ONE window over enough steady ones.  Not an
+    # NVTX capture range on the iteration: without a range around several iterations it records one per report
+    # (``repeat-shutdown:N`` writes a report per range), which the capture check calls too few steps (h37-tracingoff3)
     "tracing_off:program": (("Turn CUDA tracing on beside what this capture traced: it was recorded with -t "
                              "{traced}, so no CUDA call, copy or kernel could be recorded. Record the same program "
                              "again with -t {retrace}.", _RETRACE),),

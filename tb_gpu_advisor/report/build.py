@@ -207,7 +207,8 @@ def _gpu_unrecorded(m: HostMetrics, card: Metric) -> Metric:
         return card
     card.display = "n/a"
     card.meaning = GPU_NOT_RECORDED
-    card.detail = {"not_available": GPU_NOT_RECORDED}
+    kept = {k: v for k, v in (card.detail or {}).items() if k not in ("not_applicable", "not_graded", "not_available")}
+    card.detail = {**kept, "not_available": GPU_NOT_RECORDED}  # the card's own (null) numbers stay
     return card
 
 

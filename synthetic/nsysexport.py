@@ -714,18 +714,23 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
 
 def write_tracing_off_loop(path: str, command: tuple[str, ...] = ("python", "train.py", "--steps", "10"),
                            iteration: str = "train_iter", iterations: int = 10, warmup: int = 2,
-                           step_ms: float = 120.0, warm_ms: float = 600.0) -> dict:
+                           step_ms: float = 120.0, warm_ms: float = 600.0, startup_ms: float = 5.0,
+                           launched: bool = True) -> dict:
     """Write an export recorded with ``nsys profile -t nvtx <command>``: the program's command line kept in the
     capture's options (``PROCESS_0:COMMAND`` / ``ARGUMENT_n``), CUDA tracing off, and its NVTX training loop --
     ``iterations`` ranges named ``iteration``, each holding ``forward`` then ``backward``, the first ``warmup`` of them
     ``warm_ms`` long, the rest ``step_ms``; no CUDA table.  Return its truth: the program as a shell reads it, the
-    iteration range, the warm-up count and how many ranges a window on them should record (the warm-up and two
-    steady ones), the trace list it was recorded with and the one to record with."""
+    iteration range, the warm-up count, the trace list it was recorded with and the one to record with; where the
+    first steady iteration starts and the last one ends since the launch (``steady_ms``, ``end_ms``: the loop begins
+    ``startup_ms`` after the session's start, which is the launch where ``launched``: nsys started the program,
+    ``HOW_TO_ATTACH`` LaunchAnother)."""
     pid = 4242
     con, strings, gtid, gpid = _open_one(path, [NVTX_DDL, CAPTURE_DDL], pid)
-    t = SESSION_START_NS + 5_000_000
+    t = SESSION_START_NS + int(startup_ms * 1e6)
+    steady = None
     for k in range(iterations):
         length = int((warm_ms if k < warmup else step_ms) * 1e6)
+        steady = (t - SESSION_START_NS) / 1e6 if k == warmup else steady
         fwd, bwd = int(length * 0.3), int(length * 0.6)
         for name, start, end in ((iteration, t, t + length), ("forward", t + 100_000, t + 100_000 + fwd),
                                  ("backward", t + 200_000 + fwd, t + 200_000 + fwd + bwd)):
@@ -738,11 +743,37 @@ def write_tracing_off_loop(path: str, command: tuple[str, ...] = ("python", "tra
     con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", [
         ("CAPTURE_EVENT_TYPE", "NvtxEvents"), ("START_TRIGGER", "Immediate"), ("STOP_TRIGGER", "Delayed"),
         ("PROCESS_0:COMMAND", command[0]), *((f"PROCESS_0:ARGUMENT_{i}", a) for i, a in enumerate(command[1:])),
-        ("PROCESS_0:COLLECT_NVTX_TRACE", "true"), ("PROCESS_0:COLLECT_CUDA_TRACE", "false")])
+        ("PROCESS_0:COLLECT_NVTX_TRACE", "true"), ("PROCESS_0:COLLECT_CUDA_TRACE", "false"),
+        *([("PROCESS_0:HOW_TO_ATTACH", "LaunchAnother")] if launched else [])])
     con.commit()
     con.close()
-    return {"program": shlex.join(command), "iteration": iteration, "warmup": warmup, "repeat": warmup + 2,
-            "traced": "nvtx", "retrace": "cuda,nvtx", "nvtx_ranges": 3 * iterations}
+    return {"program": shlex.join(command), "iteration": iteration, "warmup": warmup, "traced": "nvtx",
+            "retrace": "cuda,nvtx", "nvtx_ranges": 3 * iterations, "steady_ms": steady, "step_ms": step_ms,
+            "end_ms": (t - 1_000_000 - SESSION_START_NS) / 1e6}
+
+
+def write_retraced_loop(path: str, iterations: int = 5, iteration: str = "train_iter", step_ms: float = 120.0,
+                        kernels: int = 12) -> dict:
+    """Write what the tracing-off fix asks for, recorded with CUDA on: a window of ``iterations`` steady ``iteration``
+    ranges (each a ``forward`` and a ``backward`` range filled with kernels, ``step_ms`` long), as one report holds
+    them -- one where each NVTX capture range is a report of its own (``--capture-range-end=repeat-shutdown``), or
+    several where one window is put on the steady iterations.  Return the truth: the iterations it holds."""
+    us, ms = 1000, 1_000_000
+    pid = 4243
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 1 * ms, gap=1 * us)
+    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=50 * us)
+    ranged, gemm = filled.ranged, strings("ampere_sgemm_128x64_tn")
+    for _ in range(iterations):
+        ranged(iteration, lambda: (ranged("forward", lambda: filled.work(step_ms * 0.3, gemm, kernels, sync=True)),
+                                   ranged("backward", lambda: filled.work(step_ms * 0.6, gemm, 2 * kernels,
+                                                                          sync=True))))
+    stop = api.t + ms
+    api.insert(con, gtid)
+    filled.insert(con, gtid, gpid)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_3070_TI,
+                program="python", thread="python", copy_enums=False, sync_enum=False)
+    return {"iterations": iterations, "iteration": iteration}
 
 
 # --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +85,7 @@ class Kind:
         return self.kind != "no_gpu" and self.window not in NO_GPU_STEP
 
     #: the key of the capture format's fix for this window where the capture's own record picks one
-    #: (``Format.window_fixes``: ``tracing_off:range``, the user's command with its trace options corrected and the
+    #: (``Format.window_fixes``: ``tracing_off:time``, the user's command with its trace options corrected and the
     #: window on its iteration range), and the words its code is filled with (``program``, ``retrace``,
     #: ``iteration`` ...); "" and () for the window's general fix
     window_fix: str = ""
@@ -1531,13 +1530,16 @@ def _training_loop(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
 
 def _retrace(trace: Trace) -> tuple[str, tuple[tuple[str, str], ...]]:
     """The fix of a capture whose options had CUDA tracing off, as its own record picks it: the key of the format's
-    fix (``tracing_off:range`` where the program's command and an iteration range are recorded,
-    ``tracing_off:program`` where only the command is, "" for the general one) and the words of its code -- the
-    user's command (``program``), what it traced and what to trace (``traced``, ``retrace``: the format reader's
-    ``Trace.producer`` facts), the iteration range (:func:`_training_loop`) and how many of them to record so that
-    some lie past the warm-up (:func:`_warmup_iterations`).  Why: the generic ``nsys profile -t cuda,nvtx ./app``
-    asked the user to rebuild a command the capture had kept (``python benchmark.py``) and to find a window their own
-    ``benchmark_iteration`` ranges already mark (h37-tracingoff2)."""
+    fix and the words of its code -- the user's command (``program``), what it traced and what to trace (``traced``,
+    ``retrace``: the format reader's ``Trace.producer`` facts) and, where NVTX ranges mark the program's iterations
+    (:func:`_training_loop`), ONE window over enough steady ones (:func:`_window_iterations`) past the warm-up
+    (:func:`_warmup_iterations`): ``tracing_off:time`` where the capture began at the program's launch
+    (``launch_lead_ms``), so that ``--delay`` / ``--duration`` can be read off its clock; ``tracing_off:api``
+    (cudaProfilerStart/Stop around those iterations) where it did not or the recorded run is too short for that
+    window; ``tracing_off:program`` with the command alone; "" for the general fix.  Why: the generic
+    ``nsys profile -t cuda,nvtx ./app`` asked the user to rebuild a command the capture had kept (h37-tracingoff2),
+    and a report per NVTX range (``--capture-range-end=repeat-shutdown``) holds one iteration, which the capture
+    check then calls too few steps (h37-tracingoff3): advice must fit what the report will say of its result."""
     p = trace.producer
     program, retrace = p.get("program_command", ""), p.get("retrace_apis", "")
     if not program or not retrace:
@@ -1549,16 +1551,57 @@ def _retrace(trace: Trace) -> tuple[str, tuple[tuple[str, str], ...]]:
     h = trace.h
     order = outer[np.argsort(h.start[outer], kind="stable")]
     lengths = (h.end[order] - h.start[order]) / _PS_PER_MS
-    warm = _warmup_iterations(lengths)
-    name = h.names[int(h.name[order[0]])]
-    words |= {"iteration": name, "iteration_arg": shlex.quote(name), "repeat": str(warm + _STEADY_ITERATIONS),
-              "first_ms": ms(float(lengths[0])), "median_ms": ms(float(np.median(lengths))), "warmup": str(warm)}
-    return ("tracing_off:range" if warm else "tracing_off:range_steady"), tuple(words.items())
+    warm = min(_warmup_iterations(lengths), lengths.size - 1)
+    median = float(np.median(lengths))
+    steps = _window_iterations()
+    words |= {"iteration": h.names[int(h.name[order[0]])], "median_ms": ms(median), "steps": str(steps),
+              "kept": f"{T('capture.min_steps'):g}",
+              "first_steady": str(warm + 1), "last_steady": str(warm + steps),
+              "warmup_words": _warmup_words(warm, lengths, median)}
+    timed = _time_window(p.get("launch_lead_ms", ""), h.start[order[warm]] / _PS_PER_MS,
+                         h.end[order].max() / _PS_PER_MS, median, steps)
+    if timed is None:
+        why = ("this capture does not show when it began against the program's launch, from which --delay counts"
+               if not p.get("launch_lead_ms") else "the recorded run ends before such a window would")
+        return "tracing_off:api", tuple((words | {"why_no_time": why}).items())
+    return "tracing_off:time", tuple((words | timed).items())
 
 
-#: Steady iterations a window on the program's iteration range records past its warm-up: one is no mean, two show
-#: whether the iterations agree.
-_STEADY_ITERATIONS = 2
+def _window_iterations() -> int:
+    """How many whole iterations a window recorded again should hold so that its report keeps ``capture.min_steps``
+    of them: that many and the first and last, which the step finder drops from a window of more than
+    ``steps.drop_edges_above`` (a window of 6 iterations keeps 4 and reads "Too few steps": checked with
+    ``synthetic.nsysexport.write_retraced_loop``)."""
+    return int(np.ceil(T("capture.min_steps"))) + 2
+
+
+def _warmup_words(warm: int, lengths: np.ndarray, median: float) -> str:
+    """What the leading iterations the window skips were: "the first ran 780.3 ms against a median of 209.5 ms"."""
+    if not warm:
+        return f"no iteration ran over {T('job.warmup_iteration_ratio'):g}x the median of {ms(median)}"
+    if warm == 1:
+        return f"the first ran {ms(float(lengths[0]))} against a median of {ms(median)}"
+    return (f"the first {warm} ran over {T('job.warmup_iteration_ratio'):g}x the median of {ms(median)}, the first "
+            f"{ms(float(lengths[0]))}")
+
+
+def _time_window(lead_ms: str, steady_ms: float, end_ms: float, median: float, steps: int) -> dict[str, str] | None:
+    """``--delay`` / ``--duration`` (whole seconds, as nsys takes them) of one window over ``steps`` steady iterations:
+    the delay the first steady iteration's start since the launch (``lead_ms`` to the trace's 0, plus ``steady_ms``),
+    rounded up so the warm-up stays out; the duration ``steps`` + 1 median iterations rounded up (a window opened
+    inside an iteration loses it, so ``steps`` + 1 lengths hold ``steps`` whole ones).  None where the lead is not known
+    or the recorded run (its last iteration's end, ``end_ms``) ends before the window would."""
+    try:
+        lead = float(lead_ms)
+    except ValueError:
+        return None
+    delay = int(np.ceil((lead + steady_ms) / 1000.0))
+    duration = int(np.ceil((steps + 1) * median / 1000.0))
+    if delay * 1000.0 + duration * 1000.0 > lead + end_ms:
+        return None
+    whole = int(duration * 1000.0 // median) - 1
+    return {"delay_s": str(delay), "duration_s": str(duration), "whole": str(whole),
+            "steady_at_s": f"{(lead + steady_ms) / 1000.0:.1f}"}
 
 
 def _warmup_iterations(lengths: np.ndarray) -> int:

@@ -66,6 +66,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
             "lower", meaning=fw.label("input_wait_meaning", step=step), detail={"ms_per_step": _per_step_ms(m, m.breakdown.input_wait)})))),
         mfu_card(m),
     ]
+    cards = [_gpu_unrecorded(m, c) for c in cards]
     active = any(g.active for g in m.gpus)
     return [grade_card(c, findings, active, rules.quiet_reason(rules.card_rule(c.id), m) if rules.card_rule(c.id) else "")
             for c in cards]
@@ -189,6 +190,25 @@ def _unmeasured_launch(m: HostMetrics, card: Metric) -> Metric:
     card.display = "n/a"
     card.meaning = LAUNCH_NOT_MEASURED
     card.detail = {"not_available": LAUNCH_NOT_MEASURED}
+    return card
+
+
+#: Why a card has no number where the window's GPU side went unrecorded (``Kind.gpu_unrecorded``: CUDA tracing off)
+GPU_NOT_RECORDED = "not recorded: CUDA tracing was off, so no CUDA call, copy or kernel is here to measure"
+
+
+def _gpu_unrecorded(m: HostMetrics, card: Metric) -> Metric:
+    """A card with no number on a host whose window's GPU side went unrecorded (``Kind.gpu_unrecorded``): "n/a" and
+    that one reason, in place of the framework's or the measure's own.  Why: the framework's reason ("no ML framework
+    in the capture: a GPU program's own code has no op placement to check") is the native program's, chosen because
+    no framework's kernels were seen -- but none could be: ``wild/tracing_off_nvtx_a10_train`` times 15 training
+    iterations of ``python benchmark.py`` recorded with -t nvtx alone (h37-tracingoff3)."""
+    if m.job is None or not m.job.kind.gpu_unrecorded or card.value is not None:
+        return card
+    card.display = "n/a"
+    card.meaning = GPU_NOT_RECORDED
+    kept = {k: v for k, v in (card.detail or {}).items() if k not in ("not_applicable", "not_graded", "not_available")}
+    card.detail = {**kept, "not_available": GPU_NOT_RECORDED}  # the card's own (null) numbers stay
     return card
 
 

@@ -123,6 +123,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * h37-mfugraph: ``mfu-kernels`` (the MFU card never says no matmul is there beside the kept steps' matmul kernels:
   graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
 
+* h37-tracingoff3: ``gpu-unrecorded-reason`` (a host whose GPU side went unrecorded says no card is n/a for want of
+  an ML framework).
+
 * h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
   no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
   no step row, mean step, card's step or account of one, the session's too; h37-walk13: no card's time per step
@@ -1880,6 +1883,16 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
     return out
 
 
+def unrecorded_reason_problems(where: str, h: HostReport) -> list[str]:
+    """``gpu-unrecorded-reason`` (h37-tracingoff3): a host whose window's GPU side went unrecorded (``gpu_unrecorded``:
+    CUDA tracing off) says no card is n/a for want of an ML framework -- none could be seen; the reason is the record
+    (wild/tracing_off_nvtx_a10_train's "no ML framework in the capture" under 15 training iterations of python)."""
+    if not (h.job or {}).get("gpu_unrecorded"):
+        return []
+    return [f"gpu-unrecorded-reason: {where}: card {c.id} says {why!r}" for c in h.headline
+            for why in [str((c.detail or {}).get("not_applicable") or c.meaning or "")] if "no ML framework" in why]
+
+
 def _json_steps(h: HostReport) -> list[str]:
     """Where a host's JSON holds a step time: its step rows, its mean step, its cards' ``avg_step_ms``, its account."""
     out = [f"{len(h.step_rows)} step rows"] if len(h.step_rows) else []
@@ -2451,7 +2464,7 @@ def report_violations(report: Report) -> list[str]:
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
-        out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h)
+        out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h) + unrecorded_reason_problems(h.host, h)
     out += no_gpu_session_step_problems(report)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):

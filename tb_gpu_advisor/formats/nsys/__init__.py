@@ -30,15 +30,22 @@ _TRACE_CUDA = ("nsys profile -t cuda,nvtx -o run ./app   # -t cuda records the C
 #: The user's recorded command with CUDA traced (``{program}``, ``{retrace}``: ``job.kind._retrace``'s words).
 _RETRACE = ("nsys profile -t {retrace} -o run {program}   # the recorded command, CUDA traced beside -t {traced}\n"
             "nsys export --type sqlite run.nsys-rep")
-#: The same with the window on the program's iteration range: one report per range, ``{repeat}`` of them.
-_RETRACE_RANGE = ("NSYS_NVTX_PROFILER_REGISTER_ONLY=0 nsys profile -t {retrace} --capture-range=nvtx "
-                  "--nvtx-capture={iteration_arg} --capture-range-end=repeat-shutdown:{repeat} -o run {program}   "
-                  "# a report for each of the first {repeat} `{iteration}` ranges, then the session ends")
-_RETRACE_WORDS = ("Turn CUDA tracing on beside what this capture traced, with the window on the program's own "
-                  "iterations: it was recorded with -t {traced}, so no CUDA call, copy or kernel could be recorded; "
-                  "record the same program with -t {retrace}, each `{iteration}` range a report")
-_RETRACE_ALL = ("for r in run*.nsys-rep; do nsys export --type sqlite \"$r\"; done\n"
-                "nsys profile -t {retrace} -o run {program}   # or the whole run again, as recorded, CUDA traced")
+#: The same with ONE window over ``{steps}`` steady iterations (``job.kind._retrace``): by time, where the capture
+#: began at the launch (``--delay`` counts from it; whole seconds; the CUDA trace's buffers written every 100 ms so
+#: the --duration's stop loses none of them, ``lost_records_duration``), or by cudaProfilerStart/Stop around them.
+_RETRACE_TIME = ("nsys profile -t {retrace} --delay={delay_s} --duration={duration_s} --cuda-flush-interval=100 -o run "
+                 "{program}   # from {delay_s} s after the launch (the first steady `{iteration}` began {steady_at_s} s "
+                 "in: {warmup_words}), {duration_s} s long: {whole} whole `{iteration}` ranges at the recorded pace\n"
+                 "nsys export --type sqlite run.nsys-rep")
+_RETRACE_API = ("nsys profile -t {retrace} --capture-range=cudaProfilerApi --capture-range-end=stop -o run {program}"
+                "   # cudaProfilerStart() before `{iteration}` {first_steady}, cudaProfilerStop() after `{iteration}` "
+                "{last_steady} (PyTorch: torch.cuda.profiler.start()/stop())\n"
+                "nsys export --type sqlite run.nsys-rep")
+_RETRACE_WORDS = ("Turn CUDA tracing on beside what this capture traced, in one window over {steps} steady iterations: "
+                  "it was recorded with -t {traced}, so no CUDA call, copy or kernel could be recorded; record the "
+                  "same program with -t {retrace}, past the warm-up ({warmup_words}), for {steps} `{iteration}` "
+                  "ranges or more in one report, of which the report times {kept} or more past the first and last")
+_RETRACE_ALL = "nsys profile -t {retrace} -o run {program}   # or the whole run again, as recorded, CUDA traced"
 WINDOW_FIXES = {
     "startup": (("The window ended during start-up, before the program launched its first kernel: start the window "
                  "where the steps run, and make it long enough to hold several of them.", _WINDOW),),
@@ -89,17 +96,15 @@ WINDOW_FIXES = {
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
     # the same, built from what the capture recorded (``job.kind._retrace``): the user's own command with CUDA added to
-    # what it traced; and where NVTX ranges mark the program's iterations, the window on them.  A range named by a
-    # plain string (``torch.cuda.nvtx.range_push``, ``nvtxRangePushA``) starts an NVTX capture range only with
-    # NSYS_NVTX_PROFILER_REGISTER_ONLY=0 (Nsight's default reads registered strings alone); repeat-shutdown:N writes
-    # one report per range, N of them, then ends the session
+    # what it traced; and where NVTX ranges mark the program's iterations, ONE window over enough steady ones.  Not an
+    # NVTX capture range on the iteration: without a range around several iterations it records one per report
+    # (``repeat-shutdown:N`` writes a report per range), which the capture check calls too few steps (h37-tracingoff3)
     "tracing_off:program": (("Turn CUDA tracing on beside what this capture traced: it was recorded with -t "
                              "{traced}, so no CUDA call, copy or kernel could be recorded. Record the same program "
                              "again with -t {retrace}.", _RETRACE),),
-    "tracing_off:range": ((_RETRACE_WORDS + ", and read those past the warm-up.",
-                           _RETRACE_RANGE + ("; read those past the warm-up (the first ran {first_ms} against a median "
-                                             "of {median_ms})\n") + _RETRACE_ALL),),
-    "tracing_off:range_steady": ((_RETRACE_WORDS + ".", _RETRACE_RANGE + "\n" + _RETRACE_ALL),),
+    "tracing_off:time": ((_RETRACE_WORDS + ".", _RETRACE_TIME + "\n" + _RETRACE_API + "\n" + _RETRACE_ALL),),
+    "tracing_off:api": ((_RETRACE_WORDS + ": {why_no_time}, so by cudaProfilerStart/Stop around them.",
+                         _RETRACE_API + "\n" + _RETRACE_ALL),),
     # NVIDIA's profilers trace the GPU under WSL2 only from a recent Windows display driver (Nsight Compute's system
     # requirements: 545 or newer on Windows 10 WSL); a native Linux machine records the kernels with any
     "wsl2": (("Profile on native Linux, where Nsight Systems records every kernel and copy; under WSL2, update the "

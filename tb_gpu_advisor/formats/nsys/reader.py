@@ -711,6 +711,32 @@ _TRACE_NAMES = {"Cuda": "cuda", "NvtxEvents": "nvtx", "OSRuntime": "osrt", "Grap
 _COMMAND_CHARS = 300
 
 
+#: An option or variable whose value is a secret, by its name (``--token``, ``--api-key``, ``HF_TOKEN``, ``AWS_SECRET_KEY``,
+#: ``--password``): a command line is shown back in a fix, and a credential typed on it must not be.
+_SECRET_NAME = re.compile(r"(token|secret|passw(or)?d|api[-_]?key|access[-_]?key|credential|(^|[-_])key)$",
+                          re.IGNORECASE)
+#: What a secret value is shown as.
+MASK = "***"
+
+
+def _masked_words(words: list[str]) -> list[str]:
+    """``words`` shell-quoted, a secret's value shown as :data:`MASK`: ``name=value`` where the name (its dashes
+    dropped) is a secret's (:data:`_SECRET_NAME`), and the word after an option ``--name`` that is.  Why: the
+    recorded command is shown back in the tracing-off fix (h37-tracingoff3); a ``--token=...`` typed on it would be
+    printed in every report of the capture."""
+    out, hide_next = [], False
+    for word in words:
+        name, eq, _ = word.partition("=")
+        if hide_next and not word.startswith("-"):
+            out.append(MASK)
+        elif eq and _SECRET_NAME.search(name.lstrip("-")):
+            out.append(shlex.quote(name) + "=" + MASK)
+        else:
+            out.append(shlex.quote(word))
+        hide_next = not eq and word.startswith("-") and bool(_SECRET_NAME.search(word.lstrip("-")))
+    return out
+
+
 def _recorded_command(schema: tb.Schema) -> dict[str, str]:
     """The profiled program's command line and what the capture traced, as the export records them
     (``META_DATA_CAPTURE``: ``PROCESS_0:COMMAND`` and its ``ARGUMENT_n``; ``CAPTURE_EVENT_TYPE``): ``program_command``
@@ -725,6 +751,7 @@ def _recorded_command(schema: tb.Schema) -> dict[str, str]:
     args: dict[str, dict[int, str]] = {}
     traced: list[str] = []
     cuda_on = nvtx_on = False
+    attach: set[str] = set()
     for name, value in tb.key_values(schema, tb.META_CAPTURE):
         proc, _, option = name.rpartition(":")
         if option == "COMMAND" and proc.startswith("PROCESS_") and value.strip():
@@ -737,6 +764,8 @@ def _recorded_command(schema: tb.Schema) -> dict[str, str]:
             cuda_on = True
         elif option == "COLLECT_NVTX_TRACE" and value.strip().lower() == "true":
             nvtx_on = True
+        elif option == "HOW_TO_ATTACH" and proc.startswith("PROCESS_"):
+            attach.add(value.strip())
     if not cuda_on and "cuda" in traced:  # the type is listed, but no process traced it (tracing_off_julia)
         traced.remove("cuda")
     if nvtx_on and "nvtx" not in traced:  # a process's own option says what the event types did not list
@@ -744,14 +773,36 @@ def _recorded_command(schema: tb.Schema) -> dict[str, str]:
     out: dict[str, str] = {}
     if len(commands) == 1:
         (proc, command), = commands.items()
-        line = shlex.join([command, *(a for _, a in sorted(args.get(proc, {}).items()))])
+        line = " ".join(_masked_words([command, *(a for _, a in sorted(args.get(proc, {}).items()))]))
         if len(line) <= _COMMAND_CHARS:
             out["program_command"] = line
+        if attach == {"LaunchAnother"}:  # nsys started the program itself: its session began at the launch
+            out["program_launched"] = "true"
     if traced:
         out["traced_apis"] = ",".join(traced)
         if not cuda_on:
             out["retrace_apis"] = ",".join(["cuda", *traced])
     return out
+
+
+def _launch_lead(facts: dict[str, str], zero_ns: int | None, origin: int, files: int) -> dict[str, str]:
+    """``launch_lead_ms``: how long after the program's launch the trace's first event lies (the trace's time 0), where
+    the capture itself began at that launch -- nsys launched the program (``program_launched``), the window opened
+    at once (``START_TRIGGER`` Immediate, no ``START_DELAY_MS``) and the session's start is on the events' clock
+    (``ANALYSIS_DETAILS.startTime`` at or before the first event; or, where the export writes its times from the
+    session's start, as Nsight 2024+ does, the events' own clock from 0).  Why: ``nsys profile --delay`` counts from
+    the launch, so a window put past the warm-up by time needs the warm-up's end on that clock (h37-tracingoff3);
+    nothing where the record does not show it -- a delay guessed would start the window in the warm-up."""
+    if (files != 1 or zero_ns is None or facts.get("program_launched") != "true"
+            or facts.get("capture_start") != "Immediate" or facts.get("start_delay_ms")):
+        return {}
+    if 0 <= origin - zero_ns <= _MAX_LEAD_NS:
+        lead = origin - zero_ns
+    elif 0 <= origin <= _MAX_LEAD_NS < zero_ns:  # the export's times count from the session's start
+        lead = origin
+    else:
+        return {}
+    return {"launch_lead_ms": f"{lead / 1e6:.3f}"}
 
 
 #: ``META_DATA_CAPTURE``'s ``CAPTURE_EVENT_TYPE`` value of the OS runtime trace (``nsys profile -t osrt``), and the key
@@ -1458,7 +1509,8 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         host_waits=waits,
         framework_hint=framework_shown(h.names, r.d_names, r.domains,
                                        module_hooks=ranges is not None and ranges.framework is not None),
-        producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h)},
+        producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h),
+                  **_launch_lead(r.facts, r.zero_ns, origin, r.files)},
     )
 
 

@@ -27,7 +27,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
-from tb_gpu_advisor.job.kind import NO_GPU_STEP, Kind, work_kind
+from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, context_start, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
@@ -97,7 +97,7 @@ class Job:
             "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
             "host_kind": self.kind.host_kind, **({"gpus_listed": self.gpus_listed} if self.gpus_listed else {}),
             # why the window's marks time no GPU step, where they time none (``Kind.times_gpu_step``): one key of two
-            **({key: True} if (key := NO_GPU_STEP.get(self.kind.window)) else {}),
+            **({key: True} if (key := self.kind.no_gpu_step_key) else {}),
         }
 
 

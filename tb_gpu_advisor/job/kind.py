@@ -84,6 +84,13 @@ class Kind:
         title saying "no step: the window holds no GPU work"."""
         return self.kind != "no_gpu" and self.window not in NO_GPU_STEP
 
+    @property
+    def no_gpu_step_key(self) -> str:
+        """The JSON key saying why the window's marks time no GPU step (:data:`NO_GPU_STEP`: ``marks_no_job_step``,
+        ``gpu_unrecorded``), "" where none does -- the reason :attr:`times_gpu_step` reads, for a reader that asks
+        which (the cards of a window whose GPU side went unrecorded: ``report.build``)."""
+        return NO_GPU_STEP.get(self.window, "")
+
     #: the key of the capture format's fix for this window where the capture's own record picks one
     #: (``Format.window_fixes``: ``tracing_off:time``, the user's command with its trace options corrected and the
     #: window on its iteration range), and the words its code is filled with (``program``, ``retrace``,
@@ -1075,7 +1082,7 @@ def _tracing_off_window(w: _Held) -> Kind | None:
 
     Where the options say tracing was off and the user's NVTX ranges name the work (:func:`_nvtx_kind`: a
     ``backward``, an optimizer step), the kind is theirs -- ``training`` -- and the window stays ``tracing_off``
-    (``Kind.gpu_unrecorded``: no GPU step, no ledger).  Why: the job the capture describes is a training loop whose
+    (``Kind.times_gpu_step`` false: no GPU step, no ledger).  Why: the job the capture describes is a training loop whose
     GPU side went unrecorded, not one without GPU work; read as ``no_gpu`` it was reported as "no GPU work" beside
     ranges that time 15 training iterations (h37-tracingoff2's ``wild/tracing_off_nvtx_a10_train``)."""
     p = w.trace.producer

@@ -193,17 +193,17 @@ def _unmeasured_launch(m: HostMetrics, card: Metric) -> Metric:
     return card
 
 
-#: Why a card has no number where the window's GPU side went unrecorded (``Kind.gpu_unrecorded``: CUDA tracing off)
+#: Why a card has no number where the window's GPU side went unrecorded (``Kind.no_gpu_step_key`` ``gpu_unrecorded``: CUDA tracing off)
 GPU_NOT_RECORDED = "not recorded: CUDA tracing was off, so no CUDA call, copy or kernel is here to measure"
 
 
 def _gpu_unrecorded(m: HostMetrics, card: Metric) -> Metric:
-    """A card with no number on a host whose window's GPU side went unrecorded (``Kind.gpu_unrecorded``): "n/a" and
+    """A card with no number on a host whose window's GPU side went unrecorded (``Kind.no_gpu_step_key``): "n/a" and
     that one reason, in place of the framework's or the measure's own.  Why: the framework's reason ("no ML framework
     in the capture: a GPU program's own code has no op placement to check") is the native program's, chosen because
     no framework's kernels were seen -- but none could be: ``wild/tracing_off_nvtx_a10_train`` times 15 training
     iterations of ``python benchmark.py`` recorded with -t nvtx alone (h37-tracingoff3)."""
-    if m.job is None or not m.job.kind.gpu_unrecorded or card.value is not None:
+    if m.job is None or m.job.kind.no_gpu_step_key != "gpu_unrecorded" or card.value is not None:
         return card
     card.display = "n/a"
     card.meaning = GPU_NOT_RECORDED

@@ -316,6 +316,31 @@ class _FilledRanges:
                          for j, (a, b, c, k) in enumerate(self.kern)])
 
 
+class _RangedPython:
+    """An export of one annotated ``python`` thread on an RTX 3070 Ti whose NVTX ranges its kernels fill
+    (:class:`_FilledRanges` with a benchmark's host timings), opened ``start_ms`` into the session; :meth:`close`
+    writes its calls and kernels and closes it, one ms after the last call.
+
+    Why one home: the warm-up benchmark's writer and the tracing-off fix's retraced window (h37-tracingoff3) opened
+    and closed the same export line for line (h37-review29: ``duplicates``)."""
+
+    def __init__(self, path: str, pid: int, start_ms: int) -> None:
+        us = 1000
+        self.pid = pid
+        self.con, self.strings, self.gtid, self.gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL],
+                                                                 pid)
+        api = _Calls(self.strings, SESSION_START_NS + start_ms * 1_000_000, gap=1 * us)
+        self.filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=50 * us)
+
+    def close(self) -> None:
+        """Write the thread's calls, ranges and kernels and the export's closing tables."""
+        api = self.filled.api
+        stop = api.t + 1_000_000
+        api.insert(self.con, self.gtid)
+        self.filled.insert(self.con, self.gtid, self.gpid)
+        _finish_one(self.con, self.strings, stop, (self.gpid, self.pid, self.gtid), RTX_3070_TI,
+                    program="python", thread="python", copy_enums=False, sync_enum=False)
+
 def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list]:
     """One step of one rank, times in ns from the step's start; correlation ids from 0."""
     us = 1000
@@ -758,21 +783,14 @@ def write_retraced_loop(path: str, iterations: int = 5, iteration: str = "train_
     ranges (each a ``forward`` and a ``backward`` range filled with kernels, ``step_ms`` long), as one report holds
     them -- one where each NVTX capture range is a report of its own (``--capture-range-end=repeat-shutdown``), or
     several where one window is put on the steady iterations.  Return the truth: the iterations it holds."""
-    us, ms = 1000, 1_000_000
-    pid = 4243
-    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
-    api = _Calls(strings, SESSION_START_NS + 1 * ms, gap=1 * us)
-    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=50 * us)
-    ranged, gemm = filled.ranged, strings("ampere_sgemm_128x64_tn")
+    out = _RangedPython(path, pid=4243, start_ms=1)
+    filled = out.filled
+    ranged, gemm = filled.ranged, out.strings("ampere_sgemm_128x64_tn")
     for _ in range(iterations):
         ranged(iteration, lambda: (ranged("forward", lambda: filled.work(step_ms * 0.3, gemm, kernels, sync=True)),
                                    ranged("backward", lambda: filled.work(step_ms * 0.6, gemm, 2 * kernels,
                                                                           sync=True))))
-    stop = api.t + ms
-    api.insert(con, gtid)
-    filled.insert(con, gtid, gpid)
-    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_3070_TI,
-                program="python", thread="python", copy_enums=False, sync_enum=False)
+    out.close()
     return {"iterations": iterations, "iteration": iteration}
 
 
@@ -1515,12 +1533,10 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
     work is ``kernels`` back-to-back kernels filling it (a backward twice as many: the warm-up holds most launches).
     ``measured_backward``: each measured ``Forward`` is followed by a ``Backward`` (a training benchmark: the control).
     Return the truth: the measured forward's length and the kind of the measured iterations."""
-    us, ms = 1000, 1_000_000
-    pid = 8383
-    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
-    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
-    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=50 * us)
-    ranged, gemm = filled.ranged, strings("ampere_sgemm_128x64_tn")
+    ms = 1_000_000
+    out = _RangedPython(path, pid=8383, start_ms=5)
+    filled = out.filled
+    ranged, gemm = filled.ranged, out.strings("ampere_sgemm_128x64_tn")
 
     def work(span_ms: float, n: int = kernels) -> None:  # each range's kernels, then a device-wide wait
         filled.work(span_ms, gemm, n, sync=True)
@@ -1536,13 +1552,9 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
             if measured_backward:
                 ranged("Backward", lambda: work(forward_ms * 2, 2 * kernels))
 
-    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    filled.api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
     ranged("Run Benchmark", lambda: (ranged("Warm-up", warm), ranged("Benchmark Forward Only", bench)))
-    stop = api.t + ms
-    api.insert(con, gtid)
-    filled.insert(con, gtid, gpid)
-    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_3070_TI,
-                program="python", thread="python", copy_enums=False, sync_enum=False)
+    out.close()
     return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured,
             "kind": "training" if measured_backward else "inference"}
 

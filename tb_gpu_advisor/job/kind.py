@@ -29,7 +29,8 @@ from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.job.iterations import UNPHASED_WHY, pass_phases, pattern_phases
 from tb_gpu_advisor.job.phase import captured_calls, context_start
 from tb_gpu_advisor.model.columns import outermost, union_intervals
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, HostEvents, LiveStack, MemoryEvents, Trace, device_launches,
+                                        queued_before)
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -1339,7 +1340,7 @@ def _queued_before(trace: Trace, fw: Framework) -> str:
         return ""
     until = int(h.end[last])
     for d, launch in zip(trace.devices, device_launches(h, trace.devices)):
-        if len(d) and ((d.corr < 0).any() or (launch >= 0).any() or int(d.end.max()) > until):
+        if len(d) and (not queued_before(d, launch).all() or int(d.end.max()) > until):
             return ""
     work = [((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE), d) for d in trace.devices if len(d)]
     kernels = sum(int(k.sum()) for k, _ in work)

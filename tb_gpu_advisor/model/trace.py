@@ -552,6 +552,15 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
     return [records.lookup(d.corr) for d in devs]
 
 
+def queued_before(d: DeviceEvents, launch: np.ndarray) -> np.ndarray:
+    """Per device event of a GPU (``launch``: its :func:`device_launches` row): whether it was launched before the
+    window -- it carries a correlation id (CUPTI gives a launch and its work one) that no host call of the window
+    carries.  Why one home: a GPU runs only what was launched to it, so such work is the queue the window inherited
+    from the steps before it; the job's reading of a window that only drains that queue (``job.kind._queued_before``)
+    and the first step's start after it (``steps.place._inherited_end``) read the one answer (h37-review29)."""
+    return (launch < 0) & (d.corr >= 0)
+
+
 #: ``Trace.flops_note`` where the host side records no matmul, convolution or attention op at all: a statement about the
 #: ops, not the kernels -- the FLOP count (:mod:`tb_gpu_advisor.metrics.flops`) reads the kernels too, and where matmul
 #: kernels ran without such an op (replayed from a CUDA graph, a kernels-only capture) says that instead.

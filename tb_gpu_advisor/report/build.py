@@ -193,8 +193,28 @@ def _unmeasured_launch(m: HostMetrics, card: Metric) -> Metric:
     return card
 
 
-#: Why a card has no number where the window's GPU side went unrecorded (``Kind.no_gpu_step_key`` ``gpu_unrecorded``: CUDA tracing off)
-GPU_NOT_RECORDED = "not recorded: CUDA tracing was off, so no CUDA call, copy or kernel is here to measure"
+#: What went unrecorded on a host whose window's GPU side did (``Kind.no_gpu_step_key`` ``gpu_unrecorded``): the one
+#: reason its cards and its framework's name give
+_TRACING_OFF = "CUDA tracing was off"
+#: Why a card has no number where the window's GPU side went unrecorded
+GPU_NOT_RECORDED = f"not recorded: {_TRACING_OFF}, so no CUDA call, copy or kernel is here to measure"
+#: The capture's framework name there (``capture.framework_name``, the tab's "capture of ..."): none is seen, and none
+#: could be -- not the native program's "a GPU program with no ML framework" (h37-tracingoff3's *Left* 3)
+FRAMEWORK_NOT_RECORDED = f"a program whose framework went unseen ({_TRACING_OFF}: no op or kernel names one)"
+
+
+def _gpu_side_unrecorded(m: HostMetrics) -> bool:
+    """Whether the host's window recorded nothing of its GPU side (CUDA tracing off): the cards' and the framework
+    name's one test."""
+    return m.job is not None and m.job.kind.no_gpu_step_key == "gpu_unrecorded"
+
+
+def _framework_name(m: HostMetrics) -> str:
+    """The capture's framework in words: the framework's own name, or :data:`FRAMEWORK_NOT_RECORDED` where the GPU
+    side went unrecorded.  Why: the framework is ``native`` there because no framework's kernel or op was seen --
+    but none could be: ``wild/tracing_off_nvtx_a10_train`` (``python benchmark.py``, 15 training iterations, -t
+    nvtx alone) was called "a GPU program with no ML framework"."""
+    return FRAMEWORK_NOT_RECORDED if _gpu_side_unrecorded(m) else frameworks.get(m.capture.framework).name
 
 
 def _gpu_unrecorded(m: HostMetrics, card: Metric) -> Metric:
@@ -203,7 +223,7 @@ def _gpu_unrecorded(m: HostMetrics, card: Metric) -> Metric:
     in the capture: a GPU program's own code has no op placement to check") is the native program's, chosen because
     no framework's kernels were seen -- but none could be: ``wild/tracing_off_nvtx_a10_train`` times 15 training
     iterations of ``python benchmark.py`` recorded with -t nvtx alone (h37-tracingoff3)."""
-    if m.job is None or m.job.kind.no_gpu_step_key != "gpu_unrecorded" or card.value is not None:
+    if not _gpu_side_unrecorded(m) or card.value is not None:
         return card
     card.display = "n/a"
     card.meaning = GPU_NOT_RECORDED
@@ -432,7 +452,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "processes": m.multi_gpu.processes,
-                 "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
+                 "framework": cap.framework, "framework_name": _framework_name(m),
                  "vendor": _vendor(m),
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: _words(m, v) for k, v in m.applied.items()},

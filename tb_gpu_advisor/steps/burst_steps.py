@@ -204,14 +204,15 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
 
 
-def _no_gpu_work(job: Job | None) -> bool:
+def _times_no_gpu_step(job: Job | None) -> bool:
     """Whether the job's reading says the window times no GPU step (``Kind.times_gpu_step``): no GPU work (``no_gpu``:
     no kernel launched -- start-up, an input pipeline's loop, a model on the CPU), or marks that time none (the loop's
     end; CUDA tracing off).
 
     Why: a GPU step is the GPU's work of one iteration, and without a kernel there is none; the bursts such a window
     holds are copies alone (the input-only DataLoader loop on an RTX 4090: 24 uploads in 3 bursts read as 3 "steps" of
-    up to 5.6 s under a title that says "no step").  The job's reading is the one answer; the steps ask it."""
+    up to 5.6 s under a title that says "no step").  The job's reading is the one answer; the steps ask it.  (Named
+    ``_no_gpu_work`` until h37-review29: h37-tidy29 widened it from ``no_gpu`` to every window that times no GPU step.)"""
     return job is not None and not job.kind.times_gpu_step
 
 
@@ -219,8 +220,8 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
     most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``; none in a window
-    without GPU work (:func:`_no_gpu_work`): the whole capture, one pass."""
-    if _no_gpu_work(job):
+    that times no GPU step (:func:`_times_no_gpu_step`): the whole capture, one pass."""
+    if _times_no_gpu_step(job):
         return
     refused: list[str] = []
     launches = [la for d, la in zip(r.trace.devices, r.launched()) if len(d)]

@@ -329,8 +329,11 @@ def _empty_last(r: _Reading, kept: _Kept) -> tuple[str, str] | None:
         return None if _launched_work(r.trace.h, r.active, s, e) else ("no GPU work was launched in it",
                                                                         "it launched no GPU work")
     # a mark of no length is one the capture ended inside (Lightning's last ``run_training_batch``, its end never
-    # written): nothing bounds its window, so the work after its start is its own
-    until = None if e > s else int(np.iinfo(np.int64).max)
+    # written): nothing bounds its window, so the work after its start is its own.  Else the last is judged over as
+    # long as the shortest earlier step: those run to the next mark, the last only to its own mark's end -- an NVTX
+    # ``load batch`` range whose ``preprocess`` follows it, as it follows each earlier one (h37-review29)
+    least = int((kept.he[:-1] - kept.hs[:-1]).min())
+    until = int(np.iinfo(np.int64).max) if e <= s else max(e, s + least)
     unrecorded = "no host op ran in it, and the capture recorded no GPU work"
     return None if _holds_host_work(r.trace.h, s, e, until) else (unrecorded, "no host op ran in it")
 

@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, union_intervals,
                                           window_index_by_runs)
-from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, queued_before
 from tb_gpu_advisor.steps.ends import _last_burst_to_window_end, _last_marker_turn
 from tb_gpu_advisor.steps.framed import _inside_frame
 from tb_gpu_advisor.steps.reading import _Reading
@@ -118,7 +118,7 @@ def _inherited_end(d: DeviceEvents, launch: np.ndarray, opens: int) -> tuple[int
     if not len(d) or not (launch >= 0).any():
         return 0, 0, 0
     first_own = int(d.start[launch >= 0].min())
-    queued = (launch < 0) & (d.corr >= 0) & (d.start < first_own)
+    queued = queued_before(d, launch) & (d.start < first_own)
     if not queued.any() or int(d.start[queued].min()) > opens:
         return 0, 0, 0
     end = min(int(d.end[queued].max()), first_own)

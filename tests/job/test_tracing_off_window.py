@@ -6,8 +6,8 @@ Wrong assumptions on main (2c175149):
    report per ``benchmark_iteration``, each holding ONE step, which capture_quality calls "Too few steps".  One
    window over enough steady iterations is asked for instead: by ``--delay``/``--duration`` read off the capture's
    clock where it began at the program's launch, else by cudaProfilerStart/Stop around them.
-2. *A host with no framework seen has none*: where the GPU side went unrecorded (``Kind.gpu_unrecorded``), the n/a
-   cards said "no ML framework in the capture"; nothing could have shown one.
+2. *A host with no framework seen has none*: where the GPU side went unrecorded (``job.gpu_unrecorded``), the n/a
+   cards said "no ML framework in the capture"; nothing could have shown one (h37-review29: nor its framework name).
 3. *A recorded command can be shown back as it is*: a ``--token=...`` typed on it would be printed in the fix.
 """
 
@@ -158,3 +158,27 @@ def test_the_law_reads_the_unrecorded_reason():
     card.detail = {"not_applicable": "no ML framework in the capture: a GPU program's own code has no op placement"}
     assert unrecorded_reason_problems("h0", host) == [
         f"gpu-unrecorded-reason: h0: card host_op_share says {card.detail['not_applicable']!r}"]
+
+
+def test_the_framework_name_says_the_gpu_side_went_unrecorded():
+    """h37-review29: the real export's ``capture.framework_name`` (the tab's "capture of ...") is not the native
+    program's "a GPU program with no ML framework" -- no op or kernel could name one -- and the law reads it there."""
+    from tb_gpu_advisor.model.schema import Report
+    from tb_gpu_advisor.report.build import FRAMEWORK_NOT_RECORDED
+    from tests.support.properties import unrecorded_reason_problems
+
+    (host,) = Report.from_dict(first_report(REAL)).hosts
+    assert host.capture["framework_name"] == FRAMEWORK_NOT_RECORDED and "CUDA tracing was off" in FRAMEWORK_NOT_RECORDED
+    assert unrecorded_reason_problems("h0", host) == []
+    host.capture["framework_name"] = "a GPU program with no ML framework"
+    assert unrecorded_reason_problems("h0", host) == [
+        "gpu-unrecorded-reason: h0: its framework is 'a GPU program with no ML framework'"]
+
+
+def test_a_generated_tracing_off_loop_names_no_framework(tmp_path):
+    """A generated ``-t nvtx`` export (truth by construction: no CUDA record, NVTX iterations) names no framework."""
+    p = str(tmp_path / "off.sqlite")
+    nx.write_tracing_off_loop(p, iterations=40)
+    host = first_report(p)["hosts"][0]
+    assert host["job"].get("gpu_unrecorded") is True
+    assert "no ML framework" not in host["capture"]["framework_name"], host["capture"]

@@ -124,7 +124,7 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   graph replays record no op with shapes, so "no matmul op is recorded" is no reason where GEMMs ran).
 
 * h37-tracingoff3: ``gpu-unrecorded-reason`` (a host whose GPU side went unrecorded says no card is n/a for want of
-  an ML framework).
+  an ML framework; h37-review29: nor names its framework as none).
 
 * h37-inputonly2: ``no-gpu-step`` (a host whose job holds no GPU work -- its title says "no step" -- times no GPU step:
   no GPU row's step where no step is marked, and no steps read from the GPU's bursts).  h37-nogpu2: the whole JSON --
@@ -1886,11 +1886,14 @@ def no_gpu_step_problems(where: str, h: HostReport) -> list[str]:
 def unrecorded_reason_problems(where: str, h: HostReport) -> list[str]:
     """``gpu-unrecorded-reason`` (h37-tracingoff3): a host whose window's GPU side went unrecorded (``gpu_unrecorded``:
     CUDA tracing off) says no card is n/a for want of an ML framework -- none could be seen; the reason is the record
-    (wild/tracing_off_nvtx_a10_train's "no ML framework in the capture" under 15 training iterations of python)."""
+    (wild/tracing_off_nvtx_a10_train's "no ML framework in the capture" under 15 training iterations of python).
+    h37-review29: nor does its capture's framework name (``capture.framework_name``, the tab's "capture of ...")."""
     if not (h.job or {}).get("gpu_unrecorded"):
         return []
+    named = str((h.capture or {}).get("framework_name") or "")
     return [f"gpu-unrecorded-reason: {where}: card {c.id} says {why!r}" for c in h.headline
-            for why in [str((c.detail or {}).get("not_applicable") or c.meaning or "")] if "no ML framework" in why]
+            for why in [str((c.detail or {}).get("not_applicable") or c.meaning or "")] if "no ML framework" in why] + \
+        ([f"gpu-unrecorded-reason: {where}: its framework is {named!r}"] if "no ML framework" in named else [])
 
 
 def _json_steps(h: HostReport) -> list[str]:

@@ -87,4 +87,6 @@ def test_lightning_fit_without_its_iteration_ranges_reads_its_five_windows(tmp_p
     assert [m["name"] for m in marks] == [f"ProfilerStep#{n}" for n in (1, 0, 1, 2, 3)]
     m = host_metrics(read_trace(str(path)))
     assert (m.steps.source, m.steps.count) == ("profiler_step", 5)
-    assert [ms for _, ms in _steps(m)] == pytest.approx(_windows_ms(marks), abs=0.05)
+    # the windows read from the marks; a CPU-only fit times no GPU step, so no step row books them (h37-tidy29)
+    assert [w.end_ms - w.start_ms for w in m.steps.windows] == pytest.approx(_windows_ms(marks), abs=0.05)
+    assert not _steps(m)

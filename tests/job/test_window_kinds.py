@@ -286,7 +286,9 @@ def test_a_window_without_gpu_work_says_no_step_once_not_also_one_step(tmp_path,
     run.mkdir(parents=True)
     shutil.copy(os.path.join(WINDOWS, f"{name}.sqlite"), run / "r.sqlite")
     code, out, _ = _run(["report", str(tmp_path / "logs")])
-    assert code == 0 and "no step: the window holds no GPU work" in out, out[:300]
+    # a window whose GPU side went unrecorded (CUDA tracing off) says that, not that it holds no GPU work (h37-tidy29)
+    said = "the capture did not record the GPU's work" if name == "tracing_off_julia" else "the window holds no GPU work"
+    assert code == 0 and f"no step: {said}" in out, out[:300]
     assert "as one step" not in out and "as one pass" not in out and "Steps on" not in out, out
 
 

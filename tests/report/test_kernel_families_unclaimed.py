@@ -62,7 +62,8 @@ def _class_of(name: str) -> str:
     (WILD, "ddp_a100_nccl", "elementwise", 0.120, 0.01, 0.20, 13668.754),
     (WILD, "loader_pass_rtx5070ti", "elementwise", 0.175, 0.01, 0.25, 8676.647),
     (WILD, "ddp_mi300x_nopool", "elementwise", 0.218, 0.01, 0.20, 19080.15),
-    (WILD, "hf_qwen_h100", "elementwise", 0.064, 0.01, 0.60, 16482.572),
+    # hf_qwen_h100's step no longer holds the 509 kernels queued before the window (h37-loopstart): 16482.572 before
+    (WILD, "hf_qwen_h100", "elementwise", 0.064, 0.01, 0.60, 11580.932),
     (WILD, "nvfuser_h200_first_call", "reduction", 0.307, 0.01, 0.15, 6443.354),
 ])
 def test_unclaimed_time_now_has_its_family(logdir, run, cls, main_other, at_most, at_least, matmul_us):

@@ -476,3 +476,55 @@ class Capture:
                          **{f"launch_wait_ps[{g}]": v for g, v in wait.items()}},
             "_tall": tall, "_t16": t16, "_tb16": tb16, "_t16_stock": t16_stock,
         }
+
+
+#: A T4's plane stats (sm_75, 40 SMs, 15 GiB): the GCP VMs of the real Keras captures this scenario follows.
+T4 = Gpu("Tesla T4", (7, 5), 40, 1590000, 320064000000, 15843721216)
+
+
+def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels: int = 40,
+                              kernel_us: float = 150.0) -> dict:
+    """A TF 2.x grouped capture of one Keras batch profiled by the TensorBoard callback (``profile_batch=N``), as
+    TensorFlow writes it (a derived ``Steps`` line on the GPU plane, events tagged with ``group_id``): the host's
+    ``train_function`` (Keras 2: no ``_r``, no ``step_num``) launches ``kernels`` kernels of ``kernel_us`` each
+    (group 0); after it returns, the loss is read back (a D2H copy, no group); ``callback_gap_ms`` later the callback
+    stops the profiler and runs its summary op ``LogicalAnd``, whose kernel TensorFlow's grouping gives group 0 too.
+    The ``Steps`` line's step 0 spans from the first kernel to that op, as TensorFlow derives it (the real T4
+    captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
+    the last kernel ``train_function`` launched), and the Steps line's span."""
+    space = SpaceBuilder("instance-2")
+    host = space.plane("/host:CPU")
+    py = host.line("python3", 3627382263)
+    launcher = host.line("tf_Compute/-1773360180", 2521607116)
+    gpu = space.plane("/device:GPU:0")
+    for key, value in (("clock_rate", T4.clock_khz), ("core_count", T4.sms), ("memory_bandwidth", T4.bandwidth),
+                       ("memory_size", T4.memory), ("compute_cap_major", T4.cc[0]), ("compute_cap_minor", T4.cc[1])):
+        gpu.add_stat(key, value)
+    stream, d2h = gpu.line("Stream #13(Compute)", 13), gpu.line("Stream #15(MemcpyD2H)", 15)
+    t0 = CAPTURE_LEAD_PS
+    details = "regs:32 static_shared:0 dynamic_shared:0 grid:40,1,1 block:256,1,1 occ_pct:50"
+    corr, h, d = 1, t0 + 200 * US, t0 + 1000 * US
+    first = d
+    for _ in range(kernels):  # launched 20 us apart, queued behind one another on the stream
+        launcher.add("volta_sgemm_128x64_nn", h, 5 * US, correlation_id=corr, group_id=0)
+        d = max(d, h + 10 * US)
+        stream.add("volta_sgemm_128x64_nn", d, int(kernel_us * US), correlation_id=corr, kernel_details=details,
+                   group_id=0)
+        d += int(kernel_us * US) + US
+        h, corr = h + 20 * US, corr + 1
+    own_end = d - US
+    fn_end = h + 100 * US
+    py.add("train_function", t0, fn_end - t0)
+    py.add("MemcpyD2H", own_end + 10 * US, 5 * US, correlation_id=corr)  # the loss read back after the function
+    d2h.add("MemcpyD2H", own_end + 20 * US, 2 * US, correlation_id=corr,
+            memcpy_details="kind_src:device kind_dst:pinned size:4 dest:0 async:0")
+    late = own_end + int(callback_gap_ms * 1000 * US)
+    py.add("EagerExecute: LogicalAnd", late, 90 * US)
+    py.add("LogicalAnd:LogicalAnd", late + 10 * US, 60 * US, group_id=0)
+    py.add("void Eigen::internal::EigenMetaKernel<logical_and>", late + 30 * US, 20 * US, correlation_id=corr + 1,
+           group_id=0)
+    stream.add("void Eigen::internal::EigenMetaKernel<logical_and>", late + 60 * US, 5 * US,
+               correlation_id=corr + 1, kernel_details=details, group_id=0)
+    gpu.line("Steps", 0xDEADBEEF).add("0", first, late + 65 * US - first, group_id=0)
+    space.write(path)
+    return {"step_ms": (own_end - first) / (1000 * US), "steps_line_ms": (late + 65 * US - first) / (1000 * US)}

@@ -118,6 +118,14 @@ _KERAS_FUNCTIONS = re.compile(r"^(multi_step_on_iterator|one_step_on_(iterator|d
                               r"(train|test|predict)_function)$")
 
 
+def is_step_function(name: str) -> bool:
+    """A call of Keras' compiled step function (``train_function``, ``multi_step_on_iterator``, ...): it runs the
+    step's graph, so what the host launches after the last one returned is no part of a step (the TensorBoard
+    callback's summary ops after the profiled batch; ``steps.ends._grouped_after_last_mark``).  Keras 2.x on TF 2.x
+    writes it with no ``_r`` or ``step_num`` stat, so it is no step marker of its own."""
+    return bool(_KERAS_FUNCTIONS.match(name))
+
+
 def is_runtime_event(name: str) -> bool:
     """A host event TensorFlow's runtime writes on the program's thread (its markers, wrappers, ops, input waits,
     compiles, Python API): what is left there is the program's own ``tf.profiler.experimental.Trace`` ranges."""

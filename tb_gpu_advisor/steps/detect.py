@@ -63,11 +63,12 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
+from tb_gpu_advisor.steps.ends import _grouped_after_last_mark
 from tb_gpu_advisor.steps.forward_runs import _forward_run_steps
 from tb_gpu_advisor.steps.framed import _framed_bursts, _framed_pass
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
-                                          _marked_host_steps)
+                                          _last_step_mark_end, _marked_host_steps)
 from tb_gpu_advisor.steps.nvtx_ranges import _nvtx_steps
 from tb_gpu_advisor.steps.passes import _one_pass, _one_pass_step, _whole_capture
 from tb_gpu_advisor.steps.place import _place_windows
@@ -87,6 +88,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         r.ids, r.hs, r.he, r.gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
         r.source, r.note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
         r.mapped = "group_id" if trace.gpu_step_source is None else "device"
+        _grouped_after_last_mark(r, _last_step_mark_end(trace))
     else:
         _read_steps(r, job)
         _place_windows(r)

@@ -211,3 +211,41 @@ def _last_marker_turn(r: _Reading) -> int:
     tile = np.diff(hs).astype(np.float64)
     stop = min(int(hs[-1] + tile.max() + _chance(tile)), r.trace.window_end_ps() or np.iinfo(np.int64).max)
     return max(end, min(end + turn, stop))
+
+
+def _grouped_after_last_mark(r: _Reading, mark_end: int | None) -> None:
+    """End the last step of a per-GPU step line (``steps_line``) with the work launched before the host's last step
+    mark ended, where work launched after that mark stretched it (``r.gpu_windows``, ``r.he`` and ``r.note`` change).
+
+    Why: TensorFlow's derived ``Steps`` line spans each step group from its first device event to its last, and the
+    grouping follows the eager ops the program runs after its step function returned: the Keras TensorBoard callback
+    that stops the profiler after the profiled batch runs its summary ops (``LogicalAnd``, ``WriteSummary``) with the
+    batch's group id, so a step of 12 ms read 59 ms, 45 ms of it the callback's own Python (ecbme4040 assignment 2 T4
+    captures, h37-survey65).  A GPU runs only what was launched to it, and what the host launched after its last step
+    mark ended is no part of that step -- the rule host-marked steps already follow
+    (:func:`_last_step_device_end`); only the last step is read so, as every other step runs to the next one's start.
+    ``mark_end``: where the host's last step mark ends (``steps.markers._last_step_mark_end``), None where the host
+    marks no step."""
+    if mark_end is None or not r.gpu_windows or not r.ids.size:
+        return
+    h = r.trace.h
+    cut, late = 0, 0
+    for d, launch in zip(r.trace.devices, r.launched()):
+        w = r.gpu_windows.get(d.gpu)
+        if w is None or not len(d):
+            continue
+        s, e = int(w[-1, 0]), int(w[-1, 1])
+        inside = (d.start >= s) & (d.end <= e)
+        after = inside & (launch >= 0)
+        after[after] = h.start[launch[after]] > mark_end
+        own = inside & ~after
+        if not after.any() or not own.any():
+            continue
+        end = int(d.end[own].max())
+        if end < e:
+            w[-1, 1] = end
+            cut, late = cut + int(after.sum()), max(late, e - end)
+    if cut:
+        r.he[-1] = max(int(r.hs[-1]), max(int(w[-1, 1]) for w in r.gpu_windows.values()))
+        r.note += (f"; the last step ends with the work launched before its host mark ended: {cut} device event"
+                   f"{'s' if cut > 1 else ''} the host launched after it ({late / PS_PER_MS:.1f} ms later) left out")

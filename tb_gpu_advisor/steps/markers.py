@@ -122,3 +122,18 @@ def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, 
         return None
     u, s, e = _group_windows(m.ids, m.start, m.end)
     return m.source, m.note, u, s, e
+
+
+def _last_step_mark_end(trace: Trace) -> int | None:
+    """Where the host's last step mark ends (ps): the format's own step marks or the host's step markers
+    (:func:`_marked_host_steps`, :func:`_host_candidates`), else the last call of a framework's compiled step function
+    (``frameworks.tensorflow.is_step_function``: Keras 2's ``train_function`` carries no marker stat); None where the
+    host marks none.  What the host launched after it is no part of a step (``steps.ends._grouped_after_last_mark``)."""
+    marks = _marked_host_steps(trace) or _host_candidates(trace.h)
+    if marks is not None and len(marks[4]):
+        return int(np.max(marks[4]))
+    h = trace.h
+    if not len(h):
+        return None
+    fn = h.name_mask(tensorflow.is_step_function)
+    return int(h.end[fn].max()) if fn.any() else None

@@ -97,3 +97,22 @@ def test_control_eight_steps_in_flight_read_alike(tmp_path):
     truth = write_step_in_flight(str(path), steps=8)
     found = _gpu_steps(one_file_host(str(path), "kineto"))
     assert found == pytest.approx([truth["step_ms"]] * 6, abs=0.002), (found, truth)
+
+
+def test_control_a_queue_in_a_dropped_warm_up_step_moves_no_kept_step():
+    """``d2d_v100`` opens on 614 events launched before the window (ids below every call of it; 610 on the compute
+    stream, draining 24.6-63.9 ms while the window's own work starts at 25.4 ms on a side stream), all inside
+    ``ProfilerStep#1009``, which the stock rule drops as warm-up: no kept step reads them, so none moves (host windows
+    here: the launched work ends inside its step)."""
+    path = FIXTURES / "wild" / "d2d_v100" / "test.1.pt.trace.json.gz"
+    raw = _by_hand(path)
+    queued_end = max(e["ts"] + e["dur"] for e in raw["queued"]) / 1000
+    with gzip.open(path, "rt") as f:
+        zero = min(e["ts"] for e in json.load(f)["traceEvents"] if e.get("ph") == "X") / 1000
+    host = one_file_host(str(path), "kineto")
+    assert [(d["step"], d["reason"].split(":")[0]) for d in host["steps"]["dropped"]] == [
+        (1009, "warm-up"), (1014, "possibly partial")], host["steps"]["dropped"]
+    rows = [r for r in host["step_rows"] if r["gpu"] is not None]
+    assert min(r["start_ms"] for r in rows) > queued_end - zero, (rows, queued_end - zero)
+    kept = raw["host_ms"][1:5]  # the kept steps read their host marks, as on main
+    assert [r["step_ms"] for r in rows] == pytest.approx(list(kept), abs=0.1), (rows, kept)

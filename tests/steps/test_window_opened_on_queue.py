@@ -65,7 +65,7 @@ def test_the_queue_a_window_opens_on_is_not_its_first_steps_gpu_time():
 
 def test_control_work_arriving_after_the_gpu_idled_in_the_step_stays_the_steps():
     """``dlrm_v100`` worker1: 64 kernels of ids below the window's calls (the step before's Adagrad update: ``sqrt``,
-    ``addcmul``, ``addcdiv``) start 1.04 ms into the step, 4-5 us apart.  The GPU was not idle before them (read by
+    ``addcmul``, ``addcdiv``) start 1.04 ms into the step, 4-8 us apart.  The GPU was not idle before them (read by
     hand, h37-prewindow30): a launch to an idle stream starts 5-7 us after its call in this file, and Kineto keeps no
     activity that starts before its window, so the work their stream ran first is not in the file.  The step stays
     its host mark all the same: its first CUDA call comes after they started (the host loads its batch until 1.25 ms),

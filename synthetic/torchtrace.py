@@ -2222,6 +2222,49 @@ def write_loop_opened(path: str, backlog: int = 0, steps: int = 4, sync_first: b
             "step_ms": (starts[2] - starts[1]) / 1000 if steps > 2 else None}
 
 
+#: :func:`write_step_in_flight`'s step: ``IN_FLIGHT_KERNELS`` matmuls of ``IN_FLIGHT_KERNEL_US`` each on the compute
+#: stream, after one lookup kernel on a side stream (``IN_FLIGHT_SIDE_STREAM``) of ``IN_FLIGHT_SIDE_US``.
+IN_FLIGHT_KERNELS, IN_FLIGHT_KERNEL_US = 8, 500.0
+IN_FLIGHT_SIDE_STREAM, IN_FLIGHT_SIDE_US = 25, 120.0
+
+
+def write_step_in_flight(path: str, steps: int = 5, first: int = 550) -> dict[str, Any]:
+    """A ``torch.profiler`` window on a loop that keeps one step's work in flight (``torchrec_a100_stalls``' shape):
+    each step launches a lookup kernel on a side stream (it runs at once: that stream is idle) and its matmuls on the
+    compute stream, then waits (``cudaEventSynchronize``) for the step before's compute work -- so the compute stream
+    runs a step behind the host, and every step's work runs on past the next step's first kernel.  The window opens
+    mid-loop on the step before's compute work (queued before it, as :func:`_queued_before_window` has it), which the
+    first step waits for.  GPU-bound: the compute stream is never idle, so the loop's period is one step's compute work.
+    Truth by construction: ``step_ms`` the period (``IN_FLIGHT_KERNELS`` x ``IN_FLIGHT_KERNEL_US``), every step from
+    the second one's (the last included: its window holds the step before's spill as every other does, not its own
+    too); ``first_step_ms`` the first's, its first kernel to the next one's (it holds the queue it opened on, as
+    every other step holds its predecessor's spill); ``spill_ms`` how far each step's work runs past the next step's
+    first kernel (main read the last step ``step_ms`` + ``spill_ms``)."""
+    if steps < 3:
+        raise ValueError("a period between two steps and a last one after it: three steps or more")
+    r = Rank(rank=0, pid=4515, device=0)
+    step_us = IN_FLIGHT_KERNELS * IN_FLIGHT_KERNEL_US
+    ends = [_queued_before_window(r, round(step_us / BACKLOG_KERNEL_US))]  # the step before's compute work
+    r.host_us += 100.0
+    side: list[float] = []
+
+    def body(rr: Rank) -> None:
+        side.append(rr.kernel("aten::embedding_bag", "void fbgemm_gpu::embedding_forward_kernel", IN_FLIGHT_SIDE_US,
+                              stream=IN_FLIGHT_SIDE_STREAM)[0])
+        for _ in range(IN_FLIGHT_KERNELS):
+            rr.kernel("aten::mm", "ampere_sgemm_128x64_nn", IN_FLIGHT_KERNEL_US)
+        _runtime_call(rr, "cudaEventRecord", 3.0, 135)
+        _runtime_call(rr, "cudaEventSynchronize", max(ends[-1] - rr.host_us, 0.0) + 3.0, 126)
+        ends.append(rr.streams[COMPUTE_STREAM])
+
+    for k in range(steps):
+        r.step(first + k, body)
+        r.host_us += 30.0
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    return {"steps": steps, "step_ms": step_us / 1000, "first_step_ms": (side[1] - side[0]) / 1000,
+            "spill_ms": (ends[2] - side[2]) / 1000}
+
+
 #: :func:`write_start_up_of_no_framework`'s first calls: module loads long enough that the GPU idles in start-up for
 #: over a quarter of the pass (a critical cold start), Python long enough that the host's own work is over half the
 #: GPU's idle (a critical host-bound pass, before the first-call rule).

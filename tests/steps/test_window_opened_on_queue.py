@@ -32,15 +32,16 @@ def _by_hand(path) -> dict:
     the last of them ends, and Kineto's own GPU-side ``ProfilerStep`` mark (us)."""
     with gzip.open(path, "rt") as f:
         ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-    calls = {e["args"]["correlation"] for e in ev
-             if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e["args"]}
+    runtime = [e for e in ev if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e["args"]]
+    calls = {e["args"]["correlation"] for e in runtime}
     dev = [e for e in ev if e.get("cat") in DEVICE_CATS]
     queued = [e for e in dev if e["args"].get("correlation") not in calls]
     marks = [e for e in ev if e.get("cat") == "gpu_user_annotation" and e["name"].startswith("ProfilerStep#")]
     host = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
     return {"queued": queued, "queued_end": max((e["ts"] + e["dur"] for e in queued), default=None),
             "queued_first": min((e["ts"] for e in queued), default=None), "marks": marks, "host": host,
-            "own_first": min(e["ts"] for e in dev if e["args"].get("correlation") in calls)}
+            "own_first": min(e["ts"] for e in dev if e["args"].get("correlation") in calls),
+            "first_call": min(e["ts"] for e in runtime)}
 
 
 def _gpu_rows(host: dict) -> list[dict]:
@@ -63,10 +64,15 @@ def test_the_queue_a_window_opens_on_is_not_its_first_steps_gpu_time():
 
 
 def test_control_work_arriving_after_the_gpu_idled_in_the_step_stays_the_steps():
-    """``dlrm_v100`` worker1: 61 kernels of ids below the window's calls run 1.0 ms into the step, 17 us apart, on a
-    GPU idle since the step opened -- no queue running as the window opened: the idle before them is the step's."""
+    """``dlrm_v100`` worker1: 64 kernels of ids below the window's calls (the step before's Adagrad update: ``sqrt``,
+    ``addcmul``, ``addcdiv``) start 1.04 ms into the step, 4-8 us apart.  The GPU was not idle before them (read by
+    hand, h37-prewindow30): a launch to an idle stream starts 5-7 us after its call in this file, and Kineto keeps no
+    activity that starts before its window, so the work their stream ran first is not in the file.  The step stays
+    its host mark all the same: its first CUDA call comes after they started (the host loads its batch until 1.25 ms),
+    so none of its own work waited for them."""
     raw = _by_hand(DLRM)
     assert raw["queued"] and raw["queued_first"] > raw["host"][0]["ts"] + 500, raw["queued_first"]
+    assert raw["queued_first"] < raw["first_call"], (raw["queued_first"], raw["first_call"])
     host = one_file_host(str(DLRM), "kineto")
     (row,) = _gpu_rows(host)
     assert row["step_ms"] == pytest.approx(raw["host"][0]["dur"] / 1000, abs=0.01), row  # the host's mark, as on main

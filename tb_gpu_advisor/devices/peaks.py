@@ -301,8 +301,7 @@ def inferred_model(cc: tuple[int, int] | None, sm_count: int | None, memory_byte
     m = fits[0]
     if not (1 - MEMORY_HELD_BACK) * m.memory_bytes <= mem <= m.memory_bytes:
         return None
-    return (f"NVIDIA {m.model} (inferred: compute capability {key[0]}.{key[1]}, {int(sms)} SMs, "
-            f"{mem / _GIB:.1f} GiB; the profile names no GPU)")
+    return f"NVIDIA {m.model} (inferred from compute capability {key[0]}.{key[1]}, {int(sms)} SMs, {mem / _GIB:.1f} GiB)"
 
 
 def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,

@@ -1646,6 +1646,75 @@ def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> 
     return range_time_by(ctx, g, parts, cand, w) if parts else {}
 
 
+def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[float, float]]:
+    """Python call name -> (ms of this GPU's idle in its kept steps that the step ledger books as the host's own work
+    (``host_compute``) and calls of that name span, ms those calls last inside the steps), over this GPU's process's
+    recorded Python calls (``with_stack``'s spans); {} where none was recorded.  Each name's outermost calls only: a
+    call inside one of the same name (``_call_impl`` in ``_call_impl``) is the same stretch of time.
+
+    Why: the host-bound finding said the GPU waits for "the host's own code" and no more, and the serving engine's fix
+    named its scheduler and sampler -- on vLLM's MI300X decode (h37-survey62) 26.6 ms of the 45.6 ms step were spent
+    inside the model's compiled call before its first graph launch, 1,207 recorded dict lookups 22 us apart (the
+    compiled code's guard checks), none of it scheduling.  Where Python was traced, the calls holding the time say
+    where it is: each instant of host work lies inside every enclosing call, so the deepest call holding most of it is
+    its place (:func:`deepest_frame`)."""
+    sp = ctx.trace.spans
+    w = _step_windows(g)
+    if sp is None or not len(sp) or not w.size:
+        return {}
+    a, b, cats = painted_segments(iv, int(w[0, 0]), int(w[:, 1].max()))
+    mine = np.asarray(cats, dtype=object) == "host_compute"
+    if not mine.any():
+        return {}
+    hs, he = _inside_steps(g, a[mine].astype(np.int64), b[mine].astype(np.int64))
+    own = ctx.trace.gpu_host_lines.get(g.d.gpu)
+    m = (sp.line >= 0) if own is None else np.isin(sp.line, own)
+    m &= (sp.end > w[0, 0]) & (sp.start < w[:, 1].max())
+    if not hs.size or not m.any():
+        return {}
+    s, e, name = (sp.start[m].astype(np.int64), sp.end[m].astype(np.int64), sp.name[m].astype(np.int64))
+    o = np.lexsort((s, name))
+    s, e, name = s[o], e[o], name[o]
+    keep = np.ones(s.size, dtype=bool)
+    for lo, hi in _runs(name):  # a call that starts before an earlier one of its name ends is inside it
+        if hi - lo > 1:
+            reach = np.maximum.accumulate(e[lo:hi])
+            keep[lo + 1:hi] = s[lo + 1:hi] >= reach[:-1]
+    s, e, name = s[keep], e[keep], name[keep]
+    host, work = _Cover(hs, he), _Cover(*_inside_steps(g, w[:, 0], w[:, 1]))
+    held = (host.upto(e) - host.upto(s)).astype(np.float64) / PS_PER_MS
+    span = (work.upto(e) - work.upto(s)).astype(np.float64) / PS_PER_MS
+    out: dict[str, tuple[float, float]] = {}
+    for lo, hi in _runs(name):
+        t = float(held[lo:hi].sum())
+        if t > 0:
+            out[ctx.h.names[int(name[lo])]] = (t, float(span[lo:hi].sum()))
+    return out
+
+
+def deepest_frame(per_gpu: list[dict[str, tuple[float, float]]], steps: int, host_ms: float
+                  ) -> tuple[str, float] | None:
+    """(Python call, ms per step and active GPU) of :func:`frames_in_host_work` over every GPU: the call holding at
+    least ``host_frame.share`` of ``host_ms`` (the ledger's host work per step) that lasts the least -- the deepest
+    such call, since a call lies inside every call that encloses it and holds no more than they do; None where
+    Python was not traced or no call holds that much."""
+    if not per_gpu or steps <= 0 or host_ms <= 0:
+        return None
+    total: dict[str, list[float]] = {}
+    for d in per_gpu:
+        for n, (t, span) in d.items():
+            v = total.setdefault(n, [0.0, 0.0])
+            v[0] += t
+            v[1] += span
+    need = T("host_frame.share") * host_ms
+    held = [(span, n, per_step(t, steps, len(per_gpu))) for n, (t, span) in total.items()
+            if per_step(t, steps, len(per_gpu)) >= need]
+    if not held:
+        return None
+    _, n, v = min(held)
+    return n, round(v, 4)
+
+
 def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray) -> list[str]:
     """Of the range ``names``, those inside which the host launched some of this GPU's work in its kept steps.
 

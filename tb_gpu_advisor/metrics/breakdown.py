@@ -1673,23 +1673,36 @@ def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[fl
     if not hs.size or not m.any():
         return {}
     s, e, name = (sp.start[m].astype(np.int64), sp.end[m].astype(np.int64), sp.name[m].astype(np.int64))
-    o = np.lexsort((s, name))
+    o = np.lexsort((-e, s, name))  # of calls starting together the longest first: it holds the others
     s, e, name = s[o], e[o], name[o]
-    keep = np.ones(s.size, dtype=bool)
-    for lo, hi in _runs(name):  # a call that starts before an earlier one of its name ends is inside it
-        if hi - lo > 1:
-            reach = np.maximum.accumulate(e[lo:hi])
-            keep[lo + 1:hi] = s[lo + 1:hi] >= reach[:-1]
-    s, e, name = s[keep], e[keep], name[keep]
+    s, e, name = _outermost_by_name(s, e, name)
     host, work = _Cover(hs, he), _Cover(*_inside_steps(g, w[:, 0], w[:, 1]))
     held = (host.upto(e) - host.upto(s)).astype(np.float64) / PS_PER_MS
     span = (work.upto(e) - work.upto(s)).astype(np.float64) / PS_PER_MS
-    out: dict[str, tuple[float, float]] = {}
-    for lo, hi in _runs(name):
-        t = float(held[lo:hi].sum())
-        if t > 0:
-            out[ctx.h.names[int(name[lo])]] = (t, float(span[lo:hi].sum()))
-    return out
+    first = np.flatnonzero(np.concatenate([[True], name[1:] != name[:-1]]))
+    held, span = np.add.reduceat(held, first), np.add.reduceat(span, first)
+    return {ctx.h.names[int(name[i])]: (float(t), float(v)) for i, t, v in zip(first, held, span) if t > 0}
+
+
+def _outermost_by_name(s: np.ndarray, e: np.ndarray, name: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of calls sorted by (name, start, longest first), those not inside an earlier call of their name: a call that starts before
+    the furthest end of the earlier ones of its name lies inside one of them.  Each name's ends are shifted by its
+    rank times the whole span, so one running maximum serves every name (no name's reach leaks into the next)."""
+    if s.size < 2:
+        return s, e, name
+    lo, width = int(s.min()), int(e.max()) - int(s.min()) + 1
+    rank = np.cumsum(np.concatenate([[0], name[1:] != name[:-1]])).astype(np.int64)
+    if width * (int(rank[-1]) + 1) >= 2 ** 62:  # beyond int64 at this span: one name at a time
+        keep = np.ones(s.size, dtype=bool)
+        for a, b in _runs(name):
+            reach = np.maximum.accumulate(e[a:b])
+            keep[a + 1:b] = s[a + 1:b] >= reach[:-1]
+        return s[keep], e[keep], name[keep]
+    off = rank * width
+    reach = np.maximum.accumulate(e - lo + off)
+    keep = np.ones(s.size, dtype=bool)
+    keep[1:] = (s[1:] - lo + off[1:]) >= reach[:-1]
+    return s[keep], e[keep], name[keep]
 
 
 def deepest_frame(per_gpu: list[dict[str, tuple[float, float]]], steps: int, host_ms: float

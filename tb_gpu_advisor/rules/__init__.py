@@ -944,17 +944,21 @@ def _in_python_call(ctx: Ctx, host_ms: float) -> str:
     Why: the GPU of vLLM's MI300X decode (h37-survey62) waited 26.6 ms of a 45.6 ms step for the host, and the finding
     said only "the host's own code" while the engine's fix named its scheduler and sampler; 25.8 ms of it lay inside
     the model's compiled call (``llama.py(374): forward``) before its first graph launch.  Each wait belongs to its
-    cause: the place is measured, the call's time a part of the ledger's host work, never more."""
+    cause: the place is measured, and said as the finding's share of the call's host work (as ``in_ranges`` says a
+    range's), so it never exceeds the finding's own time."""
     fr = ctx.m.host_work_frame
-    if fr is None or host_ms <= 0:
+    whole = ctx.m.breakdown.host_compute
+    if fr is None or host_ms <= 0 or whole <= 0:
         return ""
     name, held = fr
-    if held < T("host_frame.share") * host_ms:
+    share = min(1.0, host_ms / whole)  # the finding claims this share of the ledger's host work (others the rest)
+    part = held * share
+    if part < T("host_frame.share") * host_ms:
         return ""
-    whole = ctx.m.breakdown.host_compute
-    return (f"; {ms(held)} of the host's own work ({ms(whole)} {ctx.per_step}) lies inside the Python call `{name}`, "
-            f"the deepest recorded call that holds most of it: look there (its own code, or code it calls that records "
-            f"no call of its own)")
+    shared = " (its share: other findings claim the rest of the host's work there)" if share < 0.999 else ""
+    return (f"; {ms(part)} of this time lies inside the Python call `{name}`{shared}, the deepest recorded call "
+            f"holding most of the host's own work: look there (its own code, or code it calls that records no call "
+            f"of its own)")
 
 
 def _launcher_part(m: HostMetrics, unrecorded_ms: float) -> float:

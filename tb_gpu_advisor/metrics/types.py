@@ -1322,6 +1322,10 @@ class HostMetrics:
     #: range spans and the step ledger books there: where one finding's own time lies, each instant in one category
     #: (``metrics/breakdown.ranges_in_host_idle``; the top ranges of each category)
     idle_in_ranges_by: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: (Python call, ms per step and active GPU): where the capture traced Python (``with_stack``), the deepest
+    #: recorded call holding most of the host's own work the ledger books in the steps (``host_compute``;
+    #: ``metrics/breakdown.deepest_frame``); None where Python was not traced or no call holds that much
+    host_work_frame: tuple[str, float] | None = None
     #: of those ranges, the ones inside which the host launched GPU work in the steps: a launch fix fits their time only
     ranges_launching: list[str] = field(default_factory=list)
     #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU

@@ -1386,7 +1386,9 @@ _user_frame = user_frame
 def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = True) -> int:
     """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine, in
     Python or on its C++ thread (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
-    module's forward, else other.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
+    module's forward, else other.  The innermost of them decides: ``optimizer.step(closure)`` runs the closure's
+    forward and backward inside the step (PyTorch Lightning's automatic optimization, LBFGS), so a module's call
+    below the optimizer's frame is the forward's, not the optimizer's state.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
     copy of a parameter, made once and reused by every call) is a parameter's copy, not the forward's activation --
     unless ``through_cache`` is off: the phase of the code that cast (an activation's cast, :func:`_activation_casts`)."""
     if through_cache and _autocast_cached(frames):
@@ -1402,6 +1404,8 @@ def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = T
                 or name.startswith("torch::autograd::Engine::"):
             return MEMORY_PHASES.index("backward")
         if "/torch/optim/" in fn:
+            if forward or module:  # a closure's forward inside ``step`` (Lightning's automatic optimization, LBFGS)
+                break
             return MEMORY_PHASES.index("optimizer")
         if "nn/modules/module.py" in fn and name in ("_apply", "convert"):
             module = True

@@ -40,6 +40,7 @@ from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
                                                     page_stream)
+from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -190,12 +191,7 @@ def _page_pass(path: str, local: str) -> "PageStream":
 
 
 def host_name(path: str) -> str:
-    name = os.path.basename(path)
-    name = name[:-3] if name.endswith(".gz") and len(name) > 3 else name
-    for suffix in (".pickle", ".pkl", ".html"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)] or name
-    return name
+    return layout_host_name(os.path.basename(path))
 
 
 #: The start of a file looked at to tell a viewer page from a pickle (read as a stream).

@@ -1342,18 +1342,30 @@ def _backward_node(r: Rank, node: str, frees: list[int], grad_bytes: int) -> int
 
 
 def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_bytes: int,
-                    pin_bytes: int = 0, trial_bytes: int = 0, trial_step: int = 2) -> Callable[[Rank], None]:
+                    pin_bytes: int = 0, trial_bytes: int = 0, trial_step: int = 2,
+                    closure: bool = False) -> Callable[[Rank], None]:
     """A training step whose memory the allocator sees: ``layers`` forward GEMMs each keeping an activation of
     ``act_bytes(step, layer)`` for the backward, a backward that frees them and makes each layer's gradient, the
     optimizer's step, ``zero_grad(set_to_none=True)``.  ``pin_bytes``: every other backward node also keeps a small
     buffer for the next step (a running statistic): it lands in a freed activation's segment and pins it there.
     ``trial_bytes``: the first profiled step's last forward op also makes and frees a one-time buffer of that size
     while every activation is live (an autotuner's trial workspace): that step's peak is ``trial_bytes`` above every
-    later step's (``trial_step``: the profiled step that makes it, the first by default)."""
+    later step's (``trial_step``: the profiled step that makes it, the first by default).  ``closure``: the step is
+    ``optimizer.step(closure)``'s, as PyTorch Lightning's automatic optimization runs it under its profiler: the
+    forward (inside Lightning's ``[pl][module]`` annotation) and the backward run inside ``Optimizer.step#AdamW.step``,
+    the optimizer's own update at its end (a real Lightning trace's nesting: tests/fixtures/wild/lightning_cpu_fit)."""
     def body(r: Rank) -> None:
         n, pins = r.mem.step, r.mem.kept
+        step = module = None
+        if closure:
+            step = r.cpu("Optimizer.step#AdamW.step", 0.0, cat="user_annotation", advance=False)
+            r.host_us += 1.0
+            module = r.cpu("[pl][module]model.MLP: model", 0.0, cat="user_annotation", advance=False)
+            r.host_us += 1.0
         acts = [_alloc_op(r, "aten::addmm", GEMM_FWD, 180.0, act_bytes(n, i), args=SHAPES_4096["addmm"])
                 for i in range(layers)]
+        if module is not None:
+            module["dur"] = round(r.host_us - module["ts"], 3)
         if trial_bytes and n == trial_step:  # ProfilerStep#2: the first step the handler records
             r.mfree(r.malloc(trial_bytes, at=r.host_us - 0.4), at=r.host_us - 0.2)
         grads = []
@@ -1363,9 +1375,12 @@ def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_byte
                 pins.append(r.malloc(pin_bytes, at=r.host_us - 0.2))
         while len(pins) > layers:
             r.mfree(pins.pop(0), at=r.host_us)
-        r.cpu("Optimizer.step#AdamW.step", 60.0, cat="user_annotation", advance=False)
+        if step is None:
+            r.cpu("Optimizer.step#AdamW.step", 60.0, cat="user_annotation", advance=False)
         r.kernel("aten::_foreach_add_", SGD_BF16, 42.0)
         r.host_us += 10.0
+        if step is not None:
+            step["dur"] = round(r.host_us - step["ts"], 3)
         for g in grads:  # zero_grad(set_to_none=True)
             r.mfree(g, at=r.host_us)
         r.host_us += 2.0

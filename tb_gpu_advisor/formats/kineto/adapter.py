@@ -1000,7 +1000,9 @@ def _memory_ops(kt: KinetoTrace, h: HostEvents, line_pairs: np.ndarray, host_ord
 
 def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """Per op of one line: the label its allocations get (its own name, its caller's for an allocation-only op) and
-    its phase (its own scope, else its parent's; ``forward`` inside ops of no scope)."""
+    its phase (its own scope, else its parent's; ``forward`` inside ops of no scope).  The innermost scope decides: a
+    module's forward call inside an optimizer's step is the forward ``optimizer.step(closure)`` runs (Lightning's
+    automatic optimization), not the optimizer's state."""
     k = ops.shape[0]
     label = np.full(k, -1, dtype=np.int32)
     ph = np.full(k, MEMORY_PHASES.index("forward"), dtype=np.int8)
@@ -1010,6 +1012,8 @@ def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[
     par = parent.tolist()
     scopes = {nid: pytorch.memory_phase(names[nid]) for nid in set(name_ids)}
     factory = {nid: pytorch.is_factory_op(names[nid]) for nid in set(name_ids)}
+    module = {nid: pytorch.is_module_forward(names[nid]) for nid in set(name_ids)}
+    optimizer, forward = MEMORY_PHASES.index("optimizer"), MEMORY_PHASES.index("forward")
     for i in np.lexsort((-ends, starts)).tolist():  # parents first
         nid, p = name_ids[i], par[i]
         if factory[nid] and p >= 0:
@@ -1017,7 +1021,10 @@ def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[
         else:
             label[i] = labels.setdefault(names[nid], len(labels))
         scope = scopes[nid]
-        ph[i] = MEMORY_PHASES.index(scope) if scope else (ph[p] if p >= 0 else ph[i])
+        if scope:
+            ph[i] = MEMORY_PHASES.index(scope)
+        elif p >= 0:
+            ph[i] = forward if ph[p] == optimizer and module[nid] else ph[p]
     return label, ph
 
 

@@ -470,6 +470,7 @@ def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.nda
     lines = {int(h.line[first]) for first, _ in started.starts}
     t0 = min(int(h.start[first]) for first, _ in started.starts)
     floor = T("launch.kernel_switch_us") * PS_PER_US
+    launch = h.name_mask(devices.is_launch_call)
     starts, ends = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
     fresh: set[int] = set()
     calls: list[int] = []
@@ -485,7 +486,9 @@ def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.nda
         first[k0] = True
         if rec[k0] >= 0 and h.start[rec[k0]] >= t0:
             fresh.add(int(d.gpu))
-            if not slow[rec[k0]]:  # a slow launch's call is a one-time cost of its own (its words say so)
+            # a kernel's launch call (a copy's call is the copy's, staged or waiting); a slow launch's call is a
+            # one-time cost of its own already (its words say so)
+            if d.kind[k0] == devices.KIND_KERNEL and launch[rec[k0]] and not slow[rec[k0]]:
                 calls.append(int(rec[k0]))
         i = np.flatnonzero(rec >= 0)
         i = i[(slow[rec[i]] | first[i]) & (h.start[rec[i]] >= t0)]

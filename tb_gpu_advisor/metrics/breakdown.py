@@ -94,7 +94,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if held[0].size:  # while a GPU of the same process runs, the GPU may wait on that work: the turn-taking's
             held = _off_peers(ctx, g, held)
         out["held"], out["kernel_switch"] = held, _cat2(switch, lead_switch)
-        out["queued_first"] = first
+        out["queued_first"] = first if not _fresh_gpu(ctx, g) else (d.start[:0], d.start[:0])
     for k in ("held", "queued_first"):
         if k in out and out[k][0].size:
             # the GPU idle while holding work launched and submitted: work it could run, outside the capture's
@@ -488,6 +488,20 @@ def _member(x: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
         return np.zeros(x.shape, bool)
     k = np.minimum(np.searchsorted(sorted_ids, x), sorted_ids.size - 1)
     return sorted_ids[k] == x
+
+
+def _fresh_gpu(ctx: Context, g: GpuCtx) -> bool:
+    """Whether GPU ``g``'s first work in the capture was launched by a process after it started its runtime in the
+    window (``OneTime.fresh_gpus``): no work of it was launched before the capture, so none can be queued ahead.
+
+    Why: the idle before the capture's first work, that work launched, was read as work from before the capture
+    (``queued_first``) from the window's start -- in a process whose context the window created.  max-zhao0's
+    TAC-HEP `mm_cuda` (a T4 shared with other jobs; `nsys` started the program) read "The capture opens while the
+    GPU still runs earlier work" for 915 us: its first launch call (516 us, the module loaded in it) and the 400 us
+    the kernel started after it returned -- those 400 us the cold-start finding booked as the first use of what the
+    call set up, "with nothing launched before the start-up to wait on": one stretch, two contrary causes."""
+    job = ctx.job
+    return job is not None and int(g.d.gpu) in job.phase.fresh_gpus
 
 
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:

@@ -376,14 +376,16 @@ def _reads_out(ctx: Ctx, m: HostMetrics) -> bool:
 
 def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown
     """The time copies block the GPU in a step's ledger ``bd`` (a step's, or the host's mean step): its copy categories
-    -- memsets and copies of unknown kind among the device copies, as the ledger books them -- plus ``elsewhere``, the
+    -- copies of unknown kind among the device copies, as the ledger books them, and the memsets' fills (``memset``:
+    no transfer, yet GPU time spent moving no data that this finding's fill fix recovers and no other finding owns) --
+    plus ``elsewhere``, the
     per-step time the ledger books in other categories that the copies cause (kernels waiting on pages migrated under
     them, the GPU idle after a copy that blocked the host).
 
     Why one function: the summary summed each direction's own exposed time and the step's window the ledger's
     categories, so ``wild/vit_a4000_avg_batch`` read "25.0 ms of each 116.3 ms step" above "copies, step 0 (25.1 ms)"
     (its 0.05 ms of memsets in the one, not the other; h37-left56)."""
-    return bd.memcpy_h2d + bd.memcpy_d2h + bd.memcpy_d2d + elsewhere
+    return bd.memcpy_h2d + bd.memcpy_d2h + bd.memcpy_d2d + bd.memset + elsewhere
 
 
 _ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "

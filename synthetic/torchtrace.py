@@ -202,23 +202,30 @@ class Rank:
         "Pageable") host memory; (launch time, copy start)."""
         return self.memcpy(op, f"Memcpy HtoD ({memory} -> Device)", int(mb * (1 << 20)), us)
 
-    def memcpy(self, op: dict, name: str, nbytes: int, us: float) -> tuple[float, float]:
+    def memcpy(self, op: dict, name: str, nbytes: int, us: float, cat: str = "gpu_memcpy",
+               call: tuple[str, int] = ("cudaMemcpyAsync", 41)) -> tuple[float, float]:
         """The ``cudaMemcpyAsync`` of ``op`` and its copy ``name`` (Kineto's: ``Memcpy DtoD (Device -> Device)``) of
-        ``nbytes`` on the compute stream, ``us`` long; (launch time, copy start)."""
+        ``nbytes`` on the compute stream, ``us`` long; (launch time, copy start).  ``cat``/``call``: a memset's
+        (:meth:`memset`)."""
         self.corr += 1
         launch_at = self.host_us + 3.0
-        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call[0], "pid": self.pid, "tid": self.pid,
                           "ts": round(launch_at, 3), "dur": 12.0,
-                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
+                          "args": {"External id": op["args"]["External id"], "cbid": call[1], "correlation": self.corr}})
         start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
         self.streams[COMPUTE_STREAM] = start + us
-        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": name,
+        self.gpu.append({"ph": "X", "cat": cat, "name": name,
                          "pid": self.device, "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
                          "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
                                   "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
                                   "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
         self._flow(launch_at, start, COMPUTE_STREAM)
         return launch_at, start
+
+    def memset(self, op: dict, nbytes: int, us: float) -> tuple[float, float]:
+        """The ``cudaMemsetAsync`` of ``op`` (``aten::zero_``) and its fill of ``nbytes`` on the compute stream, ``us``
+        long, as Kineto records one (``gpu_memset`` ``Memset (Device)``); (launch time, fill start)."""
+        return self.memcpy(op, "Memset (Device)", nbytes, us, cat="gpu_memset", call=("cudaMemsetAsync", 51))
 
     def sync(self, op: str = "aten::item") -> None:
         """``.item()``: the host waits in ``cudaStreamSynchronize`` until every stream has drained."""
@@ -2455,3 +2462,32 @@ def write_unrecorded_gpu_steps(path: str, steps: int = 3, final_mark_us: float |
     write_doc(path, trace_doc(r, 1))
     step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us + 10.0  # ``Rank.step``'s 5 us either side
     return {"steps": steps, "step_ms": step_us / 1000.0}
+
+
+def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_us: float = 0.0,
+                       nbytes: int = 64 << 20) -> dict[str, Any]:
+    """A bf16 MLP's training steps that each zero a ``nbytes`` buffer with ``aten::zero_`` (one ``cudaMemsetAsync``:
+    a ``Memset (Device)`` fill of ``fill_us``) and, where ``copy_us``, copy it with ``aten::copy_`` (a ``Memcpy DtoD``
+    of ``copy_us``), both between the backward and the optimizer on the compute stream: no kernel runs beside them.
+    The Kineto twin of ``nsysexport.write_filled_frontier`` (h37-fill30).  Truth by construction: each step's GPU
+    time of fills and of device copies (ms), none overlapping any other work."""
+    r = Rank(rank=0, pid=4100, device=0)
+
+    def body(rr: Rank) -> None:
+        forward_backward(rr)
+        op = rr.cpu("aten::zero_", 20.0, advance=False)
+        _, start = rr.memset(op, nbytes, fill_us)
+        rr.host_us += 20.0
+        rr.step_kernels.append((start, start + fill_us))
+        if copy_us:
+            op = rr.cpu("aten::copy_", 20.0, advance=False)
+            _, start = rr.memcpy(op, "Memcpy DtoD (Device -> Device)", nbytes, copy_us)
+            rr.host_us += 20.0
+            rr.step_kernels.append((start, start + copy_us))
+        optimizer(rr)
+        rr.sync()
+
+    for n in range(2, 2 + steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    return {"steps": steps, "fill_ms": fill_us / 1000.0, "copy_ms": copy_us / 1000.0}

@@ -27,6 +27,7 @@ PRIORITY: tuple[str, ...] = (
     "device_compute",
     "collectives",
     "memcpy_d2d",
+    "memset",
     "memcpy_d2h",
     "memcpy_h2d",
     "kernel_switch",
@@ -697,6 +698,7 @@ _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "device_compute": frozenset({devices.KIND_KERNEL}),
     "collectives": frozenset({devices.KIND_COLLECTIVE}),
     "memcpy_d2d": frozenset({devices.KIND_D2D, devices.KIND_OTHER_COPY}),
+    "memset": frozenset({devices.KIND_MEMSET}),
     "memcpy_d2h": frozenset({devices.KIND_D2H}),
     "memcpy_h2d": frozenset({devices.KIND_H2D}),
 }

@@ -2356,3 +2356,32 @@ def write_unrecorded_gpu_steps(path: str, steps: int = 3, final_mark_us: float |
     write_doc(path, trace_doc(r, 1))
     step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us + 10.0  # ``Rank.step``'s 5 us either side
     return {"steps": steps, "step_ms": step_us / 1000.0}
+
+
+def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functions: bool = False,
+                      gap_us: float = 800.0) -> dict[str, Any]:
+    """The legacy profiler's chrome trace (a bare JSON list, host ops under the process ``"CPU functions"``, no
+    category) of ``steps`` iterations of :data:`UNRECORDED_STEP_OPS` -- GPU work (``nccl:all_reduce``) whose GPU side
+    the profiler cannot record.  ``marks``: each iteration inside the ``ProfilerStep#N`` that ``torch.profiler``'s
+    ``prof.step()`` writes (what ``torch.profiler`` writes on a build without Kineto); without them, what
+    ``torch.autograd.profiler`` writes; ``cuda_functions``: each op's GPU time under ``"CUDA functions"`` too
+    (``use_cuda=True``: CUDA events around the op, no kernel).  Truth by construction: the call that wrote it
+    (``"no_kineto"`` with marks, else ``"legacy_profiler"``) and ``steps`` iterations of ``step_ms``."""
+    ev: list[dict[str, Any]] = []
+    t = 1000.0
+    step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us
+    for n in range(steps):
+        if marks:
+            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": step_us, "tid": 1,
+                       "pid": "CPU functions", "args": {}})
+        at = t
+        for name, us in UNRECORDED_STEP_OPS:
+            ev.append({"name": name, "ph": "X", "ts": at, "dur": us, "tid": 1, "pid": "CPU functions", "args": {}})
+            if cuda_functions:
+                ev.append({"name": name, "ph": "X", "ts": at + 5.0, "dur": us / 2, "tid": 0,
+                           "pid": "CUDA functions", "args": {}})
+            at += us
+        t += step_us
+    with open(path, "w") as f:
+        json.dump(ev, f)
+    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}

@@ -2053,15 +2053,19 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     between launches (longer than most kernels: each kernel is a busy interval of its own, as in the real file).  An iteration whose random shift is 0
     (seeded) launches no roll (the real loop's iterations vary from 25 to 65 GPU events), so no launch sequence repeats
     exactly.
-    Truth by construction: ``cold + warm`` iterations; with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
+    Truth by construction: ``cold + warm`` iterations, ``period_ms`` from each one's upload on the GPU to the next's
+    (the upload runs once in each, first); with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
     pieces of iterations (one burst per copy or kernel of the cold ones) and groups of them, not iterations; with
     ``cold=0, per_burst=1`` every burst is one iteration (the control)."""
     r = Rank(rank=0, pid=1312450, device=0)
     draw = random.Random(5)  # the test's torch.randint(5, (1,)) shifts, seeded: 0 in about a fifth of the iterations
     shifts = [draw.randrange(5) for _ in range(cold + warm)]
 
+    opens: list[float] = []  # each iteration's upload on the GPU (us): the first of its work, once an iteration
+
     def iteration(k: int, pause_us: float) -> None:
         r.copy_h2d(0.27, 20.0, pageable=True)
+        opens.append(float(r.gpu[-1]["ts"]))
         r.host_us += pause_us
         for name, us in WARMING_LOOP_KERNELS:
             if "roll" in name and not shifts[k]:
@@ -2080,7 +2084,8 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     write_doc(path, trace_doc(r, 1, A10G))
     rolls = sum(1 for k in range(cold) if not shifts[k])  # the cold iterations whose roll launched nothing
     return {"iterations": cold + warm,
-            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst)}
+            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst),
+            "period_ms": [(b - a) / 1000.0 for a, b in zip(opens, opens[1:])]}
 
 
 def _runtime_call(r: Rank, name: str, us: float, cbid: int) -> None:

@@ -23,6 +23,7 @@ import json
 import os
 import random
 from functools import partial
+from itertools import pairwise
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -2085,7 +2086,7 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     rolls = sum(1 for k in range(cold) if not shifts[k])  # the cold iterations whose roll launched nothing
     return {"iterations": cold + warm,
             "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst),
-            "period_ms": [(b - a) / 1000.0 for a, b in zip(opens, opens[1:])]}
+            "period_ms": [(b - a) / 1000.0 for a, b in pairwise(opens)]}
 
 
 def _runtime_call(r: Rank, name: str, us: float, cbid: int) -> None:

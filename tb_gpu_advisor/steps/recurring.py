@@ -77,6 +77,17 @@ def _nests(turns: np.ndarray, other: np.ndarray, inner: bool) -> bool:
     return bool((ran == ran[0]).all()) if inner else bool((per <= 1).all())
 
 
+def _inside_outer(turns: np.ndarray, other: np.ndarray) -> bool:
+    """Whether a recurring event with fewer runs (``other``) runs once every k-th turn (k >= 2) and in no other: the
+    turns are an inner loop's (a layer's), and that event marks the loop around them -- one the turns cannot time, as
+    no two of its events turn in step."""
+    n, m = turns.size, other.size
+    if m < 2 or n % m or n // m < 2:
+        return False
+    k = np.searchsorted(turns, other, side="right") - 1
+    return bool((np.diff(k) == n // m).all())
+
+
 def recurring_turns(active: list[DeviceEvents]) -> Recurring | None:
     """The turns of the loop whose body runs once per turn (module doc); None where no two events turn in step.
 
@@ -84,7 +95,8 @@ def recurring_turns(active: list[DeviceEvents]) -> Recurring | None:
     with which every other such count nests -- a loop inside (a layer's kernels) runs the same number of times in
     each turn, work outside or optional (an epoch's, a branch some iterations take) at most once: the outermost
     loop, not a layer of it, and not the turns of a branch taken in some iterations only (a block that runs in 12
-    of 16 iterations turns in step with itself, and the batch's upload runs twice in some of its turns)."""
+    of 16 iterations turns in step with itself, and the batch's upload runs twice in some of its turns).  Turns inside
+    a loop that one event alone marks (it runs every k-th turn) are no iterations: None."""
     runs = _runs(active)
     groups = {n: g for n in sorted({int(v.size) for v in runs.values() if v.size >= _MIN_TURNS})
               if (g := _group(runs, n)) is not None}
@@ -92,6 +104,8 @@ def recurring_turns(active: list[DeviceEvents]) -> Recurring | None:
         turns = runs[anchor]
         if not all(_nests(turns, runs[g[0]], m > n) for m, g in groups.items() if m != n):
             continue
+        if any(_inside_outer(turns, v) for v in runs.values() if _MIN_TURNS <= v.size < n):
+            return None  # an inner loop's turns: the iterations around them are marked by one event alone
         start = turns.astype(np.int64)
         last = max(int(d.end.max()) for d in active if len(d))
         end = np.append(start[1:], last).astype(np.int64)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from itertools import pairwise
 from pathlib import Path
 
 from synthetic.torchtrace import write_cuda_only_warming_loop
@@ -88,7 +89,7 @@ def test_a_real_test_loops_16_iterations_are_timed_from_the_work_run_once_in_eac
     for name in ("Memcpy HtoD", "grid_sampler_2d"):
         runs = sorted(e["ts"] for e in events if e.get("cat") in ("Memcpy", "Kernel") and name in e["name"])
         assert len(runs) == len(opens) == 16 and all(a <= b < c for a, b, c in zip(opens, runs, opens[1:] + [1e30]))
-    period_ms = [(b - a) / 1000.0 for a, b in zip(opens, opens[1:])]
+    period_ms = [(b - a) / 1000.0 for a, b in pairwise(opens)]
     host = first_host(REAL)
     steps = host["steps"]
     assert (steps["source"], steps["found"]) == ("recurring_events", 16), steps

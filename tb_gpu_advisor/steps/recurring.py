@@ -21,8 +21,9 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.model.trace import DeviceEvents
 
-#: The fewest iterations a recurring event must count to mark a loop: three turns make two periods to compare and a
-#: fourth the least a loop past its first turn keeps (two named events turning in step three times can be chance).
+#: The fewest turns a recurring set must count to mark a loop: the steps' reading drops a first turn (warm-up) and a
+#: last (possibly partial), and two left are the fewest whose times can be compared; two events turning in step
+#: three times can be chance.
 _MIN_TURNS = 4
 
 

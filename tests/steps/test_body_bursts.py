@@ -55,6 +55,7 @@ def test_a_warming_loops_iterations_are_read_from_the_work_run_once_in_each(tmp_
     host = first_host(path)
     steps = host["steps"]
     assert (steps["source"], steps["found"], steps["confidence"]) == ("recurring_events", truth["iterations"], "low")
+    assert "run once in each of 16 turns" in steps["note"] and "as one pass" not in steps["note"], steps["note"]
     rows = {r["step"]: r["step_ms"] for r in host["step_rows"]}
     assert rows and all(abs(ms - truth["period_ms"][k]) < 1e-3 for k, ms in rows.items()), (rows, truth["period_ms"])
     assert not any(f["severity"] == "critical" for f in host["findings"])  # steps that are a guess: nothing critical

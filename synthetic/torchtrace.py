@@ -23,6 +23,7 @@ import json
 import os
 import random
 from functools import partial
+from itertools import pairwise
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -2116,15 +2117,19 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     between launches (longer than most kernels: each kernel is a busy interval of its own, as in the real file).  An iteration whose random shift is 0
     (seeded) launches no roll (the real loop's iterations vary from 25 to 65 GPU events), so no launch sequence repeats
     exactly.
-    Truth by construction: ``cold + warm`` iterations; with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
+    Truth by construction: ``cold + warm`` iterations, ``period_ms`` from each one's upload on the GPU to the next's
+    (the upload runs once in each, first); with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
     pieces of iterations (one burst per copy or kernel of the cold ones) and groups of them, not iterations; with
     ``cold=0, per_burst=1`` every burst is one iteration (the control)."""
     r = Rank(rank=0, pid=1312450, device=0)
     draw = random.Random(5)  # the test's torch.randint(5, (1,)) shifts, seeded: 0 in about a fifth of the iterations
     shifts = [draw.randrange(5) for _ in range(cold + warm)]
 
+    opens: list[float] = []  # each iteration's upload on the GPU (us): the first of its work, once an iteration
+
     def iteration(k: int, pause_us: float) -> None:
         r.copy_h2d(0.27, 20.0, pageable=True)
+        opens.append(float(r.gpu[-1]["ts"]))
         r.host_us += pause_us
         for name, us in WARMING_LOOP_KERNELS:
             if "roll" in name and not shifts[k]:
@@ -2143,7 +2148,8 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     write_doc(path, trace_doc(r, 1, A10G))
     rolls = sum(1 for k in range(cold) if not shifts[k])  # the cold iterations whose roll launched nothing
     return {"iterations": cold + warm,
-            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst)}
+            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst),
+            "period_ms": [(b - a) / 1000.0 for a, b in pairwise(opens)]}
 
 
 def _runtime_call(r: Rank, name: str, us: float, cbid: int) -> None:
@@ -2491,3 +2497,32 @@ def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_u
         r.step(n, body)
     write_doc(path, trace_doc(r, 1))
     return {"steps": steps, "fill_ms": fill_us / 1000.0, "copy_ms": copy_us / 1000.0}
+
+
+def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functions: bool = False,
+                      gap_us: float = 800.0) -> dict[str, Any]:
+    """The legacy profiler's chrome trace (a bare JSON list, host ops under the process ``"CPU functions"``, no
+    category) of ``steps`` iterations of :data:`UNRECORDED_STEP_OPS` -- GPU work (``nccl:all_reduce``) whose GPU side
+    the profiler cannot record.  ``marks``: each iteration inside the ``ProfilerStep#N`` that ``torch.profiler``'s
+    ``prof.step()`` writes (what ``torch.profiler`` writes on a build without Kineto); without them, what
+    ``torch.autograd.profiler`` writes; ``cuda_functions``: each op's GPU time under ``"CUDA functions"`` too
+    (``use_cuda=True``: CUDA events around the op, no kernel).  Truth by construction: the call that wrote it
+    (``"no_kineto"`` with marks, else ``"legacy_profiler"``) and ``steps`` iterations of ``step_ms``."""
+    ev: list[dict[str, Any]] = []
+    t = 1000.0
+    step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us
+    for n in range(steps):
+        if marks:
+            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": step_us, "tid": 1,
+                       "pid": "CPU functions", "args": {}})
+        at = t
+        for name, us in UNRECORDED_STEP_OPS:
+            ev.append({"name": name, "ph": "X", "ts": at, "dur": us, "tid": 1, "pid": "CPU functions", "args": {}})
+            if cuda_functions:
+                ev.append({"name": name, "ph": "X", "ts": at + 5.0, "dur": us / 2, "tid": 0,
+                           "pid": "CUDA functions", "args": {}})
+            at += us
+        t += step_us
+    with open(path, "w") as f:
+        json.dump(ev, f)
+    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}

@@ -451,6 +451,9 @@ def _write_kineto(job: Job, run: str) -> None:
     if opened:  # every iteration alike: the period is each one's length, start to start
         bounds = starts + [max(r.host_us for r in ranks)]
         TRUTH[job.seed] = {"steps": p["steps"], "step_ms": (bounds[-1] - bounds[0]) / p["steps"] / 1e3}
+    if p["no_gpu"] and p["marker"] == "profiler_step" and p["ranks"] == 1:  # (h37-tidy30) a loop on the CPU, every
+        # step alike: the job block's ``host_loop`` times it start to start, no GPU step
+        TRUTH.setdefault(job.seed, {}).update(host_step_ms=(max(r.host_us for r in ranks) - starts[0]) / p["steps"] / 1e3)
     held = [n for n, us in p.get("buffer_requests", ()) if us >= 100.0]
     # one rank: its steps are its host's ProfilerStep#n, numbered as drawn (several: each rank's GPU-side spans, the
     # request's idle in the step before on the GPU's clock -- h37-walk25's Left -- so their truth is a time)

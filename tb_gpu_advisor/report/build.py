@@ -19,6 +19,7 @@ from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.job import calls_before_note, med_count
 from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
+from tb_gpu_advisor.job.kind import NO_GPU_STEP
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
@@ -550,13 +551,16 @@ def _job(m: HostMetrics) -> dict:
 
 
 def _host_loop(m: HostMetrics, job: dict) -> dict:
-    """``host_loop``: the loop a window without GPU work marks (``kind`` ``no_gpu``, its GPU side not merely
-    unrecorded), timed on the host -- its kept marked steps and their mean length, ms -- where it marks one; {}
+    """``host_loop``: the loop a window without GPU work marks (``kind`` ``no_gpu``; not its GPU side unrecorded, nor
+    the loop's end, whose one mark holds the fetch that found the input exhausted: ``job.kind.NO_GPU_STEP``), timed
+    on the host -- its kept marked steps and their mean length, ms -- where it marks one; {}
     else.  No GPU step is booked (no step rows, no ledger: ``metrics.compute.gpu_step_timed``), but the loop ran:
     ``h200_jobs/torch_cpu_only``'s 4 ``ProfilerStep`` marks of ~88 ms on the CPU were said only by the steps' note
     and the evidence, the job line naming no loop at all (h37-tidy29's *Left*)."""
     det = m.steps
-    if job.get("kind") != "no_gpu" or job.get("gpu_unrecorded") or det.source in UNMARKED_SOURCES or not det.windows:
+    # (not where the marks time none of the job's steps -- the loop's end's one fetch -- nor a GPU side unrecorded)
+    if (job.get("kind") != "no_gpu" or any(job.get(key) for key in NO_GPU_STEP.values())
+            or det.source in UNMARKED_SOURCES or not det.windows):
         return {}
     lengths = [w.duration_ms for w in det.windows]
     return {"host_loop": {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}}

@@ -20,10 +20,10 @@ from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import (
+    NO_STEP_WHY,
     damage_note,
     damaged_hosts,
     failed_hosts,
-    NO_STEP_WHY,
     no_gpu_step,
     no_gpu_step_reason,
     one_pass,

@@ -190,12 +190,13 @@ def no_gpu_step(job: dict) -> bool:
 
 def host_loop_words(job: dict) -> str:
     """A host's loop on the CPU (``job.host_loop``: a window without GPU work that marks its loop) in words --
-    "4 marked steps of 88.0 ms on average" --, "" where it has none: the one printing of it, which the job's line and
+    "4 marked steps of 88.0 ms on average", "1 marked step of 210.1 ms" --, "" where it has none: the one printing of it, which the job's line and
     the tab's host line (``display.hosts[].host_loop``) say."""
     loop = job.get("host_loop") or {}
     if not loop.get("steps") or loop.get("step_ms") is None:
         return ""
-    return f"{loop['steps']} marked step{'s' if loop['steps'] != 1 else ''} of {ms(loop['step_ms'])} on average"
+    n = loop["steps"]
+    return f"{n} marked step{'s' if n != 1 else ''} of {ms(loop['step_ms'])}{' on average' if n > 1 else ''}"
 
 
 def one_pass(h: HostReport) -> bool:

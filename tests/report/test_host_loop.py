@@ -27,6 +27,7 @@ from tests.support.random_jobs import host_loop_problems, report_of
 CPU_ONLY = FIXTURES / "h200_jobs" / "torch_cpu_only"
 TRACE = CPU_ONLY / "vm_454.1795791256050204608.pt.trace.json.gz"
 TRACING_OFF = FIXTURES / "wild" / "tracing_off_nvtx_a10_train" / "nvtx_result.sqlite"
+LOOP_END = FIXTURES / "wild" / "loop_ended_a100_gnn"
 LOOP_WORDS = "its loop on the CPU: 4 marked steps of 88.0 ms on average, no GPU step"
 
 
@@ -70,11 +71,15 @@ def test_a_generated_cpu_loop_reads_its_period_by_construction():
 
 def test_hosts_that_time_a_gpu_step_or_whose_gpu_went_unrecorded_get_no_loop():
     """Controls: a GPU job says no reason and no loop; the tracing-off export says why it times no GPU step (the
-    capture did not record the GPU's work) and times no loop on the CPU -- its iterations ran the GPU, unseen."""
+    capture did not record the GPU's work) and times no loop on the CPU -- its iterations ran the GPU, unseen; the
+    loop's end (``wild/loop_ended_a100_gnn``: kind ``no_gpu``, 1 mark of 0.54 ms) has no loop either."""
     (gpu,) = report_of(randjobs.kineto_job(seed=32)).hosts
     assert "no_gpu_step" not in gpu.job and "host_loop" not in gpu.job
     (off,) = first_report(TRACING_OFF)["hosts"]
     assert off["job"]["no_gpu_step"] == "the capture did not record the GPU's work" and "host_loop" not in off["job"]
+    # the loop's end (kind no_gpu): its one mark holds the fetch that found the input exhausted -- no loop to time
+    (end,) = first_report(LOOP_END)["hosts"]
+    assert end["job"]["kind"] == "no_gpu" and end["job"]["marks_no_job_step"] and "host_loop" not in end["job"], end["job"]
 
 
 def test_every_reason_a_window_times_no_gpu_step_has_its_words():

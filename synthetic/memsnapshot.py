@@ -86,6 +86,20 @@ OPTIMIZER = [*ALLOCATOR_CPP, *_op("zeros_like"),
              frame("/usr/lib/python3/site-packages/torch/optim/optimizer.py", 485, "wrapper"),
              frame("train.py", 47, "train_step")]
 
+#: Lightning's automatic optimization (and any ``optimizer.step(closure)``, LBFGS's): the closure runs the training
+#: step's forward and backward *inside* the optimizer's ``step``, so a forward's allocation has the optimizer's frames
+#: outside its module's (a real DiT training step's stacks: tests/fixtures/wild/SURVEY.md, session 30, h37-survey64).
+_CLOSURE = [frame("/usr/lib/python3/site-packages/lightning/pytorch/loops/optimization/automatic.py", 131, "closure"),
+            frame("/usr/lib/python3/site-packages/lightning/pytorch/plugins/precision/precision.py", 109,
+                  "_wrap_closure"),
+            frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 146, "step"),
+            frame("/usr/lib/python3/site-packages/torch/optim/optimizer.py", 385, "wrapper"),
+            frame("/usr/lib/python3/site-packages/lightning/pytorch/core/optimizer.py", 154, "step"),
+            frame("train.py", 60, "main")]
+CLOSURE_ACTIVATION = [*ACTIVATION[:-1], frame("lit_module.py", 105, "training_step"), *_CLOSURE]
+CLOSURE_OPTIMIZER = [*OPTIMIZER[:-2], frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 146, "step"),
+                     *_CLOSURE[3:]]
+
 
 class OutOfMemory(Exception):
     """The modelled allocator could not serve a request (PyTorch raises ``torch.OutOfMemoryError``)."""
@@ -239,13 +253,16 @@ class Scenario:
 
 
 def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512,
-                    device_total: int | None = None) -> Scenario:
+                    device_total: int | None = None, closure: bool = False) -> Scenario:
     """A training loop that runs out of memory in the forward pass of its second step: 2 GiB of weights and Adam's
     4 GiB of state live across steps, each layer keeps ``act_mib`` MiB of activations for the backward pass, and the
     second step's batch is twice the first's -- its activations no longer fit, and the request for a layer's
     activations fails with 18 GiB of them live.  The activations are the largest thing live: checkpointing frees the
-    most.  ``device_total``: the GPU's memory where ``capacity`` is a cap below it."""
+    most.  ``device_total``: the GPU's memory where ``capacity`` is a cap below it.  ``closure``: the loop is
+    ``optimizer.step(closure)``'s (Lightning's automatic optimization): the forward runs inside the optimizer's
+    ``step``, its frames outside the module's; the activations are still the forward's."""
     a = Allocator(capacity, device_total=device_total)
+    act_frames, opt_frames = (CLOSURE_ACTIVATION, CLOSURE_OPTIMIZER) if closure else (ACTIVATION, OPTIMIZER)
     params = [a.malloc(256 * MiB, PARAMS) for _ in range(8)]
     state: list[int] = []
     acts: list[int] = []
@@ -253,20 +270,21 @@ def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 5
         acts = []
         try:
             for _ in range(layers):
-                acts.append(a.malloc(act_mib * MiB * batch, ACTIVATION))
+                acts.append(a.malloc(act_mib * MiB * batch, act_frames))
         except OutOfMemory:
             break
         grads = [a.malloc(256 * MiB, GRADIENT) for _ in params]
         for x in acts:
             a.free(x)
         if not state:
-            state = [a.malloc(256 * MiB, OPTIMIZER) for _ in range(16)]
+            state = [a.malloc(256 * MiB, opt_frames) for _ in range(16)]
         for g in grads:
             a.free(g)
     oom = a.trace[-1]
     truth = {"gpu": 0, "requested": oom["size"], "device_free": oom["device_free"], "allocated": a.allocated,
              "reserved": a.reserved, "live_activation_bytes": len(acts) * act_mib * MiB * 2,
-             "persistent_bytes": (len(params) + len(state)) * 256 * MiB, "failed_frames": ACTIVATION,
+             "persistent_bytes": (len(params) + len(state)) * 256 * MiB, "failed_frames": act_frames,
+             "optimizer_bytes": len(state) * 256 * MiB,
              "largest": "activations"}
     return Scenario(snapshot([a]), truth)
 

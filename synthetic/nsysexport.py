@@ -1962,8 +1962,14 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
                 sync_enum=False)
     worst = repeat_us or 0.0
     loads = [d / 1e3 for d in launches_us if d >= 1000.0 and d > worst]
+    first_is_load = bool(launches_us) and launches_us[0] >= 1000.0 and launches_us[0] > worst
     return {"load_launches_ms": loads,
-            "load_leads_ms": [lead / 1e3 for d, lead in zip(launches_us, leads_us) if d >= 1000.0 and d > worst]}
+            "load_leads_ms": [lead / 1e3 for d, lead in zip(launches_us, leads_us) if d >= 1000.0 and d > worst],
+            # a started process's first launch on its GPU, the GPU idle through the call and after its return with
+            # nothing launched before (no work from before the capture to run): ms, 0 where the window opens on a
+            # process already running or the launch is a load (booked as one above)
+            "first_call_ms": launches_us[0] / 1e3 if started and launches_us and not first_is_load else 0.0,
+            "first_lead_ms": (leads_us[0] if leads_us else 2.0) / 1e3 if started and launches_us else 0.0}
 
 
 #: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and

@@ -43,7 +43,7 @@ import math
 import os
 import random
 from dataclasses import asdict, dataclass, field
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from synthetic import nsysexport as N
@@ -74,6 +74,35 @@ class Job:
 
     def __str__(self) -> str:
         return f"Job(seed={self.seed}, fmt={self.fmt!r}, params={self.params!r})"
+
+
+@dataclass(frozen=True)
+class FormDraw:
+    """One stream of forms a walk draws (``scripts/randjobs.py --formsN``), called as ``draw(seed)`` for the job of
+    ``seed``.  Every stream draws the same way -- a :class:`random.Random` seeded by ``stream`` and the seed, the form,
+    then the form's parameters -- so one home holds that order, on which every seed's job (and the SURVEY sections
+    that name seeds) depend: a new stream is a row of :data:`FORM_DRAWS`, not a copy of a factory."""
+
+    name: str  #: the drawer's name, as ``scripts/randjobs.py`` prints it
+    stream: str  #: the seed string's prefix: a stream of its own, so no other stream's seeds change their jobs
+    forms: tuple[str, ...]
+    params: Callable[[random.Random, str], dict[str, Any]]  #: the form's parameters, drawn after the form
+    #: the forms' weights (``rng.choices``); ``None``: one ``rng.choice`` (a draw even of one form); ``()``: no draw,
+    #: the first form (a stream that never drew its form)
+    weights: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "__name__", self.name)
+
+    def __call__(self, seed: int) -> Job:
+        rng = random.Random(f"{self.stream}{seed}")
+        if self.weights is None:
+            fmt = rng.choice(self.forms)
+        elif self.weights:
+            fmt = rng.choices(self.forms, weights=self.weights)[0]
+        else:
+            fmt = self.forms[0]
+        return Job(seed, fmt, self.params(rng, fmt))
 
 
 def _log_uniform(rng: random.Random, lo: float, hi: float) -> float:
@@ -422,6 +451,9 @@ def _write_kineto(job: Job, run: str) -> None:
     if opened:  # every iteration alike: the period is each one's length, start to start
         bounds = starts + [max(r.host_us for r in ranks)]
         TRUTH[job.seed] = {"steps": p["steps"], "step_ms": (bounds[-1] - bounds[0]) / p["steps"] / 1e3}
+    if p["no_gpu"] and p["marker"] == "profiler_step" and p["ranks"] == 1:  # (h37-tidy30) a loop on the CPU, every
+        # step alike: the job block's ``host_loop`` times it start to start, no GPU step
+        TRUTH.setdefault(job.seed, {}).update(host_step_ms=(max(r.host_us for r in ranks) - starts[0]) / p["steps"] / 1e3)
     held = [n for n, us in p.get("buffer_requests", ()) if us >= 100.0]
     # one rank: its steps are its host's ProfilerStep#n, numbered as drawn (several: each rank's GPU-side spans, the
     # request's idle in the step before on the GPU's clock -- h37-walk25's Left -- so their truth is a time)
@@ -738,14 +770,6 @@ def _reduced_job(forms: Sequence[str], fmt: str, seed: int, params: dict[str, An
     return Job(seed, fmt, params)
 
 
-def random_form_job(seed: int) -> Job:
-    """The job of ``seed`` among the forms real captures show that the other draws never make (its own stream of
-    draws: ``random_job``'s and ``random_xplane_job``'s seeds are unchanged)."""
-    rng = random.Random(f"form{seed}")
-    fmt = rng.choices(FORMS, weights=(4, 2, 2, 2, 2, 2))[0]
-    return Job(seed, fmt, _form_params(rng, fmt))
-
-
 def _write_nsys_lost(job: Job, run: str) -> None:
     p = dict(job.params)
     N.write_lost_kernel_records(os.path.join(run, "run.sqlite"), **p)
@@ -938,13 +962,6 @@ def _form5_params(rng: random.Random, fmt: str) -> dict[str, Any]:
     return p
 
 
-def random_form5_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS5` (its own stream of draws)."""
-    rng = random.Random(f"form5{seed}")
-    fmt = rng.choices(FORMS5, weights=(2, 2, 2, 2, 2, 2, 2))[0]
-    return Job(seed, fmt, _form5_params(rng, fmt))
-
-
 def form5_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS5`: a Kineto form is :data:`KINETO_BASE` with ``params``; the others take their
     writer's ``params``."""
@@ -1004,13 +1021,6 @@ def _form7_params(rng: random.Random, fmt: str) -> dict[str, Any]:
     if fmt == "pipeline":
         return _pipeline_params(rng)
     return {}
-
-
-def random_form7_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS7` (its own stream of draws)."""
-    rng = random.Random(f"form7{seed}")
-    fmt = rng.choices(FORMS7, weights=(3, 2, 3, 2))[0]
-    return Job(seed, fmt, _form7_params(rng, fmt))
 
 
 def form7_job(fmt: str, seed: int = 0, **params: Any) -> Job:
@@ -1235,13 +1245,6 @@ def _form8_params(rng: random.Random, fmt: str) -> dict[str, Any]:
             "loader_us": rng.choice((0.0, 0.0, round(_log_uniform(rng, 20.0, 20_000.0), 3)))}
 
 
-def random_form8_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS8` (its own stream of draws)."""
-    rng = random.Random(f"form8{seed}")
-    fmt = rng.choice(FORMS8)
-    return Job(seed, fmt, _form8_params(rng, fmt))
-
-
 def form8_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS8` with its writer's ``params``: a reduced job, written out in a test."""
     return _reduced_job(FORMS8, fmt, seed, dict(params))
@@ -1329,13 +1332,12 @@ _EXCHANGE_KERNELS = {
 }
 
 
-def random_form9_job(seed: int) -> Job:
-    """The job of ``seed`` of the one form :data:`FORMS9` holds, its kind of exchange drawn (its own stream of draws)."""
-    rng = random.Random(f"form9{seed}")
-    return Job(seed, FORMS9[0], {
-        "kind": rng.choice(EXCHANGE_KINDS), "steps": rng.randint(3, 10), "layers": rng.randint(1, 4),
-        "a2a_us": round(_log_uniform(rng, 50.0, 3000.0), 3), "work_us": round(_log_uniform(rng, 20.0, 1000.0), 3),
-        "train": rng.random() < 0.5, "marker": "profiler_step", "loader_us": 0.0})
+def _a2a_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """One rank's all-to-all: its kind of exchange, 3-10 steps of 1-4 layers, the exchange's and its neighbours'
+    times, training or not."""
+    return {"kind": rng.choice(EXCHANGE_KINDS), "steps": rng.randint(3, 10), "layers": rng.randint(1, 4),
+            "a2a_us": round(_log_uniform(rng, 50.0, 3000.0), 3), "work_us": round(_log_uniform(rng, 20.0, 1000.0), 3),
+            "train": rng.random() < 0.5, "marker": "profiler_step", "loader_us": 0.0}
 
 
 def form9_job(seed: int = 0, **params: Any) -> Job:
@@ -1440,14 +1442,9 @@ def _pyprof_params(rng: random.Random) -> dict[str, Any]:
             "open_ranges": rng.choice((0, rng.randint(1, 800))), "tail_ms": round(_log_uniform(rng, 1.0, 2000.0), 3)}
 
 
-def random_form10_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS10` (its own stream of draws: named ``form9`` as when h37-randjobs9 walked
-    it, before h37-a2afix's form took that name, so the seeds its SURVEY section names draw the same jobs)."""
-    rng = random.Random(f"form9{seed}")
-    fmt = rng.choices(FORMS10, weights=(4, 3, 3, 3))[0]
-    params = {"attention": _attention_params, "preprocess": _preprocess_params, "jax_fetch": _jax_fetch_params,
-              "nsys_pyprof": _pyprof_params}[fmt](rng)
-    return Job(seed, fmt, params)
+def _form10_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    return {"attention": _attention_params, "preprocess": _preprocess_params, "jax_fetch": _jax_fetch_params,
+            "nsys_pyprof": _pyprof_params}[fmt](rng)
 
 
 def form10_job(fmt: str, seed: int = 0, **params: Any) -> Job:
@@ -1679,13 +1676,6 @@ def _form11_params(rng: random.Random, fmt: str) -> dict[str, Any]:
     return p
 
 
-def random_form11_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS11` (its own stream of draws)."""
-    rng = random.Random(f"form11{seed}")
-    fmt = rng.choices(FORMS11, weights=(4, 2, 2, 2, 2))[0]
-    return Job(seed, fmt, _form11_params(rng, fmt))
-
-
 def form11_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS11` with its writer's ``params``: a reduced job, written out in a test."""
     return _reduced_job(FORMS11, fmt, seed, dict(params))
@@ -1779,24 +1769,19 @@ def _library_nvtx_params(rng: random.Random, fmt: str, stage: int = 3) -> dict[s
     return _paced(p)
 
 
-def random_form12_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS12` (its own stream of draws)."""
-    rng = random.Random(f"form12{seed}")
-    fmt = rng.choices(FORMS12, weights=(3, 3, 3, 2))[0]
+def _form12_params(rng: random.Random, fmt: str) -> dict[str, Any]:
     if fmt == "grain":
-        return Job(seed, fmt, _grain_params(rng))
+        return _grain_params(rng)
     if fmt == "framed_pass":
-        return Job(seed, fmt, _framed_params(rng))
-    return Job(seed, fmt, _library_nvtx_params(rng, fmt))
+        return _framed_params(rng)
+    return _library_nvtx_params(rng, fmt)
 
 
-def random_zero12_job(seed: int) -> Job:
-    """The job of ``seed`` of DeepSpeed's ZeRO stages (its own stream of draws, ``scripts/randjobs.py --zero12``):
-    ``ds_nvtx`` under ZeRO-1 or -2 -- no range of DeepSpeed's closes an iteration, the optimizer's update launched
+def _zero12_params(rng: random.Random, fmt: str) -> dict[str, Any]:
+    """``ds_nvtx`` under ZeRO-1 or -2 -- no range of DeepSpeed's closes an iteration, the optimizer's update launched
     outside its ranges after every ``gradient_accumulation_steps``-th micro-batch (deepspeedai/DeepSpeed @edaa7221
     ``runtime/engine.py``; h37-zero12) -- or ZeRO-3 (its optimizer's ``step`` range), on 1-4 ranks."""
-    rng = random.Random(f"zero12{seed}")
-    return Job(seed, "ds_nvtx", _library_nvtx_params(rng, "ds_nvtx", stage=rng.choice((1, 2, 2, 3))))
+    return _library_nvtx_params(rng, fmt, stage=rng.choice((1, 2, 2, 3)))
 
 
 def form12_job(fmt: str, seed: int = 0, **params: Any) -> Job:
@@ -1913,13 +1898,10 @@ def _snapshot13_params(rng: random.Random, fmt: str) -> dict[str, Any]:
     return p
 
 
-def random_form13_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS13` (its own stream of draws)."""
-    rng = random.Random(f"form13{seed}")
-    fmt = rng.choices(FORMS13, weights=(2, 3, 3, 1, 1))[0]
+def _form13_params(rng: random.Random, fmt: str) -> dict[str, Any]:
     draw = {"kineto_setup_window": _setup_window_params, "kineto_user_copies": _user_copies_params,
             "rl_loop": _rl_params}.get(fmt)
-    return Job(seed, fmt, draw(rng) if draw else _snapshot13_params(rng, fmt))
+    return draw(rng) if draw else _snapshot13_params(rng, fmt)
 
 
 def form13_job(fmt: str, seed: int = 0, **params: Any) -> Job:
@@ -2160,13 +2142,6 @@ def _input_only_params(rng: random.Random) -> dict[str, Any]:
             "marker": rng.choice(("profiler_step", "none"))}
 
 
-def random_form14_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS14` (its own stream of draws)."""
-    rng = random.Random(f"form14{seed}")
-    fmt = rng.choice(FORMS14)
-    return Job(seed, fmt, _input_only_params(rng))
-
-
 def form14_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS14` with :func:`_input_only_params`'s keys: a reduced job, written in a test."""
     return _reduced_job(FORMS14, fmt, seed, dict(params))
@@ -2256,13 +2231,6 @@ def _queue_params(rng: random.Random, fmt: str) -> dict[str, Any]:
             "first": rng.randint(1, 30)}
 
 
-def random_form15_job(seed: int) -> Job:
-    """The job of ``seed`` among :data:`FORMS15` (its own stream of draws)."""
-    rng = random.Random(f"form15{seed}")
-    fmt = rng.choice(FORMS15)
-    return Job(seed, fmt, _queue_params(rng, fmt))
-
-
 def form15_job(fmt: str, seed: int = 0, **params: Any) -> Job:
     """A job of one of :data:`FORMS15` with :func:`_queue_params`'s keys: a reduced job, written in a test."""
     return _reduced_job(FORMS15, fmt, seed, dict(params))
@@ -2284,3 +2252,27 @@ def _write_queue_window(job: Job, run: str) -> None:
 
 
 _WRITERS.update({"kineto_loop_ended": _write_queue_window, "kineto_loop_opened": _write_queue_window})
+
+
+# ------------------------------------------------------------------------------------------------ the streams of forms
+#: Each stream of forms by its ``scripts/randjobs.py`` flag.  ``forms10`` draws from ``form9`` as when h37-randjobs9
+#: walked it, before h37-a2afix's form took that name (the seeds its SURVEY section names draw the same jobs);
+#: ``forms9`` never drew its one form, ``forms8`` / ``forms14`` / ``forms15`` draw theirs by ``rng.choice``.
+FORM_DRAWS: dict[str, FormDraw] = {
+    "forms": FormDraw("random_form_job", "form", FORMS, _form_params, (4, 2, 2, 2, 2, 2)),
+    "forms5": FormDraw("random_form5_job", "form5", FORMS5, _form5_params, (2, 2, 2, 2, 2, 2, 2)),
+    "forms7": FormDraw("random_form7_job", "form7", FORMS7, _form7_params, (3, 2, 3, 2)),
+    "forms8": FormDraw("random_form8_job", "form8", FORMS8, _form8_params),
+    "forms9": FormDraw("random_form9_job", "form9", FORMS9, _a2a_params, ()),
+    "forms10": FormDraw("random_form10_job", "form9", FORMS10, _form10_params, (4, 3, 3, 3)),
+    "forms11": FormDraw("random_form11_job", "form11", FORMS11, _form11_params, (4, 2, 2, 2, 2)),
+    "forms12": FormDraw("random_form12_job", "form12", FORMS12, _form12_params, (3, 3, 3, 2)),
+    "zero12": FormDraw("random_zero12_job", "zero12", ("ds_nvtx",), _zero12_params, ()),
+    "forms13": FormDraw("random_form13_job", "form13", FORMS13, _form13_params, (2, 3, 3, 1, 1)),
+    "forms14": FormDraw("random_form14_job", "form14", FORMS14, lambda rng, _fmt: _input_only_params(rng)),
+    "forms15": FormDraw("random_form15_job", "form15", FORMS15, _queue_params),
+}
+random_form_job, random_form5_job, random_form7_job, random_form8_job, random_form9_job, random_form10_job = (
+    FORM_DRAWS[k] for k in ("forms", "forms5", "forms7", "forms8", "forms9", "forms10"))
+random_form11_job, random_form12_job, random_zero12_job, random_form13_job, random_form14_job, random_form15_job = (
+    FORM_DRAWS[k] for k in ("forms11", "forms12", "zero12", "forms13", "forms14", "forms15"))

@@ -23,6 +23,7 @@ import json
 import os
 import random
 from functools import partial
+from itertools import pairwise
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -202,23 +203,30 @@ class Rank:
         "Pageable") host memory; (launch time, copy start)."""
         return self.memcpy(op, f"Memcpy HtoD ({memory} -> Device)", int(mb * (1 << 20)), us)
 
-    def memcpy(self, op: dict, name: str, nbytes: int, us: float) -> tuple[float, float]:
+    def memcpy(self, op: dict, name: str, nbytes: int, us: float, cat: str = "gpu_memcpy",
+               call: tuple[str, int] = ("cudaMemcpyAsync", 41)) -> tuple[float, float]:
         """The ``cudaMemcpyAsync`` of ``op`` and its copy ``name`` (Kineto's: ``Memcpy DtoD (Device -> Device)``) of
-        ``nbytes`` on the compute stream, ``us`` long; (launch time, copy start)."""
+        ``nbytes`` on the compute stream, ``us`` long; (launch time, copy start).  ``cat``/``call``: a memset's
+        (:meth:`memset`)."""
         self.corr += 1
         launch_at = self.host_us + 3.0
-        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": call[0], "pid": self.pid, "tid": self.pid,
                           "ts": round(launch_at, 3), "dur": 12.0,
-                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
+                          "args": {"External id": op["args"]["External id"], "cbid": call[1], "correlation": self.corr}})
         start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
         self.streams[COMPUTE_STREAM] = start + us
-        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": name,
+        self.gpu.append({"ph": "X", "cat": cat, "name": name,
                          "pid": self.device, "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
                          "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
                                   "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
                                   "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
         self._flow(launch_at, start, COMPUTE_STREAM)
         return launch_at, start
+
+    def memset(self, op: dict, nbytes: int, us: float) -> tuple[float, float]:
+        """The ``cudaMemsetAsync`` of ``op`` (``aten::zero_``) and its fill of ``nbytes`` on the compute stream, ``us``
+        long, as Kineto records one (``gpu_memset`` ``Memset (Device)``); (launch time, fill start)."""
+        return self.memcpy(op, "Memset (Device)", nbytes, us, cat="gpu_memset", call=("cudaMemsetAsync", 51))
 
     def sync(self, op: str = "aten::item") -> None:
         """``.item()``: the host waits in ``cudaStreamSynchronize`` until every stream has drained."""
@@ -784,6 +792,47 @@ def serving(ranks: list[Rank], n: int) -> None:
     _engine_step(ranks[0], EXECUTE_MODEL, "python_function", "vllm/v1/worker/gpu_model_runner.py(980): _prepare_inputs")
 
 
+#: The model's compiled call as vLLM's worker records it under ``with_stack`` (survey h37-survey62: the MI300X decode of
+#: hyukjlee/traceMap), and the leaf calls recorded inside it before its first graph launch (the compiled code's guard
+#: checks: 1,207 dict lookups ~22 us apart there).
+MODEL_FORWARD = "vllm/model_executor/models/llama.py(374): forward"
+GUARD_LOOKUP = "<built-in method __getitem__ of dict object at 0x7fac6affda00>"
+SERVE_GUARD_CALLS = 60
+
+
+def serving_in_model_call(ranks: list[Rank], n: int) -> None:
+    """``serving``'s worker whose host time is not its input preparation (300 us here, 100 short calls back to back
+    in it) but lies inside the model's
+    compiled call: ``SERVE_HOST_US`` of host work in ``MODEL_FORWARD`` before its CUDA-graph replay, the only calls
+    recorded there ``SERVE_GUARD_CALLS`` dict lookups spread over it.  Truth by construction: the host-bound time lies
+    inside ``MODEL_FORWARD``, ``SERVE_HOST_US`` a step, and in no deeper call."""
+    r = ranks[0]
+    span = r.cpu(EXECUTE_MODEL, 0.0, cat="python_function", advance=False)
+    start = r.host_us
+    prep = r.cpu("vllm/v1/worker/gpu_model_runner.py(980): _prepare_inputs", 300.0, cat="python_function",
+                 advance=False)
+    for _ in range(100):  # the traced Python's own calls back to back: what the file's least call period is read from
+        r.cpu("<built-in method append of list object at 0x7fac6b000000>", 0.2, cat="python_function", advance=False)
+        r.host_us += 0.3
+    r.host_us = prep["ts"] + prep["dur"]
+    r.copy_h2d(0.5, 20.0)
+    fwd = r.cpu(MODEL_FORWARD, 0.0, cat="python_function", advance=False)
+    for _ in range(SERVE_GUARD_CALLS):
+        r.cpu(GUARD_LOOKUP, 0.2, cat="python_function", advance=False)
+        r.host_us += SERVE_HOST_US / SERVE_GUARD_CALLS
+    kernels: list[tuple[str, float]] = []
+    for _ in range(SERVE_LAYERS):
+        kernels += [(VLLM_CACHE, 4.0), (GEMM_FWD, SERVE_GEMM_US), (VLLM_ALLREDUCE, SERVE_AR_US),
+                    (GEMM_FWD, SERVE_GEMM_US), (VLLM_ALLREDUCE, SERVE_AR_US)]
+    _graph_step(r, kernels)
+    fwd["dur"] = round(r.host_us - fwd["ts"], 3)
+    r.kernel("aten::argmax", SUM_BF16, 15.0)
+    r.sync("aten::to")  # sampled tokens to the host (.tolist())
+    span["dur"] = round(r.host_us - start, 3)
+    span["ts"] = round(start, 3)
+    r.host_us += 300.0  # the scheduler between engine steps
+
+
 #: The range vLLM's model runner opens around each engine step, named after the batch it runs (survey h37-survey15:
 #: a 4-rank GH200 decode profile, ``execute_context_0(0)_generation_1(1)``: no request in prefill, one decoding).
 VLLM_STEP_RANGE = "execute_context_0(0)_generation_1(1)"
@@ -1301,18 +1350,30 @@ def _backward_node(r: Rank, node: str, frees: list[int], grad_bytes: int) -> int
 
 
 def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_bytes: int,
-                    pin_bytes: int = 0, trial_bytes: int = 0, trial_step: int = 2) -> Callable[[Rank], None]:
+                    pin_bytes: int = 0, trial_bytes: int = 0, trial_step: int = 2,
+                    closure: bool = False) -> Callable[[Rank], None]:
     """A training step whose memory the allocator sees: ``layers`` forward GEMMs each keeping an activation of
     ``act_bytes(step, layer)`` for the backward, a backward that frees them and makes each layer's gradient, the
     optimizer's step, ``zero_grad(set_to_none=True)``.  ``pin_bytes``: every other backward node also keeps a small
     buffer for the next step (a running statistic): it lands in a freed activation's segment and pins it there.
     ``trial_bytes``: the first profiled step's last forward op also makes and frees a one-time buffer of that size
     while every activation is live (an autotuner's trial workspace): that step's peak is ``trial_bytes`` above every
-    later step's (``trial_step``: the profiled step that makes it, the first by default)."""
+    later step's (``trial_step``: the profiled step that makes it, the first by default).  ``closure``: the step is
+    ``optimizer.step(closure)``'s, as PyTorch Lightning's automatic optimization runs it under its profiler: the
+    forward (inside Lightning's ``[pl][module]`` annotation) and the backward run inside ``Optimizer.step#AdamW.step``,
+    the optimizer's own update at its end (a real Lightning trace's nesting: tests/fixtures/wild/lightning_cpu_fit)."""
     def body(r: Rank) -> None:
         n, pins = r.mem.step, r.mem.kept
+        step = module = None
+        if closure:
+            step = r.cpu("Optimizer.step#AdamW.step", 0.0, cat="user_annotation", advance=False)
+            r.host_us += 1.0
+            module = r.cpu("[pl][module]model.MLP: model", 0.0, cat="user_annotation", advance=False)
+            r.host_us += 1.0
         acts = [_alloc_op(r, "aten::addmm", GEMM_FWD, 180.0, act_bytes(n, i), args=SHAPES_4096["addmm"])
                 for i in range(layers)]
+        if module is not None:
+            module["dur"] = round(r.host_us - module["ts"], 3)
         if trial_bytes and n == trial_step:  # ProfilerStep#2: the first step the handler records
             r.mfree(r.malloc(trial_bytes, at=r.host_us - 0.4), at=r.host_us - 0.2)
         grads = []
@@ -1322,9 +1383,12 @@ def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_byte
                 pins.append(r.malloc(pin_bytes, at=r.host_us - 0.2))
         while len(pins) > layers:
             r.mfree(pins.pop(0), at=r.host_us)
-        r.cpu("Optimizer.step#AdamW.step", 60.0, cat="user_annotation", advance=False)
+        if step is None:
+            r.cpu("Optimizer.step#AdamW.step", 60.0, cat="user_annotation", advance=False)
         r.kernel("aten::_foreach_add_", SGD_BF16, 42.0)
         r.host_us += 10.0
+        if step is not None:
+            step["dur"] = round(r.host_us - step["ts"], 3)
         for g in grads:  # zero_grad(set_to_none=True)
             r.mfree(g, at=r.host_us)
         r.host_us += 2.0
@@ -2053,15 +2117,19 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     between launches (longer than most kernels: each kernel is a busy interval of its own, as in the real file).  An iteration whose random shift is 0
     (seeded) launches no roll (the real loop's iterations vary from 25 to 65 GPU events), so no launch sequence repeats
     exactly.
-    Truth by construction: ``cold + warm`` iterations; with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
+    Truth by construction: ``cold + warm`` iterations, ``period_ms`` from each one's upload on the GPU to the next's
+    (the upload runs once in each, first); with ``cold`` > 0 and ``per_burst`` > 1 the GPU's bursts are
     pieces of iterations (one burst per copy or kernel of the cold ones) and groups of them, not iterations; with
     ``cold=0, per_burst=1`` every burst is one iteration (the control)."""
     r = Rank(rank=0, pid=1312450, device=0)
     draw = random.Random(5)  # the test's torch.randint(5, (1,)) shifts, seeded: 0 in about a fifth of the iterations
     shifts = [draw.randrange(5) for _ in range(cold + warm)]
 
+    opens: list[float] = []  # each iteration's upload on the GPU (us): the first of its work, once an iteration
+
     def iteration(k: int, pause_us: float) -> None:
         r.copy_h2d(0.27, 20.0, pageable=True)
+        opens.append(float(r.gpu[-1]["ts"]))
         r.host_us += pause_us
         for name, us in WARMING_LOOP_KERNELS:
             if "roll" in name and not shifts[k]:
@@ -2080,7 +2148,8 @@ def write_cuda_only_warming_loop(path: str, cold: int = 4, warm: int = 12, per_b
     write_doc(path, trace_doc(r, 1, A10G))
     rolls = sum(1 for k in range(cold) if not shifts[k])  # the cold iterations whose roll launched nothing
     return {"iterations": cold + warm,
-            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst)}
+            "bursts": cold * (1 + len(WARMING_LOOP_KERNELS)) - rolls + -(-warm // per_burst),
+            "period_ms": [(b - a) / 1000.0 for a, b in pairwise(opens)]}
 
 
 def _runtime_call(r: Rank, name: str, us: float, cbid: int) -> None:
@@ -2434,3 +2503,61 @@ def write_unrecorded_gpu_steps(path: str, steps: int = 3, final_mark_us: float |
     write_doc(path, trace_doc(r, 1))
     step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us + 10.0  # ``Rank.step``'s 5 us either side
     return {"steps": steps, "step_ms": step_us / 1000.0}
+
+
+def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_us: float = 0.0,
+                       nbytes: int = 64 << 20) -> dict[str, Any]:
+    """A bf16 MLP's training steps that each zero a ``nbytes`` buffer with ``aten::zero_`` (one ``cudaMemsetAsync``:
+    a ``Memset (Device)`` fill of ``fill_us``) and, where ``copy_us``, copy it with ``aten::copy_`` (a ``Memcpy DtoD``
+    of ``copy_us``), both between the backward and the optimizer on the compute stream: no kernel runs beside them.
+    The Kineto twin of ``nsysexport.write_filled_frontier`` (h37-fill30).  Truth by construction: each step's GPU
+    time of fills and of device copies (ms), none overlapping any other work."""
+    r = Rank(rank=0, pid=4100, device=0)
+
+    def body(rr: Rank) -> None:
+        forward_backward(rr)
+        op = rr.cpu("aten::zero_", 20.0, advance=False)
+        _, start = rr.memset(op, nbytes, fill_us)
+        rr.host_us += 20.0
+        rr.step_kernels.append((start, start + fill_us))
+        if copy_us:
+            op = rr.cpu("aten::copy_", 20.0, advance=False)
+            _, start = rr.memcpy(op, "Memcpy DtoD (Device -> Device)", nbytes, copy_us)
+            rr.host_us += 20.0
+            rr.step_kernels.append((start, start + copy_us))
+        optimizer(rr)
+        rr.sync()
+
+    for n in range(2, 2 + steps):
+        r.step(n, body)
+    write_doc(path, trace_doc(r, 1))
+    return {"steps": steps, "fill_ms": fill_us / 1000.0, "copy_ms": copy_us / 1000.0}
+
+
+def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functions: bool = False,
+                      gap_us: float = 800.0) -> dict[str, Any]:
+    """The legacy profiler's chrome trace (a bare JSON list, host ops under the process ``"CPU functions"``, no
+    category) of ``steps`` iterations of :data:`UNRECORDED_STEP_OPS` -- GPU work (``nccl:all_reduce``) whose GPU side
+    the profiler cannot record.  ``marks``: each iteration inside the ``ProfilerStep#N`` that ``torch.profiler``'s
+    ``prof.step()`` writes (what ``torch.profiler`` writes on a build without Kineto); without them, what
+    ``torch.autograd.profiler`` writes; ``cuda_functions``: each op's GPU time under ``"CUDA functions"`` too
+    (``use_cuda=True``: CUDA events around the op, no kernel).  Truth by construction: the call that wrote it
+    (``"no_kineto"`` with marks, else ``"legacy_profiler"``) and ``steps`` iterations of ``step_ms``."""
+    ev: list[dict[str, Any]] = []
+    t = 1000.0
+    step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us
+    for n in range(steps):
+        if marks:
+            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": step_us, "tid": 1,
+                       "pid": "CPU functions", "args": {}})
+        at = t
+        for name, us in UNRECORDED_STEP_OPS:
+            ev.append({"name": name, "ph": "X", "ts": at, "dur": us, "tid": 1, "pid": "CPU functions", "args": {}})
+            if cuda_functions:
+                ev.append({"name": name, "ph": "X", "ts": at + 5.0, "dur": us / 2, "tid": 0,
+                           "pid": "CUDA functions", "args": {}})
+            at += us
+        t += step_us
+    with open(path, "w") as f:
+        json.dump(ev, f)
+    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}

@@ -465,11 +465,43 @@ test("the host line names the step source in words, never its id", () => {
   // kept wild/tracing_off_nvtx_a10_train: 13 of them) -- are no step on the tab either, as the CLI's header says
   // and a window without GPU work whose host marks its loop (h37-tidy29: h200_jobs/torch_cpu_only's 4 ProfilerSteps
   // on the CPU read "4 steps (ProfilerStep marks)" on the tab beside the CLI's "no step: the window holds no GPU work")
-  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true }, { kind: "training", gpu_unrecorded: true },
-    { kind: "training", marks_no_job_step: true }, { kind: "no_gpu" }]) {
+  // (from 0.1.0+a54 the server says why in `job.no_gpu_step`, which the tab reads: h37-tidy30)
+  const unrecorded = "the capture did not record the GPU's work";
+  for (const job of [{ kind: "no_gpu", gpu_unrecorded: true, no_gpu_step: unrecorded },
+    { kind: "training", gpu_unrecorded: true, no_gpu_step: unrecorded },
+    { kind: "training", marks_no_job_step: true, no_gpu_step: "the window holds none of the job's steps" },
+    { kind: "no_gpu", no_gpu_step: "the window holds no GPU work" }]) {
     const marks = views.hostFacts({ ...hr, job, steps: { count: 13, source: "nvtx_top_range", source_label: "a repeated NVTX range" } });
     assert.ok(marks.includes("no step timed") && !marks.join(" ").includes("13 steps"), marks);
   }
+});
+
+test("the tab reads the server's answer that a host times no GPU step, and says a CPU loop's count and time (h37-tidy30)", () => {
+  // the job keys alone, without the server's `no_gpu_step`, are no answer the tab derives again: a third reason would
+  // have needed a second edit here (`noStepTimed` was the JS twin of report.verdict.no_gpu_step)
+  assert.equal(views.noStepTimed({ kind: "no_gpu" }), false);
+  assert.equal(views.noStepTimed({ kind: "training", no_gpu_step: "a reason the tab has never seen" }), true);
+  // h200_jobs/torch_cpu_only as /report serves it: 4 ProfilerStep marks of ~88 ms on the CPU, no GPU step
+  const cpu = { capture: { framework: "pytorch", framework_name: "PyTorch" }, gpus: [],
+    job: { kind: "no_gpu", no_gpu_step: "the window holds no GPU work", host_loop: { steps: 4, step_ms: 87.991 } },
+    steps: { count: 4, source: "profiler_step", source_label: "ProfilerStep marks" } };
+  const facts = views.hostFacts(cpu, { capture: "612 ms", host_loop: "4 marked steps of 88.0 ms on average" });
+  assert.deepEqual(facts, ["PyTorch capture", "capture 612 ms", "no GPU step: its loop on the CPU, 4 marked steps of 88.0 ms on average", "no GPU"]);
+});
+
+test("the host line of a GPU side unrecorded reads as one account: no step timed, its GPU's work not recorded (h37-tidy30)", () => {
+  // wild/tracing_off_nvtx_a10_train as /report serves it (nsys -t nvtx: 15 NVTX iterations, CUDA tracing off)
+  const host = { capture: { framework: "native", framework_name: "a program whose framework went unseen (CUDA tracing was off: no op or kernel names one)" },
+    gpus: [], job: { kind: "training", gpu_unrecorded: true, no_gpu_step: "the capture did not record the GPU's work" },
+    steps: { count: 13, source: "nvtx_top_range", source_label: "a repeated NVTX range" } };
+  const facts = views.hostFacts(host, { capture: "3.21 s" });
+  assert.deepEqual(facts, ["capture of a program whose framework went unseen (CUDA tracing was off: no op or kernel names one)",
+    "capture 3.21 s", "no step timed", "GPU work not recorded"]);
+  // each thing said once: no "13 steps" beside "no step timed", no "no GPU" for a GPU whose work went unseen
+  const line = facts.join(" · ");
+  assert.doesNotMatch(line, /13 steps|no GPU\b/);
+  // the control: a host that saw no GPU at all still says so
+  assert.ok(views.hostFacts({ ...host, job: { kind: "no_gpu", no_gpu_step: "the window holds no GPU work" } }, {}).includes("no GPU"));
 });
 
 test("the host line of a one-pass capture says one pass, no step marked, never '1 step' (h37-tabpass)", () => {

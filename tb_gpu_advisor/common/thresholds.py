@@ -360,6 +360,10 @@ _TABLE: tuple[Threshold, ...] = (
        "quarter of the step is the host's own work, whatever the device share",
        "host work the GPU waits for, no other finding recovers, at this share of the {step} or more -> host-bound "
        "warning where the device {step-}-time share is not amber"),
+    _t("host_frame.share", 0.5, "share", "Advisor: a call is named as the place of the host's own work only where it "
+       "holds at least half of it, the deepest such call",
+       "share of the host's own work per {step} that one recorded Python call (with_stack) must hold to be named as "
+       "where the host-bound time lies (the deepest such call)"),
     _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
        "share of TF ops (by count) with no device kernels above this -> amber card"),
     _t("headline.host_op_share.critical", 0.50, "share", "Advisor", "same metric, red card"),

@@ -106,6 +106,7 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
          ("cudaMallocHost", "hipHostMalloc"), ("cudaHostRegister", "hipHostRegister"),
          ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
+         ("cudaMemsetAsync", "hipMemsetAsync"), ("cudaMemset", "hipMemset"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
          ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaEventSynchronize", "hipEventSynchronize"),
          ("cudaEventElapsedTime", "hipEventElapsedTime"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
@@ -215,16 +216,6 @@ def _program_fixes() -> dict[str, tuple[Action, ...]]:
                     "add<<<blocks, threads, 0, stream>>>(n, x, y);\n"
                     "hipMemPrefetchAsync(y, n * sizeof(float), hipCpuDeviceId, stream);   // and back before the host reads\n"
                     "hipStreamSynchronize(stream);", snippet_lang="text"),),
-        # the GPU filling its own memory holds the copies' time: HIP's fill calls, not CUDA's (h37-survey58's fix, on AMD)
-        "excessive_memcpy:memset": (Action(
-            text="Fill only the device memory a kernel reads before writing it, and only once: a hipMemset runs at the "
-                 "GPU's memory bandwidth over every byte it is given, however few the program then uses -- size the "
-                 "buffer to the data or clear only its used part (a counter, the first rows), drop the fill where "
-                 "every element is written before it is read, and issue a fill that must stay with hipMemsetAsync on "
-                 "a stream beside the kernels.",
-            snippet="hipMemsetAsync(d_next, 0, sizeof(int), stream);   // the counter the kernel reads\n"
-                    "// not: hipMemset(d_frontier, 0, MAX_ITEMS * sizeof(Item)) -- the whole buffer, of which the "
-                    "kernel writes what it uses", snippet_lang="text"),),
         # the host buffers are pinned already (hipHostMalloc) but each copy is a synchronous hipMemcpy: the copies run
         # in series with the kernels -- HIP's streams and async copies, not CUDA's (h37-survey43's fix, on AMD)
         "excessive_memcpy:pinned_sync": (Action(

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
-#: Kernel kind codes (int8 arrays).
-KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY = 0, 1, 2, 3, 4, 5
+#: Kernel kind codes (int8 arrays).  ``KIND_MEMSET``: the GPU filling its own memory (``cudaMemset``, ROCm's
+#: ``FillBuffer``), no transfer -- a kind of its own, not a device-to-device copy: the ledger books it as ``memset``
+#: and the copies finding calls it a fill, so one quantity has one name on every screen (h37-fill30).
+KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY, KIND_MEMSET = 0, 1, 2, 3, 4, 5, 6
 
 #: ``unknown``: the name carries no dtype (XLA fusions, Triton GEMMs, ``Memset``): a value of its own, never fp32.
 PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other", "unknown")

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.model.schema import Action
-from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
+from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_MEMSET, KIND_OTHER_COPY,
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN,
                                           function_parts, head, mangled_template_head, own_function,
                                           plain_mangled_name)
@@ -512,7 +512,7 @@ MEMCPY_NAMES = {
     "Memcpy PtoP": "p2p",
 }
 #: A copy direction -> its kind code (every vendor's copies: ``devices.kind_one``).
-COPY_KINDS = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
+COPY_KINDS = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_MEMSET, "other": KIND_OTHER_COPY}
 #: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
 _KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
 

@@ -14,6 +14,7 @@ import dataclasses
 import re
 
 from tb_gpu_advisor.frameworks.base import Framework, action
+from tb_gpu_advisor.model.schema import Action
 
 #: Why a framework check has nothing to say to such a program.
 _NO_FRAMEWORK = "no ML framework in the capture: a GPU program's own code has no {} to check"
@@ -176,19 +177,36 @@ FRAMEWORK = Framework(
     own_code_between_launches=True,
 )
 
+#: Fixes whose text and code name nothing of CUDA's but its runtime calls (``cudaMemsetAsync``): on another vendor's
+#: GPUs they are the same text in its words (``devices.<vendor>.WORDS``: ``cudaMemset`` -> ``hipMemset``), so a
+#: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
+#: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
+_RUNTIME_WORDED = ("excessive_memcpy:memset",)
+
+
+def _in_words(actions: tuple[Action, ...], vendor) -> tuple[Action, ...]:  # noqa: ANN001 - a vendor module
+    """``actions`` with their text and code in ``vendor``'s words (``devices.<vendor>.words``)."""
+    return tuple(dataclasses.replace(a, text=vendor.words(a.text), snippet=a.snippet and vendor.words(a.snippet))
+                 for a in actions)
+
+
 def for_vendor(fw: Framework, vendor) -> Framework:  # noqa: ANN001 - a vendor module (``devices/amd.py``)
     """``fw`` (this module's, or a framework with no fixes of its own for a GPU program) talking to a program on
     ``vendor``'s GPUs: the vendor's own program fixes (``PROGRAM_FIXES``: its profiler, its range API, its runtime's
-    calls) in place of the CUDA ones of the same keys, and its capture advice; ``fw`` itself where the vendor writes
-    none (CUDA's are these).
+    calls) in place of the CUDA ones of the same keys, the fixes that name only runtime calls in its words
+    (:data:`_RUNTIME_WORDED`), and its capture advice; ``fw`` itself where the vendor changes none (CUDA's are these).
 
     Why: the fixes here are Nsight's and CUDA's; a rocprof capture of a HIP program had its prose translated
     (``devices.words``: "NVTX range" -> "roctx range") but its code kept ``nvtxRangePushA`` and ``nsys profile``,
     which do not exist there, and a TF32 switch (``cublasSetMathMode``) its GPUs lack (h37-rocsteps)."""
-    own = getattr(vendor, "PROGRAM_FIXES", None)
-    if not own or fw.id not in (FRAMEWORK.id, NOT_LOADED.id):
+    if fw.id not in (FRAMEWORK.id, NOT_LOADED.id):
         return fw
-    return dataclasses.replace(fw, fixes={**fw.fixes, **own},
+    own = getattr(vendor, "PROGRAM_FIXES", None) or {}
+    worded = {k: _in_words(fw.fixes[k], vendor) for k in _RUNTIME_WORDED if k in fw.fixes}
+    worded = {k: v for k, v in worded.items() if v != fw.fixes[k]}
+    if not own and not worded:
+        return fw
+    return dataclasses.replace(fw, fixes={**fw.fixes, **worded, **own},
                                capture_snippet=getattr(vendor, "PROGRAM_CAPTURE", "") or fw.capture_snippet)
 
 

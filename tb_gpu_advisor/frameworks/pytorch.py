@@ -1532,6 +1532,17 @@ def is_model_call(name: str) -> bool:
     return bool(_MODULE_CALL.search(name))
 
 
+#: Lightning's profiler's annotation around each module's forward (``[pl][module]<class path>: <name>``).
+_LIGHTNING_MODULE = "[pl][module]"
+
+
+def is_module_forward(name: str) -> bool:
+    """An op that is a module's forward call: :func:`is_model_call`'s spans, or Lightning's ``[pl][module]``
+    annotation.  Inside ``optimizer.step(closure)`` (Lightning's automatic optimization, LBFGS) it opens the forward
+    the closure runs, whose allocations are the forward's, not the optimizer's (:func:`memory_phase`)."""
+    return name.startswith(_LIGHTNING_MODULE) or is_model_call(name)
+
+
 _NAMED_MODULE = re.compile(r"^nn\.Module: (\S.*)$")
 
 

@@ -193,6 +193,10 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
         kind = dataclasses.replace(kind, refused_launches=refused)
     elif _ran_kernels(trace):  # a refused launch runs no kernel: its missing record is the refusal's, said above
         kind = _lost_records(trace, kind)
+    cause = trace.producer.get("unrecorded_cause", "")
+    if kind.lost_gpu and cause and not kind.lost_cause:  # the capture's profiler records no GPU side at all
+        kind = dataclasses.replace(kind, lost_cause=cause, lost_fix=trace.producer.get("unrecorded_fix", ""),
+                                   capture_format=kind.capture_format or trace.format)
     if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
         kind = dataclasses.replace(kind, damaged=trace.problems[0])
     elif kind.cpu_only and trace.problems:  # no GPU call in the part read is no proof the work ran on the CPU: the

@@ -49,6 +49,9 @@ class OneTime:
     #: hold (a window cut out of a longer trace, another process on the GPU); disjoint sorted (starts, ends), ps
     unseen_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     unseen_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: GPUs whose first work in the capture a process launched after starting its runtime in the window
+    #: (:func:`_first_work_leads`): nothing launched before the capture can be queued ahead of it there
+    fresh_gpus: frozenset[int] = frozenset()
 
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         return self.start, self.end
@@ -115,14 +118,14 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
     gap_s, gap_e = _compile_gaps(trace, fw)
-    lead_s, lead_e = _first_work_leads(trace, started, launches, slow)
-    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, gap_s, drv_s, lead_s])
-    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, gap_e, drv_e, lead_e])
+    lead_s, lead_e, fresh, call_s, call_e = _first_work_leads(trace, started, launches, slow)
+    cap_s = np.concatenate([graph_s, tune_s, up_s, link_s, gap_s, drv_s, lead_s, call_s])
+    cap_e = np.concatenate([graph_e, tune_e, up_e, link_e, gap_e, drv_e, lead_e, call_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
         return OneTime("steady", "no one-time costs (module loading, library start-up, compilation) in the capture",
-                       launches=n_launch, launch_median_us=med_us)
+                       launches=n_launch, launch_median_us=med_us, fresh_gpus=fresh)
     s, e = union_intervals(np.concatenate([h.start[m].astype(np.int64, copy=False), cap_s]),
                            np.concatenate([h.end[m].astype(np.int64, copy=False), cap_e]))
     total = float((e - s).sum()) / PS_PER_MS
@@ -132,14 +135,14 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     parts = (_slow_launch_words(dur, launch, slow, med_us)
              + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
              + _call_words(h, dur, init, comp, rare, ctx) + _gap_words(fw, gap_s, gap_e) + drv_words
-             + _lead_words(lead_s, lead_e))
+             + _first_call_words(h, call_s, call_e) + _lead_words(lead_s, lead_e))
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
     evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
                 f"{_ms(window * PS_PER_MS)} window")
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
-                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS)
+                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh)
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:
@@ -440,7 +443,7 @@ def _first_over_repeats(h: HostEvents, dur: np.ndarray, launch: np.ndarray, long
 
 
 def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.ndarray] | None, slow: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+                      ) -> tuple[np.ndarray, np.ndarray, frozenset[int], np.ndarray, np.ndarray]:
     """Host spans (ps) from a launch call's return to its work's start, the GPU idle between, where the launch is
     the first of a process that started its runtime in the window (``started``: :func:`context_start`) on its GPU,
     or one the reading took for a module load (``slow``: :func:`_slow_first_launches`): the GPU's side of that
@@ -452,16 +455,25 @@ def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.nda
     process whose first runtime call the window holds launched none before it.  Qcompiler/MIXQ's A100 benchmark
     (``nsys`` launched the program) waits 1.48 ms for `reduce_kernel` after the 6.5 ms launch that loaded its module
     (and 0.42 ms for its first kernel), and the report called it "The capture opens while the GPU still runs earlier
-    work".  A GPU another process drives, or work launched before the start-up, keeps the earlier reading."""
+    work".  A GPU another process drives, or work launched before the start-up, keeps the earlier reading.
+
+    Also returns the GPUs whose first work (the capture's first on them) such a process launched after its start-up
+    -- on those no work launched before the capture can run ahead of it (``OneTime.fresh_gpus``: the ledger reads no
+    work from before the capture there) -- and the launch calls of those first works (starts, ends): the GPU, with
+    nothing before, idles through the process's first launch on it, a first use like the idle after it (max-zhao0's
+    TAC-HEP `mm_cuda` on a T4: a 516 us first launch, the module loaded in it, beside later launches of 13-52 us)."""
     if not started.starts or not any(len(d) for d in trace.devices):
-        return _EMPTY, _EMPTY
+        return _EMPTY, _EMPTY, frozenset(), _EMPTY, _EMPTY
     h = trace.h
     if launches is None:
         launches = device_launches(h, trace.devices)
     lines = {int(h.line[first]) for first, _ in started.starts}
     t0 = min(int(h.start[first]) for first, _ in started.starts)
     floor = T("launch.kernel_switch_us") * PS_PER_US
+    launch = h.name_mask(devices.is_launch_call)
     starts, ends = [np.zeros(0, np.int64)], [np.zeros(0, np.int64)]
+    fresh: set[int] = set()
+    calls: list[int] = []
     for d, rec in zip(trace.devices, launches):
         if not len(d):
             continue
@@ -470,7 +482,14 @@ def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.nda
             continue  # another process drives this GPU: this start-up says nothing of its work
         rec = np.asarray(rec, np.int64)
         first = np.zeros(len(d), bool)
-        first[int(np.argmin(d.start))] = True
+        k0 = int(np.argmin(d.start))
+        first[k0] = True
+        if rec[k0] >= 0 and h.start[rec[k0]] >= t0:
+            fresh.add(int(d.gpu))
+            # a kernel's launch call (a copy's call is the copy's, staged or waiting); a slow launch's call is a
+            # one-time cost of its own already (its words say so)
+            if d.kind[k0] == devices.KIND_KERNEL and launch[rec[k0]] and not slow[rec[k0]]:
+                calls.append(int(rec[k0]))
         i = np.flatnonzero(rec >= 0)
         i = i[(slow[rec[i]] | first[i]) & (h.start[rec[i]] >= t0)]
         if not i.size:
@@ -484,7 +503,18 @@ def _first_work_leads(trace: Trace, started: ContextStart, launches: list[np.nda
         starts.append(s[keep])
         ends.append(e[keep])
     s, e = np.concatenate(starts), np.concatenate(ends)
-    return union_intervals(s, e) if s.size else (_EMPTY, _EMPTY)
+    c = np.asarray(calls, np.int64)
+    return (*(union_intervals(s, e) if s.size else (_EMPTY, _EMPTY)), frozenset(fresh),
+            h.start[c].astype(np.int64), h.end[c].astype(np.int64))
+
+
+def _first_call_words(h: HostEvents, s: np.ndarray, e: np.ndarray) -> list[str]:
+    """The first launch calls of :func:`_first_work_leads` (not already slow launches) in words."""
+    if not s.size:
+        return []
+    n = int(s.size)
+    return [(f"the GPU idle {_ms((e - s).sum())} inside {plural(n, 'first launch call', 'first launch calls')} of "
+             f"a process on its GPU, nothing before {'it' if n == 1 else 'them'} to run")]
 
 
 def _lead_words(s: np.ndarray, e: np.ndarray) -> list[str]:

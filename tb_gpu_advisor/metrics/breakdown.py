@@ -27,6 +27,7 @@ PRIORITY: tuple[str, ...] = (
     "device_compute",
     "collectives",
     "memcpy_d2d",
+    "memset",
     "memcpy_d2h",
     "memcpy_h2d",
     "kernel_switch",
@@ -94,7 +95,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if held[0].size:  # while a GPU of the same process runs, the GPU may wait on that work: the turn-taking's
             held = _off_peers(ctx, g, held)
         out["held"], out["kernel_switch"] = held, _cat2(switch, lead_switch)
-        out["queued_first"] = first
+        out["queued_first"] = first if not _fresh_gpu(ctx, g) else (d.start[:0], d.start[:0])
     for k in ("held", "queued_first"):
         if k in out and out[k][0].size:
             # the GPU idle while holding work launched and submitted: work it could run, outside the capture's
@@ -490,6 +491,20 @@ def _member(x: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
     return sorted_ids[k] == x
 
 
+def _fresh_gpu(ctx: Context, g: GpuCtx) -> bool:
+    """Whether GPU ``g``'s first work in the capture was launched by a process after it started its runtime in the
+    window (``OneTime.fresh_gpus``): no work of it was launched before the capture, so none can be queued ahead.
+
+    Why: the idle before the capture's first work, that work launched, was read as work from before the capture
+    (``queued_first``) from the window's start -- in a process whose context the window created.  max-zhao0's
+    TAC-HEP `mm_cuda` (a T4 shared with other jobs; `nsys` started the program) read "The capture opens while the
+    GPU still runs earlier work" for 915 us: its first launch call (516 us, the module loaded in it) and the 400 us
+    the kernel started after it returned -- those 400 us the cold-start finding booked as the first use of what the
+    call set up, "with nothing launched before the start-up to wait on": one stretch, two contrary causes."""
+    job = ctx.job
+    return job is not None and int(g.d.gpu) in job.phase.fresh_gpus
+
+
 def queued_first_ms(g: GpuCtx, iv: dict) -> float:
     """ms of GPU ``g``'s idle inside its kept steps before the capture's first GPU work, that work already launched
     (``queued_first`` of :func:`category_intervals`, booked as ``unseen``): the GPU may have run work the capture
@@ -683,6 +698,7 @@ _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "device_compute": frozenset({devices.KIND_KERNEL}),
     "collectives": frozenset({devices.KIND_COLLECTIVE}),
     "memcpy_d2d": frozenset({devices.KIND_D2D, devices.KIND_OTHER_COPY}),
+    "memset": frozenset({devices.KIND_MEMSET}),
     "memcpy_d2h": frozenset({devices.KIND_D2H}),
     "memcpy_h2d": frozenset({devices.KIND_H2D}),
 }
@@ -1644,6 +1660,103 @@ def ranges_in_host_idle(ctx: Context, g: GpuCtx, iv: dict, cand: np.ndarray) -> 
         if m.any():
             parts[c] = _inside_steps(g, a[m].astype(np.int64), b[m].astype(np.int64))
     return range_time_by(ctx, g, parts, cand, w) if parts else {}
+
+
+def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[float, float]]:
+    """Python call name -> (ms of this GPU's idle in its kept steps that the step ledger books as the host's own work
+    (``host_compute``) and calls of that name span, ms those calls last inside the steps), over this GPU's process's
+    recorded Python calls (``with_stack``'s spans); {} where none was recorded.  Each name's outermost calls only: a
+    call inside one of the same name (``_call_impl`` in ``_call_impl``) is the same stretch of time.
+
+    Why: the host-bound finding said the GPU waits for "the host's own code" and no more, and the serving engine's fix
+    named its scheduler and sampler -- on vLLM's MI300X decode (h37-survey62) 26.6 ms of the 45.6 ms step were spent
+    inside the model's compiled call before its first graph launch, 1,207 recorded dict lookups 22 us apart (the
+    compiled code's guard checks), none of it scheduling.  Where Python was traced, the calls holding the time say
+    where it is: each instant of host work lies inside every enclosing call, so the deepest call holding most of it is
+    its place (:func:`deepest_frame`)."""
+    sp = ctx.trace.spans
+    w = _step_windows(g)
+    if sp is None or not len(sp) or not w.size:
+        return {}
+    a, b, cats = painted_segments(iv, int(w[0, 0]), int(w[:, 1].max()))
+    mine = np.asarray(cats, dtype=object) == "host_compute"
+    if not mine.any():
+        return {}
+    hs, he = _inside_steps(g, a[mine].astype(np.int64), b[mine].astype(np.int64))
+    own = ctx.trace.gpu_host_lines.get(g.d.gpu)
+    m = (sp.line >= 0) if own is None else np.isin(sp.line, own)
+    m &= (sp.end > w[0, 0]) & (sp.start < w[:, 1].max())
+    if not hs.size or not m.any():
+        return {}
+    s, e, name = (sp.start[m].astype(np.int64), sp.end[m].astype(np.int64), sp.name[m].astype(np.int64))
+    inner = ~_around_a_step(w, s, e)
+    s, e, name = s[inner], e[inner], name[inner]
+    if not s.size:
+        return {}
+    o = np.lexsort((-e, s, name))  # of calls starting together the longest first: it holds the others
+    s, e, name = s[o], e[o], name[o]
+    s, e, name = _outermost_by_name(s, e, name)
+    host, work = _Cover(hs, he), _Cover(*_inside_steps(g, w[:, 0], w[:, 1]))
+    held = (host.upto(e) - host.upto(s)).astype(np.float64) / PS_PER_MS
+    span = (work.upto(e) - work.upto(s)).astype(np.float64) / PS_PER_MS
+    first = np.flatnonzero(np.concatenate([[True], name[1:] != name[:-1]]))
+    held, span = np.add.reduceat(held, first), np.add.reduceat(span, first)
+    return {ctx.h.names[int(name[i])]: (float(t), float(v)) for i, t, v in zip(first, held, span) if t > 0}
+
+
+def _around_a_step(w: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per call (``s``, ``e``): it encloses a whole kept step (``w``: the steps' windows by start) -- the program's
+    ``main``, its loop, the engine's ``execute_model`` that is the step: a call around the step holds all of its host
+    work and names no place in it (gpt2_b200's 12.8 ms "inside" ``train_deepseek_v3.py(76): main``)."""
+    j = np.searchsorted(w[:, 0], s, side="left")  # the first step starting at or after the call
+    ok = j < w.shape[0]
+    out = np.zeros(s.size, dtype=bool)
+    out[ok] = e[ok] >= w[j[ok], 1]
+    return out
+
+
+def _outermost_by_name(s: np.ndarray, e: np.ndarray, name: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of calls sorted by (name, start, longest first), those not inside an earlier call of their name: a call that starts before
+    the furthest end of the earlier ones of its name lies inside one of them.  Each name's ends are shifted by its
+    rank times the whole span, so one running maximum serves every name (no name's reach leaks into the next)."""
+    if s.size < 2:
+        return s, e, name
+    lo, width = int(s.min()), int(e.max()) - int(s.min()) + 1
+    rank = np.cumsum(np.concatenate([[0], name[1:] != name[:-1]])).astype(np.int64)
+    if width * (int(rank[-1]) + 1) >= 2 ** 62:  # beyond int64 at this span: one name at a time
+        keep = np.ones(s.size, dtype=bool)
+        for a, b in _runs(name):
+            reach = np.maximum.accumulate(e[a:b])
+            keep[a + 1:b] = s[a + 1:b] >= reach[:-1]
+        return s[keep], e[keep], name[keep]
+    off = rank * width
+    reach = np.maximum.accumulate(e - lo + off)
+    keep = np.ones(s.size, dtype=bool)
+    keep[1:] = (s[1:] - lo + off[1:]) >= reach[:-1]
+    return s[keep], e[keep], name[keep]
+
+
+def deepest_frame(per_gpu: list[dict[str, tuple[float, float]]], steps: int, host_ms: float
+                  ) -> tuple[str, float] | None:
+    """(Python call, ms per step and active GPU) of :func:`frames_in_host_work` over every GPU: the call holding at
+    least ``host_frame.share`` of ``host_ms`` (the ledger's host work per step) that lasts the least -- the deepest
+    such call, since a call lies inside every call that encloses it and holds no more than they do; None where
+    Python was not traced or no call holds that much."""
+    if not per_gpu or steps <= 0 or host_ms <= 0:
+        return None
+    total: dict[str, list[float]] = {}
+    for d in per_gpu:
+        for n, (t, span) in d.items():
+            v = total.setdefault(n, [0.0, 0.0])
+            v[0] += t
+            v[1] += span
+    need = T("host_frame.share") * host_ms
+    held = [(span, n, per_step(t, steps, len(per_gpu))) for n, (t, span) in total.items()
+            if per_step(t, steps, len(per_gpu)) >= need]
+    if not held:
+        return None
+    _, n, v = min(held)
+    return n, round(v, 4)
 
 
 def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray) -> list[str]:

@@ -76,6 +76,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_in_ranges=bd.top_ranges(idle.in_ranges, n),
         idle_in_ranges_by=(by := bd.top_ranges_by(idle.in_host_idle, n)),
         ranges_launching=sorted(idle.launching & set(by)),
+        host_work_frame=bd.deepest_frame(idle.in_frames, n, ledger.avg.host_compute),
         idle_in_os_waits=bd.top_ranges(idle.in_waits, n), idle_in_comm_calls=bd.top_ranges(idle.in_comm, n),
         underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
@@ -190,6 +191,8 @@ class _Idle:
     in_ranges: list[dict[str, float]] = field(default_factory=list)
     #: each range's idle per ledger category, per active GPU
     in_host_idle: list[dict[str, dict[str, float]]] = field(default_factory=list)
+    #: each recorded Python call's share of the host's own work, per active GPU (``bd.frames_in_host_work``)
+    in_frames: list[dict[str, tuple[float, float]]] = field(default_factory=list)
     #: the ranges inside which some GPU's work was launched
     launching: set[str] = field(default_factory=set)
     in_waits: list[dict[str, float]] = field(default_factory=list)
@@ -237,6 +240,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.gaps.append(bd.step_gaps(ctx, g, iv, painted, marked, comm_ranges))
             out.in_ranges.append(bd.ranges_in_idle(ctx, g, marked))
             out.in_host_idle.append(bd.ranges_in_host_idle(ctx, g, iv, marked))
+            out.in_frames.append(bd.frames_in_host_work(ctx, g, iv))
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
             out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))

@@ -15,7 +15,7 @@ from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepSt
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
-_BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}
+_BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memset", "other": "memcpy_d2d"}
 
 
 def memcpy_stats(ctx: Context, exposed: dict[str, float],
@@ -151,7 +151,7 @@ def _tally_gpu(ctx: Context, c: _Copies, tally: _Tally, hosts: _HostOps) -> None
     compute = None  # kernels and collectives of this GPU, built for its device copies only
     for dr in np.unique(c.direction):
         sel = c.direction == dr
-        if dr in _ON_DEVICE or dr in _DEVICE_FILLS or (dr == "h2d" and c.migration[sel].any()) or c.asked[sel].any():
+        if dr in _ON_DEVICE or (dr == "h2d" and c.migration[sel].any()) or c.asked[sel].any():
             if compute is None:
                 compute = _compute_time(c)
             _beside_kernels(tally, c, str(dr), sel, compute)
@@ -166,7 +166,7 @@ def _beside_kernels(tally: _Tally, c: _Copies, dr: str, sel: np.ndarray, compute
     if c.asked[sel].any():
         tally.prefetch[dr] = tally.prefetch.get(dr, 0.0) + _exposed_ms(c.start[sel & c.asked], c.end[sel & c.asked],
                                                                        compute)
-    if dr in _ON_DEVICE or dr in _DEVICE_FILLS:
+    if dr in _ON_DEVICE:
         tally.own[dr] = tally.own.get(dr, 0.0) + _exposed_ms(c.start[sel], c.end[sel], compute)
     elif dr == "h2d" and c.migration[sel].any():
         tally.paging[dr] = tally.paging.get(dr, 0.0) + _under_ms(c.start[sel & c.migration], c.end[sel & c.migration],
@@ -255,33 +255,31 @@ def _direction_stat(dr: str, a: dict, tally: _Tally, exposed: dict[str, float],
 
 #: Copies on the device (one GPU's, or between GPUs): GPU work of their own, exposed where no kernel runs beside them.
 _ON_DEVICE = ("d2d", "p2p")
-#: Work the ledger books beside the device copies (``memcpy_d2d``) and measured the same way, on its own events: the
-#: GPU filling its own memory (``cudaMemset``), no transfer.
-_DEVICE_FILLS = ("memset",)
+#: Directions whose blocking time is their own ledger category's (``_BLOCK_CAT``): the host copies and the GPU
+#: filling its own memory (``cudaMemset``, booked as ``memset``, no transfer).
+_LEDGER_OWN = ("h2d", "d2h", "memset")
 
 
 def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float], paging: dict[str, float],
               per: Callable[[float], float]) -> float:
-    """A direction's copy time per step that no kernel overlaps (at most its own time).  Host copies: their ledger
-    category's, and for Unified Memory pages migrated to the GPU under a running kernel, that time too: the kernel
-    touched pages that were not there and waits for them (a vector add over managed buffers: 113.7 ms with its pages
-    faulted in, 0.6 ms once they are prefetched, SpaceManV3/cp3's A100 captures).  Device copies share theirs (``memcpy_d2d``) with memsets and copies of unknown kind, so theirs is
-    measured on the copies themselves: a step that spends 13% of its time in 768 ``.contiguous()``-like D2D copies
-    with nothing else running (HTA's V100 trace) is blocked by them as much as by a host copy.
+    """A direction's copy time per step that no kernel overlaps (at most its own time).  Host copies and memsets:
+    their ledger category's, and for Unified Memory pages migrated to the GPU under a running kernel, that time too:
+    the kernel touched pages that were not there and waits for them (a vector add over managed buffers: 113.7 ms with
+    its pages faulted in, 0.6 ms once they are prefetched, SpaceManV3/cp3's A100 captures).  Device copies share
+    theirs (``memcpy_d2d``) with copies of unknown kind, so theirs is measured on the copies themselves: a step that
+    spends 13% of its time in 768 ``.contiguous()``-like D2D copies with nothing else running (HTA's V100 trace) is
+    blocked by them as much as by a host copy.
 
-    Memsets too (:data:`_DEVICE_FILLS`), measured on their own events: the ledger books their time no kernel overlaps
-    in ``memcpy_d2d``, and the table said 0 of it -- a 1.36 GB ``cudaMemset`` holding 6.40 ms of a Sudoku solver's
-    9.69 ms pass (RyuGracie/SudokuSolverCUDA, RTX 4060 Laptop) was "copies block the GPU for 6.47 ms ... mostly D2H
-    (45 us)": a whole made of a part no row showed.  Each is at most what the ledger's category leaves once the copies
-    sharing it have theirs: no part exceeds its whole."""
+    Memsets read their own category (``memset``): the ledger booked them in ``memcpy_d2d`` until h37-fill30, and the
+    table said 0 of it -- a 1.36 GB ``cudaMemset`` holding 6.40 ms of a Sudoku solver's 9.69 ms pass
+    (RyuGracie/SudokuSolverCUDA, RTX 4060 Laptop) was "copies block the GPU for 6.47 ms ... mostly D2H (45 us)"; then
+    a fill measured on its own events beside a device-copy category that named it a copy.  One quantity, one name: no
+    part exceeds its whole."""
     total = per(a["ms"].sum())
-    if dr in ("h2d", "d2h"):
-        return min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) + per(paging.get(dr, 0.0)), total)
+    if dr in _LEDGER_OWN:
+        return min(float(exposed.get(_BLOCK_CAT[dr], 0.0)) + per(paging.get(dr, 0.0)), total)
     if dr in _ON_DEVICE:
         return min(per(own.get(dr, 0.0)), total, float(exposed.get("memcpy_d2d", 0.0)))
-    if dr in _DEVICE_FILLS:
-        copies = sum(min(per(own.get(k, 0.0)), float(exposed.get("memcpy_d2d", 0.0))) for k in _ON_DEVICE)
-        return max(0.0, min(per(own.get(dr, 0.0)), total, float(exposed.get("memcpy_d2d", 0.0)) - copies))
     return 0.0
 
 

@@ -55,7 +55,7 @@ def per_step(x, steps: int | None, ranks: int = 1, unit: float = 1.0):
 
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
 #: every instant of a step exactly one applies (priority in docs/metrics.md;
-#: highest first: device_compute, collectives, memcpy_d2d, memcpy_d2h,
+#: highest first: device_compute, collectives, memcpy_d2d, memset, memcpy_d2h,
 #: memcpy_h2d, input_wait, host_compute, launch_wait, other).
 BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "device_compute",
@@ -65,6 +65,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "memcpy_h2d",
     "memcpy_d2h",
     "memcpy_d2d",
+    "memset",
     "collectives",
     "startup",
     "unseen",
@@ -105,7 +106,9 @@ class Breakdown:
 
     device_compute: some GPU ran a non-memcpy, non-collective kernel.
     memcpy_h2d / memcpy_d2h / memcpy_d2d: a copy of that kind ran on the GPU
-      (D2D includes P2P and Memset) and no higher-priority activity did.
+      (D2D includes P2P and copies of unknown kind) and no higher-priority activity did.
+    memset: a memset ran (the GPU filling its own memory, no transfer: a fill, never a copy) and no kernel,
+      collective or device copy did.
     collectives: an NCCL/collective kernel ran (no copy).
     input_wait: GPU idle while the host is in IteratorGetNext* (or a
       tf_data iterator get_next) event.
@@ -132,6 +135,7 @@ class Breakdown:
     memcpy_h2d: float = 0.0
     memcpy_d2h: float = 0.0
     memcpy_d2d: float = 0.0
+    memset: float = 0.0
     collectives: float = 0.0
     startup: float = 0.0
     unseen: float = 0.0
@@ -1322,6 +1326,10 @@ class HostMetrics:
     #: range spans and the step ledger books there: where one finding's own time lies, each instant in one category
     #: (``metrics/breakdown.ranges_in_host_idle``; the top ranges of each category)
     idle_in_ranges_by: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: (Python call, ms per step and active GPU): where the capture traced Python (``with_stack``), the deepest
+    #: recorded call holding most of the host's own work the ledger books in the steps (``host_compute``;
+    #: ``metrics/breakdown.deepest_frame``); None where Python was not traced or no call holds that much
+    host_work_frame: tuple[str, float] | None = None
     #: of those ranges, the ones inside which the host launched GPU work in the steps: a launch fix fits their time only
     ranges_launching: list[str] = field(default_factory=list)
     #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU

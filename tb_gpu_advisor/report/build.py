@@ -19,14 +19,15 @@ from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.job import calls_before_note, med_count
 from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
+from tb_gpu_advisor.job.kind import NO_GPU_STEP
 from tb_gpu_advisor.model.callrows import call_columns
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
-from tb_gpu_advisor.report.verdict import no_gpu_step, no_promise_reason
+from tb_gpu_advisor.report.verdict import host_loop_words, no_gpu_step, no_gpu_step_reason, no_promise_reason
 from tb_gpu_advisor.rules.savings import achievable
-from tb_gpu_advisor.steps.types import SOURCE_LABEL
+from tb_gpu_advisor.steps.types import SOURCE_LABEL, UNMARKED_SOURCES
 
 TOP_N = TABLE_ROWS
 
@@ -540,10 +541,29 @@ def _job(m: HostMetrics) -> dict:
     # one step: found as one, the window read as (at most) one iteration, or the whole window analysed as one step --
     # which the capture's check says is one pass of the program (h37-review6: mi210_gpu_only's "training steps"
     # above "The capture holds one pass of the program")
+    if why := no_gpu_step_reason(out):  # the tab's host line reads the server's answer, not a twin of its test
+        out["no_gpu_step"] = why
+        out.update(_host_loop(m, out))
     det = m.steps
     one = det.found == 1 or (det.count == 1 and (det.iteration_guess or det.source == "whole_capture"))
     out["summary"] = job_line(out, det.note, 1 if one else None)
     return out
+
+
+def _host_loop(m: HostMetrics, job: dict) -> dict:
+    """``host_loop``: the loop a window without GPU work marks (``kind`` ``no_gpu``; not its GPU side unrecorded, nor
+    the loop's end, whose one mark holds the fetch that found the input exhausted: ``job.kind.NO_GPU_STEP``), timed
+    on the host -- its kept marked steps and their mean length, ms -- where it marks one; {}
+    else.  No GPU step is booked (no step rows, no ledger: ``metrics.compute.gpu_step_timed``), but the loop ran:
+    ``h200_jobs/torch_cpu_only``'s 4 ``ProfilerStep`` marks of ~88 ms on the CPU were said only by the steps' note
+    and the evidence, the job line naming no loop at all (h37-tidy29's *Left*)."""
+    det = m.steps
+    # (not where the marks time none of the job's steps -- the loop's end's one fetch -- nor a GPU side unrecorded)
+    if (job.get("kind") != "no_gpu" or any(job.get(key) for key in NO_GPU_STEP.values())
+            or det.source in UNMARKED_SOURCES or not det.windows):
+        return {}
+    lengths = [w.duration_ms for w in det.windows]
+    return {"host_loop": {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}}
 
 
 def _dropped_row(d) -> dict:  # noqa: ANN001 - a steps.types.DroppedStep
@@ -627,8 +647,9 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
     if job.get("version"):
         bits.append(f"written by {job['version']}")
-    if no_gpu_step(job):  # the title says it: no step to time
-        pass
+    if no_gpu_step(job):  # the title says it: no step to time -- but a loop the host marks ran, and took its time
+        if loop := host_loop_words(job):
+            bits.append(f"its loop on the CPU: {loop}, no GPU step")
     elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"
         bits.append(f"steps: {source} ({job['step_confidence']} confidence)")

@@ -34,6 +34,7 @@ CATEGORY_LABELS = {
     "memcpy_h2d": "Copy host→device",
     "memcpy_d2h": "Copy device→host",
     "memcpy_d2d": "Copy device→device",
+    "memset": "Memset (GPU filling its own memory)",
     "collectives": "Collectives (AllReduce…)",
     "startup": "One-time start-up",
     "unseen": "Waiting on work not in the capture",
@@ -57,7 +58,7 @@ IDLE_LABELS = {
 #: The kinds of event a step timeline's lanes hold (``report.timeline.EVENT_KINDS``).
 KIND_LABELS = {
     "kernel": "kernel", "memcpy_h2d": "copy host→device", "memcpy_d2h": "copy device→host",
-    "memcpy_d2d": "copy device→device", "collectives": "collective", "input": "input (host waits for data)",
+    "memcpy_d2d": "copy device→device", "memset": "memset (fill)", "collectives": "collective", "input": "input (host waits for data)",
     "launch": "launch (host)", "host_compute": "host work", "host": "host (other)",
 }
 #: What holds memory at a GPU's peak (``metrics.types.MEMORY_CATEGORIES``), as the memory chart's bar names it.

@@ -20,10 +20,12 @@ from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import (
+    NO_STEP_WHY,
     damage_note,
     damaged_hosts,
     failed_hosts,
     no_gpu_step,
+    no_gpu_step_reason,
     one_pass,
     one_step,
     saving_share,
@@ -135,12 +137,11 @@ def _step_info(report: Report) -> str:
         return ", ".join(bits)
     bits = [f"{n} host{'s' if n != 1 else ''}"]
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
-    if jobs and all(j.get("kind") == "no_gpu" and not j.get("gpu_unrecorded") for j in jobs):  # a window without
-        # GPU work has no step to time (one whose GPU side went unrecorded says so below)
-        return ", ".join(bits + ["no step: the window holds no GPU work"])
-    if jobs and all(no_gpu_step(j) for j in jobs):  # the loop's end (its GPU draining the last step's queue), or
-        why = ("the window holds none of the job's steps" if any(j.get("marks_no_job_step") for j in jobs) else
-               "the capture did not record the GPU's work")  # a GPU side untraced: its marks time no GPU step
+    whys = {no_gpu_step_reason(j) for j in jobs}
+    if jobs and "" not in whys:  # no host times a GPU step: why (hosts of unlike windows: the loop's end's words
+        # where one host has them, else the unrecorded side's -- a host without GPU work is not all of the session)
+        loop_end, unrecorded = NO_STEP_WHY["marks_no_job_step"], NO_STEP_WHY["gpu_unrecorded"]
+        why = whys.pop() if len(whys) == 1 else loop_end if loop_end in whys else unrecorded
         return ", ".join(bits + [f"no step: {why}"])
     if start_up_only(report):
         # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)

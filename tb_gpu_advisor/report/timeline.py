@@ -44,6 +44,7 @@ IDLE_CATEGORIES = ("kernel_switch", "startup", "unseen", "allocator", "input_wai
 
 _GPU_KIND = {devices.KIND_KERNEL: "kernel", devices.KIND_H2D: "memcpy_h2d", devices.KIND_D2H: "memcpy_d2h",
              devices.KIND_D2D: "memcpy_d2d", devices.KIND_OTHER_COPY: "memcpy_d2d",
+             devices.KIND_MEMSET: "memset",
              devices.KIND_COLLECTIVE: "collectives"}
 #: The host threads' kinds of event: waiting for input, launching GPU work, host work, anything else.
 _HOST_KINDS = ("input", "launch", "host_compute", "host")

@@ -10,7 +10,6 @@ from collections.abc import Sequence
 
 from tb_gpu_advisor.common.fmt import ms
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.job.kind import NO_GPU_STEP
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 from tb_gpu_advisor.rules.capture_quality import NO_HISTORY_METRIC, NO_STACKS_METRIC
 from tb_gpu_advisor.rules.cold_start import holds_start_up, pass_reads_start_up
@@ -161,13 +160,43 @@ def _start_up_of(h: HostReport) -> tuple[float, float]:
     return b.get("startup") or 0.0, sum(v for v in b.values() if v)
 
 
+#: Why a host's window times no GPU step, in the words the session's title, the job block (``job.no_gpu_step``) and the
+#: tab's host line give it -- by the JSON key that says it (each of ``job.kind.NO_GPU_STEP``'s, and ``no_gpu``: the
+#: kind), in the order they are read.
+NO_STEP_WHY = {"gpu_unrecorded": "the capture did not record the GPU's work",
+               "no_gpu": "the window holds no GPU work",
+               "marks_no_job_step": "the window holds none of the job's steps"}
+
+
+def no_gpu_step_reason(job: dict) -> str:
+    """Why a host's ``job`` block (its report's JSON) says its window times no GPU step, in :data:`NO_STEP_WHY`'s
+    words; "" where it times one.  A GPU side unrecorded first (its kind may read ``no_gpu``: no GPU work was seen,
+    not none run), then no GPU work (``kind`` ``no_gpu``), then marks the job's reading says time none (the loop's
+    end).  The one reader of the finished report's answer: the title, the job's line, the steps note and the laws read
+    it here, and the report gives it as ``job.no_gpu_step`` for the tab (``serve/static/views.js`` ``noStepTimed``),
+    which had a JavaScript twin of this test to keep in step (h37-tidy30)."""
+    return next((NO_STEP_WHY[key] for key in NO_STEP_WHY if _says(job, key)), "")
+
+
+def _says(job: dict, key: str) -> bool:
+    """Whether ``job`` says ``key`` of :data:`NO_STEP_WHY`: the kind ``no_gpu``, or a key of ``NO_GPU_STEP`` set."""
+    return job.get("kind") == "no_gpu" if key == "no_gpu" else bool(job.get(key))
+
+
 def no_gpu_step(job: dict) -> bool:
-    """Whether a host's ``job`` block (its report's JSON) says its window times no GPU step: no GPU work (``kind``
-    ``no_gpu``), or marks the job's reading says time none (a key of ``job.kind.NO_GPU_STEP``: the loop's end, CUDA
-    tracing off -- ``Kind.times_gpu_step``).  The one reader of the finished report's answer, which the title, the
-    job's line, the steps note and the tab's host line (``serve/static/views.js`` ``noStepTimed``, its JavaScript
-    twin) say, and the laws hold every part of the JSON to."""
-    return job.get("kind") == "no_gpu" or any(job.get(key) for key in NO_GPU_STEP.values())
+    """Whether a host's ``job`` block says its window times no GPU step (:func:`no_gpu_step_reason`)."""
+    return bool(no_gpu_step_reason(job))
+
+
+def host_loop_words(job: dict) -> str:
+    """A host's loop on the CPU (``job.host_loop``: a window without GPU work that marks its loop) in words --
+    "4 marked steps of 88.0 ms on average", "1 marked step of 210.1 ms" --, "" where it has none: the one printing of it, which the job's line and
+    the tab's host line (``display.hosts[].host_loop``) say."""
+    loop = job.get("host_loop") or {}
+    if not loop.get("steps") or loop.get("step_ms") is None:
+        return ""
+    n = loop["steps"]
+    return f"{n} marked step{'s' if n != 1 else ''} of {ms(loop['step_ms'])}{' on average' if n > 1 else ''}"
 
 
 def one_pass(h: HostReport) -> bool:

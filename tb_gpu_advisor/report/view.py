@@ -20,7 +20,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
 from tb_gpu_advisor.report.timeline import step_name
-from tb_gpu_advisor.report.verdict import one_pass, one_step
+from tb_gpu_advisor.report.verdict import host_loop_words, one_pass, one_step
 
 
 def table_cells(t: Table | None) -> dict[str, list]:
@@ -171,6 +171,8 @@ def _host(h: HostReport) -> dict[str, Any]:
         "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory, one_pass(h)) if g.memory else None} for g in h.gpus],
         # the host's one step is the pass an unmarked capture was read as: the tab's host line says "one pass"
         "one_pass": one_pass(h),
+        # a window without GPU work that marks its loop: the loop on the CPU, as the job's line says it (h37-tidy30)
+        **({"host_loop": loop} if (loop := host_loop_words(h.job or {})) else {}),
         "steps": _steps(h),
         "panels": _panels(h),
     }

@@ -919,6 +919,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the {unit} is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
+        f"{_in_python_call(ctx, host_ms)}"
         f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
         f"{_sentence(launcher_words(ctx, launcher, ctx.m.launcher_launches))}"
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
@@ -933,6 +934,31 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _in_python_call(ctx: Ctx, host_ms: float) -> str:
+    """Where the host-bound time lies in the program's recorded Python (``HostMetrics.host_work_frame``): the deepest
+    call holding most of the host's own work, in words; "" where Python was not traced or that call holds under half
+    of the finding's time.
+
+    Why: the GPU of vLLM's MI300X decode (h37-survey62) waited 26.6 ms of a 45.6 ms step for the host, and the finding
+    said only "the host's own code" while the engine's fix named its scheduler and sampler; 25.8 ms of it lay inside
+    the model's compiled call (``llama.py(374): forward``) before its first graph launch.  Each wait belongs to its
+    cause: the place is measured, and said as the finding's share of the call's host work (as ``in_ranges`` says a
+    range's), so it never exceeds the finding's own time."""
+    fr = ctx.m.host_work_frame
+    whole = ctx.m.breakdown.host_compute
+    if fr is None or host_ms <= 0 or whole <= 0:
+        return ""
+    name, held = fr
+    share = min(1.0, host_ms / whole)  # the finding claims this share of the ledger's host work (others the rest)
+    part = held * share
+    if part < T("host_frame.share") * host_ms:
+        return ""
+    shared = " (its share: other findings claim the rest of the host's work there)" if share < 0.999 else ""
+    return (f"; {ms(part)} of this time lies inside the Python call `{name}`{shared}, the deepest recorded call "
+            f"holding most of the host's own work: look there (its own code, or code it calls that records no call "
+            f"of its own)")
 
 
 def _launcher_part(m: HostMetrics, unrecorded_ms: float) -> float:

@@ -419,11 +419,14 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:
         title = "The capture lost its GPU records"  # the capture's own profiler's way where its format gives one
-        actions = (ctx.window_fixes(kind.capture_format or m.capture.capture_format, "no_gpu_records")
-                   or ctx.fw.fix(f"{ID}:lost_records"))
-        summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "
-                   f"of the profile was lost or not recorded, so the guide's GPU checks were skipped. Profile again "
-                   f"with GPU activity recorded, and let the GPU finish its work before the profiler stops.")
+        fmt = kind.capture_format or m.capture.capture_format
+        actions = ((ctx.window_fixes(fmt, kind.lost_fix, False) if kind.lost_fix else [])
+                   or ctx.window_fixes(fmt, "no_gpu_records") or ctx.fw.fix(f"{ID}:lost_records"))
+        why = (f"its GPU side was not recorded, because {kind.lost_cause}. The guide's GPU checks were skipped; the "
+               f"fix below records the GPU" if kind.lost_cause else
+               "the GPU's side of the profile was lost or not recorded, so the guide's GPU checks were skipped. "
+               "Profile again with GPU activity recorded, and let the GPU finish its work before the profiler stops")
+        summary = f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: {why}."
     else:
         cpu = kind.cpu_only if kind is not None else ""
         title, actions = "No GPU activity in the capture", ctx.fw.fix(f"{ID}:no_gpu")

@@ -31,8 +31,9 @@ GPU's idle over that lead is the copy's too (``metrics.syncs.copy_leads``), and 
 its idle after the transfer while the call copies the bytes out of the staging buffer
 (``metrics.syncs.copy_tails``): said so, and counted in the saving -- pinned memory
 removes both, a CUDA graph neither, so the launch-bound check leaves them out.
-Memsets (the GPU filling its own memory, ``cudaMemset``) share the device copies' ledger category: where their
-time no kernel overlaps is the largest part, the finding says the memsets hold it -- no transfer, nothing to pin --
+Memsets (the GPU filling its own memory, ``cudaMemset``) have a ledger category of their own (``memset``, h37-fill30)
+that the copies' blocking time counts -- GPU time moving no data that only this finding's fill fix recovers: where
+their time no kernel overlaps is the largest part, the finding says the memsets hold it -- no transfer, nothing to pin --
 with the framework's fill fix first (``:memset``: fill only what is read, once).
 Saving: the blocking copy time and the idle before and after it (copies overlapped
 with compute from pinned memory, or gone).
@@ -139,7 +140,7 @@ def _fills_hold(m: HostMetrics, worst, worst_extra: float):  # noqa: ANN001, ANN
     """The memsets' stat where their time no kernel overlaps is more than the largest copy direction's (``worst``,
     with ``worst_extra``: the idle after the copies the host waited in, counted with it), else None.
 
-    Why: the ledger books a memset beside the device copies, so the copies' blocking time holds it, while the largest
+    Why: the copies' blocking time holds the memsets' (the ledger's ``memset``), while the largest
     *copy* named the finding: a Sudoku solver's 1.36 GB ``cudaMemset`` (6.40 ms of its 9.69 ms pass, at 212 GB/s, the
     RTX 4060 Laptop's memory bandwidth) was "Copies block the GPU for 6.47 ms ... mostly D2H (all of its 45 us)",
     fixed by pinning host memory -- a memset moves no byte across the bus, so no pinning or copy stream removes it."""
@@ -376,14 +377,16 @@ def _reads_out(ctx: Ctx, m: HostMetrics) -> bool:
 
 def _blocked(bd, elsewhere: float) -> float:  # noqa: ANN001 - a Breakdown
     """The time copies block the GPU in a step's ledger ``bd`` (a step's, or the host's mean step): its copy categories
-    -- memsets and copies of unknown kind among the device copies, as the ledger books them -- plus ``elsewhere``, the
+    -- copies of unknown kind among the device copies, as the ledger books them, and the memsets' fills (``memset``:
+    no transfer, yet GPU time spent moving no data that this finding's fill fix recovers and no other finding owns) --
+    plus ``elsewhere``, the
     per-step time the ledger books in other categories that the copies cause (kernels waiting on pages migrated under
     them, the GPU idle after a copy that blocked the host).
 
     Why one function: the summary summed each direction's own exposed time and the step's window the ledger's
     categories, so ``wild/vit_a4000_avg_batch`` read "25.0 ms of each 116.3 ms step" above "copies, step 0 (25.1 ms)"
     (its 0.05 ms of memsets in the one, not the other; h37-left56)."""
-    return bd.memcpy_h2d + bd.memcpy_d2h + bd.memcpy_d2d + elsewhere
+    return bd.memcpy_h2d + bd.memcpy_d2h + bd.memcpy_d2d + bd.memset + elsewhere
 
 
 _ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "

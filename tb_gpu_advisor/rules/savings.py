@@ -27,7 +27,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "input": ("input_wait",),
     "launch": ("launch_wait",),
     "host": ("host_compute", "other"),
-    "copies": ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d"),
+    "copies": ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memset"),
     "compute": ("device_compute",),
     "collectives": ("collectives",),
     "startup": ("startup",),

@@ -18,6 +18,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import DeviceEvents
 from tb_gpu_advisor.steps.bursts import _busy_clusters
 from tb_gpu_advisor.steps.reading import _Reading
+from tb_gpu_advisor.steps.recurring import recurring_note, recurring_turns
 from tb_gpu_advisor.steps.types import PS_PER_MS
 
 
@@ -266,6 +267,10 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     if scattered is not None:  # no work runs in most bursts: they are no iterations of one loop's body
         r.whole_note = scattered
         cl = None
+        turns = recurring_turns(r.active)
+        if turns is not None:  # ... but some of it runs once in every turn of the loop: those turns are iterations
+            r.take_spans("recurring_events", recurring_note(turns, scattered), turns.start, turns.end, "device")
+            return
     if cl is None and not r.whole_note and job is not None and job.periodic is not None:
         # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
         # the host's wait at each repeat and a backward in every one: a training job's iterations

@@ -32,7 +32,9 @@ Sources, tried in order (the first that yields steps wins; see
    program's one range after warm-ups of the same work (:func:`_framed_pass`: the one pass a benchmark times);
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps (none the host spends
-   inside one op: :func:`_gaps_inside_one_range`);
+   inside one op: :func:`_gaps_inside_one_range`); where no work runs in most bursts (they are pieces of iterations),
+   ``recurring_events``: the turns of the kernels or copies that run once in each iteration, in the same order
+   (:mod:`.recurring`);
 13. ``whole_capture``        -- one window over everything, with a note why.
 
 Each source carries a confidence (:data:`CONFIDENCE`): the format's own markers are sure, the program's spans

@@ -41,6 +41,7 @@ StepSource = Literal[
     "step_end_events",  # a training loop's step ends (PyTorch's optimizer steps), no markers
     "single_pass",  # inference with no repeated structure: the capture is one forward pass
     "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
+    "recurring_events",  # bursts that are no iterations: the turns of the work that runs once in each iteration
     "whole_capture",  # no step found: the whole capture is one "step"
 ]
 
@@ -56,7 +57,9 @@ SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch"
                 "annotation_spans": "repeated annotated spans", "repeated_launches": "repeating launches",
                 "device_period": "the GPU's repeating kernels",
                 "step_end_events": "optimizer steps", "single_pass": "one pass",
-                "gpu_busy_clusters": "GPU bursts, a guess", "whole_capture": "the whole capture"}
+                "gpu_busy_clusters": "GPU bursts, a guess",
+                "recurring_events": "GPU work that runs once an iteration, a guess",
+                "whole_capture": "the whole capture"}
 
 
 #: Step sources whose step number counts the iterations before it (``ProfilerStep#N``, Keras' and TF's ``step_num``);
@@ -71,7 +74,7 @@ CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "iteration_range": 
               "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium", "device_period": "medium",
               "step_end_events": "medium", "memory_iterations": "medium",
               "single_pass": "medium",
-              "gpu_busy_clusters": "low", "whole_capture": "low"}
+              "gpu_busy_clusters": "low", "recurring_events": "low", "whole_capture": "low"}
 
 
 #: the sources whose one step is no step the capture marks: the whole window, or the one pass it was read as, which may

@@ -16,7 +16,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import GpuCtx
 
 KINDS = np.array([devices.KIND_KERNEL, devices.KIND_COLLECTIVE, devices.KIND_H2D, devices.KIND_D2H, devices.KIND_D2D,
-                  devices.KIND_OTHER_COPY])
+                  devices.KIND_OTHER_COPY, devices.KIND_MEMSET])
 
 
 @dataclass

@@ -8,11 +8,13 @@ an MI300X or a GPU rocmProfileData does not name)."""
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 
 from synthetic import rocproftrace, rpdtrace
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.devices import amd, nvidia
+from tb_gpu_advisor.devices.codes import replace_each
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
@@ -61,3 +63,18 @@ def test_every_native_fix_on_an_amd_gpu_is_free_of_cudas_tools() -> None:
     bad = sorted({m.group(0) for t in said for m in _CUDA_TOOLS.finditer(amd.words(t))})
     assert not bad, bad
     assert frameworks.for_vendor("native", nvidia) is frameworks.get("native")
+
+
+def test_the_fill_fix_is_one_text_in_each_vendors_words() -> None:
+    """The memset fill fix (h37-survey58) was written twice -- CUDA's in ``frameworks/native.FIXES``, a near-copy with
+    HIP's calls in ``devices/amd.PROGRAM_FIXES`` -- so a third vendor meant a third copy (h37-fill30).  Now the fix is
+    one text that a vendor's words table puts in its calls: AMD's reads HIP's, and a vendor with a words row and no
+    fixes of its own reads its own call names, not CUDA's."""
+    assert "excessive_memcpy:memset" not in amd.PROGRAM_FIXES
+    cuda = frameworks.get("native").fixes["excessive_memcpy:memset"]
+    (hip,) = frameworks.for_vendor("native", amd).fixes["excessive_memcpy:memset"]
+    assert "hipMemsetAsync(d_next" in hip.snippet and "hipMemset" in hip.text and "cuda" not in hip.text + hip.snippet
+    third = types.SimpleNamespace(words=lambda text: replace_each(text, (("cudaMemset", "zeMemset"),)))
+    (fill,) = frameworks.for_vendor("native", third).fixes["excessive_memcpy:memset"]
+    assert "zeMemsetAsync(d_next" in fill.snippet and "cuda" not in fill.text + fill.snippet, fill
+    assert frameworks.for_vendor("native", nvidia).fixes["excessive_memcpy:memset"] == cuda

@@ -47,8 +47,8 @@ def test_the_copies_summary_and_window_print_one_value(vit):
     said = re.search(r"block the GPU for ([\d.]+ ms) of (?:each|the)", " ".join(f.summary.split())).group(1)
     (w,) = f.windows
     assert w.label == f"copies, the pass ({said})", (said, w.label)  # one unmarked pass: no "step 0" (h37-words20)
-    # the ledger's copy categories, memsets in: the number both say
-    copies = sum(h.breakdown_ms[c] for c in ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d"))
+    # the ledger's copy categories, memsets in (their own category ``memset`` from h37-fill30): the number both say
+    copies = sum(h.breakdown_ms[c] for c in ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d", "memset"))
     assert f.metric.detail["blocking_ms_per_step"] == pytest.approx(copies, abs=1e-6)
     assert window_value_problems(h.host, h) == []
 

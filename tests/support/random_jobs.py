@@ -30,6 +30,20 @@ def laws_broken(report: Report) -> list[str]:
     return sorted(set(out))
 
 
+def host_loop_problems(truth: dict, job: dict) -> list[str]:
+    """A loop on the CPU (``host_step_ms``: a window without GPU work whose every marked step is alike) is timed by
+    the job block's ``host_loop`` at its period, and books no GPU step (h37-tidy30)."""
+    want = truth.get("host_step_ms")
+    if want is None:
+        return []
+    loop = job.get("host_loop")
+    if not loop:
+        return [f"truth: a loop on the CPU of {want:.4g} ms a step, which the job block does not time"]
+    if abs(loop["step_ms"] - want) > 1e-3:
+        return [f"truth: the loop on the CPU reads {loop['step_ms']:.4g} ms a step, it ran {want:.4g}"]
+    return []
+
+
 def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
     """Where the job's writer returned its truth (``randjobs.TRUTH``): the rules it needs (``rules``), those it does not
     (``no_rules``; ``only_rules``: none but these -- a window with no GPU work has only its quality to report), the steps the report found against the iterations
@@ -64,6 +78,7 @@ def truth_problems(job: randjobs.Job, report: Report) -> list[str]:
         out.append(f"truth: the step is {step:.4g} ms, the process ran {top:.4g} ms")
     out += _one_pass_problems(truth, step)
     out += _profiler_step_problems(truth, h.steps or {})
+    out += host_loop_problems(truth, h.job or {})
     out += _request_free_problems(truth, h.step_rows)
     out += _first_step_problems(truth, h.step_rows)
     if out or truth.get("steps", 0) < 2:

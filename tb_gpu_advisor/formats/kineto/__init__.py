@@ -29,6 +29,23 @@ WINDOW_FIXES = {
                               "# or, before the process starts: a larger buffer limit (MB) in Kineto's config file\n"
                               "# echo ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB=512 > kineto.conf; "
                               "export KINETO_CONFIG=$PWD/kineto.conf"),),
+    # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a
+    # build without Kineto, where torch.profiler falls back to it whatever activities it is given ...
+    "no_kineto": (("This PyTorch build has no Kineto (torch.autograd.kineto_available() returns False), so "
+                   "torch.profiler cannot record the GPU: install a build with Kineto (pytorch.org's pip and conda "
+                   "builds have it; a source build needs USE_KINETO=1) and profile the same steps again; with this "
+                   "build, record the GPU's side with Nsight Systems instead.",
+                   "import torch\nassert torch.autograd.kineto_available(), 'this PyTorch build has no Kineto'\n"
+                   "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+                   "    schedule=torch.profiler.schedule(wait=1, warmup=1, active=3),\n)\n"
+                   "# or, with this build: nsys profile -t cuda,nvtx -o run python train.py"),),
+    # ... and torch.autograd.profiler's own (before 1.8.1, or use_kineto=False), use_cuda or not
+    "legacy_profiler": (("torch.autograd.profiler's legacy profiler records no kernel, copy or CUDA call: profile "
+                         "with torch.profiler (PyTorch 1.8.1 and later) and CUDA activity, which records the GPU's "
+                         "timeline through Kineto; on an older PyTorch, record it with Nsight Systems.",
+                         "from torch.profiler import profile, ProfilerActivity\n"
+                         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
+                         "    run_steps()\nprof.export_chrome_trace('trace.json')"),),
 }
 
 FORMAT = Format(id="kineto", name="PyTorch trace", layout=LAYOUT, probe=has_gpu_activity,

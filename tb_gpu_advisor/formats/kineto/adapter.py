@@ -28,7 +28,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import small_pages
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
-from tb_gpu_advisor.formats.kineto.layout import LEGACY_HOST_PROCESS
+from tb_gpu_advisor.formats.kineto.layout import LEGACY_CUDA_PROCESS, LEGACY_HOST_PROCESS
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, nothing_recorded, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, loop_turn, lower_median, narrowest, nest,
@@ -268,6 +268,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     if counted:  # the kernels were measured by hardware counters, not timed: no GPU timeline, and no lost records
         out["counter_ranges"] = str(counted)
     out.update(_records_loss(kt.meta))
+    out.update(_legacy_profiler(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
         out["visible_gpus"] = seen
@@ -324,6 +325,36 @@ def _records_loss(meta: dict) -> dict[str, str]:
             out["records_dropped"] = (f"Kineto's own log, kept in the trace, counts {n:,} activity "
                                       f"{'record' if n == 1 else 'records'} CUPTI dropped")
     return out
+
+
+def _legacy_profiler(kt: KinetoTrace) -> dict[str, str]:
+    """Why a trace in the legacy profiler's list form (host ops under ``"CPU functions"``) holds no GPU record, as
+    ``Trace.producer`` facts: ``unrecorded_cause`` (in words) and ``unrecorded_fix`` (the key of
+    :data:`formats.kineto.WINDOW_FIXES`); {} for any other trace.
+
+    Why: the list is what ``torch.autograd.profiler`` wrote before Kineto, and what ``torch.profiler`` falls back to
+    on a PyTorch build without Kineto (``USE_KINETO=0``): neither records a kernel, copy or runtime call, whatever
+    activities the call asks for, so "profile again with CUDA activity recorded" repeats the call that made it (a DDP
+    rank's ``torch.profiler.profile(activities=[CPU, CUDA], schedule=...)`` on a cluster's build, h37-survey61).  The
+    file tells the calls apart: ``ProfilerStep#N`` marks are ``torch.profiler``'s ``prof.step()`` (PyTorch 1.8.1 on),
+    so its build has no Kineto; ops timed under ``"CUDA functions"`` are the old profiler's ``use_cuda=True``; neither
+    is the old profiler without it (or ``use_kineto=False``)."""
+    labels = set(kt.pid_labels.values())
+    if LEGACY_HOST_PROCESS not in labels:
+        return {}
+    if any(pytorch.PROFILER_STEP.match(n) for n in kt.names):
+        return {"unrecorded_cause": ("torch.profiler wrote the legacy profiler's list of host ops (its prof.step() "
+                                     "marks are in it), which it does only on a PyTorch build without Kineto "
+                                     "(USE_KINETO=0), and without Kineto no profiler call records the GPU's kernels, "
+                                     "copies or CUDA calls"),
+                "unrecorded_fix": "no_kineto"}
+    if LEGACY_CUDA_PROCESS in labels:
+        return {"unrecorded_cause": ("it is torch.autograd.profiler's legacy list with use_cuda=True, which times each "
+                                     "op with CUDA events but records no kernel, copy or CUDA call"),
+                "unrecorded_fix": "legacy_profiler"}
+    return {"unrecorded_cause": ("it is torch.autograd.profiler's legacy list (before Kineto, or use_kineto=False), "
+                                 "which records the host's ops alone"),
+            "unrecorded_fix": "legacy_profiler"}
 
 
 def _gpu_ranks(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
@@ -1000,7 +1031,9 @@ def _memory_ops(kt: KinetoTrace, h: HostEvents, line_pairs: np.ndarray, host_ord
 
 def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
     """Per op of one line: the label its allocations get (its own name, its caller's for an allocation-only op) and
-    its phase (its own scope, else its parent's; ``forward`` inside ops of no scope)."""
+    its phase (its own scope, else its parent's; ``forward`` inside ops of no scope).  The innermost scope decides: a
+    module's forward call inside an optimizer's step is the forward ``optimizer.step(closure)`` runs (Lightning's
+    automatic optimization), not the optimizer's state."""
     k = ops.shape[0]
     label = np.full(k, -1, dtype=np.int32)
     ph = np.full(k, MEMORY_PHASES.index("forward"), dtype=np.int8)
@@ -1010,6 +1043,8 @@ def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[
     par = parent.tolist()
     scopes = {nid: pytorch.memory_phase(names[nid]) for nid in set(name_ids)}
     factory = {nid: pytorch.is_factory_op(names[nid]) for nid in set(name_ids)}
+    module = {nid: pytorch.is_module_forward(names[nid]) for nid in set(name_ids)}
+    optimizer, forward = MEMORY_PHASES.index("optimizer"), MEMORY_PHASES.index("forward")
     for i in np.lexsort((-ends, starts)).tolist():  # parents first
         nid, p = name_ids[i], par[i]
         if factory[nid] and p >= 0:
@@ -1017,7 +1052,10 @@ def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[
         else:
             label[i] = labels.setdefault(names[nid], len(labels))
         scope = scopes[nid]
-        ph[i] = MEMORY_PHASES.index(scope) if scope else (ph[p] if p >= 0 else ph[i])
+        if scope:
+            ph[i] = MEMORY_PHASES.index(scope)
+        elif p >= 0:
+            ph[i] = forward if ph[p] == optimizer and module[nid] else ph[p]
     return label, ph
 
 

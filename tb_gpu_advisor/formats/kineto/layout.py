@@ -120,6 +120,8 @@ _CHROME_ARRAY = rb'^\s*\[\s*(?:\{\s*\}\s*,\s*)*\{[^{}]*"ph"\s*:'
 #: refused as "not PyTorch's profiler" (survey h37-survey27).  With ``use_cuda``, each op's GPU time sits under
 #: ``CUDA functions``, which is no kernel record and stays unread.
 LEGACY_HOST_PROCESS = "CPU functions"
+#: The legacy export's process of each op's GPU time under ``use_cuda=True`` (CUDA events around the op, no kernel).
+LEGACY_CUDA_PROCESS = "CUDA functions"
 _LEGACY_PYTORCH_ARRAY = rb'"pid"\s*:\s*"' + LEGACY_HOST_PROCESS.encode() + rb'"'
 CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) written by another tool, not PyTorch's "
                 "profiler, which the Advisor reads: profile the job with torch.profiler (export_chrome_trace or "

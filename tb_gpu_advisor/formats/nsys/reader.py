@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -51,6 +50,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import program_failure, reported_failure
 from tb_gpu_advisor.formats import sqlite
 from tb_gpu_advisor.formats.nsys import export, tables as tb
+from tb_gpu_advisor.formats.nsys.secrets import masked_words
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
@@ -711,32 +711,6 @@ _TRACE_NAMES = {"Cuda": "cuda", "NvtxEvents": "nvtx", "OSRuntime": "osrt", "Grap
 _COMMAND_CHARS = 300
 
 
-#: An option or variable whose value is a secret, by its name (``--token``, ``--api-key``, ``HF_TOKEN``, ``AWS_SECRET_KEY``,
-#: ``--password``): a command line is shown back in a fix, and a credential typed on it must not be.
-_SECRET_NAME = re.compile(r"(token|secret|passw(or)?d|api[-_]?key|access[-_]?key|credential|(^|[-_])key)$",
-                          re.IGNORECASE)
-#: What a secret value is shown as.
-MASK = "***"
-
-
-def _masked_words(words: list[str]) -> list[str]:
-    """``words`` shell-quoted, a secret's value shown as :data:`MASK`: ``name=value`` where the name (its dashes
-    dropped) is a secret's (:data:`_SECRET_NAME`), and the word after an option ``--name`` that is.  Why: the
-    recorded command is shown back in the tracing-off fix (h37-tracingoff3); a ``--token=...`` typed on it would be
-    printed in every report of the capture."""
-    out, hide_next = [], False
-    for word in words:
-        name, eq, _ = word.partition("=")
-        if hide_next and not word.startswith("-"):
-            out.append(MASK)
-        elif eq and _SECRET_NAME.search(name.lstrip("-")):
-            out.append(shlex.quote(name) + "=" + MASK)
-        else:
-            out.append(shlex.quote(word))
-        hide_next = not eq and word.startswith("-") and bool(_SECRET_NAME.search(word.lstrip("-")))
-    return out
-
-
 def _recorded_command(schema: tb.Schema) -> dict[str, str]:
     """The profiled program's command line and what the capture traced, as the export records them
     (``META_DATA_CAPTURE``: ``PROCESS_0:COMMAND`` and its ``ARGUMENT_n``; ``CAPTURE_EVENT_TYPE``): ``program_command``
@@ -773,7 +747,7 @@ def _recorded_command(schema: tb.Schema) -> dict[str, str]:
     out: dict[str, str] = {}
     if len(commands) == 1:
         (proc, command), = commands.items()
-        line = " ".join(_masked_words([command, *(a for _, a in sorted(args.get(proc, {}).items()))]))
+        line = " ".join(masked_words([command, *(a for _, a in sorted(args.get(proc, {}).items()))]))
         if len(line) <= _COMMAND_CHARS:
             out["program_command"] = line
         if attach == {"LaunchAnother"}:  # nsys started the program itself: its session began at the launch

@@ -1,4 +1,5 @@
-"""Where memory snapshots lie: any ``*.pickle`` / ``*.pkl`` in a run folder whose content is one.
+"""Where memory snapshots lie: any ``*.pickle`` / ``*.pkl`` in a run folder whose content is one (a ``*.json`` too,
+once the trace formats refused it: :data:`MISNAMED_SUFFIXES`).
 
 ``torch.cuda.memory._dump_snapshot(path)`` writes wherever it is told (people keep them beside their logs and traces),
 so a name claims nothing: a pickle is a snapshot when its first bytes say so (:func:`sniff`: a pickle whose top-level
@@ -31,6 +32,10 @@ SUFFIXES = (".pickle", ".pkl")
 GZ_SUFFIXES = tuple(s + ".gz" for s in SUFFIXES)
 #: The viewer's page that embeds a snapshot (``torch.cuda._memory_viz``): a snapshot only when its script says so.
 HTML_SUFFIX = ".html"
+#: ``_dump_snapshot(path)`` pickles whatever the path's suffix says: a snapshot saved as ``memory_snapshot.json`` is a
+#: pickle all the same (survey h37-survey64: Nesta-gitU/discrete_diffusion's OOM snapshot).  Such a name is asked
+#: here only after the trace formats refused it (the registry's order), so a JSON file keeps their words.
+MISNAMED_SUFFIXES = (".json",)
 EXPECTED = "<run>/<name>.pickle (torch.cuda.memory._dump_snapshot)"
 #: How much of a file's start is read to tell a snapshot.
 SNIFF_BYTES = 4096
@@ -77,6 +82,12 @@ _DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
 def is_pickle_name(name: str) -> bool:
     suffixes = (*SUFFIXES, *GZ_SUFFIXES)
     return name.endswith(suffixes) and len(name) > max(len(s) for s in suffixes if name.endswith(s))
+
+
+def is_misnamed(name: str) -> bool:
+    """A name a snapshot is sometimes saved under though it is no pickle's (:data:`MISNAMED_SUFFIXES`): the content
+    decides."""
+    return name.endswith(MISNAMED_SUFFIXES) and len(name) > max(len(s) for s in MISNAMED_SUFFIXES if name.endswith(s))
 
 
 def is_page_name(name: str) -> bool:
@@ -262,7 +273,8 @@ class SnapshotLayout(RunFolderLayout):
         return False  # a name never says: the content does (maybe + sniff)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
-        return (is_pickle_name(rel[-1]) or is_page_name(rel[-1])) and self.in_run_folder(rel)
+        name = rel[-1]
+        return (is_pickle_name(name) or is_page_name(name) or is_misnamed(name)) and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)
@@ -277,15 +289,16 @@ class SnapshotLayout(RunFolderLayout):
             while key in groups:
                 k += 1
                 key = (run, f"{name}_{k}", f.folder)
-            host = _host(f.name)
+            host = host_name(f.name)
             groups[key] = [HostFile(host, f.path, f.size, f.mtime_ns, "snapshot")]
         return groups
 
 
 
-def _host(name: str) -> str:
-    name = name[:-3] if name.endswith(GZ_SUFFIXES) else name
-    for suffix in (*SUFFIXES, HTML_SUFFIX):
+def host_name(name: str) -> str:
+    """A snapshot's host: its file's name without the suffix (``.gz`` first)."""
+    name = name[:-3] if name.endswith(".gz") and len(name) > 3 else name
+    for suffix in (*SUFFIXES, HTML_SUFFIX, *MISNAMED_SUFFIXES):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name

@@ -40,6 +40,7 @@ from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
                                                     page_stream)
+from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -190,12 +191,7 @@ def _page_pass(path: str, local: str) -> "PageStream":
 
 
 def host_name(path: str) -> str:
-    name = os.path.basename(path)
-    name = name[:-3] if name.endswith(".gz") and len(name) > 3 else name
-    for suffix in (".pickle", ".pkl", ".html"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)] or name
-    return name
+    return layout_host_name(os.path.basename(path))
 
 
 #: The start of a file looked at to tell a viewer page from a pickle (read as a stream).
@@ -1386,7 +1382,9 @@ _user_frame = user_frame
 def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = True) -> int:
     """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine, in
     Python or on its C++ thread (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
-    module's forward, else other.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
+    module's forward, else other.  The innermost of them decides: ``optimizer.step(closure)`` runs the closure's
+    forward and backward inside the step (PyTorch Lightning's automatic optimization, LBFGS), so a module's call
+    below the optimizer's frame is the forward's, not the optimizer's state.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
     copy of a parameter, made once and reused by every call) is a parameter's copy, not the forward's activation --
     unless ``through_cache`` is off: the phase of the code that cast (an activation's cast, :func:`_activation_casts`)."""
     if through_cache and _autocast_cached(frames):
@@ -1402,6 +1400,8 @@ def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = T
                 or name.startswith("torch::autograd::Engine::"):
             return MEMORY_PHASES.index("backward")
         if "/torch/optim/" in fn:
+            if forward or module:  # a closure's forward inside ``step`` (Lightning's automatic optimization, LBFGS)
+                break
             return MEMORY_PHASES.index("optimizer")
         if "nn/modules/module.py" in fn and name in ("_apply", "convert"):
             module = True

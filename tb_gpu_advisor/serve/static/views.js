@@ -405,13 +405,25 @@ export function memoryPeaksView(shown) {
 }
 
 /**
- * Whether a host's job block says its window times no GPU step: the report's one reader of it
- * (`tb_gpu_advisor.report.verdict.no_gpu_step`), read here as the JSON holds it -- no GPU work (`kind` `no_gpu`,
- * marked or not), or marks the job's reading says time none (the loop's end: `marks_no_job_step`; CUDA tracing off:
- * `gpu_unrecorded`).
+ * Whether a host's job block says its window times no GPU step: the server's answer, `job.no_gpu_step` (why, in the
+ * words of the report's title; `tb_gpu_advisor.report.verdict.no_gpu_step_reason`), read as given -- the tab keeps no
+ * test of its own that a third reason would have to be added to (h37-tidy30).
  */
 export function noStepTimed(job) {
-  return Boolean(job?.kind === "no_gpu" || job?.marks_no_job_step || job?.gpu_unrecorded);
+  return Boolean(job?.no_gpu_step);
+}
+
+/**
+ * The host line's steps: the count and source; "no step timed" where none is kept or the window times no GPU step
+ * -- with the loop a window without GPU work marks, timed on the CPU, where it marks one (`shown.host_loop`, the
+ * server's words) --; "one pass, no step marked" for the one pass of a capture that marks none.
+ */
+function stepsFact(hr, shown) {
+  if (noStepTimed(hr.job) && shown.host_loop) return `no GPU step: its loop on the CPU, ${units(shown.host_loop)}`;
+  if (hr.steps?.count === 0 || noStepTimed(hr.job)) return "no step timed";
+  if (shown.one_pass) return "one pass, no step marked";
+  if (hr.steps?.count === undefined) return null;
+  return `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}`;
 }
 
 /** Capture facts for a host's heading: framework, length (`shown.capture`, as the server wrote it), steps, GPUs. */
@@ -428,10 +440,10 @@ export function hostFacts(hr, shown = {}) {
     // one pass of a capture that marks no step (`shown.one_pass`, the server's test): not "1 step", as the CLI's header
     // a window that times no GPU step (`noStepTimed`) counts no step either: the CLI's header says "no step" there,
     // and the report's step rows are empty
-    hr.steps?.count === 0 || noStepTimed(hr.job) ? "no step timed"
-      : shown.one_pass ? "one pass, no step marked"
-      : hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
-    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",
+    stepsFact(hr, shown),
+    // a GPU side unrecorded (CUDA tracing off) is no host without a GPU: its GPU's work went unseen
+    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}`
+      : hr.job?.gpu_unrecorded ? "GPU work not recorded" : "no GPU",
   ].filter(Boolean);
 }
 

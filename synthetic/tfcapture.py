@@ -483,7 +483,8 @@ T4 = Gpu("Tesla T4", (7, 5), 40, 1590000, 320064000000, 15843721216)
 
 
 def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels: int = 40,
-                              kernel_us: float = 150.0) -> dict:
+                              kernel_us: float = 150.0, gpu_props: Gpu | None = None,
+                              omit: tuple[str, ...] = ()) -> dict:
     """A TF 2.x grouped capture of one Keras batch profiled by the TensorBoard callback (``profile_batch=N``), as
     TensorFlow writes it (a derived ``Steps`` line on the GPU plane, events tagged with ``group_id``): the host's
     ``train_function`` (Keras 2: no ``_r``, no ``step_num``) launches ``kernels`` kernels of ``kernel_us`` each
@@ -491,15 +492,18 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     stops the profiler and runs its summary op ``LogicalAnd``, whose kernel TensorFlow's grouping gives group 0 too.
     The ``Steps`` line's step 0 spans from the first kernel to that op, as TensorFlow derives it (the real T4
     captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
-    the last kernel ``train_function`` launched), and the Steps line's span."""
+    the last kernel ``train_function`` launched), and the Steps line's span.  ``gpu_props``: the device properties its
+    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out."""
     space = SpaceBuilder("instance-2")
     host = space.plane("/host:CPU")
     py = host.line("python3", 3627382263)
     launcher = host.line("tf_Compute/-1773360180", 2521607116)
     gpu = space.plane("/device:GPU:0")
-    for key, value in (("clock_rate", T4.clock_khz), ("core_count", T4.sms), ("memory_bandwidth", T4.bandwidth),
-                       ("memory_size", T4.memory), ("compute_cap_major", T4.cc[0]), ("compute_cap_minor", T4.cc[1])):
-        gpu.add_stat(key, value)
+    g = gpu_props or T4
+    for key, value in (("clock_rate", g.clock_khz), ("core_count", g.sms), ("memory_bandwidth", g.bandwidth),
+                       ("memory_size", g.memory), ("compute_cap_major", g.cc[0]), ("compute_cap_minor", g.cc[1])):
+        if key not in omit:
+            gpu.add_stat(key, value)
     stream, d2h = gpu.line("Stream #13(Compute)", 13), gpu.line("Stream #15(MemcpyD2H)", 15)
     t0 = CAPTURE_LEAD_PS
     details = "regs:32 static_shared:0 dynamic_shared:0 grid:40,1,1 block:256,1,1 occ_pct:50"

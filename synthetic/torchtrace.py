@@ -2297,13 +2297,39 @@ IN_FLIGHT_KERNELS, IN_FLIGHT_KERNEL_US = 8, 500.0
 IN_FLIGHT_SIDE_STREAM, IN_FLIGHT_SIDE_US = 25, 120.0
 
 
-def write_step_in_flight(path: str, steps: int = 5, first: int = 550) -> dict[str, Any]:
+#: :func:`write_step_in_flight`'s collectives (``collectives=True``): NCCL before 2.19 runs both as its one point-to-point
+#: kernel on one stream, told apart only by their grids (``torchrec_a100_stalls``: 2-3 blocks and 16)
+IN_FLIGHT_NCCL = "ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(ncclDevComm*, unsigned long, ncclWork*)"
+IN_FLIGHT_A2A_US, IN_FLIGHT_ALLREDUCE_US = 150.0, 900.0
+IN_FLIGHT_A2A_GRID, IN_FLIGHT_ALLREDUCE_GRID, IN_FLIGHT_NCCL_BLOCK = (2, 1, 1), (16, 1, 1), (512, 1, 1)
+
+
+def _queued_collective(r: Rank, us: float) -> None:
+    """The step before's all-reduce, launched before the window and still queued on the NCCL stream when it opened
+    (as :func:`_queued_before_window`'s kernels: its correlation id and no launch call in the file)."""
+    r.corr += 1
+    start = r.host_us + 20.0
+    r.streams[NCCL_STREAM] = start + us
+    r.gpu.append({"ph": "X", "cat": "kernel", "name": IN_FLIGHT_NCCL, "pid": r.device, "tid": NCCL_STREAM,
+                  "ts": round(start, 3), "dur": us,
+                  "args": {"queued": 0, "device": r.device, "context": 1, "stream": NCCL_STREAM, "correlation": r.corr,
+                           "grid": list(IN_FLIGHT_ALLREDUCE_GRID), "block": list(IN_FLIGHT_NCCL_BLOCK)}})
+    r.flows.append({"ph": "f", "id": r.corr, "pid": r.device, "tid": NCCL_STREAM, "ts": round(start, 3),
+                    "cat": "ac2g", "name": "ac2g", "bp": "e"})
+    r.corr += 6
+
+
+def write_step_in_flight(path: str, steps: int = 5, first: int = 550, collectives: bool = False) -> dict[str, Any]:
     """A ``torch.profiler`` window on a loop that keeps one step's work in flight (``torchrec_a100_stalls``' shape):
     each step launches a lookup kernel on a side stream (it runs at once: that stream is idle) and its matmuls on the
     compute stream, then waits (``cudaEventSynchronize``) for the step before's compute work -- so the compute stream
     runs a step behind the host, and every step's work runs on past the next step's first kernel.  The window opens
     mid-loop on the step before's compute work (queued before it, as :func:`_queued_before_window` has it), which the
     first step waits for.  GPU-bound: the compute stream is never idle, so the loop's period is one step's compute work.
+    ``collectives``: each step also runs an all-to-all (its lookup's exchange) and, after its matmuls, an all-reduce,
+    both as NCCL's one point-to-point kernel on one stream (:data:`IN_FLIGHT_NCCL`, told apart by grid), and the
+    window opens on the step before's all-reduce queued there too: every kept step holds one call of each type
+    (``truth["calls"]``), the first's all-reduce the inherited one, which only its peers can type.
     Truth by construction: ``step_ms`` the period (``IN_FLIGHT_KERNELS`` x ``IN_FLIGHT_KERNEL_US``), every step from
     the second one's (the last included: its window holds the step before's spill as every other does, not its own
     too); ``first_step_ms`` the first's, its first kernel to the next one's (it holds the queue it opened on, as
@@ -2314,14 +2340,22 @@ def write_step_in_flight(path: str, steps: int = 5, first: int = 550) -> dict[st
     r = Rank(rank=0, pid=4515, device=0)
     step_us = IN_FLIGHT_KERNELS * IN_FLIGHT_KERNEL_US
     ends = [_queued_before_window(r, round(step_us / BACKLOG_KERNEL_US))]  # the step before's compute work
+    if collectives:
+        _queued_collective(r, IN_FLIGHT_ALLREDUCE_US)
     r.host_us += 100.0
     side: list[float] = []
 
     def body(rr: Rank) -> None:
         side.append(rr.kernel("aten::embedding_bag", "void fbgemm_gpu::embedding_forward_kernel", IN_FLIGHT_SIDE_US,
                               stream=IN_FLIGHT_SIDE_STREAM)[0])
+        if collectives:
+            rr.kernel("c10d::alltoall_base_", IN_FLIGHT_NCCL, IN_FLIGHT_A2A_US, stream=NCCL_STREAM,
+                      grid=IN_FLIGHT_A2A_GRID, block=IN_FLIGHT_NCCL_BLOCK)
         for _ in range(IN_FLIGHT_KERNELS):
             rr.kernel("aten::mm", "ampere_sgemm_128x64_nn", IN_FLIGHT_KERNEL_US)
+        if collectives:
+            rr.kernel("c10d::allreduce_", IN_FLIGHT_NCCL, IN_FLIGHT_ALLREDUCE_US, stream=NCCL_STREAM,
+                      grid=IN_FLIGHT_ALLREDUCE_GRID, block=IN_FLIGHT_NCCL_BLOCK)
         _runtime_call(rr, "cudaEventRecord", 3.0, 135)
         _runtime_call(rr, "cudaEventSynchronize", max(ends[-1] - rr.host_us, 0.0) + 3.0, 126)
         ends.append(rr.streams[COMPUTE_STREAM])
@@ -2331,7 +2365,8 @@ def write_step_in_flight(path: str, steps: int = 5, first: int = 550) -> dict[st
         r.host_us += 30.0
     write_doc(path, trace_doc(r, 1, A100_40GB))
     return {"steps": steps, "step_ms": step_us / 1000, "first_step_ms": (side[1] - side[0]) / 1000,
-            "spill_ms": (ends[2] - side[2]) / 1000}
+            "spill_ms": (ends[2] - side[2]) / 1000,
+            "calls": {"AllToAll": 1, "AllReduce": 1} if collectives else {}}
 
 
 #: :func:`write_start_up_of_no_framework`'s first calls: module loads long enough that the GPU idles in start-up for

@@ -220,7 +220,7 @@ MODELS: tuple[Model, ...] = (
     Model("V100 PCIe", _re(r"\bV100S?\b"), _re(r"PCI"), "Volta", _t(fp64=7.0, fp32=14.0, fp16=112), 0.9 * _TB,
           _V100, sm_count=80, boost_hz=1380e6),
     Model("T4", _re(r"\bT4\b"), None, "Turing", _t(fp32=8.1, fp16=65, int8=130), 0.32 * _TB,
-          "NVIDIA T4 Tensor Core GPU datasheet", sm_count=40, boost_hz=1590e6),
+          "NVIDIA T4 Tensor Core GPU datasheet", sm_count=40, boost_hz=1590e6, memory_bytes=16 * _GIB),
     Model("MI355X", _re(r"MI355X"), None, "CDNA4",
           _t(fp64=78.6, fp32=157.3, fp16=2516.6, bf16=2516.6, fp8=5033.2, int8=5033.2), 8.0 * _TB,
           "AMD Instinct MI355X datasheet (sparsity figures halved)", sm_count=256, boost_hz=2400e6),
@@ -275,6 +275,33 @@ def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation |
         return GENERATIONS[family[0].generation] if family else None
     key = _cc_key(cc)
     return GENERATIONS.get(NVIDIA_GENERATION.get(key, "")) if key is not None else None
+
+
+#: How much less memory than its table entry a device may report and still be that model: the driver and ECC hold
+#: some back (a T4's 16 GiB reads 14.76 GiB, 15843721216 bytes, with ECC on).
+MEMORY_HELD_BACK = 0.125
+
+
+def inferred_model(cc: tuple[int, int] | None, sm_count: int | None, memory_bytes: int | None) -> str | None:
+    """The name of the one NVIDIA table entry a device that names itself not fits -- its compute capability's
+    generation, its SM count and its memory (at most the entry's, at least :data:`MEMORY_HELD_BACK` less) -- saying
+    it was inferred; None where a property is missing, more than one entry fits, or the fitting entry's memory is not
+    tabled (it could not be told from a device that shares its generation and SMs).
+
+    Why: a TF 2.x XPlane of a T4 carries no name stat, only ``compute_cap`` 7.5, 40 SMs and 14.8 GiB (h37-survey65's
+    ECBM4040 logdirs); the report showed "GPU:0" and estimated its peaks.  Never a guess between entries, and never
+    for a device the table lacks: an RTX 2070 SUPER (7.5, 40 SMs, 8 GiB) fits no entry."""
+    key, sms, mem = _cc_key(cc), _positive(sm_count), _positive(memory_bytes)
+    gen = NVIDIA_GENERATION.get(key) if key is not None else None
+    if gen is None or sms is None or mem is None:
+        return None
+    fits = [m for m in MODELS if m.generation == gen and m.sm_count == sms]
+    if len(fits) != 1 or fits[0].memory_bytes is None:
+        return None
+    m = fits[0]
+    if not (1 - MEMORY_HELD_BACK) * m.memory_bytes <= mem <= m.memory_bytes:
+        return None
+    return f"NVIDIA {m.model} (inferred from compute capability {key[0]}.{key[1]}, {int(sms)} SMs, {mem / _GIB:.1f} GiB)"
 
 
 def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,

@@ -181,8 +181,26 @@ def nothing_found(skips: list[tuple[str, str]], follow_flag: str,
                     "outside it is read: point the logdir at the folder that holds the runs, or copy them in.")
     if other:
         heads.append(f"{len(other)} entr{'y' if len(other) == 1 else 'ies'} left out")
-        text.append("Left out: " + "; ".join(f"{clip(rel)} ({why})" for rel, why in other[:10]) + ".")
+        text.append("Left out: " + "; ".join(_left_out(other)[:10]) + ".")
     return "No GPU profiles read: " + ", ".join(heads), " ".join(text)
+
+
+def _left_out(other: list[tuple[str, str]]) -> list[str]:
+    """One clause per folder and reason: ``folder/ (a, b, c: why)`` where several files of one folder are left out
+    for one reason, ``path (why)`` for a file alone.  Why per folder: a session folder of TensorFlow's tool data
+    without its XPlane holds six such files, and the tab's error line repeated the same 400-character reason six
+    times (h37-survey65's ECBM4040 logdirs) -- the reason is the folder's, the files are its list."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for rel, why in other:
+        folder, _, name = rel.rpartition("/")
+        by.setdefault((folder, why), []).append(name)
+    out = []
+    for (folder, why), names in by.items():
+        if len(names) == 1:
+            out.append(f"{clip(folder + '/' + names[0] if folder else names[0])} ({why})")
+        else:
+            out.append(f"{clip((folder or '.') + '/')} ({_quoted(names)}: {why})")
+    return out
 
 
 def _quoted(names: list[str], n: int = 10) -> str:

@@ -21,6 +21,7 @@ from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.model.columns import count_between, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents
 
 UNKNOWN = "collective"  # a collective whose type neither its name nor its host op tells
 
@@ -426,5 +427,40 @@ def _types(d, idx: np.ndarray, launch: np.ndarray, encloser: Callable[[], Enclos
         by_op = [devices.collective_type(h.names[int(h.name[o])]) or "" if o >= 0 else "" for o in op]
         where = np.flatnonzero(miss)
         out[where] = [t or out[i] for i, t in zip(where, by_op)]
+    _type_inherited_like_peers(d, idx, launch, out, encloser, h)
     out[out == ""] = UNKNOWN
     return out.astype(str)
+
+
+def _type_inherited_like_peers(d: DeviceEvents, idx: np.ndarray, launch: np.ndarray, out: np.ndarray,
+                               encloser: Callable[[], Encloser | None], h: HostEvents) -> None:
+    """Type in place (``out``) each call of ``idx`` launched before the window -- no call of the window carries its
+    correlation id, so no op tells its type -- whose name gives none or a point-to-point one, like the calls of the
+    same kernel name and launch configuration on the same stream of this GPU that an op did type, where those all
+    agree.  Why the configuration too: one NCCL stream runs an all-to-all and an all-reduce as the same
+    ``ncclKernel_SendRecv``, told apart by their grids (2-3 blocks and 16 in ``torchrec_a100_stalls``).
+
+    The wrong assumption mended: *a kernel's collective type is known only from its own call*.  NCCL runs an
+    all-reduce as ``ncclKernel_SendRecv`` on a stream of its own; the window's first step inherits the step before's
+    (``torchrec_a100_stalls``: 23.8 ms, typed SendRecv while every later launch of that kernel on that stream is an
+    ``c10d::allreduce_``'s), which moved a fifth of the AllReduce row's time into SendRecv's.  Peers that disagree
+    (one stream serving two ops) leave the name's type: nothing says which one it was."""
+    orphan = ((out == "") | (out == "SendRecv")) & (launch[idx] < 0)
+    if not orphan.any():
+        return
+    cfg = d.launch_cfg if d.launch_cfg.size == len(d.start) else np.full(len(d.start), -1)
+
+    def key(i: int) -> tuple[int, int, int]:
+        return int(d.name[i]), int(d.stream[i]), int(cfg[i])
+    keys = {key(i) for i in idx[orphan]}
+    peers = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (launch >= 0))
+    peers = peers[[key(i) in keys for i in peers]]
+    if not peers.size:
+        return
+    seen: dict[tuple[int, int, int], set[str]] = {}
+    for i, t in zip(peers, _types(d, peers, launch, encloser, h)):
+        seen.setdefault(key(i), set()).add(str(t))
+    for k in np.flatnonzero(orphan):
+        told = seen.get(key(idx[k]), set())
+        if len(told) == 1 and UNKNOWN not in told:
+            out[k] = next(iter(told))

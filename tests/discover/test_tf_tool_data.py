@@ -107,3 +107,47 @@ def test_a_real_tf1_timeline_is_named_with_what_to_profile_instead(tmp_path, cap
     run.mkdir()
     shutil.copy(real, run / real.name)  # in a logdir: left out with the same words, never "no GPU profiles found"
     assert [why for _, why in skipped(str(tmp_path)) if "TensorFlow 1.x timeline" in why]
+
+
+def test_a_session_of_tool_data_says_its_reason_once_and_lists_its_files(tmp_path, capsys):
+    """h37-survey65's ECBM4040 logdirs: six tool-data files in one session folder, no XPlane.  Main repeated the same
+    reason (about 400 characters) once per file -- in text, in JSON and on the tab's error line, which share
+    ``discover.nothing_found``; now once per folder, with the folder's files listed."""
+    _session(tmp_path, with_xplane=False)
+    for fmt in ("text", "json"):
+        assert cli(["report", str(tmp_path), "--cache-dir", "off", "--format", fmt]) == 2
+        err = capsys.readouterr().err
+        assert err.count("converted from the session's XPlane") == 1, err
+        assert str(SESSION) + "/" in err and all(n in err for n in TOOL_DATA), err
+    _, text = discovery_why(tmp_path)
+    assert text.count("converted from the session's XPlane") == 1 and all(n in text for n in TOOL_DATA), text
+
+
+def test_files_of_one_folder_left_out_for_two_reasons_say_each_once(tmp_path):
+    """A legacy ``local.trace`` beside tool data: two reasons, each said once, each with its own files."""
+    folder = _session(tmp_path, with_xplane=False)
+    (folder / "local.trace").write_bytes(b"\n\x00")
+    _, text = discovery_why(tmp_path)
+    assert text.count("converted from the session's XPlane") == 1 and text.count("legacy profiler") == 1, text
+    assert "local.trace (TensorFlow's legacy" in text, text
+
+
+def discovery_why(root: Path) -> tuple[str, str]:
+    """The tab's error line for ``root``: ``/runs``' ``empty`` (title, text), as the plugin serves it."""
+    import argparse
+
+    from tensorboard.backend import application
+    from tensorboard.plugins import base_plugin
+    from werkzeug import test as werkzeug_test
+    from werkzeug import wrappers
+
+    from tb_gpu_advisor.serve import plugin as plugin_mod
+    from tb_gpu_advisor.serve.service import ReportService
+
+    ctx = base_plugin.TBContext(logdir=str(root), flags=argparse.Namespace(gpu_advisor_cache_dir="off"))
+    plugin = plugin_mod.GpuAdvisorPlugin(ctx, service=ReportService(wait_s=0.05), settle_s=0)
+    client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+    r = client.get(f"/data/plugin/{plugin_mod.PLUGIN_NAME}/runs")
+    assert r.status_code == 200
+    empty = json.loads(r.get_data(as_text=True))["empty"]
+    return empty["title"], empty["text"]

@@ -345,8 +345,11 @@ def device_info(plane: Plane) -> DeviceInfo:
     cc = (major, minor) if type(major) is int and type(minor) is int else None
     name = st.get("gpu_device_name") or st.get("device_vendor")
     khz = _finite(st.get("clock_rate"))  # kHz, as CUDA's clockRate: 1980000 on an H100 SXM (1.98 GHz)
-    return DeviceInfo(name=str(name) if name else None, compute_capability=cc, sm_count=_finite(st.get("core_count")),
-                      memory_bytes=_finite(st.get("memory_size")), memory_bandwidth=_finite(st.get("memory_bandwidth")),
+    sms, memory = _finite(st.get("core_count")), _finite(st.get("memory_size"))
+    if not name:  # a TF 2.x plane of a T4 names no GPU: its properties may say which tabled one it is
+        name = devices.inferred_model(cc, sms, memory)
+    return DeviceInfo(name=str(name) if name else None, compute_capability=cc, sm_count=sms,
+                      memory_bytes=memory, memory_bandwidth=_finite(st.get("memory_bandwidth")),
                       clock_hz=khz * 1e3 if khz is not None and khz > 0 else None)
 
 

@@ -1,0 +1,59 @@
+"""A GPU that names itself not is named from its properties where the device tables hold exactly one model that fits
+them all (h37-follow30, issue #37; h37-survey65's left item 4).
+
+The wrong assumption (``formats.xplane.adapter.device_info``): *a GPU is known only by its name*.  TF 2.x wrote the
+ECBM4040 T4 XPlanes' GPU plane with no ``gpu_device_name`` stat, only ``compute_cap`` 7.5, 40 SMs and 14.8 GiB: the
+report showed "GPU:0" and estimated its peaks from the generation's rates.  Those three properties fit one table
+entry, the T4, whose datasheet peaks now apply, the name saying it was inferred.  Where more than one entry fits (an
+A100's 8.0 and 108 SMs: four variants), an entry's memory is not tabled, a property is missing, or no entry fits (an
+RTX 2070 SUPER: 7.5, 40 SMs, 8 GiB), the GPU stays unknown.
+
+Generator: :func:`synthetic.tfcapture.write_grouped_keras_batch` (its T4 plane carries no name stat), truth by
+construction (the properties written).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from synthetic.tfcapture import A100, T4, write_grouped_keras_batch
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.metrics.types import GpuMetrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+
+def _gpu(tmp_path, **kw) -> GpuMetrics:
+    path = tmp_path / "instance-2.xplane.pb"
+    write_grouped_keras_batch(str(path), **kw)
+    (gpu,) = host_metrics(read_trace(str(path))).gpus
+    return gpu
+
+
+def test_a_t4_plane_without_a_name_is_named_from_its_properties_and_gets_its_peaks(tmp_path):
+    """Main: "GPU:0" in the GPUs table, its fp32 peak the Turing estimate from SMs x clock."""
+    gpu = _gpu(tmp_path)
+    assert gpu.name is not None and "T4" in gpu.name and "inferred" in gpu.name, gpu.name
+    named = devices.peak_flops("Tesla T4", T4.cc, devices.P_FP32)
+    assert devices.peak_flops(gpu.name, T4.cc, devices.P_FP32).value == named.value
+    assert devices.memory_bandwidth(gpu.name, T4.cc).value == devices.memory_bandwidth("Tesla T4", T4.cc).value
+
+
+@pytest.mark.parametrize("case", ["ambiguous", "missing", "unlisted"])
+def test_control_an_unnamed_gpu_no_single_entry_fits_stays_unknown(tmp_path, case):
+    """An A100's properties fit four variants; a T4 without its memory stat lacks a property; a 7.5 / 40-SM / 8 GiB
+    device (RTX 2070 SUPER) fits no entry: none is named."""
+    kw = {"ambiguous": {"gpu_props": A100}, "missing": {"omit": ("memory_size",)},
+          "unlisted": {"gpu_props": dataclasses.replace(T4, memory=8 << 30)}}[case]
+    assert _gpu(tmp_path, **kw).name == "GPU:0"  # the GPUs table's unnamed device
+
+
+def test_inferred_model_by_its_properties():
+    """The table's side, by construction: the T4's datasheet memory (16 GiB) less what ECC and the driver hold back."""
+    assert "T4" in devices.inferred_model((7, 5), 40, T4.memory)
+    assert devices.inferred_model((7, 5), 40, 17 << 30) is None  # more memory than the T4 has
+    assert devices.inferred_model((7, 5), 40, None) is None
+    assert devices.inferred_model(None, 40, T4.memory) is None
+    assert devices.inferred_model((8, 0), 108, A100.memory) is None  # four A100 variants

@@ -20,9 +20,11 @@ import pytest
 
 from synthetic.tfcapture import A100, T4, write_grouped_keras_batch
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.metrics.types import GpuMetrics
-from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tests.support.properties import name_once_problems, report_violations
 
 
 def _gpu(tmp_path, **kw) -> GpuMetrics:
@@ -57,3 +59,21 @@ def test_inferred_model_by_its_properties():
     assert devices.inferred_model((7, 5), 40, None) is None
     assert devices.inferred_model(None, 40, T4.memory) is None
     assert devices.inferred_model((8, 0), 108, A100.memory) is None  # four A100 variants
+
+
+def test_findings_name_an_inferred_gpu_by_its_model_and_the_gpus_table_says_why(tmp_path):
+    """h37-review30.  Main b6073b11: the mixed-precision finding said "on NVIDIA T4 (inferred from compute capability
+    7.5, 40 SMs, 14.8 GiB) (sm7.5)" and its peaks "dense on NVIDIA T4 (inferred from ...)", the Tensor-Core finding
+    "the Tensor Cores of NVIDIA T4 (inferred from ...)": the reasons three times in one finding.  The GPUs table says
+    them once; the findings say the model (law ``name-once``)."""
+    session = tmp_path / "run1" / "plugins" / "profile" / "2024_01_01"
+    session.mkdir(parents=True)
+    write_grouped_keras_batch(str(session / "instance-2.xplane.pb"))
+    (s,) = discover(str(tmp_path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (gpu,) = h.gpus
+    assert "inferred from" in gpu.name  # the GPUs table keeps the reasons
+    said = {f.id.split(":")[0]: " ".join([f.summary, f.saving.assumption if f.saving else ""]) for f in h.findings}
+    assert "on NVIDIA T4" in said["mixed_precision_off"] and "Tensor Cores of NVIDIA T4:" in said["tensor_core_unused"]
+    assert name_once_problems(h) == []
+    assert not [v for v in report_violations(analyze_session(s.run, s.session, s.hosts)) if v.startswith("name-once")]

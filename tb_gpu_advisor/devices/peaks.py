@@ -301,7 +301,25 @@ def inferred_model(cc: tuple[int, int] | None, sm_count: int | None, memory_byte
     m = fits[0]
     if not (1 - MEMORY_HELD_BACK) * m.memory_bytes <= mem <= m.memory_bytes:
         return None
-    return f"NVIDIA {m.model} (inferred from compute capability {key[0]}.{key[1]}, {int(sms)} SMs, {mem / _GIB:.1f} GiB)"
+    return (f"NVIDIA {m.model}{INFERRED_FROM}compute capability {key[0]}.{key[1]}, {int(sms)} SMs, "
+            f"{mem / _GIB:.1f} GiB)")
+
+
+#: How :func:`inferred_model` marks a name it inferred: the model, then this and the properties it was read from.
+INFERRED_FROM = " (inferred from "
+
+
+def said_name(name: str | None) -> str | None:
+    """A GPU's name as a sentence says it: an inferred name's model alone (``NVIDIA T4``), its reasons left to the GPUs
+    table, which says them once.
+
+    Why: a finding names the GPU it judges in each of its sentences ("do not use the Tensor Cores of ...", "fp16 65
+    vs fp32 8 TFLOP/s dense on ..."), and the inferred T4's name carried its 60-character reasons into every one of
+    them -- three times in one finding of the ECBM4040 T4 sessions (h37-review30)."""
+    if not name:
+        return name
+    cut = name.find(INFERRED_FROM)
+    return name[:cut] if cut > 0 and name.endswith(")") else name
 
 
 def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,

@@ -387,7 +387,8 @@ def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostRepor
     shapes = [_gemm_work(h) for h in (hb, hn)]
     if all(shapes) and not shapes[0] & shapes[1]:
         out.append("no GEMM shape in common")
-    gpus = [{g.name for g in (h.gpus if h is not None else []) if g.kernel_count} for h in (hb, hn)]
+    # a GPU by its model: an inferred name's reasons (the memory the driver left, h37-review30) are not another GPU
+    gpus = [{devices.said_name(g.name) for g in (h.gpus if h is not None else []) if g.kernel_count} for h in (hb, hn)]
     if all(gpus) and gpus[0] != gpus[1]:
         out.append(f"GPUs {', '.join(sorted(gpus[0]))} vs {', '.join(sorted(gpus[1]))}")
     fw = [(h.capture or {}).get("framework") if h is not None else None for h in (hb, hn)]

@@ -159,7 +159,7 @@ def gemm_speedup(m, source: str) -> tuple[float, str] | None:
     from_p = devices.peak_flops(g.name, _cc_pair(g), devices.P_TF32 if source == "tf32" else devices.P_FP32)
     if to_p is None or from_p is None or from_p.value <= 0:
         return None
-    peaks = f"{target} {to_p.value / 1e12:.0f} vs {source} {from_p.value / 1e12:.0f} TFLOP/s dense on {g.name}"
+    peaks = f"{target} {to_p.value / 1e12:.0f} vs {source} {from_p.value / 1e12:.0f} TFLOP/s dense on {devices.said_name(g.name)}"
     bw = m.flops.memory_bandwidth
     shapes = [x for x in m.flops.top if x.precision == source and x.intensity and x.ms_per_step > 0]
     if shapes and bw:

@@ -82,7 +82,7 @@ def check(m: HostMetrics) -> list[Finding]:
     other_ms = per_step_ms(m, k.other_32_us)
     top = sorted((s for s in k.eligible_rows if s.precision not in ("fp16", "bf16", "int8", "fp8")),
                  key=lambda s: -s.total_us)[:10]
-    cc = ", ".join(sorted({f"{g.name} ({_arch(g)})" for g in yes if g.compute_capability})) or "the GPU"
+    cc = ", ".join(sorted({f"{devices.said_name(g.name)} ({_arch(g)})" for g in yes if g.compute_capability})) or "the GPU"
     return [finding(
         ctx, ID, sev,
         f"Only {pct(low)} of device compute time is in 16-bit{' or 8-bit' if eight else ''} kernels (stock tool "

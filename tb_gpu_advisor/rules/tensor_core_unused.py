@@ -53,7 +53,7 @@ def check(m: HostMetrics) -> list[Finding]:
             for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
     # the GPUs the capture names and whose Tensor Cores are known: a bare "GPU:0" of an export without its device
     # table is not said to have any (h37-review8: "do not use the Tensor Cores of GPU:0, GPU:1")
-    named = sorted({g.name for g in yes if g.name and devices.has_matrix_units(g.name, compute_capability(g))})
+    named = sorted({devices.said_name(g.name) for g in yes if g.name and devices.has_matrix_units(g.name, compute_capability(g))})
     whose = (f"the Tensor Cores of {', '.join(named)}" if named
              else "Tensor Cores (the capture does not say which GPU this is, nor whether it has them)")
     dtype = sixteen_bit_dtype(m)

@@ -75,7 +75,8 @@ TABLES = {
     "kernels": "the largest GPU kernels by total time (top 25 per host): op, count, total/avg/min/max us, Tensor Core use",
     "ops": "the largest framework ops by kernel time (top 25 per host): host ms, kernels, Tensor Core share, precision",
     "kernel_classes": "every kernel of the kept steps grouped by class (GEMM, elementwise, NCCL, ...): us per step",
-    "memcpy": "host<->device copies by direction: count, bytes and ms per step, synchronous share, the ops behind them",
+    "memcpy": ("copies by direction (h2d, d2h, d2d, p2p, other) and the GPU's fills (memset, no transfer): count, bytes "
+               "and ms per step, synchronous share, the ops behind them"),
     "communication": "collectives per step and GPU by type: calls, time, exposed time, transfer",
 }
 RULES_URI = "tb-gpu-advisor://rules"

@@ -20,9 +20,11 @@ import pytest
 
 from synthetic.tfcapture import A100, T4, write_grouped_keras_batch
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.metrics.types import GpuMetrics
-from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+from tests.support.properties import name_once_problems, report_violations
 
 
 def _gpu(tmp_path, **kw) -> GpuMetrics:
@@ -57,3 +59,44 @@ def test_inferred_model_by_its_properties():
     assert devices.inferred_model((7, 5), 40, None) is None
     assert devices.inferred_model(None, 40, T4.memory) is None
     assert devices.inferred_model((8, 0), 108, A100.memory) is None  # four A100 variants
+
+
+def test_findings_name_an_inferred_gpu_by_its_model_and_the_gpus_table_says_why(tmp_path):
+    """h37-review30.  Main b6073b11: the mixed-precision finding said "on NVIDIA T4 (inferred from compute capability
+    7.5, 40 SMs, 14.8 GiB) (sm7.5)" and its peaks "dense on NVIDIA T4 (inferred from ...)", the Tensor-Core finding
+    "the Tensor Cores of NVIDIA T4 (inferred from ...)": the reasons three times in one finding.  The GPUs table says
+    them once; the findings say the model (law ``name-once``)."""
+    session = tmp_path / "run1" / "plugins" / "profile" / "2024_01_01"
+    session.mkdir(parents=True)
+    write_grouped_keras_batch(str(session / "instance-2.xplane.pb"))
+    (s,) = discover(str(tmp_path))
+    (h,) = analyze_session(s.run, s.session, s.hosts).hosts
+    (gpu,) = h.gpus
+    assert "inferred from" in gpu.name  # the GPUs table keeps the reasons
+    said = {f.id.split(":")[0]: " ".join([f.summary, f.saving.assumption if f.saving else ""]) for f in h.findings}
+    assert "on NVIDIA T4" in said["mixed_precision_off"] and "Tensor Cores of NVIDIA T4:" in said["tensor_core_unused"]
+    assert name_once_problems(h) == []
+    assert not [v for v in report_violations(analyze_session(s.run, s.session, s.hosts)) if v.startswith("name-once")]
+
+
+def _session_report(root, props):
+    session = root / "run1" / "plugins" / "profile" / "2024_01_01"
+    session.mkdir(parents=True)
+    write_grouped_keras_batch(str(session / "instance-2.xplane.pb"), gpu_props=props)
+    (s,) = discover(str(root))
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def test_a_diff_of_two_inferred_t4s_compares_them_as_one_model(tmp_path):
+    """h37-review30.  Two T4s whose drivers hold back different memory (ECC on: 14.8 GiB; off: 15.5 GiB) are one model;
+    main b6073b11's diff called the captures not comparable: "GPUs NVIDIA T4 (inferred from ... 14.8 GiB) vs NVIDIA
+    T4 (inferred from ... 15.5 GiB)".  Control: an unnamed device that fits no entry stays another GPU."""
+    from tb_gpu_advisor.report.diff import diff_reports
+
+    ecc_on = _session_report(tmp_path / "a", T4)
+    ecc_off = _session_report(tmp_path / "b", dataclasses.replace(T4, memory=int(15.5 * (1 << 30))))
+    names = {r.hosts[0].gpus[0].name for r in (ecc_on, ecc_off)}
+    assert len(names) == 2 and all("NVIDIA T4 (inferred from" in n for n in names), names
+    assert not [w for w in diff_reports(ecc_on, ecc_off).incomparable if w.startswith("GPUs")]
+    other = _session_report(tmp_path / "c", dataclasses.replace(T4, memory=8 << 30))
+    assert [w for w in diff_reports(ecc_on, other).incomparable if w.startswith("GPUs")]

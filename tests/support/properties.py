@@ -15,6 +15,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``copy-own`` -- a ledger category of the GPU's copies or fills books no more than its own events run: a one-GPU host's
   ``memcpy_d2d`` is at most its device copies' time per step (the copies table's ``d2d``, ``p2p`` and ``other`` rows)
   and its ``memset`` at most its memsets' (the ``memset`` row): a fill booked as a copy breaks it (h37-fill30).
+* ``name-once`` -- a GPU whose name was inferred from its properties says why once, in the GPUs table: no finding's
+  words carry the reasons ("on NVIDIA T4 (inferred from compute capability 7.5, ...)" three times in one finding,
+  h37-review30); a finding says the model alone ("on NVIDIA T4").
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
   the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
   one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
@@ -2463,6 +2466,24 @@ def copy_own_problems(h: HostReport) -> list[str]:
     return out
 
 
+#: How an inferred GPU name gives its reasons (written here, not read from the code: the law checks the code's words).
+_INFERRED_FROM = " (inferred from "
+
+
+def name_once_problems(h: HostReport) -> list[str]:
+    """``name-once``: an inferred GPU name's reasons are said in the GPUs table, never in a finding's words.  Why: a
+    finding names its GPU in each sentence it judges it by, and the inferred T4's 60-character reasons came with it
+    each time (h37-review30)."""
+    if not any(g.name and _INFERRED_FROM in g.name for g in h.gpus):
+        return []
+    out = []
+    for f in h.findings:
+        text = " ".join([f.title, f.summary, f.saving.assumption if f.saving else ""] + [a.text for a in f.actions])
+        if _INFERRED_FROM.strip() in text:
+            out.append(f"name-once: {h.host} {f.id}: an inferred GPU's reasons in the finding's words")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -2479,7 +2500,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
-        out += _host_parts(h) + _card_values(h) + memory_offset_problems(h) + copy_own_problems(h)
+        out += _host_parts(h) + _card_values(h) + memory_offset_problems(h) + copy_own_problems(h) + name_once_problems(h)
         out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings) + in_use_problems(h.host, h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)

@@ -31,8 +31,8 @@ from synthetic import scenarios
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.runtime.pipeline import analyze_session
-from tests.formats.test_xplane_upstream_forms import _blit_copies, _roctracer_copies
 from tests.support.properties import copy_own_problems
+from tests.support.rocm_copies import blit_copies, roctracer_copies
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 
@@ -71,7 +71,7 @@ def test_a_real_rocm_capture_s_blit_copies_are_rows_of_its_copies_table(run, wan
     assert not copy_own_problems(h)  # the ledger books no more than the rows run
 
 
-@pytest.mark.parametrize("change", [_blit_copies, _roctracer_copies], ids=["blit_kernels", "roctracer_records"])
+@pytest.mark.parametrize("change", [blit_copies, roctracer_copies], ids=["blit_kernels", "roctracer_records"])
 def test_a_rocm_copy_is_the_same_row_as_the_cuda_copy(tmp_path, change):
     """The generator's ideal step (8 input copies, one a step) written as CUDA writes it and as ROCm's tracers do:
     the same copies table, row for row (main: the blit kernels' capture had no ``h2d`` row)."""

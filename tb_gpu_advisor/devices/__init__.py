@@ -25,7 +25,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "blit_copy_kind", "is_copy_call", "code", "device_kind",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_copy_directions", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name"]
@@ -315,6 +315,24 @@ def blit_copy_kind(name: str, call: str | None) -> int | None:
     if direction in (None, "other"):
         direction = named or ("memset" if what == "fill" else "other")
     return nvidia.COPY_KINDS[direction]
+
+
+#: A copy kind code -> the copies table's word for it (``COPY_KINDS`` read back; both device copies read ``d2d``).
+_KIND_DIRECTION = {KIND_H2D: "h2d", KIND_D2H: "d2h", KIND_D2D: "d2d", KIND_MEMSET: "memset", KIND_OTHER_COPY: "other"}
+
+
+def event_copy_directions(names: list[str], name_id: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """Per device event, the copies table's direction of its copy or fill (``""``: no copy), read off the kind the
+    ledger books it by (``kind``: the format's, ``blit_copy_kind`` for ROCm's blit copies), the name refining it
+    only where both agree (``p2p`` within ``d2d``).  Why: the table read a copy's direction from its name alone, so
+    a copy the HIP runtime ran as a kernel (``__amd_rocclr_copyBuffer.kd`` under ``hipMemcpyHtoDAsync``) was booked
+    by the ledger and absent from the table -- one quantity, two values (h37-rocmcopy30)."""
+    by_name = np.array([copy_direction(x) or "" for x in names] or [""], dtype=object)
+    named = by_name[name_id] if len(name_id) else np.zeros(0, dtype=object)
+    by_kind = np.array([_KIND_DIRECTION.get(int(k), "") for k in range(int(kind.max(initial=0)) + 1)], dtype=object)
+    booked = by_kind[kind] if len(kind) else np.zeros(0, dtype=object)
+    agree = np.array([bool(n) and nvidia.COPY_KINDS[n] == k for n, k in zip(named.tolist(), kind.tolist())], bool)
+    return np.where(agree, named, booked)
 
 
 def is_copy_call(call: str) -> bool:

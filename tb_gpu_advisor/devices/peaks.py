@@ -170,55 +170,55 @@ _MAX = "Intel Data Center GPU Max Series specifications (ark.intel.com) and tech
 #: the variants are asked in this order (H100: NVL, PCIe, then SXM; A100: SXM 80GB, SXM 40GB, 80GB, 40GB).
 MODELS: tuple[Model, ...] = (
     Model("H100 NVL", _re(r"\bH100\b"), _re(r"NVL"), "Hopper", _H_NVL_T, 3.9 * _TB,
-          "NVIDIA H100 NVL datasheet (sparsity figures halved)", sm_count=132),
+          "NVIDIA H100 NVL datasheet (sparsity figures halved)", sm_count=132, memory_bytes=94 * _GIB),
     Model("H100 PCIe", _re(r"\bH100\b"), _re(r"PCI"), "Hopper",
           _t(fp64=51.2, fp32=51.2, tf32=378, fp16=756, bf16=756, fp8=1513, int8=1513), 2.0 * _TB, _H100,
-          sm_count=114, boost_hz=1755e6),
+          sm_count=114, boost_hz=1755e6, memory_bytes=80 * _GIB),
     Model("H100 SXM", _re(r"\bH100\b"), _re(r"HBM3|SXM"), "Hopper",
           _t(fp64=66.9, fp32=66.9, tf32=494.7, fp16=989.4, bf16=989.4, fp8=1978.9, int8=1978.9), 3.35 * _TB, _H100,
-          sm_count=132, boost_hz=1980e6),
+          sm_count=132, boost_hz=1980e6, memory_bytes=80 * _GIB),
     Model("H200 NVL", _re(r"\bH200\b"), _re(r"NVL"), "Hopper", _H_NVL_T, 4.8 * _TB,
-          "NVIDIA H200 datasheet, H200 NVL (sparsity figures halved)", sm_count=132),
+          "NVIDIA H200 datasheet, H200 NVL (sparsity figures halved)", sm_count=132, memory_bytes=141 * _GIB),
     Model("H200 SXM", _re(r"\bH200\b"), _re(r"^(?!.*NVL)"), "Hopper",
           _t(fp64=67, fp32=67, tf32=494.5, fp16=989.5, bf16=989.5, fp8=1979, int8=1979), 4.8 * _TB,
-          "NVIDIA H200 datasheet, H200 SXM (sparsity figures halved)", sm_count=132),
+          "NVIDIA H200 datasheet, H200 SXM (sparsity figures halved)", sm_count=132, memory_bytes=141 * _GIB),
     # Grace Hopper: the H100 GPU of the superchip, at its own memory (NVIDIA GH200 Grace Hopper Superchip datasheet,
     # sparsity figures halved): 96 GB HBM3 at 4 TB/s ("GH200 480GB", 480 GB being the Grace CPU's LPDDR5X), or
     # 144 GB HBM3e at 4.9 TB/s
     Model("GH200 144GB HBM3e", _re(r"\bGH200\b"), _re(r"144\s*G|HBM3e"), "Hopper",
           _t(fp64=67, fp32=67, tf32=494, fp16=990, bf16=990, fp8=1979, int8=1979), 4.9 * _TB,
-          "NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3e (sparsity figures halved)", sm_count=132),
+          "NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3e (sparsity figures halved)", sm_count=132, memory_bytes=144 * _GIB),
     Model("GH200", _re(r"\bGH200\b"), None, "Hopper",
           _t(fp64=67, fp32=67, tf32=494, fp16=990, bf16=990, fp8=1979, int8=1979), 4.0 * _TB,
-          "NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3 (sparsity figures halved)", sm_count=132),
+          "NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3 (sparsity figures halved)", sm_count=132, memory_bytes=96 * _GIB),
     Model("B200", _re(r"\bB200\b"), None, "Blackwell",
           _t(fp64=37, fp32=75, tf32=1100, fp16=2250, bf16=2250, fp8=4500, int8=4500), 7.7 * _TB,
-          "NVIDIA HGX B200 specifications, per GPU (sparsity figures halved)", sm_count=148),
+          "NVIDIA HGX B200 specifications, per GPU (sparsity figures halved)", sm_count=148, memory_bytes=180 * _GIB),
     Model("GB200", _re(r"\bGB200\b"), None, "Blackwell",
           _t(fp64=40, fp32=80, tf32=1250, fp16=2500, bf16=2500, fp8=5000, int8=5000), 8.0 * _TB,
           "NVIDIA GB200 NVL72 specifications, per GPU (sparsity figures halved)"),
     Model("A100 SXM4 80GB", _re(r"\bA100\b"), _re(r"SXM.*80\s*GB|80\s*GB.*SXM"), "Ampere GA100", _A100_T,
-          2.039 * _TB, _A100, sm_count=108, boost_hz=1410e6),
+          2.039 * _TB, _A100, sm_count=108, boost_hz=1410e6, memory_bytes=80 * _GIB),
     Model("A100 SXM4 40GB", _re(r"\bA100\b"), _re(r"SXM"), "Ampere GA100", _A100_T, 1.555 * _TB, _A100,
-          sm_count=108, boost_hz=1410e6),
+          sm_count=108, boost_hz=1410e6, memory_bytes=40 * _GIB),
     Model("A100 PCIe 80GB", _re(r"\bA100\b"), _re(r"80\s*GB"), "Ampere GA100", _A100_T, 1.935 * _TB, _A100,
-          sm_count=108, boost_hz=1410e6),
+          sm_count=108, boost_hz=1410e6, memory_bytes=80 * _GIB),
     Model("A100 PCIe 40GB", _re(r"\bA100\b"), _re(r"PCI|40\s*GB"), "Ampere GA100", _A100_T, 1.555 * _TB, _A100,
-          sm_count=108, boost_hz=1410e6),
+          sm_count=108, boost_hz=1410e6, memory_bytes=40 * _GIB),
     Model("A10", _re(r"\bA10\b"), None, "Ampere GA10x", _t(fp32=31.2, tf32=62.5, fp16=125, bf16=125, int8=250),
-          0.6 * _TB, "NVIDIA A10 Tensor Core GPU datasheet", sm_count=72, boost_hz=1695e6),
+          0.6 * _TB, "NVIDIA A10 Tensor Core GPU datasheet", sm_count=72, boost_hz=1695e6, memory_bytes=24 * _GIB),
     Model("L4", _re(r"\bL4\b"), None, "Ada", _t(fp32=30.3, tf32=60, fp16=121, bf16=121, fp8=242.5, int8=242.5),
-          0.3 * _TB, "NVIDIA L4 Tensor Core GPU datasheet (sparsity figures halved)", sm_count=58, boost_hz=2040e6),
+          0.3 * _TB, "NVIDIA L4 Tensor Core GPU datasheet (sparsity figures halved)", sm_count=58, boost_hz=2040e6, memory_bytes=24 * _GIB),
     Model("L40S", _re(r"\bL40S\b"), None, "Ada",
           _t(fp32=91.6, tf32=183, fp16=362.05, bf16=362.05, fp8=733, int8=733), 0.864 * _TB,
-          "NVIDIA L40S datasheet", sm_count=142, boost_hz=2520e6),
+          "NVIDIA L40S datasheet", sm_count=142, boost_hz=2520e6, memory_bytes=48 * _GIB),
     Model("V100S PCIe", _re(r"\bV100S?\b"), _re(r"V100S"), "Volta", _t(fp64=8.2, fp32=16.4, fp16=130), 1.134 * _TB,
-          "NVIDIA V100S datasheet", sm_count=80, boost_hz=1601e6),
+          "NVIDIA V100S datasheet", sm_count=80, boost_hz=1601e6, memory_bytes=32 * _GIB),
     # DGX Station's V100 (``Tesla V100-DGXS-32GB``) is the SXM2 part: its datasheet gives 500 TFLOPS for 4 GPUs
     Model("V100 SXM2", _re(r"\bV100S?\b"), _re(r"SXM2|DGXS"), "Volta", _t(fp64=7.8, fp32=15.7, fp16=125), 0.9 * _TB,
-          _V100, sm_count=80, boost_hz=1530e6),
+          _V100, sm_count=80, boost_hz=1530e6, memory_bytes=32 * _GIB),
     Model("V100 PCIe", _re(r"\bV100S?\b"), _re(r"PCI"), "Volta", _t(fp64=7.0, fp32=14.0, fp16=112), 0.9 * _TB,
-          _V100, sm_count=80, boost_hz=1380e6),
+          _V100, sm_count=80, boost_hz=1380e6, memory_bytes=32 * _GIB),
     Model("T4", _re(r"\bT4\b"), None, "Turing", _t(fp32=8.1, fp16=65, int8=130), 0.32 * _TB,
           "NVIDIA T4 Tensor Core GPU datasheet", sm_count=40, boost_hz=1590e6, memory_bytes=16 * _GIB),
     Model("MI355X", _re(r"MI355X"), None, "CDNA4",
@@ -278,29 +278,58 @@ def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation |
 
 
 #: How much less memory than its table entry a device may report and still be that model: the driver and ECC hold
-#: some back (a T4's 16 GiB reads 14.76 GiB, 15843721216 bytes, with ECC on).
+#: some back (a T4's 16 GiB reads 14.76 GiB, 15843721216 bytes, with ECC on; an A10's 24 GiB, 22.5).  A table entry's
+#: memory is the datasheet's figure read as GiB -- what the driver reports never exceeds it (an A100 80GB reads
+#: 79.2 GiB, an H200's 141 GB 140.4 GiB, a B200's 180 GB 179.1 GiB) -- so a device fits an entry whose memory lies
+#: in ``[(1 - MEMORY_HELD_BACK) x memory, memory]``.
 MEMORY_HELD_BACK = 0.125
+
+
+@dataclass(frozen=True)
+class LookAlike:
+    """A GPU the table lacks whose compute capability's generation, SM count and memory are a table entry's: its
+    datasheet facts, so that a device that names itself not is never inferred to be the entry it only resembles."""
+
+    model: str
+    generation: str
+    sm_count: int
+    memory_bytes: int
+
+
+#: GPUs the table lacks that share an entry's generation, SMs and memory (their datasheets): an unnamed device with
+#: these properties may be either, and stays unknown.
+LOOK_ALIKES: tuple[LookAlike, ...] = (
+    LookAlike("L40", "Ada", 142, 48 * _GIB),  # the L40S's AD102 with its SMs and 48 GB
+    LookAlike("RTX 6000 Ada Generation", "Ada", 142, 48 * _GIB),
+    LookAlike("H800 PCIe", "Hopper", 114, 80 * _GIB),  # the H100 PCIe's GH100 with its SMs and 80 GB
+    LookAlike("H800 SXM5", "Hopper", 132, 80 * _GIB),  # the H100 SXM's
+)
+
+
+def _fits(tabled: int | None, mem: float) -> bool:
+    """A device of ``mem`` bytes may be a GPU of ``tabled`` (None: memory not tabled, so it may)."""
+    return tabled is None or (1 - MEMORY_HELD_BACK) * tabled <= mem <= tabled
 
 
 def inferred_model(cc: tuple[int, int] | None, sm_count: int | None, memory_bytes: int | None) -> str | None:
     """The name of the one NVIDIA table entry a device that names itself not fits -- its compute capability's
-    generation, its SM count and its memory (at most the entry's, at least :data:`MEMORY_HELD_BACK` less) -- saying
-    it was inferred; None where a property is missing, more than one entry fits, or the fitting entry's memory is not
-    tabled (it could not be told from a device that shares its generation and SMs).
+    generation, its SM count and its memory (:data:`MEMORY_HELD_BACK`) -- saying it was inferred; None where a
+    property is missing, the fitting entry's memory is not tabled, or more than one GPU fits: two entries (an A100
+    SXM4 80GB and PCIe 80GB: 8.0, 108 SMs, 80 GiB), or an entry and a GPU the table lacks (:data:`LOOK_ALIKES`: an
+    L40 has the L40S's 142 SMs and 48 GB).
 
     Why: a TF 2.x XPlane of a T4 carries no name stat, only ``compute_cap`` 7.5, 40 SMs and 14.8 GiB (h37-survey65's
-    ECBM4040 logdirs); the report showed "GPU:0" and estimated its peaks.  Never a guess between entries, and never
-    for a device the table lacks: an RTX 2070 SUPER (7.5, 40 SMs, 8 GiB) fits no entry."""
+    ECBM4040 logdirs); the report showed "GPU:0" and estimated its peaks.  Never a guess between GPUs, and never for
+    a device the table lacks: an RTX 2070 SUPER (7.5, 40 SMs, 8 GiB) fits no entry, an RTX 4090 (8.9, 128 SMs) none."""
     key, sms, mem = _cc_key(cc), _positive(sm_count), _positive(memory_bytes)
     gen = NVIDIA_GENERATION.get(key) if key is not None else None
     if gen is None or sms is None or mem is None:
         return None
-    fits = [m for m in MODELS if m.generation == gen and m.sm_count == sms]
-    if len(fits) != 1 or fits[0].memory_bytes is None:
+    fits = [m for m in MODELS if m.generation == gen and m.sm_count == sms and _fits(m.memory_bytes, mem)]
+    alike = [a for a in LOOK_ALIKES if a.generation == gen and a.sm_count == sms and _fits(a.memory_bytes, mem)]
+    if len(fits) != 1 or alike or fits[0].memory_bytes is None:
         return None
     m = fits[0]
-    if not (1 - MEMORY_HELD_BACK) * m.memory_bytes <= mem <= m.memory_bytes:
-        return None
     return (f"NVIDIA {m.model}{INFERRED_FROM}compute capability {key[0]}.{key[1]}, {int(sms)} SMs, "
             f"{mem / _GIB:.1f} GiB)")
 

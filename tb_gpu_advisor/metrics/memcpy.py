@@ -110,14 +110,13 @@ def _gpu_copies(ctx: Context, g: GpuCtx) -> _Copies | None:
     paging and prefetch read from its name -- or, where the name does not say, from what the format records apart."""
     d = g.d
     names = d.names
-    direction = [devices.copy_direction(x) for x in names]
-    isc = np.array([x is not None for x in direction], dtype=bool)
-    if not len(d) or not isc.any():
+    if not len(d):
         return None
-    m = isc[d.name] & (g.step >= 0)
+    direction = devices.event_copy_directions(names, d.name, d.kind)
+    m = (direction != "") & (g.step >= 0)
     if not m.any():
         return None
-    dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
+    dname = direction[m]
     host_kind = host_kinds(d)[m]
     migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
     # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging

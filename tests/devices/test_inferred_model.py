@@ -100,3 +100,62 @@ def test_a_diff_of_two_inferred_t4s_compares_them_as_one_model(tmp_path):
     assert not [w for w in diff_reports(ecc_on, ecc_off).incomparable if w.startswith("GPUs")]
     other = _session_report(tmp_path / "c", dataclasses.replace(T4, memory=8 << 30))
     assert [w for w in diff_reports(ecc_on, other).incomparable if w.startswith("GPUs")]
+
+
+# -- every NVIDIA entry's memory tabled (h37-rocmcopy30): unique where one GPU fits, unknown where two do ------------
+
+_GIB = 1 << 30
+_CC = {gen: cc for cc, gen in devices.peaks.NVIDIA_GENERATION.items()}
+
+
+def _could_be(gen: str, sms: int, mem: float) -> set[str]:
+    """Every GPU -- table entry or look-alike the table lacks -- a device of these properties may be: its generation
+    and SMs, and memory at most its datasheet's and no more than an eighth less (the driver's and ECC's share)."""
+    gpus = [(m.model, m.generation, m.sm_count, m.memory_bytes) for m in devices.peaks.MODELS]
+    gpus += [(a.model, a.generation, a.sm_count, a.memory_bytes) for a in devices.peaks.LOOK_ALIKES]
+    return {name for name, g, s, m in gpus if g == gen and s == sms and (m is None or 0.875 * m <= mem <= m)}
+
+
+def test_every_nvidia_entry_of_the_table_records_its_memory():
+    """An entry without its memory can never be inferred (main: only the T4 recorded it)."""
+    nvidia = [m for m in devices.peaks.MODELS if m.generation in _CC and m.sm_count is not None]
+    assert nvidia and all(m.memory_bytes is not None for m in nvidia), [m.model for m in nvidia if m.memory_bytes is None]
+
+
+@pytest.mark.parametrize("held", [0.0, 0.03, 0.1])
+def test_law_an_inferred_gpu_is_the_only_gpu_that_fits_its_properties(held):
+    """Over the whole table, at its memory less 0-10%: a device is named only where it could be one GPU alone (no
+    second entry, no look-alike), and is named then; two that fit one triple are never told apart by a guess."""
+    for m in devices.peaks.MODELS:
+        if m.generation not in _CC or m.sm_count is None or m.memory_bytes is None:
+            continue
+        mem = int(m.memory_bytes * (1 - held))
+        got = devices.inferred_model(_CC[m.generation], m.sm_count, mem)
+        could = _could_be(m.generation, m.sm_count, mem)
+        if len(could) == 1:
+            assert got is not None and got.startswith(f"NVIDIA {next(iter(could))} (inferred"), (m.model, got)
+        else:
+            assert got is None, (m.model, could, got)
+
+
+@pytest.mark.parametrize(("cc", "sms", "gib", "want"), [
+    ((8, 6), 72, 22.49, "A10"),          # nvidia-smi 23028 MiB
+    ((8, 9), 58, 22.49, "L4"),           # 23034 MiB
+    ((10, 0), 148, 179.06, "B200"),      # 183359 MiB
+    ((8, 0), 108, 79.25, None),          # A100 SXM4 80GB or PCIe 80GB
+    ((8, 0), 108, 39.39, None),          # A100 SXM4 40GB or PCIe 40GB
+    ((7, 0), 80, 31.74, None),           # V100S, V100 SXM2 or V100 PCIe 32 GB
+    ((7, 0), 80, 15.77, None),           # a 16 GB V100: no entry records it
+    ((8, 9), 142, 44.99, None),          # L40S, L40 or RTX 6000 Ada
+    ((9, 0), 114, 79.65, None),          # H100 PCIe or H800 PCIe
+    ((9, 0), 132, 79.65, None),          # H100 SXM or H800 SXM5
+    ((9, 0), 132, 140.4, None),          # H200 SXM or H200 NVL
+    ((8, 6), 82, 23.69, None),           # RTX 3090: not in the table
+    ((8, 9), 128, 23.99, None),          # RTX 4090: not in the table
+])
+def test_inferred_model_unique_and_ambiguous(cc, sms, gib, want):
+    got = devices.inferred_model(cc, sms, int(gib * _GIB))
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None and got.startswith(f"NVIDIA {want} (inferred"), got  # main: None, memory not tabled

@@ -27,6 +27,7 @@ from synthetic import jaxcapture, scenarios
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.rocm_copies import blit_copies, roctracer_copies
 
 #: ``kCuptiDriverApiPlaneName`` (xla/tsl/profiler/utils/xplane_schema.cc)
 CUPTI_PLANE = "/host:CUPTI"
@@ -107,34 +108,7 @@ def _kinds(path) -> dict[int, tuple[int, float]]:
     return out
 
 
-def _renamed(plane, old: str, new: str) -> None:
-    plane._events = {(new if n == old else n): i for n, i in plane._events.items()}
-
-
-def _roctracer_copies(space) -> None:
-    """XLA's roctracer-based ROCm tracer: each copy's HIP-OPS record named by roctracer (``CopyHostToDevice``), with
-    ``memcpy_details`` of no size (``kind:Unknown size:0 ...``: the record carries none); the call on the host is
-    ``hipMemcpyHtoDAsync``."""
-    gpu = space.plane("/device:GPU:0")
-    _renamed(gpu, "MemcpyH2D", "CopyHostToDevice")
-    for ln in gpu.lines:
-        for n, s, d, st in ln.take(lambda n, s, d, st: n == "CopyHostToDevice"):
-            ln.add(n, s, d, **{**st, "memcpy_details": "kind:Unknown size:0 dest:0 async:1"})
-    _renamed(space.plane("/host:CPU"), "MemcpyH2D", "hipMemcpyHtoDAsync")
-
-
-def _blit_copies(space) -> None:
-    """The HIP runtime's blit kernels: each H2D copy run as ``__amd_rocclr_copyBuffer.kd`` on the stream, made by
-    the host's ``hipMemcpyHtoDAsync`` (the same correlation id), no ``memcpy_details``."""
-    gpu = space.plane("/device:GPU:0")
-    _renamed(gpu, "MemcpyH2D", "__amd_rocclr_copyBuffer.kd")
-    for ln in gpu.lines:
-        for n, s, d, st in ln.take(lambda n, s, d, st: n == "__amd_rocclr_copyBuffer.kd"):
-            ln.add(n, s, d, **{k: v for k, v in st.items() if k != "memcpy_details"})
-    _renamed(space.plane("/host:CPU"), "MemcpyH2D", "hipMemcpyHtoDAsync")
-
-
-@pytest.mark.parametrize("change", [_roctracer_copies, _blit_copies], ids=["roctracer_records", "blit_kernels"])
+@pytest.mark.parametrize("change", [roctracer_copies, blit_copies], ids=["roctracer_records", "blit_kernels"])
 def test_rocm_copies_are_copies(tmp_path, change):
     """Main read roctracer's ``CopyHostToDevice`` records and ROCclr's copy kernels as kernels: the capture's 8 H2D
     copies (0.70 ms) gone from the copies, 8 more kernels.  The same copies and kernels as the CUDA capture's."""

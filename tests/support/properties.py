@@ -13,8 +13,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``ledger`` -- each GPU's step is attributed once: the breakdown of the host, of each GPU and of each step row has
   no negative category and adds up to its step.
 * ``copy-own`` -- a ledger category of the GPU's copies or fills books no more than its own events run: a one-GPU host's
-  ``memcpy_d2d`` is at most its device copies' time per step (the copies table's ``d2d``, ``p2p`` and ``other`` rows)
-  and its ``memset`` at most its memsets' (the ``memset`` row): a fill booked as a copy breaks it (h37-fill30).
+  ``memcpy_h2d`` / ``memcpy_d2h`` are at most the copies table's ``h2d`` / ``d2h`` rows, ``memcpy_d2d`` at most its
+  device copies' time per step (the ``d2d``, ``p2p`` and ``other`` rows) and its ``memset`` at most its memsets' (the
+  ``memset`` row), a missing row or table counting none: a fill booked as a copy breaks it (h37-fill30), and so does a
+  copy the ledger books by its call's direction that the table, reading names, leaves out (h37-rocmcopy30).
 * ``name-once`` -- a GPU whose name was inferred from its properties says why once, in the GPUs table: no finding's
   words carry the reasons ("on NVIDIA T4 (inferred from compute capability 7.5, ...)" three times in one finding,
   h37-review30); a finding says the model alone ("on NVIDIA T4").
@@ -2435,27 +2437,28 @@ def bf16_fix_problems(where: str, h: HostReport) -> list[str]:
 
 #: The copies table's directions whose events each copy category of the ledger books (written here, not read from
 #: the code: the law checks the code's map).
-_COPY_CATEGORY_DIRECTIONS = {"memcpy_d2d": ("d2d", "p2p", "other"), "memset": ("memset",)}
+_COPY_CATEGORY_DIRECTIONS = {"memcpy_h2d": ("h2d",), "memcpy_d2h": ("d2h",), "memcpy_d2d": ("d2d", "p2p", "other"), "memset": ("memset",)}
 #: What rounding the copies table's ms/step (4 decimals) may hide: a fill of 1.5 us a step is no rounding.
 _TABLE_HALF_ULP_MS = 1e-4
 
 
 def copy_own_problems(h: HostReport) -> list[str]:
-    """``copy-own``: a one-GPU host's ledger category of device copies or fills is at most the time per step its own
-    events run (the copies table's ``ms/step`` of the directions it books): the ledger paints an instant of a copy's
-    category only while one of its events runs.  Why: the ledger booked a memset's time as ``memcpy_d2d`` while the
-    copies finding called it a fill, so a host with memsets and no device copy (``wild/mordred_rtx6000_hashjoin``,
-    1.83 memsets per step) showed a device-to-device copy that never ran (h37-fill30).  One GPU only: the table's
-    rows are a mean over GPUs, the host's breakdown one GPU's step.  Only where the table names some device copy or
-    fill: it reads a copy's direction from its name, and ROCm's blit copies (``__amd_rocclr_copyBuffer``, a copy by
-    the call that made it) are no row of it while the ledger books them (``wild/jax_mi300x``: 1.3 us of D2D a step)."""
+    """``copy-own``: a one-GPU host's ledger category of copies or fills is at most the time per step its own events
+    run (the copies table's ``ms/step`` of the directions it books; no table: none ran): the ledger paints an instant
+    of a copy's category only while one of its events runs.  Why: the ledger booked a memset's time as ``memcpy_d2d``
+    while the copies finding called it a fill, so a host with memsets and no device copy
+    (``wild/mordred_rtx6000_hashjoin``, 1.83 memsets per step) showed a device-to-device copy that never ran
+    (h37-fill30); and the table read a copy's direction from its name while the ledger read the copy call's, so ROCm's
+    blit copies (``__amd_rocclr_copyBuffer.kd`` under ``hipMemcpyHtoDAsync``) were booked and no row
+    (``wild/jax_mi300x``: 3.1 us of H2D and 1.3 us of D2D a step, an empty table; h37-rocmcopy30).  One GPU only:
+    the table's rows are a mean over GPUs, the host's breakdown one GPU's step."""
     t = h.memcpy
-    if len(h.gpus) != 1 or t is None or "direction" not in t.columns or "ms/step" not in t.columns:
+    if len(h.gpus) != 1:
         return []
-    di, mi = t.columns.index("direction"), t.columns.index("ms/step")
-    own = {str(r[di]): float(_num(r[mi]) or 0.0) for r in t.rows}
-    if not any(d in own for dirs in _COPY_CATEGORY_DIRECTIONS.values() for d in dirs):
-        return []  # the table names none of these events: ROCm's blit copies, kernels by name (jax_mi300x), are not in it
+    own: dict[str, float] = {}
+    if t is not None and "direction" in t.columns and "ms/step" in t.columns:
+        di, mi = t.columns.index("direction"), t.columns.index("ms/step")
+        own = {str(r[di]): float(_num(r[mi]) or 0.0) for r in t.rows}
     out = []
     for cat, dirs in _COPY_CATEGORY_DIRECTIONS.items():
         booked = float((h.breakdown_ms or {}).get(cat) or 0.0)

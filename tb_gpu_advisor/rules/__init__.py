@@ -903,17 +903,18 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     if unseen:
         actions = ctx.record_host_fix() or [RECORD_HOST]
     elif no_launch >= 0.1 * host_ms:
-        launch = ctx.fw.fix("launch_bound") if host_ms - no_launch >= 0.1 * host_ms else []
+        launch = _launch_fix(ctx, host_ms, "launch_bound") if host_ms - no_launch >= 0.1 * host_ms else []
         actions = [_move_host_work(idle, launch)] + launch
     else:
-        actions = ctx.fw.fix("launch_bound")
+        actions = _launch_fix(ctx, host_ms, "launch_bound")
     launcher = _launcher_part(ctx.m, unrecorded_ms)
     loop = None if unseen or elsewhere else launch_bound.host_loop(ctx.m, host_ms)
     if loop is not None:  # the host runs the compiled programs' loops: the step is jitted already, the loop is the fix
         actions, what = ctx.fw.fix("launch_bound:host_loop"), " (XLA running loop iterations from the host)"
         how = "the loop run on the GPU, unrolled or shortened"
     elif not (unseen or elsewhere) and launch_bound.step_level(ctx.m):
-        actions, what, how = ctx.fw.fix("launch_bound:step"), _step_dispatch_words(ctx), "more GPU work per call"
+        actions, what, how = (_launch_fix(ctx, host_ms, "launch_bound:step"), _step_dispatch_words(ctx),
+                              "more GPU work per call")
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of {ctx.the_step()}; for {ms(host_ms)} of it "
@@ -934,6 +935,31 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _in_model_call(ctx: Ctx, host_ms: float) -> bool:
+    """Most of the host-bound time lies inside the model's own recorded calls (``HostMetrics.host_work_in_model``,
+    the framework's ``model_call`` spans), by the finding's share of the ledger's host work as
+    :func:`_in_python_call` reads the place's."""
+    whole = ctx.m.breakdown.host_compute
+    if host_ms <= 0 or whole <= 0:
+        return False
+    return ctx.m.host_work_in_model * min(1.0, host_ms / whole) >= T("host_frame.share") * host_ms
+
+
+def _launch_fix(ctx: Ctx, host_ms: float, key: str) -> list[Action]:
+    """The host-bound finding's launch fix (``key``: the rule's or its step-level variant): the framework's
+    ``launch_bound:model_call`` where its time lies inside the model's own calls (:func:`_in_model_call`) and the
+    framework (a serving engine) writes one, else ``key``'s -- a framework whose launch fix is the model's already
+    (compile, CUDA graphs) writes none and keeps it.
+
+    Why: the wrong assumption was *a serving engine's host time is its scheduler's*.  vLLM's fix named "scheduling,
+    input preparation, sampling, detokenising" and async scheduling while the same finding placed the time inside the
+    model's forward (h37-wordsfit30: ``gpt_oss.py(221): forward``, 63.0 of 73.5 ms a step on a B200; the MI300X
+    decode's compiled ``llama.py(374): forward``, its guard checks): Python inside the model's call is cut by
+    replaying the model as graphs, not by overlapping the scheduler."""
+    model = ctx.fw.extra("launch_bound:model_call") if _in_model_call(ctx, host_ms) else []
+    return model or ctx.fw.fix(key)
 
 
 def _in_python_call(ctx: Ctx, host_ms: float) -> str:

@@ -978,6 +978,37 @@ def startup_pass(ranks: list[Rank], n: int) -> None:
         _start_up(ranks[0], STARTUP_LOAD_US, STARTUP_PY_US, framework=True)
 
 
+#: :func:`paused_loop`: each step's kernels and the host pause that two of its steps hold (an unrecorded wait: a
+#: checkpoint write, a log flush), in us, and the steps (``ProfilerStep#N``) that hold it.
+PAUSED_KERNEL_US, PAUSED_KERNELS, PAUSE_US, PAUSED_STEPS = 400.0, 8, 90_000.0, (5, 9)
+
+
+def paused_loop(ranks: list[Rank], n: int) -> None:
+    """A steady loop of ``PAUSED_KERNELS`` kernels of ``PAUSED_KERNEL_US`` a step whose steps ``PAUSED_STEPS`` also
+    hold a host pause of ``PAUSE_US`` no event records, before their kernels; each step ends reading its result back, so
+    no step's GPU work queues into the next.  Truth by construction: the median step is a steady one's (the kernels'
+    ``PAUSED_KERNELS * PAUSED_KERNEL_US`` and their launches), and the two paused steps, ``PAUSE_US`` longer, lift the
+    mean far above it."""
+    def body(r: Rank) -> None:
+        if n in PAUSED_STEPS:
+            r.host_us += PAUSE_US
+        for _ in range(PAUSED_KERNELS):
+            r.kernel("aten::mm", GEMM_FWD, PAUSED_KERNEL_US)
+        r.sync("aten::item")  # the step's result read back: the host never runs ahead of the GPU
+    ranks[0].step(n, body)
+
+
+def uneven_loop(ranks: list[Rank], n: int) -> None:
+    """:func:`paused_loop`'s control: steps alternating 1 and 9 kernels of ``PAUSED_KERNEL_US``, each ending on a
+    read-back.  Truth by construction: the step times vary by ~80% (stddev / mean) but evenly around the mean -- with
+    an even count of kept steps the median is the mean -- so no minority of long steps sets it."""
+    def body(r: Rank) -> None:
+        for _ in range(1 if n % 2 else 9):
+            r.kernel("aten::mm", GEMM_FWD, PAUSED_KERNEL_US)
+        r.sync("aten::item")
+    ranks[0].step(n, body)
+
+
 def _start_up(r: Rank, load_us: float, py_us: float, framework: bool) -> None:
     """:func:`startup_pass`'s calls on ``r``: the context's creation in a ``cudaMalloc``, then each first kernel after
     its module's load (``load_us``) and ``py_us`` of the first call's host work -- an ATen op launching it

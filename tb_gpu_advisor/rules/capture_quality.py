@@ -224,7 +224,7 @@ def _mean_pulled(ctx: Ctx, m: HostMetrics) -> str:
     if median <= 0 or mean < T("capture.mean_over_median") * median:
         return ""
     long = [t for t in times if t > mean]
-    span = ms(long[0]) if len(long) == 1 else f"{ms(long[0])} to {ms(long[-1])}"
+    span = ms(long[0]) if ms(long[0]) == ms(long[-1]) else f"{ms(long[0])} to {ms(long[-1])}"
     return (f"the median {ctx.unit} is {ms(median)}, and {_n(len(long), ctx.unit)} of {span} lift the "
             f"mean ({ms(mean)}, the {ctx.unit} time the report gives) above it; ")
 

@@ -225,8 +225,9 @@ def _mean_pulled(ctx: Ctx, m: HostMetrics) -> str:
         return ""
     long = [t for t in times if t > mean]
     span = ms(long[0]) if ms(long[0]) == ms(long[-1]) else f"{ms(long[0])} to {ms(long[-1])}"
-    return (f"the median {ctx.unit} is {ms(median)}, and {_n(len(long), ctx.unit)} of {span} lift the "
-            f"mean ({ms(mean)}, the {ctx.unit} time the report gives) above it; ")
+    which = f"the one {ctx.unit} above the mean ({span}) lifts" if len(long) == 1 else \
+        f"the {_n(len(long), ctx.unit)} above the mean ({span}) lift"
+    return f"the median {ctx.unit} is {ms(median)}, and {which} it to {ms(mean)}, the {ctx.unit} time the report gives; "
 
 
 def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:

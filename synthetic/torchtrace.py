@@ -800,13 +800,35 @@ GUARD_LOOKUP = "<built-in method __getitem__ of dict object at 0x7fac6affda00>"
 SERVE_GUARD_CALLS = 60
 
 
+#: ``nn.Module.__call__`` as ``with_stack`` records it around every module's ``forward`` (PyTorch 2.x): the frame the
+#: framework reads as the model's own call (``frameworks.pytorch.is_model_call``).
+MODULE_CALL_IMPL = "torch/nn/modules/module.py(1779): _call_impl"
+#: The engine's own host code inside an engine step after its inputs' upload: vLLM's model runner building the
+#: attention metadata -- Python that is no module's call.
+RUNNER_METADATA = "vllm/v1/worker/gpu_model_runner.py(1203): _build_attention_metadata"
+
+
 def serving_in_model_call(ranks: list[Rank], n: int) -> None:
     """``serving``'s worker whose host time is not its input preparation (300 us here, 100 short calls back to back
     in it) but lies inside the model's
-    compiled call: ``SERVE_HOST_US`` of host work in ``MODEL_FORWARD`` before its CUDA-graph replay, the only calls
-    recorded there ``SERVE_GUARD_CALLS`` dict lookups spread over it.  Truth by construction: the host-bound time lies
-    inside ``MODEL_FORWARD``, ``SERVE_HOST_US`` a step, and in no deeper call."""
-    r = ranks[0]
+    compiled call: ``SERVE_HOST_US`` of host work in ``MODEL_FORWARD`` (called through ``MODULE_CALL_IMPL``, 1 us
+    longer each side) before its CUDA-graph replay, the only calls recorded there ``SERVE_GUARD_CALLS`` dict lookups
+    spread over it.  Truth by construction: the host-bound time lies inside ``MODEL_FORWARD``, ``SERVE_HOST_US`` a
+    step, in no deeper call, and all of it inside the model's own call."""
+    _serving_host_inside(ranks[0], MODEL_FORWARD, model=True)
+
+
+def serving_in_runner_code(ranks: list[Rank], n: int) -> None:
+    """:func:`serving_in_model_call`'s twin whose ``SERVE_HOST_US`` of host work a step lie in the engine's own code
+    (``RUNNER_METADATA``, no module's call) before the model's graph replay.  Truth by construction: the host-bound
+    time lies inside ``RUNNER_METADATA``, none of it inside the model's call."""
+    _serving_host_inside(ranks[0], RUNNER_METADATA, model=False)
+
+
+def _serving_host_inside(r: Rank, call: str, model: bool) -> None:
+    """One engine step whose ``SERVE_HOST_US`` of host work lie inside the Python ``call`` after the inputs' upload,
+    ``call`` inside ``MODULE_CALL_IMPL`` where ``model`` (the model's forward), then the decode's graph replay inside
+    the model's call."""
     span = r.cpu(EXECUTE_MODEL, 0.0, cat="python_function", advance=False)
     start = r.host_us
     prep = r.cpu("vllm/v1/worker/gpu_model_runner.py(980): _prepare_inputs", 300.0, cat="python_function",
@@ -816,21 +838,36 @@ def serving_in_model_call(ranks: list[Rank], n: int) -> None:
         r.host_us += 0.3
     r.host_us = prep["ts"] + prep["dur"]
     r.copy_h2d(0.5, 20.0)
+    if not model:  # the runner's own code first, then the model's call (its graph replay)
+        own = r.cpu(call, 0.0, cat="python_function", advance=False)
+        _guard_like_calls(r)
+        own["dur"] = round(r.host_us - own["ts"], 3)
+        r.host_us += 1.0
+    impl = r.cpu(MODULE_CALL_IMPL, 0.0, cat="python_function", advance=False)
+    r.host_us += 1.0
     fwd = r.cpu(MODEL_FORWARD, 0.0, cat="python_function", advance=False)
-    for _ in range(SERVE_GUARD_CALLS):
-        r.cpu(GUARD_LOOKUP, 0.2, cat="python_function", advance=False)
-        r.host_us += SERVE_HOST_US / SERVE_GUARD_CALLS
+    if model:
+        _guard_like_calls(r)
     kernels: list[tuple[str, float]] = []
     for _ in range(SERVE_LAYERS):
         kernels += [(VLLM_CACHE, 4.0), (GEMM_FWD, SERVE_GEMM_US), (VLLM_ALLREDUCE, SERVE_AR_US),
                     (GEMM_FWD, SERVE_GEMM_US), (VLLM_ALLREDUCE, SERVE_AR_US)]
     _graph_step(r, kernels)
     fwd["dur"] = round(r.host_us - fwd["ts"], 3)
+    r.host_us += 1.0
+    impl["dur"] = round(r.host_us - impl["ts"], 3)
     r.kernel("aten::argmax", SUM_BF16, 15.0)
     r.sync("aten::to")  # sampled tokens to the host (.tolist())
     span["dur"] = round(r.host_us - start, 3)
     span["ts"] = round(start, 3)
     r.host_us += 300.0  # the scheduler between engine steps
+
+
+def _guard_like_calls(r: Rank) -> None:
+    """``SERVE_HOST_US`` of host work with ``SERVE_GUARD_CALLS`` short leaf calls spread over it (dict lookups)."""
+    for _ in range(SERVE_GUARD_CALLS):
+        r.cpu(GUARD_LOOKUP, 0.2, cat="python_function", advance=False)
+        r.host_us += SERVE_HOST_US / SERVE_GUARD_CALLS
 
 
 #: The range vLLM's model runner opens around each engine step, named after the batch it runs (survey h37-survey15:
@@ -939,6 +976,37 @@ def startup_pass(ranks: list[Rank], n: int) -> None:
     anything (one pass, whatever ``steps``)."""
     if n == 2:
         _start_up(ranks[0], STARTUP_LOAD_US, STARTUP_PY_US, framework=True)
+
+
+#: :func:`paused_loop`: each step's kernels and the host pause that two of its steps hold (an unrecorded wait: a
+#: checkpoint write, a log flush), in us, and the steps (``ProfilerStep#N``) that hold it.
+PAUSED_KERNEL_US, PAUSED_KERNELS, PAUSE_US, PAUSED_STEPS = 400.0, 8, 90_000.0, (5, 9)
+
+
+def paused_loop(ranks: list[Rank], n: int) -> None:
+    """A steady loop of ``PAUSED_KERNELS`` kernels of ``PAUSED_KERNEL_US`` a step whose steps ``PAUSED_STEPS`` also
+    hold a host pause of ``PAUSE_US`` no event records, before their kernels; each step ends reading its result back, so
+    no step's GPU work queues into the next.  Truth by construction: the median step is a steady one's (the kernels'
+    ``PAUSED_KERNELS * PAUSED_KERNEL_US`` and their launches), and the two paused steps, ``PAUSE_US`` longer, lift the
+    mean far above it."""
+    def body(r: Rank) -> None:
+        if n in PAUSED_STEPS:
+            r.host_us += PAUSE_US
+        for _ in range(PAUSED_KERNELS):
+            r.kernel("aten::mm", GEMM_FWD, PAUSED_KERNEL_US)
+        r.sync("aten::item")  # the step's result read back: the host never runs ahead of the GPU
+    ranks[0].step(n, body)
+
+
+def uneven_loop(ranks: list[Rank], n: int) -> None:
+    """:func:`paused_loop`'s control: steps alternating 1 and 9 kernels of ``PAUSED_KERNEL_US``, each ending on a
+    read-back.  Truth by construction: the step times vary by ~80% (stddev / mean) but evenly around the mean -- with
+    an even count of kept steps the median is the mean -- so no minority of long steps sets it."""
+    def body(r: Rank) -> None:
+        for _ in range(1 if n % 2 else 9):
+            r.kernel("aten::mm", GEMM_FWD, PAUSED_KERNEL_US)
+        r.sync("aten::item")
+    ranks[0].step(n, body)
 
 
 def _start_up(r: Rank, load_us: float, py_us: float, framework: bool) -> None:

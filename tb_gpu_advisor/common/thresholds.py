@@ -376,6 +376,9 @@ _TABLE: tuple[Threshold, ...] = (
        "captures longer than this -> info"),
     _t("capture.max_step_cv", 0.5, "ratio", "Advisor: step times varying by >50% (stddev/mean) are not steady state",
        "coefficient of variation of step time above this -> info"),
+    _t("capture.mean_over_median", 2.0, "ratio", "Advisor: a mean step at least twice the median one is set by a "
+       "minority of long steps (h37-wordsfit30)", "mean over median step time at or above which the unsteady-steps "
+       "note names the median and the long steps that lift the mean"),
     _t("capture.graph_kernel_share", 0.5, "share", "Advisor: when most kernel time runs inside CUDA graphs (XLA command "
        "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
        "the capture-quality note says how to get per-op names"),

@@ -81,6 +81,16 @@ _VLLM_HOST = action(
     "vLLM overlap it with the GPU (async scheduling), keep CUDA graphs on (no --enforce-eager), and serve more "
     "sequences per step so each step's host cost is shared.",
     "vllm serve MODEL --async-scheduling --max-num-seqs 256   # and no --enforce-eager")
+#: The host-bound fix where the host's time lies inside the model's own forward (``launch_bound:model_call``): the
+#: Python of the model's call -- an eager forward op by op, or a compiled one's guard checks and the code between its
+#: graph pieces -- which full-step CUDA graphs skip (vLLM's ``cudagraph_mode``: ``FULL_AND_PIECEWISE`` replays a
+#: decode step as one graph), not the scheduler that async scheduling overlaps.
+_VLLM_MODEL_HOST = action(
+    "The GPU waits while the host runs the model's own forward in Python (an eager forward op by op, or a compiled "
+    "one's guard checks and the code between its graph pieces), not the engine's scheduling: keep the model compiled "
+    "with CUDA graphs (no --enforce-eager) and capture whole decode steps as one graph, so a step replays without "
+    "running the forward's Python; serve more sequences per step so each step's host cost is shared.",
+    "vllm serve MODEL --compilation-config '{\"cudagraph_mode\": \"FULL_AND_PIECEWISE\"}'   # and no --enforce-eager")
 _VLLM_FULLER = action(
     "A serving step's kernels grow with the sequences it runs together: few running sequences leave most SMs idle. "
     "Send the server enough concurrent requests, and let it run more sequences per step.",
@@ -111,6 +121,12 @@ _SGL_HOST = action(
     "The GPU waits while the scheduler's host side runs: keep SGLang's overlap scheduler on (no "
     "--disable-overlap-schedule), keep CUDA graphs on (no --disable-cuda-graph), and run more requests per step.",
     "python -m sglang.launch_server --model-path MODEL --max-running-requests 256")
+#: The host-bound fix where the host's time lies inside the model's own forward (``launch_bound:model_call``): CUDA
+#: graphs for every batch size served (``--cuda-graph-max-bs``) replay the forward without its Python.
+_SGL_MODEL_HOST = action(
+    "The GPU waits while the host runs the model's own forward in Python, not the scheduler: keep CUDA graphs on (no "
+    "--disable-cuda-graph) for every batch size it serves, so a step replays the forward without running its Python.",
+    "python -m sglang.launch_server --model-path MODEL --cuda-graph-max-bs 256")
 _SGL_FULLER = action(
     "A serving step's kernels grow with the requests it runs together: few running requests leave most SMs idle. "
     "Send the server enough concurrent requests, and let it run more at once.",
@@ -164,6 +180,7 @@ ENGINES: tuple[Engine, ...] = (
            # ``managers/tokenizer_manager.py``), which hand requests to the schedulers over ZMQ
            frontend=re.compile(r"sglang/srt/(?:entrypoints/|managers/tokenizer_manager\.py)"),
            fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
+                  "launch_bound:model_call": (_SGL_MODEL_HOST,),
                   "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,),
                   "capture_quality:frontend": (_SGL_FRONTEND,), "small_grid": (_SGL_FULLER,)},
            kernel_kinds=_SGL_KERNEL_KINDS),
@@ -186,6 +203,7 @@ ENGINES: tuple[Engine, ...] = (
            # ``core_client.py``) under the OpenAI server (``entrypoints/``); the engine core runs in its own process
            frontend=re.compile(r"vllm/v1/engine/(?:async_llm|core_client)\.py|vllm/entrypoints/"),
            fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
+                  "launch_bound:model_call": (_VLLM_MODEL_HOST,),
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
                   "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
                   "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1757,6 +1758,25 @@ def deepest_frame(per_gpu: list[dict[str, tuple[float, float]]], steps: int, hos
         return None
     _, n, v = min(held)
     return n, round(v, 4)
+
+
+def held_by(per_gpu: list[dict[str, tuple[float, float]]], steps: int, calls: Callable[[str], bool]) -> float:
+    """Ms per step and active GPU of the host's own work (:func:`frames_in_host_work`) that lies inside the recorded
+    Python calls ``calls`` picks (the framework's model calls: ``nn.Module`` spans, ``_call_impl``): the most any one
+    such name holds, its outermost calls only -- a lower bound of their union, so never more than the host's work.
+
+    Why: the deepest call holding the host's work (:func:`deepest_frame`) says where it lies, not whose code that is;
+    a serving engine's host-bound fix named its scheduler and sampler while vLLM's decodes spent the time inside the
+    model's own forward (h37-wordsfit30: ``gpt_oss.py(221): forward`` on a B200, ``llama.py(374): forward`` on an
+    MI300X).  Whether the place is inside the model's call is read off the calls that enclose it, not its name."""
+    if not per_gpu or steps <= 0:
+        return 0.0
+    total: dict[str, float] = {}
+    for d in per_gpu:
+        for n, (t, _span) in d.items():
+            if calls(n):
+                total[n] = total.get(n, 0.0) + t
+    return round(max((per_step(t, steps, len(per_gpu)) for t in total.values()), default=0.0), 4)
 
 
 def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray) -> list[str]:

@@ -1330,6 +1330,9 @@ class HostMetrics:
     #: recorded call holding most of the host's own work the ledger books in the steps (``host_compute``;
     #: ``metrics/breakdown.deepest_frame``); None where Python was not traced or no call holds that much
     host_work_frame: tuple[str, float] | None = None
+    #: ms per step and active GPU of that host work inside the model's own recorded calls (the framework's
+    #: ``model_call`` spans: ``nn.Module``, ``_call_impl``; ``metrics/breakdown.held_by``): 0.0 where none was recorded
+    host_work_in_model: float = 0.0
     #: of those ranges, the ones inside which the host launched GPU work in the steps: a launch fix fits their time only
     ranges_launching: list[str] = field(default_factory=list)
     #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU

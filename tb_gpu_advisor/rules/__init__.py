@@ -385,10 +385,12 @@ def _recorded_minority(m: HostMetrics, findings: list[Finding]) -> None:
                                f"records).")
 
 
-#: The words of a critical capped at a warning (:func:`_step_confidence`, :func:`_recorded_minority`), and what they
-#: read where a later grading made the finding a note (:func:`words_follow_severity`).
-CAPPED_WARNING = " A warning, not critical: "
-CAPPED_NOTE = " A note, not critical: "
+#: The words of a critical capped at a warning (:func:`_step_confidence`, :func:`_recorded_minority`): a template whose
+#: grade :func:`words_follow_severity` fills once the grading is final -- a warning, or a note where the savings' floor
+#: lowered it further.
+CAPPED_WARNING = " {capped_grade}, not critical: "
+#: The grade :data:`CAPPED_WARNING` names, by the finding's final severity.
+CAPPED_GRADE = {"info": "A note"}
 
 
 def words_follow_severity(findings: Iterable[Finding]) -> None:
@@ -397,8 +399,7 @@ def words_follow_severity(findings: Iterable[Finding]) -> None:
     (h37-wordsfit30: the recurring-events steps of wild/cold_loop_a4000_swin, its mixed-precision and Tensor Core
     notes, each saving ~1% of the step).  The reason stays; the grade it names is the final one."""
     for f in findings:
-        if f.severity == "info" and CAPPED_WARNING in f.summary:
-            f.summary = f.summary.replace(CAPPED_WARNING, CAPPED_NOTE)
+        f.summary = f.summary.replace("{capped_grade}", CAPPED_GRADE.get(f.severity, "A warning"))
 
 
 def _guessed(m: HostMetrics) -> str:

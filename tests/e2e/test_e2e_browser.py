@@ -1278,7 +1278,9 @@ def test_memory_chart_peak_table_and_the_oom(memory_url, page, shots):
     assert "82.1%" in table.inner_text() and f"step {mem['peak_step']}" in table.inner_text()
     open_hosts(frame)
     chart = frame.locator("details.host[open] svg.memory-chart").first
-    chart.scroll_into_view_if_needed()
+    fig = frame.locator("details.host[open] figure:has(svg.memory-chart)").first
+    fig.scroll_into_view_if_needed()  # the figure, not its svg: a redraw under load replaces the svg (CI of d76135c0)
+    settled_chart(fig)
     g = chart.evaluate(CHART_GEOMETRY)
     assert g["svg"]["width"] >= 0.97 * g["figure"]["width"]
     for t in g["texts"]:

@@ -1745,12 +1745,7 @@ def deepest_frame(per_gpu: list[dict[str, tuple[float, float]]], steps: int, hos
     Python was not traced or no call holds that much."""
     if not per_gpu or steps <= 0 or host_ms <= 0:
         return None
-    total: dict[str, list[float]] = {}
-    for d in per_gpu:
-        for n, (t, span) in d.items():
-            v = total.setdefault(n, [0.0, 0.0])
-            v[0] += t
-            v[1] += span
+    total = _frame_totals(per_gpu)
     need = T("host_frame.share") * host_ms
     held = [(span, n, per_step(t, steps, len(per_gpu))) for n, (t, span) in total.items()
             if per_step(t, steps, len(per_gpu)) >= need]
@@ -1771,12 +1766,20 @@ def held_by(per_gpu: list[dict[str, tuple[float, float]]], steps: int, calls: Ca
     MI300X).  Whether the place is inside the model's call is read off the calls that enclose it, not its name."""
     if not per_gpu or steps <= 0:
         return 0.0
-    total: dict[str, float] = {}
+    held = [t for n, (t, _span) in _frame_totals(per_gpu).items() if calls(n)]
+    return round(max((per_step(t, steps, len(per_gpu)) for t in held), default=0.0), 4)
+
+
+def _frame_totals(per_gpu: list[dict[str, tuple[float, float]]]) -> dict[str, list[float]]:
+    """Python call name -> [ms of host work it holds, ms it lasts], summed over the GPUs' :func:`frames_in_host_work`:
+    the one sum both readers of the calls (:func:`deepest_frame`, :func:`held_by`) take."""
+    total: dict[str, list[float]] = {}
     for d in per_gpu:
-        for n, (t, _span) in d.items():
-            if calls(n):
-                total[n] = total.get(n, 0.0) + t
-    return round(max((per_step(t, steps, len(per_gpu)) for t in total.values()), default=0.0), 4)
+        for n, (t, span) in d.items():
+            v = total.setdefault(n, [0.0, 0.0])
+            v[0] += t
+            v[1] += span
+    return total
 
 
 def ranges_launching(ctx: Context, g: GpuCtx, names: list[str], cand: np.ndarray) -> list[str]:

@@ -2629,3 +2629,42 @@ def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functi
     with open(path, "w") as f:
         json.dump(ev, f)
     return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}
+
+
+#: :func:`write_stream_handoff`'s step, after h37-survey66's GRU forward (HDAI cuDNN profiling, an RTX 5070 Ti Laptop
+#: GPU): cuDNN's persistent RNN kernel on a side stream of its own, the compute stream's next kernel held ~28 us after
+#: it ends.  The side kernel runs long enough that the next launch returns over ``LAUNCH_START_PS`` (50 us) before it
+#: ends, as the GRU's did (74 us).
+HANDOFF_SIDE_STREAM = 13
+HANDOFF_SIDE_US, HANDOFF_US = 120.0, 28.0
+
+
+def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF_US,
+                         side_stream: int = HANDOFF_SIDE_STREAM) -> dict[str, Any]:
+    """A ``torch.profiler`` window of an inference loop whose every step hands work between two streams: a small
+    kernel on the compute stream, a library's kernel (``HANDOFF_SIDE_US``) on ``side_stream``, an event recorded
+    and waited on (``cudaEventRecord``, ``cudaStreamWaitEvent``), then the compute stream's next kernel -- launched
+    while the side kernel runs, started ``handoff_us`` after it ends -- and ``torch.cuda.synchronize()``.
+    ``side_stream=COMPUTE_STREAM`` (the control): the library's kernel on the compute stream too and the same hold
+    after it, so no handoff between streams: the GPU held queued work on one stream, for a cause the capture lacks.
+    Truth by construction, per step: the held idle (``held_ms``) and the part of it at handoffs between streams
+    (``handoff_ms``)."""
+    r = Rank(rank=0, pid=4616, device=0)
+
+    def body(rr: Rank) -> None:
+        rr.kernel("aten::zeros", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+                  2.0, grid=(8, 1, 1))
+        _, side_end = rr.kernel("aten::_cudnn_rnn", "void RNN_blockPersist_fp_GRU<float, float, float, 128>",
+                                HANDOFF_SIDE_US, stream=side_stream, grid=(32, 1, 1), block=(384, 1, 1))
+        _runtime_call(rr, "cudaEventRecord", 1.0, 135)
+        _runtime_call(rr, "cudaStreamWaitEvent", 1.0, 147)
+        rr.kernel("aten::addmm", "cutlass_80_simt_sgemm_32x128_8x5_tn_align1", 3.0, grid=(1, 1, 4),
+                  not_before=side_end + handoff_us)
+        _runtime_call(rr, "cudaDeviceSynchronize", max(rr.streams[COMPUTE_STREAM] - rr.host_us, 0.0) + 5.0, 165)
+
+    for k in range(steps):
+        r.step(3 + k, body)
+        r.host_us += 30.0
+    write_doc(path, trace_doc(r, 1))
+    held = handoff_us / 1000
+    return {"steps": steps, "held_ms": held, "handoff_ms": held if side_stream != COMPUTE_STREAM else 0.0}

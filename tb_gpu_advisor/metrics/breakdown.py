@@ -349,7 +349,7 @@ def _stream_label(names: list[str], i: int) -> str:
     return n if n.lower().startswith("stream") else f"stream {n}"
 
 
-def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # noqa: ANN001 - DeviceEvents
+def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d: DeviceEvents
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The GPU's idle stretches between two works of a step where the later work runs on another stream than the work
     that ended last before it, and was queued (its launch call returned and submitted: :data:`LAUNCH_START_PS`) by the

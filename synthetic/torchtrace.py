@@ -2668,3 +2668,41 @@ def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF
     write_doc(path, trace_doc(r, 1))
     held = handoff_us / 1000
     return {"steps": steps, "held_ms": held, "handoff_ms": held if side_stream != COMPUTE_STREAM else 0.0}
+
+
+#: :func:`write_decode_spans`' Python calls, after h37-survey66's Mamba-3 decode loop (michaelYZh/mamba3-fused-triton-kernel,
+#: an A100): the decoder's step (the span its steps are read from) and the Triton path's step function inside it.
+DECODE_STEP_SPAN = "src/models/inference.py(117): step"
+DECODE_INNER_CALL = "src/models/inference.py(239): _step_triton"
+#: per decode step: kernels, each after ``DECODE_HOST_US`` of the host's own Python inside the inner call
+DECODE_KERNELS, DECODE_HOST_US, DECODE_KERNEL_US = 12, 60.0, 4.0
+#: the loop's own code between two decode steps: short enough (under 1% of a step) that the last step, ending at its
+#: span, is kept as the Mamba-3 capture's was
+DECODE_LOOP_US = 5.0
+
+
+def write_decode_spans(path: str, steps: int = 5) -> dict[str, Any]:
+    """A ``torch.profiler`` window (``with_stack=True``, no ``prof.step()``) of a decode loop: each step is one call of
+    :data:`DECODE_STEP_SPAN` holding one of :data:`DECODE_INNER_CALL`, whose ``DECODE_KERNELS`` small kernels each
+    follow ``DECODE_HOST_US`` of the host's own Python (recorded calls of no op); the loop's own code
+    (``DECODE_LOOP_US``) lies between the spans.  The steps are read from the spans (the program's repeated spans),
+    each running to the next one's start and the last to its span's end, so only the last span encloses its window.
+    Truth by construction: the host-bound time lies inside :data:`DECODE_INNER_CALL`, which is no step of its own."""
+    r = Rank(rank=0, pid=4717, device=0)
+    for _ in range(steps):
+        span = r.cpu(DECODE_STEP_SPAN, 0.0, cat="python_function", advance=False)
+        r.host_us += 3.0
+        inner = r.cpu(DECODE_INNER_CALL, 0.0, cat="python_function", advance=False)
+        for _ in range(DECODE_KERNELS):
+            r.cpu("<built-in method append of list object at 0x7fac6b000000>", 0.2, cat="python_function",
+                  advance=False)
+            r.host_us += DECODE_HOST_US
+            r.kernel("aten::mul", "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>",
+                     DECODE_KERNEL_US, grid=(16, 1, 1))
+        inner["dur"] = round(r.host_us - inner["ts"], 3)
+        r.host_us += 2.0
+        span["dur"] = round(r.host_us - span["ts"], 3)
+        r.host_us += DECODE_LOOP_US
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    return {"steps": steps, "host_call": DECODE_INNER_CALL, "step_span": DECODE_STEP_SPAN,
+            "host_work_ms": DECODE_KERNELS * DECODE_HOST_US / 1000}

@@ -1770,11 +1770,17 @@ def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[fl
 def _around_a_step(w: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Per call (``s``, ``e``): it encloses a whole kept step (``w``: the steps' windows by start) -- the program's
     ``main``, its loop, the engine's ``execute_model`` that is the step: a call around the step holds all of its host
-    work and names no place in it (gpt2_b200's 12.8 ms "inside" ``train_deepseek_v3.py(76): main``)."""
+    work and names no place in it (gpt2_b200's 12.8 ms "inside" ``train_deepseek_v3.py(76): main``) -- or it begins
+    exactly where a kept step begins: the call the step was read from.
+
+    Why the second: steps read from the program's own repeated spans (``annotation_spans``) run from each span's start
+    to the next one's, so the span that is the step ends before its window does, and no call of it encloses one.
+    A Mamba-3 decode loop's Triton variant on an A100 (h37-survey66) read "1.06 ms of this time lies inside the Python
+    call `src/models/inference.py(117): step`": the decoder's step, the very span its 5 steps were read from."""
     j = np.searchsorted(w[:, 0], s, side="left")  # the first step starting at or after the call
     ok = j < w.shape[0]
     out = np.zeros(s.size, dtype=bool)
-    out[ok] = e[ok] >= w[j[ok], 1]
+    out[ok] = (e[ok] >= w[j[ok], 1]) | (s[ok] == w[j[ok], 0])
     return out
 
 

@@ -2629,3 +2629,80 @@ def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functi
     with open(path, "w") as f:
         json.dump(ev, f)
     return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}
+
+
+#: :func:`write_stream_handoff`'s step, after h37-survey66's GRU forward (HDAI cuDNN profiling, an RTX 5070 Ti Laptop
+#: GPU): cuDNN's persistent RNN kernel on a side stream of its own, the compute stream's next kernel held ~28 us after
+#: it ends.  The side kernel runs long enough that the next launch returns over ``LAUNCH_START_PS`` (50 us) before it
+#: ends, as the GRU's did (74 us).
+HANDOFF_SIDE_STREAM = 13
+HANDOFF_SIDE_US, HANDOFF_US = 120.0, 28.0
+
+
+def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF_US,
+                         side_stream: int = HANDOFF_SIDE_STREAM) -> dict[str, Any]:
+    """A ``torch.profiler`` window of an inference loop whose every step hands work between two streams: a small
+    kernel on the compute stream, a library's kernel (``HANDOFF_SIDE_US``) on ``side_stream``, an event recorded
+    and waited on (``cudaEventRecord``, ``cudaStreamWaitEvent``), then the compute stream's next kernel -- launched
+    while the side kernel runs, started ``handoff_us`` after it ends -- and ``torch.cuda.synchronize()``.
+    ``side_stream=COMPUTE_STREAM`` (the control): the library's kernel on the compute stream too and the same hold
+    after it, so no handoff between streams: the GPU held queued work on one stream, for a cause the capture lacks.
+    Truth by construction, per step: the held idle (``held_ms``) and the part of it at handoffs between streams
+    (``handoff_ms``)."""
+    r = Rank(rank=0, pid=4616, device=0)
+
+    def body(rr: Rank) -> None:
+        rr.kernel("aten::zeros", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>",
+                  2.0, grid=(8, 1, 1))
+        _, side_end = rr.kernel("aten::_cudnn_rnn", "void RNN_blockPersist_fp_GRU<float, float, float, 128>",
+                                HANDOFF_SIDE_US, stream=side_stream, grid=(32, 1, 1), block=(384, 1, 1))
+        _runtime_call(rr, "cudaEventRecord", 1.0, 135)
+        _runtime_call(rr, "cudaStreamWaitEvent", 1.0, 147)
+        rr.kernel("aten::addmm", "cutlass_80_simt_sgemm_32x128_8x5_tn_align1", 3.0, grid=(1, 1, 4),
+                  not_before=side_end + handoff_us)
+        _runtime_call(rr, "cudaDeviceSynchronize", max(rr.streams[COMPUTE_STREAM] - rr.host_us, 0.0) + 5.0, 165)
+
+    for k in range(steps):
+        r.step(3 + k, body)
+        r.host_us += 30.0
+    write_doc(path, trace_doc(r, 1))
+    held = handoff_us / 1000
+    return {"steps": steps, "held_ms": held, "handoff_ms": held if side_stream != COMPUTE_STREAM else 0.0}
+
+
+#: :func:`write_decode_spans`' Python calls, after h37-survey66's Mamba-3 decode loop (michaelYZh/mamba3-fused-triton-kernel,
+#: an A100): the decoder's step (the span its steps are read from) and the Triton path's step function inside it.
+DECODE_STEP_SPAN = "src/models/inference.py(117): step"
+DECODE_INNER_CALL = "src/models/inference.py(239): _step_triton"
+#: per decode step: kernels, each after ``DECODE_HOST_US`` of the host's own Python inside the inner call
+DECODE_KERNELS, DECODE_HOST_US, DECODE_KERNEL_US = 12, 60.0, 4.0
+#: the loop's own code between two decode steps: short enough (under 1% of a step) that the last step, ending at its
+#: span, is kept as the Mamba-3 capture's was
+DECODE_LOOP_US = 5.0
+
+
+def write_decode_spans(path: str, steps: int = 5) -> dict[str, Any]:
+    """A ``torch.profiler`` window (``with_stack=True``, no ``prof.step()``) of a decode loop: each step is one call of
+    :data:`DECODE_STEP_SPAN` holding one of :data:`DECODE_INNER_CALL`, whose ``DECODE_KERNELS`` small kernels each
+    follow ``DECODE_HOST_US`` of the host's own Python (recorded calls of no op); the loop's own code
+    (``DECODE_LOOP_US``) lies between the spans.  The steps are read from the spans (the program's repeated spans),
+    each running to the next one's start and the last to its span's end, so only the last span encloses its window.
+    Truth by construction: the host-bound time lies inside :data:`DECODE_INNER_CALL`, which is no step of its own."""
+    r = Rank(rank=0, pid=4717, device=0)
+    for _ in range(steps):
+        span = r.cpu(DECODE_STEP_SPAN, 0.0, cat="python_function", advance=False)
+        r.host_us += 3.0
+        inner = r.cpu(DECODE_INNER_CALL, 0.0, cat="python_function", advance=False)
+        for _ in range(DECODE_KERNELS):
+            r.cpu("<built-in method append of list object at 0x7fac6b000000>", 0.2, cat="python_function",
+                  advance=False)
+            r.host_us += DECODE_HOST_US
+            r.kernel("aten::mul", "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>",
+                     DECODE_KERNEL_US, grid=(16, 1, 1))
+        inner["dur"] = round(r.host_us - inner["ts"], 3)
+        r.host_us += 2.0
+        span["dur"] = round(r.host_us - span["ts"], 3)
+        r.host_us += DECODE_LOOP_US
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    return {"steps": steps, "host_call": DECODE_INNER_CALL, "step_span": DECODE_STEP_SPAN,
+            "host_work_ms": DECODE_KERNELS * DECODE_HOST_US / 1000}

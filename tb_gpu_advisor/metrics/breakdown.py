@@ -310,6 +310,68 @@ def held_ms(g: GpuCtx, iv: dict) -> float:
     return float((b - a).sum()) / PS_PER_MS
 
 
+def held_at_handoffs(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, str]:
+    """(ms of GPU ``g``'s held idle inside its kept steps at handoffs between streams, the busiest handoff's streams
+    as "A to B"): the part of :func:`held_ms` in stretches that follow the GPU's work on one stream and precede work on
+    another that was already queued while the first ran (:func:`_handoffs`).  ("" where none.)
+
+    Why: a kernel queued on a stream while the GPU runs another stream's work, and started only after that work ends,
+    waited on it -- an event wait between the streams (``cudaStreamWaitEvent``; a library's side stream, as cuDNN's
+    persistent RNN kernels run on) -- so the idle after that work's end is the dependency's handoff, which the capture
+    holds, not another process's turn on the GPU.  A GRU's forward on an RTX 5070 Ti Laptop GPU (HDAI cuDNN profiling,
+    survey h37-survey66) held 28 us of each 442 us step, every step, only at the handoff from cuDNN's RNN stream back
+    to the compute stream; "another process's context on the same GPU takes turns with this one" and its fix (a GPU of
+    its own, MPS) named a cause the capture shows is not there."""
+    held = iv.get("held")
+    if held is None or not held[0].size:
+        return 0.0, ""
+    lend = launch_ends(ctx, g)
+    if lend is None:
+        return 0.0, ""
+    hs, he, src, dst = _handoffs(g.d, g.step, g.launch, lend)
+    if not hs.size:
+        return 0.0, ""
+    s, e = union_intervals(held[0].astype(np.int64), held[1].astype(np.int64))
+    a, b = _inside_steps(g, *intersect_intervals(np.asarray(s, np.int64), np.asarray(e, np.int64), hs, he))
+    total = float((b - a).sum()) / PS_PER_MS
+    if total <= 0:
+        return 0.0, ""
+    idle: dict[tuple[int, int], int] = {}
+    for i, j, t in zip(src.tolist(), dst.tolist(), (he - hs).tolist()):
+        idle[(i, j)] = idle.get((i, j), 0) + t
+    i, j = max(idle, key=idle.__getitem__)
+    return total, f"{_stream_label(g.d.stream_names, i)} to {_stream_label(g.d.stream_names, j)}"
+
+
+def _stream_label(names: list[str], i: int) -> str:
+    """A stream's name as a report says it ("stream 7"), from the device events' stream table."""
+    n = str(names[i]) if 0 <= i < len(names) else str(i)
+    return n if n.lower().startswith("stream") else f"stream {n}"
+
+
+def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d: DeviceEvents
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The GPU's idle stretches between two works of a step where the later work runs on another stream than the work
+    that ended last before it, and was queued (its launch call returned and submitted: :data:`LAUNCH_START_PS`) by the
+    time that work ended: (starts, ends, stream before, stream after).  Such work did not run beside the other
+    stream's; it waited for it to end, so the idle after that end is the handoff's."""
+    n = d.start.shape[0]
+    empty = np.zeros(0, np.int64)
+    if n < 2:
+        return empty, empty, empty, empty
+    start = d.start.astype(np.int64, copy=False)
+    end = d.end.astype(np.int64, copy=False)
+    prev_end = np.maximum.accumulate(end)
+    last = np.maximum.accumulate(np.where(end >= prev_end, np.arange(n), 0))  # the work ending last so far
+    nxt = np.flatnonzero(start[1:] > prev_end[:-1]) + 1
+    nxt = nxt[(launch[nxt] >= 0) & (d.kind[nxt] != devices.KIND_COLLECTIVE) & (step[nxt] >= 0)
+              & (step[nxt] == step[nxt - 1])]
+    before = last[nxt - 1]
+    idle_s = prev_end[nxt - 1]
+    keep = (d.stream[before] != d.stream[nxt]) & (lend_all[nxt].astype(np.int64) + LAUNCH_START_PS <= idle_s)
+    return idle_s[keep], start[nxt][keep], d.stream[before][keep], d.stream[nxt][keep]
+
+
 def replay_wait(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:
     """(ms of launch wait before work replayed from a graph, kernels not replayed from one) in GPU ``g``'s kept steps.
     The wait is each idle stretch that ends at a kernel of a graph (``DeviceEvents.graph_id``: a CUDA or HIP graph's
@@ -1708,11 +1770,17 @@ def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[fl
 def _around_a_step(w: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Per call (``s``, ``e``): it encloses a whole kept step (``w``: the steps' windows by start) -- the program's
     ``main``, its loop, the engine's ``execute_model`` that is the step: a call around the step holds all of its host
-    work and names no place in it (gpt2_b200's 12.8 ms "inside" ``train_deepseek_v3.py(76): main``)."""
+    work and names no place in it (gpt2_b200's 12.8 ms "inside" ``train_deepseek_v3.py(76): main``) -- or it begins
+    exactly where a kept step begins: the call the step was read from.
+
+    Why the second: steps read from the program's own repeated spans (``annotation_spans``) run from each span's start
+    to the next one's, so the span that is the step ends before its window does, and no call of it encloses one.
+    A Mamba-3 decode loop's Triton variant on an A100 (h37-survey66) read "1.06 ms of this time lies inside the Python
+    call `src/models/inference.py(117): step`": the decoder's step, the very span its 5 steps were read from."""
     j = np.searchsorted(w[:, 0], s, side="left")  # the first step starting at or after the call
     ok = j < w.shape[0]
     out = np.zeros(s.size, dtype=bool)
-    out[ok] = e[ok] >= w[j[ok], 1]
+    out[ok] = (e[ok] >= w[j[ok], 1]) | (s[ok] == w[j[ok], 0])
     return out
 
 

@@ -1349,6 +1349,11 @@ class HostMetrics:
     #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
     #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
     idle_held: float = 0.0
+    #: of ``idle_held``, ms per step and GPU at handoffs between streams: work queued on one stream while the GPU ran
+    #: another's, started only after that work ended (an event wait between the streams, which the capture holds;
+    #: ``metrics/breakdown.held_at_handoffs``), and the busiest handoff's streams ("stream 13 to stream 7"; "" where none)
+    idle_held_at_handoffs: float = 0.0
+    held_handoff_streams: str = ""
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

@@ -182,6 +182,9 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         # (v100_bert's two GPUs: 2.23 ms held of 2.20 ms unseen): a part is printed at most its whole
         held_ms = min(m.idle_held, unseen)
         held = held_ms >= 0.5 * unseen
+        # most of the held idle at handoffs between streams: a dependency the capture holds, not another process
+        handoff = min(m.idle_held_at_handoffs, held_ms) if held else 0.0
+        at_handoffs = bool(handoff) and handoff >= 0.5 * held_ms
         # its windows, as its time, leave out the idle before the capture's first work (the note's below): the first
         # step's ``unseen`` holds both (h37-randjobs4: "682 us of each 4.95 ms step" over 3 steps beside three windows
         # of 1.02 ms, the first of them the before-capture note's)
@@ -189,6 +192,7 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         before_all = min(m.idle_queued_first, m.breakdown.unseen) * m.steps.count
         out.append(finding(
             ctx, ID, "warning",
+            _handoff_words(ctx, unseen, held_ms, handoff, m.held_handoff_streams) if at_handoffs else
             _held_words(ctx, unseen, held_ms) if held else
             f"The host waits {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}) in syncs or "
             f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
@@ -201,7 +205,7 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                                 "capture.unseen_share", severity="warning"),
             windows=step_windows(ctx, key=lambda st: np.maximum(0.0, st.breakdown.unseen - np.where(st.step == first, before_all, 0.0)),
                                  label="GPU holding launched work" if held else "waiting for unseen GPU work"),
-            actions=[HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
+            actions=[HANDOFF_FIX] if at_handoffs else [HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
         ))
     before = min(m.idle_queued_first, m.breakdown.unseen)
     if before and ctx.step_ms and before / ctx.step_ms >= T("capture.unseen_share"):
@@ -767,6 +771,25 @@ def _held_words(ctx: Ctx, unseen: float, held: float) -> str:
             f"or host overhead.")
 
 
+def _handoff_words(ctx: Ctx, unseen: float, held: float, handoff: float, streams: str) -> str:
+    """The unseen-work finding's words where most of the held time lies at handoffs between streams
+    (``HostMetrics.idle_held_at_handoffs``): the held kernels were queued while another stream's work ran and started
+    only after it ended, so they waited on it -- a dependency the capture holds, whose handoff costs the time.
+
+    Why: :func:`_held_words` names another process's turn on the GPU, or a dependency outside the capture; a GRU's
+    forward on an RTX 5070 Ti Laptop GPU (survey h37-survey66) held 28 us of each 442 us step, all of it after cuDNN's
+    RNN kernel on its own stream and before the compute stream's next kernel, queued 75 us earlier."""
+    where = f" (most of it {streams})" if streams else ""
+    part = "all of it" if ms(handoff) == ms(held) else f"{ms(handoff)} of it"
+    return (f"The GPU idles {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}){_held_part(unseen, held)}. "
+            f"{part[:1].upper()}{part[1:]} lies at handoffs between streams{where}: the held kernels were queued "
+            f"while the GPU ran another stream's work and started only after that work ended, so they waited on it "
+            f"(an event wait between the streams -- cudaStreamWaitEvent -- or a library running its kernels on a side "
+            f"stream of its own), and the GPU idled at each handoff before starting them. That dependency is in this "
+            f"capture: the time is the handoff's, not another process's turn on the GPU. It is booked apart, not as "
+            f"launch or host overhead.")
+
+
 def _held_part(unseen: float, held: float) -> str:
     """How much of the unseen-work time the GPU held launched kernels, said so that the parts add up to the whole as
     printed: "all of it" where the rest would print as nothing, else the held part and the rest's own cause.
@@ -781,6 +804,12 @@ def _held_part(unseen: float, held: float) -> str:
     return (f": {ms(held)} of it {what}; the other {ms(rest)} the host waits in syncs or blocking copies with every "
             f"GPU idle, for GPU work the capture does not hold")
 
+
+#: What to do where the GPU held launched work at handoffs between streams: fewer handoffs.
+HANDOFF_FIX = action("Hand work between streams less often: keep kernels that depend on each other on one stream "
+                     "where the program picks the streams (each wait between streams costs the GPU a handoff), or "
+                     "capture the step as a CUDA graph, whose dependencies between streams the GPU follows as one "
+                     "launched graph; then profile again to see what the handoffs still cost.")
 
 #: What to do where the GPU held launched work: find who else runs on it.
 HELD_FIX = action("See what else runs on the GPU while this job does (nvidia-smi lists each GPU's processes): run the "

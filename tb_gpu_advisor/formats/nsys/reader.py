@@ -50,6 +50,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import program_failure, reported_failure
 from tb_gpu_advisor.formats import sqlite
 from tb_gpu_advisor.formats.nsys import export, tables as tb
+from tb_gpu_advisor.formats.nsys.layout import is_report
 from tb_gpu_advisor.formats.nsys.secrets import masked_words
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
@@ -177,7 +178,7 @@ def _read_file(path: str, file_index: int) -> _Raw:
     if fsio.is_remote(path):
         raise NsysReadError(f"{path}: Nsight Systems exports are read from local disk only (SQLite needs a file)")
     local = fsio.local_path(path)
-    if local.endswith(export.REP_SUFFIX):
+    if is_report(os.path.basename(local)):
         local = export.sqlite_for(local)
     size = sqlite.sized_local(path, local, NsysReadError)
     if not sqlite.is_sqlite(local):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import stat
 import tempfile
 
@@ -156,7 +157,7 @@ def test_a_logdir_holding_only_a_qdrep_is_told_the_export_command(old_report, tm
 
 
 def test_a_qdrep_is_exported_like_an_nsys_rep(old_report, standin):
-    truth, log = standin
+    truth, _ = standin
     t = reader.read_trace(str(old_report))
     assert len(t.devices[0]) == truth.kernels[0] + truth.h2d_copies[0]
     assert os.path.basename(export.cached_path(str(old_report))).startswith("vector-add-no-prefetch-report-")
@@ -164,7 +165,7 @@ def test_a_qdrep_is_exported_like_an_nsys_rep(old_report, standin):
 
 def test_a_qdrep_beside_its_export_is_left_out(old_report, standin, monkeypatch):
     """Beside an export of the same name the report is not read (the export is): one host, not two."""
-    old_report.with_suffix(".sqlite").write_bytes(open(os.environ["STANDIN_SQLITE"], "rb").read())
+    shutil.copyfile(os.environ["STANDIN_SQLITE"], old_report.with_suffix(".sqlite"))
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
         code = cli.main(["report", str(old_report.parent.parent), "--format", "json"])

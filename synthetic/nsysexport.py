@@ -679,7 +679,8 @@ WINDOW_RANGES = ("load batch", "preprocess")
 
 
 def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
-                 streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True) -> dict:
+                 streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True,
+                 collected: str = "") -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
     names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
@@ -718,6 +719,8 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
         if owner != pid:
             con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'nsys')", (_gid(owner), owner))
         con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("cuda-EvtHandlr"), _gid(owner, owner + 131)))
+    if collected:
+        strings(collected)
     if streams:
         con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
                     "NULL, contentId INTEGER NOT NULL)")

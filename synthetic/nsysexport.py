@@ -679,7 +679,8 @@ WINDOW_RANGES = ("load batch", "preprocess")
 
 
 def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
-                 streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True) -> dict:
+                 streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True,
+                 collected: str = "") -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
     names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
@@ -718,6 +719,8 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
         if owner != pid:
             con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'nsys')", (_gid(owner), owner))
         con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("cuda-EvtHandlr"), _gid(owner, owner + 131)))
+    if collected:
+        strings(collected)
     if streams:
         con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
                     "NULL, contentId INTEGER NOT NULL)")
@@ -1970,6 +1973,59 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
             # process already running or the launch is a load (booked as one above)
             "first_call_ms": launches_us[0] / 1e3 if started and launches_us and not first_is_load else 0.0,
             "first_lead_ms": (leads_us[0] if leads_us else 2.0) / 1e3 if started and launches_us else 0.0}
+
+
+def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int = 10, upload_ms: float = 40.0,
+                               gemms: int = 10, gemm_ms: float = 105.0) -> dict:
+    """Write the export of a pipelined GEMM program shaped after ntua-el20062/gemm_spmm_a100's
+    ``gemm_pipeline_full_overlap`` (A100-PCIE-40GB, Nsight 2024.2, ``nsys_report_fo_10000_10_20.sqlite``): the
+    context, then ``uploads`` pinned H2D copies of ``upload_ms`` queued at once on a copy stream, then the first
+    cuBLAS GEMM: cuBLAS fetches its kernel through CUDA 12's library API (``cuLibraryGetKernel``, then
+    ``cuKernelGetFunction``), and under lazy loading the first fetch loads the kernel's module into the context --
+    ``fetch_ms`` of host time while the uploads run beneath it -- then ``gemms`` GEMMs of ``gemm_ms``, each waiting for
+    its upload, each launch preceded by a fetch of microseconds.  Return the truth: the one-time fetch (ms, its start
+    and end in ns), the GEMMs' count and the GPU's idle from the uploads' end to the first GEMM (ms)."""
+    us, ms = 1000, 1_000_000
+    pid = 7575
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 500 * ms, gap=10 * us)
+    api("cuModuleGetLoadingMode", 2 * us, then=2 * ms)
+    api("cudaMalloc_v3020", 190 * ms)  # the context
+    for _ in range(3):
+        api("cuLibraryLoadData", 300 * us)
+    api("cublasCreate_v2", 300 * us)
+    copy_rows, t_copy = [], api.t + 20 * us
+    for _ in range(uploads):
+        c = api("cudaMemcpyAsync_v3020", 20 * us)
+        copy_rows.append((t_copy, t_copy + int(upload_ms * ms), c))
+        t_copy += int(upload_ms * ms)
+    api("cuLibraryGetKernel", 1 * us)
+    fetch = (api.t, api.t + int(fetch_ms * ms))
+    api("cuKernelGetFunction", int(fetch_ms * ms))
+    kern_rows, gpu_free = [], 0
+    for g in range(gemms):
+        if g:
+            api("cuKernelGetFunction", 1 * us)
+        c = api("cuLaunchKernel", 5 * us)
+        k0 = max(api.t, gpu_free, copy_rows[min(g, uploads - 1)][1] + 5 * us)
+        gpu_free = k0 + int(gemm_ms * ms)
+        kern_rows.append((k0, gpu_free, c))
+    api("cudaStreamSynchronize_v3020", 0)
+    api.end_last(gpu_free + 10 * us)
+    api.t = gpu_free + 20 * us
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,14,?,?,800000000,1,1,"
+                    "2)", [(*r, gpid) for r in copy_rows])
+    nid = strings("Kernel2")
+    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0, 0, c,
+                                      None, None) for k0, k1, c in kern_rows])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_pipeline_full_overlap",
+                thread="gemm_pipeline_f", sync_enum=False)
+    # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
+    wait = max(0, kern_rows[0][0] - copy_rows[-1][1]) / ms
+    return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait}
 
 
 #: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import stat
 import tempfile
 
@@ -125,3 +126,50 @@ def test_a_report_over_the_profile_limit_is_refused_before_it_is_copied(report, 
     with pytest.raises(NsysReadError, match="over the .* limit"):
         reader.read_trace(str(report))
     assert not log.exists()
+
+
+# --- ``.qdrep``: the same report under its name before Nsight Systems 2021.4 (h37-survey67: quasiben/nvtx-examples
+# commits eight ``.qdrep`` beside their exports; the NVIDIA DLI CUDA course's labs write ``*-report.qdrep``)
+
+
+@pytest.fixture
+def old_report(tmp_path):
+    run = tmp_path / "logdir" / "run"
+    run.mkdir(parents=True)
+    rep = run / "vector-add-no-prefetch-report.qdrep"
+    rep.write_bytes(b"\x00QDREP report, binary")
+    return rep
+
+
+def test_a_logdir_holding_only_a_qdrep_is_told_the_export_command(old_report, tmp_path, monkeypatch):
+    """The wrong assumption: only an ``.nsys-rep`` is a report nsys can export.  A logdir holding only an old
+    ``.qdrep`` read "no GPU profiles found" (exit 2 with the capture how-to), as if it held nothing of Nsight's."""
+    empty = tmp_path / "empty_bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["report", str(old_report.parent.parent)])
+    want = f"nsys export --type sqlite -o {old_report.with_suffix('.sqlite')} {old_report}"
+    assert code == 2
+    assert "no GPU profiles found" not in err.getvalue()
+    assert want in err.getvalue() and ".qdrep" in err.getvalue()
+
+
+def test_a_qdrep_is_exported_like_an_nsys_rep(old_report, standin):
+    truth, _ = standin
+    t = reader.read_trace(str(old_report))
+    assert len(t.devices[0]) == truth.kernels[0] + truth.h2d_copies[0]
+    assert os.path.basename(export.cached_path(str(old_report))).startswith("vector-add-no-prefetch-report-")
+
+
+def test_a_qdrep_beside_its_export_is_left_out(old_report, standin, monkeypatch):
+    """Beside an export of the same name the report is not read (the export is): one host, not two."""
+    shutil.copyfile(os.environ["STANDIN_SQLITE"], old_report.with_suffix(".sqlite"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main(["report", str(old_report.parent.parent), "--format", "json"])
+    assert code in (0, 1)
+    assert out.getvalue().count('"vector-add-no-prefetch-report"') >= 1
+    assert '"error": null' in out.getvalue()
+    assert not os.path.exists(os.environ["STANDIN_LOG"])  # nsys never ran: the export beside it was read

@@ -169,8 +169,10 @@ def test_a_pass_after_long_set_up_is_the_whole_its_start_up_is_of(ddp_rtx3090):
     # of the pass, not of the window; h37-startjson: 62.8% of the one measured pass is one-time costs (its forward's
     # `cuLibraryLoadData` and first launches: the program's warm-up loaded none of these kernels), the phase's bar
     # applied to the pass, so it is the start-up ("The other 37.2% of the pass is the program's own work" before; the
-    # own-work words under the bar: tests/rules/test_cold_start_mixed.py)
-    assert "of the 538.9 ms pass (62.8%)" in words and "No steady step is left to analyse" in words, words
+    # own-work words under the bar: tests/rules/test_cold_start_mixed.py); 62.8% -> 62.9% (h37-survey67): its 8
+    # first `cuKernelGetFunction` fetches of 0.1-4.6 ms load cuBLAS modules, 0.66 ms more of the GPU's idle booked
+    # as start-up instead of the host's own code
+    assert "of the 538.9 ms pass (62.9%)" in words and "No steady step is left to analyse" in words, words
     assert "of the window" not in words.split("inside one-time costs")[0]
     assert not own_work_problems("h", [f])
 

@@ -20,7 +20,7 @@ import tempfile
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.cachedir import default_dir
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX
+from tb_gpu_advisor.formats.nsys.layout import report_suffix
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.formats.sqlite import is_sqlite, private_copy, remove_private_copy
 
@@ -54,7 +54,7 @@ def cached_path(report: str) -> str:
 
 def _name(report: str, st: os.stat_result) -> str:
     key = hashlib.sha1(f"{os.path.abspath(report)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
-    stem = os.path.basename(report)[: -len(REP_SUFFIX)] or "report"
+    stem = os.path.basename(report)[: -len(report_suffix(report))] or "report"
     return os.path.join(export_folder(), f"{stem}-{key}.sqlite")
 
 
@@ -78,15 +78,24 @@ def sqlite_for(report: str) -> str:
             if nsys is None:
                 suggested = os.path.splitext(report)[0] + ".sqlite"
                 raise NsysReadError(
-                    f"{report}: an Nsight Systems report (.nsys-rep), which only nsys reads, and nsys is not on PATH "
-                    f"here. Export it to SQLite and analyse that: {' '.join(_quote(a) for a in command(report, suggested))}")
-            copy = private_copy(f, REP_SUFFIX)
+                    f"{report}: an Nsight Systems report ({_kind(report)}), which only nsys reads, and nsys is not on "
+                    f"PATH here. Export it to SQLite and analyse that: "
+                    f"{' '.join(_quote(a) for a in command(report, suggested))}")
+            copy = private_copy(f, report_suffix(report))
     except OSError as e:
         raise NsysReadError(f"cannot read {report}: {e}") from e
     try:
         return _export(nsys, copy, report, out)
     finally:
         remove_private_copy(copy)
+
+
+def _kind(report: str) -> str:
+    """The report's kind in words: an old ``.qdrep`` is named as the same report under its pre-2021.4 name, so the
+    reader knows the export command takes it as it is."""
+    if report_suffix(report) == ".qdrep":
+        return ".qdrep, the name Nsight Systems gave its reports before 2021.4; nsys export reads it"
+    return ".nsys-rep"
 
 
 def _export(nsys: str, copy: str, report: str, out: str) -> str:

@@ -1,5 +1,5 @@
 """Where Nsight Systems captures sit in a logdir: ``<logdir>/<run>/<report>.sqlite`` (``nsys export --type sqlite``)
-or ``<run>/<report>.nsys-rep``.
+or ``<run>/<report>.nsys-rep`` (``.qdrep``: its name before Nsight 2021.4).
 
 An SQLite file (``.sqlite``, ``.sqlite3``, ``.db``) is an export only when its tables say so (``tables.Schema
 .is_export``), never by its name: a run folder may hold other databases -- or when it is too damaged to say, being
@@ -34,13 +34,28 @@ from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: An Nsight Systems report not yet exported (``export.py`` exports it to SQLite).
 REP_SUFFIX = ".nsys-rep"
+#: Every name a report not yet exported has: ``.qdrep`` is the same report under the name Nsight Systems gave it
+#: before 2021.4 (``nsys profile`` of 2019-2021, the NVIDIA DLI CUDA course's labs); ``nsys export`` reads both.
+#: Why both: a logdir holding only a ``.qdrep`` read "no GPU profiles found", as if it held nothing of Nsight's,
+#: where an ``.nsys-rep`` beside it is told the one command that exports it (h37-survey67).
+REP_SUFFIXES = (REP_SUFFIX, ".qdrep")
+
+
+def is_report(file_name: str) -> bool:
+    """``file_name`` is an Nsight Systems report not yet exported (:data:`REP_SUFFIXES`), not a bare suffix."""
+    return any(file_name.endswith(x) and len(file_name) > len(x) for x in REP_SUFFIXES)
+
+
+def report_suffix(file_name: str) -> str:
+    """The report suffix ``file_name`` ends with (:data:`REP_SUFFIXES`); :data:`REP_SUFFIX` where none does."""
+    return next((x for x in REP_SUFFIXES if file_name.endswith(x)), REP_SUFFIX)
 
 #: Names an export may have; its tables decide.  ``.sql``: NVIDIA PyProf's documented capture wrote nvprof's database
 #: as ``net.sql`` (``nvprof -o net.sql``, then ``python -m apex.pyprof.parse net.sql``), which is then named for what it
 #: is rather than "not a profile this tool reads" (josiahdavis/profiling-lm, survey h37-survey39); an SQL script of that
 #: name is no SQLite file and stays unread.
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db", ".sql")
-EXPECTED = "<run>/<report>.sqlite (nsys export --type sqlite) or <run>/<report>.nsys-rep"
+EXPECTED = "<run>/<report>.sqlite (nsys export --type sqlite) or <run>/<report>.nsys-rep (.qdrep)"
 #: Ranks of one job start their captures within this many seconds of each other.
 RANK_WINDOW_S = 300.0
 #: ``report_rank3``, ``trace.1``, ``rank-12``: a job's per-rank name and the rank.
@@ -48,7 +63,7 @@ _RANK_NAME = re.compile(r"^(.*?)(\d+)$")
 
 
 def stem(file_name: str) -> str:
-    for suffix in (REP_SUFFIX, *SQLITE_SUFFIXES):
+    for suffix in (*REP_SUFFIXES, *SQLITE_SUFFIXES):
         if file_name.endswith(suffix) and len(file_name) > len(suffix):
             return file_name[: -len(suffix)]
     return file_name
@@ -84,7 +99,7 @@ def compressed(file_name: str) -> str | None:
     for suffix, command in COMPRESSED.items():
         inner = file_name[: -len(suffix)] if file_name.endswith(suffix) else ""
         if inner and stem(inner) != inner:
-            kind = "report" if inner.endswith(REP_SUFFIX) else "export"
+            kind = "report" if is_report(inner) else "export"
             return (f"a compressed Nsight Systems {kind}, read once decompressed, since SQLite reads a file in "
                     f"place: {command} {file_name}")
     return None
@@ -166,7 +181,7 @@ _File = RunFile[Header]
 
 
 def _file(f: Found) -> _File:
-    header = Header() if f.name.endswith(REP_SUFFIX) else probe_file(f.path, f.size, f.mtime_ns)[1]
+    header = Header() if is_report(f.name) else probe_file(f.path, f.size, f.mtime_ns)[1]
     when = header.epoch_s or (f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
     return _File(HostFile(stem(f.name), f.path, f.size, f.mtime_ns, "nsys"), when, header)
 
@@ -229,7 +244,7 @@ class NsysLayout(RunFolderLayout):
     expected = EXPECTED
 
     def claims(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(REP_SUFFIX) and len(rel[-1]) > len(REP_SUFFIX) and self.in_run_folder(rel)
+        return is_report(rel[-1]) and self.in_run_folder(rel)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
@@ -255,8 +270,8 @@ class NsysLayout(RunFolderLayout):
             by_run.setdefault(("/".join(f.rel[:-1]) or ROOT_RUN, f.folder), []).append(f)
         groups: Groups = {}
         for (run, folder), fs in by_run.items():
-            exported = {stem(f.name) for f in fs if not f.name.endswith(REP_SUFFIX)}
-            files = [_file(f) for f in fs if not (f.name.endswith(REP_SUFFIX) and stem(f.name) in exported)]
+            exported = {stem(f.name) for f in fs if not is_report(f.name)}
+            files = [_file(f) for f in fs if not (is_report(f.name) and stem(f.name) in exported)]
             for name, job in named_sessions(sorted(_jobs(files), key=lambda j: (min(x.when_s for x in j),
                                                                                j[0].host.path))):
                 groups.setdefault((run, name, folder), []).extend(_hosts(job))

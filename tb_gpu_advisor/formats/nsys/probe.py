@@ -6,14 +6,14 @@ from __future__ import annotations
 import os
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX, probe_file
+from tb_gpu_advisor.formats.nsys.layout import is_report, probe_file
 
 
 def has_gpu_activity(path: str) -> bool | None:
     """True when the export holds a kernel (or a CUDA graph execution), False when it holds none, None when it
     cannot be told (an ``.nsys-rep`` not yet exported, an unreadable file, no export)."""
     local = fsio.local_path(path)
-    if local.endswith(REP_SUFFIX):
+    if is_report(os.path.basename(local)):
         return None
     try:
         st = os.stat(local)

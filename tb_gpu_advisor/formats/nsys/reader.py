@@ -50,6 +50,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import program_failure, reported_failure
 from tb_gpu_advisor.formats import sqlite
 from tb_gpu_advisor.formats.nsys import export, tables as tb
+from tb_gpu_advisor.formats.nsys.layout import is_report
 from tb_gpu_advisor.formats.nsys.secrets import masked_words
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
@@ -177,7 +178,7 @@ def _read_file(path: str, file_index: int) -> _Raw:
     if fsio.is_remote(path):
         raise NsysReadError(f"{path}: Nsight Systems exports are read from local disk only (SQLite needs a file)")
     local = fsio.local_path(path)
-    if local.endswith(export.REP_SUFFIX):
+    if is_report(os.path.basename(local)):
         local = export.sqlite_for(local)
     size = sqlite.sized_local(path, local, NsysReadError)
     if not sqlite.is_sqlite(local):
@@ -311,7 +312,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.zero_ns, raw.capture_ms, raw.capture_start_ns = _session_window(schema)
     raw.utc_ns = _session_utc(schema)
     _close_open_ranges(schema, raw)
-    raw.facts = _capture_options(schema)
+    raw.facts = _capture_options(schema) or _traced_by_messages(schema)
     raw.facts.update(_recorded_command(schema))
     raw.facts.update(_platform(schema))
     if recorded:  # the forward recorded autograd's graph: grad mode was on (job.kind reads it)
@@ -669,6 +670,29 @@ def _ran_unrecorded(schema: tb.Schema) -> str:
     return (f": the profiled program ran and wrote its output (its last line, kept in the export: \"{last}\"), yet no "
             f"CUDA call or GPU work of it was recorded -- a build that runs on the CPU, or CUDA tracing off (the export "
             f"keeps no capture options to say which); profile a GPU build with -t cuda,nvtx")
+
+
+#: What Nsight Systems' CUDA injection writes at the session's end, into the export's strings, where CUDA was traced:
+#: the events it collected, or none ("No CUDA events collected. Does the process use CUDA?").  Only the CUDA trace
+#: writes them: a ``-t nvtx,osrt`` export of 2020 holds neither (quasiben/nvtx-examples ``quickstart.sqlite``).
+_CUDA_COLLECTED = ("No CUDA events collected%", "Number of CUDA events collected%")
+
+
+def _traced_by_messages(schema: tb.Schema) -> dict[str, str]:
+    """``cuda_trace`` "on" for an export that keeps no capture options (``META_DATA_CAPTURE``: Nsight before 2021)
+    where the profiler's own end-of-session message about the CUDA events it collected is among its strings; nothing
+    otherwise.
+
+    Why: with no options to read, a window of NVTX ranges without a CUDA table was said to be what tracing NVTX alone
+    leaves ("the export does not record whether CUDA tracing was on") and, with the CUDA driver's thread in the
+    process, "CUDA tracing was off" with a fix to trace CUDA -- where Nsight had traced CUDA and written that the
+    program made no CUDA call (quasiben/nvtx-examples ``multiprocessing.sqlite``, ``cpython-nvtx-patch.sqlite``,
+    recorded with ``-t nvtx,osrt,cuda``; h37-survey67)."""
+    if not schema.has(tb.STRINGS, "value"):
+        return {}
+    where = " OR ".join("value LIKE ?" for _ in _CUDA_COLLECTED)
+    row = schema.con.execute(f'SELECT 1 FROM "{tb.STRINGS}" WHERE {where} LIMIT 1', _CUDA_COLLECTED).fetchone()
+    return {"cuda_trace": "on"} if row else {}
 
 
 def _capture_options(schema: tb.Schema) -> dict[str, str]:

@@ -484,7 +484,7 @@ T4 = Gpu("Tesla T4", (7, 5), 40, 1590000, 320064000000, 15843721216)
 
 def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels: int = 40,
                               kernel_us: float = 150.0, gpu_props: Gpu | None = None,
-                              omit: tuple[str, ...] = ()) -> dict:
+                              omit: tuple[str, ...] = (), name: str | None = None) -> dict:
     """A TF 2.x grouped capture of one Keras batch profiled by the TensorBoard callback (``profile_batch=N``), as
     TensorFlow writes it (a derived ``Steps`` line on the GPU plane, events tagged with ``group_id``): the host's
     ``train_function`` (Keras 2: no ``_r``, no ``step_num``) launches ``kernels`` kernels of ``kernel_us`` each
@@ -493,7 +493,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     The ``Steps`` line's step 0 spans from the first kernel to that op, as TensorFlow derives it (the real T4
     captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
     the last kernel ``train_function`` launched), and the Steps line's span.  ``gpu_props``: the device properties its
-    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out."""
+    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
+    ``name``: a ``gpu_device_name`` stat to write (as other TF builds and the driver name the device)."""
     space = SpaceBuilder("instance-2")
     host = space.plane("/host:CPU")
     py = host.line("python3", 3627382263)
@@ -504,6 +505,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
                        ("memory_size", g.memory), ("compute_cap_major", g.cc[0]), ("compute_cap_minor", g.cc[1])):
         if key not in omit:
             gpu.add_stat(key, value)
+    if name is not None:
+        gpu.add_stat("gpu_device_name", name)
     stream, d2h = gpu.line("Stream #13(Compute)", 13), gpu.line("Stream #15(MemcpyD2H)", 15)
     t0 = CAPTURE_LEAD_PS
     details = "regs:32 static_shared:0 dynamic_shared:0 grid:40,1,1 block:256,1,1 occ_pct:50"

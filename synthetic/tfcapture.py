@@ -535,3 +535,27 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     gpu.line("Steps", 0xDEADBEEF).add("0", first, late + 65 * US - first, group_id=0)
     space.write(path)
     return {"step_ms": (own_end - first) / (1000 * US), "steps_line_ms": (late + 65 * US - first) / (1000 * US)}
+
+
+def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap_ms: float = 2.0,
+                            roots: bool = True) -> dict:
+    """A TF 2.x CPU-only capture of Keras 2 ``fit`` batches, as TensorFlow writes one on a laptop (h37-survey65's
+    MacBook sessions): one host plane, no GPU plane; each batch a ``train_function`` call on the Python thread
+    (Keras 2: no ``_r``, no ``step_num``) whose graph runs as a ``FunctionRun`` root (``_r``) on a ``tf_Compute``
+    thread, its ops beneath it (``roots=False``: no ``_r`` stat on it, as a build that groups no events writes it).
+    ``step_ms``: each batch's ``FunctionRun`` length, ``gap_ms`` apart.  Returns the
+    truth by construction: the batches' mean length, ms, and their count."""
+    space = SpaceBuilder("macbook")
+    host = space.plane("/host:CPU")
+    py = host.line("python3", 1)
+    compute = host.line("tf_Compute/-1", 2)
+    t = CAPTURE_LEAD_PS
+    for i, length in enumerate(step_ms):
+        dur = int(length * 1000 * US)
+        py.add("train_function", t - 50 * US, dur + 100 * US)
+        compute.add("FunctionRun", t, dur, _r=1 if roots else None, group_id=i if roots else None)
+        compute.add("Conv2DBackpropFilter", t + 10 * US, dur // 2)
+        compute.add("_FusedConv2D", t + 20 * US + dur // 2, dur // 3)
+        t += dur + 100 * US + int(gap_ms * 1000 * US)
+    space.write(path)
+    return {"step_ms": sum(step_ms) / len(step_ms), "steps": len(step_ms)}

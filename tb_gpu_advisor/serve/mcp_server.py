@@ -695,8 +695,9 @@ def _add_report_tools(k: _Kit) -> None:
     @k.tool
     async def get_report(ctx: k.Context, run: k.Run, session: k.SessionName = None, host: k.Host = None,
                          format: Annotated[Literal["markdown", "summary", "json", "text"], k.Field(
-                             description="markdown (default: for reading); summary (JSON of the verdict, headline "
-                                         "cards and ranked findings in a few thousand characters); json (every "
+                             description="markdown (default: for reading); summary (JSON of the verdict, each "
+                                         "host's facts and step ledger, headline cards and ranked findings in a "
+                                         "few thousand characters); json (every "
                                          "number, docs/report-schema.md; over 100,000 characters on a big run, so "
                                          "it comes in pages); or text")] = "markdown",
                          top: Annotated[int, k.Field(ge=0, le=200, description="findings shown in markdown, text and "

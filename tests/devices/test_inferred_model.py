@@ -176,3 +176,17 @@ def test_inferred_model_unique_and_ambiguous(cc, sms, gib, want):
         assert got is None
     else:
         assert got is not None and got.startswith(f"NVIDIA {want} (inferred"), got  # main: None, memory not tabled
+
+
+def test_the_display_gives_each_gpu_its_name_as_a_sentence_says_it(tmp_path):
+    """h37-surfaces31.  The tab's per-GPU chart hover and host line printed the report's name, an inferred one with
+    its reasons ("GPU 0 (NVIDIA T4 (inferred from compute capability 7.5, 40 SMs, 14.8 GiB)): Step time ..."; two
+    inferred T4s listed twice).  The display now gives each GPU's name as the findings say it; the GPUs table (its
+    display too) keeps the reasons.  Control: a named GPU's name is itself."""
+    from tb_gpu_advisor.report.view import display
+
+    for report, want in ((_session_report(tmp_path / "a", T4), "NVIDIA T4"),
+                         (_session_report(tmp_path / "b", T4, name="Tesla T4"), "Tesla T4")):
+        (host,) = display(report)["hosts"]
+        assert [g["name"] for g in host["gpus"]] == [want]
+        assert host["gpus_table"]["rows"][0][1] == report.hosts[0].gpus[0].name  # the table: the name in full

@@ -25,6 +25,19 @@ if importlib.util.find_spec("mcp") is None:
 
 from tests.support.mcp_client import mcp_server  # needs the SDK
 
+def _text(path) -> str:
+    """The CLI's text report of ``path``, run in this process."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tb_gpu_advisor.cli import main as cli
+
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        cli.main(["report", str(path), "--format", "text", "--cache-dir", "off"])
+    return out.getvalue()
+
+
 CASES = [(FIXTURES / "h200_jobs", "torch_cpu_only"), (FIXTURES / "wild", "cold_loop_a4000_swin")]
 
 
@@ -48,3 +61,22 @@ def test_the_real_cases_hold_the_new_keys():
     cpu, cold = (first_report(d / r)["hosts"][0] for d, r in CASES)
     assert cpu["job"]["host_loop"] == {"steps": 4, "step_ms": 87.991} and cpu["job"]["no_gpu_step"]
     assert cold["steps"]["source"] == "recurring_events" and cold["breakdown_ms"]["memset"] > 0
+
+
+def test_a_cpu_only_keras_xplane_says_its_host_step_on_every_surface(tmp_path):
+    """h37-survey65's *Left*: a CPU-only TF 2.x XPlane (Keras 2 ``fit`` on a laptop: ``train_function`` calls, each
+    graph a ``FunctionRun`` root) kept its host's step in JSON ``steps`` only.  Since h37-tidy30 the job's line times
+    the loop; the summary now gives the number too.  Generator truth by construction: 3 batches of 80, 81, 82 ms, 2.1
+    ms apart (start to start: 82.1, 83.1 ms; the last one its own 82 ms)."""
+    from synthetic.tfcapture import write_cpu_keras_batches
+
+    session = tmp_path / "logs" / "keras_cpu" / "plugins" / "profile" / "2024_01_01"
+    session.mkdir(parents=True)
+    write_cpu_keras_batches(str(session / "macbook.xplane.pb"), step_ms=(80.0, 81.0, 82.0))
+    want = {"steps": 3, "step_ms": round((82.1 + 83.1 + 82.0) / 3, 3)}
+    rep = first_report(tmp_path / "logs")
+    assert rep["hosts"][0]["job"]["host_loop"] == want
+    assert "its loop on the CPU: 3 marked steps of 82.4 ms on average" in " ".join(_text(tmp_path / "logs").split())
+    with mcp_server(tmp_path / "logs", tmp_path / "mcp") as client:
+        (host,) = json.loads(client.text("get_report", run="keras_cpu", format="summary"))["hosts"]
+    assert host["host_loop"] == want and host["steps"] == 0 and host["no_gpu_step"]

@@ -104,3 +104,24 @@ def test_the_summary_says_what_a_snapshot_frees_and_why_a_card_reads_n_a(tmp_pat
     assert frees and {f["id"]: f.get("frees_bytes") for f in summary["findings"] if f["id"] in frees} == frees
     notes = [c for c in summary["headline"] if c["value"] == "n/a" and c.get("note")]
     assert notes and all(f"{c['label']} n/a: {c['note']}" in text for c in notes)
+
+
+def test_law_surface_facts_holds_on_every_kind_of_case(tmp_path):
+    """The law ``surface-facts`` (tests/support/properties.py) on the real cases above, the snapshot and a generated
+    inferred T4: none breaks it.  On main every case broke it (no ``host_loop`` / ledger / GPU count in the summary,
+    no ``frees_bytes``, no card notes; the display named no GPU)."""
+    import shutil
+
+    from synthetic.tfcapture import write_grouped_keras_batch
+    from tests.support.cli_report import kept_report
+    from tests.support.properties import surface_facts_problems
+
+    snap = tmp_path / "snap"
+    snap.mkdir()
+    shutil.copy(FIXTURES / "snapshots_wild" / "windows_training_cs336.pickle.gz", snap)
+    t4 = tmp_path / "t4" / "run" / "plugins" / "profile" / "2024_01_01"
+    t4.mkdir(parents=True)
+    write_grouped_keras_batch(str(t4 / "instance-2.xplane.pb"))
+    for path in [d / r for d, r in CASES] + [snap, tmp_path / "t4"]:
+        report = kept_report(path)
+        assert surface_facts_problems(report) == [], path

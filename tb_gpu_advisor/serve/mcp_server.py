@@ -46,7 +46,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
 from tb_gpu_advisor.frameworks import action
 from tb_gpu_advisor.job import work_of
-from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
+from tb_gpu_advisor.model.schema import Finding, HostReport, Metric, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
 from tb_gpu_advisor.report.verdict import one_pass, one_step
@@ -229,7 +229,7 @@ def summary_json(report: Report, top: int = 10) -> str:
     return json.dumps(body, indent=1)
 
 
-def summary_card(m: Any) -> dict[str, Any]:
+def summary_card(m: Metric) -> dict[str, Any]:
     """One headline card as the summary gives it: its value and status, and why it reads so where the text report
     says why (``render.card_note``: "n/a: not recorded ...", "graded by its finding ...").
 

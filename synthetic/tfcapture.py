@@ -484,7 +484,7 @@ T4 = Gpu("Tesla T4", (7, 5), 40, 1590000, 320064000000, 15843721216)
 
 def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels: int = 40,
                               kernel_us: float = 150.0, gpu_props: Gpu | None = None,
-                              omit: tuple[str, ...] = ()) -> dict:
+                              omit: tuple[str, ...] = (), name: str | None = None) -> dict:
     """A TF 2.x grouped capture of one Keras batch profiled by the TensorBoard callback (``profile_batch=N``), as
     TensorFlow writes it (a derived ``Steps`` line on the GPU plane, events tagged with ``group_id``): the host's
     ``train_function`` (Keras 2: no ``_r``, no ``step_num``) launches ``kernels`` kernels of ``kernel_us`` each
@@ -493,7 +493,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     The ``Steps`` line's step 0 spans from the first kernel to that op, as TensorFlow derives it (the real T4
     captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
     the last kernel ``train_function`` launched), and the Steps line's span.  ``gpu_props``: the device properties its
-    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out."""
+    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
+    ``name``: a ``gpu_device_name`` stat to write (as other TF builds and the driver name the device)."""
     space = SpaceBuilder("instance-2")
     host = space.plane("/host:CPU")
     py = host.line("python3", 3627382263)
@@ -504,6 +505,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
                        ("memory_size", g.memory), ("compute_cap_major", g.cc[0]), ("compute_cap_minor", g.cc[1])):
         if key not in omit:
             gpu.add_stat(key, value)
+    if name is not None:
+        gpu.add_stat("gpu_device_name", name)
     stream, d2h = gpu.line("Stream #13(Compute)", 13), gpu.line("Stream #15(MemcpyD2H)", 15)
     t0 = CAPTURE_LEAD_PS
     details = "regs:32 static_shared:0 dynamic_shared:0 grid:40,1,1 block:256,1,1 occ_pct:50"
@@ -532,3 +535,27 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     gpu.line("Steps", 0xDEADBEEF).add("0", first, late + 65 * US - first, group_id=0)
     space.write(path)
     return {"step_ms": (own_end - first) / (1000 * US), "steps_line_ms": (late + 65 * US - first) / (1000 * US)}
+
+
+def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap_ms: float = 2.0,
+                            roots: bool = True) -> dict:
+    """A TF 2.x CPU-only capture of Keras 2 ``fit`` batches, as TensorFlow writes one on a laptop (h37-survey65's
+    MacBook sessions): one host plane, no GPU plane; each batch a ``train_function`` call on the Python thread
+    (Keras 2: no ``_r``, no ``step_num``) whose graph runs as a ``FunctionRun`` root (``_r``) on a ``tf_Compute``
+    thread, its ops beneath it (``roots=False``: no ``_r`` stat on it, as a build that groups no events writes it).
+    ``step_ms``: each batch's ``FunctionRun`` length, ``gap_ms`` apart.  Returns the
+    truth by construction: the batches' mean length, ms, and their count."""
+    space = SpaceBuilder("macbook")
+    host = space.plane("/host:CPU")
+    py = host.line("python3", 1)
+    compute = host.line("tf_Compute/-1", 2)
+    t = CAPTURE_LEAD_PS
+    for i, length in enumerate(step_ms):
+        dur = int(length * 1000 * US)
+        py.add("train_function", t - 50 * US, dur + 100 * US)
+        compute.add("FunctionRun", t, dur, _r=1 if roots else None, group_id=i if roots else None)
+        compute.add("Conv2DBackpropFilter", t + 10 * US, dur // 2)
+        compute.add("_FusedConv2D", t + 20 * US + dur // 2, dur // 3)
+        t += dur + 100 * US + int(gap_ms * 1000 * US)
+    space.write(path)
+    return {"step_ms": sum(step_ms) / len(step_ms), "steps": len(step_ms)}

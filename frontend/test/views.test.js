@@ -624,3 +624,21 @@ test("a one-pass host's charts say the pass, never steps; a host of steps keeps 
   assert.ok(labels(steps).some((t) => t.startsWith("Per-step time breakdown")), labels(steps));
   assert.match([...steps.querySelectorAll(".gpu-chart text")].map((e) => e.textContent).join(" | "), /Step time.*share of step|share of step.*Step time/);
 });
+
+test("an inferred GPU's hover and host line say its model; the GPUs table keeps the reasons (h37-surfaces31)", () => {
+  // a real host as /report serves it (wild/cold_a100_alexnet), its two GPUs unnamed in the capture and named from
+  // their properties as the report names such a GPU (h37-follow30: the ECBM4040 T4 XPlanes), ECC on and off
+  const { host, shown } = JSON.parse(readFileSync(new URL("./fixtures/pass.json", import.meta.url), "utf8"));
+  const inferred = (gib) => `NVIDIA T4 (inferred from compute capability 7.5, 40 SMs, ${gib} GiB)`;
+  const two = { ...host, gpus: [{ ...host.gpus[0], gpu: 0, name: inferred("14.8") }, { ...host.gpus[0], gpu: 1, name: inferred("15.5") }] };
+  // the server's display: each GPU's name as a sentence says it (report/view: devices.said_name)
+  const said = { ...shown, gpus: [{ gpu: 0, name: "NVIDIA T4", memory: null }, { gpu: 1, name: "NVIDIA T4", memory: null }],
+    gpus_table: { columns: [], rows: [] } };
+  const el = views.hostView(two, { chartWidth: 1200 }, said);
+  const hovers = [...el.querySelectorAll(".gpu-chart rect > title")].map((e) => e.textContent);
+  assert.ok(hovers.length >= 2, hovers);
+  for (const t of hovers) assert.match(t, /^GPU [01] \(NVIDIA T4\): /);
+  assert.ok(views.hostFacts(two, said).includes("2 GPUs: NVIDIA T4"), views.hostFacts(two, said));
+  // the control: a report cached before the display gave names keeps the report's own
+  assert.ok(views.hostFacts(two, {}).includes(`2 GPUs: ${inferred("14.8")}, ${inferred("15.5")}`));
+});

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from tb_gpu_advisor.devices import amd, ggml, intel, nvidia, triton
-from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
+from tb_gpu_advisor.devices.peaks import (Peak, inferred_model, said_name, table_model, memory_bandwidth, peak_flops, sixteen_bit_gain_bound, sm_count,
                                           unit_name)
 from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D,
                                           KIND_KERNEL, KIND_MEMSET, KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16,
@@ -28,7 +28,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_copy_directions", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
-           "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name"]
+           "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
 #: NVIDIA's, the profilers' default).  Each module gives the same interface: ``is_device``, ``matrix_unit_one``,

@@ -351,6 +351,19 @@ def said_name(name: str | None) -> str | None:
     return name[:cut] if cut > 0 and name.endswith(")") else name
 
 
+def table_model(name: str | None) -> str | None:
+    """The table entry a GPU's name says, by its model ("T4" for both "Tesla T4" and "NVIDIA T4 (inferred from ...)");
+    None where the name says no entry, or a family without saying which of its variants.
+
+    Why: two captures of one GPU model name it differently -- PyTorch writes the driver's "Tesla T4", a TF 2.x XPlane
+    of a T4 gives no name and the report infers "NVIDIA T4" -- and a comparison of GPUs by their strings called one
+    model two (``report diff``, h37-surfaces31).  The table entry is the GPU as every number of the report knows it."""
+    said = said_name(name)
+    family = _family(said)
+    named = next((m for m in family if m.variant is None or m.variant.search(said or "")), None)
+    return named.model if named is not None else None
+
+
 def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,
                clock_hz: float | None = None, memory_bytes: int | None = None) -> Peak | None:
     """Dense peak of one device for ``precision`` (a ``P_*`` code): the table's, else an estimate; None when the GPU

@@ -387,16 +387,29 @@ def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostRepor
     shapes = [_gemm_work(h) for h in (hb, hn)]
     if all(shapes) and not shapes[0] & shapes[1]:
         out.append("no GEMM shape in common")
-    # a GPU by its model: an inferred name's reasons (the memory the driver left, h37-review30) are not another GPU
-    gpus = [{devices.said_name(g.name) for g in (h.gpus if h is not None else []) if g.kernel_count} for h in (hb, hn)]
-    if all(gpus) and gpus[0] != gpus[1]:
-        out.append(f"GPUs {', '.join(sorted(gpus[0]))} vs {', '.join(sorted(gpus[1]))}")
+    gpus = [_gpu_models(h) for h in (hb, hn)]
+    if all(gpus) and set(gpus[0]) != set(gpus[1]):
+        out.append(f"GPUs {', '.join(sorted(gpus[0].values()))} vs {', '.join(sorted(gpus[1].values()))}")
     fw = [(h.capture or {}).get("framework") if h is not None else None for h in (hb, hn)]
     if all(fw) and fw[0] != fw[1]:
         out.append(f"frameworks {fw[0]} vs {fw[1]}")
     kind = [(getattr(h, "job", None) or {}).get("kind") if h is not None else None for h in (hb, hn)]
     if all(kind) and kind[0] != kind[1]:
         out.append(f"{kind[0]} vs {kind[1]}")
+    return out
+
+
+def _gpu_models(h: HostReport | None) -> dict[str, str]:
+    """The GPU models a host ran work on, each by its table entry (else its name as said) -> its name as said.
+
+    Why by the entry: one model is named differently by different tools -- an inferred name's reasons (the memory the
+    driver left, h37-review30), PyTorch's "Tesla T4" beside an XPlane's inferred "NVIDIA T4" (h37-surfaces31) -- and
+    neither is another GPU."""
+    out: dict[str, str] = {}
+    for g in (h.gpus if h is not None else []):
+        if g.kernel_count:
+            said = devices.said_name(g.name) or str(g.name)
+            out.setdefault(devices.table_model(g.name) or said, said)
     return out
 
 

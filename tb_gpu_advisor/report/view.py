@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
@@ -168,7 +169,10 @@ def _host(h: HostReport) -> dict[str, Any]:
         "roof": _roof(h),
         # the GPUs as the text report's table of them (``render.gpu_rows``): the per-GPU chart's values
         "gpus_table": {"columns": list(render.GPU_COLS), "rows": render.gpu_rows(h.gpus)},
-        "gpus": [{"gpu": g.gpu, "memory": _memory(g.memory, one_pass(h)) if g.memory else None} for g in h.gpus],
+        # each GPU's name as a sentence says it (an inferred name's model, ``devices.said_name``): the host line and
+        # the per-GPU chart's hover say it so, the GPUs table keeps the reasons (h37-surfaces31)
+        "gpus": [{"gpu": g.gpu, "name": devices.said_name(g.name) or "",
+                  "memory": _memory(g.memory, one_pass(h)) if g.memory else None} for g in h.gpus],
         # the host's one step is the pass an unmarked capture was read as: the tab's host line says "one pass"
         "one_pass": one_pass(h),
         # a window without GPU work that marks its loop: the loop on the CPU, as the job's line says it (h37-tidy30)

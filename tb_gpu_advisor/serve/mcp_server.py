@@ -46,10 +46,10 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
 from tb_gpu_advisor.frameworks import action
 from tb_gpu_advisor.job import work_of
-from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
+from tb_gpu_advisor.model.schema import Finding, HostReport, Metric, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
-from tb_gpu_advisor.report.verdict import one_step
+from tb_gpu_advisor.report.verdict import one_pass, one_step
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules import RULE_IDS
 from tb_gpu_advisor.rules import docs as rule_docs
@@ -213,12 +213,11 @@ def summary_json(report: Report, top: int = 10) -> str:
         "step_ms": a.get("step_ms"),
         # null where the account promises no step (a start-up-only window: ``achievable.reason``)
         "achievable_step_ms": a.get("achievable_step_ms"),
-        "hosts": [{"host": h.host, "framework": h.capture.get("framework_name") or h.capture.get("framework"),
-                   "job": (h.job or {}).get("summary"), "steps": h.steps.get("count"),
-                   "gpus": sorted({g.name for g in h.gpus}), "error": h.error, "damage": h.damage or None}
-                  for h in report.hosts],
-        "headline": [{"id": m.id, "label": m.label, "value": m.display, "status": m.status} for m in report.headline],
+        "hosts": [summary_host(h) for h in report.hosts],
+        "headline": [summary_card(m) for m in report.headline],
         "findings": [{"id": f.id, "rule": f.rule, "severity": f.severity, "title": f.title, "saving": saving(f),
+                      **({"frees_bytes": f.saving_bytes} if f.saving_bytes else {}),
+                      **({"confidence": f.confidence} if f.confidence and f.confidence != "high" else {}),
                       "where": f.host or (f.hosts or None), "fix": f.actions[0].text if f.actions else None}
                      for f in findings[:top]],
         "more_findings": max(0, len(findings) - top),
@@ -228,6 +227,48 @@ def summary_json(report: Report, top: int = 10) -> str:
                 "number, in pages",
     }
     return json.dumps(body, indent=1)
+
+
+def summary_card(m: Metric) -> dict[str, Any]:
+    """One headline card as the summary gives it: its value and status, and why it reads so where the text report
+    says why (``render.card_note``: "n/a: not recorded ...", "graded by its finding ...").
+
+    Why: the summary gave "n/a" alone where the text report, the markdown and the tab say why (h37-surfaces31)."""
+    out = {"id": m.id, "label": m.label, "value": m.display, "status": m.status}
+    if note := render.card_note(m):
+        out["note"] = note
+    return out
+
+
+def summary_host(h: HostReport) -> dict[str, Any]:
+    """One host as the summary gives it: what the tab's host line and time breakdown show -- the job's line, its
+    steps (count, source, confidence; the one pass of a capture that marks none), the loop a window without GPU work
+    times on the CPU and why no GPU step is timed (``job.host_loop``, ``job.no_gpu_step``), the GPUs and their count,
+    and the step's ledger (``breakdown_ms``, the categories that hold time: ``memset`` beside the copies).
+
+    Why: the summary quoted the job's line but none of the keys behind it, so an agent read "4 marked steps of 88.0
+    ms" as words only and never saw the ledger the tab charts (h37-surfaces31): one account, the same facts on every
+    surface."""
+    job, steps = h.job or {}, h.steps if isinstance(h.steps, dict) else {}
+    out: dict[str, Any] = {
+        "host": h.host, "framework": h.capture.get("framework_name") or h.capture.get("framework"),
+        # a window that times no GPU step counts none, as the tab's host line and the CLI's header say ("no step"),
+        # whatever its CPU loop's marks (``host_loop``)
+        "job": job.get("summary"), "steps": 0 if job.get("no_gpu_step") else steps.get("count"),
+        # the GPUs' names once each, and how many (the tab's "4 GPUs: NVIDIA H100 80GB HBM3")
+        "gpus": sorted({g.name for g in h.gpus}), "gpu_count": len(h.gpus), "error": h.error,
+        "damage": h.damage or None}
+    if out["steps"]:  # where the steps came from, of steps counted (the tab's "6 steps (ProfilerStep marks)")
+        out.update(step_source=steps.get("source_label"), step_confidence=steps.get("confidence"))
+    if one_pass(h):
+        out["one_pass"] = True
+    for key in ("host_loop", "no_gpu_step"):
+        if job.get(key):
+            out[key] = job[key]
+    ledger = {k: round(v, 4) for k, v in (h.breakdown_ms or {}).items() if isinstance(v, (int, float)) and v > 0}
+    if ledger:
+        out["breakdown_ms"] = ledger
+    return out
 
 
 def page(text: str, offset: int = 0, max_chars: int = PAGE_CHARS) -> str:
@@ -669,8 +710,9 @@ def _add_report_tools(k: _Kit) -> None:
     @k.tool
     async def get_report(ctx: k.Context, run: k.Run, session: k.SessionName = None, host: k.Host = None,
                          format: Annotated[Literal["markdown", "summary", "json", "text"], k.Field(
-                             description="markdown (default: for reading); summary (JSON of the verdict, headline "
-                                         "cards and ranked findings in a few thousand characters); json (every "
+                             description="markdown (default: for reading); summary (JSON of the verdict, each "
+                                         "host's facts and step ledger, headline cards and ranked findings in a "
+                                         "few thousand characters); json (every "
                                          "number, docs/report-schema.md; over 100,000 characters on a big run, so "
                                          "it comes in pages); or text")] = "markdown",
                          top: Annotated[int, k.Field(ge=0, le=200, description="findings shown in markdown, text and "

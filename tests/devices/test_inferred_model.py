@@ -79,10 +79,10 @@ def test_findings_name_an_inferred_gpu_by_its_model_and_the_gpus_table_says_why(
     assert not [v for v in report_violations(analyze_session(s.run, s.session, s.hosts)) if v.startswith("name-once")]
 
 
-def _session_report(root, props):
+def _session_report(root, props, name: str | None = None):
     session = root / "run1" / "plugins" / "profile" / "2024_01_01"
     session.mkdir(parents=True)
-    write_grouped_keras_batch(str(session / "instance-2.xplane.pb"), gpu_props=props)
+    write_grouped_keras_batch(str(session / "instance-2.xplane.pb"), gpu_props=props, name=name)
     (s,) = discover(str(root))
     return analyze_session(s.run, s.session, s.hosts)
 
@@ -100,6 +100,23 @@ def test_a_diff_of_two_inferred_t4s_compares_them_as_one_model(tmp_path):
     assert not [w for w in diff_reports(ecc_on, ecc_off).incomparable if w.startswith("GPUs")]
     other = _session_report(tmp_path / "c", dataclasses.replace(T4, memory=8 << 30))
     assert [w for w in diff_reports(ecc_on, other).incomparable if w.startswith("GPUs")]
+
+
+def test_a_diff_compares_a_named_t4_and_an_inferred_t4_as_one_model(tmp_path):
+    """h37-surfaces31.  PyTorch and the driver name a T4 "Tesla T4"; a TF 2.x XPlane of one names nothing and the
+    report infers "NVIDIA T4 (inferred from ...)".  Main 8b34bb94 compared the strings (the inferred name cut to its
+    model) and called the captures not comparable: "GPUs NVIDIA T4 vs Tesla T4".  Now by table entry: both are the
+    T4.  Control: a device named as another entry (an A10) stays another GPU."""
+    from tb_gpu_advisor.report.diff import diff_reports
+
+    inferred = _session_report(tmp_path / "a", T4)
+    named = _session_report(tmp_path / "b", T4, name="Tesla T4")
+    assert "inferred from" in inferred.hosts[0].gpus[0].name and named.hosts[0].gpus[0].name == "Tesla T4"
+    for base, new in ((inferred, named), (named, inferred)):
+        assert not [w for w in diff_reports(base, new).incomparable if w.startswith("GPUs")]
+    other = _session_report(tmp_path / "c", T4, name="NVIDIA A10")
+    (said,) = [w for w in diff_reports(inferred, other).incomparable if w.startswith("GPUs")]
+    assert said == "GPUs NVIDIA T4 vs NVIDIA A10", said  # each GPU as a sentence says it: no reasons
 
 
 # -- every NVIDIA entry's memory tabled (h37-rocmcopy30): unique where one GPU fits, unknown where two do ------------
@@ -159,3 +176,17 @@ def test_inferred_model_unique_and_ambiguous(cc, sms, gib, want):
         assert got is None
     else:
         assert got is not None and got.startswith(f"NVIDIA {want} (inferred"), got  # main: None, memory not tabled
+
+
+def test_the_display_gives_each_gpu_its_name_as_a_sentence_says_it(tmp_path):
+    """h37-surfaces31.  The tab's per-GPU chart hover and host line printed the report's name, an inferred one with
+    its reasons ("GPU 0 (NVIDIA T4 (inferred from compute capability 7.5, 40 SMs, 14.8 GiB)): Step time ..."; two
+    inferred T4s listed twice).  The display now gives each GPU's name as the findings say it; the GPUs table (its
+    display too) keeps the reasons.  Control: a named GPU's name is itself."""
+    from tb_gpu_advisor.report.view import display
+
+    for report, want in ((_session_report(tmp_path / "a", T4), "NVIDIA T4"),
+                         (_session_report(tmp_path / "b", T4, name="Tesla T4"), "Tesla T4")):
+        (host,) = display(report)["hosts"]
+        assert [g["name"] for g in host["gpus"]] == [want]
+        assert host["gpus_table"]["rows"][0][1] == report.hosts[0].gpus[0].name  # the table: the name in full

@@ -20,6 +20,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``name-once`` -- a GPU whose name was inferred from its properties says why once, in the GPUs table: no finding's
   words carry the reasons ("on NVIDIA T4 (inferred from compute capability 7.5, ...)" three times in one finding,
   h37-review30); a finding says the model alone ("on NVIDIA T4").
+* ``surface-facts`` -- every surface gives the facts the report knows: the MCP summary's hosts their CPU loop, why no
+  GPU step is timed, their GPUs' count and the step's ledger; its findings what they free; its cards why they read as
+  they do; the tab names a GPU as a sentence does, an inferred name's reasons left to the GPUs table (h37-surfaces31).
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
   the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
   one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
@@ -2487,6 +2490,48 @@ def name_once_problems(h: HostReport) -> list[str]:
     return out
 
 
+def surface_facts_problems(report: Report) -> list[str]:
+    """``surface-facts``: every surface gives the facts the report knows.  The MCP summary's host carries the job's
+    ``host_loop`` and ``no_gpu_step`` (counting no step where it times none), the GPUs' count and the step's ledger
+    (every category holding time, ``memset`` too); its findings what they free; its cards why they read as they do
+    where the text says it; the tab's display names each GPU as a sentence does, never with an inferred name's
+    reasons.  Why: the summary quoted the job's line but none of those keys, and gave "n/a" and a null saving where
+    the text said why and what a finding frees; the tab's hover carried the reasons (h37-surfaces31)."""
+    import json
+
+    from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.report.view import display
+    from tb_gpu_advisor.serve.mcp_server import summary_json
+
+    out: list[str] = []
+    summary = json.loads(summary_json(report, top=len(report.findings)))
+    for h, said in zip(report.hosts, summary["hosts"], strict=True):
+        job = h.job or {}
+        for key in ("host_loop", "no_gpu_step"):
+            if said.get(key) != (job.get(key) or None):
+                out.append(f"surface-facts: {h.host}: the summary's {key} {said.get(key)!r} vs the report's {job.get(key)!r}")
+        if job.get("no_gpu_step") and said.get("steps"):
+            out.append(f"surface-facts: {h.host}: the summary counts {said['steps']} steps of a host that times none")
+        if said.get("gpu_count") != len(h.gpus):
+            out.append(f"surface-facts: {h.host}: the summary counts {said.get('gpu_count')} GPUs of {len(h.gpus)}")
+        held = {k for k, v in (h.breakdown_ms or {}).items() if isinstance(v, (int, float)) and v > 0}
+        if h.error is None and set(said.get("breakdown_ms") or {}) != held:
+            out.append(f"surface-facts: {h.host}: the summary's ledger {sorted(said.get('breakdown_ms') or {})} vs "
+                       f"{sorted(held)}")
+    frees = {f.id: f.saving_bytes for f in report.findings if f.rule != "healthy" and f.saving_bytes}
+    for f in summary["findings"]:
+        if f.get("frees_bytes") != frees.get(f["id"]):
+            out.append(f"surface-facts: {f['id']}: the summary frees {f.get('frees_bytes')} of {frees.get(f['id'])} bytes")
+    for m, card in zip(report.headline, summary["headline"], strict=True):
+        if card.get("note") != render.card_note(m):
+            out.append(f"surface-facts: card {m.id}: the summary's note {card.get('note')!r} vs the text's")
+    for h, shown in zip(report.hosts, display(report)["hosts"], strict=True):
+        for g in (shown or {}).get("gpus") or []:
+            if _INFERRED_FROM.strip() in (g.get("name") or ""):
+                out.append(f"surface-facts: {h.host} GPU{g.get('gpu')}: the tab's name carries an inferred name's reasons")
+    return out
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -2554,7 +2599,7 @@ def report_violations(report: Report) -> list[str]:
     out += start_up_promise_problems(report)
     out += table_scope_problems(report) + untimed_verdict_problems(report)
     out += see_also_problems(report)
-    out += capture_advice_problems(report)
+    out += capture_advice_problems(report) + surface_facts_problems(report)
     out += snippet_lang_problems("session", report.findings) + rest_of_nothing_problems("session", report.findings)
     out += left_out_problems("session", report.findings)
     return sorted(set(out))

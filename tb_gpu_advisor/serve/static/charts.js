@@ -204,7 +204,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
  * skew): the measures side by side when the width allows 300 px each, else
  * one under the other.
  */
-export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] }, onePass = false } = {}) {
+export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], rows: [] }, onePass = false, names = [] } = {}) {
   const W = Math.max(320, Math.round(width));
   // each value as the report's GPU table prints it (`table`: the host's display.gpus_table, render's GPU columns)
   const cell = (column, unit) => (i) => {
@@ -235,7 +235,9 @@ export function gpuChart(gpus, { width = DEFAULT_WIDTH, table = { columns: [], r
       if (v === null || v === undefined) return;
       const barW = Math.max(1, (v / max) * plotW);
       g.append(s("rect", { x: labelW, y: yy + 3, height: rowH - 6, width: barW, class: `bar bar-${key}` },
-        s("title", {}, `GPU ${gpu.gpu} (${gpu.name || "?"}): ${label} ${fmt(i)}`)),
+        // the GPU's name as a sentence says it (`names`: display.hosts[].gpus[].name, an inferred name's model; the
+        // GPUs table keeps its reasons), else the report's own
+        s("title", {}, `GPU ${gpu.gpu} (${names[i] || gpu.name || "?"}): ${label} ${fmt(i)}`)),
         s("text", { x: labelW + barW + 4, y: yy + 13, class: "axis value" }, fmt(i)));
     });
     svg.append(g);

@@ -442,7 +442,9 @@ export function hostFacts(hr, shown = {}) {
     // and the report's step rows are empty
     stepsFact(hr, shown),
     // a GPU side unrecorded (CUDA tracing off) is no host without a GPU: its GPU's work went unseen
-    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}`
+    // each GPU by its name as a sentence says it (display `gpus[].name`: an inferred name's model, so two inferred
+    // T4s are one "NVIDIA T4"; the GPUs table keeps the reasons), else the report's own
+    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g, i) => ((shown.gpus || [])[i] || {}).name || g.name))].join(", ")}`
       : hr.job?.gpu_unrecorded ? "GPU work not recorded" : "no GPU",
   ].filter(Boolean);
 }
@@ -487,7 +489,7 @@ export function hostView(hr, ctx, shown = {}) {
     parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, labels: shown,
       ...(shown.one_pass ? { title: what } : {}) }), width));
   }
-  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table, onePass: shown.one_pass }), width));
+  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w, table: shown.gpus_table, onePass: shown.one_pass, names: (shown.gpus || []).map((g) => g?.name) }), width));
   // drawn when a kernel was timed: a capture with none has every bin at 0, an empty chart with no word
   if ((hr.kernel_durations_us?.counts || []).some((n) => n > 0)) {
     parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));

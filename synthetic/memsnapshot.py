@@ -100,6 +100,23 @@ CLOSURE_ACTIVATION = [*ACTIVATION[:-1], frame("lit_module.py", 105, "training_st
 CLOSURE_OPTIMIZER = [*OPTIMIZER[:-2], frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 146, "step"),
                      *_CLOSURE[3:]]
 
+#: A model built on the GPU: each ``nn.Linear(..., device="cuda")`` allocates its weight in its constructor, and no
+#: ``Module._apply`` ever moves it (a real snapshot's stacks: tests/fixtures/wild/SURVEY.md, session 31,
+#: h37-survey69: a0kuma/ckptTry).  ``with torch.device("cuda"):`` around the model's construction (litgpt's
+#: ``init_module``, gpt-fast) allocates the same way, through the device mode's ``__torch_function__`` first.
+_EMPTY = cpp("at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>, std::optional<c10::ScalarType>, "
+             "std::optional<c10::Layout>, std::optional<c10::Device>, std::optional<bool>, "
+             "std::optional<c10::MemoryFormat>)")
+BUILT_ON_GPU = [*ALLOCATOR_CPP, _EMPTY, cpp("_PyObject_MakeTpCall"),
+                frame("/usr/lib/python3/site-packages/torch/nn/modules/linear.py", 106, "__init__"),
+                cpp("_PyEval_EvalFrameDefault"),
+                frame("model.py", 21, "__init__"), frame("train.py", 30, "main")]
+BUILT_IN_DEVICE_MODE = [*ALLOCATOR_CPP, _EMPTY, cpp("_PyObject_MakeTpCall"),
+                        frame("/usr/lib/python3/site-packages/torch/utils/_device.py", 104, "__torch_function__"),
+                        *BUILT_ON_GPU[len(ALLOCATOR_CPP) + 2:]]
+#: The weights' stacks by how the model reached the GPU (``oom_weights``).
+WEIGHT_FRAMES = {"moved": PARAMS, "built": BUILT_ON_GPU, "device_mode": BUILT_IN_DEVICE_MODE}
+
 
 class OutOfMemory(Exception):
     """The modelled allocator could not serve a request (PyTorch raises ``torch.OutOfMemoryError``)."""
@@ -286,6 +303,28 @@ def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 5
              "persistent_bytes": (len(params) + len(state)) * 256 * MiB, "failed_frames": act_frames,
              "optimizer_bytes": len(state) * 256 * MiB,
              "largest": "activations"}
+    return Scenario(snapshot([a]), truth)
+
+
+def oom_weights(built: str = "built", capacity: int = 24 * GiB, weights: int = 64, weight_mib: int = 256,
+                act_mib: int = 512) -> Scenario:
+    """A first training step that runs out of memory in its forward: 16 GiB of weights fill two thirds of the GPU,
+    and the forward's activations (``act_mib`` MiB a layer, kept for the backward) take the rest until one more does
+    not fit.  The weights are the largest thing live: sharding or offloading them frees the most, checkpointing the
+    activations less.  ``built``: how the weights reached the GPU (``WEIGHT_FRAMES``) -- moved by ``model.to("cuda")``
+    (``Module._apply``), made by the modules' constructors with ``device="cuda"``, or made under
+    ``with torch.device("cuda"):``; the bytes are the same."""
+    a = Allocator(capacity)
+    for _ in range(weights):
+        a.malloc(weight_mib * MiB, WEIGHT_FRAMES[built])
+    acts: list[int] = []
+    try:
+        while True:
+            acts.append(a.malloc(act_mib * MiB, ACTIVATION))
+    except OutOfMemory:
+        pass
+    truth = {"gpu": 0, "weight_bytes": weights * weight_mib * MiB, "live_activation_bytes": len(acts) * act_mib * MiB,
+             "largest": "held"}
     return Scenario(snapshot([a]), truth)
 
 

@@ -1382,7 +1382,8 @@ _user_frame = user_frame
 def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = True) -> int:
     """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine, in
     Python or on its C++ thread (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
-    module's forward, else other.  The innermost of them decides: ``optimizer.step(closure)`` runs the closure's
+    PyTorch module's constructor (a model built on the GPU: parameters, :func:`_places_parameters`), a module's
+    forward, else other.  The innermost of them decides: ``optimizer.step(closure)`` runs the closure's
     forward and backward inside the step (PyTorch Lightning's automatic optimization, LBFGS), so a module's call
     below the optimizer's frame is the forward's, not the optimizer's state.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
     copy of a parameter, made once and reused by every call) is a parameter's copy, not the forward's activation --
@@ -1403,12 +1404,26 @@ def _phase(frames: Any, budget: "_Budget | None" = None, through_cache: bool = T
             if forward or module:  # a closure's forward inside ``step`` (Lightning's automatic optimization, LBFGS)
                 break
             return MEMORY_PHASES.index("optimizer")
-        if "nn/modules/module.py" in fn and name in ("_apply", "convert"):
-            module = True
+        module = module or _places_parameters(fn, name, forward)
         forward = forward or name == "forward" or name.endswith("_call_impl")
     if module:
         return MEMORY_PHASES.index("parameters")
     return MEMORY_PHASES.index("forward" if forward else "other")
+
+
+def _places_parameters(filename: str, name: str, below_forward: bool) -> bool:
+    """Whether a frame puts a module's parameters on the GPU: ``Module._apply``/``convert`` (``model.to("cuda")``
+    moves them), or a PyTorch module's constructor (``torch/nn/modules/*.py``'s ``__init__``) with no forward frame
+    inside it (``below_forward``: the innermost phase frame decides).
+
+    Why the constructor: ``nn.Linear(..., device="cuda")``, and every module made under ``with torch.device("cuda"):``
+    (litgpt's ``init_module``, gpt-fast), allocates its parameters and buffers in its constructor, where no
+    ``Module._apply`` ever runs; what a PyTorch module's constructor allocates is the module's state, held as moved
+    parameters are.  A user's own ``__init__`` may run anything (a forward to probe a shape, a cache), so only
+    PyTorch's own modules' constructors say so."""
+    if "nn/modules/module.py" in filename and name in ("_apply", "convert"):
+        return True
+    return not below_forward and name == "__init__" and "torch/nn/modules/" in filename
 
 
 #: autocast's cast cache, in a ``stacks="all"`` record's C++ frames: where it allocates, the block is a cast autocast

@@ -598,6 +598,17 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
     return out
 
 
+#: Kineto's device categories -> what each records an event as (``devices.recorded_kinds``).
+_RECORDED = {"kernel": devices.RECORDED_KERNEL, "gpu_memcpy": devices.RECORDED_TRANSFER, "gpu_memset": devices.RECORDED_FILL}
+
+
+def _recorded(kt: KinetoTrace, sel: np.ndarray) -> np.ndarray:
+    """Per device event of ``sel``: what its category records it as (a kernel, a copy, a fill), not what its name
+    says -- a kernel named ``Memset...`` is still a kernel (``devices.recorded_kinds``)."""
+    by_cat = np.array([_RECORDED.get(c, devices.RECORDED_NAME_ONLY) for c in kt.cats] or [-1], np.int8)
+    return by_cat[kt.cat[sel]] if sel.size else np.zeros(0, np.int8)
+
+
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
                 op_of_ext: IdTable, sync_by_corr: IdTable, info: DeviceInfo | None,
                 graph_of_corr: IdTable, items_of_corr: IdTable | None = None) -> DeviceEvents:
@@ -617,7 +628,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     graph = np.where(kt.graph_id[sel] >= 0, kt.graph_id[sel], graph_of_corr.lookup(corr))
     return DeviceEvents(
         gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
-        name=narrowest(name.astype(np.int32), np.int16), kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        name=narrowest(name.astype(np.int32), np.int16), kind=devices.recorded_kinds(names, name, _recorded(kt, sel)),
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(s)}" for s in ustream],
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),

@@ -1681,7 +1681,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         gpu=gpu, info=r.gpu_info.get(dev, DeviceInfo()), names=names, strings=[],
         start=_ps(r.d_start[sel], origin), end=_ps(r.d_end[sel], origin),  # int64 first: narrow ns wrap in ps
         name=name,
-        kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        kind=devices.recorded_kinds(names, name, np.where(is_copy, devices.RECORDED_TRANSFER, devices.RECORDED_KERNEL)),
         stream=stream, stream_names=stream_names,
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx,

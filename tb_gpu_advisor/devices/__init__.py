@@ -25,7 +25,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_copy_directions", "blit_copy_kind", "is_copy_call", "code", "device_kind",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
@@ -335,6 +335,34 @@ def event_copy_directions(names: list[str], name_id: np.ndarray, kind: np.ndarra
     return np.where(agree, named, booked)
 
 
+#: What a format recorded a device event as, apart from its name (:func:`recorded_kinds`): nothing (the name
+#: decides: XPlane's GPU lines), a kernel dispatch (Kineto's ``kernel``, Nsight's kernel table, an AMD tracer's
+#: dispatch section), a copy or fill (Kineto's ``gpu_memcpy``, Nsight's copy and fill tables, an AMD tracer's copy
+#: section), a fill (Kineto's ``gpu_memset``).
+RECORDED_NAME_ONLY, RECORDED_KERNEL, RECORDED_TRANSFER, RECORDED_FILL = -1, 0, 1, 2
+#: The kind codes of a copy or fill (every kind that is no kernel or collective).
+_TRANSFER_KINDS = (KIND_H2D, KIND_D2H, KIND_D2D, KIND_OTHER_COPY, KIND_MEMSET)
+
+
+def recorded_kinds(names: list[str], name_id: np.ndarray, recorded: np.ndarray) -> np.ndarray:
+    """int8 kind per device event: what the format recorded it as (``recorded``, one of the ``RECORDED_*`` codes per
+    event), its name saying only what the record leaves open -- a copy's direction, a kernel's being a collective.
+
+    Why: every reader took an event's kind from its name alone (:func:`device_kind`), so a kernel the program named
+    like a copy (a ``Memset...`` or ``Memcpy...`` kernel, roctracer's ``CopyHostToDevice``) was booked as a copy
+    though the tracer recorded a kernel dispatch, and a copy or fill whose name says no direction was booked as compute
+    though the tracer recorded a transfer.  The record is the tracer's own word on what ran; a name is a label
+    (h37-copydir31).  A kernel named like a copy is a kernel; a recorded copy whose name says no direction is a copy of
+    unknown direction (``other``); a recorded fill is a fill."""
+    by_name = device_kind(names)
+    kind = by_name[name_id] if len(name_id) else np.zeros(0, np.int8)
+    named_transfer = np.isin(kind, _TRANSFER_KINDS)
+    kind = np.where((recorded == RECORDED_KERNEL) & named_transfer, KIND_KERNEL, kind)
+    kind = np.where((recorded == RECORDED_TRANSFER) & ~named_transfer, KIND_OTHER_COPY, kind)
+    kind = np.where(recorded == RECORDED_FILL, KIND_MEMSET, kind)
+    return kind.astype(np.int8)
+
+
 def is_copy_call(call: str) -> bool:
     """A runtime call that copies or fills memory and names its direction (``amd.call_copy_direction``)."""
     return amd.call_copy_direction(call) is not None
@@ -530,12 +558,30 @@ def is_blocking_call(name: str) -> bool:
     return name.startswith(BLOCKING_CALLS)
 
 
-def copy_call_sync(name: str) -> int:
-    """1 a synchronous copy or memset call, 0 an asynchronous one (``...Async``), -1 no copy call: the readers mark
-    each copy by the call that made it.  CUDA's calls (``nvidia.COPY_CALLS``) and HIP's (``amd.copy_call_sync``)."""
+def copy_call_sync(name: str, kind: int | None = None) -> int:
+    """1 a copy or memset call that holds the host until its work is done, 0 one that returns before (``...Async``),
+    -1 no copy call: the readers mark each copy by the call that made it and, where they know it, the kind of the
+    copy (``kind``).  CUDA's calls (``nvidia.COPY_CALLS``; a synchronous call of a kind that moves no host memory
+    returns at once: ``nvidia.HOST_FREE_KINDS``) and HIP's (``amd.copy_call_sync``)."""
     if not name.startswith(nvidia.COPY_CALLS):
         return amd.copy_call_sync(name)
-    return 0 if "Async" in name else 1
+    return 0 if "Async" in name or kind in nvidia.HOST_FREE_KINDS else 1
+
+
+def copies_call_sync(call_names: list[str], call_id: np.ndarray, kind: np.ndarray) -> np.ndarray:
+    """int8 per device event: :func:`copy_call_sync` of the host call that made it (``call_names[call_id]``, -1 where
+    none) and of its own kind -- one home for "did this copy's call hold the host", which each reader asked of the
+    call's name alone, so a ``cudaMemset`` or a device-to-device ``cudaMemcpy`` read as holding the host
+    (h37-copydir31)."""
+    out = np.full(call_id.size, -1, np.int8)
+    has = call_id >= 0
+    if not has.any():
+        return out
+    pairs, inv = np.unique(np.stack([call_id[has].astype(np.int64), kind[has].astype(np.int64)]), axis=1,
+                           return_inverse=True)
+    got = np.array([copy_call_sync(call_names[int(c)], int(k)) for c, k in pairs.T.tolist()], np.int8)
+    out[has] = got[inv.reshape(-1)]
+    return out
 #: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).
 REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)
 #: Normalization kernels by what their names say they normalize: layer, RMS, group, batch, instance and QK norms

@@ -73,7 +73,8 @@ def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op
     the same way (rocprof v1/v2, rocprofv3's CSV and JSON, rocpd, rocmProfileData)."""
     sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
     sync[~is_copy] = -1
-    direction = np.array([devices.copy_direction(str(x)) for x in op_names.tolist()], dtype=object)
+    direction = np.array([devices.copy_direction(str(x)) if c else None for x, c in zip(op_names.tolist(), is_copy.tolist())],
+                         dtype=object)  # a kernel dispatch named like a copy is no copy (devices.recorded_kinds)
     held = sync == 1
     if call_end is not None:  # an async call that held the host until its transfer began is read as a blocking one
         held |= is_copy & (call_start >= 0) & (call_end > o_start)
@@ -97,10 +98,12 @@ def ps_from(ns: np.ndarray, origin: int) -> np.ndarray:
 def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarray, queue_word: str,
                   o_start: np.ndarray, o_end: np.ndarray, op_names: np.ndarray, origin: int, d_corr: np.ndarray,
                   op_of_launch: np.ndarray, h: HostEvents, nbytes: np.ndarray, sync: np.ndarray, graph: np.ndarray,
-                  blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray) -> DeviceEvents:
+                  blocks: np.ndarray, threads: np.ndarray, host_kind: np.ndarray, is_copy: np.ndarray) -> DeviceEvents:
     """GPU ``gpu``'s operations, rows ``sel`` (in time order) of the reader's per-operation arrays: ``queues`` the
     queue or stream each ran on (named "``queue_word`` N"), ``op_of_launch`` the host event that launched it (-1 for
-    none: a kernel-only trace has no host side), ``graph`` its graph id (-1 for none)."""
+    none: a kernel-only trace has no host side), ``graph`` its graph id (-1 for none), ``is_copy`` whether the tracer
+    recorded it as a copy or fill (its copy section or record type), not a kernel dispatch: the kind follows the record,
+    the name saying only the direction (``devices.recorded_kinds``)."""
     uname, name = np.unique(op_names[sel].astype(str), return_inverse=True)
     names = [str(x) for x in uname.tolist()]
     uq, stream = unique_inverse(queues[sel])
@@ -113,7 +116,8 @@ def device_events(gpu: int, sel: np.ndarray, info: DeviceInfo, queues: np.ndarra
     return DeviceEvents(
         gpu=gpu, info=info, names=names, strings=[],
         start=ps_from(o_start[sel], origin), end=ps_from(np.maximum(o_end[sel], o_start[sel]), origin),
-        name=name, kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        name=name, kind=devices.recorded_kinds(names, name, np.where(is_copy[sel], devices.RECORDED_TRANSFER,
+                                                                    devices.RECORDED_KERNEL)),
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"{queue_word} {int(q)}" for q in uq.tolist()],
         corr=narrowest(d_corr[sel], np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx, **DeviceEvents.copy_columns(nbytes[sel], sync[sel], host_kind[sel]),

@@ -934,16 +934,20 @@ def _ran_kernels(trace: Trace) -> bool:
 
 
 def _no_kernel(trace: Trace) -> str:
-    """"no kernel, copy or collective ran on any GPU in the capture" -- or, where the GPUs did copy (a program whose
-    ops all ran on the CPU still feeding its GPUs their batches), that no kernel or collective ran and how many
-    copies did: the kind is the compute's, the words never deny the copies the GPUs table shows (h37-xplane3)."""
-    copies = sum(int(((d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)).sum())
-                 for d in trace.devices if len(d))
-    if not copies:
+    """"no kernel, copy or collective ran on any GPU in the capture" -- or, where the GPUs did copy or fill (a program
+    whose ops all ran on the CPU still feeding its GPUs their batches), that no kernel or collective ran and how many
+    copies and fills did: the kind is the compute's, the words never deny the copies the GPUs table shows
+    (h37-xplane3).  Fills (``memset``) are counted apart: a GPU that only zeroed a buffer copied nothing
+    (h37-copydir31; the same events were all "copies" before)."""
+    work = [d.kind[(d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)] for d in trace.devices if len(d)]
+    fills = sum(int((k == devices.KIND_MEMSET).sum()) for k in work)
+    copies = sum(int(k.size) for k in work) - fills
+    if not copies and not fills:
         return "no kernel, copy or collective ran on any GPU in the capture"
     gpus = sum(1 for d in trace.devices if len(d))
-    return (f"no kernel or collective ran on any GPU in the capture (the {gpus} GPU{'s' if gpus != 1 else ''} "
-            f"only copied: {copies:,} cop{'ies' if copies != 1 else 'y'})")
+    did = " and ".join(w for w, n in (("copied", copies), ("filled memory", fills)) if n)
+    counts = ", ".join(plural(n, w, ws) for w, ws, n in (("copy", "copies", copies), ("fill", "fills", fills)) if n)
+    return f"no kernel or collective ran on any GPU in the capture (the {plural(gpus, 'GPU')} only {did}: {counts})"
 
 
 def _seen_words(trace: Trace) -> str:

@@ -735,7 +735,8 @@ def _fed_calls(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first:
     d = _busiest(trace, launches)
     if d is None:
         return None
-    upload = np.fromiter((devices.copy_direction(n) == "h2d" for n in d.names), bool, len(d.names))
+    upload = np.zeros(len(d.names), bool)  # per name: the reader booked its events as copies to the device (their
+    upload[np.asarray(d.name)[np.asarray(d.kind) == devices.KIND_H2D]] = True  # kind, not what the name says)
     period = key[first:first + p]
     at = np.flatnonzero(upload[period])
     if at.size != 1:

@@ -47,7 +47,7 @@ from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, Ho
 from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.report.verdict import memory_only as _memory_only
-from tb_gpu_advisor.rules.savings import GROUPS, achievable
+from tb_gpu_advisor.rules.savings import COMPARED_GROUPS, achievable
 
 DIFF_VERSION = "1.1"
 
@@ -250,7 +250,7 @@ class Diff:
     base: Side
     new: Side
     step: StepChange
-    breakdown: list[Change]  # ms/step by group (rules/savings.GROUPS)
+    breakdown: list[Change]  # ms/step by group (rules/savings.COMPARED_GROUPS)
     headline: list[MetricChange]
     findings: list[FindingChange]
     calibration: Calibration | None
@@ -670,8 +670,9 @@ def calibrate(base: Side, new: Side, hb: HostReport | None, base_findings: Seque
 
 
 def group_ms(breakdown_ms: dict[str, float | None]) -> dict[str, float]:
-    """Breakdown categories gathered into the saving groups (input, launch, compute, copies, collectives, host)."""
-    return {g: sum(float(breakdown_ms.get(c) or 0.0) for c in cats) for g, cats in GROUPS.items()}
+    """Breakdown categories gathered into the compared groups (input, launch, compute, copies, fills, collectives,
+    host: ``rules.savings.COMPARED_GROUPS``)."""
+    return {g: sum(float(breakdown_ms.get(c) or 0.0) for c in cats) for g, cats in COMPARED_GROUPS.items()}
 
 
 def _group_changes(base: dict[str, float | None], new: dict[str, float | None]) -> list[Change]:
@@ -679,7 +680,7 @@ def _group_changes(base: dict[str, float | None], new: dict[str, float | None]) 
         return []
     gb, gn = group_ms(base), group_ms(new)
     return [Change(g, g, json_float(gb[g]) if base else None, json_float(gn[g]) if new else None,
-                   json_float(gn[g] - gb[g]) if base and new else None) for g in GROUPS]
+                   json_float(gn[g] - gb[g]) if base and new else None) for g in COMPARED_GROUPS]
 
 
 def _cards(r: Report, h: HostReport | None) -> list[Metric]:

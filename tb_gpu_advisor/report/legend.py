@@ -3,7 +3,7 @@
 The tab's charts stack the step breakdown's categories in their order with their names, paint the GPU's idle time
 by the timeline's categories, highlight the wait each rule speaks of, name the diff's groups and offer the settings.
 All of that is the server's knowledge (``metrics.types.BREAKDOWN_CATEGORIES``, ``report.timeline.IDLE_CATEGORIES``,
-each rule's ``waits``, ``rules.savings.GROUPS``, ``common.options.settings_spec``); :func:`legend` hands it over as
+each rule's ``waits``, ``rules.savings.COMPARED_GROUPS``, ``common.options.settings_spec``); :func:`legend` hands it over as
 data, so a new rule, category or setting needs no edit of the tab's JavaScript.  A category or kind without a label
 here still shows, under its id (``tests/report/test_legend.py`` asks for a label for each).
 
@@ -22,7 +22,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY as RULES
-from tb_gpu_advisor.rules.savings import GROUPS
+from tb_gpu_advisor.rules.savings import COMPARED_GROUPS
 
 #: The step breakdown's categories as the tab names them (chart legends and hovers); ``{allocator_calls}``: the
 #: vendor's term (``devices.<vendor>.TERMS``).
@@ -67,9 +67,9 @@ MEMORY_LABELS = {
     "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
     "casts": "Cached 16-bit copies of the weights (this pass)",
 }
-#: The saving groups (``rules.savings.GROUPS``) the diff compares the breakdown by.
+#: The groups the diff compares the breakdown by (``rules.savings.COMPARED_GROUPS``: the saving groups, fills apart).
 GROUP_LABELS = {
-    "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "compute": "Compute",
+    "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "fills": "Fills (memset)", "compute": "Compute",
     "collectives": "Collectives", "startup": "Start-up", "unseen": "Unseen GPU work", "allocator": "Allocator",
     "kernel_switch": "Kernel switches",
 }
@@ -99,7 +99,7 @@ def legend() -> dict[str, Any]:
         "vendors": {v.VENDOR: vendor_labels(v) for v in devices.VENDORS},
         "kinds": _named(EVENT_KINDS, KIND_LABELS),
         "rule_waits": {r.id: list(r.waits) for r in RULES.values() if r.waits},
-        "groups": [{**g, "categories": list(GROUPS[g["id"]])} for g in _named(GROUPS, GROUP_LABELS)],
+        "groups": [{**g, "categories": list(COMPARED_GROUPS[g["id"]])} for g in _named(COMPARED_GROUPS, GROUP_LABELS)],
         "memory": _named(MEMORY_CATEGORIES, MEMORY_LABELS),
         "settings": [s.as_dict() for s in settings_spec()],
         # a saving under this share of the step is written "<0.5%", on the tab as in the CLI (render.saving_text)

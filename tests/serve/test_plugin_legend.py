@@ -25,7 +25,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report import legend
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY
-from tb_gpu_advisor.rules.savings import GROUPS
+from tb_gpu_advisor.rules.savings import COMPARED_GROUPS
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tb_gpu_advisor.serve.service import ReportService
 from tests.support import plugin_fixtures
@@ -58,7 +58,7 @@ def test_the_legend_names_every_category_kind_group_and_rule_wait():
     assert [c["id"] for c in served["categories"]] == list(BREAKDOWN_CATEGORIES)
     assert [c["id"] for c in served["idle"]] == list(IDLE_CATEGORIES)
     assert [c["id"] for c in served["kinds"]] == list(EVENT_KINDS)
-    assert [g["id"] for g in served["groups"]] == list(GROUPS)
+    assert [g["id"] for g in served["groups"]] == list(COMPARED_GROUPS)  # the groups the diff compares
     assert [c["id"] for c in served["memory"]] == list(MEMORY_CATEGORIES)
     for section, labels in (("categories", legend.CATEGORY_LABELS), ("idle", legend.IDLE_LABELS),
                             ("kinds", legend.KIND_LABELS), ("groups", legend.GROUP_LABELS),

@@ -583,7 +583,7 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
     """Each device's events; ``unnamed``: the name of a GPU ``deviceProperties`` does not name (:func:`_unnamed_gpu`)."""
     dev = _device_ids(kt, idx)
     props = _device_properties(kt, unnamed)
-    sync_by_corr = _copy_sync_by_correlation(kt)
+    call_by_corr = _copy_call_by_correlation(kt)
     graph_of_corr = _graph_launches(kt)
     items_of_corr = _work_item_launches(kt)
     out = []
@@ -592,14 +592,25 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
             continue
         sel = idx[dev == g]
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
-        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr,
+        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, call_by_corr,
                                props.get(int(g), _only_model(props) or (DeviceInfo(name=unnamed) if unnamed else None)),
                                graph_of_corr, items_of_corr))
     return out
 
 
+#: Kineto's device categories -> what each records an event as (``devices.recorded_kinds``).
+_RECORDED = {"kernel": devices.RECORDED_KERNEL, "gpu_memcpy": devices.RECORDED_TRANSFER, "gpu_memset": devices.RECORDED_FILL}
+
+
+def _recorded(kt: KinetoTrace, sel: np.ndarray) -> np.ndarray:
+    """Per device event of ``sel``: what its category records it as (a kernel, a copy, a fill), not what its name
+    says -- a kernel named ``Memset...`` is still a kernel (``devices.recorded_kinds``)."""
+    by_cat = np.array([_RECORDED.get(c, devices.RECORDED_NAME_ONLY) for c in kt.cats] or [-1], np.int8)
+    return by_cat[kt.cat[sel]] if sel.size else np.zeros(0, np.int8)
+
+
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
-                op_of_ext: IdTable, sync_by_corr: IdTable, info: DeviceInfo | None,
+                op_of_ext: IdTable, call_by_corr: IdTable, info: DeviceInfo | None,
                 graph_of_corr: IdTable, items_of_corr: IdTable | None = None) -> DeviceEvents:
     uname, name = unique_inverse(kt.name[sel])
     names = [kt.names[int(i)] for i in uname]
@@ -613,11 +624,12 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     op_idx = np.where(op_name_id >= 0, op_idx, -1)
     is_copy = kt.bytes[sel] >= 0
     mem_bytes = np.where(is_copy, kt.bytes[sel], -1)
-    mem_sync = np.where(is_copy, sync_by_corr.lookup(corr), -1)
+    kind = devices.recorded_kinds(names, name, _recorded(kt, sel))
+    mem_sync = devices.copies_call_sync(kt.names, np.where(is_copy, call_by_corr.lookup(corr), -1), kind)
     graph = np.where(kt.graph_id[sel] >= 0, kt.graph_id[sel], graph_of_corr.lookup(corr))
     return DeviceEvents(
         gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
-        name=narrowest(name.astype(np.int32), np.int16), kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        name=narrowest(name.astype(np.int32), np.int16), kind=kind,
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(s)}" for s in ustream],
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
@@ -664,13 +676,13 @@ def _graph_launches(kt: KinetoTrace) -> IdTable:
     return IdTable(kt.correlation[m], kt.correlation[m], -1)
 
 
-def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:
-    """Correlation id -> 1 where a synchronous copy call (``cudaMemcpy``) launched it, 0 for an ``...Async`` one."""
+def _copy_call_by_correlation(kt: KinetoTrace) -> IdTable:
+    """Correlation id -> the name id of the copy or memset call that launched it (``cudaMemcpy``,
+    ``hipMemcpyAsync``): whether it held the host is asked with the copy's kind (``devices.copies_call_sync``)."""
     m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
-    names = np.fromiter((devices.copy_call_sync(n) for n in kt.names), dtype=np.int8, count=len(kt.names))
-    sync = names[kt.name[m]] if m.any() else np.zeros(0, np.int8)
-    keep = sync >= 0
-    return IdTable(kt.correlation[m][keep], sync[keep].astype(np.int64), -1)
+    names = np.fromiter((devices.copy_call_sync(n) >= 0 for n in kt.names), dtype=bool, count=len(kt.names))
+    keep = names[kt.name[m]] if m.any() else np.zeros(0, bool)
+    return IdTable(kt.correlation[m][keep], kt.name[m][keep].astype(np.int64), -1)
 
 
 #: Header keys only ROCm builds of PyTorch write.

@@ -1688,12 +1688,11 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     del op_host
     nbytes = r.d_bytes[sel].astype(np.int64)
     la = launch[sel]
-    mem_sync = np.full(sel.size, -1, np.int8)
     is_copy = nbytes >= 0
-    if is_copy.any():
-        call_sync = np.fromiter((devices.copy_call_sync(n) for n in h.names), np.int8, len(h.names))
-        known = is_copy & (la >= 0)
-        mem_sync[known] = call_sync[h.name[la[known]]]
+    kind = devices.recorded_kinds(names, name, np.where(is_copy, devices.RECORDED_TRANSFER, devices.RECORDED_KERNEL))
+    known = is_copy & (la >= 0)
+    mem_sync = devices.copies_call_sync(h.names, np.where(known, h.name[np.maximum(la, 0)].astype(np.int64) if len(h)
+                                                          else -1, -1), kind)
     graph = r.d_graph[sel].astype(np.int64)
     if (la >= 0).any():  # graph-mode executions and node-mode kernels share their cudaGraphLaunch's correlation
         is_graph = np.fromiter((devices.is_graph_launch(n) for n in h.names), bool, len(h.names))
@@ -1705,7 +1704,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         gpu=gpu, info=r.gpu_info.get(dev, DeviceInfo()), names=names, strings=[],
         start=_ps(r.d_start[sel], origin), end=_ps(r.d_end[sel], origin),  # int64 first: narrow ns wrap in ps
         name=name,
-        kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        kind=kind,
         stream=stream, stream_names=stream_names,
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx,

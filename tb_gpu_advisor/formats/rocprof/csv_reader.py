@@ -301,7 +301,7 @@ def build(tables: dict[str, list[dict[str, list[str]]]], path: str, size: int, h
         info = models.get(int(gid)) or DeviceInfo(name=GPU_NAME)
         devs.append(device_events(int(gid), sel, info, streams, "stream" if has_streams else "queue", o_start, o_end,
                                   op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks, threads,
-                                  host_kind))
+                                  host_kind, is_copy))
     if devs and not models:
         notes.append("no agent info (rocprofv3's agent_info.csv) beside the traces: the GPU is named an AMD GPU of "
                      "unknown model, and nothing is said of its peak or its compute units")

@@ -412,7 +412,7 @@ def _build(read: _Read, other: dict, path: str, size: int, host: str) -> Trace:
         unnamed = unnamed or info is None
         devs.append(device_events(int(g), sel, info or DeviceInfo(name=GPU_NAME), streams, "stream", o_start, o_end,
                                   op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks, threads,
-                                  host_kind))
+                                  host_kind, is_copy))
     if devs and unnamed:
         notes.append("the trace's rocminfo names no model for some GPU: it is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")

@@ -256,7 +256,7 @@ def _read(schema: tb.Schema, path: str, size: int, host: str) -> Trace:
         sel = sel[np.lexsort((ops["end"][sel], ops["start"][sel]))]
         devs.append(device_events(int(gpu), sel, DeviceInfo(name=GPU_NAME), ops["queue"], "queue", ops["start"],
                                   ops["end"], op_names, origin, d_corr, op_of_launch, h, nbytes, sync, graph, blocks,
-                                  threads, host_kind))
+                                  threads, host_kind, copy_type))
     if devs:
         notes.append("rocmProfileData records no GPU model: each GPU is named an AMD GPU of unknown model, and "
                      "nothing is said of its peak or its compute units")

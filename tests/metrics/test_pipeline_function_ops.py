@@ -39,12 +39,12 @@ def test_a_tf_data_function_s_op_is_the_input_wait_not_a_host_placed_op(tmp_path
 
 def test_an_op_of_the_step_s_own_graph_on_the_host_stays_host_placed(tmp_path):
     """Control: an op of the step's group with no kernel (``Unique``) is still one to move to the GPU."""
-    truth, hm, found = _analysed(tmp_path, host_op_us=800.0)
+    _, _, found = _analysed(tmp_path, host_op_us=800.0)
     assert "host_op_placement" in found and "Unique" in found["host_op_placement"].summary
 
 
 def test_the_pipeline_s_op_is_not_counted_beside_the_step_s_own(tmp_path):
-    truth, hm, found = _analysed(tmp_path, host_op_us=800.0)
+    truth, hm, _ = _analysed(tmp_path, host_op_us=800.0)
     assert [o.op_name for o in hm.host_ops.top] == ["Unique"]
     assert hm.host_ops.time_ms_per_step == pytest.approx(truth["host_op_ms"], abs=0.01)
     assert hm.breakdown.host_compute == pytest.approx(truth["host_op_ms"], abs=0.01)

@@ -559,3 +559,62 @@ def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap
         t += dur + 100 * US + int(gap_ms * 1000 * US)
     space.write(path)
     return {"step_ms": sum(step_ms) / len(step_ms), "steps": len(step_ms)}
+
+
+def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us: float = 0.0, kernels: int = 40,
+                               kernel_us: float = 100.0) -> dict:
+    """A TF 2.x grouped capture of one Keras batch (``model.fit`` on NumPy arrays, as :func:`write_grouped_keras_batch`
+    lays it out) whose input pipeline's captured function runs on the step's inter-op threads: tf.data's thread starts
+    it (``InstantiatedCapturedFunction::RunAsync`` around a ``FunctionRun``, group 1 -- the root of a group of its
+    own, as TensorFlow groups it), and its op ``GatherV2:GatherV2`` (Keras slicing the next batch out of the arrays,
+    group 1) runs ``gather_us`` on a ``tf_Compute`` thread between the step's first and second halves of kernels, the
+    GPU idle all that time (the step's next op queued behind it).  ``host_op_us`` > 0 adds an op of the step's own graph
+    (``Unique:Unique``, group 0) that launches no kernel -- a real host-placed op -- right after it, the GPU idle too.
+
+    Truth by construction: the step (first kernel to last), the GPU idle under the pipeline's op (``input_ms``), the
+    idle under the step's own host op (``host_op_ms``), no host-placed op but that one (the ECBM4040 T4 captures of
+    h37-survey68: ``GatherV2`` 0.24-1.16 ms, read as "a TF op of the step placed on the host")."""
+    space = SpaceBuilder("instance-2")
+    host = space.plane("/host:CPU")
+    py = host.line("python3", 3627382263)
+    launcher = host.line("tf_Compute/-1773360180", 2521607116)
+    other = host.line("tf_Compute/-839262650", 3455704646)
+    resource = host.line("tf_data_iterator_resource/170933739", 170933739)
+    gpu = space.plane("/device:GPU:0")
+    g = T4
+    for key, value in (("clock_rate", g.clock_khz), ("core_count", g.sms), ("memory_bandwidth", g.bandwidth),
+                       ("memory_size", g.memory), ("compute_cap_major", g.cc[0]), ("compute_cap_minor", g.cc[1])):
+        gpu.add_stat(key, value)
+    stream = gpu.line("Stream #13(Compute)", 13)
+    t0 = CAPTURE_LEAD_PS
+    details = "regs:32 static_shared:0 dynamic_shared:0 grid:40,1,1 block:256,1,1 occ_pct:50"
+    corr, h = 1, t0 + 200 * US
+    first = last_end = None
+    half = kernels // 2
+    resource.add("InstantiatedCapturedFunction::RunAsync", t0 + 100 * US, 12 * US)
+    resource.add("FunctionRun", t0 + 105 * US, 5 * US, group_id=1)
+    gather = host_op = (0, 0)
+    for k in range(kernels):
+        if k == half:  # the pipeline's op on the other inter-op thread; the step's next launch waits behind it
+            start = last_end + 20 * US
+            other.add("ExecutorState::Process", start - 5 * US, int(gather_us * US) + 10 * US, group_id=1)
+            other.add("GatherV2:GatherV2", start, int(gather_us * US), group_id=1)
+            gather = (start, start + int(gather_us * US))
+            h = gather[1] + 10 * US
+            if host_op_us > 0:
+                launcher.add("Unique:Unique", h, int(host_op_us * US), group_id=0)
+                host_op = (h, h + int(host_op_us * US))
+                h = host_op[1] + 10 * US
+        launcher.add("volta_sgemm_128x64_nn", h, 5 * US, correlation_id=corr, group_id=0)
+        d = max(h + 10 * US, last_end + US if last_end is not None else 0)
+        stream.add("volta_sgemm_128x64_nn", d, int(kernel_us * US), correlation_id=corr, kernel_details=details,
+                   group_id=0)
+        first = d if first is None else first
+        last_end = d + int(kernel_us * US)
+        h, corr = h + 20 * US, corr + 1
+    py.add("train_function", t0, h + 100 * US - t0)
+    gpu.line("Steps", 0xDEADBEEF).add("0", first, last_end - first, group_id=0)
+    space.write(path)
+    ms_ = 1000 * US
+    return {"step_ms": (last_end - first) / ms_, "input_ms": (gather[1] - gather[0]) / ms_,
+            "host_op_ms": (host_op[1] - host_op[0]) / ms_}

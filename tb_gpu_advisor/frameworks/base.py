@@ -509,6 +509,7 @@ GENERIC_LABELS: dict[str, str] = {
     #: the framework's own input pipeline event, as ``input_bound`` names the part of the wait it holds
     #: (``HostInput.own_ms_per_step``)
     "input_next": "its iterator's next batch",
+    "input_function_ops": "the ops of the input pipeline's own functions, run on the step's threads",
     "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
     #: one call of the framework's dispatch of compiled work (step-level launch-bound)
     "dispatch_call": "compiled call",

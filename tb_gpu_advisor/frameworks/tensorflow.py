@@ -6,12 +6,17 @@ Markers as seen in the real TF 2.4 V100 capture and the TF 2.21 captures under `
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tb_gpu_advisor.frameworks import xla
-from dataclasses import dataclass
-
 from tb_gpu_advisor.frameworks.base import Framework, Noted, action, job_loop, names_batch, never, op_type
 from tb_gpu_advisor.model.schema import Action
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import HostEvents
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
@@ -88,6 +93,39 @@ def is_host_only_op_type(type_: str) -> bool:
 
 def is_background_line(name: str) -> bool:
     return name.startswith(BACKGROUND_LINES)
+
+
+#: The threads tf.data runs its iterators and their functions from (``tf_data_iterator_get_next``,
+#: ``tf_data_iterator_resource``, a private pool's ``tf_data_private_threadpool``).
+PIPELINE_LINES = ("tf_data_",)
+#: The call tf.data makes to run a dataset's captured function (a ``map``'s, ``filter``'s, or Keras's slicing of NumPy
+#: arrays into batches, ``GatherV2``): TensorFlow's grouping makes it the root of a group of its own, whose ops run
+#: on the inter-op threads (``tf_Compute``) the step's own ops run on.
+PIPELINE_FUNCTION_RUN = "FunctionRun"
+
+
+def pipeline_function_ops(h: HostEvents, device_groups: np.ndarray) -> np.ndarray:
+    """Host event indices (ascending) of the TF ops tf.data's captured functions ran: the op events of a group whose
+    root is a ``FunctionRun`` on a tf.data thread and which no device event shares (``device_groups``: the group ids
+    the GPUs' events carry -- a group with GPU work is a step's, whatever started it).
+
+    Why: such an op runs beside the step's ops, on the same inter-op threads, but it is the input pipeline making a
+    batch, placed on the host by design (tf.data runs on the CPU).  Read by time alone it was "a TF op of the step
+    placed on the host": a Keras ``fit`` on NumPy arrays slices each batch with a ``GatherV2`` of the whole array
+    (1.16 ms on a T4 VM's two inter-op threads while the GPU idled), and the report said to move it to the GPU
+    (h37-survey68, ECBM4040's Keras CNNs)."""
+    if not len(h) or not (h.group_id >= 0).any():
+        return np.zeros(0, np.int64)
+    run = h.names.index(PIPELINE_FUNCTION_RUN) if PIPELINE_FUNCTION_RUN in h.names else -1
+    if run < 0:
+        return np.zeros(0, np.int64)
+    on_pipe = np.fromiter((n.startswith(PIPELINE_LINES) for n in h.line_names), bool, len(h.line_names))
+    roots = (h.name == run) & on_pipe[h.line] & (h.group_id >= 0)
+    groups = np.setdiff1d(np.unique(h.group_id[roots]), device_groups)
+    if not groups.size:
+        return np.zeros(0, np.int64)
+    ops = h.name_mask(is_tf_op_event) & ~on_pipe[h.line] & np.isin(h.group_id, groups)
+    return np.flatnonzero(ops)
 
 
 #: Host bookkeeping / wrapper events that are not "host compute" by themselves (their children are classified).
@@ -580,6 +618,8 @@ FRAMEWORK = Framework(
             "ops_table": "Top TensorFlow ops ({kept}, all GPUs)",
             "input_wait_meaning": "share of the {step} the GPU was idle while the host waited in IteratorGetNext (tf.data)",
             "input_next": "tf.data's `IteratorGetNext`",
+            "input_function_ops": "the ops of tf.data's own functions (a `map`'s, or Keras slicing NumPy arrays "
+                                  "into batches), run on the step's threads",
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",
             "compiled_step": "one tf.function graph",

@@ -638,6 +638,13 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     gpus, launched_kernel = _gpu_contexts(h, devs, launches, steps)
     dispatch = _dispatch_calls(h, fw)
     host_input = _input_ranges(trace, fw, host_input, launched_kernel, dispatch)
+    # the ops the input pipeline's own functions ran beside the step's, on its threads (tf.data's ``map``: Keras's
+    # slicing of NumPy arrays into batches) are input work, not ops of the step placed on the host (h37-survey68)
+    if trace.pipeline_ops is not None and trace.pipeline_ops.size:
+        pipe = np.zeros(len(h), dtype=bool)
+        pipe[trace.pipeline_ops] = True
+        host_op = host_op & ~pipe
+        host_input = host_input | pipe
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
     # its host time before the first op is not an untraced loader (issue #37 survey: HTA's event-sync test step)

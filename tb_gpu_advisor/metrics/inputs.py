@@ -40,7 +40,8 @@ def host_input(ctx: Context) -> HostInput:
     frames, within = _frames_in(ctx, lead, pre, n) if lead is not None and source == "before_first_op" else ([], [])
     return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
                      transfer_ms_per_step=_transfer_ms(ctx, every, n), frames=frames, frames_within=within,
-                     ranges=_ranges(ctx, every, n), traced_calls_per_step=_traced_calls(ctx, every),
+                     ranges=_ranges(ctx, every, n), functions=_functions(ctx, every, n),
+                     traced_calls_per_step=_traced_calls(ctx, every),
                      put_ms_per_step=_put_ms(ctx, every, n) if source == "pipeline" else 0.0,
                      own_ms_per_step=_own_ms(ctx, every, n) if source == "pipeline" else 0.0,
                      lead_ms_per_step=_lead_ms(ctx, n) if source == "before_first_op" else 0.0)
@@ -232,9 +233,31 @@ def _ranges(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float]]:
     "other ranges", so a cut here left a sixth range's time out of the parts it names (h37-review26 *Left* 7)."""
     if not rows.size:
         return []
+    framework = ctx.h.name_mask(ctx.fw.input_event)[rows]
+    return _by_name(ctx, rows[~framework & ~_pipeline_function(ctx, rows)], rows[framework], n)
+
+
+def _functions(ctx: Context, rows: np.ndarray, n: int) -> list[tuple[str, float]]:
+    """The ops the pipeline's own functions ran among the pipeline's events ``rows`` (``Trace.pipeline_ops``), as
+    :func:`_ranges` names the program's ranges: (op name, ms per step and GPU of input wait inside it and outside the
+    framework's own pipeline events), longest first.  Why apart: they are the pipeline's work on the step's threads
+    (tf.data's ``map``), not a range the program marks around fetching its batch."""
+    if not rows.size:
+        return []
+    framework = ctx.h.name_mask(ctx.fw.input_event)[rows]
+    return _by_name(ctx, rows[~framework & _pipeline_function(ctx, rows)], rows[framework], n)
+
+
+def _pipeline_function(ctx: Context, rows: np.ndarray) -> np.ndarray:
+    """Bool per row of ``rows``: an op the pipeline's own functions ran (``Trace.pipeline_ops``)."""
+    ops = ctx.trace.pipeline_ops
+    return np.isin(rows, ops) if ops is not None else np.zeros(rows.size, dtype=bool)
+
+
+def _by_name(ctx: Context, own: np.ndarray, theirs: np.ndarray, n: int) -> list[tuple[str, float]]:
+    """(name, ms per step and GPU of input wait inside the events ``own`` of that name and outside ``theirs``), longest
+    first, those holding any."""
     h = ctx.h
-    framework = h.name_mask(ctx.fw.input_event)[rows]
-    own, theirs = rows[~framework], rows[framework]
     out = [(h.names[int(i)], _wait_in(ctx, own[h.name[own] == i], n, theirs)) for i in np.unique(h.name[own]).tolist()]
     return sorted((x for x in out if x[1] > 0), key=lambda x: -x[1])
 

@@ -1228,6 +1228,12 @@ class HostInput:
     #: ``tf.profiler.experimental.Trace``; ``Framework.input_range``), as (name, ms per step and GPU of the input wait
     #: inside them), longest first: what the finding names as the pipeline (issue #37 item 4)
     ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: source "pipeline": the ops the input pipeline's own functions ran on the threads the step's ops run on
+    #: (``Trace.pipeline_ops``: tf.data's ``map``, Keras's ``GatherV2`` slicing NumPy arrays into batches), as (op name,
+    #: ms per step and GPU of the input wait inside them, the framework's own pipeline events aside), longest first:
+    #: pipeline work the step waits behind, named as such -- neither ranges the program marks nor its ops placed on
+    #: the host (h37-survey68)
+    functions: list[tuple[str, float]] = field(default_factory=list)
     #: source "before_first_op": the program's Python frames holding that time (``with_stack``; outermost frames with
     #: only host work, ``context.lead_frames``), as (frame name, ms per step, whether its name says it fetches or
     #: prepares the batch -- ``Framework.input_frame``), longest first: the input wait is the named ones' time and

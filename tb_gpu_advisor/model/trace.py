@@ -657,6 +657,10 @@ class Trace:
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None
+    #: host event indices (ascending) of the ops the input pipeline's own functions ran on the threads the step's ops
+    #: run on (tf.data's captured functions: ``frameworks.tensorflow.pipeline_function_ops``), where the file tells
+    #: them apart; None where it does not.  They are input work, not the step's: no placement to judge
+    pipeline_ops: np.ndarray | None = None
     #: the host threads' blocking OS calls (:class:`HostWaits`), None where the file has none
     host_waits: HostWaits | None = None
     #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them

@@ -148,21 +148,25 @@ def _pipeline_said(ctx: Ctx, src: HostInput, wait_ms: float) -> str:
     ranges = _range_parts(src.ranges, wait_ms)
     parts = [(sum(min(v, wait_ms) for _, v in src.ranges), "the program's " + ("range" if len(src.ranges) == 1 else "ranges")
               + " for fetching its batch (" + ", ".join(ranges) + ")")] if ranges else []
+    functions = _range_parts(src.functions, wait_ms, "other ops")
+    if functions:  # the pipeline's own functions' ops on the step's threads (tf.data's map), named as such
+        parts.append((sum(min(v, wait_ms) for _, v in src.functions),
+                      f"{ctx.fw.label('input_function_ops')} ({', '.join(functions)})"))
     if own >= T("report.min_said_ms") or not parts:
         parts.append((own, _NEXT.format(next=ctx.fw.label("input_next"), part=_part(ctx, own))))
     return _PIPELINE.format(parts=", ".join(w for _, w in sorted(parts, key=lambda p: -p[0])),
                             put=_put_said(src.put_ms_per_step, wait_ms))
 
 
-def _range_parts(ranges: list[tuple[str, float]], wait_ms: float) -> list[str]:
-    """The program's ranges, each holding a tenth of the wait or more with its part (never above the whole), the
-    smaller ones together ("other ranges X")."""
+def _range_parts(ranges: list[tuple[str, float]], wait_ms: float, rest_word: str = "other ranges") -> list[str]:
+    """The program's ranges (or the pipeline functions' ops), each holding a tenth of the wait or more with its part
+    (never above the whole), the smaller ones together ("other ranges X", ``rest_word``)."""
     # both sides of the split read the one bar (h37-forms10in wrote it twice); a part too small to print is unsaid
     bar = T("input_bound.range_named_share") * wait_ms
     named = [f"`{n}` {ms(min(v, wait_ms))}" for n, v in ranges if v >= bar]
     rest = sum(v for _, v in ranges if v < bar)
     if rest >= T("report.min_said_ms"):
-        named.append(f"other ranges {ms(min(rest, wait_ms))}")
+        named.append(f"{rest_word} {ms(min(rest, wait_ms))}")
     return named
 
 

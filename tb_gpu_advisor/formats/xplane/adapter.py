@@ -27,7 +27,7 @@ from tb_gpu_advisor.common.ahead import map_in_order
 from tb_gpu_advisor.common.memory import release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
-from tb_gpu_advisor.frameworks import nvtx, xla
+from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, lookup_mask, narrowest, union_intervals,
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
@@ -110,6 +110,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
     devs = all_device_events(tl, release, calls)
+    pipeline_ops = tensorflow.pipeline_function_ops(h, _device_groups(devs))
     return Trace(
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
         span_ps=span, capture_ms=_capture_ms(tl), viewer_zero_ps=viewer_zero_ps(tl), time_base=TIME_BASE,
@@ -118,7 +119,14 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
         xla_casts=xla_casts, xla_fusion_classes=xla_classes,
         producer={**_producer(meta), **_records_loss(tl.warnings)}, memory=memory, unread_devices=unread_devices(tl), ranges=nvtx_ranges(h, range_domains),
+        pipeline_ops=pipeline_ops if pipeline_ops.size else None,
     )
+
+
+def _device_groups(devs: list[DeviceEvents]) -> np.ndarray:
+    """The TF group ids the GPUs' events carry (ascending): the groups that hold GPU work."""
+    parts = [np.unique(d.group_id[d.group_id >= 0]) for d in devs if len(d)]
+    return np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
 
 #: The profiler's own warning that it dropped GPU events (XLA ``cupti_collector.cc``, kept in ``XSpace.warnings``):

@@ -112,7 +112,6 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         step_ms = sum(arr.step_ms.tolist()) / steps if steps else None
         # a memory snapshot records no GPU work: its GPUs' activity is unknown, not zero
         busy = sum(arr.busy.tolist()) / steps if steps and ctx.trace.snapshot is None else None
-        copies = inside & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
         out.append(GpuMetrics(
             gpu=d.gpu, name=info.name or f"GPU:{d.gpu}", rank=ctx.trace.gpu_ranks.get(d.gpu),
             compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None, sm_count=info.sm_count,
@@ -124,7 +123,6 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
             launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
-            memcpy_ms_per_step=ctx.per_step(float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS, shared=False),
             shares=g.shares,
         ))
     return out

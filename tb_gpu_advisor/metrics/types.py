@@ -715,7 +715,6 @@ class GpuMetrics:
     first_kernel_offset_ms: float | None = None
     first_launch_offset_ms: float | None = None  # same for the first host launch record targeting it
     launch_thread_private: bool | None = None  # >= 50 % of its launch records come from tf_gpu_private_* threads
-    memcpy_ms_per_step: float = 0.0
     #: this GPU's idle per step while the host waited in a communication library's calls (the ledger's ``comm_wait``,
     #: ``metrics.breakdown.comm_calls_in_idle``): the rank's MPI wait, which the job splits into transfer and waiting
     host_calls_ms_per_step: float = 0.0

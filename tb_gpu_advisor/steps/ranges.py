@@ -59,9 +59,11 @@ _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 _TRAILING_NUMBER_PART = re.compile(r"[-_ #:=]*\d+\s*$")
 
 
-#: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), not part of a word
-#: (``conv2d``, ``fp16``).
-_INNER_NUMBER = re.compile(r"(?<=[-_ #:=])\d+(?=[-_ :=])")
+#: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), whatever stands
+#: around it but a letter, a digit or a dot (``Step 3/100``, ``iteration[96,100)``, ``step (3)``: a loop's counter
+#: in the punctuation its program wrote), not part of a word (``conv2d``, ``fp16``) or of a dotted path or number
+#: (``model.layers.3.mlp``, ``v1.2``).
+_INNER_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?![A-Za-z0-9.])")
 
 
 def _base_name(name: str) -> str:

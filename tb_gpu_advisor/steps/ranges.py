@@ -55,8 +55,10 @@ def _max_per_line(h: HostEvents, sel: np.ndarray) -> int:
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 
 
-#: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.
-_TRAILING_NUMBER_PART = re.compile(r"[-_ #:=]*\d+\s*$")
+#: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.  A
+#: number after other punctuation (``Step 3/100``'s ``100``, a count or a range's bound) stays, as a counter in it
+#: (:data:`_INNER_NUMBER`): ``Step #/#``, not ``Step 3/``.
+_TRAILING_NUMBER_PART = re.compile(r"(?:(?<=[A-Za-z.])|[-_ #:=]+)\d+\s*$")
 
 
 #: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), whatever stands

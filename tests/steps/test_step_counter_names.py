@@ -51,6 +51,7 @@ def test_a_counted_iteration_range_marks_every_step(reports, form):
     assert st["source"] == "nvtx_range", st["note"]  # main: repeated_launches (the ranges unread) for grendel...
     assert st["found"] == truth.steps  # ... and 1 for `Step k/100`
     assert "named like a step" in st["note"]
+    assert "#" in st["note"].split("`")[1]  # the name shown with its counters as `#`, no number of one range
 
 
 @pytest.mark.parametrize("name", ["Step 3/100", "iteration[96,100)", "step (3)", "train_step[3]", "step[3]",

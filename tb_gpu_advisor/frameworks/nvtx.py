@@ -92,12 +92,17 @@ ENQUEUING_COMMUNICATION_DOMAINS = frozenset({"NCCL", "nccl", "NVIDIA NCCL"})
 #: ``MPI_Allreduce``): GPU idle inside one is the step waiting on communication (``metrics.breakdown.comm_call_spans``).
 WAITING_COMMUNICATION_DOMAINS = COMMUNICATION_DOMAINS - ENQUEUING_COMMUNICATION_DOMAINS
 
+#: A loop's counter written after a range's name, whatever the punctuation around it: ``12``, `` #12``, ``=12``,
+#: ``[12]``, `` (12)``, `` 12/100`` (``f"Step {i}/{n}"``), ``[96,100)`` (Grendel-GS's ``f"iteration[{i},{i+bsz})"``,
+#: the images a step trains) -- no letter in it, so nothing that names another block (``_ga_step_0``, a
+#: micro-batch's).  The form does not say what the number counts; the word before it does.
+_COUNTER = r"(?:[^A-Za-z]*\d[^A-Za-z]*)?"
 #: A user range that marks a step: ``step``, ``train_step``, ``training_step 12``, ``iteration 3``, ``iter_7``,
-#: ``Step#4``, ``batch 12`` -- but no optimizer or scheduler step (``optimizer.step``, ``lr_scheduler.step``), which
-#: runs inside a training step.
+#: ``Step#4``, ``batch 12``, ``Step 3/100``, ``iteration[96,100)`` -- but no optimizer or scheduler step
+#: (``optimizer.step``, ``lr_scheduler.step``), which runs inside a training step.
 _STEP_NAME = re.compile(r"^(?:(?:train(?:ing)?|fwd_?bwd|forward[-_ ]backward)[-_ .]?)?(?:step|iter(?:ation)?|batch)"
-                        r"(?:[-_ #:=]*\d+)?$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
-_NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero_grad|scaler|sampler|warmup", re.I)
+                        + _COUNTER + r"$|^(?:train(?:ing)?[-_ .]?)?(?:step|iter(?:ation)?)[-_ #:=]*\d+\b", re.I)
+_NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero[-_ ]?grad|scaler|sampler|warmup", re.I)
 #: The NVTX range a capture's advice asks the program to mark its steps with, by the job's work (``Job.work``), and
 #: what it marks: named so that :func:`is_step_name` reads it as a step, and in the job's own words -- a forward
 #: pass is no ``train_step``, nor is a native program's step of no known kind (h37-left37).
@@ -256,11 +261,12 @@ def is_pass_phase_name(name: str) -> bool:
 
 #: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
 #: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
-#: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``), in the
+#: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``, the
+#: gradients' reset as tutorials name it: ``zero_grad``, ``zero grad``), in the
 #: short forms programs write too: ``bwd`` / ``BWD`` beside ``fwd`` (``torch.cuda.nvtx.range_push("BWD");
 #: y.backward(dy)``), ``optim_step``, gradient clipping (``clip_grad_norm``: only gradients are clipped).
 _TRAINING_RANGE = re.compile(
-    r"backward|back[-_ ]?prop|(?<![a-z])bwd(?![a-z])|optimi[sz]er|\bopt(?:im)?[-_.]?step|zero[-_]?grad|"
+    r"backward|back[-_ ]?prop|(?<![a-z])bwd(?![a-z])|optimi[sz]er|\bopt(?:im)?[-_.]?step|zero[-_ ]?grad|"
     r"clip[-_ ]?grad|grad(?:ient)?s?[-_ ]*(?:norm[-_ ]*)?clip|"
     r"grad(?:ient)?s?[-_ ]*(?:all[-_ ]?reduce|reduce|sync|bucket)|(?:all[-_ ]?reduce|reduce[-_ ]?scatter)[-_ ]*grad|"
     r"\bDDP\b|\bFSDP\b|DistributedDataParallel|FullyShardedDataParallel|"
@@ -307,8 +313,8 @@ _NUMERICAL_DIRECTION = re.compile(r"fft|dft|transform(?!er)|subst|sweep|euler|in
 #: evaluate`` / ``PrecomputedValues::Validate`` (nvFuser's C++ expression evaluator, wild/nvfuser_h200_gtest)
 #: evaluates an expression, not a model; ``val`` and ``test`` only with the phase they name (``val_step``).
 _PHASE = r"(?:[-_ .]?(?:step|loop|batch|epoch|phase|pass|iter(?:ation)?))"
-_EVALUATION_RANGE = re.compile(r"^(?:(?:eval(?:uat(?:e|ion|ing))?|validat(?:e|ion|ing))%s?|(?:val|test)%s)"
-                               r"(?:[-_ #:=]*\d+)?$" % (_PHASE, _PHASE), re.I)
+_EVALUATION_RANGE = re.compile(r"^(?:(?:eval(?:uat(?:e|ion|ing))?|validat(?:e|ion|ing))%s?|(?:val|test)%s)%s$"
+                               % (_PHASE, _PHASE, _COUNTER), re.I)
 
 
 def is_evaluation_range(name: str) -> bool:

@@ -55,13 +55,17 @@ def _max_per_line(h: HostEvents, sel: np.ndarray) -> int:
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 
 
-#: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.
-_TRAILING_NUMBER_PART = re.compile(r"[-_ #:=]*\d+\s*$")
+#: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.  A
+#: number after other punctuation (``Step 3/100``'s ``100``, a count or a range's bound) stays, as a counter in it
+#: (:data:`_INNER_NUMBER`): ``Step #/#``, not ``Step 3/``.
+_TRAILING_NUMBER_PART = re.compile(r"(?:(?<=[A-Za-z.])|[-_ #:=]+)\d+\s*$")
 
 
-#: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), not part of a word
-#: (``conv2d``, ``fp16``).
-_INNER_NUMBER = re.compile(r"(?<=[-_ #:=])\d+(?=[-_ :=])")
+#: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), whatever stands
+#: around it but a letter, a digit or a dot (``Step 3/100``, ``iteration[96,100)``, ``step (3)``: a loop's counter
+#: in the punctuation its program wrote), not part of a word (``conv2d``, ``fp16``) or of a dotted path or number
+#: (``model.layers.3.mlp``, ``v1.2``).
+_INNER_NUMBER = re.compile(r"(?<![A-Za-z0-9.])\d+(?![A-Za-z0-9.])")
 
 
 def _base_name(name: str) -> str:

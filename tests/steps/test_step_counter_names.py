@@ -1,0 +1,102 @@
+"""A loop's counter in the punctuation its program writes: one range name, a step (issue #37 class 2, h37-nvtxvocab31).
+
+Programs number their iteration ranges in their own forms (code corpus, tests/fixtures/wild/SURVEY.md, session 31):
+Grendel-GS's 3DGS trainer pushes ``f"iteration[{iteration},{iteration+bsz})"`` (the images one step trains), progress
+style ``f"Step {i}/{n}"``, ``f"step ({i})"``, ``f"step[{i}]"``.  Main read a counter only where it followed a space,
+``_``, ``#``, ``:``, ``=`` or ``-``: each ``iteration[96,100)`` was a name of its own, so the program's iteration ranges
+neither were named like a step nor repeated, and ``Step 3/100`` kept its ``3`` -- eight names, one range each, so the
+named-like-a-step reading took the first: **one step of eight**.  Now a number with no letter, digit or dot beside it
+is a counter wherever it stands (``steps.ranges._base_name``), and a step word followed by a counter in any
+punctuation names a step (``frameworks.nvtx.is_step_name``).  Truth by construction: ``synthetic.nsysexport`` writes
+eight iterations under the range.
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tb_gpu_advisor.steps.ranges import _base_name
+
+#: the range around each iteration, as each program writes it ({k}: the iteration's number)
+FORMS = {
+    "progress": "Step {k}/100",  # main: 1 step of 8 (each `Step k/` a name of its own)
+    "grendel": "iteration[{k}00,{k}04)",  # main: the ranges unread, steps from the launches' period
+    "parenthesised": "step ({k})",
+    "bracketed": "train_step[{k}]",
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    d = tmp_path_factory.mktemp("counter_names")
+    out = {}
+    for name, rng in FORMS.items():
+        p = str(d / f"{name}.sqlite")
+        truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=rng))
+        host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))
+        out[name] = (analyze_session("w", "s", [host]).to_dict()["hosts"][0], truth)
+    return out
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_counted_iteration_range_marks_every_step(reports, form):
+    host, truth = reports[form]
+    st = host["steps"]
+    assert st["source"] == "nvtx_range", st["note"]  # main: repeated_launches (the ranges unread) for grendel...
+    assert st["found"] == truth.steps  # ... and 1 for `Step k/100`
+    assert "named like a step" in st["note"]
+    assert "#" in st["note"].split("`")[1]  # the name shown with its counters as `#`, no number of one range
+
+
+@pytest.mark.parametrize("name", ["Step 3/100", "iteration[96,100)", "step (3)", "train_step[3]", "step[3]",
+                                  "iteration_3", "Iteration 3 - OVERLAP", "batch 12"])
+def test_step_words_with_a_counter_in_any_punctuation_name_a_step(name):
+    assert nvtx.is_step_name(name)
+
+
+@pytest.mark.parametrize("name", ["iteration_3_ga_step_0", "optimizer.step", "lr_scheduler.step 3", "batch_size=32",
+                                  "steps_per_epoch", "step_fn"])
+def test_a_step_word_followed_by_words_names_no_step_control(name):
+    # a counter holds no letter: a micro-batch's `_ga_step_0`, a setting or another word after the step word is not one
+    assert not nvtx.is_step_name(name)
+
+
+def test_an_evaluation_loops_counter_reads_alike():
+    assert nvtx.is_evaluation_range("eval[2]") and nvtx.is_evaluation_range("validation (3)")  # main: neither
+
+
+@pytest.mark.parametrize(("a", "b"), [("Step 3/100", "Step 4/100"), ("iteration[96,100)", "iteration[100,104)"),
+                                      ("step (3)", "step (12)"), ("token_6_processing", "token_7_processing")])
+def test_names_alike_but_for_their_counters_are_one_name(a, b):
+    assert _base_name(a) == _base_name(b)
+
+
+@pytest.mark.parametrize(("a", "b"), [("conv2d", "conv3d"), ("fp16_gemm", "fp32_gemm"),
+                                      ("model.layers.3.mlp", "model.layers.4.mlp"), ("v1.2 fwd", "v1.3 fwd")])
+def test_numbers_inside_words_and_dotted_paths_stay_control(a, b):
+    # a number that is part of a word or a dotted path names another block (a layer, a kernel), as on main
+    assert _base_name(a) != _base_name(b)
+
+
+@pytest.mark.parametrize("name", ["zero grad", "Zero Grad", "zero_grad", "zerograd"])
+def test_the_gradients_reset_says_training_in_the_words_tutorials_use(name):
+    # CS336 benchmarks push ``nvtx.range("zero grad")`` around ``optimizer.zero_grad()`` inside each ``step {i}``
+    # (SURVEY session 31); main knew ``zero_grad`` only
+    assert nvtx.is_training_range(name)
+    assert not nvtx.is_step_name(name)
+
+
+def test_a_loop_that_zeroes_its_gradients_is_training(tmp_path):
+    # by construction: each ``step k`` holds ``zero grad`` then ``forward``, nothing else naming its kind
+    p = str(tmp_path / "zero_grad.sqlite")
+    truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range="step {k}", extra_ranges=("zero grad", "forward")))
+    host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))
+    rep = analyze_session("w", "s", [host]).to_dict()["hosts"][0]
+    assert rep["job"]["kind"] == "training"  # main: inference
+    assert rep["steps"]["found"] == truth.steps

@@ -15,7 +15,7 @@ from tests.support.properties import in_capture_problems
 from tests.support.snapshot_report import report
 
 
-def _windows(rep) -> list:  # noqa: ANN001 - HostReport
+def _windows(rep) -> list:
     return [w for f in rep.findings for w in f.windows]
 
 
@@ -37,7 +37,7 @@ def test_an_oom_instant_at_the_capture_end_is_kept(tmp_path):
     assert len(ooms) == 1 and ooms[0].start_ms == ooms[0].end_ms == rep.capture["length_ms"]
 
 
-def _wild(run: str):  # noqa: ANN202 - Report
+def _wild(run: str):
     s = next(s for s in discover(str(FIXTURES / "wild")) if s.run == run)
     return analyze_session(s.run, s.session, s.hosts)
 

@@ -57,3 +57,26 @@ def test_a_real_snapshots_peak_window_ends_with_the_capture():
     h = _wild("snapshot_nograd_bf16").hosts[0]
     assert in_capture_problems(h) == []
     assert max(w.end_ms for w in _windows(h)) <= h.capture["length_ms"]
+
+
+def test_a_snapshots_capture_runs_to_its_last_annotation(tmp_path):
+    """By construction: a training history whose last optimizer step ends 5 ms after its last allocator entry (a step
+    that frees nothing then); the annotation is on the entries' clock, so the capture runs to it (main: the capture
+    ended with the last entry, 5 ms before the step that closes the iteration)."""
+    doc = ms.ring_buffer_training(max_entries=None).doc
+    last = doc["external_annotations"][-1]
+    assert last["stage"] == "END" and last["name"].startswith("Optimizer.step")
+    first_us = min(e["time_us"] for e in doc["device_traces"][0])
+    last["time_us"] = max(e["time_us"] for e in doc["device_traces"][0]) + 5000
+    rep = report(tmp_path, doc)
+    end_ms = (last["time_us"] - first_us) / 1000
+    assert abs(rep.capture["length_ms"] - end_ms) < 1e-3, (rep.capture["length_ms"], end_ms)
+    assert in_capture_problems(rep) == []
+
+
+def test_a_real_snapshots_last_optimizer_step_ends_in_its_capture():
+    """Real snapshot (snapshot_adam_iterations): its last `Optimizer.step#NIUAdam.step` ends at 1019.590 ms, 73 us
+    after its last allocator entry (1019.517 ms; both read off the pickle by hand)."""
+    h = _wild("snapshot_adam_iterations").hosts[0]
+    assert h.capture["length_ms"] == 1019.59
+    assert in_capture_problems(h) == []

@@ -184,7 +184,28 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     metrics_follow_severity(out)
     words_follow_severity(out)
     mark_overlaps(out, metrics.breakdown.as_dict())
+    windows_in_capture(metrics, out)
     return capture_fixes_said_once(rank(out))
+
+
+def windows_in_capture(metrics: HostMetrics, out: list[Finding]) -> None:
+    """Every finding's trace windows ended at the capture's end (``window_start_ms + length_ms``); a window that
+    starts after it is dropped (an instant at the end, an OOM's, stays).  ``out``: changed in place.
+
+    Why: a window is a spot plus the context around it, and the context was taken as if the trace ran on -- wrong
+    assumption *the time around a spot lies in the capture*.  A memory peak in the capture's last half millisecond
+    opened "a millisecond around the peak" past its end (wild/snapshot_nograd_bf16: a peak at 15.6 ms, its window to
+    16.088 ms of a 15.781 ms capture), and the gap after the last kept step was shown with a gap's length of the next step after
+    it, which the capture never recorded (wild/mordred_rtx6000_hashjoin: "gap after step 7 (40.0 ms)" to 6742.8 ms
+    of a 6703.0 ms capture).  One bound for every rule, the viewer's: nothing lies past the capture's end."""
+    length = metrics.capture.length_ms or 0.0
+    if length <= 0:
+        return
+    end = round(metrics.capture.window_start_ms + length, 3)
+    for f in out:
+        f.windows = [w for w in f.windows if w.start_ms <= end]
+        for w in f.windows:
+            w.end_ms = min(w.end_ms, end)
 
 
 def capture_fixes_said_once(ranked: list[Finding]) -> list[Finding]:

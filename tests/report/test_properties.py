@@ -514,3 +514,16 @@ def test_a_steps_note_missing_from_a_surface_is_caught(reports, monkeypatch):
     monkeypatch.setattr(render, "to_markdown", lambda report, top=None: "\n".join(
         line for line in md(report, top=top).splitlines() if not line.startswith("**Steps on")))
     assert any(v.startswith("every-surface: markdown") for v in surface_steps_problems(r))
+
+
+def test_a_window_past_the_capture_is_caught(reports):
+    """``in-capture`` (h37-audit31): a window that runs past the capture's end is caught, one that ends with it is
+    not (main opened mordred's "gap after step 7" 40 ms past its 6703.0 ms capture)."""
+    r = copy.deepcopy(reports[("fixtures/wild", "mordred_rtx6000_hashjoin")])
+    h = r.hosts[0]
+    w = next(w for f in h.findings for w in f.windows)
+    end = h.capture["window_start_ms"] + h.capture["length_ms"]
+    w.end_ms = end
+    assert not [v for v in report_violations(r) if v.startswith("in-capture")]
+    w.end_ms = end + 40.0
+    assert [v for v in report_violations(r) if v.startswith("in-capture")]

@@ -23,6 +23,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``surface-facts`` -- every surface gives the facts the report knows: the MCP summary's hosts their CPU loop, why no
   GPU step is timed, their GPUs' count and the step's ledger; its findings what they free; its cards why they read as
   they do; the tab names a GPU as a sentence does, an inferred name's reasons left to the GPUs table (h37-surfaces31).
+* ``in-capture`` -- a finding's trace window lies in the capture: it ends at or before the capture's end, and so
+  starts by it (h37-audit31: main opened the gap after wild/mordred_rtx6000_hashjoin's last kept step 40 ms past the
+  capture, and a millisecond around a memory peak in a snapshot's last half millisecond past its end).
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
   the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
   one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
@@ -2348,6 +2351,22 @@ def no_steps_time_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+def in_capture_problems(h: HostReport) -> list[str]:
+    """``in-capture`` -- a finding's trace window lies in the capture it points into: it ends at or before the
+    capture's end (``window_start_ms + length_ms``, printed rounding aside), and so starts by it (an OOM's instant
+    at the end is in).  Why (h37-audit31):
+    the context around a spot was taken as if the trace ran on -- main's wild/mordred_rtx6000_hashjoin opened "gap
+    after step 7 (40.0 ms)" at 6662.8 - 6742.8 ms of a 6703.0 ms capture, and three memory snapshots "a millisecond
+    around the peak" past their ends (snapshot_nograd_bf16: to 16.088 ms of 15.781 ms).  Step rows are not held to
+    it yet: a multi-rank Kineto host's last row carries the mean step and runs past its capture (random jobs 29, 31)."""
+    length = (h.capture or {}).get("length_ms")
+    if not length:
+        return []
+    end = float((h.capture or {}).get("window_start_ms") or 0.0) + float(length)
+    return [f"in-capture: {h.host}: {f.id} window '{w.label}' {w.start_ms} - {w.end_ms} ms past the capture's end "
+            f"{end:.3f} ms" for f in h.findings for w in f.windows if w.end_ms > end + 1e-3 or w.start_ms > end + 1e-3]
+
+
 def window_ends_problems(where: str, findings: list[Finding]) -> list[str]:
     """``words`` of a finding's trace window (h37-review14): a window of some length never prints equal ends, as the
     text, markdown and tab print it (``common.fmt.ms_span``: ck_batched_gemm's 20 us step read "[2512.4 – 2512.4
@@ -2570,6 +2589,7 @@ def report_violations(report: Report) -> list[str]:
         out += mfu_kernels_problems(h.host, h)
         out += peak_rate_problems(h) + recorded_minority_problems(h.host, h.findings)
         out += no_steps_time_problems(h.host, h.findings) + window_ends_problems(h.host, h.findings)
+        out += in_capture_problems(h)
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
         out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h) + unrecorded_reason_problems(h.host, h)

@@ -88,7 +88,7 @@ def test_control_without_any_frame_no_first_forward_is_known(tmp_path: Path):
     sc = ms.oom_weights("loader")
     path = ms.write(str(tmp_path / "bare.pickle"), ms.as_recorded(sc.doc, context=None))
     (oom,) = read_trace(path).snapshot.ooms
-    assert set(k for k, v in oom.live_by_phase.items() if v) == {"other"}
+    assert {k for k, v in oom.live_by_phase.items() if v} == {"other"}
 
 
 def test_control_a_batch_made_before_the_first_forward_and_freed_is_not_held(tmp_path: Path):

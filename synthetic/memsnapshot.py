@@ -114,8 +114,25 @@ BUILT_ON_GPU = [*ALLOCATOR_CPP, _EMPTY, cpp("_PyObject_MakeTpCall"),
 BUILT_IN_DEVICE_MODE = [*ALLOCATOR_CPP, _EMPTY, cpp("_PyObject_MakeTpCall"),
                         frame("/usr/lib/python3/site-packages/torch/utils/_device.py", 104, "__torch_function__"),
                         *BUILT_ON_GPU[len(ALLOCATOR_CPP) + 2:]]
+#: A checkpoint's loader puts each weight on the GPU itself: a tensor's ``.to()`` (``_to_copy``) or an empty tensor
+#: on the device and ``copy_``, under the loader's own frames and no ``Module._apply`` or constructor -- Hugging Face's
+#: ``from_pretrained(device_map=...)`` through accelerate's ``set_module_tensor_to_device``, and a user's own loader
+#: (frames: the shapes these calls record; the names are theirs, the reader reads none of them).
+_SITE = "/usr/lib/python3/site-packages"
+HF_LOADED = [*ALLOCATOR_CPP, *_op("_to_copy"),
+             frame(f"{_SITE}/accelerate/utils/modeling.py", 329, "set_module_tensor_to_device"),
+             frame(f"{_SITE}/transformers/modeling_utils.py", 940, "_load_state_dict_into_meta_model"),
+             frame(f"{_SITE}/transformers/modeling_utils.py", 4820, "_load_pretrained_model"),
+             frame(f"{_SITE}/transformers/modeling_utils.py", 4261, "from_pretrained"),
+             frame("train.py", 30, "main")]
+USER_LOADED = [*ALLOCATOR_CPP, *_op("empty_strided"), frame("load.py", 12, "load_weights"),
+               frame("train.py", 30, "main")]
 #: The weights' stacks by how the model reached the GPU (``oom_weights``).
-WEIGHT_FRAMES = {"moved": PARAMS, "built": BUILT_ON_GPU, "device_mode": BUILT_IN_DEVICE_MODE}
+WEIGHT_FRAMES = {"moved": PARAMS, "built": BUILT_ON_GPU, "device_mode": BUILT_IN_DEVICE_MODE, "hf": HF_LOADED,
+                 "loader": USER_LOADED}
+#: A loader's staging buffer (a shard read whole onto the GPU, the weights copied out of it, then freed).
+STAGING = [*ALLOCATOR_CPP, *_op("empty_strided"), frame(f"{_SITE}/safetensors/torch.py", 313, "load_file"),
+           frame("load.py", 9, "load_weights"), frame("train.py", 30, "main")]
 
 
 class OutOfMemory(Exception):
@@ -307,16 +324,25 @@ def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 5
 
 
 def oom_weights(built: str = "built", capacity: int = 24 * GiB, weights: int = 64, weight_mib: int = 256,
-                act_mib: int = 512) -> Scenario:
+                act_mib: int = 512, staging_mib: int = 0) -> Scenario:
     """A first training step that runs out of memory in its forward: 16 GiB of weights fill two thirds of the GPU,
     and the forward's activations (``act_mib`` MiB a layer, kept for the backward) take the rest until one more does
     not fit.  The weights are the largest thing live: sharding or offloading them frees the most, checkpointing the
     activations less.  ``built``: how the weights reached the GPU (``WEIGHT_FRAMES``) -- moved by ``model.to("cuda")``
     (``Module._apply``), made by the modules' constructors with ``device="cuda"``, or made under
-    ``with torch.device("cuda"):``; the bytes are the same."""
+    ``with torch.device("cuda"):``, or loaded by a checkpoint's loader (``hf``, ``loader``); the bytes are the same.
+    ``staging_mib``: the loader reads each shard of 8 weights into a staging buffer of that size first and frees it
+    once the weights are copied out -- before the forward, so none is live at the OOM (``truth["staging"]``: how many
+    staging buffers, each allocated at ``STAGING``)."""
     a = Allocator(capacity)
-    for _ in range(weights):
+    staging = 0
+    for k in range(weights):
+        if staging_mib and k % 8 == 0:
+            buf = a.malloc(staging_mib * MiB, STAGING)
+            staging += 1
         a.malloc(weight_mib * MiB, WEIGHT_FRAMES[built])
+        if staging_mib and k % 8 == 7:
+            a.free(buf)
     acts: list[int] = []
     try:
         while True:
@@ -324,7 +350,7 @@ def oom_weights(built: str = "built", capacity: int = 24 * GiB, weights: int = 6
     except OutOfMemory:
         pass
     truth = {"gpu": 0, "weight_bytes": weights * weight_mib * MiB, "live_activation_bytes": len(acts) * act_mib * MiB,
-             "largest": "held"}
+             "largest": "held", "staging": staging}
     return Scenario(snapshot([a]), truth)
 
 

@@ -813,6 +813,8 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     cached_of = np.zeros(len(stacks) + 1, dtype=bool)  # per stack: it runs through autocast's cast cache
     cached_of[used] = [_autocast_cached(stacks[k]) for k in used]
     op, phase, bare, cast = op_of[ids], phase_of[ids], bare_of[ids], cached_of[ids] & (d > 0)
+    kept = _held_by_lifetime(d, at, phase)
+    phase[kept] = MEMORY_PHASES.index("parameters")
     _activation_casts(d, at, phase, cast, dump, _uncached_phases(stacks, used, cached_of, budget)[ids])
     del ids
     cast[_cast_copies(d, at, phase, [stacks[k] for k in used], dump, bare)] = True
@@ -825,7 +827,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     out = []
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase = _live_at(entries[:i], dump, t0_us, budget)
+        live, by_phase = _live_at(entries[:i], dump, t0_us, budget, kept)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
@@ -1102,6 +1104,32 @@ def _held_blocks(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, dump: l
     return out
 
 
+def _held_by_lifetime(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """Per event: an allocation its frames leave "other" that is held across steps by its lifetime -- made before the
+    history's first forward allocation and never freed in the history.
+
+    Why: the frames name how parameters reach the GPU only for the calls we know (``Module._apply``, a PyTorch
+    module's constructor); a checkpoint's loader puts each weight there with a tensor's ``.to()``/``copy_`` under its
+    own name (Hugging Face's ``from_pretrained(device_map=...)`` through accelerate's ``set_module_tensor_to_device``,
+    safetensors' ``load_file(device=)``, ``torch.load(map_location="cuda")``, a user's loader), and no list of
+    loaders is whole.  What a block is, is read off its life instead: the weights (and buffers) are made before the
+    first forward reads them and outlive every step; a loader's staging buffer is freed before the forward (not
+    kept), an optimizer's state is made in its first ``step`` (after the forward; its frames say ``torch/optim``
+    where there are frames), a batch is freed when the next replaces it.  Where no allocation is a forward's (no
+    frames at all: ``context=None``, or a model called outside ``nn.Module``) nothing marks the first pass: left as
+    the frames say."""
+    out = np.zeros(delta.size, dtype=bool)
+    fwd = np.flatnonzero((delta > 0) & (phase == MEMORY_PHASES.index("forward")))
+    if not fwd.size:
+        return out
+    first = int(fwd[0])
+    cand = np.flatnonzero(delta[:first] > 0)
+    cand = cand[(phase[cand] == MEMORY_PHASES.index("other")) & (addr[cand] >= 0)]  # a block we can follow
+    if cand.size:
+        out[cand[_frees(delta, addr)[cand] == delta.size]] = True
+    return out
+
+
 def _uncached_phases(stacks: list, used: list[int], cached_of: np.ndarray, budget: "_Budget") -> np.ndarray:
     """Per stack (the last: none), the phase its frames give past autocast's cast (the module's forward that cast
     an activation), for the stacks that run through the cast cache (``cached_of``); -1 for the others."""
@@ -1219,18 +1247,24 @@ def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
     return out
 
 
-def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget") -> tuple[list[SnapshotBlock],
-                                                                                            dict[str, int]]:
+def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
+             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int]]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
-    the dump that the trace never allocated (older than its history).  The largest, and every one's bytes by phase."""
+    the dump that the trace never allocated (older than its history).  The largest, and every one's bytes by phase;
+    ``kept``: per event, an allocation held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the
+    parameters as the events are."""
     live: dict[int, _Live] = {}
     seen: set[int] = set()
+    k = -1  # the event index (:func:`_dict_events` counts the same actions)
     for i, e in enumerate(before):
         action = e.get("action")
         a = _int(e.get("addr"), -1)
+        k += action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP
         if action in _ALLOC:
             seen.add(a)
             live[a] = _Live(_int(e.get("size"), 0), a, e.get("frames"), _time_ps(e, i, t0_us), budget)
+            if kept is not None and 0 <= k < kept.size and kept[k]:
+                live[a].phase = "parameters"
         elif action in _FREE:
             live.pop(a, None)
     blocks = [*live.values(), *(b for b in dump if b.address not in seen)]

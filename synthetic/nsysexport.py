@@ -3404,3 +3404,81 @@ def write_comm_thread_steps(path: str, steps: int = 12, buckets: int = 2, forwar
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./train_mpi", thread="train_mpi")
     return {"steps": steps, "step_ms": float(np.median(np.diff(starts))) / ms,
             "comm_ranges_per_step": buckets}
+
+
+# --------------------------------------------------------------------------- h37-cpuloop31: loops on the CPU alone
+
+def _cpu_program(path: str, process: str = "python3") -> tuple[sqlite3.Connection, _Strings, int, int]:
+    """A new export of a program that made no CUDA call (Nsight 2020, no capture options): NVTX and OS runtime
+    tables only; the connection, its strings, the main thread's and the process's global ids."""
+    pid = 4244
+    con, strings, gtid, gpid = _open_one(path, [NVTX_DDL, OSRT_DDL], pid)
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
+    return con, strings, gtid, gpid
+
+
+def _range_row(start: int, end: int, text: str, gtid: int) -> tuple:
+    return start, end, 59, text, gtid, 0
+
+
+_RANGE_INSERT = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 2000.0, 3000.0, 4000.0),
+                     outer: str = "f", iteration: str = "loop", osrt: bool = True) -> dict:
+    """Write ``nsys profile -t nvtx,osrt python loop.py`` of a loop on the CPU alone: a range ``outer`` around
+    ``len(sleeps_ms)`` ranges named ``iteration``, each a ``time.sleep`` held in one ``select`` (the OS runtime trace,
+    where ``osrt``) of its own length -- uneven turns the program chose, as ``nvtx-quickstart.py``'s ``sleep(i)``.
+    Return the truth: the turns and their mean, each from its start to the next's, the last its own range."""
+    con, strings, gtid, _ = _cpu_program(path)
+    t = SESSION_START_NS + 30_000_000
+    first, rows, calls = t, [], []
+    starts, ends = [], []
+    for ms in sleeps_ms:
+        s = t
+        t += 7_000  # into the sleep
+        calls.append((t, t + int(ms * 1e6), 27, gtid, 0, strings("select"), 0, 0, 0))
+        t += int(ms * 1e6) + 3_000
+        rows.append(_range_row(s, t, iteration, gtid))
+        starts.append(s)
+        ends.append(t)
+        t += 50_000  # the loop's own turn between two ranges
+    rows.append(_range_row(first - 6_000, ends[-1] + 1_000, outer, gtid))
+    con.executemany(_RANGE_INSERT, rows)
+    if osrt:
+        con.executemany("INSERT INTO OSRT_API VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", calls)
+    finish_tables(con, strings, t + 5_000_000, copy_enums=False, sync_enum=False)
+    con.commit()
+    con.close()
+    turns = [*(np.diff(starts) / 1e6).tolist(), (ends[-1] - starts[-1]) / 1e6]
+    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns)}
+
+
+def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, spread: str = "ends",
+                       name: str = "PyObject-GetAttr", seed: int = 7) -> dict:
+    """Write the capture of a program whose library marks one of its functions with an NVTX range (a CPython patched
+    to push a range in ``PyObject_GetAttr``): ``calls`` ranges of 0.1-0.6 us, and one long loop of ``loop_s`` that
+    the program marks nowhere.  ``spread`` "ends": the calls fall in the interpreter's start-up (40 ms) and exit
+    (the last 1%), the loop between them calling none (``nvtx-dictionary.py``'s dict lookups); "through": at random
+    times all through the loop.  Return the truth: the ranges, their own time and the loop's -- no marked loop."""
+    if spread not in ("ends", "through"):
+        raise ValueError(f"spread {spread!r}: 'ends' or 'through'")
+    rng = np.random.default_rng(seed)
+    con, strings, gtid, _ = _cpu_program(path)
+    t0 = SESSION_START_NS + 20_000_000
+    loop_ns = int(loop_s * 1e9)
+    if spread == "ends":
+        head = calls - calls // 100
+        at = np.concatenate([np.sort(rng.uniform(0, 40e6, head)),
+                             40e6 + loop_ns + np.sort(rng.uniform(0, 2e6, calls - head))])
+    else:
+        at = np.sort(rng.uniform(0, 40e6 + loop_ns, calls))
+    start = t0 + np.unique(at.astype(np.int64) // 1_000 * 1_000)  # one call at a time: a microsecond apart at least
+    length = rng.integers(90, 600, start.size)
+    con.executemany(_RANGE_INSERT, [_range_row(int(s), int(s + n), name, gtid) for s, n in zip(start, length)])
+    stop = t0 + int(40e6) + loop_ns + 3_000_000
+    finish_tables(con, strings, stop, copy_enums=False, sync_enum=False)
+    con.commit()
+    con.close()
+    return {"ranges": int(start.size), "marked_ms": float(length.sum()) / 1e6, "loop_ms": loop_ns / 1e6}

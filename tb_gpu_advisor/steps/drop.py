@@ -17,8 +17,8 @@ from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import time_within, union_intervals
 from tb_gpu_advisor.model.trace import Trace
-from tb_gpu_advisor.steps.ends import (_holds_host_work, _last_cut_short, _last_ends_at_own_work, _launched_work,
-                                       _top_range_last_short, _two_part_marks)
+from tb_gpu_advisor.steps.ends import (_any_held_host_work, _holds_host_work, _last_cut_short, _last_ends_at_own_work, _launched_work,
+                                       _made_an_os_call, _top_range_last_short, _two_part_marks)
 from tb_gpu_advisor.steps.head import _launched_before, _trim_launched_before
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.types import (_BURSTS_TILED, _ENDS_AT_OWN_WORK, _HOST_SOURCES, _PART_MARKS, PS_PER_MS,
@@ -316,7 +316,11 @@ def _empty_last(r: _Reading, kept: _Kept) -> tuple[str, str] | None:
     """Why the last of two or more host-marked steps holds none of the loop's work, in words (the drop's reason, the
     note's clause); None where it holds some.
     Where the capture recorded GPU work, the step launched none of it (:func:`_launched_work`); where it recorded none,
-    no host event but the step's own mark begins in it (:func:`_holds_host_work`).
+    no host event but the step's own mark begins in it (:func:`_holds_host_work`), the program made no OS call inside
+    its mark (:func:`_made_an_os_call`), and some earlier step holds a host event besides its mark
+    (:func:`_any_held_host_work`: else the marks are all the capture records of any turn, the last one's as bare as
+    theirs -- quasiben/nvtx-examples ``quickstart.sqlite``'s 5 ``loop`` ranges around ``time.sleep(0..4)``, whose
+    last 4 s turn was dropped as the stub a last ``prof.step()`` opens).
 
     ASSUMPTION this replaces: an empty last step shows only against GPU records.  A capture whose GPU side was not
     recorded (a PyTorch build whose profiler records the host alone: a 2-GPU naive-DDP benchmark's rank) ends with the
@@ -335,7 +339,14 @@ def _empty_last(r: _Reading, kept: _Kept) -> tuple[str, str] | None:
     least = int((kept.he[:-1] - kept.hs[:-1]).min())
     until = int(np.iinfo(np.int64).max) if e <= s else max(e, s + least)
     unrecorded = "no host op ran in it, and the capture recorded no GPU work"
-    return None if _holds_host_work(r.trace.h, s, e, until) else (unrecorded, "no host op ran in it")
+    # a blocking OS call the program made inside its own mark is its work (a turn asleep in ``select``); and where
+    # the earlier steps hold nothing but their marks either, the marks are all the capture records of every turn:
+    # the last, as bare as the others, is no stub the profiler's stop closed but one more turn
+    if _holds_host_work(r.trace.h, s, e, until) or (e > s and _made_an_os_call(r.trace.host_waits, s, e)):
+        return None
+    if e > s and not _any_held_host_work(r.trace.h, kept.hs[:-1], kept.he[:-1]):
+        return None
+    return unrecorded, "no host op ran in it"
 
 
 def _drop_short_last(r: _Reading, kept: _Kept, dropped: list[DroppedStep]) -> None:

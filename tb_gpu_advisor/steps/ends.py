@@ -13,7 +13,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import loop_turn, sorted_unique
-from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, HostEvents, HostWaits, Trace
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.types import _BURSTS_TILED, _TURN_MARKS, PS_PER_MS
 
@@ -154,6 +154,34 @@ def _holds_host_work(h: HostEvents, s: int, e: int, until: int | None = None) ->
     last iteration holds nothing)."""
     inside = (h.start >= s) & (h.start < (e if until is None else until))
     return bool((inside & ~((h.start <= s) & (h.end >= e))).any())
+
+
+def _any_held_host_work(h: HostEvents, hs: np.ndarray, he: np.ndarray) -> bool:
+    """Some host event begins strictly inside one of the windows ``(hs[k], he[k])``: the steps record work besides
+    their own marks (a child range, a CPU op), so a step that holds none differs from them."""
+    if not hs.size or not len(h):
+        return False
+    st = np.sort(h.start.astype(np.int64, copy=False))
+    inside = np.searchsorted(st, he.astype(np.int64), "left") - np.searchsorted(st, hs.astype(np.int64), "right")
+    return bool((inside > 0).any())
+
+
+def _made_an_os_call(waits: HostWaits | None, s: int, e: int) -> bool:
+    """Some blocking OS call (Nsight's OS runtime trace, ``-t osrt``) begins and returns within ``[s, e]``: the
+    program made it there -- a ``sleep``'s ``select``, a ``read`` of its input -- so the window ran some of its work,
+    though no host event but its own mark begins in it.  A thread's stretch off the CPU (``OFF_CPU``, the scheduler's
+    trace) is no call the program made, and is left out.
+
+    ASSUMPTION this replaces: *a host-only capture records the program's work in its host events alone*.  Host events
+    are the CPU ops and ranges; the OS runtime trace keeps the calls apart (``model.trace.HostWaits``), so a loop whose
+    turn blocks in one -- quasiben/nvtx-examples ``quickstart.sqlite``: 5 ``loop`` ranges, each a ``time.sleep(i)``
+    held in one ``select`` of 0-4 s -- read its last turn, a 4.004 s ``select``, as the empty step a last
+    ``prof.step()`` opens, and dropped it: "4 marked steps of 1.50 s" for 5 of 2.00 s."""
+    if waits is None or not len(waits):
+        return False
+    off = np.fromiter((n == OFF_CPU for n in waits.names), bool, len(waits.names))
+    inside = (waits.start >= s) & (waits.end <= e)
+    return bool((inside & ~off[waits.name]).any()) if waits.names else bool(inside.any())
 
 
 def _kernels_launched_after(h: HostEvents, devs: list[DeviceEvents], e: int) -> bool:

@@ -2706,3 +2706,27 @@ def write_decode_spans(path: str, steps: int = 5) -> dict[str, Any]:
     write_doc(path, trace_doc(r, 1, A100_40GB))
     return {"steps": steps, "host_call": DECODE_INNER_CALL, "step_span": DECODE_STEP_SPAN,
             "host_work_ms": DECODE_KERNELS * DECODE_HOST_US / 1000}
+
+
+def write_marked_decode(path: str, steps: int = 5) -> dict[str, Any]:
+    """:func:`write_decode_spans`' loop marked with ``prof.step()``: each ``ProfilerStep#n`` opens with the call of
+    :data:`DECODE_INNER_CALL`, recorded at the mark's own microsecond (a PyTorch 1.x trace's whole-us clock, which
+    the call after ``prof.step()`` shares), holding the step's host work.  The steps are read from the marks, not from
+    any call; truth by construction: the host-bound time lies inside :data:`DECODE_INNER_CALL`, which ends before its
+    step does and is no step."""
+    def body(rr: Rank) -> None:
+        rr.host_us -= 5.0  # the call starts where the mark does
+        inner = rr.cpu(DECODE_INNER_CALL, 0.0, cat="python_function", advance=False)
+        for _ in range(DECODE_KERNELS):
+            rr.host_us += DECODE_HOST_US
+            rr.kernel("aten::mul", "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>",
+                      DECODE_KERNEL_US, grid=(16, 1, 1))
+        inner["dur"] = round(rr.host_us - inner["ts"], 3)
+        rr.host_us += 2.0
+
+    r = Rank(rank=0, pid=4718, device=0)
+    for k in range(steps):
+        r.step(3 + k, body)
+        r.host_us += DECODE_LOOP_US
+    write_doc(path, trace_doc(r, 1, A100_40GB))
+    return {"steps": steps, "host_call": DECODE_INNER_CALL, "host_work_ms": DECODE_KERNELS * DECODE_HOST_US / 1000}

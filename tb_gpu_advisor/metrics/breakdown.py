@@ -1752,7 +1752,7 @@ def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[fl
     if not hs.size or not m.any():
         return {}
     s, e, name = (sp.start[m].astype(np.int64), sp.end[m].astype(np.int64), sp.name[m].astype(np.int64))
-    inner = ~_around_a_step(w, s, e)
+    inner = ~_around_a_step(w, s, e, ctx.steps.detection.source == SPAN_STEPS)
     s, e, name = s[inner], e[inner], name[inner]
     if not s.size:
         return {}
@@ -1767,7 +1767,11 @@ def frames_in_host_work(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, tuple[fl
     return {ctx.h.names[int(name[i])]: (float(t), float(v)) for i, t, v in zip(first, held, span) if t > 0}
 
 
-def _around_a_step(w: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+#: The step source of steps read from the program's own repeated calls (``job.structure``): only then is a call a step.
+SPAN_STEPS = "annotation_spans"
+
+
+def _around_a_step(w: np.ndarray, s: np.ndarray, e: np.ndarray, spans_are_steps: bool = False) -> np.ndarray:
     """Per call (``s``, ``e``): it encloses a whole kept step (``w``: the steps' windows by start) -- the program's
     ``main``, its loop, the engine's ``execute_model`` that is the step: a call around the step holds all of its host
     work and names no place in it (gpt2_b200's 12.8 ms "inside" ``train_deepseek_v3.py(76): main``) -- or it begins
@@ -1776,11 +1780,14 @@ def _around_a_step(w: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     Why the second: steps read from the program's own repeated spans (``annotation_spans``) run from each span's start
     to the next one's, so the span that is the step ends before its window does, and no call of it encloses one.
     A Mamba-3 decode loop's Triton variant on an A100 (h37-survey66) read "1.06 ms of this time lies inside the Python
-    call `src/models/inference.py(117): step`": the decoder's step, the very span its 5 steps were read from."""
+    call `src/models/inference.py(117): step`": the decoder's step, the very span its 5 steps were read from.
+    Only where the steps were read from spans (``spans_are_steps``): a step the profiler marks is no call, and a call
+    opening it at the mark's microsecond (the call after ``prof.step()`` on a whole-us clock) is a place in it
+    (h37-review31)."""
     j = np.searchsorted(w[:, 0], s, side="left")  # the first step starting at or after the call
     ok = j < w.shape[0]
     out = np.zeros(s.size, dtype=bool)
-    out[ok] = (e[ok] >= w[j[ok], 1]) | (s[ok] == w[j[ok], 0])
+    out[ok] = (e[ok] >= w[j[ok], 1]) | (spans_are_steps & (s[ok] == w[j[ok], 0]))
     return out
 
 

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Literal
 
 from tb_gpu_advisor.common.fmt import plural
-from tb_gpu_advisor import __version__
+from tb_gpu_advisor import __version__, devices
 from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
@@ -255,8 +255,11 @@ def summary_host(h: HostReport) -> dict[str, Any]:
         # a window that times no GPU step counts none, as the tab's host line and the CLI's header say ("no step"),
         # whatever its CPU loop's marks (``host_loop``)
         "job": job.get("summary"), "steps": 0 if job.get("no_gpu_step") else steps.get("count"),
-        # the GPUs' names once each, and how many (the tab's "4 GPUs: NVIDIA H100 80GB HBM3")
-        "gpus": sorted({g.name for g in h.gpus}), "gpu_count": len(h.gpus), "error": h.error,
+        # the GPUs' names once each, and how many (the tab's "4 GPUs: NVIDIA H100 80GB HBM3"), each as a sentence and
+        # the tab's host line say it (``devices.said_name``: an inferred name's model alone, its reasons left to the
+        # GPUs table, h37-review31)
+        "gpus": sorted({devices.said_name(g.name) or g.name for g in h.gpus}), "gpu_count": len(h.gpus),
+        "error": h.error,
         "damage": h.damage or None}
     if out["steps"]:  # where the steps came from, of steps counted (the tab's "6 steps (ProfilerStep marks)")
         out.update(step_source=steps.get("source_label"), step_confidence=steps.get("confidence"))

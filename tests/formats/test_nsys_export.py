@@ -33,13 +33,18 @@ cp "$STANDIN_SQLITE" "$out"
 """
 
 
-@pytest.fixture
-def report(tmp_path):
+def _report_in_run(tmp_path, name: str, data: bytes):
+    """A report not yet exported, ``name``, in a run folder of a logdir under ``tmp_path``."""
     run = tmp_path / "logdir" / "run"
     run.mkdir(parents=True)
-    rep = run / "report7.nsys-rep"
-    rep.write_bytes(b"\x00NSYS report, binary")
+    rep = run / name
+    rep.write_bytes(data)
     return rep
+
+
+@pytest.fixture
+def report(tmp_path):
+    return _report_in_run(tmp_path, "report7.nsys-rep", b"\x00NSYS report, binary")
 
 
 @pytest.fixture
@@ -134,11 +139,7 @@ def test_a_report_over_the_profile_limit_is_refused_before_it_is_copied(report, 
 
 @pytest.fixture
 def old_report(tmp_path):
-    run = tmp_path / "logdir" / "run"
-    run.mkdir(parents=True)
-    rep = run / "vector-add-no-prefetch-report.qdrep"
-    rep.write_bytes(b"\x00QDREP report, binary")
-    return rep
+    return _report_in_run(tmp_path, "vector-add-no-prefetch-report.qdrep", b"\x00QDREP report, binary")
 
 
 def test_a_logdir_holding_only_a_qdrep_is_told_the_export_command(old_report, tmp_path, monkeypatch):

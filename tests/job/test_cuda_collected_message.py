@@ -15,19 +15,14 @@ Truth by construction: ``synthetic.nsysexport.write_window`` (``options=False``,
 
 from __future__ import annotations
 
-import os
-from types import SimpleNamespace
-
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.cli_report import first_host
 
 NONE_COLLECTED = "No CUDA events collected. Does the process use CUDA?"
 
 
 def _job(path) -> dict:
-    hosts = [SimpleNamespace(host="h0", path=str(path), format="nsys", size=os.path.getsize(path))]
-    (host,) = analyze_session("w", "s", hosts).to_dict()["hosts"]
-    return host["job"]
+    return first_host(path)["job"]
 
 
 def test_the_profilers_none_collected_message_says_cuda_was_traced(tmp_path):

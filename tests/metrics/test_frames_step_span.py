@@ -32,3 +32,20 @@ def test_the_host_work_is_placed_in_the_call_inside_the_step_span(tmp_path):
     assert name != DECODE_STEP_SPAN, m.host_work_frame  # main: the step span, 538 us of its 4 unenclosing calls
     assert name == DECODE_INNER_CALL, m.host_work_frame
     assert 0.5 * truth["host_work_ms"] <= held <= truth["host_work_ms"], (held, truth)
+
+
+def test_a_call_opening_a_marked_step_still_names_its_place(tmp_path):
+    """h37-review31: main's second clause (a call beginning where a kept step begins is the step's own span) held for
+    every step source, so where the steps are the profiler's marks -- no call was read as a step -- a call that opens
+    a marked step at the mark's microsecond (a whole-us clock, the call after ``prof.step()``) was dropped with its
+    host work, and the report named no place for it.  Only steps read from the program's spans are calls."""
+    from synthetic.torchtrace import write_marked_decode
+
+    path = tmp_path / "marked.pt.trace.json"
+    truth = write_marked_decode(str(path))
+    m = host_metrics(read_trace(str(path)))
+    m = m[0] if isinstance(m, tuple) else m
+    assert m.steps.source == "profiler_step" and m.steps.count >= truth["steps"] - 2, m.steps
+    assert m.host_work_frame is not None  # main: None, the call dropped as "the step's own span"
+    name, held = m.host_work_frame
+    assert name == truth["host_call"] and 0.5 * truth["host_work_ms"] <= held <= truth["host_work_ms"], (m.host_work_frame, truth)

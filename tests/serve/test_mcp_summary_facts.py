@@ -125,3 +125,50 @@ def test_law_surface_facts_holds_on_every_kind_of_case(tmp_path):
     for path in [d / r for d, r in CASES] + [snap, tmp_path / "t4"]:
         report = kept_report(path)
         assert surface_facts_problems(report) == [], path
+
+
+def _t4_report(tmp_path):
+    """A generated TF 2.x XPlane of a T4 that names itself not (no name stat): the report infers "NVIDIA T4 (inferred
+    from ...)" from its compute capability, SMs and memory (``devices.inferred_model``)."""
+    from synthetic.tfcapture import write_grouped_keras_batch
+    from tests.support.cli_report import kept_report
+
+    t4 = tmp_path / "t4" / "run" / "plugins" / "profile" / "2024_01_01"
+    t4.mkdir(parents=True)
+    write_grouped_keras_batch(str(t4 / "instance-2.xplane.pb"))
+    return kept_report(tmp_path / "t4")
+
+
+def test_the_summary_names_the_gpus_as_the_tab_does(tmp_path):
+    """h37-review31: the summary's ``gpus`` kept an inferred name's reasons ("NVIDIA T4 (inferred from compute
+    capability 7.5, 40 SMs, 14.8 GiB)") where the tab's host line, the display's ``gpus[].name`` and every finding
+    say the model ("NVIDIA T4"): one GPU, two names across surfaces.  Oracle: the display of the same report."""
+    from tb_gpu_advisor.report.view import display
+    from tb_gpu_advisor.serve.mcp_server import summary_json
+
+    report = _t4_report(tmp_path)
+    (g,) = report.hosts[0].gpus
+    assert " (inferred from " in g.name  # the case holds an inferred name (else the test could pass on any name)
+    (shown,) = display(report)["hosts"]
+    (host,) = json.loads(summary_json(report))["hosts"]
+    assert host["gpus"] == [shown["gpus"][0]["name"]] == [g.name[:g.name.index(" (inferred from ")]]
+
+
+def test_law_surface_facts_fails_on_a_summary_that_drops_a_fact(tmp_path, monkeypatch):
+    """The law can fail: a summary that leaves out the ledger and names the GPU with its reasons (main's, 8b34bb94)
+    is caught on the inferred T4, where the summary as it is passes."""
+    from tb_gpu_advisor.serve import mcp_server
+    from tests.support.properties import surface_facts_problems
+
+    report = _t4_report(tmp_path)
+    assert surface_facts_problems(report) == []
+    own = mcp_server.summary_host
+
+    def dropped(h):
+        out = own(h)
+        out.pop("breakdown_ms", None)
+        return {**out, "gpus": sorted({g.name for g in h.gpus})}
+
+    monkeypatch.setattr(mcp_server, "summary_host", dropped)
+    said = surface_facts_problems(report)
+    assert any("the summary's ledger" in p for p in said) and any("the summary's GPUs" in p for p in said)

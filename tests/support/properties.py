@@ -22,7 +22,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   h37-review30); a finding says the model alone ("on NVIDIA T4").
 * ``surface-facts`` -- every surface gives the facts the report knows: the MCP summary's hosts their CPU loop, why no
   GPU step is timed, their GPUs' count and the step's ledger; its findings what they free; its cards why they read as
-  they do; the tab names a GPU as a sentence does, an inferred name's reasons left to the GPUs table (h37-surfaces31).
+  they do; the tab names a GPU as a sentence does, an inferred name's reasons left to the GPUs table (h37-surfaces31),
+  and the summary names the GPUs as the tab's host line does (h37-review31).
 * ``in-capture`` -- a finding's trace window lies in the capture: it ends at or before the capture's end, and so
   starts by it (h37-audit31: main opened the gap after wild/mordred_rtx6000_hashjoin's last kept step 40 ms past the
   capture, and a millisecond around a memory peak in a snapshot's last half millisecond past its end).
@@ -2514,8 +2515,10 @@ def surface_facts_problems(report: Report) -> list[str]:
     ``host_loop`` and ``no_gpu_step`` (counting no step where it times none), the GPUs' count and the step's ledger
     (every category holding time, ``memset`` too); its findings what they free; its cards why they read as they do
     where the text says it; the tab's display names each GPU as a sentence does, never with an inferred name's
-    reasons.  Why: the summary quoted the job's line but none of those keys, and gave "n/a" and a null saving where
-    the text said why and what a finding frees; the tab's hover carried the reasons (h37-surfaces31)."""
+    reasons, and the summary's GPUs are the names the tab's host line prints.  Why: the summary quoted the job's
+    line but none of those keys, and gave "n/a" and a null saving where the text said why and what a finding frees;
+    the tab's hover carried the reasons (h37-surfaces31); the summary's GPUs kept them, one model named otherwise
+    there than on the tab (h37-review31)."""
     import json
 
     from tb_gpu_advisor.report import render
@@ -2544,10 +2547,15 @@ def surface_facts_problems(report: Report) -> list[str]:
     for m, card in zip(report.headline, summary["headline"], strict=True):
         if card.get("note") != render.card_note(m):
             out.append(f"surface-facts: card {m.id}: the summary's note {card.get('note')!r} vs the text's")
-    for h, shown in zip(report.hosts, display(report)["hosts"], strict=True):
+    for h, shown, said in zip(report.hosts, display(report)["hosts"], summary["hosts"], strict=True):
         for g in (shown or {}).get("gpus") or []:
             if _INFERRED_FROM.strip() in (g.get("name") or ""):
                 out.append(f"surface-facts: {h.host} GPU{g.get('gpu')}: the tab's name carries an inferred name's reasons")
+        # the summary's GPU names are the tab's host line's ("2 GPUs: NVIDIA T4"), once each (h37-review31)
+        tab = sorted({g.get("name") or gs.name for g, gs in zip((shown or {}).get("gpus") or [{}] * len(h.gpus), h.gpus,
+                                                                  strict=True)})
+        if said.get("gpus") != tab:
+            out.append(f"surface-facts: {h.host}: the summary's GPUs {said.get('gpus')} vs the tab's {tab}")
     return out
 
 

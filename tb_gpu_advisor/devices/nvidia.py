@@ -951,8 +951,10 @@ GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
 #: ``gridX..Z`` in blocks for every launch.
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 
+#: Runtime and driver calls that set (fill) memory: a subset of :data:`COPY_CALLS`.
+FILL_CALLS = ("cudaMemset", "cuMemset")
 #: Runtime and driver calls that copy or set memory; an ``...Async`` one is asynchronous, the others synchronous.
-COPY_CALLS = ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
+COPY_CALLS = ("cudaMemcpy", "cuMemcpy") + FILL_CALLS
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
 BLOCKING_CALLS = SYNC_CALLS + COPY_CALLS

@@ -1984,7 +1984,8 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     ``cuKernelGetFunction``), and under lazy loading the first fetch loads the kernel's module into the context --
     ``fetch_ms`` of host time while the uploads run beneath it -- then ``gemms`` GEMMs of ``gemm_ms``, each waiting for
     its upload, each launch preceded by a fetch of microseconds.  Return the truth: the one-time fetch (ms, its start
-    and end in ns), the GEMMs' count and the GPU's idle from the uploads' end to the first GEMM (ms)."""
+    and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms) and the uploads'
+    span (the first's start, the last's end, ns)."""
     us, ms = 1000, 1_000_000
     pid = 7575
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -2025,7 +2026,8 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
                 thread="gemm_pipeline_f", sync_enum=False)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
     wait = max(0, kern_rows[0][0] - copy_rows[-1][1]) / ms
-    return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait}
+    return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait,
+            "uploads_ns": (copy_rows[0][0], copy_rows[-1][1])}
 
 
 def write_first_async_context(path: str, first_call: str = "cudaMemsetAsync_v3020", first_ms: float = 2157.6,

@@ -52,6 +52,9 @@ class OneTime:
     #: GPUs whose first work in the capture a process launched after starting its runtime in the window
     #: (:func:`_first_work_leads`): nothing launched before the capture can be queued ahead of it there
     fresh_gpus: frozenset[int] = frozenset()
+    #: host event indices of the one-time calls themselves (first launches, library start-up, compilation, first-time
+    #: calls, the context's creation), sorted: the ledger reads a thread's copies under them (``metrics.breakdown``)
+    calls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         return self.start, self.end
@@ -144,7 +147,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
                 f"{_ms(window * PS_PER_MS)} window")
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
-                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh)
+                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
+                   calls=np.flatnonzero(m).astype(np.int64))
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:

@@ -8,7 +8,8 @@ window, the GPU idle -- while cuDF creates its context and loads its modules (CU
 2.16 s as GPU work the capture does not hold.  ASSUMPTION that was wrong: every copy or memset call may be waiting for
 the GPU (for work launched before the window), so a slow one is never a first-time cost.  An ``Async`` memset is
 always asynchronous to the host, and an ``Async`` copy between the device and pinned memory too: they wait for
-nothing, and their time is the host's own -- a first call's, the context's creation.
+nothing, and their time is the host's own: a thread's first such call that lasts is the runtime's start-up (the
+context, the libraries' modules).  Later slow calls keep their reading (``job.phase._first_async_calls``).
 
 The exports by construction are ``synthetic.nsysexport.write_first_async_context``'s."""
 

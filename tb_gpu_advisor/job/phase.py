@@ -599,9 +599,9 @@ def _first_async_words(h: HostEvents, dur: np.ndarray, first: np.ndarray) -> lis
     names = sorted({h.names[int(i)] for i in np.unique(h.name[first])})
     n = int(first.sum())
     who = "a thread's" if n == 1 else f"{n} threads'"
-    return [f"the runtime's start-up in {who} first runtime call ({', '.join(f'`{x}`' for x in names)}, "
-            f"{_ms(dur[first].sum())}): an asynchronous call waits for no GPU work, so its time is the host's own "
-            "(the context, the libraries' modules)"]
+    return [(f"the runtime's start-up in {who} first runtime call ({', '.join(f'`{x}`' for x in names)}, "
+             f"{_ms(dur[first].sum())}): an asynchronous call waits for no GPU work, so its time is the host's own "
+             "(the context, the libraries' modules)")]
 
 
 def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:

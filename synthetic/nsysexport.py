@@ -1984,7 +1984,8 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     ``cuKernelGetFunction``), and under lazy loading the first fetch loads the kernel's module into the context --
     ``fetch_ms`` of host time while the uploads run beneath it -- then ``gemms`` GEMMs of ``gemm_ms``, each waiting for
     its upload, each launch preceded by a fetch of microseconds.  Return the truth: the one-time fetch (ms, its start
-    and end in ns), the GEMMs' count and the GPU's idle from the uploads' end to the first GEMM (ms)."""
+    and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms) and the uploads'
+    span (the first's start, the last's end, ns)."""
     us, ms = 1000, 1_000_000
     pid = 7575
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -2025,7 +2026,60 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
                 thread="gemm_pipeline_f", sync_enum=False)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
     wait = max(0, kern_rows[0][0] - copy_rows[-1][1]) / ms
-    return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait}
+    return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait,
+            "uploads_ns": (copy_rows[0][0], copy_rows[-1][1])}
+
+
+def write_first_async_context(path: str, first_call: str = "cudaMemsetAsync_v3020", first_ms: float = 2157.6,
+                              first_copy: str = "", iterations: int = 12, kernels: int = 20,
+                              kernel_us: float = 300.0) -> dict:
+    """Write the export of a CUDA 11.0 program shaped after quasiben/nvtx-examples' ``cudf.sqlite`` (Nsight 2020, a
+    cuDF groupby in a Python process): no runtime start-up mark (no ``cuModuleGetLoadingMode`` before CUDA 11.7), the
+    process's first CUDA call -- ``first_call`` -- lasting ``first_ms`` with the GPU idle (the context and the library's
+    modules created in it; the real call has no memset record), then ``iterations`` passes of a ``cudaMalloc``, a
+    pageable upload of 2.4 MB, a ``cudaMemsetAsync`` of microseconds, ``kernels`` kernels of ``kernel_us`` and a
+    ``cudaStreamSynchronize``.  ``first_copy``: "" no copy record of the first call, "pinned" / "pageable" one 1 ms
+    upload from that memory made by it (the call then a ``cudaMemcpyAsync``).  Return the truth: the first call's
+    length (ms) and the window (ms)."""
+    us, ms = 1000, 1_000_000
+    pid = 7676
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, KERNEL_DDL, GPU_DDL], pid)
+    t_open = SESSION_START_NS + 1200 * ms
+    api = _Calls(strings, t_open, gap=30 * us)
+    first = api(first_call, int(first_ms * ms))
+    copies = []  # (start, end, corr, srcKind)
+    if first_copy:
+        t = api.t - 40 * us - ms  # the copy runs at the call's end, once its context exists
+        copies.append((t, t + ms, first, {"pinned": 1, "pageable": 0}[first_copy]))
+    kern, sets, gpu_free = [], [], 0
+    for _ in range(iterations):
+        api("cudaMalloc_v3020", 200 * us)
+        c = api("cudaMemcpyAsync_v3020", int(2.5 * ms))
+        copies.append((api.t - 30 * us - int(2.4 * ms), api.t - 30 * us - 100 * us, c, 0))
+        c = api("cudaMemsetAsync_v3020", 2 * us)
+        sets.append((api.t, api.t + 2 * us, c))
+        gpu_free = api.t + 3 * us
+        for _ in range(kernels):
+            c = api("cudaLaunchKernel_v7000", 6 * us, then=4 * us)
+            k0 = max(api.t, gpu_free)
+            gpu_free = k0 + int(kernel_us * us)
+            kern.append((k0, gpu_free, c))
+        api("cudaStreamSynchronize_v3020", 0)
+        api.end_last(gpu_free + 10 * us)
+        api.t = gpu_free + 15 * ms  # the host's pandas-side work between passes
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,2400000,1,?,2)",
+                    [(a, b, c, gpid, k) for a, b, c, k in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
+    nid = strings("_kernel_agent")
+    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
+                                      None, None) for k0, k1, c in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
+                sync_enum=False)
+    return {"first_ms": first_ms, "window_ms": (stop - t_open) / ms}
 
 
 #: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and

@@ -951,8 +951,10 @@ GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
 #: ``gridX..Z`` in blocks for every launch.
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 
+#: Runtime and driver calls that set (fill) memory: a subset of :data:`COPY_CALLS`.
+FILL_CALLS = ("cudaMemset", "cuMemset")
 #: Runtime and driver calls that copy or set memory; an ``...Async`` one is asynchronous, the others synchronous.
-COPY_CALLS = ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
+COPY_CALLS = ("cudaMemcpy", "cuMemcpy") + FILL_CALLS
 #: Copy kinds a CUDA copy call not named ``...Async`` returns before, as CUDA's API synchronization behaviour states:
 #: "for transfers from device memory to device memory, no host-side synchronization is performed"; the memset
 #: functions "are asynchronous with respect to the host except when the target memory is pinned host memory";

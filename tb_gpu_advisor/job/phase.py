@@ -52,6 +52,9 @@ class OneTime:
     #: GPUs whose first work in the capture a process launched after starting its runtime in the window
     #: (:func:`_first_work_leads`): nothing launched before the capture can be queued ahead of it there
     fresh_gpus: frozenset[int] = frozenset()
+    #: host event indices of the one-time calls themselves (first launches, library start-up, compilation, first-time
+    #: calls, the context's creation), sorted: the ledger reads a thread's copies under them (``metrics.breakdown``)
+    calls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         return self.start, self.end
@@ -110,12 +113,14 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # where no recorded call created it, the driver did in calls the capture skipped: its ioctl between the two
     drv_s, drv_e, drv_words = _unrecorded_context(trace, ctx, started.starts)
     ctx &= ~rare & ~init & ~slow
+    # with no start-up mark, a thread's first call that cannot wait for the GPU and lasts holds the runtime's start-up
+    first = _first_async_calls(trace, launches) & ~rare & ~init & ~slow & ~ctx
     graph_s, graph_e = _captures(h)
-    m = slow | init | comp | rare | ctx
+    m = slow | init | comp | rare | ctx | first
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
-    up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
+    up_s, up_e, up_n = _first_uploads(trace, ctx | first) if m.any() or drv_s.size else (_EMPTY, _EMPTY, 0)
     link_s, link_e = _compiles_before_links(trace)
     gap_s, gap_e = _compile_gaps(trace, fw)
     lead_s, lead_e, fresh, call_s, call_e = _first_work_leads(trace, started, launches, slow)
@@ -134,7 +139,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     share = total / window if window > 0 else 0.0
     parts = (_slow_launch_words(dur, launch, slow, med_us)
              + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
-             + _call_words(h, dur, init, comp, rare, ctx) + _gap_words(fw, gap_s, gap_e) + drv_words
+             + _call_words(h, dur, init, comp, rare, ctx) + _first_async_words(h, dur, first)
+             + _gap_words(fw, gap_s, gap_e) + drv_words
              + _first_call_words(h, call_s, call_e) + _lead_words(lead_s, lead_e))
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
@@ -142,7 +148,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
                 f"{_ms(window * PS_PER_MS)} window")
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
-                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh)
+                   compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
+                   calls=np.flatnonzero(m).astype(np.int64))
 
 
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:
@@ -544,6 +551,8 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     # capture, at the analysis's peak
     cand = np.flatnonzero(h.name_mask(devices.is_blocking_call))
     cand = cand[(h.end[cand] - h.start[cand]) >= T("job.one_time_launch_ms") * PS_PER_MS]
+    if cand.size:  # a thread's first call that could not wait created the context: it waited for no GPU work
+        cand = cand[~_first_async_calls(trace, launches)[cand]]
     if not cand.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
@@ -552,6 +561,93 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     if cand.size:
         cand = cand[~_own_copy_waits(trace, cand, launches)]
     return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
+
+
+def _first_async_calls(trace: Trace, launches: list[np.ndarray] | None) -> np.ndarray:
+    """Bool per host event: a thread's first runtime call of the window, one that cannot wait for the GPU
+    (:func:`_never_waits`), of ``job.one_time_launch_ms`` or more with every GPU idle -- the runtime's start-up (the
+    context, the modules of the program's libraries) made in it.
+
+    Why: the context's creation was found only after the runtime's start-up mark (``devices.is_runtime_init``: CUDA
+    11.7+'s ``cuModuleGetLoadingMode``), and a window's first call was not taken for it, because a window cut from a
+    running process may open on a sync or a copy that waits for GPU work launched before it.  An asynchronous memset,
+    or a copy between the device and pinned memory, waits for nothing: a thread's first such call that lasts is the
+    runtime's own start-up.  quasiben/nvtx-examples' ``cudf.sqlite`` (CUDA 11.0): the process's first call, a
+    ``cudaMemsetAsync``, lasts 2,157.6 ms -- 79% of the window -- and the report read "negligible one-time costs" and
+    2.16 s of GPU work the capture does not hold (h37-memsetctx31).  Later such calls stay what they were: a slow
+    call mid-run is no start-up that the call's kind alone can show."""
+    h = trace.h
+    out = np.zeros(len(h), dtype=bool)
+    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call))
+    if not calls.size:
+        return out
+    calls = calls[np.lexsort((h.start[calls], h.line[calls]))]
+    head = calls[np.r_[True, h.line[calls][1:] != h.line[calls][:-1]]]  # each thread's first call
+    head = head[(h.end[head] - h.start[head]) >= T("job.one_time_launch_ms") * PS_PER_MS]
+    if not head.size:
+        return out
+    head = head[_never_waits(trace, head, launches)]
+    if head.size:
+        out[head[_gpu_idle_through(trace, h.start[head], h.end[head])]] = True
+    return out
+
+
+def _first_async_words(h: HostEvents, dur: np.ndarray, first: np.ndarray) -> list[str]:
+    """The first calls of :func:`_first_async_calls` in words."""
+    if not first.any():
+        return []
+    names = sorted({h.names[int(i)] for i in np.unique(h.name[first])})
+    n = int(first.sum())
+    who = "a thread's" if n == 1 else f"{n} threads'"
+    return [(f"the runtime's start-up in {who} first runtime call ({', '.join(f'`{x}`' for x in names)}, "
+             f"{_ms(dur[first].sum())}): an asynchronous call waits for no GPU work, so its time is the host's own "
+             "(the context, the libraries' modules)")]
+
+
+def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+    """Bool per host event index of ``cand``: an asynchronous call that cannot wait for the GPU -- a memset
+    (``devices.is_async_fill``: always asynchronous to the host), or a copy whose every record moves bytes between the
+    device and pinned or device memory (``devices.is_async_copy``; a pageable end is staged by the driver, which may
+    wait for the stream, and a host-to-host copy runs on the host).  Time inside one is the host's own work.
+
+    Why: a blocking call (a sync, a copy) of milliseconds with every GPU idle was read as a wait for GPU work the
+    capture does not hold.  An asynchronous call has nothing to wait for: a CUDA 11.0 cuDF process creates its context
+    in its first call, a ``cudaMemsetAsync`` of 2,157.6 ms (quasiben/nvtx-examples ``cudf.sqlite``, 79% of the
+    window), and the report booked 2.16 s of unseen GPU work (h37-memsetctx31).  A copy call with no record (none
+    kept, or the copy lost) is not taken: its memory is unknown.  ``launches``: per GPU, each device event's host
+    launch record, or None."""
+    h = trace.h
+    idx = np.asarray(cand, np.int64)
+    names = h.name[idx]
+    fill = np.isin(names, np.flatnonzero([devices.is_async_fill(n) for n in h.names]))
+    copy = np.isin(names, np.flatnonzero([devices.is_async_copy(n) for n in h.names]))
+    ok = fill.copy()
+    if copy.any() and any(len(d) for d in trace.devices):
+        ok[copy] = _device_pinned_copies(trace, idx[copy], launches)
+    return ok
+
+
+def _device_pinned_copies(trace: Trace, calls: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+    """Bool per host call in ``calls``: it made copies, each between the device and non-pageable memory."""
+    h = trace.h
+    if launches is None:
+        launches = device_launches(h, trace.devices)
+    pinned = np.zeros(len(h), dtype=bool)
+    other = np.zeros(len(h), dtype=bool)
+    for d, rec in zip(trace.devices, launches):
+        if not len(d):
+            continue
+        rec = np.asarray(rec, np.int64)
+        copy = (rec >= 0) & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
+        if not copy.any():
+            continue
+        named = np.array([devices.copy_host_memory(n) for n in d.names], dtype=np.int8)[d.name[copy]]
+        host = np.where(named >= 0, named, d.mem_host[copy])
+        kind = d.kind[copy]
+        good = (host == 0) & ((kind == devices.KIND_H2D) | (kind == devices.KIND_D2H) | (kind == devices.KIND_D2D))
+        pinned[rec[copy][good]] = True
+        other[rec[copy][~good]] = True
+    return pinned[calls] & ~other[calls]
 
 
 def _own_copy_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:

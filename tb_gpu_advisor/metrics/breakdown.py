@@ -29,6 +29,7 @@ PRIORITY: tuple[str, ...] = (
     "collectives",
     "memcpy_d2d",
     "memset",
+    "copy_startup",
     "memcpy_d2h",
     "memcpy_h2d",
     "kernel_switch",
@@ -44,7 +45,8 @@ PRIORITY: tuple[str, ...] = (
 )
 #: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
 #: wait: a Python span encloses the launches it makes).
-_BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives", "comm_wait": "collectives"}
+_BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives", "comm_wait": "collectives",
+              "copy_startup": "startup"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
@@ -65,6 +67,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     for c, kinds in _DEVICE_KINDS.items():
         out[c] = _of_kinds(d, kinds, present)
     out["startup"] = ctx.one_time_spans or (d.start[:0], d.start[:0])
+    out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
@@ -153,6 +156,43 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if under is not None:  # painted above host work: the host's op is submitting the GPU's next work then
         out["host_compute"] = subtract_intervals(*(x.astype(np.int64, copy=False) for x in out["host_compute"]), *under)
     return out
+
+
+def copies_under_one_time_calls(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """The time (ps, disjoint sorted) of ``g``'s copies between the host and the device that ran while the thread that
+    launched each was inside a one-time call other than the copy's own (``Context.one_time_calls``: a module load, a
+    library's start-up, the context's creation) -- booked as start-up (``copy_startup``), above the copies.
+
+    Why: the ledger paints a copy no kernel overlaps as copy time that blocks the GPU, assuming the GPU had compute
+    it could have run instead.  While the thread that launches the work is in one-time host work, it has launched
+    none: the copy overlaps the start-up, and neither pinning it nor moving it to another stream gives any of that
+    time back.  ntua-el20062/gemm_spmm_a100's pipelined GEMMs (A100, Nsight 2024.2) queue 16 GB of pinned
+    asynchronous uploads on a copy stream and then load cuBLAS's DGEMM module in a 726 ms ``cuKernelGetFunction``:
+    726 of the uploads' 745 ms ran beneath the load, the first GEMM launched 0.1 ms after it, and the report said
+    "Memory copies block the GPU 438 ms/step" with the pin + async fix the program already applies
+    (h37-memsetctx31).  A copy under its own call (the context created in a ``cudaMemcpy``) stays a copy; so do the
+    copies of a thread whose one-time calls hold none of them, and every copy where the clocks disagree."""
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    calls, d, h = ctx.one_time_calls, g.d, ctx.h
+    if calls is None or not len(d) or not h.end.size or clocks_disagree(ctx, g):
+        return empty
+    cp = np.flatnonzero(((d.kind == devices.KIND_H2D) | (d.kind == devices.KIND_D2H)) & (g.launch >= 0))
+    if not cp.size:
+        return empty
+    rec = g.launch[cp].astype(np.int64)
+    calls = calls[~np.isin(calls, rec)]  # a copy under its own call is that call's transfer
+    starts, ends = [], []
+    for ln in np.intersect1d(h.line[rec], h.line[calls]).tolist():
+        c = calls[h.line[calls] == ln]
+        mine = cp[h.line[rec] == ln]
+        cs, ce = union_intervals(h.start[c].astype(np.int64), h.end[c].astype(np.int64))
+        us, ue = union_intervals(d.start[mine].astype(np.int64), d.end[mine].astype(np.int64))
+        s, e = intersect_intervals(us, ue, cs, ce)
+        starts.append(s)
+        ends.append(e)
+    if not starts:
+        return empty
+    return union_intervals(np.concatenate(starts), np.concatenate(ends))
 
 
 def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:

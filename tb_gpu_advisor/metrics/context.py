@@ -271,6 +271,13 @@ class Context:
         return self.job.phase.spans()
 
     @property
+    def one_time_calls(self) -> np.ndarray | None:
+        """Host event indices of the one-time calls (``OneTime.calls``), sorted; None where there are none."""
+        if self.job is None or not self.job.phase.calls.size:
+            return None
+        return self.job.phase.calls
+
+    @property
     def unseen_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The host waiting for GPU work the capture does not hold (``OneTime.unseen_*``): disjoint (starts, ends)."""
         if self.job is None or not self.job.phase.unseen_start.size:

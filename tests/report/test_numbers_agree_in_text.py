@@ -119,8 +119,9 @@ def test_a_session_findings_share_is_of_the_sessions_step():
         assert abs(f.saving.percent_of_step - 100 * f.saving.ms_per_step / step) < 0.05, f.id
 
 
-@pytest.mark.parametrize("run", ["cloverleaf_a100_cuda", "streams_pinned_copies", "mpi_saxpy_a100_rank0",
-                                 "mordred_rtx6000_hashjoin"])
+# streams_pinned_copies left the list with h37-memsetctx31: 7.7 ms a step of its H2D copies run under the first
+# launch's module load and are start-up's since, so its H2D reads "23.0 ms of its 30.7 ms per step blocks"
+@pytest.mark.parametrize("run", ["cloverleaf_a100_cuda", "mpi_saxpy_a100_rank0", "mordred_rtx6000_hashjoin"])
 def test_a_copy_direction_that_blocks_all_its_time_says_all(run):
     """Main printed "mostly H2D (918 us of its 918 us per step blocks, ...)" (cloverleaf; 30.7, 37.3 and 47.7 ms in
     the others): every copy of that direction blocks, so the words say all of it, and the checker passes."""

@@ -136,7 +136,9 @@ def test_steps_mostly_the_programs_own_work_are_no_start_up_pass():
     r = run_report(WILD, "streams_pinned_copies")
     f = _rule(r, "cold_start")
     assert "No steady step is left" not in f.summary
-    assert "The other 91.4% of the step is the program's own work" in " ".join(f.summary.split())
+    # 76.3% (91.4% before h37-memsetctx31: stream 13's two pinned uploads, 15.3 ms under the 41.2 ms first launch's
+    # module load, are booked as start-up since, not as copies)
+    assert "The other 76.3% of the step is the program's own work" in " ".join(f.summary.split())
     assert not no_steady_problems("h", r.hosts[0])
     # the control: a one-pass cold start keeps its words
     assert "No steady step is left" in _rule(run_report(WILD, "amd_mi250"), "cold_start").summary
@@ -258,4 +260,6 @@ def test_savings_keep_their_numbers(tmp_path):
     module loads of 7.5 ms with the GPU idle in every step, 45.0 ms by construction."""
     s = _rule(cold_burst_loop(tmp_path), "cold_start").saving
     assert isinstance(s, Saving) and s.ms_per_step == pytest.approx(45.0, abs=0.05)
-    assert _rule(run_report(WILD, "streams_pinned_copies"), "cold_start").saving.ms_per_step == pytest.approx(4.36, abs=0.01)
+    # 12.02 ms (4.36 before h37-memsetctx31: the uploads under the first launch's module load, 15.3 ms over its 2
+    # steps, are start-up's since)
+    assert _rule(run_report(WILD, "streams_pinned_copies"), "cold_start").saving.ms_per_step == pytest.approx(12.02, abs=0.01)

@@ -49,7 +49,7 @@ def check(m: HostMetrics) -> list[Finding]:
     rest = (f" {n_of(len(dropped), 'step').capitalize()} holding part of them {'was' if len(dropped) == 1 else 'were'} "
             f"left out of the averages; the other {m.steps.count}, analysed below, hold the rest." if dropped else
             f" {no_step} to analyse apart from them: every "
-            "number below describes the start-up, and the GPU's idle time inside these costs is booked as start-up, "
+            "number below describes the start-up, and the GPU's time inside these costs (idle, or copying while the host loads) is booked as start-up, "
             "not as launch overhead."
             if pass_is_start_up(m) or (p.phase == "warm-up" and share >= T("job.warmup_share")) else
             # the steps hold the rest: the program's own work, analysed below -- of the step, which this finding
@@ -57,16 +57,18 @@ def check(m: HostMetrics) -> list[Finding]:
             # copies' two transfer-bound steps, 8.6% of them start-up, read "No steady step is left"; ddp_overlap_
             # rtx3090's "the other 82.2% of the window ... analysed below" beside a pass of 16% of it)
             f" The other {pct(1 - share)} of the {ctx.unit if ctx.one_step else 'step'} is the program's own work, "
-            "analysed below; the GPU's idle time inside these costs is booked as start-up, not as launch overhead.")
+            "analysed below; the GPU's time inside these costs (idle, or copying while the host loads) is booked as start-up, not as launch overhead.")
     replans = planned_per_shape(m)
     cause = f" {ctx.fw.label('compile_gap_cause')}" if replans else ""
     assumed = (ctx.fw.label("compile_gap_saving") if replans else
                "the steady state pays none of the one-time costs (module loading, library start-up, compilation)")
+    # "waits", not "sits idle": the start-up share holds the copies the GPU ran while the host was still inside
+    # one-time calls (``copy_startup``, h37-memsetctx31: streams_pinned_copies' uploads under a module load)
     return [finding(
         ctx, ID, sev,
-        f"The GPU sits idle {ctx.part_of_step(startup_ms)} ({pct(share)}) inside one-time costs: "
+        f"The GPU waits {ctx.part_of_step(startup_ms)} ({pct(share)}) inside one-time costs: "
         f"{p.evidence}.{cause}{rest} Profile after warm-up to see the steady state.",
-        metric=share_metric("startup_share", "GPU idle in one-time start-up", share, "job.one_time_min_share",
+        metric=share_metric("startup_share", "GPU waiting in one-time start-up", share, "job.one_time_min_share",
                             severity=sev, detail={"startup_ms": startup_ms, "one_time_ms": p.total_ms,
                                                   "window_share": p.share, "slow_launches": p.slow_launches,
                                                   "phase": p.phase}),

@@ -610,8 +610,8 @@ def is_prefetch_iterator(name: str) -> bool:
 #: parallel, or prefetches (its iterators' events, which the profiler records on tf.data's threads).
 APPLIED_MARKERS = {"graph": (("the step as a tf.function graph (graph runs in the trace: `FunctionRun`, "
                               "`__inference_*`)"), is_function_call, never),
-                   "tf_data_parallel": (("a parallel tf.data stage (its iterators in the trace: `ParallelMapV2`, "
-                                         "`MapAndBatch`, ...)"), is_parallel_iterator, never),
+                   "tf_data_parallel": (("a parallel tf.data stage (the iterator of a map, interleave or batch "
+                                         "run on several threads, in the trace)"), is_parallel_iterator, never),
                    "tf_data_prefetch": ("tf.data prefetch (its `Prefetch` iterators in the trace)",
                                         is_prefetch_iterator, never)}
 FIX_APPLIED = {TF_FUNCTION.text: "graph", TF_DATA_PARALLEL.text: "tf_data_parallel",

@@ -409,7 +409,7 @@ FIXES = {
     "comm_exposed:paced": (TF_COMM_OVERLAP,),
     # each lever apart, so a trace that shows one in use is told the other (``APPLIED_MARKERS``), then the next
     "input_bound": (
-        TF_DATA_PARALLEL, TF_DATA_PREFETCH, TF_DATA_CHEAPER,
+        TF_DATA_PREFETCH, TF_DATA_PARALLEL, TF_DATA_CHEAPER,
         action("Confirm: run the same model on synthetic in-memory data that needs no preprocessing; if it is "
                "much faster, the input pipeline is the bottleneck.",
                "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"

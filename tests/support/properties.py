@@ -1555,9 +1555,6 @@ _IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
                  # prefetch to the device, a copy's lever
                  "tf_data_parallel": (r"num_parallel_calls|\bparallel(?:ize)?\b[^.;]*\b(?:tf\.data|map)\b",
                                       r"num_parallel_calls"),
-                 # the copies' own kinds (``metrics.memcpy.applied``): uploads pinned and asynchronous already
-                 "pinned_async_h2d": (r"\bcop(?:y|ies)\b[^.;]*\basynchronous(?:ly)?\b[^.;]*\bpinned\b|non_blocking=True",
-                                      r"non_blocking=True"),
                  "tf_data_prefetch": (r"\bprefetch(?:es|ing)?\b(?!\s+to\s+the\s+(?:GPU|device))(?!_to)",
                                       r"\.prefetch\(")}
 #: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode

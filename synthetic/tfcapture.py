@@ -562,11 +562,13 @@ def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap
 
 
 def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us: float = 0.0, kernels: int = 40,
-                               kernel_us: float = 100.0) -> dict:
+                               kernel_us: float = 100.0, iterators: tuple[str, ...] = ()) -> dict:
     """A TF 2.x grouped capture of one Keras batch (``model.fit`` on NumPy arrays, as :func:`write_grouped_keras_batch`
     lays it out) whose input pipeline's captured function runs on the step's inter-op threads: tf.data's thread starts
     it (``InstantiatedCapturedFunction::RunAsync`` around a ``FunctionRun``, group 1 -- the root of a group of its
-    own, as TensorFlow groups it), and its op ``GatherV2:GatherV2`` (Keras slicing the next batch out of the arrays,
+    own, as TensorFlow groups it; ``iterators``: the events of the dataset's iterators the profiler records there, each
+    stage's chain from the root, ``Iterator::Model::ParallelMapV2`` as ECBM4040's Keras writes it), and its op
+    ``GatherV2:GatherV2`` (Keras slicing the next batch out of the arrays,
     group 1) runs ``gather_us`` on a ``tf_Compute`` thread between the step's first and second halves of kernels, the
     GPU idle all that time (the step's next op queued behind it).  ``host_op_us`` > 0 adds an op of the step's own graph
     (``Unique:Unique``, group 0) that launches no kernel -- a real host-placed op -- right after it, the GPU idle too.
@@ -591,6 +593,8 @@ def write_keras_batch_with_map(path: str, gather_us: float = 1000.0, host_op_us:
     corr, h = 1, t0 + 200 * US
     first = last_end = None
     half = kernels // 2
+    for i, name in enumerate(iterators):  # nested: the root's GetNext around its input's
+        resource.add(name, t0 + (20 + i) * US, (60 - 2 * i) * US)
     resource.add("InstantiatedCapturedFunction::RunAsync", t0 + 100 * US, 12 * US)
     resource.add("FunctionRun", t0 + 105 * US, 5 * US, group_id=1)
     gather = host_op = (0, 0)

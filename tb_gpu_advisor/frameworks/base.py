@@ -214,6 +214,9 @@ class Framework:
     applied_markers: Mapping[str, tuple] = field(default_factory=dict)
     #: a fix's text -> the evidence id that shows it applied: such a fix is never recommended to a run that uses it
     fix_applied: Mapping[str, str] = field(default_factory=dict)
+    #: a fix's text -> the evidence ids of the fixes it comes after: given only where the trace shows one of them in
+    #: use (the next lever once the first is applied, not a third fix beside the first two)
+    fix_follows: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: a fix's text -> what it acts on and the host events that show it (an optimizer step for the fused optimizer):
     #: a fix whose object the trace does not hold is not given
     fix_needs: Mapping[str, tuple[str, NamePredicate]] = field(default_factory=dict)
@@ -347,6 +350,11 @@ class Framework:
         if key:
             return evidence.get(key)
         return next((evidence[k] for k in self.fix_introduces(a) if k in evidence), None)
+
+    def premature(self, a: Action, evidence: Mapping[str, str]) -> bool:
+        """Whether fix ``a`` is a next lever (:attr:`fix_follows`) whose first the trace does not show in use."""
+        after = self.fix_follows.get(a.text)
+        return bool(after) and not any(k in evidence for k in after)
 
     def label(self, key: str, **fmt: object) -> str:
         """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""

@@ -1972,7 +1972,10 @@ APPLIED_MARKERS = {
     "fused_optimizer": ("a fused optimizer (its fused kernels in the trace)", _fused_optimizer_op,
                         _fused_optimizer_kernel),
 }
-FIX_APPLIED = {COMPILE.text: "compiled", CUDA_GRAPHS.text: "cuda_graphs", FUSED_OPTIMIZER.text: "fused_optimizer"}
+#: the asynchronous copy from pinned memory: shown by the copies themselves (``metrics.memcpy.applied``: every upload
+#: pinned, none holding the host), whatever loader made them
+FIX_APPLIED = {COMPILE.text: "compiled", CUDA_GRAPHS.text: "cuda_graphs", FUSED_OPTIMIZER.text: "fused_optimizer",
+               NON_BLOCKING.text: "pinned_async_h2d"}
 #: Fixes that act on something a trace may not hold: the fused optimizer needs an optimizer step.
 FIX_NEEDS = {FUSED_OPTIMIZER.text: ("an optimizer step", lambda n: is_step_end_event(n) or _fused_optimizer_op(n))}
 #: Code that records CUDA graphs: torch.compile's mode, the graph APIs.

@@ -363,6 +363,33 @@ RECORD_PYTHON = action(
     "with tf.profiler.experimental.Trace('log_metrics'):   # around code you suspect\n"
     "    log_metrics(loss)")
 
+#: The tf.data pipeline's own levers against an input wait, apart: a trace that shows one in use (its iterators,
+#: ``APPLIED_MARKERS``) is told the other, not both (h37-survey68: Keras's ``ParallelMapV2`` in every ECBM4040 T4
+#: session, told "parallelize and prefetch").
+TF_DATA_PARALLEL = action(
+    "Make the tf.data pipeline's per-element work parallel: map with num_parallel_calls=tf.data.AUTOTUNE (and "
+    "interleave file reads the same way); see the tf.data performance guide.",
+    "ds = ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)")
+TF_DATA_PREFETCH = action(
+    "Prefetch batches, so the next one is made while the GPU runs this one: end the tf.data pipeline with prefetch.",
+    "ds = ds.batch(batch_size).prefetch(tf.data.AUTOTUNE)")
+#: The next lever where the pipeline is parallel or prefetching already and the GPU still waits: each batch made for
+#: less, and tf.data's work off the threads the step's ops run on (its captured functions run on TensorFlow's
+#: inter-op threads unless it has its own pool: h37-survey68's ``GatherV2`` queued before the step's next op).
+TF_DATA_CHEAPER = action(
+    "Make each batch cheaper to produce: batch before the map so one vectorized call makes a whole batch, cache() "
+    "the batches where the data fits (later epochs read them made), and give tf.data its own threads "
+    "(private_threadpool_size) so its functions do not queue behind the step's ops.",
+    "ds = (tf.data.Dataset.from_tensor_slices((x, y))\n"
+    "        .batch(batch_size)                                   # one call per batch, not per element\n"
+    "        .map(preprocess_batch, num_parallel_calls=tf.data.AUTOTUNE)   # keep it parallel\n"
+    "        .cache()                                             # if the data fits\n"
+    "        .prefetch(tf.data.AUTOTUNE))                         # keep prefetching\n"
+    "options = tf.data.Options()\n"
+    "options.threading.private_threadpool_size = 8               # tf.data's own threads, not the step's\n"
+    "ds = ds.with_options(options)")
+
+
 FIXES = {
     **MEMORY_FIXES,
     "step_gaps:unrecorded": (RECORD_PYTHON,),
@@ -380,12 +407,9 @@ FIXES = {
                                 "model.compile(..., jit_compile=True)"),),
     "comm_exposed": (TF_COMM_OVERLAP,),
     "comm_exposed:paced": (TF_COMM_OVERLAP,),
+    # each lever apart, so a trace that shows one in use is told the other (``APPLIED_MARKERS``), then the next
     "input_bound": (
-        action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
-               "ds = (ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"
-               "        .cache()  # if the data fits\n"
-               "        .batch(batch_size)\n"
-               "        .prefetch(tf.data.AUTOTUNE))"),
+        TF_DATA_PREFETCH, TF_DATA_PARALLEL, TF_DATA_CHEAPER,
         action("Confirm: run the same model on synthetic in-memory data that needs no preprocessing; if it is "
                "much faster, the input pipeline is the bottleneck.",
                "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"
@@ -410,7 +434,7 @@ FIXES = {
         "Find the ops that bounce tensors between host and GPU (look at the ops around each copy, same place every "
         "step) and keep them on the GPU; avoid .numpy()/print of tensors inside the step.", LOG_PLACEMENT),),
     "excessive_memcpy:h2d": (action("Overlap input copies with compute by prefetching to the GPU.",
-                                    "ds = ds.prefetch(tf.data.AUTOTUNE)\n"
+                                    "ds = ds.prefetch(tf.data.AUTOTUNE)   # where it is not there already\n"
                                     "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))"),),
     "step_gaps:shared_threads": (action(
         "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
@@ -564,10 +588,37 @@ def is_function_call(name: str) -> bool:
     return name == "FunctionRun" or "__inference_" in name
 
 
-#: Fixes a trace shows in use: the step already runs as a tf.function graph.
-APPLIED_MARKERS = {"graph": ("the step as a tf.function graph (graph runs in the trace: `FunctionRun`, "
-                             "`__inference_*`)", is_function_call, never)}
-FIX_APPLIED = {TF_FUNCTION.text: "graph"}
+#: A tf.data iterator of a stage that makes elements on several threads, as the profiler names each iterator: the
+#: chain from the root (``Iterator::Model::ParallelMapV2``, ``Iterator::Root::Prefetch::MapAndBatch``).
+_TF_DATA_PARALLEL = re.compile(r"^Iterator::(?:\S+::)?(?:ParallelMap|ParallelInterleave|ParallelBatch|MapAndBatch|"
+                               r"ParallelFilter|LegacyParallelInterleave)")
+#: A tf.data prefetch stage's iterator (``Iterator::Model::Prefetch``; not ``PrefetchToDevice``'s, a copy's).
+_TF_DATA_PREFETCH = re.compile(r"^Iterator::(?:\S+::)?Prefetch(?:::|$)")
+
+
+def is_parallel_iterator(name: str) -> bool:
+    """A tf.data iterator of a parallel stage (a map with ``num_parallel_calls``, a parallel interleave or batch)."""
+    return bool(_TF_DATA_PARALLEL.match(name))
+
+
+def is_prefetch_iterator(name: str) -> bool:
+    """A tf.data iterator of a ``prefetch`` stage."""
+    return bool(_TF_DATA_PREFETCH.match(name))
+
+
+#: Fixes a trace shows in use: the step already runs as a tf.function graph; the tf.data pipeline already maps in
+#: parallel, or prefetches (its iterators' events, which the profiler records on tf.data's threads).
+APPLIED_MARKERS = {"graph": (("the step as a tf.function graph (graph runs in the trace: `FunctionRun`, "
+                              "`__inference_*`)"), is_function_call, never),
+                   "tf_data_parallel": (("a parallel tf.data stage (the iterator of a map, interleave or batch "
+                                         "run on several threads, in the trace)"), is_parallel_iterator, never),
+                   "tf_data_prefetch": ("tf.data prefetch (its `Prefetch` iterators in the trace)",
+                                        is_prefetch_iterator, never)}
+FIX_APPLIED = {TF_FUNCTION.text: "graph", TF_DATA_PARALLEL.text: "tf_data_parallel",
+               TF_DATA_PREFETCH.text: "tf_data_prefetch"}
+#: The next lever, given only where the trace shows one it follows in use: cheaper batches follow a parallel or
+#: prefetching pipeline (beside neither, the two come first and are enough to say).
+FIX_FOLLOWS = {TF_DATA_CHEAPER.text: ("tf_data_parallel", "tf_data_prefetch")}
 
 
 #: Ops only training runs: the gradient tape's ops, graph-mode gradients, the optimizers' update ops.
@@ -627,7 +678,7 @@ FRAMEWORK = Framework(
             "launch_skew:no_private_threads": "; no tf_gpu_private_* launch threads in the capture",
             "title:host_op_placement": "TensorFlow ops placed on the host",
             "title:eager_execution": "Ops run eagerly, outside tf.function"},
-    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
+    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_follows=FIX_FOLLOWS,
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     named_kernel_kinds=TRAINING_KERNEL_KINDS,

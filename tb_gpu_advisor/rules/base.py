@@ -878,6 +878,8 @@ def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], lis
     for a in actions:
         if a.text in unmet:  # its object is not in the trace (no optimizer step for a fused optimizer)
             continue
+        if ctx.fw.premature(a, ctx.m.applied):  # a next lever, where the first is not in use: the first is the fix
+            continue
         if _said_before(a, keep):  # a lever an earlier fix of the finding already names: told once
             continue
         why = ctx.fw.applied(a, ctx.m.applied)

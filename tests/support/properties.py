@@ -1554,7 +1554,13 @@ def ceiling_problems(where: str, findings: list[Finding]) -> list[str]:
 #: How a fix names each fix a trace can show in use (``capture.applied``'s keys): in its words, in its code
 _IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
                  "cuda_graphs": (r"\b(?:CUDA|HIP|XPU) graphs?\b", r"torch\.(?:cuda|xpu)\.graph\(|Graph\(\)|make_graphed_callables"),
-                 "fused_optimizer": (r"fused=True|\bfused optimizer\b", r"fused=True")}
+                 "fused_optimizer": (r"fused=True|\bfused optimizer\b", r"fused=True"),
+                 # tf.data's own levers (a parallel stage, a prefetch stage: their iterators in the trace); not a
+                 # prefetch to the device, a copy's lever
+                 "tf_data_parallel": (r"num_parallel_calls|\bparallel(?:ize)?\b[^.;]*\b(?:tf\.data|map)\b",
+                                      r"num_parallel_calls"),
+                 "tf_data_prefetch": (r"\bprefetch(?:es|ing)?\b(?!\s+to\s+the\s+(?:GPU|device))(?!_to)",
+                                      r"\.prefetch\(")}
 #: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode
 _NOT_TOLD = re.compile(r"\bkeep\b|\balready\b|reduce-overhead|\bmode\b|\bneeds\b|\bwithout\b|\boff\b", re.I)
 _CLAUSES = re.compile(r"[.;:]\s+|\s+--\s+|,\s+or\s+|\(|\)")

@@ -1026,3 +1026,45 @@ def test_a_round_trip_the_ledger_holds_as_host_time_control():
     (s,) = [s for s in discover(str(path)) if s.run == "host_roundtrip"]
     r = analyze_session(s.run, s.session, s.hosts)
     assert [x["group"] for x in _round_trip(r).saving.recovers] == ["host", "copies"]
+
+
+# ------------------------------------------------------------- (h37-auditleft31) step rows end by the capture's end
+
+
+def _rows_past_capture(r) -> list[str]:
+    from tests.support.properties import in_capture_problems
+
+    return in_capture_problems(r.hosts[0])
+
+
+def test_a_last_gpu_step_the_capture_cut_is_partial():
+    """(walk seed 29 reduced) 4 ranks of one Kineto trace, each GPU's steps its own ``ProfilerStep#`` spans, a 93.5 ms
+    loader wait at each host step's start: each GPU step runs from its span's start to the next one's, holding the next
+    batch's wait.  The last had no next span, and main laid its host iteration's length from its span's start: 93.5 ms
+    past the 359.6 ms capture (453.1 ms), its row "119.8 ms" of which 26.3 were recorded.  The capture ended inside
+    it: it is partial, and left out of the mean -- which stays the period by construction (loader + work)."""
+    job = kineto_job(steps=3, ranks=4, dtype="fp32", layers=5, batch=64, width=4096, loop_us=0.0, loader_us=93_500.0,
+                     comm_us=2100.0, late_rank_us=600.0)
+    r = _report(job)
+    h = r.hosts[0]
+    assert not _rows_past_capture(r), _rows_past_capture(r)  # main: step 4's rows end 93.5 ms past the capture
+    assert (h.steps["found"], h.steps["count"]) == (3, 2), h.steps["note"]  # main: 3 kept
+    assert "the capture ended inside it" in h.steps["note"]
+    steps = [row.step_ms for row in h.step_rows if row.gpu is None]
+    assert max(steps) - min(steps) < 0.01 * max(steps), steps  # whole iterations alike: none cut
+    assert not laws_broken(r)
+
+
+def test_a_last_gpu_step_cut_within_chance_is_kept_as_cut():
+    """(walk seed 31 reduced) 2 ranks, steps of 2.48 ms whose last host step ends 19 us after its GPU work: main laid
+    the 35 us gap before each next kernel after the last work, 16 us past the 5.109 ms capture.  A cut that small is
+    a window's edge moving by chance: the step is kept, its row ending with the capture."""
+    job = kineto_job(steps=2, ranks=2, layers=2, batch=1, width=8192, efficiency=0.2239, launch_us=19.7, loop_us=0.0,
+                     comm_us=1946.0)
+    r = _report(job)
+    h = r.hosts[0]
+    assert not _rows_past_capture(r), _rows_past_capture(r)  # main: both GPUs' step 3 rows end past 5.109 ms
+    assert h.steps["count"] == 2, h.steps["note"]
+    end = h.capture["window_start_ms"] + h.capture["length_ms"]
+    last = max(row.start_ms + row.step_ms for row in h.step_rows)
+    assert abs(last - end) < 2e-3, (last, end)

@@ -102,10 +102,9 @@ def _drop_cut_by_capture(r: _Reading, kept: _Kept, found: int, dropped: list[Dro
     least = float(np.diff(kept.hs).min())
     if r.cut_by_capture <= T("steps.short_last_share") * least:
         return
-    held = (int(kept.he[-1]) - int(kept.hs[-1])) / PS_PER_MS
     _drop_one(r, kept, dropped, -1, f"partial: the capture ended {r.cut_by_capture / PS_PER_MS:,.2f} ms before its "
-              f"step's time did ({held:,.2f} ms of it recorded, where every other step ran at least "
-              f"{least / PS_PER_MS:,.2f} ms from its start to the next's)",
+              f"time did (the time after its work that every other step holds, each of at least "
+              f"{least / PS_PER_MS:,.2f} ms from its start to the next's, lies past the file)",
               "; dropped the last step: the capture ended inside it")
 
 

@@ -166,3 +166,13 @@ def test_a_share_of_an_unnamed_part_is_caught():
     f = copy.deepcopy(_only(_report(FIXTURES / "h200_jobs", "torch_compile_cudagraphs_inference"), "step_gaps"))
     f.summary = re.sub(r" \(\d+ us of it [^)]*\)", "", f.summary)  # the share as main printed it: its part unsaid
     assert any(v.startswith("share-of") for v in share_of_time_problems("host", f))
+
+
+@pytest.mark.parametrize("where, run", [(FIXTURES / "wild", "lazy_first_launch_t4"), (FIXTURES / "waits", "event_sync_a100")])
+def test_launch_bound_of_a_few_kernels_is_not_titled_many(where, run):
+    """(h37-auditleft31) Real captures of 3 and 4 kernels a step (read by hand: lazy_first_launch_t4's loop launches
+    3 kernels an iteration, event_sync_a100's 4): the title follows the count its own summary states."""
+    f = _only(_report(where, run), "launch_bound")
+    assert f.metric.detail["kernels_per_step"] <= T("launch_bound.step_calls")
+    assert "many" not in f.title, f.title  # main: "Launch-bound: many small kernels, ..."
+    assert "few kernels" in f.title

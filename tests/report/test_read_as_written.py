@@ -176,3 +176,16 @@ def test_launch_bound_of_a_few_kernels_is_not_titled_many(where, run):
     assert f.metric.detail["kernels_per_step"] <= T("launch_bound.step_calls")
     assert "many" not in f.title, f.title  # main: "Launch-bound: many small kernels, ..."
     assert "few kernels" in f.title
+
+
+@pytest.mark.parametrize("where, run, trains", [(FIXTURES / "wild", "hf_qwen_h100", False),
+                                                (FIXTURES / "h200_jobs", "torch_compile_cudagraphs_inference", False),
+                                                (FIXTURES / "wild", "d2d_v100", True)])
+def test_small_grids_fix_fits_the_job(where, run, trains):
+    """(h37-auditleft31) ``small_grid``'s example batches a per-parameter update (``torch._foreach_mul_(params,
+    0.9)``, an optimizer's code) only to a training job: hf_qwen_h100's forward passes and the compiled inference
+    were shown it on main.  The control, d2d_v100 (a training loop), keeps it."""
+    f = _only(_report(where, run), "small_grid")
+    code = " ".join(a.snippet or "" for a in f.actions)
+    assert ("_foreach_mul_(params" in code) == trains, code  # main: in every job's fix
+    assert "torch.stack(items)" in code

@@ -189,3 +189,18 @@ def test_small_grids_fix_fits_the_job(where, run, trains):
     code = " ".join(a.snippet or "" for a in f.actions)
     assert ("_foreach_mul_(params" in code) == trains, code  # main: in every job's fix
     assert "torch.stack(items)" in code
+
+
+@pytest.mark.parametrize("where, run, hedged", [(FIXTURES / "h200_waits", "jax_train_float_loss", False),
+                                                (FIXTURES / "h200_memory", "jax_mem_mlp", False),
+                                                (FIXTURES / "h200_jobs", "jax_jit_inference", True)])
+def test_jax_batch_size_hedge_only_where_the_kind_is_unknown(where, run, hedged):
+    """(h37-auditleft31) JAX's ``batch_size_headroom`` said "(in training, check convergence ...)" to jobs read as
+    training at high confidence (a hedge for work of no known kind): a training job is told to check convergence,
+    plainly.  The control: a forward pass read at low confidence (no ``inference`` tag: work of no known kind)
+    keeps the hedge."""
+    r = _report(where, run)
+    f = _only(r, "batch_size_headroom")
+    text = " ".join(a.text for a in f.actions)
+    assert ("in training," in text) == hedged, text  # main: the hedge in every JAX job's fix
+    assert "check convergence" in text

@@ -357,6 +357,9 @@ _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_
                     "mixed_precision_off", "tensor_core_unused", "launch_bound", "eager_execution", "xla_not_used",
                     "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
                     "comm_bandwidth_low", "small_grid")
+#: A fix's hedge for work whose kind is not known: "(in training, check convergence ...)", "in training also the
+#: backward pass" (JAX's ``batch_size_headroom`` and step words, h37-auditleft31).
+_TRAINING_HEDGE = re.compile(r"\bin training(?:,| also\b)", re.IGNORECASE)
 #: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
 #: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
 _TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
@@ -396,6 +399,11 @@ def job_words_problems(report: Report) -> list[str]:
             advice = (h.job or {}).get("capture_advice") or ""
             if (m := _TRAINING_CODE.search(advice) or _TRAINING_CAPTURE.search(advice)) is not None:
                 out.append(f"{h.host}/job: a training loop's capture advice to {kind} work: '{m.group(0)}'")
+        if kind == "training":  # a hedge for work of no known kind, told to a job known to train (h37-auditleft31)
+            for f in mine:
+                for a in f.actions:
+                    if (m := _TRAINING_HEDGE.search(a.text)) is not None:
+                        out.append(f"{h.host}/{f.id}: a hedge for an unknown kind to training work: '{m.group(0)}'")
         ranks = (h.communication is not None and bool(h.communication.rows) and cap.get("processes") is not None
                  and cap["processes"] >= len({g.gpu for g in h.gpus}) >= 1)
         if ranks and cap.get("framework") == "pytorch":

@@ -204,3 +204,15 @@ def test_jax_batch_size_hedge_only_where_the_kind_is_unknown(where, run, hedged)
     text = " ".join(a.text for a in f.actions)
     assert ("in training," in text) == hedged, text  # main: the hedge in every JAX job's fix
     assert "check convergence" in text
+
+
+def test_step_gap_share_keeps_the_parts_it_does_not_say():
+    """(h37-auditleft31) "idle G between steps ..., S of the step outside input wait": where no other part is said,
+    S is G less the input wait, of the cycle -- one value.  wild/cuda_only_a4000_swin_fwd read "idle 1.64 ms ...
+    13.7% of the 11.5 ms step" on main, its 62 us of dispatch (under a twentieth of the gap) out of the share and
+    said nowhere: 1.64 / 11.52 is 14.3%."""
+    f = _only(_report(FIXTURES / "wild", "cuda_only_a4000_swin_fwd"), "step_gaps")
+    d = f.metric.detail
+    assert " of it " not in f.summary.split(" outside input wait")[0], f.summary  # no part said beside the share
+    want = (d["avg_gap_ms"] - d["input_wait_ms"]) / d["avg_cycle_ms"]
+    assert f.metric.value == pytest.approx(want, abs=6e-4), (f.metric.value, want)  # main: 0.1373 for 0.1427

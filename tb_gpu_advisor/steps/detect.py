@@ -91,10 +91,10 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         r.source, r.note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
         r.mapped = "group_id" if trace.gpu_step_source is None else "device"
         _grouped_after_last_mark(r, _last_step_mark_end(trace))
+        _end_by_capture(r)
     else:
         _read_steps(r, job)
         _place_windows(r)
-    _end_by_capture(r)
     found = int(r.ids.size)
     if found == 0:
         _whole_capture(r)
@@ -104,8 +104,10 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
 
 
 def _end_by_capture(r: _Reading) -> None:
-    """Every step window (the host's ``r.he``, each GPU's ``r.gpu_windows``) ends by the capture's end
-    (``Trace.capture_end_ps``), never before its own start.
+    """Every step window of the format's own per-GPU step lines (the host's ``r.he``, each GPU's ``r.gpu_windows``)
+    ends by the capture's end (``Trace.capture_end_ps``), never before its own start.  (The readings of the host's
+    marks own their last step's end themselves -- ``steps.ends``: a loop's turn, a burst's gap, each bounded by the
+    profiler's window where it records one.)
 
     Why: a step row is a window of the trace, measured; a last step whose end is read from the steps before it -- its
     host iteration's length laid from its GPU span's start, the gap every earlier step shows after its work -- ran on

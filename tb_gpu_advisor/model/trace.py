@@ -700,13 +700,6 @@ class Trace:
         start = self.capture_start_ps if self.capture_start_ps is not None else self.viewer_zero_ps
         return int(start + round(self.capture_ms * 1_000_000_000))
 
-    def capture_end_ps(self) -> int | None:
-        """Where the capture the report times ends (ps, this trace's clock): the profiler's window's end, or the last
-        event's where one was recorded after it (work launched inside the window runs on: ``metrics.capture``'s
-        ``length_ms`` ends at the later of the two); None where the file holds no event and no window."""
-        ends = [e for e in (self.window_end_ps(), self.span_ps[1] if self.span_ps is not None else None) if e is not None]
-        return int(max(ends)) if ends else None
-
 
 def _memo_key(pred) -> object | None:
     """The key under which :meth:`HostEvents.per_name` may remember ``pred``'s answers, None where it may not:

@@ -91,7 +91,6 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         r.source, r.note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
         r.mapped = "group_id" if trace.gpu_step_source is None else "device"
         _grouped_after_last_mark(r, _last_step_mark_end(trace))
-        _end_by_capture(r)
     else:
         _read_steps(r, job)
         _place_windows(r)
@@ -101,32 +100,6 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     kept = _Kept(r.ids, r.hs, r.he, r.gpu_windows)
     dropped = _drop_steps(r, kept, found, job)
     return _steps(r, kept, found, dropped)
-
-
-def _end_by_capture(r: _Reading) -> None:
-    """Every step window of the format's own per-GPU step lines (the host's ``r.he``, each GPU's ``r.gpu_windows``)
-    ends by the capture's end (``Trace.capture_end_ps``), never before its own start.  (The readings of the host's
-    marks own their last step's end themselves -- ``steps.ends``: a loop's turn, a burst's gap, each bounded by the
-    profiler's window where it records one.)
-
-    Why: a step row is a window of the trace, measured; a last step whose end is read from the steps before it -- its
-    host iteration's length laid from its GPU span's start, the gap every earlier step shows after its work -- ran on
-    past the file.  Wrong assumption fixed (h37-auditleft31): *the time a last step is owed lies in the capture*.
-    Random jobs 31 and 29 (ranks of one Kineto trace, each GPU's steps its own ``ProfilerStep#`` spans): the last
-    GPU step, laid from a span that starts after its host's by the launch lag, ran 16 us past a 5.109 ms capture,
-    and with a 93.5 ms loader wait at each step's start, 93.5 ms past a 359.6 ms one.  The capture's end is at or
-    after every event's, so no recorded work is cut."""
-    end = r.trace.capture_end_ps()
-    if end is None or not r.ids.size:
-        return
-    r.cut_by_capture = max(0, int(r.he[-1]) - end)
-    r.he = np.maximum(r.hs, np.minimum(r.he, end))
-    for g, w in r.gpu_windows.items():
-        if w.shape[0] and int(w[:, 1].max()) > end:
-            r.cut_by_capture = max(r.cut_by_capture, int(w[-1, 1]) - end)
-            w = w.copy()
-            w[:, 1] = np.maximum(w[:, 0], np.minimum(w[:, 1], end))
-            r.gpu_windows[g] = w
 
 
 def _read_steps(r: _Reading, job: Job | None) -> None:

@@ -83,29 +83,7 @@ def _drop_steps(r: _Reading, kept: _Kept, found: int, job: Job | None) -> list[D
             _drop_masked(r, kept, dropped, warm, f"warm-up: inside the program's own `{label}` range",
                          f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range")
     _drop_short_last(r, kept, dropped)
-    _drop_cut_by_capture(r, kept, found, dropped)
     return dropped
-
-
-def _drop_cut_by_capture(r: _Reading, kept: _Kept, found: int, dropped: list[DroppedStep]) -> None:
-    """The capture's last step, still kept, whose window the capture's end cut (``r.cut_by_capture``:
-    ``steps.detect._end_by_capture``) by more than chance moves a window's edge (``steps.short_last_share`` of the
-    shortest other step): partial, left out of the mean.
-
-    Why: its time after its work (its host iteration's length, the gap every earlier step shows before the next one's
-    first kernel) lies past the file; the window that is left is a part of an iteration, and timed with the whole
-    ones it pulls their mean down -- random job 29's 4 ranks (a 93.5 ms loader wait at each step's start, which each
-    GPU's step holds before the next one's first kernel) read the last step 26.3 ms beside two of 119.8 ms.  A cut
-    within chance (16 us of a 2.48 ms step) is a measured window, kept as cut."""
-    if kept.ids.size < 2 or int(kept.ids[-1]) != int(r.ids[-1]) or r.cut_by_capture <= 0:
-        return
-    least = float(np.diff(kept.hs).min())
-    if r.cut_by_capture <= T("steps.short_last_share") * least:
-        return
-    _drop_one(r, kept, dropped, -1, f"partial: the capture ended {r.cut_by_capture / PS_PER_MS:,.2f} ms before its "
-              f"time did (the time after its work that every other step holds, each of at least "
-              f"{least / PS_PER_MS:,.2f} ms from its start to the next's, lies past the file)",
-              "; dropped the last step: the capture ended inside it")
 
 
 def _drop_lost(r: _Reading, kept: _Kept, dropped: list[DroppedStep], job: Job | None) -> None:

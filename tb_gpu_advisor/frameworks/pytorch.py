@@ -2070,15 +2070,23 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 #: Two fixes, not one with an "or": the compiler's is a fix of its own, which a compiled trace is not told again
 #: (``fix_introduces`` reads its code; h37-review10: d2d_v100 and torch_compile_cudagraphs_inference were told "or
 #: let torch.compile fuse the small ops" beside "Already in use, so not suggested: torch.compile").
+_STACKED = ("xs = torch.stack(items)            # one (N, ...) tensor instead of N small ones\n"
+            "ys = torch.vmap(f)(xs)             # one launch over the batch, not N")
+_COMPILE_SMALL = action("Let torch.compile fuse the small ops into fewer, larger kernels.", "model = torch.compile(model)")
 FIXES["small_grid"] = (action(
     "These kernels run on tensors too small to fill the GPU: give each launch more data -- raise the batch size, "
     "stack per-item or per-parameter tensors and run one op over the stack (torch.stack, torch._foreach_* ops, "
     "torch.vmap instead of a Python loop).",
-    "xs = torch.stack(items)            # one (N, ...) tensor instead of N small ones\n"
-    "ys = torch.vmap(f)(xs)             # one launch over the batch, not N\n"
-    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"), action(
-    "Let torch.compile fuse the small ops into fewer, larger kernels.",
-    "model = torch.compile(model)"))
+    _STACKED + "\n"
+    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"), _COMPILE_SMALL)
+#: and to a job with no optimizer step known (a forward pass, work of no known kind): no per-parameter update to batch
+#: -- ``torch._foreach_mul_(params, 0.9)`` is an optimizer's code, and hf_qwen_h100's forward passes were shown it
+#: (h37-auditleft31)
+_SMALL_GRID_FORWARD = (action(
+    "These kernels run on tensors too small to fill the GPU: give each launch more data -- raise the batch size, "
+    "stack per-item tensors and run one op over the stack (torch.stack, torch.vmap instead of a Python loop).",
+    _STACKED), _COMPILE_SMALL)
+FIXES.update({f"small_grid@{tag}": _SMALL_GRID_FORWARD for tag in ("inference", "any_work")})
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.

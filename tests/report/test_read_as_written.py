@@ -166,3 +166,53 @@ def test_a_share_of_an_unnamed_part_is_caught():
     f = copy.deepcopy(_only(_report(FIXTURES / "h200_jobs", "torch_compile_cudagraphs_inference"), "step_gaps"))
     f.summary = re.sub(r" \(\d+ us of it [^)]*\)", "", f.summary)  # the share as main printed it: its part unsaid
     assert any(v.startswith("share-of") for v in share_of_time_problems("host", f))
+
+
+@pytest.mark.parametrize("where, run", [(FIXTURES / "wild", "lazy_first_launch_t4"), (FIXTURES / "waits", "event_sync_a100")])
+def test_launch_bound_of_a_few_kernels_is_not_titled_many(where, run):
+    """(h37-auditleft31) Real captures of 3 and 4 kernels a step (read by hand: lazy_first_launch_t4's loop launches
+    3 kernels an iteration, event_sync_a100's 4): the title follows the count its own summary states."""
+    f = _only(_report(where, run), "launch_bound")
+    assert f.metric.detail["kernels_per_step"] <= T("launch_bound.step_calls")
+    assert "many" not in f.title, f.title  # main: "Launch-bound: many small kernels, ..."
+    assert "few kernels" in f.title
+
+
+@pytest.mark.parametrize("where, run, trains", [(FIXTURES / "wild", "hf_qwen_h100", False),
+                                                (FIXTURES / "h200_jobs", "torch_compile_cudagraphs_inference", False),
+                                                (FIXTURES / "wild", "d2d_v100", True)])
+def test_small_grids_fix_fits_the_job(where, run, trains):
+    """(h37-auditleft31) ``small_grid``'s example batches a per-parameter update (``torch._foreach_mul_(params,
+    0.9)``, an optimizer's code) only to a training job: hf_qwen_h100's forward passes and the compiled inference
+    were shown it on main.  The control, d2d_v100 (a training loop), keeps it."""
+    f = _only(_report(where, run), "small_grid")
+    code = " ".join(a.snippet or "" for a in f.actions)
+    assert ("_foreach_mul_(params" in code) == trains, code  # main: in every job's fix
+    assert "torch.stack(items)" in code
+
+
+@pytest.mark.parametrize("where, run, hedged", [(FIXTURES / "h200_waits", "jax_train_float_loss", False),
+                                                (FIXTURES / "h200_memory", "jax_mem_mlp", False),
+                                                (FIXTURES / "h200_jobs", "jax_jit_inference", True)])
+def test_jax_batch_size_hedge_only_where_the_kind_is_unknown(where, run, hedged):
+    """(h37-auditleft31) JAX's ``batch_size_headroom`` said "(in training, check convergence ...)" to jobs read as
+    training at high confidence (a hedge for work of no known kind): a training job is told to check convergence,
+    plainly.  The control: a forward pass read at low confidence (no ``inference`` tag: work of no known kind)
+    keeps the hedge."""
+    r = _report(where, run)
+    f = _only(r, "batch_size_headroom")
+    text = " ".join(a.text for a in f.actions)
+    assert ("in training," in text) == hedged, text  # main: the hedge in every JAX job's fix
+    assert "check convergence" in text
+
+
+def test_step_gap_share_keeps_the_parts_it_does_not_say():
+    """(h37-auditleft31) "idle G between steps ..., S of the step outside input wait": where no other part is said,
+    S is G less the input wait, of the cycle -- one value.  wild/cuda_only_a4000_swin_fwd read "idle 1.64 ms ...
+    13.7% of the 11.5 ms step" on main, its 62 us of dispatch (under a twentieth of the gap) out of the share and
+    said nowhere: 1.64 / 11.52 is 14.3%."""
+    f = _only(_report(FIXTURES / "wild", "cuda_only_a4000_swin_fwd"), "step_gaps")
+    d = f.metric.detail
+    assert " of it " not in f.summary.split(" outside input wait")[0], f.summary  # no part said beside the share
+    want = (d["avg_gap_ms"] - d["input_wait_ms"]) / d["avg_cycle_ms"]
+    assert f.metric.value == pytest.approx(want, abs=6e-4), (f.metric.value, want)  # main: 0.1373 for 0.1427

@@ -191,7 +191,10 @@ def test_the_gaps_unrecorded_part_is_within_their_share():
     part = float(re.search(r"\(([\d.]+)% of the step\) no runtime call", words).group(1))
     assert 0 < part <= share
     assert not within_judged_problems("h", [f])
-    bad = dataclasses.replace(f, summary=f.summary + " 47 us a step (21.1% of the step) no runtime call covers.")
+    # a part over the share (h37-review12's 21.1% beside 19.7%; the share itself reads 21.1% since h37-auditleft31,
+    # which keeps its unsaid 3.5 us of a sync's idle in it): 1.6 points over whatever the share is
+    bad = dataclasses.replace(f, summary=f.summary + f" 51 us a step ({share + 1.6:.1f}% of the step) no runtime call "
+                                                     "covers.")
     assert within_judged_problems("h", [bad])
 
 

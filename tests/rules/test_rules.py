@@ -739,6 +739,21 @@ def test_launch_bound_title_and_wording_follow_its_numbers():
     assert "17x shorter than the 20-40 us a launch takes" in f.summary and "about the 20" not in f.summary
 
 
+def test_launch_bound_of_a_few_kernels_says_few():
+    """(h37-auditleft31) "many small kernels" claims a count: a step of at most ``launch_bound.step_calls`` kernels
+    (the count the step-level diagnosis calls a few) waits for the host before each launch, and says so; one more
+    kernel a step keeps "many small kernels" (wild/jax_mi300x's 1.6 kernels a step, lazy_first_launch_t4's 3 and
+    waits/event_sync_a100's 4 were told "many" on main)."""
+    m = _launch(0.4)
+    few = T("launch_bound.step_calls")
+    m.small_kernels.kernels_per_step = few
+    (f,) = run("launch_bound", m)
+    assert f.title == "Launch-bound: the GPU waits for the host before each of its few kernels", f.title  # main: many
+    m.small_kernels.kernels_per_step = few + 1
+    (f,) = run("launch_bound", m)
+    assert f.title.startswith("Launch-bound: many small kernels")
+
+
 def test_a_fix_whose_object_the_trace_lacks_is_not_given():
     """The fused optimizer is a launch-bound fix only for a loop that runs an optimizer step: a forward-and-backward
     benchmark (a real torch.compile trace with no ``Optimizer.step``) was told to fuse an optimizer it does not have.

@@ -345,15 +345,23 @@ def _code_of(f: Finding) -> str:
     return " ".join(a.snippet or "" for a in f.actions)
 
 
-#: A training step's words in code: the loop's step, autograd's backward, an optimizer's update, loss scaling.
-_TRAINING_CODE = re.compile(r"\btrain_step\b|\.backward\(|\boptimizer\b|\bopt\.step\b|GradScaler")
+#: A training step's words in code: the loop's step, autograd's backward, an optimizer's update (by name, or a
+#: multi-tensor update over the parameters: h37-auditleft31, ``small_grid``'s ``torch._foreach_mul_(params, 0.9)`` to
+#: hf_qwen_h100's forward passes), loss scaling.
+_TRAINING_CODE = re.compile(r"\btrain_step\b|\.backward\(|\boptimizer\b|\bopt\.step\b|GradScaler"
+                            r"|_foreach_\w+\(params\b")
 #: The checks whose fixes run the job's own step in their code (PyTorch's ``looped_fixes``: a loop, a sync read, an
 #: input check, autocast around the step; TensorFlow's: the step defined under tf.function or XLA, run by
 #: ``strategy.run``, several per call), and the job rules, whose fixes ask the job's context too (h37-left34).
 _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_memcpy", "step_gaps", "capture_quality",
                     "mixed_precision_off", "tensor_core_unused", "launch_bound", "eager_execution", "xla_not_used",
                     "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
-                    "comm_bandwidth_low")
+                    "comm_bandwidth_low", "small_grid")
+#: A fix's hedge for work whose kind is not known: "(in training, check convergence ...)" (JAX's
+#: ``batch_size_headroom``, h37-auditleft31).  Not yet JAX's "jit the whole step (the forward pass; in training also
+#: the backward pass ...)": its rules' fixes have no per-kind keys (a ``launch_bound@inference`` key would replace
+#: every variant's fix), left for a change of its own (random form job 30061 tells it to a training job).
+_TRAINING_HEDGE = re.compile(r"\(in training, ", re.IGNORECASE)
 #: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
 #: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
 _TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
@@ -393,6 +401,11 @@ def job_words_problems(report: Report) -> list[str]:
             advice = (h.job or {}).get("capture_advice") or ""
             if (m := _TRAINING_CODE.search(advice) or _TRAINING_CAPTURE.search(advice)) is not None:
                 out.append(f"{h.host}/job: a training loop's capture advice to {kind} work: '{m.group(0)}'")
+        if kind == "training":  # a hedge for work of no known kind, told to a job known to train (h37-auditleft31)
+            for f in mine:
+                for a in f.actions:
+                    if (m := _TRAINING_HEDGE.search(a.text)) is not None:
+                        out.append(f"{h.host}/{f.id}: a hedge for an unknown kind to training work: '{m.group(0)}'")
         ranks = (h.communication is not None and bool(h.communication.rows) and cap.get("processes") is not None
                  and cap["processes"] >= len({g.gpu for g in h.gpus}) >= 1)
         if ranks and cap.get("framework") == "pytorch":

@@ -13,15 +13,12 @@ eight iterations under the range.
 
 from __future__ import annotations
 
-import os
-from types import SimpleNamespace
-
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import nvtx
-from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tb_gpu_advisor.steps.ranges import _base_name
+from tests.support.cli_report import first_host
 
 #: the range around each iteration, as each program writes it ({k}: the iteration's number)
 FORMS = {
@@ -39,8 +36,7 @@ def reports(tmp_path_factory):
     for name, rng in FORMS.items():
         p = str(d / f"{name}.sqlite")
         truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=rng))
-        host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))
-        out[name] = (analyze_session("w", "s", [host]).to_dict()["hosts"][0], truth)
+        out[name] = (first_host(p), truth)
     return out
 
 
@@ -96,7 +92,6 @@ def test_a_loop_that_zeroes_its_gradients_is_training(tmp_path):
     # by construction: each ``step k`` holds ``zero grad`` then ``forward``, nothing else naming its kind
     p = str(tmp_path / "zero_grad.sqlite")
     truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range="step {k}", extra_ranges=("zero grad", "forward")))
-    host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))
-    rep = analyze_session("w", "s", [host]).to_dict()["hosts"][0]
+    rep = first_host(p)
     assert rep["job"]["kind"] == "training"  # main: inference
     assert rep["steps"]["found"] == truth.steps

@@ -18,11 +18,14 @@ kernel on the compute stream (the same hold, no handoff), where the words stay.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from synthetic.torchtrace import COMPUTE_STREAM, write_stream_handoff
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.cli_report import first_report
 from tests.support.run_report import one_file_host
 
 HELD = "The GPU holds work it was given, idle"
@@ -56,3 +59,27 @@ def test_control_the_same_hold_on_one_stream_keeps_its_words(tmp_path):
     assert any("nvidia-smi" in a["text"] for a in held["actions"]), held["actions"]
     assert m.idle_held == pytest.approx(truth["held_ms"], abs=1e-3)
     assert m.idle_held_at_handoffs == 0.0 and m.held_handoff_streams == ""
+
+
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
+
+
+def _held_summary(run: str) -> str:
+    (held,) = [f for f in first_report(WILD / run)["findings"] if f["title"] == HELD]
+    return " ".join(held["summary"].split())
+
+
+def test_a_part_of_the_hold_at_handoffs_is_said_apart():
+    # wild/torchrec_a100_stalls holds 13.2 of its 105.1 ms held a step at handoffs (h37-survey66's controls): under
+    # half, so the finding keeps the held-work reading for the rest, and (from h37-survey66's *Left*) says the part
+    # the capture does explain -- main put all of it outside the capture
+    words = _held_summary("torchrec_a100_stalls")
+    assert "Of the held time, 13.2 ms of each" in words, words
+    assert "handoffs between streams (most of it stream 84 to stream 7)" in words, words
+    assert "another process's context" in words, words
+
+
+def test_control_a_handoff_part_under_a_tenth_is_not_said():
+    # wild/torchrec_shampoo_128: 2.54 of 165.37 ms held at handoffs (1.5%), under HANDOFF_PART_MIN
+    words = _held_summary("torchrec_shampoo_128")
+    assert "Of the held time" not in words, words

@@ -25,7 +25,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
@@ -333,6 +333,18 @@ def event_copy_directions(names: list[str], name_id: np.ndarray, kind: np.ndarra
     booked = by_kind[kind] if len(kind) else np.zeros(0, dtype=object)
     agree = np.array([bool(n) and nvidia.COPY_KINDS[n] == k for n, k in zip(named.tolist(), kind.tolist())], bool)
     return np.where(agree, named, booked)
+
+
+def event_host_memory(names: list[str], name_id: np.ndarray, recorded: np.ndarray) -> np.ndarray:
+    """Per device event, the host memory of its copy: 1 pageable, 0 another kind, -1 unknown or no copy -- the kind
+    its name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)", :func:`copy_host_memory`), or where the name does not
+    say, what the format recorded apart from it (``recorded``: ``DeviceEvents.mem_host`` -- XPlane's
+    ``memcpy_details``, ``formats.staging``'s reading of AMD's timing).  One reading for the copies' tally and the
+    job stage's reading of a first call's copies (``job.phase``), which each spelled it."""
+    if not len(name_id):
+        return np.zeros(0, np.int8)
+    by_name = np.array([copy_host_memory(x) for x in names], dtype=np.int8)[name_id]
+    return np.where(by_name >= 0, by_name, recorded)
 
 
 #: What a format recorded a device event as, apart from its name (:func:`recorded_kinds`): nothing (the name

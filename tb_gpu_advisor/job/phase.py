@@ -618,9 +618,8 @@ def _never_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | No
     launch record, or None."""
     h = trace.h
     idx = np.asarray(cand, np.int64)
-    names = h.name[idx]
-    fill = np.isin(names, np.flatnonzero([devices.is_async_fill(n) for n in h.names]))
-    copy = np.isin(names, np.flatnonzero([devices.is_async_copy(n) for n in h.names]))
+    fill = h.name_mask(devices.is_async_fill)[idx]
+    copy = h.name_mask(devices.is_async_copy)[idx]
     ok = fill.copy()
     if copy.any() and any(len(d) for d in trace.devices):
         ok[copy] = _device_pinned_copies(trace, idx[copy], launches)
@@ -641,8 +640,7 @@ def _device_pinned_copies(trace: Trace, calls: np.ndarray, launches: list[np.nda
         copy = (rec >= 0) & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
         if not copy.any():
             continue
-        named = np.array([devices.copy_host_memory(n) for n in d.names], dtype=np.int8)[d.name[copy]]
-        host = np.where(named >= 0, named, d.mem_host[copy])
+        host = devices.event_host_memory(d.names, d.name, d.mem_host)[copy]
         kind = d.kind[copy]
         good = (host == 0) & ((kind == devices.KIND_H2D) | (kind == devices.KIND_D2H) | (kind == devices.KIND_D2D))
         pinned[rec[copy][good]] = True

@@ -150,8 +150,7 @@ def host_kinds(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
     One reading for the copies' tally and the idle inside their calls (``metrics.syncs``): the kind a copy's name
     gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"), or where the name does not say, what the format records apart
     from it (XPlane's ``memcpy_details``: ``kind_src:pageable``; ``formats.staging``'s reading of AMD's timing)."""
-    by_name = np.array([_host_memory(x) for x in d.names], dtype=np.int8)[d.name] if len(d) else np.zeros(0, np.int8)
-    return np.where(by_name >= 0, by_name, d.mem_host)
+    return devices.event_host_memory(d.names, d.name, d.mem_host)
 
 
 def _compute_time(c: _Copies) -> tuple[np.ndarray, np.ndarray]:

@@ -358,10 +358,13 @@ _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_
                     "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
                     "comm_bandwidth_low", "small_grid")
 #: A fix's hedge for work whose kind is not known: "(in training, check convergence ...)" (JAX's
-#: ``batch_size_headroom``, h37-auditleft31).  Not yet JAX's "jit the whole step (the forward pass; in training also
-#: the backward pass ...)": its rules' fixes have no per-kind keys (a ``launch_bound@inference`` key would replace
-#: every variant's fix), left for a change of its own (random form job 30061 tells it to a training job).
-_TRAINING_HEDGE = re.compile(r"\(in training, ", re.IGNORECASE)
+#: ``batch_size_headroom``, h37-auditleft31), "(the forward pass; in training also the backward pass ...)" (JAX's jit
+#: of the step, h37-words32).
+_TRAINING_HEDGE = re.compile(r"\(in training, |\bin training also\b", re.IGNORECASE)
+#: A training step's words in a fix's prose: a hedge's "in training", the optimizer's update, a "training step" (not
+#: "backward pass": "no loss scaling is needed without a backward pass" is a forward pass's own fix).  h37-words32:
+#: JAX's jit fix told forward passes "in training also the backward pass and the optimizer update".
+_TRAINING_PROSE = re.compile(r"\bin training\b|\boptimizer update\b|\btraining step\b", re.IGNORECASE)
 #: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
 #: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
 _TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
@@ -398,6 +401,9 @@ def job_words_problems(report: Report) -> list[str]:
                         out.append(f"{h.host}/{f.id}: a training step's code to {kind} work: '{m.group(0)}'")
                     if f.rule == "capture_quality" and (m := _TRAINING_CAPTURE.search(a.snippet or "")) is not None:
                         out.append(f"{h.host}/{f.id}: a training loop's capture advice to {kind} work: '{m.group(0)}'")
+                    if kind in ("inference", "serving") and (m := _TRAINING_PROSE.search(a.text)) is not None \
+                            and "inference" in ((h.job or {}).get("tags") or ()):
+                        out.append(f"{h.host}/{f.id}: a training step's words to {kind} work: '{m.group(0)}'")
             advice = (h.job or {}).get("capture_advice") or ""
             if (m := _TRAINING_CODE.search(advice) or _TRAINING_CAPTURE.search(advice)) is not None:
                 out.append(f"{h.host}/job: a training loop's capture advice to {kind} work: '{m.group(0)}'")

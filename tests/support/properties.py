@@ -1759,8 +1759,9 @@ def waits_at_problems(where: str, findings: list[Finding]) -> list[str]:
 
 #: the graph-replay finding's own words: its wait is the host's preparation of each replay, which no graph cuts
 _NO_GRAPH_CUTS = re.compile(r"another graph cannot cut it")
-#: a fix that compiles, jits, fuses or graphs the step -- what that finding's words rule out
-_GRAPH_THE_STEP = re.compile(r"\b(?:jit|compile|fuse)s? the (?:whole )?(?:step|model|small ops)\b|\bruns? as a graph\b|"
+#: a fix that compiles, jits, fuses or graphs the step (or the forward pass: JAX's jit in the words of a forward
+#: pass's job, h37-words32) -- what that finding's words rule out
+_GRAPH_THE_STEP = re.compile(r"\b(?:jit|compile|fuse)s? the (?:whole )?(?:step|model|small ops|forward pass)\b|\bruns? as a graph\b|"
                              r"\btorch\.compile\b|\bjit_compile\b|\bcapture (?:it|them|the \w+) (?:in|as) an? "
                              r"(?:CUDA |HIP )?graph", re.I)
 

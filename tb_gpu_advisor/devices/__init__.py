@@ -164,6 +164,20 @@ def gemm_kernel_one(name: str) -> bool:
             and not nvidia.outer_product_one(name) and not matrix_vector_one(name))
 
 
+def library_kernel_one(name: str) -> bool:
+    """A kernel of a math library the program calls -- a GEMM, convolution or fused attention of any vendor's family
+    (cuBLAS, cuDNN, CUTLASS; rocBLAS, hipBLASLt, MIOpen, Composable Kernel; XLA's GEMM fusions), a matrix x vector
+    product (:func:`matrix_vector_one`) or a CUB/Thrust primitive -- whose grid the library sizes from the shapes of
+    each call; not a Triton kernel, whose grid is its caller's ``grid=``.
+
+    Why: ``small_grid``'s fix for a launch the program sizes itself ("launch at least one thread block per SM") was
+    told beside cuBLAS's kernels, which no user relaunches: their grids change only with the calls -- the shapes and
+    batch that reach the library (h37-words32)."""
+    if triton.dot_kernel_one(name):
+        return False
+    return any(v.gemm_kernel_one(name) for v in VENDORS) or matrix_vector_one(name) or nvidia.not_gemm_one(name)
+
+
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
 #: ``softmax_warp_forward``/``backward``, the same names hipified on ROCm), cuDNN's and MIOpen's (``softmax_fw``,
 #: ``SoftmaxForward``), XLA and Inductor fusions that name it (``triton_per_fused__softmax_0``).  Not log-softmax

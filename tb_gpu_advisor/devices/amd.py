@@ -147,6 +147,13 @@ def _fixes() -> dict[str, Action]:
                           snippet="rocm-smi --showtopo", snippet_lang="shell"),
         "clocks": Action(text="Look at the node itself: GPU clocks, power and temperature, and other processes on it.",
                          snippet="rocm-smi --showclocks --showpower --showtemp --showperflevel", snippet_lang="shell"),
+        # the same too-small grids in a library's kernels (``devices.library_kernel_one``), which the program does not
+        # launch itself: what it can change is the calls (h37-words32)
+        "library_blocks": Action(
+            text="For a library's kernels (rocBLAS, hipBLASLt, MIOpen, Composable Kernel): the library sizes "
+                 "each grid from the shapes it is called with, so no launch setting of yours changes it -- only "
+                 "the calls do: fewer, larger calls (many small matrix products as one batched call: "
+                 "rocblas_gemm_strided_batched_ex, a framework's batched matmul)."),
         "more_blocks": Action(
             text="For a kernel of your own (HIP, an extension): launch at least one workgroup per CU (better several), "
                  "sized from the data (grid = ceil(n / threads per workgroup)), and loop over the data with a "

@@ -1016,6 +1016,13 @@ def _fixes() -> dict[str, Action]:
                               "processes on it.", snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE",
                          snippet_lang="shell"),
         # a kernel launched with fewer blocks than SMs (``small_grid``), where the program picks its launch itself
+        # the same too-small grids in a library's kernels (``devices.library_kernel_one``), which the program does not
+        # launch itself: what it can change is the calls (h37-words32)
+        "library_blocks": Action(
+            text="For a library's kernels (cuBLAS, cuDNN, CUTLASS): the library sizes each grid from the "
+                 "shapes it is called with, so no launch setting of yours changes it -- only the calls do: fewer, "
+                 "larger calls (many small matrix products as one batched call: cublasGemmStridedBatched, a "
+                 "framework's batched matmul)."),
         "more_blocks": Action(
             text="For a kernel of your own (CUDA C++, an extension): launch at least one thread block per SM (better "
                  "several), sized from the data (grid = ceil(n / threads per block)), and loop over the data with a "

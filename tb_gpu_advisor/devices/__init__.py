@@ -603,11 +603,13 @@ def is_async_copy(name: str) -> bool:
 def copy_call_sync(name: str, kind: int | None = None) -> int:
     """1 a copy or memset call that holds the host until its work is done, 0 one that returns before (``...Async``),
     -1 no copy call: the readers mark each copy by the call that made it and, where they know it, the kind of the
-    copy (``kind``).  CUDA's calls (``nvidia.COPY_CALLS``; a synchronous call of a kind that moves no host memory
-    returns at once: ``nvidia.HOST_FREE_KINDS``) and HIP's (``amd.copy_call_sync``)."""
-    if not name.startswith(nvidia.COPY_CALLS):
-        return amd.copy_call_sync(name)
-    return 0 if "Async" in name or kind in nvidia.HOST_FREE_KINDS else 1
+    copy (``kind``).  Each vendor answers for its own calls, with the same arguments: CUDA's
+    (``nvidia.copy_call_sync``) and HIP's (``amd.copy_call_sync``), each returning at once from a synchronous call of
+    a kind that moves no host memory (their ``HOST_FREE_KINDS``)."""
+    for vendor in (nvidia, amd):
+        if (sync := vendor.copy_call_sync(name, kind)) >= 0:
+            return sync
+    return -1
 
 
 def copies_call_sync(call_names: list[str], call_id: np.ndarray, kind: np.ndarray) -> np.ndarray:

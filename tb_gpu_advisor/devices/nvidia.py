@@ -961,6 +961,18 @@ COPY_CALLS = ("cudaMemcpy", "cuMemcpy") + FILL_CALLS
 #: ``cudaMemcpyPeer`` is "asynchronous with respect to the host".  Measured: 15 of the 16 ``cudaMemset`` calls of the
 #: kept RTX 6000 export (``wild/mordred_rtx6000_hashjoin``) returned before their fill ended.
 HOST_FREE_KINDS = (KIND_D2D, KIND_MEMSET)
+
+
+def copy_call_sync(name: str, kind: int | None = None) -> int:
+    """1 a CUDA copy or memset call that holds the host until its work is done, 0 one that returns before (an
+    ``...Async`` call, or a synchronous one of a kind that moves no host memory: :data:`HOST_FREE_KINDS`), -1 no copy
+    call (:data:`COPY_CALLS`); ``kind`` is the copy's recorded kind where the reader knows it -- the same question,
+    with the same arguments, as ``amd.copy_call_sync``."""
+    if not name.startswith(COPY_CALLS):
+        return -1
+    return 0 if "Async" in name or kind in HOST_FREE_KINDS else 1
+
+
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
 BLOCKING_CALLS = SYNC_CALLS + COPY_CALLS

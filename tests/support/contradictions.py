@@ -203,6 +203,11 @@ _CUDA_ITSELF = r"\bCUDA\b|\bNVIDIA\b|\bNVTX\b|device='cuda'|torch\.cuda\b"
 _CUDA_TOOLS = re.compile(r"\bnsys\b|\bncu\b|\bnvtx[A-Z]\w*|(?<![\w.])cuda[A-Z]\w*|\bcu(?:blas|dnn|fft)[A-Z]\w*|"
                          r"\bCUBLAS_\w+|--trace=cuda|\s-t cuda|\bnvidia-smi\b|\bCUPTI\b|"
                          r"\b(?:Volta|Turing|Ampere|Hopper|Blackwell)\b")
+#: ROCm's own calls and tools, which a program on an NVIDIA or Intel GPU cannot use: the HIP runtime's calls
+#: (``hipMemcpy``, ``hipLaunchKernelGGL``, ``hipDeviceGetAttribute``), hipCUB, rocBLAS's C API, roctx ranges and the
+#: rocprof tools.  Checked in what such a host is told to do, words and code (h37-words32: the AMD twin of
+#: :data:`_CUDA_TOOLS`; ``small_grid``'s vendor fixes name each vendor's launch and library calls).
+_ROCM_TOOLS = re.compile(r"(?<![\w.])hip[A-Z]\w*|\bhipcub::|\brocblas_\w+|\broctx[A-Z]\w*|\brocprof\w*")
 #: Each vendor's GPU -> the words that are another vendor's (checked in what a user reads, not in code).
 _FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}", re.I),
             "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
@@ -449,6 +454,8 @@ def vendor_words_problems(report: Report, prose: str | None = None) -> list[str]
             out += [f"{h.host}: capture.applied[{k}] says '{w}' on an {vendor} GPU" for w in _foreign(vendor, v)]
         if vendor == "AMD":
             out += _cuda_tools_on_amd(h, findings)
+        else:
+            out += _rocm_tools_off_amd(h, findings, vendor)
     vendors = {_vendor(h) for h in report.hosts}
     if len(vendors) == 1:
         prose = _rendered_prose(report) if prose is None else prose
@@ -464,6 +471,16 @@ def _cuda_tools_on_amd(h: HostReport, findings: list[Finding]) -> list[str]:
     said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
     return [f"{h.host}: {where} says '{m.group(0)}' on an AMD GPU" for where, text in said
             for m in _CUDA_TOOLS.finditer(_unquoted(text))]
+
+
+def _rocm_tools_off_amd(h: HostReport, findings: list[Finding], vendor: str) -> list[str]:
+    """ROCm's own calls and tools (:data:`_ROCM_TOOLS`) in what a host of another vendor's GPU is told to do: each
+    fix's words and code, and the job's capture advice (the twin of :func:`_cuda_tools_on_amd`)."""
+    said = [(f"{f.id} fix", a.text or "") for f in findings for a in f.actions]
+    said += [(f"{f.id} code", a.snippet or "") for f in findings for a in f.actions]
+    said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
+    return [f"{h.host}: {where} says '{m.group(0)}' on an {vendor} GPU" for where, text in said
+            for m in _ROCM_TOOLS.finditer(_unquoted(text))]
 
 
 def context_problems(report: Report) -> list[str]:

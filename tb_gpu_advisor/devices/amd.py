@@ -18,8 +18,8 @@ import re
 from functools import lru_cache
 
 from tb_gpu_advisor.model.schema import Action
-from tb_gpu_advisor.devices.codes import (KIND_D2D, KIND_MEMSET, P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32,
-                                          P_UNKNOWN, function_parts, head, plain_mangled_name, replace_each)
+from tb_gpu_advisor.devices.codes import (P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN,
+                                          function_parts, head, plain_mangled_name, replace_each)
 
 VENDOR = "AMD"
 #: The prefix of HIP's calls (``hipMalloc``; not ``hipblasLtMatmul``, a library's).
@@ -345,15 +345,18 @@ def call_copy_direction(call: str) -> str | None:
     return next((d for prefix, d in _CALL_DIRECTION if call.startswith(prefix)), None)
 
 
-#: What a HIP copy or fill call not named ``...Async`` returns before, as ROCm's runtime implements it (no HIP API page
-#: states it; read in clr's ``hipamd/src/hip_memory.cpp`` and ``hip_peer.cpp`` at f9f995c6, October 2024): a copy
-#: between two buffers of one GPU skips the host's wait (clr SWDEV-384658, March 2023), ``hipMemcpyPeer`` between two
-#: GPUs is enqueued without one, and a fill of device memory that starts at its allocation too; a copy to or from host
-#: memory, and a fill of host memory or at an offset into its allocation, wait until the work is done.  Assumed: a fill
-#: starts its allocation (no trace records the offset), and the runtime is that recent (before March 2023 a
-#: device-to-device ``hipMemcpy`` waited; the traces do not date the runtime).  The same kinds as CUDA's
-#: (``nvidia.HOST_FREE_KINDS``), by ROCm's own implementation.
-HOST_FREE_KINDS = (KIND_D2D, KIND_MEMSET)
+#: The copy kinds a HIP copy or fill call not named ``...Async`` is known by its record to return before: none.
+#: ROCm's runtime (clr's ``hipamd/src/hip_memory.cpp`` and ``hip_peer.cpp`` at f9f995c6, October 2024; no HIP API page
+#: states it) queues without the host's wait a copy between two *device* buffers of one GPU (clr SWDEV-384658, March
+#: 2023), ``hipMemcpyPeer``, and a fill of device memory from the start of its allocation -- but a copy to or from
+#: pinned host memory, which it holds the host for, is recorded device-to-device by ROCm's tracers (pinned memory is
+#: memory the GPU maps): measured on the kept MI300X Kineto traces, 11 of 11 ``hipMemcpyWithStream`` copies recorded
+#: ``Memcpy DtoD (Device -> Device)`` (``.item()``'s ``aten::_local_scalar_dense``: wild/amd_mi300x,
+#: ddp_mi300x_nopool, sglang_mi300x_prefill, xdit_sd35_mi300x_denoise) ended before their calls returned; and a fill's
+#: offset is recorded nowhere.  So the kind cannot tell a HIP call that returned at once: where the tracer records the
+#: call's end, the AMD readers read it off the timing (``formats.hip_ops.copies_host_side``: a call that returned before
+#: its copy began did not wait for it).  CUDA's kinds are CUDA's documented rule (``nvidia.HOST_FREE_KINDS``).
+HOST_FREE_KINDS: tuple[int, ...] = ()
 
 
 def copy_call_sync(name: str, kind: int | None = None) -> int:
@@ -362,11 +365,9 @@ def copy_call_sync(name: str, kind: int | None = None) -> int:
     question, with the same arguments and the same reading, as ``nvidia.copy_call_sync``.
 
     An ``...Async`` call returns before its work (a pageable buffer staged inside it is read off the call's timing:
-    ``formats.hip_ops.copies_host_side``); a call not named so returns before a copy that moves no host memory
-    (:data:`HOST_FREE_KINDS`: a device-to-device or peer copy, a fill of device memory) and holds the host for any
-    other.  Without the kind the call is taken as holding the host, as CUDA's is.  Why the kind: ``hipMemset`` and a
-    device-to-device ``hipMemcpy`` were read as holding the host by their names alone, as CUDA's were before
-    h37-copydir31 (h37-words32)."""
+    ``formats.hip_ops.copies_host_side``); a call not named so holds the host unless its copy's kind is one known to
+    return at once (:data:`HOST_FREE_KINDS`: none by the record, as measured -- the timing decides where it is
+    recorded)."""
     if call_copy_direction(name) is None:
         return -1
     return 0 if "Async" in name or kind in HOST_FREE_KINDS else 1

@@ -64,6 +64,9 @@ def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op
     pageable copy), -1 unknown.  ``call_start`` / ``call_end`` are each operation's launching call's start and end on
     the operations' clock (-1 none); ``tracer`` names the tool in the note said where a copy reads as staged.
 
+    A copy whose call returned before its transfer began did not hold the host for it, whatever the call's name: ROCm's
+    runtime queues a device-to-device ``hipMemcpy`` and a ``hipMemset`` of device memory without waiting, and its
+    tracers cannot tell those by their records (``amd.HOST_FREE_KINDS``); the call's end can (h37-words32).
     A copy whose ``...Async`` call was still running when its transfer began held the host as a blocking call does:
     HIP stages a pageable buffer through a pinned one inside the call, ``hipMemcpyAsync`` or not (as CUDA's API
     synchronization rule says of ``cudaMemcpyAsync`` from pageable memory).  Read by its name alone it was
@@ -74,10 +77,13 @@ def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op
     direction = np.array([devices.copy_direction(str(x)) if c else None for x, c in zip(op_names.tolist(), is_copy.tolist())],
                          dtype=object)  # a kernel dispatch named like a copy is no copy (devices.recorded_kinds)
     # each copy's call asked with the copy's kind, as the ledger books it (a recorded copy of no named direction is
-    # ``other``): a hipMemset or a device-to-device hipMemcpy holds no host memory (``amd.HOST_FREE_KINDS``)
+    # ``other``), as CUDA's readers ask; ROCm's record tells no kind that returns at once (``amd.HOST_FREE_KINDS``),
+    # the call's own end does (below)
     kind = [devices.nvidia.COPY_KINDS.get(d or "other") for d in direction.tolist()]
     sync = np.array([devices.copy_call_sync(c, k) if c and cp else -1
                      for c, k, cp in zip(call_name, kind, is_copy.tolist())], np.int8)
+    if call_end is not None:  # a call that returned before its copy began did not wait for it, whatever its name
+        sync[is_copy & (sync == 1) & (call_start >= 0) & (call_end < o_start)] = 0
     held = sync == 1
     if call_end is not None:  # an async call that held the host until its transfer began is read as a blocking one
         held |= is_copy & (call_start >= 0) & (call_end > o_start)

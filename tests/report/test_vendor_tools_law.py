@@ -21,7 +21,7 @@ from tests.support.run_report import run_report
 _RUNS = ["mpi_saxpy_a100_rank0", "hf_qwen_h100", "xdit_sd35_mi300x_denoise"]
 
 
-def _with_fix(r: Report, fix) -> Report:  # noqa: ANN001 - a vendor's Action
+def _with_fix(r: Report, fix) -> Report:
     r = copy.deepcopy(r)
     (f,) = [f for h in r.hosts for f in h.findings if f.rule == "small_grid"]
     f.actions = [*f.actions, fix]

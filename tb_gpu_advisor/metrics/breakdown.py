@@ -39,14 +39,16 @@ PRIORITY: tuple[str, ...] = (
     "comm_wait",
     "allocator",
     "input_wait",
+    "async_stall",
     "host_compute",
     "launch_wait",
     "host_python",
 )
 #: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
-#: wait: a Python span encloses the launches it makes).
+#: wait: a Python span encloses the launches it makes; the host stalled in an asynchronous call that waits for nothing
+#: is its own time in the runtime, above launch wait: no dispatch cost, see :func:`category_intervals`).
 _BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives", "comm_wait": "collectives",
-              "copy_startup": "startup"}
+              "copy_startup": "startup", "async_stall": "host_compute"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
@@ -70,6 +72,10 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
+    # the host stalled for milliseconds in an asynchronous call that waits for no GPU work (a fill, a pinned copy;
+    # ``job.phase.async_stalls``): its own time in the runtime -- no unseen work, and no launch's dispatch cost, which
+    # the same call pays in microseconds elsewhere: booked as host work, above the launch wait its fill would read
+    out["async_stall"] = ctx.stall_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
     out["input_wait"] = ctx.input_wait_parts(g)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of

@@ -284,6 +284,15 @@ class Context:
             return None
         return self.job.phase.unseen_start, self.job.phase.unseen_end
 
+    @property
+    def stall_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside slow asynchronous calls that wait for nothing (``OneTime.stalls``, ``job.phase.async_stalls``):
+        disjoint (starts, ends); None where there are none."""
+        if self.job is None or not self.job.phase.stalls.size:
+            return None
+        i = self.job.phase.stalls
+        return union_intervals(self.h.start[i].astype(np.int64), self.h.end[i].astype(np.int64))
+
     def _flag(self, bit: int) -> np.ndarray:
         return (self.host_flags & np.uint8(bit)) != 0
 

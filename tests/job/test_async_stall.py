@@ -45,6 +45,10 @@ def test_a_slow_async_call_mid_run_is_the_hosts_time_not_unseen_work(tmp_path, c
     assert bd["host_compute"] >= 0.99 * per_step, bd
     assert bd["launch_wait"] < 0.1 * per_step, bd  # no launch's dispatch cost either
     assert not any(f["rule"] == "launch_bound" for f in host["findings"]), host["findings"]
+    # the finding that reads the idle names the call as the runtime's own time
+    said = " ".join(f["summary"] for f in host["findings"])
+    name = "cudaMemsetAsync" if call == "memset" else "cudaMemcpyAsync"
+    assert f"(`{name}`) that wait for no GPU work" in said, said
 
 
 @pytest.mark.parametrize("call", ["pageable", "sync"])

@@ -2095,6 +2095,71 @@ def _pyprof_op(mod: str, op: str) -> str:
     return str({"mod": mod, "op": op, "args": []})
 
 
+#: The slow call of :func:`write_async_stall`: a fill, copies of each host memory, and a sync.
+ASYNC_STALL_CALLS = ("memset", "pinned", "pageable", "sync")
+
+
+def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, steps: int = 10, stall_at: int = 5,
+                      kernels: int = 12, kernel_us: float = 400.0) -> dict:
+    """Write the export of a marked loop whose host stalls once, mid-run, inside an asynchronous call, shaped after
+    ``nsys/fsdp_mfu_after``'s 5.75 ms ``cudaMemsetAsync`` (a rank's thread 170 ms into the window, the GPU idle, the
+    same call microseconds elsewhere): each of ``steps`` iterations is an NVTX range ``step`` holding a
+    ``cudaMemsetAsync`` of 4 us and its fill, ``kernels`` kernels of ``kernel_us`` and a ``cudaStreamSynchronize``
+    that waits for them.  In iteration ``stall_at`` a call of ``stall_ms`` comes first, the GPU idle through it (the
+    last sync drained it), its work at its end: ``call`` (:data:`ASYNC_STALL_CALLS`) "memset" a ``cudaMemsetAsync``
+    (a fill), "pinned" / "pageable" a ``cudaMemcpyAsync`` of 64 KB uploaded from that memory, "sync" a
+    ``cudaStreamSynchronize`` (the control: a call that waits, for GPU work the file does not hold).  Nothing else
+    covers the host's time then.  Return the truth: the stall (ms), its share per step (ms over ``steps``), the
+    steps, and the GPU's work per step (ms)."""
+    if call not in ASYNC_STALL_CALLS:
+        raise ValueError(f"call: one of {ASYNC_STALL_CALLS}")
+    us, ms = 1000, 1_000_000
+    pid = 5151
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, MEMSET_DDL, KERNEL_DDL, GPU_DDL],
+                                         pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=5 * us)
+    kern, sets, copies, ranges = [], [], [], []
+    name = {"memset": "cudaMemsetAsync_v3020", "pinned": "cudaMemcpyAsync_v3020",
+            "pageable": "cudaMemcpyAsync_v3020", "sync": "cudaStreamSynchronize_v3020"}[call]
+    for i in range(steps):
+        opened = api.t
+        if i == stall_at:
+            c = api(name, int(stall_ms * ms))
+            if call == "memset":
+                sets.append((api.t - 5 * us - 3 * us, api.t - 5 * us - 2 * us, c))
+            elif call in ("pinned", "pageable"):
+                copies.append((api.t - 5 * us - 8 * us, api.t - 5 * us - 2 * us, c, 1 if call == "pinned" else 0))
+        c = api("cudaMemsetAsync_v3020", 4 * us)
+        free = api.t + 2 * us
+        sets.append((free - 1 * us, free, c))
+        for _ in range(kernels):
+            c = api("cudaLaunchKernel_v7000", 6 * us)
+            k0 = max(api.t, free)
+            free = k0 + int(kernel_us * us)
+            kern.append((k0, free, c))
+        api("cudaStreamSynchronize_v3020", 0)
+        api.end_last(free + 10 * us)
+        api.t = free + 15 * us
+        ranges.append((opened, api.t, "step"))
+        api.t += 20 * us
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in ranges])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,65536,1,?,2)",
+                    [(a, b, c, gpid, k) for a, b, c, k in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
+    nid = strings("_step_kernel")
+    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
+                                      None, None) for k0, k1, c in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
+                sync_enum=False)
+    return {"stall_ms": stall_ms, "stall_per_step_ms": stall_ms / steps, "steps": steps,
+            "gpu_ms": kernels * kernel_us / 1000.0}
+
+
 def write_unrecorded_context(path: str, context_ms: float = 960.0, context_calls: int = 240, kernels: int = 40,
                              kernel_ms: float = 1.0, own_ioctl_ms: float = 0.0, start_in_window: bool = True,
                              pyprof: str = "") -> dict:

@@ -39,14 +39,16 @@ PRIORITY: tuple[str, ...] = (
     "comm_wait",
     "allocator",
     "input_wait",
+    "async_stall",
     "host_compute",
     "launch_wait",
     "host_python",
 )
 #: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
-#: wait: a Python span encloses the launches it makes).
+#: wait: a Python span encloses the launches it makes; the host stalled in an asynchronous call that waits for nothing
+#: is its own time in the runtime, above launch wait: no dispatch cost, see :func:`category_intervals`).
 _BOOKED_AS = {"host_python": "host_compute", "comm_launch": "collectives", "comm_wait": "collectives",
-              "copy_startup": "startup"}
+              "copy_startup": "startup", "async_stall": "host_compute"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
@@ -70,6 +72,10 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
+    # the host stalled for milliseconds in an asynchronous call that waits for no GPU work (a fill, a pinned copy;
+    # ``job.phase.async_stalls``): its own time in the runtime -- no unseen work, and no launch's dispatch cost, which
+    # the same call pays in microseconds elsewhere: booked as host work, above the launch wait its fill would read
+    out["async_stall"] = ctx.stall_spans(g) or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
     out["input_wait"] = ctx.input_wait_parts(g)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
@@ -2197,6 +2203,28 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, iv: dict | None = None) -> dict[st
         keep = i1 > i0
         i0, i1 = i0[keep], i1[keep]
     return os_waits_in(ctx, g, i0, i1)[0]
+
+
+def async_stalls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
+    """Call name -> ms of this GPU's idle inside its kept steps that the ledger books to the host stalled in its slow
+    asynchronous calls (``async_stall`` of :func:`category_intervals`, booked ``host_compute``: :func:`ledger_of` of
+    the calls' spans, whose idle no higher category claims); {} where there are none.
+
+    Why: the host-bound findings read the ledger's host work as the program's own code; the part inside a
+    ``cudaMemsetAsync`` that lasts milliseconds is the runtime's (the driver, a lock, the OS), and the finding says so
+    (h37-asyncslow32)."""
+    calls = ctx.stall_calls(g)
+    if not calls.size or not g.windows.size:
+        return {}
+    h, out = ctx.h, {}
+    col = _CAT_INDEX["host_compute"]
+    for nid in np.unique(h.name[calls]).tolist():
+        mine = calls[h.name[calls] == nid]
+        s, e = union_intervals(h.start[mine].astype(np.int64), h.end[mine].astype(np.int64))
+        v = float(ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv)[col]) / PS_PER_MS
+        if v > 0:
+            out[h.names[int(nid)]] = v
+    return out
 
 
 def os_waits_after_work(ctx: Context, g: GpuCtx) -> float:

@@ -1348,6 +1348,10 @@ class HostMetrics:
     #: host waiting in a communication library's call (``MPI_Wait``; with the collectives), longest first
     #: (``metrics/breakdown.comm_calls_in_idle``)
     idle_in_comm_calls: list[tuple[str, float]] = field(default_factory=list)
+    #: (asynchronous call, ms per step and active GPU) of the GPU's idle inside the steps that the ledger books to the
+    #: host stalled for milliseconds in a call that waits for no GPU work (a ``cudaMemsetAsync``, a pinned copy; booked
+    #: with the host's work), longest first (``metrics/breakdown.async_stalls_in_idle``)
+    idle_in_async_stalls: list[tuple[str, float]] = field(default_factory=list)
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0

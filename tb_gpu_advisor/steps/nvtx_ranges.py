@@ -20,9 +20,9 @@ from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
-from tb_gpu_advisor.steps.iterations import _framework_iterations, _update_iterations
+from tb_gpu_advisor.steps.iterations import _framework_iterations, _update_iterations, _user_update_iterations
 from tb_gpu_advisor.steps.ranges import (_base_name, _max_per_line, _most_repeated, _range_step_ids, _ranges_word,
-                                         _top_level)
+                                         _spelled, _top_level)
 from tb_gpu_advisor.steps.windows import _group_windows, _line_windows
 
 
@@ -137,6 +137,9 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         most = first[h.line[first] == np.bincount(h.line[first].astype(np.int64)).argmax()]
         if not _hold_the_time(h, trace.devices, most, idx[user]):
             return None  # calls made now and then (an interpreter's own ranges), not a loop's turns
+        accumulated = _user_update_iterations(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
+        if accumulated is not None:  # its micro-steps, the optimizer's update after every k-th closing the steps
+            return accumulated
         starts = np.sort(h.start[most].astype(np.int64))  # the windows of the thread that repeats it most
         if _within_iterations(job, h, trace.devices, launches, starts):
             return None  # it repeats inside each iteration (a layer's range): a part of one, no step
@@ -144,7 +147,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
-    note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    note = f"{_ranges_word(trace)} {_spelled(h, sel, base_names[best])}, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
 

@@ -74,6 +74,23 @@ def _base_name(name: str) -> str:
     return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 
+def _spelled(h: HostEvents, sel: np.ndarray, base: str) -> str:
+    """Ranges ``sel`` of one name but for their numbers (``base``: :func:`_base_name`'s) as the program spelled them,
+    for a note: the one name in backticks where they share it, else the first and the last by start
+    (```iteration[96,100)` … `iteration[124,128)```, "named alike but for their numbers").
+
+    Why: ``base`` writes each counter as ``#`` (``iteration[#,#)``, ``Step #/#``) -- a name no range carries, which a
+    user searching the timeline for it does not find."""
+    texts = {h.names[int(i)] for i in h.name[sel].tolist()}
+    if len(texts) <= 1:
+        return f"`{next(iter(texts), base)}`"
+    order = sel[np.argsort(h.start[sel], kind="stable")]
+    first, last = h.names[int(h.name[order[0]])], h.names[int(h.name[order[-1]])]
+    if first == last:
+        return f"`{first}` (and {len(texts) - 1} more named alike but for their numbers)"
+    return f"`{first}` … `{last}` (named alike but for their numbers)"
+
+
 def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
     """Step numbers of step ranges ``sel`` (by line, then start): the number each name carries where they are distinct
     on every line, else the order on its line (0, 1, ...)."""

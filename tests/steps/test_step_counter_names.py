@@ -43,11 +43,13 @@ def reports(tmp_path_factory):
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_counted_iteration_range_marks_every_step(reports, form):
     host, truth = reports[form]
+    rng = FORMS[form]
     st = host["steps"]
     assert st["source"] == "nvtx_range", st["note"]  # main: repeated_launches (the ranges unread) for grendel...
     assert st["found"] == truth.steps  # ... and 1 for `Step k/100`
     assert "named like a step" in st["note"]
-    assert "#" in st["note"].split("`")[1]  # the name shown with its counters as `#`, no number of one range
+    shown = st["note"].split("`")[1]  # the ranges shown as the program spelled them (h37-accum32; `#` for the
+    assert "#" not in shown and shown == rng.format(k=0)  # counters before), the first of them
 
 
 @pytest.mark.parametrize("name", ["Step 3/100", "iteration[96,100)", "step (3)", "train_step[3]", "step[3]",

@@ -18,7 +18,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job import structure as job_structure
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import loop_turn
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.ranges import _ranges_word
 from tb_gpu_advisor.steps.windows import _aligned_line_windows, _group_windows
 
@@ -188,7 +188,7 @@ def _ordinal(k: int) -> str:
     return f"{k}{tail}"
 
 
-def _update_shown(h, named: np.ndarray, coll: np.ndarray, micro: np.ndarray, at: np.ndarray,  # noqa: ANN001
+def _update_shown(h: HostEvents, named: np.ndarray, coll: np.ndarray, micro: np.ndarray, at: np.ndarray,
                   tail: np.ndarray) -> bool:
     """Whether one thread's capture names the work in the tails ``at`` (of micro-steps starting at ``micro``, tails
     from ``tail``) as the optimizer's update: its update-named events (``named``, host events) lie in tails and only in

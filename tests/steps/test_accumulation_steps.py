@@ -21,11 +21,12 @@ from tests.support.cli_report import first_host
 
 #: how each loop marks its micro-steps and its update (``{i}``: the micro-step in its iteration, ``{n}``: in the run)
 FORMS = {
-    "record_function": dict(micro_range="microstep_{i}", update_range="optimizer_step"),
-    "global_counter": dict(micro_range="micro_step {n}", update_range="optimizer.step"),
-    "verl": dict(micro_range="micro_batch{i}", phases=("", ""), update_range="optimizer_step"),
-    "ddp_no_sync": dict(micro_range="accum {i}", update_range=None, allreduce_ms=1.5),
-    "pytorch_optimizer": dict(micro_range="micro_{i}", phases=("", ""), update_range="Optimizer.step#AdamW.step"),
+    "record_function": {"micro_range": "microstep_{i}", "update_range": "optimizer_step"},
+    "global_counter": {"micro_range": "micro_step {n}", "update_range": "optimizer.step"},
+    "verl": {"micro_range": "micro_batch{i}", "phases": ("", ""), "update_range": "optimizer_step"},
+    "ddp_no_sync": {"micro_range": "accum {i}", "update_range": None, "allreduce_ms": 1.5},
+    "pytorch_optimizer": {"micro_range": "micro_{i}", "phases": ("", ""),
+                          "update_range": "Optimizer.step#AdamW.step"},
 }
 
 
@@ -58,9 +59,9 @@ def test_the_note_shows_the_micro_steps_as_the_program_spelled_them(reports):
 
 @pytest.mark.parametrize(("label", "kw"), [
     # nothing names the update, no collective at the beat: the beat alone is no optimizer (left: SURVEY session 32)
-    ("unnamed_update", dict(micro_range="micro_{i}", phases=("", ""), update_range=None)),
+    ("unnamed_update", {"micro_range": "micro_{i}", "phases": ("", ""), "update_range": None}),
     # a loop that evaluates every 4th step launches more after it too: not an update, each range a step
-    ("evaluation_beat", dict(micro_range="chunk_{n}", update_range="evaluate")),
+    ("evaluation_beat", {"micro_range": "chunk_{n}", "update_range": "evaluate"}),
 ])
 def test_work_at_a_beat_that_is_not_named_the_optimizers_leaves_each_range_a_step_control(tmp_path, label, kw):
     p = str(tmp_path / f"{label}.sqlite")

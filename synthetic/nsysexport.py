@@ -3506,7 +3506,7 @@ def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 200
     con.commit()
     con.close()
     turns = [*(np.diff(starts) / 1e6).tolist(), (ends[-1] - starts[-1]) / 1e6]
-    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns)}
+    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns), "turns_ms": turns}
 
 
 def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, spread: str = "ends",
@@ -3562,11 +3562,16 @@ def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micr
     filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=20 * us)
     names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
                                         ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
+                                        ("w", "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8_wgrad"),
                                         ("o", "multi_tensor_apply_kernel"), ("r", NCCL_ALLREDUCE))}
     fwd_ms, bwd_ms = micro_ms / 3, 2 * micro_ms / 3
 
+    def backward() -> None:  # the input gradients' GEMMs, then the weights' (a name that says a gradient)
+        filled.work(bwd_ms / 2, names["b"], kernels)
+        filled.work(bwd_ms / 2, names["w"], kernels)
+
     def micro_step(last: bool) -> None:
-        todo = [lambda: filled.work(fwd_ms, names["f"], kernels), lambda: filled.work(bwd_ms, names["b"], 2 * kernels)]
+        todo = [lambda: filled.work(fwd_ms, names["f"], kernels), backward]
         for name, body in zip(phases or ("",) * 2, todo):
             filled.ranged(name, body) if name else body()
         if last and allreduce_ms:

@@ -138,7 +138,10 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
     ``record_function("optimizer_step")``; ``nvtx.range_push(f"micro_{i}")``; verl's ``micro_batch{i}``), and the most
     repeated range then read as the step -- 32 "steps" of a micro-step for 8 optimizer steps of 4 (h37-accum32).  The
     beat alone is no update (a loop that evaluates or logs every k-th step launches more after it too): the update's
-    name, or the gradients' all-reduce at the beat, says the extra work is the optimizer's."""
+    name, or the gradients' all-reduce at the beat, says the extra work is the optimizer's; and each micro-step runs a
+    backward pass -- Megatron-core's per-layer range (once a layer, the update after every 6th) launches the backward
+    in its last layer's window only (:func:`_windows_holding_backward`; where no kernel's name shows a gradient, as
+    cuBLAS's GEMMs do not, the windows cannot tell and are not asked)."""
     if job is None or job.kind.kind != "training" or sel.size < 4:
         return None
     h = trace.h
@@ -158,6 +161,9 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
         if got is None:
             continue
         k, at, tail, nxt, hi = got
+        held = _windows_holding_backward(h, trace.devices, launches, micro)
+        if held.any() and not held.all():
+            continue  # a micro-step runs a backward pass: a range some of whose windows launch none is a layer's
         if not _update_shown(h, named[h.line[named] == ln], coll[h.line[coll] == ln], micro, at, tail):
             continue
         on = h.line == ln
@@ -180,6 +186,25 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
             f"update after every {_ordinal(counts[0])} closes each step -- a step is one optimizer step ({n}, of "
             f"{counts[0]} micro-steps each), from the end of one update to the end of the next")
     return _iteration_windows(parts, note)
+
+
+def _windows_holding_backward(h: HostEvents, devs: list, launches: list[np.ndarray], starts: np.ndarray) -> np.ndarray:
+    """Bool per host window of ``starts`` (sorted; each to the next start, the last open): whether it launches a
+    gradient kernel (``devices.gradient_kernel_one``) on some GPU -- placed by its launch's host time, else its own
+    start.  Every training iteration runs a backward pass, and so does every micro-step of one: a range whose
+    windows do not all hold one repeats inside the passes (a layer's), not once a pass."""
+    held = np.zeros(starts.size, bool)
+    for d, la in zip(devs, launches):
+        if not len(d):
+            continue
+        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
+        t = d.start[grad].astype(np.int64)
+        if la is not None and la.size == len(d):
+            rec = la[grad]
+            t = np.where(rec >= 0, h.start[np.maximum(rec, 0)].astype(np.int64), t)
+        k = np.searchsorted(starts, t, side="right") - 1
+        held[k[k >= 0]] = True
+    return held
 
 
 def _ordinal(k: int) -> str:

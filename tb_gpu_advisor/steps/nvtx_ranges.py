@@ -20,7 +20,8 @@ from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
-from tb_gpu_advisor.steps.iterations import _framework_iterations, _update_iterations, _user_update_iterations
+from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
+                                             _windows_holding_backward)
 from tb_gpu_advisor.steps.ranges import (_base_name, _max_per_line, _most_repeated, _range_step_ids, _ranges_word,
                                          _spelled, _top_level)
 from tb_gpu_advisor.steps.windows import _group_windows, _line_windows
@@ -55,18 +56,7 @@ def _ranges_holding_backward(job: Job | None, h: HostEvents, devs: list[DeviceEv
     time, else its own start."""
     if job is None or job.kind.kind != "training" or starts.size < 3:
         return None
-    held = np.zeros(starts.size, bool)
-    for d, la in zip(devs, launches):
-        if not len(d):
-            continue
-        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
-        t = d.start[grad].astype(np.int64)
-        if la is not None and la.size == len(d):
-            rec = la[grad]
-            t = np.where(rec >= 0, h.start[np.maximum(rec, 0)].astype(np.int64), t)
-        k = np.searchsorted(starts, t, side="right") - 1
-        held[k[k >= 0]] = True
-    n = int(held.sum())
+    n = int(_windows_holding_backward(h, devs, launches, starts).sum())
     # a range k >= 2 times an iteration holds the backward in 1/k of its windows: half of them at most -- exactly half
     # for a model of 2 layers (h37-randjobs5: Megatron's 2-layer ranges, 30 "steps" of 15 iterations)
     return (n, int(starts.size)) if 0 < n and 2 * n <= starts.size else None

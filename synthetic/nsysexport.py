@@ -3480,10 +3480,12 @@ _RANGE_INSERT = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid
 
 
 def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 2000.0, 3000.0, 4000.0),
-                     outer: str = "f", iteration: str = "loop", osrt: bool = True) -> dict:
+                     outer: str = "f", iteration: str = "loop", osrt: bool = True, child: str = "") -> dict:
     """Write ``nsys profile -t nvtx,osrt python loop.py`` of a loop on the CPU alone: a range ``outer`` around
     ``len(sleeps_ms)`` ranges named ``iteration``, each a ``time.sleep`` held in one ``select`` (the OS runtime trace,
     where ``osrt``) of its own length -- uneven turns the program chose, as ``nvtx-quickstart.py``'s ``sleep(i)``.
+    ``child``: every turn but the last marks its sleep with a range of that name inside its own (the last, bare, as
+    long as its sleep: h37-cpuloop31's Left 2).
     Return the truth: the turns and their mean, each from its start to the next's, the last its own range."""
     con, strings, gtid, _ = _cpu_program(path)
     t = SESSION_START_NS + 30_000_000
@@ -3493,6 +3495,8 @@ def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 200
         s = t
         t += 7_000  # into the sleep
         calls.append((t, t + int(ms * 1e6), 27, gtid, 0, strings("select"), 0, 0, 0))
+        if child and len(starts) < len(sleeps_ms) - 1:
+            rows.append(_range_row(t, t + int(ms * 1e6), child, gtid))
         t += int(ms * 1e6) + 3_000
         rows.append(_range_row(s, t, iteration, gtid))
         starts.append(s)

@@ -91,3 +91,19 @@ def test_uneven_turns_are_said_with_their_median_and_range(tmp_path) -> None:
 def test_even_turns_are_said_by_their_mean_alone_control(tmp_path) -> None:
     host, _ = _host(tmp_path, nx.write_sleep_loop, sleeps_ms=(1000.0, 1100.0, 1000.0, 1200.0, 1000.0))
     assert "median_ms" not in host["job"]["host_loop"] and "median" not in host["job"]["summary"]
+
+
+@pytest.mark.parametrize("sleeps", [(1000.0,) * 5, (0.0, 1000.0, 2000.0, 3000.0, 4000.0)], ids=["even", "uneven"])
+def test_a_bare_last_turn_after_turns_with_children_is_a_turn(tmp_path, sleeps) -> None:
+    """h37-cpuloop31's Left 2 (h37-accum32): traced ``-t nvtx`` alone, every turn but the last marks its sleep with a
+    child range; the last, bare, lasts as long as a turn -- no ``prof.step()`` stub, which is an instant before the
+    profiler's stop.  Main dropped it: "no host op ran in it"."""
+    host, truth = _host(tmp_path, nx.write_sleep_loop, sleeps_ms=sleeps, osrt=False, child="work")
+    assert host["job"]["host_loop"]["steps"] == truth["steps"], host["steps"]["note"]  # main: 4
+    assert not host["steps"]["dropped"]
+
+
+def test_a_bare_instant_at_the_end_is_still_the_stub_control(tmp_path) -> None:
+    host, truth = _host(tmp_path, nx.write_sleep_loop, sleeps_ms=(1000.0,) * 4 + (0.0,), osrt=False, child="work")
+    assert host["job"]["host_loop"]["steps"] == truth["steps"] - 1
+    assert "no host op ran in it" in host["steps"]["note"]

@@ -3545,10 +3545,12 @@ _RANGE_INSERT = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid
 
 
 def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 2000.0, 3000.0, 4000.0),
-                     outer: str = "f", iteration: str = "loop", osrt: bool = True) -> dict:
+                     outer: str = "f", iteration: str = "loop", osrt: bool = True, child: str = "") -> dict:
     """Write ``nsys profile -t nvtx,osrt python loop.py`` of a loop on the CPU alone: a range ``outer`` around
     ``len(sleeps_ms)`` ranges named ``iteration``, each a ``time.sleep`` held in one ``select`` (the OS runtime trace,
     where ``osrt``) of its own length -- uneven turns the program chose, as ``nvtx-quickstart.py``'s ``sleep(i)``.
+    ``child``: every turn but the last marks its sleep with a range of that name inside its own (the last, bare, as
+    long as its sleep: h37-cpuloop31's Left 2).
     Return the truth: the turns and their mean, each from its start to the next's, the last its own range."""
     con, strings, gtid, _ = _cpu_program(path)
     t = SESSION_START_NS + 30_000_000
@@ -3558,6 +3560,8 @@ def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 200
         s = t
         t += 7_000  # into the sleep
         calls.append((t, t + int(ms * 1e6), 27, gtid, 0, strings("select"), 0, 0, 0))
+        if child and len(starts) < len(sleeps_ms) - 1:
+            rows.append(_range_row(t, t + int(ms * 1e6), child, gtid))
         t += int(ms * 1e6) + 3_000
         rows.append(_range_row(s, t, iteration, gtid))
         starts.append(s)
@@ -3571,7 +3575,7 @@ def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 200
     con.commit()
     con.close()
     turns = [*(np.diff(starts) / 1e6).tolist(), (ends[-1] - starts[-1]) / 1e6]
-    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns)}
+    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns), "turns_ms": turns}
 
 
 def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, spread: str = "ends",
@@ -3601,3 +3605,64 @@ def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, sprea
     con.commit()
     con.close()
     return {"ranges": int(start.size), "marked_ms": float(length.sum()) / 1e6, "loop_ms": loop_ns / 1e6}
+
+
+# --------------------------------------------------------------------------- h37-accum32: gradient accumulation
+
+def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micro_range: str = "microstep_{i}",
+                            phases: tuple[str, ...] = ("forward_pass", "backward_pass"),
+                            update_range: str | None = "optimizer_step", allreduce_ms: float = 0.0,
+                            micro_ms: float = 3.0, update_ms: float = 1.0, kernels: int = 8) -> dict:
+    """Write the export of a training loop under gradient accumulation that marks only its micro-steps, as public
+    loops do (SURVEY session 32: ``record_function(f"microstep_{micro_step}")`` with ``data_loading`` /
+    ``forward_pass`` / ``backward_pass`` inside, then ``record_function("optimizer_step")``; ``nvtx.range_push(
+    f"micro_{micro}")``; verl's ``micro_batch{i}``): each of ``iterations`` iterations runs ``micro`` micro-steps, each a
+    range ``micro_range`` (``{i}``: its number in the iteration, ``{n}``: in the run) holding ``phases`` (a forward of
+    ``micro_ms`` / 3 and a backward of twice that, ``kernels`` kernels each), then the optimizer's update
+    (``update_ms`` of kernels) in a range ``update_range`` (None: unmarked), then ``loss.item()``'s sync.
+    ``allreduce_ms``: a data-parallel job in ``no_sync`` but for its last micro-step, whose backward ends with the
+    gradients' NCCL all-reduce of that length.  No range around an iteration.  Return the truth: the iterations (the
+    optimizer's steps), the micro-steps, and the iteration's time (one iteration's first micro-step start to the
+    next's)."""
+    us, ms = 1000, 1_000_000
+    pid = 6262
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=20 * us)
+    names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
+                                        ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
+                                        ("w", "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8_wgrad"),
+                                        ("o", "multi_tensor_apply_kernel"), ("r", NCCL_ALLREDUCE))}
+    fwd_ms, bwd_ms = micro_ms / 3, 2 * micro_ms / 3
+
+    def backward() -> None:  # the input gradients' GEMMs, then the weights' (a name that says a gradient)
+        filled.work(bwd_ms / 2, names["b"], kernels)
+        filled.work(bwd_ms / 2, names["w"], kernels)
+
+    def micro_step(last: bool) -> None:
+        todo = [lambda: filled.work(fwd_ms, names["f"], kernels), backward]
+        for name, body in zip(phases or ("",) * 2, todo):
+            filled.ranged(name, body) if name else body()
+        if last and allreduce_ms:
+            filled.work(allreduce_ms, names["r"], 1)
+
+    def update() -> None:
+        filled.work(update_ms, names["o"], max(kernels // 2, 1), sync=True)
+
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    starts = []
+    n = 0
+    for _ in range(iterations):
+        starts.append(api.t)
+        for i in range(micro):
+            filled.ranged(micro_range.format(i=i, n=n), lambda last=i == micro - 1: micro_step(last))
+            n += 1
+        filled.ranged(update_range, update) if update_range else update()
+        api.t += 300 * us  # the loop's own Python between iterations (logging, the scheduler)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    filled.insert(con, gtid, gpid)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="pt_main_thread",
+                copy_enums=False, sync_enum=False)
+    return {"iterations": iterations, "micro_steps": iterations * micro, "micro": micro,
+            "step_ms": float(np.median(np.diff(starts))) / ms, "kind": "training"}

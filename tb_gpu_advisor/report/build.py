@@ -14,6 +14,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.common.fmt import ms as fmt_ms
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.job import calls_before_note, med_count
@@ -563,7 +564,12 @@ def _host_loop(m: HostMetrics, job: dict) -> dict:
             or det.source in UNMARKED_SOURCES or not det.windows):
         return {}
     lengths = [w.duration_ms for w in det.windows]
-    return {"host_loop": {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}}
+    loop = {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}
+    if min(lengths) > 0 and max(lengths) > T("job.uneven_turns_ratio") * min(lengths):
+        # turns the program made uneven (h37-cpuloop31's Left 3: 0-4 s sleeps read "5 marked steps of 2.00 s")
+        loop.update(median_ms=json_float(float(np.median(lengths)), 3), min_ms=json_float(min(lengths), 3),
+                    max_ms=json_float(max(lengths), 3))
+    return {"host_loop": loop}
 
 
 def _dropped_row(d) -> dict:  # noqa: ANN001 - a steps.types.DroppedStep

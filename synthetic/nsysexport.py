@@ -3536,3 +3536,70 @@ def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, sprea
     con.commit()
     con.close()
     return {"ranges": int(start.size), "marked_ms": float(length.sum()) / 1e6, "loop_ms": loop_ns / 1e6}
+
+
+# --------------------------------------------------------------------------- an Nsight 2020-2021 export's GPU tables
+
+
+#: ``TARGET_INFO_GPU`` as Nsight Systems 2020-2021 wrote it: each GPU named by ``deviceId``, nothing else of it.
+LEGACY_GPU_DDL = """CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, deviceId INTEGER NOT NULL, name TEXT,
+    busLocation TEXT, isDiscrete INTEGER)"""
+#: ``TARGET_INFO_CUDA_GPU``: CUDA's properties of each process's devices, keyed by the CUDA ordinal (``deviceId``).
+LEGACY_CUDA_GPU_DDL = """CREATE TABLE TARGET_INFO_CUDA_GPU (vmId INTEGER NOT NULL, name TEXT, pciBusId TEXT,
+    globalMemoryBandwidth INTEGER, globalMemorySize INTEGER, constantMemorySize INTEGER, l2CacheSize INTEGER,
+    numThreadsPerWarp INTEGER, coreClockRate INTEGER, numMemcpyEngines INTEGER, numMultiprocessors INTEGER,
+    maxIPC INTEGER, maxWarpsPerMultiprocessor INTEGER, maxBlocksPerMultiprocessor INTEGER,
+    maxRegistersPerBlock INTEGER, maxSharedMemoryPerBlock INTEGER, maxThreadsPerBlock INTEGER, maxBlockDimX INTEGER,
+    maxBlockDimY INTEGER, maxBlockDimZ INTEGER, maxGridDimX INTEGER, maxGridDimY INTEGER, maxGridDimZ INTEGER,
+    computeCapabilityMajor INTEGER, computeCapabilityMinor INTEGER, deviceId INTEGER, pid INTEGER,
+    maxSharedMemoryPerMultiprocessor INTEGER, maxRegistersPerMultiprocessor INTEGER)"""
+
+
+def write_legacy_gpu_tables(path: str, layout: str = "2021", gpus: int = 4, kernels: int = 6,
+                            kernel_ms: float = 3.3, gpu: Gpu | None = None, properties: bool = True) -> dict:
+    """Write the export of a one-pass vector program shaped after extra-p/extrap's ``ex-gpu`` test capture (an A100
+    node of 4 GPUs): the context in a 209 ms ``cudaMalloc``, then ``kernels`` kernels of one thread block of 10
+    threads, ``kernel_ms`` each, each followed by a ``cudaDeviceSynchronize``, on CUDA device 0 -- with the GPU tables
+    of the Nsight Systems release ``layout`` names: "2021" (``TARGET_INFO_GPU`` keyed by ``deviceId``, name only, and
+    ``TARGET_INFO_CUDA_GPU``'s properties with ``globalMemorySize`` in bytes), "2020" (the same, that size in MiB), or
+    "current" (today's ``TARGET_INFO_GPU``, the control).  ``properties`` False: no ``TARGET_INFO_CUDA_GPU`` (the
+    older ``TARGET_INFO_GPU``'s name alone).  Return the truth: the GPU the export describes (name, SMs, compute
+    capability, memory in bytes) and the kernels' launch configuration."""
+    g = gpu or A100_SXM4_40GB._replace(name="A100-PCIE-40GB", memory=42505273344)
+    us, ms = 1000, 1_000_000
+    pid = 8698
+    tables = [GPU_DDL] if layout == "current" else [LEGACY_GPU_DDL] + ([LEGACY_CUDA_GPU_DDL] if properties else [])
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, SYNC_DDL, KERNEL_DDL] + tables, pid)
+    api = _Calls(strings, SESSION_START_NS + 20 * ms, gap=5 * us)
+    api("cudaMalloc_v3020", 209 * ms)  # the context
+    for i in range(kernels):
+        c = api("cudaLaunchKernel_v7000", 8 * us, then=0)
+        k0 = api.t + 5 * us
+        k1 = k0 + int(kernel_ms * ms)
+        nid = strings(f"vector_op_{i}(double const*, double const*, unsigned long, double*)")
+        con.execute(_KERNEL_INSERT, (k0, k1, 0, 1, 7, c, gpid, nid, nid, 16, 1, 1, 1, 10, 1, 1, 0, 0, 0, 0, i + 1,
+                                     None, None))
+        api("cudaDeviceSynchronize_v3020", 0)
+        api.end_last(k1 + 5 * us)
+        api.t = k1 + 10 * us
+    api("cudaMemcpy_v3020", 18 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    if layout != "current":
+        memory = g.memory >> 20 if layout == "2020" else g.memory
+        for dev in range(gpus):
+            con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,1)", (1 << 48, dev, g.name, f"0000:{dev:02x}:00.0"))
+            if properties:
+                con.execute("INSERT INTO TARGET_INFO_CUDA_GPU (vmId, name, pciBusId, globalMemoryBandwidth, "
+                            "globalMemorySize, l2CacheSize, numThreadsPerWarp, coreClockRate, numMultiprocessors, "
+                            "computeCapabilityMajor, computeCapabilityMinor, deviceId, pid) "
+                            "VALUES (?,?,'<UNKNOWN_BUS_ID>',?,?,?,32,?,?,?,?,?,?)",
+                            (1 << 48, g.name, g.bandwidth // 1000, memory, g.l2_bytes, g.clock_hz // 1000, g.sms,
+                             *g.cc, dev, pid))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), g if layout == "current" else None, program="./ex-gpu",
+                thread="ex-gpu", sync_enum=False)
+    return {"name": g.name, "sm_count": g.sms if properties or layout == "current" else None,
+            "compute_capability": g.cc if properties or layout == "current" else None,
+            "memory_bytes": ((g.memory >> 20) << 20 if layout == "2020" else g.memory)
+            if properties or layout == "current" else None,
+            "kernels": kernels, "blocks": 1, "threads": 10, "kernel_ms": kernel_ms * kernels}

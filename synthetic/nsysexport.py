@@ -3603,3 +3603,111 @@ def write_legacy_gpu_tables(path: str, layout: str = "2021", gpus: int = 4, kern
             "memory_bytes": ((g.memory >> 20) << 20 if layout == "2020" else g.memory)
             if properties or layout == "current" else None,
             "kernels": kernels, "blocks": 1, "threads": 10, "kernel_ms": kernel_ms * kernels}
+
+
+# --------------------------------------------------------------------------- h37-survey71: a program's phases run once
+
+
+#: The laptop GPU of extra-p/extrap's ParallelKernelsTest exports (``TARGET_INFO_GPU``: 10 SMs, cc 6.1, 6 GB).
+GTX_1060_MAX_Q = Gpu("GeForce GTX 1060 with Max-Q Design", "0000:01:00.0", 1572864, 6442450944, 192192000000,
+                     1341000000, 10, "GP106", 1, (6, 1))
+
+
+def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kernel_ms: float = 3.0,
+                         long_ms: float = 106.0, alloc_ms: float = 5.0, phases: tuple[str, str, str] = (
+                             "main->test_max_par", "main->test_copies", "main->process")) -> dict:
+    """Write the export of a test program shaped after extra-p/extrap's ParallelKernelsTest captures (a GTX 1060
+    Max-Q, Nsight 2022.1, kept as ``wild/extrap_parallel_kernels_gtx1060``): its context in a 205 ms
+    ``cudaStreamCreate``, then three tests run once each, every one in an NVTX range of its own inside ``main``
+    (``phases``): the first uploads ``streams`` pinned buffers (``copy_ms`` each), runs kernel ``test`` on each stream
+    (``kernel_ms``) and reads them back, one ``cudaStreamSynchronize`` per stream; the second only copies (an upload
+    and a read-back per stream, a stream synced at a time, the host pausing 2 ms between its two halves: two GPU
+    bursts of the same copies); the third runs ``test0`` .. ``test{streams-1}`` on as many streams, ``test2`` of
+    ``long_ms``, waited on by ``cudaEventSynchronize``.  Each test allocates its ``streams`` pinned buffers
+    (``cudaHostAlloc``, ``alloc_ms``) and device buffers first and frees them after.  Return the truth: the tests
+    are the program's phases, each run once -- no step repeats, and no phase is another's warm-up."""
+    us, ms = 1000, 1_000_000
+    pid = 25752
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 176 * ms, gap=20 * us)
+    nvtx: list[tuple[int, int, str]] = []
+    kern: list[tuple[int, int, int, int, int]] = []  # start, end, stream, correlation, name
+    copies: list[tuple[int, int, int, int, int]] = []  # start, end, stream, correlation, copyKind
+    main0 = api.t - 10 * us
+    api("cudaStreamCreate_v3020", 205 * ms)  # the context
+    free = 0
+
+    def allocate() -> None:
+        for _ in range(streams):
+            api("cudaHostAlloc_v3020", int(alloc_ms * ms))
+            api("cudaMalloc_v3020", int(1.5 * ms))
+
+    def release() -> None:
+        for _ in range(streams):
+            api("cudaFree_v3020", 400 * us)
+        for _ in range(streams):
+            api("cudaFreeHost_v3020", 2 * ms)
+
+    def copy(stream: int, kind: int) -> None:
+        nonlocal free
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        free = max(free, api.t)
+        copies.append((free, free + int(copy_ms * ms), stream, c, kind))
+        free += int(copy_ms * ms)
+
+    def sync_all(call: str = "cudaStreamSynchronize_v3020") -> None:
+        api.row(call, api.t, free + 5 * us)
+        api.t = free + 30 * us
+
+    # the first test: upload, kernel, read-back per stream
+    a = api.t
+    allocate()
+    for s in range(streams):
+        copy(14 + s, 1)
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
+        free += int(kernel_ms * ms)
+        copy(14 + s, 2)
+    sync_all()
+    release()
+    nvtx.append((a, api.t, phases[0]))
+    api.t += 10 * ms
+    # the second test: copies only, in two halves the host pauses between
+    a = api.t
+    allocate()
+    for s in range(streams):
+        copy(19 + s, 1)
+        copy(19 + s, 2)
+        if s == streams // 2:
+            sync_all()
+            api.t += 2 * ms
+    sync_all()
+    release()
+    nvtx.append((a, api.t, phases[1]))
+    api.t += 10 * ms
+    # the third test: a kernel per stream, one of them long, waited on by events
+    a = api.t
+    allocate()
+    start = max(free, api.t)
+    for s in range(streams):
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        dur = int((long_ms if s == 2 else kernel_ms * (s + 1)) * ms)
+        kern.append((start + s * 50 * us, start + s * 50 * us + dur, 24 + s, c, strings(f"test{s}")))
+        free = max(free, start + s * 50 * us + dur)
+    sync_all("cudaEventSynchronize_v3020")
+    release()
+    nvtx.append((a, api.t, phases[2]))
+    nvtx.append((main0, api.t + 10 * us, "main"))
+    stop = api.t + 60 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 1, 1, 1024, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
+                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for s, e, st, c, k in copies])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="ParallelKernelsTest.exe",
+                thread="ParallelKernelsTest.exe")
+    return {"phases": list(phases), "passes": 1, "copies": len(copies), "kernels": len(kern)}

@@ -2658,7 +2658,8 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
 
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
                         frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False,
-                        context_ms: float = 150.0, phases: bool = False, gpu: Gpu = A100_80GB_PCIE) -> dict:
+                        context_ms: float = 150.0, phases: bool = False, gpu: Gpu = A100_80GB_PCIE,
+                        warmup_ranges: tuple[str, ...] = ()) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
@@ -2670,7 +2671,9 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     so that the launch sequence never repeats and only the GPU's bursts show the passes.  ``context_ms``: the
     first ``cudaMalloc`` (the context's creation: a one-time cost before every pass).  ``phases``: every pass, warm-ups
     too, an NVTX ``forward`` range around its first half of launches and ``backward`` around the rest (a training
-    loop's ranges: the job is training by its range names).  ``gpu``: the device it ran on.  Return the truth:
+    loop's ranges: the job is training by its range names).  ``gpu``: the device it ran on.  ``warmup_ranges``:
+    NVTX ranges around the warm-up passes, outermost first (``("setup", "warmup")``: a phase of the program's own
+    holding a range it names its warm-up).  Return the truth:
     the measured passes' count and length, their period (the pass, then the sync's 10 us, the timing loop's 200 us and
     the next launch's 20 us lead), the warm-up passes' count."""
     us, ms = 1000, 1_000_000
@@ -2706,9 +2709,11 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     kern.append((free, free + 300 * us, api("cudaLaunchKernel_v7000", 5 * us),
                  strings("distribution_elementwise_grid_stride_kernel")))
     free += 300 * us
+    w0 = api.t
     for k in range(warmup):
         one_pass(2.0 if k == 0 else 1.0)
     sync()
+    nvtx.extend((w0 - d * us, api.t + d * us, name) for d, name in enumerate(reversed(warmup_ranges), 1))
     api.t += 2 * ms
     a = api.t
     for k in range(measured):

@@ -38,7 +38,8 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -
     timed ones unknown.  A range the program names its warm-up (``Warm-up``) holds what it does not time: never the
     frame."""
     h, windows, starts = trace.h, set(), {}
-    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    warm = user_ranges.warmup_ranges(h, trace.ranges)
+    idx = np.setdiff1d(user_ranges.program_ranges(trace), warm)
     phases = idx[_once_on_its_thread(h, idx)]
     if once:
         idx = phases
@@ -52,7 +53,17 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -
     if len({(f.first, f.end) for f in windows}) != 1:
         return None
     found = min(windows)
-    return None if _named_apart(h, phases, times[:found.first], starts[found]) else found
+    before = times[:found.first]
+    before = before[~_inside(h, warm, before)]  # a repeat the program names its warm-up is one, whatever holds it
+    return None if _named_apart(h, phases, before, starts[found]) else found
+
+
+def _inside(h: HostEvents, idx: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Bool per host time of ``times``: inside one of the ranges ``idx``."""
+    out = np.zeros(times.size, bool)
+    for i in idx.tolist():
+        out |= (times >= h.start[i]) & (times <= h.end[i])
+    return out
 
 
 def _named_apart(h: HostEvents, phases: np.ndarray, before: np.ndarray, start: int) -> bool:
@@ -66,11 +77,7 @@ def _named_apart(h: HostEvents, phases: np.ndarray, before: np.ndarray, start: i
     its syncs, no timed passes (h37-survey71: the copy test's two bursts read as the job's 2 steps, "mostly D2H")."""
     if not before.size:
         return False
-    done = phases[h.end[phases] <= start]
-    for i in done.tolist():
-        if np.any((before >= h.start[i]) & (before <= h.end[i])):
-            return True
-    return False
+    return bool(_inside(h, phases[h.end[phases] <= start], before).any())
 
 
 def _once_on_its_thread(h: HostEvents, idx: np.ndarray) -> np.ndarray:

@@ -48,3 +48,12 @@ def test_extrap_parallel_kernels_capture_is_one_pass():
     assert "its frame" not in steps["note"] and steps["count"] == 1, steps["note"]
     bad = [f for f in host["findings"] if f["severity"] in ("warning", "critical")]
     assert bad and bad[0]["rule"] != "excessive_memcpy"
+
+
+def test_control_warmups_named_so_inside_a_setup_phase_still_frame_the_timed_passes(tmp_path):
+    """Control: the warm-up passes in a range the program names its warm-up, inside a ``setup`` phase of its own --
+    the program says they are warm-ups, so the frame stands."""
+    host, truth = framed_passes_host(tmp_path, warmup_ranges=("setup", "warmup"))
+    assert host["steps"]["count"] == truth["measured"]
+    assert "its frame" in host["steps"]["note"]
+

@@ -73,3 +73,18 @@ def test_extrap_a100_capture_names_its_gpu_and_judges_its_grids_by_its_sms():
     assert detail["sm_count"] == {"0": 108} and detail["sm_source"] == {"0": "the trace"}
     kernel_ms = 14.4  # by hand: six <<<1, 10>>> kernels, 0.65 + 0.65 + 3.39 + 3.38 + 3.20 + 3.19 ms
     assert grid["saving"]["ms_per_step"] == pytest.approx(kernel_ms * (1 - 1 / 108), rel=0.05)
+
+
+def test_a_refused_launchs_cause_knows_an_older_exports_compute_capability(tmp_path):
+    """The compute capability a refused launch's cause names (``reader._launch_target``) is read from
+    ``TARGET_INFO_CUDA_GPU`` too (main: None, so a refusal for the GPU's architecture kept the generic words)."""
+    import sqlite3
+
+    from tb_gpu_advisor.formats.nsys import tables
+
+    truth = write_legacy_gpu_tables(str(tmp_path / "ex.sqlite"))
+    con = sqlite3.connect(tmp_path / "ex.sqlite")
+    try:
+        assert reader._launch_target(tables.Schema(con))[0] == truth["compute_capability"]
+    finally:
+        con.close()

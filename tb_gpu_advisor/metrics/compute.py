@@ -82,7 +82,6 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
-        idle_held_at_handoffs=_per_step([h for h, _ in idle.handoff], n),
         held_handoff_streams=max(idle.handoff, default=(0.0, ""))[1],
         idle_queued_first=_per_step(idle.queued, n),
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
@@ -207,8 +206,8 @@ class _Idle:
     tail_waits: list[float] = field(default_factory=list)
     #: ms of idle holding launched work, per active GPU
     held: list[float] = field(default_factory=list)
-    #: (ms of that held idle at handoffs between streams, the busiest handoff "A to B"), per active GPU
-    #: (``bd.held_at_handoffs``)
+    #: (ms of idle at handoffs between streams -- the ledger's ``stream_handoff`` --, the busiest handoff "A to B"),
+    #: per active GPU (``bd.handoff_streams``)
     handoff: list[tuple[float, str]] = field(default_factory=list)
     #: per active GPU: the idle between its small collectives launched one by one, booked as collectives
     #: (``iv["comm_launch"]``, ``metrics.breakdown.paced_collective_gaps``), as (starts, ends)
@@ -236,7 +235,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
-            out.handoff.append(bd.held_at_handoffs(ctx, g, iv) if out.held[-1] > 0 else (0.0, ""))
+            out.handoff.append(bd.handoff_streams(ctx, g, iv))
             if iv["comm_launch"][0].size:
                 out.paced[g.d.gpu] = iv["comm_launch"]
             out.queued.append(bd.queued_first_ms(g, iv))

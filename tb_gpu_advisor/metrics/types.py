@@ -69,6 +69,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "collectives",
     "startup",
     "unseen",
+    "stream_handoff",
     "allocator",
     "kernel_switch",
     "other",
@@ -120,6 +121,10 @@ class Breakdown:
     unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
       not hold (a window cut out of a longer trace, another process on the GPU); or idle while it holds a kernel
       whose launch call returned and was submitted (``idle_held``): work it could run and did not.
+    stream_handoff: GPU idle at a handoff between streams: after the GPU's latest-ending work on one stream, before
+      work on another stream that was already launched and submitted while that work ran (from 0.1.0+a56).  The
+      queued work waited on the other stream's (an event wait, ``wait_stream``, a library's side stream): a
+      dependency the capture holds, so not ``unseen``, which is work it does not hold.
     allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
       synchronizes the device): a caching allocator that is off or churning.
     kernel_switch: GPU idle between a kernel and the next one it already holds (launched, the call returned,
@@ -139,6 +144,7 @@ class Breakdown:
     collectives: float = 0.0
     startup: float = 0.0
     unseen: float = 0.0
+    stream_handoff: float = 0.0
     allocator: float = 0.0
     kernel_switch: float = 0.0
     other: float = 0.0
@@ -1351,13 +1357,12 @@ class HostMetrics:
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0
-    #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
-    #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
+    #: ms per step and GPU the GPU idled holding a kernel already launched and submitted, not at a handoff between
+    #: streams (booked as ``unseen``: work outside the capture, or a dependency it does not hold;
+    #: ``metrics/breakdown.held_ms``).  The held idle at handoffs is the ledger's own category, ``stream_handoff``.
     idle_held: float = 0.0
-    #: of ``idle_held``, ms per step and GPU at handoffs between streams: work queued on one stream while the GPU ran
-    #: another's, started only after that work ended (an event wait between the streams, which the capture holds;
-    #: ``metrics/breakdown.held_at_handoffs``), and the busiest handoff's streams ("stream 13 to stream 7"; "" where none)
-    idle_held_at_handoffs: float = 0.0
+    #: the streams of the handoffs that hold most of the ledger's ``stream_handoff`` ("stream 13 to stream 7"; ""
+    #: where none; ``metrics/breakdown.handoff_streams``)
     held_handoff_streams: str = ""
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began

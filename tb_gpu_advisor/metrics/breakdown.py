@@ -341,6 +341,16 @@ def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) ->
 LAUNCH_START_PS = int(50 * PS_PER_US)
 
 
+#: The longest idle a handoff between streams takes (ps): once the work a queued kernel waits on has ended, the GPU
+#: starts it within the driver's submission (:data:`LAUNCH_START_PS`).  The GRU of h37-survey66 (an RTX 5070 Ti
+#: Laptop GPU, a Windows driver) took 28 us; every handoff-shaped idle of the kept Kineto traces (18 captures: A100,
+#: V100, MI300X, RTX 4090) takes at most 50 us (1,282 of them), but for torchrec_a100_stalls' and
+#: torchrec_shampoo_128's: 16 and 4 idles of 54 us to 12.6 ms, after NCCL's SendRecv, by hand (h37-handoff32).  A
+#: kernel queued 176 ms earlier that starts 12.6 ms after the other stream's work ends did not wait on that work
+#: alone: what it waited on the capture does not show, and the idle stays ``unseen``.
+HANDOFF_MAX_PS = LAUNCH_START_PS
+
+
 def held_ms(g: GpuCtx, iv: dict) -> float:
     """ms of GPU ``g``'s idle inside its kept steps while it held a kernel already launched and submitted, not at a
     handoff between streams (the ``held`` spans of :func:`category_intervals`' ``iv`` less its ``stream_handoff``:
@@ -422,8 +432,9 @@ def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The GPU's idle stretches between two works of a step where the later work runs on another stream than the work
     that ended last before it, and was queued (its launch call returned and submitted: :data:`LAUNCH_START_PS`) by the
-    time that work ended: (starts, ends, stream before, stream after).  Such work did not run beside the other
-    stream's; it waited for it to end, so the idle after that end is the handoff's."""
+    time that work ended, and started within :data:`HANDOFF_MAX_PS` of that end: (starts, ends, stream before, stream
+    after).  Such work did not run beside the other stream's; it waited for it to end, so the idle after that end is
+    the handoff's."""
     n = d.start.shape[0]
     empty = np.zeros(0, np.int64)
     if n < 2:
@@ -437,7 +448,8 @@ def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d
               & (step[nxt] == step[nxt - 1])]
     before = last[nxt - 1]
     idle_s = prev_end[nxt - 1]
-    keep = (d.stream[before] != d.stream[nxt]) & (lend_all[nxt].astype(np.int64) + LAUNCH_START_PS <= idle_s)
+    keep = ((d.stream[before] != d.stream[nxt]) & (lend_all[nxt].astype(np.int64) + LAUNCH_START_PS <= idle_s)
+            & (start[nxt] - idle_s <= HANDOFF_MAX_PS))
     return idle_s[keep], start[nxt][keep], d.stream[before][keep], d.stream[nxt][keep]
 
 

@@ -2644,14 +2644,15 @@ HANDOFF_MAX_US = 50.0
 
 
 def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF_US,
-                         side_stream: int = HANDOFF_SIDE_STREAM) -> dict[str, Any]:
+                         side_stream: int = HANDOFF_SIDE_STREAM, event_wait: bool = True) -> dict[str, Any]:
     """A ``torch.profiler`` window of an inference loop whose every step hands work between two streams: a small
     kernel on the compute stream, a library's kernel (``HANDOFF_SIDE_US``) on ``side_stream``, an event recorded
     and waited on (``cudaEventRecord``, ``cudaStreamWaitEvent``), then the compute stream's next kernel -- launched
     while the side kernel runs, started ``handoff_us`` after it ends -- and ``torch.cuda.synchronize()``.
     ``side_stream=COMPUTE_STREAM`` (the control): the library's kernel on the compute stream too and the same hold
     after it, so no handoff between streams: the GPU held queued work on one stream, for a cause the capture lacks.
-    Truth by construction, per step: the held idle (``held_ms``) and the part of it at handoffs between streams
+    ``event_wait=False``: no event call recorded on the launching thread (what orders the streams is not in the
+    capture).  Truth by construction, per step: the held idle (``held_ms``) and the part of it at handoffs between streams
     (``handoff_ms``: all of it where the side kernel is on another stream and the hold is within ``HANDOFF_MAX_US``,
     else none)."""
     r = Rank(rank=0, pid=4616, device=0)
@@ -2661,8 +2662,11 @@ def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF
                   2.0, grid=(8, 1, 1))
         _, side_end = rr.kernel("aten::_cudnn_rnn", "void RNN_blockPersist_fp_GRU<float, float, float, 128>",
                                 HANDOFF_SIDE_US, stream=side_stream, grid=(32, 1, 1), block=(384, 1, 1))
-        _runtime_call(rr, "cudaEventRecord", 1.0, 135)
-        _runtime_call(rr, "cudaStreamWaitEvent", 1.0, 147)
+        if event_wait:  # else the ordering is made where the capture does not show it (another thread's wait)
+            _runtime_call(rr, "cudaEventRecord", 1.0, 135)
+            _runtime_call(rr, "cudaStreamWaitEvent", 1.0, 147)
+        else:
+            rr.host_us += 2.0
         rr.kernel("aten::addmm", "cutlass_80_simt_sgemm_32x128_8x5_tn_align1", 3.0, grid=(1, 1, 4),
                   not_before=side_end + handoff_us)
         _runtime_call(rr, "cudaDeviceSynchronize", max(rr.streams[COMPUTE_STREAM] - rr.host_us, 0.0) + 5.0, 165)

@@ -20,7 +20,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
@@ -400,26 +400,72 @@ def handoff_spans(g: GpuCtx, held: tuple[np.ndarray, np.ndarray], lend_all: np.n
     return a[keep].astype(np.int64), b[keep].astype(np.int64)
 
 
-def handoff_streams(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, str]:
-    """(ms of GPU ``g``'s ``stream_handoff`` idle inside its kept steps, the streams of the handoff that holds most of
-    it, as "A to B"; "" where none): what the ledger books, with the streams a reader looks at."""
+#: A device event's kind as the handoff finding names the work waited on.
+_HANDOFF_KIND = {devices.KIND_KERNEL: "kernel", devices.KIND_COLLECTIVE: "collective", devices.KIND_H2D: "copy",
+                 devices.KIND_D2H: "copy", devices.KIND_D2D: "copy", devices.KIND_OTHER_COPY: "copy",
+                 devices.KIND_MEMSET: "fill"}
+
+
+def handoff_reading(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, Handoff]:
+    """(ms of GPU ``g``'s ``stream_handoff`` idle inside its kept steps, the handoffs that hold most of it): their
+    streams ("A to B"), what ran on each side, and whether the launching thread recorded a stream's wait for another's
+    event between the two launches.
+
+    Why: the ledger's number says what the handoffs cost; a reader acts on their cause -- the work waited on (a
+    library's kernel on its side stream, a collective on the communication stream, a copy on a copy stream), the work
+    that waited, and whether the program's own event wait (``wait_stream``) ordered them -- which the capture names
+    where it recorded them (h37-handoff32)."""
     hand = iv.get("stream_handoff")
     if hand is None or not hand[0].size:
-        return 0.0, ""
+        return 0.0, Handoff()
     a, b = _inside_steps(g, *(x.astype(np.int64, copy=False) for x in hand))
     total = float((b - a).sum()) / PS_PER_MS
     lend = launch_ends(ctx, g) if total > 0 else None
     if lend is None:
-        return total, ""
-    hs, he, src, dst = _handoffs(g.d, g.step, g.launch, lend)
-    got = time_within(a, b, hs, he) if hs.size else np.zeros(0)
-    idle: dict[tuple[int, int], float] = {}
-    for i, j, t in zip(src.tolist(), dst.tolist(), np.asarray(got).tolist()):
-        idle[(i, j)] = idle.get((i, j), 0.0) + t
-    if not idle or max(idle.values()) <= 0:
-        return total, ""
-    i, j = max(idle, key=idle.__getitem__)
-    return total, f"{_stream_label(g.d.stream_names, i)} to {_stream_label(g.d.stream_names, j)}"
+        return total, Handoff()
+    hs, he, src, dst, before, nxt = _handoffs(g.d, g.step, g.launch, lend, with_events=True)
+    got = np.asarray(time_within(a, b, hs, he)) if hs.size else np.zeros(0)
+    if not got.size or got.max() <= 0:
+        return total, Handoff()
+    pair: dict[tuple[int, int], float] = {}
+    for i, j, t in zip(src.tolist(), dst.tolist(), got.tolist()):
+        pair[(i, j)] = pair.get((i, j), 0.0) + t
+    i, j = max(pair, key=pair.__getitem__)
+    mine = (src == i) & (dst == j) & (got > 0)
+    d = g.d
+    waited_kind = _weighted_most(d.kind[before[mine]].tolist(), got[mine])
+    return total, Handoff(
+        streams=f"{_stream_label(d.stream_names, i)} to {_stream_label(d.stream_names, j)}",
+        waited_kind=_HANDOFF_KIND.get(int(waited_kind), "kernel"),
+        waited=devices.short_kernel_name(d.names[_weighted_most(d.name[before[mine]].tolist(), got[mine])]),
+        waiting=devices.short_kernel_name(d.names[_weighted_most(d.name[nxt[mine]].tolist(), got[mine])]),
+        event_wait=_waited_on_event(ctx, g, before[mine], nxt[mine], got[mine]))
+
+
+def _weighted_most(keys: list, w: np.ndarray):
+    """The key holding most weight."""
+    acc: dict = {}
+    for k, t in zip(keys, w.tolist()):
+        acc[k] = acc.get(k, 0.0) + t
+    return max(acc, key=acc.__getitem__)
+
+
+def _waited_on_event(ctx: Context, g: GpuCtx, before: np.ndarray, nxt: np.ndarray, w: np.ndarray) -> bool:
+    """Whether, for most of the weight ``w``, the thread that launched each waiting event ``nxt`` recorded a stream's
+    wait for another's event (``devices.is_stream_wait``) after the launch of the work it followed (``before``; any
+    time before, where that launch is not recorded) and before its own launch."""
+    h = ctx.h
+    waits = np.flatnonzero(h.name_mask(devices.is_stream_wait))
+    if not waits.size:
+        return False
+    ln, ws = h.line[waits], h.start[waits].astype(np.int64)
+    yes = 0.0
+    for b, n, t in zip(before.tolist(), nxt.tolist(), w.tolist()):
+        call = int(g.launch[n])
+        lo = int(h.start[int(g.launch[b])]) if g.launch[b] >= 0 else np.iinfo(np.int64).min
+        on = (ln == h.line[call]) & (ws >= lo) & (ws <= int(h.start[call]))
+        yes += t if on.any() else 0.0
+    return yes >= 0.5 * float(w.sum())
 
 
 def _stream_label(names: list[str], i: int) -> str:
@@ -428,17 +474,17 @@ def _stream_label(names: list[str], i: int) -> str:
     return n if n.lower().startswith("stream") else f"stream {n}"
 
 
-def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d: DeviceEvents
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray,  # d: DeviceEvents
+              with_events: bool = False) -> tuple[np.ndarray, ...]:
     """The GPU's idle stretches between two works of a step where the later work runs on another stream than the work
     that ended last before it, and was queued (its launch call returned and submitted: :data:`LAUNCH_START_PS`) by the
     time that work ended, and started within :data:`HANDOFF_MAX_PS` of that end: (starts, ends, stream before, stream
-    after).  Such work did not run beside the other stream's; it waited for it to end, so the idle after that end is
-    the handoff's."""
+    after; with ``with_events``, also the device events before and after).  Such work did not run beside the other
+    stream's; it waited for it to end, so the idle after that end is the handoff's."""
     n = d.start.shape[0]
     empty = np.zeros(0, np.int64)
     if n < 2:
-        return empty, empty, empty, empty
+        return (empty,) * (6 if with_events else 4)
     start = d.start.astype(np.int64, copy=False)
     end = d.end.astype(np.int64, copy=False)
     prev_end = np.maximum.accumulate(end)
@@ -450,7 +496,8 @@ def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d
     idle_s = prev_end[nxt - 1]
     keep = ((d.stream[before] != d.stream[nxt]) & (lend_all[nxt].astype(np.int64) + LAUNCH_START_PS <= idle_s)
             & (start[nxt] - idle_s <= HANDOFF_MAX_PS))
-    return idle_s[keep], start[nxt][keep], d.stream[before][keep], d.stream[nxt][keep]
+    out = (idle_s[keep], start[nxt][keep], d.stream[before][keep], d.stream[nxt][keep])
+    return out + (before[keep], nxt[keep]) if with_events else out
 
 
 def replay_wait(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:

@@ -1285,6 +1285,23 @@ class KernelDurations:
 
 
 @dataclass
+class Handoff:
+    """The handoffs between streams that hold most of a host's ``stream_handoff`` idle, as the capture shows them
+    (``metrics/breakdown.handoff_reading``): where to look, and what the capture says ordered the streams."""
+
+    #: "stream 13 to stream 7" ("" where the ledger holds no handoff)
+    streams: str = ""
+    #: what ran on the stream waited on: "kernel", "collective", "copy" or "fill"
+    waited_kind: str = ""
+    #: the work that most of the idle follows, on the stream waited on, and the work it precedes (short names)
+    waited: str = ""
+    waiting: str = ""
+    #: whether the launching thread recorded a stream's wait for another's event (``cudaStreamWaitEvent``) between
+    #: the two launches for most of the idle: the program (or its framework) ordered the streams
+    event_wait: bool = False
+
+
+@dataclass
 class HostMetrics:
     """Everything about one host file; the argument of ``rules.evaluate``."""
 
@@ -1361,9 +1378,9 @@ class HostMetrics:
     #: streams (booked as ``unseen``: work outside the capture, or a dependency it does not hold;
     #: ``metrics/breakdown.held_ms``).  The held idle at handoffs is the ledger's own category, ``stream_handoff``.
     idle_held: float = 0.0
-    #: the streams of the handoffs that hold most of the ledger's ``stream_handoff`` ("stream 13 to stream 7"; ""
-    #: where none; ``metrics/breakdown.handoff_streams``)
-    held_handoff_streams: str = ""
+    #: the handoffs that hold most of the ledger's ``stream_handoff``: their streams and work
+    #: (``metrics/breakdown.handoff_reading``)
+    handoff: Handoff = field(default_factory=Handoff)
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

@@ -45,7 +45,7 @@ import numpy as np
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
-from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics, rows_of_gpu
+from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
@@ -193,7 +193,7 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         out.append(finding(
             ctx, ID, "warning",
             _held_words(ctx, unseen, held_ms, m.breakdown.stream_handoff if not handoff_apart else 0.0,
-                        m.held_handoff_streams) if held else
+                        m.handoff.streams) if held else
             f"The host waits {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}) in syncs or "
             f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
             f"(a window cut out of a longer trace, or another process on the GPU). That time is booked apart, not as "
@@ -795,29 +795,58 @@ HANDOFF_WORDS = "handoffs between streams"
 def _handoff_finding(ctx: Ctx, m: HostMetrics) -> Finding:
     """The GPU idle at handoffs between streams (the ledger's ``stream_handoff``): kernels queued while another
     stream's work ran started only after it ended, so they waited on it -- a dependency the capture holds, whose
-    handoff costs the time.
+    handoff costs the time.  Where the capture shows its sides (``HostMetrics.handoff``) it says them, and the fix
+    its cause calls for (:func:`_handoff_cause`).
 
     Why: booked as unseen work and said as another process's turn on the GPU, a GRU's forward on an RTX 5070 Ti
     Laptop GPU (survey h37-survey66) read "another process's context on the same GPU takes turns with this one" for
     28 us of each 442 us step, all of it after cuDNN's RNN kernel on its own stream and before the compute stream's
     next kernel, queued 75 us earlier; then the ledger said "Unseen GPU work" for time the finding said the capture
     holds (h37-review31's *Left* 1).  One number, the ledger's, under one name on every screen."""
-    handoff = m.breakdown.stream_handoff
-    where = f" (most of it {m.held_handoff_streams})" if m.held_handoff_streams else ""
+    handoff, hand = m.breakdown.stream_handoff, m.handoff
+    where = f" (most of it {hand.streams})" if hand.streams else ""
+    cause, fix = _handoff_cause(hand)
     return finding(
         ctx, ID, "warning",
         f"The GPU idles {ctx.part_of_step(handoff)} ({pct(handoff / ctx.step_ms)}) at {HANDOFF_WORDS}{where}: "
         f"kernels queued on one stream while the GPU ran another stream's work started only after that work ended, "
-        f"so they waited on it (an event wait between the streams -- cudaStreamWaitEvent, PyTorch's wait_stream -- "
-        f"or a library running its kernels on a side stream of its own), and the GPU idled at each handoff before "
-        f"starting them. That dependency is in this capture: the time is the handoff's, not another process's turn "
-        f"on the GPU, and it is booked apart, as {HANDOFF_WORDS}.",
+        f"so they waited on it, and the GPU idled at each handoff before starting them. That dependency is in this "
+        f"capture: the time is the handoff's, not another process's turn on the GPU, and it is booked apart, as "
+        f"{HANDOFF_WORDS}.{cause}",
         title=f"The GPU idles at {HANDOFF_WORDS}",
         metric=share_metric("handoff_share", f"GPU idle at {HANDOFF_WORDS}", handoff / ctx.step_ms,
                             "capture.unseen_share", severity="warning"),
         windows=step_windows(ctx, key=lambda st: st.breakdown.stream_handoff, label="stream handoff"),
-        actions=[HANDOFF_FIX],
+        actions=[fix],
     )
+
+
+def _handoff_cause(hand: Handoff) -> tuple[str, Action]:
+    """(the sentences that say where the capture shows the handoffs' two sides and what ordered the streams, the fix)
+    for the handoffs that hold most of the idle.  A fix only where the capture names the cause: the work waited on is
+    a collective (the communication library's stream) or a copy (a copy stream), or the launching thread recorded the
+    event wait (``cudaStreamWaitEvent``: an ordering made on that thread); otherwise what to look at."""
+    if not hand.waited:
+        return "", HANDOFF_LOOK
+    a, b = (hand.streams.split(" to ") + [""])[:2] if hand.streams else ("another stream", "")
+    sides = (f" The capture shows both sides: most of it follows `{hand.waited}` ({_KIND_WORDS.get(hand.waited_kind, 'work')}) "
+             f"on {a} and precedes `{hand.waiting}` on {b or 'the stream that waited'}, queued before that work ended")
+    wait = ("; the launching thread records the wait between the two launches (cudaStreamWaitEvent: the program's, "
+            "its framework's or a library's own event wait)") if hand.event_wait else ""
+    if hand.waited_kind == "collective":
+        return (f"{sides}{wait}: the stream waits for a collective's result on the communication library's stream.",
+                HANDOFF_COLLECTIVE_FIX)
+    if hand.waited_kind == "copy":
+        return f"{sides}{wait}: the stream waits for a copy on a copy stream.", HANDOFF_COPY_FIX
+    if hand.event_wait:
+        return f"{sides}{wait}.", HANDOFF_FIX
+    unknown = (f"{sides}; the capture records no event wait between the two launches, so what orders the streams -- "
+               f"a library's own side stream, or a wait made on another thread -- is not in it.")
+    return unknown, HANDOFF_LOOK
+
+
+#: The kind of work waited on (``metrics.types.Handoff.waited_kind``), as the handoff finding says it.
+_KIND_WORDS = {"kernel": "a kernel", "collective": "a collective", "copy": "a copy", "fill": "a memset"}
 
 
 def _held_part(unseen: float, held: float) -> str:
@@ -840,6 +869,22 @@ HANDOFF_FIX = action("Hand work between streams less often: keep kernels that de
                      "where the program picks the streams (each wait between streams costs the GPU a handoff), or "
                      "capture the step as a CUDA graph, whose dependencies between streams the GPU follows as one "
                      "launched graph; then profile again to see what the handoffs still cost.")
+
+#: What to do where the handoffs wait for a collective on the communication stream: fewer of them, or not waited on.
+HANDOFF_COLLECTIVE_FIX = action("Wait for collectives less often: fewer, larger collectives (bucket the tensors they "
+                                "carry) are fewer handoffs, and work that does not need a collective's result can be "
+                                "queued before the wait for it, so the GPU runs it instead of idling at the handoff; "
+                                "then profile again.")
+#: What to do where the handoffs wait for a copy on a copy stream: have it done before it is needed.
+HANDOFF_COPY_FIX = action("Issue the copy earlier -- prefetch the next batch a step ahead on the copy stream -- so it "
+                          "has ended before the compute stream reaches the work that needs it, and the wait costs "
+                          "no handoff; then profile again.")
+#: What to look at where the capture does not say what orders the streams.
+HANDOFF_LOOK = action("Open the trace window below and look at the work on the two streams around each handoff and at "
+                      "the op that launched the work waited on: the framework's or a library's own stream (cuDNN's "
+                      "RNN kernels, a communication library) or the program's (torch.cuda.Stream, wait_stream) -- "
+                      "only the program's own streams are the program's to merge; a CUDA graph of the step removes "
+                      "the launches between them either way.")
 
 #: What to do where the GPU held launched work: find who else runs on it.
 HELD_FIX = action("See what else runs on the GPU while this job does (nvidia-smi lists each GPU's processes): run the "

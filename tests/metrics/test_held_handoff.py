@@ -53,7 +53,7 @@ def test_idle_at_a_handoff_between_streams_has_its_own_place_in_the_ledger(tmp_p
     assert m.breakdown.stream_handoff == pytest.approx(truth["handoff_ms"], abs=1e-3)
     assert m.breakdown.unseen == pytest.approx(truth["held_ms"] - truth["handoff_ms"], abs=1e-3)
     assert m.idle_held == pytest.approx(truth["held_ms"] - truth["handoff_ms"], abs=1e-3)
-    assert m.held_handoff_streams == "stream 13 to stream 7"
+    assert m.handoff.streams == "stream 13 to stream 7"
     assert host["breakdown_ms"]["stream_handoff"] == pytest.approx(truth["handoff_ms"], abs=1e-3)
     for row in host["step_rows"]:
         assert row["breakdown"]["stream_handoff"] == pytest.approx(truth["handoff_ms"], abs=1e-3)
@@ -71,10 +71,29 @@ def test_the_handoff_finding_reads_the_ledger_and_names_the_streams(tmp_path):
     assert f["metric"]["value"] == pytest.approx(host["breakdown_ms"]["stream_handoff"] / step, rel=1e-2)
 
 
+def test_the_handoff_finding_names_its_sides_and_gives_a_fix_only_where_the_capture_names_the_cause(tmp_path):
+    # the waiting launch's thread records ``cudaStreamWaitEvent`` after the side kernel's launch: the ordering is
+    # made there, and the fix is fewer handoffs; without that call the capture cannot say what orders the streams,
+    # and the finding says what to look at instead
+    _, m, host = _run(tmp_path, 13)
+    assert m.handoff.waited_kind == "kernel" and m.handoff.event_wait
+    assert m.handoff.waited.startswith("RNN_blockPersist_fp_GRU") and m.handoff.waiting.startswith("cutlass_80_simt")
+    (f,) = _titled(host, HANDOFF)
+    assert "follows `RNN_blockPersist_fp_GRU<…>` (a kernel) on stream 13" in f["summary"], f["summary"]
+    assert "records the wait between the two launches" in f["summary"], f["summary"]
+    assert f["actions"][0]["text"].startswith("Hand work between streams less often"), f["actions"]
+    (tmp_path / "no_wait").mkdir()
+    _, m, host = _run(tmp_path / "no_wait", 13, event_wait=False)
+    assert not m.handoff.event_wait
+    (f,) = _titled(host, HANDOFF)
+    assert "records no event wait" in f["summary"], f["summary"]
+    assert f["actions"][0]["text"].startswith("Open the trace window below"), f["actions"]
+
+
 def test_control_the_same_hold_on_one_stream_stays_unseen(tmp_path):
     truth, m, host = _run(tmp_path, COMPUTE_STREAM)
     assert truth["handoff_ms"] == 0.0
-    assert m.breakdown.stream_handoff == 0.0 and m.held_handoff_streams == ""
+    assert m.breakdown.stream_handoff == 0.0 and m.handoff.streams == ""
     assert m.breakdown.unseen == pytest.approx(truth["held_ms"], abs=1e-3)
     assert m.idle_held == pytest.approx(truth["held_ms"], abs=1e-3)
     (held,) = _titled(host, HELD)

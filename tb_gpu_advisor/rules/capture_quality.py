@@ -20,7 +20,9 @@ record the right window in the capture's own profiler (Nsight: ``formats.nsys.WI
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), a window opening while the GPU still runs work launched before it for at least ``capture.unseen_share`` of the
 step (info: how long, whether the host waited for it in syncs or blocking copies, and the step's own work;
-``before_capture``), capture longer
+``before_capture``), the GPU idle at handoffs between streams for at least ``capture.unseen_share`` of the step (warning:
+the ledger's ``stream_handoff``, with the two sides the capture shows and what ordered them; a fix only where the
+capture names the cause -- a collective, a copy, a recorded event wait --, else what to look at), capture longer
 than ``capture.max_seconds`` (info), step times
 varying more than ``capture.max_step_cv`` (info; not where the window holds no GPU work: it times no step), GPU work recorded as starting more than ``capture.clock_skew_us``
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every

@@ -17,6 +17,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
@@ -437,9 +438,20 @@ def handoff_reading(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, Handoff]:
     return total, Handoff(
         streams=f"{_stream_label(d.stream_names, i)} to {_stream_label(d.stream_names, j)}",
         waited_kind=_HANDOFF_KIND.get(int(waited_kind), "kernel"),
-        waited=devices.short_kernel_name(d.names[_weighted_most(d.name[before[mine]].tolist(), got[mine])]),
-        waiting=devices.short_kernel_name(d.names[_weighted_most(d.name[nxt[mine]].tolist(), got[mine])]),
+        waited=_work_name(d.names[_weighted_most(d.name[before[mine]].tolist(), got[mine])]),
+        waiting=_work_name(d.names[_weighted_most(d.name[nxt[mine]].tolist(), got[mine])]),
         event_wait=_waited_on_event(ctx, g, before[mine], nxt[mine], got[mine]))
+
+
+def _work_name(name: str) -> str:
+    """A device event's name as a finding says it: short, and a mangled template's qualified name with its first
+    argument (``cutlass::Kernel2<cutlass_80_simt_sgemm_32x128_8x5_tn_align1, …>`` for ``_ZN7cutlass7Kernel2I42...``:
+    the HDAI GRU's Windows trace keeps its kernels' mangled names)."""
+    mangled = mangled_template_head(name)
+    if mangled is None:
+        return devices.short_kernel_name(name, 100)
+    said = f"{mangled[0]}<{mangled[1]}, …>"
+    return said if len(said) <= 100 else said[:99] + "…"
 
 
 def _weighted_most(keys: list, w: np.ndarray):

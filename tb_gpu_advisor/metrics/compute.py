@@ -204,7 +204,7 @@ class _Idle:
     comm_calls_ms: dict[int, float] = field(default_factory=dict)
     #: ms of OS waits after each step's last GPU work, per active GPU
     tail_waits: list[float] = field(default_factory=list)
-    #: ms of idle holding launched work, per active GPU
+    #: ms of idle holding launched work, not at a handoff between streams (``bd.held_ms``), per active GPU
     held: list[float] = field(default_factory=list)
     #: (ms of idle at handoffs between streams -- the ledger's ``stream_handoff`` --, the busiest handoff "A to B"),
     #: per active GPU (``bd.handoff_reading``)

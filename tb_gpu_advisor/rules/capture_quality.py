@@ -790,7 +790,7 @@ def _held_words(ctx: Ctx, unseen: float, held: float, handoff: float = 0.0, stre
             f"launch or host overhead.{part}")
 
 
-#: What the ledger's ``stream_handoff`` is, in the findings' words (``report.legend`` labels the category with them).
+#: What the ledger's ``stream_handoff`` is, in the findings' words (``report.legend``'s label of the category says the same).
 HANDOFF_WORDS = "handoffs between streams"
 
 

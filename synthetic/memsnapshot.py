@@ -354,6 +354,42 @@ def oom_weights(built: str = "built", capacity: int = 24 * GiB, weights: int = 6
     return Scenario(snapshot([a]), truth)
 
 
+def oom_later_turn(built: str = "hf", turns: int = 3, weights: int = 16, weight_mib: int = 256, layers: int = 8,
+                   act_mib: int = 160, grow: int = 12, capacity: int = 24 * GiB) -> Scenario:
+    """A training loop that runs out of memory in a later turn: weights put on the GPU inside the history (``built``:
+    ``WEIGHT_FRAMES``; 4 GiB), then ``turns`` alike iterations -- a forward keeping ``layers`` activations, a backward
+    making one gradient per weight and freeing the activations in reverse, Adam's two moments per weight made on its
+    first step (8 GiB, held from then on), ``zero_grad()`` freeing the gradients -- then one with a batch ``grow``
+    times larger whose forward fails.  What is live at the OOM, by construction: the weights (made before the first
+    turn), the optimizer's state (made in the first turn, kept through every later one) and the last turn's
+    activations; recorded with ``context=None`` (``as_recorded``) no allocation has a frame, and only the pattern of
+    the turns tells the weights and the state (held across steps) from the failing turn's activations.  Truth:
+    ``weight_bytes``, ``state_bytes``, ``live_activation_bytes``, ``turns``."""
+    a = Allocator(capacity)
+    params = [a.malloc(weight_mib * MiB, WEIGHT_FRAMES[built]) for _ in range(weights)]
+    state: list[int] = []
+    acts: list[int] = []
+    for it in range(turns + 1):
+        batch = grow if it == turns else 1
+        acts = []
+        try:
+            for _ in range(layers):
+                acts.append(a.malloc(act_mib * MiB * batch, ACTIVATION))
+        except OutOfMemory:
+            break
+        grads = []
+        for k, x in enumerate(reversed(acts)):
+            grads += [a.malloc(weight_mib * MiB, GRADIENT) for _ in params[k::layers]]
+            a.free(x)
+        if not state:
+            state = [a.malloc(weight_mib * MiB, OPTIMIZER) for _ in range(2 * weights)]
+        for g in grads:
+            a.free(g)
+    truth = {"gpu": 0, "weight_bytes": len(params) * weight_mib * MiB, "state_bytes": len(state) * weight_mib * MiB,
+             "live_activation_bytes": len(acts) * act_mib * MiB * grow, "turns": turns}
+    return Scenario(snapshot([a]), truth)
+
+
 def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
     it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated

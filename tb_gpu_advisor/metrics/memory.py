@@ -651,14 +651,63 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
 
 
 def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
-    live = [[b.size, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.frames[:8]] for b in o.live]
+    start = _oom_turn_start(ctx, o)
+    live = [[b.size, "held" if _before_turn(b.phase, b.time_ps, start) else _CATEGORY_OF_PHASE.get(b.phase, "other"),
+             b.frames[:8]] for b in o.live]
     by_cat: dict[str, int] = {}
     for phase, size in o.live_by_phase.items():
         cat = _CATEGORY_OF_PHASE.get(phase, "other")
         by_cat[cat] = by_cat.get(cat, 0) + size
+    earlier = min(_other_before_turn(ctx, o, start), by_cat.get("other", 0)) if start is not None else 0
+    if earlier:
+        by_cat["held"] = by_cat.get("held", 0) + earlier
+        by_cat["other"] -= earlier
+        if not by_cat["other"]:
+            del by_cat["other"]
     return OomReport(gpu=o.gpu, requested_bytes=o.requested, device_free_bytes=o.device_free,
                      allocated_bytes=o.allocated, reserved_bytes=o.reserved, frames=o.frames[:12],
                      at_ms=_ms(ctx, o.time_ps) if _timed(ctx) else None, label=o.label, live=live, by_category=by_cat)
+
+
+def _oom_turn_start(ctx: Context, o: OutOfMemory) -> int | None:
+    """When the loop turn an OOM struck in began (ps), read off the steps the history's allocation pattern gave
+    (``job.iterations``): the start of the step holding it, else the end of the last whole step before it (the turn
+    the OOM cut short is no step); None where no whole turn precedes it.
+
+    Why: a block of no known phase (``context=None``, Python frames without a model's call, no forward in the
+    history: ``formats.snapshot.reader._held_by_lifetime`` has no first pass to read) that was made in an earlier
+    turn and is still live is held across steps -- as the peak's breakdown books it (:func:`_at_peak`) -- so the
+    weights a loader placed and an optimizer's state made on its first step were "other", and "other" is no kind
+    an OOM's fix frees: the finding said "allocations of no known phase, about 0 B" for a GPU two fifths full of
+    weights and state (``synthetic.memsnapshot.oom_later_turn``)."""
+    me = ctx.trace.memory.get(o.gpu)
+    if me is None or not len(me):
+        return None
+    win = _windows(ctx, me)
+    if not win.shape[0]:
+        return None
+    i = int(np.searchsorted(win[:, 0], o.time_ps, side="right")) - 1
+    if i < 0:
+        return None
+    return int(win[i, 0]) if o.time_ps < int(win[i, 1]) else int(win[i, 1])
+
+
+def _before_turn(phase: str, time_ps: int | None, start: int | None) -> bool:
+    """A live block of no known phase made before the OOM's turn began (:func:`_oom_turn_start`)."""
+    return start is not None and phase == "other" and time_ps is not None and time_ps < start
+
+
+def _other_before_turn(ctx: Context, o: OutOfMemory, start: int) -> int:
+    """Bytes of the allocations of no known phase live at the OOM ``o`` that were made before its turn began
+    (``start``, ps): made before it, freed after it or never (:func:`_oom_turn_start`)."""
+    me = ctx.trace.memory[o.gpu]
+    n = len(me)
+    before = int(np.searchsorted(me.t, o.time_ps, side="right"))  # the events the OOM came after
+    free_at = me.frees()
+    i = np.arange(n)
+    live = (me.delta > 0) & (i < before) & ((free_at >= before) | (free_at == n)) & (me.t < start)
+    live &= me.phase == MEMORY_PHASES.index("other")
+    return int(me.delta[live].sum())
 
 
 def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:

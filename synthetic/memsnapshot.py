@@ -390,6 +390,65 @@ def oom_later_turn(built: str = "hf", turns: int = 3, weights: int = 16, weight_
     return Scenario(snapshot([a]), truth)
 
 
+_ATTENTION_CALLER = [cpp("at::_ops::scaled_dot_product_attention::call(at::Tensor const&, at::Tensor const&, "
+                         "at::Tensor const&, std::optional<at::Tensor> const&, double, bool, std::optional<double>, "
+                         "bool)"), cpp("_PyObject_MakeTpCall"), frame("model.py", 72, "forward"),
+                     cpp("_PyEval_EvalFrameDefault"),
+                     frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
+                     frame("model.py", 120, "forward"), frame("train.py", 44, "train_step")]
+_MATH = cpp("at::native::_scaled_dot_product_attention_math(at::Tensor const&, at::Tensor const&, at::Tensor const&, "
+            "std::optional<at::Tensor> const&, double, bool, std::optional<at::Tensor> const&, std::optional<double>, "
+            "bool)")
+#: SDPA's math fallback (``at::native::_scaled_dot_product_attention_math``): the scores ``q @ kᵀ`` and their softmax,
+#: each a (batch, heads, queries, keys) matrix, the softmax's kept for the backward.
+ATTENTION_MATH_SCORES = [*ALLOCATOR_CPP, *_op("matmul"), _MATH,
+                         cpp("at::_ops::_scaled_dot_product_attention_math::call(at::Tensor const&, ...)"),
+                         *_ATTENTION_CALLER]
+ATTENTION_MATH_PROBS = [*ALLOCATOR_CPP, *_op("_softmax"), _MATH,
+                        cpp("at::_ops::_scaled_dot_product_attention_math::call(at::Tensor const&, ...)"),
+                        *_ATTENTION_CALLER]
+#: The flash backend: the output and the softmax's log-sum-exp per row, nothing quadratic.
+ATTENTION_FLASH = [*ALLOCATOR_CPP, *_op("_scaled_dot_product_flash_attention"),
+                   cpp("at::native::_scaled_dot_product_flash_attention_cuda(at::Tensor const&, ...)"),
+                   *_ATTENTION_CALLER]
+
+
+def oom_attention_math(backend: str = "math", capacity: int = 23 * GiB, layers: int = 24, batch: int = 4,
+                       heads: int = 16, seq: int = 2048, head_dim: int = 64, weight_mib: int = 4096) -> Scenario:
+    """A transformer's first training step whose attention runs SDPA's math backend (``backend="math"``: fp32 inputs
+    the flash kernel refuses, say): each layer keeps its q, k, v and output (bf16, ``batch x seq x heads x head_dim``)
+    and the softmax of its scores -- ``batch x heads x seq x seq`` fp32, 1 GiB here -- for the backward, the scores
+    themselves freed once the softmax is made.  With 4 GiB of weights the forward runs out of memory asking for a
+    layer's scores.  By construction: ``attention_math_bytes`` live at the OOM (the kept softmaxes and the backend's
+    outputs, 16 MiB a layer beside the softmax's 1 GiB), the request itself is the math backend's; freeing the
+    softmaxes serves it.  ``backend="flash"``: the same model with the
+    fused backend (output and a log-sum-exp per row) -- it fits, and runs no OOM (a control for the words)."""
+    a = Allocator(capacity)
+    a.malloc(weight_mib * MiB, PARAMS)
+    act = batch * seq * heads * head_dim * 2
+    quad = batch * heads * seq * seq * 4
+    kept: list[int] = []
+    probs = 0
+    try:
+        for _ in range(layers):
+            kept += [a.malloc(act, ACTIVATION) for _ in range(3)]  # q, k, v
+            if backend == "math":
+                scores = a.malloc(quad, ATTENTION_MATH_SCORES)
+                kept.append(a.malloc(quad, ATTENTION_MATH_PROBS))
+                probs += quad
+                a.free(scores)
+                kept.append(a.malloc(act, ATTENTION_MATH_SCORES))  # probs @ v: the output, under the same frame
+                probs += act
+            else:
+                kept.append(a.malloc(act, ATTENTION_FLASH))
+                kept.append(a.malloc(batch * heads * seq * 4, ATTENTION_FLASH))
+    except OutOfMemory:
+        pass
+    truth = {"gpu": 0, "attention_math_bytes": probs, "request": quad, "oom": any(e["action"] == "oom" for e in a.trace),
+             "weight_bytes": weight_mib * MiB}
+    return Scenario(snapshot([a]), truth)
+
+
 def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
     it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated

@@ -2088,6 +2088,31 @@ _SMALL_GRID_FORWARD = (action(
     _STACKED), _COMPILE_SMALL)
 FIXES.update({f"small_grid@{tag}": _SMALL_GRID_FORWARD for tag in ("inference", "any_work")})
 
+#: The frame of SDPA's math backend (``at::native::_scaled_dot_product_attention_math``, its op
+#: ``at::_ops::_scaled_dot_product_attention_math``): where no fused kernel takes ``F.scaled_dot_product_attention``'s
+#: call (fp32 inputs where the flash kernel needs 16-bit, a head dimension over the kernels' limit, an arbitrary mask
+#: with some builds, the fused backends disabled), PyTorch computes softmax(QKᵀ)V op by op, writing the (batch, heads,
+#: queries, keys) scores and probabilities to memory and keeping them for the backward -- quadratic in the sequence.
+ATTENTION_MATH_FRAME = "_scaled_dot_product_attention_math"
+
+
+def is_attention_math_frame(name: str) -> bool:
+    """An allocation's frame (its function's name) is SDPA's math backend (:data:`ATTENTION_MATH_FRAME`)."""
+    return ATTENTION_MATH_FRAME in name
+
+
+#: An OOM whose live blocks SDPA's math backend made (``oom_snapshot``): the fused backends keep no score matrix.
+FIXES["oom_snapshot:attention_math"] = (action(
+    "Let scaled_dot_product_attention run a fused backend: its math fallback wrote the full score matrix (batch x "
+    "heads x queries x keys) to memory and kept it for the backward; the flash and memory-efficient kernels keep "
+    "neither scores nor probabilities.  They need 16-bit inputs for flash (autocast), a supported head dimension, "
+    "and is_causal=True rather than a materialised causal mask; forcing them raises, with the reason, where they "
+    "cannot run.",
+    "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+    "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]), \\\n"
+    "        torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
+    "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)"),)
+
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.
 FIXES["unfused_attention"] = (action(

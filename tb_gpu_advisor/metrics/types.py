@@ -903,6 +903,8 @@ class OomReport:
     live: list[list] = field(default_factory=list)
     #: live bytes then by MEMORY_CATEGORIES
     by_category: dict[str, int] = field(default_factory=dict)
+    #: live bytes then that SDPA's math backend made (attention scores and probabilities a fused backend never keeps)
+    attention_math_bytes: int = 0
 
 
 @dataclass

@@ -197,6 +197,8 @@ class OutOfMemory:
     live_by_phase: dict[str, int] = field(default_factory=dict)
     #: the innermost frame of the user's code that asked (the frames' first outside the framework)
     label: str = ""
+    #: bytes of the live allocations made under SDPA's math backend (the score matrices it writes and keeps)
+    attention_math: int = 0
 
 
 @dataclass

@@ -15,12 +15,17 @@ back before it fails):
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
   steps: sharding / offload; the optimizer's state; gradients).
 
+Where the live blocks SDPA's math backend wrote (its score matrices: ``_scaled_dot_product_attention_math`` in their
+stacks) would, freed, have served the request, that is said with their bytes, and a fused attention backend leads
+the fixes: it frees them without recompute or a smaller batch.
+
 Critical.  Saving: the bytes the fix frees (for a cap, what shrinking the largest kind frees).
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb, ms
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.metrics.types import HostMetrics, OomReport
 from tb_gpu_advisor.model.schema import Finding, Table, TimeWindow
 from tb_gpu_advisor.rules import _memory as mem
@@ -59,7 +64,15 @@ def check(m: HostMetrics) -> list[Finding]:
             if expandable:
                 text += (" The allocator already used expandable segments: what is cached is freed blocks inside "
                          "them, not segments carved too small.")
-        if cause != "fragmentation" and (frees or cause != "memory_cap"):
+        math = _attention_math(o)
+        if math:
+            text += (f" {gb(math)} of the live memory was written by scaled_dot_product_attention's math backend "
+                     f"(`{pytorch.ATTENTION_MATH_FRAME}`: the attention's score matrices, quadratic in the sequence, "
+                     f"kept for the backward); a fused backend (flash, memory-efficient) keeps none of them, and "
+                     f"freeing them serves the request.")
+        if math and math >= frees:
+            text += " That frees the most, with no recompute and no smaller batch."
+        elif cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
@@ -75,8 +88,9 @@ def check(m: HostMetrics) -> list[Finding]:
             windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
                                 start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)]
             if o.at_ms is not None else [],  # a history without times: no moment to show
-            actions=ctx.fw.fixes_for(ID, [largest] if expandable and cause == "fragmentation" else [cause, largest]),
-            gpu=gpu, saving_bytes=frees,
+            actions=ctx.fw.fixes_for(ID, (["attention_math"] if math else [])
+                                     + ([largest] if expandable and cause == "fragmentation" else [cause, largest])),
+            gpu=gpu, saving_bytes=max(frees, math),
         ))
     return out
 
@@ -84,6 +98,16 @@ def check(m: HostMetrics) -> list[Finding]:
 def _what(category: str) -> str:
     """A kind of live memory in a few words (its summary words without the parenthesis)."""
     return mem.CATEGORY_WORDS[category].split(" (")[0]
+
+
+def _attention_math(o: OomReport) -> int:
+    """The live bytes SDPA's math backend made (``OomReport.attention_math_bytes``) where freeing them would have
+    served the request (with the driver's free bytes), else 0.  Why: the math fallback materialises the whole score
+    matrix, quadratic in the sequence, and keeps it for the backward; a fused backend never writes it, so the switch
+    frees those bytes outright -- cheaper than checkpointing (which recomputes) or a smaller batch, and named nowhere
+    while the bytes were booked as the forward's activations."""
+    math = o.attention_math_bytes
+    return math if math and math + max(o.device_free_bytes, 0) >= o.requested_bytes else 0
 
 
 def cause_of(o: OomReport) -> tuple[str, str, int]:

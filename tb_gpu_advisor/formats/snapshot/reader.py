@@ -827,12 +827,13 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     out = []
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase = _live_at(entries[:i], dump, t0_us, budget, kept)
+        live, by_phase, math = _live_at(entries[:i], dump, t0_us, budget, kept)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
-            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
+            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames"))),
+            attention_math=math))
     return events, out
 
 
@@ -1248,11 +1249,11 @@ def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
 
 
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
-             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int]]:
+             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int], int]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
-    the dump that the trace never allocated (older than its history).  The largest, and every one's bytes by phase;
-    ``kept``: per event, an allocation held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the
-    parameters as the events are."""
+    the dump that the trace never allocated (older than its history).  The largest, every one's bytes by phase, and
+    the bytes SDPA's math backend made (:func:`_attention_math`); ``kept``: per event, an allocation held across steps
+    by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are."""
     live: dict[int, _Live] = {}
     seen: set[int] = set()
     k = -1  # the event index (:func:`_dict_events` counts the same actions)
@@ -1271,7 +1272,19 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     by_phase: dict[str, int] = {}
     for b in blocks:
         by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
-    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase
+    math = sum(b.size for b in blocks if _attention_math(b.raw))
+    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase, math
+
+
+def _attention_math(frames: Any) -> bool:
+    """Whether an allocation's stack runs through SDPA's math backend (``pytorch.is_attention_math_frame``, the first
+    :data:`MAX_SCAN` frames).  Why: that fallback writes the attention's scores and probabilities to memory, quadratic
+    in the sequence, and keeps them for the backward; a fused backend keeps neither -- at an OOM, the fix that needs
+    no recompute and no smaller batch.  Only C++ frames show it (``stacks="all"``): Python frames end at the caller."""
+    if not isinstance(frames, (list, tuple)):
+        return False
+    return any(isinstance(f, dict) and pytorch.is_attention_math_frame(_str(f.get("name"), ""))
+               for f in frames[:MAX_SCAN])
 
 
 def _iteration_ends(notes: Any, t0_us: int,

@@ -420,8 +420,8 @@ def oom_attention_math(backend: str = "math", capacity: int = 23 * GiB, layers: 
     and the softmax of its scores -- ``batch x heads x seq x seq`` fp32, 1 GiB here -- for the backward, the scores
     themselves freed once the softmax is made.  With 4 GiB of weights the forward runs out of memory asking for a
     layer's scores.  By construction: ``attention_math_bytes`` live at the OOM (the kept softmaxes and the backend's
-    outputs, 16 MiB a layer beside the softmax's 1 GiB), the request itself is the math backend's; freeing the
-    softmaxes serves it.  ``backend="flash"``: the same model with the
+    outputs, 16 MiB a layer beside the softmax's 1 GiB, and the failing layer's scores), the request itself is the math
+    backend's; freeing the softmaxes serves it.  ``backend="flash"``: the same model with the
     fused backend (output and a log-sum-exp per row) -- it fits, and runs no OOM (a control for the words)."""
     a = Allocator(capacity)
     a.malloc(weight_mib * MiB, PARAMS)
@@ -434,8 +434,8 @@ def oom_attention_math(backend: str = "math", capacity: int = 23 * GiB, layers: 
             kept += [a.malloc(act, ACTIVATION) for _ in range(3)]  # q, k, v
             if backend == "math":
                 scores = a.malloc(quad, ATTENTION_MATH_SCORES)
+                probs += quad  # live until the softmax is made: at the OOM where the softmax's request fails
                 kept.append(a.malloc(quad, ATTENTION_MATH_PROBS))
-                probs += quad
                 a.free(scores)
                 kept.append(a.malloc(act, ATTENTION_MATH_SCORES))  # probs @ v: the output, under the same frame
                 probs += act

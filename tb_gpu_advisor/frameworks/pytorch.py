@@ -2113,6 +2113,31 @@ FIXES["oom_snapshot:attention_math"] = (action(
     "        torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
     "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)"),)
 
+#: Where a library makes its KV cache (a frame's file, its path's tail): vLLM's cache engine (v0) and model runner's
+#: cache tensors (v1), SGLang's token-to-KV pools, Hugging Face's ``Cache`` classes (``DynamicCache.update``'s
+#: ``torch.cat``, ``StaticCache``'s buffers), torchtune's ``KVCache``.  A cache holds the tokens a generation keeps --
+#: neither the weights (it grows with the batch and the context) nor the activations (no backward frees it).
+_KV_CACHE_FILES = ("vllm/worker/cache_engine.py", "sglang/srt/mem_cache/", "transformers/cache_utils.py",
+                   "torchtune/modules/kv_cache.py")
+
+
+def is_kv_cache_frame(filename: str, name: str) -> bool:
+    """A frame (its file and function) makes a KV cache: one of :data:`_KV_CACHE_FILES`, or a function whose name
+    says it (vLLM v1's ``_allocate_kv_cache_tensors`` / ``initialize_kv_cache``, a user's ``setup_kv_cache``)."""
+    path = filename.replace("\\", "/")
+    return any(f in path for f in _KV_CACHE_FILES) or "kv_cache" in name.lower()
+
+
+#: An OOM whose live memory is mostly a KV cache (``oom_snapshot``): fewer cached tokens, or each one smaller.
+FIXES["oom_snapshot:kv_cache"] = (action(
+    "Keep fewer tokens in the KV cache, or each one smaller: the cache is neither weights nor activations -- it "
+    "grows with the batch and the context.  Bound its tokens (a serving engine's max_model_len / max_num_seqs, or its "
+    "share, gpu_memory_utilization; generate()'s batch and max_new_tokens), page it (vLLM, SGLang) rather than "
+    "preallocating the longest context, or quantise it (fp8 or 4-bit entries).",
+    "llm = LLM(model, gpu_memory_utilization=0.85, max_model_len=8192, kv_cache_dtype=\"fp8\")   # vLLM\n"
+    "out = model.generate(**inputs, max_new_tokens=256, cache_implementation=\"quantized\",    # transformers\n"
+    "                     cache_config={\"backend\": \"quanto\", \"nbits\": 4})"),)
+
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.
 FIXES["unfused_attention"] = (action(

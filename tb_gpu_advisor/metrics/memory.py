@@ -667,7 +667,7 @@ def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
     return OomReport(gpu=o.gpu, requested_bytes=o.requested, device_free_bytes=o.device_free,
                      allocated_bytes=o.allocated, reserved_bytes=o.reserved, frames=o.frames[:12],
                      at_ms=_ms(ctx, o.time_ps) if _timed(ctx) else None, label=o.label, live=live, by_category=by_cat,
-                     attention_math_bytes=o.attention_math)
+                     attention_math_bytes=o.attention_math, kv_cache_bytes=o.kv_cache)
 
 
 def _oom_turn_start(ctx: Context, o: OutOfMemory) -> int | None:

@@ -905,6 +905,8 @@ class OomReport:
     by_category: dict[str, int] = field(default_factory=dict)
     #: live bytes then that SDPA's math backend made (attention scores and probabilities a fused backend never keeps)
     attention_math_bytes: int = 0
+    #: live bytes then that a KV cache's code made (``OutOfMemory.kv_cache``)
+    kv_cache_bytes: int = 0
 
 
 @dataclass

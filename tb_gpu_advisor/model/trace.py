@@ -199,6 +199,8 @@ class OutOfMemory:
     label: str = ""
     #: bytes of the live allocations made under SDPA's math backend (the score matrices it writes and keeps)
     attention_math: int = 0
+    #: bytes of the live allocations a KV cache's code made (a library's cache, a function named for it)
+    kv_cache: int = 0
 
 
 @dataclass

@@ -827,13 +827,13 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     out = []
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase, math = _live_at(entries[:i], dump, t0_us, budget, kept)
+        live, by_phase, (math, kv) = _live_at(entries[:i], dump, t0_us, budget, kept)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames"))),
-            attention_math=math))
+            attention_math=math, kv_cache=kv))
     return events, out
 
 
@@ -1249,11 +1249,12 @@ def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
 
 
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
-             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int], int]:
+             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int], tuple[int, int]]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
     the dump that the trace never allocated (older than its history).  The largest, every one's bytes by phase, and
-    the bytes SDPA's math backend made (:func:`_attention_math`); ``kept``: per event, an allocation held across steps
-    by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are."""
+    the bytes SDPA's math backend made (:func:`_attention_math`) and a KV cache's code (:func:`_kv_cache`);
+    ``kept``: per event, an allocation held across steps by its lifetime (:func:`_held_by_lifetime`), booked with
+    the parameters as the events are."""
     live: dict[int, _Live] = {}
     seen: set[int] = set()
     k = -1  # the event index (:func:`_dict_events` counts the same actions)
@@ -1273,7 +1274,20 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     for b in blocks:
         by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
     math = sum(b.size for b in blocks if _attention_math(b.raw))
-    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase, math
+    kv = sum(b.size for b in blocks if _kv_cache(b.raw))
+    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase, (math, kv)
+
+
+def _kv_cache(frames: Any) -> bool:
+    """Whether an allocation's stack runs through a KV cache's code (``pytorch.is_kv_cache_frame``, the first
+    :data:`MAX_SCAN` frames).  Why: a cache preallocated before the first forward (vLLM and SGLang after their
+    profiling pass, a static cache, gpt-fast's ``setup_caches``) lives as long as the weights and was read as them
+    (:func:`_held_by_lifetime`), and one grown token by token in the forward (``generate()``'s ``DynamicCache``) as
+    its activations; at an OOM neither kind's fix (sharding, checkpointing) shrinks it."""
+    if not isinstance(frames, (list, tuple)):
+        return False
+    return any(isinstance(f, dict) and pytorch.is_kv_cache_frame(_str(f.get("filename"), ""), _str(f.get("name"), ""))
+               for f in frames[:MAX_SCAN])
 
 
 def _attention_math(frames: Any) -> bool:

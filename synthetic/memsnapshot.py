@@ -449,6 +449,70 @@ def oom_attention_math(backend: str = "math", capacity: int = 23 * GiB, layers: 
     return Scenario(snapshot([a]), truth)
 
 
+#: A static KV cache made before the first forward: Hugging Face's ``StaticCache`` (``generate(...,
+#: cache_implementation="static")``) allocates every layer's keys and values for the longest context up front.
+HF_STATIC_CACHE = [*ALLOCATOR_CPP, *_op("zeros"),
+                   frame(f"{_SITE}/transformers/cache_utils.py", 1183, "__init__"),
+                   frame(f"{_SITE}/transformers/generation/utils.py", 1877, "_get_cache"),
+                   frame(f"{_SITE}/transformers/generation/utils.py", 2214, "generate"),
+                   frame("eval.py", 33, "run")]
+#: The same model's forward under ``generate()`` (no backward: ``no_grad``).
+GENERATE_FORWARD = [*ALLOCATOR_CPP, *_op("addmm"),
+                    frame(f"{_SITE}/torch/nn/modules/linear.py", 125, "forward"),
+                    frame(f"{_SITE}/torch/nn/modules/module.py", 1762, "_call_impl"),
+                    frame(f"{_SITE}/transformers/models/llama/modeling_llama.py", 550, "forward"),
+                    frame(f"{_SITE}/transformers/generation/utils.py", 3251, "_sample"),
+                    frame("eval.py", 33, "run")]
+
+
+def oom_kv_cache(cache: str = "static", capacity: int = 24 * GiB, layers: int = 16, weights: int = 32,
+                 weight_mib: int = 256) -> Scenario:
+    """Generation that runs out of memory with a KV cache holding most of the GPU: 8 GiB of weights loaded by
+    ``from_pretrained`` (``HF_LOADED``), then
+
+    * ``cache="static"``: a ``StaticCache`` made before the first forward (keys and values per layer, 320 MiB each:
+      10 GiB), then a prefill whose per-layer hidden states (512 MiB) replace each other, and whose logits (6 GiB)
+      do not fit -- the cache lives as long as the weights (made before the first forward, never freed);
+    * ``cache="dynamic"``: ``DynamicCache`` grown token by token in the forward -- each step's ``torch.cat`` makes a
+      layer's longer keys-and-values block (64 MiB more a step) and frees the shorter one, until one does not fit.
+
+    A cache is neither weights nor activations: its fix is fewer or smaller cached tokens, not sharding the weights
+    nor checkpointing (there is no backward).  Truth: ``kv_bytes`` live at the OOM, ``weight_bytes``."""
+    a = Allocator(capacity)
+    for _ in range(weights):
+        a.malloc(weight_mib * MiB, HF_LOADED)
+    live_kv: list[int] = []
+    kv_bytes = 0
+    try:
+        if cache == "static":
+            for _ in range(2 * layers):
+                live_kv.append(a.malloc(320 * MiB, HF_STATIC_CACHE))
+                kv_bytes += 320 * MiB
+            h = None
+            for _ in range(layers):
+                nxt = a.malloc(512 * MiB, GENERATE_FORWARD)
+                if h is not None:
+                    a.free(h)
+                h = nxt
+            a.malloc(6 * GiB, GENERATE_FORWARD)  # the logits
+        else:
+            sizes = [0] * layers
+            blocks: list[int | None] = [None] * layers
+            while True:
+                for k in range(layers):
+                    new = a.malloc((sizes[k] + 64) * MiB, HF_KV_CACHE)
+                    kv_bytes += (sizes[k] + 64) * MiB
+                    if blocks[k] is not None:
+                        a.free(blocks[k])
+                        kv_bytes -= sizes[k] * MiB
+                    blocks[k], sizes[k] = new, sizes[k] + 64
+    except OutOfMemory:
+        pass
+    truth = {"gpu": 0, "kv_bytes": kv_bytes, "weight_bytes": weights * weight_mib * MiB,
+             "oom": any(e["action"] == "oom" for e in a.trace)}
+    return Scenario(snapshot([a]), truth)
+
+
 def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
     it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated

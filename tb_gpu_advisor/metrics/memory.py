@@ -651,23 +651,30 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
 
 
 def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
+    """An OOM's request and what was live then, by kind: the category each block's phase gives, but the makers the
+    stacks name apart (``model.trace.HOLDERS``: their own fixes free them, not their phase's -- a KV cache made before
+    the first forward lived as long as the weights and was booked with them), and a block of no known phase made
+    before the OOM's loop turn held across steps (:func:`_oom_turn_start`)."""
     start = _oom_turn_start(ctx, o)
-    live = [[b.size, "held" if _before_turn(b.phase, b.time_ps, start) else _CATEGORY_OF_PHASE.get(b.phase, "other"),
-             b.frames[:8]] for b in o.live]
+    live = [[b.size, b.holder or ("held" if _before_turn(b.phase, b.time_ps, start)
+                                  else _CATEGORY_OF_PHASE.get(b.phase, "other")), b.frames[:8]] for b in o.live]
     by_cat: dict[str, int] = {}
     for phase, size in o.live_by_phase.items():
         cat = _CATEGORY_OF_PHASE.get(phase, "other")
         by_cat[cat] = by_cat.get(cat, 0) + size
+    for holder, by_phase in o.live_by_holder.items():
+        for phase, size in by_phase.items():
+            cat = _CATEGORY_OF_PHASE.get(phase, "other")
+            moved = min(size, by_cat.get(cat, 0))
+            by_cat[cat] = by_cat.get(cat, 0) - moved
+            by_cat[holder] = by_cat.get(holder, 0) + moved
     earlier = min(_other_before_turn(ctx, o, start), by_cat.get("other", 0)) if start is not None else 0
-    if earlier:
-        by_cat["held"] = by_cat.get("held", 0) + earlier
-        by_cat["other"] -= earlier
-        if not by_cat["other"]:
-            del by_cat["other"]
+    by_cat["held"] = by_cat.get("held", 0) + earlier
+    by_cat["other"] = by_cat.get("other", 0) - earlier
+    by_cat = {c: b for c, b in by_cat.items() if b}
     return OomReport(gpu=o.gpu, requested_bytes=o.requested, device_free_bytes=o.device_free,
                      allocated_bytes=o.allocated, reserved_bytes=o.reserved, frames=o.frames[:12],
-                     at_ms=_ms(ctx, o.time_ps) if _timed(ctx) else None, label=o.label, live=live, by_category=by_cat,
-                     attention_math_bytes=o.attention_math, kv_cache_bytes=o.kv_cache)
+                     at_ms=_ms(ctx, o.time_ps) if _timed(ctx) else None, label=o.label, live=live, by_category=by_cat)
 
 
 def _oom_turn_start(ctx: Context, o: OutOfMemory) -> int | None:

@@ -901,12 +901,9 @@ class OomReport:
     label: str = ""  # the user's own frame that asked (the first outside the framework)
     #: the largest live allocations then: [bytes, category, frames (innermost first)]
     live: list[list] = field(default_factory=list)
-    #: live bytes then by MEMORY_CATEGORIES
+    #: live bytes then by MEMORY_CATEGORIES, and by ``model.trace.HOLDERS`` where the stacks name the maker (SDPA's
+    #: math backend, a KV cache: taken out of the category their phase gives)
     by_category: dict[str, int] = field(default_factory=dict)
-    #: live bytes then that SDPA's math backend made (attention scores and probabilities a fused backend never keeps)
-    attention_math_bytes: int = 0
-    #: live bytes then that a KV cache's code made (``OutOfMemory.kv_cache``)
-    kv_cache_bytes: int = 0
 
 
 @dataclass

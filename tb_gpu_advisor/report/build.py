@@ -509,10 +509,7 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
     if ooms:
         out["ooms"] = [{"requested_bytes": o.requested_bytes, "device_free_bytes": o.device_free_bytes,
                         "allocated_bytes": o.allocated_bytes, "reserved_bytes": o.reserved_bytes, "frames": o.frames,
-                        "at_ms": json_float(o.at_ms, 4), "live": o.live, "by_category": o.by_category,
-                        **({"attention_math_bytes": o.attention_math_bytes} if o.attention_math_bytes else {}),
-                        **({"kv_cache_bytes": o.kv_cache_bytes} if o.kv_cache_bytes else {})}
-                       for o in ooms]
+                        "at_ms": json_float(o.at_ms, 4), "live": o.live, "by_category": o.by_category} for o in ooms]
     return out
 
 

@@ -15,10 +15,10 @@ back before it fails):
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
   steps: sharding / offload; the optimizer's state; gradients).
 
-Where the live blocks SDPA's math backend wrote (its score matrices: ``_scaled_dot_product_attention_math`` in their
-stacks), or a KV cache's code made, would, freed, have served the request, that is said with their bytes, and their
-own fix leads (a fused attention backend; fewer or smaller cached tokens): the phases book them as activations or
-held memory, whose fixes (checkpointing, sharding) do not shrink them.
+Two makers the stacks name are kinds of their own (``model.trace.HOLDERS``), out of the phase that made them: the
+blocks SDPA's math backend wrote (its score matrices: ``_scaled_dot_product_attention_math``; a fused attention
+backend frees them, with no recompute) and a KV cache (fewer or smaller cached tokens free it) -- booked as
+activations or held memory, their phases' fixes (checkpointing, sharding) do not shrink them.
 
 Critical.  Saving: the bytes the fix frees (for a cap, what shrinking the largest kind frees).
 """
@@ -65,13 +65,9 @@ def check(m: HostMetrics) -> list[Finding]:
             if expandable:
                 text += (" The allocator already used expandable segments: what is cached is freed blocks inside "
                          "them, not segments carved too small.")
-        named = _named_holders(o)
-        text += "".join(words for _, _, words in named)
-        most = named[0][1] if named else 0
-        if most and most >= frees:
-            text += " That frees the most."
-        elif cause != "fragmentation" and (frees or cause != "memory_cap"):
+        if cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
+        text += _HOLDER_WORDS.get(largest, "")
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
         out.append(finding(
@@ -86,42 +82,27 @@ def check(m: HostMetrics) -> list[Finding]:
             windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
                                 start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)]
             if o.at_ms is not None else [],  # a history without times: no moment to show
-            actions=ctx.fw.fixes_for(ID, [v for v, _, _ in named]
-                                     + ([largest] if expandable and cause == "fragmentation" else [cause, largest])),
-            gpu=gpu, saving_bytes=max(frees, most),
+            actions=ctx.fw.fixes_for(ID, [largest] if expandable and cause == "fragmentation" else [cause, largest]),
+            gpu=gpu, saving_bytes=frees,
         ))
     return out
+
+
+#: What the largest kind of live memory is, where the stacks name its maker (``model.trace.HOLDERS``): why its own
+#: fix frees it and its phase's does not.
+_HOLDER_WORDS = {
+    "attention_math": (f" Those are attention's score matrices, quadratic in the sequence, that the math backend of "
+                       f"scaled_dot_product_attention (`{pytorch.ATTENTION_MATH_FRAME}`) wrote and kept for the "
+                       f"backward; a fused backend (flash, memory-efficient) keeps none of them -- no recompute, no "
+                       f"smaller batch."),
+    "kv_cache": (" A KV cache is neither weights nor activations: it holds the tokens a generation keeps, and fewer "
+                 "of them, or smaller ones, free it."),
+}
 
 
 def _what(category: str) -> str:
     """A kind of live memory in a few words (its summary words without the parenthesis)."""
     return mem.CATEGORY_WORDS[category].split(" (")[0]
-
-
-def _named_holders(o: OomReport) -> list[tuple[str, int, str]]:
-    """(fix variant, bytes, words) of the live memory whose maker the stacks name and whose own fix frees it, where
-    freeing it would have served the request (with the driver's free bytes), the most bytes first.
-
-    Why: the kinds of :func:`cause_of` are phases, and two holders cut across them.  SDPA's math fallback
-    materialises the whole score matrix, quadratic in the sequence, and keeps it for the backward: booked as the
-    forward's activations it was prescribed checkpointing (a recompute) or a smaller batch, while a fused backend
-    never writes it.  A KV cache lives as long as the weights where it is made before the first forward (read as
-    held: sharding prescribed) or grows in the forward (``generate()``: read as activations, checkpointing
-    prescribed to a job with no backward); its fix is fewer or smaller cached tokens."""
-    room = max(o.device_free_bytes, 0)
-    out = []
-    if o.attention_math_bytes and o.attention_math_bytes + room >= o.requested_bytes:
-        out.append(("attention_math", o.attention_math_bytes,
-                    f" {gb(o.attention_math_bytes)} of the live memory was written by scaled_dot_product_attention's "
-                    f"math backend (`{pytorch.ATTENTION_MATH_FRAME}`: the attention's score matrices, quadratic in "
-                    f"the sequence, kept for the backward); a fused backend (flash, memory-efficient) keeps none of "
-                    f"them -- freed with no recompute and no smaller batch, they serve the request."))
-    if o.kv_cache_bytes and o.kv_cache_bytes + room >= o.requested_bytes:
-        out.append(("kv_cache", o.kv_cache_bytes,
-                    f" {gb(o.kv_cache_bytes)} of the live memory is a KV cache (made by a cache's code): neither "
-                    f"weights nor activations -- fewer cached tokens, or smaller ones, free it and serve the "
-                    f"request."))
-    return sorted(out, key=lambda x: -x[1])
 
 
 def cause_of(o: OomReport) -> tuple[str, str, int]:

@@ -29,14 +29,16 @@ def test_the_bytes_the_math_backend_holds_at_the_oom(tmp_path: Path):
     sc = ms.oom_attention_math()
     assert sc.truth["oom"]
     (oom,) = read_trace(ms.write(str(tmp_path / "math.pickle"), sc.doc)).snapshot.ooms
-    assert oom.attention_math == sc.truth["attention_math_bytes"]
+    assert oom.live_by_holder == {"attention_math": {"forward": sc.truth["attention_math_bytes"]}}
 
 
 def test_the_oom_finding_prescribes_a_fused_attention_backend_first(tmp_path: Path):
-    """17.25 GiB of the math backend's matrices against 18 GiB of activations: the fused backend frees them all with
-    no recompute; checkpointing frees 70% of the activations (main's saving, 12.6 GiB, and its first fix)."""
+    """17.25 GiB of the math backend's matrices among 18 GiB of the forward's blocks: the fused backend frees them
+    with no recompute; checkpointing frees 70% of the activations (main's cause, its saving 12.6 GiB, its first
+    fix)."""
     sc = ms.oom_attention_math()
     f = _finding(Path(ms.write(str(tmp_path / "math.pickle"), sc.doc)))
+    assert f.metric.detail["cause"] == "attention_math"
     assert f.saving_bytes == sc.truth["attention_math_bytes"]
     assert "scaled_dot_product_attention" in f.actions[0].text and "fused backend" in f.actions[0].text
     assert "_scaled_dot_product_attention_math" in f.summary

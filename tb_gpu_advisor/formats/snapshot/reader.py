@@ -827,13 +827,13 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     out = []
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase, (math, kv) = _live_at(entries[:i], dump, t0_us, budget, kept)
+        live, by_phase, by_holder = _live_at(entries[:i], dump, t0_us, budget, kept)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames"))),
-            attention_math=math, kv_cache=kv))
+            live_by_holder=by_holder))
     return events, out
 
 
@@ -1249,12 +1249,12 @@ def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
 
 
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
-             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int], tuple[int, int]]:
+             kept: np.ndarray | None = None
+             ) -> tuple[list[SnapshotBlock], dict[str, int], dict[str, dict[str, int]]]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
     the dump that the trace never allocated (older than its history).  The largest, every one's bytes by phase, and
-    the bytes SDPA's math backend made (:func:`_attention_math`) and a KV cache's code (:func:`_kv_cache`);
-    ``kept``: per event, an allocation held across steps by its lifetime (:func:`_held_by_lifetime`), booked with
-    the parameters as the events are."""
+    by holder and phase the bytes whose maker the stacks name (:func:`_holder`); ``kept``: per event, an allocation
+    held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are."""
     live: dict[int, _Live] = {}
     seen: set[int] = set()
     k = -1  # the event index (:func:`_dict_events` counts the same actions)
@@ -1273,9 +1273,25 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     by_phase: dict[str, int] = {}
     for b in blocks:
         by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
-    math = sum(b.size for b in blocks if _attention_math(b.raw))
-    kv = sum(b.size for b in blocks if _kv_cache(b.raw))
-    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase, (math, kv)
+    by_holder: dict[str, dict[str, int]] = {}
+    holder_of: dict[int, str] = {}
+    for b in blocks:
+        h = holder_of[id(b)] = _holder(b.raw)
+        if h:
+            mine = by_holder.setdefault(h, {})
+            mine[b.phase] = mine.get(b.phase, 0) + b.size
+    top = []
+    for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]:
+        top.append(b.block(budget))
+        top[-1].holder = holder_of[id(b)]
+    return top, by_phase, by_holder
+
+
+def _holder(frames: Any) -> str:
+    """The maker of a block its stack names apart from its phase (``HOLDERS``), "" for none: SDPA's math backend
+    (:func:`_attention_math`) before a KV cache's code (:func:`_kv_cache`) -- a cache's update that attends through
+    the math backend makes its scores there, not its cache."""
+    return "attention_math" if _attention_math(frames) else "kv_cache" if _kv_cache(frames) else ""
 
 
 def _kv_cache(frames: Any) -> bool:

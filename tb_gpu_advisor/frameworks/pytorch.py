@@ -2113,19 +2113,25 @@ FIXES["oom_snapshot:attention_math"] = (action(
     "        torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
     "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)"),)
 
-#: Where a library makes its KV cache (a frame's file, its path's tail): vLLM's cache engine (v0) and model runner's
-#: cache tensors (v1), SGLang's token-to-KV pools, Hugging Face's ``Cache`` classes (``DynamicCache.update``'s
-#: ``torch.cat``, ``StaticCache``'s buffers), torchtune's ``KVCache``.  A cache holds the tokens a generation keeps --
-#: neither the weights (it grows with the batch and the context) nor the activations (no backward frees it).
-_KV_CACHE_FILES = ("vllm/worker/cache_engine.py", "sglang/srt/mem_cache/", "transformers/cache_utils.py",
-                   "torchtune/modules/kv_cache.py")
+#: Where a library makes its KV cache (a frame's file, its path): vLLM's cache engine (v0), SGLang's token-to-KV pools
+#: (``mem_cache/``).  A cache holds the tokens a generation keeps -- neither the weights (it grows with the batch and
+#: the context) nor the activations (no backward frees it).
+_KV_CACHE_PATHS = ("vllm/worker/cache_engine.py", "sglang/srt/mem_cache/")
+#: A file whose name says it holds a KV cache's code: Hugging Face's ``cache_utils.py`` (``DynamicCache.update``'s
+#: ``torch.cat``, ``StaticCache``'s buffers) and the forks research code copies of it (SketchKV's
+#: ``cache_utils_V2.py``: tests/fixtures/wild/snapshot_llama_kvcache_state), torchtune's and many models'
+#: ``kv_cache.py``.
+_KV_CACHE_FILE_NAMES = ("cache_utils", "kv_cache")
 
 
 def is_kv_cache_frame(filename: str, name: str) -> bool:
-    """A frame (its file and function) makes a KV cache: one of :data:`_KV_CACHE_FILES`, or a function whose name
-    says it (vLLM v1's ``_allocate_kv_cache_tensors`` / ``initialize_kv_cache``, a user's ``setup_kv_cache``)."""
+    """A frame (its file and function) makes a KV cache: a library's cache (:data:`_KV_CACHE_PATHS`), a file named
+    for one (:data:`_KV_CACHE_FILE_NAMES`), or a function whose name says it (vLLM v1's ``initialize_kv_cache`` /
+    ``_allocate_kv_cache_tensors``, a user's ``setup_kv_cache``)."""
     path = filename.replace("\\", "/")
-    return any(f in path for f in _KV_CACHE_FILES) or "kv_cache" in name.lower()
+    base = path.rsplit("/", 1)[-1].lower()
+    return (any(f in path for f in _KV_CACHE_PATHS) or any(base.startswith(f) for f in _KV_CACHE_FILE_NAMES)
+            or "kv_cache" in name.lower())
 
 
 #: An OOM whose live memory is mostly a KV cache (``oom_snapshot``): fewer cached tokens, or each one smaller.

@@ -124,6 +124,10 @@ class MemoryEvents:
     #: phase is "parameters": it lives with the weights until the autocast region exits); None where the format
     #: cannot tell (every format but a PyTorch memory snapshot)
     cast_copy: np.ndarray | None = None
+    #: bool per event: an allocation the reader booked with the parameters by its lifetime alone (made before the
+    #: history's first forward, never freed in it: ``formats.snapshot.reader._held_by_lifetime``) -- no frame says it
+    #: is a weight; None where the format cannot tell
+    by_lifetime: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

@@ -821,7 +821,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
-        op=op, phase=phase, op_names=list(labels), cast_copy=cast,
+        op=op, phase=phase, op_names=list(labels), cast_copy=cast, by_lifetime=kept,
         cached=_cached(segments, d, rd, at) if segments is not None and whole else None
     ) if t.size else None
     out = []

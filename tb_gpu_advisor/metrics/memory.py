@@ -734,6 +734,8 @@ def _other_before_turn(ctx: Context, o: OutOfMemory, start: int) -> int:
     i = np.arange(n)
     live = (me.delta > 0) & (i < before) & ((free_at >= before) | (free_at == n)) & (me.t < start)
     live &= me.phase == MEMORY_PHASES.index("other")
+    if me.holder is not None:  # a named maker's blocks are its kind (``OutOfMemory.live_by_holder``), not held
+        live &= me.holder < 0
     return int(me.delta[live].sum())
 
 

@@ -128,6 +128,9 @@ class MemoryEvents:
     #: history's first forward, never freed in it: ``formats.snapshot.reader._held_by_lifetime``) -- no frame says it
     #: is a weight; None where the format cannot tell
     by_lifetime: np.ndarray | None = None
+    #: int8 per event: the maker its stack names apart from its phase (index into ``HOLDERS``), -1 none; None where
+    #: the format cannot tell
+    holder: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

@@ -12,6 +12,7 @@ held memory is known by lifetime alone where fewer than two turns are recorded.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
@@ -44,10 +45,7 @@ def test_the_report_says_so_beside_the_peak_table(tmp_path: Path):
     (g,) = rep.gpus
     assert g.memory["held_by_lifetime_bytes"] == 128 * MiB
 
-    class _Report:  # the one host, as render.memory_notes reads a session's report
-        hosts = [rep]
-
-    (note,) = render.memory_notes(_Report())
+    (note,) = render.memory_notes(SimpleNamespace(hosts=[rep]))  # the one host, as a session's report holds it
     assert "128 MiB of the 384 MiB held" in note and "not known to be held across steps" in note
 
 

@@ -41,8 +41,8 @@ from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, 
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
                                                     page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
-from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
-                                       MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
+from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
+                                       MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -812,7 +812,10 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     bare_of[used] = [not stacks[k] for k in used]
     cached_of = np.zeros(len(stacks) + 1, dtype=bool)  # per stack: it runs through autocast's cast cache
     cached_of[used] = [_autocast_cached(stacks[k]) for k in used]
+    holder_of = np.full(len(stacks) + 1, -1, dtype=np.int8)  # per stack: the maker it names (HOLDERS), -1 none
+    holder_of[used] = [HOLDERS.index(h) if (h := _holder(stacks[k])) else -1 for k in used]
     op, phase, bare, cast = op_of[ids], phase_of[ids], bare_of[ids], cached_of[ids] & (d > 0)
+    holder = holder_of[ids]
     kept = _held_by_lifetime(d, at, phase)
     phase[kept] = MEMORY_PHASES.index("parameters")
     _activation_casts(d, at, phase, cast, dump, _uncached_phases(stacks, used, cached_of, budget)[ids])
@@ -821,7 +824,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
-        op=op, phase=phase, op_names=list(labels), cast_copy=cast, by_lifetime=kept,
+        op=op, phase=phase, op_names=list(labels), cast_copy=cast, by_lifetime=kept, holder=holder,
         cached=_cached(segments, d, rd, at) if segments is not None and whole else None
     ) if t.size else None
     out = []

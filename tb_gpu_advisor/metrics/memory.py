@@ -403,6 +403,8 @@ def _lifetime_only(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> in
         return 0
     i = np.arange(len(me))
     live = me.by_lifetime & (me.delta > 0) & (i <= p) & (me.frees() > p)
+    if me.holder is not None:  # a KV cache's blocks: its code names what they are
+        live &= me.holder < 0
     return min(int(me.delta[live].sum()), out.breakdown.get("held", 0))
 
 

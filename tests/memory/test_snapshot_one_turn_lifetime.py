@@ -61,3 +61,11 @@ def test_control_turns_recorded_say_nothing(tmp_path: Path):
     every step, held across steps by the turns; nothing to say (a control of the turns' bound)."""
     sc = ms.oom_later_turn("hf")
     assert _gpu(Path(ms.write(str(tmp_path / "later.pickle"), sc.doc))).held_by_lifetime_bytes == 0
+
+
+def test_a_cache_its_code_names_is_not_said_unknown(tmp_path: Path):
+    """A static KV cache made before the first forward lives as the weights do, but its code names it
+    (``oom_kv_cache("static")``): only the 8 GiB of weights are held by lifetime alone, not the 10 GiB cache."""
+    sc = ms.oom_kv_cache("static")
+    g = _gpu(Path(ms.write(str(tmp_path / "kv.pickle"), sc.doc)))
+    assert g.held_by_lifetime_bytes == sc.truth["weight_bytes"]

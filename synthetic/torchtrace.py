@@ -596,6 +596,25 @@ def _small_grid(r: Rank) -> None:
     r.sync()
 
 
+#: A library's kernel of 4 blocks: cuBLAS's matrix x vector product (``gemv2T_kernel_val``, as cuBLAS names it) on the
+#: H100's 132 SMs -- the grid cuBLAS chose for the call's shapes, which the program does not launch itself
+#: (h37-words32: ``small_grid``'s "For a kernel of your own" fix was told beside such kernels).
+LIBRARY_SMALL_GRID_KERNEL = ("void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, "
+                             "cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+                             "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float> >"
+                             "(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+                             "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>, "
+                             "float, float)")
+
+
+def _small_grid_library(r: Rank) -> None:
+    """The ``small_grid`` step with its 4-block kernel cuBLAS's (an ``aten::mv``), not the program's own."""
+    forward_backward(r)
+    r.kernel("aten::mv", LIBRARY_SMALL_GRID_KERNEL, SMALL_GRID_US, grid=SMALL_GRID, block=(128, 1, 1))
+    optimizer(r)
+    r.sync()
+
+
 #: A kernel of another stream that runs beside the small one (DeepEP's all-to-all beside a GEMM, h37-survey35): the SMs
 #: the small kernel leaves are this one's while both run.
 SIDE_KERNEL, SIDE_US, SIDE_GRID = "void my_ext::exchange_kernel<8>(int4*, int)", 600.0, (20, 1, 1)
@@ -1552,6 +1571,13 @@ SCENARIOS: dict[str, Scenario] = {
                            "filling the SMs could save",
                            extra={"underfilled_ms": SMALL_GRID_US / 1000,
                                   "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
+    "small_grid_library": Scenario(1, _single(_small_grid_library), ["small_grid"],
+                                   ["launch_bound", "input_bound", "mfu_low"],
+                                   f"the small_grid step with its {SMALL_GRID[0]}-block kernel cuBLAS's gemv: the same "
+                                   "bound, and a fix through the calls that reach the library, not the grid of a "
+                                   "kernel of the program's own",
+                                   extra={"underfilled_ms": SMALL_GRID_US / 1000,
+                                          "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
     "small_grid_beside": Scenario(1, _single(_small_grid_beside), ["small_grid"], ["launch_bound", "input_bound", "mfu_low"],
                                   f"the small_grid step with a {SIDE_US:g} us kernel of another stream started with "
                                   f"the 4-block one: only its other {SMALL_GRID_US - SIDE_US:g} us leave SMs idle, "

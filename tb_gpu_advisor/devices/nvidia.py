@@ -964,6 +964,18 @@ COPY_CALLS = ("cudaMemcpy", "cuMemcpy") + FILL_CALLS
 #: ``cudaMemcpyPeer`` is "asynchronous with respect to the host".  Measured: 15 of the 16 ``cudaMemset`` calls of the
 #: kept RTX 6000 export (``wild/mordred_rtx6000_hashjoin``) returned before their fill ended.
 HOST_FREE_KINDS = (KIND_D2D, KIND_MEMSET)
+
+
+def copy_call_sync(name: str, kind: int | None = None) -> int:
+    """1 a CUDA copy or memset call that holds the host until its work is done, 0 one that returns before (an
+    ``...Async`` call, or a synchronous one of a kind that moves no host memory: :data:`HOST_FREE_KINDS`), -1 no copy
+    call (:data:`COPY_CALLS`); ``kind`` is the copy's recorded kind where the reader knows it -- the same question,
+    with the same arguments, as ``amd.copy_call_sync``."""
+    if not name.startswith(COPY_CALLS):
+        return -1
+    return 0 if "Async" in name or kind in HOST_FREE_KINDS else 1
+
+
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
 BLOCKING_CALLS = SYNC_CALLS + COPY_CALLS
@@ -1019,6 +1031,13 @@ def _fixes() -> dict[str, Action]:
                               "processes on it.", snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE",
                          snippet_lang="shell"),
         # a kernel launched with fewer blocks than SMs (``small_grid``), where the program picks its launch itself
+        # the same too-small grids in a library's kernels (``devices.library_kernel_one``), which the program does not
+        # launch itself: what it can change is the calls (h37-words32)
+        "library_blocks": Action(
+            text="For a library's kernels (cuBLAS, cuDNN, CUTLASS): the library sizes each grid from the "
+                 "shapes it is called with, so no launch setting of yours changes it -- only the calls do: fewer, "
+                 "larger calls (many small matrix products as one batched call: cublasGemmStridedBatched, a "
+                 "framework's batched matmul)."),
         "more_blocks": Action(
             text="For a kernel of your own (CUDA C++, an extension): launch at least one thread block per SM (better "
                  "several), sized from the data (grid = ceil(n / threads per block)), and loop over the data with a "

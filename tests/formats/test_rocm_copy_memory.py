@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from synthetic.nsysexport import NsysJob, write
 from synthetic.torchtrace import as_rocm, simulate, trace_doc, write_doc
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import pytorch
@@ -26,6 +27,7 @@ from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
 from tests.support.run_report import run_report
+from tests.support.sqlite_edits import run_sql
 
 ALREADY = "Already in use, so not suggested: pinned, asynchronous copies to the GPU"
 
@@ -84,3 +86,16 @@ def test_kept_rocm_traces_uploads_are_of_unknown_memory(run):
         pytest.skip("fixture absent")
     (h,) = run_report(FIXTURES / "wild", run).hosts
     assert "pinned_async_h2d" not in h.capture["applied"], json.dumps(h.capture["applied"])
+
+
+@pytest.mark.parametrize(("src_kind", "claimed"), [(7, False), (1, True)], ids=["unknown", "pinned"])
+def test_an_nsight_copy_of_unknown_host_memory_is_not_called_pinned(tmp_path, src_kind, claimed):
+    """CUPTI's ``Unknown`` memory kind (``ENUM_CUDA_MEM_KIND`` 7 in the export) names no memory either: the
+    reader names such a copy ``Memcpy HtoD (Unknown -> Device)``, which main read as a known, unpageable one.  The
+    control: the same export with the copies' source ``Pinned`` (1) is told its pinned uploads are in use."""
+    path = str(tmp_path / "report1.sqlite")
+    write(path, NsysJob(steps=8))
+    run_sql(path, f"UPDATE CUPTI_ACTIVITY_KIND_MEMCPY SET srcKind = {src_kind}")
+    rep = analyze_host(HostFile("report1", path, Path(path).stat().st_size, 0, "nsys"))
+    assert rep.breakdown_ms["memcpy_h2d"] > 1.0
+    assert (ALREADY in " ".join(" ".join(f.summary.split()) for f in rep.findings)) is claimed

@@ -523,21 +523,25 @@ _KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
 #: ``getMemcpySrcDstString``, ``RocprofActivity_inl.h``) -- host memory pinned or pageable alike.
 MEMORY_KINDS = ("Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static")
 _COPY_SIDES = re.compile(r"\(([^()]*?) -> ([^()]*?)\)\s*$")
+#: Which of a copy's sides (source 0, destination 1) is host memory, by its direction; another copy's every side.
+_HOST_SIDES = {"HtoD": (0,), "DtoH": (1,), "HtoH": (0, 1)}
 
 
 def host_memory(name: str) -> int:
     """1 a copy to or from pageable host memory, 0 one whose name gives CUPTI's memory kinds and none of them pageable,
-    -1 a name that does not say: no ``(src -> dst)`` (XPlane's ``MemcpyH2D``), or a side no CUPTI memory kind names
-    (ROCm's ``(Host -> Device)``, CUPTI's ``Unknown``).  Why not "anything in parentheses but Pageable is pinned":
-    ROCm's Kineto names the sides of every host copy ``Host``, so every AMD upload read as pinned and its report
-    said the program already copies from pinned memory -- which the trace never recorded (h37-variance32)."""
+    -1 a name that does not say: no ``(src -> dst)`` (XPlane's ``MemcpyH2D``), or a host side no CUPTI memory kind
+    names (ROCm's ``(Host -> Device)``, CUPTI's ``Unknown``); only the host side counts (an upload's source, a
+    download's destination: ``(Pinned -> Unknown)`` is a pinned upload).  Why not "anything in parentheses but
+    Pageable is pinned": ROCm's Kineto names the sides of every host copy ``Host``, so every AMD upload read as
+    pinned and its report said the program already copies from pinned memory -- which the trace never recorded
+    (h37-variance32)."""
     m = _COPY_SIDES.search(name)
     if m is None:
         return -1
-    sides = m.groups()
-    if "Pageable" in sides:
+    host = [m.group(i + 1) for i in _HOST_SIDES.get(name[len("Memcpy "):][:4], (0, 1))]
+    if "Pageable" in host:
         return 1
-    return 0 if all(s in MEMORY_KINDS for s in sides) else -1
+    return 0 if all(s in MEMORY_KINDS for s in host) else -1
 
 
 def _copy_name(name: str) -> str:

@@ -1863,6 +1863,44 @@ def as_xpu(doc: dict[str, Any], plugin_names: bool = True) -> dict[str, Any]:
     return doc
 
 
+#: An AMD Instinct MI300X as ROCm's Kineto records it (``deviceProperties`` of the kept ``wild/sglang_mi300x_*``:
+#: HIP's properties, ``computeMajor``/``Minor`` gfx942's 9.4, no ``regsPerMultiprocessor``).
+MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,
+          "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 131072, "warpSize": 64,
+          "sharedMemPerBlock": 65536, "numSms": 304, "maxSharedMemoryPerMultiProcessor": 65536}
+#: CUDA's runtime calls -> HIP's for the same work, as ROCm's PyTorch makes them.
+_HIP_CALLS = {"cudaLaunchKernel": "hipLaunchKernel", "cuLaunchKernel": "hipModuleLaunchKernel",
+              "cudaMemcpyAsync": "hipMemcpyAsync", "cudaMemsetAsync": "hipMemsetAsync",
+              "cudaStreamSynchronize": "hipStreamSynchronize", "cudaDeviceSynchronize": "hipDeviceSynchronize"}
+#: Kineto's copy direction -> the sides ROCm's Kineto names (``getMemcpySrcDstString``: ``Host``/``Device``).
+_HIP_SIDES = {"HtoD": ("Host", "Device"), "DtoH": ("Device", "Host"), "DtoD": ("Device", "Device"),
+              "HtoH": ("Host", "Host")}
+
+
+def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a :func:`trace_doc`) as ROCm's PyTorch writes the same job (roctracer, PyTorch 2.4-2.7, and
+    rocprofiler-sdk after it: pytorch/kineto ``libkineto/src/RocprofActivity_inl.h``), in place: HIP's calls in
+    ``cuda_runtime`` (``hipLaunchKernel``, ``cid`` for ``cbid``), ``roctracer_version``/``hip_runtime_version`` for
+    the CUDA versions, an MI300X's properties, and copies named by their *sides*, ``Memcpy HtoD (Host -> Device)``
+    with ``kind`` -- the host memory's kind (pinned or pageable) is nowhere in the name.  The job is the same."""
+    doc["deviceProperties"] = [{"id": p.get("id", 0), **MI300X} for p in doc.get("deviceProperties", [{}])]
+    for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
+        doc.pop(k, None)
+    doc.update({"roctracer_version": 4.1, "hip_runtime_version": 70253211, "hip_driver_version": 70253211})
+    for e in doc["traceEvents"]:
+        a = e.get("args") or {}
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            e["cat"], e["name"] = "cuda_runtime", _HIP_CALLS.get(e["name"], e["name"].replace("cuda", "hip", 1))
+            if "cbid" in a:
+                a["cid"] = a.pop("cbid")
+        elif e.get("cat") == "gpu_memcpy" and e["name"][len("Memcpy "):][:4] in _HIP_SIDES:
+            kind = e["name"][len("Memcpy "):][:4]
+            e["name"] = "Memcpy {} ({} -> {})".format(kind, *_HIP_SIDES[kind])
+            a.pop("context", None)
+            a["kind"] = kind
+    return doc
+
+
 def write_doc(path: str, doc: dict[str, Any]) -> str:
     """``doc`` written in Kineto's layout to ``path``."""
     with open(path, "w", encoding="utf-8") as f:

@@ -396,7 +396,8 @@ def is_copy_call(call: str) -> bool:
 
 def copy_host_memory(name: str) -> int:
     """1 a copy to or from pageable (system) host memory, 0 one whose name gives another memory kind, -1 a name that
-    does not say (XPlane's ``MemcpyH2D``): CUPTI's and ROCm's ``(Pageable -> Device)``, PTI's ``M`` (``Memcpy M2D``)."""
+    does not say (XPlane's ``MemcpyH2D``, ROCm's sides ``(Host -> Device)``, CUPTI's ``Unknown``): CUPTI's memory
+    kinds ``(Pageable -> Device)`` (:func:`nvidia.host_memory`), PTI's ``M`` (``Memcpy M2D``)."""
     pti = intel.host_memory(name)
     return pti if pti >= 0 else nvidia.host_memory(name)
 

@@ -516,13 +516,32 @@ COPY_KINDS = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D
 #: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
 _KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
 
+#: CUPTI's memory kinds that say what memory a copy's side is, as Kineto names them (``memoryKindString``, pytorch/kineto
+#: ``libkineto/src/cupti_strings.cpp``) and the Nsight reader's ``ENUM_CUDA_MEM_KIND`` labels: a copy's name ends
+#: ``(<source kind> -> <destination kind>)``.  CUPTI's ``Unknown`` says nothing, and ROCm's Kineto writes the copy's
+#: *sides* there, not memory kinds: ``Memcpy HtoD (Host -> Device)`` (roctracer's and rocprofiler-sdk's
+#: ``getMemcpySrcDstString``, ``RocprofActivity_inl.h``) -- host memory pinned or pageable alike.
+MEMORY_KINDS = ("Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static")
+_COPY_SIDES = re.compile(r"\(([^()]*?) -> ([^()]*?)\)\s*$")
+#: Which of a copy's sides (source 0, destination 1) is host memory, by its direction; another copy's every side.
+_HOST_SIDES = {"HtoD": (0,), "DtoH": (1,), "HtoH": (0, 1)}
+
+
 def host_memory(name: str) -> int:
-    """1 a copy to or from pageable host memory, 0 one whose name gives another memory kind, -1 a name that does not
-    say: CUPTI's memory kinds after the direction, as Kineto writes them for CUDA and ROCm (``(Pageable -> Device)``);
-    XPlane's ``MemcpyH2D`` names none."""
-    if "(" not in name or "->" not in name:
+    """1 a copy to or from pageable host memory, 0 one whose name gives CUPTI's memory kinds and none of them pageable,
+    -1 a name that does not say: no ``(src -> dst)`` (XPlane's ``MemcpyH2D``), or a host side no CUPTI memory kind
+    names (ROCm's ``(Host -> Device)``, CUPTI's ``Unknown``); only the host side counts (an upload's source, a
+    download's destination: ``(Pinned -> Unknown)`` is a pinned upload).  Why not "anything in parentheses but
+    Pageable is pinned": ROCm's Kineto names the sides of every host copy ``Host``, so every AMD upload read as
+    pinned and its report said the program already copies from pinned memory -- which the trace never recorded
+    (h37-variance32)."""
+    m = _COPY_SIDES.search(name)
+    if m is None:
         return -1
-    return 1 if "Pageable" in name else 0
+    host = [m.group(i + 1) for i in _HOST_SIDES.get(name[len("Memcpy "):][:4], (0, 1))]
+    if "Pageable" in host:
+        return 1
+    return 0 if all(s in MEMORY_KINDS for s in host) else -1
 
 
 def _copy_name(name: str) -> str:

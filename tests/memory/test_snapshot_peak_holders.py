@@ -62,7 +62,7 @@ def test_the_peak_prescribes_a_fused_backend_not_checkpointing(tmp_path: Path):
 
 def test_control_the_flash_backend_holds_none(tmp_path: Path):
     """The same model with the fused backend: nothing booked to the math backend, no such finding (as main)."""
-    path, sc = _math(tmp_path, "flash")
+    path, _ = _math(tmp_path, "flash")
     assert "attention_math" not in _gpu(path).breakdown
     assert not any(f.metric is not None and f.metric.detail.get("cause") == "attention_math" for f in _findings(path))
 

@@ -2150,6 +2150,11 @@ FIXES["oom_snapshot:kv_cache"] = (action(
 
 #: A peak mostly a KV cache (``memory_near_capacity``): what the cache's size follows, never the weights' sharding.
 FIXES["memory_near_capacity:kv_cache"] = FIXES["oom_snapshot:kv_cache"]
+#: The same in an inference job -- where a generation's cache lives: ``memory_near_capacity@inference`` replaces the
+#: rule's general fixes and its variants, and said "load the weights in bfloat16, split the model" of a peak the
+#: cache holds most of.  The math backend's scores are a forward's too: a fused backend frees them there alike.
+FIXES["memory_near_capacity:kv_cache@inference"] = FIXES["oom_snapshot:kv_cache"]
+FIXES["memory_near_capacity:attention_math@inference"] = FIXES["oom_snapshot:attention_math"]
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.

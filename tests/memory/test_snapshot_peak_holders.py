@@ -19,6 +19,7 @@ from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.metrics.types import GpuMemory
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules import memory_near_capacity
 from tb_gpu_advisor.runtime.pipeline import analyze_host, host_metrics
 from tests.support.paths import REPO
 
@@ -83,6 +84,25 @@ def test_a_cache_grown_in_the_forward_is_not_kept_by_autograd(tmp_path: Path):
     sc = ms.kv_cache_generation("dynamic")
     g = _gpu(Path(ms.write(str(tmp_path / "dynamic.pickle"), sc.doc)))
     assert g.forward_kept_bytes <= sc.truth["peak"] - sc.truth["weight_bytes"] - sc.truth["peak_kv_bytes"]
+
+
+@pytest.mark.parametrize("scenario, lever, fix", [
+    (lambda: ms.kv_cache_generation("static"), "kv_cache", "fewer tokens in the KV cache"),
+    (ms.attention_math_steps, "attention_math", "fused backend")])
+def test_a_peak_near_capacity_names_its_maker_and_the_makers_fix(tmp_path: Path, scenario, lever, fix: str):
+    """``memory_near_capacity`` frees the most of what holds the peak.  A snapshot records no capacity, so the GPU's
+    is given here as ``torch.cuda.mem_get_info`` would (the peak reserved at 95% of it).  Main: the static cache's
+    10 GiB were "held" (the lever: sharding the weights, or, to the generation, "load the weights in bfloat16"), the
+    math backend's 12.2 GiB "activations" (checkpointing); the inference job's tag dropped any variant's fix."""
+    sc = scenario()
+    m = host_metrics(read_trace(ms.write(str(tmp_path / f"{lever}.pickle"), sc.doc)))
+    g = m.memory.gpus[0]
+    g.capacity_bytes, g.capacity_source = int(g.peak_reserved_bytes / 0.95), "given"
+    (f,) = memory_near_capacity.check(m)
+    assert f.metric.detail["lever"] == lever
+    truth = sc.truth.get("peak_kv_bytes", sc.truth.get("peak_attention_math_bytes"))
+    assert f.saving_bytes == truth
+    assert fix in f.actions[0].text
 
 
 def test_a_real_cache_made_before_the_history_is_no_weight():

@@ -454,8 +454,9 @@ def attention_math_steps(backend: str = "math", steps: int = 3, layers: int = 12
     """``oom_attention_math``'s transformer trained for ``steps`` whole steps on a GPU it fits (80 GiB: no OOM): each
     forward keeps every layer's q, k, v, the math backend's softmax (``batch x heads x seq x seq`` fp32, 1 GiB) and
     output, the backward frees them in reverse while it makes the weights' gradient (freed by ``zero_grad``), and
-    plain SGD allocates nothing.  The peak falls in a forward, where the last layer's scores and softmax are both
-    live.  By construction (``peak_attention_math_bytes``): the bytes made under the math backend's frame live at
+    plain SGD allocates nothing.  The peak falls as the backward begins: every layer's kept blocks live and the
+    weights' gradient made (a layer's 1 GiB of scores, freed within its forward, never outweighs the 4 GiB gradient).
+    By construction (``peak_attention_math_bytes``): the bytes made under the math backend's frame live at
     the highest allocated level -- counted as the allocator placed them, not read off the file.  ``backend="flash"``:
     the fused backend's output and log-sum-exp instead (none of it the math backend's)."""
     a = Allocator(80 * GiB)

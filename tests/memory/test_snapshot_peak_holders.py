@@ -40,8 +40,8 @@ def _math(tmp_path: Path, backend: str = "math") -> tuple[Path, ms.Scenario]:
 
 
 def test_the_peak_books_the_math_backends_bytes_by_their_maker(tmp_path: Path):
-    """12.2 GiB of the math backend's softmaxes, outputs and the last layer's scores at a 20.8 GiB peak (main: all
-    of it "activations")."""
+    """12.2 GiB of the math backend's softmaxes and outputs, kept for the backward, at a 20.8 GiB peak (main: all of
+    it "activations", 12.8 GiB with q, k, v)."""
     path, sc = _math(tmp_path)
     g = _gpu(path)
     assert g.peak_allocated_bytes == sc.truth["peak"]

@@ -2743,13 +2743,15 @@ def write_marked_decode(path: str, steps: int = 5) -> dict[str, Any]:
 UPLOAD_MB, UPLOAD_US, UPLOAD_KERNELS_US = 20.0, 4000.0, (80.0, 115.0)
 
 
-def write_upload_elsewhere(path: str, steps: int = 6, copy_gpu: int = 2) -> dict[str, Any]:
+def write_upload_elsewhere(path: str, steps: int = 6, copy_gpu: int = 2, staging_us: float = 0.0) -> dict[str, Any]:
     """A ``torch.profiler`` window of a loop whose every step uploads a pageable tensor (``aten::to`` >
     ``aten::copy_`` > a ``cudaMemcpyAsync`` that returns only once its ``UPLOAD_US`` transfer is done, as a pageable
     copy's does) and multiplies it twice on GPU 0, on a machine of four GPUs.  The copy's record names ``copy_gpu``:
     the GPU its tracer wrote (2: a GPU on which the process ran nothing else, as the 2080 Ti capture's record did; 0,
-    the control: the kernels' GPU).  Truth by construction, per step: the transfer's time (``copy_ms``), all of it
-    while its call held the thread that launches GPU 0's kernels -- GPU 0 idles then, waiting on the copy."""
+    the control: the kernels' GPU).  ``staging_us``: the call's time before its transfer begins (the driver staging
+    the pageable buffer: 246 us on the 2080 Ti).  Truth by construction, per step: the transfer's time (``copy_ms``)
+    and the staging before it (``staging_ms``), all of it while the call held the thread that launches GPU 0's
+    kernels -- GPU 0 idles then, waiting on the copy."""
     r = Rank(rank=0, pid=14198, device=0)
 
     def body(rr: Rank) -> None:
@@ -2757,8 +2759,10 @@ def write_upload_elsewhere(path: str, steps: int = 6, copy_gpu: int = 2) -> dict
         op = rr.cpu("aten::copy_", 0.0, advance=False)
         launch_at, start = rr.memcpy(op, "Memcpy HtoD (Pageable -> Device)", int(UPLOAD_MB * (1 << 20)), UPLOAD_US)
         call = rr.host[-1]
-        call["dur"] = round(start + UPLOAD_US + 3.0 - launch_at, 3)  # held until the transfer is done
         copy, flow = rr.gpu[-1], rr.flows[-1]
+        start += staging_us
+        copy["ts"] = flow["ts"] = round(start, 3)
+        call["dur"] = round(start + UPLOAD_US + 3.0 - launch_at, 3)  # held until the transfer is done
         copy["pid"] = flow["pid"] = copy["args"]["device"] = copy_gpu
         rr.streams[COMPUTE_STREAM] = rr.streams.get(COMPUTE_STREAM, 0.0) if copy_gpu != rr.device else start + UPLOAD_US
         rr.host_us = launch_at + call["dur"] + 4.0
@@ -2780,4 +2784,4 @@ def write_upload_elsewhere(path: str, steps: int = 6, copy_gpu: int = 2) -> dict
         doc["traceEvents"] += [{"name": "process_labels", "ph": "M", "ts": T0_US, "pid": copy_gpu, "tid": 0,
                                 "args": {"labels": f"GPU {copy_gpu}"}}]
     write_doc(path, doc)
-    return {"steps": steps, "copy_ms": UPLOAD_US / 1000.0, "copy_gpu": copy_gpu}
+    return {"steps": steps, "copy_ms": UPLOAD_US / 1000.0, "staging_ms": staging_us / 1000.0, "copy_gpu": copy_gpu}

@@ -812,19 +812,9 @@ def copies_holding_launcher(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarr
     graphs" with "copies block the GPU for 0 us".  Only a copy-only GPU's: an active GPU's copies are its own
     ledger's, and a copy whose call returned before it ran (pinned, asynchronous) held no launcher."""
     h = ctx.h
-    peers = [p for p in ctx.gpus if p is not g and not p.active and len(p.d)] if g.active and h.end.size else []
-    own = g.launch[g.launch >= 0] if peers else g.launch[:0]
-    if not own.size:
-        return {}
-    feeders = np.unique(h.line[own])
     out: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
-    for p in peers:
-        if clocks_disagree(ctx, p):
-            continue
-        idx = np.flatnonzero(p.launch >= 0)
+    for p, idx in launcher_copy_peers(ctx, g):
         calls = p.launch[idx]
-        on = np.isin(h.line[calls], feeders)
-        idx, calls = idx[on], calls[on]
         s = np.maximum(p.d.start[idx].astype(np.int64), h.start[calls].astype(np.int64))
         e = np.minimum(p.d.end[idx].astype(np.int64), h.end[calls].astype(np.int64))
         held = e > s  # a call that returned before its transfer began (pinned, asynchronous) held nothing
@@ -835,6 +825,28 @@ def copies_holding_launcher(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarr
             if m.any():
                 out.setdefault(c, []).append((s[m], e[m]))
     return {c: (np.concatenate([a for a, _ in v]), np.concatenate([b for _, b in v])) for c, v in out.items()}
+
+
+def launcher_copy_peers(ctx: Context, g: GpuCtx) -> list[tuple[GpuCtx, np.ndarray]]:
+    """The copy-only GPUs of the capture (no kernel or collective there) beside the active GPU ``g``, each with the
+    indices of its device events whose launch call ran on a thread that launches ``g``'s work: the copies whose calls
+    can hold ``g``'s launcher (:func:`copies_holding_launcher`; ``metrics.syncs.copy_leads``).  Empty where the
+    GPU's and the host's clocks disagree on a peer (a call's bounds read against a transfer's mean nothing then)."""
+    h = ctx.h
+    peers = [p for p in ctx.gpus if p is not g and not p.active and len(p.d)] if g.active and h.end.size else []
+    own = g.launch[g.launch >= 0] if peers else g.launch[:0]
+    if not own.size:
+        return []
+    feeders = np.unique(h.line[own])
+    out = []
+    for p in peers:
+        if clocks_disagree(ctx, p):
+            continue
+        idx = np.flatnonzero(p.launch >= 0)
+        idx = idx[np.isin(h.line[p.launch[idx]], feeders)]
+        if idx.size:
+            out.append((p, idx))
+    return out
 
 
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.

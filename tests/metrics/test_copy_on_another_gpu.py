@@ -27,9 +27,9 @@ from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.run_report import one_file_host
 
 
-def _run(tmp_path, copy_gpu: int):
+def _run(tmp_path, copy_gpu: int, staging_us: float = 0.0):
     path = tmp_path / f"upload_{copy_gpu}.pt.trace.json"
-    truth = write_upload_elsewhere(str(path), copy_gpu=copy_gpu)
+    truth = write_upload_elsewhere(str(path), copy_gpu=copy_gpu, staging_us=staging_us)
     m = host_metrics(read_trace(str(path)))
     return truth, (m[0] if isinstance(m, tuple) else m), one_file_host(str(path), "kineto")
 
@@ -51,3 +51,20 @@ def test_a_copy_only_gpu_stays_out_of_the_gpus_that_share_the_step(tmp_path):
     assert [g["gpu"] for g in host["gpus"]] == [0], host["gpus"]
     (gpu,) = host["gpus"]
     assert sum(dataclasses.astuple(m.breakdown)) == pytest.approx(gpu["step_ms"], rel=0.01)  # one ledger, no part over
+
+
+def test_the_staging_before_a_copy_only_gpus_transfer_is_the_copys_as_on_the_kernels_gpu(tmp_path):
+    # the call holds the launcher 250 us before its transfer begins (the 2080 Ti upload: 246 us): the copies finding
+    # claims that lead (``metrics.syncs.copy_leads``) as it does where the record names the kernels' GPU (the
+    # control; the loop's sync before it claims the first part of the idle in both), and no launch-bound is left
+    for sub in ("0", "2"):
+        (tmp_path / sub).mkdir()
+    _, control, _ = _run(tmp_path / "0", 0, staging_us=250.0)
+    truth, m, host = _run(tmp_path / "2", 2, staging_us=250.0)
+    # main: 0.0 -- the lead was the next launch's wait
+    assert m.syncs.copy_lead_ms_per_step == pytest.approx(control.syncs.copy_lead_ms_per_step, rel=1e-6)
+    assert 0.0 < m.syncs.copy_lead_ms_per_step <= truth["staging_ms"], m.syncs
+    top = host["findings"][0]
+    assert top["rule"] == "excessive_memcpy", [f["title"] for f in host["findings"]]
+    assert "before the transfers begin" in top["summary"], top["summary"]
+    assert not any(f["rule"] == "launch_bound" for f in host["findings"]), [f["title"] for f in host["findings"]]

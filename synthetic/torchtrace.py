@@ -2182,6 +2182,11 @@ FIRST_CALL_BURSTS = ((0.0, "copies", 11), (46.0, "copies", 14), (390.0, "fill", 
 A100_40GB = {"name": "NVIDIA A100-SXM4-40GB", "totalGlobalMem": 42505273344, "computeMajor": 8, "computeMinor": 0,
              "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
              "sharedMemPerBlock": 49152, "numSms": 108}
+#: An RTX 2080 Ti as PyTorch 2.x's Kineto records it (h37-survey70's Abenich7 captures' ``deviceProperties``).
+RTX_2080_TI = {"name": "NVIDIA GeForce RTX 2080 Ti", "totalGlobalMem": 11347623936, "computeMajor": 7,
+               "computeMinor": 5, "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 1024,
+               "regsPerBlock": 65536, "warpSize": 32, "sharedMemPerBlock": 49152, "numSms": 68,
+               "regsPerMultiprocessor": 65536, "sharedMemPerBlockOptin": 65536, "sharedMemPerMultiprocessor": 65536}
 A10G = {"name": "NVIDIA A10G", "totalGlobalMem": 23696375808, "computeMajor": 8, "computeMinor": 6,
         "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 1536, "regsPerBlock": 65536, "warpSize": 32,
         "sharedMemPerBlock": 49152, "numSms": 80}
@@ -2806,3 +2811,53 @@ def write_marked_decode(path: str, steps: int = 5) -> dict[str, Any]:
         r.host_us += DECODE_LOOP_US
     write_doc(path, trace_doc(r, 1, A100_40GB))
     return {"steps": steps, "host_call": DECODE_INNER_CALL, "host_work_ms": DECODE_KERNELS * DECODE_HOST_US / 1000}
+
+
+#: :func:`write_upload_elsewhere`'s step, after h37-survey70's pinned-memory recipe on an RTX 2080 Ti host with four
+#: GPUs (Abenich7/CPU-GPU-inference-2024---V2): a 21 MB pageable ``x.to('cuda')`` whose ``cudaMemcpyAsync`` holds the
+#: host for its whole transfer, then two multiplies of the copied tensor.
+UPLOAD_MB, UPLOAD_US, UPLOAD_KERNELS_US = 20.0, 4000.0, (80.0, 115.0)
+
+
+def write_upload_elsewhere(path: str, steps: int = 6, copy_gpu: int = 2, staging_us: float = 0.0) -> dict[str, Any]:
+    """A ``torch.profiler`` window of a loop whose every step uploads a pageable tensor (``aten::to`` >
+    ``aten::copy_`` > a ``cudaMemcpyAsync`` that returns only once its ``UPLOAD_US`` transfer is done, as a pageable
+    copy's does) and multiplies it twice on GPU 0, on a machine of four GPUs.  The copy's record names ``copy_gpu``:
+    the GPU its tracer wrote (2: a GPU on which the process ran nothing else, as the 2080 Ti capture's record did; 0,
+    the control: the kernels' GPU).  ``staging_us``: the call's time before its transfer begins (the driver staging
+    the pageable buffer: 246 us on the 2080 Ti).  Truth by construction, per step: the transfer's time (``copy_ms``)
+    and the staging before it (``staging_ms``), all of it while the call held the thread that launches GPU 0's
+    kernels -- GPU 0 idles then, waiting on the copy."""
+    r = Rank(rank=0, pid=14198, device=0)
+
+    def body(rr: Rank) -> None:
+        to = rr.cpu("aten::to", 0.0, advance=False)
+        op = rr.cpu("aten::copy_", 0.0, advance=False)
+        launch_at, start = rr.memcpy(op, "Memcpy HtoD (Pageable -> Device)", int(UPLOAD_MB * (1 << 20)), UPLOAD_US)
+        call = rr.host[-1]
+        copy, flow = rr.gpu[-1], rr.flows[-1]
+        start += staging_us
+        copy["ts"] = flow["ts"] = round(start, 3)
+        call["dur"] = round(start + UPLOAD_US + 3.0 - launch_at, 3)  # held until the transfer is done
+        copy["pid"] = flow["pid"] = copy["args"]["device"] = copy_gpu
+        rr.streams[COMPUTE_STREAM] = rr.streams.get(COMPUTE_STREAM, 0.0) if copy_gpu != rr.device else start + UPLOAD_US
+        rr.host_us = launch_at + call["dur"] + 4.0
+        op["dur"] = to["dur"] = round(rr.host_us - to["ts"], 3)
+        if copy_gpu == rr.device:
+            rr.step_kernels.append((start, start + UPLOAD_US))
+        for us in UPLOAD_KERNELS_US:
+            rr.kernel("aten::mul", "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, "
+                      "float, float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >",
+                      us, grid=(5120, 1, 1))
+        _runtime_call(rr, "cudaDeviceSynchronize", max(rr.streams[COMPUTE_STREAM] - rr.host_us, 0.0) + 5.0, 165)
+
+    for k in range(steps):
+        r.step(3 + k, body)
+        r.host_us += 30.0
+    doc = trace_doc(r, 1, RTX_2080_TI)
+    doc["deviceProperties"] = [{"id": i, **RTX_2080_TI} for i in range(4)]
+    if copy_gpu != r.device:
+        doc["traceEvents"] += [{"name": "process_labels", "ph": "M", "ts": T0_US, "pid": copy_gpu, "tid": 0,
+                                "args": {"labels": f"GPU {copy_gpu}"}}]
+    write_doc(path, doc)
+    return {"steps": steps, "copy_ms": UPLOAD_US / 1000.0, "staging_ms": staging_us / 1000.0, "copy_gpu": copy_gpu}

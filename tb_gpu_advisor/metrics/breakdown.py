@@ -70,6 +70,8 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     present = set(distinct_ids(d.kind).tolist())
     for c, kinds in _DEVICE_KINDS.items():
         out[c] = _of_kinds(d, kinds, present)
+    for c, iv in copies_holding_launcher(ctx, g).items():  # a copy-only GPU's copies that held this GPU's launcher
+        out[c] = _cat2(out[c], iv)
     out["startup"] = ctx.one_time_spans or (d.start[:0], d.start[:0])
     out["copy_startup"] = copies_under_one_time_calls(ctx, g)
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
@@ -900,6 +902,57 @@ def clocks_disagree(ctx: Context, g: GpuCtx) -> bool:
         return False
     lead = ctx.h.start[g.launch[has]].astype(np.int64) - g.d.start[has].astype(np.int64)
     return bool(lead.max() > T("capture.clock_skew_us") * PS_PER_US)
+
+
+def copies_holding_launcher(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per copy category: the copies of GPUs on which the process ran no kernel (copy-only GPUs), issued by a thread
+    that launches GPU ``g``'s work, in the part of each transfer that ran while its own call still held that thread (a
+    staged copy's lead before its transfer is left to the ledger's launch wait, as for the GPU's own copies, whose
+    leads ``metrics.syncs.copy_leads`` claims).
+
+    Why: the GPU idle while the thread that feeds it is blocked in a copy call waits on that copy, not on dispatch --
+    whichever GPU the copy's record names.  A pageable upload's record naming another GPU of the machine than the
+    kernels that use its bytes (Abenich7/CPU-GPU-inference-2024---V2: 21 MB ``x.to('cuda')`` on "GPU 2", the two
+    multiplies on GPU 0 in a process that ran nothing on GPU 2) left the copy-only GPU out of the ledger, and its
+    4.33 ms held in ``cudaMemcpyAsync`` read "launch-bound: the GPU waits for the host to dispatch each op ... CUDA
+    graphs" with "copies block the GPU for 0 us".  Only a copy-only GPU's: an active GPU's copies are its own
+    ledger's, and a copy whose call returned before it ran (pinned, asynchronous) held no launcher."""
+    h = ctx.h
+    out: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for p, idx in launcher_copy_peers(ctx, g):
+        calls = p.launch[idx]
+        s = np.maximum(p.d.start[idx].astype(np.int64), h.start[calls].astype(np.int64))
+        e = np.minimum(p.d.end[idx].astype(np.int64), h.end[calls].astype(np.int64))
+        held = e > s  # a call that returned before its transfer began (pinned, asynchronous) held nothing
+        for c, kinds in _DEVICE_KINDS.items():
+            if c in ("device_compute", "collectives"):
+                continue
+            m = held & np.isin(p.d.kind[idx], list(kinds))
+            if m.any():
+                out.setdefault(c, []).append((s[m], e[m]))
+    return {c: (np.concatenate([a for a, _ in v]), np.concatenate([b for _, b in v])) for c, v in out.items()}
+
+
+def launcher_copy_peers(ctx: Context, g: GpuCtx) -> list[tuple[GpuCtx, np.ndarray]]:
+    """The copy-only GPUs of the capture (no kernel or collective there) beside the active GPU ``g``, each with the
+    indices of its device events whose launch call ran on a thread that launches ``g``'s work: the copies whose calls
+    can hold ``g``'s launcher (:func:`copies_holding_launcher`; ``metrics.syncs.copy_leads``).  Empty where the
+    GPU's and the host's clocks disagree on a peer (a call's bounds read against a transfer's mean nothing then)."""
+    h = ctx.h
+    peers = [p for p in ctx.gpus if p is not g and not p.active and len(p.d)] if g.active and h.end.size else []
+    own = g.launch[g.launch >= 0] if peers else g.launch[:0]
+    if not own.size:
+        return []
+    feeders = np.unique(h.line[own])
+    out = []
+    for p in peers:
+        if clocks_disagree(ctx, p):
+            continue
+        idx = np.flatnonzero(p.launch >= 0)
+        idx = idx[np.isin(h.line[p.launch[idx]], feeders)]
+        if idx.size:
+            out.append((p, idx))
+    return out
 
 
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.

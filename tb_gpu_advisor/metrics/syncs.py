@@ -137,18 +137,37 @@ def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[n
     asked to record the host (h37-copyforms).  A pinned copy's lead is its call's latency, microseconds.  Nothing is
     read where the GPU's and the host's clocks disagree (a return read against a start means nothing then)."""
     d, h = g.d, ctx.h
-    cp = _pageable_copies(ctx, g)
-    if not cp.size:
+    prev_end = np.maximum.accumulate(d.end.astype(np.int64)) if len(d) else d.end[:0].astype(np.int64)
+    parts = []
+    for p, cp in ((g, _pageable_copies(ctx, g)), *_peer_pageable_copies(ctx, g)):
+        if not cp.size:
+            continue
+        call = p.launch[cp].astype(np.int64)
+        # to the transfer's start, or where the call returned before it (a pageable upload's call returns once the
+        # driver has staged the last chunk), to the return and the driver's submission, as the ledger's launch wait
+        # ends; from the call's start, or the end of this GPU's earlier work where later
+        start = bd.launch_wait_end(p.d.start[cp].astype(np.int64), h.end[call].astype(np.int64))
+        k = (cp - 1 if p is g else np.searchsorted(d.start, p.d.start[cp], side="left") - 1)
+        before = np.where(k >= 0, prev_end[np.maximum(k, 0)] if prev_end.size else 0, np.iinfo(np.int64).min)
+        s = np.maximum(h.start[call].astype(np.int64), before)
+        ok = start - s >= devices.COPY_LATENCY_NS * 1000  # ps: shorter, the call's own latency, a pinned copy's too
+        parts.append((s[ok], start[ok]))
+    if not parts:
         return (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    call = g.launch[cp].astype(np.int64)
-    # to the transfer's start, or where the call returned before it (a pageable upload's call returns once the
-    # driver has staged the last chunk), to the return and the driver's submission, as the ledger's launch wait ends
-    start = bd.launch_wait_end(d.start[cp].astype(np.int64), h.end[call].astype(np.int64))
-    prev_end = np.maximum.accumulate(d.end.astype(np.int64))  # device events are sorted by start
-    before = np.where(cp > 0, prev_end[np.maximum(cp - 1, 0)], np.iinfo(np.int64).min)
-    s = np.maximum(h.start[call].astype(np.int64), before)
-    ok = start - s >= devices.COPY_LATENCY_NS * 1000  # ps: shorter, the call's own latency, a pinned copy's too
-    return _less_owned((s[ok], start[ok]), owned)
+    return _less_owned((np.concatenate([a for a, _ in parts]), np.concatenate([b for _, b in parts])), owned)
+
+
+def _peer_pageable_copies(ctx: Context, g: _context.GpuCtx) -> list[tuple[_context.GpuCtx, np.ndarray]]:
+    """(GPU, indices) of the copies between a device and pageable host memory of the copy-only GPUs whose calls ran on
+    a thread launching ``g``'s work (``metrics.breakdown.launcher_copy_peers``): their calls hold ``g``'s launcher, so
+    their staging lead is ``g``'s wait on the copy as the ledger books their transfers (h37-survey70)."""
+    out = []
+    for p, idx in bd.launcher_copy_peers(ctx, g):
+        k = p.d.kind[idx]
+        cp = idx[((k == devices.KIND_H2D) | (k == devices.KIND_D2H)) & (memcpy.host_kinds(p.d)[idx] == 1)]
+        if cp.size:
+            out.append((p, cp))
+    return out
 
 
 def _pageable_copies(ctx: Context, g) -> np.ndarray:  # noqa: ANN001 - a context.GpuCtx

@@ -255,7 +255,9 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     """What the file says of the PyTorch that wrote it (``Trace.producer``), before the old categories are renamed.
 
     The Kineto header names no PyTorch version; some writers add one (TraceLens' ``metadata.torch_env_info``), and the
-    categories date the schema: ``Operator``/``Runtime`` are PyTorch 1.8-1.10's names, ``cpu_op`` 1.11's on."""
+    categories date the schema: ``Runtime`` is PyTorch 1.8-1.10's name (``cuda_runtime`` 1.11's on: pytorch/kineto
+    #68329, 2021-11-18), and ``Operator`` became ``cpu_op`` within that range, in 1.10 (#59360, 2021-06-08): ``cpu_op``
+    beside ``Runtime`` is PyTorch 1.10's (h37-survey70: misskies/faceipr-pytorch, for-the-juan/Useprofile)."""
     out: dict[str, str] = {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"

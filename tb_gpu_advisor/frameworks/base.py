@@ -221,7 +221,7 @@ class Framework:
     #: where the trace shows the lever in use the fix keeps the rest, the lever's words left out and its code marked
     #: kept (PyTorch's DataLoader fix "into pinned memory, ``pin_memory=True``" beside uploads pinned and asynchronous
     #: already -- its worker processes are still news; :attr:`fix_applied` drops a fix that is the lever alone)
-    fix_rest: Mapping[str, Callable[[Action], "Action | None"]] = field(default_factory=dict)
+    fix_rest: Mapping[str, Callable[[Action], Action | None]] = field(default_factory=dict)
     #: a fix's text -> what it acts on and the host events that show it (an optimizer step for the fused optimizer):
     #: a fix whose object the trace does not hold is not given
     fix_needs: Mapping[str, tuple[str, NamePredicate]] = field(default_factory=dict)

@@ -61,6 +61,19 @@ FIXES = {
         "GPU's idle is the program's budget per input, not a loss.",
         "nsys profile -t cuda,nvtx,osrt --cpuctxsw=process-tree -o run ./app"),),
     "excessive_memcpy": (_OVERLAP_COPIES,),
+    # the copies from or into pageable memory, named (the rule's ``{copies}``: direction, count, size a step): where
+    # the program's other copies are pinned and asynchronous already, these are what the pinning fix is left with;
+    # its clause "copy from pinned host memory" is the overlap fix's lever, which is then not told again
+    "excessive_memcpy:pageable": (action(
+        "Pin the host buffers of {copies}, the copies from pageable memory -- copy from pinned host memory "
+        "(cudaMallocHost, or cudaHostRegister on an existing buffer) with cudaMemcpyAsync on a stream other than the "
+        "kernels': from pageable memory the driver stages each copy through a pinned buffer of its own, at a fraction "
+        "of the bus bandwidth, while the host waits; keep data that the next kernel needs on the GPU."),),
+    "excessive_memcpy:pageable_d2h": (action(
+        "Copy results back into pinned host memory ({copies}): allocate the destination once with cudaMallocHost, "
+        "outside the loop, copy into it with cudaMemcpyAsync and wait on an event (or the stream) only before the "
+        "host reads it -- a copy into pageable memory returns only once it has completed, at a fraction of the bus "
+        "bandwidth."),),
     # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
     "excessive_memcpy:pinned": (action(
         "Move fewer bytes across the bus: keep the data resident on the GPU between kernels and iterations instead of "
@@ -172,6 +185,11 @@ FRAMEWORK = Framework(
         ("loss_scaling_gaps", "loss scaling"), ("dtype_casts", "framework casts"),
         ("input_bound", "input pipeline"), ("input_wait_share", "input pipeline"))},
     fixes=FIXES,
+    # every upload pinned and asynchronous already (``metrics.memcpy.applied``): the overlap fix is what the program
+    # does (h37-pinned32: a program whose batches are cudaHostAlloc'd and copied on a stream of their own was told to
+    # copy "from pinned host memory with cudaMemcpyAsync on a stream other than the kernels'"); its pageable copies
+    # left, if any, are named by the ``:pageable`` fixes
+    fix_applied={_OVERLAP_COPIES.text: "pinned_async_h2d"},
     capture_snippet=CAPTURE,
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
     own_code_between_launches=True,
@@ -181,7 +199,7 @@ FRAMEWORK = Framework(
 #: GPUs they are the same text in its words (``devices.<vendor>.WORDS``: ``cudaMemset`` -> ``hipMemset``), so a
 #: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
 #: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
-_RUNTIME_WORDED = ("excessive_memcpy:memset",)
+_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h")
 
 
 def _in_words(actions: tuple[Action, ...], vendor) -> tuple[Action, ...]:  # noqa: ANN001 - a vendor module

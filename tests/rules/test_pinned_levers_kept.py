@@ -103,3 +103,50 @@ def test_a_graph_replays_pinned_inputs_are_not_told_pinned_and_non_blocking_agai
                      end_sync="item", graph=True, comm_us=0.0)
     broken = check(job)
     assert not [b for b in broken if b.startswith("in-use")], broken
+
+
+def _batch_and_scalars(pageable_bytes: int):
+    """A loop that pins its 32 MB batch and copies it asynchronously, then copies 8 small tensors of its own from
+    pageable memory with ``cudaMemcpyAsync`` and no sync (``wild/dlrm_v100``'s offsets and scalars, 64-2808 B)."""
+    def body(r: torchtrace.Rank) -> None:
+        r.cpu(torchtrace.DATALOADER, 10_000.0)
+        r.copy_h2d(32.0, 1_300.0)
+        for _ in range(8):
+            op = r.cpu("aten::copy_", 20.0, advance=False)
+            r.memcpy(op, "Memcpy HtoD (Pageable -> Device)", pageable_bytes, 2.0)
+            r.host_us += 20.0
+        torchtrace._healthy(r)
+    return body
+
+
+@pytest.mark.parametrize("pageable_bytes, in_use", [(2808, True), (4 << 20, False)])
+def test_small_pageable_copies_beside_a_pinned_batch_leave_it_in_use(tmp_path, pageable_bytes, in_use):
+    """Truth by construction: the batch pinned and copied ``non_blocking``; 8 pageable copies a step of 2808 B (under
+    ``excessive_memcpy.pin_bytes``: their time is the call's, pinning speeds nothing) or, the control, of 4 MB each
+    (worth pinning: the uploads are not all pinned, and the fix says so)."""
+    sc = torchtrace.Scenario(1, torchtrace._single(_batch_and_scalars(pageable_bytes)), ["input_bound"], [],
+                             "a pinned batch beside pageable copies")
+    torchtrace.write_run(str(tmp_path), sc, run="batch_and_scalars")
+    h = _host(tmp_path, "batch_and_scalars")
+    assert ("pinned_async_h2d" in (h.capture.get("applied") or {})) is in_use
+    assert not in_use_problems(h.host, h)
+    words = _fix_words(h)
+    assert ("into pinned memory" in words) is not in_use
+    if in_use:
+        assert "the other 8 a step from pageable memory, under 64 KiB each on average" in h.capture["applied"][
+            "pinned_async_h2d"]
+
+
+@pytest.mark.skipif(not (FIXTURES / "wild" / "dlrm_v100").is_dir(), reason="fixture absent")
+def test_dlrm_v100_s_pinned_batch_is_not_told_to_be_pinned():
+    """Read by hand (worker0, raw events): 5 ``aten::pin_memory`` in the DataLoader's ``__next__`` on the main thread,
+    then in ``## copy_batch_to_gpu ##`` 5 ``cudaMemcpyAsync`` of ``Memcpy HtoD (Pinned -> Device)`` (832, 13696,
+    1664, 3336, 64 B) with no sync after them; the step's other 8 H2D copies are pageable, 64-2808 B (11.5 KB in all).
+    Main told every worker "Load batches ... into pinned memory" and "Copy batches to the GPU asynchronously from
+    pinned memory"."""
+    r = run_report(FIXTURES / "wild", "dlrm_v100")
+    for h in r.hosts:
+        assert "pinned_async_h2d" in h.capture["applied"], h.host
+        assert "into pinned memory" not in _fix_words(h)
+        assert pytorch.NON_BLOCKING.text not in [a.text for f in h.findings for a in f.actions]
+        assert not in_use_problems(h.host, h)

@@ -133,7 +133,7 @@ def test_small_pageable_copies_beside_a_pinned_batch_leave_it_in_use(tmp_path, p
     words = _fix_words(h)
     assert ("into pinned memory" in words) is not in_use
     if in_use:
-        assert "the other 8 a step from pageable memory, under 64 KiB each on average" in h.capture["applied"][
+        assert "besides them 8 copies a step from pageable memory, under 64 KiB each on average" in h.capture["applied"][
             "pinned_async_h2d"]
 
 

@@ -73,12 +73,12 @@ FIXES = {
     "excessive_memcpy": (_OVERLAP_COPIES,),
     # the copies from or into pageable memory, named (the rule's ``{copies}``: direction, count, size a step): where
     # the program's other copies are pinned and asynchronous already, these are what the pinning fix is left with;
-    # its clause "copy from pinned host memory" is the overlap fix's lever, which is then not told again
+    # its opening "Copy from pinned host memory" is the overlap fix's lever, which is then not told again
     "excessive_memcpy:pageable": (action(
-        "Pin the host buffers of {copies}, the copies from pageable memory -- copy from pinned host memory "
-        "(cudaMallocHost, or cudaHostRegister on an existing buffer) with cudaMemcpyAsync on a stream other than the "
-        "kernels': from pageable memory the driver stages each copy through a pinned buffer of its own, at a fraction "
-        "of the bus bandwidth, while the host waits; keep data that the next kernel needs on the GPU."),),
+        "Copy from pinned host memory: pin the host buffers of {copies}, the copies from pageable memory "
+        "(cudaMallocHost, or cudaHostRegister on an existing buffer), and copy with cudaMemcpyAsync on a stream other "
+        "than the kernels' -- from pageable memory the driver stages each copy through a pinned buffer of its own, at "
+        "a fraction of the bus bandwidth, while the host waits; keep data that the next kernel needs on the GPU."),),
     "excessive_memcpy:pageable_d2h": (action(
         "Copy results back into pinned host memory ({copies}): allocate the destination once with cudaMallocHost, "
         "outside the loop, copy into it with cudaMemcpyAsync and wait on an event (or the stream) only before the "

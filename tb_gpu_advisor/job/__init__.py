@@ -28,7 +28,7 @@ from tb_gpu_advisor.frameworks.base import allocator_fixes
 from tb_gpu_advisor.job.exchange import exchange_kind, exchange_tag
 from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
-from tb_gpu_advisor.job.phase import OneTime, context_start, one_time_costs, unseen_gpu_work
+from tb_gpu_advisor.job.phase import OneTime, async_stalls, context_start, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import device_iterations, repeated_launches, training_iterations
 from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
                                          step_end_steps, within_one_call)
@@ -149,6 +149,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     phase = one_time_costs(trace, fw, launches, started)
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace, launches, started)
+    phase.stalls = async_stalls(trace, launches)
     del started
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
     if structure is None and trace.snapshot is not None:

@@ -49,6 +49,9 @@ class OneTime:
     #: hold (a window cut out of a longer trace, another process on the GPU); disjoint sorted (starts, ends), ps
     unseen_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     unseen_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: host event indices of the slow asynchronous calls that are no thread's first (:func:`async_stalls`): the host's
+    #: own time in the runtime, which the ledger books as host work (``metrics.breakdown``'s ``async_stall``), sorted
+    stalls: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     #: GPUs whose first work in the capture a process launched after starting its runtime in the window
     #: (:func:`_first_work_leads`): nothing launched before the capture can be queued ahead of it there
     fresh_gpus: frozenset[int] = frozenset()
@@ -539,7 +542,9 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Host waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
     ``job.one_time_launch_ms`` through which every GPU of the trace is idle.  Physics: a host only waits that long for
-    a GPU that is busy -- with work outside this file.  A blocking copy call waits for its own copy too, and a pageable
+    a GPU that is busy -- with work outside this file.  A call that cannot wait (:func:`_never_waits`: an asynchronous
+    fill, a copy between the device and pinned memory) is no such wait, its thread's first or not: its time is the
+    host's own (:func:`_first_async_calls`, :func:`async_stalls`).  A blocking copy call waits for its own copy too, and a pageable
     one for the driver staging its bytes through a pinned buffer on the host (the GPU idle meanwhile): a call no
     longer than its own copies plus their bytes at ``job.staging_min_gbps`` is that, not unseen work (``launches``: per
     GPU, each device event's host launch record; ``started``: :func:`context_start` of ``trace`` where the caller has
@@ -551,8 +556,8 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     # capture, at the analysis's peak
     cand = np.flatnonzero(h.name_mask(devices.is_blocking_call))
     cand = cand[(h.end[cand] - h.start[cand]) >= T("job.one_time_launch_ms") * PS_PER_MS]
-    if cand.size:  # a thread's first call that could not wait created the context: it waited for no GPU work
-        cand = cand[~_first_async_calls(trace, launches)[cand]]
+    if cand.size:  # an asynchronous call waits for no GPU work, first in its thread or not: its time is the host's
+        cand = cand[~_never_waits(trace, cand, launches)]
     if not cand.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
@@ -561,6 +566,28 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None, star
     if cand.size:
         cand = cand[~_own_copy_waits(trace, cand, launches)]
     return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
+
+
+def async_stalls(trace: Trace, launches: list[np.ndarray] | None = None) -> np.ndarray:
+    """Host event indices, sorted, of the asynchronous calls that cannot wait for the GPU (:func:`_never_waits`) and
+    last ``job.one_time_launch_ms`` or more, other than a thread's first (:func:`_first_async_calls`: start-up).
+
+    Why: such a call returns without waiting for any GPU work, so a millisecond in it is the host's own -- the driver's
+    work, a lock, pinning pages, the OS descheduling the thread -- not GPU work the capture lacks (the old reading of
+    :func:`unseen_gpu_work`), and not a launch's dispatch cost either: the same call takes microseconds elsewhere in
+    the run (``nsys/fsdp_mfu_after``: a ``cudaMemsetAsync`` of 5.75 ms mid-run where the median is microseconds, the
+    GPU idle; ``wild/cold_loop_a4000_swin``: one of 1.26 ms in one of ten steps).  Booked as the launch wait that
+    precedes its fill, one stall read as per-launch overhead and graded the run launch-bound (h37-asyncslow32)."""
+    h = trace.h
+    if not len(h):
+        return np.zeros(0, np.int64)
+    cand = np.flatnonzero(h.name_mask(devices.is_async_fill) | h.name_mask(devices.is_async_copy))
+    cand = cand[(h.end[cand] - h.start[cand]) >= T("job.one_time_launch_ms") * PS_PER_MS]
+    if cand.size:
+        cand = cand[_never_waits(trace, cand, launches)]
+    if cand.size:
+        cand = cand[~_first_async_calls(trace, launches)[cand]]
+    return np.sort(cand).astype(np.int64, copy=False)
 
 
 def _first_async_calls(trace: Trace, launches: list[np.ndarray] | None) -> np.ndarray:
@@ -574,8 +601,8 @@ def _first_async_calls(trace: Trace, launches: list[np.ndarray] | None) -> np.nd
     or a copy between the device and pinned memory, waits for nothing: a thread's first such call that lasts is the
     runtime's own start-up.  quasiben/nvtx-examples' ``cudf.sqlite`` (CUDA 11.0): the process's first call, a
     ``cudaMemsetAsync``, lasts 2,157.6 ms -- 79% of the window -- and the report read "negligible one-time costs" and
-    2.16 s of GPU work the capture does not hold (h37-memsetctx31).  Later such calls stay what they were: a slow
-    call mid-run is no start-up that the call's kind alone can show."""
+    2.16 s of GPU work the capture does not hold (h37-memsetctx31).  Later such calls are no start-up that the call's
+    kind alone can show: the host's own time in the runtime (:func:`async_stalls`)."""
     h = trace.h
     out = np.zeros(len(h), dtype=bool)
     calls = np.flatnonzero(h.name_mask(devices.is_runtime_call))

@@ -14,7 +14,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, assign, build_context, caller_across_lines, enclosing
-from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Headline, HostMetrics,
+from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Handoff, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
                                          per_step)
 from tb_gpu_advisor.model.columns import union_intervals
@@ -80,11 +80,11 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         host_work_frame=bd.deepest_frame(idle.in_frames, n, ledger.avg.host_compute),
         host_work_in_model=bd.held_by(idle.in_frames, n, ctx.fw.model_call),
         idle_in_os_waits=bd.top_ranges(idle.in_waits, n), idle_in_comm_calls=bd.top_ranges(idle.in_comm, n),
+        idle_in_async_stalls=bd.top_ranges(idle.in_stalls, n),
         underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
-        idle_held_at_handoffs=_per_step([h for h, _ in idle.handoff], n),
-        held_handoff_streams=max(idle.handoff, default=(0.0, ""))[1],
+        handoff=max(idle.handoff, default=(0.0, Handoff()), key=lambda x: x[0])[1],
         idle_queued_first=_per_step(idle.queued, n),
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
         launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
@@ -202,15 +202,18 @@ class _Idle:
     in_waits: list[dict[str, float]] = field(default_factory=list)
     #: per active GPU: communication call name -> ms of idle in the steps booked to it (``bd.comm_calls_in_idle``)
     in_comm: list[dict[str, float]] = field(default_factory=list)
+    #: per active GPU: slow asynchronous call name -> ms of idle in the steps the host stalled in it
+    #: (``bd.async_stalls_in_idle``)
+    in_stalls: list[dict[str, float]] = field(default_factory=list)
     #: GPU -> ms of its idle in the steps booked to the host's communication calls (the sum of its ``in_comm``)
     comm_calls_ms: dict[int, float] = field(default_factory=dict)
     #: ms of OS waits after each step's last GPU work, per active GPU
     tail_waits: list[float] = field(default_factory=list)
-    #: ms of idle holding launched work, per active GPU
+    #: ms of idle holding launched work, not at a handoff between streams (``bd.held_ms``), per active GPU
     held: list[float] = field(default_factory=list)
-    #: (ms of that held idle at handoffs between streams, the busiest handoff "A to B"), per active GPU
-    #: (``bd.held_at_handoffs``)
-    handoff: list[tuple[float, str]] = field(default_factory=list)
+    #: (ms of idle at handoffs between streams -- the ledger's ``stream_handoff`` --, the busiest handoff "A to B"),
+    #: per active GPU (``bd.handoff_reading``)
+    handoff: list[tuple[float, Handoff]] = field(default_factory=list)
     #: per active GPU: the idle between its small collectives launched one by one, booked as collectives
     #: (``iv["comm_launch"]``, ``metrics.breakdown.paced_collective_gaps``), as (starts, ends)
     paced: dict = field(default_factory=dict)
@@ -237,7 +240,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
-            out.handoff.append(bd.held_at_handoffs(ctx, g, iv) if out.held[-1] > 0 else (0.0, ""))
+            out.handoff.append(bd.handoff_reading(ctx, g, iv))
             if iv["comm_launch"][0].size:
                 out.paced[g.d.gpu] = iv["comm_launch"]
             out.queued.append(bd.queued_first_ms(g, iv))
@@ -252,6 +255,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
             out.launching.update(bd.ranges_launching(ctx, g, sorted(out.in_host_idle[-1]), marked))
             out.in_waits.append(bd.os_waits_in_idle(ctx, g, iv))
             out.in_comm.append(bd.comm_calls_in_idle(ctx, g, iv))
+            out.in_stalls.append(bd.async_stalls_in_idle(ctx, g, iv))
             out.comm_calls_ms[g.d.gpu] = sum(out.in_comm[-1].values())
             out.tail_waits.append(bd.os_waits_after_work(ctx, g))
         del iv, painted

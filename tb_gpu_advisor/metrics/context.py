@@ -284,6 +284,21 @@ class Context:
             return None
         return self.job.phase.unseen_start, self.job.phase.unseen_end
 
+    def stall_calls(self, g: GpuCtx | None = None) -> np.ndarray:
+        """Host event indices of the slow asynchronous calls that wait for nothing (``OneTime.stalls``,
+        ``job.phase.async_stalls``), of ``g``'s process where it has its own (``GpuCtx.host_mask``)."""
+        if self.job is None or not self.job.phase.stalls.size:
+            return np.zeros(0, np.int64)
+        i = self.job.phase.stalls
+        return i[g.host_mask[i]] if g is not None and g.host_mask is not None else i
+
+    def stall_spans(self, g: GpuCtx | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside :meth:`stall_calls`: disjoint (starts, ends); None where there are none."""
+        i = self.stall_calls(g)
+        if not i.size:
+            return None
+        return union_intervals(self.h.start[i].astype(np.int64), self.h.end[i].astype(np.int64))
+
     def _flag(self, bit: int) -> np.ndarray:
         return (self.host_flags & np.uint8(bit)) != 0
 

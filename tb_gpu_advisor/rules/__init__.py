@@ -29,6 +29,7 @@ from tb_gpu_advisor.rules.base import (
     finding,
     gpu_steps_to_judge,
     grade,
+    in_async_stalls,
     in_os_waits,
     in_ranges,
     ms,
@@ -960,7 +961,7 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorde
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
         f"accounts for: the {unit} is host-bound{in_ranges(ctx, _host_claims(host_ms, unrecorded_ms), 'this time')}{alone}"
         f"{_in_python_call(ctx, host_ms)}"
-        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
+        f"{in_os_waits(ctx, host_ms)}{in_async_stalls(ctx, host_ms)}{_unrecorded_words(ctx.m, unrecorded_ms)}."
         f"{_sentence(launcher_words(ctx, launcher, ctx.m.launcher_launches))}"
         f"{launch_bound.host_loop_words(ctx, loop) if loop is not None else ''}{traced_python(ctx, host_ms)}",
         title=f"Host-bound: the GPU waits for the host's own work inside the {unit}",

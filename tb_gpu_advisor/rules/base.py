@@ -653,6 +653,20 @@ def in_os_waits(ctx: Ctx, host_ms: float) -> str:
             if named else "")
 
 
+def in_async_stalls(ctx: Ctx, part_ms: float) -> str:
+    """The slow asynchronous calls the host stalled in while the GPU idled in the step (``HostMetrics
+    .idle_in_async_stalls``, booked with the host's work), where they are at least a tenth of ``part_ms``, in words;
+    "" where none stands out.  Why: such a call waits for no GPU work, so its time is the runtime's -- the driver, a
+    lock, the OS -- and no change to the program's own code between launches gives it back (h37-asyncslow32)."""
+    named = [(n, v) for n, v in ctx.m.idle_in_async_stalls if v >= 0.1 * part_ms]
+    if not named or part_ms <= 0:
+        return ""
+    inside = min(part_ms, sum(v for _, v in named))  # a part of the whole it is said of, never more
+    return (f"; {ms(inside)} {ctx.a_step} of it the host spent inside asynchronous runtime calls of milliseconds "
+            f"({', '.join(f'`{n}`' for n, _ in named)}) that wait for no GPU work: the runtime's own time (the driver, "
+            "a lock, the OS), not the program's code")
+
+
 def ran_witness(m: HostMetrics, thread: str = "its thread") -> str:
     """What shows that the thread launching the GPU's work ran through its time no event records
     (``HostMetrics.waits_traced``), in words: the scheduler's trace of it on the CPU, or an OS runtime trace that

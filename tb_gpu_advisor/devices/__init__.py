@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -705,6 +705,11 @@ PAGE_MIGRATION = nvidia.PAGE_MIGRATION
 #: the copy records' own memory kind and the host's calls, every vendor's tracer alike
 PINNED_ASYNC_UPLOADS = ("pinned, asynchronous copies to the GPU (every H2D copy in the trace from pinned host memory, "
                         "none holding the host)")
+#: the same where a few pageable copies beside them are too small for pinning to speed (``{copies}`` a step, under
+#: ``{under}`` each on average: their time is the call's, not the bytes')
+PINNED_ASYNC_UPLOADS_BUT_SMALL = ("pinned, asynchronous copies to the GPU (the H2D copies from pinned host memory, none "
+                                  "holding the host; besides them {copies} a step from pageable memory, under {under} "
+                                  "each on average, too small for pinning to speed)")
 UM_PREFETCH = nvidia.UM_PREFETCH
 
 

@@ -217,6 +217,11 @@ class Framework:
     #: a fix's text -> the evidence ids of the fixes it comes after: given only where the trace shows one of them in
     #: use (the next lever once the first is applied, not a third fix beside the first two)
     fix_follows: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: evidence id -> a fix less that lever, for fixes that bundle it with others (None: the fix does not hold it):
+    #: where the trace shows the lever in use the fix keeps the rest, the lever's words left out and its code marked
+    #: kept (PyTorch's DataLoader fix "into pinned memory, ``pin_memory=True``" beside uploads pinned and asynchronous
+    #: already -- its worker processes are still news; :attr:`fix_applied` drops a fix that is the lever alone)
+    fix_rest: Mapping[str, Callable[[Action], Action | None]] = field(default_factory=dict)
     #: a fix's text -> what it acts on and the host events that show it (an optimizer step for the fused optimizer):
     #: a fix whose object the trace does not hold is not given
     fix_needs: Mapping[str, tuple[str, NamePredicate]] = field(default_factory=dict)
@@ -350,6 +355,17 @@ class Framework:
         if key:
             return evidence.get(key)
         return next((evidence[k] for k in self.fix_introduces(a) if k in evidence), None)
+
+    def rest(self, a: Action, evidence: Mapping[str, str]) -> tuple[Action, list[str]]:
+        """Fix ``a`` less the levers it bundles that the trace shows in use (:attr:`fix_rest`), and what shows each
+        lever left out (``evidence``: id -> words)."""
+        shown = []
+        for key, without in self.fix_rest.items():
+            b = without(a) if key in evidence else None
+            if b is not None and b != a:
+                a = b
+                shown.append(evidence[key])
+        return a, shown
 
     def premature(self, a: Action, evidence: Mapping[str, str]) -> bool:
         """Whether fix ``a`` is a next lever (:attr:`fix_follows`) whose first the trace does not show in use."""

@@ -40,6 +40,16 @@ _GRAPHS = action(
     "Capture the iteration's launches as a CUDA graph once (cudaStreamBeginCapture ... cudaStreamEndCapture, "
     "cudaGraphInstantiate) and replay it with one cudaGraphLaunch per iteration; fuse very short kernels.")
 
+#: The overlap fix less its pinning, where every upload is pinned and asynchronous already (``metrics.memcpy.applied``):
+#: a stream of their own is what is left -- the copies' records say their memory and call, not their stream's being
+#: the kernels' (h37-pinned32: a program whose batches are cudaHostAlloc'd and copied with cudaMemcpyAsync was told to
+#: copy "from pinned host memory (cudaMallocHost / cudaHostRegister) with cudaMemcpyAsync"); its pageable copies
+#: left, if any, are named by the ``:pageable`` fixes
+_OVERLAP_REST = action(
+    "Issue the copies on a stream other than the kernels' (a cudaStream_t of their own, the kernels waiting on an "
+    "event recorded after them), so copies overlap computation; keep data that the next kernel needs on the GPU.")
+FIX_REST = {"pinned_async_h2d": lambda a: _OVERLAP_REST if a.text == _OVERLAP_COPIES.text else None}
+
 FIXES = {
     "step_gaps": (action("Find the host work between iterations (the NVTX ranges and OS runtime calls around the gap "
                          "show it) and overlap it with the GPU: queue the next iteration's kernels before the host's "
@@ -61,6 +71,19 @@ FIXES = {
         "GPU's idle is the program's budget per input, not a loss.",
         "nsys profile -t cuda,nvtx,osrt --cpuctxsw=process-tree -o run ./app"),),
     "excessive_memcpy": (_OVERLAP_COPIES,),
+    # the copies from or into pageable memory, named (the rule's ``{copies}``: direction, count, size a step): where
+    # the program's other copies are pinned and asynchronous already, these are what the pinning fix is left with;
+    # its opening "Copy from pinned host memory" is the overlap fix's lever, which is then not told again
+    "excessive_memcpy:pageable": (action(
+        "Copy from pinned host memory: pin the host buffers of {copies}, the copies from pageable memory "
+        "(cudaMallocHost, or cudaHostRegister on an existing buffer), and copy with cudaMemcpyAsync on a stream other "
+        "than the kernels' -- from pageable memory the driver stages each copy through a pinned buffer of its own, at "
+        "a fraction of the bus bandwidth, while the host waits; keep data that the next kernel needs on the GPU."),),
+    "excessive_memcpy:pageable_d2h": (action(
+        "Copy results back into pinned host memory ({copies}): allocate the destination once with cudaMallocHost, "
+        "outside the loop, copy into it with cudaMemcpyAsync and wait on an event (or the stream) only before the "
+        "host reads it -- a copy into pageable memory returns only once it has completed, at a fraction of the bus "
+        "bandwidth."),),
     # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
     "excessive_memcpy:pinned": (action(
         "Move fewer bytes across the bus: keep the data resident on the GPU between kernels and iterations instead of "
@@ -172,6 +195,7 @@ FRAMEWORK = Framework(
         ("loss_scaling_gaps", "loss scaling"), ("dtype_casts", "framework casts"),
         ("input_bound", "input pipeline"), ("input_wait_share", "input pipeline"))},
     fixes=FIXES,
+    fix_rest=FIX_REST,
     capture_snippet=CAPTURE,
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
     own_code_between_launches=True,
@@ -181,7 +205,7 @@ FRAMEWORK = Framework(
 #: GPUs they are the same text in its words (``devices.<vendor>.WORDS``: ``cudaMemset`` -> ``hipMemset``), so a
 #: vendor's fill fix is one row of its words table, not a second copy of the fix (h37-fill30; h37-survey58's fill fix
 #: was written twice, CUDA's here and HIP's in ``devices/amd.PROGRAM_FIXES``).
-_RUNTIME_WORDED = ("excessive_memcpy:memset",)
+_RUNTIME_WORDED = ("excessive_memcpy:memset", "excessive_memcpy:pageable", "excessive_memcpy:pageable_d2h")
 
 
 def _in_words(actions: tuple[Action, ...], vendor) -> tuple[Action, ...]:  # noqa: ANN001 - a vendor module

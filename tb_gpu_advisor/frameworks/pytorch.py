@@ -715,6 +715,16 @@ FEWER_BYTES = action(
     "x = torch.from_numpy(batch_uint8).to(device, non_blocking=True)   # 4x fewer bytes than float32\n"
     "x = x.float().div_(255)                                             # widened on the GPU")
 
+#: The wait before graph replays is the host preparing each (h37-left60): the next inputs made and copied meanwhile.
+REPLAY_AHEAD = action(
+    "The GPU waits while the host prepares each graph replay: get the next inputs ready while the current replay "
+    "runs -- copy them into the graph's static tensors from pinned memory with non_blocking=True, and move the "
+    "Python between replays (batching, bookkeeping, reading results) off the path or after the next replay's "
+    "launch.",
+    "static_x.copy_(next_x_pinned, non_blocking=True)   # ready before the replay, no host wait\n"
+    "g.replay()                                         # one launch\n"
+    "next_x_pinned = prepare_next_batch()               # host work while the GPU runs the replay")
+
 #: DDP: gradient buckets reduced while the backward pass still runs.
 DDP_OVERLAP = action(
     "DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: keep buckets small enough "
@@ -903,14 +913,7 @@ FIXES = {
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
     # the wait comes before graph replays: the host's preparation of each, not a launch per kernel (h37-left60)
-    "launch_bound:replay": (action(
-        "The GPU waits while the host prepares each graph replay: get the next inputs ready while the current replay "
-        "runs -- copy them into the graph's static tensors from pinned memory with non_blocking=True, and move the "
-        "Python between replays (batching, bookkeeping, reading results) off the path or after the next replay's "
-        "launch.",
-        "static_x.copy_(next_x_pinned, non_blocking=True)   # ready before the replay, no host wait\n"
-        "g.replay()                                         # one launch\n"
-        "next_x_pinned = prepare_next_batch()               # host work while the GPU runs the replay"),),
+    "launch_bound:replay": (REPLAY_AHEAD,),
     # most small kernels are the optimizer's own, a few per parameter: the optimizer's update is what to batch
     "launch_bound:optimizer": (FUSED_OPTIMIZER, action(
         "A custom optimizer: write its update over the whole parameter list with torch._foreach_* ops (one "
@@ -1976,6 +1979,52 @@ APPLIED_MARKERS = {
 #: pinned, none holding the host), whatever loader made them
 FIX_APPLIED = {COMPILE.text: "compiled", CUDA_GRAPHS.text: "cuda_graphs", FUSED_OPTIMIZER.text: "fused_optimizer",
                NON_BLOCKING.text: "pinned_async_h2d"}
+#: A fix's code that pins an upload or copies it to the device without waiting: a DataLoader's ``pin_memory=True`` (on
+#: its own line of the call, or beside ``DataLoader(``), ``.pin_memory()``, ``.to(...)`` / ``.cuda(...)`` with
+#: ``non_blocking=True``, a ``copy_`` from a pinned tensor -- not a read-back's pinned destination
+#: (``torch.empty(..., pin_memory=True)``, ``buf.copy_(out, ...)``)
+_UPLOAD_PIN_CODE = re.compile(r"DataLoader\(.*\bpin_memory=True|^\s+(?:\w+=\w+,\s*)*pin_memory=True|\.pin_memory\(\)|"
+                              r"\.(?:to|cuda)\([^)]*non_blocking=True|\.copy_\(\w*pinned\w*, non_blocking=True")
+#: The words of fixes that bundle pinned, asynchronous uploads with another lever, less that lever: the rest is the fix
+#: for a trace whose uploads are pinned and asynchronous already (h37-pinned32: ``real-h100-torch/torch_input_bound``
+#: and ``wild/d2d_v100`` were told to load batches "into pinned memory" beside their pinned ``cudaMemcpyAsync``s)
+_UNPINNED_WORDS = {
+    LOADER.text: "Load batches in DataLoader worker processes, with workers kept alive between epochs and a few batches "
+                 "prefetched each, so the loop never waits for the next batch.",
+    LOADER_INFERENCE.text: "Load the inputs in DataLoader worker processes, so the next batch is ready when a forward "
+                           "pass ends: without workers the loop makes each batch between passes while the GPU waits.",
+    BETWEEN_PASSES.text: "Prepare the next input while the GPU runs this one (tokenise and build it ahead, on a thread "
+                         "of its own or in DataLoader workers): the GPU then never waits between forward passes.",
+    REPLAY_AHEAD.text: "The GPU waits while the host prepares each graph replay: get the next inputs ready while the "
+                       "current replay runs -- copy them into the graph's static tensors before it ends, and move the "
+                       "Python between replays (batching, bookkeeping, reading results) off the path or after the next "
+                       "replay's launch.",
+}
+#: what a kept upload line says beside it
+_KEPT = "as already: uploads pinned, non_blocking"
+
+
+def _uploads_kept(a: Action) -> Action | None:
+    """Fix ``a`` for a trace whose uploads are pinned and asynchronous already (``pinned_async_h2d``): its words less
+    the pinning (:data:`_UNPINNED_WORDS`), each code line that pins an upload or copies it ``non_blocking`` marked as
+    kept, not removed (a loader written without ``pin_memory=True`` would undo the pinning the trace shows); None
+    where the fix holds no such lever.  Why not drop the fix: its other levers (worker processes, preparing ahead)
+    are still news."""
+    text = _UNPINNED_WORDS.get(a.text, a.text)
+    lines = (a.snippet or "").split("\n")
+    marked = [_kept_line(ln) if _UPLOAD_PIN_CODE.search(ln) else ln for ln in lines]
+    if text == a.text and marked == lines:
+        return None
+    return Action(text=text, snippet="\n".join(marked) if a.snippet is not None else None, snippet_lang=a.snippet_lang)
+
+
+def _kept_line(line: str) -> str:
+    """A code line that pins or copies an upload asynchronously, its comment saying the trace shows it done."""
+    code, sep, comment = line.partition("   # ")
+    return f"{code}   # {comment}; {_KEPT}" if sep else f"{line}   # {_KEPT}"
+
+
+FIX_REST = {"pinned_async_h2d": _uploads_kept}
 #: Fixes that act on something a trace may not hold: the fused optimizer needs an optimizer step.
 FIX_NEEDS = {FUSED_OPTIMIZER.text: ("an optimizer step", lambda n: is_step_end_event(n) or _fused_optimizer_op(n))}
 #: Code that records CUDA graphs: torch.compile's mode, the graph APIs.
@@ -2242,6 +2291,7 @@ FRAMEWORK = Framework(
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_introduces=fix_introduces,
+    fix_rest=FIX_REST,
     device_features=DEVICE_FEATURES,
     platform_features=PLATFORM_FEATURES,
     fix_needs=FIX_NEEDS,

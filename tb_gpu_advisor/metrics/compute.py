@@ -59,6 +59,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     head = _headline(ledger, place, ks.precision, bool(ctx.active), host_recorded=recorded)
     notes = _notes(trace, bool(ctx.active))
     n = ctx.steps.count
+    sy = syncs.host_syncs(ctx, gap_windows={c.gpu: c.windows for c in idle.gaps if c is not None})
     hm = HostMetrics(
         host=trace.host, path=trace.path, capture=ks.quality, steps=ctx.steps.detection, headline=head,
         breakdown=ledger.avg, steps_detail=[], gpus=gm, kernels=kernel_rows, kernels_ran_into=kernels.kernel_stats(ctx, True),
@@ -68,7 +69,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         gaps=bd.summarize_gaps(idle.gaps, ledger.avg_step, ledger.avg),
         multi_gpu=multigpu.multi_gpu(ctx, gm, idle.arrays), memory=memory.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx),
-        kernel_durations=ks.durations, syncs=syncs.host_syncs(ctx, gap_windows={c.gpu: c.windows for c in idle.gaps if c is not None}), input=inputs.host_input(ctx), comm=communication,
+        kernel_durations=ks.durations, syncs=sy, input=inputs.host_input(ctx), comm=communication,
         flops=flops.flops(ctx, ledger.avg_step), applied={**capture.applied_fixes(ctx), **memcpy.applied(mc)},
         unmet_fixes=capture.unmet_fixes(ctx), cache_release=capture.cache_release(ctx),
         job=job, compute_critical_ms=bd.mean_critical(ledger.arrays, idle.arrays, ctx),

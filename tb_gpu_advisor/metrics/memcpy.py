@@ -9,6 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser, GpuCtx
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
@@ -27,12 +28,29 @@ def applied(copies: list[MemcpyStat]) -> dict[str, str]:
     markers): every H2D copy with time known to come from pinned memory (its whole time's memory kind told, none of it
     pageable or the driver's paging) and none of them a call that held the host -- the pinned-memory and
     asynchronous-copy fix is then what the program does, not advice (h37-already31: ``wild/d2d_v100``'s 25 pinned,
-    asynchronous uploads per step were told "copy batches to the GPU asynchronously from pinned memory")."""
+    asynchronous uploads per step were told "copy batches to the GPU asynchronously from pinned memory").  The pageable uploads beside pinned ones may be too small for pinning to speed
+    (:func:`_too_small_to_pin`); none of them holds the host either (``sync_count_per_step``), so no wait in them is
+    left for pinning to save."""
     h2d = [c for c in copies if c.direction == "h2d" and c.ms_per_step > 0]
-    if not h2d or not all(c.pageable_share == 0 and (c.kind_known_share or 0.0) >= 0.999 and not c.sync_count_per_step
-                          and not (c.migration_share or 0.0) for c in h2d):
+    if not h2d or not all((c.pageable_share == 0 or _too_small_to_pin(c)) and (c.kind_known_share or 0.0) >= 0.999
+                          and not c.sync_count_per_step and not (c.migration_share or 0.0) for c in h2d):
         return {}
-    return {PINNED_ASYNC_H2D: devices.PINNED_ASYNC_UPLOADS}
+    small = sum(c.pageable_count_per_step for c in h2d if c.pageable_share)
+    if not small:
+        return {PINNED_ASYNC_H2D: devices.PINNED_ASYNC_UPLOADS}
+    return {PINNED_ASYNC_H2D: devices.PINNED_ASYNC_UPLOADS_BUT_SMALL.format(
+        copies=plural(round(small, 1), "copy", "copies"), under=f"{T('excessive_memcpy.pin_bytes') / 1024:.0f} KiB")}
+
+
+def _too_small_to_pin(c: MemcpyStat) -> bool:
+    """Whether an H2D direction's pageable copies are, on average, too small for pinning to speed (under
+    ``excessive_memcpy.pin_bytes``: their time is the call's, not the bytes') beside pinned ones -- the copies the copy
+    rule would not ask to pin (``rules.excessive_memcpy._to_pin``).  Why: a loop that pins its batch and copies it
+    ``non_blocking`` still makes a few pageable copies of its own of scalars and offsets (``wild/dlrm_v100``: 5 pinned
+    ``cudaMemcpyAsync`` of the batch after its ``aten::pin_memory``, and 8 pageable copies of 64-2808 B a step), and
+    was told to load batches "into pinned memory" and copy them asynchronously (h37-pinned32)."""
+    k = c.pageable_count_per_step
+    return (c.pageable_share or 0.0) < 1.0 and k > 0 and 0 < c.pageable_bytes_per_step / k < T("excessive_memcpy.pin_bytes")
 
 
 def memcpy_stats(ctx: Context, exposed: dict[str, float],

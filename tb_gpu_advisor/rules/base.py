@@ -894,8 +894,10 @@ def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], lis
             continue
         if ctx.fw.premature(a, ctx.m.applied):  # a next lever, where the first is not in use: the first is the fix
             continue
+        a, kept = ctx.fw.rest(a, ctx.m.applied)  # a lever it bundles in use already: the rest of the fix
         if _said_before(a, keep):  # a lever an earlier fix of the finding already names: told once
             continue
+        used += [w for w in kept if w not in used]
         why = ctx.fw.applied(a, ctx.m.applied)
         if why is None:
             keep.append(a)

@@ -41,6 +41,7 @@ with compute from pinned memory, or gone).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.memcpy import PINNED_ASYNC_H2D
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
@@ -338,9 +339,12 @@ def _fixes(ctx: Ctx, m: HostMetrics, copies: list, worst, pageable: list, migrat
     # not the bytes, is what pinning saves them, so it must matter as the bytes must (``excessive_memcpy.pin_share``:
     # torchrec_a100_stalls' 9 waits of ~150 B copies idle the GPU 0.2 ms of a 245 ms step)
     waits = m.syncs.copy_idle_ms_per_step
+    # -- not where the uploads show pinned, asynchronous copies in use (``metrics.memcpy.applied``): none of them
+    # holds the host, and the pageable ones left are too small for pinning to speed (h37-pinned32), so the host's
+    # waits are in other copies (a read-back's)
     waiting = [c for c in copies if c.direction == "h2d" and c.pageable_count_per_step > 0 and c not in pageable
                and (ctx.share(waits + c.pageable_ms_per_step) or 0.0) >= T("excessive_memcpy.pin_share")] \
-        if m.syncs.copy_calls_per_step and not reads else []
+        if m.syncs.copy_calls_per_step and not reads and PINNED_ASYNC_H2D not in m.applied else []
     named = pageable + waiting
     pin = _pin_fix(ctx, named)
     if pin and pageable:

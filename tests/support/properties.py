@@ -1629,7 +1629,16 @@ _IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
                  "tf_data_parallel": (r"num_parallel_calls|\bparallel(?:ize)?\b[^.;]*\b(?:tf\.data|map)\b",
                                       r"num_parallel_calls"),
                  "tf_data_prefetch": (r"\bprefetch(?:es|ing)?\b(?!\s+to\s+the\s+(?:GPU|device))(?!_to)",
-                                      r"\.prefetch\(")}
+                                      r"\.prefetch\("),
+                 # uploads from pinned memory, asynchronous (the copy records' memory kind, no call holding the
+                 # host): pinning them or copying them non_blocking, in words or code -- not a read-back's own pinned
+                 # destination (``_NOT_UPLOAD``), a lever of the copies back
+                 "pinned_async_h2d": (r"\bcop(?:y|ies|ied)\b[^.;]*\basynchronous(?:ly)?\b[^.;]*\bpinned\b|"
+                                      + r"\binto pinned memory\b|\bpin_memory=True\b|\bnon_blocking\b",
+                                      r"non_blocking=True|pin_memory(?:=True|\(\))")}
+#: Per fix in use, a clause or line that names it for another object: a read-back's pinned destination is no upload
+_NOT_UPLOAD = re.compile(r"\bdestination\b|\bback\b|\bbuf\b", re.IGNORECASE)
+_OTHER_OBJECT = {"pinned_async_h2d": _NOT_UPLOAD}
 #: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode
 _NOT_TOLD = re.compile(r"\bkeep\b|\balready\b|reduce-overhead|\bmode\b|\bneeds\b|\bwithout\b|\boff\b", re.I)
 _CLAUSES = re.compile(r"[.;:]\s+|\s+--\s+|,\s+or\s+|\(|\)")
@@ -1649,10 +1658,15 @@ def in_use_problems(where: str, h: HostReport) -> list[str]:
         if names is None:
             continue
         words, code = (re.compile(x) for x in names)
+        other = _OTHER_OBJECT.get(key)
+
+        def tells(text: str, pattern: re.Pattern, other: re.Pattern | None = other) -> bool:
+            return bool(pattern.search(text)) and not _NOT_TOLD.search(text) and not (other and other.search(text))
+
         for f in h.findings:
             for a in f.actions:
-                told = [c for c in _CLAUSES.split(" ".join(a.text.split())) if words.search(c) and not _NOT_TOLD.search(c)]
-                told += [ln for ln in (a.snippet or "").splitlines() if code.search(ln) and not _NOT_TOLD.search(ln)]
+                told = [c for c in _CLAUSES.split(" ".join(a.text.split())) if tells(c, words)]
+                told += [ln for ln in (a.snippet or "").splitlines() if tells(ln, code)]
                 if told:
                     out.append(f"in-use: {where}: {f.id} tells {key} again ('{told[0].strip()[:80]}'), which the capture "
                                f"shows in use: {applied[key][:60]}")

@@ -468,22 +468,30 @@ def _weighted_most(keys: list, w: np.ndarray):
     return max(acc, key=acc.__getitem__)
 
 
-def _waited_on_event(ctx: Context, g: GpuCtx, before: np.ndarray, nxt: np.ndarray, w: np.ndarray) -> bool:
-    """Whether, for most of the weight ``w``, the thread that launched each waiting event ``nxt`` recorded a stream's
-    wait for another's event (``devices.is_stream_wait``) after the launch of the work it followed (``before``; any
-    time before, where that launch is not recorded) and before its own launch."""
+def _waited_on_event(ctx: Context, g: GpuCtx, before: np.ndarray, nxt: np.ndarray, w: np.ndarray) -> str:
+    """The name of the call by which, for most of the weight ``w``, the thread that launched each waiting event
+    ``nxt`` made a stream wait for another's event (``devices.is_stream_wait``) after the launch of the work it
+    followed (``before``; any time before, where that launch is not recorded) and before its own launch; "" where it
+    recorded none for most of the weight.  The call as the capture names it (``cudaStreamWaitEvent``, the driver's
+    ``cuStreamWaitEvent`` that XLA calls, HIP's ``hipStreamWaitEvent``): the finding says what the capture shows."""
     h = ctx.h
     waits = np.flatnonzero(h.name_mask(devices.is_stream_wait))
     if not waits.size:
-        return False
+        return ""
     ln, ws = h.line[waits], h.start[waits].astype(np.int64)
+    by_call: dict[int, float] = {}
     yes = 0.0
     for b, n, t in zip(before.tolist(), nxt.tolist(), w.tolist()):
         call = int(g.launch[n])
         lo = int(h.start[int(g.launch[b])]) if g.launch[b] >= 0 else np.iinfo(np.int64).min
-        on = (ln == h.line[call]) & (ws >= lo) & (ws <= int(h.start[call]))
-        yes += t if on.any() else 0.0
-    return yes >= 0.5 * float(w.sum())
+        on = np.flatnonzero((ln == h.line[call]) & (ws >= lo) & (ws <= int(h.start[call])))
+        if on.size:
+            yes += t
+            nid = int(h.name[waits[on[-1]]])  # the wait nearest the launch it orders
+            by_call[nid] = by_call.get(nid, 0.0) + t
+    if yes < 0.5 * float(w.sum()):
+        return ""
+    return str(h.names[max(by_call, key=by_call.__getitem__)])
 
 
 def _stream_label(names: list[str], i: int) -> str:

@@ -1296,9 +1296,10 @@ class Handoff:
     #: the work that most of the idle follows, on the stream waited on, and the work it precedes (short names)
     waited: str = ""
     waiting: str = ""
-    #: whether the launching thread recorded a stream's wait for another's event (``cudaStreamWaitEvent``) between
-    #: the two launches for most of the idle: the program (or its framework) ordered the streams
-    event_wait: bool = False
+    #: the call by which the launching thread recorded a stream's wait for another's event between the two launches for
+    #: most of the idle, as the capture names it (``cudaStreamWaitEvent``, ``cuStreamWaitEvent``,
+    #: ``hipStreamWaitEvent``): the program (or its framework) ordered the streams; "" where it recorded none
+    event_wait: str = ""
 
 
 @dataclass

@@ -827,13 +827,14 @@ def _handoff_cause(hand: Handoff) -> tuple[str, Action]:
     """(the sentences that say where the capture shows the handoffs' two sides and what ordered the streams, the fix)
     for the handoffs that hold most of the idle.  A fix only where the capture names the cause: the work waited on is
     a collective (the communication library's stream) or a copy (a copy stream), or the launching thread recorded the
-    event wait (``cudaStreamWaitEvent``: an ordering made on that thread); otherwise what to look at."""
+    event wait (``Handoff.event_wait``, the call the capture names: an ordering made on that thread); otherwise what to
+    look at."""
     if not hand.waited:
         return "", HANDOFF_LOOK
     a, b = (hand.streams.split(" to ") + [""])[:2] if hand.streams else ("another stream", "")
     sides = (f" The capture shows both sides: most of it follows `{hand.waited}` ({_KIND_WORDS.get(hand.waited_kind, 'work')}) "
              f"on {a} and precedes `{hand.waiting}` on {b or 'the stream that waited'}, queued before that work ended")
-    wait = ("; the launching thread records the wait between the two launches (cudaStreamWaitEvent: the program's, "
+    wait = (f"; the launching thread records the wait between the two launches (`{hand.event_wait}`: the program's, "
             "its framework's or a library's own event wait)") if hand.event_wait else ""
     if hand.waited_kind == "collective":
         return (f"{sides}{wait}: the stream waits for a collective's result on the communication library's stream.",

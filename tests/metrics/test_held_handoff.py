@@ -76,11 +76,11 @@ def test_the_handoff_finding_names_its_sides_and_gives_a_fix_only_where_the_capt
     # made there, and the fix is fewer handoffs; without that call the capture cannot say what orders the streams,
     # and the finding says what to look at instead
     _, m, host = _run(tmp_path, 13)
-    assert m.handoff.waited_kind == "kernel" and m.handoff.event_wait
+    assert m.handoff.waited_kind == "kernel" and m.handoff.event_wait == "cudaStreamWaitEvent"
     assert m.handoff.waited.startswith("RNN_blockPersist_fp_GRU") and m.handoff.waiting.startswith("cutlass_80_simt")
     (f,) = _titled(host, HANDOFF)
     assert "follows `RNN_blockPersist_fp_GRU<…>` (a kernel) on stream 13" in f["summary"], f["summary"]
-    assert "records the wait between the two launches" in f["summary"], f["summary"]
+    assert "records the wait between the two launches (`cudaStreamWaitEvent`" in f["summary"], f["summary"]
     assert f["actions"][0]["text"].startswith("Hand work between streams less often"), f["actions"]
     (tmp_path / "no_wait").mkdir()
     _, m, host = _run(tmp_path / "no_wait", 13, event_wait=False)
@@ -88,6 +88,19 @@ def test_the_handoff_finding_names_its_sides_and_gives_a_fix_only_where_the_capt
     (f,) = _titled(host, HANDOFF)
     assert "records no event wait" in f["summary"], f["summary"]
     assert f["actions"][0]["text"].startswith("Open the trace window below"), f["actions"]
+
+
+def test_the_handoff_finding_names_the_wait_call_the_capture_recorded(tmp_path):
+    """The finding says the call the launching thread recorded, not one vendor's runtime call whatever it recorded: a
+    program on the driver API (XLA's ``cuStreamWaitEvent``) or on HIP (``hipStreamWaitEvent``) orders its streams
+    with a call of another name.  Main: the summary said "(cudaStreamWaitEvent: ..." for any of them
+    (h37-review32: the call's name is the capture's, ``devices.STREAM_WAIT_CALLS`` knows which calls wait)."""
+    _, m, host = _run(tmp_path, 13, wait_call="cuStreamWaitEvent")
+    assert m.handoff.event_wait == "cuStreamWaitEvent"
+    (f,) = _titled(host, HANDOFF)
+    assert "(`cuStreamWaitEvent`:" in f["summary"], f["summary"]
+    assert "cudaStreamWaitEvent" not in f["summary"], f["summary"]
+    assert f["actions"][0]["text"].startswith("Hand work between streams less often"), f["actions"]
 
 
 def test_control_the_same_hold_on_one_stream_stays_unseen(tmp_path):

@@ -2100,16 +2100,20 @@ ASYNC_STALL_CALLS = ("memset", "pinned", "pageable", "sync")
 
 
 def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, steps: int = 10, stall_at: int = 5,
-                      kernels: int = 12, kernel_us: float = 400.0) -> dict:
+                      kernels: int = 12, kernel_us: float = 400.0, stall_after: int = 0,
+                      host_after_sync_us: float = 0.0) -> dict:
     """Write the export of a marked loop whose host stalls once, mid-run, inside an asynchronous call, shaped after
     ``nsys/fsdp_mfu_after``'s 5.75 ms ``cudaMemsetAsync`` (a rank's thread 170 ms into the window, the GPU idle, the
     same call microseconds elsewhere): each of ``steps`` iterations is an NVTX range ``step`` holding a
     ``cudaMemsetAsync`` of 4 us and its fill, ``kernels`` kernels of ``kernel_us`` and a ``cudaStreamSynchronize``
     that waits for them.  In iteration ``stall_at`` a call of ``stall_ms`` comes first, the GPU idle through it (the
-    last sync drained it), its work at its end: ``call`` (:data:`ASYNC_STALL_CALLS`) "memset" a ``cudaMemsetAsync``
+    last sync drained it), its work at its end -- or, with ``stall_after`` > 0, after that many of the step's kernels
+    were launched, the GPU running them first and idle only once they end (an idle no sync drained) --: ``call``
+    (:data:`ASYNC_STALL_CALLS`) "memset" a ``cudaMemsetAsync``
     (a fill), "pinned" / "pageable" a ``cudaMemcpyAsync`` of 64 KB uploaded from that memory, "sync" a
     ``cudaStreamSynchronize`` (the control: a call that waits, for GPU work the file does not hold).  Nothing else
-    covers the host's time then.  Return the truth: the stall (ms), its share per step (ms over ``steps``), the
+    covers the host's time then.  ``host_after_sync_us``: after each step's sync, the host's own work in an NVTX range
+    ``postprocess`` of that long, the GPU idle (the sync drained it).  Return the truth: the stall (ms), its share per step (ms over ``steps``), the
     steps, and the GPU's work per step (ms)."""
     if call not in ASYNC_STALL_CALLS:
         raise ValueError(f"call: one of {ASYNC_STALL_CALLS}")
@@ -2123,16 +2127,25 @@ def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, s
             "pageable": "cudaMemcpyAsync_v3020", "sync": "cudaStreamSynchronize_v3020"}[call]
     for i in range(steps):
         opened = api.t
-        if i == stall_at:
+
+        def stall(free: int) -> int:
             c = api(name, int(stall_ms * ms))
+            at = max(api.t - 5 * us - 8 * us, free)  # its work at the call's end, after the GPU's queued work
             if call == "memset":
-                sets.append((api.t - 5 * us - 3 * us, api.t - 5 * us - 2 * us, c))
-            elif call in ("pinned", "pageable"):
-                copies.append((api.t - 5 * us - 8 * us, api.t - 5 * us - 2 * us, c, 1 if call == "pinned" else 0))
+                sets.append((at + 5 * us, at + 6 * us, c))
+                return at + 6 * us
+            if call in ("pinned", "pageable"):
+                copies.append((at, at + 6 * us, c, 1 if call == "pinned" else 0))
+                return at + 6 * us
+            return free
+
+        free = stall(0) if i == stall_at and not stall_after else 0
         c = api("cudaMemsetAsync_v3020", 4 * us)
-        free = api.t + 2 * us
+        free = max(api.t + 2 * us, free + 1 * us)
         sets.append((free - 1 * us, free, c))
-        for _ in range(kernels):
+        for j in range(kernels):
+            if i == stall_at and stall_after and j == stall_after:
+                free = stall(free)
             c = api("cudaLaunchKernel_v7000", 6 * us)
             k0 = max(api.t, free)
             free = k0 + int(kernel_us * us)
@@ -2140,6 +2153,9 @@ def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, s
         api("cudaStreamSynchronize_v3020", 0)
         api.end_last(free + 10 * us)
         api.t = free + 15 * us
+        if host_after_sync_us:
+            ranges.append((api.t, api.t + int(host_after_sync_us * us), "postprocess"))
+            api.t += int(host_after_sync_us * us)
         ranges.append((opened, api.t, "step"))
         api.t += 20 * us
     stop = api.t + ms

@@ -2313,23 +2313,32 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, iv: dict | None = None) -> dict[st
     return os_waits_in(ctx, g, i0, i1)[0]
 
 
-def async_stalls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
+def async_stalls_in_idle(ctx: Context, g: GpuCtx, iv: dict | None,
+                         within: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
     """Call name -> ms of this GPU's idle inside its kept steps that the ledger books to the host stalled in its slow
     asynchronous calls (``async_stall`` of :func:`category_intervals`, booked ``host_compute``: :func:`ledger_of` of
-    the calls' spans, whose idle no higher category claims); {} where there are none.
+    the calls' spans, whose idle no higher category claims); {} where there are none.  ``within`` (disjoint sorted
+    starts, ends, ps): only that part of the calls' spans -- the idle a finding measures for itself (the idle after
+    the program's syncs, ``metrics.syncs``), so that what it says of the stalls is a part of its own time.
 
     Why: the host-bound findings read the ledger's host work as the program's own code; the part inside a
     ``cudaMemsetAsync`` that lasts milliseconds is the runtime's (the driver, a lock, the OS), and the finding says so
-    (h37-asyncslow32)."""
+    (h37-asyncslow32).  The step's whole stall time said as "of" the idle after syncs claimed for the syncs' idle a
+    stall that lay elsewhere in the step (h37-review32)."""
     calls = ctx.stall_calls(g)
-    if not calls.size or not g.windows.size:
+    if not calls.size or not g.windows.size or (within is not None and not within[0].size):
         return {}
     h, out = ctx.h, {}
     col = _CAT_INDEX["host_compute"]
     for nid in np.unique(h.name[calls]).tolist():
         mine = calls[h.name[calls] == nid]
         s, e = union_intervals(h.start[mine].astype(np.int64), h.end[mine].astype(np.int64))
-        v = float(ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv)[col]) / PS_PER_MS
+        s, e = np.asarray(s, np.int64), np.asarray(e, np.int64)
+        if within is not None:
+            s, e = intersect_intervals(s, e, *(x.astype(np.int64, copy=False) for x in within))
+            if not s.size:
+                continue
+        v = float(ledger_of(ctx, g, s, e, iv)[col]) / PS_PER_MS
         if v > 0:
             out[h.names[int(nid)]] = v
     return out

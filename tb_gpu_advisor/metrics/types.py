@@ -1197,6 +1197,10 @@ class HostSyncs:
     #: between-step gaps (``Gaps``), per breakdown category: a gap that follows a step's closing wait is that wait's
     #: idle, not host work the gaps' check may claim again
     in_gaps_ledger_ms: dict[str, float] = field(default_factory=dict)
+    #: of the syncs' idle (``gpu_idle_ms_per_step``), the part the host stalled in slow asynchronous calls that wait
+    #: for no GPU work (``HostMetrics.idle_in_async_stalls`` inside the syncs' own idle: ``metrics.breakdown
+    #: .async_stalls_in_idle``), (call, ms per kept step and rank), longest first
+    idle_in_async_stalls: list[tuple[str, float]] = field(default_factory=list)
     #: GPU idle after any sync or blocking copy while the host thread ran nothing the profiler recorded (Python the
     #: profiler did not trace): named apart, neither the sync's nor the copy's
     unrecorded_ms_per_step: float = 0.0

@@ -145,7 +145,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["comm_launch"] = (d.start[:0], d.start[:0])
     paced = paced_collective_gaps(g)
     if paced is not None:
-        for c in ("kernel_switch", "startup", "stream_handoff", "unseen"):  # painted above it: its measure is what the ledger books
+        for c in _IDLE_ABOVE_PACED:  # painted above it: its measure is what the ledger books
             if paced[0].size and out[c][0].size:
                 paced = subtract_intervals(*paced, *(x.astype(np.int64, copy=False) for x in out[c]))
         out["comm_launch"] = paced
@@ -919,6 +919,12 @@ _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "memcpy_d2h": frozenset({devices.KIND_D2H}),
     "memcpy_h2d": frozenset({devices.KIND_H2D}),
 }
+#: The GPU's idle categories painted above the idle between small collectives launched one by one (``comm_launch``):
+#: read off :data:`PRIORITY`, the one statement of precedence, so that a category added above it is subtracted from
+#: that idle's measure too (``stream_handoff`` had to be added to a list of its own here).  The GPU's own work above it
+#: -- its kinds, and its copies under one-time calls (``copy_startup``, booked as start-up) -- is no idle.
+_IDLE_ABOVE_PACED: tuple[str, ...] = tuple(c for c in PRIORITY[:PRIORITY.index("comm_launch")]
+                                           if c not in _DEVICE_KINDS and c != "copy_startup")
 
 
 def _of_kinds(d, kinds: frozenset[int], present: set[int]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

@@ -2208,6 +2208,7 @@ FRAMEWORK = Framework(
             "input_wait_meaning": "share of the {step} the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "input_next": "the DataLoader's `__next__`",
+            "handoff:own_streams": "the program's (`torch.cuda.Stream`, `wait_stream`)",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
             "gpu_user": "PyTorch",
             "dispatch_call": "top-level op call",

@@ -26,6 +26,7 @@ import pytest
 
 from synthetic.torchtrace import COMPUTE_STREAM, write_stream_handoff
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.rules import capture_quality
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.cli_report import first_report
 from tests.support.run_report import one_file_host
@@ -101,6 +102,20 @@ def test_the_handoff_finding_names_the_wait_call_the_capture_recorded(tmp_path):
     assert "(`cuStreamWaitEvent`:" in f["summary"], f["summary"]
     assert "cudaStreamWaitEvent" not in f["summary"], f["summary"]
     assert f["actions"][0]["text"].startswith("Hand work between streams less often"), f["actions"]
+
+
+@pytest.mark.parametrize("fw", ["jax", "native", "pytorch"])
+def test_the_handoff_look_names_the_programs_streams_in_its_frameworks_words(tmp_path, fw):
+    """Where the capture does not say what orders the streams, the finding's look-here advice names the program's own
+    streams as its framework makes them (``handoff:own_streams``): PyTorch's ``torch.cuda.Stream`` / ``wait_stream``
+    only for a PyTorch job.  Main: the advice was one constant that told a JAX or native job to look at
+    "torch.cuda.Stream, wait_stream" (h37-review32).  The same capture read as each framework's."""
+    _, m, _ = _run(tmp_path, 13, event_wait=False)
+    m.capture.framework = fw
+    (f,) = [f for f in capture_quality.check(m) if f.title == HANDOFF]
+    (act,) = f.actions
+    assert act.text.startswith("Open the trace window below"), act.text
+    assert ("torch.cuda.Stream" in act.text) == (fw == "pytorch"), act.text
 
 
 def test_control_the_same_hold_on_one_stream_stays_unseen(tmp_path):

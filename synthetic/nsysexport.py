@@ -2069,17 +2069,27 @@ def write_first_async_context(path: str, first_call: str = "cudaMemsetAsync_v302
         api.t = gpu_free + 15 * ms  # the host's pandas-side work between passes
     stop = api.t + ms
     api.insert(con, gtid)
+    _insert_one_stream(con, strings, (gpid, pid, gtid), stop, copies, 2400000, sets, kern, "_kernel_agent")
+    return {"first_ms": first_ms, "window_ms": (stop - t_open) / ms}
+
+
+def _insert_one_stream(con: sqlite3.Connection, strings: _Strings, ids: tuple[int, int, int], stop: int,
+                       copies: list[tuple[int, int, int, int]], copy_bytes: int, sets: list[tuple[int, int, int]],
+                       kern: list[tuple[int, int, int]], kernel: str) -> None:
+    """Insert a one-process, one-stream program's GPU work on an A100 and close its export (``ids``: its globalPid,
+    pid and globalTid): ``copies`` (start, end, correlation, source memory kind) uploads of ``copy_bytes``, ``sets``
+    (start, end, correlation) fills of 4 KB, ``kern`` (start, end, correlation) kernels named ``kernel``, all on
+    stream 7 -- the one shape :func:`write_first_async_context` and :func:`write_async_stall` write, in one place."""
+    gpid = ids[0]
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,2400000,1,?,2)",
-                    [(a, b, c, gpid, k) for a, b, c, k in copies])
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,1,?,2)",
+                    [(a, b, c, gpid, copy_bytes, k) for a, b, c, k in copies])
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
-    nid = strings("_kernel_agent")
+    nid = strings(kernel)
     con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
                                       None, None) for k0, k1, c in kern])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
-                sync_enum=False)
-    return {"first_ms": first_ms, "window_ms": (stop - t_open) / ms}
+    _finish_one(con, strings, stop, ids, A100_SXM4_40GB, program="python", thread="python", sync_enum=False)
 
 
 #: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and
@@ -2162,16 +2172,7 @@ def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, s
     api.insert(con, gtid)
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in ranges])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,65536,1,?,2)",
-                    [(a, b, c, gpid, k) for a, b, c, k in copies])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
-    nid = strings("_step_kernel")
-    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
-                                      None, None) for k0, k1, c in kern])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
-                sync_enum=False)
+    _insert_one_stream(con, strings, (gpid, pid, gtid), stop, copies, 65536, sets, kern, "_step_kernel")
     return {"stall_ms": stall_ms, "stall_per_step_ms": stall_ms / steps, "steps": steps,
             "gpu_ms": kernels * kernel_us / 1000.0}
 

@@ -21,7 +21,7 @@ import pytest
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.steps.ranges import _base_name, _counting_bases, _counts
-from tests.support.cli_report import first_host
+from tests.support.cli_report import first_host, written_hosts
 
 #: the range around each iteration, as each program writes it ({k}: the iteration's number)
 FORMS = {
@@ -34,13 +34,8 @@ FORMS = {
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    d = tmp_path_factory.mktemp("counter_names")
-    out = {}
-    for name, rng in FORMS.items():
-        p = str(d / f"{name}.sqlite")
-        truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=rng))
-        out[name] = (first_host(p), truth)
-    return out
+    return written_hosts(tmp_path_factory.mktemp("counter_names"), FORMS,
+                         lambda p, rng: nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=rng)))
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))

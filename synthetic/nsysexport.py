@@ -22,7 +22,8 @@ import argparse
 import json
 import shlex
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
@@ -3811,44 +3812,42 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
         api.row(call, api.t, free + 5 * us)
         api.t = free + 30 * us
 
-    # the first test: upload, kernel, read-back per stream
-    a = api.t
-    allocate()
-    for s in range(streams):
-        copy(14 + s, 1)
-        c = api("cudaLaunchKernel_v7000", 10 * us)
-        kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
-        free += int(kernel_ms * ms)
-        copy(14 + s, 2)
-    sync_all()
-    release()
-    nvtx.append((a, api.t, phases[0]))
+    @contextmanager
+    def one_test(name: str) -> Iterator[None]:
+        """One test of the program, in its range ``name``: its buffers allocated, the body's work, its buffers
+        freed."""
+        a = api.t
+        allocate()
+        yield
+        release()
+        nvtx.append((a, api.t, name))
+
+    with one_test(phases[0]):  # the first test: upload, kernel, read-back per stream
+        for s in range(streams):
+            copy(14 + s, 1)
+            c = api("cudaLaunchKernel_v7000", 10 * us)
+            kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
+            free += int(kernel_ms * ms)
+            copy(14 + s, 2)
+        sync_all()
     api.t += 10 * ms
-    # the second test: copies only, in two halves the host pauses between
-    a = api.t
-    allocate()
-    for s in range(streams):
-        copy(19 + s, 1)
-        copy(19 + s, 2)
-        if s == streams // 2:
-            sync_all()
-            api.t += 2 * ms
-    sync_all()
-    release()
-    nvtx.append((a, api.t, phases[1]))
+    with one_test(phases[1]):  # the second test: copies only, in two halves the host pauses between
+        for s in range(streams):
+            copy(19 + s, 1)
+            copy(19 + s, 2)
+            if s == streams // 2:
+                sync_all()
+                api.t += 2 * ms
+        sync_all()
     api.t += 10 * ms
-    # the third test: a kernel per stream, one of them long, waited on by events
-    a = api.t
-    allocate()
-    start = max(free, api.t)
-    for s in range(streams):
-        c = api("cudaLaunchKernel_v7000", 10 * us)
-        dur = int((long_ms if s == 2 else kernel_ms * (s + 1)) * ms)
-        kern.append((start + s * 50 * us, start + s * 50 * us + dur, 24 + s, c, strings(f"test{s}")))
-        free = max(free, start + s * 50 * us + dur)
-    sync_all("cudaEventSynchronize_v3020")
-    release()
-    nvtx.append((a, api.t, phases[2]))
+    with one_test(phases[2]):  # the third test: a kernel per stream, one of them long, waited on by events
+        start = max(free, api.t)
+        for s in range(streams):
+            c = api("cudaLaunchKernel_v7000", 10 * us)
+            dur = int((long_ms if s == 2 else kernel_ms * (s + 1)) * ms)
+            kern.append((start + s * 50 * us, start + s * 50 * us + dur, 24 + s, c, strings(f"test{s}")))
+            free = max(free, start + s * 50 * us + dur)
+        sync_all("cudaEventSynchronize_v3020")
     nvtx.append((main0, api.t + 10 * us, "main"))
     stop = api.t + 60 * ms
     api.insert(con, gtid)

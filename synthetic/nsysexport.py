@@ -22,7 +22,8 @@ import argparse
 import json
 import shlex
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
@@ -2069,17 +2070,27 @@ def write_first_async_context(path: str, first_call: str = "cudaMemsetAsync_v302
         api.t = gpu_free + 15 * ms  # the host's pandas-side work between passes
     stop = api.t + ms
     api.insert(con, gtid)
+    _insert_one_stream(con, strings, (gpid, pid, gtid), stop, copies, 2400000, sets, kern, "_kernel_agent")
+    return {"first_ms": first_ms, "window_ms": (stop - t_open) / ms}
+
+
+def _insert_one_stream(con: sqlite3.Connection, strings: _Strings, ids: tuple[int, int, int], stop: int,
+                       copies: list[tuple[int, int, int, int]], copy_bytes: int, sets: list[tuple[int, int, int]],
+                       kern: list[tuple[int, int, int]], kernel: str) -> None:
+    """Insert a one-process, one-stream program's GPU work on an A100 and close its export (``ids``: its globalPid,
+    pid and globalTid): ``copies`` (start, end, correlation, source memory kind) uploads of ``copy_bytes``, ``sets``
+    (start, end, correlation) fills of 4 KB, ``kern`` (start, end, correlation) kernels named ``kernel``, all on
+    stream 7 -- the one shape :func:`write_first_async_context` and :func:`write_async_stall` write, in one place."""
+    gpid = ids[0]
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,2400000,1,?,2)",
-                    [(a, b, c, gpid, k) for a, b, c, k in copies])
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,1,?,2)",
+                    [(a, b, c, gpid, copy_bytes, k) for a, b, c, k in copies])
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
-    nid = strings("_kernel_agent")
+    nid = strings(kernel)
     con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
                                       None, None) for k0, k1, c in kern])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
-                sync_enum=False)
-    return {"first_ms": first_ms, "window_ms": (stop - t_open) / ms}
+    _finish_one(con, strings, stop, ids, A100_SXM4_40GB, program="python", thread="python", sync_enum=False)
 
 
 #: How :func:`write_unrecorded_context` annotates its program, as PyProf / DLProf do (every ``torch``, ``Tensor`` and
@@ -2100,16 +2111,20 @@ ASYNC_STALL_CALLS = ("memset", "pinned", "pageable", "sync")
 
 
 def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, steps: int = 10, stall_at: int = 5,
-                      kernels: int = 12, kernel_us: float = 400.0) -> dict:
+                      kernels: int = 12, kernel_us: float = 400.0, stall_after: int = 0,
+                      host_after_sync_us: float = 0.0) -> dict:
     """Write the export of a marked loop whose host stalls once, mid-run, inside an asynchronous call, shaped after
     ``nsys/fsdp_mfu_after``'s 5.75 ms ``cudaMemsetAsync`` (a rank's thread 170 ms into the window, the GPU idle, the
     same call microseconds elsewhere): each of ``steps`` iterations is an NVTX range ``step`` holding a
     ``cudaMemsetAsync`` of 4 us and its fill, ``kernels`` kernels of ``kernel_us`` and a ``cudaStreamSynchronize``
     that waits for them.  In iteration ``stall_at`` a call of ``stall_ms`` comes first, the GPU idle through it (the
-    last sync drained it), its work at its end: ``call`` (:data:`ASYNC_STALL_CALLS`) "memset" a ``cudaMemsetAsync``
+    last sync drained it), its work at its end -- or, with ``stall_after`` > 0, after that many of the step's kernels
+    were launched, the GPU running them first and idle only once they end (an idle no sync drained) --: ``call``
+    (:data:`ASYNC_STALL_CALLS`) "memset" a ``cudaMemsetAsync``
     (a fill), "pinned" / "pageable" a ``cudaMemcpyAsync`` of 64 KB uploaded from that memory, "sync" a
     ``cudaStreamSynchronize`` (the control: a call that waits, for GPU work the file does not hold).  Nothing else
-    covers the host's time then.  Return the truth: the stall (ms), its share per step (ms over ``steps``), the
+    covers the host's time then.  ``host_after_sync_us``: after each step's sync, the host's own work in an NVTX range
+    ``postprocess`` of that long, the GPU idle (the sync drained it).  Return the truth: the stall (ms), its share per step (ms over ``steps``), the
     steps, and the GPU's work per step (ms)."""
     if call not in ASYNC_STALL_CALLS:
         raise ValueError(f"call: one of {ASYNC_STALL_CALLS}")
@@ -2123,16 +2138,25 @@ def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, s
             "pageable": "cudaMemcpyAsync_v3020", "sync": "cudaStreamSynchronize_v3020"}[call]
     for i in range(steps):
         opened = api.t
-        if i == stall_at:
+
+        def stall(free: int) -> int:
             c = api(name, int(stall_ms * ms))
+            at = max(api.t - 5 * us - 8 * us, free)  # its work at the call's end, after the GPU's queued work
             if call == "memset":
-                sets.append((api.t - 5 * us - 3 * us, api.t - 5 * us - 2 * us, c))
-            elif call in ("pinned", "pageable"):
-                copies.append((api.t - 5 * us - 8 * us, api.t - 5 * us - 2 * us, c, 1 if call == "pinned" else 0))
+                sets.append((at + 5 * us, at + 6 * us, c))
+                return at + 6 * us
+            if call in ("pinned", "pageable"):
+                copies.append((at, at + 6 * us, c, 1 if call == "pinned" else 0))
+                return at + 6 * us
+            return free
+
+        free = stall(0) if i == stall_at and not stall_after else 0
         c = api("cudaMemsetAsync_v3020", 4 * us)
-        free = api.t + 2 * us
+        free = max(api.t + 2 * us, free + 1 * us)
         sets.append((free - 1 * us, free, c))
-        for _ in range(kernels):
+        for j in range(kernels):
+            if i == stall_at and stall_after and j == stall_after:
+                free = stall(free)
             c = api("cudaLaunchKernel_v7000", 6 * us)
             k0 = max(api.t, free)
             free = k0 + int(kernel_us * us)
@@ -2140,22 +2164,16 @@ def write_async_stall(path: str, call: str = "memset", stall_ms: float = 5.75, s
         api("cudaStreamSynchronize_v3020", 0)
         api.end_last(free + 10 * us)
         api.t = free + 15 * us
+        if host_after_sync_us:
+            ranges.append((api.t, api.t + int(host_after_sync_us * us), "postprocess"))
+            api.t += int(host_after_sync_us * us)
         ranges.append((opened, api.t, "step"))
         api.t += 20 * us
     stop = api.t + ms
     api.insert(con, gtid)
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in ranges])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,65536,1,?,2)",
-                    [(a, b, c, gpid, k) for a, b, c, k in copies])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
-                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,4096,2)", [(*r, gpid) for r in sets])
-    nid = strings("_step_kernel")
-    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 7, c, gpid, nid, nid, 32, 80, 1, 1, 256, 1, 1, 0, 0, 0, 0, c,
-                                      None, None) for k0, k1, c in kern])
-    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
-                sync_enum=False)
+    _insert_one_stream(con, strings, (gpid, pid, gtid), stop, copies, 65536, sets, kern, "_step_kernel")
     return {"stall_ms": stall_ms, "stall_per_step_ms": stall_ms / steps, "steps": steps,
             "gpu_ms": kernels * kernel_us / 1000.0}
 
@@ -3794,44 +3812,42 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
         api.row(call, api.t, free + 5 * us)
         api.t = free + 30 * us
 
-    # the first test: upload, kernel, read-back per stream
-    a = api.t
-    allocate()
-    for s in range(streams):
-        copy(14 + s, 1)
-        c = api("cudaLaunchKernel_v7000", 10 * us)
-        kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
-        free += int(kernel_ms * ms)
-        copy(14 + s, 2)
-    sync_all()
-    release()
-    nvtx.append((a, api.t, phases[0]))
+    @contextmanager
+    def one_test(name: str) -> Iterator[None]:
+        """One test of the program, in its range ``name``: its buffers allocated, the body's work, its buffers
+        freed."""
+        a = api.t
+        allocate()
+        yield
+        release()
+        nvtx.append((a, api.t, name))
+
+    with one_test(phases[0]):  # the first test: upload, kernel, read-back per stream
+        for s in range(streams):
+            copy(14 + s, 1)
+            c = api("cudaLaunchKernel_v7000", 10 * us)
+            kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
+            free += int(kernel_ms * ms)
+            copy(14 + s, 2)
+        sync_all()
     api.t += 10 * ms
-    # the second test: copies only, in two halves the host pauses between
-    a = api.t
-    allocate()
-    for s in range(streams):
-        copy(19 + s, 1)
-        copy(19 + s, 2)
-        if s == streams // 2:
-            sync_all()
-            api.t += 2 * ms
-    sync_all()
-    release()
-    nvtx.append((a, api.t, phases[1]))
+    with one_test(phases[1]):  # the second test: copies only, in two halves the host pauses between
+        for s in range(streams):
+            copy(19 + s, 1)
+            copy(19 + s, 2)
+            if s == streams // 2:
+                sync_all()
+                api.t += 2 * ms
+        sync_all()
     api.t += 10 * ms
-    # the third test: a kernel per stream, one of them long, waited on by events
-    a = api.t
-    allocate()
-    start = max(free, api.t)
-    for s in range(streams):
-        c = api("cudaLaunchKernel_v7000", 10 * us)
-        dur = int((long_ms if s == 2 else kernel_ms * (s + 1)) * ms)
-        kern.append((start + s * 50 * us, start + s * 50 * us + dur, 24 + s, c, strings(f"test{s}")))
-        free = max(free, start + s * 50 * us + dur)
-    sync_all("cudaEventSynchronize_v3020")
-    release()
-    nvtx.append((a, api.t, phases[2]))
+    with one_test(phases[2]):  # the third test: a kernel per stream, one of them long, waited on by events
+        start = max(free, api.t)
+        for s in range(streams):
+            c = api("cudaLaunchKernel_v7000", 10 * us)
+            dur = int((long_ms if s == 2 else kernel_ms * (s + 1)) * ms)
+            kern.append((start + s * 50 * us, start + s * 50 * us + dur, 24 + s, c, strings(f"test{s}")))
+            free = max(free, start + s * 50 * us + dur)
+        sync_all("cudaEventSynchronize_v3020")
     nvtx.append((main0, api.t + 10 * us, "main"))
     stop = api.t + 60 * ms
     api.insert(con, gtid)

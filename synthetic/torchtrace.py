@@ -2713,7 +2713,8 @@ HANDOFF_MAX_US = 50.0
 
 
 def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF_US,
-                         side_stream: int = HANDOFF_SIDE_STREAM, event_wait: bool = True) -> dict[str, Any]:
+                         side_stream: int = HANDOFF_SIDE_STREAM, event_wait: bool = True,
+                         wait_call: str = "cudaStreamWaitEvent") -> dict[str, Any]:
     """A ``torch.profiler`` window of an inference loop whose every step hands work between two streams: a small
     kernel on the compute stream, a library's kernel (``HANDOFF_SIDE_US``) on ``side_stream``, an event recorded
     and waited on (``cudaEventRecord``, ``cudaStreamWaitEvent``), then the compute stream's next kernel -- launched
@@ -2721,7 +2722,8 @@ def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF
     ``side_stream=COMPUTE_STREAM`` (the control): the library's kernel on the compute stream too and the same hold
     after it, so no handoff between streams: the GPU held queued work on one stream, for a cause the capture lacks.
     ``event_wait=False``: no event call recorded on the launching thread (what orders the streams is not in the
-    capture).  Truth by construction, per step: the held idle (``held_ms``) and the part of it at handoffs between streams
+    capture); ``wait_call``: the call that records the wait (the runtime's ``cudaStreamWaitEvent``, or the driver's
+    ``cuStreamWaitEvent``, which XLA calls).  Truth by construction, per step: the held idle (``held_ms``) and the part of it at handoffs between streams
     (``handoff_ms``: all of it where the side kernel is on another stream and the hold is within ``HANDOFF_MAX_US``,
     else none)."""
     r = Rank(rank=0, pid=4616, device=0)
@@ -2733,7 +2735,7 @@ def write_stream_handoff(path: str, steps: int = 10, handoff_us: float = HANDOFF
                                 HANDOFF_SIDE_US, stream=side_stream, grid=(32, 1, 1), block=(384, 1, 1))
         if event_wait:  # else the ordering is made where the capture does not show it (another thread's wait)
             _runtime_call(rr, "cudaEventRecord", 1.0, 135)
-            _runtime_call(rr, "cudaStreamWaitEvent", 1.0, 147)
+            _runtime_call(rr, wait_call, 1.0, 147)
         else:
             rr.host_us += 2.0
         rr.kernel("aten::addmm", "cutlass_80_simt_sgemm_32x128_8x5_tn_align1", 3.0, grid=(1, 1, 4),

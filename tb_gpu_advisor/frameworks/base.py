@@ -572,6 +572,9 @@ GENERIC_LABELS: dict[str, str] = {
     "launch_skew:no_private_threads": "",
     #: where casts that no GEMM or precision number shows come from, in the framework's words (dtype_casts)
     "cast_cause": "fp32 weights cast to the 16-bit dtype again on every call, or layers kept in fp32",
+    #: the streams a program makes and waits between itself, as the handoff finding's look-here advice names them
+    #: (``capture_quality``'s handoffs between streams): the framework's own API where it has one
+    "handoff:own_streams": "the program's (streams it creates and the waits it makes between them)",
 }
 
 

@@ -2152,8 +2152,9 @@ def is_attention_math_frame(name: str) -> bool:
 
 #: An OOM whose live blocks SDPA's math backend made (``oom_snapshot``): the fused backends keep no score matrix.
 FIXES["oom_snapshot:attention_math"] = (action(
-    "Let scaled_dot_product_attention run a fused backend: its math fallback wrote the full score matrix (batch x "
-    "heads x queries x keys) to memory and kept it for the backward; the flash and memory-efficient kernels keep "
+    "Let scaled_dot_product_attention run a fused backend: its math fallback writes the full score matrix (batch x "
+    "heads x queries x keys) to memory, and its softmax stays live while autograd keeps it for a backward (grad on); "
+    "the flash and memory-efficient kernels keep "
     "neither scores nor probabilities.  They need 16-bit inputs for flash (autocast), a supported head dimension, "
     "and is_causal=True rather than a materialised causal mask; forcing them raises, with the reason, where they "
     "cannot run.",
@@ -2269,6 +2270,7 @@ FRAMEWORK = Framework(
             "input_wait_meaning": "share of the {step} the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "input_next": "the DataLoader's `__next__`",
+            "handoff:own_streams": "the program's (`torch.cuda.Stream`, `wait_stream`)",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
             "gpu_user": "PyTorch",
             "dispatch_call": "top-level op call",

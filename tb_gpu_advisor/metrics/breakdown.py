@@ -147,7 +147,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["comm_launch"] = (d.start[:0], d.start[:0])
     paced = paced_collective_gaps(g)
     if paced is not None:
-        for c in ("kernel_switch", "startup", "stream_handoff", "unseen"):  # painted above it: its measure is what the ledger books
+        for c in _IDLE_ABOVE_PACED:  # painted above it: its measure is what the ledger books
             if paced[0].size and out[c][0].size:
                 paced = subtract_intervals(*paced, *(x.astype(np.int64, copy=False) for x in out[c]))
         out["comm_launch"] = paced
@@ -470,22 +470,30 @@ def _weighted_most(keys: list, w: np.ndarray):
     return max(acc, key=acc.__getitem__)
 
 
-def _waited_on_event(ctx: Context, g: GpuCtx, before: np.ndarray, nxt: np.ndarray, w: np.ndarray) -> bool:
-    """Whether, for most of the weight ``w``, the thread that launched each waiting event ``nxt`` recorded a stream's
-    wait for another's event (``devices.is_stream_wait``) after the launch of the work it followed (``before``; any
-    time before, where that launch is not recorded) and before its own launch."""
+def _waited_on_event(ctx: Context, g: GpuCtx, before: np.ndarray, nxt: np.ndarray, w: np.ndarray) -> str:
+    """The name of the call by which, for most of the weight ``w``, the thread that launched each waiting event
+    ``nxt`` made a stream wait for another's event (``devices.is_stream_wait``) after the launch of the work it
+    followed (``before``; any time before, where that launch is not recorded) and before its own launch; "" where it
+    recorded none for most of the weight.  The call as the capture names it (``cudaStreamWaitEvent``, the driver's
+    ``cuStreamWaitEvent`` that XLA calls, HIP's ``hipStreamWaitEvent``): the finding says what the capture shows."""
     h = ctx.h
     waits = np.flatnonzero(h.name_mask(devices.is_stream_wait))
     if not waits.size:
-        return False
+        return ""
     ln, ws = h.line[waits], h.start[waits].astype(np.int64)
+    by_call: dict[int, float] = {}
     yes = 0.0
     for b, n, t in zip(before.tolist(), nxt.tolist(), w.tolist()):
         call = int(g.launch[n])
         lo = int(h.start[int(g.launch[b])]) if g.launch[b] >= 0 else np.iinfo(np.int64).min
-        on = (ln == h.line[call]) & (ws >= lo) & (ws <= int(h.start[call]))
-        yes += t if on.any() else 0.0
-    return yes >= 0.5 * float(w.sum())
+        on = np.flatnonzero((ln == h.line[call]) & (ws >= lo) & (ws <= int(h.start[call])))
+        if on.size:
+            yes += t
+            nid = int(h.name[waits[on[-1]]])  # the wait nearest the launch it orders
+            by_call[nid] = by_call.get(nid, 0.0) + t
+    if yes < 0.5 * float(w.sum()):
+        return ""
+    return str(h.names[max(by_call, key=by_call.__getitem__)])
 
 
 def _stream_label(names: list[str], i: int) -> str:
@@ -964,6 +972,12 @@ _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "memcpy_d2h": frozenset({devices.KIND_D2H}),
     "memcpy_h2d": frozenset({devices.KIND_H2D}),
 }
+#: The GPU's idle categories painted above the idle between small collectives launched one by one (``comm_launch``):
+#: read off :data:`PRIORITY`, the one statement of precedence, so that a category added above it is subtracted from
+#: that idle's measure too (``stream_handoff`` had to be added to a list of its own here).  The GPU's own work above it
+#: -- its kinds, and its copies under one-time calls (``copy_startup``, booked as start-up) -- is no idle.
+_IDLE_ABOVE_PACED: tuple[str, ...] = tuple(c for c in PRIORITY[:PRIORITY.index("comm_launch")]
+                                           if c not in _DEVICE_KINDS and c != "copy_startup")
 
 
 def _of_kinds(d, kinds: frozenset[int], present: set[int]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001
@@ -2358,23 +2372,32 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, iv: dict | None = None) -> dict[st
     return os_waits_in(ctx, g, i0, i1)[0]
 
 
-def async_stalls_in_idle(ctx: Context, g: GpuCtx, iv: dict) -> dict[str, float]:
+def async_stalls_in_idle(ctx: Context, g: GpuCtx, iv: dict | None,
+                         within: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, float]:
     """Call name -> ms of this GPU's idle inside its kept steps that the ledger books to the host stalled in its slow
     asynchronous calls (``async_stall`` of :func:`category_intervals`, booked ``host_compute``: :func:`ledger_of` of
-    the calls' spans, whose idle no higher category claims); {} where there are none.
+    the calls' spans, whose idle no higher category claims); {} where there are none.  ``within`` (disjoint sorted
+    starts, ends, ps): only that part of the calls' spans -- the idle a finding measures for itself (the idle after
+    the program's syncs, ``metrics.syncs``), so that what it says of the stalls is a part of its own time.
 
     Why: the host-bound findings read the ledger's host work as the program's own code; the part inside a
     ``cudaMemsetAsync`` that lasts milliseconds is the runtime's (the driver, a lock, the OS), and the finding says so
-    (h37-asyncslow32)."""
+    (h37-asyncslow32).  The step's whole stall time said as "of" the idle after syncs claimed for the syncs' idle a
+    stall that lay elsewhere in the step (h37-review32)."""
     calls = ctx.stall_calls(g)
-    if not calls.size or not g.windows.size:
+    if not calls.size or not g.windows.size or (within is not None and not within[0].size):
         return {}
     h, out = ctx.h, {}
     col = _CAT_INDEX["host_compute"]
     for nid in np.unique(h.name[calls]).tolist():
         mine = calls[h.name[calls] == nid]
         s, e = union_intervals(h.start[mine].astype(np.int64), h.end[mine].astype(np.int64))
-        v = float(ledger_of(ctx, g, np.asarray(s, np.int64), np.asarray(e, np.int64), iv)[col]) / PS_PER_MS
+        s, e = np.asarray(s, np.int64), np.asarray(e, np.int64)
+        if within is not None:
+            s, e = intersect_intervals(s, e, *(x.astype(np.int64, copy=False) for x in within))
+            if not s.size:
+                continue
+        v = float(ledger_of(ctx, g, s, e, iv)[col]) / PS_PER_MS
         if v > 0:
             out[h.names[int(nid)]] = v
     return out

@@ -85,6 +85,7 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
     ledger = np.zeros((3, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits', both's in the gaps
     leads = np.zeros(len(BREAKDOWN_CATEGORIES))  # of the copies' waits, their leads (:func:`copy_leads`)
     tails = np.zeros(len(BREAKDOWN_CATEGORIES))  # and their tails (:func:`copy_tails`)
+    stalls: dict[str, float] = {}  # slow asynchronous call -> ms of the syncs' idle the host stalled in it
     # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
     # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
     held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
@@ -100,6 +101,8 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                 spans[1] = union_intervals(np.concatenate([spans[1][0].astype(np.int64), held_in[0]]),
                                            np.concatenate([spans[1][1].astype(np.int64), held_in[1]]))
         idle += per
+        for name, v in bd.async_stalls_in_idle(ctx, g, None, within=spans[0]).items():
+            stalls[name] = stalls.get(name, 0.0) + v
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
         ledger[2] += _in_gaps(ctx, g, spans, (gap_windows or {}).get(g.d.gpu))
@@ -117,7 +120,9 @@ def host_syncs(ctx: Context, top_n: int = 5, gap_windows: dict | None = None) ->
                      copy_calls_per_step=ctx.per_step(copy.sum()), copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(ctx, callers[copy], top_n), unrecorded_ms_per_step=float(idle[2]),
                      copy_lead_ms_per_step=_idle_ms(ctx, leads), copy_tail_ms_per_step=_idle_ms(ctx, tails),
-                     in_gaps_ledger_ms=in_gaps)
+                     in_gaps_ledger_ms=in_gaps,
+                     idle_in_async_stalls=sorted(((n, round(float(ctx.per_step(v)), 4)) for n, v in stalls.items()),
+                                                 key=lambda kv: (-kv[1], kv[0])))
 
 
 def copy_leads(ctx: Context, g, owned: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001

@@ -1203,6 +1203,10 @@ class HostSyncs:
     #: between-step gaps (``Gaps``), per breakdown category: a gap that follows a step's closing wait is that wait's
     #: idle, not host work the gaps' check may claim again
     in_gaps_ledger_ms: dict[str, float] = field(default_factory=dict)
+    #: of the syncs' idle (``gpu_idle_ms_per_step``), the part the host stalled in slow asynchronous calls that wait
+    #: for no GPU work (``HostMetrics.idle_in_async_stalls`` inside the syncs' own idle: ``metrics.breakdown
+    #: .async_stalls_in_idle``), (call, ms per kept step and rank), longest first
+    idle_in_async_stalls: list[tuple[str, float]] = field(default_factory=list)
     #: GPU idle after any sync or blocking copy while the host thread ran nothing the profiler recorded (Python the
     #: profiler did not trace): named apart, neither the sync's nor the copy's
     unrecorded_ms_per_step: float = 0.0
@@ -1302,9 +1306,10 @@ class Handoff:
     #: the work that most of the idle follows, on the stream waited on, and the work it precedes (short names)
     waited: str = ""
     waiting: str = ""
-    #: whether the launching thread recorded a stream's wait for another's event (``cudaStreamWaitEvent``) between
-    #: the two launches for most of the idle: the program (or its framework) ordered the streams
-    event_wait: bool = False
+    #: the call by which the launching thread recorded a stream's wait for another's event between the two launches for
+    #: most of the idle, as the capture names it (``cudaStreamWaitEvent``, ``cuStreamWaitEvent``,
+    #: ``hipStreamWaitEvent``): the program (or its framework) ordered the streams; "" where it recorded none
+    event_wait: str = ""
 
 
 @dataclass

@@ -653,12 +653,14 @@ def in_os_waits(ctx: Ctx, host_ms: float) -> str:
             if named else "")
 
 
-def in_async_stalls(ctx: Ctx, part_ms: float) -> str:
-    """The slow asynchronous calls the host stalled in while the GPU idled in the step (``HostMetrics
-    .idle_in_async_stalls``, booked with the host's work), where they are at least a tenth of ``part_ms``, in words;
-    "" where none stands out.  Why: such a call waits for no GPU work, so its time is the runtime's -- the driver, a
-    lock, the OS -- and no change to the program's own code between launches gives it back (h37-asyncslow32)."""
-    named = [(n, v) for n, v in ctx.m.idle_in_async_stalls if v >= 0.1 * part_ms]
+def in_async_stalls(ctx: Ctx, part_ms: float, stalls: list[tuple[str, float]] | None = None) -> str:
+    """The slow asynchronous calls the host stalled in while the GPU idled in the step (``stalls``: (call, ms per
+    step) measured inside the finding's own idle -- the host-sync finding's, ``HostSyncs.idle_in_async_stalls`` --;
+    by default the step's, ``HostMetrics.idle_in_async_stalls``, booked with the host's work), where they are at least
+    a tenth of ``part_ms``, in words; "" where none stands out.  Why: such a call waits for no GPU work, so its time is
+    the runtime's -- the driver, a lock, the OS -- and no change to the program's own code between launches gives it
+    back (h37-asyncslow32)."""
+    named = [(n, v) for n, v in (ctx.m.idle_in_async_stalls if stalls is None else stalls) if v >= 0.1 * part_ms]
     if not named or part_ms <= 0:
         return ""
     inside = min(part_ms, sum(v for _, v in named))  # a part of the whole it is said of, never more

@@ -807,7 +807,7 @@ def _handoff_finding(ctx: Ctx, m: HostMetrics) -> Finding:
     holds (h37-review31's *Left* 1).  One number, the ledger's, under one name on every screen."""
     handoff, hand = m.breakdown.stream_handoff, m.handoff
     where = f" (most of it {hand.streams})" if hand.streams else ""
-    cause, fix = _handoff_cause(hand)
+    cause, fix = _handoff_cause(ctx, hand)
     return finding(
         ctx, ID, "warning",
         f"The GPU idles {ctx.part_of_step(handoff)} ({pct(handoff / ctx.step_ms)}) at {HANDOFF_WORDS}{where}: "
@@ -823,17 +823,18 @@ def _handoff_finding(ctx: Ctx, m: HostMetrics) -> Finding:
     )
 
 
-def _handoff_cause(hand: Handoff) -> tuple[str, Action]:
+def _handoff_cause(ctx: Ctx, hand: Handoff) -> tuple[str, Action]:
     """(the sentences that say where the capture shows the handoffs' two sides and what ordered the streams, the fix)
     for the handoffs that hold most of the idle.  A fix only where the capture names the cause: the work waited on is
     a collective (the communication library's stream) or a copy (a copy stream), or the launching thread recorded the
-    event wait (``cudaStreamWaitEvent``: an ordering made on that thread); otherwise what to look at."""
+    event wait (``Handoff.event_wait``, the call the capture names: an ordering made on that thread); otherwise what to
+    look at (:func:`_handoff_look`, in the job's framework's words)."""
     if not hand.waited:
-        return "", HANDOFF_LOOK
+        return "", _handoff_look(ctx)
     a, b = (hand.streams.split(" to ") + [""])[:2] if hand.streams else ("another stream", "")
     sides = (f" The capture shows both sides: most of it follows `{hand.waited}` ({_KIND_WORDS.get(hand.waited_kind, 'work')}) "
              f"on {a} and precedes `{hand.waiting}` on {b or 'the stream that waited'}, queued before that work ended")
-    wait = ("; the launching thread records the wait between the two launches (cudaStreamWaitEvent: the program's, "
+    wait = (f"; the launching thread records the wait between the two launches (`{hand.event_wait}`: the program's, "
             "its framework's or a library's own event wait)") if hand.event_wait else ""
     if hand.waited_kind == "collective":
         return (f"{sides}{wait}: the stream waits for a collective's result on the communication library's stream.",
@@ -844,7 +845,7 @@ def _handoff_cause(hand: Handoff) -> tuple[str, Action]:
         return f"{sides}{wait}.", HANDOFF_FIX
     unknown = (f"{sides}; the capture records no event wait between the two launches, so what orders the streams -- "
                f"a library's own side stream, or a wait made on another thread -- is not in it.")
-    return unknown, HANDOFF_LOOK
+    return unknown, _handoff_look(ctx)
 
 
 #: The kind of work waited on (``metrics.types.Handoff.waited_kind``), as the handoff finding says it.
@@ -881,12 +882,15 @@ HANDOFF_COLLECTIVE_FIX = action("Wait for collectives less often: fewer, larger 
 HANDOFF_COPY_FIX = action("Issue the copy earlier -- prefetch the next batch a step ahead on the copy stream -- so it "
                           "has ended before the compute stream reaches the work that needs it, and the wait costs "
                           "no handoff; then profile again.")
-#: What to look at where the capture does not say what orders the streams.
-HANDOFF_LOOK = action("Open the trace window below and look at the work on the two streams around each handoff and at "
-                      "the op that launched the work waited on: the framework's or a library's own stream (cuDNN's "
-                      "RNN kernels, a communication library) or the program's (torch.cuda.Stream, wait_stream) -- "
-                      "only the program's own streams are the program's to merge; a CUDA graph of the step removes "
-                      "the launches between them either way.")
+def _handoff_look(ctx: Ctx) -> Action:
+    """What to look at where the capture does not say what orders the streams.  The program's own streams in its
+    framework's words (``handoff:own_streams``): a JAX or native program's finding named PyTorch's
+    ``torch.cuda.Stream`` (h37-review32)."""
+    return action("Open the trace window below and look at the work on the two streams around each handoff and at "
+                  "the op that launched the work waited on: the framework's or a library's own stream (cuDNN's "
+                  f"RNN kernels, a communication library) or {ctx.fw.label('handoff:own_streams')} -- "
+                  "only the program's own streams are the program's to merge; a CUDA graph of the step removes "
+                  "the launches between them either way.")
 
 #: What to do where the GPU held launched work: find who else runs on it.
 HELD_FIX = action("See what else runs on the GPU while this job does (nvidia-smi lists each GPU's processes): run the "

@@ -62,7 +62,7 @@ def _syncs(ctx: Ctx) -> Finding | None:
         ctx.fw.label("host_sync:waits", calls=ctx.count_per_step(s.calls_per_step, "time"), who=who,
                      wait=ms(s.wait_ms_per_step), step=ctx.step_noun) +
         "; each wait drains the GPU's queue, which then idles until the host launches more work: "
-        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}){in_async_stalls(ctx, s.gpu_idle_ms_per_step)}.",
+        f"{ctx.part_of_step(s.gpu_idle_ms_per_step)} ({pct(share)}){in_async_stalls(ctx, s.gpu_idle_ms_per_step, s.idle_in_async_stalls)}.",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
                             meaning=ctx.fw.label("host_sync:meaning"),
                             detail={"syncs_per_step": s.calls_per_step, "syncs": s.calls, "idle_ms_per_step": s.gpu_idle_ms_per_step,

@@ -67,7 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
                          "them, not segments carved too small.")
         if cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
-        text += _HOLDER_WORDS.get(largest, "")
+        text += _holder_words(m, largest)
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
         out.append(finding(
@@ -89,15 +89,29 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 #: What the largest kind of live memory is, where the stacks name its maker (``model.trace.HOLDERS``): why its own
-#: fix frees it and its phase's does not.
+#: fix frees it and its phase's does not.  ``{kept}``: why the math backend's matrices were live, by the job's kind
+#: (:data:`_SCORES_KEPT`).
 _HOLDER_WORDS = {
     "attention_math": (f" Those are attention's score matrices, quadratic in the sequence, that the math backend of "
-                       f"scaled_dot_product_attention (`{pytorch.ATTENTION_MATH_FRAME}`) wrote and kept for the "
-                       f"backward; a fused backend (flash, memory-efficient) keeps none of them -- no recompute, no "
-                       f"smaller batch."),
+                       f"scaled_dot_product_attention (`{pytorch.ATTENTION_MATH_FRAME}`) wrote{{kept}}; a fused "
+                       f"backend (flash, memory-efficient) keeps none of them -- no recompute, no smaller batch."),
     "kv_cache": (" A KV cache is neither weights nor activations: it holds the tokens a generation keeps, and fewer "
                  "of them, or smaller ones, free it."),
 }
+#: Why the score matrices were live at the OOM, by the job's kind as ``job.kind`` reads the snapshot: a training step
+#: keeps them for its backward; where the snapshot shows no backward (forward passes only), only autograd recording
+#: the forward keeps them -- "kept for the backward" said to a job read as inference was the report against itself
+#: (h37-review32: ``synthetic.memsnapshot.oom_attention_math``, read "inference").
+_SCORES_KEPT = {"training": " and kept for the backward",
+                "forward": ", each layer's kept while autograd records the forward (grad on) though the snapshot "
+                           "shows no backward"}
+
+
+def _holder_words(m: HostMetrics, largest: str) -> str:
+    """:data:`_HOLDER_WORDS` of the largest kind of live memory, in the words of the job's kind."""
+    kind = m.job.kind.kind if m.job is not None else None
+    kept = _SCORES_KEPT["forward" if kind in ("inference", "serving") else "training"]
+    return _HOLDER_WORDS.get(largest, "").format(kept=kept)
 
 
 def _what(category: str) -> str:

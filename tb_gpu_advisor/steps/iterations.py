@@ -103,14 +103,7 @@ def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray
         if got is None:
             continue
         k, ends, whole_first = got
-        starts = np.sort(h.start[mine].astype(np.int64))
-        if whole_first:
-            ends = _with_silent_tails(trace, starts, ends)
-        first = _first_iteration_start(starts, ends, _window_start_ps(trace)) if whole_first else None
-        s = np.r_[[first] if whole_first else [], ends[:-1]].astype(np.int64)
-        e = ends if whole_first else ends[1:]
-        if e.size >= 2:
-            parts[int(ln)] = (np.arange(e.size, dtype=np.int64), s, e)
+        if _add_thread_windows(parts, int(ln), trace, np.sort(h.start[mine].astype(np.int64)), ends, whole_first):
             counts.append(k)
     if not parts:
         return None
@@ -169,14 +162,7 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
         on = h.line == ln
         ends = _after_updates((h.start[on].astype(np.int64), h.end[on].astype(np.int64)), tail[at], nxt[at],
                               launched[hi[at] - 1])
-        whole_first = bool(at[0] == k - 1)
-        if whole_first:
-            ends = _with_silent_tails(trace, micro, ends)
-        first = _first_iteration_start(micro, ends, _window_start_ps(trace)) if whole_first else None
-        s = np.r_[[first] if whole_first else [], ends[:-1]].astype(np.int64)
-        e = ends if whole_first else ends[1:]
-        if e.size >= 2:
-            parts[int(ln)] = (np.arange(e.size, dtype=np.int64), s, e)
+        if _add_thread_windows(parts, int(ln), trace, micro, ends, bool(at[0] == k - 1)):
             counts.append(k)
     if not parts:
         return None
@@ -186,6 +172,24 @@ def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.nda
             f"update after every {_ordinal(counts[0])} closes each step -- a step is one optimizer step ({n}, of "
             f"{counts[0]} micro-steps each), from the end of one update to the end of the next")
     return _iteration_windows(parts, note)
+
+
+def _add_thread_windows(parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]], ln: int, trace: Trace,
+                        starts: np.ndarray, ends: np.ndarray, whole_first: bool) -> bool:
+    """Add one thread's steps to ``parts`` (thread -> (numbers, starts, ends)), each from the end of one update to the
+    end of the next (``ends``: where each update's iteration ends; ``starts``: its micro-batches' starts, sorted), the
+    first from its first micro-batch less the lead the later ones show where it is whole (``whole_first``), else left
+    out; True where two steps or more were added.  The one reading of :func:`_update_iterations` (a framework's
+    micro-batches) and :func:`_user_update_iterations` (the program's micro-steps)."""
+    if whole_first:
+        ends = _with_silent_tails(trace, starts, ends)
+    first = _first_iteration_start(starts, ends, _window_start_ps(trace)) if whole_first else None
+    s = np.r_[[first] if whole_first else [], ends[:-1]].astype(np.int64)
+    e = ends if whole_first else ends[1:]
+    if e.size < 2:
+        return False
+    parts[ln] = (np.arange(e.size, dtype=np.int64), s, e)
+    return True
 
 
 def _windows_holding_backward(h: HostEvents, devs: list, launches: list[np.ndarray], starts: np.ndarray) -> np.ndarray:

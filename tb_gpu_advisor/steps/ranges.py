@@ -101,9 +101,14 @@ def _counting_bases(h: HostEvents, idx: np.ndarray, base_text: list[str]) -> lis
 
 
 def _counts(h: HostEvents, sel: np.ndarray) -> bool:
-    """Whether the numbers in the names of ranges ``sel`` (one base) count on every thread, in start order: each
-    position's number is constant, or moves by one step ``c > 0`` from one range to the next, or starts over at its
-    least value (a micro-step counter that restarts every iteration)."""
+    """Whether the numbers in the names of ranges ``sel`` (one base) count on every thread, in start order: some
+    number moves from each range to the next, and each position's number is constant, or holds or moves by one step
+    ``c > 0``, or starts over at its least value (a micro-step counter that restarts every iteration).
+
+    Why a number may hold: an outer counter beside an inner one (``epoch 1 step 3``, ``epoch{e}_iter{i}``) holds
+    through an epoch's turns while the inner one counts; h37-accum32's law asked every moving number to move at every
+    range, and undid the fold of such names -- each its own name, no step read (h37-review32).  A label repeated
+    (``matmul (1024, 1024)`` three trials in a row) moves no number: no count."""
     for ln in np.unique(h.line[sel]).tolist():
         mine = sel[h.line[sel] == ln]
         mine = mine[np.argsort(h.start[mine], kind="stable")]
@@ -113,13 +118,15 @@ def _counts(h: HostEvents, sel: np.ndarray) -> bool:
         if len(nums) < 2 or not nums[0]:
             continue
         v = np.array(nums, dtype=np.int64)
+        if not (np.diff(v, axis=0) != 0).any(axis=1).all():
+            return False  # a range whose numbers repeat the last one's: a label, not a turn counted
         for col in v.T:
             d = np.diff(col)
             if not d.any():
                 continue
             up = d[d > 0]
             restart = (d < 0) & (col[1:] == col.min())
-            if (d == 0).any() or not (restart | (d > 0)).all() or np.unique(up).size != 1:
+            if not (restart | (d >= 0)).all() or np.unique(up).size != 1:
                 return False
     return True
 

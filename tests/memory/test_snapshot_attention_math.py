@@ -11,13 +11,15 @@ fused backend, which never writes the matrix -- went unnamed.  Truth by construc
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from synthetic import memsnapshot as ms
 from tb_gpu_advisor.formats.snapshot.reader import read_trace
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tb_gpu_advisor.rules import oom_snapshot
+from tb_gpu_advisor.runtime.pipeline import analyze_host, host_metrics
 
 
 def _finding(path: Path) -> Finding:
@@ -64,3 +66,22 @@ def test_control_an_oom_of_other_activations_is_unchanged(tmp_path: Path):
 def test_control_the_flash_backend_fits(tmp_path: Path):
     """The same model with the fused backend runs no OOM: the bytes are the math backend's (by construction)."""
     assert not ms.oom_attention_math("flash").truth["oom"]
+
+
+def test_the_words_fit_the_kind_the_snapshot_is_read_as(tmp_path: Path):
+    """The finding and its fix say why the matrices were live in the words of the job's kind: the scenario's stacks
+    show forward passes only (no backward, no optimizer), so the report reads inference, and "kept for the backward"
+    beside it was the report against itself (main: both the summary and the fix said it; h37-review32).  Control: the
+    same OOM read as training says the backward keeps them."""
+    sc = ms.oom_attention_math()
+    path = Path(ms.write(str(tmp_path / "math.pickle"), sc.doc))
+    rep = analyze_host(HostFile("oom", str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.job["kind"] == "inference", rep.job
+    f = next(f for f in rep.findings if f.rule == "oom_snapshot")
+    assert "kept for the backward" not in f.summary and "kept it for the backward" not in f.actions[0].text, f.summary
+    assert "though the snapshot shows no backward" in f.summary, f.summary
+    m = host_metrics(read_trace(str(path)))
+    m = m[0] if isinstance(m, tuple) else m
+    m.job.kind = dataclasses.replace(m.job.kind, kind="training")
+    (f,) = oom_snapshot.check(m)
+    assert "wrote and kept for the backward" in f.summary, f.summary

@@ -26,6 +26,7 @@ import pytest
 
 from synthetic.torchtrace import COMPUTE_STREAM, write_stream_handoff
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.rules import capture_quality
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.support.cli_report import first_report
 from tests.support.run_report import one_file_host
@@ -76,11 +77,11 @@ def test_the_handoff_finding_names_its_sides_and_gives_a_fix_only_where_the_capt
     # made there, and the fix is fewer handoffs; without that call the capture cannot say what orders the streams,
     # and the finding says what to look at instead
     _, m, host = _run(tmp_path, 13)
-    assert m.handoff.waited_kind == "kernel" and m.handoff.event_wait
+    assert m.handoff.waited_kind == "kernel" and m.handoff.event_wait == "cudaStreamWaitEvent"
     assert m.handoff.waited.startswith("RNN_blockPersist_fp_GRU") and m.handoff.waiting.startswith("cutlass_80_simt")
     (f,) = _titled(host, HANDOFF)
     assert "follows `RNN_blockPersist_fp_GRU<…>` (a kernel) on stream 13" in f["summary"], f["summary"]
-    assert "records the wait between the two launches" in f["summary"], f["summary"]
+    assert "records the wait between the two launches (`cudaStreamWaitEvent`" in f["summary"], f["summary"]
     assert f["actions"][0]["text"].startswith("Hand work between streams less often"), f["actions"]
     (tmp_path / "no_wait").mkdir()
     _, m, host = _run(tmp_path / "no_wait", 13, event_wait=False)
@@ -88,6 +89,33 @@ def test_the_handoff_finding_names_its_sides_and_gives_a_fix_only_where_the_capt
     (f,) = _titled(host, HANDOFF)
     assert "records no event wait" in f["summary"], f["summary"]
     assert f["actions"][0]["text"].startswith("Open the trace window below"), f["actions"]
+
+
+def test_the_handoff_finding_names_the_wait_call_the_capture_recorded(tmp_path):
+    """The finding says the call the launching thread recorded, not one vendor's runtime call whatever it recorded: a
+    program on the driver API (XLA's ``cuStreamWaitEvent``) or on HIP (``hipStreamWaitEvent``) orders its streams
+    with a call of another name.  Main: the summary said "(cudaStreamWaitEvent: ..." for any of them
+    (h37-review32: the call's name is the capture's, ``devices.STREAM_WAIT_CALLS`` knows which calls wait)."""
+    _, m, host = _run(tmp_path, 13, wait_call="cuStreamWaitEvent")
+    assert m.handoff.event_wait == "cuStreamWaitEvent"
+    (f,) = _titled(host, HANDOFF)
+    assert "(`cuStreamWaitEvent`:" in f["summary"], f["summary"]
+    assert "cudaStreamWaitEvent" not in f["summary"], f["summary"]
+    assert f["actions"][0]["text"].startswith("Hand work between streams less often"), f["actions"]
+
+
+@pytest.mark.parametrize("fw", ["jax", "native", "pytorch"])
+def test_the_handoff_look_names_the_programs_streams_in_its_frameworks_words(tmp_path, fw):
+    """Where the capture does not say what orders the streams, the finding's look-here advice names the program's own
+    streams as its framework makes them (``handoff:own_streams``): PyTorch's ``torch.cuda.Stream`` / ``wait_stream``
+    only for a PyTorch job.  Main: the advice was one constant that told a JAX or native job to look at
+    "torch.cuda.Stream, wait_stream" (h37-review32).  The same capture read as each framework's."""
+    _, m, _ = _run(tmp_path, 13, event_wait=False)
+    m.capture.framework = fw
+    (f,) = [f for f in capture_quality.check(m) if f.title == HANDOFF]
+    (act,) = f.actions
+    assert act.text.startswith("Open the trace window below"), act.text
+    assert ("torch.cuda.Stream" in act.text) == (fw == "pytorch"), act.text
 
 
 def test_control_the_same_hold_on_one_stream_stays_unseen(tmp_path):

@@ -17,7 +17,7 @@ import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import nvtx
-from tests.support.cli_report import first_host
+from tests.support.cli_report import first_host, written_hosts
 
 #: how each loop marks its micro-steps and its update (``{i}``: the micro-step in its iteration, ``{n}``: in the run)
 FORMS = {
@@ -32,13 +32,7 @@ FORMS = {
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    d = tmp_path_factory.mktemp("accumulation")
-    out = {}
-    for name, kw in FORMS.items():
-        p = str(d / f"{name}.sqlite")
-        truth = nx.write_accumulation_loop(p, **kw)
-        out[name] = (first_host(p), truth)
-    return out
+    return written_hosts(tmp_path_factory.mktemp("accumulation"), FORMS, lambda p, kw: nx.write_accumulation_loop(p, **kw))
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))

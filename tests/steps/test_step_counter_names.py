@@ -21,7 +21,8 @@ import pytest
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.steps.ranges import _base_name, _counting_bases, _counts
-from tests.support.cli_report import first_host
+from tests.support.cli_report import first_host, written_hosts
+from tests.support.sqlite_edits import run_sql
 
 #: the range around each iteration, as each program writes it ({k}: the iteration's number)
 FORMS = {
@@ -34,13 +35,8 @@ FORMS = {
 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
-    d = tmp_path_factory.mktemp("counter_names")
-    out = {}
-    for name, rng in FORMS.items():
-        p = str(d / f"{name}.sqlite")
-        truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=rng))
-        out[name] = (first_host(p), truth)
-    return out
+    return written_hosts(tmp_path_factory.mktemp("counter_names"), FORMS,
+                         lambda p, rng: nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=rng)))
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))
@@ -117,6 +113,9 @@ def _ranges(names: list[str], lines: list[int] | None = None) -> tuple[SimpleNam
     [f"Step {k}/100" for k in range(1, 7)],  # one counter, one constant
     [f"microstep_{i}" for _ in range(3) for i in range(4)],  # a micro-step counter that starts over each iteration
     [f"micro_step {n}" for n in range(12)],
+    # an outer counter holds through an epoch while the inner one counts (h37-review32; accum32's law undid the fold)
+    [f"epoch {e} step {s}" for e in range(3) for s in range(4)],
+    [f"epoch_{e}_iter_{e * 4 + s}" for e in range(3) for s in range(4)],
 ])
 def test_counters_that_count_fold(names):
     h, idx = _ranges(names)
@@ -129,6 +128,7 @@ def test_counters_that_count_fold(names):
     [f"matmul ({s}, {s})" for s in (1024, 2048, 4096)] * 3,
     [f"matmul ({s}, {s})" for s in (1024, 2048, 4096) for _ in range(3)],  # each shape's trials in a row
     [f"batch {b}" for b in (32, 64, 128, 256)],
+    [f"batch {b}" for b in (32, 32, 64, 64)],  # a label repeated: no number moves from one range to the next
 ])
 def test_labels_that_do_not_count_stay_apart(names):
     h, idx = _ranges(names)
@@ -146,3 +146,18 @@ def test_shape_labelled_blocks_are_not_one_loops_turns(tmp_path):
     assert host["steps"]["found"] == truth.steps, host["steps"]["note"]  # main: 24
     rows = [r["step_ms"] for r in host["step_rows"] if r["gpu"] == 0]
     assert rows and all(ms == pytest.approx(truth.step_ms, rel=0.02) for ms in rows)
+
+
+def test_a_range_naming_its_epoch_and_its_step_marks_every_step(tmp_path):
+    """By construction: 8 iterations in ranges ``epoch {k // 4} step {k % 4}`` -- the epoch's number holds through
+    its four turns while the step's counts and starts over.  After h37-accum32 each name was its own (the epoch's
+    number does not move at every range, so the fold was undone) and no range marked the steps (the launches'
+    period read instead); main before it and now: eight steps of the range (h37-review32)."""
+    p = str(tmp_path / "epochs.sqlite")
+    truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range="step {k}"))
+    run_sql(p, "UPDATE NVTX_EVENTS SET text = 'epoch ' || (CAST(substr(text, 6) AS INTEGER) / 4) || ' step ' || "
+               "(CAST(substr(text, 6) AS INTEGER) % 4) WHERE text LIKE 'step %'")
+    st = first_host(p)["steps"]
+    assert st["source"].startswith("nvtx_"), st["note"]
+    assert st["found"] == truth.steps, st["note"]
+    assert "`epoch 0 step 0` … `epoch 1 step 3`" in st["note"], st["note"]

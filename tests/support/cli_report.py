@@ -6,7 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+_Case = TypeVar("_Case")
 
 
 def cli_reports(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> list[dict]:
@@ -28,6 +32,19 @@ def first_host(path: str | Path) -> dict:
     """The first host of ``report PATH --format json --cache-dir off`` run in this process (no interpreter started:
     the by-construction tests that write one file and read one host's steps share it)."""
     return first_report(path)["hosts"][0]
+
+
+def written_hosts(folder: str | Path, cases: Mapping[str, _Case], write: Callable[[str, _Case], dict],
+                  ext: str = "sqlite") -> dict[str, tuple[dict, dict]]:
+    """Each case of ``cases`` written by ``write(path, case)`` (a generator that returns its truth) to
+    ``folder/<name>.<ext>`` and read by :func:`first_host`: name -> (its first host, its truth) -- the module fixture
+    of the tests that read one scenario per form of a capture."""
+    out = {}
+    for name, case in cases.items():
+        p = str(Path(folder) / f"{name}.{ext}")
+        truth = write(p, case)
+        out[name] = (first_host(p), truth)
+    return out
 
 
 def first_report(path: str | Path) -> dict:

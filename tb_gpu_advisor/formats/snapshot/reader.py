@@ -1328,8 +1328,8 @@ def _kv_cache(frames: Any) -> bool:
 def _attention_math(frames: Any) -> bool:
     """Whether an allocation's stack runs through SDPA's math backend (``pytorch.is_attention_math_frame``, the first
     :data:`MAX_SCAN` frames).  Why: that fallback writes the attention's scores and probabilities to memory, quadratic
-    in the sequence, and keeps them for the backward; a fused backend keeps neither -- at an OOM, the fix that needs
-    no recompute and no smaller batch.  Only C++ frames show it (``stacks="all"``): Python frames end at the caller."""
+    in the sequence, and autograd keeps them for the backward where it records the forward; a fused backend keeps
+    neither -- at an OOM, the fix that needs no recompute and no smaller batch.  Only C++ frames show it (``stacks="all"``): Python frames end at the caller."""
     if not isinstance(frames, (list, tuple)):
         return False
     return any(isinstance(f, dict) and pytorch.is_attention_math_frame(_str(f.get("name"), ""))

@@ -173,22 +173,29 @@ def _body_in_few_bursts(active: list[DeviceEvents], starts: np.ndarray) -> str |
 
 def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
                       ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
-    """((starts, ends), bursts joined) of a training job's GPU bursts with each burst that holds no kernel (copies or
-    memsets alone) joined to the next burst, the last such to the one before it; the bursts unchanged elsewhere.
+    """((starts, ends), bursts joined) of the GPU's bursts with each burst that holds no kernel (copies or memsets
+    alone) joined to the next burst, the last such to the one before it -- a training job's wherever some burst holds
+    kernels, any other job's where only one does --; the bursts unchanged elsewhere.
 
     Why: every training iteration runs kernels (its forward, backward and update), so a burst of copies alone is no
     iteration but part of one: the batch's upload before its compute (a ViT's 154 MB pageable copy, then 14 ms of the
     host's own code, then 585 kernels: one iteration read as two "steps" of 58 ms, the copy's name -- a direction
     and memory kinds, the same for the labels' 2 kB -- taken for repeated work), or the results' read-back after it.
-    Other jobs keep their bursts: a program of copies and kernels that is no training loop may repeat either."""
-    if job is None or job.kind.kind != "training" or starts.size < 2:
+    Any loop runs its body's kernels in every iteration too, so where all of a window's kernels run in one burst the
+    window holds one iteration at most, whatever the job: a native DGEMM program's one pass (ntua-el20062/
+    gemm_spmm_a100 ``gemm_tiled_20000``: A uploaded by a ``cudaMemcpy`` of 3.2 GB, cuBLAS's 19.7 ms start-up, then
+    B's 3.2 GB upload, one 990 ms DGEMM and the read-back) read as two "steps" because its two uploads share a
+    copy's name (h37-asyncslow32).  Where other jobs run kernels in several bursts their copies' bursts stay apart: a
+    program that is no training loop may run a phase of copies alone (``wild/mordred_rtx6000_hashjoin``'s 128 uploads
+    before its queries)."""
+    if job is None or starts.size < 2:
         return (starts, ends), 0
     held = np.zeros(starts.size, bool)
     for d in active:
         work = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
         k = np.searchsorted(starts, d.start[work], side="right") - 1
         held[k[k >= 0]] = True
-    if held.all() or not held.any():
+    if held.all() or not held.any() or (job.kind.kind != "training" and int(held.sum()) > 1):
         return (starts, ends), 0
     out_s: list[int] = []
     out_e: list[int] = []
@@ -203,6 +210,11 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     if pending is not None:  # copies after the last kernels: that iteration's read-back
         out_e[-1] = int(ends[-1])
     return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
+
+
+def _whose(job: Job | None) -> str:
+    """Whose GPU work the bursts are, in words: "a training job's" or "the program's"."""
+    return "a training job's" if job is not None and job.kind.kind == "training" else "the program's"
 
 
 def _times_no_gpu_step(job: Job | None) -> bool:
@@ -240,10 +252,10 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         cl, joined = _join_copy_bursts(job, r.active, *cl)
         if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
             cl = None
-            r.whole_note = (f"a training job's GPU work runs in {bursts} bursts, "
-                            f"{plural(joined, 'burst')} of them copies alone (no kernel): every iteration "
-                            f"runs kernels, so such a burst is part of one -- its input's upload or its "
-                            f"results' read-back -- and the window holds one iteration; the whole capture "
+            r.whole_note = (f"{_whose(job)} GPU work runs in {bursts} bursts, "
+                            f"{plural(joined, 'burst')} of them copies alone (no kernel): iterations of one loop "
+                            f"run its kernels every time, so such a burst is part of one -- its input's upload or "
+                            f"its results' read-back -- and the window holds one iteration; the whole capture "
                             f"is analysed as one pass; per-step numbers are capture totals")
             r.guessed = True
     backward = _bursts_holding_backward(job, r.active, cl[0]) if cl is not None else None

@@ -144,8 +144,9 @@ def test_steps_mostly_the_programs_own_work_are_no_start_up_pass(tmp_path):
                      r"work", " ".join(f.summary.split()))
     assert said, f.summary
     step, share, rest = (float(x) for x in said.groups())
-    assert rest == pytest.approx(100.0 - share, abs=0.11) and rest > 75.0
     assert f.saving.ms_per_step == pytest.approx(24.0, abs=0.1)  # 6 loads, the GPU idle 8 - 4 ms of each
+    assert share == pytest.approx(100.0 * f.saving.ms_per_step / step, abs=0.1)
+    assert rest == pytest.approx(100.0 - share, abs=0.11) and rest > 75.0
     assert not no_steady_problems("h", h)
     # the control: a one-pass cold start keeps its words
     assert "No steady step is left" in _rule(run_report(WILD, "amd_mi250"), "cold_start").summary

@@ -38,6 +38,6 @@ def test_a_one_pass_program_cut_by_its_start_up_is_one_pass(tmp_path: Path) -> N
 
 
 def test_control_the_program_run_four_times_keeps_its_repeats(tmp_path: Path) -> None:
-    rep, truth = _report(tmp_path, 4)
+    rep, _ = _report(tmp_path, 4)
     assert rep.steps["source"] != "whole_capture" and rep.steps["count"] >= 2, rep.steps
     assert "copies alone" not in rep.steps["note"], rep.steps["note"]

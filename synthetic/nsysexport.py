@@ -91,6 +91,11 @@ SYNC_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NO
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, deprecatedSyncType INTEGER, syncType INTEGER NOT NULL,
     eventId INTEGER NOT NULL, eventSyncId INTEGER)"""
+#: CUPTI's event records as Nsight 2024.2 exports them (one row per ``cudaEventRecord``; 2024.4 adds ``timestamp`` and
+#: ``eventSyncId``).
+CUDA_EVENT_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+    greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+    eventId INTEGER NOT NULL)"""
 #: Two of the tables Nsight Systems 2023 and later writes the MPI trace's calls into (``-t mpi``; the columns of its
 #: SQLite schema reference, ``MPI_OTHER_EVENTS`` as a 2023.4.1 export holds it).
 MPI_P2P_DDL = """CREATE TABLE MPI_P2P_EVENTS (start INTEGER NOT NULL, end INTEGER, globalTid INTEGER, textId INTEGER,
@@ -1976,16 +1981,20 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
 
 
 def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int = 10, upload_ms: float = 40.0,
-                               gemms: int = 10, gemm_ms: float = 105.0) -> dict:
+                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False) -> dict:
     """Write the export of a pipelined GEMM program shaped after ntua-el20062/gemm_spmm_a100's
     ``gemm_pipeline_full_overlap`` (A100-PCIE-40GB, Nsight 2024.2, ``nsys_report_fo_10000_10_20.sqlite``): the
     context, then ``uploads`` pinned H2D copies of ``upload_ms`` queued at once on a copy stream, then the first
     cuBLAS GEMM: cuBLAS fetches its kernel through CUDA 12's library API (``cuLibraryGetKernel``, then
     ``cuKernelGetFunction``), and under lazy loading the first fetch loads the kernel's module into the context --
     ``fetch_ms`` of host time while the uploads run beneath it -- then ``gemms`` GEMMs of ``gemm_ms``, each waiting for
-    its upload, each launch preceded by a fetch of microseconds.  Return the truth: the one-time fetch (ms, its start
-    and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms) and the uploads'
-    span (the first's start, the last's end, ns)."""
+    its upload, each launch preceded by a fetch of microseconds.  ``links``: the program orders them as the real one
+    does, through CUDA events -- a ``cudaEventRecord`` on the copy stream after each upload, a ``cudaStreamWaitEvent``
+    of the GEMM stream before each GEMM -- and the export records them (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``, the sync
+    rows' ``eventId``, Nsight 2024.2's columns); without, it records none.  Return the truth: the one-time fetch (ms,
+    its start and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms), the
+    uploads' span (the first's start, the last's end, ns) and the time of the first upload -- the one the first GEMM
+    waits for -- that ran beneath the fetch (``needed_under_ms``)."""
     us, ms = 1000, 1_000_000
     pid = 7575
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1996,10 +2005,13 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
         api("cuLibraryLoadData", 300 * us)
     api("cublasCreate_v2", 300 * us)
     copy_rows, t_copy = [], api.t + 20 * us
-    for _ in range(uploads):
+    records, waits = [], []  # (corr, event): a record on the copy stream 14, a wait of the GEMM stream 13
+    for u in range(uploads):
         c = api("cudaMemcpyAsync_v3020", 20 * us)
         copy_rows.append((t_copy, t_copy + int(upload_ms * ms), c))
         t_copy += int(upload_ms * ms)
+        if links:
+            records.append((api("cudaEventRecord_v3020", 3 * us), u + 1))
     api("cuLibraryGetKernel", 1 * us)
     fetch = (api.t, api.t + int(fetch_ms * ms))
     api("cuKernelGetFunction", int(fetch_ms * ms))
@@ -2007,6 +2019,8 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     for g in range(gemms):
         if g:
             api("cuKernelGetFunction", 1 * us)
+        if links:
+            waits.append((api("cudaStreamWaitEvent_v3020", 3 * us), min(g, uploads - 1) + 1, api.t))
         c = api("cuLaunchKernel", 5 * us)
         k0 = max(api.t, gpu_free, copy_rows[min(g, uploads - 1)][1] + 5 * us)
         gpu_free = k0 + int(gemm_ms * ms)
@@ -2022,12 +2036,21 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     nid = strings("Kernel2")
     con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0, 0, c,
                                       None, None) for k0, k1, c in kern_rows])
+    if links:
+        con.executescript(SYNC_DDL + ";" + CUDA_EVENT_DDL)
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId, correlationId, "
+                        "globalPid, eventId) VALUES (0,1,14,?,?,?)", [(c, gpid, e) for c, e in records])
+        # Nsight 2024.2 writes a cudaStreamWaitEvent's row with syncType 3 (its own enum's stream synchronisation)
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
+                        "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,13,?,?,3,?)",
+                        [(t - 3 * us, t - 2 * us, c, gpid, e) for c, e, t in waits])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_pipeline_full_overlap",
                 thread="gemm_pipeline_f", sync_enum=False)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
     wait = max(0, kern_rows[0][0] - copy_rows[-1][1]) / ms
+    needed = max(0, min(copy_rows[0][1], fetch[1]) - max(copy_rows[0][0], fetch[0])) / ms
     return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait,
-            "uploads_ns": (copy_rows[0][0], copy_rows[-1][1])}
+            "uploads_ns": (copy_rows[0][0], copy_rows[-1][1]), "needed_under_ms": needed}
 
 
 def write_first_async_context(path: str, first_call: str = "cudaMemsetAsync_v3020", first_ms: float = 2157.6,

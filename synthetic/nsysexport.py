@@ -2746,7 +2746,8 @@ def write_mpi_steps(path: str, steps: int = 12, forward_ms: float = 0.6, backwar
 
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
                         frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False,
-                        context_ms: float = 150.0, phases: bool = False, gpu: Gpu = A100_80GB_PCIE) -> dict:
+                        context_ms: float = 150.0, phases: bool = False, gpu: Gpu = A100_80GB_PCIE,
+                        warmup_ranges: tuple[str, ...] = ()) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
@@ -2758,7 +2759,9 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     so that the launch sequence never repeats and only the GPU's bursts show the passes.  ``context_ms``: the
     first ``cudaMalloc`` (the context's creation: a one-time cost before every pass).  ``phases``: every pass, warm-ups
     too, an NVTX ``forward`` range around its first half of launches and ``backward`` around the rest (a training
-    loop's ranges: the job is training by its range names).  ``gpu``: the device it ran on.  Return the truth:
+    loop's ranges: the job is training by its range names).  ``gpu``: the device it ran on.  ``warmup_ranges``:
+    NVTX ranges around the warm-up passes, outermost first (``("setup", "warmup")``: a phase of the program's own
+    holding a range it names its warm-up).  Return the truth:
     the measured passes' count and length, their period (the pass, then the sync's 10 us, the timing loop's 200 us and
     the next launch's 20 us lead), the warm-up passes' count."""
     us, ms = 1000, 1_000_000
@@ -2794,9 +2797,11 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     kern.append((free, free + 300 * us, api("cudaLaunchKernel_v7000", 5 * us),
                  strings("distribution_elementwise_grid_stride_kernel")))
     free += 300 * us
+    w0 = api.t
     for k in range(warmup):
         one_pass(2.0 if k == 0 else 1.0)
     sync()
+    nvtx.extend((w0 - d * us, api.t + d * us, name) for d, name in enumerate(reversed(warmup_ranges), 1))
     api.t += 2 * ms
     a = api.t
     for k in range(measured):
@@ -3568,10 +3573,12 @@ _RANGE_INSERT = "INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid
 
 
 def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 2000.0, 3000.0, 4000.0),
-                     outer: str = "f", iteration: str = "loop", osrt: bool = True) -> dict:
+                     outer: str = "f", iteration: str = "loop", osrt: bool = True, child: str = "") -> dict:
     """Write ``nsys profile -t nvtx,osrt python loop.py`` of a loop on the CPU alone: a range ``outer`` around
     ``len(sleeps_ms)`` ranges named ``iteration``, each a ``time.sleep`` held in one ``select`` (the OS runtime trace,
     where ``osrt``) of its own length -- uneven turns the program chose, as ``nvtx-quickstart.py``'s ``sleep(i)``.
+    ``child``: every turn but the last marks its sleep with a range of that name inside its own (the last, bare, as
+    long as its sleep: h37-cpuloop31's Left 2).
     Return the truth: the turns and their mean, each from its start to the next's, the last its own range."""
     con, strings, gtid, _ = _cpu_program(path)
     t = SESSION_START_NS + 30_000_000
@@ -3581,6 +3588,8 @@ def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 200
         s = t
         t += 7_000  # into the sleep
         calls.append((t, t + int(ms * 1e6), 27, gtid, 0, strings("select"), 0, 0, 0))
+        if child and len(starts) < len(sleeps_ms) - 1:
+            rows.append(_range_row(t, t + int(ms * 1e6), child, gtid))
         t += int(ms * 1e6) + 3_000
         rows.append(_range_row(s, t, iteration, gtid))
         starts.append(s)
@@ -3594,7 +3603,7 @@ def write_sleep_loop(path: str, sleeps_ms: tuple[float, ...] = (0.0, 1000.0, 200
     con.commit()
     con.close()
     turns = [*(np.diff(starts) / 1e6).tolist(), (ends[-1] - starts[-1]) / 1e6]
-    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns)}
+    return {"iteration": iteration, "steps": len(sleeps_ms), "step_ms": sum(turns) / len(turns), "turns_ms": turns}
 
 
 def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, spread: str = "ends",
@@ -3685,3 +3694,239 @@ def write_one_pass_gemm(path: str, upload_a_ms: float = 164.6, startup_ms: float
                 thread="gemm_tiled", sync_enum=False)
     return {"passes": passes, "pass_ms": (spans[0][1] - spans[0][0]) / ms, "gemms": len(kern),
             "startup_idle_ms": (copies[1][0] - copies[0][1]) / ms}
+
+
+# --------------------------------------------------------------------------- h37-accum32: gradient accumulation
+
+def write_accumulation_loop(path: str, iterations: int = 8, micro: int = 4, micro_range: str = "microstep_{i}",
+                            phases: tuple[str, ...] = ("forward_pass", "backward_pass"),
+                            update_range: str | None = "optimizer_step", allreduce_ms: float = 0.0,
+                            micro_ms: float = 3.0, update_ms: float = 1.0, kernels: int = 8) -> dict:
+    """Write the export of a training loop under gradient accumulation that marks only its micro-steps, as public
+    loops do (SURVEY session 32: ``record_function(f"microstep_{micro_step}")`` with ``data_loading`` /
+    ``forward_pass`` / ``backward_pass`` inside, then ``record_function("optimizer_step")``; ``nvtx.range_push(
+    f"micro_{micro}")``; verl's ``micro_batch{i}``): each of ``iterations`` iterations runs ``micro`` micro-steps, each a
+    range ``micro_range`` (``{i}``: its number in the iteration, ``{n}``: in the run) holding ``phases`` (a forward of
+    ``micro_ms`` / 3 and a backward of twice that, ``kernels`` kernels each), then the optimizer's update
+    (``update_ms`` of kernels) in a range ``update_range`` (None: unmarked), then ``loss.item()``'s sync.
+    ``allreduce_ms``: a data-parallel job in ``no_sync`` but for its last micro-step, whose backward ends with the
+    gradients' NCCL all-reduce of that length.  No range around an iteration.  Return the truth: the iterations (the
+    optimizer's steps), the micro-steps, and the iteration's time (one iteration's first micro-step start to the
+    next's)."""
+    us, ms = 1000, 1_000_000
+    pid = 6262
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    filled = _FilledRanges(api, lead=20 * us, trim=2 * us, launch=5 * us, tail=10 * us, pause=20 * us)
+    names = {k: strings(n) for k, n in (("f", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"),
+                                        ("b", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_nt_dgrad"),
+                                        ("w", "cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_16x16_128x2_tn_align8_wgrad"),
+                                        ("o", "multi_tensor_apply_kernel"), ("r", NCCL_ALLREDUCE))}
+    fwd_ms, bwd_ms = micro_ms / 3, 2 * micro_ms / 3
+
+    def backward() -> None:  # the input gradients' GEMMs, then the weights' (a name that says a gradient)
+        filled.work(bwd_ms / 2, names["b"], kernels)
+        filled.work(bwd_ms / 2, names["w"], kernels)
+
+    def micro_step(last: bool) -> None:
+        todo = [lambda: filled.work(fwd_ms, names["f"], kernels), backward]
+        for name, body in zip(phases or ("",) * 2, todo):
+            filled.ranged(name, body) if name else body()
+        if last and allreduce_ms:
+            filled.work(allreduce_ms, names["r"], 1)
+
+    def update() -> None:
+        filled.work(update_ms, names["o"], max(kernels // 2, 1), sync=True)
+
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    starts = []
+    n = 0
+    for _ in range(iterations):
+        starts.append(api.t)
+        for i in range(micro):
+            filled.ranged(micro_range.format(i=i, n=n), lambda last=i == micro - 1: micro_step(last))
+            n += 1
+        filled.ranged(update_range, update) if update_range else update()
+        api.t += 300 * us  # the loop's own Python between iterations (logging, the scheduler)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    filled.insert(con, gtid, gpid)
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="python", thread="pt_main_thread",
+                copy_enums=False, sync_enum=False)
+    return {"iterations": iterations, "micro_steps": iterations * micro, "micro": micro,
+            "step_ms": float(np.median(np.diff(starts))) / ms, "kind": "training"}
+
+
+# --------------------------------------------------------------------------- an Nsight 2020-2021 export's GPU tables
+
+
+#: ``TARGET_INFO_GPU`` as Nsight Systems 2020-2021 wrote it: each GPU named by ``deviceId``, nothing else of it.
+LEGACY_GPU_DDL = """CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, deviceId INTEGER NOT NULL, name TEXT,
+    busLocation TEXT, isDiscrete INTEGER)"""
+#: ``TARGET_INFO_CUDA_GPU``: CUDA's properties of each process's devices, keyed by the CUDA ordinal (``deviceId``).
+LEGACY_CUDA_GPU_DDL = """CREATE TABLE TARGET_INFO_CUDA_GPU (vmId INTEGER NOT NULL, name TEXT, pciBusId TEXT,
+    globalMemoryBandwidth INTEGER, globalMemorySize INTEGER, constantMemorySize INTEGER, l2CacheSize INTEGER,
+    numThreadsPerWarp INTEGER, coreClockRate INTEGER, numMemcpyEngines INTEGER, numMultiprocessors INTEGER,
+    maxIPC INTEGER, maxWarpsPerMultiprocessor INTEGER, maxBlocksPerMultiprocessor INTEGER,
+    maxRegistersPerBlock INTEGER, maxSharedMemoryPerBlock INTEGER, maxThreadsPerBlock INTEGER, maxBlockDimX INTEGER,
+    maxBlockDimY INTEGER, maxBlockDimZ INTEGER, maxGridDimX INTEGER, maxGridDimY INTEGER, maxGridDimZ INTEGER,
+    computeCapabilityMajor INTEGER, computeCapabilityMinor INTEGER, deviceId INTEGER, pid INTEGER,
+    maxSharedMemoryPerMultiprocessor INTEGER, maxRegistersPerMultiprocessor INTEGER)"""
+
+
+def write_legacy_gpu_tables(path: str, layout: str = "2021", gpus: int = 4, kernels: int = 6,
+                            kernel_ms: float = 3.3, gpu: Gpu | None = None, properties: bool = True) -> dict:
+    """Write the export of a one-pass vector program shaped after extra-p/extrap's ``ex-gpu`` test capture (an A100
+    node of 4 GPUs): the context in a 209 ms ``cudaMalloc``, then ``kernels`` kernels of one thread block of 10
+    threads, ``kernel_ms`` each, each followed by a ``cudaDeviceSynchronize``, on CUDA device 0 -- with the GPU tables
+    of the Nsight Systems release ``layout`` names: "2021" (``TARGET_INFO_GPU`` keyed by ``deviceId``, name only, and
+    ``TARGET_INFO_CUDA_GPU``'s properties with ``globalMemorySize`` in bytes), "2020" (the same, that size in MiB), or
+    "current" (today's ``TARGET_INFO_GPU``, the control).  ``properties`` False: no ``TARGET_INFO_CUDA_GPU`` (the
+    older ``TARGET_INFO_GPU``'s name alone).  Return the truth: the GPU the export describes (name, SMs, compute
+    capability, memory in bytes) and the kernels' launch configuration."""
+    g = gpu or A100_SXM4_40GB._replace(name="A100-PCIE-40GB", memory=42505273344)
+    us, ms = 1000, 1_000_000
+    pid = 8698
+    tables = [GPU_DDL] if layout == "current" else [LEGACY_GPU_DDL] + ([LEGACY_CUDA_GPU_DDL] if properties else [])
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, SYNC_DDL, KERNEL_DDL] + tables, pid)
+    api = _Calls(strings, SESSION_START_NS + 20 * ms, gap=5 * us)
+    api("cudaMalloc_v3020", 209 * ms)  # the context
+    for i in range(kernels):
+        c = api("cudaLaunchKernel_v7000", 8 * us, then=0)
+        k0 = api.t + 5 * us
+        k1 = k0 + int(kernel_ms * ms)
+        nid = strings(f"vector_op_{i}(double const*, double const*, unsigned long, double*)")
+        con.execute(_KERNEL_INSERT, (k0, k1, 0, 1, 7, c, gpid, nid, nid, 16, 1, 1, 1, 10, 1, 1, 0, 0, 0, 0, i + 1,
+                                     None, None))
+        api("cudaDeviceSynchronize_v3020", 0)
+        api.end_last(k1 + 5 * us)
+        api.t = k1 + 10 * us
+    api("cudaMemcpy_v3020", 18 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    if layout != "current":
+        memory = g.memory >> 20 if layout == "2020" else g.memory
+        for dev in range(gpus):
+            con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,1)", (1 << 48, dev, g.name, f"0000:{dev:02x}:00.0"))
+            if properties:
+                con.execute("INSERT INTO TARGET_INFO_CUDA_GPU (vmId, name, pciBusId, globalMemoryBandwidth, "
+                            "globalMemorySize, l2CacheSize, numThreadsPerWarp, coreClockRate, numMultiprocessors, "
+                            "computeCapabilityMajor, computeCapabilityMinor, deviceId, pid) "
+                            "VALUES (?,?,'<UNKNOWN_BUS_ID>',?,?,?,32,?,?,?,?,?,?)",
+                            (1 << 48, g.name, g.bandwidth // 1000, memory, g.l2_bytes, g.clock_hz // 1000, g.sms,
+                             *g.cc, dev, pid))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), g if layout == "current" else None, program="./ex-gpu",
+                thread="ex-gpu", sync_enum=False)
+    return {"name": g.name, "sm_count": g.sms if properties or layout == "current" else None,
+            "compute_capability": g.cc if properties or layout == "current" else None,
+            "memory_bytes": ((g.memory >> 20) << 20 if layout == "2020" else g.memory)
+            if properties or layout == "current" else None,
+            "kernels": kernels, "blocks": 1, "threads": 10, "kernel_ms": kernel_ms * kernels}
+
+
+# --------------------------------------------------------------------------- h37-survey71: a program's phases run once
+
+
+#: The laptop GPU of extra-p/extrap's ParallelKernelsTest exports (``TARGET_INFO_GPU``: 10 SMs, cc 6.1, 6 GB).
+GTX_1060_MAX_Q = Gpu("GeForce GTX 1060 with Max-Q Design", "0000:01:00.0", 1572864, 6442450944, 192192000000,
+                     1341000000, 10, "GP106", 1, (6, 1))
+
+
+def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kernel_ms: float = 3.0,
+                         long_ms: float = 106.0, alloc_ms: float = 5.0, phases: tuple[str, str, str] = (
+                             "main->test_max_par", "main->test_copies", "main->process")) -> dict:
+    """Write the export of a test program shaped after extra-p/extrap's ParallelKernelsTest captures (a GTX 1060
+    Max-Q, Nsight 2022.1, kept as ``wild/extrap_parallel_kernels_gtx1060``): its context in a 205 ms
+    ``cudaStreamCreate``, then three tests run once each, every one in an NVTX range of its own inside ``main``
+    (``phases``): the first uploads ``streams`` pinned buffers (``copy_ms`` each), runs kernel ``test`` on each stream
+    (``kernel_ms``) and reads them back, one ``cudaStreamSynchronize`` per stream; the second only copies (an upload
+    and a read-back per stream, a stream synced at a time, the host pausing 2 ms between its two halves: two GPU
+    bursts of the same copies); the third runs ``test0`` .. ``test{streams-1}`` on as many streams, ``test2`` of
+    ``long_ms``, waited on by ``cudaEventSynchronize``.  Each test allocates its ``streams`` pinned buffers
+    (``cudaHostAlloc``, ``alloc_ms``) and device buffers first and frees them after.  Return the truth: the tests
+    are the program's phases, each run once -- no step repeats, and no phase is another's warm-up."""
+    us, ms = 1000, 1_000_000
+    pid = 25752
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 176 * ms, gap=20 * us)
+    nvtx: list[tuple[int, int, str]] = []
+    kern: list[tuple[int, int, int, int, int]] = []  # start, end, stream, correlation, name
+    copies: list[tuple[int, int, int, int, int]] = []  # start, end, stream, correlation, copyKind
+    main0 = api.t - 10 * us
+    api("cudaStreamCreate_v3020", 205 * ms)  # the context
+    free = 0
+
+    def allocate() -> None:
+        for _ in range(streams):
+            api("cudaHostAlloc_v3020", int(alloc_ms * ms))
+            api("cudaMalloc_v3020", int(1.5 * ms))
+
+    def release() -> None:
+        for _ in range(streams):
+            api("cudaFree_v3020", 400 * us)
+        for _ in range(streams):
+            api("cudaFreeHost_v3020", 2 * ms)
+
+    def copy(stream: int, kind: int) -> None:
+        nonlocal free
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        free = max(free, api.t)
+        copies.append((free, free + int(copy_ms * ms), stream, c, kind))
+        free += int(copy_ms * ms)
+
+    def sync_all(call: str = "cudaStreamSynchronize_v3020") -> None:
+        api.row(call, api.t, free + 5 * us)
+        api.t = free + 30 * us
+
+    # the first test: upload, kernel, read-back per stream
+    a = api.t
+    allocate()
+    for s in range(streams):
+        copy(14 + s, 1)
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
+        free += int(kernel_ms * ms)
+        copy(14 + s, 2)
+    sync_all()
+    release()
+    nvtx.append((a, api.t, phases[0]))
+    api.t += 10 * ms
+    # the second test: copies only, in two halves the host pauses between
+    a = api.t
+    allocate()
+    for s in range(streams):
+        copy(19 + s, 1)
+        copy(19 + s, 2)
+        if s == streams // 2:
+            sync_all()
+            api.t += 2 * ms
+    sync_all()
+    release()
+    nvtx.append((a, api.t, phases[1]))
+    api.t += 10 * ms
+    # the third test: a kernel per stream, one of them long, waited on by events
+    a = api.t
+    allocate()
+    start = max(free, api.t)
+    for s in range(streams):
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        dur = int((long_ms if s == 2 else kernel_ms * (s + 1)) * ms)
+        kern.append((start + s * 50 * us, start + s * 50 * us + dur, 24 + s, c, strings(f"test{s}")))
+        free = max(free, start + s * 50 * us + dur)
+    sync_all("cudaEventSynchronize_v3020")
+    release()
+    nvtx.append((a, api.t, phases[2]))
+    nvtx.append((main0, api.t + 10 * us, "main"))
+    stop = api.t + 60 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 1, 1, 1024, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
+                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for s, e, st, c, k in copies])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="ParallelKernelsTest.exe",
+                thread="ParallelKernelsTest.exe")
+    return {"phases": list(phases), "passes": 1, "copies": len(copies), "kernels": len(kern)}

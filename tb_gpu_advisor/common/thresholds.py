@@ -539,6 +539,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("job.span_step_coverage", 0.5, "share", "Advisor: a repeated span that launches at least half the GPU work is "
        "the program's step (the rest is set-up, logging, evaluation)",
        "a span name is a step source when its instances enclose this share of all launches"),
+    _t("job.uneven_turns_ratio", 2.0, "ratio", "Advisor: a loop's turns that run the same code agree far closer than "
+       "2x; where the longest is more than twice the shortest the mean is no turn the loop ran (quasiben's "
+       "nvtx-quickstart sleeps 0-4 s a turn: a mean of 2.00 s)",
+       "a CPU loop's words give the median turn and the range beside the mean where its longest turn is more than "
+       "this many times its shortest"),
     _t("job.period_boundary_gap", 4.0, "ratio", "Advisor: a loop's calls are separated by host work (sampling, a sync, "
        "the next input), a model's layers by nothing",
        "a periodic launch sequence is a step only where the host's gap before each period is this many times its "

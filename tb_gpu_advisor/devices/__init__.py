@@ -453,6 +453,8 @@ DEVICE_SYNC_CALLS = _calls("DEVICE_SYNC_CALLS")
 
 #: Host calls that replay a recorded graph of kernels (CUDA and HIP graphs).
 GRAPH_LAUNCH_CALLS = _calls("GRAPH_LAUNCH_CALLS")
+#: Host calls that make a stream wait for another stream's event (CUDA and HIP).
+STREAM_WAIT_CALLS = _calls("STREAM_WAIT_CALLS")
 #: Launch calls whose recorded ``grid`` is in work-items, not blocks (``amd.WORK_ITEM_GRID_CALLS``).
 WORK_ITEM_GRID_CALLS = _calls("WORK_ITEM_GRID_CALLS")
 
@@ -556,6 +558,11 @@ def is_link_start(name: str) -> bool:
 
 def is_graph_launch(name: str) -> bool:
     return name.startswith(GRAPH_LAUNCH_CALLS)
+
+
+def is_stream_wait(name: str) -> bool:
+    """A host call that makes a stream wait for an event of another (``cudaStreamWaitEvent``)."""
+    return name.startswith(STREAM_WAIT_CALLS)
 
 
 def grid_in_work_items(launch_call: str) -> bool:

@@ -253,6 +253,8 @@ PROGRAM_FIXES = _program_fixes()
 SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
 BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
 GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
+#: HIP's wait of a stream for another's event (see ``nvidia.STREAM_WAIT_CALLS``).
+STREAM_WAIT_CALLS = ("hipStreamWaitEvent",)
 #: HIP's device queries and its whole-device wait (see ``nvidia.QUERY_CALLS``).
 QUERY_CALLS = ("hipGetDeviceCount", "hipGetDeviceProperties", "hipDeviceGetAttribute", "hipGetDevice",
                "hipDriverGetVersion", "hipRuntimeGetVersion")

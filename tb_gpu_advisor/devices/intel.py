@@ -100,6 +100,8 @@ SYNC_CALLS = ("urQueueFinish", "urEventWait", "piQueueFinish", "piEventsWait", "
               "zeEventHostSynchronize", "zeFenceHostSynchronize")
 BLOCKING_CALLS = SYNC_CALLS
 GRAPH_LAUNCH_CALLS = ("urCommandBufferEnqueueExp", "urEnqueueCommandBufferExp")
+#: A queue's wait for another's events: none the Level Zero / UR traces we hold record apart (``nvidia.STREAM_WAIT_CALLS``).
+STREAM_WAIT_CALLS: tuple[str, ...] = ()
 #: Device queries (see ``nvidia.QUERY_CALLS``); SYCL waits on queues, not on the whole device: no such call is known.
 QUERY_CALLS = ("urDeviceGet", "urDeviceGetInfo", "urPlatformGet", "piDevicesGet", "piDeviceGetInfo", "piPlatformsGet")
 DEVICE_SYNC_CALLS: tuple[str, ...] = ()

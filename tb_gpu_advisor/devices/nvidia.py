@@ -947,6 +947,9 @@ CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStrea
 
 #: Runtime and driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
 GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
+#: Calls that make a stream wait for an event recorded on another (PyTorch's ``wait_stream``, ``Event.wait``): the
+#: capture's record of a handoff between streams the program ordered.
+STREAM_WAIT_CALLS = ("cudaStreamWaitEvent", "cuStreamWaitEvent")
 #: Launches whose recorded ``grid`` counts threads, not blocks (``amd.WORK_ITEM_GRID_CALLS``): none, CUPTI records
 #: ``gridX..Z`` in blocks for every launch.
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()

@@ -322,6 +322,19 @@ def is_evaluation_range(name: str) -> bool:
     return bool(_EVALUATION_RANGE.search(name)) and not is_training_range(name)
 
 
+#: A range or call named after the optimizer's update of the weights -- once an optimizer step: the user's own
+#: (``optimizer_step``, ``optimizer``, ``opt.step``, ``adamw_update``) or PyTorch's (``Optimizer.step#AdamW.step``);
+#: never the gradients' reset (``optimizer.zero_grad``), which runs at every step's start whatever the accumulation.
+_UPDATE_RANGE = re.compile(r"optimi[sz]er|(?<![a-z])opt(?:im)?[-_.]?step|(?<![a-z])(?:adam|sgd|lamb)w?[-_ .]?(?:step|update)",
+                           re.IGNORECASE)
+
+
+def is_update_range(name: str) -> bool:
+    """A range name that says the optimizer's update (:data:`_UPDATE_RANGE`), not its gradients' reset: under gradient
+    accumulation it closes each optimizer step, once every k micro-steps (``steps.iterations``)."""
+    return bool(_UPDATE_RANGE.search(name)) and not re.search(r"zero[-_ ]?grad", name, re.IGNORECASE)
+
+
 def is_training_range(name: str) -> bool:
     """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up
     -- never a numerical method's backward direction (:data:`_NUMERICAL_DIRECTION`)."""

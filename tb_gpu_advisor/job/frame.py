@@ -37,18 +37,47 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2, once: bool = False) -
     fewer than ``least`` shows no step boundary inside it; two ranges that split the repeats differently leave the
     timed ones unknown.  A range the program names its warm-up (``Warm-up``) holds what it does not time: never the
     frame."""
-    h, windows = trace.h, set()
-    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    h, windows, starts = trace.h, set(), {}
+    warm = user_ranges.warmup_ranges(h, trace.ranges)
+    idx = np.setdiff1d(user_ranges.program_ranges(trace), warm)
+    phases = idx[_once_on_its_thread(h, idx)]
     if once:
-        idx = idx[_once_on_its_thread(h, idx)]
+        idx = phases
     for i in idx.tolist():
         lo = int(np.searchsorted(times, h.start[i], side="left"))
         hi = int(np.searchsorted(times, h.end[i], side="right"))
         if hi - lo >= least and hi - lo < times.size:
-            windows.add(Frame(lo, hi, h.names[h.name[i]], int(h.end[i])))
+            f = Frame(lo, hi, h.names[h.name[i]], int(h.end[i]))
+            windows.add(f)
+            starts[f] = max(starts.get(f, int(h.start[i])), int(h.start[i]))
     if len({(f.first, f.end) for f in windows}) != 1:
         return None
-    return min(windows)
+    found = min(windows)
+    before = times[:found.first]
+    before = before[~_inside(h, warm, before)]  # a repeat the program names its warm-up is one, whatever holds it
+    return None if _named_apart(h, phases, before, starts[found]) else found
+
+
+def _inside(h: HostEvents, idx: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Bool per host time of ``times``: inside one of the ranges ``idx``."""
+    out = np.zeros(times.size, bool)
+    for i in idx.tolist():
+        out |= (times >= h.start[i]) & (times <= h.end[i])
+    return out
+
+
+def _named_apart(h: HostEvents, phases: np.ndarray, before: np.ndarray, start: int) -> bool:
+    """Whether a repeat before the frame (``before``, host times; the frame opens at ``start``) lies inside a range of
+    the program's own that it opens once and closes before the frame opens (``phases``, warm-up ranges left out).
+
+    Why: the frame's premise is warm-up passes of the timed work before it, outside any range or in one the program
+    names its warm-up.  Work the program puts in a phase of its own beside the range (``main->test_max_par`` before
+    ``main->test_copies`` and ``main->process``: extra-p's ParallelKernelsTest, three tests run once each) is no
+    warm-up of it: the range is one of the program's phases, and the repeats it holds are that phase's work cut at
+    its syncs, no timed passes (h37-survey71: the copy test's two bursts read as the job's 2 steps, "mostly D2H")."""
+    if not before.size:
+        return False
+    return bool(_inside(h, phases[h.end[phases] <= start], before).any())
 
 
 def _once_on_its_thread(h: HostEvents, idx: np.ndarray) -> np.ndarray:

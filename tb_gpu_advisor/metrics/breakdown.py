@@ -17,10 +17,11 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.devices.codes import mangled_template_head
 from tb_gpu_advisor.frameworks import user_ranges, xla
 from tb_gpu_advisor.metrics.context import HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics, per_step
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, Handoff, StepGap, StepMetrics, per_step
 from tb_gpu_advisor.model.columns import add_intervals, count_between, coverage, intersect_intervals, reduce_at, sorted_unique, subtract_intervals, time_within, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
@@ -34,6 +35,7 @@ PRIORITY: tuple[str, ...] = (
     "memcpy_h2d",
     "kernel_switch",
     "startup",
+    "stream_handoff",
     "unseen",
     "comm_launch",
     "comm_wait",
@@ -87,6 +89,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     # a launch's return read against its work's start says what the GPU held -- only where the two clocks agree
     returns_read = bool(h.end.size) and not clocks_disagree(ctx, g)
     out["launch_wait"] = out["kernel_switch"] = (d.start[:0], d.start[:0])
+    out["stream_handoff"] = _no_handoffs(d)
     if len(d) and (returns_read or not ctx.fw.has_dispatch):
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
@@ -105,6 +108,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         if held[0].size:  # while a GPU of the same process runs, the GPU may wait on that work: the turn-taking's
             held = _off_peers(ctx, g, held)
         out["held"], out["kernel_switch"] = held, _cat2(switch, lead_switch)
+        out["stream_handoff"] = handoff_spans(g, held, lend_all) if returns_read else _no_handoffs(d)
         out["queued_first"] = first if not _fresh_gpu(ctx, g) else (d.start[:0], d.start[:0])
     for k in ("held", "queued_first"):
         if k in out and out[k][0].size:
@@ -141,7 +145,7 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     out["comm_launch"] = (d.start[:0], d.start[:0])
     paced = paced_collective_gaps(g)
     if paced is not None:
-        for c in ("kernel_switch", "startup", "unseen"):  # painted above it: its measure is what the ledger books
+        for c in ("kernel_switch", "startup", "stream_handoff", "unseen"):  # painted above it: its measure is what the ledger books
             if paced[0].size and out[c][0].size:
                 paced = subtract_intervals(*paced, *(x.astype(np.int64, copy=False) for x in out[c]))
         out["comm_launch"] = paced
@@ -399,49 +403,142 @@ def _under_launch_calls(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None) ->
 LAUNCH_START_PS = int(50 * PS_PER_US)
 
 
+#: The longest idle a handoff between streams takes (ps): once the work a queued kernel waits on has ended, the GPU
+#: starts it within the driver's submission (:data:`LAUNCH_START_PS`).  The GRU of h37-survey66 (an RTX 5070 Ti
+#: Laptop GPU, a Windows driver) took 28 us; every handoff-shaped idle of the kept Kineto traces (18 captures: A100,
+#: V100, MI300X, RTX 4090) takes at most 50 us (1,282 of them), but for torchrec_a100_stalls' and
+#: torchrec_shampoo_128's: 16 and 4 idles of 54 us to 12.6 ms, after NCCL's SendRecv, by hand (h37-handoff32).  A
+#: kernel queued 176 ms earlier that starts 12.6 ms after the other stream's work ends did not wait on that work
+#: alone: what it waited on the capture does not show, and the idle stays ``unseen``.
+HANDOFF_MAX_PS = LAUNCH_START_PS
+
+
 def held_ms(g: GpuCtx, iv: dict) -> float:
-    """ms of GPU ``g``'s idle inside its kept steps while it held a kernel already launched and submitted (the
-    ``held`` spans of :func:`category_intervals`' ``iv``, booked as ``unseen``): the GPU had work it did not run --
-    another process's context on the same GPU (time-slicing), or a dependency the capture does not hold."""
+    """ms of GPU ``g``'s idle inside its kept steps while it held a kernel already launched and submitted, not at a
+    handoff between streams (the ``held`` spans of :func:`category_intervals`' ``iv`` less its ``stream_handoff``:
+    what the ledger books as ``unseen`` for held work): the GPU had work it did not run -- another process's context
+    on the same GPU (time-slicing), or a dependency the capture does not hold."""
     held = iv.get("held")
     if held is None or not held[0].size:
         return 0.0
     s, e = union_intervals(held[0].astype(np.int64), held[1].astype(np.int64))
+    hand = iv.get("stream_handoff")
+    if hand is not None and hand[0].size:
+        s, e = subtract_intervals(np.asarray(s, np.int64), np.asarray(e, np.int64),
+                                  *(x.astype(np.int64, copy=False) for x in hand))
     a, b = _inside_steps(g, np.asarray(s, np.int64), np.asarray(e, np.int64))
     return float((b - a).sum()) / PS_PER_MS
 
 
-def held_at_handoffs(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, str]:
-    """(ms of GPU ``g``'s held idle inside its kept steps at handoffs between streams, the busiest handoff's streams
-    as "A to B"): the part of :func:`held_ms` in stretches that follow the GPU's work on one stream and precede work on
-    another that was already queued while the first ran (:func:`_handoffs`).  ("" where none.)
+def _no_handoffs(d) -> tuple[np.ndarray, np.ndarray]:  # d: DeviceEvents
+    """No idle at handoffs between streams (empty spans of ``d``'s time type)."""
+    return d.start[:0].astype(np.int64), d.start[:0].astype(np.int64)
+
+
+def handoff_spans(g: GpuCtx, held: tuple[np.ndarray, np.ndarray], lend_all: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU ``g``'s held idle (``held``: :func:`category_intervals`' spans of the GPU idle holding launched work)
+    at handoffs between streams, as disjoint sorted (starts, ends) ps: the stretches that follow the GPU's work on one
+    stream and precede work on another that was already queued while the first ran (:func:`_handoffs`).  The ledger
+    books them ``stream_handoff``, painted above ``unseen``.
 
     Why: a kernel queued on a stream while the GPU runs another stream's work, and started only after that work ends,
-    waited on it -- an event wait between the streams (``cudaStreamWaitEvent``; a library's side stream, as cuDNN's
-    persistent RNN kernels run on) -- so the idle after that work's end is the dependency's handoff, which the capture
-    holds, not another process's turn on the GPU.  A GRU's forward on an RTX 5070 Ti Laptop GPU (HDAI cuDNN profiling,
-    survey h37-survey66) held 28 us of each 442 us step, every step, only at the handoff from cuDNN's RNN stream back
-    to the compute stream; "another process's context on the same GPU takes turns with this one" and its fix (a GPU of
-    its own, MPS) named a cause the capture shows is not there."""
-    held = iv.get("held")
-    if held is None or not held[0].size:
-        return 0.0, ""
-    lend = launch_ends(ctx, g)
-    if lend is None:
-        return 0.0, ""
-    hs, he, src, dst = _handoffs(g.d, g.step, g.launch, lend)
+    waited on it -- an event wait between the streams (``cudaStreamWaitEvent``, PyTorch's ``wait_stream``; a
+    library's side stream, as cuDNN's persistent RNN kernels run on) -- so the idle after that work's end is the
+    dependency's handoff, which the capture holds.  Booked as ``unseen`` ("Unseen GPU work", "waiting on work not in
+    the capture"), the ledger named it what the finding's words denied (h37-review31's *Left* 1): a GRU's forward on
+    an RTX 5070 Ti Laptop GPU (HDAI cuDNN profiling, survey h37-survey66) held 28 us of each 442 us step, every step,
+    only at the handoff from cuDNN's RNN stream back to the compute stream; wild/torchrec_a100_stalls holds 13.2 ms
+    of each 214 ms step at handoffs."""
+    d = g.d
+    if lend_all is None or not held[0].size:
+        return _no_handoffs(d)
+    hs, he, _, _ = _handoffs(d, g.step, g.launch, lend_all)
     if not hs.size:
-        return 0.0, ""
+        return _no_handoffs(d)
     s, e = union_intervals(held[0].astype(np.int64), held[1].astype(np.int64))
-    a, b = _inside_steps(g, *intersect_intervals(np.asarray(s, np.int64), np.asarray(e, np.int64), hs, he))
+    a, b = intersect_intervals(np.asarray(s, np.int64), np.asarray(e, np.int64), *union_intervals(hs, he))
+    keep = b > a
+    return a[keep].astype(np.int64), b[keep].astype(np.int64)
+
+
+#: A device event's kind as the handoff finding names the work waited on.
+_HANDOFF_KIND = {devices.KIND_KERNEL: "kernel", devices.KIND_COLLECTIVE: "collective", devices.KIND_H2D: "copy",
+                 devices.KIND_D2H: "copy", devices.KIND_D2D: "copy", devices.KIND_OTHER_COPY: "copy",
+                 devices.KIND_MEMSET: "fill"}
+
+
+def handoff_reading(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, Handoff]:
+    """(ms of GPU ``g``'s ``stream_handoff`` idle inside its kept steps, the handoffs that hold most of it): their
+    streams ("A to B"), what ran on each side, and whether the launching thread recorded a stream's wait for another's
+    event between the two launches.
+
+    Why: the ledger's number says what the handoffs cost; a reader acts on their cause -- the work waited on (a
+    library's kernel on its side stream, a collective on the communication stream, a copy on a copy stream), the work
+    that waited, and whether the program's own event wait (``wait_stream``) ordered them -- which the capture names
+    where it recorded them (h37-handoff32)."""
+    hand = iv.get("stream_handoff")
+    if hand is None or not hand[0].size:
+        return 0.0, Handoff()
+    a, b = _inside_steps(g, *(x.astype(np.int64, copy=False) for x in hand))
     total = float((b - a).sum()) / PS_PER_MS
-    if total <= 0:
-        return 0.0, ""
-    idle: dict[tuple[int, int], int] = {}
-    for i, j, t in zip(src.tolist(), dst.tolist(), (he - hs).tolist()):
-        idle[(i, j)] = idle.get((i, j), 0) + t
-    i, j = max(idle, key=idle.__getitem__)
-    return total, f"{_stream_label(g.d.stream_names, i)} to {_stream_label(g.d.stream_names, j)}"
+    lend = launch_ends(ctx, g) if total > 0 else None
+    if lend is None:
+        return total, Handoff()
+    hs, he, src, dst, before, nxt = _handoffs(g.d, g.step, g.launch, lend, with_events=True)
+    got = np.asarray(time_within(a, b, hs, he)) if hs.size else np.zeros(0)
+    if not got.size or got.max() <= 0:
+        return total, Handoff()
+    pair: dict[tuple[int, int], float] = {}
+    for i, j, t in zip(src.tolist(), dst.tolist(), got.tolist()):
+        pair[(i, j)] = pair.get((i, j), 0.0) + t
+    i, j = max(pair, key=pair.__getitem__)
+    mine = (src == i) & (dst == j) & (got > 0)
+    d = g.d
+    waited_kind = _weighted_most(d.kind[before[mine]].tolist(), got[mine])
+    return total, Handoff(
+        streams=f"{_stream_label(d.stream_names, i)} to {_stream_label(d.stream_names, j)}",
+        waited_kind=_HANDOFF_KIND.get(int(waited_kind), "kernel"),
+        waited=_work_name(d.names[_weighted_most(d.name[before[mine]].tolist(), got[mine])]),
+        waiting=_work_name(d.names[_weighted_most(d.name[nxt[mine]].tolist(), got[mine])]),
+        event_wait=_waited_on_event(ctx, g, before[mine], nxt[mine], got[mine]))
+
+
+def _work_name(name: str) -> str:
+    """A device event's name as a finding says it: short, and a mangled template's qualified name with its first
+    argument (``cutlass::Kernel2<cutlass_80_simt_sgemm_32x128_8x5_tn_align1, …>`` for ``_ZN7cutlass7Kernel2I42...``:
+    the HDAI GRU's Windows trace keeps its kernels' mangled names)."""
+    mangled = mangled_template_head(name)
+    if mangled is None:
+        return devices.short_kernel_name(name, 100)
+    said = f"{mangled[0]}<{mangled[1]}, …>"
+    return said if len(said) <= 100 else said[:99] + "…"
+
+
+def _weighted_most(keys: list, w: np.ndarray):
+    """The key holding most weight."""
+    acc: dict = {}
+    for k, t in zip(keys, w.tolist()):
+        acc[k] = acc.get(k, 0.0) + t
+    return max(acc, key=acc.__getitem__)
+
+
+def _waited_on_event(ctx: Context, g: GpuCtx, before: np.ndarray, nxt: np.ndarray, w: np.ndarray) -> bool:
+    """Whether, for most of the weight ``w``, the thread that launched each waiting event ``nxt`` recorded a stream's
+    wait for another's event (``devices.is_stream_wait``) after the launch of the work it followed (``before``; any
+    time before, where that launch is not recorded) and before its own launch."""
+    h = ctx.h
+    waits = np.flatnonzero(h.name_mask(devices.is_stream_wait))
+    if not waits.size:
+        return False
+    ln, ws = h.line[waits], h.start[waits].astype(np.int64)
+    yes = 0.0
+    for b, n, t in zip(before.tolist(), nxt.tolist(), w.tolist()):
+        call = int(g.launch[n])
+        lo = int(h.start[int(g.launch[b])]) if g.launch[b] >= 0 else np.iinfo(np.int64).min
+        on = (ln == h.line[call]) & (ws >= lo) & (ws <= int(h.start[call]))
+        yes += t if on.any() else 0.0
+    return yes >= 0.5 * float(w.sum())
 
 
 def _stream_label(names: list[str], i: int) -> str:
@@ -450,16 +547,17 @@ def _stream_label(names: list[str], i: int) -> str:
     return n if n.lower().startswith("stream") else f"stream {n}"
 
 
-def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d: DeviceEvents
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray,  # d: DeviceEvents
+              with_events: bool = False) -> tuple[np.ndarray, ...]:
     """The GPU's idle stretches between two works of a step where the later work runs on another stream than the work
     that ended last before it, and was queued (its launch call returned and submitted: :data:`LAUNCH_START_PS`) by the
-    time that work ended: (starts, ends, stream before, stream after).  Such work did not run beside the other
+    time that work ended, and started within :data:`HANDOFF_MAX_PS` of that end: (starts, ends, stream before, stream
+    after; with ``with_events``, also the device events before and after).  Such work did not run beside the other
     stream's; it waited for it to end, so the idle after that end is the handoff's."""
     n = d.start.shape[0]
     empty = np.zeros(0, np.int64)
     if n < 2:
-        return empty, empty, empty, empty
+        return (empty,) * (6 if with_events else 4)
     start = d.start.astype(np.int64, copy=False)
     end = d.end.astype(np.int64, copy=False)
     prev_end = np.maximum.accumulate(end)
@@ -469,8 +567,10 @@ def _handoffs(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray  # d
               & (step[nxt] == step[nxt - 1])]
     before = last[nxt - 1]
     idle_s = prev_end[nxt - 1]
-    keep = (d.stream[before] != d.stream[nxt]) & (lend_all[nxt].astype(np.int64) + LAUNCH_START_PS <= idle_s)
-    return idle_s[keep], start[nxt][keep], d.stream[before][keep], d.stream[nxt][keep]
+    keep = ((d.stream[before] != d.stream[nxt]) & (lend_all[nxt].astype(np.int64) + LAUNCH_START_PS <= idle_s)
+            & (start[nxt] - idle_s <= HANDOFF_MAX_PS))
+    out = (idle_s[keep], start[nxt][keep], d.stream[before][keep], d.stream[nxt][keep])
+    return out + (before[keep], nxt[keep]) if with_events else out
 
 
 def replay_wait(ctx: Context, g: GpuCtx, iv: dict) -> tuple[float, float]:

@@ -14,7 +14,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, assign, build_context, caller_across_lines, enclosing
-from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Headline, HostMetrics,
+from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Handoff, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
                                          per_step)
 from tb_gpu_advisor.model.columns import union_intervals
@@ -83,8 +83,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         underfill=ks.underfill, unfused_attention=ks.attention,
         idle_in_os_waits_after_work=_per_step(idle.tail_waits, n),
         idle_held=_per_step(idle.held, n),
-        idle_held_at_handoffs=_per_step([h for h, _ in idle.handoff], n),
-        held_handoff_streams=max(idle.handoff, default=(0.0, ""))[1],
+        handoff=max(idle.handoff, default=(0.0, Handoff()), key=lambda x: x[0])[1],
         idle_queued_first=_per_step(idle.queued, n),
         idle_queued_first_blocked=_per_step(idle.queued_blocked, n),
         launch_wait_before_replay=_per_step([w for w, _ in idle.replay], n),
@@ -209,11 +208,11 @@ class _Idle:
     comm_calls_ms: dict[int, float] = field(default_factory=dict)
     #: ms of OS waits after each step's last GPU work, per active GPU
     tail_waits: list[float] = field(default_factory=list)
-    #: ms of idle holding launched work, per active GPU
+    #: ms of idle holding launched work, not at a handoff between streams (``bd.held_ms``), per active GPU
     held: list[float] = field(default_factory=list)
-    #: (ms of that held idle at handoffs between streams, the busiest handoff "A to B"), per active GPU
-    #: (``bd.held_at_handoffs``)
-    handoff: list[tuple[float, str]] = field(default_factory=list)
+    #: (ms of idle at handoffs between streams -- the ledger's ``stream_handoff`` --, the busiest handoff "A to B"),
+    #: per active GPU (``bd.handoff_reading``)
+    handoff: list[tuple[float, Handoff]] = field(default_factory=list)
     #: per active GPU: the idle between its small collectives launched one by one, booked as collectives
     #: (``iv["comm_launch"]``, ``metrics.breakdown.paced_collective_gaps``), as (starts, ends)
     paced: dict = field(default_factory=dict)
@@ -240,7 +239,7 @@ def _idle_per_gpu(ctx: Context, marked: np.ndarray, comm_ranges: np.ndarray) -> 
         out.arrays[g.d.gpu] = arr
         if g.active:
             out.held.append(bd.held_ms(g, iv))
-            out.handoff.append(bd.held_at_handoffs(ctx, g, iv) if out.held[-1] > 0 else (0.0, ""))
+            out.handoff.append(bd.handoff_reading(ctx, g, iv))
             if iv["comm_launch"][0].size:
                 out.paced[g.d.gpu] = iv["comm_launch"]
             out.queued.append(bd.queued_first_ms(g, iv))

@@ -69,6 +69,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "collectives",
     "startup",
     "unseen",
+    "stream_handoff",
     "allocator",
     "kernel_switch",
     "other",
@@ -120,6 +121,10 @@ class Breakdown:
     unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
       not hold (a window cut out of a longer trace, another process on the GPU); or idle while it holds a kernel
       whose launch call returned and was submitted (``idle_held``): work it could run and did not.
+    stream_handoff: GPU idle at a handoff between streams: after the GPU's latest-ending work on one stream, before
+      work on another stream that was already launched and submitted while that work ran (from 0.1.0+a56).  The
+      queued work waited on the other stream's (an event wait, ``wait_stream``, a library's side stream): a
+      dependency the capture holds, so not ``unseen``, which is work it does not hold.
     allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
       synchronizes the device): a caching allocator that is off or churning.
     kernel_switch: GPU idle between a kernel and the next one it already holds (launched, the call returned,
@@ -139,6 +144,7 @@ class Breakdown:
     collectives: float = 0.0
     startup: float = 0.0
     unseen: float = 0.0
+    stream_handoff: float = 0.0
     allocator: float = 0.0
     kernel_switch: float = 0.0
     other: float = 0.0
@@ -859,6 +865,9 @@ class GpuMemory:
     #: "allocation events" where the history records no times), ``t_ms`` (or ``event``), allocated, reserved
     timeline: dict[str, list | str] = field(default_factory=dict)
     note: str = ""
+    #: of ``breakdown["held"]``, the bytes held by their lifetime alone (``MemoryEvents.by_lifetime``) in a history
+    #: that holds fewer than two whole turns: not known to be held across steps (``memory._lifetime_only``); 0 else
+    held_by_lifetime_bytes: int = 0
     #: the forward pass's blocks live at the allocated peak: bytes, count, the largest, and what became of them
     #: ("still held at the end of the capture", "freed together at 812.0 ms", "freed over 40.2 ms")
     forward_kept_bytes: int = 0
@@ -901,7 +910,8 @@ class OomReport:
     label: str = ""  # the user's own frame that asked (the first outside the framework)
     #: the largest live allocations then: [bytes, category, frames (innermost first)]
     live: list[list] = field(default_factory=list)
-    #: live bytes then by MEMORY_CATEGORIES
+    #: live bytes then by MEMORY_CATEGORIES, and by ``model.trace.HOLDERS`` where the stacks name the maker (SDPA's
+    #: math backend, a KV cache: taken out of the category their phase gives)
     by_category: dict[str, int] = field(default_factory=dict)
 
 
@@ -1279,6 +1289,23 @@ class KernelDurations:
 
 
 @dataclass
+class Handoff:
+    """The handoffs between streams that hold most of a host's ``stream_handoff`` idle, as the capture shows them
+    (``metrics/breakdown.handoff_reading``): where to look, and what the capture says ordered the streams."""
+
+    #: "stream 13 to stream 7" ("" where the ledger holds no handoff)
+    streams: str = ""
+    #: what ran on the stream waited on: "kernel", "collective", "copy" or "fill"
+    waited_kind: str = ""
+    #: the work that most of the idle follows, on the stream waited on, and the work it precedes (short names)
+    waited: str = ""
+    waiting: str = ""
+    #: whether the launching thread recorded a stream's wait for another's event (``cudaStreamWaitEvent``) between
+    #: the two launches for most of the idle: the program (or its framework) ordered the streams
+    event_wait: bool = False
+
+
+@dataclass
 class HostMetrics:
     """Everything about one host file; the argument of ``rules.evaluate``."""
 
@@ -1355,14 +1382,13 @@ class HostMetrics:
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0
-    #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
-    #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
+    #: ms per step and GPU the GPU idled holding a kernel already launched and submitted, not at a handoff between
+    #: streams (booked as ``unseen``: work outside the capture, or a dependency it does not hold;
+    #: ``metrics/breakdown.held_ms``).  The held idle at handoffs is the ledger's own category, ``stream_handoff``.
     idle_held: float = 0.0
-    #: of ``idle_held``, ms per step and GPU at handoffs between streams: work queued on one stream while the GPU ran
-    #: another's, started only after that work ended (an event wait between the streams, which the capture holds;
-    #: ``metrics/breakdown.held_at_handoffs``), and the busiest handoff's streams ("stream 13 to stream 7"; "" where none)
-    idle_held_at_handoffs: float = 0.0
-    held_handoff_streams: str = ""
+    #: the handoffs that hold most of the ledger's ``stream_handoff``: their streams and work
+    #: (``metrics/breakdown.handoff_reading``)
+    handoff: Handoff = field(default_factory=Handoff)
     #: ms per step and GPU the GPU idled before the capture's first GPU work with that work already launched (booked
     #: as ``unseen`` too, apart from ``idle_held``): it may have been running work launched before the capture began
     #: (``metrics/breakdown.queued_first_ms``)

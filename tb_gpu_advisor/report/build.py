@@ -14,6 +14,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.common.fmt import ms as fmt_ms
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.jsonout import json_float
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.job import calls_before_note, med_count
@@ -505,7 +506,8 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
                "peak_reserved_in_use_bytes": g.peak_reserved_in_use_bytes,
                "reserved_changes_per_step": json_float(g.reserved_changes_per_step, 3),
                "breakdown": dict(g.breakdown), "top": [[h.name, h.category, h.bytes, h.count] for h in g.top],
-               "step_peaks": [list(r) for r in g.step_peaks], "timeline": dict(g.timeline), "note": g.note}
+               "step_peaks": [list(r) for r in g.step_peaks], "timeline": dict(g.timeline), "note": g.note,
+               **({"held_by_lifetime_bytes": g.held_by_lifetime_bytes} if g.held_by_lifetime_bytes else {})}
     if ooms:
         out["ooms"] = [{"requested_bytes": o.requested_bytes, "device_free_bytes": o.device_free_bytes,
                         "allocated_bytes": o.allocated_bytes, "reserved_bytes": o.reserved_bytes, "frames": o.frames,
@@ -563,7 +565,12 @@ def _host_loop(m: HostMetrics, job: dict) -> dict:
             or det.source in UNMARKED_SOURCES or not det.windows):
         return {}
     lengths = [w.duration_ms for w in det.windows]
-    return {"host_loop": {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}}
+    loop = {"steps": len(lengths), "step_ms": json_float(sum(lengths) / len(lengths), 3)}
+    if min(lengths) > 0 and max(lengths) > T("job.uneven_turns_ratio") * min(lengths):
+        # turns the program made uneven (h37-cpuloop31's Left 3: 0-4 s sleeps read "5 marked steps of 2.00 s")
+        loop.update(median_ms=json_float(float(np.median(lengths)), 3), min_ms=json_float(min(lengths), 3),
+                    max_ms=json_float(max(lengths), 3))
+    return {"host_loop": loop}
 
 
 def _dropped_row(d) -> dict:  # noqa: ANN001 - a steps.types.DroppedStep

@@ -38,6 +38,7 @@ CATEGORY_LABELS = {
     "collectives": "Collectives (AllReduce…)",
     "startup": "One-time start-up",
     "unseen": "Waiting on work not in the capture",
+    "stream_handoff": "Handoffs between streams (a stream waiting on another's work)",
     "allocator": "Allocator calls ({allocator_calls})",
     "kernel_switch": "GPU switching between queued kernels",
     "other": "Other / idle",
@@ -50,6 +51,8 @@ IDLE_LABELS = {
     "allocator": "GPU idle: the host in the device allocator ({allocator_calls})",
     "unseen": "GPU idle on work the capture does not hold: the host waiting for GPU work the trace lacks, or the GPU "
               "holding a kernel already launched and submitted",
+    "stream_handoff": "GPU idle at a handoff between streams: work queued on one stream waiting for another stream's "
+                      "work to end",
     "input_wait": "GPU idle: waiting for input",
     "host_compute": "GPU idle: host working",
     "launch_wait": "GPU idle: waiting for a kernel launch",
@@ -70,7 +73,8 @@ MEMORY_LABELS = {
 #: The groups the diff compares the breakdown by (``rules.savings.COMPARED_GROUPS``: the saving groups, fills apart).
 GROUP_LABELS = {
     "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "fills": "Fills (memset)", "compute": "Compute",
-    "collectives": "Collectives", "startup": "Start-up", "unseen": "Unseen GPU work", "allocator": "Allocator",
+    "collectives": "Collectives", "startup": "Start-up", "unseen": "Unseen GPU work",
+    "handoff": "Handoffs between streams", "allocator": "Allocator",
     "kernel_switch": "Kernel switches",
 }
 

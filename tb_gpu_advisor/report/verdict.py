@@ -190,13 +190,17 @@ def no_gpu_step(job: dict) -> bool:
 
 def host_loop_words(job: dict) -> str:
     """A host's loop on the CPU (``job.host_loop``: a window without GPU work that marks its loop) in words --
-    "4 marked steps of 88.0 ms on average", "1 marked step of 210.1 ms" --, "" where it has none: the one printing of it, which the job's line and
+    "4 marked steps of 88.0 ms on average", "1 marked step of 210.1 ms", and where its turns are uneven (``median_ms``)
+    "5 marked steps of 2.00 s on average (median 2.00 s, 1.00 s to 4.00 s)" --, "" where it has none: the one printing of it, which the job's line and
     the tab's host line (``display.hosts[].host_loop``) say."""
     loop = job.get("host_loop") or {}
     if not loop.get("steps") or loop.get("step_ms") is None:
         return ""
     n = loop["steps"]
-    return f"{n} marked step{'s' if n != 1 else ''} of {ms(loop['step_ms'])}{' on average' if n > 1 else ''}"
+    spread = ""
+    if loop.get("median_ms") is not None and loop.get("max_ms") is not None:  # uneven turns: the mean is none of them
+        spread = f" (median {ms(loop['median_ms'])}, {ms(loop['min_ms'])} to {ms(loop['max_ms'])})"
+    return f"{n} marked step{'s' if n != 1 else ''} of {ms(loop['step_ms'])}{' on average' if n > 1 else ''}{spread}"
 
 
 def one_pass(h: HostReport) -> bool:

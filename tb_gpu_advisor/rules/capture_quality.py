@@ -20,7 +20,9 @@ record the right window in the capture's own profiler (Nsight: ``formats.nsys.WI
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), a window opening while the GPU still runs work launched before it for at least ``capture.unseen_share`` of the
 step (info: how long, whether the host waited for it in syncs or blocking copies, and the step's own work;
-``before_capture``), capture longer
+``before_capture``), the GPU idle at handoffs between streams for at least ``capture.unseen_share`` of the step (warning:
+the ledger's ``stream_handoff``, with the two sides the capture shows and what ordered them; a fix only where the
+capture names the cause -- a collective, a copy, a recorded event wait --, else what to look at), capture longer
 than ``capture.max_seconds`` (info), step times
 varying more than ``capture.max_step_cv`` (info; not where the window holds no GPU work: it times no step), GPU work recorded as starting more than ``capture.clock_skew_us``
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
@@ -45,7 +47,7 @@ import numpy as np
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list, plural, times
 from tb_gpu_advisor.frameworks.base import action
-from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics, rows_of_gpu
+from tb_gpu_advisor.metrics.types import ClockSkew, Handoff, HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.savings import IDLE_GROUPS
@@ -177,14 +179,14 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
     # the idle before the capture's first GPU work with that work launched may be work from before the capture: the
     # ledger keeps it off the host's time, but no warning rests on it (vllm_mi300x_decode's graph, queued at 1.5 ms)
     unseen = max(0.0, m.breakdown.unseen - m.idle_queued_first)
+    # the GPU idle at handoffs between streams is the ledger's own category (``stream_handoff``): a dependency the
+    # capture holds, said in a finding of its own from the same share of the step as the work it does not hold
+    handoff_apart = bool(ctx.step_ms) and m.breakdown.stream_handoff / ctx.step_ms >= T("capture.unseen_share")
     if unseen and ctx.step_ms and unseen / ctx.step_ms >= T("capture.unseen_share"):
         # the held idle is booked in ``unseen``, but averaged per GPU while ``unseen`` is the host's step mean
         # (v100_bert's two GPUs: 2.23 ms held of 2.20 ms unseen): a part is printed at most its whole
         held_ms = min(m.idle_held, unseen)
         held = held_ms >= 0.5 * unseen
-        # most of the held idle at handoffs between streams: a dependency the capture holds, not another process
-        handoff = min(m.idle_held_at_handoffs, held_ms) if held else 0.0
-        at_handoffs = bool(handoff) and handoff >= 0.5 * held_ms
         # its windows, as its time, leave out the idle before the capture's first work (the note's below): the first
         # step's ``unseen`` holds both (h37-randjobs4: "682 us of each 4.95 ms step" over 3 steps beside three windows
         # of 1.02 ms, the first of them the before-capture note's)
@@ -192,8 +194,8 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
         before_all = min(m.idle_queued_first, m.breakdown.unseen) * m.steps.count
         out.append(finding(
             ctx, ID, "warning",
-            _handoff_words(ctx, unseen, held_ms, handoff, m.held_handoff_streams) if at_handoffs else
-            _held_words(ctx, unseen, held_ms, handoff, m.held_handoff_streams) if held else
+            _held_words(ctx, unseen, held_ms, m.breakdown.stream_handoff if not handoff_apart else 0.0,
+                        m.handoff.streams) if held else
             f"The host waits {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}) in syncs or "
             f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
             f"(a window cut out of a longer trace, or another process on the GPU). That time is booked apart, not as "
@@ -205,8 +207,10 @@ def _unseen_work(ctx: Ctx, m: HostMetrics) -> list[Finding]:
                                 "capture.unseen_share", severity="warning"),
             windows=step_windows(ctx, key=lambda st: np.maximum(0.0, st.breakdown.unseen - np.where(st.step == first, before_all, 0.0)),
                                  label="GPU holding launched work" if held else "waiting for unseen GPU work"),
-            actions=[HANDOFF_FIX] if at_handoffs else [HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
+            actions=[HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
         ))
+    if handoff_apart:
+        out.append(_handoff_finding(ctx, m))
     before = min(m.idle_queued_first, m.breakdown.unseen)
     if before and ctx.step_ms and before / ctx.step_ms >= T("capture.unseen_share"):
         out.append(_before_capture(ctx, before, min(m.idle_queued_first_blocked, before)))
@@ -362,7 +366,7 @@ def measured_across_clocks(f: Finding) -> bool:
     """Whether a finding measures the GPU's idle time against the host's work: its saving recovers GPU idle the host
     causes (``savings.IDLE_GROUPS``) or waits in for work the capture lacks (``unseen``), or it speaks of idle time
     nothing explains -- each an interval between a host event and a GPU event, on two clocks."""
-    if f.rule == "unexplained_idle" or (f.rule == ID and f.metric is not None and f.metric.id == "unseen_share"):
+    if f.rule == "unexplained_idle" or (f.rule == ID and f.metric is not None and f.metric.id in ("unseen_share", "handoff_share")):
         return True
     return f.saving is not None and any(p.get("group") in IDLE_GROUPS or p.get("group") == "unseen"
                                         for p in f.saving.recovers)
@@ -758,9 +762,9 @@ def _before_capture(ctx: Ctx, before: float, blocked: float) -> Finding:
     )
 
 
-#: The share of the held time at handoffs between streams from which the held-work finding names that part (under
-#: half of it: at half or more the handoffs are the finding's reading, :func:`_handoff_words`); a tenth, so a part
-#: that moves no reading is not a sentence of its own.
+#: The share of the held time beside which the held-work finding names the idle at handoffs between streams (the
+#: ledger's ``stream_handoff``) where that idle has no finding of its own: a tenth, so a part that moves no reading is
+#: not a sentence of its own.
 HANDOFF_PART_MIN = 0.1
 
 
@@ -768,41 +772,83 @@ def _held_words(ctx: Ctx, unseen: float, held: float, handoff: float = 0.0, stre
     """The unseen-work finding's words where most of that time is the GPU holding kernels already launched (their
     calls returned and submitted, the GPU idle until they start): the host is not what it waits for -- neither its
     launches nor its code -- so it is another process's work on the GPU or a dependency outside the capture (casio's
-    TF NeRF: each burst held 2.45 ms after its launch returned, 188 ms of the 324 ms pass).  A part of the held time
-    at handoffs between streams (``handoff``, at least :data:`HANDOFF_PART_MIN` of it) is a dependency the capture
-    does hold, and is said apart (h37-survey66's *Left*: wild/torchrec_a100_stalls holds 13.2 of its 105.1 ms held a
-    step at handoffs, and its words put all of it outside the capture)."""
+    TF NeRF: each burst held 2.45 ms after its launch returned, 188 ms of the 324 ms pass).  The idle at handoffs
+    between streams (``handoff``: the ledger's ``stream_handoff``, where it has no finding of its own and is at least
+    :data:`HANDOFF_PART_MIN` of the held time) is a dependency the capture does hold, booked apart: said so beside it
+    (h37-survey66's *Left*: wild/torchrec_a100_stalls' held time at handoffs was put outside the capture with the
+    rest)."""
     part = ""
     if handoff >= HANDOFF_PART_MIN * held and ms(handoff) != ms(0.0):
         where = f" (most of it {streams})" if streams else ""
-        part = (f" Of the held time, {ctx.part_of_step(handoff)} is not outside the capture: it lies at handoffs "
-                f"between streams{where}, kernels queued while another stream's work ran that started only after it "
-                f"ended.")
+        part = (f" Besides that time, the GPU idles {ctx.part_of_step(handoff)} at {HANDOFF_WORDS}{where}, a "
+                f"dependency this capture holds, booked apart.")
     return (f"The GPU idles {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)})"
             f"{_held_part(unseen, held)}. The "
             f"host is not what the GPU waits for there -- the launches were made, whatever the host ran meanwhile -- so "
             f"the GPU runs work this capture does not hold (another process's context on the same GPU takes turns "
-            f"with this one) or the kernels wait on something outside it.{part} That time is booked apart, not as "
-            f"launch or host overhead.")
+            f"with this one) or the kernels wait on something outside it. That time is booked apart, not as "
+            f"launch or host overhead.{part}")
 
 
-def _handoff_words(ctx: Ctx, unseen: float, held: float, handoff: float, streams: str) -> str:
-    """The unseen-work finding's words where most of the held time lies at handoffs between streams
-    (``HostMetrics.idle_held_at_handoffs``): the held kernels were queued while another stream's work ran and started
-    only after it ended, so they waited on it -- a dependency the capture holds, whose handoff costs the time.
+#: What the ledger's ``stream_handoff`` is, in the findings' words (``report.legend``'s label of the category says the same).
+HANDOFF_WORDS = "handoffs between streams"
 
-    Why: :func:`_held_words` names another process's turn on the GPU, or a dependency outside the capture; a GRU's
-    forward on an RTX 5070 Ti Laptop GPU (survey h37-survey66) held 28 us of each 442 us step, all of it after cuDNN's
-    RNN kernel on its own stream and before the compute stream's next kernel, queued 75 us earlier."""
-    where = f" (most of it {streams})" if streams else ""
-    part = "all of it" if ms(handoff) == ms(held) else f"{ms(handoff)} of it"
-    return (f"The GPU idles {ctx.part_of_step(unseen)} ({pct(unseen / ctx.step_ms)}){_held_part(unseen, held)}. "
-            f"{part[:1].upper()}{part[1:]} lies at handoffs between streams{where}: the held kernels were queued "
-            f"while the GPU ran another stream's work and started only after that work ended, so they waited on it "
-            f"(an event wait between the streams -- cudaStreamWaitEvent -- or a library running its kernels on a side "
-            f"stream of its own), and the GPU idled at each handoff before starting them. That dependency is in this "
-            f"capture: the time is the handoff's, not another process's turn on the GPU. It is booked apart, not as "
-            f"launch or host overhead.")
+
+def _handoff_finding(ctx: Ctx, m: HostMetrics) -> Finding:
+    """The GPU idle at handoffs between streams (the ledger's ``stream_handoff``): kernels queued while another
+    stream's work ran started only after it ended, so they waited on it -- a dependency the capture holds, whose
+    handoff costs the time.  Where the capture shows its sides (``HostMetrics.handoff``) it says them, and the fix
+    its cause calls for (:func:`_handoff_cause`).
+
+    Why: booked as unseen work and said as another process's turn on the GPU, a GRU's forward on an RTX 5070 Ti
+    Laptop GPU (survey h37-survey66) read "another process's context on the same GPU takes turns with this one" for
+    28 us of each 442 us step, all of it after cuDNN's RNN kernel on its own stream and before the compute stream's
+    next kernel, queued 75 us earlier; then the ledger said "Unseen GPU work" for time the finding said the capture
+    holds (h37-review31's *Left* 1).  One number, the ledger's, under one name on every screen."""
+    handoff, hand = m.breakdown.stream_handoff, m.handoff
+    where = f" (most of it {hand.streams})" if hand.streams else ""
+    cause, fix = _handoff_cause(hand)
+    return finding(
+        ctx, ID, "warning",
+        f"The GPU idles {ctx.part_of_step(handoff)} ({pct(handoff / ctx.step_ms)}) at {HANDOFF_WORDS}{where}: "
+        f"kernels queued on one stream while the GPU ran another stream's work started only after that work ended, "
+        f"so they waited on it, and the GPU idled at each handoff before starting them. That dependency is in this "
+        f"capture: the time is the handoff's, not another process's turn on the GPU, and it is booked apart, as "
+        f"{HANDOFF_WORDS}.{cause}",
+        title=f"The GPU idles at {HANDOFF_WORDS}",
+        metric=share_metric("handoff_share", f"GPU idle at {HANDOFF_WORDS}", handoff / ctx.step_ms,
+                            "capture.unseen_share", severity="warning"),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.stream_handoff, label="stream handoff"),
+        actions=[fix],
+    )
+
+
+def _handoff_cause(hand: Handoff) -> tuple[str, Action]:
+    """(the sentences that say where the capture shows the handoffs' two sides and what ordered the streams, the fix)
+    for the handoffs that hold most of the idle.  A fix only where the capture names the cause: the work waited on is
+    a collective (the communication library's stream) or a copy (a copy stream), or the launching thread recorded the
+    event wait (``cudaStreamWaitEvent``: an ordering made on that thread); otherwise what to look at."""
+    if not hand.waited:
+        return "", HANDOFF_LOOK
+    a, b = (hand.streams.split(" to ") + [""])[:2] if hand.streams else ("another stream", "")
+    sides = (f" The capture shows both sides: most of it follows `{hand.waited}` ({_KIND_WORDS.get(hand.waited_kind, 'work')}) "
+             f"on {a} and precedes `{hand.waiting}` on {b or 'the stream that waited'}, queued before that work ended")
+    wait = ("; the launching thread records the wait between the two launches (cudaStreamWaitEvent: the program's, "
+            "its framework's or a library's own event wait)") if hand.event_wait else ""
+    if hand.waited_kind == "collective":
+        return (f"{sides}{wait}: the stream waits for a collective's result on the communication library's stream.",
+                HANDOFF_COLLECTIVE_FIX)
+    if hand.waited_kind == "copy":
+        return f"{sides}{wait}: the stream waits for a copy on a copy stream.", HANDOFF_COPY_FIX
+    if hand.event_wait:
+        return f"{sides}{wait}.", HANDOFF_FIX
+    unknown = (f"{sides}; the capture records no event wait between the two launches, so what orders the streams -- "
+               f"a library's own side stream, or a wait made on another thread -- is not in it.")
+    return unknown, HANDOFF_LOOK
+
+
+#: The kind of work waited on (``metrics.types.Handoff.waited_kind``), as the handoff finding says it.
+_KIND_WORDS = {"kernel": "a kernel", "collective": "a collective", "copy": "a copy", "fill": "a memset"}
 
 
 def _held_part(unseen: float, held: float) -> str:
@@ -825,6 +871,22 @@ HANDOFF_FIX = action("Hand work between streams less often: keep kernels that de
                      "where the program picks the streams (each wait between streams costs the GPU a handoff), or "
                      "capture the step as a CUDA graph, whose dependencies between streams the GPU follows as one "
                      "launched graph; then profile again to see what the handoffs still cost.")
+
+#: What to do where the handoffs wait for a collective on the communication stream: fewer of them, or not waited on.
+HANDOFF_COLLECTIVE_FIX = action("Wait for collectives less often: fewer, larger collectives (bucket the tensors they "
+                                "carry) are fewer handoffs, and work that does not need a collective's result can be "
+                                "queued before the wait for it, so the GPU runs it instead of idling at the handoff; "
+                                "then profile again.")
+#: What to do where the handoffs wait for a copy on a copy stream: have it done before it is needed.
+HANDOFF_COPY_FIX = action("Issue the copy earlier -- prefetch the next batch a step ahead on the copy stream -- so it "
+                          "has ended before the compute stream reaches the work that needs it, and the wait costs "
+                          "no handoff; then profile again.")
+#: What to look at where the capture does not say what orders the streams.
+HANDOFF_LOOK = action("Open the trace window below and look at the work on the two streams around each handoff and at "
+                      "the op that launched the work waited on: the framework's or a library's own stream (cuDNN's "
+                      "RNN kernels, a communication library) or the program's (torch.cuda.Stream, wait_stream) -- "
+                      "only the program's own streams are the program's to merge; a CUDA graph of the step removes "
+                      "the launches between them either way.")
 
 #: What to do where the GPU held launched work: find who else runs on it.
 HELD_FIX = action("See what else runs on the GPU while this job does (nvidia-smi lists each GPU's processes): run the "

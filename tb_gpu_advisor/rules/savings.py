@@ -32,6 +32,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "collectives": ("collectives",),
     "startup": ("startup",),
     "unseen": ("unseen",),
+    "handoff": ("stream_handoff",),
     "allocator": ("allocator",),
     "kernel_switch": ("kernel_switch",),
 }

@@ -14,10 +14,11 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import nvtx, user_ranges
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job import structure as job_structure
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import loop_turn
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import HostEvents, Trace
 from tb_gpu_advisor.steps.ranges import _ranges_word
 from tb_gpu_advisor.steps.windows import _aligned_line_windows, _group_windows
 
@@ -121,6 +122,116 @@ def _update_iterations(trace: Trace, user: np.ndarray, launches: list[np.ndarray
     return _iteration_windows(parts, note)
 
 
+def _user_update_iterations(trace: Trace, sel: np.ndarray, launches: list[np.ndarray], job: Job | None,
+                             shown: str) -> tuple | None:
+    """Steps of a training job whose own repeated ranges ``sel`` (the most repeated top-level range, on its threads)
+    mark its micro-steps under gradient accumulation: on each thread, the GPU work launched after every k-th (k >= 2)
+    outside them, beyond what every micro-step's tail launches, is the optimizer's update (:func:`_update_tails`), where
+    the capture says so -- a range or call named after the update in those tails only (``nvtx.is_update_range``:
+    ``optimizer_step``, ``Optimizer.step#AdamW.step``), or the gradients' collective launched in those micro-steps only
+    (DDP's ``no_sync`` ends with the last micro-step's all-reduce).  Each step is one optimizer step, from the end of
+    one update to the end of the next (as :func:`_update_iterations`).  ``shown``: the range as the note shows it.
+    None elsewhere.
+
+    Why: what a user of PyTorch, DeepSpeed or the HF Trainer (``gradient_accumulation_steps``) calls a step is the
+    optimizer's: public loops mark only their micro-steps (``record_function(f"microstep_{i}")`` then
+    ``record_function("optimizer_step")``; ``nvtx.range_push(f"micro_{i}")``; verl's ``micro_batch{i}``), and the most
+    repeated range then read as the step -- 32 "steps" of a micro-step for 8 optimizer steps of 4 (h37-accum32).  The
+    beat alone is no update (a loop that evaluates or logs every k-th step launches more after it too): the update's
+    name, or the gradients' all-reduce at the beat, says the extra work is the optimizer's; and each micro-step runs a
+    backward pass -- Megatron-core's per-layer range (once a layer, the update after every 6th) launches the backward
+    in its last layer's window only (:func:`_windows_holding_backward`; where no kernel's name shows a gradient, as
+    cuBLAS's GEMMs do not, the windows cannot tell and are not asked)."""
+    if job is None or job.kind.kind != "training" or sel.size < 4:
+        return None
+    h = trace.h
+    kinds = [(a, d) for a, d in zip(launches, trace.devices) if a is not None and a.size == len(d)]
+    rec = np.unique(np.concatenate([a[(a >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))]
+                                    for a, d in kinds] or [np.zeros(0, np.int64)]))
+    coll = np.unique(np.concatenate([a[(a >= 0) & (d.kind == devices.KIND_COLLECTIVE)] for a, d in kinds]
+                                    or [np.zeros(0, np.int64)]))
+    named = np.flatnonzero(h.name_mask(nvtx.is_update_range))
+    parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    counts: list[int] = []
+    for ln in np.unique(h.line[sel]).tolist():
+        mine = sel[h.line[sel] == ln]
+        micro = np.sort(h.start[mine].astype(np.int64))
+        launched = np.sort(h.end[rec[h.line[rec] == ln]].astype(np.int64))
+        got = _update_tails(micro, h.start[mine].astype(np.int64), h.end[mine].astype(np.int64), launched)
+        if got is None:
+            continue
+        k, at, tail, nxt, hi = got
+        held = _windows_holding_backward(h, trace.devices, launches, micro)
+        if held.any() and not held.all():
+            continue  # a micro-step runs a backward pass: a range some of whose windows launch none is a layer's
+        if not _update_shown(h, named[h.line[named] == ln], coll[h.line[coll] == ln], micro, at, tail):
+            continue
+        on = h.line == ln
+        ends = _after_updates((h.start[on].astype(np.int64), h.end[on].astype(np.int64)), tail[at], nxt[at],
+                              launched[hi[at] - 1])
+        whole_first = bool(at[0] == k - 1)
+        if whole_first:
+            ends = _with_silent_tails(trace, micro, ends)
+        first = _first_iteration_start(micro, ends, _window_start_ps(trace)) if whole_first else None
+        s = np.r_[[first] if whole_first else [], ends[:-1]].astype(np.int64)
+        e = ends if whole_first else ends[1:]
+        if e.size >= 2:
+            parts[int(ln)] = (np.arange(e.size, dtype=np.int64), s, e)
+            counts.append(k)
+    if not parts:
+        return None
+    n = int(sum(p[0].size for p in parts.values()))
+    note = (f"{_ranges_word(trace)} {shown}, the most repeated top-level range ({sel.size} on {len(parts)} "
+            f"thread{'s' if len(parts) > 1 else ''}), each a micro-step of gradient accumulation: the optimizer's "
+            f"update after every {_ordinal(counts[0])} closes each step -- a step is one optimizer step ({n}, of "
+            f"{counts[0]} micro-steps each), from the end of one update to the end of the next")
+    return _iteration_windows(parts, note)
+
+
+def _windows_holding_backward(h: HostEvents, devs: list, launches: list[np.ndarray], starts: np.ndarray) -> np.ndarray:
+    """Bool per host window of ``starts`` (sorted; each to the next start, the last open): whether it launches a
+    gradient kernel (``devices.gradient_kernel_one``) on some GPU -- placed by its launch's host time, else its own
+    start.  Every training iteration runs a backward pass, and so does every micro-step of one: a range whose
+    windows do not all hold one repeats inside the passes (a layer's), not once a pass."""
+    held = np.zeros(starts.size, bool)
+    for d, la in zip(devs, launches):
+        if not len(d):
+            continue
+        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
+        t = d.start[grad].astype(np.int64)
+        if la is not None and la.size == len(d):
+            rec = la[grad]
+            t = np.where(rec >= 0, h.start[np.maximum(rec, 0)].astype(np.int64), t)
+        k = np.searchsorted(starts, t, side="right") - 1
+        held[k[k >= 0]] = True
+    return held
+
+
+def _ordinal(k: int) -> str:
+    """``2nd``, ``3rd``, ``4th``, ``11th``, ``22nd``."""
+    tail = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{tail}"
+
+
+def _update_shown(h: HostEvents, named: np.ndarray, coll: np.ndarray, micro: np.ndarray, at: np.ndarray,
+                  tail: np.ndarray) -> bool:
+    """Whether one thread's capture names the work in the tails ``at`` (of micro-steps starting at ``micro``, tails
+    from ``tail``) as the optimizer's update: its update-named events (``named``, host events) lie in tails and only in
+    those, or its collectives' launches (``coll``, host events) lie in the micro-steps ``at`` and only in those."""
+    beat = set(at.tolist())
+    if named.size:
+        t = h.start[named].astype(np.int64)
+        j = np.searchsorted(micro, t, side="right") - 1
+        inside = (j >= 0) & (t >= tail[np.maximum(j, 0)])
+        if inside.any() and set(j[inside].tolist()) <= beat:
+            return True
+    if coll.size:
+        j = np.searchsorted(micro, h.start[coll].astype(np.int64), side="right") - 1
+        if (j >= 0).all() and set(j.tolist()) <= beat:
+            return True
+    return False
+
+
 def _thread_updates(micro: np.ndarray, starts: np.ndarray, ends: np.ndarray, launched: np.ndarray,
                     host: tuple[np.ndarray, np.ndarray]) -> tuple[int, np.ndarray, bool] | None:
     """On one thread: (k, where each update's iteration ends -- :func:`_after_updates` --, whether the first iteration
@@ -129,6 +240,17 @@ def _thread_updates(micro: np.ndarray, starts: np.ndarray, ends: np.ndarray, lau
     micro-batch's start (the last's to the end of the capture); the tails that launch more than the fewest any tail
     but the last launches hold the updates.  None unless they recur every k >= 2 micro-batches, at least twice, with
     fewer than k micro-batches before the first and after the last -- else no accumulation boundary is shown."""
+    got = _update_tails(micro, starts, ends, launched)
+    if got is None:
+        return None
+    k, at, tail, nxt, hi = got
+    return k, _after_updates(host, tail[at], nxt[at], launched[hi[at] - 1]), bool(at[0] == k - 1)
+
+
+def _update_tails(micro: np.ndarray, starts: np.ndarray, ends: np.ndarray, launched: np.ndarray
+                  ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_thread_updates`' beat: (k, the micro-batches whose tails hold the updates, every tail's start, the next
+    micro-batch's start, the index past each tail's last launch in ``launched``), or None."""
     n = micro.size
     if n < 4:  # two updates k >= 2 apart need four micro-batches
         return None
@@ -146,7 +268,7 @@ def _thread_updates(micro: np.ndarray, starts: np.ndarray, ends: np.ndarray, lau
     k = _beat(at)
     if not k or at[0] >= k or n - 1 - at[-1] >= k:
         return None
-    return k, _after_updates(host, tail[at], nxt[at], launched[hi[at] - 1]), bool(at[0] == k - 1)
+    return k, at, tail, nxt, hi
 
 
 def _after_updates(host: tuple[np.ndarray, np.ndarray], tail: np.ndarray, nxt: np.ndarray, done: np.ndarray

@@ -20,9 +20,10 @@ from tb_gpu_advisor.frameworks import nvtx, pytorch, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
-from tb_gpu_advisor.steps.iterations import _framework_iterations, _update_iterations
-from tb_gpu_advisor.steps.ranges import (_base_name, _max_per_line, _most_repeated, _range_step_ids, _ranges_word,
-                                         _top_level)
+from tb_gpu_advisor.steps.iterations import (_framework_iterations, _update_iterations, _user_update_iterations,
+                                             _windows_holding_backward)
+from tb_gpu_advisor.steps.ranges import (_base_name, _counting_bases, _max_per_line, _most_repeated, _range_step_ids,
+                                         _ranges_word, _spelled, _top_level)
 from tb_gpu_advisor.steps.windows import _group_windows, _line_windows
 
 
@@ -55,18 +56,7 @@ def _ranges_holding_backward(job: Job | None, h: HostEvents, devs: list[DeviceEv
     time, else its own start."""
     if job is None or job.kind.kind != "training" or starts.size < 3:
         return None
-    held = np.zeros(starts.size, bool)
-    for d, la in zip(devs, launches):
-        if not len(d):
-            continue
-        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
-        t = d.start[grad].astype(np.int64)
-        if la is not None and la.size == len(d):
-            rec = la[grad]
-            t = np.where(rec >= 0, h.start[np.maximum(rec, 0)].astype(np.int64), t)
-        k = np.searchsorted(starts, t, side="right") - 1
-        held[k[k >= 0]] = True
-    n = int(held.sum())
+    n = int(_windows_holding_backward(h, devs, launches, starts).sum())
     # a range k >= 2 times an iteration holds the backward in 1/k of its windows: half of them at most -- exactly half
     # for a model of 2 layers (h37-randjobs5: Megatron's 2-layer ranges, 30 "steps" of 15 iterations)
     return (n, int(starts.size)) if 0 < n and 2 * n <= starts.size else None
@@ -101,7 +91,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,
     # ``token_7_processing``) are one name
     bases: dict[str, int] = {}
-    base_text = [_base_name(n) for n in names]
+    base_text = _counting_bases(h, idx[user], [_base_name(n) for n in names])
     base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
     base_names = list(bases)
     step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))
@@ -137,6 +127,9 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
         most = first[h.line[first] == np.bincount(h.line[first].astype(np.int64)).argmax()]
         if not _hold_the_time(h, trace.devices, most, idx[user]):
             return None  # calls made now and then (an interpreter's own ranges), not a loop's turns
+        accumulated = _user_update_iterations(trace, sel, launches, job, _spelled(h, sel, base_names[best]))
+        if accumulated is not None:  # its micro-steps, the optimizer's update after every k-th closing the steps
+            return accumulated
         starts = np.sort(h.start[most].astype(np.int64))  # the windows of the thread that repeats it most
         if _within_iterations(job, h, trace.devices, launches, starts):
             return None  # it repeats inside each iteration (a layer's range): a part of one, no step
@@ -144,7 +137,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
-    note = f"{_ranges_word(trace)} `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    note = f"{_ranges_word(trace)} {_spelled(h, sel, base_names[best])}, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e, _line_windows(h, sel, ids, u)
 

@@ -74,6 +74,73 @@ def _base_name(name: str) -> str:
     return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 
+_NUMBER = re.compile(r"\d+")
+
+
+def _counting_bases(h: HostEvents, idx: np.ndarray, base_text: list[str]) -> list[str]:
+    """``base_text`` (one per name of ``h.names``) with the fold undone for the names of a base whose numbers do not
+    count on the ranges ``idx``: each such name keeps its own text.  A base counts where, on every thread, its
+    instances in start order (:func:`_counts`) step each number that varies by one constant, or start it over.
+
+    Why: the fold was meant for a loop's counter (``iteration 12``, ``iteration[96,100)``, ``microstep_0`` ...
+    ``microstep_3`` again each iteration), and a number standing alone is also a shape or a size a program labels a
+    range with (``matmul (1024, 1024)``, ``(2048, 2048)``, ``(4096, 4096)`` in a benchmark's sweep): one name by the
+    fold, a "loop" of blocks that are not turns of one."""
+    groups: dict[str, set[int]] = {}
+    for i in np.unique(h.name[idx]).tolist():
+        groups.setdefault(base_text[i], set()).add(i)
+    out = list(base_text)
+    for ids in groups.values():
+        if len(ids) < 2:
+            continue
+        mine = idx[np.isin(h.name[idx], list(ids))]
+        if not _counts(h, mine):
+            for i in ids:
+                out[i] = h.names[i]
+    return out
+
+
+def _counts(h: HostEvents, sel: np.ndarray) -> bool:
+    """Whether the numbers in the names of ranges ``sel`` (one base) count on every thread, in start order: each
+    position's number is constant, or moves by one step ``c > 0`` from one range to the next, or starts over at its
+    least value (a micro-step counter that restarts every iteration)."""
+    for ln in np.unique(h.line[sel]).tolist():
+        mine = sel[h.line[sel] == ln]
+        mine = mine[np.argsort(h.start[mine], kind="stable")]
+        nums = [tuple(int(x) for x in _NUMBER.findall(h.names[int(i)])) for i in h.name[mine].tolist()]
+        if len({len(n) for n in nums}) > 1:
+            return False
+        if len(nums) < 2 or not nums[0]:
+            continue
+        v = np.array(nums, dtype=np.int64)
+        for col in v.T:
+            d = np.diff(col)
+            if not d.any():
+                continue
+            up = d[d > 0]
+            restart = (d < 0) & (col[1:] == col.min())
+            if (d == 0).any() or not (restart | (d > 0)).all() or np.unique(up).size != 1:
+                return False
+    return True
+
+
+def _spelled(h: HostEvents, sel: np.ndarray, base: str) -> str:
+    """Ranges ``sel`` of one name but for their numbers (``base``: :func:`_base_name`'s) as the program spelled them,
+    for a note: the one name in backticks where they share it, else the first and the last by start
+    (```iteration[96,100)` … `iteration[124,128)```, "named alike but for their numbers").
+
+    Why: ``base`` writes each counter as ``#`` (``iteration[#,#)``, ``Step #/#``) -- a name no range carries, which a
+    user searching the timeline for it does not find."""
+    texts = {h.names[int(i)] for i in h.name[sel].tolist()}
+    if len(texts) <= 1:
+        return f"`{next(iter(texts), base)}`"
+    order = sel[np.argsort(h.start[sel], kind="stable")]
+    first, last = h.names[int(h.name[order[0]])], h.names[int(h.name[order[-1]])]
+    if first == last:
+        return f"`{first}` (and {len(texts) - 1} more named alike but for their numbers)"
+    return f"`{first}` … `{last}` (named alike but for their numbers)"
+
+
 def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
     """Step numbers of step ranges ``sel`` (by line, then start): the number each name carries where they are distinct
     on every line, else the order on its line (0, 1, ...)."""

@@ -142,7 +142,7 @@ def test_a_data_loading_librarys_ranges_mark_no_steps(reports):
     assert nvtx.is_library_range("GROUPBY_AGG", "cudf_python") and nvtx.is_library_range("sort", "libcudf")
 
 
-@pytest.mark.parametrize(("case", "part"), [("plain", "`train_step`"), ("deepspeed", "`DeepSpeedEngine.forward`")])
+@pytest.mark.parametrize(("case", "part"), [("plain", "`train_step 0`"), ("deepspeed", "`DeepSpeedEngine.forward`")])
 def test_controls_read_as_before(reports, case, part):
     host, truth, _ = reports[case]
     st = host["steps"]

@@ -71,6 +71,7 @@ def test_the_graph_switch_is_the_architectures_and_nvidias_keep_the_kernel_switc
 @pytest.mark.parametrize("name,host", [("ddp_mi300x_actckpt", "rank0_iter16_18")])
 def test_control_an_mi300xs_holds_between_kernels_launched_apart_stay_held(name, host):
     """Control (main too): an MI300X's holds between kernels launched one by one are no graph's edge -- they keep the
-    5 us floor and stay held work."""
+    5 us floor and stay held work (from h37-handoff32 the part at handoffs between streams is the ledger's
+    ``stream_handoff``, the rest ``idle_held``: held work either way, no switch)."""
     _, m = _wild(name, host)
-    assert m.idle_held > 0.05
+    assert m.idle_held + m.breakdown.stream_handoff > 0.05

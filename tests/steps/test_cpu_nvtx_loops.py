@@ -16,9 +16,11 @@ kept; tests/fixtures/wild/SURVEY.md, session 31, h37-cpuloop31):
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from synthetic import nsysexport as nx
+from tb_gpu_advisor.common.fmt import ms
 from tests.support.cli_report import first_host
 
 
@@ -72,3 +74,36 @@ def test_marks_that_hold_their_loop_still_time_it(tmp_path) -> None:
     host = first_host(phases)
     assert host["steps"]["source"] == "nvtx_top_range" and host["steps"]["found"] == 6, host["steps"]["note"]
     assert host["job"]["host_loop"]["steps"] == 4  # the stock rule's edges left out of 6
+
+
+def test_uneven_turns_are_said_with_their_median_and_range(tmp_path) -> None:
+    """h37-cpuloop31's Left 3 (h37-accum32): turns of 0-4 s read "5 marked steps of 2.00 s on average" -- a mean no
+    turn ran.  Where the longest turn is over ``job.uneven_turns_ratio`` times the shortest, ``host_loop`` holds the
+    median and the range, and the job's words say them."""
+    host, truth = _host(tmp_path, nx.write_sleep_loop)
+    loop, turns = host["job"]["host_loop"], truth["turns_ms"]
+    assert loop["median_ms"] == pytest.approx(float(np.median(turns)), abs=1e-3), loop  # main: no median_ms
+    assert (loop["min_ms"], loop["max_ms"]) == pytest.approx((min(turns), max(turns)), abs=1e-3)
+    said = f"(median {ms(float(np.median(turns)))}, {ms(min(turns))} to {ms(max(turns))})"  # 2.00 s, 60 us to 4.00 s
+    assert said in host["job"]["summary"], host["job"]["summary"]
+
+
+def test_even_turns_are_said_by_their_mean_alone_control(tmp_path) -> None:
+    host, _ = _host(tmp_path, nx.write_sleep_loop, sleeps_ms=(1000.0, 1100.0, 1000.0, 1200.0, 1000.0))
+    assert "median_ms" not in host["job"]["host_loop"] and "median" not in host["job"]["summary"]
+
+
+@pytest.mark.parametrize("sleeps", [(1000.0,) * 5, (0.0, 1000.0, 2000.0, 3000.0, 4000.0)], ids=["even", "uneven"])
+def test_a_bare_last_turn_after_turns_with_children_is_a_turn(tmp_path, sleeps) -> None:
+    """h37-cpuloop31's Left 2 (h37-accum32): traced ``-t nvtx`` alone, every turn but the last marks its sleep with a
+    child range; the last, bare, lasts as long as a turn -- no ``prof.step()`` stub, which is an instant before the
+    profiler's stop.  Main dropped it: "no host op ran in it"."""
+    host, truth = _host(tmp_path, nx.write_sleep_loop, sleeps_ms=sleeps, osrt=False, child="work")
+    assert host["job"]["host_loop"]["steps"] == truth["steps"], host["steps"]["note"]  # main: 4
+    assert not host["steps"]["dropped"]
+
+
+def test_a_bare_instant_at_the_end_is_still_the_stub_control(tmp_path) -> None:
+    host, truth = _host(tmp_path, nx.write_sleep_loop, sleeps_ms=(1000.0,) * 4 + (0.0,), osrt=False, child="work")
+    assert host["job"]["host_loop"]["steps"] == truth["steps"] - 1
+    assert "no host op ran in it" in host["steps"]["note"]

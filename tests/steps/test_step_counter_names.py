@@ -13,11 +13,14 @@ eight iterations under the range.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+import numpy as np
 import pytest
 
 from synthetic import nsysexport as nx
 from tb_gpu_advisor.frameworks import nvtx
-from tb_gpu_advisor.steps.ranges import _base_name
+from tb_gpu_advisor.steps.ranges import _base_name, _counting_bases, _counts
 from tests.support.cli_report import first_host
 
 #: the range around each iteration, as each program writes it ({k}: the iteration's number)
@@ -43,11 +46,13 @@ def reports(tmp_path_factory):
 @pytest.mark.parametrize("form", sorted(FORMS))
 def test_a_counted_iteration_range_marks_every_step(reports, form):
     host, truth = reports[form]
+    rng = FORMS[form]
     st = host["steps"]
     assert st["source"] == "nvtx_range", st["note"]  # main: repeated_launches (the ranges unread) for grendel...
     assert st["found"] == truth.steps  # ... and 1 for `Step k/100`
     assert "named like a step" in st["note"]
-    assert "#" in st["note"].split("`")[1]  # the name shown with its counters as `#`, no number of one range
+    shown = st["note"].split("`")[1]  # the ranges shown as the program spelled them (h37-accum32; `#` for the
+    assert "#" not in shown and shown == rng.format(k=0)  # counters before), the first of them
 
 
 @pytest.mark.parametrize("name", ["Step 3/100", "iteration[96,100)", "step (3)", "train_step[3]", "step[3]",
@@ -95,3 +100,49 @@ def test_a_loop_that_zeroes_its_gradients_is_training(tmp_path):
     rep = first_host(p)
     assert rep["job"]["kind"] == "training"  # main: inference
     assert rep["steps"]["found"] == truth.steps
+
+
+def _ranges(names: list[str], lines: list[int] | None = None) -> tuple[SimpleNamespace, np.ndarray]:
+    """Host events of one range per name, in that order on the clock (thread ``lines``, else one), as the fold reads
+    them: the unit under test reads only names, name ids, lines and starts."""
+    table = sorted(set(names))
+    h = SimpleNamespace(names=table, name=np.array([table.index(n) for n in names], np.int64),
+                        line=np.array(lines or [0] * len(names), np.int64),
+                        start=np.arange(len(names), dtype=np.int64) * 10)
+    return h, np.arange(len(names), dtype=np.int64)
+
+
+@pytest.mark.parametrize("names", [
+    [f"iteration[{96 + 4 * k},{100 + 4 * k})" for k in range(6)],  # Grendel-GS: both bounds step by the batch
+    [f"Step {k}/100" for k in range(1, 7)],  # one counter, one constant
+    [f"microstep_{i}" for _ in range(3) for i in range(4)],  # a micro-step counter that starts over each iteration
+    [f"micro_step {n}" for n in range(12)],
+])
+def test_counters_that_count_fold(names):
+    h, idx = _ranges(names)
+    assert _counts(h, idx)
+    assert len(set(_counting_bases(h, idx, [_base_name(n) for n in h.names]))) == 1
+
+
+@pytest.mark.parametrize("names", [
+    # a benchmark's sweep: the labels are shapes, not turns of one loop (h37-accum32; main folded each to one name)
+    [f"matmul ({s}, {s})" for s in (1024, 2048, 4096)] * 3,
+    [f"matmul ({s}, {s})" for s in (1024, 2048, 4096) for _ in range(3)],  # each shape's trials in a row
+    [f"batch {b}" for b in (32, 64, 128, 256)],
+])
+def test_labels_that_do_not_count_stay_apart(names):
+    h, idx = _ranges(names)
+    assert not _counts(h, idx)
+    assert sorted(set(_counting_bases(h, idx, [_base_name(n) for n in h.names]))) == sorted(set(names))
+
+
+def test_shape_labelled_blocks_are_not_one_loops_turns(tmp_path):
+    # by construction: 8 iterations, each running three blocks the program labels by their shapes, no step range;
+    # main folded the labels to one name, `matmul (#, #)`: 24 "steps" of a third of an iteration each
+    p = str(tmp_path / "shapes.sqlite")
+    shapes = tuple(f"matmul ({s}, {s})" for s in (1024, 2048, 4096))
+    truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=None, extra_ranges=shapes))
+    host = first_host(p)
+    assert host["steps"]["found"] == truth.steps, host["steps"]["note"]  # main: 24
+    rows = [r["step_ms"] for r in host["step_rows"] if r["gpu"] == 0]
+    assert rows and all(ms == pytest.approx(truth.step_ms, rel=0.02) for ms in rows)

@@ -30,7 +30,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
   the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
   one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
-  columns count AllReduce only; a card and the finding that grades it show one value.
+  columns count AllReduce only; a card and the finding that grades it show one value; a finding that grades one
+  category of the step's ledger (``LEDGER_SHARES``: the idle at handoffs between streams, ``stream_handoff``) grades
+  the ledger's value and prints it (h37-handoff32: the held-work finding said 13.2 ms "not outside the capture" that
+  the ledger booked as "Unseen GPU work").
 * ``order`` -- the findings are in the order their heading names ("ranked by estimated saving": after the findings that
   say what the capture is -- a warm-up capture, a critical problem that saves no step time -- savings never rise), and
   severity follows the saving and the confidence (a milder finding never saves more than a stronger one of no lower
@@ -610,6 +613,32 @@ def _precision_parts(h: HostReport) -> list[str]:
             out.append(f"part<=whole: {h.host}: 16-bit {c.value:.3f} + 8-bit {eight:.3f} of the known kernel time")
         if eight >= 0.005 and "8-bit" not in c.display:
             out.append(f"one-value: {h.host}: the 16-bit card {c.display!r} leaves out its {eight:.1%} of 8-bit time")
+    return out
+
+
+#: A finding metric's id -> the one ledger category (``breakdown_ms``) whose share of the step it is.
+LEDGER_SHARES = {"handoff_share": "stream_handoff"}
+
+
+def ledger_share_problems(h: HostReport) -> list[str]:
+    """A finding that grades one category of the step's ledger (:data:`LEDGER_SHARES`) shows the ledger's share of the
+    step and prints the ledger's time: one value, one name (``one-value``)."""
+    out = []
+    step = sum(v for v in (h.breakdown_ms or {}).values() if v)
+    for f in h.findings:
+        cat = LEDGER_SHARES.get(f.metric.id) if f.metric is not None else None
+        if cat is None or not step:
+            continue
+        v = (h.breakdown_ms or {}).get(cat)
+        if v is None:
+            out.append(f"one-value: {h.host}: {f.id} grades {cat}, which the ledger does not hold")
+            continue
+        if f.metric.value is not None and abs(f.metric.value - v / step) > 0.0011:
+            out.append(f"one-value: {h.host}: {f.id} grades {f.metric.value:.4f} of the step, the ledger's {cat} "
+                       f"{v / step:.4f}")
+        said = re.search(_NUM + r" ?(us|µs|ms|s) of each", f.summary)
+        if said and abs(_ms(*said.groups()) - v) > _time_half_ulp(said.group(1)) * _UNIT_MS[said.group(2)] + 1e-9:
+            out.append(f"one-value: {h.host}: {f.id} says {said.group(0)} step, the ledger's {cat} {v:.4f} ms")
     return out
 
 
@@ -2581,7 +2610,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
-        out += _host_parts(h) + _card_values(h) + memory_offset_problems(h) + copy_own_problems(h) + name_once_problems(h)
+        out += _host_parts(h) + _card_values(h) + ledger_share_problems(h) + memory_offset_problems(h) + copy_own_problems(h) + name_once_problems(h)
         out += severity_problems(h.host, h.findings) + ceiling_problems(h.host, h.findings) + in_use_problems(h.host, h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings) + fix_given_problems(h.host, h.findings)

@@ -18,7 +18,8 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
   them (same correlation id) and adds nothing the call's name does not say -- its ``deviceId`` is 0 for every
   process in real exports -- so the table is not read (``tests/crosscheck/test_nsys_ai.py`` checks the calls against
   nsys-ai's reading of the records);
-* the GPU model comes from ``TARGET_INFO_GPU``, else ``TARGET_INFO_CUDA_DEVICE``; where the export has neither, the
+* the GPU model comes from ``TARGET_INFO_GPU``, else ``TARGET_INFO_CUDA_DEVICE``, else (Nsight 2020-2021, both
+  keyed by ``deviceId``) ``TARGET_INFO_CUDA_GPU``'s properties or ``TARGET_INFO_GPU``'s name; where none names it, the
   report says so (the kernels' architecture families are named as a hint);
 * times are re-based to the earliest event, in picoseconds; windows count from the session's start
   (``ANALYSIS_DETAILS.startTime``), as the Nsight Systems timeline shows them;
@@ -394,6 +395,8 @@ def _launch_target(schema: tb.Schema) -> tuple[tuple[int, int] | None, str | Non
     supports (``CudaDriverVersion``, 12020), None where not recorded.  Why: a refusal for the GPU's architecture or
     the driver's age is fixed by building for that architecture or that CUDA version, and the export records both."""
     rows = tb.dict_rows(schema, tb.GPU_INFO) or tb.dict_rows(schema, tb.CUDA_DEVICE)
+    if not any(_info(r).compute_capability for r in rows):  # Nsight 2020-2021: the properties in their own table
+        rows = tb.dict_rows(schema, tb.CUDA_GPU) or rows
     ccs = {_info(r).compute_capability for r in rows}
     cc = next(iter(ccs)) if len(ccs) == 1 else None
     driver = driver_version(tb.value_of(schema, tb.SYSTEM_ENV, "NvDriverVersion") or "") or None
@@ -1446,6 +1449,8 @@ def _gpu_info(schema: tb.Schema, raw: _Raw, by_id: bool = False) -> tuple[dict[i
             dev = _first_int(row, "cudaId", "cuDevice", "id", "gpuId")
             if dev is not None and (row.get("name") or _first_int(row, "numMultiprocessors", "smCount")):
                 out.setdefault(dev, _info(row))
+    if not out:
+        out = _legacy_gpu_info(schema)
     used = sorted(set(sorted_unique(raw.d_dev).tolist())) if raw.d_dev.size else []
     if out and not any(d in out for d in used):  # ids of another numbering: one model for all when it is one
         models = {(i.name, i.compute_capability) for i in out.values()}
@@ -1457,6 +1462,28 @@ def _gpu_info(schema: tb.Schema, raw: _Raw, by_id: bool = False) -> tuple[dict[i
                  + (f"; its kernels are {hint} builds" if hint else "")
                  + ": the peak FLOPs and MFU need the model (give --model-flops-per-step, or export from a newer "
                    "Nsight Systems)")
+
+
+def _legacy_gpu_info(schema: tb.Schema) -> dict[int, DeviceInfo]:
+    """CUDA ordinal -> the GPU as an Nsight Systems 2020-2021 export describes it: ``TARGET_INFO_CUDA_GPU``'s row of
+    that ordinal (``deviceId``; its SM count, compute capability, memory and clock), else ``TARGET_INFO_GPU``'s name
+    for it (``deviceId``, the name alone).
+
+    Why: those exports key both tables by ``deviceId``, which :func:`_gpu_info`'s reading of the later tables
+    (``id``, ``cuDevice``, ``cudaId``) never finds, so a capture that names its GPU read as one that does not: extra-p's
+    A100 export (``TARGET_INFO_CUDA_GPU``: 108 SMs, cc 8.0) reported "GPU model: not in this export" and judged its
+    one-block kernels against an unknown SM count."""
+    out: dict[int, DeviceInfo] = {}
+    for row in tb.dict_rows(schema, tb.CUDA_GPU):
+        dev = _first_int(row, "deviceId")
+        if dev is not None and (row.get("name") or _first_int(row, "numMultiprocessors")):
+            out.setdefault(dev, _info(row))
+    if not out:
+        for row in tb.dict_rows(schema, tb.GPU_INFO):
+            dev = _first_int(row, "deviceId")
+            if dev is not None and row.get("name"):
+                out.setdefault(dev, _info(row))
+    return out
 
 
 def _first_int(row: dict, *keys: str) -> int | None:
@@ -1471,12 +1498,15 @@ def _info(row: dict) -> DeviceInfo:
     name = row.get("name") if isinstance(row.get("name"), str) and row.get("name") else None
     major = _first_int(row, "computeMajor", "computeCapabilityMajor", "ccMajor")
     minor = _first_int(row, "computeMinor", "computeCapabilityMinor", "ccMinor")
-    clock = _first_int(row, "clockRate", "maxClockRate")
+    clock = _first_int(row, "clockRate", "maxClockRate", "coreClockRate")
     bw = _first_int(row, "memoryBandwidth")
+    memory = _first_int(row, "totalMemory", "globalMemorySize", "totalGlobalMem")
     return DeviceInfo(
         name=name, compute_capability=(major, minor) if major is not None and minor is not None else None,
         sm_count=_first_int(row, "smCount", "numMultiprocessors", "multiProcessorCount"),
-        memory_bytes=_first_int(row, "totalMemory", "globalMemorySize", "totalGlobalMem"),
+        # Nsight 2020 wrote ``globalMemorySize`` in MiB (48601 for a Quadro RTX 8000), 2021 in bytes: no GPU has
+        # under 16 MiB, so a smaller number is MiB
+        memory_bytes=(memory << 20 if memory and memory < 1 << 24 else memory),
         memory_bandwidth=float(bw) if bw else None,
         # Nsight writes Hz; a value in kHz (CUDA's own unit) would be below 10 MHz
         clock_hz=(float(clock) * (1e3 if clock < 10_000_000 else 1.0)) if clock else None,

@@ -36,6 +36,12 @@ THREADS = "ThreadNames"
 PROCESSES = "PROCESSES"
 GPU_INFO = "TARGET_INFO_GPU"
 CUDA_DEVICE = "TARGET_INFO_CUDA_DEVICE"
+#: What Nsight Systems 2020-2021 kept of each process's CUDA devices (``nsys`` 2020.3 of quasiben/nvtx-examples,
+#: 2021's of extra-p/extrap's tests): one row per process and CUDA ordinal (``deviceId``, ``pid``) with ``name``,
+#: ``numMultiprocessors``, ``computeCapabilityMajor`` / ``Minor``, ``globalMemorySize`` and ``coreClockRate`` (kHz),
+#: while its ``TARGET_INFO_GPU`` names each GPU by ``deviceId`` alone -- the table a later Nsight replaced by
+#: ``TARGET_INFO_CUDA_DEVICE`` and the richer ``TARGET_INFO_GPU``.
+CUDA_GPU = "TARGET_INFO_CUDA_GPU"
 SESSION_START = "TARGET_INFO_SESSION_START_TIME"
 ANALYSIS = "ANALYSIS_DETAILS"
 META_EXPORT = "META_DATA_EXPORT"
@@ -55,7 +61,7 @@ ACTIVITY = (KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX, SYNC, GRAPH_TRACE)
 #: Nsight's own names for what it keeps of the target and the program, written even where the window recorded no
 #: event: an older export (``nsys nvprof`` of 2021, a ``.qdrep``'s) of a program that made no CUDA call holds only
 #: these beside ``StringIds`` -- no metadata table, no activity table -- and is still an export, to be read as such.
-TARGET_TABLES = (GPU_INFO, CUDA_DEVICE, SYSTEM_ENV, PROCESS_STREAMS)
+TARGET_TABLES = (GPU_INFO, CUDA_DEVICE, CUDA_GPU, SYSTEM_ENV, PROCESS_STREAMS)
 
 #: Serialized global ids: pid and tid fields.
 _PID_SHIFT = 24

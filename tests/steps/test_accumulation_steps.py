@@ -1,0 +1,83 @@
+"""Steps as the user wrote them under gradient accumulation: the optimizer's step, not the micro-step (issue #37
+class 2, h37-accum32).
+
+Public training loops mark only their micro-steps (code corpus, tests/fixtures/wild/SURVEY.md, session 32):
+``record_function(f"microstep_{micro_step}")`` around ``data_loading`` / ``forward_pass`` / ``backward_pass``, then
+``record_function("optimizer_step")``; ``nvtx.range_push(f"micro_{micro}")``; verl's
+``record_function(f"micro_batch{i}")``.  Main read the most repeated top-level range -- the micro-step -- as the step:
+32 "steps" for 8 optimizer steps of 4.  What PyTorch, DeepSpeed and the HF Trainer (``gradient_accumulation_steps``)
+call a step is the optimizer's: the update after every k-th micro-step closes it, where the capture names the update
+or shows the gradients' all-reduce at that beat (DDP's ``no_sync`` ends with the last micro-step).  Truth by
+construction: ``synthetic.nsysexport.write_accumulation_loop``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor.frameworks import nvtx
+from tests.support.cli_report import first_host
+
+#: how each loop marks its micro-steps and its update (``{i}``: the micro-step in its iteration, ``{n}``: in the run)
+FORMS = {
+    "record_function": {"micro_range": "microstep_{i}", "update_range": "optimizer_step"},
+    "global_counter": {"micro_range": "micro_step {n}", "update_range": "optimizer.step"},
+    "verl": {"micro_range": "micro_batch{i}", "phases": ("", ""), "update_range": "optimizer_step"},
+    "ddp_no_sync": {"micro_range": "accum {i}", "update_range": None, "allreduce_ms": 1.5},
+    "pytorch_optimizer": {"micro_range": "micro_{i}", "phases": ("", ""),
+                          "update_range": "Optimizer.step#AdamW.step"},
+}
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    d = tmp_path_factory.mktemp("accumulation")
+    out = {}
+    for name, kw in FORMS.items():
+        p = str(d / f"{name}.sqlite")
+        truth = nx.write_accumulation_loop(p, **kw)
+        out[name] = (first_host(p), truth)
+    return out
+
+
+@pytest.mark.parametrize("form", sorted(FORMS))
+def test_a_step_is_the_optimizers_not_the_micro_steps(reports, form):
+    host, truth = reports[form]
+    st = host["steps"]
+    assert st["found"] == truth["iterations"], st["note"]  # main: 32 micro-steps (nvtx_top_range)
+    assert "micro-step of gradient accumulation" in st["note"]
+    assert "one optimizer step" in st["note"] and f"every {truth['micro']}th" in st["note"]
+    step_ms = next(m for m in host["headline"] if m["id"] == "device_step_share")["detail"]["avg_step_ms"]
+    assert step_ms == pytest.approx(truth["step_ms"], rel=0.02)
+
+
+def test_the_note_shows_the_micro_steps_as_the_program_spelled_them(reports):
+    note = reports["record_function"][0]["steps"]["note"]
+    assert "`microstep_0`" in note and "#" not in note.split("`")[1]
+
+
+@pytest.mark.parametrize(("label", "kw"), [
+    # nothing names the update, no collective at the beat: the beat alone is no optimizer (left: SURVEY session 32)
+    ("unnamed_update", {"micro_range": "micro_{i}", "phases": ("", ""), "update_range": None}),
+    # a loop that evaluates every 4th step launches more after it too: not an update, each range a step
+    ("evaluation_beat", {"micro_range": "chunk_{n}", "update_range": "evaluate"}),
+])
+def test_work_at_a_beat_that_is_not_named_the_optimizers_leaves_each_range_a_step_control(tmp_path, label, kw):
+    p = str(tmp_path / f"{label}.sqlite")
+    truth = nx.write_accumulation_loop(p, **kw)
+    st = first_host(p)["steps"]
+    assert st["found"] == truth["micro_steps"], st["note"]
+    assert "gradient accumulation" not in st["note"]
+
+
+@pytest.mark.parametrize("name", ["optimizer_step", "optimizer", "opt.step", "Optimizer.step#AdamW.step", "adamw_update",
+                                  "optim_step"])
+def test_the_updates_names(name):
+    assert nvtx.is_update_range(name)
+
+
+@pytest.mark.parametrize("name", ["optimizer.zero_grad", "Optimizer.zero_grad#AdamW.zero_grad", "backward_pass",
+                                  "option_parse", "adoption", "step"])
+def test_names_of_no_update_control(name):
+    assert not nvtx.is_update_range(name)

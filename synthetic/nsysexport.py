@@ -1014,16 +1014,16 @@ RTX_3070_TI = Gpu("NVIDIA GeForce RTX 3070 Ti", "0000:01:00.0", 4194304, 8589410
 
 def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tuple[int, int, int], gpu: Gpu | None, *,
                 program: str, thread: str, copy_enums: bool = True, sync_enum: bool = True,
-                copy_kinds: list[tuple[int, str]] | None = None) -> None:
+                copy_kinds: list[tuple[int, str]] | None = None, gpu_id: int = 0) -> None:
     """The tables a one-process, one-GPU export ends with, and the file closed: its GPU, the program (``ids``: its
     global pid, pid and launching thread's global tid) and thread names, the interned strings, the enum tables the
     export's rows refer to (copy kinds and memory kinds with ``copy_enums``, sync types with ``sync_enum``), the
     session's span up to ``stop`` and the export's product line.  ``gpu`` None: no ``TARGET_INFO_GPU`` row (an
-    export without that table)."""
+    export without that table); ``gpu_id``: its CUDA device id (a rank's GPU other than the first)."""
     gpid, pid, gtid = ids
     if gpu is not None:
         con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (0, 0, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
+                    (0, gpu_id, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
                      "GPU-00000000", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(thread), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, program))
@@ -1981,7 +1981,7 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
 
 
 def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int = 10, upload_ms: float = 40.0,
-                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False) -> dict:
+                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False, device: int = 0) -> dict:
     """Write the export of a pipelined GEMM program shaped after ntua-el20062/gemm_spmm_a100's
     ``gemm_pipeline_full_overlap`` (A100-PCIE-40GB, Nsight 2024.2, ``nsys_report_fo_10000_10_20.sqlite``): the
     context, then ``uploads`` pinned H2D copies of ``upload_ms`` queued at once on a copy stream, then the first
@@ -1991,7 +1991,9 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     its upload, each launch preceded by a fetch of microseconds.  ``links``: the program orders them as the real one
     does, through CUDA events -- a ``cudaEventRecord`` on the copy stream after each upload, a ``cudaStreamWaitEvent``
     of the GEMM stream before each GEMM -- and the export records them (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``, the sync
-    rows' ``eventId``, Nsight 2024.2's columns); without, it records none.  Return the truth: the one-time fetch (ms,
+    rows' ``eventId``, Nsight 2024.2's columns); without, it records none.  ``device``: the CUDA device the program
+    runs on (a rank's GPU other than the first); the sync rows say device 0 whatever it is, as real exports write
+    them.  Return the truth: the one-time fetch (ms,
     its start and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms), the
     uploads' span (the first's start, the last's end, ns) and the time of the first upload -- the one the first GEMM
     waits for -- that ran beneath the fetch (``needed_under_ms``)."""
@@ -2031,21 +2033,21 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     stop = api.t + ms
     api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,14,?,?,800000000,1,1,"
-                    "2)", [(*r, gpid) for r in copy_rows])
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,?,1,14,?,?,800000000,1,1,"
+                    "2)", [(a, b, device, c, gpid) for a, b, c in copy_rows])
     nid = strings("Kernel2")
-    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0, 0, c,
-                                      None, None) for k0, k1, c in kern_rows])
+    con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0,
+                                      0, c, None, None) for k0, k1, c in kern_rows])
     if links:
         con.executescript(SYNC_DDL + ";" + CUDA_EVENT_DDL)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId, correlationId, "
-                        "globalPid, eventId) VALUES (0,1,14,?,?,?)", [(c, gpid, e) for c, e in records])
+                        "globalPid, eventId) VALUES (?,1,14,?,?,?)", [(device, c, gpid, e) for c, e in records])
         # Nsight 2024.2 writes a cudaStreamWaitEvent's row with syncType 3 (its own enum's stream synchronisation)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
                         "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,13,?,?,3,?)",
                         [(t - 3 * us, t - 2 * us, c, gpid, e) for c, e, t in waits])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_pipeline_full_overlap",
-                thread="gemm_pipeline_f", sync_enum=False)
+                thread="gemm_pipeline_f", sync_enum=False, gpu_id=device)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
     wait = max(0, kern_rows[0][0] - copy_rows[-1][1]) / ms
     needed = max(0, min(copy_rows[0][1], fetch[1]) - max(copy_rows[0][0], fetch[0])) / ms

@@ -101,3 +101,18 @@ def test_real_uploads_the_first_kernel_queues_behind_are_copies() -> None:
     assert rep.steps["count"] == 1, rep.steps
     assert b["memcpy_h2d"] == pytest.approx(_union_ms(h2d), abs=0.05)  # main: 46.0, the 15.3 ms start-up's
     assert b["startup"] == pytest.approx((l1 - l0) / 1e6 - under, abs=0.05)  # the load's 41.2 ms less the uploads
+
+
+def test_a_wait_is_its_process_s_and_stream_s_whatever_device_its_sync_row_says(tmp_path: Path) -> None:
+    """Real exports write the sync rows' ``deviceId`` 0 for every process (docs/compatibility.md, syncs): a rank on
+    its node's second GPU still waits on its own streams.  Truth by construction: the same program on CUDA device 1,
+    its kernels, copies and event records there, its waits' rows saying device 0.  Main (this branch before): the
+    waits keyed by the row's device were dropped, and the upload went back to start-up (``memcpy_h2d`` 0.08)."""
+    path = tmp_path / "report1.sqlite"
+    truth = nsysexport.write_library_kernel_fetch(str(path), links=True, device=1, **_SHAPE)
+    t = reader.read_trace(str(path))
+    (d,) = t.devices
+    assert d.gpu in t.stream_waits and len(t.stream_waits[d.gpu]) == truth["gemms"], t.stream_waits
+    b = _report(path).breakdown_ms
+    assert b["memcpy_h2d"] == pytest.approx(truth["needed_under_ms"], abs=0.5)
+    assert b["startup"] == pytest.approx(truth["fetch_ms"] - truth["needed_under_ms"], abs=0.5)

@@ -174,7 +174,7 @@ class _Raw:
     os_tid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     os_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     os_names: list[str] = field(default_factory=list)
-    #: the streams' waits on CUDA events (:func:`_event_links`): per wait, the waiting ``(dev, pid, stream)`` and
+    #: the streams' waits on CUDA events (:func:`_event_links`): per wait, the waiting ``(pid, stream)`` and
     #: call's correlation key, the recording stream and record call's key; None where the export records no event
     links: dict[str, np.ndarray] | None = None
 
@@ -483,7 +483,7 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
 #: CUPTI's event records: one row per ``cudaEventRecord`` (its stream, call's correlation id and event), in the
 #: exports of Nsight 2022 on (``timestamp`` and ``eventSyncId`` added in 2024.4; neither is read).
 _CUDA_EVENT = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
-_EVENT_COLS = {"dev": "deviceId", "pid": "globalPid", "stream": "streamId", "corr": "correlationId", "event": "eventId"}
+_EVENT_COLS = {"pid": "globalPid", "stream": "streamId", "corr": "correlationId", "event": "eventId"}
 #: A ``streamId`` / ``eventId`` of no stream or event: a synchronisation of the host (``cudaStreamSynchronize``,
 #: ``cudaEventSynchronize``, ``cudaEventQuery``) rather than a stream's wait.
 _NO_ID = 0xFFFFFFFF
@@ -491,7 +491,7 @@ _NO_ID = 0xFFFFFFFF
 
 def _event_links(schema: tb.Schema, fidx: int) -> dict[str, np.ndarray] | None:
     """The streams' waits on CUDA events, resolved to the record each waits for: per wait (``cudaStreamWaitEvent``'s
-    ``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`` row: a stream and an event), the waiting ``dev``, ``pid``, ``stream`` and
+    ``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`` row: a stream and an event), the waiting ``pid``, ``stream`` and
     the call's correlation key ``corr``, and the latest ``cudaEventRecord`` of that event in that process before the
     wait (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``): its ``rec_stream`` and key ``rec_corr``.  None where the export holds no
     event record (no such table, or an empty one: then nothing tells which stream's work another's waits for).
@@ -522,7 +522,7 @@ def _event_links(schema: tb.Schema, fidx: int) -> dict[str, np.ndarray] | None:
     found &= wait["pid"] > 0  # a process to key the ids by (old exports write NULL or 0)
     at = at[found]
     gpid = wait["pid"][found]
-    return {"dev": wait["dev"][found], "pid": _process_key(gpid, fidx), "stream": wait["stream"][found],
+    return {"pid": _process_key(gpid, fidx), "stream": wait["stream"][found],
             "corr": _corr_key(tb.pid_of(gpid), wait["corr"][found], fidx), "rec_stream": rec["stream"][at],
             "rec_corr": _corr_key(tb.pid_of(gpid), rec["corr"][at], fidx)}
 
@@ -1768,7 +1768,11 @@ def _stream_keys(r: _Raw, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]
 def _stream_waits(r: _Raw, links: dict[str, np.ndarray], dev: int) -> StreamWaits:
     """The waits of GPU ``dev``'s streams (:func:`_event_links`, their calls the trace's host events), each stream as the GPU's
     index: a wait on a stream that ran no work of the GPU is dropped (nothing of the GPU's waits there), a record on
-    such a stream kept as -1."""
+    such a stream kept as -1.
+
+    A wait is the GPU's by its process and stream -- where that stream's work runs --, not by its sync row's
+    ``deviceId``: real exports write 0 there for every process (docs/compatibility.md, syncs),
+    so a rank on its node's second GPU lost every wait and its uploads beneath a module load went back to start-up."""
     ustream, _, width = _stream_keys(r, np.flatnonzero(r.d_dev == dev))
 
     def index(stream: np.ndarray) -> np.ndarray:
@@ -1778,8 +1782,7 @@ def _stream_waits(r: _Raw, links: dict[str, np.ndarray], dev: int) -> StreamWait
         at = np.minimum(np.searchsorted(ustream, key), ustream.size - 1)
         return np.where((stream + 1 < width) & (ustream[at] == key), at, -1).astype(np.int64)
 
-    keep = links["dev"] == dev
-    mine = {k: v[keep] for k, v in links.items()}
+    mine = links
     wait = index(mine["stream"])
     has = wait >= 0
     return StreamWaits(stream=wait[has], call=mine["corr"][has].astype(np.int64),

@@ -212,9 +212,14 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
 
 
+def _training(job: Job | None) -> bool:
+    """Whether the job reads as training (a loop whose every iteration runs a forward, backward and update)."""
+    return job is not None and job.kind.kind == "training"
+
+
 def _whose(job: Job | None) -> str:
     """Whose GPU work the bursts are, in words: "a training job's" or "the program's"."""
-    return "a training job's" if job is not None and job.kind.kind == "training" else "the program's"
+    return "a training job's" if _training(job) else "the program's"
 
 
 def _times_no_gpu_step(job: Job | None) -> bool:
@@ -233,7 +238,11 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
     most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``; none in a window
-    that times no GPU step (:func:`_times_no_gpu_step`): the whole capture, one pass."""
+    that times no GPU step (:func:`_times_no_gpu_step`): the whole capture, one pass.  Any other job's copy bursts
+    beside its one burst of kernels (:func:`_join_copy_bursts`) make the window one pass too -- said only where no
+    other one-pass reading speaks first, and no guessed iteration: the program's numbers are exact for the window,
+    as with bursts that share no work (a first call's one launch, ``wild/lazy_first_launch_t4``, keeps its reading:
+    high confidence, critical)."""
     if _times_no_gpu_step(job):
         return
     refused: list[str] = []
@@ -247,17 +256,20 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
                         f"work after the gap, and no iteration ends inside one op, so the GPU's bursts are one: the "
                         f"window is analysed as one pass, part of an iteration or more; per-step numbers are the "
                         f"window's")
+    one_pass = None  # a program's copy bursts joined to its one burst of kernels: said unless another check speaks
     if cl is not None:
         bursts = cl[0].size
-        cl, joined = _join_copy_bursts(job, r.active, *cl)
-        if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
-            cl = None
-            r.whole_note = (f"{_whose(job)} GPU work runs in {bursts} bursts, "
-                            f"{plural(joined, 'burst')} of them copies alone (no kernel): iterations of one loop "
-                            f"run its kernels every time, so such a burst is part of one -- its input's upload or "
-                            f"its results' read-back -- and the window holds one iteration; the whole capture "
-                            f"is analysed as one pass; per-step numbers are capture totals")
-            r.guessed = True
+        whole, n = _join_copy_bursts(job, r.active, *cl)
+        note = (f"{_whose(job)} GPU work runs in {bursts} bursts, {plural(n, 'burst')} of them copies alone (no "
+                f"kernel): iterations of one loop run its kernels every time, so such a burst is part of one -- its "
+                f"input's upload or its results' read-back -- and the window holds one iteration; the whole capture "
+                f"is analysed as one pass; per-step numbers are capture totals")
+        if whole[0].size >= 2:
+            cl, joined = whole, n
+        elif _training(job):  # the copies' bursts joined to the one burst of kernels: one iteration, a guess
+            cl, r.whole_note, r.guessed = None, note, True
+        else:
+            one_pass = note
     backward = _bursts_holding_backward(job, r.active, cl[0]) if cl is not None else None
     if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
         cl = None
@@ -283,6 +295,8 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         if turns is not None:  # ... but some of it runs once in every turn of the loop: those turns are iterations
             r.take_spans("recurring_events", recurring_note(turns, scattered), turns.start, turns.end, "device")
             return
+    if cl is not None and one_pass is not None:  # one pass of a program, exact for the window: no guessed iteration
+        r.whole_note, cl = one_pass, None
     if cl is None and not r.whole_note and job is not None and job.periodic is not None:
         # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
         # the host's wait at each repeat and a backward in every one: a training job's iterations

@@ -41,3 +41,12 @@ def test_control_the_program_run_four_times_keeps_its_repeats(tmp_path: Path) ->
     rep, _ = _report(tmp_path, 4)
     assert rep.steps["source"] != "whole_capture" and rep.steps["count"] >= 2, rep.steps
     assert "copies alone" not in rep.steps["note"], rep.steps["note"]
+
+
+def test_a_program_s_one_pass_is_no_guessed_iteration(tmp_path: Path) -> None:
+    """The one pass is the window's, exact for it, as with bursts that share no work: no guessed iteration, so its
+    findings keep their confidence (a training job's window read as one iteration stays a guess, test_copy_bursts).
+    Before: ``iteration_guess`` True and every finding low confidence, none critical (wild/lazy_first_launch_t4's
+    cold start fell from critical to warning)."""
+    rep, _ = _report(tmp_path, 1)
+    assert rep.steps["source"] == "whole_capture" and rep.steps["iteration_guess"] is False, rep.steps

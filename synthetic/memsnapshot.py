@@ -449,6 +449,55 @@ def oom_attention_math(backend: str = "math", capacity: int = 23 * GiB, layers: 
     return Scenario(snapshot([a]), truth)
 
 
+def attention_math_steps(backend: str = "math", steps: int = 3, layers: int = 12, batch: int = 4, heads: int = 16,
+                         seq: int = 2048, head_dim: int = 64, weight_mib: int = 4096) -> Scenario:
+    """``oom_attention_math``'s transformer trained for ``steps`` whole steps on a GPU it fits (80 GiB: no OOM): each
+    forward keeps every layer's q, k, v, the math backend's softmax (``batch x heads x seq x seq`` fp32, 1 GiB) and
+    output, the backward frees them in reverse while it makes the weights' gradient (freed by ``zero_grad``), and
+    plain SGD allocates nothing.  The peak falls as the backward begins: every layer's kept blocks live and the
+    weights' gradient made (a layer's 1 GiB of scores, freed within its forward, never outweighs the 4 GiB gradient).
+    By construction (``peak_attention_math_bytes``): the bytes made under the math backend's frame live at
+    the highest allocated level -- counted as the allocator placed them, not read off the file.  ``backend="flash"``:
+    the fused backend's output and log-sum-exp instead (none of it the math backend's)."""
+    a = Allocator(80 * GiB)
+    a.malloc(weight_mib * MiB, PARAMS)
+    act = batch * seq * heads * head_dim * 2
+    quad = batch * heads * seq * seq * 4
+    math_live = top = math_at_top = 0
+
+    def malloc(size: int, frames: list) -> int:
+        nonlocal math_live, top, math_at_top
+        addr = a.malloc(size, frames)
+        math_live += size if frames is ATTENTION_MATH_SCORES or frames is ATTENTION_MATH_PROBS else 0
+        if a.allocated > top:
+            top, math_at_top = a.allocated, math_live
+        return addr
+
+    def free(addr: int, math: bool) -> None:
+        nonlocal math_live
+        math_live -= a.size_of(addr) if math else 0
+        a.free(addr)
+
+    for _ in range(steps):
+        kept: list[tuple[int, bool]] = []
+        for _ in range(layers):
+            kept += [(malloc(act, ACTIVATION), False) for _ in range(3)]  # q, k, v
+            if backend == "math":
+                scores = malloc(quad, ATTENTION_MATH_SCORES)
+                kept.append((malloc(quad, ATTENTION_MATH_PROBS), True))
+                free(scores, True)
+                kept.append((malloc(act, ATTENTION_MATH_SCORES), True))  # probs @ v
+            else:
+                kept += [(malloc(act, ATTENTION_FLASH), False), (malloc(batch * heads * seq * 4, ATTENTION_FLASH), False)]
+        grad = malloc(weight_mib * MiB, GRADIENT)
+        for addr, math in reversed(kept):
+            free(addr, math)
+        free(grad, False)  # zero_grad(set_to_none=True) after plain SGD's in-place step
+    truth = {"gpu": 0, "peak": top, "peak_attention_math_bytes": math_at_top, "weight_bytes": weight_mib * MiB,
+             "steps": steps}
+    return Scenario(snapshot([a]), truth)
+
+
 #: A static KV cache made before the first forward: Hugging Face's ``StaticCache`` (``generate(...,
 #: cache_implementation="static")``) allocates every layer's keys and values for the longest context up front.
 HF_STATIC_CACHE = [*ALLOCATOR_CPP, *_op("zeros"),
@@ -510,6 +559,51 @@ def oom_kv_cache(cache: str = "static", capacity: int = 24 * GiB, layers: int = 
         pass
     truth = {"gpu": 0, "kv_bytes": kv_bytes, "weight_bytes": weights * weight_mib * MiB,
              "oom": any(e["action"] == "oom" for e in a.trace)}
+    return Scenario(snapshot([a]), truth)
+
+
+def kv_cache_generation(cache: str = "static", passes: int = 6, layers: int = 16, weights: int = 32,
+                        weight_mib: int = 256) -> Scenario:
+    """``oom_kv_cache``'s generation on a GPU it fits (80 GiB: no OOM): 8 GiB of weights loaded by ``from_pretrained``,
+    then ``passes`` decoding passes, each making a layer's hidden states in turn (64 MiB, each replacing the last)
+    and the logits (256 MiB), freed at the pass's end.  ``cache="static"``: a ``StaticCache`` made before the first
+    pass (keys and values per layer, 320 MiB each: 10 GiB), never freed; ``cache="dynamic"``: ``DynamicCache``'s
+    ``torch.cat`` in each pass makes every layer's longer block (64 MiB more a pass) and frees the shorter one.
+    By construction: ``peak_kv_bytes``, the cache's bytes live at the highest allocated level, and ``weight_bytes``."""
+    a = Allocator(80 * GiB)
+    for _ in range(weights):
+        a.malloc(weight_mib * MiB, HF_LOADED)
+    kv_live = top = kv_at_top = 0
+
+    def malloc(size: int, frames: list) -> int:
+        nonlocal kv_live, top, kv_at_top
+        addr = a.malloc(size, frames)
+        kv_live += size if frames is HF_STATIC_CACHE or frames is HF_KV_CACHE else 0
+        if a.allocated > top:
+            top, kv_at_top = a.allocated, kv_live
+        return addr
+
+    if cache == "static":
+        for _ in range(2 * layers):
+            malloc(320 * MiB, HF_STATIC_CACHE)
+    blocks: list[int | None] = [None] * layers
+    for n in range(passes):
+        h = None
+        for k in range(layers):
+            nxt = malloc(64 * MiB, GENERATE_FORWARD)
+            if h is not None:
+                a.free(h)
+            h = nxt
+            if cache == "dynamic":
+                new = malloc((n + 1) * 64 * MiB, HF_KV_CACHE)
+                if blocks[k] is not None:
+                    kv_live -= a.size_of(blocks[k])
+                    a.free(blocks[k])
+                blocks[k] = new
+        logits = malloc(256 * MiB, GENERATE_FORWARD)
+        a.free(h)
+        a.free(logits)
+    truth = {"gpu": 0, "peak": top, "peak_kv_bytes": kv_at_top, "weight_bytes": weights * weight_mib * MiB}
     return Scenario(snapshot([a]), truth)
 
 

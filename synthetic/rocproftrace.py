@@ -38,7 +38,7 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
           other_data: bool = True, gpu_records: bool = True, step_upload_bytes: int = 0,
           step_staging_ms: float = 0.0, step_read_bytes: int | tuple[int, ...] = 0, step_copy_call: str = "hipMemcpy",
           step_sync: str | None = "hipDeviceSynchronize", gpu_clock_ns: int = 0,
-          step_flag_after: int | None = None) -> dict:
+          step_flag_after: int | None = None, step_device_copies: tuple[str, ...] = ()) -> dict:
     """Write the program to ``path``; returns its truth: kernels, GPU ns per kernel name, copies (bytes, direction,
     pageable by staging), launches, steps, each step's first call (ns).  ``gpu_records=False`` leaves the GPU's side out (its operations and the
     flows to them): the calls alone, as a capture that lost its GPU records holds them.
@@ -50,7 +50,11 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
     of sizes reads that many results back, one copy each, in turn (a loss and an accuracy).  ``gpu_clock_ns``: the
     GPU's clock reads that much later than the host's (earlier where negative): every GPU operation is recorded so
     shifted, the calls and ``truth`` on the host's clock.  ``step_flag_after``: a 4-byte flag read back by
-    ``step_copy_call`` after that many of each step's kernels (a convergence test mid-iteration)."""
+    ``step_copy_call`` after that many of each step's kernels (a convergence test mid-iteration).
+    ``step_device_copies``: after each step's kernels, copies that move no host memory, each by its call not named
+    ``...Async`` -- ``d2d`` a ``hipMemcpy`` between two device buffers, ``memset`` a ``hipMemset`` of device memory --
+    and each call returns once its work is queued, as ROCm's runtime does for them (clr's ``hip_memory.cpp``): the
+    host is not held (``truth["device_copies"]``: (direction, call, its ns, its copy's ns))."""
     t = START_NS
     tid = PID
     calls: list[str] = []
@@ -86,6 +90,23 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
                                 "pageable": staging_ns >= 1_000_000 and staging_ns > e - b})
         t, gpu_free = c1 + 1000, e
 
+    def device_copy(direction: str, nbytes: int = 1 << 24) -> None:
+        """A copy that moves no host memory, queued by a call that returns at once (``step_device_copies``)."""
+        nonlocal t, gpu_free
+        c0 = t
+        c1 = c0 + LAUNCH_NS
+        api, name, args = {
+            "d2d": ("hipMemcpy", "CopyDeviceToDevice",
+                    f"( dst(0x7f0000000000) src(0x7f2000000000) sizeBytes({nbytes}) kind(3))"),
+            "memset": ("hipMemset", "FillBuffer", f"( dst(0x7f0000000000) value(0) sizeBytes({nbytes}))")}[direction]
+        call(api, c0, c1, args)
+        b = max(c0 + LAUNCH_LATENCY_NS, gpu_free)
+        e = b + max(nbytes // 1000, 1000)  # ~1 TB/s on the device
+        op(name, COPY_PID, 0, b, e)
+        flows.append((c0, c1, COPY_PID, 0, b + gpu_clock_ns))
+        truth.setdefault("device_copies", []).append((direction, api, c1 - c0, e - b))
+        t, gpu_free = c1 + 2000, e
+
     call("hipMalloc", t, t + 50_000, "( ptr(0x7f0000000000) size(67108864))")
     t += 60_000
     if upload_bytes:
@@ -115,6 +136,8 @@ def write(path: str, steps: list[list[tuple[str, float]]], *, dev_id: int = 2, c
             truth["grids"][name] = (16 * 64 * 16, 8 * 8 * 8)
             gpu_free = e
             t = c1 + 2000
+        for direction in step_device_copies:
+            device_copy(direction)
         for nbytes in (step_read_bytes if isinstance(step_read_bytes, tuple) else (step_read_bytes,)):
             if nbytes:
                 copy(2, nbytes, 0, step_copy_call)

@@ -596,6 +596,25 @@ def _small_grid(r: Rank) -> None:
     r.sync()
 
 
+#: A library's kernel of 4 blocks: cuBLAS's matrix x vector product (``gemv2T_kernel_val``, as cuBLAS names it) on the
+#: H100's 132 SMs -- the grid cuBLAS chose for the call's shapes, which the program does not launch itself
+#: (h37-words32: ``small_grid``'s "For a kernel of your own" fix was told beside such kernels).
+LIBRARY_SMALL_GRID_KERNEL = ("void gemv2T_kernel_val<int, int, float, float, float, float, 128, 16, 4, 4, false, false, "
+                             "cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+                             "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float> >"
+                             "(cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<float const>, "
+                             "cublasGemvTensorStridedBatched<float const>, cublasGemvTensorStridedBatched<float>, float>, "
+                             "float, float)")
+
+
+def _small_grid_library(r: Rank) -> None:
+    """The ``small_grid`` step with its 4-block kernel cuBLAS's (an ``aten::mv``), not the program's own."""
+    forward_backward(r)
+    r.kernel("aten::mv", LIBRARY_SMALL_GRID_KERNEL, SMALL_GRID_US, grid=SMALL_GRID, block=(128, 1, 1))
+    optimizer(r)
+    r.sync()
+
+
 #: A kernel of another stream that runs beside the small one (DeepEP's all-to-all beside a GEMM, h37-survey35): the SMs
 #: the small kernel leaves are this one's while both run.
 SIDE_KERNEL, SIDE_US, SIDE_GRID = "void my_ext::exchange_kernel<8>(int4*, int)", 600.0, (20, 1, 1)
@@ -1552,6 +1571,13 @@ SCENARIOS: dict[str, Scenario] = {
                            "filling the SMs could save",
                            extra={"underfilled_ms": SMALL_GRID_US / 1000,
                                   "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
+    "small_grid_library": Scenario(1, _single(_small_grid_library), ["small_grid"],
+                                   ["launch_bound", "input_bound", "mfu_low"],
+                                   f"the small_grid step with its {SMALL_GRID[0]}-block kernel cuBLAS's gemv: the same "
+                                   "bound, and a fix through the calls that reach the library, not the grid of a "
+                                   "kernel of the program's own",
+                                   extra={"underfilled_ms": SMALL_GRID_US / 1000,
+                                          "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
     "small_grid_beside": Scenario(1, _single(_small_grid_beside), ["small_grid"], ["launch_bound", "input_bound", "mfu_low"],
                                   f"the small_grid step with a {SIDE_US:g} us kernel of another stream started with "
                                   f"the 4-block one: only its other {SMALL_GRID_US - SIDE_US:g} us leave SMs idle, "
@@ -1834,6 +1860,44 @@ def as_xpu(doc: dict[str, Any], plugin_names: bool = True) -> dict[str, Any]:
                 a["l0 call"] = "zeCommandListAppendMemoryCopy"
     doc["traceEvents"].append({"name": "process_name", "ph": "M", "ts": T0_US, "pid": 0, "tid": 0,
                                "args": {"name": "XPU 0"}})
+    return doc
+
+
+#: An AMD Instinct MI300X as ROCm's Kineto records it (``deviceProperties`` of the kept ``wild/sglang_mi300x_*``:
+#: HIP's properties, ``computeMajor``/``Minor`` gfx942's 9.4, no ``regsPerMultiprocessor``).
+MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,
+          "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 131072, "warpSize": 64,
+          "sharedMemPerBlock": 65536, "numSms": 304, "maxSharedMemoryPerMultiProcessor": 65536}
+#: CUDA's runtime calls -> HIP's for the same work, as ROCm's PyTorch makes them.
+_HIP_CALLS = {"cudaLaunchKernel": "hipLaunchKernel", "cuLaunchKernel": "hipModuleLaunchKernel",
+              "cudaMemcpyAsync": "hipMemcpyAsync", "cudaMemsetAsync": "hipMemsetAsync",
+              "cudaStreamSynchronize": "hipStreamSynchronize", "cudaDeviceSynchronize": "hipDeviceSynchronize"}
+#: Kineto's copy direction -> the sides ROCm's Kineto names (``getMemcpySrcDstString``: ``Host``/``Device``).
+_HIP_SIDES = {"HtoD": ("Host", "Device"), "DtoH": ("Device", "Host"), "DtoD": ("Device", "Device"),
+              "HtoH": ("Host", "Host")}
+
+
+def as_rocm(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a :func:`trace_doc`) as ROCm's PyTorch writes the same job (roctracer, PyTorch 2.4-2.7, and
+    rocprofiler-sdk after it: pytorch/kineto ``libkineto/src/RocprofActivity_inl.h``), in place: HIP's calls in
+    ``cuda_runtime`` (``hipLaunchKernel``, ``cid`` for ``cbid``), ``roctracer_version``/``hip_runtime_version`` for
+    the CUDA versions, an MI300X's properties, and copies named by their *sides*, ``Memcpy HtoD (Host -> Device)``
+    with ``kind`` -- the host memory's kind (pinned or pageable) is nowhere in the name.  The job is the same."""
+    doc["deviceProperties"] = [{"id": p.get("id", 0), **MI300X} for p in doc.get("deviceProperties", [{}])]
+    for k in ("cuda_driver_version", "cuda_runtime_version", "cupti_version"):
+        doc.pop(k, None)
+    doc.update({"roctracer_version": 4.1, "hip_runtime_version": 70253211, "hip_driver_version": 70253211})
+    for e in doc["traceEvents"]:
+        a = e.get("args") or {}
+        if e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            e["cat"], e["name"] = "cuda_runtime", _HIP_CALLS.get(e["name"], e["name"].replace("cuda", "hip", 1))
+            if "cbid" in a:
+                a["cid"] = a.pop("cbid")
+        elif e.get("cat") == "gpu_memcpy" and e["name"][len("Memcpy "):][:4] in _HIP_SIDES:
+            kind = e["name"][len("Memcpy "):][:4]
+            e["name"] = "Memcpy {} ({} -> {})".format(kind, *_HIP_SIDES[kind])
+            a.pop("context", None)
+            a["kind"] = kind
     return doc
 
 

@@ -164,6 +164,20 @@ def gemm_kernel_one(name: str) -> bool:
             and not nvidia.outer_product_one(name) and not matrix_vector_one(name))
 
 
+def library_kernel_one(name: str) -> bool:
+    """A kernel of a math library the program calls -- a GEMM, convolution or fused attention of any vendor's family
+    (cuBLAS, cuDNN, CUTLASS; rocBLAS, hipBLASLt, MIOpen, Composable Kernel; XLA's GEMM fusions), a matrix x vector
+    product (:func:`matrix_vector_one`) or a CUB/Thrust primitive -- whose grid the library sizes from the shapes of
+    each call; not a Triton kernel, whose grid is its caller's ``grid=``.
+
+    Why: ``small_grid``'s fix for a launch the program sizes itself ("launch at least one thread block per SM") was
+    told beside cuBLAS's kernels, which no user relaunches: their grids change only with the calls -- the shapes and
+    batch that reach the library (h37-words32)."""
+    if triton.dot_kernel_one(name):
+        return False
+    return any(v.gemm_kernel_one(name) for v in VENDORS) or matrix_vector_one(name) or nvidia.not_gemm_one(name)
+
+
 #: Softmax kernels by name, any vendor: ATen's own (``cunn_SoftMaxForward``/``Backward``,
 #: ``softmax_warp_forward``/``backward``, the same names hipified on ROCm), cuDNN's and MIOpen's (``softmax_fw``,
 #: ``SoftmaxForward``), XLA and Inductor fusions that name it (``triton_per_fused__softmax_0``).  Not log-softmax
@@ -382,7 +396,8 @@ def is_copy_call(call: str) -> bool:
 
 def copy_host_memory(name: str) -> int:
     """1 a copy to or from pageable (system) host memory, 0 one whose name gives another memory kind, -1 a name that
-    does not say (XPlane's ``MemcpyH2D``): CUPTI's and ROCm's ``(Pageable -> Device)``, PTI's ``M`` (``Memcpy M2D``)."""
+    does not say (XPlane's ``MemcpyH2D``, ROCm's sides ``(Host -> Device)``, CUPTI's ``Unknown``): CUPTI's memory
+    kinds ``(Pageable -> Device)`` (:func:`nvidia.host_memory`), PTI's ``M`` (``Memcpy M2D``)."""
     pti = intel.host_memory(name)
     return pti if pti >= 0 else nvidia.host_memory(name)
 
@@ -596,11 +611,13 @@ def is_async_copy(name: str) -> bool:
 def copy_call_sync(name: str, kind: int | None = None) -> int:
     """1 a copy or memset call that holds the host until its work is done, 0 one that returns before (``...Async``),
     -1 no copy call: the readers mark each copy by the call that made it and, where they know it, the kind of the
-    copy (``kind``).  CUDA's calls (``nvidia.COPY_CALLS``; a synchronous call of a kind that moves no host memory
-    returns at once: ``nvidia.HOST_FREE_KINDS``) and HIP's (``amd.copy_call_sync``)."""
-    if not name.startswith(nvidia.COPY_CALLS):
-        return amd.copy_call_sync(name)
-    return 0 if "Async" in name or kind in nvidia.HOST_FREE_KINDS else 1
+    copy (``kind``).  Each vendor answers for its own calls, with the same arguments: CUDA's
+    (``nvidia.copy_call_sync``) and HIP's (``amd.copy_call_sync``), each returning at once from a synchronous call of
+    a kind that moves no host memory (their ``HOST_FREE_KINDS``)."""
+    for vendor in (nvidia, amd):
+        if (sync := vendor.copy_call_sync(name, kind)) >= 0:
+            return sync
+    return -1
 
 
 def copies_call_sync(call_names: list[str], call_id: np.ndarray, kind: np.ndarray) -> np.ndarray:

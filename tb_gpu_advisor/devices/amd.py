@@ -147,6 +147,13 @@ def _fixes() -> dict[str, Action]:
                           snippet="rocm-smi --showtopo", snippet_lang="shell"),
         "clocks": Action(text="Look at the node itself: GPU clocks, power and temperature, and other processes on it.",
                          snippet="rocm-smi --showclocks --showpower --showtemp --showperflevel", snippet_lang="shell"),
+        # the same too-small grids in a library's kernels (``devices.library_kernel_one``), which the program does not
+        # launch itself: what it can change is the calls (h37-words32)
+        "library_blocks": Action(
+            text="For a library's kernels (rocBLAS, hipBLASLt, MIOpen, Composable Kernel): the library sizes "
+                 "each grid from the shapes it is called with, so no launch setting of yours changes it -- only "
+                 "the calls do: fewer, larger calls (many small matrix products as one batched call: "
+                 "rocblas_gemm_strided_batched_ex, a framework's batched matmul)."),
         "more_blocks": Action(
             text="For a kernel of your own (HIP, an extension): launch at least one workgroup per CU (better several), "
                  "sized from the data (grid = ceil(n / threads per workgroup)), and loop over the data with a "
@@ -340,13 +347,32 @@ def call_copy_direction(call: str) -> str | None:
     return next((d for prefix, d in _CALL_DIRECTION if call.startswith(prefix)), None)
 
 
-def copy_call_sync(call: str) -> int:
-    """1 a HIP copy or fill call that returns only once its work is done (``hipMemcpy``, ``hipMemcpyWithStream``,
-    ``hipMemcpyDtoH``: HIP's API, as CUDA's, blocks the host in every copy call not named ``...Async``), 0 an
-    ``...Async`` one, -1 no copy or fill call (:func:`call_copy_direction`)."""
-    if call_copy_direction(call) is None:
+#: The copy kinds a HIP copy or fill call not named ``...Async`` is known by its record to return before: none.
+#: ROCm's runtime (clr's ``hipamd/src/hip_memory.cpp`` and ``hip_peer.cpp`` at f9f995c6, October 2024; no HIP API page
+#: states it) queues without the host's wait a copy between two *device* buffers of one GPU (clr SWDEV-384658, March
+#: 2023), ``hipMemcpyPeer``, and a fill of device memory from the start of its allocation -- but a copy to or from
+#: pinned host memory, which it holds the host for, is recorded device-to-device by ROCm's tracers (pinned memory is
+#: memory the GPU maps): measured on the kept MI300X Kineto traces, 11 of 11 ``hipMemcpyWithStream`` copies recorded
+#: ``Memcpy DtoD (Device -> Device)`` (``.item()``'s ``aten::_local_scalar_dense``: wild/amd_mi300x,
+#: ddp_mi300x_nopool, sglang_mi300x_prefill, xdit_sd35_mi300x_denoise) ended before their calls returned; and a fill's
+#: offset is recorded nowhere.  So the kind cannot tell a HIP call that returned at once: where the tracer records the
+#: call's end, the AMD readers read it off the timing (``formats.hip_ops.copies_host_side``: a call that returned before
+#: its copy began did not wait for it).  CUDA's kinds are CUDA's documented rule (``nvidia.HOST_FREE_KINDS``).
+HOST_FREE_KINDS: tuple[int, ...] = ()
+
+
+def copy_call_sync(name: str, kind: int | None = None) -> int:
+    """1 a HIP copy or fill call that returns only once its work is done, 0 one that returns before, -1 no copy or
+    fill call (:func:`call_copy_direction`); ``kind`` is the copy's recorded kind where the reader knows it -- the same
+    question, with the same arguments and the same reading, as ``nvidia.copy_call_sync``.
+
+    An ``...Async`` call returns before its work (a pageable buffer staged inside it is read off the call's timing:
+    ``formats.hip_ops.copies_host_side``); a call not named so holds the host unless its copy's kind is one known to
+    return at once (:data:`HOST_FREE_KINDS`: none by the record, as measured -- the timing decides where it is
+    recorded)."""
+    if call_copy_direction(name) is None:
         return -1
-    return 0 if "Async" in call else 1
+    return 0 if "Async" in name or kind in HOST_FREE_KINDS else 1
 
 
 def is_device(name: str | None) -> bool:

@@ -82,6 +82,13 @@ def _fixes() -> dict[str, Action]:
                           snippet_lang="shell"),
         "clocks": Action(text="Look at the node itself: GPU clocks, power and temperature, and other processes on it.",
                          snippet="xpu-smi stats -d 0", snippet_lang="shell"),
+        # the same too-small grids in a library's kernels (``devices.library_kernel_one``), which the program does not
+        # launch itself: what it can change is the calls (h37-words32)
+        "library_blocks": Action(
+            text="For a library's kernels (oneDNN, oneMKL): the library sizes each range from the shapes it "
+                 "is called with, so no launch setting of yours changes it -- only the calls do: fewer, larger "
+                 "calls (many small matrix products as one batched call: oneMKL's gemm_batch, a framework's "
+                 "batched matmul)."),
         "more_blocks": Action(
             text="For a kernel of your own (SYCL, an extension): launch at least one work-group per Xe core (better "
                  "several), sized from the data, and loop over the data with a stride of the global range so any "

@@ -516,13 +516,32 @@ COPY_KINDS = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D
 #: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
 _KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
 
+#: CUPTI's memory kinds that say what memory a copy's side is, as Kineto names them (``memoryKindString``, pytorch/kineto
+#: ``libkineto/src/cupti_strings.cpp``) and the Nsight reader's ``ENUM_CUDA_MEM_KIND`` labels: a copy's name ends
+#: ``(<source kind> -> <destination kind>)``.  CUPTI's ``Unknown`` says nothing, and ROCm's Kineto writes the copy's
+#: *sides* there, not memory kinds: ``Memcpy HtoD (Host -> Device)`` (roctracer's and rocprofiler-sdk's
+#: ``getMemcpySrcDstString``, ``RocprofActivity_inl.h``) -- host memory pinned or pageable alike.
+MEMORY_KINDS = ("Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static")
+_COPY_SIDES = re.compile(r"\(([^()]*?) -> ([^()]*?)\)\s*$")
+#: Which of a copy's sides (source 0, destination 1) is host memory, by its direction; another copy's every side.
+_HOST_SIDES = {"HtoD": (0,), "DtoH": (1,), "HtoH": (0, 1)}
+
+
 def host_memory(name: str) -> int:
-    """1 a copy to or from pageable host memory, 0 one whose name gives another memory kind, -1 a name that does not
-    say: CUPTI's memory kinds after the direction, as Kineto writes them for CUDA and ROCm (``(Pageable -> Device)``);
-    XPlane's ``MemcpyH2D`` names none."""
-    if "(" not in name or "->" not in name:
+    """1 a copy to or from pageable host memory, 0 one whose name gives CUPTI's memory kinds and none of them pageable,
+    -1 a name that does not say: no ``(src -> dst)`` (XPlane's ``MemcpyH2D``), or a host side no CUPTI memory kind
+    names (ROCm's ``(Host -> Device)``, CUPTI's ``Unknown``); only the host side counts (an upload's source, a
+    download's destination: ``(Pinned -> Unknown)`` is a pinned upload).  Why not "anything in parentheses but
+    Pageable is pinned": ROCm's Kineto names the sides of every host copy ``Host``, so every AMD upload read as
+    pinned and its report said the program already copies from pinned memory -- which the trace never recorded
+    (h37-variance32)."""
+    m = _COPY_SIDES.search(name)
+    if m is None:
         return -1
-    return 1 if "Pageable" in name else 0
+    host = [m.group(i + 1) for i in _HOST_SIDES.get(name[len("Memcpy "):][:4], (0, 1))]
+    if "Pageable" in host:
+        return 1
+    return 0 if all(s in MEMORY_KINDS for s in host) else -1
 
 
 def _copy_name(name: str) -> str:
@@ -964,6 +983,18 @@ COPY_CALLS = ("cudaMemcpy", "cuMemcpy") + FILL_CALLS
 #: ``cudaMemcpyPeer`` is "asynchronous with respect to the host".  Measured: 15 of the 16 ``cudaMemset`` calls of the
 #: kept RTX 6000 export (``wild/mordred_rtx6000_hashjoin``) returned before their fill ended.
 HOST_FREE_KINDS = (KIND_D2D, KIND_MEMSET)
+
+
+def copy_call_sync(name: str, kind: int | None = None) -> int:
+    """1 a CUDA copy or memset call that holds the host until its work is done, 0 one that returns before (an
+    ``...Async`` call, or a synchronous one of a kind that moves no host memory: :data:`HOST_FREE_KINDS`), -1 no copy
+    call (:data:`COPY_CALLS`); ``kind`` is the copy's recorded kind where the reader knows it -- the same question,
+    with the same arguments, as ``amd.copy_call_sync``."""
+    if not name.startswith(COPY_CALLS):
+        return -1
+    return 0 if "Async" in name or kind in HOST_FREE_KINDS else 1
+
+
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
 BLOCKING_CALLS = SYNC_CALLS + COPY_CALLS
@@ -1019,6 +1050,13 @@ def _fixes() -> dict[str, Action]:
                               "processes on it.", snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE",
                          snippet_lang="shell"),
         # a kernel launched with fewer blocks than SMs (``small_grid``), where the program picks its launch itself
+        # the same too-small grids in a library's kernels (``devices.library_kernel_one``), which the program does not
+        # launch itself: what it can change is the calls (h37-words32)
+        "library_blocks": Action(
+            text="For a library's kernels (cuBLAS, cuDNN, CUTLASS): the library sizes each grid from the "
+                 "shapes it is called with, so no launch setting of yours changes it -- only the calls do: fewer, "
+                 "larger calls (many small matrix products as one batched call: cublasGemmStridedBatched, a "
+                 "framework's batched matmul)."),
         "more_blocks": Action(
             text="For a kernel of your own (CUDA C++, an extension): launch at least one thread block per SM (better "
                  "several), sized from the data (grid = ceil(n / threads per block)), and loop over the data with a "

@@ -59,11 +59,14 @@ def launch_call_times(launch: np.ndarray, start: np.ndarray, end: np.ndarray) ->
 def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op_names: np.ndarray,
                      call_name: list[str], is_copy: np.ndarray, call_start: np.ndarray, tracer: str,
                      notes: list[str], call_end: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """(``sync``, ``host_kind``) per GPU operation: 1 where the copy's call blocks the host (``devices.copy_call_sync``,
-    -1 for no copy), and 1 where its timing shows host staging (:func:`formats.staging.pageable_by_staging`: a
+    """(``sync``, ``host_kind``) per GPU operation: 1 where the copy's call blocks the host (``devices.copy_call_sync``
+    with the copy's kind, -1 for no copy), and 1 where its timing shows host staging (:func:`formats.staging.pageable_by_staging`: a
     pageable copy), -1 unknown.  ``call_start`` / ``call_end`` are each operation's launching call's start and end on
     the operations' clock (-1 none); ``tracer`` names the tool in the note said where a copy reads as staged.
 
+    A copy whose call returned before its transfer began did not hold the host for it, whatever the call's name: ROCm's
+    runtime queues a device-to-device ``hipMemcpy`` and a ``hipMemset`` of device memory without waiting, and its
+    tracers cannot tell those by their records (``amd.HOST_FREE_KINDS``); the call's end can (h37-words32).
     A copy whose ``...Async`` call was still running when its transfer began held the host as a blocking call does:
     HIP stages a pageable buffer through a pinned one inside the call, ``hipMemcpyAsync`` or not (as CUDA's API
     synchronization rule says of ``cudaMemcpyAsync`` from pageable memory).  Read by its name alone it was
@@ -71,10 +74,16 @@ def copies_host_side(gpu: np.ndarray, o_start: np.ndarray, o_end: np.ndarray, op
 
     Why one home: AMD's tracers record no host memory kind, and each of their readers read a copy's blocking and staging
     the same way (rocprof v1/v2, rocprofv3's CSV and JSON, rocpd, rocmProfileData)."""
-    sync = np.array([devices.copy_call_sync(c) if c else -1 for c in call_name], np.int8)
-    sync[~is_copy] = -1
     direction = np.array([devices.copy_direction(str(x)) if c else None for x, c in zip(op_names.tolist(), is_copy.tolist())],
                          dtype=object)  # a kernel dispatch named like a copy is no copy (devices.recorded_kinds)
+    # each copy's call asked with the copy's kind, as the ledger books it (a recorded copy of no named direction is
+    # ``other``), as CUDA's readers ask; ROCm's record tells no kind that returns at once (``amd.HOST_FREE_KINDS``),
+    # the call's own end does (below)
+    kind = [devices.nvidia.COPY_KINDS.get(d or "other") for d in direction.tolist()]
+    sync = np.array([devices.copy_call_sync(c, k) if c and cp else -1
+                     for c, k, cp in zip(call_name, kind, is_copy.tolist())], np.int8)
+    if call_end is not None:  # a call that returned before its copy began did not wait for it, whatever its name
+        sync[is_copy & (sync == 1) & (call_start >= 0) & (call_end < o_start)] = 0
     held = sync == 1
     if call_end is not None:  # an async call that held the host until its transfer began is read as a blocking one
         held |= is_copy & (call_start >= 0) & (call_end > o_start)

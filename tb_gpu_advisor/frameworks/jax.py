@@ -10,7 +10,7 @@ threads as ``H2D Dispatch``.  Only public JAX APIs appear in the fixes.
 from __future__ import annotations
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import Framework, action, names_batch
+from tb_gpu_advisor.frameworks.base import Action, Framework, action, names_batch
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 #: ``jax.jit``'s C++ dispatch is traced ``PjitFunction(<name>)`` since jit became pjit; before (jaxlib 0.3-0.4.x,
@@ -143,11 +143,21 @@ SCAN_STEPS = action(
     "@jax.jit\n"
     "def steps(state, batches):                      # batches: leading axis of N steps\n"
     "    return jax.lax.scan(step_fn, state, batches)")
-#: jit the whole step (eager op-by-op JAX, or many small jitted functions).
+#: jit the whole step (eager op-by-op JAX, or many small jitted functions), in the words of the job's work: a training
+#: step's (forward, backward, update), a forward pass's, or a step of its own where nothing says which -- one hedge
+#: "(the forward pass; in training also the backward pass ...)" was told to training jobs and forward passes alike
+#: (h37-words32).
+_JIT_WHY = "so XLA compiles and fuses it; un-jitted jnp calls each dispatch their own kernel from Python."
 JIT_STEP = action(
-    "jit the whole step as one function (the forward pass; in training also the backward pass and the optimizer "
-    "update), so XLA compiles and fuses it; un-jitted jnp calls each dispatch their own kernel from Python.",
-    "@jax.jit\ndef step_fn(state, batch):\n    ...  # every op of the step inside (training: grads, update, metrics)")
+    "jit the whole step as one function (the forward pass, the backward pass and the optimizer update), "
+    + _JIT_WHY,
+    "@jax.jit\ndef step_fn(state, batch):\n    ...  # every op of the step inside: grads, update, metrics")
+JIT_FORWARD = action(
+    "jit the whole forward pass as one function (every op from the inputs to the outputs), " + _JIT_WHY,
+    "@jax.jit\ndef forward(params, batch):\n    ...  # every op of the pass inside")
+JIT_OWN_STEP = action(
+    "jit the whole step as one function (every op it runs between two calls), " + _JIT_WHY,
+    "@jax.jit\ndef step_fn(state, batch):\n    ...  # every op of the step inside")
 #: Keep host round trips out of the step.
 ON_DEVICE = action(
     "Do the host part of the step in jnp inside the jitted function, so the data never leaves the GPU "
@@ -368,6 +378,26 @@ FIXES = {
                                         CAPTURE),),
     "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
 }
+
+
+def _per_work(rule: str, fixes: dict[str, tuple[Action, ...]], jitted: dict[str, Action]) -> dict[str, tuple]:
+    """``rule``'s fixes for a forward pass (``@inference``) and for work of no known kind (``@any_work``): its own
+    with the training step's jit (:data:`JIT_STEP`) in the words of that work (``jitted``), and every variant of the
+    rule restated under the tag -- a ``rule@tag`` key rewrites the rule whole (``Framework.for_job``), and a variant's
+    fix (``launch_bound:replay``: the step is compiled already) is the same whatever the job's kind."""
+    out: dict[str, tuple] = {}
+    for tag, jit in jitted.items():
+        out[f"{rule}@{tag}"] = tuple(jit if a is JIT_STEP else a for a in fixes[rule])
+        out.update({f"{k}@{tag}": tuple(jit if a is JIT_STEP else a for a in v) for k, v in fixes.items()
+                    if k.startswith(rule + ":") and "@" not in k})
+    return out
+
+
+#: JAX's jit fixes to a forward pass and to a step of no known kind (h37-words32: the launch-bound and eager findings
+#: of real-h100-jax/launch_bound_eager and wild/jax_eager_mi300x_*, work of no known kind, read "in training also the
+#: backward pass and the optimizer update").
+FIXES.update({k: v for rule in ("launch_bound", "eager_execution")
+              for k, v in _per_work(rule, FIXES, {"inference": JIT_FORWARD, "any_work": JIT_OWN_STEP}).items()})
 
 #: Kernels launched with fewer blocks than SMs (``small_grid``): in JAX, a jitted program over tiny arrays.
 FIXES["small_grid"] = (action(

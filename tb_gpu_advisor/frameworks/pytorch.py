@@ -2113,6 +2113,10 @@ FIXES["oom_snapshot:attention_math"] = (action(
     "        torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
     "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)"),)
 
+#: A peak whose live blocks SDPA's math backend made (``activation_memory``'s attention-math check): the same fix.
+FIXES["activation_memory:attention_math"] = FIXES["oom_snapshot:attention_math"]
+FIXES["memory_near_capacity:attention_math"] = FIXES["oom_snapshot:attention_math"]
+
 #: Where a library makes its KV cache (a frame's file, its path): vLLM's cache engine (v0), SGLang's token-to-KV pools
 #: (``mem_cache/``).  A cache holds the tokens a generation keeps -- neither the weights (it grows with the batch and
 #: the context) nor the activations (no backward frees it).
@@ -2143,6 +2147,14 @@ FIXES["oom_snapshot:kv_cache"] = (action(
     "llm = LLM(model, gpu_memory_utilization=0.85, max_model_len=8192, kv_cache_dtype=\"fp8\")   # vLLM\n"
     "out = model.generate(**inputs, max_new_tokens=256, cache_implementation=\"quantized\",    # transformers\n"
     "                     cache_config={\"backend\": \"quanto\", \"nbits\": 4})"),)
+
+#: A peak mostly a KV cache (``memory_near_capacity``): what the cache's size follows, never the weights' sharding.
+FIXES["memory_near_capacity:kv_cache"] = FIXES["oom_snapshot:kv_cache"]
+#: The same in an inference job -- where a generation's cache lives: ``memory_near_capacity@inference`` replaces the
+#: rule's general fixes and its variants, and said "load the weights in bfloat16, split the model" of a peak the
+#: cache holds most of.  The math backend's scores are a forward's too: a fused backend frees them there alike.
+FIXES["memory_near_capacity:kv_cache@inference"] = FIXES["oom_snapshot:kv_cache"]
+FIXES["memory_near_capacity:attention_math@inference"] = FIXES["oom_snapshot:attention_math"]
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.

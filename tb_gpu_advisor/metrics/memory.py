@@ -22,7 +22,7 @@ from tb_gpu_advisor.common.fmt import gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, OutOfMemory
+from tb_gpu_advisor.model.trace import HOLDERS, MEMORY_PHASES, MemoryEvents, OutOfMemory
 
 #: Phase of an allocation (``MEMORY_PHASES``) -> the category its live bytes are booked to when made in the peak's step.
 _CATEGORY_OF_PHASE = {"forward": "activations", "backward": "gradients", "optimizer": "optimizer", "other": "other",
@@ -121,6 +121,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.breakdown, out.top = _at_peak(me, p, step_start)
         _forward_kept(ctx, me, p, out)
         _earlier_pass_booked(out)
+        _unseen_holders_booked(ctx, me, out)
         _cast_cache(me, p, out)
         out.held_by_lifetime_bytes = _lifetime_only(ctx, me, p, out)
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
@@ -367,13 +368,13 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
     size = me.delta[live]
-    phase = me.phase[live]
+    phase = me.phase[live].copy()
+    phase[_freed_by_backward(me)[live] & (phase == MEMORY_PHASES.index("other"))] = MEMORY_PHASES.index("forward")
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
-    cats = np.array([_CATEGORY_OF_PHASE[MEMORY_PHASES[k] if 0 <= k < len(MEMORY_PHASES) else "other"]
-                     for k in phase.tolist()], dtype=object)
-    cats[_freed_by_backward(me)[live] & (cats == "other")] = "activations"
-    cats[earlier] = "held"
-    cats[_cast(me)[live] & ~earlier] = "casts"
+    made_by = _holders(me)[live]
+    cats = np.array([_kind(MEMORY_PHASES[k] if 0 <= k < len(MEMORY_PHASES) else "other", h, e)
+                     for k, h, e in zip(phase.tolist(), made_by.tolist(), earlier.tolist())], dtype=object)
+    cats[_cast(me)[live] & ~earlier & (made_by == "")] = "casts"
     by_cat = {c: int(size[cats == c].sum()) for c in MEMORY_CATEGORIES}
     if me.baseline == "absolute":  # what the capture saw no allocation of is older than it
         by_cat["held"] += max(int(me.allocated[p]) - int(size.sum()), 0)
@@ -386,6 +387,27 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str
     top = sorted(holders.items(), key=lambda kv: -kv[1][0])[:TOP_HOLDERS]
     return ({c: v for c, v in by_cat.items() if v},
             [MemoryHolder(me.op_names[o] if 0 <= o < len(me.op_names) else "(no op)", c, b, k) for (o, c), (b, k) in top])
+
+
+def _kind(phase: str, holder: str = "", held: bool = False) -> str:
+    """A live block's kind, at the peak (:func:`_at_peak`) and at an OOM (:func:`_oom`) alike: the maker its stack
+    names (``model.trace.HOLDERS``) first, else held across steps where it was made before the step (or turn) began,
+    else the category its phase gives.
+
+    Why the maker first: its own fix frees it whatever phase made it and however long it lives -- a fused attention
+    backend never writes the math backend's score matrices (checkpointing would recompute them, a smaller batch shrink
+    them), and a KV cache is sized by the tokens it keeps (a static one made before the first forward lived as long
+    as the weights and was booked with them, and sharding was prescribed).  The peak booked by phase and time while
+    the OOM booked by maker: one block, two kinds, and the memory rules prescribed the phase's fix at a peak."""
+    return holder or ("held" if held else _CATEGORY_OF_PHASE.get(phase, "other"))
+
+
+def _holders(me: MemoryEvents) -> np.ndarray:
+    """Per event, the maker its stack names (``HOLDERS``), "" for none (and everywhere in a format that cannot tell)."""
+    names = np.array([*HOLDERS, ""], dtype=object)
+    if me.holder is None:
+        return np.full(len(me), "", dtype=object)
+    return names[np.where(me.holder >= 0, me.holder, len(HOLDERS))]
 
 
 def _lifetime_only(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> int:
@@ -452,6 +474,7 @@ def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> Non
     snap = ctx.trace.snapshot
     made = _climb(me, p) & ~_cast(me) if snap is not None and snap.stackless else \
         me.phase == MEMORY_PHASES.index("forward")
+    made &= _holders(me) != "kv_cache"  # a cache made in the forward is kept on purpose, not by autograd
     free_at = me.frees()
     i = np.arange(n)
     kept = (me.delta > 0) & (i <= p) & (free_at > p) & made
@@ -565,6 +588,27 @@ def _earlier_pass_booked(out: GpuMemory) -> None:
     out.breakdown = {c: bd[c] for c in MEMORY_CATEGORIES if bd.get(c)}  # the categories' order, as _at_peak gives it
 
 
+def _unseen_holders_booked(ctx: Context, me: MemoryEvents, out: GpuMemory) -> None:
+    """Books the blocks a maker's stack names that the history never saw (``MemorySnapshot.unseen_by_holder``: live
+    at the dump, their address touched by no event, so live at the peak) to their maker, out of ``held``.
+
+    Why: :func:`_at_peak` books every byte live at the peak that the history never saw allocated as held across
+    steps -- the remainder of the allocator's total.  A KV cache made before the recording began is in it, and was
+    read as the weights (SketchKV's cache, 2.7 GiB of a 15.3 GiB state: tests/fixtures/wild/
+    snapshot_llama_kvcache_state); booked by its maker as :func:`_kind` books a block the history saw.  Never more is
+    moved than ``held`` has."""
+    snap = ctx.trace.snapshot
+    unseen = snap.unseen_by_holder.get(me.gpu, {}) if snap is not None else {}
+    if not unseen or me.baseline != "absolute":
+        return
+    bd = dict(out.breakdown)
+    for holder, size in unseen.items():
+        moved = min(size, bd.get("held", 0))
+        bd["held"] = bd.get("held", 0) - moved
+        bd[holder] = bd.get(holder, 0) + moved
+    out.breakdown = {c: bd[c] for c in MEMORY_CATEGORIES if bd.get(c)}
+
+
 def _cast_cache(me: MemoryEvents, p: int, out: GpuMemory) -> None:
     """Autocast's cached 16-bit copies of the parameters live at the peak (``out.cast_cache_*``).  Why apart from the
     weights they are booked with: the cache lives only as long as the autocast region, and a run that never trains
@@ -661,7 +705,7 @@ def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMem
                     gap_bytes=max(reserved - allocated, 0),
                     peak_reserved_in_use_bytes=(reserved - snap.cached[gpu] if snap is not None and gpu in snap.cached
                                                 else None),
-                    top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
+                    top=[MemoryHolder(b.label, _kind(b.phase, b.holder), b.size, 1)
                          for b in blocks[:TOP_HOLDERS]],
                     note=f"{segments} segments at the dump; no history: "
                          f"{ctx.fw.record_history(str(ctx.trace.producer.get('layout') or ''))}")
@@ -677,8 +721,7 @@ def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
     the first forward lived as long as the weights and was booked with them), and a block of no known phase made
     before the OOM's loop turn held across steps (:func:`_oom_turn_start`)."""
     start = _oom_turn_start(ctx, o)
-    live = [[b.size, b.holder or ("held" if _before_turn(b.phase, b.time_ps, start)
-                                  else _CATEGORY_OF_PHASE.get(b.phase, "other")), b.frames[:8]] for b in o.live]
+    live = [[b.size, _kind(b.phase, b.holder, _before_turn(b.phase, b.time_ps, start)), b.frames[:8]] for b in o.live]
     by_cat: dict[str, int] = {}
     for phase, size in o.live_by_phase.items():
         cat = _CATEGORY_OF_PHASE.get(phase, "other")

@@ -801,7 +801,9 @@ class MultiGpu:
 #: ``activations`` also holds the same forward's previous pass still held at the peak (a rebinding loop's last graph,
 #: made before the history: ``GpuMemory.forward_kept_earlier_bytes``), never ``held``; ``casts`` that pass's casts
 #: its graph saved (``GpuMemory.forward_kept_earlier_cast_bytes``)
-MEMORY_CATEGORIES = ("held", "casts", "activations", "gradients", "optimizer", "other")
+#: ``attention_math`` and ``kv_cache`` (``model.trace.HOLDERS``, from 0.1.0+a56): the blocks a stack names the maker
+#: of -- SDPA's math backend, a KV cache's code -- booked to it and not to their phase's category or ``held``
+MEMORY_CATEGORIES = ("held", "casts", "activations", "gradients", "optimizer", "other", "attention_math", "kv_cache")
 
 
 @dataclass

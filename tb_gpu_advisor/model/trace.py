@@ -260,6 +260,9 @@ class MemorySnapshot:
     #: history does: it begins after those blocks were made -- its ring buffer (``max_entries``) dropped its oldest
     #: events, or the recording began with the run under way
     begun_late: dict[int, tuple[int, int, int]] = field(default_factory=dict)
+    #: GPU -> bytes per maker (``HOLDERS``) of the blocks live at the dump whose address no entry of the history
+    #: touches: made before the history began and never freed in it, so live at every event of it -- its peak too
+    unseen_by_holder: dict[int, dict[str, int]] = field(default_factory=dict)
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).

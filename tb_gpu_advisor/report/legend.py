@@ -69,6 +69,7 @@ MEMORY_LABELS = {
     "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (forward pass)",
     "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
     "casts": "Cached 16-bit copies of the weights (this pass)",
+    "attention_math": "Attention scores (SDPA's math backend)", "kv_cache": "KV cache",
 }
 #: The groups the diff compares the breakdown by (``rules.savings.COMPARED_GROUPS``: the saving groups, fills apart).
 GROUP_LABELS = {

@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import Callable
 
 from tb_gpu_advisor.common.fmt import gb, times
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
@@ -46,13 +47,19 @@ ID = "activation_memory"
 @rule(ID, "§2 item 1", "Activations are most of the memory peak: recompute them (activation checkpointing)",
       thresholds=("memory.activations.share", "memory.activations.min_use", "memory.pressure.warning",
                   "memory.checkpoint_frees", "memory.forward_kept.ratio", "memory.forward_kept.share",
-                  "memory.grads_kept.share", "memory.cast_cache.share"))
+                  "memory.grads_kept.share", "memory.cast_cache.share", "memory.attention_math.share"))
 def check(m: HostMetrics) -> list[Finding]:
     kind = m.job.kind.kind if m.job is not None else "unknown"
+    math = _attention_math(m)
     if kind != "training":
         kept = _forward_kept(m) + _grads_kept(m) + (_cast_cache(m) if kind in NO_BACKWARD else [])
         if kept or kind != "unknown":
-            return kept
+            return kept + math
+    return _activations(m) + math
+
+
+def _activations(m: HostMetrics) -> list[Finding]:
+    """The forward pass's activations are most of the peak: checkpointing frees a share of them."""
     cands = []
     for g in mem.totals(m, without_oom=True):
         act = g.breakdown.get("activations", 0)
@@ -278,6 +285,45 @@ def _cast_cache(m: HostMetrics) -> list[Finding]:
         windows=mem.peak_window(m, g, "memory peak"),
         actions=ctx.fw.fix(f"{ID}:cast_cache") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=frees,
+    )
+    f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return [f]
+
+
+def _attention_math(m: HostMetrics) -> list[Finding]:
+    """The peak holds score matrices SDPA's math backend wrote (``breakdown["attention_math"]``, booked by their
+    stacks: ``metrics.memory._kind``), at least ``memory.attention_math.share`` of it.  Why apart from the
+    activations: booked as the forward's activations, they were prescribed checkpointing (one more forward pass of
+    compute to recompute what a fused kernel never writes) or a smaller batch; the flash and memory-efficient
+    backends keep no (batch x heads x queries x keys) matrix at all -- the fix frees them with no recompute, in a
+    training step and in a forward alike."""
+    cands = _over_share(m, lambda g: g.breakdown.get("attention_math", 0), lambda g: g.peak_allocated_bytes,
+                        "memory.attention_math.share")
+    if not cands:
+        return []
+    g, ctx = cands[0], Ctx(m)
+    math = g.breakdown["attention_math"]
+    share = math / g.peak_allocated_bytes
+    use = mem.use_share(g)
+    known = use is not None
+    sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
+    of_gpu = f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
+    f = finding(
+        ctx, ID, sev,
+        f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{_alike(cands)} holds {gb(math)} that "
+        f"scaled_dot_product_attention's math backend (`{pytorch.ATTENTION_MATH_FRAME}`) wrote: attention's score "
+        f"matrices and probabilities, quadratic in the sequence, {pct(share)} of the {gb(g.peak_allocated_bytes)} "
+        f"allocated{of_gpu}. A fused backend (flash, memory-efficient) writes none of them -- no recompute, no smaller "
+        f"batch: about {gb(math)} is then never held.{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
+        title="Attention's score matrices at the memory peak: SDPA ran its math backend",
+        metric=share_metric("attention_math_share", "Attention math backend's bytes at the peak / allocated peak",
+                            share, "memory.attention_math.share", severity=sev,
+                            detail={"attention_math_bytes": math, "peak_allocated_bytes": g.peak_allocated_bytes,
+                                    "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "attention_math"}),
+        evidence=[mem.holders_table(g), mem.gpu_table(cands, ctx)],
+        windows=mem.peak_window(m, g, "memory peak"),
+        actions=ctx.fw.fix(f"{ID}:attention_math") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
+        saving_bytes=math,
     )
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return [f]

@@ -15,6 +15,7 @@ the non-matmul kernels (fusion), so no step time is counted twice.  Severity by 
 
 from __future__ import annotations
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics, UnderfilledKernel
 from tb_gpu_advisor.metrics.underfill import UNKNOWN_SMS
 from tb_gpu_advisor.model.schema import Finding
@@ -74,8 +75,20 @@ def check(m: HostMetrics) -> list[Finding]:
         # the steps with the most kernel time: the ledger holds no small-grid time of a step, so no time is claimed
         windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="steps with the most kernel time",
                              claim=False),
-        actions=[*ctx.fw.fix(ID), ctx.vendor.FIXES["more_blocks"]],  # the framework's, then the vendor's own
+        actions=[*ctx.fw.fix(ID), *_vendor_fixes(ctx, u.top)],  # the framework's, then the vendor's own
     )]
+
+
+def _vendor_fixes(ctx: Ctx, kernels: list[UnderfilledKernel]) -> list:
+    """The vendor's fixes for the kernels the finding lists: a library's (``devices.library_kernel_one``: cuBLAS,
+    MIOpen, ...) are changed through the calls that reach them, a kernel the program launches itself (Triton, its
+    own CUDA/HIP/SYCL) by its grid; both where the table holds both.
+
+    Why: "For a kernel of your own: launch at least one thread block per SM" was the one vendor fix, told beside
+    cuBLAS's and rocBLAS's kernels, whose grids the library picks from the shapes it is given (h37-words32)."""
+    library = [devices.library_kernel_one(k.name) for k in kernels]
+    return ([ctx.vendor.FIXES["library_blocks"]] if any(library) else []) + \
+        ([ctx.vendor.FIXES["more_blocks"]] if not all(library) else [])
 
 
 #: What the saving assumes (``metrics/underfill.py``); this and the table speak of "thread blocks" and "SMs" only,

@@ -55,7 +55,10 @@ def test_a_generated_cudamemset_does_not_hold_the_host(tmp_path):
     ("cudaMemcpy", devices.KIND_D2H, 1), ("cudaMemcpy", devices.KIND_H2D, 1), ("cudaMemcpy", devices.KIND_OTHER_COPY, 1),
     ("cudaMemcpy", devices.KIND_D2D, 0), ("cudaMemcpyPeer", devices.KIND_D2D, 0), ("cudaMemset", devices.KIND_MEMSET, 0),
     ("cudaMemcpyAsync", devices.KIND_D2H, 0), ("cudaLaunchKernel", devices.KIND_KERNEL, -1),
-    ("hipMemcpy", devices.KIND_D2D, 1),  # HIP's rule is HIP's (amd.copy_call_sync): not measured here, left as it was
+    # HIP's rule is HIP's (amd.copy_call_sync, asked with the kind as CUDA's is): ROCm's tracers record a copy to pinned
+    # host memory device-to-device, and such a call holds the host (measured, h37-words32:
+    # tests/metrics/test_hip_copy_call_kind.py), so no recorded kind says a HIP call returned at once
+    ("hipMemcpy", devices.KIND_D2D, 1), ("hipMemcpy", devices.KIND_D2H, 1),
 ])
 def test_copies_call_sync_asks_the_call_and_the_kind(call, kind, want):
     names = [call, "unused"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import shutil
 
 from tensorboard.backend import application
@@ -86,6 +87,18 @@ def test_every_breakdown_category_has_its_own_colour_and_the_kernel_switch_is_na
     names = {c["id"]: c["label"] for c in served["categories"]}
     idle = {c["id"]: c["label"] for c in served["idle"]}
     assert "kernel_switch" in names and "switch" in idle["kernel_switch"] and "host" not in idle["kernel_switch"]
+
+
+def test_every_memory_category_has_its_own_colour():
+    """A memory category with no ``.cat-mem-`` fill is drawn in the chart's fallback grey -- ``held``'s colour: the
+    peak's new kinds (``attention_math``, ``kv_cache``: h37-snapshotpeak32) would be painted as the weights they were
+    wrongly read as before.  Each category has its fill, and no two share one."""
+    with open(f"{plugin_mod.STATIC_DIR}/style.css", encoding="utf-8") as f:
+        css = f.read()
+    fills = {c: re.search(rf"\.cat-mem-{c} \{{ fill: (var\(--c-\w+\)); \}}", css) for c in MEMORY_CATEGORIES}
+    assert all(fills.values()), [c for c, m in fills.items() if m is None]
+    colours = [m.group(1) for m in fills.values()]
+    assert len(set(colours)) == len(colours), dict(zip(MEMORY_CATEGORIES, colours))
 
 
 def test_a_logdir_of_symlinked_runs_says_why_it_lists_nothing_and_the_flag_reads_them(tmp_path):

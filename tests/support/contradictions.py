@@ -203,6 +203,11 @@ _CUDA_ITSELF = r"\bCUDA\b|\bNVIDIA\b|\bNVTX\b|device='cuda'|torch\.cuda\b"
 _CUDA_TOOLS = re.compile(r"\bnsys\b|\bncu\b|\bnvtx[A-Z]\w*|(?<![\w.])cuda[A-Z]\w*|\bcu(?:blas|dnn|fft)[A-Z]\w*|"
                          r"\bCUBLAS_\w+|--trace=cuda|\s-t cuda|\bnvidia-smi\b|\bCUPTI\b|"
                          r"\b(?:Volta|Turing|Ampere|Hopper|Blackwell)\b")
+#: ROCm's own calls and tools, which a program on an NVIDIA or Intel GPU cannot use: the HIP runtime's calls
+#: (``hipMemcpy``, ``hipLaunchKernelGGL``, ``hipDeviceGetAttribute``), hipCUB, rocBLAS's C API, roctx ranges and the
+#: rocprof tools.  Checked in what such a host is told to do, words and code (h37-words32: the AMD twin of
+#: :data:`_CUDA_TOOLS`; ``small_grid``'s vendor fixes name each vendor's launch and library calls).
+_ROCM_TOOLS = re.compile(r"(?<![\w.])hip[A-Z]\w*|\bhipcub::|\brocblas_\w+|\broctx[A-Z]\w*|\brocprof\w*")
 #: Each vendor's GPU -> the words that are another vendor's (checked in what a user reads, not in code).
 _FOREIGN = {"AMD": re.compile(f"{_NVIDIA_UNITS}|{_INTEL_UNITS}", re.I),
             "Intel": re.compile(f"{_NVIDIA_UNITS}|{_ROCM_UNITS}|{_CUDA_ITSELF}", re.I),
@@ -358,10 +363,13 @@ _STEP_CODE_RULES = ("input_bound", "host_op_placement", "host_sync", "excessive_
                     "sequential_gpus", "comm_exposed", "alltoall_imbalance", "rank_straggler", "node_straggler",
                     "comm_bandwidth_low", "small_grid")
 #: A fix's hedge for work whose kind is not known: "(in training, check convergence ...)" (JAX's
-#: ``batch_size_headroom``, h37-auditleft31).  Not yet JAX's "jit the whole step (the forward pass; in training also
-#: the backward pass ...)": its rules' fixes have no per-kind keys (a ``launch_bound@inference`` key would replace
-#: every variant's fix), left for a change of its own (random form job 30061 tells it to a training job).
-_TRAINING_HEDGE = re.compile(r"\(in training, ", re.IGNORECASE)
+#: ``batch_size_headroom``, h37-auditleft31), "(the forward pass; in training also the backward pass ...)" (JAX's jit
+#: of the step, h37-words32).
+_TRAINING_HEDGE = re.compile(r"\(in training, |\bin training also\b", re.IGNORECASE)
+#: A training step's words in a fix's prose: a hedge's "in training", the optimizer's update, a "training step" (not
+#: "backward pass": "no loss scaling is needed without a backward pass" is a forward pass's own fix).  h37-words32:
+#: JAX's jit fix told forward passes "in training also the backward pass and the optimizer update".
+_TRAINING_PROSE = re.compile(r"\bin training\b|\boptimizer update\b|\btraining step\b", re.IGNORECASE)
 #: Capture advice written for a training loop: Keras' TensorBoard callback (it profiles ``fit``'s batches only), a
 #: window "of steady-state training", a step marked as training's (h37-left43: TensorFlow's one text for every job).
 _TRAINING_CAPTURE = re.compile(r"profile_batch|steady-state training\b|Trace\('train'")
@@ -398,6 +406,9 @@ def job_words_problems(report: Report) -> list[str]:
                         out.append(f"{h.host}/{f.id}: a training step's code to {kind} work: '{m.group(0)}'")
                     if f.rule == "capture_quality" and (m := _TRAINING_CAPTURE.search(a.snippet or "")) is not None:
                         out.append(f"{h.host}/{f.id}: a training loop's capture advice to {kind} work: '{m.group(0)}'")
+                    if kind in ("inference", "serving") and (m := _TRAINING_PROSE.search(a.text)) is not None \
+                            and "inference" in ((h.job or {}).get("tags") or ()):
+                        out.append(f"{h.host}/{f.id}: a training step's words to {kind} work: '{m.group(0)}'")
             advice = (h.job or {}).get("capture_advice") or ""
             if (m := _TRAINING_CODE.search(advice) or _TRAINING_CAPTURE.search(advice)) is not None:
                 out.append(f"{h.host}/job: a training loop's capture advice to {kind} work: '{m.group(0)}'")
@@ -443,6 +454,8 @@ def vendor_words_problems(report: Report, prose: str | None = None) -> list[str]
             out += [f"{h.host}: capture.applied[{k}] says '{w}' on an {vendor} GPU" for w in _foreign(vendor, v)]
         if vendor == "AMD":
             out += _cuda_tools_on_amd(h, findings)
+        else:
+            out += _rocm_tools_off_amd(h, findings, vendor)
     vendors = {_vendor(h) for h in report.hosts}
     if len(vendors) == 1:
         prose = _rendered_prose(report) if prose is None else prose
@@ -458,6 +471,16 @@ def _cuda_tools_on_amd(h: HostReport, findings: list[Finding]) -> list[str]:
     said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
     return [f"{h.host}: {where} says '{m.group(0)}' on an AMD GPU" for where, text in said
             for m in _CUDA_TOOLS.finditer(_unquoted(text))]
+
+
+def _rocm_tools_off_amd(h: HostReport, findings: list[Finding], vendor: str) -> list[str]:
+    """ROCm's own calls and tools (:data:`_ROCM_TOOLS`) in what a host of another vendor's GPU is told to do: each
+    fix's words and code, and the job's capture advice (the twin of :func:`_cuda_tools_on_amd`)."""
+    said = [(f"{f.id} fix", a.text or "") for f in findings for a in f.actions]
+    said += [(f"{f.id} code", a.snippet or "") for f in findings for a in f.actions]
+    said.append(("capture advice", (h.job or {}).get("capture_advice") or ""))
+    return [f"{h.host}: {where} says '{m.group(0)}' on an {vendor} GPU" for where, text in said
+            for m in _ROCM_TOOLS.finditer(_unquoted(text))]
 
 
 def context_problems(report: Report) -> list[str]:

@@ -24,6 +24,11 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   GPU step is timed, their GPUs' count and the step's ledger; its findings what they free; its cards why they read as
   they do; the tab names a GPU as a sentence does, an inferred name's reasons left to the GPUs table (h37-surfaces31),
   and the summary names the GPUs as the tab's host line does (h37-review31).
+* ``title-count`` -- a launch-bound title's count is the count the finding cites: "before each of its few kernels"
+  only where its step runs at most ``launch_bound.step_calls`` kernels (the count the step-level diagnosis calls a
+  few), "many small kernels" only where it runs more -- read off the summary's "N of M kernels per step" (M), else
+  "M kernels per step", else the metric's ``kernels_per_step`` (h37-words32; h37-auditleft31 made the title follow the
+  count, wild/lazy_first_launch_t4's 3 kernels a step read "many small kernels" before).
 * ``in-capture`` -- a finding's trace window lies in the capture: it ends at or before the capture's end, and so
   starts by it (h37-audit31: main opened the gap after wild/mordred_rtx6000_hashjoin's last kept step 40 ms past the
   capture, and a millisecond around a memory peak in a snapshot's last half millisecond past its end).
@@ -1549,6 +1554,41 @@ def count_value_problems(where: str, f: Finding) -> list[str]:
     return sorted(set(out))
 
 
+#: the launch-bound titles that count the step's kernels (``rules/launch_bound``): a few, or many small ones
+_FEW_TITLE = "before each of its few kernels"
+_MANY_TITLE = "many small kernels"
+
+
+def _cited_kernels(f: Finding) -> float | None:
+    """The kernels a step a finding cites: its summary's "N of M kernels per step" (M), else "M kernels per step" (not
+    the small ones alone), else its metric's ``kernels_per_step``; None where none is given."""
+    text = " ".join(f.summary.split())
+    if (m := _KERNELS_OF.search(text)) is not None:
+        return float(m.group(2).replace(",", ""))
+    said = [m for m in _KERNELS_SAID.finditer(text) if not m.group(2)]
+    if said:
+        return float(said[0].group(1).replace(",", ""))
+    ref = ((f.metric.detail if f.metric is not None else None) or {}).get("kernels_per_step")
+    return float(ref) if isinstance(ref, (int, float)) else None
+
+
+def title_count_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``title-count`` (module doc): a launch-bound title says "few kernels" only of a step of at most
+    ``launch_bound.step_calls`` kernels, "many small kernels" only of a step of more, as the finding cites them."""
+    few = T("launch_bound.step_calls")
+    out = []
+    for f in findings:
+        if f.rule != "launch_bound" or not f.title or (n := _cited_kernels(f)) is None:
+            continue
+        if _FEW_TITLE in f.title and not 0 < n <= few:
+            out.append(f"title-count: {where}: {f.id} is titled '{_FEW_TITLE}' beside {n:g} kernels per step (a few: "
+                       f"at most {few:g})")
+        if _MANY_TITLE in f.title and n <= few:
+            out.append(f"title-count: {where}: {f.id} is titled '{_MANY_TITLE}' beside {n:g} kernels per step (a few: "
+                       f"at most {few:g})")
+    return out
+
+
 _NEVER_CRITICAL = re.compile(r"(?:^|[.!]\s+)Never critical\b")
 
 
@@ -1788,8 +1828,9 @@ def waits_at_problems(where: str, findings: list[Finding]) -> list[str]:
 
 #: the graph-replay finding's own words: its wait is the host's preparation of each replay, which no graph cuts
 _NO_GRAPH_CUTS = re.compile(r"another graph cannot cut it")
-#: a fix that compiles, jits, fuses or graphs the step -- what that finding's words rule out
-_GRAPH_THE_STEP = re.compile(r"\b(?:jit|compile|fuse)s? the (?:whole )?(?:step|model|small ops)\b|\bruns? as a graph\b|"
+#: a fix that compiles, jits, fuses or graphs the step (or the forward pass: JAX's jit in the words of a forward
+#: pass's job, h37-words32) -- what that finding's words rule out
+_GRAPH_THE_STEP = re.compile(r"\b(?:jit|compile|fuse)s? the (?:whole )?(?:step|model|small ops|forward pass)\b|\bruns? as a graph\b|"
                              r"\btorch\.compile\b|\bjit_compile\b|\bcapture (?:it|them|the \w+) (?:in|as) an? "
                              r"(?:CUDA |HIP )?graph", re.I)
 
@@ -2607,7 +2648,7 @@ def report_violations(report: Report) -> list[str]:
             out += input_account_problems(f.id, f)
             out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
-        out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
+        out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms) + title_count_problems(h.host, h.findings)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h) + ledger_share_problems(h) + memory_offset_problems(h) + copy_own_problems(h) + name_once_problems(h)

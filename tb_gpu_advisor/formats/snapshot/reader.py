@@ -402,6 +402,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK, co
             raise SnapshotReadError(path, str(e)) from e
         if events is not None:
             memory[g] = events
+            if unseen := _unseen_by_holder(events, dump):
+                snap.unseen_by_holder[g] = unseen
             if (late := _freed_unseen(events)) is not None:
                 snap.begun_late[g] = (*late, len(entries[g]))
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
@@ -1288,6 +1290,20 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
         top.append(b.block(budget))
         top[-1].holder = holder_of[id(b)]
     return top, by_phase, by_holder
+
+
+def _unseen_by_holder(events: MemoryEvents, dump: list[_Live]) -> dict[str, int]:
+    """Bytes per maker (``HOLDERS``) of the blocks live at the dump at an address no event of the history touches.
+    Why: the history books what it never saw allocated as one remainder, held across steps; a block its stack names
+    (a KV cache made before ``_record_memory_history`` began: SketchKV's 2.7 GiB) was then read as the weights.  An
+    allocator frees a block before it reuses its address, so a block live at the dump whose address the history
+    never names was allocated before the history and live at every one of its events."""
+    touched = set(np.unique(events.addr[events.addr >= 0]).tolist())
+    out: dict[str, int] = {}
+    for x in dump:
+        if x.address not in touched and (h := _holder(x.raw)):
+            out[h] = out.get(h, 0) + x.size
+    return out
 
 
 def _holder(frames: Any) -> str:

@@ -92,6 +92,11 @@ SYNC_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NO
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, deprecatedSyncType INTEGER, syncType INTEGER NOT NULL,
     eventId INTEGER NOT NULL, eventSyncId INTEGER)"""
+#: CUPTI's event records as Nsight 2024.2 exports them (one row per ``cudaEventRecord``; 2024.4 adds ``timestamp`` and
+#: ``eventSyncId``).
+CUDA_EVENT_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL,
+    greenContextId INTEGER, streamId INTEGER NOT NULL, correlationId INTEGER, globalPid INTEGER,
+    eventId INTEGER NOT NULL)"""
 #: Two of the tables Nsight Systems 2023 and later writes the MPI trace's calls into (``-t mpi``; the columns of its
 #: SQLite schema reference, ``MPI_OTHER_EVENTS`` as a 2023.4.1 export holds it).
 MPI_P2P_DDL = """CREATE TABLE MPI_P2P_EVENTS (start INTEGER NOT NULL, end INTEGER, globalTid INTEGER, textId INTEGER,
@@ -1010,16 +1015,16 @@ RTX_3070_TI = Gpu("NVIDIA GeForce RTX 3070 Ti", "0000:01:00.0", 4194304, 8589410
 
 def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tuple[int, int, int], gpu: Gpu | None, *,
                 program: str, thread: str, copy_enums: bool = True, sync_enum: bool = True,
-                copy_kinds: list[tuple[int, str]] | None = None) -> None:
+                copy_kinds: list[tuple[int, str]] | None = None, gpu_id: int = 0) -> None:
     """The tables a one-process, one-GPU export ends with, and the file closed: its GPU, the program (``ids``: its
     global pid, pid and launching thread's global tid) and thread names, the interned strings, the enum tables the
     export's rows refer to (copy kinds and memory kinds with ``copy_enums``, sync types with ``sync_enum``), the
     session's span up to ``stop`` and the export's product line.  ``gpu`` None: no ``TARGET_INFO_GPU`` row (an
-    export without that table)."""
+    export without that table); ``gpu_id``: its CUDA device id (a rank's GPU other than the first)."""
     gpid, pid, gtid = ids
     if gpu is not None:
         con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (0, 0, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
+                    (0, gpu_id, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
                      "GPU-00000000", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(thread), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, program))
@@ -1977,16 +1982,22 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
 
 
 def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int = 10, upload_ms: float = 40.0,
-                               gemms: int = 10, gemm_ms: float = 105.0) -> dict:
+                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False, device: int = 0) -> dict:
     """Write the export of a pipelined GEMM program shaped after ntua-el20062/gemm_spmm_a100's
     ``gemm_pipeline_full_overlap`` (A100-PCIE-40GB, Nsight 2024.2, ``nsys_report_fo_10000_10_20.sqlite``): the
     context, then ``uploads`` pinned H2D copies of ``upload_ms`` queued at once on a copy stream, then the first
     cuBLAS GEMM: cuBLAS fetches its kernel through CUDA 12's library API (``cuLibraryGetKernel``, then
     ``cuKernelGetFunction``), and under lazy loading the first fetch loads the kernel's module into the context --
     ``fetch_ms`` of host time while the uploads run beneath it -- then ``gemms`` GEMMs of ``gemm_ms``, each waiting for
-    its upload, each launch preceded by a fetch of microseconds.  Return the truth: the one-time fetch (ms, its start
-    and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms) and the uploads'
-    span (the first's start, the last's end, ns)."""
+    its upload, each launch preceded by a fetch of microseconds.  ``links``: the program orders them as the real one
+    does, through CUDA events -- a ``cudaEventRecord`` on the copy stream after each upload, a ``cudaStreamWaitEvent``
+    of the GEMM stream before each GEMM -- and the export records them (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``, the sync
+    rows' ``eventId``, Nsight 2024.2's columns); without, it records none.  ``device``: the CUDA device the program
+    runs on (a rank's GPU other than the first); the sync rows say device 0 whatever it is, as real exports write
+    them.  Return the truth: the one-time fetch (ms,
+    its start and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms), the
+    uploads' span (the first's start, the last's end, ns) and the time of the first upload -- the one the first GEMM
+    waits for -- that ran beneath the fetch (``needed_under_ms``)."""
     us, ms = 1000, 1_000_000
     pid = 7575
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1997,10 +2008,13 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
         api("cuLibraryLoadData", 300 * us)
     api("cublasCreate_v2", 300 * us)
     copy_rows, t_copy = [], api.t + 20 * us
-    for _ in range(uploads):
+    records, waits = [], []  # (corr, event): a record on the copy stream 14, a wait of the GEMM stream 13
+    for u in range(uploads):
         c = api("cudaMemcpyAsync_v3020", 20 * us)
         copy_rows.append((t_copy, t_copy + int(upload_ms * ms), c))
         t_copy += int(upload_ms * ms)
+        if links:
+            records.append((api("cudaEventRecord_v3020", 3 * us), u + 1))
     api("cuLibraryGetKernel", 1 * us)
     fetch = (api.t, api.t + int(fetch_ms * ms))
     api("cuKernelGetFunction", int(fetch_ms * ms))
@@ -2008,6 +2022,8 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     for g in range(gemms):
         if g:
             api("cuKernelGetFunction", 1 * us)
+        if links:
+            waits.append((api("cudaStreamWaitEvent_v3020", 3 * us), min(g, uploads - 1) + 1, api.t))
         c = api("cuLaunchKernel", 5 * us)
         k0 = max(api.t, gpu_free, copy_rows[min(g, uploads - 1)][1] + 5 * us)
         gpu_free = k0 + int(gemm_ms * ms)
@@ -2018,17 +2034,26 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     stop = api.t + ms
     api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,14,?,?,800000000,1,1,"
-                    "2)", [(*r, gpid) for r in copy_rows])
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,?,1,14,?,?,800000000,1,1,"
+                    "2)", [(a, b, device, c, gpid) for a, b, c in copy_rows])
     nid = strings("Kernel2")
-    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0, 0, c,
-                                      None, None) for k0, k1, c in kern_rows])
+    con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0,
+                                      0, c, None, None) for k0, k1, c in kern_rows])
+    if links:
+        con.executescript(SYNC_DDL + ";" + CUDA_EVENT_DDL)
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId, correlationId, "
+                        "globalPid, eventId) VALUES (?,1,14,?,?,?)", [(device, c, gpid, e) for c, e in records])
+        # Nsight 2024.2 writes a cudaStreamWaitEvent's row with syncType 3 (its own enum's stream synchronisation)
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
+                        "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,13,?,?,3,?)",
+                        [(t - 3 * us, t - 2 * us, c, gpid, e) for c, e, t in waits])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_pipeline_full_overlap",
-                thread="gemm_pipeline_f", sync_enum=False)
+                thread="gemm_pipeline_f", sync_enum=False, gpu_id=device)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
     wait = max(0, kern_rows[0][0] - copy_rows[-1][1]) / ms
+    needed = max(0, min(copy_rows[0][1], fetch[1]) - max(copy_rows[0][0], fetch[0])) / ms
     return {"fetch_ms": fetch_ms, "fetch_ns": fetch, "gemms": gemms, "gpu_wait_ms": wait,
-            "uploads_ns": (copy_rows[0][0], copy_rows[-1][1])}
+            "uploads_ns": (copy_rows[0][0], copy_rows[-1][1]), "needed_under_ms": needed}
 
 
 def write_first_async_context(path: str, first_call: str = "cudaMemsetAsync_v3020", first_ms: float = 2157.6,
@@ -3628,6 +3653,67 @@ def write_marked_calls(path: str, calls: int = 5000, loop_s: float = 60.0, sprea
     con.commit()
     con.close()
     return {"ranges": int(start.size), "marked_ms": float(length.sum()) / 1e6, "loop_ms": loop_ns / 1e6}
+
+
+def write_one_pass_gemm(path: str, upload_a_ms: float = 164.6, startup_ms: float = 19.7, upload_b_ms: float = 123.8,
+                        gemm_ms: float = 989.6, download_ms: float = 268.0, passes: int = 1,
+                        pass_gap_ms: float = 60.0) -> dict:
+    """Write the export of a native DGEMM program shaped after ntua-el20062/gemm_spmm_a100's ``gemm_tiled_20000``
+    (A100-PCIE-40GB, Nsight 2024.2), run ``passes`` times: A uploaded by a synchronous pinned ``cudaMemcpy`` of
+    ``upload_a_ms``, then the library's start-up on the host (``cublasCreate_v2``, ``cuLibraryLoadData``) with the
+    GPU idle ``startup_ms`` (the first pass only), B's pinned ``cudaMemcpyAsync`` of ``upload_b_ms`` -- the same
+    direction and memory kinds as A's, so the two copies share a name --, a ``cudaMemsetAsync`` of C, one DGEMM of
+    ``gemm_ms`` and C's read-back of ``download_ms``; ``pass_gap_ms`` of the host's own code between passes.  With one
+    pass the GPU's work is two bursts apart at the start-up: copies alone, then everything else.  Return the truth:
+    the passes, one pass's span from A's upload to the read-back's end (ms, the first's), the GEMMs' count and the
+    GPU's idle inside the start-up (ms)."""
+    us, ms = 1000, 1_000_000
+    pid = 7878
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 400 * ms, gap=10 * us)
+    api("cuModuleGetLoadingMode", 2 * us, then=2 * ms)
+    api("cudaMalloc_v3020", 150 * ms)  # the context
+    copies, sets, kern, spans = [], [], [], []  # copies: (start, end, corr, stream, copyKind)
+    for p in range(passes):
+        c = api("cudaMemcpy_v3020", int(upload_a_ms * ms) + 30 * us)  # synchronous: returns after the copy
+        a0 = api.t - 10 * us - int(upload_a_ms * ms) - 10 * us
+        copies.append((a0, a0 + int(upload_a_ms * ms), c, 7, 1))
+        if p == 0:
+            api.t = copies[-1][1] + 20 * us
+            api("cublasCreate_v2", int(startup_ms * ms) // 2)
+            api("cuLibraryLoadData", int(startup_ms * ms) - int(startup_ms * ms) // 2 - 40 * us)
+        c = api("cudaMemcpyAsync_v3020", 30 * us)
+        b0 = api.t - 10 * us
+        copies.append((b0, b0 + int(upload_b_ms * ms), c, 13, 1))
+        c = api("cudaMemsetAsync_v3020", 5 * us)
+        s0 = max(api.t, copies[-1][1] + 2 * us)
+        sets.append((s0, s0 + 20 * us, c))
+        c = api("cuLaunchKernel", 8 * us)
+        k0 = sets[-1][1] + 3 * us
+        kern.append((k0, k0 + int(gemm_ms * ms), c))
+        c = api("cudaMemcpyAsync_v3020", 20 * us)
+        d0 = kern[-1][1] + 5 * us
+        copies.append((d0, d0 + int(download_ms * ms), c, 15, 2))
+        api("cudaDeviceSynchronize_v3020", 0)
+        api.end_last(copies[-1][1] + 10 * us)
+        spans.append((a0, copies[-1][1]))
+        api.t = copies[-1][1] + int(pass_gap_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,3200000000,?,"
+                    "?,?)", [(a, b, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for a, b, c, st, k in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,14,?,?,0,3200000000,2)",
+                    [(*r, gpid) for r in sets])
+    nid = strings("Kernel2")
+    con.executemany(_KERNEL_INSERT, [(k0, k1, 0, 1, 14, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0, 0,
+                                      c, None, None) for k0, k1, c in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_tiled",
+                thread="gemm_tiled", sync_enum=False)
+    return {"passes": passes, "pass_ms": (spans[0][1] - spans[0][0]) / ms, "gemms": len(kern),
+            "startup_idle_ms": (copies[1][0] - copies[0][1]) / ms}
 
 
 # --------------------------------------------------------------------------- h37-accum32: gradient accumulation

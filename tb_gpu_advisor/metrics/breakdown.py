@@ -183,7 +183,12 @@ def copies_under_one_time_calls(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np
     726 of the uploads' 745 ms ran beneath the load, the first GEMM launched 0.1 ms after it, and the report said
     "Memory copies block the GPU 438 ms/step" with the pin + async fix the program already applies
     (h37-memsetctx31).  A copy under its own call (the context created in a ``cudaMemcpy``) stays a copy; so do the
-    copies of a thread whose one-time calls hold none of them, and every copy where the clocks disagree."""
+    copies of a thread whose one-time calls hold none of them, and every copy where the clocks disagree.
+
+    A copy that the first kernel after the call's start needs (:func:`_needed_by_next_kernel`, where the trace
+    records the streams' event links) stays a copy too: that kernel would wait for it with no load at all, so it is
+    the job's own upload, not start-up (h37-onepass32: of db's 726 ms load, the 388 ms of batch 0's upload beneath it
+    that its first GEMM waits for; all 395 ms of ia's)."""
     empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     calls, d, h = ctx.one_time_calls, g.d, ctx.h
     if calls is None or not len(d) or not h.end.size or clocks_disagree(ctx, g):
@@ -198,6 +203,11 @@ def copies_under_one_time_calls(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np
         c = calls[h.line[calls] == ln]
         mine = cp[h.line[rec] == ln]
         cs, ce = union_intervals(h.start[c].astype(np.int64), h.end[c].astype(np.int64))
+        at = np.searchsorted(ce, d.start[mine], side="right")  # the copies under some call: a few, read one by one
+        under = at < ce.size
+        under[under] = cs[at[under]] < d.end[mine][under]
+        mine = mine[under]
+        mine = mine[~_needed_by_next_kernel(ctx, g, mine, c)]
         us, ue = union_intervals(d.start[mine].astype(np.int64), d.end[mine].astype(np.int64))
         s, e = intersect_intervals(us, ue, cs, ce)
         starts.append(s)
@@ -205,6 +215,51 @@ def copies_under_one_time_calls(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np
     if not starts:
         return empty
     return union_intervals(np.concatenate(starts), np.concatenate(ends))
+
+
+def _needed_by_next_kernel(ctx: Context, g: GpuCtx, copies: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Bool per copy of ``copies`` (``g``'s event indices): whether the first kernel ``g`` runs after the start of a
+    one-time call of ``calls`` that the copy ran under needs the copy -- the kernel queued after it on its stream, or
+    on a stream that waits (``Trace.stream_waits``) for an event recorded on the copy's stream after it ("after": the
+    call that queued it started later).  All False
+    where the trace records no event links: then nothing tells a copy the kernel waits for from one that merely ran
+    beneath the call (Kineto, older exports), and the copies keep today's reading, start-up.
+
+    Why: a copy the next kernel needs blocks that kernel whether or not the host is loading a module meanwhile: the
+    job's own upload (ntua-el20062/gemm_spmm_a100, A100, Nsight 2024.2: ``db``'s first GEMM waits through event 19
+    for batch 0's upload, 388.4 ms of it under the 726 ms load; batch 1's, also under it, only 1.8 s later; ``fo``'s
+    first GEMM the first of its 10 uploads, 21 ms of 402; ``ia``'s its one upload, all 395 ms).  One hop: a wait
+    for a stream that itself waited is not followed; nor is the legacy default stream's implicit order."""
+    need = np.zeros(copies.size, bool)
+    waits = ctx.trace.stream_waits
+    d, h = g.d, ctx.h
+    if waits is None or not copies.size:
+        return need
+    w = waits.get(d.gpu)
+    kernels = np.flatnonzero(d.kind == devices.KIND_KERNEL)
+    if not kernels.size:
+        return need
+    ks = d.start[kernels]
+    for j, i in enumerate(copies.tolist()):
+        under = calls[(h.start[calls] < d.end[i]) & (h.end[calls] > d.start[i])]
+        if not under.size:
+            continue
+        at = int(np.searchsorted(ks, h.start[under].min()))
+        if at >= kernels.size:
+            continue
+        k = int(kernels[at])
+        if g.launch[k] < 0 or g.launch[k] == g.launch[i]:
+            continue
+        tk, ti = int(h.start[g.launch[k]]), int(h.start[g.launch[i]])  # when each was queued
+        if ti >= tk:
+            continue
+        if d.stream[k] == d.stream[i]:
+            need[j] = True
+        elif w is not None and len(w):
+            ok = (w.stream == d.stream[k]) & (w.rec_stream == d.stream[i]) & (w.call >= 0) & (w.rec_call >= 0)
+            at_w, at_r = h.start[np.maximum(w.call, 0)], h.start[np.maximum(w.rec_call, 0)]
+            need[j] = bool((ok & (at_w < tk) & (at_r > ti)).any())
+    return need
 
 
 def comm_call_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:

@@ -412,6 +412,25 @@ class HostWaits:
 
 
 @dataclass
+class StreamWaits:
+    """One GPU's streams' waits on CUDA events: each row a ``cudaStreamWaitEvent`` (the waiting stream, an index into
+    the GPU's ``DeviceEvents.stream_names``, and its call, a host event index) and the ``cudaEventRecord`` it waits
+    for (the recording stream, -1 where that stream ran no work of the GPU, and its call, -1 where the trace lacks it).
+
+    Why: the work a stream queues after a wait runs after all the recording stream's work queued before the record --
+    the order a program sets between its copy and compute streams, which no timestamp shows.  It says which copies a
+    kernel needed (``metrics.breakdown.copies_under_one_time_calls``)."""
+
+    stream: np.ndarray  # int64 index into the GPU's stream_names
+    call: np.ndarray  # int64 host event index of the wait call
+    rec_stream: np.ndarray  # int64 index into the GPU's stream_names, -1
+    rec_call: np.ndarray  # int64 host event index of the record call, -1
+
+    def __len__(self) -> int:
+        return int(self.stream.shape[0])
+
+
+@dataclass
 class DeviceEvents:
     """Every activity event of one GPU (kernels, copies, memsets, collectives on all its streams), sorted by start."""
 
@@ -683,6 +702,9 @@ class Trace:
     pipeline_ops: np.ndarray | None = None
     #: the host threads' blocking OS calls (:class:`HostWaits`), None where the file has none
     host_waits: HostWaits | None = None
+    #: per GPU, its streams' waits on work recorded on its other streams (:class:`StreamWaits`), where the file
+    #: records the links (Nsight's CUDA events); None where it does not: then only a stream's own order is known
+    stream_waits: dict[int, StreamWaits] | None = None
     #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them
     memory: dict[int, MemoryEvents] = field(default_factory=dict)
     #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file

@@ -173,22 +173,29 @@ def _body_in_few_bursts(active: list[DeviceEvents], starts: np.ndarray) -> str |
 
 def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
                       ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
-    """((starts, ends), bursts joined) of a training job's GPU bursts with each burst that holds no kernel (copies or
-    memsets alone) joined to the next burst, the last such to the one before it; the bursts unchanged elsewhere.
+    """((starts, ends), bursts joined) of the GPU's bursts with each burst that holds no kernel (copies or memsets
+    alone) joined to the next burst, the last such to the one before it -- a training job's wherever some burst holds
+    kernels, any other job's where only one does --; the bursts unchanged elsewhere.
 
     Why: every training iteration runs kernels (its forward, backward and update), so a burst of copies alone is no
     iteration but part of one: the batch's upload before its compute (a ViT's 154 MB pageable copy, then 14 ms of the
     host's own code, then 585 kernels: one iteration read as two "steps" of 58 ms, the copy's name -- a direction
     and memory kinds, the same for the labels' 2 kB -- taken for repeated work), or the results' read-back after it.
-    Other jobs keep their bursts: a program of copies and kernels that is no training loop may repeat either."""
-    if job is None or job.kind.kind != "training" or starts.size < 2:
+    Any loop runs its body's kernels in every iteration too, so where all of a window's kernels run in one burst the
+    window holds one iteration at most, whatever the job: a native DGEMM program's one pass (ntua-el20062/
+    gemm_spmm_a100 ``gemm_tiled_20000``: A uploaded by a ``cudaMemcpy`` of 3.2 GB, cuBLAS's 19.7 ms start-up, then
+    B's 3.2 GB upload, one 990 ms DGEMM and the read-back) read as two "steps" because its two uploads share a
+    copy's name (h37-asyncslow32).  Where other jobs run kernels in several bursts their copies' bursts stay apart: a
+    program that is no training loop may run a phase of copies alone (``wild/mordred_rtx6000_hashjoin``'s 128 uploads
+    before its queries)."""
+    if job is None or starts.size < 2:
         return (starts, ends), 0
     held = np.zeros(starts.size, bool)
     for d in active:
         work = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
         k = np.searchsorted(starts, d.start[work], side="right") - 1
         held[k[k >= 0]] = True
-    if held.all() or not held.any():
+    if held.all() or not held.any() or (job.kind.kind != "training" and int(held.sum()) > 1):
         return (starts, ends), 0
     out_s: list[int] = []
     out_e: list[int] = []
@@ -203,6 +210,16 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     if pending is not None:  # copies after the last kernels: that iteration's read-back
         out_e[-1] = int(ends[-1])
     return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
+
+
+def _training(job: Job | None) -> bool:
+    """Whether the job reads as training (a loop whose every iteration runs a forward, backward and update)."""
+    return job is not None and job.kind.kind == "training"
+
+
+def _whose(job: Job | None) -> str:
+    """Whose GPU work the bursts are, in words: "a training job's" or "the program's"."""
+    return "a training job's" if _training(job) else "the program's"
 
 
 def _times_no_gpu_step(job: Job | None) -> bool:
@@ -221,7 +238,11 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     """12. ``gpu_busy_clusters``: the GPU's bursts, apart by long idle gaps, as the steps -- unless a training job's
     bursts cannot each be an iteration (every iteration runs kernels and a backward): then the window is read as (at
     most) that many iterations, and the whole capture is one step, with the reason in ``whole_note``; none in a window
-    that times no GPU step (:func:`_times_no_gpu_step`): the whole capture, one pass."""
+    that times no GPU step (:func:`_times_no_gpu_step`): the whole capture, one pass.  Any other job's copy bursts
+    beside its one burst of kernels (:func:`_join_copy_bursts`) make the window one pass too -- said only where no
+    other one-pass reading speaks first, and no guessed iteration: the program's numbers are exact for the window,
+    as with bursts that share no work (a first call's one launch, ``wild/lazy_first_launch_t4``, keeps its reading:
+    high confidence, critical)."""
     if _times_no_gpu_step(job):
         return
     refused: list[str] = []
@@ -235,17 +256,20 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
                         f"work after the gap, and no iteration ends inside one op, so the GPU's bursts are one: the "
                         f"window is analysed as one pass, part of an iteration or more; per-step numbers are the "
                         f"window's")
+    one_pass = None  # a program's copy bursts joined to its one burst of kernels: said unless another check speaks
     if cl is not None:
         bursts = cl[0].size
-        cl, joined = _join_copy_bursts(job, r.active, *cl)
-        if cl[0].size < 2:  # the copies' bursts joined to the one burst of kernels: one iteration
-            cl = None
-            r.whole_note = (f"a training job's GPU work runs in {bursts} bursts, "
-                            f"{plural(joined, 'burst')} of them copies alone (no kernel): every iteration "
-                            f"runs kernels, so such a burst is part of one -- its input's upload or its "
-                            f"results' read-back -- and the window holds one iteration; the whole capture "
-                            f"is analysed as one pass; per-step numbers are capture totals")
-            r.guessed = True
+        whole, n = _join_copy_bursts(job, r.active, *cl)
+        note = (f"{_whose(job)} GPU work runs in {bursts} bursts, {plural(n, 'burst')} of them copies alone (no "
+                f"kernel): iterations of one loop run its kernels every time, so such a burst is part of one -- its "
+                f"input's upload or its results' read-back -- and the window holds one iteration; the whole capture "
+                f"is analysed as one pass; per-step numbers are capture totals")
+        if whole[0].size >= 2:
+            cl, joined = whole, n
+        elif _training(job):  # the copies' bursts joined to the one burst of kernels: one iteration, a guess
+            cl, r.whole_note, r.guessed = None, note, True
+        else:
+            one_pass = note
     backward = _bursts_holding_backward(job, r.active, cl[0]) if cl is not None else None
     if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
         cl = None
@@ -271,6 +295,8 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
         if turns is not None:  # ... but some of it runs once in every turn of the loop: those turns are iterations
             r.take_spans("recurring_events", recurring_note(turns, scattered), turns.start, turns.end, "device")
             return
+    if cl is not None and one_pass is not None:  # one pass of a program, exact for the window: no guessed iteration
+        r.whole_note, cl = one_pass, None
     if cl is None and not r.whole_note and job is not None and job.periodic is not None:
         # no bursts apart (the host's pause between iterations shorter than a burst gap), but the launches repeat with
         # the host's wait at each repeat and a backward in every one: a training job's iterations

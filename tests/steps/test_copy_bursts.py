@@ -6,14 +6,16 @@ The real class: Aphelack/efficient-dl-systems ``week02_fast_pipelines/homework/t
 one backward and the update.  The GPU's idle after the batch copy cut it into two bursts, and the copy's name (a
 direction and memory kinds, shared by the labels' copy) passed for repeated work: main read 2 steps of 58.2 ms.
 Truth from the file itself (json): one ``nll_loss_backward`` kernel -- one backward, one iteration -- and the span
-from the first event to the last.  Control: ``wild/streams_pinned_copies``, a CUDA C++ vector add (no training job)
-whose first burst is two uploads alone, keeps its bursts.
+from the first event to the last.  Control: ``wild/mordred_rtx6000_hashjoin``, a hash-join benchmark (no training
+job) whose uploads run alone before queries in several bursts, keeps its bursts (``wild/streams_pinned_copies`` until
+h37-onepass32, whose kernels all run in one burst: ``tests/steps/test_one_pass_copy_bursts.py``).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -48,12 +50,17 @@ def test_a_batch_upload_burst_joins_its_iteration():
 
 
 def test_copies_alone_in_a_program_that_is_no_training_job_stay_a_burst():
-    """Control: a vector add over streams (no backward, no update: not a training job) starts with a burst of two
-    uploads; its bursts are read as before."""
-    path = FIXTURES / "wild" / "streams_pinned_copies" / "report1.sqlite"
+    """Control: a hash-join benchmark (no backward, no update: not a training job) uploads its tables, then runs its
+    queries' kernels in several bursts; its bursts are read as before.  (streams_pinned_copies was this control until
+    h37-onepass32: all its kernels run in one burst, so its first burst of uploads alone is part of its one pass.)"""
+    path = FIXTURES / "wild" / "mordred_rtx6000_hashjoin" / "report1.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        (first_copy,), (first_kernel,) = (con.execute(q).fetchone() for q in (
+            "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_MEMCPY", "SELECT min(start) FROM CUPTI_ACTIVITY_KIND_KERNEL"))
+    assert first_kernel - first_copy > 1e9  # seconds of uploads (and a stdin wait) before any kernel
     rep = _report(path, "nsys")
     assert rep.job["kind"] != "training", rep.job
-    assert (rep.steps["source"], rep.steps["count"]) == ("gpu_busy_clusters", 2), rep.steps
+    assert (rep.steps["source"], rep.steps["count"]) == ("gpu_busy_clusters", 6), rep.steps
     assert "copies alone" not in rep.steps["note"], rep.steps["note"]
 
 

@@ -58,7 +58,8 @@ from tb_gpu_advisor.frameworks import nvtx, pytorch, xla
 from tb_gpu_advisor.frameworks.nvtx import framework_shown
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.enclosing import innermost_range
-from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
+from tb_gpu_advisor.model.trace import (OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits,
+                                       StreamWaits, Trace)
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -173,6 +174,9 @@ class _Raw:
     os_tid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     os_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
     os_names: list[str] = field(default_factory=list)
+    #: the streams' waits on CUDA events (:func:`_event_links`): per wait, the waiting ``(pid, stream)`` and
+    #: call's correlation key, the recording stream and record call's key; None where the export records no event
+    links: dict[str, np.ndarray] | None = None
 
 
 def _read_file(path: str, file_index: int) -> _Raw:
@@ -305,6 +309,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
                d_names=list(d_names), d_blocks=d["blocks"], d_threads=d["threads"])
     _read_os_calls(schema, raw, fidx)
     _read_off_cpu(schema, raw, fidx)
+    raw.links = _event_links(schema, fidx)
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
     raw.gpu_info, note = _gpu_info(schema, raw, _gpus_by_process(schema, raw))
@@ -473,6 +478,53 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
     raw.os_start, raw.os_end = start.astype(np.int64), end.astype(np.int64)
     raw.os_tid = _thread_key(tid, fidx)
     raw.os_name = inv.astype(np.int32)
+
+
+#: CUPTI's event records: one row per ``cudaEventRecord`` (its stream, call's correlation id and event), in the
+#: exports of Nsight 2022 on (``timestamp`` and ``eventSyncId`` added in 2024.4; neither is read).
+_CUDA_EVENT = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
+_EVENT_COLS = {"pid": "globalPid", "stream": "streamId", "corr": "correlationId", "event": "eventId"}
+#: A ``streamId`` / ``eventId`` of no stream or event: a synchronisation of the host (``cudaStreamSynchronize``,
+#: ``cudaEventSynchronize``, ``cudaEventQuery``) rather than a stream's wait.
+_NO_ID = 0xFFFFFFFF
+
+
+def _event_links(schema: tb.Schema, fidx: int) -> dict[str, np.ndarray] | None:
+    """The streams' waits on CUDA events, resolved to the record each waits for: per wait (``cudaStreamWaitEvent``'s
+    ``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION`` row: a stream and an event), the waiting ``pid``, ``stream`` and
+    the call's correlation key ``corr``, and the latest ``cudaEventRecord`` of that event in that process before the
+    wait (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``): its ``rec_stream`` and key ``rec_corr``.  None where the export holds no
+    event record (no such table, or an empty one: then nothing tells which stream's work another's waits for).
+
+    Why: a stream's work after a wait runs only after the recording stream's work before the record -- the order a
+    program sets between its copy and compute streams.  It is what says whether the first kernel after a module load
+    needed the uploads that ran beneath the load (ntua-el20062/gemm_spmm_a100, A100, Nsight 2024.2: batch 0's upload,
+    event 19, waited for by the GEMM stream through ``cudaStreamWaitEvent``; batch 1's only 1.8 s later).  The wait is
+    told by its row's ids, a stream and an event both set, not by ``syncType``: the 2024.2 exports give
+    ``cudaStreamWaitEvent`` the type their own enum calls a stream synchronisation (3) and ``cudaEventQuery`` the
+    stream-wait type (2).  Correlation ids count up in a process's calls, so "before" is a smaller id."""
+    if not schema.nonempty(_CUDA_EVENT) or not schema.nonempty(tb.SYNC):
+        return None
+    rec = sqlite.int_columns(schema, _CUDA_EVENT, _EVENT_COLS)
+    wait = sqlite.int_columns(schema, tb.SYNC, _EVENT_COLS)
+    ok = (wait["stream"] >= 0) & (wait["stream"] != _NO_ID) & (wait["event"] >= 0) & (wait["event"] != _NO_ID)
+    wait = {k: v[ok].astype(np.int64) for k, v in wait.items()}
+    rec = {k: v.astype(np.int64) for k, v in rec.items()}
+    # the records by (pid, event, corr): a wait's record is the last of its (pid, event) with a smaller id
+    order = np.lexsort((rec["corr"], rec["event"], rec["pid"]))
+    rec = {k: v[order] for k, v in rec.items()}
+    width = np.int64(1) << 32
+    rkey = (rec["pid"] * width + rec["event"]) * width + rec["corr"]
+    wkey = (wait["pid"] * width + wait["event"]) * width + wait["corr"]
+    at = np.searchsorted(rkey, wkey, side="left") - 1
+    found = at >= 0
+    found[found] = (rec["pid"][at[found]] == wait["pid"][found]) & (rec["event"][at[found]] == wait["event"][found])
+    found &= wait["pid"] > 0  # a process to key the ids by (old exports write NULL or 0)
+    at = at[found]
+    gpid = wait["pid"][found]
+    return {"pid": _process_key(gpid, fidx), "stream": wait["stream"][found],
+            "corr": _corr_key(tb.pid_of(gpid), wait["corr"][found], fidx), "rec_stream": rec["stream"][at],
+            "rec_corr": _corr_key(tb.pid_of(gpid), rec["corr"][at], fidx)}
 
 
 #: The tables Nsight Systems 2023 and later write the MPI trace's calls into (``nsys profile -t mpi``): point-to-point,
@@ -1509,6 +1561,10 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     del h_corr
     # ---- device events, per GPU
     d_corr = _lookup_corr(corr_ids, r.d_corr)
+    links = r.links
+    if links is not None:
+        links = {**links, "corr": _lookup_corr(corr_ids, links["corr"]),
+                 "rec_corr": _lookup_corr(corr_ids, links["rec_corr"])}
     del corr_ids
     r.d_corr = None
     launch = _launch_index(h.corr, d_corr)
@@ -1522,6 +1578,10 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         sel = sel[np.lexsort((r.d_end[sel], r.d_start[sel]))]
         devs.append(_one_device(r, gpu_of[dev], dev, sel, origin, d_corr, op_of_launch, h, launch))
     del d_corr, launch, op_of_launch
+    if links is not None:  # each call as its host event
+        links["corr"], links["rec_corr"] = _launch_index(h.corr, links["corr"]), _launch_index(h.corr, links["rec_corr"])
+    stream_waits = None if links is None else {
+        gpu_of[dev]: _stream_waits(r, links, dev) for dev in sorted(gpu_of)}
     span_parts = [(int(h_start.min()), int(h_end.max()))] if h_start.size else []
     span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
     span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
@@ -1534,7 +1594,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         capture_start_ps=(r.capture_start_ns - origin) * 1000 if r.capture_start_ns is not None and r.files == 1 else None,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
-        host_waits=waits,
+        host_waits=waits, stream_waits=stream_waits,
         framework_hint=framework_shown(h.names, r.d_names, r.domains,
                                        module_hooks=ranges is not None and ranges.framework is not None),
         producer={**r.facts, **_host_processes(r, tids), **_autodiff_modules(h),
@@ -1696,6 +1756,39 @@ def _gpu_ids(r: _Raw) -> dict[int, int]:
     return {int(d): int(d) for d in sorted_unique(r.d_dev).tolist() if int(d) >= 0}
 
 
+def _stream_keys(r: _Raw, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """(the distinct (process, stream) keys of a GPU's events ``sel``, sorted; each event's index into them; the
+    width that keys them): one GPU's streams, numbered as its ``stream_names``."""
+    width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
+    spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
+    ustream, stream = unique_inverse(spair)
+    return ustream, stream, width
+
+
+def _stream_waits(r: _Raw, links: dict[str, np.ndarray], dev: int) -> StreamWaits:
+    """The waits of GPU ``dev``'s streams (:func:`_event_links`, their calls the trace's host events), each stream as the GPU's
+    index: a wait on a stream that ran no work of the GPU is dropped (nothing of the GPU's waits there), a record on
+    such a stream kept as -1.
+
+    A wait is the GPU's by its process and stream -- where that stream's work runs --, not by its sync row's
+    ``deviceId``: real exports write 0 there for every process (docs/compatibility.md, syncs),
+    so a rank on its node's second GPU lost every wait and its uploads beneath a module load went back to start-up."""
+    ustream, _, width = _stream_keys(r, np.flatnonzero(r.d_dev == dev))
+
+    def index(stream: np.ndarray) -> np.ndarray:
+        if not ustream.size:
+            return np.full(stream.shape, -1, np.int64)
+        key = mine["pid"] * width + (stream + 1)
+        at = np.minimum(np.searchsorted(ustream, key), ustream.size - 1)
+        return np.where((stream + 1 < width) & (ustream[at] == key), at, -1).astype(np.int64)
+
+    mine = links
+    wait = index(mine["stream"])
+    has = wait >= 0
+    return StreamWaits(stream=wait[has], call=mine["corr"][has].astype(np.int64),
+                       rec_stream=index(mine["rec_stream"])[has], rec_call=mine["rec_corr"][has].astype(np.int64))
+
+
 def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
                 op_of_launch: np.ndarray, h: HostEvents, launch: np.ndarray) -> DeviceEvents:
     # each column narrowed as soon as it is made, its temporaries dropped: a GPU's millions of events at 8 bytes
@@ -1703,10 +1796,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     uname, name = unique_inverse(r.d_name[sel])
     name = narrowest(name.astype(np.int32), np.int16)
     names = [r.d_names[int(i)] for i in uname]
-    width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
-    spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
-    ustream, stream = unique_inverse(spair)
-    del spair
+    ustream, stream, width = _stream_keys(r, sel)
     stream = narrowest(stream.astype(np.int64))
     procs = {int(x) // width for x in ustream.tolist()}
     stream_names = [f"stream {int(x) % width - 1}" + (f" (pid {(int(x) // width) & 0xFFFFFF})" if len(procs) > 1 else "")

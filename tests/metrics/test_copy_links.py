@@ -1,0 +1,118 @@
+"""A copy the first kernel after a one-time call waits for is the job's own upload, not start-up, where the export
+records the streams' event links (issue #37 classes 1 and 4, h37-onepass32).
+
+The real class: ntua-el20062/gemm_spmm_a100's pipelined GEMMs (A100-PCIE-40GB, Nsight 2024.2; no licence, measured in
+SURVEY.md, not kept) queue their pinned uploads on a copy stream, record an event after each, and make the GEMM stream
+wait for it (``cudaStreamWaitEvent``); then cuBLAS's first kernel fetch loads its module for 423-726 ms with the
+uploads running beneath it.  h37-memsetctx31 booked every copy under such a call as start-up.  But the first GEMM
+waits for its own batch's upload whether or not a module loads meanwhile (``db``: 388.4 of the 726 ms; ``ia``: all 395
+ms): that part is the copy's cost, the rest (later batches' uploads) merely ran beneath the load.  The export says
+which: ``CUPTI_ACTIVITY_KIND_CUDA_EVENT`` (each record's stream) and the sync rows' ``eventId`` (each wait's).
+
+Truth by construction (``synthetic.nsysexport.write_library_kernel_fetch(links=True)``): 2 uploads of 300 ms queued
+at once, a 500 ms fetch beneath which the first runs whole and the second 200 ms; the first GEMM waits for the first
+upload only.  Control: the same program with no event recorded keeps today's reading (all 500 ms start-up)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from synthetic import nsysexport
+from tb_gpu_advisor.formats.nsys import reader
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+_SHAPE = {"uploads": 2, "upload_ms": 300.0, "fetch_ms": 500.0, "gemms": 4}
+
+
+def _write(tmp_path: Path, links: bool) -> tuple[Path, dict]:
+    path = tmp_path / "report1.sqlite"
+    return path, nsysexport.write_library_kernel_fetch(str(path), links=links, **_SHAPE)
+
+
+def _report(path: Path):
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "nsys"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def test_the_reader_resolves_each_wait_to_its_record(tmp_path: Path) -> None:
+    path, truth = _write(tmp_path, True)
+    t = reader.read_trace(str(path))
+    assert t.stream_waits is not None
+    (w,) = t.stream_waits.values()
+    (d,) = t.devices
+    assert len(w) == truth["gemms"]  # one wait before each GEMM
+    names = [d.stream_names[i] for i in w.stream.tolist()], [d.stream_names[i] for i in w.rec_stream.tolist()]
+    assert set(names[0]) == {"stream 13"} and set(names[1]) == {"stream 14"}  # the GEMM stream waits on the copies'
+    assert (t.h.start[w.rec_call] < t.h.start[w.call]).all()  # each on a record made before it
+    none = tmp_path / "none"
+    none.mkdir()
+    assert reader.read_trace(str(_write(none, False)[0])).stream_waits is None  # no event recorded: no links
+
+
+def test_the_upload_the_first_kernel_waits_for_is_a_copy_not_start_up(tmp_path: Path) -> None:
+    path, truth = _write(tmp_path, True)
+    rep = _report(path)
+    assert (rep.steps["source"], rep.steps["count"]) == ("whole_capture", 1), rep.steps
+    b = rep.breakdown_ms
+    needed = truth["needed_under_ms"]
+    assert needed == pytest.approx(300.0, abs=0.2)  # the first upload, whole beneath the fetch
+    assert b["memcpy_h2d"] == pytest.approx(needed, abs=0.5)  # main: 0.08 (all of it start-up)
+    assert b["startup"] == pytest.approx(truth["fetch_ms"] - needed, abs=0.5)  # the second upload's 200 ms under it
+
+
+def test_control_without_event_links_the_copies_under_the_call_stay_start_up(tmp_path: Path) -> None:
+    path, truth = _write(tmp_path, False)
+    b = _report(path).breakdown_ms
+    assert b["startup"] == pytest.approx(truth["fetch_ms"], abs=0.5)
+    assert b["memcpy_h2d"] < 1.0
+
+
+def _union_ms(rows: list[tuple[int, int]]) -> float:
+    total, reach = 0, 0
+    for a, b in sorted(rows):
+        total += max(0, b - max(a, reach))
+        reach = max(reach, b)
+    return total / 1e6
+
+
+def test_real_uploads_the_first_kernel_queues_behind_are_copies() -> None:
+    """wild/streams_pinned_copies (Nsight 2024, CUDA events recorded for timing on stream 7): stream 13's two pinned
+    uploads (corr 131-132) run 15.3 ms beneath the 41.2 ms ``cudaLaunchKernel`` (corr 133) that loads the add's
+    module -- and that launch queues stream 13's add behind them: the add needs them, load or not.  By hand (SQL):
+    the H2D copies' union is the pass's H2D copy time, the load's idle without them its start-up."""
+    path = FIXTURES / "wild" / "streams_pinned_copies" / "report1.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        h2d = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1").fetchall()
+        ((k0, kstream),) = con.execute("SELECT start, streamId FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start LIMIT 1")
+        ((l0, l1, lcorr),) = con.execute("SELECT start, end, correlationId FROM CUPTI_ACTIVITY_KIND_RUNTIME "
+                                         "WHERE end - start > 40000000 AND start < ? AND end > ?", (k0, k0 - 1000000))
+        mine = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1 AND streamId = ? "
+                           "AND correlationId < ?", (kstream, lcorr)).fetchall()
+    under = _union_ms([(max(a, l0), min(b, l1)) for a, b in mine if b > l0 and a < l1])
+    assert under == pytest.approx(15.33, abs=0.01)  # the first kernel's own stream's uploads, beneath its load
+    rep = _report(path)
+    b = rep.breakdown_ms
+    assert rep.steps["count"] == 1, rep.steps
+    assert b["memcpy_h2d"] == pytest.approx(_union_ms(h2d), abs=0.05)  # main: 46.0, the 15.3 ms start-up's
+    assert b["startup"] == pytest.approx((l1 - l0) / 1e6 - under, abs=0.05)  # the load's 41.2 ms less the uploads
+
+
+def test_a_wait_is_its_process_s_and_stream_s_whatever_device_its_sync_row_says(tmp_path: Path) -> None:
+    """Real exports write the sync rows' ``deviceId`` 0 for every process (docs/compatibility.md, syncs): a rank on
+    its node's second GPU still waits on its own streams.  Truth by construction: the same program on CUDA device 1,
+    its kernels, copies and event records there, its waits' rows saying device 0.  Main (this branch before): the
+    waits keyed by the row's device were dropped, and the upload went back to start-up (``memcpy_h2d`` 0.08)."""
+    path = tmp_path / "report1.sqlite"
+    truth = nsysexport.write_library_kernel_fetch(str(path), links=True, device=1, **_SHAPE)
+    t = reader.read_trace(str(path))
+    (d,) = t.devices
+    assert d.gpu in t.stream_waits and len(t.stream_waits[d.gpu]) == truth["gemms"], t.stream_waits
+    b = _report(path).breakdown_ms
+    assert b["memcpy_h2d"] == pytest.approx(truth["needed_under_ms"], abs=0.5)
+    assert b["startup"] == pytest.approx(truth["fetch_ms"] - truth["needed_under_ms"], abs=0.5)

@@ -3846,3 +3846,68 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="ParallelKernelsTest.exe",
                 thread="ParallelKernelsTest.exe")
     return {"phases": list(phases), "passes": 1, "copies": len(copies), "kernels": len(kern)}
+
+
+# --------------------------------------------------------------------------- h37-hostalloc32: pinned memory in a loop
+
+
+def write_pinned_loop(path: str, iterations: int = 8, pin_ms: float = 6.0, unpin_ms: float = 3.0,
+                      device_ms: float = 0.0, kernel_ms: float = 4.0, copy_ms: float = 1.0) -> dict:
+    """Write the export of a loop that pins its host buffer every iteration (an NVTX range ``iteration`` each):
+    ``cudaHostAlloc`` (``pin_ms``), an upload from it, a kernel (``kernel_ms``), a read-back into it, a
+    ``cudaStreamSynchronize``, then ``cudaFreeHost`` (``unpin_ms``); with ``device_ms`` > 0 a ``cudaMalloc`` and a
+    ``cudaFree`` of that length each around the work too, and with ``pin_ms`` = ``unpin_ms`` = 0 no pinned call at
+    all (the device allocator alone: the control).  The GPU is idle through every allocator call: the host makes them
+    between one iteration's read-back and the next upload.
+
+    Return the truth: the GPU's idle per iteration inside the allocator's calls (``alloc_ms``), of it the pinned
+    calls' (``pinned_ms``), the calls per iteration by name."""
+    us, ms = 1000, 1_000_000
+    pid = 4242
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=20 * us)
+    api("cudaStreamCreate_v3020", 150 * ms)  # the context, before the loop
+    nvtx: list[tuple[int, int, str]] = []
+    kern: list[tuple[int, int, int, int, int]] = []
+    copies: list[tuple[int, int, int, int, int]] = []
+    per_iter: dict[str, int] = {}
+
+    def call(name: str, dur_ms: float) -> None:
+        if dur_ms > 0:
+            api(name, int(dur_ms * ms))
+            per_iter[name.split("_v")[0]] = per_iter.get(name.split("_v")[0], 0) + 1
+
+    for _ in range(iterations):
+        a = api.t
+        call("cudaHostAlloc_v3020", pin_ms)
+        call("cudaMalloc_v3020", device_ms)
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        t = api.t
+        copies.append((t, t + int(copy_ms * ms), 7, c, 1))
+        t += int(copy_ms * ms)
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        kern.append((t, t + int(kernel_ms * ms), 7, c, strings("scale_kernel")))
+        t += int(kernel_ms * ms)
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        copies.append((t, t + int(copy_ms * ms), 7, c, 2))
+        t += int(copy_ms * ms)
+        api.row("cudaStreamSynchronize_v3020", api.t, t + 5 * us)
+        api.t = t + 30 * us
+        call("cudaFree_v3020", device_ms)
+        call("cudaFreeHost_v3020", unpin_ms)
+        nvtx.append((a, api.t, "iteration"))
+    stop = api.t + 20 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
+                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for s, e, st, c, k in copies])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="pinned_loop",
+                thread="pinned_loop")
+    calls = {n: c // iterations for n, c in per_iter.items()}
+    return {"iterations": iterations, "alloc_ms": pin_ms + unpin_ms + 2 * device_ms,
+            "pinned_ms": pin_ms + unpin_ms, "calls": calls}

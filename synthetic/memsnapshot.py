@@ -354,6 +354,165 @@ def oom_weights(built: str = "built", capacity: int = 24 * GiB, weights: int = 6
     return Scenario(snapshot([a]), truth)
 
 
+def oom_later_turn(built: str = "hf", turns: int = 3, weights: int = 16, weight_mib: int = 256, layers: int = 8,
+                   act_mib: int = 160, grow: int = 12, capacity: int = 24 * GiB) -> Scenario:
+    """A training loop that runs out of memory in a later turn: weights put on the GPU inside the history (``built``:
+    ``WEIGHT_FRAMES``; 4 GiB), then ``turns`` alike iterations -- a forward keeping ``layers`` activations, a backward
+    making one gradient per weight and freeing the activations in reverse, Adam's two moments per weight made on its
+    first step (8 GiB, held from then on), ``zero_grad()`` freeing the gradients -- then one with a batch ``grow``
+    times larger whose forward fails.  What is live at the OOM, by construction: the weights (made before the first
+    turn), the optimizer's state (made in the first turn, kept through every later one) and the last turn's
+    activations; recorded with ``context=None`` (``as_recorded``) no allocation has a frame, and only the pattern of
+    the turns tells the weights and the state (held across steps) from the failing turn's activations.  Truth:
+    ``weight_bytes``, ``state_bytes``, ``live_activation_bytes``, ``turns``."""
+    a = Allocator(capacity)
+    params = [a.malloc(weight_mib * MiB, WEIGHT_FRAMES[built]) for _ in range(weights)]
+    state: list[int] = []
+    acts: list[int] = []
+    for it in range(turns + 1):
+        batch = grow if it == turns else 1
+        acts = []
+        try:
+            for _ in range(layers):
+                acts.append(a.malloc(act_mib * MiB * batch, ACTIVATION))
+        except OutOfMemory:
+            break
+        grads = []
+        for k, x in enumerate(reversed(acts)):
+            grads += [a.malloc(weight_mib * MiB, GRADIENT) for _ in params[k::layers]]
+            a.free(x)
+        if not state:
+            state = [a.malloc(weight_mib * MiB, OPTIMIZER) for _ in range(2 * weights)]
+        for g in grads:
+            a.free(g)
+    truth = {"gpu": 0, "weight_bytes": len(params) * weight_mib * MiB, "state_bytes": len(state) * weight_mib * MiB,
+             "live_activation_bytes": len(acts) * act_mib * MiB * grow, "turns": turns}
+    return Scenario(snapshot([a]), truth)
+
+
+_ATTENTION_CALLER = [cpp("at::_ops::scaled_dot_product_attention::call(at::Tensor const&, at::Tensor const&, "
+                         "at::Tensor const&, std::optional<at::Tensor> const&, double, bool, std::optional<double>, "
+                         "bool)"), cpp("_PyObject_MakeTpCall"), frame("model.py", 72, "forward"),
+                     cpp("_PyEval_EvalFrameDefault"),
+                     frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
+                     frame("model.py", 120, "forward"), frame("train.py", 44, "train_step")]
+_MATH = cpp("at::native::_scaled_dot_product_attention_math(at::Tensor const&, at::Tensor const&, at::Tensor const&, "
+            "std::optional<at::Tensor> const&, double, bool, std::optional<at::Tensor> const&, std::optional<double>, "
+            "bool)")
+#: SDPA's math fallback (``at::native::_scaled_dot_product_attention_math``): the scores ``q @ kᵀ`` and their softmax,
+#: each a (batch, heads, queries, keys) matrix, the softmax's kept for the backward.
+ATTENTION_MATH_SCORES = [*ALLOCATOR_CPP, *_op("matmul"), _MATH,
+                         cpp("at::_ops::_scaled_dot_product_attention_math::call(at::Tensor const&, ...)"),
+                         *_ATTENTION_CALLER]
+ATTENTION_MATH_PROBS = [*ALLOCATOR_CPP, *_op("_softmax"), _MATH,
+                        cpp("at::_ops::_scaled_dot_product_attention_math::call(at::Tensor const&, ...)"),
+                        *_ATTENTION_CALLER]
+#: The flash backend: the output and the softmax's log-sum-exp per row, nothing quadratic.
+ATTENTION_FLASH = [*ALLOCATOR_CPP, *_op("_scaled_dot_product_flash_attention"),
+                   cpp("at::native::_scaled_dot_product_flash_attention_cuda(at::Tensor const&, ...)"),
+                   *_ATTENTION_CALLER]
+
+
+def oom_attention_math(backend: str = "math", capacity: int = 23 * GiB, layers: int = 24, batch: int = 4,
+                       heads: int = 16, seq: int = 2048, head_dim: int = 64, weight_mib: int = 4096) -> Scenario:
+    """A transformer's first training step whose attention runs SDPA's math backend (``backend="math"``: fp32 inputs
+    the flash kernel refuses, say): each layer keeps its q, k, v and output (bf16, ``batch x seq x heads x head_dim``)
+    and the softmax of its scores -- ``batch x heads x seq x seq`` fp32, 1 GiB here -- for the backward, the scores
+    themselves freed once the softmax is made.  With 4 GiB of weights the forward runs out of memory asking for a
+    layer's scores.  By construction: ``attention_math_bytes`` live at the OOM (the kept softmaxes and the backend's
+    outputs, 16 MiB a layer beside the softmax's 1 GiB, and the failing layer's scores), the request itself is the math
+    backend's; freeing the softmaxes serves it.  ``backend="flash"``: the same model with the
+    fused backend (output and a log-sum-exp per row) -- it fits, and runs no OOM (a control for the words)."""
+    a = Allocator(capacity)
+    a.malloc(weight_mib * MiB, PARAMS)
+    act = batch * seq * heads * head_dim * 2
+    quad = batch * heads * seq * seq * 4
+    kept: list[int] = []
+    probs = 0
+    try:
+        for _ in range(layers):
+            kept += [a.malloc(act, ACTIVATION) for _ in range(3)]  # q, k, v
+            if backend == "math":
+                scores = a.malloc(quad, ATTENTION_MATH_SCORES)
+                probs += quad  # live until the softmax is made: at the OOM where the softmax's request fails
+                kept.append(a.malloc(quad, ATTENTION_MATH_PROBS))
+                a.free(scores)
+                kept.append(a.malloc(act, ATTENTION_MATH_SCORES))  # probs @ v: the output, under the same frame
+                probs += act
+            else:
+                kept.append(a.malloc(act, ATTENTION_FLASH))
+                kept.append(a.malloc(batch * heads * seq * 4, ATTENTION_FLASH))
+    except OutOfMemory:
+        pass
+    truth = {"gpu": 0, "attention_math_bytes": probs, "request": quad, "oom": any(e["action"] == "oom" for e in a.trace),
+             "weight_bytes": weight_mib * MiB}
+    return Scenario(snapshot([a]), truth)
+
+
+#: A static KV cache made before the first forward: Hugging Face's ``StaticCache`` (``generate(...,
+#: cache_implementation="static")``) allocates every layer's keys and values for the longest context up front.
+HF_STATIC_CACHE = [*ALLOCATOR_CPP, *_op("zeros"),
+                   frame(f"{_SITE}/transformers/cache_utils.py", 1183, "__init__"),
+                   frame(f"{_SITE}/transformers/generation/utils.py", 1877, "_get_cache"),
+                   frame(f"{_SITE}/transformers/generation/utils.py", 2214, "generate"),
+                   frame("eval.py", 33, "run")]
+#: The same model's forward under ``generate()`` (no backward: ``no_grad``).
+GENERATE_FORWARD = [*ALLOCATOR_CPP, *_op("addmm"),
+                    frame(f"{_SITE}/torch/nn/modules/linear.py", 125, "forward"),
+                    frame(f"{_SITE}/torch/nn/modules/module.py", 1762, "_call_impl"),
+                    frame(f"{_SITE}/transformers/models/llama/modeling_llama.py", 550, "forward"),
+                    frame(f"{_SITE}/transformers/generation/utils.py", 3251, "_sample"),
+                    frame("eval.py", 33, "run")]
+
+
+def oom_kv_cache(cache: str = "static", capacity: int = 24 * GiB, layers: int = 16, weights: int = 32,
+                 weight_mib: int = 256) -> Scenario:
+    """Generation that runs out of memory with a KV cache holding most of the GPU: 8 GiB of weights loaded by
+    ``from_pretrained`` (``HF_LOADED``), then
+
+    * ``cache="static"``: a ``StaticCache`` made before the first forward (keys and values per layer, 320 MiB each:
+      10 GiB), then a prefill whose per-layer hidden states (512 MiB) replace each other, and whose logits (6 GiB)
+      do not fit -- the cache lives as long as the weights (made before the first forward, never freed);
+    * ``cache="dynamic"``: ``DynamicCache`` grown token by token in the forward -- each step's ``torch.cat`` makes a
+      layer's longer keys-and-values block (64 MiB more a step) and frees the shorter one, until one does not fit.
+
+    A cache is neither weights nor activations: its fix is fewer or smaller cached tokens, not sharding the weights
+    nor checkpointing (there is no backward).  Truth: ``kv_bytes`` live at the OOM, ``weight_bytes``."""
+    a = Allocator(capacity)
+    for _ in range(weights):
+        a.malloc(weight_mib * MiB, HF_LOADED)
+    live_kv: list[int] = []
+    kv_bytes = 0
+    try:
+        if cache == "static":
+            for _ in range(2 * layers):
+                live_kv.append(a.malloc(320 * MiB, HF_STATIC_CACHE))
+                kv_bytes += 320 * MiB
+            h = None
+            for _ in range(layers):
+                nxt = a.malloc(512 * MiB, GENERATE_FORWARD)
+                if h is not None:
+                    a.free(h)
+                h = nxt
+            a.malloc(6 * GiB, GENERATE_FORWARD)  # the logits
+        else:
+            sizes = [0] * layers
+            blocks: list[int | None] = [None] * layers
+            while True:
+                for k in range(layers):
+                    new = a.malloc((sizes[k] + 64) * MiB, HF_KV_CACHE)
+                    kv_bytes += (sizes[k] + 64) * MiB
+                    if blocks[k] is not None:
+                        a.free(blocks[k])
+                        kv_bytes -= sizes[k] * MiB
+                    blocks[k], sizes[k] = new, sizes[k] + 64
+    except OutOfMemory:
+        pass
+    truth = {"gpu": 0, "kv_bytes": kv_bytes, "weight_bytes": weights * weight_mib * MiB,
+             "oom": any(e["action"] == "oom" for e in a.trace)}
+    return Scenario(snapshot([a]), truth)
+
+
 def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
     it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated

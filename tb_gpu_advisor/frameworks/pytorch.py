@@ -2101,6 +2101,62 @@ _SMALL_GRID_FORWARD = (action(
     _STACKED), _COMPILE_SMALL)
 FIXES.update({f"small_grid@{tag}": _SMALL_GRID_FORWARD for tag in ("inference", "any_work")})
 
+#: The frame of SDPA's math backend (``at::native::_scaled_dot_product_attention_math``, its op
+#: ``at::_ops::_scaled_dot_product_attention_math``): where no fused kernel takes ``F.scaled_dot_product_attention``'s
+#: call (fp32 inputs where the flash kernel needs 16-bit, a head dimension over the kernels' limit, an arbitrary mask
+#: with some builds, the fused backends disabled), PyTorch computes softmax(QKᵀ)V op by op, writing the (batch, heads,
+#: queries, keys) scores and probabilities to memory and keeping them for the backward -- quadratic in the sequence.
+ATTENTION_MATH_FRAME = "_scaled_dot_product_attention_math"
+
+
+def is_attention_math_frame(name: str) -> bool:
+    """An allocation's frame (its function's name) is SDPA's math backend (:data:`ATTENTION_MATH_FRAME`)."""
+    return ATTENTION_MATH_FRAME in name
+
+
+#: An OOM whose live blocks SDPA's math backend made (``oom_snapshot``): the fused backends keep no score matrix.
+FIXES["oom_snapshot:attention_math"] = (action(
+    "Let scaled_dot_product_attention run a fused backend: its math fallback wrote the full score matrix (batch x "
+    "heads x queries x keys) to memory and kept it for the backward; the flash and memory-efficient kernels keep "
+    "neither scores nor probabilities.  They need 16-bit inputs for flash (autocast), a supported head dimension, "
+    "and is_causal=True rather than a materialised causal mask; forcing them raises, with the reason, where they "
+    "cannot run.",
+    "from torch.nn.attention import SDPBackend, sdpa_kernel\n"
+    "with sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION]), \\\n"
+    "        torch.autocast(\"cuda\", dtype=torch.bfloat16):\n"
+    "    out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)"),)
+
+#: Where a library makes its KV cache (a frame's file, its path): vLLM's cache engine (v0), SGLang's token-to-KV pools
+#: (``mem_cache/``).  A cache holds the tokens a generation keeps -- neither the weights (it grows with the batch and
+#: the context) nor the activations (no backward frees it).
+_KV_CACHE_PATHS = ("vllm/worker/cache_engine.py", "sglang/srt/mem_cache/")
+#: A file whose name says it holds a KV cache's code: Hugging Face's ``cache_utils.py`` (``DynamicCache.update``'s
+#: ``torch.cat``, ``StaticCache``'s buffers) and the forks research code copies of it (SketchKV's
+#: ``cache_utils_V2.py``: tests/fixtures/wild/snapshot_llama_kvcache_state), torchtune's and many models'
+#: ``kv_cache.py``.
+_KV_CACHE_FILE_NAMES = ("cache_utils", "kv_cache")
+
+
+def is_kv_cache_frame(filename: str, name: str) -> bool:
+    """A frame (its file and function) makes a KV cache: a library's cache (:data:`_KV_CACHE_PATHS`), a file named
+    for one (:data:`_KV_CACHE_FILE_NAMES`), or a function whose name says it (vLLM v1's ``initialize_kv_cache`` /
+    ``_allocate_kv_cache_tensors``, a user's ``setup_kv_cache``)."""
+    path = filename.replace("\\", "/")
+    base = path.rsplit("/", 1)[-1].lower()
+    return (any(f in path for f in _KV_CACHE_PATHS) or any(base.startswith(f) for f in _KV_CACHE_FILE_NAMES)
+            or "kv_cache" in name.lower())
+
+
+#: An OOM whose live memory is mostly a KV cache (``oom_snapshot``): fewer cached tokens, or each one smaller.
+FIXES["oom_snapshot:kv_cache"] = (action(
+    "Keep fewer tokens in the KV cache, or each one smaller: the cache is neither weights nor activations -- it "
+    "grows with the batch and the context.  Bound its tokens (a serving engine's max_model_len / max_num_seqs, or its "
+    "share, gpu_memory_utilization; generate()'s batch and max_new_tokens), page it (vLLM, SGLang) rather than "
+    "preallocating the longest context, or quantise it (fp8 or 4-bit entries).",
+    "llm = LLM(model, gpu_memory_utilization=0.85, max_model_len=8192, kv_cache_dtype=\"fp8\")   # vLLM\n"
+    "out = model.generate(**inputs, max_new_tokens=256, cache_implementation=\"quantized\",    # transformers\n"
+    "                     cache_config={\"backend\": \"quanto\", \"nbits\": 4})"),)
+
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.
 FIXES["unfused_attention"] = (action(

@@ -865,6 +865,9 @@ class GpuMemory:
     #: "allocation events" where the history records no times), ``t_ms`` (or ``event``), allocated, reserved
     timeline: dict[str, list | str] = field(default_factory=dict)
     note: str = ""
+    #: of ``breakdown["held"]``, the bytes held by their lifetime alone (``MemoryEvents.by_lifetime``) in a history
+    #: that holds fewer than two whole turns: not known to be held across steps (``memory._lifetime_only``); 0 else
+    held_by_lifetime_bytes: int = 0
     #: the forward pass's blocks live at the allocated peak: bytes, count, the largest, and what became of them
     #: ("still held at the end of the capture", "freed together at 812.0 ms", "freed over 40.2 ms")
     forward_kept_bytes: int = 0
@@ -907,7 +910,8 @@ class OomReport:
     label: str = ""  # the user's own frame that asked (the first outside the framework)
     #: the largest live allocations then: [bytes, category, frames (innermost first)]
     live: list[list] = field(default_factory=list)
-    #: live bytes then by MEMORY_CATEGORIES
+    #: live bytes then by MEMORY_CATEGORIES, and by ``model.trace.HOLDERS`` where the stacks name the maker (SDPA's
+    #: math backend, a KV cache: taken out of the category their phase gives)
     by_category: dict[str, int] = field(default_factory=dict)
 
 

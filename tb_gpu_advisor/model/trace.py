@@ -124,6 +124,13 @@ class MemoryEvents:
     #: phase is "parameters": it lives with the weights until the autocast region exits); None where the format
     #: cannot tell (every format but a PyTorch memory snapshot)
     cast_copy: np.ndarray | None = None
+    #: bool per event: an allocation the reader booked with the parameters by its lifetime alone (made before the
+    #: history's first forward, never freed in it: ``formats.snapshot.reader._held_by_lifetime``) -- no frame says it
+    #: is a weight; None where the format cannot tell
+    by_lifetime: np.ndarray | None = None
+    #: int8 per event: the maker its stack names apart from its phase (index into ``HOLDERS``), -1 none; None where
+    #: the format cannot tell
+    holder: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
@@ -167,6 +174,7 @@ class SnapshotBlock:
     time_ps: int | None = None  # when it was allocated (its trace entry), None unknown
     phase: str = "other"  # MEMORY_PHASES, from its stack
     label: str = ""  # its innermost frame in the user's code
+    holder: str = ""  # HOLDERS: the maker its stack names apart from its phase, "" for none
 
 
 @dataclass(frozen=True)
@@ -179,6 +187,12 @@ class LiveStack:
     frames: tuple[str, ...]  # "file.py:123 function", innermost first; () for blocks recorded without a stack
     phase: str = "other"  # MEMORY_PHASES, from the stack
     label: str = ""  # its innermost frame in the user's code (in a C++-only stack its autograd node or ATen op)
+
+
+#: Makers of live memory a snapshot's stacks name across the phases, each with its own fix at an OOM: SDPA's math
+#: backend (attention's score matrices, quadratic in the sequence: a fused backend keeps none) and a KV cache (the
+#: tokens a generation keeps: neither weights nor activations).
+HOLDERS = ("attention_math", "kv_cache")
 
 
 @dataclass
@@ -197,6 +211,9 @@ class OutOfMemory:
     live_by_phase: dict[str, int] = field(default_factory=dict)
     #: the innermost frame of the user's code that asked (the frames' first outside the framework)
     label: str = ""
+    #: the live bytes whose maker the stacks name apart from their phase -- ``HOLDERS``: SDPA's math backend (the
+    #: score matrices it writes and keeps), a KV cache's code -- per holder, by MEMORY_PHASES (inside live_by_phase)
+    live_by_holder: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 @dataclass

@@ -239,11 +239,18 @@ def memory_rows(report: Report) -> list[list[str]]:
 
 def memory_notes(report: Report) -> list[str]:
     """What the peak table leaves out, one line per GPU: the capture's own peak where a warm-up iteration holds it
-    above the steady ones (the table's peak is the steady iterations', what a fix acts on)."""
+    above the steady ones (the table's peak is the steady iterations', what a fix acts on); the held bytes known by
+    their lifetime alone in a history of one turn (``held_by_lifetime_bytes``: not known to be held across steps)."""
     out = []
     for h in report.hosts:
         for g in h.gpus:
             m = g.memory or {}
+            if m.get("held_by_lifetime_bytes"):
+                out.append(f"{h.host} GPU{g.gpu}: {gb(m['held_by_lifetime_bytes'])} of the "
+                           f"{gb((m.get('breakdown') or {}).get('held'))} held was made before the history's first "
+                           f"forward and is live to its end, and no frame says what it is: with fewer than two turns "
+                           f"recorded, it may be a weight or the input the turn reads -- not known to be held across "
+                           f"steps")
             if m.get("warmup_peak_bytes") is None:
                 continue
             at = f" at {ms(m['warmup_peak_ms'])}" if m.get("warmup_peak_ms") is not None else ""

@@ -25,6 +25,8 @@ CATEGORY_WORDS = {
     "other": "allocations of no known phase",
     "casts": "cached 16-bit copies of the weights, kept for this pass only (freed when its mixed-precision region exits)",
     "fragmentation": "reserved but unallocated (the allocator's cache, split blocks)",
+    "attention_math": "attention score matrices SDPA's math backend wrote (quadratic in the sequence)",
+    "kv_cache": "a KV cache (the tokens a generation keeps)",
 }
 #: The same for a job of forward passes only (inference, serving): it has no optimizer and keeps nothing for a
 #: backward pass, so its memory is never said to hold either.

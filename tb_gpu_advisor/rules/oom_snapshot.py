@@ -15,12 +15,18 @@ back before it fails):
 * else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
   steps: sharding / offload; the optimizer's state; gradients).
 
+Two makers the stacks name are kinds of their own (``model.trace.HOLDERS``), out of the phase that made them: the
+blocks SDPA's math backend wrote (its score matrices: ``_scaled_dot_product_attention_math``; a fused attention
+backend frees them, with no recompute) and a KV cache (fewer or smaller cached tokens free it) -- booked as
+activations or held memory, their phases' fixes (checkpointing, sharding) do not shrink them.
+
 Critical.  Saving: the bytes the fix frees (for a cap, what shrinking the largest kind frees).
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb, ms
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.metrics.types import HostMetrics, OomReport
 from tb_gpu_advisor.model.schema import Finding, Table, TimeWindow
 from tb_gpu_advisor.rules import _memory as mem
@@ -61,6 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
                          "them, not segments carved too small.")
         if cause != "fragmentation" and (frees or cause != "memory_cap"):
             text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
+        text += _HOLDER_WORDS.get(largest, "")
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
         out.append(finding(
@@ -79,6 +86,18 @@ def check(m: HostMetrics) -> list[Finding]:
             gpu=gpu, saving_bytes=frees,
         ))
     return out
+
+
+#: What the largest kind of live memory is, where the stacks name its maker (``model.trace.HOLDERS``): why its own
+#: fix frees it and its phase's does not.
+_HOLDER_WORDS = {
+    "attention_math": (f" Those are attention's score matrices, quadratic in the sequence, that the math backend of "
+                       f"scaled_dot_product_attention (`{pytorch.ATTENTION_MATH_FRAME}`) wrote and kept for the "
+                       f"backward; a fused backend (flash, memory-efficient) keeps none of them -- no recompute, no "
+                       f"smaller batch."),
+    "kv_cache": (" A KV cache is neither weights nor activations: it holds the tokens a generation keeps, and fewer "
+                 "of them, or smaller ones, free it."),
+}
 
 
 def _what(category: str) -> str:

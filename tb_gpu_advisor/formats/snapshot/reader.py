@@ -41,8 +41,8 @@ from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, 
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
                                                     page_stream)
 from tb_gpu_advisor.formats.snapshot.layout import host_name as layout_host_name
-from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
-                                       MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
+from tb_gpu_advisor.model.trace import (HOLDERS, MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack,
+                                       MemoryEvents, MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
@@ -812,7 +812,10 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     bare_of[used] = [not stacks[k] for k in used]
     cached_of = np.zeros(len(stacks) + 1, dtype=bool)  # per stack: it runs through autocast's cast cache
     cached_of[used] = [_autocast_cached(stacks[k]) for k in used]
+    holder_of = np.full(len(stacks) + 1, -1, dtype=np.int8)  # per stack: the maker it names (HOLDERS), -1 none
+    holder_of[used] = [HOLDERS.index(h) if (h := _holder(stacks[k])) else -1 for k in used]
     op, phase, bare, cast = op_of[ids], phase_of[ids], bare_of[ids], cached_of[ids] & (d > 0)
+    holder = holder_of[ids]
     kept = _held_by_lifetime(d, at, phase)
     phase[kept] = MEMORY_PHASES.index("parameters")
     _activation_casts(d, at, phase, cast, dump, _uncached_phases(stacks, used, cached_of, budget)[ids])
@@ -821,18 +824,19 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=t, delta=d, allocated=alloc, reserved=res, addr=at,
-        op=op, phase=phase, op_names=list(labels), cast_copy=cast,
+        op=op, phase=phase, op_names=list(labels), cast_copy=cast, by_lifetime=kept, holder=holder,
         cached=_cached(segments, d, rd, at) if segments is not None and whole else None
     ) if t.size else None
     out = []
     for k, i, e in ooms:
         before = k - 1
-        live, by_phase = _live_at(entries[:i], dump, t0_us, budget, kept)
+        live, by_phase, by_holder = _live_at(entries[:i], dump, t0_us, budget, kept)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
-            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
+            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames"))),
+            live_by_holder=by_holder))
     return events, out
 
 
@@ -1248,11 +1252,12 @@ def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
 
 
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget",
-             kept: np.ndarray | None = None) -> tuple[list[SnapshotBlock], dict[str, int]]:
+             kept: np.ndarray | None = None
+             ) -> tuple[list[SnapshotBlock], dict[str, int], dict[str, dict[str, int]]]:
     """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
-    the dump that the trace never allocated (older than its history).  The largest, and every one's bytes by phase;
-    ``kept``: per event, an allocation held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the
-    parameters as the events are."""
+    the dump that the trace never allocated (older than its history).  The largest, every one's bytes by phase, and
+    by holder and phase the bytes whose maker the stacks name (:func:`_holder`); ``kept``: per event, an allocation
+    held across steps by its lifetime (:func:`_held_by_lifetime`), booked with the parameters as the events are."""
     live: dict[int, _Live] = {}
     seen: set[int] = set()
     k = -1  # the event index (:func:`_dict_events` counts the same actions)
@@ -1271,7 +1276,48 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     by_phase: dict[str, int] = {}
     for b in blocks:
         by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
-    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase
+    by_holder: dict[str, dict[str, int]] = {}
+    holder_of: dict[int, str] = {}
+    for b in blocks:
+        h = holder_of[id(b)] = _holder(b.raw)
+        if h:
+            mine = by_holder.setdefault(h, {})
+            mine[b.phase] = mine.get(b.phase, 0) + b.size
+    top = []
+    for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]:
+        top.append(b.block(budget))
+        top[-1].holder = holder_of[id(b)]
+    return top, by_phase, by_holder
+
+
+def _holder(frames: Any) -> str:
+    """The maker of a block its stack names apart from its phase (``HOLDERS``), "" for none: SDPA's math backend
+    (:func:`_attention_math`) before a KV cache's code (:func:`_kv_cache`) -- a cache's update that attends through
+    the math backend makes its scores there, not its cache."""
+    return "attention_math" if _attention_math(frames) else "kv_cache" if _kv_cache(frames) else ""
+
+
+def _kv_cache(frames: Any) -> bool:
+    """Whether an allocation's stack runs through a KV cache's code (``pytorch.is_kv_cache_frame``, the first
+    :data:`MAX_SCAN` frames).  Why: a cache preallocated before the first forward (vLLM and SGLang after their
+    profiling pass, a static cache, gpt-fast's ``setup_caches``) lives as long as the weights and was read as them
+    (:func:`_held_by_lifetime`), and one grown token by token in the forward (``generate()``'s ``DynamicCache``) as
+    its activations; at an OOM neither kind's fix (sharding, checkpointing) shrinks it."""
+    if not isinstance(frames, (list, tuple)):
+        return False
+    return any(isinstance(f, dict) and pytorch.is_kv_cache_frame(_str(f.get("filename"), ""), _str(f.get("name"), ""))
+               for f in frames[:MAX_SCAN])
+
+
+def _attention_math(frames: Any) -> bool:
+    """Whether an allocation's stack runs through SDPA's math backend (``pytorch.is_attention_math_frame``, the first
+    :data:`MAX_SCAN` frames).  Why: that fallback writes the attention's scores and probabilities to memory, quadratic
+    in the sequence, and keeps them for the backward; a fused backend keeps neither -- at an OOM, the fix that needs
+    no recompute and no smaller batch.  Only C++ frames show it (``stacks="all"``): Python frames end at the caller."""
+    if not isinstance(frames, (list, tuple)):
+        return False
+    return any(isinstance(f, dict) and pytorch.is_attention_math_frame(_str(f.get("name"), ""))
+               for f in frames[:MAX_SCAN])
 
 
 def _iteration_ends(notes: Any, t0_us: int,

@@ -16,7 +16,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import DeviceEvents
-from tb_gpu_advisor.steps.bursts import _busy_clusters
+from tb_gpu_advisor.steps.bursts import _busy_clusters, copies_alone_repeat
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.recurring import recurring_note, recurring_turns
 from tb_gpu_advisor.steps.types import PS_PER_MS
@@ -262,6 +262,13 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     unlike = _unlike_bursts(r.active, *cl) if cl is not None else None
     if unlike is not None and cl is not None:  # a GPU idle between bursts that share no compute: one pass
         r.whole_note, r.unlike = unlike, len(cl[0])
+        cl = None
+    by_name = copies_alone_repeat(r.active, cl[0]) if cl is not None else None
+    if by_name is not None and cl is not None:  # only copies' names repeat, beside kernels: one pass
+        r.whole_note = (f"no step markers found; the GPU's {cl[0].size} bursts are no iterations: no kernel runs in two "
+                        f"of them, and the only work they share is copies named by their direction and memory kinds "
+                        f"({by_name}), no work of the program's own; the whole capture is analysed as one pass; "
+                        f"per-step numbers are capture totals")
         cl = None
     scattered = _body_in_few_bursts(r.active, cl[0]) if cl is not None else None
     if scattered is not None:  # no work runs in most bursts: they are no iterations of one loop's body

@@ -3854,14 +3854,17 @@ GTX_1060_MAX_Q = Gpu("GeForce GTX 1060 with Max-Q Design", "0000:01:00.0", 15728
 
 def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kernel_ms: float = 3.0,
                          long_ms: float = 106.0, alloc_ms: float = 5.0, phases: tuple[str, str, str] = (
-                             "main->test_max_par", "main->test_copies", "main->process")) -> dict:
+                             "main->test_max_par", "main->test_copies", "main->process"),
+                         copy_halves: bool = True, idle_us: float = 0.0) -> dict:
     """Write the export of a test program shaped after extra-p/extrap's ParallelKernelsTest captures (a GTX 1060
     Max-Q, Nsight 2022.1, kept as ``wild/extrap_parallel_kernels_gtx1060``): its context in a 205 ms
     ``cudaStreamCreate``, then three tests run once each, every one in an NVTX range of its own inside ``main``
     (``phases``): the first uploads ``streams`` pinned buffers (``copy_ms`` each), runs kernel ``test`` on each stream
     (``kernel_ms``) and reads them back, one ``cudaStreamSynchronize`` per stream; the second only copies (an upload
     and a read-back per stream, a stream synced at a time, the host pausing 2 ms between its two halves: two GPU
-    bursts of the same copies); the third runs ``test0`` .. ``test{streams-1}`` on as many streams, ``test2`` of
+    bursts of the same copies; ``copy_halves=False``: no pause, one burst, as at the program's scalings 2 and 4,
+    h37-hostalloc32); ``idle_us``: the GPU idles that long before each copy and kernel of the first two tests, as
+    the real ones' transfers on several streams leave it); the third runs ``test0`` .. ``test{streams-1}`` on as many streams, ``test2`` of
     ``long_ms``, waited on by ``cudaEventSynchronize``.  Each test allocates its ``streams`` pinned buffers
     (``cudaHostAlloc``, ``alloc_ms``) and device buffers first and frees them after.  Return the truth: the tests
     are the program's phases, each run once -- no step repeats, and no phase is another's warm-up."""
@@ -3890,7 +3893,7 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
     def copy(stream: int, kind: int) -> None:
         nonlocal free
         c = api("cudaMemcpyAsync_v3020", 15 * us)
-        free = max(free, api.t)
+        free = max(free, api.t) + int(idle_us * us)
         copies.append((free, free + int(copy_ms * ms), stream, c, kind))
         free += int(copy_ms * ms)
 
@@ -3912,6 +3915,7 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
         for s in range(streams):
             copy(14 + s, 1)
             c = api("cudaLaunchKernel_v7000", 10 * us)
+            free += int(idle_us * us)
             kern.append((free, free + int(kernel_ms * ms), 14 + s, c, strings("test")))
             free += int(kernel_ms * ms)
             copy(14 + s, 2)
@@ -3921,7 +3925,7 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
         for s in range(streams):
             copy(19 + s, 1)
             copy(19 + s, 2)
-            if s == streams // 2:
+            if copy_halves and s == streams // 2:
                 sync_all()
                 api.t += 2 * ms
         sync_all()
@@ -3948,3 +3952,111 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="ParallelKernelsTest.exe",
                 thread="ParallelKernelsTest.exe")
     return {"phases": list(phases), "passes": 1, "copies": len(copies), "kernels": len(kern)}
+
+
+# --------------------------------------------------------------------------- h37-hostalloc32: pinned memory in a loop
+
+
+def write_pinned_loop(path: str, iterations: int = 8, pin_ms: float = 6.0, unpin_ms: float = 3.0,
+                      device_ms: float = 0.0, kernel_ms: float = 4.0, copy_ms: float = 1.0) -> dict:
+    """Write the export of a loop that pins its host buffer every iteration (an NVTX range ``iteration`` each):
+    ``cudaHostAlloc`` (``pin_ms``), an upload from it, a kernel (``kernel_ms``), a read-back into it, a
+    ``cudaStreamSynchronize``, then ``cudaFreeHost`` (``unpin_ms``); with ``device_ms`` > 0 a ``cudaMalloc`` and a
+    ``cudaFree`` of that length each around the work too, and with ``pin_ms`` = ``unpin_ms`` = 0 no pinned call at
+    all (the device allocator alone: the control).  The GPU is idle through every allocator call: the host makes them
+    between one iteration's read-back and the next upload.
+
+    Return the truth: the GPU's idle per iteration inside the allocator's calls (``alloc_ms``), of it the pinned
+    calls' (``pinned_ms``), the calls per iteration by name."""
+    us, ms = 1000, 1_000_000
+    pid = 4242
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=20 * us)
+    api("cudaStreamCreate_v3020", 150 * ms)  # the context, before the loop
+    nvtx: list[tuple[int, int, str]] = []
+    kern: list[tuple[int, int, int, int, int]] = []
+    copies: list[tuple[int, int, int, int, int]] = []
+    per_iter: dict[str, int] = {}
+
+    def call(name: str, dur_ms: float) -> None:
+        if dur_ms > 0:
+            api(name, int(dur_ms * ms))
+            per_iter[name.split("_v")[0]] = per_iter.get(name.split("_v")[0], 0) + 1
+
+    for _ in range(iterations):
+        a = api.t
+        call("cudaHostAlloc_v3020", pin_ms)
+        call("cudaMalloc_v3020", device_ms)
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        t = api.t
+        copies.append((t, t + int(copy_ms * ms), 7, c, 1))
+        t += int(copy_ms * ms)
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        kern.append((t, t + int(kernel_ms * ms), 7, c, strings("scale_kernel")))
+        t += int(kernel_ms * ms)
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        copies.append((t, t + int(copy_ms * ms), 7, c, 2))
+        t += int(copy_ms * ms)
+        api.row("cudaStreamSynchronize_v3020", api.t, t + 5 * us)
+        api.t = t + 30 * us
+        call("cudaFree_v3020", device_ms)
+        call("cudaFreeHost_v3020", unpin_ms)
+        nvtx.append((a, api.t, "iteration"))
+    stop = api.t + 20 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
+                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for s, e, st, c, k in copies])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="pinned_loop",
+                thread="pinned_loop")
+    calls = {n: c // iterations for n, c in per_iter.items()}
+    return {"iterations": iterations, "alloc_ms": pin_ms + unpin_ms + 2 * device_ms,
+            "pinned_ms": pin_ms + unpin_ms, "calls": calls}
+
+
+def write_copy_bursts(path: str, iterations: int = 6, copy_ms: float = 2.0, pause_ms: float = 20.0,
+                      idle_us: float = 100.0, check_kernel: bool = False) -> dict:
+    """Write the export of a copy bandwidth sweep: ``iterations`` passes, pass ``i`` uploading ``i + 1`` chunks of
+    16 MB from pinned memory and reading them back (``copy_ms`` each, the GPU idle ``idle_us`` before each), waited on
+    by ``cudaStreamSynchronize``, the host pausing ``pause_ms`` between passes (filling its buffer); no kernel, or with
+    ``check_kernel`` one ``verify`` kernel after the last pass.  Return the truth: the passes are the steps -- the
+    copies alone repeat, and are the work (h37-hostalloc32's control: a copy's name is its direction and memory
+    kinds, but bursts of copies alone repeat by them)."""
+    us, ms = 1000, 1_000_000
+    pid = 5150
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=20 * us)
+    api("cudaStreamCreate_v3020", 150 * ms)  # the context, before the loop
+    copies: list[tuple[int, int, int, int]] = []  # start, end, correlation, copyKind
+    kern: list[tuple[int, int, int, int]] = []
+    for i in range(iterations):
+        api.t += int(pause_ms * ms)
+        t = api.t
+        for kind in [1] * (i + 1) + [2] * (i + 1):
+            c = api("cudaMemcpyAsync_v3020", 15 * us)
+            t = max(t, api.t) + int(idle_us * us)
+            copies.append((t, t + int(copy_ms * ms), c, kind))
+            t += int(copy_ms * ms)
+        api.row("cudaStreamSynchronize_v3020", api.t, t + 5 * us)
+        api.t = t + 30 * us
+    if check_kernel:
+        api.t += int(pause_ms * ms)
+        c = api("cudaLaunchKernel_v7000", 10 * us)
+        kern.append((api.t, api.t + 3 * ms, c, strings("verify")))
+        api.row("cudaStreamSynchronize_v3020", api.t, api.t + 3 * ms + 5 * us)
+        api.t += 3 * ms + 30 * us
+    stop = api.t + 20 * ms
+    api.insert(con, gtid)
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, 7, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (s, e, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,16000000,?,"
+                    "?,?)", [(s, e, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1) for s, e, c, k in copies])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="bandwidth_test",
+                thread="bandwidth_test")
+    return {"iterations": iterations, "copies": len(copies), "kernels": len(kern)}

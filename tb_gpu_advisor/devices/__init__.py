@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices.codes import (ANON_NS, KERNEL_CLASSES, KIND_COLLECTI
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_MEMSET", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "copy_host_memory", "event_host_memory", "copies_call_sync", "event_copy_directions", "recorded_kinds", "RECORDED_NAME_ONLY", "RECORDED_KERNEL", "RECORDED_TRANSFER", "RECORDED_FILL", "blit_copy_kind", "is_copy_call", "code", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
+           "gemm_kernel", "gemm_kernel_one", "graph_switch_us", "gradient_kernel_one", "has_bf16", "integer_data", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_async_fill", "is_async_copy", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_pinned_alloc_call", "is_any_free_call", "call_base_name", "is_free_call", "is_driver_os_call", "is_init_call", "is_launch_call", "is_module_launch", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_claimed_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "normalization_one", "not_gemm_one", "peak_flops", "sixteen_bit_gain_bound", "precision", "precision_one", "PINNED_ASYNC_UPLOADS", "PINNED_ASYNC_UPLOADS_BUT_SMALL",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "vendor_of_calls", "vendor_of_frames", "vendor_called", "vendor_code", "arch_label", "attention_helper_one", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "TC_ALIGN_BYTES", "tc_align_elements", "unit_name", "inferred_model", "said_name", "table_model"]
 
@@ -511,8 +511,36 @@ def vendor_of_calls(call_names: Iterable[str]):  # noqa: ANN201 - a vendor modul
 _ALLOC = re.compile(r"^(cuda|hip)(Malloc|Free)(_v\d+)?$|^cuMem(Alloc|Free)(_v\d+)?$")
 
 
+#: Pinned host memory's calls, every vendor's (``nvidia.PINNED_ALLOC_CALLS``).
+PINNED_ALLOC_CALLS = frozenset(_calls("PINNED_ALLOC_CALLS"))
+_VERSION_SUFFIX = re.compile(r"_v\d+$")
+
+
+def is_pinned_alloc_call(name: str) -> bool:
+    """Pinned host memory taken or given back (``cudaHostAlloc``, ``cudaFreeHost``, ``hipHostMalloc``...).  Why
+    apart from :func:`is_alloc_call`, which holds them too: the fix differs -- pinned buffers are allocated once and
+    reused, where device churn is a caching allocator's."""
+    return call_base_name(name) in PINNED_ALLOC_CALLS
+
+
+def call_base_name(name: str) -> str:
+    """A runtime call's name without the API version Nsight appends (``cudaHostAlloc_v3020`` -> ``cudaHostAlloc``)."""
+    return _VERSION_SUFFIX.sub("", name)
+
+
+def is_any_free_call(name: str) -> bool:
+    """The allocator given memory back: a device free (:func:`is_free_call`) or pinned host memory freed or
+    unregistered (``cudaFreeHost``, ``hipHostFree``, ``cudaHostUnregister``)."""
+    base = call_base_name(name)
+    return is_free_call(name) or (base in PINNED_ALLOC_CALLS and ("Free" in base or "Unregister" in base))
+
+
 def is_alloc_call(name: str) -> bool:
-    return bool(_ALLOC.match(name))
+    """The driver's allocator: device memory (``cudaMalloc`` / ``cudaFree``) or pinned host memory
+    (:func:`is_pinned_alloc_call`).  Why both: while the host pins pages, or frees pinned ones, the GPU waits on the
+    allocator alike -- not on the host's own code (h37-hostalloc32: ParallelKernelsTest's 176 ms of ``cudaHostAlloc`` /
+    ``cudaFreeHost`` read as "the host's own code" with a CUDA-graph fix)."""
+    return bool(_ALLOC.match(name)) or is_pinned_alloc_call(name)
 
 
 _FREE = re.compile(r"^(cuda|hip)Free(_v\d+)?$|^cuMemFree(_v\d+)?$")

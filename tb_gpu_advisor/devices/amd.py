@@ -104,7 +104,8 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
-         ("cudaMallocHost", "hipHostMalloc"), ("cudaHostRegister", "hipHostRegister"),
+         ("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc"), ("cudaFreeHost", "hipHostFree"),
+         ("cudaHostRegister", "hipHostRegister"),
          ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
          ("cudaMemsetAsync", "hipMemsetAsync"), ("cudaMemset", "hipMemset"),
          ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
@@ -306,6 +307,10 @@ RUNTIME_INIT_CALLS = ("__hipRegisterFatBinary",)
 DRIVER_OS_CALLS = ("ioctl",)
 #: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).
 JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
+#: HIP's pinned host memory calls (see ``nvidia.PINNED_ALLOC_CALLS``; ``hipMallocHost`` / ``hipHostAlloc`` /
+#: ``hipFreeHost``: deprecated aliases).
+PINNED_ALLOC_CALLS = ("hipHostMalloc", "hipMallocHost", "hipHostAlloc", "hipHostFree", "hipFreeHost", "hipHostRegister",
+                      "hipHostUnregister")
 #: Calls that open a run-time link of code just generated (see ``nvidia.LINK_START_CALLS``).
 LINK_START_CALLS = ("hiprtcLinkCreate",)
 

@@ -107,6 +107,9 @@ SYNC_CALLS = ("urQueueFinish", "urEventWait", "piQueueFinish", "piEventsWait", "
               "zeEventHostSynchronize", "zeFenceHostSynchronize")
 BLOCKING_CALLS = SYNC_CALLS
 GRAPH_LAUNCH_CALLS = ("urCommandBufferEnqueueExp", "urEnqueueCommandBufferExp")
+#: Pinned host memory calls (see ``nvidia.PINNED_ALLOC_CALLS``): none, as none of the device's own allocations is
+#: known here (``devices.is_alloc_call`` reads CUDA's and HIP's).
+PINNED_ALLOC_CALLS: tuple[str, ...] = ()
 #: A queue's wait for another's events: none the Level Zero / UR traces we hold record apart (``nvidia.STREAM_WAIT_CALLS``).
 STREAM_WAIT_CALLS: tuple[str, ...] = ()
 #: Device queries (see ``nvidia.QUERY_CALLS``); SYCL waits on queues, not on the whole device: no such call is known.

@@ -973,6 +973,12 @@ STREAM_WAIT_CALLS = ("cudaStreamWaitEvent", "cuStreamWaitEvent")
 #: ``gridX..Z`` in blocks for every launch.
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 
+#: Pinned (page-locked) host memory taken from and given back to the driver (runtime and driver API, without their
+#: ``_v3020`` suffixes): the driver's allocator as much as ``cudaMalloc`` is.  Page-locking is slow -- the OS pins and
+#: maps every page for the GPU (ParallelKernelsTest's pass on a GTX 1060: 176 ms of ``cudaHostAlloc`` /
+#: ``cudaFreeHost``, h37-survey71) -- and a program that does it in its loop pays it every pass (allocate once, reuse).
+PINNED_ALLOC_CALLS = ("cudaHostAlloc", "cudaMallocHost", "cudaFreeHost", "cudaHostRegister", "cudaHostUnregister",
+                      "cuMemHostAlloc", "cuMemAllocHost", "cuMemFreeHost", "cuMemHostRegister", "cuMemHostUnregister")
 #: Runtime and driver calls that set (fill) memory: a subset of :data:`COPY_CALLS`.
 FILL_CALLS = ("cudaMemset", "cuMemset")
 #: Runtime and driver calls that copy or set memory; an ``...Async`` one is asynchronous, the others synchronous.

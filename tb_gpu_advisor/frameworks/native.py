@@ -142,6 +142,15 @@ FIXES = {
     "allocator_churn": (action("Allocate device buffers once, outside the loop, and reuse them (or use the stream-ordered "
                                "allocator: cudaMallocAsync / cudaFreeAsync with a memory pool): cudaFree synchronizes the "
                                "device."),),
+    # most of the allocator's time is pinned host memory taken and given back (h37-hostalloc32)
+    "allocator_churn:pinned": (action("Allocate the pinned host buffers once, before the loop or the first phase that "
+                                      "needs them, and reuse them: page-locking memory (cudaHostAlloc / "
+                                      "cudaMallocHost, cudaHostRegister) is slow, and so is giving it back "
+                                      "(cudaFreeHost); size one buffer for the largest transfer.",
+                                      "float* h_buf;   // pinned once, for the largest transfer\n"
+                                      "cudaHostAlloc(&h_buf, max_bytes, cudaHostAllocDefault);\n"
+                                      "for (...) { /* fill h_buf, cudaMemcpyAsync from it, kernels */ }\n"
+                                      "cudaFreeHost(h_buf);   // once, at the end", "cpp"),),
     "tensor_core_unused": (action("Where the algorithm tolerates a 10-bit mantissa, let cuBLAS run fp32 GEMMs on TF32 "
                                   "Tensor Cores (Ampere and newer): cublasSetMathMode(handle, "
                                   "CUBLAS_TF32_TENSOR_OP_MATH)."),),

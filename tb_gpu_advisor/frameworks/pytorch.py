@@ -1305,6 +1305,19 @@ JOB_FIXES = {
         "shapes the same from step to step so cached blocks fit.",
         "unset PYTORCH_NO_CUDA_MEMORY_CACHING\n"
         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # fewer, growable segments"),),
+    # most of the allocator's time is pinned host memory taken and given back (h37-hostalloc32)
+    "allocator_churn:pinned": (action(
+        "Pin host buffers once and reuse them: allocate the staging tensor with pin_memory=True before the loop and "
+        "copy each batch into it, rather than pinning fresh memory every step (tensor.pin_memory() or "
+        "torch.empty(..., pin_memory=True) inside the loop): page-locking memory is slow.",
+        "staging = [torch.empty(max_shape, dtype=dtype, pin_memory=True) for _ in range(2)]   # pinned once\n"
+        "done = [torch.cuda.Event(), torch.cuda.Event()]\n"
+        "for i, batch in enumerate(loader):\n"
+        "    buf, ev = staging[i % 2], done[i % 2]\n"
+        "    ev.synchronize()                 # the copy that last read this buffer has finished\n"
+        "    buf[:len(batch)].copy_(batch)\n"
+        "    x = buf[:len(batch)].to(\"cuda\", non_blocking=True)\n"
+        "    ev.record()"),),
     # the program's own torch.cuda.empty_cache() holds the step's cudaFree calls: the cache is on, and emptied
     "allocator_churn:empty_cache": (action(
         "Drop torch.cuda.empty_cache() from the loop: it hands every cached block back to the driver (cudaFree, which "

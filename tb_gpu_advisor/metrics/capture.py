@@ -9,7 +9,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks.base import never
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.metrics.types import CacheRelease, CaptureQuality, ClockSkew, PythonTracing
+from tb_gpu_advisor.metrics.types import AllocCalls, CacheRelease, CaptureQuality, ClockSkew, PythonTracing
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals, work_after_call
 from tb_gpu_advisor.model.trace import Trace
 
@@ -294,6 +294,36 @@ def cache_release(ctx: Context) -> CacheRelease:
             inside[lo:hi] |= held
             counts[name] = counts.get(name, 0) + int(held.sum())
     return CacheRelease(int(free.size), int(inside.sum()), sorted(counts, key=lambda n: -counts[n]))
+
+
+def alloc_calls(ctx: Context) -> AllocCalls:
+    """The kept steps' allocator calls by kind (``devices.is_pinned_alloc_call`` or a device allocation), and how many
+    allocations follow a free.
+
+    Why: the GPU idles on the allocator alike while the host page-locks host memory and while it asks the driver for
+    device memory, but the fixes differ -- pinned buffers are allocated once and reused; device churn is a caching
+    allocator off or emptied.  And a pass that frees and allocates again churns even when it runs once: its first
+    allocations are no longer all it asks for."""
+    h = ctx.h
+    if not len(h):
+        return AllocCalls()
+    kept = ctx.host_step >= 0
+    pinned = h.name_mask(devices.is_pinned_alloc_call) & kept
+    device = h.name_mask(devices.is_alloc_call) & kept & ~pinned
+    if not (pinned.any() or device.any()):
+        return AllocCalls()
+    dur = (h.end - h.start).astype(np.float64) / PS_PER_MS
+    counts: dict[str, int] = {}
+    for i in np.flatnonzero(pinned).tolist():
+        name = devices.call_base_name(h.names[int(h.name[i])])
+        counts[name] = counts.get(name, 0) + 1
+    frees = h.name_mask(devices.is_any_free_call) & (pinned | device)
+    allocs = (pinned | device) & ~frees
+    first_free = h.start[frees].min() if frees.any() else None
+    reallocs = int((h.start[allocs] > first_free).sum()) if first_free is not None else 0
+    order = sorted(counts.items(), key=lambda kv: (-kv[1], devices.is_any_free_call(kv[0]), kv[0]))  # takes first
+    return AllocCalls(dict(order), float(dur[pinned].sum()),
+                      float(dur[device].sum()), reallocs)
 
 
 def _release_calls(ctx: Context) -> list[tuple[int, int, str, int]]:

@@ -981,6 +981,23 @@ class PythonTracing:
 
 
 @dataclass
+class AllocCalls:
+    """The driver allocator's calls inside the kept steps, by kind (``metrics.capture.alloc_calls``):
+    ``allocator_churn``'s cause and its fix.
+
+    pinned: calls per name of pinned host memory (``cudaHostAlloc``, ``cudaFreeHost``; the trace's names without a
+    ``_v3020`` suffix), most first; pinned_ms / device_ms: the host's time inside pinned-host and device allocator
+    calls, summed over the kept steps; reallocs: allocations (either kind) that start after a free of the kept steps --
+    memory given back and asked for again, churn even in one pass of a program.  The trace records no call's bytes in
+    any format we read (Nsight's runtime table, Kineto's runtime events): calls and time, not sizes."""
+
+    pinned: dict[str, int] = field(default_factory=dict)
+    pinned_ms: float = 0.0
+    device_ms: float = 0.0
+    reallocs: int = 0
+
+
+@dataclass
 class CacheRelease:
     """The driver frees of the kept steps, and those the program's own cache release holds
     (``Framework.cache_release_event``, ``metrics.capture.cache_release``).
@@ -1455,6 +1472,8 @@ class HostMetrics:
     unfused_attention: UnfusedAttention = field(default_factory=UnfusedAttention)
     #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)
     cache_release: CacheRelease = field(default_factory=CacheRelease)
+    #: the steps' allocator calls by kind, pinned host or device (``allocator_churn``'s cause and fix)
+    alloc_calls: AllocCalls = field(default_factory=AllocCalls)
     #: the kernels and collectives that started outside the kept steps and ran into them (``metrics.comm.ran_into_steps``:
     #: a call queued in a dropped step), one row per (kernel, op) as ``kernels``: ``count`` 0 and ``total_us`` 0 (a call
     #: counts in the step it starts in, as the communication tables count it), ``in_steps_us`` their time inside the

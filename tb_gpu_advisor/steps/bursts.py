@@ -1,7 +1,8 @@
 """The GPU's bursts: the program's own busy intervals (Unified-memory migrations out), cut into
 clusters apart by an idle gap much longer than the usual one (:func:`_busy_clusters`), or by the host's sync between
 them (:func:`_synced_bursts`); a gap the host spends inside one op or range is no gap between iterations
-(:func:`_gaps_inside_one_range`), and bursts that share no work are no repeats (:func:`_bursts_repeat`).
+(:func:`_gaps_inside_one_range`), and bursts that share no work are no repeats (:func:`_bursts_repeat`; copies by
+their name only between bursts of copies alone, :func:`copies_alone_repeat`).
 
 Why: with no marker, range or span, the GPU's idleness is the last evidence of where one iteration ends -- a guess
 (low confidence), so each cut must show repeated work.
@@ -62,7 +63,7 @@ def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launch
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
     ends = np.concatenate([ue[big], [ue[-1]]])
-    if not _bursts_repeat(own, keep, starts):
+    if not _bursts_repeat(own, keep, starts, by_copies=True):
         return None
     return starts, ends
 
@@ -133,18 +134,63 @@ def _synced_bursts(h: HostEvents, us: np.ndarray, ue: np.ndarray) -> tuple[np.nd
     return np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]
 
 
-def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> bool:
-    """Whether some of the work (a kernel or copy, by name) runs in two bursts or more: steps are iterations, so
-    bursts are steps only where the work repeats across them.  Bursts that share nothing are one pass of a program
-    cut at its host's pauses, not iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code, then
-    one kernel and a read-back -- two "steps" of 7.4 s that were a single run)."""
-    seen: dict[int, int] = {}  # name -> the first burst it ran in, or -1 once it ran in two
+def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False
+                   ) -> bool:
+    """Whether some of the work runs in two bursts or more: steps are iterations, so bursts are steps only where the
+    work repeats across them.  Bursts that share nothing are one pass of a program cut at its host's pauses, not
+    iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code, then one kernel and a read-back --
+    two "steps" of 7.4 s that were a single run).
+
+    The work is a kernel or collective by name; a copy or fill is the same work only between two bursts that run no
+    kernel (:func:`_burst_names`): its name is its direction and memory kinds, no program's own, so a copy that
+    bursts of kernels share is no evidence of a loop -- ParallelKernelsTest's three tests run once, at scalings 2 and
+    4, each uploading 16 MB from pinned memory, read as 2 "steps" with the first test their warm-up (h37-hostalloc32)
+    -- while a loop of copies alone (a bandwidth test) still repeats.  ``by_copies``: any copy by its name too -- the
+    busy clusters' first gate, so that a training job's own readings of its bursts (a burst of copies alone joined to
+    its iteration, bursts without a backward) speak first; ``steps.burst_steps`` asks again without it."""
+    seen: dict[tuple[bool, int], int] = {}  # (a copy's, name) -> the first burst it ran in
+    for key, b in _burst_names(own, keep, starts, by_copies):
+        first = seen.setdefault(key, b)
+        if first != b:
+            return True
+    return False
+
+
+def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False
+                 ) -> list[tuple[tuple[bool, int], int]]:
+    """((a copy's or fill's, the name's hash), burst) for each name that runs in a burst, without the copies and
+    fills of bursts that run a kernel or collective (with them where ``by_copies``): the pairs
+    :func:`_bursts_repeat` reads as the work."""
+    pairs: list[tuple[tuple[bool, int], int]] = []
+    with_kernels: set[int] = set()
     for d, k in zip(own, keep):
         burst = np.searchsorted(starts, d.start[k], side="right") - 1
+        work = (d.kind[k] == devices.KIND_KERNEL) | (d.kind[k] == devices.KIND_COLLECTIVE)
+        with_kernels.update(np.unique(burst[work]).tolist())
         names = np.asarray([hash(n) for n in d.names], np.int64)[d.name[k]]
-        pairs = np.unique(np.stack([names, burst]), axis=1)
-        for name, b in zip(pairs[0].tolist(), pairs[1].tolist()):
-            first = seen.setdefault(name, b)
-            if first != b:
-                return True
-    return False
+        for is_work in (True, False):
+            sel = work == is_work
+            for name, b in np.unique(np.stack([names[sel], burst[sel]]), axis=1).T.tolist():
+                pairs.append(((not is_work, name), b))
+    return [(key, b) for key, b in pairs if by_copies or not key[0] or b not in with_kernels]
+
+
+def copies_alone_repeat(devs: list[DeviceEvents], starts: np.ndarray) -> str | None:
+    """The copies' names that make the GPU's bursts (``starts``) repeat, where nothing else does: no kernel runs in
+    two bursts, and no copy in two bursts that run no kernel; None where the bursts repeat without them.
+
+    Why: :func:`_busy_clusters` takes a copy's name for the same work in any two bursts, so that a training job's own
+    readings of its bursts speak first; a copy's name is its direction and memory kinds, and a burst of kernels and
+    another that share only such a name are no iterations of one loop (h37-hostalloc32: ParallelKernelsTest's three
+    tests, each run once, sharing 16 MB pinned uploads)."""
+    busy = _program_busy(devs)
+    if busy is None or starts.size < 2:
+        return None
+    own, keep = busy[0], busy[1]
+    if _bursts_repeat(own, keep, starts):
+        return None
+    names: set[str] = set()
+    for d, k in zip(own, keep):
+        copies = k & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
+        names.update(d.names[int(n)] for n in np.unique(d.name[copies]).tolist())
+    return ", ".join(f"`{n}`" for n in sorted(names)[:3]) or None

@@ -64,6 +64,18 @@ def test_copies_alone_in_a_program_that_is_no_training_job_stay_a_burst():
     assert "copies alone" not in rep.steps["note"], rep.steps["note"]
 
 
+def test_copies_alone_in_a_program_that_is_no_training_job_are_not_joined_as_an_iterations_upload():
+    """Control: a vector add over streams (no backward, no update: not a training job) starts with a burst of two
+    uploads; no training job's join reads it.  Its two bursts -- the uploads, then the rest with all 4 ``add_parallel``
+    kernels -- were 2 "steps" on main by the uploads' name alone; the program is one vector add split over 4 streams,
+    run once, and since h37-hostalloc32 bursts that share only copies' names, no kernel, are no repeats: one pass."""
+    path = FIXTURES / "wild" / "streams_pinned_copies" / "report1.sqlite"
+    rep = _report(path, "nsys")
+    assert rep.job["kind"] != "training", rep.job
+    assert (rep.steps["source"], rep.steps["count"]) == ("whole_capture", 1), rep.steps
+    assert "copies alone" not in rep.steps["note"] and "only work they share is copies" in rep.steps["note"], rep.steps
+
+
 def _repeated(tmp_path: Path, times: int) -> tuple[Path, float]:
     """The kept capture's one iteration run ``times`` times, each copy 20 ms after the last one's end (timestamps
     shifted, correlation ids kept apart): (the file, one iteration's span in ms)."""

@@ -32,7 +32,9 @@ def test_a_one_pass_program_cut_by_its_start_up_is_one_pass(tmp_path: Path) -> N
     assert truth["gemms"] == 1 and truth["startup_idle_ms"] > 19.0  # one kernel: one pass, cut by the start-up
     assert rep.job["kind"] != "training", rep.job
     assert (rep.steps["source"], rep.steps["count"]) == ("whole_capture", 1), rep.steps  # main: 2 burst "steps"
-    assert "copies alone" in rep.steps["note"], rep.steps["note"]
+    # either reading of its copies says why: copy-only bursts beside its one burst of kernels (h37-onepass32), or
+    # bursts that share only copies' names (h37-hostalloc32, which speaks first where both hold)
+    assert "copies alone" in rep.steps["note"] or "only work they share is copies" in rep.steps["note"], rep.steps
     (row,) = [r for r in rep.step_rows if r.gpu is None]
     assert row.step_ms == pytest.approx(truth["pass_ms"], rel=0.01), (row.step_ms, truth)
 

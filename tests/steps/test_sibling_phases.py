@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from synthetic.nsysexport import write_sibling_phases
+from synthetic.nsysexport import write_copy_bursts, write_sibling_phases
 from tests.support.cli_report import first_host, framed_passes_host
 
 KEPT = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "extrap_parallel_kernels_gtx1060"
@@ -57,3 +57,38 @@ def test_control_warmups_named_so_inside_a_setup_phase_still_frame_the_timed_pas
     assert host["steps"]["count"] == truth["measured"]
     assert "its frame" in host["steps"]["note"]
 
+
+
+# --------------------------------------------------------------------------- h37-hostalloc32: copies named alike
+
+KEPT_S4 = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "extrap_parallel_kernels_s4_gtx1060"
+
+
+def test_three_tests_in_one_burst_each_are_one_pass_not_repeats_of_a_copy(tmp_path):
+    """By construction: the three tests each one GPU burst (the copy test not cut at a pause, as at the program's
+    scalings 2 and 4), the first and second sharing only pinned 16 MB uploads -- a copy's name is its direction and
+    memory kinds, no work of the program's, so no burst repeats another: one pass (main: 3 "steps" from "clusters of
+    GPU activity ... some of the same work running in several of them", the uploads taken for that work)."""
+    truth = write_sibling_phases(str(tmp_path / "run.sqlite"), copy_halves=False, idle_us=150.0)
+    steps = first_host(tmp_path / "run.sqlite")["steps"]
+    assert steps["count"] == truth["passes"], steps["note"]
+    assert "clusters of GPU activity" not in steps["note"], steps["note"]
+
+
+def test_control_copy_bursts_alone_still_repeat_each_other(tmp_path):
+    """Control (the same on main): a bandwidth sweep whose passes are copies alone, one kernel after them -- the
+    copy-only bursts repeat among themselves, so the bursts are still the steps."""
+    truth = write_copy_bursts(str(tmp_path / "run.sqlite"), check_kernel=True)
+    steps = first_host(tmp_path / "run.sqlite")["steps"]
+    assert "clusters of GPU activity" in steps["note"], steps["note"]
+    assert truth["iterations"] - 2 <= steps["count"] <= truth["iterations"], steps["note"]
+
+
+def test_extrap_parallel_kernels_at_scaling_4_is_one_pass():
+    """The real capture at scaling 4 (no NVTX frame read there): three tests, three bursts, no kernel in two of them
+    -- main: 2 steps of 73.9 ms, the first test dropped as a warm-up; here the one pass, its top problem the pinned
+    allocation it does in every test."""
+    host = first_host(KEPT_S4)
+    steps = host["steps"]
+    assert steps["count"] == 1 and "clusters of GPU activity" not in steps["note"], steps["note"]
+    assert any(f["rule"] == "allocator_churn" and f["severity"] == "critical" for f in host["findings"])

@@ -667,11 +667,11 @@ def _card_values(h: HostReport) -> list[str]:
 def _leads(f: Finding) -> bool:
     """Findings that say what the capture is come first whatever they save (a warm-up capture; a capture that lost
     part of its GPU records, whose other findings read the recorded part only; a critical problem that saves no step
-    time, such as an out-of-memory error or a capture without GPU work); a start-up warning over a mixed window is
-    no warm-up capture."""
+    time, such as an out-of-memory error or a capture without GPU work; a run that failed and a capture without GPU
+    activity whatever they save or grade); a start-up warning over a mixed window is no warm-up capture."""
     warm_up = f.severity == "critical" or (f.severity == "warning" and _phase(f) != "mixed")
-    return (f.rule == "cold_start" and warm_up) or \
-        (f.rule == "capture_quality" and f.metric is not None and f.metric.id == "lost_launch_share") or \
+    return (f.rule == "cold_start" and warm_up) or _lead_kind(f) < 2 or \
+        (f.rule == "capture_quality" and f.metric is not None and f.metric.id == "active_gpus") or \
         (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
 
 
@@ -716,6 +716,10 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
         if sb > sa:
             out.append(f"order: {where}: {a.id} ({a.severity}, saves {sa} ms as ranked) ranked above {b.id} "
                        f"({b.severity}, saves {sb} ms as ranked)")
+        elif sa == sb == 0.0 and _SEV.get(b.severity, 9) < _SEV.get(a.severity, 9):
+            out.append(f"order: {where}: {a.id} ({a.severity}) ranked above {b.id} ({b.severity}), neither saving "
+                       f"step time: among those, severity comes first")
+    out += _lead_order_problems(where, lead)
     for a in fs:
         for b in fs:
             if a.saving is None or b.saving is None or _SEV.get(a.severity, 9) <= _SEV.get(b.severity, 9):
@@ -729,6 +733,25 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
                 out.append(f"order: {where}: {a.id} is {a.severity} saving {a.saving.percent_of_step:.1f}% but "
                            f"{b.id} is {b.severity} saving {b.saving.percent_of_step:.1f}% at no higher confidence")
     return out
+
+
+def _lead_kind(f: Finding) -> int:
+    """Which of the leading findings ``f`` is, in the order the heading's ranking names them (docs/rules.md,
+    Ranking): a run that failed (its program died, or a launch was refused), then a capture that lost part of its GPU
+    records, then a warm-up capture, then any other (a critical problem that saves no step time, a capture problem
+    that is the report's one)."""
+    if f.severity == "critical" and f.metric is not None and f.metric.id in ("program_failed", "refused_launches"):
+        return 0
+    if f.rule == "capture_quality" and f.metric is not None and f.metric.id == "lost_launch_share":
+        return 1
+    return 2 if f.rule == "cold_start" else 3
+
+
+def _lead_order_problems(where: str, lead: list[Finding]) -> list[str]:
+    """``order`` among the leading findings: what the run is before what the capture kept of it, and both before the
+    rest (h37-hostalloc32: the law held only that the leads come first, in any order)."""
+    return [f"order: {where}: leading {a.id} listed above leading {b.id}, which the ranking puts first"
+            for a, b in pairwise(lead) if _lead_kind(b) < _lead_kind(a)]
 
 
 #: Findings about the capture itself or the allocator's own totals: they do not rest on the steps, so the steps'

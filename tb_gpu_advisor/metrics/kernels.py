@@ -275,19 +275,24 @@ def _ran_into_mask(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
 
 
 def shared_in_steps(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
-    """Per device event of a GPU, us: its share of the GPU's kernel time inside the kept steps' windows -- the kernels
-    (and collectives) that run there, those run into the steps from before them too, clipped to the windows as the
-    ledger paints them (``comm.in_windows``), every instant shared among those running then
-    (``model.columns.shared_durations``); 0 for any other event.  Why: kernels on concurrent streams each ran their
-    whole duration, but the step holds each microsecond once, so a table of kernel time per step (the kernel classes)
-    sums their shares, not their durations (h37-classsum33: five streams' kernels read 895.6 ms in a 777.0 ms pass)."""
+    """Per device event of a GPU, us: its share of the GPU's compute-kernel time inside the kept steps' windows -- the
+    kernels that run there, those run into the steps from before them too, clipped to the windows as the ledger paints
+    them (``comm.in_windows``), every instant shared among the kernels running then (``model.columns.shared_durations``);
+    a collective its own time inside the windows, uncut: the communication tables' time of it, one value wherever it
+    is shown (its overlap with compute is the overlap they report); 0 for any other event.  Why: kernels on
+    concurrent streams each ran their whole duration, but the step holds each microsecond once, so a table of kernel
+    time per step (the kernel classes) sums their shares, not their durations (h37-classsum33: five streams' kernels
+    read 895.6 ms in a 777.0 ms pass)."""
     memo = g.shared_memo
     if memo is not None and memo[0] is g.step and memo[1] is g.windows:
         return memo[2]
     sel = np.flatnonzero(_kernel_mask(g) | _ran_into_mask(g))
     cs, ce = in_windows(g, sel)
+    share = (ce - cs).astype(np.float64)
+    comp = g.d.kind[sel] == devices.KIND_KERNEL  # collectives keep their own stream's time, as the comm tables hold it
+    share[comp] = shared_durations(cs[comp], ce[comp])
     out = np.zeros(len(g.d), np.float64)
-    out[sel] = shared_durations(cs, ce) / PS_PER_US
+    out[sel] = share / PS_PER_US
     g.shared_memo = (g.step, g.windows, out)
     return out
 

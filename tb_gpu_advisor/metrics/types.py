@@ -346,9 +346,10 @@ class KernelStat:
     #: paints it, where ``total_us`` holds the time a call runs past the last kept step; None: as ``total_us``
     in_steps_us: float | None = None
     #: the calls' share of the GPU's kernel time inside the kept steps: every instant of it shared equally among the
-    #: kernels (and collectives) running then (``model.columns.shared_durations``), so the rows add up to the GPU's
+    #: compute kernels running then (``metrics.kernels.shared_in_steps``), so their rows add up to the GPU's
     #: kernel-busy time, each microsecond once -- a part of the step where kernels on concurrent streams overlap, which
-    #: ``in_steps_us`` counts once per stream (h37-classsum33); None: as :attr:`step_us`
+    #: ``in_steps_us`` counts once per stream (h37-classsum33); a collective's is its ``in_steps_us``, the communication
+    #: tables' time of it; None: as :attr:`step_us`
     shared_us: float | None = None
     #: whether the kernel's XLA instruction only converts dtypes, as its HLO says (``Trace.xla_casts``): True a cast,
     #: False it computes (a ``loop_convert_fusion`` doing f32 math on bf16 data); None where no HLO tells

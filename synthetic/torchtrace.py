@@ -2863,3 +2863,36 @@ def write_upload_elsewhere(path: str, steps: int = 6, copy_gpu: int = 2, staging
                                 "args": {"labels": f"GPU {copy_gpu}"}}]
     write_doc(path, doc)
     return {"steps": steps, "copy_ms": UPLOAD_US / 1000.0, "staging_ms": staging_us / 1000.0, "copy_gpu": copy_gpu}
+
+
+#: :func:`write_concurrent_streams`' kernels: one GEMM on the compute stream beside element-wise kernels on streams of
+#: their own, all of one length, started together
+CONCURRENT_GEMM = "cutlass_80_tensorop_s1688gemm_128x128_32x3_nn_align4"
+CONCURRENT_ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float>>"
+
+
+def write_concurrent_streams(path: str, steps: int = 6, streams: int = 4, kernel_us: float = 2000.0) -> dict[str, Any]:
+    """A ``torch.profiler`` window of a loop whose every step runs ``streams`` kernels at once, one a stream: a GEMM
+    on the compute stream and ``streams - 1`` element-wise kernels on side streams, each ``kernel_us`` long and all
+    started together (each launch waits for the last one's start: ``not_before``), then ``torch.cuda.synchronize()``.
+    Truth by construction, per step and GPU: the kernels run ``kernel_us`` of the step's wall time, each instant
+    shared by all ``streams`` of them -- the GEMM's class holds ``kernel_us / streams`` of it, the element-wise class the
+    rest -- where their durations summed are ``streams * kernel_us``, more than the step (h37-classsum33, after the
+    GTX 1060 capture's five streams, ``wild/extrap_parallel_kernels_gtx1060``)."""
+    r = Rank(rank=0, pid=5120, device=0)
+    lead = 13.0 * streams  # the launches of one step, each its op's 13 us on the host: all kernels start after them
+
+    def body(rr: Rank) -> None:
+        t0 = rr.host_us + lead
+        rr.kernel("aten::mm", CONCURRENT_GEMM, kernel_us, not_before=t0, grid=(264, 1, 1))
+        for s in range(1, streams):
+            rr.kernel("aten::add", CONCURRENT_ELEMENTWISE, kernel_us, stream=COMPUTE_STREAM + 100 + s, not_before=t0)
+        _runtime_call(rr, "cudaDeviceSynchronize", max(t0 + kernel_us - rr.host_us, 0.0) + 5.0, 165)
+
+    for k in range(steps):
+        r.step(3 + k, body)
+        r.host_us += 30.0
+    write_doc(path, trace_doc(r, 1))
+    ms = kernel_us / 1000
+    return {"steps": steps, "streams": streams, "kernel_busy_ms": ms, "summed_kernel_ms": streams * ms,
+            "class_ms": {"matmul/conv": ms / streams, "elementwise": ms * (streams - 1) / streams}}

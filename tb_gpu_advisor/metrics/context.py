@@ -58,6 +58,9 @@ class GpuCtx:
     #: they were read from (the launches, the capture's ranges), compared by identity: kept per GPU, whose ledger is
     #: painted three times and named once
     waiting_memo: tuple | None = field(default=None, repr=False, compare=False)
+    #: ``metrics.kernels.shared_in_steps``' answer with the columns it was read from (step, windows), compared by
+    #: identity: the kernel tables of the kept steps and of the calls run into them share it
+    shared_memo: tuple | None = field(default=None, repr=False, compare=False)
 
     def kernels_in_steps(self) -> tuple[np.ndarray, np.ndarray]:
         """(bool per device event, durations in ps of those events) of this GPU's compute kernels inside kept steps

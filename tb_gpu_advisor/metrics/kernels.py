@@ -14,7 +14,7 @@ from tb_gpu_advisor.metrics.comm import in_windows, ran_into_steps
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, distinct_ids
 from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
                                           SmallKernels)
-from tb_gpu_advisor.model.columns import union_intervals, unique_inverse
+from tb_gpu_advisor.model.columns import shared_durations, union_intervals, unique_inverse
 
 
 def _kernel_mask(g) -> np.ndarray:
@@ -180,6 +180,7 @@ def kernel_stats(ctx: Context, ran_into: bool = False) -> list[KernelStat]:
         cnt = np.bincount(inv) * (0 if ran_into else 1)
         tot = np.bincount(inv, weights=dur)
         inside = _inside_us(g, m, inv, u.size)
+        shared = np.bincount(inv, weights=shared_in_steps(g)[m], minlength=u.size)
         mn = np.full(u.size, np.inf)
         mx = np.zeros(u.size)
         np.minimum.at(mn, inv, dur)
@@ -199,19 +200,20 @@ def kernel_stats(ctx: Context, ran_into: bool = False) -> list[KernelStat]:
             shp = np.where(shp >= 0, shp, lng)
         # the rows' numbers as Python lists first: one conversion per column, not a numpy scalar per row and column
         stride = len(d.op_text) + 1
-        for nid, oi, p_j, mu_j, sh_j, c_j, t_j, in_j, mn_j, mx_j, ls_j, ln_j in zip(
+        for nid, oi, p_j, mu_j, sh_j, c_j, t_j, in_j, sd_j, mn_j, mx_j, ls_j, ln_j in zip(
                 (u // stride).tolist(), (u % stride - 1).tolist(), prec.tolist(), on_mu.tolist(), shp.tolist(),
-                cnt.tolist(), tot.tolist(), inside.tolist(), mn.tolist(), mx.tolist(), lat_sum.tolist(), lat_n.tolist()):
+                cnt.tolist(), tot.tolist(), inside.tolist(), shared.tolist(), mn.tolist(), mx.tolist(), lat_sum.tolist(),
+                lat_n.tolist()):
             nm = d.names[nid]
             ot = d.op_text[oi] if oi >= 0 else ""
             r = acc.get((nm, ot))
             if r is None:
-                acc[(nm, ot)] = r = dict(count=0, total=0.0, inside=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=p_j, gpus=set(),
+                acc[(nm, ot)] = r = dict(count=0, total=0.0, inside=0.0, shared=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=p_j, gpus=set(),
                                          shape=None, mu=False)
             r["mu"] = r["mu"] or mu_j
             if r["shape"] is None and sh_j >= 0:
                 r["shape"] = d.string(sh_j) or None
-            r["count"] += c_j; r["total"] += t_j; r["inside"] += in_j; r["mn"] = min(r["mn"], mn_j); r["mx"] = max(r["mx"], mx_j)
+            r["count"] += c_j; r["total"] += t_j; r["inside"] += in_j; r["shared"] += sd_j; r["mn"] = min(r["mn"], mn_j); r["mx"] = max(r["mx"], mx_j)
             r["lat"] += ls_j; r["latn"] += ln_j; r["gpus"].add(d.gpu)
     # classified once per distinct kernel name (a name is paired with many ops), then looked up per row
     distinct = list(dict.fromkeys(k[0] for k in acc))
@@ -223,7 +225,7 @@ def kernel_stats(ctx: Context, ran_into: bool = False) -> list[KernelStat]:
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = frameworks.op_type(ot)
         out.append(KernelStat(
-            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], in_steps_us=r["inside"], avg_us=r["total"] / r["count"] if r["count"] else 0.0,
+            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], in_steps_us=r["inside"], shared_us=r["shared"], avg_us=r["total"] / r["count"] if r["count"] else 0.0,
             min_us=r["mn"] if r["count"] else 0.0, max_us=r["mx"], tensor_core=bool(tc[i]) or r["mu"],
             # positive: a GEMM/convolution because its library's naming says so (or it runs on the matrix units), never
             # because of the op that launched it -- a matmul op also launches copies, transposes, helper kernels
@@ -269,6 +271,29 @@ def _ran_into_mask(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
     d = g.d
     out = np.zeros(len(d), bool)
     out[ran_into_steps(g, (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))] = True
+    return out
+
+
+def shared_in_steps(g) -> np.ndarray:  # noqa: ANN001 - a GpuCtx
+    """Per device event of a GPU, us: its share of the GPU's compute-kernel time inside the kept steps' windows -- the
+    kernels that run there, those run into the steps from before them too, clipped to the windows as the ledger paints
+    them (``comm.in_windows``), every instant shared among the kernels running then (``model.columns.shared_durations``);
+    a collective its own time inside the windows, uncut: the communication tables' time of it, one value wherever it
+    is shown (its overlap with compute is the overlap they report); 0 for any other event.  Why: kernels on
+    concurrent streams each ran their whole duration, but the step holds each microsecond once, so a table of kernel
+    time per step (the kernel classes) sums their shares, not their durations (h37-classsum33: five streams' kernels
+    read 895.6 ms in a 777.0 ms pass)."""
+    memo = g.shared_memo
+    if memo is not None and memo[0] is g.step and memo[1] is g.windows:
+        return memo[2]
+    sel = np.flatnonzero(_kernel_mask(g) | _ran_into_mask(g))
+    cs, ce = in_windows(g, sel)
+    share = (ce - cs).astype(np.float64)
+    comp = g.d.kind[sel] == devices.KIND_KERNEL  # collectives keep their own stream's time, as the comm tables hold it
+    share[comp] = shared_durations(cs[comp], ce[comp])
+    out = np.zeros(len(g.d), np.float64)
+    out[sel] = share / PS_PER_US
+    g.shared_memo = (g.step, g.windows, out)
     return out
 
 

@@ -345,6 +345,12 @@ class KernelStat:
     #: the calls' time inside the kept steps' windows (``metrics.comm.in_windows``): a part of the steps, as the ledger
     #: paints it, where ``total_us`` holds the time a call runs past the last kept step; None: as ``total_us``
     in_steps_us: float | None = None
+    #: the calls' share of the GPU's kernel time inside the kept steps: every instant of it shared equally among the
+    #: compute kernels running then (``metrics.kernels.shared_in_steps``), so their rows add up to the GPU's
+    #: kernel-busy time, each microsecond once -- a part of the step where kernels on concurrent streams overlap, which
+    #: ``in_steps_us`` counts once per stream (h37-classsum33); a collective's is its ``in_steps_us``, the communication
+    #: tables' time of it; None: as :attr:`step_us`
+    shared_us: float | None = None
     #: whether the kernel's XLA instruction only converts dtypes, as its HLO says (``Trace.xla_casts``): True a cast,
     #: False it computes (a ``loop_convert_fusion`` doing f32 math on bf16 data); None where no HLO tells
     hlo_cast: bool | None = None
@@ -358,6 +364,12 @@ class KernelStat:
         share of the step or a per-step saving reads (a part never exceeds its whole); ``total_us`` stays the calls'
         own duration, for their averages."""
         return self.total_us if self.in_steps_us is None else self.in_steps_us
+
+    @property
+    def wall_us(self) -> float:
+        """The calls' part of the step's wall time (:attr:`shared_us` where measured, else :attr:`step_us`): what a
+        table of time per step sums, so its rows never outgrow the step on concurrent streams."""
+        return self.step_us if self.shared_us is None else self.shared_us
 
 
 @dataclass

@@ -340,7 +340,9 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     kernel table stops at its top rows, so a diff sees every class change.  Per step and GPU (the mean over the
     host's active GPUs): a sum over GPUs read "matmul/conv 165,058.5 us/step" in a 149.9 ms step (issue #36).  The time
     inside the kept steps (``KernelStat.in_steps_us``), not the calls' whole: a collective queued in the last kept step
-    ran 1.37 ms past it, "collective 514.1 us/step in a 0.493 ms step" (h37-lawseeds)."""
+    ran 1.37 ms past it, "collective 514.1 us/step in a 0.493 ms step" (h37-lawseeds).  And each instant of it once
+    (``KernelStat.wall_us``): kernels on concurrent streams share the time they overlap, where their durations summed
+    read "other 895,646.8 us/step in a 776.994 ms step" (h37-classsum33, five streams of one pass)."""
     acc: dict[str, list[float]] = {}
     seen = {(k.name, k.op_name) for k in m.kernels}
     # and the calls that started before a kept step and ran into it: their time inside the steps, as the ledger paints
@@ -352,7 +354,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
         a = acc.setdefault(c, [0, 0.0, 0.0])
         a[0] += 1 if k.count or (k.name, k.op_name) not in seen else 0  # a distinct kernel once
         a[1] += k.count
-        a[2] += k.step_us  # a part of the steps: their time inside them
+        a[2] += k.wall_us  # a part of the steps: their share of its kernel time, each microsecond once
     rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(m.per_step(a[1]), 3), "us_per_step": json_float(m.per_step(a[2]), 3)}
             for c, a in acc.items()]
     return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))

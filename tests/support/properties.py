@@ -9,7 +9,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   has X <= Y; "N of M things (P%)" has N <= M and P = N/M; a share is at most 100%; an exposed or blocking time is at
   most the time it is part of; a saving recovers, per breakdown group, no more than the step's ledger holds there,
   and so does "if every fix lands" (which recovers at most the step); a finding's ``..._ms_per_step`` detail is at
-  most the step per GPU.
+  most the step per GPU; the compute kernel classes (all but ``collective``) together too -- they split the step's
+  compute-kernel time, each microsecond once
+  (h37-classsum33: wild/extrap_parallel_kernels_gtx1060's five streams' kernels, summed, read "other 895646.8 us/step
+  in a 776.994 ms step").
 * ``ledger`` -- each GPU's step is attributed once: the breakdown of the host, of each GPU and of each step row has
   no negative category and adds up to its step.
 * ``copy-own`` -- a ledger category of the GPU's copies or fills books no more than its own events run: a one-GPU host's
@@ -391,6 +394,11 @@ def _host_parts(h: HostReport) -> list[str]:
         us = row.get("us_per_step") or 0.0
         if _over(us / 1000.0, step):
             out.append(f"part<=whole: {h.host}: kernel class {row.get('class')} {us:.1f} us/step in a {step:.3f} ms step")
+    # the compute classes split the step's compute-kernel time, each microsecond in one of them (the collectives run on
+    # streams of their own, overlapping it by design: their class is the communication tables' time, a whole of its own)
+    together = sum(row.get("us_per_step") or 0.0 for row in h.kernel_classes or [] if row.get("class") != "collective")
+    if _over(together / 1000.0, step):
+        out.append(f"part<=whole: {h.host}: compute kernel classes together {together:.1f} us/step in a {step:.3f} ms step")
     for f in h.findings:
         if f.saving is not None and _over(f.saving.ms_per_step, step):
             out.append(f"part<=whole: {f.id}: saves {f.saving.ms_per_step:.3f} ms of a {step:.3f} ms step")

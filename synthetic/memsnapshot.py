@@ -286,6 +286,36 @@ class Scenario:
     truth: dict[str, Any]
 
 
+@dataclass
+class _KindAtPeak:
+    """An allocator's calls that count the live bytes of one kind of block (those made under one of ``kinds``' frame
+    lists, told apart by identity) and what of them lives at the highest allocated level: the truth of a scenario
+    that peaks where it peaks (``attention_math_steps``, ``kv_cache_generation``), counted as the allocator placed
+    the blocks, not read off the file the generator writes."""
+
+    a: Allocator
+    kinds: tuple[list, ...]
+    live: int = 0  # bytes of the kind allocated now (as requested; freed as the block's size)
+    top: int = 0  # the highest allocated level so far
+    at_top: int = 0  # ``live`` when ``top`` was reached
+    counted: set[int] = field(default_factory=set)  # the kind's live blocks, by address
+
+    def malloc(self, size: int, frames: list) -> int:
+        addr = self.a.malloc(size, frames)
+        if any(frames is k for k in self.kinds):
+            self.live += size
+            self.counted.add(addr)
+        if self.a.allocated > self.top:
+            self.top, self.at_top = self.a.allocated, self.live
+        return addr
+
+    def free(self, addr: int) -> None:
+        if addr in self.counted:
+            self.counted.discard(addr)
+            self.live -= self.a.size_of(addr)
+        self.a.free(addr)
+
+
 def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512,
                     device_total: int | None = None, closure: bool = False) -> Scenario:
     """A training loop that runs out of memory in the forward pass of its second step: 2 GiB of weights and Adam's
@@ -463,37 +493,23 @@ def attention_math_steps(backend: str = "math", steps: int = 3, layers: int = 12
     a.malloc(weight_mib * MiB, PARAMS)
     act = batch * seq * heads * head_dim * 2
     quad = batch * heads * seq * seq * 4
-    math_live = top = math_at_top = 0
-
-    def malloc(size: int, frames: list) -> int:
-        nonlocal math_live, top, math_at_top
-        addr = a.malloc(size, frames)
-        math_live += size if frames is ATTENTION_MATH_SCORES or frames is ATTENTION_MATH_PROBS else 0
-        if a.allocated > top:
-            top, math_at_top = a.allocated, math_live
-        return addr
-
-    def free(addr: int, math: bool) -> None:
-        nonlocal math_live
-        math_live -= a.size_of(addr) if math else 0
-        a.free(addr)
-
+    math = _KindAtPeak(a, (ATTENTION_MATH_SCORES, ATTENTION_MATH_PROBS))
     for _ in range(steps):
-        kept: list[tuple[int, bool]] = []
+        kept: list[int] = []
         for _ in range(layers):
-            kept += [(malloc(act, ACTIVATION), False) for _ in range(3)]  # q, k, v
+            kept += [math.malloc(act, ACTIVATION) for _ in range(3)]  # q, k, v
             if backend == "math":
-                scores = malloc(quad, ATTENTION_MATH_SCORES)
-                kept.append((malloc(quad, ATTENTION_MATH_PROBS), True))
-                free(scores, True)
-                kept.append((malloc(act, ATTENTION_MATH_SCORES), True))  # probs @ v
+                scores = math.malloc(quad, ATTENTION_MATH_SCORES)
+                kept.append(math.malloc(quad, ATTENTION_MATH_PROBS))
+                math.free(scores)
+                kept.append(math.malloc(act, ATTENTION_MATH_SCORES))  # probs @ v
             else:
-                kept += [(malloc(act, ATTENTION_FLASH), False), (malloc(batch * heads * seq * 4, ATTENTION_FLASH), False)]
-        grad = malloc(weight_mib * MiB, GRADIENT)
-        for addr, math in reversed(kept):
-            free(addr, math)
-        free(grad, False)  # zero_grad(set_to_none=True) after plain SGD's in-place step
-    truth = {"gpu": 0, "peak": top, "peak_attention_math_bytes": math_at_top, "weight_bytes": weight_mib * MiB,
+                kept += [math.malloc(act, ATTENTION_FLASH), math.malloc(batch * heads * seq * 4, ATTENTION_FLASH)]
+        grad = math.malloc(weight_mib * MiB, GRADIENT)
+        for addr in reversed(kept):
+            math.free(addr)
+        math.free(grad)  # zero_grad(set_to_none=True) after plain SGD's in-place step
+    truth = {"gpu": 0, "peak": math.top, "peak_attention_math_bytes": math.at_top, "weight_bytes": weight_mib * MiB,
              "steps": steps}
     return Scenario(snapshot([a]), truth)
 
@@ -573,37 +589,27 @@ def kv_cache_generation(cache: str = "static", passes: int = 6, layers: int = 16
     a = Allocator(80 * GiB)
     for _ in range(weights):
         a.malloc(weight_mib * MiB, HF_LOADED)
-    kv_live = top = kv_at_top = 0
-
-    def malloc(size: int, frames: list) -> int:
-        nonlocal kv_live, top, kv_at_top
-        addr = a.malloc(size, frames)
-        kv_live += size if frames is HF_STATIC_CACHE or frames is HF_KV_CACHE else 0
-        if a.allocated > top:
-            top, kv_at_top = a.allocated, kv_live
-        return addr
-
+    kv = _KindAtPeak(a, (HF_STATIC_CACHE, HF_KV_CACHE))
     if cache == "static":
         for _ in range(2 * layers):
-            malloc(320 * MiB, HF_STATIC_CACHE)
+            kv.malloc(320 * MiB, HF_STATIC_CACHE)
     blocks: list[int | None] = [None] * layers
     for n in range(passes):
         h = None
         for k in range(layers):
-            nxt = malloc(64 * MiB, GENERATE_FORWARD)
+            nxt = kv.malloc(64 * MiB, GENERATE_FORWARD)
             if h is not None:
-                a.free(h)
+                kv.free(h)
             h = nxt
             if cache == "dynamic":
-                new = malloc((n + 1) * 64 * MiB, HF_KV_CACHE)
+                new = kv.malloc((n + 1) * 64 * MiB, HF_KV_CACHE)
                 if blocks[k] is not None:
-                    kv_live -= a.size_of(blocks[k])
-                    a.free(blocks[k])
+                    kv.free(blocks[k])
                 blocks[k] = new
-        logits = malloc(256 * MiB, GENERATE_FORWARD)
-        a.free(h)
-        a.free(logits)
-    truth = {"gpu": 0, "peak": top, "peak_kv_bytes": kv_at_top, "weight_bytes": weights * weight_mib * MiB}
+        logits = kv.malloc(256 * MiB, GENERATE_FORWARD)
+        kv.free(h)
+        kv.free(logits)
+    truth = {"gpu": 0, "peak": kv.top, "peak_kv_bytes": kv.at_top, "weight_bytes": weights * weight_mib * MiB}
     return Scenario(snapshot([a]), truth)
 
 

@@ -573,9 +573,9 @@ def _small_gemms(r: Rank) -> None:
     r.sync()
 
 
-def _input(r: Rank) -> None:
+def _input(r: Rank, pageable: bool = False) -> None:
     r.cpu(DATALOADER, 10_000.0)
-    r.copy_h2d(32.0, 1_300.0)
+    r.copy_h2d(32.0, 1_300.0, pageable=pageable)
     _healthy(r)
 
 
@@ -1559,6 +1559,13 @@ def back_to_back_updates(updates: int, update_us: float = 30.0, nested: bool = F
                 r.cpu("Optimizer.step#SGD.step", update_us - 10.0, cat="user_annotation", advance=False)
             r.kernel("aten::_foreach_add_", SGD_BF16, BURST_KERNEL_US, launch_us=update_us - 6.0)
     return scenario
+
+#: ``input_bound``'s loop copying its batch from pageable memory, the host held in the copy's sync: the control of
+#: the checks that read the pinned loop's uploads as in use (kept out of ``SCENARIOS``: a control, not a finding of
+#: its own).
+PAGEABLE_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True)), ["input_bound"], [],
+                          "the batch copied pageable")
+
 
 SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",

@@ -32,7 +32,7 @@ and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trac
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from tb_gpu_advisor.common.fmt import gb, times
 from tb_gpu_advisor.frameworks import pytorch
@@ -260,20 +260,16 @@ def _cast_cache(m: HostMetrics) -> list[Finding]:
         return []
     g, ctx = cands[0], Ctx(m)
     share = g.cast_cache_bytes / g.peak_allocated_bytes
-    use = mem.use_share(g)
-    known = use is not None
-    sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
-    of_gpu = f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
+    sev, of_gpu = _pressure(g)
     others = _alike(cands)
     frees = g.cast_cache_bytes - g.cast_cache_largest
-    f = finding(
-        ctx, ID, sev,
+    return _peak_share_finding(
+        m, ctx, cands, sev, "cast_cache",
         f"No backward pass runs, yet at its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(g.cast_cache_bytes)} "
         f"of autocast's cached 16-bit copies of the weights ({g.cast_cache_blocks:,} tensors, the largest "
         f"{gb(g.cast_cache_largest)}): each weight's copy is kept until the autocast region exits, for a backward that "
         f"never reuses it. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated{of_gpu}. Without the "
-        f"cache each copy is freed once its layer has used it: about {gb(frees)} is then never held."
-        f"{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
+        f"cache each copy is freed once its layer has used it: about {gb(frees)} is then never held.",
         title="Autocast's copies of the weights are cached in a run with no backward pass",
         metric=share_metric("cast_cache_share", "Autocast's cached weight copies at the peak / allocated peak", share,
                             "memory.cast_cache.share", severity=sev,
@@ -281,13 +277,8 @@ def _cast_cache(m: HostMetrics) -> list[Finding]:
                                     "largest_bytes": g.cast_cache_largest,
                                     "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "cast_cache"}),
-        evidence=[mem.holders_table(g), mem.gpu_table(cands, ctx)],
-        windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fix(f"{ID}:cast_cache") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=frees,
     )
-    f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
-    return [f]
 
 
 def _attention_math(m: HostMetrics) -> list[Finding]:
@@ -304,26 +295,45 @@ def _attention_math(m: HostMetrics) -> list[Finding]:
     g, ctx = cands[0], Ctx(m)
     math = g.breakdown["attention_math"]
     share = math / g.peak_allocated_bytes
-    use = mem.use_share(g)
-    known = use is not None
-    sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
-    of_gpu = f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
-    f = finding(
-        ctx, ID, sev,
+    sev, of_gpu = _pressure(g)
+    return _peak_share_finding(
+        m, ctx, cands, sev, "attention_math",
         f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{_alike(cands)} holds {gb(math)} that "
         f"scaled_dot_product_attention's math backend (`{pytorch.ATTENTION_MATH_FRAME}`) wrote: attention's score "
         f"matrices and probabilities, quadratic in the sequence, {pct(share)} of the {gb(g.peak_allocated_bytes)} "
         f"allocated{of_gpu}. A fused backend (flash, memory-efficient) writes none of them -- no recompute, no smaller "
-        f"batch: about {gb(math)} is then never held.{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
+        f"batch: about {gb(math)} is then never held.",
         title="Attention's score matrices at the memory peak: SDPA ran its math backend",
         metric=share_metric("attention_math_share", "Attention math backend's bytes at the peak / allocated peak",
                             share, "memory.attention_math.share", severity=sev,
                             detail={"attention_math_bytes": math, "peak_allocated_bytes": g.peak_allocated_bytes,
                                     "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "attention_math"}),
-        evidence=[mem.holders_table(g), mem.gpu_table(cands, ctx)],
-        windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fix(f"{ID}:attention_math") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=math,
     )
+
+
+def _pressure(g: GpuMemory) -> tuple[str, str]:
+    """The severity ``g``'s use gives a finding about bytes its peak holds (a warning from ``memory.pressure.warning``
+    of the GPU, info below it or where the snapshot did not record the capacity: memory that is not short is a lever,
+    not a problem) and the words that say the use, "" where unknown."""
+    use = mem.use_share(g)
+    if use is None:
+        return "info", ""
+    sev = "warning" if use >= T("memory.pressure.warning") else "info"
+    return sev, f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)"
+
+
+def _peak_share_finding(m: HostMetrics, ctx: Ctx, cands: list[GpuMemory], sev: str, cause: str, summary: str,
+                        **kw: Any) -> list[Finding]:
+    """The rule's secondary finding about bytes the first of ``cands`` holds at its memory peak: the peak's
+    holders and the GPUs alike as evidence, the peak as its window, the framework's fix for ``cause`` (and how to
+    record the capacity where the snapshot did not), under a secondary id; ``kw``: the finding's own title, metric
+    and saving.  One build for every such cause, so that each says an unknown capacity and shows its peak alike."""
+    g, known = cands[0], mem.use_share(cands[0]) is not None
+    f = finding(
+        ctx, ID, sev, summary + ("" if known else " " + mem.CAPACITY_UNKNOWN),
+        evidence=[mem.holders_table(g), mem.gpu_table(cands, ctx)],
+        windows=mem.peak_window(m, g, "memory peak"),
+        actions=ctx.fw.fix(f"{ID}:{cause}") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")), **kw)
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return [f]

@@ -12,31 +12,25 @@ from pathlib import Path
 
 import pytest
 
-from synthetic.torchtrace import as_xpu, simulate, trace_doc, write_doc
+from synthetic.torchtrace import as_xpu
 from tb_gpu_advisor.devices import P_BF16, P_FP8, P_FP32, P_TF32, memory_bandwidth, peak_flops, unit_name
 from tb_gpu_advisor.frameworks import pytorch
-from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import Action
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.kineto_report import job_doc, report
 
 MAX_1550 = "Intel(R) Data Center GPU Max 1550"
 GIB = 1 << 30
 
 
 def _report(tmp_path: Path, scenario: str, xpu: bool = True, version: str | None = None, **props):
-    doc = trace_doc(simulate(scenario, 8)[0], 1)
+    doc = job_doc(scenario)
     if xpu:
         as_xpu(doc)
         for p in doc["deviceProperties"]:
             p.update(props)
     if version is not None:
         doc["metadata"] = {"torch_env_info": {"torch_version": version}}
-    folder = tmp_path / f"{scenario}-{xpu}-{version}-{len(props)}"
-    folder.mkdir()
-    path = write_doc(str(folder / f"{scenario}_4100.1795380384283992405.pt.trace.json"), doc)
-    rep = analyze_host(HostFile(f"{scenario}_4100", path, Path(path).stat().st_size, 0, "kineto"))
-    assert rep.error is None, rep.error
-    return rep
+    return report(tmp_path / f"{scenario}-{xpu}-{version}-{len(props)}", doc, scenario)
 
 
 def _mfu(rep):

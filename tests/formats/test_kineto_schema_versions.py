@@ -24,24 +24,18 @@ from pathlib import Path
 
 import pytest
 
-from synthetic.torchtrace import as_xpu, simulate, trace_doc, write_doc
+from synthetic.torchtrace import as_xpu
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.cli.main import main as cli
 from tb_gpu_advisor.formats.kineto.layout import sniff
-from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.kineto_report import job_doc, report
 
 
 def _report(tmp_path: Path, scenario: str, xpu: bool, **kw):
-    doc = trace_doc(simulate(scenario, 8)[0], 1)
+    doc = job_doc(scenario)
     if xpu:
         as_xpu(doc, **kw)
-    folder = tmp_path / ("xpu" if xpu else "cuda")
-    folder.mkdir(exist_ok=True)
-    path = write_doc(str(folder / f"{scenario}_4100.1795380384283992405.pt.trace.json"), doc)
-    rep = analyze_host(HostFile(f"{scenario}_4100", path, Path(path).stat().st_size, 0, "kineto"))
-    assert rep.error is None, rep.error
-    return rep
+    return report(tmp_path / ("xpu" if xpu else "cuda"), doc, scenario)
 
 
 def _text(rep) -> str:
@@ -105,7 +99,7 @@ def test_ptis_system_memory_is_pageable(name, pageable):
 
 def test_the_plugin_leaves_the_cuda_trace_unchanged(tmp_path):
     """``as_xpu`` writes a copy; the CUDA document given to it is what the CUDA test reads (the generator's own control)."""
-    doc = trace_doc(simulate("pageable_copy", 2)[0], 1)
+    doc = job_doc("pageable_copy", 2)
     before = copy.deepcopy(doc)
     assert as_xpu(copy.deepcopy(doc)) != before and doc == before
 
@@ -156,16 +150,14 @@ def test_an_intel_gpus_allocator_is_read_from_its_memory_events(tmp_path, scenar
 def test_an_intel_gpu_the_file_does_not_name_is_still_intels(tmp_path):
     """A trace whose ``deviceProperties`` is absent (a plugin or writer that leaves it out) still says its vendor by the
     plugin's own categories (``xpu_runtime``): the GPU is "Intel GPU", its advice Intel's -- main said ``x.to('cuda')``."""
-    doc = as_xpu(trace_doc(simulate("pageable_copy", 8)[0], 1))
+    doc = as_xpu(job_doc("pageable_copy"))
     del doc["deviceProperties"]
-    path = write_doc(str(tmp_path / "h_4100.1795380384283992405.pt.trace.json"), doc)
-    rep = analyze_host(HostFile("h_4100", path, Path(path).stat().st_size, 0, "kineto"))
-    assert rep.error is None and rep.gpus[0].name == "Intel GPU", (rep.error, rep.gpus)
+    rep = report(tmp_path, doc, "h")
+    assert rep.gpus[0].name == "Intel GPU", rep.gpus
     text = _text(rep)
     assert "'xpu'" in text and "'cuda'" not in text, text
     # the control: the CUDA trace without its properties stays an unnamed GPU, read as NVIDIA's (the profilers' default)
-    cuda = trace_doc(simulate("pageable_copy", 8)[0], 1)
+    cuda = job_doc("pageable_copy")
     del cuda["deviceProperties"]
-    path = write_doc(str(tmp_path / "c_4100.1795380384283992405.pt.trace.json"), cuda)
-    rep = analyze_host(HostFile("c_4100", path, Path(path).stat().st_size, 0, "kineto"))
+    rep = report(tmp_path, cuda, "c")
     assert rep.gpus[0].name == "GPU:0" and "'cuda'" in _text(rep)

@@ -20,11 +20,12 @@ from pathlib import Path
 import pytest
 
 from synthetic.nsysexport import NsysJob, write
-from synthetic.torchtrace import as_rocm, simulate, trace_doc, write_doc
+from synthetic.torchtrace import as_rocm
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.kineto_report import job_doc, report
 from tests.support.paths import FIXTURES
 from tests.support.run_report import run_report
 from tests.support.sqlite_edits import run_sql
@@ -46,15 +47,10 @@ def test_only_cuptis_memory_kinds_say_a_copys_host_memory(name, host):
 
 
 def _report(tmp_path: Path, scenario: str, rocm: bool):
-    doc = trace_doc(simulate(scenario, 8)[0], 1)
+    doc = job_doc(scenario)
     if rocm:
         as_rocm(doc)
-    folder = tmp_path / ("rocm" if rocm else "cuda")
-    folder.mkdir(exist_ok=True)
-    path = write_doc(str(folder / f"{scenario}_4100.1795380384283992405.pt.trace.json"), doc)
-    rep = analyze_host(HostFile(f"{scenario}_4100", path, Path(path).stat().st_size, 0, "kineto"))
-    assert rep.error is None, rep.error
-    return rep
+    return report(tmp_path / ("rocm" if rocm else "cuda"), doc, scenario)
 
 
 def _copies(rep):

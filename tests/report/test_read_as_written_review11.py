@@ -28,12 +28,11 @@ from pathlib import Path
 
 import pytest
 
-from synthetic.torchtrace import simulate, trace_doc, write_doc
 from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import Finding, Report
-from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.kineto_report import job_doc, report
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
 from tests.support.properties import (card_quiet_problems, fix_twice_problems, limit_name_problems,
                                       premise_fix_problems, report_violations, ruled_out_fix_problems,
@@ -210,12 +209,9 @@ def test_a_lever_told_twice_is_caught():
 
 
 def _legacy(tmp_path: Path, version: str):
-    doc = trace_doc(simulate("tiny_ops", 8)[0], 1)
+    doc = job_doc("tiny_ops")
     doc["metadata"] = {"torch_env_info": {"torch_version": version}}
-    path = write_doc(str(tmp_path / "tiny_ops_4100.1795380384283992405.pt.trace.json"), doc)
-    rep = analyze_host(HostFile("tiny_ops_4100", path, Path(path).stat().st_size, 0, "kineto"))
-    assert rep.error is None, rep.error
-    return rep
+    return report(tmp_path, doc, "tiny_ops")
 
 
 def test_an_old_pytorchs_fix_names_no_version_but_the_jobs(tmp_path):

@@ -58,12 +58,7 @@ def test_pinned_async_uploads_leave_the_fixes_other_levers(tmp_path, scenario, r
 
 def test_a_pageable_batch_is_still_told_to_load_into_pinned_memory(tmp_path):
     """The control: the same loop copying its batch from pageable memory (the host held in the copy's sync)."""
-    def pageable(r: torchtrace.Rank) -> None:
-        r.cpu(torchtrace.DATALOADER, 10_000.0)
-        r.copy_h2d(32.0, 1_300.0, pageable=True)
-        torchtrace._healthy(r)
-    sc = torchtrace.Scenario(1, torchtrace._single(pageable), ["input_bound"], [], "the batch copied pageable")
-    torchtrace.write_run(str(tmp_path), sc, run="pageable_batch")
+    torchtrace.write_run(str(tmp_path), torchtrace.PAGEABLE_INPUT, run="pageable_batch")
     h = _host(tmp_path, "pageable_batch")
     assert "pinned_async_h2d" not in (h.capture.get("applied") or {})
     assert pytorch.LOADER.text in [a.text for f in h.findings for a in f.actions]

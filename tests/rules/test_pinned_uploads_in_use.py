@@ -43,12 +43,7 @@ def test_a_loop_whose_batches_are_copied_pinned_and_async_is_not_told_to_do_so(t
 
 def test_a_pageable_upload_is_still_told_to_pin(tmp_path):
     """The control: the same loop copying its batch from pageable memory (the host held in the copy's sync)."""
-    def pageable(r: torchtrace.Rank) -> None:
-        r.cpu(torchtrace.DATALOADER, 10_000.0)
-        r.copy_h2d(32.0, 1_300.0, pageable=True)
-        torchtrace._healthy(r)
-    sc = torchtrace.Scenario(1, torchtrace._single(pageable), ["input_bound"], [], "the batch copied pageable")
-    torchtrace.write_run(str(tmp_path), sc, run="pageable_batch")
+    torchtrace.write_run(str(tmp_path), torchtrace.PAGEABLE_INPUT, run="pageable_batch")
     m = _metrics(tmp_path, "pageable_batch")
     assert "pinned_async_h2d" not in m.applied
     assert pytorch.NON_BLOCKING.text in [a.text for f in rules.evaluate(m) if f.rule == "input_bound" for a in f.actions]

@@ -234,6 +234,8 @@ def _inside_clause(ctx: Ctx, m: HostMetrics) -> str:
     """"inside the pass analysed, the GPU waiting in them 19.3 ms of the 1.57 s pass (1.2%) -- ...": the GPU's wait
     in the one-time costs the kept steps hold (the ledger's start-up), the one part of them a step's time pays."""
     share = ctx.share(m.breakdown.startup)
+    if ms(m.breakdown.startup) == ms(0.0):  # the program's own uploads alone: the GPU worked beneath all of them
+        return f"inside the {_kept(ctx)} analysed, the GPU running the program's own work beneath them all"
     wait = (f"{ctx.part_of_step(m.breakdown.startup)} ({pct(share)})" if share is not None else
             ms(m.breakdown.startup))
     return (f"inside the {_kept(ctx)} analysed, the GPU waiting in them {wait} -- beneath the rest it ran the "
@@ -279,7 +281,8 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
     part = (f"{pct(p.share)} of the capture window is one-time costs outside the {_kept(ctx)} analysed "
             f"({p.evidence}). " if ms(inside) == ms(0.0) else
             f"{pct(p.share)} of the capture window is one-time costs ({p.evidence}). {ms(inside)} of them ran "
-            f"{_inside_clause(ctx, m)}, too little of {'it' if m.steps.count == 1 else 'them'} to grade. ")
+            f"{_inside_clause(ctx, m)}. ")
+    their = "it" if m.steps.count == 1 else "them"
     these = "these costs" if ms(inside) == ms(0.0) else f"the other {ms(p.total_ms - inside)} of these costs"
     return [finding(
         ctx, ID, "info",
@@ -287,7 +290,8 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         f"{'The steps span' if m.steps.count != 1 else f'The {noun} spans'} {ms(span_ms)} of the {ms(window_ms)} "
         f"window; the rest holds {these} and {left}. "
         f"{f'The {noun} does not count' if ctx.one_pass else 'No step counts'} "
-        f"{'them' if ms(inside) == ms(0.0) else 'those'}, so nothing is to save.",
+        f"{'them' if ms(inside) == ms(0.0) else f'those, and the wait inside {their} is too little to grade'}, "
+        "so nothing is to save.",
         title=f"The window holds one-time costs outside {ctx.the_pass_or('its steps')}",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.one_time_min_share", severity="info",

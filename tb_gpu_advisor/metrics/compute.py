@@ -13,7 +13,7 @@ from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import attention, capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
-from tb_gpu_advisor.metrics.context import Context, assign, build_context, caller_across_lines, enclosing
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, assign, build_context, caller_across_lines, enclosing
 from tb_gpu_advisor.metrics.types import (BREAKDOWN_CATEGORIES, Breakdown, CaptureQuality, Dispatch, Fusion, GpuMetrics, Handoff, Headline, HostMetrics,
                                          KernelDurations, SmallKernels, StepMetrics, StepTable, Underfill, UnfusedAttention,
                                          per_step)
@@ -101,9 +101,29 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     (hm.unrecorded_before_launcher_ms, hm.launcher_launches, hm.unrecorded_before_launcher_in_gaps_ms,
      hm.launcher_launches_in_gaps) = syncs.launcher_silence(ctx, {c.gpu: c.windows for c in idle.gaps if c is not None})
     hm.steps_detail = _step_table(ctx, idle.arrays, ledger)
+    hm.one_time_in_steps_ms, hm.one_time_before_steps_ms = one_time_in_steps(job, steps.host_windows)
     if not gpu_step_timed(job):
         _without_gpu_step(hm, trace)
     return hm
+
+
+def one_time_in_steps(job: Job | None, windows: np.ndarray) -> tuple[float, float]:
+    """The job's one-time costs inside the kept steps' host ``windows`` ((n, 2) absolute ps) and before the first of
+    them, in ms (over all the steps, not per step).
+
+    Why: the phase measures the costs over the window and the ledger books only the GPU's idle inside them, so neither
+    says where the costs lie against the steps; a one-pass program whose kernels run in one burst holds its library
+    start-up and its first uploads inside the pass, not before it (ntua-el20062/gemm_spmm_a100 ``gemm_tiled_20000``:
+    cuBLAS's start-up inside the 1.57 s pass, the host's pinned allocations before it)."""
+    if job is None or not len(job.phase.start) or not len(windows):
+        return 0.0, 0.0
+    s, e = job.phase.spans()
+    inside = 0
+    for a, b in windows:  # the spans are disjoint, so are kept steps: no part is counted twice
+        inside += int(np.clip(np.minimum(e, b) - np.maximum(s, a), 0, None).sum())
+    first = int(np.min(windows[:, 0]))
+    before = int(np.clip(np.minimum(e, first) - s, 0, None).sum())
+    return inside / PS_PER_MS, before / PS_PER_MS
 
 
 def gpu_step_timed(job: Job | None) -> bool:

@@ -1491,6 +1491,12 @@ class HostMetrics:
     #: counts in the step it starts in, as the communication tables count it), ``in_steps_us`` their time inside the
     #: kept steps -- which the ledger paints, so the kernel classes hold it too (``report.build.kernel_class_summary``)
     kernels_ran_into: list[KernelStat] = field(default_factory=list)
+    #: ms (over all kept steps, not per step) of the job's one-time costs (``job.phase.OneTime``'s spans) inside the
+    #: kept steps' host windows: what the cold-start finding says ran inside the steps analysed rather than before
+    #: them -- a one-pass program's library start-up and first uploads lie inside its one pass (h37-coldwords33)
+    one_time_in_steps_ms: float = 0.0
+    #: ms of those costs before the first kept step begins (the rest lies between or after the steps)
+    one_time_before_steps_ms: float = 0.0
 
     @property
     def ranks(self) -> int:

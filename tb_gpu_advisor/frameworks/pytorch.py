@@ -2080,10 +2080,14 @@ _PINNING_WORDS = {
     NON_BLOCKING.text: "Copy batches to the GPU from pinned memory (pin_memory=True in the DataLoader): the copies ask "
                        "for non_blocking=True already, but from pageable memory the driver stages each one and the "
                        "host waits for it.",
+    BETWEEN_PASSES.text: "Prepare the next input while the GPU runs this one (tokenise and copy ahead, from pinned "
+                         "memory: the copies ask for non_blocking=True already): the GPU then never waits between "
+                         "forward passes.",
 }
-#: the clause of the pinning fix that asks for the flag, and what it says where the copies ask for it already
-_ASKS_FLAG = ("pin its batches and copy them with non_blocking=True;", "pin its batches (the copies ask for "
-              "non_blocking=True already);")
+#: the clauses of fixes that ask for the flag among other levers, and what each says where the copies ask for it
+_ASKS_FLAG = (("pin its batches and copy them with non_blocking=True;",
+               "pin its batches (the copies ask for non_blocking=True already);"),
+              ("from pinned memory with non_blocking=True,", "from pinned memory (non_blocking=True as already),"))
 
 
 def _non_blocking_kept(a: Action) -> Action | None:
@@ -2091,7 +2095,9 @@ def _non_blocking_kept(a: Action) -> Action | None:
     (``non_blocking_h2d``): its words less the request for the flag, each code line that copies ``non_blocking``
     marked as kept (not removed: a copy without it would block even once pinned); None where the fix holds no such
     lever.  Why keep the rest: the pinning is still news, and without it the flag does nothing."""
-    text = _PINNING_WORDS.get(a.text, a.text).replace(*_ASKS_FLAG)
+    text = _PINNING_WORDS.get(a.text, a.text)
+    for asks, said in _ASKS_FLAG:
+        text = text.replace(asks, said)
     lines = (a.snippet or "").split("\n")
     marked = [_kept_line(ln, _KEPT_NON_BLOCKING) if _NON_BLOCKING_CODE.search(ln) else ln for ln in lines]
     if text == a.text and marked == lines:

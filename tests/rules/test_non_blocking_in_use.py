@@ -15,6 +15,7 @@ from __future__ import annotations
 from synthetic import torchtrace
 from tb_gpu_advisor.frameworks import pytorch
 from tests.support.paths import FIXTURES
+from tests.support.properties import in_use_problems
 from tests.support.run_report import run_report
 
 _ALREADY = "copies to the GPU called with non_blocking=True"
@@ -49,6 +50,7 @@ def test_a_non_blocking_pageable_batch_is_told_to_pin_not_to_add_the_flag(tmp_pa
     assert pytorch.NON_BLOCKING.text not in _texts(h)
     assert not any("copy them with non_blocking=True" in t for t in _texts(h))
     assert _flag_lines(h) and all("as already: non_blocking=True" in ln for ln in _flag_lines(h))
+    assert not in_use_problems(h.host, h)
     _still_pinned(h)
 
 
@@ -77,4 +79,5 @@ def test_real_non_blocking_pageable_batch_is_not_told_to_add_the_flag():
     assert not any("copy them with non_blocking=True" in t for t in _texts(h))
     assert pytorch.NON_BLOCKING.text not in _texts(h)
     assert all("as already: non_blocking=True" in ln for ln in _flag_lines(h))
+    assert not in_use_problems(h.host, h)  # "tokenise and copy ahead, pinned memory, non_blocking copies" on main
     _still_pinned(h)

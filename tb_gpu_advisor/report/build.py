@@ -342,7 +342,10 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     inside the kept steps (``KernelStat.in_steps_us``), not the calls' whole: a collective queued in the last kept step
     ran 1.37 ms past it, "collective 514.1 us/step in a 0.493 ms step" (h37-lawseeds).  And each instant of it once
     (``KernelStat.wall_us``): kernels on concurrent streams share the time they overlap, where their durations summed
-    read "other 895,646.8 us/step in a 776.994 ms step" (h37-classsum33, five streams of one pass)."""
+    read "other 895,646.8 us/step in a 776.994 ms step" (h37-classsum33, five streams of one pass).  Beside it each
+    class's ``kernel_us_per_step``: its kernels' own durations in the steps, summed -- GPU kernel time, which concurrent
+    streams may take past the step, never printed against it: what moving a kernel from one class to another moves,
+    whatever else runs beside it (the kernel-family tests' whole)."""
     acc: dict[str, list[float]] = {}
     seen = {(k.name, k.op_name) for k in m.kernels}
     # and the calls that started before a kept step and ran into it: their time inside the steps, as the ledger paints
@@ -351,11 +354,13 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     for k in [*m.kernels, *m.kernels_ran_into]:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
                                   collective=k.collective, kind=frameworks.stated_kernel_kind(k.name, k.hlo_class))
-        a = acc.setdefault(c, [0, 0.0, 0.0])
+        a = acc.setdefault(c, [0, 0.0, 0.0, 0.0])
         a[0] += 1 if k.count or (k.name, k.op_name) not in seen else 0  # a distinct kernel once
         a[1] += k.count
         a[2] += k.wall_us  # a part of the steps: their share of its kernel time, each microsecond once
-    rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(m.per_step(a[1]), 3), "us_per_step": json_float(m.per_step(a[2]), 3)}
+        a[3] += k.step_us  # the kernels' own time in the steps, concurrent ones each counted: what a class holds
+    rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(m.per_step(a[1]), 3), "us_per_step": json_float(m.per_step(a[2]), 3),
+             "kernel_us_per_step": json_float(m.per_step(a[3]), 3)}
             for c, a in acc.items()]
     return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))
 

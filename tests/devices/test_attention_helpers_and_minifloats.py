@@ -100,7 +100,7 @@ def test_the_mi355x_matmul_class_is_its_matrix_core_kernels_alone():
     n = h.steps["count"]
     # the class is the eligible kernels' launches and time, a step (main: 14 launches, 4 of them the helpers)
     assert mm["launches_per_step"] * n == sum(r[cols.index("count")] for r in eligible)
-    assert mm["us_per_step"] * n == pytest.approx(sum(r[cols.index("total us")] for r in eligible), rel=1e-6)
+    assert mm["kernel_us_per_step"] * n == pytest.approx(sum(r[cols.index("total us")] for r in eligible), rel=1e-6)
 
 
 #: trtllm-gen names whose inputs are narrower than fp8 or fp8 beside a bf16 output; the last two carry the block-scale

@@ -38,7 +38,7 @@ WILD = FIXTURES / "wild"
 def _classes(run: str) -> dict[str, float]:
     """The first host's kernel time per class, us per step (the report's ``kernel_classes``)."""
     h = run_report(WILD, run).hosts[0]
-    return {c["class"]: c["us_per_step"] for c in h.kernel_classes}
+    return {c["class"]: c["kernel_us_per_step"] for c in h.kernel_classes}
 
 
 #: capture -> main's kernel time per class (us per step, ``/work/notes/s27/base``), and the bound on the "other" share

@@ -69,7 +69,7 @@ def test_the_stated_kind_keeps_names_for_matrix_work():
 
 def _classes(logdir, run) -> dict[str, float]:
     """The first host's kernel time per class, us per step (the report's ``kernel_classes``)."""
-    return {c["class"]: c["us_per_step"] for c in run_report(logdir, run).hosts[0].kernel_classes}
+    return {c["class"]: c["kernel_us_per_step"] for c in run_report(logdir, run).hosts[0].kernel_classes}
 
 
 def _share(classes: dict[str, float], cls: str) -> float:

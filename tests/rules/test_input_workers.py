@@ -15,6 +15,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
@@ -50,7 +51,11 @@ def test_a_loader_with_workers_is_told_its_workers_are_too_slow(traces):
 def test_a_loader_without_workers_keeps_the_worker_fix(traces):
     m, f = _input_finding(traces["single"])
     assert m.input.source == "pipeline" and not m.input.parallel
-    assert f.actions[0].text == pytorch.LOADER.text
+    # the loader fix, less the levers the trace shows in use (h37-pinned32: the generator's batches are pinned and
+    # copied asynchronously, so the pinning is not asked again -- the workers are)
+    assert f.actions[0].text == frameworks.get("pytorch").rest(pytorch.LOADER, m.applied)[0].text
+    assert f.actions[0].text.startswith("Load batches in DataLoader worker processes")
+    assert ("pinned memory" in f.actions[0].text) == ("pinned_async_h2d" not in m.applied), m.applied
 
 
 def test_the_wait_and_its_saving_do_not_depend_on_the_loaders_mode(traces):

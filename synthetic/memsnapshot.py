@@ -1308,6 +1308,21 @@ def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
     return path
 
 
+def write_capacity(snapshot_path: str, total: int, free: int, name: str | None = None) -> str:
+    """Write the GPU's capacity beside a snapshot as the Advisor's fix tells users to (``pytorch.RECORD_CAPACITY``:
+    ``torch.cuda.mem_get_info()``'s free and total bytes in ``<snapshot name>.capacity.json``); ``name``: another
+    file name (a hostile or misnamed one).  The numbers are the truth by construction."""
+    import json
+
+    stem = os.path.basename(snapshot_path)
+    for suffix in (".gz", ".pickle", ".pkl"):
+        stem = stem[: -len(suffix)] if stem.endswith(suffix) else stem
+    out = os.path.join(os.path.dirname(snapshot_path), name or f"{stem}.capacity.json")
+    with open(out, "w") as f:
+        json.dump({"total_bytes": total, "free_bytes": free}, f)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- hostile pickles
 
 class _Run:

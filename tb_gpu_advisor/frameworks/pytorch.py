@@ -1243,13 +1243,21 @@ NO_CAST_CACHE = action(
     "    out = model(x)\n"
     "# or, inference only: one 16-bit copy of the weights and no fp32 ones\n"
     "model = model.to(torch.bfloat16)")
+#: The file a snapshot's capacity is read from (``formats/snapshot/capacity``): beside the dump, named as the snapshot
+#: without its suffix and this one (``snapshot.pickle`` or ``snapshot.pickle.gz`` -> ``snapshot.capacity.json``).  Its
+#: home is here, where the fix that tells users to write it is: the reader (a later stage) takes the name from here,
+#: so the advice and the file read cannot drift apart.
+CAPACITY_SUFFIX = ".capacity.json"
+#: The capacity file's keys: ``torch.cuda.mem_get_info()``'s two numbers (``free, total``), in bytes.
+CAPACITY_TOTAL, CAPACITY_FREE = "total_bytes", "free_bytes"
 RECORD_CAPACITY = action(
     "Record the GPU's capacity next to the snapshot, so its peak can be judged against it: save "
-    "torch.cuda.mem_get_info() (free and total bytes) beside the dump, or profile with "
+    f"torch.cuda.mem_get_info() (free and total bytes) beside the dump as <snapshot name>{CAPACITY_SUFFIX} "
+    "(the snapshot's name without .pickle or .pickle.gz), which the Advisor reads with the snapshot, or profile with "
     "torch.profiler.profile(profile_memory=True), whose trace records the device's memory.",
     "free, total = torch.cuda.mem_get_info()\n"
     "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
-    "json.dump({\"total_bytes\": total, \"free_bytes\": free}, open(\"snapshot.capacity.json\", \"w\"))")
+    f"json.dump({{\"{CAPACITY_TOTAL}\": total, \"{CAPACITY_FREE}\": free}}, open(\"snapshot{CAPACITY_SUFFIX}\", \"w\"))")
 MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
     "activation_memory:forward_kept": (NO_GRAPH,),

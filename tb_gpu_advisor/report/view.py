@@ -20,6 +20,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
+from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import host_loop_words, one_pass, one_step
 
@@ -75,6 +76,12 @@ def memory_peak_text(m: dict, one: bool = False) -> str:
     return f"{gb(m.get('peak_allocated_bytes'))} allocated{above}{res}{cap}, {when}"
 
 
+def memory_label(category: Any) -> str:
+    """What holds a block, as the memory chart names it (``legend.MEMORY_LABELS``), not its id ("gradients"): the
+    OOM's live table is read beside that chart.  An id no label names is shown as it is."""
+    return MEMORY_LABELS.get(category, str(category)) if isinstance(category, str) else str(category)
+
+
 def _memory(m: dict, one: bool) -> dict[str, Any]:
     bd = {k: v for k, v in (m.get("breakdown") or {}).items() if isinstance(v, (int, float)) and v > 0}
     total = sum(bd.values())
@@ -93,7 +100,7 @@ def _memory(m: dict, one: bool) -> dict[str, Any]:
         "top": [[str(op), str(cat), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
         "ooms": [{"title": f"Out of memory: {gb(o.get('requested_bytes'))} could not be allocated ({gb(o.get('device_free_bytes'))} "
                            f"free, {gb(o.get('allocated_bytes'))} allocated, {gb(o.get('reserved_bytes'))} reserved)",
-                  "live": [[gb(b), str(c), " ← ".join((fr or [])[:3])] for b, c, fr in o.get("live") or []]}
+                  "live": [[gb(b), memory_label(c), " ← ".join((fr or [])[:3])] for b, c, fr in o.get("live") or []]}
                  for o in m.get("ooms") or []],
     }
 

@@ -24,6 +24,7 @@ import re
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
+from tb_gpu_advisor.frameworks.pytorch import CAPACITY_SUFFIX
 from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, is_gzip, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -266,8 +267,28 @@ def sniff(path: str) -> str | None:
     return None
 
 
+def capacity_name(snapshot_name: str) -> str:
+    """The capacity file's name for a snapshot's file name (``capacity``): ``snapshot.pickle[.gz]`` ->
+    ``snapshot.capacity.json`` (``pytorch.CAPACITY_SUFFIX``, the name ``RECORD_CAPACITY``'s fix writes)."""
+    return host_name(snapshot_name) + CAPACITY_SUFFIX
+
+
+def is_capacity_name(name: str) -> bool:
+    return name.endswith(CAPACITY_SUFFIX) and len(name) > len(CAPACITY_SUFFIX)
+
+
+#: What discovery says of a capacity file where no snapshot beside it is read (beside one, it says nothing).
+CAPACITY_FILE = ("a memory snapshot's capacity record (torch.cuda.mem_get_info), read with the snapshot of its name "
+                 "beside it, never as a profile")
+
+
 class SnapshotLayout(RunFolderLayout):
     expected = EXPECTED
+
+    def unread(self, rel: tuple[str, ...]) -> str | None:
+        """A capacity file is the snapshot's companion (``capacity``), never a profile: named, not sniffed as a
+        trace (its JSON is no trace's, and "not a trace" would list it as a profile left out)."""
+        return CAPACITY_FILE if is_capacity_name(rel[-1]) and self.in_run_folder(rel) else None
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         return False  # a name never says: the content does (maybe + sniff)

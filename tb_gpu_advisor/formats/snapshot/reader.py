@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import dataclasses
 import io
 import os
 import re
@@ -37,6 +38,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.formats.snapshot.capacity import Capacity, read_capacity
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, load, loads
 from tb_gpu_advisor.formats.snapshot.layout import (PageError, PageStream, embedded_snapshot, is_drawn_page, is_page,
                                                     page_stream)
@@ -101,7 +103,43 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     (:func:`_local_copy`), fetched once.  A page of another shape (its base64 past its first MiB, PyTorch 2.0's drawn
     page) is read whole."""
     with _local_copy(path) as local:
-        return _read_local(path, local, host or host_name(path))
+        trace = _read_local(path, local, host or host_name(path))
+    return with_capacity(trace, read_capacity(path))
+
+
+def with_capacity(trace: Trace, cap: "Capacity | str | None") -> Trace:
+    """``trace`` with the GPU's memory from the capacity file beside the snapshot (:mod:`.capacity`), where it can be
+    that GPU's: a total under what the GPU already reserved (its segments at the dump or any moment of its history)
+    is another GPU's record -- no part exceeds its whole -- and is left out with a note, as an unreadable file is."""
+    if cap is None:
+        return trace
+    if isinstance(cap, str):
+        trace.problems.append(cap)
+        return trace
+    for d in trace.devices:
+        if cap.device is not None and d.gpu != cap.device:
+            continue
+        held = _peak_reserved(trace, d.gpu)
+        if held > cap.total_bytes:
+            trace.problems.append(f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} GiB "
+                                  f"is less than the {held / 2**30:,.2f} GiB the GPU's allocator reserved, so it is "
+                                  "another GPU's (or another process's) record")
+            continue
+        d.info = dataclasses.replace(d.info, memory_bytes=cap.total_bytes)
+    if cap.device is not None and all(d.gpu != cap.device for d in trace.devices):
+        trace.problems.append(f"{cap.name} left out: it names GPU {cap.device}, which the snapshot does not hold")
+    return trace
+
+
+def _peak_reserved(trace: Trace, gpu: int) -> int:
+    """The most bytes the GPU's allocator reserved that the snapshot shows (its history's peak, its dump's segments)."""
+    seen = [trace.snapshot.state[gpu][0]] if trace.snapshot is not None and gpu in trace.snapshot.state else []
+    me = trace.memory.get(gpu)
+    if me is not None and len(me.reserved):
+        seen.append(int(me.reserved.max()))
+    if me is not None and len(me.allocated):
+        seen.append(int(me.allocated.max()))
+    return max(seen, default=0)
 
 
 def _read_local(path: str, local: str, host: str) -> Trace:

@@ -1,0 +1,173 @@
+"""Issue #37 item 5: the capacity a user records beside a memory snapshot, as the Advisor's own fix says
+(``pytorch.RECORD_CAPACITY``: ``torch.cuda.mem_get_info()`` in ``<snapshot name>.capacity.json``), is read with it.
+
+Wrong assumption corrected (h37-capfile33): a snapshot's capacity can only come from the snapshot.  On main nothing
+read the file, so following the advice changed nothing: the real Windows CS336 snapshot kept "capacity is unknown" and
+its fix, and no memory_near_capacity finding.  The file is the user's: hostile ones are left out with a note, never
+an error, and never read through a link out of the logdir; discovery never takes it for a profile.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.discover.logdir import discover, skipped
+from tb_gpu_advisor.formats.snapshot.capacity import MAX_FILE_BYTES
+from tb_gpu_advisor.formats.snapshot.layout import capacity_name
+from tb_gpu_advisor.formats.snapshot.reader import read_trace
+from tb_gpu_advisor.frameworks.pytorch import RECORD_CAPACITY
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import REPO
+
+WILD = REPO / "tests" / "fixtures" / "snapshots_wild"
+GiB = 1 << 30
+#: ``torch.cuda.mem_get_info()``'s total on a 16 GB consumer card (an RTX 4080's 17,170,956,288 bytes).
+CARD_16GB = 17_170_956_288
+
+
+def _windows(tmp_path: Path, gz: bool = False) -> Path:
+    """The real Windows CS336 training snapshot (SOURCE.md), in a run folder of its own."""
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    if gz:
+        path = run / "memory_snapshot.pickle.gz"
+        shutil.copy(WILD / "windows_training_cs336.pickle.gz", path)
+    else:
+        path = run / "memory_snapshot.pickle"
+        path.write_bytes(gzip.decompress((WILD / "windows_training_cs336.pickle.gz").read_bytes()))
+    return path
+
+
+def _report(path: Path):
+    rep = analyze_host(HostFile(path.name.split(".")[0], str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def _gpu0(rep) -> dict:
+    return rep.gpus[0].memory
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_the_real_windows_snapshot_with_its_capacity_beside_it_is_judged_against_the_gpu(tmp_path: Path, gz: bool):
+    """Main: capacity None, activation_memory an info that says "capacity is unknown" with the RECORD_CAPACITY fix.
+    Here: the 16 GB card's total is the GPU's capacity (source "device memory"), the 13.2 GiB reserved peak is 82.6%
+    of it, so the kept activations are a warning (past memory.pressure.warning, 75%) that gives the share in use, and
+    the unknown-capacity words and fix are gone (``.pickle`` and ``.pickle.gz`` alike: one name rule)."""
+    path = _windows(tmp_path, gz)
+    before = _report(path)
+    assert _gpu0(before)["capacity_bytes"] is None
+    (f,) = [f for f in before.findings if f.rule == "activation_memory"]
+    assert f.severity == "info" and "capacity is unknown" in f.summary
+    ms.write_capacity(str(path), CARD_16GB, 2 * GiB)
+    assert (path.parent / "memory_snapshot.capacity.json").exists()
+    rep = _report(path)
+    g = _gpu0(rep)
+    assert (g["capacity_bytes"], g["capacity_source"]) == (CARD_16GB, "device memory")
+    assert g["peak_reserved_bytes"] / CARD_16GB == pytest.approx(0.826, abs=0.001)
+    (f,) = [f for f in rep.findings if f.rule == "activation_memory"]
+    assert f.severity == "warning" and "82.6% of the GPU's 16.0 GiB in use" in f.summary, f.summary
+    for f in rep.findings:
+        assert "capacity is unknown" not in f.summary, f.summary
+        assert all("mem_get_info" not in a.snippet for a in f.actions), f.rule
+
+
+def test_a_generated_forward_with_its_capacity_says_the_share_of_the_gpu(tmp_path: Path):
+    """By construction: the forward-only scenario's finding said "capacity is unknown" with the fix to record it; with
+    the file beside it the finding gives the GPU's share in use, from the truth's total."""
+    sc = ms.SCENARIOS["forward_autograd"]()
+    path = Path(ms.write(str(tmp_path / "fwd.pickle"), sc.doc))
+    total = 24 * GiB
+    ms.write_capacity(str(path), total, 20 * GiB)
+    rep = _report(path)
+    assert _gpu0(rep)["capacity_bytes"] == total
+    (f,) = [f for f in rep.findings if f.rule == "activation_memory"]
+    assert "capacity is unknown" not in f.summary and "of the GPU's 24.0 GiB" in f.summary, f.summary
+    assert all("mem_get_info" not in a.snippet for a in f.actions)
+
+
+def test_a_generated_peak_at_the_recorded_capacity_is_near_capacity(tmp_path: Path):
+    """By construction: a capacity file whose total the peak fills to 95% makes memory_near_capacity fire as it does
+    for a Kineto trace that records the device's memory (main: no capacity, so never)."""
+    sc = ms.SCENARIOS["forward_autograd"]()
+    path = Path(ms.write(str(tmp_path / "fwd.pickle"), sc.doc))
+    assert "memory_near_capacity" not in {f.rule for f in _report(path).findings}
+    peak = int(read_trace(str(path)).memory[0].reserved.max())
+    ms.write_capacity(str(path), int(peak / 0.95), 0)
+    (f,) = [f for f in _report(path).findings if f.rule == "memory_near_capacity"]
+    assert f.metric.value == pytest.approx(0.95, abs=0.005)
+
+
+def test_the_fix_and_the_reader_name_the_same_file():
+    """One name rule: the file the fix's snippet writes for ``snapshot.pickle`` is the one read beside it (main: the
+    reader read none)."""
+    assert f'open("{capacity_name("snapshot.pickle")}"' in RECORD_CAPACITY.snippet
+    assert "total_bytes" in RECORD_CAPACITY.snippet and "free_bytes" in RECORD_CAPACITY.snippet
+    assert capacity_name("snapshot.pickle.gz") == capacity_name("snapshot.pkl") == "snapshot.capacity.json"
+    assert capacity_name("snapshot.pickle") in RECORD_CAPACITY.text.replace("<snapshot name>", "snapshot")
+
+
+HOSTILE = {
+    "not json": b"{total_bytes: 1",
+    "a list": b"[1, 2]",
+    "strings": b'{"total_bytes": "17170956288", "free_bytes": "1"}',
+    "bools": b'{"total_bytes": true, "free_bytes": false}',
+    "floats": b'{"total_bytes": 1.7e10, "free_bytes": 1e9}',
+    "negative": b'{"total_bytes": -5, "free_bytes": 0}',
+    "huge": b'{"total_bytes": 1' + b"0" * 30 + b', "free_bytes": 0}',
+    "nan": b'{"total_bytes": NaN, "free_bytes": 0}',
+    "free over total": b'{"total_bytes": 100, "free_bytes": 200}',
+    "under the peak": b'{"total_bytes": 1073741824, "free_bytes": 0}',  # 1 GiB under a 13 GiB peak: another GPU's
+    "deep": b"[" * 100_000 + b"]" * 100_000,
+    "over the size bound": b'{"total_bytes": 17170956288, "free_bytes": 0, "pad": "' + b"x" * MAX_FILE_BYTES + b'"}',
+    "not utf-8": b'{"total_bytes": \xff}',
+}
+
+
+@pytest.mark.parametrize("what", sorted(HOSTILE))
+def test_a_hostile_capacity_file_is_left_out_with_a_note(tmp_path: Path, what: str):
+    """Each is ignored (capacity stays unknown), said in the trace's problems, and the snapshot is still read."""
+    path = _windows(tmp_path)
+    (path.parent / "memory_snapshot.capacity.json").write_bytes(HOSTILE[what])
+    tr = read_trace(str(path))
+    assert all(d.info.memory_bytes is None for d in tr.devices)
+    assert any("memory_snapshot.capacity.json" in p for p in tr.problems), tr.problems
+
+
+def test_a_capacity_file_linked_out_of_the_logdir_is_never_read(tmp_path: Path):
+    """A symlink named as the capacity file, pointing outside the logdir: not followed (nothing outside the logdir is
+    read), said so; the same file copied in is read."""
+    path = _windows(tmp_path)
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"total_bytes": 17170956288, "free_bytes": 0}')
+    os.symlink(outside, path.parent / "memory_snapshot.capacity.json")
+    (session,) = discover(str(tmp_path / "logs"), follow_symlinks=True)
+    tr = read_trace(session.hosts[0].path)
+    assert all(d.info.memory_bytes is None for d in tr.devices)
+    assert any("memory_snapshot.capacity.json" in p for p in tr.problems), tr.problems
+    os.unlink(path.parent / "memory_snapshot.capacity.json")
+    shutil.copy(outside, path.parent / "memory_snapshot.capacity.json")
+    (session,) = discover(str(tmp_path / "logs"))
+    assert read_trace(session.hosts[0].path).devices[0].info.memory_bytes == CARD_16GB
+
+
+def test_discovery_never_takes_the_capacity_file_for_a_profile(tmp_path: Path):
+    """Beside its snapshot: one session (the snapshot's), nothing said left out.  Alone: named for what it is, not
+    "JSON without traceEvents: not a trace"."""
+    path = _windows(tmp_path)
+    ms.write_capacity(str(path), CARD_16GB, 0)
+    logs = str(tmp_path / "logs")
+    sessions = discover(logs)
+    assert [h.path for s in sessions for h in s.hosts] == [str(path)]
+    assert skipped(logs) == []
+    path.unlink()
+    assert discover(logs) == []
+    ((rel, why),) = skipped(logs)
+    assert rel == "run/memory_snapshot.capacity.json" and "capacity" in why and "not a trace" not in why

@@ -1,0 +1,34 @@
+"""The tab's OOM table names what holds each live block as the memory chart beside it does (``legend.MEMORY_LABELS``),
+not by its category id.  Main (before h37-capfile33): ``view._memory`` wrote ``str(c)``, so the rows read
+"activations", "held" where the chart's bars read "Activations (forward pass)", "Held across steps ..."."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.report.legend import MEMORY_LABELS
+from tb_gpu_advisor.report.view import _memory, memory_label
+
+
+def test_every_memory_category_has_its_label():
+    assert {c: memory_label(c) for c in MEMORY_CATEGORIES} == {c: MEMORY_LABELS[c] for c in MEMORY_CATEGORIES}
+    assert memory_label("no such id") == "no such id" and memory_label(None) == "None"
+
+
+def test_an_ooms_live_blocks_are_named_by_the_charts_labels(tmp_path: Path):
+    """By construction: the OOM of ``oom_activations`` holds the forward's activations and the weights; each live row
+    reads the chart's label of its category."""
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+    path = Path(ms.write(str(tmp_path / "oom.pickle"), ms.oom_activations().doc))
+    rep = analyze_host(HostFile("oom", str(path), path.stat().st_size, 0, "snapshot"))
+    m = rep.gpus[0].memory
+    (oom,) = m["ooms"]
+    cats = [c for _, c, _ in oom["live"]]
+    assert "activations" in cats, cats
+    shown = [row[1] for row in _memory(m, False)["ooms"][0]["live"]]
+    assert shown == [MEMORY_LABELS[c] for c in cats]
+    assert MEMORY_LABELS["activations"] in shown and "activations" not in shown

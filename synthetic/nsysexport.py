@@ -3940,15 +3940,7 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
         sync_all("cudaEventSynchronize_v3020")
     nvtx.append((main0, api.t + 10 * us, "main"))
     stop = api.t + 60 * ms
-    api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(s, e, text, gtid) for s, e, text in nvtx])
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 1, 1, 1024, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
-                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
-                             for s, e, st, c, k in copies])
+    _insert_loop_rows(con, api, (gpid, gtid), nvtx, kern, copies, (2, 1, 1, 1024, 1, 1))
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="ParallelKernelsTest.exe",
                 thread="ParallelKernelsTest.exe")
     return {"phases": list(phases), "passes": 1, "copies": len(copies), "kernels": len(kern)}
@@ -4003,15 +3995,7 @@ def write_pinned_loop(path: str, iterations: int = 8, pin_ms: float = 6.0, unpin
         call("cudaFreeHost_v3020", unpin_ms)
         nvtx.append((a, api.t, "iteration"))
     stop = api.t + 20 * ms
-    api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(s, e, text, gtid) for s, e, text in nvtx])
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
-                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
-                             for s, e, st, c, k in copies])
+    _insert_loop_rows(con, api, (gpid, gtid), nvtx, kern, copies, (2, 40, 1, 256, 1, 1))
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="pinned_loop",
                 thread="pinned_loop")
     calls = {n: c // iterations for n, c in per_iter.items()}
@@ -4051,12 +4035,28 @@ def write_copy_bursts(path: str, iterations: int = 6, copy_ms: float = 2.0, paus
         api.row("cudaStreamSynchronize_v3020", api.t, api.t + 3 * ms + 5 * us)
         api.t += 3 * ms + 30 * us
     stop = api.t + 20 * ms
-    api.insert(con, gtid)
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, 7, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (s, e, c, n) in enumerate(kern)])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,16000000,?,"
-                    "?,?)", [(s, e, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1) for s, e, c, k in copies])
+    _insert_loop_rows(con, api, (gpid, gtid), [], [(s, e, 7, c, n) for s, e, c, n in kern],
+                      [(s, e, 7, c, k) for s, e, c, k in copies], (2, 40, 1, 256, 1, 1))
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="bandwidth_test",
                 thread="bandwidth_test")
     return {"iterations": iterations, "copies": len(copies), "kernels": len(kern)}
+
+
+def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int], nvtx: list[tuple[int, int, str]],
+                      kern: list[tuple[int, int, int, int, int]], copies: list[tuple[int, int, int, int, int]],
+                      dims: tuple[int, int, int, int, int, int]) -> None:
+    """The rows a one-thread test loop's export holds: its runtime calls (``api``), NVTX ranges (start, end, text),
+    kernels (start, end, stream, correlation, name's string id; every one of grid and block ``dims``) and 16 MB copies
+    (start, end, stream, correlation, copyKind: 1 an upload from pinned memory, 2 a read-back into it), ``ids`` the
+    process's global pid and the thread's global tid.  One home for the generators' tails (h37-bursts34)."""
+    gpid, gtid = ids
+    api.insert(con, gtid)
+    if nvtx:  # an export without NVTX ranges has no table for them
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,?,?,0)", [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, *dims, 0, 0, 0, 0, j, None, None)
+                                     for j, (s, e, st, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
+                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for s, e, st, c, k in copies])

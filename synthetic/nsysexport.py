@@ -4042,6 +4042,53 @@ def write_copy_bursts(path: str, iterations: int = 6, copy_ms: float = 2.0, paus
     return {"iterations": iterations, "copies": len(copies), "kernels": len(kern)}
 
 
+
+# --------------------------------------------------------------------------- h37-bursts34: kernels named afresh
+
+
+def write_renamed_kernel_loop(path: str, iterations: int = 6, kernels: int = 4, kernel_ms: float = 2.0,
+                              copy_ms: float = 1.0, pause_ms: float = 20.0, fresh_streams: bool = False) -> dict:
+    """Write the export of a loop whose kernels are compiled and named afresh every iteration (``fused_{i}_{j}``: a
+    code generator that numbers what it emits): each iteration uploads its 16 MB batch from pinned memory, runs
+    ``kernels`` kernels of ``kernel_ms``, reads 16 MB back, syncs with ``cudaStreamSynchronize``, and the host pauses
+    ``pause_ms`` (preparing the next batch and compiling its kernels); every transfer and kernel on stream 7.  With
+    ``fresh_streams`` (the control) each iteration runs on a stream of its own (``14 + i``): a program of phases run
+    once each, as a test suite's, whose transfers are alike only by direction and size.
+
+    Return the truth: ``iterations`` iterations of ``iteration_ms`` each where the stream is shared (one loop moving
+    the same data every time, whatever its kernels are called), one pass (``passes`` 1) with ``fresh_streams``."""
+    us, ms = 1000, 1_000_000
+    pid = 7331
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=20 * us)
+    api("cudaStreamCreate_v3020", 150 * ms)  # the context, before the loop
+    kern: list[tuple[int, int, int, int, int]] = []
+    copies: list[tuple[int, int, int, int, int]] = []
+    for i in range(iterations):
+        api.t += int(pause_ms * ms)
+        stream = 14 + i if fresh_streams else 7
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        t = api.t + 20 * us
+        copies.append((t, t + int(copy_ms * ms), stream, c, 1))
+        t += int(copy_ms * ms)
+        for j in range(kernels):
+            c = api("cudaLaunchKernel_v7000", 10 * us)
+            t = max(t, api.t) + 20 * us
+            kern.append((t, t + int(kernel_ms * ms), stream, c, strings(f"fused_{i}_{j}")))
+            t += int(kernel_ms * ms)
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        t += 20 * us
+        copies.append((t, t + int(copy_ms * ms), stream, c, 2))
+        t += int(copy_ms * ms)
+        api.row("cudaStreamSynchronize_v3020", api.t, t + 5 * us)
+        api.t = t + 30 * us
+    stop = api.t + 20 * ms
+    _insert_loop_rows(con, api, (gpid, gtid), [], kern, copies, (2, 40, 1, 256, 1, 1))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="renamed_loop", thread="renamed_loop")
+    iteration_ms = pause_ms + 2 * copy_ms + kernels * kernel_ms
+    return {"iterations": iterations, "passes": 1 if fresh_streams else iterations, "iteration_ms": iteration_ms,
+            "kernel_names": len({n for *_, n in kern})}
+
 def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int], nvtx: list[tuple[int, int, str]],
                       kern: list[tuple[int, int, int, int, int]], copies: list[tuple[int, int, int, int, int]],
                       dims: tuple[int, int, int, int, int, int]) -> None:

@@ -1982,7 +1982,8 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
 
 
 def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int = 10, upload_ms: float = 40.0,
-                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False, device: int = 0) -> dict:
+                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False, device: int = 0,
+                               relay: bool = False) -> dict:
     """Write the export of a pipelined GEMM program shaped after ntua-el20062/gemm_spmm_a100's
     ``gemm_pipeline_full_overlap`` (A100-PCIE-40GB, Nsight 2024.2, ``nsys_report_fo_10000_10_20.sqlite``): the
     context, then ``uploads`` pinned H2D copies of ``upload_ms`` queued at once on a copy stream, then the first
@@ -1994,7 +1995,9 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     of the GEMM stream before each GEMM -- and the export records them (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``, the sync
     rows' ``eventId``, Nsight 2024.2's columns); without, it records none.  ``device``: the CUDA device the program
     runs on (a rank's GPU other than the first); the sync rows say device 0 whatever it is, as real exports write
-    them.  Return the truth: the one-time fetch (ms,
+    them.  ``relay`` (with ``links``): the GEMM stream waits on the uploads through a third stream (15, which runs one
+    ``prep`` kernel before the uploads): stream 15 waits for each upload's event and records one of its own, the
+    GEMM stream waits for that -- two hops, as ``wait_stream`` chains make them (h37-bursts34).  Return the truth: the one-time fetch (ms,
     its start and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms), the
     uploads' span (the first's start, the last's end, ns) and the time of the first upload -- the one the first GEMM
     waits for -- that ran beneath the fetch (``needed_under_ms``)."""
@@ -2007,14 +2010,22 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     for _ in range(3):
         api("cuLibraryLoadData", 300 * us)
     api("cublasCreate_v2", 300 * us)
+    prep = []  # the relay stream's one kernel, before the uploads
+    if relay:
+        c = api("cuLaunchKernel", 5 * us)
+        prep.append((api.t, api.t + 10 * us, c))
     copy_rows, t_copy = [], api.t + 20 * us
-    records, waits = [], []  # (corr, event): a record on the copy stream 14, a wait of the GEMM stream 13
+    records, waits = [], []  # (corr, event[, stream]): records on the copy stream 14, waits of the GEMM stream 13
+    relays: list[tuple[int, int, int]] = []  # (corr, event, time): the relay stream 15's waits on the copies' events
     for u in range(uploads):
         c = api("cudaMemcpyAsync_v3020", 20 * us)
         copy_rows.append((t_copy, t_copy + int(upload_ms * ms), c))
         t_copy += int(upload_ms * ms)
         if links:
-            records.append((api("cudaEventRecord_v3020", 3 * us), u + 1))
+            records.append((api("cudaEventRecord_v3020", 3 * us), u + 1, 14))
+        if links and relay:  # stream 15 waits for the upload, then records the event the GEMM stream waits for
+            relays.append((api("cudaStreamWaitEvent_v3020", 3 * us), u + 1, api.t))
+            records.append((api("cudaEventRecord_v3020", 3 * us), 1000 + u + 1, 15))
     api("cuLibraryGetKernel", 1 * us)
     fetch = (api.t, api.t + int(fetch_ms * ms))
     api("cuKernelGetFunction", int(fetch_ms * ms))
@@ -2023,7 +2034,7 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
         if g:
             api("cuKernelGetFunction", 1 * us)
         if links:
-            waits.append((api("cudaStreamWaitEvent_v3020", 3 * us), min(g, uploads - 1) + 1, api.t))
+            waits.append((api("cudaStreamWaitEvent_v3020", 3 * us), min(g, uploads - 1) + 1 + 1000 * relay, api.t))
         c = api("cuLaunchKernel", 5 * us)
         k0 = max(api.t, gpu_free, copy_rows[min(g, uploads - 1)][1] + 5 * us)
         gpu_free = k0 + int(gemm_ms * ms)
@@ -2039,14 +2050,19 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     nid = strings("Kernel2")
     con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0,
                                       0, c, None, None) for k0, k1, c in kern_rows])
+    if prep:
+        pid_ = strings("prep")
+        con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 15, c, gpid, pid_, pid_, 32, 1, 1, 1, 32, 1, 1, 0, 0, 0,
+                                          0, c, None, None) for k0, k1, c in prep])
     if links:
         con.executescript(SYNC_DDL + ";" + CUDA_EVENT_DDL)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId, correlationId, "
-                        "globalPid, eventId) VALUES (?,1,14,?,?,?)", [(device, c, gpid, e) for c, e in records])
+                        "globalPid, eventId) VALUES (?,1,?,?,?,?)", [(device, st, c, gpid, e) for c, e, st in records])
         # Nsight 2024.2 writes a cudaStreamWaitEvent's row with syncType 3 (its own enum's stream synchronisation)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
-                        "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,13,?,?,3,?)",
-                        [(t - 3 * us, t - 2 * us, c, gpid, e) for c, e, t in waits])
+                        "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,?,?,?,3,?)",
+                        [(t - 3 * us, t - 2 * us, st, c, gpid, e) for st, rows in ((13, waits), (15, relays))
+                         for c, e, t in rows])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_pipeline_full_overlap",
                 thread="gemm_pipeline_f", sync_enum=False, gpu_id=device)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)

@@ -152,3 +152,19 @@ def test_the_chain_of_waits_is_followed_to_the_copy_and_no_further_back_than_eac
     assert w.awaited(0, 70, start) == {0: 70, 1: 40, 2: 20}  # stream 2's record at 20 reached; stream 3's never
     assert w.awaited(0, 45, start) == {0: 45}  # queued before the wait of call 5: nothing awaited
     assert w.awaited(2, 90, start) == {2: 90, 0: 0}  # the cycle back: stream 0's work before its record only
+
+
+def test_real_streams_waiting_on_each_other_in_turn_end_the_walk_at_their_records() -> None:
+    """wild/mmagic_a100_pyprof_forward (Nsight, an A100 forward): streams 7 and 16 wait on each other in turn, 18
+    waits -- a cycle of links.  From each wait, the walk reaches the stream it waited on up to that wait's record
+    (its one hop), every stream's time is the query's or some record's, and no stream's work after the query is
+    awaited: the walk ends on a real cycle."""
+    t = reader.read_trace(str(FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"))
+    (w,) = t.stream_waits.values()
+    assert len(w) == 18 and set(w.stream.tolist()) == set(w.rec_stream.tolist())  # both streams wait and record
+    records = set(t.h.start[w.rec_call].tolist())
+    for s, c, rs, rc in zip(w.stream.tolist(), w.call.tolist(), w.rec_stream.tolist(), w.rec_call.tolist()):
+        at = int(t.h.start[c]) + 1
+        due = w.awaited(s, at, t.h.start)
+        assert due[rs] >= int(t.h.start[rc]) and due[s] == at
+        assert all(v in records for k, v in due.items() if k != s)

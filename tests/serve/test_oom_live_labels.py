@@ -52,3 +52,18 @@ def test_the_peaks_holders_and_the_oom_name_a_category_alike(tmp_path: Path):
     live = {row[1] for o in shown["ooms"] for row in o["live"]}
     assert MEMORY_LABELS["activations"] in set(holders) & live  # one name for the same blocks in both tables
     assert not set(ids) & set(holders)  # no category id left beside its label
+
+
+def test_a_real_oom_panel_names_each_category_once():
+    """``h200_memory/torch_oom_snapshot`` (H200, PyTorch's snapshot of a real OOM): main's tab read "activations",
+    "held" in the peak's holders table and "Activations (forward pass)" in the OOM's live table right below it."""
+    from tests.support.paths import FIXTURES
+    from tests.support.run_report import run_report
+
+    rep = run_report(FIXTURES / "h200_memory", "torch_oom_snapshot").to_dict()
+    (m,) = [g["memory"] for h in rep["hosts"] for g in h["gpus"] if (g.get("memory") or {}).get("ooms")]
+    ids = {row[1] for row in m["top"]} | {row[1] for o in m["ooms"] for row in o["live"]}
+    assert "activations" in ids, ids
+    shown = _memory(m, False)
+    names = {row[1] for row in shown["top"]} | {row[1] for o in shown["ooms"] for row in o["live"]}
+    assert names == {memory_label(c) for c in ids}, names

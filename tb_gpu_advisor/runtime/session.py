@@ -181,12 +181,14 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
 
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
-    """Every file behind every host (each rank's file of a merged host) still has the (size, mtime) it was
-    discovered with."""
+    """Every file behind every host (each rank's file of a merged host), and every file read beside one
+    (``HostFile.beside``), still has the (size, mtime) it was discovered with."""
 
     try:
         return all(fsio.is_remote(path) or fsio.stat(path) == (size, mtime)
-                   for h in hosts for path, size, mtime in h.identity())
+                   for h in hosts for path, size, mtime in h.identity()) and \
+            all(fsio.is_remote(path) or fsio.stat_as_read(path) == (size, mtime)
+                for h in hosts for path, size, mtime in getattr(h, "beside", ()))
     except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
         return False
 

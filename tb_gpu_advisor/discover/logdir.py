@@ -44,7 +44,7 @@ from tb_gpu_advisor.formats.base import Format, Found, Groups, Layout, claimed_b
 from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -92,18 +92,24 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
     return _sorted(sessions)
 
 
-def _with_beside(host: HostFile, layout: Layout, objects: dict[str, tuple[int, int]]) -> HostFile:
+def with_beside(host: HostFile, objects: dict[str, tuple[int, int]] | None = None) -> HostFile:
     """``host`` with the files its format's reader reads beside each of its files (``Layout.beside``), as they are
     now (``HostFile.beside``): one stat each, locally as the reader reaches them (``fsio.stat_as_read``); in an
-    object store, from the listing just made (no request of their own)."""
+    object store, from the listing just made (``objects``: no request of their own; None: a stat each)."""
+    fmt = formats.REGISTRY.get(host.format)
+    return host if fmt is None else _with_beside(host, fmt.layout, objects)
+
+
+def _with_beside(host: HostFile, layout: Layout, objects: dict[str, tuple[int, int]] | None) -> HostFile:
+    """:func:`with_beside` by ``layout``."""
     found = []
     for f in host.ranks or (host,):
         for name in layout.beside(fsio.file_name(f.path)):
             path = fsio.sibling(f.path, name)
-            got = objects.get(str(path)) if fsio.is_remote(path) else fsio.stat_as_read(path)
+            got = objects.get(str(path)) if objects is not None and fsio.is_remote(path) else fsio.stat_as_read(path)
             if got is not None:
                 found.append((path, *got))
-    return dataclasses.replace(host, beside=tuple(found)) if found else host
+    return dataclasses.replace(host, beside=tuple(found)) if found or host.beside else host
 
 
 def _one_capture_per_session(sessions: list[Session], within_s: float) -> list[Session]:

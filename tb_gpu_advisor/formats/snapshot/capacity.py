@@ -14,7 +14,6 @@ are alike on nearly every machine).
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio

@@ -79,7 +79,7 @@ def _activations(m: HostMetrics) -> list[Finding]:
     step_bytes = g.peak_allocated_bytes - held
     grow = ""
     if step_bytes > 0 and g.capacity_bytes:
-        room = T("memory.usable_share") * g.capacity_bytes - held
+        room = mem.room(g) - held
         before, after = room / step_bytes, room / max(step_bytes - frees, 1)
         if after > before >= 0:
             grow = f" The step's own memory could then grow about {times(after)} before the GPU is full, instead of {times(before)}."

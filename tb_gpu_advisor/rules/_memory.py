@@ -140,6 +140,12 @@ def full_words(g: GpuMemory) -> str:
     return "full" if g.outside_bytes is not None else f"{pct(T('memory.usable_share'), 0)} full"
 
 
+def outside_part(g: GpuMemory) -> str:
+    """" (0.83 GiB of it outside the allocator)" after a share in use that counts those bytes (:func:`use_share`), else
+    "": the share is then more than the peak's own bytes over the capacity, and says why."""
+    return f" ({gb(g.outside_bytes)} of it outside the allocator)" if g.outside_bytes else ""
+
+
 def outside_words(g: GpuMemory) -> str:
     """", with 1.20 GiB more in use outside the allocator (...)," where the capacity record says so (:func:`outside`),
     else "": the share that follows counts them, so the sentence says what they are."""
@@ -189,7 +195,7 @@ def gpu_table(gpus: list[GpuMemory], ctx: Ctx, title: str = "GPU memory at the p
         rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes),
                      gb(g.capacity_bytes) + (" (allocator limit)" if g.capacity_source == "allocator limit" and
                                              g.capacity_bytes else "")
-                     + (f" ({gb(g.outside_bytes)} of it outside the allocator)" if g.outside_bytes else ""),
+                     + outside_part(g),
                      pct(share) if share is not None else "n/a", when(g, ctx), gb(g.breakdown.get("held")) if g.breakdown
                      else "n/a", gb(g.breakdown.get("activations", 0)) if g.breakdown else "n/a", gb(g.gap_bytes)])
     return Table(title, list(GPU_COLUMNS), rows)

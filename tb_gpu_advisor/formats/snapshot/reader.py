@@ -139,8 +139,8 @@ def _outside(trace: Trace, gpu: int, cap: "Capacity") -> None:
     record was taken at another moment (the allocator reserved more since): what lies outside is not known from it,
     and nothing is said of it but a note."""
     snap = trace.snapshot
-    if snap is None or gpu not in snap.state:
-        return
+    if snap is None or gpu not in snap.state or (cap.device is None and len(snap.state) > 1):
+        return  # the free bytes are one GPU's (``mem_get_info()`` of the current device): unnamed, not this one's
     outside = cap.total_bytes - cap.free_bytes - snap.state[gpu][0]
     if outside >= 0:
         snap.outside[gpu] = outside

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from contextlib import redirect_stderr, redirect_stdout
 
 from synthetic import jaxcapture, nsysexport as nx
@@ -195,3 +196,44 @@ def test_an_xplane_whose_profiler_warned_of_dropped_gpu_events_says_so(tmp_path)
     sc.write(tmp_path)
     (f,) = [f for f in _report(str(tmp_path))["findings"] if f["metric"] and f["metric"]["id"] == "dropped_records"]
     assert "5,120 GPU events it dropped (cupti activity buffer full)" in f["summary"]
+
+
+def _program_window_export(path: str, started_by_program: bool) -> None:
+    """The lost tail under a window the session's own settings record as Nsight 2025.6 writes them for any window:
+    ``START_TRIGGER`` Immediate, ``STOP_TRIGGER`` Delayed and ``RUN_DURATION_MS`` the session's length as it ran;
+    with ``started_by_program`` Nsight's diagnostic that the program's cudaProfilerStart opened it."""
+    said = ("Profiling started due to cudaProfilerStart API invoked in the application.",) if started_by_program else ()
+    nx.write_lost_kernel_records(path, options={"START_TRIGGER": "Immediate", "STOP_TRIGGER": "Delayed",
+                                                "CUDA_FLUSH_PERIOD": "0", "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false"},
+                                 diagnostics=said + ("Number of incomplete CUPTI events dropped: 80. Incomplete events "
+                                                     "appear when GPU timestamp information have not been retrieved at "
+                                                     "the time the profiling session was stopped.",))
+    con = sqlite3.connect(path)
+    (ns,) = con.execute("SELECT duration FROM ANALYSIS_DETAILS").fetchone()
+    con.execute("INSERT INTO META_DATA_CAPTURE VALUES ('RUN_DURATION_MS', ?)", (str(-(-ns // 1_000_000)),))
+    con.commit()
+    con.close()
+
+
+def test_a_window_the_program_opened_itself_is_not_read_as_a_duration(tmp_path):
+    """YiconRain/profiling's SGLang exports (h37-survey72; no licence, not kept) were recorded with
+    ``--capture-range=cudaProfilerApi --capture-range-end=stop`` and no ``--duration``, yet their settings read
+    ``STOP_TRIGGER`` Delayed, ``RUN_DURATION_MS`` 95 for a 94.3 ms session: Nsight writes the length the session ran.
+    By construction, the same settings with Nsight's diagnostic that cudaProfilerStart opened the window: the cause is
+    the program's own stop, with the fix that finishes the work before it.  On main: "the capture stopped on its
+    --duration of 0.1 s while the program still ran" and the --cuda-flush-interval fix that keeps a duration."""
+    path = str(tmp_path / "run.sqlite")
+    _program_window_export(path, started_by_program=True)
+    (f,) = _lost(_report(path))
+    assert "--duration of" not in f["summary"]
+    assert "the program opened and closed the window itself (cudaProfilerStart" in f["summary"]
+    first = f["actions"][0]
+    assert "right before cudaProfilerStop" in first["text"] and "--duration" not in (first["snippet"] or "")
+
+
+def test_control_the_same_settings_without_the_programs_start_still_read_as_its_duration(tmp_path):
+    """Control: the same export without the diagnostic keeps h37-lost3's reading of a session stopped by its length."""
+    path = str(tmp_path / "run.sqlite")
+    _program_window_export(path, started_by_program=False)
+    (f,) = _lost(_report(path))
+    assert "the capture stopped on its --duration of" in f["summary"]

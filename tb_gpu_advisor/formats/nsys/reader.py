@@ -885,6 +885,27 @@ def _program_window(schema: tb.Schema) -> bool:
     return bool(tb.diagnostic_texts(schema, _PROGRAM_START, limit=1))
 
 
+#: Nsight's diagnostics that a traced process's CUDA trace was finalized (its CUPTI counts, written as the trace of that
+#: process closes), and that the session stopped.
+_TRACE_CLOSED = ("Number of CUPTI events produced%", "Number of incomplete CUPTI events dropped%")
+_SESSION_STOPPED = "Profiling has stopped%"
+
+
+def _program_ended_first(schema: tb.Schema) -> bool:
+    """Whether a traced process's CUDA trace closed before the session stopped: the program had ended, so no
+    ``--duration`` stopped it while it ran.  Why: ``RUN_DURATION_MS`` is the length the session ran (one ms over it in
+    every export read here: nvllm's 3799 for 3798.4 ms, its CUPTI counts written 255 ms before the stop, the program
+    gone), and the requested ``--duration`` only where one ended it (``llm_startup_window``: 10000 for a 10,005 ms
+    session whose CUPTI counts follow the stop); h37-survey72."""
+    if not schema.has(tb.DIAGNOSTICS, "timestamp", "text"):
+        return False
+    q = f'SELECT min(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE ' + " OR ".join("text LIKE ?" for _ in _TRACE_CLOSED)
+    (closed,) = schema.con.execute(q, _TRACE_CLOSED).fetchone()
+    (stopped,) = schema.con.execute(f'SELECT min(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE text LIKE ?',
+                                    (_SESSION_STOPPED,)).fetchone()
+    return closed is not None and stopped is not None and closed < stopped
+
+
 def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | None) -> dict[str, str]:
     """What the export says of GPU records it did not write, as ``Trace.producer`` facts read only where the records
     show a loss (``job.kind.lost_launches``): ``records_dropped``, Nsight's own count of the records it dropped (its
@@ -909,7 +930,8 @@ def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | 
     unflushed = "and CUDA's trace buffers written only when full (no --cuda-flush-interval)" if period in ("", "0") \
         else ""
     program = _program_window(schema)
-    if duration and capture_ms and capture_ms >= _DURATION_STOP * duration and period in ("", "0") and not program:
+    if duration and capture_ms and capture_ms >= _DURATION_STOP * duration and period in ("", "0") and not program \
+            and not _program_ended_first(schema):
         no_stop = " or at a cudaProfilerStop (--flush-on-cudaprofilerstop=false)" if on_stop == "false" else ""
         out["records_cause"] = (f"the capture stopped on its --duration of {duration / 1000:,.1f} s while the program "
                                 f"still ran, with no flush of the CUDA trace's buffers on a period{no_stop}, so the records "

@@ -36,8 +36,7 @@ WINDOW_FIXES = {
                            "the recorded ones (the GPU tracer starts in the warm-up), with a PyTorch build made for "
                            "the installed driver's CUDA, or record the same steps with Nsight Systems.",
                            "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
-                           "\n    schedule=torch.profiler.schedule(wait=1, warmup=2, active=3),\n)\n"
-                           "# or: nsys profile -t cuda,nvtx -o run python script.py"),),
+                           "\n    schedule=torch.profiler.schedule(wait=1, warmup=2, active=3),\n)"),),
     # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a
     # build without Kineto, where torch.profiler falls back to it whatever activities it is given ...
     "no_kineto": (("This PyTorch build has no Kineto (torch.autograd.kineto_available() returns False), so "

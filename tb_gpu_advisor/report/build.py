@@ -658,7 +658,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         kind += f" ({job['engine']})"
     bits = [f"Job: {kind} [{job.get('kind_confidence', '?')} confidence: {job.get('kind_evidence', '')}]"]
     if job.get("phase") and job["phase"] != "steady":
-        bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
+        bits.append(f"phase {job['phase']} ({_pct(job.get('one_time_share') or 0, 0)} of the window in one-time costs)")
     if job.get("version"):
         bits.append(f"written by {job['version']}")
     if no_gpu_step(job):  # the title says it: no step to time -- but a loop the host marks ran, and took its time

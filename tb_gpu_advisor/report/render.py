@@ -75,7 +75,7 @@ def _num(v: Any, nd: int = 2) -> str:
 
 
 def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"
+    return "-" if v is None else pct(v)
 
 
 def _hosts_text(f: Finding) -> str:
@@ -706,7 +706,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
         out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
     if f.saving is not None:
         out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} {f'of the {one}' if one else 'per step'} "
-                   f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
+                   f"({pct(f.saving.percent_of_step / 100)}), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
                    f"[{window_span(w)}]")

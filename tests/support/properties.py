@@ -105,6 +105,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   finding read CRITICAL); ``order`` lets a finding at that ceiling save more than a stronger one.
 * ``in-use`` -- a fix the capture shows in use (``capture.applied``) is never told again, in any fix's words or code,
   on that host (d2d_v100, torch_compile_cudagraphs_inference: "or let torch.compile fuse the small ops").
+* ``zero-share`` -- a share of a time above zero never prints as zero: "15 us of the 585.2 ms pass (<0.1%)", never
+  "(0.0%)" (``common.fmt.pct``, the one formatter of shares; h37-coldshare34), nor a share metric's display.
 * ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
   (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
 * ``the-others`` -- one other GPU or rank is "the other GPU", never "the others" nor "the other 1 rank"
@@ -1926,6 +1928,32 @@ def share_of_time_problems(where: str, f: Finding) -> list[str]:
     return out
 
 
+#: a time and, in the same clause, a share printed in parentheses after the whole it is of: "15 us of the 585.2 ms
+#: pass (0.0%)", "29.0 ms of the steps' 5.26 s in all (0.6%)"
+_TIME_SHARE = re.compile(_TIME + r" of [^;()%]{0,60}?" + _TIME + r"[^;()%.]{0,40}? \((?P<p>\d+(?:\.\d+)?)%\)")
+
+
+def zero_share_problems(where: str, text: str) -> list[str]:
+    """``zero-share``: a share of a time printed above zero never reads "0.0%" (``common.fmt.pct`` writes "<0.1%"),
+    nor does a metric's display whose value is above zero -- "the GPU waiting in them 15 us of the 585.2 ms pass
+    (0.0%)" said the wait was none (h37-coldwords33 *Left* 2: wild/pexsi_a100_pageable_sync)."""
+    out = []
+    for m in _TIME_SHARE.finditer(" ".join(text.split())):
+        if _ms(m.group(1), m.group(2)) > 0 and float(m.group("p")) == 0:
+            out.append(f"zero-share: {where}: '{m.group(0)[:120]}' prints a share of zero beside a time above zero")
+    return out
+
+
+def _metric_zero_problems(where: str, f: Finding) -> list[str]:
+    """``zero-share`` on a finding's metric: a share above zero whose display reads 0% at its digits."""
+    mt = f.metric
+    if mt is None or mt.unit != "share" or not isinstance(mt.value, (int, float)) or mt.value <= 0:
+        return []
+    if re.match(r"0(?:\.0+)?%", str(mt.display or "")):
+        return [f"zero-share: {where}: {f.id}: metric {mt.id} {mt.value:g} displays {mt.display!r}"]
+    return []
+
+
 #: a line of code only Python reads: an import, a ``with`` block, a call on a module's attribute or an assignment of a call
 _PY_LINE = re.compile(r"^(?:from [\w.]+ import |import [\w.]+|with .+:$|[\w.\[\]]+ = [\w.]+\(|[\w.]+\.\w+\(.*\)$)")
 #: a line only a shell reads: a command-line tool, an environment variable set for a command
@@ -2693,6 +2721,7 @@ def report_violations(report: Report) -> list[str]:
             out += input_account_problems(f.id, f)
             out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
+            out += zero_share_problems(f"{h.host}: {f.id}", _finding_text(f)) + _metric_zero_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms) + title_count_problems(h.host, h.findings)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)

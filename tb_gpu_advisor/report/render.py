@@ -494,7 +494,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append("")
     roof = roofline_rows(h)
     if roof:
-        out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
+        out.append(f"GEMM shapes against their roofline on {h.host} (per step; {ROOF_TIME})")
         out.extend("  " + line for line in text_table(ROOF_COLS, roof))
         out.append("")
     note = _steps_note(h)
@@ -625,6 +625,9 @@ def roofline_rows(h, n: int | None = 5) -> list[list[str]]:  # noqa: ANN001 - a 
              _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
 
 
+#: what the roofline's ms/step is: each shape's own kernel time, concurrent kernels each counted -- a rate is FLOPs over
+#: the time its kernels ran, so it is not the kernel classes' time, each microsecond once (h37-coldshare34)
+ROOF_TIME = "ms/step: each shape's own kernel time, concurrent kernels each counted"
 ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
               "of roofline", "bound"]
 
@@ -833,7 +836,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append("")
     roof = roofline_rows(h, 10)
     if roof:
-        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
+        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step; {ROOF_TIME})")
         out.append("")
         out += md_table(ROOF_COLS, roof)
         out.append("")

@@ -105,6 +105,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   finding read CRITICAL); ``order`` lets a finding at that ceiling save more than a stronger one.
 * ``in-use`` -- a fix the capture shows in use (``capture.applied``) is never told again, in any fix's words or code,
   on that host (d2d_v100, torch_compile_cudagraphs_inference: "or let torch.compile fuse the small ops").
+* ``table-whole`` -- a table's parts never exceed the whole they are shown under: the kernels table's ``wall us`` and
+  the ops table's ``kernel wall us``, per step and GPU, are at most the kernel classes' ``us_per_step`` summed, each
+  class at most its kernels' own time, and a diff's kernel and op changes of a side at most its classes (h37-coldshare34:
+  a diff of wild/extrap_parallel_kernels_gtx1060 showed 895.6 ms/step of kernels under 467.9 ms/step of classes).
 * ``zero-share`` -- a share of a time above zero never prints as zero: "15 us of the 585.2 ms pass (<0.1%)", never
   "(0.0%)" (``common.fmt.pct``, the one formatter of shares; h37-coldshare34), nor a share metric's display.
 * ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
@@ -2751,6 +2755,7 @@ def report_violations(report: Report) -> list[str]:
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
         out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h) + unrecorded_reason_problems(h.host, h)
+        out += table_whole_problems(h)
     out += no_gpu_session_step_problems(report)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
@@ -2880,7 +2885,56 @@ def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:
                 if v is not None and step and _over(v * scale, step):
                     out.append(f"part<=whole: diff {key} {ch.get('label')!r} {side} {v:,.1f} "
                                f"{'ms' if scale == 1.0 else 'us'}/step in a {step:.1f} ms step")
-    return out + card_noise_problems(diff)
+    return out + diff_table_whole_problems(diff) + card_noise_problems(diff)
+
+
+def _beyond(part: float, whole: float) -> bool:
+    """A sum of rounded parts over its whole beyond what the rounding (3 decimals a row) and a thousandth may hide."""
+    return part > whole * 1.001 + 0.01
+
+
+def diff_table_whole_problems(diff: dict) -> list[str]:
+    """``table-whole`` on a diff: the kernel changes and the op changes of a side, summed, are at most that side's
+    kernel classes summed -- the screen shows them under the classes, in one unit (us/step, each microsecond once).
+    Main: a diff of wild/extrap_parallel_kernels_gtx1060 read its kernels from their own durations, 895.6 ms/step
+    under 467.9 ms/step of classes (h37-classsum33 *Left* 1, h37-coldshare34)."""
+    out = []
+    for side in ("base", "new"):
+        whole = sum(ch.get(side) or 0.0 for ch in diff.get("kernel_classes") or [])
+        if not whole:
+            continue
+        for key in ("kernels", "ops"):
+            part = sum(ch.get(side) or 0.0 for ch in diff.get(key) or [])
+            if _beyond(part, whole):
+                out.append(f"table-whole: diff {key} {side} sum {part:,.1f} us/step over the kernel classes' "
+                           f"{whole:,.1f} us/step they are shown under")
+    return out
+
+
+def table_whole_problems(h: HostReport) -> list[str]:
+    """``table-whole``: a table's parts never exceed the whole they are shown under.  The kernels table's ``wall us``
+    and the ops table's ``kernel wall us`` (each kernel's part of the GPU's time, each microsecond once), summed per
+    step and GPU, are at most the kernel classes' ``us_per_step`` summed; and each class's ``us_per_step`` (each
+    microsecond once) is at most its ``kernel_us_per_step`` (its kernels' own durations)."""
+    classes = h.kernel_classes or []
+    whole = sum(c.get("us_per_step") or 0.0 for c in classes)
+    out = []
+    for c in classes:
+        own, once = c.get("kernel_us_per_step"), c.get("us_per_step")
+        if own is not None and once is not None and _beyond(once, own):
+            out.append(f"table-whole: {h.host}: kernel class {c.get('class')!r} {once:,.3f} us/step once over its "
+                       f"kernels' own {own:,.3f} us/step")
+    per = float((h.steps or {}).get("count") or 1) * max(1, sum(1 for g in h.gpus if g.kernel_count))
+    for name, col in (("kernels", "wall us"), ("ops", "kernel wall us")):
+        t = getattr(h, name)
+        if t is None or col not in t.columns or not classes:
+            continue
+        i = t.columns.index(col)
+        part = sum(_num(r[i]) or 0.0 for r in t.rows) / per
+        if _beyond(part, whole):
+            out.append(f"table-whole: {h.host}: the {name} table's {col!r} sums to {part:,.1f} us/step over the "
+                       f"kernel classes' {whole:,.1f} us/step")
+    return out
 
 
 def card_noise_problems(diff: dict) -> list[str]:

@@ -434,6 +434,10 @@ class OpStat:
     tensor_core_share: float | None  # share of its kernel time in TC kernels; None without kernels
     precision: str  # dominant precision by kernel time ("" without kernels)
     is_eager: bool = False
+    #: its kernels' part of the GPU's time in the kept steps, each microsecond once (``KernelStat.wall_us`` summed:
+    #: kernels on concurrent streams share the time they overlap), where ``kernel_total_us`` sums their own durations;
+    #: None: not measured (as ``kernel_total_us``)
+    kernel_wall_us: float | None = None
 
 
 # --------------------------------------------------------------------------- memcpy

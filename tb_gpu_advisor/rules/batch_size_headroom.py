@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.fmt import gb, times
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
-from tb_gpu_advisor.rules.base import Ctx, T, finding, grade, pct, rule, value_metric
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, pct, rule, value_metric
 
 ID = "batch_size_headroom"
 

@@ -517,7 +517,8 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
                "reserved_changes_per_step": json_float(g.reserved_changes_per_step, 3),
                "breakdown": dict(g.breakdown), "top": [[h.name, h.category, h.bytes, h.count] for h in g.top],
                "step_peaks": [list(r) for r in g.step_peaks], "timeline": dict(g.timeline), "note": g.note,
-               **({"held_by_lifetime_bytes": g.held_by_lifetime_bytes} if g.held_by_lifetime_bytes else {})}
+               **({"held_by_lifetime_bytes": g.held_by_lifetime_bytes} if g.held_by_lifetime_bytes else {}),
+               **({"outside_bytes": g.outside_bytes} if g.outside_bytes is not None else {})}
     if ooms:
         out["ooms"] = [{"requested_bytes": o.requested_bytes, "device_free_bytes": o.device_free_bytes,
                         "allocated_bytes": o.allocated_bytes, "reserved_bytes": o.reserved_bytes, "frames": o.frames,

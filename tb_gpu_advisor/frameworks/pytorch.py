@@ -10,6 +10,8 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
@@ -1844,6 +1846,36 @@ def is_collective_op(name: str) -> bool:
     return name.startswith(COLLECTIVE_OP_PREFIXES)
 
 
+#: The ATen op that performs a copy between devices, whatever called it (``.to``, ``.cuda``, ``_to_copy``):
+#: ``copy_(self, src, non_blocking)``, the op whose ``External id`` the copy's runtime call and device record carry.
+COPY_OP = "aten::copy_"
+#: where ``copy_``'s ``non_blocking`` flag stands among its recorded inputs (``Concrete Inputs``)
+_COPY_NON_BLOCKING_AT = 2
+
+
+def is_copy_op(name: str) -> bool:
+    """The ATen copy op, whose recorded inputs (``record_shapes``) say whether it was called ``non_blocking``."""
+    return name == COPY_OP
+
+
+def copy_non_blocking(args: Mapping[str, Any]) -> bool | None:
+    """Whether a ``copy_`` call asked for ``non_blocking=True``, as its recorded inputs say (``Concrete Inputs``:
+    ``["", "", "True"]``); None where they do not record it (no ``record_shapes``, PyTorch before 1.10).  Why from
+    the op: a copy from pageable memory blocks the host whatever the call asked, so the copy's own record cannot tell
+    a loop that already passes ``non_blocking=True`` from one that does not (h37-nonblock33)."""
+    concrete = args.get("Concrete Inputs")
+    if not isinstance(concrete, list) or len(concrete) <= _COPY_NON_BLOCKING_AT:
+        return None
+    flag = str(concrete[_COPY_NON_BLOCKING_AT]).strip().lower()
+    return True if flag == "true" else False if flag == "false" else None
+
+
+#: What shows a program's uploads called ``non_blocking=True`` (``metrics.memcpy.applied``): every copy to the GPU
+#: whose ``copy_`` op records its inputs asked for it
+NON_BLOCKING_UPLOADS = ("copies to the GPU called with non_blocking=True (every H2D copy's aten::copy_ records it "
+                        "among its inputs)")
+
+
 #: ATen's dtype spellings (``Input type``, ``dtype``) -> bytes per element.
 DTYPE_BYTES = {"float": 4, "Float": 4, "c10::BFloat16": 2, "BFloat16": 2, "c10::Half": 2, "Half": 2, "double": 8,
                "Double": 8, "long int": 8, "Long": 8, "int": 4, "Int": 4, "short int": 2, "Short": 2,
@@ -2039,13 +2071,49 @@ def _uploads_kept(a: Action) -> Action | None:
     return Action(text=text, snippet="\n".join(marked) if a.snippet is not None else None, snippet_lang=a.snippet_lang)
 
 
-def _kept_line(line: str) -> str:
+def _kept_line(line: str, kept: str = _KEPT) -> str:
     """A code line that pins or copies an upload asynchronously, its comment saying the trace shows it done."""
     code, sep, comment = line.partition("   # ")
-    return f"{code}   # {comment}; {_KEPT}" if sep else f"{line}   # {_KEPT}"
+    return f"{code}   # {comment}; {kept}" if sep else f"{line}   # {kept}"
 
 
-FIX_REST = {"pinned_async_h2d": _uploads_kept}
+#: what a code line that copies ``non_blocking`` says beside it, where the copies ask for it already
+_KEPT_NON_BLOCKING = "as already: non_blocking=True"
+#: A fix's ``non_blocking=True`` line (not one of a read-back's pinned destination, :data:`_UPLOAD_PIN_CODE`'s rule)
+_NON_BLOCKING_CODE = re.compile(r"\.(?:to|cuda)\([^)]*non_blocking=True|\.copy_\(\w*pinned\w*, non_blocking=True")
+#: The words of fixes that ask for asynchronous uploads, for a trace whose uploads ask for them already but copy from
+#: pageable memory: the pinning is the rest of the fix (h37-nonblock33: ``wild/loader_pass_rtx5070ti``'s batch copy,
+#: ``copy_(..., non_blocking=True)`` from pageable memory, was told to add ``non_blocking=True``)
+_PINNING_WORDS = {
+    NON_BLOCKING.text: "Copy batches to the GPU from pinned memory (pin_memory=True in the DataLoader): the copies ask "
+                       "for non_blocking=True already, but from pageable memory the driver stages each one and the "
+                       "host waits for it.",
+    BETWEEN_PASSES.text: "Prepare the next input while the GPU runs this one (tokenise and copy ahead, from pinned "
+                         "memory: the copies ask for non_blocking=True already): the GPU then never waits between "
+                         "forward passes.",
+}
+#: the clauses of fixes that ask for the flag among other levers, and what each says where the copies ask for it
+_ASKS_FLAG = (("pin its batches and copy them with non_blocking=True;",
+               "pin its batches (the copies ask for non_blocking=True already);"),
+              ("from pinned memory with non_blocking=True,", "from pinned memory (non_blocking=True as already),"))
+
+
+def _non_blocking_kept(a: Action) -> Action | None:
+    """Fix ``a`` for a trace whose uploads ask for ``non_blocking=True`` already but are not all pinned
+    (``non_blocking_h2d``): its words less the request for the flag, each code line that copies ``non_blocking``
+    marked as kept (not removed: a copy without it would block even once pinned); None where the fix holds no such
+    lever.  Why keep the rest: the pinning is still news, and without it the flag does nothing."""
+    text = _PINNING_WORDS.get(a.text, a.text)
+    for asks, said in _ASKS_FLAG:
+        text = text.replace(asks, said)
+    lines = (a.snippet or "").split("\n")
+    marked = [_kept_line(ln, _KEPT_NON_BLOCKING) if _NON_BLOCKING_CODE.search(ln) else ln for ln in lines]
+    if text == a.text and marked == lines:
+        return None
+    return Action(text=text, snippet="\n".join(marked) if a.snippet is not None else None, snippet_lang=a.snippet_lang)
+
+
+FIX_REST = {"pinned_async_h2d": _uploads_kept, "non_blocking_h2d": _non_blocking_kept}
 #: Fixes that act on something a trace may not hold: the fused optimizer needs an optimizer step.
 FIX_NEEDS = {FUSED_OPTIMIZER.text: ("an optimizer step", lambda n: is_step_end_event(n) or _fused_optimizer_op(n))}
 #: Code that records CUDA graphs: torch.compile's mode, the graph APIs.

@@ -1863,24 +1863,39 @@ def is_collective_op(name: str) -> bool:
 #: The ATen op that performs a copy between devices, whatever called it (``.to``, ``.cuda``, ``_to_copy``):
 #: ``copy_(self, src, non_blocking)``, the op whose ``External id`` the copy's runtime call and device record carry.
 COPY_OP = "aten::copy_"
-#: where ``copy_``'s ``non_blocking`` flag stands among its recorded inputs (``Concrete Inputs``)
-_COPY_NON_BLOCKING_AT = 2
+#: The ATen ops of a copy to a device whose recorded inputs (``Concrete Inputs``) hold its ``non_blocking`` flag: op ->
+#: the number of inputs of each overload -> where the flag stands among them.  From the op schemas, as PyTorch records
+#: them (wild/loader_pass_rtx5070ti: ``.to('cuda', non_blocking=True)`` records ``aten::to`` ``["", "6", "0", "", "",
+#: "True", "False", ""]`` over ``aten::_to_copy`` ``["", "6", "0", "", "", "True", ""]`` over ``aten::copy_`` ``["",
+#: "", "True"]``): ``copy_(self, src, non_blocking)``; ``to.dtype(self, dtype, non_blocking, copy, memory_format)``
+#: and ``to.other(self, other, non_blocking, ...)``; ``to.device(self, device, dtype, non_blocking, copy,
+#: memory_format)``; ``to.dtype_layout(self, dtype, layout, device, pin_memory, non_blocking, copy, memory_format)``;
+#: ``_to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format)``.  A copy's ``External id`` is
+#: its innermost op's -- ``copy_`` in every trace read --; the callers pass ``copy_`` their own flag, so the one the id
+#: names tells it whichever of them it is (h37-nonblock34).
+COPY_OPS_NON_BLOCKING_AT: dict[str, dict[int, int]] = {COPY_OP: {3: 2}, "aten::to": {5: 2, 6: 3, 8: 5},
+                                                       "aten::_to_copy": {7: 5}}
 
 
 def is_copy_op(name: str) -> bool:
-    """The ATen copy op, whose recorded inputs (``record_shapes``) say whether it was called ``non_blocking``."""
-    return name == COPY_OP
+    """An ATen op of a copy to a device, whose recorded inputs (``record_shapes``) say whether it was called
+    ``non_blocking``."""
+    return name in COPY_OPS_NON_BLOCKING_AT
 
 
-def copy_non_blocking(args: Mapping[str, Any]) -> bool | None:
-    """Whether a ``copy_`` call asked for ``non_blocking=True``, as its recorded inputs say (``Concrete Inputs``:
-    ``["", "", "True"]``); None where they do not record it (no ``record_shapes``, PyTorch before 1.10).  Why from
-    the op: a copy from pageable memory blocks the host whatever the call asked, so the copy's own record cannot tell
-    a loop that already passes ``non_blocking=True`` from one that does not (h37-nonblock33)."""
+def copy_non_blocking(args: Mapping[str, Any], op: str = COPY_OP) -> bool | None:
+    """Whether a copy op ``op`` (:data:`COPY_OPS_NON_BLOCKING_AT`) asked for ``non_blocking=True``, as its recorded
+    inputs say (``copy_``'s ``Concrete Inputs``: ``["", "", "True"]``); None where they do not record it (no
+    ``record_shapes``, PyTorch before 1.10) or record an overload of another schema.  Why from the op: a copy from
+    pageable memory blocks the host whatever the call asked, so the copy's own record cannot tell a loop that already
+    passes ``non_blocking=True`` from one that does not (h37-nonblock33)."""
     concrete = args.get("Concrete Inputs")
-    if not isinstance(concrete, list) or len(concrete) <= _COPY_NON_BLOCKING_AT:
+    if not isinstance(concrete, list):
         return None
-    flag = str(concrete[_COPY_NON_BLOCKING_AT]).strip().lower()
+    at = COPY_OPS_NON_BLOCKING_AT.get(op, {}).get(len(concrete))
+    if at is None:
+        return None
+    flag = str(concrete[at]).strip().lower()
     return True if flag == "true" else False if flag == "false" else None
 
 

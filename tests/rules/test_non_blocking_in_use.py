@@ -12,13 +12,21 @@ and its control with the flag recorded False (a ``cudaStreamSynchronize`` after 
 
 from __future__ import annotations
 
+import gzip
+import json
+
 from synthetic import torchtrace
 from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.frameworks.base import refilled
+from tb_gpu_advisor.frameworks.pytorch import PIN_MEMORY
+from tb_gpu_advisor.model.schema import Action
 from tests.support.paths import FIXTURES
-from tests.support.properties import in_use_problems
+from tests.support.properties import fix_twice_problems, in_use_problems
 from tests.support.run_report import run_report
 
 _ALREADY = "copies to the GPU called with non_blocking=True"
+#: what a code line the trace shows done says beside it
+_KEPT = "as already: non_blocking=True"
 
 
 def _host(folder, run):
@@ -81,3 +89,66 @@ def test_real_non_blocking_pageable_batch_is_not_told_to_add_the_flag():
     assert all("as already: non_blocking=True" in ln for ln in _flag_lines(h))
     assert not in_use_problems(h.host, h)  # "tokenise and copy ahead, pinned memory, non_blocking copies" on main
     _still_pinned(h)
+
+
+# h37-nonblock34: the flag in use is said once per finding -- its summary's "Already in use, so not suggested" --,
+# never in each fix, and the fixes are composed from their templates, never reworded (CI failed both laws on
+# nonblock33's merge: "the copies ask for non_blocking=true already" in two fixes of loader_pass's excessive_memcpy,
+# and ``text.replace(asks, said)``)
+
+def _once_per_finding(h) -> None:
+    assert "non_blocking_h2d" in h.capture["applied"]
+    assert not fix_twice_problems(h.host, h.findings)
+    for f in h.findings:
+        told = [a.text for a in f.actions if "already" in a.text and "non_blocking" in a.text]
+        assert not told, (f.id, told)  # the summary says it, once
+        if any(_KEPT in (a.snippet or "") for a in f.actions):
+            assert f.summary.count(_ALREADY) == 1, f.summary
+
+
+def test_real_finding_says_the_flag_in_use_once():
+    """On 4df04bb4 (nonblock33): 'fix-twice: ... excessive_memcpy:resnet50_cuda_batch8_224 tells 'the copies ask for
+    non_blocking=true already' in two of its fixes'; on main no ``non_blocking_h2d``."""
+    h = _host(FIXTURES / "wild", "loader_pass_rtx5070ti")
+    _once_per_finding(h)
+    memcpy = next(f for f in h.findings if f.rule == "excessive_memcpy")
+    assert sum("pin its batches" in a.text for a in memcpy.actions) == 1  # the pinning once: PIN_MEMORY's
+
+
+def test_generator_finding_says_the_flag_in_use_once(tmp_path):
+    torchtrace.write_run(str(tmp_path), torchtrace.PAGEABLE_NON_BLOCKING_INPUT, run="nb")
+    h = _host(tmp_path, "nb")
+    _once_per_finding(h)
+    _still_pinned(h)
+    bound = next(f for f in h.findings if f.rule == "input_bound")
+    assert any("pin its batches" in a.text for a in bound.actions)  # the flag's fix less the flag: the pinning
+
+
+def test_the_pinning_fix_is_refilled_from_its_template():
+    """PIN_MEMORY as the rule fills it (``{copies}``), told as its template without the flag's clause, the rule's
+    words kept; a text that is not the template filled is left alone."""
+    copies = "the H2D copy of 4.8 MB in the pass"
+    filled = PIN_MEMORY.text.format(copies=copies)
+    rest = pytorch.FIX_REST["non_blocking_h2d"](Action(filled))
+    assert rest is not None and copies in rest.text and "non_blocking" not in rest.text
+    assert rest.text == refilled(filled, PIN_MEMORY.text, pytorch._pin_memory(""))
+    assert refilled("Copy from somewhere else.", PIN_MEMORY.text, pytorch._pin_memory("")) is None
+    assert refilled("a 1 b 1", "a {x} b {x}", "<{x}>") == "<1>" and refilled("a 1 b 2", "a {x} b {x}", "{x}") is None
+
+
+def test_the_callers_flag_is_read_where_their_schema_puts_it():
+    """``aten::to`` (its overloads of 5, 6 and 8 inputs) and ``aten::_to_copy`` pass ``copy_`` their own flag: read
+    from each, it agrees with the ``copy_`` each holds on its thread, in loader_pass_rtx5070ti's recorded inputs (its
+    batch's ``.to('cuda', non_blocking=True)`` True, every other copy False).  On main: no ``op`` to read by."""
+    with gzip.open(FIXTURES / "wild" / "loader_pass_rtx5070ti" / "resnet50_cuda_batch8_224.35548.pt.trace.json.gz") as fh:
+        ops = [e for e in json.load(fh)["traceEvents"] if e.get("cat") == "cpu_op" and pytorch.is_copy_op(e["name"])]
+    copies = [e for e in ops if e["name"] == pytorch.COPY_OP]
+    read = {True: 0, False: 0}
+    for caller in (e for e in ops if e["name"] != pytorch.COPY_OP):
+        inner = [c for c in copies if c["tid"] == caller["tid"] and caller["ts"] <= c["ts"] <= caller["ts"] + caller["dur"]]
+        if not inner:  # a cast on the host: no copy_ under it
+            continue
+        flag = pytorch.copy_non_blocking(caller["args"], caller["name"])
+        assert flag is not None and flag == pytorch.copy_non_blocking(inner[0]["args"]), caller
+        read[flag] += 1
+    assert read[True] >= 2 and read[False] >= 2, read  # the batch's aten::to and _to_copy; the other copies

@@ -400,7 +400,8 @@ def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, d
 def _h2d_non_blocking(kt: KinetoTrace, is_dev: np.ndarray) -> tuple[int, int] | None:
     """``Trace.h2d_non_blocking``: of the copies to a GPU whose copy op records its inputs, how many that op called
     ``non_blocking=True``, and how many in all; None where none records them.  A copy's device record carries the
-    ``External id`` of the op that made it (the innermost: ``aten::copy_``), whose ``Concrete Inputs`` hold the flag;
+    ``External id`` of the op that made it (the innermost: ``aten::copy_``; ``aten::to`` / ``_to_copy`` read alike where
+    the id names one), whose ``Concrete Inputs`` hold the flag;
     in merged ranks' files an id is looked up in its own file's rows (each rank numbers its ids from its own start)."""
     if not kt.op_args:
         return None
@@ -408,8 +409,9 @@ def _h2d_non_blocking(kt: KinetoTrace, is_dev: np.ndarray) -> tuple[int, int] | 
     part = _file_of_row(kt)
     flag_of_ext: dict[tuple[int, int], bool] = {}
     for row, args in kt.op_args.items():
-        if pytorch.is_copy_op(names[int(kt.name[row])]) and kt.external_id[row] >= 0:
-            flag = pytorch.copy_non_blocking(args)
+        name = names[int(kt.name[row])]
+        if pytorch.is_copy_op(name) and kt.external_id[row] >= 0:
+            flag = pytorch.copy_non_blocking(args, name)
             if flag is not None:
                 flag_of_ext[(int(part[row]), int(kt.external_id[row]))] = flag
     h2d = [i for i, n in enumerate(names) if devices.copy_direction(n) == "h2d"]

@@ -178,14 +178,28 @@ class Rank:
         self._flow(launch_at, first, COMPUTE_STREAM)
         self.host_us += launch_us + 30.0
 
-    def copy_h2d(self, mb: float, us: float, pageable: bool = False) -> None:
+    def copy_h2d(self, mb: float, us: float, pageable: bool = False, non_blocking: bool | None = None) -> None:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a
         copy of a pageable tensor, as ``x.to('cuda')`` makes one -- the copy waits for its stream in
-        ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done."""
+        ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done.
+        ``non_blocking``: the op's inputs recorded (``record_shapes``), its ``non_blocking`` flag this; a pageable
+        copy asked ``non_blocking=True`` makes no stream sync, but the driver stages it from pageable memory inside
+        ``cudaMemcpyAsync``, which returns only once the copy is done -- the host is held all the same."""
         op = self.cpu("aten::copy_", 0.0 if pageable else 20.0, advance=False)
+        if non_blocking is not None:
+            dims = [1 << 18, int(mb * 4)]  # float32 elements, as Kineto writes a tensor's dims
+            op["args"].update({"Input Dims": [dims, dims, []], "Input type": ["float", "float", "Scalar"],
+                               "Concrete Inputs": ["", "", str(non_blocking)]})
         launch_at, start = self._h2d_copy(op, mb, us, "Pageable" if pageable else "Pinned")
         if not pageable:
             self.host_us += 20.0
+            self.step_kernels.append((start, start + us))
+            return
+        if non_blocking:
+            call = self.host[-1]
+            call["dur"] = round(start + us + 2.0 - launch_at, 3)
+            op["dur"] = round(launch_at + call["dur"] + 4.0 - self.host_us, 3)
+            self.host_us += op["dur"]
             self.step_kernels.append((start, start + us))
             return
         sync_at = launch_at + 14.0
@@ -573,9 +587,9 @@ def _small_gemms(r: Rank) -> None:
     r.sync()
 
 
-def _input(r: Rank, pageable: bool = False) -> None:
+def _input(r: Rank, pageable: bool = False, non_blocking: bool | None = None) -> None:
     r.cpu(DATALOADER, 10_000.0)
-    r.copy_h2d(32.0, 1_300.0, pageable=pageable)
+    r.copy_h2d(32.0, 1_300.0, pageable=pageable, non_blocking=non_blocking)
     _healthy(r)
 
 
@@ -1565,6 +1579,14 @@ def back_to_back_updates(updates: int, update_us: float = 30.0, nested: bool = F
 #: its own).
 PAGEABLE_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True)), ["input_bound"], [],
                           "the batch copied pageable")
+#: The same loop recorded with ``record_shapes``, its batch copied from pageable memory by ``x.to('cuda',
+#: non_blocking=True)``: the copy's ``aten::copy_`` records ``non_blocking`` True, the copy still holds the host in
+#: its ``cudaMemcpyAsync`` (h37-nonblock33).  By construction the flag is in use and the pinning is not.
+PAGEABLE_NON_BLOCKING_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True, non_blocking=True)),
+                                       ["input_bound"], [], "the batch copied pageable, non_blocking=True")
+#: Its control: the same shapes recorded, the copy called without ``non_blocking`` (the flag False, the stream sync)
+PAGEABLE_BLOCKING_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True, non_blocking=False)),
+                                   ["input_bound"], [], "the batch copied pageable, non_blocking=False")
 
 
 SCENARIOS: dict[str, Scenario] = {

@@ -687,6 +687,9 @@ class Trace:
     #: host event index of a collective op -> (its process group, e.g. "pg 1 (tp)", or None; its sequence number in
     #: that group, or None), where the file records them (PyTorch ``record_param_comms``)
     collective_groups: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
+    #: of the copies to a GPU whose copy op records its inputs (PyTorch ``record_shapes``: ``aten::copy_``'s
+    #: ``non_blocking``), (how many asked for ``non_blocking=True``, how many in all); None where none records them
+    h2d_non_blocking: tuple[int, int] | None = None
     #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
     world_size: int | None = None
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says

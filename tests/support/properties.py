@@ -1672,10 +1672,13 @@ _IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
                  # destination (``_NOT_UPLOAD``), a lever of the copies back
                  "pinned_async_h2d": (r"\bcop(?:y|ies|ied)\b[^.;]*\basynchronous(?:ly)?\b[^.;]*\bpinned\b|"
                                       + r"\binto pinned memory\b|\bpin_memory=True\b|\bnon_blocking\b",
-                                      r"non_blocking=True|pin_memory(?:=True|\(\))")}
+                                      r"non_blocking=True|pin_memory(?:=True|\(\))"),
+                 # uploads asking for non_blocking=True (their copy ops' recorded inputs), pageable or not: the flag,
+                 # in words or code (h37-nonblock33)
+                 "non_blocking_h2d": (r"\bnon_blocking\b", r"non_blocking=True")}
 #: Per fix in use, a clause or line that names it for another object: a read-back's pinned destination is no upload
 _NOT_UPLOAD = re.compile(r"\bdestination\b|\bback\b|\bbuf\b", re.IGNORECASE)
-_OTHER_OBJECT = {"pinned_async_h2d": _NOT_UPLOAD}
+_OTHER_OBJECT = {"pinned_async_h2d": _NOT_UPLOAD, "non_blocking_h2d": _NOT_UPLOAD}
 #: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode
 _NOT_TOLD = re.compile(r"\bkeep\b|\balready\b|reduce-overhead|\bmode\b|\bneeds\b|\bwithout\b|\boff\b", re.I)
 _CLAUSES = re.compile(r"[.;:]\s+|\s+--\s+|,\s+or\s+|\(|\)")

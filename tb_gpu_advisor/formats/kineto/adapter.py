@@ -147,7 +147,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems),  # a file cut off or malformed; GPU records the profiler lost are job.kind's
-        **_collective_messages(kt, host_order),
+        **_collective_messages(kt, host_order), h2d_non_blocking=_h2d_non_blocking(kt, is_dev),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
@@ -444,6 +444,39 @@ def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, d
         if group != (None, None):
             out["collective_groups"][j] = group
     return out
+
+
+def _h2d_non_blocking(kt: KinetoTrace, is_dev: np.ndarray) -> tuple[int, int] | None:
+    """``Trace.h2d_non_blocking``: of the copies to a GPU whose copy op records its inputs, how many that op called
+    ``non_blocking=True``, and how many in all; None where none records them.  A copy's device record carries the
+    ``External id`` of the op that made it (the innermost: ``aten::copy_``; ``aten::to`` / ``_to_copy`` read alike where
+    the id names one), whose ``Concrete Inputs`` hold the flag;
+    in merged ranks' files an id is looked up in its own file's rows (each rank numbers its ids from its own start)."""
+    if not kt.op_args:
+        return None
+    names = list(kt.names)
+    part = _file_of_row(kt)
+    flag_of_ext: dict[tuple[int, int], bool] = {}
+    for row, args in kt.op_args.items():
+        name = names[int(kt.name[row])]
+        if pytorch.is_copy_op(name) and kt.external_id[row] >= 0:
+            flag = pytorch.copy_non_blocking(args, name)
+            if flag is not None:
+                flag_of_ext[(int(part[row]), int(kt.external_id[row]))] = flag
+    h2d = [i for i, n in enumerate(names) if devices.copy_direction(n) == "h2d"]
+    if not flag_of_ext or not h2d:
+        return None
+    dev = np.flatnonzero(is_dev & (kt.external_id >= 0) & np.isin(kt.name, h2d))
+    flags = [f for f in map(flag_of_ext.get, zip(part[dev].tolist(), kt.external_id[dev].tolist())) if f is not None]
+    return (sum(flags), len(flags)) if flags else None
+
+
+def _file_of_row(kt: KinetoTrace) -> np.ndarray:
+    """Per row, the start of the merged rank's file it came from (``gpu_rows``); 0 for every row of one file."""
+    part = np.zeros(len(kt.name), np.int64)
+    for first, past in sorted(set(kt.gpu_rows.values())):
+        part[first:past] = first
+    return part
 
 
 def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:

@@ -2702,32 +2702,41 @@ def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_u
 
 
 def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functions: bool = False,
-                      gap_us: float = 800.0) -> dict[str, Any]:
+                      gap_us: float = 800.0, first_calls: dict[str, float] | None = None) -> dict[str, Any]:
     """The legacy profiler's chrome trace (a bare JSON list, host ops under the process ``"CPU functions"``, no
     category) of ``steps`` iterations of :data:`UNRECORDED_STEP_OPS` -- GPU work (``nccl:all_reduce``) whose GPU side
     the profiler cannot record.  ``marks``: each iteration inside the ``ProfilerStep#N`` that ``torch.profiler``'s
     ``prof.step()`` writes (what ``torch.profiler`` writes on a build without Kineto); without them, what
     ``torch.autograd.profiler`` writes; ``cuda_functions``: each op's GPU time under ``"CUDA functions"`` too
-    (``use_cuda=True``: CUDA events around the op, no kernel).  Truth by construction: the call that wrote it
-    (``"no_kineto"`` with marks, else ``"legacy_profiler"``) and ``steps`` iterations of ``step_ms``."""
+    (``use_cuda=True``: CUDA events around the op, no kernel).  ``first_calls``: op name -> its first call's time
+    (us) in the first iteration, in place of its usual one (a first ``aten::linear`` creating its cuBLAS handle and
+    searching its algorithm: a one-time cost).  Truth by construction: the call that wrote it (``"no_kineto"`` with
+    marks, else ``"legacy_profiler"``), ``steps`` iterations of ``step_ms``, the first longer by what its first calls
+    add (``first_extra_ms``), and the first calls themselves (``first_calls_us``)."""
     ev: list[dict[str, Any]] = []
     t = 1000.0
-    step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us
+    first = dict(first_calls or {})
+    usual = dict(UNRECORDED_STEP_OPS)
+    step_us = sum(usual.values()) + gap_us
+    extra = sum(us - usual[name] for name, us in first.items())
     for n in range(steps):
+        took = step_us + (extra if n == 0 else 0.0)
         if marks:
-            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": step_us, "tid": 1,
+            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": took, "tid": 1,
                        "pid": "CPU functions", "args": {}})
         at = t
         for name, us in UNRECORDED_STEP_OPS:
+            us = first.get(name, us) if n == 0 else us
             ev.append({"name": name, "ph": "X", "ts": at, "dur": us, "tid": 1, "pid": "CPU functions", "args": {}})
             if cuda_functions:
                 ev.append({"name": name, "ph": "X", "ts": at + 5.0, "dur": us / 2, "tid": 0,
                            "pid": "CUDA functions", "args": {}})
             at += us
-        t += step_us
+        t += took
     with open(path, "w") as f:
         json.dump(ev, f)
-    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}
+    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler",
+            "first_extra_ms": extra / 1000.0, "first_calls_us": first}
 
 
 #: :func:`write_stream_handoff`'s step, after h37-survey66's GRU forward (HDAI cuDNN profiling, an RTX 5070 Ti Laptop

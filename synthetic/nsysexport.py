@@ -1982,7 +1982,8 @@ def write_cold_launches(path: str, launches_us: tuple[float, ...] = (1129.3, 17.
 
 
 def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int = 10, upload_ms: float = 40.0,
-                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False, device: int = 0) -> dict:
+                               gemms: int = 10, gemm_ms: float = 105.0, links: bool = False, device: int = 0,
+                               relay: bool = False) -> dict:
     """Write the export of a pipelined GEMM program shaped after ntua-el20062/gemm_spmm_a100's
     ``gemm_pipeline_full_overlap`` (A100-PCIE-40GB, Nsight 2024.2, ``nsys_report_fo_10000_10_20.sqlite``): the
     context, then ``uploads`` pinned H2D copies of ``upload_ms`` queued at once on a copy stream, then the first
@@ -1994,7 +1995,9 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     of the GEMM stream before each GEMM -- and the export records them (``CUPTI_ACTIVITY_KIND_CUDA_EVENT``, the sync
     rows' ``eventId``, Nsight 2024.2's columns); without, it records none.  ``device``: the CUDA device the program
     runs on (a rank's GPU other than the first); the sync rows say device 0 whatever it is, as real exports write
-    them.  Return the truth: the one-time fetch (ms,
+    them.  ``relay`` (with ``links``): the GEMM stream waits on the uploads through a third stream (15, which runs one
+    ``prep`` kernel before the uploads): stream 15 waits for each upload's event and records one of its own, the
+    GEMM stream waits for that -- two hops, as ``wait_stream`` chains make them (h37-bursts34).  Return the truth: the one-time fetch (ms,
     its start and end in ns), the GEMMs' count, the GPU's idle from the uploads' end to the first GEMM (ms), the
     uploads' span (the first's start, the last's end, ns) and the time of the first upload -- the one the first GEMM
     waits for -- that ran beneath the fetch (``needed_under_ms``)."""
@@ -2007,14 +2010,22 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     for _ in range(3):
         api("cuLibraryLoadData", 300 * us)
     api("cublasCreate_v2", 300 * us)
+    prep = []  # the relay stream's one kernel, before the uploads
+    if relay:
+        c = api("cuLaunchKernel", 5 * us)
+        prep.append((api.t, api.t + 10 * us, c))
     copy_rows, t_copy = [], api.t + 20 * us
-    records, waits = [], []  # (corr, event): a record on the copy stream 14, a wait of the GEMM stream 13
+    records, waits = [], []  # (corr, event[, stream]): records on the copy stream 14, waits of the GEMM stream 13
+    relays: list[tuple[int, int, int]] = []  # (corr, event, time): the relay stream 15's waits on the copies' events
     for u in range(uploads):
         c = api("cudaMemcpyAsync_v3020", 20 * us)
         copy_rows.append((t_copy, t_copy + int(upload_ms * ms), c))
         t_copy += int(upload_ms * ms)
         if links:
-            records.append((api("cudaEventRecord_v3020", 3 * us), u + 1))
+            records.append((api("cudaEventRecord_v3020", 3 * us), u + 1, 14))
+        if links and relay:  # stream 15 waits for the upload, then records the event the GEMM stream waits for
+            relays.append((api("cudaStreamWaitEvent_v3020", 3 * us), u + 1, api.t))
+            records.append((api("cudaEventRecord_v3020", 3 * us), 1000 + u + 1, 15))
     api("cuLibraryGetKernel", 1 * us)
     fetch = (api.t, api.t + int(fetch_ms * ms))
     api("cuKernelGetFunction", int(fetch_ms * ms))
@@ -2023,7 +2034,7 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
         if g:
             api("cuKernelGetFunction", 1 * us)
         if links:
-            waits.append((api("cudaStreamWaitEvent_v3020", 3 * us), min(g, uploads - 1) + 1, api.t))
+            waits.append((api("cudaStreamWaitEvent_v3020", 3 * us), min(g, uploads - 1) + 1 + 1000 * relay, api.t))
         c = api("cuLaunchKernel", 5 * us)
         k0 = max(api.t, gpu_free, copy_rows[min(g, uploads - 1)][1] + 5 * us)
         gpu_free = k0 + int(gemm_ms * ms)
@@ -2039,14 +2050,19 @@ def write_library_kernel_fetch(path: str, fetch_ms: float = 423.3, uploads: int 
     nid = strings("Kernel2")
     con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 13, c, gpid, nid, nid, 168, 1256, 20, 1, 128, 1, 1, 0, 0, 0,
                                       0, c, None, None) for k0, k1, c in kern_rows])
+    if prep:
+        pid_ = strings("prep")
+        con.executemany(_KERNEL_INSERT, [(k0, k1, device, 1, 15, c, gpid, pid_, pid_, 32, 1, 1, 1, 32, 1, 1, 0, 0, 0,
+                                          0, c, None, None) for k0, k1, c in prep])
     if links:
         con.executescript(SYNC_DDL + ";" + CUDA_EVENT_DDL)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT (deviceId, contextId, streamId, correlationId, "
-                        "globalPid, eventId) VALUES (?,1,14,?,?,?)", [(device, c, gpid, e) for c, e in records])
+                        "globalPid, eventId) VALUES (?,1,?,?,?,?)", [(device, st, c, gpid, e) for c, e, st in records])
         # Nsight 2024.2 writes a cudaStreamWaitEvent's row with syncType 3 (its own enum's stream synchronisation)
         con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
-                        "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,13,?,?,3,?)",
-                        [(t - 3 * us, t - 2 * us, c, gpid, e) for c, e, t in waits])
+                        "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,?,?,?,3,?)",
+                        [(t - 3 * us, t - 2 * us, st, c, gpid, e) for st, rows in ((13, waits), (15, relays))
+                         for c, e, t in rows])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./gemm_pipeline_full_overlap",
                 thread="gemm_pipeline_f", sync_enum=False, gpu_id=device)
     # the GPU idle from the uploads' end to the first GEMM, waiting on the host's fetch (0 where the uploads outlast it)
@@ -3940,15 +3956,7 @@ def write_sibling_phases(path: str, streams: int = 5, copy_ms: float = 2.3, kern
         sync_all("cudaEventSynchronize_v3020")
     nvtx.append((main0, api.t + 10 * us, "main"))
     stop = api.t + 60 * ms
-    api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(s, e, text, gtid) for s, e, text in nvtx])
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 1, 1, 1024, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
-                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
-                             for s, e, st, c, k in copies])
+    _insert_loop_rows(con, api, (gpid, gtid), nvtx, kern, copies, (2, 1, 1, 1024, 1, 1))
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="ParallelKernelsTest.exe",
                 thread="ParallelKernelsTest.exe")
     return {"phases": list(phases), "passes": 1, "copies": len(copies), "kernels": len(kern)}
@@ -4003,15 +4011,7 @@ def write_pinned_loop(path: str, iterations: int = 8, pin_ms: float = 6.0, unpin
         call("cudaFreeHost_v3020", unpin_ms)
         nvtx.append((a, api.t, "iteration"))
     stop = api.t + 20 * ms
-    api.insert(con, gtid)
-    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
-                    [(s, e, text, gtid) for s, e, text in nvtx])
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (s, e, st, c, n) in enumerate(kern)])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
-                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
-                             for s, e, st, c, k in copies])
+    _insert_loop_rows(con, api, (gpid, gtid), nvtx, kern, copies, (2, 40, 1, 256, 1, 1))
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="pinned_loop",
                 thread="pinned_loop")
     calls = {n: c // iterations for n, c in per_iter.items()}
@@ -4051,12 +4051,75 @@ def write_copy_bursts(path: str, iterations: int = 6, copy_ms: float = 2.0, paus
         api.row("cudaStreamSynchronize_v3020", api.t, api.t + 3 * ms + 5 * us)
         api.t += 3 * ms + 30 * us
     stop = api.t + 20 * ms
-    api.insert(con, gtid)
-    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, 7, c, gpid, n, n, 32, 2, 40, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
-                                      None) for j, (s, e, c, n) in enumerate(kern)])
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,16000000,?,"
-                    "?,?)", [(s, e, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1) for s, e, c, k in copies])
+    _insert_loop_rows(con, api, (gpid, gtid), [], [(s, e, 7, c, n) for s, e, c, n in kern],
+                      [(s, e, 7, c, k) for s, e, c, k in copies], (2, 40, 1, 256, 1, 1))
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="bandwidth_test",
                 thread="bandwidth_test")
     return {"iterations": iterations, "copies": len(copies), "kernels": len(kern)}
+
+
+
+# --------------------------------------------------------------------------- h37-bursts34: kernels named afresh
+
+
+def write_renamed_kernel_loop(path: str, iterations: int = 6, kernels: int = 4, kernel_ms: float = 2.0,
+                              copy_ms: float = 1.0, pause_ms: float = 20.0, fresh_streams: bool = False) -> dict:
+    """Write the export of a loop whose kernels are compiled and named afresh every iteration (``fused_{i}_{j}``: a
+    code generator that numbers what it emits): each iteration uploads its 16 MB batch from pinned memory, runs
+    ``kernels`` kernels of ``kernel_ms``, reads 16 MB back, syncs with ``cudaStreamSynchronize``, and the host pauses
+    ``pause_ms`` (preparing the next batch and compiling its kernels); every transfer and kernel on stream 7.  With
+    ``fresh_streams`` (the control) each iteration runs on a stream of its own (``14 + i``): a program of phases run
+    once each, as a test suite's, whose transfers are alike only by direction and size.
+
+    Return the truth: ``iterations`` iterations of ``iteration_ms`` each where the stream is shared (one loop moving
+    the same data every time, whatever its kernels are called), one pass (``passes`` 1) with ``fresh_streams``."""
+    us, ms = 1000, 1_000_000
+    pid = 7331
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 50 * ms, gap=20 * us)
+    api("cudaStreamCreate_v3020", 150 * ms)  # the context, before the loop
+    kern: list[tuple[int, int, int, int, int]] = []
+    copies: list[tuple[int, int, int, int, int]] = []
+    for i in range(iterations):
+        api.t += int(pause_ms * ms)
+        stream = 14 + i if fresh_streams else 7
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        t = api.t + 20 * us
+        copies.append((t, t + int(copy_ms * ms), stream, c, 1))
+        t += int(copy_ms * ms)
+        for j in range(kernels):
+            c = api("cudaLaunchKernel_v7000", 10 * us)
+            t = max(t, api.t) + 20 * us
+            kern.append((t, t + int(kernel_ms * ms), stream, c, strings(f"fused_{i}_{j}")))
+            t += int(kernel_ms * ms)
+        c = api("cudaMemcpyAsync_v3020", 15 * us)
+        t += 20 * us
+        copies.append((t, t + int(copy_ms * ms), stream, c, 2))
+        t += int(copy_ms * ms)
+        api.row("cudaStreamSynchronize_v3020", api.t, t + 5 * us)
+        api.t = t + 30 * us
+    stop = api.t + 20 * ms
+    _insert_loop_rows(con, api, (gpid, gtid), [], kern, copies, (2, 40, 1, 256, 1, 1))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="renamed_loop", thread="renamed_loop")
+    iteration_ms = pause_ms + 2 * copy_ms + kernels * kernel_ms
+    return {"iterations": iterations, "passes": 1 if fresh_streams else iterations, "iteration_ms": iteration_ms,
+            "kernel_names": len({n for *_, n in kern})}
+
+def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int], nvtx: list[tuple[int, int, str]],
+                      kern: list[tuple[int, int, int, int, int]], copies: list[tuple[int, int, int, int, int]],
+                      dims: tuple[int, int, int, int, int, int]) -> None:
+    """The rows a one-thread test loop's export holds: its runtime calls (``api``), NVTX ranges (start, end, text),
+    kernels (start, end, stream, correlation, name's string id; every one of grid and block ``dims``) and 16 MB copies
+    (start, end, stream, correlation, copyKind: 1 an upload from pinned memory, 2 a read-back into it), ``ids`` the
+    process's global pid and the thread's global tid.  One home for the generators' tails (h37-bursts34)."""
+    gpid, gtid = ids
+    api.insert(con, gtid)
+    if nvtx:  # an export without NVTX ranges has no table for them
+        con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,?,?,0)", [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, *dims, 0, 0, 0, 0, j, None, None)
+                                     for j, (s, e, st, c, n) in enumerate(kern)])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
+                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                             for s, e, st, c, k in copies])

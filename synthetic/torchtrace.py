@@ -2638,6 +2638,36 @@ def _profiler_stop(r: Rank, n: int, mark_us: float) -> None:
     r.host_us += 20.0
 
 
+def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_us: float = 400.0,
+                            final_sync: bool = True) -> dict[str, Any]:
+    """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
+    with no sync among them, then -- where ``final_sync`` -- the program's ``torch.cuda.synchronize()`` (a
+    ``cudaDeviceSynchronize`` that waits until every stream has drained) before the profiler stops; the CUDA calls
+    are recorded and **no** kernel record (CUPTI dropped them all).  ``final_sync`` False: the window ends with the
+    kernels still queued (the control, whose fix is to wait for the GPU).  Truth by construction: the launches, and
+    the final sync's wait (ms; 0.0 where none)."""
+    r = Rank(rank=0, pid=4300, device=0)
+
+    def body(rr: Rank) -> None:
+        for k in range(kernels):
+            rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
+
+    for n in range(steps):
+        r.step(n, body)
+    wait = 0.0
+    if final_sync:
+        wait = max(max(r.streams.values(), default=r.host_us) - r.host_us, 0.0) + 4.0
+        r.corr += 1
+        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                       "ts": round(r.host_us + 2.0, 3), "dur": round(wait, 3),
+                       "args": {"External id": r.ext, "cbid": 165, "correlation": r.corr}})
+        r.host_us += wait + 10.0
+    r.gpu = []
+    r.flows = [fl for fl in r.flows if fl["ph"] == "s"]
+    write_doc(path, trace_doc(r, 1))
+    return {"launches": steps * kernels, "wait_ms": wait / 1000.0}
+
+
 #: :func:`write_unrecorded_gpu_steps`' host ops of one data-parallel training iteration (name, us), in order: the
 #: gradient all-reduce names work only a GPU does (``nccl:all_reduce``), so the capture shows a GPU job whose GPU side
 #: was not recorded

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import ms, plural
+from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
@@ -150,7 +150,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
-    evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
+    evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {pct(share, 0)} of the "
                 f"{_ms(window * PS_PER_MS)} window")
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
                    compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
@@ -249,7 +249,7 @@ def _slow_launch_words(dur: np.ndarray, launch: np.ndarray, slow: np.ndarray, me
         return []
     typical = f"median launch {med_us:.1f} us; " if med_us is not None else ""
     return [f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
-            f"idle ({typical}{100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
+            f"idle ({typical}{pct(dur[slow].sum() / max(dur[launch].sum(), 1), 0)} "
             "of all launch time): first launches load their modules"]
 
 

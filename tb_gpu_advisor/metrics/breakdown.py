@@ -228,8 +228,9 @@ def _needed_by_next_kernel(ctx: Context, g: GpuCtx, copies: np.ndarray, calls: n
     Why: a copy the next kernel needs blocks that kernel whether or not the host is loading a module meanwhile: the
     job's own upload (ntua-el20062/gemm_spmm_a100, A100, Nsight 2024.2: ``db``'s first GEMM waits through event 19
     for batch 0's upload, 388.4 ms of it under the 726 ms load; batch 1's, also under it, only 1.8 s later; ``fo``'s
-    first GEMM the first of its 10 uploads, 21 ms of 402; ``ia``'s its one upload, all 395 ms).  One hop: a wait
-    for a stream that itself waited is not followed; nor is the legacy default stream's implicit order."""
+    first GEMM the first of its 10 uploads, 21 ms of 402; ``ia``'s its one upload, all 395 ms).  The waits are
+    followed along their chain (``StreamWaits.awaited``: a stream that waited on the copy's, then recorded the event
+    the kernel's stream waits for); the legacy default stream's implicit order is not."""
     need = np.zeros(copies.size, bool)
     waits = ctx.trace.stream_waits
     d, h = g.d, ctx.h
@@ -253,12 +254,8 @@ def _needed_by_next_kernel(ctx: Context, g: GpuCtx, copies: np.ndarray, calls: n
         tk, ti = int(h.start[g.launch[k]]), int(h.start[g.launch[i]])  # when each was queued
         if ti >= tk:
             continue
-        if d.stream[k] == d.stream[i]:
-            need[j] = True
-        elif w is not None and len(w):
-            ok = (w.stream == d.stream[k]) & (w.rec_stream == d.stream[i]) & (w.call >= 0) & (w.rec_call >= 0)
-            at_w, at_r = h.start[np.maximum(w.call, 0)], h.start[np.maximum(w.rec_call, 0)]
-            need[j] = bool((ok & (at_w < tk) & (at_r > ti)).any())
+        due = w.awaited(int(d.stream[k]), tk, h.start) if w is not None else {int(d.stream[k]): tk}
+        need[j] = due.get(int(d.stream[i]), ti) > ti
     return need
 
 

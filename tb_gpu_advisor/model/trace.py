@@ -263,6 +263,10 @@ class MemorySnapshot:
     #: GPU -> bytes per maker (``HOLDERS``) of the blocks live at the dump whose address no entry of the history
     #: touches: made before the history began and never freed in it, so live at every event of it -- its peak too
     unseen_by_holder: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: GPU -> bytes of it in use outside this process's caching allocator when the capacity record beside the snapshot
+    #: was taken (``torch.cuda.mem_get_info()``: total - free - the allocator's reserved bytes at the dump): the CUDA
+    #: context, NCCL's and other libraries' own buffers, other processes on the GPU; absent where unknown
+    outside: dict[int, int] = field(default_factory=dict)
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
@@ -428,6 +432,31 @@ class StreamWaits:
 
     def __len__(self) -> int:
         return int(self.stream.shape[0])
+
+    def awaited(self, stream: int, before: int, call_start: np.ndarray) -> dict[int, int]:
+        """Stream -> the host time before which the work queued on that stream runs before the work ``stream``
+        queues at ``before`` (``call_start``: the host events' start times, the calls' clock): ``stream`` itself up
+        to ``before``, each stream it waited on before then up to that wait's record, and so on along the chain.
+
+        Why: a wait orders the waiting stream after the recording stream's work queued before the record, and that
+        stream may itself have waited on a third before recording (a relay: PyTorch's ``wait_stream`` from a side
+        stream that waited on the copy stream) -- the order is transitive, so one hop misses the copies a kernel
+        needs through two.  Each stream keeps its latest time: a time only grows, and each round follows one hop
+        more, so the walk ends within as many rounds as there are streams, whatever cycles the waits make."""
+        ok = (self.call >= 0) & (self.rec_call >= 0) & (self.rec_stream >= 0)
+        ws, rs = self.stream[ok], self.rec_stream[ok]
+        tw, tr = call_start[self.call[ok]].astype(np.int64), call_start[self.rec_call[ok]].astype(np.int64)
+        due = {int(stream): int(before)}
+        for _ in range(len(set(ws.tolist()) | set(rs.tolist())) + 1):
+            grown = False
+            for s, t in list(due.items()):
+                sel = (ws == s) & (tw < t)
+                for r, at in zip(rs[sel].tolist(), tr[sel].tolist()):
+                    if r not in due or at > due[r]:
+                        due[r], grown = at, True
+            if not grown:
+                break
+        return due
 
 
 @dataclass

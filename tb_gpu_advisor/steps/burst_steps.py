@@ -12,11 +12,11 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import DeviceEvents
-from tb_gpu_advisor.steps.bursts import _busy_clusters, copies_alone_repeat
+from tb_gpu_advisor.steps.bursts import _busy_clusters, copies_alone_repeat, copy_bursts_repeat
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.recurring import recurring_note, recurring_turns
 from tb_gpu_advisor.steps.types import PS_PER_MS
@@ -133,7 +133,7 @@ def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndar
     if once <= again:
         return None
     return (f"no step markers found; the GPU's {starts.size} bursts are no iterations: the GPU works "
-            f"{busy / PS_PER_MS:,.3f} ms of their {span / PS_PER_MS:,.1f} ms ({busy / span:.2%}), and "
+            f"{busy / PS_PER_MS:,.3f} ms of their {span / PS_PER_MS:,.1f} ms ({pct(busy / span, 2)}), and "
             f"{once / PS_PER_MS:,.3f} ms of their {(once + again) / PS_PER_MS:,.3f} ms of kernels run in one burst "
             f"only: a loop's iterations repeat their kernels, so the window is one pass of a program -- a first call, "
             f"its start-up or compile on the host between the bursts -- not its steady state; the whole capture is "
@@ -197,7 +197,7 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
         held[k[k >= 0]] = True
     if held.all() or not held.any() or (job.kind.kind != "training" and int(held.sum()) > 1):
         return (starts, ends), 0
-    if job.kind.kind != "training" and _copy_bursts_repeat(active, starts, held):
+    if job.kind.kind != "training" and copy_bursts_repeat(active, starts):
         return (starts, ends), 0
     out_s: list[int] = []
     out_e: list[int] = []
@@ -212,23 +212,6 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     if pending is not None:  # copies after the last kernels: that iteration's read-back
         out_e[-1] = int(ends[-1])
     return (np.asarray(out_s, np.int64), np.asarray(out_e, np.int64)), int((~held).sum())
-
-
-def _copy_bursts_repeat(active: list[DeviceEvents], starts: np.ndarray, held: np.ndarray) -> bool:
-    """Whether two of the bursts that run no kernel (``~held``) run a copy of the same name.
-
-    Why: a loop of copies alone -- a bandwidth sweep, its one check kernel after it -- runs its copies in every
-    iteration, so its kernel-less bursts repeat among themselves and are its iterations; a one-pass program's
-    copy-only bursts (an upload before its one burst of kernels, a read-back after it) are each run once.  Only a
-    training job's iterations are known to run kernels every time, whatever its copy bursts repeat."""
-    seen: dict[int, set[str]] = {}
-    for d in active:
-        copies = (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
-        b = np.searchsorted(starts, d.start[copies], side="right") - 1
-        for burst, n in zip(b.tolist(), d.name[copies].tolist()):
-            if burst >= 0 and not held[burst]:
-                seen.setdefault(d.names[int(n)], set()).add(burst)
-    return any(len(bursts) > 1 for bursts in seen.values())
 
 
 def _training(job: Job | None) -> bool:

@@ -2,7 +2,8 @@
 clusters apart by an idle gap much longer than the usual one (:func:`_busy_clusters`), or by the host's sync between
 them (:func:`_synced_bursts`); a gap the host spends inside one op or range is no gap between iterations
 (:func:`_gaps_inside_one_range`), and bursts that share no work are no repeats (:func:`_bursts_repeat`; copies by
-their name only between bursts of copies alone, :func:`copies_alone_repeat`).
+their name only between bursts of copies alone, :func:`copies_alone_repeat`; bursts of kernels by their whole
+transfers, :func:`_burst_transfers`).
 
 Why: with no marker, range or span, the GPU's idleness is the last evidence of where one iteration ends -- a guess
 (low confidence), so each cut must show repeated work.
@@ -23,14 +24,20 @@ def _program_busy(devs: list[DeviceEvents]) -> tuple[list[DeviceEvents], list[np
     """(the devices with events, each one's mask of the program's own work, the union's starts and ends) -- Unified
     Memory migrations left out (:func:`_busy_clusters` says why); None with fewer than 4 events or 3 busy intervals,
     too few to cut into bursts.  The one reading :func:`_busy_clusters` and :func:`_framed_bursts` cut."""
-    own = [d for d in devs if len(d)]
-    keep = [~devices.managed_migration(d.names)[d.name] for d in own]
+    own, keep = _own_work(devs)
     st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     if st.size < 4:
         return None
     us, ue = union_intervals(st.astype(np.int64, copy=False), en.astype(np.int64, copy=False))
     return (own, keep, us, ue) if us.size >= 3 else None
+
+
+def _own_work(devs: list[DeviceEvents]) -> tuple[list[DeviceEvents], list[np.ndarray]]:
+    """(the devices with events, each one's mask of the program's own work): Unified Memory migrations left out, the
+    driver's paging (:func:`_busy_clusters` says why)."""
+    own = [d for d in devs if len(d)]
+    return own, [~devices.managed_migration(d.names)[d.name] for d in own]
 
 
 def _cluster_gap(gaps: np.ndarray) -> float:
@@ -141,14 +148,15 @@ def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.n
     iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code, then one kernel and a read-back --
     two "steps" of 7.4 s that were a single run).
 
-    The work is a kernel or collective by name; a copy or fill is the same work only between two bursts that run no
-    kernel (:func:`_burst_names`): its name is its direction and memory kinds, no program's own, so a copy that
-    bursts of kernels share is no evidence of a loop -- ParallelKernelsTest's three tests run once, at scalings 2 and
-    4, each uploading 16 MB from pinned memory, read as 2 "steps" with the first test their warm-up (h37-hostalloc32)
-    -- while a loop of copies alone (a bandwidth test) still repeats.  ``by_copies``: any copy by its name too -- the
-    busy clusters' first gate, so that a training job's own readings of its bursts (a burst of copies alone joined to
-    its iteration, bursts without a backward) speak first; ``steps.burst_steps`` asks again without it."""
-    seen: dict[tuple[bool, int], int] = {}  # (a copy's, name) -> the first burst it ran in
+    The work is a kernel or collective by name; a copy or fill is the same work by its name only between two bursts
+    that run no kernel (:func:`_burst_names`): its name is its direction and memory kinds, no program's own, so a copy
+    that bursts of kernels share is no evidence of a loop -- ParallelKernelsTest's three tests run once, at scalings 2
+    and 4, each uploading 16 MB from pinned memory, read as 2 "steps" with the first test their warm-up
+    (h37-hostalloc32) -- while a loop of copies alone (a bandwidth test) still repeats.  Bursts of kernels repeat by
+    their copies where each makes the same transfers (:func:`_burst_transfers`).  ``by_copies``: any copy by its name
+    too -- the busy clusters' first gate, so that a training job's own readings of its bursts (a burst of copies alone
+    joined to its iteration, bursts without a backward) speak first; ``steps.burst_steps`` asks again without it."""
+    seen: dict[tuple[int, int], int] = {}  # (what, its hash) -> the first burst it ran in
     for key, b in _burst_names(own, keep, starts, by_copies):
         first = seen.setdefault(key, b)
         if first != b:
@@ -156,12 +164,16 @@ def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.n
     return False
 
 
+_WORK, _COPY, _TRANSFERS = 0, 1, 2  # what a key of :func:`_burst_names` hashes: a kernel's name, a copy's, a burst's copies
+
+
 def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False
-                 ) -> list[tuple[tuple[bool, int], int]]:
-    """((a copy's or fill's, the name's hash), burst) for each name that runs in a burst, without the copies and
-    fills of bursts that run a kernel or collective (with them where ``by_copies``): the pairs
-    :func:`_bursts_repeat` reads as the work."""
-    pairs: list[tuple[tuple[bool, int], int]] = []
+                 ) -> list[tuple[tuple[int, int], int]]:
+    """((what, its hash), burst) for the work that runs in each burst, what :func:`_bursts_repeat` reads: each kernel
+    or collective's name (``_WORK``); each copy or fill's name (``_COPY``) in bursts that run no kernel or collective
+    (in every burst where ``by_copies``); and, without ``by_copies``, each burst of kernels' transfers taken together
+    (``_TRANSFERS``, :func:`_burst_transfers`)."""
+    pairs: list[tuple[tuple[int, int], int]] = []
     with_kernels: set[int] = set()
     for d, k in zip(own, keep):
         burst = np.searchsorted(starts, d.start[k], side="right") - 1
@@ -171,8 +183,55 @@ def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.nda
         for is_work in (True, False):
             sel = work == is_work
             for name, b in np.unique(np.stack([names[sel], burst[sel]]), axis=1).T.tolist():
-                pairs.append(((not is_work, name), b))
-    return [(key, b) for key, b in pairs if by_copies or not key[0] or b not in with_kernels]
+                pairs.append(((_WORK if is_work else _COPY, name), b))
+    if by_copies:  # every copy by its name already: the transfers add nothing
+        return pairs
+    pairs = [(key, b) for key, b in pairs if key[0] != _COPY or b not in with_kernels]
+    transfers = _burst_transfers(own, keep, starts)
+    return pairs + [((_TRANSFERS, t), b) for b, t in transfers.items() if b in with_kernels]
+
+
+def _burst_transfers(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> dict[int, int]:
+    """Burst -> a hash of all its copies and fills, each by its name (direction and memory kinds), its bytes and its
+    GPU and stream, as many of each as it runs; only for bursts that run some, every one of known size.
+
+    Why: a loop's iteration moves the same data every time -- its batch's upload, its loss's read-back: the same
+    bytes, from the same memory, on the same stream -- whatever its kernels are called, so two bursts of kernels
+    making the same transfers are evidence of one loop where the names of kernels are none (a program whose kernels
+    are compiled and named afresh each iteration).  A program run once through several phases makes each phase's
+    transfers apart: ParallelKernelsTest's three tests each upload 16 MB buffers, but each test on streams of its own
+    (14-18, 19-23, 24-28 in the GTX 1060 captures), and a one-pass vector add's two first uploads share no burst's
+    whole set of transfers with the rest.  A copy of unknown size tells nothing: its burst gets no hash."""
+    items: dict[int, list[tuple[int, str, int, str, int]]] = {}
+    unknown: set[int] = set()
+    for d, k in zip(own, keep):
+        moved = np.flatnonzero(k & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE))
+        if not moved.size:
+            continue
+        rows = np.stack([np.searchsorted(starts, d.start[moved], side="right") - 1, d.name[moved].astype(np.int64),
+                         d.mem_bytes[moved].astype(np.int64), d.stream[moved].astype(np.int64)], axis=1)
+        unknown.update(np.unique(rows[rows[:, 2] < 0, 0]).tolist())
+        kinds, counts = np.unique(rows, axis=0, return_counts=True)
+        for (b, name, nbytes, stream), n in zip(kinds.tolist(), counts.tolist()):
+            where = d.stream_names[stream] if 0 <= stream < len(d.stream_names) else str(stream)
+            items.setdefault(b, []).append((d.gpu, d.names[name], nbytes, where, n))
+    return {b: hash(tuple(sorted(v))) for b, v in items.items() if b not in unknown}
+
+
+def copy_bursts_repeat(devs: list[DeviceEvents], starts: np.ndarray) -> bool:
+    """Whether two of the GPU's bursts (``starts``) that run no kernel run a copy or fill of the same name (Unified
+    Memory migrations, the driver's paging, left out).
+
+    Why: a loop of copies alone -- a bandwidth sweep, its one check kernel after it -- runs its copies in every
+    iteration, so its kernel-less bursts repeat among themselves and are its iterations; a one-pass program's
+    copy-only bursts (an upload before its one burst of kernels, a read-back after it) are each run once.  The pairs
+    :func:`_burst_names` gives without ``by_copies`` hold a copy's name exactly for the bursts that run no kernel."""
+    own, keep = _own_work(devs)
+    seen: dict[int, int] = {}
+    for (what, name), b in _burst_names(own, keep, starts):
+        if what == _COPY and b >= 0 and seen.setdefault(name, b) != b:
+            return True
+    return False
 
 
 def copies_alone_repeat(devs: list[DeviceEvents], starts: np.ndarray) -> str | None:

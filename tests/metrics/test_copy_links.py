@@ -18,11 +18,13 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from synthetic import nsysexport
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.model.trace import StreamWaits
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES
 
@@ -116,3 +118,53 @@ def test_a_wait_is_its_process_s_and_stream_s_whatever_device_its_sync_row_says(
     b = _report(path).breakdown_ms
     assert b["memcpy_h2d"] == pytest.approx(truth["needed_under_ms"], abs=0.5)
     assert b["startup"] == pytest.approx(truth["fetch_ms"] - truth["needed_under_ms"], abs=0.5)
+
+
+# --------------------------------------------------------------------------- h37-bursts34: a chain of waits
+
+
+def test_an_upload_the_first_kernel_waits_for_through_a_relay_stream_is_a_copy(tmp_path: Path) -> None:
+    """Truth by construction: the GEMM stream waits for the uploads through a third stream (it waits for each
+    upload's event, then records its own, which the GEMM stream waits for) -- the order is transitive, so the first
+    GEMM needs the first upload as much as with one hop (main: one hop only, the upload booked start-up,
+    ``memcpy_h2d`` 0.08)."""
+    path = tmp_path / "report1.sqlite"
+    truth = nsysexport.write_library_kernel_fetch(str(path), links=True, relay=True, **_SHAPE)
+    w = next(iter(reader.read_trace(str(path)).stream_waits.values()))
+    assert len(w) == truth["gemms"] + _SHAPE["uploads"]  # the GEMM stream's waits and the relay's
+    b = _report(path).breakdown_ms
+    assert b["memcpy_h2d"] == pytest.approx(truth["needed_under_ms"], abs=0.5)
+    assert b["startup"] == pytest.approx(truth["fetch_ms"] - truth["needed_under_ms"], abs=0.5)
+
+
+def _waits(rows: list[tuple[int, int, int, int]]) -> StreamWaits:
+    """Waits from rows of (waiting stream, its call, recording stream, its call); calls index the host's times."""
+    s, c, rs, rc = (np.asarray(col, np.int64) for col in zip(*rows))
+    return StreamWaits(stream=s, call=c, rec_stream=rs, rec_call=rc)
+
+
+def test_the_chain_of_waits_is_followed_to_the_copy_and_no_further_back_than_each_record() -> None:
+    """By construction, the calls' times their indices x 10: stream 0 waited (call 5) on stream 1's record (call 4),
+    stream 1 had waited (call 3) on stream 2's record (call 2); stream 1's later wait (call 6, on stream 3's record 5)
+    came after its record, so stream 3's work is not awaited; stream 2 waits on stream 0 (a cycle: call 1, record 0)."""
+    start = np.arange(10, dtype=np.int64) * 10
+    w = _waits([(0, 5, 1, 4), (1, 3, 2, 2), (1, 6, 3, 5), (2, 1, 0, 0)])
+    assert w.awaited(0, 70, start) == {0: 70, 1: 40, 2: 20}  # stream 2's record at 20 reached; stream 3's never
+    assert w.awaited(0, 45, start) == {0: 45}  # queued before the wait of call 5: nothing awaited
+    assert w.awaited(2, 90, start) == {2: 90, 0: 0}  # the cycle back: stream 0's work before its record only
+
+
+def test_real_streams_waiting_on_each_other_in_turn_end_the_walk_at_their_records() -> None:
+    """wild/mmagic_a100_pyprof_forward (Nsight, an A100 forward): streams 7 and 16 wait on each other in turn, 18
+    waits -- a cycle of links.  From each wait, the walk reaches the stream it waited on up to that wait's record
+    (its one hop), every stream's time is the query's or some record's, and no stream's work after the query is
+    awaited: the walk ends on a real cycle."""
+    t = reader.read_trace(str(FIXTURES / "wild" / "mmagic_a100_pyprof_forward" / "net.sqlite"))
+    (w,) = t.stream_waits.values()
+    assert len(w) == 18 and set(w.stream.tolist()) == set(w.rec_stream.tolist())  # both streams wait and record
+    records = set(t.h.start[w.rec_call].tolist())
+    for s, c, rs, rc in zip(w.stream.tolist(), w.call.tolist(), w.rec_stream.tolist(), w.rec_call.tolist()):
+        at = int(t.h.start[c]) + 1
+        due = w.awaited(s, at, t.h.start)
+        assert due[rs] >= int(t.h.start[rc]) and due[s] == at
+        assert all(v in records for k, v in due.items() if k != s)

@@ -271,6 +271,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
         out["counter_ranges"] = str(counted)
     out.update(_records_loss(kt.meta))
     out.update(_legacy_profiler(kt))
+    out.update(_synced_unrecorded(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
         out["visible_gpus"] = seen
@@ -327,6 +328,54 @@ def _records_loss(meta: dict) -> dict[str, str]:
             out["records_dropped"] = (f"Kineto's own log, kept in the trace, counts {n:,} activity "
                                       f"{'record' if n == 1 else 'records'} CUPTI dropped")
     return out
+
+
+#: A wait for the whole device: once it returns, every kernel launched before it has run.
+_DEVICE_SYNC = "cudaDeviceSynchronize"
+
+
+def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
+    """Why a trace whose CUDA calls launched kernels holds no GPU record at all, where the program itself waited for
+    the GPU after its last launch: ``unrecorded_cause`` (in words) and ``unrecorded_fix`` (``"synced_unrecorded"``, a
+    key of :data:`formats.kineto.WINDOW_FIXES`); {} for any other trace.
+
+    Why: "let the GPU finish its work before the profiler stops" is the fix for kernels still running at the stop --
+    but a ``cudaDeviceSynchronize`` that begins after the last launch returns only once every kernel has run, inside
+    the window, so the profiler's GPU tracer (CUPTI) recorded the calls and none of their kernels: the program already
+    does what that fix asks (an A40's analysis call, a laptop RTX 3060's transformer forward with Triton attention on a
+    CUDA 12.1 build under a 13.0 driver, h37-survey73)."""
+    if _cat_mask(kt, DEVICE_CATS + ("Kernel", "Memcpy", "Memset")).any():
+        return {}
+    calls = np.flatnonzero(_cat_mask(kt, _LAUNCH_CATS + ("Runtime",)))
+    if not calls.size:
+        return {}
+    names = np.asarray(kt.names, dtype=object)[kt.name[calls]]
+    launch = np.fromiter(("Launch" in str(n) for n in names), bool, calls.size)
+    sync = names == _DEVICE_SYNC
+    if not launch.any() or not sync.any():
+        return {}
+    last = int((kt.ts_ns[calls[launch]] + kt.dur_ns[calls[launch]]).max())
+    after = calls[sync][kt.ts_ns[calls[sync]] >= last]
+    if not after.size:
+        return {}
+    waited = int(kt.dur_ns[after[0]]) / 1e6
+    versions = _cuda_versions(kt.meta)
+    return {"unrecorded_cause": (f"the profiler's GPU tracer (CUPTI) recorded the CUDA calls but none of their "
+                                 f"kernels, though the program waited for the GPU after its last launch "
+                                 f"(`{_DEVICE_SYNC}`, {waited:.2f} ms, before the profiler stopped), so every kernel "
+                                 f"ran inside the window{f' ({versions})' if versions else ''}"),
+            "unrecorded_fix": "synced_unrecorded"}
+
+
+def _cuda_versions(meta: dict) -> str:
+    """The CUDA runtime and driver the header names, in words ("CUDA runtime 12.1, driver 13.0"); "" where it names
+    neither (Kineto writes them from 2023 on, as ``major * 1000 + minor * 10``)."""
+    said = []
+    for key, what in (("cuda_runtime_version", "CUDA runtime"), ("cuda_driver_version", "driver")):
+        v = meta.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and 1000 <= v < 100000:
+            said.append(f"{what} {v // 1000}.{v % 1000 // 10}")
+    return ", ".join(said)
 
 
 def _legacy_profiler(kt: KinetoTrace) -> dict[str, str]:

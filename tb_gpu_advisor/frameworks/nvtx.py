@@ -61,14 +61,17 @@ _FUNC_STACK = re.compile(r"""['"]funcStack['"]\s*:\s*['"][^'"]*/([^/'"]+)['"]"""
 #: Transformer Engine (``TE::``) internals.
 _LIBRARY_PREFIX = (ANNOTATION_PREFIX, "nccl", "NCCL", "c10d::", "record_param_comms", "FSDP::", "DDP::", "Optimizer.", "autograd::",
                    "torch::autograd::", "cudnn", "cuDNN", "cublas", "cuBLAS", "TE::", "transformer_engine",
-                   "CUDA_GRAPH", "cudaGraph")
+                   "CUDA_GRAPH", "cudaGraph", "cub::", "thrust::")
 #: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.  NCCL's
 #: ``NCCL`` holds a range per API call (``ncclAllReduce``, ``ncclGroupEnd``: ``NVTX3_FUNC_WITH_PARAMS``, off with
 #: ``NCCL_NVTX_DISABLE=1``); DALI's ``DALI`` its pipeline's and operators' work on its own threads
 #: (``dali/core/nvtx.cc``); RAPIDS' ``libcudf`` and ``cudf_python`` each cuDF call (``CUDF_FUNC_RANGE``,
-#: ``@annotate(..., domain="cudf_python")``) -- repeated as often as a step, never one.
+#: ``@annotate(..., domain="cudf_python")``) -- repeated as often as a step, never one; CUDA's C++ core libraries
+#: (CCCL: CUB, Thrust) ``CCCL`` a range per device algorithm (``cub::DeviceScan::InclusiveScan``), which a model calls
+#: once per layer (YiconRain/profiling's SGLang exports: 209 in one prefill; h37-survey72).
 LIBRARY_DOMAINS = frozenset({"NCCL", "nccl", "cuDNN", "cuBLAS", "cuBLASLt", "CUDA", "NVSHMEM", "TransformerEngine",
-                             "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL", "DALI", "libcudf", "cudf_python"})
+                             "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL", "DALI", "libcudf", "cudf_python",
+                             "CCCL"})
 #: NVTX domains a framework pushes its own op ranges in (TensorFlow's ``tensorflow-core``): every range there is an op.
 FRAMEWORK_OP_DOMAINS = frozenset({tensorflow.NVTX_OP_DOMAIN})
 

@@ -43,6 +43,10 @@ CASES = {
                                   "XlaModule:#hlo_module=jit_train_step,program_id=7#")),
     # DALI pushes its pipeline's ranges in its own NVTX domain (``dali/core/nvtx.cc``): a library's, never the step
     "dali": dict(step_range=None, autograd_nvtx=False, op_text="[DALI] RunGPU", op_domain="DALI"),
+    # CUDA's C++ core libraries (CCCL: CUB, Thrust) push a range per device algorithm in their domain ``CCCL``; a model
+    # calls one per layer (YiconRain/profiling's SGLang exports: 209 ``cub::DeviceScan::InclusiveScan`` in a prefill)
+    "cccl": dict(step_range=None, autograd_nvtx=False, op_text="cub::DeviceScan::InclusiveScan", op_domain="CCCL"),
+    "cccl_name": dict(step_range=None, autograd_nvtx=False, op_text="thrust::sort"),
     # controls: a user's plain NVTX step range, and DeepSpeed's ``instrument_w_nvtx`` ranges around each part of one
     # iteration (``DeepSpeedEngine.forward`` / ``backward`` / ``step``) -- read right on main already
     "plain": dict(step_range="train_step {k}"),
@@ -140,6 +144,18 @@ def test_a_data_loading_librarys_ranges_mark_no_steps(reports):
     assert "DALI" not in st["note"]  # main: "NVTX ranges `[DALI] RunGPU`" -- 72 "steps" of 8
     assert st["found"] == truth.steps
     assert nvtx.is_library_range("GROUPBY_AGG", "cudf_python") and nvtx.is_library_range("sort", "libcudf")
+
+
+@pytest.mark.parametrize("case", ["cccl", "cccl_name"])
+def test_cuda_core_librarys_algorithm_ranges_mark_no_steps(reports, case):
+    """CUB's and Thrust's ranges (domain ``CCCL``, or their names alone where the domain is not registered) are a
+    library's calls: main read "NVTX ranges `cub::DeviceScan::InclusiveScan`, the most repeated top-level range" as
+    the steps -- 72 "steps" of 8 -- as it read YiconRain/profiling's 209 in one prefill (h37-survey72)."""
+    host, truth, _ = reports[case]
+    st = host["steps"]
+    assert "cub::" not in st["note"] and "thrust::" not in st["note"]
+    assert st["found"] == truth.steps
+    assert nvtx.is_library_range("cub::DeviceRadixSort::SortPairs") and nvtx.is_library_range("x", "CCCL")
 
 
 @pytest.mark.parametrize(("case", "part"), [("plain", "`train_step 0`"), ("deepspeed", "`DeepSpeedEngine.forward`")])

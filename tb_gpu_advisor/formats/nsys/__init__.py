@@ -93,6 +93,16 @@ WINDOW_FIXES = {
                            "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop "
                            "--flush-on-cudaprofilerstop=true -o run ./app\n"
                            "nsys export --type sqlite run.nsys-rep"),),
+    # a window the program opened and closed itself (cudaProfilerStart/Stop) whose GPU work was still unwritten at the
+    # stop: the work is finished before the stop, in the process that launches it, or the buffers written on a period
+    "lost_records_program_stop": (("Let the GPU work the window holds finish before the window closes: synchronize "
+                                   "the process that launches it (cudaDeviceSynchronize, or its framework's own "
+                                   "synchronize) right before cudaProfilerStop, and call the stop in that process; or "
+                                   "have Nsight Systems write the CUDA trace's buffers every 100 ms inside the window.",
+                                   "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop "
+                                   "--cuda-flush-interval=100 -o run ./app   # the program's own window, its CUDA "
+                                   "trace written every 100 ms\n"
+                                   "nsys export --type sqlite run.nsys-rep"),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
     # the same, built from what the capture recorded (``job.kind._retrace``): the user's own command with CUDA added to

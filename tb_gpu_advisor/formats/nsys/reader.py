@@ -871,6 +871,39 @@ _FLUSH_OPTIONS = {"CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "cuda_flush_on_stop", "CUD
 _DROPPED = re.compile(r"incomplete CUPTI events dropped:\s*(\d+)", re.I)
 #: A session that lasted this share of its ``--duration`` or more was stopped by it, not by the program's end.
 _DURATION_STOP = 0.98
+#: Nsight's diagnostic when the program's own cudaProfilerStart opened the window (``--capture-range=cudaProfilerApi``;
+#: Nsight Systems 2025.6: "Profiling started due to cudaProfilerStart API invoked in the application.").
+_PROGRAM_START = "cudaProfilerStart API invoked"
+
+
+def _program_window(schema: tb.Schema) -> bool:
+    """Whether the program opened the window itself with cudaProfilerStart, as Nsight's own diagnostics say.  Why:
+    Nsight writes ``START_TRIGGER`` Immediate, ``STOP_TRIGGER`` Delayed and ``RUN_DURATION_MS`` -- the session's
+    length as it ran -- for such a window too, so those settings alone read as a ``--duration`` that ended it
+    (YiconRain/profiling's SGLang exports: a 94.3 ms window, ``RUN_DURATION_MS`` 95, opened at ``cuProfilerStart``;
+    h37-survey72)."""
+    return bool(tb.diagnostic_texts(schema, _PROGRAM_START, limit=1))
+
+
+#: Nsight's diagnostics that a traced process's CUDA trace was finalized (its CUPTI counts, written as the trace of that
+#: process closes), and that the session stopped.
+_TRACE_CLOSED = ("Number of CUPTI events produced%", "Number of incomplete CUPTI events dropped%")
+_SESSION_STOPPED = "Profiling has stopped%"
+
+
+def _program_ended_first(schema: tb.Schema) -> bool:
+    """Whether a traced process's CUDA trace closed before the session stopped: the program had ended, so no
+    ``--duration`` stopped it while it ran.  Why: ``RUN_DURATION_MS`` is the length the session ran (one ms over it in
+    every export read here: nvllm's 3799 for 3798.4 ms, its CUPTI counts written 255 ms before the stop, the program
+    gone), and the requested ``--duration`` only where one ended it (``llm_startup_window``: 10000 for a 10,005 ms
+    session whose CUPTI counts follow the stop); h37-survey72."""
+    if not schema.has(tb.DIAGNOSTICS, "timestamp", "text"):
+        return False
+    q = f'SELECT min(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE ' + " OR ".join("text LIKE ?" for _ in _TRACE_CLOSED)
+    (closed,) = schema.con.execute(q, _TRACE_CLOSED).fetchone()
+    (stopped,) = schema.con.execute(f'SELECT min(timestamp) FROM "{tb.DIAGNOSTICS}" WHERE text LIKE ?',
+                                    (_SESSION_STOPPED,)).fetchone()
+    return closed is not None and stopped is not None and closed < stopped
 
 
 def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | None) -> dict[str, str]:
@@ -896,7 +929,9 @@ def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | 
     stop = facts.get("capture_stop", "").lower()
     unflushed = "and CUDA's trace buffers written only when full (no --cuda-flush-interval)" if period in ("", "0") \
         else ""
-    if duration and capture_ms and capture_ms >= _DURATION_STOP * duration and period in ("", "0"):
+    program = _program_window(schema)
+    if duration and capture_ms and capture_ms >= _DURATION_STOP * duration and period in ("", "0") and not program \
+            and not _program_ended_first(schema):
         no_stop = " or at a cudaProfilerStop (--flush-on-cudaprofilerstop=false)" if on_stop == "false" else ""
         out["records_cause"] = (f"the capture stopped on its --duration of {duration / 1000:,.1f} s while the program "
                                 f"still ran, with no flush of the CUDA trace's buffers on a period{no_stop}, so the records "
@@ -907,6 +942,11 @@ def _records_loss(schema: tb.Schema, facts: dict[str, str], capture_ms: float | 
                                 f"(--flush-on-cudaprofilerstop=false){', ' + unflushed if unflushed else ''}, so the "
                                 "records still in them were never retrieved")
         out["records_fix"] = "lost_records_stop"
+    elif program:
+        out["records_cause"] = ("the program opened and closed the window itself (cudaProfilerStart, then its "
+                                "cudaProfilerStop; no --duration ended it), and the GPU work it had launched was not "
+                                "finished and written at that stop, so those records were never retrieved")
+        out["records_fix"] = "lost_records_program_stop"
     return out
 
 

@@ -78,7 +78,9 @@ def memory_peak_text(m: dict, one: bool = False) -> str:
 
 def memory_label(category: Any) -> str:
     """What holds a block, as the memory chart names it (``legend.MEMORY_LABELS``), not its id ("gradients"): the
-    OOM's live table is read beside that chart.  An id no label names is shown as it is."""
+    peak's holders table and the OOM's live table are read beside that chart, one above the other -- each names a
+    category as the chart does, so one panel never says "activations" and "Activations (forward pass)" of the same
+    blocks (h37-review33).  An id no label names is shown as it is."""
     return MEMORY_LABELS.get(category, str(category)) if isinstance(category, str) else str(category)
 
 
@@ -97,7 +99,7 @@ def _memory(m: dict, one: bool) -> dict[str, Any]:
         "first": ms(((m.get("timeline") or {}).get("t_ms") or [None])[0]),
         "last": ms(((m.get("timeline") or {}).get("t_ms") or [None])[-1]),
         "breakdown": {k: {"bytes": gb(v), "share": pct(v / total)} for k, v in bd.items()},
-        "top": [[str(op), str(cat), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
+        "top": [[str(op), memory_label(cat), gb(b), f"{n:,}" if isinstance(n, int) else str(n)] for op, cat, b, n in m.get("top") or []],
         "ooms": [{"title": f"Out of memory: {gb(o.get('requested_bytes'))} could not be allocated ({gb(o.get('device_free_bytes'))} "
                            f"free, {gb(o.get('allocated_bytes'))} allocated, {gb(o.get('reserved_bytes'))} reserved)",
                   "live": [[gb(b), memory_label(c), " ← ".join((fr or [])[:3])] for b, c, fr in o.get("live") or []]}

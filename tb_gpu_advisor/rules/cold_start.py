@@ -245,6 +245,18 @@ def _inside_clause(ctx: Ctx, m: HostMetrics) -> str:
             "program's own work")
 
 
+def _where_words(inside: float, total: float) -> str:
+    """Where the window's one-time costs lie against the kept steps, as the note's title says it: "outside", "inside",
+    or "inside and outside" where ``inside`` ms of their ``total`` ran inside the steps and the rest did not.
+
+    Why: the note's words say the part inside apart (h37-coldwords33), and a title saying "outside" of all of them
+    contradicted its own text (h37-review33: ``wild/extrap_parallel_kernels_gtx1060``'s "The window holds one-time
+    costs outside the pass" above "13.5 ms of them ran inside the pass analysed")."""
+    if ms(inside) == ms(0.0):
+        return "outside"
+    return "inside" if ms(total - inside) == ms(0.0) else "inside and outside"
+
+
 def _in_all(wait_ms: float, steps_ms: float) -> str:
     """"29.0 ms of the steps' 5.27 s in all": the GPU's wait in the one-time costs inside several kept steps, a total
     beside the costs' own total before it -- one unit, said once.  Why: "130.0 ms of them ran inside the 6 steps
@@ -305,7 +317,7 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
         f"{f'The {noun} does not count' if ctx.one_pass else 'No step counts'} "
         f"{'them' if ms(inside) == ms(0.0) else f'those, and the wait inside {their} is too little to grade'}, "
         "so nothing is to save.",
-        title=f"The window holds one-time costs outside {ctx.the_pass_or('its steps')}",
+        title=f"The window holds one-time costs {_where_words(inside, p.total_ms)} {ctx.the_pass_or('its steps')}",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.one_time_min_share", severity="info",
                             detail={"one_time_ms": p.total_ms, "window_ms": window_ms, "steps_ms": span_ms,

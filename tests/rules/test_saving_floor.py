@@ -12,20 +12,21 @@ generator writes each GEMV as its bytes' time at a chosen share of the bandwidth
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from synthetic import torchtrace as tt
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.metrics.flops import _floor_ms
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.rules.base import floor_cap
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tests.rules.test_small_grid import _read
 
 
 def _metrics(tmp_path: Path, name: str):
     (path,) = tt.write_run(str(tmp_path), name)
-    return host_metrics(_read(Path(path)))
+    return host_metrics(formats.read(SimpleNamespace(path=path, host=Path(path).stem, format="kineto")))
 
 
 def _small_grid(m):

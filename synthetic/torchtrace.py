@@ -633,12 +633,12 @@ def _small_grid_beside(r: Rank) -> None:
 
 
 #: A batch-1 decode's weight reads: ``aten::mm`` of one token [1, 8192] by a bf16 weight [8192, 8192] (134 MB of
-#: operands and result), launched as cuBLAS's GEMV with 64 thread blocks on the H100's 132 SMs, ``DECODE_GEMVS`` a step.
+#: operands and result), launched as one cuBLASLt kernel of 64 thread blocks on the H100's 132 SMs, ``DECODE_GEMVS`` a step.
 DECODE_GEMV = (1, 8192, 8192)
 DECODE_GEMVS = 60
 DECODE_GEMV_GRID = (64, 1, 1)
-DECODE_GEMV_KERNEL = LIBRARY_SMALL_GRID_KERNEL.replace("float, float, float, float, 128", "__nv_bfloat16, __nv_bfloat16, "
-                                                       "__nv_bfloat16, float, 128")
+#: cuBLASLt's kernel for it as an H100 names one (a GEMM of one row: cuBLAS's own gemv kernels are no matmul class)
+DECODE_GEMV_KERNEL = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNN"
 #: the H100 SXM's memory bandwidth (bytes/s: NVIDIA's datasheet, restated -- the generator imports nothing of the Advisor)
 H100_BANDWIDTH = 3.35e12
 

@@ -31,7 +31,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, Step
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
-from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, POOL_CLASS, parts
+from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, FLOORED_POOLS, IDLE_GROUPS, POOL_CLASS, parts
 from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
 # --------------------------------------------------------------------------- context
@@ -500,7 +500,8 @@ FLOORED = ("; at most the kernel time above the {floor} per {{step}} that the wo
 
 def floor_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], compute_ms: float | None,
               floor_ms: float | None) -> tuple[float, list[tuple[str, str, float]], float]:
-    """(saving, claims, ms cut) with the claims on kernel time (:data:`~.savings.CRITICAL_POOLS`) capped at the kernel
+    """(saving, claims, ms cut) with the claims on kernel time whose fix keeps the work's precision
+    (:data:`~.savings.FLOORED_POOLS`) capped at the kernel
     time above its floor: ``compute_ms`` (the step's kernel time, ms per step and GPU) less ``floor_ms`` (the least
     time the work of known FLOPs and bytes takes at the GPU's peaks, ``Flops.floor_ms_per_step``).
 
@@ -512,12 +513,12 @@ def floor_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], compu
     if floor_ms is None or compute_ms is None or raw <= 0 or total_ms <= 0:
         return total_ms, claims, 0.0
     scale = total_ms / raw
-    kern = sum(x for _, p, x in claims if p in CRITICAL_POOLS) * scale
+    kern = sum(x for _, p, x in claims if p in FLOORED_POOLS) * scale
     cut = kern - min(kern, max(0.0, compute_ms - floor_ms))
     if cut <= 0:
         return total_ms, claims, 0.0
     k = cut / kern
-    out = [(g, p, x * scale * (1.0 - k) if p in CRITICAL_POOLS else x * scale) for g, p, x in claims]
+    out = [(g, p, x * scale * (1.0 - k) if p in FLOORED_POOLS else x * scale) for g, p, x in claims]
     return total_ms - cut, out, cut
 
 

@@ -70,6 +70,10 @@ def test_the_cap_cuts_kernel_claims_only_and_nothing_without_a_floor():
     assert dict(((g, p), x) for g, p, x in out) == pytest.approx({("compute", "gemm_kernels"): 0.5,
                                                                    ("launch", "launch"): 1.0})
     assert floor_cap(4.0, claims, 10.0, 2.0)[2] == 0.0  # the headroom holds the claim: nothing cut
+    # moving 32-bit GEMMs to 16 bit halves their bytes and lifts their peak: the 32-bit floor bounds nothing there (a
+    # first try capped real-h100-torch torch_fp32's mixed_precision_off from 27.6 to 7.9 ms by that floor)
+    fp32 = [("compute", "tc_eligible_kernels", 3.0)]
+    assert floor_cap(3.0, fp32, 10.0, 9.5) == (3.0, fp32, 0.0)
 
 
 def test_a_floor_needs_a_known_peak_and_takes_the_slower_roof():

@@ -646,6 +646,36 @@ def _small_grid_beside(r: Rank) -> None:
     r.sync()
 
 
+#: A batch-1 decode's weight reads: ``aten::mm`` of one token [1, 8192] by a bf16 weight [8192, 8192] (134 MB of
+#: operands and result), launched as one cuBLASLt kernel of 64 thread blocks on the H100's 132 SMs, ``DECODE_GEMVS`` a step.
+DECODE_GEMV = (1, 8192, 8192)
+DECODE_GEMVS = 60
+DECODE_GEMV_GRID = (64, 1, 1)
+#: cuBLASLt's kernel for it as an H100 names one (a GEMM of one row: cuBLAS's own gemv kernels are no matmul class)
+DECODE_GEMV_KERNEL = "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNN"
+#: the H100 SXM's memory bandwidth (bytes/s: NVIDIA's datasheet, restated -- the generator imports nothing of the Advisor)
+H100_BANDWIDTH = 3.35e12
+
+
+def decode_gemv_floor_us() -> float:
+    """The least time one decode GEMV takes on the H100: its operands' and result's bytes, each read or written once,
+    at the memory bandwidth (its 2 x 8192 x 8192 FLOPs take 0.14 us at the bf16 peak: the bytes bind)."""
+    m, k, n = DECODE_GEMV
+    return 2.0 * (m * k + k * n + m * n) / H100_BANDWIDTH * 1e6
+
+
+def _decode_at(share: float) -> Callable[[Rank], None]:
+    """A batch-1 decode step whose GEMVs each run at ``share`` of the H100's memory bandwidth (their floor over the
+    share), with a 64-block grid: at 0.97 they are near the bandwidth and no grid can take more than the 3% above
+    their floor off them; at 0.30 filling the SMs may save the grid bound."""
+    def body(r: Rank) -> None:
+        for _ in range(DECODE_GEMVS):
+            r.kernel("aten::mm", DECODE_GEMV_KERNEL, decode_gemv_floor_us() / share, args=mm_args("aten::mm", *DECODE_GEMV),
+                     grid=DECODE_GEMV_GRID, block=(128, 1, 1))
+        r.sync()
+    return body
+
+
 def _sync_item(r: Rank) -> None:
     """``loss.item()`` after every layer: the host drains the GPU six times a step, then launches anew."""
     for _ in range(6):
@@ -1613,6 +1643,20 @@ SCENARIOS: dict[str, Scenario] = {
                                   f"so the bound is ({SMALL_GRID_US:g} - {SIDE_US:g}) us x (1 - 4/132) a step",
                                   extra={"underfilled_ms": SMALL_GRID_US / 1000,
                                          "idle_sm_ms": (SMALL_GRID_US - SIDE_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
+    "decode_near_peak_bw": Scenario(1, _single(_decode_at(0.97)), [], ["launch_bound"],
+                                    f"a batch-1 bf16 decode step of {DECODE_GEMVS} GEMVs [1, 8192] x [8192, 8192] of "
+                                    f"{DECODE_GEMV_GRID[0]} thread blocks, each at 97% of the H100's memory bandwidth: "
+                                    "no grid takes more than the 3% above their bytes' time off them",
+                                    extra={"floor_ms": DECODE_GEMVS * decode_gemv_floor_us() / 1000,
+                                           "compute_ms": DECODE_GEMVS * decode_gemv_floor_us() / 0.97 / 1000}),
+    "decode_far_from_peak_bw": Scenario(1, _single(_decode_at(0.30)), ["small_grid"], ["launch_bound"],
+                                        "the decode_near_peak_bw step with each GEMV at 30% of the memory bandwidth: "
+                                        "(kernel time - the 3 us floor) x (1 - 64/132) a GEMV, below the 70% above "
+                                        "its bytes' time, so the grid bound stands",
+                                        extra={"floor_ms": DECODE_GEMVS * decode_gemv_floor_us() / 1000,
+                                               "compute_ms": DECODE_GEMVS * decode_gemv_floor_us() / 0.30 / 1000,
+                                               "idle_sm_ms": DECODE_GEMVS * (decode_gemv_floor_us() / 0.30 - 3.0)
+                                               * (1 - DECODE_GEMV_GRID[0] / 132) / 1000}),
     "tiny_ops": Scenario(1, _single(_tiny), ["launch_bound"], [],
                          "300 tanh kernels of 2.5 us per step, each after a 14 us launch", dtype=None),
     "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],

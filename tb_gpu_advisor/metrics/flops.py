@@ -421,6 +421,7 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
             a["ms"], a["prec"] = a["gemm_ms"], a["gemm_prec"]
     step_of_row = ctx.host_step[fo.host_idx] if fo.source == "trace shapes" else None
     items = []
+    floors: dict[str, float] = {}
     for lab, a in acc.items():
         r = a["row"]
         if step_of_row is not None:  # PyTorch: each row is one call
@@ -432,6 +433,10 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
                                   clock_hz=info.clock_hz, memory_bytes=info.memory_bytes)
         items.append(_roofline(lab, int(fo.kind[r]), prec, ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]),
                                ctx.per_step(a["ms"]), peak.value if peak else None, out.memory_bandwidth))
+        floor = _floor_ms(ctx.per_step(calls), float(fo.flops[r]), float(fo.bytes[r]), peak.value if peak else None,
+                          out.memory_bandwidth)
+        if floor is not None:
+            floors[lab] = min(floor, ctx.per_step(a["ms"]))
     # physics: no kernel beats its GPU's peak -- a shape that does has kernels missing from its time (launched by
     # another op, or on another GPU), so its rate says nothing and it is left out, with the reason
     impossible = [x for x in items if x.tflops_per_s and x.attainable_tflops_per_s and x.bound == "compute"
@@ -442,6 +447,8 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
                f"{impossible[0].tflops_per_s:.0f} TFLOP/s): their kernels are not all attributed to them, so they are "
                "left out of the rooflines")
         out.note = f"{out.note}; {why}" if out.note else why
+    kept = {x.label for x in items}
+    out.floor_ms_per_step = sum(v for lab, v in floors.items() if lab in kept) if floors else None
     items.sort(key=lambda x: -x.ms_per_step)
     out.top = items[:TOP_N]
     total = sum(x.ms_per_step for x in items)
@@ -459,6 +466,18 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops) -> None
     if rated:
         out.below_roofline_share = sum(x.ms_per_step for x in rated if x.roofline_share < low) / \
             sum(x.ms_per_step for x in rated)
+
+
+def _floor_ms(calls: float, flops_call: float, bytes_call: float, peak: float | None, bw: float | None) -> float | None:
+    """The least ms per step a shape's calls take at the GPU's peaks: its FLOPs at the peak FLOP/s, its operands' and
+    result's bytes at the memory bandwidth, whichever takes longer (the roofline's own time); None without a peak --
+    on a GPU whose peak is unknown nothing is said of its limits."""
+    if not peak or calls <= 0:
+        return None
+    secs = flops_call / peak
+    if bw and bytes_call > 0:
+        secs = max(secs, bytes_call / bw)
+    return calls * secs * 1e3
 
 
 def _kernel_precision(by_time: dict[int, float], inputs: int) -> int:

@@ -1197,6 +1197,11 @@ class Flops:
     gemm_tflops_per_s: float | None = None  # their FLOPs over their kernel time
     #: GEMM time at < ``flops.low_roofline_share`` of its roofline, as a share of gemm_ms_per_step
     below_roofline_share: float | None = None
+    #: the least kernel time per step and GPU that the GEMM shapes of known FLOPs and bytes need at the GPU's peaks
+    #: (FLOPs at its peak, their operands' bytes at its memory bandwidth, whichever takes longer), each shape's at most
+    #: its measured time (one faster than its bytes allow read them from cache); None where no peak is known.  Why: no
+    #: fix makes a kernel beat its GPU's peak, so no saving takes the kernel time below it (``rules.base.floor_cap``)
+    floor_ms_per_step: float | None = None
     top: list[GemmRoofline] = field(default_factory=list)
     #: per kind of work (matmul, conv, attention): [ms per step and GPU, achieved TFLOP/s], where kernels are known
     by_kind: dict[str, list[float]] = field(default_factory=dict)

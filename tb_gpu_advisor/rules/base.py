@@ -31,7 +31,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, Step
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
-from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, POOL_CLASS, parts
+from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, FLOORED_POOLS, IDLE_GROUPS, POOL_CLASS, parts
 from tb_gpu_advisor.steps.types import UNMARKED_SOURCES
 
 # --------------------------------------------------------------------------- context
@@ -375,6 +375,9 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
     shares = ctx.m.compute_critical_share
     touched = sorted({POOL_CLASS[p] for _, p, x in recovers if p in CRITICAL_POOLS and x > 0} & set(shares))
     v, recovers, cut = critical_cap(v, recovers, ctx.m.compute_critical_ms if paced else None, shares)
+    v, recovers, below = floor_cap(v, recovers, ctx.m.breakdown.device_compute, ctx.m.flops.floor_ms_per_step)
+    if below >= ms_step(v) / 2 and _SHOWS.search(ms(below)):
+        assumption += FLOORED.format(floor=ms(ctx.m.flops.floor_ms_per_step), cut=ms(below))
     # a cut the saving as printed does not show is no caveat (h37-review12), nor one that prints as nothing: half a
     # microsecond is half the saving's last digit yet "0 us" (the format rounds the tie to even; walk seed 25171)
     if cut >= ms_step(v) / 2 and _SHOWS.search(ms(cut)):
@@ -488,6 +491,35 @@ CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work
 _CLASS_WORDS = {"matmul": "matmul/convolution kernels' time", "other": "other kernels' time"}
 CAPPED = ("; at most the {cap} of kernel time per step that the GPU's next work waited for: the GPU idles waiting "
           "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut}{{host_fix}})")
+
+
+#: the caveat of a saving the GPU's peaks cap (:func:`floor_cap`), of its {step}
+FLOORED = ("; at most the kernel time above the {floor} per {{step}} that the work of known FLOPs and bytes needs at "
+           "the GPU's peak FLOP/s and memory bandwidth: no kernel beats its GPU's peak ({cut} less)")
+
+
+def floor_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], compute_ms: float | None,
+              floor_ms: float | None) -> tuple[float, list[tuple[str, str, float]], float]:
+    """(saving, claims, ms cut) with the claims on kernel time whose fix keeps the work's precision
+    (:data:`~.savings.FLOORED_POOLS`) capped at the kernel
+    time above its floor: ``compute_ms`` (the step's kernel time, ms per step and GPU) less ``floor_ms`` (the least
+    time the work of known FLOPs and bytes takes at the GPU's peaks, ``Flops.floor_ms_per_step``).
+
+    Why: a faster kernel cannot beat its GPU's peak -- "filling the SMs" of a batch-1 decode whose GEMVs already read
+    their weights near the memory bandwidth saves nothing, whatever its grid (issue #37, h37-floor34).  Every rule's
+    saving passes here (:func:`saving`); without a known floor (no shapes, no peak) nothing is capped."""
+    claims = [(g, p, max(0.0, float(x))) for g, p, x in recovers]
+    raw = sum(x for _, _, x in claims)
+    if floor_ms is None or compute_ms is None or raw <= 0 or total_ms <= 0:
+        return total_ms, claims, 0.0
+    scale = total_ms / raw
+    kern = sum(x for _, p, x in claims if p in FLOORED_POOLS) * scale
+    cut = kern - min(kern, max(0.0, compute_ms - floor_ms))
+    if cut <= 0:
+        return total_ms, claims, 0.0
+    k = cut / kern
+    out = [(g, p, x * scale * (1.0 - k) if p in FLOORED_POOLS else x * scale) for g, p, x in claims]
+    return total_ms - cut, out, cut
 
 
 def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], critical_ms: float | None,

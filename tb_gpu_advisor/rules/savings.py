@@ -76,6 +76,10 @@ POOLS: dict[str, str] = {
 POOL_CLASS: dict[str, str] = {"tc_eligible_kernels": "matmul", "tc_eligible_16bit_kernels": "matmul",
                               "gemm_kernels": "matmul", "non_matmul_kernels": "other"}
 CRITICAL_POOLS: frozenset[str] = frozenset(POOL_CLASS)
+#: pools of kernel time whose fix keeps the work's precision, so its bytes and the peak it runs at: a faster kernel
+#: there stays above the least time that work needs at the GPU's peaks (rules/base.floor_cap).  ``tc_eligible_kernels``
+#: is not: moving 32-bit GEMMs to 16 bit halves their bytes and lifts their peak, so the 32-bit floor bounds nothing.
+FLOORED_POOLS: frozenset[str] = CRITICAL_POOLS - {"tc_eligible_kernels"}
 
 #: a category of GPU idle the host causes (metrics/breakdown.HOST_IDLE) -> the (group, pool) a fix that gives it back
 #: recovers: a rule that measures its own stretch of idle books each part where the step's ledger holds it

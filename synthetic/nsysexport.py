@@ -4127,7 +4127,7 @@ def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int]
 
 def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: int = 8, period_us: float = 1440.0,
                        graph_kernels: int = 24, busy: float = 0.97, prefill_kernels: int = 60,
-                       frame: str | None = "measure", seed: int = 5) -> dict:
+                       frame: str | None = "measure", measured_prefill: int | None = None, seed: int = 5) -> dict:
     """Write the export of a serving engine's decode loop shaped after YiconRain/profiling's SGLang captures
     (h37-serve34): one host thread runs an eager prefill (``prefill_kernels`` launches) and then launches one CUDA
     graph per decode iteration (``cudaGraphLaunch``, its ``graph_kernels`` nodes sharing the launch's correlation id),
@@ -4135,7 +4135,9 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     previous iteration's tokens, so the GPU runs the graph ``busy`` of each period and its bursts merge across
     iterations.  A warm-up generate (``warmup`` iterations) comes first; the user's one NVTX range ``frame`` holds the
     measured generate (``decode`` iterations; None: no range); ``fillers`` one-token generates (an eager pass each, synced) follow.
-    Return the truth by construction: the iterations inside the range and their mean period (ms)."""
+    ``measured_prefill``: the measured prefill's launches (a longer prompt than the fillers'; default
+    ``prefill_kernels``).  Return the truth by construction: the iterations inside the range and their mean period
+    (ms), and the range's span (ms)."""
     us, ms = 1000, 1_000_000
     rng = np.random.default_rng(seed)
     pid = 8282
@@ -4146,12 +4148,12 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     period = int(period_us * us)
     launches: list[int] = []
 
-    def prefill() -> None:
-        nonlocal free
-        for k in range(prefill_kernels):
+    def prefill(n: int = prefill_kernels, tile: str = "") -> None:
+        nonlocal free  # a longer prompt's GEMMs pick other tiles (``tile``)
+        for k in range(n):
             ks = max(api.t + 9 * us, free)
             free = ks + 60 * us
-            kern.append((ks, free, api("cudaLaunchKernel", 6 * us), strings(f"prefill_{k % 6}"), None))
+            kern.append((ks, free, api("cudaLaunchKernel", 6 * us), strings(f"prefill{tile}_{k % 6}"), None))
         api.row("cudaStreamSynchronize", api.t, free + 2 * us)
         api.t = free + 30 * us
 
@@ -4180,7 +4182,7 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     iterations(warmup, False)
     api.t = max(api.t, free) + 3 * ms
     f0 = api.t
-    prefill()
+    prefill(measured_prefill or prefill_kernels, "_128x256" if measured_prefill else "")
     iterations(decode, True)
     api.row("cudaStreamSynchronize", api.t, free + 2 * us)
     api.t = free + 50 * us
@@ -4199,4 +4201,5 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     gpu = Gpu(H100["name"], H100["busLocation"], H100["l2CacheSize"], H100["totalMemory"], H100["memoryBandwidth"],
               H100["clockRate"], H100["smCount"], H100["chipName"], 1, (9, 0))
     _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python", copy_enums=False)
-    return {"steps": decode, "step_ms": float(np.diff(launches).mean()) / ms}
+    return {"steps": decode, "step_ms": float(np.diff(launches).mean()) / ms if decode > 1 else None,
+            "range_ms": (f1 - f0) / ms}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
@@ -42,6 +43,36 @@ def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
     last = int(np.argmax(hs[keep]))
     he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
     return ids[keep], hs[keep], he, note
+
+
+def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None) -> tuple[int, int, str] | None:
+    """(start, end, note) of the program's one range -- its only range, opened once, not a warm-up -- where GPU work
+    is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps) begins
+    inside it; None elsewhere, and for a training job.
+
+    Why: a user who measures one request puts one range around it (`measure`) between a warm-up and other work.  The
+    repeats read over the whole window are then the work the user did not measure: YiconRain/profiling's SGLang
+    prefill (h37-serve34) read as the period of the 40 one-token filler generates after `measure` (26 steps of ~40
+    ms), the measured 42 ms prefill in none of them.  The one range the program marks says which pass it times, as
+    :func:`_framed_pass` reads for bursts; the repeats outside it are read apart.  Only the program's one range: a
+    program that marks several phases names no single pass by one of them.  A training job is left to its own
+    readings (:func:`_framed_pass`)."""
+    if (job is not None and job.kind.kind == "training") or not starts.size:
+        return None
+    h = trace.h
+    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    if idx.size != 1:
+        return None
+    lo, hi = int(h.start[idx[0]]), int(h.end[idx[0]])
+    launch = h.start[h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)]
+    inside = (launch >= lo) & (launch <= hi)
+    if not inside.any() or inside.all() or ((starts >= lo) & (starts <= hi)).any():
+        return None
+    before = int((starts < lo).sum())
+    note = (f"one pass: the program's one range `{h.names[h.name[idx[0]]]}` holds GPU work but none of the "
+            f"{starts.size} repeats read over the window, the pass it times: the step; "
+            f"{apart(before, starts.size - before)}, read apart")
+    return lo, hi, note
 
 
 def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray] | None:

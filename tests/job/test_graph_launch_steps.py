@@ -47,3 +47,21 @@ def test_control_without_the_users_range_the_launches_frame_nothing(tmp_path: Pa
     nsysexport.write_graph_decode(str(path), frame=None)
     s = analyze_host(_file(path)).steps
     assert "graph per iteration" not in s["note"], s
+
+
+def test_the_users_one_range_around_none_of_the_repeats_is_the_pass(tmp_path: Path):
+    """An eager measured prefill inside `measure`, its launches unlike the 12 filler prefills after it: the pass is
+    the range.  main: ``repeated_launches``, the fillers' period (10 steps kept), the measured prefill in none."""
+    path = tmp_path / "prefill.sqlite"
+    truth = nsysexport.write_graph_decode(str(path), warmup=0, decode=0, fillers=12, measured_prefill=90)
+    s = analyze_host(_file(path)).steps
+    assert s["source"] == "single_pass" and s["count"] == 1 and "`measure`" in s["note"], s
+    (w,) = host_metrics(formats.read(_file(path))).steps.windows
+    assert abs((w.end_ms - w.start_ms) - truth["range_ms"]) < 0.05 * truth["range_ms"], (w, truth)
+
+
+def test_control_a_second_range_of_the_program_names_no_single_pass(tmp_path: Path):
+    path = tmp_path / "prefill.sqlite"
+    nsysexport.write_graph_decode(str(path), warmup=0, decode=0, fillers=12, measured_prefill=90, frame=None)
+    s = analyze_host(_file(path)).steps
+    assert s["source"] != "single_pass" or "`measure`" not in s["note"], s

@@ -1323,6 +1323,14 @@ def write_capacity(snapshot_path: str, total: int, free: int, name: str | None =
     return out
 
 
+def free_beside(doc: dict[str, Any], total: int, outside: int, device: int = 0) -> int:
+    """``mem_get_info()``'s free bytes taken beside the dump of ``doc`` on a GPU of ``total`` bytes where ``outside``
+    bytes are in use outside the caching allocator (the CUDA context, NCCL's buffers, another process): the total less
+    those less every segment the allocator reserved at the dump -- the truth by construction of the record."""
+    reserved = sum(int(seg["total_size"]) for seg in doc["segments"] if int(seg.get("device", 0)) == device)
+    return total - outside - reserved
+
+
 # ---------------------------------------------------------------------------------------------- hostile pickles
 
 class _Run:

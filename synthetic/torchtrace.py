@@ -178,14 +178,28 @@ class Rank:
         self._flow(launch_at, first, COMPUTE_STREAM)
         self.host_us += launch_us + 30.0
 
-    def copy_h2d(self, mb: float, us: float, pageable: bool = False) -> None:
+    def copy_h2d(self, mb: float, us: float, pageable: bool = False, non_blocking: bool | None = None) -> None:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a
         copy of a pageable tensor, as ``x.to('cuda')`` makes one -- the copy waits for its stream in
-        ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done."""
+        ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done.
+        ``non_blocking``: the op's inputs recorded (``record_shapes``), its ``non_blocking`` flag this; a pageable
+        copy asked ``non_blocking=True`` makes no stream sync, but the driver stages it from pageable memory inside
+        ``cudaMemcpyAsync``, which returns only once the copy is done -- the host is held all the same."""
         op = self.cpu("aten::copy_", 0.0 if pageable else 20.0, advance=False)
+        if non_blocking is not None:
+            dims = [1 << 18, int(mb * 4)]  # float32 elements, as Kineto writes a tensor's dims
+            op["args"].update({"Input Dims": [dims, dims, []], "Input type": ["float", "float", "Scalar"],
+                               "Concrete Inputs": ["", "", str(non_blocking)]})
         launch_at, start = self._h2d_copy(op, mb, us, "Pageable" if pageable else "Pinned")
         if not pageable:
             self.host_us += 20.0
+            self.step_kernels.append((start, start + us))
+            return
+        if non_blocking:
+            call = self.host[-1]
+            call["dur"] = round(start + us + 2.0 - launch_at, 3)
+            op["dur"] = round(launch_at + call["dur"] + 4.0 - self.host_us, 3)
+            self.host_us += op["dur"]
             self.step_kernels.append((start, start + us))
             return
         sync_at = launch_at + 14.0
@@ -573,9 +587,9 @@ def _small_gemms(r: Rank) -> None:
     r.sync()
 
 
-def _input(r: Rank, pageable: bool = False) -> None:
+def _input(r: Rank, pageable: bool = False, non_blocking: bool | None = None) -> None:
     r.cpu(DATALOADER, 10_000.0)
-    r.copy_h2d(32.0, 1_300.0, pageable=pageable)
+    r.copy_h2d(32.0, 1_300.0, pageable=pageable, non_blocking=non_blocking)
     _healthy(r)
 
 
@@ -1565,6 +1579,14 @@ def back_to_back_updates(updates: int, update_us: float = 30.0, nested: bool = F
 #: its own).
 PAGEABLE_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True)), ["input_bound"], [],
                           "the batch copied pageable")
+#: The same loop recorded with ``record_shapes``, its batch copied from pageable memory by ``x.to('cuda',
+#: non_blocking=True)``: the copy's ``aten::copy_`` records ``non_blocking`` True, the copy still holds the host in
+#: its ``cudaMemcpyAsync`` (h37-nonblock33).  By construction the flag is in use and the pinning is not.
+PAGEABLE_NON_BLOCKING_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True, non_blocking=True)),
+                                       ["input_bound"], [], "the batch copied pageable, non_blocking=True")
+#: Its control: the same shapes recorded, the copy called without ``non_blocking`` (the flag False, the stream sync)
+PAGEABLE_BLOCKING_INPUT = Scenario(1, _single(lambda r: _input(r, pageable=True, non_blocking=False)),
+                                   ["input_bound"], [], "the batch copied pageable, non_blocking=False")
 
 
 SCENARIOS: dict[str, Scenario] = {
@@ -2582,25 +2604,35 @@ KINETO_BUFFER_LIMIT = ("WARNING:2026-03-02 10:14:07 4100:4188 CuptiActivityApi.c
 
 
 def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6, kernels: int = 6,
-                           kernel_us: float = 400.0, log: tuple[str, ...] = (KINETO_BUFFER_LIMIT,)) -> dict[str, Any]:
+                           kernel_us: float = 400.0, log: tuple[str, ...] = (KINETO_BUFFER_LIMIT,),
+                           final_mark_us: float | None = None, last_kernels: int | None = None) -> dict[str, Any]:
     """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
     and an ``.item()`` (a ``cudaStreamSynchronize`` that drains the GPU), whose kernel records stop at step
     ``lost_from`` -- the launches and syncs recorded, their kernels not: Kineto's CUPTI buffers reached their limit
     and it stopped tracing the GPU -- with Kineto's own ``log`` lines kept as the trace's top-level ``WARNING`` list
-    (empty: none kept).  ``lost_from`` None: every kernel recorded (the control).  Truth by construction: the lost
-    launches and the launches in all."""
+    (empty: none kept).  ``lost_from`` None: every kernel recorded (the control); 0: none.  ``last_kernels``: the
+    last step's launches where it runs fewer (a last, smaller batch: a real short step).  ``final_mark_us``: after the
+    loop, the ``ProfilerStep#{steps}`` mark a last ``prof.step()`` opens, that long and holding nothing, then the
+    profiler's stop -- its ``cudaDeviceSynchronize`` -- after the mark's end.  Truth by construction: the lost
+    launches, the launches in all, and the steps and their host spans (ms; the final mark is no step)."""
     r = Rank(rank=0, pid=4100, device=0)
     cut = None
+    spans: list[float] = []
 
-    def body(rr: Rank) -> None:
-        for k in range(kernels):
+    def body(rr: Rank, count: int) -> None:
+        for k in range(count):
             rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
         rr.sync()
 
     for n in range(steps):
         if lost_from is not None and n == lost_from:
             cut = r.host_us
-        r.step(n, body)
+        count = last_kernels if last_kernels is not None and n == steps - 1 else kernels
+        start = r.host_us
+        r.step(n, lambda rr, c=count: body(rr, c))
+        spans.append((r.host_us - start) / 1000.0)
+    if final_mark_us is not None:
+        _profiler_stop(r, steps, final_mark_us)
     lost = 0
     if cut is not None:
         lost = sum(1 for e in r.gpu if e["cat"] == "kernel" and e["ts"] >= cut)
@@ -2612,7 +2644,50 @@ def write_lost_gpu_records(path: str, steps: int = 12, lost_from: int | None = 6
         doc["WARNING"] = list(log)
         doc["traceName"] = name
     write_doc(path, doc)
-    return {"lost": lost, "launches": steps * kernels}
+    launches = (steps - 1) * kernels + (kernels if last_kernels is None else last_kernels)
+    return {"lost": lost, "launches": launches, "steps": steps, "step_ms": spans}
+
+
+def _profiler_stop(r: Rank, n: int, mark_us: float) -> None:
+    """The ``ProfilerStep#{n}`` a last ``prof.step()`` opens after the loop (``mark_us`` long, nothing in it), then the
+    profiler's stop: a ``cudaDeviceSynchronize`` 35 us after the mark, as PyTorch's profiler waits for the GPU before
+    it collects (Abenich7's 2080 Ti ``trace0.json``: a 32 us mark, the sync 34 us after it)."""
+    r.cpu(f"ProfilerStep#{n}", mark_us, cat="user_annotation")
+    r.host_us += 35.0
+    r.corr += 1
+    r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                   "ts": round(r.host_us, 3), "dur": 20.0, "args": {"cbid": 165, "correlation": r.corr}})
+    r.host_us += 20.0
+
+
+def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_us: float = 400.0,
+                            final_sync: bool = True) -> dict[str, Any]:
+    """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
+    with no sync among them, then -- where ``final_sync`` -- the program's ``torch.cuda.synchronize()`` (a
+    ``cudaDeviceSynchronize`` that waits until every stream has drained) before the profiler stops; the CUDA calls
+    are recorded and **no** kernel record (CUPTI dropped them all).  ``final_sync`` False: the window ends with the
+    kernels still queued (the control, whose fix is to wait for the GPU).  Truth by construction: the launches, and
+    the final sync's wait (ms; 0.0 where none)."""
+    r = Rank(rank=0, pid=4300, device=0)
+
+    def body(rr: Rank) -> None:
+        for k in range(kernels):
+            rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
+
+    for n in range(steps):
+        r.step(n, body)
+    wait = 0.0
+    if final_sync:
+        wait = max(max(r.streams.values(), default=r.host_us) - r.host_us, 0.0) + 4.0
+        r.corr += 1
+        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaDeviceSynchronize", "pid": r.pid, "tid": r.pid,
+                       "ts": round(r.host_us + 2.0, 3), "dur": round(wait, 3),
+                       "args": {"External id": r.ext, "cbid": 165, "correlation": r.corr}})
+        r.host_us += wait + 10.0
+    r.gpu = []
+    r.flows = [fl for fl in r.flows if fl["ph"] == "s"]
+    write_doc(path, trace_doc(r, 1))
+    return {"launches": steps * kernels, "wait_ms": wait / 1000.0}
 
 
 #: :func:`write_unrecorded_gpu_steps`' host ops of one data-parallel training iteration (name, us), in order: the
@@ -2679,32 +2754,41 @@ def write_filled_steps(path: str, steps: int = 8, fill_us: float = 300.0, copy_u
 
 
 def write_legacy_list(path: str, steps: int = 4, marks: bool = True, cuda_functions: bool = False,
-                      gap_us: float = 800.0) -> dict[str, Any]:
+                      gap_us: float = 800.0, first_calls: dict[str, float] | None = None) -> dict[str, Any]:
     """The legacy profiler's chrome trace (a bare JSON list, host ops under the process ``"CPU functions"``, no
     category) of ``steps`` iterations of :data:`UNRECORDED_STEP_OPS` -- GPU work (``nccl:all_reduce``) whose GPU side
     the profiler cannot record.  ``marks``: each iteration inside the ``ProfilerStep#N`` that ``torch.profiler``'s
     ``prof.step()`` writes (what ``torch.profiler`` writes on a build without Kineto); without them, what
     ``torch.autograd.profiler`` writes; ``cuda_functions``: each op's GPU time under ``"CUDA functions"`` too
-    (``use_cuda=True``: CUDA events around the op, no kernel).  Truth by construction: the call that wrote it
-    (``"no_kineto"`` with marks, else ``"legacy_profiler"``) and ``steps`` iterations of ``step_ms``."""
+    (``use_cuda=True``: CUDA events around the op, no kernel).  ``first_calls``: op name -> its first call's time
+    (us) in the first iteration, in place of its usual one (a first ``aten::linear`` creating its cuBLAS handle and
+    searching its algorithm: a one-time cost).  Truth by construction: the call that wrote it (``"no_kineto"`` with
+    marks, else ``"legacy_profiler"``), ``steps`` iterations of ``step_ms``, the first longer by what its first calls
+    add (``first_extra_ms``), and the first calls themselves (``first_calls_us``)."""
     ev: list[dict[str, Any]] = []
     t = 1000.0
-    step_us = sum(us for _, us in UNRECORDED_STEP_OPS) + gap_us
+    first = dict(first_calls or {})
+    usual = dict(UNRECORDED_STEP_OPS)
+    step_us = sum(usual.values()) + gap_us
+    extra = sum(us - usual[name] for name, us in first.items())
     for n in range(steps):
+        took = step_us + (extra if n == 0 else 0.0)
         if marks:
-            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": step_us, "tid": 1,
+            ev.append({"name": f"ProfilerStep#{n}", "ph": "X", "ts": t, "dur": took, "tid": 1,
                        "pid": "CPU functions", "args": {}})
         at = t
         for name, us in UNRECORDED_STEP_OPS:
+            us = first.get(name, us) if n == 0 else us
             ev.append({"name": name, "ph": "X", "ts": at, "dur": us, "tid": 1, "pid": "CPU functions", "args": {}})
             if cuda_functions:
                 ev.append({"name": name, "ph": "X", "ts": at + 5.0, "dur": us / 2, "tid": 0,
                            "pid": "CUDA functions", "args": {}})
             at += us
-        t += step_us
+        t += took
     with open(path, "w") as f:
         json.dump(ev, f)
-    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler"}
+    return {"steps": steps, "step_ms": step_us / 1000.0, "fix": "no_kineto" if marks else "legacy_profiler",
+            "first_extra_ms": extra / 1000.0, "first_calls_us": first}
 
 
 #: :func:`write_stream_handoff`'s step, after h37-survey66's GRU forward (HDAI cuDNN profiling, an RTX 5070 Ti Laptop

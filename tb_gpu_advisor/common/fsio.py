@@ -167,6 +167,55 @@ def open_listed(path: Listed) -> BinaryIO:
     return io.BufferedReader(raw)
 
 
+def file_name(path: str) -> str:
+    """The name of the file at ``path`` (a :class:`Listed` one's as listed; an object's after its last ``/``)."""
+    if isinstance(path, Listed) and path.rel:
+        return path.rel[-1]
+    if is_remote(path):
+        return str(path).rsplit("/", 1)[-1]
+    return os.path.basename(local_path(str(path)))
+
+
+def sibling(path: str, name: str) -> str:
+    """The file ``name`` in the folder of ``path``, reached as ``path`` is: a :class:`Listed` file's sibling is listed
+    below the same logdir (read only there, following links only as its listing did); a plain local path's sibling is
+    listed in its own folder (no link followed out of it); an object store's, the object beside it.
+
+    Why: a format reads files beside its host file (a snapshot's capacity record, rocprof's ``sysinfo.txt``); a
+    sibling built by slicing the path's text is a plain ``str`` and would be opened through any link swapped in."""
+    if is_remote(path):
+        return f"{str(path).rpartition('/')[0]}/{name}"
+    if isinstance(path, Listed):
+        return Listed(os.path.join(os.path.dirname(str(path)), name), path.root, (*path.rel[:-1], name),
+                      follow=path.follow)
+    folder = os.path.dirname(local_path(str(path)))
+    return Listed(os.path.join(folder, name), folder or ".", (name,))
+
+
+def stat_as_read(path: str) -> tuple[int, int] | None:
+    """(size, mtime_ns) of the file at ``path`` as a reader reaches it, by one stat and nothing read; None where there
+    is no file to read (absent, a folder).  A :class:`Listed` file's link is its own entry (the reader refuses it)
+    unless its listing follows links and the link resolves inside the logdir; an object store's: its stat.
+
+    Why: the files a reader reads beside a host file (a snapshot's capacity record) key its cached report, and a
+    key is a stat, as the host file's own is (:class:`~tb_gpu_advisor.model.logdir.HostFile`)."""
+    if is_remote(path):
+        try:
+            return stat(path)
+        except Exception:  # noqa: BLE001 - a store's "no such key" in its own words
+            return None
+    local = local_path(str(path))
+    try:
+        st = os.stat(local, follow_symlinks=False)
+        if stat_mod.S_ISLNK(st.st_mode) and isinstance(path, Listed) and path.follow:
+            real, top = os.path.realpath(local), os.path.realpath(path.root)
+            if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
+                st = os.stat(local)
+    except OSError:
+        return None
+    return None if stat_mod.S_ISDIR(st.st_mode) else (int(st.st_size), int(st.st_mtime_ns))
+
+
 def size(path: str) -> int:
     """Size in bytes (checked before reading, so huge files are refused up front)."""
     if isinstance(path, Listed):

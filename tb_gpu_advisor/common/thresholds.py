@@ -511,6 +511,12 @@ _TABLE: tuple[Threshold, ...] = (
        "streams are slow a few times (real cold A100 capture: 1-5 slow calls a name); a call slow every iteration "
        "(hipFree with the caching allocator off: hundreds) is steady state", "a runtime call of milliseconds with the "
        "GPU idle counts as one-time when its name is that slow at most this many times"),
+    _t("job.first_call_factor", 10.0, "ratio", "Advisor: an op's later calls in one pass differ by their shapes, "
+       "within an order of magnitude of their median; a first call 10x over it and over every later call pays what "
+       "only a first call does (a real legacy torch.autograd.profiler list: the first cudnn_convolution 1.12 s "
+       "against a median of 322 us, the first inverse 840 ms against 474 us)", "where the capture holds no GPU "
+       "record, an op's first call at least job.one_time_call_ms long, longer than every later call of the op and "
+       "this many times their median, is a one-time cost (cuDNN's algorithm search, a library's lazy start-up)"),
     _t("job.warmup_iteration_ratio", 1.5, "ratio", "Advisor: a first iteration pays its one-time costs (allocations, "
        "kernel selection, compilation) -- a real CS336 GPT benchmark's first `benchmark_iteration` took 780 ms against a "
        "median of 209.5 ms, the next 14 within 6% of it", "a leading iteration longer than this multiple of the median "

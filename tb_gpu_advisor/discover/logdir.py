@@ -28,6 +28,7 @@ Walk rules (why):
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import logging
 import os
@@ -39,11 +40,11 @@ from dataclasses import dataclass
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import clip, echo
-from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
+from tb_gpu_advisor.formats.base import Format, Found, Groups, Layout, claimed_by
 from tb_gpu_advisor.formats.counters import Collection, collection as counter_collection
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "with_beside", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "counter_collections", "counter_file", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -73,12 +74,14 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
     symlinks that stay inside the logdir are followed (never one leading out).
     """
     claimed: dict[str, list[Found]] = {fid: [] for fid in formats.REGISTRY}
-    for fmt, found in _walk(logdir, with_stat=True, follow=follow_symlinks):
+    objects: dict[str, tuple[int, int]] = {}  # a store's listing, path -> (size, mtime): the files beside a host
+    for fmt, found in _walk(logdir, with_stat=True, follow=follow_symlinks, objects=objects):
         claimed[fmt.id].append(found)
     groups: Groups = {}
     for fid, found in claimed.items():
-        for key, hosts in formats.REGISTRY[fid].layout.group(found).items():
-            groups.setdefault(key, []).extend(hosts)
+        layout = formats.REGISTRY[fid].layout
+        for key, hosts in layout.group(found).items():
+            groups.setdefault(key, []).extend(_with_beside(h, layout, objects) for h in hosts)
     by_format: dict[str, list[Session]] = {}
     for (run, session, path), hosts in groups.items():
         if hosts:
@@ -87,6 +90,26 @@ def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
     sessions = [s for fid, found in by_format.items() for s in _one_capture_per_session(
         found, formats.REGISTRY[fid].layout.host_folders_within_s if fid in formats.REGISTRY else 0.0)]
     return _sorted(sessions)
+
+
+def with_beside(host: HostFile, objects: dict[str, tuple[int, int]] | None = None) -> HostFile:
+    """``host`` with the files its format's reader reads beside each of its files (``Layout.beside``), as they are
+    now (``HostFile.beside``): one stat each, locally as the reader reaches them (``fsio.stat_as_read``); in an
+    object store, from the listing just made (``objects``: no request of their own; None: a stat each)."""
+    fmt = formats.REGISTRY.get(host.format)
+    return host if fmt is None else _with_beside(host, fmt.layout, objects)
+
+
+def _with_beside(host: HostFile, layout: Layout, objects: dict[str, tuple[int, int]] | None) -> HostFile:
+    """:func:`with_beside` by ``layout``."""
+    found = []
+    for f in host.ranks or (host,):
+        for name in layout.beside(fsio.file_name(f.path)):
+            path = fsio.sibling(f.path, name)
+            got = objects.get(str(path)) if objects is not None and fsio.is_remote(path) else fsio.stat_as_read(path)
+            if got is not None:
+                found.append((path, *got))
+    return dataclasses.replace(host, beside=tuple(found)) if found or host.beside else host
 
 
 def _one_capture_per_session(sessions: list[Session], within_s: float) -> list[Session]:
@@ -269,6 +292,7 @@ def _lone_file(target: str) -> tuple[str, Session, HostFile] | None:
             st = os.stat(target)
             host = HostFile(host_name, fsio.Listed(target, folder, (name,), (st.st_dev, st.st_ino)),
                             st.st_size, st.st_mtime_ns, fmt.id)
+            host = _with_beside(host, fmt.layout, {})
             return folder, Session(ROOT_RUN, name, folder, (host,)), host
     return None
 
@@ -418,14 +442,16 @@ def _sorted(sessions: list[Session]) -> list[Session]:
 # --- the walk -----------------------------------------------------------------------
 
 
-def _walk(logdir: str, with_stat: bool, follow: bool = False) -> Iterator[tuple[Format, Found]]:
-    """Every host file a registered format claims, with that format; local or remote."""
+def _walk(logdir: str, with_stat: bool, follow: bool = False,
+          objects: dict[str, tuple[int, int]] | None = None) -> Iterator[tuple[Format, Found]]:
+    """Every host file a registered format claims, with that format; local or remote (``objects``: filled with the
+    store's listing, path -> (size, mtime_ns))."""
     if fsio.is_remote(logdir):
-        return _remote_walk(logdir)
+        return _remote_walk(logdir, objects)
     return _local_walk(fsio.local_path(logdir), with_stat, follow=follow)
 
 
-def _remote_walk(logdir: str) -> Iterator[tuple[Format, Found]]:
+def _remote_walk(logdir: str, objects: dict[str, tuple[int, int]] | None = None) -> Iterator[tuple[Format, Found]]:
     base = logdir.rstrip("/")
     try:
         listing = list(fsio.remote_walk(logdir))
@@ -433,6 +459,8 @@ def _remote_walk(logdir: str) -> Iterator[tuple[Format, Found]]:
         logger.warning("cannot list %s: %s", logdir, e)
         return
     for f in listing:
+        if objects is not None:
+            objects[f"{base}/{f.rel}"] = (f.size, f.mtime_ns)
         rel = tuple(f.rel.split("/"))
         fmt = claimed_by(formats.REGISTRY.values(), rel)
         if fmt is not None:

@@ -340,6 +340,11 @@ class Layout(Protocol):
         """The host a file given alone by path (outside any logdir layout) is named for, when its name alone says
         it is this format's; None for a format told by its folder or content (discovery places those)."""
 
+    def beside(self, file_name: str) -> tuple[str, ...]:
+        """The names of the files this format's reader reads beside the host file named ``file_name``, in its folder
+        (a memory snapshot's capacity record): a report depends on them as on the host file, so discovery lists them
+        with it (``HostFile.beside``) and a cached report is keyed by them.  () for a reader that reads no other."""
+
 
 #: TensorBoard's folder of plugin data in a run (``<run>/plugins/<plugin>/...``): the XPlane profiler writes below it;
 #: a run's own traces, exports and snapshots lie beside it, never in it.
@@ -423,6 +428,9 @@ class RunFolderLayout:
 
     def lone_host(self, file_name: str) -> str | None:
         return None  # its folder is its run: discovery places it (``discover.locate_file``)
+
+    def beside(self, file_name: str) -> tuple[str, ...]:
+        return ()
 
     @staticmethod
     def one_file_sessions(found: list[Found], stem: Callable[[str], str], fmt: str) -> Groups:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from string import Formatter
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, TypeVar
 
 from tb_gpu_advisor.model.schema import Action
@@ -502,6 +503,21 @@ def job_free_fixes(fixes: "dict[str, tuple]") -> "dict[str, tuple]":
 def fix_rule(key: str) -> str:
     """The rule id of a fixes key: ``rule``, ``rule:variant``, ``rule@tag`` or ``rule:variant@tag``."""
     return key.split("@", 1)[0].split(":", 1)[0]
+
+
+def refilled(text: str, template: str, other: str) -> str | None:
+    """``other`` filled with the fields ``text`` filled ``template`` with (its ``{copies}``: the rule's words), None
+    where ``text`` is not ``template`` filled.  Why: a fix whose lever is in use is told as its other template, composed
+    with what the rule said -- never the finished words reworded (h37-nonblock34: PIN_MEMORY's "and copy them with
+    non_blocking=True" left out where the copies ask for it already)."""
+    pattern, seen = "", set()
+    for literal, name, _spec, _conv in Formatter().parse(template):
+        pattern += re.escape(literal)
+        if name is not None:
+            pattern += f"(?P={name})" if name in seen else f"(?P<{name}>.*?)"
+            seen.add(name)
+    m = re.fullmatch(pattern, text, re.DOTALL)
+    return other.format(**m.groupdict()) if m else None
 
 
 def _filled(a: Action, fmt: Mapping[str, object]) -> Action:

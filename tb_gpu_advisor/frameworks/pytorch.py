@@ -10,13 +10,15 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks.base import (WITHOUT_LINE, Framework, Noted, Spelled, action, job_loop, names_batch, never,
-                                            words)
+                                            refilled, words)
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.model.schema import Action
 
@@ -491,12 +493,17 @@ NON_BLOCKING = action(
     "of stalling the step.",
     "x = x.to(device, non_blocking=True)   # needs pin_memory=True in the DataLoader\n"
     "y = y.to(device, non_blocking=True)")
+def _pin_memory(copy_flag: str) -> str:
+    """The pinning fix's words (``{copies}``: the rule's), ``copy_flag`` the clause that asks the batches' copies for
+    ``non_blocking=True`` -- "" where their copy ops ask for it already (``non_blocking_h2d``, h37-nonblock34)."""
+    return ("Copy from pinned (page-locked) host memory ({copies}): a copy from pageable memory is staged by the driver "
+            "through a pinned buffer, moves at a fraction of the bus bandwidth and blocks the host even when "
+            "asynchronous (Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule). Let the DataLoader pin its "
+            f"batches{copy_flag}; pin a tensor you copy yourself.")
+
+
 PIN_MEMORY = action(
-    "Copy from pinned (page-locked) host memory ({copies}): a copy from pageable memory is staged by the driver "
-    "through a pinned "
-    "buffer, moves at a fraction of the bus bandwidth and blocks the host even when asynchronous (Nsight Systems' "
-    "'CUDA Async Memcpy with Pageable Memory' rule). Let the DataLoader pin its batches and copy them with "
-    "non_blocking=True; pin a tensor you copy yourself.",
+    _pin_memory(" and copy them with non_blocking=True"),
     "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=4, pin_memory=True)\n"
     "for x, y in loader:\n"
     "    x = x.to('cuda', non_blocking=True)\n"
@@ -716,11 +723,15 @@ FEWER_BYTES = action(
     "x = x.float().div_(255)                                             # widened on the GPU")
 
 #: The wait before graph replays is the host preparing each (h37-left60): the next inputs made and copied meanwhile.
+def _replay_ahead(copy: str) -> str:
+    """The words of preparing graph replays ahead, ``copy`` how the next inputs are copied into the static tensors."""
+    return ("The GPU waits while the host prepares each graph replay: get the next inputs ready while the current "
+            f"replay runs -- copy them into the graph's static tensors{copy}, and move the Python between replays "
+            "(batching, bookkeeping, reading results) off the path or after the next replay's launch.")
+
+
 REPLAY_AHEAD = action(
-    "The GPU waits while the host prepares each graph replay: get the next inputs ready while the current replay "
-    "runs -- copy them into the graph's static tensors from pinned memory with non_blocking=True, and move the "
-    "Python between replays (batching, bookkeeping, reading results) off the path or after the next replay's "
-    "launch.",
+    _replay_ahead(" from pinned memory with non_blocking=True"),
     "static_x.copy_(next_x_pinned, non_blocking=True)   # ready before the replay, no host wait\n"
     "g.replay()                                         # one launch\n"
     "next_x_pinned = prepare_next_batch()               # host work while the GPU runs the replay")
@@ -1124,9 +1135,14 @@ GRAPHS_INFERENCE = action(
 BATCH_INFERENCE = action(
     "Batch more inputs per forward pass: the per-pass host cost (Python, launches) is paid once for the whole batch.",
     "out = model(torch.stack(inputs))        # instead of one input per call")
+def _between_passes(ahead: str) -> str:
+    """Preparing the next input between forward passes, ``ahead`` what is done ahead and how (the copies' levers, less
+    those the trace shows in use)."""
+    return f"Prepare the next input while the GPU runs this one ({ahead}): the GPU then never waits between forward passes."
+
+
 BETWEEN_PASSES = action(
-    "Prepare the next input while the GPU runs this one (tokenise and copy ahead, pinned memory, non_blocking "
-    "copies): the GPU then never waits between forward passes.",
+    _between_passes("tokenise and copy ahead, pinned memory, non_blocking copies"),
     "x = x.pin_memory().to('cuda', non_blocking=True)")
 LOADER_INFERENCE = action(
     "Load the inputs in DataLoader worker processes, into pinned memory, so the next batch is ready when a forward "
@@ -1844,6 +1860,51 @@ def is_collective_op(name: str) -> bool:
     return name.startswith(COLLECTIVE_OP_PREFIXES)
 
 
+#: The ATen op that performs a copy between devices, whatever called it (``.to``, ``.cuda``, ``_to_copy``):
+#: ``copy_(self, src, non_blocking)``, the op whose ``External id`` the copy's runtime call and device record carry.
+COPY_OP = "aten::copy_"
+#: The ATen ops of a copy to a device whose recorded inputs (``Concrete Inputs``) hold its ``non_blocking`` flag: op ->
+#: the number of inputs of each overload -> where the flag stands among them.  From the op schemas, as PyTorch records
+#: them (wild/loader_pass_rtx5070ti: ``.to('cuda', non_blocking=True)`` records ``aten::to`` ``["", "6", "0", "", "",
+#: "True", "False", ""]`` over ``aten::_to_copy`` ``["", "6", "0", "", "", "True", ""]`` over ``aten::copy_`` ``["",
+#: "", "True"]``): ``copy_(self, src, non_blocking)``; ``to.dtype(self, dtype, non_blocking, copy, memory_format)``
+#: and ``to.other(self, other, non_blocking, ...)``; ``to.device(self, device, dtype, non_blocking, copy,
+#: memory_format)``; ``to.dtype_layout(self, dtype, layout, device, pin_memory, non_blocking, copy, memory_format)``;
+#: ``_to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format)``.  A copy's ``External id`` is
+#: its innermost op's -- ``copy_`` in every trace read --; the callers pass ``copy_`` their own flag, so the one the id
+#: names tells it whichever of them it is (h37-nonblock34).
+COPY_OPS_NON_BLOCKING_AT: dict[str, dict[int, int]] = {COPY_OP: {3: 2}, "aten::to": {5: 2, 6: 3, 8: 5},
+                                                       "aten::_to_copy": {7: 5}}
+
+
+def is_copy_op(name: str) -> bool:
+    """An ATen op of a copy to a device, whose recorded inputs (``record_shapes``) say whether it was called
+    ``non_blocking``."""
+    return name in COPY_OPS_NON_BLOCKING_AT
+
+
+def copy_non_blocking(args: Mapping[str, Any], op: str = COPY_OP) -> bool | None:
+    """Whether a copy op ``op`` (:data:`COPY_OPS_NON_BLOCKING_AT`) asked for ``non_blocking=True``, as its recorded
+    inputs say (``copy_``'s ``Concrete Inputs``: ``["", "", "True"]``); None where they do not record it (no
+    ``record_shapes``, PyTorch before 1.10) or record an overload of another schema.  Why from the op: a copy from
+    pageable memory blocks the host whatever the call asked, so the copy's own record cannot tell a loop that already
+    passes ``non_blocking=True`` from one that does not (h37-nonblock33)."""
+    concrete = args.get("Concrete Inputs")
+    if not isinstance(concrete, list):
+        return None
+    at = COPY_OPS_NON_BLOCKING_AT.get(op, {}).get(len(concrete))
+    if at is None:
+        return None
+    flag = str(concrete[at]).strip().lower()
+    return True if flag == "true" else False if flag == "false" else None
+
+
+#: What shows a program's uploads called ``non_blocking=True`` (``metrics.memcpy.applied``): every copy to the GPU
+#: whose ``copy_`` op records its inputs asked for it
+NON_BLOCKING_UPLOADS = ("copies to the GPU called with non_blocking=True (every H2D copy's aten::copy_ records it "
+                        "among its inputs)")
+
+
 #: ATen's dtype spellings (``Input type``, ``dtype``) -> bytes per element.
 DTYPE_BYTES = {"float": 4, "Float": 4, "c10::BFloat16": 2, "BFloat16": 2, "c10::Half": 2, "Half": 2, "double": 8,
                "Double": 8, "long int": 8, "Long": 8, "int": 4, "Int": 4, "short int": 2, "Short": 2,
@@ -2014,8 +2075,7 @@ _UNPINNED_WORDS = {
                  "prefetched each, so the loop never waits for the next batch.",
     LOADER_INFERENCE.text: "Load the inputs in DataLoader worker processes, so the next batch is ready when a forward "
                            "pass ends: without workers the loop makes each batch between passes while the GPU waits.",
-    BETWEEN_PASSES.text: "Prepare the next input while the GPU runs this one (tokenise and build it ahead, on a thread "
-                         "of its own or in DataLoader workers): the GPU then never waits between forward passes.",
+    BETWEEN_PASSES.text: _between_passes("tokenise and build it ahead, on a thread of its own or in DataLoader workers"),
     REPLAY_AHEAD.text: "The GPU waits while the host prepares each graph replay: get the next inputs ready while the "
                        "current replay runs -- copy them into the graph's static tensors before it ends, and move the "
                        "Python between replays (batching, bookkeeping, reading results) off the path or after the next "
@@ -2039,13 +2099,50 @@ def _uploads_kept(a: Action) -> Action | None:
     return Action(text=text, snippet="\n".join(marked) if a.snippet is not None else None, snippet_lang=a.snippet_lang)
 
 
-def _kept_line(line: str) -> str:
+def _kept_line(line: str, kept: str = _KEPT) -> str:
     """A code line that pins or copies an upload asynchronously, its comment saying the trace shows it done."""
     code, sep, comment = line.partition("   # ")
-    return f"{code}   # {comment}; {_KEPT}" if sep else f"{line}   # {_KEPT}"
+    return f"{code}   # {comment}; {kept}" if sep else f"{line}   # {kept}"
 
 
-FIX_REST = {"pinned_async_h2d": _uploads_kept}
+#: what a code line that copies ``non_blocking`` says beside it, where the copies ask for it already
+_KEPT_NON_BLOCKING = "as already: non_blocking=True"
+#: A fix's ``non_blocking=True`` line (not one of a read-back's pinned destination, :data:`_UPLOAD_PIN_CODE`'s rule)
+_NON_BLOCKING_CODE = re.compile(r"\.(?:to|cuda)\([^)]*non_blocking=True|\.copy_\(\w*pinned\w*, non_blocking=True")
+#: The pinning alone, the rest of the fix that asks for asynchronous copies from pinned memory where the copies ask
+#: for non_blocking=True already: words only -- each line of its code is one the trace shows done.  It opens with the
+#: pinning fix's own lever, so a finding that gives that fix tells it once (``rules.base._said_before``)
+_PIN_BATCHES = action("Let the DataLoader pin its batches (pin_memory=True): from pageable memory the driver stages "
+                      "each copy to the GPU and the host waits for it, however the copy was called.")
+#: The words of fixes that ask for asynchronous uploads among other levers, less the flag, for a trace whose uploads
+#: ask for it already but copy from pageable memory: the pinning and the other levers are the rest of the fix
+#: (h37-nonblock33: ``wild/loader_pass_rtx5070ti``'s batch copy, ``copy_(..., non_blocking=True)`` from pageable
+#: memory, was told to add ``non_blocking=True``).  The finding's summary says once that the flag is in use
+#: ("Already in use, so not suggested: ..."); no fix repeats it (h37-nonblock34: two fixes of one finding said "the
+#: copies ask for non_blocking=True already").
+_FLAG_ASKED_WORDS = {
+    BETWEEN_PASSES.text: _between_passes("tokenise and copy ahead, from pinned memory"),
+    REPLAY_AHEAD.text: _replay_ahead(" from pinned memory"),
+}
+
+
+def _non_blocking_kept(a: Action) -> Action | None:
+    """Fix ``a`` for a trace whose uploads ask for ``non_blocking=True`` already but are not all pinned
+    (``non_blocking_h2d``): its words less the request for the flag (composed from its template: PIN_MEMORY's
+    ``{copies}`` kept as the rule filled it), each code line that copies ``non_blocking`` marked as kept (not removed:
+    a copy without it would block even once pinned); None where the fix holds no such lever.  Why keep the rest: the
+    pinning is still news, and without it the flag does nothing."""
+    if a.text == NON_BLOCKING.text:
+        return _PIN_BATCHES
+    text = _FLAG_ASKED_WORDS.get(a.text) or refilled(a.text, PIN_MEMORY.text, _pin_memory("")) or a.text
+    lines = (a.snippet or "").split("\n")
+    marked = [_kept_line(ln, _KEPT_NON_BLOCKING) if _NON_BLOCKING_CODE.search(ln) else ln for ln in lines]
+    if text == a.text and marked == lines:
+        return None
+    return Action(text=text, snippet="\n".join(marked) if a.snippet is not None else None, snippet_lang=a.snippet_lang)
+
+
+FIX_REST = {"pinned_async_h2d": _uploads_kept, "non_blocking_h2d": _non_blocking_kept}
 #: Fixes that act on something a trace may not hold: the fused optimizer needs an optimizer step.
 FIX_NEEDS = {FUSED_OPTIMIZER.text: ("an optimizer step", lambda n: is_step_end_event(n) or _fused_optimizer_op(n))}
 #: Code that records CUDA graphs: torch.compile's mode, the graph APIs.

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import and_list, gb, ms, plural
+from tb_gpu_advisor.common.fmt import and_list, gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
@@ -913,7 +913,7 @@ def lost_launches(trace: Trace) -> tuple[str, tuple[tuple[int, int], ...], float
         return f"{(ps - t0) / _PS_PER_MS:,.1f} ms"
 
     share = lost.size / launch.size
-    words = f"{lost.size:,} of the {launch.size:,} kernel launches the runtime accepted ({share:.1%}) have no kernel record, "
+    words = f"{lost.size:,} of the {launch.size:,} kernel launches the runtime accepted ({pct(share)}) have no kernel record, "
     if len(spans) == 1 and spans[0][1] < 0:
         words += (f"from {at(spans[0][0])} on: each returned after the last recorded kernel had ended "
                   f"({at(int(k_end[-1]))}), and a sync waited on the GPU after it and returned inside the capture")
@@ -1677,15 +1677,15 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
                                             f"`{_short((work or named)[0])}`")
     if named and kept is not None:
-        no_grad = (f"; `{_short(named[0])}` ran, but the forward freed its blocks as it went ({kept:.0%} of its bytes "
+        no_grad = (f"; `{_short(named[0])}` ran, but the forward freed its blocks as it went ({pct(kept, 0)} of its bytes "
                    "live at the peak): it kept nothing for a backward (grad off), and no backward or optimizer step "
                    "followed")
     for g, me in sorted(trace.memory.items()):
         lifo, stackless = _backward_pattern(me)
         if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:
             return Kind("training", "medium", f"a memory snapshot in which GPU {g}'s forward-pass blocks are freed in "
-                                              f"reverse order ({lifo:.0%} of them) while allocations without any stack "
-                                              f"({stackless:.0%} of those made meanwhile) are made: a backward pass "
+                                              f"reverse order ({pct(lifo, 0)} of them) while allocations without any stack "
+                                              f"({pct(stackless, 0)} of those made meanwhile) are made: a backward pass "
                                               "on autograd's engine thread, which records no Python frame")
     live = _live_kind(trace, fw)
     if live is not None and (live.kind != "inference" or "forward" not in seen):
@@ -1768,7 +1768,7 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     share = top.size / allocated  # the stacks are the live blocks: never more than the allocated bytes
     sure = share >= _LIVE_MOST_SHARE or (not rest and share >= _LIVE_ALONE_SHARE)
     text = (f"the blocks live at the snapshot's dump, by the stacks that allocated them: {gb(top.size)} of the "
-            f"{gb(allocated)} allocated ({share:.0%}) {_said_words(top)}")
+            f"{gb(allocated)} allocated ({pct(share, 0)}) {_said_words(top)}")
     if rest:
         text += "; beside them " + "; ".join(f"{gb(s.size)} {_said_words(s)}" for s in rest[:2])
     if top.engine is not None:
@@ -1879,7 +1879,7 @@ def _stackless_backward(trace: Trace) -> Kind | None:
         if lifo >= _LIFO_SHARE and made >= _BACKWARD_MADE_PER_FREE * by_free.size:
             return Kind("training", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: the "
                                            f"{by_free.size:,} blocks GPU {g}'s peak held are freed in reverse order "
-                                           f"({lifo:.0%} of them) while {made:,} blocks are made between those frees "
+                                           f"({pct(lifo, 0)} of them) while {made:,} blocks are made between those frees "
                                            "-- a backward pass walking the forward's graph back")
     return None
 
@@ -1943,7 +1943,7 @@ def _dropped_forward(trace: Trace) -> Kind | None:
             return Kind("inference", "low", f"a memory snapshot recorded without stacks, by its allocation pattern: "
                                             f"the {by_free.size:,} blocks GPU {g}'s peak held are freed with "
                                             f"{plural(made, 'block')} made between those frees (no gradient made as "
-                                            f"they go: no backward), and {held:.0%} of the bytes its history made "
+                                            f"they go: no backward), and {pct(held, 0)} of the bytes its history made "
                                             "from the first of them on are held at the dump (nothing kept for a "
                                             "backward, no gradient held) -- a forward pass, its graph or cast "
                                             "cache dropped at its end")
@@ -1957,7 +1957,7 @@ def _unread_why(trace: Trace) -> str:
     small model's backward, which frees as few."""
     held = _held_at_dump(trace)
     if held is not None and held >= T("job.snapshot_forward_kept"):
-        return (f" (it holds {held:.0%} of the bytes it made at the dump: a model's set-up, a forward kept for a "
+        return (f" (it holds {pct(held, 0)} of the bytes it made at the dump: a model's set-up, a forward kept for a "
                 "backward not run yet, or a cache an inference server keeps -- alike without frames)")
     if held is not None and all(_peak_frees(me, None, _STACKLESS_MIN_BLOCKS) is None for me in trace.memory.values()):
         return (f" (its peak held fewer than {_STACKLESS_MIN_BLOCKS} of the blocks it made: a pass under `no_grad` "
@@ -1991,10 +1991,10 @@ def _grad_reset_then(trace: Trace, reset: str) -> Kind:
     held = _held_at_dump(trace)
     if held is not None and held >= T("job.snapshot_forward_kept"):
         return Kind("training", "low", f"a memory snapshot recorded without stacks: `{_short(reset)}` ran and "
-                                       f"{held:.0%} of the bytes its history allocated after it are held at the dump "
+                                       f"{pct(held, 0)} of the bytes its history allocated after it are held at the dump "
                                        "-- a forward kept for its backward, or a backward's gradients")
     freed = ("frees every block it allocated after it" if not held
-             else f"holds {held:.0%} of the bytes it allocated after it")
+             else f"holds {pct(held, 0)} of the bytes it allocated after it")
     return Kind("inference", "low", f"a memory snapshot recorded without stacks: `{_short(reset)}` ran, but no "
                                     f"optimizer step and no backward's walk back show, and its history {freed} by "
                                     "the dump -- nothing kept for a backward, no gradient made: forward work (a "

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import gb, ms, plural
+from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import engines, user_ranges
 from tb_gpu_advisor.job.frame import apart, frame
@@ -330,7 +330,7 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
     coverage = (first + length - int(starts[0])) / n
     why = (f"{ms(pause / 1e9)} typical pause, against {ms(typical / 1e9)} between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
-           f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out" if alone else
+           f"{pct(blocked, 0)} of the gaps between its launches, so that no pause can stand out" if alone else
            _reads_words(waited_at, own_at, pause, typical, opens) if several else
            _hostbound_words(pause, typical, _turns_longest(pause_at, offset)))
     each = (f"each after the host waited for the GPU ({why})" if marked else
@@ -341,13 +341,38 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
             "each fed by its own upload from the host (a host-to-device copy at the same point of every repeat) and "
             "no other kernel in the window: a loop's calls on new inputs, launched without reading a result back"
             if fed is not None else read.words)
-    what = (f"{starts.size} repeats of the same {p}-kernel launch sequence" if alike == 1 else
+    what = (f"{starts.size} repeats of the same {_launch_words(trace, launches, key[first:first + p])}" if alike == 1 else
             f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
             f"sequence repeats every {alike} iterations)")
-    note = (f"the GPU work's own period: {what} ({100 * coverage:.0f}% of the launches), {each}; no step markers or "
+    note = (f"the GPU work's own period: {what} ({pct(coverage, 0)} of the launches), {each}; no step markers or "
             f"step spans in the capture")
     cut = _partial_words(tail, f"the period's {p}", "the last boundary where the launches stop repeating", partial)
     return _launch_steps(f"{p}-launch period", start, end, coverage, "medium", note, cut, marked or read is not None)
+
+
+def _launch_words(trace: Trace, launches: list[np.ndarray], repeat: np.ndarray) -> str:
+    """``6-kernel launch sequence`` where one repeat (``repeat``: its launches' name ids on the busiest GPU) launches
+    kernels only; ``launch sequence of 1 kernel and 1 copy`` where it also launches copies or fills.
+
+    Why: the period is read from every event the host launched on the GPU, copies and fills too, so a loop that uploads
+    its input and runs one kernel repeats a sequence of two launches, one of them no kernel: "the same 2-kernel launch
+    sequence" said a copy was a kernel (gpu-mode's lecture-1 loop `torch.square(torch.randn(n, n).cuda())`, survey
+    h37-survey73)."""
+    dev = _busiest(trace, launches, 1)
+    if dev is None or not repeat.size:
+        return f"{repeat.size}-kernel launch sequence"
+    names = np.asarray(dev.name).astype(np.int64)
+    ids, at = np.unique(names, return_index=True)
+    kind = np.asarray(dev.kind)[at[np.minimum(np.searchsorted(ids, repeat), ids.size - 1)]]
+    kernels = int(((kind == devices.KIND_KERNEL) | (kind == devices.KIND_COLLECTIVE)).sum())
+    if kernels == repeat.size:
+        return f"{repeat.size}-kernel launch sequence"
+    fills = int((kind == devices.KIND_MEMSET).sum())
+    copies = repeat.size - kernels - fills
+    parts = [plural(kernels, "kernel"), plural(copies, "copy", "copies"), plural(fills, "fill")]
+    said = [w for w, k in zip(parts, (kernels, copies, fills)) if k]
+    return f"launch sequence of {', '.join(said[:-1])} and {said[-1]}" if len(said) > 1 else \
+        f"launch sequence of {said[0]}"
 
 
 def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray
@@ -409,7 +434,7 @@ def _waited_runs(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_st
     if _time_share(trace, launches, int(starts[0]), hi) < T("job.span_step_coverage"):
         return None  # most of the GPU's time lies outside the runs (a program's one long GEMM before a small loop)
     each = f"{plural(q, 'launch', 'launches')} of one kernel"
-    note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({100 * coverage:.0f}% of the launches), "
+    note = (f"the host's waits for the GPU: {starts.size} runs of {each} ({pct(coverage, 0)} of the launches), "
             f"each ended by a sync and no other wait between its launches; the launches alone repeat no longer "
             f"sequence, so only the waits mark the iterations; no step markers or step spans in the capture")
     tail = _partial_words(int(sizes[-1]), f"the runs' {q}", "the last wait", partial)

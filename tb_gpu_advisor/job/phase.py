@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import ms, plural
+from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
@@ -119,7 +119,8 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # with no start-up mark, a thread's first call that cannot wait for the GPU and lasts holds the runtime's start-up
     first = _first_async_calls(trace, launches) & ~rare & ~init & ~slow & ~ctx
     graph_s, graph_e = _captures(h)
-    m = slow | init | comp | rare | ctx | first
+    first_ops = _slow_first_op_calls(trace, dur, fw)
+    m = slow | init | comp | rare | ctx | first | first_ops
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
@@ -143,12 +144,13 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     parts = (_slow_launch_words(dur, launch, slow, med_us)
              + _span_words(fw, (up_s, up_e, up_n), (tune_s, tune_e, tune_n), (link_s, link_e), (graph_s, graph_e))
              + _call_words(h, dur, init, comp, rare, ctx) + _first_async_words(h, dur, first)
+             + _first_op_words(h, dur, first_ops)
              + _gap_words(fw, gap_s, gap_e) + drv_words
              + _first_call_words(h, call_s, call_e) + _lead_words(lead_s, lead_e))
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
-    evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {100 * share:.0f}% of the "
+    evidence = (f"{lead}: {'; '.join(parts)}; {_ms(total * PS_PER_MS)}, {pct(share, 0)} of the "
                 f"{_ms(window * PS_PER_MS)} window")
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us,
                    compile_gap_ms=float((gap_e - gap_s).sum()) / PS_PER_MS, fresh_gpus=fresh,
@@ -187,13 +189,67 @@ def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> t
     return slow, median
 
 
+def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework) -> np.ndarray:
+    """Bool per host event: where the capture holds no GPU record, an op's first call that pays what only a first
+    call does -- at least ``job.one_time_call_ms``, longer than every later call of the same op, and
+    ``job.first_call_factor`` times their median (two later calls at least: one says nothing of the typical).
+
+    Why: with the GPU's side unrecorded (a legacy ``torch.autograd.profiler`` list, CUDA activity off, records lost)
+    the runtime's calls and the GPU's idle -- what every other one-time reading here goes by -- are not there; the
+    ops' own times are the evidence.  An op's later calls in one pass differ by their shapes; a first call orders of
+    magnitude over all of them is cuDNN's algorithm search (``cudnn.benchmark``), a library's lazy start-up (the
+    first ``aten::inverse`` loading cuSOLVER/MAGMA), a first ``bmm``'s cuBLAS handle.
+
+    ASSUMPTION this replaces: *a capture with no slow runtime call, start-up call or compilation holds no one-time
+    cost*.  nachewigkeit/CropDefender's legacy list (``wild/legacy_list_cudnn_convs``) is one 3.46 s pass whose first
+    ``aten::cudnn_convolution`` took 1.12 s (its 49 later calls a median of 322 us), the first ``aten::inverse`` 840
+    ms, the first ``aten::bmm`` 649 ms: "steady: no one-time costs"."""
+    h = trace.h
+    out = np.zeros(len(h), dtype=bool)
+    if any(len(d) for d in trace.devices) or len(h) < 3:
+        return out  # the GPU's records read the one-time costs (launch states, the GPU's idle through calls)
+    op = ~h.name_mask(devices.is_runtime_call) & ~h.name_mask(fw.step_marker)
+    idx = np.flatnonzero(op)
+    if not idx.size:
+        return out
+    order = idx[np.lexsort((h.start[idx], h.name[idx]))]  # by name, then by time
+    names = h.name[order]
+    bounds = np.flatnonzero(np.diff(names.astype(np.int64), prepend=-1, append=-1))
+    floor = T("job.one_time_call_ms") * PS_PER_MS
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        if b - a < 3 or dur[order[a]] < floor:
+            continue
+        later = dur[order[a + 1:b]]
+        head = float(dur[order[a]])
+        if head > float(later.max()) and head >= T("job.first_call_factor") * float(np.median(later)):
+            out[order[a]] = True
+    return out
+
+
+def _first_op_words(h: HostEvents, dur: np.ndarray, first: np.ndarray) -> list[str]:
+    """The slow first op calls (:func:`_slow_first_op_calls`) in words: how many, the innermost few with their time
+    (an op's first call nests its callee's: ``aten::conv2d`` around ``aten::cudnn_convolution``), the time covered."""
+    if not first.any():
+        return []
+    idx = np.flatnonzero(first)
+    s, e = h.start[idx].astype(np.int64), h.end[idx].astype(np.int64)
+    inner = [i for k, i in enumerate(idx.tolist())
+             if not ((s >= s[k]) & (e <= e[k]) & (np.arange(idx.size) != k)).any()]
+    inner.sort(key=lambda i: -int(dur[i]))
+    named = ", ".join(f"`{h.names[int(h.name[i])]}` {_ms(dur[i])}" for i in inner[:3])
+    us, ue = union_intervals(s, e)
+    return [f"{plural(len(inner), 'first op call', 'first op calls')} far slower than every later call of the same "
+            f"op ({named}; {_ms((ue - us).sum())}): what only a first call pays (an algorithm search, a library's "
+            "lazy start-up)"]
+
+
 def _slow_launch_words(dur: np.ndarray, launch: np.ndarray, slow: np.ndarray, med_us: float | None) -> list[str]:
     """The slow first launches in words: how many, how long, their share of all launch time."""
     if not slow.any():
         return []
     typical = f"median launch {med_us:.1f} us; " if med_us is not None else ""
     return [f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
-            f"idle ({typical}{100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
+            f"idle ({typical}{pct(dur[slow].sum() / max(dur[launch].sum(), 1), 0)} "
             "of all launch time): first launches load their modules"]
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, user_ranges, xla
 from tb_gpu_advisor.frameworks.engines import Engine
@@ -342,7 +343,7 @@ def backward_span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework)
         return None
     c = best[1]
     note = (f"the program's repeated spans: {c.count} `{_short(c.name)}` {c.table}s, each opening a training iteration "
-            f"(a backward pass runs before the next), enclosing with it {100 * c.coverage:.0f}% of the GPU work's "
+            f"(a backward pass runs before the next), enclosing with it {pct(c.coverage, 0)} of the GPU work's "
             "launches (no step markers in the capture)")
     return SpanSteps(c.name, "annotation_spans", c.start, c.end, c.coverage, "medium", note)
 
@@ -520,7 +521,7 @@ def _same_programs(c: _Cand, runs: tuple[np.ndarray, np.ndarray, np.ndarray] | N
 
 def _result(c: _Cand, source: str, confidence: str, what: str) -> SpanSteps:
     # one event is one ("1 `step[DECODE bs=32]` host event", h37-review14: "host events" of one)
-    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}{'' if c.count == 1 else 's'} enclosing {100 * c.coverage:.0f}% of the GPU work's "
+    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}{'' if c.count == 1 else 's'} enclosing {pct(c.coverage, 0)} of the GPU work's "
             "launches (no step markers in the capture)")
     return SpanSteps(c.name, source, c.start, c.end, c.coverage, confidence, note)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.common.fmt import ms as fmt_ms, plural
+from tb_gpu_advisor.common.fmt import ms as fmt_ms, pct, plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
@@ -79,8 +79,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
                     "the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
                     "found in {kept} (no `<module>:XLA GPU module` host event)")  # "{kept}": as "no GPU kernels in"
     if traced is not None and not usable and coverage is not None:
-        out.note = (f"the ops whose shapes give FLOPs launch {coverage:.0%} of the matmul/conv kernel time "
-                    f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))
+        out.note = (f"the ops whose shapes give FLOPs launch {pct(coverage, 0)} of the matmul/conv kernel time "
+                    f"(under {pct(T('flops.min_coverage'), 0)}): " + (ctx.trace.flops_note or _MISSING_WHY))
     if fo is None and ctx.trace.flops_note in (None, NO_FLOP_OPS_NOTE):
         # no op recorded matmul shapes: where matmul kernels ran anyway (replayed from a graph), say so -- "no matmul
         # op" beside a kernel table of GEMMs reads as no matmul work (h37-mfugraph)
@@ -134,7 +134,7 @@ def _unshaped_matmuls(ctx: Context) -> str | None:
            f" {_per_step_words(ctx)} ({fmt_ms(ms)}) but no op recorded their shapes, so their FLOPs are unknown")
     if graph >= 0.5 * dur:
         words = devices.vendor(ctx.active[0].d.info.name).TERMS["graphs"]
-        ran += (f": {graph / dur:.0%} of their time ran in replays of {words}, and a replay is one launch on the host, "
+        ran += (f": {pct(graph / dur, 0)} of their time ran in replays of {words}, and a replay is one launch on the host, "
                 "with no op per kernel to record shapes")
     return ran
 

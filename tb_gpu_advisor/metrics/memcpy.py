@@ -23,7 +23,25 @@ _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2
 PINNED_ASYNC_H2D = "pinned_async_h2d"
 
 
-def applied(copies: list[MemcpyStat]) -> dict[str, str]:
+#: the evidence id of copies to the GPU whose calls ask for ``non_blocking=True`` already (not all of them pinned)
+NON_BLOCKING_H2D = "non_blocking_h2d"
+
+
+def applied(copies: list[MemcpyStat], non_blocking: tuple[int, int] | None = None) -> dict[str, str]:
+    """:func:`pinned_async` of the copies, else the asynchronous-copy request alone where every copy to the GPU whose
+    op records its inputs asked for ``non_blocking=True`` (``non_blocking``: ``Trace.h2d_non_blocking``).  Why: a copy
+    from pageable memory holds the host whatever its call asked, so its own record cannot show the flag, and a loop
+    that passes it was told to add it (h37-nonblock33: ``wild/loader_pass_rtx5070ti``); pinning is then the rest of
+    the fix."""
+    out = pinned_async(copies)
+    if out or not non_blocking:
+        return out
+    asked, recorded = non_blocking
+    h2d = any(c.direction == "h2d" and c.ms_per_step > 0 for c in copies)
+    return {NON_BLOCKING_H2D: frameworks.pytorch.NON_BLOCKING_UPLOADS} if h2d and recorded and asked == recorded else {}
+
+
+def pinned_async(copies: list[MemcpyStat]) -> dict[str, str]:
     """The copy fixes the trace shows in use, with what shows them (``HostMetrics.applied``, beside the framework's
     markers): every H2D copy with time known to come from pinned memory (its whole time's memory kind told, none of it
     pageable or the driver's paging) and none of them a call that held the host -- the pinned-memory and

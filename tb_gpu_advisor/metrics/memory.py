@@ -81,7 +81,8 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     n = len(me)
     cap, cap_source = _capacity(ctx, me)
     out = GpuMemory(gpu=me.gpu, source=me.source, baseline=me.baseline, events=n, peak_allocated_bytes=0,
-                    capacity_bytes=cap, capacity_source=cap_source, device_bytes=_device_memory(ctx, me.gpu))
+                    capacity_bytes=cap, capacity_source=cap_source, device_bytes=_device_memory(ctx, me.gpu),
+                    outside_bytes=_outside(ctx, me.gpu, cap_source))
     _gradients_moved(ctx, out)
     if not n:
         return out
@@ -286,6 +287,16 @@ def _capacity(ctx: Context, me: MemoryEvents) -> tuple[int | None, str]:
     if me.limit_bytes:
         return int(me.limit_bytes), "allocator limit"
     return (int(device), "device memory") if device else (None, "")
+
+
+def _outside(ctx: Context, gpu: int, cap_source: str) -> int | None:
+    """Bytes of the GPU in use outside the process's caching allocator (``MemorySnapshot.outside``: a snapshot's
+    capacity record), where the capacity judged against is the GPU's whole memory that record gives; None else (an
+    allocator's limit is already what the allocator may take)."""
+    snap = ctx.trace.snapshot
+    if snap is None or cap_source != "device memory":
+        return None
+    return snap.outside.get(gpu)
 
 
 def _device_memory(ctx: Context, gpu: int) -> int | None:

@@ -9,6 +9,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
+from tb_gpu_advisor.metrics.kernels import shared_in_steps
 from tb_gpu_advisor.metrics.types import EagerOps, HostOps, LossScaling, OpStat
 from tb_gpu_advisor.model.columns import coverage, union_intervals, unique_inverse
 
@@ -87,17 +88,19 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur)
         tct = np.bincount(inv, weights=dur * g.tc[km])
+        wall = np.bincount(inv, weights=shared_in_steps(g)[km], minlength=u.size)  # each microsecond once
         # an op whose kernels an eager call launched (un-jitted jnp: one compiled program per call) ran eagerly, as
         # the eager-execution finding counts it (issue #27 item 7: the table said no op was eager beside it)
         eag = np.bincount(inv[g.eager[km]], minlength=u.size) > 0 if g.eager is not None else None  # counted, not summed
         u_list = u.tolist()
         eag_list = eag.tolist() if eag is not None else [False] * len(u_list)
-        for k, e_j, c_j, t_j, tc_j in zip(u_list, eag_list, cnt.tolist(), tot.tolist(), tct.tolist()):
+        for k, e_j, c_j, t_j, tc_j, w_j in zip(u_list, eag_list, cnt.tolist(), tot.tolist(), tct.tolist(), wall.tolist()):
             r = acc.setdefault(d.op_text[k], dict(occ=0, host=0.0, dev=True, eager=False, kc=0, kt=0.0, tc=0.0, prec={}))
             r["dev"] = True
             if e_j:
                 r["eager"] = True
             r["kc"] += c_j; r["kt"] += t_j; r["tc"] += tc_j
+            r["kw"] = r.get("kw", 0.0) + w_j
         pu = g.name_prec[km]
         for p in np.flatnonzero(np.bincount(pu)).tolist():  # the precision codes present (small non-negative ints)
             sel = pu == p
@@ -115,7 +118,7 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
             op_name=frameworks.op_name(full), op_type=typ, on_device=bool(r["dev"]), occurrences=r["occ"], host_self_ms=r["host"],
             kernel_count=r["kc"], kernel_total_us=r["kt"], tc_eligible=frameworks.tc_eligible_type(typ),
             tensor_core_share=(r["tc"] / r["kt"]) if r["kt"] > 0 else None, precision=devices.PRECISIONS[prec] if prec is not None else "",
-            is_eager=bool(r["eager"]),
+            is_eager=bool(r["eager"]), kernel_wall_us=r.get("kw", 0.0),
         ))
     out.sort(key=lambda o: -(o.kernel_total_us / 1000.0 + (o.host_self_ms or 0.0)))
     return out[:top_n] if top_n else out

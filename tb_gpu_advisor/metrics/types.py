@@ -434,6 +434,10 @@ class OpStat:
     tensor_core_share: float | None  # share of its kernel time in TC kernels; None without kernels
     precision: str  # dominant precision by kernel time ("" without kernels)
     is_eager: bool = False
+    #: its kernels' part of the GPU's time in the kept steps, each microsecond once (``KernelStat.wall_us`` summed:
+    #: kernels on concurrent streams share the time they overlap), where ``kernel_total_us`` sums their own durations;
+    #: None: not measured (as ``kernel_total_us``)
+    kernel_wall_us: float | None = None
 
 
 # --------------------------------------------------------------------------- memcpy
@@ -845,6 +849,9 @@ class GpuMemory:
     capacity_bytes: int | None = None
     capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | ""
     device_bytes: int | None = None  # the GPU's own memory, where known (an allocator limit may be a share of it)
+    #: bytes of the GPU in use outside the process's caching allocator (from 0.1.0+a57: a snapshot's capacity record,
+    #: ``MemorySnapshot.outside``): the CUDA context, libraries' own buffers, other processes; None where unknown
+    outside_bytes: int | None = None
     peak_ms: float | None = None  # when the allocated peak occurs (report time)
     peak_step: int | None = None  # the kept step it falls in, None outside every kept step
     peak_step_offset_ms: float | None = None  # from that step's start

@@ -29,6 +29,10 @@ class HostFile:
     #: Ranks of one machine analysed as one host (their GPUs side by side): the ranks' own files, in
     #: rank order; ``path`` is the first's, ``size`` the sum, ``mtime_ns`` the latest.  Empty: one file.
     ranks: tuple["HostFile", ...] = ()
+    #: The files its format's reader reads beside it (``Layout.beside``: a memory snapshot's capacity record), as
+    #: (path, size, mtime_ns) when discovery listed them, only those there.  A report depends on them as on the host
+    #: file: the cache's key, the tab's in-memory key and the "unchanged" check hold them (by stat, as the host file).
+    beside: tuple[tuple[str, int, int], ...] = ()
 
     def identity(self) -> list:
         """(path, size, mtime_ns) of every file behind this host: what must not change for a cached report."""

@@ -29,6 +29,15 @@ Status = Literal["good", "warning", "critical", "unknown"]
 SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
 #: rows kept in a host's kernel and op tables (the largest by time); ``kernel_classes`` covers every kernel
 TABLE_ROWS = 25
+#: the kernels table's column of each kernel's part of the GPU's time in the kept steps, each microsecond once
+#: (``KernelStat.wall_us``: kernels on concurrent streams share the time they overlap) -- what the kernel classes'
+#: ``us_per_step`` sums, where "total us" sums the kernels' own durations (rates and averages need those).  Why: the
+#: diff printed kernels from "total us" under classes from ``us_per_step``, and on concurrent streams the kernels
+#: summed past their classes (wild/extrap_parallel_kernels_gtx1060: 895.6 ms/step of kernels under 467.9 ms/step of
+#: classes; h37-classsum33 *Left* 1, h37-coldshare34).  The ops table's :data:`KERNEL_WALL_US` likewise
+#: (``OpStat.kernel_wall_us``).  From 0.1.0+a57.
+WALL_US = "wall us"
+KERNEL_WALL_US = "kernel wall us"
 
 
 @dataclass

@@ -263,6 +263,10 @@ class MemorySnapshot:
     #: GPU -> bytes per maker (``HOLDERS``) of the blocks live at the dump whose address no entry of the history
     #: touches: made before the history began and never freed in it, so live at every event of it -- its peak too
     unseen_by_holder: dict[int, dict[str, int]] = field(default_factory=dict)
+    #: GPU -> bytes of it in use outside this process's caching allocator when the capacity record beside the snapshot
+    #: was taken (``torch.cuda.mem_get_info()``: total - free - the allocator's reserved bytes at the dump): the CUDA
+    #: context, NCCL's and other libraries' own buffers, other processes on the GPU; absent where unknown
+    outside: dict[int, int] = field(default_factory=dict)
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
@@ -683,6 +687,9 @@ class Trace:
     #: host event index of a collective op -> (its process group, e.g. "pg 1 (tp)", or None; its sequence number in
     #: that group, or None), where the file records them (PyTorch ``record_param_comms``)
     collective_groups: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
+    #: of the copies to a GPU whose copy op records its inputs (PyTorch ``record_shapes``: ``aten::copy_``'s
+    #: ``non_blocking``), (how many asked for ``non_blocking=True``, how many in all); None where none records them
+    h2d_non_blocking: tuple[int, int] | None = None
     #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
     world_size: int | None = None
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says

@@ -22,7 +22,7 @@ from tb_gpu_advisor.metrics.job import med as median
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.job.kind import NO_GPU_STEP
 from tb_gpu_advisor.model.callrows import call_columns
-from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
+from tb_gpu_advisor.model.schema import KERNEL_WALL_US, TABLE_ROWS, WALL_US, Finding, GpuSummary, HostReport, Metric, Table
 from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.base import DEVICE_SHARE_LABEL, Ctx
 from tb_gpu_advisor.rules.headline import grade_card
@@ -321,17 +321,20 @@ def _on_matrix_units(k: Any) -> bool | None:
 
 def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
     unit, eligible, _ = _unit_columns(m)
-    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", unit, eligible, "precision", "launch latency us", "GPUs"]
+    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", unit, eligible, "precision", "launch latency us", "GPUs",
+            WALL_US]
     rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), _on_matrix_units(k),
-             k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
+             k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus)), json_float(k.wall_us, 3)]
+            for k in m.kernels[:n]]
     return Table(Ctx(m).window_words("Top GPU kernels ({kept}, all GPUs)"), cols, rows)
 
 
 def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
     _, eligible, share = _unit_columns(m)
-    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", eligible, share, "precision", "eager"]
+    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", eligible, share, "precision", "eager",
+            KERNEL_WALL_US]
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, json_float(o.host_self_ms), o.kernel_count, json_float(o.kernel_total_us, 3), o.tc_eligible,
-             json_float(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
+             json_float(o.tensor_core_share), o.precision, o.is_eager, json_float(o.kernel_wall_us, 3)] for o in m.ops[:n]]
     return Table(Ctx(m).window_words(frameworks.get(m.capture.framework).label("ops_table")), cols, rows)
 
 
@@ -514,7 +517,8 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
                "reserved_changes_per_step": json_float(g.reserved_changes_per_step, 3),
                "breakdown": dict(g.breakdown), "top": [[h.name, h.category, h.bytes, h.count] for h in g.top],
                "step_peaks": [list(r) for r in g.step_peaks], "timeline": dict(g.timeline), "note": g.note,
-               **({"held_by_lifetime_bytes": g.held_by_lifetime_bytes} if g.held_by_lifetime_bytes else {})}
+               **({"held_by_lifetime_bytes": g.held_by_lifetime_bytes} if g.held_by_lifetime_bytes else {}),
+               **({"outside_bytes": g.outside_bytes} if g.outside_bytes is not None else {})}
     if ooms:
         out["ooms"] = [{"requested_bytes": o.requested_bytes, "device_free_bytes": o.device_free_bytes,
                         "allocated_bytes": o.allocated_bytes, "reserved_bytes": o.reserved_bytes, "frames": o.frames,
@@ -658,7 +662,7 @@ def job_line(job: dict, step_words: str = "", steps_found: int | None = None) ->
         kind += f" ({job['engine']})"
     bits = [f"Job: {kind} [{job.get('kind_confidence', '?')} confidence: {job.get('kind_evidence', '')}]"]
     if job.get("phase") and job["phase"] != "steady":
-        bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
+        bits.append(f"phase {job['phase']} ({_pct(job.get('one_time_share') or 0, 0)} of the window in one-time costs)")
     if job.get("version"):
         bits.append(f"written by {job['version']}")
     if no_gpu_step(job):  # the title says it: no step to time -- but a loop the host marks ran, and took its time

@@ -42,7 +42,7 @@ from tb_gpu_advisor.common.fmt import echo, echo_list, gb
 from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.memory import TOP_HOLDERS
-from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
+from tb_gpu_advisor.model.schema import (KERNEL_WALL_US, SEVERITY_ORDER, TABLE_ROWS, WALL_US, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
 from tb_gpu_advisor.report.legend import MEMORY_LABELS
 from tb_gpu_advisor.report.verdict import damage_note
@@ -334,8 +334,8 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
         findings=changes,
         calibration=cal,
         kernel_classes=_class_changes(hb, hn) if timed else [],
-        kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top) if timed else [],
-        ops=_table_changes(hb, hn, "ops", "op", "kernel us", top) if timed else [],
+        kernels=_table_changes(hb, hn, "kernels", "kernel", (WALL_US, "total us"), top) if timed else [],
+        ops=_table_changes(hb, hn, "ops", "op", (KERNEL_WALL_US, "kernel us"), top) if timed else [],
         gpus=_gpu_changes(hb, hn) if timed else [],
         notes=notes + _side_notes(sb, sn, bool(memory)) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
                                                             if h is not None and h.damage and not h.error],
@@ -981,10 +981,13 @@ def _class_changes(hb: HostReport | None, hn: HostReport | None) -> list[Change]
     return out
 
 
-def _table_rows(h: HostReport, table: str, key: str, value: str) -> tuple[dict[str, float], bool]:
-    """``{name: us per step}`` of a report table (rows of one name summed), and whether it is complete."""
+def _table_rows(h: HostReport, table: str, key: str, values: tuple[str, ...]) -> tuple[dict[str, float], bool]:
+    """``{name: us per step}`` of a report table (rows of one name summed), and whether it is complete: from the first
+    of ``values`` the table holds -- each kernel's time once (``report.build.WALL_US``), as the class table beside it
+    sums it, else (a report before 0.1.0+a57) its own durations."""
     t: Table | None = getattr(h, table)
-    if t is None or key not in t.columns or value not in t.columns:
+    value = next((v for v in values if t is not None and v in t.columns), None)
+    if t is None or key not in t.columns or value is None:
         return {}, True
     ik, iv = t.columns.index(key), t.columns.index(value)
     per = _per_step(h)
@@ -1006,7 +1009,8 @@ def _row_change(va: float | None, vb: float | None, a_full: bool, b_full: bool) 
     return status, (None if status in ("entered_top", "left_top") else (vb or 0) - (va or 0))
 
 
-def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key: str, value: str, top: int) -> list[Change]:
+def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key: str, value: tuple[str, ...],
+                   top: int) -> list[Change]:
     """The ``top`` largest changes of a table's per-step time by name (module doc: top-25 tables)."""
     if hb is None or hn is None:
         return []

@@ -227,6 +227,11 @@ def _gpu_rows(d: Diff) -> list[list[str]]:
              f"{g.new_kernel_count if g.new_kernel_count is not None else '-'}"] for g in d.gpus]
 
 
+#: the unit of the diff's kernel tables: the classes, the kernels and the ops all count each microsecond of a GPU once
+#: (kernels on concurrent streams share the time they overlap), so no kernel's row passes its class's (h37-coldshare34)
+ONCE = "us/step, each microsecond once"
+
+
 def _tables(d: Diff) -> list[tuple[str, str, list[str], list[list[str]]]]:
     """(id, title, columns, rows) of every table, shared by text, Markdown and the tab (:func:`display`)."""
     return [
@@ -235,11 +240,11 @@ def _tables(d: Diff) -> list[tuple[str, str, list[str], list[list[str]]]]:
         ("breakdown", "Step breakdown (ms/step)", ["category", "base", "new", "change", "status"],
          _change_rows(d.breakdown, _ms2, _signed_ms2)),
         ("headline", "Headline", ["metric", "base", "new", "better or worse"], _metric_rows(d)),
-        ("kernel_classes", "Kernel time by class (us/step)", ["class", "base", "new", "change", "status"],
+        ("kernel_classes", f"Kernel time by class ({ONCE})", ["class", "base", "new", "change", "status"],
          _change_rows(d.kernel_classes, _us, _signed_us, hide_zero=True)),
-        ("kernels", "Largest kernel changes (us/step)", ["kernel", "base", "new", "change", "status"],
+        ("kernels", f"Largest kernel changes ({ONCE})", ["kernel", "base", "new", "change", "status"],
          _change_rows(d.kernels, _us, _signed_us, hide_zero=True)),
-        ("ops", "Largest op changes (kernel us/step)", ["op", "base", "new", "change", "status"],
+        ("ops", f"Largest op changes (kernel {ONCE})", ["op", "base", "new", "change", "status"],
          _change_rows(d.ops, _us, _signed_us, hide_zero=True)),
         ("gpus", "GPUs", ["gpu", "name", "step", "active (any GPU work)", "kernels"], _gpu_rows(d)),
     ]

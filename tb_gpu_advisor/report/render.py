@@ -75,7 +75,7 @@ def _num(v: Any, nd: int = 2) -> str:
 
 
 def _pct(v: float | None) -> str:
-    return "-" if v is None else f"{v * 100:.1f}%"
+    return "-" if v is None else pct(v)
 
 
 def _hosts_text(f: Finding) -> str:
@@ -494,7 +494,7 @@ def _text_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append("")
     roof = roofline_rows(h)
     if roof:
-        out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
+        out.append(f"GEMM shapes against their roofline on {h.host} (per step; {ROOF_TIME})")
         out.extend("  " + line for line in text_table(ROOF_COLS, roof))
         out.append("")
     note = _steps_note(h)
@@ -625,6 +625,9 @@ def roofline_rows(h, n: int | None = 5) -> list[list[str]]:  # noqa: ANN001 - a 
              _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
 
 
+#: what the roofline's ms/step is: each shape's own kernel time, concurrent kernels each counted -- a rate is FLOPs over
+#: the time its kernels ran, so it is not the kernel classes' time, each microsecond once (h37-coldshare34)
+ROOF_TIME = "ms/step: each shape's own kernel time, concurrent kernels each counted"
 ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
               "of roofline", "bound"]
 
@@ -706,7 +709,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
         out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
     if f.saving is not None:
         out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} {f'of the {one}' if one else 'per step'} "
-                   f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
+                   f"({pct(f.saving.percent_of_step / 100)}), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
                    f"[{window_span(w)}]")
@@ -833,7 +836,7 @@ def _md_host(h) -> list[str]:  # noqa: ANN001 - a host's report
         out.append("")
     roof = roofline_rows(h, 10)
     if roof:
-        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
+        out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step; {ROOF_TIME})")
         out.append("")
         out += md_table(ROOF_COLS, roof)
         out.append("")

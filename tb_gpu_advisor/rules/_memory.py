@@ -115,8 +115,45 @@ def used(g: GpuMemory) -> int:
     return max(g.peak_allocated_bytes, g.warmup_peak_bytes or 0)
 
 
+def outside(g: GpuMemory) -> int:
+    """Bytes of the GPU in use outside the process's caching allocator (``GpuMemory.outside_bytes``: a snapshot's
+    capacity record), 0 where unknown: at the peak they are on the GPU too, so the share in use counts them and the
+    room left to grow does not."""
+    return g.outside_bytes or 0
+
+
 def use_share(g: GpuMemory) -> float | None:
-    return used(g) / g.capacity_bytes if g.capacity_bytes else None
+    """The share of the capacity in use at the peak: what the process holds and what lies outside its allocator."""
+    return (used(g) + outside(g)) / g.capacity_bytes if g.capacity_bytes else None
+
+
+def room(g: GpuMemory) -> float:
+    """What the process may fill: the capacity less the bytes outside its allocator where a capacity record measured
+    them (:func:`outside`), else the usable share of it (``memory.usable_share``: the margin that stands for them)."""
+    if g.outside_bytes is not None:
+        return (g.capacity_bytes or 0) - g.outside_bytes
+    return T("memory.usable_share") * (g.capacity_bytes or 0)
+
+
+def full_words(g: GpuMemory) -> str:
+    """How full :func:`room` is reached: "full" where the bytes outside the allocator were measured, else "90% full"."""
+    return "full" if g.outside_bytes is not None else f"{pct(T('memory.usable_share'), 0)} full"
+
+
+def outside_part(g: GpuMemory) -> str:
+    """" (0.83 GiB of it outside the allocator)" after a share in use that counts those bytes (:func:`use_share`), else
+    "": the share is then more than the peak's own bytes over the capacity, and says why."""
+    return f" ({gb(g.outside_bytes)} of it outside the allocator)" if g.outside_bytes else ""
+
+
+def outside_words(g: GpuMemory) -> str:
+    """", with 1.20 GiB more in use outside the allocator (...)," where the capacity record says so (:func:`outside`),
+    else "": the share that follows counts them, so the sentence says what they are."""
+    if not g.outside_bytes:
+        return ""
+    return (f", with {gb(g.outside_bytes)} more in use outside the allocator (the capacity record's total less its free "
+            "and the allocator's reserved bytes: the runtime's context, communication and other libraries' own "
+            "buffers, other processes),")
 
 
 def when(g: GpuMemory, ctx: Ctx) -> str:
@@ -157,7 +194,8 @@ def gpu_table(gpus: list[GpuMemory], ctx: Ctx, title: str = "GPU memory at the p
         share = use_share(g)
         rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes),
                      gb(g.capacity_bytes) + (" (allocator limit)" if g.capacity_source == "allocator limit" and
-                                             g.capacity_bytes else ""),
+                                             g.capacity_bytes else "")
+                     + outside_part(g),
                      pct(share) if share is not None else "n/a", when(g, ctx), gb(g.breakdown.get("held")) if g.breakdown
                      else "n/a", gb(g.breakdown.get("activations", 0)) if g.breakdown else "n/a", gb(g.gap_bytes)])
     return Table(title, list(GPU_COLUMNS), rows)

@@ -79,12 +79,12 @@ def _activations(m: HostMetrics) -> list[Finding]:
     step_bytes = g.peak_allocated_bytes - held
     grow = ""
     if step_bytes > 0 and g.capacity_bytes:
-        room = T("memory.usable_share") * g.capacity_bytes - held
+        room = mem.room(g) - held
         before, after = room / step_bytes, room / max(step_bytes - frees, 1)
         if after > before >= 0:
             grow = f" The step's own memory could then grow about {times(after)} before the GPU is full, instead of {times(before)}."
     others = _alike(cands)
-    in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use" if known else ""
+    in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use{mem.outside_part(g)}" if known else ""
     return [finding(
         ctx, ID, sev,
         f"At its memory peak ({mem.when(g, ctx)}) GPU {g.gpu}{others} holds {gb(act)} of activations kept for the backward "
@@ -146,7 +146,8 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     share = kept / g.peak_allocated_bytes
     frees = kept - g.forward_kept_largest
     known = g.capacity_bytes is not None
-    of_gpu = f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
+    of_gpu = (f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use{mem.outside_part(g)})"
+              if known else "")
     others = _alike(cands)
     # freed with no backward in between (this pass's, or the earlier pass's at this one's end): none came
     # held to the dump with no earlier pass seen freed unused: a backward may follow the dump, outside the snapshot
@@ -320,7 +321,7 @@ def _pressure(g: GpuMemory) -> tuple[str, str]:
     if use is None:
         return "info", ""
     sev = "warning" if use >= T("memory.pressure.warning") else "info"
-    return sev, f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use)"
+    return sev, f" ({pct(use)} of the GPU's {gb(g.capacity_bytes)} in use{mem.outside_part(g)})"
 
 
 def _peak_share_finding(m: HostMetrics, ctx: Ctx, cands: list[GpuMemory], sev: str, cause: str, summary: str,

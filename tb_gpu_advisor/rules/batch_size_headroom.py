@@ -15,7 +15,7 @@ from tb_gpu_advisor.common.fmt import gb, times
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
-from tb_gpu_advisor.rules.base import Ctx, T, finding, grade, pct, rule, value_metric
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, pct, rule, value_metric
 
 ID = "batch_size_headroom"
 
@@ -34,18 +34,18 @@ def check(m: HostMetrics) -> list[Finding]:
     if grade(used, "batch_size_headroom.info") is None:
         return []
     held = g.breakdown.get("held", 0) if g.breakdown else 0
-    room = T("memory.usable_share") * g.capacity_bytes
+    room = mem.room(g)
     step_bytes = g.peak_allocated_bytes - held
     factor = (room - held) / step_bytes if step_bytes > 0 else None
     kind = "reserved" if g.peak_reserved_bytes is not None else "allocated"
-    text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind} of {mem.capacity(g)} ({pct(used)}, "
+    text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind}{mem.outside_words(g)} of {mem.capacity(g)} ({pct(used)}, "
             f"{mem.when(g, ctx)})")
     if factor is not None and factor > 1:
         # the step's own bytes are the allocated peak's: where the peak above is the reserved one, say which
         peak = "the peak" if kind == "allocated" else f"the allocated peak {gb(g.peak_allocated_bytes)}"
         # the one step's noun as every rule writes it (``Ctx.step_noun``): "the pass's own" on a pass read whole
         text += (f": the {ctx.step_noun}'s own {gb(step_bytes)} ({peak} less {gb(held)} {mem.held_words(ctx)}) could "
-                 f"grow about {times(factor)} before {mem.pool(g)} is {pct(T('memory.usable_share'), 0)} full")
+                 f"grow about {times(factor)} before {mem.pool(g)} is {mem.full_words(g)}")
     text += ". A larger batch raises device utilization" + (
         " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")
     return [finding(

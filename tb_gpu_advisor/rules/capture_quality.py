@@ -264,19 +264,19 @@ def _window_notes(ctx: Ctx, m: HostMetrics, gpu_work: bool) -> list[Finding]:
     # no GPU work: the report times no step (its header says so), so none is judged unsteady (a CPU-only fit's
     # start-up window beside its iterations, wild/lightning_cpu_fit)
     if gpu_work and c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
-        out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {_n(s.count, 'step')}): "
+        out.append(_note(ctx, f"Step times vary by {pct(c.step_time_cv, 0)} (stddev / mean over {_n(s.count, 'step')}): "
                               f"{_mean_pulled(ctx, m)}the window is not steady state, so per-step averages hide "
                               f"outliers.",
                          "Step times are not steady",
-                         ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
+                         ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{pct(c.step_time_cv, 0)}",
                           "capture.max_step_cv"), ctx.steady_fix(f"{ID}:unsteady")))
     graphs = c.graph_kernel_share
     how = ctx.fw.extra(f"{ID}:command_buffers")
     if graphs >= T("capture.graph_kernel_share") and how:
-        out.append(_note(ctx, f"{graphs:.0%} of kernel time ran inside CUDA graphs (XLA command buffers): those kernels "
+        out.append(_note(ctx, f"{pct(graphs, 0)} of kernel time ran inside CUDA graphs (XLA command buffers): those kernels "
                               f"are shown under their graph, without the op that launched them, so the op tables cannot "
                               f"point at the op to change.", "Kernels run inside CUDA graphs: per-op names are missing",
-                         ("graph_kernel_share", "Kernel time in CUDA graphs", graphs, "share", f"{graphs:.0%}",
+                         ("graph_kernel_share", "Kernel time in CUDA graphs", graphs, "share", f"{pct(graphs, 0)}",
                           "capture.graph_kernel_share"), how))
     skew = c.clock_skew
     if gpu_work and skew.max_lead_us > T("capture.clock_skew_us"):

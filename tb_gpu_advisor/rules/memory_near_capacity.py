@@ -37,11 +37,12 @@ def check(m: HostMetrics) -> list[Finding]:
     parts = ", ".join(f"{words[c]} {gb(b)}" for c, b in sorted(g.breakdown.items(), key=lambda x: -x[1]))
     held = f" At the peak: {parts}." if parts else ""
     if serving:
-        text = (f"GPU {g.gpu} holds {gb(mem.used(g))} of {mem.capacity(g)} ({pct(use)}): the serving engine "
+        text = (f"GPU {g.gpu} holds {gb(mem.used(g))}{mem.outside_words(g)} of {mem.capacity(g)} ({pct(use)}): the serving engine "
                 f"takes the GPU's memory for its KV cache by design.{held}")
     else:
-        text = (f"GPU {g.gpu} peaks at {gb(mem.used(g))} {'reserved' if g.peak_reserved_bytes is not None else 'allocated'} "
-                f"of {mem.capacity(g)} ({pct(use)}, {mem.when(g, ctx)}): a longer sequence, a larger batch or the "
+        text = (f"GPU {g.gpu} peaks at {gb(mem.used(g))} {'reserved' if g.peak_reserved_bytes is not None else 'allocated'}"
+                f"{mem.outside_words(g)} of {mem.capacity(g)} ({pct(use)}, {mem.when(g, ctx)}): a longer sequence, a "
+                "larger batch or the "
                 f"allocator's rounding will run out of memory.{held}")
         if lever:
             text += f" What frees the most: {words[lever].split(' (')[0]}, about {gb(frees)}."

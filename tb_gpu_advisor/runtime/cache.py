@@ -3,8 +3,8 @@
 Why: analysing a multi-GB capture takes seconds to minutes; the same
 session is opened again and again (every TensorBoard restart, every CLI
 run, ``precompute`` ahead of time).  A report is valid as long as every
-host file is unchanged (path, size, mtime_ns) and the analyzer and report
-schema are the same, so exactly that is the key.
+host file -- and every file its reader reads beside it (``HostFile.beside``) -- is unchanged (path, size,
+mtime_ns) and the analyzer and report schema are the same, so exactly that is the key.
 
 Design:
 
@@ -137,7 +137,8 @@ def make_key(
     options: UserOptions | None = None,
 ) -> CacheKey:
     """Key of a session report (or, ``scope="host"``, of one host file's report): names, every host file's (path,
-    size, mtime_ns), the user's settings and versions.
+    size, mtime_ns) and every file its reader reads beside it (``HostFile.beside``: a report made before a snapshot's
+    capacity record was written is not the report of the snapshot with it), the user's settings and versions.
 
     Run and session names are part of it because the report carries them; the settings the report was made with
     (``options``, with ``params`` over its own; none given: the command line's, ``UserOptions.of``) change findings,
@@ -153,6 +154,9 @@ def make_key(
         "params": options.params,
         "hosts": sorted(_identity(h) for h in hosts),
     }
+    beside = sorted([str(path), int(size), int(mtime)] for h in hosts for path, size, mtime in getattr(h, "beside", ()))
+    if beside:  # the files read beside a host file (a snapshot's capacity record); none: keys keep their earlier form
+        material["beside"] = beside
     if scope != "session":  # session keys keep the form of earlier versions
         material["scope"] = scope
     settings = options.key_material()

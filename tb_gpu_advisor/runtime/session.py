@@ -27,7 +27,7 @@ from typing import Any
 from tb_gpu_advisor.common import fsio, logs
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.discover.logdir import HostFile, Session
+from tb_gpu_advisor.discover.logdir import HostFile, Session, with_beside
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.runtime import isolation, pipeline
@@ -182,11 +182,13 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
     """Every file behind every host (each rank's file of a merged host) still has the (size, mtime) it was
-    discovered with."""
+    discovered with, and the files read beside them are the ones discovered (``HostFile.beside``: none written,
+    changed or removed since)."""
 
     try:
         return all(fsio.is_remote(path) or fsio.stat(path) == (size, mtime)
-                   for h in hosts for path, size, mtime in h.identity())
+                   for h in hosts for path, size, mtime in h.identity()) and \
+            all(fsio.is_remote(h.path) or with_beside(h).beside == h.beside for h in hosts)
     except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
         return False
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.fmt import pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import DeviceEvents
@@ -133,7 +133,7 @@ def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndar
     if once <= again:
         return None
     return (f"no step markers found; the GPU's {starts.size} bursts are no iterations: the GPU works "
-            f"{busy / PS_PER_MS:,.3f} ms of their {span / PS_PER_MS:,.1f} ms ({busy / span:.2%}), and "
+            f"{busy / PS_PER_MS:,.3f} ms of their {span / PS_PER_MS:,.1f} ms ({pct(busy / span, 2)}), and "
             f"{once / PS_PER_MS:,.3f} ms of their {(once + again) / PS_PER_MS:,.3f} ms of kernels run in one burst "
             f"only: a loop's iterations repeat their kernels, so the window is one pass of a program -- a first call, "
             f"its start-up or compile on the host between the bursts -- not its steady state; the whole capture is "

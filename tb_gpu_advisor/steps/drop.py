@@ -17,8 +17,9 @@ from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import time_within, union_intervals
 from tb_gpu_advisor.model.trace import Trace
-from tb_gpu_advisor.steps.ends import (_any_held_host_work, _holds_host_work, _last_cut_short, _last_ends_at_own_work, _launched_work,
-                                       _made_an_os_call, _top_range_last_short, _two_part_marks)
+from tb_gpu_advisor.steps.ends import (_any_held_host_work, _holds_host_work, _last_cut_short, _last_ends_at_own_work,
+                                       _last_mark_reach, _launched_work, _made_an_os_call, _top_range_last_short,
+                                       _two_part_marks)
 from tb_gpu_advisor.steps.head import _launched_before, _trim_launched_before
 from tb_gpu_advisor.steps.reading import _Kept, _Reading
 from tb_gpu_advisor.steps.types import (_BURSTS_TILED, _ENDS_AT_OWN_WORK, _HOST_SOURCES, _PART_MARKS, PS_PER_MS,
@@ -335,12 +336,7 @@ def _empty_last(r: _Reading, kept: _Kept) -> tuple[str, str] | None:
     if r.active:
         return None if _launched_work(r.trace.h, r.active, s, e) else ("no GPU work was launched in it",
                                                                         "it launched no GPU work")
-    # a mark of no length is one the capture ended inside (Lightning's last ``run_training_batch``, its end never
-    # written): nothing bounds its window, so the work after its start is its own.  Else the last is judged over as
-    # long as the shortest earlier step: those run to the next mark, the last only to its own mark's end -- an NVTX
-    # ``load batch`` range whose ``preprocess`` follows it, as it follows each earlier one (h37-review29)
-    least = int((kept.he[:-1] - kept.hs[:-1]).min())
-    until = int(np.iinfo(np.int64).max) if e <= s else max(e, s + least)
+    until = _last_mark_reach(r, kept)  # its mark's end, or past it where the marks hold part of each turn
     unrecorded = "no host op ran in it, and the capture recorded no GPU work"
     # a blocking OS call the program made inside its own mark is its work (a turn asleep in ``select``); and where
     # the earlier steps hold nothing but their marks either, the marks are all the capture records of every turn:

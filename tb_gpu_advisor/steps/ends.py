@@ -134,6 +134,48 @@ def _first_mark(r: _Reading, kept: _Kept) -> float | None:
     return float(int(r.read_end[k]) - int(kept.hs[0])) if k + 1 < r.ids.size else None
 
 
+def _marks_span_their_steps(r: _Reading, kept: _Kept) -> bool:
+    """Whether each earlier kept step's own mark (``r.read_end``: its end as read, before tiling) reaches the next
+    step's start within chance (:func:`_chance` of the start-to-start times): the marks tile the loop, so the last
+    mark's own end is where its step ends.  False where some mark ends short of the next start by more (a mark
+    around one phase of each turn: NVTX ``load batch`` with ``preprocess`` after it) or the marks' ends are unknown.
+
+    Why: a ``ProfilerStep#N`` runs from one ``prof.step()`` to the next, so the last mark, closed by the profiler's
+    stop, holds the whole of its step; what follows it (the profiler's own ``cudaDeviceSynchronize``, the program's
+    code after the loop) is no part of it.  A mark around one phase holds part of each turn, and the rest of the
+    last turn runs after its end."""
+    n = kept.ids.size
+    if n < 2 or r.read_end.size != r.ids.size:
+        return False
+    k = np.searchsorted(r.ids, kept.ids[:-1])
+    if (k >= r.ids.size).any() or (r.ids[np.minimum(k, r.ids.size - 1)] != kept.ids[:-1]).any():
+        return False
+    tile = np.diff(kept.hs).astype(np.float64)
+    gaps = kept.hs[1:].astype(np.float64) - r.read_end[k].astype(np.float64)
+    return bool((gaps <= _chance(tile)).all())
+
+
+def _last_mark_reach(r: _Reading, kept: _Kept) -> int:
+    """How far (ps) the last kept host-marked step's window is judged for its own work: its mark's end where the marks
+    span their steps (:func:`_marks_span_their_steps`), else as long as the shortest earlier step (those run to the
+    next mark, the last only to its own mark's end), and to the capture's end for a mark of no length (one the
+    capture ended inside: Lightning's last ``run_training_batch``, its end never written).
+
+    ASSUMPTION this replaces: *a last mark's work may follow its end* for every mark.  That holds for a mark around
+    one phase of each turn (h37-review29: NVTX ``load batch``, its ``preprocess`` after it), not for a mark that spans
+    its step: a capture whose GPU records were lost ends with the ``ProfilerStep#4`` of 32 us the last
+    ``prof.step()`` opens, and the profiler's ``cudaDeviceSynchronize`` 34 us after it, inside the 4.68 ms reach the
+    earlier step lent it, was read as its work -- 2 steps of 2.37 ms for one of 4.71 (Abenich7's ``trace0.json``,
+    h37-survey70's Left 2).  Where GPU records are there, the last step is judged by the launches inside its own
+    mark alone (:func:`_launched_work` over ``[s, e]``), the same extent."""
+    s, e = int(kept.hs[-1]), int(kept.he[-1])
+    if e <= s:
+        return int(np.iinfo(np.int64).max)
+    if _marks_span_their_steps(r, kept):
+        return e
+    return max(e, s + int((kept.he[:-1] - kept.hs[:-1]).min()))
+
+
 def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> bool:
     """Some device event was launched (host correlation_id record) within [s, e]: the window is a step of the GPU
     job, not the empty one a final ``prof.step()`` opens after the loop's last step (shreyansh26/MLSys-Experiments'

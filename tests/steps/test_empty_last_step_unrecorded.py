@@ -64,4 +64,6 @@ def test_a_mark_the_capture_ended_inside_is_no_empty_step():
     (trace,) = sorted(path.glob("*.pt.trace.json.gz"))
     m = host_metrics(read_trace(str(trace)))
     assert not m.gpus
-    assert [d.reason.split(":")[0] for d in m.steps.dropped] == ["partial"]
+    # and its first iteration (40.9 ms against 21.0-22.8 ms: Adam's first step, its first ``addcdiv_`` 2.0 ms against
+    # a median of 7 us after) is warm-up since h37-lostmark34 (``job.phase._slow_first_op_calls``)
+    assert [d.reason.split(":")[0] for d in m.steps.dropped] == ["warm-up", "partial"]

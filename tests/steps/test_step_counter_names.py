@@ -127,6 +127,9 @@ def test_counters_that_count_fold(names):
     # a benchmark's sweep: the labels are shapes, not turns of one loop (h37-accum32; main folded each to one name)
     [f"matmul ({s}, {s})" for s in (1024, 2048, 4096)] * 3,
     [f"matmul ({s}, {s})" for s in (1024, 2048, 4096) for _ in range(3)],  # each shape's trials in a row
+    # sizes that step by one constant and start over: swept again, not counted (h37-review32's Left 1; main folded)
+    [f"matmul ({s}, {s})" for s in (1024, 2048, 3072)] * 3,
+    [f"chunk {s}" for s in (256, 512, 768, 1024)] * 2,
     [f"batch {b}" for b in (32, 64, 128, 256)],
     [f"batch {b}" for b in (32, 32, 64, 64)],  # a label repeated: no number moves from one range to the next
 ])
@@ -134,6 +137,19 @@ def test_labels_that_do_not_count_stay_apart(names):
     h, idx = _ranges(names)
     assert not _counts(h, idx)
     assert sorted(set(_counting_bases(h, idx, [_base_name(n) for n in h.names]))) == sorted(set(names))
+
+
+def test_sizes_stepping_by_a_constant_are_not_one_loops_turns(tmp_path):
+    """By construction: 8 iterations, each running three blocks labelled by sizes that step by 1024 (1024, 2048,
+    3072), no step range.  Main folded them -- the sizes rise by one constant and start over, read as a micro-step
+    counter -- into `matmul (#, #)`: 24 "steps" of a third of an iteration each."""
+    p = str(tmp_path / "sweep.sqlite")
+    shapes = tuple(f"matmul ({s}, {s})" for s in (1024, 2048, 3072))
+    truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=None, extra_ranges=shapes))
+    host = first_host(p)
+    assert host["steps"]["found"] == truth.steps, host["steps"]["note"]  # main: 24
+    rows = [r["step_ms"] for r in host["step_rows"] if r["gpu"] == 0]
+    assert rows and all(ms == pytest.approx(truth.step_ms, rel=0.02) for ms in rows)
 
 
 def test_shape_labelled_blocks_are_not_one_loops_turns(tmp_path):

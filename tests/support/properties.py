@@ -105,6 +105,12 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   finding read CRITICAL); ``order`` lets a finding at that ceiling save more than a stronger one.
 * ``in-use`` -- a fix the capture shows in use (``capture.applied``) is never told again, in any fix's words or code,
   on that host (d2d_v100, torch_compile_cudagraphs_inference: "or let torch.compile fuse the small ops").
+* ``table-whole`` -- a table's parts never exceed the whole they are shown under: the kernels table's ``wall us`` and
+  the ops table's ``kernel wall us``, per step and GPU, are at most the kernel classes' ``us_per_step`` summed, each
+  class at most its kernels' own time, and a diff's kernel and op changes of a side at most its classes (h37-coldshare34:
+  a diff of wild/extrap_parallel_kernels_gtx1060 showed 895.6 ms/step of kernels under 467.9 ms/step of classes).
+* ``zero-share`` -- a share of a time above zero never prints as zero: "15 us of the 585.2 ms pass (<0.1%)", never
+  "(0.0%)" (``common.fmt.pct``, the one formatter of shares; h37-coldshare34), nor a share metric's display.
 * ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
   (torch_compile_cudagraphs_inference: "idle 131 us between steps ..., 21.1% of the 221 us step").
 * ``the-others`` -- one other GPU or rank is "the other GPU", never "the others" nor "the other 1 rank"
@@ -1672,10 +1678,13 @@ _IN_USE_NAMES = {"compiled": (r"torch\.compile\b", r"torch\.compile\("),
                  # destination (``_NOT_UPLOAD``), a lever of the copies back
                  "pinned_async_h2d": (r"\bcop(?:y|ies|ied)\b[^.;]*\basynchronous(?:ly)?\b[^.;]*\bpinned\b|"
                                       + r"\binto pinned memory\b|\bpin_memory=True\b|\bnon_blocking\b",
-                                      r"non_blocking=True|pin_memory(?:=True|\(\))")}
+                                      r"non_blocking=True|pin_memory(?:=True|\(\))"),
+                 # uploads asking for non_blocking=True (their copy ops' recorded inputs), pageable or not: the flag,
+                 # in words or code (h37-nonblock33)
+                 "non_blocking_h2d": (r"\bnon_blocking\b", r"non_blocking=True")}
 #: Per fix in use, a clause or line that names it for another object: a read-back's pinned destination is no upload
 _NOT_UPLOAD = re.compile(r"\bdestination\b|\bback\b|\bbuf\b", re.IGNORECASE)
-_OTHER_OBJECT = {"pinned_async_h2d": _NOT_UPLOAD}
+_OTHER_OBJECT = {"pinned_async_h2d": _NOT_UPLOAD, "non_blocking_h2d": _NOT_UPLOAD}
 #: A clause that names a fix without telling it again: keeping it on, what it needs, its graph mode
 _NOT_TOLD = re.compile(r"\bkeep\b|\balready\b|reduce-overhead|\bmode\b|\bneeds\b|\bwithout\b|\boff\b", re.I)
 _CLAUSES = re.compile(r"[.;:]\s+|\s+--\s+|,\s+or\s+|\(|\)")
@@ -1930,6 +1939,32 @@ def share_of_time_problems(where: str, f: Finding) -> list[str]:
         if abs(p - want) > 0.06 * 100 * t / w + max(0.15, half):
             out.append(f"share-of: {where}: {f.id}: '{m.group(0)[:120]}' is {want:.1f}% as printed, not {p:g}%")
     return out
+
+
+#: a time and, in the same clause, a share printed in parentheses after the whole it is of: "15 us of the 585.2 ms
+#: pass (0.0%)", "29.0 ms of the steps' 5.26 s in all (0.6%)"
+_TIME_SHARE = re.compile(_TIME + r" of [^;()%]{0,60}?" + _TIME + r"[^;()%.]{0,40}? \((?P<p>\d+(?:\.\d+)?)%\)")
+
+
+def zero_share_problems(where: str, text: str) -> list[str]:
+    """``zero-share``: a share of a time printed above zero never reads "0.0%" (``common.fmt.pct`` writes "<0.1%"),
+    nor does a metric's display whose value is above zero -- "the GPU waiting in them 15 us of the 585.2 ms pass
+    (0.0%)" said the wait was none (h37-coldwords33 *Left* 2: wild/pexsi_a100_pageable_sync)."""
+    out = []
+    for m in _TIME_SHARE.finditer(" ".join(text.split())):
+        if _ms(m.group(1), m.group(2)) > 0 and float(m.group("p")) == 0:
+            out.append(f"zero-share: {where}: '{m.group(0)[:120]}' prints a share of zero beside a time above zero")
+    return out
+
+
+def _metric_zero_problems(where: str, f: Finding) -> list[str]:
+    """``zero-share`` on a finding's metric: a share above zero whose display reads 0% at its digits."""
+    mt = f.metric
+    if mt is None or mt.unit != "share" or not isinstance(mt.value, (int, float)) or mt.value <= 0:
+        return []
+    if re.match(r"0(?:\.0+)?%", str(mt.display or "")):
+        return [f"zero-share: {where}: {f.id}: metric {mt.id} {mt.value:g} displays {mt.display!r}"]
+    return []
 
 
 #: a line of code only Python reads: an import, a ``with`` block, a call on a module's attribute or an assignment of a call
@@ -2699,6 +2734,7 @@ def report_violations(report: Report) -> list[str]:
             out += input_account_problems(f.id, f)
             out += _recovers_within_classes(f, h.kernel_classes) + _detail_within_classes(f, h.kernel_classes)
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
+            out += zero_share_problems(f"{h.host}: {f.id}", _finding_text(f)) + _metric_zero_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms) + title_count_problems(h.host, h.findings)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
@@ -2728,6 +2764,7 @@ def report_violations(report: Report) -> list[str]:
         out += evidence_says_why_problems(h.host, h) + no_bf16_problems(h.host, h) + uncut_problems(h)
         out += bf16_fix_problems(h.host, h)
         out += one_pass_words_problems(h) + no_gpu_step_problems(h.host, h) + unrecorded_reason_problems(h.host, h)
+        out += table_whole_problems(h)
     out += no_gpu_session_step_problems(report)
     session = [f for f in report.findings if f.host is None]
     if hosts and all(isinstance(h.steps, dict) and h.steps.get("count") == 1 for h in hosts.values()):
@@ -2857,7 +2894,56 @@ def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:
                 if v is not None and step and _over(v * scale, step):
                     out.append(f"part<=whole: diff {key} {ch.get('label')!r} {side} {v:,.1f} "
                                f"{'ms' if scale == 1.0 else 'us'}/step in a {step:.1f} ms step")
-    return out + card_noise_problems(diff)
+    return out + diff_table_whole_problems(diff) + card_noise_problems(diff)
+
+
+def _beyond(part: float, whole: float) -> bool:
+    """A sum of rounded parts over its whole beyond what the rounding (3 decimals a row) and a thousandth may hide."""
+    return part > whole * 1.001 + 0.01
+
+
+def diff_table_whole_problems(diff: dict) -> list[str]:
+    """``table-whole`` on a diff: the kernel changes and the op changes of a side, summed, are at most that side's
+    kernel classes summed -- the screen shows them under the classes, in one unit (us/step, each microsecond once).
+    Main: a diff of wild/extrap_parallel_kernels_gtx1060 read its kernels from their own durations, 895.6 ms/step
+    under 467.9 ms/step of classes (h37-classsum33 *Left* 1, h37-coldshare34)."""
+    out = []
+    for side in ("base", "new"):
+        whole = sum(ch.get(side) or 0.0 for ch in diff.get("kernel_classes") or [])
+        if not whole:
+            continue
+        for key in ("kernels", "ops"):
+            part = sum(ch.get(side) or 0.0 for ch in diff.get(key) or [])
+            if _beyond(part, whole):
+                out.append(f"table-whole: diff {key} {side} sum {part:,.1f} us/step over the kernel classes' "
+                           f"{whole:,.1f} us/step they are shown under")
+    return out
+
+
+def table_whole_problems(h: HostReport) -> list[str]:
+    """``table-whole``: a table's parts never exceed the whole they are shown under.  The kernels table's ``wall us``
+    and the ops table's ``kernel wall us`` (each kernel's part of the GPU's time, each microsecond once), summed per
+    step and GPU, are at most the kernel classes' ``us_per_step`` summed; and each class's ``us_per_step`` (each
+    microsecond once) is at most its ``kernel_us_per_step`` (its kernels' own durations)."""
+    classes = h.kernel_classes or []
+    whole = sum(c.get("us_per_step") or 0.0 for c in classes)
+    out = []
+    for c in classes:
+        own, once = c.get("kernel_us_per_step"), c.get("us_per_step")
+        if own is not None and once is not None and _beyond(once, own):
+            out.append(f"table-whole: {h.host}: kernel class {c.get('class')!r} {once:,.3f} us/step once over its "
+                       f"kernels' own {own:,.3f} us/step")
+    per = float((h.steps or {}).get("count") or 1) * max(1, sum(1 for g in h.gpus if g.kernel_count))
+    for name, col in (("kernels", "wall us"), ("ops", "kernel wall us")):
+        t = getattr(h, name)
+        if t is None or col not in t.columns or not classes:
+            continue
+        i = t.columns.index(col)
+        part = sum(_num(r[i]) or 0.0 for r in t.rows) / per
+        if _beyond(part, whole):
+            out.append(f"table-whole: {h.host}: the {name} table's {col!r} sums to {part:,.1f} us/step over the "
+                       f"kernel classes' {whole:,.1f} us/step")
+    return out
 
 
 def card_noise_problems(diff: dict) -> list[str]:

@@ -29,6 +29,14 @@ WINDOW_FIXES = {
                               "# or, before the process starts: a larger buffer limit (MB) in Kineto's config file\n"
                               "# echo ACTIVITIES_MAX_GPU_BUFFER_SIZE_MB=512 > kineto.conf; "
                               "export KINETO_CONFIG=$PWD/kineto.conf"),),
+    # launches with no kernel record at all, though the program waited for the GPU after its last launch
+    # (``adapter._synced_unrecorded``): the kernels ran inside the window and CUPTI recorded none of them
+    "synced_unrecorded": (("The program already waits for the GPU before the profiler stops, so its kernels were not "
+                           "cut off: the profiler's GPU tracer dropped them. Profile again with warm-up steps before "
+                           "the recorded ones (the GPU tracer starts in the warm-up), with a PyTorch build made for "
+                           "the installed driver's CUDA, or record the same steps with Nsight Systems.",
+                           "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],"
+                           "\n    schedule=torch.profiler.schedule(wait=1, warmup=2, active=3),\n)"),),
     # a trace in the legacy profiler's list form, which records no GPU activity (``adapter._legacy_profiler``): a
     # build without Kineto, where torch.profiler falls back to it whatever activities it is given ...
     "no_kineto": (("This PyTorch build has no Kineto (torch.autograd.kineto_available() returns False), so "

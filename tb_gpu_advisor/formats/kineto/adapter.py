@@ -147,7 +147,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems),  # a file cut off or malformed; GPU records the profiler lost are job.kind's
-        **_collective_messages(kt, host_order),
+        **_collective_messages(kt, host_order), h2d_non_blocking=_h2d_non_blocking(kt, is_dev),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
@@ -271,6 +271,7 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
         out["counter_ranges"] = str(counted)
     out.update(_records_loss(kt.meta))
     out.update(_legacy_profiler(kt))
+    out.update(_synced_unrecorded(kt))
     seen = _visible_gpus(kt.meta.get("deviceProperties"))
     if seen:  # the GPUs the profiled process saw: a window without GPU work then had one to use
         out["visible_gpus"] = seen
@@ -327,6 +328,54 @@ def _records_loss(meta: dict) -> dict[str, str]:
             out["records_dropped"] = (f"Kineto's own log, kept in the trace, counts {n:,} activity "
                                       f"{'record' if n == 1 else 'records'} CUPTI dropped")
     return out
+
+
+#: A wait for the whole device: once it returns, every kernel launched before it has run.
+_DEVICE_SYNC = "cudaDeviceSynchronize"
+
+
+def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
+    """Why a trace whose CUDA calls launched kernels holds no GPU record at all, where the program itself waited for
+    the GPU after its last launch: ``unrecorded_cause`` (in words) and ``unrecorded_fix`` (``"synced_unrecorded"``, a
+    key of :data:`formats.kineto.WINDOW_FIXES`); {} for any other trace.
+
+    Why: "let the GPU finish its work before the profiler stops" is the fix for kernels still running at the stop --
+    but a ``cudaDeviceSynchronize`` that begins after the last launch returns only once every kernel has run, inside
+    the window, so the profiler's GPU tracer (CUPTI) recorded the calls and none of their kernels: the program already
+    does what that fix asks (an A40's analysis call, a laptop RTX 3060's transformer forward with Triton attention on a
+    CUDA 12.1 build under a 13.0 driver, h37-survey73)."""
+    if _cat_mask(kt, DEVICE_CATS + ("Kernel", "Memcpy", "Memset")).any():
+        return {}
+    calls = np.flatnonzero(_cat_mask(kt, _LAUNCH_CATS + ("Runtime",)))
+    if not calls.size:
+        return {}
+    names = np.asarray(kt.names, dtype=object)[kt.name[calls]]
+    launch = np.fromiter(("Launch" in str(n) for n in names), bool, calls.size)
+    sync = names == _DEVICE_SYNC
+    if not launch.any() or not sync.any():
+        return {}
+    last = int((kt.ts_ns[calls[launch]] + kt.dur_ns[calls[launch]]).max())
+    after = calls[sync][kt.ts_ns[calls[sync]] >= last]
+    if not after.size:
+        return {}
+    waited = int(kt.dur_ns[after[0]]) / 1e6
+    versions = _cuda_versions(kt.meta)
+    return {"unrecorded_cause": (f"the profiler's GPU tracer (CUPTI) recorded the CUDA calls but none of their "
+                                 f"kernels, though the program waited for the GPU after its last launch "
+                                 f"(`{_DEVICE_SYNC}`, {waited:.2f} ms, before the profiler stopped), so every kernel "
+                                 f"ran inside the window{f' ({versions})' if versions else ''}"),
+            "unrecorded_fix": "synced_unrecorded"}
+
+
+def _cuda_versions(meta: dict) -> str:
+    """The CUDA runtime and driver the header names, in words ("CUDA runtime 12.1, driver 13.0"); "" where it names
+    neither (Kineto writes them from 2023 on, as ``major * 1000 + minor * 10``)."""
+    said = []
+    for key, what in (("cuda_runtime_version", "CUDA runtime"), ("cuda_driver_version", "driver")):
+        v = meta.get(key)
+        if isinstance(v, int) and not isinstance(v, bool) and 1000 <= v < 100000:
+            said.append(f"{what} {v // 1000}.{v % 1000 // 10}")
+    return ", ".join(said)
 
 
 def _legacy_profiler(kt: KinetoTrace) -> dict[str, str]:
@@ -395,6 +444,39 @@ def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, d
         if group != (None, None):
             out["collective_groups"][j] = group
     return out
+
+
+def _h2d_non_blocking(kt: KinetoTrace, is_dev: np.ndarray) -> tuple[int, int] | None:
+    """``Trace.h2d_non_blocking``: of the copies to a GPU whose copy op records its inputs, how many that op called
+    ``non_blocking=True``, and how many in all; None where none records them.  A copy's device record carries the
+    ``External id`` of the op that made it (the innermost: ``aten::copy_``; ``aten::to`` / ``_to_copy`` read alike where
+    the id names one), whose ``Concrete Inputs`` hold the flag;
+    in merged ranks' files an id is looked up in its own file's rows (each rank numbers its ids from its own start)."""
+    if not kt.op_args:
+        return None
+    names = list(kt.names)
+    part = _file_of_row(kt)
+    flag_of_ext: dict[tuple[int, int], bool] = {}
+    for row, args in kt.op_args.items():
+        name = names[int(kt.name[row])]
+        if pytorch.is_copy_op(name) and kt.external_id[row] >= 0:
+            flag = pytorch.copy_non_blocking(args, name)
+            if flag is not None:
+                flag_of_ext[(int(part[row]), int(kt.external_id[row]))] = flag
+    h2d = [i for i, n in enumerate(names) if devices.copy_direction(n) == "h2d"]
+    if not flag_of_ext or not h2d:
+        return None
+    dev = np.flatnonzero(is_dev & (kt.external_id >= 0) & np.isin(kt.name, h2d))
+    flags = [f for f in map(flag_of_ext.get, zip(part[dev].tolist(), kt.external_id[dev].tolist())) if f is not None]
+    return (sum(flags), len(flags)) if flags else None
+
+
+def _file_of_row(kt: KinetoTrace) -> np.ndarray:
+    """Per row, the start of the merged rank's file it came from (``gpu_rows``); 0 for every row of one file."""
+    part = np.zeros(len(kt.name), np.int64)
+    for first, past in sorted(set(kt.gpu_rows.values())):
+        part[first:past] = first
+    return part
 
 
 def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:

@@ -92,7 +92,7 @@ _INT_COLUMNS = ("pid", "tid", "correlation", "external_id", "device", "stream", 
 _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "external id": "external_id",
              "device": "device", "stream": "stream", "bytes": "bytes", "graph id": "graph_id"}
 #: ``args`` kept as they are for the ops that need them (:func:`keeps_args`): collective ops for their message
-#: size, matmul/conv/attention ops for their FLOPs.  Decoded lazily (raw JSON until then), so the shapes every
+#: size, matmul/conv/attention ops for their FLOPs, the copy op for its ``non_blocking`` flag.  Decoded lazily (raw JSON until then), so the shapes every
 #: other op carries cost no parsing.
 _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
             "Process Group ID", "Process Group Desc", "Seq")
@@ -154,8 +154,9 @@ def _launch_column(vals: list[Any]) -> np.ndarray:
 
 
 def keeps_args(name: str) -> bool:
-    """An op whose shape arguments the analysis reads: a collective (message size) or a FLOP op (FLOPs)."""
-    return pytorch.is_collective_op(name) or aten_flops.is_flop_op(name)
+    """An op whose shape arguments the analysis reads: a collective (message size), a FLOP op (FLOPs) or the copy op
+    (whether it was called ``non_blocking``)."""
+    return pytorch.is_collective_op(name) or aten_flops.is_flop_op(name) or pytorch.is_copy_op(name)
 
 
 #: :func:`keeps_args` remembered (a worker process meets the same names in every chunk it is given).

@@ -73,6 +73,11 @@ def sniff(path: str) -> str | None:
     return _probed.answer(key, probe)
 
 
+#: The rocminfo rocprof writes beside its trace (``results.sysinfo.txt`` beside ``results.json``): the reader takes
+#: the GPUs' names from it (``reader._sysinfo_names``).
+SYSINFO_SUFFIX = ".sysinfo.txt"
+
+
 def stem(file_name: str) -> str:
     for suffix in (".json.gz", ".json"):
         if file_name.endswith(suffix) and len(file_name) > len(suffix):
@@ -86,9 +91,13 @@ class ByContentLayout(RunFolderLayout):
     One class for both tools, which differ only in the suffixes, the sniff, the session stem and the format id."""
 
     def __init__(self, expected: str, suffixes: tuple[str, ...], sniff: Callable[[str], str | None],
-                 stem: Callable[[str], str], fmt: str) -> None:
+                 stem: Callable[[str], str], fmt: str, beside: tuple[str, ...] = ()) -> None:
         self.expected = expected
         self._suffixes, self._sniff, self._stem, self._fmt = suffixes, sniff, stem, fmt
+        self._beside = beside  # suffixes of the files its reader reads beside the trace, after the trace's stem
+
+    def beside(self, file_name: str) -> tuple[str, ...]:
+        return tuple(self._stem(file_name) + suffix for suffix in self._beside)
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         return False  # never by its name: results.json is any tool's name
@@ -103,4 +112,4 @@ class ByContentLayout(RunFolderLayout):
         return self.one_file_sessions(found, self._stem, self._fmt)
 
 
-LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprof")
+LAYOUT = ByContentLayout(EXPECTED, SUFFIXES, sniff, stem, "rocprof", beside=(SYSINFO_SUFFIX,))

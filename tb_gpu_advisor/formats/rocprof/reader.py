@@ -50,6 +50,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.devices import amd
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, gunzipped_within_limit, human_size, is_gzip, max_profile_bytes
+from tb_gpu_advisor.formats.rocprof.layout import SYSINFO_SUFFIX, stem
 from tb_gpu_advisor.formats.hip_ops import copies_host_side, device_events, host_events, launch_call_times, roctx_ranges, \
     with_arch, \
     trace_of
@@ -237,12 +238,12 @@ def _sysinfo_names(path: str) -> dict[int, str]:
     """GPU node id -> its marketing name as rocminfo printed it, from the ``<name>.sysinfo.txt`` rocprof writes beside
     the trace (the same rocminfo ``otherData`` holds, its spaces kept: ``AMD Radeon AI PRO R9700``, which no rule can
     give back to ``AMDRadeonAIPROR9700``); {} where it is not there."""
-    base = path[: -len(".json.gz")] if path.endswith(".json.gz") else path[: -len(".json")] if path.endswith(".json") \
-        else None
-    if base is None:
+    name = fsio.file_name(path)
+    if stem(name) == name:
         return {}
-    try:
-        text = fsio.read_head(base + ".sysinfo.txt", SYSINFO_BYTES).decode("utf-8", errors="replace")
+    try:  # reached as the trace is (``fsio.sibling``): never through a link out of the logdir
+        text = fsio.read_head(fsio.sibling(path, stem(name) + SYSINFO_SUFFIX), SYSINFO_BYTES).decode(
+            "utf-8", errors="replace")
     except Exception:  # noqa: BLE001 - absent or unreadable: otherData's names are used
         return {}
     out: dict[int, str] = {}

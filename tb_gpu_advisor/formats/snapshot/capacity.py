@@ -14,7 +14,6 @@ are alike on nearly every machine).
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
@@ -42,8 +41,7 @@ def read_capacity(path: str) -> Capacity | str | None:
     """The capacity file beside the snapshot at ``path``: its numbers, None where there is none, else why it was left
     out, in words (never raises for what the file holds or how it is reached)."""
     beside = _beside(path)
-    name = capacity_name(os.path.basename(fsio.local_path(str(path))) if not fsio.is_remote(path)
-                         else str(path).rsplit("/", 1)[-1])
+    name = capacity_name(fsio.file_name(path))
     try:
         data = _read(beside)
     except FileNotFoundError:
@@ -89,19 +87,9 @@ def _no_constant(name: str) -> None:
 
 
 def _beside(path: str) -> str:
-    """The capacity file's path, reached as the snapshot is: a listed sibling below the same logdir; a plain local
-    path's sibling opened in its own folder, following no link (``fsio.open_listed`` with that folder as its root)."""
-    if fsio.is_remote(path):
-        base, _, name = str(path).rpartition("/")
-        return f"{base}/{capacity_name(name)}"
-    if isinstance(path, fsio.Listed):
-        name = capacity_name(path.rel[-1] if path.rel else os.path.basename(str(path)))
-        return fsio.Listed(os.path.join(os.path.dirname(str(path)), name), path.root, (*path.rel[:-1], name),
-                           follow=path.follow)
-    local = fsio.local_path(str(path))
-    folder, name = os.path.split(local)
-    name = capacity_name(name)
-    return fsio.Listed(os.path.join(folder, name), folder or ".", (name,))
+    """The capacity file's path, reached as the snapshot is (``fsio.sibling``: a listed sibling below the same logdir;
+    a plain local path's sibling in its own folder, following no link; an object store's object beside it)."""
+    return fsio.sibling(path, capacity_name(fsio.file_name(path)))
 
 
 def _read(path: str) -> bytes | None:

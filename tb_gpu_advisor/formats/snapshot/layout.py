@@ -290,6 +290,10 @@ class SnapshotLayout(RunFolderLayout):
         trace (its JSON is no trace's, and "not a trace" would list it as a profile left out)."""
         return CAPACITY_FILE if is_capacity_name(rel[-1]) and self.in_run_folder(rel) else None
 
+    def beside(self, file_name: str) -> tuple[str, ...]:
+        """The capacity record the reader takes the GPU's memory from (``capacity``)."""
+        return (capacity_name(file_name),)
+
     def claims(self, rel: tuple[str, ...]) -> bool:
         return False  # a name never says: the content does (maybe + sniff)
 

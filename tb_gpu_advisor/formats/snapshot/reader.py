@@ -126,9 +126,28 @@ def with_capacity(trace: Trace, cap: "Capacity | str | None") -> Trace:
                                   "another GPU's (or another process's) record")
             continue
         d.info = dataclasses.replace(d.info, memory_bytes=cap.total_bytes)
+        _outside(trace, d.gpu, cap)
     if cap.device is not None and all(d.gpu != cap.device for d in trace.devices):
         trace.problems.append(f"{cap.name} left out: it names GPU {cap.device}, which the snapshot does not hold")
     return trace
+
+
+def _outside(trace: Trace, gpu: int, cap: "Capacity") -> None:
+    """The GPU's bytes in use outside the caching allocator when the record was taken (``MemorySnapshot.outside``):
+    ``mem_get_info``'s total less its free less what the allocator reserved at the dump -- the fix's snippet takes the
+    record just before the dump, with no allocation between.  Where free and reserved together exceed the total, the
+    record was taken at another moment (the allocator reserved more since): what lies outside is not known from it,
+    and nothing is said of it but a note."""
+    snap = trace.snapshot
+    if snap is None or gpu not in snap.state or (cap.device is None and len(snap.state) > 1):
+        return  # the free bytes are one GPU's (``mem_get_info()`` of the current device): unnamed, not this one's
+    outside = cap.total_bytes - cap.free_bytes - snap.state[gpu][0]
+    if outside >= 0:
+        snap.outside[gpu] = outside
+    else:
+        trace.notes.append(f"{cap.name}: its free bytes and the {snap.state[gpu][0] / 2**30:,.2f} GiB the allocator "
+                           f"of GPU {gpu} reserved at the dump exceed its total by {-outside / 2**30:,.2f} GiB: it was "
+                           "taken at another moment than the dump, so what other use held of the GPU is not known")
 
 
 def _peak_reserved(trace: Trace, gpu: int) -> int:

@@ -136,5 +136,8 @@ class XPlaneLayout:
     def lone_host(self, file_name: str) -> str | None:
         return host_of(file_name)
 
+    def beside(self, file_name: str) -> tuple[str, ...]:
+        return ()  # the reader reads the XSpace alone (TensorFlow's tool data beside it is made from it)
+
 
 LAYOUT = XPlaneLayout()

@@ -1,0 +1,61 @@
+"""Kernels the program waited for, whose records the profiler dropped: no "let the GPU finish" fix (issue #37
+class 1; h37-survey73).
+
+A Kineto trace whose CUDA calls launched kernels but that holds no kernel record was told, whatever the file
+showed, "let the GPU finish its work before the profiler stops" with a ``torch.cuda.synchronize()`` before the end.
+Where the program's own ``cudaDeviceSynchronize`` begins after its last launch, every kernel ran inside the window:
+the profiler's GPU tracer (CUPTI) recorded the calls and none of their kernels, and the fix asked for what the
+program already does (``formats.kineto.adapter._synced_unrecorded``).
+
+- real: ``wild/lost_kernels_synced_a40`` (jacobcd52/dictionary_learning, MIT: an A40's analysis call, 9 launches,
+  ``cudaDeviceSynchronize`` 8.72 ms after the last; no kernel record);
+- generator: ``synthetic.torchtrace.write_synced_unrecorded`` (truth by construction: the final sync's wait);
+  control: the same launches with no sync at the end keep the general fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild" / "lost_kernels_synced_a40"
+GENERAL = "let the GPU finish its work before the profiler stops"
+
+
+def _words(path: Path) -> str:
+    """The lost-records finding's summary and fixes, in words."""
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
+    assert rep.error is None, rep.error
+    (f,) = [f for f in rep.findings if f.title == "The capture lost its GPU records"]
+    return " ".join([f.summary, *(f"{a.text} {a.snippet}" for a in f.actions)])
+
+
+def test_a_real_capture_that_synced_is_not_told_to_sync():
+    """Main: "let the GPU finish its work before the profiler stops" and `torch.cuda.synchronize()` as the fix."""
+    (trace,) = WILD.glob("*.pt.trace.json.gz")
+    words = _words(trace)
+    assert GENERAL not in words, words
+    assert "`cudaDeviceSynchronize`, 8.72 ms, before the profiler stopped" in words, words
+    assert "already waits for the GPU" in words
+
+
+@pytest.mark.parametrize("steps", [2, 4])
+def test_a_generated_synced_window_names_its_wait(tmp_path, steps):
+    p = tmp_path / "synced.1.pt.trace.json"
+    truth = tt.write_synced_unrecorded(str(p), steps=steps)
+    words = _words(p)
+    assert GENERAL not in words, words
+    assert f"`cudaDeviceSynchronize`, {truth['wait_ms']:.2f} ms, before the profiler stopped" in words, words
+
+
+def test_a_window_cut_with_kernels_queued_keeps_the_general_fix(tmp_path):
+    """Control: no sync after the last launch -- the kernels may still have run at the stop: wait for the GPU."""
+    p = tmp_path / "cut.1.pt.trace.json"
+    tt.write_synced_unrecorded(str(p), final_sync=False)
+    words = _words(p)
+    assert GENERAL in words and "already waits" not in words, words

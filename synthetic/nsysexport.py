@@ -4123,3 +4123,83 @@ def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int]
                     "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
                     "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
                              for s, e, st, c, k in copies])
+
+
+def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: int = 8, period_us: float = 1440.0,
+                       graph_kernels: int = 24, busy: float = 0.97, prefill_kernels: int = 60,
+                       frame: str | None = "measure", measured_prefill: int | None = None, seed: int = 5) -> dict:
+    """Write the export of a serving engine's decode loop shaped after YiconRain/profiling's SGLang captures
+    (h37-serve34): one host thread runs an eager prefill (``prefill_kernels`` launches) and then launches one CUDA
+    graph per decode iteration (``cudaGraphLaunch``, its ``graph_kernels`` nodes sharing the launch's correlation id),
+    every ``period_us`` apart with a little jitter, the host's own scheduling between launches and a sync on the
+    previous iteration's tokens, so the GPU runs the graph ``busy`` of each period and its bursts merge across
+    iterations.  A warm-up generate (``warmup`` iterations) comes first; the user's one NVTX range ``frame`` holds the
+    measured generate (``decode`` iterations; None: no range); ``fillers`` one-token generates (an eager pass each, synced) follow.
+    ``measured_prefill``: the measured prefill's launches (a longer prompt than the fillers'; default
+    ``prefill_kernels``).  Return the truth by construction: the iterations inside the range and their mean period
+    (ms), and the range's span (ms)."""
+    us, ms = 1000, 1_000_000
+    rng = np.random.default_rng(seed)
+    pid = 8282
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=4 * us)
+    kern: list[tuple[int, int, int, int, int | None]] = []
+    free = api.t
+    period = int(period_us * us)
+    launches: list[int] = []
+
+    def prefill(n: int = prefill_kernels, tile: str = "") -> None:
+        nonlocal free  # a longer prompt's GEMMs pick other tiles (``tile``)
+        for k in range(n):
+            ks = max(api.t + 9 * us, free)
+            free = ks + 60 * us
+            kern.append((ks, free, api("cudaLaunchKernel", 6 * us), strings(f"prefill{tile}_{k % 6}"), None))
+        api.row("cudaStreamSynchronize", api.t, free + 2 * us)
+        api.t = free + 30 * us
+
+    def iterations(n: int, mark: bool) -> None:
+        nonlocal free
+        for _ in range(n):
+            t0 = api.t
+            if mark:
+                launches.append(t0)
+            c = api("cudaGraphLaunch_v10000", 18 * us)
+            ks = max(api.t + 5 * us, free)
+            node = int(busy * period / graph_kernels)
+            for j in range(graph_kernels):
+                kern.append((ks + j * node, ks + (j + 1) * node - 400, c, strings(f"decode_{j % 8}"), j + 1))
+            prev, free = free, ks + graph_kernels * node
+            for _ in range(int(rng.integers(3, 8))):  # the sampler's and the next batch's eager launches, as many
+                ks = max(api.t + 5 * us, free)  # as the turn's requests need
+                free = ks + 8 * us
+                kern.append((ks, free, api("cudaLaunchKernel", 5 * us, then=15 * us), strings("sample"), None))
+            api.row("cudaEventSynchronize", api.t, max(api.t, prev) + 2 * us)  # the previous iteration's tokens
+            api.t = max(api.t, prev) + 40 * us
+            api("cudaMemcpyAsync", 6 * us)
+            api.t = max(api.t, t0 + period + int(rng.integers(-40, 40)) * us)
+
+    prefill()
+    iterations(warmup, False)
+    api.t = max(api.t, free) + 3 * ms
+    f0 = api.t
+    prefill(measured_prefill or prefill_kernels, "_128x256" if measured_prefill else "")
+    iterations(decode, True)
+    api.row("cudaStreamSynchronize", api.t, free + 2 * us)
+    api.t = free + 50 * us
+    f1 = api.t
+    for _ in range(fillers):
+        api.t += 2 * ms
+        prefill()
+    stop = api.t + ms
+    api.insert(con, gtid)
+    if frame is not None:
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?, ?, 59, ?, ?, 0)", (f0, f1, frame, gtid))
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 64, 132, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, g, 1 if g else None)
+                     for j, (a, b, c, n, g) in enumerate(kern)])
+    gpu = Gpu(H100["name"], H100["busLocation"], H100["l2CacheSize"], H100["totalMemory"], H100["memoryBandwidth"],
+              H100["clockRate"], H100["smCount"], H100["chipName"], 1, (9, 0))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), gpu, program="python", thread="python", copy_enums=False)
+    return {"steps": decode, "step_ms": float(np.diff(launches).mean()) / ms if decode > 1 else None,
+            "range_ms": (f1 - f0) / ms}

@@ -754,7 +754,7 @@ def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()
         actions=_with_launcher_fix(ctx, ctx.record_host_fix() or [RECORD_HOST], launcher),
     )
     f.guide_section = "§1 overview"
-    f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    f.id += UNRECORDED_SUFFIX  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f
 
 
@@ -1183,8 +1183,26 @@ def _saves(f: Finding) -> bool:
 
 def capture_problem(f: Finding) -> bool:
     """A warning or critical finding about the capture itself that saves no step time (too few steps, one pass,
-    GPU work the capture does not show)."""
-    return f.rule in _ABOUT_THE_CAPTURE and f.severity in ("critical", "warning") and not _saves(f)
+    GPU work the capture does not show, host time it did not record: :func:`unrecorded_time`)."""
+    return (f.rule in _ABOUT_THE_CAPTURE or unrecorded_time(f)) and f.severity in ("critical", "warning") and \
+        not _saves(f)
+
+
+#: The id suffix of the finding that the GPU idles while the host does what the capture did not record.
+UNRECORDED_SUFFIX = "#unrecorded"
+
+
+def unrecorded_time(f: Finding) -> bool:
+    """The finding that the GPU idles while the host does what the capture did not record (``unexplained_idle``'s
+    secondary): ranked as a warning about the capture is.
+
+    Why: its time is known (a share of the step), what a fix saves is not -- the time may be the host's own code or a
+    wait -- and its one fix is the capture's: record the host and profile again.  Counted as saving 0 it ranked
+    under every note with a saving: YiconRain/profiling's SGLang 27B prefill (h37-serve34) listed "Kernels too small"
+    saving 1.26 ms above 34.1 ms of the 76.7 ms pass (44.5%) the capture did not record.  No saving is claimed for
+    it; it is placed as the capture's warnings are, right after the last finding graded warning or critical that
+    saves step time (the order the heading states holds: it saves as much as that one, as ranked)."""
+    return f.rule == "unexplained_idle" and f.id.endswith(UNRECORDED_SUFFIX)
 
 
 def _phase(f: Finding) -> str | None:
@@ -1221,7 +1239,7 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     2. then by estimated saving (ms per step, rounded to 0.01 ms) descending, whatever the severity -- an info
        finding that saves 9.7% is listed above a warning that saves 1.4% (issue #36) -- findings without a saving
        count as 0;
-       a warning about the capture (too few steps, one pass) is listed right after the last critical or warning
+       a warning about the capture (too few steps, one pass, host time it did not record: :func:`unrecorded_time`) is listed right after the last critical or warning
        finding that saves step time, above the notes that save less: they rest on the steps it doubts -- so where
        no critical or warning finding saves step time it is the one problem the report has and leads the list
        (h37-review2: ``compiled_a100_triton`` listed a note saving 75% of its one pass -- "may be the first call's

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
@@ -41,6 +43,64 @@ def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray,
     last = int(np.argmax(hs[keep]))
     he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
     return ids[keep], hs[keep], he, note
+
+
+def _marked_pass(trace: Trace, starts: np.ndarray, job: Job | None) -> tuple[int, int, str] | None:
+    """(start, end, note) of the program's one range -- its only range, opened once, not a warm-up -- where GPU work
+    is launched inside it and outside it and none of the repeats read (``starts``: their host starts, ps) begins
+    inside it; None elsewhere, and for a training job.
+
+    Why: a user who measures one request puts one range around it (`measure`) between a warm-up and other work.  The
+    repeats read over the whole window are then the work the user did not measure: YiconRain/profiling's SGLang
+    prefill (h37-serve34) read as the period of the 40 one-token filler generates after `measure` (26 steps of ~40
+    ms), the measured 42 ms prefill in none of them.  The one range the program marks says which pass it times, as
+    :func:`_framed_pass` reads for bursts; the repeats outside it are read apart.  Only the program's one range: a
+    program that marks several phases names no single pass by one of them.  A training job is left to its own
+    readings (:func:`_framed_pass`)."""
+    if (job is not None and job.kind.kind == "training") or not starts.size:
+        return None
+    h = trace.h
+    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    if idx.size != 1:
+        return None
+    lo, hi = int(h.start[idx[0]]), int(h.end[idx[0]])
+    launch = h.start[h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_graph_launch)]
+    inside = (launch >= lo) & (launch <= hi)
+    if not inside.any() or inside.all() or ((starts >= lo) & (starts <= hi)).any():
+        return None
+    before = int((starts < lo).sum())
+    note = (f"one pass: the program's one range `{h.names[h.name[idx[0]]]}` holds GPU work but none of the "
+            f"{starts.size} repeats read over the window, the pass it times: the step; "
+            f"{apart(before, starts.size - before)}, read apart")
+    return lo, hi, note
+
+
+def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray] | None:
+    """("repeated_launches", note, starts, ends): host windows from each graph launch (``devices.is_graph_launch``)
+    inside the job's frame to the next, the last to the frame's end, where one thread launches at least three graphs
+    there; else None.
+
+    Why: a serving engine that replays one CUDA graph per decode iteration marks each iteration with that launch on
+    its host loop, whatever the GPU does between them.  Read as the GPU's bursts, SGLang's overlap scheduler keeps the
+    GPU busy across iterations, so bursts merge: Qwen3.5-0.8B's 128 decode replays inside the user's `measure` (~1.64
+    ms each) read as 102 "steps" of 2.05 ms (h37-serve34).  The frame still says which launches the program times;
+    the work before the first launch inside it (an eager prefill) is read apart, as the warm-ups are."""
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
+    if idx.size < 3:
+        return None
+    idx = idx[np.argsort(h.start[idx], kind="stable")]
+    times = h.start[idx].astype(np.int64, copy=False)
+    found = frame(trace, times, least=3)
+    if found is None or np.unique(h.line[idx[found.first:found.end]]).size != 1:
+        return None
+    starts = times[found.first:found.end]
+    ends = np.append(starts[1:], max(int(starts[-1]), found.end_ps)).astype(np.int64)
+    note = (f"steps from the program's graph launches: one thread launches a graph per iteration; the steps are the "
+            f"{starts.size} launches inside the program's one range `{found.name}`, its frame, not its step, each "
+            f"to the next; {apart(found.first, times.size - found.end) or 'none outside it'}, read apart, and the "
+            f"work inside it before its first launch is no step")
+    return "repeated_launches", note, starts, ends
 
 
 def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:

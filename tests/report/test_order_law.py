@@ -77,3 +77,20 @@ def test_the_rankings_own_order_holds_the_law():
         ranked = rank(drawn)
         assert not _misorders(ranked), ([(f.id, f.severity, f.saving and f.saving.ms_per_step) for f in ranked],
                                         _misorders(ranked))
+
+
+def _unrecorded() -> Finding:
+    """The warning that the GPU idles while the host does what the capture did not record: no saving."""
+    f = _f("unexplained_idle", "warning")
+    f.id = "unexplained_idle:h#unrecorded"
+    return f
+
+
+def test_host_time_the_capture_did_not_record_ranks_as_a_warning_about_the_capture():
+    """h37-serve34 (YiconRain's SGLang 27B prefill: a launch wait saving 3.10 ms, "Kernels too small" saving 1.26 ms,
+    34.1 ms of the pass unrecorded).  Main: the unrecorded warning, counted as saving 0, last under the note."""
+    launch, grid, unseen = _f("launch_bound", "warning", 3.10), _f("small_grid", "info", 1.26), _unrecorded()
+    assert [f.id for f in rank([grid, unseen, launch])] == [launch.id, unseen.id, grid.id]
+    assert not _misorders([launch, unseen, grid]) and _misorders([launch, grid, unseen])
+    note_only = rank([_f("small_grid", "info", 1.26), _unrecorded()])  # no warning saves: it is the one problem
+    assert note_only[0].id.endswith("#unrecorded") and not _misorders(note_only)

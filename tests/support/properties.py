@@ -702,16 +702,22 @@ def _saving(f: Finding) -> float:
 def _capture_leads(f: Finding, fs: list[Finding]) -> bool:
     """A warning about the capture that saves nothing leads the notes when no problem saves step time: it is then the
     one problem of the report (h37-left19: compiled_a100_triton's "Too few steps" under a note)."""
-    if f.rule not in _NOT_OF_THE_STEPS or f.severity not in ("critical", "warning") or _saving(f):
+    if not _placed_as_capture(f) or f.severity not in ("critical", "warning") or _saving(f):
         return False
     return not any(_saving(g) for g in fs if g.severity in ("critical", "warning"))
+
+
+def _placed_as_capture(f: Finding) -> bool:
+    """A finding about the capture, or the one that the host's time was not recorded (its time known, its saving not,
+    its fix the capture's: h37-serve34), placed as the capture's warnings are."""
+    return f.rule in _NOT_OF_THE_STEPS or (f.rule == "unexplained_idle" and f.id.endswith("#unrecorded"))
 
 
 def _placed_saving(f: Finding, fs: list[Finding]) -> float:
     """The saving a finding is ranked by: its own, except a warning about the capture that saves nothing, which is
     listed right after the last critical or warning finding that saves step time (docs/rules.md, Ranking;
     h37-review16: d2d_v100's "Too few steps" below a note saving 2.30 ms under warnings saving 16.5 ms and more)."""
-    if f.rule in _NOT_OF_THE_STEPS and f.severity in ("critical", "warning") and not _saving(f):
+    if _placed_as_capture(f) and f.severity in ("critical", "warning") and not _saving(f):
         graded = [_saving(g) for g in fs if g.severity in ("critical", "warning") and _saving(g)]
         if graded:
             return min(graded)

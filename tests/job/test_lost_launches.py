@@ -204,16 +204,7 @@ def _program_window_export(path: str, started_by_program: bool) -> None:
     ``START_TRIGGER`` Immediate, ``STOP_TRIGGER`` Delayed and ``RUN_DURATION_MS`` the session's length as it ran;
     with ``started_by_program`` Nsight's diagnostic that the program's cudaProfilerStart opened it."""
     said = ("Profiling started due to cudaProfilerStart API invoked in the application.",) if started_by_program else ()
-    nx.write_lost_kernel_records(path, options={"START_TRIGGER": "Immediate", "STOP_TRIGGER": "Delayed",
-                                                "CUDA_FLUSH_PERIOD": "0", "CUDA_FLUSH_ON_CUDA_PROFILER_STOP": "false"},
-                                 diagnostics=said + ("Number of incomplete CUPTI events dropped: 80. Incomplete events "
-                                                     "appear when GPU timestamp information have not been retrieved at "
-                                                     "the time the profiling session was stopped.",))
-    con = sqlite3.connect(path)
-    (ns,) = con.execute("SELECT duration FROM ANALYSIS_DETAILS").fetchone()
-    con.execute("INSERT INTO META_DATA_CAPTURE VALUES ('RUN_DURATION_MS', ?)", (str(-(-ns // 1_000_000)),))
-    con.commit()
-    con.close()
+    _stopped_export(path, said + (_DROPPED_80,))
 
 
 def test_a_window_the_program_opened_itself_is_not_read_as_a_duration(tmp_path):

@@ -139,24 +139,13 @@ def test_labels_that_do_not_count_stay_apart(names):
     assert sorted(set(_counting_bases(h, idx, [_base_name(n) for n in h.names]))) == sorted(set(names))
 
 
-def test_sizes_stepping_by_a_constant_are_not_one_loops_turns(tmp_path):
-    """By construction: 8 iterations, each running three blocks labelled by sizes that step by 1024 (1024, 2048,
-    3072), no step range.  Main folded them -- the sizes rise by one constant and start over, read as a micro-step
-    counter -- into `matmul (#, #)`: 24 "steps" of a third of an iteration each."""
-    p = str(tmp_path / "sweep.sqlite")
-    shapes = tuple(f"matmul ({s}, {s})" for s in (1024, 2048, 3072))
-    truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=None, extra_ranges=shapes))
-    host = first_host(p)
-    assert host["steps"]["found"] == truth.steps, host["steps"]["note"]  # main: 24
-    rows = [r["step_ms"] for r in host["step_rows"] if r["gpu"] == 0]
-    assert rows and all(ms == pytest.approx(truth.step_ms, rel=0.02) for ms in rows)
-
-
-def test_shape_labelled_blocks_are_not_one_loops_turns(tmp_path):
-    # by construction: 8 iterations, each running three blocks the program labels by their shapes, no step range;
-    # main folded the labels to one name, `matmul (#, #)`: 24 "steps" of a third of an iteration each
-    p = str(tmp_path / "shapes.sqlite")
-    shapes = tuple(f"matmul ({s}, {s})" for s in (1024, 2048, 4096))
+@pytest.mark.parametrize("sizes", [(1024, 2048, 3072), (1024, 2048, 4096)], ids=["constant_step", "shapes"])
+def test_blocks_labelled_by_sizes_are_not_one_loops_turns(tmp_path, sizes):
+    """By construction: 8 iterations, each running three blocks the program labels by their sizes, no step range.
+    Sizes that step by one constant (1024, 2048, 3072) rise and start over like a micro-step counter; main folded
+    both kinds of label to one name, `matmul (#, #)`: 24 "steps" of a third of an iteration each."""
+    p = str(tmp_path / "sizes.sqlite")
+    shapes = tuple(f"matmul ({s}, {s})" for s in sizes)
     truth = nx.write(p, nx.NsysJob(steps=8, ops=9, step_range=None, extra_ranges=shapes))
     host = first_host(p)
     assert host["steps"]["found"] == truth.steps, host["steps"]["note"]  # main: 24

@@ -86,7 +86,13 @@ def test_lightning_fit_without_its_iteration_ranges_reads_its_five_windows(tmp_p
     marks = _marks(json.loads(gzip.open(path).read()))
     assert [m["name"] for m in marks] == [f"ProfilerStep#{n}" for n in (1, 0, 1, 2, 3)]
     m = host_metrics(read_trace(str(path)))
-    assert (m.steps.source, m.steps.count) == ("profiler_step", 5)
-    # the windows read from the marks; a CPU-only fit times no GPU step, so no step row books them (h37-tidy29)
-    assert [w.end_ms - w.start_ms for w in m.steps.windows] == pytest.approx(_windows_ms(marks), abs=0.05)
+    assert (m.steps.source, m.steps.found) == ("profiler_step", 5)
+    # the windows read from the marks, less the one whose ops' first calls (Adam's first step) are a one-time cost
+    # (h37-lostmark34); a CPU-only fit times no GPU step, so no step row books them (h37-tidy29)
+    # (the first window after the restart, 37.6 ms against the 20-23 ms after it)
+    (warm,) = m.steps.dropped
+    assert warm.reason.startswith("warm-up")
+    windows = _windows_ms(marks)
+    kept = windows[:1] + windows[2:]
+    assert [w.end_ms - w.start_ms for w in m.steps.windows] == pytest.approx(kept, abs=0.05)
     assert not _steps(m)

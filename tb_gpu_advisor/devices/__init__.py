@@ -403,13 +403,14 @@ def copy_host_memory(name: str) -> int:
 
 
 def code(gpu_names: list[str], snippet: str) -> str:
-    """A PyTorch snippet written for the CUDA device, for the device of ``gpu_names``' vendor (``xpu`` on Intel GPUs;
-    ROCm's PyTorch keeps ``cuda``)."""
+    """A snippet written for CUDA, for the GPUs of ``gpu_names``' vendor (``xpu`` on Intel GPUs; ROCm's PyTorch keeps
+    ``cuda``, a HIP program calls ``hipMemcpyAsync``)."""
     return vendor_code(vendor_of(gpu_names), snippet)
 
 
 def vendor_code(vendor, snippet: str) -> str:  # noqa: ANN001 - a vendor module
-    """A PyTorch snippet written for the CUDA device, for ``vendor``'s device (:func:`code`)."""
+    """A snippet written for CUDA, for ``vendor``'s GPUs (:func:`code`): PyTorch's device (``xpu`` on Intel), a native
+    program's runtime calls (HIP's on AMD: ``amd.code``)."""
     fix = getattr(vendor, "code", None)
     return fix(snippet) if fix and snippet else snippet
 

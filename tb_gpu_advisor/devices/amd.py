@@ -94,27 +94,37 @@ _GEMM = re.compile(r"^Cijk_|(?<!fb)gemm|_xdl_|xdlops|fmha|mfma|conv_fwd|conv_bwd
                    r"convolution|MIOpen\w*?Conv(?!ert)|MIOpenCv|AsmConv|Winograd|" + _VLLM_ROCM_ATTENTION, re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
 
-#: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
-#: code snippets stay as they are).  HIP names its runtime calls as CUDA's with ``hip`` for ``cuda`` (the HIP API
-#: reference), but pinned host memory: ``hipHostMalloc`` (``hipMallocHost`` is its deprecated alias).  ROCm's
-#: ranges are roctx's (``roctxRangePush``; PyTorch's ``torch.cuda.nvtx`` and ``emit_nvtx`` write roctx on ROCm).
+#: HIP's names for the CUDA runtime's calls, types and constants, and roctx's for NVTX's: the one table of them, read
+#: in prose (:data:`WORDS`) and in a native program's code (:func:`code`).  HIP names its runtime calls as CUDA's with
+#: ``hip`` for ``cuda`` (the HIP API reference), so a constant or a variant named after a call reads with it
+#: (``cudaMemcpyHostToDevice`` -> ``hipMemcpyHostToDevice``, ``cudaHostAllocDefault`` -> ``hipHostMallocDefault``,
+#: ``cudaMallocAsync`` -> ``hipMallocAsync``); but pinned host memory is ``hipHostMalloc`` / ``hipHostFree``
+#: (``hipMallocHost`` is its deprecated alias).  Longer names first: ``cudaMallocHost`` before ``cudaMalloc``.
+CALLS = (("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc"), ("cudaFreeHost", "hipHostFree"),
+         ("cudaHostRegister", "hipHostRegister"), ("cudaHostUnregister", "hipHostUnregister"),
+         ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
+         ("cudaMemsetAsync", "hipMemsetAsync"), ("cudaMemset", "hipMemset"),
+         ("cudaMemPrefetchAsync", "hipMemPrefetchAsync"), ("cudaMemAdvise", "hipMemAdvise"),
+         ("cudaCpuDeviceId", "hipCpuDeviceId"), ("cudaStream_t", "hipStream_t"),
+         ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
+         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaEventSynchronize", "hipEventSynchronize"),
+         ("cudaEventElapsedTime", "hipEventElapsedTime"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
+         ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
+         ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaGraphExecUpdate", "hipGraphExecUpdate"),
+         ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
+         ("nvtxRangePushA", "roctxRangePushA"), ("nvtxRangePop", "roctxRangePop"))
+
+#: ROCm's words for NVIDIA's, in prose.  Code keeps PyTorch's ``torch.cuda`` and ``torch.backends.cudnn`` (ROCm's
+#: PyTorch spells them so); only the runtime's calls (:data:`CALLS`) change there (:func:`code`).  ROCm's ranges are
+#: roctx's (``roctxRangePush``; PyTorch's ``torch.cuda.nvtx`` and ``emit_nvtx`` write roctx on ROCm).
 WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # PyTorch's pinning fix on ROCm
           "HIP stages a pageable buffer through a pinned one inside the copy call, hipMemcpyAsync or not"),
          ("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
          ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
-         ("cudaMallocHost", "hipHostMalloc"), ("cudaHostAlloc", "hipHostMalloc"), ("cudaFreeHost", "hipHostFree"),
-         ("cudaHostRegister", "hipHostRegister"),
-         ("cudaMemcpyAsync", "hipMemcpyAsync"), ("cudaMemcpy", "hipMemcpy"),
-         ("cudaMemsetAsync", "hipMemsetAsync"), ("cudaMemset", "hipMemset"),
-         ("cudaDeviceSynchronize", "hipDeviceSynchronize"), ("cudaStreamSynchronize", "hipStreamSynchronize"),
-         ("cudaStreamWaitEvent", "hipStreamWaitEvent"), ("cudaEventSynchronize", "hipEventSynchronize"),
-         ("cudaEventElapsedTime", "hipEventElapsedTime"), ("cudaStreamBeginCapture", "hipStreamBeginCapture"),
-         ("cudaStreamEndCapture", "hipStreamEndCapture"), ("cudaGraphInstantiate", "hipGraphInstantiate"),
-         ("cudaGraphLaunch", "hipGraphLaunch"), ("cudaGraphExecUpdate", "hipGraphExecUpdate"), ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"),
-         ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"), ("nvtxRangePushA", "roctxRangePushA"),
-         ("nvtxRangePop", "roctxRangePop"), ("CUPTI", "roctracer / rocprofiler-sdk"))
+         ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"),
+         ("CUPTI", "roctracer / rocprofiler-sdk")) + CALLS
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).
@@ -189,9 +199,10 @@ PROGRAM_CAPTURE = (
 
 def _program_fixes() -> dict[str, tuple[Action, ...]]:
     """A HIP program's fixes (no ML framework) where a CUDA program's are CUDA's own tools and calls
-    (``frameworks.native.FIXES``' keys): rocprofv3 and roctx for Nsight and NVTX, HIP's managed-memory calls, rocBLAS
-    and hipBLASLt's 16-bit GEMMs for cuBLAS' TF32 mode (no TF32 mode to switch on: fp32 GEMMs already run on the fp32
-    MFMA instructions, and the gain is from a 16-bit input)."""
+    (``frameworks.native.FIXES``' keys): rocprofv3 and roctx for Nsight and NVTX, rocBLAS and hipBLASLt's 16-bit
+    GEMMs for cuBLAS' TF32 mode (no TF32 mode to switch on: fp32 GEMMs already run on the fp32 MFMA instructions, and
+    the gain is from a 16-bit input).  A fix that names only the runtime's calls is CUDA's own in HIP's names
+    (:func:`words`, :func:`code`), not a copy here: the managed-memory and chunked-copy fixes were (h37-hipcode34)."""
     record = "rocprofv3 --runtime-trace --marker-trace --output-format json -- ./app"
     return {
         "capture_quality": (Action(
@@ -216,28 +227,6 @@ def _program_fixes() -> dict[str, tuple[Action, ...]]:
                  "/ roctxRangePop) and record them beside the HIP calls, then take it off the launch path -- queue "
                  "the next kernels before the host's bookkeeping, prepare their arguments ahead, or run that work on "
                  "another thread or on the GPU.", snippet=record, snippet_lang="shell"),),
-        "excessive_memcpy:managed": (Action(
-            text="Move managed memory before it is touched instead of page by page on demand: hipMemPrefetchAsync(ptr, "
-                 "bytes, device, stream) before the kernels that read it, and to hipCpuDeviceId before the host reads "
-                 "the results (hipMemAdvise for data both sides read); or allocate it with hipMalloc and copy it once.",
-            snippet="hipMemPrefetchAsync(x, n * sizeof(float), device, stream);   // pages on the GPU before the launch\n"
-                    "add<<<blocks, threads, 0, stream>>>(n, x, y);\n"
-                    "hipMemPrefetchAsync(y, n * sizeof(float), hipCpuDeviceId, stream);   // and back before the host reads\n"
-                    "hipStreamSynchronize(stream);", snippet_lang="text"),),
-        # the host buffers are pinned already (hipHostMalloc) but each copy is a synchronous hipMemcpy: the copies run
-        # in series with the kernels -- HIP's streams and async copies, not CUDA's (h37-survey43's fix, on AMD)
-        "excessive_memcpy:pinned_sync": (Action(
-            text="The host buffers are pinned already; the copies are synchronous calls, each run in series with the "
-                 "kernels. Issue them with hipMemcpyAsync on streams other than the kernels' and split the data into "
-                 "chunks, so one chunk's upload (and the previous chunk's download) overlaps the kernel working on "
-                 "another; wait once, on an event or the stream, before the host reads the results.",
-            snippet="for (int c = 0; c < nchunks; ++c) {   // the work of one chunk needs only its own rows\n"
-                    "  hipStream_t s = streams[c % nstreams];\n"
-                    "  hipMemcpyAsync(d_in + c * n, h_in + c * n, n * sizeof(float), hipMemcpyHostToDevice, s);\n"
-                    "  kernel<<<grid, block, 0, s>>>(d_in + c * n, d_out + c * n, n);\n"
-                    "  hipMemcpyAsync(h_out + c * n, d_out + c * n, n * sizeof(float), hipMemcpyDeviceToHost, s);\n"
-                    "}\n"
-                    "hipDeviceSynchronize();   // once, after every chunk is queued", snippet_lang="text"),),
         "tensor_core_unused": (Action(
             text="Where the algorithm tolerates a 16-bit input, run the GEMMs with bf16 (or fp16) inputs and fp32 "
                  "accumulation (rocblas_gemm_ex, hipblasLtMatmul), which the Matrix Cores (MFMA) run at several times "
@@ -590,6 +579,14 @@ def precision_one(name: str) -> int:
 def words(text: str) -> str:
     """``text`` in ROCm's words."""
     return replace_each(text, WORDS)
+
+
+def code(snippet: str) -> str:
+    """A snippet written for CUDA, for ROCm: a native program's runtime calls in HIP's names (:data:`CALLS`:
+    ``cudaHostAlloc(&h_buf, ...)`` -> ``hipHostMalloc(&h_buf, ...)``); PyTorch's device stays ``cuda`` there.  Why: the
+    prose of a HIP program's fixes was put in HIP's calls and their code was not, so one fix said ``hipHostMalloc``
+    above ``cudaHostAlloc(&h_buf, max_bytes, cudaHostAllocDefault)`` (h37-review33 *Left* 5)."""
+    return replace_each(snippet, CALLS)
 
 
 #: Per-direction GPU<->GPU bandwidth over AMD Infinity Fabric (xGMI), per GPU, by GFX architecture.

@@ -284,6 +284,12 @@ def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation |
 #: in ``[(1 - MEMORY_HELD_BACK) x memory, memory]``.
 MEMORY_HELD_BACK = 0.125
 
+#: The most memory one GPU is taken to hold: 16 TiB, tens of times any tabled model's (:data:`MODELS`: a B200's 180
+#: GB; no GPU holds a terabyte).  A figure past it -- a capacity record's "total", a reader's device size -- is no
+#: GPU's: a number of some other meaning.  A device fact, so the devices stage holds it (it sat in
+#: ``formats/snapshot/capacity``, h37-capfile33 -> h37-hipcode34).
+MAX_DEVICE_BYTES = 1 << 44
+
 
 @dataclass(frozen=True)
 class LookAlike:

@@ -464,9 +464,15 @@ ANY_LOOP = Loop(capture_header="for step in range({steps}):",
                 batch="batch = next(iter(loader)).cuda()", value="out")
 
 
+def _loader(into: str) -> str:
+    """The loader fix's words, ``into`` where its workers put the batches (", into pinned memory"; "" where the trace
+    shows the uploads pinned already: :data:`_UNPINNED_WORDS`)."""
+    return (f"Load batches in DataLoader worker processes{into}, with workers kept alive between epochs and a few "
+            "batches prefetched each, so the loop never waits for the next batch.")
+
+
 LOADER = action(
-    "Load batches in DataLoader worker processes, into pinned memory, with workers kept alive between "
-    "epochs and a few batches prefetched each, so the loop never waits for the next batch.",
+    _loader(", into pinned memory"),
     "loader = torch.utils.data.DataLoader(\n"
     "    dataset, batch_size=bs, shuffle=True,\n"
     "    num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)")
@@ -1144,9 +1150,16 @@ def _between_passes(ahead: str) -> str:
 BETWEEN_PASSES = action(
     _between_passes("tokenise and copy ahead, pinned memory, non_blocking copies"),
     "x = x.pin_memory().to('cuda', non_blocking=True)")
+
+
+def _loader_inference(into: str) -> str:
+    """The inference loader fix's words, ``into`` where its workers put the inputs (as :func:`_loader`)."""
+    return (f"Load the inputs in DataLoader worker processes{into}, so the next batch is ready when a forward pass "
+            "ends: without workers the loop makes each batch between passes while the GPU waits.")
+
+
 LOADER_INFERENCE = action(
-    "Load the inputs in DataLoader worker processes, into pinned memory, so the next batch is ready when a forward "
-    "pass ends: without workers the loop makes each batch between passes while the GPU waits.",
+    _loader_inference(", into pinned memory"),
     "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=8, pin_memory=True,\n"
     "                                     persistent_workers=True)\n"
     "for x, _ in loader:\n"
@@ -2069,17 +2082,13 @@ _UPLOAD_PIN_CODE = re.compile(r"DataLoader\(.*\bpin_memory=True|^\s+(?:\w+=\w+,\
                               r"\.(?:to|cuda)\([^)]*non_blocking=True|\.copy_\(\w*pinned\w*, non_blocking=True")
 #: The words of fixes that bundle pinned, asynchronous uploads with another lever, less that lever: the rest is the fix
 #: for a trace whose uploads are pinned and asynchronous already (h37-pinned32: ``real-h100-torch/torch_input_bound``
-#: and ``wild/d2d_v100`` were told to load batches "into pinned memory" beside their pinned ``cudaMemcpyAsync``s)
+#: and ``wild/d2d_v100`` were told to load batches "into pinned memory" beside their pinned ``cudaMemcpyAsync``s).
+#: Each composed from its fix's own template, so a change of a fix's words is made once (h37-hipcode34).
 _UNPINNED_WORDS = {
-    LOADER.text: "Load batches in DataLoader worker processes, with workers kept alive between epochs and a few batches "
-                 "prefetched each, so the loop never waits for the next batch.",
-    LOADER_INFERENCE.text: "Load the inputs in DataLoader worker processes, so the next batch is ready when a forward "
-                           "pass ends: without workers the loop makes each batch between passes while the GPU waits.",
+    LOADER.text: _loader(""),
+    LOADER_INFERENCE.text: _loader_inference(""),
     BETWEEN_PASSES.text: _between_passes("tokenise and build it ahead, on a thread of its own or in DataLoader workers"),
-    REPLAY_AHEAD.text: "The GPU waits while the host prepares each graph replay: get the next inputs ready while the "
-                       "current replay runs -- copy them into the graph's static tensors before it ends, and move the "
-                       "Python between replays (batching, bookkeeping, reading results) off the path or after the next "
-                       "replay's launch.",
+    REPLAY_AHEAD.text: _replay_ahead(" before it ends"),
 }
 #: what a kept upload line says beside it
 _KEPT = "as already: uploads pinned, non_blocking"

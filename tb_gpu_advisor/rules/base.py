@@ -195,11 +195,12 @@ class Ctx:
         return [action(text.format(**said) if words else text, code.format(**said), lang) for text, code in fixes]
 
     def words(self, text: str) -> str:
-        """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
+        """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code: :meth:`code`)."""
         return self.vendor.words(text)
 
     def code(self, snippet: str) -> str:
-        """A snippet for the capture's GPU: PyTorch's device is ``xpu`` on Intel GPUs (``devices.code``)."""
+        """A snippet for the capture's GPU: PyTorch's device is ``xpu`` on Intel GPUs, a native program's calls are
+        HIP's on AMD GPUs (``devices.vendor_code``)."""
         return devices.vendor_code(self.vendor, snippet)
 
     def fit(self, actions: Sequence[Action]) -> list[Action]:

@@ -231,3 +231,15 @@ def test_generic_amd_name_is_identified_by_architecture_and_cus():
 def test_reexported_from_the_devices_stage():
     assert devices.peak_flops is peak_flops and devices.memory_bandwidth is memory_bandwidth
     assert devices.Peak.__name__ == "Peak"
+
+
+def test_the_most_memory_a_gpu_holds_is_a_device_fact_above_every_tabled_gpu() -> None:
+    """``MAX_DEVICE_BYTES`` (a capacity record's total past it is no GPU's) lives with the GPUs' table it bounds
+    (h37-hipcode34: it sat in ``formats/snapshot/capacity``, main has no ``peaks.MAX_DEVICE_BYTES``): every tabled
+    model's memory, and every look-alike's, lies below it by more than tenfold, so a real GPU's total is never refused."""
+    from tb_gpu_advisor.devices import peaks
+    from tb_gpu_advisor.formats.snapshot import capacity
+
+    tabled = [m.memory_bytes for m in peaks.MODELS if m.memory_bytes] + [m.memory_bytes for m in peaks.LOOK_ALIKES]
+    assert tabled and max(tabled) * 10 < peaks.MAX_DEVICE_BYTES
+    assert "MAX_DEVICE_BYTES" not in vars(capacity) or capacity.MAX_DEVICE_BYTES is peaks.MAX_DEVICE_BYTES

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from synthetic import rocproftrace, rpdtrace
 from tb_gpu_advisor import frameworks
-from tb_gpu_advisor.devices import amd, nvidia
+from tb_gpu_advisor.devices import amd, nvidia, vendor_code
 from tb_gpu_advisor.devices.codes import replace_each
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Report
@@ -57,12 +57,41 @@ def test_a_rocprof_hip_loops_gemm_fix_names_no_cuda_switch(tmp_path: Path) -> No
 
 def test_every_native_fix_on_an_amd_gpu_is_free_of_cudas_tools() -> None:
     """Every fix a GPU program with no ML framework can be given on an AMD GPU -- the capture advice, each rule's and
-    each variant's -- holds none of CUDA's own tools or calls; on an NVIDIA GPU the framework is CUDA's, unchanged."""
+    each variant's -- holds none of CUDA's own tools or calls, its words as a finding puts them (``Ctx.words``) and its
+    code as a finding puts it (``Ctx.code`` -> ``devices.vendor_code``); on an NVIDIA GPU the framework is CUDA's,
+    unchanged.  Main read the code through ``amd.words`` here, which no finding does: the pinned allocator's fix
+    (h37-hostalloc32) said ``cudaHostAlloc(&h_buf, max_bytes, cudaHostAllocDefault)`` below ``hipHostMalloc``
+    (h37-hipcode34: main ``['cudaFreeHost', 'cudaHostAlloc', 'cudaHostAllocDefault', 'cudaMemcpyAsync']``)."""
     fw = frameworks.for_vendor("native", amd)
-    said = [fw.capture_snippet] + [t for acts in fw.fixes.values() for a in acts for t in (a.text, a.snippet or "")]
-    bad = sorted({m.group(0) for t in said for m in _CUDA_TOOLS.finditer(amd.words(t))})
+    said = [vendor_code(amd, fw.capture_snippet)] + [t for acts in fw.fixes.values() for a in acts
+                                                    for t in (amd.words(a.text), vendor_code(amd, a.snippet or ""))]
+    bad = sorted({m.group(0) for t in said for m in _CUDA_TOOLS.finditer(t)})
     assert not bad, bad
     assert frameworks.for_vendor("native", nvidia) is frameworks.get("native")
+
+
+def test_a_hip_programs_pinned_fix_calls_hip_in_its_code_as_in_its_words() -> None:
+    """The pinned allocator's fix on an AMD GPU: one call named in its words and its code (``amd.CALLS``, one table),
+    HIP's own names -- ``hipHostMalloc`` with its flag ``hipHostMallocDefault``, ``hipHostFree`` -- and the CUDA
+    fix unchanged on an NVIDIA GPU (main: the code kept ``cudaHostAlloc`` / ``cudaFreeHost``)."""
+    (cuda,) = frameworks.get("native").fixes["allocator_churn:pinned"]
+    (fix,) = frameworks.for_vendor("native", amd).fixes["allocator_churn:pinned"]
+    text, code = amd.words(fix.text), vendor_code(amd, fix.snippet)
+    assert "hipHostMalloc(&h_buf, max_bytes, hipHostMallocDefault);" in code and "hipHostFree(h_buf);" in code, code
+    assert "hipHostMalloc" in text and "hipHostFree" in text and "cuda" not in text + code
+    assert vendor_code(nvidia, cuda.snippet) == cuda.snippet and "cudaHostAlloc(&h_buf" in cuda.snippet
+
+
+def test_a_hip_programs_copy_fixes_are_cudas_in_hips_names() -> None:
+    """The chunked-copy and managed-memory fixes of a HIP program were hand copies of CUDA's with HIP's names
+    (``devices/amd.PROGRAM_FIXES``): now CUDA's own fix, put in HIP's names by the one calls table, word for word what
+    the copies said (``hipStream_t``, ``hipMemPrefetchAsync(..., hipCpuDeviceId, ...)``)."""
+    for key, said in (("excessive_memcpy:pinned_sync", "hipStream_t s = streams[c % nstreams];"),
+                      ("excessive_memcpy:managed", "hipMemPrefetchAsync(y, n * sizeof(float), hipCpuDeviceId, stream)")):
+        assert key not in amd.PROGRAM_FIXES
+        (fix,) = frameworks.for_vendor("native", amd).fixes[key]
+        code = vendor_code(amd, fix.snippet)
+        assert said in code and not _CUDA_TOOLS.search(code + amd.words(fix.text)), code
 
 
 def test_the_fill_fix_is_one_text_in_each_vendors_words() -> None:

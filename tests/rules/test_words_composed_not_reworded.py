@@ -66,3 +66,31 @@ def test_the_check_sees_each_way_to_reword(tmp_path):
                    "    return text.replace('{warn:g}', '5'), frame.replace('\\\\', '/')\n", encoding="utf-8")
     found = _found(src, tmp_path)
     assert [x.split(":")[1] for x in found] == ["4", "6", "8", "10"], found
+
+
+def _restated(path: Path, root: Path = PACKAGE) -> list[str]:
+    """The entries of a table keyed by a fix's words (``{LOADER.text: ...}``) whose value is words written out (a
+    string of more than one word): a fix's words restated by hand (less a clause), not composed from the fix's own
+    template.  A one-word value is an id (``FIX_APPLIED``: ``"compiled"``), not words."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return [f"{path.relative_to(root)}:{v.lineno}: {ast.unparse(k)} restated as a literal"
+            for n in ast.walk(tree) if isinstance(n, ast.Dict)
+            for k, v in zip(n.keys, n.values)
+            if isinstance(k, ast.Attribute) and k.attr == "text"
+            and (isinstance(v, (ast.JoinedStr, ast.BinOp)) or isinstance(v, ast.Constant) and " " in str(v.value))]
+
+
+def test_a_fix_told_less_a_lever_is_composed_from_its_template():
+    """A fix's words for a trace that shows one of its levers in use (``pytorch._UNPINNED_WORDS``: the loader fix less
+    "into pinned memory") come from the fix's own template filled without that lever, never a second copy written by
+    hand: a change of the fix's words is then made once (h37-hipcode34; main restated the loader, inference-loader and
+    graph-replay fixes as literals, h37-review33 *Left* 4)."""
+    bad = [x for p in MODULES for x in _restated(p)]
+    assert not bad, bad
+
+
+def test_the_restatement_check_sees_a_literal(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("A = {FIX.text: 'Load batches in workers.', B.text: _loader(''), C.text: 'a ' 'b', D.text: 'id'}\n")
+    assert [x.split(": ", 1)[1] for x in _restated(src, tmp_path)] == ["FIX.text restated as a literal",
+                                                                      "C.text restated as a literal"]

@@ -17,13 +17,12 @@ import json
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.devices.peaks import MAX_DEVICE_BYTES
 from tb_gpu_advisor.formats.snapshot.layout import capacity_name
 from tb_gpu_advisor.frameworks.pytorch import CAPACITY_FREE, CAPACITY_TOTAL
 
 #: ``json.dump`` of two numbers is ~60 bytes; a bigger file is no such record and is not read past this.
 MAX_FILE_BYTES = 64 << 10
-#: No GPU holds 16 TiB (the largest hold a few hundred GB): a total past it is no device's.
-MAX_DEVICE_BYTES = 1 << 44
 _DEVICE = "device"
 
 

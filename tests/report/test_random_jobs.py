@@ -964,10 +964,16 @@ def test_a_top_saving_under_the_floor_reads_as_under_it_everywhere():
     ``verdict.saving_share`` prints it for the verdict, the finding's line and the markdown table."""
     r = _report(kineto_job(40809, steps=1, train=False, dtype="fp32", layers=3, efficiency=0.659,
                            unrecorded_us=11658.0, end_sync="synchronize"))
-    top, (t, share), row = _top_and_first(r)
-    assert top == f"{t}, {share} of the step" and share == "<0.5%", top  # main: "37 us, 0% of the step"
-    assert row == f"{t} ({share})"  # main: "37 us (0%)"
-    assert not laws_broken(r)  # main: one-value
+    from tb_gpu_advisor.report import render
+
+    text, md = render.to_text(r), render.to_markdown(r)
+    # the host time the capture did not record (11.7 ms) leads as a warning about the capture, with no saving
+    # (h37-serve34); the note's saving is then said on its own line and in its table row, alike
+    assert re.search(r"top: .*did not record$", text, re.M), text[:400]
+    t, share = re.search(r"^ +saves ~([\d.,]+ \w+)(?:/step)? \((\S+) of", text, re.M).groups()
+    row = re.search(r"^\| 2 \| .*? \| ([^|]+) \| §", md, re.M).group(1)
+    assert share == "<0.5%" and row == f"{t} ({share})"  # once "37 us (0%)"
+    assert not laws_broken(r)  # once: one-value
 
 
 def test_a_top_saving_over_the_floor_reads_as_before_control():

@@ -2933,7 +2933,10 @@ def table_whole_problems(h: HostReport) -> list[str]:
         if own is not None and once is not None and _beyond(once, own):
             out.append(f"table-whole: {h.host}: kernel class {c.get('class')!r} {once:,.3f} us/step once over its "
                        f"kernels' own {own:,.3f} us/step")
-    per = float((h.steps or {}).get("count") or 1) * max(1, sum(1 for g in h.gpus if g.kernel_count))
+    # per step and per GPU the classes are shared among (``metrics.types.sharing_ranks``: the GPUs that ran kernels
+    # anywhere in the window, not only in the kept steps; random form12 seed 70368: GPU0's GEMMs lie outside its
+    # steps and it still shares them).  The report lists the GPUs that ran something: at least those, never fewer
+    per = float((h.steps or {}).get("count") or 1) * max(1, len(h.gpus))
     for name, col in (("kernels", "wall us"), ("ops", "kernel wall us")):
         t = getattr(h, name)
         if t is None or col not in t.columns or not classes:

@@ -576,9 +576,14 @@ def precision_one(name: str) -> int:
     return _TENSILE_TYPE.get(m.group(1)[0], P_UNKNOWN) if m else P_UNKNOWN
 
 
+#: Two alternatives that ROCm's words made one name ("cudaHostAlloc / cudaMallocHost": both ``hipHostMalloc``).
+_SAME_ALTERNATIVES = re.compile(r"\b(\w+) / \1\b")
+
+
 def words(text: str) -> str:
-    """``text`` in ROCm's words."""
-    return replace_each(text, WORDS)
+    """``text`` in ROCm's words; where CUDA names two calls that HIP names alike, the call once (h37-hipcode34 *Left*
+    2: "page-locking memory (hipHostMalloc / hipHostMalloc, hipHostRegister)")."""
+    return _SAME_ALTERNATIVES.sub(r"\1", replace_each(text, WORDS))
 
 
 def code(snippet: str) -> str:

@@ -8,6 +8,7 @@ an MI300X or a GPU rocmProfileData does not name)."""
 
 from __future__ import annotations
 
+import re
 import types
 from pathlib import Path
 
@@ -107,3 +108,16 @@ def test_the_fill_fix_is_one_text_in_each_vendors_words() -> None:
     (fill,) = frameworks.for_vendor("native", third).fixes["excessive_memcpy:memset"]
     assert "zeMemsetAsync(d_next" in fill.snippet and "cuda" not in fill.text + fill.snippet, fill
     assert frameworks.for_vendor("native", nvidia).fixes["excessive_memcpy:memset"] == cuda
+
+
+def test_two_cuda_calls_hip_names_alike_are_said_once() -> None:
+    """CUDA's two pinned allocators (``cudaHostAlloc``, ``cudaMallocHost``) are both ``hipHostMalloc``: the churn fix
+    read "page-locking memory (hipHostMalloc / hipHostMalloc, hipHostRegister)" on an AMD GPU (h37-hipcode34 *Left*
+    2).  No native fix in ROCm's words names one call twice as its own alternative; CUDA's text keeps both."""
+    fw = frameworks.for_vendor("native", amd)
+    said = [amd.words(a.text) for acts in fw.fixes.values() for a in acts]
+    assert any("hipHostMalloc" in s for s in said)
+    twice = [s for s in said if re.search(r"\b(\w+) / \1\b", s)]
+    assert not twice, twice
+    cuda = [a.text for acts in frameworks.get("native").fixes.values() for a in acts]
+    assert any("cudaHostAlloc / cudaMallocHost" in s for s in cuda)

@@ -167,12 +167,13 @@ def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.n
 _WORK, _COPY, _TRANSFERS = 0, 1, 2  # what a key of :func:`_burst_names` hashes: a kernel's name, a copy's, a burst's copies
 
 
-def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False
-                 ) -> list[tuple[tuple[int, int], int]]:
+def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False,
+                 transfers: bool = True) -> list[tuple[tuple[int, int], int]]:
     """((what, its hash), burst) for the work that runs in each burst, what :func:`_bursts_repeat` reads: each kernel
     or collective's name (``_WORK``); each copy or fill's name (``_COPY``) in bursts that run no kernel or collective
     (in every burst where ``by_copies``); and, without ``by_copies``, each burst of kernels' transfers taken together
-    (``_TRANSFERS``, :func:`_burst_transfers`)."""
+    (``_TRANSFERS``, :func:`_burst_transfers`; left out where ``transfers`` is False: a caller that reads the copies'
+    names alone need not hash every burst's copies)."""
     pairs: list[tuple[tuple[int, int], int]] = []
     with_kernels: set[int] = set()
     for d, k in zip(own, keep):
@@ -187,8 +188,10 @@ def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.nda
     if by_copies:  # every copy by its name already: the transfers add nothing
         return pairs
     pairs = [(key, b) for key, b in pairs if key[0] != _COPY or b not in with_kernels]
-    transfers = _burst_transfers(own, keep, starts)
-    return pairs + [((_TRANSFERS, t), b) for b, t in transfers.items() if b in with_kernels]
+    if not transfers:
+        return pairs
+    made = _burst_transfers(own, keep, starts)
+    return pairs + [((_TRANSFERS, t), b) for b, t in made.items() if b in with_kernels]
 
 
 def _burst_transfers(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> dict[int, int]:
@@ -228,7 +231,7 @@ def copy_bursts_repeat(devs: list[DeviceEvents], starts: np.ndarray) -> bool:
     :func:`_burst_names` gives without ``by_copies`` hold a copy's name exactly for the bursts that run no kernel."""
     own, keep = _own_work(devs)
     seen: dict[int, int] = {}
-    for (what, name), b in _burst_names(own, keep, starts):
+    for (what, name), b in _burst_names(own, keep, starts, transfers=False):
         if what == _COPY and b >= 0 and seen.setdefault(name, b) != b:
             return True
     return False

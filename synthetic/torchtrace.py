@@ -2705,18 +2705,25 @@ def _profiler_stop(r: Rank, n: int, mark_us: float) -> None:
 
 
 def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_us: float = 400.0,
-                            final_sync: bool = True) -> dict[str, Any]:
+                            final_sync: bool = True, held_bytes: int = 0, step_bytes: int = 0) -> dict[str, Any]:
     """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
     with no sync among them, then -- where ``final_sync`` -- the program's ``torch.cuda.synchronize()`` (a
     ``cudaDeviceSynchronize`` that waits until every stream has drained) before the profiler stops; the CUDA calls
     are recorded and **no** kernel record (CUPTI dropped them all).  ``final_sync`` False: the window ends with the
     kernels still queued (the control, whose fix is to wait for the GPU).  Truth by construction: the launches, and
-    the final sync's wait (ms; 0.0 where none)."""
+    the final sync's wait (ms; 0.0 where none).  ``held_bytes`` / ``step_bytes``: with ``profile_memory=True`` -- the
+    allocator holds ``held_bytes`` from before the capture and each step allocates ``step_bytes`` and frees it (the
+    ``[memory]`` events are recorded, the kernels are not); the truth adds the allocator's peak and the GPU's memory."""
     r = Rank(rank=0, pid=4300, device=0)
+    if held_bytes or step_bytes:
+        r.mem = MemSim(held_bytes)
 
     def body(rr: Rank) -> None:
+        block = rr.malloc(step_bytes, at=rr.host_us + 0.5) if step_bytes else None
         for k in range(kernels):
             rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
+        if block is not None:
+            rr.mfree(block, at=rr.host_us - 0.5)
 
     for n in range(steps):
         r.step(n, body)
@@ -2731,7 +2738,8 @@ def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_
     r.gpu = []
     r.flows = [fl for fl in r.flows if fl["ph"] == "s"]
     write_doc(path, trace_doc(r, 1))
-    return {"launches": steps * kernels, "wait_ms": wait / 1000.0}
+    return {"launches": steps * kernels, "wait_ms": wait / 1000.0,
+            **({"peak_allocated_bytes": r.mem.peak_allocated, "device_bytes": H100_BYTES} if r.mem else {})}
 
 
 #: :func:`write_unrecorded_gpu_steps`' host ops of one data-parallel training iteration (name, us), in order: the

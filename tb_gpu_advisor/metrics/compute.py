@@ -62,7 +62,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     sy = syncs.host_syncs(ctx, gap_windows={c.gpu: c.windows for c in idle.gaps if c is not None})
     hm = HostMetrics(
         host=trace.host, path=trace.path, capture=ks.quality, steps=ctx.steps.detection, headline=head,
-        breakdown=ledger.avg, steps_detail=[], gpus=gm, kernels=kernel_rows, kernels_ran_into=kernels.kernel_stats(ctx, True),
+        breakdown=ledger.avg, steps_detail=[], gpus=gm + multigpu.memory_only_gpus(ctx), kernels=kernel_rows, kernels_ran_into=kernels.kernel_stats(ctx, True),
         ops=op_list[:200],
         memcpy=mc, memcpy_steps=mc_rows, small_kernels=ks.small, eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=ks.fusion, loss_scaling=ops.loss_scaling(ctx),

@@ -301,8 +301,9 @@ def _outside(ctx: Context, gpu: int, cap_source: str) -> int | None:
 
 def _device_memory(ctx: Context, gpu: int) -> int | None:
     d = ctx.trace.device(gpu)
-    if d is not None and d.info.memory_bytes:
-        return int(d.info.memory_bytes)
+    info = d.info if d is not None else ctx.trace.memory_devices.get(gpu)  # a GPU known only by its memory: its own size
+    if info is not None and info.memory_bytes:
+        return int(info.memory_bytes)
     sizes = [x.info.memory_bytes for x in ctx.trace.devices if x.info.memory_bytes]
     if sizes and len(set(sizes)) == 1:  # every GPU of the process alike: this one too
         return int(sizes[0])

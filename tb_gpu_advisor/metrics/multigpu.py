@@ -128,6 +128,17 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
     return out
 
 
+def memory_only_gpus(ctx: Context) -> list[GpuMetrics]:
+    """The GPUs known only by their memory (``Trace.memory_devices``): each as the file describes it, with no step time,
+    activity or kernels -- their work was not recorded, so none of it is counted (not zero: unknown)."""
+    return [GpuMetrics(gpu=g, name=info.name or f"GPU:{g}", rank=ctx.trace.gpu_ranks.get(g),
+                       compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None,
+                       sm_count=info.sm_count, memory_bandwidth_bytes_per_s=info.memory_bandwidth,
+                       memory_size_bytes=info.memory_bytes, active=False, kernel_count=0, step_ms=None,
+                       busy_ms_per_step=None, busy_share=None, shares=False, memory_only=True)
+            for g, info in sorted(ctx.trace.memory_devices.items())]
+
+
 def _clipped_ms(g, mask: np.ndarray) -> float:  # noqa: ANN001 - a GpuCtx
     """The time of a GPU's events ``mask`` inside its kept steps' windows, ms (``comm.in_windows``: as the ledger)."""
     cs, ce = in_windows(g, np.flatnonzero(mask))

@@ -743,6 +743,9 @@ class GpuMetrics:
     #: the host's per-step numbers are shared with this GPU (``GpuCtx.shares``: active, or -- no GPU active -- it
     #: copied in the kept steps)
     shares: bool = True
+    #: a GPU known only by its allocator's events (``Trace.memory_devices``: its work was not recorded): a row for its
+    #: name and memory, with no GPU time
+    memory_only: bool = False
 
 
 @dataclass

@@ -739,6 +739,11 @@ class Trace:
     stream_waits: dict[int, StreamWaits] | None = None
     #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them
     memory: dict[int, MemoryEvents] = field(default_factory=dict)
+    #: GPUs whose allocator events :attr:`memory` holds but that ran no recorded work (no kernel, copy or fill: a
+    #: capture whose GPU tracer lost every record), with what the file says of each (Kineto's ``deviceProperties``:
+    #: name, memory size, SMs).  The file shows they were there, so their memory is judged against their size; they
+    #: are no :attr:`devices` -- those are the GPUs whose work was recorded, and no GPU time is read of these
+    memory_devices: dict[int, DeviceInfo] = field(default_factory=dict)
     #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file
     snapshot: MemorySnapshot | None = None
     #: accelerators whose work the file holds but no reader turns into device events ("4 x TPU v6 Lite",

@@ -528,14 +528,15 @@ def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
 
 def _shown_gpus(m: HostMetrics) -> list:
     """The GPUs that ran something in the capture (all of them when none did): a GPU the process could see but never
-    used is no GPU of the job, and a row with a step time would say it ran."""
-    active = [g for g in m.gpus if g.active]
-    return active or list(m.gpus)
+    used is no GPU of the job, and a row with a step time would say it ran.  A GPU known only by its memory (its work
+    was not recorded) is shown too: its row has its memory and no time."""
+    shown = [g for g in m.gpus if g.active or g.memory_only]
+    return shown if any(g.active for g in shown) else list(m.gpus)
 
 
 def _idle_gpus_note(m: HostMetrics) -> list[str]:
-    idle = [g.gpu for g in m.gpus if not g.active]
-    if not idle or len(idle) == len(m.gpus):
+    idle = [g.gpu for g in m.gpus if not (g.active or g.memory_only)]
+    if not idle or not any(g.active for g in m.gpus):
         return []
     return [f"{plural(len(idle), 'more GPU')} visible to the process ran nothing in the capture and "
             f"{'is' if len(idle) == 1 else 'are'} not listed "

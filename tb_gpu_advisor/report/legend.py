@@ -22,6 +22,9 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY as RULES
+#: What holds memory at a GPU's peak (``metrics.types.MEMORY_CATEGORIES``), as the memory chart's bar names it: the
+#: rules' names (``rules._memory.CATEGORY_LABELS``, their one home), not a table of its own.
+from tb_gpu_advisor.rules._memory import CATEGORY_LABELS as MEMORY_LABELS
 from tb_gpu_advisor.rules.savings import COMPARED_GROUPS
 
 #: The step breakdown's categories as the tab names them (chart legends and hovers); ``{allocator_calls}``: the
@@ -63,13 +66,6 @@ KIND_LABELS = {
     "kernel": "kernel", "memcpy_h2d": "copy host→device", "memcpy_d2h": "copy device→host",
     "memcpy_d2d": "copy device→device", "memset": "memset (fill)", "collectives": "collective", "input": "input (host waits for data)",
     "launch": "launch (host)", "host_compute": "host work", "host": "host (other)",
-}
-#: What holds memory at a GPU's peak (``metrics.types.MEMORY_CATEGORIES``), as the memory chart's bar names it.
-MEMORY_LABELS = {
-    "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (forward pass)",
-    "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
-    "casts": "Cached 16-bit copies of the weights (this pass)",
-    "attention_math": "Attention scores (SDPA's math backend)", "kv_cache": "KV cache",
 }
 #: The groups the diff compares the breakdown by (``rules.savings.COMPARED_GROUPS``: the saving groups, fills apart).
 GROUP_LABELS = {

@@ -20,7 +20,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import render
-from tb_gpu_advisor.report.legend import MEMORY_LABELS
+from tb_gpu_advisor.rules._memory import category_label
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import host_loop_words, one_pass, one_step
 
@@ -80,8 +80,8 @@ def memory_label(category: Any) -> str:
     """What holds a block, as the memory chart names it (``legend.MEMORY_LABELS``), not its id ("gradients"): the
     peak's holders table and the OOM's live table are read beside that chart, one above the other -- each names a
     category as the chart does, so one panel never says "activations" and "Activations (forward pass)" of the same
-    blocks (h37-review33).  An id no label names is shown as it is."""
-    return MEMORY_LABELS.get(category, str(category)) if isinstance(category, str) else str(category)
+    blocks (h37-review33).  An id no label names is shown as it is (``rules._memory.category_label``: one home)."""
+    return category_label(category)
 
 
 def _memory(m: dict, one: bool) -> dict[str, Any]:

@@ -16,7 +16,25 @@ if TYPE_CHECKING:  # the rules' context: only its words are read here, and base 
 
 #: What memory made before a step (or the one pass) holds, for a training job and for one of forward passes only.
 _HELD = {"training": "parameters, optimizer state, caches", "forward": "parameters, caches"}
-#: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary.
+#: What holds memory at a GPU's peak (:data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES`), by name: the memory
+#: chart's bars (``report.legend``), the "holds" column of every table of live memory (the peak's holders, an OOM's
+#: live blocks; in findings, on the tab, in the MCP server's markdown) and the diff's rows.  The one home of each
+#: category's name (h37-review33: the tables printed the ids, the chart these, the prose :data:`CATEGORY_WORDS`).
+CATEGORY_LABELS = {
+    "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (forward pass)",
+    "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
+    "casts": "Cached 16-bit copies of the weights (this pass)",
+    "attention_math": "Attention scores (SDPA's math backend)", "kv_cache": "KV cache",
+}
+
+
+def category_label(category: object) -> str:
+    """A category's name (:data:`CATEGORY_LABELS`); an id no label names is shown as it is."""
+    return CATEGORY_LABELS.get(category, str(category)) if isinstance(category, str) else str(category)
+
+
+#: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary's prose (beside
+#: its name, :data:`CATEGORY_LABELS`: a sentence says what the bytes are, a table or a bar names them).
 CATEGORY_WORDS = {
     "held": f"held across steps ({_HELD['training']})",
     "activations": "the forward pass's activations (training keeps them for the backward pass)",
@@ -38,7 +56,11 @@ def category_words(m: HostMetrics, ctx: Ctx | None = None) -> dict[str, str]:
     """How each memory category reads for this job (a serving engine is not told of optimizer state), the held
     memory's in the window's words (:func:`held_words`, where ``ctx`` is given)."""
     kind = m.job.kind.kind if m.job is not None else None
-    forward = kind in ("inference", "serving")
+    # a job of no known kind is told of training only where its memory shows it (gradients, an optimizer step):
+    # wild/lost_kernels_synced_a40's analysis call read "training keeps them for the backward pass" (h37-memrow35)
+    trained = kind == "training" or (kind not in ("inference", "serving") and any(
+        g.breakdown.get("gradients") or g.breakdown.get("optimizer") for g in m.memory.gpus))
+    forward = not trained
     words = FORWARD_ONLY_WORDS if forward else CATEGORY_WORDS
     if ctx is None or not ctx.one_pass:
         return words
@@ -204,7 +226,7 @@ def gpu_table(gpus: list[GpuMemory], ctx: Ctx, title: str = "GPU memory at the p
 def holders_table(g: GpuMemory, title: str | None = None) -> Table:
     return Table(title or f"What holds GPU {g.gpu}'s memory at its peak",
                  ["op", "holds", "size", "allocations"],
-                 [[h.name, h.category, gb(h.bytes), h.count] for h in g.top])
+                 [[h.name, category_label(h.category), gb(h.bytes), h.count] for h in g.top])
 
 
 def fraction(share_name: str) -> float:

@@ -457,11 +457,16 @@ def _material(key: CacheKey) -> dict | None:
 
 
 def _key_files(material: dict) -> list[list]:
-    """Every file of a report key as (path, size, mtime_ns), a host of several ranks flattened."""
+    """Every file of a report key as (path, size, mtime_ns), a host of several ranks flattened, and the files read
+    beside them (``beside``: a snapshot's capacity record).  Why the latter: the key holds a side file's size and
+    mtime only, and a record rewritten with other numbers of the same length under the same mtime (``touch -r``, a
+    copy that keeps times) would serve the report of the old numbers; bound by its identity (a side file is read up
+    to 64 KiB, so its two :data:`IDENTITY_BLOCK` ends are all of it), such an entry is a miss."""
     out = []
     for h in material.get("hosts") or []:
         for f in (h if h and isinstance(h[0], list) else [h]):
             out.append(list(f))
+    out += [list(f) for f in material.get("beside") or [] if isinstance(f, list) and len(f) == 3]
     return out
 
 

@@ -59,3 +59,18 @@ def test_a_window_cut_with_kernels_queued_keeps_the_general_fix(tmp_path):
     tt.write_synced_unrecorded(str(p), final_sync=False)
     words = _words(p)
     assert GENERAL in words and "already waits" not in words, words
+
+
+def test_generated_lost_records_with_memory_give_the_gpu_its_row_and_no_time(tmp_path):
+    """By construction (``held_bytes``/``step_bytes``): the allocator's events of a capture that lost every kernel record
+    give GPU 0 its row -- the header's name and memory, the allocator's peak -- and no GPU time; the lost records
+    lead.  Main: no GPU row (the memory without a GPU)."""
+    path = tmp_path / "w.pt.trace.json"
+    truth = tt.write_synced_unrecorded(str(path), held_bytes=60 << 30, step_bytes=8 << 30)
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
+    assert rep.error is None, rep.error
+    (g,) = rep.gpus
+    assert g.name == tt.H100["name"] and g.kernel_count == 0 and g.step_ms is None and g.busy_share is None
+    assert g.memory["peak_allocated_bytes"] == truth["peak_allocated_bytes"] == (60 << 30) + (8 << 30)
+    assert g.memory["capacity_bytes"] == truth["device_bytes"]
+    assert rep.findings[0].title == "The capture lost its GPU records"

@@ -134,3 +134,25 @@ def test_the_tabs_in_memory_key_and_the_unchanged_check_hold_the_file_beside(tmp
     assert len(keys) == 2
     os.utime(beside, ns=(0, os.stat(beside).st_mtime_ns + 1_000_000_000))
     assert not Advisor.files_unchanged(after.hosts)
+
+
+def test_a_record_rewritten_with_the_same_size_and_mtime_is_read_again(tmp_path: Path):
+    """The key holds a side file's size and mtime: a record rewritten with other numbers of the same length whose
+    mtime is put back (``touch -r``, a copy that keeps times) was served from the cache with the old numbers (main:
+    ``from_cache``, 24 GiB).  Here the entry is bound to the record's content too (``cache.binding``), so it is a miss
+    and the new 40 GiB is read; nothing changed, the next look is a hit."""
+    logdir, path = _logdir(tmp_path)
+    advisor = Advisor(str(logdir), cache=str(tmp_path / "cache"))
+    beside = ms.write_capacity(str(path), 24 * GiB, 20 * GiB)
+    (s,) = advisor.sessions()
+    assert _capacity(advisor.report(s)) == 24 * GiB
+    st = os.stat(beside)
+    ms.write_capacity(str(path), 40 * GiB, 30 * GiB)  # the same number of digits: the same size
+    os.utime(beside, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (os.stat(beside).st_size, os.stat(beside).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    (s,) = advisor.sessions()
+    again = advisor.report(s)
+    assert not again.from_cache and _capacity(again) == 40 * GiB
+    (s,) = advisor.sessions()
+    third = advisor.report(s)
+    assert third.from_cache and _capacity(third) == 40 * GiB

@@ -176,3 +176,62 @@ def test_discovery_never_takes_the_capacity_file_for_a_profile(tmp_path: Path):
     assert discover(logs) == []
     ((rel, why),) = skipped(logs)
     assert rel == "run/memory_snapshot.capacity.json" and "capacity" in why and "not a trace" not in why
+
+
+# ----------------------------------------------------------------------------- one record per GPU (a list)
+
+def _records(*entries: dict) -> bytes:
+    import json
+
+    return json.dumps(list(entries)).encode()
+
+
+def _gpu_record(device: int, total: int, free: int) -> dict:
+    return {"device": device, "total_bytes": total, "free_bytes": free}
+
+
+@pytest.mark.parametrize("order", ["own first", "own last"])
+def test_a_list_of_records_gives_the_snapshots_gpu_its_own(tmp_path: Path, order: str):
+    """``[mem_get_info(i) for each GPU]`` written as a list: the real Windows CS336 snapshot (GPU 0) takes its own
+    entry's 16 GB whatever the order, never the other GPU's 24 GiB, and its free bytes give what lies outside the
+    allocator as a lone record does.  Main: "not a JSON object", capacity unknown."""
+    path = _windows(tmp_path)
+    own, other = _gpu_record(0, CARD_16GB, 2 * GiB), _gpu_record(1, 24 * GiB, 20 * GiB)
+    (path.parent / "memory_snapshot.capacity.json").write_bytes(
+        _records(own, other) if order == "own first" else _records(other, own))
+    tr = read_trace(str(path))
+    assert [d.info.memory_bytes for d in tr.devices] == [CARD_16GB] and not tr.problems, tr.problems
+    g = _gpu0(_report(path))
+    assert (g["capacity_bytes"], g["capacity_source"]) == (CARD_16GB, "device memory")
+    assert g["outside_bytes"] == CARD_16GB - 2 * GiB - g["peak_reserved_bytes"]
+
+
+LISTS = {
+    "an entry of no object": [_gpu_record(0, CARD_16GB, 0), 5],
+    "an entry without its device": [_gpu_record(0, CARD_16GB, 0), {"total_bytes": CARD_16GB, "free_bytes": 0}],
+    "a GPU twice": [_gpu_record(0, CARD_16GB, 0), _gpu_record(0, 24 * GiB, 0)],
+    "a bad number in another GPU's": [_gpu_record(0, CARD_16GB, 0), _gpu_record(1, -1, 0)],
+    "empty": [],
+}
+
+
+@pytest.mark.parametrize("what", sorted(LISTS))
+def test_a_malformed_list_of_records_is_left_out_with_a_note_naming_its_entry(tmp_path: Path, what: str):
+    """One bad entry leaves the whole record out (no capacity taken from a file wrong elsewhere), said in the trace's
+    problems with the entry's number; the snapshot is still read."""
+    path = _windows(tmp_path)
+    (path.parent / "memory_snapshot.capacity.json").write_bytes(_records(*LISTS[what]))
+    tr = read_trace(str(path))
+    assert all(d.info.memory_bytes is None for d in tr.devices)
+    (note,) = [p for p in tr.problems if "memory_snapshot.capacity.json" in p]
+    assert ("entry 2 of 2" in note) if LISTS[what] else "nor a list" in note, note
+
+
+def test_a_list_of_other_gpus_records_is_said_and_left_out(tmp_path: Path):
+    """Records of GPUs 2 and 3 beside a snapshot of GPU 0: none is its, and the note says which it holds."""
+    path = _windows(tmp_path)
+    (path.parent / "memory_snapshot.capacity.json").write_bytes(
+        _records(_gpu_record(2, CARD_16GB, 0), _gpu_record(3, CARD_16GB, 0)))
+    tr = read_trace(str(path))
+    assert all(d.info.memory_bytes is None for d in tr.devices)
+    assert "it names GPUs 2, 3, none of which the snapshot holds (it holds GPU 0)" in " ".join(tr.problems)

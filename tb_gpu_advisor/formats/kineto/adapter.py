@@ -138,6 +138,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     op_of_ext = _op_names_by_external_id(kt)
     devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext, unnamed)
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
+    memory = _memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs])
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
         span_ps=span, capture_ms=_capture_ms(kt), capture_start_ps=_capture_start_ps(kt, origin), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
@@ -150,7 +151,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         **_collective_messages(kt, host_order), h2d_non_blocking=_h2d_non_blocking(kt, is_dev),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
-        memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
+        memory=memory, memory_devices=_memory_devices(kt, memory, devs, unnamed),
         unread_devices=_unread_devices(kt, is_host | is_dev),
         **_profiler_overhead(kt, start_ps, end_ps),
     )
@@ -807,6 +808,20 @@ def _device_properties(kt: KinetoTrace, unnamed: str | None = None) -> dict[int,
             memory_bytes=p["totalGlobalMem"] if type(p.get("totalGlobalMem")) is int else None,
         )
     return out
+
+
+def _memory_devices(kt: KinetoTrace, memory: dict[int, MemoryEvents], devs: list[DeviceEvents],
+                    unnamed: str | None) -> dict[int, DeviceInfo]:
+    """The GPUs the allocator's events name that ran no recorded work, each as ``deviceProperties`` describes it (the
+    allocator numbers devices as the framework does, as ``deviceProperties`` does).  Why: a capture whose GPU tracer
+    lost every kernel record still holds the allocator's events and the header's GPUs (wild/lost_kernels_synced_a40:
+    an A40's 45.4 GB peak); the GPU was there, and its memory is judged against its own size."""
+    ran = {d.gpu for d in devs}
+    idle = sorted(g for g in memory if g not in ran)
+    if not idle:
+        return {}
+    props = _device_properties(kt, unnamed)
+    return {g: props.get(g, _only_model(props) or DeviceInfo(name=unnamed)) for g in idle}
 
 
 def _only_model(props: dict[int, DeviceInfo]) -> DeviceInfo | None:

@@ -8,7 +8,10 @@ it: a :class:`~tb_gpu_advisor.common.fsio.Listed` sibling; a plain local path's 
 no link), at most :data:`MAX_FILE_BYTES`, and taken only when its numbers are a GPU's.  Anything else is left out with
 a note in the trace's problems, never an error of the host.  Optional ``"device"``: the GPU index the numbers are of
 (``torch.cuda.mem_get_info(device)``); without it they are each GPU's of the snapshot (the devices of one process
-are alike on nearly every machine).
+are alike on nearly every machine).  A list of such objects is one record per GPU (``mem_get_info(i)`` for each GPU
+``i`` of the machine): each names its ``"device"``, once; the reader takes the entries of the snapshot's GPUs.  One
+malformed entry leaves the whole record out, with the entry's number in the note (no GPU's capacity is taken from a
+record that is wrong elsewhere).
 """
 
 from __future__ import annotations
@@ -36,9 +39,9 @@ class Capacity:
     name: str = ""
 
 
-def read_capacity(path: str) -> Capacity | str | None:
-    """The capacity file beside the snapshot at ``path``: its numbers, None where there is none, else why it was left
-    out, in words (never raises for what the file holds or how it is reached)."""
+def read_capacity(path: str) -> tuple[Capacity, ...] | str | None:
+    """The capacity file beside the snapshot at ``path``: its records (one, or one per GPU), None where there is none,
+    else why it was left out, in words (never raises for what the file holds or how it is reached)."""
     beside = _beside(path)
     name = capacity_name(fsio.file_name(path))
     try:
@@ -54,17 +57,37 @@ def read_capacity(path: str) -> Capacity | str | None:
     if len(data) > MAX_FILE_BYTES:
         return f"{name} is over {MAX_FILE_BYTES // 1024} KiB: no mem_get_info record, left out"
     got = parse(data)
-    return Capacity(*got, name=name) if isinstance(got, tuple) else f"{name} left out: {got}"
+    return tuple(Capacity(*g, name=name) for g in got) if isinstance(got, list) else f"{name} left out: {got}"
 
 
-def parse(data: bytes) -> tuple[int, int, int | None] | str:
-    """``(total, free, device)`` from a capacity file's bytes, else what is wrong with them, in words."""
+def parse(data: bytes) -> list[tuple[int, int, int | None]] | str:
+    """``(total, free, device)`` of each record of a capacity file's bytes (an object: one; a list: one per GPU), else
+    what is wrong with them, in words."""
     try:
         doc = json.loads(data.decode("utf-8"), parse_constant=_no_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as e:
         return f"not JSON ({str(e)[:120]})"
-    if not isinstance(doc, dict):
-        return f'not a JSON object with "{CAPACITY_TOTAL}" and "{CAPACITY_FREE}"'
+    if isinstance(doc, dict):
+        one = _entry(doc)
+        return [one] if isinstance(one, tuple) else one
+    if not isinstance(doc, list) or not doc:
+        return (f'not a JSON object with "{CAPACITY_TOTAL}" and "{CAPACITY_FREE}", nor a list of them (one per '
+                f'GPU, each with its "{_DEVICE}")')
+    out: list[tuple[int, int, int | None]] = []
+    for i, e in enumerate(doc, 1):
+        got = _entry(e) if isinstance(e, dict) else f'not a JSON object with "{CAPACITY_TOTAL}" and "{CAPACITY_FREE}"'
+        if isinstance(got, tuple) and got[2] is None and len(doc) > 1:
+            got = f'no "{_DEVICE}": in a list of records each names the GPU its numbers are of'
+        if isinstance(got, tuple) and any(o[2] == got[2] for o in out):
+            got = f'GPU {got[2]} has a record already (entry {next(j for j, o in enumerate(out, 1) if o[2] == got[2])})'
+        if isinstance(got, str):
+            return f"entry {i} of {len(doc)}: {got}"
+        out.append(got)
+    return out
+
+
+def _entry(doc: dict) -> tuple[int, int, int | None] | str:
+    """``(total, free, device)`` of one record (one GPU's ``mem_get_info``), else what is wrong with it, in words."""
     total, free, device = doc.get(CAPACITY_TOTAL), doc.get(CAPACITY_FREE), doc.get(_DEVICE)
     if not _whole(total) or not _whole(free):
         return f'"{CAPACITY_TOTAL}" and "{CAPACITY_FREE}" must be whole numbers of bytes (torch.cuda.mem_get_info())'

@@ -107,28 +107,36 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     return with_capacity(trace, read_capacity(path))
 
 
-def with_capacity(trace: Trace, cap: "Capacity | str | None") -> Trace:
-    """``trace`` with the GPU's memory from the capacity file beside the snapshot (:mod:`.capacity`), where it can be
-    that GPU's: a total under what the GPU already reserved (its segments at the dump or any moment of its history)
-    is another GPU's record -- no part exceeds its whole -- and is left out with a note, as an unreadable file is."""
-    if cap is None:
+def with_capacity(trace: Trace, caps: "tuple[Capacity, ...] | str | None") -> Trace:
+    """``trace`` with the GPU's memory from the capacity file beside the snapshot (:mod:`.capacity`: one record, or one
+    per GPU), where it can be that GPU's: a total under what the GPU already reserved (its segments at the dump or any
+    moment of its history) is another GPU's record -- no part exceeds its whole -- and is left out with a note, as an
+    unreadable file is.  A list's records of GPUs the snapshot does not hold are the machine's other GPUs, unsaid;
+    a list none of whose GPUs the snapshot holds is said, as a lone record naming another GPU is."""
+    if caps is None:
         return trace
-    if isinstance(cap, str):
-        trace.problems.append(cap)
+    if isinstance(caps, str):
+        trace.problems.append(caps)
         return trace
-    for d in trace.devices:
-        if cap.device is not None and d.gpu != cap.device:
-            continue
-        held = _peak_reserved(trace, d.gpu)
-        if held > cap.total_bytes:
-            trace.problems.append(f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} GiB "
-                                  f"is less than the {held / 2**30:,.2f} GiB the GPU's allocator reserved, so it is "
-                                  "another GPU's (or another process's) record")
-            continue
-        d.info = dataclasses.replace(d.info, memory_bytes=cap.total_bytes)
-        _outside(trace, d.gpu, cap)
-    if cap.device is not None and all(d.gpu != cap.device for d in trace.devices):
-        trace.problems.append(f"{cap.name} left out: it names GPU {cap.device}, which the snapshot does not hold")
+    held = {d.gpu for d in trace.devices}
+    for cap in caps:
+        for d in trace.devices:
+            if cap.device is not None and d.gpu != cap.device:
+                continue
+            reserved = _peak_reserved(trace, d.gpu)
+            if reserved > cap.total_bytes:
+                trace.problems.append(f"{cap.name} left out for GPU {d.gpu}: its total {cap.total_bytes / 2**30:,.2f} "
+                                      f"GiB is less than the {reserved / 2**30:,.2f} GiB the GPU's allocator reserved, "
+                                      "so it is another GPU's (or another process's) record")
+                continue
+            d.info = dataclasses.replace(d.info, memory_bytes=cap.total_bytes)
+            _outside(trace, d.gpu, cap)
+    named = [c.device for c in caps if c.device is not None]
+    if named and len(named) == len(caps) and not held & set(named):
+        said = (f"GPU {named[0]}, which the snapshot does not hold" if len(named) == 1 else
+                f"GPUs {', '.join(map(str, named))}, none of which the snapshot holds"
+                + (f" (it holds GPU {', '.join(map(str, sorted(held)))})" if held else ""))
+        trace.problems.append(f"{caps[0].name} left out: it names {said}")
     return trace
 
 

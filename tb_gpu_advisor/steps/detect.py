@@ -24,7 +24,10 @@ Sources, tried in order (the first that yields steps wins; see
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
    (``job.period``); else a training range or a serving engine's step range (TensorRT-LLM's ``_forward_step``)
-   repeated, each iteration opened by the phase before it (``nvtx_top_range``); else ``gpu_busy_clusters`` inside the
+   repeated, each iteration opened by the phase before it (``nvtx_top_range``); else one thread's graph launches
+   inside the job's frame, each to the next (``repeated_launches``, :func:`_framed_graph_launches`), or, where the
+   frame holds an eager pass and only one or two of them, the frame as one pass (``single_pass``,
+   :func:`_framed_graph_pass`); else ``gpu_busy_clusters`` inside the
    job's frame (``job.frame``: the program's one range around some of the GPU's bursts, each ended by the host's sync
    or a long pause), its bursts the steps; else, for training where the launches show no period, the runs of
    ranges that mark only the forward's parts (Megatron-core's layer ranges), a backward and the host's wait between

@@ -4127,7 +4127,8 @@ def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int]
 
 def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: int = 8, period_us: float = 1440.0,
                        graph_kernels: int = 24, busy: float = 0.97, prefill_kernels: int = 60,
-                       frame: str | None = "measure", measured_prefill: int | None = None, seed: int = 5) -> dict:
+                       frame: str | None = "measure", measured_prefill: int | None = None,
+                       prefill_syncs: int = 0, seed: int = 5) -> dict:
     """Write the export of a serving engine's decode loop shaped after YiconRain/profiling's SGLang captures
     (h37-serve34): one host thread runs an eager prefill (``prefill_kernels`` launches) and then launches one CUDA
     graph per decode iteration (``cudaGraphLaunch``, its ``graph_kernels`` nodes sharing the launch's correlation id),
@@ -4136,7 +4137,9 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     iterations.  A warm-up generate (``warmup`` iterations) comes first; the user's one NVTX range ``frame`` holds the
     measured generate (``decode`` iterations; None: no range); ``fillers`` one-token generates (an eager pass each, synced) follow.
     ``measured_prefill``: the measured prefill's launches (a longer prompt than the fillers'; default
-    ``prefill_kernels``).  Return the truth by construction: the iterations inside the range and their mean period
+    ``prefill_kernels``).  ``prefill_syncs``: the measured prefill synchronizes after every that many launches (the host
+    reading a layer's result, as a GDN layer's scan does; 0: once at its end), so its GPU work falls into bursts of
+    the same layer kernels.  Return the truth by construction: the iterations inside the range and their mean period
     (ms), and the range's span (ms)."""
     us, ms = 1000, 1_000_000
     rng = np.random.default_rng(seed)
@@ -4148,12 +4151,15 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     period = int(period_us * us)
     launches: list[int] = []
 
-    def prefill(n: int = prefill_kernels, tile: str = "") -> None:
+    def prefill(n: int = prefill_kernels, tile: str = "", every: int = 0) -> None:
         nonlocal free  # a longer prompt's GEMMs pick other tiles (``tile``)
         for k in range(n):
             ks = max(api.t + 9 * us, free)
             free = ks + 60 * us
             kern.append((ks, free, api("cudaLaunchKernel", 6 * us), strings(f"prefill{tile}_{k % 6}"), None))
+            if every and (k + 1) % every == 0 and k + 1 < n:  # the host reads the layer's result
+                api.row("cudaStreamSynchronize", api.t, free + 2 * us)
+                api.t = free + 120 * us
         api.row("cudaStreamSynchronize", api.t, free + 2 * us)
         api.t = free + 30 * us
 
@@ -4182,7 +4188,7 @@ def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: in
     iterations(warmup, False)
     api.t = max(api.t, free) + 3 * ms
     f0 = api.t
-    prefill(measured_prefill or prefill_kernels, "_128x256" if measured_prefill else "")
+    prefill(measured_prefill or prefill_kernels, "_128x256" if measured_prefill else "", prefill_syncs)
     iterations(decode, True)
     api.row("cudaStreamSynchronize", api.t, free + 2 * us)
     api.t = free + 50 * us

@@ -24,7 +24,10 @@ Sources, tried in order (the first that yields steps wins; see
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
    (``job.period``); else a training range or a serving engine's step range (TensorRT-LLM's ``_forward_step``)
-   repeated, each iteration opened by the phase before it (``nvtx_top_range``); else ``gpu_busy_clusters`` inside the
+   repeated, each iteration opened by the phase before it (``nvtx_top_range``); else one thread's graph launches
+   inside the job's frame, each to the next (``repeated_launches``, :func:`_framed_graph_launches`), or, where the
+   frame holds an eager pass and only one or two of them, the frame as one pass (``single_pass``,
+   :func:`_framed_graph_pass`); else ``gpu_busy_clusters`` inside the
    job's frame (``job.frame``: the program's one range around some of the GPU's bursts, each ended by the host's sync
    or a long pause), its bursts the steps; else, for training where the launches show no period, the runs of
    ranges that mark only the forward's parts (Megatron-core's layer ranges), a backward and the host's wait between
@@ -67,7 +70,8 @@ from tb_gpu_advisor.steps.burst_steps import _burst_steps
 from tb_gpu_advisor.steps.drop import _drop_steps
 from tb_gpu_advisor.steps.ends import _grouped_after_last_mark
 from tb_gpu_advisor.steps.forward_runs import _forward_run_steps
-from tb_gpu_advisor.steps.framed import _framed_bursts, _framed_graph_launches, _framed_pass, _marked_pass
+from tb_gpu_advisor.steps.framed import (_framed_bursts, _framed_graph_launches, _framed_graph_pass, _framed_pass,
+                                         _marked_pass)
 from tb_gpu_advisor.steps.iterations import _spans_inside_iterations
 from tb_gpu_advisor.steps.markers import (_gpu_step_line_windows, _host_candidates, _iteration_range_steps,
                                           _last_step_mark_end, _marked_host_steps)
@@ -126,7 +130,8 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     r.own = own
     trained = (_training_range_steps(trace, job) or _engine_range_steps(trace, job, r.launched())
                if marked is None and own is None else None)
-    framed = (_framed_graph_launches(trace) or _framed_bursts(trace, r.active) if xla is None and marked is None and own is None
+    framed = (_framed_graph_launches(trace) or _framed_graph_pass(trace, job) or _framed_bursts(trace, r.active)
+              if xla is None and marked is None and own is None
               and trained is None else None)
     if xla is not None:
         r.take(xla, "device")
@@ -140,7 +145,7 @@ def _read_steps(r: _Reading, job: Job | None) -> None:
     elif trained is not None:
         r.take(trained, "host_window")
     elif framed is not None:  # a graph launch per iteration is the host's mark; a burst is the GPU's
-        r.take_spans(*framed, "host_window" if framed[0] == "repeated_launches" else "device")
+        r.take_spans(*framed, "device" if framed[0] == "gpu_busy_clusters" else "host_window")
     elif (runs := _forward_runs(trace, r, job)) is not None:  # xla and marked None: the branches above
         r.take(runs, "host_window")
     elif (one := _framed_pass(trace, r.active, job)) is not None:

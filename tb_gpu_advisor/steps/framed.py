@@ -103,6 +103,45 @@ def _framed_graph_launches(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarr
     return "repeated_launches", note, starts, ends
 
 
+def _framed_graph_pass(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray] | None:
+    """("single_pass", note, [start], [end]): the program's one range as one pass where it holds an eager pass (kernel
+    launches before its first graph launch) and one or two of a thread's graph launches (:func:`devices.is_graph_launch`:
+    too few to mark steps, :func:`_framed_graph_launches`); else None, and for a training job.
+
+    Why: a serving engine that prefills eagerly and replays a CUDA graph per decode iteration marks its iterations
+    with those launches; a user who times one request of one output token puts one range around the prefill and its
+    first replay.  That range is the pass: its own structure (one eager pass, one replay) says so.  Read as the GPU's
+    bursts inside the range (:func:`_framed_bursts`), the prefill's own syncs cut it into pieces whose layers run the
+    same kernels, so the pieces passed as iterations: YiconRain/profiling's SGLang Qwen3.5-0.8B prefill of 256
+    tokens inside `measure` (30.9 ms, 635 kernels and one decode replay) read as 11 "steps" of 227 us covering
+    2.5 ms of its first layers (h37-serve35)."""
+    if job is not None and job.kind.kind == "training":
+        return None
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_graph_launch))
+    if not idx.size:
+        return None
+    idx = idx[np.argsort(h.start[idx], kind="stable")]
+    times = h.start[idx].astype(np.int64, copy=False)
+    found = frame(trace, times, least=1)
+    if found is None or found.end - found.first >= 3:
+        return None
+    ranges = [i for i in user_ranges.program_ranges(trace).tolist()
+              if h.names[h.name[i]] == found.name and int(h.end[i]) == found.end_ps]
+    if len(ranges) != 1:
+        return None
+    lo, hi, first = int(h.start[ranges[0]]), found.end_ps, int(times[found.first])
+    eager = h.start[h.name_mask(devices.is_launch_call) & (h.line == h.line[idx[found.first]])]
+    n_eager = int(((eager >= lo) & (eager < first)).sum())
+    if not n_eager:
+        return None
+    k = found.end - found.first
+    note = (f"one pass: the program's one range `{found.name}` holds an eager pass ({n_eager} launches) and "
+            f"{k} of the {times.size} graph launches, too few to mark steps: the pass it times is the step; "
+            f"{apart(found.first, times.size - found.end) or 'none outside it'}, read apart")
+    return "single_pass", note, np.array([lo], np.int64), np.array([hi], np.int64)
+
+
 def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
     program's one range holding at least two of them but not all), where the same work runs in them; else None.

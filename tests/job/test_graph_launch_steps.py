@@ -65,3 +65,24 @@ def test_control_a_second_range_of_the_program_names_no_single_pass(tmp_path: Pa
     nsysexport.write_graph_decode(str(path), warmup=0, decode=0, fillers=12, measured_prefill=90, frame=None)
     s = analyze_host(_file(path)).steps
     assert s["source"] != "single_pass" or "`measure`" not in s["note"], s
+
+
+def test_the_users_range_around_an_eager_prefill_and_one_replay_is_the_pass(tmp_path: Path):
+    """An eager prefill whose host syncs after every layer, then one decode replay, inside `measure`, between a
+    warm-up generate's replays and filler prefills: the range is one pass (h37-serve35).  main:
+    ``gpu_busy_clusters``, the prefill's layer bursts read as its iterations."""
+    path = tmp_path / "prefill_decode.sqlite"
+    truth = nsysexport.write_graph_decode(str(path), decode=1, fillers=0, measured_prefill=96, prefill_syncs=12)
+    s = analyze_host(_file(path)).steps
+    assert s["source"] == "single_pass" and s["count"] == 1, s
+    assert "`measure`" in s["note"] and "1 of the 7 graph launches" in s["note"], s["note"]
+    (w,) = host_metrics(formats.read(_file(path))).steps.windows
+    assert abs((w.end_ms - w.start_ms) - truth["range_ms"]) < 0.05 * truth["range_ms"], (w, truth)
+
+
+def test_control_three_replays_inside_the_range_are_still_the_steps(tmp_path: Path):
+    """The same prefill followed by 5 replays inside `measure`: the launches mark the steps, the prefill no step."""
+    path = tmp_path / "prefill_decode.sqlite"
+    truth = nsysexport.write_graph_decode(str(path), decode=5, fillers=0, measured_prefill=96, prefill_syncs=12)
+    s = analyze_host(_file(path)).steps
+    assert s["source"] == "repeated_launches" and s["found"] == truth["steps"], s

@@ -484,7 +484,8 @@ T4 = Gpu("Tesla T4", (7, 5), 40, 1590000, 320064000000, 15843721216)
 
 def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels: int = 40,
                               kernel_us: float = 150.0, gpu_props: Gpu | None = None,
-                              omit: tuple[str, ...] = (), name: str | None = None) -> dict:
+                              omit: tuple[str, ...] = (), name: str | None = None,
+                              root_us: float | None = None) -> dict:
     """A TF 2.x grouped capture of one Keras batch profiled by the TensorBoard callback (``profile_batch=N``), as
     TensorFlow writes it (a derived ``Steps`` line on the GPU plane, events tagged with ``group_id``): the host's
     ``train_function`` (Keras 2: no ``_r``, no ``step_num``) launches ``kernels`` kernels of ``kernel_us`` each
@@ -494,7 +495,10 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
     the last kernel ``train_function`` launched), and the Steps line's span.  ``gpu_props``: the device properties its
     GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
-    ``name``: a ``gpu_device_name`` stat to write (as other TF builds and the driver name the device)."""
+    ``name``: a ``gpu_device_name`` stat to write (as other TF builds and the driver name the device); ``root_us``: also
+    the graph's ``FunctionRun`` root (``_r``, group 0) on the Python thread inside ``train_function``, returning after
+    ``root_us`` while the executor's thread goes on launching the step's kernels (TF 2.3, h37-survey74's V100
+    sessions)."""
     space = SpaceBuilder("instance-2")
     host = space.plane("/host:CPU")
     py = host.line("python3", 3627382263)
@@ -522,6 +526,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     own_end = d - US
     fn_end = h + 100 * US
     py.add("train_function", t0, fn_end - t0)
+    if root_us is not None:
+        py.add("FunctionRun", t0 + 150 * US, int(root_us * US), _r=1, group_id=0)
     py.add("MemcpyD2H", own_end + 10 * US, 5 * US, correlation_id=corr)  # the loss read back after the function
     d2h.add("MemcpyD2H", own_end + 20 * US, 2 * US, correlation_id=corr,
             memcpy_details="kind_src:device kind_dst:pinned size:4 dest:0 async:0")

@@ -190,12 +190,21 @@ def _transfers_repeat(t: BurstTable) -> bool:
     tests each upload 16 MB buffers, but each test on streams of its own (14-18, 19-23, 24-28 in the GTX 1060
     captures); a training pass's loss read-back (bytes) and an evaluation's logits (megabytes) are different tensors.
     A copy of unknown size tells nothing: its burst makes no transfers to match."""
-    shapes = _transfer_shapes(t)
-    groups: dict[tuple, list[np.ndarray]] = {}
-    for shape, sizes in shapes.values():
-        groups.setdefault(shape, []).append(sizes)
-    share = T("steps.transfer_bytes_share")
-    return any(len(rows) > 1 and _two_within(np.stack(rows), share) for rows in groups.values())
+    return bool(_same_transfers(t, T("steps.transfer_bytes_share")))
+
+
+def _same_transfers(t: BurstTable, share: float) -> set[int]:
+    """The bursts of kernels whose transfers another burst makes again (:func:`_transfers_repeat`), each transfer's
+    bytes at least ``share`` of its match's (1.0: exactly)."""
+    groups: dict[tuple, list[tuple[int, np.ndarray]]] = {}
+    for b, (shape, sizes) in _transfer_shapes(t).items():
+        groups.setdefault(shape, []).append((b, sizes))
+    out: set[int] = set()
+    for rows in groups.values():
+        if len(rows) > 1:
+            matched = _matched(np.stack([sizes for _, sizes in rows]), share)
+            out.update(b for (b, _), m in zip(rows, matched.tolist()) if m)
+    return out
 
 
 def _transfer_shapes(t: BurstTable) -> dict[int, tuple[tuple, np.ndarray]]:
@@ -226,14 +235,16 @@ def _transfer_shapes(t: BurstTable) -> dict[int, tuple[tuple, np.ndarray]]:
     return out
 
 
-def _two_within(sizes: np.ndarray, share: float) -> bool:
-    """Whether two rows of ``sizes`` (bursts x their transfers' bytes, in one order) match: each transfer's smaller
-    bytes at least ``share`` of the larger (two of zero bytes alike)."""
-    for i in range(sizes.shape[0] - 1):
-        lo, hi = np.minimum(sizes[i], sizes[i + 1:]), np.maximum(sizes[i], sizes[i + 1:])
-        if (lo >= share * hi).all(axis=1).any():
-            return True
-    return False
+def _matched(sizes: np.ndarray, share: float) -> np.ndarray:
+    """Per row of ``sizes`` (bursts x their transfers' bytes, in one order): whether another row matches it, each
+    transfer's smaller bytes at least ``share`` of the larger (two of zero bytes alike)."""
+    out = np.zeros(sizes.shape[0], bool)
+    for i in range(sizes.shape[0]):
+        lo, hi = np.minimum(sizes[i], sizes), np.maximum(sizes[i], sizes)
+        ok = (lo >= share * hi).all(axis=1)
+        ok[i] = False
+        out[i] = bool(ok.any())
+    return out
 
 
 def copy_bursts_repeat(t: BurstTable) -> bool:

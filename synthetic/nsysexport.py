@@ -4063,13 +4063,16 @@ def write_copy_bursts(path: str, iterations: int = 6, copy_ms: float = 2.0, paus
 
 
 def write_renamed_kernel_loop(path: str, iterations: int = 6, kernels: int = 4, kernel_ms: float = 2.0,
-                              copy_ms: float = 1.0, pause_ms: float = 20.0, fresh_streams: bool = False) -> dict:
+                              copy_ms: float = 1.0, pause_ms: float = 20.0, fresh_streams: bool = False,
+                              plan: list[tuple[int, int, int]] | None = None) -> dict:
     """Write the export of a loop whose kernels are compiled and named afresh every iteration (``fused_{i}_{j}``: a
     code generator that numbers what it emits): each iteration uploads its 16 MB batch from pinned memory, runs
     ``kernels`` kernels of ``kernel_ms``, reads 16 MB back, syncs with ``cudaStreamSynchronize``, and the host pauses
     ``pause_ms`` (preparing the next batch and compiling its kernels); every transfer and kernel on stream 7.  With
     ``fresh_streams`` (the control) each iteration runs on a stream of its own (``14 + i``): a program of phases run
-    once each, as a test suite's, whose transfers are alike only by direction and size.
+    once each, as a test suite's, whose transfers are alike only by direction and size.  ``plan`` (h37-bursts35): per
+    iteration (upload bytes, kernels, read-back bytes) in place of 16 MB, ``kernels`` and 16 MB each time (``iterations``
+    is then its length): a loop over batches of varying length, or phases of different work.
 
     Return the truth: ``iterations`` iterations of ``iteration_ms`` each where the stream is shared (one loop moving
     the same data every time, whatever its kernels are called), one pass (``passes`` 1) with ``fresh_streams``."""
@@ -4080,14 +4083,17 @@ def write_renamed_kernel_loop(path: str, iterations: int = 6, kernels: int = 4, 
     api("cudaStreamCreate_v3020", 150 * ms)  # the context, before the loop
     kern: list[tuple[int, int, int, int, int]] = []
     copies: list[tuple[int, int, int, int, int]] = []
-    for i in range(iterations):
+    plan = plan or [(16_000_000, kernels, 16_000_000)] * iterations
+    sizes: list[int] = []
+    for i, (up, n_kernels, back) in enumerate(plan):
         api.t += int(pause_ms * ms)
         stream = 14 + i if fresh_streams else 7
         c = api("cudaMemcpyAsync_v3020", 15 * us)
         t = api.t + 20 * us
         copies.append((t, t + int(copy_ms * ms), stream, c, 1))
+        sizes += [up, back]
         t += int(copy_ms * ms)
-        for j in range(kernels):
+        for j in range(n_kernels):
             c = api("cudaLaunchKernel_v7000", 10 * us)
             t = max(t, api.t) + 20 * us
             kern.append((t, t + int(kernel_ms * ms), stream, c, strings(f"fused_{i}_{j}")))
@@ -4099,19 +4105,20 @@ def write_renamed_kernel_loop(path: str, iterations: int = 6, kernels: int = 4, 
         api.row("cudaStreamSynchronize_v3020", api.t, t + 5 * us)
         api.t = t + 30 * us
     stop = api.t + 20 * ms
-    _insert_loop_rows(con, api, (gpid, gtid), [], kern, copies, (2, 40, 1, 256, 1, 1))
+    _insert_loop_rows(con, api, (gpid, gtid), [], kern, copies, (2, 40, 1, 256, 1, 1), sizes)
     _finish_one(con, strings, stop, (gpid, pid, gtid), GTX_1060_MAX_Q, program="renamed_loop", thread="renamed_loop")
     iteration_ms = pause_ms + 2 * copy_ms + kernels * kernel_ms
-    return {"iterations": iterations, "passes": 1 if fresh_streams else iterations, "iteration_ms": iteration_ms,
+    return {"iterations": len(plan), "passes": 1 if fresh_streams else len(plan), "iteration_ms": iteration_ms,
             "kernel_names": len({n for *_, n in kern})}
 
 def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int], nvtx: list[tuple[int, int, str]],
                       kern: list[tuple[int, int, int, int, int]], copies: list[tuple[int, int, int, int, int]],
-                      dims: tuple[int, int, int, int, int, int]) -> None:
+                      dims: tuple[int, int, int, int, int, int], sizes: list[int] | None = None) -> None:
     """The rows a one-thread test loop's export holds: its runtime calls (``api``), NVTX ranges (start, end, text),
-    kernels (start, end, stream, correlation, name's string id; every one of grid and block ``dims``) and 16 MB copies
-    (start, end, stream, correlation, copyKind: 1 an upload from pinned memory, 2 a read-back into it), ``ids`` the
-    process's global pid and the thread's global tid.  One home for the generators' tails (h37-bursts34)."""
+    kernels (start, end, stream, correlation, name's string id; every one of grid and block ``dims``) and copies
+    (start, end, stream, correlation, copyKind: 1 an upload from pinned memory, 2 a read-back into it) of 16 MB each,
+    or of ``sizes`` (bytes per copy), ``ids`` the process's global pid and the thread's global tid.  One home for the
+    generators' tails (h37-bursts34)."""
     gpid, gtid = ids
     api.insert(con, gtid)
     if nvtx:  # an export without NVTX ranges has no table for them
@@ -4119,10 +4126,11 @@ def _insert_loop_rows(con: sqlite3.Connection, api: _Calls, ids: tuple[int, int]
                         "VALUES (?,?,59,?,?,0)", [(s, e, text, gtid) for s, e, text in nvtx])
     con.executemany(_KERNEL_INSERT, [(s, e, 0, 1, st, c, gpid, n, n, 32, *dims, 0, 0, 0, 0, j, None, None)
                                      for j, (s, e, st, c, n) in enumerate(kern)])
+    sizes = sizes or [16_000_000] * len(copies)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, "
-                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,16000000,?,"
-                    "?,?)", [(s, e, st, c, gpid, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
-                             for s, e, st, c, k in copies])
+                    "correlationId, globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,?,?,?,?,?,?,?)",
+                    [(s, e, st, c, gpid, n, k, 1 if k == 1 else 2, 2 if k == 1 else 1)
+                     for (s, e, st, c, k), n in zip(copies, sizes)])
 
 
 def write_graph_decode(path: str, warmup: int = 6, decode: int = 40, fillers: int = 8, period_us: float = 1440.0,

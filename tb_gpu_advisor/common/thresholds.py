@@ -413,6 +413,11 @@ _TABLE: tuple[Threshold, ...] = (
        "GPU works under a hundredth of the bursts' span (a compiled model's first call: 70 us of kernels in 3.2 s) "
        "holds pauses of the host's, not iterations", "share of the span of the GPU's bursts under which the GPU's busy "
        "time makes the bursts no iterations, where most of their kernel time runs in one burst only", "below"),
+    _t("steps.transfer_bytes_share", 0.5, "share", "Advisor: a loop moves the same tensors every iteration, their size "
+       "set by the batch's length (a ragged last batch, sequences padded to each batch's longest), while a program's "
+       "phases move tensors of their own; within a factor of two, as the batch's length varies", "share of the larger "
+       "of two bursts' matching transfers (the same direction, memory kinds, GPU and stream) the smaller must move for "
+       "the two bursts of kernels to make the same transfers", "below"),
     _t("steps.body_bursts_share", 0.5, "share", "Advisor: a loop's body runs in every iteration, so where the GPU's "
        "bursts are its iterations some of the same work runs in each of them; a window whose work runs in under half "
        "of its bursts (a test loop's 16 iterations cut into 85 bursts by first launches, later ones merged) holds "

@@ -16,14 +16,14 @@ from tb_gpu_advisor.common.fmt import pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.trace import DeviceEvents
+from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _busy_clusters, copies_alone_repeat, copy_bursts_repeat
 from tb_gpu_advisor.steps.reading import _Reading
 from tb_gpu_advisor.steps.recurring import recurring_note, recurring_turns
 from tb_gpu_advisor.steps.types import PS_PER_MS
 
 
-def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts: np.ndarray
-                             ) -> tuple[int, int] | None:
+def _bursts_holding_backward(job: Job | None, t: BurstTable) -> tuple[int, int] | None:
     """(bursts holding a gradient kernel, bursts) of a training job's GPU bursts (``starts``), where fewer than half
     hold one and at least one does; else None.
 
@@ -32,20 +32,16 @@ def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts
     pauses inside one eager step -- and the window holds no more iterations than the bursts that do (casio's TF 1.15
     NeRF: 85 bursts, 2 with a ``ReluGradHalfKernelVector``, read as 83 steps of 3.88 ms).  Where no kernel is named
     as a gradient's, names say nothing either way."""
-    if job is None or job.kind.kind != "training" or starts.size < 3:
+    if job is None or job.kind.kind != "training" or t.size < 3:
         return None
-    held = np.zeros(starts.size, bool)
-    for d in active:
-        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
-        k = np.searchsorted(starts, d.start[grad], side="right") - 1
-        held[k[k >= 0]] = True
-    n = int(held.sum())
+    grad = np.fromiter((devices.gradient_kernel_one(n) for n in t.names), bool, len(t.names))
+    n = int(t.holding(grad[t.name]).sum())
     # a range k >= 2 times an iteration holds the backward in 1/k of its windows: half of them at most -- exactly half
     # for a model of 2 layers (h37-randjobs5: Megatron's 2-layer ranges, 30 "steps" of 15 iterations)
-    return (n, int(starts.size)) if 0 < n and 2 * n <= starts.size else None
+    return (n, t.size) if 0 < n and 2 * n <= t.size else None
 
 
-def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
+def _one_off_bursts(job: Job | None, t: BurstTable) -> str | None:
     """Why the GPU's bursts are no iterations of one loop, in words (the whole capture's note), where the bursts
     holding the capture's one-time costs (``job.phase``: module loading, library start-up) run kernel work that no
     other burst runs again -- most of their kernel time in kernels no later burst runs, and more of it than every
@@ -56,8 +52,9 @@ def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndar
     the ``print`` of its result in a dozen small bursts) has no warm-up iteration: dropping the bursts that hold the
     start-up dropped the program's only GEMM and its upload, and averaged the ``print``'s 3.7 ms of small kernels as
     its "steady state".  Its window is one pass."""
-    if job is None or starts.size < 3 or not job.phase.start.size:
+    if job is None or t.size < 3 or not job.phase.start.size:
         return None
+    starts, ends = t.starts, t.ends
     cold = np.zeros(starts.size, bool)
     k = np.searchsorted(starts, job.phase.start, side="right") - 1
     inside = (k >= 0) & (job.phase.start < ends[np.clip(k, 0, None)])
@@ -66,21 +63,13 @@ def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndar
     cold[k[ahead] + 1] = True  # that burst's: the work it launches waits for it
     if not cold.any() or cold.all():
         return None
-    once = again = steady = 0.0
-    for d in active:
-        kern = np.flatnonzero(d.kind == devices.KIND_KERNEL)
-        if not kern.size:
-            continue
-        b = np.searchsorted(starts, d.start[kern], side="right") - 1
-        inb = b >= 0
-        kern, b = kern[inb], b[inb]
-        dur = (d.end[kern] - d.start[kern]).astype(np.float64)
-        in_cold = cold[b]
-        steady_names = set(np.unique(d.name[kern[~in_cold]]).tolist())
-        repeated = np.fromiter((int(n) in steady_names for n in d.name[kern].tolist()), bool, kern.size)
-        once += float(dur[in_cold & ~repeated].sum())
-        again += float(dur[in_cold & repeated].sum())
-        steady += float(dur[~in_cold].sum())
+    kern = np.flatnonzero((t.kind == devices.KIND_KERNEL) & (t.burst >= 0))
+    name = t.per_gpu_name()[kern]  # each GPU's kernels judged by that GPU's other bursts
+    in_cold = cold[t.burst[kern]]
+    repeated = np.isin(name, name[~in_cold])
+    dur = t.time[kern]
+    once, again = float(dur[in_cold & ~repeated].sum()), float(dur[in_cold & repeated].sum())
+    steady = float(dur[~in_cold].sum())
     if once <= 0.0 or once <= again or once <= steady:
         return None
     return (f"no step markers found; the GPU's bursts are no iterations: the {plural(int(cold.sum()), 'burst')} "
@@ -89,26 +78,21 @@ def _one_off_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndar
             f"ran its work once, and the whole capture is analysed as one pass; per-step numbers are capture totals")
 
 
-def _kernel_time_once_again(active: list[DeviceEvents], starts: np.ndarray) -> tuple[float, float]:
+def _kernel_time_once_again(t: BurstTable) -> tuple[float, float]:
     """(ps of kernel time in kernels that run in one burst only, ps in kernels that run in two bursts or more) over
-    ``active``'s kernels, each burst starting at ``starts``; kernels by name."""
-    once = again = 0.0
-    for d in active:
-        kern = np.flatnonzero(d.kind == devices.KIND_KERNEL)
-        b = np.searchsorted(starts, d.start[kern], side="right") - 1
-        kern, b = kern[b >= 0], b[b >= 0]
-        if not kern.size:
-            continue
-        pairs = np.unique(np.stack([d.name[kern].astype(np.int64), b]), axis=1)
-        names, runs = np.unique(pairs[0], return_counts=True)
-        repeated = np.isin(d.name[kern], names[runs > 1])
-        dur = (d.end[kern] - d.start[kern]).astype(np.float64)
-        once += float(dur[~repeated].sum())
-        again += float(dur[repeated].sum())
-    return once, again
+    the bursts' kernels; kernels by name, each GPU's apart."""
+    kern = (t.kind == devices.KIND_KERNEL) & (t.burst >= 0)
+    if not kern.any():
+        return 0.0, 0.0
+    name = t.per_gpu_name()
+    pairs = np.unique(np.stack([name[kern], t.burst[kern]]), axis=1)
+    names, runs = np.unique(pairs[0], return_counts=True)
+    repeated = np.isin(name[kern], names[runs > 1])
+    dur = t.time[kern]
+    return float(dur[~repeated].sum()), float(dur[repeated].sum())
 
 
-def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray) -> str | None:
+def _unlike_bursts(active: list[DeviceEvents], t: BurstTable) -> str | None:
     """Why the GPU's bursts are no iterations, in words (the whole capture's note), where the GPU works a negligible
     share of the bursts' span (``steps.idle_bursts_share``) and most of the bursts' kernel time runs in kernels only
     one burst runs; else None.
@@ -120,8 +104,9 @@ def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndar
     and its one cuBLAS GEMM, each burst after seconds of compiling on the host -- read as 4 "steps" of 160.6 ms
     because the fill ran twice.  A loop's iterations repeat their kernels, and a GPU idle 99% of the bursts' span is
     waiting on the host between them, not running iterations."""
-    if starts.size < 2:
+    if t.size < 2:
         return None
+    starts, ends = t.starts, t.ends
     span = float(ends[-1] - starts[0])
     busy = 0.0
     for d in active:
@@ -129,7 +114,7 @@ def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndar
         busy += float((ue - us).sum())
     if span <= 0.0 or busy >= T("steps.idle_bursts_share") * span:
         return None
-    once, again = _kernel_time_once_again(active, starts)
+    once, again = _kernel_time_once_again(t)
     if once <= again:
         return None
     return (f"no step markers found; the GPU's {starts.size} bursts are no iterations: the GPU works "
@@ -140,7 +125,7 @@ def _unlike_bursts(active: list[DeviceEvents], starts: np.ndarray, ends: np.ndar
             f"analysed as one pass; per-step numbers are capture totals")
 
 
-def _body_in_few_bursts(active: list[DeviceEvents], starts: np.ndarray) -> str | None:
+def _body_in_few_bursts(t: BurstTable) -> str | None:
     """Why the GPU's bursts are no iterations, in words (the whole capture's note), where no kernel or copy (by name)
     runs in ``steps.body_bursts_share`` of the inner bursts (all but the window's first and last, which the window may
     cut) or more; else None.  Only with three inner bursts or more.
@@ -152,27 +137,21 @@ def _body_in_few_bursts(active: list[DeviceEvents], starts: np.ndarray) -> str |
     Swin block's test loop on an RTX A4000 -- 16 iterations, each an upload, a ``grid_sampler`` and a forward --
     made 85 bursts of 1 to 250 events (the busiest kernel in 35 of the 83 inner ones), read as 74 "steps" of
     10.9 ms where the warm iterations took ~14 ms."""
-    if starts.size - 2 < 3:
+    if t.size - 2 < 3:
         return None
-    runs: dict[str, set[int]] = {}
-    for d in active:
-        b = np.searchsorted(starts, d.start, side="right") - 1
-        inner = (b >= 1) & (b <= starts.size - 2)
-        for n, k in set(zip(d.name[inner].tolist(), b[inner].tolist())):
-            runs.setdefault(d.names[n], set()).add(k)
-    widest = max((len(v) for v in runs.values()), default=0)
-    inner_n = int(starts.size) - 2
+    inner = (t.burst >= 1) & (t.burst <= t.size - 2)
+    widest = int(t.bursts_per_name(inner).max()) if inner.any() else 0
+    inner_n = t.size - 2
     if widest >= T("steps.body_bursts_share") * inner_n:
         return None
-    return (f"no step markers found; the GPU's {starts.size} bursts are no iterations: a loop's body runs in every "
+    return (f"no step markers found; the GPU's {t.size} bursts are no iterations: a loop's body runs in every "
             f"iteration, but no kernel or copy runs in more than {widest} of the {inner_n} inner bursts (the window's "
             f"first and last set aside), so the bursts are pieces of iterations -- cut by the host's pauses, or "
             f"several run back to back -- not iterations; the whole capture is analysed as one pass; per-step numbers "
             f"are capture totals")
 
 
-def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.ndarray, ends: np.ndarray
-                      ) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+def _join_copy_bursts(job: Job | None, t: BurstTable) -> tuple[tuple[np.ndarray, np.ndarray], int]:
     """((starts, ends), bursts joined) of the GPU's bursts with each burst that holds no kernel (copies or memsets
     alone) joined to the next burst, the last such to the one before it -- a training job's wherever some burst holds
     kernels, any other job's where only one does --; the bursts unchanged elsewhere.
@@ -188,16 +167,13 @@ def _join_copy_bursts(job: Job | None, active: list[DeviceEvents], starts: np.nd
     copy's name (h37-asyncslow32).  Where other jobs run kernels in several bursts their copies' bursts stay apart: a
     program that is no training loop may run a phase of copies alone (``wild/mordred_rtx6000_hashjoin``'s 128 uploads
     before its queries)."""
+    starts, ends = t.starts, t.ends
     if job is None or starts.size < 2:
         return (starts, ends), 0
-    held = np.zeros(starts.size, bool)
-    for d in active:
-        work = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
-        k = np.searchsorted(starts, d.start[work], side="right") - 1
-        held[k[k >= 0]] = True
+    held = t.holding(t.work)
     if held.all() or not held.any() or (job.kind.kind != "training" and int(held.sum()) > 1):
         return (starts, ends), 0
-    if job.kind.kind != "training" and copy_bursts_repeat(active, starts):
+    if job.kind.kind != "training" and copy_bursts_repeat(t):
         return (starts, ends), 0
     out_s: list[int] = []
     out_e: list[int] = []
@@ -261,7 +237,7 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
     one_pass = None  # a program's copy bursts joined to its one burst of kernels: said unless another check speaks
     if cl is not None:
         bursts = cl[0].size
-        whole, n = _join_copy_bursts(job, r.active, *cl)
+        whole, n = _join_copy_bursts(job, BurstTable.of(r.active, *cl))
         note = (f"{_whose(job)} GPU work runs in {bursts} bursts, {plural(n, 'burst')} of them copies alone (no "
                 f"kernel): iterations of one loop run its kernels every time, so such a burst is part of one -- its "
                 f"input's upload or its results' read-back -- and the window holds one iteration; the whole capture "
@@ -272,7 +248,8 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
             cl, r.whole_note, r.guessed = None, note, True
         else:
             one_pass = note
-    backward = _bursts_holding_backward(job, r.active, cl[0]) if cl is not None else None
+    t = BurstTable.of(r.active, *cl) if cl is not None else None  # the bursts' one table: every reading below asks it
+    backward = _bursts_holding_backward(job, t) if t is not None else None
     if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
         cl = None
         r.whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, with a gradient kernel "
@@ -281,22 +258,22 @@ def _burst_steps(r: _Reading, job: Job | None) -> None:
                         f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
                         f"per-step numbers are capture totals")
         r.guessed = backward[0] <= 1  # "at most one iteration": the window read as one, a guess
-    once = _one_off_bursts(job, r.active, *cl) if cl is not None else None
+    once = _one_off_bursts(job, t) if cl is not None else None
     if once is not None:  # the work of the bursts holding one-time costs never runs again: no warm-up iterations
         cl = None
         r.whole_note = once
-    unlike = _unlike_bursts(r.active, *cl) if cl is not None else None
+    unlike = _unlike_bursts(r.active, t) if cl is not None else None
     if unlike is not None and cl is not None:  # a GPU idle between bursts that share no compute: one pass
         r.whole_note, r.unlike = unlike, len(cl[0])
         cl = None
-    by_name = copies_alone_repeat(r.active, cl[0]) if cl is not None else None
+    by_name = copies_alone_repeat(t) if cl is not None else None
     if by_name is not None and cl is not None:  # only copies' names repeat, beside kernels: one pass
         r.whole_note = (f"no step markers found; the GPU's {cl[0].size} bursts are no iterations: no kernel runs in two "
                         f"of them, and the only work they share is copies named by their direction and memory kinds "
                         f"({by_name}), no work of the program's own; the whole capture is analysed as one pass; "
                         f"per-step numbers are capture totals")
         cl = None
-    scattered = _body_in_few_bursts(r.active, cl[0]) if cl is not None else None
+    scattered = _body_in_few_bursts(t) if cl is not None else None
     if scattered is not None:  # no work runs in most bursts: they are no iterations of one loop's body
         r.whole_note = scattered
         cl = None

@@ -2,8 +2,8 @@
 clusters apart by an idle gap much longer than the usual one (:func:`_busy_clusters`), or by the host's sync between
 them (:func:`_synced_bursts`); a gap the host spends inside one op or range is no gap between iterations
 (:func:`_gaps_inside_one_range`), and bursts that share no work are no repeats (:func:`_bursts_repeat`; copies by
-their name only between bursts of copies alone, :func:`copies_alone_repeat`; bursts of kernels by their whole
-transfers, :func:`_burst_transfers`).
+their name only between bursts of copies alone, :func:`copies_alone_repeat`; bursts of kernels by their transfers,
+:func:`_transfers_repeat`).  Every reading asks the bursts' one table (``steps.burst_table.BurstTable``).
 
 Why: with no marker, range or span, the GPU's idleness is the last evidence of where one iteration ends -- a guess
 (low confidence), so each cut must show repeated work.
@@ -17,6 +17,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents
+from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.types import PS_PER_MS
 
 
@@ -70,7 +71,7 @@ def _busy_clusters(devs: list[DeviceEvents], h: HostEvents | None = None, launch
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
     ends = np.concatenate([ue[big], [ue[-1]]])
-    if not _bursts_repeat(own, keep, starts, by_copies=True):
+    if not _bursts_repeat(BurstTable.of(own, starts, ends, keep), by_copies=True):
         return None
     return starts, ends
 
@@ -141,118 +142,130 @@ def _synced_bursts(h: HostEvents, us: np.ndarray, ue: np.ndarray) -> tuple[np.nd
     return np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]
 
 
-def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False
-                   ) -> bool:
-    """Whether some of the work runs in two bursts or more: steps are iterations, so bursts are steps only where the
-    work repeats across them.  Bursts that share nothing are one pass of a program cut at its host's pauses, not
-    iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code, then one kernel and a read-back --
-    two "steps" of 7.4 s that were a single run).
+def _bursts_repeat(t: BurstTable, by_copies: bool = False) -> bool:
+    """Whether some of the program's own work (the table's ``own`` rows) runs in two bursts or more: steps are
+    iterations, so bursts are steps only where the work repeats across them.  Bursts that share nothing are one pass of
+    a program cut at its host's pauses, not iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code,
+    then one kernel and a read-back -- two "steps" of 7.4 s that were a single run).
 
     The work is a kernel or collective by name; a copy or fill is the same work by its name only between two bursts
-    that run no kernel (:func:`_burst_names`): its name is its direction and memory kinds, no program's own, so a copy
-    that bursts of kernels share is no evidence of a loop -- ParallelKernelsTest's three tests run once, at scalings 2
-    and 4, each uploading 16 MB from pinned memory, read as 2 "steps" with the first test their warm-up
+    that run no kernel (:func:`_copies_between_copy_bursts`): its name is its direction and memory kinds, no program's
+    own, so a copy that bursts of kernels share is no evidence of a loop -- ParallelKernelsTest's three tests run once,
+    at scalings 2 and 4, each uploading 16 MB from pinned memory, read as 2 "steps" with the first test their warm-up
     (h37-hostalloc32) -- while a loop of copies alone (a bandwidth test) still repeats.  Bursts of kernels repeat by
-    their copies where each makes the same transfers (:func:`_burst_transfers`).  ``by_copies``: any copy by its name
+    their transfers where two make the same ones (:func:`_transfers_repeat`).  ``by_copies``: any copy by its name
     too -- the busy clusters' first gate, so that a training job's own readings of its bursts (a burst of copies alone
     joined to its iteration, bursts without a backward) speak first; ``steps.burst_steps`` asks again without it."""
-    seen: dict[tuple[int, int], int] = {}  # (what, its hash) -> the first burst it ran in
-    for key, b in _burst_names(own, keep, starts, by_copies):
-        first = seen.setdefault(key, b)
-        if first != b:
-            return True
-    return False
+    work = t.own & t.work
+    if t.in_two(work):
+        return True
+    copies = t.own & ~t.work
+    if t.in_two(copies if by_copies else _copies_between_copy_bursts(t)):
+        return True
+    return not by_copies and _transfers_repeat(t)  # every copy by its name already: the transfers add nothing
 
 
-_WORK, _COPY, _TRANSFERS = 0, 1, 2  # what a key of :func:`_burst_names` hashes: a kernel's name, a copy's, a burst's copies
+def _copies_between_copy_bursts(t: BurstTable) -> np.ndarray:
+    """The rows (a mask) of the program's copies and fills that run in bursts running no kernel or collective (work
+    before the first burst, if any, a burst of its own)."""
+    work = t.own & t.work
+    held = t.holding(work)
+    held_before = bool((t.burst[work] < 0).any())
+    in_work_burst = np.where(t.burst >= 0, held[np.maximum(t.burst, 0)], held_before)
+    return t.own & ~t.work & ~in_work_burst
 
 
-def _burst_names(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray, by_copies: bool = False,
-                 transfers: bool = True) -> list[tuple[tuple[int, int], int]]:
-    """((what, its hash), burst) for the work that runs in each burst, what :func:`_bursts_repeat` reads: each kernel
-    or collective's name (``_WORK``); each copy or fill's name (``_COPY``) in bursts that run no kernel or collective
-    (in every burst where ``by_copies``); and, without ``by_copies``, each burst of kernels' transfers taken together
-    (``_TRANSFERS``, :func:`_burst_transfers`; left out where ``transfers`` is False: a caller that reads the copies'
-    names alone need not hash every burst's copies)."""
-    pairs: list[tuple[tuple[int, int], int]] = []
-    with_kernels: set[int] = set()
-    for d, k in zip(own, keep):
-        burst = np.searchsorted(starts, d.start[k], side="right") - 1
-        work = (d.kind[k] == devices.KIND_KERNEL) | (d.kind[k] == devices.KIND_COLLECTIVE)
-        with_kernels.update(np.unique(burst[work]).tolist())
-        names = np.asarray([hash(n) for n in d.names], np.int64)[d.name[k]]
-        for is_work in (True, False):
-            sel = work == is_work
-            for name, b in np.unique(np.stack([names[sel], burst[sel]]), axis=1).T.tolist():
-                pairs.append(((_WORK if is_work else _COPY, name), b))
-    if by_copies:  # every copy by its name already: the transfers add nothing
-        return pairs
-    pairs = [(key, b) for key, b in pairs if key[0] != _COPY or b not in with_kernels]
-    if not transfers:
-        return pairs
-    made = _burst_transfers(own, keep, starts)
-    return pairs + [((_TRANSFERS, t), b) for b, t in made.items() if b in with_kernels]
+def _transfers_repeat(t: BurstTable) -> bool:
+    """Whether two bursts of kernels make the same transfers: the same copies and fills -- each by its name
+    (direction and memory kinds), GPU and stream, as many of each -- beside as many kernels on each stream, and each
+    transfer's bytes within ``steps.transfer_bytes_share`` of its match's.
+
+    Why: a loop's iteration moves the same data every time -- its batch's upload, its loss's read-back, from the same
+    memory on the same stream -- whatever its kernels are called, so two bursts of kernels making the same transfers
+    are evidence of one loop where the names of kernels are none (a program whose kernels are compiled and named
+    afresh each iteration, h37-bursts34).  What may vary is how much each moves: a batch of variable-length sequences
+    or a ragged last batch uploads fewer bytes through the same copies (h37-bursts35), so bytes match within a bound,
+    not exactly; what an iteration does -- which copies, on which streams, how many, and how many kernels -- does not
+    vary.  A program run once through several phases makes each phase's transfers apart: ParallelKernelsTest's three
+    tests each upload 16 MB buffers, but each test on streams of its own (14-18, 19-23, 24-28 in the GTX 1060
+    captures); a training pass's loss read-back (bytes) and an evaluation's logits (megabytes) are different tensors.
+    A copy of unknown size tells nothing: its burst makes no transfers to match."""
+    return bool(_same_transfers(t, T("steps.transfer_bytes_share")))
 
 
-def _burst_transfers(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> dict[int, int]:
-    """Burst -> a hash of all its copies and fills, each by its name (direction and memory kinds), its bytes and its
-    GPU and stream, as many of each as it runs; only for bursts that run some, every one of known size.
-
-    Why: a loop's iteration moves the same data every time -- its batch's upload, its loss's read-back: the same
-    bytes, from the same memory, on the same stream -- whatever its kernels are called, so two bursts of kernels
-    making the same transfers are evidence of one loop where the names of kernels are none (a program whose kernels
-    are compiled and named afresh each iteration).  A program run once through several phases makes each phase's
-    transfers apart: ParallelKernelsTest's three tests each upload 16 MB buffers, but each test on streams of its own
-    (14-18, 19-23, 24-28 in the GTX 1060 captures), and a one-pass vector add's two first uploads share no burst's
-    whole set of transfers with the rest.  A copy of unknown size tells nothing: its burst gets no hash."""
-    items: dict[int, list[tuple[int, str, int, str, int]]] = {}
-    unknown: set[int] = set()
-    for d, k in zip(own, keep):
-        moved = np.flatnonzero(k & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE))
-        if not moved.size:
-            continue
-        rows = np.stack([np.searchsorted(starts, d.start[moved], side="right") - 1, d.name[moved].astype(np.int64),
-                         d.mem_bytes[moved].astype(np.int64), d.stream[moved].astype(np.int64)], axis=1)
-        unknown.update(np.unique(rows[rows[:, 2] < 0, 0]).tolist())
-        kinds, counts = np.unique(rows, axis=0, return_counts=True)
-        for (b, name, nbytes, stream), n in zip(kinds.tolist(), counts.tolist()):
-            where = d.stream_names[stream] if 0 <= stream < len(d.stream_names) else str(stream)
-            items.setdefault(b, []).append((d.gpu, d.names[name], nbytes, where, n))
-    return {b: hash(tuple(sorted(v))) for b, v in items.items() if b not in unknown}
+def _same_transfers(t: BurstTable, share: float) -> set[int]:
+    """The bursts of kernels whose transfers another burst makes again (:func:`_transfers_repeat`), each transfer's
+    bytes at least ``share`` of its match's (1.0: exactly)."""
+    groups: dict[tuple, list[tuple[int, np.ndarray]]] = {}
+    for b, (shape, sizes) in _transfer_shapes(t).items():
+        groups.setdefault(shape, []).append((b, sizes))
+    out: set[int] = set()
+    for rows in groups.values():
+        if len(rows) > 1:
+            matched = _matched(np.stack([sizes for _, sizes in rows]), share)
+            out.update(b for (b, _), m in zip(rows, matched.tolist()) if m)
+    return out
 
 
-def copy_bursts_repeat(devs: list[DeviceEvents], starts: np.ndarray) -> bool:
-    """Whether two of the GPU's bursts (``starts``) that run no kernel run a copy or fill of the same name (Unified
-    Memory migrations, the driver's paging, left out).
+def _transfer_shapes(t: BurstTable) -> dict[int, tuple[tuple, np.ndarray]]:
+    """Burst -> (what it moves: its copies' and fills' (GPU, name, stream, how many) and its kernels' (GPU, stream,
+    how many), each sorted; the bytes of each copy in that order, smallest first per kind) for the bursts of kernels
+    that make transfers, every one of known size."""
+    work = t.own & t.work & (t.burst >= 0)
+    held = t.holding(work)
+    copy = t.own & ~t.work & (t.burst >= 0)
+    copy &= held[np.maximum(t.burst, 0)]
+    unknown = set(t.burst[copy & (t.nbytes < 0)].tolist())
+    moved: dict[int, dict[tuple[int, str, str], list[int]]] = {}
+    for r in np.flatnonzero(copy).tolist():
+        b = int(t.burst[r])
+        if b not in unknown:
+            key = (int(t.gpu[r]), t.names[int(t.name[r])], t.streams[int(t.stream[r])][1])
+            moved.setdefault(b, {}).setdefault(key, []).extend([int(t.nbytes[r])] * int(t.count[r]))
+    kernels: dict[int, dict[tuple[int, str], int]] = {}
+    for r in np.flatnonzero(work & np.isin(t.burst, list(moved))).tolist():
+        per = kernels.setdefault(int(t.burst[r]), {})
+        key = (int(t.gpu[r]), t.streams[int(t.stream[r])][1])
+        per[key] = per.get(key, 0) + int(t.count[r])
+    out: dict[int, tuple[tuple, np.ndarray]] = {}
+    for b, items in moved.items():
+        keys = sorted(items)
+        shape = (tuple((k, len(items[k])) for k in keys), tuple(sorted(kernels.get(b, {}).items())))
+        out[b] = shape, np.concatenate([np.sort(np.asarray(items[k], np.int64)) for k in keys])
+    return out
+
+
+def _matched(sizes: np.ndarray, share: float) -> np.ndarray:
+    """Per row of ``sizes`` (bursts x their transfers' bytes, in one order): whether another row matches it, each
+    transfer's smaller bytes at least ``share`` of the larger (two of zero bytes alike)."""
+    out = np.zeros(sizes.shape[0], bool)
+    for i in range(sizes.shape[0]):
+        lo, hi = np.minimum(sizes[i], sizes), np.maximum(sizes[i], sizes)
+        ok = (lo >= share * hi).all(axis=1)
+        ok[i] = False
+        out[i] = bool(ok.any())
+    return out
+
+
+def copy_bursts_repeat(t: BurstTable) -> bool:
+    """Whether two of the GPU's bursts that run no kernel run a copy or fill of the same name (Unified Memory
+    migrations, the driver's paging, left out).
 
     Why: a loop of copies alone -- a bandwidth sweep, its one check kernel after it -- runs its copies in every
     iteration, so its kernel-less bursts repeat among themselves and are its iterations; a one-pass program's
-    copy-only bursts (an upload before its one burst of kernels, a read-back after it) are each run once.  The pairs
-    :func:`_burst_names` gives without ``by_copies`` hold a copy's name exactly for the bursts that run no kernel."""
-    own, keep = _own_work(devs)
-    seen: dict[int, int] = {}
-    for (what, name), b in _burst_names(own, keep, starts, transfers=False):
-        if what == _COPY and b >= 0 and seen.setdefault(name, b) != b:
-            return True
-    return False
+    copy-only bursts (an upload before its one burst of kernels, a read-back after it) are each run once."""
+    return t.in_two(_copies_between_copy_bursts(t) & (t.burst >= 0))
 
 
-def copies_alone_repeat(devs: list[DeviceEvents], starts: np.ndarray) -> str | None:
-    """The copies' names that make the GPU's bursts (``starts``) repeat, where nothing else does: no kernel runs in
-    two bursts, and no copy in two bursts that run no kernel; None where the bursts repeat without them.
+def copies_alone_repeat(t: BurstTable) -> str | None:
+    """The copies' names that make the GPU's bursts repeat, where nothing else does: no kernel runs in two bursts, and
+    no copy in two bursts that run no kernel; None where the bursts repeat without them.
 
     Why: :func:`_busy_clusters` takes a copy's name for the same work in any two bursts, so that a training job's own
     readings of its bursts speak first; a copy's name is its direction and memory kinds, and a burst of kernels and
     another that share only such a name are no iterations of one loop (h37-hostalloc32: ParallelKernelsTest's three
     tests, each run once, sharing 16 MB pinned uploads)."""
-    busy = _program_busy(devs)
-    if busy is None or starts.size < 2:
+    if t.size < 2 or _bursts_repeat(t):
         return None
-    own, keep = busy[0], busy[1]
-    if _bursts_repeat(own, keep, starts):
-        return None
-    names: set[str] = set()
-    for d, k in zip(own, keep):
-        copies = k & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
-        names.update(d.names[int(n)] for n in np.unique(d.name[copies]).tolist())
+    names = {t.names[int(n)] for n in np.unique(t.name[t.own & ~t.work]).tolist()}
     return ", ".join(f"`{n}`" for n in sorted(names)[:3]) or None

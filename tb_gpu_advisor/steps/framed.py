@@ -16,6 +16,7 @@ from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.model.trace import DeviceEvents, Trace
+from tb_gpu_advisor.steps.burst_table import BurstTable
 from tb_gpu_advisor.steps.bursts import _bursts_repeat, _program_busy, _synced_bursts
 from tb_gpu_advisor.steps.drop import _in_warmup_ranges
 
@@ -167,7 +168,7 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     ends = ends.copy()
     ends[hi - 1] = max(int(ends[hi - 1]), frame_end)  # the frame ends after its last pass, as a part mark's frame does
     inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
-    if not _bursts_repeat(own, inside, starts[lo:hi]):
+    if not _bursts_repeat(BurstTable.of(own, starts[lo:hi], ends[lo:hi], inside)):
         return None
     note = (f"no step markers found; steps inferred from the GPU's bursts (each ended where the GPU fell idle and the "
             f"host waited on it or paused), some of the same work running in several of them; the steps are the "
@@ -200,7 +201,7 @@ def _framed_pass(trace: Trace, active: list[DeviceEvents], job: Job | None) -> t
     own, keep = busy[0], busy[1]
     lo, end = found.first, max(int(ends[found.first]), found.end_ps)
     upto = [k & (d.start <= end) for d, k in zip(own, keep)]
-    if not _bursts_repeat(own, upto, np.array([starts[0], starts[lo]])):  # the warm-up ran the same work
+    if not _bursts_repeat(BurstTable.of(own, np.array([starts[0], starts[lo]]), keep=upto)):  # the warm-up ran the same work
         return None
     note = (f"one pass: the program's one range `{found.name}` holds one of the GPU's {starts.size} bursts (each "
             f"ended where the GPU fell idle and the host waited on it or paused), the pass it times: the step; "

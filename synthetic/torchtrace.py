@@ -3039,3 +3039,38 @@ def write_concurrent_streams(path: str, steps: int = 6, streams: int = 4, kernel
     ms = kernel_us / 1000
     return {"steps": steps, "streams": streams, "kernel_busy_ms": ms, "summed_kernel_ms": streams * ms,
             "class_ms": {"matmul/conv": ms / streams, "elementwise": ms * (streams - 1) / streams}}
+
+
+def write_first_op_call(path: str, steps: int = 5, first_ms: float = 300.0, started: bool = True,
+                        busy: bool = False) -> dict[str, Any]:
+    """A loop of ``steps`` marked steps with CPU and CUDA activity, each a long GEMM then a convolution, whose first
+    ``aten::conv2d`` call spends ``first_ms`` more on the host (a library's lazy start-up, cuDNN's handle: the op's own
+    code, no runtime call).  ``started``: the process starts its runtime in the window (``cuModuleGetLoadingMode``
+    first, as an Nsight-era CUDA 12 records it), so that call is the process's first; else the window opens mid-run.
+    ``busy``: the step's GEMM runs ``first_ms`` on the GPU, queued before the convolution, so the GPU is busy through
+    the long first call (the host then waits for GPU work, no start-up); else it takes 200 us and the GPU idles.
+    Truth by construction: the first call is a one-time cost of ``first_ms`` exactly when ``started`` and not
+    ``busy``."""
+    r = Rank(rank=0, pid=4300, device=0)
+    if started:
+        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cuModuleGetLoadingMode", "pid": r.pid, "tid": r.pid,
+                       "ts": round(r.host_us, 3), "dur": 3.0, "args": {"cbid": 0, "correlation": 0}})
+        r.host_us += 20.0
+    gemm_us = first_ms * 1000.0 if busy else 200.0
+
+    def body(rank: Rank, first: bool) -> None:
+        rank.kernel("aten::mm", "ampere_sgemm_128x64_tn", gemm_us, args=mm_args("aten::mm", 4096, 4096, 4096, "float"))
+        conv = rank.cpu("aten::conv2d", 0.0, advance=False)
+        rank.host_us += 4.0
+        if first:
+            rank.host_us += first_ms * 1000.0  # the op's own host work, paid once
+        rank.kernel("aten::cudnn_convolution", "sm80_xmma_fprop_implicit_gemm_tf32f32", 150.0)
+        conv["dur"] = round(rank.host_us + 2.0 - conv["ts"], 3)
+        rank.host_us += 4.0
+        rank.kernel("aten::relu", "void at::native::vectorized_elementwise_kernel<4, at::native::ReLU>", 20.0)
+        rank.sync()
+
+    for n in range(1, steps + 1):
+        r.step(n, lambda rank, first=(n == 1): body(rank, first))
+    write_doc(path, trace_doc(r, 1))
+    return {"first_call_ms": first_ms, "one_time": started and not busy, "steps": steps}

@@ -32,7 +32,7 @@ PS_PER_US = 1e6
 class OneTime:
     """The capture's one-time costs (host time spans, ps) and its phase."""
 
-    phase: str  # "steady" | "warm-up" | "mixed"
+    phase: str  # "steady" | "warm-up" | "mixed" (the report's "one-pass": :func:`shown_phase`)
     evidence: str
     start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # disjoint, sorted
     end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -119,7 +119,7 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
     # with no start-up mark, a thread's first call that cannot wait for the GPU and lasts holds the runtime's start-up
     first = _first_async_calls(trace, launches) & ~rare & ~init & ~slow & ~ctx
     graph_s, graph_e = _captures(h)
-    first_ops = _slow_first_op_calls(trace, dur, fw)
+    first_ops = _slow_first_op_calls(trace, dur, fw, bool(started.starts))
     m = slow | init | comp | rare | ctx | first | first_ops
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
@@ -157,6 +157,29 @@ def one_time_costs(trace: Trace, fw: Framework, launches: list[np.ndarray] | Non
                    calls=np.flatnonzero(m).astype(np.int64))
 
 
+#: the phase of a capture of at most one step whose one-time costs read "steady" (:func:`shown_phase`)
+ONE_PASS = "one-pass"
+
+
+def shown_phase(phase: OneTime, steps_found: int, steps_kept: int) -> tuple[str, str]:
+    """(phase, evidence) as the report says them: ``phase``'s own, but "one-pass" where it reads "steady" and the
+    capture holds one step at most (``steps_found`` detected, ``steps_kept`` kept; one kept: a pass is analysed).
+
+    Why: "steady" says the capture shows the program's steady state, and a steady state is what repeats -- one pass
+    with no one-time cost read holds nothing to compare it with: its first call may pay what no later one would
+    (a host-side warm-up this stage cannot see).  The one-time costs are read before the steps are
+    (:func:`one_time_costs`), so the steps' count is asked here, where the report puts the two together.  The rules
+    keep reading ``OneTime.phase`` (no one-time cost read: no cold-start finding).
+
+    ASSUMPTION this replaces: *no one-time cost read is a steady state* (h37-lostmark34's *Left* 1):
+    ``wild/gpt2_b200_one_step``, one training iteration of 11.3 ms with no step marked, and
+    ``wild/part_forward_a100``'s one forward pass read phase "steady"."""
+    if phase.phase != "steady" or steps_found > 1 or steps_kept != 1:
+        return phase.phase, phase.evidence
+    return ONE_PASS, (f"{phase.evidence}; but the capture holds one pass and nothing in it repeats, so it shows no "
+                      "steady state to compare the pass with")
+
+
 def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> tuple[np.ndarray, float | None]:
     """The launches that load their modules (far slower than the typical launch, with the GPU idle through them, and
     not a launch that repeats), and the typical launch's duration (ps; None where every launch is over the one-time
@@ -189,10 +212,12 @@ def _slow_first_launches(trace: Trace, dur: np.ndarray, launch: np.ndarray) -> t
     return slow, median
 
 
-def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework) -> np.ndarray:
-    """Bool per host event: where the capture holds no GPU record, an op's first call that pays what only a first
-    call does -- at least ``job.one_time_call_ms``, longer than every later call of the same op, and
-    ``job.first_call_factor`` times their median (two later calls at least: one says nothing of the typical).
+def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework, started: bool = False) -> np.ndarray:
+    """Bool per host event: an op's first call that pays what only a first call does -- at least
+    ``job.one_time_call_ms``, longer than every later call of the same op, and ``job.first_call_factor`` times their
+    median (two later calls at least: one says nothing of the typical) -- where the capture holds no GPU record; where
+    it holds them, only where the process ``started`` its GPU runtime in the window (:func:`context_start`) and every
+    GPU sat idle through most of the call (:func:`_gpu_idle_through`).
 
     Why: with the GPU's side unrecorded (a legacy ``torch.autograd.profiler`` list, CUDA activity off, records lost)
     the runtime's calls and the GPU's idle -- what every other one-time reading here goes by -- are not there; the
@@ -203,11 +228,22 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework) -> np.nda
     ASSUMPTION this replaces: *a capture with no slow runtime call, start-up call or compilation holds no one-time
     cost*.  nachewigkeit/CropDefender's legacy list (``wild/legacy_list_cudnn_convs``) is one 3.46 s pass whose first
     ``aten::cudnn_convolution`` took 1.12 s (its 49 later calls a median of 322 us), the first ``aten::inverse`` 840
-    ms, the first ``aten::bmm`` 649 ms: "steady: no one-time costs"."""
+    ms, the first ``aten::bmm`` 649 ms: "steady: no one-time costs".
+
+    With GPU records (h37-steady35), the first launches' module loading is seen directly (:func:`_slow_first_launches`),
+    but a first call's host-only work is not: a library's lazy start-up or a handle made inside the op, Python's lazy
+    initialisation (``wild/mmagic_a100_pyprof_forward``: the first ``Tensor.cuda`` 1.27 s against 69 us after, the
+    first ``conv2d`` 1.05 s against 127 us, the GPU idle through both).  Two causes make a slow first call no
+    one-time cost there, each ruled out by what the capture shows: the window's first call of an op is the
+    process's first only where the process started in the window -- a server's window opened mid-run holds no first
+    call (``wild/sglang_mi300x_decode`` read 98% of its window as "first calls", the window's first long span of each
+    name); and a first call the GPU is busy through waits for GPU work, not for a start-up (``wild/d2d_v100``'s
+    first ``fbgemm::permute_sparse_features``, 9.8 ms against 170 us, the GPU busy)."""
     h = trace.h
     out = np.zeros(len(h), dtype=bool)
-    if any(len(d) for d in trace.devices) or len(h) < 3:
-        return out  # the GPU's records read the one-time costs (launch states, the GPU's idle through calls)
+    recorded = any(len(d) for d in trace.devices)
+    if (recorded and not started) or len(h) < 3:
+        return out  # a window opened mid-run: the first call of an op in it is no first call of the process
     op = ~h.name_mask(devices.is_runtime_call) & ~h.name_mask(fw.step_marker)
     idx = np.flatnonzero(op)
     if not idx.size:
@@ -223,6 +259,9 @@ def _slow_first_op_calls(trace: Trace, dur: np.ndarray, fw: Framework) -> np.nda
         head = float(dur[order[a]])
         if head > float(later.max()) and head >= T("job.first_call_factor") * float(np.median(later)):
             out[order[a]] = True
+    if recorded and out.any():  # the GPU busy through the call: it waited for GPU work, which no first call pays
+        idx = np.flatnonzero(out)
+        out[idx[~_gpu_idle_through(trace, h.start[idx].astype(np.int64), h.end[idx].astype(np.int64))]] = False
     return out
 
 

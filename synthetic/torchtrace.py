@@ -676,6 +676,14 @@ def _decode_at(share: float) -> Callable[[Rank], None]:
     return body
 
 
+def _decode_and_chain(r: Rank) -> None:
+    """The decode_near_peak_bw step's GEMVs, then the eager chain's element-wise ops: two fixes on two pools of kernel
+    time (filling the SMs of the GEMVs, fusing the chain), each within the kernel time above the GEMVs' floor, whose
+    sum is not."""
+    _decode_at(0.97)(r)
+    _eager_chain(r)
+
+
 def _sync_item(r: Rank) -> None:
     """``loss.item()`` after every layer: the host drains the GPU six times a step, then launches anew."""
     for _ in range(6):
@@ -1657,6 +1665,13 @@ SCENARIOS: dict[str, Scenario] = {
                                                "compute_ms": DECODE_GEMVS * decode_gemv_floor_us() / 0.30 / 1000,
                                                "idle_sm_ms": DECODE_GEMVS * (decode_gemv_floor_us() / 0.30 - 3.0)
                                                * (1 - DECODE_GEMV_GRID[0] / 132) / 1000}),
+    "decode_near_peak_and_chain": Scenario(1, _single(_decode_and_chain), [], [],
+                                           f"the decode_near_peak_bw step's {DECODE_GEMVS} GEMVs, then the eager_chain "
+                                           "step's 40 element-wise ops: filling the GEMVs' SMs and fusing the chain "
+                                           "together may take no more than the kernel time above the GEMVs' bytes' time",
+                                           extra={"floor_ms": DECODE_GEMVS * decode_gemv_floor_us() / 1000,
+                                                  "compute_ms": (DECODE_GEMVS * decode_gemv_floor_us() / 0.97
+                                                                 + 40 * EAGER_CHAIN_US) / 1000}),
     "tiny_ops": Scenario(1, _single(_tiny), ["launch_bound"], [],
                          "300 tanh kernels of 2.5 us per step, each after a 14 us launch", dtype=None),
     "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],

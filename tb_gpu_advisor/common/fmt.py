@@ -10,13 +10,14 @@ from __future__ import annotations
 def pct(x: float | None, digits: int = 1) -> str:
     """A fraction as a percentage: 0.1234 -> '12.3%'.  A share above zero that rounds to zero at these digits reads
     '<0.1%' ('<1%' at no digits), never '0.0%' beside the time it is a share of: "the GPU waiting in them 15 us of the
-    585.2 ms pass (0.0%)" said the wait was none (h37-coldshare34).  A share that is zero reads '0.0%'."""
+    585.2 ms pass (0.0%)" said the wait was none (h37-coldshare34).  A share that is zero reads '0.0%', -0.0 too; a
+    negative one that rounds to zero reads '-<0.1%', never '-0.0%', a zero with a sign (h37-floor35)."""
     if x is None:
         return "n/a"
-    text = f"{x * 100:.{digits}f}%"
-    if x > 0 and text == f"{0:.{digits}f}%":
-        return f"<{10.0 ** -digits:.{digits}f}%"
-    return text
+    text = f"{abs(x) * 100:.{digits}f}%"
+    if x != 0 and text == f"{0:.{digits}f}%":
+        text = f"<{10.0 ** -digits:.{digits}f}%"
+    return "-" + text if x < 0 else text
 
 
 def pct_part(x: float) -> str:

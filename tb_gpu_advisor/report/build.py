@@ -483,7 +483,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
     )
     # whether the window holds a step to promise is read off the host's own report (its steps, phase and ledger)
     hr.achievable = achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings,
-                               withheld=no_promise_reason([hr]))
+                               withheld=no_promise_reason([hr]), peak_floor_ms=m.flops.floor_ms_per_step)
     return hr
 
 

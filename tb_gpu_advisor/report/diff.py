@@ -653,7 +653,7 @@ def calibrate(base: Side, new: Side, hb: HostReport | None, base_findings: Seque
     fixed = [f for f in base_findings if f.id in fixed_ids]
     if not fixed or base.step_ms is None or new.step_ms is None or hb is None:
         return None
-    a = achievable(base.step_ms, hb.breakdown_ms, fixed)
+    a = achievable(base.step_ms, hb.breakdown_ms, fixed, peak_floor_ms=(hb.achievable or {}).get("peak_floor_ms"))
     predicted = base.step_ms - a["achievable_step_ms"]
     realised = base.step_ms - new.step_ms
     tol = T("diff.calibration_tolerance")

@@ -215,17 +215,24 @@ def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Findi
         own = dict(pick.achievable) if pick is not None else {}
         missing = {f.id for f in counted(findings) if f.saving.ms_per_step > 0} - set(own.get("findings") or [])
         if own and len(ok) == 1 and missing:  # a job finding on one rank: its saving counts too (issue #36)
-            return achievable(own["step_ms"], ok[0].breakdown_ms, findings, withheld)
+            return achievable(own["step_ms"], ok[0].breakdown_ms, findings, withheld, own.get("peak_floor_ms"))
         if own and own.get("reason") != withheld:  # the session's window reads otherwise than this host's own
-            return achievable(own["step_ms"], pick.breakdown_ms, pick.findings, withheld)
+            return achievable(own["step_ms"], pick.breakdown_ms, pick.findings, withheld, own.get("peak_floor_ms"))
         return own
     rows = [g.breakdown or {} for h in ok for g in h.gpus if g.kernel_count and g.step_ms is not None]
     cats = {c for b in rows for c in b}
     median = {c: med([float(b.get(c) or 0.0) for b in rows]) for c in cats}  # the job view's median rank
-    out = achievable(job.step_ms, median, findings, withheld)
+    out = achievable(job.step_ms, median, findings, withheld, _least_floor(ok))
     if out:
         out["scope"] = f"median of {len(job.ranks)} {job.unit}s"
     return out
+
+
+def _least_floor(ok: list[HostReport]) -> float | None:
+    """The peaks' floor of the median rank's kernels (``achievable.peak_floor_ms``): the least of the hosts' own, so
+    no rank's claims are cut by another's heavier work; None where a host knows none (its work's bytes unknown)."""
+    floors = [(h.achievable or {}).get("peak_floor_ms") for h in ok if h.achievable]
+    return min(floors) if floors and None not in floors else None
 
 
 def _promised(a: dict) -> float:

@@ -16,7 +16,7 @@ import textwrap
 from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import gb, ms, ms_span, pct, plural
-from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
+from tb_gpu_advisor.metrics.flops import ROOF_TIME, SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.timeline import step_name
 from tb_gpu_advisor.report.verdict import (
@@ -625,9 +625,6 @@ def roofline_rows(h, n: int | None = 5) -> list[list[str]]:  # noqa: ANN001 - a 
              _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
 
 
-#: what the roofline's ms/step is: each shape's own kernel time, concurrent kernels each counted -- a rate is FLOPs over
-#: the time its kernels ran, so it is not the kernel classes' time, each microsecond once (h37-coldshare34)
-ROOF_TIME = "ms/step: each shape's own kernel time, concurrent kernels each counted"
 ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
               "of roofline", "bound"]
 

@@ -13,6 +13,7 @@ well-shaped cuBLAS/cuDNN GEMMs reach 60-80%), i.e. its time x (1 - its share / t
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.flops import ROOF_TIME
 from tb_gpu_advisor.metrics.types import GemmRoofline, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
@@ -104,7 +105,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"mfu": f.mfu, "flops_per_step": f.flops_per_step, "peak_flops": f.peak_flops}),
         saving=saving(ctx, save, f"each slow GEMM shape reaches {pct(low)} of its roofline (well-shaped GEMMs reach "
                                  f"60-80%)", [("compute", "gemm_kernels", slow_ms)]),
-        evidence=[table(f"GEMM shapes against their roofline (host-wide {ctx.per_step})",
+        evidence=[table(f"GEMM shapes against their roofline (host-wide {ctx.per_step}; {ROOF_TIME})",
                         ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte",
                          "roofline TFLOP/s", "of roofline", "bound"],
                         [[x.label, x.precision, x.calls_per_step, x.ms_per_step, x.tflops_per_s, x.intensity,

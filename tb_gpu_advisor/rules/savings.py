@@ -179,8 +179,15 @@ NO_STEADY_STEP = "start_up_only"
 
 
 def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], findings: Iterable[Finding],
-               withheld: str | None = None) -> dict[str, Any]:
+               withheld: str | None = None, peak_floor_ms: float | None = None) -> dict[str, Any]:
     """The step time if every fix lands (info included), from the union of what they recover (see module doc).
+
+    ``peak_floor_ms``: the least kernel time per step the work of known FLOPs and bytes needs at the GPU's peaks
+    (``Flops.floor_ms_per_step``), or None where none is known.  Each finding's claims on the pools whose fix keeps the
+    work's precision (:data:`FLOORED_POOLS`) are capped at the kernel time above it (``rules.base.floor_cap``); their
+    union is capped the same way, since two fixes on two such pools (filling a GEMV's SMs, fusing element-wise
+    kernels) together can no more beat the GPU's peaks than one (h37-floor35).  Kept as ``peak_floor_ms`` so every
+    later account (the session's, a diff's calibration) caps by the same floor.
 
     ``withheld``: why the window holds no step to promise (:data:`NO_STEADY_STEP`), decided once by the report's
     assembly; then ``achievable_step_ms`` is null and ``reason`` says why, and every reader (the text, the tab, the
@@ -194,6 +201,12 @@ def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], fin
         for r in f.saving.recovers:
             key = (r["group"], r["pool"])
             best[key] = max(best.get(key, 0.0), float(r["ms"]))
+    device = float(breakdown_ms.get("device_compute") or 0.0)
+    if peak_floor_ms is not None:  # the floored pools' union: at most the kernel time above the peaks' floor
+        above = max(0.0, device - float(peak_floor_ms))
+        floored = sum(v for (_, p), v in best.items() if p in FLOORED_POOLS)
+        if floored > above:
+            best = {k: v * above / floored if k[1] in FLOORED_POOLS else v for k, v in best.items()}
     by_group: dict[str, float] = {}
     for g, cats in GROUPS.items():
         claimed = sum(v for (gg, _), v in best.items() if gg == g)
@@ -201,7 +214,7 @@ def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], fin
         if claimed > 0:
             by_group[g] = round(min(claimed, measured), 3)
     recoverable = sum(by_group.values())
-    floor = max(0.0, float(breakdown_ms.get("device_compute") or 0.0) - by_group.get("compute", 0.0))
+    floor = max(0.0, device - by_group.get("compute", 0.0))
     claimed_total = sum(f.saving.ms_per_step for f in fs)
     return {
         "step_ms": round(step_ms, 6),  # printed as the header prints the step: rounded once, not twice
@@ -211,4 +224,5 @@ def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], fin
         "floor_ms": round(floor, 3),
         "sum_of_savings_ms": round(claimed_total, 3),
         "findings": [f.id for f in fs],
-    } | ({"reason": withheld} if withheld else {})
+    } | ({"reason": withheld} if withheld else {}) | (
+        {"peak_floor_ms": round(float(peak_floor_ms), 3)} if peak_floor_ms is not None else {})

@@ -73,6 +73,7 @@ from synthetic.randjobs import (
     snapshot_job,
     tf_job,
 )
+from tb_gpu_advisor.metrics.flops import ROOF_TIME
 from tb_gpu_advisor.report import render
 from tests.support.properties import report_violations, share_of_time_problems, table_scope_problems
 from tests.support.random_jobs import laws_broken, report_of, walk
@@ -480,7 +481,7 @@ def _jax_gemms(steps: int):
 
 def test_a_one_step_jobs_tables_say_the_step():
     for job, title in ((_tf_copies(1), "Copies in the step by direction"),
-                       (_jax_gemms(1), "GEMM shapes against their roofline (host-wide in the step)")):
+                       (_jax_gemms(1), "GEMM shapes against their roofline (host-wide in the step; " + ROOF_TIME + ")")):
         r = _report(job)
         assert not table_scope_problems(r)  # main: "Copies per step by direction", "(host-wide per step)"
         assert title in [t.title for f in r.findings for t in f.evidence], job
@@ -490,7 +491,7 @@ def test_a_one_step_jobs_tables_say_the_step():
 def test_a_several_step_jobs_tables_say_per_step():
     # the control: the same jobs over 4 steps keep the titles of main
     for job, title in ((_tf_copies(4), "Copies per step by direction"),
-                       (_jax_gemms(4), "GEMM shapes against their roofline (host-wide per step)")):
+                       (_jax_gemms(4), "GEMM shapes against their roofline (host-wide per step; " + ROOF_TIME + ")")):
         r = _report(job)
         assert title in [t.title for f in r.findings for t in f.evidence], job
         assert not laws_broken(r)

@@ -109,6 +109,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   the ops table's ``kernel wall us``, per step and GPU, are at most the kernel classes' ``us_per_step`` summed, each
   class at most its kernels' own time, and a diff's kernel and op changes of a side at most its classes (h37-coldshare34:
   a diff of wild/extrap_parallel_kernels_gtx1060 showed 895.6 ms/step of kernels under 467.9 ms/step of classes).
+* ``peak-floor`` -- "if every fix lands" takes the step's kernels no lower than the time their work of known FLOPs and
+  bytes needs at the GPU's peaks (``achievable.peak_floor_ms``): the union of the claims on kernel time whose fix
+  keeps its precision is at most the kernel time above that floor (h37-floor35, ``every_fix_above_floor``).
 * ``zero-share`` -- a share of a time above zero never prints as zero: "15 us of the 585.2 ms pass (<0.1%)", never
   "(0.0%)" (``common.fmt.pct``, the one formatter of shares; h37-coldshare34), nor a share metric's display.
 * ``share-of`` -- "T ..., P% of the W step" has P = T / W, less the parts said "of it" in between
@@ -1301,6 +1304,35 @@ def every_fix_within_step(where: str, achievable: dict, breakdown_ms: dict | Non
             out.append(f"part<=whole: {where}: 'if every fix lands' recovers {v:.3f} ms of {g} time, the step holds "
                        f"{held:.3f} ms")
     return out
+
+
+def every_fix_above_floor(where: str, achievable: dict, breakdown_ms: dict | None, findings: list[Finding],
+                          floor_ms: float | None = None) -> list[str]:
+    """``peak-floor``: "if every fix lands" never takes the step's kernels below the time their work of known FLOPs and
+    bytes needs at the GPU's peaks: the union of the claims on the pools whose fix keeps the work's precision
+    (``savings.FLOORED_POOLS``) is at most the step's kernel time (``breakdown_ms.device_compute``) less that floor
+    (``floor_ms``, else the account's ``peak_floor_ms``).  One finding's claim was capped so (h37-floor34); two on two
+    such pools added up past it (h37-floor35: small_grid's GEMV claim beside xla_not_used's fusion of element-wise
+    kernels promised 3.13 ms of the 2.07 ms above a decode's floor)."""
+    from tb_gpu_advisor.rules.savings import FLOORED_POOLS
+
+    floor = floor_ms if floor_ms is not None else (achievable or {}).get("peak_floor_ms")
+    if floor is None or not breakdown_ms or not (achievable or {}).get("step_ms"):
+        return []
+    ids = set(achievable.get("findings") or [])
+    best: dict[str, float] = {}
+    for f in findings:
+        if f.id in ids and f.saving is not None:
+            for r in f.saving.recovers:
+                if r["group"] == "compute" and r["pool"] not in FLOORED_POOLS:
+                    best[r["pool"]] = max(best.get(r["pool"], 0.0), float(r["ms"]))
+    above = max(0.0, float(breakdown_ms.get("device_compute") or 0.0) - float(floor))
+    floored = float((achievable.get("by_group") or {}).get("compute") or 0.0) - sum(best.values())
+    if _over(floored, above):
+        return [f"peak-floor: {where}: 'if every fix lands' recovers {floored:.3f} ms of kernel time that keeps its "
+                f"precision, the step's kernels above the {float(floor):.3f} ms their work needs at the GPU's peaks "
+                f"{above:.3f} ms"]
+    return []
 
 
 def _detail_parts(f: Finding, step: float | None) -> list[str]:
@@ -2736,6 +2768,7 @@ def report_violations(report: Report) -> list[str]:
             out += count_value_problems(h.host, f) + share_of_time_problems(h.host, f)
             out += zero_share_problems(f"{h.host}: {f.id}", _finding_text(f)) + _metric_zero_problems(h.host, f)
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms) + title_count_problems(h.host, h.findings)
+        out += every_fix_above_floor(h.host, h.achievable, h.breakdown_ms, h.findings)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h) + ledger_share_problems(h) + memory_offset_problems(h) + copy_own_problems(h) + name_once_problems(h)
@@ -2786,6 +2819,8 @@ def report_violations(report: Report) -> list[str]:
     out += ceiling_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
+        out += every_fix_above_floor("session", report.achievable, next(iter(hosts.values())).breakdown_ms,
+                                     report.findings)
     out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report) + surfaces_loop_problems(report) + surface_steps_problems(report)
     out += start_up_promise_problems(report)

@@ -59,3 +59,14 @@ def test_a_window_cut_with_kernels_queued_keeps_the_general_fix(tmp_path):
     tt.write_synced_unrecorded(str(p), final_sync=False)
     words = _words(p)
     assert GENERAL in words and "already waits" not in words, words
+
+
+def test_a_hip_window_that_synced_is_read_in_hips_words(tmp_path):
+    """ROCm's PyTorch: the same window with HIP's calls (``hipDeviceSynchronize`` after the last ``hipLaunchKernel``).
+    Main read only ``cudaDeviceSynchronize``, so it told the HIP program "let the GPU finish" (h37-amdmps35)."""
+    p = tmp_path / "synced_hip.1.pt.trace.json"
+    truth = tt.write_synced_unrecorded(str(p), hip=True)
+    words = _words(p)
+    assert GENERAL not in words, words
+    assert f"`hipDeviceSynchronize`, {truth['wait_ms']:.2f} ms, before the profiler stopped" in words, words
+    assert "recorded the HIP calls" in words and "CUPTI" not in words, words

@@ -2720,7 +2720,8 @@ def _profiler_stop(r: Rank, n: int, mark_us: float) -> None:
 
 
 def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_us: float = 400.0,
-                            final_sync: bool = True, held_bytes: int = 0, step_bytes: int = 0) -> dict[str, Any]:
+                            final_sync: bool = True, held_bytes: int = 0, step_bytes: int = 0,
+                            hip: bool = False) -> dict[str, Any]:
     """A ``torch.profiler`` trace of ``steps`` ``ProfilerStep#N`` steps, each ``kernels`` launches of ``kernel_us``
     with no sync among them, then -- where ``final_sync`` -- the program's ``torch.cuda.synchronize()`` (a
     ``cudaDeviceSynchronize`` that waits until every stream has drained) before the profiler stops; the CUDA calls
@@ -2728,7 +2729,9 @@ def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_
     kernels still queued (the control, whose fix is to wait for the GPU).  Truth by construction: the launches, and
     the final sync's wait (ms; 0.0 where none).  ``held_bytes`` / ``step_bytes``: with ``profile_memory=True`` -- the
     allocator holds ``held_bytes`` from before the capture and each step allocates ``step_bytes`` and frees it (the
-    ``[memory]`` events are recorded, the kernels are not); the truth adds the allocator's peak and the GPU's memory."""
+    ``[memory]`` events are recorded, the kernels are not); the truth adds the allocator's peak and the GPU's memory.
+    ``hip``: ROCm's PyTorch, whose runtime calls are HIP's (``hipLaunchKernel`` ... ``hipDeviceSynchronize``) in the
+    same ``cuda_runtime`` category."""
     r = Rank(rank=0, pid=4300, device=0)
     if held_bytes or step_bytes:
         r.mem = MemSim(held_bytes)
@@ -2752,6 +2755,10 @@ def write_synced_unrecorded(path: str, steps: int = 4, kernels: int = 6, kernel_
         r.host_us += wait + 10.0
     r.gpu = []
     r.flows = [fl for fl in r.flows if fl["ph"] == "s"]
+    if hip:
+        for ev in r.host:
+            if ev.get("cat") == "cuda_runtime" and ev["name"].startswith("cuda"):
+                ev["name"] = "hip" + ev["name"][4:]
     write_doc(path, trace_doc(r, 1))
     return {"launches": steps * kernels, "wait_ms": wait / 1000.0,
             **({"peak_allocated_bytes": r.mem.peak_allocated, "device_bytes": H100_BYTES} if r.mem else {})}

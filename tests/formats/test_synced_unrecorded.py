@@ -74,3 +74,14 @@ def test_generated_lost_records_with_memory_give_the_gpu_its_row_and_no_time(tmp
     assert g.memory["peak_allocated_bytes"] == truth["peak_allocated_bytes"] == (60 << 30) + (8 << 30)
     assert g.memory["capacity_bytes"] == truth["device_bytes"]
     assert rep.findings[0].title == "The capture lost its GPU records"
+
+
+def test_a_hip_window_that_synced_is_read_in_hips_words(tmp_path):
+    """ROCm's PyTorch: the same window with HIP's calls (``hipDeviceSynchronize`` after the last ``hipLaunchKernel``).
+    Main read only ``cudaDeviceSynchronize``, so it told the HIP program "let the GPU finish" (h37-amdmps35)."""
+    p = tmp_path / "synced_hip.1.pt.trace.json"
+    truth = tt.write_synced_unrecorded(str(p), hip=True)
+    words = _words(p)
+    assert GENERAL not in words, words
+    assert f"`hipDeviceSynchronize`, {truth['wait_ms']:.2f} ms, before the profiler stopped" in words, words
+    assert "recorded the HIP calls" in words and "CUPTI" not in words, words

@@ -331,10 +331,6 @@ def _records_loss(meta: dict) -> dict[str, str]:
     return out
 
 
-#: A wait for the whole device: once it returns, every kernel launched before it has run.
-_DEVICE_SYNC = "cudaDeviceSynchronize"
-
-
 def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     """Why a trace whose CUDA calls launched kernels holds no GPU record at all, where the program itself waited for
     the GPU after its last launch: ``unrecorded_cause`` (in words) and ``unrecorded_fix`` (``"synced_unrecorded"``, a
@@ -344,7 +340,9 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     but a ``cudaDeviceSynchronize`` that begins after the last launch returns only once every kernel has run, inside
     the window, so the profiler's GPU tracer (CUPTI) recorded the calls and none of their kernels: the program already
     does what that fix asks (an A40's analysis call, a laptop RTX 3060's transformer forward with Triton attention on a
-    CUDA 12.1 build under a 13.0 driver, h37-survey73)."""
+    CUDA 12.1 build under a 13.0 driver, h37-survey73).  The waits for the whole device are every vendor's
+    (``devices.DEVICE_SYNC_CALLS``: ``hipDeviceSynchronize`` on ROCm), and the cause is put in the runtime's own
+    words (HIP calls, roctracer), never CUDA's (h37-amdmps35)."""
     if _cat_mask(kt, DEVICE_CATS + ("Kernel", "Memcpy", "Memset")).any():
         return {}
     calls = np.flatnonzero(_cat_mask(kt, _LAUNCH_CATS + ("Runtime",)))
@@ -352,7 +350,7 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
         return {}
     names = np.asarray(kt.names, dtype=object)[kt.name[calls]]
     launch = np.fromiter(("Launch" in str(n) for n in names), bool, calls.size)
-    sync = names == _DEVICE_SYNC
+    sync = np.isin(names, devices.DEVICE_SYNC_CALLS)
     if not launch.any() or not sync.any():
         return {}
     last = int((kt.ts_ns[calls[launch]] + kt.dur_ns[calls[launch]]).max())
@@ -360,11 +358,13 @@ def _synced_unrecorded(kt: KinetoTrace) -> dict[str, str]:
     if not after.size:
         return {}
     waited = int(kt.dur_ns[after[0]]) / 1e6
-    versions = _cuda_versions(kt.meta)
-    return {"unrecorded_cause": (f"the profiler's GPU tracer (CUPTI) recorded the CUDA calls but none of their "
-                                 f"kernels, though the program waited for the GPU after its last launch "
-                                 f"(`{_DEVICE_SYNC}`, {waited:.2f} ms, before the profiler stopped), so every kernel "
-                                 f"ran inside the window{f' ({versions})' if versions else ''}"),
+    waiter = kt.names[int(kt.name[after[0]])]
+    vendor = devices.vendor_of_calls(names)
+    versions = _cuda_versions(kt.meta) if vendor is devices.nvidia else ""
+    cause = (f"the profiler's GPU tracer (CUPTI) recorded the {vendor.TERMS['runtime']} calls but none of their "
+             f"kernels, though the program waited for the GPU after its last launch (`{waiter}`, {waited:.2f} ms, "
+             f"before the profiler stopped), so every kernel ran inside the window{f' ({versions})' if versions else ''}")
+    return {"unrecorded_cause": vendor.words(cause),
             "unrecorded_fix": "synced_unrecorded"}
 
 

@@ -193,9 +193,13 @@ def sibling(path: str, name: str) -> str:
 
 
 def stat_as_read(path: str) -> tuple[int, int] | None:
-    """(size, mtime_ns) of the file at ``path`` as a reader reaches it, by one stat and nothing read; None where there
-    is no file to read (absent, a folder).  A :class:`Listed` file's link is its own entry (the reader refuses it)
-    unless its listing follows links and the link resolves inside the logdir; an object store's: its stat.
+    """(size, mtime_ns) of the file at ``path`` as a reader reaches it, nothing read; None where there is no file a
+    reader would read (absent, a folder; a :class:`Listed` file :func:`open_listed` refuses: a link on its way out of
+    the logdir, or any link where its listing follows none); an object store's: its stat.
+
+    A :class:`Listed` file is reached by :func:`open_listed` itself and stat'ed open: one home for "never read outside
+    the logdir, never follow a link out" (h37-review34: a second check here saw the last link alone, and stat'ed a
+    file outside the logdir through a linked folder on its way).
 
     Why: the files a reader reads beside a host file (a snapshot's capacity record) key its cached report, and a
     key is a stat, as the host file's own is (:class:`~tb_gpu_advisor.model.logdir.HostFile`)."""
@@ -204,13 +208,12 @@ def stat_as_read(path: str) -> tuple[int, int] | None:
             return stat(path)
         except Exception:  # noqa: BLE001 - a store's "no such key" in its own words
             return None
-    local = local_path(str(path))
     try:
-        st = os.stat(local, follow_symlinks=False)
-        if stat_mod.S_ISLNK(st.st_mode) and isinstance(path, Listed) and path.follow:
-            real, top = os.path.realpath(local), os.path.realpath(path.root)
-            if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
-                st = os.stat(local)
+        if isinstance(path, Listed):
+            with open_listed(path) as f:
+                st = os.fstat(f.fileno())
+        else:
+            st = os.stat(local_path(str(path)), follow_symlinks=False)
     except OSError:
         return None
     return None if stat_mod.S_ISDIR(st.st_mode) else (int(st.st_size), int(st.st_mtime_ns))

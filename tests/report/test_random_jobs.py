@@ -1033,3 +1033,12 @@ def test_a_round_trip_the_ledger_holds_as_host_time_control():
     (s,) = [s for s in discover(str(path)) if s.run == "host_roundtrip"]
     r = analyze_session(s.run, s.session, s.hosts)
     assert [x["group"] for x in _round_trip(r).saving.recovers] == ["host", "copies"]
+
+
+def test_the_gemm_shapes_table_says_its_time_is_each_shapes_own() -> None:
+    """The JAX job's mfu_low table (HLO shapes; h37-floor35): main titled it "GEMM shapes against their roofline
+    (host-wide per step)", its ms/step unsaid beside the kernel classes' time, each microsecond once."""
+    r = _report(_jax_gemms(4))
+    gemm = [t.title for f in r.findings if f.rule == "mfu_low" for t in f.evidence
+            if t.title.startswith("GEMM shapes against their roofline")]
+    assert gemm and all(ROOF_TIME in t for t in gemm)

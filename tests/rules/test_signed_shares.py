@@ -3,7 +3,7 @@
 ``common.fmt.pct`` is the one formatter of shares.  A negative share that rounds to zero printed "-0.0%" (a diff's
 step change of a microsecond in a long step: "(-1 us, -0.0%)"), a zero with a sign that says neither the change's
 size nor that it is below the digits; it now reads "-<0.1%", as a positive one reads "<0.1%" (h37-coldshare34).
-``mfu_low``'s evidence table "GEMM shapes against their roofline" has an ``ms/step`` column of each shape's own kernel
+``mfu_low``'s evidence table (its test in tests/report/test_random_jobs.py, beside the JAX job it reads) "GEMM shapes against their roofline" has an ``ms/step`` column of each shape's own kernel
 time (concurrent kernels each counted: a rate's time), as the report's roofline table, whose heading said so since
 h37-coldshare34 while the finding's title did not; both now take the words from one place (``metrics.flops.ROOF_TIME``).
 """
@@ -13,9 +13,7 @@ from __future__ import annotations
 import pytest
 
 from tb_gpu_advisor.common.fmt import pct
-from tb_gpu_advisor.metrics.flops import ROOF_TIME
 from tb_gpu_advisor.report.diff_render import _signed_pct
-from tests.report.test_random_jobs import _jax_gemms, _report
 
 
 @pytest.mark.parametrize(("share", "digits", "said"), [
@@ -32,11 +30,3 @@ def test_a_diffs_signed_change_below_the_digits_says_so() -> None:
     assert _signed_pct(1e-4) == "+<0.1%"
     assert _signed_pct(0.0) == "0.0%"
 
-
-def test_the_gemm_shapes_table_says_its_time_is_each_shapes_own() -> None:
-    """The JAX job's mfu_low table (HLO shapes): main titled it "GEMM shapes against their roofline (host-wide per
-    step)", its ms/step unsaid beside the kernel classes' time, each microsecond once."""
-    r = _report(_jax_gemms(4))
-    gemm = [t.title for f in r.findings if f.rule == "mfu_low" for t in f.evidence
-            if t.title.startswith("GEMM shapes against their roofline")]
-    assert gemm and all(ROOF_TIME in t for t in gemm)

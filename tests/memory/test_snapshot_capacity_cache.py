@@ -33,6 +33,16 @@ def _logdir(tmp_path: Path) -> tuple[Path, Path]:
     return tmp_path / "logs", path
 
 
+def _read_again_then_cached(advisor: Advisor, capacity: int) -> None:
+    """The next look reads the snapshot again (its key moved) and finds ``capacity``; the look after is the cache's."""
+    (s,) = advisor.sessions()
+    again = advisor.report(s)
+    assert not again.from_cache and _capacity(again) == capacity
+    (s,) = advisor.sessions()
+    third = advisor.report(s)
+    assert third.from_cache and _capacity(third) == capacity
+
+
 def test_a_capacity_file_written_after_a_first_look_is_read_the_second_time(tmp_path: Path):
     """Main: the second report came from the cache (``from_cache``), capacity None -- the file the Advisor's fix asks
     for was never seen until the snapshot changed.  Here: the key holds the file beside it, so the second look is a
@@ -43,12 +53,7 @@ def test_a_capacity_file_written_after_a_first_look_is_read_the_second_time(tmp_
     first = advisor.report(s)
     assert first.stored and _capacity(first) is None
     ms.write_capacity(str(path), 24 * GiB, 20 * GiB)
-    (s,) = advisor.sessions()
-    second = advisor.report(s)
-    assert not second.from_cache and _capacity(second) == 24 * GiB
-    (s,) = advisor.sessions()
-    third = advisor.report(s)
-    assert third.from_cache and _capacity(third) == 24 * GiB
+    _read_again_then_cached(advisor, 24 * GiB)
 
 
 def test_a_capacity_file_rewritten_or_removed_moves_the_key(tmp_path: Path):
@@ -150,9 +155,4 @@ def test_a_record_rewritten_with_the_same_size_and_mtime_is_read_again(tmp_path:
     ms.write_capacity(str(path), 40 * GiB, 30 * GiB)  # the same number of digits: the same size
     os.utime(beside, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert (os.stat(beside).st_size, os.stat(beside).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
-    (s,) = advisor.sessions()
-    again = advisor.report(s)
-    assert not again.from_cache and _capacity(again) == 40 * GiB
-    (s,) = advisor.sessions()
-    third = advisor.report(s)
-    assert third.from_cache and _capacity(third) == 40 * GiB
+    _read_again_then_cached(advisor, 40 * GiB)

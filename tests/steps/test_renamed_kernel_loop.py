@@ -16,10 +16,9 @@ Truth by construction: ``synthetic.nsysexport.write_renamed_kernel_loop``.
 
 from __future__ import annotations
 
-import pytest
 
 from synthetic.nsysexport import write_renamed_kernel_loop, write_sibling_phases
-from tests.support.cli_report import first_host
+from tests.support.cli_report import assert_bursts_are_iterations, first_host
 
 
 def test_a_loop_whose_kernels_are_renamed_each_iteration_keeps_its_iterations(tmp_path):
@@ -27,11 +26,7 @@ def test_a_loop_whose_kernels_are_renamed_each_iteration_keeps_its_iterations(tm
     16 MB back -- the bursts are the iterations, each as long as the loop's turn (main: one pass, "no kernel runs in
     two of them, and the only work they share is copies named by their direction and memory kinds")."""
     truth = write_renamed_kernel_loop(str(tmp_path / "run.sqlite"))
-    host = first_host(tmp_path / "run.sqlite")
-    steps = host["steps"]
-    assert steps["source"] == "gpu_busy_clusters" and steps["found"] == truth["iterations"], steps["note"]
-    rows = [r["step_ms"] for r in host["step_rows"]]
-    assert rows and all(ms == pytest.approx(truth["iteration_ms"], rel=0.05) for ms in rows), rows
+    assert_bursts_are_iterations(tmp_path / "run.sqlite", truth)
 
 
 def test_control_phases_on_streams_of_their_own_stay_one_pass(tmp_path):

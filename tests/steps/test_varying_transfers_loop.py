@@ -15,10 +15,9 @@ Truth by construction: ``synthetic.nsysexport.write_renamed_kernel_loop(plan=...
 
 from __future__ import annotations
 
-import pytest
 
 from synthetic.nsysexport import write_renamed_kernel_loop
-from tests.support.cli_report import first_host
+from tests.support.cli_report import assert_bursts_are_iterations, first_host
 
 #: the tokens of each iteration's batch (padded to its longest sequence): within 0.63 of the longest
 LENGTHS = (512, 384, 448, 320, 500, 416)
@@ -30,11 +29,7 @@ def test_a_renamed_loop_over_batches_of_varying_length_keeps_its_iterations(tmp_
     two of them, and the only work they share is copies named by their direction and memory kinds")."""
     plan = [(n * 32_768, 4, n * 4_096) for n in LENGTHS]
     truth = write_renamed_kernel_loop(str(tmp_path / "run.sqlite"), plan=plan)
-    host = first_host(tmp_path / "run.sqlite")
-    steps = host["steps"]
-    assert steps["source"] == "gpu_busy_clusters" and steps["found"] == truth["iterations"], steps["note"]
-    rows = [r["step_ms"] for r in host["step_rows"]]
-    assert rows and all(ms == pytest.approx(truth["iteration_ms"], rel=0.05) for ms in rows), rows
+    assert_bursts_are_iterations(tmp_path / "run.sqlite", truth)
 
 
 def test_control_a_training_pass_and_an_evaluation_pass_stay_one_pass(tmp_path):

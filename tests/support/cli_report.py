@@ -105,3 +105,15 @@ def cli_memory(capsys, path: str | Path) -> dict:
 def memory_gate_lines(err: str) -> list[str]:
     """The lines of a diff's stderr in which the memory gate names a regression."""
     return [line for line in err.splitlines() if "regression: memory:" in line]
+
+
+def assert_bursts_are_iterations(path: str | Path, truth: Mapping) -> None:
+    """A generated loop read from its GPU bursts: as many steps as the generator's ``iterations``, each as long as its
+    ``iteration_ms`` (within 5%) -- the two numbers every burst-loop scenario's truth gives."""
+    import pytest
+
+    host = first_host(path)
+    steps = host["steps"]
+    assert steps["source"] == "gpu_busy_clusters" and steps["found"] == truth["iterations"], steps["note"]
+    rows = [r["step_ms"] for r in host["step_rows"]]
+    assert rows and all(ms == pytest.approx(truth["iteration_ms"], rel=0.05) for ms in rows), rows

@@ -87,6 +87,7 @@ def test_the_same_silences_filled_with_ops_are_the_programs_work(tmp_path):
     host = doc_host(tmp_path, doc)
     assert "TorchScript's executor" not in host["job"]["phase_evidence"], host["job"]
     top = host["findings"][0]
-    assert host["job"]["phase"] == "steady", host["job"]
+    # no one-time cost is read; one pass, nothing repeats to show a steady state (h37-steady35)
+    assert host["job"]["phase"] == "one-pass", host["job"]
     assert top["title"].startswith("Host-bound"), [f["title"] for f in host["findings"]]
     assert top["saving"]["ms_per_step"] > 800.0, top["saving"]  # main's 818.4 ms: the time is the ops' now

@@ -315,6 +315,7 @@ def _grouped_after_last_mark(r: _Reading, mark_end: int | None) -> None:
     captures, h37-survey65).  A GPU runs only what was launched to it, and what the host launched after its last step
     mark ended is no part of that step -- the rule host-marked steps already follow
     (:func:`_last_step_device_end`); only the last step is read so, as every other step runs to the next one's start.
+    The step's results the loop reads back before launching anything else stay in it (:func:`_results_read_until`).
     ``mark_end``: where the host's last step mark ends (``steps.markers._last_step_mark_end``), None where the host
     marks no step."""
     if mark_end is None or not r.gpu_windows or not r.ids.size:

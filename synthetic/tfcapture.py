@@ -494,8 +494,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     The ``Steps`` line's step 0 spans from the first kernel to that op, as TensorFlow derives it (the real T4
     captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
     the end of the loss read Keras makes every batch before anything else: h37-survey75), the span of the kernels
-    ``train_function`` launched alone (``kernels_ms``), and the Steps line's span.  ``gpu_props``: the device properties its
-    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
+    ``train_function`` launched alone (``kernels_ms``), and the Steps line's span.  ``gpu_props``: the device
+    properties its GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
     ``name``: a ``gpu_device_name`` stat to write (as other TF builds and the driver name the device); ``root_us``: also
     the graph's ``FunctionRun`` root (``_r``, group 0) on the Python thread inside ``train_function``, returning after
     ``root_us`` while the executor's thread goes on launching the step's kernels (TF 2.3, h37-survey74's V100

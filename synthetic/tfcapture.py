@@ -493,8 +493,9 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     stops the profiler and runs its summary op ``LogicalAnd``, whose kernel TensorFlow's grouping gives group 0 too.
     The ``Steps`` line's step 0 spans from the first kernel to that op, as TensorFlow derives it (the real T4
     captures of h37-survey65).  Returns the truth by construction: the step's own GPU span (first kernel's start to
-    the last kernel ``train_function`` launched), and the Steps line's span.  ``gpu_props``: the device properties its
-    GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
+    the end of the loss read Keras makes every batch before anything else: h37-survey75), the span of the kernels
+    ``train_function`` launched alone (``kernels_ms``), and the Steps line's span.  ``gpu_props``: the device
+    properties its GPU plane carries (a T4's by default) -- with no name stat, as TF 2.x wrote the T4's; ``omit``: stats left out;
     ``name``: a ``gpu_device_name`` stat to write (as other TF builds and the driver name the device); ``root_us``: also
     the graph's ``FunctionRun`` root (``_r``, group 0) on the Python thread inside ``train_function``, returning after
     ``root_us`` while the executor's thread goes on launching the step's kernels (TF 2.3, h37-survey74's V100
@@ -529,7 +530,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
     if root_us is not None:
         py.add("FunctionRun", t0 + 150 * US, int(root_us * US), _r=1, group_id=0)
     py.add("MemcpyD2H", own_end + 10 * US, 5 * US, correlation_id=corr)  # the loss read back after the function
-    d2h.add("MemcpyD2H", own_end + 20 * US, 2 * US, correlation_id=corr,
+    read_end = own_end + 22 * US
+    d2h.add("MemcpyD2H", read_end - 2 * US, 2 * US, correlation_id=corr,
             memcpy_details="kind_src:device kind_dst:pinned size:4 dest:0 async:0")
     late = own_end + int(callback_gap_ms * 1000 * US)
     py.add("EagerExecute: LogicalAnd", late, 90 * US)
@@ -540,7 +542,8 @@ def write_grouped_keras_batch(path: str, callback_gap_ms: float = 45.0, kernels:
                correlation_id=corr + 1, kernel_details=details, group_id=0)
     gpu.line("Steps", 0xDEADBEEF).add("0", first, late + 65 * US - first, group_id=0)
     space.write(path)
-    return {"step_ms": (own_end - first) / (1000 * US), "steps_line_ms": (late + 65 * US - first) / (1000 * US)}
+    return {"step_ms": (read_end - first) / (1000 * US), "kernels_ms": (own_end - first) / (1000 * US),
+            "steps_line_ms": (late + 65 * US - first) / (1000 * US)}
 
 
 def write_cpu_keras_batches(path: str, step_ms: tuple[float, ...] = (80.0,), gap_ms: float = 2.0,

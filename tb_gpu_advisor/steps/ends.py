@@ -283,6 +283,27 @@ def _last_marker_turn(r: _Reading) -> int:
     return max(end, min(end + turn, stop))
 
 
+def _results_read_until(r: _Reading, mark_end: int) -> float:
+    """Until when (host ps) a device-to-host copy launched after the host's last step mark is the step's results
+    read back: before the host launches anything else to any GPU after that mark (inf where it launches nothing else).
+
+    Why: Keras reads each batch's loss and metrics back (``.numpy()`` for its progress bar: 4-byte D2H copies) after
+    its step function returned and before the next batch -- the loop's own per-step work, which TensorFlow's
+    ``Steps`` line keeps.  What the host launches after the mark besides such reads (the TensorBoard callback's
+    ``LogicalAnd`` summary op, and any read after it) is other code's.  Read as kernels, the reads were cut with the
+    callback's op: a 10.9 ms RTX 2060 step (the stock tool's) read 8.06 ms against 9.77 ms with its reads
+    (aoberai/chess-engine's Keras sessions, h37-survey75)."""
+    h = r.trace.h
+    first = np.inf
+    for d, launch in zip(r.trace.devices, r.launched()):
+        other = (launch >= 0) & (d.kind != devices.KIND_D2H)
+        at = h.start[launch[other]]
+        at = at[at > mark_end]
+        if at.size:
+            first = min(first, float(at.min()))
+    return first
+
+
 def _grouped_after_last_mark(r: _Reading, mark_end: int | None) -> None:
     """End the last step of a per-GPU step line (``steps_line``) with the work launched before the host's last step
     mark ended, where work launched after that mark stretched it (``r.gpu_windows``, ``r.he`` and ``r.note`` change).
@@ -294,11 +315,13 @@ def _grouped_after_last_mark(r: _Reading, mark_end: int | None) -> None:
     captures, h37-survey65).  A GPU runs only what was launched to it, and what the host launched after its last step
     mark ended is no part of that step -- the rule host-marked steps already follow
     (:func:`_last_step_device_end`); only the last step is read so, as every other step runs to the next one's start.
+    The step's results the loop reads back before launching anything else stay in it (:func:`_results_read_until`).
     ``mark_end``: where the host's last step mark ends (``steps.markers._last_step_mark_end``), None where the host
     marks no step."""
     if mark_end is None or not r.gpu_windows or not r.ids.size:
         return
     h = r.trace.h
+    reads_until = _results_read_until(r, mark_end)
     cut, late = 0, 0
     for d, launch in zip(r.trace.devices, r.launched()):
         w = r.gpu_windows.get(d.gpu)
@@ -307,7 +330,8 @@ def _grouped_after_last_mark(r: _Reading, mark_end: int | None) -> None:
         s, e = int(w[-1, 0]), int(w[-1, 1])
         inside = (d.start >= s) & (d.end <= e)
         after = inside & (launch >= 0)
-        after[after] = h.start[launch[after]] > mark_end
+        at = h.start[launch[after]]
+        after[after] = (at > mark_end) & ~((d.kind[after] == devices.KIND_D2H) & (at < reads_until))
         own = inside & ~after
         if not after.any() or not own.any():
             continue

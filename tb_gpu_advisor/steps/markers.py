@@ -128,7 +128,8 @@ def _last_step_mark_end(trace: Trace) -> int | None:
     """Where the host's last step mark ends (ps): the format's own step marks or the host's step markers
     (:func:`_marked_host_steps`, :func:`_host_candidates`), else the last call of a framework's compiled step function
     (``frameworks.tensorflow.is_step_function``: Keras 2's ``train_function`` carries no marker stat); None where the
-    host marks none.  What the host launched after it is no part of a step (``steps.ends._grouped_after_last_mark``).
+    host marks none.  What the host launched after it is no part of a step but the step's results read back
+    (``steps.ends._grouped_after_last_mark``).
 
     A mark inside a call of the step function ends no earlier than that call: TF 2.3's graph step runs as a
     ``FunctionRun`` root (``_r``) that returns on the Python thread within 2 ms while the executor's threads

@@ -35,6 +35,16 @@ class Cap:
             self.py.add(name, int(launch_us * US), 2 * US, correlation_id=self._corr)
         self.stream.add(name, int(start_us * US), int(dur_us * US), correlation_id=self._corr, kernel_details=KD)
 
+    def d2h(self, start_us: float, dur_us: float, launch_us: float, size: int = 4) -> None:
+        """A device-to-host copy of ``size`` bytes on the GPU's D2H stream and its host launch record (a blocking
+        read: a scalar such as a loss by default)."""
+        self._corr += 1
+        if not hasattr(self, "_d2h"):
+            self._d2h = self.gpu.line("Stream #15(MemcpyD2H)", 15)
+        self.py.add("MemcpyD2H", int(launch_us * US), 2 * US, correlation_id=self._corr)
+        self._d2h.add("MemcpyD2H", int(start_us * US), int(dur_us * US), correlation_id=self._corr,
+                      memcpy_details=f"kind_src:device kind_dst:pinned size:{size} dest:0 async:0")
+
     def steps(self):
         tl = parse_timeline(self.space.encode())
         return detect_steps(to_trace(tl))

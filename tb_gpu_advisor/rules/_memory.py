@@ -115,6 +115,16 @@ def absolute(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     return [g for g in m.memory.gpus if g.baseline == "absolute" and g.capacity_bytes and g.gpu not in oom]
 
 
+def of_the_work(m: HostMetrics, gpus: list[GpuMemory]) -> list[GpuMemory]:
+    """``gpus`` less those known only by their memory (``GpuMetrics.memory_only``: no recorded kernel or copy) where
+    another GPU ran the capture's work: a larger batch grows the steps' GPUs, and a GPU that ran none of them has no
+    utilization to raise (h37-memkind36: ``synthetic.torchtrace.write_memory_beside_work``'s idle GPU 1, the most
+    used, was told its batch could grow 3.6x).  Where no GPU ran recorded work (the records lost), all of them."""
+    idle = {g.gpu for g in m.gpus if g.memory_only}
+    worked = [g for g in gpus if g.gpu not in idle]
+    return worked if worked and len(idle) < len(m.gpus) else gpus
+
+
 def totals(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     """:func:`absolute`, and in a memory snapshot also the GPUs of unknown capacity (a snapshot does not record it;
     a rule then speaks relative to the peak and says :data:`CAPACITY_UNKNOWN`)."""

@@ -1334,6 +1334,12 @@ MEMORY_FIXES = {
     "oom_snapshot:optimizer": (OFFLOAD_STATE, SHARD_STATE),
     "oom_snapshot:gradients": (GRADS_FREED, SMALLER_MICROBATCH),
     "oom_snapshot:other": (SMALLER_MICROBATCH,),
+    # an OOM of a forward pass or of work of no known kind: what its live bytes are, fewer of them -- never the
+    # optimizer state's sharding (variants only: a cap, fragmentation, a cache, the scores keep their own fixes) or a backward's recompute (h37-memkind36: synthetic.memsnapshot.oom_weights, read
+    # "inference", was told "Shard parameters, gradients and optimizer state ... (FSDP ...)")
+    **{f"oom_snapshot{v}@{tag}": fix for tag in ("inference", "any_work")
+       for v, fix in ((":held", (INFERENCE_MEMORY if tag == "inference" else HELD_BYTES,)),
+                      (":activations", (SMALLER_PASS, NO_GRAPH)), (":other", (SMALLER_PASS,)))},
 }
 FIXES.update(MEMORY_FIXES)
 

@@ -54,3 +54,24 @@ def test_no_framework_tells_a_job_that_does_not_train_to_shard_its_optimizer_sta
         assert not _levers(texts), (variant, texts)
     texts = [a.text + "\n" + (a.snippet or "") for a in fw.fix("memory_near_capacity")]
     assert not _levers(texts), texts
+
+
+def test_an_out_of_memory_forward_is_told_to_hold_fewer_weights_not_to_shard_optimizer_state(tmp_path):
+    """``synthetic.memsnapshot.oom_weights``: 16 GiB of weights and a forward's activations fill a 24 GiB GPU until one
+    more does not fit, no backward, no optimizer step -- the job stage reads a forward pass ("inference").  The
+    weights are the largest live kind.  Main: "Shard parameters, gradients and optimizer state ... (FSDP ...)" and
+    "an 8-bit optimizer, or the state ... offloaded".  Here: the weights in fewer bytes (bfloat16, quantized) or split
+    over GPUs; the cap and fragmentation keep their own fixes (``oom_snapshot:held@inference`` is a variant's key)."""
+    from synthetic import memsnapshot as ms
+
+    sc = ms.oom_weights("built")
+    path = Path(ms.write(str(tmp_path / "oom.pickle"), sc.doc))
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    assert rep.job["kind"] == "inference"
+    (oom,) = [f for f in rep.findings if f.rule == "oom_snapshot"]
+    assert f"What frees the most: held across steps, about {sc.truth['weight_bytes'] / 2**30:.1f} GiB" in oom.summary
+    texts = [a.text + "\n" + (a.snippet or "") for a in oom.actions]
+    assert texts and not _levers(texts), texts
+    assert any("weights in bfloat16" in t for t in texts), texts
+    assert "optimizer" not in oom.summary, oom.summary

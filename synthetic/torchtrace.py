@@ -3097,3 +3097,35 @@ def write_first_op_call(path: str, steps: int = 5, first_ms: float = 300.0, star
         r.step(n, lambda rank, first=(n == 1): body(rank, first))
     write_doc(path, trace_doc(r, 1))
     return {"first_call_ms": first_ms, "one_time": started and not busy, "steps": steps}
+
+
+def write_memory_beside_work(path: str, steps: int = 4, kernels: int = 6, kernel_us: float = 400.0,
+                             step_bytes: int = 4 << 30, side_device: int = 1, side_bytes: int = 20 << 30) -> dict[str, Any]:
+    """A one-process ``torch.profiler`` trace (``profile_memory=True``) whose work runs on GPU 0 -- ``steps``
+    ``ProfilerStep#N`` steps of ``kernels`` recorded kernels of ``kernel_us``, each step allocating ``step_bytes`` and
+    freeing it -- while the program also holds ``side_bytes`` on GPU ``side_device`` (a tensor moved to ``cuda:1`` in
+    the first step and kept: a second copy of a model, a buffer on the wrong device) that runs no recorded kernel.
+    The header lists both GPUs (``deviceProperties``).  Truth by construction: the GPUs with work (0), the GPU known
+    only by its memory (``side_device``), each one's allocator peak and the GPUs' size."""
+    r = Rank(rank=0, pid=4400, device=0)
+    r.mem = MemSim(0)
+    side = Rank(rank=0, pid=r.pid, device=side_device)
+    side.mem = MemSim(0)
+
+    def body(rr: Rank) -> None:
+        block = rr.malloc(step_bytes, at=rr.host_us + 0.5)
+        if not side.mem.events:
+            side.host = rr.host  # the same thread's events: ``Ev Idx`` counts them
+            side.malloc(side_bytes, at=rr.host_us + 1.0)
+        for k in range(kernels):
+            rr.kernel("aten::mm", f"ampere_sgemm_128x64_nn_{k}", kernel_us)
+        rr.mfree(block, at=rr.host_us - 0.5)
+
+    for n in range(steps):
+        r.step(n, body)
+    doc = trace_doc(r, 1)
+    doc["deviceProperties"].append({"id": side_device, **H100})
+    doc["traceEvents"] = doc["traceEvents"] + side.mem.events
+    write_doc(path, doc)
+    return {"active": [0], "memory_only": [side_device], "device_bytes": H100_BYTES,
+            "peak_allocated_bytes": {0: r.mem.peak_allocated, side_device: side.mem.peak_allocated}}

@@ -227,6 +227,18 @@ SHARD_STATE = action(
     "all-gathered by XLA where used) instead of replicating them on every GPU.",
     "mesh = jax.make_mesh((jax.device_count(),), ('fsdp',))\n"
     "params = jax.device_put(params, NamedSharding(mesh, P('fsdp')))   # split the largest axis of each array")
+#: What holds for any job's memory near capacity (a forward pass, work of no known kind): the arrays held before the
+#: call, fewer bytes of them per GPU; fewer inputs per call.
+HELD_ARRAYS = action(
+    "Find what the arrays held before the call are -- the parameters (sizes x bytes each), buffers, results kept from "
+    "earlier calls -- and keep fewer of those bytes on each GPU: delete arrays no longer used, keep parameters that "
+    "are not trained in bfloat16, or split them over the devices (a mesh axis, all-gathered by XLA where used).",
+    "print(sum(x.nbytes for x in jax.tree.leaves(params)) / 2**30, 'GiB of parameters')\n"
+    "print(jax.devices()[0].memory_stats())   # bytes_in_use, peak_bytes_in_use, bytes_limit")
+SMALLER_CALL = action(
+    "Run fewer inputs (or shorter sequences) in each call: the activations grow with them, the parameters do not "
+    "(a training step keeps its batch by accumulating gradients over the smaller calls).",
+    "outs = [fn(params, part) for part in jnp.split(batch, 2)]   # half the activations at a time")
 MEMORY_FIXES = {
     "activation_memory": (REMAT,),
     "memory_fragmentation": (action(
@@ -236,6 +248,9 @@ MEMORY_FIXES = {
     "memory_near_capacity": (REMAT, SHARD_STATE),
     "memory_near_capacity:activations": (REMAT,),
     "memory_near_capacity:held": (SHARD_STATE,),
+    # a job of no known kind or a forward pass: no backward to recompute in, no optimizer state to shard (h37-memkind36)
+    **{f"memory_near_capacity{v}@{tag}": fix for tag in ("inference", "any_work")
+       for v, fix in (("", (HELD_ARRAYS, SMALLER_CALL)), (":held", (HELD_ARRAYS,)), (":activations", (SMALLER_CALL,)))},
 }
 
 FIXES = {

@@ -1224,6 +1224,23 @@ INFERENCE_MEMORY = action(
     "Hold fewer bytes per GPU: load the weights in bfloat16 (or quantized: int8 / fp8), split the model over several "
     "GPUs, or lower the batch (and a KV cache's length).",
     "model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16, device_map='auto')")
+#: Fixes of a peak near capacity that hold whatever the job (``@any_work``: neither training nor a confident
+#: forward): what holds the bytes, and fewer of them per GPU -- never a training lever (sharding the optimizer state,
+#: recomputing in a backward) said to a job whose capture shows neither (h37-memkind36: wild/lost_kernels_synced_a40,
+#: one analysis call of no known kind, was told "shard parameters, gradients and optimizer state with FSDP").
+HELD_BYTES = action(
+    "Find what the memory made before the step (or pass) holds -- the model's weights (parameters x bytes each), its buffers, "
+    "tensors kept from earlier calls -- and keep fewer of those bytes on this GPU: free the tensors the job no "
+    "longer uses, keep weights it does not train in a 16-bit dtype, or split the model over several GPUs (tensor or "
+    "pipeline parallelism).",
+    "weights = sum(p.numel() * p.element_size() for p in model.parameters())\n"
+    "print(f\"weights {weights / 2**30:.1f} GiB of {torch.cuda.memory_allocated() / 2**30:.1f} GiB allocated\")\n"
+    "print(torch.cuda.memory_summary(abbreviated=True))   # what else the allocator holds")
+SMALLER_PASS = action(
+    "Run fewer inputs (or shorter sequences) in each pass: the activations grow with them, the weights do not "
+    "(a training loop keeps its batch by accumulating gradients over the smaller passes).",
+    "for part in batch.split(len(batch) // 2):   # half the activations at a time\n"
+    "    out = model(part)")
 MEMORY_CAP = action(
     "Raise or remove the process's memory cap where the GPU is this job's alone: "
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
@@ -1300,6 +1317,10 @@ MEMORY_FIXES = {
     "memory_near_capacity:gradients": (GRADS_FREED, SMALLER_MICROBATCH),
     "memory_near_capacity:other": (SMALLER_MICROBATCH,),
     "memory_near_capacity@inference": (INFERENCE_MEMORY,),
+    "memory_near_capacity@any_work": (HELD_BYTES, SMALLER_PASS),
+    "memory_near_capacity:held@any_work": (HELD_BYTES,),
+    "memory_near_capacity:activations@any_work": (SMALLER_PASS, NO_GRAPH),
+    "memory_near_capacity:other@any_work": (SMALLER_PASS,),
     "memory_near_capacity@serving": (action(
         "A serving engine takes most of the GPU for its KV cache by design (vLLM's --gpu-memory-utilization, "
         "SGLang's --mem-fraction-static): a peak near capacity is its plan, not a leak. Lower the fraction only if "
@@ -1313,6 +1334,12 @@ MEMORY_FIXES = {
     "oom_snapshot:optimizer": (OFFLOAD_STATE, SHARD_STATE),
     "oom_snapshot:gradients": (GRADS_FREED, SMALLER_MICROBATCH),
     "oom_snapshot:other": (SMALLER_MICROBATCH,),
+    # an OOM of a forward pass or of work of no known kind: what its live bytes are, fewer of them -- never the
+    # optimizer state's sharding (variants only: a cap, fragmentation, a cache, the scores keep their own fixes) or a backward's recompute (h37-memkind36: synthetic.memsnapshot.oom_weights, read
+    # "inference", was told "Shard parameters, gradients and optimizer state ... (FSDP ...)")
+    **{f"oom_snapshot{v}@{tag}": fix for tag in ("inference", "any_work")
+       for v, fix in ((":held", (INFERENCE_MEMORY if tag == "inference" else HELD_BYTES,)),
+                      (":activations", (SMALLER_PASS, NO_GRAPH)), (":other", (SMALLER_PASS,)))},
 }
 FIXES.update(MEMORY_FIXES)
 
@@ -2332,6 +2359,10 @@ FIXES["memory_near_capacity:kv_cache"] = FIXES["oom_snapshot:kv_cache"]
 #: cache holds most of.  The math backend's scores are a forward's too: a fused backend frees them there alike.
 FIXES["memory_near_capacity:kv_cache@inference"] = FIXES["oom_snapshot:kv_cache"]
 FIXES["memory_near_capacity:attention_math@inference"] = FIXES["oom_snapshot:attention_math"]
+#: A job of no known kind (``memory_near_capacity@any_work`` replaces the rule's fixes whole): the variants whose fix
+#: holds for it as it is -- gradients and an optimizer step only where its memory shows them, a cache, the scores.
+FIXES.update({f"memory_near_capacity:{v}@any_work": FIXES[f"memory_near_capacity:{v}"]
+              for v in ("gradients", "optimizer", "kv_cache", "attention_math")})
 
 #: Attention computed op by op (``unfused_attention``): PyTorch's fused attention op, which picks the GPU's own fused
 #: kernel (its flash, memory-efficient or cuDNN backend on CUDA; ROCm's own backends), and Hugging Face's switch to it.

@@ -348,6 +348,12 @@ MEMORY_FIXES = {
     "memory_near_capacity": (RECOMPUTE, action(
         "Lower the per-replica batch (and keep the global batch by accumulating gradients over micro-batches), or "
         "spread the model over more replicas.", "per_replica_batch = global_batch // (strategy.num_replicas_in_sync * k)")),
+    # a forward pass or work of no known kind: no backward to recompute in, no gradients to accumulate (h37-memkind36)
+    **{f"memory_near_capacity@{tag}": (action(
+        "Keep fewer bytes on the GPU: run fewer inputs (or shorter sequences) in each call -- the activations grow "
+        "with them, the weights do not -- and keep weights that are not trained in a 16-bit dtype (or split the "
+        "model over more GPUs).", "outputs = [model(part) for part in tf.split(batch, 2)]   # half the activations "
+        "at a time"),) for tag in ("inference", "any_work")},
 }
 
 #: Seeing the host's own code that no event records (Keras's Python between batches, a callback, the loop's own code):

@@ -52,15 +52,19 @@ FORWARD_ONLY_WORDS = {**CATEGORY_WORDS, "held": f"held across steps ({_HELD['for
                       "activations": "the forward pass's activations"}
 
 
+def trained(m: HostMetrics) -> bool:
+    """Whether the job's memory is a training job's: its kind is training, or it is of no known kind and its memory
+    shows gradients or an optimizer step.  A job of no known kind is told of training only where its memory shows it:
+    wild/lost_kernels_synced_a40's analysis call read "training keeps them for the backward pass" (h37-memrow35)."""
+    kind = m.job.kind.kind if m.job is not None else None
+    return kind == "training" or (kind not in ("inference", "serving") and any(
+        g.breakdown.get("gradients") or g.breakdown.get("optimizer") for g in m.memory.gpus))
+
+
 def category_words(m: HostMetrics, ctx: Ctx | None = None) -> dict[str, str]:
     """How each memory category reads for this job (a serving engine is not told of optimizer state), the held
     memory's in the window's words (:func:`held_words`, where ``ctx`` is given)."""
-    kind = m.job.kind.kind if m.job is not None else None
-    # a job of no known kind is told of training only where its memory shows it (gradients, an optimizer step):
-    # wild/lost_kernels_synced_a40's analysis call read "training keeps them for the backward pass" (h37-memrow35)
-    trained = kind == "training" or (kind not in ("inference", "serving") and any(
-        g.breakdown.get("gradients") or g.breakdown.get("optimizer") for g in m.memory.gpus))
-    forward = not trained
+    forward = not trained(m)
     words = FORWARD_ONLY_WORDS if forward else CATEGORY_WORDS
     if ctx is None or not ctx.one_pass:
         return words
@@ -113,6 +117,16 @@ def absolute(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     ``without_oom``: not those a snapshot saw run out of memory (``oom_snapshot`` speaks for them)."""
     oom = {o.gpu for o in m.memory.ooms} if without_oom else set()
     return [g for g in m.memory.gpus if g.baseline == "absolute" and g.capacity_bytes and g.gpu not in oom]
+
+
+def of_the_work(m: HostMetrics, gpus: list[GpuMemory]) -> list[GpuMemory]:
+    """``gpus`` less those known only by their memory (``GpuMetrics.memory_only``: no recorded kernel or copy) where
+    another GPU ran the capture's work: a larger batch grows the steps' GPUs, and a GPU that ran none of them has no
+    utilization to raise (h37-memkind36: ``synthetic.torchtrace.write_memory_beside_work``'s idle GPU 1, the most
+    used, was told its batch could grow 3.6x).  Where no GPU ran recorded work (the records lost), all of them."""
+    idle = {g.gpu for g in m.gpus if g.memory_only}
+    worked = [g for g in gpus if g.gpu not in idle]
+    return worked if worked and len(idle) < len(m.gpus) else gpus
 
 
 def totals(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:

@@ -1,7 +1,7 @@
 """§2 item 1: maximize the batch size -- the GPU's memory peak leaves room for a larger one.
 
 Metric: peak memory / GPU memory (reserved bytes where the trace records them, else allocated), on the GPU that uses
-the most.  Info below ``batch_size_headroom.info``.  How much larger: the memory held across steps (parameters,
+the most of those that ran the steps (a GPU known only by its memory runs none: no utilization to raise).  Info below ``batch_size_headroom.info``.  How much larger: the memory held across steps (parameters,
 optimizer state) stays, the step's own memory grows with the batch, and a job can plan its peak for
 ``memory.usable_share`` of the GPU -- so about (usable - held) / (peak - held) times the batch.  A larger batch raises
 device utilization (and amortizes the gradient all-reduce where the capture has collectives).  No step-time saving
@@ -24,7 +24,7 @@ ID = "batch_size_headroom"
                                                                                "memory.usable_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
-    gpus = mem.absolute(m)
+    gpus = mem.of_the_work(m, mem.absolute(m))
     if m.memory.ooms:  # it ran out of memory: no headroom to speak of
         return []
     if not gpus:

@@ -42,6 +42,7 @@ def check(m: HostMetrics) -> list[Finding]:
     out = []
     # the snapshot's allocator settings (or its segments' own flag, ``formats.snapshot``): its fix is not offered again
     expandable = m.memory.settings.get("expandable_segments") is True
+    words = mem.category_words(m)  # a forward pass's live memory in its own words (no optimizer state, no backward)
     for gpu in sorted({o.gpu for o in m.memory.ooms}):
         o = next(x for x in m.memory.ooms if x.gpu == gpu)  # the first: what the job died of
         n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
@@ -49,7 +50,7 @@ def check(m: HostMetrics) -> list[Finding]:
         where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
         at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
         cached = max(o.reserved_bytes - o.allocated_bytes, 0)
-        live = ", ".join(f"{_what(c)} {gb(b)}" for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))
+        live = ", ".join(f"{_what(c, words)} {gb(b)}" for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))
         text = (f"Allocating {gb(o.requested_bytes)} on GPU {gpu} failed ({at}): the driver had "
                 f"{gb(o.device_free_bytes)} free, {gb(o.allocated_bytes)} was allocated and {gb(o.reserved_bytes)} "
                 f"reserved ({gb(cached)} cached but unallocated).")
@@ -66,7 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
                 text += (" The allocator already used expandable segments: what is cached is freed blocks inside "
                          "them, not segments carved too small.")
         if cause != "fragmentation" and (frees or cause != "memory_cap"):
-            text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
+            text += f" What frees the most: {_what(largest, words)}, about {gb(frees)}."
         text += _holder_words(m, largest)
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
@@ -109,14 +110,14 @@ _SCORES_KEPT = {"training": " and kept for the backward",
 
 def _holder_words(m: HostMetrics, largest: str) -> str:
     """:data:`_HOLDER_WORDS` of the largest kind of live memory, in the words of the job's kind."""
-    kind = m.job.kind.kind if m.job is not None else None
-    kept = _SCORES_KEPT["forward" if kind in ("inference", "serving") else "training"]
+    kept = _SCORES_KEPT["training" if mem.trained(m) else "forward"]
     return _HOLDER_WORDS.get(largest, "").format(kept=kept)
 
 
-def _what(category: str) -> str:
-    """A kind of live memory in a few words (its summary words without the parenthesis)."""
-    return mem.CATEGORY_WORDS[category].split(" (")[0]
+def _what(category: str, words: dict[str, str]) -> str:
+    """A kind of live memory in a few words (its summary words for the job, ``mem.category_words``, without the
+    parenthesis)."""
+    return words[category].split(" (")[0]
 
 
 def cause_of(o: OomReport) -> tuple[str, str, int]:

@@ -145,6 +145,12 @@ class Advisor:
         """Every file behind ``hosts`` still has the size and mtime it was listed with."""
         return _session.files_unchanged(hosts)
 
+    @staticmethod
+    def side_identities(host: HostFile) -> tuple:
+        """The files read beside ``host`` with their identity now, content included (``cache.side_identities``):
+        the tab's in-memory key of them is the disk cache's binding of them."""
+        return _cache.side_identities(getattr(host, "beside", ()))
+
     # -- cache ---------------------------------------------------------------------------------------------
 
     def session_key(self, session: Session, options: UserOptions | None = None) -> CacheKey:

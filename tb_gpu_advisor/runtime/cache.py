@@ -59,7 +59,7 @@ import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio
@@ -496,14 +496,28 @@ def file_identity(path: str) -> list | None:
         os.close(fd)
 
 
+def identity_now(path: str, size: int, mtime: int) -> list:
+    """A file's identity as of now: a local regular file's :func:`file_identity` (its content's two ends with its
+    size, mtime and inode), else -- an object store's object, a file gone meanwhile -- the (size, mtime) it was
+    listed with.  The one home of the key an entry is bound by, and the tab's in-memory key of a side file."""
+    f = None if fsio.is_remote(path) else file_identity(path)
+    return f if f else [size, mtime]
+
+
+def side_identities(beside: Iterable) -> tuple:
+    """Each file read beside a host (``HostFile.beside``: (path, size, mtime)) with its :func:`identity_now`: a side
+    file rewritten with the same size under the same mtime (``touch -r``) is another identity (h37-memkind36: the
+    tab's in-memory key held its size and mtime only, and kept serving the old record's report)."""
+    return tuple((str(path), *identity_now(path, size, mtime)) for path, size, mtime in beside)
+
+
 def binding(key: CacheKey) -> dict | None:
     """What binds an entry to a report key, as of now: its run, session and analyzer, and every file's identity
     (:func:`file_identity`; an object store's file: its size and mtime).  None for an opaque key."""
     material = _material(key)
     if material is None:
         return None
-    files = [[path, *(f if (f := None if fsio.is_remote(path) else file_identity(path)) else [size, mtime])]
-             for path, size, mtime in _key_files(material)]
+    files = [[path, *identity_now(path, size, mtime)] for path, size, mtime in _key_files(material)]
     return {"run": material["run"], "session": material["session"], "analyzer": material.get("analyzer"),
             "files": sorted(files)}
 

@@ -547,8 +547,10 @@ def _report_key(session: Any, host_files: list, options: UserOptions) -> tuple:
 def _identity(h: Any) -> tuple:
     """A capture's identity: a rewritten or replaced file (any rank's, for a host of several) gets a new key -- by its
     size and mtime, and by the (device, inode) discovery listed it with (a file replaced by one of the same size and
-    mtime is another inode); so does a file its reader reads beside it (``HostFile.beside``) written or changed."""
-    return (h.host, *((*f, getattr(f[0], "file_id", None)) for f in h.identity()), tuple(getattr(h, "beside", ())))
+    mtime is another inode); so does a file its reader reads beside it (``HostFile.beside``) written or changed --
+    by its content too (``Advisor.side_identities``, the disk cache's binding: a small record rewritten with the
+    same size and mtime is another key)."""
+    return (h.host, *((*f, getattr(f[0], "file_id", None)) for f in h.identity()), Advisor.side_identities(h))
 
 
 def _still_written(host_files: list, settle_s: float) -> str | None:

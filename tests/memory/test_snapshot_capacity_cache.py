@@ -156,3 +156,25 @@ def test_a_record_rewritten_with_the_same_size_and_mtime_is_read_again(tmp_path:
     os.utime(beside, ns=(st.st_atime_ns, st.st_mtime_ns))
     assert (os.stat(beside).st_size, os.stat(beside).st_mtime_ns) == (st.st_size, st.st_mtime_ns)
     _read_again_then_cached(advisor, 40 * GiB)
+
+
+def test_the_tabs_in_memory_key_sees_a_record_rewritten_with_the_same_size_and_mtime(tmp_path: Path):
+    """The tab's in-memory key (``plugin._report_key``) held a side file's size and mtime only: a record rewritten
+    with other numbers of the same length and its mtime put back kept the key, and the tab served the report of the
+    old record until the session's files changed otherwise (main: one key).  Here the key holds the record's content
+    digest, as the disk cache's binding does (h37-memkind36): another key; the same record again, the same key."""
+    from tb_gpu_advisor.common.options import UserOptions
+    from tb_gpu_advisor.serve.plugin import _report_key
+
+    logdir, path = _logdir(tmp_path)
+    advisor = Advisor(str(logdir), cache="off")
+    beside = ms.write_capacity(str(path), 24 * GiB, 20 * GiB)
+    (before,) = advisor.sessions()
+    key = _report_key(before, list(before.hosts), UserOptions())
+    assert key == _report_key(before, list(before.hosts), UserOptions())
+    st = os.stat(beside)
+    ms.write_capacity(str(path), 40 * GiB, 30 * GiB)  # the same number of digits: the same size
+    os.utime(beside, ns=(st.st_atime_ns, st.st_mtime_ns))
+    (after,) = advisor.sessions()
+    assert Advisor.files_unchanged(before.hosts)  # size and mtime cannot tell: only the content can
+    assert _report_key(after, list(after.hosts), UserOptions()) != key

@@ -142,6 +142,12 @@ TERMS = {
     "allocator_calls": "hipMalloc / hipFree",
     "runtime": "HIP",
     "context_creation": "the HIP runtime's start-up",
+    # ROCm's PyTorch is its own build (pytorch.org's ``rocm`` wheels), traced by roctracer / rocprofiler-sdk, and
+    # rocprofv3 records a Python program's HIP calls, kernels and roctx ranges (``torch.cuda.nvtx`` writes roctx)
+    "torch_build": "a ROCm build of PyTorch made for the installed ROCm",
+    "system_profiler": "rocprofv3",
+    "system_trace": "rocprofv3 --runtime-trace --marker-trace --output-format json -- python train.py",
+    "kernel_profiler": "rocprofv3's counter collection (--pmc)",
 }
 
 

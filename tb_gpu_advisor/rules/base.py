@@ -274,11 +274,19 @@ def _vendor(m: HostMetrics):  # noqa: ANN202 - a vendor module
     records (``Kind.runtime_vendor``), else NVIDIA's words as before.  Why: a snapshot's GPUs are never active, so an
     AMD GPU's snapshot was told CUDA's allocator settings (h37-snaprocm); a HIP window without kernel records was told
     "a PyTorch build made for the installed driver's CUDA" (h37-hiprocm36)."""
+    return devices.vendor_called(capture_vendor(m))
+
+
+def capture_vendor(m: HostMetrics) -> str | None:
+    """The ``VENDOR`` the capture shows ran its GPU work (:func:`_vendor`'s order: the active GPUs' names, a
+    snapshot's allocator frames, the runtime calls of a window that lost its GPU records), None where it shows none
+    (a CPU-only capture, an accelerator no stage reads): the report's ``capture.vendor`` and the vendor every word
+    of the host's report is in, one answer for the findings, the legend and the tables."""
     names = [g.name for g in m.gpus if g.active]
     said = m.memory.vendor or (m.job.kind.runtime_vendor if m.job is not None else "")
-    if any(names) or not said:
-        return devices.vendor_of(names)
-    return devices.vendor_called(said)
+    if any(names) or (names and not said):
+        return devices.vendor_of(names).VENDOR
+    return said or None
 
 
 # --------------------------------------------------------------------------- grading

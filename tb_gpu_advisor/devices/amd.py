@@ -124,7 +124,11 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
          ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
          ("NVTX ranges", "roctx ranges"), ("NVTX range", "roctx range"),
-         ("CUPTI", "roctracer / rocprofiler-sdk")) + CALLS
+         ("CUPTI", "roctracer / rocprofiler-sdk"),
+         # PyTorch's ranges on ROCm are roctx's, which rocprofv3's marker trace records; MPI that takes GPU buffers is
+         # "ROCm-aware" there (Open MPI over UCX) -- NVIDIA's tool and word reachable in a fix (h37-hiprocm36)
+         ("torch.cuda.nvtx under Nsight Systems", "torch.cuda.nvtx, roctx ranges under rocprofv3 --marker-trace"),
+         ("CUDA-aware", "ROCm-aware")) + CALLS
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).

@@ -128,7 +128,12 @@ WORDS = (("Nsight Systems' 'CUDA Async Memcpy with Pageable Memory' rule",  # Py
          # PyTorch's ranges on ROCm are roctx's, which rocprofv3's marker trace records; MPI that takes GPU buffers is
          # "ROCm-aware" there (Open MPI over UCX) -- NVIDIA's tool and word reachable in a fix (h37-hiprocm36)
          ("torch.cuda.nvtx under Nsight Systems", "torch.cuda.nvtx, roctx ranges under rocprofv3 --marker-trace"),
-         ("CUDA-aware", "ROCm-aware")) + CALLS
+         ("CUDA-aware", "ROCm-aware"),
+         # the frameworks' fixes date bf16 and TF32 by NVIDIA's generation: AMD's GPUs run bf16 from MI100 (CDNA) and
+         # RDNA3, TF32 on the MI300 (``devices.has_tf32``, which gives the TF32 fix only there)
+         ("bfloat16 needs no loss scaling at all on Ampere and newer",
+          "bfloat16 needs no loss scaling at all (Instinct MI100 and newer, Radeon RDNA3)"),
+         ("On Ampere and newer,", "On the GPUs with TF32 (Instinct MI300),")) + CALLS
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).
